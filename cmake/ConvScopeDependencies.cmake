@@ -1,0 +1,96 @@
+# The one place where ConvScope finds its dependencies. Required: nlohmann-json, CLI11, OpenBLAS, stb.
+# Optional, "on when found": CUDA (our kernels), cuDNN (the vendor baseline), NVTX, the Qt 6 GUI, tests.
+
+find_package(Threads REQUIRED)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+set_package_properties(OpenMP PROPERTIES TYPE REQUIRED PURPOSE "threads for the fast CPU layers")
+
+find_package(nlohmann_json 3.10 REQUIRED)
+set_package_properties(nlohmann_json PROPERTIES TYPE REQUIRED PURPOSE "network files and JSON reports")
+find_package(CLI11 REQUIRED)
+set_package_properties(CLI11 PROPERTIES TYPE REQUIRED PURPOSE "convscope-cli's command line")
+
+# Debian's OpenBLAS: cblas.h lives in an alternatives folder, so ask for it by name.
+set(BLA_VENDOR OpenBLAS)
+find_package(BLAS REQUIRED)
+set_package_properties(BLAS PROPERTIES TYPE REQUIRED PURPOSE "sgemm for cpu.im2col_gemm and linear")
+find_path(CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas openblas-pthread REQUIRED)
+
+find_path(STB_INCLUDE_DIR stb_image.h PATH_SUFFIXES stb REQUIRED)
+
+# --- CUDA ---------------------------------------------------------------------------------------------------------
+include(CheckLanguage)
+check_language(CUDA)
+set(_cuda_default OFF)
+if(CMAKE_CUDA_COMPILER)
+  set(_cuda_default ON)
+endif()
+option(CONVSCOPE_WITH_CUDA "Build the CUDA backend module (on when nvcc is found)" ${_cuda_default})
+find_package(CUDAToolkit QUIET)
+set_package_properties(CUDAToolkit PROPERTIES TYPE OPTIONAL PURPOSE "our CUDA kernels, cuBLAS, NVTX 3 headers")
+if(CONVSCOPE_WITH_CUDA)
+  if(NOT CMAKE_CUDA_COMPILER)
+    message(FATAL_ERROR "CONVSCOPE_WITH_CUDA is ON but no CUDA compiler was found")
+  endif()
+  # sm_90 (H100/H200) runs the real thing; sm_80 for A100; PTX of the newest listed arch lets newer GPUs
+  # JIT it. Override with -DCMAKE_CUDA_ARCHITECTURES=... for a faster build on one GPU.
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES "80-real;90")
+  endif()
+  enable_language(CUDA)
+  set(CMAKE_CUDA_STANDARD 20)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+endif()
+
+# NVTX 3 is header-only and ships with the toolkit.
+set(CONVSCOPE_HAVE_NVTX OFF)
+if(TARGET CUDA::nvtx3)
+  set(CONVSCOPE_HAVE_NVTX ON)
+endif()
+add_feature_info(NVTX CONVSCOPE_HAVE_NVTX "NVTX ranges for Nsight Systems (no-ops without the headers)")
+
+# --- cuDNN: found through a root path that can be set (on the GPU machine it lives in a Python wheel) ---------
+set(CUDNN_ROOT "$ENV{CUDNN_ROOT}" CACHE PATH "Folder with include/cudnn.h and lib/libcudnn.so*")
+find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS "${CUDNN_ROOT}" PATH_SUFFIXES include
+  PATHS ${CUDAToolkit_INCLUDE_DIRS} /usr/include /usr/local/cuda/include)
+find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 HINTS "${CUDNN_ROOT}" PATH_SUFFIXES lib lib64
+  PATHS ${CUDAToolkit_LIBRARY_DIR} /usr/lib/x86_64-linux-gnu /usr/local/cuda/lib64)
+set(_cudnn_default OFF)
+if(CONVSCOPE_WITH_CUDA AND CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY)
+  set(_cudnn_default ON)
+endif()
+option(CONVSCOPE_WITH_CUDNN "Build the cuDNN backend module (on when cuDNN is found)" ${_cudnn_default})
+add_feature_info(CUDA CONVSCOPE_WITH_CUDA "the cuda backend module (our kernels)")
+add_feature_info(cuDNN CONVSCOPE_WITH_CUDNN "the cudnn backend module (cuDNN ${CUDNN_INCLUDE_DIR})")
+
+# --- GUI ------------------------------------------------------------------------------------------------------
+find_package(Qt6 QUIET COMPONENTS Widgets PrintSupport Svg Test)
+set(_gui_default OFF)
+if(Qt6_FOUND)
+  find_package(QCustomPlotQt6 QUIET)
+  if(QCustomPlotQt6_FOUND)
+    set(_gui_default ON)
+  endif()
+endif()
+set_package_properties(Qt6 PROPERTIES TYPE RECOMMENDED PURPOSE "the convscope window")
+set_package_properties(QCustomPlotQt6 PROPERTIES TYPE RECOMMENDED PURPOSE "timing charts in the window")
+option(CONVSCOPE_WITH_GUI "Build the Qt 6 window (on when Qt 6 and QCustomPlot are found)" ${_gui_default})
+add_feature_info(GUI CONVSCOPE_WITH_GUI "the convscope window")
+
+# --- Tests ----------------------------------------------------------------------------------------------------
+find_package(Catch2 2 QUIET)
+set_package_properties(Catch2 PROPERTIES TYPE RECOMMENDED PURPOSE "the test suite")
+set(_tests_default OFF)
+if(Catch2_FOUND)
+  set(_tests_default ON)
+endif()
+option(CONVSCOPE_BUILD_TESTS "Build the Catch2 test suite" ${_tests_default})
+add_feature_info(Tests CONVSCOPE_BUILD_TESTS "Catch2 tests registered with CTest")
+
+# --- Sanitizers (the asan preset) ------------------------------------------------------------------------------
+option(CONVSCOPE_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+if(CONVSCOPE_SANITIZE)
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined> $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+add_feature_info(Sanitizers CONVSCOPE_SANITIZE "ASan + UBSan")

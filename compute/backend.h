@@ -1,0 +1,98 @@
+// A backend is where a layer runs and whose code does it: "cpu" (ours), "cuda" (our kernels), "cudnn"
+// (NVIDIA's library). A backend has algorithms; a selection "backend.algorithm" (e.g. "cuda.tiled")
+// names what to run. The algorithm chooses how convolutions are computed; every other layer runs on the
+// backend's one implementation of it.
+//
+// GPU backends live in loadable modules (kernels/), so nothing here may mention CUDA. A session keeps
+// data on its device between layers: the profiler asks it for one timed pass at a time and fetches
+// feature maps separately, so display copies are never counted as compute.
+#pragma once
+
+#include "compute/network.h"
+#include "compute/shape_inference.h"
+#include "compute/tensor.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace convscope {
+
+enum class MathMode { FP32, TF32 };
+std::string mathModeName(MathMode m); // "fp32", "tf32"
+MathMode parseMathMode(const std::string& s); // throws InputError
+
+struct Selection {
+    std::string backend, algorithm;
+    std::string str() const { return backend + "." + algorithm; }
+    static Selection parse(const std::string& s); // "cuda.tiled"; throws InputError if malformed
+    bool operator==(const Selection&) const = default;
+};
+
+struct Availability {
+    bool available = false;
+    std::string reason; // why not, in words a person can act on ("no CUDA driver found")
+};
+
+struct Support {
+    bool supported = true;
+    std::string reason; // why not ("cuda.tiled: dilation > 1 is unsupported")
+};
+
+struct AlgorithmInfo {
+    std::string name; // "tiled"
+    std::string description; // one line
+};
+
+// Options that reach every session of a run.
+struct SessionOptions {
+    MathMode math = MathMode::FP32;
+    int64_t memoryBudgetBytes = 0; // 0 = backend default (a share of free device memory)
+    std::map<std::string, std::string> extra; // backend-specific ("workspace_limit", "layout", ...)
+};
+
+// Time of one pass through the network, in milliseconds.
+struct PassTiming {
+    double h2dMs = 0; // input to the device (0 on the CPU)
+    std::vector<double> layerMs; // compute only, one per layer
+    double d2hMs = 0; // final output back to the host (0 on the CPU)
+};
+
+class BackendSession {
+public:
+    virtual ~BackendSession() = default;
+    // Untimed: allocate buffers, upload weights, pick algorithms, warm caches / first launches.
+    // `net` has materialised parameters and `shapes.ok()` holds.
+    virtual void prepare(const Network& net, const ShapeReport& shapes) = 0;
+    // One timed pass: input to the device, every layer in order on its predecessor's output, final
+    // output back to the host.
+    virtual PassTiming runPass(const Tensor& input) = 0;
+    // A host copy of layer i's output from the last pass; *ms receives the time the copy took
+    // (measured apart, never counted as compute).
+    virtual Tensor fetchOutput(size_t layer, double* ms) = 0;
+    // What actually ran for layer i, when it is more than the selection says ("cudnn.auto → winograd",
+    // "explicit pad step for asymmetric padding").
+    virtual std::string layerNote(size_t /*layer*/) const { return {}; }
+    // Device, driver, library versions, math mode as this session ran them.
+    virtual std::map<std::string, std::string> metadata() const { return {}; }
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string name() const = 0; // "cpu"
+    virtual std::string description() const = 0;
+    virtual std::vector<AlgorithmInfo> algorithms() const = 0;
+    virtual Availability availability() const = 0;
+    // Can `algorithm` run this layer with this input? (Called only for available backends.)
+    virtual Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape& shape) const = 0;
+    virtual std::unique_ptr<BackendSession> createSession(const std::string& algorithm, const SessionOptions& options)
+        = 0;
+    // Device, versions ("device", "driver", "cuda", "cudnn", ...) for `info` and run metadata.
+    virtual std::map<std::string, std::string> info() const { return {}; }
+    // Backend-specific data for the report (e.g. cuDNN's algorithm explorer); empty by default.
+    virtual std::string toolName() const { return {}; }
+};
+
+} // namespace convscope

@@ -1,0 +1,50 @@
+// The CPU implementations of every layer. Two families:
+//   direct::  the readable loops a lecture shows; single-threaded; the reference everything else is
+//             checked against (selection cpu.direct).
+//   fast::    what cpu.im2col_gemm runs: im2col / col2im + OpenBLAS sgemm for convolutions with a bounded
+//             workspace, sgemm for linear, and multi-threaded loops for the rest.
+// Every function writes every element of `out`, which the caller allocates with the shape inferred by
+// compute/shape_inference (so the output size rules live in one place). `pad` is the resolved padding
+// (LayerShape::resolvedPadding). Weight layouts are PyTorch's (see compute/network.h).
+#pragma once
+
+#include "compute/layer_spec.h"
+#include "compute/tensor.h"
+
+namespace convscope::cpu {
+
+namespace direct {
+    void conv2d(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec, const Padding2d& pad,
+        Tensor& out);
+    void convTranspose2d(const Tensor& in, const Tensor& weight, const Tensor* bias, const ConvTranspose2d& spec,
+        const Padding2d& pad, Tensor& out);
+    void maxPool2d(const Tensor& in, const MaxPool2d& spec, const Padding2d& pad, Tensor& out);
+    void avgPool2d(const Tensor& in, const AvgPool2d& spec, const Padding2d& pad, Tensor& out);
+    void globalAvgPool2d(const Tensor& in, Tensor& out);
+    // weight / bias may be null (affine = false)
+    void batchNorm2d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight,
+        const Tensor* bias, double eps, Tensor& out);
+    void activation(const Tensor& in, const LayerSpec& spec, Tensor& out); // ReLU, LeakyReLU, Sigmoid, Tanh, ELU
+    void linear(const Tensor& in, const Tensor& weight, const Tensor* bias, Tensor& out);
+    void softmax(const Tensor& in, Tensor& out); // over dim 1
+} // namespace direct
+
+namespace fast {
+    // Workspace bound: the im2col buffer is processed in chunks of output pixels so it never exceeds
+    // max(kMinWorkspaceBytes, the bytes of the layer's input + output tensors).
+    inline constexpr int64_t kMinWorkspaceBytes = 8 << 20;
+    void conv2d(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec, const Padding2d& pad,
+        Tensor& out);
+    void convTranspose2d(const Tensor& in, const Tensor& weight, const Tensor* bias, const ConvTranspose2d& spec,
+        const Padding2d& pad, Tensor& out);
+    void maxPool2d(const Tensor& in, const MaxPool2d& spec, const Padding2d& pad, Tensor& out);
+    void avgPool2d(const Tensor& in, const AvgPool2d& spec, const Padding2d& pad, Tensor& out);
+    void globalAvgPool2d(const Tensor& in, Tensor& out);
+    void batchNorm2d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight,
+        const Tensor* bias, double eps, Tensor& out);
+    void activation(const Tensor& in, const LayerSpec& spec, Tensor& out);
+    void linear(const Tensor& in, const Tensor& weight, const Tensor* bias, Tensor& out);
+    void softmax(const Tensor& in, Tensor& out);
+} // namespace fast
+
+} // namespace convscope::cpu

@@ -1,0 +1,139 @@
+// One value type per layer kind, held in a std::variant. Field names follow PyTorch's constructor
+// arguments (kernel_size, stride, padding, dilation, groups, ceil_mode, count_include_pad,
+// output_padding, negative_slope, alpha, eps, out_channels, out_features) so a lecture's PyTorch line
+// reads the same here. in_channels / in_features / num_features are never stored: shape inference takes
+// them from the layer above, so a user cannot make them inconsistent.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+
+namespace convscope {
+
+// Padding of a 2-D window op. Explicit padding is [top, bottom, left, right]; "same" and "valid" follow
+// TensorFlow's rules ("same" puts the odd extra pixel at the bottom / right), resolved by shape inference
+// into explicit amounts once the input size is known.
+struct Padding2d {
+    enum class Mode { Explicit, Same, Valid };
+    Mode mode = Mode::Explicit;
+    int64_t top = 0, bottom = 0, left = 0, right = 0;
+
+    static Padding2d symmetric(int64_t ph, int64_t pw) { return { Mode::Explicit, ph, ph, pw, pw }; }
+    bool isSymmetric() const { return mode == Mode::Explicit && top == bottom && left == right; }
+    bool operator==(const Padding2d&) const = default;
+};
+
+using Pair = std::array<int64_t, 2>; // {height, width}
+
+struct Conv2d {
+    int64_t out_channels = 1;
+    Pair kernel_size { 3, 3 };
+    Pair stride { 1, 1 };
+    Padding2d padding;
+    Pair dilation { 1, 1 };
+    int64_t groups = 1;
+    bool bias = true;
+    bool operator==(const Conv2d&) const = default;
+};
+
+// Weight layout [C_in, C_out / groups, kh, kw] as in PyTorch. padding crops the full transposed output
+// (top, bottom, left, right); output_padding adds rows/columns at the bottom/right.
+struct ConvTranspose2d {
+    int64_t out_channels = 1;
+    Pair kernel_size { 3, 3 };
+    Pair stride { 1, 1 };
+    Padding2d padding;
+    Pair output_padding { 0, 0 };
+    Pair dilation { 1, 1 };
+    int64_t groups = 1;
+    bool bias = true;
+    bool operator==(const ConvTranspose2d&) const = default;
+};
+
+struct MaxPool2d {
+    Pair kernel_size { 2, 2 };
+    std::optional<Pair> stride; // PyTorch: defaults to kernel_size
+    Padding2d padding;
+    Pair dilation { 1, 1 };
+    bool ceil_mode = false;
+    Pair effectiveStride() const { return stride ? *stride : kernel_size; }
+    bool operator==(const MaxPool2d&) const = default;
+};
+
+struct AvgPool2d {
+    Pair kernel_size { 2, 2 };
+    std::optional<Pair> stride;
+    Padding2d padding;
+    bool ceil_mode = false;
+    bool count_include_pad = true;
+    std::optional<int64_t> divisor_override;
+    Pair effectiveStride() const { return stride ? *stride : kernel_size; }
+    bool operator==(const AvgPool2d&) const = default;
+};
+
+struct GlobalAvgPool2d {
+    bool operator==(const GlobalAvgPool2d&) const = default;
+};
+
+struct BatchNorm2d {
+    double eps = 1e-5;
+    bool affine = true;
+    bool operator==(const BatchNorm2d&) const = default;
+};
+
+struct ReLU {
+    bool operator==(const ReLU&) const = default;
+};
+struct LeakyReLU {
+    double negative_slope = 0.01;
+    bool operator==(const LeakyReLU&) const = default;
+};
+struct Sigmoid {
+    bool operator==(const Sigmoid&) const = default;
+};
+struct Tanh {
+    bool operator==(const Tanh&) const = default;
+};
+struct ELU {
+    double alpha = 1.0;
+    bool operator==(const ELU&) const = default;
+};
+
+// torch.nn.Flatten() with its defaults (start_dim=1, end_dim=-1): [N, C, H, W] -> [N, C*H*W].
+struct Flatten {
+    bool operator==(const Flatten&) const = default;
+};
+
+// Needs a flat input ([N, F], or [N, C, 1, 1]); in_features is inferred.
+struct Linear {
+    int64_t out_features = 10;
+    bool bias = true;
+    bool operator==(const Linear&) const = default;
+};
+
+// Softmax over dim 1: the features of a flat input, or the channels at each pixel of a 4-D one.
+struct Softmax {
+    bool operator==(const Softmax&) const = default;
+};
+
+using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
+    LeakyReLU, Sigmoid, Tanh, ELU, Flatten, Linear, Softmax>;
+
+// The file-format / PyTorch-style type name: "conv2d", "conv_transpose2d", "maxpool2d", ...
+std::string layerTypeName(const LayerSpec& spec);
+// Every type name, in menu order.
+const std::array<const char*, std::variant_size_v<LayerSpec>>& layerTypeNames();
+// A default-constructed spec for a type name; throws InputError for an unknown name.
+LayerSpec makeLayerSpec(const std::string& typeName);
+// A short human label: "conv2d 6→16 k5" needs shapes, so this gives "conv2d k5 s1" etc.
+std::string layerSummary(const LayerSpec& spec);
+
+// Does this layer kind carry learned parameters (weights / batch-norm statistics)?
+bool hasParameters(const LayerSpec& spec);
+// Is this layer a convolution (the ops that have several algorithms)?
+bool isConvolution(const LayerSpec& spec);
+
+} // namespace convscope

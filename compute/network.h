@@ -1,0 +1,106 @@
+// A network: an input description plus an ordered list of layers. This is the document a user edits
+// (the GUI keeps copies of it on the undo stack, so it is a cheap-to-copy value: materialised
+// parameters are shared, immutable tensors).
+#pragma once
+
+#include "compute/layer_spec.h"
+#include "compute/tensor.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace convscope {
+
+// Where the network input comes from:
+//   "sample:digit", "sample:edges"   built-in pictures (compute/samples.h)
+//   "random" or "random:SEED"         seeded uniform [0, 1) data
+//   "path/to/image.png|.jpg|..."      an image, resized to height x width (relative to the network file)
+//   "path/to/data.npy"                [N,C,H,W], [C,H,W] or [N,F]; its shape must match the input fields
+struct InputSpec {
+    int64_t batch = 1, channels = 1, height = 28, width = 28;
+    bool flat = false; // the network starts fully connected: [batch, channels] ("features" in the file)
+    std::string source = "sample:digit";
+    Shape shape() const { return flat ? Shape::features(batch, channels) : Shape::nchw(batch, channels, height, width); }
+    bool operator==(const InputSpec&) const = default;
+};
+
+// How a layer's weights are made. Kinds:
+//   "default"         PyTorch's own default initialisation (kaiming_uniform with a = sqrt(5), bias
+//                     uniform(±1/sqrt(fan_in))); batch norm: weight 1, bias 0, mean 0, var 1
+//   "uniform"         uniform(low, high), defaults (-1, 1)
+//   "he_uniform"      kaiming_uniform for ReLU: bound sqrt(6 / fan_in); bias zero
+//   "xavier_uniform"  bound sqrt(6 / (fan_in + fan_out)); bias zero
+//   "constant"        every weight = value; bias zero
+//   "sobel_x", "sobel_y", "laplacian", "gaussian_blur", "sharpen", "identity", "box_blur"
+//                     a classic 3x3 filter (kernel must be 3x3) placed on every (out, in) pair of the group
+//                     and divided by the input channels per group so it averages colour channels; bias zero
+//   "random"          batch norm only: seeded plausible statistics (weight, bias, mean, var)
+//   "file"            weight / bias from .npy files (paths relative to the network file)
+// All seeded rules use ConvScope's own generator (compute/random.h), so they give the same numbers on
+// every platform.
+struct InitSpec {
+    std::string kind = "default";
+    uint64_t seed = 1;
+    std::optional<double> low, high; // "uniform"
+    std::optional<double> value; // "constant"
+    std::string weight_file, bias_file; // "file"
+    bool operator==(const InitSpec&) const = default;
+};
+
+// An explicit parameter in the file (batch norm's running_mean, running_var, weight, bias):
+// a number (broadcast), a list of numbers, or a .npy path.
+struct ParamValue {
+    enum class Kind { Scalar, List, File };
+    Kind kind = Kind::Scalar;
+    double scalar = 0;
+    std::vector<double> list;
+    std::string file;
+    bool operator==(const ParamValue&) const = default;
+};
+
+struct Layer {
+    std::string name;
+    LayerSpec spec;
+    InitSpec init;
+    std::map<std::string, ParamValue> explicitParams; // batchnorm2d: running_mean, running_var, weight, bias
+
+    // Materialised parameters (materializeParameters fills them; empty until then).
+    // conv2d weight [C_out, C_in/g, kh, kw]; conv_transpose2d weight [C_in, C_out/g, kh, kw];
+    // linear weight [out, in] stored as {out, in, 1, 1}; 1-D tensors [C] stored as {C, 1, 1, 1}.
+    std::shared_ptr<const Tensor> weight, bias, runningMean, runningVar;
+
+    // The description equality used by undo/redo and round-trip tests (materialised tensors excluded).
+    bool sameDescription(const Layer& o) const
+    {
+        return name == o.name && spec == o.spec && init == o.init && explicitParams == o.explicitParams;
+    }
+};
+
+struct Network {
+    std::string name = "untitled";
+    InputSpec input;
+    std::vector<Layer> layers;
+    std::filesystem::path baseDir; // relative file paths (weights, input) resolve against this
+
+    bool sameDescription(const Network& o) const;
+};
+
+struct ShapeReport;
+
+// Fills every layer's parameter tensors from its init rule or files, using the channel counts shape
+// inference found. Throws InputError naming the layer and the key (a weight file of the wrong shape,
+// a classic filter on a non-3x3 kernel, ...). Layers with invalid shapes are left empty.
+void materializeParameters(Network& net, const ShapeReport& shapes);
+
+// The input tensor the network's InputSpec describes (throws InputError naming the source).
+Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir);
+
+// A unique default layer name for a new layer of a kind: "conv1", "relu2", ...
+std::string defaultLayerName(const Network& net, const LayerSpec& spec);
+
+} // namespace convscope

@@ -1,0 +1,89 @@
+// The profiler runs a network for a list of selections. Each selection chains its own outputs through
+// the whole network; every layer's output is compared with the reference selection's (cpu.direct by
+// default). Warm-up passes, then timed repeats; every sample is kept. With several selections the
+// repeats are interleaved (A B C A B C ...) so ratios between them are measured side by side.
+#pragma once
+
+#include "compute/backend.h"
+#include "compute/network.h"
+#include "compute/shape_inference.h"
+#include "compute/stats.h"
+#include "compute/tensor.h"
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace convscope {
+
+struct ProfileOptions {
+    std::vector<Selection> selections;
+    int warmup = 3;
+    int repeat = 10;
+    bool interleave = true;
+    bool keepOutputs = false; // keep every layer's output of every selection (the window, --dump-outputs)
+    std::optional<Selection> reference = Selection { "cpu", "direct" }; // nullopt: no error check
+    SessionOptions session;
+    int64_t hostMemoryBudgetBytes = 0; // 0 = half of physical memory
+    // Called from the running thread; `fraction` in [0, 1].
+    std::function<void(double fraction, const std::string& what)> progress;
+    const std::atomic<bool>* cancel = nullptr; // set to stop; run() then throws Cancelled
+};
+
+class Cancelled : public Error {
+public:
+    Cancelled()
+        : Error("run cancelled")
+    {
+    }
+};
+
+struct LayerResult {
+    size_t index = 0;
+    std::vector<double> samplesMs; // compute time of each timed repeat
+    Stats computeMs;
+    ErrorMetrics error; // against the reference; valid == false when there is none
+    std::string note; // from the backend (algorithm actually used, pad step, ...)
+    std::optional<Tensor> output; // when keepOutputs
+    double fetchMs = 0; // time to copy the output back for display (not compute)
+};
+
+struct SelectionResult {
+    Selection selection;
+    bool ok = false;
+    std::string failure; // why the selection did not run (unavailable, unsupported layer, out of memory)
+    std::vector<LayerResult> layers;
+    Stats h2dMs, d2hMs, totalMs; // total = h2d + all layers + d2h per repeat
+    std::map<std::string, std::string> metadata; // device, versions, math mode...
+};
+
+struct RunMetadata {
+    std::string date; // ISO 8601 UTC
+    std::string cpuModel;
+    int cpuThreads = 0;
+    std::string convscopeVersion;
+    std::string mathMode;
+    int warmup = 0, repeat = 0;
+    bool interleaved = true;
+    std::string reference;
+    std::string timing; // how time was taken
+    std::map<std::string, std::string> libraries; // openblas, ...
+};
+
+struct RunResult {
+    std::string networkName;
+    RunMetadata meta;
+    ShapeReport shapes;
+    std::vector<SelectionResult> selections;
+    const SelectionResult* find(const Selection& s) const;
+};
+
+// Runs `net` (parameters materialised by the caller or here) on `input`. Throws InputError when the
+// network is invalid or exceeds the memory budget (before allocating), Cancelled when cancelled.
+// A selection that cannot run is recorded as failed; the others still run.
+RunResult profile(Network net, const Tensor& input, const ProfileOptions& options);
+
+} // namespace convscope
