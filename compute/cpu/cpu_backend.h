@@ -1,0 +1,13 @@
+// The built-in CPU backend "cpu": algorithms "direct" (the readable reference loops) and "im2col_gemm"
+// (im2col / col2im + OpenBLAS sgemm for convolutions, threaded loops for the rest).
+#pragma once
+
+#include "compute/backend.h"
+
+#include <memory>
+
+namespace convscope {
+
+std::shared_ptr<Backend> makeCpuBackend();
+
+} // namespace convscope

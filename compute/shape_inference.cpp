@@ -1,0 +1,388 @@
+// Output-size rules, written once. They are PyTorch's (torch.nn.Conv2d, ConvTranspose2d, MaxPool2d,
+// AvgPool2d docs and ATen's pooling_output_shape), extended in the obvious way to asymmetric padding
+// [top, bottom, left, right]; "same"/"valid" follow TensorFlow (the extra pixel goes bottom/right).
+// Every backend allocates from these shapes, so a kernel never re-derives a size on its own.
+#include "compute/shape_inference.h"
+
+#include "compute/checked_math.h"
+#include "compute/error.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace convscope {
+
+namespace {
+
+    struct Axis {
+        const char* label; // "H" or "W"
+        const char* extent; // "tall" or "wide"
+    };
+    constexpr Axis kAxes[2] = { { "H", "tall" }, { "W", "wide" } };
+
+    void requirePositive(const Pair& p, const char* key)
+    {
+        if (p[0] < 1 || p[1] < 1)
+            throw InputError(std::string(key) + " must be at least 1, got [" + std::to_string(p[0]) + ", "
+                + std::to_string(p[1]) + "]");
+    }
+
+    void requireImage(const Shape& in, const std::string& type)
+    {
+        if (in.flat)
+            throw InputError(type + " needs an image-shaped input [N, C, H, W], but the layer above gives " + in.str()
+                + " (fully connected)");
+    }
+
+    // TensorFlow "same": out = ceil(in / s); the total padding needed is split, the odd pixel at the end.
+    void resolveSame(int64_t in, int64_t k, int64_t s, int64_t d, int64_t& before, int64_t& after)
+    {
+        const int64_t out = (in + s - 1) / s;
+        const int64_t total = std::max<int64_t>((out - 1) * s + (k - 1) * d + 1 - in, 0);
+        before = total / 2;
+        after = total - before;
+    }
+
+    Padding2d resolvePadding(const Padding2d& p, const Shape& in, const Pair& k, const Pair& s, const Pair& d)
+    {
+        Padding2d r;
+        if (p.mode == Padding2d::Mode::Same) {
+            resolveSame(in.h, k[0], s[0], d[0], r.top, r.bottom);
+            resolveSame(in.w, k[1], s[1], d[1], r.left, r.right);
+        } else if (p.mode == Padding2d::Mode::Explicit) {
+            r = p;
+            if (p.top < 0 || p.bottom < 0 || p.left < 0 || p.right < 0)
+                throw InputError("padding must not be negative");
+        }
+        return r;
+    }
+
+    // Sliding-window output size along one axis with the formula text.
+    int64_t windowOutput(int ax, int64_t in, int64_t before, int64_t after, int64_t k, int64_t s, int64_t d,
+        bool ceilMode, std::ostringstream& formula)
+    {
+        const int64_t span = d * (k - 1) + 1;
+        const int64_t padded = in + before + after;
+        if (span > padded) {
+            std::ostringstream e;
+            e << "kernel " << k;
+            if (d != 1)
+                e << " with dilation " << d << " spans " << span << " pixels but";
+            else
+                e << " is larger than";
+            e << " the padded input, which is only " << padded << " " << kAxes[ax].extent << " (" << kAxes[ax].label
+              << " " << in << " + padding " << before << " + " << after << ")";
+            throw InputError(e.str());
+        }
+        const int64_t num = padded - span;
+        int64_t out = (ceilMode ? (num + s - 1) / s : num / s) + 1;
+        // PyTorch: with ceil_mode the last window must start inside the input or the leading padding.
+        if (ceilMode && (out - 1) * s >= in + before)
+            --out;
+        std::string pad = before == after ? (before ? " + 2·" + std::to_string(before) : std::string())
+                                          : " + " + std::to_string(before) + " + " + std::to_string(after);
+        formula << kAxes[ax].label << "_out = " << (ceilMode ? "⌈" : "⌊") << "(" << in << pad << " − " << d << "·(" << k
+                << "−1) − 1) / " << s << (ceilMode ? "⌉" : "⌋") << " + 1";
+        if (ceilMode && out != (num + s - 1) / s + 1)
+            formula << " − 1 (last window would start in the padding)";
+        formula << " = " << out;
+        return out;
+    }
+
+    void checkPoolPadding(const Padding2d& p, const Pair& k, const Pair& d)
+    {
+        // PyTorch: "pad should be at most half of effective kernel size".
+        const int64_t pads[2][2] = { { p.top, p.bottom }, { p.left, p.right } };
+        for (int ax = 0; ax < 2; ++ax) {
+            const int64_t span = d[ax] * (k[ax] - 1) + 1;
+            for (int64_t pad : pads[ax])
+                if (pad > span / 2)
+                    throw InputError("padding " + std::to_string(pad) + " is more than half of the "
+                        + (d[ax] != 1 ? std::string("effective ") : std::string()) + "kernel size "
+                        + std::to_string(span) + " along " + kAxes[ax].label + " (PyTorch refuses this)");
+        }
+    }
+
+    double bytesOf(int64_t n) { return double(n) * 4.0; }
+
+    LayerShape inferConv(const Conv2d& l, const Shape& in)
+    {
+        LayerShape r;
+        requireImage(in, "conv2d");
+        if (l.out_channels < 1)
+            throw InputError("out_channels must be at least 1");
+        requirePositive(l.kernel_size, "kernel_size");
+        requirePositive(l.stride, "stride");
+        requirePositive(l.dilation, "dilation");
+        if (l.groups < 1)
+            throw InputError("groups must be at least 1");
+        if (in.c % l.groups)
+            throw InputError("groups " + std::to_string(l.groups) + " does not divide in_channels "
+                + std::to_string(in.c));
+        if (l.out_channels % l.groups)
+            throw InputError("groups " + std::to_string(l.groups) + " does not divide out_channels "
+                + std::to_string(l.out_channels));
+        r.resolvedPadding = resolvePadding(l.padding, in, l.kernel_size, l.stride, l.dilation);
+        const Padding2d& p = r.resolvedPadding;
+        std::ostringstream f;
+        const int64_t oh = windowOutput(0, in.h, p.top, p.bottom, l.kernel_size[0], l.stride[0], l.dilation[0], false, f);
+        f << "\n";
+        const int64_t ow = windowOutput(1, in.w, p.left, p.right, l.kernel_size[1], l.stride[1], l.dilation[1], false, f);
+        r.formula = f.str();
+        r.out = Shape::nchw(in.n, l.out_channels, oh, ow);
+        const int64_t kArea = checkedProduct({ in.c / l.groups, l.kernel_size[0], l.kernel_size[1] }, "conv2d weight");
+        r.cost.params = checkedAdd(checkedMul(l.out_channels, kArea, "conv2d weight"), l.bias ? l.out_channels : 0,
+            "conv2d parameters");
+        r.cost.flops = 2.0 * double(r.out.numel()) * double(kArea);
+        r.cost.bytesRead = bytesOf(in.numel()) + bytesOf(r.cost.params);
+        r.cost.bytesWritten = bytesOf(r.out.numel());
+        return r;
+    }
+
+    LayerShape inferConvTranspose(const ConvTranspose2d& l, const Shape& in)
+    {
+        LayerShape r;
+        requireImage(in, "conv_transpose2d");
+        if (l.out_channels < 1)
+            throw InputError("out_channels must be at least 1");
+        requirePositive(l.kernel_size, "kernel_size");
+        requirePositive(l.stride, "stride");
+        requirePositive(l.dilation, "dilation");
+        if (l.groups < 1)
+            throw InputError("groups must be at least 1");
+        if (in.c % l.groups)
+            throw InputError("groups " + std::to_string(l.groups) + " does not divide in_channels "
+                + std::to_string(in.c));
+        if (l.out_channels % l.groups)
+            throw InputError("groups " + std::to_string(l.groups) + " does not divide out_channels "
+                + std::to_string(l.out_channels));
+        if (l.padding.mode == Padding2d::Mode::Same)
+            throw InputError("conv_transpose2d does not take \"same\" padding (PyTorch neither); give explicit padding");
+        r.resolvedPadding = l.padding.mode == Padding2d::Mode::Valid ? Padding2d {} : l.padding;
+        const Padding2d& p = r.resolvedPadding;
+        if (p.top < 0 || p.bottom < 0 || p.left < 0 || p.right < 0)
+            throw InputError("padding must not be negative");
+        const int64_t pads[2][2] = { { p.top, p.bottom }, { p.left, p.right } };
+        const int64_t ins[2] = { in.h, in.w };
+        int64_t outs[2] = {};
+        std::ostringstream f;
+        for (int ax = 0; ax < 2; ++ax) {
+            const int64_t s = l.stride[ax], d = l.dilation[ax], k = l.kernel_size[ax], op = l.output_padding[ax];
+            if (op < 0 || (op >= s && op >= d))
+                throw InputError("output_padding " + std::to_string(op) + " along " + kAxes[ax].label
+                    + " must be smaller than either stride (" + std::to_string(s) + ") or dilation ("
+                    + std::to_string(d) + ")");
+            const int64_t full = checkedAdd(checkedMul(ins[ax] - 1, s, "conv_transpose2d"), d * (k - 1) + op + 1,
+                "conv_transpose2d output");
+            outs[ax] = full - pads[ax][0] - pads[ax][1];
+            if (ax)
+                f << "\n";
+            f << kAxes[ax].label << "_out = (" << ins[ax] << " − 1)·" << s;
+            if (pads[ax][0] == pads[ax][1])
+                f << (pads[ax][0] ? " − 2·" + std::to_string(pads[ax][0]) : std::string());
+            else
+                f << " − " << pads[ax][0] << " − " << pads[ax][1];
+            f << " + " << d << "·(" << k << "−1)" << (op ? " + " + std::to_string(op) : std::string()) << " + 1 = "
+              << outs[ax];
+            if (outs[ax] < 1)
+                throw InputError("padding " + std::to_string(pads[ax][0]) + " + " + std::to_string(pads[ax][1])
+                    + " crops the whole transposed output along " + kAxes[ax].label + " (" + std::to_string(full)
+                    + " pixels before cropping)");
+        }
+        r.formula = f.str();
+        r.out = Shape::nchw(in.n, l.out_channels, outs[0], outs[1]);
+        const int64_t kArea
+            = checkedProduct({ l.out_channels / l.groups, l.kernel_size[0], l.kernel_size[1] }, "conv_transpose2d weight");
+        r.cost.params = checkedAdd(checkedMul(in.c, kArea, "conv_transpose2d weight"), l.bias ? l.out_channels : 0,
+            "conv_transpose2d parameters");
+        // Counted on the input: every input pixel scatters into kh·kw·C_out/g outputs.
+        r.cost.flops = 2.0 * double(in.numel()) * double(kArea);
+        r.cost.bytesRead = bytesOf(in.numel()) + bytesOf(r.cost.params);
+        r.cost.bytesWritten = bytesOf(r.out.numel());
+        return r;
+    }
+
+    template <typename Pool>
+    LayerShape inferPool(const Pool& l, const Shape& in, const std::string& type, const Pair& dilation)
+    {
+        LayerShape r;
+        requireImage(in, type);
+        requirePositive(l.kernel_size, "kernel_size");
+        const Pair s = l.effectiveStride();
+        requirePositive(s, "stride");
+        requirePositive(dilation, "dilation");
+        r.resolvedPadding = resolvePadding(l.padding, in, l.kernel_size, s, dilation);
+        if (l.padding.mode == Padding2d::Mode::Explicit)
+            checkPoolPadding(r.resolvedPadding, l.kernel_size, dilation);
+        const Padding2d& p = r.resolvedPadding;
+        std::ostringstream f;
+        const int64_t oh = windowOutput(0, in.h, p.top, p.bottom, l.kernel_size[0], s[0], dilation[0], l.ceil_mode, f);
+        f << "\n";
+        const int64_t ow = windowOutput(1, in.w, p.left, p.right, l.kernel_size[1], s[1], dilation[1], l.ceil_mode, f);
+        r.formula = f.str();
+        r.out = Shape::nchw(in.n, in.c, oh, ow);
+        r.cost.flops = double(r.out.numel()) * double(l.kernel_size[0] * l.kernel_size[1]);
+        r.cost.bytesRead = bytesOf(in.numel());
+        r.cost.bytesWritten = bytesOf(r.out.numel());
+        return r;
+    }
+
+    LayerShape elementwise(const Shape& in, double flopsPerElement)
+    {
+        LayerShape r;
+        r.out = in;
+        r.formula = "output shape = input shape " + in.str();
+        r.cost.flops = flopsPerElement * double(in.numel());
+        r.cost.bytesRead = bytesOf(in.numel());
+        r.cost.bytesWritten = bytesOf(in.numel());
+        return r;
+    }
+
+    LayerShape inferImpl(const LayerSpec& spec, const Shape& in)
+    {
+        return std::visit(
+            [&](const auto& l) -> LayerShape {
+                using T = std::decay_t<decltype(l)>;
+                if constexpr (std::is_same_v<T, Conv2d>) {
+                    return inferConv(l, in);
+                } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                    return inferConvTranspose(l, in);
+                } else if constexpr (std::is_same_v<T, MaxPool2d>) {
+                    return inferPool(l, in, "maxpool2d", l.dilation);
+                } else if constexpr (std::is_same_v<T, AvgPool2d>) {
+                    if (l.divisor_override && *l.divisor_override == 0)
+                        throw InputError("divisor_override must not be 0");
+                    return inferPool(l, in, "avgpool2d", Pair { 1, 1 });
+                } else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
+                    requireImage(in, "global_avgpool2d");
+                    LayerShape r;
+                    r.out = Shape::nchw(in.n, in.c, 1, 1);
+                    r.formula = "H_out = W_out = 1 (mean over " + std::to_string(in.h) + "×" + std::to_string(in.w)
+                        + ")";
+                    r.cost.flops = double(in.numel());
+                    r.cost.bytesRead = bytesOf(in.numel());
+                    r.cost.bytesWritten = bytesOf(r.out.numel());
+                    return r;
+                } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                    requireImage(in, "batchnorm2d");
+                    if (!(l.eps > 0))
+                        throw InputError("eps must be positive");
+                    LayerShape r = elementwise(in, 2);
+                    r.cost.params = l.affine ? 2 * in.c : 0;
+                    r.cost.bytesRead += bytesOf(4 * in.c);
+                    return r;
+                } else if constexpr (std::is_same_v<T, Flatten>) {
+                    LayerShape r;
+                    const int64_t f = checkedProduct({ in.c, in.h, in.w }, "flatten");
+                    r.out = Shape::features(in.n, f);
+                    r.formula = "features = " + std::to_string(in.c) + "·" + std::to_string(in.h) + "·"
+                        + std::to_string(in.w) + " = " + std::to_string(f);
+                    return r; // a view: no work, no traffic
+                } else if constexpr (std::is_same_v<T, Linear>) {
+                    if (!in.flat && (in.h != 1 || in.w != 1))
+                        throw InputError("linear needs a flat input, but the layer above gives " + in.str()
+                            + "; add a flatten layer before it");
+                    if (l.out_features < 1)
+                        throw InputError("out_features must be at least 1");
+                    LayerShape r;
+                    r.out = Shape::features(in.n, l.out_features);
+                    r.formula = "in_features = " + std::to_string(in.c) + " → out_features = "
+                        + std::to_string(l.out_features);
+                    r.cost.params = checkedAdd(checkedMul(in.c, l.out_features, "linear weight"),
+                        l.bias ? l.out_features : 0, "linear parameters");
+                    r.cost.flops = 2.0 * double(in.n) * double(in.c) * double(l.out_features);
+                    r.cost.bytesRead = bytesOf(in.numel()) + bytesOf(r.cost.params);
+                    r.cost.bytesWritten = bytesOf(r.out.numel());
+                    return r;
+                } else if constexpr (std::is_same_v<T, Softmax>) {
+                    return elementwise(in, 4); // max, subtract+exp, sum, divide
+                } else if constexpr (std::is_same_v<T, LeakyReLU>) {
+                    return elementwise(in, 1);
+                } else if constexpr (std::is_same_v<T, ELU>) {
+                    return elementwise(in, 1);
+                } else {
+                    return elementwise(in, 1); // relu, sigmoid, tanh
+                }
+            },
+            spec);
+    }
+
+} // namespace
+
+LayerShape inferLayer(const LayerSpec& spec, const Shape& in)
+{
+    try {
+        LayerShape r = inferImpl(spec, in);
+        r.in = in;
+        r.out.numel(); // throws on overflow
+        r.ok = true;
+        return r;
+    } catch (const InputError& e) {
+        LayerShape r;
+        r.in = in;
+        r.ok = false;
+        r.error = e.what();
+        return r;
+    }
+}
+
+ShapeReport inferShapes(const Network& net)
+{
+    ShapeReport report;
+    const InputSpec& i = net.input;
+    report.input = i.shape();
+    if (i.batch < 1 || i.channels < 1 || (!i.flat && (i.height < 1 || i.width < 1))) {
+        report.inputError = "input: batch, channels, height and width must all be at least 1, got " + report.input.str();
+    } else {
+        try {
+            report.input.numel();
+        } catch (const InputError& e) {
+            report.inputError = std::string("input: ") + e.what();
+        }
+    }
+    bool upstreamOk = report.inputError.empty();
+    Shape current = report.input;
+    for (size_t k = 0; k < net.layers.size(); ++k) {
+        const Layer& layer = net.layers[k];
+        LayerShape s;
+        if (!upstreamOk) {
+            s.in = current;
+            s.error = "no valid input: a layer above is invalid";
+        } else {
+            s = inferLayer(layer.spec, current);
+            if (s.ok) {
+                report.total.params += s.cost.params;
+                report.total.flops += s.cost.flops;
+                report.total.bytesRead += s.cost.bytesRead;
+                report.total.bytesWritten += s.cost.bytesWritten;
+                current = s.out;
+            } else {
+                upstreamOk = false;
+            }
+        }
+        report.layers.push_back(std::move(s));
+    }
+    return report;
+}
+
+bool ShapeReport::ok() const
+{
+    if (!inputError.empty())
+        return false;
+    for (const auto& l : layers)
+        if (!l.ok)
+            return false;
+    return true;
+}
+
+std::string ShapeReport::firstError() const
+{
+    if (!inputError.empty())
+        return inputError;
+    for (size_t k = 0; k < layers.size(); ++k)
+        if (!layers[k].ok)
+            return "layer " + std::to_string(k) + ": " + layers[k].error;
+    return {};
+}
+
+} // namespace convscope

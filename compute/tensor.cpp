@@ -1,0 +1,107 @@
+#include "compute/tensor.h"
+
+#include "compute/checked_math.h"
+#include "compute/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+
+namespace convscope {
+
+int64_t Shape::numel() const
+{
+    if (n < 0 || c < 0 || h < 0 || w < 0)
+        throw InputError("shape " + str() + " has a negative size");
+    return checkedProduct({ n, c, h, w }, "tensor " + str());
+}
+
+int64_t Shape::bytes() const { return checkedMul(numel(), int64_t(sizeof(float)), "tensor " + str()); }
+
+std::string Shape::str() const
+{
+    if (flat)
+        return "[" + std::to_string(n) + ", " + std::to_string(c) + "]";
+    return "[" + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(h) + ", " + std::to_string(w)
+        + "]";
+}
+
+void Tensor::FreeDeleter::operator()(float* p) const { std::free(p); }
+
+Tensor::Tensor(const Shape& shape)
+    : m_shape(shape)
+    , m_numel(shape.numel())
+{
+    if (m_numel == 0)
+        return;
+    // 64-byte alignment: a cache line and an AVX-512 vector; aligned_alloc wants a multiple of it.
+    const int64_t bytes = checkedMul(m_numel, int64_t(sizeof(float)), "tensor " + shape.str());
+    const int64_t rounded = checkedAdd(bytes, 63, "tensor " + shape.str()) / 64 * 64;
+    void* p = std::aligned_alloc(64, size_t(rounded));
+    if (!p)
+        throw Error("out of host memory allocating " + std::to_string(bytes >> 20) + " MiB for tensor " + shape.str());
+    m_data.reset(static_cast<float*>(p));
+}
+
+Tensor Tensor::zeros(const Shape& shape) { return filled(shape, 0.0f); }
+
+Tensor Tensor::filled(const Shape& shape, float value)
+{
+    Tensor t(shape);
+    t.fill(value);
+    return t;
+}
+
+Tensor Tensor::clone() const
+{
+    Tensor t(m_shape);
+    if (m_numel)
+        std::memcpy(t.data(), data(), size_t(m_numel) * sizeof(float));
+    return t;
+}
+
+void Tensor::reshape(const Shape& shape)
+{
+    if (shape.numel() != m_numel)
+        throw Error("cannot reshape " + m_shape.str() + " to " + shape.str());
+    m_shape = shape;
+}
+
+void Tensor::fill(float value) { std::fill(m_data.get(), m_data.get() + m_numel, value); }
+
+ErrorMetrics compare(const Tensor& value, const Tensor& reference)
+{
+    ErrorMetrics e;
+    if (value.numel() != reference.numel() || value.shape().n != reference.shape().n
+        || value.shape().c != reference.shape().c) {
+        e.note = "shape " + value.shape().str() + " differs from the reference " + reference.shape().str();
+        return e;
+    }
+    double diff2 = 0, ref2 = 0;
+    const float* a = value.data();
+    const float* r = reference.data();
+    for (int64_t i = 0; i < value.numel(); ++i) {
+        const double d = double(a[i]) - double(r[i]);
+        if (!std::isfinite(a[i]) && std::isfinite(r[i])) {
+            e.note = "element " + std::to_string(i) + " is " + std::to_string(a[i]) + " (reference "
+                + std::to_string(r[i]) + ")";
+            e.maxAbs = e.maxRel = e.relL2 = std::numeric_limits<double>::infinity();
+            return e;
+        }
+        if (!std::isfinite(r[i]))
+            continue; // both non-finite (e.g. -inf from a max pool over padding only) or reference overflow
+        const double ad = std::fabs(d);
+        e.maxAbs = std::max(e.maxAbs, ad);
+        e.maxRel = std::max(e.maxRel, ad / std::max(std::fabs(double(r[i])), 1e-30));
+        diff2 += d * d;
+        ref2 += double(r[i]) * double(r[i]);
+    }
+    e.relL2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+    e.valid = true;
+    return e;
+}
+
+} // namespace convscope
