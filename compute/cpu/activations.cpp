@@ -1,0 +1,66 @@
+// Element-wise activations, PyTorch's definitions:
+//   ReLU       max(x, 0)                          (NaN stays NaN)
+//   LeakyReLU  x > 0 ? x : negative_slope · x
+//   Sigmoid    1 / (1 + e^−x)
+//   Tanh       tanh(x)
+//   ELU        x > 0 ? x : alpha · (e^x − 1)      (expm1, accurate near 0)
+// The layer kind is resolved once with std::visit and the loop runs on a plain function, so the kind is not
+// re-examined per element. direct:: evaluates in double on one thread; fast:: in float across OpenMP threads.
+#include "compute/cpu/cpu_ops.h"
+#include "compute/cpu/op_common.h"
+
+#include <cmath>
+#include <type_traits>
+#include <variant>
+
+namespace convscope::cpu {
+
+namespace {
+
+    template <typename Real, typename Function> void forEach(const Tensor& in, Tensor& out, bool parallel, Function f)
+    {
+        const float* src = in.data();
+        float* dst = out.data();
+        const int64_t count = in.numel();
+#pragma omp parallel for schedule(static) if (parallel)
+        for (int64_t i = 0; i < count; ++i)
+            dst[i] = static_cast<float>(f(static_cast<Real>(src[i])));
+    }
+
+    template <typename Real> void activate(const Tensor& in, const LayerSpec& spec, Tensor& out, bool parallel)
+    {
+        detail::requireNonEmpty(in, out, "activation");
+        detail::require(in.numel() == out.numel(), layerTypeName(spec), "output size differs from the input's");
+        std::visit(
+            [&](const auto& layer) {
+                using Spec = std::decay_t<decltype(layer)>;
+                if constexpr (std::is_same_v<Spec, ReLU>) {
+                    forEach<Real>(in, out, parallel, [](Real x) { return x < Real(0) ? Real(0) : x; });
+                } else if constexpr (std::is_same_v<Spec, LeakyReLU>) {
+                    const Real slope = static_cast<Real>(layer.negative_slope);
+                    forEach<Real>(in, out, parallel, [slope](Real x) { return x > Real(0) ? x : x * slope; });
+                } else if constexpr (std::is_same_v<Spec, Sigmoid>) {
+                    forEach<Real>(in, out, parallel, [](Real x) { return Real(1) / (Real(1) + std::exp(-x)); });
+                } else if constexpr (std::is_same_v<Spec, Tanh>) {
+                    forEach<Real>(in, out, parallel, [](Real x) { return std::tanh(x); });
+                } else if constexpr (std::is_same_v<Spec, ELU>) {
+                    const Real alpha = static_cast<Real>(layer.alpha);
+                    forEach<Real>(
+                        in, out, parallel, [alpha](Real x) { return x > Real(0) ? x : alpha * std::expm1(x); });
+                } else {
+                    throw InputError("activation: " + layerTypeName(spec) + " is not an activation layer");
+                }
+            },
+            spec);
+    }
+
+} // namespace
+
+void direct::activation(const Tensor& in, const LayerSpec& spec, Tensor& out)
+{
+    activate<double>(in, spec, out, false);
+}
+
+void fast::activation(const Tensor& in, const LayerSpec& spec, Tensor& out) { activate<float>(in, spec, out, true); }
+
+} // namespace convscope::cpu

@@ -1,0 +1,56 @@
+// conv2d, direct: the seven nested loops of the lecture, one output element at a time.
+//
+//   out[n, oc, oh, ow] = bias[oc] + Σ_{ic < C_in/g} Σ_{ki < kh} Σ_{kj < kw}
+//                        in[n, g·C_in/g + ic, oh·s_h − pad.top + ki·d_h, ow·s_w − pad.left + kj·d_w] · W[oc, ic, ki,
+//                        kj]
+//
+// where g = oc / (C_out / groups) is the group the output channel belongs to and taps that fall into the
+// padding read zero. Sums run in double: this is the reference every other algorithm is checked against, so
+// its own rounding error should be far below theirs. Single-threaded on purpose: it must stay readable.
+#include "compute/cpu/cpu_ops.h"
+#include "compute/cpu/op_common.h"
+
+namespace convscope::cpu::direct {
+
+void conv2d(
+    const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec, const Padding2d& pad, Tensor& out)
+{
+    const std::string op = "conv2d";
+    detail::requireNonEmpty(in, out, op);
+    detail::requireWindow(spec.kernel_size, spec.stride, spec.dilation, op);
+    const int64_t batch = in.shape().n, inC = in.shape().c, inH = in.shape().h, inW = in.shape().w;
+    const int64_t outC = out.shape().c, outH = out.shape().h, outW = out.shape().w;
+    const int64_t kh = spec.kernel_size[0], kw = spec.kernel_size[1];
+    detail::require(out.shape().n == batch, op, "output batch differs from the input batch");
+    detail::requireGroups(inC, outC, spec.groups, op);
+    const int64_t inPerGroup = inC / spec.groups, outPerGroup = outC / spec.groups;
+    detail::requireWeight(weight, outC, inPerGroup, kh, kw, op);
+    detail::requireVector(bias, outC, op, "bias");
+
+    for (int64_t n = 0; n < batch; ++n) {
+        for (int64_t oc = 0; oc < outC; ++oc) {
+            const int64_t firstIn = (oc / outPerGroup) * inPerGroup;
+            for (int64_t oh = 0; oh < outH; ++oh) {
+                for (int64_t ow = 0; ow < outW; ++ow) {
+                    double acc = bias ? bias->data()[oc] : 0.0;
+                    for (int64_t ic = 0; ic < inPerGroup; ++ic) {
+                        for (int64_t ki = 0; ki < kh; ++ki) {
+                            const int64_t ih = oh * spec.stride[0] - pad.top + ki * spec.dilation[0];
+                            if (ih < 0 || ih >= inH)
+                                continue; // zero padding
+                            for (int64_t kj = 0; kj < kw; ++kj) {
+                                const int64_t iw = ow * spec.stride[1] - pad.left + kj * spec.dilation[1];
+                                if (iw < 0 || iw >= inW)
+                                    continue;
+                                acc += double(in.at(n, firstIn + ic, ih, iw)) * double(weight.at(oc, ic, ki, kj));
+                            }
+                        }
+                    }
+                    out.at(n, oc, oh, ow) = static_cast<float>(acc);
+                }
+            }
+        }
+    }
+}
+
+} // namespace convscope::cpu::direct

@@ -1,0 +1,90 @@
+// conv_transpose2d, GEMM + col2im (cpu.im2col_gemm).
+//
+// A transposed convolution is the adjoint of conv2d's im2col product, so it runs the same pieces backwards.
+// For one image and one group, with Kc = (C_out/g)·kh·kw and the input's HW pixels:
+//
+//   col[Kc, HW] = Wᵀ · X       W is the group's weight rows viewed as [C_in/g, Kc] (PyTorch's layout
+//                              [C_in, C_out/g, kh, kw] is exactly that), X is the input [C_in/g, HW]
+//   col2im                     every column entry (oc, ki, kj) of input pixel (ih, iw) is added to
+//                              out[oc, ih·s_h − pad.top + ki·d_h, iw·s_w − pad.left + kj·d_w] when that
+//                              lands inside the output (the crop by padding, and output_padding rows that
+//                              receive only the bias, fall out of this test)
+//
+// The column matrix is kh·kw times the input, so the input pixels are processed in chunks bounded by
+// max(kMinWorkspaceBytes, input + output bytes), each chunk multiplied and scattered before the next.
+// The scatter adds into overlapping output pixels, so it is split across OpenMP threads by output channel,
+// where no two threads ever touch the same element. The output starts as the bias (or zero).
+#include "compute/cpu/cpu_ops.h"
+#include "compute/cpu/op_common.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+
+namespace convscope::cpu::fast {
+
+void convTranspose2d(const Tensor& in, const Tensor& weight, const Tensor* bias, const ConvTranspose2d& spec,
+    const Padding2d& pad, Tensor& out)
+{
+    const std::string op = "conv_transpose2d";
+    detail::requireNonEmpty(in, out, op);
+    detail::requireWindow(spec.kernel_size, spec.stride, spec.dilation, op);
+    const int64_t batch = in.shape().n, inC = in.shape().c, inH = in.shape().h, inW = in.shape().w;
+    const int64_t outC = out.shape().c, outH = out.shape().h, outW = out.shape().w;
+    const int64_t kh = spec.kernel_size[0], kw = spec.kernel_size[1];
+    const int64_t sh = spec.stride[0], sw = spec.stride[1], dh = spec.dilation[0], dw = spec.dilation[1];
+    detail::require(out.shape().n == batch, op, "output batch differs from the input batch");
+    detail::requireGroups(inC, outC, spec.groups, op);
+    const int64_t inPerGroup = inC / spec.groups, outPerGroup = outC / spec.groups;
+    detail::requireWeight(weight, inC, outPerGroup, kh, kw, op);
+    detail::requireVector(bias, outC, op, "bias");
+
+    const int64_t rows = outPerGroup * kh * kw; // Kc
+    const int64_t inPlane = inH * inW, outPlane = outH * outW;
+    const int64_t chunk
+        = std::clamp<int64_t>(detail::workspaceBudgetBytes(in, out) / (rows * int64_t(sizeof(float))), 1, inPlane);
+    std::unique_ptr<float[]> col = detail::allocateWorkspace(rows * chunk, op);
+
+    const int64_t planes = batch * outC;
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < planes; ++p) {
+        const float b = bias ? bias->data()[p % outC] : 0.0f;
+        std::fill(out.data() + p * outPlane, out.data() + (p + 1) * outPlane, b);
+    }
+
+    for (int64_t n = 0; n < batch; ++n) {
+        for (int64_t g = 0; g < spec.groups; ++g) {
+            const float* x = in.data() + (n * inC + g * inPerGroup) * inPlane;
+            const float* w = weight.data() + g * inPerGroup * rows;
+            float* dst = out.data() + (n * outC + g * outPerGroup) * outPlane;
+            for (int64_t p0 = 0; p0 < inPlane; p0 += chunk) {
+                const int64_t count = std::min(chunk, inPlane - p0);
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blasint(rows), blasint(count), blasint(inPerGroup),
+                    1.0f, w, blasint(rows), x + p0, blasint(inPlane), 0.0f, col.get(), blasint(count));
+                const float* columns = col.get();
+#pragma omp parallel for schedule(static)
+                for (int64_t oc = 0; oc < outPerGroup; ++oc) {
+                    float* plane = dst + oc * outPlane;
+                    for (int64_t ki = 0; ki < kh; ++ki) {
+                        for (int64_t kj = 0; kj < kw; ++kj) {
+                            const float* src = columns + ((oc * kh + ki) * kw + kj) * count;
+                            int64_t ih = p0 / inW, iw = p0 % inW;
+                            for (int64_t i = 0; i < count; ++i) {
+                                const int64_t oh = ih * sh - pad.top + ki * dh;
+                                const int64_t ow = iw * sw - pad.left + kj * dw;
+                                if (oh >= 0 && oh < outH && ow >= 0 && ow < outW)
+                                    plane[oh * outW + ow] += src[i];
+                                if (++iw == inW) {
+                                    iw = 0;
+                                    ++ih;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+} // namespace convscope::cpu::fast

@@ -1,0 +1,64 @@
+// conv_transpose2d, direct: each output pixel gathers the input pixels whose scattered kernel lands on it.
+//
+// A transposed convolution scatters every input pixel, multiplied by the kernel, into the output at
+// stride s: input (ih, iw) with tap (ki, kj) lands on the full output at (ih·s_h + ki·d_h, iw·s_w + kj·d_w).
+// PyTorch then crops pad.top rows at the top and pad.left columns at the left (bottom/right cropping and
+// output_padding only change the output size, which shape inference already fixed). Written as a gather so
+// the loop order matches conv2d's:
+//
+//   out[n, oc, oh, ow] = bias[oc] + Σ_{ic, ki, kj} in[n, g·C_in/g + ic, ih, iw] · W[g·C_in/g + ic, oc mod (C_out/g),
+//   ki, kj] where oh + pad.top = ih·s_h + ki·d_h and ow + pad.left = iw·s_w + kj·d_w (only exact multiples count).
+//
+// Weight layout [C_in, C_out/groups, kh, kw] as in PyTorch. Sums in double: this is the reference.
+#include "compute/cpu/cpu_ops.h"
+#include "compute/cpu/op_common.h"
+
+namespace convscope::cpu::direct {
+
+void convTranspose2d(const Tensor& in, const Tensor& weight, const Tensor* bias, const ConvTranspose2d& spec,
+    const Padding2d& pad, Tensor& out)
+{
+    const std::string op = "conv_transpose2d";
+    detail::requireNonEmpty(in, out, op);
+    detail::requireWindow(spec.kernel_size, spec.stride, spec.dilation, op);
+    const int64_t batch = in.shape().n, inC = in.shape().c, inH = in.shape().h, inW = in.shape().w;
+    const int64_t outC = out.shape().c, outH = out.shape().h, outW = out.shape().w;
+    const int64_t kh = spec.kernel_size[0], kw = spec.kernel_size[1];
+    const int64_t sh = spec.stride[0], sw = spec.stride[1];
+    detail::require(out.shape().n == batch, op, "output batch differs from the input batch");
+    detail::requireGroups(inC, outC, spec.groups, op);
+    const int64_t inPerGroup = inC / spec.groups, outPerGroup = outC / spec.groups;
+    detail::requireWeight(weight, inC, outPerGroup, kh, kw, op);
+    detail::requireVector(bias, outC, op, "bias");
+
+    for (int64_t n = 0; n < batch; ++n) {
+        for (int64_t oc = 0; oc < outC; ++oc) {
+            const int64_t firstIn = (oc / outPerGroup) * inPerGroup;
+            const int64_t ocInGroup = oc % outPerGroup;
+            for (int64_t oh = 0; oh < outH; ++oh) {
+                for (int64_t ow = 0; ow < outW; ++ow) {
+                    double acc = bias ? bias->data()[oc] : 0.0;
+                    for (int64_t ic = 0; ic < inPerGroup; ++ic) {
+                        for (int64_t ki = 0; ki < kh; ++ki) {
+                            const int64_t th = oh + pad.top - ki * spec.dilation[0];
+                            if (th < 0 || th % sh != 0 || th / sh >= inH)
+                                continue; // no input row lands here with this tap
+                            const int64_t ih = th / sh;
+                            for (int64_t kj = 0; kj < kw; ++kj) {
+                                const int64_t tw = ow + pad.left - kj * spec.dilation[1];
+                                if (tw < 0 || tw % sw != 0 || tw / sw >= inW)
+                                    continue;
+                                const int64_t iw = tw / sw;
+                                acc += double(in.at(n, firstIn + ic, ih, iw))
+                                    * double(weight.at(firstIn + ic, ocInGroup, ki, kj));
+                            }
+                        }
+                    }
+                    out.at(n, oc, oh, ow) = static_cast<float>(acc);
+                }
+            }
+        }
+    }
+}
+
+} // namespace convscope::cpu::direct

@@ -1,0 +1,277 @@
+// The built-in CPU backend. One session runs the whole network on the host: prepare() keeps the network
+// (its parameters are shared, immutable tensors, so this copies pointers, not weights) and allocates every
+// layer's output once, so a timed pass measures compute only, never allocation. Each layer runs inside an
+// NVTX range named like the GUI's layer list ("cpu.im2col_gemm · L3 conv2d 6→16 k5") so a Nsight Systems
+// capture of a CPU run lines up with a GPU one.
+//
+// Algorithms: "direct" runs the readable reference loops (direct::) for every layer; "im2col_gemm" runs the
+// convolutions through im2col / col2im + OpenBLAS and every other layer through the threaded fast:: loops.
+#include "compute/cpu/cpu_backend.h"
+
+#include "compute/cpu/cpu_ops.h"
+#include "compute/error.h"
+#include "compute/nvtx.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <type_traits>
+#include <variant>
+
+namespace convscope {
+
+namespace {
+
+    const char* const kDirect = "direct";
+    const char* const kIm2colGemm = "im2col_gemm";
+
+    std::string openblasConfig()
+    {
+        const char* config = openblas_get_config();
+        return config ? std::string(config) : std::string("unknown");
+    }
+
+    std::string cpuModelName()
+    {
+        std::ifstream cpuinfo("/proc/cpuinfo");
+        std::string line;
+        while (std::getline(cpuinfo, line)) {
+            if (line.rfind("model name", 0) == 0) {
+                const auto colon = line.find(':');
+                if (colon != std::string::npos && colon + 2 <= line.size())
+                    return line.substr(colon + 2);
+            }
+        }
+        return "unknown CPU";
+    }
+
+    // "conv2d 6→16 k5" for convolutions (the input channels come from shape inference), layerSummary otherwise.
+    std::string rangeLabel(const Layer& layer, const LayerShape& shape)
+    {
+        std::string summary = layerSummary(layer.spec);
+        if (isConvolution(layer.spec)) {
+            const auto arrow = summary.find(" →");
+            if (arrow != std::string::npos)
+                summary.insert(arrow + 1, std::to_string(shape.in.c));
+        }
+        return summary;
+    }
+
+    const Tensor& requireParameter(const std::shared_ptr<const Tensor>& p, const Layer& layer, const char* what)
+    {
+        if (!p)
+            throw Error("layer " + layer.name + " has no " + what
+                + " tensor: the network's parameters were not materialised before the run");
+        return *p;
+    }
+
+    class CpuSession final : public BackendSession {
+    public:
+        CpuSession(std::string algorithm, const SessionOptions& options)
+            : m_algorithm(std::move(algorithm))
+            , m_fast(m_algorithm == kIm2colGemm)
+            , m_options(options)
+        {
+        }
+
+        void prepare(const Network& net, const ShapeReport& shapes) override
+        {
+            if (!shapes.ok())
+                throw InputError("cpu: the network has a shape error: " + shapes.firstError());
+            if (shapes.layers.size() != net.layers.size())
+                throw Error("cpu: the shape report does not belong to this network ("
+                    + std::to_string(shapes.layers.size()) + " shapes for " + std::to_string(net.layers.size())
+                    + " layers)");
+            int64_t bytes = 0;
+            for (const LayerShape& s : shapes.layers)
+                bytes += s.out.bytes();
+            if (m_options.memoryBudgetBytes > 0 && bytes > m_options.memoryBudgetBytes)
+                throw OutOfMemoryError("cpu: the layer outputs need " + std::to_string(bytes >> 20)
+                    + " MiB but the memory budget is " + std::to_string(m_options.memoryBudgetBytes >> 20) + " MiB");
+
+            m_layers = net.layers;
+            m_shapes = shapes;
+            m_outputs.clear();
+            m_rangeNames.clear();
+            m_outputs.reserve(m_layers.size());
+            for (size_t i = 0; i < m_layers.size(); ++i) {
+                m_outputs.emplace_back(shapes.layers[i].out);
+                m_rangeNames.push_back("cpu." + m_algorithm + " · L" + std::to_string(i) + " "
+                    + rangeLabel(m_layers[i], shapes.layers[i]));
+            }
+            m_prepared = true;
+            m_ran = false;
+        }
+
+        PassTiming runPass(const Tensor& input) override
+        {
+            if (!m_prepared)
+                throw Error("cpu: runPass called before prepare");
+            const Shape& want = m_shapes.input;
+            const Shape& got = input.shape();
+            if (got.n != want.n || got.c != want.c || got.h != want.h || got.w != want.w)
+                throw InputError("cpu: the input is " + got.str() + " but the network expects " + want.str());
+
+            PassTiming timing;
+            timing.layerMs.reserve(m_layers.size());
+            for (size_t i = 0; i < m_layers.size(); ++i) {
+                const Tensor& src = i == 0 ? input : m_outputs[i - 1];
+                const nvtx::Range range(m_rangeNames[i], "cpu");
+                const auto start = std::chrono::steady_clock::now();
+                runLayer(i, src, m_outputs[i]);
+                const auto stop = std::chrono::steady_clock::now();
+                timing.layerMs.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+            }
+            m_ran = true;
+            return timing;
+        }
+
+        Tensor fetchOutput(size_t layer, double* ms) override
+        {
+            if (layer >= m_outputs.size())
+                throw Error("cpu: no layer " + std::to_string(layer) + " (the network has "
+                    + std::to_string(m_outputs.size()) + ")");
+            if (!m_ran)
+                throw Error("cpu: fetchOutput called before a pass has run");
+            const auto start = std::chrono::steady_clock::now();
+            Tensor copy = m_outputs[layer].clone();
+            if (ms)
+                *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+            return copy;
+        }
+
+        std::string layerNote(size_t layer) const override
+        {
+            if (!m_fast || layer >= m_layers.size())
+                return {};
+            if (const auto* conv = std::get_if<Conv2d>(&m_layers[layer].spec)) {
+                const Padding2d& p = m_shapes.layers[layer].resolvedPadding;
+                const bool pointwise = conv->kernel_size == Pair { 1, 1 } && conv->stride == Pair { 1, 1 } && p.top == 0
+                    && p.bottom == 0 && p.left == 0 && p.right == 0;
+                return pointwise ? "1×1: sgemm straight on the input, no im2col" : "im2col + OpenBLAS sgemm";
+            }
+            if (std::holds_alternative<ConvTranspose2d>(m_layers[layer].spec))
+                return "OpenBLAS sgemm (Wᵀ·X) + col2im";
+            if (std::holds_alternative<Linear>(m_layers[layer].spec))
+                return "OpenBLAS sgemm";
+            return {};
+        }
+
+        std::map<std::string, std::string> metadata() const override
+        {
+            return {
+                { "device", cpuModelName() },
+                { "threads", std::to_string(omp_get_max_threads()) },
+                { "openblas", openblasConfig() },
+                { "math", m_options.math == MathMode::TF32 ? "fp32 (the CPU has no TF32)" : "fp32" },
+                { "algorithm", "cpu." + m_algorithm },
+            };
+        }
+
+    private:
+        void runLayer(size_t i, const Tensor& in, Tensor& out)
+        {
+            const Layer& layer = m_layers[i];
+            const Padding2d& pad = m_shapes.layers[i].resolvedPadding;
+            std::visit(
+                [&](const auto& spec) {
+                    using Spec = std::decay_t<decltype(spec)>;
+                    if constexpr (std::is_same_v<Spec, Conv2d>) {
+                        const Tensor& w = requireParameter(layer.weight, layer, "weight");
+                        m_fast ? cpu::fast::conv2d(in, w, layer.bias.get(), spec, pad, out)
+                               : cpu::direct::conv2d(in, w, layer.bias.get(), spec, pad, out);
+                    } else if constexpr (std::is_same_v<Spec, ConvTranspose2d>) {
+                        const Tensor& w = requireParameter(layer.weight, layer, "weight");
+                        m_fast ? cpu::fast::convTranspose2d(in, w, layer.bias.get(), spec, pad, out)
+                               : cpu::direct::convTranspose2d(in, w, layer.bias.get(), spec, pad, out);
+                    } else if constexpr (std::is_same_v<Spec, MaxPool2d>) {
+                        m_fast ? cpu::fast::maxPool2d(in, spec, pad, out) : cpu::direct::maxPool2d(in, spec, pad, out);
+                    } else if constexpr (std::is_same_v<Spec, AvgPool2d>) {
+                        m_fast ? cpu::fast::avgPool2d(in, spec, pad, out) : cpu::direct::avgPool2d(in, spec, pad, out);
+                    } else if constexpr (std::is_same_v<Spec, GlobalAvgPool2d>) {
+                        m_fast ? cpu::fast::globalAvgPool2d(in, out) : cpu::direct::globalAvgPool2d(in, out);
+                    } else if constexpr (std::is_same_v<Spec, BatchNorm2d>) {
+                        const Tensor& mean = requireParameter(layer.runningMean, layer, "running_mean");
+                        const Tensor& var = requireParameter(layer.runningVar, layer, "running_var");
+                        m_fast
+                            ? cpu::fast::batchNorm2d(in, mean, var, layer.weight.get(), layer.bias.get(), spec.eps, out)
+                            : cpu::direct::batchNorm2d(
+                                in, mean, var, layer.weight.get(), layer.bias.get(), spec.eps, out);
+                    } else if constexpr (std::is_same_v<Spec, Flatten>) {
+                        // A view everywhere else; here a copy into the preallocated [N, C·H·W] buffer.
+                        if (in.numel() != out.numel())
+                            throw Error("flatten: input and output sizes differ");
+                        std::memcpy(out.data(), in.data(), size_t(in.numel()) * sizeof(float));
+                    } else if constexpr (std::is_same_v<Spec, Linear>) {
+                        const Tensor& w = requireParameter(layer.weight, layer, "weight");
+                        m_fast ? cpu::fast::linear(in, w, layer.bias.get(), out)
+                               : cpu::direct::linear(in, w, layer.bias.get(), out);
+                    } else if constexpr (std::is_same_v<Spec, Softmax>) {
+                        m_fast ? cpu::fast::softmax(in, out) : cpu::direct::softmax(in, out);
+                    } else {
+                        // ReLU, LeakyReLU, Sigmoid, Tanh, ELU
+                        m_fast ? cpu::fast::activation(in, layer.spec, out)
+                               : cpu::direct::activation(in, layer.spec, out);
+                    }
+                },
+                layer.spec);
+        }
+
+        std::string m_algorithm;
+        bool m_fast;
+        SessionOptions m_options;
+        std::vector<Layer> m_layers;
+        ShapeReport m_shapes;
+        std::vector<Tensor> m_outputs;
+        std::vector<std::string> m_rangeNames;
+        bool m_prepared = false;
+        bool m_ran = false;
+    };
+
+    class CpuBackend final : public Backend {
+    public:
+        std::string name() const override { return "cpu"; }
+        std::string description() const override
+        {
+            return "ConvScope's own CPU code: reference loops, and im2col + OpenBLAS sgemm";
+        }
+        std::vector<AlgorithmInfo> algorithms() const override
+        {
+            return {
+                { kDirect, "the readable reference loops for every layer, one thread, double sums" },
+                { kIm2colGemm, "convolutions as im2col / col2im + OpenBLAS sgemm, other layers threaded" },
+            };
+        }
+        Availability availability() const override { return { true, {} }; }
+        Support supports(const std::string& algorithm, const LayerSpec&, const LayerShape&) const override
+        {
+            if (algorithm != kDirect && algorithm != kIm2colGemm)
+                return { false, "cpu has no algorithm \"" + algorithm + "\" (it has direct, im2col_gemm)" };
+            return { true, {} };
+        }
+        std::unique_ptr<BackendSession> createSession(
+            const std::string& algorithm, const SessionOptions& options) override
+        {
+            if (algorithm != kDirect && algorithm != kIm2colGemm)
+                throw UnsupportedError(
+                    "cpu." + algorithm + " is unsupported: the cpu backend has direct and im2col_gemm");
+            return std::make_unique<CpuSession>(algorithm, options);
+        }
+        std::map<std::string, std::string> info() const override
+        {
+            return {
+                { "device", cpuModelName() },
+                { "threads", std::to_string(omp_get_max_threads()) },
+                { "openblas", openblasConfig() },
+            };
+        }
+    };
+
+} // namespace
+
+std::shared_ptr<Backend> makeCpuBackend() { return std::make_shared<CpuBackend>(); }
+
+} // namespace convscope

@@ -1,0 +1,89 @@
+// Internal to compute/cpu: the argument checks and the workspace bound every CPU op shares. The caller allocates `out`
+// from shape inference, so a mismatch here means the network and its tensors disagree (a weight file of the wrong size,
+// a stale output buffer); it is reported in words instead of reading or writing out of bounds.
+#pragma once
+
+#include "compute/cpu/cpu_ops.h"
+#include "compute/error.h"
+#include "compute/layer_spec.h"
+#include "compute/tensor.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <string>
+
+namespace convscope::cpu::detail {
+
+inline void require(bool condition, const std::string& op, const std::string& what)
+{
+    if (!condition)
+        throw InputError(op + ": " + what);
+}
+
+inline std::string dims(const Tensor& t)
+{
+    const Shape& s = t.shape();
+    return "[" + std::to_string(s.n) + ", " + std::to_string(s.c) + ", " + std::to_string(s.h) + ", "
+        + std::to_string(s.w) + "]";
+}
+
+inline void requireWeight(const Tensor& weight, int64_t n, int64_t c, int64_t h, int64_t w, const std::string& op)
+{
+    const Shape& s = weight.shape();
+    require(s.n == n && s.c == c && s.h == h && s.w == w, op,
+        "weight has shape " + dims(weight) + " but the layer needs [" + std::to_string(n) + ", " + std::to_string(c)
+            + ", " + std::to_string(h) + ", " + std::to_string(w) + "]");
+}
+
+// A per-channel parameter (bias, batch-norm statistics) holds exactly `channels` values.
+inline void requireVector(const Tensor* t, int64_t channels, const std::string& op, const std::string& name)
+{
+    if (t)
+        require(t->numel() == channels, op,
+            name + " has " + std::to_string(t->numel()) + " values but the layer has " + std::to_string(channels)
+                + " channels");
+}
+
+inline void requireNonEmpty(const Tensor& in, const Tensor& out, const std::string& op)
+{
+    require(!in.empty() && in.data() != nullptr, op, "the input tensor is empty");
+    require(!out.empty() && out.data() != nullptr, op, "the output tensor is not allocated");
+}
+
+// Shared by the convolution ops: the channel counts must split evenly into groups.
+inline void requireGroups(int64_t inChannels, int64_t outChannels, int64_t groups, const std::string& op)
+{
+    require(groups >= 1, op, "groups must be at least 1");
+    require(inChannels % groups == 0 && outChannels % groups == 0, op,
+        std::to_string(inChannels) + " input and " + std::to_string(outChannels) + " output channels do not split into "
+            + std::to_string(groups) + " groups");
+}
+
+inline void requireWindow(const Pair& kernel, const Pair& stride, const Pair& dilation, const std::string& op)
+{
+    require(kernel[0] >= 1 && kernel[1] >= 1, op, "kernel_size must be at least 1");
+    require(stride[0] >= 1 && stride[1] >= 1, op, "stride must be at least 1");
+    require(dilation[0] >= 1 && dilation[1] >= 1, op, "dilation must be at least 1");
+}
+
+// The fast convolutions' column buffer never exceeds this: roughly the layer's own tensors again, so a run
+// needs ~2x the memory of its activations instead of the kh*kw-fold blow-up a whole-image im2col costs.
+inline int64_t workspaceBudgetBytes(const Tensor& in, const Tensor& out)
+{
+    return std::max<int64_t>(fast::kMinWorkspaceBytes, (in.numel() + out.numel()) * int64_t(sizeof(float)));
+}
+
+// Uninitialised scratch floats (every element is written before it is read); allocation failure is reported
+// as an error, never an abort.
+inline std::unique_ptr<float[]> allocateWorkspace(int64_t count, const std::string& op)
+{
+    float* p = new (std::nothrow) float[static_cast<size_t>(count)];
+    if (!p)
+        throw OutOfMemoryError(
+            op + ": could not allocate a " + std::to_string(count * 4 / (1 << 20)) + " MiB workspace");
+    return std::unique_ptr<float[]>(p);
+}
+
+} // namespace convscope::cpu::detail

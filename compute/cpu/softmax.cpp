@@ -1,0 +1,60 @@
+// softmax over dim 1: for every image and every pixel, out[c] = e^(x[c] − m) / Σ_k e^(x[k] − m), with m the
+// largest x[k]. Subtracting m changes nothing mathematically but keeps e^x from overflowing (logits of
+// 100 would otherwise give inf / inf = NaN). For a flat input [N, F] the "pixel" is the single one and dim 1
+// is the features; for [N, C, H, W] the C values of one pixel are H·W apart in memory.
+// direct:: in double, one thread; fast:: in float with the N·H·W pixels split across OpenMP threads.
+#include "compute/cpu/cpu_ops.h"
+#include "compute/cpu/op_common.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace convscope::cpu {
+
+namespace {
+
+    template <typename Real> void softmaxAt(const float* src, float* dst, int64_t channels, int64_t stride)
+    {
+        Real largest = src[0];
+        for (int64_t c = 1; c < channels; ++c)
+            largest = std::max<Real>(largest, src[c * stride]);
+        Real sum = 0;
+        for (int64_t c = 0; c < channels; ++c)
+            sum += std::exp(Real(src[c * stride]) - largest);
+        for (int64_t c = 0; c < channels; ++c)
+            dst[c * stride] = static_cast<float>(std::exp(Real(src[c * stride]) - largest) / sum);
+    }
+
+    void checkSoftmax(const Tensor& in, const Tensor& out)
+    {
+        detail::requireNonEmpty(in, out, "softmax");
+        detail::require(in.shape().n == out.shape().n && in.shape().c == out.shape().c && in.numel() == out.numel(),
+            "softmax", "output shape differs from the input's");
+    }
+
+} // namespace
+
+void direct::softmax(const Tensor& in, Tensor& out)
+{
+    checkSoftmax(in, out);
+    const Shape& s = in.shape();
+    const int64_t area = s.h * s.w;
+    for (int64_t n = 0; n < s.n; ++n)
+        for (int64_t p = 0; p < area; ++p)
+            softmaxAt<double>(in.data() + n * s.c * area + p, out.data() + n * s.c * area + p, s.c, area);
+}
+
+void fast::softmax(const Tensor& in, Tensor& out)
+{
+    checkSoftmax(in, out);
+    const Shape& s = in.shape();
+    const int64_t area = s.h * s.w;
+    const int64_t positions = s.n * area;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < positions; ++i) {
+        const int64_t n = i / area, p = i % area;
+        softmaxAt<float>(in.data() + n * s.c * area + p, out.data() + n * s.c * area + p, s.c, area);
+    }
+}
+
+} // namespace convscope::cpu
