@@ -5,6 +5,7 @@
 #pragma once
 
 #include "compute/backend.h"
+#include "compute/error.h"
 #include "compute/network.h"
 #include "compute/shape_inference.h"
 #include "compute/stats.h"

@@ -1,0 +1,264 @@
+// The profiler: resolve every selection, check it supports every layer, prepare its session (untimed),
+// then time warm-up and measured passes — interleaved across selections so that a ratio between two of
+// them is measured side by side — and finally fetch every layer's output (timed apart, never counted
+// as compute) to compare it with the reference.
+#include "compute/profiler.h"
+
+#include "compute/backend_registry.h"
+#include "compute/checked_math.h"
+#include "compute/nvtx.h"
+#include "compute/system_info.h"
+
+#include "convscope_config.h"
+
+#include <algorithm>
+#include <memory>
+
+namespace convscope {
+
+namespace {
+
+    std::string layerLabel(const Network& net, size_t i)
+    {
+        return "layer " + std::to_string(i) + " (" + net.layers[i].name + ")";
+    }
+
+    bool needsParameters(const Network& net)
+    {
+        for (const auto& l : net.layers)
+            if (hasParameters(l.spec) && !l.weight && !l.runningMean)
+                return true;
+        return false;
+    }
+
+    int64_t activationBytes(const ShapeReport& shapes)
+    {
+        int64_t total = shapes.input.bytes();
+        for (const auto& l : shapes.layers)
+            total = checkedAdd(total, l.out.bytes(), "activations");
+        return total;
+    }
+
+    std::string gib(int64_t bytes)
+    {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / double(int64_t(1) << 30));
+        return buf;
+    }
+
+    struct Live {
+        SelectionResult* result;
+        std::unique_ptr<BackendSession> session;
+        std::vector<PassTiming> passes; // measured passes only
+    };
+
+    void fail(Live& live, const std::string& why)
+    {
+        live.result->ok = false;
+        live.result->failure = why;
+        live.session.reset();
+    }
+
+} // namespace
+
+RunResult profile(Network net, const Tensor& input, const ProfileOptions& options)
+{
+    RunResult result;
+    result.networkName = net.name;
+    result.shapes = inferShapes(net);
+    if (!result.shapes.ok()) {
+        const auto& layers = result.shapes.layers;
+        for (size_t i = 0; i < layers.size(); ++i)
+            if (!layers[i].ok && result.shapes.inputError.empty())
+                throw InputError(net.name + ": " + layerLabel(net, i) + ": " + layers[i].error);
+        throw InputError(net.name + ": " + result.shapes.firstError());
+    }
+    if (input.shape() != result.shapes.input)
+        throw InputError(net.name + ": the input tensor is " + input.shape().str() + " but the network expects "
+            + result.shapes.input.str());
+    if (options.repeat < 1 || options.warmup < 0)
+        throw InputError("repeat must be at least 1 and warmup at least 0");
+
+    // Refuse before allocating: each host-side session keeps every layer's output, and so do kept outputs.
+    const int64_t budget
+        = options.hostMemoryBudgetBytes > 0 ? options.hostMemoryBudgetBytes : physicalMemoryBytes() / 2;
+    const int64_t perCopy = activationBytes(result.shapes);
+    int64_t copies = 1 + (options.reference ? 1 : 0);
+    for (const auto& s : options.selections)
+        copies += (s.backend == "cpu" ? 1 : 0) + (options.keepOutputs ? 1 : 0);
+    const int64_t needed = checkedMul(perCopy, copies, "run memory");
+    if (needed > budget)
+        throw InputError(net.name + ": this run would need " + gib(needed) + " of host memory (" + gib(perCopy)
+            + " of activations × " + std::to_string(copies) + " copies) but may use " + gib(budget)
+            + "; use a smaller input or batch, or fewer selections");
+
+    if (needsParameters(net))
+        materializeParameters(net, result.shapes);
+
+    RunMetadata& meta = result.meta;
+    meta.date = utcTimestamp();
+    meta.cpuModel = cpuModel();
+    meta.cpuThreads = cpuThreads();
+    meta.convscopeVersion = CONVSCOPE_VERSION;
+    meta.mathMode = mathModeName(options.session.math);
+    meta.warmup = options.warmup;
+    meta.repeat = options.repeat;
+    meta.interleaved = options.interleave;
+    meta.reference = options.reference ? options.reference->str() : "none";
+    meta.timing = "host: std::chrono::steady_clock around each layer; GPU: CUDA events around each layer on "
+                  "the device stream; copies to and from the device timed apart from compute; median of "
+        + std::to_string(options.repeat) + " passes after " + std::to_string(options.warmup) + " warm-up passes"
+        + (options.interleave ? ", selections interleaved pass by pass" : "");
+    meta.libraries = cpuLibraries();
+
+    auto& registry = BackendRegistry::instance();
+    const nvtx::Range runRange("run " + net.name, 0xFF444444);
+
+    auto report = [&](double fraction, const std::string& what) {
+        if (options.progress)
+            options.progress(std::clamp(fraction, 0.0, 1.0), what);
+        if (options.cancel && options.cancel->load())
+            throw Cancelled();
+    };
+
+    // Resolve and prepare every selection; one that cannot run is recorded with its reason.
+    result.selections.resize(options.selections.size());
+    std::vector<Live> live;
+    for (size_t k = 0; k < options.selections.size(); ++k) {
+        SelectionResult& sr = result.selections[k];
+        sr.selection = options.selections[k];
+        sr.metadata["math"] = meta.mathMode;
+        Live l { &sr, nullptr, {} };
+        try {
+            auto backend = registry.resolve(sr.selection);
+            for (size_t i = 0; i < net.layers.size(); ++i) {
+                const Support s = backend->supports(sr.selection.algorithm, net.layers[i].spec, result.shapes.layers[i]);
+                if (!s.supported)
+                    throw UnsupportedError(sr.selection.str() + " unsupported for " + layerLabel(net, i) + " "
+                        + layerTypeName(net.layers[i].spec) + ": " + s.reason);
+            }
+            report(0, "preparing " + sr.selection.str());
+            l.session = backend->createSession(sr.selection.algorithm, options.session);
+            l.session->prepare(net, result.shapes);
+            sr.ok = true;
+        } catch (const Cancelled&) {
+            throw;
+        } catch (const std::exception& e) {
+            sr.failure = e.what();
+            sr.ok = false;
+            l.session.reset();
+        }
+        live.push_back(std::move(l));
+    }
+
+    // Timed passes.
+    const int passes = options.warmup + options.repeat;
+    const double totalWork = double(passes) * double(std::max<size_t>(live.size(), 1));
+    double done = 0;
+    auto runOne = [&](Live& l, int pass) {
+        if (!l.session)
+            return;
+        try {
+            const nvtx::Range range(l.result->selection.str() + (pass < options.warmup ? " · warm-up " : " · pass ")
+                    + std::to_string(pass < options.warmup ? pass : pass - options.warmup),
+                l.result->selection.backend);
+            PassTiming t = l.session->runPass(input);
+            if (t.layerMs.size() != net.layers.size())
+                throw Error(l.result->selection.str() + " timed " + std::to_string(t.layerMs.size()) + " layers of "
+                    + std::to_string(net.layers.size()));
+            if (pass >= options.warmup)
+                l.passes.push_back(std::move(t));
+        } catch (const std::exception& e) {
+            fail(l, e.what());
+        }
+        done += 1;
+        report(done / totalWork * 0.9, l.result->selection.str() + " pass " + std::to_string(pass + 1) + "/"
+                + std::to_string(passes));
+    };
+    if (options.interleave) {
+        for (int pass = 0; pass < passes; ++pass)
+            for (auto& l : live)
+                runOne(l, pass);
+    } else {
+        for (auto& l : live)
+            for (int pass = 0; pass < passes; ++pass)
+                runOne(l, pass);
+    }
+
+    // Reference outputs: from the reference selection if it ran, else from a separate untimed pass.
+    std::vector<Tensor> reference;
+    if (options.reference) {
+        report(0.9, "reference " + options.reference->str());
+        BackendSession* refSession = nullptr;
+        std::unique_ptr<BackendSession> own;
+        for (auto& l : live)
+            if (l.session && l.result->selection == *options.reference)
+                refSession = l.session.get();
+        if (!refSession) {
+            auto backend = registry.resolve(*options.reference);
+            own = backend->createSession(options.reference->algorithm, SessionOptions {});
+            own->prepare(net, result.shapes);
+            own->runPass(input);
+            refSession = own.get();
+        }
+        for (size_t i = 0; i < net.layers.size(); ++i) {
+            double ms = 0;
+            reference.push_back(refSession->fetchOutput(i, &ms));
+        }
+    }
+
+    for (auto& l : live) {
+        SelectionResult& sr = *l.result;
+        if (!l.session)
+            continue;
+        try {
+            std::vector<double> h2d, d2h, total;
+            sr.layers.resize(net.layers.size());
+            for (const auto& p : l.passes) {
+                h2d.push_back(p.h2dMs);
+                d2h.push_back(p.d2hMs);
+                double sum = p.h2dMs + p.d2hMs;
+                for (double v : p.layerMs)
+                    sum += v;
+                total.push_back(sum);
+            }
+            sr.h2dMs = Stats::of(h2d);
+            sr.d2hMs = Stats::of(d2h);
+            sr.totalMs = Stats::of(total);
+            for (size_t i = 0; i < net.layers.size(); ++i) {
+                LayerResult& lr = sr.layers[i];
+                lr.index = i;
+                for (const auto& p : l.passes)
+                    lr.samplesMs.push_back(p.layerMs[i]);
+                lr.computeMs = Stats::of(lr.samplesMs);
+                lr.note = l.session->layerNote(i);
+                if (options.keepOutputs || !reference.empty()) {
+                    Tensor out = l.session->fetchOutput(i, &lr.fetchMs);
+                    if (!reference.empty())
+                        lr.error = compare(out, reference[i]);
+                    if (options.keepOutputs)
+                        lr.output = std::move(out);
+                }
+            }
+            for (const auto& [k, v] : l.session->metadata())
+                sr.metadata[k] = v;
+        } catch (const Cancelled&) {
+            throw;
+        } catch (const std::exception& e) {
+            fail(l, e.what());
+        }
+        l.session.reset(); // free device memory before the next selection's fetches
+    }
+    report(1.0, "done");
+    return result;
+}
+
+const SelectionResult* RunResult::find(const Selection& s) const
+{
+    for (const auto& r : selections)
+        if (r.selection == s)
+            return &r;
+    return nullptr;
+}
+
+} // namespace convscope

@@ -1,0 +1,27 @@
+// Reports of a run: one row per layer and selection. CSV (RFC 4180, units in the headers), JSON (the
+// full result, every sample included), Markdown, and the Chrome trace event format (opens in Perfetto and
+// chrome://tracing; one process per backend, one track per selection).
+#pragma once
+
+#include "compute/network.h"
+#include "compute/profiler.h"
+
+#include <filesystem>
+#include <string>
+
+namespace convscope {
+
+std::string reportCsv(const Network& net, const RunResult& run);
+std::string reportJson(const Network& net, const RunResult& run);
+std::string reportMarkdown(const Network& net, const RunResult& run);
+std::string reportChromeTrace(const Network& net, const RunResult& run);
+
+// Picks the format from the extension (.csv, .json, .md) and writes atomically; throws InputError for
+// another extension.
+void writeReport(const std::filesystem::path& path, const Network& net, const RunResult& run);
+
+// Shared by the reports and the command line: "1.23 M", "4.5 G" and friends.
+std::string humanCount(double value);
+std::string formatMs(double ms);
+
+} // namespace convscope

@@ -1,0 +1,54 @@
+#include "compute/system_info.h"
+
+#include <cblas.h>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <omp.h>
+#include <unistd.h>
+
+namespace convscope {
+
+std::string cpuModel()
+{
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("model name", 0) == 0) {
+            const auto colon = line.find(':');
+            if (colon != std::string::npos)
+                return line.substr(line.find_first_not_of(' ', colon + 1));
+        }
+    }
+    return "unknown CPU";
+}
+
+int cpuThreads() { return omp_get_max_threads(); }
+
+int64_t physicalMemoryBytes()
+{
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? int64_t(pages) * int64_t(size) : int64_t(8) << 30;
+}
+
+std::map<std::string, std::string> cpuLibraries()
+{
+    std::map<std::string, std::string> libs;
+    libs["openblas"] = openblas_get_config();
+    libs["openblas_threads"] = std::to_string(openblas_get_num_threads());
+    libs["openmp"] = std::to_string(_OPENMP);
+    return libs;
+}
+
+std::string utcTimestamp()
+{
+    const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm tm {};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+} // namespace convscope

@@ -1,0 +1,15 @@
+// What a result must say about the machine it was measured on: CPU model, threads, library versions.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace convscope {
+
+std::string cpuModel(); // from /proc/cpuinfo, "unknown CPU" otherwise
+int cpuThreads(); // threads the CPU backend uses (OpenMP / OpenBLAS)
+int64_t physicalMemoryBytes();
+std::map<std::string, std::string> cpuLibraries(); // "openblas": its config string, "openmp": version
+std::string utcTimestamp(); // ISO 8601, seconds
+
+} // namespace convscope
