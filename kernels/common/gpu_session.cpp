@@ -1,0 +1,251 @@
+#include "kernels/common/gpu_session.h"
+
+#include "compute/error.h"
+#include "compute/nvtx.h"
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/device_info.h"
+
+#include <cstring>
+#include <variant>
+
+namespace convscope::gpu {
+
+namespace {
+    size_t tensorBytes(const std::shared_ptr<const Tensor>& t)
+    {
+        return t ? DeviceArena::alignUp(static_cast<size_t>(t->numel()) * sizeof(float)) : 0;
+    }
+
+    const float* upload(DeviceArena& arena, const std::shared_ptr<const Tensor>& t, cudaStream_t stream)
+    {
+        if (!t)
+            return nullptr;
+        const size_t bytes = static_cast<size_t>(t->numel()) * sizeof(float);
+        void* p = arena.take(bytes);
+        // Pageable source: the copy is staged by the driver; fine for an untimed, one-time upload.
+        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(p, t->data(), bytes, cudaMemcpyHostToDevice, stream));
+        return static_cast<const float*>(p);
+    }
+
+    bool envTrue(const std::map<std::string, std::string>& extra, const char* key)
+    {
+        const auto it = extra.find(key);
+        return it != extra.end() && (it->second == "1" || it->second == "true" || it->second == "nan");
+    }
+} // namespace
+
+std::string layerLabel(size_t index, const LayerSpec& spec, const LayerShape& shape)
+{
+    std::string label = "L" + std::to_string(index) + " " + layerTypeName(spec);
+    if (const auto* c = std::get_if<Conv2d>(&spec))
+        label += " " + std::to_string(shape.in.c) + "→" + std::to_string(shape.out.c) + " k"
+            + std::to_string(c->kernel_size[0]);
+    else if (const auto* t = std::get_if<ConvTranspose2d>(&spec))
+        label += " " + std::to_string(shape.in.c) + "→" + std::to_string(shape.out.c) + " k"
+            + std::to_string(t->kernel_size[0]);
+    else if (std::holds_alternative<Linear>(spec))
+        label += " " + std::to_string(shape.in.c * shape.in.h * shape.in.w) + "→" + std::to_string(shape.out.c);
+    return label;
+}
+
+GpuSessionBase::GpuSessionBase(
+    std::string backend, std::string algorithm, SessionOptions options, std::shared_ptr<ArenaPool> pool)
+    : m_backend(std::move(backend))
+    , m_algorithm(std::move(algorithm))
+    , m_options(std::move(options))
+    , m_pool(std::move(pool))
+{
+    requireUsable();
+    m_device = selectDevice();
+    CONVSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&m_prop, m_device));
+    m_stream = std::make_unique<CudaStream>();
+    m_poisonOutputs = envTrue(m_options.extra, "poison_outputs");
+}
+
+GpuSessionBase::~GpuSessionBase()
+{
+    // Work still queued must finish before its buffers go back to the arena for the next session.
+    if (m_stream && !isPoisoned())
+        (void)cudaStreamSynchronize(m_stream->get());
+}
+
+void GpuSessionBase::makeCurrent() const { CONVSCOPE_CUDA_CHECK(cudaSetDevice(m_device)); }
+
+void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
+{
+    requireUsable();
+    makeCurrent();
+    if (!shapes.ok())
+        throw InputError("cannot prepare a network whose shapes are invalid: " + shapes.firstError());
+    m_net = net; // cheap: parameters are shared, immutable tensors
+    m_shapes = shapes;
+    m_prepared = false;
+    const size_t n = m_net.layers.size();
+    m_layers.assign(n, LayerState {});
+
+    // Plan: input, outputs (views own nothing), parameters, per-layer scratch.
+    size_t total = DeviceArena::alignUp(static_cast<size_t>(shapes.input.bytes()));
+    for (size_t i = 0; i < n; ++i) {
+        const Layer& l = m_net.layers[i];
+        m_layers[i].view = std::holds_alternative<Flatten>(l.spec);
+        if (!m_layers[i].view)
+            total += DeviceArena::alignUp(static_cast<size_t>(shapes.layers[i].out.bytes()));
+        total += tensorBytes(l.weight) + tensorBytes(l.bias) + tensorBytes(l.runningMean) + tensorBytes(l.runningVar);
+        m_layers[i].scratchBytes = layerScratchBytes(i);
+        total += DeviceArena::alignUp(m_layers[i].scratchBytes);
+    }
+
+    // The budget: what the caller allows, else what the device has free (plus the arena we already hold,
+    // which is reused), less a margin for the runtime, kernels and other libraries.
+    if (!m_arena)
+        m_arena = m_pool ? m_pool->acquire() : std::make_shared<DeviceArena>();
+    size_t freeBytes = 0, totalBytes = 0;
+    CONVSCOPE_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+    const size_t usable = freeBytes + m_arena->capacity();
+    size_t budget = usable > (256u << 20) ? usable - (256u << 20) : 0;
+    if (m_options.memoryBudgetBytes > 0 && static_cast<size_t>(m_options.memoryBudgetBytes) < budget)
+        budget = static_cast<size_t>(m_options.memoryBudgetBytes);
+    if (total > budget)
+        throw OutOfMemoryError(m_backend + "." + m_algorithm + ": the network needs " + mib(total)
+            + " of device memory (activations, parameters, workspace): asked " + mib(total) + ", " + mib(usable)
+            + " free" + (m_options.memoryBudgetBytes > 0 ? " (budget " + mib(budget) + ")" : std::string()));
+    m_arena->reserve(total, m_backend + " session arena");
+
+    cudaStream_t stream = m_stream->get();
+    m_input = static_cast<float*>(m_arena->take(static_cast<size_t>(shapes.input.bytes())));
+    for (size_t i = 0; i < n; ++i) {
+        LayerState& s = m_layers[i];
+        const Layer& l = m_net.layers[i];
+        s.out = s.view ? const_cast<float*>(input(i)) : static_cast<float*>(m_arena->take(shapes.layers[i].out.bytes()));
+        s.weight = upload(*m_arena, l.weight, stream);
+        s.bias = upload(*m_arena, l.bias, stream);
+        s.mean = upload(*m_arena, l.runningMean, stream);
+        s.var = upload(*m_arena, l.runningVar, stream);
+        s.scratch = s.scratchBytes ? m_arena->take(s.scratchBytes) : nullptr;
+        s.rangeName = m_backend + "." + m_algorithm + " · " + layerLabel(i, l.spec, shapes.layers[i]);
+        if (s.view)
+            s.note = "view of the previous output (no copy, no launch)";
+    }
+    for (size_t i = 0; i < n; ++i)
+        if (!m_layers[i].view)
+            prepareLayer(i, stream);
+
+    m_stagingIn.reserve(static_cast<size_t>(shapes.input.bytes()));
+    m_stagingOut.reserve(n ? static_cast<size_t>(shapes.layers.back().out.bytes()) : 0);
+    m_events.clear();
+    for (size_t k = 0; k < n + 3; ++k)
+        m_events.emplace_back();
+
+    // Warm-up pass on a zero input: loads every kernel's module and pays first-launch costs here, untimed.
+    CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(m_input, 0, static_cast<size_t>(shapes.input.bytes()), stream));
+    {
+        nvtx::Range range(m_backend + "." + m_algorithm + " · prepare (warm-up pass)", m_backend);
+        enqueueLayers(stream, nullptr);
+    }
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    m_prepared = true;
+}
+
+void GpuSessionBase::enqueueLayers(cudaStream_t stream, std::vector<CudaEvent>* marks)
+{
+    for (size_t i = 0; i < m_layers.size(); ++i) {
+        nvtx::Range range(m_layers[i].rangeName, m_backend);
+        if (!m_layers[i].view) {
+            runLayer(i, stream);
+            CONVSCOPE_CUDA_CHECK_LAUNCH(m_layers[i].rangeName.c_str());
+        }
+        if (marks)
+            (*marks)[i + 2].record(stream);
+    }
+}
+
+PassTiming GpuSessionBase::runPass(const Tensor& in)
+{
+    if (!m_prepared)
+        throw Error("internal error: runPass before prepare");
+    requireUsable();
+    makeCurrent();
+    if (in.numel() != m_shapes.input.numel())
+        throw InputError("input " + in.shape().str() + " does not match the network input " + m_shapes.input.str());
+    const size_t n = m_layers.size();
+    cudaStream_t stream = m_stream->get();
+    nvtx::Range passRange(m_backend + "." + m_algorithm + " · pass", m_backend);
+
+    if (m_poisonOutputs)
+        for (size_t i = 0; i < n; ++i)
+            if (!m_layers[i].view)
+                CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(m_layers[i].out, 0xFF, m_shapes.layers[i].out.bytes(), stream));
+
+    // Host-side staging into page-locked memory happens before the first event: it is a host memcpy, and the
+    // pinned buffer is what makes the timed device copy asynchronous and full-speed.
+    const size_t inBytes = static_cast<size_t>(in.numel()) * sizeof(float);
+    std::memcpy(m_stagingIn.floats(), in.data(), inBytes);
+
+    m_events[0].record(stream);
+    {
+        nvtx::Range range(m_backend + "." + m_algorithm + " · H2D input", m_backend);
+        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(m_input, m_stagingIn.floats(), inBytes, cudaMemcpyHostToDevice, stream));
+    }
+    m_events[1].record(stream);
+    enqueueLayers(stream, &m_events);
+    const size_t outBytes = n ? static_cast<size_t>(m_shapes.layers.back().out.bytes()) : 0;
+    {
+        nvtx::Range range(m_backend + "." + m_algorithm + " · D2H output", m_backend);
+        if (n)
+            CONVSCOPE_CUDA_CHECK(
+                cudaMemcpyAsync(m_stagingOut.floats(), m_layers.back().out, outBytes, cudaMemcpyDeviceToHost, stream));
+    }
+    m_events[n + 2].record(stream);
+    // One synchronisation per pass; a kernel fault surfaces here (and poisons the backend if it is sticky).
+    CONVSCOPE_CUDA_CHECK(cudaEventSynchronize(m_events[n + 2].get()));
+
+    PassTiming t;
+    t.h2dMs = elapsedMs(m_events[0], m_events[1]);
+    t.layerMs.resize(n);
+    for (size_t i = 0; i < n; ++i)
+        t.layerMs[i] = elapsedMs(m_events[i + 1], m_events[i + 2]);
+    t.d2hMs = elapsedMs(m_events[n + 1], m_events[n + 2]);
+    return t;
+}
+
+Tensor GpuSessionBase::fetchOutput(size_t layer, double* ms)
+{
+    if (!m_prepared || layer >= m_layers.size())
+        throw Error("internal error: fetchOutput(" + std::to_string(layer) + ") out of range or before prepare");
+    requireUsable();
+    makeCurrent();
+    const Shape& shape = m_shapes.layers[layer].out;
+    Tensor out(shape);
+    const size_t bytes = static_cast<size_t>(shape.bytes());
+    PinnedBuffer& staging = m_stagingOut;
+    staging.reserve(bytes);
+    cudaStream_t stream = m_stream->get();
+    nvtx::Range range(m_backend + "." + m_algorithm + " · fetch L" + std::to_string(layer), m_backend);
+    CudaEvent start, stop;
+    start.record(stream);
+    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(staging.floats(), m_layers[layer].out, bytes, cudaMemcpyDeviceToHost, stream));
+    stop.record(stream);
+    CONVSCOPE_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    if (ms)
+        *ms = elapsedMs(start, stop);
+    std::memcpy(out.data(), staging.floats(), bytes);
+    return out;
+}
+
+std::string GpuSessionBase::layerNote(size_t layer) const { return layer < m_layers.size() ? m_layers[layer].note : ""; }
+
+std::map<std::string, std::string> GpuSessionBase::metadata() const
+{
+    auto meta = deviceInfo();
+    meta["backend"] = m_backend;
+    meta["algorithm"] = m_algorithm;
+    meta["math"] = mathModeName(m_options.math);
+    meta["timing"] = "CUDA events around each phase on one stream; one synchronisation per pass";
+    if (m_arena)
+        meta["device_memory_planned"] = mib(m_arena->used());
+    for (auto& [k, v] : extraMetadata())
+        meta[k] = v;
+    return meta;
+}
+
+} // namespace convscope::gpu
