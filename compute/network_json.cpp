@@ -1,0 +1,729 @@
+// The network file (DESIGN.md §4). Parsing is strict on purpose: the file is written by hand in lectures,
+// and a typo such as "strid" that silently fell back to a default would show a teacher the wrong network.
+// Every error names the file, the layer (index and name, or its type when it has no name) and the key.
+// Serialisation writes every field explicitly, in PyTorch's constructor order, so a file shows the whole
+// layer and a round trip is lossless.
+#include "compute/network_json.h"
+
+#include "compute/atomic_file.h"
+#include "compute/error.h"
+#include "compute/image_input.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace convscope {
+
+namespace {
+
+    using Json = nlohmann::ordered_json;
+
+    constexpr const char* kFormat = "convscope-network";
+    constexpr int kVersion = 1;
+
+    // Keys each layer type takes besides "type" and "name", in the order they are written.
+    struct LayerKeys {
+        const char* type;
+        std::vector<const char*> keys;
+    };
+    const std::vector<LayerKeys>& layerKeys()
+    {
+        static const std::vector<LayerKeys> keys = {
+            { "conv2d", { "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias", "init" } },
+            { "conv_transpose2d",
+                { "out_channels", "kernel_size", "stride", "padding", "output_padding", "dilation", "groups", "bias",
+                    "init" } },
+            { "maxpool2d", { "kernel_size", "stride", "padding", "dilation", "ceil_mode" } },
+            { "avgpool2d", { "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" } },
+            { "global_avgpool2d", {} },
+            { "batchnorm2d", { "eps", "affine", "running_mean", "running_var", "weight", "bias", "init" } },
+            { "relu", {} },
+            { "leaky_relu", { "negative_slope" } },
+            { "sigmoid", {} },
+            { "tanh", {} },
+            { "elu", { "alpha" } },
+            { "flatten", {} },
+            { "linear", { "out_features", "bias", "init" } },
+            { "softmax", { "dim" } },
+        };
+        return keys;
+    }
+
+    const std::vector<std::string> kSeededKinds = { "default", "uniform", "he_uniform", "xavier_uniform", "random" };
+    const std::vector<std::string> kClassicKinds
+        = { "sobel_x", "sobel_y", "laplacian", "gaussian_blur", "sharpen", "identity", "box_blur" };
+
+    bool contains(const std::vector<std::string>& v, const std::string& s)
+    {
+        return std::find(v.begin(), v.end(), s) != v.end();
+    }
+
+    std::string joined(const std::vector<std::string>& items)
+    {
+        std::string s;
+        for (const auto& i : items)
+            s += (s.empty() ? "" : ", ") + i;
+        return s;
+    }
+
+    size_t editDistance(const std::string& a, const std::string& b)
+    {
+        std::vector<size_t> row(b.size() + 1);
+        for (size_t j = 0; j <= b.size(); ++j)
+            row[j] = j;
+        for (size_t i = 1; i <= a.size(); ++i) {
+            size_t diag = row[0];
+            row[0] = i;
+            for (size_t j = 1; j <= b.size(); ++j) {
+                const size_t up = row[j];
+                row[j] = std::min({ row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1) });
+                diag = up;
+            }
+        }
+        return row[b.size()];
+    }
+
+    // The value as the file spelled it, short enough for one line of an error message.
+    std::string shown(const Json& v)
+    {
+        std::string s = v.dump();
+        if (s.size() > 40)
+            s = s.substr(0, 37) + "...";
+        return s;
+    }
+
+    // Where we are in the file, for messages: "lenet.json: layer 3 (c2)".
+    struct Context {
+        std::string where;
+        [[noreturn]] void fail(const std::string& message) const { throw InputError(where + ": " + message); }
+    };
+
+    void checkKeys(const Json& obj, const std::vector<std::string>& allowed, const Context& ctx, const std::string& owner)
+    {
+        for (const auto& item : obj.items()) {
+            if (contains(allowed, item.key()))
+                continue;
+            std::string hint;
+            size_t best = 3; // a closer suggestion than this would be a guess
+            for (const auto& a : allowed) {
+                const size_t d = editDistance(item.key(), a);
+                if (d < best) {
+                    best = d;
+                    hint = "; did you mean \"" + a + "\"?";
+                }
+            }
+            ctx.fail("unknown key \"" + item.key() + "\" for " + owner + " (it takes " + joined(allowed) + ")" + hint);
+        }
+    }
+
+    bool isInteger(const Json& v)
+    {
+        if (v.is_number_unsigned())
+            return v.get<uint64_t>() <= uint64_t(std::numeric_limits<int64_t>::max());
+        return v.is_number_integer();
+    }
+
+    int64_t readInt(const Json& v, const std::string& key, int64_t minimum, const Context& ctx)
+    {
+        if (!isInteger(v) || v.get<int64_t>() < minimum)
+            ctx.fail("\"" + key + "\" must be " + (minimum > 0 ? "a positive integer" : "a non-negative integer")
+                + ", got " + shown(v));
+        return v.get<int64_t>();
+    }
+
+    double readNumber(const Json& v, const std::string& key, const Context& ctx)
+    {
+        if (!v.is_number() || !std::isfinite(v.get<double>()))
+            ctx.fail("\"" + key + "\" must be a number, got " + shown(v));
+        return v.get<double>();
+    }
+
+    bool readBool(const Json& v, const std::string& key, const Context& ctx)
+    {
+        if (!v.is_boolean())
+            ctx.fail("\"" + key + "\" must be true or false, got " + shown(v));
+        return v.get<bool>();
+    }
+
+    std::string readString(const Json& v, const std::string& key, const Context& ctx)
+    {
+        if (!v.is_string() || v.get<std::string>().empty())
+            ctx.fail("\"" + key + "\" must be a non-empty string, got " + shown(v));
+        return v.get<std::string>();
+    }
+
+    Pair readPair(const Json& v, const std::string& key, int64_t minimum, const Context& ctx)
+    {
+        const auto ok = [&](const Json& e) { return isInteger(e) && e.get<int64_t>() >= minimum; };
+        if (ok(v))
+            return { v.get<int64_t>(), v.get<int64_t>() };
+        if (v.is_array() && v.size() == 2 && ok(v[0]) && ok(v[1]))
+            return { v[0].get<int64_t>(), v[1].get<int64_t>() };
+        ctx.fail("\"" + key + "\" must be " + (minimum > 0 ? "a positive integer" : "a non-negative integer")
+            + " or [h, w], got " + shown(v));
+    }
+
+    Padding2d readPadding(const Json& v, const std::string& key, const Context& ctx)
+    {
+        const auto ok = [](const Json& e) { return isInteger(e) && e.get<int64_t>() >= 0; };
+        if (v.is_string() && v.get<std::string>() == "same")
+            return { Padding2d::Mode::Same, 0, 0, 0, 0 };
+        if (v.is_string() && v.get<std::string>() == "valid")
+            return { Padding2d::Mode::Valid, 0, 0, 0, 0 };
+        if (ok(v))
+            return Padding2d::symmetric(v.get<int64_t>(), v.get<int64_t>());
+        if (v.is_array() && std::all_of(v.begin(), v.end(), ok)) {
+            if (v.size() == 2)
+                return Padding2d::symmetric(v[0].get<int64_t>(), v[1].get<int64_t>());
+            if (v.size() == 4)
+                return { Padding2d::Mode::Explicit, v[0].get<int64_t>(), v[1].get<int64_t>(), v[2].get<int64_t>(),
+                    v[3].get<int64_t>() };
+        }
+        ctx.fail("\"" + key
+            + "\" must be a non-negative integer, [ph, pw], [top, bottom, left, right], \"same\" or \"valid\", got "
+            + shown(v));
+    }
+
+    ParamValue readParamValue(const Json& v, const std::string& key, bool nonNegative, const Context& ctx)
+    {
+        ParamValue p;
+        const std::string rule = nonNegative ? "a non-negative number" : "a number";
+        const auto bad = [&](const Json& e) { return !e.is_number() || !std::isfinite(e.get<double>()); };
+        if (v.is_number() && !bad(v)) {
+            p.kind = ParamValue::Kind::Scalar;
+            p.scalar = v.get<double>();
+            if (nonNegative && p.scalar < 0)
+                ctx.fail("\"" + key + "\" must be " + rule + ", got " + shown(v));
+        } else if (v.is_array() && !v.empty() && std::none_of(v.begin(), v.end(), bad)) {
+            p.kind = ParamValue::Kind::List;
+            for (const auto& e : v) {
+                if (nonNegative && e.get<double>() < 0)
+                    ctx.fail("\"" + key + "\" must hold non-negative numbers, got " + shown(e));
+                p.list.push_back(e.get<double>());
+            }
+        } else if (v.is_string() && !v.get<std::string>().empty()) {
+            p.kind = ParamValue::Kind::File;
+            p.file = v.get<std::string>();
+        } else {
+            ctx.fail("\"" + key + "\" must be " + rule + ", a list of numbers (one per channel) or an .npy file path, got "
+                + shown(v));
+        }
+        return p;
+    }
+
+    InitSpec readInit(const Json& v, const std::string& type, bool hasBias, const Context& ctx)
+    {
+        if (!v.is_object())
+            ctx.fail("\"init\" must be an object such as {\"kind\": \"he_uniform\", \"seed\": 1} or {\"weight\": "
+                     "\"w.npy\", \"bias\": \"b.npy\"}, got "
+                + shown(v));
+        checkKeys(v, { "kind", "seed", "low", "high", "value", "weight", "bias" }, ctx, "\"init\"");
+        InitSpec init;
+        if (v.contains("kind"))
+            init.kind = readString(v["kind"], "init.kind", ctx);
+        else if (v.contains("weight") || v.contains("bias"))
+            init.kind = "file";
+
+        std::vector<std::string> kinds;
+        if (type == "batchnorm2d")
+            kinds = { "default", "random" };
+        else {
+            kinds = { "default", "uniform", "he_uniform", "xavier_uniform", "constant" };
+            if (type == "conv2d" || type == "conv_transpose2d")
+                kinds.insert(kinds.end(), kClassicKinds.begin(), kClassicKinds.end());
+            kinds.push_back("file");
+        }
+        if (!contains(kinds, init.kind))
+            ctx.fail("\"init\": kind \"" + init.kind + "\" does not apply to " + type + " (it takes " + joined(kinds)
+                + ")");
+
+        // Keys that mean nothing for the chosen kind are refused, not ignored: {"kind": "he_uniform", "low": -2}
+        // is a misunderstanding worth pointing out.
+        const auto onlyFor = [&](const char* key, bool allowed, const std::string& which) {
+            if (v.contains(key) && !allowed)
+                ctx.fail("\"init\": \"" + std::string(key) + "\" applies only to " + which + ", not to kind \""
+                    + init.kind + "\"");
+        };
+        const bool seeded = contains(kSeededKinds, init.kind);
+        onlyFor("seed", seeded, "the seeded kinds (" + joined(kSeededKinds) + ")");
+        onlyFor("low", init.kind == "uniform", "kind \"uniform\"");
+        onlyFor("high", init.kind == "uniform", "kind \"uniform\"");
+        onlyFor("value", init.kind == "constant", "kind \"constant\"");
+        onlyFor("weight", init.kind == "file", "kind \"file\"");
+        onlyFor("bias", init.kind == "file", "kind \"file\"");
+
+        if (v.contains("seed")) {
+            const Json& s = v["seed"];
+            if (!s.is_number_unsigned() && !(s.is_number_integer() && s.get<int64_t>() >= 0))
+                ctx.fail("\"init\": \"seed\" must be a non-negative integer, got " + shown(s));
+            init.seed = s.get<uint64_t>();
+        }
+        if (v.contains("low"))
+            init.low = readNumber(v["low"], "init.low", ctx);
+        if (v.contains("high"))
+            init.high = readNumber(v["high"], "init.high", ctx);
+        if (init.kind == "uniform" && !(init.low.value_or(-1.0) < init.high.value_or(1.0)))
+            ctx.fail("\"init\": \"low\" (" + std::to_string(init.low.value_or(-1.0)) + ") must be below \"high\" ("
+                + std::to_string(init.high.value_or(1.0)) + ")");
+        if (init.kind == "constant") {
+            if (!v.contains("value"))
+                ctx.fail("\"init\": kind \"constant\" needs a \"value\"");
+            init.value = readNumber(v["value"], "init.value", ctx);
+        }
+        if (init.kind == "file") {
+            if (!v.contains("weight"))
+                ctx.fail("\"init\": kind \"file\" needs a \"weight\" .npy path");
+            init.weight_file = readString(v["weight"], "init.weight", ctx);
+            if (v.contains("bias")) {
+                if (!hasBias)
+                    ctx.fail("\"init\": a \"bias\" file is given but the layer has \"bias\": false");
+                init.bias_file = readString(v["bias"], "init.bias", ctx);
+            }
+        }
+        return init;
+    }
+
+    std::vector<std::string> keysOf(const std::string& type)
+    {
+        std::vector<std::string> keys = { "type", "name" };
+        for (const auto& lk : layerKeys())
+            if (type == lk.type)
+                keys.insert(keys.end(), lk.keys.begin(), lk.keys.end());
+        return keys;
+    }
+
+    Layer readLayer(const Json& j, size_t index, const std::string& what)
+    {
+        const std::string indexText = "layer " + std::to_string(index);
+        Context ctx { what + ": " + indexText };
+        if (!j.is_object())
+            ctx.fail("must be an object such as {\"type\": \"relu\"}, got " + shown(j));
+        if (!j.contains("type"))
+            ctx.fail("\"type\" is missing (conv2d, relu, maxpool2d, linear, ...)");
+        const std::string type = readString(j["type"], "type", ctx);
+        Layer layer;
+        try {
+            layer.spec = makeLayerSpec(type);
+        } catch (const InputError& e) {
+            ctx.fail(e.what());
+        }
+        if (j.contains("name"))
+            layer.name = readString(j["name"], "name", ctx);
+        ctx.where = what + ": " + indexText + " (" + (layer.name.empty() ? type : layer.name) + ")";
+        checkKeys(j, keysOf(type), ctx, type);
+
+        const auto has = [&](const char* key) { return j.contains(key); };
+        const auto require = [&](const char* key) -> const Json& {
+            if (!j.contains(key))
+                ctx.fail("\"" + std::string(key) + "\" is missing (PyTorch's " + type + " requires it too)");
+            return j[key];
+        };
+        std::visit(
+            [&](auto& l) {
+                using T = std::decay_t<decltype(l)>;
+                if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d>) {
+                    l.out_channels = readInt(require("out_channels"), "out_channels", 1, ctx);
+                    l.kernel_size = readPair(require("kernel_size"), "kernel_size", 1, ctx);
+                    if (has("stride"))
+                        l.stride = readPair(j["stride"], "stride", 1, ctx);
+                    if (has("padding"))
+                        l.padding = readPadding(j["padding"], "padding", ctx);
+                    if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                        if (has("output_padding"))
+                            l.output_padding = readPair(j["output_padding"], "output_padding", 0, ctx);
+                    }
+                    if (has("dilation"))
+                        l.dilation = readPair(j["dilation"], "dilation", 1, ctx);
+                    if (has("groups"))
+                        l.groups = readInt(j["groups"], "groups", 1, ctx);
+                    if (has("bias"))
+                        l.bias = readBool(j["bias"], "bias", ctx);
+                    if (has("init"))
+                        layer.init = readInit(j["init"], type, l.bias, ctx);
+                } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>) {
+                    l.kernel_size = readPair(require("kernel_size"), "kernel_size", 1, ctx);
+                    // PyTorch's stride=None means "the kernel size"; null keeps that meaning explicit.
+                    if (has("stride") && !j["stride"].is_null())
+                        l.stride = readPair(j["stride"], "stride", 1, ctx);
+                    if (has("padding"))
+                        l.padding = readPadding(j["padding"], "padding", ctx);
+                    if (has("ceil_mode"))
+                        l.ceil_mode = readBool(j["ceil_mode"], "ceil_mode", ctx);
+                    if constexpr (std::is_same_v<T, MaxPool2d>) {
+                        if (has("dilation"))
+                            l.dilation = readPair(j["dilation"], "dilation", 1, ctx);
+                    } else {
+                        if (has("count_include_pad"))
+                            l.count_include_pad = readBool(j["count_include_pad"], "count_include_pad", ctx);
+                        if (has("divisor_override") && !j["divisor_override"].is_null())
+                            l.divisor_override = readInt(j["divisor_override"], "divisor_override", 1, ctx);
+                    }
+                } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                    if (has("eps")) {
+                        l.eps = readNumber(j["eps"], "eps", ctx);
+                        if (!(l.eps > 0))
+                            ctx.fail("\"eps\" must be positive, got " + shown(j["eps"]));
+                    }
+                    if (has("affine"))
+                        l.affine = readBool(j["affine"], "affine", ctx);
+                    for (const char* key : { "running_mean", "running_var", "weight", "bias" }) {
+                        if (!has(key))
+                            continue;
+                        const std::string k = key;
+                        if (!l.affine && (k == "weight" || k == "bias"))
+                            ctx.fail("\"" + k + "\" is given but \"affine\" is false (no weight or bias then)");
+                        layer.explicitParams[k] = readParamValue(j[key], k, k == "running_var", ctx);
+                    }
+                    if (has("init"))
+                        layer.init = readInit(j["init"], type, false, ctx);
+                } else if constexpr (std::is_same_v<T, LeakyReLU>) {
+                    if (has("negative_slope"))
+                        l.negative_slope = readNumber(j["negative_slope"], "negative_slope", ctx);
+                } else if constexpr (std::is_same_v<T, ELU>) {
+                    if (has("alpha"))
+                        l.alpha = readNumber(j["alpha"], "alpha", ctx);
+                } else if constexpr (std::is_same_v<T, Linear>) {
+                    l.out_features = readInt(require("out_features"), "out_features", 1, ctx);
+                    if (has("bias"))
+                        l.bias = readBool(j["bias"], "bias", ctx);
+                    if (has("init"))
+                        layer.init = readInit(j["init"], type, l.bias, ctx);
+                } else if constexpr (std::is_same_v<T, Softmax>) {
+                    if (has("dim") && !(isInteger(j["dim"]) && j["dim"].get<int64_t>() == 1))
+                        ctx.fail("\"dim\" must be 1 (softmax runs over the features or channels), got "
+                            + shown(j["dim"]));
+                }
+            },
+            layer.spec);
+        return layer;
+    }
+
+    InputSpec readInput(const Json& v, const std::string& what)
+    {
+        Context ctx { what + ": input" };
+        if (!v.is_object())
+            ctx.fail("must be an object such as {\"batch\": 1, \"channels\": 1, \"height\": 28, \"width\": 28, "
+                     "\"source\": \"sample:digit\"}, got "
+                + shown(v));
+        InputSpec in;
+        in.flat = v.contains("features");
+        if (in.flat) {
+            checkKeys(v, { "batch", "features", "source" }, ctx, "a flat input (\"features\" replaces channels, height, width)");
+            in.channels = readInt(v["features"], "features", 1, ctx);
+            in.height = in.width = 1;
+            in.source = "random";
+        } else {
+            checkKeys(v, { "batch", "channels", "height", "width", "source" }, ctx, "input");
+            for (const char* key : { "channels", "height", "width" })
+                if (!v.contains(key))
+                    ctx.fail(std::string("\"") + key + "\" is missing (or give \"features\" for a flat input)");
+            in.channels = readInt(v["channels"], "channels", 1, ctx);
+            in.height = readInt(v["height"], "height", 1, ctx);
+            in.width = readInt(v["width"], "width", 1, ctx);
+        }
+        if (v.contains("batch"))
+            in.batch = readInt(v["batch"], "batch", 1, ctx);
+        if (v.contains("source"))
+            in.source = readString(v["source"], "source", ctx);
+        const std::string& s = in.source;
+        if (s.rfind("sample:", 0) == 0) {
+            const auto names = sampleNames();
+            if (!contains(names, s.substr(7)))
+                ctx.fail("\"source\": unknown sample \"" + s.substr(7) + "\" (known: " + joined(names) + ")");
+            if (in.flat)
+                ctx.fail("\"source\": a sample picture needs an image input (channels, height, width), not features");
+        } else if (s.rfind("random:", 0) == 0) {
+            const std::string seed = s.substr(7);
+            if (seed.empty() || seed.size() > 19 || !std::all_of(seed.begin(), seed.end(), [](char c) { return c >= '0' && c <= '9'; }))
+                ctx.fail("\"source\": \"" + s + "\" must be \"random\" or \"random:SEED\" with a non-negative integer seed");
+        }
+        return in;
+    }
+
+    // nlohmann keeps the last of two equal keys without a word; a file with "stride" twice is a mistake
+    // the user should hear about, so duplicates are caught while parsing.
+    struct DuplicateKeyGuard {
+        struct Frame {
+            bool object = false;
+            std::set<std::string> keys;
+            std::string lastKey;
+            size_t elements = 0;
+        };
+        std::vector<Frame> frames;
+        std::string what;
+
+        std::string where() const
+        {
+            if (frames.size() >= 3 && frames[0].lastKey == "layers" && !frames[1].object)
+                return "layer " + std::to_string(frames[1].elements - 1);
+            if (frames.size() >= 2)
+                return "\"" + frames[0].lastKey + "\"";
+            return "the top level";
+        }
+
+        bool operator()(int, nlohmann::detail::parse_event_t event, Json& parsed)
+        {
+            using E = nlohmann::detail::parse_event_t;
+            switch (event) {
+            case E::object_start:
+            case E::array_start:
+                if (!frames.empty() && !frames.back().object)
+                    ++frames.back().elements;
+                frames.push_back({ event == E::object_start, {}, {}, 0 });
+                break;
+            case E::object_end:
+            case E::array_end:
+                frames.pop_back();
+                break;
+            case E::key: {
+                const std::string key = parsed.get<std::string>();
+                if (!frames.back().keys.insert(key).second)
+                    throw InputError(what + ": duplicate key \"" + key + "\" in " + where());
+                frames.back().lastKey = key;
+                break;
+            }
+            case E::value:
+                break;
+            }
+            return true;
+        }
+    };
+
+    Json pairJson(const Pair& p) { return Json::array({ p[0], p[1] }); }
+
+    Json paddingJson(const Padding2d& p)
+    {
+        switch (p.mode) {
+        case Padding2d::Mode::Same:
+            return "same";
+        case Padding2d::Mode::Valid:
+            return "valid";
+        case Padding2d::Mode::Explicit:
+            break;
+        }
+        return Json::array({ p.top, p.bottom, p.left, p.right });
+    }
+
+    Json initJson(const InitSpec& init)
+    {
+        // Only the fields that mean something for the kind are written, so a saved file always loads again
+        // under the strict reader; "seed" goes with every seeded kind.
+        Json o;
+        o["kind"] = init.kind;
+        if (contains(kSeededKinds, init.kind))
+            o["seed"] = init.seed;
+        if (init.kind == "uniform") {
+            if (init.low)
+                o["low"] = *init.low;
+            if (init.high)
+                o["high"] = *init.high;
+        }
+        if (init.kind == "constant")
+            o["value"] = init.value.value_or(0.0);
+        if (init.kind == "file") {
+            o["weight"] = init.weight_file;
+            if (!init.bias_file.empty())
+                o["bias"] = init.bias_file;
+        }
+        return o;
+    }
+
+    Json paramJson(const ParamValue& p)
+    {
+        switch (p.kind) {
+        case ParamValue::Kind::List:
+            return p.list;
+        case ParamValue::Kind::File:
+            return p.file;
+        case ParamValue::Kind::Scalar:
+            break;
+        }
+        return p.scalar;
+    }
+
+    Json layerJson(const Layer& layer)
+    {
+        Json o;
+        o["type"] = layerTypeName(layer.spec);
+        o["name"] = layer.name;
+        std::visit(
+            [&](const auto& l) {
+                using T = std::decay_t<decltype(l)>;
+                if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d>) {
+                    o["out_channels"] = l.out_channels;
+                    o["kernel_size"] = pairJson(l.kernel_size);
+                    o["stride"] = pairJson(l.stride);
+                    o["padding"] = paddingJson(l.padding);
+                    if constexpr (std::is_same_v<T, ConvTranspose2d>)
+                        o["output_padding"] = pairJson(l.output_padding);
+                    o["dilation"] = pairJson(l.dilation);
+                    o["groups"] = l.groups;
+                    o["bias"] = l.bias;
+                    o["init"] = initJson(layer.init);
+                } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>) {
+                    o["kernel_size"] = pairJson(l.kernel_size);
+                    o["stride"] = l.stride ? pairJson(*l.stride) : Json(nullptr);
+                    o["padding"] = paddingJson(l.padding);
+                    if constexpr (std::is_same_v<T, MaxPool2d>) {
+                        o["dilation"] = pairJson(l.dilation);
+                        o["ceil_mode"] = l.ceil_mode;
+                    } else {
+                        o["ceil_mode"] = l.ceil_mode;
+                        o["count_include_pad"] = l.count_include_pad;
+                        o["divisor_override"] = l.divisor_override ? Json(*l.divisor_override) : Json(nullptr);
+                    }
+                } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                    o["eps"] = l.eps;
+                    o["affine"] = l.affine;
+                    for (const char* key : { "running_mean", "running_var", "weight", "bias" }) {
+                        auto it = layer.explicitParams.find(key);
+                        if (it != layer.explicitParams.end())
+                            o[key] = paramJson(it->second);
+                    }
+                    o["init"] = initJson(layer.init);
+                } else if constexpr (std::is_same_v<T, LeakyReLU>) {
+                    o["negative_slope"] = l.negative_slope;
+                } else if constexpr (std::is_same_v<T, ELU>) {
+                    o["alpha"] = l.alpha;
+                } else if constexpr (std::is_same_v<T, Linear>) {
+                    o["out_features"] = l.out_features;
+                    o["bias"] = l.bias;
+                    o["init"] = initJson(layer.init);
+                } else if constexpr (std::is_same_v<T, Softmax>) {
+                    o["dim"] = 1;
+                }
+            },
+            layer.spec);
+        return o;
+    }
+
+    // One line per layer reads like the layer list in the window and diffs well; nlohmann's own pretty
+    // printer would spread a conv layer over twenty lines.
+    std::string inlineJson(const Json& v)
+    {
+        if (v.is_object()) {
+            std::string s = "{ ";
+            bool first = true;
+            for (const auto& item : v.items()) {
+                s += (first ? "" : ", ") + Json(item.key()).dump() + ": " + inlineJson(item.value());
+                first = false;
+            }
+            return s + (first ? "}" : " }");
+        }
+        if (v.is_array()) {
+            std::string s = "[";
+            for (size_t i = 0; i < v.size(); ++i)
+                s += (i ? ", " : "") + inlineJson(v[i]);
+            return s + "]";
+        }
+        return v.dump();
+    }
+
+} // namespace
+
+Network parseNetwork(const std::string& json, const std::string& what, const std::filesystem::path& baseDir)
+{
+    Json root;
+    try {
+        root = Json::parse(json, DuplicateKeyGuard { {}, what });
+    } catch (const Json::parse_error& e) {
+        // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep its line and column.
+        std::string message = e.what();
+        if (const size_t close = message.find("] "); message.rfind("[json.exception", 0) == 0 && close != std::string::npos)
+            message = message.substr(close + 2);
+        throw InputError(what + ": malformed JSON: " + message);
+    }
+    Context ctx { what };
+    if (!root.is_object())
+        ctx.fail("a network file must be a JSON object with \"format\": \"convscope-network\"");
+    checkKeys(root, { "format", "version", "name", "input", "layers" }, ctx, "the network file");
+    if (!root.contains("format") || root["format"] != kFormat)
+        ctx.fail("\"format\" must be \"convscope-network\""
+            + (root.contains("format") ? ", got " + shown(root["format"]) : std::string(" (the key is missing)")));
+    if (root.contains("version")) {
+        const Json& v = root["version"];
+        if (!isInteger(v) || v.get<int64_t>() < 1)
+            ctx.fail("\"version\" must be a positive integer, got " + shown(v));
+        if (v.get<int64_t>() > kVersion)
+            ctx.fail("version " + std::to_string(v.get<int64_t>()) + " was written by a newer ConvScope (this one reads "
+                + std::to_string(kVersion) + ")");
+    }
+
+    Network net;
+    net.baseDir = baseDir;
+    if (root.contains("name")) {
+        if (!root["name"].is_string())
+            ctx.fail("\"name\" must be a string, got " + shown(root["name"]));
+        net.name = root["name"].get<std::string>();
+    }
+    if (!root.contains("input"))
+        ctx.fail("\"input\" is missing");
+    net.input = readInput(root["input"], what);
+    if (root.contains("layers")) {
+        const Json& layers = root["layers"];
+        if (!layers.is_array())
+            ctx.fail("\"layers\" must be a list of layer objects, got " + shown(layers));
+        for (size_t i = 0; i < layers.size(); ++i)
+            net.layers.push_back(readLayer(layers[i], i, what));
+    }
+
+    // Names must be unique: reports, traces and the window refer to layers by name.
+    for (size_t i = 0; i < net.layers.size(); ++i)
+        for (size_t k = 0; k < i; ++k)
+            if (!net.layers[i].name.empty() && net.layers[i].name == net.layers[k].name)
+                throw InputError(what + ": layer " + std::to_string(i) + " (" + net.layers[i].name + "): name \""
+                    + net.layers[i].name + "\" is already used by layer " + std::to_string(k));
+    // Unnamed layers get default names after every explicit name is known, so "conv1" is never given to one
+    // layer when a later layer is explicitly called "conv1".
+    for (auto& layer : net.layers)
+        if (layer.name.empty())
+            layer.name = defaultLayerName(net, layer.spec);
+    return net;
+}
+
+Network loadNetwork(const std::filesystem::path& path)
+{
+    const std::string what = path.filename().empty() ? path.string() : path.filename().string();
+    const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    return parseNetwork(readFile(path, path.string()), what, dir);
+}
+
+std::string serializeNetwork(const Network& net)
+{
+    Json input;
+    input["batch"] = net.input.batch;
+    if (net.input.flat) {
+        input["features"] = net.input.channels;
+    } else {
+        input["channels"] = net.input.channels;
+        input["height"] = net.input.height;
+        input["width"] = net.input.width;
+    }
+    input["source"] = net.input.source;
+
+    std::string out = "{\n";
+    out += "  \"format\": " + Json(kFormat).dump() + ",\n";
+    out += "  \"version\": " + std::to_string(kVersion) + ",\n";
+    out += "  \"name\": " + Json(net.name).dump() + ",\n";
+    out += "  \"input\": " + inlineJson(input) + ",\n";
+    if (net.layers.empty()) {
+        out += "  \"layers\": []\n";
+    } else {
+        out += "  \"layers\": [\n";
+        for (size_t i = 0; i < net.layers.size(); ++i)
+            out += "    " + inlineJson(layerJson(net.layers[i])) + (i + 1 < net.layers.size() ? ",\n" : "\n");
+        out += "  ]\n";
+    }
+    return out + "}\n";
+}
+
+void saveNetwork(const Network& net, const std::filesystem::path& path)
+{
+    writeFileAtomically(path, serializeNetwork(net));
+}
+
+} // namespace convscope
