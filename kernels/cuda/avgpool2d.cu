@@ -1,0 +1,51 @@
+// avgpool2d with PyTorch's divisor rule, exactly:
+//   hstart = p·sh − top;  hend = min(hstart + kh, H + bottom);  (columns likewise)
+//   pool   = (hend − hstart)·(wend − wstart)      — the window's area, padding included, clipped to the padded
+//                                                    input (ceil_mode can push a last window past it)
+//   clip the window to the real input; sum there (padding adds zeros)
+//   divide by divisor_override, else pool when count_include_pad, else the clipped area; an empty window is 0.
+//
+// One thread per output element, like maxpool2d.cu and for the same reason (memory-bound, the caches serve
+// the window overlap; coalesced across consecutive output columns).
+#include "kernels/cuda/pooling.cuh"
+
+namespace convscope::cuda {
+
+namespace {
+    __global__ void avgPoolKernel(PoolGeometry g, const float* __restrict__ x, float* __restrict__ y, long long total)
+    {
+        for (long long idx = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
+             idx += static_cast<long long>(gridDim.x) * blockDim.x) {
+            const int q = static_cast<int>(idx % g.q);
+            const int p = static_cast<int>((idx / g.q) % g.p);
+            const long long plane = idx / (static_cast<long long>(g.q) * g.p);
+            const float* xp = x + plane * g.h * g.w;
+            int hs = p * g.strideH - g.padTop, ws = q * g.strideW - g.padLeft;
+            int he = min(hs + g.kh, g.h + g.padBottom), we = min(ws + g.kw, g.w + g.padRight);
+            const int pool = (he - hs) * (we - ws);
+            hs = max(hs, 0), ws = max(ws, 0);
+            he = min(he, g.h), we = min(we, g.w);
+            if (hs >= he || ws >= we) {
+                y[idx] = 0.0f;
+                continue;
+            }
+            float sum = 0.0f;
+            for (int ih = hs; ih < he; ++ih)
+                for (int iw = ws; iw < we; ++iw)
+                    sum += __ldg(xp + ih * g.w + iw);
+            const int divisor = g.divisorOverride ? g.divisorOverride
+                : g.countIncludePad                ? pool
+                                                   : (he - hs) * (we - ws);
+            y[idx] = sum / static_cast<float>(divisor);
+        }
+    }
+} // namespace
+
+void avgPool2d(const PoolGeometry& g, const float* x, float* y, cudaStream_t st)
+{
+    const long long total = static_cast<long long>(g.n) * g.c * g.p * g.q;
+    const long long blocks = (total + 255) / 256;
+    avgPoolKernel<<<static_cast<unsigned>(blocks < (1LL << 30) ? blocks : (1LL << 30)), 256, 0, st>>>(g, x, y, total);
+}
+
+} // namespace convscope::cuda

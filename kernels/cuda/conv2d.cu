@@ -1,0 +1,198 @@
+// conv2d, the lecture's two kernels: cuda.direct and cuda.tiled. (cuda.implicit_gemm, the fast one, is in
+// conv2d_implicit_gemm.cu.)
+//
+// Shapes: input x [N, C, H, W], weight [K, C/g, R, S], bias [K], output y [N, K, P, Q] with
+//   y[n, k, p, q] = bias[k] + Σ_{c < C/g, r, s} x[n, g·C/g + c, p·sh − top + r·dh, q·sw − left + s·dw] · W[k, c, r, s]
+// where g = k / (K/groups) and taps outside the input read zero (that is all padding is, whether symmetric or
+// not: bottom/right padding only made P and Q larger).
+//
+// direct: one thread per output element, reading every input and weight it needs straight from global memory.
+//   Simple and always correct — every stride, dilation, group count and padding — and the baseline the others
+//   are measured against. It is slow because each input pixel is fetched R·S·K times (once per output that
+//   uses it) and each weight N·P·Q times; the L1/L2 caches absorb part of that, the rest is memory traffic.
+//
+// tiled: a block owns a 16×16 tile of output pixels for 16 output channels of one group. It stages, channel
+//   chunk by channel chunk, the input patch those pixels read — the tile plus its halo, (15·sh + (R−1)·dh + 1)
+//   rows by the same in columns — into shared memory, together with the 16 channels' weights for that chunk.
+//   Every staged input value is then reused by up to R·S neighbouring outputs and by all 16 output channels,
+//   and every weight by 256 pixels, so global traffic drops by roughly those factors. Weights are stored
+//   [c][r][s][16] so each thread reads its 16 weights as four float4 broadcasts. Stride and dilation only change
+//   where a thread reads inside the patch. The halo tile must fit in 48 KB of shared memory: the chunk size
+//   shrinks (8, 4, 2, 1 channels) for large kernels or strides, and supports() refuses when even one channel
+//   does not fit (huge dilations), naming the size.
+#include "kernels/cuda/conv2d.cuh"
+
+#include "compute/error.h"
+#include "kernels/common/cuda_check.h"
+
+#include <string>
+
+namespace convscope::cuda {
+
+namespace {
+    __global__ void conv2dDirectKernel(ConvGeometry g, const float* __restrict__ x, const float* __restrict__ w,
+        const float* __restrict__ bias, float* __restrict__ y)
+    {
+        const long long total = static_cast<long long>(g.n) * g.k * g.p * g.q;
+        const long long idx = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+        if (idx >= total)
+            return;
+        const int q = static_cast<int>(idx % g.q);
+        const int p = static_cast<int>((idx / g.q) % g.p);
+        const int k = static_cast<int>((idx / (static_cast<long long>(g.q) * g.p)) % g.k);
+        const int n = static_cast<int>(idx / (static_cast<long long>(g.q) * g.p * g.k));
+        const int cg = g.c / g.groups, kg = g.k / g.groups;
+        const int c0 = (k / kg) * cg;
+        float acc = bias ? bias[k] : 0.0f;
+        const int ih0 = p * g.strideH - g.padTop, iw0 = q * g.strideW - g.padLeft;
+        for (int c = 0; c < cg; ++c) {
+            const float* xp = x + (static_cast<long long>(n) * g.c + c0 + c) * g.h * g.w;
+            const float* wp = w + (static_cast<long long>(k) * cg + c) * g.r * g.s;
+            for (int r = 0; r < g.r; ++r) {
+                const int ih = ih0 + r * g.dilH;
+                if (ih < 0 || ih >= g.h)
+                    continue;
+                for (int s = 0; s < g.s; ++s) {
+                    const int iw = iw0 + s * g.dilW;
+                    if (iw < 0 || iw >= g.w)
+                        continue;
+                    acc = fmaf(xp[ih * g.w + iw], wp[r * g.s + s], acc);
+                }
+            }
+        }
+        y[idx] = acc;
+    }
+
+    constexpr int kTile = 16; // output pixels per block side
+    constexpr int kKpb = 16; // output channels per block
+
+    struct TiledLayout {
+        int patchH, patchW, cps;
+        __host__ __device__ int patchFloats() const { return cps * patchH * patchW; }
+    };
+
+    TiledLayout tiledLayout(const ConvGeometry& g, int cps)
+    {
+        return { (kTile - 1) * g.strideH + (g.r - 1) * g.dilH + 1, (kTile - 1) * g.strideW + (g.s - 1) * g.dilW + 1,
+            cps };
+    }
+
+    __global__ void __launch_bounds__(kTile* kTile) conv2dTiledKernel(ConvGeometry g, TiledLayout L, int tilesW,
+        int tilesH, int kBlocks, const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
+        float* __restrict__ y)
+    {
+        extern __shared__ float4 smem4[];
+        float* smem = reinterpret_cast<float*>(smem4);
+        const int rs = g.r * g.s;
+        float* ws = smem; // [cps][r][s][kKpb], first so float4 reads stay 16-byte aligned
+        float* patch = smem + L.cps * rs * kKpb; // [cps][patchH][patchW]
+
+        const int cg = g.c / g.groups, kg = g.k / g.groups;
+        // One flat grid index (grid.y/z are limited to 65535, too few for depthwise layers at large batch).
+        const int tiles = tilesW * tilesH;
+        const int tile = blockIdx.x % tiles, rest = blockIdx.x / tiles;
+        const int tileY = tile / tilesW, tileX = tile % tilesW;
+        const int kBlock = rest % kBlocks;
+        const int grp = (rest / kBlocks) % g.groups;
+        const int n = rest / (kBlocks * g.groups);
+        const int kFirst = kBlock * kKpb; // within the group
+        const int tx = threadIdx.x % kTile, ty = threadIdx.x / kTile;
+        const int p = tileY * kTile + ty, q = tileX * kTile + tx;
+        const int ih0 = tileY * kTile * g.strideH - g.padTop, iw0 = tileX * kTile * g.strideW - g.padLeft;
+        const int patchPlane = L.patchH * L.patchW;
+
+        float acc[kKpb];
+#pragma unroll
+        for (int i = 0; i < kKpb; ++i)
+            acc[i] = 0.0f;
+
+        for (int cBase = 0; cBase < cg; cBase += L.cps) {
+            // Stage the halo tile of cps channels (zeros for padding and for channels past the group's end).
+            for (int i = threadIdx.x; i < L.patchFloats(); i += blockDim.x) {
+                const int cc = i / patchPlane, rem = i % patchPlane;
+                const int ph = rem / L.patchW, pw = rem % L.patchW;
+                const int ih = ih0 + ph, iw = iw0 + pw, c = cBase + cc;
+                float v = 0.0f;
+                if (c < cg && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w)
+                    v = x[((static_cast<long long>(n) * g.c + grp * cg + c) * g.h + ih) * g.w + iw];
+                patch[i] = v;
+            }
+            for (int i = threadIdx.x; i < L.cps * rs * kKpb; i += blockDim.x) {
+                const int kk = i % kKpb, crs = i / kKpb;
+                const int cc = crs / rs, t = crs % rs;
+                const int k = kFirst + kk, c = cBase + cc;
+                ws[i] = (k < kg && c < cg) ? w[(static_cast<long long>(grp * kg + k) * cg + c) * rs + t] : 0.0f;
+            }
+            __syncthreads();
+            for (int cc = 0; cc < L.cps; ++cc) {
+                const float* pp = patch + cc * patchPlane + ty * g.strideH * L.patchW + tx * g.strideW;
+                for (int r = 0; r < g.r; ++r) {
+                    for (int s = 0; s < g.s; ++s) {
+                        const float v = pp[r * g.dilH * L.patchW + s * g.dilW];
+                        const float4* wv = reinterpret_cast<const float4*>(ws + ((cc * g.r + r) * g.s + s) * kKpb);
+#pragma unroll
+                        for (int j = 0; j < kKpb / 4; ++j) {
+                            const float4 w4 = wv[j];
+                            acc[4 * j + 0] = fmaf(v, w4.x, acc[4 * j + 0]);
+                            acc[4 * j + 1] = fmaf(v, w4.y, acc[4 * j + 1]);
+                            acc[4 * j + 2] = fmaf(v, w4.z, acc[4 * j + 2]);
+                            acc[4 * j + 3] = fmaf(v, w4.w, acc[4 * j + 3]);
+                        }
+                    }
+                }
+            }
+            __syncthreads();
+        }
+        if (p >= g.p || q >= g.q)
+            return;
+#pragma unroll
+        for (int kk = 0; kk < kKpb; ++kk) {
+            const int k = kFirst + kk;
+            if (k < kg) {
+                const int kAbs = grp * kg + k;
+                y[((static_cast<long long>(n) * g.k + kAbs) * g.p + p) * g.q + q] = acc[kk] + (bias ? bias[kAbs] : 0.0f);
+            }
+        }
+    }
+} // namespace
+
+void conv2dDirect(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st)
+{
+    const long long total = static_cast<long long>(g.n) * g.k * g.p * g.q;
+    const int threads = 256;
+    conv2dDirectKernel<<<static_cast<unsigned>((total + threads - 1) / threads), threads, 0, st>>>(g, x, w, bias, y);
+}
+
+size_t conv2dTiledSharedBytes(const ConvGeometry& g, int cps)
+{
+    const TiledLayout L = tiledLayout(g, cps);
+    return (static_cast<size_t>(L.patchFloats()) + static_cast<size_t>(cps) * g.r * g.s * kKpb) * sizeof(float);
+}
+
+int conv2dTiledChannelsPerStage(const ConvGeometry& g)
+{
+    const int cg = g.c / g.groups;
+    for (int cps : { 8, 4, 2, 1 }) {
+        if (cps > cg && cps > 1)
+            continue; // no point staging channels the group does not have
+        if (conv2dTiledSharedBytes(g, cps) <= kTiledSharedLimit)
+            return cps;
+    }
+    return 0;
+}
+
+void conv2dTiled(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st)
+{
+    const int cps = conv2dTiledChannelsPerStage(g);
+    if (cps == 0)
+        throw UnsupportedError("cuda.tiled: the input tile with its halo needs "
+            + std::to_string(conv2dTiledSharedBytes(g, 1) / 1024) + " KB of shared memory (limit 48 KB)");
+    const TiledLayout L = tiledLayout(g, cps);
+    const int tilesW = (g.q + kTile - 1) / kTile, tilesH = (g.p + kTile - 1) / kTile;
+    const int kBlocks = (g.k / g.groups + kKpb - 1) / kKpb;
+    const long long blocks = static_cast<long long>(tilesW) * tilesH * kBlocks * g.groups * g.n;
+    conv2dTiledKernel<<<static_cast<unsigned>(blocks), kTile * kTile, conv2dTiledSharedBytes(g, cps), st>>>(
+        g, L, tilesW, tilesH, kBlocks, x, w, bias, y);
+}
+
+} // namespace convscope::cuda

@@ -1,0 +1,45 @@
+// conv2d on the GPU: three algorithms of one convolution (cuda.direct, cuda.tiled, cuda.implicit_gemm).
+// Host-side launchers only, so cuda_backend.cpp can include this without device code.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string>
+
+namespace convscope::cuda {
+
+// The geometry of one convolution, NCHW. Input [n, c, h, w]; output [n, k, p, q]; weight [k, c/groups, r, s]
+// (conv2d) or [c, k/groups, r, s] (conv_transpose2d). Bottom/right padding only changes the output size (p,
+// q), which shape inference fixed, so the kernels need only the top/left amounts: a tap that falls below or
+// right of the input reads a zero exactly like one above or left of it. That is how every kernel here
+// supports asymmetric padding for free.
+struct ConvGeometry {
+    int n, c, h, w;
+    int k, p, q;
+    int r, s;
+    int strideH, strideW;
+    int padTop, padLeft;
+    int dilH, dilW;
+    int groups;
+};
+
+void conv2dDirect(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st);
+
+// Shared memory the tiled kernel needs with `channelsPerStage` input channels staged at once.
+size_t conv2dTiledSharedBytes(const ConvGeometry& g, int channelsPerStage);
+// 0 when the halo tile does not fit even one channel at a time (then supports() refuses).
+int conv2dTiledChannelsPerStage(const ConvGeometry& g);
+constexpr size_t kTiledSharedLimit = 48 * 1024;
+void conv2dTiled(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st);
+
+// Implicit GEMM needs a small per-layer table (one int2 per (c, r, s) of a group), built once in prepare.
+size_t conv2dImplicitGemmTableBytes(const ConvGeometry& g);
+void conv2dImplicitGemmBuildTable(const ConvGeometry& g, void* table, cudaStream_t st);
+// Which tile shape the launcher picks for this layer on a device with `smCount` multiprocessors
+// ("128x128 tiles, 8x8 per thread").
+std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount);
+void conv2dImplicitGemm(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y,
+    const void* table, int smCount, cudaStream_t st);
+
+} // namespace convscope::cuda

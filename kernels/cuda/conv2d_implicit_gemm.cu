@@ -1,0 +1,313 @@
+// conv2d, cuda.implicit_gemm: the fast path.
+//
+// Algorithm. A convolution is a matrix product in disguise. Per group, with M = K/groups output channels,
+// Ncols = N·P·Q output pixels and Kdim = (C/groups)·R·S taps:
+//   Y[m, col] = Σ_kd A[m, kd] · B[kd, col]
+//   A = the weights, [K, C/g·R·S] row-major exactly as stored: no transform at all;
+//   B = the im2col matrix, B[(c, r, s), (n, p, q)] = x[n, c, p·sh − top + r·dh, q·sw − left + s·dw] (0 off the input).
+// cpu.im2col_gemm writes B to memory first; here B is never materialised ("implicit"): each block gathers the
+// BK×BN slice it needs straight from x into shared memory. The gather's index arithmetic is taken off the
+// inner loop by a small per-layer table, one int2 per (c, r, s): the offset c·H·W + r·dh·W + s·dw and the
+// packed (r·dh, s·dw) for the bounds test; each thread fixes its column (n, p, q) once. Asymmetric padding,
+// stride, dilation and groups (grid z) thus cost nothing extra in the inner loop.
+//
+// Blocking (the SGEMM recipe of siboehm/SGEMM_CUDA and CUTLASS's SIMT kernels):
+//   - a block computes a BM×BN tile of Y with T = (BM/TM)·(BN/TN) threads, each a TM×TN register tile: per
+//     BK step a thread does TM·TN FMAs for TM + TN shared-memory reads, which is what lifts the kernel from
+//     memory-bound to FMA-bound;
+//   - the thread's TM rows are two groups of TM/2 at ty·TM/2 and BM/2 + ty·TM/2 (columns likewise), read as
+//     float4: a warp's reads of B are 16-byte, consecutive and conflict-free, its reads of A are broadcasts;
+//   - A is loaded with float4 (16-byte) global loads when C/g·R·S is a multiple of 4 (rows then stay aligned;
+//     the arena aligns every tensor to 256 bytes), B with coalesced scalar loads (a warp reads 32 consecutive
+//     output pixels, i.e. mostly consecutive input columns);
+//   - double-buffered shared memory with a register prefetch: the global loads of step k+1 are issued before
+//     the FMAs of step k and land in the other buffer after them, so memory latency hides behind arithmetic and
+//     one __syncthreads per step suffices.
+// Variants: 128×128 tiles (8×8 per thread, 256 threads) for wide layers; 64×128 (128 threads) when a group has
+// ≤ 64 output channels, so half a tile is not wasted on channels that do not exist; 32×64 (4×4 per thread)
+// for narrow or small layers (LeNet, depthwise) where bigger tiles would leave most multiprocessors idle.
+// Everything is FP32 FFMA (no tensor cores): TF32 is not used, so results match cpu.direct to ~1e-7.
+#include "kernels/cuda/conv2d.cuh"
+
+#include "kernels/common/cuda_check.h"
+
+namespace convscope::cuda {
+
+namespace {
+    __global__ void buildTableKernel(ConvGeometry g, int2* table)
+    {
+        const int rs = g.r * g.s;
+        const int crs = blockIdx.x * blockDim.x + threadIdx.x;
+        if (crs >= (g.c / g.groups) * rs)
+            return;
+        const int c = crs / rs, t = crs % rs;
+        const int rd = (t / g.s) * g.dilH, sd = (t % g.s) * g.dilW;
+        table[crs] = make_int2(c * g.h * g.w + rd * g.w + sd, (rd << 16) | sd);
+    }
+
+    template <int N>
+    __device__ __forceinline__ void loadFrag(float (&dst)[N], const float* src)
+    {
+        if constexpr (N == 4) {
+            const float4 v = *reinterpret_cast<const float4*>(src);
+            dst[0] = v.x, dst[1] = v.y, dst[2] = v.z, dst[3] = v.w;
+        } else if constexpr (N == 2) {
+            const float2 v = *reinterpret_cast<const float2*>(src);
+            dst[0] = v.x, dst[1] = v.y;
+        } else {
+#pragma unroll
+            for (int i = 0; i < N; ++i)
+                dst[i] = src[i];
+        }
+    }
+
+    template <int BM, int BN, int BK, int TM, int TN, bool VecA>
+    __global__ void __launch_bounds__((BM / TM) * (BN / TN)) conv2dIgemmKernel(ConvGeometry g,
+        const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
+        float* __restrict__ y, const int2* __restrict__ table)
+    {
+        constexpr int T = (BM / TM) * (BN / TN);
+        static_assert(T % BN == 0, "each thread gathers one column of B");
+        constexpr int BRowsPerPass = T / BN;
+        static_assert(BK % BRowsPerPass == 0, "B tile rows divide among the threads");
+        constexpr int BLoads = BK / BRowsPerPass;
+        constexpr int AVecs = BM * BK / 4; // float4 groups of the A tile
+        constexpr int AVecLoads = (AVecs + T - 1) / T;
+        constexpr int AScalarLoads = (BM * BK + T - 1) / T;
+        constexpr int HM = TM / 2, HN = TN / 2;
+
+        __shared__ __align__(16) float As[2][BK][BM];
+        __shared__ __align__(16) float Bs[2][BK][BN];
+
+        const int tid = threadIdx.x;
+        const int grp = blockIdx.z;
+        const int kg = g.k / g.groups, cg = g.c / g.groups;
+        const int crsTotal = cg * g.r * g.s;
+        const int pq = g.p * g.q;
+        const long long npqTotal = static_cast<long long>(g.n) * pq;
+        const int mBase = blockIdx.y * BM;
+        const long long colBase = static_cast<long long>(blockIdx.x) * BN;
+        const float* wg = w + static_cast<long long>(grp) * kg * crsTotal;
+        const float* xg = x + static_cast<long long>(grp) * cg * g.h * g.w;
+
+        // This thread's B column: one output pixel, fixed for the whole K loop.
+        const int bCol = tid % BN, bRow0 = tid / BN;
+        const long long myCol = colBase + bCol;
+        const bool colValid = myCol < npqTotal;
+        int ihBase = 0, iwBase = 0;
+        long long colOff = 0;
+        if (colValid) {
+            const int nn = static_cast<int>(myCol / pq), rem = static_cast<int>(myCol % pq);
+            ihBase = (rem / g.q) * g.strideH - g.padTop;
+            iwBase = (rem % g.q) * g.strideW - g.padLeft;
+            colOff = static_cast<long long>(nn) * g.c * g.h * g.w + static_cast<long long>(ihBase) * g.w + iwBase;
+        }
+
+        float aReg[VecA ? AVecLoads * 4 : AScalarLoads];
+        float bReg[BLoads];
+
+        auto loadTiles = [&](int k0) {
+#pragma unroll
+            for (int i = 0; i < BLoads; ++i) {
+                const int crs = k0 + bRow0 + i * BRowsPerPass;
+                float v = 0.0f;
+                if (colValid && crs < crsTotal) {
+                    const int2 t = __ldg(&table[crs]);
+                    const int ih = ihBase + (t.y >> 16), iw = iwBase + (t.y & 0xFFFF);
+                    if (static_cast<unsigned>(ih) < static_cast<unsigned>(g.h)
+                        && static_cast<unsigned>(iw) < static_cast<unsigned>(g.w))
+                        v = __ldg(xg + colOff + t.x);
+                }
+                bReg[i] = v;
+            }
+            if constexpr (VecA) {
+#pragma unroll
+                for (int i = 0; i < AVecLoads; ++i) {
+                    const int idx = tid + i * T;
+                    const int row = idx / (BK / 4), col = (idx % (BK / 4)) * 4;
+                    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+                    if (idx < AVecs && mBase + row < kg && k0 + col < crsTotal)
+                        v = __ldg(reinterpret_cast<const float4*>(wg + static_cast<long long>(mBase + row) * crsTotal + k0 + col));
+                    aReg[4 * i + 0] = v.x, aReg[4 * i + 1] = v.y, aReg[4 * i + 2] = v.z, aReg[4 * i + 3] = v.w;
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < AScalarLoads; ++i) {
+                    const int idx = tid + i * T;
+                    const int row = idx / BK, col = idx % BK;
+                    float v = 0.0f;
+                    if (idx < BM * BK && mBase + row < kg && k0 + col < crsTotal)
+                        v = __ldg(wg + static_cast<long long>(mBase + row) * crsTotal + k0 + col);
+                    aReg[i] = v;
+                }
+            }
+        };
+        auto storeTiles = [&](int buf) {
+#pragma unroll
+            for (int i = 0; i < BLoads; ++i)
+                Bs[buf][bRow0 + i * BRowsPerPass][bCol] = bReg[i];
+            if constexpr (VecA) {
+#pragma unroll
+                for (int i = 0; i < AVecLoads; ++i) {
+                    const int idx = tid + i * T;
+                    if (idx < AVecs) {
+                        const int row = idx / (BK / 4), col = (idx % (BK / 4)) * 4;
+#pragma unroll
+                        for (int e = 0; e < 4; ++e)
+                            As[buf][col + e][row] = aReg[4 * i + e];
+                    }
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < AScalarLoads; ++i) {
+                    const int idx = tid + i * T;
+                    if (idx < BM * BK)
+                        As[buf][idx % BK][idx / BK] = aReg[i];
+                }
+            }
+        };
+
+        const int tx = tid % (BN / TN), ty = tid / (BN / TN);
+        float acc[TM][TN];
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+                acc[i][j] = 0.0f;
+
+        const int steps = (crsTotal + BK - 1) / BK;
+        loadTiles(0);
+        storeTiles(0);
+        __syncthreads();
+        int cur = 0;
+        for (int step = 0; step < steps; ++step) {
+            const bool more = step + 1 < steps;
+            if (more)
+                loadTiles((step + 1) * BK); // in flight while we compute
+#pragma unroll
+            for (int kk = 0; kk < BK; ++kk) {
+                float a[TM], b[TN];
+                float a0[HM], a1[HM], b0[HN], b1[HN];
+                loadFrag(a0, &As[cur][kk][ty * HM]);
+                loadFrag(a1, &As[cur][kk][BM / 2 + ty * HM]);
+                loadFrag(b0, &Bs[cur][kk][tx * HN]);
+                loadFrag(b1, &Bs[cur][kk][BN / 2 + tx * HN]);
+#pragma unroll
+                for (int i = 0; i < HM; ++i)
+                    a[i] = a0[i], a[HM + i] = a1[i];
+#pragma unroll
+                for (int j = 0; j < HN; ++j)
+                    b[j] = b0[j], b[HN + j] = b1[j];
+#pragma unroll
+                for (int i = 0; i < TM; ++i)
+#pragma unroll
+                    for (int j = 0; j < TN; ++j)
+                        acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+            }
+            if (more)
+                storeTiles(cur ^ 1); // the other buffer: everyone finished reading it before the last barrier
+            __syncthreads();
+            cur ^= 1;
+        }
+
+        // Epilogue: bias and store. A thread's columns are two runs of HN consecutive output pixels.
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+            const long long col = colBase + (j < HN ? tx * HN + j : BN / 2 + tx * HN + (j - HN));
+            if (col >= npqTotal)
+                continue;
+            const long long nn = col / pq;
+            const int rem = static_cast<int>(col % pq);
+            float* yCol = y + (nn * g.k + static_cast<long long>(grp) * kg) * pq + rem;
+#pragma unroll
+            for (int i = 0; i < TM; ++i) {
+                const int m = mBase + (i < HM ? ty * HM + i : BM / 2 + ty * HM + (i - HM));
+                if (m < kg)
+                    yCol[static_cast<long long>(m) * pq] = acc[i][j] + (bias ? __ldg(&bias[grp * kg + m]) : 0.0f);
+            }
+        }
+    }
+
+    enum class Variant { Big, Mid, Small };
+
+    long long blocksFor(const ConvGeometry& g, int bm, int bn)
+    {
+        const long long cols = static_cast<long long>(g.n) * g.p * g.q;
+        const int kg = g.k / g.groups;
+        return ((cols + bn - 1) / bn) * ((kg + bm - 1) / bm) * g.groups;
+    }
+
+    Variant pick(const ConvGeometry& g, int smCount)
+    {
+        const int kg = g.k / g.groups;
+        if (kg > 64 && blocksFor(g, 128, 128) >= smCount)
+            return Variant::Big;
+        if (kg > 32 && blocksFor(g, 64, 128) >= smCount)
+            return Variant::Mid;
+        return Variant::Small;
+    }
+
+    template <int BM, int BN, int BK, int TM, int TN>
+    void launch(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, const int2* table,
+        cudaStream_t st)
+    {
+        const long long cols = static_cast<long long>(g.n) * g.p * g.q;
+        const dim3 grid(static_cast<unsigned>((cols + BN - 1) / BN), static_cast<unsigned>((g.k / g.groups + BM - 1) / BM),
+            static_cast<unsigned>(g.groups));
+        const int threads = (BM / TM) * (BN / TN);
+        const bool vecA = ((g.c / g.groups) * g.r * g.s) % 4 == 0;
+        if (vecA)
+            conv2dIgemmKernel<BM, BN, BK, TM, TN, true><<<grid, threads, 0, st>>>(g, x, w, bias, y, table);
+        else
+            conv2dIgemmKernel<BM, BN, BK, TM, TN, false><<<grid, threads, 0, st>>>(g, x, w, bias, y, table);
+    }
+} // namespace
+
+size_t conv2dImplicitGemmTableBytes(const ConvGeometry& g)
+{
+    return static_cast<size_t>(g.c / g.groups) * g.r * g.s * sizeof(int2);
+}
+
+void conv2dImplicitGemmBuildTable(const ConvGeometry& g, void* table, cudaStream_t st)
+{
+    const int n = (g.c / g.groups) * g.r * g.s;
+    buildTableKernel<<<(n + 255) / 256, 256, 0, st>>>(g, static_cast<int2*>(table));
+    CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d implicit GEMM table");
+}
+
+std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount)
+{
+    const bool vecA = ((g.c / g.groups) * g.r * g.s) % 4 == 0;
+    std::string v;
+    switch (pick(g, smCount)) {
+    case Variant::Big:
+        v = "128x128 tiles, 8x8 per thread";
+        break;
+    case Variant::Mid:
+        v = "64x128 tiles, 8x8 per thread";
+        break;
+    case Variant::Small:
+        v = "32x64 tiles, 4x4 per thread";
+        break;
+    }
+    return "implicit GEMM " + v + (vecA ? ", float4 weight loads" : ", scalar weight loads");
+}
+
+void conv2dImplicitGemm(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y,
+    const void* table, int smCount, cudaStream_t st)
+{
+    const auto* t = static_cast<const int2*>(table);
+    switch (pick(g, smCount)) {
+    case Variant::Big:
+        launch<128, 128, 8, 8, 8>(g, x, w, bias, y, t, st);
+        break;
+    case Variant::Mid:
+        launch<64, 128, 8, 8, 8>(g, x, w, bias, y, t, st);
+        break;
+    case Variant::Small:
+        launch<32, 64, 8, 4, 4>(g, x, w, bias, y, t, st);
+        break;
+    }
+}
+
+} // namespace convscope::cuda

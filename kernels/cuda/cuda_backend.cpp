@@ -1,0 +1,260 @@
+// The "cuda" backend: our own kernels, one .cu/.cuh pair per op in this folder, behind the shared GPU session
+// flow (kernels/common/gpu_session.h). The algorithm picks the conv2d kernel — direct, tiled or implicit_gemm —
+// and every other layer runs its one implementation. This file is the module's entry point, the backend's
+// answers (availability, supports) and the per-layer dispatch.
+#include "compute/backend_registry.h"
+#include "compute/error.h"
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/device_info.h"
+#include "kernels/common/gpu_session.h"
+#include "kernels/cuda/conv2d.cuh"
+#include "kernels/cuda/conv_transpose2d.cuh"
+#include "kernels/cuda/elementwise.cuh"
+#include "kernels/cuda/linear.cuh"
+#include "kernels/cuda/pooling.cuh"
+#include "kernels/cuda/softmax.cuh"
+
+#include <limits>
+#include <type_traits>
+#include <variant>
+
+namespace convscope::cuda {
+
+namespace {
+    const char* const kDirect = "direct";
+    const char* const kTiled = "tiled";
+    const char* const kImplicitGemm = "implicit_gemm";
+    constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
+
+    ConvGeometry convGeometry(const LayerShape& s, int64_t groups, const Pair& kernel, const Pair& stride,
+        const Pair& dilation)
+    {
+        const Padding2d& pad = s.resolvedPadding;
+        return { int(s.in.n), int(s.in.c), int(s.in.h), int(s.in.w), int(s.out.c), int(s.out.h), int(s.out.w),
+            int(kernel[0]), int(kernel[1]), int(stride[0]), int(stride[1]), int(pad.top), int(pad.left),
+            int(dilation[0]), int(dilation[1]), int(groups) };
+    }
+
+    ConvGeometry geometryOf(const Conv2d& c, const LayerShape& s)
+    {
+        return convGeometry(s, c.groups, c.kernel_size, c.stride, c.dilation);
+    }
+
+    ConvGeometry geometryOf(const ConvTranspose2d& c, const LayerShape& s)
+    {
+        return convGeometry(s, c.groups, c.kernel_size, c.stride, c.dilation);
+    }
+
+    PoolGeometry poolGeometry(const LayerShape& s, const Pair& kernel, const Pair& stride, const Pair& dilation)
+    {
+        const Padding2d& pad = s.resolvedPadding;
+        return { int(s.in.n), int(s.in.c), int(s.in.h), int(s.in.w), int(s.out.h), int(s.out.w), int(kernel[0]),
+            int(kernel[1]), int(stride[0]), int(stride[1]), int(pad.top), int(pad.bottom), int(pad.left),
+            int(pad.right), int(dilation[0]), int(dilation[1]), true, 0 };
+    }
+
+    ActivationKind activationKind(const LayerSpec& spec, float* param)
+    {
+        *param = 0.0f;
+        if (const auto* l = std::get_if<LeakyReLU>(&spec)) {
+            *param = static_cast<float>(l->negative_slope);
+            return ActivationKind::LeakyReLU;
+        }
+        if (const auto* e = std::get_if<ELU>(&spec)) {
+            *param = static_cast<float>(e->alpha);
+            return ActivationKind::ELU;
+        }
+        if (std::holds_alternative<Sigmoid>(spec))
+            return ActivationKind::Sigmoid;
+        if (std::holds_alternative<Tanh>(spec))
+            return ActivationKind::Tanh;
+        return ActivationKind::ReLU;
+    }
+
+    class CudaSession final : public gpu::GpuSessionBase {
+    public:
+        CudaSession(const std::string& algorithm, const SessionOptions& options, std::shared_ptr<gpu::ArenaPool> pool)
+            : GpuSessionBase("cuda", algorithm, options, std::move(pool))
+        {
+        }
+
+    protected:
+        size_t layerScratchBytes(size_t i) const override
+        {
+            if (const auto* c = std::get_if<Conv2d>(&spec(i)); c && algorithm() == kImplicitGemm)
+                return conv2dImplicitGemmTableBytes(geometryOf(*c, shape(i)));
+            if (std::holds_alternative<BatchNorm2d>(spec(i)))
+                return 2 * static_cast<size_t>(shape(i).in.c) * sizeof(float);
+            return 0;
+        }
+
+        void prepareLayer(size_t i, cudaStream_t stream) override
+        {
+            const int sms = deviceProperties().multiProcessorCount;
+            std::visit(
+                [&](const auto& l) {
+                    using T = std::decay_t<decltype(l)>;
+                    if constexpr (std::is_same_v<T, Conv2d>) {
+                        const ConvGeometry g = geometryOf(l, shape(i));
+                        if (algorithm() == kImplicitGemm) {
+                            conv2dImplicitGemmBuildTable(g, scratch(i), stream);
+                            setLayerNote(i, conv2dImplicitGemmVariant(g, sms));
+                        } else if (algorithm() == kTiled) {
+                            setLayerNote(i, "16x16 output tile x 16 channels, "
+                                    + std::to_string(conv2dTiledChannelsPerStage(g)) + " input channels per stage");
+                        } else {
+                            setLayerNote(i, "one thread per output element");
+                        }
+                    } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                        setLayerNote(i, "gather kernel (one thread per output element; same for every cuda algorithm)");
+                    } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                        if (!runningMean(i) || !runningVar(i))
+                            throw InputError("layer " + std::to_string(i) + " (" + layer(i).name
+                                + "): batchnorm2d has no running_mean / running_var");
+                        batchNormFold(int(shape(i).in.c), runningMean(i), runningVar(i), weight(i), bias(i), l.eps,
+                            static_cast<float*>(scratch(i)), stream);
+                        setLayerNote(i, "statistics folded into scale and shift at prepare");
+                    } else if constexpr (std::is_same_v<T, Linear>) {
+                        setLayerNote(i, linearVariant(int(shape(i).in.n)));
+                    }
+                },
+                spec(i));
+        }
+
+        void runLayer(size_t i, cudaStream_t st) override
+        {
+            const LayerShape& s = shape(i);
+            const float* x = input(i);
+            float* y = output(i);
+            std::visit(
+                [&](const auto& l) {
+                    using T = std::decay_t<decltype(l)>;
+                    if constexpr (std::is_same_v<T, Conv2d>) {
+                        const ConvGeometry g = geometryOf(l, s);
+                        if (algorithm() == kImplicitGemm)
+                            conv2dImplicitGemm(g, x, weight(i), bias(i), y, scratch(i),
+                                deviceProperties().multiProcessorCount, st);
+                        else if (algorithm() == kTiled)
+                            conv2dTiled(g, x, weight(i), bias(i), y, st);
+                        else
+                            conv2dDirect(g, x, weight(i), bias(i), y, st);
+                    } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                        convTranspose2dGather(geometryOf(l, s), x, weight(i), bias(i), y, st);
+                    } else if constexpr (std::is_same_v<T, MaxPool2d>) {
+                        maxPool2d(poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, y, st);
+                    } else if constexpr (std::is_same_v<T, AvgPool2d>) {
+                        PoolGeometry g = poolGeometry(s, l.kernel_size, l.effectiveStride(), { 1, 1 });
+                        g.countIncludePad = l.count_include_pad;
+                        g.divisorOverride = l.divisor_override ? int(*l.divisor_override) : 0;
+                        avgPool2d(g, x, y, st);
+                    } else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
+                        globalAvgPool2d(int(s.in.n * s.in.c), int(s.in.h * s.in.w), x, y, st);
+                    } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                        batchNorm2d(int(s.in.n), int(s.in.c), int(s.in.h * s.in.w), x,
+                            static_cast<const float*>(scratch(i)), y, st);
+                    } else if constexpr (std::is_same_v<T, Linear>) {
+                        linear(int(s.in.n), int(s.in.c * s.in.h * s.in.w), int(s.out.c), x, weight(i), bias(i), y, st);
+                    } else if constexpr (std::is_same_v<T, Softmax>) {
+                        softmax(int(s.in.n), int(s.in.c), int(s.in.h * s.in.w), x, y, st);
+                    } else if constexpr (std::is_same_v<T, Flatten>) {
+                        // A view: never called (the session aliases the buffer).
+                    } else {
+                        float param = 0;
+                        const ActivationKind kind = activationKind(l, &param);
+                        activation(kind, param, s.in.numel(), x, y, st);
+                    }
+                },
+                spec(i));
+        }
+
+        std::map<std::string, std::string> extraMetadata() const override
+        {
+            std::map<std::string, std::string> m;
+            m["math"] = options().math == MathMode::TF32
+                ? "fp32 (tf32 requested, but the cuda kernels have no tensor-core path: fp32 only)"
+                : "fp32";
+            m["kernels"] = "ConvScope CUDA kernels (FP32 FFMA)";
+            return m;
+        }
+    };
+
+    class CudaBackend final : public Backend {
+    public:
+        std::string name() const override { return "cuda"; }
+        std::string description() const override
+        {
+            return "our CUDA kernels: direct, tiled (shared memory) and implicit GEMM convolutions";
+        }
+        std::vector<AlgorithmInfo> algorithms() const override
+        {
+            return { { kDirect, "one thread per output element, straight from global memory" },
+                { kTiled, "input tiles with their halo in shared memory, reused across 16 output channels" },
+                { kImplicitGemm, "implicit GEMM: register tiling, float4 loads, double-buffered shared memory" } };
+        }
+        Availability availability() const override { return gpu::queryAvailability(); }
+
+        Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape& shape) const override
+        {
+            const std::string sel = "cuda." + algorithm;
+            if (algorithm != kDirect && algorithm != kTiled && algorithm != kImplicitGemm)
+                return { false, sel + ": unknown algorithm" };
+            if (!shape.ok)
+                return { false, sel + ": " + shape.error };
+            if (shape.in.numel() > kMaxElements || shape.out.numel() > kMaxElements)
+                return { false, sel + ": tensors of more than 2^31 elements are unsupported (32-bit indexing)" };
+            if (const auto* c = std::get_if<Conv2d>(&spec)) {
+                const ConvGeometry g = geometryOf(*c, shape);
+                if (algorithm == kTiled && conv2dTiledChannelsPerStage(g) == 0)
+                    return { false,
+                        sel + ": the input tile with its halo needs "
+                            + std::to_string(conv2dTiledSharedBytes(g, 1) / 1024)
+                            + " KB of shared memory, more than the 48 KB the tiled kernel uses (large stride or "
+                              "dilation); use cuda.direct or cuda.implicit_gemm" };
+                if (algorithm == kImplicitGemm && ((g.r - 1) * g.dilH >= 32768 || (g.s - 1) * g.dilW >= 65536))
+                    return { false, sel + ": a kernel span of 32768 pixels or more is unsupported" };
+            }
+            return { true, {} };
+        }
+
+        std::unique_ptr<BackendSession> createSession(const std::string& algorithm, const SessionOptions& options) override
+        {
+            if (algorithm != kDirect && algorithm != kTiled && algorithm != kImplicitGemm)
+                throw UnsupportedError("cuda." + algorithm + ": unknown algorithm (direct, tiled, implicit_gemm)");
+            return std::make_unique<CudaSession>(algorithm, options, m_pool);
+        }
+
+        std::map<std::string, std::string> info() const override
+        {
+            auto m = gpu::deviceInfo();
+            const Availability a = gpu::queryAvailability();
+            if (!a.available)
+                m["unavailable"] = a.reason;
+            return m;
+        }
+
+    private:
+        std::shared_ptr<gpu::ArenaPool> m_pool = std::make_shared<gpu::ArenaPool>();
+    };
+} // namespace
+
+} // namespace convscope::cuda
+
+extern "C" __attribute__((visibility("default"))) int convscope_register_module(
+    convscope::BackendRegistry* registry, int abiVersion)
+{
+    // Nothing may cross this C boundary as an exception.
+    try {
+        if (!registry)
+            return 2;
+        if (abiVersion != convscope::kModuleAbiVersion) {
+            registry->add(convscope::makeUnavailableBackend("cuda", "our CUDA kernels",
+                "libconvscope_cuda.so was built for module ABI " + std::to_string(convscope::kModuleAbiVersion)
+                    + ", the program uses " + std::to_string(abiVersion) + "; rebuild the module"));
+            return 0;
+        }
+        registry->add(std::make_shared<convscope::cuda::CudaBackend>());
+        return 0;
+    } catch (...) {
+        return 1;
+    }
+}
