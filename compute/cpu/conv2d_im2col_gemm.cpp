@@ -84,6 +84,7 @@ void conv2d(
     const bool pointwise = kh == 1 && kw == 1 && spec.stride[0] == 1 && spec.stride[1] == 1 && pad.top == 0
         && pad.bottom == 0 && pad.left == 0 && pad.right == 0 && outH == inH && outW == inW;
 
+    detail::requireBlasDimensions({ depth, pixels, inPlane, outPerGroup }, op);
     const ConvGeometry geometry { inH, inW, outW, kh, kw, spec.stride[0], spec.stride[1], spec.dilation[0],
         spec.dilation[1], pad.top, pad.left };
     int64_t chunk = 0;

@@ -41,6 +41,7 @@ void convTranspose2d(const Tensor& in, const Tensor& weight, const Tensor* bias,
 
     const int64_t rows = outPerGroup * kh * kw; // Kc
     const int64_t inPlane = inH * inW, outPlane = outH * outW;
+    detail::requireBlasDimensions({ rows, inPlane, outPlane, inPerGroup }, op);
     const int64_t chunk
         = std::clamp<int64_t>(detail::workspaceBudgetBytes(in, out) / (rows * int64_t(sizeof(float))), 1, inPlane);
     std::unique_ptr<float[]> col = detail::allocateWorkspace(rows * chunk, op);

@@ -68,6 +68,25 @@ namespace {
         return *p;
     }
 
+    // Missing parameters are found in prepare(), before anything is timed, rather than half-way through a pass.
+    void checkParameters(const Layer& layer)
+    {
+        std::visit(
+            [&](const auto& spec) {
+                using Spec = std::decay_t<decltype(spec)>;
+                if constexpr (std::is_same_v<Spec,
+                                  Conv2d> || std::is_same_v<Spec, ConvTranspose2d> || std::is_same_v<Spec, Linear>) {
+                    requireParameter(layer.weight, layer, "weight");
+                    if (spec.bias)
+                        requireParameter(layer.bias, layer, "bias");
+                } else if constexpr (std::is_same_v<Spec, BatchNorm2d>) {
+                    requireParameter(layer.runningMean, layer, "running_mean");
+                    requireParameter(layer.runningVar, layer, "running_var");
+                }
+            },
+            layer.spec);
+    }
+
     class CpuSession final : public BackendSession {
     public:
         CpuSession(std::string algorithm, const SessionOptions& options)
@@ -91,6 +110,9 @@ namespace {
             if (m_options.memoryBudgetBytes > 0 && bytes > m_options.memoryBudgetBytes)
                 throw OutOfMemoryError("cpu: the layer outputs need " + std::to_string(bytes >> 20)
                     + " MiB but the memory budget is " + std::to_string(m_options.memoryBudgetBytes >> 20) + " MiB");
+
+            for (const Layer& layer : net.layers)
+                checkParameters(layer);
 
             m_layers = net.layers;
             m_shapes = shapes;

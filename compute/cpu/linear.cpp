@@ -25,6 +25,7 @@ namespace {
         const int64_t outFeatures = out.numel() / batch;
         detail::requireWeight(weight, outFeatures, inFeatures, 1, 1, op);
         detail::requireVector(bias, outFeatures, op, "bias");
+        detail::requireBlasDimensions({ batch, inFeatures, outFeatures }, op);
         return { batch, inFeatures, outFeatures };
     }
 

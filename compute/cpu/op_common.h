@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <limits>
 #include <memory>
 #include <new>
 #include <string>
@@ -66,6 +68,14 @@ inline void requireWindow(const Pair& kernel, const Pair& stride, const Pair& di
     require(kernel[0] >= 1 && kernel[1] >= 1, op, "kernel_size must be at least 1");
     require(stride[0] >= 1 && stride[1] >= 1, op, "stride must be at least 1");
     require(dilation[0] >= 1 && dilation[1] >= 1, op, "dilation must be at least 1");
+}
+
+// cblas takes int dimensions; a larger one would wrap into a wrong (or negative) size.
+inline void requireBlasDimensions(std::initializer_list<int64_t> dims, const std::string& op)
+{
+    for (int64_t d : dims)
+        require(d <= std::numeric_limits<int>::max(), op,
+            "a matrix dimension of " + std::to_string(d) + " is too large for OpenBLAS (at most 2^31 - 1)");
 }
 
 // The fast convolutions' column buffer never exceeds this: roughly the layer's own tensors again, so a run

@@ -1,0 +1,676 @@
+// The CPU ops: hand-computed small cases for the PyTorch rules that are easy to get wrong, and the fast::
+// implementations against the direct:: reference on sweeps of shapes with poisoned outputs.
+#include "compute/cpu/cpu_ops.h"
+#include "compute/error.h"
+#include "compute/random.h"
+#include "tests/compute/cpu_test_helpers.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <vector>
+
+using namespace convscope;
+using namespace convscope::test;
+
+namespace {
+
+Padding2d explicitPad(int64_t top, int64_t bottom, int64_t left, int64_t right)
+{
+    return { Padding2d::Mode::Explicit, top, bottom, left, right };
+}
+
+struct ConvCase {
+    Shape in;
+    Conv2d spec;
+};
+
+Conv2d conv(int64_t outC, Pair k, Pair s, Padding2d p, Pair d, int64_t groups, bool bias)
+{
+    Conv2d c;
+    c.out_channels = outC;
+    c.kernel_size = k;
+    c.stride = s;
+    c.padding = p;
+    c.dilation = d;
+    c.groups = groups;
+    c.bias = bias;
+    return c;
+}
+
+ConvTranspose2d convT(int64_t outC, Pair k, Pair s, Padding2d p, Pair op, Pair d, int64_t groups, bool bias)
+{
+    ConvTranspose2d c;
+    c.out_channels = outC;
+    c.kernel_size = k;
+    c.stride = s;
+    c.padding = p;
+    c.output_padding = op;
+    c.dilation = d;
+    c.groups = groups;
+    c.bias = bias;
+    return c;
+}
+
+std::string describe(const Shape& in, const LayerSpec& spec, const LayerShape& s)
+{
+    std::ostringstream o;
+    o << layerSummary(spec) << " on " << in.str() << " -> " << s.out.str() << " pad [" << s.resolvedPadding.top << " "
+      << s.resolvedPadding.bottom << " " << s.resolvedPadding.left << " " << s.resolvedPadding.right << "]";
+    return o.str();
+}
+
+void checkConvFastAgainstDirect(const Shape& inShape, const Conv2d& spec, uint64_t seed)
+{
+    const LayerShape s = shapeOf(spec, inShape);
+    INFO(describe(inShape, spec, s));
+    const Tensor in = randomTensor(inShape, seed);
+    const Tensor w = randomTensor(
+        Shape::nchw(spec.out_channels, inShape.c / spec.groups, spec.kernel_size[0], spec.kernel_size[1]), seed + 1);
+    const Tensor b = randomTensor(Shape::nchw(spec.out_channels, 1, 1, 1), seed + 2);
+    const Tensor* bias = spec.bias ? &b : nullptr;
+    Tensor reference = poisonedOutput(s);
+    Tensor fast = poisonedOutput(s);
+    cpu::direct::conv2d(in, w, bias, spec, s.resolvedPadding, reference);
+    cpu::fast::conv2d(in, w, bias, spec, s.resolvedPadding, fast);
+    requireClose(fast, reference);
+}
+
+void checkConvTransposeFastAgainstDirect(const Shape& inShape, const ConvTranspose2d& spec, uint64_t seed)
+{
+    const LayerShape s = shapeOf(spec, inShape);
+    INFO(describe(inShape, spec, s));
+    const Tensor in = randomTensor(inShape, seed);
+    const Tensor w = randomTensor(
+        Shape::nchw(inShape.c, spec.out_channels / spec.groups, spec.kernel_size[0], spec.kernel_size[1]), seed + 1);
+    const Tensor b = randomTensor(Shape::nchw(spec.out_channels, 1, 1, 1), seed + 2);
+    const Tensor* bias = spec.bias ? &b : nullptr;
+    Tensor reference = poisonedOutput(s);
+    Tensor fast = poisonedOutput(s);
+    cpu::direct::convTranspose2d(in, w, bias, spec, s.resolvedPadding, reference);
+    cpu::fast::convTranspose2d(in, w, bias, spec, s.resolvedPadding, fast);
+    requireClose(fast, reference);
+}
+
+double dot(const Tensor& a, const Tensor& b)
+{
+    double sum = 0;
+    for (int64_t i = 0; i < a.numel(); ++i)
+        sum += double(a.data()[i]) * double(b.data()[i]);
+    return sum;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------- conv2d
+
+TEST_CASE("conv2d: fast (im2col + sgemm) matches direct on a fixed sweep", "[cpu][conv2d]")
+{
+    const std::vector<ConvCase> cases = {
+        { Shape::nchw(1, 3, 7, 9), conv(4, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, true) },
+        { Shape::nchw(2, 4, 10, 7), conv(6, { 3, 5 }, { 2, 1 }, explicitPad(0, 2, 1, 0), { 1, 1 }, 2, true) },
+        { Shape::nchw(1, 6, 11, 13), conv(6, { 3, 3 }, { 1, 2 }, Padding2d::symmetric(1, 1), { 2, 2 }, 6, false) },
+        { Shape::nchw(2, 6, 9, 8), conv(12, { 3, 3 }, { 2, 2 }, explicitPad(1, 0, 0, 1), { 1, 1 }, 6, true) },
+        { Shape::nchw(3, 8, 5, 5), conv(16, { 1, 1 }, { 1, 1 }, {}, { 1, 1 }, 1, true) },
+        { Shape::nchw(2, 8, 6, 5), conv(4, { 1, 1 }, { 1, 1 }, {}, { 1, 1 }, 2, false) },
+        { Shape::nchw(1, 2, 3, 3), conv(2, { 1, 1 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, true) },
+        { Shape::nchw(1, 3, 9, 8), conv(5, { 1, 1 }, { 2, 3 }, {}, { 1, 1 }, 1, true) },
+        { Shape::nchw(1, 2, 9, 8), conv(3, { 2, 4 }, { 3, 2 }, explicitPad(2, 1, 0, 3), { 1, 2 }, 1, true) },
+        { Shape::nchw(1, 1, 28, 28), conv(6, { 5, 5 }, { 1, 1 }, Padding2d::symmetric(2, 2), { 1, 1 }, 1, true) },
+        { Shape::nchw(2, 3, 8, 10), conv(4, { 4, 4 }, { 1, 1 }, { Padding2d::Mode::Same }, { 1, 1 }, 1, true) },
+        { Shape::nchw(1, 3, 10, 6), conv(2, { 3, 3 }, { 2, 2 }, { Padding2d::Mode::Same }, { 1, 1 }, 1, false) },
+        { Shape::nchw(1, 4, 9, 9), conv(2, { 3, 3 }, { 1, 1 }, { Padding2d::Mode::Valid }, { 3, 1 }, 2, true) },
+        { Shape::nchw(1, 3, 5, 5), conv(2, { 5, 5 }, { 1, 1 }, {}, { 1, 1 }, 1, true) },
+    };
+    uint64_t seed = 100;
+    for (const ConvCase& c : cases)
+        checkConvFastAgainstDirect(c.in, c.spec, seed += 10);
+}
+
+TEST_CASE("conv2d: fast processes a large layer in bounded chunks that split output rows", "[cpu][conv2d]")
+{
+    // K = 64·3·3 = 576 rows; a whole-image column matrix would be 576 · 64·64 · 4 B ≈ 9.4 MB, more than the
+    // 8 MiB floor and than input + output (1.1 MB), so it is built in chunks of 3640 pixels, which is not a
+    // multiple of the 64-pixel row: chunk boundaries fall inside output rows.
+    const Shape in = Shape::nchw(2, 64, 64, 64);
+    const Conv2d spec = conv(8, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, true);
+    REQUIRE(576LL * 64 * 64 * 4 > cpu::fast::kMinWorkspaceBytes);
+    checkConvFastAgainstDirect(in, spec, 7);
+}
+
+TEST_CASE("conv2d: fast matches direct on a randomized sweep", "[cpu][conv2d][sweep]")
+{
+    Random rng(2024);
+    auto pick = [&](int64_t lo, int64_t hi) { return lo + int64_t(rng.next() % uint64_t(hi - lo + 1)); };
+    int tested = 0;
+    for (int attempt = 0; attempt < 200 && tested < 40; ++attempt) {
+        const int64_t groups = pick(1, 3);
+        const Shape in = Shape::nchw(pick(1, 3), groups * pick(1, 3), pick(1, 13), pick(1, 13));
+        const Conv2d spec = conv(groups * pick(1, 3), { pick(1, 5), pick(1, 5) }, { pick(1, 3), pick(1, 3) },
+            explicitPad(pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 2)), { pick(1, 2), pick(1, 2) }, groups,
+            pick(0, 1) == 1);
+        if (!inferLayer(spec, in).ok)
+            continue; // a window larger than the padded input: shape inference's job, not this test's
+        checkConvFastAgainstDirect(in, spec, 1000 + attempt);
+        ++tested;
+    }
+    REQUIRE(tested >= 30);
+}
+
+TEST_CASE("conv2d: bias is added once per output channel", "[cpu][conv2d]")
+{
+    const Tensor in = tensorOf(Shape::nchw(1, 1, 2, 2), { 1, 2, 3, 4 });
+    const Tensor w = tensorOf(Shape::nchw(2, 1, 1, 1), { 1, -1 });
+    const Tensor b = tensorOf(Shape::nchw(2, 1, 1, 1), { 10, 20 });
+    const Conv2d spec = conv(2, { 1, 1 }, { 1, 1 }, {}, { 1, 1 }, 1, true);
+    const LayerShape s = shapeOf(spec, in.shape());
+    Tensor direct = poisonedOutput(s), fast = poisonedOutput(s);
+    cpu::direct::conv2d(in, w, &b, spec, s.resolvedPadding, direct);
+    cpu::fast::conv2d(in, w, &b, spec, s.resolvedPadding, fast);
+    requireValues(direct, { 11, 12, 13, 14, 19, 18, 17, 16 });
+    requireValues(fast, { 11, 12, 13, 14, 19, 18, 17, 16 });
+}
+
+TEST_CASE("conv2d: a weight of the wrong shape is an InputError, not a crash", "[cpu][conv2d]")
+{
+    const Tensor in = randomTensor(Shape::nchw(1, 3, 5, 5), 1);
+    const Tensor w = randomTensor(Shape::nchw(4, 2, 3, 3), 2); // needs [4, 3, 3, 3]
+    const Conv2d spec = conv(4, { 3, 3 }, { 1, 1 }, {}, { 1, 1 }, 1, false);
+    const LayerShape s = shapeOf(spec, in.shape());
+    Tensor out(s.out);
+    REQUIRE_THROWS_AS(cpu::direct::conv2d(in, w, nullptr, spec, s.resolvedPadding, out), InputError);
+    REQUIRE_THROWS_AS(cpu::fast::conv2d(in, w, nullptr, spec, s.resolvedPadding, out), InputError);
+    const Tensor shortBias = randomTensor(Shape::nchw(3, 1, 1, 1), 3);
+    const Tensor good = randomTensor(Shape::nchw(4, 3, 3, 3), 4);
+    REQUIRE_THROWS_WITH(
+        cpu::fast::conv2d(in, good, &shortBias, spec, s.resolvedPadding, out), Catch::Contains("bias has 3 values"));
+}
+
+// ----------------------------------------------------------------------------------- conv_transpose2d
+
+TEST_CASE("conv_transpose2d: hand-computed cases", "[cpu][conv_transpose2d]")
+{
+    const Tensor in = tensorOf(Shape::nchw(1, 1, 2, 2), { 1, 2, 3, 4 });
+    const Tensor ones = tensorOf(Shape::nchw(1, 1, 2, 2), { 1, 1, 1, 1 });
+    using Fn = void (*)(const Tensor&, const Tensor&, const Tensor*, const ConvTranspose2d&, const Padding2d&, Tensor&);
+    const Fn fn = GENERATE(values<Fn>({ &cpu::direct::convTranspose2d, &cpu::fast::convTranspose2d }));
+    SECTION("stride 2 copies each pixel into a 2x2 block")
+    {
+        const auto spec = convT(1, { 2, 2 }, { 2, 2 }, {}, { 0, 0 }, { 1, 1 }, 1, false);
+        const LayerShape s = shapeOf(spec, in.shape());
+        REQUIRE(s.out == Shape::nchw(1, 1, 4, 4));
+        Tensor out = poisonedOutput(s);
+        fn(in, ones, nullptr, spec, s.resolvedPadding, out);
+        requireValues(out, { 1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4 });
+    }
+    SECTION("stride 1 overlaps the scattered kernels (the full convolution)")
+    {
+        const auto spec = convT(1, { 2, 2 }, { 1, 1 }, {}, { 0, 0 }, { 1, 1 }, 1, false);
+        const LayerShape s = shapeOf(spec, in.shape());
+        Tensor out = poisonedOutput(s);
+        fn(in, ones, nullptr, spec, s.resolvedPadding, out);
+        requireValues(out, { 1, 3, 2, 4, 10, 6, 3, 7, 4 });
+    }
+    SECTION("padding crops the full output; output_padding adds bias-only rows and columns")
+    {
+        const Tensor bias = tensorOf(Shape::nchw(1, 1, 1, 1), { 0.5f });
+        const auto cropped = convT(1, { 2, 2 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 0, 0 }, { 1, 1 }, 1, true);
+        const LayerShape s = shapeOf(cropped, in.shape());
+        REQUIRE(s.out == Shape::nchw(1, 1, 2, 2));
+        Tensor out = poisonedOutput(s);
+        fn(in, ones, &bias, cropped, s.resolvedPadding, out);
+        requireValues(out, { 1.5, 2.5, 3.5, 4.5 });
+
+        const auto padded = convT(1, { 2, 2 }, { 2, 2 }, {}, { 1, 1 }, { 1, 1 }, 1, true);
+        const LayerShape sp = shapeOf(padded, in.shape());
+        REQUIRE(sp.out == Shape::nchw(1, 1, 5, 5));
+        Tensor outPadded = poisonedOutput(sp);
+        fn(in, ones, &bias, padded, sp.resolvedPadding, outPadded);
+        requireValues(outPadded,
+            { 1.5, 1.5, 2.5, 2.5, 0.5, //
+                1.5, 1.5, 2.5, 2.5, 0.5, //
+                3.5, 3.5, 4.5, 4.5, 0.5, //
+                3.5, 3.5, 4.5, 4.5, 0.5, //
+                0.5, 0.5, 0.5, 0.5, 0.5 });
+    }
+}
+
+TEST_CASE("conv_transpose2d: is the adjoint of conv2d with the same weight tensor", "[cpu][conv_transpose2d]")
+{
+    // PyTorch defines ConvTranspose2d as the gradient of Conv2d with respect to its input, so with one
+    // weight tensor W ([C_out, C_in/g, kh, kw] for the convolution is [C_in', C_out'/g, kh, kw] for the
+    // transpose) <conv(x), y> = <x, convT(y)>. output_padding restores the rows the convolution's floor lost.
+    // Both sides are sums of float-rounded outputs, hence agreement to 1e-5, not to double precision.
+    struct Case {
+        Shape x;
+        Conv2d spec;
+    };
+    const std::vector<Case> cases = {
+        { Shape::nchw(1, 2, 7, 6), conv(3, { 3, 3 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, false) },
+        { Shape::nchw(2, 4, 9, 10), conv(6, { 3, 2 }, { 3, 2 }, explicitPad(2, 0, 1, 1), { 1, 2 }, 2, false) },
+        { Shape::nchw(1, 3, 8, 8), conv(3, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(2, 2), { 2, 2 }, 3, false) },
+    };
+    uint64_t seed = 500;
+    for (const Case& c : cases) {
+        const LayerShape cs = shapeOf(c.spec, c.x);
+        INFO(describe(c.x, c.spec, cs));
+        const Padding2d& p = cs.resolvedPadding;
+        auto outputPadding = [&](int axis, int64_t inSize, int64_t outSize, int64_t before, int64_t after) {
+            const int64_t k = c.spec.kernel_size[axis], s = c.spec.stride[axis], d = c.spec.dilation[axis];
+            return inSize - ((outSize - 1) * s - before - after + d * (k - 1) + 1);
+        };
+        const ConvTranspose2d t = convT(c.x.c, c.spec.kernel_size, c.spec.stride, p,
+            { outputPadding(0, c.x.h, cs.out.h, p.top, p.bottom), outputPadding(1, c.x.w, cs.out.w, p.left, p.right) },
+            c.spec.dilation, c.spec.groups, false);
+        const LayerShape ts = shapeOf(t, cs.out);
+        REQUIRE(ts.out == c.x);
+
+        const Tensor x = randomTensor(c.x, seed++);
+        const Tensor y = randomTensor(cs.out, seed++);
+        const Tensor w = randomTensor(
+            Shape::nchw(cs.out.c, c.x.c / c.spec.groups, c.spec.kernel_size[0], c.spec.kernel_size[1]), seed++);
+        Tensor convX = poisonedOutput(cs);
+        Tensor convTY = poisonedOutput(ts);
+        cpu::direct::conv2d(x, w, nullptr, c.spec, p, convX);
+        cpu::direct::convTranspose2d(y, w, nullptr, t, ts.resolvedPadding, convTY);
+        CHECK(dot(convX, y) == Approx(dot(x, convTY)).epsilon(1e-5));
+    }
+}
+
+TEST_CASE("conv_transpose2d: fast (sgemm + col2im) matches direct on a fixed sweep", "[cpu][conv_transpose2d]")
+{
+    struct Case {
+        Shape in;
+        ConvTranspose2d spec;
+    };
+    const std::vector<Case> cases = {
+        { Shape::nchw(1, 3, 5, 6),
+            convT(4, { 3, 3 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 1, 1 }, { 1, 1 }, 1, true) },
+        { Shape::nchw(2, 4, 4, 7), convT(6, { 4, 3 }, { 2, 3 }, explicitPad(1, 0, 2, 1), { 0, 2 }, { 1, 1 }, 2, true) },
+        { Shape::nchw(1, 6, 7, 5),
+            convT(6, { 3, 3 }, { 1, 2 }, Padding2d::symmetric(2, 1), { 0, 1 }, { 2, 2 }, 6, false) },
+        { Shape::nchw(3, 2, 3, 3), convT(5, { 1, 1 }, { 1, 1 }, {}, { 0, 0 }, { 1, 1 }, 1, true) },
+        { Shape::nchw(1, 4, 6, 6), convT(2, { 5, 5 }, { 3, 3 }, explicitPad(0, 3, 4, 0), { 2, 1 }, { 1, 1 }, 2, true) },
+        { Shape::nchw(2, 3, 1, 1), convT(4, { 4, 4 }, { 1, 1 }, {}, { 0, 0 }, { 1, 1 }, 1, true) },
+        { Shape::nchw(1, 2, 5, 4), convT(3, { 2, 3 }, { 2, 2 }, {}, { 1, 2 }, { 3, 3 }, 1, false) },
+    };
+    uint64_t seed = 300;
+    for (const Case& c : cases)
+        checkConvTransposeFastAgainstDirect(c.in, c.spec, seed += 10);
+}
+
+TEST_CASE("conv_transpose2d: fast splits a large layer into chunks of input pixels", "[cpu][conv_transpose2d]")
+{
+    // Kc = 64·4·4 = 1024 column rows over 48·48 = 2304 input pixels ≈ 9.4 MB, above the 8 MiB floor and
+    // input + output (2.4 MB): chunks of 2048 pixels, which end inside an input row.
+    const Shape in = Shape::nchw(1, 4, 48, 48);
+    const auto spec = convT(64, { 4, 4 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 0, 0 }, { 1, 1 }, 1, true);
+    checkConvTransposeFastAgainstDirect(in, spec, 11);
+}
+
+TEST_CASE("conv_transpose2d: fast matches direct on a randomized sweep", "[cpu][conv_transpose2d][sweep]")
+{
+    Random rng(77);
+    auto pick = [&](int64_t lo, int64_t hi) { return lo + int64_t(rng.next() % uint64_t(hi - lo + 1)); };
+    int tested = 0;
+    for (int attempt = 0; attempt < 300 && tested < 40; ++attempt) {
+        const int64_t groups = pick(1, 3);
+        const Pair stride { pick(1, 3), pick(1, 3) };
+        const Pair dilation { pick(1, 2), pick(1, 2) };
+        const Shape in = Shape::nchw(pick(1, 3), groups * pick(1, 3), pick(1, 9), pick(1, 9));
+        const auto spec = convT(groups * pick(1, 3), { pick(1, 4), pick(1, 4) }, stride,
+            explicitPad(pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 2)),
+            { pick(0, std::max(stride[0], dilation[0]) - 1), pick(0, std::max(stride[1], dilation[1]) - 1) }, dilation,
+            groups, pick(0, 1) == 1);
+        if (!inferLayer(spec, in).ok)
+            continue; // cropped to nothing: shape inference rejects it
+        checkConvTransposeFastAgainstDirect(in, spec, 2000 + attempt);
+        ++tested;
+    }
+    REQUIRE(tested >= 30);
+}
+
+// --------------------------------------------------------------------------------------------- pooling
+
+TEST_CASE("maxpool2d: padding is -inf, so an all-negative border stays negative", "[cpu][pool]")
+{
+    const Tensor in = tensorOf(Shape::nchw(1, 1, 3, 3), { -1, -2, -3, -4, -5, -6, -7, -8, -9 });
+    MaxPool2d spec;
+    spec.kernel_size = { 2, 2 };
+    spec.stride = Pair { 2, 2 };
+    spec.padding = Padding2d::symmetric(1, 1);
+    const LayerShape s = shapeOf(spec, in.shape());
+    REQUIRE(s.out == Shape::nchw(1, 1, 2, 2));
+    Tensor direct = poisonedOutput(s), fast = poisonedOutput(s);
+    cpu::direct::maxPool2d(in, spec, s.resolvedPadding, direct);
+    cpu::fast::maxPool2d(in, spec, s.resolvedPadding, fast);
+    requireValues(direct, { -1, -2, -4, -5 }); // zero padding would give 0 in three corners
+    requireValues(fast, { -1, -2, -4, -5 });
+}
+
+TEST_CASE("maxpool2d: dilation and ceil_mode", "[cpu][pool]")
+{
+    const Tensor in = tensorOf(Shape::nchw(1, 1, 4, 4), { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 });
+    SECTION("a 2x2 kernel with dilation 2 takes every second pixel")
+    {
+        MaxPool2d spec;
+        spec.kernel_size = { 2, 2 };
+        spec.stride = Pair { 1, 1 };
+        spec.dilation = { 2, 2 };
+        const LayerShape s = shapeOf(spec, in.shape());
+        REQUIRE(s.out == Shape::nchw(1, 1, 2, 2));
+        Tensor out = poisonedOutput(s);
+        cpu::direct::maxPool2d(in, spec, s.resolvedPadding, out);
+        requireValues(out, { 11, 12, 15, 16 });
+    }
+    SECTION("ceil_mode keeps the last, partial window and clips it to the input")
+    {
+        MaxPool2d spec;
+        spec.kernel_size = { 3, 3 };
+        spec.stride = Pair { 2, 2 };
+        spec.ceil_mode = true;
+        const LayerShape s = shapeOf(spec, in.shape());
+        REQUIRE(s.out == Shape::nchw(1, 1, 2, 2));
+        Tensor out = poisonedOutput(s);
+        cpu::fast::maxPool2d(in, spec, s.resolvedPadding, out);
+        requireValues(out, { 11, 12, 15, 16 });
+    }
+}
+
+TEST_CASE("avgpool2d: PyTorch's divisor with count_include_pad and ceil_mode", "[cpu][pool]")
+{
+    // x = 1..16 in a 4x4 image, kernel 3, stride 2, padding 1, ceil_mode → 3x3 outputs. Along each axis the
+    // windows are [−1, 2) → clipped [0, 2) (pool size 3), [1, 4) (3), and [3, 5) (the end clipped first to the
+    // padded size 4 + 1 = 5, so pool size 2) → clipped [3, 4).
+    const Tensor in = tensorOf(Shape::nchw(1, 1, 4, 4), { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 });
+    AvgPool2d spec;
+    spec.kernel_size = { 3, 3 };
+    spec.stride = Pair { 2, 2 };
+    spec.padding = Padding2d::symmetric(1, 1);
+    spec.ceil_mode = true;
+    using Fn = void (*)(const Tensor&, const AvgPool2d&, const Padding2d&, Tensor&);
+    const Fn fn = GENERATE(values<Fn>({ &cpu::direct::avgPool2d, &cpu::fast::avgPool2d }));
+    SECTION("count_include_pad = true divides by the window inside the padded input")
+    {
+        spec.count_include_pad = true;
+        const LayerShape s = shapeOf(spec, in.shape());
+        REQUIRE(s.out == Shape::nchw(1, 1, 3, 3));
+        Tensor out = poisonedOutput(s);
+        fn(in, spec, s.resolvedPadding, out);
+        // (0,0): (1+2+5+6)/9; (0,2): (4+8)/(3·2); (2,2): 16/(2·2)
+        requireValues(
+            out, { 14.0 / 9, 30.0 / 9, 12.0 / 6, 57.0 / 9, 99.0 / 9, 36.0 / 6, 27.0 / 6, 45.0 / 6, 16.0 / 4 });
+    }
+    SECTION("count_include_pad = false divides by the real pixels only")
+    {
+        spec.count_include_pad = false;
+        const LayerShape s = shapeOf(spec, in.shape());
+        Tensor out = poisonedOutput(s);
+        fn(in, spec, s.resolvedPadding, out);
+        requireValues(out, { 3.5, 5, 6, 9.5, 11, 12, 13.5, 15, 16 });
+    }
+    SECTION("divisor_override replaces both")
+    {
+        spec.divisor_override = 2;
+        const LayerShape s = shapeOf(spec, in.shape());
+        Tensor out = poisonedOutput(s);
+        fn(in, spec, s.resolvedPadding, out);
+        requireValues(out, { 7, 15, 6, 28.5, 49.5, 18, 13.5, 22.5, 8 });
+    }
+}
+
+TEST_CASE("avgpool2d: a ceil_mode window past the input without padding counts only real pixels", "[cpu][pool]")
+{
+    // Kernel 3, stride 2, no padding on 4x4: the second window along each axis is [2, 5), clipped to [2, 4)
+    // before pool_size is taken, so even count_include_pad = true divides by 2 there, not by 3.
+    const Tensor in = tensorOf(Shape::nchw(1, 1, 4, 4), { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 });
+    AvgPool2d spec;
+    spec.kernel_size = { 3, 3 };
+    spec.stride = Pair { 2, 2 };
+    spec.ceil_mode = true;
+    spec.count_include_pad = true;
+    const LayerShape s = shapeOf(spec, in.shape());
+    REQUIRE(s.out == Shape::nchw(1, 1, 2, 2));
+    Tensor out = poisonedOutput(s);
+    cpu::direct::avgPool2d(in, spec, s.resolvedPadding, out);
+    requireValues(out, { 54.0 / 9, 45.0 / 6, 72.0 / 6, 54.0 / 4 });
+}
+
+TEST_CASE("pooling: fast matches direct on a sweep", "[cpu][pool][sweep]")
+{
+    Random rng(31);
+    auto pick = [&](int64_t lo, int64_t hi) { return lo + int64_t(rng.next() % uint64_t(hi - lo + 1)); };
+    int tested = 0;
+    for (int attempt = 0; attempt < 400 && tested < 60; ++attempt) {
+        const Shape inShape = Shape::nchw(pick(1, 3), pick(1, 4), pick(1, 12), pick(1, 12));
+        const Pair k { pick(1, 4), pick(1, 4) };
+        const Pair stride { pick(1, 3), pick(1, 3) };
+        const Padding2d pad = Padding2d::symmetric(pick(0, k[0] / 2), pick(0, k[1] / 2));
+        const Tensor in = randomTensor(inShape, 4000 + attempt);
+        if (attempt % 2 == 0) {
+            MaxPool2d spec;
+            spec.kernel_size = k;
+            spec.stride = stride;
+            spec.padding = pad;
+            spec.dilation = { pick(1, 2), pick(1, 2) };
+            spec.ceil_mode = pick(0, 1) == 1;
+            if (!inferLayer(spec, inShape).ok)
+                continue;
+            const LayerShape s = shapeOf(spec, inShape);
+            INFO(describe(inShape, spec, s));
+            Tensor direct = poisonedOutput(s), fast = poisonedOutput(s);
+            cpu::direct::maxPool2d(in, spec, s.resolvedPadding, direct);
+            cpu::fast::maxPool2d(in, spec, s.resolvedPadding, fast);
+            requireClose(fast, direct, 0.0);
+        } else {
+            AvgPool2d spec;
+            spec.kernel_size = k;
+            spec.stride = stride;
+            spec.padding = pad;
+            spec.ceil_mode = pick(0, 1) == 1;
+            spec.count_include_pad = pick(0, 1) == 1;
+            if (pick(0, 3) == 0)
+                spec.divisor_override = pick(1, 5);
+            if (!inferLayer(spec, inShape).ok)
+                continue;
+            const LayerShape s = shapeOf(spec, inShape);
+            INFO(describe(inShape, spec, s));
+            Tensor direct = poisonedOutput(s), fast = poisonedOutput(s);
+            cpu::direct::avgPool2d(in, spec, s.resolvedPadding, direct);
+            cpu::fast::avgPool2d(in, spec, s.resolvedPadding, fast);
+            requireClose(fast, direct);
+        }
+        ++tested;
+    }
+    REQUIRE(tested >= 40);
+}
+
+TEST_CASE("global_avgpool2d: one mean per channel", "[cpu][pool]")
+{
+    const Tensor in = tensorOf(Shape::nchw(2, 2, 1, 3), { 1, 2, 3, -1, -1, 5, 0, 0, 0, 10, 20, 30 });
+    const LayerShape s = shapeOf(GlobalAvgPool2d {}, in.shape());
+    Tensor direct = poisonedOutput(s), fast = poisonedOutput(s);
+    cpu::direct::globalAvgPool2d(in, direct);
+    cpu::fast::globalAvgPool2d(in, fast);
+    requireValues(direct, { 2, 1, 0, 20 });
+    requireValues(fast, { 2, 1, 0, 20 });
+
+    const Tensor big = randomTensor(Shape::nchw(2, 3, 150, 170), 5);
+    const LayerShape sb = shapeOf(GlobalAvgPool2d {}, big.shape());
+    Tensor bigDirect = poisonedOutput(sb), bigFast = poisonedOutput(sb);
+    cpu::direct::globalAvgPool2d(big, bigDirect);
+    cpu::fast::globalAvgPool2d(big, bigFast);
+    requireClose(bigFast, bigDirect);
+}
+
+// ----------------------------------------------------------------------------------- batchnorm2d
+
+TEST_CASE("batchnorm2d: inference formula, with and without affine parameters", "[cpu][batchnorm]")
+{
+    // Channel 0: mean 1, var 3, eps 1 → (x − 1) / 2 · 2 + 0.5; channel 1: mean −1, var 0, eps 1 → (x + 1) · −1 + 0.
+    const Tensor in = tensorOf(Shape::nchw(1, 2, 1, 2), { 3, 1, 0, 2 });
+    const Tensor mean = tensorOf(Shape::nchw(2, 1, 1, 1), { 1, -1 });
+    const Tensor var = tensorOf(Shape::nchw(2, 1, 1, 1), { 3, 0 });
+    const Tensor weight = tensorOf(Shape::nchw(2, 1, 1, 1), { 2, -1 });
+    const Tensor bias = tensorOf(Shape::nchw(2, 1, 1, 1), { 0.5, 0 });
+    const LayerShape s = shapeOf(BatchNorm2d {}, in.shape());
+    using Fn = void (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor*, const Tensor*, double, Tensor&);
+    for (Fn fn : { &cpu::direct::batchNorm2d, &cpu::fast::batchNorm2d }) {
+        Tensor out = poisonedOutput(s);
+        fn(in, mean, var, &weight, &bias, 1.0, out);
+        requireValues(out, { 2.5, 0.5, -1, -3 });
+        Tensor plain = poisonedOutput(s);
+        fn(in, mean, var, nullptr, nullptr, 1.0, plain);
+        requireValues(plain, { 1, 0, 1, 3 });
+    }
+}
+
+TEST_CASE("batchnorm2d: fast matches direct", "[cpu][batchnorm]")
+{
+    const Shape shape = Shape::nchw(3, 5, 7, 6);
+    const Tensor in = randomTensor(shape, 1);
+    const Tensor mean = randomTensor(Shape::nchw(5, 1, 1, 1), 2);
+    Tensor var = randomTensor(Shape::nchw(5, 1, 1, 1), 3);
+    for (int64_t i = 0; i < var.numel(); ++i)
+        var.data()[i] = std::fabs(var.data()[i]) + 0.1f;
+    const Tensor weight = randomTensor(Shape::nchw(5, 1, 1, 1), 4);
+    const Tensor bias = randomTensor(Shape::nchw(5, 1, 1, 1), 5);
+    const LayerShape s = shapeOf(BatchNorm2d {}, shape);
+    Tensor direct = poisonedOutput(s), fast = poisonedOutput(s);
+    cpu::direct::batchNorm2d(in, mean, var, &weight, &bias, 1e-5, direct);
+    cpu::fast::batchNorm2d(in, mean, var, &weight, &bias, 1e-5, fast);
+    requireClose(fast, direct);
+    const Tensor wrongMean = randomTensor(Shape::nchw(4, 1, 1, 1), 6);
+    REQUIRE_THROWS_AS(cpu::fast::batchNorm2d(in, wrongMean, var, nullptr, nullptr, 1e-5, fast), InputError);
+}
+
+// ----------------------------------------------------------------------------------- activations
+
+TEST_CASE("activations: PyTorch's definitions at known points", "[cpu][activation]")
+{
+    const Tensor in = tensorOf(Shape::nchw(1, 1, 1, 5), { -2, -1, 0, 0.5, 3 });
+    struct Expected {
+        LayerSpec spec;
+        std::vector<double> values;
+    };
+    const std::vector<Expected> cases = {
+        { ReLU {}, { 0, 0, 0, 0.5, 3 } },
+        { LeakyReLU { 0.1 }, { -0.2, -0.1, 0, 0.5, 3 } },
+        { Sigmoid {}, { 0.11920292202211755, 0.2689414213699951, 0.5, 0.6224593312018546, 0.9525741268224334 } },
+        { Tanh {}, { -0.9640275800758169, -0.7615941559557649, 0, 0.46211715726000974, 0.9950547536867305 } },
+        { ELU { 1.0 }, { -0.8646647167633873, -0.6321205588285577, 0, 0.5, 3 } },
+        { ELU { 0.5 }, { -0.43233235838169365, -0.31606027941427883, 0, 0.5, 3 } },
+    };
+    for (const Expected& e : cases) {
+        INFO(layerSummary(e.spec));
+        const LayerShape s = shapeOf(e.spec, in.shape());
+        Tensor direct = poisonedOutput(s), fast = poisonedOutput(s);
+        cpu::direct::activation(in, e.spec, direct);
+        cpu::fast::activation(in, e.spec, fast);
+        for (size_t i = 0; i < e.values.size(); ++i) {
+            CHECK(direct.data()[i] == Approx(e.values[i]).margin(1e-7));
+            CHECK(fast.data()[i] == Approx(e.values[i]).margin(1e-6));
+        }
+    }
+    Tensor out(in.shape());
+    REQUIRE_THROWS_AS(cpu::direct::activation(in, Linear {}, out), InputError);
+}
+
+TEST_CASE("activations: fast matches direct on a large tensor; ReLU keeps NaN", "[cpu][activation]")
+{
+    const Tensor in = randomTensor(Shape::nchw(2, 3, 31, 17), 9);
+    for (const LayerSpec& spec : { LayerSpec { ReLU {} }, LayerSpec { LeakyReLU { 0.2 } }, LayerSpec { Sigmoid {} },
+             LayerSpec { Tanh {} }, LayerSpec { ELU { 1.5 } } }) {
+        INFO(layerSummary(spec));
+        const LayerShape s = shapeOf(spec, in.shape());
+        Tensor direct = poisonedOutput(s), fast = poisonedOutput(s);
+        cpu::direct::activation(in, spec, direct);
+        cpu::fast::activation(in, spec, fast);
+        requireClose(fast, direct);
+    }
+    const Tensor nan = tensorOf(Shape::nchw(1, 1, 1, 1), { std::numeric_limits<float>::quiet_NaN() });
+    Tensor out(nan.shape());
+    cpu::fast::activation(nan, ReLU {}, out);
+    CHECK(std::isnan(out.data()[0]));
+}
+
+// ------------------------------------------------------------------------------------- linear
+
+TEST_CASE("linear: out = in · Wᵀ + b on a flat input and on [N, C, 1, 1]", "[cpu][linear]")
+{
+    const Tensor w = tensorOf(Shape::nchw(2, 3, 1, 1), { 1, 0, -1, 2, 1, 0 });
+    const Tensor b = tensorOf(Shape::nchw(2, 1, 1, 1), { 0.5, -1 });
+    Linear spec;
+    spec.out_features = 2;
+    const Tensor flat = tensorOf(Shape::features(2, 3), { 1, 2, 3, -1, 0, 4 });
+    const Tensor image = tensorOf(Shape::nchw(2, 3, 1, 1), { 1, 2, 3, -1, 0, 4 });
+    for (const Tensor* in : { &flat, &image }) {
+        const LayerShape s = shapeOf(spec, in->shape());
+        REQUIRE(s.out == Shape::features(2, 2));
+        Tensor direct = poisonedOutput(s), fast = poisonedOutput(s);
+        cpu::direct::linear(*in, w, &b, direct);
+        cpu::fast::linear(*in, w, &b, fast);
+        requireValues(direct, { -1.5, 3, -4.5, -3 });
+        requireValues(fast, { -1.5, 3, -4.5, -3 });
+    }
+}
+
+TEST_CASE("linear: fast (sgemm) matches direct", "[cpu][linear]")
+{
+    Linear spec;
+    spec.out_features = 37;
+    const Tensor in = randomTensor(Shape::features(5, 301), 1);
+    const Tensor w = randomTensor(Shape::nchw(37, 301, 1, 1), 2);
+    const Tensor b = randomTensor(Shape::nchw(37, 1, 1, 1), 3);
+    const LayerShape s = shapeOf(spec, in.shape());
+    Tensor direct = poisonedOutput(s), fast = poisonedOutput(s);
+    cpu::direct::linear(in, w, &b, direct);
+    cpu::fast::linear(in, w, &b, fast);
+    requireClose(fast, direct);
+    cpu::direct::linear(in, w, nullptr, direct);
+    cpu::fast::linear(in, w, nullptr, fast);
+    requireClose(fast, direct);
+    const Tensor wrong = randomTensor(Shape::nchw(37, 300, 1, 1), 4);
+    REQUIRE_THROWS_AS(cpu::fast::linear(in, wrong, nullptr, fast), InputError);
+}
+
+// ------------------------------------------------------------------------------------ softmax
+
+TEST_CASE("softmax: over features, stable for huge logits", "[cpu][softmax]")
+{
+    const Tensor in = tensorOf(Shape::features(2, 3), { 1, 2, 3, 1000, 1000, -1000 });
+    const LayerShape s = shapeOf(Softmax {}, in.shape());
+    Tensor direct = poisonedOutput(s), fast = poisonedOutput(s);
+    cpu::direct::softmax(in, direct);
+    cpu::fast::softmax(in, fast);
+    requireValues(direct, { 0.09003057317038046, 0.24472847105479764, 0.6652409557748218, 0.5, 0.5, 0 });
+    requireValues(fast, { 0.09003057317038046, 0.24472847105479764, 0.6652409557748218, 0.5, 0.5, 0 });
+}
+
+TEST_CASE("softmax: over the channels of every pixel of a 4-D tensor", "[cpu][softmax]")
+{
+    const Shape shape = Shape::nchw(2, 4, 3, 5);
+    const Tensor in = randomTensor(shape, 12);
+    const LayerShape s = shapeOf(Softmax {}, shape);
+    Tensor direct = poisonedOutput(s), fast = poisonedOutput(s);
+    cpu::direct::softmax(in, direct);
+    cpu::fast::softmax(in, fast);
+    requireClose(fast, direct);
+    for (int64_t n = 0; n < shape.n; ++n) {
+        for (int64_t h = 0; h < shape.h; ++h) {
+            for (int64_t w = 0; w < shape.w; ++w) {
+                double sum = 0;
+                for (int64_t c = 0; c < shape.c; ++c)
+                    sum += direct.at(n, c, h, w);
+                CHECK(sum == Approx(1.0).epsilon(1e-6));
+            }
+        }
+    }
+    // The largest channel at a pixel keeps the largest probability: the ordering survives.
+    int64_t best = 0;
+    for (int64_t c = 1; c < shape.c; ++c)
+        if (in.at(1, c, 2, 4) > in.at(1, best, 2, 4))
+            best = c;
+    for (int64_t c = 0; c < shape.c; ++c)
+        CHECK(direct.at(1, c, 2, 4) <= direct.at(1, best, 2, 4));
+}
