@@ -5,6 +5,7 @@
 
 #include "convscope_config.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <sstream>
@@ -119,7 +120,14 @@ std::vector<std::filesystem::path> BackendRegistry::defaultModuleDirs()
         dirs.push_back(exeDir / ".." / "lib" / "x86_64-linux-gnu" / "convscope");
     }
     dirs.emplace_back(CONVSCOPE_BUILD_MODULE_DIR);
-    return dirs;
+    // The build tree's folder is usually the executable's own: list each folder once.
+    std::vector<std::filesystem::path> unique;
+    for (auto& d : dirs) {
+        auto normal = d.lexically_normal();
+        if (std::find(unique.begin(), unique.end(), normal) == unique.end())
+            unique.push_back(std::move(normal));
+    }
+    return unique;
 }
 
 void BackendRegistry::loadModules(const std::vector<std::filesystem::path>& dirs)

@@ -233,6 +233,16 @@ Tensor loadImageInput(const std::filesystem::path& path, int64_t batch, int64_t 
     return decodeImageInput(readFile(path, path.string()), path.string(), batch, channels, height, width);
 }
 
+ImageSize imageSize(const std::filesystem::path& path)
+{
+    const std::string bytes = readFile(path, path.string());
+    int w = 0, h = 0, comp = 0;
+    if (bytes.size() > size_t(INT_MAX)
+        || !stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()), &w, &h, &comp))
+        throw InputError(path.string() + ": not a readable image (" + std::string(stbi_failure_reason()) + ")");
+    return { w, h };
+}
+
 std::vector<std::string> sampleNames() { return { "digit", "edges" }; }
 
 Tensor makeSampleInput(const std::string& name, int64_t batch, int64_t channels, int64_t height, int64_t width)

@@ -16,6 +16,13 @@ Tensor loadImageInput(const std::filesystem::path& path, int64_t batch, int64_t 
 Tensor decodeImageInput(const std::string& bytes, const std::string& what, int64_t batch, int64_t channels,
     int64_t height, int64_t width);
 
+// The pixel size of an image file without decoding it (convscope-cli run --input keeps the image's own
+// size). Throws InputError naming the file when it is not a readable image.
+struct ImageSize {
+    int64_t width = 0, height = 0;
+};
+ImageSize imageSize(const std::filesystem::path& path);
+
 // Built-in samples, drawn procedurally so nothing has to be found on disk:
 //   "digit"  a handwritten-style 3 on black, for 28x28 networks (MNIST-like)
 //   "edges"  shapes, stripes, a checkerboard and a gradient: clear edges and textures for classic filters

@@ -61,6 +61,23 @@ namespace {
 
 } // namespace
 
+void checkMemoryBudget(const std::string& networkName, const ShapeReport& shapes, const ProfileOptions& options)
+{
+    // Each host-side session keeps every layer's output, and so do kept outputs and the reference.
+    const int64_t budget
+        = options.hostMemoryBudgetBytes > 0 ? options.hostMemoryBudgetBytes : physicalMemoryBytes() / 2;
+    const int64_t perCopy = activationBytes(shapes);
+    int64_t copies = 1 + (options.reference ? 1 : 0);
+    for (const auto& s : options.selections)
+        copies += (s.backend == "cpu" ? 1 : 0) + (options.keepOutputs ? 1 : 0);
+    const int64_t params = checkedMul(shapes.total.params, 4, "parameters");
+    const int64_t needed = checkedAdd(checkedMul(perCopy, copies, "run memory"), params, "run memory");
+    if (needed > budget)
+        throw InputError(networkName + ": this run would need " + gib(needed) + " of host memory (" + gib(perCopy)
+            + " of activations × " + std::to_string(copies) + " copies + " + gib(params)
+            + " of parameters) but may use " + gib(budget) + "; use a smaller input or batch, or fewer selections");
+}
+
 RunResult profile(Network net, const Tensor& input, const ProfileOptions& options)
 {
     RunResult result;
@@ -79,18 +96,7 @@ RunResult profile(Network net, const Tensor& input, const ProfileOptions& option
     if (options.repeat < 1 || options.warmup < 0)
         throw InputError("repeat must be at least 1 and warmup at least 0");
 
-    // Refuse before allocating: each host-side session keeps every layer's output, and so do kept outputs.
-    const int64_t budget
-        = options.hostMemoryBudgetBytes > 0 ? options.hostMemoryBudgetBytes : physicalMemoryBytes() / 2;
-    const int64_t perCopy = activationBytes(result.shapes);
-    int64_t copies = 1 + (options.reference ? 1 : 0);
-    for (const auto& s : options.selections)
-        copies += (s.backend == "cpu" ? 1 : 0) + (options.keepOutputs ? 1 : 0);
-    const int64_t needed = checkedMul(perCopy, copies, "run memory");
-    if (needed > budget)
-        throw InputError(net.name + ": this run would need " + gib(needed) + " of host memory (" + gib(perCopy)
-            + " of activations × " + std::to_string(copies) + " copies) but may use " + gib(budget)
-            + "; use a smaller input or batch, or fewer selections");
+    checkMemoryBudget(net.name, result.shapes, options);
 
     if (needsParameters(net))
         materializeParameters(net, result.shapes);
@@ -143,6 +149,11 @@ RunResult profile(Network net, const Tensor& input, const ProfileOptions& option
             sr.ok = true;
         } catch (const Cancelled&) {
             throw;
+        } catch (const UnsupportedError& e) {
+            sr.failure = e.what();
+            sr.unsupported = true;
+            sr.ok = false;
+            l.session.reset();
         } catch (const std::exception& e) {
             sr.failure = e.what();
             sr.ok = false;

@@ -56,6 +56,7 @@ struct SelectionResult {
     Selection selection;
     bool ok = false;
     std::string failure; // why the selection did not run (unavailable, unsupported layer, out of memory)
+    bool unsupported = false; // failed because the backend is unavailable or does not support a layer
     std::vector<LayerResult> layers;
     Stats h2dMs, d2hMs, totalMs; // total = h2d + all layers + d2h per repeat
     std::map<std::string, std::string> metadata; // device, versions, math mode...
@@ -81,6 +82,10 @@ struct RunResult {
     std::vector<SelectionResult> selections;
     const SelectionResult* find(const Selection& s) const;
 };
+
+// Throws InputError, before anything is allocated, when the run would need more host memory than
+// the budget allows (activations of every host-side copy plus parameters), saying how much it needs.
+void checkMemoryBudget(const std::string& networkName, const ShapeReport& shapes, const ProfileOptions& options);
 
 // Runs `net` (parameters materialised by the caller or here) on `input`. Throws InputError when the
 // network is invalid or exceeds the memory budget (before allocating), Cancelled when cancelled.

@@ -1,0 +1,215 @@
+// `convscope-cli bench`: the benchmark harness. Built-in suites or a network file; every case is run with
+// all selections interleaved pass by pass, so the ratio columns compare numbers measured side by side in
+// one run. Outputs are validated against the reference before the timings are reported.
+#include "cli/bench_suites.h"
+#include "cli/commands.h"
+#include "cli/run_support.h"
+#include "cli/text_table.h"
+
+#include "compute/atomic_file.h"
+#include "compute/error.h"
+#include "compute/network_json.h"
+#include "compute/report.h"
+
+#include <cmath>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace convscope::cli {
+
+namespace {
+
+    struct BenchArgs {
+        std::string network;
+        std::string suite;
+        std::string backends = "cpu.im2col_gemm";
+        std::string cases;
+        int warmup = 3;
+        int repeat = 10;
+        std::string reference = "auto";
+        std::string math = "fp32";
+        std::string json;
+        std::vector<std::string> backendOptions;
+    };
+
+    // "0-2", "1,4,5" or "" (all).
+    std::set<size_t> parseCases(const std::string& text, size_t count)
+    {
+        std::set<size_t> out;
+        if (text.empty()) {
+            for (size_t i = 0; i < count; ++i)
+                out.insert(i);
+            return out;
+        }
+        std::stringstream ss(text);
+        std::string item;
+        while (std::getline(ss, item, ',')) {
+            try {
+                const auto dash = item.find('-');
+                const size_t a = std::stoul(item.substr(0, dash));
+                const size_t b = dash == std::string::npos ? a : std::stoul(item.substr(dash + 1));
+                for (size_t i = a; i <= b; ++i) {
+                    if (i >= count)
+                        throw InputError("");
+                    out.insert(i);
+                }
+            } catch (const std::exception&) {
+                throw InputError("--cases " + text + ": expected indices or ranges below " + std::to_string(count)
+                    + ", like 0-2 or 1,4");
+            }
+        }
+        return out;
+    }
+
+    std::string fixed(double v, int digits)
+    {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+        return buf;
+    }
+
+} // namespace
+
+Command addBenchCommand(CLI::App& app)
+{
+    auto* cmd = app.add_subcommand("bench", "Benchmark selections side by side on a built-in suite or a network");
+    auto a = std::make_shared<BenchArgs>();
+    cmd->add_option("network", a->network, "network file (.json) instead of a suite");
+    cmd->add_option("--suite", a->suite, "built-in suite: unet-encoder, lenet5, weak-shapes");
+    cmd->add_option("--backends", a->backends, "comma-separated selections; ratios are against the first")
+        ->capture_default_str();
+    cmd->add_option("--cases", a->cases, "which cases of the suite, e.g. 0-2");
+    cmd->add_option("--warmup", a->warmup, "untimed passes first")->capture_default_str();
+    cmd->add_option("--repeat", a->repeat, "timed passes")->capture_default_str();
+    cmd->add_option("--reference", a->reference, "auto, none, or a selection to validate against")
+        ->capture_default_str();
+    cmd->add_option("--math", a->math, "fp32 or tf32")->capture_default_str();
+    cmd->add_option("--json", a->json, "write the full result as JSON");
+    cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
+    return [a]() {
+        if (a->network.empty() == a->suite.empty())
+            throw InputError("bench needs either a network file or --suite (" + std::string("unet-encoder, lenet5, "
+                                                                                             "weak-shapes)"));
+        std::vector<BenchCase> cases;
+        if (!a->suite.empty()) {
+            cases = makeSuite(a->suite);
+        } else {
+            Network n = loadNetwork(a->network);
+            cases.push_back({ n.name, std::move(n) });
+        }
+        const auto chosen = parseCases(a->cases, cases.size());
+        ProfileOptions opt;
+        opt.selections = parseSelections(a->backends);
+        opt.warmup = a->warmup;
+        opt.repeat = a->repeat;
+        opt.interleave = true;
+        opt.reference = parseReference(a->reference, opt.selections);
+        opt.session.math = parseMathMode(a->math);
+        for (const auto& kv : a->backendOptions) {
+            const auto eq = kv.find('=');
+            if (eq == std::string::npos)
+                throw InputError("--option " + kv + ": expected KEY=VALUE");
+            opt.session.extra[kv.substr(0, eq)] = kv.substr(eq + 1);
+        }
+
+        std::vector<std::string> header = { "case", "layer", "output", "GFLOP" };
+        std::vector<bool> right = { false, false, false, true };
+        for (const auto& s : opt.selections) {
+            header.push_back(s.str() + " ms");
+            header.push_back("GFLOP/s");
+            right.insert(right.end(), { true, true });
+        }
+        for (size_t k = 1; k < opt.selections.size(); ++k) {
+            header.push_back(opt.selections[0].str() + "/" + opt.selections[k].str());
+            right.push_back(true);
+        }
+        header.push_back("max rel L2");
+        right.push_back(true);
+        TextTable table(header, right);
+
+        nlohmann::ordered_json json = { { "format", "convscope-bench" }, { "version", 1 },
+            { "suite", a->suite.empty() ? a->network : a->suite }, { "selections", a->backends },
+            { "cases", nlohmann::ordered_json::array() } };
+        std::vector<std::vector<double>> ratios(opt.selections.size());
+        int rc = 0;
+        for (size_t c : chosen) {
+            BenchCase& bc = cases[c];
+            const ShapeReport shapes = inferShapes(bc.network);
+            if (!shapes.ok())
+                throw InputError(bc.name + ": " + shapes.firstError());
+            checkMemoryBudget(bc.name, shapes, opt);
+            Tensor input = loadInput(bc.network.input, bc.network.baseDir);
+            materializeParameters(bc.network, shapes);
+            std::cerr << "bench: " << bc.name << " …\n";
+            const RunResult run = profile(bc.network, input, opt);
+            rc = std::max(rc, reportFailures(std::cerr, run));
+            for (size_t i = 0; i < bc.network.layers.size(); ++i) {
+                const auto& sh = run.shapes.layers[i];
+                std::vector<std::string> row = { bc.name, bc.network.layers[i].name + " "
+                                                     + layerTypeName(bc.network.layers[i].spec),
+                    sh.out.str(), fixed(sh.cost.flops / 1e9, 3) };
+                std::vector<double> median;
+                double worst = 0;
+                for (const auto& s : run.selections) {
+                    if (!s.ok) {
+                        row.insert(row.end(), { "failed", "" });
+                        median.push_back(0);
+                        continue;
+                    }
+                    const auto& lr = s.layers[i];
+                    median.push_back(lr.computeMs.median);
+                    row.push_back(formatMs(lr.computeMs.median));
+                    row.push_back(fixed(sh.cost.flops / std::max(lr.computeMs.median * 1e6, 1e-12), 1));
+                    if (lr.error.valid)
+                        worst = std::max(worst, lr.error.relL2);
+                    else if (!lr.error.note.empty())
+                        worst = INFINITY;
+                }
+                for (size_t k = 1; k < median.size(); ++k) {
+                    const bool ok = median[0] > 0 && median[k] > 0;
+                    row.push_back(ok ? fixed(median[0] / median[k], 2) + "×" : "");
+                    if (ok)
+                        ratios[k].push_back(median[0] / median[k]);
+                }
+                if (!opt.reference)
+                    row.push_back("—");
+                else if (!std::isfinite(worst))
+                    row.push_back("FAIL");
+                else {
+                    char b[32];
+                    std::snprintf(b, sizeof b, "%.1e", worst);
+                    row.push_back(b);
+                }
+                table.addRow(row);
+            }
+            json["cases"].push_back({ { "name", bc.name }, { "report", nlohmann::ordered_json::parse(reportJson(bc.network, run)) } });
+        }
+        std::cout << "\n";
+        table.print(std::cout);
+        for (size_t k = 1; k < ratios.size(); ++k) {
+            if (ratios[k].empty())
+                continue;
+            std::vector<double> r = ratios[k];
+            std::sort(r.begin(), r.end());
+            double logSum = 0;
+            for (double v : r)
+                logSum += std::log(v);
+            const double median = r.size() % 2 ? r[r.size() / 2] : 0.5 * (r[r.size() / 2 - 1] + r[r.size() / 2]);
+            std::cout << "t(" << opt.selections[0].str() << ") / t(" << opt.selections[k].str() << "): median "
+                      << fixed(median, 2) << "×, geometric mean " << fixed(std::exp(logSum / double(r.size())), 2)
+                      << "× over " << r.size() << " layers\n";
+            json["ratios"][opt.selections[0].str() + "/" + opt.selections[k].str()]
+                = { { "median", median }, { "geomean", std::exp(logSum / double(r.size())) }, { "per_layer", ratios[k] } };
+        }
+        std::cout << "math " << a->math << ", " << a->warmup << " warm-up + " << a->repeat
+                  << " timed passes, selections interleaved; reference "
+                  << (opt.reference ? opt.reference->str() : "none") << "\n";
+        if (!a->json.empty())
+            writeFileAtomically(a->json, json.dump(2) + "\n");
+        return rc;
+    };
+}
+
+} // namespace convscope::cli

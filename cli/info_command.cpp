@@ -1,0 +1,41 @@
+// `convscope-cli info`: backends, algorithms, availability with reasons, CPU, devices, library versions.
+#include "cli/commands.h"
+
+#include "compute/backend_registry.h"
+#include "compute/nvtx.h"
+#include "compute/system_info.h"
+
+#include "convscope_config.h"
+
+#include <iostream>
+
+namespace convscope::cli {
+
+Command addInfoCommand(CLI::App& app)
+{
+    app.add_subcommand("info", "Backends, algorithms, availability, CPU, devices and library versions");
+    return []() {
+        std::cout << "ConvScope " << CONVSCOPE_VERSION << "\n";
+        std::cout << "CPU: " << cpuModel() << ", " << cpuThreads() << " threads\n";
+        for (const auto& [k, v] : cpuLibraries())
+            std::cout << k << ": " << v << "\n";
+        std::cout << "NVTX ranges: " << (nvtx::enabled() ? "on (domain ConvScope)" : "off (built without NVTX)")
+                  << "\n";
+        std::cout << "module folders:";
+        for (const auto& d : BackendRegistry::defaultModuleDirs())
+            std::cout << " " << d.string();
+        std::cout << "\n\nbackends:\n";
+        for (const auto& b : BackendRegistry::instance().backends()) {
+            const Availability a = b->availability();
+            std::cout << "  " << b->name() << " — " << b->description() << "\n";
+            std::cout << "    " << (a.available ? "available" : "unavailable: " + a.reason) << "\n";
+            for (const auto& alg : b->algorithms())
+                std::cout << "    " << b->name() << "." << alg.name << "  " << alg.description << "\n";
+            for (const auto& [k, v] : b->info())
+                std::cout << "    " << k << ": " << v << "\n";
+        }
+        return 0;
+    };
+}
+
+} // namespace convscope::cli

@@ -1,0 +1,169 @@
+// `convscope-cli run NET.json`: run every layer on the chosen selections with honest timings, check each
+// output against the reference, print a per-layer table, and write reports, a trace and the outputs.
+#include "cli/commands.h"
+#include "cli/run_support.h"
+
+#include "compute/atomic_file.h"
+#include "compute/error.h"
+#include "compute/image_input.h"
+#include "compute/network_json.h"
+#include "compute/npy.h"
+#include "compute/report.h"
+
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+namespace convscope::cli {
+
+namespace {
+
+    struct RunArgs {
+        std::string network;
+        std::string backends = "cpu.direct";
+        int warmup = 3;
+        int repeat = 10;
+        std::string input;
+        std::string report;
+        std::string trace;
+        std::string dumpDir;
+        std::string math = "fp32";
+        std::string reference = "auto";
+        bool noInterleave = false;
+        double memoryBudgetGiB = 0;
+        std::vector<std::string> backendOptions;
+    };
+
+    std::string lower(std::string s)
+    {
+        for (char& c : s)
+            c = char(std::tolower(static_cast<unsigned char>(c)));
+        return s;
+    }
+
+    // --input overrides the network's input source and size with a .npy tensor or an image.
+    Tensor overrideInput(Network& net, const std::string& path)
+    {
+        const std::string ext = lower(std::filesystem::path(path).extension().string());
+        if (ext == ".npy") {
+            NpyArray a = readNpy(path);
+            InputSpec& in = net.input;
+            if (a.dims.size() == 4) {
+                in = { a.dims[0], a.dims[1], a.dims[2], a.dims[3], false, path };
+            } else if (a.dims.size() == 3) {
+                in = { 1, a.dims[0], a.dims[1], a.dims[2], false, path };
+            } else if (a.dims.size() == 2) {
+                in = { a.dims[0], a.dims[1], 1, 1, true, path };
+            } else {
+                throw InputError(path + ": an input .npy must be [N, C, H, W], [C, H, W] or [N, F], got "
+                    + std::to_string(a.dims.size()) + " dimensions");
+            }
+            Tensor t(in.shape());
+            std::memcpy(t.data(), a.data.data(), a.data.size() * sizeof(float));
+            return t;
+        }
+        if (net.input.flat)
+            throw InputError(path + ": this network starts fully connected; give its input as an [N, F] .npy");
+        const ImageSize size = imageSize(path);
+        net.input.height = size.height;
+        net.input.width = size.width;
+        net.input.source = path;
+        return loadImageInput(path, net.input.batch, net.input.channels, size.height, size.width);
+    }
+
+    std::string safeFileName(const std::string& name)
+    {
+        std::string out;
+        for (char c : name)
+            out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+        return out.empty() ? "layer" : out;
+    }
+
+    void dumpOutputs(const std::filesystem::path& dir, const Network& net, const SelectionResult& sel)
+    {
+        std::filesystem::create_directories(dir);
+        for (size_t i = 0; i < sel.layers.size(); ++i) {
+            const auto& t = *sel.layers[i].output;
+            const Shape& s = t.shape();
+            const std::vector<int64_t> dims = s.flat ? std::vector<int64_t> { s.n, s.c } : std::vector<int64_t> { s.n, s.c, s.h, s.w };
+            char prefix[32];
+            std::snprintf(prefix, sizeof prefix, "%02zu_", i);
+            writeNpy(dir / (prefix + safeFileName(net.layers[i].name) + ".npy"), dims, t.data());
+        }
+    }
+
+} // namespace
+
+Command addRunCommand(CLI::App& app)
+{
+    auto* cmd = app.add_subcommand("run", "Run a network on one or more selections and time every layer");
+    auto a = std::make_shared<RunArgs>();
+    cmd->add_option("network", a->network, "network file (.json)")->required();
+    cmd->add_option("--backends", a->backends, "comma-separated selections, e.g. cpu.direct,cpu.im2col_gemm")
+        ->capture_default_str();
+    cmd->add_option("--warmup", a->warmup, "untimed passes first")->capture_default_str();
+    cmd->add_option("--repeat", a->repeat, "timed passes")->capture_default_str();
+    cmd->add_option("--input", a->input, ".npy ([N,C,H,W], [C,H,W] or [N,F]) or image; overrides the input");
+    cmd->add_option("--report", a->report, "write a report: FILE.csv, FILE.json or FILE.md");
+    cmd->add_option("--trace", a->trace, "write a Chrome trace (Perfetto, chrome://tracing)");
+    cmd->add_option("--dump-outputs", a->dumpDir, "write every layer's output as NN_<name>.npy");
+    cmd->add_option("--math", a->math, "fp32 or tf32")->capture_default_str();
+    cmd->add_option("--reference", a->reference, "auto, none, or a selection to check outputs against")
+        ->capture_default_str();
+    cmd->add_flag("--no-interleave", a->noInterleave, "run each selection's passes back to back");
+    cmd->add_option("--memory-budget", a->memoryBudgetGiB, "host memory the run may use, GiB (default: half of RAM)");
+    cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE (e.g. workspace_limit=1073741824)");
+    return [a]() {
+        Network net = loadNetwork(a->network);
+        ProfileOptions opt;
+        opt.selections = parseSelections(a->backends);
+        opt.warmup = a->warmup;
+        opt.repeat = a->repeat;
+        opt.interleave = !a->noInterleave;
+        opt.keepOutputs = !a->dumpDir.empty();
+        opt.reference = parseReference(a->reference, opt.selections);
+        opt.session.math = parseMathMode(a->math);
+        opt.hostMemoryBudgetBytes = int64_t(a->memoryBudgetGiB * double(int64_t(1) << 30));
+        for (const auto& kv : a->backendOptions) {
+            const auto eq = kv.find('=');
+            if (eq == std::string::npos)
+                throw InputError("--option " + kv + ": expected KEY=VALUE");
+            opt.session.extra[kv.substr(0, eq)] = kv.substr(eq + 1);
+        }
+
+        Tensor input;
+        if (!a->input.empty())
+            input = overrideInput(net, a->input);
+        const ShapeReport shapes = inferShapes(net);
+        if (!shapes.ok()) {
+            for (size_t i = 0; i < shapes.layers.size(); ++i)
+                if (!shapes.layers[i].ok && shapes.inputError.empty())
+                    throw InputError(a->network + ": layer " + std::to_string(i) + " (" + net.layers[i].name
+                        + "): " + shapes.layers[i].error);
+            throw InputError(a->network + ": " + shapes.firstError());
+        }
+        checkMemoryBudget(a->network, shapes, opt); // before the input is allocated
+        if (input.empty())
+            input = loadInput(net.input, net.baseDir);
+        materializeParameters(net, shapes);
+
+        const RunResult run = profile(net, input, opt);
+        std::cout << net.name << " — input " << run.shapes.input.str() << " (" << net.input.source << ")\n\n";
+        printResultTable(std::cout, net, run);
+        const int rc = reportFailures(std::cerr, run);
+        if (!a->report.empty())
+            writeReport(a->report, net, run);
+        if (!a->trace.empty())
+            writeFileAtomically(a->trace, reportChromeTrace(net, run));
+        if (!a->dumpDir.empty()) {
+            for (const auto& s : run.selections)
+                if (s.ok) {
+                    dumpOutputs(a->dumpDir, net, s);
+                    break;
+                }
+        }
+        return rc;
+    };
+}
+
+} // namespace convscope::cli

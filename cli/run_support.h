@@ -1,0 +1,22 @@
+// What `run` and `bench` share: parsing selections, the per-layer result table, and turning failed
+// selections into the exit status (3 when unavailable / unsupported).
+#pragma once
+
+#include "compute/network.h"
+#include "compute/profiler.h"
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace convscope::cli {
+
+std::vector<Selection> parseSelections(const std::string& commaSeparated);
+// "auto": cpu.direct when it is among the selections, else cpu.im2col_gemm (itself checked against
+// cpu.direct by the test suite); "none": no check; else a selection.
+std::optional<Selection> parseReference(const std::string& text, const std::vector<Selection>& selections);
+void printResultTable(std::ostream& out, const Network& net, const RunResult& run);
+// Prints why each failed selection failed; returns 0, 3 (unsupported / unavailable) or 1.
+int reportFailures(std::ostream& err, const RunResult& run);
+
+} // namespace convscope::cli

@@ -1,0 +1,64 @@
+// `convscope-cli shapes NET.json`: per layer the type, output shape, parameters, FLOPs and the output-size
+// formula with the numbers filled in; totals; invalid layers flagged with the reason (exit status 2).
+#include "cli/commands.h"
+#include "cli/text_table.h"
+
+#include "compute/error.h"
+#include "compute/network_json.h"
+#include "compute/report.h"
+#include "compute/shape_inference.h"
+
+#include <iostream>
+
+namespace convscope::cli {
+
+namespace {
+    std::string joinLines(const std::string& s)
+    {
+        std::string out;
+        for (char c : s)
+            out += c == '\n' ? std::string("; ") : std::string(1, c);
+        return out;
+    }
+} // namespace
+
+Command addShapesCommand(CLI::App& app)
+{
+    auto* cmd = app.add_subcommand("shapes", "Output shape, formula and cost of every layer");
+    auto path = std::make_shared<std::string>();
+    cmd->add_option("network", *path, "network file (.json)")->required();
+    return [path]() {
+        const Network net = loadNetwork(*path);
+        const ShapeReport shapes = inferShapes(net);
+        std::cout << net.name << " — input " << shapes.input.str() << " (" << net.input.source << ")\n\n";
+        TextTable table({ "#", "layer", "type", "output", "params", "FLOPs", "bytes", "FLOP/byte", "formula" },
+            { true, false, false, false, true, true, true, true, false });
+        for (size_t i = 0; i < net.layers.size(); ++i) {
+            const auto& s = shapes.layers[i];
+            if (!s.ok) {
+                table.addRow({ std::to_string(i), net.layers[i].name, layerTypeName(net.layers[i].spec), "invalid" });
+                continue;
+            }
+            char ai[32];
+            std::snprintf(ai, sizeof ai, "%.2f", s.cost.intensity());
+            table.addRow({ std::to_string(i), net.layers[i].name, layerTypeName(net.layers[i].spec), s.out.str(),
+                humanCount(double(s.cost.params)), humanCount(s.cost.flops),
+                humanCount(s.cost.bytesRead + s.cost.bytesWritten) + "B", ai, joinLines(s.formula) });
+        }
+        table.addSeparator();
+        char ai[32];
+        std::snprintf(ai, sizeof ai, "%.2f", shapes.total.intensity());
+        table.addRow({ "", "total", "", "", humanCount(double(shapes.total.params)), humanCount(shapes.total.flops),
+            humanCount(shapes.total.bytesRead + shapes.total.bytesWritten) + "B", ai, "" });
+        table.print(std::cout);
+        if (!shapes.inputError.empty())
+            throw InputError(*path + ": " + shapes.inputError);
+        for (size_t i = 0; i < net.layers.size(); ++i)
+            if (!shapes.layers[i].ok)
+                throw InputError(*path + ": layer " + std::to_string(i) + " (" + net.layers[i].name
+                    + "): " + shapes.layers[i].error);
+        return 0;
+    };
+}
+
+} // namespace convscope::cli
