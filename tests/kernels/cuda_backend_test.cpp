@@ -10,7 +10,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <random>
 #include <variant>
@@ -198,7 +200,7 @@ TEST_CASE("cuda conv2d: random sweep, every algorithm vs cpu.direct", "[gpu][cud
     CHECK(done >= 20);
 }
 
-TEST_CASE("cuda conv2d: wide layers take the big implicit GEMM tiles", "[gpu][cuda][conv2d]")
+TEST_CASE("cuda conv2d: wide layers take the big implicit GEMM tiles", "[gpu][cuda][conv2d][wide]")
 {
     auto cuda = cudaOrSkip();
     if (!cuda)
@@ -355,4 +357,74 @@ TEST_CASE("cuda backend answers availability and refuses unknown algorithms", "[
     }
     CHECK(backend->algorithms().size() == 3);
     CHECK_THROWS_AS(backend->createSession("winograd", {}), UnsupportedError);
+}
+
+namespace {
+Tensor cheapTensor(const Shape& shape, uint32_t seed)
+{
+    // Timing only: values in [-1, 1) from a tiny LCG (randomTensor is slow for half a gigabyte).
+    Tensor t(shape);
+    uint32_t x = seed * 2654435761u + 1;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+        x = x * 1664525u + 1013904223u;
+        t.data()[i] = static_cast<float>(x >> 8) * (2.0f / 16777216.0f) - 1.0f;
+    }
+    return t;
+}
+
+double medianLayerMs(Backend& cuda, Network net, const std::string& algorithm, const Tensor& input, int repeat)
+{
+    const ShapeReport shapes = inferShapes(net);
+    REQUIRE(shapes.ok());
+    randomParameters(net, shapes, 1);
+    auto session = cuda.createSession(algorithm, {});
+    session->prepare(net, shapes);
+    std::vector<double> ms;
+    for (int i = 0; i < repeat; ++i)
+        ms.push_back(session->runPass(input).layerMs.at(0));
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+}
+} // namespace
+
+// Not a test: a benchmark that prints "BENCH|..." rows (tools/gpu-check.sh collects them). Hidden ([.]) so
+// neither CTest nor a plain run executes it; nothing here asserts on time.
+TEST_CASE("cuda kernel benchmark: bandwidth of memory-bound layers, TFLOP/s of convolutions", "[.bench]")
+{
+    auto cuda = cudaOrSkip();
+    if (!cuda)
+        return;
+    const Shape big = Shape::nchw(8, 64, 512, 512); // 512 MiB
+    const Tensor x = cheapTensor(big, 7);
+    MaxPool2d pool2;
+    AvgPool2d avg2;
+    const std::pair<const char*, LayerSpec> memoryBound[] = { { "relu", ReLU {} }, { "leaky_relu", LeakyReLU {} },
+        { "sigmoid", Sigmoid {} }, { "batchnorm2d", BatchNorm2d {} }, { "maxpool2d 2x2", pool2 },
+        { "avgpool2d 2x2", avg2 }, { "global_avgpool2d", GlobalAvgPool2d {} } };
+    for (const auto& [name, spec] : memoryBound) {
+        Network net = oneLayer(big, spec);
+        const Shape out = inferShapes(net).layers.at(0).out;
+        const double ms = medianLayerMs(*cuda, net, "implicit_gemm", x, 5);
+        const double bytes = double(big.bytes()) + double(out.bytes());
+        std::printf("BENCH|%s %s|%.3f ms|%.0f GB/s (read+write)\n", name, big.str().c_str(), ms, bytes / ms / 1e6);
+    }
+    struct C {
+        int64_t cin, cout, size;
+    };
+    const C convs[] = { { 3, 64, 512 }, { 64, 64, 512 }, { 128, 128, 256 }, { 256, 256, 128 }, { 512, 512, 64 },
+        { 1024, 1024, 32 } };
+    for (const C& c : convs) {
+        const Shape in = Shape::nchw(4, c.cin, c.size, c.size);
+        const Tensor xin = cheapTensor(in, 11);
+        Network net = oneLayer(in, Conv2d { c.cout, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) });
+        const double flops = 2.0 * 4 * c.cout * c.cin * 9 * c.size * c.size;
+        for (const char* algorithm : { "implicit_gemm", "tiled", "direct" }) {
+            if (std::string(algorithm) != "implicit_gemm" && c.cin != 64 && c.cin != 256)
+                continue; // the slow kernels on two layers only: device time is scarce
+            const double ms = medianLayerMs(*cuda, net, algorithm, xin, 3);
+            std::printf("BENCH|conv3x3 %lld->%lld @%lld b4|cuda.%s|%.3f ms|%.1f TFLOP/s\n", (long long)c.cin,
+                (long long)c.cout, (long long)c.size, algorithm, ms, flops / ms / 1e9);
+        }
+    }
+    std::fflush(stdout);
 }

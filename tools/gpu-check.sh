@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# One script for the GPU machine (one device call): configure with CUDA and cuDNN, build, run the GPU tests,
+# run them again under compute-sanitizer (memcheck, racecheck), run the benchmarks, print a short table last.
+#
+#   tools/make-carry.sh            # here, once: header-only deps + OpenBLAS into the git-ignored .carry/
+#   tools/gpu-check.sh             # there, from the repository root (device call with carry [".carry"])
+#
+# Environment:
+#   CUDNN_ROOT   cuDNN root (default: the PyTorch wheel's, /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn)
+#   BUILD_DIR    build folder (default build-gpu)
+#   STAGES       which stages, default "build test sanitize bench"
+#   OUT          where logs and JSON results go (default $BUILD_DIR/gpu-check)
+# Steps whose binaries are missing (e.g. a CLI without `bench`) are skipped with a note, never fatal; every
+# stage has a time limit so the whole script ends inside one 10-minute device call.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+CARRY="$ROOT/.carry"
+BUILD=${BUILD_DIR:-build-gpu}
+STAGES=${STAGES:-"build test sanitize bench"}
+OUT=${OUT:-$BUILD/gpu-check}
+mkdir -p "$OUT"
+CUDNN_ROOT=${CUDNN_ROOT:-/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn}
+export PATH=/usr/local/cuda/bin:$PATH
+declare -a SUMMARY=()
+note() { SUMMARY+=("$1"); echo "== $1"; }
+has() { [[ " $STAGES " == *" $1 "* ]]; }
+T0=$(date +%s)
+elapsed() { echo $(($(date +%s) - T0)); }
+
+echo "== machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1 | head -2
+echo "nvcc: $(nvcc --version 2>/dev/null | tail -1)"; echo "cmake: $(cmake --version | head -1)"
+echo "c++: $(c++ --version 2>/dev/null | head -1)"; echo "cores: $(nproc)"
+SANITIZER=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
+echo "compute-sanitizer: ${SANITIZER:-none}"; echo "cuDNN root: $CUDNN_ROOT ($(ls "$CUDNN_ROOT"/lib 2>/dev/null | tr '\n' ' '))"
+
+HINTS=()
+if [ -d "$CARRY/usr" ]; then
+  # Carried OpenBLAS and its Fortran runtime: the linker (rpath-link) and the programs both need them.
+  export LD_LIBRARY_PATH="$CARRY/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  HINTS=(-DCMAKE_PREFIX_PATH="$CARRY/usr" -DBLAS_LIBRARIES="$CARRY/usr/lib/x86_64-linux-gnu/libopenblas.so"
+    -DCBLAS_INCLUDE_DIR="$CARRY/usr/include/openblas" -DSTB_INCLUDE_DIR="$CARRY/usr/include")
+else
+  echo "note: no .carry/ (run tools/make-carry.sh first and carry it) — relying on system packages"
+fi
+# cuDNN's libraries live next to each other in the wheel; the loader must find them at run time.
+[ -d "$CUDNN_ROOT/lib" ] && export LD_LIBRARY_PATH="$CUDNN_ROOT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+if has build; then
+  GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
+  if ! cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DCONVSCOPE_WITH_GUI=OFF -DCONVSCOPE_WITH_CUDA=ON \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DCUDNN_ROOT="$CUDNN_ROOT" "${HINTS[@]}" >"$OUT/configure.log" 2>&1; then
+    tail -40 "$OUT/configure.log"; note "configure: FAILED (see configure.log)"; exit 1
+  fi
+  grep -E "CUDA|cuDNN|Tests|NVTX" "$OUT/configure.log" | grep -v "^--  *$" | head -12
+  KEEP=(); [ ${#GEN[@]} -gt 0 ] && KEEP=(-- -k 0) # build every target that can be built, even if one fails
+  if timeout 420 cmake --build "$BUILD" -j"$(nproc)" "${KEEP[@]}" >"$OUT/build.log" 2>&1; then
+    note "build: ok ($(elapsed) s)"
+  else
+    grep -E "error|FAILED" "$OUT/build.log" | head -30
+    note "build: FAILED, continuing with whatever was built (see build.log)"
+  fi
+fi
+
+BIN="$BUILD/bin"
+TESTS="$BIN/convscope_tests_kernels"
+if has test; then
+  if [ -x "$TESTS" ]; then
+    (cd "$BUILD" && timeout 300 ctest -L gpu --output-on-failure >"$ROOT/$OUT/ctest-gpu.log" 2>&1)
+    tail -25 "$OUT/ctest-gpu.log"
+    note "ctest -L gpu: $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.log" | tail -1)"
+  else
+    note "ctest -L gpu: skipped (no $TESTS)"
+  fi
+fi
+
+if has sanitize; then
+  if [ -n "${SANITIZER:-}" ] && [ -x "$TESTS" ]; then
+    # The wide-layer cases are left out: same kernels, 100x the instrumented work.
+    for tool in memcheck racecheck; do
+      timeout 240 "$SANITIZER" --tool "$tool" --error-exitcode 9 --print-limit 20 "$TESTS" "~[wide]" \
+        >"$OUT/sanitizer-$tool.log" 2>&1
+      rc=$?
+      tail -4 "$OUT/sanitizer-$tool.log"
+      note "compute-sanitizer $tool: $( [ $rc = 0 ] && echo 'no errors' || echo "rc $rc ($(grep -m1 -E 'ERROR SUMMARY|Invalid|Race' "$OUT/sanitizer-$tool.log"))")"
+    done
+  else
+    note "compute-sanitizer: skipped (tool or test binary missing)"
+  fi
+fi
+
+CLI="$BIN/convscope-cli"
+if has bench; then
+  # Bandwidth of the memory-bound layers and TFLOP/s of the convolutions, straight from the sessions.
+  if [ -x "$TESTS" ]; then
+    timeout 150 "$TESTS" "[.bench]" -s 2>&1 | grep -E "^BENCH" | tee "$OUT/kernel-bench.txt"
+  fi
+  if [ -x "$CLI" ] && "$CLI" bench --help >/dev/null 2>&1; then
+    SELS="cuda.direct,cuda.tiled,cuda.implicit_gemm"
+    "$CLI" info 2>/dev/null | grep -qi "cudnn.*available\b" && SELS="$SELS,cudnn.auto"
+    timeout 200 "$CLI" bench --suite unet-encoder --backends "cuda.implicit_gemm,cuda.tiled,cuda.direct" \
+      --reference none --warmup 2 --repeat 5 --json "$OUT/bench-unet.json" 2>&1 | tee "$OUT/bench-unet.txt"
+    note "bench unet-encoder: rc ${PIPESTATUS[0]}"
+    timeout 60 "$CLI" bench --suite lenet5 --backends "cuda.implicit_gemm,cuda.tiled,cuda.direct,cpu.im2col_gemm" \
+      --warmup 20 --repeat 100 --json "$OUT/bench-lenet5.json" 2>&1 | tee "$OUT/bench-lenet5.txt"
+    note "bench lenet5: rc ${PIPESTATUS[0]}"
+  else
+    note "convscope-cli bench: skipped (not built yet)"
+  fi
+fi
+
+echo
+echo "================ summary ($(elapsed) s) ================"
+for s in "${SUMMARY[@]}"; do echo "  $s"; done
+if [ -s "$OUT/kernel-bench.txt" ]; then
+  echo "---------------- kernels (median of the timed passes) ----------------"
+  column -t -s '|' "$OUT/kernel-bench.txt" 2>/dev/null || cat "$OUT/kernel-bench.txt"
+fi

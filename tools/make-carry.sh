@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Copies the build dependencies that the GPU machine lacks (it has CUDA, cuDNN in a Python wheel, CMake, ninja
+# and a compiler, but no Debian -dev packages and no network) from this machine into the git-ignored .carry/,
+# laid out like /usr so CMake finds them with -DCMAKE_PREFIX_PATH=.carry/usr:
+#   header-only: nlohmann-json, CLI11, stb, Catch2 2 (with its CMake files: Catch.cmake, CatchAddTests.cmake)
+#   OpenBLAS:   libopenblas.so(.0) + cblas.h/openblas_config.h + its runtime deps (libgfortran, libquadmath)
+# tools/gpu-check.sh uses it. Run from anywhere; prints the size (the device call carries at most 64 MiB).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+C="$ROOT/.carry/usr"
+rm -rf "$ROOT/.carry"
+mkdir -p "$C/include" "$C/lib/cmake" "$C/share/cmake" "$C/lib/x86_64-linux-gnu"
+
+for d in nlohmann CLI stb catch2; do
+  cp -a "/usr/include/$d" "$C/include/"
+done
+cp -a /usr/share/cmake/nlohmann_json /usr/share/cmake/CLI11 "$C/share/cmake/"
+cp -a /usr/lib/cmake/Catch2 "$C/lib/cmake/"
+# Catch2's exported targets check that every imported file exists, the main library included.
+for f in /usr/lib/libCatch2WithMain.a /usr/lib/x86_64-linux-gnu/libCatch2WithMain.a; do
+  [ -e "$f" ] && mkdir -p "$C/lib" && cp -a "$f" "$C/lib/" || true
+done
+
+# OpenBLAS (pthread flavour) and the Fortran runtime it needs.
+BLAS=$(readlink -f /usr/lib/x86_64-linux-gnu/libopenblas.so.0)
+cp "$BLAS" "$C/lib/x86_64-linux-gnu/libopenblas.so.0"
+ln -sf libopenblas.so.0 "$C/lib/x86_64-linux-gnu/libopenblas.so"
+for dep in $(ldd "$BLAS" | awk '/libgfortran|libquadmath/ {print $3}'); do
+  cp "$(readlink -f "$dep")" "$C/lib/x86_64-linux-gnu/$(basename "$dep")"
+done
+mkdir -p "$C/include/openblas"
+INC=$(dirname "$(readlink -f /usr/include/x86_64-linux-gnu/cblas.h 2>/dev/null || echo /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h)")
+cp "$INC"/cblas.h "$INC"/openblas_config.h "$C/include/openblas/"
+[ -e "$INC/f77blas.h" ] && cp "$INC/f77blas.h" "$C/include/openblas/"
+
+# Hints for the configure step (read by tools/gpu-check.sh).
+cat >"$ROOT/.carry/cmake-hints.txt" <<HINTS
+-DCMAKE_PREFIX_PATH=\$CARRY/usr
+-DBLAS_LIBRARIES=\$CARRY/usr/lib/x86_64-linux-gnu/libopenblas.so
+-DCBLAS_INCLUDE_DIR=\$CARRY/usr/include/openblas
+-DSTB_INCLUDE_DIR=\$CARRY/usr/include
+HINTS
+du -sh "$ROOT/.carry"
