@@ -10,6 +10,7 @@
 #   BUILD_DIR    build folder (default build-gpu)
 #   STAGES       which stages, default "build test sanitize bench"
 #   OUT          where logs and JSON results go (default $BUILD_DIR/gpu-check)
+#   TARGETS      what to build (default: the GPU tests, the modules and the CLI; "all" for everything)
 # Steps whose binaries are missing (e.g. a CLI without `bench`) are skipped with a note, never fatal; every
 # stage has a time limit so the whole script ends inside one 10-minute device call.
 set -uo pipefail
@@ -55,7 +56,9 @@ if has build; then
   fi
   grep -E "CUDA|cuDNN|Tests|NVTX" "$OUT/configure.log" | grep -v "^--  *$" | head -12
   KEEP=(); [ ${#GEN[@]} -gt 0 ] && KEEP=(-- -k 0) # build every target that can be built, even if one fails
-  if timeout 420 cmake --build "$BUILD" -j"$(nproc)" "${KEEP[@]}" >"$OUT/build.log" 2>&1; then
+  TARGETS=${TARGETS:-"convscope_tests_kernels convscope_modules convscope-cli"}
+  TGT=(); [ "$TARGETS" != all ] && for t in $TARGETS; do TGT+=(--target "$t"); done
+  if timeout 420 cmake --build "$BUILD" -j"$(nproc)" "${TGT[@]}" "${KEEP[@]}" >"$OUT/build.log" 2>&1; then
     note "build: ok ($(elapsed) s)"
   else
     grep -E "error|FAILED" "$OUT/build.log" | head -30
