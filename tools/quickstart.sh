@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# ConvScope's two-command quick start on Debian 12.
+#   tools/quickstart.sh         install what is missing, build, and open the window on LeNet-5 with the digit
+#                               sample (or, without a display or GUI, run the CLI on it)
+#   tools/quickstart.sh test    install what is missing, build, and run the whole test suite
+# CUDA 13 and cuDNN 9 are used when the toolkit is installed (nvcc on PATH or in /usr/local/cuda); the GPU
+# tests report themselves skipped on a machine without a GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode="${1:-open}"
+
+packages=(build-essential cmake ninja-build pkg-config qt6-base-dev qt6-svg-dev libqcustomplot-dev libgl-dev
+          catch2 nlohmann-json3-dev libopenblas-dev libcli11-dev libstb-dev xauth xvfb)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "quickstart: installing ${missing[*]}"
+    sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# nvcc is often installed without being on PATH.
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH="/usr/local/cuda/bin:$PATH"
+fi
+
+jobs="$(nproc)"
+case "$mode" in
+test)
+    cmake --preset ci
+    cmake --build --preset ci -j "$jobs"
+    ctest --preset ci -j "$jobs"
+    ;;
+open)
+    cmake --preset dev
+    cmake --build --preset dev -j "$jobs"
+    example=resources/networks/lenet5.json
+    if [ -x build/dev/bin/convscope ] && [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+        exec build/dev/bin/convscope --open "$example"
+    fi
+    echo "quickstart: no display or no GUI build; running the command line on $example"
+    build/dev/bin/convscope-cli shapes "$example"
+    build/dev/bin/convscope-cli run "$example" --backends cpu.direct,cpu.im2col_gemm
+    ;;
+*)
+    echo "usage: tools/quickstart.sh [test]" >&2
+    exit 2
+    ;;
+esac
