@@ -41,7 +41,7 @@ if [ -d "$CARRY/usr" ]; then
   # Carried OpenBLAS and its Fortran runtime: the linker (rpath-link) and the programs both need them.
   export LD_LIBRARY_PATH="$CARRY/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   HINTS=(-DCMAKE_PREFIX_PATH="$CARRY/usr" -DBLAS_LIBRARIES="$CARRY/usr/lib/x86_64-linux-gnu/libopenblas.so"
-    -DCBLAS_INCLUDE_DIR="$CARRY/usr/include/openblas" -DSTB_INCLUDE_DIR="$CARRY/usr/include")
+    -DCBLAS_INCLUDE_DIR="$CARRY/usr/include/openblas" -DSTB_INCLUDE_DIR="$CARRY/usr/include/stb")
 else
   echo "note: no .carry/ (run tools/make-carry.sh first and carry it) — relying on system packages"
 fi

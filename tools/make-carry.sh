@@ -38,6 +38,6 @@ cat >"$ROOT/.carry/cmake-hints.txt" <<HINTS
 -DCMAKE_PREFIX_PATH=\$CARRY/usr
 -DBLAS_LIBRARIES=\$CARRY/usr/lib/x86_64-linux-gnu/libopenblas.so
 -DCBLAS_INCLUDE_DIR=\$CARRY/usr/include/openblas
--DSTB_INCLUDE_DIR=\$CARRY/usr/include
+-DSTB_INCLUDE_DIR=\$CARRY/usr/include/stb
 HINTS
 du -sh "$ROOT/.carry"
