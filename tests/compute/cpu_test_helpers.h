@@ -11,6 +11,8 @@
 #include <cmath>
 #include <initializer_list>
 #include <memory>
+#include <sstream>
+#include <string>
 
 namespace convscope::test {
 
@@ -25,6 +27,20 @@ inline Tensor tensorOf(const Shape& shape, std::initializer_list<float> values)
 }
 
 inline std::shared_ptr<const Tensor> shared(Tensor t) { return std::make_shared<const Tensor>(std::move(t)); }
+
+inline Padding2d explicitPad(int64_t top, int64_t bottom, int64_t left, int64_t right)
+{
+    return { Padding2d::Mode::Explicit, top, bottom, left, right };
+}
+
+// "conv2d →4 k3 on [1, 3, 7, 9] -> [1, 4, 7, 9] pad [1 1 1 1]": which case of a sweep failed.
+inline std::string describe(const Shape& in, const LayerSpec& spec, const LayerShape& s)
+{
+    std::ostringstream o;
+    o << layerSummary(spec) << " on " << in.str() << " -> " << s.out.str() << " pad [" << s.resolvedPadding.top << " "
+      << s.resolvedPadding.bottom << " " << s.resolvedPadding.left << " " << s.resolvedPadding.right << "]";
+    return o.str();
+}
 
 // The output shape and resolved padding, exactly as a backend session would get them.
 inline LayerShape shapeOf(const LayerSpec& spec, const Shape& in)

@@ -1,0 +1,316 @@
+// The convolution ops: conv2d and conv_transpose2d, hand-computed cases and the fast:: implementations (im2col /
+// col2im + OpenBLAS) against the direct:: reference on fixed and randomized sweeps with poisoned outputs.
+#include "compute/cpu/cpu_ops.h"
+#include "compute/error.h"
+#include "compute/random.h"
+#include "tests/compute/cpu_test_helpers.h"
+
+#include <algorithm>
+#include <vector>
+
+using namespace convscope;
+using namespace convscope::test;
+
+namespace {
+
+struct ConvCase {
+    Shape in;
+    Conv2d spec;
+};
+
+Conv2d conv(int64_t outC, Pair k, Pair s, Padding2d p, Pair d, int64_t groups, bool bias)
+{
+    Conv2d c;
+    c.out_channels = outC;
+    c.kernel_size = k;
+    c.stride = s;
+    c.padding = p;
+    c.dilation = d;
+    c.groups = groups;
+    c.bias = bias;
+    return c;
+}
+
+ConvTranspose2d convT(int64_t outC, Pair k, Pair s, Padding2d p, Pair op, Pair d, int64_t groups, bool bias)
+{
+    ConvTranspose2d c;
+    c.out_channels = outC;
+    c.kernel_size = k;
+    c.stride = s;
+    c.padding = p;
+    c.output_padding = op;
+    c.dilation = d;
+    c.groups = groups;
+    c.bias = bias;
+    return c;
+}
+
+void checkConvFastAgainstDirect(const Shape& inShape, const Conv2d& spec, uint64_t seed)
+{
+    const LayerShape s = shapeOf(spec, inShape);
+    INFO(describe(inShape, spec, s));
+    const Tensor in = randomTensor(inShape, seed);
+    const Tensor w = randomTensor(
+        Shape::nchw(spec.out_channels, inShape.c / spec.groups, spec.kernel_size[0], spec.kernel_size[1]), seed + 1);
+    const Tensor b = randomTensor(Shape::nchw(spec.out_channels, 1, 1, 1), seed + 2);
+    const Tensor* bias = spec.bias ? &b : nullptr;
+    Tensor reference = poisonedOutput(s);
+    Tensor fast = poisonedOutput(s);
+    cpu::direct::conv2d(in, w, bias, spec, s.resolvedPadding, reference);
+    cpu::fast::conv2d(in, w, bias, spec, s.resolvedPadding, fast);
+    requireClose(fast, reference);
+}
+
+void checkConvTransposeFastAgainstDirect(const Shape& inShape, const ConvTranspose2d& spec, uint64_t seed)
+{
+    const LayerShape s = shapeOf(spec, inShape);
+    INFO(describe(inShape, spec, s));
+    const Tensor in = randomTensor(inShape, seed);
+    const Tensor w = randomTensor(
+        Shape::nchw(inShape.c, spec.out_channels / spec.groups, spec.kernel_size[0], spec.kernel_size[1]), seed + 1);
+    const Tensor b = randomTensor(Shape::nchw(spec.out_channels, 1, 1, 1), seed + 2);
+    const Tensor* bias = spec.bias ? &b : nullptr;
+    Tensor reference = poisonedOutput(s);
+    Tensor fast = poisonedOutput(s);
+    cpu::direct::convTranspose2d(in, w, bias, spec, s.resolvedPadding, reference);
+    cpu::fast::convTranspose2d(in, w, bias, spec, s.resolvedPadding, fast);
+    requireClose(fast, reference);
+}
+
+double dot(const Tensor& a, const Tensor& b)
+{
+    double sum = 0;
+    for (int64_t i = 0; i < a.numel(); ++i)
+        sum += double(a.data()[i]) * double(b.data()[i]);
+    return sum;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------- conv2d
+
+TEST_CASE("conv2d: fast (im2col + sgemm) matches direct on a fixed sweep", "[cpu][conv2d]")
+{
+    const std::vector<ConvCase> cases = {
+        { Shape::nchw(1, 3, 7, 9), conv(4, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, true) },
+        { Shape::nchw(2, 4, 10, 7), conv(6, { 3, 5 }, { 2, 1 }, explicitPad(0, 2, 1, 0), { 1, 1 }, 2, true) },
+        { Shape::nchw(1, 6, 11, 13), conv(6, { 3, 3 }, { 1, 2 }, Padding2d::symmetric(1, 1), { 2, 2 }, 6, false) },
+        { Shape::nchw(2, 6, 9, 8), conv(12, { 3, 3 }, { 2, 2 }, explicitPad(1, 0, 0, 1), { 1, 1 }, 6, true) },
+        { Shape::nchw(3, 8, 5, 5), conv(16, { 1, 1 }, { 1, 1 }, {}, { 1, 1 }, 1, true) },
+        { Shape::nchw(2, 8, 6, 5), conv(4, { 1, 1 }, { 1, 1 }, {}, { 1, 1 }, 2, false) },
+        { Shape::nchw(1, 2, 3, 3), conv(2, { 1, 1 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, true) },
+        { Shape::nchw(1, 3, 9, 8), conv(5, { 1, 1 }, { 2, 3 }, {}, { 1, 1 }, 1, true) },
+        { Shape::nchw(1, 2, 9, 8), conv(3, { 2, 4 }, { 3, 2 }, explicitPad(2, 1, 0, 3), { 1, 2 }, 1, true) },
+        { Shape::nchw(1, 1, 28, 28), conv(6, { 5, 5 }, { 1, 1 }, Padding2d::symmetric(2, 2), { 1, 1 }, 1, true) },
+        { Shape::nchw(2, 3, 8, 10), conv(4, { 4, 4 }, { 1, 1 }, { Padding2d::Mode::Same }, { 1, 1 }, 1, true) },
+        { Shape::nchw(1, 3, 10, 6), conv(2, { 3, 3 }, { 2, 2 }, { Padding2d::Mode::Same }, { 1, 1 }, 1, false) },
+        { Shape::nchw(1, 4, 9, 9), conv(2, { 3, 3 }, { 1, 1 }, { Padding2d::Mode::Valid }, { 3, 1 }, 2, true) },
+        { Shape::nchw(1, 3, 5, 5), conv(2, { 5, 5 }, { 1, 1 }, {}, { 1, 1 }, 1, true) },
+    };
+    uint64_t seed = 100;
+    for (const ConvCase& c : cases)
+        checkConvFastAgainstDirect(c.in, c.spec, seed += 10);
+}
+
+TEST_CASE("conv2d: fast processes a large layer in bounded chunks that split output rows", "[cpu][conv2d]")
+{
+    // K = 64·3·3 = 576 rows; a whole-image column matrix would be 576 · 64·64 · 4 B ≈ 9.4 MB, more than the
+    // 8 MiB floor and than input + output (1.1 MB), so it is built in chunks of 3640 pixels, which is not a
+    // multiple of the 64-pixel row: chunk boundaries fall inside output rows.
+    const Shape in = Shape::nchw(2, 64, 64, 64);
+    const Conv2d spec = conv(8, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, true);
+    REQUIRE(576LL * 64 * 64 * 4 > cpu::fast::kMinWorkspaceBytes);
+    checkConvFastAgainstDirect(in, spec, 7);
+}
+
+TEST_CASE("conv2d: fast matches direct on a randomized sweep", "[cpu][conv2d][sweep]")
+{
+    Random rng(2024);
+    auto pick = [&](int64_t lo, int64_t hi) { return lo + int64_t(rng.next() % uint64_t(hi - lo + 1)); };
+    int tested = 0;
+    for (int attempt = 0; attempt < 200 && tested < 40; ++attempt) {
+        const int64_t groups = pick(1, 3);
+        const Shape in = Shape::nchw(pick(1, 3), groups * pick(1, 3), pick(1, 13), pick(1, 13));
+        const Conv2d spec = conv(groups * pick(1, 3), { pick(1, 5), pick(1, 5) }, { pick(1, 3), pick(1, 3) },
+            explicitPad(pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 2)), { pick(1, 2), pick(1, 2) }, groups,
+            pick(0, 1) == 1);
+        if (!inferLayer(spec, in).ok)
+            continue; // a window larger than the padded input: shape inference's job, not this test's
+        checkConvFastAgainstDirect(in, spec, 1000 + attempt);
+        ++tested;
+    }
+    REQUIRE(tested >= 30);
+}
+
+TEST_CASE("conv2d: bias is added once per output channel", "[cpu][conv2d]")
+{
+    const Tensor in = tensorOf(Shape::nchw(1, 1, 2, 2), { 1, 2, 3, 4 });
+    const Tensor w = tensorOf(Shape::nchw(2, 1, 1, 1), { 1, -1 });
+    const Tensor b = tensorOf(Shape::nchw(2, 1, 1, 1), { 10, 20 });
+    const Conv2d spec = conv(2, { 1, 1 }, { 1, 1 }, {}, { 1, 1 }, 1, true);
+    const LayerShape s = shapeOf(spec, in.shape());
+    Tensor direct = poisonedOutput(s), fast = poisonedOutput(s);
+    cpu::direct::conv2d(in, w, &b, spec, s.resolvedPadding, direct);
+    cpu::fast::conv2d(in, w, &b, spec, s.resolvedPadding, fast);
+    requireValues(direct, { 11, 12, 13, 14, 19, 18, 17, 16 });
+    requireValues(fast, { 11, 12, 13, 14, 19, 18, 17, 16 });
+}
+
+TEST_CASE("conv2d: a weight of the wrong shape is an InputError, not a crash", "[cpu][conv2d]")
+{
+    const Tensor in = randomTensor(Shape::nchw(1, 3, 5, 5), 1);
+    const Tensor w = randomTensor(Shape::nchw(4, 2, 3, 3), 2); // needs [4, 3, 3, 3]
+    const Conv2d spec = conv(4, { 3, 3 }, { 1, 1 }, {}, { 1, 1 }, 1, false);
+    const LayerShape s = shapeOf(spec, in.shape());
+    Tensor out(s.out);
+    REQUIRE_THROWS_AS(cpu::direct::conv2d(in, w, nullptr, spec, s.resolvedPadding, out), InputError);
+    REQUIRE_THROWS_AS(cpu::fast::conv2d(in, w, nullptr, spec, s.resolvedPadding, out), InputError);
+    const Tensor shortBias = randomTensor(Shape::nchw(3, 1, 1, 1), 3);
+    const Tensor good = randomTensor(Shape::nchw(4, 3, 3, 3), 4);
+    REQUIRE_THROWS_WITH(
+        cpu::fast::conv2d(in, good, &shortBias, spec, s.resolvedPadding, out), Catch::Contains("bias has 3 values"));
+}
+
+// ----------------------------------------------------------------------------------- conv_transpose2d
+
+TEST_CASE("conv_transpose2d: hand-computed cases", "[cpu][conv_transpose2d]")
+{
+    const Tensor in = tensorOf(Shape::nchw(1, 1, 2, 2), { 1, 2, 3, 4 });
+    const Tensor ones = tensorOf(Shape::nchw(1, 1, 2, 2), { 1, 1, 1, 1 });
+    using Fn = void (*)(const Tensor&, const Tensor&, const Tensor*, const ConvTranspose2d&, const Padding2d&, Tensor&);
+    const Fn fn = GENERATE(values<Fn>({ &cpu::direct::convTranspose2d, &cpu::fast::convTranspose2d }));
+    SECTION("stride 2 copies each pixel into a 2x2 block")
+    {
+        const auto spec = convT(1, { 2, 2 }, { 2, 2 }, {}, { 0, 0 }, { 1, 1 }, 1, false);
+        const LayerShape s = shapeOf(spec, in.shape());
+        REQUIRE(s.out == Shape::nchw(1, 1, 4, 4));
+        Tensor out = poisonedOutput(s);
+        fn(in, ones, nullptr, spec, s.resolvedPadding, out);
+        requireValues(out, { 1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4 });
+    }
+    SECTION("stride 1 overlaps the scattered kernels (the full convolution)")
+    {
+        const auto spec = convT(1, { 2, 2 }, { 1, 1 }, {}, { 0, 0 }, { 1, 1 }, 1, false);
+        const LayerShape s = shapeOf(spec, in.shape());
+        Tensor out = poisonedOutput(s);
+        fn(in, ones, nullptr, spec, s.resolvedPadding, out);
+        requireValues(out, { 1, 3, 2, 4, 10, 6, 3, 7, 4 });
+    }
+    SECTION("padding crops the full output; output_padding adds bias-only rows and columns")
+    {
+        const Tensor bias = tensorOf(Shape::nchw(1, 1, 1, 1), { 0.5f });
+        const auto cropped = convT(1, { 2, 2 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 0, 0 }, { 1, 1 }, 1, true);
+        const LayerShape s = shapeOf(cropped, in.shape());
+        REQUIRE(s.out == Shape::nchw(1, 1, 2, 2));
+        Tensor out = poisonedOutput(s);
+        fn(in, ones, &bias, cropped, s.resolvedPadding, out);
+        requireValues(out, { 1.5, 2.5, 3.5, 4.5 });
+
+        const auto padded = convT(1, { 2, 2 }, { 2, 2 }, {}, { 1, 1 }, { 1, 1 }, 1, true);
+        const LayerShape sp = shapeOf(padded, in.shape());
+        REQUIRE(sp.out == Shape::nchw(1, 1, 5, 5));
+        Tensor outPadded = poisonedOutput(sp);
+        fn(in, ones, &bias, padded, sp.resolvedPadding, outPadded);
+        requireValues(outPadded,
+            { 1.5, 1.5, 2.5, 2.5, 0.5, //
+                1.5, 1.5, 2.5, 2.5, 0.5, //
+                3.5, 3.5, 4.5, 4.5, 0.5, //
+                3.5, 3.5, 4.5, 4.5, 0.5, //
+                0.5, 0.5, 0.5, 0.5, 0.5 });
+    }
+}
+
+TEST_CASE("conv_transpose2d: is the adjoint of conv2d with the same weight tensor", "[cpu][conv_transpose2d]")
+{
+    // PyTorch defines ConvTranspose2d as the gradient of Conv2d with respect to its input, so with one
+    // weight tensor W ([C_out, C_in/g, kh, kw] for the convolution is [C_in', C_out'/g, kh, kw] for the
+    // transpose) <conv(x), y> = <x, convT(y)>. output_padding restores the rows the convolution's floor lost.
+    // Both sides are sums of float-rounded outputs, hence agreement to 1e-5, not to double precision.
+    struct Case {
+        Shape x;
+        Conv2d spec;
+    };
+    const std::vector<Case> cases = {
+        { Shape::nchw(1, 2, 7, 6), conv(3, { 3, 3 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, false) },
+        { Shape::nchw(2, 4, 9, 10), conv(6, { 3, 2 }, { 3, 2 }, explicitPad(2, 0, 1, 1), { 1, 2 }, 2, false) },
+        { Shape::nchw(1, 3, 8, 8), conv(3, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(2, 2), { 2, 2 }, 3, false) },
+    };
+    uint64_t seed = 500;
+    for (const Case& c : cases) {
+        const LayerShape cs = shapeOf(c.spec, c.x);
+        INFO(describe(c.x, c.spec, cs));
+        const Padding2d& p = cs.resolvedPadding;
+        auto outputPadding = [&](int axis, int64_t inSize, int64_t outSize, int64_t before, int64_t after) {
+            const int64_t k = c.spec.kernel_size[axis], s = c.spec.stride[axis], d = c.spec.dilation[axis];
+            return inSize - ((outSize - 1) * s - before - after + d * (k - 1) + 1);
+        };
+        const ConvTranspose2d t = convT(c.x.c, c.spec.kernel_size, c.spec.stride, p,
+            { outputPadding(0, c.x.h, cs.out.h, p.top, p.bottom), outputPadding(1, c.x.w, cs.out.w, p.left, p.right) },
+            c.spec.dilation, c.spec.groups, false);
+        const LayerShape ts = shapeOf(t, cs.out);
+        REQUIRE(ts.out == c.x);
+
+        const Tensor x = randomTensor(c.x, seed++);
+        const Tensor y = randomTensor(cs.out, seed++);
+        const Tensor w = randomTensor(
+            Shape::nchw(cs.out.c, c.x.c / c.spec.groups, c.spec.kernel_size[0], c.spec.kernel_size[1]), seed++);
+        Tensor convX = poisonedOutput(cs);
+        Tensor convTY = poisonedOutput(ts);
+        cpu::direct::conv2d(x, w, nullptr, c.spec, p, convX);
+        cpu::direct::convTranspose2d(y, w, nullptr, t, ts.resolvedPadding, convTY);
+        CHECK(dot(convX, y) == Approx(dot(x, convTY)).epsilon(1e-5));
+    }
+}
+
+TEST_CASE("conv_transpose2d: fast (sgemm + col2im) matches direct on a fixed sweep", "[cpu][conv_transpose2d]")
+{
+    struct Case {
+        Shape in;
+        ConvTranspose2d spec;
+    };
+    const std::vector<Case> cases = {
+        { Shape::nchw(1, 3, 5, 6),
+            convT(4, { 3, 3 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 1, 1 }, { 1, 1 }, 1, true) },
+        { Shape::nchw(2, 4, 4, 7), convT(6, { 4, 3 }, { 2, 3 }, explicitPad(1, 0, 2, 1), { 0, 2 }, { 1, 1 }, 2, true) },
+        { Shape::nchw(1, 6, 7, 5),
+            convT(6, { 3, 3 }, { 1, 2 }, Padding2d::symmetric(2, 1), { 0, 1 }, { 2, 2 }, 6, false) },
+        { Shape::nchw(3, 2, 3, 3), convT(5, { 1, 1 }, { 1, 1 }, {}, { 0, 0 }, { 1, 1 }, 1, true) },
+        { Shape::nchw(1, 4, 6, 6), convT(2, { 5, 5 }, { 3, 3 }, explicitPad(0, 3, 4, 0), { 2, 1 }, { 1, 1 }, 2, true) },
+        { Shape::nchw(2, 3, 1, 1), convT(4, { 4, 4 }, { 1, 1 }, {}, { 0, 0 }, { 1, 1 }, 1, true) },
+        { Shape::nchw(1, 2, 5, 4), convT(3, { 2, 3 }, { 2, 2 }, {}, { 1, 2 }, { 3, 3 }, 1, false) },
+    };
+    uint64_t seed = 300;
+    for (const Case& c : cases)
+        checkConvTransposeFastAgainstDirect(c.in, c.spec, seed += 10);
+}
+
+TEST_CASE("conv_transpose2d: fast splits a large layer into chunks of input pixels", "[cpu][conv_transpose2d]")
+{
+    // Kc = 64·4·4 = 1024 column rows over 48·48 = 2304 input pixels ≈ 9.4 MB, above the 8 MiB floor and
+    // input + output (2.4 MB): chunks of 2048 pixels, which end inside an input row.
+    const Shape in = Shape::nchw(1, 4, 48, 48);
+    const auto spec = convT(64, { 4, 4 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 0, 0 }, { 1, 1 }, 1, true);
+    checkConvTransposeFastAgainstDirect(in, spec, 11);
+}
+
+TEST_CASE("conv_transpose2d: fast matches direct on a randomized sweep", "[cpu][conv_transpose2d][sweep]")
+{
+    Random rng(77);
+    auto pick = [&](int64_t lo, int64_t hi) { return lo + int64_t(rng.next() % uint64_t(hi - lo + 1)); };
+    int tested = 0;
+    for (int attempt = 0; attempt < 300 && tested < 40; ++attempt) {
+        const int64_t groups = pick(1, 3);
+        const Pair stride { pick(1, 3), pick(1, 3) };
+        const Pair dilation { pick(1, 2), pick(1, 2) };
+        const Shape in = Shape::nchw(pick(1, 3), groups * pick(1, 3), pick(1, 9), pick(1, 9));
+        const auto spec = convT(groups * pick(1, 3), { pick(1, 4), pick(1, 4) }, stride,
+            explicitPad(pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 2)),
+            { pick(0, std::max(stride[0], dilation[0]) - 1), pick(0, std::max(stride[1], dilation[1]) - 1) }, dilation,
+            groups, pick(0, 1) == 1);
+        if (!inferLayer(spec, in).ok)
+            continue; // cropped to nothing: shape inference rejects it
+        checkConvTransposeFastAgainstDirect(in, spec, 2000 + attempt);
+        ++tested;
+    }
+    REQUIRE(tested >= 30);
+}
