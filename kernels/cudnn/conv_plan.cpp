@@ -1,0 +1,408 @@
+#include "kernels/cudnn/conv_plan.h"
+
+#include "compute/error.h"
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/device_buffer.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+namespace convscope::cudnn {
+
+namespace {
+    std::mutex g_cacheMutex;
+    std::map<std::string, AlgoChoice> g_fwdCache;
+    std::map<std::string, BwdDataChoice> g_bwdCache;
+
+    int toInt(int64_t v, const char* what)
+    {
+        if (v < 0 || v > 0x7fffffff)
+            throw UnsupportedError(std::string("cudnn: ") + what + " " + std::to_string(v)
+                + " does not fit cuDNN's 32-bit descriptor fields");
+        return static_cast<int>(v);
+    }
+
+    // A workspace for Find: as much of the limit as the device can spare now. Find only tries algorithms whose
+    // workspace fits the buffer it is given, so this is also what enforces the limit.
+    gpu::DeviceBuffer findWorkspace(size_t limit)
+    {
+        size_t freeBytes = 0, total = 0;
+        CONVSCOPE_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &total));
+        const size_t margin = size_t(256) << 20;
+        size_t bytes = std::min(limit, freeBytes > margin ? freeBytes - margin : 0);
+        while (bytes >= (size_t(1) << 20)) {
+            try {
+                return gpu::DeviceBuffer(bytes, "cudnn Find workspace");
+            } catch (const OutOfMemoryError&) {
+                bytes /= 2; // fragmentation: try with less rather than fail the layer
+            }
+        }
+        return {};
+    }
+
+    std::string mathKey(const ConvOptions& o) { return std::string(o.math == MathMode::TF32 ? "tf32" : "fp32"); }
+
+    bool acceptable(cudnnMathType_t m, MathMode mode)
+    {
+        // FP32 must never run on tensor cores: with float data DEFAULT_MATH and the TENSOR_OP types may use TF32.
+        return mode == MathMode::TF32 || m == CUDNN_FMA_MATH;
+    }
+} // namespace
+
+const std::vector<AlgoName>& algorithmNames()
+{
+    static const std::vector<AlgoName> names = {
+        { "auto", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+            "timed choice (cudnnFindConvolutionForwardAlgorithmEx) under the workspace limit, cached per shape" },
+        { "implicit_gemm", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, "implicit GEMM, no workspace" },
+        { "implicit_precomp_gemm", CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+            "implicit GEMM with precomputed indices in the workspace" },
+        { "gemm", CUDNN_CONVOLUTION_FWD_ALGO_GEMM, "explicit im2col into the workspace, then GEMM" },
+        { "direct", CUDNN_CONVOLUTION_FWD_ALGO_DIRECT, "direct convolution (rarely implemented)" },
+        { "fft", CUDNN_CONVOLUTION_FWD_ALGO_FFT, "FFT of whole planes (stride 1; large workspace)" },
+        { "fft_tiling", CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING, "FFT over 32x32 tiles (stride 1)" },
+        { "winograd", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, "fused Winograd (3x3, stride 1)" },
+        { "winograd_nonfused", CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,
+            "Winograd with separate transforms (3x3 or 5x5, stride 1)" },
+    };
+    return names;
+}
+
+std::optional<cudnnConvolutionFwdAlgo_t> algorithmFromName(const std::string& name)
+{
+    for (const auto& a : algorithmNames())
+        if (name == a.name && name != "auto")
+            return a.algo;
+    return std::nullopt;
+}
+
+std::string algorithmName(cudnnConvolutionFwdAlgo_t algo)
+{
+    for (const auto& a : algorithmNames())
+        if (a.algo == algo && std::string(a.name) != "auto")
+            return a.name;
+    return "algo_" + std::to_string(int(algo));
+}
+
+std::string bwdDataAlgorithmName(cudnnConvolutionBwdDataAlgo_t algo)
+{
+    switch (algo) {
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_0:
+        return "algo_0 (non-deterministic)";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_1:
+        return "algo_1";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT:
+        return "fft";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING:
+        return "fft_tiling";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD:
+        return "winograd";
+    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED:
+        return "winograd_nonfused";
+    default:
+        return "algo_" + std::to_string(int(algo));
+    }
+}
+
+std::string mathTypeName(cudnnMathType_t math)
+{
+    switch (math) {
+    case CUDNN_DEFAULT_MATH:
+        return "default";
+    case CUDNN_TENSOR_OP_MATH:
+        return "tensor_op";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
+        return "tensor_op_allow_conversion (tf32)";
+    case CUDNN_FMA_MATH:
+        return "fma (fp32)";
+    default:
+        return "math_" + std::to_string(int(math));
+    }
+}
+
+cudnnMathType_t mathTypeFor(MathMode mode)
+{
+    return mode == MathMode::TF32 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_FMA_MATH;
+}
+
+ConvOptions convOptions(const SessionOptions& options)
+{
+    ConvOptions o;
+    o.math = options.math;
+    if (auto it = options.extra.find("layout"); it != options.extra.end()) {
+        std::string v = it->second;
+        std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+        if (v == "nhwc")
+            o.nhwc = true;
+        else if (v != "nchw")
+            throw InputError("option layout=" + it->second + ": expected nchw or nhwc");
+    }
+    if (auto it = options.extra.find("workspace_limit"); it != options.extra.end()) {
+        const std::string& v = it->second;
+        size_t pos = 0;
+        unsigned long long n = 0;
+        try {
+            n = std::stoull(v, &pos);
+        } catch (const std::exception&) {
+            throw InputError("option workspace_limit=" + v + ": expected a number of bytes (suffix K, M or G allowed)");
+        }
+        const std::string suffix = v.substr(pos);
+        if (suffix == "K" || suffix == "k")
+            n <<= 10;
+        else if (suffix == "M" || suffix == "m")
+            n <<= 20;
+        else if (suffix == "G" || suffix == "g")
+            n <<= 30;
+        else if (!suffix.empty())
+            throw InputError("option workspace_limit=" + v + ": unknown suffix \"" + suffix + "\" (K, M or G)");
+        o.workspaceLimit = static_cast<size_t>(n);
+    }
+    return o;
+}
+
+// --- conv2d ---------------------------------------------------------------------------------------------------
+
+size_t ConvLayout::preparedInputFloats() const
+{
+    return (padStep || nhwc) ? size_t(n) * c * ph * pw : 0;
+}
+size_t ConvLayout::nhwcOutputFloats() const { return nhwc ? size_t(n) * k * outH * outW : 0; }
+size_t ConvLayout::nhwcWeightFloats() const { return nhwc ? size_t(k) * (c / groups) * kh * kw : 0; }
+
+ConvLayout convLayout(const Conv2d& spec, const LayerShape& shape, bool nhwc)
+{
+    ConvLayout l {};
+    l.n = toInt(shape.in.n, "batch");
+    l.c = toInt(shape.in.c, "channels");
+    l.h = toInt(shape.in.h, "height");
+    l.w = toInt(shape.in.w, "width");
+    l.k = toInt(shape.out.c, "out_channels");
+    l.outH = toInt(shape.out.h, "output height");
+    l.outW = toInt(shape.out.w, "output width");
+    l.kh = toInt(spec.kernel_size[0], "kernel height");
+    l.kw = toInt(spec.kernel_size[1], "kernel width");
+    l.sh = toInt(spec.stride[0], "stride");
+    l.sw = toInt(spec.stride[1], "stride");
+    l.dh = toInt(spec.dilation[0], "dilation");
+    l.dw = toInt(spec.dilation[1], "dilation");
+    l.groups = toInt(spec.groups, "groups");
+    l.pad = shape.resolvedPadding;
+    l.padStep = l.pad.top != l.pad.bottom || l.pad.left != l.pad.right;
+    l.nhwc = nhwc;
+    l.ph = l.padStep ? l.h + toInt(l.pad.top + l.pad.bottom, "padding") : l.h;
+    l.pw = l.padStep ? l.w + toInt(l.pad.left + l.pad.right, "padding") : l.w;
+    return l;
+}
+
+void describe(const ConvLayout& l, cudnnMathType_t math, ConvDescriptors& d)
+{
+    const cudnnTensorFormat_t fmt = l.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    d.x.set(fmt, l.n, l.c, l.ph, l.pw);
+    d.y.set(fmt, l.n, l.k, l.outH, l.outW);
+    d.bias.set(CUDNN_TENSOR_NCHW, 1, l.k, 1, 1);
+    // NCHW filters are PyTorch's [K, C/g, R, S]; NHWC filters are [K, R, S, C/g] (transposed at prepare).
+    d.w.set(fmt, l.k, l.c / l.groups, l.kh, l.kw);
+    const int padH = l.padStep ? 0 : int(l.pad.top), padW = l.padStep ? 0 : int(l.pad.left);
+    d.conv.set(padH, padW, l.sh, l.sw, l.dh, l.dw, l.groups);
+    d.conv.setMath(math);
+    int n = 0, c = 0, h = 0, w = 0;
+    CONVSCOPE_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(d.conv.get(), d.x.get(), d.w.get(), &n, &c, &h, &w));
+    if (n != l.n || c != l.k || h != l.outH || w != l.outW)
+        throw Error("internal error: cuDNN computes a conv2d output of [" + std::to_string(n) + ", " + std::to_string(c)
+            + ", " + std::to_string(h) + ", " + std::to_string(w) + "] where shape inference says ["
+            + std::to_string(l.n) + ", " + std::to_string(l.k) + ", " + std::to_string(l.outH) + ", "
+            + std::to_string(l.outW) + "]");
+}
+
+namespace {
+    std::string fwdKey(const ConvLayout& l, const ConvOptions& o)
+    {
+        std::ostringstream k;
+        k << "fwd " << mathKey(o) << (l.nhwc ? " nhwc " : " nchw ") << l.n << "," << l.c << "," << l.ph << ","
+          << l.pw << " k" << l.k << " " << l.kh << "x" << l.kw << " s" << l.sh << "," << l.sw << " d" << l.dh << ","
+          << l.dw << " g" << l.groups << " p" << (l.padStep ? 0 : l.pad.top) << "," << (l.padStep ? 0 : l.pad.left)
+          << " ws" << o.workspaceLimit;
+        return k.str();
+    }
+} // namespace
+
+AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, const ConvOptions& o, const void* x,
+    const void* w, void* y)
+{
+    const std::string key = fwdKey(l, o);
+    {
+        std::lock_guard lock(g_cacheMutex);
+        if (auto it = g_fwdCache.find(key); it != g_fwdCache.end()) {
+            AlgoChoice c = it->second;
+            c.cached = true;
+            d.conv.setMath(c.math);
+            return c;
+        }
+    }
+    gpu::DeviceBuffer ws = findWorkspace(o.workspaceLimit);
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT] = {};
+    int returned = 0;
+    CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h, d.x.get(), x, d.w.get(), w, d.conv.get(),
+        d.y.get(), y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, ws.get(), ws.bytes()));
+    // Results come sorted by time; take the fastest that ran, fits, and keeps the math mode honest.
+    for (int i = 0; i < returned; ++i) {
+        const auto& p = perf[i];
+        if (p.status != CUDNN_STATUS_SUCCESS || p.memory > o.workspaceLimit || !acceptable(p.mathType, o.math))
+            continue;
+        AlgoChoice c { p.algo, p.mathType, p.memory, p.time, false };
+        d.conv.setMath(c.math);
+        std::lock_guard lock(g_cacheMutex);
+        g_fwdCache[key] = c;
+        return c;
+    }
+    // Implicit GEMM needs no workspace and runs every configuration: the safe answer when Find found nothing
+    // (e.g. the device had too little free memory for any workspace).
+    AlgoChoice c;
+    c.math = mathTypeFor(o.math);
+    d.conv.setMath(c.math);
+    CONVSCOPE_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
+        h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), c.algo, &c.workspace));
+    return c;
+}
+
+AlgoChoice choosePinned(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, const ConvOptions& o,
+    cudnnConvolutionFwdAlgo_t algo, const std::string& selection)
+{
+    (void)l;
+    AlgoChoice c;
+    c.algo = algo;
+    c.math = mathTypeFor(o.math);
+    d.conv.setMath(c.math);
+    const cudnnStatus_t st
+        = cudnnGetConvolutionForwardWorkspaceSize(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), algo, &c.workspace);
+    if (st != CUDNN_STATUS_SUCCESS)
+        throw UnsupportedError(selection + ": cuDNN does not support " + algorithmName(algo)
+            + " for this convolution (unsupported): " + reason(st));
+    if (c.workspace > o.workspaceLimit)
+        throw UnsupportedError(selection + ": " + algorithmName(algo) + " needs " + gpu::mib(c.workspace)
+            + " of workspace, more than the limit of " + gpu::mib(o.workspaceLimit)
+            + " (unsupported; raise it with --option workspace_limit=BYTES)");
+    return c;
+}
+
+std::string pinnedUnsupportedReason(
+    cudnnHandle_t h, const ConvLayout& l, const ConvOptions& o, cudnnConvolutionFwdAlgo_t algo)
+{
+    ConvDescriptors d;
+    describe(l, mathTypeFor(o.math), d);
+    try {
+        choosePinned(h, l, d, o, algo, "cudnn." + algorithmName(algo));
+    } catch (const UnsupportedError& e) {
+        return e.what();
+    }
+    return {};
+}
+
+// --- conv_transpose2d ---------------------------------------------------------------------------------------------
+
+size_t ConvTransposeLayout::fullFloats() const { return crop ? size_t(n) * cout * fullH * fullW : 0; }
+
+ConvTransposeLayout convTransposeLayout(const ConvTranspose2d& spec, const LayerShape& shape)
+{
+    ConvTransposeLayout l {};
+    l.n = toInt(shape.in.n, "batch");
+    l.cin = toInt(shape.in.c, "channels");
+    l.h = toInt(shape.in.h, "height");
+    l.w = toInt(shape.in.w, "width");
+    l.cout = toInt(shape.out.c, "out_channels");
+    l.outH = toInt(shape.out.h, "output height");
+    l.outW = toInt(shape.out.w, "output width");
+    l.kh = toInt(spec.kernel_size[0], "kernel height");
+    l.kw = toInt(spec.kernel_size[1], "kernel width");
+    l.sh = toInt(spec.stride[0], "stride");
+    l.sw = toInt(spec.stride[1], "stride");
+    l.dh = toInt(spec.dilation[0], "dilation");
+    l.dw = toInt(spec.dilation[1], "dilation");
+    l.groups = toInt(spec.groups, "groups");
+    const Padding2d& p = shape.resolvedPadding;
+    // cuDNN checks that a forward convolution of the output gives back the input size. That holds for
+    // symmetric padding unless output_padding reaches a whole stride (possible when dilation > stride).
+    auto consistent = [](int out, int pad, int k, int s, int d, int in) {
+        return (out + 2 * pad - d * (k - 1) - 1) / s + 1 == in;
+    };
+    const bool symmetric = p.top == p.bottom && p.left == p.right;
+    if (symmetric && consistent(l.outH, int(p.top), l.kh, l.sh, l.dh, l.h)
+        && consistent(l.outW, int(p.left), l.kw, l.sw, l.dw, l.w)) {
+        l.crop = false;
+        l.padH = int(p.top);
+        l.padW = int(p.left);
+        l.fullH = l.outH;
+        l.fullW = l.outW;
+        return l;
+    }
+    // Otherwise cuDNN pads symmetrically by the smaller side and writes the output it can express, without
+    // output_padding; the crop step takes the window PyTorch defines out of it. Rows that output_padding adds
+    // past the last tap receive no contribution in PyTorch either (only the bias).
+    l.crop = true;
+    l.padH = toInt(std::min(p.top, p.bottom), "padding");
+    l.padW = toInt(std::min(p.left, p.right), "padding");
+    l.fullH = (l.h - 1) * l.sh - 2 * l.padH + l.dh * (l.kh - 1) + 1;
+    l.fullW = (l.w - 1) * l.sw - 2 * l.padW + l.dw * (l.kw - 1) + 1;
+    l.offH = int(p.top) - l.padH;
+    l.offW = int(p.left) - l.padW;
+    if (l.fullH < 1 || l.fullW < 1)
+        throw UnsupportedError("cudnn: this conv_transpose2d's padding leaves cuDNN no output to write");
+    return l;
+}
+
+void describe(const ConvTransposeLayout& l, cudnnMathType_t math, ConvTransposeDescriptors& d)
+{
+    d.dy.set(CUDNN_TENSOR_NCHW, l.n, l.cin, l.h, l.w);
+    d.dx.set(CUDNN_TENSOR_NCHW, l.n, l.cout, l.fullH, l.fullW);
+    d.bias.set(CUDNN_TENSOR_NCHW, 1, l.cout, 1, 1);
+    // Backward data of a forward convolution whose filter is [K = C_in, C = C_out/g, R, S]: exactly PyTorch's
+    // ConvTranspose2d weight layout, so the weights are used as they are.
+    d.w.set(CUDNN_TENSOR_NCHW, l.cin, l.cout / l.groups, l.kh, l.kw);
+    d.conv.set(l.padH, l.padW, l.sh, l.sw, l.dh, l.dw, l.groups);
+    d.conv.setMath(math);
+}
+
+BwdDataChoice chooseBwdData(cudnnHandle_t h, const ConvTransposeLayout& l, ConvTransposeDescriptors& d,
+    const ConvOptions& o, const void* w, const void* dy, void* dx)
+{
+    std::ostringstream k;
+    k << "bwd " << mathKey(o) << " " << l.n << "," << l.cin << "," << l.h << "," << l.w << " → " << l.cout << ","
+      << l.fullH << "," << l.fullW << " " << l.kh << "x" << l.kw << " s" << l.sh << "," << l.sw << " d" << l.dh
+      << "," << l.dw << " g" << l.groups << " p" << l.padH << "," << l.padW << " ws" << o.workspaceLimit;
+    const std::string key = k.str();
+    {
+        std::lock_guard lock(g_cacheMutex);
+        if (auto it = g_bwdCache.find(key); it != g_bwdCache.end()) {
+            BwdDataChoice c = it->second;
+            c.cached = true;
+            d.conv.setMath(c.math);
+            return c;
+        }
+    }
+    gpu::DeviceBuffer ws = findWorkspace(o.workspaceLimit);
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT] = {};
+    int returned = 0;
+    CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w.get(), w, d.dy.get(), dy, d.conv.get(),
+        d.dx.get(), dx, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf, ws.get(), ws.bytes()));
+    for (int i = 0; i < returned; ++i) {
+        const auto& p = perf[i];
+        if (p.status != CUDNN_STATUS_SUCCESS || p.memory > o.workspaceLimit || !acceptable(p.mathType, o.math))
+            continue;
+        BwdDataChoice c { p.algo, p.mathType, p.memory, false };
+        d.conv.setMath(c.math);
+        std::lock_guard lock(g_cacheMutex);
+        g_bwdCache[key] = c;
+        return c;
+    }
+    BwdDataChoice c;
+    c.math = mathTypeFor(o.math);
+    d.conv.setMath(c.math);
+    CONVSCOPE_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
+        h, d.w.get(), d.dy.get(), d.conv.get(), d.dx.get(), c.algo, &c.workspace));
+    return c;
+}
+
+} // namespace convscope::cudnn

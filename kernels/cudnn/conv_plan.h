@@ -1,0 +1,131 @@
+// cuDNN convolutions through the legacy descriptor API the lecture notes teach: a tensor descriptor for the
+// input and output, a filter descriptor for the weights, a convolution descriptor for padding, stride,
+// dilation, groups and math type, then an algorithm and its workspace.
+//
+// What cuDNN cannot say directly is prepared around it:
+//   asymmetric padding  the descriptor pads both sides equally, so the input is padded into a scratch tensor
+//                       first (the "pad step") and cuDNN runs with padding 0;
+//   NHWC layout         the input is transposed to channels-last (fused with the pad step when both apply),
+//                       the weights once at prepare to [K, R, S, C], and the output back to NCHW;
+//   conv_transpose2d    is cuDNN's backward-data convolution; when the padding is asymmetric or output_padding
+//                       makes the size inconsistent with a forward convolution, cuDNN writes a slightly larger
+//                       output that a crop step trims (adding the bias on the way).
+//
+// Algorithm choice: `auto` times every algorithm with cudnnFindConvolutionForwardAlgorithmEx under the workspace
+// limit once per distinct layer (cached for the process); a pinned algorithm is checked with
+// cudnnGetConvolutionForwardWorkspaceSize, whose failure carries cuDNN's reason.
+#pragma once
+
+#include "compute/backend.h"
+#include "compute/layer_spec.h"
+#include "compute/shape_inference.h"
+#include "kernels/cudnn/cudnn_support.h"
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace convscope::cudnn {
+
+inline constexpr size_t kDefaultWorkspaceLimit = size_t(1) << 30;
+
+// The selectable algorithms, "auto" first.
+struct AlgoName {
+    const char* name;
+    cudnnConvolutionFwdAlgo_t algo; // ignored for "auto"
+    const char* description;
+};
+const std::vector<AlgoName>& algorithmNames();
+std::optional<cudnnConvolutionFwdAlgo_t> algorithmFromName(const std::string& name); // nullopt: auto / unknown
+std::string algorithmName(cudnnConvolutionFwdAlgo_t algo); // "winograd_nonfused"
+std::string bwdDataAlgorithmName(cudnnConvolutionBwdDataAlgo_t algo); // "algo_1", "fft_tiling", ...
+std::string mathTypeName(cudnnMathType_t math); // "fma", "tensor_op", ...
+cudnnMathType_t mathTypeFor(MathMode mode); // FP32 → CUDNN_FMA_MATH, TF32 → ..._ALLOW_CONVERSION
+
+// Session options that matter here.
+struct ConvOptions {
+    MathMode math = MathMode::FP32;
+    bool nhwc = false;
+    size_t workspaceLimit = kDefaultWorkspaceLimit;
+};
+// Reads extra["layout"] ("nchw" | "nhwc") and extra["workspace_limit"] (bytes; suffixes K, M, G allowed);
+// throws InputError for a value it cannot read.
+ConvOptions convOptions(const SessionOptions& options);
+
+// How a conv2d layer is laid out for cuDNN: sizes only, so the session can plan its scratch memory first.
+struct ConvLayout {
+    int n, c, h, w; // the input as given (NCHW)
+    int k, outH, outW;
+    int kh, kw, sh, sw, dh, dw, groups;
+    Padding2d pad;
+    bool padStep; // asymmetric padding: pad explicitly, cuDNN padding 0
+    bool nhwc;
+    int ph, pw; // the input cuDNN sees (padded when padStep)
+    // Scratch, in floats: the prepared input (padded and/or NHWC), the NHWC output, the NHWC weights.
+    size_t preparedInputFloats() const;
+    size_t nhwcOutputFloats() const;
+    size_t nhwcWeightFloats() const;
+};
+ConvLayout convLayout(const Conv2d& spec, const LayerShape& shape, bool nhwc);
+
+// The descriptors of one forward convolution.
+struct ConvDescriptors {
+    TensorDesc x, y, bias;
+    FilterDesc w;
+    ConvDesc conv;
+};
+// Sets every descriptor for `layout` with `math` and checks cuDNN agrees on the output size.
+void describe(const ConvLayout& layout, cudnnMathType_t math, ConvDescriptors& d);
+
+struct AlgoChoice {
+    cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    cudnnMathType_t math = CUDNN_FMA_MATH;
+    size_t workspace = 0;
+    float findMs = -1; // cuDNN's own timing when chosen by Find
+    bool cached = false; // found in the process-wide cache (no timing this time)
+};
+
+// Untimed. `auto`: Find (cached per layer shape, math, layout and limit); buffers must be valid device
+// memory of the layout's sizes (their contents are overwritten / ignored). Throws Error when nothing runs.
+AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& layout, ConvDescriptors& d, const ConvOptions& o,
+    const void* x, const void* w, void* y);
+// A pinned algorithm: its workspace size, or UnsupportedError with cuDNN's reason (also when the workspace
+// exceeds the limit). `selection` names the layer in the message.
+AlgoChoice choosePinned(cudnnHandle_t h, const ConvLayout& layout, ConvDescriptors& d, const ConvOptions& o,
+    cudnnConvolutionFwdAlgo_t algo, const std::string& selection);
+// The same check without throwing: empty when supported, else the reason.
+std::string pinnedUnsupportedReason(cudnnHandle_t h, const ConvLayout& layout, const ConvOptions& o,
+    cudnnConvolutionFwdAlgo_t algo);
+
+// conv_transpose2d as backward-data convolution.
+struct ConvTransposeLayout {
+    int n, cin, h, w; // the layer input (cuDNN's dy)
+    int cout, outH, outW; // the layer output
+    int kh, kw, sh, sw, dh, dw, groups;
+    int padH, padW; // cuDNN's symmetric padding
+    bool crop; // cuDNN writes [n, cout, fullH, fullW] to scratch; a crop step makes the output
+    int fullH, fullW, offH, offW;
+    size_t fullFloats() const;
+};
+ConvTransposeLayout convTransposeLayout(const ConvTranspose2d& spec, const LayerShape& shape);
+
+struct ConvTransposeDescriptors {
+    TensorDesc dy, dx, bias;
+    FilterDesc w;
+    ConvDesc conv;
+};
+void describe(const ConvTransposeLayout& layout, cudnnMathType_t math, ConvTransposeDescriptors& d);
+
+struct BwdDataChoice {
+    cudnnConvolutionBwdDataAlgo_t algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+    cudnnMathType_t math = CUDNN_FMA_MATH;
+    size_t workspace = 0;
+    bool cached = false;
+};
+// Find over the backward-data algorithms (cached like chooseAuto).
+BwdDataChoice chooseBwdData(cudnnHandle_t h, const ConvTransposeLayout& layout, ConvTransposeDescriptors& d,
+    const ConvOptions& o, const void* w, const void* dy, void* dx);
+
+} // namespace convscope::cudnn

@@ -1,0 +1,181 @@
+// The "cudnn" backend: NVIDIA's library as the vendor baseline every custom kernel is measured against.
+// conv2d through the legacy descriptor API with `auto` (timed choice) or a pinned algorithm; the other layers
+// through cuDNN's pooling, batch-norm, activation and softmax calls; linear through cuBLAS. This file is the
+// module's entry point and the backend's answers (availability, supports, info, the algorithm explorer).
+//
+// The module links libcudnn.so.9 and libcublas directly, so on a machine without them the registry's dlopen
+// fails and the backend is listed as unavailable with the loader's message, which names libcudnn.so.9.
+#include "compute/backend_registry.h"
+#include "compute/error.h"
+#include "kernels/common/device_info.h"
+#include "kernels/cudnn/conv_plan.h"
+#include "kernels/cudnn/cudnn_session.h"
+#include "kernels/cudnn/cudnn_support.h"
+
+#include <limits>
+#include <mutex>
+#include <variant>
+
+namespace convscope::cudnn {
+
+namespace {
+    constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
+
+    // cuDNN itself usable (beyond a driver and a device): the library's major version matches the headers we
+    // were built with, and a handle can be created. Checked once per process.
+    Availability libraryAvailability()
+    {
+        static Availability result;
+        static std::once_flag once;
+        std::call_once(once, [] {
+            const size_t v = cudnnGetVersion();
+            if (v / 10000 != CUDNN_MAJOR) {
+                result = { false,
+                    "libcudnn.so.9 reports version " + cudnnVersionString() + " but this module was built for cuDNN "
+                        + std::to_string(CUDNN_MAJOR) + ".x; install cuDNN " + std::to_string(CUDNN_MAJOR) };
+                return;
+            }
+            try {
+                threadHandles();
+                result = { true, {} };
+            } catch (const std::exception& e) {
+                result = { false, std::string("cuDNN cannot start: ") + e.what() };
+            }
+        });
+        return result;
+    }
+
+    class CudnnBackend final : public Backend {
+    public:
+        std::string name() const override { return "cudnn"; }
+        std::string description() const override
+        {
+            return "NVIDIA cuDNN " + cudnnVersionString() + " (legacy descriptor API; cuBLAS for linear layers)";
+        }
+        std::vector<AlgorithmInfo> algorithms() const override
+        {
+            std::vector<AlgorithmInfo> out;
+            for (const auto& a : algorithmNames())
+                out.push_back({ a.name, a.description });
+            return out;
+        }
+        Availability availability() const override
+        {
+            const Availability device = gpu::queryAvailability();
+            if (!device.available)
+                return device;
+            return libraryAvailability();
+        }
+
+        Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape& shape) const override
+        {
+            const std::string sel = "cudnn." + algorithm;
+            const auto pinned = algorithmFromName(algorithm);
+            if (algorithm != "auto" && !pinned)
+                return { false, sel + ": unknown algorithm" };
+            if (!shape.ok)
+                return { false, sel + ": " + shape.error };
+            try {
+                if (shape.in.numel() > kMaxElements || shape.out.numel() > kMaxElements)
+                    return { false, sel + ": tensors of more than 2^31 elements are unsupported (cuDNN's int sizes)" };
+            } catch (const std::exception& e) {
+                return { false, sel + ": " + e.what() };
+            }
+            return std::visit(
+                [&](const auto& l) -> Support {
+                    using T = std::decay_t<decltype(l)>;
+                    if constexpr (std::is_same_v<T, LeakyReLU>) {
+                        return { false,
+                            sel + ": leaky_relu is unsupported: cuDNN's legacy activation API "
+                                  "(cudnnActivationForward) has relu, clipped relu, sigmoid, tanh, elu, swish and "
+                                  "identity, but no leaky ReLU" };
+                    } else if constexpr (std::is_same_v<T, AvgPool2d>) {
+                        if (l.divisor_override)
+                            return { false,
+                                sel + ": avgpool2d with divisor_override is unsupported: cuDNN's pooling divides "
+                                      "by the window (with or without padding) and takes no divisor" };
+                    } else if constexpr (std::is_same_v<T, MaxPool2d>) {
+                        if (l.dilation[0] != 1 || l.dilation[1] != 1)
+                            return { false, sel + ": maxpool2d with dilation > 1 is unsupported: cuDNN's pooling has no dilation" };
+                    } else if constexpr (std::is_same_v<T, Conv2d>) {
+                        try {
+                            const ConvLayout layout = convLayout(l, shape, false);
+                            if (pinned) {
+                                const std::string why = pinnedUnsupportedReason(
+                                    threadHandles().cudnn, layout, ConvOptions {}, *pinned);
+                                if (!why.empty())
+                                    return { false, why };
+                            }
+                        } catch (const std::exception& e) {
+                            return { false, sel + ": " + e.what() };
+                        }
+                    } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                        try {
+                            (void)convTransposeLayout(l, shape);
+                        } catch (const std::exception& e) {
+                            return { false, sel + ": " + e.what() };
+                        }
+                    }
+                    return { true, {} };
+                },
+                spec);
+        }
+
+        std::unique_ptr<BackendSession> createSession(const std::string& algorithm, const SessionOptions& options) override
+        {
+            if (algorithm != "auto" && !algorithmFromName(algorithm))
+                throw UnsupportedError("cudnn." + algorithm + ": unknown algorithm");
+            const Availability a = availability();
+            if (!a.available)
+                throw UnsupportedError("cudnn is unavailable: " + a.reason);
+            return makeSession(algorithm, options, m_pool);
+        }
+
+        std::map<std::string, std::string> info() const override
+        {
+            auto m = gpu::deviceInfo();
+            m["cudnn"] = cudnnVersionString();
+            m["cudnn_compiled"] = std::to_string(CUDNN_MAJOR) + "." + std::to_string(CUDNN_MINOR) + "."
+                + std::to_string(CUDNN_PATCHLEVEL);
+            m["cublas"] = cublasVersionString();
+            const Availability a = availability();
+            if (!a.available)
+                m["unavailable"] = a.reason;
+            return m;
+        }
+
+        std::string explore(const Network& net, const ShapeReport& shapes, size_t layer,
+            const SessionOptions& options) override
+        {
+            const Availability a = availability();
+            if (!a.available)
+                throw UnsupportedError("cudnn is unavailable: " + a.reason);
+            return exploreConvolution(net, shapes, layer, options);
+        }
+
+    private:
+        std::shared_ptr<gpu::ArenaPool> m_pool = std::make_shared<gpu::ArenaPool>();
+    };
+} // namespace
+
+} // namespace convscope::cudnn
+
+extern "C" __attribute__((visibility("default"))) int convscope_register_module(
+    convscope::BackendRegistry* registry, int abiVersion)
+{
+    // Nothing may cross this C boundary as an exception.
+    try {
+        if (!registry)
+            return 2;
+        if (abiVersion != convscope::kModuleAbiVersion) {
+            registry->add(convscope::makeUnavailableBackend("cudnn", "NVIDIA cuDNN",
+                "libconvscope_cudnn.so was built for module ABI " + std::to_string(convscope::kModuleAbiVersion)
+                    + ", the program uses " + std::to_string(abiVersion) + "; rebuild the module"));
+            return 0;
+        }
+        registry->add(std::make_shared<convscope::cudnn::CudnnBackend>());
+        return 0;
+    } catch (...) {
+        return 1;
+    }
+}

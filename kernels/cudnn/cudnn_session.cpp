@@ -1,0 +1,474 @@
+// The cudnn session: one plan per layer, made once in prepare (descriptors, algorithm, workspace), then
+// runLayer only enqueues cuDNN / cuBLAS calls on the session's stream.
+//
+// Pooling and PyTorch's rules. cuDNN's pooling descriptor pads both sides equally and its output size is the
+// floor formula; PyTorch adds ceil_mode (one more window at the bottom/right that may hang past the padding) and
+// this project allows asymmetric padding ("same"). Rather than pad the input (which would make padded pixels
+// count as real ones in an exclude-padding average), cuDNN gets the top/left padding and an output descriptor
+// that is a strided window onto the block of outputs whose windows lie inside its own symmetric padding — there
+// its max and both averages are exactly PyTorch's. The remaining bottom rows and right columns (the ceil_mode
+// extra window, the extra bottom/right padding, and any window whose include-padding divisor PyTorch clips at
+// the padded edge while cuDNN divides by the full window) are computed by a small kernel of ours with PyTorch's
+// rule. For floor mode with symmetric padding that kernel never runs. The layer note says when it does.
+//
+// Layout switch (extra["layout"] = "nhwc"): the conv2d input is transposed to channels-last, the convolution
+// runs on NHWC tensors with [K, R, S, C] weights (transposed once at prepare), and the output is transposed back.
+// The layer's time includes both transposes (what using NHWC inside an NCHW network costs); the split between
+// transposes and convolution is measured with events of its own and reported in the layer note and metadata.
+#include "kernels/cudnn/cudnn_session.h"
+
+#include "compute/error.h"
+#include "compute/nvtx.h"
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/device_info.h"
+#include "kernels/common/gpu_session.h"
+#include "kernels/cudnn/conv_plan.h"
+#include "kernels/cudnn/cudnn_support.h"
+#include "kernels/cudnn/layout_kernels.cuh"
+
+#include <algorithm>
+#include <cstdio>
+#include <type_traits>
+#include <variant>
+
+namespace convscope::cudnn {
+
+namespace {
+    const float kOne = 1.0f, kZero = 0.0f;
+
+    std::string ms(double v)
+    {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.4f ms", v);
+        return b;
+    }
+
+    double median(std::vector<double> v)
+    {
+        if (v.empty())
+            return 0;
+        std::sort(v.begin(), v.end());
+        return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    }
+
+    struct LayerPlan {
+        // conv2d
+        std::optional<ConvLayout> conv;
+        std::unique_ptr<ConvDescriptors> convD;
+        AlgoChoice choice;
+        float* prepared = nullptr; // padded and/or NHWC input
+        float* nhwcOut = nullptr;
+        float* nhwcWeight = nullptr;
+        // conv_transpose2d
+        std::optional<ConvTransposeLayout> convT;
+        std::unique_ptr<ConvTransposeDescriptors> convTD;
+        BwdDataChoice bwd;
+        float* full = nullptr;
+        // pooling
+        std::unique_ptr<PoolDesc> pool;
+        bool cudnnPool = false;
+        std::optional<PoolEdge> edge;
+        // generic descriptors: input, output, per-channel parameters
+        std::unique_ptr<TensorDesc> xd, yd, pd;
+        std::unique_ptr<ActivationDesc> act;
+        // NHWC split timing: events before the input transpose, after it, after the convolution, after the
+        // output transpose; samples of each part from completed passes.
+        std::vector<gpu::CudaEvent> marks;
+        bool marksRecorded = false;
+        std::vector<double> inMs, convMs, outMs;
+    };
+
+    class CudnnSession final : public gpu::GpuSessionBase {
+    public:
+        CudnnSession(const std::string& algorithm, const SessionOptions& options, std::shared_ptr<gpu::ArenaPool> pool)
+            : GpuSessionBase("cudnn", algorithm, options, std::move(pool))
+            , m_conv(convOptions(options))
+            , m_pinned(algorithmFromName(algorithm))
+        {
+            if (algorithm != "auto" && !m_pinned)
+                throw UnsupportedError("cudnn." + algorithm + ": unknown algorithm");
+            threadHandles(); // fail here, with cuDNN's reason, rather than in the middle of prepare
+        }
+
+        std::string layerNote(size_t i) const override
+        {
+            std::string note = GpuSessionBase::layerNote(i);
+            if (i < m_plans.size() && m_plans[i].conv && m_plans[i].conv->nhwc) {
+                harvest(const_cast<LayerPlan&>(m_plans[i]));
+                const LayerPlan& p = m_plans[i];
+                if (!p.convMs.empty())
+                    note += "; NHWC split (median of " + std::to_string(p.convMs.size()) + " passes): transpose in "
+                        + ms(median(p.inMs)) + ", convolution " + ms(median(p.convMs)) + ", transpose out "
+                        + ms(median(p.outMs));
+            }
+            return note;
+        }
+
+    protected:
+        size_t layerScratchBytes(size_t i) const override
+        {
+            size_t floats = 0;
+            if (const auto* c = std::get_if<Conv2d>(&spec(i))) {
+                const ConvLayout l = convLayout(*c, shape(i), m_conv.nhwc);
+                floats = gpu::DeviceArena::alignUp(l.preparedInputFloats() * 4) / 4
+                    + gpu::DeviceArena::alignUp(l.nhwcOutputFloats() * 4) / 4 + l.nhwcWeightFloats();
+            } else if (const auto* t = std::get_if<ConvTranspose2d>(&spec(i))) {
+                floats = convTransposeLayout(*t, shape(i)).fullFloats();
+            }
+            return floats * sizeof(float);
+        }
+
+        void prepareLayer(size_t i, cudaStream_t stream) override
+        {
+            if (m_plans.size() != layerCount()) {
+                m_plans.clear();
+                m_plans.resize(layerCount());
+            }
+            Handles& h = threadHandles();
+            CONVSCOPE_CUDNN_CHECK(cudnnSetStream(h.cudnn, stream));
+            LayerPlan& p = m_plans[i];
+            p = LayerPlan {};
+            const LayerShape& s = shape(i);
+            std::visit(
+                [&](const auto& l) {
+                    using T = std::decay_t<decltype(l)>;
+                    if constexpr (std::is_same_v<T, Conv2d>)
+                        prepareConv(i, l, p, h, stream);
+                    else if constexpr (std::is_same_v<T, ConvTranspose2d>)
+                        prepareConvTranspose(i, l, p, h);
+                    else if constexpr (std::is_same_v<T, MaxPool2d>)
+                        preparePool(i, p, l.kernel_size, l.effectiveStride(), 0);
+                    else if constexpr (std::is_same_v<T, AvgPool2d>)
+                        preparePool(i, p, l.kernel_size, l.effectiveStride(), l.count_include_pad ? 1 : 2);
+                    else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
+                        p.xd = tensor4(s.in);
+                        p.yd = tensor4(s.out);
+                        p.pool = std::make_unique<PoolDesc>();
+                        p.pool->set(CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, int(s.in.h), int(s.in.w), 0, 0, 1, 1);
+                        p.cudnnPool = true;
+                    } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                        if (!weight(i) || !bias(i) || !runningMean(i) || !runningVar(i))
+                            throw InputError("layer " + std::to_string(i) + " (" + layer(i).name
+                                + "): batchnorm2d parameters are not materialised");
+                        p.xd = tensor4(s.in);
+                        p.pd = std::make_unique<TensorDesc>();
+                        p.pd->set(CUDNN_TENSOR_NCHW, 1, int(s.in.c), 1, 1);
+                        setLayerNote(i, "cudnnBatchNormalizationForwardInference (spatial)");
+                    } else if constexpr (std::is_same_v<T, ReLU> || std::is_same_v<T, Sigmoid>
+                        || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU>) {
+                        p.xd = tensor4(s.in);
+                        p.act = std::make_unique<ActivationDesc>();
+                        if constexpr (std::is_same_v<T, ReLU>)
+                            p.act->set(CUDNN_ACTIVATION_RELU, 0.0);
+                        else if constexpr (std::is_same_v<T, Sigmoid>)
+                            p.act->set(CUDNN_ACTIVATION_SIGMOID, 0.0);
+                        else if constexpr (std::is_same_v<T, Tanh>)
+                            p.act->set(CUDNN_ACTIVATION_TANH, 0.0);
+                        else
+                            p.act->set(CUDNN_ACTIVATION_ELU, l.alpha); // coef is ELU's alpha
+                    } else if constexpr (std::is_same_v<T, LeakyReLU>) {
+                        throw UnsupportedError("cudnn: leaky_relu is unsupported (cuDNN's legacy activation API has no "
+                                               "leaky ReLU)");
+                    } else if constexpr (std::is_same_v<T, Softmax>) {
+                        p.xd = tensor4(s.in);
+                        setLayerNote(i, "cudnnSoftmaxForward (accurate, over channels)");
+                    } else if constexpr (std::is_same_v<T, Linear>) {
+                        p.yd = tensor4(s.out);
+                        p.pd = std::make_unique<TensorDesc>();
+                        p.pd->set(CUDNN_TENSOR_NCHW, 1, int(s.out.c), 1, 1);
+                        setLayerNote(i,
+                            std::string("cublasSgemm")
+                                + (options().math == MathMode::TF32 ? " (TF32 tensor ops)" : " (pedantic FP32)"));
+                    }
+                },
+                spec(i));
+        }
+
+        void runLayer(size_t i, cudaStream_t st) override
+        {
+            Handles& h = threadHandles();
+            CONVSCOPE_CUDNN_CHECK(cudnnSetStream(h.cudnn, st));
+            LayerPlan& p = m_plans[i];
+            const LayerShape& s = shape(i);
+            const float* x = input(i);
+            float* y = output(i);
+            std::visit(
+                [&](const auto& l) {
+                    using T = std::decay_t<decltype(l)>;
+                    if constexpr (std::is_same_v<T, Conv2d>) {
+                        runConv(i, p, h, st);
+                    } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                        const ConvTransposeLayout& c = *p.convT;
+                        float* dx = c.crop ? p.full : y;
+                        CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardData(h.cudnn, &kOne, p.convTD->w.get(), weight(i),
+                            p.convTD->dy.get(), x, p.convTD->conv.get(), p.bwd.algo, m_workspace.get(), m_workspace.bytes(),
+                            &kZero, p.convTD->dx.get(), dx));
+                        if (c.crop)
+                            cropAddBias(p.full, c.n, c.cout, c.fullH, c.fullW, c.offH, c.offW, bias(i), y, c.outH, c.outW, st);
+                        else if (bias(i))
+                            CONVSCOPE_CUDNN_CHECK(
+                                cudnnAddTensor(h.cudnn, &kOne, p.convTD->bias.get(), bias(i), &kOne, p.convTD->dx.get(), y));
+                    } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>
+                        || std::is_same_v<T, GlobalAvgPool2d>) {
+                        if (p.cudnnPool)
+                            CONVSCOPE_CUDNN_CHECK(
+                                cudnnPoolingForward(h.cudnn, p.pool->get(), &kOne, p.xd->get(), x, &kZero, p.yd->get(), y));
+                        if (p.edge)
+                            poolEdges(*p.edge, x, y, st);
+                    } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                        CONVSCOPE_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(h.cudnn, CUDNN_BATCHNORM_SPATIAL,
+                            &kOne, &kZero, p.xd->get(), x, p.xd->get(), y, p.pd->get(), weight(i), bias(i),
+                            runningMean(i), runningVar(i), l.eps));
+                    } else if constexpr (std::is_same_v<T, Softmax>) {
+                        CONVSCOPE_CUDNN_CHECK(cudnnSoftmaxForward(h.cudnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
+                            &kOne, p.xd->get(), x, &kZero, p.xd->get(), y));
+                    } else if constexpr (std::is_same_v<T, Linear>) {
+                        runLinear(i, p, h, st, s);
+                    } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, LeakyReLU>) {
+                        // Flatten is a view (never called); leaky_relu was refused in prepare.
+                    } else {
+                        CONVSCOPE_CUDNN_CHECK(
+                            cudnnActivationForward(h.cudnn, p.act->get(), &kOne, p.xd->get(), x, &kZero, p.xd->get(), y));
+                    }
+                },
+                spec(i));
+        }
+
+        std::map<std::string, std::string> extraMetadata() const override
+        {
+            std::map<std::string, std::string> m;
+            m["math"] = options().math == MathMode::TF32
+                ? "tf32 (cuDNN CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, cuBLAS CUBLAS_TF32_TENSOR_OP_MATH)"
+                : "fp32 (cuDNN CUDNN_FMA_MATH, cuBLAS CUBLAS_PEDANTIC_MATH: no TF32)";
+            m["cudnn"] = cudnnVersionString();
+            m["cudnn_compiled"] = std::to_string(CUDNN_MAJOR) + "." + std::to_string(CUDNN_MINOR) + "."
+                + std::to_string(CUDNN_PATCHLEVEL);
+            m["cublas"] = cublasVersionString();
+            m["layout"] = m_conv.nhwc ? "nhwc (conv2d on channels-last tensors, transposes included in the layer time)"
+                                      : "nchw";
+            m["workspace_limit"] = gpu::mib(m_conv.workspaceLimit);
+            m["workspace_allocated"] = gpu::mib(m_workspace.bytes());
+            std::string split;
+            for (size_t i = 0; i < m_plans.size(); ++i) {
+                if (!m_plans[i].conv || !m_plans[i].conv->nhwc)
+                    continue;
+                harvest(const_cast<LayerPlan&>(m_plans[i]));
+                const LayerPlan& p = m_plans[i];
+                if (p.convMs.empty())
+                    continue;
+                split += (split.empty() ? "" : "; ") + std::string("L") + std::to_string(i) + " in "
+                    + ms(median(p.inMs)) + " + conv " + ms(median(p.convMs)) + " + out " + ms(median(p.outMs));
+            }
+            if (!split.empty())
+                m["nhwc_split_median"] = split;
+            return m;
+        }
+
+    private:
+        static std::unique_ptr<TensorDesc> tensor4(const Shape& s)
+        {
+            auto d = std::make_unique<TensorDesc>();
+            d->set(CUDNN_TENSOR_NCHW, int(s.n), int(s.c), int(s.h), int(s.w));
+            return d;
+        }
+
+        std::string selection() const { return "cudnn." + algorithm(); }
+
+        void reserveWorkspace(size_t bytes)
+        {
+            // One workspace serves every layer (they run one after another on one stream); it only grows, during
+            // prepare, before the warm-up pass.
+            if (bytes > m_workspace.bytes()) {
+                m_workspace.reset();
+                m_workspace = gpu::DeviceBuffer(bytes, "cudnn workspace");
+            }
+        }
+
+        void prepareConv(size_t i, const Conv2d& spec, LayerPlan& p, Handles& h, cudaStream_t stream)
+        {
+            const LayerShape& s = shape(i);
+            p.conv = convLayout(spec, s, m_conv.nhwc);
+            const ConvLayout& l = *p.conv;
+            auto* sp = static_cast<float*>(scratch(i));
+            if (l.preparedInputFloats()) {
+                p.prepared = sp;
+                sp += gpu::DeviceArena::alignUp(l.preparedInputFloats() * 4) / 4;
+            }
+            if (l.nhwc) {
+                p.nhwcOut = sp;
+                sp += gpu::DeviceArena::alignUp(l.nhwcOutputFloats() * 4) / 4;
+                p.nhwcWeight = sp;
+                // [K, C/g, R, S] → [K, R, S, C/g]: per output channel, a (C/g) × (R·S) transpose. Untimed: a network
+                // kept in NHWC would store its weights this way.
+                transpose(weight(i), p.nhwcWeight, l.k, l.c / l.groups, l.kh * l.kw, stream);
+                p.marks.clear();
+                for (int k = 0; k < 4; ++k)
+                    p.marks.emplace_back();
+            }
+            p.convD = std::make_unique<ConvDescriptors>();
+            describe(l, mathTypeFor(m_conv.math), *p.convD);
+            const void* xs = p.prepared ? p.prepared : input(i);
+            const void* ws = l.nhwc ? p.nhwcWeight : weight(i);
+            void* ys = l.nhwc ? static_cast<void*>(p.nhwcOut) : static_cast<void*>(output(i));
+            if (m_pinned)
+                p.choice = choosePinned(h.cudnn, l, *p.convD, m_conv, *m_pinned,
+                    selection() + ": layer " + std::to_string(i) + " (" + layer(i).name + ")");
+            else
+                p.choice = chooseAuto(h.cudnn, l, *p.convD, m_conv, xs, ws, ys);
+            reserveWorkspace(p.choice.workspace);
+
+            std::string note = m_pinned ? "cuDNN " + algorithmName(p.choice.algo)
+                                        : "cudnn.auto → " + algorithmName(p.choice.algo)
+                    + (p.choice.cached ? " (cached choice)"
+                                       : " (Find: " + ms(p.choice.findMs) + ")");
+            note += ", math " + mathTypeName(p.choice.math) + ", workspace " + gpu::mib(p.choice.workspace);
+            if (l.padStep)
+                note += "; explicit pad step for asymmetric padding [" + std::to_string(l.pad.top) + ", "
+                    + std::to_string(l.pad.bottom) + ", " + std::to_string(l.pad.left) + ", "
+                    + std::to_string(l.pad.right) + "] (cuDNN pads both sides equally), timed with the layer";
+            if (l.nhwc)
+                note += "; NHWC layout: input/output transposes timed with the layer";
+            setLayerNote(i, note);
+        }
+
+        void runConv(size_t i, LayerPlan& p, Handles& h, cudaStream_t st)
+        {
+            const ConvLayout& l = *p.conv;
+            if (l.nhwc) {
+                harvest(p); // the previous pass has completed (every pass ends with a synchronisation)
+                p.marks[0].record(st);
+            }
+            const float* x = input(i);
+            if (l.padStep) {
+                nvtx::Range r("cudnn pad step", "cudnn");
+                padInput(x, l.n, l.c, l.h, l.w, int(l.pad.top), int(l.pad.bottom), int(l.pad.left), int(l.pad.right),
+                    l.nhwc, p.prepared, st);
+                x = p.prepared;
+            } else if (l.nhwc) {
+                nvtx::Range r("cudnn NCHW→NHWC", "cudnn");
+                transpose(x, p.prepared, l.n, l.c, l.h * l.w, st);
+                x = p.prepared;
+            }
+            if (l.nhwc)
+                p.marks[1].record(st);
+            float* y = l.nhwc ? p.nhwcOut : output(i);
+            CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h.cudnn, &kOne, p.convD->x.get(), x, p.convD->w.get(),
+                l.nhwc ? p.nhwcWeight : weight(i), p.convD->conv.get(), p.choice.algo, m_workspace.get(),
+                m_workspace.bytes(), &kZero, p.convD->y.get(), y));
+            if (bias(i))
+                CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(h.cudnn, &kOne, p.convD->bias.get(), bias(i), &kOne, p.convD->y.get(), y));
+            if (l.nhwc) {
+                p.marks[2].record(st);
+                nvtx::Range r("cudnn NHWC→NCHW", "cudnn");
+                transpose(p.nhwcOut, output(i), l.n, l.outH * l.outW, l.k, st);
+                p.marks[3].record(st);
+                p.marksRecorded = true;
+            }
+        }
+
+        // Moves the NHWC split of the last completed pass into the samples (at most once per pass).
+        static void harvest(LayerPlan& p)
+        {
+            if (!p.marksRecorded || p.marks.size() != 4)
+                return;
+            if (cudaEventQuery(p.marks[3].get()) != cudaSuccess) {
+                (void)cudaGetLastError(); // not ready: leave it for later
+                return;
+            }
+            p.inMs.push_back(gpu::elapsedMs(p.marks[0], p.marks[1]));
+            p.convMs.push_back(gpu::elapsedMs(p.marks[1], p.marks[2]));
+            p.outMs.push_back(gpu::elapsedMs(p.marks[2], p.marks[3]));
+            p.marksRecorded = false;
+        }
+
+        void prepareConvTranspose(size_t i, const ConvTranspose2d& spec, LayerPlan& p, Handles& h)
+        {
+            p.convT = convTransposeLayout(spec, shape(i));
+            const ConvTransposeLayout& l = *p.convT;
+            p.full = l.crop ? static_cast<float*>(scratch(i)) : nullptr;
+            p.convTD = std::make_unique<ConvTransposeDescriptors>();
+            describe(l, mathTypeFor(m_conv.math), *p.convTD);
+            p.bwd = chooseBwdData(h.cudnn, l, *p.convTD, m_conv, weight(i), input(i), l.crop ? p.full : output(i));
+            reserveWorkspace(p.bwd.workspace);
+            std::string note = "cudnnConvolutionBackwardData " + bwdDataAlgorithmName(p.bwd.algo)
+                + (p.bwd.cached ? " (cached Find choice" : " (Find choice") + ", the same for every cudnn algorithm), math "
+                + mathTypeName(p.bwd.math);
+            if (l.crop)
+                note += "; crop step (asymmetric padding or output_padding cuDNN cannot express): cuDNN writes "
+                    + std::to_string(l.fullH) + "×" + std::to_string(l.fullW) + ", cropped at (" + std::to_string(l.offH)
+                    + ", " + std::to_string(l.offW) + ") with the bias added";
+            setLayerNote(i, note);
+        }
+
+        void preparePool(size_t i, LayerPlan& p, const Pair& kernel, const Pair& stride, int mode)
+        {
+            const LayerShape& s = shape(i);
+            const Padding2d& pad = s.resolvedPadding;
+            const int H = int(s.in.h), W = int(s.in.w), OH = int(s.out.h), OW = int(s.out.w);
+            const int kh = int(kernel[0]), kw = int(kernel[1]), sh = int(stride[0]), sw = int(stride[1]);
+            const int top = int(pad.top), bottom = int(pad.bottom), left = int(pad.left), right = int(pad.right);
+            // The outputs cuDNN defines with padding (top, left) on both sides: its floor formula.
+            auto cudnnCount = [](int in, int p, int k, int st) { return in + 2 * p >= k ? (in + 2 * p - k) / st + 1 : 0; };
+            int hC = std::min(cudnnCount(H, top, kh, sh), OH);
+            int wC = std::min(cudnnCount(W, left, kw, sw), OW);
+            if (mode == 1) {
+                // Counting padding, PyTorch divides by the window clipped to the padded input, cuDNN by the whole
+                // window: equal only where the window ends inside the padded input.
+                auto inside = [](int in, int before, int after, int k, int st) {
+                    return in + before + after >= k ? (in + before + after - k) / st + 1 : 0;
+                };
+                hC = std::min(hC, inside(H, top, bottom, kh, sh));
+                wC = std::min(wC, inside(W, left, right, kw, sw));
+            }
+            p.xd = tensor4(s.in);
+            if (hC > 0 && wC > 0) {
+                p.cudnnPool = true;
+                p.pool = std::make_unique<PoolDesc>();
+                const cudnnPoolingMode_t m = mode == 0 ? CUDNN_POOLING_MAX
+                    : mode == 1                        ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                                       : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+                p.pool->set(m, kh, kw, top, left, sh, sw);
+                p.yd = std::make_unique<TensorDesc>();
+                p.yd->setStrided(int(s.out.n), int(s.out.c), hC, wC, int(s.out.c) * OH * OW, OH * OW, OW, 1);
+            }
+            std::string note = std::string("cudnnPoolingForward ")
+                + (mode == 0 ? "max" : mode == 1 ? "average (count_include_pad)" : "average (exclude padding)");
+            if (hC < OH || wC < OW) {
+                p.edge = PoolEdge { int(s.in.n), int(s.in.c), H, W, OH, OW, kh, kw, sh, sw, top, bottom, left, right,
+                    mode, hC, wC };
+                note += "; the last " + std::to_string(OH - hC) + " row(s) and " + std::to_string(OW - wC)
+                    + " column(s) by a ConvScope kernel with PyTorch's rule (ceil_mode / asymmetric padding / "
+                      "include-padding divisor at the edge, which cuDNN's symmetric pooling cannot express)";
+            }
+            setLayerNote(i, note);
+        }
+
+        void runLinear(size_t i, LayerPlan& p, Handles& h, cudaStream_t st, const LayerShape& s)
+        {
+            CONVSCOPE_CUBLAS_CHECK(cublasSetStream(h.cublas, st));
+            // Explicit either way: FP32 never silently becomes TF32 through a default.
+            CONVSCOPE_CUBLAS_CHECK(cublasSetMathMode(
+                h.cublas, options().math == MathMode::TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
+            const int n = int(s.in.n), in = int(s.in.c * s.in.h * s.in.w), out = int(s.out.c);
+            // Row-major y[n, out] = x[n, in] · W[out, in]ᵀ is, column-major, yᵀ[out, n] = W · xᵀ with W read as
+            // the transposed [in, out] column-major matrix.
+            CONVSCOPE_CUBLAS_CHECK(cublasSgemm(h.cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &kOne, weight(i), in,
+                input(i), in, &kZero, output(i), out));
+            if (bias(i))
+                CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(h.cudnn, &kOne, p.pd->get(), bias(i), &kOne, p.yd->get(), output(i)));
+        }
+
+        ConvOptions m_conv;
+        std::optional<cudnnConvolutionFwdAlgo_t> m_pinned;
+        std::vector<LayerPlan> m_plans;
+        gpu::DeviceBuffer m_workspace;
+    };
+} // namespace
+
+std::unique_ptr<BackendSession> makeSession(
+    const std::string& algorithm, const SessionOptions& options, std::shared_ptr<gpu::ArenaPool> pool)
+{
+    return std::make_unique<CudnnSession>(algorithm, options, std::move(pool));
+}
+
+} // namespace convscope::cudnn

@@ -1,0 +1,177 @@
+#include "kernels/cudnn/cudnn_support.h"
+
+#include "compute/error.h"
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/device_info.h"
+
+#include <filesystem>
+#include <mutex>
+#include <vector>
+
+namespace convscope::cudnn {
+
+namespace {
+    std::string where(const char* file, int line)
+    {
+        return std::filesystem::path(file).filename().string() + ":" + std::to_string(line);
+    }
+
+    // Handles of threads that have ended, ready for the next thread (see the header for why never destroyed).
+    std::mutex g_poolMutex;
+    std::vector<Handles>& handlePool()
+    {
+        static auto* pool = new std::vector<Handles>; // never destroyed, like the handles in it
+        return *pool;
+    }
+
+    struct ThreadHandles {
+        Handles handles;
+        bool valid = false;
+        ~ThreadHandles()
+        {
+            if (!valid)
+                return;
+            std::lock_guard lock(g_poolMutex);
+            handlePool().push_back(handles);
+        }
+    };
+} // namespace
+
+std::string reason(cudnnStatus_t status)
+{
+    std::string text = cudnnGetErrorString(status);
+    char last[1024] = {};
+    // The message cuDNN kept for this thread explains *why* (e.g. which constraint an algorithm violates); it
+    // is empty for errors that carry no detail.
+    cudnnGetLastErrorString(last, sizeof last);
+    if (last[0])
+        text += std::string(": ") + last;
+    return text;
+}
+
+std::string reason(cublasStatus_t status)
+{
+    return std::string(cublasGetStatusName(status)) + " (" + cublasGetStatusString(status) + ")";
+}
+
+void check(cudnnStatus_t status, const char* what, const char* file, int line)
+{
+    if (status == CUDNN_STATUS_SUCCESS)
+        return;
+    const std::string message = "cuDNN error in " + std::string(what) + " at " + where(file, line) + ": " + reason(status);
+    if (status == CUDNN_STATUS_ALLOC_FAILED)
+        throw OutOfMemoryError(message + " (out of device memory)");
+    if (status == CUDNN_STATUS_NOT_SUPPORTED)
+        throw UnsupportedError(message + " (unsupported by cuDNN)");
+    // A kernel fault inside cuDNN leaves a sticky CUDA error; let the shared check poison the device so the
+    // backend reports itself unavailable rather than failing every later call with a confusing message.
+    const cudaError_t cuda = cudaPeekAtLastError();
+    if (cuda != cudaSuccess && gpu::isStickyError(cuda))
+        gpu::check(cuda, what, file, line);
+    throw Error(message);
+}
+
+void check(cublasStatus_t status, const char* what, const char* file, int line)
+{
+    if (status == CUBLAS_STATUS_SUCCESS)
+        return;
+    const std::string message = "cuBLAS error in " + std::string(what) + " at " + where(file, line) + ": " + reason(status);
+    if (status == CUBLAS_STATUS_ALLOC_FAILED)
+        throw OutOfMemoryError(message + " (out of device memory)");
+    const cudaError_t cuda = cudaPeekAtLastError();
+    if (cuda != cudaSuccess && gpu::isStickyError(cuda))
+        gpu::check(cuda, what, file, line);
+    throw Error(message);
+}
+
+Handles& threadHandles()
+{
+    thread_local ThreadHandles mine;
+    if (mine.valid)
+        return mine.handles;
+    {
+        std::lock_guard lock(g_poolMutex);
+        if (!handlePool().empty()) {
+            mine.handles = handlePool().back();
+            handlePool().pop_back();
+            mine.valid = true;
+            return mine.handles;
+        }
+    }
+    gpu::selectDevice(); // handles belong to the device current at creation
+    Handles h;
+    CONVSCOPE_CUDNN_CHECK(cudnnCreate(&h.cudnn));
+    const cublasStatus_t st = cublasCreate(&h.cublas);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        (void)cudnnDestroy(h.cudnn);
+        CONVSCOPE_CUBLAS_CHECK(st);
+    }
+    mine.handles = h;
+    mine.valid = true;
+    return mine.handles;
+}
+
+std::string cudnnVersionString()
+{
+    // cuDNN 9 encodes major*10000 + minor*100 + patch.
+    const size_t v = cudnnGetVersion();
+    return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
+std::string cublasVersionString()
+{
+    int major = 0, minor = 0, patch = 0;
+    if (cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS
+        || cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS
+        || cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)
+        return "unknown";
+    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+// --- descriptors ------------------------------------------------------------------------------------------------
+
+TensorDesc::TensorDesc() { CONVSCOPE_CUDNN_CHECK(cudnnCreateTensorDescriptor(&m_desc)); }
+TensorDesc::~TensorDesc() { (void)cudnnDestroyTensorDescriptor(m_desc); }
+void TensorDesc::set(cudnnTensorFormat_t format, int n, int c, int h, int w)
+{
+    CONVSCOPE_CUDNN_CHECK(cudnnSetTensor4dDescriptor(m_desc, format, CUDNN_DATA_FLOAT, n, c, h, w));
+}
+void TensorDesc::setStrided(int n, int c, int h, int w, int sn, int sc, int sh, int sw)
+{
+    CONVSCOPE_CUDNN_CHECK(cudnnSetTensor4dDescriptorEx(m_desc, CUDNN_DATA_FLOAT, n, c, h, w, sn, sc, sh, sw));
+}
+
+FilterDesc::FilterDesc() { CONVSCOPE_CUDNN_CHECK(cudnnCreateFilterDescriptor(&m_desc)); }
+FilterDesc::~FilterDesc() { (void)cudnnDestroyFilterDescriptor(m_desc); }
+void FilterDesc::set(cudnnTensorFormat_t format, int k, int c, int h, int w)
+{
+    CONVSCOPE_CUDNN_CHECK(cudnnSetFilter4dDescriptor(m_desc, CUDNN_DATA_FLOAT, format, k, c, h, w));
+}
+
+ConvDesc::ConvDesc() { CONVSCOPE_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&m_desc)); }
+ConvDesc::~ConvDesc() { (void)cudnnDestroyConvolutionDescriptor(m_desc); }
+void ConvDesc::set(int padH, int padW, int strideH, int strideW, int dilH, int dilW, int groups)
+{
+    // Cross-correlation is what every framework calls convolution (no kernel flip).
+    CONVSCOPE_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
+        m_desc, padH, padW, strideH, strideW, dilH, dilW, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CONVSCOPE_CUDNN_CHECK(cudnnSetConvolutionGroupCount(m_desc, groups));
+}
+void ConvDesc::setMath(cudnnMathType_t math) { CONVSCOPE_CUDNN_CHECK(cudnnSetConvolutionMathType(m_desc, math)); }
+
+PoolDesc::PoolDesc() { CONVSCOPE_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&m_desc)); }
+PoolDesc::~PoolDesc() { (void)cudnnDestroyPoolingDescriptor(m_desc); }
+void PoolDesc::set(cudnnPoolingMode_t mode, int kh, int kw, int padH, int padW, int sh, int sw)
+{
+    // NaN propagates through max pooling, as in PyTorch.
+    CONVSCOPE_CUDNN_CHECK(cudnnSetPooling2dDescriptor(m_desc, mode, CUDNN_PROPAGATE_NAN, kh, kw, padH, padW, sh, sw));
+}
+
+ActivationDesc::ActivationDesc() { CONVSCOPE_CUDNN_CHECK(cudnnCreateActivationDescriptor(&m_desc)); }
+ActivationDesc::~ActivationDesc() { (void)cudnnDestroyActivationDescriptor(m_desc); }
+void ActivationDesc::set(cudnnActivationMode_t mode, double coef)
+{
+    CONVSCOPE_CUDNN_CHECK(cudnnSetActivationDescriptor(m_desc, mode, CUDNN_PROPAGATE_NAN, coef));
+}
+
+} // namespace convscope::cudnn

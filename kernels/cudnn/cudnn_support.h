@@ -1,0 +1,111 @@
+// What every part of the cudnn module shares: checked cuDNN and cuBLAS calls, owning descriptors, and the
+// per-thread library handles.
+//
+// Handles: cuDNN and cuBLAS handles are expensive to create (tens of milliseconds, some device memory) and
+// are not safe to use from two threads at once, so each thread that runs cuDNN work gets one pair, reused by
+// every session on that thread (the window runs all GPU work on one worker thread). A session points the
+// pair at its own stream before each layer. When a thread ends its pair goes back to a pool for the next
+// thread; the pool is never destroyed, because at process exit the CUDA context may already be gone and a
+// cudnnDestroy then would crash the program on its way out.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cudnn.h>
+
+#include <string>
+
+namespace convscope::cudnn {
+
+// "CUDNN_STATUS_NOT_SUPPORTED: <cuDNN's own last message for this thread>", for messages a person reads.
+std::string reason(cudnnStatus_t status);
+std::string reason(cublasStatus_t status);
+
+// Throws Error (OutOfMemoryError for allocation failures) naming the call and cuDNN's reason.
+void check(cudnnStatus_t status, const char* what, const char* file, int line);
+void check(cublasStatus_t status, const char* what, const char* file, int line);
+
+struct Handles {
+    cudnnHandle_t cudnn = nullptr;
+    cublasHandle_t cublas = nullptr;
+};
+// This thread's pair (created on first use; throws Error with cuDNN's reason if that fails).
+Handles& threadHandles();
+
+// "9.1.0" from cudnnGetVersion(); the cuBLAS version from cublasGetProperty.
+std::string cudnnVersionString();
+std::string cublasVersionString();
+
+// Owning wrappers; every create/set is checked.
+class TensorDesc {
+public:
+    TensorDesc();
+    ~TensorDesc();
+    TensorDesc(const TensorDesc&) = delete;
+    TensorDesc& operator=(const TensorDesc&) = delete;
+    // Packed 4-D tensor in the given format (CUDNN_TENSOR_NCHW or CUDNN_TENSOR_NHWC).
+    void set(cudnnTensorFormat_t format, int n, int c, int h, int w);
+    // Explicit strides (a window into a larger tensor).
+    void setStrided(int n, int c, int h, int w, int sn, int sc, int sh, int sw);
+    cudnnTensorDescriptor_t get() const { return m_desc; }
+
+private:
+    cudnnTensorDescriptor_t m_desc = nullptr;
+};
+
+class FilterDesc {
+public:
+    FilterDesc();
+    ~FilterDesc();
+    FilterDesc(const FilterDesc&) = delete;
+    FilterDesc& operator=(const FilterDesc&) = delete;
+    void set(cudnnTensorFormat_t format, int k, int c, int h, int w);
+    cudnnFilterDescriptor_t get() const { return m_desc; }
+
+private:
+    cudnnFilterDescriptor_t m_desc = nullptr;
+};
+
+class ConvDesc {
+public:
+    ConvDesc();
+    ~ConvDesc();
+    ConvDesc(const ConvDesc&) = delete;
+    ConvDesc& operator=(const ConvDesc&) = delete;
+    void set(int padH, int padW, int strideH, int strideW, int dilH, int dilW, int groups);
+    void setMath(cudnnMathType_t math);
+    cudnnConvolutionDescriptor_t get() const { return m_desc; }
+
+private:
+    cudnnConvolutionDescriptor_t m_desc = nullptr;
+};
+
+class PoolDesc {
+public:
+    PoolDesc();
+    ~PoolDesc();
+    PoolDesc(const PoolDesc&) = delete;
+    PoolDesc& operator=(const PoolDesc&) = delete;
+    void set(cudnnPoolingMode_t mode, int kh, int kw, int padH, int padW, int sh, int sw);
+    cudnnPoolingDescriptor_t get() const { return m_desc; }
+
+private:
+    cudnnPoolingDescriptor_t m_desc = nullptr;
+};
+
+class ActivationDesc {
+public:
+    ActivationDesc();
+    ~ActivationDesc();
+    ActivationDesc(const ActivationDesc&) = delete;
+    ActivationDesc& operator=(const ActivationDesc&) = delete;
+    void set(cudnnActivationMode_t mode, double coef);
+    cudnnActivationDescriptor_t get() const { return m_desc; }
+
+private:
+    cudnnActivationDescriptor_t m_desc = nullptr;
+};
+
+} // namespace convscope::cudnn
+
+#define CONVSCOPE_CUDNN_CHECK(expr) ::convscope::cudnn::check((expr), #expr, __FILE__, __LINE__)
+#define CONVSCOPE_CUBLAS_CHECK(expr) ::convscope::cudnn::check((expr), #expr, __FILE__, __LINE__)

@@ -1,0 +1,204 @@
+// The algorithm explorer: for one conv2d layer, every cuDNN forward algorithm with its status (or cuDNN's
+// reason it cannot run this convolution), its time, its workspace, whether it is deterministic and which math
+// it used — the table behind "why did cudnn.auto pick winograd_nonfused here?".
+//
+// Two timings per algorithm, because they answer different questions: cuDNN's own Find measurement (what
+// `auto` decides on, one short measurement each) and ours, the median of several runs between CUDA events with
+// the algorithm pinned exactly as a pinned selection runs it. Data is a constant; no algorithm's speed depends
+// on the values.
+#include "kernels/cudnn/cudnn_session.h"
+
+#include "compute/error.h"
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/device_buffer.h"
+#include "kernels/common/device_info.h"
+#include "kernels/cudnn/conv_plan.h"
+#include "kernels/cudnn/cudnn_support.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace convscope::cudnn {
+
+namespace {
+    constexpr int kTimedRuns = 10;
+
+    const char* statusName(cudnnStatus_t s) { return cudnnGetErrorString(s); }
+
+    std::string determinismName(cudnnDeterminism_t d)
+    {
+        return d == CUDNN_DETERMINISTIC ? "yes" : "no";
+    }
+} // namespace
+
+std::string exploreConvolution(const Network& net, const ShapeReport& shapes, size_t index, const SessionOptions& options)
+{
+    if (index >= net.layers.size() || index >= shapes.layers.size())
+        throw InputError("explore: layer " + std::to_string(index) + " does not exist");
+    const auto* spec = std::get_if<Conv2d>(&net.layers[index].spec);
+    if (!spec)
+        return {};
+    const LayerShape& shape = shapes.layers[index];
+    if (!shape.ok)
+        throw InputError("layer " + std::to_string(index) + " (" + net.layers[index].name + "): " + shape.error);
+    gpu::requireUsable();
+    gpu::selectDevice();
+    const ConvOptions o = convOptions(options);
+    const ConvLayout l = convLayout(*spec, shape, o.nhwc);
+    Handles& h = threadHandles();
+    gpu::CudaStream stream;
+    CONVSCOPE_CUDNN_CHECK(cudnnSetStream(h.cudnn, stream.get()));
+    // The handle outlives this stream: point it back at the default stream however we leave.
+    struct StreamReset {
+        cudnnHandle_t handle;
+        ~StreamReset() { (void)cudnnSetStream(handle, nullptr); }
+    } resetStream { h.cudnn };
+
+    ConvDescriptors d;
+    describe(l, mathTypeFor(o.math), d);
+    gpu::DeviceBuffer x(size_t(l.n) * l.c * l.ph * l.pw * sizeof(float), "explorer input");
+    gpu::DeviceBuffer w(size_t(l.k) * (l.c / l.groups) * l.kh * l.kw * sizeof(float), "explorer weights");
+    gpu::DeviceBuffer y(size_t(l.n) * l.k * l.outH * l.outW * sizeof(float), "explorer output");
+    const float half = 0.5f, small = 0.01f;
+    CONVSCOPE_CUDNN_CHECK(cudnnSetTensor(h.cudnn, d.x.get(), x.get(), &half));
+    {
+        TensorDesc flat;
+        flat.set(CUDNN_TENSOR_NCHW, 1, 1, 1, int(w.bytes() / sizeof(float)));
+        CONVSCOPE_CUDNN_CHECK(cudnnSetTensor(h.cudnn, flat.get(), w.get(), &small));
+    }
+
+    // cuDNN's Find over every algorithm, with as much workspace as the limit allows.
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT * 2);
+    int returned = 0;
+    {
+        size_t freeBytes = 0, total = 0;
+        CONVSCOPE_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &total));
+        const size_t margin = size_t(256) << 20;
+        size_t bytes = std::min(o.workspaceLimit, freeBytes > margin ? freeBytes - margin : 0);
+        gpu::DeviceBuffer ws;
+        while (bytes >= (size_t(1) << 20)) {
+            try {
+                ws = gpu::DeviceBuffer(bytes, "explorer Find workspace");
+                break;
+            } catch (const OutOfMemoryError&) {
+                bytes /= 2;
+            }
+        }
+        CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h.cudnn, d.x.get(), x.get(), d.w.get(), w.get(),
+            d.conv.get(), d.y.get(), y.get(), int(perf.size()), &returned, perf.data(), ws.get(), ws.bytes()));
+    }
+    perf.resize(size_t(std::max(returned, 0)));
+
+    nlohmann::json doc;
+    doc["layer"] = index;
+    doc["name"] = net.layers[index].name;
+    doc["input"] = shape.in.str();
+    doc["output"] = shape.out.str();
+    doc["kernel"] = { l.kh, l.kw };
+    doc["stride"] = { l.sh, l.sw };
+    doc["dilation"] = { l.dh, l.dw };
+    doc["padding"] = { l.pad.top, l.pad.bottom, l.pad.left, l.pad.right };
+    doc["groups"] = l.groups;
+    doc["pad_step"] = l.padStep;
+    doc["math"] = mathModeName(o.math);
+    doc["layout"] = o.nhwc ? "nhwc" : "nchw";
+    doc["workspace_limit_bytes"] = o.workspaceLimit;
+    doc["cudnn"] = cudnnVersionString();
+    doc["timed_runs"] = kTimedRuns;
+
+    nlohmann::json find = nlohmann::json::array();
+    std::string autoChoice;
+    for (const auto& p : perf) {
+        find.push_back({ { "algorithm", algorithmName(p.algo) }, { "status", statusName(p.status) },
+            { "time_ms", p.status == CUDNN_STATUS_SUCCESS ? nlohmann::json(p.time) : nlohmann::json() },
+            { "workspace_bytes", p.memory }, { "deterministic", determinismName(p.determinism) },
+            { "math", mathTypeName(p.mathType) } });
+        const bool mathOk = o.math == MathMode::TF32 || p.mathType == CUDNN_FMA_MATH;
+        if (autoChoice.empty() && p.status == CUDNN_STATUS_SUCCESS && p.memory <= o.workspaceLimit && mathOk)
+            autoChoice = algorithmName(p.algo);
+    }
+    doc["find"] = find;
+    doc["auto_choice"] = autoChoice;
+
+    nlohmann::json algos = nlohmann::json::array();
+    gpu::CudaEvent start, stop;
+    for (const auto& a : algorithmNames()) {
+        if (std::string(a.name) == "auto")
+            continue;
+        nlohmann::json e;
+        e["algorithm"] = a.name;
+        e["auto_choice"] = autoChoice == a.name;
+        d.conv.setMath(mathTypeFor(o.math));
+        size_t wsBytes = 0;
+        const cudnnStatus_t st
+            = cudnnGetConvolutionForwardWorkspaceSize(h.cudnn, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), a.algo, &wsBytes);
+        // cuDNN's Find entry for this algorithm (the first, i.e. fastest, when it lists several math types).
+        const cudnnConvolutionFwdAlgoPerf_t* fp = nullptr;
+        for (const auto& p : perf)
+            if (p.algo == a.algo && p.status == CUDNN_STATUS_SUCCESS) {
+                fp = &p;
+                break;
+            }
+        if (fp) {
+            e["find_ms"] = fp->time;
+            e["deterministic"] = determinismName(fp->determinism);
+            e["math"] = mathTypeName(fp->mathType);
+        } else {
+            e["math"] = mathTypeName(mathTypeFor(o.math));
+        }
+        if (st != CUDNN_STATUS_SUCCESS) {
+            e["status"] = "unsupported";
+            e["reason"] = reason(st);
+            algos.push_back(e);
+            continue;
+        }
+        e["workspace_bytes"] = wsBytes;
+        if (wsBytes > o.workspaceLimit) {
+            e["status"] = "over_limit";
+            e["reason"] = "needs " + gpu::mib(wsBytes) + " of workspace, more than the limit of " + gpu::mib(o.workspaceLimit);
+            algos.push_back(e);
+            continue;
+        }
+        gpu::DeviceBuffer ws;
+        try {
+            if (wsBytes)
+                ws = gpu::DeviceBuffer(wsBytes, "explorer workspace for " + std::string(a.name));
+        } catch (const OutOfMemoryError& ex) {
+            e["status"] = "out_of_memory";
+            e["reason"] = ex.what();
+            algos.push_back(e);
+            continue;
+        }
+        const float one = 1.0f, zero = 0.0f;
+        auto run = [&] {
+            return cudnnConvolutionForward(h.cudnn, &one, d.x.get(), x.get(), d.w.get(), w.get(), d.conv.get(), a.algo,
+                ws.get(), wsBytes, &zero, d.y.get(), y.get());
+        };
+        const cudnnStatus_t first = run(); // also the warm-up
+        if (first != CUDNN_STATUS_SUCCESS) {
+            e["status"] = "failed";
+            e["reason"] = reason(first);
+            algos.push_back(e);
+            continue;
+        }
+        std::vector<double> times;
+        for (int r = 0; r < kTimedRuns; ++r) {
+            start.record(stream.get());
+            CONVSCOPE_CUDNN_CHECK(run());
+            stop.record(stream.get());
+            CONVSCOPE_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+            times.push_back(gpu::elapsedMs(start, stop));
+        }
+        std::sort(times.begin(), times.end());
+        e["status"] = "ok";
+        e["time_ms"] = 0.5 * (times[(times.size() - 1) / 2] + times[times.size() / 2]);
+        e["min_ms"] = times.front();
+        algos.push_back(e);
+    }
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    doc["algorithms"] = algos;
+    return doc.dump();
+}
+
+} // namespace convscope::cudnn
