@@ -93,6 +93,15 @@ public:
     virtual std::map<std::string, std::string> info() const { return {}; }
     // Backend-specific data for the report (e.g. cuDNN's algorithm explorer); empty by default.
     virtual std::string toolName() const { return {}; }
+    // The algorithm explorer (cudnn): for convolution layer `layer` of `net` (parameters materialised,
+    // shapes.ok()), every algorithm's status or the library's reason it cannot run, time, workspace bytes,
+    // determinism and math type, as a JSON document (see kernels/cudnn/explorer.cpp for the fields). Runs on the
+    // device, untimed by the profiler. Empty when the backend has no explorer or the layer is not a convolution.
+    virtual std::string explore(
+        const Network& /*net*/, const ShapeReport& /*shapes*/, size_t /*layer*/, const SessionOptions& /*options*/)
+    {
+        return {};
+    }
 };
 
 } // namespace convscope
