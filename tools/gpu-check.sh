@@ -21,6 +21,7 @@ BUILD=${BUILD_DIR:-build-gpu}
 STAGES=${STAGES:-"build test sanitize bench"}
 OUT=${OUT:-$BUILD/gpu-check}
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
 CUDNN_ROOT=${CUDNN_ROOT:-/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn}
 export PATH=/usr/local/cuda/bin:$PATH
 declare -a SUMMARY=()
@@ -70,8 +71,9 @@ BIN="$BUILD/bin"
 TESTS="$BIN/convscope_tests_kernels"
 if has test; then
   if [ -x "$TESTS" ]; then
-    (cd "$BUILD" && timeout 300 ctest -L gpu --output-on-failure >"$ROOT/$OUT/ctest-gpu.log" 2>&1)
+    (cd "$BUILD" && timeout 300 ctest -L gpu --output-on-failure >"$OUT/ctest-gpu.log" 2>&1)
     tail -25 "$OUT/ctest-gpu.log"
+    grep -A30 "FAILED:" "$OUT/ctest-gpu.log" | head -60
     note "ctest -L gpu: $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.log" | tail -1)"
   else
     note "ctest -L gpu: skipped (no $TESTS)"
@@ -86,6 +88,7 @@ if has sanitize; then
         >"$OUT/sanitizer-$tool.log" 2>&1
       rc=$?
       tail -4 "$OUT/sanitizer-$tool.log"
+      grep -B3 -A30 "FAILED:" "$OUT/sanitizer-$tool.log" | head -60
       note "compute-sanitizer $tool: $( [ $rc = 0 ] && echo 'no errors' || echo "rc $rc ($(grep -m1 -E 'ERROR SUMMARY|Invalid|Race' "$OUT/sanitizer-$tool.log"))")"
     done
   else
