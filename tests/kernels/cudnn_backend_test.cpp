@@ -1,0 +1,474 @@
+// The cudnn backend against cpu.direct: every layer kind, conv2d with `auto` and every pinned algorithm cuDNN
+// supports for the shape (they must agree with each other and the reference), on randomized sweeps (asymmetric
+// padding, stride, dilation, groups, odd and non-square sizes), both layouts, FP32 (relative L2 ≤ 1e-5) and
+// TF32 (≤ 5e-3). Device outputs are poisoned with NaN before each pass. An unsupported pinned algorithm must
+// be refused with cuDNN's own reason. Without a usable cuDNN every case prints "SKIPPED: <reason>".
+#include "compute/backend_registry.h"
+#include "compute/error.h"
+#include "compute/shape_inference.h"
+#include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <iostream>
+#include <random>
+#include <variant>
+
+using namespace convscope;
+
+namespace {
+
+const std::vector<std::string> kPinned = { "implicit_gemm", "implicit_precomp_gemm", "gemm", "direct", "fft",
+    "fft_tiling", "winograd", "winograd_nonfused" };
+
+std::shared_ptr<Backend> cudnnOrSkip()
+{
+    auto backend = BackendRegistry::instance().find("cudnn");
+    if (!backend) {
+        std::cout << "SKIPPED: the cudnn backend is not registered" << std::endl;
+        return nullptr;
+    }
+    const Availability a = backend->availability();
+    if (!a.available) {
+        std::cout << "SKIPPED: " << a.reason << std::endl;
+        return nullptr;
+    }
+    return backend;
+}
+
+std::shared_ptr<const Tensor> param(const Shape& s, uint64_t seed, bool positive = false)
+{
+    Tensor t = test::randomTensor(s, seed);
+    if (positive)
+        for (int64_t i = 0; i < t.numel(); ++i)
+            t.data()[i] = std::fabs(t.data()[i]) + 0.1f;
+    return std::make_shared<const Tensor>(std::move(t));
+}
+
+Shape vec(int64_t c) { return Shape::nchw(c, 1, 1, 1); }
+
+void randomParameters(Network& net, const ShapeReport& shapes, uint64_t seed)
+{
+    for (size_t i = 0; i < net.layers.size(); ++i) {
+        Layer& l = net.layers[i];
+        const LayerShape& s = shapes.layers[i];
+        const uint64_t base = seed * 131 + i * 7;
+        std::visit(
+            [&](const auto& spec) {
+                using T = std::decay_t<decltype(spec)>;
+                if constexpr (std::is_same_v<T, Conv2d>) {
+                    l.weight = param(
+                        Shape::nchw(spec.out_channels, s.in.c / spec.groups, spec.kernel_size[0], spec.kernel_size[1]),
+                        base + 1);
+                    l.bias = spec.bias ? param(vec(spec.out_channels), base + 2) : nullptr;
+                } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                    l.weight = param(
+                        Shape::nchw(s.in.c, spec.out_channels / spec.groups, spec.kernel_size[0], spec.kernel_size[1]),
+                        base + 1);
+                    l.bias = spec.bias ? param(vec(spec.out_channels), base + 2) : nullptr;
+                } else if constexpr (std::is_same_v<T, Linear>) {
+                    l.weight = param(Shape::nchw(spec.out_features, s.in.c * s.in.h * s.in.w, 1, 1), base + 1);
+                    l.bias = spec.bias ? param(vec(spec.out_features), base + 2) : nullptr;
+                } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                    l.runningMean = param(vec(s.in.c), base + 3);
+                    l.runningVar = param(vec(s.in.c), base + 4, true);
+                    if (spec.affine) {
+                        l.weight = param(vec(s.in.c), base + 1);
+                        l.bias = param(vec(s.in.c), base + 2);
+                    } else {
+                        l.weight = std::make_shared<const Tensor>(Tensor::filled(vec(s.in.c), 1.0f));
+                        l.bias = std::make_shared<const Tensor>(Tensor::zeros(vec(s.in.c)));
+                    }
+                }
+            },
+            l.spec);
+    }
+}
+
+struct Run {
+    std::vector<Tensor> outputs;
+    std::vector<std::string> notes;
+};
+
+struct Check {
+    std::vector<std::string> algorithms { "auto" };
+    MathMode math = MathMode::FP32;
+    std::string layout = "nchw";
+    bool allPinned = false; // every pinned algorithm that supports() accepts, plus auto
+};
+
+// Runs `net` on cpu.direct and on the cudnn algorithms asked for; compares every layer's output with the
+// reference and, for conv2d, every algorithm's output with auto's.
+void checkAgainstCpu(Backend& cudnn, Network net, uint64_t seed, const std::string& what, const Check& check = {})
+{
+    const ShapeReport shapes = inferShapes(net);
+    INFO(what << "  " << shapes.firstError());
+    REQUIRE(shapes.ok());
+    randomParameters(net, shapes, seed);
+    const Tensor input = test::randomTensor(shapes.input, seed * 977 + 5);
+    auto ref = BackendRegistry::instance().find("cpu")->createSession("direct", {});
+    ref->prepare(net, shapes);
+    ref->runPass(input);
+    std::vector<Tensor> expected;
+    for (size_t i = 0; i < net.layers.size(); ++i)
+        expected.push_back(ref->fetchOutput(i, nullptr));
+
+    std::vector<std::string> algorithms = check.algorithms;
+    if (check.allPinned)
+        algorithms.insert(algorithms.end(), kPinned.begin(), kPinned.end());
+    const double tolerance = check.math == MathMode::TF32 ? 5e-3 : 1e-5;
+    std::optional<Tensor> autoOutput;
+    int ran = 0;
+    for (const std::string& algorithm : algorithms) {
+        bool supported = true;
+        for (size_t i = 0; i < net.layers.size(); ++i) {
+            const Support s = cudnn.supports(algorithm, net.layers[i].spec, shapes.layers[i]);
+            if (!s.supported) {
+                supported = false;
+                INFO("cudnn." << algorithm << " refused layer " << i << ": " << s.reason);
+                // Only a pinned conv2d algorithm may refuse here, and then with cuDNN's own status text.
+                CHECK(algorithm != "auto");
+                CHECK(s.reason.find("CUDNN_STATUS") != std::string::npos);
+            }
+        }
+        if (!supported)
+            continue;
+        SessionOptions options;
+        options.math = check.math;
+        options.extra["poison_outputs"] = "1";
+        options.extra["layout"] = check.layout;
+        auto session = cudnn.createSession(algorithm, options);
+        try {
+            session->prepare(net, shapes);
+        } catch (const UnsupportedError& e) {
+            // A pinned algorithm may still turn out unsupported in the chosen layout; the reason must be cuDNN's.
+            INFO("cudnn." << algorithm << " (" << check.layout << "): " << e.what());
+            CHECK(algorithm != "auto");
+            CHECK(std::string(e.what()).find("CUDNN_STATUS") != std::string::npos);
+            continue;
+        }
+        const PassTiming t = session->runPass(input);
+        ++ran;
+        CHECK(t.layerMs.size() == net.layers.size());
+        for (size_t i = 0; i < net.layers.size(); ++i) {
+            double ms = -1;
+            const Tensor out = session->fetchOutput(i, &ms);
+            const ErrorMetrics m = compare(out, expected[i]);
+            INFO("cudnn." << algorithm << " " << mathModeName(check.math) << " " << check.layout << " layer " << i
+                          << " (" << layerTypeName(net.layers[i].spec) << ") " << shapes.layers[i].in.str() << " -> "
+                          << shapes.layers[i].out.str() << ": relL2 " << m.relL2 << " maxAbs " << m.maxAbs << " "
+                          << m.note << " | " << session->layerNote(i));
+            CHECK(m.valid);
+            CHECK(m.relL2 <= tolerance);
+            CHECK(ms >= 0);
+            if (i + 1 == net.layers.size()) {
+                if (algorithm == "auto")
+                    autoOutput = out.clone();
+                else if (autoOutput) {
+                    const ErrorMetrics agree = compare(out, *autoOutput);
+                    CHECK(agree.relL2 <= 2 * tolerance);
+                }
+            }
+        }
+        const auto meta = session->metadata();
+        CHECK(meta.count("cudnn"));
+        CHECK(meta.at("math").rfind(mathModeName(check.math), 0) == 0);
+    }
+    CHECK(ran >= 1);
+}
+
+Network oneLayer(const Shape& in, LayerSpec spec)
+{
+    Network net;
+    net.name = "sweep";
+    net.input.batch = in.n;
+    net.input.channels = in.c;
+    net.input.height = in.h;
+    net.input.width = in.w;
+    net.input.flat = in.flat;
+    net.input.source = "random";
+    net.layers.push_back(Layer { "l0", std::move(spec), {}, {}, nullptr, nullptr, nullptr, nullptr });
+    return net;
+}
+
+struct Rng {
+    std::mt19937_64 gen;
+    explicit Rng(uint64_t seed)
+        : gen(seed)
+    {
+    }
+    int64_t operator()(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(gen); }
+    bool coin() { return (*this)(0, 1) == 1; }
+};
+
+uint64_t freshSeed() { return Catch::rngSeed() ? Catch::rngSeed() : std::random_device {}(); }
+
+Padding2d randomPadding(Rng& r, int64_t maxTop, int64_t maxLeft)
+{
+    return { Padding2d::Mode::Explicit, r(0, maxTop), r(0, maxTop), r(0, maxLeft), r(0, maxLeft) };
+}
+
+Conv2d randomConv(Rng& r, int64_t* cin)
+{
+    Conv2d c;
+    const int64_t groups = r.coin() ? 1 : r(1, 4);
+    *cin = groups * r(1, 5);
+    c.groups = groups;
+    c.out_channels = groups * r(1, 6);
+    c.kernel_size = { r(1, 5), r(1, 5) };
+    c.stride = { r(1, 3), r(1, 3) };
+    c.dilation = { r(1, 2), r(1, 2) };
+    c.padding = r(0, 5) == 0 ? Padding2d { Padding2d::Mode::Same } : randomPadding(r, 3, 3);
+    c.bias = r(0, 3) != 0;
+    return c;
+}
+
+} // namespace
+
+TEST_CASE("cudnn conv2d: random sweep, auto and every supported pinned algorithm vs cpu.direct (FP32)",
+    "[gpu][cudnn][conv2d]")
+{
+    auto cudnn = cudnnOrSkip();
+    if (!cudnn)
+        return;
+    const uint64_t seed = freshSeed();
+    Rng r(seed);
+    int done = 0;
+    for (int attempt = 0; attempt < 400 && done < 30; ++attempt) {
+        int64_t cin = 1;
+        const Conv2d c = randomConv(r, &cin);
+        Network net = oneLayer(Shape::nchw(r(1, 3), cin, r(3, 23), r(3, 23)), c);
+        if (!inferShapes(net).ok())
+            continue;
+        Check check;
+        check.allPinned = true;
+        checkAgainstCpu(*cudnn, net, seed + attempt, "conv2d case " + std::to_string(attempt) + " seed " + std::to_string(seed), check);
+        ++done;
+    }
+    CHECK(done >= 20);
+}
+
+TEST_CASE("cudnn conv2d: NHWC layout and TF32", "[gpu][cudnn][conv2d][nhwc]")
+{
+    auto cudnn = cudnnOrSkip();
+    if (!cudnn)
+        return;
+    const uint64_t seed = freshSeed();
+    Rng r(seed + 17);
+    int done = 0;
+    for (int attempt = 0; attempt < 200 && done < 12; ++attempt) {
+        int64_t cin = 1;
+        const Conv2d c = randomConv(r, &cin);
+        Network net = oneLayer(Shape::nchw(r(1, 3), cin, r(3, 19), r(3, 19)), c);
+        if (!inferShapes(net).ok())
+            continue;
+        Check nhwc;
+        nhwc.layout = "nhwc";
+        nhwc.algorithms = { "auto", "implicit_gemm", "implicit_precomp_gemm" };
+        checkAgainstCpu(*cudnn, net, seed + attempt, "nhwc conv2d case " + std::to_string(attempt), nhwc);
+        Check tf32;
+        tf32.math = MathMode::TF32;
+        checkAgainstCpu(*cudnn, net, seed + attempt, "tf32 conv2d case " + std::to_string(attempt), tf32);
+        ++done;
+    }
+    // A wider layer where tensor cores and every algorithm family are in play.
+    Conv2d wide { 64, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) };
+    Network net = oneLayer(Shape::nchw(2, 32, 40, 36), wide);
+    Check all;
+    all.allPinned = true;
+    checkAgainstCpu(*cudnn, net, seed + 1000, "wide 3x3 fp32", all);
+    all.layout = "nhwc";
+    checkAgainstCpu(*cudnn, net, seed + 1001, "wide 3x3 fp32 nhwc", all);
+    Check tf32;
+    tf32.math = MathMode::TF32;
+    tf32.allPinned = true;
+    checkAgainstCpu(*cudnn, net, seed + 1002, "wide 3x3 tf32", tf32);
+}
+
+TEST_CASE("cudnn: an unsupported pinned algorithm reports cuDNN's reason", "[gpu][cudnn][conv2d]")
+{
+    auto cudnn = cudnnOrSkip();
+    if (!cudnn)
+        return;
+    // Fused Winograd is 3x3 stride 1 only; FFT needs stride 1.
+    Conv2d c { 8, { 5, 5 }, { 2, 2 }, Padding2d::symmetric(2, 2) };
+    Network net = oneLayer(Shape::nchw(1, 4, 20, 20), c);
+    const ShapeReport shapes = inferShapes(net);
+    REQUIRE(shapes.ok());
+    randomParameters(net, shapes, 3);
+    for (const char* algorithm : { "winograd", "fft" }) {
+        const Support s = cudnn->supports(algorithm, net.layers[0].spec, shapes.layers[0]);
+        INFO(algorithm << ": " << s.reason);
+        CHECK_FALSE(s.supported);
+        CHECK(s.reason.find("CUDNN_STATUS") != std::string::npos);
+        CHECK(s.reason.find(std::string("cudnn.") + algorithm) != std::string::npos);
+        auto session = cudnn->createSession(algorithm, {});
+        try {
+            session->prepare(net, shapes);
+            FAIL("prepare accepted an unsupported pinned algorithm");
+        } catch (const UnsupportedError& e) {
+            INFO(e.what());
+            CHECK(std::string(e.what()).find("CUDNN_STATUS") != std::string::npos);
+            CHECK(std::string(e.what()).find("unsupported") != std::string::npos);
+        }
+    }
+    CHECK_THROWS_AS(cudnn->createSession("tiled", {}), UnsupportedError);
+}
+
+TEST_CASE("cudnn conv_transpose2d: random sweep vs cpu.direct", "[gpu][cudnn][conv_transpose2d]")
+{
+    auto cudnn = cudnnOrSkip();
+    if (!cudnn)
+        return;
+    const uint64_t seed = freshSeed();
+    Rng r(seed);
+    int done = 0;
+    for (int attempt = 0; attempt < 400 && done < 25; ++attempt) {
+        ConvTranspose2d c;
+        const int64_t groups = r.coin() ? 1 : r(1, 3);
+        c.groups = groups;
+        c.out_channels = groups * r(1, 4);
+        c.kernel_size = { r(1, 4), r(1, 4) };
+        c.stride = { r(1, 3), r(1, 3) };
+        c.dilation = { r(1, 3), r(1, 3) };
+        c.padding = randomPadding(r, 2, 2);
+        // output_padding below max(stride, dilation): reaching a whole stride forces the crop path.
+        c.output_padding = { r(0, std::max(c.stride[0], c.dilation[0]) - 1),
+            r(0, std::max(c.stride[1], c.dilation[1]) - 1) };
+        c.bias = r.coin();
+        Network net = oneLayer(Shape::nchw(r(1, 3), groups * r(1, 4), r(2, 13), r(2, 13)), c);
+        if (!inferShapes(net).ok())
+            continue;
+        Check check;
+        check.algorithms = { "auto", "implicit_gemm" };
+        checkAgainstCpu(*cudnn, net, seed + attempt, "conv_transpose2d case " + std::to_string(attempt), check);
+        ++done;
+    }
+    CHECK(done >= 10);
+}
+
+TEST_CASE("cudnn pooling: random sweep vs cpu.direct (ceil_mode, asymmetric padding, both average modes)",
+    "[gpu][cudnn][pool]")
+{
+    auto cudnn = cudnnOrSkip();
+    if (!cudnn)
+        return;
+    const uint64_t seed = freshSeed();
+    Rng r(seed);
+    int done = 0;
+    for (int attempt = 0; attempt < 600 && done < 60; ++attempt) {
+        const Shape in = Shape::nchw(r(1, 3), r(1, 5), r(2, 19), r(2, 19));
+        const Pair k { r(1, 4), r(1, 4) };
+        const Pair s { r(1, 3), r(1, 3) };
+        const Padding2d pad = r(0, 4) == 0 ? Padding2d { Padding2d::Mode::Same } : randomPadding(r, k[0] / 2, k[1] / 2);
+        LayerSpec spec;
+        if (attempt % 2 == 0) {
+            MaxPool2d m;
+            m.kernel_size = k;
+            m.stride = s;
+            m.padding = pad;
+            m.ceil_mode = r.coin();
+            spec = m;
+        } else {
+            AvgPool2d a;
+            a.kernel_size = k;
+            a.stride = s;
+            a.padding = pad;
+            a.ceil_mode = r.coin();
+            a.count_include_pad = r.coin();
+            spec = a;
+        }
+        Network net = oneLayer(in, spec);
+        if (!inferShapes(net).ok())
+            continue;
+        checkAgainstCpu(*cudnn, net, seed + attempt, layerTypeName(spec) + " case " + std::to_string(attempt));
+        ++done;
+    }
+    CHECK(done >= 30);
+    checkAgainstCpu(*cudnn, oneLayer(Shape::nchw(3, 5, 7, 9), GlobalAvgPool2d {}), seed, "global_avgpool2d odd");
+    checkAgainstCpu(*cudnn, oneLayer(Shape::nchw(2, 3, 64, 48), GlobalAvgPool2d {}), seed + 1, "global_avgpool2d");
+
+    // What cuDNN's pooling cannot express is refused with the reason.
+    AvgPool2d over;
+    over.divisor_override = 3;
+    MaxPool2d dilated;
+    dilated.dilation = { 2, 2 };
+    for (const LayerSpec& spec : { LayerSpec { over }, LayerSpec { dilated } }) {
+        const LayerShape s = inferLayer(spec, Shape::nchw(1, 2, 9, 9));
+        REQUIRE(s.ok);
+        const Support sup = cudnn->supports("auto", spec, s);
+        INFO(sup.reason);
+        CHECK_FALSE(sup.supported);
+        CHECK(sup.reason.find("unsupported") != std::string::npos);
+    }
+}
+
+TEST_CASE("cudnn element-wise layers, linear, softmax, flatten vs cpu.direct", "[gpu][cudnn][elementwise]")
+{
+    auto cudnn = cudnnOrSkip();
+    if (!cudnn)
+        return;
+    const uint64_t seed = freshSeed();
+    const LayerSpec specs[] = { ReLU {}, Sigmoid {}, Tanh {}, ELU { 0.7 }, BatchNorm2d {}, BatchNorm2d { 1e-3, false } };
+    int i = 0;
+    for (const LayerSpec& spec : specs)
+        for (const Shape& in : { Shape::nchw(2, 3, 5, 7), Shape::nchw(3, 4, 16, 12) })
+            checkAgainstCpu(*cudnn, oneLayer(in, spec), seed + i++, layerTypeName(spec) + " " + in.str());
+
+    const LayerShape leaky = inferLayer(LeakyReLU { 0.2 }, Shape::nchw(1, 2, 3, 3));
+    const Support s = cudnn->supports("auto", LeakyReLU { 0.2 }, leaky);
+    CHECK_FALSE(s.supported);
+    CHECK(s.reason.find("leaky") != std::string::npos);
+
+    for (int64_t rows : { 1, 3, 9, 70 })
+        for (int64_t in : { 1, 37, 1024 }) {
+            const Network net = oneLayer(Shape::features(rows, in), Linear { int64_t(10 + 13 * (i % 7)), i % 3 != 0 });
+            checkAgainstCpu(*cudnn, net, seed + i, "linear rows " + std::to_string(rows) + " in " + std::to_string(in));
+            Check tf32;
+            tf32.math = MathMode::TF32;
+            checkAgainstCpu(*cudnn, net, seed + i, "tf32 linear", tf32);
+            ++i;
+        }
+    checkAgainstCpu(*cudnn, oneLayer(Shape::features(5, 10), Softmax {}), seed + 100, "softmax flat");
+    checkAgainstCpu(*cudnn, oneLayer(Shape::nchw(2, 7, 5, 3), Softmax {}), seed + 102, "softmax channels");
+
+    // LeNet-like chain: conv → relu → pool → flatten (a view) → linear → softmax.
+    Network net = oneLayer(Shape::nchw(2, 1, 28, 28), Conv2d { 6, { 5, 5 }, { 1, 1 }, Padding2d::symmetric(2, 2) });
+    for (LayerSpec l : { LayerSpec { ReLU {} }, LayerSpec { MaxPool2d {} }, LayerSpec { Flatten {} },
+             LayerSpec { Linear { 84 } }, LayerSpec { Softmax {} } })
+        net.layers.push_back(Layer { "l" + std::to_string(net.layers.size()), l, {}, {}, nullptr, nullptr, nullptr, nullptr });
+    Check all;
+    all.allPinned = true;
+    checkAgainstCpu(*cudnn, net, seed + 200, "lenet-like chain", all);
+}
+
+TEST_CASE("cudnn algorithm explorer lists every algorithm with status, time and workspace", "[gpu][cudnn][explore]")
+{
+    auto cudnn = cudnnOrSkip();
+    if (!cudnn)
+        return;
+    Network net = oneLayer(Shape::nchw(2, 16, 32, 32), Conv2d { 32, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) });
+    net.layers.push_back(Layer { "relu", ReLU {}, {}, {}, nullptr, nullptr, nullptr, nullptr });
+    const ShapeReport shapes = inferShapes(net);
+    REQUIRE(shapes.ok());
+    randomParameters(net, shapes, 5);
+    const std::string json = cudnn->explore(net, shapes, 0, {});
+    INFO(json);
+    for (const std::string& a : kPinned)
+        CHECK(json.find("\"algorithm\":\"" + a + "\"") != std::string::npos);
+    CHECK(json.find("\"status\":\"ok\"") != std::string::npos);
+    CHECK(json.find("\"time_ms\"") != std::string::npos);
+    CHECK(json.find("\"workspace_bytes\"") != std::string::npos);
+    CHECK(json.find("\"auto_choice\":\"\"") == std::string::npos);
+    CHECK(cudnn->explore(net, shapes, 1, {}).empty()); // not a convolution
+
+    // Strided 5x5: fused Winograd must be listed as unsupported with cuDNN's reason.
+    Network strided = oneLayer(Shape::nchw(1, 4, 20, 20), Conv2d { 8, { 5, 5 }, { 2, 2 }, Padding2d::symmetric(2, 2) });
+    const ShapeReport ss = inferShapes(strided);
+    randomParameters(strided, ss, 6);
+    const std::string j2 = cudnn->explore(strided, ss, 0, {});
+    INFO(j2);
+    CHECK(j2.find("\"status\":\"unsupported\"") != std::string::npos);
+    CHECK(j2.find("CUDNN_STATUS") != std::string::npos);
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""PyTorch's F.conv2d on the unet-encoder shapes, for the ratio cudnn.auto / PyTorch (issue 4).
+
+Same shapes, same layout (NCHW, contiguous), same math as `convscope-cli bench --suite unet-encoder`:
+batch 4, 3x3, padding 1, bias. torch.backends.cudnn.benchmark = True (PyTorch's own timed algorithm choice,
+like cudnn.auto); FP32 with TF32 off in cuDNN and cuBLAS, or TF32 on. Times are CUDA events around each call,
+median of --repeat after --warmup calls (the first call runs the benchmark search, untimed).
+
+    /opt/torch/.venv/bin/python tools/torch_conv_bench.py [--math fp32|tf32] [--ours bench.json] [--cases 0-9]
+
+With --ours (the JSON of `convscope-cli bench ... --backends cudnn.auto,... --json FILE`) it prints the ratio
+ours / PyTorch per layer; the issue asks for <= 1.05 on every layer.
+"""
+import argparse
+import json
+import statistics
+
+import torch
+import torch.nn.functional as F
+
+# Keep in step with cli/bench_suites.cpp (unetEncoder).
+CASES = [(3, 64, 512), (64, 64, 512), (64, 128, 256), (128, 128, 256), (128, 256, 128), (256, 256, 128),
+         (256, 512, 64), (512, 512, 64), (512, 1024, 32), (1024, 1024, 32)]
+BATCH = 4
+
+
+def case_name(cin, cout, size):
+    return f"{cin}→{cout} @{size}²"
+
+
+def parse_cases(text):
+    if not text:
+        return list(range(len(CASES)))
+    out = []
+    for item in text.split(","):
+        lo, _, hi = item.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def ours_medians(path, selection):
+    """case name -> median compute ms of `selection` on the case's first layer."""
+    doc = json.load(open(path))
+    result = {}
+    for case in doc.get("cases", []):
+        for sel in case["report"]["selections"]:
+            if sel["selection"] == selection and sel.get("layers"):
+                result[case["name"]] = sel["layers"][0]["compute_ms"]["median"]
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--math", default="fp32", choices=["fp32", "tf32"])
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--cases", default="")
+    ap.add_argument("--ours", help="convscope-cli bench JSON to compare with")
+    ap.add_argument("--selection", default="cudnn.auto")
+    args = ap.parse_args()
+
+    tf32 = args.math == "tf32"
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    dev = torch.device("cuda")
+    ours = ours_medians(args.ours, args.selection) if args.ours else {}
+    print(f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {torch.cuda.get_device_name()}, "
+          f"math {args.math}, cudnn.benchmark on, median of {args.repeat} after {args.warmup} warm-up calls")
+    header = f"{'case':<16} {'torch ms':>10} {'TFLOP/s':>8}"
+    if ours:
+        header += f" {args.selection + ' ms':>16} {'ours/torch':>10}"
+    print(header)
+    ratios = []
+    gen = torch.Generator(device=dev).manual_seed(0)
+    for i in parse_cases(args.cases):
+        cin, cout, size = CASES[i]
+        x = torch.rand(BATCH, cin, size, size, device=dev, generator=gen) * 2 - 1
+        w = (torch.rand(cout, cin, 3, 3, device=dev, generator=gen) * 2 - 1) * (6.0 / (cin * 9)) ** 0.5
+        b = torch.zeros(cout, device=dev)
+        for _ in range(args.warmup):
+            F.conv2d(x, w, b, stride=1, padding=1)
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(args.repeat):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            F.conv2d(x, w, b, stride=1, padding=1)
+            e.record()
+            e.synchronize()
+            times.append(s.elapsed_time(e))
+        med = statistics.median(times)
+        flops = 2.0 * BATCH * cout * size * size * cin * 9
+        line = f"{case_name(cin, cout, size):<16} {med:>10.4f} {flops / med / 1e9:>8.1f}"
+        name = case_name(cin, cout, size)
+        if name in ours:
+            r = ours[name] / med
+            ratios.append(r)
+            line += f" {ours[name]:>16.4f} {r:>9.3f}×"
+        print(line, flush=True)
+        del x, w, b
+    if ratios:
+        print(f"ours/torch: max {max(ratios):.3f}×, median {statistics.median(ratios):.3f}× over {len(ratios)} layers "
+              f"({'all' if max(ratios) <= 1.05 else 'NOT all'} ≤ 1.05)")
+
+
+if __name__ == "__main__":
+    main()
