@@ -14,5 +14,6 @@ Command addShapesCommand(CLI::App& app);
 Command addRunCommand(CLI::App& app);
 Command addBenchCommand(CLI::App& app);
 Command addInfoCommand(CLI::App& app);
+Command addAlgosCommand(CLI::App& app);
 
 } // namespace convscope::cli

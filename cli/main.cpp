@@ -23,6 +23,7 @@ int main(int argc, char** argv)
     add(cli::addRunCommand);
     add(cli::addBenchCommand);
     add(cli::addInfoCommand);
+    add(cli::addAlgosCommand);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
