@@ -189,8 +189,8 @@ namespace {
 
 } // namespace
 
-Tensor decodeImageInput(const std::string& bytes, const std::string& what, int64_t batch, int64_t channels,
-    int64_t height, int64_t width)
+Tensor decodeImageInput(
+    const std::string& bytes, const std::string& what, int64_t batch, int64_t channels, int64_t height, int64_t width)
 {
     checkSize(what, batch, channels, height, width);
     if (height > INT_MAX || width > INT_MAX)
@@ -202,8 +202,7 @@ Tensor decodeImageInput(const std::string& bytes, const std::string& what, int64
     int w = 0, h = 0, comp = 0;
     // Always decode to RGB: stb repeats a grey image's value and drops alpha, so one path serves every file.
     std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
-        stbi_load_from_memory(
-            reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()), &w, &h, &comp, 3),
+        stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()), &w, &h, &comp, 3),
         stbi_image_free);
     if (!pixels)
         throw InputError(what + ": cannot decode the image (" + std::string(stbi_failure_reason()) + ")");

@@ -116,8 +116,8 @@ namespace {
                 fail("\"" + key + "\": " + e.what());
             }
             if (a.dims != dims)
-                fail("\"" + key + "\": " + file + " has shape " + dimsText(a.dims) + " but " + layerTypeName(m_layer.spec)
-                    + " needs " + dimsText(dims));
+                fail("\"" + key + "\": " + file + " has shape " + dimsText(a.dims) + " but "
+                    + layerTypeName(m_layer.spec) + " needs " + dimsText(dims));
             Tensor t(shape);
             std::copy(a.data.begin(), a.data.end(), t.data());
             return std::make_shared<const Tensor>(std::move(t));
@@ -181,8 +181,8 @@ namespace {
                 if (!init.bias_file.empty()) {
                     if (plan.biasSize == 0)
                         fail("\"init.bias\": a bias file is given but the layer has \"bias\": false");
-                    m_layer.bias = fromFile(
-                        "init.bias", init.bias_file, { plan.biasSize }, Shape::nchw(plan.biasSize, 1, 1, 1));
+                    m_layer.bias
+                        = fromFile("init.bias", init.bias_file, { plan.biasSize }, Shape::nchw(plan.biasSize, 1, 1, 1));
                 } else if (!b.empty()) {
                     m_layer.bias = std::make_shared<const Tensor>(std::move(b)); // no bias file: zero bias
                 }
@@ -214,9 +214,8 @@ namespace {
                     var.data()[c] = float(rng.uniform(0.5, 2.0));
                 }
             }
-            const std::pair<const char*, Tensor*> targets[] = {
-                { "running_mean", &mean }, { "running_var", &var }, { "weight", &weight }, { "bias", &bias }
-            };
+            const std::pair<const char*, Tensor*> targets[]
+                = { { "running_mean", &mean }, { "running_var", &var }, { "weight", &weight }, { "bias", &bias } };
             for (const auto& [key, tensor] : targets) {
                 auto it = m_layer.explicitParams.find(key);
                 if (it == m_layer.explicitParams.end())
@@ -335,7 +334,8 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
         uint64_t seed = 1;
         if (source.size() > 7) {
             const std::string digits = source.substr(7);
-            if (digits.size() > 19 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            if (digits.size() > 19
+                || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
                 throw InputError(where + ": expected \"random\" or \"random:SEED\" with a non-negative integer seed");
             seed = std::stoull(digits);
         }
@@ -358,9 +358,8 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
     if (ext == ".npy") {
         NpyArray a = readNpy(path);
         const std::vector<int64_t>& d = a.dims;
-        const std::string expected = input.flat
-            ? dimsText({ input.batch, input.channels })
-            : dimsText({ input.batch, input.channels, input.height, input.width });
+        const std::string expected = input.flat ? dimsText({ input.batch, input.channels })
+                                                : dimsText({ input.batch, input.channels, input.height, input.width });
         bool matches = false;
         int64_t repeat = 1;
         if (input.flat) {
@@ -381,8 +380,9 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
             std::copy(a.data.begin(), a.data.end(), t.data() + size_t(n) * per);
         return t;
     }
-    throw InputError(where + ": unknown input source; use \"sample:digit\", \"sample:edges\", \"random\", "
-                             "\"random:SEED\", an image file (.png, .jpg, .bmp, ...) or an .npy file");
+    throw InputError(where
+        + ": unknown input source; use \"sample:digit\", \"sample:edges\", \"random\", "
+          "\"random:SEED\", an image file (.png, .jpg, .bmp, ...) or an .npy file");
 }
 
 } // namespace convscope

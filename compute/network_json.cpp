@@ -38,7 +38,8 @@ namespace {
                 { "out_channels", "kernel_size", "stride", "padding", "output_padding", "dilation", "groups", "bias",
                     "init" } },
             { "maxpool2d", { "kernel_size", "stride", "padding", "dilation", "ceil_mode" } },
-            { "avgpool2d", { "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" } },
+            { "avgpool2d",
+                { "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" } },
             { "global_avgpool2d", {} },
             { "batchnorm2d", { "eps", "affine", "running_mean", "running_var", "weight", "bias", "init" } },
             { "relu", {} },
@@ -102,7 +103,8 @@ namespace {
         [[noreturn]] void fail(const std::string& message) const { throw InputError(where + ": " + message); }
     };
 
-    void checkKeys(const Json& obj, const std::vector<std::string>& allowed, const Context& ctx, const std::string& owner)
+    void checkKeys(
+        const Json& obj, const std::vector<std::string>& allowed, const Context& ctx, const std::string& owner)
     {
         for (const auto& item : obj.items()) {
             if (contains(allowed, item.key()))
@@ -209,8 +211,8 @@ namespace {
             p.kind = ParamValue::Kind::File;
             p.file = v.get<std::string>();
         } else {
-            ctx.fail("\"" + key + "\" must be " + rule + ", a list of numbers (one per channel) or an .npy file path, got "
-                + shown(v));
+            ctx.fail("\"" + key + "\" must be " + rule
+                + ", a list of numbers (one per channel) or an .npy file path, got " + shown(v));
         }
         return p;
     }
@@ -238,8 +240,8 @@ namespace {
             kinds.push_back("file");
         }
         if (!contains(kinds, init.kind))
-            ctx.fail("\"init\": kind \"" + init.kind + "\" does not apply to " + type + " (it takes " + joined(kinds)
-                + ")");
+            ctx.fail(
+                "\"init\": kind \"" + init.kind + "\" does not apply to " + type + " (it takes " + joined(kinds) + ")");
 
         // Keys that mean nothing for the chosen kind are refused, not ignored: {"kind": "he_uniform", "low": -2}
         // is a misunderstanding worth pointing out.
@@ -394,8 +396,8 @@ namespace {
                         layer.init = readInit(j["init"], type, l.bias, ctx);
                 } else if constexpr (std::is_same_v<T, Softmax>) {
                     if (has("dim") && !(isInteger(j["dim"]) && j["dim"].get<int64_t>() == 1))
-                        ctx.fail("\"dim\" must be 1 (softmax runs over the features or channels), got "
-                            + shown(j["dim"]));
+                        ctx.fail(
+                            "\"dim\" must be 1 (softmax runs over the features or channels), got " + shown(j["dim"]));
                 }
             },
             layer.spec);
@@ -412,7 +414,8 @@ namespace {
         InputSpec in;
         in.flat = v.contains("features");
         if (in.flat) {
-            checkKeys(v, { "batch", "features", "source" }, ctx, "a flat input (\"features\" replaces channels, height, width)");
+            checkKeys(v, { "batch", "features", "source" }, ctx,
+                "a flat input (\"features\" replaces channels, height, width)");
             in.channels = readInt(v["features"], "features", 1, ctx);
             in.height = in.width = 1;
             in.source = "random";
@@ -438,8 +441,10 @@ namespace {
                 ctx.fail("\"source\": a sample picture needs an image input (channels, height, width), not features");
         } else if (s.rfind("random:", 0) == 0) {
             const std::string seed = s.substr(7);
-            if (seed.empty() || seed.size() > 19 || !std::all_of(seed.begin(), seed.end(), [](char c) { return c >= '0' && c <= '9'; }))
-                ctx.fail("\"source\": \"" + s + "\" must be \"random\" or \"random:SEED\" with a non-negative integer seed");
+            if (seed.empty() || seed.size() > 19
+                || !std::all_of(seed.begin(), seed.end(), [](char c) { return c >= '0' && c <= '9'; }))
+                ctx.fail(
+                    "\"source\": \"" + s + "\" must be \"random\" or \"random:SEED\" with a non-negative integer seed");
         }
         return in;
     }
@@ -633,7 +638,8 @@ Network parseNetwork(const std::string& json, const std::string& what, const std
     } catch (const Json::parse_error& e) {
         // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep its line and column.
         std::string message = e.what();
-        if (const size_t close = message.find("] "); message.rfind("[json.exception", 0) == 0 && close != std::string::npos)
+        if (const size_t close = message.find("] ");
+            message.rfind("[json.exception", 0) == 0 && close != std::string::npos)
             message = message.substr(close + 2);
         throw InputError(what + ": malformed JSON: " + message);
     }
@@ -649,8 +655,8 @@ Network parseNetwork(const std::string& json, const std::string& what, const std
         if (!isInteger(v) || v.get<int64_t>() < 1)
             ctx.fail("\"version\" must be a positive integer, got " + shown(v));
         if (v.get<int64_t>() > kVersion)
-            ctx.fail("version " + std::to_string(v.get<int64_t>()) + " was written by a newer ConvScope (this one reads "
-                + std::to_string(kVersion) + ")");
+            ctx.fail("version " + std::to_string(v.get<int64_t>())
+                + " was written by a newer ConvScope (this one reads " + std::to_string(kVersion) + ")");
     }
 
     Network net;

@@ -18,7 +18,7 @@ namespace {
     // The header is a Python dict literal. It comes from a file a user picked, so it is parsed as data by this
     // small grammar (strings, True/False, tuples of integers) and never handed to anything that evaluates it.
     struct HeaderValue {
-        enum class Kind { String, Bool, Tuple };
+        enum class Kind { String, Bool, Tuple, Other }; // Other: a number or None, valid for no key we know
         Kind kind = Kind::String;
         std::string str;
         bool boolean = false;
@@ -69,7 +69,10 @@ namespace {
         }
 
     private:
-        [[noreturn]] void fail(const std::string& msg) const { throw InputError(m_what + ": malformed .npy header: " + msg); }
+        [[noreturn]] void fail(const std::string& msg) const
+        {
+            throw InputError(m_what + ": malformed .npy header: " + msg);
+        }
         bool atEnd() const { return m_pos >= m_text.size(); }
         char peek() const { return atEnd() ? '\0' : m_text[m_pos]; }
         void skipSpace()
@@ -162,8 +165,18 @@ namespace {
                 if (needComma)
                     fail("'" + key + "' is not a tuple: a one-element tuple needs a trailing comma, as in (3,)");
                 ++m_pos;
+            } else if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.'
+                || m_text.compare(m_pos, 4, "None") == 0) {
+                // Parsed only so that an extra key such as 'version': 2 is reported as an unknown key.
+                v.kind = HeaderValue::Kind::Other;
+                if (c == 'N')
+                    m_pos += 4;
+                while (!atEnd() && std::strchr("0123456789+-.eE", peek()))
+                    ++m_pos;
+            } else if (c == '[' && key == "descr") {
+                fail("'descr' is a list: structured dtypes are not supported (only '<f4' and '<f8')");
             } else if (c == '[') {
-                fail("'" + key + "' is a list; structured dtypes are not supported (only '<f4' and '<f8')");
+                fail("'" + key + "' is a list; a shape is written as a tuple such as (2, 3)");
             } else {
                 fail("unsupported value for '" + key + "'" + near());
             }
@@ -318,10 +331,7 @@ NpyArray parseNpy(const std::string& bytes, const std::string& what)
     return out;
 }
 
-NpyArray readNpy(const std::filesystem::path& path)
-{
-    return parseNpy(readFile(path, path.string()), path.string());
-}
+NpyArray readNpy(const std::filesystem::path& path) { return parseNpy(readFile(path, path.string()), path.string()); }
 
 std::string serializeNpy(const std::vector<int64_t>& dims, const float* data)
 {
