@@ -160,8 +160,10 @@ struct Rng {
 
 uint64_t freshSeed()
 {
-    // Fresh data every run (reproducible with --rng-seed).
-    return Catch::rngSeed() ? Catch::rngSeed() : std::random_device {}();
+    // Fresh data every run; the seed is printed so a failure can be replayed with --rng-seed.
+    const uint64_t seed = Catch::rngSeed() ? Catch::rngSeed() : std::random_device {}();
+    std::cout << "seed " << seed << " (replay with --rng-seed " << seed << ")" << std::endl;
+    return seed;
 }
 
 Padding2d randomPadding(Rng& r, int64_t maxTop, int64_t maxLeft)
