@@ -91,8 +91,16 @@ ErrorMetrics compare(const Tensor& value, const Tensor& reference)
             e.maxAbs = e.maxRel = e.relL2 = std::numeric_limits<double>::infinity();
             return e;
         }
-        if (!std::isfinite(r[i]))
-            continue; // both non-finite (e.g. -inf from a max pool over padding only) or reference overflow
+        if (!std::isfinite(r[i])) {
+            // The same infinity on both sides (a max pool over padding only) agrees; anything else — a NaN
+            // in the reference above all — means an element was never written, and must not pass silently.
+            if (std::isinf(r[i]) && a[i] == r[i])
+                continue;
+            e.note = "reference element " + std::to_string(i) + " is " + std::to_string(r[i]) + " (value "
+                + std::to_string(a[i]) + ")";
+            e.maxAbs = e.maxRel = e.relL2 = std::numeric_limits<double>::infinity();
+            return e;
+        }
         const double ad = std::fabs(d);
         e.maxAbs = std::max(e.maxAbs, ad);
         e.maxRel = std::max(e.maxRel, ad / std::max(std::fabs(double(r[i])), 1e-30));

@@ -1,0 +1,227 @@
+// convscope-cli end to end: every example through shapes and run, reports and dumps that parse back,
+// and the exit statuses and messages for bad input.
+#include "tests/test_support.h"
+
+#include "compute/npy.h"
+
+#include <array>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+using namespace convscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+    int status = -1;
+    std::string output; // stdout and stderr together
+};
+
+Result cli(const std::string& args)
+{
+    const std::string cmd = "'" + test::cliPath().string() + "' " + args + " 2>&1";
+    Result r;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    std::array<char, 4096> buf {};
+    size_t n = 0;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
+        r.output.append(buf.data(), n);
+    const int raw = pclose(p);
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    return r;
+}
+
+std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
+
+void writeText(const fs::path& p, const std::string& text)
+{
+    std::ofstream out(p, std::ios::binary);
+    out << text;
+}
+
+std::string slurp(const fs::path& p)
+{
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::vector<fs::path> examples()
+{
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(test::examplesDir()))
+        if (e.path().extension() == ".json")
+            out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+const char* kTinyNet = R"({"format": "convscope-network", "version": 1, "name": "tiny",
+  "input": {"batch": 2, "channels": 3, "height": 9, "width": 7, "source": "random:3"},
+  "layers": [
+    {"type": "conv2d", "name": "c", "out_channels": 4, "kernel_size": [3, 2], "stride": [2, 1], "padding": [1, 0, 1, 1]},
+    {"type": "relu"},
+    {"type": "flatten"},
+    {"type": "linear", "name": "fc", "out_features": 5}
+  ]})";
+
+} // namespace
+
+TEST_CASE("every example passes shapes and runs on both CPU algorithms", "[cli]")
+{
+    const auto nets = examples();
+    REQUIRE(nets.size() >= 6);
+    for (const auto& net : nets) {
+        INFO(net);
+        const Result shapes = cli("shapes " + quote(net));
+        CHECK(shapes.status == 0);
+        CHECK(shapes.output.find("total") != std::string::npos);
+        const Result run = cli("run " + quote(net) + " --backends cpu.direct,cpu.im2col_gemm --warmup 0 --repeat 1");
+        CHECK(run.status == 0);
+        CHECK(run.output.find("cpu.im2col_gemm ms") != std::string::npos);
+        CHECK(run.output.find("FAIL") == std::string::npos);
+    }
+}
+
+TEST_CASE("shapes prints the formula with the numbers filled in", "[cli]")
+{
+    const Result r = cli("shapes " + quote(test::examplesDir() / "lenet5.json"));
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("H_out = ⌊(28 + 2·2 − 1·(5−1) − 1) / 1⌋ + 1 = 28") != std::string::npos);
+    CHECK(r.output.find("[1, 400]") != std::string::npos);
+    CHECK(r.output.find("[1, 10]") != std::string::npos);
+}
+
+TEST_CASE("run writes reports, a trace and every layer's output", "[cli]")
+{
+    test::TempDir dir;
+    writeText(dir.path / "tiny.json", kTinyNet);
+    const Result r = cli("run " + quote(dir.path / "tiny.json") + " --backends cpu.im2col_gemm,cpu.direct --warmup 1 --repeat 3"
+        + " --report " + quote(dir.path / "r.csv") + " --trace " + quote(dir.path / "t.json") + " --dump-outputs "
+        + quote(dir.path / "out"));
+    REQUIRE(r.status == 0);
+
+    const std::string csv = slurp(dir.path / "r.csv");
+    CHECK(csv.rfind("selection,backend,algorithm,math_mode,layer_index,layer_name", 0) == 0);
+    CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 2 * 4); // header + 2 selections × 4 layers
+    CHECK(csv.find("median_ms") != std::string::npos);
+
+    const auto trace = nlohmann::json::parse(slurp(dir.path / "t.json"));
+    int layerEvents = 0;
+    for (const auto& e : trace["traceEvents"])
+        if (e["ph"] == "X")
+            ++layerEvents;
+    CHECK(layerEvents == 2 * 3 * 4); // selections × repeats × layers
+
+    // 00_c.npy: H = ⌊(9 + 1 + 0 − 3) / 2⌋ + 1 = 4, W = (7 + 1 + 1 − 2) / 1 + 1 = 8.
+    const NpyArray conv = readNpy(dir.path / "out" / "00_c.npy");
+    CHECK(conv.dims == std::vector<int64_t> { 2, 4, 4, 8 });
+    const NpyArray flat = readNpy(dir.path / "out" / "02_flatten1.npy");
+    CHECK(flat.dims == std::vector<int64_t> { 2, 128 });
+    const NpyArray fc = readNpy(dir.path / "out" / "03_fc.npy");
+    CHECK(fc.dims == std::vector<int64_t> { 2, 5 });
+
+    for (const char* ext : { ".json", ".md" }) {
+        const fs::path report = dir.path / (std::string("r") + ext);
+        REQUIRE(cli("run " + quote(dir.path / "tiny.json") + " --repeat 2 --report " + quote(report)).status == 0);
+        const std::string text = slurp(report);
+        if (std::string(ext) == ".json") {
+            const auto j = nlohmann::json::parse(text);
+            CHECK(j["selections"][0]["layers"][0]["samples_ms"].size() == 2);
+            CHECK(j["metadata"]["math_mode"] == "fp32");
+        } else {
+            CHECK(text.find("| 0 | c | conv2d | [2, 4, 4, 8]") != std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("--input overrides the network input with an .npy tensor", "[cli]")
+{
+    test::TempDir dir;
+    writeText(dir.path / "tiny.json", kTinyNet);
+    std::vector<float> data(1 * 3 * 11 * 6, 0.5f);
+    writeNpy(dir.path / "in.npy", { 1, 3, 11, 6 }, data.data());
+    const Result r = cli("run " + quote(dir.path / "tiny.json") + " --repeat 1 --input " + quote(dir.path / "in.npy")
+        + " --dump-outputs " + quote(dir.path / "out"));
+    REQUIRE(r.status == 0);
+    CHECK(readNpy(dir.path / "out" / "00_c.npy").dims == std::vector<int64_t> { 1, 4, 5, 7 });
+}
+
+TEST_CASE("bench runs the lenet5 suite with ratios", "[cli]")
+{
+    test::TempDir dir;
+    const Result r = cli("bench --suite lenet5 --backends cpu.direct,cpu.im2col_gemm --warmup 1 --repeat 3 --json "
+        + quote(dir.path / "b.json"));
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("t(cpu.direct) / t(cpu.im2col_gemm): median") != std::string::npos);
+    const auto j = nlohmann::json::parse(slurp(dir.path / "b.json"));
+    CHECK(j["cases"].size() == 1);
+    CHECK(j["ratios"].contains("cpu.direct/cpu.im2col_gemm"));
+}
+
+TEST_CASE("bad input exits with status 2 and names the problem", "[cli][bad-input]")
+{
+    test::TempDir dir;
+    auto net = [&](const std::string& layers, const std::string& input = R"({"batch": 1, "channels": 1, "height": 8, "width": 8, "source": "random"})") {
+        return R"({"format": "convscope-network", "version": 1, "name": "bad", "input": )" + input
+            + R"(, "layers": [)" + layers + "]}";
+    };
+    struct Case {
+        const char* what;
+        std::string json;
+        std::vector<std::string> mustMention;
+    };
+    const std::vector<Case> cases = {
+        { "malformed JSON", "{\"format\": \"convscope-network\", ", { "bad.json" } },
+        { "unknown key", net(R"({"type": "conv2d", "name": "c1", "out_channels": 2, "kernel_size": 3, "strid": 2})"), { "c1", "strid" } },
+        { "unknown layer type", net(R"({"type": "conv3d", "name": "x"})"), { "conv3d" } },
+        { "wrong type", net(R"({"type": "conv2d", "name": "c1", "out_channels": "six", "kernel_size": 3})"), { "c1", "out_channels" } },
+        { "negative size", net(R"({"type": "conv2d", "name": "c1", "out_channels": 2, "kernel_size": 3, "stride": -1})"), { "c1", "stride" } },
+        { "kernel larger than the padded input", net(R"({"type": "conv2d", "name": "big", "out_channels": 2, "kernel_size": 11})"),
+            { "big", "kernel 11" } },
+        { "groups that do not divide", net(R"({"type": "conv2d", "name": "g", "out_channels": 4, "kernel_size": 3, "groups": 3})"), { "g", "groups 3" } },
+        { "overflowing size", net(R"({"type": "relu"})", R"({"batch": 4294967296, "channels": 4294967296, "height": 4294967296, "width": 8, "source": "random"})"),
+            { "overflow" } },
+        { "tensor beyond the memory budget", net(R"({"type": "relu"})", R"({"batch": 100000, "channels": 64, "height": 1024, "width": 1024, "source": "random"})"),
+            { "would need" } },
+        { "weight file of the wrong shape", net(R"({"type": "conv2d", "name": "w", "out_channels": 2, "kernel_size": 3, "init": {"weight": "w.npy"}})"),
+            { "w", "w.npy" } },
+    };
+    std::vector<float> wrong(5, 1.0f);
+    writeNpy(dir.path / "w.npy", { 5 }, wrong.data());
+    for (const auto& c : cases) {
+        INFO(c.what);
+        writeText(dir.path / "bad.json", c.json);
+        const Result r = cli("run " + quote(dir.path / "bad.json") + " --repeat 1");
+        INFO(r.output);
+        CHECK(r.status == 2);
+        for (const auto& word : c.mustMention)
+            CHECK(r.output.find(word) != std::string::npos);
+    }
+    CHECK(cli("run " + quote(dir.path / "missing.json")).status == 2);
+    CHECK(cli("run " + quote(test::examplesDir() / "lenet5.json") + " --backends cpu").status == 2);
+}
+
+TEST_CASE("an unavailable or unknown backend exits with status 3 and says why", "[cli][bad-input]")
+{
+    const Result unknown = cli("run " + quote(test::examplesDir() / "lenet5.json") + " --backends tpu.fast --repeat 1");
+    CHECK(unknown.status == 3);
+    CHECK(unknown.output.find("tpu") != std::string::npos);
+    const Result noAlgorithm = cli("run " + quote(test::examplesDir() / "lenet5.json") + " --backends cpu.winograd --repeat 1");
+    CHECK(noAlgorithm.status == 3);
+    CHECK(noAlgorithm.output.find("winograd") != std::string::npos);
+}
+
+TEST_CASE("info lists every backend with its availability", "[cli]")
+{
+    const Result r = cli("info");
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("cpu.direct") != std::string::npos);
+    CHECK(r.output.find("cpu.im2col_gemm") != std::string::npos);
+    CHECK(r.output.find("cuda") != std::string::npos);
+    CHECK(r.output.find("cudnn") != std::string::npos);
+}
