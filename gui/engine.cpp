@@ -1,0 +1,142 @@
+#include "gui/engine.h"
+
+#include "compute/error.h"
+
+#include <QElapsedTimer>
+#include <QMetaObject>
+
+#include <chrono>
+
+namespace convscope::gui {
+
+Engine::Engine(QObject* parent)
+    : QObject(parent)
+{
+    qRegisterMetaType<convscope::ShapeReport>();
+    qRegisterMetaType<convscope::gui::RunOutcomePtr>();
+    m_thread.setObjectName(QStringLiteral("convscope-engine"));
+    m_worker = new QObject;
+    m_worker->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    m_thread.start();
+}
+
+Engine::~Engine()
+{
+    if (m_cancel)
+        m_cancel->store(true);
+    m_thread.quit();
+    m_thread.wait();
+}
+
+ShapeReport Engine::computeShapes(const Network& net)
+{
+    ShapeReport report = inferShapes(net);
+    Q_EMIT shapesAvailable(report);
+    return report;
+}
+
+int Engine::startRun(const Network& net, const RunRequest& request)
+{
+    if (m_cancel)
+        m_cancel->store(true); // supersede whatever is running or queued
+    const int jobId = ++m_lastJob;
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+
+    const ShapeReport shapes = inferShapes(net);
+    if (!shapes.ok()) {
+        m_busyJob = 0;
+        const QString why = QString::fromStdString(shapes.inputError.empty() ? shapes.firstError() : shapes.inputError);
+        Q_EMIT failed(jobId, tr("Cannot run: %1").arg(why));
+        return 0;
+    }
+    if (request.selections.empty()) {
+        m_busyJob = 0;
+        Q_EMIT failed(jobId, tr("Cannot run: no backend selected"));
+        return 0;
+    }
+    m_busyJob = jobId;
+    Q_EMIT started(jobId, request.live);
+    QMetaObject::invokeMethod(
+        m_worker, [this, jobId, net, request, cancel = m_cancel]() { runJob(jobId, net, request, cancel); },
+        Qt::QueuedConnection);
+    return jobId;
+}
+
+void Engine::cancel()
+{
+    if (!m_busyJob)
+        return;
+    m_cancel->store(true);
+    const int job = m_busyJob;
+    m_busyJob = 0;
+    ++m_lastJob; // whatever the worker still sends for it is dropped
+    Q_EMIT failed(job, tr("run cancelled"));
+}
+
+// Runs on the worker thread. Everything it reports goes through a queued call that checks, on the GUI
+// thread, that the job is still the current one.
+void Engine::runJob(int jobId, Network net, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel)
+{
+    if (cancel->load())
+        return; // superseded before it started
+    auto deliver = [this, jobId](auto fn) {
+        QMetaObject::invokeMethod(
+            this,
+            [this, jobId, fn = std::move(fn)]() {
+                if (jobId == m_lastJob)
+                    fn();
+            },
+            Qt::QueuedConnection);
+    };
+
+    QElapsedTimer wall;
+    wall.start();
+    try {
+        auto outcome = std::make_shared<RunOutcome>();
+        outcome->jobId = jobId;
+        outcome->live = request.live;
+        const ShapeReport shapes = inferShapes(net);
+        materializeParameters(net, shapes);
+        outcome->input = loadInput(net.input, net.baseDir);
+
+        ProfileOptions options;
+        options.selections = request.selections;
+        options.warmup = request.warmup;
+        options.repeat = std::max(1, request.repeat);
+        options.keepOutputs = true;
+        if (!request.withReference || request.live)
+            options.reference.reset();
+        options.cancel = cancel.get();
+        auto lastReport = std::make_shared<std::chrono::steady_clock::time_point>();
+        options.progress = [deliver, jobId, lastReport, this](double fraction, const std::string& what) {
+            const auto now = std::chrono::steady_clock::now();
+            if (fraction < 1.0 && now - *lastReport < std::chrono::milliseconds(30))
+                return;
+            *lastReport = now;
+            deliver([this, jobId, fraction, what = QString::fromStdString(what)]() {
+                Q_EMIT progress(jobId, fraction, what);
+            });
+        };
+        outcome->result = profile(net, outcome->input, options);
+        outcome->network = std::move(net);
+        outcome->wallMs = double(wall.nsecsElapsed()) / 1e6;
+        RunOutcomePtr done = outcome;
+        deliver([this, jobId, done]() {
+            m_busyJob = 0;
+            for (size_t s = 0; s < done->result.selections.size(); ++s)
+                for (size_t l = 0; l < done->result.selections[s].layers.size(); ++l)
+                    Q_EMIT layerResultAvailable(jobId, int(s), int(l), done);
+            Q_EMIT finished(jobId, done);
+        });
+    } catch (const Cancelled&) {
+        // Only reached when superseded or cancelled; cancel() has already reported it.
+    } catch (const std::exception& e) {
+        deliver([this, jobId, message = QString::fromStdString(e.what())]() {
+            m_busyJob = 0;
+            Q_EMIT failed(jobId, message);
+        });
+    }
+}
+
+} // namespace convscope::gui

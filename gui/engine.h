@@ -1,0 +1,87 @@
+// The engine façade: the one object the window talks to for shapes and runs. It owns the worker thread
+// where every run happens (one thread, so CUDA / cuDNN handles stay on it), tags each job with an id and
+// drops the results of a job the user has superseded. Results come back as typed, queued signals; the
+// GUI thread never waits on the worker (only the destructor joins it).
+#pragma once
+
+#include "compute/backend.h"
+#include "compute/network.h"
+#include "compute/profiler.h"
+#include "compute/shape_inference.h"
+
+#include <QObject>
+#include <QString>
+#include <QThread>
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+namespace convscope::gui {
+
+struct RunRequest {
+    std::vector<Selection> selections;
+    int warmup = 0;
+    int repeat = 1;
+    bool live = false; // an automatic rerun after an edit (no reference, no timing worth showing)
+    bool withReference = true;
+};
+
+// Everything one finished job produced: the network as it ran (parameters materialised), its input
+// and the profiler's result with every layer output kept.
+struct RunOutcome {
+    int jobId = 0;
+    bool live = false;
+    Network network;
+    Tensor input;
+    RunResult result;
+    double wallMs = 0;
+};
+using RunOutcomePtr = std::shared_ptr<const RunOutcome>;
+
+class Engine : public QObject {
+    Q_OBJECT
+public:
+    explicit Engine(QObject* parent = nullptr);
+    ~Engine() override;
+
+    // Cheap; runs on the calling (GUI) thread and emits shapesAvailable.
+    ShapeReport computeShapes(const Network& net);
+    // Hands an already inferred report to the views (the document infers on every edit).
+    void publishShapes(const ShapeReport& shapes) { Q_EMIT shapesAvailable(shapes); }
+
+    // Starts a run on the worker and returns its job id. Any job still running is superseded: it is
+    // cancelled and its results are never emitted. Returns 0 (and emits failed) when the network
+    // cannot run; the message says why.
+    int startRun(const Network& net, const RunRequest& request);
+    void cancel(); // cancels the current job (emits failed with "run cancelled")
+    bool isBusy() const { return m_busyJob != 0; }
+    int currentJob() const { return m_lastJob; }
+
+    // Networks up to this many FLOPs rerun automatically after every edit.
+    static constexpr double kLiveFlopsLimit = 1e8;
+    static Selection liveSelection() { return { "cpu", "im2col_gemm" }; }
+
+Q_SIGNALS:
+    void shapesAvailable(const convscope::ShapeReport& shapes);
+    void started(int jobId, bool live);
+    void progress(int jobId, double fraction, const QString& what);
+    // One per layer of every selection of a finished job, before finished().
+    void layerResultAvailable(int jobId, int selectionIndex, int layerIndex, convscope::gui::RunOutcomePtr outcome);
+    void finished(int jobId, convscope::gui::RunOutcomePtr outcome);
+    void failed(int jobId, const QString& message);
+
+private:
+    void runJob(int jobId, Network net, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel);
+
+    QThread m_thread;
+    QObject* m_worker = nullptr; // lives on m_thread; the context jobs are queued to
+    int m_lastJob = 0;
+    int m_busyJob = 0;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+};
+
+} // namespace convscope::gui
+
+Q_DECLARE_METATYPE(convscope::ShapeReport)
+Q_DECLARE_METATYPE(convscope::gui::RunOutcomePtr)

@@ -1,0 +1,328 @@
+#include "gui/feature_map_panel.h"
+
+#include "gui/receptive_field.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace convscope::gui {
+
+FeatureMapPanel::FeatureMapPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_selection(new QComboBox(this))
+    , m_difference(new QCheckBox(tr("|Δ| vs reference"), this))
+    , m_error(new QLabel(this))
+    , m_colorMap(new QComboBox(this))
+    , m_range(new QComboBox(this))
+    , m_batch(new QSpinBox(this))
+    , m_title(new QLabel(this))
+    , m_status(new QLabel(this))
+    , m_inputTitle(new QLabel(tr("Input"), this))
+    , m_input(new FeatureMapGrid(this))
+    , m_grid(new FeatureMapGrid(this))
+    , m_big(new FeatureMapGrid(this))
+    , m_bigTitle(new QLabel(this))
+    , m_back(new QPushButton(tr("← All channels"), this))
+    , m_stack(new QStackedWidget(this))
+{
+    m_selection->setObjectName(QStringLiteral("outputSelection"));
+    m_selection->setToolTip(tr("Whose output to show: any selection that ran"));
+    m_difference->setObjectName(QStringLiteral("differenceView"));
+    m_difference->setToolTip(tr("Show |selection − reference| instead of the output"));
+    m_error->setObjectName(QStringLiteral("maxError"));
+    for (auto kind : { ColorMapKind::Viridis, ColorMapKind::Grayscale, ColorMapKind::Diverging })
+        m_colorMap->addItem(ColorMap::name(kind), int(kind));
+    m_colorMap->setObjectName(QStringLiteral("colorMap"));
+    m_range->addItem(tr("Shared range"), true);
+    m_range->addItem(tr("Per-channel range"), false);
+    m_range->setObjectName(QStringLiteral("valueRange"));
+    m_batch->setPrefix(tr("item "));
+    m_batch->setToolTip(tr("Which batch item to show"));
+    m_batch->setRange(0, 0);
+    m_status->setObjectName(QStringLiteral("hoverStatus"));
+    for (QComboBox* c : { m_selection, m_colorMap, m_range }) {
+        c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        c->setMinimumContentsLength(8);
+    }
+    m_status->setMinimumWidth(1);
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_input->setColorMap(ColorMapKind::Grayscale);
+    m_input->setMaxTile(320);
+    m_grid->setObjectName(QStringLiteral("featureGrid"));
+    m_big->setObjectName(QStringLiteral("enlargedMap"));
+    m_input->setObjectName(QStringLiteral("inputMap"));
+    QFont bold = m_title->font();
+    bold.setBold(true);
+    m_title->setFont(bold);
+    m_inputTitle->setFont(bold);
+
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(new QLabel(tr("Output of"), this));
+    controls->addWidget(m_selection);
+    controls->addWidget(m_difference);
+    controls->addWidget(m_error);
+    controls->addStretch(1);
+    controls->addWidget(m_colorMap);
+    controls->addWidget(m_range);
+    controls->addWidget(m_batch);
+
+    auto* inputBox = new QWidget(this);
+    auto* inputLayout = new QVBoxLayout(inputBox);
+    inputLayout->setContentsMargins(0, 0, 0, 0);
+    inputLayout->addWidget(m_inputTitle);
+    inputLayout->addWidget(m_input, 1);
+    auto* rfHint = new QLabel(tr("Click an output pixel: the input pixels it depends on stay lit."), inputBox);
+    rfHint->setWordWrap(true);
+    rfHint->setObjectName(QStringLiteral("receptiveFieldInfo"));
+    inputLayout->addWidget(rfHint);
+
+    auto* bigPage = new QWidget(this);
+    auto* bigLayout = new QVBoxLayout(bigPage);
+    bigLayout->setContentsMargins(0, 0, 0, 0);
+    auto* bigBar = new QHBoxLayout;
+    bigBar->addWidget(m_back);
+    bigBar->addWidget(m_bigTitle, 1);
+    bigLayout->addLayout(bigBar);
+    bigLayout->addWidget(m_big, 1);
+    m_stack->addWidget(m_grid);
+    m_stack->addWidget(bigPage);
+
+    auto* mapsBox = new QWidget(this);
+    auto* mapsLayout = new QVBoxLayout(mapsBox);
+    mapsLayout->setContentsMargins(0, 0, 0, 0);
+    mapsLayout->addWidget(m_title);
+    mapsLayout->addWidget(m_stack, 1);
+
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->addWidget(inputBox);
+    splitter->addWidget(mapsBox);
+    splitter->setStretchFactor(0, 1);
+    splitter->setStretchFactor(1, 3);
+    splitter->setChildrenCollapsible(false);
+
+    auto* box = new QVBoxLayout(this);
+    box->setContentsMargins(4, 4, 4, 4);
+    box->addLayout(controls);
+    box->addWidget(splitter, 1);
+    box->addWidget(m_status);
+
+    auto hover = [this](int c, int r, int col, float v) {
+        m_status->setText(tr("channel %1 · row %2 · col %3 · value %4").arg(c).arg(r).arg(col).arg(double(v), 0, 'g', 6));
+    };
+    connect(m_grid, &FeatureMapGrid::hovered, this, hover);
+    connect(m_big, &FeatureMapGrid::hovered, this, hover);
+    connect(m_input, &FeatureMapGrid::hovered, this, [this](int c, int r, int col, float v) {
+        m_status->setText(
+            tr("input channel %1 · row %2 · col %3 · value %4").arg(c).arg(r).arg(col).arg(double(v), 0, 'g', 6));
+    });
+    connect(m_grid, &FeatureMapGrid::clicked, this, [this](int tile, int, int row, int col) {
+        enlarge(tile);
+        pickPixel(row, col);
+    });
+    connect(m_big, &FeatureMapGrid::clicked, this, [this](int, int, int row, int col) { pickPixel(row, col); });
+    connect(m_back, &QPushButton::clicked, this, &FeatureMapPanel::showGrid);
+    connect(m_selection, &QComboBox::currentIndexChanged, this, &FeatureMapPanel::refresh);
+    connect(m_difference, &QCheckBox::toggled, this, &FeatureMapPanel::refresh);
+    connect(m_batch, &QSpinBox::valueChanged, this, &FeatureMapPanel::refresh);
+    connect(m_colorMap, &QComboBox::currentIndexChanged, this, [this] {
+        const auto kind = ColorMapKind(m_colorMap->currentData().toInt());
+        m_grid->setColorMap(kind);
+        m_big->setColorMap(kind);
+    });
+    connect(m_range, &QComboBox::currentIndexChanged, this, [this] {
+        m_grid->setSharedRange(m_range->currentData().toBool());
+        m_big->setSharedRange(true);
+    });
+    refresh();
+}
+
+QString FeatureMapPanel::statusText() const { return m_status->text(); }
+QString FeatureMapPanel::errorText() const { return m_error->text(); }
+bool FeatureMapPanel::isEnlarged() const { return m_stack->currentIndex() == 1; }
+
+void FeatureMapPanel::setOutcome(RunOutcomePtr outcome)
+{
+    m_outcome = std::move(outcome);
+    rebuildSelections();
+    refresh();
+}
+
+void FeatureMapPanel::setLayer(int index)
+{
+    if (index == m_layer)
+        return;
+    m_layer = index;
+    m_pickRow = m_pickCol = -1;
+    m_input->setHighlight({}, {});
+    showGrid();
+    refresh();
+}
+
+void FeatureMapPanel::setLayerProblem(const QString& problem)
+{
+    if (problem == m_problem)
+        return;
+    m_problem = problem;
+    refresh();
+}
+
+void FeatureMapPanel::rebuildSelections()
+{
+    const QString previous = m_selection->currentText();
+    const QSignalBlocker block(m_selection);
+    m_selection->clear();
+    if (m_outcome) {
+        const auto& sels = m_outcome->result.selections;
+        for (size_t i = 0; i < sels.size(); ++i)
+            if (sels[i].ok)
+                m_selection->addItem(QString::fromStdString(sels[i].selection.str()), int(i));
+        m_batch->setRange(0, int(std::max<int64_t>(1, m_outcome->input.shape().n) - 1));
+    }
+    const int keep = m_selection->findText(previous);
+    m_selection->setCurrentIndex(keep >= 0 ? keep : 0);
+    m_difference->setEnabled(m_selection->count() > 1);
+    if (m_selection->count() <= 1)
+        m_difference->setChecked(false);
+}
+
+const Tensor* FeatureMapPanel::outputOf(int selection) const
+{
+    if (!m_outcome || selection < 0 || selection >= int(m_outcome->result.selections.size()) || m_layer < 0)
+        return nullptr;
+    const auto& sel = m_outcome->result.selections[size_t(selection)];
+    if (!sel.ok || size_t(m_layer) >= sel.layers.size() || !sel.layers[size_t(m_layer)].output)
+        return nullptr;
+    return &*sel.layers[size_t(m_layer)].output;
+}
+
+// The run's reference (cpu.direct unless told otherwise) when it ran, else the first other selection.
+int FeatureMapPanel::referenceSelection() const
+{
+    if (!m_outcome)
+        return -1;
+    const int shown = m_selection->currentData().toInt();
+    const auto& sels = m_outcome->result.selections;
+    for (size_t i = 0; i < sels.size(); ++i)
+        if (int(i) != shown && sels[i].ok && sels[i].selection.str() == m_outcome->result.meta.reference)
+            return int(i);
+    for (size_t i = 0; i < sels.size(); ++i)
+        if (int(i) != shown && sels[i].ok)
+            return int(i);
+    return -1;
+}
+
+void FeatureMapPanel::enlarge(int tile)
+{
+    m_enlargedTile = tile;
+    m_stack->setCurrentIndex(1);
+    refresh();
+}
+
+void FeatureMapPanel::showGrid()
+{
+    m_enlargedTile = -1;
+    m_stack->setCurrentIndex(0);
+}
+
+void FeatureMapPanel::pickPixel(int row, int col)
+{
+    m_pickRow = row;
+    m_pickCol = col;
+    m_big->setMarkedPixel(row, col);
+    if (!m_outcome || m_layer < 0)
+        return;
+    const ReceptiveField rf = receptiveField(m_outcome->network, m_outcome->result.shapes, size_t(m_layer), row, col);
+    if (!rf.ok) {
+        m_input->setHighlight({}, {});
+        return;
+    }
+    m_input->setHighlight(rf.rows, rf.cols);
+    m_status->setText(tr("output (%1, %2) depends on %3 × %4 input pixels (%5 in its %6 × %7 span)")
+                          .arg(row)
+                          .arg(col)
+                          .arg(std::count(rf.rows.begin(), rf.rows.end(), true))
+                          .arg(std::count(rf.cols.begin(), rf.cols.end(), true))
+                          .arg(rf.count())
+                          .arg(rf.rowSpan())
+                          .arg(rf.colSpan()));
+}
+
+void FeatureMapPanel::refresh()
+{
+    if (m_outcome) {
+        m_input->setPlanes(planesOf(m_outcome->input, m_batch->value()));
+        m_inputTitle->setText(tr("Input %1").arg(QString::fromStdString(m_outcome->input.shape().str())));
+    } else {
+        m_input->clear(tr("The input appears after the first run."));
+    }
+    m_error->clear();
+    auto clearMaps = [this](const QString& why) {
+        m_grid->clear(why);
+        m_big->clear(why);
+        m_title->setText(QString());
+    };
+    if (!m_problem.isEmpty())
+        return clearMaps(tr("This layer cannot run:\n%1").arg(m_problem));
+    if (m_layer < 0)
+        return clearMaps(tr("Select a layer to see its feature maps."));
+    if (!m_outcome)
+        return clearMaps(tr("Feature maps appear when the network has run (press Run, or edit a small network)."));
+    const int shown = m_selection->currentData().toInt();
+    const Tensor* out = outputOf(shown);
+    if (!out)
+        return clearMaps(tr("No output for this layer yet."));
+
+    PlaneSet planes = planesOf(*out, std::min<int64_t>(m_batch->value(), out->shape().n - 1));
+    const QString layerName = m_layer < int(m_outcome->network.layers.size())
+        ? QString::fromStdString(m_outcome->network.layers[size_t(m_layer)].name)
+        : QString();
+    QString title = tr("Layer %1 · %2 · %3 · %4")
+                        .arg(m_layer + 1)
+                        .arg(layerName, QString::fromStdString(out->shape().str()), m_selection->currentText());
+    if (m_difference->isChecked()) {
+        const int ref = referenceSelection();
+        const Tensor* r = outputOf(ref);
+        if (r && r->shape() == out->shape()) {
+            const PlaneSet rp = planesOf(*r, std::min<int64_t>(m_batch->value(), r->shape().n - 1));
+            double maxAbs = 0;
+            for (size_t i = 0; i < planes.values.size(); ++i) {
+                planes.values[i] = std::fabs(planes.values[i] - rp.values[i]);
+                maxAbs = std::max(maxAbs, double(planes.values[i]));
+            }
+            const QString refName = QString::fromStdString(m_outcome->result.selections[size_t(ref)].selection.str());
+            m_error->setText(tr("max |Δ| = %1").arg(maxAbs, 0, 'g', 3));
+            title = tr("Layer %1 · |%2 − %3|").arg(m_layer + 1).arg(m_selection->currentText(), refName);
+        } else {
+            m_error->setText(tr("no reference output"));
+        }
+    }
+    m_title->setText(title);
+    if (m_enlargedTile >= 0 && m_enlargedTile < planes.channels) {
+        PlaneSet one;
+        one.channels = 1;
+        one.height = planes.height;
+        one.width = planes.width;
+        one.flat = planes.flat;
+        one.values.assign(planes.plane(m_enlargedTile), planes.plane(m_enlargedTile) + planes.height * planes.width);
+        one.channelIds = { m_enlargedTile };
+        m_big->setPlanes(std::move(one));
+        m_bigTitle->setText(tr("channel %1 of %2").arg(m_enlargedTile).arg(planes.channels));
+    }
+    m_grid->setPlanes(std::move(planes));
+    if (m_pickRow >= 0)
+        pickPixel(m_pickRow, m_pickCol);
+    Q_EMIT mapsUpdated();
+}
+
+} // namespace convscope::gui

@@ -1,0 +1,79 @@
+// Feature maps of the selected layer: every channel of one batch item as a heatmap grid, the network
+// input beside it, a choice of whose output to show (any selection that ran), a difference view
+// |selection − reference| with its max error, colour map and range choices, hover read-out, click to
+// enlarge, and the receptive field of a clicked output pixel highlighted on the input.
+#pragma once
+
+#include "gui/engine.h"
+#include "gui/feature_map_grid.h"
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QSpinBox;
+class QStackedWidget;
+
+namespace convscope::gui {
+
+class FeatureMapPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit FeatureMapPanel(QWidget* parent = nullptr);
+
+    void setOutcome(RunOutcomePtr outcome);
+    RunOutcomePtr outcome() const { return m_outcome; }
+    void setLayer(int index);
+    // The document's current verdict for the selected layer: empty when valid.
+    void setLayerProblem(const QString& problem);
+
+    FeatureMapGrid* grid() const { return m_grid; }
+    FeatureMapGrid* enlarged() const { return m_big; }
+    FeatureMapGrid* inputGrid() const { return m_input; }
+    QComboBox* selectionBox() const { return m_selection; }
+    QCheckBox* differenceBox() const { return m_difference; }
+    QComboBox* colorMapBox() const { return m_colorMap; }
+    QComboBox* rangeBox() const { return m_range; }
+    QString statusText() const;
+    QString errorText() const;
+    bool isEnlarged() const;
+    void enlarge(int tile);
+    void showGrid();
+    // Selects an output pixel of the shown layer and highlights its receptive field on the input.
+    void pickPixel(int row, int col);
+
+Q_SIGNALS:
+    void mapsUpdated(); // the grid shows the current outcome's maps for the selected layer
+
+private:
+    void rebuildSelections();
+    void refresh();
+    const Tensor* outputOf(int selection) const;
+    int referenceSelection() const;
+
+    RunOutcomePtr m_outcome;
+    int m_layer = -1;
+    QString m_problem;
+    int m_enlargedTile = -1;
+    int m_pickRow = -1, m_pickCol = -1;
+
+    QComboBox* m_selection;
+    QCheckBox* m_difference;
+    QLabel* m_error;
+    QComboBox* m_colorMap;
+    QComboBox* m_range;
+    QSpinBox* m_batch;
+    QLabel* m_title;
+    QLabel* m_status;
+    QLabel* m_inputTitle;
+    FeatureMapGrid* m_input;
+    FeatureMapGrid* m_grid;
+    FeatureMapGrid* m_big;
+    QLabel* m_bigTitle;
+    QPushButton* m_back;
+    QStackedWidget* m_stack;
+};
+
+} // namespace convscope::gui

@@ -1,0 +1,197 @@
+#include "gui/headless.h"
+
+#include "compute/backend.h"
+#include "gui/feature_map_panel.h"
+#include "gui/layer_editor.h"
+#include "gui/main_window.h"
+#include "gui/network_panel.h"
+#include "gui/param_widgets.h"
+#include "gui/project_controller.h"
+#include "gui/run_panel.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QImage>
+#include <QPixmap>
+#include <QSpinBox>
+#include <QTableView>
+#include <QTimer>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+namespace convscope::gui {
+
+namespace {
+    int fail(const QString& message)
+    {
+        std::fprintf(stderr, "convscope: %s\n", qPrintable(message));
+        return 1;
+    }
+
+    // Spins the event loop until `done` says so or the time runs out.
+    template <class Pred> bool waitFor(Pred done, int timeoutMs)
+    {
+        QElapsedTimer t;
+        t.start();
+        while (!done()) {
+            if (t.elapsed() > timeoutMs)
+                return false;
+            QCoreApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents, 20);
+        }
+        return true;
+    }
+
+    void settle(int ms)
+    {
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < ms)
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    }
+
+    struct Summary {
+        double median, min, max;
+    };
+    Summary summarize(std::vector<double> v)
+    {
+        std::sort(v.begin(), v.end());
+        return { v[v.size() / 2], v.front(), v.back() };
+    }
+} // namespace
+
+int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
+{
+    window.resize(o.size);
+    window.show();
+    window.resetLayout();
+    QCoreApplication::processEvents();
+    if (!o.network.isEmpty() && !window.openAny(o.network))
+        return fail(window.bannerText());
+    const int layers = int(window.document()->network().layers.size());
+    if (o.selectLayer >= layers)
+        return fail(QStringLiteral("--select-layer %1: the network has %2 layers (0 to %3)")
+                        .arg(o.selectLayer)
+                        .arg(layers)
+                        .arg(layers - 1));
+    if (o.selectLayer >= 0)
+        window.networkPanel()->setCurrentLayer(o.selectLayer);
+
+    bool finished = false, failed = false;
+    QString failure;
+    int job = 0;
+    QObject::connect(window.engine(), &Engine::finished, &window, [&](int id, RunOutcomePtr) {
+        if (job == 0 || id == job)
+            finished = true;
+    });
+    QObject::connect(window.engine(), &Engine::failed, &window, [&](int id, const QString& why) {
+        if (id == job) {
+            failed = true;
+            failure = why;
+        }
+    });
+    if (!o.selections.isEmpty()) {
+        std::vector<Selection> sels;
+        try {
+            for (const QString& s : o.selections)
+                sels.push_back(Selection::parse(s.trimmed().toStdString()));
+        } catch (const std::exception& e) {
+            return fail(QString::fromStdString(e.what()));
+        }
+        QString why;
+        if (!window.runPanel()->setSelections(sels, &why))
+            return fail(QStringLiteral("--run %1: %2").arg(o.selections.join(QLatin1Char(',')), why));
+        window.runPanel()->setWarmupRepeat(o.warmup, o.repeat);
+        job = window.triggerRun();
+        if (job == 0)
+            return fail(window.runPanel()->message());
+        if (!waitFor([&] { return finished || failed; }, o.timeoutMs))
+            return fail(QStringLiteral("the run did not finish within %1 s").arg(o.timeoutMs / 1000));
+        if (failed)
+            return fail(failure);
+    } else if (window.document()->shapes().ok() && !window.document()->network().layers.empty()) {
+        waitFor([&] { return finished; }, 5000); // the live preview, when the network is small enough
+    }
+    settle(150); // let throttled charts and layouts catch up
+    const QPixmap shot = window.grab();
+    if (shot.isNull() || !shot.save(o.output))
+        return fail(QStringLiteral("could not write the screenshot %1").arg(o.output));
+    std::printf("wrote %s (%dx%d)\n", qPrintable(o.output), shot.width(), shot.height());
+    return 0;
+}
+
+int runLatencyBenchmark(MainWindow& window, int iterations)
+{
+    window.resize(1600, 1000);
+    window.show();
+    window.resetLayout();
+    QCoreApplication::processEvents();
+
+    // 1. Edit -> shapes table on a 20-layer network (conv/relu pairs), live preview off.
+    Network net;
+    net.name = "bench-20";
+    net.input = { 1, 3, 64, 64, false, "random:1" };
+    for (int i = 0; i < 10; ++i) {
+        Layer conv;
+        conv.spec = Conv2d { 16, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, true };
+        conv.name = "conv" + std::to_string(i + 1);
+        Layer relu;
+        relu.spec = ReLU {};
+        relu.name = "relu" + std::to_string(i + 1);
+        net.layers.push_back(conv);
+        net.layers.push_back(relu);
+    }
+    window.runPanel()->setLiveEnabled(false);
+    window.document()->reset(net, QString());
+    window.networkPanel()->setCurrentLayer(0);
+    QCoreApplication::processEvents();
+    auto* stride = qobject_cast<PairEditor*>(window.networkPanel()->editor()->field(QStringLiteral("stride")));
+    if (!stride)
+        return fail(QStringLiteral("no stride editor"));
+    std::vector<double> shapesMs, shapesPaintMs;
+    for (int i = 0; i < iterations; ++i) {
+        QElapsedTimer t;
+        t.start();
+        stride->heightBox()->setValue(i % 2 ? 1 : 2); // linked: both directions, one undoable edit
+        const double edit = double(t.nsecsElapsed()) / 1e6;
+        window.shapesView()->viewport()->repaint();
+        shapesMs.push_back(edit);
+        shapesPaintMs.push_back(double(t.nsecsElapsed()) / 1e6);
+    }
+
+    // 2. Edit -> refreshed feature maps on LeNet-5 with the live preview.
+    window.runPanel()->setLiveEnabled(true);
+    if (!window.project()->openFile(ProjectController::examplesDir() + QStringLiteral("/lenet5.json")))
+        return fail(window.bannerText());
+    window.networkPanel()->setCurrentLayer(0);
+    bool updated = false;
+    QObject::connect(window.featureMaps(), &FeatureMapPanel::mapsUpdated, &window, [&] { updated = true; });
+    waitFor([&] { return window.featureMaps()->outcome() != nullptr; }, 10000);
+    stride = qobject_cast<PairEditor*>(window.networkPanel()->editor()->field(QStringLiteral("stride")));
+    std::vector<double> mapsMs;
+    for (int i = 0; i < iterations; ++i) {
+        settle(5);
+        updated = false;
+        QElapsedTimer t;
+        t.start();
+        stride->heightBox()->setValue(i % 2 ? 1 : 2);
+        if (!waitFor([&] { return updated && window.featureMaps()->outcome()->network.layers[0].spec
+                                               == window.document()->network().layers[0].spec; },
+                5000))
+            return fail(QStringLiteral("feature maps did not refresh"));
+        window.featureMaps()->grid()->repaint();
+        mapsMs.push_back(double(t.nsecsElapsed()) / 1e6);
+    }
+    const Summary a = summarize(shapesMs), b = summarize(shapesPaintMs), c = summarize(mapsMs);
+    std::printf("edit -> shapes table (20 layers, %d edits): median %.2f ms, min %.2f, max %.2f "
+                "(with table repaint: median %.2f ms, max %.2f)\n",
+        iterations, a.median, a.min, a.max, b.median, b.max);
+    std::printf("edit -> feature maps (LeNet-5, live cpu.im2col_gemm, %d edits, debounce included): median %.1f ms, "
+                "min %.1f, max %.1f\n",
+        iterations, c.median, c.min, c.max);
+    return 0;
+}
+
+} // namespace convscope::gui

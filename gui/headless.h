@@ -1,0 +1,27 @@
+// What the window does without a person: the screenshot mode for documentation and checks, and the
+// edit-to-screen latency benchmark. Both drive the real window through its own widgets.
+#pragma once
+
+#include <QSize>
+#include <QString>
+#include <QStringList>
+
+namespace convscope::gui {
+
+class MainWindow;
+
+struct ScreenshotOptions {
+    QString network; // opened first (optional)
+    QStringList selections; // run these; empty: wait for the live preview
+    int selectLayer = -1;
+    int warmup = 1, repeat = 3;
+    QString output;
+    QSize size { 1600, 1000 };
+    int timeoutMs = 120000;
+};
+
+// Returns the process exit status; prints what went wrong to stderr.
+int runScreenshot(MainWindow& window, const ScreenshotOptions& options);
+int runLatencyBenchmark(MainWindow& window, int iterations);
+
+} // namespace convscope::gui

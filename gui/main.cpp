@@ -1,0 +1,114 @@
+// convscope: the window. `convscope [NET.json]` opens a network (LeNet-5 by default); the headless modes
+// (--screenshot, --bench-latency) render offscreen and exit.
+#include "convscope_config.h"
+#include "gui/headless.h"
+#include "gui/main_window.h"
+#include "gui/project_controller.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QStandardPaths>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+using namespace convscope::gui;
+
+int main(int argc, char** argv)
+{
+    // The headless modes need no display: choose the offscreen platform before QApplication exists.
+    bool headless = false;
+    for (int i = 1; i < argc; ++i)
+        headless = headless || !std::strcmp(argv[i], "--screenshot") || !std::strncmp(argv[i], "--screenshot=", 13)
+            || !std::strcmp(argv[i], "--bench-latency");
+    if (headless && !std::getenv("QT_QPA_PLATFORM"))
+        setenv("QT_QPA_PLATFORM", "offscreen", 1);
+
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("ConvScope"));
+    QApplication::setApplicationName(QStringLiteral("ConvScope"));
+    QApplication::setApplicationVersion(QStringLiteral(CONVSCOPE_VERSION));
+    QApplication::setDesktopFileName(QStringLiteral("convscope"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("ConvScope: a visual profiler for CNN layers"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("A network (.json) to open"), QStringLiteral("[file]"));
+    const QCommandLineOption open(QStringLiteral("open"), QStringLiteral("Open this network file."), QStringLiteral("NET.json"));
+    const QCommandLineOption run(QStringLiteral("run"),
+        QStringLiteral("Run these selections (comma-separated, e.g. cpu.direct,cpu.im2col_gemm)."), QStringLiteral("SELECTIONS"));
+    const QCommandLineOption select(QStringLiteral("select-layer"), QStringLiteral("Select layer N (0-based)."), QStringLiteral("N"));
+    const QCommandLineOption screenshot(QStringLiteral("screenshot"),
+        QStringLiteral("Render the window offscreen after the run, write it to this PNG and exit."), QStringLiteral("out.png"));
+    const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (WxH)."),
+        QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+    const QCommandLineOption warmup(QStringLiteral("warmup"), QStringLiteral("Warm-up passes for --run."), QStringLiteral("N"), QStringLiteral("1"));
+    const QCommandLineOption repeat(QStringLiteral("repeat"), QStringLiteral("Timed passes for --run."), QStringLiteral("N"), QStringLiteral("3"));
+    const QCommandLineOption bench(QStringLiteral("bench-latency"),
+        QStringLiteral("Measure edit-to-shapes and edit-to-feature-map latency offscreen, print it and exit."));
+    const QCommandLineOption iterations(QStringLiteral("iterations"), QStringLiteral("Edits for --bench-latency."),
+        QStringLiteral("N"), QStringLiteral("40"));
+    parser.addOptions({ open, run, select, screenshot, size, warmup, repeat, bench, iterations });
+    parser.process(app);
+
+    auto intOption = [&](const QCommandLineOption& o, int* out) {
+        bool ok = false;
+        *out = parser.value(o).toInt(&ok);
+        if (!ok || *out < 0)
+            std::fprintf(stderr, "convscope: --%s expects a non-negative integer, got \"%s\"\n", qPrintable(o.names().first()),
+                qPrintable(parser.value(o)));
+        return ok && *out >= 0;
+    };
+
+    if (parser.isSet(bench)) {
+        QStandardPaths::setTestModeEnabled(true); // leave the user's settings alone
+        MainWindow window(false);
+        int n = 40;
+        if (!intOption(iterations, &n) || n < 1)
+            return 2;
+        return runLatencyBenchmark(window, n);
+    }
+
+    QString file = parser.value(open);
+    if (file.isEmpty() && !parser.positionalArguments().isEmpty())
+        file = parser.positionalArguments().first();
+
+    if (parser.isSet(screenshot)) {
+        ScreenshotOptions o;
+        o.network = file;
+        o.output = parser.value(screenshot);
+        if (parser.isSet(run))
+            o.selections = parser.value(run).split(QLatin1Char(','), Qt::SkipEmptyParts);
+        if (parser.isSet(select) && !intOption(select, &o.selectLayer))
+            return 2;
+        if (!intOption(warmup, &o.warmup) || !intOption(repeat, &o.repeat))
+            return 2;
+        const QStringList wh = parser.value(size).split(QLatin1Char('x'));
+        if (wh.size() != 2 || wh[0].toInt() < 320 || wh[1].toInt() < 240) {
+            std::fprintf(stderr, "convscope: --size expects WxH (at least 320x240), got \"%s\"\n", qPrintable(parser.value(size)));
+            return 2;
+        }
+        o.size = QSize(wh[0].toInt(), wh[1].toInt());
+        QStandardPaths::setTestModeEnabled(true);
+        MainWindow window(false);
+        return runScreenshot(window, o);
+    }
+    if (parser.isSet(run) || parser.isSet(select)) {
+        std::fprintf(stderr, "convscope: --run and --select-layer are for --screenshot\n");
+        return 2;
+    }
+
+    MainWindow window;
+    window.show();
+    if (file.isEmpty()) {
+        const QString lenet = ProjectController::examplesDir() + QStringLiteral("/lenet5.json");
+        if (QFileInfo::exists(lenet))
+            window.openAny(lenet);
+    } else {
+        window.openAny(file);
+    }
+    return app.exec();
+}

@@ -1,0 +1,326 @@
+#include "gui/main_window.h"
+
+#include "gui/feature_map_panel.h"
+#include "gui/input_panel.h"
+#include "gui/message_banner.h"
+#include "gui/network_panel.h"
+#include "gui/project_controller.h"
+#include "gui/run_panel.h"
+#include "gui/shapes_model.h"
+#include "gui/timing_chart.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QMenuBar>
+#include <QMimeData>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTableView>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+namespace convscope::gui {
+
+MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
+    : QMainWindow(parent)
+    , m_engine(new Engine(this))
+    , m_network(new NetworkPanel(&m_doc, this))
+    , m_input(new InputPanel(&m_doc, this))
+    , m_shapes(new ShapesModel(this))
+    , m_shapesView(new QTableView(this))
+    , m_maps(new FeatureMapPanel(this))
+    , m_run(new RunPanel(this))
+    , m_timing(new TimingChart(this))
+    , m_banner(new MessageBanner(this))
+    , m_project(new ProjectController(&m_doc, this))
+{
+    setObjectName(QStringLiteral("ConvScopeMainWindow"));
+    setAcceptDrops(true);
+    setDockNestingEnabled(true);
+    auto* central = new QWidget(this);
+    auto* box = new QVBoxLayout(central);
+    box->setContentsMargins(0, 0, 0, 0);
+    box->setSpacing(0);
+    box->addWidget(m_banner);
+    box->addWidget(m_maps, 1);
+    setCentralWidget(central);
+
+    m_shapesView->setObjectName(QStringLiteral("shapesTable"));
+    m_shapesView->setModel(m_shapes);
+    m_shapesView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_shapesView->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_shapesView->verticalHeader()->hide();
+    m_shapesView->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
+    m_shapesView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_shapesView->horizontalHeader()->setSectionResizeMode(ShapesModel::OutputShape, QHeaderView::Stretch);
+    m_shapesView->horizontalHeader()->setMinimumSectionSize(28);
+    m_shapesView->setWordWrap(false);
+    m_shapesView->setAlternatingRowColors(true);
+
+    m_networkDock = addDock(m_network, tr("Network"), QStringLiteral("networkDock"), Qt::LeftDockWidgetArea);
+    m_inputDock = addDock(m_input, tr("Input"), QStringLiteral("inputDock"), Qt::LeftDockWidgetArea);
+    m_shapesDock = addDock(m_shapesView, tr("Shapes"), QStringLiteral("shapesDock"), Qt::RightDockWidgetArea);
+    m_runDock = addDock(m_run, tr("Run"), QStringLiteral("runDock"), Qt::RightDockWidgetArea);
+    m_timingDock = addDock(m_timing, tr("Timing"), QStringLiteral("timingDock"), Qt::RightDockWidgetArea);
+    tabifyDockWidget(m_runDock, m_timingDock);
+    m_runDock->raise();
+    buildMenus();
+
+    m_live.setSingleShot(true);
+    m_live.setInterval(30);
+    connect(&m_live, &QTimer::timeout, this, [this] {
+        const ShapeReport& s = m_doc.shapes();
+        if (!s.ok() || s.total.flops > Engine::kLiveFlopsLimit || !m_run->liveEnabled() || m_doc.network().layers.empty())
+            return;
+        m_engine->startRun(m_doc.network(), RunRequest { { Engine::liveSelection() }, 0, 1, true, false });
+    });
+
+    connect(&m_doc, &NetworkDocument::networkChanged, this, &MainWindow::onNetworkChanged);
+    connect(&m_doc, &NetworkDocument::modifiedChanged, this, &MainWindow::updateTitle);
+    connect(&m_doc, &NetworkDocument::filePathChanged, this, &MainWindow::updateTitle);
+    connect(m_engine, &Engine::shapesAvailable, this, [this](const ShapeReport& shapes) {
+        m_shapes->setNetwork(m_doc.network(), shapes);
+        m_run->setBlockedReason(shapes.ok() ? QString() : QString::fromStdString(shapes.firstError()));
+        updateLayerProblem();
+    });
+    connect(m_engine, &Engine::started, this, [this](int, bool live) {
+        m_run->setRunning(true, live);
+        if (!live)
+            m_run->setMessage(tr("Running…"));
+    });
+    connect(m_engine, &Engine::progress, this, [this](int, double f, const QString& what) { m_run->setProgress(f, what); });
+    connect(m_engine, &Engine::finished, this, &MainWindow::onFinished);
+    connect(m_engine, &Engine::failed, this, [this](int, const QString& message) {
+        m_run->setRunning(false, false);
+        m_run->setMessage(message);
+        if (message != tr("run cancelled") && !message.startsWith(tr("Cannot run")))
+            showProblem(message);
+    });
+    connect(m_network, &NetworkPanel::currentLayerChanged, this, [this](int index) {
+        m_maps->setLayer(index);
+        updateLayerProblem();
+        if (index >= 0)
+            m_shapesView->selectRow(index);
+    });
+    connect(m_shapesView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+        [this](const QModelIndex& i) {
+            if (i.isValid() && !m_shapes->isTotalsRow(i.row()))
+                m_network->setCurrentLayer(i.row());
+        });
+    connect(m_input, &InputPanel::problem, this, &MainWindow::showProblem);
+    connect(m_project, &ProjectController::problem, this, &MainWindow::showProblem);
+    connect(m_project, &ProjectController::opened, this, [this] { m_banner->dismiss(); });
+    connect(m_run, &RunPanel::runRequested, this, &MainWindow::triggerRun);
+    connect(m_run, &RunPanel::cancelRequested, m_engine, &Engine::cancel);
+    connect(m_run, &RunPanel::liveToggled, this, [this](bool on) {
+        if (on)
+            m_live.start();
+    });
+
+    resize(1600, 1000);
+    bool restored = false;
+    if (restoreLayout) {
+        QSettings settings;
+        restored = restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())
+            && restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    }
+    if (!restored)
+        resetLayout();
+    onNetworkChanged();
+    updateTitle();
+}
+
+MainWindow::~MainWindow() = default;
+
+QDockWidget* MainWindow::addDock(QWidget* w, const QString& title, const QString& objectName, Qt::DockWidgetArea area)
+{
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(objectName);
+    dock->setWidget(w);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
+    addDockWidget(area, dock);
+    return dock;
+}
+
+void MainWindow::resetLayout()
+{
+    const int w = std::max(width(), 800), h = std::max(height(), 600);
+    resizeDocks({ m_networkDock, m_shapesDock }, { int(w * 0.24), int(w * 0.33) }, Qt::Horizontal);
+    resizeDocks({ m_networkDock, m_inputDock }, { int(h * 0.74), int(h * 0.26) }, Qt::Vertical);
+    resizeDocks({ m_shapesDock, m_runDock }, { int(h * 0.55), int(h * 0.45) }, Qt::Vertical);
+}
+
+void MainWindow::buildMenus()
+{
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(m_project->newAction());
+    file->addAction(m_project->openAction());
+    file->addMenu(m_project->recentMenu());
+    file->addMenu(m_project->examplesMenu());
+    file->addSeparator();
+    file->addAction(m_project->saveAction());
+    file->addAction(m_project->saveAsAction());
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    QAction* undo = m_doc.undoStack()->createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    undo->setIcon(style()->standardIcon(QStyle::SP_ArrowBack));
+    undo->setObjectName(QStringLiteral("undo"));
+    QAction* redo = m_doc.undoStack()->createRedoAction(this, tr("&Redo"));
+    redo->setShortcut(QKeySequence::Redo);
+    redo->setIcon(style()->standardIcon(QStyle::SP_ArrowForward));
+    redo->setObjectName(QStringLiteral("redo"));
+    edit->addAction(undo);
+    edit->addAction(redo);
+
+    QMenu* layer = menuBar()->addMenu(tr("&Layer"));
+    layer->addMenu(m_network->addMenu());
+    layer->addSeparator();
+    layer->addActions(m_network->editActions());
+
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    m_runAction = run->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("&Run checked selections"), this,
+        &MainWindow::triggerRun);
+    m_runAction->setShortcut(QKeySequence(Qt::Key_F5));
+    m_runAction->setObjectName(QStringLiteral("runAction"));
+    QAction* cancel = run->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("&Cancel"), m_engine, &Engine::cancel);
+    cancel->setShortcut(QKeySequence(Qt::Key_Escape));
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    for (QDockWidget* d : { m_networkDock, m_inputDock, m_shapesDock, m_runDock, m_timingDock })
+        view->addAction(d->toggleViewAction());
+    view->addSeparator();
+    view->addAction(tr("Reset layout"), this, &MainWindow::resetLayout);
+
+    QToolBar* bar = addToolBar(tr("Main"));
+    bar->setObjectName(QStringLiteral("mainToolBar"));
+    bar->setIconSize(QSize(18, 18));
+    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    bar->addAction(m_project->newAction());
+    bar->addAction(m_project->openAction());
+    bar->addAction(m_project->saveAction());
+    bar->addSeparator();
+    bar->addAction(undo);
+    bar->addAction(redo);
+    bar->addSeparator();
+    bar->addAction(m_runAction);
+    bar->addAction(cancel);
+}
+
+void MainWindow::onNetworkChanged()
+{
+    m_engine->publishShapes(m_doc.shapes());
+    const ShapeReport& s = m_doc.shapes();
+    if (!s.ok())
+        return;
+    if (s.total.flops <= Engine::kLiveFlopsLimit && m_run->liveEnabled())
+        m_live.start(); // debounced: a burst of spin-box steps runs once
+    else if (s.total.flops > Engine::kLiveFlopsLimit)
+        statusBar()->showMessage(tr("%1 FLOPs: too large for the live preview; press Run").arg(s.total.flops, 0, 'g', 3), 5000);
+}
+
+void MainWindow::updateLayerProblem()
+{
+    const int i = m_network->currentLayer();
+    const ShapeReport& s = m_doc.shapes();
+    QString problem;
+    if (!s.inputError.empty())
+        problem = QString::fromStdString(s.inputError);
+    else if (i >= 0 && size_t(i) < s.layers.size() && !s.layers[size_t(i)].ok)
+        problem = QString::fromStdString(s.layers[size_t(i)].error);
+    m_maps->setLayerProblem(problem);
+}
+
+int MainWindow::triggerRun()
+{
+    const ShapeReport& s = m_doc.shapes();
+    if (!s.ok()) {
+        const QString why = tr("Cannot run: %1").arg(QString::fromStdString(s.firstError()));
+        m_run->setMessage(why);
+        m_banner->showError(why);
+        return 0;
+    }
+    m_live.stop();
+    return m_engine->startRun(m_doc.network(), m_run->request());
+}
+
+void MainWindow::onFinished(int, RunOutcomePtr outcome)
+{
+    m_run->setRunning(false, outcome->live);
+    m_maps->setOutcome(outcome);
+    m_shapes->setRun(outcome, 0);
+    m_timing->setRun(outcome);
+    QStringList failures;
+    for (const auto& sel : outcome->result.selections)
+        if (!sel.ok)
+            failures << tr("%1 did not run: %2").arg(QString::fromStdString(sel.selection.str()), QString::fromStdString(sel.failure));
+    const QString done = outcome->live ? tr("Live preview updated (%1 ms)").arg(outcome->wallMs, 0, 'f', 1)
+                                       : tr("Ran %1 in %2 ms")
+                                             .arg(outcome->result.selections.size() == 1
+                                                     ? QString::fromStdString(outcome->result.selections[0].selection.str())
+                                                     : tr("%1 selections").arg(outcome->result.selections.size()))
+                                             .arg(outcome->wallMs, 0, 'f', 1);
+    m_run->setMessage(failures.isEmpty() ? done : done + QLatin1Char('\n') + failures.join(QLatin1Char('\n')));
+    statusBar()->showMessage(done, 4000);
+}
+
+void MainWindow::showProblem(const QString& message)
+{
+    m_banner->showError(message);
+    statusBar()->showMessage(message, 8000);
+}
+
+QString MainWindow::bannerText() const { return m_banner->text(); }
+
+void MainWindow::updateTitle()
+{
+    const QString path = m_doc.filePath();
+    const QString name = path.isEmpty() ? QString::fromStdString(m_doc.network().name) : QFileInfo(path).fileName();
+    setWindowTitle(tr("%1[*] — ConvScope").arg(name));
+    setWindowModified(m_doc.isModified());
+}
+
+bool MainWindow::openAny(const QString& path)
+{
+    if (QFileInfo(path).suffix().compare(QLatin1String("json"), Qt::CaseInsensitive) == 0)
+        return m_project->openFile(path);
+    if (InputPanel::isInputFile(path))
+        return m_input->openInputFile(path);
+    showProblem(tr("%1: not a network (.json), an image or an .npy file").arg(path));
+    return false;
+}
+
+void MainWindow::closeEvent(QCloseEvent* e)
+{
+    if (!m_project->maybeDiscard()) {
+        e->ignore();
+        return;
+    }
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    e->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e)
+{
+    if (e->mimeData()->hasUrls())
+        e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e)
+{
+    const auto urls = e->mimeData()->urls();
+    if (urls.isEmpty() || !urls.first().isLocalFile())
+        return;
+    openAny(urls.first().toLocalFile());
+    e->acceptProposedAction();
+}
+
+} // namespace convscope::gui

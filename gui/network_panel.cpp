@@ -1,0 +1,175 @@
+#include "gui/network_panel.h"
+
+#include "gui/layer_editor.h"
+#include "gui/layer_list_model.h"
+
+#include <QAction>
+#include <QListView>
+#include <QMenu>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QStyle>
+#include <QToolBar>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace convscope::gui {
+
+namespace {
+    QString menuLabel(const QString& type)
+    {
+        static const QMap<QString, QString> labels = {
+            { QStringLiteral("conv2d"), QStringLiteral("Conv2d") },
+            { QStringLiteral("conv_transpose2d"), QStringLiteral("ConvTranspose2d") },
+            { QStringLiteral("maxpool2d"), QStringLiteral("MaxPool2d") },
+            { QStringLiteral("avgpool2d"), QStringLiteral("AvgPool2d") },
+            { QStringLiteral("global_avgpool2d"), QStringLiteral("Global AvgPool2d") },
+            { QStringLiteral("batchnorm2d"), QStringLiteral("BatchNorm2d") },
+            { QStringLiteral("relu"), QStringLiteral("ReLU") },
+            { QStringLiteral("leaky_relu"), QStringLiteral("LeakyReLU") },
+            { QStringLiteral("sigmoid"), QStringLiteral("Sigmoid") },
+            { QStringLiteral("tanh"), QStringLiteral("Tanh") },
+            { QStringLiteral("elu"), QStringLiteral("ELU") },
+            { QStringLiteral("flatten"), QStringLiteral("Flatten") },
+            { QStringLiteral("linear"), QStringLiteral("Linear") },
+            { QStringLiteral("softmax"), QStringLiteral("Softmax") },
+        };
+        return labels.value(type, type);
+    }
+} // namespace
+
+NetworkPanel::NetworkPanel(NetworkDocument* doc, QWidget* parent)
+    : QWidget(parent)
+    , m_doc(doc)
+    , m_model(new LayerListModel(doc, this))
+    , m_view(new QListView(this))
+    , m_editor(new LayerEditor(doc, this))
+    , m_addMenu(new QMenu(tr("&Add layer"), this))
+{
+    m_view->setObjectName(QStringLiteral("layerList"));
+    m_view->setModel(m_model);
+    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_view->setDragEnabled(true);
+    m_view->setAcceptDrops(true);
+    m_view->setDropIndicatorShown(true);
+    m_view->setDragDropMode(QAbstractItemView::DragDrop);
+    m_view->setDefaultDropAction(Qt::MoveAction);
+    m_view->setAlternatingRowColors(true);
+
+    for (const char* type : layerTypeNames()) {
+        const QString t = QString::fromLatin1(type);
+        auto* a = m_addMenu->addAction(menuLabel(t));
+        a->setObjectName(QStringLiteral("add_") + t);
+        a->setToolTip(tr("Add a %1 layer after the selected one").arg(menuLabel(t)));
+        connect(a, &QAction::triggered, this, [this, type] {
+            Layer layer;
+            layer.spec = makeLayerSpec(type);
+            const int at = currentLayer() < 0 ? int(m_doc->network().layers.size()) : currentLayer() + 1;
+            m_doc->insertLayer(at, std::move(layer));
+        });
+        m_addActions.insert(t, a);
+        if (t == QLatin1String("avgpool2d") || t == QLatin1String("batchnorm2d") || t == QLatin1String("elu"))
+            m_addMenu->addSeparator();
+    }
+    auto* style = this->style();
+    m_remove = new QAction(style->standardIcon(QStyle::SP_TrashIcon), tr("&Remove layer"), this);
+    m_remove->setShortcut(QKeySequence::Delete);
+    m_remove->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    m_duplicate = new QAction(style->standardIcon(QStyle::SP_FileDialogNewFolder), tr("D&uplicate layer"), this);
+    m_duplicate->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+    m_up = new QAction(style->standardIcon(QStyle::SP_ArrowUp), tr("Move &up"), this);
+    m_up->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Up));
+    m_down = new QAction(style->standardIcon(QStyle::SP_ArrowDown), tr("Move &down"), this);
+    m_down->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Down));
+    m_remove->setObjectName(QStringLiteral("removeLayer"));
+    m_duplicate->setObjectName(QStringLiteral("duplicateLayer"));
+    m_up->setObjectName(QStringLiteral("moveLayerUp"));
+    m_down->setObjectName(QStringLiteral("moveLayerDown"));
+    connect(m_remove, &QAction::triggered, this, [this] { m_doc->removeLayer(currentLayer()); });
+    connect(m_duplicate, &QAction::triggered, this, [this] { m_doc->duplicateLayer(currentLayer()); });
+    connect(m_up, &QAction::triggered, this, [this] { m_doc->moveLayer(currentLayer(), currentLayer() - 1); });
+    connect(m_down, &QAction::triggered, this, [this] { m_doc->moveLayer(currentLayer(), currentLayer() + 1); });
+
+    auto* toolbar = new QToolBar(this);
+    toolbar->setIconSize(QSize(16, 16));
+    auto* addButton = new QToolButton(toolbar);
+    addButton->setText(tr("Add layer"));
+    addButton->setIcon(style->standardIcon(QStyle::SP_FileDialogNewFolder));
+    addButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    addButton->setPopupMode(QToolButton::InstantPopup);
+    addButton->setMenu(m_addMenu);
+    addButton->setObjectName(QStringLiteral("addLayerButton"));
+    toolbar->addWidget(addButton);
+    // The common kinds one click away.
+    for (const char* quick : { "conv2d", "relu", "maxpool2d", "linear" })
+        toolbar->addAction(m_addActions.value(QString::fromLatin1(quick)));
+    toolbar->addSeparator();
+    toolbar->addActions(editActions());
+
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidget(m_editor);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* splitter = new QSplitter(Qt::Vertical, this);
+    splitter->addWidget(m_view);
+    splitter->addWidget(scroll);
+    splitter->setStretchFactor(0, 2);
+    splitter->setStretchFactor(1, 3);
+    splitter->setChildrenCollapsible(false);
+    splitter->setSizes({ 300, 520 });
+
+    auto* box = new QVBoxLayout(this);
+    box->setContentsMargins(0, 0, 0, 0);
+    box->setSpacing(0);
+    box->addWidget(toolbar);
+    box->addWidget(splitter, 1);
+
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& i) {
+        if (i.isValid())
+            m_lastCurrent = i.row();
+        m_editor->setLayerIndex(i.isValid() ? i.row() : -1);
+        updateActions();
+        Q_EMIT currentLayerChanged(i.isValid() ? i.row() : -1);
+    });
+    connect(m_doc, &NetworkDocument::networkChanged, this, [this](int select) {
+        const int rows = m_model->rowCount();
+        int want = select >= 0 ? select : (currentLayer() >= 0 ? currentLayer() : m_lastCurrent);
+        if (want < 0 && rows > 0)
+            want = 0;
+        setCurrentLayer(std::min(want, rows - 1));
+        updateActions();
+    });
+    updateActions();
+}
+
+QList<QAction*> NetworkPanel::editActions() const { return { m_remove, m_duplicate, m_up, m_down }; }
+
+int NetworkPanel::currentLayer() const
+{
+    const QModelIndex i = m_view->currentIndex();
+    return i.isValid() ? i.row() : -1;
+}
+
+void NetworkPanel::setCurrentLayer(int index)
+{
+    if (index < 0 || index >= m_model->rowCount()) {
+        if (m_view->currentIndex().isValid())
+            m_view->setCurrentIndex({});
+        m_editor->setLayerIndex(-1);
+        return;
+    }
+    if (currentLayer() != index)
+        m_view->setCurrentIndex(m_model->index(index));
+    m_editor->setLayerIndex(index);
+}
+
+void NetworkPanel::updateActions()
+{
+    const int i = currentLayer(), n = m_model->rowCount();
+    m_remove->setEnabled(i >= 0);
+    m_duplicate->setEnabled(i >= 0);
+    m_up->setEnabled(i > 0);
+    m_down->setEnabled(i >= 0 && i + 1 < n);
+}
+
+} // namespace convscope::gui

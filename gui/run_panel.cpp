@@ -1,0 +1,192 @@
+#include "gui/run_panel.h"
+
+#include "compute/backend_registry.h"
+
+#include <QCheckBox>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStyle>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace convscope::gui {
+
+RunPanel::RunPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_warmup(new QSpinBox(this))
+    , m_repeat(new QSpinBox(this))
+    , m_live(new QCheckBox(tr("Live preview after every edit (cpu.im2col_gemm, ≤ 1e8 FLOPs)"), this))
+    , m_run(new QPushButton(style()->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), this))
+    , m_cancel(new QPushButton(style()->standardIcon(QStyle::SP_MediaStop), tr("Cancel"), this))
+    , m_progress(new QProgressBar(this))
+    , m_message(new QLabel(this))
+{
+    auto* box = new QVBoxLayout(this);
+    box->setContentsMargins(4, 4, 4, 4);
+    auto* group = new QGroupBox(tr("Backends"), this);
+    auto* grid = new QGridLayout(group);
+    int row = 0;
+    for (const auto& backend : BackendRegistry::instance().backends()) {
+        const Availability av = backend->availability();
+        const QString name = QString::fromStdString(backend->name());
+        auto* label = new QLabel(QStringLiteral("<b>%1</b>").arg(name), group);
+        label->setToolTip(QString::fromStdString(backend->description()));
+        grid->addWidget(label, row, 0);
+        int col = 1;
+        for (const AlgorithmInfo& algo : backend->algorithms()) {
+            const QString sel = name + QLatin1Char('.') + QString::fromStdString(algo.name);
+            auto* check = new QCheckBox(QString::fromStdString(algo.name), group);
+            check->setObjectName(QStringLiteral("select_") + sel);
+            check->setEnabled(av.available);
+            check->setToolTip(av.available ? QString::fromStdString(algo.description)
+                                           : tr("%1 is unavailable: %2").arg(name, QString::fromStdString(av.reason)));
+            check->setChecked(av.available && backend->name() == "cpu");
+            connect(check, &QCheckBox::toggled, this, &RunPanel::updateRunEnabled);
+            m_boxes.insert(sel, check);
+            grid->addWidget(check, row, col++);
+        }
+        if (backend->algorithms().empty() || !av.available) {
+            auto* why = new QLabel(QString::fromStdString(av.reason), group);
+            why->setEnabled(false);
+            why->setWordWrap(true);
+            why->setToolTip(QString::fromStdString(av.reason));
+            if (backend->algorithms().empty())
+                grid->addWidget(why, row, 1, 1, 3);
+            else
+                grid->addWidget(why, row + 1, 1, 1, 3), ++row;
+        }
+        ++row;
+    }
+    grid->setColumnStretch(4, 1);
+    box->addWidget(group);
+
+    m_warmup->setRange(0, 1000);
+    m_warmup->setValue(3);
+    m_repeat->setRange(1, 10000);
+    m_repeat->setValue(10);
+    auto* counts = new QHBoxLayout;
+    counts->addWidget(new QLabel(tr("Warm-ups"), this));
+    counts->addWidget(m_warmup);
+    counts->addWidget(new QLabel(tr("Repeats"), this));
+    counts->addWidget(m_repeat);
+    counts->addStretch(1);
+    box->addLayout(counts);
+    m_live->setChecked(true);
+    m_live->setObjectName(QStringLiteral("livePreview"));
+    box->addWidget(m_live);
+
+    auto* buttons = new QHBoxLayout;
+    m_run->setObjectName(QStringLiteral("runButton"));
+    m_cancel->setObjectName(QStringLiteral("cancelButton"));
+    m_cancel->setEnabled(false);
+    buttons->addWidget(m_run);
+    buttons->addWidget(m_cancel);
+    buttons->addWidget(m_progress, 1);
+    box->addLayout(buttons);
+    m_progress->setRange(0, 1000);
+    m_progress->setValue(0);
+    m_progress->setTextVisible(false);
+    m_message->setWordWrap(true);
+    m_message->setObjectName(QStringLiteral("runMessage"));
+    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    box->addWidget(m_message);
+    box->addStretch(1);
+
+    connect(m_run, &QPushButton::clicked, this, &RunPanel::runRequested);
+    connect(m_cancel, &QPushButton::clicked, this, &RunPanel::cancelRequested);
+    connect(m_live, &QCheckBox::toggled, this, &RunPanel::liveToggled);
+    updateRunEnabled();
+}
+
+RunRequest RunPanel::request() const
+{
+    RunRequest r;
+    for (auto it = m_boxes.begin(); it != m_boxes.end(); ++it)
+        if (it.value()->isChecked() && it.value()->isEnabled())
+            r.selections.push_back(Selection::parse(it.key().toStdString()));
+    // Reference first so its outputs are at hand for the difference view.
+    std::stable_partition(r.selections.begin(), r.selections.end(),
+        [](const Selection& s) { return s.backend == "cpu" && s.algorithm == "direct"; });
+    r.warmup = m_warmup->value();
+    r.repeat = m_repeat->value();
+    return r;
+}
+
+bool RunPanel::setSelections(const std::vector<Selection>& selections, QString* why)
+{
+    for (const Selection& s : selections) {
+        QCheckBox* box = m_boxes.value(QString::fromStdString(s.str()));
+        if (!box || !box->isEnabled()) {
+            if (why)
+                *why = box ? box->toolTip() : tr("unknown selection %1").arg(QString::fromStdString(s.str()));
+            return false;
+        }
+    }
+    for (QCheckBox* box : m_boxes)
+        box->setChecked(false);
+    for (const Selection& s : selections)
+        m_boxes.value(QString::fromStdString(s.str()))->setChecked(true);
+    return true;
+}
+
+void RunPanel::setWarmupRepeat(int warmup, int repeat)
+{
+    m_warmup->setValue(warmup);
+    m_repeat->setValue(repeat);
+}
+
+bool RunPanel::liveEnabled() const { return m_live->isChecked(); }
+void RunPanel::setLiveEnabled(bool on) { m_live->setChecked(on); }
+
+void RunPanel::setBlockedReason(const QString& reason)
+{
+    if (reason == m_blocked)
+        return;
+    const QString previous = m_blocked.isEmpty() ? QString() : tr("Cannot run: %1").arg(m_blocked);
+    if (!reason.isEmpty())
+        m_message->setText(tr("Cannot run: %1").arg(reason));
+    else if (m_message->text() == previous)
+        m_message->clear();
+    m_blocked = reason;
+    updateRunEnabled();
+}
+
+void RunPanel::setRunning(bool running, bool live)
+{
+    m_running = running && !live;
+    m_cancel->setEnabled(running);
+    if (running)
+        m_progress->setValue(0);
+    else
+        m_progress->setValue(m_progress->maximum());
+    updateRunEnabled();
+}
+
+void RunPanel::setProgress(double fraction, const QString& what)
+{
+    m_progress->setValue(int(fraction * 1000));
+    m_progress->setToolTip(what);
+}
+
+void RunPanel::setMessage(const QString& text) { m_message->setText(text); }
+QString RunPanel::message() const { return m_message->text(); }
+
+void RunPanel::updateRunEnabled()
+{
+    bool any = false;
+    for (QCheckBox* b : m_boxes)
+        any = any || (b->isChecked() && b->isEnabled());
+    m_run->setEnabled(any && m_blocked.isEmpty());
+    m_run->setToolTip(!m_blocked.isEmpty() ? tr("Cannot run: %1").arg(m_blocked)
+                                           : (any ? tr("Run every checked selection") : tr("Check a backend first")));
+    m_run->setIcon(style()->standardIcon(m_blocked.isEmpty() ? QStyle::SP_MediaPlay : QStyle::SP_MessageBoxWarning));
+}
+
+} // namespace convscope::gui

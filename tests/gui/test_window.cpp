@@ -1,0 +1,228 @@
+#include "gui_helpers.h"
+
+#include "compute/network_json.h"
+#include "compute/npy.h"
+#include "gui/feature_map_panel.h"
+#include "gui/input_panel.h"
+#include "gui/run_panel.h"
+#include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFile>
+#include <QProcess>
+#include <QPushButton>
+
+#include <fstream>
+
+using namespace convscope;
+using namespace convscope::gui;
+using namespace convscope::test;
+
+TEST_CASE("LeNet-5 built through the window's actions has the textbook shapes", "[gui][window]")
+{
+    auto w = makeWindow();
+    buildLeNet(*w);
+    const char* expected[] = { "[1, 6, 28, 28]", "[1, 6, 28, 28]", "[1, 6, 14, 14]", "[1, 16, 10, 10]", "[1, 16, 10, 10]",
+        "[1, 16, 5, 5]", "[1, 400]", "[1, 120]", "[1, 120]", "[1, 84]", "[1, 84]", "[1, 10]", "[1, 10]" };
+    REQUIRE(w->shapesModel()->rowCount() == 14);
+    for (int r = 0; r < 13; ++r) {
+        INFO("row " << r);
+        CHECK(shapeText(*w, r) == QString::fromLatin1(expected[r]));
+    }
+    // The example shipped with ConvScope describes the same layers.
+    const Network lenet = loadNetwork(examplesDir() / "lenet5.json");
+    REQUIRE(lenet.layers.size() == w->document()->network().layers.size());
+    for (size_t i = 0; i < lenet.layers.size(); ++i)
+        CHECK(layerTypeName(lenet.layers[i].spec) == layerTypeName(w->document()->network().layers[i].spec));
+    CHECK(w->shapesModel()->index(13, ShapesModel::Params).data().toString() == QStringLiteral("61.7 k"));
+}
+
+TEST_CASE("changing a stride changes the shapes and the formula at once", "[gui][window]")
+{
+    auto w = makeWindow();
+    buildLeNet(*w);
+    w->networkPanel()->setCurrentLayer(0);
+    CHECK(shapeText(*w, 0) == QStringLiteral("[1, 6, 28, 28]"));
+    pairField(*w, "stride")->heightBox()->setValue(2); // linked: both directions
+    CHECK(shapeText(*w, 0) == QStringLiteral("[1, 6, 14, 14]"));
+    CHECK(shapeText(*w, 3) == QStringLiteral("[1, 16, 3, 3]"));
+    CHECK(w->networkPanel()->editor()->formulaText().contains(QStringLiteral("= 14")));
+    CHECK(std::get<Conv2d>(w->document()->network().layers[0].spec).stride == Pair { 2, 2 });
+}
+
+TEST_CASE("an impossible value is marked with the engine's message and refuses to run", "[gui][window]")
+{
+    auto w = makeWindow();
+    buildLeNet(*w);
+    w->networkPanel()->setCurrentLayer(3); // c3 sees 14x14
+    pairField(*w, "kernel_size")->heightBox()->setValue(20);
+    const QString error = w->networkPanel()->editor()->errorText();
+    CHECK_FALSE(error.isEmpty());
+    CHECK(pairField(*w, "kernel_size")->property("invalid").toBool());
+    CHECK(shapeText(*w, 3).startsWith(QStringLiteral("⚠")));
+    // Editing goes on; running does not.
+    CHECK(pairField(*w, "kernel_size")->isEnabled());
+    CHECK_FALSE(w->runPanel()->runButton()->isEnabled());
+    QSignalSpy started(w->engine(), &Engine::started);
+    CHECK(w->triggerRun() == 0);
+    CHECK(started.isEmpty());
+    CHECK(w->runPanel()->message().startsWith(QStringLiteral("Cannot run")));
+    CHECK(w->bannerText().contains(QStringLiteral("layer 3")));
+    // Fixing it unblocks the run.
+    pairField(*w, "kernel_size")->heightBox()->setValue(5);
+    CHECK(w->networkPanel()->editor()->errorText().isEmpty());
+    CHECK(w->runPanel()->runButton()->isEnabled());
+}
+
+TEST_CASE("a CPU run reports through signals; feature maps show one tile per channel", "[gui][window][run]")
+{
+    auto w = makeWindow();
+    w->runPanel()->setLiveEnabled(false);
+    REQUIRE(w->project()->openFile(QString::fromStdString((examplesDir() / "lenet5.json").string())));
+    REQUIRE(w->runPanel()->setSelections({ { "cpu", "direct" }, { "cpu", "im2col_gemm" } }));
+    w->runPanel()->setWarmupRepeat(0, 2);
+    w->networkPanel()->setCurrentLayer(0);
+    QSignalSpy layerResults(w->engine(), &Engine::layerResultAvailable);
+    const int job = w->triggerRun();
+    REQUIRE(job > 0);
+    RunOutcomePtr outcome = waitForRun(*w, job);
+    REQUIRE(outcome);
+    REQUIRE(outcome->result.selections.size() == 2);
+    CHECK(outcome->result.selections[0].ok);
+    CHECK(outcome->result.selections[1].ok);
+    CHECK(layerResults.size() == 2 * 13);
+
+    FeatureMapPanel* maps = w->featureMaps();
+    CHECK(maps->grid()->tileCount() == 6);
+    w->networkPanel()->setCurrentLayer(3);
+    CHECK(maps->grid()->tileCount() == 16);
+    CHECK(w->shapesModel()->index(3, ShapesModel::Time).data().toString().endsWith(QStringLiteral("s")));
+
+    // Whose output: both selections are listed; the difference view shows a tiny max error.
+    CHECK(maps->selectionBox()->count() == 2);
+    maps->selectionBox()->setCurrentIndex(1);
+    maps->differenceBox()->setChecked(true);
+    CHECK(maps->errorText().startsWith(QStringLiteral("max |Δ|")));
+    maps->differenceBox()->setChecked(false);
+
+    // Hover reads out the value; a click enlarges the channel and lights the receptive field.
+    const QRect tile = maps->grid()->tileRect(2);
+    QTest::mouseMove(maps->grid(), tile.center());
+    CHECK(maps->statusText().startsWith(QStringLiteral("channel 2")));
+    QTest::mouseClick(maps->grid(), Qt::LeftButton, {}, tile.topLeft() + QPoint(1, 1));
+    CHECK(maps->isEnlarged());
+    CHECK(maps->enlarged()->tileCount() == 1);
+    CHECK(maps->statusText().contains(QStringLiteral("depends on")));
+
+    // Colour maps and ranges re-render without a run.
+    maps->colorMapBox()->setCurrentIndex(2);
+    maps->rangeBox()->setCurrentIndex(1);
+    CHECK(maps->grid()->tileCount() == 16);
+}
+
+TEST_CASE("an edit reruns a small network live and supersedes older jobs", "[gui][window][run]")
+{
+    auto w = makeWindow();
+    w->setLiveDebounceMs(1);
+    REQUIRE(w->project()->openFile(QString::fromStdString((examplesDir() / "lenet5.json").string())));
+    RunOutcomePtr first = waitForRun(*w);
+    REQUIRE(first);
+    CHECK(first->live);
+    w->networkPanel()->setCurrentLayer(0);
+    CHECK(w->featureMaps()->grid()->tileCount() == 6);
+    intField(*w, "out_channels")->setValue(4);
+    RunOutcomePtr second = waitForRun(*w);
+    REQUIRE(second);
+    CHECK(w->featureMaps()->grid()->tileCount() == 4);
+
+    // Two runs back to back: only the last one reports.
+    QSignalSpy finished(w->engine(), &Engine::finished);
+    const int a = w->triggerRun();
+    const int b = w->triggerRun();
+    REQUIRE(b > a);
+    REQUIRE(waitForRun(*w, b));
+    for (const auto& args : finished)
+        CHECK(args.at(0).toInt() != a);
+}
+
+TEST_CASE("save and reopen give the same network", "[gui][project]")
+{
+    TempDir dir;
+    auto w = makeWindow();
+    buildLeNet(*w);
+    w->networkPanel()->setCurrentLayer(0);
+    pairField(*w, "dilation")->heightBox()->setValue(2);
+    const QString path = QString::fromStdString((dir.path / "mine.json").string());
+    REQUIRE(w->project()->saveTo(path));
+    CHECK_FALSE(w->isWindowModified());
+    CHECK(w->project()->recentFiles().contains(path));
+
+    auto other = makeWindow();
+    REQUIRE(other->project()->openFile(path));
+    CHECK(other->document()->network().sameDescription(w->document()->network()));
+    CHECK(other->document()->filePath() == path);
+}
+
+TEST_CASE("bad files leave the network untouched and say what is wrong", "[gui][project]")
+{
+    TempDir dir;
+    auto w = makeWindow();
+    buildLeNet(*w);
+    const Network before = w->document()->network();
+
+    const auto broken = dir.path / "broken.json";
+    std::ofstream(broken) << R"({"format": "convscope-network", "version": 1, "layers": [ {"type": "conv2d", )";
+    CHECK_FALSE(w->openAny(QString::fromStdString(broken.string())));
+    CHECK(w->bannerText().contains(QStringLiteral("broken.json")));
+    CHECK(w->document()->network().sameDescription(before));
+
+    const auto image = dir.path / "picture.png";
+    std::ofstream(image) << "this is not a png";
+    CHECK_FALSE(w->openAny(QString::fromStdString(image.string())));
+    CHECK(w->bannerText().contains(QStringLiteral("picture.png")));
+    CHECK(w->document()->network().sameDescription(before));
+
+    const auto npy = dir.path / "wrong.npy";
+    const float data[5] = { 1, 2, 3, 4, 5 };
+    writeNpy(npy, { 5 }, data);
+    CHECK_FALSE(w->openAny(QString::fromStdString(npy.string())));
+    CHECK(w->bannerText().contains(QStringLiteral("wrong.npy")));
+    CHECK(w->document()->network().sameDescription(before));
+
+    // A good .npy is taken, shape and all.
+    const auto good = dir.path / "good.npy";
+    std::vector<float> pixels(2 * 32 * 32, 0.5f);
+    writeNpy(good, { 2, 32, 32 }, pixels.data());
+    CHECK(w->openAny(QString::fromStdString(good.string())));
+    CHECK(w->document()->network().input.channels == 2);
+    CHECK(w->document()->network().input.height == 32);
+}
+
+TEST_CASE("screenshot mode renders the window after a run and writes a PNG", "[gui][screenshot]")
+{
+    TempDir dir;
+    const QString out = QString::fromStdString((dir.path / "shot.png").string());
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(QStringLiteral(CONVSCOPE_GUI_PATH),
+        { QStringLiteral("--open"), QString::fromStdString((examplesDir() / "lenet5.json").string()),
+            QStringLiteral("--run"), QStringLiteral("cpu.direct"), QStringLiteral("--select-layer"), QStringLiteral("0"),
+            QStringLiteral("--screenshot"), out, QStringLiteral("--size"), QStringLiteral("1366x768") });
+    REQUIRE(p.waitForFinished(120000));
+    INFO(p.readAll().toStdString());
+    CHECK(p.exitCode() == 0);
+    QImage image(out);
+    CHECK(image.width() == 1366);
+    CHECK(image.height() == 768);
+
+    // A selection that does not exist fails with a message and a non-zero status.
+    p.start(QStringLiteral(CONVSCOPE_GUI_PATH),
+        { QStringLiteral("--open"), QString::fromStdString((examplesDir() / "lenet5.json").string()),
+            QStringLiteral("--run"), QStringLiteral("cpu.nonsense"), QStringLiteral("--screenshot"), out });
+    REQUIRE(p.waitForFinished(120000));
+    CHECK(p.exitCode() != 0);
+    CHECK(p.readAll().contains("cpu.nonsense"));
+}
