@@ -335,15 +335,17 @@ NpyArray readNpy(const std::filesystem::path& path) { return parseNpy(readFile(p
 
 std::string serializeNpy(const std::vector<int64_t>& dims, const float* data)
 {
+    const std::string shape = shapeText(dims);
+    const std::string what = "cannot write .npy of shape " + shape;
     int64_t numel = 1;
     for (int64_t d : dims) {
         if (d < 0)
             throw InputError("cannot write .npy: negative dimension " + std::to_string(d));
-        numel = checkedMul(numel, d, "cannot write .npy of shape " + shapeText(dims));
+        numel = checkedMul(numel, d, what);
     }
-    checkedMul(numel, 4, "cannot write .npy of shape " + shapeText(dims));
+    checkedMul(numel, 4, what);
 
-    std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shapeText(dims) + ", }";
+    std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
     // numpy pads the header with spaces and a final newline so the data starts on a 64-byte boundary,
     // which lets readers memory-map it aligned.
     auto build = [&](size_t lengthSize) {

@@ -142,7 +142,7 @@ TEST_CASE("input: unknown samples and impossible sizes are InputErrors", "[input
     CHECK_THROWS_WITH(makeSampleInput("digit", int64_t(1) << 40, 1, int64_t(1) << 20, 8), Contains("overflows"));
 }
 
-TEST_CASE("input: a PNG decodes to RGB or luminance in [0, 1]", "[input]")
+TEST_CASE("input: a PNG decodes to RGB or luminance between 0 and 1", "[input]")
 {
     // 2x1: pure red, then (10, 200, 255)
     const std::string bytes = png(2, 1, 3, { 255, 0, 0, 10, 200, 255 });

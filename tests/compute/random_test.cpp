@@ -19,7 +19,7 @@ TEST_CASE("random: splitmix64-seeded xoshiro256** gives the reference sequence",
     CHECK(z.next() == 0xbf6e1f784956452aULL);
 }
 
-TEST_CASE("random: uniform() uses the top 53 bits and stays in [0, 1)", "[random]")
+TEST_CASE("random: uniform() uses the top 53 bits and stays below 1", "[random]")
 {
     Random r(42);
     CHECK(r.uniform() == double(0x15780b2e0c2ec716ULL >> 11) * 0x1.0p-53);
