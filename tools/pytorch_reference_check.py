@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""Checks convscope-cli against PyTorch on random networks (a developer tool; ConvScope never needs PyTorch).
+
+For each case it writes a network JSON whose weights and input are .npy files, runs
+`convscope-cli run --dump-outputs`, and compares every layer's output with torch.nn.functional evaluated in
+float64 on the same float32 data. Passes when every layer's relative L2 error is <= the tolerance.
+
+    python3 tools/pytorch_reference_check.py --cli build/dev/bin/convscope-cli --cases 200 [--backends cuda.tiled]
+"""
+import argparse, json, os, random, subprocess, sys, tempfile
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+def same_pad(size, k, s, d):
+    out = (size + s - 1) // s
+    total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+    return total // 2, total - total // 2
+
+
+class Case:
+    def __init__(self, rng, folder):
+        self.rng, self.folder, self.layers, self.files = rng, folder, [], 0
+
+    def save(self, array):
+        self.files += 1
+        name = f"p{self.files}.npy"
+        np.save(os.path.join(self.folder, name), array.astype(np.float32))
+        return name
+
+    def rand(self, *shape, scale=1.0):
+        return (np.random.default_rng(self.rng.randrange(1 << 30)).uniform(-1, 1, shape) * scale).astype(np.float32)
+
+
+def conv_case(c, x, rng):
+    n, cin, h, w = x.shape
+    groups = rng.choice([g for g in (1, 2, 3, 4, cin) if cin % g == 0])
+    cout = groups * rng.randint(1, 4)
+    kh, kw = rng.randint(1, 5), rng.randint(1, 5)
+    sh, sw = rng.randint(1, 3), rng.randint(1, 3)
+    dh, dw = rng.randint(1, 3), rng.randint(1, 2)
+    mode = rng.choice(["sym", "asym", "same", "valid"])
+    if mode == "sym":
+        pt = pb = rng.randint(0, 3); pl = pr = rng.randint(0, 3)
+    elif mode == "asym":
+        pt, pb, pl, pr = (rng.randint(0, 3) for _ in range(4))
+    elif mode == "same":
+        pt, pb = same_pad(h, kh, sh, dh); pl, pr = same_pad(w, kw, sw, dw)
+    else:
+        pt = pb = pl = pr = 0
+    if h + pt + pb < dh * (kh - 1) + 1 or w + pl + pr < dw * (kw - 1) + 1:
+        return None
+    bias = rng.random() < 0.7
+    wt = c.rand(cout, cin // groups, kh, kw, scale=0.5)
+    b = c.rand(cout) if bias else None
+    layer = {"type": "conv2d", "out_channels": cout, "kernel_size": [kh, kw], "stride": [sh, sw],
+             "padding": mode if mode in ("same", "valid") else [pt, pb, pl, pr], "dilation": [dh, dw],
+             "groups": groups, "bias": bias, "init": {"weight": c.save(wt)}}
+    if bias:
+        layer["init"]["bias"] = c.save(b)
+    def f(t):
+        t = F.pad(t, (pl, pr, pt, pb))
+        return F.conv2d(t, torch.from_numpy(wt).double(), None if b is None else torch.from_numpy(b).double(),
+                        (sh, sw), 0, (dh, dw), groups)
+    return layer, f
+
+
+def convt_case(c, x, rng):
+    n, cin, h, w = x.shape
+    groups = rng.choice([g for g in (1, 2, cin) if cin % g == 0])
+    cout = groups * rng.randint(1, 3)
+    kh, kw = rng.randint(1, 5), rng.randint(1, 4)
+    sh, sw = rng.randint(1, 3), rng.randint(1, 3)
+    dh, dw = rng.randint(1, 2), rng.randint(1, 2)
+    oph = rng.randint(0, max(sh, dh) - 1); opw = rng.randint(0, max(sw, dw) - 1)
+    asym = rng.random() < 0.3
+    if asym:
+        pt, pb, pl, pr = (rng.randint(0, 2) for _ in range(4))
+    else:
+        pt = pb = rng.randint(0, 2); pl = pr = rng.randint(0, 2)
+    full_h = (h - 1) * sh + dh * (kh - 1) + oph + 1
+    full_w = (w - 1) * sw + dw * (kw - 1) + opw + 1
+    if full_h - pt - pb < 1 or full_w - pl - pr < 1:
+        return None
+    bias = rng.random() < 0.6
+    wt = c.rand(cin, cout // groups, kh, kw, scale=0.5)
+    b = c.rand(cout) if bias else None
+    layer = {"type": "conv_transpose2d", "out_channels": cout, "kernel_size": [kh, kw], "stride": [sh, sw],
+             "padding": [pt, pb, pl, pr], "output_padding": [oph, opw], "dilation": [dh, dw], "groups": groups,
+             "bias": bias, "init": {"weight": c.save(wt)}}
+    if bias:
+        layer["init"]["bias"] = c.save(b)
+    def f(t):
+        y = F.conv_transpose2d(t, torch.from_numpy(wt).double(), None if b is None else torch.from_numpy(b).double(),
+                               (sh, sw), 0, (oph, opw), groups, (dh, dw))
+        return y[:, :, pt:y.shape[2] - pb, pl:y.shape[3] - pr]
+    return layer, f
+
+
+def pool_case(c, x, rng, kind):
+    n, ch, h, w = x.shape
+    kh, kw = rng.randint(1, 4), rng.randint(1, 4)
+    sh, sw = rng.randint(1, 3), rng.randint(1, 3)
+    ph, pw = rng.randint(0, kh // 2), rng.randint(0, kw // 2)
+    ceil = rng.random() < 0.5
+    if kind == "max":
+        dh, dw = rng.randint(1, 2), rng.randint(1, 2)
+        if h + 2 * ph < dh * (kh - 1) + 1 or w + 2 * pw < dw * (kw - 1) + 1 or ph > (dh * (kh - 1) + 1) // 2 or pw > (dw * (kw - 1) + 1) // 2:
+            return None
+        layer = {"type": "maxpool2d", "kernel_size": [kh, kw], "stride": [sh, sw], "padding": [ph, pw],
+                 "dilation": [dh, dw], "ceil_mode": ceil}
+        return layer, lambda t: F.max_pool2d(t, (kh, kw), (sh, sw), (ph, pw), (dh, dw), ceil)
+    if h + 2 * ph < kh or w + 2 * pw < kw:
+        return None
+    cip = rng.random() < 0.5
+    div = rng.choice([None, None, 3])
+    layer = {"type": "avgpool2d", "kernel_size": [kh, kw], "stride": [sh, sw], "padding": [ph, pw],
+             "ceil_mode": ceil, "count_include_pad": cip}
+    if div:
+        layer["divisor_override"] = div
+    return layer, lambda t: F.avg_pool2d(t, (kh, kw), (sh, sw), (ph, pw), ceil, cip, div)
+
+
+def bn_case(c, x, rng):
+    ch = x.shape[1]
+    mean, var = c.rand(ch), np.abs(c.rand(ch)) + 0.1
+    weight, bias = c.rand(ch), c.rand(ch)
+    eps = rng.choice([1e-5, 1e-3])
+    layer = {"type": "batchnorm2d", "eps": eps, "running_mean": c.save(mean), "running_var": c.save(var),
+             "weight": c.save(weight), "bias": c.save(bias)}
+    t = lambda a: torch.from_numpy(a).double()
+    return layer, lambda v: F.batch_norm(v, t(mean), t(var), t(weight), t(bias), False, 0.0, eps)
+
+
+def act_case(c, x, rng):
+    kind = rng.choice(["relu", "leaky_relu", "sigmoid", "tanh", "elu", "softmax"])
+    if kind == "relu":
+        return {"type": "relu"}, F.relu
+    if kind == "leaky_relu":
+        s = rng.choice([0.01, 0.2])
+        return {"type": "leaky_relu", "negative_slope": s}, lambda t: F.leaky_relu(t, s)
+    if kind == "sigmoid":
+        return {"type": "sigmoid"}, torch.sigmoid
+    if kind == "tanh":
+        return {"type": "tanh"}, torch.tanh
+    if kind == "elu":
+        a = rng.choice([1.0, 0.5])
+        return {"type": "elu", "alpha": a}, lambda t: F.elu(t, a)
+    return {"type": "softmax", "dim": 1}, lambda t: F.softmax(t, 1)
+
+
+def make_case(rng, folder):
+    c = Case(rng, folder)
+    n = rng.randint(1, 3)
+    ch = rng.randint(1, 6)
+    h, w = rng.randint(3, 20), rng.randint(3, 20)
+    x = c.rand(n, ch, h, w)
+    np.save(os.path.join(folder, "input.npy"), x)
+    funcs = []
+    cur = torch.from_numpy(x).double()
+    layers = []
+    for _ in range(rng.randint(1, 4)):
+        kind = rng.choice(["conv", "conv", "convt", "max", "avg", "bn", "act", "gap"])
+        for _attempt in range(10):
+            made = {"conv": lambda: conv_case(c, cur, rng), "convt": lambda: convt_case(c, cur, rng),
+                    "max": lambda: pool_case(c, cur, rng, "max"), "avg": lambda: pool_case(c, cur, rng, "avg"),
+                    "bn": lambda: bn_case(c, cur, rng), "act": lambda: act_case(c, cur, rng),
+                    "gap": lambda: ({"type": "global_avgpool2d"}, lambda t: t.mean((2, 3), keepdim=True))}[kind]()
+            if made:
+                break
+        if not made:
+            continue
+        layer, f = made
+        nxt = f(cur)
+        if nxt.numel() == 0 or nxt.shape[2] < 1 or nxt.shape[3] < 1:
+            break
+        layer["name"] = f"l{len(layers)}"
+        layers.append(layer); funcs.append(nxt)
+        cur = nxt
+    if rng.random() < 0.4:
+        feats = cur.shape[1] * cur.shape[2] * cur.shape[3]
+        wt, b = c.rand(rng.randint(1, 12), feats, scale=0.3), None
+        b = c.rand(wt.shape[0])
+        layers.append({"type": "flatten", "name": f"l{len(layers)}"})
+        cur = cur.flatten(1); funcs.append(cur)
+        layers.append({"type": "linear", "name": f"l{len(layers)}", "out_features": wt.shape[0],
+                       "init": {"weight": c.save(wt), "bias": c.save(b)}})
+        cur = F.linear(cur, torch.from_numpy(wt).double(), torch.from_numpy(b).double()); funcs.append(cur)
+        if rng.random() < 0.5:
+            layers.append({"type": "softmax", "name": f"l{len(layers)}"})
+            cur = F.softmax(cur, 1); funcs.append(cur)
+    net = {"format": "convscope-network", "version": 1, "name": "pytorch-check",
+           "input": {"batch": n, "channels": ch, "height": h, "width": w, "source": "input.npy"}, "layers": layers}
+    with open(os.path.join(folder, "net.json"), "w") as fh:
+        json.dump(net, fh, indent=1)
+    return layers, funcs
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--cases", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--backends", default="cpu.direct", help="each selection is checked in turn")
+    ap.add_argument("--tolerance", type=float, default=1e-5)
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    worst, failures, layers_checked = 0.0, 0, 0
+    for case in range(args.cases):
+        with tempfile.TemporaryDirectory() as folder:
+            layers, refs = make_case(rng, folder)
+            if not layers:
+                continue
+            for sel in args.backends.split(","):
+                out = os.path.join(folder, "out-" + sel)
+                p = subprocess.run([args.cli, "run", os.path.join(folder, "net.json"), "--backends", sel, "--warmup",
+                                    "0", "--repeat", "1", "--reference", "none", "--dump-outputs", out],
+                                   capture_output=True, text=True)
+                if p.returncode != 0:
+                    failures += 1
+                    print(f"case {case} {sel}: exit {p.returncode}: {p.stderr.strip()}\n{json.dumps(layers)}")
+                    continue
+                for i, (layer, ref) in enumerate(zip(layers, refs)):
+                    got = np.load(os.path.join(out, f"{i:02d}_{layer['name']}.npy")).astype(np.float64)
+                    r = ref.numpy()
+                    if got.shape != r.shape:
+                        failures += 1
+                        print(f"case {case} {sel} layer {i} {layer['type']}: shape {got.shape} != {r.shape}\n{json.dumps(layer)}")
+                        break
+                    err = np.linalg.norm(got - r) / max(np.linalg.norm(r), 1e-30)
+                    layers_checked += 1
+                    worst = max(worst, err)
+                    if not err <= args.tolerance:
+                        failures += 1
+                        print(f"case {case} {sel} layer {i} {layer['type']}: rel L2 {err:.3e}\n{json.dumps(layer)}")
+                        break
+    print(f"pytorch check: {args.cases} cases, {layers_checked} layer outputs, worst rel L2 {worst:.2e}, "
+          f"{failures} failures")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
