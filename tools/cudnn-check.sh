@@ -47,7 +47,7 @@ cat >/tmp/dilated_strided.json <<'EOF'
       "padding": "same", "init": { "kind": "he_uniform", "seed": 2 } } ] }
 EOF
 {
-  timeout "$(lim 60)" "$CLI" algos --suite unet-encoder --cases 1,5
+  timeout "$(lim 60)" "$CLI" algos --suite unet-encoder --cases 0,1,5
   timeout "$(lim 40)" "$CLI" algos /tmp/dilated_strided.json
   timeout "$(lim 30)" "$CLI" algos --suite unet-encoder --cases 1 --math tf32
   timeout "$(lim 30)" "$CLI" algos --suite unet-encoder --cases 1 --option layout=nhwc
@@ -65,6 +65,15 @@ for math in fp32 tf32; do
     --math "$math" --json "/tmp/ours-$math.json" >/dev/null 2>&1
   timeout "$(lim 60)" "$PY" tools/torch_conv_bench.py --math "$math" --ours "/tmp/ours-$math.json"
 done 2>&1 | tee "$RES/torch.txt"
+echo "-- fp32 again with a 4 GiB workspace limit (default 1 GiB)" | tee -a "$RES/torch.txt"
+timeout "$(lim 60)" "$CLI" bench --suite unet-encoder --backends cudnn.auto --reference none --warmup 3 --repeat 20 \
+  --option workspace_limit=4G --json /tmp/ours-ws4g.json >/dev/null 2>&1
+timeout "$(lim 60)" "$PY" tools/torch_conv_bench.py --math fp32 --ours /tmp/ours-ws4g.json 2>&1 | tee -a "$RES/torch.txt"
+
+echo "-- fp32 with the bias fused into implicit_precomp_gemm (--option fuse_bias=1)" | tee -a "$RES/torch.txt"
+timeout "$(lim 60)" "$CLI" bench --suite unet-encoder --backends cudnn.auto --reference none --warmup 3 --repeat 20 \
+  --option fuse_bias=1 --json /tmp/ours-fused.json >/dev/null 2>&1
+timeout "$(lim 60)" "$PY" tools/torch_conv_bench.py --math fp32 --ours /tmp/ours-fused.json 2>&1 | tee -a "$RES/torch.txt"
 
 echo "== NHWC vs NCHW (cudnn.auto, cases 1,5)"
 timeout "$(lim 40)" "$CLI" bench --suite unet-encoder --backends cudnn.auto --reference none --cases 1,5 --warmup 2 \

@@ -338,12 +338,17 @@ ConvTransposeLayout convTransposeLayout(const ConvTranspose2d& spec, const Layer
         l.fullW = l.outW;
         return l;
     }
-    // Otherwise cuDNN pads symmetrically by the smaller side and writes the output it can express, without
-    // output_padding; the crop step takes the window PyTorch defines out of it. Rows that output_padding adds
-    // past the last tap receive no contribution in PyTorch either (only the bias).
+    // Otherwise cuDNN writes an output it can express, without output_padding, and the crop step takes the
+    // window PyTorch defines out of it. In the uncropped transposed output (size F) PyTorch keeps rows
+    // [top, F − bottom + output_padding); cuDNN with symmetric padding p writes rows [p, F − p). So p may be at
+    // most top and at most bottom − output_padding; rows past F (output_padding beyond every tap) receive no
+    // contribution in PyTorch either, only the bias.
     l.crop = true;
-    l.padH = toInt(std::min(p.top, p.bottom), "padding");
-    l.padW = toInt(std::min(p.left, p.right), "padding");
+    auto cudnnPad = [](int64_t before, int64_t after, int64_t outputPadding) {
+        return std::max<int64_t>(0, std::min(before, after - outputPadding));
+    };
+    l.padH = toInt(cudnnPad(p.top, p.bottom, spec.output_padding[0]), "padding");
+    l.padW = toInt(cudnnPad(p.left, p.right, spec.output_padding[1]), "padding");
     l.fullH = (l.h - 1) * l.sh - 2 * l.padH + l.dh * (l.kh - 1) + 1;
     l.fullW = (l.w - 1) * l.sw - 2 * l.padW + l.dw * (l.kw - 1) + 1;
     l.offH = int(p.top) - l.padH;

@@ -70,7 +70,8 @@ namespace {
         std::optional<PoolEdge> edge;
         // generic descriptors: input, output, per-channel parameters
         std::unique_ptr<TensorDesc> xd, yd, pd;
-        std::unique_ptr<ActivationDesc> act;
+        std::unique_ptr<ActivationDesc> act; // activations; identity for a fused conv2d bias
+        bool fusedBias = false;
         // NHWC split timing: events before the input transpose, after it, after the convolution, after the
         // output transpose; samples of each part from completed passes.
         std::vector<gpu::CudaEvent> marks;
@@ -84,6 +85,7 @@ namespace {
             : GpuSessionBase("cudnn", algorithm, options, std::move(pool))
             , m_conv(convOptions(options))
             , m_pinned(algorithmFromName(algorithm))
+            , m_fuseBias(options.extra.count("fuse_bias") && options.extra.at("fuse_bias") == "1")
         {
             if (algorithm != "auto" && !m_pinned)
                 throw UnsupportedError("cudnn." + algorithm + ": unknown algorithm");
@@ -316,12 +318,21 @@ namespace {
             else
                 p.choice = chooseAuto(h.cudnn, l, *p.convD, m_conv, xs, ws, ys);
             reserveWorkspace(p.choice.workspace);
+            // Option fuse_bias=1: the bias inside the convolution call (cudnnConvolutionBiasActivationForward)
+            // instead of a separate cudnnAddTensor pass over the output.
+            p.fusedBias = bias(i) && m_fuseBias && p.choice.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+            if (p.fusedBias) {
+                p.act = std::make_unique<ActivationDesc>();
+                p.act->set(CUDNN_ACTIVATION_IDENTITY, 0.0);
+            }
 
             std::string note = m_pinned ? "cuDNN " + algorithmName(p.choice.algo)
                                         : "cudnn.auto → " + algorithmName(p.choice.algo)
                     + (p.choice.cached ? " (cached choice)"
                                        : " (Find: " + ms(p.choice.findMs) + ")");
             note += ", math " + mathTypeName(p.choice.math) + ", workspace " + gpu::mib(p.choice.workspace);
+            if (bias(i))
+                note += p.fusedBias ? ", bias fused (cudnnConvolutionBiasActivationForward)" : ", bias by cudnnAddTensor";
             if (l.padStep)
                 note += "; explicit pad step for asymmetric padding [" + std::to_string(l.pad.top) + ", "
                     + std::to_string(l.pad.bottom) + ", " + std::to_string(l.pad.left) + ", "
@@ -352,11 +363,21 @@ namespace {
             if (l.nhwc)
                 p.marks[1].record(st);
             float* y = l.nhwc ? p.nhwcOut : output(i);
-            CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h.cudnn, &kOne, p.convD->x.get(), x, p.convD->w.get(),
-                l.nhwc ? p.nhwcWeight : weight(i), p.convD->conv.get(), p.choice.algo, m_workspace.get(),
-                m_workspace.bytes(), &kZero, p.convD->y.get(), y));
-            if (bias(i))
-                CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(h.cudnn, &kOne, p.convD->bias.get(), bias(i), &kOne, p.convD->y.get(), y));
+            if (p.fusedBias) {
+                // y = identity(conv(x) + 0·y + bias) in one call; cuDNN allows the identity activation only with
+                // implicit_precomp_gemm, so that is the only algorithm fused.
+                CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(h.cudnn, &kOne, p.convD->x.get(), x,
+                    p.convD->w.get(), l.nhwc ? p.nhwcWeight : weight(i), p.convD->conv.get(), p.choice.algo,
+                    m_workspace.get(), m_workspace.bytes(), &kZero, p.convD->y.get(), y, p.convD->bias.get(), bias(i),
+                    p.act->get(), p.convD->y.get(), y));
+            } else {
+                CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h.cudnn, &kOne, p.convD->x.get(), x, p.convD->w.get(),
+                    l.nhwc ? p.nhwcWeight : weight(i), p.convD->conv.get(), p.choice.algo, m_workspace.get(),
+                    m_workspace.bytes(), &kZero, p.convD->y.get(), y));
+                if (bias(i))
+                    CONVSCOPE_CUDNN_CHECK(
+                        cudnnAddTensor(h.cudnn, &kOne, p.convD->bias.get(), bias(i), &kOne, p.convD->y.get(), y));
+            }
             if (l.nhwc) {
                 p.marks[2].record(st);
                 nvtx::Range r("cudnn NHWC→NCHW", "cudnn");
@@ -460,6 +481,7 @@ namespace {
 
         ConvOptions m_conv;
         std::optional<cudnnConvolutionFwdAlgo_t> m_pinned;
+        bool m_fuseBias = false;
         std::vector<LayerPlan> m_plans;
         gpu::DeviceBuffer m_workspace;
     };

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <map>
 #include <iostream>
 #include <random>
 #include <variant>
@@ -96,6 +97,7 @@ struct Check {
     MathMode math = MathMode::FP32;
     std::string layout = "nchw";
     bool allPinned = false; // every pinned algorithm that supports() accepts, plus auto
+    std::map<std::string, std::string> extra;
 };
 
 // Runs `net` on cpu.direct and on the cudnn algorithms asked for; compares every layer's output with the
@@ -117,8 +119,9 @@ void checkAgainstCpu(Backend& cudnn, Network net, uint64_t seed, const std::stri
     std::vector<std::string> algorithms = check.algorithms;
     if (check.allPinned)
         algorithms.insert(algorithms.end(), kPinned.begin(), kPinned.end());
-    const double tolerance = check.math == MathMode::TF32 ? 5e-3 : 1e-5;
+    const double baseTolerance = check.math == MathMode::TF32 ? 5e-3 : 1e-5;
     std::optional<Tensor> autoOutput;
+    double autoTolerance = baseTolerance;
     int ran = 0;
     for (const std::string& algorithm : algorithms) {
         bool supported = true;
@@ -138,6 +141,8 @@ void checkAgainstCpu(Backend& cudnn, Network net, uint64_t seed, const std::stri
         options.math = check.math;
         options.extra["poison_outputs"] = "1";
         options.extra["layout"] = check.layout;
+        for (const auto& [k, v] : check.extra)
+            options.extra[k] = v;
         auto session = cudnn.createSession(algorithm, options);
         try {
             session->prepare(net, shapes);
@@ -150,6 +155,13 @@ void checkAgainstCpu(Backend& cudnn, Network net, uint64_t seed, const std::stri
         }
         const PassTiming t = session->runPass(input);
         ++ran;
+        // Non-fused Winograd with 5x5 (and larger) tiles amplifies rounding in its transforms: cuDNN's own FP32
+        // result is ~4e-4 from the exact one on a 5x5 layer (seen on the H200). That is the algorithm, not this
+        // backend; whenever it ran (pinned, or chosen by auto) the FP32 bound is 1e-3.
+        bool winogradNonfused = false;
+        for (size_t i = 0; i < net.layers.size(); ++i)
+            winogradNonfused |= session->layerNote(i).find("winograd_nonfused") != std::string::npos;
+        const double tolerance = winogradNonfused ? std::max(baseTolerance, 1e-3) : baseTolerance;
         CHECK(t.layerMs.size() == net.layers.size());
         for (size_t i = 0; i < net.layers.size(); ++i) {
             double ms = -1;
@@ -163,11 +175,12 @@ void checkAgainstCpu(Backend& cudnn, Network net, uint64_t seed, const std::stri
             CHECK(m.relL2 <= tolerance);
             CHECK(ms >= 0);
             if (i + 1 == net.layers.size()) {
-                if (algorithm == "auto")
+                if (algorithm == "auto") {
                     autoOutput = out.clone();
-                else if (autoOutput) {
+                    autoTolerance = tolerance;
+                } else if (autoOutput) {
                     const ErrorMetrics agree = compare(out, *autoOutput);
-                    CHECK(agree.relL2 <= 2 * tolerance);
+                    CHECK(agree.relL2 <= 2 * std::max(tolerance, autoTolerance));
                 }
             }
         }
@@ -284,6 +297,12 @@ TEST_CASE("cudnn conv2d: NHWC layout and TF32", "[gpu][cudnn][conv2d][nhwc]")
     tf32.math = MathMode::TF32;
     tf32.allPinned = true;
     checkAgainstCpu(*cudnn, net, seed + 1002, "wide 3x3 tf32", tf32);
+    Check fused;
+    fused.algorithms = { "auto", "implicit_precomp_gemm" };
+    fused.extra["fuse_bias"] = "1";
+    checkAgainstCpu(*cudnn, net, seed + 1003, "wide 3x3 fused bias", fused);
+    fused.layout = "nhwc";
+    checkAgainstCpu(*cudnn, net, seed + 1004, "wide 3x3 fused bias nhwc", fused);
 }
 
 TEST_CASE("cudnn: an unsupported pinned algorithm reports cuDNN's reason", "[gpu][cudnn][conv2d]")
