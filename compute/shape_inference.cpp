@@ -105,10 +105,10 @@ namespace {
 
     double bytesOf(int64_t n) { return double(n) * 4.0; }
 
-    LayerShape inferConv(const Conv2d& l, const Shape& in)
+    // What conv2d and conv_transpose2d both require of their parameters and input.
+    template <typename Conv> void checkConvolution(const Conv& l, const Shape& in, const std::string& type)
     {
-        LayerShape r;
-        requireImage(in, "conv2d");
+        requireImage(in, type);
         if (l.out_channels < 1)
             throw InputError("out_channels must be at least 1");
         requirePositive(l.kernel_size, "kernel_size");
@@ -122,6 +122,12 @@ namespace {
         if (l.out_channels % l.groups)
             throw InputError("groups " + std::to_string(l.groups) + " does not divide out_channels "
                 + std::to_string(l.out_channels));
+    }
+
+    LayerShape inferConv(const Conv2d& l, const Shape& in)
+    {
+        LayerShape r;
+        checkConvolution(l, in, "conv2d");
         r.resolvedPadding = resolvePadding(l.padding, in, l.kernel_size, l.stride, l.dilation);
         const Padding2d& p = r.resolvedPadding;
         std::ostringstream f;
@@ -142,20 +148,7 @@ namespace {
     LayerShape inferConvTranspose(const ConvTranspose2d& l, const Shape& in)
     {
         LayerShape r;
-        requireImage(in, "conv_transpose2d");
-        if (l.out_channels < 1)
-            throw InputError("out_channels must be at least 1");
-        requirePositive(l.kernel_size, "kernel_size");
-        requirePositive(l.stride, "stride");
-        requirePositive(l.dilation, "dilation");
-        if (l.groups < 1)
-            throw InputError("groups must be at least 1");
-        if (in.c % l.groups)
-            throw InputError("groups " + std::to_string(l.groups) + " does not divide in_channels "
-                + std::to_string(in.c));
-        if (l.out_channels % l.groups)
-            throw InputError("groups " + std::to_string(l.groups) + " does not divide out_channels "
-                + std::to_string(l.out_channels));
+        checkConvolution(l, in, "conv_transpose2d");
         if (l.padding.mode == Padding2d::Mode::Same)
             throw InputError("conv_transpose2d does not take \"same\" padding (PyTorch neither); give explicit padding");
         r.resolvedPadding = l.padding.mode == Padding2d::Mode::Valid ? Padding2d {} : l.padding;
