@@ -156,7 +156,8 @@ Command addAlgosCommand(CLI::App& app)
             if (!shapes.ok())
                 throw InputError(net.name + ": " + shapes.firstError());
             materializeParameters(net, shapes);
-            const std::string caseName = a->suite.empty() ? "" : "case " + std::to_string(c) + " (" + cases[c].name + ") ";
+            const std::string caseName
+                = a->suite.empty() ? "" : "case " + std::to_string(c) + " (" + cases[c].name + ") ";
             for (size_t i = 0; i < net.layers.size(); ++i) {
                 if (!isConvolution(net.layers[i].spec) || !std::holds_alternative<Conv2d>(net.layers[i].spec))
                     continue;

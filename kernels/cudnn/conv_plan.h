@@ -96,8 +96,8 @@ AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& layout, ConvDescriptors
 AlgoChoice choosePinned(cudnnHandle_t h, const ConvLayout& layout, ConvDescriptors& d, const ConvOptions& o,
     cudnnConvolutionFwdAlgo_t algo, const std::string& selection);
 // The same check without throwing: empty when supported, else the reason.
-std::string pinnedUnsupportedReason(cudnnHandle_t h, const ConvLayout& layout, const ConvOptions& o,
-    cudnnConvolutionFwdAlgo_t algo);
+std::string pinnedUnsupportedReason(
+    cudnnHandle_t h, const ConvLayout& layout, const ConvOptions& o, cudnnConvolutionFwdAlgo_t algo);
 
 // conv_transpose2d as backward-data convolution.
 struct ConvTransposeLayout {

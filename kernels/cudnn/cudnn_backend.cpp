@@ -86,23 +86,26 @@ namespace {
                     using T = std::decay_t<decltype(l)>;
                     if constexpr (std::is_same_v<T, LeakyReLU>) {
                         return { false,
-                            sel + ": leaky_relu is unsupported: cuDNN's legacy activation API "
+                            sel
+                                + ": leaky_relu is unsupported: cuDNN's legacy activation API "
                                   "(cudnnActivationForward) has relu, clipped relu, sigmoid, tanh, elu, swish and "
                                   "identity, but no leaky ReLU" };
                     } else if constexpr (std::is_same_v<T, AvgPool2d>) {
                         if (l.divisor_override)
                             return { false,
-                                sel + ": avgpool2d with divisor_override is unsupported: cuDNN's pooling divides "
+                                sel
+                                    + ": avgpool2d with divisor_override is unsupported: cuDNN's pooling divides "
                                       "by the window (with or without padding) and takes no divisor" };
                     } else if constexpr (std::is_same_v<T, MaxPool2d>) {
                         if (l.dilation[0] != 1 || l.dilation[1] != 1)
-                            return { false, sel + ": maxpool2d with dilation > 1 is unsupported: cuDNN's pooling has no dilation" };
+                            return { false,
+                                sel + ": maxpool2d with dilation > 1 is unsupported: cuDNN's pooling has no dilation" };
                     } else if constexpr (std::is_same_v<T, Conv2d>) {
                         try {
                             const ConvLayout layout = convLayout(l, shape, false);
                             if (pinned) {
-                                const std::string why = pinnedUnsupportedReason(
-                                    threadHandles().cudnn, layout, ConvOptions {}, *pinned);
+                                const std::string why
+                                    = pinnedUnsupportedReason(threadHandles().cudnn, layout, ConvOptions {}, *pinned);
                                 if (!why.empty())
                                     return { false, why };
                             }
@@ -121,7 +124,8 @@ namespace {
                 spec);
         }
 
-        std::unique_ptr<BackendSession> createSession(const std::string& algorithm, const SessionOptions& options) override
+        std::unique_ptr<BackendSession> createSession(
+            const std::string& algorithm, const SessionOptions& options) override
         {
             if (algorithm != "auto" && !algorithmFromName(algorithm))
                 throw UnsupportedError("cudnn." + algorithm + ": unknown algorithm");
@@ -144,8 +148,8 @@ namespace {
             return m;
         }
 
-        std::string explore(const Network& net, const ShapeReport& shapes, size_t layer,
-            const SessionOptions& options) override
+        std::string explore(
+            const Network& net, const ShapeReport& shapes, size_t layer, const SessionOptions& options) override
         {
             const Availability a = availability();
             if (!a.available)

@@ -58,7 +58,8 @@ void check(cudnnStatus_t status, const char* what, const char* file, int line)
 {
     if (status == CUDNN_STATUS_SUCCESS)
         return;
-    const std::string message = "cuDNN error in " + std::string(what) + " at " + where(file, line) + ": " + reason(status);
+    const std::string message
+        = "cuDNN error in " + std::string(what) + " at " + where(file, line) + ": " + reason(status);
     if (status == CUDNN_STATUS_ALLOC_FAILED)
         throw OutOfMemoryError(message + " (out of device memory)");
     if (status == CUDNN_STATUS_NOT_SUPPORTED)
@@ -75,7 +76,8 @@ void check(cublasStatus_t status, const char* what, const char* file, int line)
 {
     if (status == CUBLAS_STATUS_SUCCESS)
         return;
-    const std::string message = "cuBLAS error in " + std::string(what) + " at " + where(file, line) + ": " + reason(status);
+    const std::string message
+        = "cuBLAS error in " + std::string(what) + " at " + where(file, line) + ": " + reason(status);
     if (status == CUBLAS_STATUS_ALLOC_FAILED)
         throw OutOfMemoryError(message + " (out of device memory)");
     const cudaError_t cuda = cudaPeekAtLastError();

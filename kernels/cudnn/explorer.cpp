@@ -26,13 +26,11 @@ namespace {
 
     const char* statusName(cudnnStatus_t s) { return cudnnGetErrorString(s); }
 
-    std::string determinismName(cudnnDeterminism_t d)
-    {
-        return d == CUDNN_DETERMINISTIC ? "yes" : "no";
-    }
+    std::string determinismName(cudnnDeterminism_t d) { return d == CUDNN_DETERMINISTIC ? "yes" : "no"; }
 } // namespace
 
-std::string exploreConvolution(const Network& net, const ShapeReport& shapes, size_t index, const SessionOptions& options)
+std::string exploreConvolution(
+    const Network& net, const ShapeReport& shapes, size_t index, const SessionOptions& options)
 {
     if (index >= net.layers.size() || index >= shapes.layers.size())
         throw InputError("explore: layer " + std::to_string(index) + " does not exist");
@@ -108,18 +106,22 @@ std::string exploreConvolution(const Network& net, const ShapeReport& shapes, si
     doc["timed_runs"] = kTimedRuns;
 
     nlohmann::json find = nlohmann::json::array();
-    std::string autoChoice;
+    std::vector<std::string> candidates; // what chooseAuto re-times: acceptable, within 1.5x of Find's best, ≤ 4
+    float bestFind = -1;
     for (const auto& p : perf) {
         find.push_back({ { "algorithm", algorithmName(p.algo) }, { "status", statusName(p.status) },
             { "time_ms", p.status == CUDNN_STATUS_SUCCESS ? nlohmann::json(p.time) : nlohmann::json() },
             { "workspace_bytes", p.memory }, { "deterministic", determinismName(p.determinism) },
             { "math", mathTypeName(p.mathType) } });
         const bool mathOk = o.math == MathMode::TF32 || p.mathType == CUDNN_FMA_MATH;
-        if (autoChoice.empty() && p.status == CUDNN_STATUS_SUCCESS && p.memory <= o.workspaceLimit && mathOk)
-            autoChoice = algorithmName(p.algo);
+        if (p.status == CUDNN_STATUS_SUCCESS && p.memory <= o.workspaceLimit && mathOk && candidates.size() < 4
+            && (bestFind < 0 || p.time <= 1.5f * bestFind)) {
+            if (bestFind < 0)
+                bestFind = p.time;
+            candidates.push_back(algorithmName(p.algo));
+        }
     }
     doc["find"] = find;
-    doc["auto_choice"] = autoChoice;
 
     nlohmann::json algos = nlohmann::json::array();
     gpu::CudaEvent start, stop;
@@ -128,11 +130,10 @@ std::string exploreConvolution(const Network& net, const ShapeReport& shapes, si
             continue;
         nlohmann::json e;
         e["algorithm"] = a.name;
-        e["auto_choice"] = autoChoice == a.name;
         d.conv.setMath(mathTypeFor(o.math));
         size_t wsBytes = 0;
-        const cudnnStatus_t st
-            = cudnnGetConvolutionForwardWorkspaceSize(h.cudnn, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), a.algo, &wsBytes);
+        const cudnnStatus_t st = cudnnGetConvolutionForwardWorkspaceSize(
+            h.cudnn, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), a.algo, &wsBytes);
         // cuDNN's Find entry for this algorithm (the first, i.e. fastest, when it lists several math types).
         const cudnnConvolutionFwdAlgoPerf_t* fp = nullptr;
         for (const auto& p : perf)
@@ -156,7 +157,8 @@ std::string exploreConvolution(const Network& net, const ShapeReport& shapes, si
         e["workspace_bytes"] = wsBytes;
         if (wsBytes > o.workspaceLimit) {
             e["status"] = "over_limit";
-            e["reason"] = "needs " + gpu::mib(wsBytes) + " of workspace, more than the limit of " + gpu::mib(o.workspaceLimit);
+            e["reason"]
+                = "needs " + gpu::mib(wsBytes) + " of workspace, more than the limit of " + gpu::mib(o.workspaceLimit);
             algos.push_back(e);
             continue;
         }
@@ -197,6 +199,20 @@ std::string exploreConvolution(const Network& net, const ShapeReport& shapes, si
         algos.push_back(e);
     }
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    // cudnn.auto's rule (conv_plan.cpp): among Find's candidates, the lowest median of our timing.
+    std::string autoChoice = candidates.empty() ? std::string() : candidates.front();
+    double autoMs = -1;
+    for (auto& e : algos) {
+        const bool candidate
+            = std::find(candidates.begin(), candidates.end(), e["algorithm"].get<std::string>()) != candidates.end();
+        if (candidate && e.contains("time_ms") && (autoMs < 0 || e["time_ms"].get<double>() < autoMs)) {
+            autoMs = e["time_ms"].get<double>();
+            autoChoice = e["algorithm"].get<std::string>();
+        }
+    }
+    for (auto& e : algos)
+        e["auto_choice"] = e["algorithm"].get<std::string>() == autoChoice;
+    doc["auto_choice"] = autoChoice;
     doc["algorithms"] = algos;
     return doc.dump();
 }

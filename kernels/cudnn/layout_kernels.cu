@@ -145,7 +145,8 @@ void padInput(const float* x, int n, int c, int h, int w, int top, int bottom, i
     cudaStream_t stream)
 {
     const int ph = h + top + bottom, pw = w + left + right;
-    padKernel<<<cappedBlocks(int64_t(n) * c * ph * pw), kThreads, 0, stream>>>(x, n, c, h, w, top, left, ph, pw, nhwc, y);
+    padKernel<<<cappedBlocks(int64_t(n) * c * ph * pw), kThreads, 0, stream>>>(
+        x, n, c, h, w, top, left, ph, pw, nhwc, y);
     CONVSCOPE_CUDA_CHECK_LAUNCH("cudnn pad step");
 }
 
