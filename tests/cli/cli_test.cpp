@@ -139,7 +139,7 @@ TEST_CASE("run writes reports, a trace and every layer's output", "[cli]")
     }
 }
 
-TEST_CASE("--input overrides the network input with an .npy tensor", "[cli]")
+TEST_CASE("run with an .npy as --input overrides the network input", "[cli]")
 {
     test::TempDir dir;
     writeText(dir.path / "tiny.json", kTinyNet);
