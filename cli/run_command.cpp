@@ -30,6 +30,7 @@ namespace {
         std::string math = "fp32";
         std::string reference = "auto";
         bool noInterleave = false;
+        bool explore = false;
         double memoryBudgetGiB = 0;
         std::vector<std::string> backendOptions;
     };
@@ -111,6 +112,7 @@ Command addRunCommand(CLI::App& app)
     cmd->add_option("--reference", a->reference, "auto, none, or a selection to check outputs against")
         ->capture_default_str();
     cmd->add_flag("--no-interleave", a->noInterleave, "run each selection's passes back to back");
+    cmd->add_flag("--explore", a->explore, "add the backend's algorithm explorer (cudnn) to the JSON report");
     cmd->add_option("--memory-budget", a->memoryBudgetGiB, "host memory the run may use, GiB (default: half of RAM)");
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE (e.g. workspace_limit=1073741824)");
     return [a]() {
@@ -121,6 +123,7 @@ Command addRunCommand(CLI::App& app)
         opt.repeat = a->repeat;
         opt.interleave = !a->noInterleave;
         opt.keepOutputs = !a->dumpDir.empty();
+        opt.explore = a->explore;
         opt.reference = parseReference(a->reference, opt.selections);
         opt.session.math = parseMathMode(a->math);
         opt.hostMemoryBudgetBytes = int64_t(a->memoryBudgetGiB * double(int64_t(1) << 30));

@@ -91,8 +91,6 @@ public:
         = 0;
     // Device, versions ("device", "driver", "cuda", "cudnn", ...) for `info` and run metadata.
     virtual std::map<std::string, std::string> info() const { return {}; }
-    // Backend-specific data for the report (e.g. cuDNN's algorithm explorer); empty by default.
-    virtual std::string toolName() const { return {}; }
     // The algorithm explorer (cudnn): for convolution layer `layer` of `net` (parameters materialised,
     // shapes.ok()), every algorithm's status or the library's reason it cannot run, time, workspace bytes,
     // determinism and math type, as a JSON document (see kernels/cudnn/explorer.cpp for the fields). Runs on the

@@ -253,6 +253,13 @@ RunResult profile(Network net, const Tensor& input, const ProfileOptions& option
             }
             for (const auto& [k, v] : l.session->metadata())
                 sr.metadata[k] = v;
+            if (options.explore) {
+                l.session.reset(); // the explorer allocates its own buffers
+                const auto backend = registry.find(sr.selection.backend);
+                for (size_t i = 0; i < net.layers.size(); ++i)
+                    if (isConvolution(net.layers[i].spec))
+                        sr.layers[i].explorerJson = backend->explore(net, result.shapes, i, options.session);
+            }
         } catch (const Cancelled&) {
             throw;
         } catch (const std::exception& e) {

@@ -26,6 +26,7 @@ struct ProfileOptions {
     int repeat = 10;
     bool interleave = true;
     bool keepOutputs = false; // keep every layer's output of every selection (the window, --dump-outputs)
+    bool explore = false; // ask each selection's backend for its algorithm explorer on every conv layer
     std::optional<Selection> reference = Selection { "cpu", "direct" }; // nullopt: no error check
     SessionOptions session;
     int64_t hostMemoryBudgetBytes = 0; // 0 = half of physical memory
@@ -49,6 +50,7 @@ struct LayerResult {
     ErrorMetrics error; // against the reference; valid == false when there is none
     std::string note; // from the backend (algorithm actually used, pad step, ...)
     std::optional<Tensor> output; // when keepOutputs
+    std::string explorerJson; // the backend's algorithm explorer for this layer (cudnn), when asked
     double fetchMs = 0; // time to copy the output back for display (not compute)
 };
 

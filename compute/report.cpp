@@ -154,6 +154,8 @@ std::string reportJson(const Network& net, const RunResult& run)
                 { "fetch_ms", lr.fetchMs }, { "error", errorJson(lr.error) } };
             if (!lr.note.empty())
                 lj["note"] = lr.note;
+            if (!lr.explorerJson.empty())
+                lj["algorithm_explorer"] = ordered_json::parse(lr.explorerJson, nullptr, false);
             ls.push_back(lj);
         }
         sj["layers"] = ls;
