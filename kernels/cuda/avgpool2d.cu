@@ -7,6 +7,12 @@
 //
 // One thread per output element, like maxpool2d.cu and for the same reason (memory-bound, the caches serve
 // the window overlap; coalesced across consecutive output columns).
+//
+// 2×2, stride 2, whole windows (isPool2x2Stride2 in pooling.cuh): the shared pool2x2Kernel, for the reasons
+// maxpool2d.cu gives (four adjacent outputs per thread from float4 loads, one float4 store). No padding ever
+// enters such a window, so count_include_pad cannot change anything and the divisor is divisor_override or 4;
+// the sum is taken in the general kernel's order, ((v00 + v01) + v10) + v11, and divided, not multiplied by a
+// reciprocal, so both paths round identically.
 #include "kernels/cuda/pooling.cuh"
 
 namespace convscope::cuda {
@@ -35,18 +41,28 @@ namespace {
                 for (int iw = ws; iw < we; ++iw)
                     sum += __ldg(xp + ih * g.w + iw);
             const int divisor = g.divisorOverride ? g.divisorOverride
-                : g.countIncludePad                ? pool
-                                                   : (he - hs) * (we - ws);
+                : g.countIncludePad               ? pool
+                                                  : (he - hs) * (we - ws);
             y[idx] = sum / static_cast<float>(divisor);
         }
     }
+
+    struct Avg4 {
+        float divisor;
+        __device__ float operator()(float a, float b, float c, float d) const { return (((a + b) + c) + d) / divisor; }
+    };
 } // namespace
 
 void avgPool2d(const PoolGeometry& g, const float* x, float* y, cudaStream_t st)
 {
+    if (isPool2x2Stride2(g)) {
+        launchPool2x2(g, Avg4 { static_cast<float>(g.divisorOverride ? g.divisorOverride : 4) }, x, y, st);
+        return;
+    }
     const long long total = static_cast<long long>(g.n) * g.c * g.p * g.q;
     const long long blocks = (total + 255) / 256;
-    avgPoolKernel<<<static_cast<unsigned>(blocks < (1LL << 30) ? blocks : (1LL << 30)), 256, 0, st>>>(g, x, y, static_cast<unsigned>(total));
+    avgPoolKernel<<<static_cast<unsigned>(blocks < (1LL << 30) ? blocks : (1LL << 30)), 256, 0, st>>>(
+        g, x, y, static_cast<unsigned>(total));
 }
 
 } // namespace convscope::cuda

@@ -20,6 +20,20 @@
 //   where a thread reads inside the patch. The halo tile must fit in 48 KB of shared memory: the chunk size
 //   shrinks (8, 4, 2, 1 channels) for large kernels or strides, and supports() refuses when even one channel
 //   does not fit (huge dilations), naming the size.
+//
+// small (tiny layers, every algorithm): one warp per output element; lane l takes taps l, l + 32, … of the
+//   flattened (c, r, s) reduction and a five-step shuffle tree adds the 32 partial sums. Why: LeNet's c3 at
+//   batch 1 has 1600 outputs and a 150-tap reduction. The direct kernel runs 1600 threads (13 warps per
+//   multiprocessor at best on 7 of 132 multiprocessors), each walking 150 taps in a chain whose every step
+//   waits on a cache load — ~20 µs of pure latency; the tiled and implicit-GEMM kernels launch even fewer
+//   blocks and pay a shared-memory round trip and a barrier per step. Nothing there is bandwidth or arithmetic:
+//   it is the length of the dependent chain. Splitting the reduction over a warp cuts the chain to ⌈150/32⌉ = 5
+//   independent loads per lane (issued together, unrolled) plus five shuffles, and spreads 1600 warps over every
+//   multiprocessor: a few µs including launch. The weight reads are coalesced (lane l reads W[k, l]); the input
+//   reads are a gather, which the L1 serves at this size. Past ~16k outputs or 4M multiply-adds the
+//   register-tiled kernels win again (they reuse every load many times), and below 64 taps a lane would idle,
+//   so conv2dSmallApplies keeps this to the latency-bound corner. The summation order differs from the
+//   sequential one (a tree), which changes rounding only at the 1e-7 level.
 #include "kernels/cuda/conv2d.cuh"
 
 #include "compute/error.h"
@@ -63,6 +77,44 @@ namespace {
         y[idx] = acc;
     }
 
+    constexpr int kSmallWarps = 4; // outputs (warps) per block: small blocks spread a tiny layer over more SMs
+    constexpr long long kSmallMaxOutputs = 16384;
+    constexpr int kSmallMinReduction = 64;
+    constexpr long long kSmallMaxMacs = 4ll << 20;
+
+    __global__ void __launch_bounds__(kSmallWarps * 32) conv2dSmallKernel(ConvGeometry g, const float* __restrict__ x,
+        const float* __restrict__ w, const float* __restrict__ bias, float* __restrict__ y, unsigned total)
+    {
+        const unsigned out = blockIdx.x * kSmallWarps + threadIdx.x / 32;
+        const int lane = threadIdx.x % 32;
+        if (out >= total)
+            return; // the whole warp: no shuffle below is left with missing lanes
+        const unsigned pq = static_cast<unsigned>(g.p) * g.q;
+        const unsigned nk = out / pq, pix = out - nk * pq;
+        const int n = static_cast<int>(nk / g.k), k = static_cast<int>(nk % g.k);
+        const int p = static_cast<int>(pix / g.q), q = static_cast<int>(pix % g.q);
+        const int cg = g.c / g.groups, kg = g.k / g.groups, rs = g.r * g.s, reduction = cg * rs;
+        const float* xn = x + (static_cast<size_t>(n) * g.c + (k / kg) * cg) * g.h * g.w;
+        const float* wk = w + static_cast<size_t>(k) * reduction;
+        const int ih0 = p * g.strideH - g.padTop, iw0 = q * g.strideW - g.padLeft;
+        float acc = 0.0f;
+#pragma unroll 4
+        for (int t = lane; t < reduction; t += 32) {
+            const int c = t / rs, tap = t - c * rs;
+            const int r = tap / g.s, s = tap - r * g.s;
+            const int ih = ih0 + r * g.dilH, iw = iw0 + s * g.dilW;
+            const float wv = __ldg(wk + t);
+            const float xv
+                = (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w) ? __ldg(xn + (c * g.h + ih) * g.w + iw) : 0.0f;
+            acc = fmaf(xv, wv, acc);
+        }
+#pragma unroll
+        for (int offset = 16; offset > 0; offset /= 2)
+            acc += __shfl_xor_sync(0xffffffffu, acc, offset);
+        if (lane == 0)
+            y[out] = acc + (bias ? bias[k] : 0.0f);
+    }
+
     constexpr int kTile = 16; // output pixels per block side
     constexpr int kKpb = 16; // output channels per block
 
@@ -78,8 +130,8 @@ namespace {
     }
 
     __global__ void __launch_bounds__(kTile* kTile) conv2dTiledKernel(ConvGeometry g, TiledLayout L, int tilesW,
-        int tilesH, int kBlocks, const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
-        float* __restrict__ y)
+        int tilesH, int kBlocks, const float* __restrict__ x, const float* __restrict__ w,
+        const float* __restrict__ bias, float* __restrict__ y)
     {
         extern __shared__ float4 smem4[];
         float* smem = reinterpret_cast<float*>(smem4);
@@ -150,11 +202,26 @@ namespace {
             const int k = kFirst + kk;
             if (k < kg) {
                 const int kAbs = grp * kg + k;
-                y[((static_cast<long long>(n) * g.k + kAbs) * g.p + p) * g.q + q] = acc[kk] + (bias ? bias[kAbs] : 0.0f);
+                y[((static_cast<long long>(n) * g.k + kAbs) * g.p + p) * g.q + q]
+                    = acc[kk] + (bias ? bias[kAbs] : 0.0f);
             }
         }
     }
 } // namespace
+
+bool conv2dSmallApplies(const ConvGeometry& g)
+{
+    const long long outputs = static_cast<long long>(g.n) * g.k * g.p * g.q;
+    const long long reduction = static_cast<long long>(g.c / g.groups) * g.r * g.s;
+    return outputs > 0 && outputs <= kSmallMaxOutputs && reduction >= kSmallMinReduction
+        && outputs * reduction <= kSmallMaxMacs;
+}
+
+void conv2dSmall(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st)
+{
+    const unsigned total = static_cast<unsigned>(static_cast<long long>(g.n) * g.k * g.p * g.q);
+    conv2dSmallKernel<<<(total + kSmallWarps - 1) / kSmallWarps, kSmallWarps * 32, 0, st>>>(g, x, w, bias, y, total);
+}
 
 void conv2dDirect(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st)
 {

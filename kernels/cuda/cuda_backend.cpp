@@ -1,6 +1,7 @@
 // The "cuda" backend: our own kernels, one .cu/.cuh pair per op in this folder, behind the shared GPU session
-// flow (kernels/common/gpu_session.h). The algorithm picks the conv2d kernel — direct, tiled or implicit_gemm —
-// and every other layer runs its one implementation. This file is the module's entry point, the backend's
+// flow (kernels/common/gpu_session.h). The algorithm picks the conv2d kernel — direct, tiled or implicit_gemm,
+// except on tiny latency-bound layers, which all take conv2dSmall — and the conv_transpose2d kernel (gather, or
+// the phase form for implicit_gemm); every other layer runs its one implementation. This file is the module's entry point, the backend's
 // answers (availability, supports) and the per-layer dispatch.
 #include "compute/backend_registry.h"
 #include "compute/error.h"
@@ -96,7 +97,10 @@ namespace {
                     using T = std::decay_t<decltype(l)>;
                     if constexpr (std::is_same_v<T, Conv2d>) {
                         const ConvGeometry g = geometryOf(l, shape(i));
-                        if (algorithm() == kImplicitGemm) {
+                        if (conv2dSmallApplies(g)) {
+                            // runLayer sends every algorithm to the latency-bound kernel (conv2d.cu says why).
+                            setLayerNote(i, "tiny layer: one warp per output, split reduction (every cuda algorithm)");
+                        } else if (algorithm() == kImplicitGemm) {
                             conv2dImplicitGemmBuildTable(g, scratch(i), stream);
                             setLayerNote(i, conv2dImplicitGemmVariant(g, sms));
                         } else if (algorithm() == kTiled) {
@@ -106,7 +110,7 @@ namespace {
                             setLayerNote(i, "one thread per output element");
                         }
                     } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
-                        setLayerNote(i, "gather kernel (one thread per output element; same for every cuda algorithm)");
+                        setLayerNote(i, convTranspose2dNote(geometryOf(l, shape(i)), algorithm() == kImplicitGemm));
                     } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
                         if (!runningMean(i) || !runningVar(i))
                             throw InputError("layer " + std::to_string(i) + " (" + layer(i).name
@@ -131,7 +135,9 @@ namespace {
                     using T = std::decay_t<decltype(l)>;
                     if constexpr (std::is_same_v<T, Conv2d>) {
                         const ConvGeometry g = geometryOf(l, s);
-                        if (algorithm() == kImplicitGemm)
+                        if (conv2dSmallApplies(g))
+                            conv2dSmall(g, x, weight(i), bias(i), y, st);
+                        else if (algorithm() == kImplicitGemm)
                             conv2dImplicitGemm(g, x, weight(i), bias(i), y, scratch(i),
                                 deviceProperties().multiProcessorCount, st);
                         else if (algorithm() == kTiled)
@@ -139,7 +145,10 @@ namespace {
                         else
                             conv2dDirect(g, x, weight(i), bias(i), y, st);
                     } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
-                        convTranspose2dGather(geometryOf(l, s), x, weight(i), bias(i), y, st);
+                        if (algorithm() == kImplicitGemm)
+                            convTranspose2dPhase(geometryOf(l, s), x, weight(i), bias(i), y, st);
+                        else
+                            convTranspose2dGather(geometryOf(l, s), x, weight(i), bias(i), y, st);
                     } else if constexpr (std::is_same_v<T, MaxPool2d>) {
                         maxPool2d(poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, y, st);
                     } else if constexpr (std::is_same_v<T, AvgPool2d>) {

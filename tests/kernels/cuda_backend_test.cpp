@@ -362,6 +362,136 @@ TEST_CASE("cuda backend answers availability and refuses unknown algorithms", "[
 }
 
 namespace {
+// The note a cuda session gives its only layer (which kernel ran), so a test can tell a fast path was taken.
+std::string layerNoteOf(Backend& cuda, Network net, const std::string& algorithm)
+{
+    const ShapeReport shapes = inferShapes(net);
+    REQUIRE(shapes.ok());
+    randomParameters(net, shapes, 1);
+    auto session = cuda.createSession(algorithm, {});
+    session->prepare(net, shapes);
+    return session->layerNote(0);
+}
+} // namespace
+
+TEST_CASE("cuda pooling 2x2 stride 2: every vector width, odd sizes, and the cases that fall back", "[gpu][cuda][pool]")
+{
+    auto cuda = cudaOrSkip();
+    if (!cuda)
+        return;
+    const uint64_t seed = freshSeed();
+    Rng r(seed);
+    int i = 0;
+    // W % 8 == 0 (two float4 per row), W % 4 == 0 (one float4), even W (float2), odd W (scalars); odd H too.
+    for (int64_t w : { 24, 20, 18, 13, 2, 3 }) {
+        for (int64_t h : { 9, 8, 2 }) {
+            const Shape in = Shape::nchw(r(1, 3), r(1, 4), h, w);
+            MaxPool2d m;
+            AvgPool2d a;
+            if (i % 3 == 1)
+                a.divisor_override = r(1, 7);
+            if (i % 3 == 2)
+                a.count_include_pad = false;
+            if (i % 4 == 3) {
+                // Bottom/right padding or ceil_mode: even sizes keep whole windows (fast path), odd ones add a
+                // clipped last window (general kernel); both must match.
+                m.ceil_mode = a.ceil_mode = true;
+                m.padding = a.padding = { Padding2d::Mode::Explicit, 0, 1, 0, 1 };
+            }
+            checkAgainstCpu(*cuda, oneLayer(in, m), seed + i, "maxpool2d 2x2 s2 " + in.str());
+            checkAgainstCpu(*cuda, oneLayer(in, a), seed + 100 + i, "avgpool2d 2x2 s2 " + in.str());
+            ++i;
+        }
+    }
+    // Explicit stride 2 equal to the default, and the LeNet chain sizes.
+    MaxPool2d explicitStride;
+    explicitStride.stride = Pair { 2, 2 };
+    checkAgainstCpu(*cuda, oneLayer(Shape::nchw(1, 6, 28, 28), explicitStride), seed + 200, "maxpool2d lenet s2");
+    checkAgainstCpu(*cuda, oneLayer(Shape::nchw(1, 16, 10, 10), AvgPool2d {}), seed + 201, "avgpool2d lenet s4");
+}
+
+TEST_CASE("cuda conv2d: tiny layers take the warp-per-output kernel", "[gpu][cuda][conv2d]")
+{
+    auto cuda = cudaOrSkip();
+    if (!cuda)
+        return;
+    const uint64_t seed = freshSeed();
+    // LeNet-5's c3 and a c5-style layer (400-tap reduction, 120 outputs) at batch 1.
+    const Network c3 = oneLayer(Shape::nchw(1, 6, 14, 14), Conv2d { 16, { 5, 5 } });
+    for (const char* algorithm : { "direct", "tiled", "implicit_gemm" })
+        CHECK(layerNoteOf(*cuda, c3, algorithm).find("tiny layer") != std::string::npos);
+    checkAgainstCpu(*cuda, c3, seed, "lenet c3");
+    checkAgainstCpu(*cuda, oneLayer(Shape::nchw(1, 16, 5, 5), Conv2d { 120, { 5, 5 } }), seed + 1, "lenet c5");
+    Rng r(seed);
+    int done = 0;
+    for (int attempt = 0; attempt < 400 && done < 25; ++attempt) {
+        Conv2d c;
+        const int64_t groups = r.coin() ? 1 : r(1, 3);
+        c.groups = groups;
+        c.out_channels = groups * r(1, 8);
+        c.kernel_size = { r(2, 5), r(2, 5) };
+        c.stride = { r(1, 3), r(1, 3) };
+        c.dilation = { r(1, 2), r(1, 2) };
+        c.padding = r(0, 5) == 0 ? Padding2d { Padding2d::Mode::Same } : randomPadding(r, 3, 3);
+        c.bias = r(0, 3) != 0;
+        const int64_t cg = r(1, 12);
+        if (cg * c.kernel_size[0] * c.kernel_size[1] < 64)
+            continue; // too short a reduction for the tiny-layer kernel
+        Network net = oneLayer(Shape::nchw(r(1, 2), groups * cg, r(3, 17), r(3, 17)), c);
+        const ShapeReport shapes = inferShapes(net);
+        if (!shapes.ok() || shapes.layers[0].out.numel() > 16384)
+            continue;
+        checkAgainstCpu(*cuda, net, seed + attempt, "tiny conv2d case " + std::to_string(attempt));
+        ++done;
+    }
+    CHECK(done >= 15);
+}
+
+TEST_CASE("cuda conv_transpose2d: stride 2-3 through the phase kernel", "[gpu][cuda][conv_transpose2d]")
+{
+    auto cuda = cudaOrSkip();
+    if (!cuda)
+        return;
+    const uint64_t seed = freshSeed();
+    Rng r(seed);
+    int done = 0;
+    for (int attempt = 0; attempt < 400 && done < 25; ++attempt) {
+        ConvTranspose2d c;
+        const int64_t groups = r.coin() ? 1 : r(1, 3);
+        c.groups = groups;
+        c.out_channels = groups * r(1, 20); // 4, 8 and 16 channels per thread
+        c.kernel_size = { r(1, 5), r(1, 5) };
+        c.stride = { r(2, 3), r(2, 3) };
+        c.dilation = { r(1, 3), r(1, 3) };
+        c.padding = randomPadding(r, 3, 3);
+        c.output_padding = { r(0, c.stride[0] - 1), r(0, c.stride[1] - 1) };
+        c.bias = r.coin();
+        Network net = oneLayer(Shape::nchw(r(1, 2), groups * r(1, 40), r(2, 11), r(2, 11)), c);
+        if (!inferShapes(net).ok())
+            continue;
+        checkAgainstCpu(*cuda, net, seed + attempt, "strided conv_transpose2d case " + std::to_string(attempt));
+        ++done;
+    }
+    CHECK(done >= 15);
+
+    // More than one stage of 32 input channels, 16 channels per thread, a U-Net decoder's k2 s2.
+    ConvTranspose2d up { 20, { 2, 2 }, { 2, 2 } };
+    checkAgainstCpu(*cuda, oneLayer(Shape::nchw(2, 70, 9, 11), up), seed + 1, "conv_transpose2d k2 s2 70->20");
+    ConvTranspose2d k4 { 24, { 4, 4 }, { 2, 2 }, { Padding2d::Mode::Explicit, 1, 2, 2, 0 }, { 1, 1 } };
+    checkAgainstCpu(*cuda, oneLayer(Shape::nchw(1, 40, 7, 6), k4), seed + 2, "conv_transpose2d k4 s2 crop");
+    // A kernel smaller than the stride: two of three phases per axis see no tap and get the bias alone.
+    ConvTranspose2d sparse { 5, { 1, 1 }, { 3, 3 } };
+    sparse.output_padding = { 2, 1 };
+    checkAgainstCpu(*cuda, oneLayer(Shape::nchw(2, 3, 5, 4), sparse), seed + 3, "conv_transpose2d k1 s3");
+    // Stride 1 (one phase) and a kernel whose taps exceed the shared-memory stage (gather fallback).
+    checkAgainstCpu(*cuda, oneLayer(Shape::nchw(1, 5, 6, 7), ConvTranspose2d { 9, { 3, 2 } }), seed + 4, "conv_transpose2d s1");
+    const Network huge = oneLayer(Shape::nchw(1, 2, 3, 3), ConvTranspose2d { 9, { 29, 29 } });
+    CHECK(layerNoteOf(*cuda, huge, "implicit_gemm").find("gather") != std::string::npos);
+    CHECK(layerNoteOf(*cuda, oneLayer(Shape::nchw(2, 70, 9, 11), up), "implicit_gemm").find("phases") != std::string::npos);
+    checkAgainstCpu(*cuda, huge, seed + 5, "conv_transpose2d 29x29 gather fallback");
+}
+
+namespace {
 Tensor cheapTensor(const Shape& shape, uint32_t seed)
 {
     // Timing only: values in [-1, 1) from a tiny LCG (randomTensor is slow for half a gigabyte).
@@ -426,6 +556,30 @@ TEST_CASE("cuda kernel benchmark: bandwidth of memory-bound layers, TFLOP/s of c
             const double ms = medianLayerMs(*cuda, net, algorithm, xin, 3);
             std::printf("BENCH|conv3x3 %lld->%lld @%lld b4|cuda.%s|%.3f ms|%.1f TFLOP/s\n", (long long)c.cin,
                 (long long)c.cout, (long long)c.size, algorithm, ms, flops / ms / 1e9);
+        }
+    }
+    // conv_transpose2d: the gather kernel (cuda.direct) against the phase kernel (cuda.implicit_gemm), U-Net
+    // decoder shapes. FLOPs counted on the input size: 2 · N · C_in · H · W · C_out/g · R · S.
+    struct T {
+        int64_t cin, cout, size, kernel;
+    };
+    for (const T& t : { T { 128, 64, 128, 2 }, T { 256, 128, 64, 4 }, T { 64, 32, 256, 3 } }) {
+        const Shape in = Shape::nchw(4, t.cin, t.size, t.size);
+        const Tensor xin = cheapTensor(in, 13);
+        ConvTranspose2d up { t.cout, { t.kernel, t.kernel }, { 2, 2 } };
+        if (t.kernel == 4)
+            up.padding = Padding2d::symmetric(1, 1);
+        if (t.kernel == 3) {
+            up.padding = Padding2d::symmetric(1, 1);
+            up.output_padding = { 1, 1 };
+        }
+        Network net = oneLayer(in, up);
+        const double flops = 2.0 * 4 * t.cin * t.size * t.size * t.cout * t.kernel * t.kernel;
+        for (const char* algorithm : { "implicit_gemm", "direct" }) {
+            const double ms = medianLayerMs(*cuda, net, algorithm, xin, 3);
+            std::printf("BENCH|conv_transpose2d %lld->%lld k%lld s2 @%lld b4|cuda.%s|%.3f ms|%.1f TFLOP/s\n",
+                (long long)t.cin, (long long)t.cout, (long long)t.kernel, (long long)t.size, algorithm, ms,
+                flops / ms / 1e9);
         }
     }
     std::fflush(stdout);
