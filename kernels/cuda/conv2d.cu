@@ -30,10 +30,11 @@
 //   it is the length of the dependent chain. Splitting the reduction over a warp cuts the chain to ⌈150/32⌉ = 5
 //   independent loads per lane (issued together, unrolled) plus five shuffles, and spreads 1600 warps over every
 //   multiprocessor: a few µs including launch. The weight reads are coalesced (lane l reads W[k, l]); the input
-//   reads are a gather, which the L1 serves at this size. Past ~16k outputs or 4M multiply-adds the
-//   register-tiled kernels win again (they reuse every load many times), and below 64 taps a lane would idle,
-//   so conv2dSmallApplies keeps this to the latency-bound corner. The summation order differs from the
-//   sequential one (a tree), which changes rounding only at the 1e-7 level.
+//   reads are a gather, which the L1 serves at this size. Reductions of 16 to 63 taps (LeNet's c1: 25 taps,
+//   4704 outputs, ~10 µs with the other kernels) take 8 lanes per output, four outputs per warp, so no lane idles
+//   on a short reduction. Past ~16k outputs or 4M multiply-adds the register-tiled kernels win again (they reuse
+//   every load many times), so conv2dSmallApplies keeps this to the latency-bound corner. The summation order
+//   differs from the sequential one (a tree), which changes rounding only at the 1e-7 level.
 #include "kernels/cuda/conv2d.cuh"
 
 #include "compute/error.h"
@@ -77,29 +78,33 @@ namespace {
         y[idx] = acc;
     }
 
-    constexpr int kSmallWarps = 4; // outputs (warps) per block: small blocks spread a tiny layer over more SMs
+    constexpr int kSmallThreads = 128; // small blocks spread a tiny layer over more multiprocessors
     constexpr long long kSmallMaxOutputs = 16384;
-    constexpr int kSmallMinReduction = 64;
+    constexpr int kSmallMinReduction = 16;
+    constexpr int kSmallWarpReduction = 64; // from here on a whole warp per output, below it 8 lanes
     constexpr long long kSmallMaxMacs = 4ll << 20;
 
-    __global__ void __launch_bounds__(kSmallWarps * 32) conv2dSmallKernel(ConvGeometry g, const float* __restrict__ x,
+    // L lanes (8 or 32, a power of two dividing the warp) per output element.
+    template <int L>
+    __global__ void __launch_bounds__(kSmallThreads) conv2dSmallKernel(ConvGeometry g, const float* __restrict__ x,
         const float* __restrict__ w, const float* __restrict__ bias, float* __restrict__ y, unsigned total)
     {
-        const unsigned out = blockIdx.x * kSmallWarps + threadIdx.x / 32;
-        const int lane = threadIdx.x % 32;
-        if (out >= total)
-            return; // the whole warp: no shuffle below is left with missing lanes
+        const unsigned out = (blockIdx.x * kSmallThreads + threadIdx.x) / L;
+        const int lane = threadIdx.x % L;
+        // No early return: with L < 32 one warp holds several outputs, and every lane must reach the shuffles.
+        const bool active = out < total;
         const unsigned pq = static_cast<unsigned>(g.p) * g.q;
-        const unsigned nk = out / pq, pix = out - nk * pq;
+        const unsigned nk = active ? out / pq : 0, pix = active ? out - nk * pq : 0;
         const int n = static_cast<int>(nk / g.k), k = static_cast<int>(nk % g.k);
         const int p = static_cast<int>(pix / g.q), q = static_cast<int>(pix % g.q);
-        const int cg = g.c / g.groups, kg = g.k / g.groups, rs = g.r * g.s, reduction = cg * rs;
+        const int cg = g.c / g.groups, kg = g.k / g.groups, rs = g.r * g.s;
+        const int reduction = active ? cg * rs : 0;
         const float* xn = x + (static_cast<size_t>(n) * g.c + (k / kg) * cg) * g.h * g.w;
-        const float* wk = w + static_cast<size_t>(k) * reduction;
+        const float* wk = w + static_cast<size_t>(k) * cg * rs;
         const int ih0 = p * g.strideH - g.padTop, iw0 = q * g.strideW - g.padLeft;
         float acc = 0.0f;
 #pragma unroll 4
-        for (int t = lane; t < reduction; t += 32) {
+        for (int t = lane; t < reduction; t += L) {
             const int c = t / rs, tap = t - c * rs;
             const int r = tap / g.s, s = tap - r * g.s;
             const int ih = ih0 + r * g.dilH, iw = iw0 + s * g.dilW;
@@ -108,10 +113,11 @@ namespace {
                 = (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w) ? __ldg(xn + (c * g.h + ih) * g.w + iw) : 0.0f;
             acc = fmaf(xv, wv, acc);
         }
+        // xor offsets below L stay inside each group of L lanes.
 #pragma unroll
-        for (int offset = 16; offset > 0; offset /= 2)
+        for (int offset = L / 2; offset > 0; offset /= 2)
             acc += __shfl_xor_sync(0xffffffffu, acc, offset);
-        if (lane == 0)
+        if (active && lane == 0)
             y[out] = acc + (bias ? bias[k] : 0.0f);
     }
 
@@ -220,7 +226,13 @@ bool conv2dSmallApplies(const ConvGeometry& g)
 void conv2dSmall(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st)
 {
     const unsigned total = static_cast<unsigned>(static_cast<long long>(g.n) * g.k * g.p * g.q);
-    conv2dSmallKernel<<<(total + kSmallWarps - 1) / kSmallWarps, kSmallWarps * 32, 0, st>>>(g, x, w, bias, y, total);
+    if (static_cast<long long>(g.c / g.groups) * g.r * g.s >= kSmallWarpReduction) {
+        constexpr unsigned perBlock = kSmallThreads / 32;
+        conv2dSmallKernel<32><<<(total + perBlock - 1) / perBlock, kSmallThreads, 0, st>>>(g, x, w, bias, y, total);
+    } else {
+        constexpr unsigned perBlock = kSmallThreads / 8;
+        conv2dSmallKernel<8><<<(total + perBlock - 1) / perBlock, kSmallThreads, 0, st>>>(g, x, w, bias, y, total);
+    }
 }
 
 void conv2dDirect(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st)

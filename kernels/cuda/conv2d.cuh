@@ -24,8 +24,8 @@ struct ConvGeometry {
     int groups;
 };
 
-// Tiny problems (LeNet at batch 1: ≤ 16384 outputs, a reduction C/g·R·S of ≥ 64 taps, ≤ 4M multiply-adds):
-// one warp per output with the reduction split across its lanes (conv2d.cu says why). Every cuda algorithm
+// Tiny problems (LeNet at batch 1: ≤ 16384 outputs, a reduction C/g·R·S of ≥ 16 taps, ≤ 4M multiply-adds):
+// a warp (8 lanes below 64 taps) per output with the reduction split across its lanes (conv2d.cu says why). Every cuda algorithm
 // runs this kernel when it applies; the layer note says so.
 bool conv2dSmallApplies(const ConvGeometry& g);
 void conv2dSmall(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st);

@@ -1,8 +1,8 @@
 // The "cuda" backend: our own kernels, one .cu/.cuh pair per op in this folder, behind the shared GPU session
 // flow (kernels/common/gpu_session.h). The algorithm picks the conv2d kernel — direct, tiled or implicit_gemm,
 // except on tiny latency-bound layers, which all take conv2dSmall — and the conv_transpose2d kernel (gather, or
-// the phase form for implicit_gemm); every other layer runs its one implementation. This file is the module's entry point, the backend's
-// answers (availability, supports) and the per-layer dispatch.
+// the phase form for implicit_gemm); every other layer runs its one implementation. This file is the module's
+// entry point, the backend's answers (availability, supports) and the per-layer dispatch.
 #include "compute/backend_registry.h"
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
@@ -99,7 +99,9 @@ namespace {
                         const ConvGeometry g = geometryOf(l, shape(i));
                         if (conv2dSmallApplies(g)) {
                             // runLayer sends every algorithm to the latency-bound kernel (conv2d.cu says why).
-                            setLayerNote(i, "tiny layer: one warp per output, split reduction (every cuda algorithm)");
+                            setLayerNote(i,
+                                "tiny layer: split reduction, a warp (8 lanes below 64 taps) per output (every cuda "
+                                "algorithm)");
                         } else if (algorithm() == kImplicitGemm) {
                             conv2dImplicitGemmBuildTable(g, scratch(i), stream);
                             setLayerNote(i, conv2dImplicitGemmVariant(g, sms));

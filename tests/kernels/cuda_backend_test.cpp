@@ -421,6 +421,11 @@ TEST_CASE("cuda conv2d: tiny layers take the warp-per-output kernel", "[gpu][cud
     for (const char* algorithm : { "direct", "tiled", "implicit_gemm" })
         CHECK(layerNoteOf(*cuda, c3, algorithm).find("tiny layer") != std::string::npos);
     checkAgainstCpu(*cuda, c3, seed, "lenet c3");
+    // LeNet-5's c1 (25 taps: 8 lanes per output), padded.
+    const Network c1
+        = oneLayer(Shape::nchw(1, 1, 28, 28), Conv2d { 6, { 5, 5 }, { 1, 1 }, Padding2d::symmetric(2, 2) });
+    CHECK(layerNoteOf(*cuda, c1, "implicit_gemm").find("tiny layer") != std::string::npos);
+    checkAgainstCpu(*cuda, c1, seed + 2, "lenet c1");
     checkAgainstCpu(*cuda, oneLayer(Shape::nchw(1, 16, 5, 5), Conv2d { 120, { 5, 5 } }), seed + 1, "lenet c5");
     Rng r(seed);
     int done = 0;
@@ -435,8 +440,8 @@ TEST_CASE("cuda conv2d: tiny layers take the warp-per-output kernel", "[gpu][cud
         c.padding = r(0, 5) == 0 ? Padding2d { Padding2d::Mode::Same } : randomPadding(r, 3, 3);
         c.bias = r(0, 3) != 0;
         const int64_t cg = r(1, 12);
-        if (cg * c.kernel_size[0] * c.kernel_size[1] < 64)
-            continue; // too short a reduction for the tiny-layer kernel
+        if (cg * c.kernel_size[0] * c.kernel_size[1] < 16)
+            continue; // too short a reduction for the tiny-layer kernel (8 lanes from 16 taps, a warp from 64)
         Network net = oneLayer(Shape::nchw(r(1, 2), groups * cg, r(3, 17), r(3, 17)), c);
         const ShapeReport shapes = inferShapes(net);
         if (!shapes.ok() || shapes.layers[0].out.numel() > 16384)
@@ -484,10 +489,12 @@ TEST_CASE("cuda conv_transpose2d: stride 2-3 through the phase kernel", "[gpu][c
     sparse.output_padding = { 2, 1 };
     checkAgainstCpu(*cuda, oneLayer(Shape::nchw(2, 3, 5, 4), sparse), seed + 3, "conv_transpose2d k1 s3");
     // Stride 1 (one phase) and a kernel whose taps exceed the shared-memory stage (gather fallback).
-    checkAgainstCpu(*cuda, oneLayer(Shape::nchw(1, 5, 6, 7), ConvTranspose2d { 9, { 3, 2 } }), seed + 4, "conv_transpose2d s1");
+    checkAgainstCpu(
+        *cuda, oneLayer(Shape::nchw(1, 5, 6, 7), ConvTranspose2d { 9, { 3, 2 } }), seed + 4, "conv_transpose2d s1");
     const Network huge = oneLayer(Shape::nchw(1, 2, 3, 3), ConvTranspose2d { 9, { 29, 29 } });
     CHECK(layerNoteOf(*cuda, huge, "implicit_gemm").find("gather") != std::string::npos);
-    CHECK(layerNoteOf(*cuda, oneLayer(Shape::nchw(2, 70, 9, 11), up), "implicit_gemm").find("phases") != std::string::npos);
+    const std::string upNote = layerNoteOf(*cuda, oneLayer(Shape::nchw(2, 70, 9, 11), up), "implicit_gemm");
+    CHECK(upNote.find("phases") != std::string::npos);
     checkAgainstCpu(*cuda, huge, seed + 5, "conv_transpose2d 29x29 gather fallback");
 }
 
