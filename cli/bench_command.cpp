@@ -149,7 +149,11 @@ Command addBenchCommand(CLI::App& app)
                 const auto& sh = run.shapes.layers[i];
                 std::vector<std::string> row = { bc.name, bc.network.layers[i].name + " "
                                                      + layerTypeName(bc.network.layers[i].spec),
-                    sh.out.str(), fixed(sh.cost.flops / 1e9, 3) };
+                    sh.out.str(), [&] {
+                        char b[32];
+                        std::snprintf(b, sizeof b, "%.4g", sh.cost.flops / 1e9);
+                        return std::string(b);
+                    }() };
                 std::vector<double> median;
                 double worst = 0;
                 for (const auto& s : run.selections) {

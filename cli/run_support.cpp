@@ -58,7 +58,7 @@ void printResultTable(std::ostream& out, const Network& net, const RunResult& ru
     for (size_t i = 0; i < net.layers.size(); ++i) {
         const auto& sh = run.shapes.layers[i];
         std::vector<std::string> row = { std::to_string(i), net.layers[i].name, layerTypeName(net.layers[i].spec),
-            sh.out.str(), fmt("%.4f", sh.cost.flops / 1e9) };
+            sh.out.str(), fmt("%.4g", sh.cost.flops / 1e9) };
         for (const auto* s : ok) {
             const auto& lr = s->layers[i];
             row.push_back(formatMs(lr.computeMs.median));
