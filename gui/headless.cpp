@@ -10,6 +10,7 @@
 #include "gui/run_panel.h"
 
 #include <QApplication>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QImage>
@@ -64,6 +65,7 @@ namespace {
 
 int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
 {
+    window.project()->setDiscardQuestion([] { return ProjectController::Answer::Discard; });
     window.resize(o.size);
     window.show();
     window.resetLayout();
@@ -115,6 +117,15 @@ int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
         waitFor([&] { return finished; }, 5000); // the live preview, when the network is small enough
     }
     settle(150); // let throttled charts and layouts catch up
+    if (window.size() != o.size) {
+        // The layout could not shrink that far: say which part is the widest, so it can be fixed.
+        std::fprintf(stderr, "convscope: warning: the window is %dx%d, not %dx%d (central %dx%d minimum)\n",
+            window.width(), window.height(), o.size.width(), o.size.height(),
+            window.centralWidget()->minimumSizeHint().width(), window.centralWidget()->minimumSizeHint().height());
+        for (QDockWidget* d : window.findChildren<QDockWidget*>())
+            std::fprintf(stderr, "  %s: minimum %dx%d\n", qPrintable(d->objectName()), d->minimumSizeHint().width(),
+                d->minimumSizeHint().height());
+    }
     const QPixmap shot = window.grab();
     if (shot.isNull() || !shot.save(o.output))
         return fail(QStringLiteral("could not write the screenshot %1").arg(o.output));
@@ -124,6 +135,7 @@ int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
 
 int runLatencyBenchmark(MainWindow& window, int iterations)
 {
+    window.project()->setDiscardQuestion([] { return ProjectController::Answer::Discard; });
     window.resize(1600, 1000);
     window.show();
     window.resetLayout();
@@ -188,7 +200,7 @@ int runLatencyBenchmark(MainWindow& window, int iterations)
     std::printf("edit -> shapes table (20 layers, %d edits): median %.2f ms, min %.2f, max %.2f "
                 "(with table repaint: median %.2f ms, max %.2f)\n",
         iterations, a.median, a.min, a.max, b.median, b.max);
-    std::printf("edit -> feature maps (LeNet-5, live cpu.im2col_gemm, %d edits, debounce included): median %.1f ms, "
+    std::printf("edit -> feature maps (LeNet-5, live cpu.im2col_gemm, %d edits, first edit runs at once, bursts debounced): median %.1f ms, "
                 "min %.1f, max %.1f\n",
         iterations, c.median, c.min, c.max);
     return 0;

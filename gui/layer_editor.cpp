@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
+#include <QBoxLayout>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -77,6 +78,7 @@ LayerEditor::LayerEditor(NetworkDocument* doc, QWidget* parent)
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_error->hide();
     box->addWidget(m_error);
+    box->addWidget(m_formula);
     m_form = new QWidget(this);
     m_layout = new QFormLayout(m_form);
     m_layout->setContentsMargins(0, 0, 0, 0);
@@ -90,7 +92,6 @@ LayerEditor::LayerEditor(NetworkDocument* doc, QWidget* parent)
     QFont mono(QStringLiteral("monospace"));
     mono.setStyleHint(QFont::Monospace);
     m_formula->setFont(mono);
-    box->addWidget(m_formula);
     box->addStretch(1);
     connect(doc, &NetworkDocument::networkChanged, this, [this] { refresh(); });
     rebuild();
@@ -134,8 +135,19 @@ void LayerEditor::addField(const QString& key, const QString& label, QWidget* w,
 
 void LayerEditor::rebuild()
 {
-    while (m_layout->rowCount() > 0)
-        m_layout->removeRow(0);
+    // The fields are built in a fresh, hidden container that is shown whole at the end: widgets added to
+    // a visible parent would only appear after the next event-loop pass (and a screenshot taken before
+    // it would miss them). The old container may hold the widget whose signal got us here: delete later.
+    auto* form = new QWidget(this);
+    form->hide();
+    auto* layout = new QFormLayout(form);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    static_cast<QBoxLayout*>(this->layout())->replaceWidget(m_form, form);
+    m_form->hide();
+    m_form->deleteLater();
+    m_form = form;
+    m_layout = layout;
     m_fields.clear();
     m_name = nullptr;
     const auto& layers = m_doc->network().layers;
@@ -144,6 +156,7 @@ void LayerEditor::rebuild()
         m_type.clear();
         m_formula->hide();
         m_error->hide();
+        m_form->show();
         return;
     }
     const Layer& layer = layers[size_t(m_index)];
@@ -163,6 +176,7 @@ void LayerEditor::rebuild()
     if (hasParameters(layer.spec))
         buildInitFields(layer);
     refresh();
+    m_form->show();
 }
 
 void LayerEditor::buildSpecFields(const LayerSpec& spec)

@@ -56,28 +56,23 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
     m_shapesView->verticalHeader()->hide();
     m_shapesView->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
     m_shapesView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_shapesView->horizontalHeader()->setSectionResizeMode(ShapesModel::OutputShape, QHeaderView::Stretch);
+    m_shapesView->horizontalHeader()->setStretchLastSection(true);
     m_shapesView->horizontalHeader()->setMinimumSectionSize(28);
     m_shapesView->setWordWrap(false);
     m_shapesView->setAlternatingRowColors(true);
 
     m_networkDock = addDock(m_network, tr("Network"), QStringLiteral("networkDock"), Qt::LeftDockWidgetArea);
     m_inputDock = addDock(m_input, tr("Input"), QStringLiteral("inputDock"), Qt::LeftDockWidgetArea);
-    m_shapesDock = addDock(m_shapesView, tr("Shapes"), QStringLiteral("shapesDock"), Qt::RightDockWidgetArea);
-    m_runDock = addDock(m_run, tr("Run"), QStringLiteral("runDock"), Qt::RightDockWidgetArea);
-    m_timingDock = addDock(m_timing, tr("Timing"), QStringLiteral("timingDock"), Qt::RightDockWidgetArea);
-    tabifyDockWidget(m_runDock, m_timingDock);
+    m_runDock = addDock(m_run, tr("Run"), QStringLiteral("runDock"), Qt::LeftDockWidgetArea);
+    tabifyDockWidget(m_inputDock, m_runDock);
     m_runDock->raise();
+    m_shapesDock = addDock(m_shapesView, tr("Shapes"), QStringLiteral("shapesDock"), Qt::RightDockWidgetArea);
+    m_timingDock = addDock(m_timing, tr("Timing"), QStringLiteral("timingDock"), Qt::RightDockWidgetArea);
     buildMenus();
 
     m_live.setSingleShot(true);
     m_live.setInterval(30);
-    connect(&m_live, &QTimer::timeout, this, [this] {
-        const ShapeReport& s = m_doc.shapes();
-        if (!s.ok() || s.total.flops > Engine::kLiveFlopsLimit || !m_run->liveEnabled() || m_doc.network().layers.empty())
-            return;
-        m_engine->startRun(m_doc.network(), RunRequest { { Engine::liveSelection() }, 0, 1, true, false });
-    });
+    connect(&m_live, &QTimer::timeout, this, &MainWindow::startLive);
 
     connect(&m_doc, &NetworkDocument::networkChanged, this, &MainWindow::onNetworkChanged);
     connect(&m_doc, &NetworkDocument::modifiedChanged, this, &MainWindow::updateTitle);
@@ -150,8 +145,8 @@ void MainWindow::resetLayout()
 {
     const int w = std::max(width(), 800), h = std::max(height(), 600);
     resizeDocks({ m_networkDock, m_shapesDock }, { int(w * 0.24), int(w * 0.33) }, Qt::Horizontal);
-    resizeDocks({ m_networkDock, m_inputDock }, { int(h * 0.74), int(h * 0.26) }, Qt::Vertical);
-    resizeDocks({ m_shapesDock, m_runDock }, { int(h * 0.55), int(h * 0.45) }, Qt::Vertical);
+    resizeDocks({ m_networkDock, m_runDock }, { int(h * 0.66), int(h * 0.34) }, Qt::Vertical);
+    resizeDocks({ m_shapesDock, m_timingDock }, { int(h * 0.5), int(h * 0.5) }, Qt::Vertical);
 }
 
 void MainWindow::buildMenus()
@@ -220,9 +215,25 @@ void MainWindow::onNetworkChanged()
     if (!s.ok())
         return;
     if (s.total.flops <= Engine::kLiveFlopsLimit && m_run->liveEnabled())
-        m_live.start(); // debounced: a burst of spin-box steps runs once
+    {
+        // The first edit after a quiet moment runs at once; the rest of a burst (spin-box steps, typing)
+        // is debounced into one run that supersedes whatever is still running.
+        if (!m_engine->isBusy() && !m_live.isActive())
+            startLive();
+        else
+            m_live.start();
+    }
     else if (s.total.flops > Engine::kLiveFlopsLimit)
         statusBar()->showMessage(tr("%1 FLOPs: too large for the live preview; press Run").arg(s.total.flops, 0, 'g', 3), 5000);
+}
+
+void MainWindow::startLive()
+{
+    m_live.stop();
+    const ShapeReport& s = m_doc.shapes();
+    if (!s.ok() || s.total.flops > Engine::kLiveFlopsLimit || !m_run->liveEnabled() || m_doc.network().layers.empty())
+        return;
+    m_engine->startRun(m_doc.network(), RunRequest { { Engine::liveSelection() }, 0, 1, true, false });
 }
 
 void MainWindow::updateLayerProblem()

@@ -59,6 +59,7 @@ private:
     QDockWidget* addDock(QWidget* w, const QString& title, const QString& objectName, Qt::DockWidgetArea area);
     void buildMenus();
     void onNetworkChanged();
+    void startLive();
     void onFinished(int job, RunOutcomePtr outcome);
     void showProblem(const QString& message);
     void updateTitle();

@@ -38,7 +38,10 @@ void markInvalid(QWidget* w, bool invalid, const QString& why)
     if (was == invalid && w->toolTip() == why)
         return;
     w->setProperty("invalid", invalid);
-    w->setStyleSheet(invalid ? QStringLiteral("border: 2px solid #c62828; border-radius: 3px;") : QString());
+    // Type selectors, so a composite editor marks its inputs and not every label and button inside it.
+    w->setStyleSheet(invalid ? QStringLiteral("QAbstractSpinBox, QComboBox, QLineEdit { border: 2px solid #c62828;"
+                                              " border-radius: 3px; background: #fff5f5; }")
+                             : QString());
     w->setToolTip(why);
 }
 

@@ -41,6 +41,7 @@ void ShapesModel::setRun(RunOutcomePtr run, int selection)
 {
     m_run = std::move(run);
     m_selection = selection;
+    Q_EMIT headerDataChanged(Qt::Horizontal, Time, Time);
     if (rowCount() > 0)
         Q_EMIT dataChanged(index(0, Time), index(rowCount() - 1, Time));
 }
@@ -72,6 +73,8 @@ QVariant ShapesModel::headerData(int section, Qt::Orientation orientation, int r
     case Memory:
         return tr("Memory");
     case Time:
+        if (m_run && m_selection < int(m_run->result.selections.size()))
+            return tr("Median · %1").arg(QString::fromStdString(m_run->result.selections[size_t(m_selection)].selection.str()));
         return tr("Time (median)");
     }
     return {};

@@ -80,6 +80,18 @@ inline gui::RunOutcomePtr waitForRun(gui::MainWindow& w, int job = 0, int timeou
     return nullptr;
 }
 
+// With CONVSCOPE_TEST_SHOTS set, saves the window as NAME.png there (to look at states tests reach).
+inline void maybeShoot(gui::MainWindow& w, const char* name)
+{
+    const QByteArray dir = qgetenv("CONVSCOPE_TEST_SHOTS");
+    if (!dir.isEmpty()) {
+        QCoreApplication::processEvents(); // pending layouts, as a person would see them
+        w.grab().save(QString::fromLocal8Bit(dir) + QLatin1Char('/') + QLatin1String(name) + QStringLiteral(".png"));
+        w.networkPanel()->editor()->grab().save(
+            QString::fromLocal8Bit(dir) + QLatin1Char('/') + QLatin1String(name) + QStringLiteral("-editor.png"));
+    }
+}
+
 // LeNet-5 built through the window's own actions and editor widgets.
 inline void buildLeNet(gui::MainWindow& w)
 {

@@ -71,6 +71,7 @@ TEST_CASE("an impossible value is marked with the engine's message and refuses t
     CHECK(started.isEmpty());
     CHECK(w->runPanel()->message().startsWith(QStringLiteral("Cannot run")));
     CHECK(w->bannerText().contains(QStringLiteral("layer 3")));
+    maybeShoot(*w, "invalid-kernel");
     // Fixing it unblocks the run.
     pairField(*w, "kernel_size")->heightBox()->setValue(5);
     CHECK(w->networkPanel()->editor()->errorText().isEmpty());
@@ -116,6 +117,7 @@ TEST_CASE("a CPU run reports through signals; feature maps show one tile per cha
     CHECK(maps->isEnlarged());
     CHECK(maps->enlarged()->tileCount() == 1);
     CHECK(maps->statusText().contains(QStringLiteral("depends on")));
+    maybeShoot(*w, "enlarged-receptive-field");
 
     // Colour maps and ranges re-render without a run.
     maps->colorMapBox()->setCurrentIndex(2);
@@ -137,6 +139,10 @@ TEST_CASE("an edit reruns a small network live and supersedes older jobs", "[gui
     RunOutcomePtr second = waitForRun(*w);
     REQUIRE(second);
     CHECK(w->featureMaps()->grid()->tileCount() == 4);
+    pairField(*w, "stride")->heightBox()->setValue(2);
+    REQUIRE(waitForRun(*w));
+    CHECK(w->featureMaps()->grid()->planes().height == 14);
+    maybeShoot(*w, "stride-2");
 
     // Two runs back to back: only the last one reports.
     QSignalSpy finished(w->engine(), &Engine::finished);
