@@ -114,8 +114,8 @@ void FeatureMapGrid::rebuild()
     for (int64_t c = 0; c < m_planes.channels; ++c) {
         const auto range = m_shared ? std::make_pair(gLo, gHi) : own[size_t(c)];
         m_ranges.push_back(range);
-        m_images.push_back(renderPlane(m_planes.plane(c), m_planes.height, m_planes.width, m_map, range.first,
-            range.second));
+        m_images.push_back(
+            renderPlane(m_planes.plane(c), m_planes.height, m_planes.width, m_map, range.first, range.second));
     }
     relayout();
     update();
@@ -201,7 +201,8 @@ void FeatureMapGrid::paintEvent(QPaintEvent*)
             p.save();
             p.setPen(QPen(Qt::red, 2));
             p.setBrush(Qt::NoBrush);
-            p.drawRect(QRectF(r.left() + m_markCol * sx, r.top() + m_markRow * sy, std::max(sx, 3.0), std::max(sy, 3.0)));
+            p.drawRect(
+                QRectF(r.left() + m_markCol * sx, r.top() + m_markRow * sy, std::max(sx, 3.0), std::max(sy, 3.0)));
             p.restore();
         }
     }

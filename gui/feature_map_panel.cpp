@@ -118,7 +118,8 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     box->addWidget(m_status);
 
     auto hover = [this](int c, int r, int col, float v) {
-        m_status->setText(tr("channel %1 · row %2 · col %3 · value %4").arg(c).arg(r).arg(col).arg(double(v), 0, 'g', 6));
+        m_status->setText(
+            tr("channel %1 · row %2 · col %3 · value %4").arg(c).arg(r).arg(col).arg(double(v), 0, 'g', 6));
     };
     connect(m_grid, &FeatureMapGrid::hovered, this, hover);
     connect(m_big, &FeatureMapGrid::hovered, this, hover);

@@ -16,8 +16,8 @@ QString formatCount(double value)
         v /= 1e3;
         ++i;
     }
-    return QStringLiteral("%1 %2").arg(QString::number(v, 'f', std::fabs(v) < 10 ? 2 : (std::fabs(v) < 100 ? 1 : 0)),
-        QLatin1String(units[i]));
+    return QStringLiteral("%1 %2").arg(
+        QString::number(v, 'f', std::fabs(v) < 10 ? 2 : (std::fabs(v) < 100 ? 1 : 0)), QLatin1String(units[i]));
 }
 
 QString formatBytes(double bytes)
@@ -28,8 +28,8 @@ QString formatBytes(double bytes)
         bytes /= 1024;
         ++i;
     }
-    return QStringLiteral("%1 %2").arg(QString::number(bytes, 'f', i == 0 ? 0 : (bytes < 10 ? 2 : 1)),
-        QLatin1String(units[i]));
+    return QStringLiteral("%1 %2").arg(
+        QString::number(bytes, 'f', i == 0 ? 0 : (bytes < 10 ? 2 : 1)), QLatin1String(units[i]));
 }
 
 QString formatMs(double ms)

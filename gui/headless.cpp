@@ -189,8 +189,12 @@ int runLatencyBenchmark(MainWindow& window, int iterations)
         QElapsedTimer t;
         t.start();
         stride->heightBox()->setValue(i % 2 ? 1 : 2);
-        if (!waitFor([&] { return updated && window.featureMaps()->outcome()->network.layers[0].spec
-                                               == window.document()->network().layers[0].spec; },
+        if (!waitFor(
+                [&] {
+                    return updated
+                        && window.featureMaps()->outcome()->network.layers[0].spec
+                        == window.document()->network().layers[0].spec;
+                },
                 5000))
             return fail(QStringLiteral("feature maps did not refresh"));
         window.featureMaps()->grid()->repaint();
@@ -200,7 +204,8 @@ int runLatencyBenchmark(MainWindow& window, int iterations)
     std::printf("edit -> shapes table (20 layers, %d edits): median %.2f ms, min %.2f, max %.2f "
                 "(with table repaint: median %.2f ms, max %.2f)\n",
         iterations, a.median, a.min, a.max, b.median, b.max);
-    std::printf("edit -> feature maps (LeNet-5, live cpu.im2col_gemm, %d edits, first edit runs at once, bursts debounced): median %.1f ms, "
+    std::printf("edit -> feature maps (LeNet-5, live cpu.im2col_gemm, %d edits, first edit runs at once, bursts "
+                "debounced): median %.1f ms, "
                 "min %.1f, max %.1f\n",
         iterations, c.median, c.min, c.max);
     return 0;

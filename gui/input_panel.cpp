@@ -91,8 +91,8 @@ InputPanel::InputPanel(NetworkDocument* doc, QWidget* parent)
             [this, s] { commit(tr("Change input size"), QStringLiteral("input-") + s->objectName()); });
     connect(m_flat, &QCheckBox::toggled, this, [this] { commit(tr("Change input kind"), {}); });
     connect(openImage, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Input image"), QString(),
-            tr("Images (*.png *.jpg *.jpeg *.bmp *.gif *.tga *.pgm *.ppm *.pnm)"));
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Input image"), QString(), tr("Images (*.png *.jpg *.jpeg *.bmp *.gif *.tga *.pgm *.ppm *.pnm)"));
         if (!path.isEmpty())
             openInputFile(path);
     });

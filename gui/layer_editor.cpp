@@ -3,12 +3,12 @@
 #include "gui/format.h"
 #include "gui/param_widgets.h"
 
+#include <QBoxLayout>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
-#include <QBoxLayout>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -24,7 +24,7 @@
 #include <variant>
 
 // Reads / writes a spec member of whatever layer kind holds it; kinds without it are left alone.
-#define CS_SET_MEMBER(member, value)                                                                                 \
+#define CS_SET_MEMBER(member, value)                                                                                   \
     [v = (value)](Layer& l) {                                                                                          \
         std::visit(                                                                                                    \
             [&](auto& s) {                                                                                             \
@@ -33,7 +33,12 @@
             },                                                                                                         \
             l.spec);                                                                                                   \
     }
-#define CS_HAS_MEMBER(spec, member) std::visit([](const auto& s) { return requires { s.member; }; }, spec)
+#define CS_HAS_MEMBER(spec, member)                                                                                    \
+    std::visit(                                                                                                        \
+        [](const auto& s) {                                                                                            \
+            return requires { s.member; };                                                                             \
+        },                                                                                                             \
+        spec)
 
 namespace convscope::gui {
 
@@ -152,7 +157,8 @@ void LayerEditor::rebuild()
     m_name = nullptr;
     const auto& layers = m_doc->network().layers;
     if (m_index < 0 || m_index >= int(layers.size())) {
-        m_title->setText(layers.empty() ? tr("Add a layer from the toolbar or the Layer menu.") : tr("Select a layer."));
+        m_title->setText(
+            layers.empty() ? tr("Add a layer from the toolbar or the Layer menu.") : tr("Select a layer."));
         m_type.clear();
         m_formula->hide();
         m_error->hide();
@@ -190,11 +196,17 @@ void LayerEditor::buildSpecFields(const LayerSpec& spec)
     };
 #define CS_PAIR(key, label, lo, member, getexpr)                                                                       \
     if (CS_HAS_MEMBER(spec, member))                                                                                   \
-        pairField(QStringLiteral(key), label, lo, [](Pair v) { return std::function<void(Layer&)>(CS_SET_MEMBER(member, v)); }, \
+        pairField(                                                                                                     \
+            QStringLiteral(key), label, lo,                                                                            \
+            [](Pair v) { return std::function<void(Layer&)>(CS_SET_MEMBER(member, v)); },                              \
             [](const Layer& l) {                                                                                       \
                 return std::visit(                                                                                     \
                     [](const auto& s) -> Pair {                                                                        \
-                        if constexpr (requires { { getexpr } -> std::convertible_to<Pair>; })                          \
+                        if constexpr (requires {                                                                       \
+                                          {                                                                            \
+                                              getexpr                                                                  \
+                                              } -> std::convertible_to<Pair>;                                          \
+                                      })                                                                               \
                             return getexpr;                                                                            \
                         else                                                                                           \
                             return Pair {};                                                                            \
@@ -205,7 +217,7 @@ void LayerEditor::buildSpecFields(const LayerSpec& spec)
     if (CS_HAS_MEMBER(spec, member)) {                                                                                 \
         auto* e = spin(lo, hi, m_form);                                                                                \
         connect(e, &QSpinBox::valueChanged, this, [this](int v) {                                                      \
-            commit(QStringLiteral(key), tr("Change %1").arg(QStringLiteral(key)), CS_SET_MEMBER(member, int64_t(v))); \
+            commit(QStringLiteral(key), tr("Change %1").arg(QStringLiteral(key)), CS_SET_MEMBER(member, int64_t(v)));  \
         });                                                                                                            \
         addField(QStringLiteral(key), label, e, [e](const Layer& l) {                                                  \
             std::visit(                                                                                                \
@@ -222,7 +234,7 @@ void LayerEditor::buildSpecFields(const LayerSpec& spec)
     if (CS_HAS_MEMBER(spec, member)) {                                                                                 \
         auto* e = dspin(lo, hi, decimals, m_form);                                                                     \
         connect(e, &QDoubleSpinBox::valueChanged, this, [this](double v) {                                             \
-            commit(QStringLiteral(key), tr("Change %1").arg(QStringLiteral(key)), CS_SET_MEMBER(member, v));          \
+            commit(QStringLiteral(key), tr("Change %1").arg(QStringLiteral(key)), CS_SET_MEMBER(member, v));           \
         });                                                                                                            \
         addField(QStringLiteral(key), label, e, [e](const Layer& l) {                                                  \
             std::visit(                                                                                                \
@@ -239,7 +251,7 @@ void LayerEditor::buildSpecFields(const LayerSpec& spec)
     if (CS_HAS_MEMBER(spec, member)) {                                                                                 \
         auto* e = new QCheckBox(m_form);                                                                               \
         connect(e, &QCheckBox::toggled, this, [this](bool v) {                                                         \
-            commit(QStringLiteral(key), tr("Change %1").arg(QStringLiteral(key)), CS_SET_MEMBER(member, v));          \
+            commit(QStringLiteral(key), tr("Change %1").arg(QStringLiteral(key)), CS_SET_MEMBER(member, v));           \
         });                                                                                                            \
         addField(QStringLiteral(key), label, e, [e](const Layer& l) {                                                  \
             std::visit(                                                                                                \
@@ -347,7 +359,8 @@ void LayerEditor::buildInitFields(const Layer& layer)
         if (!biasFile->hasFocus())
             biasFile->setText(QString::fromStdString(l.init.bias_file));
         const std::string k = l.init.kind;
-        const bool seeded = k == "default" || k == "uniform" || k == "he_uniform" || k == "xavier_uniform" || k == "random";
+        const bool seeded
+            = k == "default" || k == "uniform" || k == "he_uniform" || k == "xavier_uniform" || k == "random";
         m_layout->setRowVisible(seed, seeded);
         m_layout->setRowVisible(low, k == "uniform");
         m_layout->setRowVisible(high, k == "uniform");
@@ -403,9 +416,10 @@ void LayerEditor::refresh()
         if (!ls->formula.empty())
             text += QStringLiteral("\n") + QString::fromStdString(ls->formula);
         if (ls->ok)
-            text += QStringLiteral("\n") + tr("params %1 · FLOPs %2 · memory %3")
-                                               .arg(formatCount(double(ls->cost.params)), formatCount(ls->cost.flops),
-                                                   formatBytes(ls->cost.bytesRead + ls->cost.bytesWritten));
+            text += QStringLiteral("\n")
+                + tr("params %1 · FLOPs %2 · memory %3")
+                      .arg(formatCount(double(ls->cost.params)), formatCount(ls->cost.flops),
+                          formatBytes(ls->cost.bytesRead + ls->cost.bytesWritten));
     }
     m_formula->setText(text.trimmed());
     m_formula->setVisible(!text.trimmed().isEmpty());

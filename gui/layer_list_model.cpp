@@ -47,8 +47,9 @@ QVariant LayerListModel::data(const QModelIndex& index, int role) const
     const LayerShape* ls = i < shapes.layers.size() ? &shapes.layers[i] : nullptr;
     switch (role) {
     case Qt::DisplayRole: {
-        QString text = QStringLiteral("%1  %2 · %3").arg(i + 1).arg(QString::fromStdString(layer.name),
-            QString::fromStdString(layerSummary(layer.spec)));
+        QString text = QStringLiteral("%1  %2 · %3")
+                           .arg(i + 1)
+                           .arg(QString::fromStdString(layer.name), QString::fromStdString(layerSummary(layer.spec)));
         if (ls && ls->ok)
             text += QStringLiteral("  → ") + QString::fromStdString(ls->out.str());
         return text;

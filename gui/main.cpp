@@ -36,17 +36,24 @@ int main(int argc, char** argv)
     parser.setApplicationDescription(QStringLiteral("ConvScope: a visual profiler for CNN layers"));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("A network (.json) to open"), QStringLiteral("[file]"));
-    const QCommandLineOption open(QStringLiteral("open"), QStringLiteral("Open this network file."), QStringLiteral("NET.json"));
+    parser.addPositionalArgument(
+        QStringLiteral("file"), QStringLiteral("A network (.json) to open"), QStringLiteral("[file]"));
+    const QCommandLineOption open(
+        QStringLiteral("open"), QStringLiteral("Open this network file."), QStringLiteral("NET.json"));
     const QCommandLineOption run(QStringLiteral("run"),
-        QStringLiteral("Run these selections (comma-separated, e.g. cpu.direct,cpu.im2col_gemm)."), QStringLiteral("SELECTIONS"));
-    const QCommandLineOption select(QStringLiteral("select-layer"), QStringLiteral("Select layer N (0-based)."), QStringLiteral("N"));
+        QStringLiteral("Run these selections (comma-separated, e.g. cpu.direct,cpu.im2col_gemm)."),
+        QStringLiteral("SELECTIONS"));
+    const QCommandLineOption select(
+        QStringLiteral("select-layer"), QStringLiteral("Select layer N (0-based)."), QStringLiteral("N"));
     const QCommandLineOption screenshot(QStringLiteral("screenshot"),
-        QStringLiteral("Render the window offscreen after the run, write it to this PNG and exit."), QStringLiteral("out.png"));
+        QStringLiteral("Render the window offscreen after the run, write it to this PNG and exit."),
+        QStringLiteral("out.png"));
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (WxH)."),
         QStringLiteral("WxH"), QStringLiteral("1600x1000"));
-    const QCommandLineOption warmup(QStringLiteral("warmup"), QStringLiteral("Warm-up passes for --run."), QStringLiteral("N"), QStringLiteral("1"));
-    const QCommandLineOption repeat(QStringLiteral("repeat"), QStringLiteral("Timed passes for --run."), QStringLiteral("N"), QStringLiteral("3"));
+    const QCommandLineOption warmup(QStringLiteral("warmup"), QStringLiteral("Warm-up passes for --run."),
+        QStringLiteral("N"), QStringLiteral("1"));
+    const QCommandLineOption repeat(
+        QStringLiteral("repeat"), QStringLiteral("Timed passes for --run."), QStringLiteral("N"), QStringLiteral("3"));
     const QCommandLineOption bench(QStringLiteral("bench-latency"),
         QStringLiteral("Measure edit-to-shapes and edit-to-feature-map latency offscreen, print it and exit."));
     const QCommandLineOption iterations(QStringLiteral("iterations"), QStringLiteral("Edits for --bench-latency."),
@@ -58,8 +65,8 @@ int main(int argc, char** argv)
         bool ok = false;
         *out = parser.value(o).toInt(&ok);
         if (!ok || *out < 0)
-            std::fprintf(stderr, "convscope: --%s expects a non-negative integer, got \"%s\"\n", qPrintable(o.names().first()),
-                qPrintable(parser.value(o)));
+            std::fprintf(stderr, "convscope: --%s expects a non-negative integer, got \"%s\"\n",
+                qPrintable(o.names().first()), qPrintable(parser.value(o)));
         return ok && *out >= 0;
     };
 
@@ -88,7 +95,8 @@ int main(int argc, char** argv)
             return 2;
         const QStringList wh = parser.value(size).split(QLatin1Char('x'));
         if (wh.size() != 2 || wh[0].toInt() < 320 || wh[1].toInt() < 240) {
-            std::fprintf(stderr, "convscope: --size expects WxH (at least 320x240), got \"%s\"\n", qPrintable(parser.value(size)));
+            std::fprintf(stderr, "convscope: --size expects WxH (at least 320x240), got \"%s\"\n",
+                qPrintable(parser.value(size)));
             return 2;
         }
         o.size = QSize(wh[0].toInt(), wh[1].toInt());

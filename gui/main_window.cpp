@@ -87,7 +87,8 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
         if (!live)
             m_run->setMessage(tr("Running…"));
     });
-    connect(m_engine, &Engine::progress, this, [this](int, double f, const QString& what) { m_run->setProgress(f, what); });
+    connect(
+        m_engine, &Engine::progress, this, [this](int, double f, const QString& what) { m_run->setProgress(f, what); });
     connect(m_engine, &Engine::finished, this, &MainWindow::onFinished);
     connect(m_engine, &Engine::failed, this, [this](int, const QString& message) {
         m_run->setRunning(false, false);
@@ -101,8 +102,8 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
         if (index >= 0)
             m_shapesView->selectRow(index);
     });
-    connect(m_shapesView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-        [this](const QModelIndex& i) {
+    connect(
+        m_shapesView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& i) {
             if (i.isValid() && !m_shapes->isTotalsRow(i.row()))
                 m_network->setCurrentLayer(i.row());
         });
@@ -136,7 +137,8 @@ QDockWidget* MainWindow::addDock(QWidget* w, const QString& title, const QString
     auto* dock = new QDockWidget(title, this);
     dock->setObjectName(objectName);
     dock->setWidget(w);
-    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
+    dock->setFeatures(
+        QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
     addDockWidget(area, dock);
     return dock;
 }
@@ -180,11 +182,12 @@ void MainWindow::buildMenus()
     layer->addActions(m_network->editActions());
 
     QMenu* run = menuBar()->addMenu(tr("&Run"));
-    m_runAction = run->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("&Run checked selections"), this,
-        &MainWindow::triggerRun);
+    m_runAction = run->addAction(
+        style()->standardIcon(QStyle::SP_MediaPlay), tr("&Run checked selections"), this, &MainWindow::triggerRun);
     m_runAction->setShortcut(QKeySequence(Qt::Key_F5));
     m_runAction->setObjectName(QStringLiteral("runAction"));
-    QAction* cancel = run->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("&Cancel"), m_engine, &Engine::cancel);
+    QAction* cancel
+        = run->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("&Cancel"), m_engine, &Engine::cancel);
     cancel->setShortcut(QKeySequence(Qt::Key_Escape));
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
@@ -214,17 +217,16 @@ void MainWindow::onNetworkChanged()
     const ShapeReport& s = m_doc.shapes();
     if (!s.ok())
         return;
-    if (s.total.flops <= Engine::kLiveFlopsLimit && m_run->liveEnabled())
-    {
+    if (s.total.flops <= Engine::kLiveFlopsLimit && m_run->liveEnabled()) {
         // The first edit after a quiet moment runs at once; the rest of a burst (spin-box steps, typing)
         // is debounced into one run that supersedes whatever is still running.
         if (!m_engine->isBusy() && !m_live.isActive())
             startLive();
         else
             m_live.start();
-    }
-    else if (s.total.flops > Engine::kLiveFlopsLimit)
-        statusBar()->showMessage(tr("%1 FLOPs: too large for the live preview; press Run").arg(s.total.flops, 0, 'g', 3), 5000);
+    } else if (s.total.flops > Engine::kLiveFlopsLimit)
+        statusBar()->showMessage(
+            tr("%1 FLOPs: too large for the live preview; press Run").arg(s.total.flops, 0, 'g', 3), 5000);
 }
 
 void MainWindow::startLive()
@@ -270,13 +272,15 @@ void MainWindow::onFinished(int, RunOutcomePtr outcome)
     QStringList failures;
     for (const auto& sel : outcome->result.selections)
         if (!sel.ok)
-            failures << tr("%1 did not run: %2").arg(QString::fromStdString(sel.selection.str()), QString::fromStdString(sel.failure));
-    const QString done = outcome->live ? tr("Live preview updated (%1 ms)").arg(outcome->wallMs, 0, 'f', 1)
-                                       : tr("Ran %1 in %2 ms")
-                                             .arg(outcome->result.selections.size() == 1
-                                                     ? QString::fromStdString(outcome->result.selections[0].selection.str())
-                                                     : tr("%1 selections").arg(outcome->result.selections.size()))
-                                             .arg(outcome->wallMs, 0, 'f', 1);
+            failures << tr("%1 did not run: %2")
+                            .arg(QString::fromStdString(sel.selection.str()), QString::fromStdString(sel.failure));
+    const QString done = outcome->live
+        ? tr("Live preview updated (%1 ms)").arg(outcome->wallMs, 0, 'f', 1)
+        : tr("Ran %1 in %2 ms")
+              .arg(outcome->result.selections.size() == 1
+                      ? QString::fromStdString(outcome->result.selections[0].selection.str())
+                      : tr("%1 selections").arg(outcome->result.selections.size()))
+              .arg(outcome->wallMs, 0, 'f', 1);
     m_run->setMessage(failures.isEmpty() ? done : done + QLatin1Char('\n') + failures.join(QLatin1Char('\n')));
     statusBar()->showMessage(done, 4000);
 }

@@ -75,7 +75,8 @@ bool ProjectController::maybeDiscard()
             tr("The network \"%1\" has unsaved changes. Save them first?")
                 .arg(QString::fromStdString(m_doc->network().name)),
             QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
-        a = button == QMessageBox::Save ? Answer::Save : (button == QMessageBox::Discard ? Answer::Discard : Answer::Cancel);
+        a = button == QMessageBox::Save ? Answer::Save
+                                        : (button == QMessageBox::Discard ? Answer::Discard : Answer::Cancel);
     }
     if (a == Answer::Save)
         return save();
@@ -100,7 +101,8 @@ bool ProjectController::openFile(const QString& path)
     try {
         net = loadNetwork(std::filesystem::path(path.toStdString()));
     } catch (const std::exception& e) {
-        Q_EMIT problem(tr("Could not open %1: %2").arg(QDir::toNativeSeparators(path), QString::fromStdString(e.what())));
+        Q_EMIT problem(
+            tr("Could not open %1: %2").arg(QDir::toNativeSeparators(path), QString::fromStdString(e.what())));
         return false;
     }
     // A bundled example opens as a new, unsaved copy: Save asks where, so the original stays as shipped.

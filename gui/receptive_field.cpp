@@ -95,8 +95,8 @@ ReceptiveField receptiveField(const Network& net, const ShapeReport& shapes, siz
                     const Pair st = s.effectiveStride();
                     rows = backWindow(rows, ih, s.kernel_size[0], st[0], pad.top, 1);
                     cols = backWindow(cols, iw, s.kernel_size[1], st[1], pad.left, 1);
-                } else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Flatten>
-                    || std::is_same_v<T, Linear>) {
+                } else if constexpr (std::is_same_v<T,
+                                         GlobalAvgPool2d> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear>) {
                     whole = true;
                 } else {
                     // Element-wise (activations, batch norm, 4-D softmax over channels): same pixel. A flat

@@ -46,10 +46,7 @@ void ShapesModel::setRun(RunOutcomePtr run, int selection)
         Q_EMIT dataChanged(index(0, Time), index(rowCount() - 1, Time));
 }
 
-int ShapesModel::rowCount(const QModelIndex& parent) const
-{
-    return parent.isValid() ? 0 : int(m_layers.size()) + 1;
-}
+int ShapesModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(m_layers.size()) + 1; }
 
 int ShapesModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
@@ -74,7 +71,8 @@ QVariant ShapesModel::headerData(int section, Qt::Orientation orientation, int r
         return tr("Memory");
     case Time:
         if (m_run && m_selection < int(m_run->result.selections.size()))
-            return tr("Median · %1").arg(QString::fromStdString(m_run->result.selections[size_t(m_selection)].selection.str()));
+            return tr("Median · %1")
+                .arg(QString::fromStdString(m_run->result.selections[size_t(m_selection)].selection.str()));
         return tr("Time (median)");
     }
     return {};
@@ -101,7 +99,8 @@ QVariant ShapesModel::data(const QModelIndex& index, int role) const
             case Type:
                 return tr("%1 layers").arg(m_layers.size());
             case OutputShape: {
-                const auto bad = std::count_if(m_layers.begin(), m_layers.end(), [](const Row& r) { return !r.shape.ok; });
+                const auto bad
+                    = std::count_if(m_layers.begin(), m_layers.end(), [](const Row& r) { return !r.shape.ok; });
                 if (!m_report.inputError.empty())
                     return QStringLiteral("⚠ ") + QString::fromStdString(m_report.inputError);
                 return bad ? tr("⚠ %1 invalid").arg(bad) : QString();
@@ -157,7 +156,8 @@ QVariant ShapesModel::data(const QModelIndex& index, int role) const
             return QString::fromStdString(s.error);
         if (col == Memory)
             return tr("output %1 · reads %2 · writes %3")
-                .arg(formatBytes(double(s.out.bytes())), formatBytes(s.cost.bytesRead), formatBytes(s.cost.bytesWritten));
+                .arg(formatBytes(double(s.out.bytes())), formatBytes(s.cost.bytesRead),
+                    formatBytes(s.cost.bytesWritten));
         if (col == Flops)
             return tr("%1 FLOPs (multiply and add counted as 2) · intensity %2 FLOP/byte")
                 .arg(QString::number(s.cost.flops, 'f', 0), QString::number(s.cost.intensity(), 'f', 2));

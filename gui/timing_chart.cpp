@@ -93,10 +93,9 @@ void TimingChart::redraw()
     m_plot->xAxis->setRange(0.4, double(layers) + 0.6);
     m_plot->yAxis->setRange(0, maxMs > 0 ? maxMs * 1.15 : 1);
     m_caption->setText(m_run->live
-            ? tr("Live preview on cpu.im2col_gemm (one pass, not a benchmark) · %1 ms wall").arg(m_run->wallMs, 0, 'f', 1)
-            : tr("%1 warm-up(s), %2 repeat(s) · median compute time per layer")
-                  .arg(r.meta.warmup)
-                  .arg(r.meta.repeat));
+            ? tr("Live preview on cpu.im2col_gemm (one pass, not a benchmark) · %1 ms wall")
+                  .arg(m_run->wallMs, 0, 'f', 1)
+            : tr("%1 warm-up(s), %2 repeat(s) · median compute time per layer").arg(r.meta.warmup).arg(r.meta.repeat));
     m_plot->replot();
 }
 

@@ -19,7 +19,8 @@ TEST_CASE("layer list model passes QAbstractItemModelTester through every kind o
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
     ShapesModel shapes;
     QAbstractItemModelTester shapesTester(&shapes, QAbstractItemModelTester::FailureReportingMode::Fatal);
-    QObject::connect(&doc, &NetworkDocument::networkChanged, &shapes, [&] { shapes.setNetwork(doc.network(), doc.shapes()); });
+    QObject::connect(
+        &doc, &NetworkDocument::networkChanged, &shapes, [&] { shapes.setNetwork(doc.network(), doc.shapes()); });
 
     for (const char* type : layerTypeNames()) {
         Layer l;

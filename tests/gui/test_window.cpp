@@ -14,6 +14,7 @@
 #include <QFile>
 #include <QProcess>
 #include <QPushButton>
+#include <QTimer>
 
 #include <fstream>
 
@@ -25,8 +26,9 @@ TEST_CASE("LeNet-5 built through the window's actions has the textbook shapes", 
 {
     auto w = makeWindow();
     buildLeNet(*w);
-    const char* expected[] = { "[1, 6, 28, 28]", "[1, 6, 28, 28]", "[1, 6, 14, 14]", "[1, 16, 10, 10]", "[1, 16, 10, 10]",
-        "[1, 16, 5, 5]", "[1, 400]", "[1, 120]", "[1, 120]", "[1, 84]", "[1, 84]", "[1, 10]", "[1, 10]" };
+    const char* expected[]
+        = { "[1, 6, 28, 28]", "[1, 6, 28, 28]", "[1, 6, 14, 14]", "[1, 16, 10, 10]", "[1, 16, 10, 10]", "[1, 16, 5, 5]",
+              "[1, 400]", "[1, 120]", "[1, 120]", "[1, 84]", "[1, 84]", "[1, 10]", "[1, 10]" };
     REQUIRE(w->shapesModel()->rowCount() == 14);
     for (int r = 0; r < 13; ++r) {
         INFO("row " << r);
@@ -78,7 +80,7 @@ TEST_CASE("an impossible value is marked with the engine's message and refuses t
     CHECK(w->runPanel()->runButton()->isEnabled());
 }
 
-TEST_CASE("a CPU run reports through signals; feature maps show one tile per channel", "[gui][window][run]")
+TEST_CASE("a CPU run reports through signals and feature maps show one tile per channel", "[gui][window][run]")
 {
     auto w = makeWindow();
     w->runPanel()->setLiveEnabled(false);
@@ -215,8 +217,9 @@ TEST_CASE("screenshot mode renders the window after a run and writes a PNG", "[g
     p.setProcessChannelMode(QProcess::MergedChannels);
     p.start(QStringLiteral(CONVSCOPE_GUI_PATH),
         { QStringLiteral("--open"), QString::fromStdString((examplesDir() / "lenet5.json").string()),
-            QStringLiteral("--run"), QStringLiteral("cpu.direct"), QStringLiteral("--select-layer"), QStringLiteral("0"),
-            QStringLiteral("--screenshot"), out, QStringLiteral("--size"), QStringLiteral("1366x768") });
+            QStringLiteral("--run"), QStringLiteral("cpu.direct"), QStringLiteral("--select-layer"),
+            QStringLiteral("0"), QStringLiteral("--screenshot"), out, QStringLiteral("--size"),
+            QStringLiteral("1366x768") });
     REQUIRE(p.waitForFinished(120000));
     INFO(p.readAll().toStdString());
     CHECK(p.exitCode() == 0);
@@ -231,4 +234,44 @@ TEST_CASE("screenshot mode renders the window after a run and writes a PNG", "[g
     REQUIRE(p.waitForFinished(120000));
     CHECK(p.exitCode() != 0);
     CHECK(p.readAll().contains("cpu.nonsense"));
+}
+
+TEST_CASE("a long run keeps the window responsive and can be cancelled", "[gui][run]")
+{
+    auto w = makeWindow();
+    w->runPanel()->setLiveEnabled(false);
+    REQUIRE(w->project()->openFile(QString::fromStdString((examplesDir() / "unet_encoder_block.json").string())));
+    REQUIRE(w->document()->shapes().ok());
+    REQUIRE(w->runPanel()->setSelections({ { "cpu", "direct" } }));
+    w->runPanel()->setWarmupRepeat(0, 1000);
+    QSignalSpy failed(w->engine(), &Engine::failed);
+    QSignalSpy finished(w->engine(), &Engine::finished);
+    const int job = w->triggerRun();
+    REQUIRE(job > 0);
+    CHECK(w->runPanel()->cancelButton()->isEnabled());
+
+    // The GUI thread keeps turning while the worker computes: timers fire on time.
+    QElapsedTimer t;
+    t.start();
+    int ticks = 0;
+    QTimer timer;
+    QObject::connect(&timer, &QTimer::timeout, [&] { ++ticks; });
+    timer.start(10);
+    while (t.elapsed() < 300)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    CHECK(ticks >= 10);
+    CHECK(finished.isEmpty());
+
+    w->runPanel()->cancelButton()->click();
+    REQUIRE(failed.size() == 1);
+    CHECK(failed.at(0).at(0).toInt() == job);
+    CHECK(failed.at(0).at(1).toString() == QStringLiteral("run cancelled"));
+    CHECK_FALSE(w->runPanel()->cancelButton()->isEnabled());
+
+    // The worker stops and takes the next job.
+    w->runPanel()->setWarmupRepeat(0, 1);
+    REQUIRE(w->project()->openFile(QString::fromStdString((examplesDir() / "lenet5.json").string())));
+    const int next = w->triggerRun();
+    REQUIRE(waitForRun(*w, next, 60000));
+    CHECK(finished.size() == 1);
 }
