@@ -182,6 +182,21 @@ void FeatureMapGrid::paintEvent(QPaintEvent*)
                                             : QString::number(m_planes.channelIds[i]);
         p.drawText(QRect(r.left(), r.top() - kLabel, r.width(), kLabel), Qt::AlignLeft | Qt::AlignVCenter, label);
         const double sx = double(r.width()) / double(m_planes.width), sy = double(r.height()) / double(m_planes.height);
+        if (m_planes.flat && sx >= 14) {
+            // A short feature vector (class scores, probabilities): number the cells, and print the values
+            // when they fit, so a teacher can read them off the screen.
+            const float* v = m_planes.plane(int64_t(i));
+            for (int64_t x = 0; x < m_planes.width; ++x) {
+                const QRectF cell(r.left() + x * sx, r.top(), sx, sy);
+                p.setPen(palette().color(QPalette::Text));
+                p.drawText(QRectF(cell.left(), cell.bottom() + 1, sx, kLabel), Qt::AlignCenter, QString::number(x));
+                if (sx >= 44 && sy >= 14) {
+                    const QColor bg = m_images[i].pixelColor(int(x), 0);
+                    p.setPen(bg.lightness() > 140 ? Qt::black : Qt::white);
+                    p.drawText(cell, Qt::AlignCenter, QString::number(double(v[x]), 'g', 3));
+                }
+            }
+        }
         if (highlight) {
             // Dim what the chosen output does not depend on; outline what it does.
             p.save();

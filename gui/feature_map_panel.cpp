@@ -178,6 +178,14 @@ void FeatureMapPanel::setLayerProblem(const QString& problem)
     refresh();
 }
 
+void FeatureMapPanel::setStale(bool stale)
+{
+    if (stale == m_stale)
+        return;
+    m_stale = stale;
+    refresh();
+}
+
 void FeatureMapPanel::rebuildSelections()
 {
     const QString previous = m_selection->currentText();
@@ -308,6 +316,8 @@ void FeatureMapPanel::refresh()
             m_error->setText(tr("no reference output"));
         }
     }
+    if (m_stale)
+        title += tr("  (before the last edit: press Run)");
     m_title->setText(title);
     if (m_enlargedTile >= 0 && m_enlargedTile < planes.channels) {
         PlaneSet one;

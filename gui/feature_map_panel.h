@@ -28,6 +28,8 @@ public:
     void setLayer(int index);
     // The document's current verdict for the selected layer: empty when valid.
     void setLayerProblem(const QString& problem);
+    // The shown results were computed before the last edit (the live preview is off or the network too big).
+    void setStale(bool stale);
 
     FeatureMapGrid* grid() const { return m_grid; }
     FeatureMapGrid* enlarged() const { return m_big; }
@@ -56,6 +58,7 @@ private:
     RunOutcomePtr m_outcome;
     int m_layer = -1;
     QString m_problem;
+    bool m_stale = false;
     int m_enlargedTile = -1;
     int m_pickRow = -1, m_pickCol = -1;
 

@@ -12,6 +12,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -107,6 +108,11 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
             if (i.isValid() && !m_shapes->isTotalsRow(i.row()))
                 m_network->setCurrentLayer(i.row());
         });
+    // The shapes table times whichever selection the feature maps show.
+    connect(m_maps->selectionBox(), &QComboBox::currentIndexChanged, this, [this] {
+        if (m_maps->outcome())
+            m_shapes->setRun(m_maps->outcome(), std::max(0, m_maps->selectionBox()->currentData().toInt()));
+    });
     connect(m_input, &InputPanel::problem, this, &MainWindow::showProblem);
     connect(m_project, &ProjectController::problem, this, &MainWindow::showProblem);
     connect(m_project, &ProjectController::opened, this, [this] { m_banner->dismiss(); });
@@ -214,6 +220,8 @@ void MainWindow::buildMenus()
 void MainWindow::onNetworkChanged()
 {
     m_engine->publishShapes(m_doc.shapes());
+    const RunOutcomePtr shown = m_maps->outcome();
+    m_maps->setStale(shown && !shown->network.sameDescription(m_doc.network()));
     const ShapeReport& s = m_doc.shapes();
     if (!s.ok())
         return;
@@ -267,7 +275,8 @@ void MainWindow::onFinished(int, RunOutcomePtr outcome)
 {
     m_run->setRunning(false, outcome->live);
     m_maps->setOutcome(outcome);
-    m_shapes->setRun(outcome, 0);
+    m_maps->setStale(!outcome->network.sameDescription(m_doc.network()));
+    m_shapes->setRun(outcome, std::max(0, m_maps->selectionBox()->currentData().toInt()));
     m_timing->setRun(outcome);
     QStringList failures;
     for (const auto& sel : outcome->result.selections)
