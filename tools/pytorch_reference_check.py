@@ -231,11 +231,11 @@ def main():
                         break
                     # A max pool window that covers only padding is -inf in PyTorch: those must match exactly.
                     finite = np.isfinite(r)
-                    if not np.array_equal(got[~finite], r[~finite]):
+                    if not np.array_equal(got[~finite], r[~finite], equal_nan=True):
                         failures += 1
                         print(f"case {case} {sel} layer {i} {layer['type']}: non-finite elements differ")
                         break
-                    diff = np.where(finite, got - r, 0.0)
+                    diff = np.where(finite, got - np.where(finite, r, 0.0), 0.0)
                     err = np.linalg.norm(diff) / max(np.linalg.norm(np.where(finite, r, 0.0)), 1e-30)
                     layers_checked += 1
                     worst = max(worst, err)
