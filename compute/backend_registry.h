@@ -51,4 +51,26 @@ private:
 std::shared_ptr<Backend> makeUnavailableBackend(
     const std::string& name, const std::string& description, const std::string& reason);
 
+// What every module's entry point does: check the ABI (a mismatch registers the backend as unavailable with
+// the reason), add the backend `make()` builds, and let no exception cross the C boundary.
+template <typename Make>
+int registerModuleBackend(BackendRegistry* registry, int abiVersion, const std::string& name,
+    const std::string& description, const std::string& file, Make&& make) noexcept
+{
+    try {
+        if (!registry)
+            return 2;
+        if (abiVersion != kModuleAbiVersion) {
+            registry->add(makeUnavailableBackend(name, description,
+                file + " was built for module ABI " + std::to_string(kModuleAbiVersion) + ", the program uses "
+                    + std::to_string(abiVersion) + "; rebuild the module"));
+            return 0;
+        }
+        registry->add(make());
+        return 0;
+    } catch (...) {
+        return 1;
+    }
+}
+
 } // namespace convscope

@@ -253,19 +253,6 @@ namespace {
 extern "C" __attribute__((visibility("default"))) int convscope_register_module(
     convscope::BackendRegistry* registry, int abiVersion)
 {
-    // Nothing may cross this C boundary as an exception.
-    try {
-        if (!registry)
-            return 2;
-        if (abiVersion != convscope::kModuleAbiVersion) {
-            registry->add(convscope::makeUnavailableBackend("cuda", "our CUDA kernels",
-                "libconvscope_cuda.so was built for module ABI " + std::to_string(convscope::kModuleAbiVersion)
-                    + ", the program uses " + std::to_string(abiVersion) + "; rebuild the module"));
-            return 0;
-        }
-        registry->add(std::make_shared<convscope::cuda::CudaBackend>());
-        return 0;
-    } catch (...) {
-        return 1;
-    }
+    return convscope::registerModuleBackend(registry, abiVersion, "cuda", "our CUDA kernels", "libconvscope_cuda.so",
+        [] { return std::make_shared<convscope::cuda::CudaBackend>(); });
 }

@@ -167,19 +167,6 @@ namespace {
 extern "C" __attribute__((visibility("default"))) int convscope_register_module(
     convscope::BackendRegistry* registry, int abiVersion)
 {
-    // Nothing may cross this C boundary as an exception.
-    try {
-        if (!registry)
-            return 2;
-        if (abiVersion != convscope::kModuleAbiVersion) {
-            registry->add(convscope::makeUnavailableBackend("cudnn", "NVIDIA cuDNN",
-                "libconvscope_cudnn.so was built for module ABI " + std::to_string(convscope::kModuleAbiVersion)
-                    + ", the program uses " + std::to_string(abiVersion) + "; rebuild the module"));
-            return 0;
-        }
-        registry->add(std::make_shared<convscope::cudnn::CudnnBackend>());
-        return 0;
-    } catch (...) {
-        return 1;
-    }
+    return convscope::registerModuleBackend(registry, abiVersion, "cudnn", "NVIDIA cuDNN", "libconvscope_cudnn.so",
+        [] { return std::make_shared<convscope::cudnn::CudnnBackend>(); });
 }

@@ -6,6 +6,7 @@
 #include "compute/backend_registry.h"
 #include "compute/error.h"
 #include "compute/shape_inference.h"
+#include "tests/kernels/gpu_test_support.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
@@ -18,70 +19,13 @@
 #include <variant>
 
 using namespace convscope;
+using convscope::test::param;
+using convscope::test::randomParameters;
+using convscope::test::vec;
 
 namespace {
 
-std::shared_ptr<Backend> cudaOrSkip()
-{
-    auto backend = BackendRegistry::instance().find("cuda");
-    if (!backend) {
-        std::cout << "SKIPPED: the cuda backend is not registered" << std::endl;
-        return nullptr;
-    }
-    const Availability a = backend->availability();
-    if (!a.available) {
-        std::cout << "SKIPPED: " << a.reason << std::endl;
-        return nullptr;
-    }
-    return backend;
-}
-
-std::shared_ptr<const Tensor> param(const Shape& s, uint64_t seed, bool positive = false)
-{
-    Tensor t = test::randomTensor(s, seed);
-    if (positive)
-        for (int64_t i = 0; i < t.numel(); ++i)
-            t.data()[i] = std::fabs(t.data()[i]) + 0.1f;
-    return std::make_shared<const Tensor>(std::move(t));
-}
-
-Shape vec(int64_t c) { return Shape::nchw(c, 1, 1, 1); }
-
-// Fresh random parameters for every layer, in PyTorch's layouts (compute/network.h).
-void randomParameters(Network& net, const ShapeReport& shapes, uint64_t seed)
-{
-    for (size_t i = 0; i < net.layers.size(); ++i) {
-        Layer& l = net.layers[i];
-        const LayerShape& s = shapes.layers[i];
-        const uint64_t base = seed * 131 + i * 7;
-        std::visit(
-            [&](const auto& spec) {
-                using T = std::decay_t<decltype(spec)>;
-                if constexpr (std::is_same_v<T, Conv2d>) {
-                    l.weight = param(Shape::nchw(spec.out_channels, s.in.c / spec.groups, spec.kernel_size[0],
-                                         spec.kernel_size[1]),
-                        base + 1);
-                    l.bias = spec.bias ? param(vec(spec.out_channels), base + 2) : nullptr;
-                } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
-                    l.weight = param(Shape::nchw(s.in.c, spec.out_channels / spec.groups, spec.kernel_size[0],
-                                         spec.kernel_size[1]),
-                        base + 1);
-                    l.bias = spec.bias ? param(vec(spec.out_channels), base + 2) : nullptr;
-                } else if constexpr (std::is_same_v<T, Linear>) {
-                    l.weight = param(Shape::nchw(spec.out_features, s.in.c * s.in.h * s.in.w, 1, 1), base + 1);
-                    l.bias = spec.bias ? param(vec(spec.out_features), base + 2) : nullptr;
-                } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
-                    l.runningMean = param(vec(s.in.c), base + 3);
-                    l.runningVar = param(vec(s.in.c), base + 4, true);
-                    if (spec.affine) {
-                        l.weight = param(vec(s.in.c), base + 1);
-                        l.bias = param(vec(s.in.c), base + 2);
-                    }
-                }
-            },
-            l.spec);
-    }
-}
+std::shared_ptr<Backend> cudaOrSkip() { return test::backendOrSkip("cuda"); }
 
 // Runs `net` on cpu.direct and on every cuda algorithm; compares every layer's output.
 void checkAgainstCpu(Backend& cuda, Network net, uint64_t seed, const std::string& what)
