@@ -297,7 +297,7 @@ void FeatureMapPanel::refresh()
         ? QString::fromStdString(m_outcome->network.layers[size_t(m_layer)].name)
         : QString();
     QString title = tr("Layer %1 · %2 · %3 · %4")
-                        .arg(m_layer + 1)
+                        .arg(m_layer)
                         .arg(layerName, QString::fromStdString(out->shape().str()), m_selection->currentText());
     if (m_difference->isChecked()) {
         const int ref = referenceSelection();
@@ -311,7 +311,7 @@ void FeatureMapPanel::refresh()
             }
             const QString refName = QString::fromStdString(m_outcome->result.selections[size_t(ref)].selection.str());
             m_error->setText(tr("max |Δ| = %1").arg(maxAbs, 0, 'g', 3));
-            title = tr("Layer %1 · |%2 − %3|").arg(m_layer + 1).arg(m_selection->currentText(), refName);
+            title = tr("Layer %1 · |%2 − %3|").arg(m_layer).arg(m_selection->currentText(), refName);
         } else {
             m_error->setText(tr("no reference output"));
         }

@@ -395,7 +395,7 @@ void LayerEditor::refresh()
         rebuild();
         return;
     }
-    m_title->setText(tr("Layer %1 · %2").arg(m_index + 1).arg(QString::fromStdString(layerTypeName(layer.spec))));
+    m_title->setText(tr("Layer %1 · %2").arg(m_index).arg(QString::fromStdString(layerTypeName(layer.spec))));
     for (const Field& f : m_fields)
         if (f.load)
             f.load(layer);

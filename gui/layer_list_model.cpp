@@ -48,7 +48,7 @@ QVariant LayerListModel::data(const QModelIndex& index, int role) const
     switch (role) {
     case Qt::DisplayRole: {
         QString text = QStringLiteral("%1  %2 · %3")
-                           .arg(i + 1)
+                           .arg(i)
                            .arg(QString::fromStdString(layer.name), QString::fromStdString(layerSummary(layer.spec)));
         if (ls && ls->ok)
             text += QStringLiteral("  → ") + QString::fromStdString(ls->out.str());

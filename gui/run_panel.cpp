@@ -39,7 +39,10 @@ RunPanel::RunPanel(QWidget* parent)
         auto* label = new QLabel(QStringLiteral("<b>%1</b>").arg(name), group);
         label->setToolTip(QString::fromStdString(backend->description()));
         grid->addWidget(label, row, 0);
-        int col = 1;
+        // Three algorithms to a row: cuDNN has nine, and one long row would make the dock wider than a
+        // 1366-pixel screen.
+        constexpr int kPerRow = 3;
+        int k = 0;
         for (const AlgorithmInfo& algo : backend->algorithms()) {
             const QString sel = name + QLatin1Char('.') + QString::fromStdString(algo.name);
             auto* check = new QCheckBox(QString::fromStdString(algo.name), group);
@@ -50,12 +53,17 @@ RunPanel::RunPanel(QWidget* parent)
             check->setChecked(av.available && backend->name() == "cpu");
             connect(check, &QCheckBox::toggled, this, &RunPanel::updateRunEnabled);
             m_boxes.insert(sel, check);
-            grid->addWidget(check, row, col++);
+            grid->addWidget(check, row + k / kPerRow, 1 + k % kPerRow);
+            ++k;
         }
+        if (k > 0)
+            row += (k - 1) / kPerRow;
         if (backend->algorithms().empty() || !av.available) {
             auto* why = new QLabel(QString::fromStdString(av.reason), group);
             why->setEnabled(false);
             why->setWordWrap(true);
+            // A wrapped label in a grid does not ask for its second line by itself: reserve it.
+            why->setMinimumHeight(2 * why->fontMetrics().lineSpacing() + 2);
             why->setToolTip(QString::fromStdString(av.reason));
             if (backend->algorithms().empty())
                 grid->addWidget(why, row, 1, 1, 3);

@@ -128,7 +128,7 @@ QVariant ShapesModel::data(const QModelIndex& index, int role) const
     case Qt::DisplayRole:
         switch (col) {
         case Index:
-            return row + 1;
+            return row;
         case Name:
             return r.name;
         case Type:

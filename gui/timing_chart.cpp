@@ -1,5 +1,7 @@
 #include "gui/timing_chart.h"
 
+#include <algorithm>
+
 #include <QLabel>
 #include <QVBoxLayout>
 
@@ -89,7 +91,11 @@ void TimingChart::redraw()
     for (size_t l = 0; l < layers; ++l)
         ticker->addTick(double(l + 1), QString::fromStdString(m_run->network.layers[l].name));
     m_plot->xAxis->setTicker(ticker);
-    m_plot->xAxis->setTickLabelRotation(layers > 8 ? 60 : 0);
+    // Upright labels only while every name fits under its own bar; otherwise slant them so none overlap.
+    size_t longest = 0;
+    for (const auto& layer : m_run->network.layers)
+        longest = std::max(longest, layer.name.size());
+    m_plot->xAxis->setTickLabelRotation(layers > 8 || longest * layers > 48 ? 60 : 0);
     m_plot->xAxis->setRange(0.4, double(layers) + 0.6);
     m_plot->yAxis->setRange(0, maxMs > 0 ? maxMs * 1.15 : 1);
     m_caption->setText(m_run->live
