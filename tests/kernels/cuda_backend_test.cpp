@@ -19,8 +19,10 @@
 #include <variant>
 
 using namespace convscope;
+using convscope::test::oneLayer;
 using convscope::test::param;
 using convscope::test::randomParameters;
+using convscope::test::Rng;
 using convscope::test::vec;
 
 namespace {
@@ -77,30 +79,6 @@ void checkAgainstCpu(Backend& cuda, Network net, uint64_t seed, const std::strin
         }
     }
 }
-
-Network oneLayer(const Shape& in, LayerSpec spec)
-{
-    Network net;
-    net.name = "sweep";
-    net.input.batch = in.n;
-    net.input.channels = in.c;
-    net.input.height = in.h;
-    net.input.width = in.w;
-    net.input.flat = in.flat;
-    net.input.source = "random";
-    net.layers.push_back(Layer { "l0", std::move(spec), {}, {}, nullptr, nullptr, nullptr, nullptr });
-    return net;
-}
-
-struct Rng {
-    std::mt19937_64 gen;
-    explicit Rng(uint64_t seed)
-        : gen(seed)
-    {
-    }
-    int64_t operator()(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(gen); }
-    bool coin() { return (*this)(0, 1) == 1; }
-};
 
 uint64_t freshSeed()
 {

@@ -73,4 +73,18 @@ void randomParameters(Network& net, const ShapeReport& shapes, uint64_t seed)
     }
 }
 
+Network oneLayer(const Shape& in, LayerSpec spec)
+{
+    Network net;
+    net.name = "sweep";
+    net.input.batch = in.n;
+    net.input.channels = in.c;
+    net.input.height = in.h;
+    net.input.width = in.w;
+    net.input.flat = in.flat;
+    net.input.source = "random";
+    net.layers.push_back(Layer { "l0", std::move(spec), {}, {}, nullptr, nullptr, nullptr, nullptr });
+    return net;
+}
+
 } // namespace convscope::test
