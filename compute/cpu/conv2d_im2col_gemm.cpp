@@ -67,16 +67,10 @@ void conv2d(
     const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec, const Padding2d& pad, Tensor& out)
 {
     const std::string op = "conv2d";
-    detail::requireNonEmpty(in, out, op);
-    detail::requireWindow(spec.kernel_size, spec.stride, spec.dilation, op);
-    const int64_t batch = in.shape().n, inC = in.shape().c, inH = in.shape().h, inW = in.shape().w;
-    const int64_t outC = out.shape().c, outH = out.shape().h, outW = out.shape().w;
-    const int64_t kh = spec.kernel_size[0], kw = spec.kernel_size[1];
-    detail::require(out.shape().n == batch, op, "output batch differs from the input batch");
-    detail::requireGroups(inC, outC, spec.groups, op);
-    const int64_t inPerGroup = inC / spec.groups, outPerGroup = outC / spec.groups;
-    detail::requireWeight(weight, outC, inPerGroup, kh, kw, op);
-    detail::requireVector(bias, outC, op, "bias");
+    const detail::ConvSizes g = detail::checkConvolution(in, weight, bias, spec, out, op, false);
+    const int64_t batch = g.batch, inC = g.inC, inH = g.inH, inW = g.inW;
+    const int64_t outC = g.outC, outH = g.outH, outW = g.outW, kh = g.kh, kw = g.kw;
+    const int64_t inPerGroup = g.inPerGroup, outPerGroup = g.outPerGroup;
 
     const int64_t depth = inPerGroup * kh * kw; // K: the shared dimension of the product
     const int64_t pixels = outH * outW; // P

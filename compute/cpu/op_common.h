@@ -71,6 +71,32 @@ inline void requireWindow(const Pair& kernel, const Pair& stride, const Pair& di
 }
 
 // cblas takes int dimensions; a larger one would wrap into a wrong (or negative) size.
+// The sizes a convolution reads, after the checks all four CPU convolutions share. conv2d and
+// conv_transpose2d differ only in the weight layout: [C_out, C_in/g, kh, kw] against [C_in, C_out/g, kh, kw].
+struct ConvSizes {
+    int64_t batch, inC, inH, inW, outC, outH, outW, kh, kw, inPerGroup, outPerGroup;
+};
+
+template <typename Spec>
+inline ConvSizes checkConvolution(const Tensor& in, const Tensor& weight, const Tensor* bias, const Spec& spec,
+    const Tensor& out, const std::string& op, bool transposed)
+{
+    requireNonEmpty(in, out, op);
+    requireWindow(spec.kernel_size, spec.stride, spec.dilation, op);
+    ConvSizes g { in.shape().n, in.shape().c, in.shape().h, in.shape().w, out.shape().c, out.shape().h,
+        out.shape().w, spec.kernel_size[0], spec.kernel_size[1], 0, 0 };
+    require(out.shape().n == g.batch, op, "output batch differs from the input batch");
+    requireGroups(g.inC, g.outC, spec.groups, op);
+    g.inPerGroup = g.inC / spec.groups;
+    g.outPerGroup = g.outC / spec.groups;
+    if (transposed)
+        requireWeight(weight, g.inC, g.outPerGroup, g.kh, g.kw, op);
+    else
+        requireWeight(weight, g.outC, g.inPerGroup, g.kh, g.kw, op);
+    requireVector(bias, g.outC, op, "bias");
+    return g;
+}
+
 inline void requireBlasDimensions(std::initializer_list<int64_t> dims, const std::string& op)
 {
     for (int64_t d : dims)
