@@ -6,6 +6,7 @@
 // (Backend::explore), so this file needs no cuDNN header and works, with a clear message, where it is absent.
 #include "cli/bench_suites.h"
 #include "cli/commands.h"
+#include "cli/run_support.h"
 #include "cli/text_table.h"
 
 #include "compute/atomic_file.h"
@@ -125,12 +126,7 @@ Command addAlgosCommand(CLI::App& app)
             throw InputError("algos needs either a network file or --suite");
         SessionOptions options;
         options.math = parseMathMode(a->math);
-        for (const auto& kv : a->options) {
-            const auto eq = kv.find('=');
-            if (eq == std::string::npos)
-                throw InputError("--option " + kv + ": expected KEY=VALUE");
-            options.extra[kv.substr(0, eq)] = kv.substr(eq + 1);
-        }
+        options.extra = parseBackendOptions(a->options);
         std::vector<BenchCase> cases;
         if (!a->suite.empty()) {
             cases = makeSuite(a->suite);

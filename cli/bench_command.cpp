@@ -107,12 +107,7 @@ Command addBenchCommand(CLI::App& app)
         opt.interleave = true;
         opt.reference = parseReference(a->reference, opt.selections);
         opt.session.math = parseMathMode(a->math);
-        for (const auto& kv : a->backendOptions) {
-            const auto eq = kv.find('=');
-            if (eq == std::string::npos)
-                throw InputError("--option " + kv + ": expected KEY=VALUE");
-            opt.session.extra[kv.substr(0, eq)] = kv.substr(eq + 1);
-        }
+        opt.session.extra = parseBackendOptions(a->backendOptions);
 
         std::vector<std::string> header = { "case", "layer", "output", "GFLOP" };
         std::vector<bool> right = { false, false, false, true };

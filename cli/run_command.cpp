@@ -127,24 +127,14 @@ Command addRunCommand(CLI::App& app)
         opt.reference = parseReference(a->reference, opt.selections);
         opt.session.math = parseMathMode(a->math);
         opt.hostMemoryBudgetBytes = int64_t(a->memoryBudgetGiB * double(int64_t(1) << 30));
-        for (const auto& kv : a->backendOptions) {
-            const auto eq = kv.find('=');
-            if (eq == std::string::npos)
-                throw InputError("--option " + kv + ": expected KEY=VALUE");
-            opt.session.extra[kv.substr(0, eq)] = kv.substr(eq + 1);
-        }
+        opt.session.extra = parseBackendOptions(a->backendOptions);
 
         Tensor input;
         if (!a->input.empty())
             input = overrideInput(net, a->input);
         const ShapeReport shapes = inferShapes(net);
-        if (!shapes.ok()) {
-            for (size_t i = 0; i < shapes.layers.size(); ++i)
-                if (!shapes.layers[i].ok && shapes.inputError.empty())
-                    throw InputError(a->network + ": layer " + std::to_string(i) + " (" + net.layers[i].name
-                        + "): " + shapes.layers[i].error);
+        if (!shapes.ok())
             throw InputError(a->network + ": " + shapes.firstError());
-        }
         checkMemoryBudget(a->network, shapes, opt); // before the input is allocated
         if (input.empty())
             input = loadInput(net.input, net.baseDir);

@@ -36,6 +36,18 @@ std::optional<Selection> parseReference(const std::string& text, const std::vect
     return Selection::parse(text);
 }
 
+std::map<std::string, std::string> parseBackendOptions(const std::vector<std::string>& keyValues)
+{
+    std::map<std::string, std::string> out;
+    for (const auto& kv : keyValues) {
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0)
+            throw InputError("--option " + kv + ": expected KEY=VALUE");
+        out[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    return out;
+}
+
 void printResultTable(std::ostream& out, const Network& net, const RunResult& run)
 {
     std::vector<std::string> header = { "#", "layer", "type", "output", "GFLOP" };

@@ -5,6 +5,7 @@
 #include "compute/network.h"
 #include "compute/profiler.h"
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -15,6 +16,8 @@ std::vector<Selection> parseSelections(const std::string& commaSeparated);
 // "auto": cpu.direct when it is among the selections, else cpu.im2col_gemm (itself checked against
 // cpu.direct by the test suite); "none": no check; else a selection.
 std::optional<Selection> parseReference(const std::string& text, const std::vector<Selection>& selections);
+// --option KEY=VALUE, repeated, as SessionOptions::extra; throws InputError naming a malformed one.
+std::map<std::string, std::string> parseBackendOptions(const std::vector<std::string>& keyValues);
 void printResultTable(std::ostream& out, const Network& net, const RunResult& run);
 // Prints why each failed selection failed; returns 0, 3 (unsupported / unavailable) or 1.
 int reportFailures(std::ostream& err, const RunResult& run);

@@ -51,12 +51,8 @@ Command addShapesCommand(CLI::App& app)
         table.addRow({ "", "total", "", "", humanCount(double(shapes.total.params)), humanCount(shapes.total.flops),
             humanCount(shapes.total.bytesRead + shapes.total.bytesWritten) + "B", ai, "" });
         table.print(std::cout);
-        if (!shapes.inputError.empty())
-            throw InputError(*path + ": " + shapes.inputError);
-        for (size_t i = 0; i < net.layers.size(); ++i)
-            if (!shapes.layers[i].ok)
-                throw InputError(*path + ": layer " + std::to_string(i) + " (" + net.layers[i].name
-                    + "): " + shapes.layers[i].error);
+        if (!shapes.ok())
+            throw InputError(*path + ": " + shapes.firstError());
         return 0;
     };
 }

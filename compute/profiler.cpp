@@ -83,13 +83,8 @@ RunResult profile(Network net, const Tensor& input, const ProfileOptions& option
     RunResult result;
     result.networkName = net.name;
     result.shapes = inferShapes(net);
-    if (!result.shapes.ok()) {
-        const auto& layers = result.shapes.layers;
-        for (size_t i = 0; i < layers.size(); ++i)
-            if (!layers[i].ok && result.shapes.inputError.empty())
-                throw InputError(net.name + ": " + layerLabel(net, i) + ": " + layers[i].error);
+    if (!result.shapes.ok())
         throw InputError(net.name + ": " + result.shapes.firstError());
-    }
     if (input.shape() != result.shapes.input)
         throw InputError(net.name + ": the input tensor is " + input.shape().str() + " but the network expects "
             + result.shapes.input.str());

@@ -353,6 +353,7 @@ ShapeReport inferShapes(const Network& net)
                 upstreamOk = false;
             }
         }
+        s.name = layer.name;
         report.layers.push_back(std::move(s));
     }
     return report;
@@ -374,7 +375,7 @@ std::string ShapeReport::firstError() const
         return inputError;
     for (size_t k = 0; k < layers.size(); ++k)
         if (!layers[k].ok)
-            return "layer " + std::to_string(k) + ": " + layers[k].error;
+            return "layer " + std::to_string(k) + " (" + layers[k].name + "): " + layers[k].error;
     return {};
 }
 

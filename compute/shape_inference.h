@@ -21,6 +21,7 @@ struct LayerCost {
 
 struct LayerShape {
     bool ok = false;
+    std::string name; // the layer's name (set by inferShapes), so errors can say which layer
     Shape in, out;
     std::string error; // set when !ok
     std::string formula; // e.g. "H_out = ⌊(28 + 2 + 2 − 1·(5−1) − 1) / 1⌋ + 1 = 28\nW_out = ..."
@@ -34,7 +35,7 @@ struct ShapeReport {
     std::vector<LayerShape> layers;
     LayerCost total;
     bool ok() const;
-    std::string firstError() const; // "layer 3 (c2): ..." or empty
+    std::string firstError() const; // the input's error, or "layer 3 (c2): ...", or empty
 };
 
 ShapeReport inferShapes(const Network& net);

@@ -46,7 +46,7 @@ int Engine::startRun(const Network& net, const RunRequest& request)
     const ShapeReport shapes = inferShapes(net);
     if (!shapes.ok()) {
         m_busyJob = 0;
-        const QString why = QString::fromStdString(shapes.inputError.empty() ? shapes.firstError() : shapes.inputError);
+        const QString why = QString::fromStdString(shapes.firstError());
         Q_EMIT failed(jobId, tr("Cannot run: %1").arg(why));
         return 0;
     }

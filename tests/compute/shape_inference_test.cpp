@@ -209,7 +209,7 @@ TEST_CASE("a network infers channels from the layer above and stops at the first
     CHECK_FALSE(r.layers[1].ok);
     CHECK_FALSE(r.layers[2].ok);
     CHECK_THAT(r.layers[2].error, Catch::Contains("above is invalid"));
-    CHECK_THAT(r.firstError(), Catch::StartsWith("layer 1: kernel 40 is larger than the padded input"));
+    CHECK_THAT(r.firstError(), Catch::StartsWith("layer 1 (big): kernel 40 is larger than the padded input"));
 
     net.input.height = 0;
     CHECK_THAT(inferShapes(net).firstError(), Catch::Contains("at least 1"));
