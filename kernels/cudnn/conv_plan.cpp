@@ -308,6 +308,15 @@ AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, 
         }
         const auto& p = candidates[best];
         AlgoChoice c { p.algo, p.mathType, p.memory, p.time, false };
+        for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
+            size_t bytes = 0;
+            const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(a);
+            d.conv.setMath(mathTypeFor(o.math));
+            if (cudnnGetConvolutionForwardWorkspaceSize(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), algo, &bytes)
+                    == CUDNN_STATUS_SUCCESS
+                && bytes > ws.bytes())
+                c.overLimit += (c.overLimit.empty() ? "" : ", ") + algorithmName(algo) + " needs " + gpu::mib(bytes);
+        }
         d.conv.setMath(c.math);
         std::lock_guard lock(g_cacheMutex);
         g_fwdCache[key] = c;

@@ -85,6 +85,9 @@ struct AlgoChoice {
     size_t workspace = 0;
     float findMs = -1; // cuDNN's own timing when chosen by Find
     bool cached = false; // found in the process-wide cache (no timing this time)
+    // Algorithms `auto` left out only because their workspace exceeds the limit, with what they need: the layer
+    // note shows it, since raising the limit (PyTorch has none) can change the choice.
+    std::string overLimit;
 };
 
 // Untimed. `auto`: Find (cached per layer shape, math, layout and limit); buffers must be valid device

@@ -334,6 +334,9 @@ namespace {
                                         : "cudnn.auto → " + algorithmName(p.choice.algo)
                     + (p.choice.cached ? " (cached choice)" : " (Find: " + ms(p.choice.findMs) + ")");
             note += ", math " + mathTypeName(p.choice.math) + ", workspace " + gpu::mib(p.choice.workspace);
+            if (!p.choice.overLimit.empty())
+                note += "; over the workspace limit of " + gpu::mib(m_conv.workspaceLimit) + ": " + p.choice.overLimit
+                    + " (--option workspace_limit=BYTES)";
             if (bias(i))
                 note += p.fusedBias ? ", bias fused (cudnnConvolutionBiasActivationForward)"
                                     : ", bias by cudnnAddTensor";
