@@ -25,6 +25,7 @@ namespace {
         std::string network;
         std::string suite;
         std::string backends = "cpu.im2col_gemm";
+        bool fuse = false;
         std::string cases;
         int warmup = 3;
         int repeat = 10;
@@ -87,6 +88,7 @@ Command addBenchCommand(CLI::App& app)
         ->capture_default_str();
     cmd->add_option("--math", a->math, "fp32 or tf32")->capture_default_str();
     cmd->add_option("--json", a->json, "write the full result as JSON");
+    cmd->add_flag("--fuse", a->fuse, "also run each selection fused (+fused): batch norm folded, activation in the epilogue");
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
     return [a]() {
         if (a->network.empty() == a->suite.empty())
@@ -101,7 +103,7 @@ Command addBenchCommand(CLI::App& app)
         }
         const auto chosen = parseCases(a->cases, cases.size());
         ProfileOptions opt;
-        opt.selections = parseSelections(a->backends);
+        opt.selections = parseSelections(a->backends, a->fuse);
         opt.warmup = a->warmup;
         opt.repeat = a->repeat;
         opt.interleave = true;

@@ -21,6 +21,7 @@ namespace {
     struct RunArgs {
         std::string network;
         std::string backends = "cpu.direct";
+        bool fuse = false;
         int warmup = 3;
         int repeat = 10;
         std::string input;
@@ -84,6 +85,8 @@ namespace {
     {
         std::filesystem::create_directories(dir);
         for (size_t i = 0; i < sel.layers.size(); ++i) {
+            if (!sel.layers[i].output)
+                continue; // folded away by fusion: this layer's own output was never computed
             const auto& t = *sel.layers[i].output;
             const Shape& s = t.shape();
             const std::vector<int64_t> dims = s.flat ? std::vector<int64_t> { s.n, s.c } : std::vector<int64_t> { s.n, s.c, s.h, s.w };
@@ -112,13 +115,14 @@ Command addRunCommand(CLI::App& app)
     cmd->add_option("--reference", a->reference, "auto, none, or a selection to check outputs against")
         ->capture_default_str();
     cmd->add_flag("--no-interleave", a->noInterleave, "run each selection's passes back to back");
+    cmd->add_flag("--fuse", a->fuse, "also run each selection fused (+fused): batch norm folded, activation in the epilogue");
     cmd->add_flag("--explore", a->explore, "add the backend's algorithm explorer (cudnn) to the JSON report");
     cmd->add_option("--memory-budget", a->memoryBudgetGiB, "host memory the run may use, GiB (default: half of RAM)");
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE (e.g. workspace_limit=1073741824)");
     return [a]() {
         Network net = loadNetwork(a->network);
         ProfileOptions opt;
-        opt.selections = parseSelections(a->backends);
+        opt.selections = parseSelections(a->backends, a->fuse);
         opt.warmup = a->warmup;
         opt.repeat = a->repeat;
         opt.interleave = !a->noInterleave;

@@ -5,18 +5,27 @@
 #include "compute/error.h"
 #include "compute/report.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace convscope::cli {
 
-std::vector<Selection> parseSelections(const std::string& commaSeparated)
+std::vector<Selection> parseSelections(const std::string& commaSeparated, bool withFusedTwins)
 {
     std::vector<Selection> out;
     std::stringstream ss(commaSeparated);
     std::string item;
+    auto add = [&](const Selection& s) {
+        if (std::find(out.begin(), out.end(), s) == out.end())
+            out.push_back(s);
+    };
     while (std::getline(ss, item, ','))
-        if (!item.empty())
-            out.push_back(Selection::parse(item));
+        if (!item.empty()) {
+            const Selection s = Selection::parse(item);
+            add(s);
+            if (withFusedTwins && !s.fused)
+                add({ s.backend, s.algorithm, true });
+        }
     if (out.empty())
         throw InputError("--backends names no selection (e.g. cpu.direct,cpu.im2col_gemm)");
     return out;

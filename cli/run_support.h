@@ -12,7 +12,8 @@
 
 namespace convscope::cli {
 
-std::vector<Selection> parseSelections(const std::string& commaSeparated);
+// `withFusedTwins` (--fuse) adds "S+fused" right after every selection S that is not fused already.
+std::vector<Selection> parseSelections(const std::string& commaSeparated, bool withFusedTwins = false);
 // "auto": cpu.direct when it is among the selections, else cpu.im2col_gemm (itself checked against
 // cpu.direct by the test suite); "none": no check; else a selection.
 std::optional<Selection> parseReference(const std::string& text, const std::vector<Selection>& selections);

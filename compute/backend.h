@@ -23,10 +23,16 @@ enum class MathMode { FP32, TF32 };
 std::string mathModeName(MathMode m); // "fp32", "tf32"
 MathMode parseMathMode(const std::string& s); // throws InputError
 
+// `fused` ("cuda.implicit_gemm+fused") runs the network after the fusion pass (compute/fusion.h): batch norm
+// folded into the convolution before it, and the activation after that into the convolution's epilogue where
+// the backend can do it. A run can hold a selection and its fused twin, so the two are timed side by side.
 struct Selection {
     std::string backend, algorithm;
-    std::string str() const { return backend + "." + algorithm; }
-    static Selection parse(const std::string& s); // "cuda.tiled"; throws InputError if malformed
+    bool fused = false;
+    std::string str() const { return backend + "." + algorithm + (fused ? "+fused" : ""); }
+    // "cuda.tiled", "cuda.tiled+fused"; throws InputError if malformed
+    static Selection parse(const std::string& s);
+    Selection unfused() const { return { backend, algorithm, false }; }
     bool operator==(const Selection&) const = default;
 };
 
@@ -89,6 +95,9 @@ public:
     virtual Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape& shape) const = 0;
     virtual std::unique_ptr<BackendSession> createSession(const std::string& algorithm, const SessionOptions& options)
         = 0;
+    // Can a convolution of this backend apply `activation` in its epilogue (Conv2d::fused_activation)? Only then
+    // does the fusion pass move an activation layer into the convolution before it for this backend.
+    virtual bool fusesActivation(FusedActivation::Kind /*activation*/) const { return false; }
     // Device, versions ("device", "driver", "cuda", "cudnn", ...) for `info` and run metadata.
     virtual std::map<std::string, std::string> info() const { return {}; }
     // The algorithm explorer (cudnn): for convolution layer `layer` of `net` (parameters materialised,

@@ -28,6 +28,16 @@ struct Padding2d {
 
 using Pair = std::array<int64_t, 2>; // {height, width}
 
+// An activation the fusion pass (compute/fusion.h) moved into a convolution's epilogue: the backend applies it to
+// each output as it stores it. Never read from or written to a network file; None everywhere else.
+struct FusedActivation {
+    enum class Kind { None, ReLU, LeakyReLU, Sigmoid, Tanh, ELU };
+    Kind kind = Kind::None;
+    double param = 0; // negative_slope (leaky_relu) or alpha (elu)
+    explicit operator bool() const { return kind != Kind::None; }
+    bool operator==(const FusedActivation&) const = default;
+};
+
 struct Conv2d {
     int64_t out_channels = 1;
     Pair kernel_size { 3, 3 };
@@ -36,6 +46,7 @@ struct Conv2d {
     Pair dilation { 1, 1 };
     int64_t groups = 1;
     bool bias = true;
+    FusedActivation fused_activation; // set only by the fusion pass
     bool operator==(const Conv2d&) const = default;
 };
 

@@ -6,6 +6,7 @@
 
 #include "compute/backend_registry.h"
 #include "compute/checked_math.h"
+#include "compute/fusion.h"
 #include "compute/nvtx.h"
 #include "compute/system_info.h"
 
@@ -50,6 +51,9 @@ namespace {
         SelectionResult* result;
         std::unique_ptr<BackendSession> session;
         std::vector<PassTiming> passes; // measured passes only
+        std::shared_ptr<const FusedNetwork> fusion; // "+fused" selections: what the session runs
+        const Network* net = nullptr; // what the session runs: the network or its fused form
+        const ShapeReport* shapes = nullptr;
     };
 
     void fail(Live& live, const std::string& why)
@@ -90,6 +94,9 @@ RunResult profile(Network net, const Tensor& input, const ProfileOptions& option
             + result.shapes.input.str());
     if (options.repeat < 1 || options.warmup < 0)
         throw InputError("repeat must be at least 1 and warmup at least 0");
+    if (options.reference && options.reference->fused)
+        throw InputError("the reference " + options.reference->str()
+            + " must be an unfused selection: a fused one has no output for the layers it folds away");
 
     checkMemoryBudget(net.name, result.shapes, options);
 
@@ -129,18 +136,25 @@ RunResult profile(Network net, const Tensor& input, const ProfileOptions& option
         SelectionResult& sr = result.selections[k];
         sr.selection = options.selections[k];
         sr.metadata["math"] = meta.mathMode;
-        Live l { &sr, nullptr, {} };
+        Live l { &sr, nullptr, {}, nullptr, &net, &result.shapes };
         try {
             auto backend = registry.resolve(sr.selection);
-            for (size_t i = 0; i < net.layers.size(); ++i) {
-                const Support s = backend->supports(sr.selection.algorithm, net.layers[i].spec, result.shapes.layers[i]);
+            if (sr.selection.fused) {
+                l.fusion = std::make_shared<const FusedNetwork>(fuseNetwork(
+                    net, result.shapes, [&](FusedActivation::Kind k) { return backend->fusesActivation(k); }));
+                l.net = &l.fusion->net;
+                l.shapes = &l.fusion->shapes;
+            }
+            for (size_t i = 0; i < l.net->layers.size(); ++i) {
+                const Support s
+                    = backend->supports(sr.selection.algorithm, l.net->layers[i].spec, l.shapes->layers[i]);
                 if (!s.supported)
-                    throw UnsupportedError(sr.selection.str() + " unsupported for " + layerLabel(net, i) + " "
-                        + layerTypeName(net.layers[i].spec) + ": " + s.reason);
+                    throw UnsupportedError(sr.selection.str() + " unsupported for " + layerLabel(*l.net, i) + " "
+                        + layerTypeName(l.net->layers[i].spec) + (l.fusion ? " (fused)" : "") + ": " + s.reason);
             }
             report(0, "preparing " + sr.selection.str());
             l.session = backend->createSession(sr.selection.algorithm, options.session);
-            l.session->prepare(net, result.shapes);
+            l.session->prepare(*l.net, *l.shapes);
             sr.ok = true;
         } catch (const Cancelled&) {
             throw;
@@ -169,9 +183,9 @@ RunResult profile(Network net, const Tensor& input, const ProfileOptions& option
                     + std::to_string(pass < options.warmup ? pass : pass - options.warmup),
                 l.result->selection.backend);
             PassTiming t = l.session->runPass(input);
-            if (t.layerMs.size() != net.layers.size())
+            if (t.layerMs.size() != l.net->layers.size())
                 throw Error(l.result->selection.str() + " timed " + std::to_string(t.layerMs.size()) + " layers of "
-                    + std::to_string(net.layers.size()));
+                    + std::to_string(l.net->layers.size()));
             if (pass >= options.warmup)
                 l.passes.push_back(std::move(t));
         } catch (const std::exception& e) {
@@ -234,12 +248,19 @@ RunResult profile(Network net, const Tensor& input, const ProfileOptions& option
             for (size_t i = 0; i < net.layers.size(); ++i) {
                 LayerResult& lr = sr.layers[i];
                 lr.index = i;
+                // A fused selection reports each fused layer's time at the first original layer it covers and 0 at
+                // the layers folded into it; an output exists only where the original layer's output does.
+                const FusedLayerMap m = l.fusion ? l.fusion->map[i] : FusedLayerMap { i, true, true, {} };
                 for (const auto& p : l.passes)
-                    lr.samplesMs.push_back(p.layerMs[i]);
+                    lr.samplesMs.push_back(m.head ? p.layerMs[m.fusedIndex] : 0.0);
                 lr.computeMs = Stats::of(lr.samplesMs);
-                lr.note = l.session->layerNote(i);
-                if (options.keepOutputs || !reference.empty()) {
-                    Tensor out = l.session->fetchOutput(i, &lr.fetchMs);
+                lr.note = m.note;
+                if (m.head) {
+                    const std::string backendNote = l.session->layerNote(m.fusedIndex);
+                    lr.note += (lr.note.empty() || backendNote.empty() ? "" : "; ") + backendNote;
+                }
+                if (m.hasOutput && (options.keepOutputs || !reference.empty())) {
+                    Tensor out = l.session->fetchOutput(m.fusedIndex, &lr.fetchMs);
                     if (!reference.empty())
                         lr.error = compare(out, reference[i]);
                     if (options.keepOutputs)
@@ -248,7 +269,7 @@ RunResult profile(Network net, const Tensor& input, const ProfileOptions& option
             }
             for (const auto& [k, v] : l.session->metadata())
                 sr.metadata[k] = v;
-            if (options.explore) {
+            if (options.explore && !l.fusion) {
                 l.session.reset(); // the explorer allocates its own buffers
                 const auto backend = registry.find(sr.selection.backend);
                 for (size_t i = 0; i < net.layers.size(); ++i)

@@ -1,6 +1,7 @@
 // Helpers shared by the test suites: random tensors, poisoning, paths to test data and examples.
 #pragma once
 
+#include "compute/network.h"
 #include "compute/tensor.h"
 
 #include <cstdint>
@@ -16,6 +17,11 @@ void poison(Tensor& t);
 std::filesystem::path dataDir(); // tests/data
 std::filesystem::path examplesDir(); // resources/networks
 std::filesystem::path cliPath(); // the built convscope-cli
+// conv → batchnorm → act → maxpool → conv (no bias, stride 2×1) → batchnorm (no affine) → conv 1×1 → act, with
+// asymmetric padding on the first conv: two conv+bn(+act) groups and a conv+act group for the fusion tests.
+// Layers whose own output survives fusion: 2, 3, 5, 7.
+Network fusableNetwork(const LayerSpec& activation, int64_t batch = 2, int64_t height = 11, int64_t width = 9);
+
 // A fresh temporary folder removed at destruction.
 struct TempDir {
     TempDir();

@@ -8,6 +8,8 @@
 // convolutions through im2col / col2im + OpenBLAS and every other layer through the threaded fast:: loops.
 #include "compute/cpu/cpu_backend.h"
 
+#include "compute/fusion.h"
+
 #include "compute/cpu/cpu_ops.h"
 #include "compute/error.h"
 #include "compute/nvtx.h"
@@ -205,6 +207,11 @@ namespace {
                         const Tensor& w = requireParameter(layer.weight, layer, "weight");
                         m_fast ? cpu::fast::conv2d(in, w, layer.bias.get(), spec, pad, out)
                                : cpu::direct::conv2d(in, w, layer.bias.get(), spec, pad, out);
+                        // A fused activation (compute/fusion.h), applied in place while the output is in cache.
+                        if (spec.fused_activation) {
+                            const LayerSpec act = activationSpecOf(spec.fused_activation);
+                            m_fast ? cpu::fast::activation(out, act, out) : cpu::direct::activation(out, act, out);
+                        }
                     } else if constexpr (std::is_same_v<Spec, ConvTranspose2d>) {
                         const Tensor& w = requireParameter(layer.weight, layer, "weight");
                         m_fast ? cpu::fast::convTranspose2d(in, w, layer.bias.get(), spec, pad, out)
@@ -268,6 +275,7 @@ namespace {
             };
         }
         Availability availability() const override { return { true, {} }; }
+        bool fusesActivation(FusedActivation::Kind) const override { return true; }
         Support supports(const std::string& algorithm, const LayerSpec&, const LayerShape&) const override
         {
             if (algorithm != kDirect && algorithm != kIm2colGemm)

@@ -5,6 +5,7 @@
 // whenever the count is a multiple of 4 the whole tensor is float4-addressable), a grid-stride loop over a grid
 // sized to a few waves of the device (no tail of tiny blocks), and the op chosen by a template parameter so the
 // inner loop has no branch on the kind. The math follows PyTorch: sigmoid 1/(1+e^−x), elu x>0 ? x : α·expm1(x).
+#include "kernels/cuda/activation_op.cuh"
 #include "kernels/cuda/elementwise.cuh"
 
 #include "kernels/common/cuda_check.h"
@@ -31,21 +32,6 @@ int elementwiseBlocks(long long work, int threads)
 
 namespace {
     template <ActivationKind K>
-    __device__ __forceinline__ float apply(float v, float param)
-    {
-        if constexpr (K == ActivationKind::ReLU)
-            return v > 0.0f ? v : (isnan(v) ? v : 0.0f);
-        else if constexpr (K == ActivationKind::LeakyReLU)
-            return v > 0.0f ? v : v * param;
-        else if constexpr (K == ActivationKind::Sigmoid)
-            return 1.0f / (1.0f + expf(-v));
-        else if constexpr (K == ActivationKind::Tanh)
-            return tanhf(v);
-        else
-            return v > 0.0f ? v : param * expm1f(v);
-    }
-
-    template <ActivationKind K>
     __global__ void activationKernel(long long count, float param, const float* __restrict__ x, float* __restrict__ y)
     {
         const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
@@ -55,13 +41,13 @@ namespace {
             float4* y4 = reinterpret_cast<float4*>(y);
             for (long long i = first; i < count / 4; i += stride) {
                 float4 v = __ldg(x4 + i);
-                v.x = apply<K>(v.x, param), v.y = apply<K>(v.y, param);
-                v.z = apply<K>(v.z, param), v.w = apply<K>(v.w, param);
+                v.x = applyActivation<K>(v.x, param), v.y = applyActivation<K>(v.y, param);
+                v.z = applyActivation<K>(v.z, param), v.w = applyActivation<K>(v.w, param);
                 y4[i] = v;
             }
         } else {
             for (long long i = first; i < count; i += stride)
-                y[i] = apply<K>(__ldg(x + i), param);
+                y[i] = applyActivation<K>(__ldg(x + i), param);
         }
     }
 

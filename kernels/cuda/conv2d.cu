@@ -39,6 +39,7 @@
 
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
+#include "kernels/cuda/activation_op.cuh"
 
 #include <string>
 
@@ -75,7 +76,7 @@ namespace {
                 }
             }
         }
-        y[idx] = acc;
+        y[idx] = epilogue(g.act, g.actParam, acc);
     }
 
     constexpr int kSmallThreads = 128; // small blocks spread a tiny layer over more multiprocessors
@@ -118,7 +119,7 @@ namespace {
         for (int offset = L / 2; offset > 0; offset /= 2)
             acc += __shfl_xor_sync(0xffffffffu, acc, offset);
         if (active && lane == 0)
-            y[out] = acc + (bias ? bias[k] : 0.0f);
+            y[out] = epilogue(g.act, g.actParam, acc + (bias ? bias[k] : 0.0f));
     }
 
     constexpr int kTile = 16; // output pixels per block side
@@ -209,7 +210,7 @@ namespace {
             if (k < kg) {
                 const int kAbs = grp * kg + k;
                 y[((static_cast<long long>(n) * g.k + kAbs) * g.p + p) * g.q + q]
-                    = acc[kk] + (bias ? bias[kAbs] : 0.0f);
+                    = epilogue(g.act, g.actParam, acc[kk] + (bias ? bias[kAbs] : 0.0f));
             }
         }
     }

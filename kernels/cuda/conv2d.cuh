@@ -22,6 +22,9 @@ struct ConvGeometry {
     int padTop, padLeft;
     int dilH, dilW;
     int groups;
+    // conv2d only: an activation fused into the epilogue (compute/fusion.h), an ActivationKind value; −1 for none.
+    int act = -1;
+    float actParam = 0.0f;
 };
 
 // Tiny problems (LeNet at batch 1: ≤ 16384 outputs, a reduction C/g·R·S of ≥ 16 taps, ≤ 4M multiply-adds):

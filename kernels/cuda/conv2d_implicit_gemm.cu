@@ -30,6 +30,7 @@
 #include "kernels/cuda/conv2d.cuh"
 
 #include "kernels/common/cuda_check.h"
+#include "kernels/cuda/activation_op.cuh"
 
 namespace convscope::cuda {
 
@@ -223,7 +224,8 @@ namespace {
             for (int i = 0; i < TM; ++i) {
                 const int m = mBase + (i < HM ? ty * HM + i : BM / 2 + ty * HM + (i - HM));
                 if (m < kg)
-                    yCol[static_cast<long long>(m) * pq] = acc[i][j] + (bias ? __ldg(&bias[grp * kg + m]) : 0.0f);
+                    yCol[static_cast<long long>(m) * pq]
+                        = epilogue(g.act, g.actParam, acc[i][j] + (bias ? __ldg(&bias[grp * kg + m]) : 0.0f));
             }
         }
     }

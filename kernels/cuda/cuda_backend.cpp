@@ -5,6 +5,7 @@
 // entry point, the backend's answers (availability, supports) and the per-layer dispatch.
 #include "compute/backend_registry.h"
 #include "compute/error.h"
+#include "compute/fusion.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
 #include "kernels/common/gpu_session.h"
@@ -36,9 +37,14 @@ namespace {
             int(dilation[0]), int(dilation[1]), int(groups) };
     }
 
+    ActivationKind activationKind(const LayerSpec& spec, float* param);
+
     ConvGeometry geometryOf(const Conv2d& c, const LayerShape& s)
     {
-        return convGeometry(s, c.groups, c.kernel_size, c.stride, c.dilation);
+        ConvGeometry g = convGeometry(s, c.groups, c.kernel_size, c.stride, c.dilation);
+        if (c.fused_activation) // applied in the epilogue (compute/fusion.h)
+            g.act = int(activationKind(activationSpecOf(c.fused_activation), &g.actParam));
+        return g;
     }
 
     ConvGeometry geometryOf(const ConvTranspose2d& c, const LayerShape& s)
@@ -203,6 +209,7 @@ namespace {
                 { kImplicitGemm, "implicit GEMM: register tiling, float4 loads, double-buffered shared memory" } };
         }
         Availability availability() const override { return gpu::queryAvailability(); }
+        bool fusesActivation(FusedActivation::Kind) const override { return true; }
 
         Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape& shape) const override
         {

@@ -67,6 +67,12 @@ namespace {
             return libraryAvailability();
         }
 
+        // cudnnActivationForward has no leaky ReLU; everything else can follow a convolution inside its layer.
+        bool fusesActivation(FusedActivation::Kind kind) const override
+        {
+            return kind != FusedActivation::Kind::LeakyReLU;
+        }
+
         Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape& shape) const override
         {
             const std::string sel = "cudnn." + algorithm;

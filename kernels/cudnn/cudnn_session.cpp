@@ -34,6 +34,24 @@
 namespace convscope::cudnn {
 
 namespace {
+    // cuDNN's mode for an activation the fusion pass put in a convolution (leaky ReLU never gets here:
+    // CudnnBackend::fusesActivation refuses it).
+    cudnnActivationMode_t activationMode(FusedActivation::Kind kind)
+    {
+        switch (kind) {
+        case FusedActivation::Kind::Sigmoid:
+            return CUDNN_ACTIVATION_SIGMOID;
+        case FusedActivation::Kind::Tanh:
+            return CUDNN_ACTIVATION_TANH;
+        case FusedActivation::Kind::ELU:
+            return CUDNN_ACTIVATION_ELU; // coef is ELU's alpha
+        default:
+            return CUDNN_ACTIVATION_RELU;
+        }
+    }
+} // namespace
+
+namespace {
     const float kOne = 1.0f, kZero = 0.0f;
 
     std::string ms(double v)
@@ -70,7 +88,8 @@ namespace {
         std::optional<PoolEdge> edge;
         // generic descriptors: input, output, per-channel parameters
         std::unique_ptr<TensorDesc> xd, yd, pd;
-        std::unique_ptr<ActivationDesc> act; // activations; identity for a fused conv2d bias
+        std::unique_ptr<ActivationDesc> act; // activations; identity (or relu) for a fused conv2d bias
+        std::unique_ptr<ActivationDesc> epilogue; // conv2d: a fused activation cuDNN's fused call cannot take
         bool fusedBias = false;
         // NHWC split timing: events before the input transpose, after it, after the convolution, after the
         // output transpose; samples of each part from completed passes.
@@ -324,10 +343,19 @@ namespace {
             // The bias inside the convolution call (cudnnConvolutionBiasActivationForward) instead of a separate
             // cudnnAddTensor pass over the output: on the H200 the fused epilogue took 64→64 @512² from 2.11 to
             // 1.88 ms. Option fuse_bias=0 keeps the separate pass (to show what the fusion saves).
-            p.fusedBias = bias(i) && m_fuseBias && p.choice.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+            // A fused ReLU (compute/fusion.h) rides in the same call with any algorithm; the other fused activations
+            // run as cudnnActivationForward in place on the output, still inside the layer.
+            const FusedActivation::Kind fusedAct = spec.fused_activation.kind;
+            const bool reluInCall = fusedAct == FusedActivation::Kind::ReLU && bias(i) && m_fuseBias;
+            p.fusedBias = bias(i) && m_fuseBias
+                && (reluInCall || p.choice.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
             if (p.fusedBias) {
                 p.act = std::make_unique<ActivationDesc>();
-                p.act->set(CUDNN_ACTIVATION_IDENTITY, 0.0);
+                p.act->set(reluInCall ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, 0.0);
+            }
+            if (spec.fused_activation && !reluInCall) {
+                p.epilogue = std::make_unique<ActivationDesc>();
+                p.epilogue->set(activationMode(fusedAct), spec.fused_activation.param);
             }
 
             std::string note = m_pinned ? "cuDNN " + algorithmName(p.choice.algo)
@@ -338,8 +366,11 @@ namespace {
                 note += "; over the workspace limit of " + gpu::mib(m_conv.workspaceLimit) + ": " + p.choice.overLimit
                     + " (--option workspace_limit=BYTES)";
             if (bias(i))
-                note += p.fusedBias ? ", bias fused (cudnnConvolutionBiasActivationForward)"
+                note += p.fusedBias ? std::string(", bias ") + (reluInCall ? "and relu " : "")
+                        + "fused (cudnnConvolutionBiasActivationForward)"
                                     : ", bias by cudnnAddTensor";
+            if (p.epilogue)
+                note += ", fused activation by cudnnActivationForward in place";
             if (l.padStep)
                 note += "; explicit pad step for asymmetric padding [" + std::to_string(l.pad.top) + ", "
                     + std::to_string(l.pad.bottom) + ", " + std::to_string(l.pad.left) + ", "
@@ -385,6 +416,9 @@ namespace {
                     CONVSCOPE_CUDNN_CHECK(
                         cudnnAddTensor(h.cudnn, &kOne, p.convD->bias.get(), bias(i), &kOne, p.convD->y.get(), y));
             }
+            if (p.epilogue)
+                CONVSCOPE_CUDNN_CHECK(cudnnActivationForward(
+                    h.cudnn, p.epilogue->get(), &kOne, p.convD->y.get(), y, &kZero, p.convD->y.get(), y));
             if (l.nhwc) {
                 p.marks[2].record(st);
                 nvtx::Range r("cudnn NHWC→NCHW", "cudnn");

@@ -1,0 +1,44 @@
+// The activation functions on the device, PyTorch's definitions: shared by the activation layers
+// (activation.cu) and the convolution epilogues that apply a fused activation (compute/fusion.h).
+#pragma once
+
+#include "kernels/cuda/elementwise.cuh"
+
+#include <cuda_runtime.h>
+
+namespace convscope::cuda {
+
+template <ActivationKind K> __device__ __forceinline__ float applyActivation(float v, float param)
+{
+    if constexpr (K == ActivationKind::ReLU)
+        return v > 0.0f ? v : (isnan(v) ? v : 0.0f);
+    else if constexpr (K == ActivationKind::LeakyReLU)
+        return v > 0.0f ? v : v * param;
+    else if constexpr (K == ActivationKind::Sigmoid)
+        return 1.0f / (1.0f + expf(-v));
+    else if constexpr (K == ActivationKind::Tanh)
+        return tanhf(v);
+    else
+        return v > 0.0f ? v : param * expm1f(v);
+}
+
+// A convolution's epilogue: `kind` is ConvGeometry::act (−1: none). The branch is uniform across the grid.
+__device__ __forceinline__ float epilogue(int kind, float param, float v)
+{
+    switch (kind) {
+    case int(ActivationKind::ReLU):
+        return applyActivation<ActivationKind::ReLU>(v, param);
+    case int(ActivationKind::LeakyReLU):
+        return applyActivation<ActivationKind::LeakyReLU>(v, param);
+    case int(ActivationKind::Sigmoid):
+        return applyActivation<ActivationKind::Sigmoid>(v, param);
+    case int(ActivationKind::Tanh):
+        return applyActivation<ActivationKind::Tanh>(v, param);
+    case int(ActivationKind::ELU):
+        return applyActivation<ActivationKind::ELU>(v, param);
+    default:
+        return v;
+    }
+}
+
+} // namespace convscope::cuda
