@@ -26,6 +26,7 @@ namespace {
         std::string suite;
         std::string backends = "cpu.im2col_gemm";
         bool fuse = false;
+        bool graph = false;
         std::string cases;
         int warmup = 3;
         int repeat = 10;
@@ -88,6 +89,7 @@ Command addBenchCommand(CLI::App& app)
         ->capture_default_str();
     cmd->add_option("--math", a->math, "fp32 or tf32")->capture_default_str();
     cmd->add_option("--json", a->json, "write the full result as JSON");
+    cmd->add_flag("--graph", a->graph, "GPU sessions replay their layers from a CUDA Graph (option graph=1)");
     cmd->add_flag("--fuse", a->fuse, "also run each selection fused (+fused): batch norm folded, activation in the epilogue");
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
     return [a]() {
@@ -110,6 +112,8 @@ Command addBenchCommand(CLI::App& app)
         opt.reference = parseReference(a->reference, opt.selections);
         opt.session.math = parseMathMode(a->math);
         opt.session.extra = parseBackendOptions(a->backendOptions);
+        if (a->graph)
+            opt.session.extra["graph"] = "1";
 
         std::vector<std::string> header = { "case", "layer", "output", "GFLOP" };
         std::vector<bool> right = { false, false, false, true };

@@ -22,6 +22,7 @@ namespace {
         std::string network;
         std::string backends = "cpu.direct";
         bool fuse = false;
+        bool graph = false;
         int warmup = 3;
         int repeat = 10;
         std::string input;
@@ -115,6 +116,7 @@ Command addRunCommand(CLI::App& app)
     cmd->add_option("--reference", a->reference, "auto, none, or a selection to check outputs against")
         ->capture_default_str();
     cmd->add_flag("--no-interleave", a->noInterleave, "run each selection's passes back to back");
+    cmd->add_flag("--graph", a->graph, "GPU sessions replay their layers from a CUDA Graph (option graph=1)");
     cmd->add_flag("--fuse", a->fuse, "also run each selection fused (+fused): batch norm folded, activation in the epilogue");
     cmd->add_flag("--explore", a->explore, "add the backend's algorithm explorer (cudnn) to the JSON report");
     cmd->add_option("--memory-budget", a->memoryBudgetGiB, "host memory the run may use, GiB (default: half of RAM)");
@@ -132,6 +134,8 @@ Command addRunCommand(CLI::App& app)
         opt.session.math = parseMathMode(a->math);
         opt.hostMemoryBudgetBytes = int64_t(a->memoryBudgetGiB * double(int64_t(1) << 30));
         opt.session.extra = parseBackendOptions(a->backendOptions);
+        if (a->graph)
+            opt.session.extra["graph"] = "1";
 
         Tensor input;
         if (!a->input.empty())

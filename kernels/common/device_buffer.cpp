@@ -133,6 +133,10 @@ CudaEvent::CudaEvent(CudaEvent&& o) noexcept
 }
 
 void CudaEvent::record(cudaStream_t stream) { CONVSCOPE_CUDA_CHECK(cudaEventRecord(m_event, stream)); }
+void CudaEvent::recordExternal(cudaStream_t stream)
+{
+    CONVSCOPE_CUDA_CHECK(cudaEventRecordWithFlags(m_event, stream, cudaEventRecordExternal));
+}
 
 double elapsedMs(const CudaEvent& start, const CudaEvent& stop)
 {

@@ -106,6 +106,9 @@ public:
     CudaEvent& operator=(const CudaEvent&) = delete;
     cudaEvent_t get() const { return m_event; }
     void record(cudaStream_t stream);
+    // Recorded as an event node of a graph when `stream` is capturing (cudaEventRecordExternal), so timing
+    // between events works inside a replayed CUDA Graph.
+    void recordExternal(cudaStream_t stream);
 
 private:
     cudaEvent_t m_event = nullptr;

@@ -60,10 +60,16 @@ GpuSessionBase::GpuSessionBase(
     CONVSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&m_prop, m_device));
     m_stream = std::make_unique<CudaStream>();
     m_poisonOutputs = envTrue(m_options.extra, "poison_outputs");
+    m_graphMode = envTrue(m_options.extra, "graph");
+    if (const auto it = m_options.extra.find("layout"); m_graphMode && it != m_options.extra.end() && it->second == "nhwc")
+        throw UnsupportedError(m_backend + "." + m_algorithm
+            + ": graph mode with layout=nhwc is unsupported (the NHWC split timing reads events the graph would own)");
 }
 
 GpuSessionBase::~GpuSessionBase()
 {
+    if (m_graph)
+        (void)cudaGraphExecDestroy(m_graph);
     // Work still queued must finish before its buffers go back to the arena for the next session.
     if (m_stream && !isPoisoned())
         (void)cudaStreamSynchronize(m_stream->get());
@@ -143,10 +149,48 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
         enqueueLayers(stream, nullptr);
     }
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (m_graphMode)
+        captureGraph(stream);
     m_prepared = true;
 }
 
-void GpuSessionBase::enqueueLayers(cudaStream_t stream, std::vector<CudaEvent>* marks)
+void GpuSessionBase::captureGraph(cudaStream_t stream)
+{
+    if (m_graph) {
+        CONVSCOPE_CUDA_CHECK(cudaGraphExecDestroy(m_graph));
+        m_graph = nullptr;
+    }
+    nvtx::Range range(m_backend + "." + m_algorithm + " · capture CUDA Graph", m_backend);
+    CONVSCOPE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t graph = nullptr;
+    try {
+        m_events[1].recordExternal(stream); // the layers start here: after the H2D copy, which stays outside
+        enqueueLayers(stream, &m_events, true);
+    } catch (const std::exception& e) {
+        (void)cudaStreamEndCapture(stream, &graph);
+        if (graph)
+            (void)cudaGraphDestroy(graph);
+        (void)cudaGetLastError();
+        throw UnsupportedError(m_backend + "." + m_algorithm + ": graph mode: a layer could not be captured into a "
+            + "CUDA Graph: " + e.what());
+    }
+    CONVSCOPE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    const cudaError_t inst = cudaGraphInstantiate(&m_graph, graph, 0);
+    (void)cudaGraphDestroy(graph);
+    if (inst != cudaSuccess) {
+        (void)cudaGetLastError();
+        m_graph = nullptr;
+        throw UnsupportedError(m_backend + "." + m_algorithm + ": graph mode: cudaGraphInstantiate failed: "
+            + cudaGetErrorString(inst));
+    }
+    // The first replay uploads the graph to the device: untimed, like the warm-up pass.
+    CONVSCOPE_CUDA_CHECK(cudaGraphLaunch(m_graph, stream));
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (auto& l : m_layers)
+        l.note += std::string(l.note.empty() ? "" : "; ") + "replayed from a CUDA Graph";
+}
+
+void GpuSessionBase::enqueueLayers(cudaStream_t stream, std::vector<CudaEvent>* marks, bool externalMarks)
 {
     for (size_t i = 0; i < m_layers.size(); ++i) {
         nvtx::Range range(m_layers[i].rangeName, m_backend);
@@ -154,7 +198,9 @@ void GpuSessionBase::enqueueLayers(cudaStream_t stream, std::vector<CudaEvent>* 
             runLayer(i, stream);
             CONVSCOPE_CUDA_CHECK_LAUNCH(m_layers[i].rangeName.c_str());
         }
-        if (marks)
+        if (marks && externalMarks)
+            (*marks)[i + 2].recordExternal(stream);
+        else if (marks)
             (*marks)[i + 2].record(stream);
     }
 }
@@ -186,8 +232,13 @@ PassTiming GpuSessionBase::runPass(const Tensor& in)
         nvtx::Range range(m_backend + "." + m_algorithm + " · H2D input", m_backend);
         CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(m_input, m_stagingIn.floats(), inBytes, cudaMemcpyHostToDevice, stream));
     }
-    m_events[1].record(stream);
-    enqueueLayers(stream, &m_events);
+    if (m_graph) {
+        nvtx::Range range(m_backend + "." + m_algorithm + " · CUDA Graph launch", m_backend);
+        CONVSCOPE_CUDA_CHECK(cudaGraphLaunch(m_graph, stream)); // records events 1 .. n+1 itself
+    } else {
+        m_events[1].record(stream);
+        enqueueLayers(stream, &m_events);
+    }
     const size_t outBytes = n ? static_cast<size_t>(m_shapes.layers.back().out.bytes()) : 0;
     {
         nvtx::Range range(m_backend + "." + m_algorithm + " · D2H output", m_backend);
@@ -241,6 +292,8 @@ std::map<std::string, std::string> GpuSessionBase::metadata() const
     meta["algorithm"] = m_algorithm;
     meta["math"] = mathModeName(m_options.math);
     meta["timing"] = "CUDA events around each phase on one stream; one synchronisation per pass";
+    meta["launch"] = m_graph ? "CUDA Graph: the layers captured once at prepare, one cudaGraphLaunch per pass"
+                             : "eager: one launch per kernel";
     if (m_arena)
         meta["device_memory_planned"] = mib(m_arena->used());
     for (auto& [k, v] : extraMetadata())

@@ -10,6 +10,11 @@
 //             the end of the pass, then the elapsed times are read: the host never stalls the GPU mid-pass.
 //   fetchOutput  a layer's output copied back for display, timed apart and never counted as compute.
 //
+// Graph mode (extra["graph"] = "1", `--graph` on the command line): prepare also captures the layers, with an
+// event node between each two, into a CUDA Graph; runPass then replays it with one cudaGraphLaunch instead of
+// one launch per kernel, which is what small layers (LeNet at batch 1) spend most of their time on. Layer times
+// still come from the events, now recorded by the graph itself.
+//
 // Flatten is a view: its output aliases its input buffer and nothing is launched.
 // Option extra["poison_outputs"] = "1" fills every layer output with NaN before each pass (tests use it so an
 // element a kernel forgets to write fails the comparison).
@@ -19,6 +24,7 @@
 #include "kernels/common/device_buffer.h"
 
 #include <cuda_runtime_api.h>
+#include <driver_types.h>
 
 #include <memory>
 #include <string>
@@ -81,7 +87,8 @@ private:
         std::string note;
         std::string rangeName; // NVTX
     };
-    void enqueueLayers(cudaStream_t stream, std::vector<CudaEvent>* marks);
+    void enqueueLayers(cudaStream_t stream, std::vector<CudaEvent>* marks, bool externalMarks = false);
+    void captureGraph(cudaStream_t stream);
     void makeCurrent() const;
 
     std::string m_backend, m_algorithm;
@@ -99,6 +106,8 @@ private:
     cudaDeviceProp m_prop {};
     bool m_prepared = false;
     bool m_poisonOutputs = false;
+    bool m_graphMode = false;
+    cudaGraphExec_t m_graph = nullptr;
 };
 
 // The NVTX range label: "L3 conv2d 6→16 k5", "L0 relu".
