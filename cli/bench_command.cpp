@@ -134,6 +134,7 @@ Command addBenchCommand(CLI::App& app)
             { "suite", a->suite.empty() ? a->network : a->suite }, { "selections", a->backends },
             { "cases", nlohmann::ordered_json::array() } };
         std::vector<std::vector<double>> ratios(opt.selections.size());
+        std::vector<std::string> graphLines; // CUDA Graph mode: the lean replay per case and selection
         int rc = 0;
         for (size_t c : chosen) {
             BenchCase& bc = cases[c];
@@ -189,6 +190,11 @@ Command addBenchCommand(CLI::App& app)
                 }
                 table.addRow(row);
             }
+            for (const auto& sel : run.selections)
+                if (const auto it = sel.metadata.find("graph_pass_us"); it != sel.metadata.end())
+                    graphLines.push_back(bc.name + " " + sel.selection.str() + ": CUDA Graph replayed without per-layer "
+                        + "events: " + it->second + " µs per pass, " + sel.metadata.at("graph_layer_us") + " µs per layer ("
+                        + sel.metadata.at("graph_layers") + " launched layers, median)");
             json["cases"].push_back({ { "name", bc.name }, { "report", nlohmann::ordered_json::parse(reportJson(bc.network, run)) } });
         }
         std::cout << "\n";
@@ -208,6 +214,8 @@ Command addBenchCommand(CLI::App& app)
             json["ratios"][opt.selections[0].str() + "/" + opt.selections[k].str()]
                 = { { "median", median }, { "geomean", std::exp(logSum / double(r.size())) }, { "per_layer", ratios[k] } };
         }
+        for (const auto& line : graphLines)
+            std::cout << line << "\n";
         std::cout << "math " << a->math << ", " << a->warmup << " warm-up + " << a->repeat
                   << " timed passes, selections interleaved; reference "
                   << (opt.reference ? opt.reference->str() : "none") << "\n";

@@ -96,6 +96,10 @@ void printResultTable(std::ostream& out, const Network& net, const RunResult& ru
             out << ", of which host→device " << formatMs(s->h2dMs.median) << " ms and device→host "
                 << formatMs(s->d2hMs.median) << " ms";
         out << "\n";
+        if (const auto it = s->metadata.find("graph_pass_us"); it != s->metadata.end())
+            out << "  CUDA Graph replayed without per-layer events: " << it->second << " µs per pass, "
+                << s->metadata.at("graph_layer_us") << " µs per layer (" << s->metadata.at("graph_layers")
+                << " launched layers, median)\n";
         for (size_t i = 0; i < s->layers.size(); ++i) {
             if (!s->layers[i].note.empty())
                 out << "  L" << i << ": " << s->layers[i].note << "\n";

@@ -13,7 +13,9 @@
 // Graph mode (extra["graph"] = "1", `--graph` on the command line): prepare also captures the layers, with an
 // event node between each two, into a CUDA Graph; runPass then replays it with one cudaGraphLaunch instead of
 // one launch per kernel, which is what small layers (LeNet at batch 1) spend most of their time on. Layer times
-// still come from the events, now recorded by the graph itself.
+// still come from the events, now recorded by the graph itself; but an event node costs about as much as a tiny
+// kernel, so every pass also replays a second, lean graph of the same layers without them, timed as a whole:
+// metadata "graph_pass_us" and "graph_layer_us" (median over the passes, per launched layer).
 //
 // Flatten is a view: its output aliases its input buffer and nothing is launched.
 // Option extra["poison_outputs"] = "1" fills every layer output with NaN before each pass (tests use it so an
@@ -107,7 +109,9 @@ private:
     bool m_prepared = false;
     bool m_poisonOutputs = false;
     bool m_graphMode = false;
-    cudaGraphExec_t m_graph = nullptr;
+    cudaGraphExec_t m_graph = nullptr; // with an event node after every layer
+    cudaGraphExec_t m_leanGraph = nullptr; // the same layers without them
+    std::vector<double> m_leanPassMs;
 };
 
 // The NVTX range label: "L3 conv2d 6→16 k5", "L0 relu".

@@ -40,6 +40,9 @@ void checkGraphMode(const std::string& backendName, const std::string& algorithm
             INFO(backendName << "." << algorithm << " graph " << graph << " " << example << ": " << sel.failure);
             REQUIRE(sel.ok);
             CHECK(sel.metadata.at("launch").find(graph ? "CUDA Graph" : "eager") != std::string::npos);
+            CHECK(sel.metadata.count("graph_pass_us") == (graph ? 1u : 0u));
+            if (graph)
+                CHECK(std::stod(sel.metadata.at("graph_layer_us")) > 0);
             std::vector<Tensor> outs;
             for (const auto& l : sel.layers) {
                 CHECK(l.samplesMs.size() == 3);
