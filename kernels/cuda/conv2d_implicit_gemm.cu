@@ -63,7 +63,10 @@ namespace {
     }
 
     template <int BM, int BN, int BK, int TM, int TN, bool VecA>
-    __global__ void __launch_bounds__((BM / TM) * (BN / TN)) conv2dIgemmKernel(ConvGeometry g,
+    // Two blocks per multiprocessor must fit: that caps the 256-thread 128×128 tile at 128 registers (ptxas took
+    // 143 without the cap, halving the occupancy: unet layers 0.56× cuDNN instead of 0.73×, H200), and leaves the
+    // 128-thread tiles uncapped (capping them at 128 spilled: 3×3 64→64 @56² b8 0.52× instead of 0.80×).
+    __global__ void __launch_bounds__((BM / TM) * (BN / TN), 2) conv2dIgemmKernel(ConvGeometry g,
         const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
         float* __restrict__ y, const int2* __restrict__ table)
     {
@@ -211,21 +214,47 @@ namespace {
             cur ^= 1;
         }
 
-        // Epilogue: bias and store. A thread's columns are two runs of HN consecutive output pixels.
+        // Epilogue: bias, the fused activation, store. A thread's columns are two runs of HN consecutive output
+        // pixels. When a run of 4 lies in one image and the plane size is a multiple of 4, it is 4 consecutive,
+        // 16-byte-aligned floats of each output plane: one float4 store instead of four scalar ones, so a warp
+        // writes whole 256-byte segments (the 3→64 stem at 512² is bound by exactly these stores).
+        const bool vecStore = HN == 4 && pq % 4 == 0;
 #pragma unroll
-        for (int j = 0; j < TN; ++j) {
-            const long long col = colBase + (j < HN ? tx * HN + j : BN / 2 + tx * HN + (j - HN));
-            if (col >= npqTotal)
+        for (int half = 0; half < 2; ++half) {
+            const long long c0 = colBase + half * (BN / 2) + tx * HN;
+            if (vecStore && c0 + 3 < npqTotal) {
+                const long long nn = c0 / pq;
+                const int rem = static_cast<int>(c0 % pq);
+                float* yRun = y + (nn * g.k + static_cast<long long>(grp) * kg) * pq + rem;
+#pragma unroll
+                for (int i = 0; i < TM; ++i) {
+                    const int m = mBase + (i < HM ? ty * HM + i : BM / 2 + ty * HM + (i - HM));
+                    if (m >= kg)
+                        continue;
+                    const float b = bias ? __ldg(&bias[grp * kg + m]) : 0.0f;
+                    const float* a = &acc[i][half * HN];
+                    const float4 v = make_float4(epilogue(g.act, g.actParam, a[0] + b),
+                        epilogue(g.act, g.actParam, a[1 % HN] + b), epilogue(g.act, g.actParam, a[2 % HN] + b),
+                        epilogue(g.act, g.actParam, a[3 % HN] + b));
+                    *reinterpret_cast<float4*>(yRun + static_cast<long long>(m) * pq) = v;
+                }
                 continue;
-            const long long nn = col / pq;
-            const int rem = static_cast<int>(col % pq);
-            float* yCol = y + (nn * g.k + static_cast<long long>(grp) * kg) * pq + rem;
+            }
 #pragma unroll
-            for (int i = 0; i < TM; ++i) {
-                const int m = mBase + (i < HM ? ty * HM + i : BM / 2 + ty * HM + (i - HM));
-                if (m < kg)
-                    yCol[static_cast<long long>(m) * pq]
-                        = epilogue(g.act, g.actParam, acc[i][j] + (bias ? __ldg(&bias[grp * kg + m]) : 0.0f));
+            for (int jj = 0; jj < HN; ++jj) {
+                const long long col = c0 + jj;
+                if (col >= npqTotal)
+                    continue;
+                const long long nn = col / pq;
+                const int rem = static_cast<int>(col % pq);
+                float* yCol = y + (nn * g.k + static_cast<long long>(grp) * kg) * pq + rem;
+#pragma unroll
+                for (int i = 0; i < TM; ++i) {
+                    const int m = mBase + (i < HM ? ty * HM + i : BM / 2 + ty * HM + (i - HM));
+                    if (m < kg)
+                        yCol[static_cast<long long>(m) * pq]
+                            = epilogue(g.act, g.actParam, acc[i][half * HN + jj] + (bias ? __ldg(&bias[grp * kg + m]) : 0.0f));
+                }
             }
         }
     }
