@@ -6,6 +6,7 @@
 #include "compute/atomic_file.h"
 #include "compute/error.h"
 #include "compute/image_input.h"
+#include "compute/memory_budget.h"
 #include "compute/network_json.h"
 #include "compute/npy.h"
 #include "compute/report.h"
@@ -31,7 +32,7 @@ namespace {
         std::string reference = "auto";
         bool noInterleave = false;
         bool explore = false;
-        double memoryBudgetGiB = 0;
+        std::string memoryBudget;
         std::vector<std::string> backendOptions;
     };
 
@@ -113,9 +114,16 @@ Command addRunCommand(CLI::App& app)
         ->capture_default_str();
     cmd->add_flag("--no-interleave", a->noInterleave, "run each selection's passes back to back");
     cmd->add_flag("--explore", a->explore, "add the backend's algorithm explorer (cudnn) to the JSON report");
-    cmd->add_option("--memory-budget", a->memoryBudgetGiB, "host memory the run may use, GiB (default: half of RAM)");
+    cmd->add_option("--memory-budget", a->memoryBudget,
+        "host memory the run and every tensor may use: 8G, 512MiB, 25% of RAM, or a plain number of GiB "
+        "(default: CONVSCOPE_MEMORY_BUDGET, else half of RAM)");
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE (e.g. workspace_limit=1073741824)");
     return [a]() {
+        if (!a->memoryBudget.empty()) {
+            // A plain number is GiB, as this option always took; anything with a unit or % goes to the parser.
+            const bool plain = a->memoryBudget.find_first_not_of("0123456789.") == std::string::npos;
+            setHostMemoryBudget(parseMemorySize(a->memoryBudget + (plain ? "G" : ""), "--memory-budget"));
+        }
         Network net = loadNetwork(a->network);
         ProfileOptions opt;
         opt.selections = parseSelections(a->backends);
@@ -126,7 +134,6 @@ Command addRunCommand(CLI::App& app)
         opt.explore = a->explore;
         opt.reference = parseReference(a->reference, opt.selections);
         opt.session.math = parseMathMode(a->math);
-        opt.hostMemoryBudgetBytes = int64_t(a->memoryBudgetGiB * double(int64_t(1) << 30));
         opt.session.extra = parseBackendOptions(a->backendOptions);
 
         Tensor input;

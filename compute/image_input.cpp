@@ -16,6 +16,7 @@
 #include "compute/atomic_file.h"
 #include "compute/checked_math.h"
 #include "compute/error.h"
+#include "compute/memory_budget.h"
 
 #include <algorithm>
 #include <array>
@@ -200,6 +201,15 @@ Tensor decodeImageInput(
         throw InputError(what + ": the image file is too large (over 2 GiB)");
 
     int w = 0, h = 0, comp = 0;
+    // The header says how big the picture is; a 20-byte file can claim 16M x 16M pixels. Check what decoding
+    // (stb's 8-bit RGB, our float copy, the resized float copy) would take against the budget first.
+    if (!stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()), &w, &h, &comp))
+        throw InputError(what + ": cannot decode the image (" + std::string(stbi_failure_reason()) + ")");
+    if (w < 1 || h < 1)
+        throw InputError(what + ": the image has no pixels");
+    checkHostAllocation(checkedProduct({ int64_t(w), int64_t(h), 3, 1 + int64_t(sizeof(float)) }, what + ": image")
+            + checkedProduct({ height, width, 3, int64_t(sizeof(float)) }, what + ": resized image"),
+        what + ": decoding a " + std::to_string(w) + "x" + std::to_string(h) + " image");
     // Always decode to RGB: stb repeats a grey image's value and drops alpha, so one path serves every file.
     std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
         stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()), &w, &h, &comp, 3),
