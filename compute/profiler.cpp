@@ -57,6 +57,7 @@ namespace {
     {
         live.result->ok = false;
         live.result->failure = why;
+        live.result->layers.clear(); // no half-made results a report could mistake for a measurement
         live.session.reset();
     }
 

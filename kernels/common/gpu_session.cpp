@@ -60,6 +60,7 @@ GpuSessionBase::GpuSessionBase(
     CONVSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&m_prop, m_device));
     m_stream = std::make_unique<CudaStream>();
     m_poisonOutputs = envTrue(m_options.extra, "poison_outputs");
+    m_fault = injectedFault(m_backend, m_algorithm, m_options);
 }
 
 GpuSessionBase::~GpuSessionBase()
@@ -97,6 +98,7 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
 
     // The budget: what the caller allows, else what the device has free (plus the arena we already hold,
     // which is reused), less a margin for the runtime, kernels and other libraries.
+    injectPrepareFault(m_fault, m_backend + "." + m_algorithm);
     if (!m_arena)
         m_arena = m_pool ? m_pool->acquire() : std::make_shared<DeviceArena>();
     size_t freeBytes = 0, totalBytes = 0;
@@ -187,6 +189,7 @@ PassTiming GpuSessionBase::runPass(const Tensor& in)
         CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(m_input, m_stagingIn.floats(), inBytes, cudaMemcpyHostToDevice, stream));
     }
     m_events[1].record(stream);
+    injectPassFault(m_fault, m_backend + "." + m_algorithm, stream);
     enqueueLayers(stream, &m_events);
     const size_t outBytes = n ? static_cast<size_t>(m_shapes.layers.back().out.bytes()) : 0;
     {
