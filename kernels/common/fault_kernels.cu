@@ -8,7 +8,7 @@ namespace convscope::gpu {
 namespace {
     __global__ void faultNothing() { }
 
-    __global__ void faultStoreThroughNull(float* volatile target) { *target = 1.0f; }
+    __global__ void faultStoreThroughNull(float* target) { *static_cast<volatile float*>(target) = 1.0f; }
 } // namespace
 
 void launchInvalidConfiguration(cudaStream_t stream)
