@@ -55,7 +55,7 @@ int64_t parseMemorySize(const std::string& text, const std::string& what)
     const char* begin = text.c_str();
     char* end = nullptr;
     const double value = std::strtod(begin, &end);
-    if (end == begin || !std::isfinite(value) || value <= 0 || !(*begin >= '0' && *begin <= '9') && *begin != '.')
+    if (end == begin || !std::isfinite(value) || value <= 0 || (!(*begin >= '0' && *begin <= '9') && *begin != '.'))
         throw bad();
     std::string unit(end);
     while (!unit.empty() && unit.front() == ' ')
