@@ -6,6 +6,7 @@
 #include "compute/atomic_file.h"
 #include "compute/error.h"
 #include "compute/image_input.h"
+#include "compute/memory_budget.h"
 #include "compute/network_json.h"
 #include "compute/npy.h"
 #include "compute/report.h"
@@ -33,7 +34,7 @@ namespace {
         std::string reference = "auto";
         bool noInterleave = false;
         bool explore = false;
-        double memoryBudgetGiB = 0;
+        std::string memoryBudget;
         std::vector<std::string> backendOptions;
     };
 
@@ -119,9 +120,16 @@ Command addRunCommand(CLI::App& app)
     cmd->add_flag("--graph", a->graph, "GPU sessions replay their layers from a CUDA Graph (option graph=1)");
     cmd->add_flag("--fuse", a->fuse, "also run each selection fused (+fused): batch norm folded, activation in the epilogue");
     cmd->add_flag("--explore", a->explore, "add the backend's algorithm explorer (cudnn) to the JSON report");
-    cmd->add_option("--memory-budget", a->memoryBudgetGiB, "host memory the run may use, GiB (default: half of RAM)");
+    cmd->add_option("--memory-budget", a->memoryBudget,
+        "host memory the run and every tensor may use: 8G, 512MiB, 25% of RAM, or a plain number of GiB "
+        "(default: CONVSCOPE_MEMORY_BUDGET, else half of RAM)");
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE (e.g. workspace_limit=1073741824)");
     return [a]() {
+        if (!a->memoryBudget.empty()) {
+            // A plain number is GiB, as this option always took; anything with a unit or % goes to the parser.
+            const bool plain = a->memoryBudget.find_first_not_of("0123456789.") == std::string::npos;
+            setHostMemoryBudget(parseMemorySize(a->memoryBudget + (plain ? "G" : ""), "--memory-budget"));
+        }
         Network net = loadNetwork(a->network);
         ProfileOptions opt;
         opt.selections = parseSelections(a->backends, a->fuse);
@@ -132,7 +140,6 @@ Command addRunCommand(CLI::App& app)
         opt.explore = a->explore;
         opt.reference = parseReference(a->reference, opt.selections);
         opt.session.math = parseMathMode(a->math);
-        opt.hostMemoryBudgetBytes = int64_t(a->memoryBudgetGiB * double(int64_t(1) << 30));
         opt.session.extra = parseBackendOptions(a->backendOptions);
         if (a->graph)
             opt.session.extra["graph"] = "1";

@@ -1,6 +1,7 @@
 #include "compute/atomic_file.h"
 
 #include "compute/error.h"
+#include "compute/memory_budget.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -92,6 +93,16 @@ std::string readFile(const std::filesystem::path& path, const std::string& what)
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
         throw InputError("cannot read " + what + ": it is a folder");
+    // Only regular files: a path in a network file could name /dev/zero, /dev/stdin or a FIFO, and reading one
+    // of those never ends (or blocks). The size is checked against the memory budget before it is read.
+    const auto status = std::filesystem::status(path, ec);
+    if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+        throw InputError("cannot read " + what + ": not a regular file (a device, a pipe or a socket)");
+    if (!ec && std::filesystem::is_regular_file(status)) {
+        const auto size = std::filesystem::file_size(path, ec);
+        if (!ec)
+            checkHostAllocation(int64_t(size), "reading " + what);
+    }
     errno = 0;
     std::ifstream in(path, std::ios::binary);
     if (!in) {

@@ -348,7 +348,7 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
 
     const std::string ext = lowerExtension(source);
     static const std::set<std::string> imageExtensions
-        = { ".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tga", ".psd", ".hdr", ".pgm", ".ppm", ".pnm", ".pic" };
+        = { ".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tga", ".pgm", ".ppm", ".pnm" }; // image_input.cpp's decoders
     const std::filesystem::path path = resolvePath(source, baseDir);
     if (imageExtensions.count(ext)) {
         if (input.flat)

@@ -7,6 +7,7 @@
 #include "compute/backend_registry.h"
 #include "compute/checked_math.h"
 #include "compute/fusion.h"
+#include "compute/memory_budget.h"
 #include "compute/nvtx.h"
 #include "compute/system_info.h"
 
@@ -60,6 +61,7 @@ namespace {
     {
         live.result->ok = false;
         live.result->failure = why;
+        live.result->layers.clear(); // no half-made results a report could mistake for a measurement
         live.session.reset();
     }
 
@@ -68,8 +70,7 @@ namespace {
 void checkMemoryBudget(const std::string& networkName, const ShapeReport& shapes, const ProfileOptions& options)
 {
     // Each host-side session keeps every layer's output, and so do kept outputs and the reference.
-    const int64_t budget
-        = options.hostMemoryBudgetBytes > 0 ? options.hostMemoryBudgetBytes : physicalMemoryBytes() / 2;
+    const int64_t budget = options.hostMemoryBudgetBytes > 0 ? options.hostMemoryBudgetBytes : hostMemoryBudget();
     const int64_t perCopy = activationBytes(shapes);
     int64_t copies = 1 + (options.reference ? 1 : 0);
     for (const auto& s : options.selections)
@@ -79,7 +80,9 @@ void checkMemoryBudget(const std::string& networkName, const ShapeReport& shapes
     if (needed > budget)
         throw InputError(networkName + ": this run would need " + gib(needed) + " of host memory (" + gib(perCopy)
             + " of activations × " + std::to_string(copies) + " copies + " + gib(params)
-            + " of parameters) but may use " + gib(budget) + "; use a smaller input or batch, or fewer selections");
+            + " of parameters) but the memory budget is " + gib(budget)
+            + "; use a smaller input or batch, or fewer selections, or raise the budget (--memory-budget, "
+              "CONVSCOPE_MEMORY_BUDGET)");
 }
 
 RunResult profile(Network net, const Tensor& input, const ProfileOptions& options)

@@ -29,7 +29,7 @@ struct ProfileOptions {
     bool explore = false; // ask each selection's backend for its algorithm explorer on every conv layer
     std::optional<Selection> reference = Selection { "cpu", "direct" }; // nullopt: no error check
     SessionOptions session;
-    int64_t hostMemoryBudgetBytes = 0; // 0 = half of physical memory
+    int64_t hostMemoryBudgetBytes = 0; // 0 = hostMemoryBudget() (compute/memory_budget.h)
     // Called from the running thread; `fraction` in [0, 1].
     std::function<void(double fraction, const std::string& what)> progress;
     const std::atomic<bool>* cancel = nullptr; // set to stop; run() then throws Cancelled

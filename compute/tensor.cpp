@@ -2,6 +2,7 @@
 
 #include "compute/checked_math.h"
 #include "compute/error.h"
+#include "compute/memory_budget.h"
 
 #include <algorithm>
 #include <cmath>
@@ -40,6 +41,9 @@ Tensor::Tensor(const Shape& shape)
     // 64-byte alignment: a cache line and an AVX-512 vector; aligned_alloc wants a multiple of it.
     const int64_t bytes = checkedMul(m_numel, int64_t(sizeof(float)), "tensor " + shape.str());
     const int64_t rounded = checkedAdd(bytes, 63, "tensor " + shape.str()) / 64 * 64;
+    // Before asking the allocator: a size from a file must never reach malloc unchecked (ASan aborts on
+    // "allocation-size-too-big", glibc overcommits and the OOM killer ends the program later).
+    checkHostAllocation(rounded, "tensor " + shape.str());
     void* p = std::aligned_alloc(64, size_t(rounded));
     if (!p)
         throw Error("out of host memory allocating " + std::to_string(bytes >> 20) + " MiB for tensor " + shape.str());

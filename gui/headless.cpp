@@ -15,6 +15,7 @@
 #include <QEventLoop>
 #include <QImage>
 #include <QPixmap>
+#include <QSaveFile>
 #include <QSpinBox>
 #include <QTableView>
 #include <QTimer>
@@ -127,7 +128,8 @@ int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
                 d->minimumSizeHint().height());
     }
     const QPixmap shot = window.grab();
-    if (shot.isNull() || !shot.save(o.output))
+    QSaveFile file(o.output); // atomic: a failed write never leaves half a PNG under the name
+    if (shot.isNull() || !file.open(QIODevice::WriteOnly) || !shot.save(&file, "PNG") || !file.commit())
         return fail(QStringLiteral("could not write the screenshot %1").arg(o.output));
     std::printf("wrote %s (%dx%d)\n", qPrintable(o.output), shot.width(), shot.height());
     return 0;

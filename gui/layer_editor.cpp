@@ -148,7 +148,7 @@ void LayerEditor::rebuild()
     auto* layout = new QFormLayout(form);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    static_cast<QBoxLayout*>(this->layout())->replaceWidget(m_form, form);
+    delete static_cast<QBoxLayout*>(this->layout())->replaceWidget(m_form, form); // the old item is ours to free
     m_form->hide();
     m_form->deleteLater();
     m_form = form;

@@ -1,5 +1,6 @@
 #include "gui/main_window.h"
 
+#include "gui/autosave.h"
 #include "gui/feature_map_panel.h"
 #include "gui/input_panel.h"
 #include "gui/message_banner.h"
@@ -122,6 +123,13 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
         if (on)
             m_live.start();
     });
+
+    // Nothing lost (gui/autosave.h): autosave while editing; the real window (not tests, not headless) offers
+    // to restore what a crashed session left, once the event loop runs.
+    auto* autosave = new Autosave(&m_doc, this);
+    connect(autosave, &Autosave::problem, this, &MainWindow::showProblem);
+    if (restoreLayout)
+        QTimer::singleShot(0, autosave, &Autosave::offerRestore);
 
     resize(1600, 1000);
     bool restored = false;

@@ -81,6 +81,14 @@ NetworkDocument::NetworkDocument(QObject* parent)
     connect(&m_undo, &QUndoStack::cleanChanged, this, [this](bool clean) { Q_EMIT modifiedChanged(!clean); });
 }
 
+// ~QUndoStack emits cleanChanged when the document was modified; by then m_filePath and m_network are gone, and a
+// slot reading them (MainWindow::updateTitle) read freed memory (found by ASan in the gui tests). Silence first.
+NetworkDocument::~NetworkDocument()
+{
+    disconnect(&m_undo, nullptr, this, nullptr);
+    blockSignals(true);
+}
+
 void NetworkDocument::apply(
     const Network& after, const QString& text, int selectAfter, const QString& mergeKey, int selectBefore)
 {

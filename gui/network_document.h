@@ -16,6 +16,7 @@ class NetworkDocument : public QObject {
     Q_OBJECT
 public:
     explicit NetworkDocument(QObject* parent = nullptr);
+    ~NetworkDocument() override;
 
     const Network& network() const { return m_network; }
     const ShapeReport& shapes() const { return m_shapes; }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One script for the GPU machine (one device call): configure with CUDA and cuDNN, build, run the GPU tests,
-# run them again under compute-sanitizer (memcheck, racecheck), run the benchmarks, print a short table last.
+# run them again under compute-sanitizer (memcheck, racecheck, initcheck, synccheck), drive the injected GPU faults
+# through the CLI, run the benchmarks, print a short table last.
 #
 #   tools/make-carry.sh            # here, once: header-only deps + OpenBLAS into the git-ignored .carry/
 #   tools/gpu-check.sh             # there, from the repository root (device call with carry [".carry"])
@@ -8,7 +9,10 @@
 # Environment:
 #   CUDNN_ROOT   cuDNN root (default: the PyTorch wheel's, /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn)
 #   BUILD_DIR    build folder (default build-gpu)
-#   STAGES       which stages, default "build test sanitize bench"
+#   STAGES       which stages, default "build test sanitize faults bench". The sanitize stage alone can take most of
+#                a 10-minute call: STAGES="build test" first, then STAGES="sanitize faults" (the build folder stays).
+#   SANITIZER_TOOLS     default "memcheck racecheck initcheck synccheck"
+#   SANITIZER_TIMEOUT   seconds per tool (default 150)
 #   OUT          where logs and JSON results go (default $BUILD_DIR/gpu-check)
 #   TARGETS      what to build (default: the GPU tests, the modules and the CLI; "all" for everything)
 # Steps whose binaries are missing (e.g. a CLI without `bench`) are skipped with a note, never fatal; every
@@ -18,7 +22,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 CARRY="$ROOT/.carry"
 BUILD=${BUILD_DIR:-build-gpu}
-STAGES=${STAGES:-"build test sanitize bench"}
+STAGES=${STAGES:-"build test sanitize faults bench"}
 OUT=${OUT:-$BUILD/gpu-check}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -82,17 +86,50 @@ fi
 
 if has sanitize; then
   if [ -n "${SANITIZER:-}" ] && [ -x "$TESTS" ]; then
-    # The wide-layer cases are left out: same kernels, 100x the instrumented work.
-    for tool in memcheck racecheck; do
-      timeout 240 "$SANITIZER" --tool "$tool" --error-exitcode 9 --print-limit 20 "$TESTS" "~[wide]" \
-        >"$OUT/sanitizer-$tool.log" 2>&1
+    # Every GPU test under each tool, except: [wide] (same kernels, 100x the instrumented work), [fault] (the
+    # injected faults are deliberate: memcheck would rightly report the null store) and the hidden [.bench].
+    FILTER='~[wide]~[fault]'
+    for tool in ${SANITIZER_TOOLS:-memcheck racecheck initcheck synccheck}; do
+      extra=()
+      [ "$tool" = memcheck ] && extra=(--leak-check full)
+      [ "$tool" = initcheck ] && extra=(--track-unused-memory no)
+      t0=$(date +%s)
+      timeout "${SANITIZER_TIMEOUT:-150}" "$SANITIZER" --tool "$tool" "${extra[@]}" --error-exitcode 9 --print-limit 20 \
+        "$TESTS" "$FILTER" >"$OUT/sanitizer-$tool.log" 2>&1
       rc=$?
       tail -4 "$OUT/sanitizer-$tool.log"
       grep -B3 -A30 "FAILED:" "$OUT/sanitizer-$tool.log" | head -60
-      note "compute-sanitizer $tool: $( [ $rc = 0 ] && echo 'no errors' || echo "rc $rc ($(grep -m1 -E 'ERROR SUMMARY|Invalid|Race' "$OUT/sanitizer-$tool.log"))")"
+      errors=$(grep -m1 -oE "ERROR SUMMARY: [0-9]+ error" "$OUT/sanitizer-$tool.log" | grep -oE "[0-9]+" || echo "?")
+      cases=$(grep -oE "test cases?: [0-9]+[^)]*" "$OUT/sanitizer-$tool.log" | tail -1)
+      case $rc in
+        0) verdict="clean" ;;
+        9) verdict="ERRORS" ;;
+        124) verdict="TIMED OUT after ${SANITIZER_TIMEOUT:-150} s" ;;
+        *) verdict="rc $rc (a test failed?)" ;;
+      esac
+      note "compute-sanitizer $tool: $verdict — $errors errors, ${cases:-no Catch summary}, $(($(date +%s) - t0)) s"
     done
   else
     note "compute-sanitizer: skipped (tool or test binary missing)"
+  fi
+fi
+
+if has faults; then
+  # The fault-injection switch from the command line: each fault hits cuda.tiled only; cpu.direct and cuda.direct
+  # must still print their rows, the CLI must exit with a status (1 or 3), never a signal.
+  if [ -x "$BIN/convscope-cli" ]; then
+    for fault in oom unsupported launch poison; do
+      CONVSCOPE_FAULT_INJECT="$fault@cuda.tiled" timeout 60 "$BIN/convscope-cli" run resources/networks/lenet5.json \
+        --backends cpu.direct,cuda.tiled,cuda.direct --warmup 1 --repeat 3 >"$OUT/fault-$fault.log" 2>&1
+      rc=$?
+      note "fault $fault@cuda.tiled: exit $rc$([ $rc -ge 128 ] && echo ' (KILLED BY A SIGNAL)'); $(grep -m1 -i "cuda.tiled" "$OUT/fault-$fault.log" | cut -c1-110)"
+    done
+    if [ -x "$TESTS" ]; then
+      timeout 120 "$TESTS" "[fault]" >"$OUT/fault-tests.log" 2>&1
+      note "fault-injection tests: rc $? ($(grep -E "All tests passed|test cases" "$OUT/fault-tests.log" | tail -1))"
+    fi
+  else
+    note "faults: skipped (no convscope-cli)"
   fi
 fi
 

@@ -2,7 +2,9 @@
 # ConvScope's two-command quick start on Debian 12.
 #   tools/quickstart.sh         install what is missing, build, and open the window on LeNet-5 with the digit
 #                               sample (or, without a display or GUI, run the CLI on it)
-#   tools/quickstart.sh test    install what is missing, build, and run the whole test suite
+#   tools/quickstart.sh test    install what is missing, build, and run the whole test suite: the ci preset (every
+#                               test), the asan preset (ASan + UBSan, CUDA off: every non-GPU test, GUI included)
+#                               and the fuzz preset (clang, libFuzzer: each reader fuzzed CONVSCOPE_FUZZ_SECONDS)
 # CUDA 13 and cuDNN 9 are used when the toolkit is installed (nvcc on PATH or in /usr/local/cuda); the GPU
 # tests report themselves skipped on a machine without a GPU.
 set -euo pipefail
@@ -10,7 +12,7 @@ cd "$(dirname "$0")/.."
 mode="${1:-open}"
 
 packages=(build-essential cmake ninja-build pkg-config qt6-base-dev qt6-svg-dev libqcustomplot-dev libgl-dev
-          catch2 nlohmann-json3-dev libopenblas-dev libcli11-dev libstb-dev xauth xvfb)
+          catch2 nlohmann-json3-dev libopenblas-dev libcli11-dev libstb-dev xauth xvfb clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -31,9 +33,23 @@ fi
 jobs="$(nproc)"
 case "$mode" in
 test)
-    cmake --preset ci
-    cmake --build --preset ci -j "$jobs"
-    ctest --preset ci -j "$jobs"
+    # Each stage prints its time: the whole of CI must stay well under 30 minutes on a 2-core machine.
+    stage() {
+        local t0=$SECONDS
+        echo "quickstart: == $1"
+        shift
+        "$@"
+        echo "quickstart: == done in $((SECONDS - t0)) s"
+    }
+    ci() { cmake --preset ci && cmake --build --preset ci -j "$jobs" && ctest --preset ci -j "$jobs"; }
+    asan() { cmake --preset asan && cmake --build --preset asan -j "$jobs" && ctest --preset asan -j "$jobs"; }
+    fuzz() {
+        cmake --preset fuzz ${CONVSCOPE_FUZZ_SECONDS:+-DCONVSCOPE_FUZZ_SECONDS=$CONVSCOPE_FUZZ_SECONDS} &&
+            cmake --build --preset fuzz -j "$jobs" && ctest --preset fuzz -j "$jobs"
+    }
+    stage "ci preset: build and every test" ci
+    [ "${CONVSCOPE_SKIP_ASAN:-0}" = 1 ] || stage "asan preset: ASan + UBSan, every non-GPU test" asan
+    [ "${CONVSCOPE_SKIP_FUZZ:-0}" = 1 ] || stage "fuzz preset: libFuzzer on the .npy, network and image readers" fuzz
     ;;
 open)
     cmake --preset dev

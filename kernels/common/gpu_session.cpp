@@ -67,6 +67,7 @@ GpuSessionBase::GpuSessionBase(
     if (const auto it = m_options.extra.find("layout"); m_graphMode && it != m_options.extra.end() && it->second == "nhwc")
         throw UnsupportedError(m_backend + "." + m_algorithm
             + ": graph mode with layout=nhwc is unsupported (the NHWC split timing reads events the graph would own)");
+    m_fault = injectedFault(m_backend, m_algorithm, m_options);
 }
 
 GpuSessionBase::~GpuSessionBase()
@@ -108,6 +109,7 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
 
     // The budget: what the caller allows, else what the device has free (plus the arena we already hold,
     // which is reused), less a margin for the runtime, kernels and other libraries.
+    injectPrepareFault(m_fault, m_backend + "." + m_algorithm);
     if (!m_arena)
         m_arena = m_pool ? m_pool->acquire() : std::make_shared<DeviceArena>();
     size_t freeBytes = 0, totalBytes = 0;
@@ -252,10 +254,12 @@ PassTiming GpuSessionBase::runPass(const Tensor& in)
         CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(m_input, m_stagingIn.floats(), inBytes, cudaMemcpyHostToDevice, stream));
     }
     if (m_graph) {
+        injectPassFault(m_fault, m_backend + "." + m_algorithm, stream);
         nvtx::Range range(m_backend + "." + m_algorithm + " · CUDA Graph launch", m_backend);
         CONVSCOPE_CUDA_CHECK(cudaGraphLaunch(m_graph, stream)); // records events 1 .. n+1 itself
     } else {
         m_events[1].record(stream);
+        injectPassFault(m_fault, m_backend + "." + m_algorithm, stream);
         enqueueLayers(stream, &m_events);
     }
     const size_t outBytes = n ? static_cast<size_t>(m_shapes.layers.back().out.bytes()) : 0;

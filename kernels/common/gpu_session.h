@@ -20,10 +20,12 @@
 // Flatten is a view: its output aliases its input buffer and nothing is launched.
 // Option extra["poison_outputs"] = "1" fills every layer output with NaN before each pass (tests use it so an
 // element a kernel forgets to write fails the comparison).
+// Option extra["fault_inject"] (or CONVSCOPE_FAULT_INJECT) makes the session fail on purpose: fault_injection.h.
 #pragma once
 
 #include "compute/backend.h"
 #include "kernels/common/device_buffer.h"
+#include "kernels/common/fault_injection.h"
 
 #include <cuda_runtime_api.h>
 #include <driver_types.h>
@@ -112,6 +114,7 @@ private:
     cudaGraphExec_t m_graph = nullptr; // with an event node after every layer
     cudaGraphExec_t m_leanGraph = nullptr; // the same layers without them
     std::vector<double> m_leanPassMs;
+    Fault m_fault = Fault::None; // injected on purpose (tests), off by default
 };
 
 // The NVTX range label: "L3 conv2d 6→16 k5", "L0 relu".
