@@ -51,7 +51,7 @@ contents)
             /usr/share/mime/packages/$app_id.xml /usr/share/icons/hicolor/scalable/apps/$app_id.svg
             /usr/share/convscope/networks/lenet5.json /usr/share/doc/convscope/copyright
             /usr/share/doc/convscope/changelog.Debian.gz /usr/share/man/man1/convscope.1.gz
-            /usr/share/man/man1/convscope-cli.1.gz)
+            /usr/share/man/man1/convscope-cli.1.gz /usr/share/lintian/overrides/convscope)
     for m in ${CONVSCOPE_EXPECT_MODULES:-}; do expect+=("/usr/lib/.*convscope/libconvscope_$m\.so"); done
     for s in 16 24 32 48 64 128 256 512; do expect+=("/usr/share/icons/hicolor/${s}x${s}/apps/$app_id.png"); done
     for e in "${expect[@]}"; do
