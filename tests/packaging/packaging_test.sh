@@ -2,6 +2,7 @@
 # The packaging checks (CTest label "packaging"), one subcommand per test:
 #   desktop  DESKTOP_FILE         desktop-file-validate
 #   appstream METAINFO            appstreamcli validate --no-net
+#   mime MIME_XML EXAMPLES WORK   the MIME type tells network files from other JSON (shared-mime-info, gio)
 #   package  BUILD_DIR            cpack -G DEB into BUILD_DIR/package (the fixture the next two need)
 #   contents BUILD_DIR            what the package holds, its Depends, no build-machine paths inside
 #   run      BUILD_DIR WORK_DIR   dpkg-deb -x into WORK_DIR/root, then convscope-cli info / run and the window's
@@ -32,6 +33,20 @@ desktop)
 appstream)
     need appstreamcli appstream
     appstreamcli validate --no-net --pedantic "$1" || fail "appstreamcli validate --no-net $1"
+    ;;
+mime)
+    # MIME_XML EXAMPLES_DIR WORK_DIR: a network file is application/x-convscope-network, other JSON is not.
+    need update-mime-database shared-mime-info
+    need gio libglib2.0-bin
+    work="$3"
+    rm -rf "$work"; mkdir -p "$work/share/mime/packages"
+    cp "$1" "$work/share/mime/packages/$app_id.xml"
+    update-mime-database "$work/share/mime"
+    echo '{"format": "something-else"}' > "$work/other.json"
+    type_of() { XDG_DATA_DIRS="$work/share:/usr/share" gio info -a standard::content-type "$1" | sed -n 's/.*content-type: //p'; }
+    [ "$(type_of "$2/lenet5.json")" = application/x-convscope-network ] || fail "lenet5.json is $(type_of "$2/lenet5.json")"
+    [ "$(type_of "$work/other.json")" = application/json ] || fail "other JSON is $(type_of "$work/other.json")"
+    echo "OK: network files are application/x-convscope-network"
     ;;
 package)
     need dpkg-shlibdeps dpkg-dev
