@@ -6,11 +6,7 @@
 
 #include "convscope_config.h"
 
-#include <algorithm>
-#include <cstdlib>
 #include <dlfcn.h>
-#include <sstream>
-#include <unistd.h>
 
 namespace convscope {
 
