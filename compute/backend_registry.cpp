@@ -112,7 +112,8 @@ void BackendRegistry::loadModules(const std::vector<std::filesystem::path>& dirs
             }
         }
         if (found.empty()) {
-            add(makeUnavailableBackend(m.backend, m.description, std::string("not found: ") + m.file
+            add(makeUnavailableBackend(m.backend, m.description,
+                std::string("not found: ") + m.file
                     + " is not next to the engine library or the program (set CONVSCOPE_MODULE_PATH)"));
             continue;
         }

@@ -190,7 +190,9 @@ void ProjectController::rebuildExamplesMenu()
 {
     m_examples->clear();
     const QDir dir(examplesDir());
-    const QStringList files = examplesDir().isEmpty() ? QStringList() : dir.entryList({ QStringLiteral("*.json") }, QDir::Files, QDir::Name);
+    const QStringList files = examplesDir().isEmpty()
+        ? QStringList()
+        : dir.entryList({ QStringLiteral("*.json") }, QDir::Files, QDir::Name);
     for (const QString& f : files) {
         const QString path = dir.absoluteFilePath(f);
         QString label = QFileInfo(f).completeBaseName().replace(QLatin1Char('_'), QLatin1Char(' '));
