@@ -5,8 +5,9 @@
 #   mime MIME_XML EXAMPLES WORK   the MIME type tells network files from other JSON (shared-mime-info, gio)
 #   package  BUILD_DIR            cpack -G DEB into BUILD_DIR/package (the fixture the next two need)
 #   contents BUILD_DIR            what the package holds, its Depends, no build-machine paths inside
-#   run      BUILD_DIR WORK_DIR   dpkg-deb -x into WORK_DIR/root, then convscope-cli info / run and the window's
-#                                 screenshot mode started from the desktop entry's Exec line, all from there
+#   run      BUILD_DIR WORK_DIR   dpkg-deb -x into WORK_DIR/root, appstreamcli validate-tree on it, then
+#                                 convscope-cli info / run and the window's screenshot mode started from the
+#                                 desktop entry's Exec line, all from there
 # CONVSCOPE_EXPECT_MODULES lists the GPU modules this build makes (set by CMake).
 # A missing tool prints "SKIPPED: ..." (CTest reports the test skipped); tools/quickstart.sh installs them.
 set -euo pipefail
@@ -97,6 +98,10 @@ run)
     root="$work/root"
     dpkg-deb -x "$deb" "$root"
     unset LD_LIBRARY_PATH CONVSCOPE_MODULE_PATH CONVSCOPE_DATA_DIR
+    # The installed metainfo, desktop entry and icon agree with each other (the launchable, the icon name).
+    if command -v appstreamcli >/dev/null; then
+        appstreamcli validate-tree --no-net "$root" || fail "appstreamcli validate-tree on the extracted package"
+    fi
     cli="$root/usr/bin/convscope-cli"
     "$cli" info | tee "$work/info.txt"
     grep -q "data folder: $root/usr/share/convscope" "$work/info.txt" || fail "the examples are not found in the extracted tree"
