@@ -3,6 +3,7 @@
 
 #include "compute/backend_registry.h"
 #include "compute/nvtx.h"
+#include "compute/runtime_paths.h"
 #include "compute/system_info.h"
 
 #include "convscope_config.h"
@@ -24,6 +25,7 @@ Command addInfoCommand(CLI::App& app)
         std::cout << "module folders:";
         for (const auto& d : BackendRegistry::defaultModuleDirs())
             std::cout << " " << d.string();
+        std::cout << "\ndata folder: " << (dataDir().empty() ? "(none found)" : dataDir().string());
         std::cout << "\n\nbackends:\n";
         for (const auto& b : BackendRegistry::instance().backends()) {
             const Availability a = b->availability();

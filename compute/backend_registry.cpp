@@ -2,14 +2,11 @@
 
 #include "compute/cpu/cpu_backend.h"
 #include "compute/error.h"
+#include "compute/runtime_paths.h"
 
 #include "convscope_config.h"
 
-#include <algorithm>
-#include <cstdlib>
 #include <dlfcn.h>
-#include <sstream>
-#include <unistd.h>
 
 namespace convscope {
 
@@ -50,13 +47,6 @@ namespace {
     private:
         std::string m_name, m_description, m_reason;
     };
-
-    std::filesystem::path executableDir()
-    {
-        std::error_code ec;
-        auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-        return ec ? std::filesystem::path() : exe.parent_path();
-    }
 
 } // namespace
 
@@ -103,32 +93,7 @@ std::vector<std::shared_ptr<Backend>> BackendRegistry::backends() const
     return m_backends;
 }
 
-std::vector<std::filesystem::path> BackendRegistry::defaultModuleDirs()
-{
-    std::vector<std::filesystem::path> dirs;
-    if (const char* env = std::getenv("CONVSCOPE_MODULE_PATH")) {
-        std::stringstream ss(env);
-        std::string item;
-        while (std::getline(ss, item, ':'))
-            if (!item.empty())
-                dirs.emplace_back(item);
-    }
-    const auto exeDir = executableDir();
-    if (!exeDir.empty()) {
-        dirs.push_back(exeDir);
-        dirs.push_back(exeDir / ".." / "lib" / "convscope");
-        dirs.push_back(exeDir / ".." / "lib" / "x86_64-linux-gnu" / "convscope");
-    }
-    dirs.emplace_back(CONVSCOPE_BUILD_MODULE_DIR);
-    // The build tree's folder is usually the executable's own: list each folder once.
-    std::vector<std::filesystem::path> unique;
-    for (auto& d : dirs) {
-        auto normal = d.lexically_normal();
-        if (std::find(unique.begin(), unique.end(), normal) == unique.end())
-            unique.push_back(std::move(normal));
-    }
-    return unique;
-}
+std::vector<std::filesystem::path> BackendRegistry::defaultModuleDirs() { return moduleSearchDirs(); }
 
 void BackendRegistry::loadModules(const std::vector<std::filesystem::path>& dirs)
 {
@@ -147,8 +112,9 @@ void BackendRegistry::loadModules(const std::vector<std::filesystem::path>& dirs
             }
         }
         if (found.empty()) {
-            add(makeUnavailableBackend(m.backend, m.description, std::string("not found: ") + m.file
-                    + " is not next to the program or in ../lib/convscope (set CONVSCOPE_MODULE_PATH)"));
+            add(makeUnavailableBackend(m.backend, m.description,
+                std::string("not found: ") + m.file
+                    + " is not next to the engine library or the program (set CONVSCOPE_MODULE_PATH)"));
             continue;
         }
         dlerror();

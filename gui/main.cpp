@@ -8,6 +8,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
+#include <QIcon>
 #include <QStandardPaths>
 
 #include <cstdio>
@@ -41,7 +42,8 @@ int main(int argc, char** argv)
     QApplication::setOrganizationName(QStringLiteral("ConvScope"));
     QApplication::setApplicationName(QStringLiteral("ConvScope"));
     QApplication::setApplicationVersion(QStringLiteral(CONVSCOPE_VERSION));
-    QApplication::setDesktopFileName(QStringLiteral("convscope"));
+    QApplication::setDesktopFileName(QStringLiteral(CONVSCOPE_APP_ID));
+    QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral(CONVSCOPE_APP_ID)));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("ConvScope: a visual profiler for CNN layers"));

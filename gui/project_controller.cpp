@@ -2,6 +2,7 @@
 
 #include "compute/error.h"
 #include "compute/network_json.h"
+#include "compute/runtime_paths.h"
 #include "convscope_config.h"
 
 #include <QAction>
@@ -57,10 +58,8 @@ ProjectController::ProjectController(NetworkDocument* doc, QWidget* window)
 
 QString ProjectController::examplesDir()
 {
-    const QString installed = QCoreApplication::applicationDirPath() + QStringLiteral("/../share/convscope/networks");
-    if (QFileInfo(installed).isDir())
-        return QDir::cleanPath(installed);
-    return QStringLiteral(CONVSCOPE_SOURCE_DIR "/resources/networks");
+    // share/convscope/networks beside the program, installed or in the build tree (compute/runtime_paths.h).
+    return QString::fromStdString(convscope::examplesDir().string());
 }
 
 bool ProjectController::maybeDiscard()
@@ -191,7 +190,9 @@ void ProjectController::rebuildExamplesMenu()
 {
     m_examples->clear();
     const QDir dir(examplesDir());
-    const QStringList files = dir.entryList({ QStringLiteral("*.json") }, QDir::Files, QDir::Name);
+    const QStringList files = examplesDir().isEmpty()
+        ? QStringList()
+        : dir.entryList({ QStringLiteral("*.json") }, QDir::Files, QDir::Name);
     for (const QString& f : files) {
         const QString path = dir.absoluteFilePath(f);
         QString label = QFileInfo(f).completeBaseName().replace(QLatin1Char('_'), QLatin1Char(' '));
