@@ -9,6 +9,7 @@
 #include "compute/network_json.h"
 #include "compute/npy.h"
 #include "compute/report.h"
+#include "compute/session.h"
 
 #include <cstring>
 #include <filesystem>
@@ -27,6 +28,8 @@ namespace {
         std::string report;
         std::string trace;
         std::string dumpDir;
+        std::string sessionDir;
+        bool noCalibrate = false;
         std::string math = "fp32";
         std::string reference = "auto";
         bool noInterleave = false;
@@ -108,6 +111,9 @@ Command addRunCommand(CLI::App& app)
     cmd->add_option("--report", a->report, "write a report: FILE.csv, FILE.json or FILE.md");
     cmd->add_option("--trace", a->trace, "write a Chrome trace (Perfetto, chrome://tracing)");
     cmd->add_option("--dump-outputs", a->dumpDir, "write every layer's output as NN_<name>.npy");
+    cmd->add_option("--save-session", a->sessionDir,
+        "write a session folder (result JSON, network, input, every layer's output) for the window's Open Session");
+    cmd->add_flag("--no-calibrate", a->noCalibrate, "with --save-session: skip measuring the roofline ceilings");
     cmd->add_option("--math", a->math, "fp32 or tf32")->capture_default_str();
     cmd->add_option("--reference", a->reference, "auto, none, or a selection to check outputs against")
         ->capture_default_str();
@@ -122,7 +128,7 @@ Command addRunCommand(CLI::App& app)
         opt.warmup = a->warmup;
         opt.repeat = a->repeat;
         opt.interleave = !a->noInterleave;
-        opt.keepOutputs = !a->dumpDir.empty();
+        opt.keepOutputs = !a->dumpDir.empty() || !a->sessionDir.empty();
         opt.explore = a->explore;
         opt.reference = parseReference(a->reference, opt.selections);
         opt.session.math = parseMathMode(a->math);
@@ -154,6 +160,13 @@ Command addRunCommand(CLI::App& app)
                     dumpOutputs(a->dumpDir, net, s);
                     break;
                 }
+        }
+        if (!a->sessionDir.empty()) {
+            const auto ceilings = a->noCalibrate ? std::vector<CeilingsEntry> {}
+                                                 : calibrateBackends(opt.selections, opt.session);
+            writeSession(a->sessionDir, net, input, run, ceilings);
+            std::cout << "\nsession saved to " << a->sessionDir << " (open it with convscope --open-session "
+                      << a->sessionDir << ")\n";
         }
         return rc;
     };
