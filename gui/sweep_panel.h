@@ -1,0 +1,55 @@
+// Sweep mode: pick one parameter of one layer and a range (or a preset), press Sweep; every selection
+// checked in the Run panel (or the preset's, where available) runs at every value, and the chart follows
+// point by point. It only asks; the window hands the sweep to the engine.
+#pragma once
+
+#include "gui/sweep.h"
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QSpinBox;
+
+namespace convscope::gui {
+
+class SweepChart;
+
+class SweepPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit SweepPanel(QWidget* parent = nullptr);
+    // The sweep the controls describe; throws InputError when they describe none.
+    SweepSpec spec() const;
+    void setPreset(const QString& name); // "" = custom
+    void setRange(int layer, SweepParameter p, int from, int to, int step, bool doubling);
+    // The preset's selections that can run here; empty: use the Run panel's.
+    std::vector<Selection> availablePresetSelections() const;
+    SweepChart* chart() const { return m_chart; }
+    QPushButton* sweepButton() const { return m_sweep; }
+    void setRunning(bool running);
+    void setMessage(const QString& text);
+    QString message() const;
+
+Q_SIGNALS:
+    void sweepRequested();
+    void cancelRequested();
+
+private:
+    void updateEnabled();
+    QComboBox* m_preset;
+    QSpinBox* m_layer;
+    QComboBox* m_parameter;
+    QSpinBox* m_from;
+    QSpinBox* m_to;
+    QSpinBox* m_step;
+    QCheckBox* m_doubling;
+    QPushButton* m_sweep;
+    QPushButton* m_cancel;
+    QLabel* m_message;
+    SweepChart* m_chart;
+};
+
+} // namespace convscope::gui
