@@ -26,7 +26,8 @@ public:
     void setCeilings(const QString& backend, const DeviceCeilings& c);
     bool hasCeilings(const QString& backend) const { return m_ceilings.contains(backend); }
     DeviceCeilings ceilings(const QString& backend) const { return m_ceilings.value(backend); }
-    int pointCount() const; // layers plotted, all selections together
+    int pointCount() const;
+    bool isCalibrating() const { return !m_pending.isEmpty(); } // layers plotted, all selections together
     void recalibrate();
 
 Q_SIGNALS:

@@ -72,7 +72,10 @@ SweepPanel::SweepPanel(QWidget* parent)
     box->addLayout(buttons);
     box->addWidget(m_chart, 1);
 
-    connect(m_preset, &QComboBox::currentIndexChanged, this, &SweepPanel::updateEnabled);
+    connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
+        m_presetPoints.clear();
+        updateEnabled();
+    });
     connect(m_doubling, &QCheckBox::toggled, this, &SweepPanel::updateEnabled);
     connect(m_sweep, &QPushButton::clicked, this, &SweepPanel::sweepRequested);
     connect(m_cancel, &QPushButton::clicked, this, &SweepPanel::cancelRequested);
@@ -93,15 +96,16 @@ SweepSpec SweepPanel::spec() const
 {
     const QString preset = m_preset->currentData().toString();
     if (!preset.isEmpty())
-        return sweepPreset(preset.toStdString());
+        return sweepPreset(preset.toStdString(), m_presetPoints.toStdString());
     return SweepSpec::range(size_t(m_layer->value()), SweepParameter(m_parameter->currentData().toInt()),
         m_from->value(), m_to->value(), m_step->value(), m_doubling->isChecked());
 }
 
-void SweepPanel::setPreset(const QString& name)
+void SweepPanel::setPreset(const QString& name, const QString& points)
 {
     const int i = m_preset->findData(name);
     m_preset->setCurrentIndex(std::max(0, i));
+    m_presetPoints = points;
 }
 
 void SweepPanel::setRange(int layer, SweepParameter p, int from, int to, int step, bool doubling)

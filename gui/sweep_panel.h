@@ -23,7 +23,8 @@ public:
     explicit SweepPanel(QWidget* parent = nullptr);
     // The sweep the controls describe; throws InputError when they describe none.
     SweepSpec spec() const;
-    void setPreset(const QString& name); // "" = custom
+    // "" = custom; `points` "A-B" keeps the preset's points A to B only (0-based).
+    void setPreset(const QString& name, const QString& points = {});
     void setRange(int layer, SweepParameter p, int from, int to, int step, bool doubling);
     // The preset's selections that can run here; empty: use the Run panel's.
     std::vector<Selection> availablePresetSelections() const;
@@ -50,6 +51,7 @@ private:
     QPushButton* m_cancel;
     QLabel* m_message;
     SweepChart* m_chart;
+    QString m_presetPoints;
 };
 
 } // namespace convscope::gui
