@@ -158,6 +158,12 @@ int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
     }
     settle(150); // let throttled charts and layouts catch up
     if (window.size() != o.size) {
+        std::fprintf(stderr, "convscope: note: the window grew to %dx%d while loading; back to %dx%d\n", window.width(),
+            window.height(), o.size.width(), o.size.height());
+        window.resize(o.size);
+        settle(100);
+    }
+    if (window.size() != o.size) {
         // The layout could not shrink that far: say which part is the widest, so it can be fixed.
         std::fprintf(stderr, "convscope: warning: the window is %dx%d, not %dx%d (central %dx%d minimum)\n",
             window.width(), window.height(), o.size.width(), o.size.height(),

@@ -15,13 +15,15 @@ namespace convscope::gui {
 SweepChart::SweepChart(QWidget* parent)
     : ChartView(parent)
     , m_metric(new QComboBox(this))
-    , m_copies(new QCheckBox(tr("+ copies (dashed)"), this))
-    , m_log(new QCheckBox(tr("Log scale"), this))
+    , m_copies(new QCheckBox(tr("+ copies"), this))
+    , m_log(new QCheckBox(tr("Log"), this))
 {
     m_metric->addItem(tr("layer time (ms)"), int(Metric::LayerTime));
     m_metric->addItem(tr("layer GFLOP/s"), int(Metric::Gflops));
     m_metric->addItem(tr("network time (ms)"), int(Metric::NetworkTime));
     m_metric->setObjectName(QStringLiteral("sweepMetric"));
+    m_metric->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_metric->setMinimumContentsLength(8);
     m_copies->setObjectName(QStringLiteral("sweepCopies"));
     m_copies->setToolTip(tr("Dashed: the whole pass with the host→device and device→host copies counted"));
     m_log->setChecked(true);

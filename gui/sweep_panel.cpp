@@ -35,31 +35,22 @@ SweepPanel::SweepPanel(QWidget* parent)
     m_preset->addItem(tr("U-Net encoder channel sweep"), QStringLiteral("unet-channels"));
     m_preset->addItem(tr("GPU vs CPU crossover as the input grows"), QStringLiteral("crossover"));
     m_preset->addItem(tr("Time vs kernel size, large image"), QStringLiteral("kernel-size"));
-    grid->addWidget(new QLabel(tr("Preset"), this), 0, 0);
-    grid->addWidget(m_preset, 0, 1, 1, 5);
-    m_layer->setRange(0, 999);
-    m_layer->setObjectName(QStringLiteral("sweepLayer"));
-    for (SweepParameter p : allSweepParameters())
-        m_parameter->addItem(QString::fromStdString(sweepParameterName(p)), int(p));
-    m_parameter->setObjectName(QStringLiteral("sweepParameter"));
-    m_parameter->setCurrentIndex(m_parameter->findData(int(SweepParameter::OutChannels)));
-    for (QSpinBox* s : { m_from, m_to, m_step })
-        s->setRange(1, 65536);
-    m_from->setValue(8);
-    m_to->setValue(64);
-    m_step->setValue(8);
-    m_doubling->setChecked(true);
-    grid->addWidget(new QLabel(tr("Layer"), this), 1, 0);
-    grid->addWidget(m_layer, 1, 1);
-    grid->addWidget(m_parameter, 1, 2, 1, 2);
-    grid->addWidget(m_doubling, 1, 4);
-    grid->addWidget(new QLabel(tr("From"), this), 2, 0);
-    grid->addWidget(m_from, 2, 1);
-    grid->addWidget(new QLabel(tr("to"), this), 2, 2);
-    grid->addWidget(m_to, 2, 3);
-    grid->addWidget(new QLabel(tr("step"), this), 2, 4);
-    grid->addWidget(m_step, 2, 5);
-    grid->setColumnStretch(6, 1);
+    for (QComboBox* c : { m_preset, m_parameter }) {
+        c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        c->setMinimumContentsLength(8);
+    }
+    grid->addWidget(m_preset, 0, 0, 1, 4);
+    m_layer->setPrefix(tr("layer "));
+    m_from->setPrefix(tr("from "));
+    m_to->setPrefix(tr("to "));
+    m_step->setPrefix(tr("step "));
+    grid->addWidget(m_layer, 1, 0);
+    grid->addWidget(m_parameter, 1, 1, 1, 2);
+    grid->addWidget(m_doubling, 1, 3);
+    grid->addWidget(m_from, 2, 0);
+    grid->addWidget(m_to, 2, 1);
+    grid->addWidget(m_step, 2, 2);
+    grid->setColumnStretch(4, 1);
     box->addLayout(grid);
     auto* buttons = new QHBoxLayout;
     m_sweep->setObjectName(QStringLiteral("sweepButton"));

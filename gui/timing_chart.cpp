@@ -32,17 +32,25 @@ namespace {
 TimingChart::TimingChart(QWidget* parent)
     : ChartView(parent)
     , m_metricBox(new QComboBox(this))
-    , m_logBox(new QCheckBox(tr("Log scale"), this))
-    , m_breakdownBox(new QCheckBox(tr("Copies / compute"), this))
+    , m_logBox(new QCheckBox(tr("Log"), this))
+    , m_breakdownBox(new QCheckBox(tr("Copies"), this))
     , m_baselineBox(new QComboBox(this))
 {
     m_metricBox->setObjectName(QStringLiteral("timingMetric"));
-    m_metricBox->addItem(tr("Time (ms)"), int(Metric::Time));
+    m_metricBox->addItem(tr("ms"), int(Metric::Time));
     m_metricBox->addItem(tr("GFLOP/s"), int(Metric::Gflops));
-    m_metricBox->addItem(tr("Speed-up vs"), int(Metric::Speedup));
+    m_metricBox->addItem(tr("speed-up vs"), int(Metric::Speedup));
+    m_metricBox->setToolTip(tr("Median compute time per layer, the rate it reaches, or how many times faster it is "
+                               "than a baseline selection"));
+    // The dock must fit beside the feature maps on a 1366-pixel screen: combo boxes shrink to a few letters.
+    for (QComboBox* c : { m_metricBox, m_baselineBox }) {
+        c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        c->setMinimumContentsLength(6);
+    }
+    m_logBox->setToolTip(tr("Logarithmic value axis"));
     m_logBox->setObjectName(QStringLiteral("timingLog"));
     m_breakdownBox->setObjectName(QStringLiteral("timingBreakdown"));
-    m_breakdownBox->setToolTip(tr("One stacked bar per selection: host→device copy, compute of every layer, "
+    m_breakdownBox->setToolTip(tr("Copies and compute: one stacked bar per selection: host→device copy, compute of every layer, "
                                   "device→host copy (medians of one pass)"));
     m_baselineBox->setObjectName(QStringLiteral("timingBaseline"));
     m_baselineBox->setEnabled(false);
