@@ -93,6 +93,7 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
     for (QDockWidget* d : { m_rooflineDock, m_explorerDock, m_sweepDock, m_deviceDock })
         tabifyDockWidget(m_timingDock, d);
     m_timingDock->raise();
+    connect(m_rooflineDock, &QDockWidget::visibilityChanged, m_roofline, &RooflineChart::setActive);
     m_export->setSources({ [this] { return m_maps->outcome(); }, [this] { return currentChart(); },
         [this] {
             QList<ChartView*> charts { m_timing };

@@ -48,8 +48,20 @@ void RooflineChart::setRun(RunOutcomePtr run)
     m_run = std::move(run);
     if (m_run && m_run->live)
         return; // one untimed pass says nothing about a ceiling
-    requestMissing();
+    if (m_active)
+        requestMissing();
     redraw();
+}
+
+void RooflineChart::setActive(bool active)
+{
+    m_active = active;
+    if (!active)
+        return;
+    const int pending = int(m_pending.size());
+    requestMissing();
+    if (int(m_pending.size()) != pending || !m_ceilings.isEmpty())
+        redraw();
 }
 
 void RooflineChart::setSessionCeilings(const std::vector<std::pair<QString, DeviceCeilings>>& ceilings)
@@ -85,6 +97,7 @@ void RooflineChart::requestMissing()
     if (!m_run || m_session)
         return;
     QStringList needed;
+    const bool wasEmpty = m_ceilings.isEmpty();
     for (const auto& s : m_run->result.selections) {
         const QString b = QString::fromStdString(s.selection.backend);
         if (!s.ok || m_ceilings.contains(b) || m_pending.contains(b) || m_failures.contains(b) || needed.contains(b))
@@ -99,6 +112,8 @@ void RooflineChart::requestMissing()
         m_pending.insert(b);
     if (!needed.isEmpty())
         m_engine->calibrate(needed);
+    if (wasEmpty && !m_ceilings.isEmpty())
+        Q_EMIT ceilingsChanged();
 }
 
 void RooflineChart::recalibrate()

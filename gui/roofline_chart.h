@@ -27,6 +27,9 @@ public:
     bool hasCeilings(const QString& backend) const { return m_ceilings.contains(backend); }
     DeviceCeilings ceilings(const QString& backend) const { return m_ceilings.value(backend); }
     int pointCount() const;
+    // Calibration (about a second of every core) starts only while the page is looked at (its dock tab is
+    // in front); the window says when.
+    void setActive(bool active);
     bool isCalibrating() const { return !m_pending.isEmpty(); } // layers plotted, all selections together
     void recalibrate();
 
@@ -35,6 +38,7 @@ Q_SIGNALS:
 
 protected:
     void rebuild() override { redraw(); }
+
 
 private:
     void redraw();
@@ -46,6 +50,7 @@ private:
     QMap<QString, QString> m_failures;
     QSet<QString> m_pending;
     bool m_session = false;
+    bool m_active = false;
     QPushButton* m_recalibrate;
     int m_points = 0;
 };

@@ -39,18 +39,31 @@ SweepPanel::SweepPanel(QWidget* parent)
         c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
         c->setMinimumContentsLength(8);
     }
-    grid->addWidget(m_preset, 0, 0, 1, 4);
+    grid->addWidget(m_preset, 0, 0, 1, 2);
+    m_layer->setRange(0, 999);
+    m_layer->setObjectName(QStringLiteral("sweepLayer"));
+    for (SweepParameter p : allSweepParameters())
+        m_parameter->addItem(QString::fromStdString(sweepParameterName(p)), int(p));
+    m_parameter->setObjectName(QStringLiteral("sweepParameter"));
+    m_parameter->setCurrentIndex(m_parameter->findData(int(SweepParameter::OutChannels)));
+    for (QSpinBox* s : { m_from, m_to, m_step })
+        s->setRange(1, 16384);
+    m_from->setValue(8);
+    m_to->setValue(64);
+    m_step->setValue(8);
+    m_doubling->setChecked(true);
     m_layer->setPrefix(tr("layer "));
     m_from->setPrefix(tr("from "));
     m_to->setPrefix(tr("to "));
     m_step->setPrefix(tr("step "));
+    // Two columns, so the page fits beside the feature maps on a 1366-pixel screen.
     grid->addWidget(m_layer, 1, 0);
-    grid->addWidget(m_parameter, 1, 1, 1, 2);
-    grid->addWidget(m_doubling, 1, 3);
+    grid->addWidget(m_parameter, 1, 1);
     grid->addWidget(m_from, 2, 0);
     grid->addWidget(m_to, 2, 1);
-    grid->addWidget(m_step, 2, 2);
-    grid->setColumnStretch(4, 1);
+    grid->addWidget(m_step, 3, 0);
+    grid->addWidget(m_doubling, 3, 1);
+    grid->setColumnStretch(2, 1);
     box->addLayout(grid);
     auto* buttons = new QHBoxLayout;
     m_sweep->setObjectName(QStringLiteral("sweepButton"));
