@@ -36,12 +36,15 @@ ExplorerPanel::ExplorerPanel(QWidget* parent)
     split->addWidget(m_table);
     split->addWidget(m_chart);
     box->addWidget(split, 1);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
 
     m_table->setObjectName(QStringLiteral("explorerTable"));
     m_table->setColumnCount(ColumnCount);
     m_table->setHorizontalHeaderLabels({ tr("algorithm"), tr("status"), tr("median ms"), tr("Find ms"),
         tr("workspace"), tr("deterministic"), tr("math"), tr("reason") });
     m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -122,7 +125,7 @@ void ExplorerPanel::refresh()
         set(Median, ms("time_ms"), Qt::AlignRight);
         set(Find, ms("find_ms"), Qt::AlignRight);
         const QJsonValue ws = a.value(QStringLiteral("workspace_bytes"));
-        set(Workspace, ws.isDouble() ? QStringLiteral("%1 MiB").arg(ws.toDouble() / 1048576.0, 0, 'f', 1) : QString(),
+        set(Workspace, ws.isDouble() ? locale().formattedDataSize(qint64(ws.toDouble()), 1, QLocale::DataSizeTraditionalFormat) : QString(),
             Qt::AlignRight);
         set(Deterministic, a.value(QStringLiteral("deterministic")).toString());
         set(Math, a.value(QStringLiteral("math")).toString());

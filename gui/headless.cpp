@@ -133,6 +133,12 @@ int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
     if (sweepMode) {
         const int colon = o.sweepPreset.indexOf(QLatin1Char(':'));
         window.sweepPanel()->setPreset(o.sweepPreset.left(colon), colon < 0 ? QString() : o.sweepPreset.mid(colon + 1));
+        if (!o.selections.isEmpty()) { // --run overrides the preset's suggestion
+            std::vector<Selection> sels;
+            for (const QString& s : o.selections)
+                sels.push_back(Selection::parse(s.trimmed().toStdString()));
+            window.runPanel()->setSelections(sels);
+        }
         bool swept = false;
         QObject::connect(window.engine(), &Engine::sweepFinished, &window, [&](int id, SweepResultPtr) {
             if (id == job)

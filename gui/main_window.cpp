@@ -148,6 +148,8 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
     });
     connect(m_sweep, &SweepPanel::sweepRequested, this, &MainWindow::triggerSweep);
     connect(m_sweep, &SweepPanel::cancelRequested, m_engine, &Engine::cancel);
+    connect(m_sweep, &SweepPanel::presetSelectionsSuggested, this,
+        [this](const std::vector<Selection>& s) { m_run->setSelections(s); });
     connect(m_engine, &Engine::sweepUpdated, this, [this](int job, SweepResultPtr r, double) {
         if (job == m_sweepJob)
             m_sweep->chart()->setResult(r);
@@ -466,9 +468,6 @@ int MainWindow::triggerSweep()
     }
     RunRequest request = m_run->request();
     request.explore = false;
-    const auto presetSelections = m_sweep->availablePresetSelections();
-    if (!presetSelections.empty())
-        request.selections = presetSelections;
     m_live.stop();
     m_sweepJob = m_engine->startSweep(m_doc.network(), spec, request);
     if (m_sweepJob) {

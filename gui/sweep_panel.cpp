@@ -79,6 +79,9 @@ SweepPanel::SweepPanel(QWidget* parent)
     connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
         m_presetPoints.clear();
         updateEnabled();
+        const auto suggested = availablePresetSelections();
+        if (!suggested.empty())
+            Q_EMIT presetSelectionsSuggested(suggested);
     });
     connect(m_doubling, &QCheckBox::toggled, this, &SweepPanel::updateEnabled);
     connect(m_sweep, &QPushButton::clicked, this, &SweepPanel::sweepRequested);

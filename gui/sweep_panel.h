@@ -1,6 +1,6 @@
 // Sweep mode: pick one parameter of one layer and a range (or a preset), press Sweep; every selection
-// checked in the Run panel (or the preset's, where available) runs at every value, and the chart follows
-// point by point. It only asks; the window hands the sweep to the engine.
+// checked in the Run panel runs at every value (choosing a preset checks its selections that can run
+// here), and the chart follows point by point. It only asks; the window hands the sweep to the engine.
 #pragma once
 
 #include "gui/sweep.h"
@@ -36,6 +36,8 @@ public:
 
 Q_SIGNALS:
     void sweepRequested();
+    // A preset was chosen: these of its selections can run here (the window checks them in the Run panel).
+    void presetSelectionsSuggested(const std::vector<convscope::Selection>& selections);
     void cancelRequested();
 
 private:

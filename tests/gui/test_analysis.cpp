@@ -411,7 +411,7 @@ TEST_CASE("the algorithm explorer lists every algorithm and pins one", "[gui][ex
     panel.setLayer(0);
     REQUIRE(panel.table()->rowCount() == 3);
     CHECK(panel.table()->item(1, ExplorerPanel::Status)->text().contains(QStringLiteral("auto's choice")));
-    CHECK(panel.table()->item(1, ExplorerPanel::Workspace)->text() == QStringLiteral("1.0 MiB"));
+    CHECK(panel.table()->item(1, ExplorerPanel::Workspace)->text() == QStringLiteral("1.0 MB"));
     CHECK(panel.table()->item(2, ExplorerPanel::Reason)->text() == QStringLiteral("CUDNN_STATUS_NOT_SUPPORTED"));
     CHECK(panel.chart()->barCount() == 2); // the algorithms that ran
     QSignalSpy pinned(&panel, &ExplorerPanel::pinRequested);
