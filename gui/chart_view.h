@@ -22,6 +22,8 @@ public:
     void setPresentation(bool on);
     bool presentation() const { return m_presentation; }
 
+    // Draws now whatever a throttled redraw still has pending (before an export).
+    virtual void flush() { }
     // The chart alone (no caption), drawn at `size` whatever the widget's size.
     QImage toImage(QSize size) const;
     bool writePng(QIODevice* out, QSize size) const;

@@ -132,8 +132,10 @@ bool ExportController::exportReport(const QString& path)
     auto charts = [this] {
         ReportCharts out;
         if (m_sources.reportCharts)
-            for (ChartView* c : m_sources.reportCharts())
-                out << qMakePair(c->chartTitle(), c->toImage(QSize(1100, 520)));
+            for (ChartView* c : m_sources.reportCharts()) {
+                c->flush();
+                out << qMakePair(c->chartTitle() + QLatin1Char('\n') + c->caption(), c->toImage(QSize(960, 480)));
+            }
         return out;
     };
     if (ext == QLatin1String("csv"))
@@ -153,6 +155,7 @@ bool ExportController::exportReport(const QString& path)
 bool ExportController::exportChart(ChartView* chart, const QString& path, QSize size)
 {
     const QString ext = QFileInfo(path).suffix().toLower();
+    chart->flush();
     if (ext == QLatin1String("png"))
         return write(path, [&](QIODevice* d) { return chart->writePng(d, size); });
     if (ext == QLatin1String("svg"))

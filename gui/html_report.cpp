@@ -114,7 +114,12 @@ QString reportHtml(const RunOutcome& run, const ReportCharts& charts, bool embed
     }
     h += QStringLiteral("</table>\n");
     for (int i = 0; i < charts.size(); ++i) {
-        h += QStringLiteral("<h2>%1</h2>\n").arg(charts[i].first.toHtmlEscaped());
+        const QString title = charts[i].first.section(QLatin1Char('\n'), 0, 0);
+        const QString caption = charts[i].first.section(QLatin1Char('\n'), 1);
+        h += QStringLiteral("<h2>%1</h2>\n").arg(title.toHtmlEscaped());
+        if (!caption.isEmpty())
+            h += QStringLiteral("<p class=\"small\">%1</p>\n")
+                     .arg(caption.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
         QString src = QStringLiteral("chart%1.png").arg(i);
         if (embedImages) {
             QByteArray png;
@@ -126,7 +131,7 @@ QString reportHtml(const RunOutcome& run, const ReportCharts& charts, bool embed
         h += QStringLiteral("<p><img src=\"%1\" width=\"%2\" alt=\"%3\"></p>\n")
                  .arg(src)
                  .arg(std::min(900, charts[i].second.width()))
-                 .arg(charts[i].first.toHtmlEscaped());
+                 .arg(title.toHtmlEscaped());
     }
     h += QStringLiteral("<p class=\"small\">Made with ConvScope. Times are medians of the timed repeats; "
                         "GFLOP/s counts a multiply-add as 2 FLOPs.</p></body></html>\n");

@@ -14,7 +14,7 @@ class QIODevice;
 
 namespace convscope::gui {
 
-using ReportCharts = QList<QPair<QString, QImage>>; // title, picture
+using ReportCharts = QList<QPair<QString, QImage>>; // title (first line) and caption (the rest), picture
 
 // Device and method of a run: CPU and threads, each selection's device, driver, CUDA and cuDNN versions,
 // math mode, warm-ups, repeats, interleaving, reference and how time was taken.

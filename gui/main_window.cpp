@@ -160,7 +160,9 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
         m_sweep->chart()->setResult(r);
         m_sweep->setRunning(false);
         m_run->setRunning(false, false);
-        m_sweep->setMessage(tr("Sweep done: %1 points × %2 selections").arg(r->samples.size()).arg(r->selections.size()));
+        const QString done = tr("Sweep done: %1 points × %2 selections").arg(r->samples.size()).arg(r->selections.size());
+        m_sweep->setMessage(done);
+        m_run->setMessage(done);
     });
     connect(m_network, &NetworkPanel::currentLayerChanged, this, [this](int index) {
         m_maps->setLayer(index);

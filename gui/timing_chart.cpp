@@ -71,8 +71,13 @@ TimingChart::TimingChart(QWidget* parent)
     connect(m_breakdownBox, &QCheckBox::toggled, this, &TimingChart::redrawNow);
 
     setCaption(tr("Run a network to see the time of each layer."));
+    // The legend sits in a row above the plot, one entry beside the other, so it never hides a bar.
     m_plot->legend->setVisible(true);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    m_plot->plotLayout()->insertRow(0);
+    m_plot->plotLayout()->addElement(0, 0, m_plot->legend);
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    m_plot->legend->setBorderPen(Qt::NoPen);
+    m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
     m_plot->xAxis->setLabel(tr("layer"));
     m_throttle.setSingleShot(true);
     m_throttle.setInterval(40);

@@ -48,6 +48,11 @@ public:
     int rightMarginNeeded() const { return m_rightMargin; }
     int layerAt(double pixelX) const; // -1 outside any layer
     void redrawNow(); // skip the throttle (exports, tests)
+    void flush() override
+    {
+        if (m_throttle.isActive())
+            redrawNow();
+    }
 
 Q_SIGNALS:
     void layerClicked(int layer);
