@@ -283,6 +283,22 @@ TEST_CASE("a saved session reopens read-only with the same numbers", "[gui][sess
                .value(QStringLiteral("compute_ms")).toObject().value(QStringLiteral("median")).toDouble());
     CHECK(s.result.selections[1].layers[3].samplesMs.size() == 3);
 
+    // Ceilings and explorer documents travel with a session too (written here through the engine's API).
+    s.result.selections[1].layers[0].explorerJson = R"({"layer":0,"algorithms":[]})";
+    DeviceCeilings gpu { "NVIDIA H200", 51000, 4300, "cuBLAS sgemm 8192³", "cudaMemcpy 1 GiB device to device" };
+    const auto again = folder + QStringLiteral("-again");
+    writeSession(again.toStdString(), s.network, s.input, s.result, { { "cudnn", gpu } });
+    SavedSession back = readSession(again.toStdString());
+    REQUIRE(back.ceilings.size() == 1);
+    CHECK(back.ceilings[0].backend == "cudnn");
+    CHECK(back.ceilings[0].ceilings.peakGflops == 51000);
+    CHECK(back.ceilings[0].ceilings.bandwidthMethod == "cudaMemcpy 1 GiB device to device");
+    CHECK(back.result.selections[1].layers[0].explorerJson == R"({"algorithms":[],"layer":0})");
+    CHECK(back.result.selections[0].layers[12].output->shape().str() == "[1, 10]");
+    REQUIRE(w->openSession(again));
+    CHECK(w->roofline()->hasCeilings(QStringLiteral("cudnn")));
+    CHECK_FALSE(w->roofline()->hasCeilings(QStringLiteral("cpu"))); // never this machine's for that machine's run
+
     // Opening a network leaves the session.
     REQUIRE(w->project()->openFile(QString::fromStdString((examplesDir() / "lenet5.json").string())));
     CHECK_FALSE(w->isSessionOpen());
