@@ -29,6 +29,7 @@ namespace {
         std::string trace;
         std::string dumpDir;
         std::string sessionDir;
+        std::string sweep;
         bool noCalibrate = false;
         std::string math = "fp32";
         std::string reference = "auto";
@@ -113,6 +114,9 @@ Command addRunCommand(CLI::App& app)
     cmd->add_option("--dump-outputs", a->dumpDir, "write every layer's output as NN_<name>.npy");
     cmd->add_option("--save-session", a->sessionDir,
         "write a session folder (result JSON, network, input, every layer's output) for the window's Open Session");
+    cmd->add_option("--sweep", a->sweep,
+        "with --save-session: also run a sweep preset (unet-channels, crossover, kernel-size; NAME:A-B keeps points "
+        "A to B) on the same selections and save it");
     cmd->add_flag("--no-calibrate", a->noCalibrate, "with --save-session: skip measuring the roofline ceilings");
     cmd->add_option("--math", a->math, "fp32 or tf32")->capture_default_str();
     cmd->add_option("--reference", a->reference, "auto, none, or a selection to check outputs against")
@@ -135,6 +139,14 @@ Command addRunCommand(CLI::App& app)
         opt.hostMemoryBudgetBytes = int64_t(a->memoryBudgetGiB * double(int64_t(1) << 30));
         opt.session.extra = parseBackendOptions(a->backendOptions);
 
+        if (!a->sweep.empty() && a->sessionDir.empty())
+            throw InputError("--sweep is saved with the session: give --save-session DIR too");
+        std::optional<SweepSpec> sweepSpec;
+        if (!a->sweep.empty()) {
+            const auto colon = a->sweep.find(':');
+            sweepSpec = sweepPreset(
+                a->sweep.substr(0, colon), colon == std::string::npos ? std::string() : a->sweep.substr(colon + 1));
+        }
         Tensor input;
         if (!a->input.empty())
             input = overrideInput(net, a->input);
@@ -165,6 +177,17 @@ Command addRunCommand(CLI::App& app)
             const auto ceilings = a->noCalibrate ? std::vector<CeilingsEntry> {}
                                                  : calibrateBackends(opt.selections, opt.session);
             writeSession(a->sessionDir, net, input, run, ceilings);
+            if (sweepSpec) {
+                SweepOptions so;
+                so.selections = opt.selections;
+                so.warmup = opt.warmup;
+                so.repeat = opt.repeat;
+                so.session = opt.session;
+                so.pointDone = [](const SweepResult& r, double) {
+                    std::cerr << "sweep point " << r.samples.size() << " of " << r.spec.points.size() << " done\n";
+                };
+                writeSessionSweep(a->sessionDir, runSweep(net, *sweepSpec, so));
+            }
             std::cout << "\nsession saved to " << a->sessionDir << " (open it with convscope --open-session "
                       << a->sessionDir << ")\n";
         }

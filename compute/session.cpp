@@ -115,6 +115,99 @@ std::vector<CeilingsEntry> ceilingsFromJson(const std::string& text)
     return out;
 }
 
+std::string sweepToJson(const SweepResult& r)
+{
+    json points = json::array();
+    for (const auto& p : r.spec.points) {
+        json settings = json::object();
+        for (const auto& [k, v] : p.settings)
+            settings[sweepParameterName(k)] = v;
+        points.push_back({ { "x", p.x }, { "label", p.label }, { "settings", settings } });
+    }
+    json sels = json::array();
+    for (const auto& s : r.selections)
+        sels.push_back(s.str());
+    json samples = json::array();
+    for (const auto& row : r.samples) {
+        json jr = json::array();
+        for (const auto& x : row) {
+            json jx = { { "ok", x.ok } };
+            if (!x.ok)
+                jx["failure"] = x.failure;
+            else
+                jx.update({ { "layer_ms", { { "median", x.layerMs.median }, { "min", x.layerMs.min },
+                                              { "max", x.layerMs.max }, { "mean", x.layerMs.mean },
+                                              { "stddev", x.layerMs.stddev }, { "count", x.layerMs.count } } },
+                    { "network_compute_ms", x.networkComputeMs }, { "network_with_copies_ms", x.networkWithCopiesMs },
+                    { "flops", x.flops } });
+            jr.push_back(jx);
+        }
+        samples.push_back(jr);
+    }
+    const json doc = { { "format", "convscope-sweep" }, { "version", 1 }, { "title", r.spec.title },
+        { "layer", r.spec.layer }, { "parameter", sweepParameterName(r.spec.parameter) }, { "note", r.spec.note },
+        { "points", points }, { "selections", sels }, { "warmup", r.warmup }, { "repeat", r.repeat },
+        { "math_mode", r.mathMode }, { "samples", samples } };
+    return doc.dump(1) + "\n";
+}
+
+SweepResult sweepFromJson(const std::string& text, const std::string& what)
+{
+    const json j = json::parse(text, nullptr, false);
+    if (!j.is_object() || j.value("format", "") != "convscope-sweep")
+        throw InputError(what + ": not a ConvScope sweep");
+    auto parameter = [&](const std::string& name) {
+        for (SweepParameter p : allSweepParameters())
+            if (sweepParameterName(p) == name)
+                return p;
+        throw InputError(what + ": unknown sweep parameter \"" + name + "\"");
+    };
+    SweepResult r;
+    r.spec.title = j.value("title", "");
+    r.spec.layer = j.value("layer", size_t(0));
+    r.spec.parameter = parameter(j.value("parameter", "out channels"));
+    r.spec.note = j.value("note", "");
+    for (const auto& p : j.value("points", json::array())) {
+        SweepPoint pt;
+        pt.x = p.value("x", 0.0);
+        pt.label = p.value("label", "");
+        for (auto it = p["settings"].begin(); it != p["settings"].end(); ++it)
+            pt.settings[parameter(it.key())] = it.value().get<int64_t>();
+        r.spec.points.push_back(pt);
+    }
+    for (const auto& s : j.value("selections", json::array()))
+        r.selections.push_back(Selection::parse(s.get<std::string>()));
+    r.warmup = j.value("warmup", 0);
+    r.repeat = j.value("repeat", 0);
+    r.mathMode = j.value("math_mode", "");
+    for (const auto& row : j.value("samples", json::array())) {
+        std::vector<SweepSample> out;
+        for (const auto& x : row) {
+            SweepSample s;
+            s.ok = x.value("ok", false);
+            s.failure = x.value("failure", "");
+            if (s.ok) {
+                s.layerMs = statsFrom(x["layer_ms"]);
+                s.networkComputeMs = x.value("network_compute_ms", 0.0);
+                s.networkWithCopiesMs = x.value("network_with_copies_ms", 0.0);
+                s.flops = x.value("flops", 0.0);
+            }
+            out.push_back(s);
+        }
+        if (out.size() != r.selections.size())
+            throw InputError(what + ": a row of samples does not match the selections");
+        r.samples.push_back(std::move(out));
+    }
+    if (r.samples.size() > r.spec.points.size())
+        throw InputError(what + ": more rows of samples than points");
+    return r;
+}
+
+void writeSessionSweep(const std::filesystem::path& dir, const SweepResult& sweep)
+{
+    writeFileAtomically(dir / "sweep.json", sweepToJson(sweep));
+}
+
 std::vector<CeilingsEntry> calibrateBackends(const std::vector<Selection>& selections, const SessionOptions& options)
 {
     std::vector<CeilingsEntry> out;
@@ -253,6 +346,8 @@ SavedSession readSession(const std::filesystem::path& dir)
         }
     }
     s.ceilings = ceilingsFromJson(doc.value("ceilings", json::array()).dump());
+    if (std::filesystem::exists(dir / "sweep.json"))
+        s.sweep = sweepFromJson(readText(dir / "sweep.json"), (dir / "sweep.json").string());
     return s;
 }
 

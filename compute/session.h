@@ -6,6 +6,7 @@
 //   result.json     the full JSON report (compute/report.h), every sample, every explorer document
 //   input.npy       the input tensor
 //   outputs/<selection>/NN_<layer>.npy   every layer's output of every selection that ran
+//   sweep.json      a sweep measured with the run (optional)
 //
 // Reading it back gives the same RunResult numbers (the report JSON is the lossless record).
 #pragma once
@@ -13,6 +14,7 @@
 #include "compute/backend.h"
 #include "compute/network.h"
 #include "compute/profiler.h"
+#include "compute/sweep.h"
 #include "compute/tensor.h"
 
 #include <filesystem>
@@ -31,6 +33,7 @@ struct SavedSession {
     Tensor input;
     RunResult result; // layer outputs in result.selections[s].layers[i].output where the files exist
     std::vector<CeilingsEntry> ceilings;
+    std::optional<SweepResult> sweep;
     std::filesystem::path dir;
 };
 
@@ -38,6 +41,10 @@ struct SavedSession {
 // that kept one.
 void writeSession(const std::filesystem::path& dir, const Network& net, const Tensor& input, const RunResult& run,
     const std::vector<CeilingsEntry>& ceilings);
+// Adds sweep.json to a session folder.
+void writeSessionSweep(const std::filesystem::path& dir, const SweepResult& sweep);
+std::string sweepToJson(const SweepResult& sweep);
+SweepResult sweepFromJson(const std::string& json, const std::string& what); // throws InputError
 // Throws InputError naming the file and what is wrong.
 SavedSession readSession(const std::filesystem::path& dir);
 

@@ -15,7 +15,7 @@ Engine::Engine(QObject* parent)
 {
     qRegisterMetaType<convscope::ShapeReport>();
     qRegisterMetaType<convscope::gui::RunOutcomePtr>();
-    qRegisterMetaType<convscope::gui::SweepResultPtr>();
+    qRegisterMetaType<convscope::SweepResultPtr>();
     qRegisterMetaType<convscope::DeviceCeilings>();
     m_thread.setObjectName(QStringLiteral("convscope-engine"));
     m_worker = new QObject;

@@ -8,7 +8,7 @@
 #include "compute/network.h"
 #include "compute/profiler.h"
 #include "compute/shape_inference.h"
-#include "gui/sweep.h"
+#include "compute/sweep.h"
 
 #include <QObject>
 #include <QString>
@@ -80,8 +80,8 @@ Q_SIGNALS:
     void layerResultAvailable(int jobId, int selectionIndex, int layerIndex, convscope::gui::RunOutcomePtr outcome);
     void finished(int jobId, convscope::gui::RunOutcomePtr outcome);
     void failed(int jobId, const QString& message);
-    void sweepUpdated(int jobId, convscope::gui::SweepResultPtr soFar, double fraction);
-    void sweepFinished(int jobId, convscope::gui::SweepResultPtr result);
+    void sweepUpdated(int jobId, convscope::SweepResultPtr soFar, double fraction);
+    void sweepFinished(int jobId, convscope::SweepResultPtr result);
     void calibrationAvailable(const QString& backend, const convscope::DeviceCeilings& ceilings);
     void calibrationFailed(const QString& backend, const QString& why);
 
@@ -100,6 +100,6 @@ private:
 
 Q_DECLARE_METATYPE(convscope::ShapeReport)
 Q_DECLARE_METATYPE(convscope::gui::RunOutcomePtr)
-Q_DECLARE_METATYPE(convscope::gui::SweepResultPtr)
+Q_DECLARE_METATYPE(convscope::SweepResultPtr)
 Q_DECLARE_METATYPE(convscope::DeviceCeilings)
 Q_DECLARE_METATYPE(convscope::Selection)

@@ -30,6 +30,7 @@
 #include <QHeaderView>
 #include <QMenuBar>
 #include <QMimeData>
+#include <QPushButton>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTableView>
@@ -441,6 +442,9 @@ bool MainWindow::openSession(const QString& dir)
     m_run->setEnabled(false);
     m_roofline->setSessionCeilings(s.ceilings);
     showOutcome(s.outcome);
+    if (s.sweep)
+        m_sweep->chart()->setResult(s.sweep);
+    m_sweep->sweepButton()->setEnabled(false);
     m_banner->showInfo(s.origin);
     setWindowTitle(tr("%1 (session, read-only) — ConvScope").arg(QString::fromStdString(s.outcome->result.networkName)));
     return true;
@@ -456,6 +460,7 @@ void MainWindow::leaveSession()
     m_runAction->setEnabled(true);
     m_run->setEnabled(true);
     m_roofline->clearSession();
+    m_sweep->sweepButton()->setEnabled(true);
     updateTitle();
 }
 

@@ -28,6 +28,8 @@ LoadedSession loadSessionFolder(const QString& dir)
                          QString::fromStdString(outcome->result.meta.date));
     for (const auto& e : s.ceilings)
         out.ceilings.emplace_back(QString::fromStdString(e.backend), e.ceilings);
+    if (s.sweep)
+        out.sweep = std::make_shared<const SweepResult>(std::move(*s.sweep));
     out.outcome = outcome;
     return out;
 }

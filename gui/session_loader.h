@@ -16,6 +16,7 @@ struct LoadedSession {
     RunOutcomePtr outcome;
     std::vector<std::pair<QString, DeviceCeilings>> ceilings;
     QString origin; // "Saved session …: measured on … — read-only"
+    SweepResultPtr sweep; // null when the session has none
 };
 
 // Throws InputError (with the file and the reason) when the folder is not a readable session.

@@ -35,7 +35,7 @@ SweepChart::SweepChart(QWidget* parent)
     connect(m_copies, &QCheckBox::toggled, this, &SweepChart::redraw);
     connect(m_log, &QCheckBox::toggled, this, &SweepChart::redraw);
     m_plot->legend->setVisible(true);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight); // curves rise to the right
     setCaption(tr("Pick a parameter or a preset and press Sweep."));
 }
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "gui/chart_view.h"
-#include "gui/sweep.h"
+#include "compute/sweep.h"
 
 class QCheckBox;
 class QComboBox;

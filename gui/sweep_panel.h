@@ -3,7 +3,7 @@
 // here), and the chart follows point by point. It only asks; the window hands the sweep to the engine.
 #pragma once
 
-#include "gui/sweep.h"
+#include "compute/sweep.h"
 
 #include <QWidget>
 

@@ -288,6 +288,12 @@ TEST_CASE("a saved session reopens read-only with the same numbers", "[gui][sess
     DeviceCeilings gpu { "NVIDIA H200", 51000, 4300, "cuBLAS sgemm 8192³", "cudaMemcpy 1 GiB device to device" };
     const auto again = folder + QStringLiteral("-again");
     writeSession(again.toStdString(), s.network, s.input, s.result, { { "cudnn", gpu } });
+    SweepResult sweep;
+    sweep.spec = sweepPreset("crossover", "0-1");
+    sweep.selections = { { "cpu", "im2col_gemm" } };
+    sweep.samples = { { SweepSample { true, {}, Stats { 0.5, 0.4, 0.7, 0.5, 0.1, 3 }, 0.5, 0.6, 1e6 } },
+        { SweepSample { false, "out of memory", {}, 0, 0, 0 } } };
+    writeSessionSweep(again.toStdString(), sweep);
     SavedSession back = readSession(again.toStdString());
     REQUIRE(back.ceilings.size() == 1);
     CHECK(back.ceilings[0].backend == "cudnn");
@@ -298,6 +304,11 @@ TEST_CASE("a saved session reopens read-only with the same numbers", "[gui][sess
     REQUIRE(w->openSession(again));
     CHECK(w->roofline()->hasCeilings(QStringLiteral("cudnn")));
     CHECK_FALSE(w->roofline()->hasCeilings(QStringLiteral("cpu"))); // never this machine's for that machine's run
+    const auto sweepLines = w->sweepPanel()->chart()->lines();
+    REQUIRE(sweepLines.size() == 1);
+    CHECK(sweepLines[0].xs == QVector<double>({ 8 })); // the failed point is left out
+    CHECK(sweepLines[0].ys == QVector<double>({ 0.5 }));
+    CHECK(w->sweepPanel()->chart()->caption().contains(QStringLiteral("out of memory")));
 
     // Opening a network leaves the session.
     REQUIRE(w->project()->openFile(QString::fromStdString((examplesDir() / "lenet5.json").string())));

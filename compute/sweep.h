@@ -1,5 +1,6 @@
-// Sweep mode's engine side (plain C++, runs on the engine's worker): one parameter of one layer over a
-// range, every selection at every value, through the same profiler as a run. A point may set several
+// Sweep mode: one parameter of one layer over a range, every selection at every value, through the same
+// profiler as a run (the window runs it on the engine's worker; `convscope-cli run --sweep` saves one in a
+// session). A point may set several
 // parameters at once, which is how the U-Net preset replays the unet-encoder suite's (C_in, C_out, size)
 // cases exactly.
 #pragma once
@@ -16,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace convscope::gui {
+namespace convscope {
 
 enum class SweepParameter { InputSize, InChannels, OutChannels, KernelSize, Stride, Dilation, Batch };
 std::string sweepParameterName(SweepParameter p); // "kernel size"
@@ -80,4 +81,4 @@ struct SweepOptions {
 // Runs every point (throws Cancelled when cancelled; a point that cannot run is recorded as failed).
 SweepResult runSweep(const Network& base, const SweepSpec& spec, const SweepOptions& options);
 
-} // namespace convscope::gui
+} // namespace convscope

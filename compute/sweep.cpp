@@ -1,4 +1,4 @@
-#include "gui/sweep.h"
+#include "compute/sweep.h"
 
 #include "compute/error.h"
 #include "compute/profiler.h"
@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-namespace convscope::gui {
+namespace convscope {
 
 namespace {
     Conv2d* convAt(Network& net, size_t layer, const char* what)
@@ -243,4 +243,4 @@ SweepResult runSweep(const Network& base, const SweepSpec& spec, const SweepOpti
     return out;
 }
 
-} // namespace convscope::gui
+} // namespace convscope
