@@ -90,7 +90,8 @@ namespace {
         for (size_t i = 0; i < sel.layers.size(); ++i) {
             const auto& t = *sel.layers[i].output;
             const Shape& s = t.shape();
-            const std::vector<int64_t> dims = s.flat ? std::vector<int64_t> { s.n, s.c } : std::vector<int64_t> { s.n, s.c, s.h, s.w };
+            const std::vector<int64_t> dims
+                = s.flat ? std::vector<int64_t> { s.n, s.c } : std::vector<int64_t> { s.n, s.c, s.h, s.w };
             char prefix[32];
             std::snprintf(prefix, sizeof prefix, "%02zu_", i);
             writeNpy(dir / (prefix + safeFileName(net.layers[i].name) + ".npy"), dims, t.data());
@@ -174,8 +175,8 @@ Command addRunCommand(CLI::App& app)
                 }
         }
         if (!a->sessionDir.empty()) {
-            const auto ceilings = a->noCalibrate ? std::vector<CeilingsEntry> {}
-                                                 : calibrateBackends(opt.selections, opt.session);
+            const auto ceilings
+                = a->noCalibrate ? std::vector<CeilingsEntry> {} : calibrateBackends(opt.selections, opt.session);
             writeSession(a->sessionDir, net, input, run, ceilings);
             if (sweepSpec) {
                 SweepOptions so;

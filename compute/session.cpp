@@ -135,9 +135,10 @@ std::string sweepToJson(const SweepResult& r)
             if (!x.ok)
                 jx["failure"] = x.failure;
             else
-                jx.update({ { "layer_ms", { { "median", x.layerMs.median }, { "min", x.layerMs.min },
-                                              { "max", x.layerMs.max }, { "mean", x.layerMs.mean },
-                                              { "stddev", x.layerMs.stddev }, { "count", x.layerMs.count } } },
+                jx.update({ { "layer_ms",
+                                { { "median", x.layerMs.median }, { "min", x.layerMs.min }, { "max", x.layerMs.max },
+                                    { "mean", x.layerMs.mean }, { "stddev", x.layerMs.stddev },
+                                    { "count", x.layerMs.count } } },
                     { "network_compute_ms", x.networkComputeMs }, { "network_with_copies_ms", x.networkWithCopiesMs },
                     { "flops", x.flops } });
             jr.push_back(jx);
@@ -321,10 +322,11 @@ SavedSession readSession(const std::filesystem::path& dir)
 {
     const json doc = json::parse(readText(dir / "session.json"), nullptr, false);
     if (!doc.is_object() || doc.value("format", "") != "convscope-session")
-        throw InputError((dir / "session.json").string() + ": not a ConvScope session (format is not \"convscope-session\")");
+        throw InputError(
+            (dir / "session.json").string() + ": not a ConvScope session (format is not \"convscope-session\")");
     if (doc.value("version", 0) != 1)
-        throw InputError((dir / "session.json").string() + ": session version " + std::to_string(doc.value("version", 0))
-            + " is not supported (this ConvScope reads version 1)");
+        throw InputError((dir / "session.json").string() + ": session version "
+            + std::to_string(doc.value("version", 0)) + " is not supported (this ConvScope reads version 1)");
     SavedSession s;
     s.dir = dir;
     s.network = parseNetwork(readText(dir / "network.json"), (dir / "network.json").string(), dir);

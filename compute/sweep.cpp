@@ -138,8 +138,8 @@ SweepSpec sweepPreset(const std::string& name, const std::string& points)
         const size_t a = std::stoul(points.substr(0, dash));
         const size_t b = dash == std::string::npos ? a : std::stoul(points.substr(dash + 1));
         if (a > b || b >= s.points.size())
-            throw InputError("sweep preset " + name + ": points " + points + " outside 0-"
-                + std::to_string(s.points.size() - 1));
+            throw InputError(
+                "sweep preset " + name + ": points " + points + " outside 0-" + std::to_string(s.points.size() - 1));
         s.points = std::vector<SweepPoint>(s.points.begin() + long(a), s.points.begin() + long(b) + 1);
     }
     return s;

@@ -64,10 +64,7 @@ void ChartView::replot()
     m_plot->replot();
 }
 
-QImage ChartView::toImage(QSize size) const
-{
-    return m_plot->toPixmap(size.width(), size.height(), 1.0).toImage();
-}
+QImage ChartView::toImage(QSize size) const { return m_plot->toPixmap(size.width(), size.height(), 1.0).toImage(); }
 
 bool ChartView::writePng(QIODevice* out, QSize size) const { return toImage(size).save(out, "PNG"); }
 

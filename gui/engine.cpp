@@ -74,8 +74,8 @@ int Engine::startSweep(const Network& net, const SweepSpec& spec, const RunReque
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     if (request.selections.empty() || spec.points.empty()) {
         m_busyJob = 0;
-        Q_EMIT failed(jobId, request.selections.empty() ? tr("Cannot sweep: no backend selected")
-                                                        : tr("Cannot sweep: no values"));
+        Q_EMIT failed(jobId,
+            request.selections.empty() ? tr("Cannot sweep: no backend selected") : tr("Cannot sweep: no values"));
         return 0;
     }
     m_busyJob = jobId;
@@ -87,7 +87,8 @@ int Engine::startSweep(const Network& net, const SweepSpec& spec, const RunReque
     return jobId;
 }
 
-void Engine::sweepJob(int jobId, Network net, SweepSpec spec, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel)
+void Engine::sweepJob(
+    int jobId, Network net, SweepSpec spec, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel)
 {
     if (cancel->load())
         return;
@@ -110,9 +111,8 @@ void Engine::sweepJob(int jobId, Network net, SweepSpec spec, RunRequest request
         o.pointDone = [&](const SweepResult& soFar, double fraction) {
             auto snapshot = std::make_shared<const SweepResult>(soFar);
             deliver([this, jobId, snapshot, fraction]() {
-                Q_EMIT progress(jobId, fraction, tr("sweep point %1 of %2")
-                                                     .arg(snapshot->samples.size())
-                                                     .arg(snapshot->spec.points.size()));
+                Q_EMIT progress(jobId, fraction,
+                    tr("sweep point %1 of %2").arg(snapshot->samples.size()).arg(snapshot->spec.points.size()));
                 Q_EMIT sweepUpdated(jobId, snapshot, fraction);
             });
         };

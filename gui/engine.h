@@ -87,7 +87,8 @@ Q_SIGNALS:
 
 private:
     void runJob(int jobId, Network net, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel);
-    void sweepJob(int jobId, Network net, SweepSpec spec, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel);
+    void sweepJob(
+        int jobId, Network net, SweepSpec spec, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel);
 
     QThread m_thread;
     QObject* m_worker = nullptr; // lives on m_thread; the context jobs are queued to

@@ -41,8 +41,8 @@ ExplorerPanel::ExplorerPanel(QWidget* parent)
 
     m_table->setObjectName(QStringLiteral("explorerTable"));
     m_table->setColumnCount(ColumnCount);
-    m_table->setHorizontalHeaderLabels({ tr("algorithm"), tr("status"), tr("median ms"), tr("Find ms"),
-        tr("workspace"), tr("deterministic"), tr("math"), tr("reason") });
+    m_table->setHorizontalHeaderLabels({ tr("algorithm"), tr("status"), tr("median ms"), tr("Find ms"), tr("workspace"),
+        tr("deterministic"), tr("math"), tr("reason") });
     m_table->verticalHeader()->hide();
     m_table->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -96,9 +96,9 @@ void ExplorerPanel::refresh()
             && std::holds_alternative<Conv2d>(m_outcome->network.layers[size_t(m_layer)].spec);
         m_status->setText(!m_outcome ? tr("Run with “Explore cuDNN algorithms” checked to see every algorithm of a "
                                           "conv layer.")
-                : !conv             ? tr("Select a conv2d layer: the explorer asks cuDNN about convolutions.")
-                                    : tr("No explorer data for this layer: run a cudnn selection with “Explore "
-                                         "cuDNN algorithms” checked."));
+                : !conv              ? tr("Select a conv2d layer: the explorer asks cuDNN about convolutions.")
+                                     : tr("No explorer data for this layer: run a cudnn selection with “Explore "
+                                                       "cuDNN algorithms” checked."));
         m_chart->setAlgorithms(tr("cuDNN algorithms"), {});
         m_pin->setEnabled(false);
         return;
@@ -125,7 +125,9 @@ void ExplorerPanel::refresh()
         set(Median, ms("time_ms"), Qt::AlignRight);
         set(Find, ms("find_ms"), Qt::AlignRight);
         const QJsonValue ws = a.value(QStringLiteral("workspace_bytes"));
-        set(Workspace, ws.isDouble() ? locale().formattedDataSize(qint64(ws.toDouble()), 1, QLocale::DataSizeTraditionalFormat) : QString(),
+        set(Workspace,
+            ws.isDouble() ? locale().formattedDataSize(qint64(ws.toDouble()), 1, QLocale::DataSizeTraditionalFormat)
+                          : QString(),
             Qt::AlignRight);
         set(Deterministic, a.value(QStringLiteral("deterministic")).toString());
         set(Math, a.value(QStringLiteral("math")).toString());
@@ -141,16 +143,16 @@ void ExplorerPanel::refresh()
                 m_table->item(row, c)->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
         ++row;
     }
-    const QString title = tr("L%1 %2: %3 → %4, %5 math, cuDNN %6")
-                              .arg(m_layer)
-                              .arg(doc.value(QStringLiteral("name")).toString(),
-                                  doc.value(QStringLiteral("input")).toString(),
-                                  doc.value(QStringLiteral("output")).toString(),
-                                  doc.value(QStringLiteral("math")).toString(),
-                                  doc.value(QStringLiteral("cudnn")).toString());
-    m_status->setText(title + tr("\ncudnn.auto picks %1 (fastest of Find's candidates by our timing); select a row "
-                                 "and pin it to run it as cudnn.<algorithm> next time.")
-                                  .arg(doc.value(QStringLiteral("auto_choice")).toString()));
+    const QString title
+        = tr("L%1 %2: %3 → %4, %5 math, cuDNN %6")
+              .arg(m_layer)
+              .arg(doc.value(QStringLiteral("name")).toString(), doc.value(QStringLiteral("input")).toString(),
+                  doc.value(QStringLiteral("output")).toString(), doc.value(QStringLiteral("math")).toString(),
+                  doc.value(QStringLiteral("cudnn")).toString());
+    m_status->setText(title
+        + tr("\ncudnn.auto picks %1 (fastest of Find's candidates by our timing); select a row "
+             "and pin it to run it as cudnn.<algorithm> next time.")
+              .arg(doc.value(QStringLiteral("auto_choice")).toString()));
     m_chart->setAlgorithms(title, algos);
 }
 

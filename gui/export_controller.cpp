@@ -180,7 +180,8 @@ bool ExportController::exportTrace(const QString& path)
     if (!o)
         return false;
     const std::string trace = reportChromeTrace(o->network, o->result);
-    return write(path, [&](QIODevice* d) { return d->write(trace.data(), qint64(trace.size())) == qint64(trace.size()); });
+    return write(
+        path, [&](QIODevice* d) { return d->write(trace.data(), qint64(trace.size())) == qint64(trace.size()); });
 }
 
 } // namespace convscope::gui

@@ -3,14 +3,14 @@
 #include "compute/backend.h"
 #include "gui/export_controller.h"
 #include "gui/feature_map_panel.h"
-#include "gui/roofline_chart.h"
-#include "gui/sweep_panel.h"
 #include "gui/layer_editor.h"
 #include "gui/main_window.h"
 #include "gui/network_panel.h"
 #include "gui/param_widgets.h"
 #include "gui/project_controller.h"
+#include "gui/roofline_chart.h"
 #include "gui/run_panel.h"
+#include "gui/sweep_panel.h"
 
 #include <QApplication>
 #include <QDockWidget>
@@ -127,7 +127,8 @@ int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
             return fail(QStringLiteral("the run did not finish within %1 s").arg(o.timeoutMs / 1000));
         if (failed)
             return fail(failure);
-    } else if (o.session.isEmpty() && window.document()->shapes().ok() && !window.document()->network().layers.empty()) {
+    } else if (o.session.isEmpty() && window.document()->shapes().ok()
+        && !window.document()->network().layers.empty()) {
         waitFor([&] { return finished; }, 5000); // the live preview, when the network is small enough
     }
     if (sweepMode) {

@@ -4,8 +4,8 @@
 
 #include <QBuffer>
 #include <QPdfWriter>
-#include <QTextDocument>
 #include <QRegularExpression>
+#include <QTextDocument>
 #include <QUrl>
 
 namespace convscope::gui {
@@ -39,9 +39,13 @@ QString methodHtml(const RunOutcome& run, const QString& origin)
     h += row({ QObject::tr("CPU"), QStringLiteral("%1 (%2 threads)").arg(esc(m.cpuModel)).arg(m.cpuThreads) });
     for (const auto& [k, v] : m.libraries)
         h += row({ esc(k), esc(v) });
-    h += row({ QObject::tr("Math mode"), esc(m.mathMode) + QObject::tr(" (FP32 = no TF32; TF32 only when switched on)") });
+    h += row(
+        { QObject::tr("Math mode"), esc(m.mathMode) + QObject::tr(" (FP32 = no TF32; TF32 only when switched on)") });
     h += row({ QObject::tr("Warm-ups / repeats"),
-        QStringLiteral("%1 / %2%3").arg(m.warmup).arg(m.repeat).arg(m.interleaved ? QObject::tr(", interleaved") : QString()) });
+        QStringLiteral("%1 / %2%3")
+            .arg(m.warmup)
+            .arg(m.repeat)
+            .arg(m.interleaved ? QObject::tr(", interleaved") : QString()) });
     h += row({ QObject::tr("Reference"), m.reference.empty() ? QObject::tr("none") : esc(m.reference) });
     h += row({ QObject::tr("How time was taken"), esc(m.timing) });
     h += row({ QObject::tr("Date"), esc(m.date) + QStringLiteral(" · ConvScope ") + esc(m.convscopeVersion) });
@@ -61,8 +65,8 @@ QString methodHtml(const RunOutcome& run, const QString& origin)
         std::map<std::string, std::string> rest = sel.metadata;
         for (const char* k : order)
             if (auto it = rest.find(k); it != rest.end()) {
-                parts << QStringLiteral("%1 %2").arg(QString::fromLatin1(k).replace(QLatin1Char('_'), QLatin1Char(' ')),
-                    esc(it->second));
+                parts << QStringLiteral("%1 %2").arg(
+                    QString::fromLatin1(k).replace(QLatin1Char('_'), QLatin1Char(' ')), esc(it->second));
                 rest.erase(it);
             }
         for (const auto& [k, v] : rest)
@@ -76,9 +80,10 @@ QString reportHtml(const RunOutcome& run, const ReportCharts& charts, bool embed
 {
     const RunResult& r = run.result;
     const Network& net = run.network;
-    QString h = QStringLiteral("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ConvScope report: %1</title>"
-                               "<style>%2</style></head><body>\n")
-                    .arg(esc(r.networkName), QString::fromLatin1(kStyle));
+    QString h
+        = QStringLiteral("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ConvScope report: %1</title>"
+                         "<style>%2</style></head><body>\n")
+              .arg(esc(r.networkName), QString::fromLatin1(kStyle));
     h += QStringLiteral("<h1>ConvScope report: %1</h1>\n").arg(esc(r.networkName));
     h += QStringLiteral("<p class=\"small\">Input %1 (%2)</p>").arg(q(r.shapes.input.str()), esc(net.input.source));
     h += QStringLiteral("<h2>Device and method</h2>\n") + methodHtml(run, origin);
@@ -90,7 +95,8 @@ QString reportHtml(const RunOutcome& run, const ReportCharts& charts, bool embed
     for (size_t i = 0; i < net.layers.size() && i < r.shapes.layers.size(); ++i) {
         const auto& s = r.shapes.layers[i];
         h += row({ QString::number(i), esc(net.layers[i].name), q(layerTypeName(net.layers[i].spec)), q(s.out.str()),
-            q(humanCount(double(s.cost.params))), q(humanCount(s.cost.flops)), QString::number(s.cost.intensity(), 'f', 2) });
+            q(humanCount(double(s.cost.params))), q(humanCount(s.cost.flops)),
+            QString::number(s.cost.intensity(), 'f', 2) });
     }
     h += QStringLiteral("</table>\n<h2>Timing (compute per layer, ms)</h2>\n<table>\n");
     h += row({ QStringLiteral("#"), QObject::tr("layer"), QObject::tr("selection"), QObject::tr("median"),
@@ -108,9 +114,11 @@ QString reportHtml(const RunOutcome& run, const ReportCharts& charts, bool embed
                 l.computeMs.median > 0 ? QString::number(flops / (l.computeMs.median * 1e6), 'g', 4) : QString(),
                 l.error.valid ? QString::number(l.error.relL2, 'g', 3) : QStringLiteral("—"), esc(l.note) });
         }
-        h += row({ QString(), QObject::tr("<i>whole pass</i>"), esc(sel.selection.str()), q(formatMs(sel.totalMs.median)),
-            q(formatMs(sel.totalMs.min)), q(formatMs(sel.totalMs.max)), QString(), QString(),
-            QObject::tr("copies: %1 ms in, %2 ms out").arg(q(formatMs(sel.h2dMs.median)), q(formatMs(sel.d2hMs.median))) });
+        h += row(
+            { QString(), QObject::tr("<i>whole pass</i>"), esc(sel.selection.str()), q(formatMs(sel.totalMs.median)),
+                q(formatMs(sel.totalMs.min)), q(formatMs(sel.totalMs.max)), QString(), QString(),
+                QObject::tr("copies: %1 ms in, %2 ms out")
+                    .arg(q(formatMs(sel.h2dMs.median)), q(formatMs(sel.d2hMs.median))) });
     }
     h += QStringLiteral("</table>\n");
     for (int i = 0; i < charts.size(); ++i) {
@@ -153,7 +161,8 @@ bool writePdfReport(QIODevice* out, const RunOutcome& run, const ReportCharts& c
     QString html = reportHtml(run, charts, false, origin);
     // QTextDocument lays images out in device pixels of the page: keep charts a page wide.
     const int pageWidth = int(pdf.pageLayout().paintRectPixels(pdf.resolution()).width() / (pdf.resolution() / 96.0));
-    html.replace(QRegularExpression(QStringLiteral("width=\"\\d+\" alt=")), QStringLiteral("width=\"%1\" alt=").arg(pageWidth - 10));
+    html.replace(QRegularExpression(QStringLiteral("width=\"\\d+\" alt=")),
+        QStringLiteral("width=\"%1\" alt=").arg(pageWidth - 10));
     doc.setHtml(html);
     doc.setPageSize(pdf.pageLayout().paintRectPixels(pdf.resolution()).size());
     doc.print(&pdf);

@@ -70,7 +70,8 @@ int main(int argc, char** argv)
     const QCommandLineOption iterations(QStringLiteral("iterations"), QStringLiteral("Edits for --bench-latency."),
         QStringLiteral("N"), QStringLiteral("40"));
     const QCommandLineOption openSession(QStringLiteral("open-session"),
-        QStringLiteral("Open a folder written by convscope-cli run --save-session (read-only)."), QStringLiteral("DIR"));
+        QStringLiteral("Open a folder written by convscope-cli run --save-session (read-only)."),
+        QStringLiteral("DIR"));
     const QCommandLineOption view(QStringLiteral("view"),
         QStringLiteral("For --screenshot: the page in front (timing, roofline, explorer, sweep, device)."),
         QStringLiteral("PAGE"));

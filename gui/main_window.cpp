@@ -7,17 +7,17 @@
 #include "gui/export_controller.h"
 #include "gui/feature_map_grid.h"
 #include "gui/feature_map_panel.h"
-#include "gui/layer_editor.h"
-#include "gui/roofline_chart.h"
-#include "gui/session_loader.h"
-#include "gui/sweep_chart.h"
-#include "gui/sweep_panel.h"
 #include "gui/input_panel.h"
+#include "gui/layer_editor.h"
 #include "gui/message_banner.h"
 #include "gui/network_panel.h"
 #include "gui/project_controller.h"
+#include "gui/roofline_chart.h"
 #include "gui/run_panel.h"
+#include "gui/session_loader.h"
 #include "gui/shapes_model.h"
+#include "gui/sweep_chart.h"
+#include "gui/sweep_panel.h"
 #include "gui/timing_chart.h"
 
 #include <QAction>
@@ -161,7 +161,8 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
         m_sweep->chart()->setResult(r);
         m_sweep->setRunning(false);
         m_run->setRunning(false, false);
-        const QString done = tr("Sweep done: %1 points × %2 selections").arg(r->samples.size()).arg(r->selections.size());
+        const QString done
+            = tr("Sweep done: %1 points × %2 selections").arg(r->samples.size()).arg(r->selections.size());
         m_sweep->setMessage(done);
         m_run->setMessage(done);
     });
@@ -249,8 +250,8 @@ void MainWindow::buildMenus()
     file->addAction(m_project->saveAsAction());
     file->addSeparator();
     QMenu* exportMenu = file->addMenu(tr("&Export"));
-    exportMenu->addActions({ m_export->reportAction(), m_export->chartAction(), m_export->mapsAction(),
-        m_export->traceAction() });
+    exportMenu->addActions(
+        { m_export->reportAction(), m_export->chartAction(), m_export->mapsAction(), m_export->traceAction() });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -446,7 +447,8 @@ bool MainWindow::openSession(const QString& dir)
         m_sweep->chart()->setResult(s.sweep);
     m_sweep->sweepButton()->setEnabled(false);
     m_banner->showInfo(s.origin);
-    setWindowTitle(tr("%1 (session, read-only) — ConvScope").arg(QString::fromStdString(s.outcome->result.networkName)));
+    setWindowTitle(
+        tr("%1 (session, read-only) — ConvScope").arg(QString::fromStdString(s.outcome->result.networkName)));
     return true;
 }
 
@@ -479,7 +481,8 @@ int MainWindow::triggerSweep()
     m_sweepJob = m_engine->startSweep(m_doc.network(), spec, request);
     if (m_sweepJob) {
         m_sweep->setRunning(true);
-        m_sweep->setMessage(tr("Sweeping %1 values × %2 selections…").arg(spec.points.size()).arg(request.selections.size()));
+        m_sweep->setMessage(
+            tr("Sweeping %1 values × %2 selections…").arg(spec.points.size()).arg(request.selections.size()));
     }
     return m_sweepJob;
 }

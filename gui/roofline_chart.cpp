@@ -227,7 +227,8 @@ void RooflineChart::redraw()
         yHi = 1000, yLo = 0.1;
     m_plot->xAxis->setRange(xLo, xHi);
     m_plot->yAxis->setRange(std::max(1e-4, yLo / 3), yHi * 3);
-    setCaption(lines.isEmpty() ? (m_run ? tr("No ceilings measured yet") : tr("Run a network to place its layers under the device's ceilings."))
+    setCaption(lines.isEmpty() ? (m_run ? tr("No ceilings measured yet")
+                                        : tr("Run a network to place its layers under the device's ceilings."))
                                : lines.join(QLatin1Char('\n')));
     replot();
 }

@@ -39,7 +39,6 @@ Q_SIGNALS:
 protected:
     void rebuild() override { redraw(); }
 
-
 private:
     void redraw();
     void requestMissing();

@@ -35,14 +35,12 @@ SweepChart::SweepChart(QWidget* parent)
     connect(m_copies, &QCheckBox::toggled, this, &SweepChart::redraw);
     connect(m_log, &QCheckBox::toggled, this, &SweepChart::redraw);
     m_plot->legend->setVisible(true);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight); // curves rise to the right
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(
+        0, Qt::AlignBottom | Qt::AlignRight); // curves rise to the right
     setCaption(tr("Pick a parameter or a preset and press Sweep."));
 }
 
-QString SweepChart::chartTitle() const
-{
-    return m_result ? QString::fromStdString(m_result->spec.title) : tr("Sweep");
-}
+QString SweepChart::chartTitle() const { return m_result ? QString::fromStdString(m_result->spec.title) : tr("Sweep"); }
 
 void SweepChart::setResult(SweepResultPtr result)
 {

@@ -3,8 +3,8 @@
 // where the GPU/CPU crossover moves.
 #pragma once
 
-#include "gui/chart_view.h"
 #include "compute/sweep.h"
+#include "gui/chart_view.h"
 
 class QCheckBox;
 class QComboBox;

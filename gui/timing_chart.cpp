@@ -50,8 +50,9 @@ TimingChart::TimingChart(QWidget* parent)
     m_logBox->setToolTip(tr("Logarithmic value axis"));
     m_logBox->setObjectName(QStringLiteral("timingLog"));
     m_breakdownBox->setObjectName(QStringLiteral("timingBreakdown"));
-    m_breakdownBox->setToolTip(tr("Copies and compute: one stacked bar per selection: host→device copy, compute of every layer, "
-                                  "device→host copy (medians of one pass)"));
+    m_breakdownBox->setToolTip(
+        tr("Copies and compute: one stacked bar per selection: host→device copy, compute of every layer, "
+           "device→host copy (medians of one pass)"));
     m_baselineBox->setObjectName(QStringLiteral("timingBaseline"));
     m_baselineBox->setEnabled(false);
     m_controls->addWidget(m_metricBox);
@@ -253,7 +254,7 @@ void TimingChart::drawLayers()
                            : tr("%1 warm-up(s), %2 repeat(s) · %3 · %4 math · bars: median, whiskers: min–max")
                                  .arg(r.meta.warmup)
                                  .arg(r.meta.repeat)
-                                 .arg(m == Metric::Time ? tr("compute time per layer")
+                                 .arg(m == Metric::Time        ? tr("compute time per layer")
                                          : m == Metric::Gflops ? tr("GFLOP/s per layer (multiply-add = 2 FLOPs)")
                                                                : tr("speed-up per layer"))
                                  .arg(QString::fromStdString(r.meta.mathMode)));
@@ -330,7 +331,8 @@ void TimingChart::finishAxes(const QStringList& ticks, double maxValue, double m
     const QFontMetrics fm(m_plot->xAxis->tickLabelFont());
     const int lastWidth = ticks.isEmpty() ? 0 : fm.horizontalAdvance(ticks.last());
     const double rad = rotation * M_PI / 180.0;
-    const int need = rotation == 0 ? lastWidth / 2 + 6 : int(std::cos(rad) * lastWidth + std::sin(rad) * fm.height()) + 6;
+    const int need
+        = rotation == 0 ? lastWidth / 2 + 6 : int(std::cos(rad) * lastWidth + std::sin(rad) * fm.height()) + 6;
     // The axis rect's right edge sits at 0.6 of a slot past the last tick.
     m_rightMargin = need;
     m_plot->axisRect()->setMinimumMargins(QMargins(0, 0, need, 0));

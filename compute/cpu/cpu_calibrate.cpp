@@ -36,14 +36,14 @@ DeviceCeilings calibrateCpu()
     constexpr int n = 1024;
     std::vector<float> a(size_t(n) * n, 0.5f), b(size_t(n) * n, 0.25f), out(size_t(n) * n, 0.f);
     auto gemm = [&] {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.f, a.data(), n, b.data(), n, 0.f,
-            out.data(), n);
+        cblas_sgemm(
+            CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, out.data(), n);
     };
     gemm(); // threads up, pages touched
     const double gemmS = bestSeconds(5, gemm);
     c.peakGflops = 2.0 * n * n * double(n) / gemmS / 1e9;
-    c.computeMethod = "OpenBLAS sgemm " + std::to_string(n) + "×" + std::to_string(n) + "×" + std::to_string(n)
-        + ", best of 5";
+    c.computeMethod
+        = "OpenBLAS sgemm " + std::to_string(n) + "×" + std::to_string(n) + "×" + std::to_string(n) + ", best of 5";
 
     constexpr size_t bytes = size_t(256) << 20;
     std::vector<char> src(bytes, 1), dst(bytes, 0);

@@ -199,8 +199,10 @@ TEST_CASE("every export writes a file that parses, and asks before replacing one
     CHECK(pdf.size() > 20000); // pages with tables and a chart picture, not an empty document
 
     REQUIRE(ex->exportTrace(tmp(dir, "trace.json")));
-    const QJsonArray events
-        = QJsonDocument::fromJson(readAll(tmp(dir, "trace.json"))).object().value(QStringLiteral("traceEvents")).toArray();
+    const QJsonArray events = QJsonDocument::fromJson(readAll(tmp(dir, "trace.json")))
+                                  .object()
+                                  .value(QStringLiteral("traceEvents"))
+                                  .toArray();
     int complete = 0;
     for (const auto& e : events)
         complete += e.toObject().value(QStringLiteral("ph")).toString() == QStringLiteral("X") ? 1 : 0;
@@ -269,7 +271,12 @@ TEST_CASE("a saved session reopens read-only with the same numbers", "[gui][sess
         REQUIRE(layers.size() == 13);
         for (int l = 0; l < 13; ++l)
             CHECK(series[s].values[l]
-                == layers[l].toObject().value(QStringLiteral("compute_ms")).toObject().value(QStringLiteral("median")).toDouble());
+                == layers[l]
+                       .toObject()
+                       .value(QStringLiteral("compute_ms"))
+                       .toObject()
+                       .value(QStringLiteral("median"))
+                       .toDouble());
     }
     // Shapes and feature maps come from the folder.
     CHECK(shapeText(*w, 3) == QStringLiteral("[1, 16, 10, 10]"));
@@ -279,8 +286,15 @@ TEST_CASE("a saved session reopens read-only with the same numbers", "[gui][sess
     // Its own result JSON round-trips the numbers.
     SavedSession s = readSession(folder.toStdString());
     CHECK(s.result.selections[1].layers[3].computeMs.median
-        == sels[1].toObject().value(QStringLiteral("layers")).toArray()[3].toObject()
-               .value(QStringLiteral("compute_ms")).toObject().value(QStringLiteral("median")).toDouble());
+        == sels[1]
+               .toObject()
+               .value(QStringLiteral("layers"))
+               .toArray()[3]
+               .toObject()
+               .value(QStringLiteral("compute_ms"))
+               .toObject()
+               .value(QStringLiteral("median"))
+               .toDouble());
     CHECK(s.result.selections[1].layers[3].samplesMs.size() == 3);
 
     // Ceilings and explorer documents travel with a session too (written here through the engine's API).
