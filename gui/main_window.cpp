@@ -445,7 +445,7 @@ bool MainWindow::openSession(const QString& dir)
     showOutcome(s.outcome);
     if (s.sweep)
         m_sweep->chart()->setResult(s.sweep);
-    m_sweep->sweepButton()->setEnabled(false);
+    m_sweep->setReadOnly(true);
     m_banner->showInfo(s.origin);
     setWindowTitle(
         tr("%1 (session, read-only) — ConvScope").arg(QString::fromStdString(s.outcome->result.networkName)));
@@ -462,7 +462,7 @@ void MainWindow::leaveSession()
     m_runAction->setEnabled(true);
     m_run->setEnabled(true);
     m_roofline->clearSession();
-    m_sweep->sweepButton()->setEnabled(true);
+    m_sweep->setReadOnly(false);
     updateTitle();
 }
 

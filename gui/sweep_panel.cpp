@@ -91,11 +91,11 @@ SweepPanel::SweepPanel(QWidget* parent)
 
 void SweepPanel::updateEnabled()
 {
-    const bool custom = m_preset->currentData().toString().isEmpty();
+    const bool custom = m_preset->currentData().toString().isEmpty() && !m_readOnly;
     for (QWidget* w : std::initializer_list<QWidget*> { m_layer, m_parameter, m_from, m_to, m_doubling })
         w->setEnabled(custom);
     m_step->setEnabled(custom && !m_doubling->isChecked());
-    if (!custom)
+    if (!m_preset->currentData().toString().isEmpty())
         m_message->setText(QString::fromStdString(sweepPreset(m_preset->currentData().toString().toStdString()).note));
 }
 
@@ -140,9 +140,17 @@ std::vector<Selection> SweepPanel::availablePresetSelections() const
     return out;
 }
 
+void SweepPanel::setReadOnly(bool on)
+{
+    m_readOnly = on;
+    m_preset->setEnabled(!on);
+    m_sweep->setEnabled(!on);
+    updateEnabled();
+}
+
 void SweepPanel::setRunning(bool running)
 {
-    m_sweep->setEnabled(!running);
+    m_sweep->setEnabled(!running && !m_readOnly);
     m_cancel->setEnabled(running);
 }
 

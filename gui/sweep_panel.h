@@ -31,6 +31,7 @@ public:
     SweepChart* chart() const { return m_chart; }
     QPushButton* sweepButton() const { return m_sweep; }
     void setRunning(bool running);
+    void setReadOnly(bool on); // a saved session: its sweep is shown, nothing new is swept
     void setMessage(const QString& text);
     QString message() const;
 
@@ -54,6 +55,7 @@ private:
     QLabel* m_message;
     SweepChart* m_chart;
     QString m_presetPoints;
+    bool m_readOnly = false;
 };
 
 } // namespace convscope::gui

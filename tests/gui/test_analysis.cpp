@@ -247,7 +247,8 @@ TEST_CASE("a saved session reopens read-only with the same numbers", "[gui][sess
         { QStringLiteral("run"), QString::fromStdString((examplesDir() / "lenet5.json").string()),
             QStringLiteral("--backends"), QStringLiteral("cpu.direct,cpu.im2col_gemm"), QStringLiteral("--warmup"),
             QStringLiteral("0"), QStringLiteral("--repeat"), QStringLiteral("3"), QStringLiteral("--no-calibrate"),
-            QStringLiteral("--report"), tmp(dir, "original.json"), QStringLiteral("--save-session"), folder });
+            QStringLiteral("--sweep"), QStringLiteral("crossover:0-1"), QStringLiteral("--report"),
+            tmp(dir, "original.json"), QStringLiteral("--save-session"), folder });
     REQUIRE(cli.waitForFinished(60000));
     INFO(cli.readAllStandardError().toStdString());
     REQUIRE(cli.exitCode() == 0);
@@ -283,6 +284,13 @@ TEST_CASE("a saved session reopens read-only with the same numbers", "[gui][sess
     w->networkPanel()->setCurrentLayer(3);
     CHECK(w->featureMaps()->grid()->tileCount() == 16);
     CHECK(w->devicePanel()->text().contains(QStringLiteral("Warm-ups / repeats")));
+    // The sweep measured with it (crossover sizes 8 and 16) is on the Sweep page, read-only.
+    const auto saved = w->sweepPanel()->chart()->lines();
+    REQUIRE(saved.size() == 2);
+    CHECK(saved[0].name == QStringLiteral("cpu.direct"));
+    CHECK(saved[1].xs == QVector<double>({ 8, 16 }));
+    CHECK(saved[1].ys[0] > 0);
+    CHECK_FALSE(w->sweepPanel()->sweepButton()->isEnabled());
     // Its own result JSON round-trips the numbers.
     SavedSession s = readSession(folder.toStdString());
     CHECK(s.result.selections[1].layers[3].computeMs.median
