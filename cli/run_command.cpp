@@ -10,6 +10,7 @@
 #include "compute/network_json.h"
 #include "compute/npy.h"
 #include "compute/report.h"
+#include "compute/session.h"
 
 #include <cstring>
 #include <filesystem>
@@ -30,6 +31,9 @@ namespace {
         std::string report;
         std::string trace;
         std::string dumpDir;
+        std::string sessionDir;
+        std::string sweep;
+        bool noCalibrate = false;
         std::string math = "fp32";
         std::string reference = "auto";
         bool noInterleave = false;
@@ -91,7 +95,8 @@ namespace {
                 continue; // folded away by fusion: this layer's own output was never computed
             const auto& t = *sel.layers[i].output;
             const Shape& s = t.shape();
-            const std::vector<int64_t> dims = s.flat ? std::vector<int64_t> { s.n, s.c } : std::vector<int64_t> { s.n, s.c, s.h, s.w };
+            const std::vector<int64_t> dims
+                = s.flat ? std::vector<int64_t> { s.n, s.c } : std::vector<int64_t> { s.n, s.c, s.h, s.w };
             char prefix[32];
             std::snprintf(prefix, sizeof prefix, "%02zu_", i);
             writeNpy(dir / (prefix + safeFileName(net.layers[i].name) + ".npy"), dims, t.data());
@@ -113,6 +118,12 @@ Command addRunCommand(CLI::App& app)
     cmd->add_option("--report", a->report, "write a report: FILE.csv, FILE.json or FILE.md");
     cmd->add_option("--trace", a->trace, "write a Chrome trace (Perfetto, chrome://tracing)");
     cmd->add_option("--dump-outputs", a->dumpDir, "write every layer's output as NN_<name>.npy");
+    cmd->add_option("--save-session", a->sessionDir,
+        "write a session folder (result JSON, network, input, every layer's output) for the window's Open Session");
+    cmd->add_option("--sweep", a->sweep,
+        "with --save-session: also run a sweep preset (unet-channels, crossover, kernel-size; NAME:A-B keeps points "
+        "A to B) on the same selections and save it");
+    cmd->add_flag("--no-calibrate", a->noCalibrate, "with --save-session: skip measuring the roofline ceilings");
     cmd->add_option("--math", a->math, "fp32 or tf32")->capture_default_str();
     cmd->add_option("--reference", a->reference, "auto, none, or a selection to check outputs against")
         ->capture_default_str();
@@ -136,7 +147,7 @@ Command addRunCommand(CLI::App& app)
         opt.warmup = a->warmup;
         opt.repeat = a->repeat;
         opt.interleave = !a->noInterleave;
-        opt.keepOutputs = !a->dumpDir.empty();
+        opt.keepOutputs = !a->dumpDir.empty() || !a->sessionDir.empty();
         opt.explore = a->explore;
         opt.reference = parseReference(a->reference, opt.selections);
         opt.session.math = parseMathMode(a->math);
@@ -144,6 +155,14 @@ Command addRunCommand(CLI::App& app)
         if (a->graph)
             opt.session.extra["graph"] = "1";
 
+        if (!a->sweep.empty() && a->sessionDir.empty())
+            throw InputError("--sweep is saved with the session: give --save-session DIR too");
+        std::optional<SweepSpec> sweepSpec;
+        if (!a->sweep.empty()) {
+            const auto colon = a->sweep.find(':');
+            sweepSpec = sweepPreset(
+                a->sweep.substr(0, colon), colon == std::string::npos ? std::string() : a->sweep.substr(colon + 1));
+        }
         Tensor input;
         if (!a->input.empty())
             input = overrideInput(net, a->input);
@@ -169,6 +188,24 @@ Command addRunCommand(CLI::App& app)
                     dumpOutputs(a->dumpDir, net, s);
                     break;
                 }
+        }
+        if (!a->sessionDir.empty()) {
+            const auto ceilings
+                = a->noCalibrate ? std::vector<CeilingsEntry> {} : calibrateBackends(opt.selections, opt.session);
+            writeSession(a->sessionDir, net, input, run, ceilings);
+            if (sweepSpec) {
+                SweepOptions so;
+                so.selections = opt.selections;
+                so.warmup = opt.warmup;
+                so.repeat = opt.repeat;
+                so.session = opt.session;
+                so.pointDone = [](const SweepResult& r, double) {
+                    std::cerr << "sweep point " << r.samples.size() << " of " << r.spec.points.size() << " done\n";
+                };
+                writeSessionSweep(a->sessionDir, runSweep(net, *sweepSpec, so));
+            }
+            std::cout << "\nsession saved to " << a->sessionDir << " (open it with convscope --open-session "
+                      << a->sessionDir << ")\n";
         }
         return rc;
     };

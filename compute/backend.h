@@ -14,6 +14,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,16 @@ struct PassTiming {
     double d2hMs = 0; // final output back to the host (0 on the CPU)
 };
 
+// The device's ceilings for the roofline view, measured by a short calibration (a second or less): the
+// highest arithmetic rate and the highest memory bandwidth this backend reaches, with how each was measured.
+struct DeviceCeilings {
+    std::string device; // "AMD EPYC 7B13 (2 threads)", "NVIDIA H200"
+    double peakGflops = 0; // FP32 GFLOP/s (multiply and add counted as 2)
+    double bandwidthGBs = 0; // GB/s (1e9 bytes), bytes read + written
+    std::string computeMethod; // "OpenBLAS sgemm 1024³, best of 5"
+    std::string bandwidthMethod; // "memcpy of 256 MiB, best of 5, read + write counted"
+};
+
 class BackendSession {
 public:
     virtual ~BackendSession() = default;
@@ -100,6 +111,10 @@ public:
     virtual bool fusesActivation(FusedActivation::Kind /*activation*/) const { return false; }
     // Device, versions ("device", "driver", "cuda", "cudnn", ...) for `info` and run metadata.
     virtual std::map<std::string, std::string> info() const { return {}; }
+    // The roofline ceilings of the device this backend runs on (see DeviceCeilings). Runs on the calling
+    // thread (the engine's worker in the window); should take about a second at most. nullopt: no
+    // calibration for this backend (the roofline then shows no ceilings for it).
+    virtual std::optional<DeviceCeilings> calibrate(const SessionOptions& /*options*/) { return std::nullopt; }
     // The algorithm explorer (cudnn): for convolution layer `layer` of `net` (parameters materialised,
     // shapes.ok()), every algorithm's status or the library's reason it cannot run, time, workspace bytes,
     // determinism and math type, as a JSON document (see kernels/cudnn/explorer.cpp for the fields). Runs on the

@@ -1,5 +1,6 @@
 #include "gui/engine.h"
 
+#include "compute/backend_registry.h"
 #include "compute/error.h"
 
 #include <QElapsedTimer>
@@ -14,6 +15,8 @@ Engine::Engine(QObject* parent)
 {
     qRegisterMetaType<convscope::ShapeReport>();
     qRegisterMetaType<convscope::gui::RunOutcomePtr>();
+    qRegisterMetaType<convscope::SweepResultPtr>();
+    qRegisterMetaType<convscope::DeviceCeilings>();
     m_thread.setObjectName(QStringLiteral("convscope-engine"));
     m_worker = new QObject;
     m_worker->moveToThread(&m_thread);
@@ -63,6 +66,103 @@ int Engine::startRun(const Network& net, const RunRequest& request)
     return jobId;
 }
 
+int Engine::startSweep(const Network& net, const SweepSpec& spec, const RunRequest& request)
+{
+    if (m_cancel)
+        m_cancel->store(true);
+    const int jobId = ++m_lastJob;
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    if (request.selections.empty() || spec.points.empty()) {
+        m_busyJob = 0;
+        Q_EMIT failed(jobId,
+            request.selections.empty() ? tr("Cannot sweep: no backend selected") : tr("Cannot sweep: no values"));
+        return 0;
+    }
+    m_busyJob = jobId;
+    Q_EMIT started(jobId, false);
+    QMetaObject::invokeMethod(
+        m_worker,
+        [this, jobId, net, spec, request, cancel = m_cancel]() { sweepJob(jobId, net, spec, request, cancel); },
+        Qt::QueuedConnection);
+    return jobId;
+}
+
+void Engine::sweepJob(
+    int jobId, Network net, SweepSpec spec, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel)
+{
+    if (cancel->load())
+        return;
+    auto deliver = [this, jobId](auto fn) {
+        QMetaObject::invokeMethod(
+            this,
+            [this, jobId, fn = std::move(fn)]() {
+                if (jobId == m_lastJob)
+                    fn();
+            },
+            Qt::QueuedConnection);
+    };
+    try {
+        SweepOptions o;
+        o.selections = request.selections;
+        o.warmup = request.warmup;
+        o.repeat = request.repeat;
+        o.session.math = request.math;
+        o.cancel = cancel.get();
+        o.pointDone = [&](const SweepResult& soFar, double fraction) {
+            auto snapshot = std::make_shared<const SweepResult>(soFar);
+            deliver([this, jobId, snapshot, fraction]() {
+                Q_EMIT progress(jobId, fraction,
+                    tr("sweep point %1 of %2").arg(snapshot->samples.size()).arg(snapshot->spec.points.size()));
+                Q_EMIT sweepUpdated(jobId, snapshot, fraction);
+            });
+        };
+        auto result = std::make_shared<const SweepResult>(runSweep(net, spec, o));
+        deliver([this, jobId, result]() {
+            m_busyJob = 0;
+            Q_EMIT sweepFinished(jobId, result);
+        });
+    } catch (const Cancelled&) {
+    } catch (const std::exception& e) {
+        deliver([this, jobId, message = QString::fromStdString(e.what())]() {
+            m_busyJob = 0;
+            Q_EMIT failed(jobId, message);
+        });
+    }
+}
+
+void Engine::calibrate(const QStringList& backends)
+{
+    QMetaObject::invokeMethod(
+        m_worker,
+        [this, backends]() {
+            for (const QString& name : backends) {
+                auto backend = BackendRegistry::instance().find(name.toStdString());
+                QString why;
+                std::optional<DeviceCeilings> c;
+                try {
+                    if (!backend)
+                        why = tr("no backend %1").arg(name);
+                    else if (!backend->availability().available)
+                        why = QString::fromStdString(backend->availability().reason);
+                    else if (!(c = backend->calibrate(SessionOptions {})))
+                        why = tr("%1 has no calibration").arg(name);
+                } catch (const std::exception& e) {
+                    why = QString::fromStdString(e.what());
+                }
+                QMetaObject::invokeMethod(
+                    this,
+                    [this, name, c, why]() {
+                        if (c)
+                            Q_EMIT calibrationAvailable(name, *c);
+                        else
+                            Q_EMIT calibrationFailed(name, why);
+                    },
+                    Qt::QueuedConnection);
+            }
+        },
+        Qt::QueuedConnection);
+}
+
 void Engine::cancel()
 {
     if (!m_busyJob)
@@ -105,6 +205,8 @@ void Engine::runJob(int jobId, Network net, RunRequest request, std::shared_ptr<
         options.warmup = request.warmup;
         options.repeat = std::max(1, request.repeat);
         options.keepOutputs = true;
+        options.explore = request.explore && !request.live;
+        options.session.math = request.math;
         if (!request.withReference || request.live)
             options.reference.reset();
         options.cancel = cancel.get();

@@ -8,6 +8,7 @@
 #include "compute/network.h"
 #include "compute/profiler.h"
 #include "compute/shape_inference.h"
+#include "compute/sweep.h"
 
 #include <QObject>
 #include <QString>
@@ -25,6 +26,8 @@ struct RunRequest {
     int repeat = 1;
     bool live = false; // an automatic rerun after an edit (no reference, no timing worth showing)
     bool withReference = true;
+    bool explore = false; // ask the backends' algorithm explorers (cudnn) about every conv layer
+    MathMode math = MathMode::FP32;
 };
 
 // Everything one finished job produced: the network as it ran (parameters materialised), its input
@@ -58,6 +61,13 @@ public:
     bool isBusy() const { return m_busyJob != 0; }
     int currentJob() const { return m_lastJob; }
 
+    // Runs a sweep on the worker (superseding any job); emits sweepUpdated after every point, then
+    // sweepFinished (or failed). Returns the job id.
+    int startSweep(const Network& net, const SweepSpec& spec, const RunRequest& request);
+    // Measures the roofline ceilings of these backends on the worker (one calibrationAvailable each that
+    // has a calibration; calibrationFailed otherwise). Does not supersede runs: it queues behind them.
+    void calibrate(const QStringList& backends);
+
     // Networks up to this many FLOPs rerun automatically after every edit.
     static constexpr double kLiveFlopsLimit = 1e8;
     static Selection liveSelection() { return { "cpu", "im2col_gemm" }; }
@@ -70,9 +80,15 @@ Q_SIGNALS:
     void layerResultAvailable(int jobId, int selectionIndex, int layerIndex, convscope::gui::RunOutcomePtr outcome);
     void finished(int jobId, convscope::gui::RunOutcomePtr outcome);
     void failed(int jobId, const QString& message);
+    void sweepUpdated(int jobId, convscope::SweepResultPtr soFar, double fraction);
+    void sweepFinished(int jobId, convscope::SweepResultPtr result);
+    void calibrationAvailable(const QString& backend, const convscope::DeviceCeilings& ceilings);
+    void calibrationFailed(const QString& backend, const QString& why);
 
 private:
     void runJob(int jobId, Network net, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel);
+    void sweepJob(
+        int jobId, Network net, SweepSpec spec, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel);
 
     QThread m_thread;
     QObject* m_worker = nullptr; // lives on m_thread; the context jobs are queued to
@@ -85,3 +101,6 @@ private:
 
 Q_DECLARE_METATYPE(convscope::ShapeReport)
 Q_DECLARE_METATYPE(convscope::gui::RunOutcomePtr)
+Q_DECLARE_METATYPE(convscope::SweepResultPtr)
+Q_DECLARE_METATYPE(convscope::DeviceCeilings)
+Q_DECLARE_METATYPE(convscope::Selection)

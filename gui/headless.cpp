@@ -1,13 +1,16 @@
 #include "gui/headless.h"
 
 #include "compute/backend.h"
+#include "gui/export_controller.h"
 #include "gui/feature_map_panel.h"
 #include "gui/layer_editor.h"
 #include "gui/main_window.h"
 #include "gui/network_panel.h"
 #include "gui/param_widgets.h"
 #include "gui/project_controller.h"
+#include "gui/roofline_chart.h"
 #include "gui/run_panel.h"
+#include "gui/sweep_panel.h"
 
 #include <QApplication>
 #include <QDockWidget>
@@ -71,7 +74,12 @@ int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
     window.show();
     window.resetLayout();
     QCoreApplication::processEvents();
-    if (!o.network.isEmpty() && !window.openAny(o.network))
+    if (o.presentation)
+        window.setPresentationMode(true);
+    if (!o.session.isEmpty()) {
+        if (!window.openSession(o.session))
+            return fail(window.bannerText());
+    } else if (!o.network.isEmpty() && !window.openAny(o.network))
         return fail(window.bannerText());
     const int layers = int(window.document()->network().layers.size());
     if (o.selectLayer >= layers)
@@ -95,6 +103,8 @@ int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
             failure = why;
         }
     });
+    if (!o.selections.isEmpty() && !o.session.isEmpty())
+        return fail(QStringLiteral("--run and --open-session exclude each other: a session is read-only"));
     if (!o.selections.isEmpty()) {
         std::vector<Selection> sels;
         try {
@@ -107,6 +117,10 @@ int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
         if (!window.runPanel()->setSelections(sels, &why))
             return fail(QStringLiteral("--run %1: %2").arg(o.selections.join(QLatin1Char(',')), why));
         window.runPanel()->setWarmupRepeat(o.warmup, o.repeat);
+        window.runPanel()->setExplore(o.explore);
+    }
+    const bool sweepMode = !o.sweepPreset.isEmpty(); // a sweep instead of a run, with the same selections
+    if (!o.selections.isEmpty() && !sweepMode) {
         job = window.triggerRun();
         if (job == 0)
             return fail(window.runPanel()->message());
@@ -114,10 +128,49 @@ int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
             return fail(QStringLiteral("the run did not finish within %1 s").arg(o.timeoutMs / 1000));
         if (failed)
             return fail(failure);
-    } else if (window.document()->shapes().ok() && !window.document()->network().layers.empty()) {
+    } else if (o.session.isEmpty() && window.document()->shapes().ok()
+        && !window.document()->network().layers.empty()) {
         waitFor([&] { return finished; }, 5000); // the live preview, when the network is small enough
     }
+    if (sweepMode) {
+        const int colon = o.sweepPreset.indexOf(QLatin1Char(':'));
+        window.sweepPanel()->setPreset(o.sweepPreset.left(colon), colon < 0 ? QString() : o.sweepPreset.mid(colon + 1));
+        if (!o.selections.isEmpty()) { // --run overrides the preset's suggestion
+            std::vector<Selection> sels;
+            for (const QString& s : o.selections)
+                sels.push_back(Selection::parse(s.trimmed().toStdString()));
+            window.runPanel()->setSelections(sels);
+        }
+        bool swept = false;
+        QObject::connect(window.engine(), &Engine::sweepFinished, &window, [&](int id, SweepResultPtr) {
+            if (id == job)
+                swept = true;
+        });
+        job = window.triggerSweep();
+        if (job == 0)
+            return fail(window.sweepPanel()->message());
+        if (!waitFor([&] { return swept || failed; }, o.timeoutMs))
+            return fail(QStringLiteral("the sweep did not finish within %1 s").arg(o.timeoutMs / 1000));
+        if (failed)
+            return fail(failure);
+    }
+    if (!o.view.isEmpty() && !window.showView(o.view))
+        return fail(QStringLiteral("--view %1: expected timing, roofline, explorer, sweep or device").arg(o.view));
+    if (o.view == QLatin1String("roofline"))
+        waitFor([&] { return !window.roofline()->isCalibrating(); }, 30000);
+    if (!o.exportReport.isEmpty()) {
+        window.exporter()->setOverwriteQuestion([](const QString&) { return true; }); // asked for on the command line
+        if (!window.exporter()->exportReport(o.exportReport))
+            return fail(window.bannerText());
+        std::printf("wrote %s\n", qPrintable(o.exportReport));
+    }
     settle(150); // let throttled charts and layouts catch up
+    if (window.size() != o.size) {
+        std::fprintf(stderr, "convscope: note: the window grew to %dx%d while loading; back to %dx%d\n", window.width(),
+            window.height(), o.size.width(), o.size.height());
+        window.resize(o.size);
+        settle(100);
+    }
     if (window.size() != o.size) {
         // The layout could not shrink that far: say which part is the widest, so it can be fixed.
         std::fprintf(stderr, "convscope: warning: the window is %dx%d, not %dx%d (central %dx%d minimum)\n",

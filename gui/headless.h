@@ -12,6 +12,12 @@ class MainWindow;
 
 struct ScreenshotOptions {
     QString network; // opened first (optional)
+    QString session; // a saved session folder to open read-only instead
+    QString view; // the analysis page in front: timing, roofline, explorer, sweep, device
+    QString sweepPreset; // "unet-channels", "crossover", "kernel-size", optionally ":A-B" (points A to B)
+    QString exportReport; // also write the report here (.pdf, .html, .md, .csv, .json)
+    bool explore = false;
+    bool presentation = false;
     QStringList selections; // run these; empty: wait for the live preview
     int selectLayer = -1;
     int warmup = 1, repeat = 3;

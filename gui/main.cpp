@@ -71,7 +71,25 @@ int main(int argc, char** argv)
         QStringLiteral("Measure edit-to-shapes and edit-to-feature-map latency offscreen, print it and exit."));
     const QCommandLineOption iterations(QStringLiteral("iterations"), QStringLiteral("Edits for --bench-latency."),
         QStringLiteral("N"), QStringLiteral("40"));
-    parser.addOptions({ open, run, select, screenshot, size, warmup, repeat, bench, iterations });
+    const QCommandLineOption openSession(QStringLiteral("open-session"),
+        QStringLiteral("Open a folder written by convscope-cli run --save-session (read-only)."),
+        QStringLiteral("DIR"));
+    const QCommandLineOption view(QStringLiteral("view"),
+        QStringLiteral("For --screenshot: the page in front (timing, roofline, explorer, sweep, device)."),
+        QStringLiteral("PAGE"));
+    const QCommandLineOption sweepPreset(QStringLiteral("sweep-preset"),
+        QStringLiteral("For --screenshot: run this sweep preset (unet-channels, crossover, kernel-size; NAME:A-B "
+                       "keeps points A to B) with the --run selections."),
+        QStringLiteral("NAME"));
+    const QCommandLineOption explore(
+        QStringLiteral("explore"), QStringLiteral("For --screenshot --run: explore cuDNN's algorithms too."));
+    const QCommandLineOption presentation(
+        QStringLiteral("presentation"), QStringLiteral("Start in presentation mode (larger fonts, thicker lines)."));
+    const QCommandLineOption exportReport(QStringLiteral("export-report"),
+        QStringLiteral("For --screenshot: also write the report (.pdf, .html, .md, .csv, .json)."),
+        QStringLiteral("FILE"));
+    parser.addOptions({ open, run, select, screenshot, size, warmup, repeat, bench, iterations, openSession, view,
+        sweepPreset, explore, presentation, exportReport });
     parser.process(app);
 
     auto intOption = [&](const QCommandLineOption& o, int* out) {
@@ -99,6 +117,12 @@ int main(int argc, char** argv)
     if (parser.isSet(screenshot)) {
         ScreenshotOptions o;
         o.network = file;
+        o.session = parser.value(openSession);
+        o.view = parser.value(view);
+        o.sweepPreset = parser.value(sweepPreset);
+        o.explore = parser.isSet(explore);
+        o.presentation = parser.isSet(presentation);
+        o.exportReport = parser.value(exportReport);
         o.output = parser.value(screenshot);
         if (parser.isSet(run))
             o.selections = parser.value(run).split(QLatin1Char(','), Qt::SkipEmptyParts);
@@ -124,7 +148,11 @@ int main(int argc, char** argv)
 
     MainWindow window;
     window.show();
-    if (file.isEmpty()) {
+    if (parser.isSet(presentation))
+        window.setPresentationMode(true);
+    if (parser.isSet(openSession)) {
+        window.openSession(parser.value(openSession));
+    } else if (file.isEmpty()) {
         const QString lenet = ProjectController::examplesDir() + QStringLiteral("/lenet5.json");
         if (QFileInfo::exists(lenet))
             window.openAny(lenet);

@@ -1,13 +1,24 @@
 #include "gui/main_window.h"
 
+#include "compute/error.h"
 #include "gui/autosave.h"
+#include "gui/device_panel.h"
+#include "gui/explorer_chart.h"
+#include "gui/explorer_panel.h"
+#include "gui/export_controller.h"
+#include "gui/feature_map_grid.h"
 #include "gui/feature_map_panel.h"
 #include "gui/input_panel.h"
+#include "gui/layer_editor.h"
 #include "gui/message_banner.h"
 #include "gui/network_panel.h"
 #include "gui/project_controller.h"
+#include "gui/roofline_chart.h"
 #include "gui/run_panel.h"
+#include "gui/session_loader.h"
 #include "gui/shapes_model.h"
+#include "gui/sweep_chart.h"
+#include "gui/sweep_panel.h"
 #include "gui/timing_chart.h"
 
 #include <QAction>
@@ -15,10 +26,12 @@
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QMenuBar>
 #include <QMimeData>
+#include <QPushButton>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTableView>
@@ -37,7 +50,12 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
     , m_maps(new FeatureMapPanel(this))
     , m_run(new RunPanel(this))
     , m_timing(new TimingChart(this))
+    , m_roofline(new RooflineChart(m_engine, this))
+    , m_explorer(new ExplorerPanel(this))
+    , m_sweep(new SweepPanel(this))
+    , m_device(new DevicePanel(this))
     , m_banner(new MessageBanner(this))
+    , m_export(new ExportController(this))
     , m_project(new ProjectController(&m_doc, this))
 {
     setObjectName(QStringLiteral("ConvScopeMainWindow"));
@@ -70,6 +88,25 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
     m_runDock->raise();
     m_shapesDock = addDock(m_shapesView, tr("Shapes"), QStringLiteral("shapesDock"), Qt::RightDockWidgetArea);
     m_timingDock = addDock(m_timing, tr("Timing"), QStringLiteral("timingDock"), Qt::RightDockWidgetArea);
+    m_rooflineDock = addDock(m_roofline, tr("Roofline"), QStringLiteral("rooflineDock"), Qt::RightDockWidgetArea);
+    m_explorerDock = addDock(m_explorer, tr("Explorer"), QStringLiteral("explorerDock"), Qt::RightDockWidgetArea);
+    m_sweepDock = addDock(m_sweep, tr("Sweep"), QStringLiteral("sweepDock"), Qt::RightDockWidgetArea);
+    m_deviceDock = addDock(m_device, tr("Device"), QStringLiteral("deviceDock"), Qt::RightDockWidgetArea);
+    for (QDockWidget* d : { m_rooflineDock, m_explorerDock, m_sweepDock, m_deviceDock })
+        tabifyDockWidget(m_timingDock, d);
+    m_timingDock->raise();
+    connect(m_rooflineDock, &QDockWidget::visibilityChanged, m_roofline, &RooflineChart::setActive);
+    m_export->setSources({ [this] { return m_maps->outcome(); }, [this] { return currentChart(); },
+        [this] {
+            QList<ChartView*> charts { m_timing };
+            if (m_roofline->pointCount() > 0)
+                charts << m_roofline;
+            return charts;
+        },
+        m_maps->grid(), [this] { return m_sessionOrigin; } });
+    connect(m_export, &ExportController::problem, this, &MainWindow::showProblem);
+    connect(m_export, &ExportController::exported, this,
+        [this](const QString& path) { statusBar()->showMessage(tr("Exported %1").arg(path), 5000); });
     buildMenus();
 
     m_live.setSingleShot(true);
@@ -92,14 +129,47 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
     connect(
         m_engine, &Engine::progress, this, [this](int, double f, const QString& what) { m_run->setProgress(f, what); });
     connect(m_engine, &Engine::finished, this, &MainWindow::onFinished);
-    connect(m_engine, &Engine::failed, this, [this](int, const QString& message) {
+    connect(m_engine, &Engine::failed, this, [this](int job, const QString& message) {
         m_run->setRunning(false, false);
+        if (job == m_sweepJob) {
+            m_sweep->setRunning(false);
+            m_sweep->setMessage(message);
+        }
         m_run->setMessage(message);
         if (message != tr("run cancelled") && !message.startsWith(tr("Cannot run")))
             showProblem(message);
     });
+    connect(m_engine, &Engine::layerResultAvailable, this,
+        [this](int, int, int, RunOutcomePtr outcome) { m_timing->setRun(outcome); }); // coalesced by the chart
+    connect(m_timing, &TimingChart::layerClicked, this, [this](int layer) { m_network->setCurrentLayer(layer); });
+    connect(m_explorer, &ExplorerPanel::pinRequested, this, [this](const Selection& s) {
+        if (m_run->pin(s))
+            statusBar()->showMessage(tr("%1 pinned for the next run").arg(QString::fromStdString(s.str())), 5000);
+        else
+            showProblem(m_run->message());
+    });
+    connect(m_sweep, &SweepPanel::sweepRequested, this, &MainWindow::triggerSweep);
+    connect(m_sweep, &SweepPanel::cancelRequested, m_engine, &Engine::cancel);
+    connect(m_sweep, &SweepPanel::presetSelectionsSuggested, this,
+        [this](const std::vector<Selection>& s) { m_run->setSelections(s); });
+    connect(m_engine, &Engine::sweepUpdated, this, [this](int job, SweepResultPtr r, double) {
+        if (job == m_sweepJob)
+            m_sweep->chart()->setResult(r);
+    });
+    connect(m_engine, &Engine::sweepFinished, this, [this](int job, SweepResultPtr r) {
+        if (job != m_sweepJob)
+            return;
+        m_sweep->chart()->setResult(r);
+        m_sweep->setRunning(false);
+        m_run->setRunning(false, false);
+        const QString done
+            = tr("Sweep done: %1 points × %2 selections").arg(r->samples.size()).arg(r->selections.size());
+        m_sweep->setMessage(done);
+        m_run->setMessage(done);
+    });
     connect(m_network, &NetworkPanel::currentLayerChanged, this, [this](int index) {
         m_maps->setLayer(index);
+        m_explorer->setLayer(index);
         updateLayerProblem();
         if (index >= 0)
             m_shapesView->selectRow(index);
@@ -116,7 +186,11 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
     });
     connect(m_input, &InputPanel::problem, this, &MainWindow::showProblem);
     connect(m_project, &ProjectController::problem, this, &MainWindow::showProblem);
-    connect(m_project, &ProjectController::opened, this, [this] { m_banner->dismiss(); });
+    connect(m_project, &ProjectController::opened, this, [this] {
+        leaveSession();
+        m_banner->dismiss();
+    });
+    connect(m_project->newAction(), &QAction::triggered, this, &MainWindow::leaveSession);
     connect(m_run, &RunPanel::runRequested, this, &MainWindow::triggerRun);
     connect(m_run, &RunPanel::cancelRequested, m_engine, &Engine::cancel);
     connect(m_run, &RunPanel::liveToggled, this, [this](bool on) {
@@ -172,9 +246,20 @@ void MainWindow::buildMenus()
     file->addAction(m_project->openAction());
     file->addMenu(m_project->recentMenu());
     file->addMenu(m_project->examplesMenu());
+    QAction* openSessionAction = file->addAction(tr("Open &session…"), this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a saved session folder"));
+        if (!dir.isEmpty())
+            openSession(dir);
+    });
+    openSessionAction->setObjectName(QStringLiteral("openSession"));
+    openSessionAction->setToolTip(tr("A folder written by convscope-cli run --save-session, shown read-only"));
     file->addSeparator();
     file->addAction(m_project->saveAction());
     file->addAction(m_project->saveAsAction());
+    file->addSeparator();
+    QMenu* exportMenu = file->addMenu(tr("&Export"));
+    exportMenu->addActions(
+        { m_export->reportAction(), m_export->chartAction(), m_export->mapsAction(), m_export->traceAction() });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -205,10 +290,15 @@ void MainWindow::buildMenus()
     cancel->setShortcut(QKeySequence(Qt::Key_Escape));
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    for (QDockWidget* d : { m_networkDock, m_inputDock, m_shapesDock, m_runDock, m_timingDock })
+    for (QDockWidget* d : { m_networkDock, m_inputDock, m_shapesDock, m_runDock, m_timingDock, m_rooflineDock,
+             m_explorerDock, m_sweepDock, m_deviceDock })
         view->addAction(d->toggleViewAction());
     view->addSeparator();
     view->addAction(tr("Reset layout"), this, &MainWindow::resetLayout);
+    m_presentation = view->addAction(tr("&Presentation mode"), this, &MainWindow::setPresentationMode);
+    m_presentation->setCheckable(true);
+    m_presentation->setShortcut(QKeySequence(Qt::Key_F11));
+    m_presentation->setObjectName(QStringLiteral("presentationMode"));
 
     QToolBar* bar = addToolBar(tr("Main"));
     bar->setObjectName(QStringLiteral("mainToolBar"));
@@ -223,6 +313,8 @@ void MainWindow::buildMenus()
     bar->addSeparator();
     bar->addAction(m_runAction);
     bar->addAction(cancel);
+    bar->addSeparator();
+    bar->addAction(m_export->reportAction());
 }
 
 void MainWindow::onNetworkChanged()
@@ -231,7 +323,7 @@ void MainWindow::onNetworkChanged()
     const RunOutcomePtr shown = m_maps->outcome();
     m_maps->setStale(shown && !shown->network.sameDescription(m_doc.network()));
     const ShapeReport& s = m_doc.shapes();
-    if (!s.ok())
+    if (!s.ok() || isSessionOpen())
         return;
     if (s.total.flops <= Engine::kLiveFlopsLimit && m_run->liveEnabled()) {
         // The first edit after a quiet moment runs at once; the rest of a burst (spin-box steps, typing)
@@ -282,10 +374,7 @@ int MainWindow::triggerRun()
 void MainWindow::onFinished(int, RunOutcomePtr outcome)
 {
     m_run->setRunning(false, outcome->live);
-    m_maps->setOutcome(outcome);
-    m_maps->setStale(!outcome->network.sameDescription(m_doc.network()));
-    m_shapes->setRun(outcome, std::max(0, m_maps->selectionBox()->currentData().toInt()));
-    m_timing->setRun(outcome);
+    showOutcome(outcome);
     QStringList failures;
     for (const auto& sel : outcome->result.selections)
         if (!sel.ok)
@@ -302,6 +391,126 @@ void MainWindow::onFinished(int, RunOutcomePtr outcome)
     statusBar()->showMessage(done, 4000);
 }
 
+void MainWindow::showOutcome(RunOutcomePtr outcome)
+{
+    m_maps->setOutcome(outcome);
+    m_maps->setStale(!outcome->network.sameDescription(m_doc.network()));
+    m_shapes->setRun(outcome, std::max(0, m_maps->selectionBox()->currentData().toInt()));
+    m_timing->setRun(outcome);
+    m_roofline->setRun(outcome);
+    m_explorer->setOutcome(outcome);
+    m_explorer->setLayer(m_network->currentLayer());
+    m_device->setOutcome(outcome, m_sessionOrigin);
+}
+
+bool MainWindow::showView(const QString& name)
+{
+    const QMap<QString, QDockWidget*> docks { { QStringLiteral("timing"), m_timingDock },
+        { QStringLiteral("roofline"), m_rooflineDock }, { QStringLiteral("explorer"), m_explorerDock },
+        { QStringLiteral("sweep"), m_sweepDock }, { QStringLiteral("device"), m_deviceDock } };
+    QDockWidget* d = docks.value(name);
+    if (!d)
+        return false;
+    d->show();
+    d->raise();
+    return true;
+}
+
+ChartView* MainWindow::currentChart() const
+{
+    // The chart page in front of the shared dock area (the first visible one, timing when in doubt).
+    for (QDockWidget* d : { m_rooflineDock, m_explorerDock, m_sweepDock })
+        if (d->isVisible() && !d->visibleRegion().isEmpty()) {
+            if (d == m_rooflineDock)
+                return m_roofline;
+            if (d == m_sweepDock)
+                return m_sweep->chart();
+            return m_explorer->chart();
+        }
+    return m_timing;
+}
+
+bool MainWindow::openSession(const QString& dir)
+{
+    if (!m_project->maybeDiscard())
+        return false;
+    LoadedSession s;
+    try {
+        s = loadSessionFolder(dir);
+    } catch (const std::exception& e) {
+        showProblem(tr("Cannot open the session %1: %2").arg(dir, QString::fromStdString(e.what())));
+        return false;
+    }
+    m_live.stop();
+    m_engine->cancel();
+    m_sessionOrigin = s.origin; // set first: the reset below must not start a live preview
+    m_doc.reset(s.outcome->network, QString());
+    m_network->editor()->setEnabled(false);
+    m_input->setEnabled(false);
+    m_runAction->setEnabled(false);
+    m_run->setEnabled(false);
+    m_roofline->setSessionCeilings(s.ceilings);
+    showOutcome(s.outcome);
+    if (s.sweep)
+        m_sweep->chart()->setResult(s.sweep);
+    m_sweep->setReadOnly(true);
+    m_banner->showInfo(s.origin);
+    setWindowTitle(
+        tr("%1 (session, read-only) — ConvScope").arg(QString::fromStdString(s.outcome->result.networkName)));
+    return true;
+}
+
+void MainWindow::leaveSession()
+{
+    if (!isSessionOpen())
+        return;
+    m_sessionOrigin.clear();
+    m_network->editor()->setEnabled(true);
+    m_input->setEnabled(true);
+    m_runAction->setEnabled(true);
+    m_run->setEnabled(true);
+    m_roofline->clearSession();
+    m_sweep->setReadOnly(false);
+    updateTitle();
+}
+
+int MainWindow::triggerSweep()
+{
+    SweepSpec spec;
+    try {
+        spec = m_sweep->spec();
+    } catch (const std::exception& e) {
+        m_sweep->setMessage(QString::fromStdString(e.what()));
+        return 0;
+    }
+    RunRequest request = m_run->request();
+    request.explore = false;
+    m_live.stop();
+    m_sweepJob = m_engine->startSweep(m_doc.network(), spec, request);
+    if (m_sweepJob) {
+        m_sweep->setRunning(true);
+        m_sweep->setMessage(
+            tr("Sweeping %1 values × %2 selections…").arg(spec.points.size()).arg(request.selections.size()));
+    }
+    return m_sweepJob;
+}
+
+void MainWindow::setPresentationMode(bool on)
+{
+    if (m_presentation->isChecked() != on)
+        m_presentation->setChecked(on);
+    if (m_normalFont == QFont())
+        m_normalFont = QApplication::font();
+    QFont f = m_normalFont;
+    if (on)
+        f.setPointSizeF(f.pointSizeF() * 1.4);
+    QApplication::setFont(f);
+    for (ChartView* c : findChildren<ChartView*>())
+        c->setPresentation(on);
+}
+
+bool MainWindow::presentationMode() const { return m_presentation->isChecked(); }
+
 void MainWindow::showProblem(const QString& message)
 {
     m_banner->showError(message);
@@ -312,6 +521,8 @@ QString MainWindow::bannerText() const { return m_banner->text(); }
 
 void MainWindow::updateTitle()
 {
+    if (isSessionOpen())
+        return;
     const QString path = m_doc.filePath();
     const QString name = path.isEmpty() ? QString::fromStdString(m_doc.network().name) : QFileInfo(path).fileName();
     setWindowTitle(tr("%1[*] — ConvScope").arg(name));
@@ -320,6 +531,8 @@ void MainWindow::updateTitle()
 
 bool MainWindow::openAny(const QString& path)
 {
+    if (QFileInfo(path).isDir())
+        return openSession(path);
     if (QFileInfo(path).suffix().compare(QLatin1String("json"), Qt::CaseInsensitive) == 0)
         return m_project->openFile(path);
     if (InputPanel::isInputFile(path))

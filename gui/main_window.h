@@ -17,9 +17,15 @@ class FeatureMapPanel;
 class InputPanel;
 class MessageBanner;
 class NetworkPanel;
+class ChartView;
+class DevicePanel;
+class ExplorerPanel;
+class ExportController;
 class ProjectController;
+class RooflineChart;
 class RunPanel;
 class ShapesModel;
+class SweepPanel;
 class TimingChart;
 
 class MainWindow : public QMainWindow {
@@ -37,6 +43,22 @@ public:
     FeatureMapPanel* featureMaps() const { return m_maps; }
     RunPanel* runPanel() const { return m_run; }
     TimingChart* timingChart() const { return m_timing; }
+    RooflineChart* roofline() const { return m_roofline; }
+    ExplorerPanel* explorer() const { return m_explorer; }
+    SweepPanel* sweepPanel() const { return m_sweep; }
+    DevicePanel* devicePanel() const { return m_device; }
+    ExportController* exporter() const { return m_export; }
+    // The analysis pages share one dock area: "timing", "roofline", "explorer", "sweep", "device".
+    bool showView(const QString& name);
+    ChartView* currentChart() const;
+    // Opens a folder written by `convscope-cli run --save-session` read-only; false (reason shown) if it
+    // cannot. Opening or creating a network afterwards leaves the session.
+    bool openSession(const QString& dir);
+    bool isSessionOpen() const { return !m_sessionOrigin.isEmpty(); }
+    // Starts the sweep the Sweep page describes; returns the job id or 0.
+    int triggerSweep();
+    void setPresentationMode(bool on);
+    bool presentationMode() const;
     ProjectController* project() const { return m_project; }
     QString bannerText() const;
     QAction* runAction() const { return m_runAction; }
@@ -64,6 +86,8 @@ private:
     void showProblem(const QString& message);
     void updateTitle();
     void updateLayerProblem();
+    void showOutcome(RunOutcomePtr outcome);
+    void leaveSession();
 
     NetworkDocument m_doc;
     Engine* m_engine;
@@ -74,7 +98,16 @@ private:
     FeatureMapPanel* m_maps;
     RunPanel* m_run;
     TimingChart* m_timing;
+    RooflineChart* m_roofline;
+    ExplorerPanel* m_explorer;
+    SweepPanel* m_sweep;
+    DevicePanel* m_device;
     MessageBanner* m_banner;
+    ExportController* m_export;
+    QAction* m_presentation = nullptr;
+    QString m_sessionOrigin;
+    int m_sweepJob = 0;
+    QFont m_normalFont;
     ProjectController* m_project;
     QAction* m_runAction = nullptr;
     QTimer m_live;
@@ -83,6 +116,10 @@ private:
     QDockWidget* m_shapesDock = nullptr;
     QDockWidget* m_timingDock = nullptr;
     QDockWidget* m_runDock = nullptr;
+    QDockWidget* m_rooflineDock = nullptr;
+    QDockWidget* m_explorerDock = nullptr;
+    QDockWidget* m_sweepDock = nullptr;
+    QDockWidget* m_deviceDock = nullptr;
 };
 
 } // namespace convscope::gui

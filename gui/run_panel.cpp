@@ -3,6 +3,7 @@
 #include "compute/backend_registry.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
@@ -23,6 +24,8 @@ RunPanel::RunPanel(QWidget* parent)
     , m_warmup(new QSpinBox(this))
     , m_repeat(new QSpinBox(this))
     , m_live(new QCheckBox(tr("Live preview after every edit"), this))
+    , m_explore(new QCheckBox(tr("Explore cuDNN algorithms (conv layers)"), this))
+    , m_math(new QComboBox(this))
     , m_run(new QPushButton(style()->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), this))
     , m_cancel(new QPushButton(style()->standardIcon(QStyle::SP_MediaStop), tr("Cancel"), this))
     , m_progress(new QProgressBar(this))
@@ -84,8 +87,18 @@ RunPanel::RunPanel(QWidget* parent)
     counts->addWidget(m_warmup);
     counts->addWidget(new QLabel(tr("Repeats"), this));
     counts->addWidget(m_repeat);
+    m_math->addItem(tr("FP32"), int(MathMode::FP32));
+    m_math->addItem(tr("TF32"), int(MathMode::TF32));
+    m_math->setObjectName(QStringLiteral("mathMode"));
+    m_math->setToolTip(tr("FP32 is exact single precision (no TF32); TF32 lets tensor cores round inputs to 10 bits "
+                          "where a GPU backend has it. The mode is recorded with every result."));
+    counts->addWidget(new QLabel(tr("Math"), this));
+    counts->addWidget(m_math);
     counts->addStretch(1);
     box->addLayout(counts);
+    m_explore->setObjectName(QStringLiteral("exploreAlgorithms"));
+    m_explore->setToolTip(tr("After timing, ask cuDNN about every algorithm for each conv layer (the Explorer page)"));
+    box->addWidget(m_explore);
     m_live->setChecked(true);
     m_live->setToolTip(tr("Networks up to 1e8 FLOPs rerun on cpu.im2col_gemm after every edit, so the feature maps "
                           "follow the parameters"));
@@ -126,6 +139,8 @@ RunRequest RunPanel::request() const
         [](const Selection& s) { return s.backend == "cpu" && s.algorithm == "direct"; });
     r.warmup = m_warmup->value();
     r.repeat = m_repeat->value();
+    r.explore = m_explore->isChecked();
+    r.math = MathMode(m_math->currentData().toInt());
     return r;
 }
 
@@ -151,6 +166,22 @@ void RunPanel::setWarmupRepeat(int warmup, int repeat)
     m_warmup->setValue(warmup);
     m_repeat->setValue(repeat);
 }
+
+bool RunPanel::pin(const Selection& selection)
+{
+    QCheckBox* box = m_boxes.value(QString::fromStdString(selection.str()));
+    if (!box || !box->isEnabled()) {
+        setMessage(tr("Cannot pin %1: %2")
+                       .arg(QString::fromStdString(selection.str()), box ? box->toolTip() : tr("no such selection")));
+        return false;
+    }
+    box->setChecked(true);
+    setMessage(tr("%1 pinned: it runs with the next Run").arg(QString::fromStdString(selection.str())));
+    return true;
+}
+
+void RunPanel::setExplore(bool on) { m_explore->setChecked(on); }
+void RunPanel::setMathMode(MathMode m) { m_math->setCurrentIndex(m_math->findData(int(m))); }
 
 bool RunPanel::liveEnabled() const { return m_live->isChecked(); }
 void RunPanel::setLiveEnabled(bool on) { m_live->setChecked(on); }

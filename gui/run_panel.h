@@ -9,6 +9,7 @@
 #include <QWidget>
 
 class QCheckBox;
+class QComboBox;
 class QLabel;
 class QProgressBar;
 class QPushButton;
@@ -26,6 +27,11 @@ public:
     bool setSelections(const std::vector<Selection>& selections, QString* why = nullptr);
     void setWarmupRepeat(int warmup, int repeat);
     QCheckBox* selectionBox(const QString& selection) const { return m_boxes.value(selection); }
+    // Checks cudnn.<algorithm> (or any selection) for the next run, keeping the others; false if it cannot run here.
+    bool pin(const Selection& selection);
+    void setExplore(bool on);
+    void setMathMode(MathMode m);
+    QCheckBox* exploreBox() const { return m_explore; }
     bool liveEnabled() const;
     void setLiveEnabled(bool on);
     QPushButton* runButton() const { return m_run; }
@@ -48,6 +54,8 @@ private:
     QSpinBox* m_warmup;
     QSpinBox* m_repeat;
     QCheckBox* m_live;
+    QCheckBox* m_explore;
+    QComboBox* m_math;
     QPushButton* m_run;
     QPushButton* m_cancel;
     QProgressBar* m_progress;

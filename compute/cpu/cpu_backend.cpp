@@ -290,6 +290,7 @@ namespace {
                     "cpu." + algorithm + " is unsupported: the cpu backend has direct and im2col_gemm");
             return std::make_unique<CpuSession>(algorithm, options);
         }
+        std::optional<DeviceCeilings> calibrate(const SessionOptions&) override { return calibrateCpu(); }
         std::map<std::string, std::string> info() const override
         {
             return {

@@ -9,5 +9,7 @@
 namespace convscope {
 
 std::shared_ptr<Backend> makeCpuBackend();
+// The CPU's roofline ceilings (cpu_calibrate.cpp): OpenBLAS sgemm and a large memcpy, under a second.
+DeviceCeilings calibrateCpu();
 
 } // namespace convscope

@@ -1,0 +1,105 @@
+#include "gui/chart_view.h"
+
+#include <QBuffer>
+#include <QLabel>
+#include <QPdfWriter>
+#include <QSvgGenerator>
+#include <QVBoxLayout>
+
+#include <qcustomplot.h>
+
+namespace convscope::gui {
+
+ChartView::ChartView(QWidget* parent)
+    : QWidget(parent)
+    , m_plot(new QCustomPlot(this))
+    , m_caption(new QLabel(this))
+    , m_controls(new QHBoxLayout)
+{
+    auto* box = new QVBoxLayout(this);
+    box->setContentsMargins(0, 0, 0, 0);
+    m_controls->setContentsMargins(4, 2, 4, 0);
+    box->addLayout(m_controls);
+    box->addWidget(m_caption);
+    box->addWidget(m_plot, 1);
+    m_caption->setWordWrap(true);
+    m_caption->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_plot->setMinimumHeight(120);
+    m_plot->legend->setFont(font());
+}
+
+QString ChartView::caption() const { return m_caption->text(); }
+void ChartView::setCaption(const QString& text) { m_caption->setText(text); }
+
+void ChartView::setPresentation(bool on)
+{
+    if (on == m_presentation)
+        return;
+    m_presentation = on;
+    applyFonts();
+    rebuild();
+}
+
+void ChartView::applyFonts()
+{
+    QFont f = font();
+    if (m_presentation)
+        f.setPointSizeF(f.pointSizeF() * 1.6);
+    for (QCPAxis* a : m_plot->axisRect()->axes()) {
+        a->setTickLabelFont(f);
+        a->setLabelFont(f);
+        QPen p = a->basePen();
+        p.setWidthF(m_presentation ? 2 : 1);
+        a->setBasePen(p);
+    }
+    m_plot->legend->setFont(f);
+    QFont c = m_caption->font();
+    c.setPointSizeF(font().pointSizeF() * (m_presentation ? 1.4 : 1.0));
+    m_caption->setFont(c);
+}
+
+void ChartView::replot()
+{
+    ++m_replots;
+    m_plot->replot();
+}
+
+QImage ChartView::toImage(QSize size) const { return m_plot->toPixmap(size.width(), size.height(), 1.0).toImage(); }
+
+bool ChartView::writePng(QIODevice* out, QSize size) const { return toImage(size).save(out, "PNG"); }
+
+bool ChartView::writeSvg(QIODevice* out, QSize size) const
+{
+    QSvgGenerator svg;
+    svg.setOutputDevice(out);
+    svg.setSize(size);
+    svg.setViewBox(QRect(QPoint(0, 0), size));
+    svg.setTitle(chartTitle());
+    svg.setDescription(QStringLiteral("ConvScope chart"));
+    QCPPainter painter;
+    if (!painter.begin(&svg))
+        return false;
+    m_plot->toPainter(&painter, size.width(), size.height());
+    return painter.end();
+}
+
+bool ChartView::writePdf(QIODevice* out, QSize size) const
+{
+    QPdfWriter pdf(out);
+    pdf.setTitle(chartTitle());
+    pdf.setCreator(QStringLiteral("ConvScope"));
+    pdf.setResolution(96);
+    pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
+    pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+    QCPPainter painter;
+    if (!painter.begin(&pdf))
+        return false;
+    const QRect page = pdf.pageLayout().paintRectPixels(pdf.resolution());
+    painter.setMode(QCPPainter::pmVectorized);
+    painter.setMode(QCPPainter::pmNoCaching);
+    painter.scale(double(page.width()) / size.width(), double(page.height()) / size.height());
+    m_plot->toPainter(&painter, size.width(), size.height());
+    return painter.end();
+}
+
+} // namespace convscope::gui

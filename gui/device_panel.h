@@ -1,0 +1,25 @@
+// Device and method: what machine and which method every number on screen comes from (CPU and threads;
+// GPU name, multiprocessors, memory, driver, CUDA and cuDNN versions; math mode; warm-ups, repeats and how
+// time was taken), so nobody mistakes what a number means.
+#pragma once
+
+#include "gui/engine.h"
+
+#include <QWidget>
+
+class QTextBrowser;
+
+namespace convscope::gui {
+
+class DevicePanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit DevicePanel(QWidget* parent = nullptr);
+    void setOutcome(RunOutcomePtr outcome, const QString& origin = {});
+    QString text() const;
+
+private:
+    QTextBrowser* m_text;
+};
+
+} // namespace convscope::gui
