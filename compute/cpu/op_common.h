@@ -122,4 +122,18 @@ inline std::unique_ptr<float[]> allocateWorkspace(int64_t count, const std::stri
     return std::unique_ptr<float[]>(p);
 }
 
+// OpenBLAS (Debian's pthread build) keeps its own thread pool. Where the caller already splits the work across
+// OpenMP threads, each sgemm must run on the calling thread: two pools on the same cores take turns badly
+// (libgomp's idle workers spin while OpenBLAS's work). Sets OpenBLAS to one thread for the scope and restores it.
+class SingleThreadedBlas {
+public:
+    SingleThreadedBlas();
+    ~SingleThreadedBlas();
+    SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+    SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+
+private:
+    int m_saved;
+};
+
 } // namespace convscope::cpu::detail
