@@ -28,6 +28,7 @@
 // (omp_get_max_threads, OMP_NUM_THREADS) as the cpu backend's loops.
 #include "compute/backend.h"
 #include "compute/backend_registry.h"
+#include "compute/cpu/layer_clock.h"
 #include "compute/error.h"
 #include "compute/nvtx.h"
 
@@ -285,6 +286,7 @@ namespace {
     public:
         explicit OnednnSession(const SessionOptions& options)
             : m_options(options)
+            , m_clock(options)
             , m_engine(dnnl::engine::kind::cpu, 0)
             , m_stream(m_engine)
         {
@@ -329,7 +331,7 @@ namespace {
                 LayerRun& run = m_runs[i];
                 const float* src = i == 0 ? input.data() : m_outputs[i - 1].data();
                 const nvtx::Range range(m_names[i], "onednn");
-                const auto start = std::chrono::steady_clock::now();
+                const double start = m_clock.nowMs();
                 if (run.flatten) {
                     std::memcpy(m_outputs[i].data(), src, size_t(m_outputs[i].numel()) * sizeof(float));
                 } else {
@@ -338,8 +340,7 @@ namespace {
                         step.primitive.execute(m_stream, step.args);
                     m_stream.wait();
                 }
-                const auto stop = std::chrono::steady_clock::now();
-                timing.layerMs.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+                timing.layerMs.push_back(m_clock.nowMs() - start);
             }
             m_ran = true;
             return timing;
@@ -366,7 +367,7 @@ namespace {
         std::map<std::string, std::string> metadata() const override
         {
             return { { "device", cpuModelName() }, { "threads", std::to_string(omp_get_max_threads()) },
-                { "onednn", versionString() }, { "isa", isaName() },
+                { "onednn", versionString() }, { "isa", isaName() }, { "clock", m_clock.name() },
                 { "math", m_options.math == MathMode::TF32 ? "fp32 (the CPU has no TF32)" : "fp32" },
                 { "algorithm", "onednn.auto" } };
         }
@@ -442,6 +443,7 @@ namespace {
         }
 
         SessionOptions m_options;
+        cpu::LayerClock m_clock;
         dnnl::engine m_engine;
         dnnl::stream m_stream;
         std::vector<Layer> m_layers;

@@ -9,6 +9,7 @@
 #include "compute/cpu/cpu_backend.h"
 
 #include "compute/cpu/cpu_ops.h"
+#include "compute/cpu/layer_clock.h"
 #include "compute/error.h"
 #include "compute/nvtx.h"
 
@@ -93,6 +94,7 @@ namespace {
             : m_algorithm(std::move(algorithm))
             , m_fast(m_algorithm == kIm2colGemm)
             , m_options(options)
+            , m_clock(options)
         {
         }
 
@@ -142,10 +144,9 @@ namespace {
             for (size_t i = 0; i < m_layers.size(); ++i) {
                 const Tensor& src = i == 0 ? input : m_outputs[i - 1];
                 const nvtx::Range range(m_rangeNames[i], "cpu");
-                const auto start = std::chrono::steady_clock::now();
+                const double start = m_clock.nowMs();
                 runLayer(i, src, m_outputs[i]);
-                const auto stop = std::chrono::steady_clock::now();
-                timing.layerMs.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+                timing.layerMs.push_back(m_clock.nowMs() - start);
             }
             m_ran = true;
             return timing;
@@ -188,6 +189,8 @@ namespace {
                 { "device", cpuModelName() },
                 { "threads", std::to_string(omp_get_max_threads()) },
                 { "openblas", openblasConfig() },
+                { "openblas_threads", std::to_string(openblas_get_num_threads()) },
+                { "clock", m_clock.name() },
                 { "math", m_options.math == MathMode::TF32 ? "fp32 (the CPU has no TF32)" : "fp32" },
                 { "algorithm", "cpu." + m_algorithm },
             };
@@ -245,6 +248,7 @@ namespace {
         std::string m_algorithm;
         bool m_fast;
         SessionOptions m_options;
+        cpu::LayerClock m_clock;
         std::vector<Layer> m_layers;
         ShapeReport m_shapes;
         std::vector<Tensor> m_outputs;
