@@ -5,7 +5,8 @@
 // capture of a CPU run lines up with a GPU one.
 //
 // Algorithms: "direct" runs the readable reference loops (direct::) for every layer; "im2col_gemm" runs the
-// convolutions through im2col / col2im + OpenBLAS and every other layer through the threaded fast:: loops.
+// convolutions through im2col / col2im + OpenBLAS and every other layer through the threaded fast:: loops;
+// "tap_gemm" is im2col_gemm except that stride-1 conv2d layers run as one sgemm per kernel tap on the padded input.
 #include "compute/cpu/cpu_backend.h"
 
 #include "compute/cpu/cpu_ops.h"
@@ -28,6 +29,11 @@ namespace {
 
     const char* const kDirect = "direct";
     const char* const kIm2colGemm = "im2col_gemm";
+    const char* const kTapGemm = "tap_gemm";
+    bool known(const std::string& algorithm)
+    {
+        return algorithm == kDirect || algorithm == kIm2colGemm || algorithm == kTapGemm;
+    }
 
     std::string openblasConfig()
     {
@@ -92,7 +98,8 @@ namespace {
     public:
         CpuSession(std::string algorithm, const SessionOptions& options)
             : m_algorithm(std::move(algorithm))
-            , m_fast(m_algorithm == kIm2colGemm)
+            , m_fast(m_algorithm != kDirect)
+            , m_taps(m_algorithm == kTapGemm)
             , m_options(options)
             , m_clock(options)
         {
@@ -171,6 +178,10 @@ namespace {
             if (!m_fast || layer >= m_layers.size())
                 return {};
             if (const auto* conv = std::get_if<Conv2d>(&m_layers[layer].spec)) {
+                if (m_taps)
+                    return cpu::fast::conv2dTapGemmApplies(*conv, m_shapes.layers[layer].in.c)
+                        ? "one OpenBLAS sgemm per kernel tap on the zero-padded input"
+                        : "stride > 1 or < 16 input channels per group: im2col + OpenBLAS sgemm";
                 const Padding2d& p = m_shapes.layers[layer].resolvedPadding;
                 const bool pointwise = conv->kernel_size == Pair { 1, 1 } && conv->stride == Pair { 1, 1 } && p.top == 0
                     && p.bottom == 0 && p.left == 0 && p.right == 0;
@@ -206,8 +217,11 @@ namespace {
                     using Spec = std::decay_t<decltype(spec)>;
                     if constexpr (std::is_same_v<Spec, Conv2d>) {
                         const Tensor& w = requireParameter(layer.weight, layer, "weight");
-                        m_fast ? cpu::fast::conv2d(in, w, layer.bias.get(), spec, pad, out)
-                               : cpu::direct::conv2d(in, w, layer.bias.get(), spec, pad, out);
+                        if (m_taps)
+                            cpu::fast::conv2dTapGemm(in, w, layer.bias.get(), spec, pad, out);
+                        else
+                            m_fast ? cpu::fast::conv2d(in, w, layer.bias.get(), spec, pad, out)
+                                   : cpu::direct::conv2d(in, w, layer.bias.get(), spec, pad, out);
                     } else if constexpr (std::is_same_v<Spec, ConvTranspose2d>) {
                         const Tensor& w = requireParameter(layer.weight, layer, "weight");
                         m_fast ? cpu::fast::convTranspose2d(in, w, layer.bias.get(), spec, pad, out)
@@ -247,6 +261,7 @@ namespace {
 
         std::string m_algorithm;
         bool m_fast;
+        bool m_taps;
         SessionOptions m_options;
         cpu::LayerClock m_clock;
         std::vector<Layer> m_layers;
@@ -269,21 +284,23 @@ namespace {
             return {
                 { kDirect, "the readable reference loops for every layer, one thread, double sums" },
                 { kIm2colGemm, "convolutions as im2col / col2im + OpenBLAS sgemm, other layers threaded" },
+                { kTapGemm, "stride-1 conv2d as one sgemm per kernel tap on the padded input (no im2col), else as "
+                            "im2col_gemm" },
             };
         }
         Availability availability() const override { return { true, {} }; }
         Support supports(const std::string& algorithm, const LayerSpec&, const LayerShape&) const override
         {
-            if (algorithm != kDirect && algorithm != kIm2colGemm)
-                return { false, "cpu has no algorithm \"" + algorithm + "\" (it has direct, im2col_gemm)" };
+            if (!known(algorithm))
+                return { false, "cpu has no algorithm \"" + algorithm + "\" (it has direct, im2col_gemm, tap_gemm)" };
             return { true, {} };
         }
         std::unique_ptr<BackendSession> createSession(
             const std::string& algorithm, const SessionOptions& options) override
         {
-            if (algorithm != kDirect && algorithm != kIm2colGemm)
+            if (!known(algorithm))
                 throw UnsupportedError(
-                    "cpu." + algorithm + " is unsupported: the cpu backend has direct and im2col_gemm");
+                    "cpu." + algorithm + " is unsupported: the cpu backend has direct, im2col_gemm and tap_gemm");
             return std::make_unique<CpuSession>(algorithm, options);
         }
         std::map<std::string, std::string> info() const override

@@ -1,0 +1,134 @@
+// conv2d, one GEMM per kernel tap on the zero-padded input (cpu.tap_gemm), for stride-1 convolutions.
+//
+// im2col copies every input pixel kh·kw times to build the column matrix; on one core that copy (and the
+// second copy sgemm makes when it packs the columns) cost ~25% of a 64→64 3×3 layer (docs/PERFORMANCE.md).
+// With stride 1 the copy is not needed. Pad the input with zeros to Hp × Wp and compute the output on the
+// padded grid: output pixel (oh, x), x < Wp, as a flat index p = oh·Wp + x. Then for tap (ki, kj)
+//
+//   in_padded[ic, oh + ki·d_h, x + kj·d_w] = band[ic·S + p + ki·d_h·Wp + kj·d_w]
+//
+// is the matrix B_tap[C_in/g, P] = band + (ki·d_h·Wp + kj·d_w) with leading dimension S (the padded plane's
+// stride): the image itself, shifted. So
+//
+//   out[C_out/g, P] = Σ_taps W_tap[C_out/g, C_in/g] · B_tap[C_in/g, P]        kh·kw sgemms, beta = 1 after the first
+//
+// where W_tap[oc, ic] = W[oc, ic, ki, kj] (the weights regrouped by tap once per call, 1/N of the work). The
+// columns x ≥ W_out of the padded grid wrap into the next row: they are computed and thrown away (Wp/W_out − 1
+// extra work: 0.4% at 512², 6% at 32²). The reads run (kw−1)·d_w floats past a plane, so each plane carries that
+// much zero slack.
+//
+// Work is split like cpu.im2col_gemm v2: (image, group, band of output rows) tasks on OpenMP threads, each with
+// its own padded band (the rows its taps read) and accumulator tile, and single-threaded sgemm. A band of R
+// output rows is R·Wp ≥ 512 pixels wide (at least the output channel count, up to 1024), so sgemm's packing of
+// W_tap is amortised. With few input channels per group (< 16) each sgemm would have a tiny inner dimension;
+// those layers, and every layer with stride > 1, run cpu.im2col_gemm's path instead.
+#include "compute/cpu/cpu_ops.h"
+#include "compute/cpu/op_common.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace convscope::cpu::fast {
+
+bool conv2dTapGemmApplies(const Conv2d& spec, int64_t inChannels)
+{
+    return spec.stride[0] == 1 && spec.stride[1] == 1 && spec.groups >= 1 && inChannels / spec.groups >= 16;
+}
+
+void conv2dTapGemm(
+    const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec, const Padding2d& pad, Tensor& out)
+{
+    const std::string op = "conv2d";
+    const detail::ConvSizes g = detail::checkConvolution(in, weight, bias, spec, out, op, false);
+    const int64_t batch = g.batch, inC = g.inC, inH = g.inH, inW = g.inW;
+    const int64_t outC = g.outC, outH = g.outH, outW = g.outW, kh = g.kh, kw = g.kw;
+    const int64_t inPerGroup = g.inPerGroup, outPerGroup = g.outPerGroup, groups = spec.groups;
+    const int64_t dh = spec.dilation[0], dw = spec.dilation[1];
+    const int64_t Hp = inH + pad.top + pad.bottom, Wp = inW + pad.left + pad.right;
+    if (!conv2dTapGemmApplies(spec, inC) || outH != Hp - dh * (kh - 1) || outW != Wp - dw * (kw - 1)) {
+        conv2d(in, weight, bias, spec, pad, out);
+        return;
+    }
+
+    const int64_t taps = kh * kw;
+    const int64_t target = std::max<int64_t>(512, std::min<int64_t>(outPerGroup, 1024));
+    const int64_t rows = std::clamp<int64_t>((target + Wp - 1) / Wp, 1, outH);
+    const int64_t rowTiles = (outH + rows - 1) / rows;
+    const int64_t bandRows = rows + dh * (kh - 1);
+    const int64_t slack = dw * (kw - 1);
+    const int64_t bandStride = bandRows * Wp + slack; // one input channel of the band
+    const int64_t bandSize = inPerGroup * bandStride;
+    const int64_t tileSize = outPerGroup * rows * Wp;
+    detail::requireBlasDimensions({ bandStride, rows * Wp, inPerGroup, outPerGroup }, op);
+
+    // W_tap[g][tap][oc][ic] = W[g·C_out/g + oc][ic][tap]
+    auto regrouped = detail::allocateWorkspace(groups * taps * outPerGroup * inPerGroup, op);
+    float* wt = regrouped.get();
+#pragma omp parallel for schedule(static)
+    for (int64_t goc = 0; goc < groups * outPerGroup; ++goc) {
+        const int64_t gr = goc / outPerGroup, oc = goc % outPerGroup;
+        const float* src = weight.data() + goc * inPerGroup * taps;
+        for (int64_t ic = 0; ic < inPerGroup; ++ic)
+            for (int64_t t = 0; t < taps; ++t)
+                wt[((gr * taps + t) * outPerGroup + oc) * inPerGroup + ic] = src[ic * taps + t];
+    }
+
+    const int64_t tasks = batch * groups * rowTiles;
+    const int threads = int(std::min<int64_t>(omp_get_max_threads(), tasks));
+    auto workspace = detail::allocateWorkspace(int64_t(threads) * (bandSize + tileSize), op);
+
+    const detail::SingleThreadedBlas blasOnOneThread;
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+    for (int64_t task = 0; task < tasks; ++task) {
+        const int64_t t = task % rowTiles;
+        const int64_t gr = (task / rowTiles) % groups;
+        const int64_t n = task / (rowTiles * groups);
+        const int64_t oh0 = t * rows;
+        const int64_t count = std::min(rows, outH - oh0);
+        const int64_t needRows = count + dh * (kh - 1); // padded rows [oh0, oh0 + needRows) are read
+        float* band = workspace.get() + int64_t(omp_get_thread_num()) * (bandSize + tileSize);
+        float* tile = band + bandSize;
+
+        // The zero-padded band of this group's input channels.
+        const float* planes = in.data() + (n * inC + gr * inPerGroup) * inH * inW;
+        for (int64_t ic = 0; ic < inPerGroup; ++ic) {
+            float* dst = band + ic * bandStride;
+            for (int64_t r = 0; r < needRows; ++r) {
+                float* row = dst + r * Wp;
+                const int64_t ih = oh0 + r - pad.top;
+                if (ih < 0 || ih >= inH) {
+                    std::fill(row, row + Wp, 0.0f);
+                    continue;
+                }
+                std::fill(row, row + pad.left, 0.0f);
+                std::memcpy(row + pad.left, planes + (ic * inH + ih) * inW, size_t(inW) * sizeof(float));
+                std::fill(row + pad.left + inW, row + Wp, 0.0f);
+            }
+            std::fill(dst + needRows * Wp, dst + needRows * Wp + slack, 0.0f);
+        }
+
+        const int64_t N = count * Wp;
+        for (int64_t ki = 0; ki < kh; ++ki)
+            for (int64_t kj = 0; kj < kw; ++kj) {
+                const int64_t tap = ki * kw + kj;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(outPerGroup), blasint(N),
+                    blasint(inPerGroup), 1.0f, wt + (gr * taps + tap) * outPerGroup * inPerGroup, blasint(inPerGroup),
+                    band + ki * dh * Wp + kj * dw, blasint(bandStride), tap == 0 ? 0.0f : 1.0f, tile, blasint(N));
+            }
+
+        // Keep the W_out real columns of each padded row, plus the bias.
+        for (int64_t oc = 0; oc < outPerGroup; ++oc) {
+            const float b = bias ? bias->data()[gr * outPerGroup + oc] : 0.0f;
+            float* dst = out.data() + ((n * outC + gr * outPerGroup + oc) * outH + oh0) * outW;
+            const float* src = tile + oc * N;
+            for (int64_t r = 0; r < count; ++r)
+                for (int64_t x = 0; x < outW; ++x)
+                    dst[r * outW + x] = src[r * Wp + x] + b;
+        }
+    }
+}
+
+} // namespace convscope::cpu::fast
