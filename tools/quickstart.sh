@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 mode="${1:-open}"
 
 packages=(build-essential cmake ninja-build pkg-config qt6-base-dev qt6-svg-dev libqcustomplot-dev libgl-dev
-          catch2 nlohmann-json3-dev libopenblas-dev libcli11-dev libstb-dev xauth xvfb)
+          catch2 nlohmann-json3-dev libopenblas-dev libcli11-dev libstb-dev libdnnl-dev xauth xvfb)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
