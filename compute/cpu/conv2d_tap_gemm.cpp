@@ -67,7 +67,7 @@ void conv2dTapGemm(
     // W_tap[g][tap][oc][ic] = W[g·C_out/g + oc][ic][tap]
     auto regrouped = detail::allocateWorkspace(groups * taps * outPerGroup * inPerGroup, op);
     float* wt = regrouped.get();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (groups * outPerGroup * inPerGroup * taps >= detail::kMinParallelElements)
     for (int64_t goc = 0; goc < groups * outPerGroup; ++goc) {
         const int64_t gr = goc / outPerGroup, oc = goc % outPerGroup;
         const float* src = weight.data() + goc * inPerGroup * taps;
