@@ -22,6 +22,7 @@
 // output rows is R·Wp ≥ 512 pixels wide (at least the output channel count, up to 1024), so sgemm's packing of
 // W_tap is amortised. With few input channels per group (< 16) each sgemm would have a tiny inner dimension;
 // those layers, and every layer with stride > 1, run cpu.im2col_gemm's path instead.
+#include "compute/cpu/conv2d_tap_avx512.h"
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
 
@@ -30,6 +31,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace convscope::cpu::fast {
 
@@ -37,6 +39,140 @@ bool conv2dTapGemmApplies(const Conv2d& spec, int64_t inChannels)
 {
     return spec.stride[0] == 1 && spec.stride[1] == 1 && spec.groups >= 1 && inChannels / spec.groups >= 16;
 }
+
+namespace {
+
+    // The zero-padded rows [oh0, oh0 + needRows) of `channels` input planes, channels-minor: padded-grid pixel q's
+    // values are band[q·channels + ic]; then `tail` zero pixels (reads past the last row).
+    void fillBandChannelsMinor(const float* planes, int64_t channels, int64_t inH, int64_t inW, const Padding2d& pad,
+        int64_t Wp, int64_t oh0, int64_t needRows, int64_t tail, float* band)
+    {
+        for (int64_t r = 0; r < needRows; ++r) {
+            float* row = band + r * Wp * channels;
+            const int64_t ih = oh0 + r - pad.top;
+            if (ih < 0 || ih >= inH) {
+                std::fill(row, row + Wp * channels, 0.0f);
+                continue;
+            }
+            std::fill(row, row + pad.left * channels, 0.0f);
+            std::fill(row + (pad.left + inW) * channels, row + Wp * channels, 0.0f);
+            // A transpose of [channels, inW] into [inW, channels]: 16 × 16 blocks in registers where both
+            // sides have 16, then 16 columns at a time so the 16 floats read from each channel's row share a line.
+            const int64_t fullX = inW / 16 * 16, fullC = channels / 16 * 16;
+            const int64_t planeStride = inH * inW;
+            for (int64_t x0 = 0; x0 < fullX; x0 += 16)
+                for (int64_t ic0 = 0; ic0 < fullC; ic0 += 16)
+                    avx512::transpose16x16(planes + ic0 * planeStride + ih * inW + x0, planeStride,
+                        row + (pad.left + x0) * channels + ic0, channels, nullptr);
+            for (int64_t x0 = 0; x0 < inW; x0 += 16) {
+                const int64_t x1 = std::min(inW, x0 + 16);
+                for (int64_t ic = x0 < fullX ? fullC : 0; ic < channels; ++ic) {
+                    const float* src = planes + (ic * inH + ih) * inW;
+                    for (int64_t x = x0; x < x1; ++x)
+                        row[(pad.left + x) * channels + ic] = src[x];
+                }
+            }
+        }
+        std::fill(band + needRows * Wp * channels, band + (needRows * Wp + tail) * channels, 0.0f);
+    }
+
+    // v4: the register tile (conv2d_tap_avx512.cpp) over (32 output channels) × (12 padded-grid pixels).
+    void conv2dTapAvx512(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec,
+        const Padding2d& pad, Tensor& out)
+    {
+        using avx512::kTileChannels;
+        using avx512::kTilePixels;
+        const int64_t batch = in.shape().n, inC = in.shape().c, inH = in.shape().h, inW = in.shape().w;
+        const int64_t outC = out.shape().c, outH = out.shape().h, outW = out.shape().w;
+        const int64_t kh = spec.kernel_size[0], kw = spec.kernel_size[1], groups = spec.groups;
+        const int64_t inPerGroup = inC / groups, outPerGroup = outC / groups;
+        const int64_t dh = spec.dilation[0], dw = spec.dilation[1];
+        const int64_t Wp = inW + pad.left + pad.right;
+        const int64_t taps = kh * kw;
+        const int64_t ocBlocks = (outPerGroup + kTileChannels - 1) / kTileChannels;
+        const int64_t rows = std::clamp<int64_t>((1024 + Wp - 1) / Wp, 1, outH);
+        const int64_t rowTiles = (outH + rows - 1) / rows;
+        const int64_t bandRows = rows + dh * (kh - 1);
+        const int64_t tail = dw * (kw - 1) + kTilePixels; // pixels read past the last row: reach + rounding
+        const int64_t bandSize = (bandRows * Wp + tail) * inPerGroup;
+        const int64_t maxPixels = (rows * Wp + kTilePixels - 1) / kTilePixels * kTilePixels;
+        const int64_t tileSize = ocBlocks * kTileChannels * maxPixels;
+
+        // packed[g][ob][tap][ic][32] = W[g·C_out/g + ob·32 + j][ic][tap], zero past C_out/g.
+        const int64_t blockSize = taps * inPerGroup * kTileChannels;
+        const int64_t packedCount = groups * ocBlocks * blockSize;
+        auto packed = cpu::detail::allocateWorkspace(packedCount, "conv2d");
+#pragma omp parallel for schedule(static) if (packedCount >= cpu::detail::kMinParallelElements)
+        for (int64_t gb = 0; gb < groups * ocBlocks; ++gb) {
+            const int64_t gr = gb / ocBlocks, ob = gb % ocBlocks;
+            float* dst = packed.get() + gb * blockSize;
+            for (int64_t t = 0; t < taps; ++t)
+                for (int64_t ic = 0; ic < inPerGroup; ++ic)
+                    for (int64_t j = 0; j < kTileChannels; ++j) {
+                        const int64_t oc = ob * kTileChannels + j;
+                        *dst++ = oc < outPerGroup
+                            ? weight.data()[((gr * outPerGroup + oc) * inPerGroup + ic) * taps + t]
+                            : 0.0f;
+                    }
+        }
+        std::vector<int64_t> tapOffsets; // in padded-grid pixels
+        for (int64_t ki = 0; ki < kh; ++ki)
+            for (int64_t kj = 0; kj < kw; ++kj)
+                tapOffsets.push_back(ki * dh * Wp + kj * dw);
+
+        const int64_t tasks = batch * groups * rowTiles;
+        const int threads = int(std::min<int64_t>(omp_get_max_threads(), tasks));
+        auto workspace = cpu::detail::allocateWorkspace(int64_t(threads) * (bandSize + tileSize), "conv2d");
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+        for (int64_t task = 0; task < tasks; ++task) {
+            const int64_t t = task % rowTiles;
+            const int64_t gr = (task / rowTiles) % groups;
+            const int64_t n = task / (rowTiles * groups);
+            const int64_t oh0 = t * rows;
+            const int64_t count = std::min(rows, outH - oh0);
+            float* band = workspace.get() + int64_t(omp_get_thread_num()) * (bandSize + tileSize);
+            float* tile = band + bandSize; // [ob][pixel][32]
+            fillBandChannelsMinor(in.data() + (n * inC + gr * inPerGroup) * inH * inW, inPerGroup, inH, inW, pad,
+                Wp, oh0, count + dh * (kh - 1), tail, band);
+            const int64_t pixels = (count * Wp + kTilePixels - 1) / kTilePixels * kTilePixels;
+            for (int64_t ob = 0; ob < ocBlocks; ++ob) {
+                const float* w = packed.get() + (gr * ocBlocks + ob) * blockSize;
+                float* dst = tile + ob * pixels * kTileChannels;
+                for (int64_t q0 = 0; q0 < pixels; q0 += kTilePixels)
+                    avx512::tapTile12x32(
+                        w, band + q0 * inPerGroup, tapOffsets.data(), taps, inPerGroup, dst + q0 * kTileChannels);
+            }
+            static const float zeros[16] = {};
+            // Back to NCHW, 16 pixels × one channel block at a time so the 16 tile rows read stay in L1 for all
+            // 32 channels.
+            for (int64_t ob = 0; ob < ocBlocks; ++ob) {
+                const float* block = tile + ob * pixels * kTileChannels;
+                const int64_t channels = std::min(kTileChannels, outPerGroup - ob * kTileChannels);
+                const int64_t fullX = outW / 16 * 16, fullJ = channels / 16 * 16;
+                for (int64_t r = 0; r < count; ++r)
+                    for (int64_t x0 = 0; x0 < outW; x0 += 16) {
+                        const int64_t x1 = std::min(outW, x0 + 16);
+                        if (x0 < fullX)
+                            for (int64_t j0 = 0; j0 < fullJ; j0 += 16) {
+                                const int64_t oc0 = gr * outPerGroup + ob * kTileChannels + j0;
+                                avx512::transpose16x16(block + (r * Wp + x0) * kTileChannels + j0, kTileChannels,
+                                    out.data() + ((n * outC + oc0) * outH + oh0 + r) * outW + x0, outH * outW,
+                                    bias ? bias->data() + oc0 : zeros);
+                            }
+                        for (int64_t j = x0 < fullX ? fullJ : 0; j < channels; ++j) {
+                            const int64_t oc = gr * outPerGroup + ob * kTileChannels + j;
+                            const float b = bias ? bias->data()[oc] : 0.0f;
+                            float* dst = out.data() + ((n * outC + oc) * outH + oh0 + r) * outW;
+                            const float* src = block + (r * Wp) * kTileChannels + j;
+                            for (int64_t x = x0; x < x1; ++x)
+                                dst[x] = src[x * kTileChannels] + b;
+                        }
+                    }
+            }
+        }
+    }
+
+} // namespace
 
 void conv2dTapGemm(
     const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec, const Padding2d& pad, Tensor& out)
@@ -54,6 +190,10 @@ void conv2dTapGemm(
     }
 
     const int64_t taps = kh * kw;
+    if (avx512::haveAvx512()) {
+        conv2dTapAvx512(in, weight, bias, spec, pad, out);
+        return;
+    }
     const int64_t target = std::max<int64_t>(512, std::min<int64_t>(outPerGroup, 1024));
     const int64_t rows = std::clamp<int64_t>((target + Wp - 1) / Wp, 1, outH);
     const int64_t rowTiles = (outH + rows - 1) / rows;
