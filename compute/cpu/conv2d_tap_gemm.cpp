@@ -18,10 +18,18 @@
 // much zero slack.
 //
 // Work is split like cpu.im2col_gemm v2: (image, group, band of output rows) tasks on OpenMP threads, each with
-// its own padded band (the rows its taps read) and accumulator tile, and single-threaded sgemm. A band of R
-// output rows is R·Wp ≥ 512 pixels wide (at least the output channel count, up to 1024), so sgemm's packing of
-// W_tap is amortised. With few input channels per group (< 16) each sgemm would have a tiny inner dimension;
-// those layers, and every layer with stride > 1, run cpu.im2col_gemm's path instead.
+// its own padded band (the rows its taps read) and accumulator tile. With few input channels per group (< 16) each
+// product would have a tiny inner dimension; those layers, and every layer with stride > 1, run cpu.im2col_gemm's
+// path instead.
+//
+// Two implementations of the same sum:
+//   v3 conv2dTapGemmBlas  the formula above as written: kh·kw single-threaded OpenBLAS sgemms per band (a band is
+//                         R·Wp ≥ 512 pixels, at least C_out/g up to 1024, so sgemm's packing of W_tap is amortised).
+//                         Runs where the CPU has no AVX-512.
+//   v4 conv2dTapAvx512    the same band stored channels-minor and our own 12-pixel × 32-channel AVX-512 register
+//                         tile (conv2d_tap_avx512.cpp), which keeps the accumulators in registers across all taps
+//                         instead of reading and writing the tile kh·kw times; 16 × 16 register transposes bring
+//                         the band in and the result back to NCHW.
 #include "compute/cpu/conv2d_tap_avx512.h"
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
@@ -177,6 +185,23 @@ namespace {
 void conv2dTapGemm(
     const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec, const Padding2d& pad, Tensor& out)
 {
+    const detail::ConvSizes g = detail::checkConvolution(in, weight, bias, spec, out, "conv2d", false);
+    const int64_t Hp = g.inH + pad.top + pad.bottom, Wp = g.inW + pad.left + pad.right;
+    if (!conv2dTapGemmApplies(spec, g.inC) || g.outH != Hp - spec.dilation[0] * (g.kh - 1)
+        || g.outW != Wp - spec.dilation[1] * (g.kw - 1)) {
+        conv2d(in, weight, bias, spec, pad, out);
+        return;
+    }
+    if (avx512::haveAvx512()) {
+        conv2dTapAvx512(in, weight, bias, spec, pad, out);
+        return;
+    }
+    conv2dTapGemmBlas(in, weight, bias, spec, pad, out);
+}
+
+void conv2dTapGemmBlas(
+    const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec, const Padding2d& pad, Tensor& out)
+{
     const std::string op = "conv2d";
     const detail::ConvSizes g = detail::checkConvolution(in, weight, bias, spec, out, op, false);
     const int64_t batch = g.batch, inC = g.inC, inH = g.inH, inW = g.inW;
@@ -188,12 +213,7 @@ void conv2dTapGemm(
         conv2d(in, weight, bias, spec, pad, out);
         return;
     }
-
     const int64_t taps = kh * kw;
-    if (avx512::haveAvx512()) {
-        conv2dTapAvx512(in, weight, bias, spec, pad, out);
-        return;
-    }
     const int64_t target = std::max<int64_t>(512, std::min<int64_t>(outPerGroup, 1024));
     const int64_t rows = std::clamp<int64_t>((target + Wp - 1) / Wp, 1, outH);
     const int64_t rowTiles = (outH + rows - 1) / rows;

@@ -180,7 +180,7 @@ namespace {
             if (const auto* conv = std::get_if<Conv2d>(&m_layers[layer].spec)) {
                 if (m_taps)
                     return cpu::fast::conv2dTapGemmApplies(*conv, m_shapes.layers[layer].in.c)
-                        ? "one OpenBLAS sgemm per kernel tap on the zero-padded input"
+                        ? "per-tap GEMM on the zero-padded input (AVX-512 register tile, or OpenBLAS without it)"
                         : "stride > 1 or < 16 input channels per group: im2col + OpenBLAS sgemm";
                 const Padding2d& p = m_shapes.layers[layer].resolvedPadding;
                 const bool pointwise = conv->kernel_size == Pair { 1, 1 } && conv->stride == Pair { 1, 1 } && p.top == 0
@@ -277,15 +277,15 @@ namespace {
         std::string name() const override { return "cpu"; }
         std::string description() const override
         {
-            return "ConvScope's own CPU code: reference loops, and im2col + OpenBLAS sgemm";
+            return "ConvScope's own CPU code: reference loops, im2col + OpenBLAS sgemm, per-tap GEMM (AVX-512)";
         }
         std::vector<AlgorithmInfo> algorithms() const override
         {
             return {
                 { kDirect, "the readable reference loops for every layer, one thread, double sums" },
                 { kIm2colGemm, "convolutions as im2col / col2im + OpenBLAS sgemm, other layers threaded" },
-                { kTapGemm, "stride-1 conv2d as one sgemm per kernel tap on the padded input (no im2col), else as "
-                            "im2col_gemm" },
+                { kTapGemm, "stride-1 conv2d as one GEMM per kernel tap on the padded input (no im2col; AVX-512 "
+                            "register tile), else as im2col_gemm" },
             };
         }
         Availability availability() const override { return { true, {} }; }

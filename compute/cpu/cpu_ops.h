@@ -42,6 +42,9 @@ namespace fast {
     bool conv2dTapGemmApplies(const Conv2d& spec, int64_t inChannels);
     void conv2dTapGemm(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec,
         const Padding2d& pad, Tensor& out);
+    // The version without AVX-512 that conv2dTapGemm falls back to: one OpenBLAS sgemm per tap.
+    void conv2dTapGemmBlas(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec,
+        const Padding2d& pad, Tensor& out);
     void convTranspose2d(const Tensor& in, const Tensor& weight, const Tensor* bias, const ConvTranspose2d& spec,
         const Padding2d& pad, Tensor& out);
     void maxPool2d(const Tensor& in, const MaxPool2d& spec, const Padding2d& pad, Tensor& out);

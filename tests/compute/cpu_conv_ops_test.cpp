@@ -63,6 +63,9 @@ void checkConvFastAgainstDirect(const Shape& inShape, const Conv2d& spec, uint64
     Tensor taps = poisonedOutput(s);
     cpu::fast::conv2dTapGemm(in, w, bias, spec, s.resolvedPadding, taps);
     requireClose(taps, reference);
+    Tensor blasTaps = poisonedOutput(s);
+    cpu::fast::conv2dTapGemmBlas(in, w, bias, spec, s.resolvedPadding, blasTaps);
+    requireClose(blasTaps, reference);
 }
 
 void checkConvTransposeFastAgainstDirect(const Shape& inShape, const ConvTranspose2d& spec, uint64_t seed)
