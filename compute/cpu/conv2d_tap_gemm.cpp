@@ -45,7 +45,12 @@ namespace convscope::cpu::fast {
 
 bool conv2dTapGemmApplies(const Conv2d& spec, int64_t inChannels)
 {
-    return spec.stride[0] == 1 && spec.stride[1] == 1 && spec.groups >= 1 && inChannels / spec.groups >= 16;
+    // A 1×1 convolution without padding is already one sgemm on the input (cpu.im2col_gemm's pointwise path).
+    const Padding2d& p = spec.padding;
+    const bool pointwise = spec.kernel_size == Pair { 1, 1 }
+        && (p.mode != Padding2d::Mode::Explicit || (p.top == 0 && p.bottom == 0 && p.left == 0 && p.right == 0));
+    return !pointwise && spec.stride[0] == 1 && spec.stride[1] == 1 && spec.groups >= 1
+        && inChannels / spec.groups >= 16;
 }
 
 namespace {

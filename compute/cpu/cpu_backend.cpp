@@ -181,7 +181,7 @@ namespace {
                 if (m_taps)
                     return cpu::fast::conv2dTapGemmApplies(*conv, m_shapes.layers[layer].in.c)
                         ? "per-tap GEMM on the zero-padded input (AVX-512 register tile, or OpenBLAS without it)"
-                        : "stride > 1 or < 16 input channels per group: im2col + OpenBLAS sgemm";
+                        : "as im2col_gemm (stride > 1, < 16 input channels per group, or 1×1 without padding)";
                 const Padding2d& p = m_shapes.layers[layer].resolvedPadding;
                 const bool pointwise = conv->kernel_size == Pair { 1, 1 } && conv->stride == Pair { 1, 1 } && p.top == 0
                     && p.bottom == 0 && p.left == 0 && p.right == 0;

@@ -37,8 +37,8 @@ namespace fast {
     inline constexpr int64_t kMinWorkspaceBytes = 8 << 20;
     void conv2d(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec, const Padding2d& pad,
         Tensor& out);
-    // cpu.tap_gemm: one sgemm per kernel tap on the zero-padded input, for stride 1 and ≥ 16 input channels per
-    // group (conv2dTapGemmApplies); any other layer goes to conv2d above.
+    // cpu.tap_gemm: one GEMM per kernel tap on the zero-padded input, for stride 1, ≥ 16 input channels per group
+    // and not a 1×1 without padding (conv2dTapGemmApplies); any other layer goes to conv2d above.
     bool conv2dTapGemmApplies(const Conv2d& spec, int64_t inChannels);
     void conv2dTapGemm(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec,
         const Padding2d& pad, Tensor& out);

@@ -146,6 +146,10 @@ TEST_CASE("conv2d: tap_gemm matches direct with dilation, asymmetric padding, gr
         REQUIRE(cpu::fast::conv2dTapGemmApplies(c.spec, c.in.c));
         checkConvFastAgainstDirect(c.in, c.spec, seed += 10);
     }
+    // A 1×1 without padding keeps im2col_gemm's pointwise sgemm; stride 2 and few channels keep im2col.
+    CHECK_FALSE(cpu::fast::conv2dTapGemmApplies(conv(4, { 1, 1 }, { 1, 1 }, {}, { 1, 1 }, 1, true), 32));
+    CHECK_FALSE(cpu::fast::conv2dTapGemmApplies(conv(4, { 3, 3 }, { 2, 2 }, {}, { 1, 1 }, 1, true), 32));
+    CHECK_FALSE(cpu::fast::conv2dTapGemmApplies(conv(4, { 3, 3 }, { 1, 1 }, {}, { 1, 1 }, 1, true), 15));
 }
 
 TEST_CASE("conv2d: fast matches direct on a randomized sweep", "[cpu][conv2d][sweep]")
