@@ -225,8 +225,9 @@ namespace {
                         param(DNNL_ARG_SCALE, vector(in.c), layer ? layer->weight : nullptr);
                     if (hasShift)
                         param(DNNL_ARG_SHIFT, vector(in.c), layer ? layer->bias : nullptr);
-                } else if constexpr (std::is_same_v<S, ReLU> || std::is_same_v<S, LeakyReLU>
-                    || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU>) {
+                } else if constexpr (
+                    std::is_same_v<S,
+                        ReLU> || std::is_same_v<S, LeakyReLU> || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU>) {
                     dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;
                     float alpha = 0;
                     if constexpr (std::is_same_v<S, LeakyReLU>)
@@ -386,9 +387,8 @@ namespace {
             }
             const dnnl::primitive_desc& pd = *plan.pd;
             const Shape& in = shape.in;
-            const memory::desc userSrc = plan.flatSrc
-                ? memory::desc({ in.n, in.c * in.h * in.w }, kF32, Tag::nc)
-                : nchw(in);
+            const memory::desc userSrc
+                = plan.flatSrc ? memory::desc({ in.n, in.c * in.h * in.w }, kF32, Tag::nc) : nchw(in);
             const memory::desc userDst = plan.flatSrc
                 ? memory::desc({ shape.out.n, shape.out.c * shape.out.h * shape.out.w }, kF32, Tag::nc)
                 : nchw(shape.out);
@@ -400,7 +400,8 @@ namespace {
             std::string reorders;
             if (pd.src_desc() != userSrc) {
                 memory inner(pd.src_desc(), m_engine);
-                run.steps.push_back({ dnnl::reorder(run.src, inner), { { DNNL_ARG_FROM, run.src }, { DNNL_ARG_TO, inner } } });
+                run.steps.push_back(
+                    { dnnl::reorder(run.src, inner), { { DNNL_ARG_FROM, run.src }, { DNNL_ARG_TO, inner } } });
                 args[DNNL_ARG_SRC] = inner;
                 reorders += "src";
             } else {
@@ -490,7 +491,8 @@ namespace {
                 return { false, std::string("onednn: no implementation for this layer: ") + e.what() };
             }
         }
-        std::unique_ptr<BackendSession> createSession(const std::string& algorithm, const SessionOptions& options) override
+        std::unique_ptr<BackendSession> createSession(
+            const std::string& algorithm, const SessionOptions& options) override
         {
             if (algorithm != kAuto)
                 throw UnsupportedError("onednn." + algorithm + " is unsupported: the onednn backend has auto");

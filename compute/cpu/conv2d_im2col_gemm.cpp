@@ -138,13 +138,13 @@ void conv2d(
         const float* w = weight.data() + gr * outPerGroup * depth;
         float* dst = out.data() + (n * outC + gr * outPerGroup) * pixels + p0;
         if (pointwise) {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(outPerGroup), blasint(count),
-                blasint(depth), 1.0f, w, blasint(depth), planes + p0, blasint(inPlane), 0.0f, dst, blasint(pixels));
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(outPerGroup), blasint(count), blasint(depth),
+                1.0f, w, blasint(depth), planes + p0, blasint(inPlane), 0.0f, dst, blasint(pixels));
         } else {
             float* mine = col.get() + int64_t(omp_get_thread_num()) * depth * tile;
             im2colTile(planes, inPerGroup, geometry, p0, count, mine);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(outPerGroup), blasint(count),
-                blasint(depth), 1.0f, w, blasint(depth), mine, blasint(count), 0.0f, dst, blasint(pixels));
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(outPerGroup), blasint(count), blasint(depth),
+                1.0f, w, blasint(depth), mine, blasint(count), 0.0f, dst, blasint(pixels));
         }
         if (bias)
             for (int64_t oc = 0; oc < outPerGroup; ++oc) {

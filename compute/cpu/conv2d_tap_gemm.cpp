@@ -145,8 +145,8 @@ namespace {
             const int64_t count = std::min(rows, outH - oh0);
             float* band = workspace.get() + int64_t(omp_get_thread_num()) * (bandSize + tileSize);
             float* tile = band + bandSize; // [ob][pixel][32]
-            fillBandChannelsMinor(in.data() + (n * inC + gr * inPerGroup) * inH * inW, inPerGroup, inH, inW, pad,
-                Wp, oh0, count + dh * (kh - 1), tail, band);
+            fillBandChannelsMinor(in.data() + (n * inC + gr * inPerGroup) * inH * inW, inPerGroup, inH, inW, pad, Wp,
+                oh0, count + dh * (kh - 1), tail, band);
             const int64_t pixels = (count * Wp + kTilePixels - 1) / kTilePixels * kTilePixels;
             for (int64_t ob = 0; ob < ocBlocks; ++ob) {
                 const float* w = packed.get() + (gr * ocBlocks + ob) * blockSize;

@@ -284,8 +284,9 @@ namespace {
             return {
                 { kDirect, "the readable reference loops for every layer, one thread, double sums" },
                 { kIm2colGemm, "convolutions as im2col / col2im + OpenBLAS sgemm, other layers threaded" },
-                { kTapGemm, "stride-1 conv2d as one GEMM per kernel tap on the padded input (no im2col; AVX-512 "
-                            "register tile), else as im2col_gemm" },
+                { kTapGemm,
+                    "stride-1 conv2d as one GEMM per kernel tap on the padded input (no im2col; AVX-512 "
+                    "register tile), else as im2col_gemm" },
             };
         }
         Availability availability() const override { return { true, {} }; }

@@ -119,8 +119,9 @@ TEST_CASE("onednn conv2d: random sweep vs cpu.direct", "[onednn][conv2d]")
     Conv2d dw { 16, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) };
     dw.groups = 16;
     CHECK(checkAgainstCpu(*onednn, oneLayer(Shape::nchw(2, 16, 17, 13), dw), seed, "depthwise"));
-    CHECK(checkAgainstCpu(*onednn, oneLayer(Shape::nchw(2, 32, 20, 20), Conv2d { 48, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) }),
-        seed, "32→48"));
+    CHECK(checkAgainstCpu(*onednn,
+        oneLayer(Shape::nchw(2, 32, 20, 20), Conv2d { 48, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) }), seed,
+        "32→48"));
 }
 
 TEST_CASE("onednn conv_transpose2d: random sweep with output_padding vs cpu.direct", "[onednn][conv_transpose2d]")
@@ -149,7 +150,8 @@ TEST_CASE("onednn conv_transpose2d: random sweep with output_padding vs cpu.dire
         INFO("seed " << seed);
         // oneDNN cannot express output_padding ≥ stride + bottom/right padding (only possible with dilation > stride).
         const Padding2d& p = inferShapes(net).layers[0].resolvedPadding;
-        const bool mayRefuse = c.output_padding[0] >= c.stride[0] + p.bottom || c.output_padding[1] >= c.stride[1] + p.right;
+        const bool mayRefuse
+            = c.output_padding[0] >= c.stride[0] + p.bottom || c.output_padding[1] >= c.stride[1] + p.right;
         if (!checkAgainstCpu(*onednn, net, seed + attempt, "conv_transpose2d case " + std::to_string(attempt)))
             CHECK(mayRefuse);
         else
@@ -195,7 +197,8 @@ TEST_CASE("onednn pooling: random sweep vs cpu.direct (ceil_mode, dilation, both
         if (!inferShapes(net).ok())
             continue;
         INFO("seed " << seed);
-        const bool ran = checkAgainstCpu(*onednn, net, seed + attempt, layerTypeName(spec) + " case " + std::to_string(attempt));
+        const bool ran
+            = checkAgainstCpu(*onednn, net, seed + attempt, layerTypeName(spec) + " case " + std::to_string(attempt));
         if (!ran) {
             CHECK(mayRefuse);
             ++refused;
@@ -204,8 +207,10 @@ TEST_CASE("onednn pooling: random sweep vs cpu.direct (ceil_mode, dilation, both
     }
     CHECK(done >= 40);
     CHECK(refused < done / 4);
-    CHECK(checkAgainstCpu(*onednn, oneLayer(Shape::nchw(3, 5, 7, 9), GlobalAvgPool2d {}), seed, "global_avgpool2d odd"));
-    CHECK(checkAgainstCpu(*onednn, oneLayer(Shape::nchw(2, 3, 64, 48), GlobalAvgPool2d {}), seed + 1, "global_avgpool2d"));
+    CHECK(
+        checkAgainstCpu(*onednn, oneLayer(Shape::nchw(3, 5, 7, 9), GlobalAvgPool2d {}), seed, "global_avgpool2d odd"));
+    CHECK(checkAgainstCpu(
+        *onednn, oneLayer(Shape::nchw(2, 3, 64, 48), GlobalAvgPool2d {}), seed + 1, "global_avgpool2d"));
 
     // The ceil_mode window past the padding with count_include_pad, and divisor_override: refused with the reason.
     AvgPool2d hanging;
@@ -234,8 +239,8 @@ TEST_CASE("onednn element-wise layers, batch norm, linear, softmax, flatten and 
     if (!onednn)
         return;
     const uint64_t seed = freshSeed();
-    const LayerSpec specs[] = { ReLU {}, LeakyReLU { 0.2 }, Sigmoid {}, Tanh {}, ELU { 0.7 }, BatchNorm2d {},
-        BatchNorm2d { 1e-3, false } };
+    const LayerSpec specs[]
+        = { ReLU {}, LeakyReLU { 0.2 }, Sigmoid {}, Tanh {}, ELU { 0.7 }, BatchNorm2d {}, BatchNorm2d { 1e-3, false } };
     int i = 0;
     for (const LayerSpec& spec : specs)
         for (const Shape& in : { Shape::nchw(2, 3, 5, 7), Shape::nchw(3, 17, 16, 12) })
@@ -243,10 +248,12 @@ TEST_CASE("onednn element-wise layers, batch norm, linear, softmax, flatten and 
     for (int64_t rows : { 1, 3, 9, 70 })
         for (int64_t in : { 1, 37, 1024 }) {
             const Network net = oneLayer(Shape::features(rows, in), Linear { int64_t(10 + 13 * (i % 7)), i % 3 != 0 });
-            CHECK(checkAgainstCpu(*onednn, net, seed + i, "linear rows " + std::to_string(rows) + " in " + std::to_string(in)));
+            CHECK(checkAgainstCpu(
+                *onednn, net, seed + i, "linear rows " + std::to_string(rows) + " in " + std::to_string(in)));
             ++i;
         }
-    CHECK(checkAgainstCpu(*onednn, oneLayer(Shape::nchw(4, 6, 1, 1), Linear { 5 }), seed + 99, "linear on [N, C, 1, 1]"));
+    CHECK(
+        checkAgainstCpu(*onednn, oneLayer(Shape::nchw(4, 6, 1, 1), Linear { 5 }), seed + 99, "linear on [N, C, 1, 1]"));
     CHECK(checkAgainstCpu(*onednn, oneLayer(Shape::features(5, 10), Softmax {}), seed + 100, "softmax flat"));
     CHECK(checkAgainstCpu(*onednn, oneLayer(Shape::nchw(2, 7, 5, 3), Softmax {}), seed + 102, "softmax channels"));
 
