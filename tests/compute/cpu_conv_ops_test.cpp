@@ -140,6 +140,9 @@ TEST_CASE("conv2d: tap_gemm matches direct with dilation, asymmetric padding, gr
         { Shape::nchw(1, 17, 70, 3), conv(5, { 7, 1 }, { 1, 1 }, explicitPad(3, 0, 0, 2), { 1, 1 }, 1, true) },
         { Shape::nchw(2, 64, 3, 300), conv(70, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(2, 0), { 1, 1 }, 1, true) },
         { Shape::nchw(1, 16, 5, 5), conv(4, { 1, 1 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, false) },
+        // wide reductions (300 and 144 input channels per group)
+        { Shape::nchw(2, 300, 7, 6), conv(40, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, true) },
+        { Shape::nchw(1, 2 * 144, 5, 9), conv(2 * 20, { 3, 2 }, { 1, 1 }, explicitPad(1, 0, 2, 1), { 2, 1 }, 2, true) },
     };
     uint64_t seed = 500;
     for (const ConvCase& c : cases) {
