@@ -67,6 +67,9 @@ add_feature_info(cuDNN CONVSCOPE_WITH_CUDNN "the cudnn backend module (cuDNN ${C
 find_package(dnnl CONFIG QUIET)
 set_package_properties(dnnl PROPERTIES TYPE OPTIONAL PURPOSE "the onednn backend module (CPU library baseline)")
 option(CONVSCOPE_WITH_ONEDNN "Build the oneDNN backend module (on when libdnnl-dev is found)" ${dnnl_FOUND})
+if(CONVSCOPE_WITH_ONEDNN AND NOT dnnl_FOUND)
+  message(FATAL_ERROR "CONVSCOPE_WITH_ONEDNN is ON but oneDNN was not found (apt install libdnnl-dev)")
+endif()
 add_feature_info(oneDNN CONVSCOPE_WITH_ONEDNN "the onednn backend module")
 
 # --- GUI ------------------------------------------------------------------------------------------------------
