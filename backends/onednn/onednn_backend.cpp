@@ -24,6 +24,9 @@
 // NCHW data pays them too) and are named in the layer note. Weights are reordered once, in prepare().
 // Primitive creation is untimed (prepare()); a pass only executes the primitives.
 //
+// NaN: oneDNN 2.6's max pooling skips a NaN and its ReLU maps NaN to 0, where PyTorch propagates it; the only
+// difference on finite data is rounding (checked by tests/onednn against cpu.direct).
+//
 // Threads: Debian's libdnnl runs on OpenMP (libgomp), the same runtime and thread count
 // (omp_get_max_threads, OMP_NUM_THREADS) as the cpu backend's loops.
 #include "compute/backend.h"
