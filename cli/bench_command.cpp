@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -135,6 +136,12 @@ Command addBenchCommand(CLI::App& app)
             { "cases", nlohmann::ordered_json::array() } };
         std::vector<std::vector<double>> ratios(opt.selections.size());
         std::vector<std::string> graphLines; // CUDA Graph mode: the lean replay per case and selection
+        std::map<std::string, std::vector<size_t>> backendSelections;
+        for (size_t k = 1; k < opt.selections.size(); ++k)
+            if (opt.selections[k].backend != opt.selections[0].backend)
+                backendSelections[opt.selections[k].backend].push_back(k);
+        std::erase_if(backendSelections, [](const auto& item) { return item.second.size() < 2; });
+        std::map<std::string, std::vector<double>> bestRatios;
         int rc = 0;
         for (size_t c : chosen) {
             BenchCase& bc = cases[c];
@@ -173,6 +180,16 @@ Command addBenchCommand(CLI::App& app)
                     else if (!lr.error.note.empty())
                         worst = INFINITY;
                 }
+                // t(first) / t(fastest algorithm of a backend), for each other backend with several selections
+                // ("onednn vs the best cpu algorithm", per layer).
+                for (const auto& [backend, indices] : backendSelections) {
+                    double best = 0;
+                    for (size_t k : indices)
+                        if (median[k] > 0 && (best == 0 || median[k] < best))
+                            best = median[k];
+                    if (median[0] > 0 && best > 0)
+                        bestRatios[backend].push_back(median[0] / best);
+                }
                 for (size_t k = 1; k < median.size(); ++k) {
                     const bool ok = median[0] > 0 && median[k] > 0;
                     row.push_back(ok ? fixed(median[0] / median[k], 2) + "×" : "");
@@ -199,20 +216,25 @@ Command addBenchCommand(CLI::App& app)
         }
         std::cout << "\n";
         table.print(std::cout);
-        for (size_t k = 1; k < ratios.size(); ++k) {
-            if (ratios[k].empty())
+        std::vector<std::pair<std::string, std::vector<double>>> summaries;
+        for (size_t k = 1; k < ratios.size(); ++k)
+            summaries.emplace_back(opt.selections[k].str(), ratios[k]);
+        for (const auto& [backend, r] : bestRatios)
+            summaries.emplace_back("best " + backend + ".*", r);
+        for (const auto& [name, values] : summaries) {
+            if (values.empty())
                 continue;
-            std::vector<double> r = ratios[k];
+            std::vector<double> r = values;
             std::sort(r.begin(), r.end());
             double logSum = 0;
             for (double v : r)
                 logSum += std::log(v);
             const double median = r.size() % 2 ? r[r.size() / 2] : 0.5 * (r[r.size() / 2 - 1] + r[r.size() / 2]);
-            std::cout << "t(" << opt.selections[0].str() << ") / t(" << opt.selections[k].str() << "): median "
+            std::cout << "t(" << opt.selections[0].str() << ") / t(" << name << "): median "
                       << fixed(median, 2) << "×, geometric mean " << fixed(std::exp(logSum / double(r.size())), 2)
                       << "× over " << r.size() << " layers\n";
-            json["ratios"][opt.selections[0].str() + "/" + opt.selections[k].str()]
-                = { { "median", median }, { "geomean", std::exp(logSum / double(r.size())) }, { "per_layer", ratios[k] } };
+            json["ratios"][opt.selections[0].str() + "/" + name]
+                = { { "median", median }, { "geomean", std::exp(logSum / double(r.size())) }, { "per_layer", values } };
         }
         for (const auto& line : graphLines)
             std::cout << line << "\n";

@@ -63,6 +63,15 @@ option(CONVSCOPE_WITH_CUDNN "Build the cuDNN backend module (on when cuDNN is fo
 add_feature_info(CUDA CONVSCOPE_WITH_CUDA "the cuda backend module (our kernels)")
 add_feature_info(cuDNN CONVSCOPE_WITH_CUDNN "the cudnn backend module (cuDNN ${CUDNN_INCLUDE_DIR})")
 
+# --- oneDNN: the CPU library baseline (Debian's libdnnl-dev, API v2.x as in bookworm) --------------------------
+find_package(dnnl CONFIG QUIET)
+set_package_properties(dnnl PROPERTIES TYPE OPTIONAL PURPOSE "the onednn backend module (CPU library baseline)")
+option(CONVSCOPE_WITH_ONEDNN "Build the oneDNN backend module (on when libdnnl-dev is found)" ${dnnl_FOUND})
+if(CONVSCOPE_WITH_ONEDNN AND NOT dnnl_FOUND)
+  message(FATAL_ERROR "CONVSCOPE_WITH_ONEDNN is ON but oneDNN was not found (apt install libdnnl-dev)")
+endif()
+add_feature_info(oneDNN CONVSCOPE_WITH_ONEDNN "the onednn backend module")
+
 # --- GUI ------------------------------------------------------------------------------------------------------
 find_package(Qt6 QUIET COMPONENTS Widgets PrintSupport Svg Test)
 set(_gui_default OFF)

@@ -21,6 +21,7 @@ namespace {
     const KnownModule kModules[] = {
         { "cuda", "libconvscope_cuda.so", "our CUDA kernels (direct, tiled, implicit GEMM)", CONVSCOPE_WITH_CUDA },
         { "cudnn", "libconvscope_cudnn.so", "NVIDIA cuDNN (and cuBLAS for linear layers)", CONVSCOPE_WITH_CUDNN },
+        { "onednn", "libconvscope_onednn.so", "Intel oneDNN, the CPU library baseline", CONVSCOPE_WITH_ONEDNN },
     };
 
     class UnavailableBackend final : public Backend {

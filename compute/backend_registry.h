@@ -1,6 +1,6 @@
-// Every backend is registered here: the CPU backend is built in; GPU backends are loadable modules
-// (libconvscope_cuda.so, libconvscope_cudnn.so) found next to the executable, in ../lib/convscope, or
-// in the build tree. A module that is missing or fails to load still shows up, as an unavailable
+// Every backend is registered here: the CPU backend is built in; GPU backends and oneDNN are loadable modules
+// (libconvscope_cuda.so, libconvscope_cudnn.so, libconvscope_onednn.so) found next to the executable, in
+// ../lib/convscope, or in the build tree. A module that is missing or fails to load still shows up, as an unavailable
 // backend whose reason says why ("not built", "libcudnn.so.9: cannot open shared object file"), so
 // ConvScope starts and works on a machine with no NVIDIA driver.
 #pragma once

@@ -38,6 +38,14 @@ std::map<std::string, std::string> cpuLibraries()
     libs["openblas"] = openblas_get_config();
     libs["openblas_threads"] = std::to_string(openblas_get_num_threads());
     libs["openmp"] = std::to_string(_OPENMP);
+    // The clock the kernel reports for the first core (under a hypervisor often the nominal TSC rate; the measured
+    // one is in docs/PERFORMANCE.md, tools/cpu_fma_peak.cpp).
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);)
+        if (line.rfind("cpu MHz", 0) == 0 && line.find(':') != std::string::npos) {
+            libs["cpu_mhz"] = line.substr(line.find(':') + 2);
+            break;
+        }
     return libs;
 }
 

@@ -22,7 +22,7 @@ namespace {
         const float* src = in.data();
         float* dst = out.data();
         const int64_t count = in.numel();
-#pragma omp parallel for schedule(static) if (parallel)
+#pragma omp parallel for schedule(static) if (parallel && count >= detail::kMinParallelElements)
         for (int64_t i = 0; i < count; ++i)
             dst[i] = static_cast<float>(f(static_cast<Real>(src[i])));
     }

@@ -55,7 +55,7 @@ void fast::batchNorm2d(const Tensor& in, const Tensor& mean, const Tensor& var, 
     const Shape& s = in.shape();
     const int64_t area = s.h * s.w;
     const int64_t planes = s.n * s.c;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (in.numel() >= detail::kMinParallelElements)
     for (int64_t plane = 0; plane < planes; ++plane) {
         const int64_t c = plane % s.c;
         const double gamma = weight ? weight->data()[c] : 1.0;

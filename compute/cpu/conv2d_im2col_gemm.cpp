@@ -7,18 +7,28 @@
 //                   (zero where the tap falls into the padding)
 //   out[C_out/g, P] = W[C_out/g, K] · col[K, P]          one cblas_sgemm
 //
-// The column matrix is kh·kw times larger than the input, which for a big image is gigabytes. So the
-// output pixels are processed in chunks: each chunk builds the columns of its pixels only and multiplies
-// them straight into the matching columns of the output (ldc = P), keeping the workspace under
-// max(kMinWorkspaceBytes, input + output bytes). A 1×1 convolution with stride 1 and no padding needs no
-// im2col at all: the input plane already is the column matrix. Bias is added in a final parallel pass.
-// im2col itself is split across OpenMP threads by column-matrix row; sgemm runs on OpenBLAS's threads.
+// Version 1 built the whole column matrix of an image (up to a workspace bound), split im2col across OpenMP
+// threads and left sgemm to OpenBLAS's own thread pool. Two things made it slow (docs/PERFORMANCE.md, "## CPU"):
+//   * the column matrix of a big layer is kh·kw times the input (600 MB for 64→64 at 512²): im2col wrote it
+//     to memory and sgemm read it back, so the layer ran at the speed of DRAM, not of the FMA units;
+//   * two thread pools took turns: libgomp's workers spin for a while after each parallel region and
+//     competed with OpenBLAS's workers for the same cores.
+// Version 2 (this file) cuts the output pixels into tiles whose columns fit in the core's L2 cache (about
+// 1 MiB of columns, at least 128 pixels) and makes (image, group, tile) the unit of work of one OpenMP loop.
+// Each thread builds its tile's columns in its own buffer and multiplies them at once with a single-threaded
+// sgemm, so the columns go from L2 into the GEMM kernel without a trip to memory, and only one pool of threads
+// (OpenMP's, the same one oneDNN uses) ever runs. The bias is added to the tile while it is still in cache.
+// im2col copies each row segment with one memcpy (stride 1) or a strided loop, zero-filling the padding
+// outside it instead of testing every element. A 1×1 convolution with stride 1 and no padding needs no im2col
+// at all: the tile of the input plane already is the column matrix.
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace convscope::cpu::fast {
 
@@ -28,35 +38,54 @@ namespace {
         int64_t inH, inW, outW, kh, kw, sh, sw, dh, dw, padTop, padLeft;
     };
 
-    // Writes the columns of output pixels [p0, p0 + count) for `channels` input planes into col[K, count].
-    void im2colChunk(
-        const float* planes, int64_t channels, const ConvGeometry& g, int64_t p0, int64_t count, float* col)
+    // The first and one-past-last output column ow whose tap kj lands inside the input row.
+    inline void validColumns(const ConvGeometry& g, int64_t kj, int64_t* lo, int64_t* hi)
     {
-        const int64_t rows = channels * g.kh * g.kw;
-#pragma omp parallel for schedule(static)
-        for (int64_t r = 0; r < rows; ++r) {
-            const int64_t ic = r / (g.kh * g.kw);
-            const int64_t ki = (r / g.kw) % g.kh;
-            const int64_t kj = r % g.kw;
+        const int64_t shift = kj * g.dw - g.padLeft; // iw = ow·s + shift
+        // iw >= 0  ⇔  ow >= ceil(−shift / s);  iw < inW  ⇔  ow <= floor((inW − 1 − shift) / s)
+        const int64_t first = shift >= 0 ? 0 : (-shift + g.sw - 1) / g.sw;
+        const int64_t last = g.inW - 1 - shift < 0 ? -1 : (g.inW - 1 - shift) / g.sw;
+        *lo = std::min(first, g.outW);
+        *hi = std::clamp<int64_t>(last + 1, *lo, g.outW);
+    }
+
+    // Writes the columns of output pixels [p0, p0 + count) for `channels` input planes into col[K, count]
+    // (one thread: it runs inside the caller's parallel loop).
+    void im2colTile(const float* planes, int64_t channels, const ConvGeometry& g, int64_t p0, int64_t count, float* col)
+    {
+        const int64_t taps = g.kh * g.kw;
+        for (int64_t ic = 0; ic < channels; ++ic) {
             const float* plane = planes + ic * g.inH * g.inW;
-            float* dst = col + r * count;
-            int64_t oh = p0 / g.outW, ow = p0 % g.outW;
-            // Walk the chunk one output row segment at a time so the row test is made once per segment.
-            for (int64_t i = 0; i < count;) {
-                const int64_t segment = std::min(g.outW - ow, count - i);
-                const int64_t ih = oh * g.sh - g.padTop + ki * g.dh;
-                if (ih < 0 || ih >= g.inH) {
-                    std::fill(dst + i, dst + i + segment, 0.0f);
-                } else {
-                    const float* src = plane + ih * g.inW;
-                    for (int64_t t = 0; t < segment; ++t) {
-                        const int64_t iw = (ow + t) * g.sw - g.padLeft + kj * g.dw;
-                        dst[i + t] = (iw >= 0 && iw < g.inW) ? src[iw] : 0.0f;
+            for (int64_t ki = 0; ki < g.kh; ++ki) {
+                for (int64_t kj = 0; kj < g.kw; ++kj) {
+                    float* dst = col + (ic * taps + ki * g.kw + kj) * count;
+                    int64_t lo, hi;
+                    validColumns(g, kj, &lo, &hi);
+                    const int64_t shift = kj * g.dw - g.padLeft;
+                    int64_t oh = p0 / g.outW, ow = p0 % g.outW;
+                    for (int64_t i = 0; i < count;) {
+                        const int64_t segment = std::min(g.outW - ow, count - i);
+                        const int64_t end = ow + segment;
+                        const int64_t ih = oh * g.sh - g.padTop + ki * g.dh;
+                        float* d = dst + i - ow; // d[ow'] is the column of output column ow' of this row
+                        if (ih < 0 || ih >= g.inH) {
+                            std::fill(d + ow, d + end, 0.0f);
+                        } else {
+                            const float* src = plane + ih * g.inW;
+                            const int64_t a = std::clamp(lo, ow, end), b = std::clamp(hi, a, end);
+                            std::fill(d + ow, d + a, 0.0f);
+                            if (g.sw == 1)
+                                std::memcpy(d + a, src + a + shift, size_t(b - a) * sizeof(float));
+                            else
+                                for (int64_t x = a; x < b; ++x)
+                                    d[x] = src[x * g.sw + shift];
+                            std::fill(d + b, d + end, 0.0f);
+                        }
+                        i += segment;
+                        ++oh;
+                        ow = 0;
                     }
                 }
-                i += segment;
-                ++oh;
-                ow = 0;
             }
         }
     }
@@ -70,7 +99,7 @@ void conv2d(
     const detail::ConvSizes g = detail::checkConvolution(in, weight, bias, spec, out, op, false);
     const int64_t batch = g.batch, inC = g.inC, inH = g.inH, inW = g.inW;
     const int64_t outC = g.outC, outH = g.outH, outW = g.outW, kh = g.kh, kw = g.kw;
-    const int64_t inPerGroup = g.inPerGroup, outPerGroup = g.outPerGroup;
+    const int64_t inPerGroup = g.inPerGroup, outPerGroup = g.outPerGroup, groups = spec.groups;
 
     const int64_t depth = inPerGroup * kh * kw; // K: the shared dimension of the product
     const int64_t pixels = outH * outW; // P
@@ -81,43 +110,49 @@ void conv2d(
     detail::requireBlasDimensions({ depth, pixels, inPlane, outPerGroup }, op);
     const ConvGeometry geometry { inH, inW, outW, kh, kw, spec.stride[0], spec.stride[1], spec.dilation[0],
         spec.dilation[1], pad.top, pad.left };
-    int64_t chunk = 0;
+
+    // Tile: about 1 MiB of columns (half a Sapphire Rapids / Ice Lake L2), but never fewer pixels than output
+    // channels (up to 1024): every sgemm packs the whole weight block W[C_out/g, K] again, which costs
+    // ∝ C_out·K against the product's C_out·K·tile, so a narrow tile on a wide layer spends its time packing
+    // (v2 with 128-pixel tiles: 512→1024 at 32² ran at 58% of the FMA peak on one core, this v3 at 6x%).
+    // A multiple of 16 pixels (one AVX-512 register).
+    const int64_t fitsL2 = (int64_t(1) << 20) / (4 * depth);
+    const int64_t tile
+        = std::min(pixels, std::max<int64_t>({ 512, fitsL2, std::min<int64_t>(outPerGroup, 1024) }) / 16 * 16);
+    const int64_t tiles = (pixels + tile - 1) / tile;
+    const int64_t tasks = batch * groups * tiles;
+    const int threads = int(std::min<int64_t>(omp_get_max_threads(), tasks));
     std::unique_ptr<float[]> col;
-    if (!pointwise) {
-        chunk
-            = std::clamp<int64_t>(detail::workspaceBudgetBytes(in, out) / (depth * int64_t(sizeof(float))), 1, pixels);
-        col = detail::allocateWorkspace(depth * chunk, op);
-    }
+    if (!pointwise)
+        col = detail::allocateWorkspace(int64_t(threads) * depth * tile, op);
 
-    for (int64_t n = 0; n < batch; ++n) {
-        for (int64_t g = 0; g < spec.groups; ++g) {
-            const float* planes = in.data() + (n * inC + g * inPerGroup) * inPlane;
-            const float* w = weight.data() + g * outPerGroup * depth;
-            float* dst = out.data() + (n * outC + g * outPerGroup) * pixels;
-            if (pointwise) {
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(outPerGroup), blasint(pixels),
-                    blasint(depth), 1.0f, w, blasint(depth), planes, blasint(inPlane), 0.0f, dst, blasint(pixels));
-                continue;
-            }
-            for (int64_t p0 = 0; p0 < pixels; p0 += chunk) {
-                const int64_t count = std::min(chunk, pixels - p0);
-                im2colChunk(planes, inPerGroup, geometry, p0, count, col.get());
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(outPerGroup), blasint(count),
-                    blasint(depth), 1.0f, w, blasint(depth), col.get(), blasint(count), 0.0f, dst + p0,
-                    blasint(pixels));
-            }
+    const detail::SingleThreadedBlas blasOnOneThread;
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+    for (int64_t task = 0; task < tasks; ++task) {
+        const int64_t t = task % tiles;
+        const int64_t gr = (task / tiles) % groups;
+        const int64_t n = task / (tiles * groups);
+        const int64_t p0 = t * tile;
+        const int64_t count = std::min(tile, pixels - p0);
+        const float* planes = in.data() + (n * inC + gr * inPerGroup) * inPlane;
+        const float* w = weight.data() + gr * outPerGroup * depth;
+        float* dst = out.data() + (n * outC + gr * outPerGroup) * pixels + p0;
+        if (pointwise) {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(outPerGroup), blasint(count), blasint(depth),
+                1.0f, w, blasint(depth), planes + p0, blasint(inPlane), 0.0f, dst, blasint(pixels));
+        } else {
+            float* mine = col.get() + int64_t(omp_get_thread_num()) * depth * tile;
+            im2colTile(planes, inPerGroup, geometry, p0, count, mine);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(outPerGroup), blasint(count), blasint(depth),
+                1.0f, w, blasint(depth), mine, blasint(count), 0.0f, dst, blasint(pixels));
         }
-    }
-
-    if (bias) {
-        const int64_t planes = batch * outC;
-#pragma omp parallel for schedule(static)
-        for (int64_t p = 0; p < planes; ++p) {
-            const float b = bias->data()[p % outC];
-            float* dst = out.data() + p * pixels;
-            for (int64_t i = 0; i < pixels; ++i)
-                dst[i] += b;
-        }
+        if (bias)
+            for (int64_t oc = 0; oc < outPerGroup; ++oc) {
+                const float b = bias->data()[gr * outPerGroup + oc];
+                float* row = dst + oc * pixels;
+                for (int64_t i = 0; i < count; ++i)
+                    row[i] += b;
+            }
     }
 }
 

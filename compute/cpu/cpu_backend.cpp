@@ -5,12 +5,14 @@
 // capture of a CPU run lines up with a GPU one.
 //
 // Algorithms: "direct" runs the readable reference loops (direct::) for every layer; "im2col_gemm" runs the
-// convolutions through im2col / col2im + OpenBLAS and every other layer through the threaded fast:: loops.
+// convolutions through im2col / col2im + OpenBLAS and every other layer through the threaded fast:: loops;
+// "tap_gemm" is im2col_gemm except that stride-1 conv2d layers run as one sgemm per kernel tap on the padded input.
 #include "compute/cpu/cpu_backend.h"
 
 #include "compute/fusion.h"
 
 #include "compute/cpu/cpu_ops.h"
+#include "compute/cpu/layer_clock.h"
 #include "compute/error.h"
 #include "compute/nvtx.h"
 
@@ -29,6 +31,11 @@ namespace {
 
     const char* const kDirect = "direct";
     const char* const kIm2colGemm = "im2col_gemm";
+    const char* const kTapGemm = "tap_gemm";
+    bool known(const std::string& algorithm)
+    {
+        return algorithm == kDirect || algorithm == kIm2colGemm || algorithm == kTapGemm;
+    }
 
     std::string openblasConfig()
     {
@@ -93,8 +100,10 @@ namespace {
     public:
         CpuSession(std::string algorithm, const SessionOptions& options)
             : m_algorithm(std::move(algorithm))
-            , m_fast(m_algorithm == kIm2colGemm)
+            , m_fast(m_algorithm != kDirect)
+            , m_taps(m_algorithm == kTapGemm)
             , m_options(options)
+            , m_clock(options)
         {
         }
 
@@ -144,10 +153,9 @@ namespace {
             for (size_t i = 0; i < m_layers.size(); ++i) {
                 const Tensor& src = i == 0 ? input : m_outputs[i - 1];
                 const nvtx::Range range(m_rangeNames[i], "cpu");
-                const auto start = std::chrono::steady_clock::now();
+                const double start = m_clock.nowMs();
                 runLayer(i, src, m_outputs[i]);
-                const auto stop = std::chrono::steady_clock::now();
-                timing.layerMs.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+                timing.layerMs.push_back(m_clock.nowMs() - start);
             }
             m_ran = true;
             return timing;
@@ -172,6 +180,10 @@ namespace {
             if (!m_fast || layer >= m_layers.size())
                 return {};
             if (const auto* conv = std::get_if<Conv2d>(&m_layers[layer].spec)) {
+                if (m_taps)
+                    return cpu::fast::conv2dTapGemmApplies(*conv, m_shapes.layers[layer].in.c)
+                        ? "per-tap GEMM on the zero-padded input (AVX-512 register tile, or OpenBLAS without it)"
+                        : "as im2col_gemm (stride > 1, < 16 input channels per group, or 1×1 without padding)";
                 const Padding2d& p = m_shapes.layers[layer].resolvedPadding;
                 const bool pointwise = conv->kernel_size == Pair { 1, 1 } && conv->stride == Pair { 1, 1 } && p.top == 0
                     && p.bottom == 0 && p.left == 0 && p.right == 0;
@@ -190,6 +202,8 @@ namespace {
                 { "device", cpuModelName() },
                 { "threads", std::to_string(omp_get_max_threads()) },
                 { "openblas", openblasConfig() },
+                { "openblas_threads", std::to_string(openblas_get_num_threads()) },
+                { "clock", m_clock.name() },
                 { "math", m_options.math == MathMode::TF32 ? "fp32 (the CPU has no TF32)" : "fp32" },
                 { "algorithm", "cpu." + m_algorithm },
             };
@@ -205,8 +219,11 @@ namespace {
                     using Spec = std::decay_t<decltype(spec)>;
                     if constexpr (std::is_same_v<Spec, Conv2d>) {
                         const Tensor& w = requireParameter(layer.weight, layer, "weight");
-                        m_fast ? cpu::fast::conv2d(in, w, layer.bias.get(), spec, pad, out)
-                               : cpu::direct::conv2d(in, w, layer.bias.get(), spec, pad, out);
+                        if (m_taps)
+                            cpu::fast::conv2dTapGemm(in, w, layer.bias.get(), spec, pad, out);
+                        else
+                            m_fast ? cpu::fast::conv2d(in, w, layer.bias.get(), spec, pad, out)
+                                   : cpu::direct::conv2d(in, w, layer.bias.get(), spec, pad, out);
                         // A fused activation (compute/fusion.h), applied in place while the output is in cache.
                         if (spec.fused_activation) {
                             const LayerSpec act = activationSpecOf(spec.fused_activation);
@@ -251,7 +268,9 @@ namespace {
 
         std::string m_algorithm;
         bool m_fast;
+        bool m_taps;
         SessionOptions m_options;
+        cpu::LayerClock m_clock;
         std::vector<Layer> m_layers;
         ShapeReport m_shapes;
         std::vector<Tensor> m_outputs;
@@ -265,29 +284,32 @@ namespace {
         std::string name() const override { return "cpu"; }
         std::string description() const override
         {
-            return "ConvScope's own CPU code: reference loops, and im2col + OpenBLAS sgemm";
+            return "ConvScope's own CPU code: reference loops, im2col + OpenBLAS sgemm, per-tap GEMM (AVX-512)";
         }
         std::vector<AlgorithmInfo> algorithms() const override
         {
             return {
                 { kDirect, "the readable reference loops for every layer, one thread, double sums" },
                 { kIm2colGemm, "convolutions as im2col / col2im + OpenBLAS sgemm, other layers threaded" },
+                { kTapGemm,
+                    "stride-1 conv2d as one GEMM per kernel tap on the padded input (no im2col; AVX-512 "
+                    "register tile), else as im2col_gemm" },
             };
         }
         Availability availability() const override { return { true, {} }; }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }
         Support supports(const std::string& algorithm, const LayerSpec&, const LayerShape&) const override
         {
-            if (algorithm != kDirect && algorithm != kIm2colGemm)
-                return { false, "cpu has no algorithm \"" + algorithm + "\" (it has direct, im2col_gemm)" };
+            if (!known(algorithm))
+                return { false, "cpu has no algorithm \"" + algorithm + "\" (it has direct, im2col_gemm, tap_gemm)" };
             return { true, {} };
         }
         std::unique_ptr<BackendSession> createSession(
             const std::string& algorithm, const SessionOptions& options) override
         {
-            if (algorithm != kDirect && algorithm != kIm2colGemm)
+            if (!known(algorithm))
                 throw UnsupportedError(
-                    "cpu." + algorithm + " is unsupported: the cpu backend has direct and im2col_gemm");
+                    "cpu." + algorithm + " is unsupported: the cpu backend has direct, im2col_gemm and tap_gemm");
             return std::make_unique<CpuSession>(algorithm, options);
         }
         std::optional<DeviceCeilings> calibrate(const SessionOptions&) override { return calibrateCpu(); }

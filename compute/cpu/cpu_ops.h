@@ -1,8 +1,9 @@
 // The CPU implementations of every layer. Two families:
 //   direct::  the readable loops a lecture shows; single-threaded; the reference everything else is
 //             checked against (selection cpu.direct).
-//   fast::    what cpu.im2col_gemm runs: im2col / col2im + OpenBLAS sgemm for convolutions with a bounded
-//             workspace, sgemm for linear, and multi-threaded loops for the rest.
+//   fast::    what cpu.im2col_gemm and cpu.tap_gemm run: im2col / col2im + OpenBLAS sgemm for convolutions with a
+//             bounded workspace (or one sgemm per tap on the padded input), sgemm for linear, and multi-threaded
+//             loops for the rest.
 // Every function writes every element of `out`, which the caller allocates with the shape inferred by
 // compute/shape_inference (so the output size rules live in one place). `pad` is the resolved padding
 // (LayerShape::resolvedPadding). Weight layouts are PyTorch's (see compute/network.h).
@@ -30,11 +31,20 @@ namespace direct {
 } // namespace direct
 
 namespace fast {
-    // Workspace bound: the im2col buffer is processed in chunks of output pixels so it never exceeds
-    // max(kMinWorkspaceBytes, the bytes of the layer's input + output tensors).
+    // Workspace bound of conv_transpose2d's column buffer: max(kMinWorkspaceBytes, the bytes of the layer's input +
+    // output tensors). conv2d works in tiles of at most max(512, 1 MiB / 4K, 1024) output pixels, one column
+    // buffer of K × tile floats per OpenMP thread (K = C_in/g · kh · kw).
     inline constexpr int64_t kMinWorkspaceBytes = 8 << 20;
     void conv2d(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec, const Padding2d& pad,
         Tensor& out);
+    // cpu.tap_gemm: one GEMM per kernel tap on the zero-padded input, for stride 1, ≥ 16 input channels per group
+    // and not a 1×1 without padding (conv2dTapGemmApplies); any other layer goes to conv2d above.
+    bool conv2dTapGemmApplies(const Conv2d& spec, int64_t inChannels);
+    void conv2dTapGemm(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec,
+        const Padding2d& pad, Tensor& out);
+    // The version without AVX-512 that conv2dTapGemm falls back to: one OpenBLAS sgemm per tap.
+    void conv2dTapGemmBlas(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec,
+        const Padding2d& pad, Tensor& out);
     void convTranspose2d(const Tensor& in, const Tensor& weight, const Tensor* bias, const ConvTranspose2d& spec,
         const Padding2d& pad, Tensor& out);
     void maxPool2d(const Tensor& in, const MaxPool2d& spec, const Padding2d& pad, Tensor& out);

@@ -35,7 +35,7 @@ void fast::globalAvgPool2d(const Tensor& in, Tensor& out)
     checkGlobalAvgPool(in, out);
     const int64_t area = in.shape().h * in.shape().w;
     const int64_t planes = in.shape().n * in.shape().c;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (in.numel() >= detail::kMinParallelElements)
     for (int64_t plane = 0; plane < planes; ++plane) {
         const float* src = in.data() + plane * area;
         double sum = 0;

@@ -72,7 +72,7 @@ void fast::maxPool2d(const Tensor& in, const MaxPool2d& spec, const Padding2d& p
     const Shape& is = in.shape();
     const Shape& os = out.shape();
     const int64_t planes = is.n * is.c;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (in.numel() >= detail::kMinParallelElements)
     for (int64_t plane = 0; plane < planes; ++plane)
         maxPoolPlane(
             in.data() + plane * is.h * is.w, is.h, is.w, spec, pad, out.data() + plane * os.h * os.w, os.h, os.w);

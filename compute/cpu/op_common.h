@@ -122,4 +122,22 @@ inline std::unique_ptr<float[]> allocateWorkspace(int64_t count, const std::stri
     return std::unique_ptr<float[]>(p);
 }
 
+// Below this many elements an element-wise or pooling loop runs on the calling thread: waking the OpenMP team costs
+// a microsecond or two, more than a LeNet-sized layer takes (docs/PERFORMANCE.md, "## CPU").
+inline constexpr int64_t kMinParallelElements = int64_t(1) << 15;
+
+// OpenBLAS (Debian's pthread build) keeps its own thread pool. Where the caller already splits the work across
+// OpenMP threads, each sgemm must run on the calling thread: two pools on the same cores take turns badly
+// (libgomp's idle workers spin while OpenBLAS's work). Sets OpenBLAS to one thread for the scope and restores it.
+class SingleThreadedBlas {
+public:
+    SingleThreadedBlas();
+    ~SingleThreadedBlas();
+    SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+    SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+
+private:
+    int m_saved;
+};
+
 } // namespace convscope::cpu::detail

@@ -50,7 +50,7 @@ void fast::softmax(const Tensor& in, Tensor& out)
     const Shape& s = in.shape();
     const int64_t area = s.h * s.w;
     const int64_t positions = s.n * area;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (in.numel() >= detail::kMinParallelElements)
     for (int64_t i = 0; i < positions; ++i) {
         const int64_t n = i / area, p = i % area;
         softmaxAt<float>(in.data() + n * s.c * area + p, out.data() + n * s.c * area + p, s.c, area);

@@ -99,15 +99,17 @@ TEST_CASE("cpu backend: name, algorithms, availability and support", "[cpu][back
     const auto backend = makeCpuBackend();
     REQUIRE(backend->name() == "cpu");
     const auto algorithms = backend->algorithms();
-    REQUIRE(algorithms.size() == 2);
+    REQUIRE(algorithms.size() == 3);
     CHECK(algorithms[0].name == "direct");
     CHECK(algorithms[1].name == "im2col_gemm");
+    CHECK(algorithms[2].name == "tap_gemm");
     CHECK(backend->availability().available);
     for (const char* type : layerTypeNames()) {
         INFO(type);
         const LayerSpec spec = makeLayerSpec(type);
         CHECK(backend->supports("direct", spec, {}).supported);
         CHECK(backend->supports("im2col_gemm", spec, {}).supported);
+        CHECK(backend->supports("tap_gemm", spec, {}).supported);
     }
     const Support unknown = backend->supports("winograd", Conv2d {}, {});
     CHECK_FALSE(unknown.supported);
@@ -124,13 +126,15 @@ TEST_CASE("cpu backend: the registry resolves both cpu selections", "[cpu][backe
     CHECK(registry.resolve(Selection::parse("cpu.im2col_gemm"))->name() == "cpu");
 }
 
-TEST_CASE("cpu backend: im2col_gemm matches direct on every layer of a mixed network", "[cpu][backend]")
+TEST_CASE("cpu backend: im2col_gemm and tap_gemm match direct on every layer of a mixed network", "[cpu][backend]")
 {
+    const std::string algorithm = GENERATE(as<std::string>(), "im2col_gemm", "tap_gemm");
+    INFO("cpu." << algorithm);
     const Network net = mixedNetwork();
     const ShapeReport shapes = inferShapes(net);
     const auto backend = makeCpuBackend();
     auto direct = backend->createSession("direct", {});
-    auto fast = backend->createSession("im2col_gemm", {});
+    auto fast = backend->createSession(algorithm, {});
     direct->prepare(net, shapes);
     fast->prepare(net, shapes);
     const Tensor input = randomTensor(shapes.input, 99);

@@ -59,6 +59,13 @@ void checkConvFastAgainstDirect(const Shape& inShape, const Conv2d& spec, uint64
     cpu::direct::conv2d(in, w, bias, spec, s.resolvedPadding, reference);
     cpu::fast::conv2d(in, w, bias, spec, s.resolvedPadding, fast);
     requireClose(fast, reference);
+    // cpu.tap_gemm: one sgemm per tap where it applies (stride 1, ≥ 16 input channels per group), im2col otherwise.
+    Tensor taps = poisonedOutput(s);
+    cpu::fast::conv2dTapGemm(in, w, bias, spec, s.resolvedPadding, taps);
+    requireClose(taps, reference);
+    Tensor blasTaps = poisonedOutput(s);
+    cpu::fast::conv2dTapGemmBlas(in, w, bias, spec, s.resolvedPadding, blasTaps);
+    requireClose(blasTaps, reference);
 }
 
 void checkConvTransposeFastAgainstDirect(const Shape& inShape, const ConvTranspose2d& spec, uint64_t seed)
@@ -112,15 +119,40 @@ TEST_CASE("conv2d: fast (im2col + sgemm) matches direct on a fixed sweep", "[cpu
         checkConvFastAgainstDirect(c.in, c.spec, seed += 10);
 }
 
-TEST_CASE("conv2d: fast processes a large layer in bounded chunks that split output rows", "[cpu][conv2d]")
+TEST_CASE("conv2d: fast processes a large layer in tiles that split output rows", "[cpu][conv2d]")
 {
-    // K = 64·3·3 = 576 rows; a whole-image column matrix would be 576 · 64·64 · 4 B ≈ 9.4 MB, more than the
-    // 8 MiB floor and than input + output (1.1 MB), so it is built in chunks of 3640 pixels, which is not a
-    // multiple of the 64-pixel row: chunk boundaries fall inside output rows.
-    const Shape in = Shape::nchw(2, 64, 64, 64);
+    // K = 64·3·3 = 576 rows: a tile is max(512, 1 MiB / (4·576) = 455) → 512 pixels, which is not a multiple of
+    // the 60-pixel output row, so tile boundaries fall inside output rows; 2 images × 8 tiles run as 16 tasks.
+    // For tap_gemm a band is ⌈512 / 62⌉ = 9 padded rows, and 60 = 6·9 + 6 leaves a short last band.
+    const Shape in = Shape::nchw(2, 64, 60, 60);
     const Conv2d spec = conv(8, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, true);
-    REQUIRE(576LL * 64 * 64 * 4 > cpu::fast::kMinWorkspaceBytes);
     checkConvFastAgainstDirect(in, spec, 7);
+}
+
+TEST_CASE("conv2d: tap_gemm matches direct with dilation, asymmetric padding, groups and wide kernels",
+    "[cpu][conv2d][tap_gemm]")
+{
+    const std::vector<ConvCase> cases = {
+        { Shape::nchw(2, 16, 9, 11), conv(8, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, true) },
+        { Shape::nchw(1, 32, 13, 7), conv(6, { 3, 5 }, { 1, 1 }, explicitPad(0, 2, 3, 1), { 2, 1 }, 2, true) },
+        { Shape::nchw(1, 48, 20, 17), conv(9, { 5, 3 }, { 1, 1 }, { Padding2d::Mode::Same }, { 1, 2 }, 3, false) },
+        { Shape::nchw(3, 20, 6, 40), conv(33, { 2, 4 }, { 1, 1 }, { Padding2d::Mode::Valid }, { 2, 3 }, 1, true) },
+        { Shape::nchw(1, 17, 70, 3), conv(5, { 7, 1 }, { 1, 1 }, explicitPad(3, 0, 0, 2), { 1, 1 }, 1, true) },
+        { Shape::nchw(2, 64, 3, 300), conv(70, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(2, 0), { 1, 1 }, 1, true) },
+        { Shape::nchw(1, 16, 5, 5), conv(4, { 1, 1 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, false) },
+        // wide reductions (300 and 144 input channels per group)
+        { Shape::nchw(2, 300, 7, 6), conv(40, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, true) },
+        { Shape::nchw(1, 2 * 144, 5, 9), conv(2 * 20, { 3, 2 }, { 1, 1 }, explicitPad(1, 0, 2, 1), { 2, 1 }, 2, true) },
+    };
+    uint64_t seed = 500;
+    for (const ConvCase& c : cases) {
+        REQUIRE(cpu::fast::conv2dTapGemmApplies(c.spec, c.in.c));
+        checkConvFastAgainstDirect(c.in, c.spec, seed += 10);
+    }
+    // A 1×1 without padding keeps im2col_gemm's pointwise sgemm; stride 2 and few channels keep im2col.
+    CHECK_FALSE(cpu::fast::conv2dTapGemmApplies(conv(4, { 1, 1 }, { 1, 1 }, {}, { 1, 1 }, 1, true), 32));
+    CHECK_FALSE(cpu::fast::conv2dTapGemmApplies(conv(4, { 3, 3 }, { 2, 2 }, {}, { 1, 1 }, 1, true), 32));
+    CHECK_FALSE(cpu::fast::conv2dTapGemmApplies(conv(4, { 3, 3 }, { 1, 1 }, {}, { 1, 1 }, 1, true), 15));
 }
 
 TEST_CASE("conv2d: fast matches direct on a randomized sweep", "[cpu][conv2d][sweep]")
