@@ -30,6 +30,7 @@
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QMenuBar>
+#include <QScrollArea>
 #include <QMimeData>
 #include <QPushButton>
 #include <QSettings>
@@ -83,7 +84,13 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
 
     m_networkDock = addDock(m_network, tr("Network"), QStringLiteral("networkDock"), Qt::LeftDockWidgetArea);
     m_inputDock = addDock(m_input, tr("Input"), QStringLiteral("inputDock"), Qt::LeftDockWidgetArea);
-    m_runDock = addDock(m_run, tr("Run"), QStringLiteral("runDock"), Qt::LeftDockWidgetArea);
+    // Scrollable: one row of checkboxes per backend, so the panel grows with the modules found (cpu, onednn, cuda,
+    // cudnn) and must not push the window past a laptop screen.
+    auto* runScroll = new QScrollArea;
+    runScroll->setWidget(m_run);
+    runScroll->setWidgetResizable(true);
+    runScroll->setFrameShape(QFrame::NoFrame);
+    m_runDock = addDock(runScroll, tr("Run"), QStringLiteral("runDock"), Qt::LeftDockWidgetArea);
     tabifyDockWidget(m_inputDock, m_runDock);
     m_runDock->raise();
     m_shapesDock = addDock(m_shapesView, tr("Shapes"), QStringLiteral("shapesDock"), Qt::RightDockWidgetArea);

@@ -22,6 +22,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <optional>
+
 #include <QApplication>
 #include <QCheckBox>
 #include <QFile>
@@ -474,8 +477,16 @@ TEST_CASE("the algorithm explorer lists every algorithm and pins one", "[gui][ex
 
     // In the window a pin checks that selection; without cuDNN here it says why it cannot.
     auto w = makeWindow();
-    CHECK(w->runPanel()->pin({ "cpu", "im2col_gemm" }));
-    CHECK(w->runPanel()->request().selections.size() == 2);
+    // Pin an unchecked CPU algorithm: it joins the run.
+    const Selection im2col { "cpu", "im2col_gemm" };
+    REQUIRE(w->runPanel()->selectionBox(QStringLiteral("cpu.im2col_gemm")));
+    w->runPanel()->selectionBox(QStringLiteral("cpu.im2col_gemm"))->setChecked(false);
+    const auto before = w->runPanel()->request().selections;
+    CHECK(std::find(before.begin(), before.end(), im2col) == before.end());
+    CHECK(w->runPanel()->pin(im2col));
+    const auto after = w->runPanel()->request().selections;
+    CHECK(after.size() == before.size() + 1);
+    CHECK(std::find(after.begin(), after.end(), im2col) != after.end());
     if (!w->runPanel()->selectionBox(QStringLiteral("cudnn.winograd_nonfused"))
         || !w->runPanel()->selectionBox(QStringLiteral("cudnn.winograd_nonfused"))->isEnabled()) {
         CHECK_FALSE(w->runPanel()->pin({ "cudnn", "winograd_nonfused" }));
