@@ -6,6 +6,7 @@
 #include "compute/backend_registry.h"
 #include "compute/error.h"
 #include "compute/fusion.h"
+#include "kernels/common/calibration.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
 #include "kernels/common/gpu_session.h"
@@ -210,6 +211,14 @@ namespace {
         }
         Availability availability() const override { return gpu::queryAvailability(); }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }
+
+        // The roofline's ceilings for our kernels: the FP32 FMA peak a kernel reaches and the copy bandwidth.
+        std::optional<DeviceCeilings> calibrate(const SessionOptions&) override
+        {
+            gpu::requireUsable();
+            const gpu::Measured compute = gpu::measureFmaPeak(), copy = gpu::measureCopyBandwidth();
+            return DeviceCeilings { gpu::deviceInfo()["device"], compute.value, copy.value, compute.method, copy.method };
+        }
 
         Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape& shape) const override
         {

@@ -7,6 +7,7 @@
 // fails and the backend is listed as unavailable with the loader's message, which names libcudnn.so.9.
 #include "compute/backend_registry.h"
 #include "compute/error.h"
+#include "kernels/common/calibration.h"
 #include "kernels/common/device_info.h"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/cudnn_session.h"
@@ -65,6 +66,15 @@ namespace {
             if (!device.available)
                 return device;
             return libraryAvailability();
+        }
+
+        // The roofline's ceilings for the vendor library: cuBLAS SGEMM 8192³ in pedantic FP32 (no TF32), the rate
+        // issue 9's efficiency goal is measured against, and the copy bandwidth.
+        std::optional<DeviceCeilings> calibrate(const SessionOptions&) override
+        {
+            gpu::requireUsable();
+            const gpu::Measured compute = measureSgemm(), copy = gpu::measureCopyBandwidth();
+            return DeviceCeilings { gpu::deviceInfo()["device"], compute.value, copy.value, compute.method, copy.method };
         }
 
         // cudnnActivationForward has no leaky ReLU; everything else can follow a convolution inside its layer.

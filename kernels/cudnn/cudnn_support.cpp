@@ -2,8 +2,11 @@
 
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/device_buffer.h"
 #include "kernels/common/device_info.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <mutex>
 #include <vector>
@@ -111,6 +114,40 @@ Handles& threadHandles()
     mine.handles = h;
     mine.valid = true;
     return mine.handles;
+}
+
+gpu::Measured measureSgemm()
+{
+    constexpr int n = 8192;
+    const size_t bytes = size_t(n) * n * sizeof(float);
+    gpu::DeviceBuffer a(bytes, "SGEMM calibration"), b(bytes, "SGEMM calibration"), c(bytes, "SGEMM calibration");
+    gpu::CudaStream stream;
+    CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(a.get(), 0, bytes, stream.get()));
+    CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(b.get(), 0, bytes, stream.get()));
+    cublasHandle_t h = threadHandles().cublas;
+    cublasMath_t previous = CUBLAS_DEFAULT_MATH;
+    CONVSCOPE_CUBLAS_CHECK(cublasGetMathMode(h, &previous));
+    CONVSCOPE_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH));
+    CONVSCOPE_CUBLAS_CHECK(cublasSetStream(h, stream.get()));
+    const float one = 1.0f, zero = 0.0f;
+    gpu::CudaEvent start, stop;
+    double best = 1e30;
+    for (int r = 0; r < 4; ++r) {
+        start.record(stream.get());
+        CONVSCOPE_CUBLAS_CHECK(cublasSgemm(
+            h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a.floats(), n, b.floats(), n, &zero, c.floats(), n));
+        stop.record(stream.get());
+        CONVSCOPE_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+        if (r > 0) // the first call warms up
+            best = std::min(best, gpu::elapsedMs(start, stop));
+    }
+    CONVSCOPE_CUBLAS_CHECK(cublasSetMathMode(h, previous));
+    CONVSCOPE_CUBLAS_CHECK(cublasSetStream(h, nullptr));
+    char method[160];
+    std::snprintf(method, sizeof method,
+        "cuBLAS %s SGEMM 8192x8192x8192, pedantic FP32 (no TF32), best of 3 after a warm-up (%.2f ms)",
+        cublasVersionString().c_str(), best);
+    return { 2.0 * double(n) * n * n / (best * 1e-3) / 1e9, method };
 }
 
 std::string cudnnVersionString()

@@ -9,6 +9,8 @@
 // cudnnDestroy then would crash the program on its way out.
 #pragma once
 
+#include "kernels/common/calibration.h"
+
 #include <cublas_v2.h>
 #include <cudnn.h>
 
@@ -30,6 +32,10 @@ struct Handles {
 };
 // This thread's pair (created on first use; throws Error with cuDNN's reason if that fails).
 Handles& threadHandles();
+
+// cuBLAS SGEMM's rate on this device, for the roofline's compute ceiling: 8192³ (three 256 MiB matrices) in
+// pedantic FP32 (no TF32), best of 3 after a warm-up, on this thread's handle.
+gpu::Measured measureSgemm();
 
 // "9.1.0" from cudnnGetVersion(); the cuBLAS version from cublasGetProperty.
 std::string cudnnVersionString();
