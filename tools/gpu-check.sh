@@ -88,13 +88,12 @@ if has sanitize; then
   if [ -n "${SANITIZER:-}" ] && [ -x "$TESTS" ]; then
     # Every GPU test under each tool, except: [wide] (same kernels, 100x the instrumented work), [fault] (the
     # injected faults are deliberate: memcheck would rightly report the null store) and the hidden [.bench].
-    FILTER='~[wide]~[fault]'
+    FILTER='~[wide]~[fault]~[calibrate]' # [calibrate] times the device: meaningless under instrumentation
     for tool in ${SANITIZER_TOOLS:-memcheck racecheck initcheck synccheck}; do
       extra=()
       filter=$FILTER
       # No --leak-check: what it lists are the process-lifetime caches (the module's device arena pool, the per-thread
       # cuDNN and cuBLAS handles), freed when the context goes, not leaks (8 allocations, H200, 2026-11-21).
-      [ "$tool" = initcheck ] && extra=(--track-unused-memory no)
       # racecheck instruments every shared-memory access (~50x slower): our own kernels only, which are the ones
       # that use shared memory; cuDNN's are NVIDIA's to check.
       [ "$tool" = racecheck ] && filter="${RACECHECK_FILTER:-[cuda]~[wide]~[fault]}"
