@@ -244,8 +244,10 @@ void writeSession(const std::filesystem::path& dir, const Network& net, const Te
         const std::string sub = safeFileName(sel.selection.str());
         json files = json::array();
         for (size_t i = 0; i < sel.layers.size() && i < net.layers.size(); ++i) {
-            if (!sel.layers[i].output)
+            if (!sel.layers[i].output) {
+                files.push_back(nullptr); // folded away by fusion: no output, but the index stays the layer's
                 continue;
+            }
             const Tensor& t = *sel.layers[i].output;
             std::filesystem::create_directories(dir / "outputs" / sub);
             const std::string name = outputFile(i, net.layers[i].name);
@@ -342,6 +344,8 @@ SavedSession readSession(const std::filesystem::path& dir)
             continue;
         const json files = outputs[sel.selection.str()];
         for (size_t i = 0; i < sel.layers.size() && i < files.size() && i < shapes.layers.size(); ++i) {
+            if (!files[i].is_string())
+                continue; // a layer without an output of its own (fused)
             const std::filesystem::path p = dir / files[i].get<std::string>();
             if (std::filesystem::exists(p))
                 sel.layers[i].output = tensorFrom(readNpy(p), shapes.layers[i].out, p.string());

@@ -3,6 +3,7 @@
 // that agree with the unfused reference.
 #include "compute/fusion.h"
 #include "compute/profiler.h"
+#include "compute/session.h"
 
 #include "tests/test_support.h"
 
@@ -117,4 +118,31 @@ TEST_CASE("a fused selection cannot be the reference", "[fusion]")
     opt.selections = { { "cpu", "direct", true } };
     opt.reference = Selection { "cpu", "direct", true };
     CHECK_THROWS_AS(profile(net, input, opt), InputError);
+}
+
+TEST_CASE("a session with a fused selection reopens with its outputs at the right layers", "[fusion][session]")
+{
+    Network net = fusableNetwork(Tanh {});
+    const ShapeReport shapes = inferShapes(net);
+    materializeParameters(net, shapes);
+    const Tensor input = test::randomTensor(net.input.shape(), 3);
+    ProfileOptions opt;
+    opt.selections = { { "cpu", "im2col_gemm" }, { "cpu", "im2col_gemm", true } };
+    opt.warmup = 0;
+    opt.repeat = 1;
+    opt.keepOutputs = true;
+    const RunResult r = profile(net, input, opt);
+    test::TempDir dir;
+    writeSession(dir.path / "s", net, input, r, {});
+    const SavedSession s = readSession(dir.path / "s");
+    REQUIRE(s.result.selections.size() == 2);
+    const auto& fused = s.result.selections[1];
+    CHECK(fused.selection.str() == "cpu.im2col_gemm+fused");
+    const std::vector<bool> hasOutput { false, false, true, true, false, true, false, true };
+    for (size_t i = 0; i < net.layers.size(); ++i) {
+        INFO("layer " << i);
+        REQUIRE(bool(fused.layers[i].output) == hasOutput[i]);
+        if (hasOutput[i])
+            CHECK(compare(*fused.layers[i].output, *r.selections[1].layers[i].output).maxAbs == 0);
+    }
 }
