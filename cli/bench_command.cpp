@@ -136,6 +136,7 @@ Command addBenchCommand(CLI::App& app)
             { "cases", nlohmann::ordered_json::array() } };
         std::vector<std::vector<double>> ratios(opt.selections.size());
         std::vector<std::string> graphLines; // CUDA Graph mode: the lean replay per case and selection
+        std::vector<std::string> totalLines; // whole-pass medians per case
         std::map<std::string, std::vector<size_t>> backendSelections;
         for (size_t k = 1; k < opt.selections.size(); ++k)
             if (opt.selections[k].backend != opt.selections[0].backend)
@@ -174,7 +175,8 @@ Command addBenchCommand(CLI::App& app)
                     const auto& lr = s.layers[i];
                     median.push_back(lr.computeMs.median);
                     row.push_back(formatMs(lr.computeMs.median));
-                    row.push_back(fixed(sh.cost.flops / std::max(lr.computeMs.median * 1e6, 1e-12), 1));
+                    // A layer fusion folded into another takes no time of its own: no rate to show.
+                    row.push_back(lr.computeMs.median > 0 ? fixed(sh.cost.flops / (lr.computeMs.median * 1e6), 1) : "—");
                     if (lr.error.valid)
                         worst = std::max(worst, lr.error.relL2);
                     else if (!lr.error.note.empty())
@@ -207,6 +209,16 @@ Command addBenchCommand(CLI::App& app)
                 }
                 table.addRow(row);
             }
+            // Whole passes (copies included): the fair comparison for a fused twin, whose folded layers take no
+            // time of their own while its convolutions take theirs.
+            if (run.selections.size() > 1 && bc.network.layers.size() > 1 && run.selections[0].ok) {
+                std::string line = bc.name + " whole pass:";
+                for (const auto& sel : run.selections)
+                    if (sel.ok)
+                        line += " " + sel.selection.str() + " " + formatMs(sel.totalMs.median) + " ms ("
+                            + fixed(run.selections[0].totalMs.median / sel.totalMs.median, 2) + "×)";
+                totalLines.push_back(line);
+            }
             for (const auto& sel : run.selections)
                 if (const auto it = sel.metadata.find("graph_pass_us"); it != sel.metadata.end())
                     graphLines.push_back(bc.name + " " + sel.selection.str() + ": CUDA Graph replayed without per-layer "
@@ -236,6 +248,8 @@ Command addBenchCommand(CLI::App& app)
             json["ratios"][opt.selections[0].str() + "/" + name]
                 = { { "median", median }, { "geomean", std::exp(logSum / double(r.size())) }, { "per_layer", values } };
         }
+        for (const auto& line : totalLines)
+            std::cout << line << "\n";
         for (const auto& line : graphLines)
             std::cout << line << "\n";
         std::cout << "math " << a->math << ", " << a->warmup << " warm-up + " << a->repeat
