@@ -385,4 +385,30 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
           "\"random:SEED\", an image file (.png, .jpg, .bmp, ...) or an .npy file");
 }
 
+Layer makeConvLayer(
+    const std::string& name, int64_t outChannels, int64_t kernel, int64_t stride, int64_t padding, uint64_t seed)
+{
+    Conv2d c;
+    c.out_channels = outChannels;
+    c.kernel_size = { kernel, kernel };
+    c.stride = { stride, stride };
+    c.padding = Padding2d::symmetric(padding, padding);
+    Layer l;
+    l.name = name;
+    l.spec = c;
+    l.init.kind = "he_uniform";
+    l.init.seed = seed;
+    return l;
+}
+
+Network singleConvNetwork(const std::string& name, int64_t batch, int64_t inChannels, int64_t size,
+    int64_t outChannels, int64_t kernel, int64_t stride, int64_t padding, uint64_t seed)
+{
+    Network n;
+    n.name = name;
+    n.input = { batch, inChannels, size, size, false, "random:" + std::to_string(seed) };
+    n.layers.push_back(makeConvLayer("conv", outChannels, kernel, stride, padding, seed));
+    return n;
+}
+
 } // namespace convscope

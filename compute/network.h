@@ -100,6 +100,14 @@ void materializeParameters(Network& net, const ShapeReport& shapes);
 // The input tensor the network's InputSpec describes (throws InputError naming the source).
 Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir);
 
+// A conv2d layer (k×k, stride, symmetric padding, bias) with seeded he_uniform weights.
+Layer makeConvLayer(
+    const std::string& name, int64_t outChannels, int64_t kernel, int64_t stride, int64_t padding, uint64_t seed);
+// A network of one such layer on a seeded random [batch, inChannels, size, size] input: the benchmark suites and
+// the sweep presets are made of these.
+Network singleConvNetwork(const std::string& name, int64_t batch, int64_t inChannels, int64_t size,
+    int64_t outChannels, int64_t kernel, int64_t stride, int64_t padding, uint64_t seed);
+
 // A unique default layer name for a new layer of a kind: "conv1", "relu2", ...
 std::string defaultLayerName(const Network& net, const LayerSpec& spec);
 

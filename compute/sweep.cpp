@@ -20,28 +20,6 @@ namespace {
         return c;
     }
 
-    Layer conv(const std::string& name, int64_t out, int64_t k, uint64_t seed)
-    {
-        Conv2d c;
-        c.out_channels = out;
-        c.kernel_size = { k, k };
-        c.padding = Padding2d::symmetric(k / 2, k / 2);
-        Layer l;
-        l.name = name;
-        l.spec = c;
-        l.init.kind = "he_uniform";
-        l.init.seed = seed;
-        return l;
-    }
-
-    Network singleConv(const std::string& name, int64_t batch, int64_t cin, int64_t size, int64_t cout, int64_t k)
-    {
-        Network n;
-        n.name = name;
-        n.input = { batch, cin, size, size, false, "random:7" };
-        n.layers.push_back(conv("conv", cout, k, 7));
-        return n;
-    }
 } // namespace
 
 std::string sweepParameterName(SweepParameter p)
@@ -89,21 +67,23 @@ SweepSpec SweepSpec::range(size_t layer, SweepParameter p, int64_t from, int64_t
 
 std::vector<std::string> sweepPresetNames() { return { "unet-channels", "crossover", "kernel-size" }; }
 
+const std::vector<UnetEncoderCase>& unetEncoderCases()
+{
+    static const std::vector<UnetEncoderCase> cases = { { 3, 64, 512 }, { 64, 64, 512 }, { 64, 128, 256 },
+        { 128, 128, 256 }, { 128, 256, 128 }, { 256, 256, 128 }, { 256, 512, 64 }, { 512, 512, 64 },
+        { 512, 1024, 32 }, { 1024, 1024, 32 } };
+    return cases;
+}
+
 SweepSpec sweepPreset(const std::string& name, const std::string& points)
 {
     SweepSpec s;
     if (name == "unet-channels") {
-        // The unet-encoder suite of `convscope-cli bench` (batch 4, 3×3, padding 1), case by case.
-        struct C {
-            int64_t cin, cout, size;
-        };
-        const C cases[] = { { 3, 64, 512 }, { 64, 64, 512 }, { 64, 128, 256 }, { 128, 128, 256 }, { 128, 256, 128 },
-            { 256, 256, 128 }, { 256, 512, 64 }, { 512, 512, 64 }, { 512, 1024, 32 }, { 1024, 1024, 32 } };
         s.title = "U-Net encoder channel sweep";
         s.parameter = SweepParameter::OutChannels;
-        s.network = singleConv("unet-encoder sweep", 4, 3, 512, 64, 3);
+        s.network = singleConvNetwork("unet-encoder sweep", 4, 3, 512, 64, 3, 1, 1, 7);
         int i = 0;
-        for (const C& c : cases)
+        for (const UnetEncoderCase& c : unetEncoderCases())
             s.points.push_back({ double(i++),
                 std::to_string(c.cin) + "→" + std::to_string(c.cout) + " @" + std::to_string(c.size) + "²",
                 { { SweepParameter::InChannels, c.cin }, { SweepParameter::OutChannels, c.cout },
@@ -114,7 +94,7 @@ SweepSpec sweepPreset(const std::string& name, const std::string& points)
     } else if (name == "crossover") {
         s.title = "GPU against CPU as the input grows";
         s.parameter = SweepParameter::InputSize;
-        s.network = singleConv("crossover", 1, 32, 64, 32, 3);
+        s.network = singleConvNetwork("crossover", 1, 32, 64, 32, 3, 1, 1, 7);
         for (int64_t v : { 8, 16, 32, 64, 128, 256, 512 })
             s.points.push_back({ double(v), {}, { { SweepParameter::InputSize, v } } });
         s.selections = { { "cpu", "im2col_gemm" }, { "cuda", "implicit_gemm" }, { "cudnn", "auto" } };
@@ -123,7 +103,7 @@ SweepSpec sweepPreset(const std::string& name, const std::string& points)
     } else if (name == "kernel-size") {
         s.title = "time against kernel size on a large image";
         s.parameter = SweepParameter::KernelSize;
-        s.network = singleConv("kernel-size sweep", 1, 16, 512, 16, 3);
+        s.network = singleConvNetwork("kernel-size sweep", 1, 16, 512, 16, 3, 1, 1, 7);
         for (int64_t k : { 1, 3, 5, 7, 9, 11, 13, 15 })
             s.points.push_back({ double(k), {}, { { SweepParameter::KernelSize, k } } });
         s.selections = { { "cpu", "im2col_gemm" }, { "cudnn", "implicit_gemm" }, { "cudnn", "fft" },

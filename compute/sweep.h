@@ -41,6 +41,13 @@ struct SweepSpec {
     static SweepSpec range(size_t layer, SweepParameter p, int64_t from, int64_t to, int64_t step, bool doubling);
 };
 
+// The U-Net encoder convolutions of the lecture notes (batch 4, 3×3, padding 1; channels double as the image
+// halves): `convscope-cli bench --suite unet-encoder` and the "unet-channels" preset run these, in this order.
+struct UnetEncoderCase {
+    int64_t cin, cout, size;
+};
+const std::vector<UnetEncoderCase>& unetEncoderCases();
+
 // Presets: "unet-channels" (the unet-encoder suite), "crossover" (GPU against CPU as the input grows, with
 // and without copies), "kernel-size" (time against kernel size on a large image). `points` "A-B" keeps
 // points A to B (0-based) only. Throws InputError for an unknown name.

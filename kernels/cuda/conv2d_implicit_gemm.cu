@@ -219,24 +219,26 @@ namespace {
         // 16-byte-aligned floats of each output plane: one float4 store instead of four scalar ones, so a warp
         // writes whole 256-byte segments (the 3→64 stem at 512² is bound by exactly these stores).
         const bool vecStore = HN == 4 && pq % 4 == 0;
+        // Row i of the thread's tile is output channel rowOf(i) of the group; column col is output pixel
+        // (col / pq, col % pq), whose channel-0 element lives at planeOf(col).
+        auto rowOf = [&](int i) { return mBase + (i < HM ? ty * HM + i : BM / 2 + ty * HM + (i - HM)); };
+        auto planeOf = [&](long long col) {
+            return y + ((col / pq) * g.k + static_cast<long long>(grp) * kg) * pq + col % pq;
+        };
+        auto value = [&](int i, int j, int m) {
+            return epilogue(g.act, g.actParam, acc[i][j] + (bias ? __ldg(&bias[grp * kg + m]) : 0.0f));
+        };
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
             const long long c0 = colBase + half * (BN / 2) + tx * HN;
             if (vecStore && c0 + 3 < npqTotal) {
-                const long long nn = c0 / pq;
-                const int rem = static_cast<int>(c0 % pq);
-                float* yRun = y + (nn * g.k + static_cast<long long>(grp) * kg) * pq + rem;
+                float* yRun = planeOf(c0);
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
-                    const int m = mBase + (i < HM ? ty * HM + i : BM / 2 + ty * HM + (i - HM));
-                    if (m >= kg)
-                        continue;
-                    const float b = bias ? __ldg(&bias[grp * kg + m]) : 0.0f;
-                    const float* a = &acc[i][half * HN];
-                    const float4 v = make_float4(epilogue(g.act, g.actParam, a[0] + b),
-                        epilogue(g.act, g.actParam, a[1 % HN] + b), epilogue(g.act, g.actParam, a[2 % HN] + b),
-                        epilogue(g.act, g.actParam, a[3 % HN] + b));
-                    *reinterpret_cast<float4*>(yRun + static_cast<long long>(m) * pq) = v;
+                    const int m = rowOf(i), j = half * HN;
+                    if (m < kg)
+                        *reinterpret_cast<float4*>(yRun + static_cast<long long>(m) * pq) = make_float4(
+                            value(i, j, m), value(i, (j + 1) % TN, m), value(i, (j + 2) % TN, m), value(i, (j + 3) % TN, m));
                 }
                 continue;
             }
@@ -245,15 +247,12 @@ namespace {
                 const long long col = c0 + jj;
                 if (col >= npqTotal)
                     continue;
-                const long long nn = col / pq;
-                const int rem = static_cast<int>(col % pq);
-                float* yCol = y + (nn * g.k + static_cast<long long>(grp) * kg) * pq + rem;
+                float* yCol = planeOf(col);
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
-                    const int m = mBase + (i < HM ? ty * HM + i : BM / 2 + ty * HM + (i - HM));
+                    const int m = rowOf(i);
                     if (m < kg)
-                        yCol[static_cast<long long>(m) * pq]
-                            = epilogue(g.act, g.actParam, acc[i][half * HN + jj] + (bias ? __ldg(&bias[grp * kg + m]) : 0.0f));
+                        yCol[static_cast<long long>(m) * pq] = value(i, half * HN + jj, m);
                 }
             }
         }
