@@ -3,6 +3,7 @@
 #include "compute/backend_registry.h"
 #include "compute/error.h"
 
+#include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QMetaObject>
 
@@ -28,6 +29,9 @@ Engine::~Engine()
 {
     if (m_cancel)
         m_cancel->store(true);
+    // Superseded jobs still queued for the worker would never run: drop them (and the network copies they hold)
+    // now. LeakSanitizer found their events outliving the worker when the window closed during a live edit.
+    QCoreApplication::removePostedEvents(m_worker);
     m_thread.quit();
     m_thread.wait();
 }
