@@ -1,4 +1,5 @@
-// conv2d on the GPU: three algorithms of one convolution (cuda.direct, cuda.tiled, cuda.implicit_gemm).
+// conv2d on the GPU: four algorithms of one convolution (cuda.direct, cuda.tiled, cuda.implicit_gemm,
+// cuda.winograd).
 // Host-side launchers only, so cuda_backend.cpp can include this without device code.
 #pragma once
 
@@ -50,5 +51,15 @@ void conv2dImplicitGemmBuildTable(const ConvGeometry& g, void* table, cudaStream
 std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount);
 void conv2dImplicitGemm(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y,
     const void* table, int smCount, cudaStream_t st);
+
+// Winograd F(2×2, 3×3) (conv2d_winograd.cu): 3×3, stride 1, dilation 1, one group. The refusal is empty when it
+// applies. Its scratch holds the transformed weights, input tiles and products plus the GEMM's table, which
+// prepare builds.
+std::string conv2dWinogradRefusal(const ConvGeometry& g);
+size_t conv2dWinogradScratchBytes(const ConvGeometry& g);
+void conv2dWinogradPrepare(const ConvGeometry& g, void* scratch, cudaStream_t st);
+std::string conv2dWinogradNote(const ConvGeometry& g, int smCount);
+void conv2dWinograd(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, void* scratch,
+    int smCount, cudaStream_t st);
 
 } // namespace convscope::cuda

@@ -1,7 +1,8 @@
 // The "cuda" backend: our own kernels, one .cu/.cuh pair per op in this folder, behind the shared GPU session
-// flow (kernels/common/gpu_session.h). The algorithm picks the conv2d kernel — direct, tiled or implicit_gemm,
-// except on tiny latency-bound layers, which all take conv2dSmall — and the conv_transpose2d kernel (gather, or
-// the phase form for implicit_gemm); every other layer runs its one implementation. This file is the module's
+// flow (kernels/common/gpu_session.h). The algorithm picks the conv2d kernel — direct, tiled, implicit_gemm or
+// winograd, except on tiny latency-bound layers, which all take conv2dSmall, and winograd on layers it cannot
+// run (not 3×3 stride 1), which take implicit_gemm with a note saying why — and the conv_transpose2d kernel
+// (gather, or the phase form for implicit_gemm and winograd); every other layer runs its one implementation. This file is the module's
 // entry point, the backend's answers (availability, supports) and the per-layer dispatch.
 #include "compute/backend_registry.h"
 #include "compute/error.h"
@@ -27,6 +28,8 @@ namespace {
     const char* const kDirect = "direct";
     const char* const kTiled = "tiled";
     const char* const kImplicitGemm = "implicit_gemm";
+    const char* const kWinograd = "winograd";
+    bool isKnownAlgorithm(const std::string& a) { return a == kDirect || a == kTiled || a == kImplicitGemm || a == kWinograd; }
     constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 
     ConvGeometry convGeometry(const LayerShape& s, int64_t groups, const Pair& kernel, const Pair& stride,
@@ -79,6 +82,21 @@ namespace {
         return ActivationKind::ReLU;
     }
 
+    // How a conv2d layer runs under an algorithm: the tiny-layer kernel wins over every algorithm, and
+    // cuda.winograd runs the implicit GEMM on the layers Winograd cannot take.
+    enum class ConvPath { Small, Direct, Tiled, ImplicitGemm, Winograd };
+
+    ConvPath convPath(const std::string& algorithm, const ConvGeometry& g)
+    {
+        if (conv2dSmallApplies(g))
+            return ConvPath::Small;
+        if (algorithm == kWinograd)
+            return conv2dWinogradRefusal(g).empty() ? ConvPath::Winograd : ConvPath::ImplicitGemm;
+        if (algorithm == kImplicitGemm)
+            return ConvPath::ImplicitGemm;
+        return algorithm == kTiled ? ConvPath::Tiled : ConvPath::Direct;
+    }
+
     class CudaSession final : public gpu::GpuSessionBase {
     public:
         CudaSession(const std::string& algorithm, const SessionOptions& options, std::shared_ptr<gpu::ArenaPool> pool)
@@ -87,10 +105,22 @@ namespace {
         }
 
     protected:
+        // The GEMM-based algorithms share the phase kernel for conv_transpose2d.
+        bool gemmFamily() const { return algorithm() == kImplicitGemm || algorithm() == kWinograd; }
+
         size_t layerScratchBytes(size_t i) const override
         {
-            if (const auto* c = std::get_if<Conv2d>(&spec(i)); c && algorithm() == kImplicitGemm)
-                return conv2dImplicitGemmTableBytes(geometryOf(*c, shape(i)));
+            if (const auto* c = std::get_if<Conv2d>(&spec(i))) {
+                const ConvGeometry g = geometryOf(*c, shape(i));
+                switch (convPath(algorithm(), g)) {
+                case ConvPath::ImplicitGemm:
+                    return conv2dImplicitGemmTableBytes(g);
+                case ConvPath::Winograd:
+                    return conv2dWinogradScratchBytes(g);
+                default:
+                    return 0;
+                }
+            }
             if (std::holds_alternative<BatchNorm2d>(spec(i)))
                 return 2 * static_cast<size_t>(shape(i).in.c) * sizeof(float);
             return 0;
@@ -104,22 +134,33 @@ namespace {
                     using T = std::decay_t<decltype(l)>;
                     if constexpr (std::is_same_v<T, Conv2d>) {
                         const ConvGeometry g = geometryOf(l, shape(i));
-                        if (conv2dSmallApplies(g)) {
+                        switch (convPath(algorithm(), g)) {
+                        case ConvPath::Small:
                             // runLayer sends every algorithm to the latency-bound kernel (conv2d.cu says why).
                             setLayerNote(i,
                                 "tiny layer: split reduction, a warp (8 lanes below 64 taps) per output (every cuda "
                                 "algorithm)");
-                        } else if (algorithm() == kImplicitGemm) {
+                            break;
+                        case ConvPath::ImplicitGemm:
                             conv2dImplicitGemmBuildTable(g, scratch(i), stream);
-                            setLayerNote(i, conv2dImplicitGemmVariant(g, sms));
-                        } else if (algorithm() == kTiled) {
+                            setLayerNote(i,
+                                (algorithm() == kWinograd ? "not Winograd (" + conv2dWinogradRefusal(g) + "): " : "")
+                                    + conv2dImplicitGemmVariant(g, sms));
+                            break;
+                        case ConvPath::Winograd:
+                            conv2dWinogradPrepare(g, scratch(i), stream);
+                            setLayerNote(i, conv2dWinogradNote(g, sms));
+                            break;
+                        case ConvPath::Tiled:
                             setLayerNote(i, "16x16 output tile x 16 channels, "
                                     + std::to_string(conv2dTiledChannelsPerStage(g)) + " input channels per stage");
-                        } else {
+                            break;
+                        case ConvPath::Direct:
                             setLayerNote(i, "one thread per output element");
+                            break;
                         }
                     } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
-                        setLayerNote(i, convTranspose2dNote(geometryOf(l, shape(i)), algorithm() == kImplicitGemm));
+                        setLayerNote(i, convTranspose2dNote(geometryOf(l, shape(i)), gemmFamily()));
                     } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
                         if (!runningMean(i) || !runningVar(i))
                             throw InputError("layer " + std::to_string(i) + " (" + layer(i).name
@@ -144,17 +185,26 @@ namespace {
                     using T = std::decay_t<decltype(l)>;
                     if constexpr (std::is_same_v<T, Conv2d>) {
                         const ConvGeometry g = geometryOf(l, s);
-                        if (conv2dSmallApplies(g))
+                        const int sms = deviceProperties().multiProcessorCount;
+                        switch (convPath(algorithm(), g)) {
+                        case ConvPath::Small:
                             conv2dSmall(g, x, weight(i), bias(i), y, st);
-                        else if (algorithm() == kImplicitGemm)
-                            conv2dImplicitGemm(g, x, weight(i), bias(i), y, scratch(i),
-                                deviceProperties().multiProcessorCount, st);
-                        else if (algorithm() == kTiled)
+                            break;
+                        case ConvPath::ImplicitGemm:
+                            conv2dImplicitGemm(g, x, weight(i), bias(i), y, scratch(i), sms, st);
+                            break;
+                        case ConvPath::Winograd:
+                            conv2dWinograd(g, x, weight(i), bias(i), y, scratch(i), sms, st);
+                            break;
+                        case ConvPath::Tiled:
                             conv2dTiled(g, x, weight(i), bias(i), y, st);
-                        else
+                            break;
+                        case ConvPath::Direct:
                             conv2dDirect(g, x, weight(i), bias(i), y, st);
+                            break;
+                        }
                     } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
-                        if (algorithm() == kImplicitGemm)
+                        if (gemmFamily())
                             convTranspose2dPhase(geometryOf(l, s), x, weight(i), bias(i), y, st);
                         else
                             convTranspose2dGather(geometryOf(l, s), x, weight(i), bias(i), y, st);
@@ -201,13 +251,16 @@ namespace {
         std::string name() const override { return "cuda"; }
         std::string description() const override
         {
-            return "our CUDA kernels: direct, tiled (shared memory) and implicit GEMM convolutions";
+            return "our CUDA kernels: direct, tiled (shared memory), implicit GEMM and Winograd convolutions";
         }
         std::vector<AlgorithmInfo> algorithms() const override
         {
             return { { kDirect, "one thread per output element, straight from global memory" },
                 { kTiled, "input tiles with their halo in shared memory, reused across 16 output channels" },
-                { kImplicitGemm, "implicit GEMM: register tiling, float4 loads, double-buffered shared memory" } };
+                { kImplicitGemm, "implicit GEMM: register tiling, float4 loads, double-buffered shared memory" },
+                { kWinograd,
+                    "Winograd F(2x2,3x3) on 3x3 stride-1 layers: transforms and 16 batched GEMMs (2.25x fewer "
+                    "multiplies); implicit GEMM on other layers" } };
         }
         Availability availability() const override { return gpu::queryAvailability(); }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }
@@ -223,7 +276,7 @@ namespace {
         Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape& shape) const override
         {
             const std::string sel = "cuda." + algorithm;
-            if (algorithm != kDirect && algorithm != kTiled && algorithm != kImplicitGemm)
+            if (!isKnownAlgorithm(algorithm))
                 return { false, sel + ": unknown algorithm" };
             if (!shape.ok)
                 return { false, sel + ": " + shape.error };
@@ -237,7 +290,8 @@ namespace {
                             + std::to_string(conv2dTiledSharedBytes(g, 1) / 1024)
                             + " KB of shared memory, more than the 48 KB the tiled kernel uses (large stride or "
                               "dilation); use cuda.direct or cuda.implicit_gemm" };
-                if (algorithm == kImplicitGemm && ((g.r - 1) * g.dilH >= 32768 || (g.s - 1) * g.dilW >= 65536))
+                if ((algorithm == kImplicitGemm || algorithm == kWinograd)
+                    && ((g.r - 1) * g.dilH >= 32768 || (g.s - 1) * g.dilW >= 65536))
                     return { false, sel + ": a kernel span of 32768 pixels or more is unsupported" };
             }
             return { true, {} };
@@ -245,8 +299,9 @@ namespace {
 
         std::unique_ptr<BackendSession> createSession(const std::string& algorithm, const SessionOptions& options) override
         {
-            if (algorithm != kDirect && algorithm != kTiled && algorithm != kImplicitGemm)
-                throw UnsupportedError("cuda." + algorithm + ": unknown algorithm (direct, tiled, implicit_gemm)");
+            if (!isKnownAlgorithm(algorithm))
+                throw UnsupportedError(
+                    "cuda." + algorithm + ": unknown algorithm (direct, tiled, implicit_gemm, winograd)");
             return std::make_unique<CudaSession>(algorithm, options, m_pool);
         }
 

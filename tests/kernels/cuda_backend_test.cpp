@@ -47,7 +47,7 @@ void checkAgainstCpu(Backend& cuda, Network net, uint64_t seed, const std::strin
     for (size_t i = 0; i < net.layers.size(); ++i)
         expected.push_back(ref->fetchOutput(i, nullptr));
 
-    for (const std::string algorithm : { "direct", "tiled", "implicit_gemm" }) {
+    for (const std::string algorithm : { "direct", "tiled", "implicit_gemm", "winograd" }) {
         bool supported = true;
         for (size_t i = 0; i < net.layers.size(); ++i) {
             const Support s = cuda.supports(algorithm, net.layers[i].spec, shapes.layers[i]);
@@ -91,6 +91,17 @@ uint64_t freshSeed()
 Padding2d randomPadding(Rng& r, int64_t maxTop, int64_t maxLeft)
 {
     return { Padding2d::Mode::Explicit, r(0, maxTop), r(0, maxTop), r(0, maxLeft), r(0, maxLeft) };
+}
+
+// The note a cuda session gives its only layer (which kernel ran), so a test can tell a fast path was taken.
+std::string layerNoteOf(Backend& cuda, Network net, const std::string& algorithm)
+{
+    const ShapeReport shapes = inferShapes(net);
+    REQUIRE(shapes.ok());
+    randomParameters(net, shapes, 1);
+    auto session = cuda.createSession(algorithm, {});
+    session->prepare(net, shapes);
+    return session->layerNote(0);
 }
 
 } // namespace
@@ -152,6 +163,46 @@ TEST_CASE("cuda conv2d: wide layers take the big implicit GEMM tiles", "[gpu][cu
         checkAgainstCpu(*cuda, oneLayer(Shape::nchw(k.n, k.c, k.h, k.w), c), seed + i, "wide conv case " + std::to_string(i));
         ++i;
     }
+}
+
+TEST_CASE("cuda conv2d: Winograd F(2x2,3x3) on 3x3 stride-1 layers, implicit GEMM elsewhere", "[gpu][cuda][conv2d][winograd]")
+{
+    auto cuda = cudaOrSkip();
+    if (!cuda)
+        return;
+    const uint64_t seed = freshSeed();
+    Rng r(seed);
+    int done = 0;
+    // Odd and even sizes (partial edge tiles), asymmetric and "same" padding, batch > 1, channel counts off the
+    // GEMM tiles and the float4 weight path; large enough that the tiny-layer kernel does not take them.
+    for (int attempt = 0; attempt < 200 && done < 25; ++attempt) {
+        Conv2d c;
+        c.out_channels = r(1, 80);
+        c.padding = r(0, 4) == 0 ? Padding2d { Padding2d::Mode::Same } : randomPadding(r, 2, 2);
+        c.bias = r(0, 3) != 0;
+        Network net = oneLayer(Shape::nchw(r(1, 3), r(1, 70), r(3, 40), r(3, 40)), c);
+        const ShapeReport shapes = inferShapes(net);
+        if (!shapes.ok() || shapes.layers[0].out.numel() <= 16384)
+            continue;
+        INFO(layerNoteOf(*cuda, net, "winograd"));
+        CHECK(layerNoteOf(*cuda, net, "winograd").find("Winograd F(2x2,3x3)") == 0);
+        checkAgainstCpu(*cuda, net, seed + attempt, "winograd case " + std::to_string(attempt));
+        ++done;
+    }
+    CHECK(done >= 15);
+    // U-Net-like depth: a long reduction (C = 256) through the 16 batched GEMMs.
+    Conv2d deep { 192, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) };
+    checkAgainstCpu(*cuda, oneLayer(Shape::nchw(2, 256, 19, 22), deep), seed + 1000, "winograd 256->192");
+    // Layers Winograd cannot take run the implicit GEMM, and the note says why.
+    Conv2d strided { 24, { 3, 3 }, { 2, 2 }, Padding2d::symmetric(1, 1) };
+    const Network s2 = oneLayer(Shape::nchw(2, 16, 40, 41), strided);
+    CHECK(layerNoteOf(*cuda, s2, "winograd").find("not Winograd (") == 0);
+    checkAgainstCpu(*cuda, s2, seed + 1001, "winograd fallback, stride 2");
+    Conv2d grouped { 24, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) };
+    grouped.groups = 2;
+    const Network g2 = oneLayer(Shape::nchw(2, 16, 40, 41), grouped);
+    CHECK(layerNoteOf(*cuda, g2, "winograd").find("one group") != std::string::npos);
+    checkAgainstCpu(*cuda, g2, seed + 1002, "winograd fallback, groups 2");
 }
 
 TEST_CASE("cuda conv_transpose2d: random sweep vs cpu.direct", "[gpu][cuda][conv_transpose2d]")
@@ -279,22 +330,9 @@ TEST_CASE("cuda backend answers availability and refuses unknown algorithms", "[
         std::cout << "SKIPPED: " << a.reason << std::endl;
         return;
     }
-    CHECK(backend->algorithms().size() == 3);
-    CHECK_THROWS_AS(backend->createSession("winograd", {}), UnsupportedError);
+    CHECK(backend->algorithms().size() == 4);
+    CHECK_THROWS_AS(backend->createSession("fft", {}), UnsupportedError);
 }
-
-namespace {
-// The note a cuda session gives its only layer (which kernel ran), so a test can tell a fast path was taken.
-std::string layerNoteOf(Backend& cuda, Network net, const std::string& algorithm)
-{
-    const ShapeReport shapes = inferShapes(net);
-    REQUIRE(shapes.ok());
-    randomParameters(net, shapes, 1);
-    auto session = cuda.createSession(algorithm, {});
-    session->prepare(net, shapes);
-    return session->layerNote(0);
-}
-} // namespace
 
 TEST_CASE("cuda pooling 2x2 stride 2: every vector width, odd sizes, and the cases that fall back", "[gpu][cuda][pool]")
 {
@@ -340,7 +378,7 @@ TEST_CASE("cuda conv2d: tiny layers take the warp-per-output kernel", "[gpu][cud
     const uint64_t seed = freshSeed();
     // LeNet-5's c3 and a c5-style layer (400-tap reduction, 120 outputs) at batch 1.
     const Network c3 = oneLayer(Shape::nchw(1, 6, 14, 14), Conv2d { 16, { 5, 5 } });
-    for (const char* algorithm : { "direct", "tiled", "implicit_gemm" })
+    for (const char* algorithm : { "direct", "tiled", "implicit_gemm", "winograd" })
         CHECK(layerNoteOf(*cuda, c3, algorithm).find("tiny layer") != std::string::npos);
     checkAgainstCpu(*cuda, c3, seed, "lenet c3");
     // LeNet-5's c1 (25 taps: 8 lanes per output), padded.
@@ -479,12 +517,13 @@ TEST_CASE("cuda kernel benchmark: bandwidth of memory-bound layers, TFLOP/s of c
         const Tensor xin = cheapTensor(in, 11);
         Network net = oneLayer(in, Conv2d { c.cout, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) });
         const double flops = 2.0 * 4 * c.cout * c.cin * 9 * c.size * c.size;
-        for (const char* algorithm : { "implicit_gemm", "tiled", "direct" }) {
-            if (std::string(algorithm) != "implicit_gemm" && c.cin != 64 && c.cin != 256)
+        for (const std::string algorithm : { "implicit_gemm", "winograd", "tiled", "direct" }) {
+            const bool slow = algorithm == "tiled" || algorithm == "direct";
+            if (slow && c.cin != 64 && c.cin != 256)
                 continue; // the slow kernels on two layers only: device time is scarce
             const double ms = medianLayerMs(*cuda, net, algorithm, xin, 3);
             std::printf("BENCH|conv3x3 %lld->%lld @%lld b4|cuda.%s|%.3f ms|%.1f TFLOP/s\n", (long long)c.cin,
-                (long long)c.cout, (long long)c.size, algorithm, ms, flops / ms / 1e9);
+                (long long)c.cout, (long long)c.size, algorithm.c_str(), ms, flops / ms / 1e9);
         }
     }
     // conv_transpose2d: the gather kernel (cuda.direct) against the phase kernel (cuda.implicit_gemm), U-Net

@@ -12,7 +12,8 @@ using namespace convscope;
 
 namespace {
 
-void checkFused(const std::string& backendName, const std::vector<std::string>& algorithms)
+void checkFused(const std::string& backendName, const std::vector<std::string>& algorithms, int64_t height = 17,
+    int64_t width = 23)
 {
     auto backend = test::backendOrSkip(backendName);
     if (!backend)
@@ -24,7 +25,7 @@ void checkFused(const std::string& backendName, const std::vector<std::string>& 
         if (!backend->fusesActivation(fusedActivationOf(act).kind) && backendName == "cudnn")
             continue;
         for (int64_t batch : { int64_t(1), int64_t(3) }) {
-            Network net = test::fusableNetwork(act, batch, 17, 23);
+            Network net = test::fusableNetwork(act, batch, height, width);
             const Tensor input = test::randomTensor(net.input.shape(), 41 + batch);
             ProfileOptions opt;
             for (const auto& a : algorithms) {
@@ -56,7 +57,14 @@ void checkFused(const std::string& backendName, const std::vector<std::string>& 
 
 TEST_CASE("cuda +fused: batch norm folded, activation in the epilogue, every algorithm vs cpu.direct", "[gpu][cuda][fusion]")
 {
-    checkFused("cuda", { "direct", "tiled", "implicit_gemm" });
+    checkFused("cuda", { "direct", "tiled", "implicit_gemm", "winograd" });
+}
+
+TEST_CASE("cuda +fused past the tiny-layer kernel: the implicit GEMM and Winograd epilogues", "[gpu][cuda][fusion]")
+{
+    // 5·61·70 outputs per image: more than the tiny-layer kernel takes, so c1 runs Winograd's output transform
+    // (3×3, stride 1) and the implicit GEMM's epilogue with the activation folded in.
+    checkFused("cuda", { "implicit_gemm", "winograd" }, 61, 70);
 }
 
 TEST_CASE("cudnn +fused: folded batch norm, fused bias and activation vs cpu.direct", "[gpu][cudnn][fusion]")
