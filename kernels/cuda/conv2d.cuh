@@ -52,14 +52,14 @@ std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount);
 void conv2dImplicitGemm(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y,
     const void* table, int smCount, cudaStream_t st);
 
-// Winograd F(2×2, 3×3) (conv2d_winograd.cu): 3×3, stride 1, dilation 1, one group. The refusal is empty when it
-// applies. Its scratch holds the transformed weights, input tiles and products plus the GEMM's table, which
-// prepare builds.
-std::string conv2dWinogradRefusal(const ConvGeometry& g);
-size_t conv2dWinogradScratchBytes(const ConvGeometry& g);
-void conv2dWinogradPrepare(const ConvGeometry& g, void* scratch, cudaStream_t st);
-std::string conv2dWinogradNote(const ConvGeometry& g, int smCount);
-void conv2dWinograd(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, void* scratch,
-    int smCount, cudaStream_t st);
+// Winograd F(m×m, 3×3), m = 2 or 4 (conv2d_winograd.cu): 3×3, stride 1, dilation 1, one group. The refusal is
+// empty when it applies. Its scratch holds the transformed weights, input tiles and products plus the GEMM's
+// table, which prepare builds.
+std::string conv2dWinogradRefusal(const ConvGeometry& g, int m);
+size_t conv2dWinogradScratchBytes(const ConvGeometry& g, int m);
+void conv2dWinogradPrepare(const ConvGeometry& g, int m, void* scratch, cudaStream_t st);
+std::string conv2dWinogradNote(const ConvGeometry& g, int m, int smCount);
+void conv2dWinograd(const ConvGeometry& g, int m, const float* x, const float* w, const float* bias, float* y,
+    void* scratch, int smCount, cudaStream_t st);
 
 } // namespace convscope::cuda

@@ -86,21 +86,33 @@ namespace {
     // cuda.winograd runs the implicit GEMM on the layers Winograd cannot take.
     enum class ConvPath { Small, Direct, Tiled, ImplicitGemm, Winograd };
 
-    ConvPath convPath(const std::string& algorithm, const ConvGeometry& g)
+    ConvPath convPath(const std::string& algorithm, const ConvGeometry& g, int winogradTile)
     {
         if (conv2dSmallApplies(g))
             return ConvPath::Small;
         if (algorithm == kWinograd)
-            return conv2dWinogradRefusal(g).empty() ? ConvPath::Winograd : ConvPath::ImplicitGemm;
+            return conv2dWinogradRefusal(g, winogradTile).empty() ? ConvPath::Winograd : ConvPath::ImplicitGemm;
         if (algorithm == kImplicitGemm)
             return ConvPath::ImplicitGemm;
         return algorithm == kTiled ? ConvPath::Tiled : ConvPath::Direct;
+    }
+
+    // cuda.winograd's output tile: F(4×4, 3×3) unless the run asks for F(2×2, 3×3) (--option winograd_tile=2).
+    int winogradTileOf(const SessionOptions& options)
+    {
+        const auto it = options.extra.find("winograd_tile");
+        if (it == options.extra.end() || it->second == "4")
+            return 4;
+        if (it->second == "2")
+            return 2;
+        throw InputError("winograd_tile=" + it->second + ": the Winograd output tile is 2 (F(2x2,3x3)) or 4 (F(4x4,3x3))");
     }
 
     class CudaSession final : public gpu::GpuSessionBase {
     public:
         CudaSession(const std::string& algorithm, const SessionOptions& options, std::shared_ptr<gpu::ArenaPool> pool)
             : GpuSessionBase("cuda", algorithm, options, std::move(pool))
+            , m_winogradTile(winogradTileOf(options))
         {
         }
 
@@ -112,11 +124,11 @@ namespace {
         {
             if (const auto* c = std::get_if<Conv2d>(&spec(i))) {
                 const ConvGeometry g = geometryOf(*c, shape(i));
-                switch (convPath(algorithm(), g)) {
+                switch (convPath(algorithm(), g, m_winogradTile)) {
                 case ConvPath::ImplicitGemm:
                     return conv2dImplicitGemmTableBytes(g);
                 case ConvPath::Winograd:
-                    return conv2dWinogradScratchBytes(g);
+                    return conv2dWinogradScratchBytes(g, m_winogradTile);
                 default:
                     return 0;
                 }
@@ -134,7 +146,7 @@ namespace {
                     using T = std::decay_t<decltype(l)>;
                     if constexpr (std::is_same_v<T, Conv2d>) {
                         const ConvGeometry g = geometryOf(l, shape(i));
-                        switch (convPath(algorithm(), g)) {
+                        switch (convPath(algorithm(), g, m_winogradTile)) {
                         case ConvPath::Small:
                             // runLayer sends every algorithm to the latency-bound kernel (conv2d.cu says why).
                             setLayerNote(i,
@@ -144,12 +156,12 @@ namespace {
                         case ConvPath::ImplicitGemm:
                             conv2dImplicitGemmBuildTable(g, scratch(i), stream);
                             setLayerNote(i,
-                                (algorithm() == kWinograd ? "not Winograd (" + conv2dWinogradRefusal(g) + "): " : "")
+                                (algorithm() == kWinograd ? "not Winograd (" + conv2dWinogradRefusal(g, m_winogradTile) + "): " : "")
                                     + conv2dImplicitGemmVariant(g, sms));
                             break;
                         case ConvPath::Winograd:
-                            conv2dWinogradPrepare(g, scratch(i), stream);
-                            setLayerNote(i, conv2dWinogradNote(g, sms));
+                            conv2dWinogradPrepare(g, m_winogradTile, scratch(i), stream);
+                            setLayerNote(i, conv2dWinogradNote(g, m_winogradTile, sms));
                             break;
                         case ConvPath::Tiled:
                             setLayerNote(i, "16x16 output tile x 16 channels, "
@@ -186,7 +198,7 @@ namespace {
                     if constexpr (std::is_same_v<T, Conv2d>) {
                         const ConvGeometry g = geometryOf(l, s);
                         const int sms = deviceProperties().multiProcessorCount;
-                        switch (convPath(algorithm(), g)) {
+                        switch (convPath(algorithm(), g, m_winogradTile)) {
                         case ConvPath::Small:
                             conv2dSmall(g, x, weight(i), bias(i), y, st);
                             break;
@@ -194,7 +206,7 @@ namespace {
                             conv2dImplicitGemm(g, x, weight(i), bias(i), y, scratch(i), sms, st);
                             break;
                         case ConvPath::Winograd:
-                            conv2dWinograd(g, x, weight(i), bias(i), y, scratch(i), sms, st);
+                            conv2dWinograd(g, m_winogradTile, x, weight(i), bias(i), y, scratch(i), sms, st);
                             break;
                         case ConvPath::Tiled:
                             conv2dTiled(g, x, weight(i), bias(i), y, st);
@@ -242,8 +254,13 @@ namespace {
                 ? "fp32 (tf32 requested, but the cuda kernels have no tensor-core path: fp32 only)"
                 : "fp32";
             m["kernels"] = "ConvScope CUDA kernels (FP32 FFMA)";
+            if (algorithm() == kWinograd)
+                m["winograd_tile"] = std::to_string(m_winogradTile);
             return m;
         }
+
+    private:
+        int m_winogradTile;
     };
 
     class CudaBackend final : public Backend {
@@ -259,8 +276,8 @@ namespace {
                 { kTiled, "input tiles with their halo in shared memory, reused across 16 output channels" },
                 { kImplicitGemm, "implicit GEMM: register tiling, float4 loads, double-buffered shared memory" },
                 { kWinograd,
-                    "Winograd F(2x2,3x3) on 3x3 stride-1 layers: transforms and 16 batched GEMMs (2.25x fewer "
-                    "multiplies); implicit GEMM on other layers" } };
+                    "Winograd F(4x4,3x3) on 3x3 stride-1 layers (F(2x2,3x3) with --option winograd_tile=2): "
+                    "transforms and 36 batched GEMMs, 4x fewer multiplies; implicit GEMM on other layers" } };
         }
         Availability availability() const override { return gpu::queryAvailability(); }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <random>
 #include <variant>
 
@@ -29,8 +30,9 @@ namespace {
 
 std::shared_ptr<Backend> cudaOrSkip() { return test::backendOrSkip("cuda"); }
 
-// Runs `net` on cpu.direct and on every cuda algorithm; compares every layer's output.
-void checkAgainstCpu(Backend& cuda, Network net, uint64_t seed, const std::string& what)
+// Runs `net` on cpu.direct and on every cuda algorithm (with `extra` session options); compares every layer's output.
+void checkAgainstCpu(Backend& cuda, Network net, uint64_t seed, const std::string& what,
+    const std::map<std::string, std::string>& extra = {})
 {
     const ShapeReport shapes = inferShapes(net);
     INFO(what << "  " << shapes.firstError());
@@ -61,6 +63,7 @@ void checkAgainstCpu(Backend& cuda, Network net, uint64_t seed, const std::strin
         if (!supported)
             continue;
         SessionOptions options;
+        options.extra = extra;
         options.extra["poison_outputs"] = "1";
         auto session = cuda.createSession(algorithm, options);
         session->prepare(net, shapes);
@@ -94,12 +97,15 @@ Padding2d randomPadding(Rng& r, int64_t maxTop, int64_t maxLeft)
 }
 
 // The note a cuda session gives its only layer (which kernel ran), so a test can tell a fast path was taken.
-std::string layerNoteOf(Backend& cuda, Network net, const std::string& algorithm)
+std::string layerNoteOf(Backend& cuda, Network net, const std::string& algorithm,
+    const std::map<std::string, std::string>& extra = {})
 {
     const ShapeReport shapes = inferShapes(net);
     REQUIRE(shapes.ok());
     randomParameters(net, shapes, 1);
-    auto session = cuda.createSession(algorithm, {});
+    SessionOptions options;
+    options.extra = extra;
+    auto session = cuda.createSession(algorithm, options);
     session->prepare(net, shapes);
     return session->layerNote(0);
 }
@@ -165,34 +171,46 @@ TEST_CASE("cuda conv2d: wide layers take the big implicit GEMM tiles", "[gpu][cu
     }
 }
 
-TEST_CASE("cuda conv2d: Winograd F(2x2,3x3) on 3x3 stride-1 layers, implicit GEMM elsewhere", "[gpu][cuda][conv2d][winograd]")
+TEST_CASE("cuda conv2d: Winograd F(4x4,3x3) and F(2x2,3x3) on 3x3 stride-1 layers, implicit GEMM elsewhere",
+    "[gpu][cuda][conv2d][winograd]")
 {
     auto cuda = cudaOrSkip();
     if (!cuda)
         return;
     const uint64_t seed = freshSeed();
-    Rng r(seed);
-    int done = 0;
-    // Odd and even sizes (partial edge tiles), asymmetric and "same" padding, batch > 1, channel counts off the
-    // GEMM tiles and the float4 weight path; large enough that the tiny-layer kernel does not take them.
-    for (int attempt = 0; attempt < 200 && done < 25; ++attempt) {
-        Conv2d c;
-        c.out_channels = r(1, 80);
-        c.padding = r(0, 4) == 0 ? Padding2d { Padding2d::Mode::Same } : randomPadding(r, 2, 2);
-        c.bias = r(0, 3) != 0;
-        Network net = oneLayer(Shape::nchw(r(1, 3), r(1, 70), r(3, 40), r(3, 40)), c);
-        const ShapeReport shapes = inferShapes(net);
-        if (!shapes.ok() || shapes.layers[0].out.numel() <= 16384)
-            continue;
-        INFO(layerNoteOf(*cuda, net, "winograd"));
-        CHECK(layerNoteOf(*cuda, net, "winograd").find("Winograd F(2x2,3x3)") == 0);
-        checkAgainstCpu(*cuda, net, seed + attempt, "winograd case " + std::to_string(attempt));
-        ++done;
+    for (const std::string tile : { "4", "2" }) {
+        const std::map<std::string, std::string> extra { { "winograd_tile", tile } };
+        const std::string f = "Winograd F(" + tile + "x" + tile + ",3x3)";
+        Rng r(seed + std::stoul(tile));
+        int done = 0;
+        // Odd and even sizes (partial edge tiles), asymmetric and "same" padding, batch > 1, channel counts off the
+        // GEMM tiles and the float4 weight path; large enough that the tiny-layer kernel does not take them.
+        for (int attempt = 0; attempt < 200 && done < 20; ++attempt) {
+            Conv2d c;
+            c.out_channels = r(1, 80);
+            c.padding = r(0, 4) == 0 ? Padding2d { Padding2d::Mode::Same } : randomPadding(r, 2, 2);
+            c.bias = r(0, 3) != 0;
+            Network net = oneLayer(Shape::nchw(r(1, 3), r(1, 70), r(3, 40), r(3, 40)), c);
+            const ShapeReport shapes = inferShapes(net);
+            if (!shapes.ok() || shapes.layers[0].out.numel() <= 16384)
+                continue;
+            const std::string note = layerNoteOf(*cuda, net, "winograd", extra);
+            INFO(note);
+            CHECK(note.find(f) == 0);
+            checkAgainstCpu(*cuda, net, seed + attempt, f + " case " + std::to_string(attempt), extra);
+            ++done;
+        }
+        CHECK(done >= 12);
+        // U-Net depth: a long reduction (C = 512) through the batched GEMMs, where accumulation error is largest.
+        Conv2d deep { 96, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) };
+        checkAgainstCpu(*cuda, oneLayer(Shape::nchw(2, 512, 19, 22), deep), seed + 1000, f + " 512->96", extra);
     }
-    CHECK(done >= 15);
-    // U-Net-like depth: a long reduction (C = 256) through the 16 batched GEMMs.
-    Conv2d deep { 192, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) };
-    checkAgainstCpu(*cuda, oneLayer(Shape::nchw(2, 256, 19, 22), deep), seed + 1000, "winograd 256->192");
+    // The default is F(4x4,3x3); an unknown tile is refused with the ones there are.
+    const Network plain = oneLayer(Shape::nchw(1, 8, 64, 64), Conv2d { 8, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) });
+    CHECK(layerNoteOf(*cuda, plain, "winograd").find("Winograd F(4x4,3x3)") == 0);
+    SessionOptions bad;
+    bad.extra["winograd_tile"] = "6";
+    CHECK_THROWS_WITH(cuda->createSession("winograd", bad), Catch::Contains("2 (F(2x2,3x3)) or 4"));
     // Layers Winograd cannot take run the implicit GEMM, and the note says why.
     Conv2d strided { 24, { 3, 3 }, { 2, 2 }, Padding2d::symmetric(1, 1) };
     const Network s2 = oneLayer(Shape::nchw(2, 16, 40, 41), strided);
@@ -471,12 +489,15 @@ Tensor cheapTensor(const Shape& shape, uint32_t seed)
     return t;
 }
 
-double medianLayerMs(Backend& cuda, Network net, const std::string& algorithm, const Tensor& input, int repeat)
+double medianLayerMs(Backend& cuda, Network net, const std::string& algorithm, const Tensor& input, int repeat,
+    const std::map<std::string, std::string>& extra = {})
 {
     const ShapeReport shapes = inferShapes(net);
     REQUIRE(shapes.ok());
     randomParameters(net, shapes, 1);
-    auto session = cuda.createSession(algorithm, {});
+    SessionOptions options;
+    options.extra = extra;
+    auto session = cuda.createSession(algorithm, options);
     session->prepare(net, shapes);
     std::vector<double> ms;
     for (int i = 0; i < repeat; ++i)
@@ -524,6 +545,11 @@ TEST_CASE("cuda kernel benchmark: bandwidth of memory-bound layers, TFLOP/s of c
             const double ms = medianLayerMs(*cuda, net, algorithm, xin, 3);
             std::printf("BENCH|conv3x3 %lld->%lld @%lld b4|cuda.%s|%.3f ms|%.1f TFLOP/s\n", (long long)c.cin,
                 (long long)c.cout, (long long)c.size, algorithm.c_str(), ms, flops / ms / 1e9);
+            if (algorithm == "winograd") {
+                const double ms2 = medianLayerMs(*cuda, net, algorithm, xin, 3, { { "winograd_tile", "2" } });
+                std::printf("BENCH|conv3x3 %lld->%lld @%lld b4|cuda.winograd F(2x2)|%.3f ms|%.1f TFLOP/s\n",
+                    (long long)c.cin, (long long)c.cout, (long long)c.size, ms2, flops / ms2 / 1e9);
+            }
         }
     }
     // conv_transpose2d: the gather kernel (cuda.direct) against the phase kernel (cuda.implicit_gemm), U-Net
