@@ -34,6 +34,13 @@ struct ConvGeometry {
 bool conv2dSmallApplies(const ConvGeometry& g);
 void conv2dSmall(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st);
 
+// Few input channels (C ≤ 4, C·R·S ≤ 64, one group, Q % 4 == 0): a stem's kernel (conv2d_small_channels.cu),
+// taken by cuda.implicit_gemm and cuda.winograd.
+bool conv2dSmallChannelsApplies(const ConvGeometry& g);
+std::string conv2dSmallChannelsNote(const ConvGeometry& g);
+void conv2dSmallChannels(
+    const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st);
+
 void conv2dDirect(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st);
 
 // Shared memory the tiled kernel needs with `channelsPerStage` input channels staged at once.

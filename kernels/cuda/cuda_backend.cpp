@@ -82,14 +82,17 @@ namespace {
         return ActivationKind::ReLU;
     }
 
-    // How a conv2d layer runs under an algorithm: the tiny-layer kernel wins over every algorithm, and
-    // cuda.winograd runs the implicit GEMM on the layers Winograd cannot take.
-    enum class ConvPath { Small, Direct, Tiled, ImplicitGemm, Winograd };
+    // How a conv2d layer runs under an algorithm: the tiny-layer kernel wins over every algorithm; the fast
+    // algorithms (implicit_gemm, winograd) run a stem with few input channels on its own kernel, and
+    // cuda.winograd runs the implicit GEMM on the other layers Winograd cannot take.
+    enum class ConvPath { Small, SmallChannels, Direct, Tiled, ImplicitGemm, Winograd };
 
     ConvPath convPath(const std::string& algorithm, const ConvGeometry& g, int winogradTile)
     {
         if (conv2dSmallApplies(g))
             return ConvPath::Small;
+        if ((algorithm == kImplicitGemm || algorithm == kWinograd) && conv2dSmallChannelsApplies(g))
+            return ConvPath::SmallChannels;
         if (algorithm == kWinograd)
             return conv2dWinogradRefusal(g, winogradTile).empty() ? ConvPath::Winograd : ConvPath::ImplicitGemm;
         if (algorithm == kImplicitGemm)
@@ -153,6 +156,9 @@ namespace {
                                 "tiny layer: split reduction, a warp (8 lanes below 64 taps) per output (every cuda "
                                 "algorithm)");
                             break;
+                        case ConvPath::SmallChannels:
+                            setLayerNote(i, conv2dSmallChannelsNote(g));
+                            break;
                         case ConvPath::ImplicitGemm:
                             conv2dImplicitGemmBuildTable(g, scratch(i), stream);
                             setLayerNote(i,
@@ -201,6 +207,9 @@ namespace {
                         switch (convPath(algorithm(), g, m_winogradTile)) {
                         case ConvPath::Small:
                             conv2dSmall(g, x, weight(i), bias(i), y, st);
+                            break;
+                        case ConvPath::SmallChannels:
+                            conv2dSmallChannels(g, x, weight(i), bias(i), y, st);
                             break;
                         case ConvPath::ImplicitGemm:
                             conv2dImplicitGemm(g, x, weight(i), bias(i), y, scratch(i), sms, st);

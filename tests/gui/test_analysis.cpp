@@ -395,6 +395,8 @@ TEST_CASE("sweep presets replay the unet-encoder suite, the crossover and the ke
     CHECK(n.input.batch == 4);
     CHECK(std::get<Conv2d>(n.layers[0].spec).out_channels == 1024);
     CHECK(sweepPreset("unet-channels", "0-2").points.size() == 3);
+    CHECK(std::find(unet.selections.begin(), unet.selections.end(), Selection { "cuda", "winograd" })
+        != unet.selections.end());
 
     const SweepSpec k = sweepPreset("kernel-size");
     const Network k7 = applySweepPoint(*k.network, 0, k.points[3]);

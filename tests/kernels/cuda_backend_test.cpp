@@ -190,7 +190,7 @@ TEST_CASE("cuda conv2d: Winograd F(4x4,3x3) and F(2x2,3x3) on 3x3 stride-1 layer
             c.out_channels = r(1, 80);
             c.padding = r(0, 4) == 0 ? Padding2d { Padding2d::Mode::Same } : randomPadding(r, 2, 2);
             c.bias = r(0, 3) != 0;
-            Network net = oneLayer(Shape::nchw(r(1, 3), r(1, 70), r(3, 40), r(3, 40)), c);
+            Network net = oneLayer(Shape::nchw(r(1, 3), r(5, 70), r(3, 40), r(3, 40)), c); // ≥ 5: not a stem
             const ShapeReport shapes = inferShapes(net);
             if (!shapes.ok() || shapes.layers[0].out.numel() <= 16384)
                 continue;
@@ -221,6 +221,46 @@ TEST_CASE("cuda conv2d: Winograd F(4x4,3x3) and F(2x2,3x3) on 3x3 stride-1 layer
     const Network g2 = oneLayer(Shape::nchw(2, 16, 40, 41), grouped);
     CHECK(layerNoteOf(*cuda, g2, "winograd").find("one group") != std::string::npos);
     checkAgainstCpu(*cuda, g2, seed + 1002, "winograd fallback, groups 2");
+}
+
+TEST_CASE("cuda conv2d: stems with few input channels take their own kernel", "[gpu][cuda][conv2d][stem]")
+{
+    auto cuda = cudaOrSkip();
+    if (!cuda)
+        return;
+    const uint64_t seed = freshSeed();
+    Rng r(seed);
+    int done = 0;
+    // 1-4 input channels, up to 64 taps, stride and dilation up to 2, random padding, more than one block of 64
+    // output channels, partial blocks; output widths a multiple of 4 (the kernel's float4 stores).
+    for (int attempt = 0; attempt < 400 && done < 25; ++attempt) {
+        Conv2d c;
+        const int64_t cin = r(1, 4);
+        c.out_channels = r(1, 140);
+        c.kernel_size = { r(1, 7), r(1, 7) };
+        c.stride = { r(1, 2), r(1, 2) };
+        c.dilation = { r(1, 2), r(1, 2) };
+        c.padding = randomPadding(r, 3, 3);
+        c.bias = r(0, 3) != 0;
+        if (cin * c.kernel_size[0] * c.kernel_size[1] > 64)
+            continue;
+        Network net = oneLayer(Shape::nchw(r(1, 3), cin, r(8, 70), r(8, 70)), c);
+        const ShapeReport shapes = inferShapes(net);
+        if (!shapes.ok() || shapes.layers[0].out.w % 4 != 0 || shapes.layers[0].out.numel() <= 16384)
+            continue;
+        for (const char* algorithm : { "implicit_gemm", "winograd" }) {
+            const std::string note = layerNoteOf(*cuda, net, algorithm);
+            INFO(note);
+            CHECK(note.find(std::to_string(cin) + " input channels") == 0);
+        }
+        checkAgainstCpu(*cuda, net, seed + attempt, "stem case " + std::to_string(attempt));
+        ++done;
+    }
+    CHECK(done >= 15);
+    // The U-Net stem itself at a smaller size; and a width that is not a multiple of 4 keeps the implicit GEMM.
+    Conv2d stem { 64, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) };
+    checkAgainstCpu(*cuda, oneLayer(Shape::nchw(2, 3, 64, 96), stem), seed + 1000, "stem 3->64");
+    CHECK(layerNoteOf(*cuda, oneLayer(Shape::nchw(2, 3, 64, 98), stem), "implicit_gemm").find("implicit GEMM") == 0);
 }
 
 TEST_CASE("cuda conv_transpose2d: random sweep vs cpu.direct", "[gpu][cuda][conv_transpose2d]")

@@ -60,11 +60,13 @@ TEST_CASE("cuda +fused: batch norm folded, activation in the epilogue, every alg
     checkFused("cuda", { "direct", "tiled", "implicit_gemm", "winograd" });
 }
 
-TEST_CASE("cuda +fused past the tiny-layer kernel: the implicit GEMM and Winograd epilogues", "[gpu][cuda][fusion]")
+TEST_CASE("cuda +fused past the tiny-layer kernel: the implicit GEMM, Winograd and stem epilogues", "[gpu][cuda][fusion]")
 {
-    // 5·61·70 outputs per image: more than the tiny-layer kernel takes, so c1 runs Winograd's output transform
-    // (3×3, stride 1) and the implicit GEMM's epilogue with the activation folded in.
+    // 5·61·71 outputs per image: more than the tiny-layer kernel takes, so c1 (3×3, stride 1) runs Winograd's
+    // output transform and the implicit GEMM's epilogue with the activation folded in.
     checkFused("cuda", { "implicit_gemm", "winograd" }, 61, 70);
+    // 68 output columns (a multiple of 4): c1's 3 input channels take the few-channel stem kernel.
+    checkFused("cuda", { "implicit_gemm", "winograd" }, 61, 67);
 }
 
 TEST_CASE("cudnn +fused: folded batch norm, fused bias and activation vs cpu.direct", "[gpu][cudnn][fusion]")
