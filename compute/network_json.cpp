@@ -635,8 +635,9 @@ Network parseNetwork(const std::string& json, const std::string& what, const std
     Json root;
     try {
         root = Json::parse(json, DuplicateKeyGuard { {}, what });
-    } catch (const Json::parse_error& e) {
-        // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep its line and column.
+    } catch (const Json::exception& e) {
+        // parse_error for bad syntax, out_of_range for a number beyond double (found by the fuzzer:
+        // "4444444E44444444444482"). Drop nlohmann's "[json.exception.parse_error.101] " tag; keep its line and column.
         std::string message = e.what();
         if (const size_t close = message.find("] ");
             message.rfind("[json.exception", 0) == 0 && close != std::string::npos)

@@ -23,7 +23,9 @@ namespace {
     constexpr int kThreads = 256;
     constexpr int kPixelsPerThread = 4;
 
-    template <int KC>
+    // FixedS > 0 makes the kernel width a constant, so the tap loop unrolls and a row's loads are all in flight
+    // before its FMAs (3×3 stems); 0 reads it from the geometry.
+    template <int KC, int FixedS>
     __global__ void __launch_bounds__(kThreads) conv2dSmallChannelsKernel(ConvGeometry g, const float* __restrict__ x,
         const float* __restrict__ w, const float* __restrict__ bias, float* __restrict__ y)
     {
@@ -53,6 +55,7 @@ namespace {
         const int iwBase = q0 * g.strideW - g.padLeft;
         const float* xn = x + static_cast<long long>(n) * g.c * g.h * g.w;
 
+        const int kw = FixedS > 0 ? FixedS : g.s;
         float acc[kPixelsPerThread][KC] = {};
         for (int c = 0; c < g.c; ++c) {
             for (int r = 0; r < g.r; ++r) {
@@ -60,8 +63,9 @@ namespace {
                 if (static_cast<unsigned>(ih) >= static_cast<unsigned>(g.h))
                     continue; // a zero row of padding contributes nothing
                 const float* row = xn + (static_cast<long long>(c) * g.h + ih) * g.w;
-                const float* wt = &ws[(c * g.r + r) * g.s][cgrp * KC];
-                for (int s = 0; s < g.s; ++s, wt += kBlockChannels) {
+                const float* wt = &ws[(c * g.r + r) * kw][cgrp * KC];
+#pragma unroll
+                for (int s = 0; s < kw; ++s, wt += kBlockChannels) {
                     float v[kPixelsPerThread];
 #pragma unroll
                     for (int j = 0; j < kPixelsPerThread; ++j) {
@@ -118,7 +122,10 @@ void conv2dSmallChannels(
     const long long pixels = static_cast<long long>(g.n) * g.p * g.q;
     const dim3 grid(static_cast<unsigned>((pixels + pixelsPerBlock - 1) / pixelsPerBlock),
         static_cast<unsigned>((g.k + kBlockChannels - 1) / kBlockChannels));
-    conv2dSmallChannelsKernel<kc><<<grid, kThreads, 0, st>>>(g, x, w, bias, y);
+    if (g.s == 3)
+        conv2dSmallChannelsKernel<kc, 3><<<grid, kThreads, 0, st>>>(g, x, w, bias, y);
+    else
+        conv2dSmallChannelsKernel<kc, 0><<<grid, kThreads, 0, st>>>(g, x, w, bias, y);
     CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d small-channel kernel");
 }
 

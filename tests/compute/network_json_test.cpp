@@ -274,6 +274,9 @@ TEST_CASE("network json: file-level and input mistakes", "[network_json]")
         { R"({"format": "convscope-network", "input": {"channels": 1, "height": 2, "width": 2}, "layers": [)",
             { "test.json: malformed JSON: parse error at line 1, column" } },
         { "{\n  \"format\": \"convscope-network\",\n  \"layers\": [,]\n}", { "malformed JSON", "line 3" } },
+        // A number beyond double (found by the network fuzzer; nlohmann throws out_of_range, not parse_error).
+        { R"({"format": "convscope-network", "input": 4444444E44444444444482})",
+            { "test.json: malformed JSON: number overflow parsing '4444444E44444444444482'" } },
         { R"([1, 2])", { "test.json: a network file must be a JSON object" } },
         { R"({"input": {"channels": 1, "height": 2, "width": 2}, "layers": []})",
             { "test.json: \"format\" must be \"convscope-network\" (the key is missing)" } },
