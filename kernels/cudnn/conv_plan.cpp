@@ -1,5 +1,7 @@
 #include "kernels/cudnn/conv_plan.h"
 
+#include "kernels/cudnn/graph_conv.h"
+
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_buffer.h"
@@ -59,33 +61,57 @@ namespace {
     {
         cudaStream_t stream = nullptr;
         CONVSCOPE_CUDNN_CHECK(cudnnGetStream(h, &stream));
-        gpu::CudaEvent start, stop;
         const float one = 1.0f, zero = 0.0f;
         size_t best = 0;
         double bestMs = 0;
         for (size_t k = 0; k < cands.size(); ++k) {
             d.conv.setMath(cands[k].mathType);
-            auto run = [&] {
-                CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h, &one, d.x.get(), x, d.w.get(), w, d.conv.get(),
-                    cands[k].algo, ws.get(), ws.bytes(), &zero, d.y.get(), y));
-            };
-            run(); // warm-up
-            std::vector<double> times;
-            for (int r = 0; r < kRetimeRuns; ++r) {
-                start.record(stream);
-                run();
-                stop.record(stream);
-                CONVSCOPE_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-                times.push_back(gpu::elapsedMs(start, stop));
-            }
-            std::sort(times.begin(), times.end());
-            const double median = times[times.size() / 2];
+            const double median = medianCallMs(
+                stream,
+                [&] {
+                    CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h, &one, d.x.get(), x, d.w.get(), w, d.conv.get(),
+                        cands[k].algo, ws.get(), ws.bytes(), &zero, d.y.get(), y));
+                },
+                kRetimeRuns);
             if (k == 0 || median < bestMs) {
                 best = k;
                 bestMs = median;
             }
         }
         return best;
+    }
+
+    // The legacy choice against the graph API's engine configurations, both timed by medianCallMs; the graph
+    // plan replaces the choice only when it is faster. Any failure keeps the legacy choice.
+    void raceGraphApi(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, const ConvOptions& o, const void* x,
+        const void* w, void* y, const gpu::DeviceBuffer& ws, AlgoChoice& c)
+    {
+        if (l.nhwc)
+            return;
+        try {
+            cudaStream_t stream = nullptr;
+            CONVSCOPE_CUDNN_CHECK(cudnnGetStream(h, &stream));
+            const float one = 1.0f, zero = 0.0f;
+            d.conv.setMath(c.math);
+            c.legacyMs = medianCallMs(
+                stream,
+                [&] {
+                    CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h, &one, d.x.get(), x, d.w.get(), w, d.conv.get(),
+                        c.algo, ws.get(), ws.bytes(), &zero, d.y.get(), y));
+                },
+                kRetimeRuns);
+            auto plan = GraphConvPlan::tune(h, l, o.math, x, w, y, ws.get(), ws.bytes(), &c.graphTried);
+            if (plan) {
+                c.graphMs = plan->medianMs();
+                if (plan->medianMs() < c.legacyMs) {
+                    c.workspace = plan->workspace();
+                    c.graph = std::move(plan);
+                }
+            }
+        } catch (const std::exception&) {
+            (void)cudaGetLastError();
+            c.graph.reset();
+        }
     }
 } // namespace
 
@@ -252,13 +278,13 @@ void describe(const ConvLayout& l, cudnnMathType_t math, ConvDescriptors& d)
 }
 
 namespace {
-    std::string fwdKey(const ConvLayout& l, const ConvOptions& o)
+    std::string fwdKey(const ConvLayout& l, const ConvOptions& o, cudnnHandle_t h)
     {
         std::ostringstream k;
         k << "fwd " << mathKey(o) << (l.nhwc ? " nhwc " : " nchw ") << l.n << "," << l.c << "," << l.ph << "," << l.pw
           << " k" << l.k << " " << l.kh << "x" << l.kw << " s" << l.sh << "," << l.sw << " d" << l.dh << "," << l.dw
           << " g" << l.groups << " p" << (l.padStep ? 0 : l.pad.top) << "," << (l.padStep ? 0 : l.pad.left) << " ws"
-          << o.workspaceLimit;
+          << o.workspaceLimit << " handle " << h; // a graph API plan is built for one handle
         return k.str();
     }
 } // namespace
@@ -266,7 +292,7 @@ namespace {
 AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, const ConvOptions& o, const void* x,
     const void* w, void* y)
 {
-    const std::string key = fwdKey(l, o);
+    const std::string key = fwdKey(l, o, h);
     {
         std::lock_guard lock(g_cacheMutex);
         if (auto it = g_fwdCache.find(key); it != g_fwdCache.end()) {
@@ -307,7 +333,11 @@ AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, 
             }
         }
         const auto& p = candidates[best];
-        AlgoChoice c { p.algo, p.mathType, p.memory, p.time, false };
+        AlgoChoice c;
+        c.algo = p.algo;
+        c.math = p.mathType;
+        c.workspace = p.memory;
+        c.findMs = p.time;
         for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
             size_t bytes = 0;
             const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(a);
@@ -317,6 +347,8 @@ AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, 
                 && bytes > ws.bytes())
                 c.overLimit += (c.overLimit.empty() ? "" : ", ") + algorithmName(algo) + " needs " + gpu::mib(bytes);
         }
+        d.conv.setMath(c.math);
+        raceGraphApi(h, l, d, o, x, w, y, ws, c);
         d.conv.setMath(c.math);
         std::lock_guard lock(g_cacheMutex);
         g_fwdCache[key] = c;

@@ -23,6 +23,7 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@
 namespace convscope::cudnn {
 
 inline constexpr size_t kDefaultWorkspaceLimit = size_t(1) << 30;
+
+class GraphConvPlan; // graph_conv.h
 
 // The selectable algorithms, "auto" first.
 struct AlgoName {
@@ -88,6 +91,11 @@ struct AlgoChoice {
     // Algorithms `auto` left out only because their workspace exceeds the limit, with what they need: the layer
     // note shows it, since raising the limit (PyTorch has none) can change the choice.
     std::string overLimit;
+    // `auto` also times the graph API's engine configurations (graph_conv.h); when one beats the legacy choice
+    // it runs instead, and `workspace` is its workspace. Both medians are kept for the layer note.
+    std::shared_ptr<const GraphConvPlan> graph;
+    double legacyMs = -1, graphMs = -1;
+    int graphTried = 0;
 };
 
 // Untimed. `auto`: Find (cached per layer shape, math, layout and limit); buffers must be valid device

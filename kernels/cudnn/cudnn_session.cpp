@@ -23,6 +23,7 @@
 #include "kernels/common/device_info.h"
 #include "kernels/common/gpu_session.h"
 #include "kernels/cudnn/conv_plan.h"
+#include "kernels/cudnn/graph_conv.h"
 #include "kernels/cudnn/cudnn_support.h"
 #include "kernels/cudnn/layout_kernels.cuh"
 
@@ -346,8 +347,10 @@ namespace {
             // A fused ReLU (compute/fusion.h) rides in the same call with any algorithm; the other fused activations
             // run as cudnnActivationForward in place on the output, still inside the layer.
             const FusedActivation::Kind fusedAct = spec.fused_activation.kind;
-            const bool reluInCall = fusedAct == FusedActivation::Kind::ReLU && bias(i) && m_fuseBias;
-            p.fusedBias = bias(i) && m_fuseBias
+            // A graph API plan (cudnn.auto's race, graph_conv.h) runs the convolution alone: bias and activation follow.
+            const bool legacyCall = !p.choice.graph;
+            const bool reluInCall = legacyCall && fusedAct == FusedActivation::Kind::ReLU && bias(i) && m_fuseBias;
+            p.fusedBias = legacyCall && bias(i) && m_fuseBias
                 && (reluInCall || p.choice.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
             if (p.fusedBias) {
                 p.act = std::make_unique<ActivationDesc>();
@@ -359,8 +362,13 @@ namespace {
             }
 
             std::string note = m_pinned ? "cuDNN " + algorithmName(p.choice.algo)
-                                        : "cudnn.auto → " + algorithmName(p.choice.algo)
+                                        : "cudnn.auto → "
+                    + (p.choice.graph ? p.choice.graph->name() + ", ahead of legacy " + algorithmName(p.choice.algo)
+                                      : algorithmName(p.choice.algo))
                     + (p.choice.cached ? " (cached choice)" : " (Find: " + ms(p.choice.findMs) + ")");
+            if (!m_pinned && p.choice.graphTried > 0)
+                note += ", " + std::to_string(p.choice.graphTried) + " graph API configurations raced: best "
+                    + ms(p.choice.graphMs) + " against legacy " + ms(p.choice.legacyMs);
             note += ", math " + mathTypeName(p.choice.math) + ", workspace " + gpu::mib(p.choice.workspace);
             if (!p.choice.overLimit.empty())
                 note += "; over the workspace limit of " + gpu::mib(m_conv.workspaceLimit) + ": " + p.choice.overLimit
@@ -401,7 +409,12 @@ namespace {
             if (l.nhwc)
                 p.marks[1].record(st);
             float* y = l.nhwc ? p.nhwcOut : output(i);
-            if (p.fusedBias) {
+            if (p.choice.graph) {
+                p.choice.graph->execute(h.cudnn, x, l.nhwc ? p.nhwcWeight : weight(i), y, m_workspace.get());
+                if (bias(i))
+                    CONVSCOPE_CUDNN_CHECK(
+                        cudnnAddTensor(h.cudnn, &kOne, p.convD->bias.get(), bias(i), &kOne, p.convD->y.get(), y));
+            } else if (p.fusedBias) {
                 // y = identity(conv(x) + 0·y + bias) in one call; cuDNN allows the identity activation only with
                 // implicit_precomp_gemm, so that is the only algorithm fused.
                 CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(h.cudnn, &kOne, p.convD->x.get(), x,
