@@ -81,10 +81,12 @@ namespace {
         return best;
     }
 
-    // The legacy choice against the graph API's engine configurations, both timed by medianCallMs; the graph
-    // plan replaces the choice only when it is faster. Any failure keeps the legacy choice.
+    // The legacy choice against the graph API's engine configurations, both timed by medianCallMs with the
+    // passes each would add for the epilogue (one bias pass costs about what cudnnAddTensor takes, a separate ReLU
+    // about the same); the graph plan replaces the choice only when it is faster in total. Any failure keeps the
+    // legacy choice.
     void raceGraphApi(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, const ConvOptions& o, const void* x,
-        const void* w, void* y, const gpu::DeviceBuffer& ws, AlgoChoice& c)
+        const void* w, void* y, const gpu::DeviceBuffer& ws, const ConvEpilogue& e, AlgoChoice& c)
     {
         if (l.nhwc)
             return;
@@ -103,7 +105,22 @@ namespace {
             auto plan = GraphConvPlan::tune(h, l, o.math, x, w, y, ws.get(), ws.bytes(), &c.graphTried);
             if (plan) {
                 c.graphMs = plan->medianMs();
-                if (plan->medianMs() < c.legacyMs) {
+                double legacyTotal = c.legacyMs, graphTotal = c.graphMs;
+                if (e.bias) {
+                    const double pass = medianCallMs(
+                        stream,
+                        [&] {
+                            CONVSCOPE_CUDNN_CHECK(
+                                cudnnAddTensor(h, &one, d.bias.get(), e.bias, &one, d.y.get(), y));
+                        },
+                        kRetimeRuns);
+                    const bool legacyFuses = e.fuseBias
+                        && (e.relu || c.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+                    legacyTotal += legacyFuses ? 0.0 : pass;
+                    graphTotal += pass * (legacyFuses && e.relu ? 2 : 1);
+                    c.epilogueMs = pass;
+                }
+                if (graphTotal < legacyTotal) {
                     c.workspace = plan->workspace();
                     c.graph = std::move(plan);
                 }
@@ -290,9 +307,10 @@ namespace {
 } // namespace
 
 AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, const ConvOptions& o, const void* x,
-    const void* w, void* y)
+    const void* w, void* y, const ConvEpilogue& epilogue)
 {
-    const std::string key = fwdKey(l, o, h);
+    const std::string key = fwdKey(l, o, h) + " bias " + (epilogue.bias ? "1" : "0") + (epilogue.fuseBias ? "1" : "0")
+        + (epilogue.relu ? "1" : "0");
     {
         std::lock_guard lock(g_cacheMutex);
         if (auto it = g_fwdCache.find(key); it != g_fwdCache.end()) {
@@ -348,7 +366,7 @@ AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, 
                 c.overLimit += (c.overLimit.empty() ? "" : ", ") + algorithmName(algo) + " needs " + gpu::mib(bytes);
         }
         d.conv.setMath(c.math);
-        raceGraphApi(h, l, d, o, x, w, y, ws, c);
+        raceGraphApi(h, l, d, o, x, w, y, ws, epilogue, c);
         d.conv.setMath(c.math);
         std::lock_guard lock(g_cacheMutex);
         g_fwdCache[key] = c;

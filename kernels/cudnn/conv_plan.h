@@ -94,14 +94,23 @@ struct AlgoChoice {
     // `auto` also times the graph API's engine configurations (graph_conv.h); when one beats the legacy choice
     // it runs instead, and `workspace` is its workspace. Both medians are kept for the layer note.
     std::shared_ptr<const GraphConvPlan> graph;
-    double legacyMs = -1, graphMs = -1;
+    double legacyMs = -1, graphMs = -1, epilogueMs = -1; // epilogueMs: one bias pass, when the layer has a bias
     int graphTried = 0;
 };
 
-// Untimed. `auto`: Find (cached per layer shape, math, layout and limit); buffers must be valid device
-// memory of the layout's sizes (their contents are overwritten / ignored). Throws Error when nothing runs.
+// What follows the convolution inside the layer. The legacy path fuses a bias (with implicit_precomp_gemm, or
+// with any algorithm when a ReLU rides along) into cudnnConvolutionBiasActivationForward; a graph API plan pays
+// for the bias and the ReLU as separate passes over the output, so the race counts them.
+struct ConvEpilogue {
+    const void* bias = nullptr; // device bias, or null
+    bool fuseBias = true; // the session's fuse_bias option
+    bool relu = false; // a fused ReLU follows
+};
+
+// Untimed. `auto`: Find (cached per layer shape, math, layout, limit and epilogue); buffers must be valid
+// device memory of the layout's sizes (their contents are overwritten / ignored). Throws Error when nothing runs.
 AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& layout, ConvDescriptors& d, const ConvOptions& o,
-    const void* x, const void* w, void* y);
+    const void* x, const void* w, void* y, const ConvEpilogue& epilogue);
 // A pinned algorithm: its workspace size, or UnsupportedError with cuDNN's reason (also when the workspace
 // exceeds the limit). `selection` names the layer in the message.
 AlgoChoice choosePinned(cudnnHandle_t h, const ConvLayout& layout, ConvDescriptors& d, const ConvOptions& o,

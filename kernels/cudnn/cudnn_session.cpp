@@ -339,7 +339,8 @@ namespace {
                 p.choice = choosePinned(h.cudnn, l, *p.convD, m_conv, *m_pinned,
                     selection() + ": layer " + std::to_string(i) + " (" + layer(i).name + ")");
             else
-                p.choice = chooseAuto(h.cudnn, l, *p.convD, m_conv, xs, ws, ys);
+                p.choice = chooseAuto(h.cudnn, l, *p.convD, m_conv, xs, ws, ys,
+                    ConvEpilogue { bias(i), m_fuseBias, spec.fused_activation.kind == FusedActivation::Kind::ReLU });
             reserveWorkspace(p.choice.workspace);
             // The bias inside the convolution call (cudnnConvolutionBiasActivationForward) instead of a separate
             // cudnnAddTensor pass over the output: on the H200 the fused epilogue took 64→64 @512² from 2.11 to
@@ -368,7 +369,8 @@ namespace {
                     + (p.choice.cached ? " (cached choice)" : " (Find: " + ms(p.choice.findMs) + ")");
             if (!m_pinned && p.choice.graphTried > 0)
                 note += ", " + std::to_string(p.choice.graphTried) + " graph API configurations raced: best "
-                    + ms(p.choice.graphMs) + " against legacy " + ms(p.choice.legacyMs);
+                    + ms(p.choice.graphMs) + " against legacy " + ms(p.choice.legacyMs)
+                    + (p.choice.epilogueMs >= 0 ? " (plus " + ms(p.choice.epilogueMs) + " per bias pass it cannot fuse)" : "");
             note += ", math " + mathTypeName(p.choice.math) + ", workspace " + gpu::mib(p.choice.workspace);
             if (!p.choice.overLimit.empty())
                 note += "; over the workspace limit of " + gpu::mib(m_conv.workspaceLimit) + ": " + p.choice.overLimit
