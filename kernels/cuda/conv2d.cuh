@@ -26,7 +26,13 @@ struct ConvGeometry {
     // conv2d only: an activation fused into the epilogue (compute/fusion.h), an ActivationKind value; −1 for none.
     int act = -1;
     float actParam = 0.0f;
+    // Implicit GEMM tile override (--option igemm_tile=128x128|64x128|64x64|32x64): 0 lets the launcher choose by
+    // the layer's size; 1-4 force those tiles, for measuring what a tile shape buys.
+    int igemmTile = 0;
 };
+
+// "128x128" → 1 … "32x64" → 4; throws InputError naming the choices for anything else.
+int parseImplicitGemmTile(const std::string& text);
 
 // Tiny problems (LeNet at batch 1: ≤ 16384 outputs, a reduction C/g·R·S of ≥ 16 taps, ≤ 4M multiply-adds):
 // a warp (8 lanes below 64 taps) per output with the reduction split across its lanes (conv2d.cu says why). Every cuda algorithm

@@ -24,11 +24,13 @@
 //     the FMAs of step k and land in the other buffer after them, so memory latency hides behind arithmetic and
 //     one __syncthreads per step suffices.
 // Variants: 128×128 tiles (8×8 per thread, 256 threads) for wide layers; 64×128 (128 threads) when a group has
-// ≤ 64 output channels, so half a tile is not wasted on channels that do not exist; 32×64 (4×4 per thread)
-// for narrow or small layers (LeNet, depthwise) where bigger tiles would leave most multiprocessors idle.
+// ≤ 64 output channels, so half a tile is not wasted on channels that do not exist; 64×64 (64 threads) when
+// 64×128 tiles would leave multiprocessors idle; 32×64 (4×4 per thread) for narrow or small layers (LeNet,
+// depthwise) where bigger tiles would leave most multiprocessors idle.
 // Everything is FP32 FFMA (no tensor cores): TF32 is not used, so results match cpu.direct to ~1e-7.
 #include "kernels/cuda/conv2d.cuh"
 
+#include "compute/error.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/cuda/activation_op.cuh"
 
@@ -258,7 +260,8 @@ namespace {
         }
     }
 
-    enum class Variant { Big, Mid, Small };
+    // The order matches ConvGeometry::igemmTile (1-4).
+    enum class Variant { Big = 1, Mid, Mid64, Small };
 
     long long blocksFor(const ConvGeometry& g, int bm, int bn)
     {
@@ -269,11 +272,15 @@ namespace {
 
     Variant pick(const ConvGeometry& g, int smCount)
     {
+        if (g.igemmTile >= 1 && g.igemmTile <= 4)
+            return static_cast<Variant>(g.igemmTile);
         const int kg = g.k / g.groups;
         if (kg > 64 && blocksFor(g, 128, 128) >= smCount)
             return Variant::Big;
         if (kg > 32 && blocksFor(g, 64, 128) >= smCount)
             return Variant::Mid;
+        if (kg > 32 && blocksFor(g, 64, 64) >= smCount)
+            return Variant::Mid64;
         return Variant::Small;
     }
 
@@ -292,6 +299,15 @@ namespace {
             conv2dIgemmKernel<BM, BN, BK, TM, TN, false><<<grid, threads, 0, st>>>(g, x, w, bias, y, table);
     }
 } // namespace
+
+int parseImplicitGemmTile(const std::string& text)
+{
+    const char* names[] = { "128x128", "64x128", "64x64", "32x64" };
+    for (int i = 0; i < 4; ++i)
+        if (text == names[i])
+            return i + 1;
+    throw InputError("igemm_tile=" + text + ": the implicit GEMM tiles are 128x128, 64x128, 64x64 and 32x64");
+}
 
 size_t conv2dImplicitGemmTableBytes(const ConvGeometry& g)
 {
@@ -316,6 +332,9 @@ std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount)
     case Variant::Mid:
         v = "64x128 tiles, 8x8 per thread";
         break;
+    case Variant::Mid64:
+        v = "64x64 tiles, 8x8 per thread";
+        break;
     case Variant::Small:
         v = "32x64 tiles, 4x4 per thread";
         break;
@@ -333,6 +352,9 @@ void conv2dImplicitGemm(const ConvGeometry& g, const float* x, const float* w, c
         break;
     case Variant::Mid:
         launch<64, 128, 8, 8, 8>(g, x, w, bias, y, t, st);
+        break;
+    case Variant::Mid64:
+        launch<64, 64, 8, 8, 8>(g, x, w, bias, y, t, st);
         break;
     case Variant::Small:
         launch<32, 64, 8, 4, 4>(g, x, w, bias, y, t, st);

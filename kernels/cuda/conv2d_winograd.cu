@@ -147,7 +147,9 @@ namespace {
     ConvGeometry gemmGeometry(const ConvGeometry& g, const WinogradLayout& l)
     {
         const int t = static_cast<int>(l.tiles);
-        return { 1, l.n2 * g.c, 1, t, l.n2 * g.k, 1, t, 1, 1, 1, 1, 0, 0, 1, 1, l.n2 };
+        ConvGeometry gemm { 1, l.n2 * g.c, 1, t, l.n2 * g.k, 1, t, 1, 1, 1, 1, 0, 0, 1, 1, l.n2 };
+        gemm.igemmTile = g.igemmTile; // a tile override reaches the batched GEMMs too
+        return gemm;
     }
 
     template <int M>

@@ -111,11 +111,18 @@ namespace {
         throw InputError("winograd_tile=" + it->second + ": the Winograd output tile is 2 (F(2x2,3x3)) or 4 (F(4x4,3x3))");
     }
 
+    int igemmTileOf(const SessionOptions& options)
+    {
+        const auto it = options.extra.find("igemm_tile");
+        return it == options.extra.end() ? 0 : parseImplicitGemmTile(it->second);
+    }
+
     class CudaSession final : public gpu::GpuSessionBase {
     public:
         CudaSession(const std::string& algorithm, const SessionOptions& options, std::shared_ptr<gpu::ArenaPool> pool)
             : GpuSessionBase("cuda", algorithm, options, std::move(pool))
             , m_winogradTile(winogradTileOf(options))
+            , m_igemmTile(igemmTileOf(options))
         {
         }
 
@@ -126,7 +133,7 @@ namespace {
         size_t layerScratchBytes(size_t i) const override
         {
             if (const auto* c = std::get_if<Conv2d>(&spec(i))) {
-                const ConvGeometry g = geometryOf(*c, shape(i));
+                const ConvGeometry g = convGeometryOf(*c, shape(i));
                 switch (convPath(algorithm(), g, m_winogradTile)) {
                 case ConvPath::ImplicitGemm:
                     return conv2dImplicitGemmTableBytes(g);
@@ -148,7 +155,7 @@ namespace {
                 [&](const auto& l) {
                     using T = std::decay_t<decltype(l)>;
                     if constexpr (std::is_same_v<T, Conv2d>) {
-                        const ConvGeometry g = geometryOf(l, shape(i));
+                        const ConvGeometry g = convGeometryOf(l, shape(i));
                         switch (convPath(algorithm(), g, m_winogradTile)) {
                         case ConvPath::Small:
                             // runLayer sends every algorithm to the latency-bound kernel (conv2d.cu says why).
@@ -202,7 +209,7 @@ namespace {
                 [&](const auto& l) {
                     using T = std::decay_t<decltype(l)>;
                     if constexpr (std::is_same_v<T, Conv2d>) {
-                        const ConvGeometry g = geometryOf(l, s);
+                        const ConvGeometry g = convGeometryOf(l, s);
                         const int sms = deviceProperties().multiProcessorCount;
                         switch (convPath(algorithm(), g, m_winogradTile)) {
                         case ConvPath::Small:
@@ -269,7 +276,16 @@ namespace {
         }
 
     private:
+        // A conv2d layer's geometry with the session's implicit GEMM tile override.
+        ConvGeometry convGeometryOf(const Conv2d& c, const LayerShape& s) const
+        {
+            ConvGeometry g = geometryOf(c, s);
+            g.igemmTile = m_igemmTile;
+            return g;
+        }
+
         int m_winogradTile;
+        int m_igemmTile;
     };
 
     class CudaBackend final : public Backend {

@@ -169,6 +169,22 @@ TEST_CASE("cuda conv2d: wide layers take the big implicit GEMM tiles", "[gpu][cu
         checkAgainstCpu(*cuda, oneLayer(Shape::nchw(k.n, k.c, k.h, k.w), c), seed + i, "wide conv case " + std::to_string(i));
         ++i;
     }
+    // Every tile shape forced (--option igemm_tile), on a 1×1 layer and on a strided, grouped 3×3 one; the batched
+    // GEMMs of cuda.winograd take the override too.
+    for (const char* tile : { "128x128", "64x128", "64x64", "32x64" }) {
+        const std::map<std::string, std::string> extra { { "igemm_tile", tile } };
+        Conv2d pointwise { 72, { 1, 1 } };
+        const Network p1 = oneLayer(Shape::nchw(2, 96, 29, 30), pointwise);
+        CHECK(layerNoteOf(*cuda, p1, "implicit_gemm", extra).find(std::string(tile) + " tiles") != std::string::npos);
+        checkAgainstCpu(*cuda, p1, seed + 100, std::string("1x1 with ") + tile + " tiles", extra);
+        Conv2d grouped { 48, { 3, 3 }, { 2, 1 }, Padding2d::symmetric(1, 1) };
+        grouped.groups = 2;
+        checkAgainstCpu(*cuda, oneLayer(Shape::nchw(2, 40, 33, 35), grouped), seed + 101,
+            std::string("grouped 3x3 with ") + tile + " tiles", extra);
+    }
+    SessionOptions bad;
+    bad.extra["igemm_tile"] = "16x16";
+    CHECK_THROWS_WITH(cuda->createSession("implicit_gemm", bad), Catch::Contains("128x128, 64x128, 64x64 and 32x64"));
 }
 
 TEST_CASE("cuda conv2d: Winograd F(4x4,3x3) and F(2x2,3x3) on 3x3 stride-1 layers, implicit GEMM elsewhere",
