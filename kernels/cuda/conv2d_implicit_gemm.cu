@@ -277,11 +277,14 @@ namespace {
         const int kg = g.k / g.groups;
         if (kg > 64 && blocksFor(g, 128, 128) >= smCount)
             return Variant::Big;
-        if (kg > 32 && blocksFor(g, 64, 128) >= smCount)
+        // A short reduction (≤ 256 taps) on a small problem (< 4 blocks of 64×128 per multiprocessor) gives each
+        // block few steps to hide its loads behind: the small tiles' many blocks hide them better (H200:
+        // 1×1 256→64 @56² 0.42× → 0.64× of cuDNN; Winograd's 64-deep GEMMs at 56² batch 8 0.91× → 1.20×), while a
+        // long one (3×3 64→64, 576 taps) keeps the 64×128 tiles (0.59× against 0.48×).
+        const bool shortAndSmall = (g.c / g.groups) * g.r * g.s <= 256 && blocksFor(g, 64, 128) < 4LL * smCount;
+        if (kg > 32 && blocksFor(g, 64, 128) >= smCount && !shortAndSmall)
             return Variant::Mid;
-        if (kg > 32 && blocksFor(g, 64, 64) >= smCount)
-            return Variant::Mid64;
-        return Variant::Small;
+        return Variant::Small; // 64×64 tiles (Mid64) measured no better than either: only by igemm_tile
     }
 
     template <int BM, int BN, int BK, int TM, int TN>
@@ -336,7 +339,7 @@ std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount)
         v = "64x64 tiles, 8x8 per thread";
         break;
     case Variant::Small:
-        v = "32x64 tiles, 4x4 per thread";
+        v = "32x64 tiles, 4x4 per thread, 16-deep steps";
         break;
     }
     return "implicit GEMM " + v + (vecA ? ", float4 weight loads" : ", scalar weight loads");
@@ -357,7 +360,7 @@ void conv2dImplicitGemm(const ConvGeometry& g, const float* x, const float* w, c
         launch<64, 64, 8, 8, 8>(g, x, w, bias, y, t, st);
         break;
     case Variant::Small:
-        launch<32, 64, 8, 4, 4>(g, x, w, bias, y, t, st);
+        launch<32, 64, 16, 4, 4>(g, x, w, bias, y, t, st);
         break;
     }
 }
