@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -56,8 +57,10 @@ namespace {
     constexpr int kRetimeRuns = 5;
 
     // Index of the candidate with the lowest median time over kRetimeRuns runs on the handle's stream.
+    // `extraMs(algo)`: what the layer adds to that algorithm's convolution (an unfused bias pass).
     size_t fastestByMedian(cudnnHandle_t h, ConvDescriptors& d, const std::vector<cudnnConvolutionFwdAlgoPerf_t>& cands,
-        const void* x, const void* w, void* y, const gpu::DeviceBuffer& ws)
+        const void* x, const void* w, void* y, const gpu::DeviceBuffer& ws,
+        const std::function<double(cudnnConvolutionFwdAlgo_t)>& extraMs)
     {
         cudaStream_t stream = nullptr;
         CONVSCOPE_CUDNN_CHECK(cudnnGetStream(h, &stream));
@@ -72,7 +75,7 @@ namespace {
                     CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h, &one, d.x.get(), x, d.w.get(), w, d.conv.get(),
                         cands[k].algo, ws.get(), ws.bytes(), &zero, d.y.get(), y));
                 },
-                kRetimeRuns);
+                kRetimeRuns) + extraMs(cands[k].algo);
             if (k == 0 || median < bestMs) {
                 best = k;
                 bestMs = median;
@@ -81,9 +84,21 @@ namespace {
         return best;
     }
 
-    // The legacy choice against the graph API's engine configurations, both timed by medianCallMs with the
-    // passes each would add for the epilogue (one bias pass costs about what cudnnAddTensor takes, a separate ReLU
-    // about the same); the graph plan replaces the choice only when it is faster in total. Any failure keeps the
+    // The passes over the output that follow the convolution when they are not fused into it: none without a
+    // bias; with one, the legacy cudnnConvolutionBiasActivationForward fuses it (and a ReLU) for
+    // implicit_precomp_gemm, or for any algorithm when a ReLU rides along; otherwise the bias and the ReLU are one
+    // pass each (`pass`: cudnnAddTensor's median on this layer).
+    double legacyEpilogueMs(const ConvEpilogue& e, cudnnConvolutionFwdAlgo_t algo, double pass)
+    {
+        if (!e.bias)
+            return 0.0;
+        const bool fused = e.fuseBias && (e.relu || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+        return fused ? 0.0 : pass * (e.relu ? 2 : 1);
+    }
+    double graphEpilogueMs(const ConvEpilogue& e, double pass) { return e.bias ? pass * (e.relu ? 2 : 1) : 0.0; }
+
+    // The legacy choice against the graph API's engine configurations, both timed by medianCallMs with their
+    // epilogue passes; the graph plan replaces the choice only when it is faster in total. Any failure keeps the
     // legacy choice.
     void raceGraphApi(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, const ConvOptions& o, const void* x,
         const void* w, void* y, const gpu::DeviceBuffer& ws, const ConvEpilogue& e, AlgoChoice& c)
@@ -105,22 +120,8 @@ namespace {
             auto plan = GraphConvPlan::tune(h, l, o.math, x, w, y, ws.get(), ws.bytes(), &c.graphTried);
             if (plan) {
                 c.graphMs = plan->medianMs();
-                double legacyTotal = c.legacyMs, graphTotal = c.graphMs;
-                if (e.bias) {
-                    const double pass = medianCallMs(
-                        stream,
-                        [&] {
-                            CONVSCOPE_CUDNN_CHECK(
-                                cudnnAddTensor(h, &one, d.bias.get(), e.bias, &one, d.y.get(), y));
-                        },
-                        kRetimeRuns);
-                    const bool legacyFuses = e.fuseBias
-                        && (e.relu || c.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
-                    legacyTotal += legacyFuses ? 0.0 : pass;
-                    graphTotal += pass * (legacyFuses && e.relu ? 2 : 1);
-                    c.epilogueMs = pass;
-                }
-                if (graphTotal < legacyTotal) {
+                const double pass = std::max(c.epilogueMs, 0.0);
+                if (c.graphMs + graphEpilogueMs(e, pass) < c.legacyMs + legacyEpilogueMs(e, c.algo, pass)) {
                     c.workspace = plan->workspace();
                     c.graph = std::move(plan);
                 }
@@ -129,6 +130,20 @@ namespace {
             (void)cudaGetLastError();
             c.graph.reset();
         }
+    }
+
+    // cudnnAddTensor's median on the layer's output: the cost of one unfused pass. -1 without a bias.
+    double biasPassMs(cudnnHandle_t h, ConvDescriptors& d, const ConvEpilogue& e, void* y)
+    {
+        if (!e.bias)
+            return -1;
+        cudaStream_t stream = nullptr;
+        CONVSCOPE_CUDNN_CHECK(cudnnGetStream(h, &stream));
+        const float one = 1.0f;
+        return medianCallMs(
+            stream,
+            [&] { CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(h, &one, d.bias.get(), e.bias, &one, d.y.get(), y)); },
+            kRetimeRuns);
     }
 } // namespace
 
@@ -321,6 +336,7 @@ AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, 
         }
     }
     gpu::DeviceBuffer ws = findWorkspace(o.workspaceLimit);
+    const double pass = biasPassMs(h, d, epilogue, y);
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT] = {};
     int returned = 0;
     CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h, d.x.get(), x, d.w.get(), w, d.conv.get(), d.y.get(),
@@ -344,7 +360,8 @@ AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, 
         size_t best = 0;
         if (candidates.size() > 1) {
             try {
-                best = fastestByMedian(h, d, candidates, x, w, y, ws);
+                best = fastestByMedian(h, d, candidates, x, w, y, ws,
+                    [&](cudnnConvolutionFwdAlgo_t a) { return legacyEpilogueMs(epilogue, a, std::max(pass, 0.0)); });
             } catch (const std::exception&) {
                 (void)cudaGetLastError();
                 best = 0;
@@ -356,6 +373,7 @@ AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, 
         c.math = p.mathType;
         c.workspace = p.memory;
         c.findMs = p.time;
+        c.epilogueMs = pass;
         for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
             size_t bytes = 0;
             const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(a);
