@@ -53,8 +53,10 @@ ExplorerPanel::ExplorerPanel(QWidget* parent)
     m_table->setWordWrap(false);
     connect(m_table, &QTableWidget::itemSelectionChanged, this, [this] {
         const int row = m_table->currentRow();
+        // Only a row that ran and names a pinnable algorithm (the graph API row has no selection of its own).
         const bool ok = row >= 0 && m_table->item(row, Status)
-            && m_table->item(row, Status)->text().startsWith(QLatin1String("ok"));
+            && m_table->item(row, Status)->text().startsWith(QLatin1String("ok"))
+            && m_table->item(row, Algorithm)->data(Qt::UserRole).toBool();
         m_pin->setEnabled(ok);
     });
     connect(m_pin, &QPushButton::clicked, this, [this] {
@@ -117,6 +119,7 @@ void ExplorerPanel::refresh()
         const QString status = a.value(QStringLiteral("status")).toString();
         const bool chosen = a.value(QStringLiteral("auto_choice")).toBool();
         set(Algorithm, a.value(QStringLiteral("algorithm")).toString());
+        m_table->item(row, Algorithm)->setData(Qt::UserRole, a.value(QStringLiteral("pinnable")).toBool(true));
         set(Status, chosen ? status + tr(" (auto's choice)") : status);
         auto ms = [&](const char* key) {
             const QJsonValue x = a.value(QLatin1String(key));
@@ -150,8 +153,8 @@ void ExplorerPanel::refresh()
                   doc.value(QStringLiteral("output")).toString(), doc.value(QStringLiteral("math")).toString(),
                   doc.value(QStringLiteral("cudnn")).toString());
     m_status->setText(title
-        + tr("\ncudnn.auto picks %1 (fastest of Find's candidates by our timing); select a row "
-             "and pin it to run it as cudnn.<algorithm> next time.")
+        + tr("\ncudnn.auto picks %1 (the fastest by our timing of Find's candidates and the graph API's best engine); "
+             "select a row and pin it to run it as cudnn.<algorithm> next time.")
               .arg(doc.value(QStringLiteral("auto_choice")).toString()));
     m_chart->setAlgorithms(title, algos);
 }

@@ -14,6 +14,7 @@
 #include "kernels/common/device_info.h"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/cudnn_support.h"
+#include "kernels/cudnn/graph_conv.h"
 
 #include <nlohmann/json.hpp>
 
@@ -209,6 +210,35 @@ std::string exploreConvolution(
             autoMs = e["time_ms"].get<double>();
             autoChoice = e["algorithm"].get<std::string>();
         }
+    }
+    // The graph API's fastest engine configuration, which cudnn.auto races against that legacy choice
+    // (graph_conv.h). It has no pinned selection of its own. The race here is the convolution alone; a layer
+    // with a bias also weighs the bias pass a graph plan cannot fuse, and the layer note says what won.
+    if (!o.nhwc) {
+        nlohmann::json e { { "algorithm", "graph_api" }, { "pinnable", false },
+            { "math", o.math == MathMode::TF32 ? "tensor cores allowed" : "fma (no tensor-core engines)" } };
+        try {
+            gpu::DeviceBuffer ws(o.workspaceLimit, "explorer graph API workspace");
+            int tried = 0;
+            const auto plan
+                = GraphConvPlan::tune(h.cudnn, l, o.math, x.get(), w.get(), y.get(), ws.get(), ws.bytes(), &tried);
+            if (plan) {
+                e["status"] = "ok";
+                e["time_ms"] = plan->medianMs();
+                e["workspace_bytes"] = plan->workspace();
+                e["reason"] = plan->name() + ", fastest of " + std::to_string(tried) + " engine configurations";
+                if (autoMs < 0 || plan->medianMs() < autoMs)
+                    autoChoice = "graph_api";
+            } else {
+                e["status"] = "unsupported";
+                e["reason"] = "no graph API engine configuration finalized within the workspace limit";
+            }
+        } catch (const std::exception& ex) {
+            (void)cudaGetLastError();
+            e["status"] = "failed";
+            e["reason"] = ex.what();
+        }
+        algos.push_back(e);
     }
     for (auto& e : algos)
         e["auto_choice"] = e["algorithm"].get<std::string>() == autoChoice;

@@ -454,6 +454,9 @@ TEST_CASE("the algorithm explorer lists every algorithm and pins one", "[gui][ex
         {"algorithm":"winograd_nonfused","status":"ok","time_ms":0.012,"find_ms":0.013,"workspace_bytes":1048576,
          "deterministic":"yes","math":"FMA","auto_choice":true},
         {"algorithm":"fft","status":"unsupported","reason":"CUDNN_STATUS_NOT_SUPPORTED","math":"FMA",
+         "auto_choice":false},
+        {"algorithm":"graph_api","pinnable":false,"status":"ok","time_ms":0.015,"workspace_bytes":0,
+         "math":"fma, no tensor-core engines","reason":"graph engine 70 (mode A #1), fastest of 9 engine configurations",
          "auto_choice":false}]})";
     outcome->result.selections.push_back(std::move(sel));
 
@@ -463,14 +466,16 @@ TEST_CASE("the algorithm explorer lists every algorithm and pins one", "[gui][ex
     CHECK(panel.table()->rowCount() == 0);
     CHECK(panel.status().contains(QStringLiteral("conv2d")));
     panel.setLayer(0);
-    REQUIRE(panel.table()->rowCount() == 3);
+    REQUIRE(panel.table()->rowCount() == 4);
     CHECK(panel.table()->item(1, ExplorerPanel::Status)->text().contains(QStringLiteral("auto's choice")));
     CHECK(panel.table()->item(1, ExplorerPanel::Workspace)->text() == QStringLiteral("1.0 MB"));
     CHECK(panel.table()->item(2, ExplorerPanel::Reason)->text() == QStringLiteral("CUDNN_STATUS_NOT_SUPPORTED"));
-    CHECK(panel.chart()->barCount() == 2); // the algorithms that ran
+    CHECK(panel.chart()->barCount() == 3); // the algorithms that ran
     QSignalSpy pinned(&panel, &ExplorerPanel::pinRequested);
     panel.table()->selectRow(2);
     CHECK_FALSE(panel.pinButton()->isEnabled()); // cannot pin what cannot run
+    panel.table()->selectRow(3);
+    CHECK_FALSE(panel.pinButton()->isEnabled()); // the graph API's engine has no selection of its own
     panel.table()->selectRow(1);
     REQUIRE(panel.pinButton()->isEnabled());
     panel.pinButton()->click();
