@@ -51,6 +51,14 @@ add_feature_info(NVTX CONVSCOPE_HAVE_NVTX "NVTX ranges for Nsight Systems (no-op
 
 # --- cuDNN: found through a root path that can be set (on the GPU machine it lives in a Python wheel) ---------
 set(CUDNN_ROOT "$ENV{CUDNN_ROOT}" CACHE PATH "Folder with include/cudnn.h and lib/libcudnn.so*")
+# A root that is set wins outright: headers and library from the same cuDNN. (Searching every folder for the
+# unversioned libcudnn.so first once paired a wheel's 9.19 headers with the system's 9.14 library on the GPU
+# machine, whose wheel ships only libcudnn.so.9.)
+if(CUDNN_ROOT)
+  find_path(CUDNN_INCLUDE_DIR cudnn.h PATHS "${CUDNN_ROOT}" PATH_SUFFIXES include NO_DEFAULT_PATH)
+  find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 NAMES_PER_DIR PATHS "${CUDNN_ROOT}" PATH_SUFFIXES lib lib64
+    NO_DEFAULT_PATH)
+endif()
 find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS "${CUDNN_ROOT}" PATH_SUFFIXES include
   PATHS ${CUDAToolkit_INCLUDE_DIRS} /usr/include /usr/local/cuda/include)
 find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 HINTS "${CUDNN_ROOT}" PATH_SUFFIXES lib lib64
