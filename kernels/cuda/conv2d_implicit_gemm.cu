@@ -64,7 +64,10 @@ namespace {
         }
     }
 
-    template <int BM, int BN, int BK, int TM, int TN, bool VecA>
+    // VecB: a 1×1, stride-1, unpadded convolution whose planes are a multiple of 4 pixels (a pointwise layer, and
+    // every batched GEMM of cuda.winograd): B is then x itself, [C][N·P·Q] row by row, so B's tile is loaded as
+    // aligned float4s, 4 consecutive pixels of one input plane, with no table and no bounds test.
+    template <int BM, int BN, int BK, int TM, int TN, bool VecA, bool VecB>
     // Two blocks per multiprocessor must fit: that caps the 256-thread 128×128 tile at 128 registers (ptxas took
     // 143 without the cap, halving the occupancy: unet layers 0.56× cuDNN instead of 0.73×, H200), and leaves the
     // 128-thread tiles uncapped (capping them at 128 spilled: 3×3 64→64 @56² b8 0.52× instead of 0.80×).
@@ -109,10 +112,28 @@ namespace {
             colOff = static_cast<long long>(nn) * g.c * g.h * g.w + static_cast<long long>(ihBase) * g.w + iwBase;
         }
 
+        constexpr int BVecs = BK * BN / 4; // float4 groups of the B tile (VecB)
+        static_assert(!VecB || BVecs % T == 0, "the B tile's float4 groups divide among the threads");
+        constexpr int BVecLoads = BVecs / T;
         float aReg[VecA ? AVecLoads * 4 : AScalarLoads];
-        float bReg[BLoads];
+        float bReg[VecB ? BVecLoads * 4 : BLoads];
 
         auto loadTiles = [&](int k0) {
+            if constexpr (VecB) {
+#pragma unroll
+                for (int i = 0; i < BVecLoads; ++i) {
+                    const int idx = tid + i * T;
+                    const int row = idx / (BN / 4), col = (idx % (BN / 4)) * 4;
+                    const long long c0 = colBase + col; // 4 pixels of one image: pq % 4 == 0, c0 % 4 == 0
+                    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+                    if (k0 + row < crsTotal && c0 < npqTotal) {
+                        const long long nn = c0 / pq, pix = c0 % pq;
+                        v = __ldg(reinterpret_cast<const float4*>(
+                            xg + (nn * g.c + k0 + row) * static_cast<long long>(pq) + pix));
+                    }
+                    bReg[4 * i + 0] = v.x, bReg[4 * i + 1] = v.y, bReg[4 * i + 2] = v.z, bReg[4 * i + 3] = v.w;
+                }
+            } else {
 #pragma unroll
             for (int i = 0; i < BLoads; ++i) {
                 const int crs = k0 + bRow0 + i * BRowsPerPass;
@@ -125,6 +146,7 @@ namespace {
                         v = __ldg(xg + colOff + t.x);
                 }
                 bReg[i] = v;
+            }
             }
             if constexpr (VecA) {
 #pragma unroll
@@ -149,9 +171,19 @@ namespace {
             }
         };
         auto storeTiles = [&](int buf) {
+            if constexpr (VecB) {
 #pragma unroll
-            for (int i = 0; i < BLoads; ++i)
-                Bs[buf][bRow0 + i * BRowsPerPass][bCol] = bReg[i];
+                for (int i = 0; i < BVecLoads; ++i) {
+                    const int idx = tid + i * T;
+                    const int row = idx / (BN / 4), col = (idx % (BN / 4)) * 4;
+                    *reinterpret_cast<float4*>(&Bs[buf][row][col])
+                        = make_float4(bReg[4 * i], bReg[4 * i + 1], bReg[4 * i + 2], bReg[4 * i + 3]);
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < BLoads; ++i)
+                    Bs[buf][bRow0 + i * BRowsPerPass][bCol] = bReg[i];
+            }
             if constexpr (VecA) {
 #pragma unroll
                 for (int i = 0; i < AVecLoads; ++i) {
@@ -261,6 +293,12 @@ namespace {
     }
 
     // The order matches ConvGeometry::igemmTile (1-4).
+    bool pointwiseVecB(const ConvGeometry& g)
+    {
+        return g.r == 1 && g.s == 1 && g.strideH == 1 && g.strideW == 1 && g.padTop == 0 && g.padLeft == 0
+            && g.p == g.h && g.q == g.w && (static_cast<long long>(g.p) * g.q) % 4 == 0;
+    }
+
     enum class Variant { Big = 1, Mid, Mid64, Small };
 
     long long blocksFor(const ConvGeometry& g, int bm, int bn)
@@ -296,10 +334,16 @@ namespace {
             static_cast<unsigned>(g.groups));
         const int threads = (BM / TM) * (BN / TN);
         const bool vecA = ((g.c / g.groups) * g.r * g.s) % 4 == 0;
-        if (vecA)
-            conv2dIgemmKernel<BM, BN, BK, TM, TN, true><<<grid, threads, 0, st>>>(g, x, w, bias, y, table);
-        else
-            conv2dIgemmKernel<BM, BN, BK, TM, TN, false><<<grid, threads, 0, st>>>(g, x, w, bias, y, table);
+        if (pointwiseVecB(g)) {
+            if (vecA)
+                conv2dIgemmKernel<BM, BN, BK, TM, TN, true, true><<<grid, threads, 0, st>>>(g, x, w, bias, y, table);
+            else
+                conv2dIgemmKernel<BM, BN, BK, TM, TN, false, true><<<grid, threads, 0, st>>>(g, x, w, bias, y, table);
+        } else if (vecA) {
+            conv2dIgemmKernel<BM, BN, BK, TM, TN, true, false><<<grid, threads, 0, st>>>(g, x, w, bias, y, table);
+        } else {
+            conv2dIgemmKernel<BM, BN, BK, TM, TN, false, false><<<grid, threads, 0, st>>>(g, x, w, bias, y, table);
+        }
     }
 } // namespace
 
@@ -342,7 +386,8 @@ std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount)
         v = "32x64 tiles, 4x4 per thread, 16-deep steps";
         break;
     }
-    return "implicit GEMM " + v + (vecA ? ", float4 weight loads" : ", scalar weight loads");
+    return "implicit GEMM " + v + (vecA ? ", float4 weight loads" : ", scalar weight loads")
+        + (pointwiseVecB(g) ? ", float4 input loads (pointwise)" : "");
 }
 
 void conv2dImplicitGemm(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y,

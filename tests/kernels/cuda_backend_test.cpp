@@ -181,6 +181,14 @@ TEST_CASE("cuda conv2d: wide layers take the big implicit GEMM tiles", "[gpu][cu
         grouped.groups = 2;
         checkAgainstCpu(*cuda, oneLayer(Shape::nchw(2, 40, 33, 35), grouped), seed + 101,
             std::string("grouped 3x3 with ") + tile + " tiles", extra);
+        // Planes of a multiple of 4 pixels: the float4 input path, with one group and with two.
+        const Network p4 = oneLayer(Shape::nchw(3, 96, 28, 28), pointwise);
+        CHECK(layerNoteOf(*cuda, p4, "implicit_gemm", extra).find("float4 input loads") != std::string::npos);
+        checkAgainstCpu(*cuda, p4, seed + 102, std::string("1x1 float4 input with ") + tile + " tiles", extra);
+        Conv2d pointwiseGrouped { 72, { 1, 1 } };
+        pointwiseGrouped.groups = 2;
+        checkAgainstCpu(*cuda, oneLayer(Shape::nchw(2, 94, 20, 30), pointwiseGrouped), seed + 103,
+            std::string("grouped 1x1 float4 input with ") + tile + " tiles", extra);
     }
     SessionOptions bad;
     bad.extra["igemm_tile"] = "16x16";
