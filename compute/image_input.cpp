@@ -17,6 +17,11 @@
 
 #define STB_IMAGE_RESIZE_IMPLEMENTATION
 #define STB_IMAGE_RESIZE_STATIC
+// stb_image_resize 0.97 (Debian's) asserts that a downsampling filter's raw coefficients sum to < 1.1 before it
+// normalises them, and a triangle filter taking 9 columns to 7 sums higher: the fuzzer found a 9-pixel-wide
+// picture aborting a debug build. The normalisation that follows makes the result right (a constant picture
+// stays exactly constant), so the check is dropped here, as NDEBUG drops it in every release build.
+#define STBIR_ASSERT(x) ((void)0)
 #include "stb_image_resize.h"
 
 #include "compute/image_input.h"

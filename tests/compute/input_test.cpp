@@ -182,6 +182,12 @@ TEST_CASE("input: images are resized to the network's input size", "[input]")
     const Tensor flat = decodeImageInput(png(3, 3, 3, std::vector<unsigned char>(27, 128)), "flat.png", 1, 3, 10, 7);
     CHECK(minOf(flat) == Approx(128 / 255.0f));
     CHECK(maxOf(flat) == Approx(128 / 255.0f));
+    // 9 columns to 7: stb_image_resize's coefficient check used to abort a debug build here (found by the fuzzer).
+    for (int64_t w : { 7, 5, 3 }) {
+        const Tensor nine = decodeImageInput(png(9, 4, 1, std::vector<unsigned char>(36, 200)), "nine.png", 1, 1, 9, w);
+        CHECK(minOf(nine) == Approx(200 / 255.0f));
+        CHECK(maxOf(nine) == Approx(200 / 255.0f));
+    }
 }
 
 TEST_CASE("input: a file that is not an image is an InputError naming it", "[input]")
