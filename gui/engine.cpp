@@ -91,12 +91,11 @@ int Engine::startSweep(const Network& net, const SweepSpec& spec, const RunReque
     return jobId;
 }
 
-void Engine::sweepJob(
-    int jobId, Network net, SweepSpec spec, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel)
+// A function that runs what it is given on the GUI thread, if job `jobId` is still the current one by then: how
+// the worker threads report, so a superseded job's results never reach the window.
+auto Engine::delivererFor(int jobId)
 {
-    if (cancel->load())
-        return;
-    auto deliver = [this, jobId](auto fn) {
+    return [this, jobId](auto fn) {
         QMetaObject::invokeMethod(
             this,
             [this, jobId, fn = std::move(fn)]() {
@@ -105,6 +104,14 @@ void Engine::sweepJob(
             },
             Qt::QueuedConnection);
     };
+}
+
+void Engine::sweepJob(
+    int jobId, Network net, SweepSpec spec, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel)
+{
+    if (cancel->load())
+        return;
+    auto deliver = delivererFor(jobId);
     try {
         SweepOptions o;
         o.selections = request.selections;
@@ -184,15 +191,7 @@ void Engine::runJob(int jobId, Network net, RunRequest request, std::shared_ptr<
 {
     if (cancel->load())
         return; // superseded before it started
-    auto deliver = [this, jobId](auto fn) {
-        QMetaObject::invokeMethod(
-            this,
-            [this, jobId, fn = std::move(fn)]() {
-                if (jobId == m_lastJob)
-                    fn();
-            },
-            Qt::QueuedConnection);
-    };
+    auto deliver = delivererFor(jobId);
 
     QElapsedTimer wall;
     wall.start();

@@ -86,6 +86,7 @@ Q_SIGNALS:
     void calibrationFailed(const QString& backend, const QString& why);
 
 private:
+    auto delivererFor(int jobId); // defined in engine.cpp before its uses
     void runJob(int jobId, Network net, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel);
     void sweepJob(
         int jobId, Network net, SweepSpec spec, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel);
