@@ -28,24 +28,6 @@ namespace {
         return static_cast<int>(v);
     }
 
-    // A workspace for Find: as much of the limit as the device can spare now. Find only tries algorithms whose
-    // workspace fits the buffer it is given, so this is also what enforces the limit.
-    gpu::DeviceBuffer findWorkspace(size_t limit)
-    {
-        size_t freeBytes = 0, total = 0;
-        CONVSCOPE_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &total));
-        const size_t margin = size_t(256) << 20;
-        size_t bytes = std::min(limit, freeBytes > margin ? freeBytes - margin : 0);
-        while (bytes >= (size_t(1) << 20)) {
-            try {
-                return gpu::DeviceBuffer(bytes, "cudnn Find workspace");
-            } catch (const OutOfMemoryError&) {
-                bytes /= 2; // fragmentation: try with less rather than fail the layer
-            }
-        }
-        return {};
-    }
-
     std::string mathKey(const ConvOptions& o) { return std::string(o.math == MathMode::TF32 ? "tf32" : "fp32"); }
 
     bool acceptable(cudnnMathType_t m, MathMode mode)
@@ -92,8 +74,7 @@ namespace {
     {
         if (!e.bias)
             return 0.0;
-        const bool fused = e.fuseBias && (e.relu || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
-        return fused ? 0.0 : pass * (e.relu ? 2 : 1);
+        return legacyFusesBias(e, algo) ? 0.0 : pass * (e.relu ? 2 : 1);
     }
     double graphEpilogueMs(const ConvEpilogue& e, double pass) { return e.bias ? pass * (e.relu ? 2 : 1) : 0.0; }
 
@@ -146,6 +127,27 @@ namespace {
             kRetimeRuns);
     }
 } // namespace
+
+gpu::DeviceBuffer findWorkspace(size_t limit)
+{
+    size_t freeBytes = 0, total = 0;
+    CONVSCOPE_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &total));
+    const size_t margin = size_t(256) << 20;
+    size_t bytes = std::min(limit, freeBytes > margin ? freeBytes - margin : 0);
+    while (bytes >= (size_t(1) << 20)) {
+        try {
+            return gpu::DeviceBuffer(bytes, "cudnn Find workspace");
+        } catch (const OutOfMemoryError&) {
+            bytes /= 2; // fragmentation: try with less rather than fail the layer
+        }
+    }
+    return {};
+}
+
+bool legacyFusesBias(const ConvEpilogue& e, cudnnConvolutionFwdAlgo_t algo)
+{
+    return e.bias && e.fuseBias && (e.relu || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+}
 
 const std::vector<AlgoName>& algorithmNames()
 {

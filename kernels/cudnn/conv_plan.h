@@ -20,6 +20,7 @@
 #include "compute/layer_spec.h"
 #include "compute/shape_inference.h"
 #include "kernels/cudnn/cudnn_support.h"
+#include "kernels/common/device_buffer.h"
 
 #include <array>
 #include <cstddef>
@@ -106,6 +107,15 @@ struct ConvEpilogue {
     bool fuseBias = true; // the session's fuse_bias option
     bool relu = false; // a fused ReLU follows
 };
+
+// Whether the legacy path runs the bias (and the ReLU) inside cudnnConvolutionBiasActivationForward for `algo`:
+// cuDNN allows the identity activation only with implicit_precomp_gemm, a ReLU with any algorithm.
+bool legacyFusesBias(const ConvEpilogue& e, cudnnConvolutionFwdAlgo_t algo);
+
+// A workspace for Find: as much of `limit` as the device can spare now (free memory less a margin, halved on
+// fragmentation), empty when not even 1 MiB is free. Find only tries algorithms whose workspace fits the buffer
+// it is given, so this is also what enforces the limit.
+gpu::DeviceBuffer findWorkspace(size_t limit);
 
 // Untimed. `auto`: Find (cached per layer shape, math, layout, limit and epilogue); buffers must be valid
 // device memory of the layout's sizes (their contents are overwritten / ignored). Throws Error when nothing runs.

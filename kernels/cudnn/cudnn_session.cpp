@@ -335,12 +335,13 @@ namespace {
             const void* xs = p.prepared ? p.prepared : input(i);
             const void* ws = l.nhwc ? p.nhwcWeight : weight(i);
             void* ys = l.nhwc ? static_cast<void*>(p.nhwcOut) : static_cast<void*>(output(i));
+            const ConvEpilogue epilogue { bias(i), m_fuseBias,
+                spec.fused_activation.kind == FusedActivation::Kind::ReLU };
             if (m_pinned)
                 p.choice = choosePinned(h.cudnn, l, *p.convD, m_conv, *m_pinned,
                     selection() + ": layer " + std::to_string(i) + " (" + layer(i).name + ")");
             else
-                p.choice = chooseAuto(h.cudnn, l, *p.convD, m_conv, xs, ws, ys,
-                    ConvEpilogue { bias(i), m_fuseBias, spec.fused_activation.kind == FusedActivation::Kind::ReLU });
+                p.choice = chooseAuto(h.cudnn, l, *p.convD, m_conv, xs, ws, ys, epilogue);
             reserveWorkspace(p.choice.workspace);
             // The bias inside the convolution call (cudnnConvolutionBiasActivationForward) instead of a separate
             // cudnnAddTensor pass over the output: on the H200 the fused epilogue took 64→64 @512² from 2.11 to
@@ -349,10 +350,8 @@ namespace {
             // run as cudnnActivationForward in place on the output, still inside the layer.
             const FusedActivation::Kind fusedAct = spec.fused_activation.kind;
             // A graph API plan (cudnn.auto's race, graph_conv.h) runs the convolution alone: bias and activation follow.
-            const bool legacyCall = !p.choice.graph;
-            const bool reluInCall = legacyCall && fusedAct == FusedActivation::Kind::ReLU && bias(i) && m_fuseBias;
-            p.fusedBias = legacyCall && bias(i) && m_fuseBias
-                && (reluInCall || p.choice.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+            p.fusedBias = !p.choice.graph && legacyFusesBias(epilogue, p.choice.algo);
+            const bool reluInCall = p.fusedBias && epilogue.relu;
             if (p.fusedBias) {
                 p.act = std::make_unique<ActivationDesc>();
                 p.act->set(reluInCall ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, 0.0);

@@ -70,23 +70,10 @@ std::string exploreConvolution(
     // cuDNN's Find over every algorithm, with as much workspace as the limit allows.
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT * 2);
     int returned = 0;
-    {
-        size_t freeBytes = 0, total = 0;
-        CONVSCOPE_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &total));
-        const size_t margin = size_t(256) << 20;
-        size_t bytes = std::min(o.workspaceLimit, freeBytes > margin ? freeBytes - margin : 0);
-        gpu::DeviceBuffer ws;
-        while (bytes >= (size_t(1) << 20)) {
-            try {
-                ws = gpu::DeviceBuffer(bytes, "explorer Find workspace");
-                break;
-            } catch (const OutOfMemoryError&) {
-                bytes /= 2;
-            }
-        }
-        CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h.cudnn, d.x.get(), x.get(), d.w.get(), w.get(),
-            d.conv.get(), d.y.get(), y.get(), int(perf.size()), &returned, perf.data(), ws.get(), ws.bytes()));
-    }
+    // Kept for the graph API row below, which searches within the same workspace.
+    gpu::DeviceBuffer findWs = findWorkspace(o.workspaceLimit);
+    CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h.cudnn, d.x.get(), x.get(), d.w.get(), w.get(),
+        d.conv.get(), d.y.get(), y.get(), int(perf.size()), &returned, perf.data(), findWs.get(), findWs.bytes()));
     perf.resize(size_t(std::max(returned, 0)));
 
     nlohmann::json doc;
@@ -218,10 +205,9 @@ std::string exploreConvolution(
         nlohmann::json e { { "algorithm", "graph_api" }, { "pinnable", false },
             { "math", o.math == MathMode::TF32 ? "tensor cores allowed" : "fma (no tensor-core engines)" } };
         try {
-            gpu::DeviceBuffer ws(o.workspaceLimit, "explorer graph API workspace");
             int tried = 0;
-            const auto plan
-                = GraphConvPlan::tune(h.cudnn, l, o.math, x.get(), w.get(), y.get(), ws.get(), ws.bytes(), &tried);
+            const auto plan = GraphConvPlan::tune(
+                h.cudnn, l, o.math, x.get(), w.get(), y.get(), findWs.get(), findWs.bytes(), &tried);
             if (plan) {
                 e["status"] = "ok";
                 e["time_ms"] = plan->medianMs();
