@@ -1,7 +1,9 @@
 // The profiler: resolve every selection, check it supports every layer, prepare its session (untimed),
 // then time warm-up and measured passes — interleaved across selections so that a ratio between two of
-// them is measured side by side — and finally fetch every layer's output (timed apart, never counted
-// as compute) to compare it with the reference.
+// them is measured side by side, in an order rotating by one each pass so that every selection runs first
+// (and after each neighbour) equally often rather than always inheriting one other's caches and clock state —
+// and finally fetch every layer's output (timed apart, never counted as compute) to compare it with the
+// reference.
 #include "compute/profiler.h"
 
 #include "compute/backend_registry.h"
@@ -119,7 +121,7 @@ RunResult profile(Network net, const Tensor& input, const ProfileOptions& option
     meta.timing = "host: std::chrono::steady_clock around each layer; GPU: CUDA events around each layer on "
                   "the device stream; copies to and from the device timed apart from compute; median of "
         + std::to_string(options.repeat) + " passes after " + std::to_string(options.warmup) + " warm-up passes"
-        + (options.interleave ? ", selections interleaved pass by pass" : "");
+        + (options.interleave ? ", selections interleaved pass by pass in rotating order" : "");
     meta.libraries = cpuLibraries();
 
     auto& registry = BackendRegistry::instance();
@@ -199,9 +201,10 @@ RunResult profile(Network net, const Tensor& input, const ProfileOptions& option
                 + std::to_string(passes));
     };
     if (options.interleave) {
+        // Pass p starts with selection p mod S, so each selection runs first equally often.
         for (int pass = 0; pass < passes; ++pass)
-            for (auto& l : live)
-                runOne(l, pass);
+            for (size_t j = 0; j < live.size(); ++j)
+                runOne(live[(j + static_cast<size_t>(pass)) % live.size()], pass);
     } else {
         for (auto& l : live)
             for (int pass = 0; pass < passes; ++pass)

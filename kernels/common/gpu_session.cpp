@@ -68,6 +68,13 @@ GpuSessionBase::GpuSessionBase(
         throw UnsupportedError(m_backend + "." + m_algorithm
             + ": graph mode with layout=nhwc is unsupported (the NHWC split timing reads events the graph would own)");
     m_fault = injectedFault(m_backend, m_algorithm, m_options);
+    if (const auto it = m_options.extra.find("launch_gate"); it != m_options.extra.end() && it->second == "0") {
+        m_gateState = "off (launch_gate=0): the host queues each layer as the GPU runs, so small layers' times include "
+                      "the host's launch rate";
+    } else {
+        m_gate = std::make_unique<LaunchGate>();
+        m_gateState = "on: each pass is queued behind a closed gate and then released, so layer times are GPU time";
+    }
 }
 
 GpuSessionBase::~GpuSessionBase()
@@ -248,6 +255,8 @@ PassTiming GpuSessionBase::runPass(const Tensor& in)
     const size_t inBytes = static_cast<size_t>(in.numel()) * sizeof(float);
     std::memcpy(m_stagingIn.floats(), in.data(), inBytes);
 
+    // Everything from here to the last event is queued behind the gate and released at once (launch_gate.h).
+    GateHold gate(gateForPass(), stream);
     m_events[0].record(stream);
     {
         nvtx::Range range(m_backend + "." + m_algorithm + " · H2D input", m_backend);
@@ -270,15 +279,21 @@ PassTiming GpuSessionBase::runPass(const Tensor& in)
                 cudaMemcpyAsync(m_stagingOut.floats(), m_layers.back().out, outBytes, cudaMemcpyDeviceToHost, stream));
     }
     m_events[n + 2].record(stream);
+    gate.open();
     // One synchronisation per pass; a kernel fault surfaces here (and poisons the backend if it is sticky).
     CONVSCOPE_CUDA_CHECK(cudaEventSynchronize(m_events[n + 2].get()));
+    checkGate();
     if (m_leanGraph) {
-        // The same layers once more without event nodes, timed as a whole (after the pass, on its output).
+        // The same layers once more without event nodes, timed as a whole (after the pass, on its output), the
+        // graph launch itself queued behind the gate too.
         CudaEvent start, stop;
+        GateHold leanGate(gateForPass(), stream);
         start.record(stream);
         CONVSCOPE_CUDA_CHECK(cudaGraphLaunch(m_leanGraph, stream));
         stop.record(stream);
+        leanGate.open();
         CONVSCOPE_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+        checkGate();
         m_leanPassMs.push_back(elapsedMs(start, stop));
     }
 
@@ -289,6 +304,22 @@ PassTiming GpuSessionBase::runPass(const Tensor& in)
         t.layerMs[i] = elapsedMs(m_events[i + 1], m_events[i + 2]);
     t.d2hMs = elapsedMs(m_events[n + 1], m_events[n + 2]);
     return t;
+}
+
+LaunchGate* GpuSessionBase::gateForPass() const
+{
+    // The driver's queue holds on the order of a thousand launches; a pass that long is not launch-bound anyway.
+    constexpr size_t kMaxGatedLayers = 128;
+    return m_gate && m_layers.size() <= kMaxGatedLayers ? m_gate.get() : nullptr;
+}
+
+void GpuSessionBase::checkGate()
+{
+    if (m_gate && m_gate->timedOut()) {
+        m_gate.reset();
+        m_gateState = "off: the gate timed out (1 s) because the host waited on the GPU while queuing a pass; later "
+                      "passes ran without it";
+    }
 }
 
 Tensor GpuSessionBase::fetchOutput(size_t layer, double* ms)
@@ -326,6 +357,7 @@ std::map<std::string, std::string> GpuSessionBase::metadata() const
     meta["timing"] = "CUDA events around each phase on one stream; one synchronisation per pass";
     meta["launch"] = m_graph ? "CUDA Graph: the layers captured once at prepare, one cudaGraphLaunch per pass"
                              : "eager: one launch per kernel";
+    meta["launch_gate"] = m_gate && !gateForPass() ? "off: more than 128 layers" : m_gateState;
     if (m_arena)
         meta["device_memory_planned"] = mib(m_arena->used());
     if (!m_leanPassMs.empty()) {

@@ -17,6 +17,10 @@
 // kernel, so every pass also replays a second, lean graph of the same layers without them, timed as a whole:
 // metadata "graph_pass_us" and "graph_layer_us" (median over the passes, per launched layer).
 //
+// Launch gate (launch_gate.h): every timed pass is queued behind a closed gate and then let go, so the events
+// measure the GPU's work, not the host's launch rate (LeNet's layers are shorter than a launch). On unless
+// extra["launch_gate"] = "0"; a session whose gate ever times out goes on without it and says so in metadata.
+//
 // Flatten is a view: its output aliases its input buffer and nothing is launched.
 // Option extra["poison_outputs"] = "1" fills every layer output with NaN before each pass (tests use it so an
 // element a kernel forgets to write fails the comparison).
@@ -26,6 +30,7 @@
 #include "compute/backend.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/fault_injection.h"
+#include "kernels/common/launch_gate.h"
 
 #include <cuda_runtime_api.h>
 #include <driver_types.h>
@@ -94,6 +99,8 @@ private:
     void enqueueLayers(cudaStream_t stream, std::vector<CudaEvent>* marks, bool externalMarks = false);
     void captureGraph(cudaStream_t stream);
     void makeCurrent() const;
+    LaunchGate* gateForPass() const; // the gate, or null when off or the pass is too long to queue whole
+    void checkGate(); // after a pass: a gate that timed out is dropped for the rest of the session
 
     std::string m_backend, m_algorithm;
     SessionOptions m_options;
@@ -114,6 +121,8 @@ private:
     cudaGraphExec_t m_graph = nullptr; // with an event node after every layer
     cudaGraphExec_t m_leanGraph = nullptr; // the same layers without them
     std::vector<double> m_leanPassMs;
+    std::unique_ptr<LaunchGate> m_gate; // null when off
+    std::string m_gateState; // for metadata: why it is on or off
     Fault m_fault = Fault::None; // injected on purpose (tests), off by default
 };
 

@@ -153,3 +153,27 @@ TEST_CASE("cancelling stops the run", "[profiler]")
     CHECK_THROWS_AS(profile(net, test::randomTensor(net.input.shape(), 1), opt), Cancelled);
     CHECK(calls < 10);
 }
+
+TEST_CASE("interleaved passes rotate the selections' order by one each pass", "[profiler]")
+{
+    Network net = smallNet();
+    ProfileOptions opt;
+    opt.selections = { { "cpu", "direct" }, { "cpu", "im2col_gemm" }, { "cpu", "tap_gemm" } };
+    opt.warmup = 1;
+    opt.repeat = 3;
+    opt.interleave = true;
+    std::vector<std::string> order;
+    opt.progress = [&](double, const std::string& what) {
+        if (const auto pos = what.find(" pass "); pos != std::string::npos)
+            order.push_back(what.substr(0, pos) + "@" + what.substr(pos + 6, what.find('/') - pos - 6));
+    };
+    const RunResult run = profile(net, test::randomTensor(net.input.shape(), 1), opt);
+    REQUIRE(run.selections.size() == 3);
+    for (const auto& s : run.selections)
+        CHECK(s.layers.at(0).samplesMs.size() == 3);
+    const std::vector<std::string> expected = { "cpu.direct@1", "cpu.im2col_gemm@1", "cpu.tap_gemm@1", //
+        "cpu.im2col_gemm@2", "cpu.tap_gemm@2", "cpu.direct@2", //
+        "cpu.tap_gemm@3", "cpu.direct@3", "cpu.im2col_gemm@3", //
+        "cpu.direct@4", "cpu.im2col_gemm@4", "cpu.tap_gemm@4" };
+    CHECK(order == expected);
+}

@@ -1,0 +1,90 @@
+// The launch gate (launch_gate.h says why it exists).
+#include "kernels/common/launch_gate.h"
+
+#include "kernels/common/cuda_check.h"
+
+#include <atomic>
+
+namespace convscope::gpu {
+
+namespace {
+    constexpr unsigned long long kTimeoutNs = 1000000000ull; // 1 s: far beyond any pass the gate is used for
+
+    __device__ __forceinline__ unsigned long long globalTimerNs()
+    {
+        unsigned long long t;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        return t;
+    }
+
+    // One thread spins on the host-written flag. volatile: every iteration reads system memory again.
+    __global__ void gateKernel(volatile int* open, volatile int* timedOut)
+    {
+        const unsigned long long start = globalTimerNs();
+        while (*open == 0) {
+            if (globalTimerNs() - start > kTimeoutNs) {
+                *timedOut = 1;
+                break;
+            }
+            __nanosleep(200);
+        }
+    }
+} // namespace
+
+LaunchGate::LaunchGate()
+{
+    void* p = nullptr;
+    CONVSCOPE_CUDA_CHECK(cudaHostAlloc(&p, sizeof(Flags), cudaHostAllocMapped));
+    m_host = static_cast<Flags*>(p);
+    m_host->open = 1;
+    m_host->timedOut = 0;
+    void* d = nullptr;
+    const cudaError_t e = cudaHostGetDevicePointer(&d, p, 0);
+    if (e != cudaSuccess) {
+        (void)cudaFreeHost(p);
+        m_host = nullptr;
+        CONVSCOPE_CUDA_CHECK(e);
+    }
+    m_device = static_cast<Flags*>(d);
+}
+
+LaunchGate::~LaunchGate()
+{
+    if (m_host) {
+        open();
+        (void)cudaFreeHost(m_host);
+    }
+}
+
+void LaunchGate::close(cudaStream_t stream)
+{
+    // Written before the launch: the driver's doorbell write orders it before the kernel can read the flag.
+    std::atomic_ref<int>(m_host->open).store(0, std::memory_order_seq_cst);
+    gateKernel<<<1, 1, 0, stream>>>(&m_device->open, &m_device->timedOut);
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        open();
+        CONVSCOPE_CUDA_CHECK(e);
+    }
+}
+
+void LaunchGate::open() { std::atomic_ref<int>(m_host->open).store(1, std::memory_order_seq_cst); }
+
+bool LaunchGate::timedOut() const { return std::atomic_ref<int>(m_host->timedOut).load() != 0; }
+
+GateHold::GateHold(LaunchGate* gate, cudaStream_t stream)
+    : m_gate(gate)
+{
+    if (m_gate)
+        m_gate->close(stream);
+}
+
+GateHold::~GateHold() { open(); }
+
+void GateHold::open()
+{
+    if (m_gate)
+        m_gate->open();
+}
+
+} // namespace convscope::gpu
