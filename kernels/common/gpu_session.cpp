@@ -4,6 +4,7 @@
 #include "compute/nvtx.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
+#include "kernels/common/gpu_clocks.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -351,6 +352,7 @@ std::string GpuSessionBase::layerNote(size_t layer) const { return layer < m_lay
 std::map<std::string, std::string> GpuSessionBase::metadata() const
 {
     auto meta = deviceInfo();
+    meta.merge(gpuClocks()); // sampled now, after the timed passes: the clocks the run left the GPU at
     meta["backend"] = m_backend;
     meta["algorithm"] = m_algorithm;
     meta["math"] = mathModeName(m_options.math);
