@@ -137,6 +137,7 @@ Command addBenchCommand(CLI::App& app)
         std::vector<std::vector<double>> ratios(opt.selections.size());
         std::vector<std::string> graphLines; // CUDA Graph mode: the lean replay per case and selection
         std::vector<std::string> totalLines; // whole-pass medians per case
+        std::vector<std::string> clockLines; // the GPU's clocks per case
         std::map<std::string, std::vector<size_t>> backendSelections;
         for (size_t k = 1; k < opt.selections.size(); ++k)
             if (opt.selections[k].backend != opt.selections[0].backend)
@@ -219,6 +220,19 @@ Command addBenchCommand(CLI::App& app)
                             + fixed(run.selections[0].totalMs.median / sel.totalMs.median, 2) + "×)";
                 totalLines.push_back(line);
             }
+            // The GPU's clocks as the case ended (NVML, gpu_clocks.h): a ratio measured at a throttled clock says so.
+            for (const auto& sel : run.selections)
+                if (const auto it = sel.metadata.find("clock_sm_mhz"); it != sel.metadata.end()) {
+                    auto get = [&](const char* key) {
+                        const auto v = sel.metadata.find(key);
+                        return v == sel.metadata.end() ? std::string("?") : v->second;
+                    };
+                    clockLines.push_back(bc.name + ": GPU at the end of the case: SM " + it->second + "/"
+                        + get("clock_sm_max_mhz") + " MHz, memory " + get("clock_mem_mhz") + " MHz, " + get("gpu_pstate")
+                        + ", " + get("gpu_temperature_c") + " °C, " + get("gpu_power_w") + " W, clock events: "
+                        + get("clock_event_reasons"));
+                    break; // one line per case: every GPU selection shares the device
+                }
             for (const auto& sel : run.selections)
                 if (const auto it = sel.metadata.find("graph_pass_us"); it != sel.metadata.end())
                     graphLines.push_back(bc.name + " " + sel.selection.str() + ": CUDA Graph replayed without per-layer "
@@ -251,6 +265,8 @@ Command addBenchCommand(CLI::App& app)
         for (const auto& line : totalLines)
             std::cout << line << "\n";
         for (const auto& line : graphLines)
+            std::cout << line << "\n";
+        for (const auto& line : clockLines)
             std::cout << line << "\n";
         std::cout << "math " << a->math << ", " << a->warmup << " warm-up + " << a->repeat
                   << " timed passes, selections interleaved; reference "

@@ -9,7 +9,8 @@
 # Environment:
 #   CUDNN_ROOT   cuDNN root (default: the PyTorch wheel's, /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn)
 #   BUILD_DIR    build folder (default build-gpu)
-#   STAGES       which stages, default "build test sanitize faults bench". The sanitize stage alone can take most of
+#   STAGES       which stages, default "build test sanitize faults bench"; "small" (issue 9's goal 6: LeNet-5 at batch 1,
+#                eager with and without the launch gate, graph mode, and each kernel's duration under ncu) is extra. The sanitize stage alone can take most of
 #                a 10-minute call: STAGES="build test" first, then STAGES="sanitize faults" (the build folder stays).
 #   SANITIZER_TOOLS     default "memcheck racecheck initcheck synccheck"
 #   SANITIZER_TIMEOUT   seconds per tool (default 150)
@@ -61,7 +62,7 @@ if has build; then
   fi
   grep -E "CUDA|cuDNN|Tests|NVTX" "$OUT/configure.log" | grep -v "^--  *$" | head -12
   KEEP=(); [ ${#GEN[@]} -gt 0 ] && KEEP=(-- -k 0) # build every target that can be built, even if one fails
-  TARGETS=${TARGETS:-"convscope_tests_kernels convscope_modules convscope-cli"}
+  TARGETS=${TARGETS:-"convscope_tests_kernels convscope_tests_kernels_common convscope_modules convscope-cli"}
   TGT=(); [ "$TARGETS" != all ] && for t in $TARGETS; do TGT+=(--target "$t"); done
   if timeout 420 cmake --build "$BUILD" -j"$(nproc)" "${TGT[@]}" "${KEEP[@]}" >"$OUT/build.log" 2>&1; then
     note "build: ok ($(elapsed) s)"
@@ -154,6 +155,38 @@ if has bench; then
     note "bench lenet5: rc ${PIPESTATUS[0]}"
   else
     note "convscope-cli bench: skipped (not built yet)"
+  fi
+fi
+
+if has small; then
+  # Goal 6: per-layer time on LeNet-5 at batch 1. Eager with the launch gate (the default), without it (the host's
+  # launch rate shows), and the CUDA Graph replay; then every kernel's own duration from ncu, which sees no gaps.
+  if [ -x "$CLI" ]; then
+    L5SELS=${L5SELS:-cuda.implicit_gemm,cudnn.auto}
+    for mode in gate nogate graph; do
+      args=(); [ $mode = nogate ] && args=(--option launch_gate=0); [ $mode = graph ] && args=(--graph)
+      timeout 90 "$CLI" bench --suite lenet5 --backends "$L5SELS" --warmup 50 --repeat 400 "${args[@]}" \
+        --json "$OUT/lenet-$mode.json" >"$OUT/lenet-$mode.txt" 2>&1
+      note "lenet5 $mode: rc $?"
+      sed -n '/^case/,$p' "$OUT/lenet-$mode.txt" | cut -c1-170
+    done
+    NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+    if [ -n "$NCU" ]; then
+      timeout 120 "$NCU" --clock-control none --metrics gpu__time_duration.sum --csv \
+        "$CLI" run resources/networks/lenet5.json --backends cuda.implicit_gemm --warmup 0 --repeat 1 \
+        >"$OUT/lenet-ncu.csv" 2>"$OUT/lenet-ncu.err"
+      note "ncu lenet5 (cuda.implicit_gemm, one warm-up-free pass): rc $?"
+      # Each kernel once per pass: the last pass's kernels, name and duration.
+      python3 - "$OUT/lenet-ncu.csv" <<'PY' || tail -5 "$OUT/lenet-ncu.err"
+import csv, sys
+rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if l.startswith('"'))
+        if r.get("Metric Name") == "gpu__time_duration.sum"]
+for r in rows[-14:]:
+    print(f'{r["Metric Value"]:>8} {r["Metric Unit"]:<5} {r["Kernel Name"][:90]}')
+PY
+    else
+      note "ncu: not found"
+    fi
   fi
 fi
 

@@ -72,6 +72,8 @@ GpuSessionBase::GpuSessionBase(
     if (const auto it = m_options.extra.find("launch_gate"); it != m_options.extra.end() && it->second == "0") {
         m_gateState = "off (launch_gate=0): the host queues each layer as the GPU runs, so small layers' times include "
                       "the host's launch rate";
+    } else if (const std::string why = gateUnusableReason(); !why.empty()) {
+        m_gateState = "off: " + why;
     } else {
         m_gate = std::make_unique<LaunchGate>();
         m_gateState = "on: each pass is queued behind a closed gate and then released, so layer times are GPU time";
@@ -211,7 +213,9 @@ void GpuSessionBase::captureGraph(cudaStream_t stream)
     const std::string who = m_backend + "." + m_algorithm;
     nvtx::Range range(who + " · capture CUDA Graph", m_backend);
     m_graph = capture(stream, who, [&] {
-        m_events[1].recordExternal(stream); // the layers start here: after the H2D copy, which stays outside
+        // The layers start here: after the H2D copy, which stays outside, and the graph's own start (launch_gate.h).
+        queueEngineHandoff(stream);
+        m_events[1].recordExternal(stream);
         enqueueLayers(stream, &m_events, true);
     });
     m_leanGraph = capture(stream, who, [&] { enqueueLayers(stream, nullptr); });
@@ -265,9 +269,11 @@ PassTiming GpuSessionBase::runPass(const Tensor& in)
     }
     if (m_graph) {
         injectPassFault(m_fault, m_backend + "." + m_algorithm, stream);
+        // The graph queues its own handoff kernel before event 1 (captureGraph).
         nvtx::Range range(m_backend + "." + m_algorithm + " · CUDA Graph launch", m_backend);
         CONVSCOPE_CUDA_CHECK(cudaGraphLaunch(m_graph, stream)); // records events 1 .. n+1 itself
     } else {
+        queueEngineHandoff(stream);
         m_events[1].record(stream);
         injectPassFault(m_fault, m_backend + "." + m_algorithm, stream);
         enqueueLayers(stream, &m_events);
@@ -318,7 +324,7 @@ void GpuSessionBase::checkGate()
 {
     if (m_gate && m_gate->timedOut()) {
         m_gate.reset();
-        m_gateState = "off: the gate timed out (1 s) because the host waited on the GPU while queuing a pass; later "
+        m_gateState = "off: the gate timed out (100 ms) because the host waited on the GPU while queuing a pass; later "
                       "passes ran without it";
     }
 }

@@ -4,11 +4,13 @@
 #include "kernels/common/cuda_check.h"
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 
 namespace convscope::gpu {
 
 namespace {
-    constexpr unsigned long long kTimeoutNs = 1000000000ull; // 1 s: far beyond any pass the gate is used for
+    constexpr unsigned long long kTimeoutNs = 100000000ull; // 100 ms
 
     __device__ __forceinline__ unsigned long long globalTimerNs()
     {
@@ -29,7 +31,23 @@ namespace {
             __nanosleep(200);
         }
     }
+
+    __global__ void handoffKernel() { }
 } // namespace
+
+const char* gateUnusableReason()
+{
+    const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
+    if (blocking && std::strcmp(blocking, "1") == 0)
+        return "CUDA_LAUNCH_BLOCKING=1 serialises every launch";
+    return "";
+}
+
+void queueEngineHandoff(cudaStream_t stream)
+{
+    handoffKernel<<<1, 1, 0, stream>>>();
+    CONVSCOPE_CUDA_CHECK(cudaGetLastError());
+}
 
 LaunchGate::LaunchGate()
 {

@@ -9,10 +9,17 @@
 // back to back. This is NVBench's "blocking kernel" (nvbench/blocking_kernel.cuh), the standard way GPU
 // benchmarks take launch overhead out of a kernel's time.
 //
-// Safety. The gate must never hang the GPU: the spinning kernel gives up after a timeout (1 s) and says so.
-// That happens if something queued behind it makes the host wait for the GPU — a synchronous call inside a
-// layer, or more launches than the driver's queue holds — and the session then stops using the gate
-// (timedOut()). GateHold opens the gate in its destructor, so an exception while queuing opens it too.
+// Safety. The gate must never hang the GPU: the spinning kernel gives up after a timeout (100 ms, a hundred
+// times what queuing a pass of 128 layers takes) and says so. That happens if something queued behind it makes
+// the host wait for the GPU — a synchronous call inside a layer, more launches than the driver's queue holds, or
+// a tool that serialises launches (ncu, CUDA_LAUNCH_BLOCKING=1) — and the session then stops using the gate
+// (timedOut()). gateUsable() turns it off from the start where launches are known to block. GateHold opens the
+// gate in its destructor, so an exception while queuing opens it too.
+//
+// The engine handoff. The input arrives by the copy engine; the first kernel after it waits for the copy
+// engine's completion to reach the compute engine, a few µs on the H200 that the first layer would otherwise
+// be charged (LeNet's c1 read 10 µs queued against 4.8 µs in ncu). queueEngineHandoff puts an empty kernel after
+// the copy, so the handoff lands in the H2D time and the first layer starts like every other one.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -41,6 +48,12 @@ private:
     Flags* m_host = nullptr; // page-locked, mapped into the device's address space
     Flags* m_device = nullptr;
 };
+
+// Empty when the gate can be used; otherwise why not ("CUDA_LAUNCH_BLOCKING=1 serialises every launch").
+const char* gateUnusableReason();
+
+// An empty kernel on `stream`: see "the engine handoff" above.
+void queueEngineHandoff(cudaStream_t stream);
 
 // Closes `gate` on `stream` for the scope of one pass (when `use` is true) and opens it at the end of the
 // scope, exception or not.

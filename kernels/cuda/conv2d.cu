@@ -35,6 +35,11 @@
 //   on a short reduction. Past ~16k outputs or 4M multiply-adds the register-tiled kernels win again (they reuse
 //   every load many times), so conv2dSmallApplies keeps this to the latency-bound corner. The summation order
 //   differs from the sequential one (a tree), which changes rounding only at the 1e-7 level.
+//   3×3 and 5×5 kernels (LeNet's, and most tiny layers) take a version with the taps known at compile time: the
+//   generic one spends most of its instructions turning a flat tap index into (c, r, s) with integer divisions.
+//   Here L = 1–32 lanes per output split the (input channel, kernel row) pairs; each lane computes its column
+//   bounds once, then issues a row's S loads of input and weights together (unrolled, two accumulators) before
+//   its FMAs. docs/PERFORMANCE.md has what each lane count measured on LeNet.
 #include "kernels/cuda/conv2d.cuh"
 
 #include "compute/error.h"
@@ -120,6 +125,106 @@ namespace {
             acc += __shfl_xor_sync(0xffffffffu, acc, offset);
         if (active && lane == 0)
             y[out] = epilogue(g.act, g.actParam, acc + (bias ? bias[k] : 0.0f));
+    }
+
+    // The compile-time 3×3 / 5×5 version (see the file comment): L lanes per output share its (input channel,
+    // kernel row) pairs, S taps each.
+    // Grid: x over an output plane's pixels, y over the (image, output channel) planes, so n and k are uniform
+    // per block and a thread divides only once (its pixel into p, q).
+    // 128 threads: LeNet's c1 and c3 measured 0.1–0.2 µs faster than with 64 (more, smaller blocks) or 256.
+    constexpr int kTinyThreads = 128;
+
+    template <int R, int S, int L>
+    __global__ void __launch_bounds__(kTinyThreads) conv2dTinyKernel(ConvGeometry g, const float* __restrict__ x,
+        const float* __restrict__ w, const float* __restrict__ bias, float* __restrict__ y)
+    {
+        const int pq = g.p * g.q;
+        const int pix = static_cast<int>((blockIdx.x * kTinyThreads + threadIdx.x) / L);
+        const int lane = threadIdx.x % L;
+        // No early return: lanes of one output meet at the shuffles.
+        const bool active = pix < pq;
+        const int n = static_cast<int>(blockIdx.y) / g.k, k = static_cast<int>(blockIdx.y) - n * g.k;
+        const int p = pix / g.q, q = pix - p * g.q;
+        const int cg = g.c / g.groups, kg = g.k / g.groups;
+        const int plane = g.h * g.w;
+        const float* xn = x + (static_cast<size_t>(n) * g.c + (k / kg) * cg) * plane;
+        const float* wk = w + static_cast<size_t>(k) * cg * R * S;
+        const int ih0 = p * g.strideH - g.padTop, iw0 = q * g.strideW - g.padLeft;
+        int colOff[S];
+        bool colOk[S];
+#pragma unroll
+        for (int s = 0; s < S; ++s) {
+            const int iw = iw0 + s * g.dilW;
+            colOk[s] = iw >= 0 && iw < g.w;
+            colOff[s] = iw;
+        }
+        float acc[2] = { 0.0f, 0.0f };
+        const int items = active ? cg * R : 0; // (channel, row) pairs
+        // Unrolled by R: with one lane per output a channel's R rows are issued together.
+#pragma unroll(R)
+        for (int item = lane; item < items; item += L) {
+            const int c = item / R, r = item - c * R; // R is a constant: a multiply and a shift
+            const int ih = ih0 + r * g.dilH;
+            const bool rowOk = ih >= 0 && ih < g.h;
+            const float* xr = xn + static_cast<size_t>(c) * plane + ih * g.w;
+            const float* wr = wk + item * S; // weights are [k][c][r][s]: item·S is (c, r)'s row
+            float xv[S];
+#pragma unroll
+            for (int s = 0; s < S; ++s)
+                xv[s] = rowOk && colOk[s] ? __ldg(xr + colOff[s]) : 0.0f;
+#pragma unroll
+            for (int s = 0; s < S; ++s)
+                acc[s & 1] = fmaf(xv[s], __ldg(wr + s), acc[s & 1]);
+        }
+        float sum = acc[0] + acc[1];
+#pragma unroll
+        for (int offset = L / 2; offset > 0; offset /= 2)
+            sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+        if (active && lane == 0)
+            y[static_cast<size_t>(blockIdx.y) * pq + pix] = epilogue(g.act, g.actParam, sum + (bias ? bias[k] : 0.0f));
+    }
+
+    // Lanes per output for the compile-time kernel: the (channel, row) pairs rounded up to a power of two, at most
+    // 32, unless --option tiny_lanes forces a count.
+    int tinyLanes(const ConvGeometry& g)
+    {
+        if (g.tinyLanes > 0)
+            return g.tinyLanes;
+        const int items = (g.c / g.groups) * g.r;
+        int lanes = 1;
+        while (lanes < items && lanes < 32)
+            lanes *= 2;
+        return lanes;
+    }
+
+    bool tinyKernelSize(const ConvGeometry& g) { return g.r == g.s && (g.r == 3 || g.r == 5); }
+
+    template <int R, int L>
+    void launchTiny(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st)
+    {
+        constexpr unsigned perBlock = kTinyThreads / L;
+        const unsigned pq = static_cast<unsigned>(g.p) * g.q, planes = static_cast<unsigned>(g.n) * g.k;
+        conv2dTinyKernel<R, R, L>
+            <<<dim3((pq + perBlock - 1) / perBlock, planes), kTinyThreads, 0, st>>>(g, x, w, bias, y);
+    }
+
+    template <int R>
+    void launchTiny(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st)
+    {
+        switch (tinyLanes(g)) {
+        case 1:
+            return launchTiny<R, 1>(g, x, w, bias, y, st);
+        case 2:
+            return launchTiny<R, 2>(g, x, w, bias, y, st);
+        case 4:
+            return launchTiny<R, 4>(g, x, w, bias, y, st);
+        case 8:
+            return launchTiny<R, 8>(g, x, w, bias, y, st);
+        case 16:
+            return launchTiny<R, 16>(g, x, w, bias, y, st);
+        default:
+            return launchTiny<R, 32>(g, x, w, bias, y, st);
+        }
     }
 
     constexpr int kTile = 16; // output pixels per block side
@@ -224,9 +329,23 @@ bool conv2dSmallApplies(const ConvGeometry& g)
         && outputs * reduction <= kSmallMaxMacs;
 }
 
+std::string conv2dSmallNote(const ConvGeometry& g)
+{
+    if (tinyKernelSize(g)) {
+        const int lanes = tinyLanes(g);
+        return "tiny layer: " + std::to_string(g.r) + "x" + std::to_string(g.s) + " taps unrolled, "
+            + (lanes == 1 ? std::string("one thread per output")
+                          : std::to_string(lanes) + " lanes per output splitting (channel, row) pairs")
+            + " (every cuda algorithm)";
+    }
+    return "tiny layer: split reduction, a warp (8 lanes below 64 taps) per output (every cuda algorithm)";
+}
+
 void conv2dSmall(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st)
 {
     const unsigned total = static_cast<unsigned>(static_cast<long long>(g.n) * g.k * g.p * g.q);
+    if (tinyKernelSize(g))
+        return g.r == 3 ? launchTiny<3>(g, x, w, bias, y, st) : launchTiny<5>(g, x, w, bias, y, st);
     if (static_cast<long long>(g.c / g.groups) * g.r * g.s >= kSmallWarpReduction) {
         constexpr unsigned perBlock = kSmallThreads / 32;
         conv2dSmallKernel<32><<<(total + perBlock - 1) / perBlock, kSmallThreads, 0, st>>>(g, x, w, bias, y, total);

@@ -29,15 +29,20 @@ struct ConvGeometry {
     // Implicit GEMM tile override (--option igemm_tile=128x128|64x128|64x64|32x64): 0 lets the launcher choose by
     // the layer's size; 1-4 force those tiles, for measuring what a tile shape buys.
     int igemmTile = 0;
+    // Tiny-layer kernel lane override (--option tiny_lanes=1|2|4|8|16|32): 0 lets the launcher choose.
+    int tinyLanes = 0;
 };
 
 // "128x128" → 1 … "32x64" → 4; throws InputError naming the choices for anything else.
 int parseImplicitGemmTile(const std::string& text);
 
 // Tiny problems (LeNet at batch 1: ≤ 16384 outputs, a reduction C/g·R·S of ≥ 16 taps, ≤ 4M multiply-adds):
-// a warp (8 lanes below 64 taps) per output with the reduction split across its lanes (conv2d.cu says why). Every cuda algorithm
-// runs this kernel when it applies; the layer note says so.
+// a warp (8 lanes below 64 taps) per output with the reduction split across its lanes, or, for 3×3 and 5×5
+// kernels, 1–16 lanes per output with the taps unrolled at compile time (conv2d.cu says why). Every cuda
+// algorithm runs these kernels when they apply; the layer note says so.
 bool conv2dSmallApplies(const ConvGeometry& g);
+// Which form runs ("tiny layer: 5x5 taps unrolled, 4 lanes per output splitting the input channels …").
+std::string conv2dSmallNote(const ConvGeometry& g);
 void conv2dSmall(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st);
 
 // Few input channels (C ≤ 4, C·R·S ≤ 64, one group, Q % 4 == 0): a stem's kernel (conv2d_small_channels.cu),

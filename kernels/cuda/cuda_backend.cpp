@@ -117,12 +117,24 @@ namespace {
         return it == options.extra.end() ? 0 : parseImplicitGemmTile(it->second);
     }
 
+    int tinyLanesOf(const SessionOptions& options)
+    {
+        const auto it = options.extra.find("tiny_lanes");
+        if (it == options.extra.end())
+            return 0;
+        for (int lanes : { 1, 2, 4, 8, 16, 32 })
+            if (it->second == std::to_string(lanes))
+                return lanes;
+        throw InputError("tiny_lanes=" + it->second + ": the tiny-layer kernel takes 1, 2, 4, 8, 16 or 32 lanes per output");
+    }
+
     class CudaSession final : public gpu::GpuSessionBase {
     public:
         CudaSession(const std::string& algorithm, const SessionOptions& options, std::shared_ptr<gpu::ArenaPool> pool)
             : GpuSessionBase("cuda", algorithm, options, std::move(pool))
             , m_winogradTile(winogradTileOf(options))
             , m_igemmTile(igemmTileOf(options))
+            , m_tinyLanes(tinyLanesOf(options))
         {
         }
 
@@ -159,9 +171,7 @@ namespace {
                         switch (convPath(algorithm(), g, m_winogradTile)) {
                         case ConvPath::Small:
                             // runLayer sends every algorithm to the latency-bound kernel (conv2d.cu says why).
-                            setLayerNote(i,
-                                "tiny layer: split reduction, a warp (8 lanes below 64 taps) per output (every cuda "
-                                "algorithm)");
+                            setLayerNote(i, conv2dSmallNote(g));
                             break;
                         case ConvPath::SmallChannels:
                             setLayerNote(i, conv2dSmallChannelsNote(g));
@@ -281,11 +291,13 @@ namespace {
         {
             ConvGeometry g = geometryOf(c, s);
             g.igemmTile = m_igemmTile;
+            g.tinyLanes = m_tinyLanes;
             return g;
         }
 
         int m_winogradTile;
         int m_igemmTile;
+        int m_tinyLanes;
     };
 
     class CudaBackend final : public Backend {

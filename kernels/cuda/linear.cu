@@ -17,6 +17,11 @@ namespace convscope::cuda {
 namespace {
     constexpr int kGemvMaxRows = 8;
 
+    // MaxRows (1, 2, 4 or 8) bounds the rows at compile time, so a batch-1 layer keeps one accumulator and one
+    // five-step shuffle instead of eight (f6 of LeNet: 3.2 µs in ncu with eight). The strided loop is unrolled
+    // four times so a lane's loads of W (in L2 after the first pass) are all in flight together instead of one
+    // latency per iteration (f5, 400 inputs: 4 iterations, 5.5 µs in ncu before).
+    template <int MaxRows>
     __global__ void linearGemvKernel(int rows, int in, int out, const float* __restrict__ x,
         const float* __restrict__ w, const float* __restrict__ bias, float* __restrict__ y)
     {
@@ -24,14 +29,15 @@ namespace {
         const int lane = threadIdx.x % 32;
         if (o >= out)
             return;
-        float acc[kGemvMaxRows] = {};
+        float acc[MaxRows] = {};
         const float* wr = w + static_cast<long long>(o) * in;
         if (in % 4 == 0) {
             const float4* w4 = reinterpret_cast<const float4*>(wr);
+#pragma unroll 4
             for (int i = lane; i < in / 4; i += 32) {
                 const float4 a = __ldg(w4 + i);
 #pragma unroll
-                for (int r = 0; r < kGemvMaxRows; ++r) {
+                for (int r = 0; r < MaxRows; ++r) {
                     if (r < rows) {
                         const float4 b = __ldg(reinterpret_cast<const float4*>(x + static_cast<long long>(r) * in) + i);
                         acc[r] = fmaf(a.x, b.x, fmaf(a.y, b.y, fmaf(a.z, b.z, fmaf(a.w, b.w, acc[r]))));
@@ -39,16 +45,17 @@ namespace {
                 }
             }
         } else {
+#pragma unroll 4
             for (int i = lane; i < in; i += 32) {
                 const float a = __ldg(wr + i);
 #pragma unroll
-                for (int r = 0; r < kGemvMaxRows; ++r)
+                for (int r = 0; r < MaxRows; ++r)
                     if (r < rows)
                         acc[r] = fmaf(a, __ldg(x + static_cast<long long>(r) * in + i), acc[r]);
             }
         }
 #pragma unroll
-        for (int r = 0; r < kGemvMaxRows; ++r) {
+        for (int r = 0; r < MaxRows; ++r) {
             float v = acc[r];
 #pragma unroll
             for (int s = 16; s > 0; s >>= 1)
@@ -56,6 +63,15 @@ namespace {
             if (lane == 0 && r < rows)
                 y[static_cast<long long>(r) * out + o] = v + (bias ? bias[o] : 0.0f);
         }
+    }
+
+    template <int MaxRows>
+    void launchGemv(int rows, int in, int out, const float* x, const float* w, const float* bias, float* y,
+        cudaStream_t st)
+    {
+        constexpr int warpsPerBlock = 4;
+        linearGemvKernel<MaxRows><<<(out + warpsPerBlock - 1) / warpsPerBlock, warpsPerBlock * 32, 0, st>>>(
+            rows, in, out, x, w, bias, y);
     }
 
     constexpr int kTm = 64, kTn = 64, kTk = 16;
@@ -112,12 +128,17 @@ const char* linearVariant(int rows) { return rows <= kGemvMaxRows ? "warp per ou
 
 void linear(int rows, int in, int out, const float* x, const float* w, const float* bias, float* y, cudaStream_t st)
 {
-    if (rows <= kGemvMaxRows) {
-        const int warpsPerBlock = 4;
-        linearGemvKernel<<<(out + warpsPerBlock - 1) / warpsPerBlock, warpsPerBlock * 32, 0, st>>>(rows, in, out, x, w, bias, y);
-    } else {
+    if (rows > kGemvMaxRows) {
         const dim3 grid((out + kTn - 1) / kTn, (rows + kTm - 1) / kTm);
         linearSgemmKernel<<<grid, 256, 0, st>>>(rows, in, out, x, w, bias, y);
+    } else if (rows == 1) {
+        launchGemv<1>(rows, in, out, x, w, bias, y, st);
+    } else if (rows == 2) {
+        launchGemv<2>(rows, in, out, x, w, bias, y, st);
+    } else if (rows <= 4) {
+        launchGemv<4>(rows, in, out, x, w, bias, y, st);
+    } else {
+        launchGemv<kGemvMaxRows>(rows, in, out, x, w, bias, y, st);
     }
 }
 

@@ -257,7 +257,7 @@ TEST_CASE("cuda conv2d: stems with few input channels take their own kernel", "[
     int done = 0;
     // 1-4 input channels, up to 64 taps, stride and dilation up to 2, random padding, more than one block of 64
     // output channels, partial blocks; output widths a multiple of 4 (the kernel's float4 stores).
-    for (int attempt = 0; attempt < 400 && done < 25; ++attempt) {
+    for (int attempt = 0; attempt < 600 && done < 40; ++attempt) {
         Conv2d c;
         const int64_t cin = r(1, 4);
         c.out_channels = r(1, 140);
@@ -295,7 +295,7 @@ TEST_CASE("cuda conv_transpose2d: random sweep vs cpu.direct", "[gpu][cuda][conv
     const uint64_t seed = freshSeed();
     Rng r(seed);
     int done = 0;
-    for (int attempt = 0; attempt < 400 && done < 25; ++attempt) {
+    for (int attempt = 0; attempt < 600 && done < 40; ++attempt) {
         ConvTranspose2d c;
         const int64_t groups = r.coin() ? 1 : r(1, 3);
         c.groups = groups;
@@ -452,7 +452,7 @@ TEST_CASE("cuda pooling 2x2 stride 2: every vector width, odd sizes, and the cas
     checkAgainstCpu(*cuda, oneLayer(Shape::nchw(1, 16, 10, 10), AvgPool2d {}), seed + 201, "avgpool2d lenet s4");
 }
 
-TEST_CASE("cuda conv2d: tiny layers take the warp-per-output kernel", "[gpu][cuda][conv2d]")
+TEST_CASE("cuda conv2d: tiny layers take the latency-bound kernels", "[gpu][cuda][conv2d]")
 {
     auto cuda = cudaOrSkip();
     if (!cuda)
@@ -461,27 +461,38 @@ TEST_CASE("cuda conv2d: tiny layers take the warp-per-output kernel", "[gpu][cud
     // LeNet-5's c3 and a c5-style layer (400-tap reduction, 120 outputs) at batch 1.
     const Network c3 = oneLayer(Shape::nchw(1, 6, 14, 14), Conv2d { 16, { 5, 5 } });
     for (const char* algorithm : { "direct", "tiled", "implicit_gemm", "winograd" })
-        CHECK(layerNoteOf(*cuda, c3, algorithm).find("tiny layer") != std::string::npos);
+        CHECK(layerNoteOf(*cuda, c3, algorithm).find("tiny layer: 5x5 taps unrolled, 32 lanes") != std::string::npos);
     checkAgainstCpu(*cuda, c3, seed, "lenet c3");
-    // LeNet-5's c1 (25 taps: 8 lanes per output), padded.
+    // LeNet-5's c1 (25 taps, one input channel: 8 lanes for its 5 rows), padded, and forced through every lane count.
     const Network c1
         = oneLayer(Shape::nchw(1, 1, 28, 28), Conv2d { 6, { 5, 5 }, { 1, 1 }, Padding2d::symmetric(2, 2) });
-    CHECK(layerNoteOf(*cuda, c1, "implicit_gemm").find("tiny layer") != std::string::npos);
+    CHECK(layerNoteOf(*cuda, c1, "implicit_gemm").find("8 lanes per output") != std::string::npos);
+    for (const char* lanes : { "1", "2", "4", "8", "16", "32" }) {
+        const std::map<std::string, std::string> forced { { "tiny_lanes", lanes } };
+        checkAgainstCpu(*cuda, c1, seed + 2, std::string("lenet c1, tiny_lanes=") + lanes, forced);
+        checkAgainstCpu(*cuda, c3, seed + 4, std::string("lenet c3, tiny_lanes=") + lanes, forced);
+    }
+    // A 4x4 kernel takes the generic split-reduction kernel.
+    const Network k4 = oneLayer(Shape::nchw(1, 4, 12, 12), Conv2d { 8, { 4, 4 } });
+    CHECK(layerNoteOf(*cuda, k4, "direct").find("a warp (8 lanes below 64 taps)") != std::string::npos);
+    checkAgainstCpu(*cuda, k4, seed + 3, "4x4 tiny");
     checkAgainstCpu(*cuda, c1, seed + 2, "lenet c1");
     checkAgainstCpu(*cuda, oneLayer(Shape::nchw(1, 16, 5, 5), Conv2d { 120, { 5, 5 } }), seed + 1, "lenet c5");
     Rng r(seed);
     int done = 0;
-    for (int attempt = 0; attempt < 400 && done < 25; ++attempt) {
+    for (int attempt = 0; attempt < 600 && done < 40; ++attempt) {
         Conv2d c;
         const int64_t groups = r.coin() ? 1 : r(1, 3);
         c.groups = groups;
         c.out_channels = groups * r(1, 8);
-        c.kernel_size = { r(2, 5), r(2, 5) };
+        // Half the cases square 3×3 or 5×5 (the compile-time kernel, 1-16 lanes by channel count), half any size.
+        const int64_t square = r.coin() ? (r.coin() ? 3 : 5) : 0;
+        c.kernel_size = square ? Pair { square, square } : Pair { r(2, 5), r(2, 5) };
         c.stride = { r(1, 3), r(1, 3) };
         c.dilation = { r(1, 2), r(1, 2) };
         c.padding = r(0, 5) == 0 ? Padding2d { Padding2d::Mode::Same } : randomPadding(r, 3, 3);
         c.bias = r(0, 3) != 0;
-        const int64_t cg = r(1, 12);
+        const int64_t cg = r.coin() ? r(1, 12) : r(13, 40);
         if (cg * c.kernel_size[0] * c.kernel_size[1] < 16)
             continue; // too short a reduction for the tiny-layer kernel (8 lanes from 16 taps, a warp from 64)
         Network net = oneLayer(Shape::nchw(r(1, 2), groups * cg, r(3, 17), r(3, 17)), c);
@@ -491,7 +502,7 @@ TEST_CASE("cuda conv2d: tiny layers take the warp-per-output kernel", "[gpu][cud
         checkAgainstCpu(*cuda, net, seed + attempt, "tiny conv2d case " + std::to_string(attempt));
         ++done;
     }
-    CHECK(done >= 15);
+    CHECK(done >= 25);
 }
 
 TEST_CASE("cuda conv_transpose2d: stride 2-3 through the phase kernel", "[gpu][cuda][conv_transpose2d]")
@@ -502,7 +513,7 @@ TEST_CASE("cuda conv_transpose2d: stride 2-3 through the phase kernel", "[gpu][c
     const uint64_t seed = freshSeed();
     Rng r(seed);
     int done = 0;
-    for (int attempt = 0; attempt < 400 && done < 25; ++attempt) {
+    for (int attempt = 0; attempt < 600 && done < 40; ++attempt) {
         ConvTranspose2d c;
         const int64_t groups = r.coin() ? 1 : r(1, 3);
         c.groups = groups;
