@@ -64,14 +64,23 @@ namespace {
         }
     }
 
+    constexpr int igemmMinBlocks(int threads, bool vecA)
+    {
+        return threads == 256 || (threads == 128 && vecA) ? 65536 / (threads * 128) : 1;
+    }
+
     // VecB: a 1×1, stride-1, unpadded convolution whose planes are a multiple of 4 pixels (a pointwise layer, and
     // every batched GEMM of cuda.winograd): B is then x itself, [C][N·P·Q] row by row, so B's tile is loaded as
     // aligned float4s, 4 consecutive pixels of one input plane, with no table and no bounds test.
     template <int BM, int BN, int BK, int TM, int TN, bool VecA, bool VecB>
-    // Two blocks per multiprocessor must fit: that caps the 256-thread 128×128 tile at 128 registers (ptxas took
-    // 143 without the cap, halving the occupancy: unet layers 0.56× cuDNN instead of 0.73×, H200), and leaves the
-    // 128-thread tiles uncapped (capping them at 128 spilled: 3×3 64→64 @56² b8 0.52× instead of 0.80×).
-    __global__ void __launch_bounds__((BM / TM) * (BN / TN), 2) conv2dIgemmKernel(ConvGeometry g,
+    // Tiles are capped at 128 registers a thread, so 16 warps fit on a multiprocessor (2 blocks of 256 threads,
+    // 4 of 128). Without the cap ptxas took 143 on the 128×128 tile, halving its occupancy (unet layers 0.56× cuDNN
+    // instead of 0.73×, H200). With 64-bit index arithmetic the cap made the 128-thread tiles spill (3×3 64→64 @56²
+    // b8 0.52× instead of 0.80×), so they ran uncapped at 147–167 registers, 3 blocks; 32-bit indices (session 5)
+    // fit the float4-weight variants in 127–128 registers without spilling (unet 128-thread layers 27.8 TFLOP/s
+    // → see PERFORMANCE.md). The scalar-weight 128-thread tiles still spill under the cap (ResNet conv1, 147 taps:
+    // 0.110 → 0.141 ms), so they stay uncapped.
+    __global__ void __launch_bounds__((BM / TM) * (BN / TN), igemmMinBlocks((BM / TM) * (BN / TN), VecA)) conv2dIgemmKernel(ConvGeometry g,
         const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
         float* __restrict__ y, const int2* __restrict__ table)
     {
@@ -92,24 +101,26 @@ namespace {
         const int grp = blockIdx.z;
         const int kg = g.k / g.groups, cg = g.c / g.groups;
         const int crsTotal = cg * g.r * g.s;
+        // 32-bit indices in the loop: supports() keeps every tensor, weights included, under 2^31 elements, and
+        // 64-bit address arithmetic had cost the 128×128 tile its last registers (spills under the 128 cap).
         const int pq = g.p * g.q;
-        const long long npqTotal = static_cast<long long>(g.n) * pq;
+        const int npqTotal = g.n * pq;
         const int mBase = blockIdx.y * BM;
-        const long long colBase = static_cast<long long>(blockIdx.x) * BN;
+        const int colBase = blockIdx.x * BN;
         const float* wg = w + static_cast<long long>(grp) * kg * crsTotal;
         const float* xg = x + static_cast<long long>(grp) * cg * g.h * g.w;
 
         // This thread's B column: one output pixel, fixed for the whole K loop.
         const int bCol = tid % BN, bRow0 = tid / BN;
-        const long long myCol = colBase + bCol;
+        const int myCol = colBase + bCol;
         const bool colValid = myCol < npqTotal;
         int ihBase = 0, iwBase = 0;
-        long long colOff = 0;
+        int colOff = 0;
         if (colValid) {
-            const int nn = static_cast<int>(myCol / pq), rem = static_cast<int>(myCol % pq);
+            const int nn = myCol / pq, rem = myCol % pq;
             ihBase = (rem / g.q) * g.strideH - g.padTop;
             iwBase = (rem % g.q) * g.strideW - g.padLeft;
-            colOff = static_cast<long long>(nn) * g.c * g.h * g.w + static_cast<long long>(ihBase) * g.w + iwBase;
+            colOff = nn * g.c * g.h * g.w + ihBase * g.w + iwBase;
         }
 
         constexpr int BVecs = BK * BN / 4; // float4 groups of the B tile (VecB)
@@ -124,12 +135,11 @@ namespace {
                 for (int i = 0; i < BVecLoads; ++i) {
                     const int idx = tid + i * T;
                     const int row = idx / (BN / 4), col = (idx % (BN / 4)) * 4;
-                    const long long c0 = colBase + col; // 4 pixels of one image: pq % 4 == 0, c0 % 4 == 0
+                    const int c0 = colBase + col; // 4 pixels of one image: pq % 4 == 0, c0 % 4 == 0
                     float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
                     if (k0 + row < crsTotal && c0 < npqTotal) {
-                        const long long nn = c0 / pq, pix = c0 % pq;
-                        v = __ldg(reinterpret_cast<const float4*>(
-                            xg + (nn * g.c + k0 + row) * static_cast<long long>(pq) + pix));
+                        const int nn = c0 / pq, pix = c0 - nn * pq;
+                        v = __ldg(reinterpret_cast<const float4*>(xg + (nn * g.c + k0 + row) * pq + pix));
                     }
                     bReg[4 * i + 0] = v.x, bReg[4 * i + 1] = v.y, bReg[4 * i + 2] = v.z, bReg[4 * i + 3] = v.w;
                 }
@@ -155,7 +165,7 @@ namespace {
                     const int row = idx / (BK / 4), col = (idx % (BK / 4)) * 4;
                     float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
                     if (idx < AVecs && mBase + row < kg && k0 + col < crsTotal)
-                        v = __ldg(reinterpret_cast<const float4*>(wg + static_cast<long long>(mBase + row) * crsTotal + k0 + col));
+                        v = __ldg(reinterpret_cast<const float4*>(wg + (mBase + row) * crsTotal + k0 + col));
                     aReg[4 * i + 0] = v.x, aReg[4 * i + 1] = v.y, aReg[4 * i + 2] = v.z, aReg[4 * i + 3] = v.w;
                 }
             } else {
@@ -165,7 +175,7 @@ namespace {
                     const int row = idx / BK, col = idx % BK;
                     float v = 0.0f;
                     if (idx < BM * BK && mBase + row < kg && k0 + col < crsTotal)
-                        v = __ldg(wg + static_cast<long long>(mBase + row) * crsTotal + k0 + col);
+                        v = __ldg(wg + (mBase + row) * crsTotal + k0 + col);
                     aReg[i] = v;
                 }
             }
@@ -256,29 +266,27 @@ namespace {
         // Row i of the thread's tile is output channel rowOf(i) of the group; column col is output pixel
         // (col / pq, col % pq), whose channel-0 element lives at planeOf(col).
         auto rowOf = [&](int i) { return mBase + (i < HM ? ty * HM + i : BM / 2 + ty * HM + (i - HM)); };
-        auto planeOf = [&](long long col) {
-            return y + ((col / pq) * g.k + static_cast<long long>(grp) * kg) * pq + col % pq;
-        };
+        auto planeOf = [&](int col) { return y + ((col / pq) * g.k + grp * kg) * pq + col % pq; };
         auto value = [&](int i, int j, int m) {
             return epilogue(g.act, g.actParam, acc[i][j] + (bias ? __ldg(&bias[grp * kg + m]) : 0.0f));
         };
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-            const long long c0 = colBase + half * (BN / 2) + tx * HN;
+            const int c0 = colBase + half * (BN / 2) + tx * HN;
             if (vecStore && c0 + 3 < npqTotal) {
                 float* yRun = planeOf(c0);
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
                     const int m = rowOf(i), j = half * HN;
                     if (m < kg)
-                        *reinterpret_cast<float4*>(yRun + static_cast<long long>(m) * pq) = make_float4(
+                        *reinterpret_cast<float4*>(yRun + m * pq) = make_float4(
                             value(i, j, m), value(i, (j + 1) % TN, m), value(i, (j + 2) % TN, m), value(i, (j + 3) % TN, m));
                 }
                 continue;
             }
 #pragma unroll
             for (int jj = 0; jj < HN; ++jj) {
-                const long long col = c0 + jj;
+                const int col = c0 + jj;
                 if (col >= npqTotal)
                     continue;
                 float* yCol = planeOf(col);
@@ -286,7 +294,7 @@ namespace {
                 for (int i = 0; i < TM; ++i) {
                     const int m = rowOf(i);
                     if (m < kg)
-                        yCol[static_cast<long long>(m) * pq] = value(i, half * HN + jj, m);
+                        yCol[m * pq] = value(i, half * HN + jj, m);
                 }
             }
         }

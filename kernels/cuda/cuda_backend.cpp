@@ -337,6 +337,9 @@ namespace {
             if (shape.in.numel() > kMaxElements || shape.out.numel() > kMaxElements)
                 return { false, sel + ": tensors of more than 2^31 elements are unsupported (32-bit indexing)" };
             if (const auto* c = std::get_if<Conv2d>(&spec)) {
+                if (c->groups > 0
+                    && shape.out.c * (shape.in.c / c->groups) * c->kernel_size[0] * c->kernel_size[1] > kMaxElements)
+                    return { false, sel + ": weights of more than 2^31 elements are unsupported (32-bit indexing)" };
                 const ConvGeometry g = geometryOf(*c, shape);
                 if (algorithm == kTiled && conv2dTiledChannelsPerStage(g) == 0)
                     return { false,
