@@ -10,11 +10,14 @@
 #include "compute/error.h"
 #include "compute/network_json.h"
 #include "compute/report.h"
+#include "compute/session.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -72,6 +75,26 @@ namespace {
         std::snprintf(buf, sizeof buf, "%.*f", digits, v);
         return buf;
     }
+
+    // The device's FP32 GEMM rate, measured in this run (issue 9, goal 2: custom kernels against cuBLAS SGEMM):
+    // the cudnn backend's calibration (cuBLAS SGEMM 8192³, pedantic FP32), else the cuda backend's FMA kernel.
+    // Only when a GPU selection ran; nullopt when neither backend can measure.
+    std::optional<CeilingsEntry> gpuGemmCeiling(const std::vector<Selection>& selections)
+    {
+        const bool gpu = std::any_of(
+            selections.begin(), selections.end(), [](const Selection& s) { return s.backend == "cuda" || s.backend == "cudnn"; });
+        if (!gpu)
+            return std::nullopt;
+        for (const char* backend : { "cudnn", "cuda" }) {
+            const auto c = calibrateBackends({ Selection { backend, "auto" } }, SessionOptions {});
+            if (!c.empty() && c.front().ceilings.peakGflops > 0)
+                return c.front();
+        }
+        return std::nullopt;
+    }
+
+    // Layers this large count for the efficiency line (issue 9: "every unet-encoder layer of 38 GFLOP or more").
+    constexpr double kEfficiencyMinGflop = 38.0;
 
 } // namespace
 
@@ -144,6 +167,8 @@ Command addBenchCommand(CLI::App& app)
                 backendSelections[opt.selections[k].backend].push_back(k);
         std::erase_if(backendSelections, [](const auto& item) { return item.second.size() < 2; });
         std::map<std::string, std::vector<double>> bestRatios;
+        // GFLOP/s of each selection (and of the best algorithm of each backend) on conv layers of ≥ 38 GFLOP.
+        std::map<std::string, std::vector<double>> bigLayerRates;
         int rc = 0;
         for (size_t c : chosen) {
             BenchCase& bc = cases[c];
@@ -182,6 +207,19 @@ Command addBenchCommand(CLI::App& app)
                         worst = std::max(worst, lr.error.relL2);
                     else if (!lr.error.note.empty())
                         worst = INFINITY;
+                }
+                if (std::holds_alternative<Conv2d>(bc.network.layers[i].spec) && sh.cost.flops >= kEfficiencyMinGflop * 1e9) {
+                    std::map<std::string, double> bestOfBackend;
+                    for (size_t k = 0; k < median.size(); ++k) {
+                        if (median[k] <= 0)
+                            continue;
+                        const double rate = sh.cost.flops / (median[k] * 1e6);
+                        bigLayerRates[opt.selections[k].str()].push_back(rate);
+                        double& best = bestOfBackend[opt.selections[k].backend];
+                        best = std::max(best, rate);
+                    }
+                    for (const auto& [backend, rate] : bestOfBackend)
+                        bigLayerRates["best " + backend + ".*"].push_back(rate);
                 }
                 // t(first) / t(fastest algorithm of a backend), for each other backend with several selections
                 // ("onednn vs the best cpu algorithm", per layer).
@@ -261,6 +299,28 @@ Command addBenchCommand(CLI::App& app)
                       << "× over " << r.size() << " layers\n";
             json["ratios"][opt.selections[0].str() + "/" + name]
                 = { { "median", median }, { "geomean", std::exp(logSum / double(r.size())) }, { "per_layer", values } };
+        }
+        if (!bigLayerRates.empty()) {
+            if (const auto ceiling = gpuGemmCeiling(opt.selections)) {
+                const double gemm = ceiling->ceilings.peakGflops;
+                std::cout << "FP32 GEMM rate measured in this run (" << ceiling->ceilings.computeMethod << "): "
+                          << fixed(gemm / 1000.0, 1) << " TFLOP/s\n";
+                json["gemm_ceiling"] = { { "gflops", gemm }, { "method", ceiling->ceilings.computeMethod },
+                    { "backend", ceiling->backend } };
+                for (const auto& [name, rates] : bigLayerRates) {
+                    if (name.find("cpu") != std::string::npos || name.find("onednn") != std::string::npos)
+                        continue; // a CPU against the GPU's GEMM says nothing
+                    const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
+                    std::cout << "  " << name << " on conv layers of ≥ " << fixed(kEfficiencyMinGflop, 0) << " GFLOP: "
+                              << fixed(100.0 * *lo / gemm, 0) << "–" << fixed(100.0 * *hi / gemm, 0) << "% of it ("
+                              << fixed(*lo / 1000.0, 1) << "–" << fixed(*hi / 1000.0, 1) << " TFLOP/s counted as direct "
+                              << "FLOPs, " << rates.size() << " layers)\n";
+                    std::vector<double> fractions;
+                    for (double r : rates)
+                        fractions.push_back(r / gemm);
+                    json["gemm_fraction"][name] = { { "min", *lo / gemm }, { "max", *hi / gemm }, { "per_layer", fractions } };
+                }
+            }
         }
         for (const auto& line : totalLines)
             std::cout << line << "\n";

@@ -145,14 +145,17 @@ if has bench; then
     timeout 150 "$TESTS" "[.bench]" -s 2>&1 | grep -E "^BENCH" | tee "$OUT/kernel-bench.txt"
   fi
   if [ -x "$CLI" ] && "$CLI" bench --help >/dev/null 2>&1; then
-    SELS="cuda.direct,cuda.tiled,cuda.implicit_gemm"
-    "$CLI" info 2>/dev/null | grep -qi "cudnn.*available\b" && SELS="$SELS,cudnn.auto"
-    timeout 200 "$CLI" bench --suite unet-encoder --backends "cuda.implicit_gemm,cuda.tiled,cuda.direct" \
-      --reference none --warmup 2 --repeat 5 --json "$OUT/bench-unet.json" 2>&1 | tee "$OUT/bench-unet.txt"
-    note "bench unet-encoder: rc ${PIPESTATUS[0]}"
-    timeout 60 "$CLI" bench --suite lenet5 --backends "cuda.implicit_gemm,cuda.tiled,cuda.direct,cpu.im2col_gemm" \
-      --warmup 20 --repeat 100 --json "$OUT/bench-lenet5.json" 2>&1 | tee "$OUT/bench-lenet5.txt"
-    note "bench lenet5: rc ${PIPESTATUS[0]}"
+    # Issue 9's tables: cuDNN against our two fast algorithms, side by side in one run (ratios against cudnn.auto,
+    # and the share of the cuBLAS SGEMM rate measured in the same run).
+    SELS="cuda.implicit_gemm,cuda.winograd"
+    "$CLI" info 2>/dev/null | grep -qi "cudnn.*available\b" && SELS="cudnn.auto,$SELS"
+    timeout 240 "$CLI" bench --suite unet-encoder --backends "$SELS" --reference none --warmup 3 --repeat 20 \
+      --json "$OUT/bench-unet.json" 2>&1 | grep -v "GPU at the end" | tee "$OUT/bench-unet.txt" | sed -n '/^case/,$p'
+    note "bench unet-encoder: rc ${PIPESTATUS[0]}; $(grep -m1 't(cudnn.auto) / t(best' "$OUT/bench-unet.txt")"
+    grep -E "FP32 GEMM rate|% of it" "$OUT/bench-unet.txt" | while read -r l; do note "  $l"; done
+    timeout 120 "$CLI" bench --suite weak-shapes --backends "$SELS" --reference none --warmup 5 --repeat 100 \
+      --json "$OUT/bench-weak.json" 2>&1 | grep -v "GPU at the end" | tee "$OUT/bench-weak.txt" | sed -n '/^case/,$p'
+    note "bench weak-shapes: rc ${PIPESTATUS[0]}; $(grep -m1 't(cudnn.auto) / t(best' "$OUT/bench-weak.txt")"
   else
     note "convscope-cli bench: skipped (not built yet)"
   fi
@@ -163,11 +166,12 @@ if has small; then
   # launch rate shows), and the CUDA Graph replay; then every kernel's own duration from ncu, which sees no gaps.
   if [ -x "$CLI" ]; then
     L5SELS=${L5SELS:-cuda.implicit_gemm,cudnn.auto}
+    # (The slowest-layer note reads the first selection's ms column, six fields from the end with two selections.)
     for mode in gate nogate graph; do
       args=(); [ $mode = nogate ] && args=(--option launch_gate=0); [ $mode = graph ] && args=(--graph)
       timeout 90 "$CLI" bench --suite lenet5 --backends "$L5SELS" --warmup 50 --repeat 400 "${args[@]}" \
         --json "$OUT/lenet-$mode.json" >"$OUT/lenet-$mode.txt" 2>&1
-      note "lenet5 $mode: rc $?"
+      note "lenet5 $mode: rc $?; slowest layer $(awk '/^LeNet-5 /{if ($(NF-5)+0 > m) {m = $(NF-5)+0; l = $2}} END {print l, m * 1000, "µs"}' "$OUT/lenet-$mode.txt")$(grep -o 'cuda.implicit_gemm: CUDA Graph.*' "$OUT/lenet-$mode.txt" | sed 's/^/; /')"
       sed -n '/^case/,$p' "$OUT/lenet-$mode.txt" | cut -c1-170
     done
     NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
