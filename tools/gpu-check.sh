@@ -148,7 +148,7 @@ if has bench; then
     # Issue 9's tables: cuDNN against our two fast algorithms, side by side in one run (ratios against cudnn.auto,
     # and the share of the cuBLAS SGEMM rate measured in the same run).
     SELS="cuda.implicit_gemm,cuda.winograd"
-    "$CLI" info 2>/dev/null | grep -qi "cudnn.*available\b" && SELS="cudnn.auto,$SELS"
+    "$CLI" info 2>/dev/null | grep -A1 "^  cudnn " | grep -q "^    available" && SELS="cudnn.auto,$SELS"
     timeout 240 "$CLI" bench --suite unet-encoder --backends "$SELS" --reference none --warmup 3 --repeat 20 \
       --json "$OUT/bench-unet.json" 2>&1 | grep -v "GPU at the end" | tee "$OUT/bench-unet.txt" | sed -n '/^case/,$p'
     note "bench unet-encoder: rc ${PIPESTATUS[0]}; $(grep -m1 't(cudnn.auto) / t(best' "$OUT/bench-unet.txt")"
