@@ -35,11 +35,20 @@ namespace {
     __global__ void handoffKernel() { }
 } // namespace
 
+namespace {
+    // Set once any gate of this process timed out: what serialises launches (a profiler, a sanitizer) is attached
+    // to the whole process, so later sessions skip the gate instead of each waiting out the timeout again.
+    std::atomic<bool> g_timedOutInProcess { false };
+}
+
 const char* gateUnusableReason()
 {
     const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
     if (blocking && std::strcmp(blocking, "1") == 0)
         return "CUDA_LAUNCH_BLOCKING=1 serialises every launch";
+    if (g_timedOutInProcess.load())
+        return "a gate timed out earlier in this process (a tool that serialises launches, such as ncu or "
+               "compute-sanitizer, or a host that stalled for 100 ms)";
     return "";
 }
 
@@ -88,7 +97,13 @@ void LaunchGate::close(cudaStream_t stream)
 
 void LaunchGate::open() { std::atomic_ref<int>(m_host->open).store(1, std::memory_order_seq_cst); }
 
-bool LaunchGate::timedOut() const { return std::atomic_ref<int>(m_host->timedOut).load() != 0; }
+bool LaunchGate::timedOut() const
+{
+    const bool out = std::atomic_ref<int>(m_host->timedOut).load() != 0;
+    if (out)
+        g_timedOutInProcess.store(true);
+    return out;
+}
 
 GateHold::GateHold(LaunchGate* gate, cudaStream_t stream)
     : m_gate(gate)
@@ -101,8 +116,11 @@ GateHold::~GateHold() { open(); }
 
 void GateHold::open()
 {
+    // Once: the owner may drop a gate that timed out right after this (GpuSessionBase::checkGate), and the
+    // destructor must then not touch it.
     if (m_gate)
         m_gate->open();
+    m_gate = nullptr;
 }
 
 } // namespace convscope::gpu

@@ -37,7 +37,8 @@ public:
     void close(cudaStream_t stream);
     // Opens the gate; the spinning kernel sees it within a microsecond or so.
     void open();
-    // True once a spinning kernel gave up waiting (read after the stream has passed it).
+    // True once a spinning kernel gave up waiting (read after the stream has passed it). A timeout also turns the
+    // gate off for the rest of the process (gateUnusableReason).
     bool timedOut() const;
 
 private:
@@ -55,8 +56,8 @@ const char* gateUnusableReason();
 // An empty kernel on `stream`: see "the engine handoff" above.
 void queueEngineHandoff(cudaStream_t stream);
 
-// Closes `gate` on `stream` for the scope of one pass (when `use` is true) and opens it at the end of the
-// scope, exception or not.
+// Closes `gate` (when not null) on `stream` for the scope of one pass and opens it at the end of the scope,
+// exception or not. open() opens it early and lets go of it: after that the gate may be destroyed.
 class GateHold {
 public:
     GateHold(LaunchGate* gate, cudaStream_t stream);
