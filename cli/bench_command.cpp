@@ -76,14 +76,15 @@ namespace {
         return buf;
     }
 
+    // The backends whose layers are judged against the GPU's GEMM rate.
+    bool onGpu(const std::string& backend) { return backend == "cuda" || backend == "cudnn"; }
+
     // The device's FP32 GEMM rate, measured in this run (issue 9, goal 2: custom kernels against cuBLAS SGEMM):
     // the cudnn backend's calibration (cuBLAS SGEMM 8192³, pedantic FP32), else the cuda backend's FMA kernel.
     // Only when a GPU selection ran; nullopt when neither backend can measure.
     std::optional<CeilingsEntry> gpuGemmCeiling(const std::vector<Selection>& selections)
     {
-        const bool gpu = std::any_of(
-            selections.begin(), selections.end(), [](const Selection& s) { return s.backend == "cuda" || s.backend == "cudnn"; });
-        if (!gpu)
+        if (std::none_of(selections.begin(), selections.end(), [](const Selection& s) { return onGpu(s.backend); }))
             return std::nullopt;
         for (const char* backend : { "cudnn", "cuda" }) {
             const auto c = calibrateBackends({ Selection { backend, "auto" } }, SessionOptions {});
@@ -167,7 +168,7 @@ Command addBenchCommand(CLI::App& app)
                 backendSelections[opt.selections[k].backend].push_back(k);
         std::erase_if(backendSelections, [](const auto& item) { return item.second.size() < 2; });
         std::map<std::string, std::vector<double>> bestRatios;
-        // GFLOP/s of each selection (and of the best algorithm of each backend) on conv layers of ≥ 38 GFLOP.
+        // GFLOP/s of each GPU selection (and of the best algorithm of each GPU backend) on conv layers of ≥ 38 GFLOP.
         std::map<std::string, std::vector<double>> bigLayerRates;
         int rc = 0;
         for (size_t c : chosen) {
@@ -192,6 +193,7 @@ Command addBenchCommand(CLI::App& app)
                     }() };
                 std::vector<double> median;
                 double worst = 0;
+                auto gflops = [&](double ms) { return sh.cost.flops / (ms * 1e6); };
                 for (const auto& s : run.selections) {
                     if (!s.ok) {
                         row.insert(row.end(), { "failed", "" });
@@ -202,7 +204,7 @@ Command addBenchCommand(CLI::App& app)
                     median.push_back(lr.computeMs.median);
                     row.push_back(formatMs(lr.computeMs.median));
                     // A layer fusion folded into another takes no time of its own: no rate to show.
-                    row.push_back(lr.computeMs.median > 0 ? fixed(sh.cost.flops / (lr.computeMs.median * 1e6), 1) : "—");
+                    row.push_back(lr.computeMs.median > 0 ? fixed(gflops(lr.computeMs.median), 1) : "—");
                     if (lr.error.valid)
                         worst = std::max(worst, lr.error.relL2);
                     else if (!lr.error.note.empty())
@@ -211,9 +213,9 @@ Command addBenchCommand(CLI::App& app)
                 if (std::holds_alternative<Conv2d>(bc.network.layers[i].spec) && sh.cost.flops >= kEfficiencyMinGflop * 1e9) {
                     std::map<std::string, double> bestOfBackend;
                     for (size_t k = 0; k < median.size(); ++k) {
-                        if (median[k] <= 0)
+                        if (median[k] <= 0 || !onGpu(opt.selections[k].backend))
                             continue;
-                        const double rate = sh.cost.flops / (median[k] * 1e6);
+                        const double rate = gflops(median[k]);
                         bigLayerRates[opt.selections[k].str()].push_back(rate);
                         double& best = bestOfBackend[opt.selections[k].backend];
                         best = std::max(best, rate);
@@ -308,8 +310,6 @@ Command addBenchCommand(CLI::App& app)
                 json["gemm_ceiling"] = { { "gflops", gemm }, { "method", ceiling->ceilings.computeMethod },
                     { "backend", ceiling->backend } };
                 for (const auto& [name, rates] : bigLayerRates) {
-                    if (name.find("cpu") != std::string::npos || name.find("onednn") != std::string::npos)
-                        continue; // a CPU against the GPU's GEMM says nothing
                     const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
                     std::cout << "  " << name << " on conv layers of ≥ " << fixed(kEfficiencyMinGflop, 0) << " GFLOP: "
                               << fixed(100.0 * *lo / gemm, 0) << "–" << fixed(100.0 * *hi / gemm, 0) << "% of it ("
