@@ -26,11 +26,15 @@ struct ConvGeometry {
     // conv2d only: an activation fused into the epilogue (compute/fusion.h), an ActivationKind value; −1 for none.
     int act = -1;
     float actParam = 0.0f;
-    // Implicit GEMM tile override (--option igemm_tile=128x128|64x128|64x64|32x64): 0 lets the launcher choose by
-    // the layer's size; 1-4 force those tiles, for measuring what a tile shape buys.
+    // Implicit GEMM tile override (--option igemm_tile=128x128|64x128|64x64|32x64|128x128cp|64x128cp): 0 lets the
+    // launcher choose by the layer's size; 1-6 force those tiles, for measuring what a tile shape buys.
     int igemmTile = 0;
     // Tiny-layer kernel lane override (--option tiny_lanes=1|2|4|8|16|32): 0 lets the launcher choose.
     int tinyLanes = 0;
+    // 1: the implicit GEMM's scratch was sized and prepared by conv2dImplicitGemmScratchBytes / Prepare, so the
+    // pipelined tiles (which read transposed weights from it) may run. 0 (cuda.winograd's batched GEMMs, which
+    // build only the table): never.
+    int igemmPipe = 0;
 };
 
 // "128x128" → 1 … "32x64" → 4; throws InputError naming the choices for anything else.
@@ -64,6 +68,11 @@ void conv2dTiled(const ConvGeometry& g, const float* x, const float* w, const fl
 // Implicit GEMM needs a small per-layer table (one int2 per (c, r, s) of a group), built once in prepare.
 size_t conv2dImplicitGemmTableBytes(const ConvGeometry& g);
 void conv2dImplicitGemmBuildTable(const ConvGeometry& g, void* table, cudaStream_t st);
+// A conv2d layer's scratch for the variant the launcher picks (g.igemmPipe = 1): the table, or for the pipelined
+// tiles the weights transposed to [group][r·s][c][k] and padded; Prepare builds it from the weights on the device.
+// conv2dImplicitGemm then takes that scratch as `table`.
+size_t conv2dImplicitGemmScratchBytes(const ConvGeometry& g, int smCount);
+void conv2dImplicitGemmPrepare(const ConvGeometry& g, const float* w, void* scratch, int smCount, cudaStream_t st);
 // Which tile shape the launcher picks for this layer on a device with `smCount` multiprocessors
 // ("128x128 tiles, 8x8 per thread").
 std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount);

@@ -148,7 +148,7 @@ namespace {
                 const ConvGeometry g = convGeometryOf(*c, shape(i));
                 switch (convPath(algorithm(), g, m_winogradTile)) {
                 case ConvPath::ImplicitGemm:
-                    return conv2dImplicitGemmTableBytes(g);
+                    return conv2dImplicitGemmScratchBytes(g, deviceProperties().multiProcessorCount);
                 case ConvPath::Winograd:
                     return conv2dWinogradScratchBytes(g, m_winogradTile);
                 default:
@@ -177,7 +177,7 @@ namespace {
                             setLayerNote(i, conv2dSmallChannelsNote(g));
                             break;
                         case ConvPath::ImplicitGemm:
-                            conv2dImplicitGemmBuildTable(g, scratch(i), stream);
+                            conv2dImplicitGemmPrepare(g, weight(i), scratch(i), sms, stream);
                             setLayerNote(i,
                                 (algorithm() == kWinograd ? "not Winograd (" + conv2dWinogradRefusal(g, m_winogradTile) + "): " : "")
                                     + conv2dImplicitGemmVariant(g, sms));
@@ -292,6 +292,7 @@ namespace {
             ConvGeometry g = geometryOf(c, s);
             g.igemmTile = m_igemmTile;
             g.tinyLanes = m_tinyLanes;
+            g.igemmPipe = 1; // our scratch is sized and prepared for whichever implicit GEMM variant runs
             return g;
         }
 
@@ -311,7 +312,7 @@ namespace {
         {
             return { { kDirect, "one thread per output element, straight from global memory" },
                 { kTiled, "input tiles with their halo in shared memory, reused across 16 output channels" },
-                { kImplicitGemm, "implicit GEMM: register tiling, float4 loads, double-buffered shared memory" },
+                { kImplicitGemm, "implicit GEMM: register tiling, a cp.async pipeline or double-buffered shared memory" },
                 { kWinograd,
                     "Winograd F(4x4,3x3) on 3x3 stride-1 layers (F(2x2,3x3) with --option winograd_tile=2): "
                     "transforms and 36 batched GEMMs, 4x fewer multiplies; implicit GEMM on other layers" } };

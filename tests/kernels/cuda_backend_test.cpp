@@ -171,7 +171,7 @@ TEST_CASE("cuda conv2d: wide layers take the big implicit GEMM tiles", "[gpu][cu
     }
     // Every tile shape forced (--option igemm_tile), on a 1×1 layer and on a strided, grouped 3×3 one; the batched
     // GEMMs of cuda.winograd take the override too.
-    for (const char* tile : { "128x128", "64x128", "64x64", "32x64" }) {
+    for (const char* tile : { "128x128", "64x128", "64x64", "32x64", "128x128cp", "64x128cp" }) {
         const std::map<std::string, std::string> extra { { "igemm_tile", tile } };
         Conv2d pointwise { 72, { 1, 1 } };
         const Network p1 = oneLayer(Shape::nchw(2, 96, 29, 30), pointwise);
@@ -192,7 +192,60 @@ TEST_CASE("cuda conv2d: wide layers take the big implicit GEMM tiles", "[gpu][cu
     }
     SessionOptions bad;
     bad.extra["igemm_tile"] = "16x16";
-    CHECK_THROWS_WITH(cuda->createSession("implicit_gemm", bad), Catch::Contains("128x128, 64x128, 64x64 and 32x64"));
+    CHECK_THROWS_WITH(cuda->createSession("implicit_gemm", bad),
+        Catch::Contains("128x128, 64x128, 64x64 and 32x64, and the pipelined 128x128cp and 64x128cp"));
+}
+
+TEST_CASE("cuda conv2d: the pipelined (cp.async) implicit GEMM tiles", "[gpu][cuda][conv2d][pipe]")
+{
+    auto cuda = cudaOrSkip();
+    if (!cuda)
+        return;
+    const uint64_t seed = freshSeed();
+    // Forced on shapes off every tile and padding of the kernel: channels a group not a multiple of 4 or of the
+    // 16-channel stage (the zero-filled tail), output channels not a multiple of 4 and over one tile, asymmetric
+    // padding, stride, dilation, groups, non-square kernels, batch > 1.
+    struct Case {
+        int64_t n, c, h, w, k, groups, kh, kw, stride, dil;
+        Padding2d pad;
+    };
+    const Case cases[] = {
+        { 3, 13, 37, 41, 70, 1, 3, 3, 2, 2, { Padding2d::Mode::Explicit, 2, 0, 1, 3 } },
+        { 2, 33, 29, 31, 30, 3, 3, 3, 1, 1, Padding2d::symmetric(1, 1) },
+        { 2, 50, 23, 27, 130, 1, 5, 5, 1, 1, { Padding2d::Mode::Same } },
+        { 2, 8, 40, 40, 16, 8, 3, 3, 1, 1, Padding2d::symmetric(1, 1) }, // depthwise, 2 outputs per group
+        { 2, 20, 17, 45, 36, 1, 1, 7, 1, 1, { Padding2d::Mode::Explicit, 0, 0, 3, 3 } },
+        { 1, 64, 34, 36, 128, 1, 3, 3, 1, 1, Padding2d::symmetric(1, 1) }, // whole stages, whole tiles
+    };
+    for (const char* tile : { "128x128cp", "64x128cp" }) {
+        const std::map<std::string, std::string> extra { { "igemm_tile", tile } };
+        int i = 0;
+        for (const Case& k : cases) {
+            Conv2d c;
+            c.out_channels = k.k;
+            c.groups = k.groups;
+            c.kernel_size = { k.kh, k.kw };
+            c.stride = { k.stride, k.stride };
+            c.dilation = { k.dil, k.dil };
+            c.padding = k.pad;
+            c.bias = i % 2 == 0;
+            const Network net = oneLayer(Shape::nchw(k.n, k.c, k.h, k.w), c);
+            const std::string note = layerNoteOf(*cuda, net, "implicit_gemm", extra);
+            INFO(note);
+            CHECK(note.find(std::string(tile) + " tiles") != std::string::npos);
+            checkAgainstCpu(*cuda, net, seed + i, std::string("pipelined case ") + std::to_string(i) + " " + tile, extra);
+            ++i;
+        }
+    }
+    // Chosen unforced on wide layers of ≥ 32 channels a group: 128x128cp over 64 output channels, 64x128cp at 33-64.
+    Conv2d wide { 100, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) };
+    const Network w1 = oneLayer(Shape::nchw(1, 36, 136, 136), wide);
+    CHECK(layerNoteOf(*cuda, w1, "implicit_gemm").find("128x128cp tiles") != std::string::npos);
+    checkAgainstCpu(*cuda, w1, seed + 50, "128x128cp by choice");
+    Conv2d mid { 48, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) };
+    const Network w2 = oneLayer(Shape::nchw(1, 33, 130, 131), mid);
+    CHECK(layerNoteOf(*cuda, w2, "implicit_gemm").find("64x128cp tiles") != std::string::npos);
+    checkAgainstCpu(*cuda, w2, seed + 51, "64x128cp by choice");
 }
 
 TEST_CASE("cuda conv2d: Winograd F(4x4,3x3) and F(2x2,3x3) on 3x3 stride-1 layers, implicit GEMM elsewhere",
