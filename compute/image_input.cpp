@@ -5,7 +5,8 @@
 #define STB_IMAGE_IMPLEMENTATION
 #define STB_IMAGE_STATIC
 // Only the decoders a network input needs: every decoder is attack surface for a file someone sent, and the
-// fuzzer (tests/fuzz/fuzz_image.cpp) found memory errors in Debian's stb 2.27 itself. PSD, PIC and HDR are off.
+// fuzzer (tests/fuzz/fuzz_image.cpp) found memory errors in Debian's stb 2.27 itself (what stb is guarded
+// against is in stb_input_guards.cpp). PSD, PIC and HDR are off.
 #define STBI_ONLY_PNG
 #define STBI_ONLY_JPEG
 #define STBI_ONLY_BMP
@@ -30,6 +31,7 @@
 #include "compute/checked_math.h"
 #include "compute/error.h"
 #include "compute/memory_budget.h"
+#include "compute/stb_input_guards.h"
 
 #include <algorithm>
 #include <array>
@@ -201,36 +203,6 @@ namespace {
         return rgb;
     }
 
-    // Debian's stb_image (2.27) parses the numbers of a PNM header (P5/P6) into an int without an overflow check:
-    // "P6 10000000000 ..." is undefined behaviour inside stb (found by tests/fuzz/fuzz_image.cpp; the case is kept in
-    // tests/data/fuzz/image/). Read those numbers first, exactly as stb does, and refuse any above stb's own limit
-    // of 2^24 before it can overflow.
-    void checkPnmHeader(const std::string& bytes, const std::string& what)
-    {
-        if (bytes.size() < 2 || bytes[0] != 'P' || (bytes[1] != '5' && bytes[1] != '6'))
-            return;
-        const auto isSpace = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
-        size_t i = 2;
-        for (int number = 0; number < 3; ++number) {
-            while (i < bytes.size() && (isSpace(bytes[i]) || bytes[i] == '#')) {
-                if (bytes[i] == '#')
-                    while (i < bytes.size() && bytes[i] != '\n' && bytes[i] != '\r')
-                        ++i;
-                else
-                    ++i;
-            }
-            int64_t value = 0;
-            while (i < bytes.size() && bytes[i] >= '0' && bytes[i] <= '9') {
-                value = value * 10 + (bytes[i++] - '0');
-                if (value > (int64_t(1) << 24))
-                    throw InputError(what + ": cannot decode the image (a PNM header number is too large)");
-            }
-            // stb 2.27 reads 16-bit PNM samples past the end of its buffer (heap overflow, found by the fuzzer).
-            if (number == 2 && value > 255)
-                throw InputError(what + ": cannot decode the image (16-bit PNM files are not supported; save 8-bit)");
-        }
-    }
-
 } // namespace
 
 Tensor decodeImageInput(
@@ -243,11 +215,12 @@ Tensor decodeImageInput(
     if (bytes.size() > size_t(INT_MAX))
         throw InputError(what + ": the image file is too large (over 2 GiB)");
 
-    checkPnmHeader(bytes, what);
+    std::string repaired;
+    const std::string_view file = guardStbInput(bytes, what, repaired);
     int w = 0, h = 0, comp = 0;
     // The header says how big the picture is; a 20-byte file can claim 16M x 16M pixels. Check what decoding
     // (stb's 8-bit RGB, our float copy, the resized float copy) would take against the budget first.
-    if (!stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()), &w, &h, &comp))
+    if (!stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(file.data()), int(file.size()), &w, &h, &comp))
         throw InputError(what + ": cannot decode the image (" + std::string(stbi_failure_reason()) + ")");
     if (w < 1 || h < 1)
         throw InputError(what + ": the image has no pixels");
@@ -256,7 +229,7 @@ Tensor decodeImageInput(
         what + ": decoding a " + std::to_string(w) + "x" + std::to_string(h) + " image");
     // Always decode to RGB: stb repeats a grey image's value and drops alpha, so one path serves every file.
     std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
-        stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()), &w, &h, &comp, 3),
+        stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(file.data()), int(file.size()), &w, &h, &comp, 3),
         stbi_image_free);
     if (!pixels)
         throw InputError(what + ": cannot decode the image (" + std::string(stbi_failure_reason()) + ")");
@@ -289,10 +262,11 @@ Tensor loadImageInput(const std::filesystem::path& path, int64_t batch, int64_t 
 ImageSize imageSize(const std::filesystem::path& path)
 {
     const std::string bytes = readFile(path, path.string());
-    checkPnmHeader(bytes, path.string());
+    std::string repaired;
+    const std::string_view file = guardStbInput(bytes, path.string(), repaired);
     int w = 0, h = 0, comp = 0;
-    if (bytes.size() > size_t(INT_MAX)
-        || !stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()), &w, &h, &comp))
+    if (file.size() > size_t(INT_MAX)
+        || !stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(file.data()), int(file.size()), &w, &h, &comp))
         throw InputError(path.string() + ": not a readable image (" + std::string(stbi_failure_reason()) + ")");
     return { w, h };
 }

@@ -4,7 +4,8 @@
 #                               sample (or, without a display or GUI, run the CLI on it)
 #   tools/quickstart.sh test    install what is missing, build, and run the whole test suite: the ci preset (every
 #                               test), the asan preset (ASan + UBSan, CUDA off: every non-GPU test, GUI included)
-#                               and the fuzz preset (clang, libFuzzer: each reader fuzzed CONVSCOPE_FUZZ_SECONDS)
+#                               and the fuzz preset (clang, libFuzzer: each reader fuzzed with a fixed seed for
+#                               a fixed number of inputs, at most CONVSCOPE_FUZZ_SECONDS)
 # CUDA 13 and cuDNN 9 are used when the toolkit is installed (nvcc on PATH or in /usr/local/cuda); the GPU
 # tests report themselves skipped on a machine without a GPU.
 set -euo pipefail

@@ -12,6 +12,7 @@
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 
 #include <filesystem>
 #include <fstream>
@@ -185,4 +186,23 @@ TEST_CASE("every input a fuzzer crashed a reader with is now refused cleanly", "
         }
     }
     CHECK(cases > 0);
+}
+
+TEST_CASE("a PNG whose first data chunk is empty decodes as the same picture without it", "[input][fuzz]")
+{
+    // stb would memcpy to a null buffer on the empty chunk (undefined behaviour, found by the image fuzzer);
+    // the chunk carries no data, so the repaired file must give exactly the picture the file describes.
+    std::ifstream f(test::dataDir() / "images" / "empty_first_idat.png", std::ios::binary);
+    const std::string withEmpty((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const size_t chunk = withEmpty.find("IDAT") - 4; // length, type, CRC: 12 bytes, no data
+    REQUIRE(withEmpty.compare(chunk, 4, std::string(4, '\0')) == 0);
+    const std::string without = std::string(withEmpty).erase(chunk, 12);
+
+    const Tensor a = decodeImageInput(withEmpty, "empty chunk", 1, 1, 4, 5);
+    const Tensor b = decodeImageInput(without, "no empty chunk", 1, 1, 4, 5);
+    REQUIRE(a.numel() == 20);
+    for (int64_t i = 0; i < a.numel(); ++i)
+        CHECK(a.data()[i] == b.data()[i]);
+    // and the picture is not blank: the test compares real pixels
+    CHECK(*std::max_element(a.data(), a.data() + a.numel()) > *std::min_element(a.data(), a.data() + a.numel()));
 }
