@@ -75,6 +75,33 @@ namespace {
         }
     }
 
+    // One k of the block's product, the inner loop of both kernels: a thread's TM×TN outer product of its A and B
+    // fragments, read from row k of the tiles in shared memory (aRow: BM floats, bRow: BN floats). The thread's
+    // rows are two groups of TM/2 at ty·TM/2 and BM/2 + ty·TM/2 (columns likewise), read as float4.
+    template <int BM, int BN, int TM, int TN>
+    __device__ __forceinline__ void outerProductStep(
+        const float* aRow, const float* bRow, int tx, int ty, float (&acc)[TM][TN])
+    {
+        constexpr int HM = TM / 2, HN = TN / 2;
+        float a[TM], b[TN];
+        float a0[HM], a1[HM], b0[HN], b1[HN];
+        loadFrag(a0, aRow + ty * HM);
+        loadFrag(a1, aRow + BM / 2 + ty * HM);
+        loadFrag(b0, bRow + tx * HN);
+        loadFrag(b1, bRow + BN / 2 + tx * HN);
+#pragma unroll
+        for (int i = 0; i < HM; ++i)
+            a[i] = a0[i], a[HM + i] = a1[i];
+#pragma unroll
+        for (int j = 0; j < HN; ++j)
+            b[j] = b0[j], b[HN + j] = b1[j];
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+                acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+
     // Epilogue of both kernels: a thread's TM×TN accumulators are rows ty·TM/2 … and BM/2 + ty·TM/2 … of the
     // block's tile, columns tx·TN/2 … and BN/2 + tx·TN/2 ….
     template <int BM, int BN, int TM, int TN>
@@ -155,7 +182,6 @@ namespace {
         constexpr int AVecs = BM * BK / 4; // float4 groups of the A tile
         constexpr int AVecLoads = (AVecs + T - 1) / T;
         constexpr int AScalarLoads = (BM * BK + T - 1) / T;
-        constexpr int HM = TM / 2, HN = TN / 2;
 
         __shared__ __align__(16) float As[2][BK][BM];
         __shared__ __align__(16) float Bs[2][BK][BN];
@@ -296,25 +322,8 @@ namespace {
             if (more)
                 loadTiles((step + 1) * BK); // in flight while we compute
 #pragma unroll
-            for (int kk = 0; kk < BK; ++kk) {
-                float a[TM], b[TN];
-                float a0[HM], a1[HM], b0[HN], b1[HN];
-                loadFrag(a0, &As[cur][kk][ty * HM]);
-                loadFrag(a1, &As[cur][kk][BM / 2 + ty * HM]);
-                loadFrag(b0, &Bs[cur][kk][tx * HN]);
-                loadFrag(b1, &Bs[cur][kk][BN / 2 + tx * HN]);
-#pragma unroll
-                for (int i = 0; i < HM; ++i)
-                    a[i] = a0[i], a[HM + i] = a1[i];
-#pragma unroll
-                for (int j = 0; j < HN; ++j)
-                    b[j] = b0[j], b[HN + j] = b1[j];
-#pragma unroll
-                for (int i = 0; i < TM; ++i)
-#pragma unroll
-                    for (int j = 0; j < TN; ++j)
-                        acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-            }
+            for (int kk = 0; kk < BK; ++kk)
+                outerProductStep<BM, BN>(As[cur][kk], Bs[cur][kk], tx, ty, acc);
             if (more)
                 storeTiles(cur ^ 1); // the other buffer: everyone finished reading it before the last barrier
             __syncthreads();
@@ -389,7 +398,6 @@ namespace {
         constexpr int AVecs = BM * BK / 4;
         static_assert(AVecs % T == 0, "the A tile's 16-byte groups divide among the threads");
         constexpr int AVecLoads = AVecs / T;
-        constexpr int HM = TM / 2, HN = TN / 2;
 
         __shared__ __align__(16) float As[STAGES][BK][BM];
         __shared__ __align__(16) float Bs[STAGES][BK][BN];
@@ -478,25 +486,8 @@ namespace {
             const float* aS = &As[readStage][0][0];
             const float* bS = &Bs[readStage][0][0];
 #pragma unroll
-            for (int kk = 0; kk < BK; ++kk) {
-                float a[TM], b[TN];
-                float a0[HM], a1[HM], b0[HN], b1[HN];
-                loadFrag(a0, aS + kk * BM + ty * HM);
-                loadFrag(a1, aS + kk * BM + BM / 2 + ty * HM);
-                loadFrag(b0, bS + kk * BN + tx * HN);
-                loadFrag(b1, bS + kk * BN + BN / 2 + tx * HN);
-#pragma unroll
-                for (int i = 0; i < HM; ++i)
-                    a[i] = a0[i], a[HM + i] = a1[i];
-#pragma unroll
-                for (int j = 0; j < HN; ++j)
-                    b[j] = b0[j], b[HN + j] = b1[j];
-#pragma unroll
-                for (int i = 0; i < TM; ++i)
-#pragma unroll
-                    for (int j = 0; j < TN; ++j)
-                        acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-            }
+            for (int kk = 0; kk < BK; ++kk)
+                outerProductStep<BM, BN>(aS + kk * BM, bS + kk * BN, tx, ty, acc);
             readStage = readStage == STAGES - 1 ? 0 : readStage + 1;
             writeStage = writeStage == STAGES - 1 ? 0 : writeStage + 1;
         }
