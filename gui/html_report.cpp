@@ -13,6 +13,9 @@ namespace convscope::gui {
 namespace {
     QString esc(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); }
     QString q(const std::string& s) { return QString::fromStdString(s); }
+    // The report's milliseconds as the CLI's tables print them (compute/report.h), named in full because
+    // convscope::gui has a formatMs of its own (gui/format.h) with another format.
+    QString ms(double v) { return q(convscope::formatMs(v)); }
 
     QString row(const QStringList& cells, bool header = false)
     {
@@ -109,16 +112,16 @@ QString reportHtml(const RunOutcome& run, const ReportCharts& charts, bool embed
         for (const auto& l : sel.layers) {
             const double flops = l.index < r.shapes.layers.size() ? r.shapes.layers[l.index].cost.flops : 0;
             const QString name = l.index < net.layers.size() ? esc(net.layers[l.index].name) : QString();
-            h += row({ QString::number(l.index), name, esc(sel.selection.str()), q(formatMs(l.computeMs.median)),
-                q(formatMs(l.computeMs.min)), q(formatMs(l.computeMs.max)),
+            h += row({ QString::number(l.index), name, esc(sel.selection.str()), ms(l.computeMs.median),
+                ms(l.computeMs.min), ms(l.computeMs.max),
                 l.computeMs.median > 0 ? QString::number(flops / (l.computeMs.median * 1e6), 'g', 4) : QString(),
                 l.error.valid ? QString::number(l.error.relL2, 'g', 3) : QStringLiteral("—"), esc(l.note) });
         }
         h += row(
-            { QString(), QObject::tr("<i>whole pass</i>"), esc(sel.selection.str()), q(formatMs(sel.totalMs.median)),
-                q(formatMs(sel.totalMs.min)), q(formatMs(sel.totalMs.max)), QString(), QString(),
+            { QString(), QObject::tr("<i>whole pass</i>"), esc(sel.selection.str()), ms(sel.totalMs.median),
+                ms(sel.totalMs.min), ms(sel.totalMs.max), QString(), QString(),
                 QObject::tr("copies: %1 ms in, %2 ms out")
-                    .arg(q(formatMs(sel.h2dMs.median)), q(formatMs(sel.d2hMs.median))) });
+                    .arg(ms(sel.h2dMs.median), ms(sel.d2hMs.median)) });
     }
     h += QStringLiteral("</table>\n");
     for (int i = 0; i < charts.size(); ++i) {
