@@ -107,7 +107,9 @@ if has sanitize; then
       rc=$?
       tail -4 "$OUT/sanitizer-$tool.log"
       grep -B3 -A30 "FAILED:" "$OUT/sanitizer-$tool.log" | head -60
-      errors=$(grep -m1 -oE "ERROR SUMMARY: [0-9]+ error" "$OUT/sanitizer-$tool.log" | grep -oE "[0-9]+" || echo "?")
+      # racecheck sums up in hazards ("RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"), the others in errors.
+      errors=$(grep -m1 -oE "ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazard" "$OUT/sanitizer-$tool.log" \
+        | grep -oE "[0-9]+" || echo "?")
       cases=$(grep -oE "test cases?: [0-9]+[^)]*|in [0-9]+ test cases?" "$OUT/sanitizer-$tool.log" | tail -1)
       case $rc in
         0) verdict="clean" ;;
