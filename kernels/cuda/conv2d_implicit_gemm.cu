@@ -75,6 +75,25 @@ namespace {
         }
     }
 
+    // The output pixel a thread gathers the B (im2col) column of, in both kernels: whether it exists, the input row
+    // and column of its window's top-left tap (negative in the padding), and that tap's offset in x from the
+    // group's first channel (0 for a column past the end).
+    struct GatherColumn {
+        bool valid;
+        int ihBase, iwBase, offset;
+    };
+    __device__ __forceinline__ GatherColumn gatherColumn(const ConvGeometry& g, int col, int pq, int npqTotal)
+    {
+        GatherColumn c { col < npqTotal, 0, 0, 0 };
+        if (c.valid) {
+            const int nn = col / pq, rem = col % pq;
+            c.ihBase = (rem / g.q) * g.strideH - g.padTop;
+            c.iwBase = (rem % g.q) * g.strideW - g.padLeft;
+            c.offset = nn * g.c * g.h * g.w + c.ihBase * g.w + c.iwBase;
+        }
+        return c;
+    }
+
     // One k of the block's product, the inner loop of both kernels: a thread's TM×TN outer product of its A and B
     // fragments, read from row k of the tiles in shared memory (aRow: BM floats, bRow: BN floats). The thread's
     // rows are two groups of TM/2 at ty·TM/2 and BM/2 + ty·TM/2 (columns likewise), read as float4.
@@ -201,16 +220,9 @@ namespace {
 
         // This thread's B column: one output pixel, fixed for the whole K loop.
         const int bCol = tid % BN, bRow0 = tid / BN;
-        const int myCol = colBase + bCol;
-        const bool colValid = myCol < npqTotal;
-        int ihBase = 0, iwBase = 0;
-        int colOff = 0;
-        if (colValid) {
-            const int nn = myCol / pq, rem = myCol % pq;
-            ihBase = (rem / g.q) * g.strideH - g.padTop;
-            iwBase = (rem % g.q) * g.strideW - g.padLeft;
-            colOff = nn * g.c * g.h * g.w + ihBase * g.w + iwBase;
-        }
+        const GatherColumn col = gatherColumn(g, colBase + bCol, pq, npqTotal);
+        const bool colValid = col.valid;
+        const int ihBase = col.ihBase, iwBase = col.iwBase, colOff = col.offset;
 
         constexpr int BVecs = BK * BN / 4; // float4 groups of the B tile (VecB)
         static_assert(!VecB || BVecs % T == 0, "the B tile's float4 groups divide among the threads");
@@ -416,16 +428,9 @@ namespace {
 
         // This thread's B column (one output pixel) and its first B row, fixed for the whole loop.
         const int bCol = tid % BN, bRow0 = tid / BN;
-        const int myCol = colBase + bCol;
-        const bool colValid = myCol < npqTotal;
-        int ihBase = 0, iwBase = 0;
-        int colOff = 0;
-        if (colValid) {
-            const int nn = myCol / pq, rem = myCol % pq;
-            ihBase = (rem / g.q) * g.strideH - g.padTop;
-            iwBase = (rem % g.q) * g.strideW - g.padLeft;
-            colOff = nn * g.c * hw + ihBase * g.w + iwBase + bRow0 * hw;
-        }
+        const GatherColumn col = gatherColumn(g, colBase + bCol, pq, npqTotal);
+        const bool colValid = col.valid;
+        const int ihBase = col.ihBase, iwBase = col.iwBase, colOff = colValid ? col.offset + bRow0 * hw : 0;
         const unsigned bDst0 = smemAddr(&Bs[0][bRow0][bCol]);
 
         // The next stage to load: tap (lr, ls), number lrs, channels lc0 … lc0 + BK − 1. Stages are loaded in order,

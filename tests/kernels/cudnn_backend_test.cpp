@@ -120,15 +120,19 @@ void checkAgainstCpu(Backend& cudnn, Network net, uint64_t seed, const std::stri
             // Layer i of a chain takes the FP32 output of layer i−1 where the reference takes its own double one,
             // so the bound grows with depth; every single-layer sweep case keeps the plain bound. (The LeNet-like
             // chain's softmax, layer 5, came out at 1.08e-5 once in ~20 seeded runs on the H200.)
-            CHECK(m.relL2 <= tolerance * (1.0 + 0.5 * double(i)));
+            const double depth = 1.0 + 0.5 * double(i);
+            CHECK(m.relL2 <= tolerance * depth);
             CHECK(ms >= 0);
             if (i + 1 == net.layers.size()) {
                 if (algorithm == "auto") {
                     autoOutput = out.clone();
                     autoTolerance = tolerance;
                 } else if (autoOutput) {
+                    // Each is within its depth-scaled bound of the reference, so they agree within the sum of the
+                    // two. (Without the depth factor this failed once on the H200: cudnn.winograd_nonfused's
+                    // LeNet-like chain at the softmax, 0.0151 from auto, each inside its own 0.0175 of cpu.direct.)
                     const ErrorMetrics agree = compare(out, *autoOutput);
-                    CHECK(agree.relL2 <= 2 * std::max(tolerance, autoTolerance));
+                    CHECK(agree.relL2 <= 2 * std::max(tolerance, autoTolerance) * depth);
                 }
             }
         }
