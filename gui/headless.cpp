@@ -202,7 +202,8 @@ int runLatencyBenchmark(MainWindow& window, int iterations)
     net.input = { 1, 3, 64, 64, false, "random:1" };
     for (int i = 0; i < 10; ++i) {
         Layer conv;
-        Conv2d spec { 16, { 3, 3 } }; // stride 1, dilation 1, one group, bias: the defaults
+        Conv2d spec; // 3×3, stride 1, dilation 1, one group, bias: the defaults
+        spec.out_channels = 16;
         spec.padding = Padding2d::symmetric(1, 1);
         conv.spec = spec;
         conv.name = "conv" + std::to_string(i + 1);

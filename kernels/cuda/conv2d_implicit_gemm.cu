@@ -627,12 +627,14 @@ void conv2dImplicitGemmPrepare(const ConvGeometry& g, const float* w, void* scra
 std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount)
 {
     const bool vecA = ((g.c / g.groups) * g.r * g.s) % 4 == 0;
+    const std::string pipeDetail
+        = ", 8x8 per thread, 16-deep steps in a 3-stage cp.async pipeline, weights transposed at prepare";
     std::string v;
     switch (pick(g, smCount)) {
     case Variant::PipeBig:
+        return "implicit GEMM 128x128cp tiles" + pipeDetail;
     case Variant::PipeMid:
-        return std::string("implicit GEMM ") + (pick(g, smCount) == Variant::PipeBig ? "128x128cp" : "64x128cp")
-            + " tiles, 8x8 per thread, 16-deep steps in a 3-stage cp.async pipeline, weights transposed at prepare";
+        return "implicit GEMM 64x128cp tiles" + pipeDetail;
     case Variant::Big:
         v = "128x128 tiles, 8x8 per thread";
         break;

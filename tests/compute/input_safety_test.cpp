@@ -1,6 +1,7 @@
 // What ConvScope reads from files other people send: it never runs any of it, paths in a network file resolve
 // next to that file, nothing it reads can make it allocate past the memory budget, and every input a fuzzer
 // ever crashed the readers with (tests/data/fuzz/) now gives a clean InputError or a valid result.
+#include "compute/atomic_file.h"
 #include "compute/error.h"
 #include "compute/image_input.h"
 #include "compute/memory_budget.h"
@@ -12,8 +13,8 @@
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
-#include <algorithm>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sys/stat.h>
@@ -192,8 +193,8 @@ TEST_CASE("a PNG whose first data chunk is empty decodes as the same picture wit
 {
     // stb would memcpy to a null buffer on the empty chunk (undefined behaviour, found by the image fuzzer);
     // the chunk carries no data, so the repaired file must give exactly the picture the file describes.
-    std::ifstream f(test::dataDir() / "images" / "empty_first_idat.png", std::ios::binary);
-    const std::string withEmpty((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const fs::path png = test::dataDir() / "images" / "empty_first_idat.png";
+    const std::string withEmpty = readFile(png, png.string());
     const size_t chunk = withEmpty.find("IDAT") - 4; // length, type, CRC: 12 bytes, no data
     REQUIRE(withEmpty.compare(chunk, 4, std::string(4, '\0')) == 0);
     const std::string without = std::string(withEmpty).erase(chunk, 12);
