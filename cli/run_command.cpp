@@ -142,6 +142,10 @@ Command addRunCommand(CLI::App& app)
             setHostMemoryBudget(parseMemorySize(a->memoryBudget + (plain ? "G" : ""), "--memory-budget"));
         }
         Network net = loadNetwork(a->network);
+        if (net.layers.empty()) {
+            std::cout << (net.name.empty() ? a->network : net.name) << " has no layers: nothing to run\n";
+            return 0;
+        }
         ProfileOptions opt;
         opt.selections = parseSelections(a->backends, a->fuse);
         opt.warmup = a->warmup;

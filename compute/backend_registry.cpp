@@ -17,11 +17,15 @@ namespace {
         const char* file;
         const char* description;
         bool built;
+        const char* notBuiltWhy; // configure's reason, when !built
     };
     const KnownModule kModules[] = {
-        { "cuda", "libconvscope_cuda.so", "our CUDA kernels (direct, tiled, implicit GEMM)", CONVSCOPE_WITH_CUDA },
-        { "cudnn", "libconvscope_cudnn.so", "NVIDIA cuDNN (and cuBLAS for linear layers)", CONVSCOPE_WITH_CUDNN },
-        { "onednn", "libconvscope_onednn.so", "Intel oneDNN, the CPU library baseline", CONVSCOPE_WITH_ONEDNN },
+        { "cuda", "libconvscope_cuda.so", "our CUDA kernels (direct, tiled, implicit GEMM)", CONVSCOPE_WITH_CUDA,
+            CONVSCOPE_CUDA_WHY },
+        { "cudnn", "libconvscope_cudnn.so", "NVIDIA cuDNN (and cuBLAS for linear layers)", CONVSCOPE_WITH_CUDNN,
+            CONVSCOPE_CUDNN_WHY },
+        { "onednn", "libconvscope_onednn.so", "Intel oneDNN, the CPU library baseline", CONVSCOPE_WITH_ONEDNN,
+            CONVSCOPE_ONEDNN_WHY },
     };
 
     class UnavailableBackend final : public Backend {
@@ -101,7 +105,8 @@ void BackendRegistry::loadModules(const std::vector<std::filesystem::path>& dirs
     for (const KnownModule& m : kModules) {
         if (!m.built) {
             add(makeUnavailableBackend(m.backend, m.description,
-                std::string("not built: this ConvScope was built without the ") + m.backend + " module"));
+                std::string("not built: this ConvScope was built without the ") + m.backend + " module ("
+                    + m.notBuiltWhy + ")"));
             continue;
         }
         std::filesystem::path found;

@@ -630,8 +630,46 @@ namespace {
 
 } // namespace
 
+std::string describeNonNetworkFile(const std::string& bytes)
+{
+    auto startsWith = [&](std::string_view magic) { return bytes.compare(0, magic.size(), magic) == 0; };
+    if (startsWith("\x89PNG\r\n\x1a\n"))
+        return "a PNG image (use it as the input: \"source\": \"FILE.png\", or --input FILE.png)";
+    if (startsWith("\xff\xd8\xff"))
+        return "a JPEG image (use it as the input: \"source\": \"FILE.jpg\", or --input FILE.jpg)";
+    if (startsWith("BM") && bytes.size() > 14)
+        return "a BMP image (use it as the input, not as the network)";
+    if (startsWith("\x93NUMPY"))
+        return "a NumPy .npy array (use it as the input or as a layer's weights, not as the network)";
+    if (startsWith("%PDF"))
+        return "a PDF document";
+    if (startsWith("PK\x03\x04"))
+        return "a zip archive (a PyTorch .pt/.pth checkpoint is one: export the model to ONNX instead)";
+    if (startsWith("\x80\x02") || startsWith("\x80\x03") || startsWith("\x80\x04") || startsWith("\x80\x05"))
+        return "a Python pickle (a PyTorch checkpoint?): export the model to ONNX instead";
+    // An ONNX model is a protobuf ModelProto: it opens with field 1 (ir_version, varint: tag 0x08) and soon names
+    // its producer ("pytorch", "tf2onnx", ...) or opset domain.
+    if (!bytes.empty() && static_cast<unsigned char>(bytes[0]) == 0x08
+        && (bytes.find("pytorch") != std::string::npos || bytes.find("onnx") != std::string::npos
+            || bytes.find("ai.onnx") != std::string::npos))
+        return "an ONNX model (protobuf)";
+    // Text formats start with printable ASCII or UTF-8; control bytes early on mean a binary file.
+    const size_t probe = std::min<size_t>(bytes.size(), 512);
+    size_t control = 0;
+    for (size_t i = 0; i < probe; ++i) {
+        const auto c = static_cast<unsigned char>(bytes[i]);
+        if (c == 0 || (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\f'))
+            ++control;
+    }
+    if (control > 0)
+        return "a binary file";
+    return {};
+}
+
 Network parseNetwork(const std::string& json, const std::string& what, const std::filesystem::path& baseDir)
 {
+    if (const std::string kind = describeNonNetworkFile(json); !kind.empty())
+        throw InputError(what + ": not a ConvScope network file: it looks like " + kind);
     Json root;
     try {
         root = Json::parse(json, DuplicateKeyGuard { {}, what });
@@ -670,13 +708,15 @@ Network parseNetwork(const std::string& json, const std::string& what, const std
     if (!root.contains("input"))
         ctx.fail("\"input\" is missing");
     net.input = readInput(root["input"], what);
-    if (root.contains("layers")) {
-        const Json& layers = root["layers"];
-        if (!layers.is_array())
-            ctx.fail("\"layers\" must be a list of layer objects, got " + shown(layers));
-        for (size_t i = 0; i < layers.size(); ++i)
-            net.layers.push_back(readLayer(layers[i], i, what));
-    }
+    // A file without "layers" is more likely a different JSON document than a network meant to be empty; an
+    // explicit empty list is the way to say that.
+    if (!root.contains("layers"))
+        ctx.fail("\"layers\" is missing (write \"layers\": [] for a network with no layers yet)");
+    const Json& layers = root["layers"];
+    if (!layers.is_array())
+        ctx.fail("\"layers\" must be a list of layer objects, got " + shown(layers));
+    for (size_t i = 0; i < layers.size(); ++i)
+        net.layers.push_back(readLayer(layers[i], i, what));
 
     // Names must be unique: reports, traces and the window refer to layers by name.
     for (size_t i = 0; i < net.layers.size(); ++i)

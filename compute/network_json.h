@@ -12,6 +12,9 @@ namespace convscope {
 
 Network loadNetwork(const std::filesystem::path& path); // sets baseDir to the file's folder
 Network parseNetwork(const std::string& json, const std::string& what, const std::filesystem::path& baseDir);
+// What a file that is not a network file looks like ("a PNG image ...", "an ONNX model (protobuf)", "a binary
+// file"), from its first bytes; empty when it may be a network file (text).
+std::string describeNonNetworkFile(const std::string& bytes);
 std::string serializeNetwork(const Network& net); // pretty-printed, stable key order
 // Written atomically (temporary file in the same folder, then rename): a failed save leaves the old file.
 void saveNetwork(const Network& net, const std::filesystem::path& path);

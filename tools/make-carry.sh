@@ -4,6 +4,7 @@
 # laid out like /usr so CMake finds them with -DCMAKE_PREFIX_PATH=.carry/usr:
 #   header-only: nlohmann-json, CLI11, stb, Catch2 2 (with its CMake files: Catch.cmake, CatchAddTests.cmake)
 #   OpenBLAS:   libopenblas.so(.0) + cblas.h/openblas_config.h + its runtime deps (libgfortran, libquadmath)
+#   FFTW3:      libfftw3f(_threads).so + fftw3.h
 # tools/gpu-check.sh uses it. Run from anywhere; prints the size (the device call carries at most 64 MiB).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +33,13 @@ mkdir -p "$C/include/openblas"
 INC=$(dirname "$(readlink -f /usr/include/x86_64-linux-gnu/cblas.h 2>/dev/null || echo /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h)")
 cp "$INC"/cblas.h "$INC"/openblas_config.h "$C/include/openblas/"
 [ -e "$INC/f77blas.h" ] && cp "$INC/f77blas.h" "$C/include/openblas/"
+
+# FFTW3, single precision and its threads library (cpu.fft).
+cp /usr/include/fftw3.h "$C/include/"
+for l in libfftw3f libfftw3f_threads; do
+  cp "$(readlink -f /usr/lib/x86_64-linux-gnu/$l.so.3)" "$C/lib/x86_64-linux-gnu/$l.so.3"
+  ln -sf "$l.so.3" "$C/lib/x86_64-linux-gnu/$l.so"
+done
 
 # Hints for the configure step (read by tools/gpu-check.sh).
 cat >"$ROOT/.carry/cmake-hints.txt" <<HINTS

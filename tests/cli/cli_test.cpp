@@ -204,6 +204,33 @@ TEST_CASE("bad input exits with status 2 and names the problem", "[cli][bad-inpu
     }
     CHECK(cli("run " + quote(dir.path / "missing.json")).status == 2);
     CHECK(cli("run " + quote(test::examplesDir() / "lenet5.json") + " --backends cpu").status == 2);
+
+    // No "layers" key: not an empty network but a mistake, for every command.
+    writeText(dir.path / "nolayers.json",
+        R"({"format": "convscope-network", "version": 1, "input": {"channels": 1, "height": 8, "width": 8}})");
+    for (const char* command : { "run", "shapes" }) {
+        const Result r = cli(std::string(command) + " " + quote(dir.path / "nolayers.json"));
+        INFO(r.output);
+        CHECK(r.status == 2);
+        CHECK(r.output.find("nolayers.json: \"layers\" is missing") != std::string::npos);
+    }
+    // A picture given where a network belongs.
+    const Result png = cli("shapes " + quote(test::dataDir() / "images" / "empty_first_idat.png"));
+    INFO(png.output);
+    CHECK(png.status == 2);
+    CHECK(png.output.find("not a ConvScope network file: it looks like a PNG image") != std::string::npos);
+}
+
+TEST_CASE("an explicit empty layer list is a valid network with nothing to run", "[cli]")
+{
+    test::TempDir dir;
+    writeText(dir.path / "empty.json", R"({"format": "convscope-network", "version": 1, "name": "empty",
+      "input": {"channels": 1, "height": 8, "width": 8}, "layers": []})");
+    const Result r = cli("run " + quote(dir.path / "empty.json"));
+    INFO(r.output);
+    CHECK(r.status == 0);
+    CHECK(r.output.find("empty has no layers: nothing to run") != std::string::npos);
+    CHECK(cli("shapes " + quote(dir.path / "empty.json")).status == 0);
 }
 
 TEST_CASE("an unavailable or unknown backend exits with status 3 and says why", "[cli][bad-input]")

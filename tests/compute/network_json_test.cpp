@@ -288,6 +288,16 @@ TEST_CASE("network json: file-level and input mistakes", "[network_json]")
         { R"({"format": "convscope-network", "input": {"channels": 1, "height": 2, "width": 2}, "layers": {}})",
             { "\"layers\" must be a list" } },
         { R"({"format": "convscope-network", "layers": []})", { "\"input\" is missing" } },
+        // Without "layers" the file is not taken as an empty network (an explicit [] is one).
+        { R"({"format": "convscope-network", "input": {"channels": 1, "height": 2, "width": 2}})",
+            { "test.json: \"layers\" is missing" } },
+        // Binary files: what they look like, not a JSON parser's complaint about byte 0x08.
+        { std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16),
+            { "test.json: not a ConvScope network file: it looks like a PNG image" } },
+        { std::string("\x08\x07\x12\x07pytorch\x1a\x03" "2.1:\x8a\x01", 18),
+            { "test.json: not a ConvScope network file: it looks like an ONNX model" } },
+        { std::string("\x93NUMPY\x01\0v\0{'descr'", 18), { "it looks like a NumPy .npy array" } },
+        { std::string("\x01\x02\0\xff garbage", 12), { "not a ConvScope network file: it looks like a binary file" } },
         { file(layers, R"({"channels": 1, "height": 2})"), { "test.json: input: \"width\" is missing" } },
         { file(layers, R"({"channels": 1, "height": 2, "width": 0})"),
             { "test.json: input: \"width\" must be a positive integer, got 0" } },
