@@ -33,7 +33,9 @@ function(convscope_probe_package package found_var reason_var)
   # The first line that says what is missing: "Could NOT find OpenCL (missing: ...)" or "Could not find a package
   # configuration file provided by ...".
   set(_why "its CMake package file failed to load")
-  string(REGEX MATCH "Could (NOT|not) find [^\n]*" _line "${_err}")
+  # CMake wraps its error text over indented lines: join them first.
+  string(REGEX REPLACE "\n +" " " _flat "${_err}")
+  string(REGEX MATCH "Could (NOT|not) find [^\n]*" _line "${_flat}")
   if(_line)
     string(STRIP "${_line}" _line)
     # The reason ends up in a C string literal (the config header).
