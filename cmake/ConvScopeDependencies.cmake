@@ -26,7 +26,17 @@ if(CMAKE_CUDA_COMPILER)
   set(_cuda_default ON)
 endif()
 option(CONVSCOPE_WITH_CUDA "Build the CUDA backend module (on when nvcc is found)" ${_cuda_default})
+# Debian 12's CMake 3.25.1 FindCUDAToolkit marks CUDA::nvToolsExt deprecated without checking that the target exists
+# whenever the project's minimum CMake is 3.25 or newer; CUDA 13 ships no libnvToolsExt (NVTX 3 is header-only), so
+# configure stopped with "set_property could not find TARGET CUDA::nvToolsExt" on a new machine with the toolkit.
+# The project's minimum is lowered for this one call only (CMake 3.26 fixed the module). Called once, here:
+# kernels/ uses the targets it made.
+set(_convscope_minimum "${CMAKE_MINIMUM_REQUIRED_VERSION}")
+if(CMAKE_VERSION VERSION_LESS 3.26)
+  set(CMAKE_MINIMUM_REQUIRED_VERSION 3.24)
+endif()
 find_package(CUDAToolkit QUIET)
+set(CMAKE_MINIMUM_REQUIRED_VERSION "${_convscope_minimum}")
 set_package_properties(CUDAToolkit PROPERTIES TYPE OPTIONAL PURPOSE "our CUDA kernels, cuBLAS, NVTX 3 headers")
 if(CONVSCOPE_WITH_CUDA)
   if(NOT CMAKE_CUDA_COMPILER)

@@ -116,7 +116,7 @@ in_root "${test_env[@]}" bash -c 'cd /src/convscope && tools/quickstart.sh test'
 test_rc=$?
 set -e
 test_s=$((SECONDS - t1))
-test_summary=$(grep -E "tests passed|tests failed" "$log" | tail -3 | tr '\n' ' ')
+test_summary=$(grep -E "tests passed|tests failed" "$log" | tail -3 | tr '\n' ' ' || true)
 skipped=$(grep -cE "\*\*\*Skipped|Not Run" "$log" || true)
 
 configure_rc=0
