@@ -104,7 +104,7 @@ Command addBenchCommand(CLI::App& app)
     auto* cmd = app.add_subcommand("bench", "Benchmark selections side by side on a built-in suite or a network");
     auto a = std::make_shared<BenchArgs>();
     cmd->add_option("network", a->network, "network file (.json) instead of a suite");
-    cmd->add_option("--suite", a->suite, "built-in suite: unet-encoder, lenet5, weak-shapes");
+    cmd->add_option("--suite", a->suite, "built-in suite: unet-encoder, lenet5, weak-shapes, fft");
     cmd->add_option("--backends", a->backends, "comma-separated selections; ratios are against the first")
         ->capture_default_str();
     cmd->add_option("--cases", a->cases, "which cases of the suite, e.g. 0-2");
@@ -120,7 +120,7 @@ Command addBenchCommand(CLI::App& app)
     return [a]() {
         if (a->network.empty() == a->suite.empty())
             throw InputError("bench needs either a network file or --suite (" + std::string("unet-encoder, lenet5, "
-                                                                                             "weak-shapes)"));
+                                                                                             "weak-shapes, fft)"));
         std::vector<BenchCase> cases;
         if (!a->suite.empty()) {
             cases = makeSuite(a->suite);
