@@ -126,6 +126,12 @@ FftTiling chooseFftTiling(
     if (const std::string why = fftRefusal(conv, shape, target, selection); !why.empty())
         throw UnsupportedError(why);
     const Dims l = layerOf(conv, shape);
+    if (target.forcedTile > 0) {
+        if (target.forcedTile < std::max(l.spanH, l.spanW))
+            throw InputError(selection + ": fft_tile=" + std::to_string(target.forcedTile)
+                + " is smaller than the kernel's span of " + std::to_string(std::max(l.spanH, l.spanW)) + " pixels");
+        return tilingFor(l, target.forcedTile, target.forcedTile);
+    }
     FftTiling best;
     double bestCost = std::numeric_limits<double>::infinity();
     for (int64_t th : candidates(l.spanH, l.outH + l.spanH - 1, target.maxTile)) {
@@ -150,6 +156,23 @@ FftTiling chooseFftTiling(
     if (best.tileH == 0)
         best = tilingFor(l, candidates(l.spanH, 0, 0).front(), candidates(l.spanW, 0, 0).front());
     return best;
+}
+
+int64_t parseFftTileOption(const std::map<std::string, std::string>& extra)
+{
+    const auto it = extra.find("fft_tile");
+    if (it == extra.end())
+        return 0;
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+        v = std::stoll(it->second, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != it->second.size() || v < 8 || v > 4096)
+        throw InputError("fft_tile=" + it->second + ": the FFT tile side is a whole number from 8 to 4096");
+    return v;
 }
 
 } // namespace convscope

@@ -14,6 +14,7 @@
 #include "compute/shape_inference.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace convscope {
@@ -37,6 +38,7 @@ struct FftTilingTarget {
     int64_t maxTile = 1024; // largest transform side considered (a whole image smaller than this takes one tile)
     int64_t kernelSpectraBudgetBytes = int64_t(1) << 30; // the kernels' spectra must fit in this
     int parallelTiles = 1; // tiles that run at once (CPU threads); 1 on the GPU, which batches them all
+    int64_t forcedTile = 0; // option fft_tile=N: square N × N transforms instead of the cost model's choice (0)
 };
 
 // Why `selection` ("cpu.fft") cannot run this conv2d layer, or empty when it can: stride other than 1, or kernel
@@ -45,8 +47,12 @@ std::string fftRefusal(const Conv2d& conv, const LayerShape& shape, const FftTil
     const std::string& selection);
 
 // The cheapest tiling by a flop count of the transforms and the products (docs/PERFORMANCE.md, "## FFT"). Throws
-// UnsupportedError with fftRefusal's reason when none fits.
+// UnsupportedError with fftRefusal's reason when none fits, InputError when a forced tile is smaller than the span.
 FftTiling chooseFftTiling(
     const Conv2d& conv, const LayerShape& shape, const FftTilingTarget& target, const std::string& selection);
+
+// The fft_tile option's value (a session option, "--option fft_tile=64"): 0 when absent; InputError unless a whole
+// number from 8 to 4096.
+int64_t parseFftTileOption(const std::map<std::string, std::string>& extra);
 
 } // namespace convscope

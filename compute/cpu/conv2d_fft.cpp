@@ -97,9 +97,10 @@ namespace {
 
 } // namespace
 
-FftTilingTarget cpuFftTarget()
+FftTilingTarget cpuFftTarget(int64_t forcedTile)
 {
     FftTilingTarget t;
+    t.forcedTile = forcedTile;
     t.maxTile = 1024;
     t.kernelSpectraBudgetBytes = int64_t(1) << 30;
     t.parallelTiles = omp_get_max_threads();
@@ -201,12 +202,12 @@ struct FftConv2d::Impl {
     }
 };
 
-FftConv2d::FftConv2d(const Conv2d& spec, const LayerShape& shape, const Tensor& weight)
+FftConv2d::FftConv2d(const Conv2d& spec, const LayerShape& shape, const Tensor& weight, int64_t forcedTile)
     : m(std::make_unique<Impl>())
 {
     m->spec = spec;
     m->shape = shape;
-    const FftTilingTarget target = cpuFftTarget();
+    const FftTilingTarget target = cpuFftTarget(forcedTile);
     m->tiling = chooseFftTiling(spec, shape, target, kSelection);
     m->cg = shape.in.c / spec.groups;
     m->kg = shape.out.c / spec.groups;

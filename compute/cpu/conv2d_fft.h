@@ -15,13 +15,14 @@ namespace convscope::cpu {
 
 // The CPU's tiling target: transforms up to 1024², at most 1 GiB of kernel spectra and buffers, one tile per
 // OpenMP thread at a time.
-FftTilingTarget cpuFftTarget();
+FftTilingTarget cpuFftTarget(int64_t forcedTile = 0);
 
 class FftConv2d {
 public:
     // Plans the transforms (FFTW_MEASURE, cached per size for the whole process) and transforms the kernels.
     // Throws UnsupportedError (stride, memory budget), OutOfMemoryError, or Error when FFTW cannot plan.
-    FftConv2d(const Conv2d& spec, const LayerShape& shape, const Tensor& weight);
+    // forcedTile: the fft_tile option (0 = the cost model chooses).
+    FftConv2d(const Conv2d& spec, const LayerShape& shape, const Tensor& weight, int64_t forcedTile = 0);
     ~FftConv2d();
     FftConv2d(const FftConv2d&) = delete;
     FftConv2d& operator=(const FftConv2d&) = delete;

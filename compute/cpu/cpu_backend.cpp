@@ -139,8 +139,9 @@ namespace {
             if (m_useFft) // kernel spectra and plans, untimed
                 for (size_t i = 0; i < m_layers.size(); ++i)
                     if (const auto* conv = std::get_if<Conv2d>(&m_layers[i].spec))
-                        m_fft[i] = std::make_unique<cpu::FftConv2d>(
-                            *conv, shapes.layers[i], requireParameter(m_layers[i].weight, m_layers[i], "weight"));
+                        m_fft[i] = std::make_unique<cpu::FftConv2d>(*conv, shapes.layers[i],
+                            requireParameter(m_layers[i].weight, m_layers[i], "weight"),
+                            parseFftTileOption(m_options.extra));
             m_outputs.reserve(m_layers.size());
             for (size_t i = 0; i < m_layers.size(); ++i) {
                 m_outputs.emplace_back(shapes.layers[i].out);
