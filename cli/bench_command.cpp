@@ -162,6 +162,7 @@ Command addBenchCommand(CLI::App& app)
         std::vector<std::string> graphLines; // CUDA Graph mode: the lean replay per case and selection
         std::vector<std::string> totalLines; // whole-pass medians per case
         std::vector<std::string> clockLines; // the GPU's clocks per case
+        std::vector<std::string> fastestLines; // per layer, the fastest selection of each backend with several
         std::map<std::string, std::vector<size_t>> backendSelections;
         for (size_t k = 1; k < opt.selections.size(); ++k)
             if (opt.selections[k].backend != opt.selections[0].backend)
@@ -227,11 +228,22 @@ Command addBenchCommand(CLI::App& app)
                 // ("onednn vs the best cpu algorithm", per layer).
                 for (const auto& [backend, indices] : backendSelections) {
                     double best = 0;
+                    size_t bestIndex = 0;
                     for (size_t k : indices)
-                        if (median[k] > 0 && (best == 0 || median[k] < best))
+                        if (median[k] > 0 && (best == 0 || median[k] < best)) {
                             best = median[k];
+                            bestIndex = k;
+                        }
                     if (median[0] > 0 && best > 0)
                         bestRatios[backend].push_back(median[0] / best);
+                    // Name it ("with the best cuDNN algorithm beside it"), with what it ran (cudnn.auto's choice).
+                    if (best > 0) {
+                        const std::string& note = run.selections[bestIndex].layers[i].note;
+                        fastestLines.push_back(bc.name + " " + bc.network.layers[i].name + ": fastest " + backend
+                            + " selection " + opt.selections[bestIndex].str() + " " + formatMs(best) + " ms"
+                            + (median[0] > 0 ? ", t(it) / t(" + opt.selections[0].str() + ") = " + fixed(best / median[0], 2) + "×" : "")
+                            + (note.empty() ? "" : " (" + note + ")"));
+                    }
                 }
                 for (size_t k = 1; k < median.size(); ++k) {
                     const bool ok = median[0] > 0 && median[k] > 0;
@@ -322,6 +334,8 @@ Command addBenchCommand(CLI::App& app)
                 }
             }
         }
+        for (const auto& line : fastestLines)
+            std::cout << line << "\n";
         for (const auto& line : totalLines)
             std::cout << line << "\n";
         for (const auto& line : graphLines)

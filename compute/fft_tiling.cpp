@@ -6,7 +6,17 @@
 //   products     8 · K/g · C/g · freqs              one complex multiply-add (4 multiplies, 4 adds) per channel
 //                                                   pair per frequency
 //   copies       2 · (C/g + K/g) · N                 padding into the tile and cropping out of it
-// and the layer's time is that times the rounds of units: ceil(units / parallelTiles). Only 7-smooth transform
+// and the layer's time is that times the rounds of units: ceil(units / parallelTiles).
+//
+// The GPU's model (Cost::Bytes) counts memory traffic instead, because there every step is bound by it:
+//   per unit     (C/g + K/g) · (24 · freqs + 12 · N)  bytes: each plane written and read in real and complex form,
+//                                                   with cuFFT's passes over it (about three each)
+//   products     1.2 per complex multiply-add       8 flops at ~20 TFLOP/s against ~3 TB/s: 0.15 byte per flop
+//   spectra      K · C/g · freqs · 8 bytes once      read once per batch: the tiles of a batch share them in L2
+// which prefers smaller tiles than the flop count does: the whole-image spectra of 64→64 channels at 256² are
+// 1.4 GB that the products would stream from memory for a single tile.
+//
+// Only 7-smooth transform
 // sizes (2^a·3^b·5^c·7^d) are considered: FFTW and cuFFT have fast codelets for those primes and fall back to
 // slower general algorithms for others. Small tiles waste the overlap (spanH − 1 rows transformed twice), large
 // ones spend log N more per pixel, multiply the kernel spectra's memory and leave threads idle; the minimum is
@@ -141,11 +151,14 @@ FftTiling chooseFftTiling(
             const int64_t parallel = std::min<int64_t>(std::max(target.parallelTiles, 1), units);
             if (t.kernelSpectraBytes + parallel * t.unitScratchBytes > target.kernelSpectraBudgetBytes)
                 continue;
-            const double n = double(th * tw);
-            const double perUnit = double(l.cg + l.kg) * (2.5 * n * std::log2(n) + 2 * n)
-                + 8.0 * double(l.kg * l.cg) * double(t.freqs);
+            const double n = double(th * tw), pairs = double(l.kg * l.cg), freqs = double(t.freqs);
             const double rounds = double((units + parallel - 1) / parallel);
-            const double cost = rounds * perUnit;
+            double cost = 0;
+            if (target.cost == FftTilingTarget::Cost::Flops)
+                cost = rounds * (double(l.cg + l.kg) * (2.5 * n * std::log2(n) + 2 * n) + 8.0 * pairs * freqs);
+            else
+                cost = rounds * (double(l.cg + l.kg) * (24 * freqs + 12 * n) + 1.2 * pairs * freqs)
+                    + double(t.kernelSpectraBytes);
             if (cost < bestCost) {
                 bestCost = cost;
                 best = t;

@@ -39,6 +39,9 @@ struct FftTilingTarget {
     int64_t kernelSpectraBudgetBytes = int64_t(1) << 30; // the kernels' spectra must fit in this
     int parallelTiles = 1; // tiles that run at once (CPU threads); 1 on the GPU, which batches them all
     int64_t forcedTile = 0; // option fft_tile=N: square N × N transforms instead of the cost model's choice (0)
+    // Flops: the CPU, where the transforms and products are compute-bound in cache. Bytes: the GPU, where they are
+    // bound by memory traffic (fft_tiling.cpp gives both models).
+    enum class Cost { Flops, Bytes } cost = Cost::Flops;
 };
 
 // Why `selection` ("cpu.fft") cannot run this conv2d layer, or empty when it can: stride other than 1, or kernel

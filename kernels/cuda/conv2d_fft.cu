@@ -236,6 +236,7 @@ FftTilingTarget cudaFftTarget(int64_t forcedTile)
     t.kernelSpectraBudgetBytes = int64_t(2) << 30;
     t.parallelTiles = 1;
     t.forcedTile = forcedTile;
+    t.cost = FftTilingTarget::Cost::Bytes;
     return t;
 }
 
@@ -253,7 +254,7 @@ struct Conv2dFft::Impl {
     float2* ys = nullptr;
 };
 
-Conv2dFft::Conv2dFft(const ConvGeometry& g, const FftTiling& tiling)
+Conv2dFft::Conv2dFft(const ConvGeometry& g, const FftTiling& tiling, int maxBatch)
     : m(std::make_unique<Impl>())
 {
     m->g = g;
@@ -268,6 +269,8 @@ Conv2dFft::Conv2dFft(const ConvGeometry& g, const FftTiling& tiling)
     const long long perTile = (long long)std::max(g.c, g.k) * m->plane * 4 + (long long)(g.c + g.k) * m->freqs * 8;
     const long long byPlanes = (1LL << 30) / std::max(g.c, g.k);
     m->chunk = int(std::clamp<long long>(std::min(bound / perTile, byPlanes), 1, tiles));
+    if (maxBatch > 0)
+        m->chunk = std::min(m->chunk, maxBatch);
     m->spectraBytes = alignUp(size_t(g.k) * (g.c / g.groups) * m->freqs * 8);
     m->realBytes = alignUp(size_t(m->chunk) * std::max(g.c, g.k) * m->plane * 4);
     m->xBytes = alignUp(size_t(m->chunk) * g.c * m->freqs * 8);

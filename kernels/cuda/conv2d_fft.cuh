@@ -24,8 +24,9 @@ FftTilingTarget cudaFftTarget(int64_t forcedTile = 0);
 class Conv2dFft {
 public:
     // Throws UnsupportedError (fft_tiling.h's refusals), OutOfMemoryError (a cuFFT plan could not allocate) or Error
-    // (any other cuFFT failure), each naming cuda.fft.
-    Conv2dFft(const ConvGeometry& g, const FftTiling& tiling);
+    // (any other cuFFT failure), each naming cuda.fft. maxBatch > 0 caps the tiles per batch (option fft_batch, for
+    // tests of the multi-batch path).
+    Conv2dFft(const ConvGeometry& g, const FftTiling& tiling, int maxBatch = 0);
     ~Conv2dFft();
     Conv2dFft(const Conv2dFft&) = delete;
     Conv2dFft& operator=(const Conv2dFft&) = delete;

@@ -137,6 +137,24 @@ namespace {
         throw InputError("tiny_lanes=" + it->second + ": the tiny-layer kernel takes 1, 2, 4, 8, 16 or 32 lanes per output");
     }
 
+    // cuda.fft's tiles per batch of transforms (--option fft_batch=N): 0 lets the layer's workspace bound decide.
+    int fftBatchOf(const SessionOptions& options)
+    {
+        const auto it = options.extra.find("fft_batch");
+        if (it == options.extra.end())
+            return 0;
+        size_t used = 0;
+        int v = 0;
+        try {
+            v = std::stoi(it->second, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != it->second.size() || v < 1)
+            throw InputError("fft_batch=" + it->second + ": the tiles per FFT batch is a whole number of at least 1");
+        return v;
+    }
+
     class CudaSession final : public gpu::GpuSessionBase {
     public:
         CudaSession(const std::string& algorithm, const SessionOptions& options, std::shared_ptr<gpu::ArenaPool> pool)
@@ -145,6 +163,7 @@ namespace {
             , m_igemmTile(igemmTileOf(options))
             , m_tinyLanes(tinyLanesOf(options))
             , m_fftTile(parseFftTileOption(options.extra))
+            , m_fftBatch(fftBatchOf(options))
         {
         }
 
@@ -168,7 +187,7 @@ namespace {
                     if (m_fft.size() < layerCount())
                         m_fft.resize(layerCount());
                     m_fft[i] = std::make_unique<Conv2dFft>(
-                        g, chooseFftTiling(*c, shape(i), cudaFftTarget(m_fftTile), "cuda.fft"));
+                        g, chooseFftTiling(*c, shape(i), cudaFftTarget(m_fftTile), "cuda.fft"), m_fftBatch);
                     return m_fft[i]->scratchBytes();
                 }
                 default:
@@ -334,6 +353,7 @@ namespace {
         int m_igemmTile;
         int m_tinyLanes;
         int64_t m_fftTile;
+        int m_fftBatch;
         mutable std::vector<std::unique_ptr<Conv2dFft>> m_fft; // cuda.fft: per conv2d layer, made in planning
     };
 
