@@ -112,15 +112,17 @@ struct FftConv2d::Impl {
     LayerShape shape;
     FftTiling tiling;
     int64_t cg = 0, kg = 0, fs = 0;
+    int64_t batch = 1; // tiles per task: they share each read of the kernel spectra
     int threads = 1;
     fftwf_plan forward = nullptr, inverse = nullptr;
     FloatBuffer spectra; // S[k][c][f] = conj(FFT(dilated kernel)) / N, interleaved re/im
-    std::vector<FloatBuffer> work; // per thread: X[C/g][fs], Y[K/g][fs] (complex), then the real tile
+    std::vector<FloatBuffer> work; // per thread: X[batch][C/g][fs], Y[batch][K/g][fs] (complex), then the real tile
 
-    float* x(int thread) const { return work[size_t(thread)].get(); }
-    float* y(int thread) const { return x(thread) + 2 * cg * fs; }
-    float* plane(int thread) const { return y(thread) + 2 * kg * fs; }
-    int64_t workFloats() const { return 2 * (cg + kg) * fs + tiling.tileH * tiling.tileW; }
+    // Input spectrum of channel c of the task's tile j, output spectrum of channel k, the thread's real plane.
+    float* x(int thread, int64_t j, int64_t c) const { return work[size_t(thread)].get() + 2 * (j * cg + c) * fs; }
+    float* y(int thread, int64_t j, int64_t k) const { return x(thread, batch, 0) + 2 * (j * kg + k) * fs; }
+    float* plane(int thread) const { return y(thread, batch, 0); }
+    int64_t workFloats() const { return 2 * batch * (cg + kg) * fs + tiling.tileH * tiling.tileW; }
 
     void transformKernels(const Tensor& weight)
     {
@@ -145,8 +147,8 @@ struct FftConv2d::Impl {
         }
     }
 
-    // Steps 1 and 2 for input channel c: the window at (ih0, iw0) of `src` (one H × W plane) into X[c].
-    void forwardPlane(int thread, const float* src, int64_t ih0, int64_t iw0, int64_t c) const
+    // Steps 1 and 2 for input channel c of tile j: the window at (ih0, iw0) of `src` (one H × W plane) into X[j][c].
+    void forwardPlane(int thread, const float* src, int64_t ih0, int64_t iw0, int64_t j, int64_t c) const
     {
         const int64_t th = tiling.tileH, tw = tiling.tileW, h = shape.in.h, w = shape.in.w;
         float* tile = plane(thread);
@@ -162,39 +164,41 @@ struct FftConv2d::Impl {
             std::memcpy(row + lo, src + ih * w + iw0 + lo, size_t(hi - lo) * sizeof(float));
             std::fill(row + hi, row + tw, 0.0f);
         }
-        fftwf_execute_dft_r2c(forward, tile, reinterpret_cast<fftwf_complex*>(x(thread) + 2 * c * fs));
+        fftwf_execute_dft_r2c(forward, tile, reinterpret_cast<fftwf_complex*>(x(thread, j, c)));
     }
 
-    // Step 3 for group `group`: Y[k] = Σ_c X[c] · S[k][c], blocked over frequencies.
-    void multiply(int thread, int64_t group) const
+    // Step 3 for group `group` and the task's `count` tiles: Y[j][k] = Σ_c X[j][c] · S[k][c], blocked over
+    // frequencies. A block of S[k] (C/g · 2 KiB) is read from memory once for all the tiles, which is what makes the
+    // products of a wide layer run from cache: one tile per read made 64→64 channels memory-bound on S.
+    void multiply(int thread, int64_t group, int64_t count) const
     {
-        const float* xs = x(thread);
-        float* ys = y(thread);
         const int64_t freqs = tiling.freqs;
         for (int64_t f0 = 0; f0 < freqs; f0 += kFreqBlock) {
             const int64_t f1 = std::min(freqs, f0 + kFreqBlock);
             for (int64_t k = 0; k < kg; ++k) {
-                float* yk = ys + 2 * k * fs;
                 const float* sk = spectra.get() + 2 * (group * kg + k) * cg * fs;
-                std::fill(yk + 2 * f0, yk + 2 * f1, 0.0f);
-                for (int64_t c = 0; c < cg; ++c) {
-                    const float* xc = xs + 2 * c * fs;
-                    const float* s = sk + 2 * c * fs;
-                    for (int64_t f = f0; f < f1; ++f) {
-                        const float xr = xc[2 * f], xi = xc[2 * f + 1], sr = s[2 * f], si = s[2 * f + 1];
-                        yk[2 * f] += xr * sr - xi * si;
-                        yk[2 * f + 1] += xr * si + xi * sr;
+                for (int64_t j = 0; j < count; ++j) {
+                    float* yk = y(thread, j, k);
+                    std::fill(yk + 2 * f0, yk + 2 * f1, 0.0f);
+                    for (int64_t c = 0; c < cg; ++c) {
+                        const float* xc = x(thread, j, c);
+                        const float* s = sk + 2 * c * fs;
+                        for (int64_t f = f0; f < f1; ++f) {
+                            const float xr = xc[2 * f], xi = xc[2 * f + 1], sr = s[2 * f], si = s[2 * f + 1];
+                            yk[2 * f] += xr * sr - xi * si;
+                            yk[2 * f + 1] += xr * si + xi * sr;
+                        }
                     }
                 }
             }
         }
     }
 
-    // Steps 4 and 5 for output channel k of the group: Y[k] back to a plane, its exact part to `dst`.
-    void inversePlane(int thread, int64_t k, float* dst, int64_t rows, int64_t cols, float bias) const
+    // Steps 4 and 5 for output channel k of the group and tile j: Y[j][k] back to a plane, its exact part to `dst`.
+    void inversePlane(int thread, int64_t j, int64_t k, float* dst, int64_t rows, int64_t cols, float bias) const
     {
         float* tile = plane(thread);
-        fftwf_execute_dft_c2r(inverse, reinterpret_cast<fftwf_complex*>(y(thread) + 2 * k * fs), tile);
+        fftwf_execute_dft_c2r(inverse, reinterpret_cast<fftwf_complex*>(y(thread, j, k)), tile);
         const int64_t q = shape.out.w, tw = tiling.tileW;
         for (int64_t r = 0; r < rows; ++r)
             for (int64_t i = 0; i < cols; ++i)
@@ -213,11 +217,17 @@ FftConv2d::FftConv2d(const Conv2d& spec, const LayerShape& shape, const Tensor& 
     m->kg = shape.out.c / spec.groups;
     m->fs = paddedFreqs(m->tiling.freqs);
     detail::requireWeight(weight, shape.out.c, m->cg, spec.kernel_size[0], spec.kernel_size[1], "conv2d");
-    // As many threads as tiles can run at once, and as the budget has room for.
+    // Tiles per task: several when the spectra are large (they are then read once per task, not per tile), as long
+    // as every thread still gets a task. Then as many threads as tasks can run at once and the budget has room for.
     const int64_t units = shape.in.n * spec.groups * m->tiling.tiles();
-    const int64_t room = (target.kernelSpectraBudgetBytes - m->tiling.kernelSpectraBytes)
-        / std::max<int64_t>(1, m->workFloats() * 4);
-    m->threads = int(std::max<int64_t>(1, std::min<int64_t>({ omp_get_max_threads(), units, room })));
+    const int64_t free = target.kernelSpectraBudgetBytes - m->tiling.kernelSpectraBytes;
+    if (m->tiling.kernelSpectraBytes >= (int64_t(4) << 20))
+        m->batch = std::clamp<int64_t>(units / omp_get_max_threads(), 1, std::min<int64_t>(8, m->tiling.tiles()));
+    while (m->batch > 1 && m->workFloats() * 4 * omp_get_max_threads() > free)
+        --m->batch;
+    const int64_t tasks = shape.in.n * spec.groups * ((m->tiling.tiles() + m->batch - 1) / m->batch);
+    const int64_t room = free / std::max<int64_t>(1, m->workFloats() * 4);
+    m->threads = int(std::max<int64_t>(1, std::min<int64_t>({ omp_get_max_threads(), tasks, room })));
     m->forward = cachedPlan(m->tiling.tileH, m->tiling.tileW, true);
     m->inverse = cachedPlan(m->tiling.tileH, m->tiling.tileW, false);
     for (int t = 0; t < m->threads; ++t)
@@ -232,7 +242,8 @@ const FftTiling& FftConv2d::tiling() const { return m->tiling; }
 std::string FftConv2d::note() const
 {
     const int64_t bytes = int64_t(m->threads) * m->workFloats() * 4;
-    return "FFTW r2c/c2r, " + m->tiling.describe() + ", workspace "
+    return "FFTW r2c/c2r, " + m->tiling.describe() + (m->batch > 1 ? ", " + std::to_string(m->batch) + " tiles per task" : "")
+        + ", workspace "
         + std::to_string(std::max<int64_t>(1, (bytes + (1 << 19)) >> 20)) + " MiB (" + std::to_string(m->threads)
         + (m->threads == 1 ? " thread)" : " threads)");
 }
@@ -253,20 +264,30 @@ void FftConv2d::run(const Tensor& in, const Tensor* bias, Tensor& out)
     const int64_t c = s.shape.in.c, k = s.shape.out.c, h = s.shape.in.h, w = s.shape.in.w;
     const int64_t p = s.shape.out.h, q = s.shape.out.w;
     const Padding2d& pad = s.shape.resolvedPadding;
-    const int64_t tasks = batch * groups * tiles;
+    const int64_t runs = (tiles + s.batch - 1) / s.batch; // tasks per image and group
+    const int64_t tasks = batch * groups * runs;
 #pragma omp parallel for schedule(dynamic) num_threads(s.threads)
     for (int64_t task = 0; task < tasks; ++task) {
         const int thread = omp_get_thread_num();
-        const int64_t tile = task % tiles, group = (task / tiles) % groups, n = task / (tiles * groups);
-        const int64_t oh0 = (tile / t.tilesX) * t.validH, ow0 = (tile % t.tilesX) * t.validW;
-        for (int64_t ic = 0; ic < s.cg; ++ic)
-            s.forwardPlane(thread, in.data() + ((n * c + group * s.cg + ic) * h) * w, oh0 - pad.top, ow0 - pad.left, ic);
-        s.multiply(thread, group);
-        const int64_t rows = std::min(t.validH, p - oh0), cols = std::min(t.validW, q - ow0);
-        for (int64_t oc = 0; oc < s.kg; ++oc) {
-            const int64_t channel = group * s.kg + oc;
-            s.inversePlane(thread, oc, out.data() + ((n * k + channel) * p + oh0) * q + ow0, rows, cols,
-                bias ? bias->data()[channel] : 0.0f);
+        const int64_t first = (task % runs) * s.batch, group = (task / runs) % groups, n = task / (runs * groups);
+        const int64_t count = std::min(s.batch, tiles - first);
+        for (int64_t j = 0; j < count; ++j) {
+            const int64_t tile = first + j;
+            const int64_t oh0 = (tile / t.tilesX) * t.validH, ow0 = (tile % t.tilesX) * t.validW;
+            for (int64_t ic = 0; ic < s.cg; ++ic)
+                s.forwardPlane(thread, in.data() + ((n * c + group * s.cg + ic) * h) * w, oh0 - pad.top,
+                    ow0 - pad.left, j, ic);
+        }
+        s.multiply(thread, group, count);
+        for (int64_t j = 0; j < count; ++j) {
+            const int64_t tile = first + j;
+            const int64_t oh0 = (tile / t.tilesX) * t.validH, ow0 = (tile % t.tilesX) * t.validW;
+            const int64_t rows = std::min(t.validH, p - oh0), cols = std::min(t.validW, q - ow0);
+            for (int64_t oc = 0; oc < s.kg; ++oc) {
+                const int64_t channel = group * s.kg + oc;
+                s.inversePlane(thread, j, oc, out.data() + ((n * k + channel) * p + oh0) * q + ow0, rows, cols,
+                    bias ? bias->data()[channel] : 0.0f);
+            }
         }
     }
 }

@@ -83,24 +83,25 @@ namespace {
         int tileH, tileW, validH, validW, tilesX, tilesPerImage, totalTiles;
     };
 
-    // real[b][ch][r][s] of tile (first + b): in[n][ch][oh0 − padTop + r][ow0 − padLeft + s], 0 outside.
+    // real[b][ch][r][s] of tile (first + b): in[n][ch][oh0 − padTop + r][ow0 − padLeft + s], 0 outside. One plane
+    // (b, ch) per blockIdx.y, its pixels along x: the tile's origin is worked out once per plane, and each pixel
+    // costs one 32-bit division (the first version did five 64-bit divisions per element, each a long software
+    // sequence on the GPU).
     __global__ void padTiles(TileGeometry t, int first, int batch, const float* __restrict__ x, float* __restrict__ real)
     {
-        const long long plane = (long long)t.tileH * t.tileW;
-        const long long total = (long long)batch * t.c * plane;
-        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
-             i += (long long)gridDim.x * blockDim.x) {
-            const int s = int(i % t.tileW), r = int((i / t.tileW) % t.tileH);
-            const long long bc = i / plane;
-            const int ch = int(bc % t.c), tile = first + int(bc / t.c);
-            float v = 0.0f;
-            if (tile < t.totalTiles) {
-                const int n = tile / t.tilesPerImage, ti = tile % t.tilesPerImage;
-                const int ih = (ti / t.tilesX) * t.validH - t.padTop + r, iw = (ti % t.tilesX) * t.validW - t.padLeft + s;
-                if (ih >= 0 && ih < t.h && iw >= 0 && iw < t.w)
-                    v = x[(((long long)n * t.c + ch) * t.h + ih) * t.w + iw];
+        const int plane = t.tileH * t.tileW;
+        for (int bc = blockIdx.y; bc < batch * t.c; bc += gridDim.y) {
+            const int ch = bc % t.c, tile = first + bc / t.c;
+            float* dst = real + (long long)bc * plane;
+            const bool live = tile < t.totalTiles;
+            const int n = live ? tile / t.tilesPerImage : 0, ti = live ? tile % t.tilesPerImage : 0;
+            const int ih0 = (ti / t.tilesX) * t.validH - t.padTop, iw0 = (ti % t.tilesX) * t.validW - t.padLeft;
+            const float* src = x + ((long long)n * t.c + ch) * t.h * t.w;
+            for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < plane; i += gridDim.x * blockDim.x) {
+                const int r = i / t.tileW, s = i - r * t.tileW;
+                const int ih = ih0 + r, iw = iw0 + s;
+                dst[i] = live && ih >= 0 && ih < t.h && iw >= 0 && iw < t.w ? src[(long long)ih * t.w + iw] : 0.0f;
             }
-            real[i] = v;
         }
     }
 
@@ -150,6 +151,7 @@ namespace {
             for (int j = 0; j < MK; ++j)
                 acc[i][j] = make_float2(0.0f, 0.0f);
         const long long fl = f;
+#pragma unroll 4 // several channels' loads in flight at once: the loop is bound by their latency, not by the FMAs
         for (int c = 0; c < g.cg; ++c) {
             float2 xv[MB], sv[MK];
 #pragma unroll
@@ -175,25 +177,26 @@ namespace {
                     ys[((long long)(b0 + i) * g.k + k0 + j) * g.freqs + fl] = acc[i][j];
     }
 
-    // out[n][k][oh][ow] = act(real[b][k][oh − oh0][ow − ow0] + bias[k]) for the exact part of each tile.
+    // out[n][k][oh][ow] = act(real[b][k][oh − oh0][ow − ow0] + bias[k]) for the exact part of each tile; one plane
+    // (b, k) per blockIdx.y, as padTiles.
     __global__ void cropTiles(TileGeometry t, int first, int batch, const float* __restrict__ real,
         const float* __restrict__ bias, int act, float actParam, float* __restrict__ y)
     {
-        const long long perTile = (long long)t.k * t.validH * t.validW;
-        const long long total = (long long)batch * perTile;
-        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
-             i += (long long)gridDim.x * blockDim.x) {
-            const int s = int(i % t.validW), r = int((i / t.validW) % t.validH);
-            const int k = int((i / ((long long)t.validW * t.validH)) % t.k);
-            const int b = int(i / perTile), tile = first + b;
+        const int valid = t.validH * t.validW;
+        for (int bk = blockIdx.y; bk < batch * t.k; bk += gridDim.y) {
+            const int k = bk % t.k, tile = first + bk / t.k;
             if (tile >= t.totalTiles)
-                continue;
+                break; // bk only grows: every later plane is past the last tile too
             const int n = tile / t.tilesPerImage, ti = tile % t.tilesPerImage;
-            const int oh = (ti / t.tilesX) * t.validH + r, ow = (ti % t.tilesX) * t.validW + s;
-            if (oh >= t.p || ow >= t.q)
-                continue;
-            const float v = real[(((long long)b * t.k + k) * t.tileH + r) * t.tileW + s] + (bias ? bias[k] : 0.0f);
-            y[(((long long)n * t.k + k) * t.p + oh) * t.q + ow] = epilogue(act, actParam, v);
+            const int oh0 = (ti / t.tilesX) * t.validH, ow0 = (ti % t.tilesX) * t.validW;
+            const float* src = real + (long long)bk * t.tileH * t.tileW;
+            float* dst = y + ((long long)n * t.k + k) * t.p * t.q;
+            const float b = bias ? bias[k] : 0.0f;
+            for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < valid; i += gridDim.x * blockDim.x) {
+                const int r = i / t.validW, s = i - r * t.validW;
+                if (oh0 + r < t.p && ow0 + s < t.q)
+                    dst[(long long)(oh0 + r) * t.q + ow0 + s] = epilogue(act, actParam, src[r * t.tileW + s] + b);
+            }
         }
     }
 
@@ -335,8 +338,8 @@ void Conv2dFft::run(const float* x, const float* bias, float* y, cudaStream_t st
     checkCufft(cufftSetStream(m->inverse, st), "cufftSetStream");
     SumGeometry sums { int(m->freqs), m->chunk, g.c, g.k, g.c / g.groups, g.k / g.groups, 0, 0 };
     for (int first = 0; first < m->t.totalTiles; first += m->chunk) {
-        const long long realCount = (long long)m->chunk * g.c * m->plane;
-        padTiles<<<std::min(blocksFor(realCount, 256), 1u << 20), 256, 0, st>>>(m->t, first, m->chunk, x, m->real);
+        const dim3 padGrid(blocksFor(m->plane, 256), unsigned(std::min(m->chunk * g.c, 65535)));
+        padTiles<<<padGrid, 256, 0, st>>>(m->t, first, m->chunk, x, m->real);
         CONVSCOPE_CUDA_CHECK_LAUNCH("cuda.fft pad tiles");
         checkCufft(cufftExecR2C(m->forward, m->real, reinterpret_cast<cufftComplex*>(m->xs)), "the forward transform");
         // Register tiles: 4 tiles × 8 channels where the layer has them (4 × 8 complex accumulators per thread).
@@ -351,9 +354,8 @@ void Conv2dFft::run(const float* x, const float* bias, float* y, cudaStream_t st
             manyTiles ? launchSums<4, 1>(sums, g.groups, m->xs, m->spectra, m->ys, st)
                       : launchSums<1, 1>(sums, g.groups, m->xs, m->spectra, m->ys, st);
         checkCufft(cufftExecC2R(m->inverse, reinterpret_cast<cufftComplex*>(m->ys), m->real), "the inverse transform");
-        const long long outCount = (long long)m->chunk * g.k * m->t.validH * m->t.validW;
-        cropTiles<<<std::min(blocksFor(outCount, 256), 1u << 20), 256, 0, st>>>(
-            m->t, first, m->chunk, m->real, bias, g.act, g.actParam, y);
+        const dim3 cropGrid(blocksFor((long long)m->t.validH * m->t.validW, 256), unsigned(std::min(m->chunk * g.k, 65535)));
+        cropTiles<<<cropGrid, 256, 0, st>>>(m->t, first, m->chunk, m->real, bias, g.act, g.actParam, y);
         CONVSCOPE_CUDA_CHECK_LAUNCH("cuda.fft crop tiles");
     }
 }

@@ -80,6 +80,8 @@ TEST_CASE("cpu.fft matches cpu.direct on a sweep of shapes", "[cpu][fft]")
         { Shape::nchw(1, 2, 45, 37), conv2d(3, { 7, 7 }, Padding2d::symmetric(3, 3)), 16 },
         { Shape::nchw(2, 3, 33, 29), conv2d(2, { 5, 3 }, explicitPad(1, 3, 0, 2), { 2, 1 }), 12 },
         { Shape::nchw(1, 4, 40, 40), conv2d(4, { 9, 9 }, Padding2d::symmetric(4, 4), { 1, 1 }, 2), 21 },
+        // Spectra over 4 MiB: several tiles per task (9 tiles in tasks of up to 4, the last one partial).
+        { Shape::nchw(1, 48, 40, 40), conv2d(48, { 7, 7 }, Padding2d::symmetric(3, 3)), 24 },
     };
     uint64_t seed = 1900;
     for (const FftCase& fc : cases)
