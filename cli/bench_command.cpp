@@ -239,9 +239,11 @@ Command addBenchCommand(CLI::App& app)
                     // Name it ("with the best cuDNN algorithm beside it"), with what it ran (cudnn.auto's choice).
                     if (best > 0) {
                         const std::string& note = run.selections[bestIndex].layers[i].note;
+                        const std::string ratio = median[0] > 0
+                            ? ", t(it) / t(" + opt.selections[0].str() + ") = " + fixed(best / median[0], 2) + "×"
+                            : "";
                         fastestLines.push_back(bc.name + " " + bc.network.layers[i].name + ": fastest " + backend
-                            + " selection " + opt.selections[bestIndex].str() + " " + formatMs(best) + " ms"
-                            + (median[0] > 0 ? ", t(it) / t(" + opt.selections[0].str() + ") = " + fixed(best / median[0], 2) + "×" : "")
+                            + " selection " + opt.selections[bestIndex].str() + " " + formatMs(best) + " ms" + ratio
                             + (note.empty() ? "" : " (" + note + ")"));
                     }
                 }

@@ -103,8 +103,10 @@ std::string FftTiling::describe() const
 {
     const bool whole = tiles() == 1;
     return std::string(whole ? "whole-image " : "overlap-save ") + std::to_string(tileH) + "×" + std::to_string(tileW)
-        + " FFT" + (whole ? "" : " tiles (" + std::to_string(validH) + "×" + std::to_string(validW) + " outputs each, "
-                                 + std::to_string(tilesY) + "×" + std::to_string(tilesX) + " tiles per image)")
+        + " FFT"
+        + (whole ? ""
+                 : " tiles (" + std::to_string(validH) + "×" + std::to_string(validW) + " outputs each, "
+                    + std::to_string(tilesY) + "×" + std::to_string(tilesX) + " tiles per image)")
         + ", kernel spectra " + mibText(kernelSpectraBytes);
 }
 
@@ -125,8 +127,8 @@ std::string fftRefusal(
     if (need > target.kernelSpectraBudgetBytes)
         return selection + ": the kernels' spectra need " + mibText(need) + " even with the smallest "
             + std::to_string(smallest.tileH) + "×" + std::to_string(smallest.tileW) + " tile, more than the "
-            + mibText(target.kernelSpectraBudgetBytes) + " budget (" + std::to_string(l.k) + "×"
-            + std::to_string(l.cg) + " channel pairs): FFT pays off for large kernels on few channels";
+            + mibText(target.kernelSpectraBudgetBytes) + " budget (" + std::to_string(l.k) + "×" + std::to_string(l.cg)
+            + " channel pairs): FFT pays off for large kernels on few channels";
     return {};
 }
 

@@ -46,8 +46,8 @@ struct FftTilingTarget {
 
 // Why `selection` ("cpu.fft") cannot run this conv2d layer, or empty when it can: stride other than 1, or kernel
 // spectra larger than the budget even at the smallest tile.
-std::string fftRefusal(const Conv2d& conv, const LayerShape& shape, const FftTilingTarget& target,
-    const std::string& selection);
+std::string fftRefusal(
+    const Conv2d& conv, const LayerShape& shape, const FftTilingTarget& target, const std::string& selection);
 
 // The cheapest tiling by a flop count of the transforms and the products (docs/PERFORMANCE.md, "## FFT"). Throws
 // UnsupportedError with fftRefusal's reason when none fits, InputError when a forced tile is smaller than the span.

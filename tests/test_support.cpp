@@ -40,7 +40,8 @@ double sampledConv2dRelL2(const Tensor& out, const Tensor& in, const Tensor& wei
                     const int64_t iw = ow * spec.stride[1] - pad.left + kj * spec.dilation[1];
                     if (iw >= 0 && iw < x.w)
                         acc += double(in.data()[((n * x.c + first + c) * x.h + ih) * x.w + iw])
-                            * double(weight.data()[((k * cg + c) * spec.kernel_size[0] + ki) * spec.kernel_size[1] + kj]);
+                            * double(
+                                weight.data()[((k * cg + c) * spec.kernel_size[0] + ki) * spec.kernel_size[1] + kj]);
                 }
             }
         const double got = out.data()[((n * o.c + k) * o.h + oh) * o.w + ow];

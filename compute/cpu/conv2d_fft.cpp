@@ -60,8 +60,8 @@ namespace {
     {
         auto* p = static_cast<float*>(fftwf_malloc(size_t(floats) * sizeof(float)));
         if (!p)
-            throw OutOfMemoryError(std::string(kSelection) + ": could not allocate " + std::to_string(floats >> 18)
-                + " MiB for " + what);
+            throw OutOfMemoryError(
+                std::string(kSelection) + ": could not allocate " + std::to_string(floats >> 18) + " MiB for " + what);
         return FloatBuffer(p);
     }
 
@@ -242,8 +242,8 @@ const FftTiling& FftConv2d::tiling() const { return m->tiling; }
 std::string FftConv2d::note() const
 {
     const int64_t bytes = int64_t(m->threads) * m->workFloats() * 4;
-    return "FFTW r2c/c2r, " + m->tiling.describe() + (m->batch > 1 ? ", " + std::to_string(m->batch) + " tiles per task" : "")
-        + ", workspace "
+    return "FFTW r2c/c2r, " + m->tiling.describe()
+        + (m->batch > 1 ? ", " + std::to_string(m->batch) + " tiles per task" : "") + ", workspace "
         + std::to_string(std::max<int64_t>(1, (bytes + (1 << 19)) >> 20)) + " MiB (" + std::to_string(m->threads)
         + (m->threads == 1 ? " thread)" : " threads)");
 }
@@ -275,8 +275,8 @@ void FftConv2d::run(const Tensor& in, const Tensor* bias, Tensor& out)
             const int64_t tile = first + j;
             const int64_t oh0 = (tile / t.tilesX) * t.validH, ow0 = (tile % t.tilesX) * t.validW;
             for (int64_t ic = 0; ic < s.cg; ++ic)
-                s.forwardPlane(thread, in.data() + ((n * c + group * s.cg + ic) * h) * w, oh0 - pad.top,
-                    ow0 - pad.left, j, ic);
+                s.forwardPlane(
+                    thread, in.data() + ((n * c + group * s.cg + ic) * h) * w, oh0 - pad.top, ow0 - pad.left, j, ic);
         }
         s.multiply(thread, group, count);
         for (int64_t j = 0; j < count; ++j) {

@@ -87,7 +87,8 @@ namespace {
     // (b, ch) per blockIdx.y, its pixels along x: the tile's origin is worked out once per plane, and each pixel
     // costs one 32-bit division (the first version did five 64-bit divisions per element, each a long software
     // sequence on the GPU).
-    __global__ void padTiles(TileGeometry t, int first, int batch, const float* __restrict__ x, float* __restrict__ real)
+    __global__ void padTiles(
+        TileGeometry t, int first, int batch, const float* __restrict__ x, float* __restrict__ real)
     {
         const int plane = t.tileH * t.tileW;
         for (int bc = blockIdx.y; bc < batch * t.c; bc += gridDim.y) {
@@ -160,7 +161,8 @@ namespace {
                                          : make_float2(0.0f, 0.0f);
 #pragma unroll
             for (int j = 0; j < MK; ++j)
-                sv[j] = k0 + j < kEnd ? spectra[((long long)(k0 + j) * g.cg + c) * g.freqs + fl] : make_float2(0.0f, 0.0f);
+                sv[j] = k0 + j < kEnd ? spectra[((long long)(k0 + j) * g.cg + c) * g.freqs + fl]
+                                      : make_float2(0.0f, 0.0f);
 #pragma unroll
             for (int i = 0; i < MB; ++i)
 #pragma unroll
@@ -268,7 +270,8 @@ Conv2dFft::Conv2dFft(const ConvGeometry& g, const FftTiling& tiling, int maxBatc
     m->t = { g.c, g.h, g.w, g.k, g.p, g.q, g.padTop, g.padLeft, int(tiling.tileH), int(tiling.tileW),
         int(tiling.validH), int(tiling.validW), int(tiling.tilesX), int(tiling.tiles()), int(tiles) };
     // Tiles per batch: as many as max(256 MiB, the layer's input + output) holds, and cuFFT's int batch allows.
-    const long long bound = std::max<long long>(256LL << 20, ((long long)g.n * g.c * g.h * g.w + (long long)g.n * g.k * g.p * g.q) * 4);
+    const long long bound
+        = std::max<long long>(256LL << 20, ((long long)g.n * g.c * g.h * g.w + (long long)g.n * g.k * g.p * g.q) * 4);
     const long long perTile = (long long)std::max(g.c, g.k) * m->plane * 4 + (long long)(g.c + g.k) * m->freqs * 8;
     const long long byPlanes = (1LL << 30) / std::max(g.c, g.k);
     m->chunk = int(std::clamp<long long>(std::min(bound / perTile, byPlanes), 1, tiles));
@@ -354,7 +357,8 @@ void Conv2dFft::run(const float* x, const float* bias, float* y, cudaStream_t st
             manyTiles ? launchSums<4, 1>(sums, g.groups, m->xs, m->spectra, m->ys, st)
                       : launchSums<1, 1>(sums, g.groups, m->xs, m->spectra, m->ys, st);
         checkCufft(cufftExecC2R(m->inverse, reinterpret_cast<cufftComplex*>(m->ys), m->real), "the inverse transform");
-        const dim3 cropGrid(blocksFor((long long)m->t.validH * m->t.validW, 256), unsigned(std::min(m->chunk * g.k, 65535)));
+        const dim3 cropGrid(
+            blocksFor((long long)m->t.validH * m->t.validW, 256), unsigned(std::min(m->chunk * g.k, 65535)));
         cropTiles<<<cropGrid, 256, 0, st>>>(m->t, first, m->chunk, m->real, bias, g.act, g.actParam, y);
         CONVSCOPE_CUDA_CHECK_LAUNCH("cuda.fft crop tiles");
     }

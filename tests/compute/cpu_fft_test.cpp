@@ -159,8 +159,8 @@ TEST_CASE("cpu.fft: the fft bench suite's cases stay within 1e-5 of cpu.direct",
         CHECK_THAT(fft->layerNote(0), Catch::Contains("FFTW") && Catch::Contains("kernel spectra"));
         Tensor reference(shapes.layers[0].out);
         const Layer& l = net.layers[0];
-        cpu::direct::conv2d(input, *l.weight, l.bias.get(), std::get<Conv2d>(l.spec), shapes.layers[0].resolvedPadding,
-            reference);
+        cpu::direct::conv2d(
+            input, *l.weight, l.bias.get(), std::get<Conv2d>(l.spec), shapes.layers[0].resolvedPadding, reference);
         requireClose(fft->fetchOutput(0, nullptr), reference);
     }
     // 64→64 at 256² with kernels 3, 7, 15 and 31 (padding k/2): 5 to 516 GFLOP for cpu.direct, so the reference is
