@@ -69,11 +69,24 @@ namespace {
     // (fftwf_malloc's, and plane offsets that are multiples of 64 bytes), so the new-array execute functions can
     // run it on any of them. FFTW_MEASURE tries several algorithms on the spot (bounded by a time limit): slower to
     // plan, faster to run; the planning is untimed (session prepare).
+    // The cache, and FFTW's planner state with it, goes at exit (no leak for LeakSanitizer to report); no session
+    // outlives main.
+    struct PlanCache {
+        std::mutex lock;
+        std::map<std::tuple<int64_t, int64_t, bool>, fftwf_plan> plans;
+        ~PlanCache()
+        {
+            for (auto& [key, plan] : plans)
+                fftwf_destroy_plan(plan);
+            fftwf_cleanup();
+        }
+    };
+
     fftwf_plan cachedPlan(int64_t h, int64_t w, bool forward)
     {
-        static std::mutex lock;
-        static std::map<std::tuple<int64_t, int64_t, bool>, fftwf_plan> plans;
-        const std::lock_guard<std::mutex> guard(lock);
+        static PlanCache cache;
+        auto& plans = cache.plans;
+        const std::lock_guard<std::mutex> guard(cache.lock);
         const auto key = std::make_tuple(h, w, forward);
         if (const auto it = plans.find(key); it != plans.end())
             return it->second;
