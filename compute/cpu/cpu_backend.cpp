@@ -114,6 +114,7 @@ namespace {
 
         void prepare(const Network& net, const ShapeReport& shapes) override
         {
+            m_prepared = false; // until this prepare completes (cpu.fft's plans can fail half-way)
             if (!shapes.ok())
                 throw InputError("cpu: the network has a shape error: " + shapes.firstError());
             if (shapes.layers.size() != net.layers.size())

@@ -460,7 +460,9 @@ TEST_CASE("the algorithm explorer shows the run's own algorithms beside cuDNN's"
     fft.layers[0].note = "cuFFT r2c/c2r, whole-image 32×32 FFT";
     SelectionResult failed;
     failed.selection = { "cpu", "fft" };
-    outcome->result.selections = { cudnn, fft, failed };
+    outcome->result.selections.push_back(std::move(cudnn));
+    outcome->result.selections.push_back(std::move(fft));
+    outcome->result.selections.push_back(std::move(failed));
 
     ExplorerPanel panel;
     panel.setOutcome(outcome);
