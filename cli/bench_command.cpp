@@ -104,7 +104,7 @@ Command addBenchCommand(CLI::App& app)
     auto* cmd = app.add_subcommand("bench", "Benchmark selections side by side on a built-in suite or a network");
     auto a = std::make_shared<BenchArgs>();
     cmd->add_option("network", a->network, "network file (.json) instead of a suite");
-    cmd->add_option("--suite", a->suite, "built-in suite: unet-encoder, lenet5, weak-shapes");
+    cmd->add_option("--suite", a->suite, "built-in suite: unet-encoder, lenet5, weak-shapes, fft");
     cmd->add_option("--backends", a->backends, "comma-separated selections; ratios are against the first")
         ->capture_default_str();
     cmd->add_option("--cases", a->cases, "which cases of the suite, e.g. 0-2");
@@ -120,7 +120,7 @@ Command addBenchCommand(CLI::App& app)
     return [a]() {
         if (a->network.empty() == a->suite.empty())
             throw InputError("bench needs either a network file or --suite (" + std::string("unet-encoder, lenet5, "
-                                                                                             "weak-shapes)"));
+                                                                                             "weak-shapes, fft)"));
         std::vector<BenchCase> cases;
         if (!a->suite.empty()) {
             cases = makeSuite(a->suite);
@@ -162,6 +162,7 @@ Command addBenchCommand(CLI::App& app)
         std::vector<std::string> graphLines; // CUDA Graph mode: the lean replay per case and selection
         std::vector<std::string> totalLines; // whole-pass medians per case
         std::vector<std::string> clockLines; // the GPU's clocks per case
+        std::vector<std::string> fastestLines; // per layer, the fastest selection of each backend with several
         std::map<std::string, std::vector<size_t>> backendSelections;
         for (size_t k = 1; k < opt.selections.size(); ++k)
             if (opt.selections[k].backend != opt.selections[0].backend)
@@ -227,11 +228,24 @@ Command addBenchCommand(CLI::App& app)
                 // ("onednn vs the best cpu algorithm", per layer).
                 for (const auto& [backend, indices] : backendSelections) {
                     double best = 0;
+                    size_t bestIndex = 0;
                     for (size_t k : indices)
-                        if (median[k] > 0 && (best == 0 || median[k] < best))
+                        if (median[k] > 0 && (best == 0 || median[k] < best)) {
                             best = median[k];
+                            bestIndex = k;
+                        }
                     if (median[0] > 0 && best > 0)
                         bestRatios[backend].push_back(median[0] / best);
+                    // Name it ("with the best cuDNN algorithm beside it"), with what it ran (cudnn.auto's choice).
+                    if (best > 0) {
+                        const std::string& note = run.selections[bestIndex].layers[i].note;
+                        const std::string ratio = median[0] > 0
+                            ? ", t(it) / t(" + opt.selections[0].str() + ") = " + fixed(best / median[0], 2) + "×"
+                            : "";
+                        fastestLines.push_back(bc.name + " " + bc.network.layers[i].name + ": fastest " + backend
+                            + " selection " + opt.selections[bestIndex].str() + " " + formatMs(best) + " ms" + ratio
+                            + (note.empty() ? "" : " (" + note + ")"));
+                    }
                 }
                 for (size_t k = 1; k < median.size(); ++k) {
                     const bool ok = median[0] > 0 && median[k] > 0;
@@ -322,6 +336,8 @@ Command addBenchCommand(CLI::App& app)
                 }
             }
         }
+        for (const auto& line : fastestLines)
+            std::cout << line << "\n";
         for (const auto& line : totalLines)
             std::cout << line << "\n";
         for (const auto& line : graphLines)

@@ -31,6 +31,24 @@ namespace {
         };
     }
 
+    // The lecture's FFT cases (issue 19, seeds/004): one channel 1000×1000 with a 15×15 kernel (no padding, as the
+    // lecture's loops), the same at 10000×10000 for the GPU (where the lecture's cuFFT ran out of memory; the CPU's
+    // reference would take minutes: run it with --cases 0,2-5 there), and 64→64 channels at 256² with kernels 3, 7,
+    // 15 and 31 (padding k/2), where the crossover between GEMM and FFT shows.
+    std::vector<BenchCase> fftCases()
+    {
+        std::vector<BenchCase> out = {
+            { "1ch 1000² k15", singleConvNetwork("fft 1ch 1000² k15", 1, 1, 1000, 1, 15, 1, 0, 300) },
+            { "1ch 10000² k15 (GPU)", singleConvNetwork("fft 1ch 10000² k15", 1, 1, 10000, 1, 15, 1, 0, 301) },
+        };
+        uint64_t seed = 302;
+        for (int64_t k : { 3, 7, 15, 31 }) {
+            const std::string name = "64→64 @256² k" + std::to_string(k);
+            out.push_back({ name, singleConvNetwork("fft " + name, 1, 64, 256, 64, k, 1, k / 2, seed++) });
+        }
+        return out;
+    }
+
     Network lenet5()
     {
         Network n;
@@ -60,7 +78,7 @@ namespace {
 
 } // namespace
 
-std::vector<std::string> suiteNames() { return { "unet-encoder", "lenet5", "weak-shapes" }; }
+std::vector<std::string> suiteNames() { return { "unet-encoder", "lenet5", "weak-shapes", "fft" }; }
 
 std::vector<BenchCase> makeSuite(const std::string& name)
 {
@@ -70,6 +88,8 @@ std::vector<BenchCase> makeSuite(const std::string& name)
         return { { "LeNet-5", lenet5() } };
     if (name == "weak-shapes")
         return weakShapes();
+    if (name == "fft")
+        return fftCases();
     std::string known;
     for (const auto& n : suiteNames())
         known += (known.empty() ? "" : ", ") + n;

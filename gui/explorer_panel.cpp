@@ -106,7 +106,24 @@ void ExplorerPanel::refresh()
         return;
     }
     const QJsonObject doc = QJsonDocument::fromJson(document.toUtf8()).object();
-    const QJsonArray algos = doc.value(QStringLiteral("algorithms")).toArray();
+    QJsonArray algos = doc.value(QStringLiteral("algorithms")).toArray();
+    // The run's other selections of this layer (ours: cuda.fft, cpu.fft, cuda.implicit_gemm, …) beside cuDNN's
+    // algorithms, so an FFT of ours is compared with cuDNN's FFTs in one table and chart. Their times are the run's
+    // medians, not the explorer's own timing; they cannot be pinned (pinning picks a cuDNN algorithm).
+    for (const auto& sel : m_outcome->result.selections) {
+        if (!sel.ok || sel.selection.backend == "cudnn" || size_t(m_layer) >= sel.layers.size())
+            continue;
+        const LayerResult& l = sel.layers[size_t(m_layer)];
+        const auto math = sel.metadata.find("math");
+        algos.append(QJsonObject { { QStringLiteral("algorithm"), QString::fromStdString(sel.selection.str()) },
+            { QStringLiteral("status"), QStringLiteral("ok") }, { QStringLiteral("time_ms"), l.computeMs.median },
+            { QStringLiteral("pinnable"), false },
+            { QStringLiteral("math"), math == sel.metadata.end() ? QString() : QString::fromStdString(math->second) },
+            { QStringLiteral("reason"),
+                l.note.empty() ? tr("this run's median")
+                               : tr("this run's median; %1").arg(QString::fromStdString(l.note)) },
+            { QStringLiteral("auto_choice"), false } });
+    }
     m_table->setRowCount(int(algos.size()));
     int row = 0;
     for (const auto& v : algos) {

@@ -2,6 +2,8 @@
 
 #include "compute/random.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 
@@ -14,6 +16,39 @@ Tensor randomTensor(const Shape& shape, uint64_t seed)
     for (int64_t i = 0; i < t.numel(); ++i)
         t.data()[i] = static_cast<float>(rng.uniform(-1.0, 1.0));
     return t;
+}
+
+double sampledConv2dRelL2(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor* bias,
+    const Conv2d& spec, const Padding2d& pad, int samples, uint64_t seed)
+{
+    const Shape& o = out.shape();
+    const Shape& x = in.shape();
+    const int64_t cg = x.c / spec.groups, kg = o.c / spec.groups;
+    Random rng(seed);
+    double err = 0, ref = 0;
+    for (int i = 0; i < samples; ++i) {
+        const auto pick = [&](int64_t count) { return std::min(count - 1, int64_t(rng.uniform(0.0, double(count)))); };
+        const int64_t n = pick(o.n), k = pick(o.c), oh = pick(o.h), ow = pick(o.w);
+        const int64_t first = (k / kg) * cg;
+        double acc = bias ? bias->data()[k] : 0.0;
+        for (int64_t c = 0; c < cg; ++c)
+            for (int64_t ki = 0; ki < spec.kernel_size[0]; ++ki) {
+                const int64_t ih = oh * spec.stride[0] - pad.top + ki * spec.dilation[0];
+                if (ih < 0 || ih >= x.h)
+                    continue;
+                for (int64_t kj = 0; kj < spec.kernel_size[1]; ++kj) {
+                    const int64_t iw = ow * spec.stride[1] - pad.left + kj * spec.dilation[1];
+                    if (iw >= 0 && iw < x.w)
+                        acc += double(in.data()[((n * x.c + first + c) * x.h + ih) * x.w + iw])
+                            * double(
+                                weight.data()[((k * cg + c) * spec.kernel_size[0] + ki) * spec.kernel_size[1] + kj]);
+                }
+            }
+        const double got = out.data()[((n * o.c + k) * o.h + oh) * o.w + ow];
+        err += (got - acc) * (got - acc);
+        ref += acc * acc;
+    }
+    return ref > 0 ? std::sqrt(err / ref) : std::sqrt(err);
 }
 
 void poison(Tensor& t) { t.fill(std::numeric_limits<float>::quiet_NaN()); }

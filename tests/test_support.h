@@ -22,6 +22,12 @@ std::filesystem::path cliPath(); // the built convscope-cli
 // Layers whose own output survives fusion: 2, 3, 5, 7.
 Network fusableNetwork(const LayerSpec& activation, int64_t batch = 2, int64_t height = 11, int64_t width = 9);
 
+// The relative L2 error of a conv2d output against sums in double at `samples` output positions drawn from a seed
+// (every image and channel is eligible): the reference for layers too large for cpu.direct in a test, such as
+// 64→64 channels at 256² with a 31×31 kernel (516 GFLOP).
+double sampledConv2dRelL2(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor* bias,
+    const Conv2d& spec, const Padding2d& pad, int samples, uint64_t seed);
+
 // A fresh temporary folder removed at destruction.
 struct TempDir {
     TempDir();

@@ -6,11 +6,14 @@
 //
 // Algorithms: "direct" runs the readable reference loops (direct::) for every layer; "im2col_gemm" runs the
 // convolutions through im2col / col2im + OpenBLAS and every other layer through the threaded fast:: loops;
-// "tap_gemm" is im2col_gemm except that stride-1 conv2d layers run as one sgemm per kernel tap on the padded input.
+// "tap_gemm" is im2col_gemm except that stride-1 conv2d layers run as one sgemm per kernel tap on the padded input;
+// "fft" is im2col_gemm except that conv2d layers run as FFT convolutions (conv2d_fft.cpp), whose state (kernel
+// spectra, FFTW plans) is made in prepare().
 #include "compute/cpu/cpu_backend.h"
 
 #include "compute/fusion.h"
 
+#include "compute/cpu/conv2d_fft.h"
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/layer_clock.h"
 #include "compute/error.h"
@@ -32,9 +35,10 @@ namespace {
     const char* const kDirect = "direct";
     const char* const kIm2colGemm = "im2col_gemm";
     const char* const kTapGemm = "tap_gemm";
+    const char* const kFft = "fft";
     bool known(const std::string& algorithm)
     {
-        return algorithm == kDirect || algorithm == kIm2colGemm || algorithm == kTapGemm;
+        return algorithm == kDirect || algorithm == kIm2colGemm || algorithm == kTapGemm || algorithm == kFft;
     }
 
     std::string openblasConfig()
@@ -102,6 +106,7 @@ namespace {
             : m_algorithm(std::move(algorithm))
             , m_fast(m_algorithm != kDirect)
             , m_taps(m_algorithm == kTapGemm)
+            , m_useFft(m_algorithm == kFft)
             , m_options(options)
             , m_clock(options)
         {
@@ -109,6 +114,7 @@ namespace {
 
         void prepare(const Network& net, const ShapeReport& shapes) override
         {
+            m_prepared = false; // until this prepare completes (cpu.fft's plans can fail half-way)
             if (!shapes.ok())
                 throw InputError("cpu: the network has a shape error: " + shapes.firstError());
             if (shapes.layers.size() != net.layers.size())
@@ -129,6 +135,14 @@ namespace {
             m_shapes = shapes;
             m_outputs.clear();
             m_rangeNames.clear();
+            m_fft.clear();
+            m_fft.resize(m_layers.size());
+            if (m_useFft) // kernel spectra and plans, untimed
+                for (size_t i = 0; i < m_layers.size(); ++i)
+                    if (const auto* conv = std::get_if<Conv2d>(&m_layers[i].spec))
+                        m_fft[i] = std::make_unique<cpu::FftConv2d>(*conv, shapes.layers[i],
+                            requireParameter(m_layers[i].weight, m_layers[i], "weight"),
+                            parseFftTileOption(m_options.extra));
             m_outputs.reserve(m_layers.size());
             for (size_t i = 0; i < m_layers.size(); ++i) {
                 m_outputs.emplace_back(shapes.layers[i].out);
@@ -180,6 +194,8 @@ namespace {
             if (!m_fast || layer >= m_layers.size())
                 return {};
             if (const auto* conv = std::get_if<Conv2d>(&m_layers[layer].spec)) {
+                if (m_fft[layer])
+                    return m_fft[layer]->note();
                 if (m_taps)
                     return cpu::fast::conv2dTapGemmApplies(*conv, m_shapes.layers[layer].in.c)
                         ? "per-tap GEMM on the zero-padded input (AVX-512 register tile, or OpenBLAS without it)"
@@ -219,7 +235,9 @@ namespace {
                     using Spec = std::decay_t<decltype(spec)>;
                     if constexpr (std::is_same_v<Spec, Conv2d>) {
                         const Tensor& w = requireParameter(layer.weight, layer, "weight");
-                        if (m_taps)
+                        if (m_fft[i])
+                            m_fft[i]->run(in, layer.bias.get(), out);
+                        else if (m_taps)
                             cpu::fast::conv2dTapGemm(in, w, layer.bias.get(), spec, pad, out);
                         else
                             m_fast ? cpu::fast::conv2d(in, w, layer.bias.get(), spec, pad, out)
@@ -269,12 +287,14 @@ namespace {
         std::string m_algorithm;
         bool m_fast;
         bool m_taps;
+        bool m_useFft;
         SessionOptions m_options;
         cpu::LayerClock m_clock;
         std::vector<Layer> m_layers;
         ShapeReport m_shapes;
         std::vector<Tensor> m_outputs;
         std::vector<std::string> m_rangeNames;
+        std::vector<std::unique_ptr<cpu::FftConv2d>> m_fft; // cpu.fft: one per conv2d layer, null elsewhere
         bool m_prepared = false;
         bool m_ran = false;
     };
@@ -284,7 +304,8 @@ namespace {
         std::string name() const override { return "cpu"; }
         std::string description() const override
         {
-            return "ConvScope's own CPU code: reference loops, im2col + OpenBLAS sgemm, per-tap GEMM (AVX-512)";
+            return "ConvScope's own CPU code: reference loops, im2col + OpenBLAS sgemm, per-tap GEMM (AVX-512), FFT "
+                   "(FFTW3)";
         }
         std::vector<AlgorithmInfo> algorithms() const override
         {
@@ -294,14 +315,21 @@ namespace {
                 { kTapGemm,
                     "stride-1 conv2d as one GEMM per kernel tap on the padded input (no im2col; AVX-512 "
                     "register tile), else as im2col_gemm" },
+                { kFft,
+                    "stride-1 conv2d by FFT (FFTW3, single precision, overlap-save tiles): transform, multiply "
+                    "and sum over input channels per frequency, transform back; other layers as im2col_gemm" },
             };
         }
         Availability availability() const override { return { true, {} }; }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }
-        Support supports(const std::string& algorithm, const LayerSpec&, const LayerShape&) const override
+        Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape& shape) const override
         {
             if (!known(algorithm))
-                return { false, "cpu has no algorithm \"" + algorithm + "\" (it has direct, im2col_gemm, tap_gemm)" };
+                return { false,
+                    "cpu has no algorithm \"" + algorithm + "\" (it has direct, im2col_gemm, tap_gemm, fft)" };
+            if (const auto* conv = std::get_if<Conv2d>(&spec); conv && algorithm == kFft)
+                if (std::string why = fftRefusal(*conv, shape, cpu::cpuFftTarget(), "cpu.fft"); !why.empty())
+                    return { false, std::move(why) };
             return { true, {} };
         }
         std::unique_ptr<BackendSession> createSession(
@@ -309,7 +337,7 @@ namespace {
         {
             if (!known(algorithm))
                 throw UnsupportedError(
-                    "cpu." + algorithm + " is unsupported: the cpu backend has direct, im2col_gemm and tap_gemm");
+                    "cpu." + algorithm + " is unsupported: the cpu backend has direct, im2col_gemm, tap_gemm and fft");
             return std::make_unique<CpuSession>(algorithm, options);
         }
         std::optional<DeviceCeilings> calibrate(const SessionOptions&) override { return calibrateCpu(); }

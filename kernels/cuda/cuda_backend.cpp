@@ -2,7 +2,9 @@
 // flow (kernels/common/gpu_session.h). The algorithm picks the conv2d kernel — direct, tiled, implicit_gemm or
 // winograd, except on tiny latency-bound layers, which all take conv2dSmall, and winograd on layers it cannot
 // run (not 3×3 stride 1), which take implicit_gemm with a note saying why — and the conv_transpose2d kernel
-// (gather, or the phase form for implicit_gemm and winograd); every other layer runs its one implementation. This file is the module's
+// (gather, or the phase form for implicit_gemm, winograd and fft); every other layer runs its one implementation.
+// cuda.fft runs every conv2d layer as an FFT convolution (conv2d_fft.cu), tiny ones included: it is there to be
+// compared, and supports() refuses the layers it cannot run (stride > 1). This file is the module's
 // entry point, the backend's answers (availability, supports) and the per-layer dispatch.
 #include "compute/backend_registry.h"
 #include "compute/error.h"
@@ -12,6 +14,7 @@
 #include "kernels/common/device_info.h"
 #include "kernels/common/gpu_session.h"
 #include "kernels/cuda/conv2d.cuh"
+#include "kernels/cuda/conv2d_fft.cuh"
 #include "kernels/cuda/conv_transpose2d.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/linear.cuh"
@@ -29,7 +32,11 @@ namespace {
     const char* const kTiled = "tiled";
     const char* const kImplicitGemm = "implicit_gemm";
     const char* const kWinograd = "winograd";
-    bool isKnownAlgorithm(const std::string& a) { return a == kDirect || a == kTiled || a == kImplicitGemm || a == kWinograd; }
+    const char* const kFft = "fft";
+    bool isKnownAlgorithm(const std::string& a)
+    {
+        return a == kDirect || a == kTiled || a == kImplicitGemm || a == kWinograd || a == kFft;
+    }
     constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 
     ConvGeometry convGeometry(const LayerShape& s, int64_t groups, const Pair& kernel, const Pair& stride,
@@ -85,10 +92,12 @@ namespace {
     // How a conv2d layer runs under an algorithm: the tiny-layer kernel wins over every algorithm; the fast
     // algorithms (implicit_gemm, winograd) run a stem with few input channels on its own kernel, and
     // cuda.winograd runs the implicit GEMM on the other layers Winograd cannot take.
-    enum class ConvPath { Small, SmallChannels, Direct, Tiled, ImplicitGemm, Winograd };
+    enum class ConvPath { Small, SmallChannels, Direct, Tiled, ImplicitGemm, Winograd, Fft };
 
     ConvPath convPath(const std::string& algorithm, const ConvGeometry& g, int winogradTile)
     {
+        if (algorithm == kFft)
+            return ConvPath::Fft;
         if (conv2dSmallApplies(g))
             return ConvPath::Small;
         if ((algorithm == kImplicitGemm || algorithm == kWinograd) && conv2dSmallChannelsApplies(g))
@@ -128,6 +137,24 @@ namespace {
         throw InputError("tiny_lanes=" + it->second + ": the tiny-layer kernel takes 1, 2, 4, 8, 16 or 32 lanes per output");
     }
 
+    // cuda.fft's tiles per batch of transforms (--option fft_batch=N): 0 lets the layer's workspace bound decide.
+    int fftBatchOf(const SessionOptions& options)
+    {
+        const auto it = options.extra.find("fft_batch");
+        if (it == options.extra.end())
+            return 0;
+        size_t used = 0;
+        int v = 0;
+        try {
+            v = std::stoi(it->second, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != it->second.size() || v < 1)
+            throw InputError("fft_batch=" + it->second + ": the tiles per FFT batch is a whole number of at least 1");
+        return v;
+    }
+
     class CudaSession final : public gpu::GpuSessionBase {
     public:
         CudaSession(const std::string& algorithm, const SessionOptions& options, std::shared_ptr<gpu::ArenaPool> pool)
@@ -135,12 +162,17 @@ namespace {
             , m_winogradTile(winogradTileOf(options))
             , m_igemmTile(igemmTileOf(options))
             , m_tinyLanes(tinyLanesOf(options))
+            , m_fftTile(parseFftTileOption(options.extra))
+            , m_fftBatch(fftBatchOf(options))
         {
         }
 
     protected:
         // The GEMM-based algorithms share the phase kernel for conv_transpose2d.
-        bool gemmFamily() const { return algorithm() == kImplicitGemm || algorithm() == kWinograd; }
+        bool gemmFamily() const
+        {
+            return algorithm() == kImplicitGemm || algorithm() == kWinograd || algorithm() == kFft;
+        }
 
         size_t layerScratchBytes(size_t i) const override
         {
@@ -151,6 +183,13 @@ namespace {
                     return conv2dImplicitGemmScratchBytes(g, deviceProperties().multiProcessorCount);
                 case ConvPath::Winograd:
                     return conv2dWinogradScratchBytes(g, m_winogradTile);
+                case ConvPath::Fft: { // plans and tiling are made here, while the arena is planned
+                    if (m_fft.size() < layerCount())
+                        m_fft.resize(layerCount());
+                    m_fft[i] = std::make_unique<Conv2dFft>(
+                        g, chooseFftTiling(*c, shape(i), cudaFftTarget(m_fftTile), "cuda.fft"), m_fftBatch);
+                    return m_fft[i]->scratchBytes();
+                }
                 default:
                     return 0;
                 }
@@ -185,6 +224,10 @@ namespace {
                         case ConvPath::Winograd:
                             conv2dWinogradPrepare(g, m_winogradTile, scratch(i), stream);
                             setLayerNote(i, conv2dWinogradNote(g, m_winogradTile, sms));
+                            break;
+                        case ConvPath::Fft:
+                            fftOf(i).prepare(weight(i), scratch(i), stream);
+                            setLayerNote(i, fftOf(i).note());
                             break;
                         case ConvPath::Tiled:
                             setLayerNote(i, "16x16 output tile x 16 channels, "
@@ -233,6 +276,9 @@ namespace {
                             break;
                         case ConvPath::Winograd:
                             conv2dWinograd(g, m_winogradTile, x, weight(i), bias(i), y, scratch(i), sms, st);
+                            break;
+                        case ConvPath::Fft:
+                            fftOf(i).run(x, bias(i), y, st);
                             break;
                         case ConvPath::Tiled:
                             conv2dTiled(g, x, weight(i), bias(i), y, st);
@@ -296,9 +342,19 @@ namespace {
             return g;
         }
 
+        Conv2dFft& fftOf(size_t i) const
+        {
+            if (i >= m_fft.size() || !m_fft[i])
+                throw Error("cuda.fft: layer " + std::to_string(i) + " has no FFT plan (planning did not run)");
+            return *m_fft[i];
+        }
+
         int m_winogradTile;
         int m_igemmTile;
         int m_tinyLanes;
+        int64_t m_fftTile;
+        int m_fftBatch;
+        mutable std::vector<std::unique_ptr<Conv2dFft>> m_fft; // cuda.fft: per conv2d layer, made in planning
     };
 
     class CudaBackend final : public Backend {
@@ -306,7 +362,7 @@ namespace {
         std::string name() const override { return "cuda"; }
         std::string description() const override
         {
-            return "our CUDA kernels: direct, tiled (shared memory), implicit GEMM and Winograd convolutions";
+            return "our CUDA kernels: direct, tiled (shared memory), implicit GEMM, Winograd and FFT (cuFFT) convolutions";
         }
         std::vector<AlgorithmInfo> algorithms() const override
         {
@@ -315,7 +371,10 @@ namespace {
                 { kImplicitGemm, "implicit GEMM: register tiling, a cp.async pipeline or double-buffered shared memory" },
                 { kWinograd,
                     "Winograd F(4x4,3x3) on 3x3 stride-1 layers (F(2x2,3x3) with --option winograd_tile=2): "
-                    "transforms and 36 batched GEMMs, 4x fewer multiplies; implicit GEMM on other layers" } };
+                    "transforms and 36 batched GEMMs, 4x fewer multiplies; implicit GEMM on other layers" },
+                { kFft,
+                    "stride-1 conv2d by FFT: cuFFT batched r2c/c2r over overlap-save tiles, our kernels for the "
+                    "padding, the per-frequency channel sums (a complex GEMM per frequency) and the crop" } };
         }
         Availability availability() const override { return gpu::queryAvailability(); }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }
@@ -348,6 +407,9 @@ namespace {
                             + std::to_string(conv2dTiledSharedBytes(g, 1) / 1024)
                             + " KB of shared memory, more than the 48 KB the tiled kernel uses (large stride or "
                               "dilation); use cuda.direct or cuda.implicit_gemm" };
+                if (algorithm == kFft)
+                    if (std::string why = fftRefusal(*c, shape, cudaFftTarget(), sel); !why.empty())
+                        return { false, std::move(why) };
                 if ((algorithm == kImplicitGemm || algorithm == kWinograd)
                     && ((g.r - 1) * g.dilH >= 32768 || (g.s - 1) * g.dilW >= 65536))
                     return { false, sel + ": a kernel span of 32768 pixels or more is unsupported" };
@@ -359,7 +421,7 @@ namespace {
         {
             if (!isKnownAlgorithm(algorithm))
                 throw UnsupportedError(
-                    "cuda." + algorithm + ": unknown algorithm (direct, tiled, implicit_gemm, winograd)");
+                    "cuda." + algorithm + ": unknown algorithm (direct, tiled, implicit_gemm, winograd, fft)");
             return std::make_unique<CudaSession>(algorithm, options, m_pool);
         }
 

@@ -99,10 +99,11 @@ TEST_CASE("cpu backend: name, algorithms, availability and support", "[cpu][back
     const auto backend = makeCpuBackend();
     REQUIRE(backend->name() == "cpu");
     const auto algorithms = backend->algorithms();
-    REQUIRE(algorithms.size() == 3);
+    REQUIRE(algorithms.size() == 4);
     CHECK(algorithms[0].name == "direct");
     CHECK(algorithms[1].name == "im2col_gemm");
     CHECK(algorithms[2].name == "tap_gemm");
+    CHECK(algorithms[3].name == "fft"); // its refusals: cpu_fft_test.cpp
     CHECK(backend->availability().available);
     for (const char* type : layerTypeNames()) {
         INFO(type);

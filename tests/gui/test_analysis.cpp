@@ -437,6 +437,45 @@ TEST_CASE("the roofline places every layer under ceilings calibrated once per de
     CHECK(w2->roofline()->ceilings(QStringLiteral("cpu")).peakGflops == c.peakGflops);
 }
 
+TEST_CASE("the algorithm explorer shows the run's own algorithms beside cuDNN's", "[gui][explorer]")
+{
+    // cuda.fft beside cuDNN's FFTs (issue 19): the run's median and note, not pinnable.
+    auto outcome = std::make_shared<RunOutcome>();
+    outcome->network = loadNetwork(examplesDir() / "lenet5.json");
+    outcome->result.shapes = inferShapes(outcome->network);
+    SelectionResult cudnn;
+    cudnn.selection = { "cudnn", "auto" };
+    cudnn.ok = true;
+    cudnn.layers.resize(outcome->network.layers.size());
+    cudnn.layers[0].explorerJson = R"({"layer":0,"name":"c1","input":"[1, 1, 28, 28]","output":"[1, 6, 28, 28]",
+        "math":"fp32","cudnn":"9.x","auto_choice":"fft_tiling","algorithms":[
+        {"algorithm":"fft_tiling","status":"ok","time_ms":0.05,"workspace_bytes":0,"math":"FMA","auto_choice":true},
+        {"algorithm":"fft","status":"unsupported","reason":"CUDNN_STATUS_NOT_SUPPORTED","auto_choice":false}]})";
+    SelectionResult fft;
+    fft.selection = { "cuda", "fft" };
+    fft.ok = true;
+    fft.metadata["math"] = "fp32";
+    fft.layers.resize(outcome->network.layers.size());
+    fft.layers[0].computeMs.median = 0.02;
+    fft.layers[0].note = "cuFFT r2c/c2r, whole-image 32×32 FFT";
+    SelectionResult failed;
+    failed.selection = { "cpu", "fft" };
+    outcome->result.selections.push_back(std::move(cudnn));
+    outcome->result.selections.push_back(std::move(fft));
+    outcome->result.selections.push_back(std::move(failed));
+
+    ExplorerPanel panel;
+    panel.setOutcome(outcome);
+    panel.setLayer(0);
+    REQUIRE(panel.table()->rowCount() == 3); // cuDNN's two, then cuda.fft (cpu.fft did not run)
+    CHECK(panel.table()->item(2, ExplorerPanel::Algorithm)->text() == QStringLiteral("cuda.fft"));
+    CHECK(panel.table()->item(2, ExplorerPanel::Median)->text() == QStringLiteral("0.0200"));
+    CHECK(panel.table()->item(2, ExplorerPanel::Reason)->text().contains(QStringLiteral("whole-image 32×32 FFT")));
+    CHECK(panel.chart()->barCount() == 2);
+    panel.table()->selectRow(2);
+    CHECK_FALSE(panel.pinButton()->isEnabled()); // pinning picks a cuDNN algorithm
+}
+
 TEST_CASE("the algorithm explorer lists every algorithm and pins one", "[gui][explorer]")
 {
     // Explorer data as the cudnn backend writes it (kernels/cudnn/explorer.cpp); no GPU needed to show it.
