@@ -1,5 +1,7 @@
 // `convscope-cli run NET.json`: run every layer on the chosen selections with honest timings, check each
 // output against the reference, print a per-layer table, and write reports, a trace and the outputs.
+#include "compute/materialize.h"
+#include "compute/load_input.h"
 #include "cli/commands.h"
 #include "cli/run_support.h"
 

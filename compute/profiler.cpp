@@ -6,6 +6,7 @@
 // reference.
 #include "compute/profiler.h"
 
+#include "compute/materialize.h"
 #include "compute/backend_registry.h"
 #include "compute/checked_math.h"
 #include "compute/fusion.h"

@@ -1,5 +1,7 @@
 #include "gui/engine.h"
 
+#include "compute/materialize.h"
+#include "compute/load_input.h"
 #include "compute/backend_registry.h"
 #include "compute/error.h"
 

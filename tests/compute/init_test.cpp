@@ -1,5 +1,6 @@
 // Parameter initialisation: PyTorch's default bounds, the other seeded rules, the classic filters, batch norm
 // statistics and weights from .npy files whose shape must match exactly.
+#include "compute/materialize.h"
 #include "compute/error.h"
 #include "compute/network_json.h"
 #include "compute/npy.h"

@@ -12,6 +12,7 @@
 #pragma GCC diagnostic pop
 #endif
 
+#include "compute/load_input.h"
 #include "compute/atomic_file.h"
 #include "compute/error.h"
 #include "compute/image_input.h"

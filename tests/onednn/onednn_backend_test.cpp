@@ -264,6 +264,6 @@ TEST_CASE("onednn element-wise layers, batch norm, linear, softmax, flatten and 
              LayerSpec { Flatten {} }, LayerSpec { Linear { 84 } }, LayerSpec { Sigmoid {} },
              LayerSpec { Linear { 10 } }, LayerSpec { Softmax {} } })
         net.layers.push_back(
-            Layer { "l" + std::to_string(net.layers.size()), l, {}, {}, nullptr, nullptr, nullptr, nullptr });
+            Layer { "l" + std::to_string(net.layers.size()), l, {}, {}, {}, nullptr, nullptr, nullptr, nullptr });
     CHECK(checkAgainstCpu(*onednn, net, seed + 200, "lenet-like chain"));
 }
