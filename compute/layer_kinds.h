@@ -1,4 +1,4 @@
-// The one table of layer-kind facts: for every LayerSpec alternative its file type name, its PyTorch label, the
+// The one table of layer-kind facts: for every LayerSpec alternative its file type name, its menu label, the
 // prefix of its default layer names, its family, how many inputs it reads, what it needs (weights, statistics, an
 // image-shaped input) and the keys its file entry takes. Everything that used to be a table kept in the variant's
 // order by hand (type names, name prefixes, file keys) reads this one, and the static_assert below refuses to
@@ -46,7 +46,7 @@ inline constexpr int kUnboundedInputs = 1 << 20;
 struct LayerKindInfo {
     size_t index; // the LayerSpec alternative this row describes (checked below)
     const char* type; // the file's "type" and the menu entry: "conv2d"
-    const char* label; // PyTorch's name for it: "nn.Conv2d", "torch.cat"
+    const char* label; // the menu's name, PyTorch's class where there is one: "Conv2d", "Concat (channels)"
     const char* prefix; // default layer names: "conv" → conv1, conv2, ...
     KindFamily family;
     int minInputs, maxInputs; // arity; a layer without "inputs" reads the layer above (one input)
@@ -73,41 +73,41 @@ inline constexpr unsigned kWeightsImage = kNeedsWeights | kNeedsImage;
 
 // clang-format off
 inline constexpr std::array<LayerKindInfo, std::variant_size_v<LayerSpec>> kLayerKinds = { {
-    { kindIndex<Conv2d>, "conv2d", "nn.Conv2d", "conv", KindFamily::Convolution, 1, 1, kWeightsImage,
+    { kindIndex<Conv2d>, "conv2d", "Conv2d", "conv", KindFamily::Convolution, 1, 1, kWeightsImage,
         { "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias", "init" } },
-    { kindIndex<ConvTranspose2d>, "conv_transpose2d", "nn.ConvTranspose2d", "convt", KindFamily::Convolution, 1, 1,
+    { kindIndex<ConvTranspose2d>, "conv_transpose2d", "ConvTranspose2d", "convt", KindFamily::Convolution, 1, 1,
         kWeightsImage, { "out_channels", "kernel_size", "stride", "padding", "output_padding", "dilation", "groups",
         "bias", "init" } },
-    { kindIndex<MaxPool2d>, "maxpool2d", "nn.MaxPool2d", "maxpool", KindFamily::Pooling, 1, 1, kNeedsImage,
+    { kindIndex<MaxPool2d>, "maxpool2d", "MaxPool2d", "maxpool", KindFamily::Pooling, 1, 1, kNeedsImage,
         { "kernel_size", "stride", "padding", "dilation", "ceil_mode" } },
-    { kindIndex<AvgPool2d>, "avgpool2d", "nn.AvgPool2d", "avgpool", KindFamily::Pooling, 1, 1, kNeedsImage,
+    { kindIndex<AvgPool2d>, "avgpool2d", "AvgPool2d", "avgpool", KindFamily::Pooling, 1, 1, kNeedsImage,
         { "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" } },
-    { kindIndex<GlobalAvgPool2d>, "global_avgpool2d", "nn.AdaptiveAvgPool2d(1)", "gap", KindFamily::Pooling, 1, 1,
+    { kindIndex<GlobalAvgPool2d>, "global_avgpool2d", "Global AvgPool2d", "gap", KindFamily::Pooling, 1, 1,
         kNeedsImage, {} },
-    { kindIndex<BatchNorm2d>, "batchnorm2d", "nn.BatchNorm2d", "bn", KindFamily::Normalization, 1, 1,
+    { kindIndex<BatchNorm2d>, "batchnorm2d", "BatchNorm2d", "bn", KindFamily::Normalization, 1, 1,
         kNeedsStatistics | kNeedsImage, { "eps", "affine", "running_mean", "running_var", "weight", "bias", "init" } },
-    { kindIndex<ReLU>, "relu", "nn.ReLU", "relu", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
-    { kindIndex<LeakyReLU>, "leaky_relu", "nn.LeakyReLU", "lrelu", KindFamily::Activation, 1, 1, kNeedsNothing,
+    { kindIndex<ReLU>, "relu", "ReLU", "relu", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
+    { kindIndex<LeakyReLU>, "leaky_relu", "LeakyReLU", "lrelu", KindFamily::Activation, 1, 1, kNeedsNothing,
         { "negative_slope" } },
-    { kindIndex<Sigmoid>, "sigmoid", "nn.Sigmoid", "sigmoid", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
-    { kindIndex<Tanh>, "tanh", "nn.Tanh", "tanh", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
-    { kindIndex<ELU>, "elu", "nn.ELU", "elu", KindFamily::Activation, 1, 1, kNeedsNothing, { "alpha" } },
-    { kindIndex<ReLU6>, "relu6", "nn.ReLU6", "relu6_", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
-    { kindIndex<Hardswish>, "hardswish", "nn.Hardswish", "hswish", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
-    { kindIndex<Hardsigmoid>, "hardsigmoid", "nn.Hardsigmoid", "hsigmoid", KindFamily::Activation, 1, 1,
+    { kindIndex<Sigmoid>, "sigmoid", "Sigmoid", "sigmoid", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
+    { kindIndex<Tanh>, "tanh", "Tanh", "tanh", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
+    { kindIndex<ELU>, "elu", "ELU", "elu", KindFamily::Activation, 1, 1, kNeedsNothing, { "alpha" } },
+    { kindIndex<ReLU6>, "relu6", "ReLU6", "relu6_", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
+    { kindIndex<Hardswish>, "hardswish", "Hardswish", "hswish", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
+    { kindIndex<Hardsigmoid>, "hardsigmoid", "Hardsigmoid", "hsigmoid", KindFamily::Activation, 1, 1,
         kNeedsNothing, {} },
-    { kindIndex<SiLU>, "silu", "nn.SiLU", "silu", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
-    { kindIndex<Flatten>, "flatten", "nn.Flatten", "flatten", KindFamily::Reshape, 1, 1, kNeedsNothing, {} },
-    { kindIndex<Linear>, "linear", "nn.Linear", "fc", KindFamily::FullyConnected, 1, 1, kNeedsWeights,
+    { kindIndex<SiLU>, "silu", "SiLU", "silu", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
+    { kindIndex<Flatten>, "flatten", "Flatten", "flatten", KindFamily::Reshape, 1, 1, kNeedsNothing, {} },
+    { kindIndex<Linear>, "linear", "Linear", "fc", KindFamily::FullyConnected, 1, 1, kNeedsWeights,
         { "out_features", "bias", "init" } },
-    { kindIndex<Softmax>, "softmax", "nn.Softmax(dim=1)", "softmax", KindFamily::Activation, 1, 1, kNeedsNothing,
+    { kindIndex<Softmax>, "softmax", "Softmax", "softmax", KindFamily::Activation, 1, 1, kNeedsNothing,
         { "dim" } },
-    { kindIndex<Add>, "add", "torch.add (x + y)", "add", KindFamily::Merge, 2, kAny, kNeedsNothing, {} },
-    { kindIndex<Mul>, "mul", "torch.mul (x * y)", "mul", KindFamily::Merge, 2, 2, kNeedsNothing, {} },
-    { kindIndex<Concat>, "concat", "torch.cat(dim=1)", "cat", KindFamily::Merge, 2, kAny, kNeedsNothing, {} },
-    { kindIndex<Pad>, "pad", "F.pad", "pad", KindFamily::Padding, 1, 1, kNeedsImage, { "padding", "mode", "value" } },
-    { kindIndex<Identity>, "identity", "nn.Identity", "identity", KindFamily::NoOp, 1, 1, kNeedsNothing, {} },
-    { kindIndex<Dropout>, "dropout", "nn.Dropout", "dropout", KindFamily::NoOp, 1, 1, kNeedsNothing, { "p" } },
+    { kindIndex<Add>, "add", "Add (x + y)", "add", KindFamily::Merge, 2, kAny, kNeedsNothing, {} },
+    { kindIndex<Mul>, "mul", "Mul (x · gate)", "mul", KindFamily::Merge, 2, 2, kNeedsNothing, {} },
+    { kindIndex<Concat>, "concat", "Concat (channels)", "cat", KindFamily::Merge, 2, kAny, kNeedsNothing, {} },
+    { kindIndex<Pad>, "pad", "Pad", "pad", KindFamily::Padding, 1, 1, kNeedsImage, { "padding", "mode", "value" } },
+    { kindIndex<Identity>, "identity", "Identity", "identity", KindFamily::NoOp, 1, 1, kNeedsNothing, {} },
+    { kindIndex<Dropout>, "dropout", "Dropout", "dropout", KindFamily::NoOp, 1, 1, kNeedsNothing, { "p" } },
 } };
 // clang-format on
 
