@@ -56,7 +56,9 @@ NetworkPanel::NetworkPanel(NetworkDocument* doc, QWidget* parent)
             m_doc->insertLayer(at, std::move(layer));
         });
         m_addActions.insert(t, a);
-        if (t == QLatin1String("avgpool2d") || t == QLatin1String("batchnorm2d") || t == QLatin1String("elu"))
+        // A separator between families (convolutions | pooling | normalisation | activations | ...), from the table.
+        const LayerKindInfo* kind = findLayerKind(type);
+        if (kind && kind->index + 1 < kLayerKinds.size() && kLayerKinds[kind->index + 1].family != kind->family)
             m_addMenu->addSeparator();
     }
     auto* style = this->style();
