@@ -9,6 +9,7 @@
 #include "compute/layer_kinds.h"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace convscope {
@@ -319,7 +320,8 @@ namespace {
                             + " (PyTorch refuses this too)");
         }
         LayerShape r;
-        r.out = Shape::nchw(in.n, in.c, checkedAdd(in.h, p[0] + p[1], "pad"), checkedAdd(in.w, p[2] + p[3], "pad"));
+        r.out = Shape::nchw(in.n, in.c, checkedAdd(checkedAdd(in.h, p[0], "pad"), p[1], "pad"),
+            checkedAdd(checkedAdd(in.w, p[2], "pad"), p[3], "pad"));
         r.resolvedPadding = { Padding2d::Mode::Explicit, p[0], p[1], p[2], p[3] };
         r.formula = "H_out = " + std::to_string(in.h) + " + " + std::to_string(p[0]) + " + " + std::to_string(p[1])
             + " = " + std::to_string(r.out.h) + "\nW_out = " + std::to_string(in.w) + " + " + std::to_string(p[2])
@@ -440,7 +442,7 @@ LayerShape inferLayer(const LayerSpec& spec, const std::vector<Shape>& ins, cons
         if (ins.empty())
             throw InputError(std::string(layerKind(spec).type) + " has no input");
         r = inferImpl(spec, ins, names);
-        r.out.numel(); // throws on overflow
+        r.out.bytes(); // throws on overflow (of the element count or of the bytes)
         r.ok = true;
     } catch (const InputError& e) {
         r = LayerShape {};
@@ -462,7 +464,7 @@ ShapeReport inferShapes(const Network& net)
         report.inputError = "input: batch, channels, height and width must all be at least 1, got " + report.input.str();
     } else {
         try {
-            report.input.numel();
+            report.input.bytes();
         } catch (const InputError& e) {
             report.inputError = std::string("input: ") + e.what();
         }
@@ -512,6 +514,11 @@ ShapeReport inferShapes(const Network& net)
     // (the last layer's) lives to the end.
     if (!net.layers.empty())
         lastUse.back() = std::max(lastUse.back(), int(net.layers.size()) - 1);
+    // Saturating: a file can describe more memory than an int64 counts, and that must not be undefined behaviour.
+    const auto plus = [](int64_t a, int64_t b) {
+        int64_t sum = 0;
+        return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<int64_t>::max() : sum;
+    };
     report.peakBytes = inputOk ? report.input.bytes() : 0;
     for (size_t k = 0; k < report.layers.size(); ++k) {
         LayerShape& s = report.layers[k];
@@ -519,10 +526,10 @@ ShapeReport inferShapes(const Network& net)
             continue;
         int64_t live = s.out.bytes();
         if (inputOk && lastUse[0] >= int(k))
-            live += report.input.bytes();
+            live = plus(live, report.input.bytes());
         for (size_t t = 0; t < k; ++t)
             if (report.layers[t].ok && lastUse[t + 1] >= int(k))
-                live += report.layers[t].out.bytes();
+                live = plus(live, report.layers[t].out.bytes());
         s.liveBytes = live;
         report.peakBytes = std::max(report.peakBytes, live);
     }
