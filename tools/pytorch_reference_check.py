@@ -308,7 +308,8 @@ def main():
                     finite = np.isfinite(r)
                     if not np.array_equal(got[~finite], r[~finite], equal_nan=True):
                         failures += 1
-                        print(f"case {case} {sel} layer {i} {layer['type']}: non-finite elements differ")
+                        print(f"case {case} {sel} layer {i} {layer['type']}: non-finite elements differ\n"
+                              f"{json.dumps(layers)}")
                         break
                     diff = np.where(finite, got - np.where(finite, r, 0.0), 0.0)
                     err = np.linalg.norm(diff) / max(np.linalg.norm(np.where(finite, r, 0.0)), 1e-30)
