@@ -4,11 +4,11 @@
 // type, and which one cudnn.auto picks. `--suite unet-encoder [--cases 0-2]` explores a built-in suite instead
 // of a file; `--json FILE` keeps the explorer's documents. The explorer lives in the cudnn module
 // (Backend::explore), so this file needs no cuDNN header and works, with a clear message, where it is absent.
-#include "compute/materialize.h"
 #include "cli/bench_suites.h"
 #include "cli/commands.h"
 #include "cli/run_support.h"
 #include "cli/text_table.h"
+#include "compute/materialize.h"
 
 #include "compute/atomic_file.h"
 #include "compute/backend_registry.h"

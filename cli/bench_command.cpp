@@ -1,12 +1,12 @@
 // `convscope-cli bench`: the benchmark harness. Built-in suites or a network file; every case is run with
 // all selections interleaved pass by pass, so the ratio columns compare numbers measured side by side in
 // one run. Outputs are validated against the reference before the timings are reported.
-#include "compute/materialize.h"
-#include "compute/load_input.h"
 #include "cli/bench_suites.h"
 #include "cli/commands.h"
 #include "cli/run_support.h"
 #include "cli/text_table.h"
+#include "compute/load_input.h"
+#include "compute/materialize.h"
 
 #include "compute/atomic_file.h"
 #include "compute/error.h"

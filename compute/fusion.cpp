@@ -92,7 +92,7 @@ FusedNetwork fuseNetwork(
                 ++readers[size_t(src)];
     const auto chained = [&](size_t last, size_t next) {
         return next < net.layers.size() && shapes.layers[next].sources == std::vector<int> { int(last) }
-            && readers[last] == 1;
+        && readers[last] == 1;
     };
     std::map<std::string, std::string> renamed; // a folded layer's name → the fused layer that now holds its output
     for (size_t i = 0; i < net.layers.size();) {

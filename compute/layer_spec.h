@@ -185,8 +185,8 @@ const char* padModeName(Pad::Mode mode); // "constant", "reflect", "replicate"
 // The order of the alternatives is the menu order; compute/layer_kinds.h holds every other fact about each kind
 // and checks at compile time that it lists them in this order.
 using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
-    LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Flatten, Linear, Softmax, Add, Mul, Concat,
-    Pad, Identity, Dropout>;
+    LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Flatten, Linear, Softmax, Add, Mul, Concat, Pad,
+    Identity, Dropout>;
 
 // The file-format / PyTorch-style type name: "conv2d", "conv_transpose2d", "maxpool2d", ...
 std::string layerTypeName(const LayerSpec& spec);

@@ -412,7 +412,8 @@ namespace {
                         else if (mode == "replicate")
                             l.mode = Pad::Mode::Replicate;
                         else
-                            ctx.fail("\"mode\" must be \"constant\", \"reflect\" or \"replicate\", got " + shown(j["mode"]));
+                            ctx.fail(
+                                "\"mode\" must be \"constant\", \"reflect\" or \"replicate\", got " + shown(j["mode"]));
                     }
                     if (has("value")) {
                         if (l.mode != Pad::Mode::Constant)

@@ -98,8 +98,10 @@ namespace {
         return shapes;
     }
 
-    RunResult profileWith(Network net, ShapeReport shapes, const Tensor& input, const ProfileOptions& options);
 } // namespace
+
+// The run once the shapes are known and valid (defined below the two entry points).
+static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& input, const ProfileOptions& options);
 
 RunResult profile(Network net, const Tensor& input, const ProfileOptions& options)
 {
@@ -118,8 +120,7 @@ RunResult profile(Network net, const ProfileOptions& options, Tensor* inputOut)
     return result;
 }
 
-namespace {
-RunResult profileWith(Network net, ShapeReport shapes, const Tensor& input, const ProfileOptions& options)
+static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& input, const ProfileOptions& options)
 {
     RunResult result;
     result.networkName = net.name;
@@ -323,7 +324,6 @@ RunResult profileWith(Network net, ShapeReport shapes, const Tensor& input, cons
     result.network = std::move(net);
     return result;
 }
-} // namespace
 
 const SelectionResult* RunResult::find(const Selection& s) const
 {

@@ -335,8 +335,8 @@ void LayerEditor::buildPadFields()
     });
     addField(QStringLiteral("padding"), tr("Padding"), sides, [sides](const Layer& l) {
         if (const auto* pad = std::get_if<Pad>(&l.spec))
-            sides->setValue({ Padding2d::Mode::Explicit, pad->padding[0], pad->padding[1], pad->padding[2],
-                pad->padding[3] });
+            sides->setValue(
+                { Padding2d::Mode::Explicit, pad->padding[0], pad->padding[1], pad->padding[2], pad->padding[3] });
     });
     auto* mode = new QComboBox(m_form);
     for (Pad::Mode m : { Pad::Mode::Constant, Pad::Mode::Reflect, Pad::Mode::Replicate })
@@ -397,8 +397,7 @@ void LayerEditor::buildInputFields()
                 name == QLatin1String(kNetworkInputName) ? tr("input (the network's input)") : name, list);
             item->setData(Qt::UserRole, name);
             item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
-            const bool checked
-                = std::find(l.inputs.begin(), l.inputs.end(), name.toStdString()) != l.inputs.end();
+            const bool checked = std::find(l.inputs.begin(), l.inputs.end(), name.toStdString()) != l.inputs.end();
             item->setCheckState(checked ? Qt::Checked : Qt::Unchecked);
         }
     });

@@ -97,9 +97,9 @@ std::string gpuRefusesKind(const LayerSpec& spec, const std::string& selection)
 {
     if (std::holds_alternative<ReLU6>(spec) || std::holds_alternative<Hardswish>(spec)
         || std::holds_alternative<Hardsigmoid>(spec) || std::holds_alternative<SiLU>(spec)
-        || std::holds_alternative<Add>(spec) || std::holds_alternative<Mul>(spec) || std::holds_alternative<Concat>(spec)
-        || std::holds_alternative<Pad>(spec) || std::holds_alternative<Identity>(spec)
-        || std::holds_alternative<Dropout>(spec))
+        || std::holds_alternative<Add>(spec) || std::holds_alternative<Mul>(spec)
+        || std::holds_alternative<Concat>(spec) || std::holds_alternative<Pad>(spec)
+        || std::holds_alternative<Identity>(spec) || std::holds_alternative<Dropout>(spec))
         return selection + ": " + layerTypeName(spec) + " is not run by this backend yet";
     return {};
 }

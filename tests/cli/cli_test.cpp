@@ -93,7 +93,8 @@ TEST_CASE("a layer input that names nothing above it is exit 2 naming the layer 
     test::TempDir dir;
     const auto bad = [&](const std::string& layers) {
         const fs::path p = dir.path / "skip.json";
-        writeText(p, R"({"format": "convscope-network", "version": 1, "name": "skip",
+        writeText(p,
+            R"({"format": "convscope-network", "version": 1, "name": "skip",
             "input": {"batch": 1, "channels": 2, "height": 5, "width": 5, "source": "random"}, "layers": [)"
                 + layers + "]}");
         return cli("shapes " + quote(p));

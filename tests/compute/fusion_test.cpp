@@ -1,8 +1,8 @@
 // The fusion pass: batch norm folded into the convolution before it and the activation after it moved into the
 // epilogue; "+fused" selections run the fused network and report against the original layers, with outputs
 // that agree with the unfused reference.
-#include "compute/materialize.h"
 #include "compute/fusion.h"
+#include "compute/materialize.h"
 #include "compute/profiler.h"
 #include "compute/session.h"
 

@@ -1,11 +1,11 @@
 // What ConvScope reads from files other people send: it never runs any of it, paths in a network file resolve
 // next to that file, nothing it reads can make it allocate past the memory budget, and every input a fuzzer
 // ever crashed the readers with (tests/data/fuzz/) now gives a clean InputError or a valid result.
-#include "compute/materialize.h"
-#include "compute/load_input.h"
 #include "compute/atomic_file.h"
 #include "compute/error.h"
 #include "compute/image_input.h"
+#include "compute/load_input.h"
+#include "compute/materialize.h"
 #include "compute/memory_budget.h"
 #include "compute/network.h"
 #include "compute/network_json.h"

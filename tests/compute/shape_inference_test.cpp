@@ -192,7 +192,8 @@ TEST_CASE("a network infers channels from the layer above and stops at the first
 {
     Network net;
     net.input = { 2, 3, 32, 32, false, "random" };
-    net.layers.push_back({ "c1", conv(8, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }), {}, {}, {}, {}, {}, {}, {} });
+    net.layers.push_back(
+        { "c1", conv(8, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }), {}, {}, {}, {}, {}, {}, {} });
     net.layers.push_back({ "p", MaxPool2d {}, {}, {}, {}, {}, {}, {}, {} });
     net.layers.push_back({ "f", Flatten {}, {}, {}, {}, {}, {}, {}, {} });
     net.layers.push_back({ "fc", Linear { 10, true }, {}, {}, {}, {}, {}, {}, {} });
@@ -203,7 +204,8 @@ TEST_CASE("a network infers channels from the layer above and stops at the first
     CHECK(r.layers[3].cost.params == 8 * 16 * 16 * 10 + 10);
     CHECK(r.total.params == r.layers[0].cost.params + r.layers[3].cost.params);
 
-    net.layers.insert(net.layers.begin() + 1, { "big", conv(8, { 40, 40 }, { 1, 1 }, {}, { 1, 1 }), {}, {}, {}, {}, {}, {}, {} });
+    net.layers.insert(
+        net.layers.begin() + 1, { "big", conv(8, { 40, 40 }, { 1, 1 }, {}, { 1, 1 }), {}, {}, {}, {}, {}, {}, {} });
     r = inferShapes(net);
     CHECK_FALSE(r.ok());
     CHECK_FALSE(r.layers[1].ok);

@@ -249,8 +249,7 @@ TEST_CASE("onednn: pad is refused with a reason; add, mul and concat run on oneD
     const Shape x = Shape::nchw(2, 3, 5, 4), gate = Shape::nchw(2, 3, 1, 1);
     CHECK(onednn->supports("auto", Add {}, inferLayer(Add {}, std::vector<Shape> { x, x, x })).supported);
     CHECK(onednn->supports("auto", Mul {}, inferLayer(Mul {}, std::vector<Shape> { gate, x })).supported);
-    CHECK(onednn->supports("auto", Concat {}, inferLayer(Concat {}, std::vector<Shape> { x, x }))
-              .supported);
+    CHECK(onednn->supports("auto", Concat {}, inferLayer(Concat {}, std::vector<Shape> { x, x })).supported);
 
     Network net;
     net.input = { 2, 3, 5, 4, false, "random:3" };
