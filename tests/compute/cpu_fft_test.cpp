@@ -8,6 +8,8 @@
 #include "compute/cpu/cpu_ops.h"
 #include "compute/error.h"
 #include "compute/fft_tiling.h"
+#include "compute/load_input.h"
+#include "compute/materialize.h"
 #include "compute/network.h"
 #include "compute/profiler.h"
 #include "tests/compute/cpu_test_helpers.h"

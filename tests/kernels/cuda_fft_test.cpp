@@ -5,6 +5,8 @@
 // every case prints "SKIPPED: <reason>".
 #include "compute/backend_registry.h"
 #include "compute/error.h"
+#include "compute/load_input.h"
+#include "compute/materialize.h"
 #include "compute/network.h"
 #include "compute/shape_inference.h"
 #include "tests/kernels/gpu_test_support.h"
