@@ -369,20 +369,33 @@ void LayerEditor::buildPadFields()
     addField(QStringLiteral("value"), tr("Fill value"), value, {});
 }
 
-// The layers this one reads: the network's input and every layer above it, checked in list order. None checked
-// means the layer above (the file then has no "inputs").
+// The layers this one reads: the network's input and every layer above it, checkable. None checked means the layer
+// above (the file then has no "inputs"). Checking keeps the order the layer's inputs already have.
 void LayerEditor::buildInputFields()
 {
     auto* list = new QListWidget(m_form);
     list->setSelectionMode(QAbstractItemView::NoSelection);
     list->setMaximumHeight(list->fontMetrics().height() * 6);
-    list->setToolTip(tr("The layers this one reads, in list order (concat joins them in this order). "
-                        "None checked: the layer above."));
+    list->setToolTip(tr("The layers this one reads. Concat joins them in the order they were chosen (the order "
+                        "in the file); a newly checked one goes last. None checked: the layer above."));
     connect(list, &QListWidget::itemChanged, this, [this, list] {
-        std::vector<std::string> names;
+        std::vector<std::string> checked;
         for (int r = 0; r < list->count(); ++r)
             if (list->item(r)->checkState() == Qt::Checked)
-                names.push_back(list->item(r)->data(Qt::UserRole).toString().toStdString());
+                checked.push_back(list->item(r)->data(Qt::UserRole).toString().toStdString());
+        auto isChecked = [&](const std::string& n) { return std::find(checked.begin(), checked.end(), n) != checked.end(); };
+        // The order of a layer's inputs is meaning (concat joins channels in it): the inputs it already has keep
+        // their order, repeats included ("add": [x, x]); a newly checked one goes last.
+        std::vector<std::string> names;
+        const auto& layers = m_doc->network().layers;
+        const std::vector<std::string> current
+            = m_index >= 0 && m_index < int(layers.size()) ? layers[size_t(m_index)].inputs : std::vector<std::string> {};
+        for (const std::string& n : current)
+            if (isChecked(n))
+                names.push_back(n);
+        for (const std::string& n : checked)
+            if (std::find(current.begin(), current.end(), n) == current.end())
+                names.push_back(n);
         commit(QStringLiteral("inputs"), tr("Change inputs"), [names](Layer& l) { l.inputs = names; });
     });
     addField(QStringLiteral("inputs"), tr("Inputs"), list, [this, list](const Layer& l) {

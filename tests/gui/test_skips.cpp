@@ -146,6 +146,27 @@ TEST_CASE("the editor picks inputs from the layers above and says why a delete w
     CHECK(message->text().contains(QStringLiteral("Cannot remove conv_b")));
 }
 
+TEST_CASE("editing a concat's inputs keeps the order its channels are joined in", "[gui][skip]")
+{
+    auto w = makeWindow();
+    NetworkDocument& doc = *w->document();
+    Network net = skipNetwork();
+    net.layers[4].inputs = { "sum", "input" }; // written by hand: sum's channels first
+    doc.reset(std::move(net), {});
+    NetworkPanel* panel = w->networkPanel();
+    panel->setCurrentLayer(4);
+    auto* inputs = qobject_cast<QListWidget*>(panel->editor()->field(QStringLiteral("inputs")));
+    REQUIRE(inputs);
+    REQUIRE(inputs->count() == 5); // input, a, r, b, sum
+    // Checking a third source appends it; the two already there keep their order (list order would be input, a, sum).
+    inputs->item(1)->setCheckState(Qt::Checked);
+    CHECK(doc.network().layers[4].inputs == std::vector<std::string> { "sum", "input", "a" });
+    inputs = qobject_cast<QListWidget*>(panel->editor()->field(QStringLiteral("inputs")));
+    REQUIRE(inputs);
+    inputs->item(0)->setCheckState(Qt::Unchecked); // drop the network's input
+    CHECK(doc.network().layers[4].inputs == std::vector<std::string> { "sum", "a" });
+}
+
 TEST_CASE("the receptive field goes through every branch of a skip", "[gui][skip][receptive]")
 {
     const Network net = skipNetwork();
