@@ -9,7 +9,8 @@
 # Environment:
 #   CUDNN_ROOT   cuDNN root (default: the PyTorch wheel's, /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn)
 #   BUILD_DIR    build folder (default build-gpu)
-#   STAGES       which stages, default "build test sanitize faults bench"; "small" (issue 9's goal 6: LeNet-5 at batch 1,
+#   STAGES       which stages, default "build test sanitize faults bench"; "skip" (issue 16: the cross-backend test on
+#                the GPU, the ResNet example against PyTorch, add/concat bandwidth) and "small" (issue 9's goal 6: LeNet-5 at batch 1,
 #                eager with and without the launch gate, graph mode, and each kernel's duration under ncu) is extra. The sanitize stage alone can take most of
 #                a 10-minute call: STAGES="build test" first, then STAGES="sanitize faults" (the build folder stays).
 #   SANITIZER_TOOLS     default "memcheck racecheck initcheck synccheck"
@@ -62,7 +63,7 @@ if has build; then
   fi
   grep -E "CUDA|cuDNN|Tests|NVTX" "$OUT/configure.log" | grep -v "^--  *$" | head -12
   KEEP=(); [ ${#GEN[@]} -gt 0 ] && KEEP=(-- -k 0) # build every target that can be built, even if one fails
-  TARGETS=${TARGETS:-"convscope_tests_kernels convscope_tests_kernels_common convscope_modules convscope-cli"}
+  TARGETS=${TARGETS:-"convscope_tests_kernels convscope_tests_kernels_common convscope_tests_backends convscope_modules convscope-cli"}
   TGT=(); [ "$TARGETS" != all ] && for t in $TARGETS; do TGT+=(--target "$t"); done
   if timeout 420 cmake --build "$BUILD" -j"$(nproc)" "${TGT[@]}" "${KEEP[@]}" >"$OUT/build.log" 2>&1; then
     note "build: ok ($(elapsed) s)"
@@ -82,6 +83,25 @@ if has test; then
     note "ctest -L gpu: $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.log" | tail -1)"
   else
     note "ctest -L gpu: skipped (no $TESTS)"
+  fi
+fi
+
+# Issue 16 (skip connections): the cross-backend test on the GPU backends (label unit, so ctest -L gpu leaves it out),
+# the ResNet basic-block example at batch 64 against PyTorch eager FP32, and add / concat bandwidth on 256 MiB tensors.
+if has skip; then
+  if [ -x "$BIN/convscope_tests_backends" ]; then
+    timeout 240 "$BIN/convscope_tests_backends" "[cross_backend]" >"$OUT/cross-backend.log" 2>&1
+    rc=$?
+    grep -E "FAILED|SKIPPED|with expansion" "$OUT/cross-backend.log" | head -20
+    note "cross-backend test (cuda, cudnn, cpu, onednn): rc $rc, $(grep -E "All tests passed|test cases" "$OUT/cross-backend.log" | tail -1)"
+  fi
+  PY=${TORCH_PYTHON:-/opt/torch/.venv/bin/python}
+  if [ -x "$PY" ] && [ -x "$BIN/convscope-cli" ]; then
+    timeout 240 "$PY" tools/torch_graph_bench.py --cli "$BIN/convscope-cli" --net resources/networks/resnet_basic_blocks.json \
+      --batch 64 --backends cudnn.auto,cuda.implicit_gemm,cuda.winograd,cudnn.auto+fused,cuda.implicit_gemm+fused,cuda.winograd+fused \
+      --bandwidth 256 >"$OUT/skip-bench.log" 2>&1
+    cat "$OUT/skip-bench.log" | tail -30
+    while read -r line; do note "skip bench: $line"; done < <(grep -E "x PyTorch|GB/s" "$OUT/skip-bench.log" | sed 's/  */ /g')
   fi
 fi
 

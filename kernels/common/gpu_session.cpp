@@ -93,15 +93,12 @@ GpuSessionBase::~GpuSessionBase()
 
 void GpuSessionBase::makeCurrent() const { CONVSCOPE_CUDA_CHECK(cudaSetDevice(m_device)); }
 
-std::string gpuRefusesKind(const LayerSpec& spec, const std::string& selection)
+const float* GpuSessionBase::input(size_t i, size_t k) const
 {
-    if (std::holds_alternative<ReLU6>(spec) || std::holds_alternative<Hardswish>(spec)
-        || std::holds_alternative<Hardsigmoid>(spec) || std::holds_alternative<SiLU>(spec)
-        || std::holds_alternative<Add>(spec) || std::holds_alternative<Mul>(spec)
-        || std::holds_alternative<Concat>(spec) || std::holds_alternative<Pad>(spec)
-        || std::holds_alternative<Identity>(spec) || std::holds_alternative<Dropout>(spec))
-        return selection + ": " + layerTypeName(spec) + " is not run by this backend yet";
-    return {};
+    const std::vector<int>& sources = m_shapes.layers.at(i).sources;
+    if (k >= sources.size())
+        throw Error("layer " + std::to_string(i) + " has no input " + std::to_string(k));
+    return sources[k] < 0 ? m_input : m_layers.at(size_t(sources[k])).out;
 }
 
 void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
@@ -110,14 +107,9 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
     makeCurrent();
     if (!shapes.ok())
         throw InputError("cannot prepare a network whose shapes are invalid: " + shapes.firstError());
-    // The GPU sessions chain each layer onto the one above (minimal guard of issue 16's CPU part; see gpuRefusesKind).
-    for (size_t i = 0; i < net.layers.size(); ++i) {
-        if (!shapes.readsLayerAbove(i))
-            throw UnsupportedError("layer " + std::to_string(i) + " (" + net.layers[i].name
-                + ") reads a layer other than the one above: skip connections do not run on this GPU backend yet");
-        if (const std::string why = gpuRefusesKind(net.layers[i].spec, "this backend"); !why.empty())
-            throw UnsupportedError("layer " + std::to_string(i) + " (" + net.layers[i].name + "): " + why);
-    }
+    for (size_t i = 0; i < shapes.layers.size(); ++i)
+        if (shapes.layers[i].sources.empty())
+            throw Error("layer " + std::to_string(i) + " has no resolved inputs (shape inference did not run on it)");
     m_net = net; // cheap: parameters are shared, immutable tensors
     m_shapes = shapes;
     m_prepared = false;
@@ -128,7 +120,8 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
     size_t total = DeviceArena::alignUp(static_cast<size_t>(shapes.input.bytes()));
     for (size_t i = 0; i < n; ++i) {
         const Layer& l = m_net.layers[i];
-        m_layers[i].view = std::holds_alternative<Flatten>(l.spec);
+        m_layers[i].view = std::holds_alternative<Flatten>(l.spec) || std::holds_alternative<Identity>(l.spec)
+            || std::holds_alternative<Dropout>(l.spec);
         if (!m_layers[i].view)
             total += DeviceArena::alignUp(static_cast<size_t>(shapes.layers[i].out.bytes()));
         total += tensorBytes(l.weight) + tensorBytes(l.bias) + tensorBytes(l.runningMean) + tensorBytes(l.runningVar);
@@ -166,7 +159,8 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
         s.scratch = s.scratchBytes ? m_arena->take(s.scratchBytes) : nullptr;
         s.rangeName = m_backend + "." + m_algorithm + " · " + layerLabel(i, l.spec, shapes.layers[i]);
         if (s.view)
-            s.note = "view of the previous output (no copy, no launch)";
+            s.note = std::holds_alternative<Flatten>(l.spec) ? "view of its input (no copy, no launch)"
+                                                              : "nothing at inference: a view of its input (no launch)";
     }
     for (size_t i = 0; i < n; ++i)
         if (!m_layers[i].view)

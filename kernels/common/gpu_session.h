@@ -5,7 +5,7 @@
 //             (prepareLayer: pick algorithms, build tables, size workspaces), then run one warm-up pass so
 //             module loading and first-launch costs never reach a timed pass.
 //   runPass   input → pinned staging → device (H2D, timed with events), every layer in order on its
-//             predecessor's output (runLayer, each between two events and inside an NVTX range
+//             inputs (runLayer, each between two events and inside an NVTX range
 //             "cuda.tiled · L3 conv2d 6→16 k3"), the final output back (D2H, timed). One synchronisation at
 //             the end of the pass, then the elapsed times are read: the host never stalls the GPU mid-pass.
 //   fetchOutput  a layer's output copied back for display, timed apart and never counted as compute.
@@ -21,7 +21,8 @@
 // measure the GPU's work, not the host's launch rate (LeNet's layers are shorter than a launch). On unless
 // extra["launch_gate"] = "0"; a session whose gate ever times out goes on without it and says so in metadata.
 //
-// Flatten is a view: its output aliases its input buffer and nothing is launched.
+// Flatten, identity and dropout (at inference) are views: the output aliases the input buffer and nothing is
+// launched. A layer reads the outputs its `inputs` name (LayerShape::sources); every output keeps its own buffer.
 // Option extra["poison_outputs"] = "1" fills every layer output with NaN before each pass (tests use it so an
 // element a kernel forgets to write fails the comparison).
 // Option extra["fault_inject"] (or CONVSCOPE_FAULT_INJECT) makes the session fail on purpose: fault_injection.h.
@@ -41,11 +42,6 @@
 
 namespace convscope::gpu {
 
-// A minimal guard added with the CPU part of issue 16 (skip connections and the new layer kinds), to be replaced by
-// the GPU part: the kinds the GPU dispatches predate (relu6, hardswish, hardsigmoid, silu, add, mul, concat, pad,
-// identity, dropout) give "<selection>: <kind> is not run by this backend yet"; empty for the others.
-std::string gpuRefusesKind(const LayerSpec& spec, const std::string& selection);
-
 class GpuSessionBase : public BackendSession {
 public:
     GpuSessionBase(std::string backend, std::string algorithm, SessionOptions options, std::shared_ptr<ArenaPool> pool);
@@ -59,7 +55,7 @@ public:
 
 protected:
     // Launch layer i on `stream` (asynchronously; never synchronise here). Inputs and outputs through the
-    // accessors below. Not called for views (flatten).
+    // accessors below. Not called for views (flatten, identity, dropout).
     virtual void runLayer(size_t i, cudaStream_t stream) = 0;
     // Device bytes layer i needs in the arena beyond its output (index tables, folded parameters, a
     // workspace); called once per layer during planning, before anything is allocated.
@@ -73,7 +69,11 @@ protected:
     const Layer& layer(size_t i) const { return m_net.layers[i]; }
     const LayerSpec& spec(size_t i) const { return m_net.layers[i].spec; }
     const LayerShape& shape(size_t i) const { return m_shapes.layers[i]; }
-    const float* input(size_t i) const { return i == 0 ? m_input : m_layers[i - 1].out; }
+    // Layer i's k-th input, in the order the layer names them (the layer above when it names none): the network's
+    // input or an earlier layer's output. Every output stays in the arena for the whole pass, so a skip's tensor is
+    // still there when its reader runs.
+    const float* input(size_t i, size_t k = 0) const;
+    size_t inputCount(size_t i) const { return m_shapes.layers[i].sources.size(); }
     float* output(size_t i) const { return m_layers[i].out; }
     const float* weight(size_t i) const { return m_layers[i].weight; }
     const float* bias(size_t i) const { return m_layers[i].bias; }

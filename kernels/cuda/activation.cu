@@ -1,10 +1,12 @@
-// Activations: relu, leaky_relu, sigmoid, tanh, elu, y = f(x) element by element.
+// Activations: relu, leaky_relu, sigmoid, tanh, elu, relu6, hardswish, hardsigmoid, silu, y = f(x) element by
+// element.
 //
 // Purely memory-bound (8 bytes moved per element, a handful of instructions), so the whole job is moving bytes
 // at the device's bandwidth: 16-byte float4 loads and stores (every arena tensor is 256-byte aligned, so
 // whenever the count is a multiple of 4 the whole tensor is float4-addressable), a grid-stride loop over a grid
 // sized to a few waves of the device (no tail of tiny blocks), and the op chosen by a template parameter so the
-// inner loop has no branch on the kind. The math follows PyTorch: sigmoid 1/(1+e^−x), elu x>0 ? x : α·expm1(x).
+// inner loop has no branch on the kind. The math follows PyTorch: sigmoid 1/(1+e^−x), elu x>0 ? x : α·expm1(x), hardswish
+// x·relu6(x+3)/6, silu x/(1+e^−x).
 #include "kernels/cuda/activation_op.cuh"
 #include "kernels/cuda/elementwise.cuh"
 
@@ -72,6 +74,14 @@ void activation(ActivationKind kind, float param, long long count, const float* 
         return launch<ActivationKind::Tanh>(count, param, x, y, st);
     case ActivationKind::ELU:
         return launch<ActivationKind::ELU>(count, param, x, y, st);
+    case ActivationKind::ReLU6:
+        return launch<ActivationKind::ReLU6>(count, param, x, y, st);
+    case ActivationKind::Hardswish:
+        return launch<ActivationKind::Hardswish>(count, param, x, y, st);
+    case ActivationKind::Hardsigmoid:
+        return launch<ActivationKind::Hardsigmoid>(count, param, x, y, st);
+    case ActivationKind::SiLU:
+        return launch<ActivationKind::SiLU>(count, param, x, y, st);
     }
 }
 

@@ -18,8 +18,16 @@ template <ActivationKind K> __device__ __forceinline__ float applyActivation(flo
         return 1.0f / (1.0f + expf(-v));
     else if constexpr (K == ActivationKind::Tanh)
         return tanhf(v);
-    else
+    else if constexpr (K == ActivationKind::ELU)
         return v > 0.0f ? v : param * expm1f(v);
+    else if constexpr (K == ActivationKind::ReLU6) // hardtanh(x, 0, 6): NaN stays NaN
+        return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v);
+    else if constexpr (K == ActivationKind::Hardswish)
+        return v <= -3.0f ? 0.0f : (v >= 3.0f ? v : v * (v + 3.0f) / 6.0f);
+    else if constexpr (K == ActivationKind::Hardsigmoid)
+        return v <= -3.0f ? 0.0f : (v >= 3.0f ? 1.0f : v / 6.0f + 0.5f);
+    else
+        return v / (1.0f + expf(-v)); // SiLU
 }
 
 // A convolution's epilogue: `kind` is ConvGeometry::act (−1: none). The branch is uniform across the grid.

@@ -9,6 +9,7 @@
 #include "compute/backend_registry.h"
 #include "compute/error.h"
 #include "compute/fusion.h"
+#include "compute/layer_kinds.h"
 #include "kernels/common/calibration.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
@@ -18,12 +19,14 @@
 #include "kernels/cuda/conv_transpose2d.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/linear.cuh"
+#include "kernels/cuda/merge.cuh"
 #include "kernels/cuda/pooling.cuh"
 #include "kernels/cuda/softmax.cuh"
 
 #include <limits>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 namespace convscope::cuda {
 
@@ -48,7 +51,20 @@ namespace {
             int(dilation[0]), int(dilation[1]), int(groups) };
     }
 
-    ActivationKind activationKind(const LayerSpec& spec, float* param);
+    template <typename T> ActivationKind activationKind(const T& l, float* param);
+    // A fused activation (an activation spec, compute/fusion.h) for a convolution's epilogue.
+    ActivationKind activationKind(const LayerSpec& spec, float* param)
+    {
+        return std::visit(
+            [&](const auto& l) -> ActivationKind {
+                using T = std::decay_t<decltype(l)>;
+                if constexpr (layerKindOf<T>().family == KindFamily::Activation && !std::is_same_v<T, Softmax>)
+                    return activationKind(l, param);
+                else
+                    throw Error("cuda: " + layerTypeName(l) + " is not an activation");
+            },
+            spec);
+    }
 
     ConvGeometry geometryOf(const Conv2d& c, const LayerShape& s)
     {
@@ -71,22 +87,32 @@ namespace {
             int(pad.right), int(dilation[0]), int(dilation[1]), true, 0 };
     }
 
-    ActivationKind activationKind(const LayerSpec& spec, float* param)
+    // The kernel of an activation layer; every activation kind is named, and any other kind does not compile.
+    template <typename T> ActivationKind activationKind(const T& l, float* param)
     {
         *param = 0.0f;
-        if (const auto* l = std::get_if<LeakyReLU>(&spec)) {
-            *param = static_cast<float>(l->negative_slope);
+        if constexpr (std::is_same_v<T, ReLU>)
+            return ActivationKind::ReLU;
+        else if constexpr (std::is_same_v<T, LeakyReLU>) {
+            *param = static_cast<float>(l.negative_slope);
             return ActivationKind::LeakyReLU;
-        }
-        if (const auto* e = std::get_if<ELU>(&spec)) {
-            *param = static_cast<float>(e->alpha);
-            return ActivationKind::ELU;
-        }
-        if (std::holds_alternative<Sigmoid>(spec))
+        } else if constexpr (std::is_same_v<T, Sigmoid>)
             return ActivationKind::Sigmoid;
-        if (std::holds_alternative<Tanh>(spec))
+        else if constexpr (std::is_same_v<T, Tanh>)
             return ActivationKind::Tanh;
-        return ActivationKind::ReLU;
+        else if constexpr (std::is_same_v<T, ELU>) {
+            *param = static_cast<float>(l.alpha);
+            return ActivationKind::ELU;
+        } else if constexpr (std::is_same_v<T, ReLU6>)
+            return ActivationKind::ReLU6;
+        else if constexpr (std::is_same_v<T, Hardswish>)
+            return ActivationKind::Hardswish;
+        else if constexpr (std::is_same_v<T, Hardsigmoid>)
+            return ActivationKind::Hardsigmoid;
+        else if constexpr (std::is_same_v<T, SiLU>)
+            return ActivationKind::SiLU;
+        else
+            static_assert(dependent_false<T>, "cuda backend: not an activation kind");
     }
 
     // How a conv2d layer runs under an algorithm: the tiny-layer kernel wins over every algorithm; the fast
@@ -153,6 +179,42 @@ namespace {
         if (used != it->second.size() || v < 1)
             throw InputError("fft_batch=" + it->second + ": the tiles per FFT batch is a whole number of at least 1");
         return v;
+    }
+
+    PadMode padMode(Pad::Mode m)
+    {
+        switch (m) {
+        case Pad::Mode::Constant:
+            return PadMode::Constant;
+        case Pad::Mode::Reflect:
+            return PadMode::Reflect;
+        case Pad::Mode::Replicate:
+            return PadMode::Replicate;
+        }
+        return PadMode::Constant;
+    }
+
+    // Every kind runLayer dispatches is named here too; a kind this backend does not know is refused with a reason
+    // (and a kind added to LayerSpec without a decision here does not compile).
+    std::string kindRefusal(const LayerSpec& spec)
+    {
+        return std::visit(
+            [&](const auto& l) -> std::string {
+                using T = std::decay_t<decltype(l)>;
+                if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d>
+                    || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>
+                    || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU>
+                    || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh>
+                    || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish>
+                    || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Flatten>
+                    || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add>
+                    || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad>
+                    || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>)
+                    return {};
+                else
+                    static_assert(dependent_false<T>, "cuda backend: supports() does not know a layer kind");
+            },
+            spec);
     }
 
     class CudaSession final : public gpu::GpuSessionBase {
@@ -308,15 +370,52 @@ namespace {
                         linear(int(s.in.n), int(s.in.c * s.in.h * s.in.w), int(s.out.c), x, weight(i), bias(i), y, st);
                     } else if constexpr (std::is_same_v<T, Softmax>) {
                         softmax(int(s.in.n), int(s.in.c), int(s.in.h * s.in.w), x, y, st);
-                    } else if constexpr (std::is_same_v<T, Flatten>) {
-                        // A view: never called (the session aliases the buffer).
-                    } else {
+                    } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>
+                        || std::is_same_v<T, Dropout>) {
+                        // Views: never called (the session aliases the buffer).
+                    } else if constexpr (std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU>
+                        || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU>
+                        || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid>
+                        || std::is_same_v<T, SiLU>) {
                         float param = 0;
                         const ActivationKind kind = activationKind(l, &param);
                         activation(kind, param, s.in.numel(), x, y, st);
+                    } else if constexpr (std::is_same_v<T, Add>) {
+                        addTensors(inputs(i), s.out.numel(), y, st);
+                    } else if constexpr (std::is_same_v<T, Mul>) {
+                        runMul(i, y, st);
+                    } else if constexpr (std::is_same_v<T, Concat>) {
+                        std::vector<long long> channels;
+                        for (const Shape& in : s.ins)
+                            channels.push_back(in.c);
+                        concatChannels(inputs(i), channels, s.out.n, s.out.h * s.out.w, y, st);
+                    } else if constexpr (std::is_same_v<T, Pad>) {
+                        pad2d(x, s.in.n * s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]), int(l.padding[2]),
+                            int(s.out.h), int(s.out.w), padMode(l.mode), static_cast<float>(l.value), y, st);
+                    } else {
+                        static_assert(dependent_false<T>, "cuda backend: runLayer has no branch for a layer kind");
                     }
                 },
                 spec(i));
+        }
+
+        std::vector<const float*> inputs(size_t i) const
+        {
+            std::vector<const float*> xs;
+            for (size_t k = 0; k < inputCount(i); ++k)
+                xs.push_back(input(i, k));
+            return xs;
+        }
+
+        // mul: a gate of [N, C, 1, 1] (either input) is broadcast over the other's H·W.
+        void runMul(size_t i, float* y, cudaStream_t st) const
+        {
+            const LayerShape& s = shape(i);
+            const bool gateFirst = s.ins[0] != s.out;
+            const float* full = input(i, gateFirst ? 1 : 0);
+            const float* other = input(i, gateFirst ? 0 : 1);
+            const bool broadcast = s.ins[gateFirst ? 0 : 1] != s.out;
+            mulTensors(full, other, s.out.numel(), broadcast ? s.out.h * s.out.w : 0, y, st);
         }
 
         std::map<std::string, std::string> extraMetadata() const override
@@ -394,7 +493,7 @@ namespace {
                 return { false, sel + ": unknown algorithm" };
             if (!shape.ok)
                 return { false, sel + ": " + shape.error };
-            if (const std::string why = gpu::gpuRefusesKind(spec, sel); !why.empty())
+            if (const std::string why = kindRefusal(spec); !why.empty())
                 return { false, why };
             if (shape.in.numel() > kMaxElements || shape.out.numel() > kMaxElements)
                 return { false, sel + ": tensors of more than 2^31 elements are unsupported (32-bit indexing)" };

@@ -1,11 +1,13 @@
 // Element-wise layers on the GPU: activations (activation.cu) and batch norm in inference (batchnorm2d.cu).
+// The layers that join branches are in merge.cuh.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 namespace convscope::cuda {
 
-enum class ActivationKind { ReLU, LeakyReLU, Sigmoid, Tanh, ELU };
+// The first five are also the kinds a convolution's epilogue applies (FusedActivation); the rest run as layers.
+enum class ActivationKind { ReLU, LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU };
 
 // y = f(x) over `count` elements; `param` is negative_slope (leaky_relu) or alpha (elu).
 void activation(ActivationKind kind, float param, long long count, const float* x, float* y, cudaStream_t st);

@@ -26,11 +26,15 @@
 #include "kernels/cudnn/graph_conv.h"
 #include "kernels/cudnn/cudnn_support.h"
 #include "kernels/cudnn/layout_kernels.cuh"
+#include "kernels/cuda/elementwise.cuh"
+#include "kernels/cuda/merge.cuh"
+#include "compute/layer_kinds.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 namespace convscope::cudnn {
 
@@ -91,6 +95,7 @@ namespace {
         std::unique_ptr<TensorDesc> xd, yd, pd;
         std::unique_ptr<ActivationDesc> act; // activations; identity (or relu) for a fused conv2d bias
         std::unique_ptr<ActivationDesc> epilogue; // conv2d: a fused activation cuDNN's fused call cannot take
+        std::unique_ptr<OpTensorDesc> op; // add, mul: cudnnOpTensor
         bool fusedBias = false;
         // NHWC split timing: events before the input transpose, after it, after the convolution, after the
         // output transpose; samples of each part from completed passes.
@@ -189,9 +194,35 @@ namespace {
                             p.act->set(CUDNN_ACTIVATION_TANH, 0.0);
                         else
                             p.act->set(CUDNN_ACTIVATION_ELU, l.alpha); // coef is ELU's alpha
-                    } else if constexpr (std::is_same_v<T, LeakyReLU>) {
-                        throw UnsupportedError("cudnn: leaky_relu is unsupported (cuDNN's legacy activation API has no "
-                                               "leaky ReLU)");
+                    } else if constexpr (std::is_same_v<T, ReLU6> || std::is_same_v<T, SiLU>) {
+                        p.xd = tensor4(s.in);
+                        p.act = std::make_unique<ActivationDesc>();
+                        if constexpr (std::is_same_v<T, ReLU6>) {
+                            p.act->set(CUDNN_ACTIVATION_CLIPPED_RELU, 6.0); // coef is the clip
+                            setLayerNote(i, "cudnnActivationForward (clipped ReLU at 6)");
+                        } else {
+                            p.act->set(CUDNN_ACTIVATION_SWISH, 0.0);
+                            CONVSCOPE_CUDNN_CHECK(cudnnSetActivationDescriptorSwishBeta(p.act->get(), 1.0));
+                            setLayerNote(i, "cudnnActivationForward (swish, β = 1)");
+                        }
+                    } else if constexpr (std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Hardswish>
+                        || std::is_same_v<T, Hardsigmoid>) {
+                        setLayerNote(i, "our CUDA kernel: cuDNN's activation API has no " + layerTypeName(l));
+                    } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Mul>) {
+                        // cudnnOpTensor: C = A op B, with B broadcast where its dimensions are 1 (mul's gate).
+                        p.op = std::make_unique<OpTensorDesc>(
+                            std::is_same_v<T, Add> ? CUDNN_OP_TENSOR_ADD : CUDNN_OP_TENSOR_MUL);
+                        p.yd = tensor4(s.out);
+                        const bool gate = std::is_same_v<T, Mul> && (s.ins[0] != s.out || s.ins[1] != s.out);
+                        p.xd = tensor4(std::is_same_v<T, Mul> && s.ins[0] != s.out ? s.ins[0] : s.ins[1]);
+                        setLayerNote(i, std::is_same_v<T, Add>
+                                ? std::string("cudnnOpTensor (add)")
+                                    + (s.ins.size() > 2 ? ", then cudnnAddTensor for each further input" : "")
+                                : std::string("cudnnOpTensor (mul") + (gate ? ", the [N, C, 1, 1] gate broadcast)" : ")"));
+                    } else if constexpr (std::is_same_v<T, Concat>) {
+                        setLayerNote(i, "our CUDA kernel: cuDNN has no concatenation (a copy into each channel slice)");
+                    } else if constexpr (std::is_same_v<T, Pad>) {
+                        setLayerNote(i, "our CUDA kernel: cuDNN has no padding layer");
                     } else if constexpr (std::is_same_v<T, Softmax>) {
                         p.xd = tensor4(s.in);
                         setLayerNote(i, "cudnnSoftmaxForward (accurate, over channels)");
@@ -249,11 +280,48 @@ namespace {
                             CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, p.xd->get(), x, &kZero, p.xd->get(), y));
                     } else if constexpr (std::is_same_v<T, Linear>) {
                         runLinear(i, p, h, st, s);
-                    } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, LeakyReLU>) {
-                        // Flatten is a view (never called); leaky_relu was refused in prepare.
-                    } else {
+                    } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>
+                        || std::is_same_v<T, Dropout>) {
+                        // Views: never called (the session aliases the buffer).
+                    } else if constexpr (std::is_same_v<T, ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh>
+                        || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, SiLU>) {
                         CONVSCOPE_CUDNN_CHECK(cudnnActivationForward(
                             h.cudnn, p.act->get(), &kOne, p.xd->get(), x, &kZero, p.xd->get(), y));
+                    } else if constexpr (std::is_same_v<T, LeakyReLU>) {
+                        cuda::activation(cuda::ActivationKind::LeakyReLU, static_cast<float>(l.negative_slope),
+                            s.in.numel(), x, y, st);
+                    } else if constexpr (std::is_same_v<T, Hardswish>) {
+                        cuda::activation(cuda::ActivationKind::Hardswish, 0.0f, s.in.numel(), x, y, st);
+                    } else if constexpr (std::is_same_v<T, Hardsigmoid>) {
+                        cuda::activation(cuda::ActivationKind::Hardsigmoid, 0.0f, s.in.numel(), x, y, st);
+                    } else if constexpr (std::is_same_v<T, Add>) {
+                        CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, p.op->get(), &kOne, p.yd->get(), input(i, 0), &kOne,
+                            p.yd->get(), input(i, 1), &kZero, p.yd->get(), y));
+                        for (size_t k = 2; k < inputCount(i); ++k)
+                            CONVSCOPE_CUDNN_CHECK(
+                                cudnnAddTensor(h.cudnn, &kOne, p.yd->get(), input(i, k), &kOne, p.yd->get(), y));
+                    } else if constexpr (std::is_same_v<T, Mul>) {
+                        // A is the full-size input, B the other (possibly the broadcast gate).
+                        const bool gateFirst = s.ins[0] != s.out;
+                        CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, p.op->get(), &kOne, p.yd->get(),
+                            input(i, gateFirst ? 1 : 0), &kOne, p.xd->get(), input(i, gateFirst ? 0 : 1), &kZero,
+                            p.yd->get(), y));
+                    } else if constexpr (std::is_same_v<T, Concat>) {
+                        std::vector<const float*> xs;
+                        std::vector<long long> channels;
+                        for (size_t k = 0; k < inputCount(i); ++k) {
+                            xs.push_back(input(i, k));
+                            channels.push_back(s.ins[k].c);
+                        }
+                        cuda::concatChannels(xs, channels, s.out.n, s.out.h * s.out.w, y, st);
+                    } else if constexpr (std::is_same_v<T, Pad>) {
+                        const cuda::PadMode mode = l.mode == Pad::Mode::Reflect ? cuda::PadMode::Reflect
+                            : l.mode == Pad::Mode::Replicate                    ? cuda::PadMode::Replicate
+                                                                                : cuda::PadMode::Constant;
+                        cuda::pad2d(x, s.in.n * s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]),
+                            int(l.padding[2]), int(s.out.h), int(s.out.w), mode, static_cast<float>(l.value), y, st);
+                    } else {
+                        static_assert(dependent_false<T>, "cudnn backend: runLayer has no branch for a layer kind");
                     }
                 },
                 spec(i));

@@ -206,6 +206,13 @@ void PoolDesc::set(cudnnPoolingMode_t mode, int kh, int kw, int padH, int padW, 
     CONVSCOPE_CUDNN_CHECK(cudnnSetPooling2dDescriptor(m_desc, mode, CUDNN_PROPAGATE_NAN, kh, kw, padH, padW, sh, sw));
 }
 
+OpTensorDesc::OpTensorDesc(cudnnOpTensorOp_t op)
+{
+    CONVSCOPE_CUDNN_CHECK(cudnnCreateOpTensorDescriptor(&m_desc));
+    CONVSCOPE_CUDNN_CHECK(cudnnSetOpTensorDescriptor(m_desc, op, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+}
+OpTensorDesc::~OpTensorDesc() { (void)cudnnDestroyOpTensorDescriptor(m_desc); }
+
 ActivationDesc::ActivationDesc() { CONVSCOPE_CUDNN_CHECK(cudnnCreateActivationDescriptor(&m_desc)); }
 ActivationDesc::~ActivationDesc() { (void)cudnnDestroyActivationDescriptor(m_desc); }
 void ActivationDesc::set(cudnnActivationMode_t mode, double coef)

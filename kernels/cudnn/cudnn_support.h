@@ -98,6 +98,19 @@ private:
     cudnnPoolingDescriptor_t m_desc = nullptr;
 };
 
+// cudnnOpTensor's operation (add, mul) in FP32, NaN propagated.
+class OpTensorDesc {
+public:
+    explicit OpTensorDesc(cudnnOpTensorOp_t op);
+    ~OpTensorDesc();
+    OpTensorDesc(const OpTensorDesc&) = delete;
+    OpTensorDesc& operator=(const OpTensorDesc&) = delete;
+    cudnnOpTensorDescriptor_t get() const { return m_desc; }
+
+private:
+    cudnnOpTensorDescriptor_t m_desc = nullptr;
+};
+
 class ActivationDesc {
 public:
     ActivationDesc();
