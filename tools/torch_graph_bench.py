@@ -260,13 +260,13 @@ def bandwidth(args):
             ts.append(e0.elapsed_time(e1))
         t_torch = statistics.median(ts)
         print(f"\n{kind} of two [1, {c}, {h}, {w}] tensors ({mib} MiB each), {bytes_moved / 1e6:.0f} MB moved")
-        print(f"  {'PyTorch':20s} {t_torch:8.4f} ms  {bytes_moved / t_torch / 1e9:7.0f} GB/s")
+        print(f"  {'PyTorch':20s} {t_torch:8.4f} ms  {bytes_moved / (t_torch * 1e-3) / 1e9:7.0f} GB/s")
         for sel, (ms, why, layers) in ours.items():
             if ms is None:
                 print(f"  {sel:20s} did not run: {why[:100]}")
                 continue
             t = statistics.median(layers[1]["samples_ms"])
-            gbs = bytes_moved / t / 1e9
+            gbs = bytes_moved / (t * 1e-3) / 1e9
             print(f"  {sel:20s} {t:8.4f} ms  {gbs:7.0f} GB/s   goal >= 3500 GB/s: {'met' if gbs >= 3500 else 'NOT met'}")
 
 
