@@ -24,6 +24,7 @@
 #include "kernels/common/gpu_session.h"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/graph_conv.h"
+#include "kernels/cudnn/graph_pointwise.h"
 #include "kernels/cudnn/cudnn_support.h"
 #include "kernels/cudnn/layout_kernels.cuh"
 #include "kernels/cuda/elementwise.cuh"
@@ -96,6 +97,7 @@ namespace {
         std::unique_ptr<ActivationDesc> act; // activations; identity (or relu) for a fused conv2d bias
         std::unique_ptr<ActivationDesc> epilogue; // conv2d: a fused activation cuDNN's fused call cannot take
         std::unique_ptr<OpTensorDesc> op; // add, mul: cudnnOpTensor
+        std::shared_ptr<GraphPointwisePlan> pointwise; // leaky ReLU through the graph API (null: our kernel)
         bool fusedBias = false;
         // NHWC split timing: events before the input transpose, after it, after the convolution, after the
         // output transpose; samples of each part from completed passes.
@@ -205,9 +207,20 @@ namespace {
                             CONVSCOPE_CUDNN_CHECK(cudnnSetActivationDescriptorSwishBeta(p.act->get(), 1.0));
                             setLayerNote(i, "cudnnActivationForward (swish, β = 1)");
                         }
-                    } else if constexpr (std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Hardswish>
-                        || std::is_same_v<T, Hardsigmoid>) {
-                        setLayerNote(i, "our CUDA kernel: cuDNN's activation API has no " + layerTypeName(l));
+                    } else if constexpr (std::is_same_v<T, LeakyReLU>) {
+                        // The legacy activation call has no leaky ReLU; the graph API's ReLU has a lower clip slope.
+                        std::string why;
+                        p.pointwise = GraphPointwisePlan::leakyRelu(
+                            h.cudnn, { s.in.n, s.in.c, s.in.h, s.in.w }, l.negative_slope, size_t(64) << 20, &why);
+                        if (p.pointwise) {
+                            reserveWorkspace(p.pointwise->workspace());
+                            setLayerNote(i, "cuDNN " + p.pointwise->name()
+                                    + ": CUDNN_POINTWISE_RELU_FWD with a lower clip slope (the legacy API has no leaky ReLU)");
+                        } else {
+                            setLayerNote(i, "our CUDA kernel: cuDNN's activation API has no leaky_relu, and " + why);
+                        }
+                    } else if constexpr (std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid>) {
+                        setLayerNote(i, "our CUDA kernel: cuDNN has no " + layerTypeName(l) + " (in either API)");
                     } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Mul>) {
                         // cudnnOpTensor: C = A op B, with B broadcast where its dimensions are 1 (mul's gate).
                         p.op = std::make_unique<OpTensorDesc>(
@@ -288,8 +301,11 @@ namespace {
                         CONVSCOPE_CUDNN_CHECK(cudnnActivationForward(
                             h.cudnn, p.act->get(), &kOne, p.xd->get(), x, &kZero, p.xd->get(), y));
                     } else if constexpr (std::is_same_v<T, LeakyReLU>) {
-                        cuda::activation(cuda::ActivationKind::LeakyReLU, static_cast<float>(l.negative_slope),
-                            s.in.numel(), x, y, st);
+                        if (p.pointwise)
+                            p.pointwise->execute(h.cudnn, x, y, m_workspace.get());
+                        else
+                            cuda::activation(cuda::ActivationKind::LeakyReLU, static_cast<float>(l.negative_slope),
+                                s.in.numel(), x, y, st);
                     } else if constexpr (std::is_same_v<T, Hardswish>) {
                         cuda::activation(cuda::ActivationKind::Hardswish, 0.0f, s.in.numel(), x, y, st);
                     } else if constexpr (std::is_same_v<T, Hardsigmoid>) {
