@@ -419,22 +419,8 @@ TEST_CASE("cuda pooling: random sweep vs cpu.direct", "[gpu][cuda][pool]")
     checkAgainstCpu(*cuda, oneLayer(Shape::nchw(2, 3, 64, 48), GlobalAvgPool2d {}), seed + 1, "global_avgpool2d x4");
 }
 
-TEST_CASE("cuda element-wise layers vs cpu.direct", "[gpu][cuda][elementwise]")
-{
-    auto cuda = cudaOrSkip();
-    if (!cuda)
-        return;
-    const uint64_t seed = freshSeed();
-    const LayerSpec specs[] = { ReLU {}, LeakyReLU { 0.2 }, Sigmoid {}, Tanh {}, ELU { 0.7 }, BatchNorm2d {},
-        BatchNorm2d { 1e-3, false } };
-    int i = 0;
-    for (const LayerSpec& spec : specs) {
-        for (const Shape& in : { Shape::nchw(2, 3, 5, 7), Shape::nchw(3, 4, 16, 12) }) {
-            checkAgainstCpu(*cuda, oneLayer(in, spec), seed + i, layerTypeName(spec) + " " + in.str());
-            ++i;
-        }
-    }
-}
+// Every activation, batch norm, add, mul, concat, pad, identity and dropout against cpu.direct: the cross-backend
+// test (tests/backends/cross_backend_test.cpp). What stays here is specific to our kernels' variants.
 
 TEST_CASE("cuda linear, softmax and flatten vs cpu.direct", "[gpu][cuda][linear]")
 {
