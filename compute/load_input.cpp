@@ -13,20 +13,6 @@ namespace convscope {
 
 namespace {
 
-    std::string dimsText(const std::vector<int64_t>& dims)
-    {
-        std::string s = "[";
-        for (size_t i = 0; i < dims.size(); ++i)
-            s += (i ? ", " : "") + std::to_string(dims[i]);
-        return s + "]";
-    }
-
-    std::filesystem::path resolvePath(const std::string& file, const std::filesystem::path& baseDir)
-    {
-        std::filesystem::path p(file);
-        return p.is_absolute() || baseDir.empty() ? p : baseDir / p;
-    }
-
     std::string lowerExtension(const std::string& file)
     {
         std::string ext = std::filesystem::path(file).extension().string();
@@ -69,7 +55,7 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
     const std::string ext = lowerExtension(source);
     static const std::set<std::string> imageExtensions
         = { ".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tga", ".pgm", ".ppm", ".pnm" }; // image_input.cpp's decoders
-    const std::filesystem::path path = resolvePath(source, baseDir);
+    const std::filesystem::path path = resolveAgainst(source, baseDir);
     if (imageExtensions.count(ext)) {
         if (input.flat)
             throw InputError(where + ": an image needs an image input (channels, height, width), not features");
@@ -78,8 +64,8 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
     if (ext == ".npy") {
         NpyArray a = readNpy(path);
         const std::vector<int64_t>& d = a.dims;
-        const std::string expected = input.flat ? dimsText({ input.batch, input.channels })
-                                                : dimsText({ input.batch, input.channels, input.height, input.width });
+        const std::string expected = input.flat ? npyDimsText({ input.batch, input.channels })
+                                                : npyDimsText({ input.batch, input.channels, input.height, input.width });
         bool matches = false;
         int64_t repeat = 1;
         if (input.flat) {
@@ -92,7 +78,7 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
             repeat = input.batch;
         }
         if (!matches)
-            throw InputError(where + ": the array has shape " + dimsText(d) + " but the network input is " + expected
+            throw InputError(where + ": the array has shape " + npyDimsText(d) + " but the network input is " + expected
                 + (input.flat ? "" : " (or [C, H, W] for one picture repeated over the batch)"));
         Tensor t(shape);
         const size_t per = a.data.size();

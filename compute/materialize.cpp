@@ -13,20 +13,6 @@ namespace convscope {
 
 namespace {
 
-    std::string dimsText(const std::vector<int64_t>& dims)
-    {
-        std::string s = "[";
-        for (size_t i = 0; i < dims.size(); ++i)
-            s += (i ? ", " : "") + std::to_string(dims[i]);
-        return s + "]";
-    }
-
-    std::filesystem::path resolvePath(const std::string& file, const std::filesystem::path& baseDir)
-    {
-        std::filesystem::path p(file);
-        return p.is_absolute() || baseDir.empty() ? p : baseDir / p;
-    }
-
     // The 3x3 classic filters, row-major.
     bool classicFilter(const std::string& kind, float out[9])
     {
@@ -75,13 +61,13 @@ namespace {
         {
             NpyArray a;
             try {
-                a = readNpy(resolvePath(file, m_baseDir));
+                a = readNpy(resolveAgainst(file, m_baseDir));
             } catch (const InputError& e) {
                 fail("\"" + key + "\": " + e.what());
             }
             if (a.dims != dims)
-                fail("\"" + key + "\": " + file + " has shape " + dimsText(a.dims) + " but "
-                    + layerTypeName(m_layer.spec) + " needs " + dimsText(dims));
+                fail("\"" + key + "\": " + file + " has shape " + npyDimsText(a.dims) + " but "
+                    + layerTypeName(m_layer.spec) + " needs " + npyDimsText(dims));
             Tensor t(shape);
             std::copy(a.data.begin(), a.data.end(), t.data());
             return std::make_shared<const Tensor>(std::move(t));
@@ -96,7 +82,7 @@ namespace {
         void weightsAndBias(const ParamPlan& plan)
         {
             const InitSpec& init = m_layer.init;
-            Tensor w = allocate(plan.weightShape, "weight " + dimsText(plan.weightDims));
+            Tensor w = allocate(plan.weightShape, "weight " + npyDimsText(plan.weightDims));
             Tensor b;
             if (plan.biasSize > 0)
                 b = Tensor::zeros(Shape::nchw(plan.biasSize, 1, 1, 1));

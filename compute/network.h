@@ -98,6 +98,14 @@ struct Network {
     bool sameDescription(const Network& o) const;
 };
 
+// A file named in a network (weights, input): an absolute path as it is, a relative one against `baseDir` (the
+// network file's folder), or against the working folder when there is none.
+inline std::filesystem::path resolveAgainst(const std::string& file, const std::filesystem::path& baseDir)
+{
+    std::filesystem::path p(file);
+    return p.is_absolute() || baseDir.empty() ? p : baseDir / p;
+}
+
 struct ShapeReport;
 
 // The layers each layer reads, as indices (-1: the network's input), from Layer::inputs. Throws InputError naming

@@ -380,4 +380,15 @@ void writeNpy(const std::filesystem::path& path, const std::vector<int64_t>& dim
     writeFileAtomically(path, serializeNpy(dims, data));
 }
 
+std::string npyDimsText(const std::vector<int64_t>& dims)
+{
+    std::string s = "[";
+    for (size_t i = 0; i < dims.size(); ++i) {
+        if (i)
+            s += ", ";
+        s += std::to_string(dims[i]);
+    }
+    return s + "]";
+}
+
 } // namespace convscope

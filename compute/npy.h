@@ -21,6 +21,8 @@ NpyArray readNpy(const std::filesystem::path& path);
 NpyArray parseNpy(const std::string& bytes, const std::string& what); // `what` names the source in errors
 // Writes float32, version 1.0 (2.0 if the header needs it), atomically (temporary file, then rename).
 void writeNpy(const std::filesystem::path& path, const std::vector<int64_t>& dims, const float* data);
+// "[2, 3, 5]": an array's dims as error messages show them.
+std::string npyDimsText(const std::vector<int64_t>& dims);
 std::string serializeNpy(const std::vector<int64_t>& dims, const float* data);
 
 } // namespace convscope

@@ -4,9 +4,12 @@
 
 #include "kernels/cudnn/cudnn_support.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <utility>
+#include <vector>
 
 namespace convscope::cudnn::graph {
 
@@ -58,6 +61,36 @@ inline Desc tensor(int64_t uid, const std::array<int64_t, 4>& dims)
     d.set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
     d.finalize();
     return d;
+}
+
+// The engine configurations cuDNN's heuristics propose for a finalized operation graph in `mode`, best first; empty
+// when the heuristics have none for it.
+inline std::vector<std::unique_ptr<Desc>> engineConfigs(const Desc& opGraph, cudnnBackendHeurMode_t mode)
+{
+    std::vector<std::unique_ptr<Desc>> configs;
+    Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    heur.setDesc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, opGraph);
+    heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+    if (!heur.tryFinalize())
+        return configs;
+    int64_t count = 0;
+    if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+            nullptr)
+            != CUDNN_STATUS_SUCCESS
+        || count <= 0)
+        return configs;
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (int64_t i = 0; i < count; ++i) {
+        configs.push_back(std::make_unique<Desc>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+        raw.push_back(configs.back()->get());
+    }
+    int64_t got = 0;
+    if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
+            raw.data())
+        != CUDNN_STATUS_SUCCESS)
+        return {};
+    configs.resize(size_t(std::min(got, count)));
+    return configs;
 }
 
 } // namespace convscope::cudnn::graph

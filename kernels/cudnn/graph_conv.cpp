@@ -155,37 +155,16 @@ std::shared_ptr<GraphConvPlan> GraphConvPlan::tune(cudnnHandle_t h, const ConvLa
     std::shared_ptr<GraphConvPlan> best;
     int position = 0;
     for (const cudnnBackendHeurMode_t heurMode : { CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK }) {
-        Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-        heur.setDesc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
-        heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heurMode);
-        if (!heur.tryFinalize())
-            continue;
-        int64_t count = 0;
-        if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
-                nullptr)
-                != CUDNN_STATUS_SUCCESS
-            || count <= 0)
-            continue;
-        std::vector<std::unique_ptr<Desc>> configs;
-        std::vector<cudnnBackendDescriptor_t> raw;
-        for (int64_t i = 0; i < count; ++i) {
-            configs.push_back(std::make_unique<Desc>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
-            raw.push_back(configs.back()->get());
-        }
-        int64_t got = 0;
-        if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
-                &got, raw.data())
-            != CUDNN_STATUS_SUCCESS)
-            continue;
-        for (int64_t i = 0; i < std::min(got, count) && *tried < kMaxConfigsTried; ++i) {
+        std::vector<std::unique_ptr<Desc>> configs = graph::engineConfigs(graph, heurMode);
+        for (size_t i = 0; i < configs.size() && *tried < kMaxConfigsTried; ++i) {
             ++position;
-            const EngineInfo info = engineInfo(configs[size_t(i)]->get());
+            const EngineInfo info = engineInfo(configs[i]->get());
             // PyTorch's filter: never down-converted inputs; in FP32 no tensor cores (on float data they mean TF32).
             if (info.downConvert || (math == MathMode::FP32 && info.tensorCore))
                 continue;
             auto plan = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
             plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
-            plan->setDesc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *configs[size_t(i)]);
+            plan->setDesc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *configs[i]);
             if (!plan->tryFinalize())
                 continue;
             int64_t bytes = 0, n = 0;
@@ -196,7 +175,7 @@ std::shared_ptr<GraphConvPlan> GraphConvPlan::tune(cudnnHandle_t h, const ConvLa
                 continue;
             std::shared_ptr<GraphConvPlan> candidate(new GraphConvPlan());
             candidate->m_impl = std::make_unique<Impl>();
-            candidate->m_impl->config = std::move(configs[size_t(i)]);
+            candidate->m_impl->config = std::move(configs[i]);
             candidate->m_impl->plan = std::move(plan);
             candidate->m_workspace = size_t(bytes);
             ++*tried;

@@ -68,33 +68,12 @@ std::shared_ptr<GraphPointwisePlan> GraphPointwisePlan::leakyRelu(
 
     int position = 0;
     for (const cudnnBackendHeurMode_t heurMode : { CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK }) {
-        graph::Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-        heur.setDesc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, opGraph);
-        heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heurMode);
-        if (!heur.tryFinalize())
-            continue;
-        int64_t count = 0;
-        if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
-                nullptr)
-                != CUDNN_STATUS_SUCCESS
-            || count <= 0)
-            continue;
-        std::vector<std::unique_ptr<graph::Desc>> configs;
-        std::vector<cudnnBackendDescriptor_t> raw;
-        for (int64_t i = 0; i < count; ++i) {
-            configs.push_back(std::make_unique<graph::Desc>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
-            raw.push_back(configs.back()->get());
-        }
-        int64_t got = 0;
-        if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
-                &got, raw.data())
-            != CUDNN_STATUS_SUCCESS)
-            continue;
-        for (int64_t i = 0; i < std::min(got, count); ++i) {
+        std::vector<std::unique_ptr<graph::Desc>> configs = graph::engineConfigs(opGraph, heurMode);
+        for (size_t i = 0; i < configs.size(); ++i) {
             ++position;
             auto plan = std::make_unique<graph::Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
             plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
-            plan->setDesc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *configs[size_t(i)]);
+            plan->setDesc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *configs[i]);
             if (!plan->tryFinalize())
                 continue;
             int64_t bytes = 0, n = 0;
@@ -105,7 +84,7 @@ std::shared_ptr<GraphPointwisePlan> GraphPointwisePlan::leakyRelu(
                 continue;
             std::shared_ptr<GraphPointwisePlan> result(new GraphPointwisePlan());
             result->m_impl = std::make_unique<Impl>();
-            result->m_impl->config = std::move(configs[size_t(i)]);
+            result->m_impl->config = std::move(configs[i]);
             result->m_impl->plan = std::move(plan);
             result->m_workspace = size_t(bytes);
             result->m_name = std::string("graph API pointwise, ")
