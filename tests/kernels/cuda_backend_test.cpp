@@ -485,9 +485,8 @@ TEST_CASE("cuda linear, softmax and flatten vs cpu.direct", "[gpu][cuda][linear]
             ++i;
         }
     }
-    checkAgainstCpu(*cuda, oneLayer(Shape::features(5, 10), Softmax {}), seed + 100, "softmax flat");
+    // A row wider than one block (the cross-backend test has the flat and per-pixel cases).
     checkAgainstCpu(*cuda, oneLayer(Shape::features(2, 3000), Softmax {}), seed + 101, "softmax wide");
-    checkAgainstCpu(*cuda, oneLayer(Shape::nchw(2, 7, 5, 3), Softmax {}), seed + 102, "softmax channels");
 
     // A chain: conv → relu → pool → flatten (a view) → linear → softmax, as in LeNet.
     Network net = oneLayer(Shape::nchw(2, 1, 28, 28), Conv2d { 6, { 5, 5 }, { 1, 1 }, Padding2d::symmetric(2, 2) });
