@@ -464,8 +464,8 @@ TEST_CASE("cuda element-wise and merge kernels: float4 paths, scalar tails, grid
     const uint64_t seed = freshSeed();
     // Planes of 192 and 16 (float4 paths), 63 (scalar tails), and 2 Mi elements
     // (more elements than one pass of the capped grid covers).
-    const Shape shapes[] = { Shape::nchw(2, 8, 16, 12), Shape::nchw(3, 4, 4, 4), Shape::nchw(3, 5, 7, 9),
-        Shape::nchw(2, 16, 256, 256) };
+    const Shape shapes[]
+        = { Shape::nchw(2, 8, 16, 12), Shape::nchw(3, 4, 4, 4), Shape::nchw(3, 5, 7, 9), Shape::nchw(2, 16, 256, 256) };
     int i = 0;
     for (const Shape& in : shapes)
         checkAgainstCpu(*cuda, mergeNetwork(in), seed + i++, "merge kernels " + in.str());

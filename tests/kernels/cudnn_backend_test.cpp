@@ -393,12 +393,10 @@ TEST_CASE("cudnn: every new kind runs, and its layer note names what ran", "[gpu
             layerOf("silu", SiLU {}, { "input" }),
             layerOf("sum", Add {}, { "leaky", "hswish", "relu6" }),
             layerOf("g", GlobalAvgPool2d {}, { "input" }),
-            layerOf("gated", Mul {}, { "sum", "hsig" }),
+            layerOf("gated", Mul {}, { "sum", "g" }), // the [N, C, 1, 1] gate broadcast
             layerOf("cat", Concat {}, { "gated", "silu" }),
             layerOf("pad", Pad { { 1, 0, 2, 1 }, Pad::Mode::Reflect, 0 }, {}),
         };
-        // The gate: mul reads g's [N, C, 1, 1] output, not hsig's.
-        net.layers[7].inputs = { "sum", "g" };
         const ShapeReport shapes = inferShapes(net);
         REQUIRE(shapes.ok());
         for (size_t i = 0; i < net.layers.size(); ++i)
@@ -407,19 +405,19 @@ TEST_CASE("cudnn: every new kind runs, and its layer note names what ran", "[gpu
         auto session = cudnn->createSession("auto", {});
         session->prepare(net, shapes);
         for (const auto& [name, notes] : expected) {
-            const auto it = std::find_if(
-                net.layers.begin(), net.layers.end(), [&](const Layer& l) { return l.name == name; });
+            const auto it
+                = std::find_if(net.layers.begin(), net.layers.end(), [&](const Layer& l) { return l.name == name; });
             REQUIRE(it != net.layers.end());
             const std::string note = session->layerNote(size_t(it - net.layers.begin()));
             INFO(name << ": " << note);
-            CHECK(std::any_of(notes.begin(), notes.end(),
-                [&](const std::string& n) { return note.find(n) != std::string::npos; }));
+            CHECK(std::any_of(
+                notes.begin(), notes.end(), [&](const std::string& n) { return note.find(n) != std::string::npos; }));
         }
     }
 }
 
-TEST_CASE("cudnn linear (FP32 and TF32) and a LeNet chain on every pinned algorithm vs cpu.direct",
-    "[gpu][cudnn][linear]")
+TEST_CASE(
+    "cudnn linear (FP32 and TF32) and a LeNet chain on every pinned algorithm vs cpu.direct", "[gpu][cudnn][linear]")
 {
     auto cudnn = cudnnOrSkip();
     if (!cudnn)
