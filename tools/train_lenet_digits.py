@@ -4,7 +4,8 @@
 The 8x8 digits (values 0..16) are scaled to 0..1 and upsampled bilinearly to 28x28, the input size of the LeNet-5
 example. The split is scikit-learn's train_test_split with test_size=0.25 and random_state=0, so anyone gets the same
 test digits. Writes <out>/lenet5_<layer>.weight.npy / .bias.npy (float32, PyTorch layouts) and the test split as
---test-out/digits_test_x.npy (N,1,28,28 float32) and digits_test_y.npy (N int64), and prints the test accuracy.
+--test-out/digits_test_x.npy (N,1,28,28 float32) and digits_test_y.npy (N int64), writes the first test digit of each class (0..9) as <out>/digits_test_0to9.npy (10,1,28,28), and prints the
+test accuracy.
 
     python3 -m venv venv && venv/bin/pip install torch scikit-learn
     venv/bin/python tools/train_lenet_digits.py --out resources/networks --seed 0
@@ -81,6 +82,9 @@ def main():
         layer = getattr(net, name)
         np.save(f"{args.out}/lenet5_{name}.weight.npy", layer.weight.detach().numpy().astype(np.float32))
         np.save(f"{args.out}/lenet5_{name}.bias.npy", layer.bias.detach().numpy().astype(np.float32))
+    # The first test digit of each class, 0..9 in order: a small batch a class can feed to --input.
+    first = [int(np.flatnonzero(yte == k)[0]) for k in range(10)]
+    np.save(f"{args.out}/digits_test_0to9.npy", xte[first].astype(np.float32))
     if args.test_out:
         np.save(f"{args.test_out}/digits_test_x.npy", xte.astype(np.float32))
         np.save(f"{args.test_out}/digits_test_y.npy", yte)
