@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/run_support.h"
 #include "cli/text_table.h"
+#include "compute/materialize.h"
 
 #include "compute/atomic_file.h"
 #include "compute/backend_registry.h"

@@ -5,6 +5,8 @@
 #include "cli/commands.h"
 #include "cli/run_support.h"
 #include "cli/text_table.h"
+#include "compute/load_input.h"
+#include "compute/materialize.h"
 
 #include "compute/atomic_file.h"
 #include "compute/error.h"

@@ -167,18 +167,13 @@ Command addRunCommand(CLI::App& app)
             sweepSpec = sweepPreset(
                 a->sweep.substr(0, colon), colon == std::string::npos ? std::string() : a->sweep.substr(colon + 1));
         }
+        // profile() infers the shapes once, checks the memory budget before allocating, loads the input and
+        // materialises the parameters; --input gives it the input instead.
         Tensor input;
         if (!a->input.empty())
             input = overrideInput(net, a->input);
-        const ShapeReport shapes = inferShapes(net);
-        if (!shapes.ok())
-            throw InputError(a->network + ": " + shapes.firstError());
-        checkMemoryBudget(a->network, shapes, opt); // before the input is allocated
-        if (input.empty())
-            input = loadInput(net.input, net.baseDir);
-        materializeParameters(net, shapes);
-
-        const RunResult run = profile(net, input, opt);
+        const RunResult run = input.empty() ? profile(net, opt) : profile(net, input, opt);
+        net = run.network;
         std::cout << net.name << " — input " << run.shapes.input.str() << " (" << net.input.source << ")\n\n";
         printResultTable(std::cout, net, run);
         const int rc = reportFailures(std::cerr, run);

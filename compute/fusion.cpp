@@ -3,6 +3,7 @@
 #include "compute/error.h"
 
 #include <cmath>
+#include <map>
 #include <memory>
 
 namespace convscope {
@@ -82,6 +83,18 @@ FusedNetwork fuseNetwork(
     out.net.input = net.input;
     out.net.baseDir = net.baseDir;
     out.map.resize(net.layers.size());
+    // Never across a skip: layer `next` joins the group only when it reads exactly the group's last layer and
+    // nothing else reads that layer, so a tensor that a skip still needs is never fused away.
+    std::vector<int> readers(net.layers.size(), 0);
+    for (const LayerShape& s : shapes.layers)
+        for (int src : s.sources)
+            if (src >= 0)
+                ++readers[size_t(src)];
+    const auto chained = [&](size_t last, size_t next) {
+        return next < net.layers.size() && shapes.layers[next].sources == std::vector<int> { int(last) }
+        && readers[last] == 1;
+    };
+    std::map<std::string, std::string> renamed; // a folded layer's name → the fused layer that now holds its output
     for (size_t i = 0; i < net.layers.size();) {
         const size_t f = out.net.layers.size();
         out.net.layers.push_back(net.layers[i]);
@@ -90,7 +103,7 @@ FusedNetwork fuseNetwork(
         size_t next = i + 1;
         if (conv) {
             Layer& fused = out.net.layers.back();
-            if (next < net.layers.size())
+            if (chained(i, next))
                 if (const auto* bn = std::get_if<BatchNorm2d>(&net.layers[next].spec)) {
                     foldBatchNorm(fused, net.layers[next], *bn);
                     conv->bias = true;
@@ -99,7 +112,7 @@ FusedNetwork fuseNetwork(
                     out.map[next] = { f, false, true, "fused: folded into " + label(net, i) };
                     ++next;
                 }
-            if (next < net.layers.size()) {
+            if (chained(next - 1, next)) {
                 const FusedActivation act = fusedActivationOf(net.layers[next].spec);
                 if (act && canFuse(act.kind)) {
                     conv->fused_activation = act;
@@ -113,9 +126,15 @@ FusedNetwork fuseNetwork(
             }
             if (!out.map[i].hasOutput)
                 out.map[i].note += "; its own output is not computed";
+            for (size_t k = i + 1; k < next; ++k)
+                renamed[net.layers[k].name] = fused.name;
         }
         i = next;
     }
+    for (Layer& layer : out.net.layers)
+        for (std::string& name : layer.inputs)
+            if (auto it = renamed.find(name); it != renamed.end())
+                name = it->second;
     out.shapes = inferShapes(out.net);
     if (!out.shapes.ok())
         throw Error("internal error: the fused network's shapes are invalid: " + out.shapes.firstError());

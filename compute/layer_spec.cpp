@@ -1,29 +1,21 @@
 #include "compute/layer_spec.h"
 
 #include "compute/error.h"
+#include "compute/layer_kinds.h"
 
 #include <sstream>
 
 namespace convscope {
 
 namespace {
-    // Index-aligned with the LayerSpec variant alternatives.
-    constexpr std::array<const char*, std::variant_size_v<LayerSpec>> kTypeNames = {
-        "conv2d",
-        "conv_transpose2d",
-        "maxpool2d",
-        "avgpool2d",
-        "global_avgpool2d",
-        "batchnorm2d",
-        "relu",
-        "leaky_relu",
-        "sigmoid",
-        "tanh",
-        "elu",
-        "flatten",
-        "linear",
-        "softmax",
-    };
+    constexpr std::array<const char*, std::variant_size_v<LayerSpec>> typeNames()
+    {
+        std::array<const char*, std::variant_size_v<LayerSpec>> names {};
+        for (size_t i = 0; i < names.size(); ++i)
+            names[i] = kLayerKinds[i].type;
+        return names;
+    }
+    constexpr auto kTypeNames = typeNames();
 
     template <size_t I = 0> LayerSpec makeByIndex(size_t index)
     {
@@ -42,15 +34,35 @@ namespace {
     }
 } // namespace
 
-std::string layerTypeName(const LayerSpec& spec) { return kTypeNames[spec.index()]; }
+const LayerKindInfo* findLayerKind(std::string_view type)
+{
+    for (const LayerKindInfo& k : kLayerKinds)
+        if (type == k.type)
+            return &k;
+    return nullptr;
+}
+
+const char* padModeName(Pad::Mode mode)
+{
+    switch (mode) {
+    case Pad::Mode::Constant:
+        return "constant";
+    case Pad::Mode::Reflect:
+        return "reflect";
+    case Pad::Mode::Replicate:
+        return "replicate";
+    }
+    return "constant";
+}
+
+std::string layerTypeName(const LayerSpec& spec) { return layerKind(spec).type; }
 
 const std::array<const char*, std::variant_size_v<LayerSpec>>& layerTypeNames() { return kTypeNames; }
 
 LayerSpec makeLayerSpec(const std::string& typeName)
 {
-    for (size_t i = 0; i < kTypeNames.size(); ++i)
-        if (typeName == kTypeNames[i])
-            return makeByIndex(i);
+    if (const LayerKindInfo* kind = findLayerKind(typeName))
+        return makeByIndex(kind->index);
     std::string known;
     for (const char* n : kTypeNames)
         known += std::string(known.empty() ? "" : ", ") + n;
@@ -78,21 +90,24 @@ std::string layerSummary(const LayerSpec& spec)
                 s << " →" << l.out_features;
             } else if constexpr (std::is_same_v<T, LeakyReLU>) {
                 s << " " << l.negative_slope;
+            } else if constexpr (std::is_same_v<T, Pad>) {
+                s << " [" << l.padding[0] << ", " << l.padding[1] << ", " << l.padding[2] << ", " << l.padding[3]
+                  << "] " << padModeName(l.mode);
+            } else if constexpr (std::is_same_v<T, Dropout>) {
+                s << " p" << l.p;
             }
         },
         spec);
     return s.str();
 }
 
-bool hasParameters(const LayerSpec& spec)
-{
-    return std::holds_alternative<Conv2d>(spec) || std::holds_alternative<ConvTranspose2d>(spec)
-        || std::holds_alternative<BatchNorm2d>(spec) || std::holds_alternative<Linear>(spec);
-}
+bool hasParameters(const LayerSpec& spec) { return (layerKind(spec).needs & (kNeedsWeights | kNeedsStatistics)) != 0; }
 
-bool isConvolution(const LayerSpec& spec)
+bool isConvolution(const LayerSpec& spec) { return layerKind(spec).family == KindFamily::Convolution; }
+
+bool isActivation(const LayerSpec& spec)
 {
-    return std::holds_alternative<Conv2d>(spec) || std::holds_alternative<ConvTranspose2d>(spec);
+    return layerKind(spec).family == KindFamily::Activation && !std::holds_alternative<Softmax>(spec);
 }
 
 } // namespace convscope

@@ -130,8 +130,63 @@ struct Softmax {
     bool operator==(const Softmax&) const = default;
 };
 
+// torch.nn.ReLU6: min(max(x, 0), 6) (MobileNetV2).
+struct ReLU6 {
+    bool operator==(const ReLU6&) const = default;
+};
+// torch.nn.Hardswish: x · relu6(x + 3) / 6 (MobileNetV3).
+struct Hardswish {
+    bool operator==(const Hardswish&) const = default;
+};
+// torch.nn.Hardsigmoid: relu6(x + 3) / 6.
+struct Hardsigmoid {
+    bool operator==(const Hardsigmoid&) const = default;
+};
+// torch.nn.SiLU: x · sigmoid(x) (also called swish).
+struct SiLU {
+    bool operator==(const SiLU&) const = default;
+};
+// torch.nn.Identity: kept so that an imported network keeps its layer names.
+struct Identity {
+    bool operator==(const Identity&) const = default;
+};
+// torch.nn.Dropout: nothing at inference (ConvScope only runs inference); p is kept for the file.
+struct Dropout {
+    double p = 0.5;
+    bool operator==(const Dropout&) const = default;
+};
+
+// Element-wise sum of two or more inputs of one shape (a residual connection: torch's `x + y`).
+struct Add {
+    bool operator==(const Add&) const = default;
+};
+// Element-wise product of two inputs; one of them may be [N, C, 1, 1] and is broadcast over H and W
+// (squeeze-and-excitation's gating: torch's `x * s`).
+struct Mul {
+    bool operator==(const Mul&) const = default;
+};
+// torch.cat(inputs, dim=1): the channels of every input, in the order the inputs are named.
+struct Concat {
+    bool operator==(const Concat&) const = default;
+};
+
+// torch.nn.functional.pad on H and W, padding [top, bottom, left, right] (the file's order, as everywhere in
+// ConvScope; PyTorch's own tuple is (left, right, top, bottom)). "reflect" mirrors without repeating the edge
+// (ReflectionPad2d), "replicate" repeats the edge (ReplicationPad2d), "constant" fills with `value`.
+struct Pad {
+    enum class Mode { Constant, Reflect, Replicate };
+    std::array<int64_t, 4> padding { 0, 0, 0, 0 };
+    Mode mode = Mode::Constant;
+    double value = 0;
+    bool operator==(const Pad&) const = default;
+};
+const char* padModeName(Pad::Mode mode); // "constant", "reflect", "replicate"
+
+// The order of the alternatives is the menu order; compute/layer_kinds.h holds every other fact about each kind
+// and checks at compile time that it lists them in this order.
 using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
-    LeakyReLU, Sigmoid, Tanh, ELU, Flatten, Linear, Softmax>;
+    LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Flatten, Linear, Softmax, Add, Mul, Concat, Pad,
+    Identity, Dropout>;
 
 // The file-format / PyTorch-style type name: "conv2d", "conv_transpose2d", "maxpool2d", ...
 std::string layerTypeName(const LayerSpec& spec);
@@ -146,5 +201,7 @@ std::string layerSummary(const LayerSpec& spec);
 bool hasParameters(const LayerSpec& spec);
 // Is this layer a convolution (the ops that have several algorithms)?
 bool isConvolution(const LayerSpec& spec);
+// Is this an element-wise activation of one input (relu, leaky_relu, sigmoid, tanh, elu, relu6, ...)?
+bool isActivation(const LayerSpec& spec);
 
 } // namespace convscope

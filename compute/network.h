@@ -17,7 +17,7 @@
 namespace convscope {
 
 // Where the network input comes from:
-//   "sample:digit", "sample:edges"   built-in pictures (compute/samples.h)
+//   "sample:digit", "sample:edges"   built-in pictures (makeSampleInput, compute/image_input.h)
 //   "random" or "random:SEED"         seeded uniform [0, 1) data
 //   "path/to/image.png|.jpg|..."      an image, resized to height x width (relative to the network file)
 //   "path/to/data.npy"                [N,C,H,W], [C,H,W] or [N,F]; its shape must match the input fields
@@ -63,9 +63,16 @@ struct ParamValue {
     bool operator==(const ParamValue&) const = default;
 };
 
+// The name a layer's "inputs" use for the network's input.
+inline constexpr const char* kNetworkInputName = "input";
+
 struct Layer {
     std::string name;
     LayerSpec spec;
+    // The names of the layers this one reads, in order: earlier layers' names, or "input" for the network's input.
+    // Empty: the layer above (the network's input for the first layer). A network stays a list in topological order;
+    // these names are what makes it a graph (residual adds, U-Net concatenations, gating).
+    std::vector<std::string> inputs;
     InitSpec init;
     std::map<std::string, ParamValue> explicitParams; // batchnorm2d: running_mean, running_var, weight, bias
 
@@ -77,7 +84,8 @@ struct Layer {
     // The description equality used by undo/redo and round-trip tests (materialised tensors excluded).
     bool sameDescription(const Layer& o) const
     {
-        return name == o.name && spec == o.spec && init == o.init && explicitParams == o.explicitParams;
+        return name == o.name && spec == o.spec && inputs == o.inputs && init == o.init
+            && explicitParams == o.explicitParams;
     }
 };
 
@@ -92,13 +100,14 @@ struct Network {
 
 struct ShapeReport;
 
-// Fills every layer's parameter tensors from its init rule or files, using the channel counts shape
-// inference found. Throws InputError naming the layer and the key (a weight file of the wrong shape,
-// a classic filter on a non-3x3 kernel, ...). Layers with invalid shapes are left empty.
-void materializeParameters(Network& net, const ShapeReport& shapes);
-
-// The input tensor the network's InputSpec describes (throws InputError naming the source).
-Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir);
+// The layers each layer reads, as indices (-1: the network's input), from Layer::inputs. Throws InputError naming
+// the layer and the name for a name that does not exist, one of a later layer (used before its layer), or the
+// layer's own name.
+std::vector<std::vector<int>> resolveInputs(const Network& net);
+// The same for one layer.
+std::vector<int> resolveLayerInputs(const Network& net, size_t layer);
+// Does layer i read anything but the layer above (or the input, for the first layer)?
+bool hasSkipInputs(const Network& net);
 
 // A conv2d layer (k×k, stride, symmetric padding, bias) with seeded he_uniform weights.
 Layer makeConvLayer(

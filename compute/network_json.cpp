@@ -8,6 +8,7 @@
 #include "compute/atomic_file.h"
 #include "compute/error.h"
 #include "compute/image_input.h"
+#include "compute/layer_kinds.h"
 
 #include <nlohmann/json.hpp>
 
@@ -24,35 +25,6 @@ namespace {
 
     constexpr const char* kFormat = "convscope-network";
     constexpr int kVersion = 1;
-
-    // Keys each layer type takes besides "type" and "name", in the order they are written.
-    struct LayerKeys {
-        const char* type;
-        std::vector<const char*> keys;
-    };
-    const std::vector<LayerKeys>& layerKeys()
-    {
-        static const std::vector<LayerKeys> keys = {
-            { "conv2d", { "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias", "init" } },
-            { "conv_transpose2d",
-                { "out_channels", "kernel_size", "stride", "padding", "output_padding", "dilation", "groups", "bias",
-                    "init" } },
-            { "maxpool2d", { "kernel_size", "stride", "padding", "dilation", "ceil_mode" } },
-            { "avgpool2d",
-                { "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" } },
-            { "global_avgpool2d", {} },
-            { "batchnorm2d", { "eps", "affine", "running_mean", "running_var", "weight", "bias", "init" } },
-            { "relu", {} },
-            { "leaky_relu", { "negative_slope" } },
-            { "sigmoid", {} },
-            { "tanh", {} },
-            { "elu", { "alpha" } },
-            { "flatten", {} },
-            { "linear", { "out_features", "bias", "init" } },
-            { "softmax", { "dim" } },
-        };
-        return keys;
-    }
 
     const std::vector<std::string> kSeededKinds = { "default", "uniform", "he_uniform", "xavier_uniform", "random" };
     const std::vector<std::string> kClassicKinds
@@ -291,11 +263,25 @@ namespace {
 
     std::vector<std::string> keysOf(const std::string& type)
     {
-        std::vector<std::string> keys = { "type", "name" };
-        for (const auto& lk : layerKeys())
-            if (type == lk.type)
-                keys.insert(keys.end(), lk.keys.begin(), lk.keys.end());
+        std::vector<std::string> keys = { "type", "name", "inputs" };
+        if (const LayerKindInfo* kind = findLayerKind(type))
+            for (const char* key : kind->keys)
+                if (key)
+                    keys.push_back(key);
         return keys;
+    }
+
+    std::vector<std::string> readInputs(const Json& v, const Context& ctx)
+    {
+        const auto bad = [](const Json& e) { return !e.is_string() || e.get<std::string>().empty(); };
+        if (!v.is_array() || v.empty() || std::any_of(v.begin(), v.end(), bad))
+            ctx.fail("\"inputs\" must be a list of layer names such as [\"conv1\", \"bn2\"] (\"input\" is the "
+                     "network's input), got "
+                + shown(v));
+        std::vector<std::string> names;
+        for (const auto& e : v)
+            names.push_back(e.get<std::string>());
+        return names;
     }
 
     Layer readLayer(const Json& j, size_t index, const std::string& what)
@@ -317,6 +303,8 @@ namespace {
             layer.name = readString(j["name"], "name", ctx);
         ctx.where = what + ": " + indexText + " (" + (layer.name.empty() ? type : layer.name) + ")";
         checkKeys(j, keysOf(type), ctx, type);
+        if (j.contains("inputs"))
+            layer.inputs = readInputs(j["inputs"], ctx);
 
         const auto has = [&](const char* key) { return j.contains(key); };
         const auto require = [&](const char* key) -> const Json& {
@@ -398,6 +386,40 @@ namespace {
                     if (has("dim") && !(isInteger(j["dim"]) && j["dim"].get<int64_t>() == 1))
                         ctx.fail(
                             "\"dim\" must be 1 (softmax runs over the features or channels), got " + shown(j["dim"]));
+                } else if constexpr (std::is_same_v<T, Dropout>) {
+                    if (has("p")) {
+                        l.p = readNumber(j["p"], "p", ctx);
+                        if (l.p < 0 || l.p > 1)
+                            ctx.fail("\"p\" must be between 0 and 1, got " + shown(j["p"]));
+                    }
+                } else if constexpr (std::is_same_v<T, Pad>) {
+                    const Json& p = require("padding");
+                    const auto ok = [](const Json& e) { return isInteger(e) && e.get<int64_t>() >= 0; };
+                    if (ok(p))
+                        l.padding.fill(p.get<int64_t>());
+                    else if (p.is_array() && p.size() == 4 && std::all_of(p.begin(), p.end(), ok))
+                        for (size_t k = 0; k < 4; ++k)
+                            l.padding[k] = p[k].get<int64_t>();
+                    else
+                        ctx.fail("\"padding\" must be a non-negative integer or [top, bottom, left, right], got "
+                            + shown(p));
+                    if (has("mode")) {
+                        const std::string mode = readString(j["mode"], "mode", ctx);
+                        if (mode == "constant")
+                            l.mode = Pad::Mode::Constant;
+                        else if (mode == "reflect")
+                            l.mode = Pad::Mode::Reflect;
+                        else if (mode == "replicate")
+                            l.mode = Pad::Mode::Replicate;
+                        else
+                            ctx.fail(
+                                "\"mode\" must be \"constant\", \"reflect\" or \"replicate\", got " + shown(j["mode"]));
+                    }
+                    if (has("value")) {
+                        if (l.mode != Pad::Mode::Constant)
+                            ctx.fail("\"value\" applies only to mode \"constant\"");
+                        l.value = readNumber(j["value"], "value", ctx);
+                    }
                 }
             },
             layer.spec);
@@ -555,6 +577,8 @@ namespace {
         Json o;
         o["type"] = layerTypeName(layer.spec);
         o["name"] = layer.name;
+        if (!layer.inputs.empty())
+            o["inputs"] = layer.inputs;
         std::visit(
             [&](const auto& l) {
                 using T = std::decay_t<decltype(l)>;
@@ -600,6 +624,13 @@ namespace {
                     o["init"] = initJson(layer.init);
                 } else if constexpr (std::is_same_v<T, Softmax>) {
                     o["dim"] = 1;
+                } else if constexpr (std::is_same_v<T, Dropout>) {
+                    o["p"] = l.p;
+                } else if constexpr (std::is_same_v<T, Pad>) {
+                    o["padding"] = Json::array({ l.padding[0], l.padding[1], l.padding[2], l.padding[3] });
+                    o["mode"] = padModeName(l.mode);
+                    if (l.mode == Pad::Mode::Constant)
+                        o["value"] = l.value;
                 }
             },
             layer.spec);
@@ -729,6 +760,15 @@ Network parseNetwork(const std::string& json, const std::string& what, const std
     for (auto& layer : net.layers)
         if (layer.name.empty())
             layer.name = defaultLayerName(net, layer.spec);
+    for (size_t i = 0; i < net.layers.size(); ++i)
+        if (net.layers[i].name == kNetworkInputName)
+            throw InputError(what + ": layer " + std::to_string(i) + ": the name \"input\" is the network's input in "
+                + "\"inputs\"; give the layer another name");
+    try {
+        resolveInputs(net);
+    } catch (const InputError& e) {
+        throw InputError(what + ": " + e.what());
+    }
     return net;
 }
 

@@ -6,6 +6,8 @@
 // reference.
 #include "compute/profiler.h"
 
+#include "compute/load_input.h"
+#include "compute/materialize.h"
 #include "compute/backend_registry.h"
 #include "compute/checked_math.h"
 #include "compute/fusion.h"
@@ -87,13 +89,42 @@ void checkMemoryBudget(const std::string& networkName, const ShapeReport& shapes
               "CONVSCOPE_MEMORY_BUDGET)");
 }
 
+namespace {
+    ShapeReport validShapes(const Network& net)
+    {
+        ShapeReport shapes = inferShapes(net);
+        if (!shapes.ok())
+            throw InputError(net.name + ": " + shapes.firstError());
+        return shapes;
+    }
+
+} // namespace
+
+// The run once the shapes are known and valid (defined below the two entry points).
+static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& input, const ProfileOptions& options);
+
 RunResult profile(Network net, const Tensor& input, const ProfileOptions& options)
+{
+    ShapeReport shapes = validShapes(net);
+    return profileWith(std::move(net), std::move(shapes), input, options);
+}
+
+RunResult profile(Network net, const ProfileOptions& options, Tensor* inputOut)
+{
+    ShapeReport shapes = validShapes(net);
+    checkMemoryBudget(net.name, shapes, options); // before the input is allocated
+    Tensor input = loadInput(net.input, net.baseDir);
+    RunResult result = profileWith(std::move(net), std::move(shapes), input, options);
+    if (inputOut)
+        *inputOut = std::move(input);
+    return result;
+}
+
+static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& input, const ProfileOptions& options)
 {
     RunResult result;
     result.networkName = net.name;
-    result.shapes = inferShapes(net);
-    if (!result.shapes.ok())
-        throw InputError(net.name + ": " + result.shapes.firstError());
+    result.shapes = std::move(shapes);
     if (input.shape() != result.shapes.input)
         throw InputError(net.name + ": the input tensor is " + input.shape().str() + " but the network expects "
             + result.shapes.input.str());
@@ -290,6 +321,7 @@ RunResult profile(Network net, const Tensor& input, const ProfileOptions& option
         l.session.reset(); // free device memory before the next selection's fetches
     }
     report(1.0, "done");
+    result.network = std::move(net);
     return result;
 }
 

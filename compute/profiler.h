@@ -79,6 +79,7 @@ struct RunMetadata {
 
 struct RunResult {
     std::string networkName;
+    Network network; // the network as it ran: parameters materialised
     RunMetadata meta;
     ShapeReport shapes;
     std::vector<SelectionResult> selections;
@@ -93,5 +94,9 @@ void checkMemoryBudget(const std::string& networkName, const ShapeReport& shapes
 // network is invalid or exceeds the memory budget (before allocating), Cancelled when cancelled.
 // A selection that cannot run is recorded as failed; the others still run.
 RunResult profile(Network net, const Tensor& input, const ProfileOptions& options);
+// The whole run from the network's description: shapes inferred once, the memory budget checked before anything is
+// allocated, the input loaded from net.input (into *input when given, for display), parameters materialised, then
+// profiled as above. The window's engine and `convscope-cli run` start here.
+RunResult profile(Network net, const ProfileOptions& options, Tensor* input = nullptr);
 
 } // namespace convscope

@@ -6,8 +6,10 @@
 
 #include "compute/checked_math.h"
 #include "compute/error.h"
+#include "compute/layer_kinds.h"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace convscope {
@@ -231,8 +233,120 @@ namespace {
         return r;
     }
 
-    LayerShape inferImpl(const LayerSpec& spec, const Shape& in)
+    // A copy of one input (identity, dropout, flatten's data): no arithmetic, the traffic of a copy.
+    LayerShape passThrough(const Shape& in, const std::string& formula)
     {
+        LayerShape r = elementwise(in, 0);
+        r.formula = formula;
+        return r;
+    }
+
+    std::string inputName(const std::vector<std::string>& names, size_t k)
+    {
+        return k < names.size() ? "\"" + names[k] + "\"" : "input " + std::to_string(k);
+    }
+
+    LayerShape inferAdd(const std::vector<Shape>& ins, const std::vector<std::string>& names)
+    {
+        for (size_t k = 1; k < ins.size(); ++k)
+            if (!(ins[k] == ins[0]))
+                throw InputError("add needs inputs of one shape, but " + inputName(names, 0) + " gives " + ins[0].str()
+                    + " and " + inputName(names, k) + " gives " + ins[k].str());
+        LayerShape r = elementwise(ins[0], double(ins.size() - 1));
+        r.cost.bytesRead = bytesOf(ins[0].numel()) * double(ins.size());
+        r.formula = "output shape = every input's shape " + ins[0].str();
+        return r;
+    }
+
+    LayerShape inferMul(const std::vector<Shape>& ins, const std::vector<std::string>& names)
+    {
+        const Shape &a = ins[0], &b = ins[1];
+        const auto gate = [](const Shape& big, const Shape& small) {
+            return !big.flat && !small.flat && small.h == 1 && small.w == 1 && small.n == big.n && small.c == big.c;
+        };
+        LayerShape r;
+        if (a == b || gate(a, b) || gate(b, a)) {
+            const Shape& out = gate(b, a) && !(a == b) ? b : a;
+            r = elementwise(out, 1);
+            r.cost.bytesRead = bytesOf(a.numel()) + bytesOf(b.numel());
+            r.formula = a == b ? "output shape = both inputs' shape " + a.str()
+                               : "output shape = " + out.str() + " (the [N, C, 1, 1] input is broadcast over H and W)";
+            return r;
+        }
+        throw InputError("mul needs inputs of one shape, or one of [N, C, 1, 1] to broadcast over the other's H and W, "
+            + std::string("but ") + inputName(names, 0) + " gives " + a.str() + " and " + inputName(names, 1)
+            + " gives " + b.str());
+    }
+
+    LayerShape inferConcat(const std::vector<Shape>& ins, const std::vector<std::string>& names)
+    {
+        Shape out = ins[0];
+        std::string sum = std::to_string(ins[0].c);
+        for (size_t k = 1; k < ins.size(); ++k) {
+            const Shape& s = ins[k];
+            if (s.flat != ins[0].flat || s.n != ins[0].n || (!s.flat && (s.h != ins[0].h || s.w != ins[0].w))) {
+                std::string what = s.flat != ins[0].flat ? "one is flat and the other an image"
+                    : s.n != ins[0].n                    ? "the batch differs"
+                                                         : "the height and width differ";
+                throw InputError("concat joins channels, so every other dimension must agree, but "
+                    + inputName(names, 0) + " gives " + ins[0].str() + " and " + inputName(names, k) + " gives "
+                    + s.str() + " (" + what + ")");
+            }
+            out.c = checkedAdd(out.c, s.c, "concat channels");
+            sum += " + " + std::to_string(s.c);
+        }
+        LayerShape r;
+        r.out = out;
+        r.formula = "C_out = " + sum + " = " + std::to_string(out.c);
+        for (const Shape& s : ins)
+            r.cost.bytesRead += bytesOf(s.numel());
+        r.cost.bytesWritten = bytesOf(out.numel());
+        return r;
+    }
+
+    LayerShape inferPad(const Pad& l, const Shape& in)
+    {
+        const int64_t* p = l.padding.data();
+        for (int k = 0; k < 4; ++k)
+            if (p[k] < 0)
+                throw InputError("padding must not be negative, got " + std::to_string(p[k]));
+        if (l.mode == Pad::Mode::Reflect) {
+            const int64_t dims[2] = { in.h, in.w };
+            for (int ax = 0; ax < 2; ++ax)
+                for (int side = 0; side < 2; ++side)
+                    if (p[2 * ax + side] >= dims[ax])
+                        throw InputError("reflect padding " + std::to_string(p[2 * ax + side]) + " along "
+                            + kAxes[ax].label + " must be smaller than the input's " + std::to_string(dims[ax])
+                            + " (PyTorch refuses this too)");
+        }
+        LayerShape r;
+        r.out = Shape::nchw(in.n, in.c, checkedAdd(checkedAdd(in.h, p[0], "pad"), p[1], "pad"),
+            checkedAdd(checkedAdd(in.w, p[2], "pad"), p[3], "pad"));
+        r.resolvedPadding = { Padding2d::Mode::Explicit, p[0], p[1], p[2], p[3] };
+        r.formula = "H_out = " + std::to_string(in.h) + " + " + std::to_string(p[0]) + " + " + std::to_string(p[1])
+            + " = " + std::to_string(r.out.h) + "\nW_out = " + std::to_string(in.w) + " + " + std::to_string(p[2])
+            + " + " + std::to_string(p[3]) + " = " + std::to_string(r.out.w);
+        r.cost.bytesRead = bytesOf(in.numel());
+        r.cost.bytesWritten = bytesOf(r.out.numel());
+        return r;
+    }
+
+    LayerShape inferImpl(const LayerSpec& spec, const std::vector<Shape>& ins, const std::vector<std::string>& names)
+    {
+        const LayerKindInfo& kind = layerKind(spec);
+        const int n = int(ins.size());
+        if (n < kind.minInputs || n > kind.maxInputs) {
+            std::string want = kind.minInputs == kind.maxInputs ? "exactly " + std::to_string(kind.minInputs)
+                : kind.maxInputs >= kUnboundedInputs           ? "at least " + std::to_string(kind.minInputs)
+                                                               : std::to_string(kind.minInputs) + " to "
+                    + std::to_string(kind.maxInputs);
+            throw InputError(std::string(kind.type) + " reads " + want + (kind.maxInputs == 1 ? " input" : " inputs")
+                + ", but it has " + std::to_string(n)
+                + (kind.minInputs > 1 ? "; name them with \"inputs\": [\"a\", \"b\"]" : std::string()));
+        }
+        if (kind.needs & kNeedsImage)
+            requireImage(ins[0], kind.type);
+        const Shape& in = ins[0];
         return std::visit(
             [&](const auto& l) -> LayerShape {
                 using T = std::decay_t<decltype(l)>;
@@ -247,7 +361,6 @@ namespace {
                         throw InputError("divisor_override must not be 0");
                     return inferPool(l, in, "avgpool2d", Pair { 1, 1 });
                 } else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
-                    requireImage(in, "global_avgpool2d");
                     LayerShape r;
                     r.out = Shape::nchw(in.n, in.c, 1, 1);
                     r.formula = "H_out = W_out = 1 (mean over " + std::to_string(in.h) + "×" + std::to_string(in.w)
@@ -257,7 +370,6 @@ namespace {
                     r.cost.bytesWritten = bytesOf(r.out.numel());
                     return r;
                 } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
-                    requireImage(in, "batchnorm2d");
                     if (!(l.eps > 0))
                         throw InputError("eps must be positive");
                     LayerShape r = elementwise(in, 2);
@@ -289,12 +401,31 @@ namespace {
                     return r;
                 } else if constexpr (std::is_same_v<T, Softmax>) {
                     return elementwise(in, 4); // max, subtract+exp, sum, divide
-                } else if constexpr (std::is_same_v<T, LeakyReLU>) {
+                } else if constexpr (std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU>
+                    || std::is_same_v<T, ReLU6>) {
                     return elementwise(in, 1);
-                } else if constexpr (std::is_same_v<T, ELU>) {
+                } else if constexpr (std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU>) {
                     return elementwise(in, 1);
+                } else if constexpr (std::is_same_v<T, Hardsigmoid>) {
+                    return elementwise(in, 3); // add, clamp, scale
+                } else if constexpr (std::is_same_v<T, Hardswish> || std::is_same_v<T, SiLU>) {
+                    return elementwise(in, 4); // the gate as above (or exp, add, divide) and the product
+                } else if constexpr (std::is_same_v<T, Add>) {
+                    return inferAdd(ins, names);
+                } else if constexpr (std::is_same_v<T, Mul>) {
+                    return inferMul(ins, names);
+                } else if constexpr (std::is_same_v<T, Concat>) {
+                    return inferConcat(ins, names);
+                } else if constexpr (std::is_same_v<T, Pad>) {
+                    return inferPad(l, in);
+                } else if constexpr (std::is_same_v<T, Identity>) {
+                    return passThrough(in, "output = input " + in.str());
+                } else if constexpr (std::is_same_v<T, Dropout>) {
+                    if (!(l.p >= 0 && l.p <= 1))
+                        throw InputError("p must be between 0 and 1");
+                    return passThrough(in, "output = input " + in.str() + " (dropout does nothing at inference)");
                 } else {
-                    return elementwise(in, 1); // relu, sigmoid, tanh
+                    static_assert(dependent_false<T>, "shape inference: a layer kind has no rule");
                 }
             },
             spec);
@@ -302,21 +433,26 @@ namespace {
 
 } // namespace
 
-LayerShape inferLayer(const LayerSpec& spec, const Shape& in)
+LayerShape inferLayer(const LayerSpec& spec, const Shape& in) { return inferLayer(spec, std::vector<Shape> { in }); }
+
+LayerShape inferLayer(const LayerSpec& spec, const std::vector<Shape>& ins, const std::vector<std::string>& names)
 {
+    LayerShape r;
     try {
-        LayerShape r = inferImpl(spec, in);
-        r.in = in;
-        r.out.numel(); // throws on overflow
+        if (ins.empty())
+            throw InputError(std::string(layerKind(spec).type) + " has no input");
+        r = inferImpl(spec, ins, names);
+        r.out.bytes(); // throws on overflow (of the element count or of the bytes)
         r.ok = true;
-        return r;
     } catch (const InputError& e) {
-        LayerShape r;
-        r.in = in;
+        r = LayerShape {};
         r.ok = false;
         r.error = e.what();
-        return r;
     }
+    r.ins = ins;
+    if (!ins.empty())
+        r.in = ins[0];
+    return r;
 }
 
 ShapeReport inferShapes(const Network& net)
@@ -328,35 +464,81 @@ ShapeReport inferShapes(const Network& net)
         report.inputError = "input: batch, channels, height and width must all be at least 1, got " + report.input.str();
     } else {
         try {
-            report.input.numel();
+            report.input.bytes();
         } catch (const InputError& e) {
             report.inputError = std::string("input: ") + e.what();
         }
     }
-    bool upstreamOk = report.inputError.empty();
-    Shape current = report.input;
+    const bool inputOk = report.inputError.empty();
+    std::vector<int> lastUse(net.layers.size() + 1, -2); // index 0: the network's input; k + 1: layer k's output
     for (size_t k = 0; k < net.layers.size(); ++k) {
         const Layer& layer = net.layers[k];
         LayerShape s;
-        if (!upstreamOk) {
-            s.in = current;
-            s.error = "no valid input: a layer above is invalid";
-        } else {
-            s = inferLayer(layer.spec, current);
+        std::vector<int> sources;
+        try {
+            sources = resolveLayerInputs(net, k);
+        } catch (const InputError& e) {
+            s.error = e.what();
+        }
+        std::vector<Shape> ins;
+        std::vector<std::string> names;
+        for (int src : sources) {
+            const bool ok = src < 0 ? inputOk : report.layers[size_t(src)].ok;
+            if (!ok) {
+                s.error = src < 0 ? "no valid input: the network's input is invalid"
+                                  : "no valid input: layer " + std::to_string(src) + " ("
+                        + net.layers[size_t(src)].name + ") is invalid";
+                break;
+            }
+            ins.push_back(src < 0 ? report.input : report.layers[size_t(src)].out);
+            names.push_back(src < 0 ? std::string(kNetworkInputName) : net.layers[size_t(src)].name);
+        }
+        if (s.error.empty()) {
+            s = inferLayer(layer.spec, ins, names);
             if (s.ok) {
                 report.total.params += s.cost.params;
                 report.total.flops += s.cost.flops;
                 report.total.bytesRead += s.cost.bytesRead;
                 report.total.bytesWritten += s.cost.bytesWritten;
-                current = s.out;
-            } else {
-                upstreamOk = false;
+                for (int src : sources)
+                    lastUse[size_t(src + 1)] = int(k);
             }
+        } else if (!ins.empty()) {
+            s.in = ins[0];
         }
+        s.sources = sources;
         s.name = layer.name;
         report.layers.push_back(std::move(s));
     }
+    // Liveness: a tensor lives from the layer that makes it to the last layer that reads it; the network's output
+    // (the last layer's) lives to the end.
+    if (!net.layers.empty())
+        lastUse.back() = std::max(lastUse.back(), int(net.layers.size()) - 1);
+    // Saturating: a file can describe more memory than an int64 counts, and that must not be undefined behaviour.
+    const auto plus = [](int64_t a, int64_t b) {
+        int64_t sum = 0;
+        return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<int64_t>::max() : sum;
+    };
+    report.peakBytes = inputOk ? report.input.bytes() : 0;
+    for (size_t k = 0; k < report.layers.size(); ++k) {
+        LayerShape& s = report.layers[k];
+        if (!s.ok)
+            continue;
+        int64_t live = s.out.bytes();
+        if (inputOk && lastUse[0] >= int(k))
+            live = plus(live, report.input.bytes());
+        for (size_t t = 0; t < k; ++t)
+            if (report.layers[t].ok && lastUse[t + 1] >= int(k))
+                live = plus(live, report.layers[t].out.bytes());
+        s.liveBytes = live;
+        report.peakBytes = std::max(report.peakBytes, live);
+    }
     return report;
+}
+
+bool ShapeReport::readsLayerAbove(size_t i) const
+{
+    return i < layers.size() && layers[i].sources == std::vector<int> { int(i) - 1 };
 }
 
 bool ShapeReport::ok() const

@@ -22,7 +22,13 @@ struct LayerCost {
 struct LayerShape {
     bool ok = false;
     std::string name; // the layer's name (set by inferShapes), so errors can say which layer
-    Shape in, out;
+    Shape in, out; // `in` is the first input's shape
+    std::vector<Shape> ins; // every input's shape, in the order the layer names them
+    // The layers it reads (-1: the network's input), set by inferShapes; empty when its "inputs" are invalid.
+    std::vector<int> sources;
+    // Bytes of every tensor alive while this layer runs: its output, its inputs, and every earlier tensor a later
+    // layer still reads (a skip keeps its tensor alive). Set by inferShapes for valid layers.
+    int64_t liveBytes = 0;
     std::string error; // set when !ok
     std::string formula; // e.g. "H_out = ⌊(28 + 2 + 2 − 1·(5−1) − 1) / 1⌋ + 1 = 28\nW_out = ..."
     Padding2d resolvedPadding; // "same"/"valid" turned into explicit amounts (window ops only)
@@ -34,6 +40,9 @@ struct ShapeReport {
     std::string inputError; // set when the input description itself is impossible
     std::vector<LayerShape> layers;
     LayerCost total;
+    int64_t peakBytes = 0; // the largest LayerShape::liveBytes (the input's bytes for a network without layers)
+    // Does layer i read exactly the layer above (or the input, for layer 0)? What a chain-only backend needs.
+    bool readsLayerAbove(size_t i) const;
     bool ok() const;
     std::string firstError() const; // the input's error, or "layer 3 (c2): ...", or empty
 };
@@ -41,5 +50,7 @@ struct ShapeReport {
 ShapeReport inferShapes(const Network& net);
 // Infers one layer given its input shape (used by the sweep and the backends' supports()).
 LayerShape inferLayer(const LayerSpec& spec, const Shape& in);
+// Infers one layer of any arity; `names` (optional) name the inputs in errors ("conv2" gives [1, 16, 8, 8] but ...).
+LayerShape inferLayer(const LayerSpec& spec, const std::vector<Shape>& ins, const std::vector<std::string>& names = {});
 
 } // namespace convscope

@@ -1,6 +1,8 @@
 #include "compute/sweep.h"
 
 #include "compute/error.h"
+#include "compute/load_input.h"
+#include "compute/materialize.h"
 #include "compute/profiler.h"
 #include "compute/shape_inference.h"
 

@@ -50,13 +50,7 @@ int Engine::startRun(const Network& net, const RunRequest& request)
     const int jobId = ++m_lastJob;
     m_cancel = std::make_shared<std::atomic<bool>>(false);
 
-    const ShapeReport shapes = inferShapes(net);
-    if (!shapes.ok()) {
-        m_busyJob = 0;
-        const QString why = QString::fromStdString(shapes.firstError());
-        Q_EMIT failed(jobId, tr("Cannot run: %1").arg(why));
-        return 0;
-    }
+    // The shapes are checked by profile() on the worker (the window checks its document's before it asks).
     if (request.selections.empty()) {
         m_busyJob = 0;
         Q_EMIT failed(jobId, tr("Cannot run: no backend selected"));
@@ -199,9 +193,6 @@ void Engine::runJob(int jobId, Network net, RunRequest request, std::shared_ptr<
         auto outcome = std::make_shared<RunOutcome>();
         outcome->jobId = jobId;
         outcome->live = request.live;
-        const ShapeReport shapes = inferShapes(net);
-        materializeParameters(net, shapes);
-        outcome->input = loadInput(net.input, net.baseDir);
 
         ProfileOptions options;
         options.selections = request.selections;
@@ -223,8 +214,9 @@ void Engine::runJob(int jobId, Network net, RunRequest request, std::shared_ptr<
                 Q_EMIT progress(jobId, fraction, what);
             });
         };
-        outcome->result = profile(net, outcome->input, options);
-        outcome->network = std::move(net);
+        // profile() owns the run: shapes, the input, the parameters; the outcome keeps what it made.
+        outcome->result = profile(std::move(net), options, &outcome->input);
+        outcome->network = outcome->result.network;
         outcome->wallMs = double(wall.nsecsElapsed()) / 1e6;
         RunOutcomePtr done = outcome;
         deliver([this, jobId, done]() {

@@ -54,8 +54,9 @@ public:
     void publishShapes(const ShapeReport& shapes) { Q_EMIT shapesAvailable(shapes); }
 
     // Starts a run on the worker and returns its job id. Any job still running is superseded: it is
-    // cancelled and its results are never emitted. Returns 0 (and emits failed) when the network
-    // cannot run; the message says why.
+    // cancelled and its results are never emitted. Returns 0 (and emits failed) when no backend is
+    // selected; a network that cannot run (invalid shapes, memory budget) fails on the worker, where
+    // profile() infers its shapes once for the whole run, and `failed` says why.
     int startRun(const Network& net, const RunRequest& request);
     void cancel(); // cancels the current job (emits failed with "run cancelled")
     bool isBusy() const { return m_busyJob != 0; }

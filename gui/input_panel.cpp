@@ -1,6 +1,7 @@
 #include "gui/input_panel.h"
 
 #include "compute/image_input.h"
+#include "compute/load_input.h"
 #include "compute/npy.h"
 
 #include <QCheckBox>

@@ -13,12 +13,14 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 #include <concepts>
 #include <variant>
@@ -28,7 +30,7 @@
     [v = (value)](Layer& l) {                                                                                          \
         std::visit(                                                                                                    \
             [&](auto& s) {                                                                                             \
-                if constexpr (requires { s.member; })                                                                  \
+                if constexpr (requires { s.member = v; })                                                              \
                     s.member = v;                                                                                      \
             },                                                                                                         \
             l.spec);                                                                                                   \
@@ -99,6 +101,19 @@ LayerEditor::LayerEditor(NetworkDocument* doc, QWidget* parent)
     m_formula->setFont(mono);
     box->addStretch(1);
     connect(doc, &NetworkDocument::networkChanged, this, [this] { refresh(); });
+    // A refused rename (or inputs edit) is said here and the fields go back to what the document holds.
+    connect(doc, &NetworkDocument::editRefused, this, [this](const QString& message) {
+        const auto& layers = m_doc->network().layers;
+        if (m_index < 0 || m_index >= int(layers.size()))
+            return;
+        if (m_name)
+            m_name->setText(QString::fromStdString(layers[size_t(m_index)].name));
+        for (const Field& f : m_fields)
+            if (f.load && f.key == QLatin1String("inputs"))
+                f.load(layers[size_t(m_index)]);
+        m_error->setText(QStringLiteral("⚠ ") + message);
+        m_error->show();
+    });
     rebuild();
 }
 
@@ -178,6 +193,7 @@ void LayerEditor::rebuild()
         if (!m_name->hasFocus())
             m_name->setText(QString::fromStdString(l.name));
     });
+    buildInputFields();
     buildSpecFields(layer.spec);
     if (hasParameters(layer.spec))
         buildInitFields(layer);
@@ -273,7 +289,7 @@ void LayerEditor::buildSpecFields(const LayerSpec& spec)
     } else {
         CS_PAIR("stride", tr("Stride"), 0, stride, s.stride)
     }
-    if (CS_HAS_MEMBER(spec, padding)) {
+    if (CS_HAS_MEMBER(spec, padding) && !std::holds_alternative<Pad>(spec)) {
         auto* e = new PaddingEditor(m_form);
         connect(e, &PaddingEditor::valueChanged, this, [this](const Padding2d& p) {
             commit(QStringLiteral("padding"), tr("Change padding"), CS_SET_MEMBER(padding, p));
@@ -281,7 +297,7 @@ void LayerEditor::buildSpecFields(const LayerSpec& spec)
         addField(QStringLiteral("padding"), tr("Padding"), e, [e](const Layer& l) {
             std::visit(
                 [e](const auto& s) {
-                    if constexpr (requires { s.padding; })
+                    if constexpr (requires { e->setValue(s.padding); })
                         e->setValue(s.padding);
                 },
                 l.spec);
@@ -297,10 +313,94 @@ void LayerEditor::buildSpecFields(const LayerSpec& spec)
     CS_DOUBLE("alpha", tr("Alpha"), -100, 100, 4, alpha)
     CS_DOUBLE("eps", tr("Epsilon"), 0, 1, 8, eps)
     CS_BOOL("affine", tr("Affine"), affine)
+    CS_DOUBLE("p", tr("Drop probability"), 0, 1, 3, p)
+    if (std::holds_alternative<Pad>(spec))
+        buildPadFields();
 #undef CS_PAIR
 #undef CS_INT
 #undef CS_DOUBLE
 #undef CS_BOOL
+}
+
+// pad's [top, bottom, left, right] in the padding editor's explicit mode, its mode and its fill value.
+void LayerEditor::buildPadFields()
+{
+    auto* sides = new PaddingEditor(m_form);
+    sides->modeBox()->hide(); // always explicit amounts
+    connect(sides, &PaddingEditor::valueChanged, this, [this](const Padding2d& p) {
+        commit(QStringLiteral("padding"), tr("Change padding"), [p](Layer& l) {
+            if (auto* pad = std::get_if<Pad>(&l.spec))
+                pad->padding = { p.top, p.bottom, p.left, p.right };
+        });
+    });
+    addField(QStringLiteral("padding"), tr("Padding"), sides, [sides](const Layer& l) {
+        if (const auto* pad = std::get_if<Pad>(&l.spec))
+            sides->setValue(
+                { Padding2d::Mode::Explicit, pad->padding[0], pad->padding[1], pad->padding[2], pad->padding[3] });
+    });
+    auto* mode = new QComboBox(m_form);
+    for (Pad::Mode m : { Pad::Mode::Constant, Pad::Mode::Reflect, Pad::Mode::Replicate })
+        mode->addItem(QString::fromLatin1(padModeName(m)), int(m));
+    connect(mode, &QComboBox::currentIndexChanged, this, [this, mode] {
+        const auto m = Pad::Mode(mode->currentData().toInt());
+        commit(QStringLiteral("mode"), tr("Change padding mode"), [m](Layer& l) {
+            if (auto* pad = std::get_if<Pad>(&l.spec)) {
+                pad->mode = m;
+                if (m != Pad::Mode::Constant)
+                    pad->value = 0; // the file takes a value only for "constant"
+            }
+        });
+    });
+    auto* value = dspin(-1e6, 1e6, 4, m_form);
+    connect(value, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        commit(QStringLiteral("value"), tr("Change padding value"), [v](Layer& l) {
+            if (auto* pad = std::get_if<Pad>(&l.spec))
+                pad->value = v;
+        });
+    });
+    addField(QStringLiteral("mode"), tr("Mode"), mode, [this, mode, value](const Layer& l) {
+        if (const auto* pad = std::get_if<Pad>(&l.spec)) {
+            const QSignalBlocker b1(mode), b2(value);
+            mode->setCurrentIndex(mode->findData(int(pad->mode)));
+            value->setValue(pad->value);
+            m_layout->setRowVisible(value, pad->mode == Pad::Mode::Constant);
+        }
+    });
+    addField(QStringLiteral("value"), tr("Fill value"), value, {});
+}
+
+// The layers this one reads: the network's input and every layer above it, checked in list order. None checked
+// means the layer above (the file then has no "inputs").
+void LayerEditor::buildInputFields()
+{
+    auto* list = new QListWidget(m_form);
+    list->setSelectionMode(QAbstractItemView::NoSelection);
+    list->setMaximumHeight(list->fontMetrics().height() * 6);
+    list->setToolTip(tr("The layers this one reads, in list order (concat joins them in this order). "
+                        "None checked: the layer above."));
+    connect(list, &QListWidget::itemChanged, this, [this, list] {
+        std::vector<std::string> names;
+        for (int r = 0; r < list->count(); ++r)
+            if (list->item(r)->checkState() == Qt::Checked)
+                names.push_back(list->item(r)->data(Qt::UserRole).toString().toStdString());
+        commit(QStringLiteral("inputs"), tr("Change inputs"), [names](Layer& l) { l.inputs = names; });
+    });
+    addField(QStringLiteral("inputs"), tr("Inputs"), list, [this, list](const Layer& l) {
+        const QSignalBlocker block(list);
+        list->clear();
+        const auto& layers = m_doc->network().layers;
+        QStringList names { QString::fromLatin1(kNetworkInputName) };
+        for (int k = 0; k < m_index && k < int(layers.size()); ++k)
+            names.append(QString::fromStdString(layers[size_t(k)].name));
+        for (const QString& name : names) {
+            auto* item = new QListWidgetItem(
+                name == QLatin1String(kNetworkInputName) ? tr("input (the network's input)") : name, list);
+            item->setData(Qt::UserRole, name);
+            item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
+            const bool checked = std::find(l.inputs.begin(), l.inputs.end(), name.toStdString()) != l.inputs.end();
+            item->setCheckState(checked ? Qt::Checked : Qt::Unchecked);
+        }
+    });
 }
 
 void LayerEditor::buildInitFields(const Layer& layer)

@@ -43,6 +43,8 @@ private:
     void addField(const QString& key, const QString& label, QWidget* w, std::function<void(const Layer&)> load);
     void buildSpecFields(const LayerSpec& spec);
     void buildInitFields(const Layer& layer);
+    void buildPadFields();
+    void buildInputFields();
     void markFields(const QString& error);
 
     NetworkDocument* m_doc;

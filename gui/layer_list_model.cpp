@@ -9,6 +9,16 @@
 
 namespace convscope::gui {
 
+namespace {
+    QString inputsText(const Layer& layer)
+    {
+        QStringList names;
+        for (const std::string& n : layer.inputs)
+            names.append(QString::fromStdString(n));
+        return names.join(QStringLiteral(", "));
+    }
+} // namespace
+
 LayerListModel::LayerListModel(NetworkDocument* doc, QObject* parent)
     : QAbstractListModel(parent)
     , m_doc(doc)
@@ -50,6 +60,9 @@ QVariant LayerListModel::data(const QModelIndex& index, int role) const
         QString text = QStringLiteral("%1  %2 · %3")
                            .arg(i)
                            .arg(QString::fromStdString(layer.name), QString::fromStdString(layerSummary(layer.spec)));
+        // A skip: the layers it reads when they are not simply the one above ("← conv1"; a concat lists all).
+        if (!layer.inputs.empty() && !shapes.readsLayerAbove(i))
+            text += QStringLiteral("  ← ") + inputsText(layer);
         if (ls && ls->ok)
             text += QStringLiteral("  → ") + QString::fromStdString(ls->out.str());
         return text;
@@ -72,6 +85,8 @@ QVariant LayerListModel::data(const QModelIndex& index, int role) const
         return QString::fromStdString(layerTypeName(layer.spec));
     case NameRole:
         return QString::fromStdString(layer.name);
+    case InputsRole:
+        return layer.inputs.empty() || shapes.readsLayerAbove(i) ? QString() : inputsText(layer);
     default:
         return {};
     }

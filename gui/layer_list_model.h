@@ -12,7 +12,7 @@ namespace convscope::gui {
 class LayerListModel : public QAbstractListModel {
     Q_OBJECT
 public:
-    enum Roles { ErrorRole = Qt::UserRole + 1, TypeRole, NameRole };
+    enum Roles { ErrorRole = Qt::UserRole + 1, TypeRole, NameRole, InputsRole }; // InputsRole: "conv1, up2" or empty
     static constexpr const char* kMimeType = "application/x-convscope-layer-row";
 
     explicit LayerListModel(NetworkDocument* doc, QObject* parent = nullptr);

@@ -89,27 +89,55 @@ NetworkDocument::~NetworkDocument()
     blockSignals(true);
 }
 
-void NetworkDocument::apply(
+bool NetworkDocument::refuse(const QString& message)
+{
+    Q_EMIT editRefused(message);
+    return false;
+}
+
+bool NetworkDocument::apply(
     const Network& after, const QString& text, int selectAfter, const QString& mergeKey, int selectBefore)
 {
     if (after.sameDescription(m_network) && after.name == m_network.name)
-        return;
+        return true;
+    try {
+        resolveInputs(after);
+    } catch (const std::exception& e) {
+        return refuse(tr("%1 refused: %2").arg(text, QString::fromStdString(e.what())));
+    }
     // The command's redo() applies `after` as it is pushed.
     m_undo.push(new SnapshotCommand(this, m_network, after, text, selectBefore, selectAfter, mergeIdFor(mergeKey)));
+    return true;
 }
 
-void NetworkDocument::setLayer(int index, const Layer& layer, const QString& text, const QString& mergeKey)
+bool NetworkDocument::setLayer(int index, const Layer& layer, const QString& text, const QString& mergeKey)
 {
     if (index < 0 || index >= int(m_network.layers.size()))
-        return;
+        return false;
     Network net = m_network;
     Layer& target = net.layers[size_t(index)];
+    const std::string oldName = target.name;
+    if (layer.name != oldName) {
+        const QString wanted = QString::fromStdString(layer.name);
+        if (layer.name.empty())
+            return refuse(tr("A layer needs a name."));
+        if (layer.name == kNetworkInputName)
+            return refuse(tr("\"input\" names the network's input in a layer's inputs; choose another name."));
+        for (const Layer& other : net.layers)
+            if (other.name == layer.name)
+                return refuse(tr("Cannot rename %1 to %2: another layer is called %2.")
+                                  .arg(QString::fromStdString(oldName), wanted));
+    }
     const bool changed = !target.sameDescription(layer);
     target = layer;
     // Parameters follow the description: drop the materialised tensors of an edited layer.
     if (changed)
         target.weight = target.bias = target.runningMean = target.runningVar = nullptr;
-    apply(net, text, index, mergeKey.isEmpty() ? QString() : mergeKey + QString::number(index), index);
+    // A rename follows into every layer that reads the old name, in the same undo step.
+    if (layer.name != oldName)
+        for (Layer& other : net.layers)
+            std::replace(other.inputs.begin(), other.inputs.end(), oldName, layer.name);
+    return apply(net, text, index, mergeKey.isEmpty() ? QString() : mergeKey + QString::number(index), index);
 }
 
 void NetworkDocument::insertLayer(int index, Layer layer)
@@ -122,14 +150,23 @@ void NetworkDocument::insertLayer(int index, Layer layer)
     apply(net, text, index);
 }
 
-void NetworkDocument::removeLayer(int index)
+bool NetworkDocument::removeLayer(int index)
 {
     if (index < 0 || index >= int(m_network.layers.size()))
-        return;
+        return false;
     Network net = m_network;
-    const QString text = tr("Remove %1").arg(QString::fromStdString(net.layers[size_t(index)].name));
+    const std::string name = net.layers[size_t(index)].name;
+    QStringList readers;
+    for (const Layer& other : net.layers)
+        if (std::find(other.inputs.begin(), other.inputs.end(), name) != other.inputs.end())
+            readers.append(QString::fromStdString(other.name));
+    if (!readers.isEmpty())
+        return refuse(tr("Cannot remove %1: %2 %3 it. Change their inputs first.")
+                          .arg(QString::fromStdString(name), readers.join(QStringLiteral(", ")),
+                              readers.size() == 1 ? tr("reads") : tr("read")));
+    const QString text = tr("Remove %1").arg(QString::fromStdString(name));
     net.layers.erase(net.layers.begin() + index);
-    apply(net, text, net.layers.empty() ? -1 : std::min(index, int(net.layers.size()) - 1), {}, index);
+    return apply(net, text, net.layers.empty() ? -1 : std::min(index, int(net.layers.size()) - 1), {}, index);
 }
 
 void NetworkDocument::duplicateLayer(int index)
@@ -144,16 +181,16 @@ void NetworkDocument::duplicateLayer(int index)
     apply(net, text, index + 1, {}, index);
 }
 
-void NetworkDocument::moveLayer(int from, int to)
+bool NetworkDocument::moveLayer(int from, int to)
 {
     const int n = int(m_network.layers.size());
     if (from < 0 || from >= n || to < 0 || to >= n || from == to)
-        return;
+        return false;
     Network net = m_network;
     Layer moved = std::move(net.layers[size_t(from)]);
     net.layers.erase(net.layers.begin() + from);
     net.layers.insert(net.layers.begin() + to, std::move(moved));
-    apply(net, tr("Move %1").arg(QString::fromStdString(net.layers[size_t(to)].name)), to, {}, from);
+    return apply(net, tr("Move %1").arg(QString::fromStdString(net.layers[size_t(to)].name)), to, {}, from);
 }
 
 void NetworkDocument::setInput(const InputSpec& input, const QString& text, const QString& mergeKey)

@@ -24,15 +24,19 @@ public:
 
     // Pushes an undoable edit. `selectAfter` is the layer to select once it is applied (-1: keep).
     // Edits with the same non-empty `mergeKey` in a row collapse into one undo step (spin-box scrolling).
-    void apply(const Network& after, const QString& text, int selectAfter = -1, const QString& mergeKey = {},
+    // An edit that would leave a layer reading a name that is not above it (a move past its source, an input
+    // picked from below) is refused: nothing is pushed, editRefused says why, and false is returned.
+    bool apply(const Network& after, const QString& text, int selectAfter = -1, const QString& mergeKey = {},
         int selectBefore = -1);
 
-    // Convenience edits, all undoable.
-    void setLayer(int index, const Layer& layer, const QString& text, const QString& mergeKey = {});
+    // Convenience edits, all undoable. Renaming a layer (setLayer with a new name) renames it in every layer
+    // that reads it, in the same undo step; a name already used, "input" or empty is refused. Removing a layer
+    // that others read by name is refused, naming them.
+    bool setLayer(int index, const Layer& layer, const QString& text, const QString& mergeKey = {});
     void insertLayer(int index, Layer layer); // name made unique when empty or taken
-    void removeLayer(int index);
+    bool removeLayer(int index);
     void duplicateLayer(int index);
-    void moveLayer(int from, int to); // `to` is the final index of the moved layer
+    bool moveLayer(int from, int to); // `to` is the final index of the moved layer
     void setInput(const InputSpec& input, const QString& text, const QString& mergeKey = {});
     void setNetworkName(const QString& name);
 
@@ -52,9 +56,12 @@ Q_SIGNALS:
     void networkChanged(int select);
     void filePathChanged(const QString& path);
     void modifiedChanged(bool modified);
+    // An edit was refused; `message` says why and what to do (shown by the layer list and the editor).
+    void editRefused(const QString& message);
 
 private:
     void setNetworkInternal(const Network& net, int select);
+    bool refuse(const QString& message);
 
     Network m_network;
     ShapeReport m_shapes;

@@ -3,7 +3,10 @@
 #include "gui/layer_editor.h"
 #include "gui/layer_list_model.h"
 
+#include "compute/layer_kinds.h"
+
 #include <QAction>
+#include <QLabel>
 #include <QListView>
 #include <QMenu>
 #include <QScrollArea>
@@ -18,23 +21,8 @@ namespace convscope::gui {
 namespace {
     QString menuLabel(const QString& type)
     {
-        static const QMap<QString, QString> labels = {
-            { QStringLiteral("conv2d"), QStringLiteral("Conv2d") },
-            { QStringLiteral("conv_transpose2d"), QStringLiteral("ConvTranspose2d") },
-            { QStringLiteral("maxpool2d"), QStringLiteral("MaxPool2d") },
-            { QStringLiteral("avgpool2d"), QStringLiteral("AvgPool2d") },
-            { QStringLiteral("global_avgpool2d"), QStringLiteral("Global AvgPool2d") },
-            { QStringLiteral("batchnorm2d"), QStringLiteral("BatchNorm2d") },
-            { QStringLiteral("relu"), QStringLiteral("ReLU") },
-            { QStringLiteral("leaky_relu"), QStringLiteral("LeakyReLU") },
-            { QStringLiteral("sigmoid"), QStringLiteral("Sigmoid") },
-            { QStringLiteral("tanh"), QStringLiteral("Tanh") },
-            { QStringLiteral("elu"), QStringLiteral("ELU") },
-            { QStringLiteral("flatten"), QStringLiteral("Flatten") },
-            { QStringLiteral("linear"), QStringLiteral("Linear") },
-            { QStringLiteral("softmax"), QStringLiteral("Softmax") },
-        };
-        return labels.value(type, type);
+        const LayerKindInfo* kind = findLayerKind(type.toStdString());
+        return kind ? QString::fromUtf8(kind->label) : type;
     }
 } // namespace
 
@@ -68,7 +56,9 @@ NetworkPanel::NetworkPanel(NetworkDocument* doc, QWidget* parent)
             m_doc->insertLayer(at, std::move(layer));
         });
         m_addActions.insert(t, a);
-        if (t == QLatin1String("avgpool2d") || t == QLatin1String("batchnorm2d") || t == QLatin1String("elu"))
+        // A separator between families (convolutions | pooling | normalisation | activations | ...), from the table.
+        const LayerKindInfo* kind = findLayerKind(type);
+        if (kind && kind->index + 1 < kLayerKinds.size() && kLayerKinds[kind->index + 1].family != kind->family)
             m_addMenu->addSeparator();
     }
     auto* style = this->style();
@@ -122,7 +112,19 @@ NetworkPanel::NetworkPanel(NetworkDocument* doc, QWidget* parent)
     box->setContentsMargins(0, 0, 0, 0);
     box->setSpacing(0);
     box->addWidget(toolbar);
+    // An edit the document refused (removing a layer others read, a move past a layer's source): said here until
+    // the next change.
+    m_refusal = new QLabel(this);
+    m_refusal->setObjectName(QStringLiteral("editRefused"));
+    m_refusal->setWordWrap(true);
+    m_refusal->setStyleSheet(QStringLiteral("QLabel { color: #b71c1c; background: #ffebee; padding: 4px; }"));
+    m_refusal->hide();
+    box->addWidget(m_refusal);
     box->addWidget(splitter, 1);
+    connect(m_doc, &NetworkDocument::editRefused, this, [this](const QString& message) {
+        m_refusal->setText(QStringLiteral("⚠ ") + message);
+        m_refusal->show();
+    });
 
     connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& i) {
         if (i.isValid())
@@ -132,6 +134,7 @@ NetworkPanel::NetworkPanel(NetworkDocument* doc, QWidget* parent)
         Q_EMIT currentLayerChanged(i.isValid() ? i.row() : -1);
     });
     connect(m_doc, &NetworkDocument::networkChanged, this, [this](int select) {
+        m_refusal->hide();
         const int rows = m_model->rowCount();
         int want = select >= 0 ? select : (currentLayer() >= 0 ? currentLayer() : m_lastCurrent);
         if (want < 0 && rows > 0)

@@ -8,6 +8,7 @@
 #include <QWidget>
 
 class QAction;
+class QLabel;
 class QListView;
 class QMenu;
 
@@ -51,6 +52,7 @@ private:
     QAction* m_up;
     QAction* m_down;
     int m_lastCurrent = -1; // survives a model reset
+    QLabel* m_refusal = nullptr;
 };
 
 } // namespace convscope::gui

@@ -69,6 +69,8 @@ QVariant ShapesModel::headerData(int section, Qt::Orientation orientation, int r
         return tr("FLOPs");
     case Memory:
         return tr("Memory");
+    case Live:
+        return tr("Live");
     case Time:
         if (m_run && m_selection < int(m_run->result.selections.size()))
             return tr("Median · %1")
@@ -111,6 +113,8 @@ QVariant ShapesModel::data(const QModelIndex& index, int role) const
                 return formatCount(t.flops);
             case Memory:
                 return formatBytes(t.bytesRead + t.bytesWritten);
+            case Live:
+                return tr("peak %1").arg(formatBytes(double(m_report.peakBytes)));
             case Time:
                 if (m_run && m_selection < int(m_run->result.selections.size())) {
                     const auto& sel = m_run->result.selections[size_t(m_selection)];
@@ -141,6 +145,8 @@ QVariant ShapesModel::data(const QModelIndex& index, int role) const
             return s.ok ? formatCount(s.cost.flops) : QString();
         case Memory:
             return s.ok ? formatBytes(double(s.out.bytes())) : QString();
+        case Live:
+            return s.ok ? formatBytes(double(s.liveBytes)) : QString();
         case Time:
             if (m_run && m_run->network.layers.size() == m_layers.size()
                 && m_selection < int(m_run->result.selections.size())) {
@@ -158,6 +164,9 @@ QVariant ShapesModel::data(const QModelIndex& index, int role) const
             return tr("output %1 · reads %2 · writes %3")
                 .arg(formatBytes(double(s.out.bytes())), formatBytes(s.cost.bytesRead),
                     formatBytes(s.cost.bytesWritten));
+        if (col == Live)
+            return tr("tensors alive while this layer runs: its output, its inputs and every earlier output a later "
+                      "layer still reads");
         if (col == Flops)
             return tr("%1 FLOPs (multiply and add counted as 2) · intensity %2 FLOP/byte")
                 .arg(QString::number(s.cost.flops, 'f', 0), QString::number(s.cost.intensity(), 'f', 2));

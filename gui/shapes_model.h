@@ -14,7 +14,9 @@ namespace convscope::gui {
 class ShapesModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Index, Name, Type, OutputShape, Params, Flops, Memory, Time, ColumnCount };
+    // Live: the bytes of every tensor alive while the layer runs (a skip keeps its tensor alive); the totals row
+    // shows the peak.
+    enum Column { Index, Name, Type, OutputShape, Params, Flops, Memory, Live, Time, ColumnCount };
     explicit ShapesModel(QObject* parent = nullptr);
 
     void setNetwork(const Network& net, const ShapeReport& shapes);

@@ -21,7 +21,7 @@ void poison(Tensor& t) { t.fill(std::numeric_limits<float>::quiet_NaN()); }
 Network fusableNetwork(const LayerSpec& activation, int64_t batch, int64_t height, int64_t width)
 {
     auto layer = [](const std::string& name, LayerSpec spec, const std::string& init, uint64_t seed) {
-        Layer l { name, std::move(spec), {}, {}, {}, {}, {}, {} };
+        Layer l { name, std::move(spec), {}, {}, {}, {}, {}, {}, {} };
         l.init.kind = init;
         l.init.seed = seed;
         return l;

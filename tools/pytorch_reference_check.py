@@ -4,6 +4,9 @@
 For each case it writes a network JSON whose weights and input are .npy files, runs
 `convscope-cli run --dump-outputs`, and compares every layer's output with torch.nn.functional evaluated in
 float64 on the same float32 data. Passes when every layer's relative L2 error is <= the tolerance.
+Networks are graphs: besides chains of every single-input kind (relu6, hardswish, hardsigmoid, silu, pad in its three
+modes, identity and dropout included), layers read earlier layers by name through add (2 or 3 inputs), mul (same
+shape, or a global-average-pool → sigmoid gate broadcast as squeeze-and-excitation does) and concat.
 
     python3 tools/pytorch_reference_check.py --cli build/dev/bin/convscope-cli --cases 200 [--backends cuda.tiled]
 """
@@ -134,8 +137,38 @@ def bn_case(c, x, rng):
     return layer, lambda v: F.batch_norm(v, t(mean), t(var), t(weight), t(bias), False, 0.0, eps)
 
 
+def pad_case(c, x, rng):
+    h, w = x.shape[2], x.shape[3]
+    mode = rng.choice(["constant", "reflect", "replicate"])
+    top, bottom, left, right = (rng.randint(0, 3) for _ in range(4))
+    if mode == "reflect":
+        top, bottom = min(top, h - 1), min(bottom, h - 1)
+        left, right = min(left, w - 1), min(right, w - 1)
+    layer = {"type": "pad", "padding": [top, bottom, left, right], "mode": mode}
+    value = 0.0
+    if mode == "constant":
+        value = rng.choice([0.0, -1.5])
+        layer["value"] = value
+    # F.pad's tuple is (left, right, top, bottom); the file's is [top, bottom, left, right].
+    return layer, lambda t: F.pad(t, (left, right, top, bottom), mode, value) if mode == "constant" else F.pad(
+        t, (left, right, top, bottom), mode)
+
+
 def act_case(c, x, rng):
-    kind = rng.choice(["relu", "leaky_relu", "sigmoid", "tanh", "elu", "softmax"])
+    kind = rng.choice(["relu", "leaky_relu", "sigmoid", "tanh", "elu", "softmax", "relu6", "hardswish",
+                       "hardsigmoid", "silu", "identity", "dropout"])
+    if kind == "relu6":
+        return {"type": "relu6"}, F.relu6
+    if kind == "hardswish":
+        return {"type": "hardswish"}, F.hardswish
+    if kind == "hardsigmoid":
+        return {"type": "hardsigmoid"}, F.hardsigmoid
+    if kind == "silu":
+        return {"type": "silu"}, F.silu
+    if kind == "identity":
+        return {"type": "identity"}, lambda t: t
+    if kind == "dropout":
+        return {"type": "dropout", "p": 0.3}, lambda t: F.dropout(t, 0.3, training=False)
     if kind == "relu":
         return {"type": "relu"}, F.relu
     if kind == "leaky_relu":
@@ -156,17 +189,60 @@ def make_case(rng, folder):
     n = rng.randint(1, 3)
     ch = rng.randint(1, 6)
     h, w = rng.randint(3, 20), rng.randint(3, 20)
-    x = c.rand(n, ch, h, w)
+    # Values in ±4 reach the bends of relu6, hardswish and hardsigmoid (±3, 6) on both sides.
+    x = c.rand(n, ch, h, w, scale=4.0)
     np.save(os.path.join(folder, "input.npy"), x)
-    funcs = []
-    cur = torch.from_numpy(x).double()
-    layers = []
-    for _ in range(rng.randint(1, 4)):
-        kind = rng.choice(["conv", "conv", "convt", "max", "avg", "bn", "act", "gap"])
+    funcs, layers = [], []
+    hist = [("input", torch.from_numpy(x).double())]  # every tensor a later layer may read, by name
+
+    def push(layer, out, inputs=None):
+        layer["name"] = f"l{len(layers)}"
+        if inputs is not None:
+            layer["inputs"] = inputs
+        layers.append(layer)
+        funcs.append(out)
+        hist.append((layer["name"], out))
+        return out
+
+    for _ in range(rng.randint(1, 5)):
+        cur_name, cur = hist[-1]
+        kind = rng.choice(["conv", "conv", "convt", "max", "avg", "bn", "act", "act", "gap", "pad", "add", "mul",
+                           "concat"])
+        if kind == "add":
+            same = [nm for nm, t in hist[:-1] if t.shape == cur.shape] or [cur_name]
+            names = [cur_name] + [rng.choice(same) for _ in range(rng.randint(1, 2))]
+            rng.shuffle(names)
+            tensors = dict(hist)
+            out = tensors[names[0]]
+            for nm in names[1:]:
+                out = out + tensors[nm]
+            push({"type": "add"}, out, names)
+            continue
+        if kind == "mul":
+            if rng.random() < 0.5:  # squeeze-and-excitation: gap → sigmoid → x · gate
+                g = push({"type": "global_avgpool2d"}, cur.mean((2, 3), keepdim=True))
+                gate = push({"type": "sigmoid"}, torch.sigmoid(g))
+                names = [cur_name, hist[-1][0]]
+                rng.shuffle(names)
+                push({"type": "mul"}, cur * gate, names)
+            else:
+                same = [nm for nm, t in hist[:-1] if t.shape == cur.shape] or [cur_name]
+                other = rng.choice(same)
+                push({"type": "mul"}, cur * dict(hist)[other], [cur_name, other])
+            continue
+        if kind == "concat":
+            fits = [nm for nm, t in hist[:-1] if t.dim() == 4 and t.shape[0] == cur.shape[0]
+                    and t.shape[2:] == cur.shape[2:]] or [cur_name]
+            names = [cur_name] + [rng.choice(fits) for _ in range(rng.randint(1, 2))]
+            rng.shuffle(names)
+            tensors = dict(hist)
+            push({"type": "concat"}, torch.cat([tensors[nm] for nm in names], 1), names)
+            continue
         for _attempt in range(10):
             made = {"conv": lambda: conv_case(c, cur, rng), "convt": lambda: convt_case(c, cur, rng),
                     "max": lambda: pool_case(c, cur, rng, "max"), "avg": lambda: pool_case(c, cur, rng, "avg"),
                     "bn": lambda: bn_case(c, cur, rng), "act": lambda: act_case(c, cur, rng),
+                    "pad": lambda: pad_case(c, cur, rng),
                     "gap": lambda: ({"type": "global_avgpool2d"}, lambda t: t.mean((2, 3), keepdim=True))}[kind]()
             if made:
                 break
@@ -176,21 +252,17 @@ def make_case(rng, folder):
         nxt = f(cur)
         if nxt.numel() == 0 or nxt.shape[2] < 1 or nxt.shape[3] < 1:
             break
-        layer["name"] = f"l{len(layers)}"
-        layers.append(layer); funcs.append(nxt)
-        cur = nxt
+        push(layer, nxt)
+    cur = hist[-1][1]
     if rng.random() < 0.4:
         feats = cur.shape[1] * cur.shape[2] * cur.shape[3]
         wt, b = c.rand(rng.randint(1, 12), feats, scale=0.3), None
         b = c.rand(wt.shape[0])
-        layers.append({"type": "flatten", "name": f"l{len(layers)}"})
-        cur = cur.flatten(1); funcs.append(cur)
-        layers.append({"type": "linear", "name": f"l{len(layers)}", "out_features": wt.shape[0],
-                       "init": {"weight": c.save(wt), "bias": c.save(b)}})
-        cur = F.linear(cur, torch.from_numpy(wt).double(), torch.from_numpy(b).double()); funcs.append(cur)
+        cur = push({"type": "flatten"}, cur.flatten(1))
+        cur = push({"type": "linear", "out_features": wt.shape[0], "init": {"weight": c.save(wt), "bias": c.save(b)}},
+                   F.linear(cur, torch.from_numpy(wt).double(), torch.from_numpy(b).double()))
         if rng.random() < 0.5:
-            layers.append({"type": "softmax", "name": f"l{len(layers)}"})
-            cur = F.softmax(cur, 1); funcs.append(cur)
+            cur = push({"type": "softmax"}, F.softmax(cur, 1))
     net = {"format": "convscope-network", "version": 1, "name": "pytorch-check",
            "input": {"batch": n, "channels": ch, "height": h, "width": w, "source": "input.npy"}, "layers": layers}
     with open(os.path.join(folder, "net.json"), "w") as fh:
@@ -207,7 +279,7 @@ def main():
     ap.add_argument("--tolerance", type=float, default=1e-5)
     args = ap.parse_args()
     rng = random.Random(args.seed)
-    worst, failures, layers_checked = 0.0, 0, 0
+    worst, failures, layers_checked, per_kind, refused = 0.0, 0, 0, {}, 0
     for case in range(args.cases):
         with tempfile.TemporaryDirectory() as folder:
             layers, refs = make_case(rng, folder)
@@ -218,6 +290,9 @@ def main():
                 p = subprocess.run([args.cli, "run", os.path.join(folder, "net.json"), "--backends", sel, "--warmup",
                                     "0", "--repeat", "1", "--reference", "none", "--dump-outputs", out],
                                    capture_output=True, text=True)
+                if p.returncode == 3 and "unsupported" in p.stderr:
+                    refused += 1  # supports() said no, with its reason: nothing to compare
+                    continue
                 if p.returncode != 0:
                     failures += 1
                     print(f"case {case} {sel}: exit {p.returncode}: {p.stderr.strip()}\n{json.dumps(layers)}")
@@ -233,18 +308,21 @@ def main():
                     finite = np.isfinite(r)
                     if not np.array_equal(got[~finite], r[~finite], equal_nan=True):
                         failures += 1
-                        print(f"case {case} {sel} layer {i} {layer['type']}: non-finite elements differ")
+                        print(f"case {case} {sel} layer {i} {layer['type']}: non-finite elements differ\n"
+                              f"{json.dumps(layers)}")
                         break
                     diff = np.where(finite, got - np.where(finite, r, 0.0), 0.0)
                     err = np.linalg.norm(diff) / max(np.linalg.norm(np.where(finite, r, 0.0)), 1e-30)
                     layers_checked += 1
+                    per_kind[layer["type"]] = per_kind.get(layer["type"], 0) + 1
                     worst = max(worst, err)
                     if not err <= args.tolerance:
                         failures += 1
                         print(f"case {case} {sel} layer {i} {layer['type']}: rel L2 {err:.3e}\n{json.dumps(layer)}")
                         break
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(per_kind.items()))
     print(f"pytorch check: {args.cases} cases, {layers_checked} layer outputs, worst rel L2 {worst:.2e}, "
-          f"{failures} failures")
+          f"{failures} failures, {refused} runs refused by a backend's supports()\nlayer outputs per kind: {kinds}")
     sys.exit(1 if failures else 0)
 
 

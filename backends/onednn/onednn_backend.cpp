@@ -13,10 +13,16 @@
 //   avgpool2d         pooling_avg_include_padding / pooling_avg_exclude_padding (count_include_pad)
 //   global_avgpool2d  pooling over the whole plane
 //   batchnorm2d       batch_normalization_forward, inference with global statistics, scale and shift
-//   activations       eltwise_forward: relu, relu with alpha (leaky), logistic, tanh, elu
+//   activations       eltwise_forward: relu, relu with alpha (leaky), logistic, tanh, elu, clip [0, 6] (relu6),
+//                     hardswish, swish with alpha 1 (silu), linear x/6 + 1/2 with a clip [0, 1] post-op (hardsigmoid:
+//                     oneDNN 2.6 has no hardsigmoid of its own)
 //   linear            inner_product_forward on [N, F]
 //   softmax           softmax_forward over axis 1
-//   flatten           a copy (a view everywhere else)
+//   add               binary_add for two inputs, sum (scales 1) for more
+//   mul               binary_mul; an [N, C, 1, 1] input is oneDNN's broadcast src1
+//   concat            concat over axis 1
+//   flatten, identity, dropout   a copy (a view or nothing everywhere else)
+//   pad               refused: oneDNN has no padding primitive
 //
 // Layout: every layer takes and gives NCHW float32 like every other backend, so layers chain and can be
 // compared. Convolutions and inner products let oneDNN choose its layouts (format_tag::any, usually
@@ -33,6 +39,7 @@
 #include "compute/backend_registry.h"
 #include "compute/cpu/layer_clock.h"
 #include "compute/error.h"
+#include "compute/layer_kinds.h"
 #include "compute/nvtx.h"
 
 #include <dnnl.hpp>
@@ -122,7 +129,12 @@ namespace {
     // What one layer runs: the primitive descriptor and its parameters in PyTorch's layouts.
     struct Plan {
         std::optional<dnnl::primitive_desc> pd;
-        bool flatten = false;
+        bool flatten = false; // a copy of the one input (flatten, identity, dropout)
+        // Several NCHW inputs, passed as DNNL_ARG_SRC_0 / _1 (binary) or DNNL_ARG_MULTIPLE_SRC + k (sum, concat);
+        // `swapped`: the binary primitive's src0 is the layer's second input (so a broadcast input is src1).
+        bool multi = false, binary = false, swapped = false;
+        std::optional<dnnl::primitive> multiPrimitive; // multi-input layers (sum and concat have no primitive_desc)
+        std::string multiImpl;
         bool flatSrc = false; // linear: the source is [N, F]
         std::vector<std::pair<int, memory::desc>> params; // arg id, user (PyTorch) layout
         std::vector<std::shared_ptr<const Tensor>> paramData; // same order; null when only planning
@@ -228,11 +240,13 @@ namespace {
                         param(DNNL_ARG_SCALE, vector(in.c), layer ? layer->weight : nullptr);
                     if (hasShift)
                         param(DNNL_ARG_SHIFT, vector(in.c), layer ? layer->bias : nullptr);
-                } else if constexpr (
-                    std::is_same_v<S,
-                        ReLU> || std::is_same_v<S, LeakyReLU> || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU>) {
+                } else if constexpr (std::is_same_v<S, ReLU> || std::is_same_v<S, LeakyReLU>
+                    || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU>
+                    || std::is_same_v<S, ReLU6> || std::is_same_v<S, Hardswish> || std::is_same_v<S, Hardsigmoid>
+                    || std::is_same_v<S, SiLU>) {
                     dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;
-                    float alpha = 0;
+                    float alpha = 0, beta = 0;
+                    dnnl::primitive_attr attr;
                     if constexpr (std::is_same_v<S, LeakyReLU>)
                         alpha = float(s.negative_slope);
                     else if constexpr (std::is_same_v<S, Sigmoid>)
@@ -242,9 +256,26 @@ namespace {
                     else if constexpr (std::is_same_v<S, ELU>) {
                         alg = dnnl::algorithm::eltwise_elu;
                         alpha = float(s.alpha);
+                    } else if constexpr (std::is_same_v<S, ReLU6>) {
+                        alg = dnnl::algorithm::eltwise_clip;
+                        beta = 6.0f;
+                    } else if constexpr (std::is_same_v<S, Hardswish>) {
+                        alg = dnnl::algorithm::eltwise_hardswish;
+                        alpha = 1.0f / 6.0f; // oneDNN 3 reads these; 2.6 fixes them to the same values
+                        beta = 0.5f;
+                    } else if constexpr (std::is_same_v<S, Hardsigmoid>) {
+                        alg = dnnl::algorithm::eltwise_linear;
+                        alpha = 1.0f / 6.0f;
+                        beta = 0.5f;
+                        dnnl::post_ops ops;
+                        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 1.0f);
+                        attr.set_post_ops(ops);
+                    } else if constexpr (std::is_same_v<S, SiLU>) {
+                        alg = dnnl::algorithm::eltwise_swish;
+                        alpha = 1.0f;
                     }
-                    const dnnl::eltwise_forward::desc d(kInference, alg, nchw(in), alpha, 0.0f);
-                    plan.pd = dnnl::eltwise_forward::primitive_desc(d, eng);
+                    const dnnl::eltwise_forward::desc d(kInference, alg, nchw(in), alpha, beta);
+                    plan.pd = dnnl::eltwise_forward::primitive_desc(d, attr, eng);
                 } else if constexpr (std::is_same_v<S, Linear>) {
                     const int64_t features = in.c * in.h * in.w;
                     const memory::desc src({ in.n, features }, kF32, Tag::nc);
@@ -261,8 +292,46 @@ namespace {
                 } else if constexpr (std::is_same_v<S, Softmax>) {
                     const dnnl::softmax_forward::desc d(kInference, nchw(in), 1);
                     plan.pd = dnnl::softmax_forward::primitive_desc(d, eng);
-                } else if constexpr (std::is_same_v<S, Flatten>) {
+                } else if constexpr (std::is_same_v<S, Flatten> || std::is_same_v<S, Identity>
+                    || std::is_same_v<S, Dropout>) {
                     plan.flatten = true;
+                } else if constexpr (std::is_same_v<S, Add> || std::is_same_v<S, Concat>) {
+                    plan.multi = true;
+                    std::vector<memory::desc> srcs;
+                    for (const Shape& x : shape.ins)
+                        srcs.push_back(nchw(x));
+                    if constexpr (std::is_same_v<S, Concat>) {
+                        const dnnl::concat::primitive_desc pd(nchw(out), 1, srcs, eng);
+                        plan.multiPrimitive = dnnl::concat(pd);
+                        plan.multiImpl = pd.impl_info_str();
+                    } else if (srcs.size() == 2) {
+                        plan.binary = true;
+                        const dnnl::binary::desc d(dnnl::algorithm::binary_add, srcs[0], srcs[1], nchw(out));
+                        const dnnl::binary::primitive_desc pd(d, eng);
+                        plan.multiPrimitive = dnnl::binary(pd);
+                        plan.multiImpl = pd.impl_info_str();
+                    } else {
+                        const dnnl::sum::primitive_desc pd(nchw(out), std::vector<float>(srcs.size(), 1.0f), srcs, eng);
+                        plan.multiPrimitive = dnnl::sum(pd);
+                        plan.multiImpl = pd.impl_info_str();
+                    }
+                } else if constexpr (std::is_same_v<S, Mul>) {
+                    if (shape.ins.size() != 2)
+                        throw UnsupportedError("onednn: mul needs the shapes of its two inputs");
+                    plan.multi = plan.binary = true;
+                    // oneDNN broadcasts src1 only: the [N, C, 1, 1] gate goes second.
+                    plan.swapped = shape.ins.at(0) != out;
+                    const Shape& a = shape.ins.at(plan.swapped ? 1 : 0);
+                    const Shape& b = shape.ins.at(plan.swapped ? 0 : 1);
+                    const dnnl::binary::desc d(dnnl::algorithm::binary_mul, nchw(a), nchw(b), nchw(out));
+                    const dnnl::binary::primitive_desc pd(d, eng);
+                    plan.multiPrimitive = dnnl::binary(pd);
+                    plan.multiImpl = pd.impl_info_str();
+                } else if constexpr (std::is_same_v<S, Pad>) {
+                    throw UnsupportedError("onednn: pad has no oneDNN primitive (oneDNN 2.6 pads only inside a "
+                                           "convolution or pooling)");
+                } else {
+                    static_assert(dependent_false<S>, "onednn backend: a layer kind has no branch");
                 }
             },
             spec);
@@ -276,7 +345,9 @@ namespace {
 
     struct LayerRun {
         std::vector<Step> steps; // [src reorder], the op, [dst reorder]
-        memory src; // NCHW view of the previous layer's output (or the pass input)
+        memory src; // NCHW view of the layer's (first) input: the pass input or an earlier layer's output
+        std::vector<memory> srcs; // multi-input layers: one NCHW view per input, in the primitive's order
+        std::vector<int> srcSources; // the layer each of `srcs` reads (-1: the pass input)
         bool flatten = false;
         std::string note;
     };
@@ -331,15 +402,19 @@ namespace {
             if (got.n != want.n || got.c != want.c || got.h != want.h || got.w != want.w)
                 throw InputError("onednn: the input is " + got.str() + " but the network expects " + want.str());
             PassTiming timing;
+            const auto source = [&](int k) { return k < 0 ? input.data() : m_outputs[size_t(k)].data(); };
             for (size_t i = 0; i < m_runs.size(); ++i) {
                 LayerRun& run = m_runs[i];
-                const float* src = i == 0 ? input.data() : m_outputs[i - 1].data();
+                const float* src = source(m_shapes.layers[i].sources.at(0));
                 const nvtx::Range range(m_names[i], "onednn");
                 const double start = m_clock.nowMs();
                 if (run.flatten) {
                     std::memcpy(m_outputs[i].data(), src, size_t(m_outputs[i].numel()) * sizeof(float));
                 } else {
-                    run.src.set_data_handle(const_cast<float*>(src));
+                    if (run.srcs.empty())
+                        run.src.set_data_handle(const_cast<float*>(src));
+                    for (size_t k = 0; k < run.srcs.size(); ++k)
+                        run.srcs[k].set_data_handle(const_cast<float*>(source(run.srcSources[k])));
                     for (Step& step : run.steps)
                         step.primitive.execute(m_stream, step.args);
                     m_stream.wait();
@@ -388,15 +463,35 @@ namespace {
                 run.note = "copy";
                 return run;
             }
-            const dnnl::primitive_desc& pd = *plan.pd;
             const Shape& in = shape.in;
+            if (plan.multi) {
+                // NCHW in and out, no reorders: the inputs are bound per pass (see runPass).
+                std::unordered_map<int, memory> args;
+                std::vector<int> order;
+                for (size_t k = 0; k < shape.ins.size(); ++k)
+                    order.push_back(int(k));
+                if (plan.swapped)
+                    std::swap(order[0], order[1]);
+                for (size_t k = 0; k < order.size(); ++k) {
+                    const int from = order[k];
+                    run.srcs.push_back(memory(nchw(shape.ins[size_t(from)]), m_engine, nullptr));
+                    run.srcSources.push_back(shape.sources.at(size_t(from)));
+                    args[plan.binary ? (k == 0 ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1) : DNNL_ARG_MULTIPLE_SRC + int(k)]
+                        = run.srcs.back();
+                }
+                args[DNNL_ARG_DST] = memory(nchw(shape.out), m_engine, m_outputs[i].data());
+                run.steps.push_back({ *plan.multiPrimitive, std::move(args) });
+                run.note = plan.multiImpl;
+                return run;
+            }
+            const dnnl::primitive_desc& pd = *plan.pd;
             const memory::desc userSrc
                 = plan.flatSrc ? memory::desc({ in.n, in.c * in.h * in.w }, kF32, Tag::nc) : nchw(in);
             const memory::desc userDst = plan.flatSrc
                 ? memory::desc({ shape.out.n, shape.out.c * shape.out.h * shape.out.w }, kF32, Tag::nc)
                 : nchw(shape.out);
-            // The pass input's address is set per pass; start from any valid one.
-            run.src = memory(userSrc, m_engine, i == 0 ? nullptr : m_outputs[i - 1].data());
+            // The input's address is set per pass; start from any valid one.
+            run.src = memory(userSrc, m_engine, nullptr);
             memory dst(userDst, m_engine, m_outputs[i].data());
 
             std::unordered_map<int, memory> args;

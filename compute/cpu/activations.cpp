@@ -4,10 +4,15 @@
 //   Sigmoid    1 / (1 + e^−x)
 //   Tanh       tanh(x)
 //   ELU        x > 0 ? x : alpha · (e^x − 1)      (expm1, accurate near 0)
+//   ReLU6      min(max(x, 0), 6)                  (hardtanh(x, 0, 6); NaN stays NaN)
+//   Hardswish  x ≤ −3 ? 0 : x ≥ 3 ? x : x · (x + 3) / 6
+//   Hardsigmoid x ≤ −3 ? 0 : x ≥ 3 ? 1 : x / 6 + 1/2
+//   SiLU       x / (1 + e^−x)
 // The layer kind is resolved once with std::visit and the loop runs on a plain function, so the kind is not
 // re-examined per element. direct:: evaluates in double on one thread; fast:: in float across OpenMP threads.
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
+#include "compute/layer_kinds.h"
 
 #include <cmath>
 #include <type_traits>
@@ -47,8 +52,28 @@ namespace {
                     const Real alpha = static_cast<Real>(layer.alpha);
                     forEach<Real>(
                         in, out, parallel, [alpha](Real x) { return x > Real(0) ? x : alpha * std::expm1(x); });
-                } else {
+                } else if constexpr (std::is_same_v<Spec, ReLU6>) {
+                    forEach<Real>(in, out, parallel,
+                        [](Real x) { return x < Real(0) ? Real(0) : (x > Real(6) ? Real(6) : x); });
+                } else if constexpr (std::is_same_v<Spec, Hardswish>) {
+                    forEach<Real>(in, out, parallel, [](Real x) {
+                        return x <= Real(-3) ? Real(0) : (x >= Real(3) ? x : x * (x + Real(3)) / Real(6));
+                    });
+                } else if constexpr (std::is_same_v<Spec, Hardsigmoid>) {
+                    forEach<Real>(in, out, parallel, [](Real x) {
+                        return x <= Real(-3) ? Real(0) : (x >= Real(3) ? Real(1) : x / Real(6) + Real(0.5));
+                    });
+                } else if constexpr (std::is_same_v<Spec, SiLU>) {
+                    forEach<Real>(in, out, parallel, [](Real x) { return x / (Real(1) + std::exp(-x)); });
+                } else if constexpr (std::is_same_v<Spec, Conv2d> || std::is_same_v<Spec, ConvTranspose2d>
+                    || std::is_same_v<Spec, MaxPool2d> || std::is_same_v<Spec, AvgPool2d>
+                    || std::is_same_v<Spec, GlobalAvgPool2d> || std::is_same_v<Spec, BatchNorm2d>
+                    || std::is_same_v<Spec, Flatten> || std::is_same_v<Spec, Linear> || std::is_same_v<Spec, Softmax>
+                    || std::is_same_v<Spec, Add> || std::is_same_v<Spec, Mul> || std::is_same_v<Spec, Concat>
+                    || std::is_same_v<Spec, Pad> || std::is_same_v<Spec, Identity> || std::is_same_v<Spec, Dropout>) {
                     throw InputError("activation: " + layerTypeName(spec) + " is not an activation layer");
+                } else {
+                    static_assert(dependent_false<Spec>, "cpu activation: a layer kind is not handled");
                 }
             },
             spec);

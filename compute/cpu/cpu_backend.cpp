@@ -14,6 +14,7 @@
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/layer_clock.h"
 #include "compute/error.h"
+#include "compute/layer_kinds.h"
 #include "compute/nvtx.h"
 
 #include <cblas.h>
@@ -115,6 +116,9 @@ namespace {
                 throw Error("cpu: the shape report does not belong to this network ("
                     + std::to_string(shapes.layers.size()) + " shapes for " + std::to_string(net.layers.size())
                     + " layers)");
+            for (size_t i = 0; i < shapes.layers.size(); ++i)
+                if (shapes.layers[i].sources.empty())
+                    throw Error("cpu: layer " + std::to_string(i) + " has no resolved inputs");
             int64_t bytes = 0;
             for (const LayerShape& s : shapes.layers)
                 bytes += s.out.bytes();
@@ -150,11 +154,15 @@ namespace {
 
             PassTiming timing;
             timing.layerMs.reserve(m_layers.size());
+            std::vector<const Tensor*> ins;
             for (size_t i = 0; i < m_layers.size(); ++i) {
-                const Tensor& src = i == 0 ? input : m_outputs[i - 1];
+                // Every output stays allocated for fetchOutput, so a skip's tensor is simply still there.
+                ins.clear();
+                for (int src : m_shapes.layers[i].sources)
+                    ins.push_back(src < 0 ? &input : &m_outputs[size_t(src)]);
                 const nvtx::Range range(m_rangeNames[i], "cpu");
                 const double start = m_clock.nowMs();
-                runLayer(i, src, m_outputs[i]);
+                runLayer(i, ins, m_outputs[i]);
                 timing.layerMs.push_back(m_clock.nowMs() - start);
             }
             m_ran = true;
@@ -210,10 +218,19 @@ namespace {
         }
 
     private:
-        void runLayer(size_t i, const Tensor& in, Tensor& out)
+        static void copy(const Tensor& in, Tensor& out)
+        {
+            if (in.numel() != out.numel())
+                throw Error("cpu: a copy between tensors of different sizes");
+            std::memcpy(out.data(), in.data(), size_t(in.numel()) * sizeof(float));
+        }
+
+        // Every kind is named; a kind added to LayerSpec without a branch here does not compile.
+        void runLayer(size_t i, const std::vector<const Tensor*>& ins, Tensor& out)
         {
             const Layer& layer = m_layers[i];
             const Padding2d& pad = m_shapes.layers[i].resolvedPadding;
+            const Tensor& in = *ins.at(0);
             std::visit(
                 [&](const auto& spec) {
                     using Spec = std::decay_t<decltype(spec)>;
@@ -246,21 +263,34 @@ namespace {
                             ? cpu::fast::batchNorm2d(in, mean, var, layer.weight.get(), layer.bias.get(), spec.eps, out)
                             : cpu::direct::batchNorm2d(
                                 in, mean, var, layer.weight.get(), layer.bias.get(), spec.eps, out);
-                    } else if constexpr (std::is_same_v<Spec, Flatten>) {
-                        // A view everywhere else; here a copy into the preallocated [N, C·H·W] buffer.
-                        if (in.numel() != out.numel())
-                            throw Error("flatten: input and output sizes differ");
-                        std::memcpy(out.data(), in.data(), size_t(in.numel()) * sizeof(float));
+                    } else if constexpr (std::is_same_v<Spec, Flatten> || std::is_same_v<Spec, Identity>
+                        || std::is_same_v<Spec, Dropout>) {
+                        // A view (flatten) or nothing (identity, dropout at inference) elsewhere; here a copy into
+                        // the preallocated output, so every layer has an output of its own to show.
+                        copy(in, out);
                     } else if constexpr (std::is_same_v<Spec, Linear>) {
                         const Tensor& w = requireParameter(layer.weight, layer, "weight");
                         m_fast ? cpu::fast::linear(in, w, layer.bias.get(), out)
                                : cpu::direct::linear(in, w, layer.bias.get(), out);
                     } else if constexpr (std::is_same_v<Spec, Softmax>) {
                         m_fast ? cpu::fast::softmax(in, out) : cpu::direct::softmax(in, out);
-                    } else {
-                        // ReLU, LeakyReLU, Sigmoid, Tanh, ELU
+                    } else if constexpr (std::is_same_v<Spec, ReLU> || std::is_same_v<Spec, LeakyReLU>
+                        || std::is_same_v<Spec, Sigmoid> || std::is_same_v<Spec, Tanh> || std::is_same_v<Spec, ELU>
+                        || std::is_same_v<Spec, ReLU6> || std::is_same_v<Spec, Hardswish>
+                        || std::is_same_v<Spec, Hardsigmoid> || std::is_same_v<Spec, SiLU>) {
                         m_fast ? cpu::fast::activation(in, layer.spec, out)
                                : cpu::direct::activation(in, layer.spec, out);
+                    } else if constexpr (std::is_same_v<Spec, Add>) {
+                        m_fast ? cpu::fast::add(ins, out) : cpu::direct::add(ins, out);
+                    } else if constexpr (std::is_same_v<Spec, Mul>) {
+                        m_fast ? cpu::fast::mul(*ins.at(0), *ins.at(1), out)
+                               : cpu::direct::mul(*ins.at(0), *ins.at(1), out);
+                    } else if constexpr (std::is_same_v<Spec, Concat>) {
+                        m_fast ? cpu::fast::concat(ins, out) : cpu::direct::concat(ins, out);
+                    } else if constexpr (std::is_same_v<Spec, Pad>) {
+                        m_fast ? cpu::fast::pad(in, spec, out) : cpu::direct::pad(in, spec, out);
+                    } else {
+                        static_assert(dependent_false<Spec>, "cpu backend: a layer kind has no branch");
                     }
                 },
                 layer.spec);
@@ -298,11 +328,28 @@ namespace {
         }
         Availability availability() const override { return { true, {} }; }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }
-        Support supports(const std::string& algorithm, const LayerSpec&, const LayerShape&) const override
+        Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape&) const override
         {
             if (!known(algorithm))
                 return { false, "cpu has no algorithm \"" + algorithm + "\" (it has direct, im2col_gemm, tap_gemm)" };
-            return { true, {} };
+            return std::visit(
+                [](const auto& l) -> Support {
+                    using T = std::decay_t<decltype(l)>;
+                    // Every kind the session's runLayer dispatches; a new kind must be added here and there.
+                    if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d>
+                        || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>
+                        || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d>
+                        || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid>
+                        || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6>
+                        || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>
+                        || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax>
+                        || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat>
+                        || std::is_same_v<T, Pad> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>)
+                        return { true, {} };
+                    else
+                        static_assert(dependent_false<T>, "cpu backend: supports() does not know a layer kind");
+                },
+                spec);
         }
         std::unique_ptr<BackendSession> createSession(
             const std::string& algorithm, const SessionOptions& options) override

@@ -12,6 +12,8 @@
 #include "compute/layer_spec.h"
 #include "compute/tensor.h"
 
+#include <vector>
+
 namespace convscope::cpu {
 
 namespace direct {
@@ -28,6 +30,14 @@ namespace direct {
     void activation(const Tensor& in, const LayerSpec& spec, Tensor& out); // ReLU, LeakyReLU, Sigmoid, Tanh, ELU
     void linear(const Tensor& in, const Tensor& weight, const Tensor* bias, Tensor& out);
     void softmax(const Tensor& in, Tensor& out); // over dim 1
+    // Element-wise sum of two or more inputs of out's shape, summed in double.
+    void add(const std::vector<const Tensor*>& ins, Tensor& out);
+    // a · b element-wise; either may be [N, C, 1, 1] and is broadcast over the other's H and W.
+    void mul(const Tensor& a, const Tensor& b, Tensor& out);
+    // The inputs' channels one after the other (torch.cat dim 1).
+    void concat(const std::vector<const Tensor*>& ins, Tensor& out);
+    // Constant, reflect or replicate padding of H and W (Pad::padding is [top, bottom, left, right]).
+    void pad(const Tensor& in, const Pad& spec, Tensor& out);
 } // namespace direct
 
 namespace fast {
@@ -55,6 +65,11 @@ namespace fast {
     void activation(const Tensor& in, const LayerSpec& spec, Tensor& out);
     void linear(const Tensor& in, const Tensor& weight, const Tensor* bias, Tensor& out);
     void softmax(const Tensor& in, Tensor& out);
+    // As direct::, in float across OpenMP threads (add sums in the order the inputs are named, as PyTorch's x + y + z).
+    void add(const std::vector<const Tensor*>& ins, Tensor& out);
+    void mul(const Tensor& a, const Tensor& b, Tensor& out);
+    void concat(const std::vector<const Tensor*>& ins, Tensor& out);
+    void pad(const Tensor& in, const Pad& spec, Tensor& out);
 } // namespace fast
 
 } // namespace convscope::cpu

@@ -93,12 +93,31 @@ GpuSessionBase::~GpuSessionBase()
 
 void GpuSessionBase::makeCurrent() const { CONVSCOPE_CUDA_CHECK(cudaSetDevice(m_device)); }
 
+std::string gpuRefusesKind(const LayerSpec& spec, const std::string& selection)
+{
+    if (std::holds_alternative<ReLU6>(spec) || std::holds_alternative<Hardswish>(spec)
+        || std::holds_alternative<Hardsigmoid>(spec) || std::holds_alternative<SiLU>(spec)
+        || std::holds_alternative<Add>(spec) || std::holds_alternative<Mul>(spec)
+        || std::holds_alternative<Concat>(spec) || std::holds_alternative<Pad>(spec)
+        || std::holds_alternative<Identity>(spec) || std::holds_alternative<Dropout>(spec))
+        return selection + ": " + layerTypeName(spec) + " is not run by this backend yet";
+    return {};
+}
+
 void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
 {
     requireUsable();
     makeCurrent();
     if (!shapes.ok())
         throw InputError("cannot prepare a network whose shapes are invalid: " + shapes.firstError());
+    // The GPU sessions chain each layer onto the one above (minimal guard of issue 16's CPU part; see gpuRefusesKind).
+    for (size_t i = 0; i < net.layers.size(); ++i) {
+        if (!shapes.readsLayerAbove(i))
+            throw UnsupportedError("layer " + std::to_string(i) + " (" + net.layers[i].name
+                + ") reads a layer other than the one above: skip connections do not run on this GPU backend yet");
+        if (const std::string why = gpuRefusesKind(net.layers[i].spec, "this backend"); !why.empty())
+            throw UnsupportedError("layer " + std::to_string(i) + " (" + net.layers[i].name + "): " + why);
+    }
     m_net = net; // cheap: parameters are shared, immutable tensors
     m_shapes = shapes;
     m_prepared = false;

@@ -335,6 +335,8 @@ namespace {
                 return { false, sel + ": unknown algorithm" };
             if (!shape.ok)
                 return { false, sel + ": " + shape.error };
+            if (const std::string why = gpu::gpuRefusesKind(spec, sel); !why.empty())
+                return { false, why };
             if (shape.in.numel() > kMaxElements || shape.out.numel() > kMaxElements)
                 return { false, sel + ": tensors of more than 2^31 elements are unsupported (32-bit indexing)" };
             if (const auto* c = std::get_if<Conv2d>(&spec)) {

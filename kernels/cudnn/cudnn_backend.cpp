@@ -9,6 +9,7 @@
 #include "compute/error.h"
 #include "kernels/common/calibration.h"
 #include "kernels/common/device_info.h"
+#include "kernels/common/gpu_session.h"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/cudnn_session.h"
 #include "kernels/cudnn/cudnn_support.h"
@@ -91,6 +92,8 @@ namespace {
                 return { false, sel + ": unknown algorithm" };
             if (!shape.ok)
                 return { false, sel + ": " + shape.error };
+            if (const std::string why = gpu::gpuRefusesKind(spec, sel); !why.empty())
+                return { false, why };
             try {
                 if (shape.in.numel() > kMaxElements || shape.out.numel() > kMaxElements)
                     return { false, sel + ": tensors of more than 2^31 elements are unsupported (cuDNN's int sizes)" };

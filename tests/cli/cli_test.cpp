@@ -74,17 +74,44 @@ const char* kTinyNet = R"({"format": "convscope-network", "version": 1, "name": 
 TEST_CASE("every example passes shapes and runs on both CPU algorithms", "[cli]")
 {
     const auto nets = examples();
-    REQUIRE(nets.size() >= 6);
+    REQUIRE(nets.size() >= 9);
     for (const auto& net : nets) {
         INFO(net);
         const Result shapes = cli("shapes " + quote(net));
         CHECK(shapes.status == 0);
         CHECK(shapes.output.find("total") != std::string::npos);
-        const Result run = cli("run " + quote(net) + " --backends cpu.direct,cpu.im2col_gemm --warmup 0 --repeat 1");
+        const Result run = cli(
+            "run " + quote(net) + " --backends cpu.direct,cpu.im2col_gemm,cpu.tap_gemm+fused --warmup 0 --repeat 1");
         CHECK(run.status == 0);
         CHECK(run.output.find("cpu.im2col_gemm ms") != std::string::npos);
         CHECK(run.output.find("FAIL") == std::string::npos);
     }
+}
+
+TEST_CASE("a layer input that names nothing above it is exit 2 naming the layer and the name", "[cli]")
+{
+    test::TempDir dir;
+    const auto bad = [&](const std::string& layers) {
+        const fs::path p = dir.path / "skip.json";
+        writeText(p,
+            R"({"format": "convscope-network", "version": 1, "name": "skip",
+            "input": {"batch": 1, "channels": 2, "height": 5, "width": 5, "source": "random"}, "layers": [)"
+                + layers + "]}");
+        return cli("shapes " + quote(p));
+    };
+    Result r = bad(R"({"type": "relu", "name": "r1"}, {"type": "add", "name": "sum", "inputs": ["r1", "r9"]})");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Catch::Contains("layer 1 (sum)") && Catch::Contains("\"r9\" is not the name of any layer"));
+    r = bad(R"({"type": "add", "name": "sum", "inputs": ["input", "r1"]}, {"type": "relu", "name": "r1"})");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Catch::Contains("layer 0 (sum)") && Catch::Contains("\"r1\" is used before its layer"));
+    r = bad(R"({"type": "relu", "name": "r1", "inputs": ["r1"]})");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Catch::Contains("layer 0 (r1)") && Catch::Contains("is the layer itself"));
+    // A valid skip: shapes shows what each layer reads and the memory a skip keeps alive.
+    r = bad(R"({"type": "relu", "name": "r1"}, {"type": "add", "name": "sum", "inputs": ["input", "r1"]})");
+    CHECK(r.status == 0);
+    CHECK_THAT(r.output, Catch::Contains("← input, r1") && Catch::Contains("peak"));
 }
 
 TEST_CASE("shapes prints the formula with the numbers filled in", "[cli]")

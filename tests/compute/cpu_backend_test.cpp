@@ -126,54 +126,33 @@ TEST_CASE("cpu backend: the registry resolves both cpu selections", "[cpu][backe
     CHECK(registry.resolve(Selection::parse("cpu.im2col_gemm"))->name() == "cpu");
 }
 
-TEST_CASE("cpu backend: im2col_gemm and tap_gemm match direct on every layer of a mixed network", "[cpu][backend]")
+// Every kind on every cpu algorithm against cpu.direct is tests/backends/cross_backend_test.cpp; here the cpu
+// session's own wiring: layer 0 equals the op with the resolved padding, the notes name the fast path, a pass fills
+// every output and times it.
+TEST_CASE("cpu backend: a session wires layers with the resolved padding and notes its fast path", "[cpu][backend]")
 {
-    const std::string algorithm = GENERATE(as<std::string>(), "im2col_gemm", "tap_gemm");
-    INFO("cpu." << algorithm);
     const Network net = mixedNetwork();
     const ShapeReport shapes = inferShapes(net);
-    const auto backend = makeCpuBackend();
-    auto direct = backend->createSession("direct", {});
-    auto fast = backend->createSession(algorithm, {});
+    auto direct = makeCpuBackend()->createSession("direct", {});
+    auto fast = makeCpuBackend()->createSession("im2col_gemm", {});
     direct->prepare(net, shapes);
     fast->prepare(net, shapes);
     const Tensor input = randomTensor(shapes.input, 99);
-    const PassTiming directTiming = direct->runPass(input);
-    const PassTiming fastTiming = fast->runPass(input);
-    REQUIRE(directTiming.layerMs.size() == net.layers.size());
-    REQUIRE(fastTiming.layerMs.size() == net.layers.size());
-    CHECK(fastTiming.h2dMs == 0);
-    CHECK(fastTiming.d2hMs == 0);
-    for (double ms : fastTiming.layerMs)
+    direct->runPass(input);
+    const PassTiming t = fast->runPass(input);
+    REQUIRE(t.layerMs.size() == net.layers.size());
+    CHECK(t.h2dMs == 0);
+    CHECK(t.d2hMs == 0);
+    for (double ms : t.layerMs)
         CHECK(ms >= 0);
-
-    for (size_t i = 0; i < net.layers.size(); ++i) {
-        INFO("layer " << i << " " << net.layers[i].name);
-        double ms = -1;
-        const Tensor reference = direct->fetchOutput(i, &ms);
-        CHECK(ms >= 0);
-        const Tensor value = fast->fetchOutput(i, &ms);
-        REQUIRE(reference.shape() == shapes.layers[i].out);
-        requireClose(value, reference);
-    }
-
-    // The session wires each layer to its predecessor with the resolved padding: layer 0 equals the op.
     const LayerShape s0 = shapes.layers[0];
     Tensor conv(s0.out);
     cpu::direct::conv2d(input, *net.layers[0].weight, net.layers[0].bias.get(), std::get<Conv2d>(net.layers[0].spec),
         s0.resolvedPadding, conv);
     requireClose(direct->fetchOutput(0, nullptr), conv, 0.0);
-
-    // Softmax rows of the final layer sum to one.
-    const Tensor probabilities = fast->fetchOutput(net.layers.size() - 1, nullptr);
-    for (int64_t n = 0; n < probabilities.shape().n; ++n) {
-        double sum = 0;
-        for (int64_t f = 0; f < probabilities.shape().c; ++f)
-            sum += probabilities.data()[n * probabilities.shape().c + f];
-        CHECK(sum == Approx(1.0).epsilon(1e-5));
-    }
     CHECK_THAT(fast->layerNote(0), Catch::Contains("im2col"));
     CHECK_THAT(fast->layerNote(4), Catch::Contains("col2im"));
+    CHECK(direct->layerNote(0).empty());
 }
 
 TEST_CASE("cpu backend: flatten keeps the data, and a second pass reuses the buffers", "[cpu][backend]")

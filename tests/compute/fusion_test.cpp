@@ -2,6 +2,7 @@
 // epilogue; "+fused" selections run the fused network and report against the original layers, with outputs
 // that agree with the unfused reference.
 #include "compute/fusion.h"
+#include "compute/materialize.h"
 #include "compute/profiler.h"
 #include "compute/session.h"
 

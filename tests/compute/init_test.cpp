@@ -1,6 +1,7 @@
 // Parameter initialisation: PyTorch's default bounds, the other seeded rules, the classic filters, batch norm
 // statistics and weights from .npy files whose shape must match exactly.
 #include "compute/error.h"
+#include "compute/materialize.h"
 #include "compute/network_json.h"
 #include "compute/npy.h"
 #include "compute/shape_inference.h"

@@ -4,6 +4,8 @@
 #include "compute/atomic_file.h"
 #include "compute/error.h"
 #include "compute/image_input.h"
+#include "compute/load_input.h"
+#include "compute/materialize.h"
 #include "compute/memory_budget.h"
 #include "compute/network.h"
 #include "compute/network_json.h"

@@ -15,6 +15,7 @@
 #include "compute/atomic_file.h"
 #include "compute/error.h"
 #include "compute/image_input.h"
+#include "compute/load_input.h"
 #include "compute/network.h"
 #include "compute/npy.h"
 #include "tests/test_support.h"

@@ -192,10 +192,11 @@ TEST_CASE("a network infers channels from the layer above and stops at the first
 {
     Network net;
     net.input = { 2, 3, 32, 32, false, "random" };
-    net.layers.push_back({ "c1", conv(8, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }), {}, {}, {}, {}, {}, {} });
-    net.layers.push_back({ "p", MaxPool2d {}, {}, {}, {}, {}, {}, {} });
-    net.layers.push_back({ "f", Flatten {}, {}, {}, {}, {}, {}, {} });
-    net.layers.push_back({ "fc", Linear { 10, true }, {}, {}, {}, {}, {}, {} });
+    net.layers.push_back(
+        { "c1", conv(8, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }), {}, {}, {}, {}, {}, {}, {} });
+    net.layers.push_back({ "p", MaxPool2d {}, {}, {}, {}, {}, {}, {}, {} });
+    net.layers.push_back({ "f", Flatten {}, {}, {}, {}, {}, {}, {}, {} });
+    net.layers.push_back({ "fc", Linear { 10, true }, {}, {}, {}, {}, {}, {}, {} });
     ShapeReport r = inferShapes(net);
     REQUIRE(r.ok());
     CHECK(r.layers[0].out == Shape::nchw(2, 8, 32, 32));
@@ -203,12 +204,13 @@ TEST_CASE("a network infers channels from the layer above and stops at the first
     CHECK(r.layers[3].cost.params == 8 * 16 * 16 * 10 + 10);
     CHECK(r.total.params == r.layers[0].cost.params + r.layers[3].cost.params);
 
-    net.layers.insert(net.layers.begin() + 1, { "big", conv(8, { 40, 40 }, { 1, 1 }, {}, { 1, 1 }), {}, {}, {}, {}, {}, {} });
+    net.layers.insert(
+        net.layers.begin() + 1, { "big", conv(8, { 40, 40 }, { 1, 1 }, {}, { 1, 1 }), {}, {}, {}, {}, {}, {}, {} });
     r = inferShapes(net);
     CHECK_FALSE(r.ok());
     CHECK_FALSE(r.layers[1].ok);
     CHECK_FALSE(r.layers[2].ok);
-    CHECK_THAT(r.layers[2].error, Catch::Contains("above is invalid"));
+    CHECK_THAT(r.layers[2].error, Catch::Contains("layer 1 (big) is invalid"));
     CHECK_THAT(r.firstError(), Catch::StartsWith("layer 1 (big): kernel 40 is larger than the padded input"));
 
     net.input.height = 0;

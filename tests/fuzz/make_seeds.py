@@ -94,6 +94,17 @@ def main():
     { "type": "linear", "out_features": 5, "init": { "weight": "w.npy", "bias": "b.npy" } },
     { "type": "softmax" } ] }
 """)
+    out("network", "skips.json", b"""{ "format": "convscope-network", "version": 1, "name": "skips",
+  "input": { "batch": 1, "channels": 2, "height": 7, "width": 6, "source": "random:1" },
+  "layers": [
+    { "type": "conv2d", "name": "a", "out_channels": 2, "kernel_size": 3, "padding": 1 },
+    { "type": "relu6", "name": "r" }, { "type": "hardswish" }, { "type": "hardsigmoid" }, { "type": "silu", "name": "s" },
+    { "type": "add", "name": "sum", "inputs": ["input", "r", "s"] },
+    { "type": "global_avgpool2d", "name": "g" }, { "type": "mul", "name": "gate", "inputs": ["g", "sum"] },
+    { "type": "pad", "name": "p", "padding": [1, 2, 0, 3], "mode": "reflect" },
+    { "type": "pad", "padding": 2, "mode": "constant", "value": -1 },
+    { "type": "concat", "inputs": ["p", "p"] }, { "type": "identity" }, { "type": "dropout", "p": 0.1 } ] }
+""")
     out("network", "features.json", b"""{ "format": "convscope-network", "version": 1,
   "input": { "batch": 4, "features": 10, "source": "x.npy" },
   "layers": [ { "type": "linear", "out_features": 3, "bias": false }, { "type": "relu", "name": "r" } ] }

@@ -457,7 +457,8 @@ TEST_CASE("cuda linear, softmax and flatten vs cpu.direct", "[gpu][cuda][linear]
     Network net = oneLayer(Shape::nchw(2, 1, 28, 28), Conv2d { 6, { 5, 5 }, { 1, 1 }, Padding2d::symmetric(2, 2) });
     for (LayerSpec s : { LayerSpec { ReLU {} }, LayerSpec { MaxPool2d {} }, LayerSpec { Flatten {} },
              LayerSpec { Linear { 84 } }, LayerSpec { Softmax {} } })
-        net.layers.push_back(Layer { "l" + std::to_string(net.layers.size()), s, {}, {}, nullptr, nullptr, nullptr, nullptr });
+        net.layers.push_back(
+            Layer { "l" + std::to_string(net.layers.size()), s, {}, {}, {}, nullptr, nullptr, nullptr, nullptr });
     checkAgainstCpu(*cuda, net, seed + 200, "lenet-like chain");
 }
 

@@ -389,7 +389,7 @@ TEST_CASE("cudnn element-wise layers, linear, softmax, flatten vs cpu.direct", "
     for (LayerSpec l : { LayerSpec { ReLU {} }, LayerSpec { MaxPool2d {} }, LayerSpec { Flatten {} },
              LayerSpec { Linear { 84 } }, LayerSpec { Softmax {} } })
         net.layers.push_back(
-            Layer { "l" + std::to_string(net.layers.size()), l, {}, {}, nullptr, nullptr, nullptr, nullptr });
+            Layer { "l" + std::to_string(net.layers.size()), l, {}, {}, {}, nullptr, nullptr, nullptr, nullptr });
     Check all;
     all.allPinned = true;
     checkAgainstCpu(*cudnn, net, seed + 200, "lenet-like chain", all);
@@ -401,7 +401,7 @@ TEST_CASE("cudnn algorithm explorer lists every algorithm with status, time and 
     if (!cudnn)
         return;
     Network net = oneLayer(Shape::nchw(2, 16, 32, 32), Conv2d { 32, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) });
-    net.layers.push_back(Layer { "relu", ReLU {}, {}, {}, nullptr, nullptr, nullptr, nullptr });
+    net.layers.push_back(Layer { "relu", ReLU {}, {}, {}, {}, nullptr, nullptr, nullptr, nullptr });
     const ShapeReport shapes = inferShapes(net);
     REQUIRE(shapes.ok());
     randomParameters(net, shapes, 5);

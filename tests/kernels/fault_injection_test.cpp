@@ -26,7 +26,7 @@ Network faultNet()
     c.kernel_size = { 3, 3 };
     c.padding = { Padding2d::Mode::Explicit, 1, 1, 1, 1 };
     Network net = test::oneLayer(Shape::nchw(2, 3, 16, 16), c);
-    net.layers.push_back(Layer { "relu", ReLU {}, {}, {}, nullptr, nullptr, nullptr, nullptr });
+    net.layers.push_back(Layer { "relu", ReLU {}, {}, {}, {}, nullptr, nullptr, nullptr, nullptr });
     return net;
 }
 

@@ -83,7 +83,7 @@ Network oneLayer(const Shape& in, LayerSpec spec)
     net.input.width = in.w;
     net.input.flat = in.flat;
     net.input.source = "random";
-    net.layers.push_back(Layer { "l0", std::move(spec), {}, {}, nullptr, nullptr, nullptr, nullptr });
+    net.layers.push_back(Layer { "l0", std::move(spec), {}, {}, {}, nullptr, nullptr, nullptr, nullptr });
     return net;
 }
 

@@ -1,6 +1,7 @@
 // Graph mode (option graph=1): the layers are captured into a CUDA Graph at prepare and replayed per pass. The
 // outputs must equal the eager session's bit for bit (same kernels, same order), every layer must still get a
 // time, and the layout switch that graph mode cannot time is refused with a reason.
+#include "compute/materialize.h"
 #include "compute/network_json.h"
 #include "compute/profiler.h"
 #include "tests/kernels/gpu_test_support.h"

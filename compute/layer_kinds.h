@@ -1,0 +1,129 @@
+// The one table of layer-kind facts: for every LayerSpec alternative its file type name, its menu label, the
+// prefix of its default layer names, its family, how many inputs it reads, what it needs (weights, statistics, an
+// image-shaped input) and the keys its file entry takes. Everything that used to be a table kept in the variant's
+// order by hand (type names, name prefixes, file keys) reads this one, and the static_assert below refuses to
+// compile when an alternative is added to LayerSpec without its row, or when the rows are out of order.
+//
+// Dispatches on the kind (backends, shape inference) stay std::visit chains that name every kind and end in
+// `static_assert(dependent_false<T>)`, so a new kind that a backend forgot is a compile error, not a silent ReLU.
+#pragma once
+
+#include "compute/layer_spec.h"
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+
+namespace convscope {
+
+// For the last branch of an `if constexpr` chain over the kinds: static_assert(dependent_false<T>, "...").
+template <typename> inline constexpr bool dependent_false = false;
+
+enum class KindFamily {
+    Convolution,
+    Pooling,
+    Normalization,
+    Activation,
+    Reshape,
+    FullyConnected,
+    Merge,
+    Padding,
+    NoOp
+};
+
+// What a kind needs besides its inputs (bit flags of LayerKindInfo::needs).
+enum KindNeeds : unsigned {
+    kNeedsNothing = 0,
+    kNeedsWeights = 1, // a weight tensor and an optional bias (init rule or .npy files)
+    kNeedsStatistics = 2, // batch norm's running_mean / running_var / weight / bias
+    kNeedsImage = 4, // an [N, C, H, W] input, not a flat [N, F] one
+};
+
+inline constexpr int kUnboundedInputs = 1 << 20;
+
+struct LayerKindInfo {
+    size_t index; // the LayerSpec alternative this row describes (checked below)
+    const char* type; // the file's "type" and the menu entry: "conv2d"
+    const char* label; // the menu's name, PyTorch's class where there is one: "Conv2d", "Concat (channels)"
+    const char* prefix; // default layer names: "conv" → conv1, conv2, ...
+    KindFamily family;
+    int minInputs, maxInputs; // arity; a layer without "inputs" reads the layer above (one input)
+    unsigned needs; // KindNeeds flags
+    std::array<const char*, 9> keys; // file keys besides "type", "name" and "inputs", in the order they are written
+};
+
+namespace detail {
+    template <typename T, typename... Ts> constexpr size_t indexIn(const std::variant<Ts...>*)
+    {
+        constexpr bool match[] = { std::is_same_v<T, Ts>... };
+        for (size_t i = 0; i < sizeof...(Ts); ++i)
+            if (match[i])
+                return i;
+        return sizeof...(Ts);
+    }
+} // namespace detail
+
+// The LayerSpec alternative index of kind T.
+template <typename T> inline constexpr size_t kindIndex = detail::indexIn<T>(static_cast<const LayerSpec*>(nullptr));
+
+inline constexpr int kAny = kUnboundedInputs;
+inline constexpr unsigned kWeightsImage = kNeedsWeights | kNeedsImage;
+
+// clang-format off
+inline constexpr std::array<LayerKindInfo, std::variant_size_v<LayerSpec>> kLayerKinds = { {
+    { kindIndex<Conv2d>, "conv2d", "Conv2d", "conv", KindFamily::Convolution, 1, 1, kWeightsImage,
+        { "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias", "init" } },
+    { kindIndex<ConvTranspose2d>, "conv_transpose2d", "ConvTranspose2d", "convt", KindFamily::Convolution, 1, 1,
+        kWeightsImage, { "out_channels", "kernel_size", "stride", "padding", "output_padding", "dilation", "groups",
+        "bias", "init" } },
+    { kindIndex<MaxPool2d>, "maxpool2d", "MaxPool2d", "maxpool", KindFamily::Pooling, 1, 1, kNeedsImage,
+        { "kernel_size", "stride", "padding", "dilation", "ceil_mode" } },
+    { kindIndex<AvgPool2d>, "avgpool2d", "AvgPool2d", "avgpool", KindFamily::Pooling, 1, 1, kNeedsImage,
+        { "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" } },
+    { kindIndex<GlobalAvgPool2d>, "global_avgpool2d", "Global AvgPool2d", "gap", KindFamily::Pooling, 1, 1,
+        kNeedsImage, {} },
+    { kindIndex<BatchNorm2d>, "batchnorm2d", "BatchNorm2d", "bn", KindFamily::Normalization, 1, 1,
+        kNeedsStatistics | kNeedsImage, { "eps", "affine", "running_mean", "running_var", "weight", "bias", "init" } },
+    { kindIndex<ReLU>, "relu", "ReLU", "relu", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
+    { kindIndex<LeakyReLU>, "leaky_relu", "LeakyReLU", "lrelu", KindFamily::Activation, 1, 1, kNeedsNothing,
+        { "negative_slope" } },
+    { kindIndex<Sigmoid>, "sigmoid", "Sigmoid", "sigmoid", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
+    { kindIndex<Tanh>, "tanh", "Tanh", "tanh", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
+    { kindIndex<ELU>, "elu", "ELU", "elu", KindFamily::Activation, 1, 1, kNeedsNothing, { "alpha" } },
+    { kindIndex<ReLU6>, "relu6", "ReLU6", "relu6_", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
+    { kindIndex<Hardswish>, "hardswish", "Hardswish", "hswish", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
+    { kindIndex<Hardsigmoid>, "hardsigmoid", "Hardsigmoid", "hsigmoid", KindFamily::Activation, 1, 1,
+        kNeedsNothing, {} },
+    { kindIndex<SiLU>, "silu", "SiLU", "silu", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
+    { kindIndex<Flatten>, "flatten", "Flatten", "flatten", KindFamily::Reshape, 1, 1, kNeedsNothing, {} },
+    { kindIndex<Linear>, "linear", "Linear", "fc", KindFamily::FullyConnected, 1, 1, kNeedsWeights,
+        { "out_features", "bias", "init" } },
+    { kindIndex<Softmax>, "softmax", "Softmax", "softmax", KindFamily::Activation, 1, 1, kNeedsNothing,
+        { "dim" } },
+    { kindIndex<Add>, "add", "Add (x + y)", "add", KindFamily::Merge, 2, kAny, kNeedsNothing, {} },
+    { kindIndex<Mul>, "mul", "Mul (x · gate)", "mul", KindFamily::Merge, 2, 2, kNeedsNothing, {} },
+    { kindIndex<Concat>, "concat", "Concat (channels)", "cat", KindFamily::Merge, 2, kAny, kNeedsNothing, {} },
+    { kindIndex<Pad>, "pad", "Pad", "pad", KindFamily::Padding, 1, 1, kNeedsImage, { "padding", "mode", "value" } },
+    { kindIndex<Identity>, "identity", "Identity", "identity", KindFamily::NoOp, 1, 1, kNeedsNothing, {} },
+    { kindIndex<Dropout>, "dropout", "Dropout", "dropout", KindFamily::NoOp, 1, 1, kNeedsNothing, { "p" } },
+} };
+// clang-format on
+
+constexpr bool layerKindsInVariantOrder()
+{
+    for (size_t i = 0; i < kLayerKinds.size(); ++i)
+        if (kLayerKinds[i].index != i)
+            return false;
+    return true;
+}
+static_assert(layerKindsInVariantOrder(),
+    "kLayerKinds must have one row per LayerSpec alternative, in the variant's order (a new kind needs its row)");
+
+inline const LayerKindInfo& layerKind(const LayerSpec& spec) { return kLayerKinds[spec.index()]; }
+template <typename T> constexpr const LayerKindInfo& layerKindOf() { return kLayerKinds[kindIndex<T>]; }
+// The row of a file type name, or nullptr.
+const LayerKindInfo* findLayerKind(std::string_view type);
+
+} // namespace convscope

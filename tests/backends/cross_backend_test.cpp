@@ -1,0 +1,350 @@
+// One test for every backend, as ggml's test-backend-ops does: a case generator per layer kind (the kind table
+// compiles only when every kind has one) makes small networks with awkward shapes (odd and non-square sizes, batch
+// 1 to 3, asymmetric padding, groups, broadcast gates, three-input merges), and every available algorithm of every
+// backend runs them, unfused and "+fused", against cpu.direct through the profiler, layer by layer. What supports()
+// refuses is skipped and says so (with its reason); a backend that is not available here (no GPU, no libdnnl)
+// prints "SKIPPED: <reason>". The per-backend test files keep only what is specific to each backend.
+#include "compute/backend_registry.h"
+#include "compute/error.h"
+#include "compute/layer_kinds.h"
+#include "compute/profiler.h"
+
+#include <catch2/catch.hpp>
+
+#include <iostream>
+#include <set>
+
+using namespace convscope;
+
+namespace {
+
+struct Case {
+    std::string name;
+    Network net;
+};
+
+// A small network under construction: layers by name, inputs by name, seeded weights.
+struct Builder {
+    Network net;
+    explicit Builder(const std::string& name, int64_t n, int64_t c, int64_t h, int64_t w, bool flat = false)
+    {
+        net.name = name;
+        net.input = { n, c, flat ? 1 : h, flat ? 1 : w, flat, "random:" + std::to_string(name.size() * 7 + c) };
+    }
+    Builder& add(const std::string& name, LayerSpec spec, std::vector<std::string> inputs = {})
+    {
+        Layer l;
+        l.name = name;
+        l.spec = std::move(spec);
+        l.inputs = std::move(inputs);
+        l.init.seed = net.layers.size() + 11;
+        if (std::holds_alternative<BatchNorm2d>(l.spec))
+            l.init.kind = "random"; // statistics like a trained network's, not the identity
+        net.layers.push_back(std::move(l));
+        return *this;
+    }
+    // A 1×1 convolution with weights in ±4: values well past the activations' bends (±3, 6) on both sides.
+    Builder& spread(const std::string& name, int64_t channels, std::vector<std::string> inputs = {})
+    {
+        Conv2d c;
+        c.out_channels = channels;
+        c.kernel_size = { 1, 1 };
+        add(name, c, std::move(inputs));
+        net.layers.back().init.kind = "uniform";
+        net.layers.back().init.low = -4.0;
+        net.layers.back().init.high = 4.0;
+        return *this;
+    }
+    Case done(const std::string& what) { return { net.name + ": " + what, net }; }
+};
+
+Conv2d conv(int64_t out, int64_t k, int64_t stride = 1, Padding2d pad = {}, int64_t dilation = 1, int64_t groups = 1)
+{
+    Conv2d c;
+    c.out_channels = out;
+    c.kernel_size = { k, k };
+    c.stride = { stride, stride };
+    c.padding = pad;
+    c.dilation = { dilation, dilation };
+    c.groups = groups;
+    return c;
+}
+
+Padding2d pads(int64_t t, int64_t b, int64_t l, int64_t r) { return { Padding2d::Mode::Explicit, t, b, l, r }; }
+
+// One activation kind after a spreading convolution, on an odd non-square image.
+Case activationCase(const std::string& type, LayerSpec spec)
+{
+    return Builder(type, 2, 3, 7, 9).spread("spread", 4).add("act", std::move(spec)).done("after ±4 1×1 conv");
+}
+
+// The case generator: every kind is named, and the last branch does not compile.
+std::vector<Case> casesFor(const LayerSpec& kind)
+{
+    const std::string type = layerTypeName(kind);
+    return std::visit(
+        [&](const auto& k) -> std::vector<Case> {
+            using T = std::decay_t<decltype(k)>;
+            if constexpr (std::is_same_v<T, Conv2d>) {
+                return {
+                    Builder(type, 2, 3, 9, 7).add("c", conv(5, 3, 1, pads(1, 0, 2, 1))).done("asymmetric padding"),
+                    Builder(type, 1, 4, 11, 10)
+                        .add("c", conv(6, 3, 2, pads(2, 2, 2, 2), 2, 2))
+                        .done("stride 2 dilation 2 groups 2"),
+                    Builder(type, 3, 8, 5, 5).add("c", conv(3, 1)).done("1×1"),
+                    Builder(type, 1, 17, 12, 13)
+                        .add("c", conv(8, 5, 1, { Padding2d::Mode::Same, 0, 0, 0, 0 }))
+                        .done("5×5 same, 17 channels (the per-tap GEMM)"),
+                };
+            } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                ConvTranspose2d a;
+                a.out_channels = 3;
+                a.stride = { 2, 2 };
+                a.padding = Padding2d::symmetric(1, 1);
+                a.output_padding = { 1, 1 };
+                ConvTranspose2d b;
+                b.out_channels = 4;
+                b.kernel_size = { 4, 4 };
+                b.stride = { 2, 2 };
+                b.padding = Padding2d::symmetric(1, 1);
+                b.groups = 2;
+                return { Builder(type, 2, 4, 5, 6).add("t", a).done("stride 2 output_padding 1"),
+                    Builder(type, 1, 4, 6, 6).add("t", b).done("k4 stride 2 groups 2 (U-Net's upsampling)") };
+            } else if constexpr (std::is_same_v<T, MaxPool2d>) {
+                MaxPool2d a;
+                a.kernel_size = { 3, 3 };
+                a.stride = Pair { 2, 2 };
+                a.padding = Padding2d::symmetric(1, 1);
+                a.ceil_mode = true;
+                MaxPool2d b;
+                b.dilation = { 2, 2 };
+                return { Builder(type, 2, 3, 9, 8).spread("s", 3).add("p", a).done("k3 s2 pad 1 ceil_mode"),
+                    Builder(type, 1, 2, 10, 9).spread("s", 2).add("p", b).done("dilation 2") };
+            } else if constexpr (std::is_same_v<T, AvgPool2d>) {
+                AvgPool2d a;
+                a.kernel_size = { 3, 3 };
+                a.stride = Pair { 2, 2 };
+                a.padding = Padding2d::symmetric(1, 1);
+                a.count_include_pad = false;
+                AvgPool2d b;
+                b.divisor_override = 3;
+                return { Builder(type, 2, 3, 9, 8).add("p", a).done("k3 s2 pad 1 without the padding"),
+                    Builder(type, 1, 2, 7, 6).add("p", b).done("divisor_override 3") };
+            } else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
+                return { Builder(type, 3, 5, 7, 5).add("g", k).done("7×5") };
+            } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                BatchNorm2d plain;
+                plain.affine = false;
+                return { Builder(type, 2, 3, 6, 7).spread("s", 5).add("bn", k).done("random statistics"),
+                    Builder(type, 1, 3, 5, 5).add("bn", plain).done("affine false") };
+            } else if constexpr (std::is_same_v<T, LeakyReLU>) {
+                return { activationCase(type, LeakyReLU { 0.2 }) };
+            } else if constexpr (std::is_same_v<T, ELU>) {
+                return { activationCase(type, ELU { 0.7 }) };
+            } else if constexpr (
+                std::is_same_v<T,
+                    ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>) {
+                return { activationCase(type, k) };
+            } else if constexpr (std::is_same_v<T, Flatten>) {
+                return { Builder(type, 2, 3, 5, 3).spread("s", 4).add("f", k).done("a copy of [2, 4, 5, 3]") };
+            } else if constexpr (std::is_same_v<T, Linear>) {
+                return { Builder(type, 3, 37, 1, 1, true).add("fc", Linear { 7, true }).done("flat [3, 37]"),
+                    Builder(type, 2, 3, 4, 5)
+                        .add("f", Flatten {})
+                        .add("fc", Linear { 5, false })
+                        .done("after flatten, no bias") };
+            } else if constexpr (std::is_same_v<T, Softmax>) {
+                return { Builder(type, 2, 3, 4, 5).spread("s", 6).add("sm", k).done("over the channels of each pixel"),
+                    Builder(type, 3, 11, 1, 1, true).add("sm", k).done("flat") };
+            } else if constexpr (std::is_same_v<T, Add>) {
+                return {
+                    Builder(type, 2, 3, 7, 9)
+                        .spread("a", 5)
+                        .spread("b", 5, { "input" })
+                        .add("sum", k, { "a", "b" })
+                        .done("two branches"),
+                    Builder(type, 1, 3, 5, 6)
+                        .spread("a", 3)
+                        .spread("b", 3)
+                        .add("sum", k, { "a", "input", "b", "a" })
+                        .done("four inputs, one named twice"),
+                };
+            } else if constexpr (std::is_same_v<T, Mul>) {
+                return {
+                    Builder(type, 2, 4, 7, 5)
+                        .spread("a", 4)
+                        .add("g", GlobalAvgPool2d {})
+                        .add("s", Sigmoid {})
+                        .add("gated", k, { "a", "s" })
+                        .done("squeeze-and-excitation gate second"),
+                    Builder(type, 2, 4, 7, 5)
+                        .add("g", GlobalAvgPool2d {})
+                        .add("gated", k, { "g", "input" })
+                        .done("the [N, C, 1, 1] gate first"),
+                    Builder(type, 1, 3, 6, 7).spread("a", 3).add("sq", k, { "a", "a" }).done("same shape (a square)"),
+                };
+            } else if constexpr (std::is_same_v<T, Concat>) {
+                return {
+                    Builder(type, 2, 3, 7, 5)
+                        .spread("a", 5)
+                        .spread("b", 2, { "input" })
+                        .add("cat", k, { "input", "a", "b" })
+                        .done("3 + 5 + 2 channels"),
+                    Builder(type, 1, 1, 9, 4).spread("a", 1).add("cat", k, { "a", "input" }).done("one channel each"),
+                };
+            } else if constexpr (std::is_same_v<T, Pad>) {
+                Pad constant { { 1, 2, 0, 3 }, Pad::Mode::Constant, -0.5 };
+                Pad reflect { { 2, 1, 3, 1 }, Pad::Mode::Reflect, 0 };
+                Pad edge { { 6, 6, 8, 8 }, Pad::Mode::Reflect, 0 }; // the most PyTorch allows: size − 1
+                Pad replicate { { 3, 0, 1, 4 }, Pad::Mode::Replicate, 0 };
+                return { Builder(type, 2, 3, 7, 9).add("p", constant).done("constant −0.5"),
+                    Builder(type, 2, 3, 7, 9).add("p", reflect).done("reflect"),
+                    Builder(type, 1, 2, 7, 9).add("p", edge).done("reflect by size − 1"),
+                    Builder(type, 1, 2, 5, 4).add("p", replicate).done("replicate") };
+            } else if constexpr (std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
+                return {
+                    Builder(type, 2, 3, 5, 7).spread("s", 4).add("x", k).add("r", ReLU {}).done("between layers")
+                };
+            } else {
+                static_assert(dependent_false<T>, "cross-backend test: a layer kind has no case generator");
+            }
+        },
+        kind);
+}
+
+// Networks with skips through fusable groups: a ResNet basic block with a 1×1 projection, a U-Net level.
+std::vector<Case> graphCases()
+{
+    BatchNorm2d bn;
+    ConvTranspose2d up;
+    up.out_channels = 4;
+    up.kernel_size = { 2, 2 };
+    up.stride = { 2, 2 };
+    return {
+        Builder("graph", 2, 3, 9, 9)
+            .add("c1", conv(6, 3, 2, Padding2d::symmetric(1, 1)))
+            .add("bn1", bn)
+            .add("r1", ReLU {})
+            .add("c2", conv(6, 3, 1, Padding2d::symmetric(1, 1)))
+            .add("bn2", bn)
+            .add("proj", conv(6, 1, 2), { "input" })
+            .add("pbn", bn)
+            .add("sum", Add {}, { "bn2", "pbn" })
+            .add("out", ReLU {})
+            .done("basic block with a projection"),
+        Builder("graph", 1, 3, 8, 8)
+            .add("e1", conv(4, 3, 1, Padding2d::symmetric(1, 1)))
+            .add("er", ReLU {})
+            .add("down", MaxPool2d {})
+            .add("mid", conv(8, 3, 1, Padding2d::symmetric(1, 1)))
+            .add("mr", ReLU6 {})
+            .add("up", up)
+            .add("cat", Concat {}, { "er", "up" })
+            .add("d1", conv(4, 3, 1, Padding2d::symmetric(1, 1)))
+            .add("dr", ReLU {})
+            .done("one U-Net level"),
+    };
+}
+
+std::vector<Case> allCases()
+{
+    std::vector<Case> cases;
+    for (const LayerKindInfo& kind : kLayerKinds) {
+        std::vector<Case> more = casesFor(makeLayerSpec(kind.type));
+        REQUIRE_FALSE(more.empty());
+        cases.insert(cases.end(), more.begin(), more.end());
+    }
+    for (Case& c : graphCases())
+        cases.push_back(std::move(c));
+    return cases;
+}
+
+// relL2 bound against cpu.direct (double sums): float reorderings on the CPU; the GPUs' FP32 kernels, and
+// Winograd's transforms, round more.
+double toleranceFor(const Selection& s)
+{
+    if (s.backend == "cpu" || s.backend == "onednn")
+        return 2e-5;
+    return s.algorithm.find("winograd") != std::string::npos ? 5e-3 : 1e-4;
+}
+
+void runEveryCase(const std::string& backendName)
+{
+    const auto backend = BackendRegistry::instance().find(backendName);
+    if (!backend) {
+        std::cout << "SKIPPED: the " << backendName << " backend is not registered in this build" << std::endl;
+        return;
+    }
+    if (const Availability a = backend->availability(); !a.available) {
+        std::cout << "SKIPPED: " << backendName << ": " << a.reason << std::endl;
+        return;
+    }
+    ProfileOptions options;
+    options.warmup = 0;
+    options.repeat = 1;
+    options.interleave = false;
+    for (const AlgorithmInfo& a : backend->algorithms())
+        for (bool fused : { false, true })
+            options.selections.push_back({ backendName, a.name, fused });
+    int checked = 0, refused = 0;
+    for (const Case& c : allCases()) {
+        const RunResult run = profile(c.net, options);
+        for (const SelectionResult& sr : run.selections) {
+            INFO(c.name << " on " << sr.selection.str());
+            if (!sr.ok) {
+                // A refusal is fine when it says why; any other failure is a bug.
+                CHECK(sr.unsupported);
+                CHECK_FALSE(sr.failure.empty());
+                if (sr.unsupported) {
+                    ++refused;
+                    if (!sr.selection.fused)
+                        std::cout << "refused, skipped: " << c.name << " on " << sr.selection.str() << ": "
+                                  << sr.failure << "\n";
+                } else {
+                    std::cout << "failed: " << c.name << " on " << sr.selection.str() << ": " << sr.failure << "\n";
+                }
+                continue;
+            }
+            REQUIRE(sr.layers.size() == c.net.layers.size());
+            CHECK(sr.layers.back().error.valid); // the network's output always exists, fused or not
+            for (size_t i = 0; i < sr.layers.size(); ++i) {
+                const ErrorMetrics& m = sr.layers[i].error;
+                if (!m.valid && sr.selection.fused && sr.layers[i].note.find("fused:") != std::string::npos)
+                    continue; // folded by +fused into a layer that computes it with the next: no output of its own
+                INFO("layer " << i << " (" << c.net.layers[i].name << "): relL2 " << m.relL2 << " maxAbs " << m.maxAbs
+                              << " " << m.note << " | " << sr.layers[i].note);
+                CHECK(m.valid);
+                CHECK(m.relL2 <= toleranceFor(sr.selection));
+                ++checked;
+            }
+        }
+    }
+    std::cout << backendName << ": " << checked << " layer outputs checked against cpu.direct, " << refused
+              << " selection runs refused by supports()" << std::endl;
+    CHECK(checked > 0);
+}
+
+} // namespace
+
+TEST_CASE("cross-backend: every registered backend has a test case below", "[cross_backend]")
+{
+    const std::set<std::string> covered = { "cpu", "onednn", "cuda", "cudnn" };
+    for (const auto& b : BackendRegistry::instance().backends()) {
+        INFO("backend " << b->name() << " has no cross-backend test case: add one");
+        CHECK(covered.count(b->name()));
+    }
+}
+
+TEST_CASE("cross-backend: the case generators cover every layer kind", "[cross_backend]")
+{
+    std::set<std::string> kinds;
+    for (const Case& c : allCases())
+        for (const Layer& l : c.net.layers)
+            kinds.insert(layerTypeName(l.spec));
+    CHECK(kinds.size() == kLayerKinds.size());
+}
+
+TEST_CASE("cross-backend: cpu.* against cpu.direct", "[cross_backend]") { runEveryCase("cpu"); }
+TEST_CASE("cross-backend: onednn.* against cpu.direct", "[cross_backend]") { runEveryCase("onednn"); }
+TEST_CASE("cross-backend: cuda.* against cpu.direct", "[cross_backend]") { runEveryCase("cuda"); }
+TEST_CASE("cross-backend: cudnn.* against cpu.direct", "[cross_backend]") { runEveryCase("cudnn"); }
