@@ -55,12 +55,12 @@ namespace {
         n.name = "LeNet-5";
         n.input = { 1, 1, 28, 28, false, "sample:digit" };
         n.layers.push_back(makeConvLayer("c1", 6, 5, 1, 2, 1));
-        n.layers.push_back({ "relu1", ReLU {}, {}, {}, {}, {}, {}, {}, {} });
-        n.layers.push_back({ "s2", MaxPool2d {}, {}, {}, {}, {}, {}, {}, {} });
+        n.layers.push_back({ "relu1", ReLU {}, {}, {}, {}, {}, {}, {}, {}, {} });
+        n.layers.push_back({ "s2", MaxPool2d {}, {}, {}, {}, {}, {}, {}, {}, {} });
         n.layers.push_back(makeConvLayer("c3", 16, 5, 1, 0, 2));
-        n.layers.push_back({ "relu3", ReLU {}, {}, {}, {}, {}, {}, {}, {} });
-        n.layers.push_back({ "s4", MaxPool2d {}, {}, {}, {}, {}, {}, {}, {} });
-        n.layers.push_back({ "flatten", Flatten {}, {}, {}, {}, {}, {}, {}, {} });
+        n.layers.push_back({ "relu3", ReLU {}, {}, {}, {}, {}, {}, {}, {}, {} });
+        n.layers.push_back({ "s4", MaxPool2d {}, {}, {}, {}, {}, {}, {}, {}, {} });
+        n.layers.push_back({ "flatten", Flatten {}, {}, {}, {}, {}, {}, {}, {}, {} });
         uint64_t seed = 3;
         for (auto [name, features] : { std::pair { "f5", 120 }, { "f6", 84 }, { "f7", 10 } }) {
             Layer l;
@@ -70,9 +70,9 @@ namespace {
             l.init.seed = seed++;
             n.layers.push_back(l);
             if (features != 10)
-                n.layers.push_back({ std::string("relu") + name, ReLU {}, {}, {}, {}, {}, {}, {}, {} });
+                n.layers.push_back({ std::string("relu") + name, ReLU {}, {}, {}, {}, {}, {}, {}, {}, {} });
         }
-        n.layers.push_back({ "probabilities", Softmax {}, {}, {}, {}, {}, {}, {}, {} });
+        n.layers.push_back({ "probabilities", Softmax {}, {}, {}, {}, {}, {}, {}, {}, {} });
         return n;
     }
 

@@ -79,9 +79,30 @@ namespace {
             return Tensor(shape);
         }
 
+        // An imported model's tensor, checked against the shape the layer needs.
+        std::shared_ptr<const Tensor> embedded(
+            const std::shared_ptr<const Tensor>& t, const char* key, const Shape& shape, const std::string& dims)
+        {
+            if (!m_layer.embedded || !t)
+                fail(std::string("the imported model carries no ") + key);
+            if (t->shape() != shape)
+                fail(std::string("the imported ") + key + " has shape " + t->shape().str() + " but "
+                    + layerTypeName(m_layer.spec) + " needs " + dims);
+            return t;
+        }
+
         void weightsAndBias(const ParamPlan& plan)
         {
             const InitSpec& init = m_layer.init;
+            if (init.kind == "embedded") {
+                const Layer::Embedded* e = m_layer.embedded.get();
+                m_layer.weight
+                    = embedded(e ? e->weight : nullptr, "weight", plan.weightShape, npyDimsText(plan.weightDims));
+                if (plan.biasSize > 0)
+                    m_layer.bias = embedded(e ? e->bias : nullptr, "bias", Shape::nchw(plan.biasSize, 1, 1, 1),
+                        npyDimsText({ plan.biasSize }));
+                return;
+            }
             Tensor w = allocate(plan.weightShape, "weight " + npyDimsText(plan.weightDims));
             Tensor b;
             if (plan.biasSize > 0)
@@ -149,6 +170,16 @@ namespace {
         void batchNorm(int64_t channels)
         {
             const InitSpec& init = m_layer.init;
+            if (init.kind == "embedded") {
+                const Layer::Embedded* e = m_layer.embedded.get();
+                const Shape shape = Shape::nchw(channels, 1, 1, 1);
+                const std::string dims = npyDimsText({ channels });
+                m_layer.weight = embedded(e ? e->weight : nullptr, "weight", shape, dims);
+                m_layer.bias = embedded(e ? e->bias : nullptr, "bias", shape, dims);
+                m_layer.runningMean = embedded(e ? e->runningMean : nullptr, "running_mean", shape, dims);
+                m_layer.runningVar = embedded(e ? e->runningVar : nullptr, "running_var", shape, dims);
+                return;
+            }
             if (init.kind != "default" && init.kind != "random")
                 fail("\"init\": kind \"" + init.kind + "\" does not apply to batchnorm2d (default or random)");
             const Shape shape = Shape::nchw(channels, 1, 1, 1);

@@ -44,7 +44,7 @@ struct InputSpec {
 // All seeded rules use ConvScope's own generator (compute/random.h), so they give the same numbers on
 // every platform.
 struct InitSpec {
-    std::string kind = "default";
+    std::string kind = "default"; // also "embedded": the tensors in Layer::embedded (an imported ONNX model)
     uint64_t seed = 1;
     std::optional<double> low, high; // "uniform"
     std::optional<double> value; // "constant"
@@ -80,6 +80,13 @@ struct Layer {
     // conv2d weight [C_out, C_in/g, kh, kw]; conv_transpose2d weight [C_in, C_out/g, kh, kw];
     // linear weight [out, in] stored as {out, in, 1, 1}; 1-D tensors [C] stored as {C, 1, 1, 1}.
     std::shared_ptr<const Tensor> weight, bias, runningMean, runningVar;
+
+    // The parameters an imported model carries (init kind "embedded"): materializeParameters checks their shapes
+    // against the layer's and shares them. Immutable and shared, so copies of the network (undo) stay cheap.
+    struct Embedded {
+        std::shared_ptr<const Tensor> weight, bias, runningMean, runningVar;
+    };
+    std::shared_ptr<const Embedded> embedded;
 
     // The description equality used by undo/redo and round-trip tests (materialised tensors excluded).
     bool sameDescription(const Layer& o) const

@@ -9,6 +9,7 @@
 #include "compute/error.h"
 #include "compute/image_input.h"
 #include "compute/layer_kinds.h"
+#include "compute/onnx_model.h"
 
 #include <nlohmann/json.hpp>
 
@@ -776,6 +777,9 @@ Network loadNetwork(const std::filesystem::path& path)
 {
     const std::string what = path.filename().empty() ? path.string() : path.filename().string();
     const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    // An ONNX model opens directly (compute/onnx_model.h).
+    if (isOnnxFile(path))
+        return importOnnxModel(path);
     return parseNetwork(readFile(path, path.string()), what, dir);
 }
 

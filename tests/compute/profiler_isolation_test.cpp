@@ -94,8 +94,8 @@ Network isolationNet()
     c.out_channels = 3;
     c.kernel_size = { 3, 3 };
     net.layers.push_back({ "conv", c, {}, {}, {}, {}, {}, {}, {} });
-    net.layers.push_back({ "relu", ReLU {}, {}, {}, {}, {}, {}, {}, {} });
-    net.layers.push_back({ "pool", MaxPool2d {}, {}, {}, {}, {}, {}, {}, {} });
+    net.layers.push_back({ "relu", ReLU {}, {}, {}, {}, {}, {}, {}, {}, {} });
+    net.layers.push_back({ "pool", MaxPool2d {}, {}, {}, {}, {}, {}, {}, {}, {} });
     return net;
 }
 

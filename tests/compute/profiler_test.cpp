@@ -23,11 +23,11 @@ Network smallNet()
     c.kernel_size = { 3, 3 };
     c.padding = { Padding2d::Mode::Explicit, 1, 0, 2, 1 };
     net.layers.push_back({ "conv, first", c, {}, {}, {}, {}, {}, {}, {} });
-    net.layers.push_back({ "relu", ReLU {}, {}, {}, {}, {}, {}, {}, {} });
-    net.layers.push_back({ "pool", MaxPool2d {}, {}, {}, {}, {}, {}, {}, {} });
-    net.layers.push_back({ "flat", Flatten {}, {}, {}, {}, {}, {}, {}, {} });
+    net.layers.push_back({ "relu", ReLU {}, {}, {}, {}, {}, {}, {}, {}, {} });
+    net.layers.push_back({ "pool", MaxPool2d {}, {}, {}, {}, {}, {}, {}, {}, {} });
+    net.layers.push_back({ "flat", Flatten {}, {}, {}, {}, {}, {}, {}, {}, {} });
     net.layers.push_back({ "fc", Linear { 7, true }, {}, {}, {}, {}, {}, {}, {} });
-    net.layers.push_back({ "sm", Softmax {}, {}, {}, {}, {}, {}, {}, {} });
+    net.layers.push_back({ "sm", Softmax {}, {}, {}, {}, {}, {}, {}, {}, {} });
     return net;
 }
 

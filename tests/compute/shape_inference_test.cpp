@@ -194,8 +194,8 @@ TEST_CASE("a network infers channels from the layer above and stops at the first
     net.input = { 2, 3, 32, 32, false, "random" };
     net.layers.push_back(
         { "c1", conv(8, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }), {}, {}, {}, {}, {}, {}, {} });
-    net.layers.push_back({ "p", MaxPool2d {}, {}, {}, {}, {}, {}, {}, {} });
-    net.layers.push_back({ "f", Flatten {}, {}, {}, {}, {}, {}, {}, {} });
+    net.layers.push_back({ "p", MaxPool2d {}, {}, {}, {}, {}, {}, {}, {}, {} });
+    net.layers.push_back({ "f", Flatten {}, {}, {}, {}, {}, {}, {}, {}, {} });
     net.layers.push_back({ "fc", Linear { 10, true }, {}, {}, {}, {}, {}, {}, {} });
     ShapeReport r = inferShapes(net);
     REQUIRE(r.ok());

@@ -1,0 +1,526 @@
+// One ONNX node that reads activations → ConvScope layers, with the attribute defaults of opsets 7 to 21.
+// Anything that does not fit is an InputError naming the node and listing what ConvScope takes.
+#include "compute/onnx/onnx_graph.h"
+
+#include "compute/error.h"
+
+#include <cmath>
+#include <limits>
+
+namespace convscope::onnx {
+
+namespace {
+
+    using Node = ::onnx::NodeProto;
+
+    const char* const kLayerOps[] = { "Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Conv",
+        "ConvTranspose", "Dropout", "Elu", "Flatten", "Gemm", "GlobalAveragePool", "HardSigmoid", "HardSwish",
+        "Identity", "LeakyRelu", "MatMul", "MaxPool", "Mul", "Pad", "ReduceMean", "Relu", "Reshape", "Sigmoid",
+        "Softmax", "Sum", "Tanh" };
+    const char* const kFoldedOps[] = { "Cast", "Concat", "Constant", "ConstantOfShape", "Div", "Gather", "Reshape",
+        "Shape", "Slice", "Squeeze", "Sub", "Transpose", "Unsqueeze" };
+
+    const std::string& in0(const Node& n, const Attributes& a)
+    {
+        if (n.input_size() < 1 || n.input(0).empty())
+            a.fail("the node has no input");
+        return n.input(0);
+    }
+
+    // Outputs after the first (a pool's indices, batch norm's training statistics, dropout's mask) must be unused.
+    void onlyFirstOutput(const GraphBuilder& g, const Node& n, const Attributes& a)
+    {
+        for (int k = 1; k < n.output_size(); ++k)
+            if (!n.output(k).empty() && g.uses.count(n.output(k)))
+                a.fail("output " + std::to_string(k) + " (\"" + n.output(k) + "\") is used; ConvScope computes only "
+                    + "the first output of " + n.op_type());
+    }
+
+    Pair pairOf(const std::vector<int64_t>& v, const char* name, const Attributes& a)
+    {
+        if (v.size() != 2)
+            a.fail(std::string("\"") + name + "\" " + npyDimsText(v) + " is not 2-D (ConvScope takes 2-D windows)");
+        return { v[0], v[1] };
+    }
+
+    Pair pairAttr(const Attributes& a, const char* name, Pair fallback)
+    {
+        const auto v = a.getInts(name);
+        return v ? pairOf(*v, name, a) : fallback;
+    }
+
+    void need4d(const Shape& s, const Attributes& a)
+    {
+        if (s.flat)
+            a.fail("the input is " + s.str() + "; this operator needs an image [N, C, H, W]");
+    }
+
+    // ONNX pads [top, left, bottom, right] and auto_pad → ConvScope's Padding2d.
+    Padding2d windowPadding(const Attributes& a, const Shape& in, Pair k, Pair s, Pair d)
+    {
+        const std::string autoPad = a.getString("auto_pad", "NOTSET");
+        if (autoPad == "VALID")
+            return { Padding2d::Mode::Valid, 0, 0, 0, 0 };
+        if (autoPad == "SAME_UPPER")
+            return { Padding2d::Mode::Same, 0, 0, 0, 0 };
+        if (autoPad == "SAME_LOWER") {
+            // As SAME_UPPER, with the odd extra pixel at the top / left.
+            const auto total = [](int64_t n, int64_t kk, int64_t ss, int64_t dd) {
+                const int64_t out = (n + ss - 1) / ss;
+                return std::max<int64_t>((out - 1) * ss + (kk - 1) * dd + 1 - n, 0);
+            };
+            const int64_t th = total(in.h, k[0], s[0], d[0]), tw = total(in.w, k[1], s[1], d[1]);
+            return { Padding2d::Mode::Explicit, th - th / 2, th / 2, tw - tw / 2, tw / 2 };
+        }
+        if (autoPad != "NOTSET")
+            a.fail("auto_pad \"" + autoPad + "\" (ONNX has NOTSET, SAME_UPPER, SAME_LOWER, VALID)");
+        const std::vector<int64_t> p = a.getInts("pads").value_or(std::vector<int64_t> { 0, 0, 0, 0 });
+        if (p.size() != 4)
+            a.fail("\"pads\" " + npyDimsText(p) + " is not 2-D");
+        for (int64_t v : p)
+            if (v < 0)
+                a.fail("negative pads " + npyDimsText(p));
+        return { Padding2d::Mode::Explicit, p[0], p[2], p[1], p[3] };
+    }
+
+    std::shared_ptr<Layer::Embedded> weights(GraphBuilder& g, const ConstTensor& w, const Shape& ws,
+        const ConstTensor* b, int64_t bn, const Attributes& a)
+    {
+        (void)g;
+        auto e = std::make_shared<Layer::Embedded>();
+        e->weight = toTensor(w, ws, a, "the weight");
+        if (b)
+            e->bias = toTensor(*b, Shape::nchw(bn, 1, 1, 1), a, "the bias");
+        return e;
+    }
+
+    void conv(GraphBuilder& g, const Node& n, const std::string& name, const Attributes& a)
+    {
+        const Shape in = g.activation(in0(n, a), a).shape;
+        need4d(in, a);
+        if (n.input_size() < 2)
+            a.fail("Conv without a weight");
+        const ConstTensor& w = g.constant(n.input(1), a, "the weight");
+        if (w.dims.size() != 4)
+            a.fail("weight " + npyDimsText(w.dims) + " is not that of a 2-D convolution (ConvScope takes 2-D Conv)");
+        const ConstTensor* b = g.optionalConstant(n, 2, a, "the bias");
+        Conv2d c;
+        c.out_channels = w.dims[0];
+        c.kernel_size = pairAttr(a, "kernel_shape", { w.dims[2], w.dims[3] });
+        if (c.kernel_size != Pair { w.dims[2], w.dims[3] })
+            a.fail("kernel_shape differs from the weight's " + npyDimsText(w.dims));
+        c.stride = pairAttr(a, "strides", { 1, 1 });
+        c.dilation = pairAttr(a, "dilations", { 1, 1 });
+        c.groups = a.getInt("group", 1);
+        if (c.groups < 1 || w.dims[1] * c.groups != in.c)
+            a.fail("weight " + npyDimsText(w.dims) + " with group " + std::to_string(c.groups) + " does not fit an input of "
+                + std::to_string(in.c) + " channels");
+        c.padding = windowPadding(a, in, c.kernel_size, c.stride, c.dilation);
+        c.bias = b != nullptr;
+        auto e = weights(g, w, Shape::nchw(w.dims[0], w.dims[1], w.dims[2], w.dims[3]), b, c.out_channels, a);
+        g.addLayer(name, c, { n.input(0) }, n.output(0), a, e);
+    }
+
+    void convTranspose(GraphBuilder& g, const Node& n, const std::string& name, const Attributes& a)
+    {
+        const Shape in = g.activation(in0(n, a), a).shape;
+        need4d(in, a);
+        if (n.input_size() < 2)
+            a.fail("ConvTranspose without a weight");
+        const ConstTensor& w = g.constant(n.input(1), a, "the weight");
+        if (w.dims.size() != 4)
+            a.fail("weight " + npyDimsText(w.dims) + " is not that of a 2-D transposed convolution");
+        const ConstTensor* b = g.optionalConstant(n, 2, a, "the bias");
+        ConvTranspose2d c;
+        c.groups = a.getInt("group", 1);
+        if (c.groups < 1 || w.dims[0] != in.c)
+            a.fail("weight " + npyDimsText(w.dims) + " does not fit an input of " + std::to_string(in.c) + " channels");
+        c.out_channels = w.dims[1] * c.groups;
+        c.kernel_size = pairAttr(a, "kernel_shape", { w.dims[2], w.dims[3] });
+        c.stride = pairAttr(a, "strides", { 1, 1 });
+        c.dilation = pairAttr(a, "dilations", { 1, 1 });
+        c.output_padding = pairAttr(a, "output_padding", { 0, 0 });
+        const std::string autoPad = a.getString("auto_pad", "NOTSET");
+        const auto outShape = a.getInts("output_shape");
+        if (outShape || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+            // The padding that gives the wanted size: output_shape, or in · stride for SAME.
+            Pair want = { in.h * c.stride[0], in.w * c.stride[1] };
+            if (outShape) {
+                const std::vector<int64_t>& o = *outShape;
+                want = pairOf(std::vector<int64_t>(o.end() - std::min<long>(2, long(o.size())), o.end()),
+                    "output_shape", a);
+            }
+            int64_t before[2], after[2];
+            for (int ax = 0; ax < 2; ++ax) {
+                const int64_t n0 = ax ? in.w : in.h;
+                const int64_t total = c.stride[size_t(ax)] * (n0 - 1) + c.output_padding[size_t(ax)]
+                    + (c.kernel_size[size_t(ax)] - 1) * c.dilation[size_t(ax)] + 1 - want[size_t(ax)];
+                if (total < 0)
+                    a.fail("output_shape " + std::to_string(want[size_t(ax)]) + " needs negative padding");
+                before[ax] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+                after[ax] = total - before[ax];
+            }
+            c.padding = { Padding2d::Mode::Explicit, before[0], after[0], before[1], after[1] };
+        } else {
+            c.padding = windowPadding(a, in, c.kernel_size, c.stride, c.dilation);
+            if (c.padding.mode == Padding2d::Mode::Valid)
+                c.padding = {};
+        }
+        c.bias = b != nullptr;
+        auto e = weights(g, w, Shape::nchw(w.dims[0], w.dims[1], w.dims[2], w.dims[3]), b, c.out_channels, a);
+        g.addLayer(name, c, { n.input(0) }, n.output(0), a, e);
+    }
+
+    void batchNorm(GraphBuilder& g, const Node& n, const std::string& name, const Attributes& a)
+    {
+        const Shape in = g.activation(in0(n, a), a).shape;
+        if (n.input_size() < 5)
+            a.fail("BatchNormalization needs scale, B, mean and var");
+        if (a.getInt("training_mode", 0) != 0)
+            a.fail("training_mode 1: ConvScope runs inference, with the running statistics");
+        if (g.opset < 9 && a.getInt("spatial", 1) != 1)
+            a.fail("spatial 0 (per-activation statistics); ConvScope takes per-channel batch norm");
+        onlyFirstOutput(g, n, a);
+        BatchNorm2d bn;
+        bn.eps = a.getFloat("epsilon", 1e-5f);
+        const Shape cs = Shape::nchw(in.c, 1, 1, 1);
+        auto e = std::make_shared<Layer::Embedded>();
+        e->weight = toTensor(g.constant(n.input(1), a, "scale"), cs, a, "scale");
+        e->bias = toTensor(g.constant(n.input(2), a, "B"), cs, a, "B");
+        e->runningMean = toTensor(g.constant(n.input(3), a, "mean"), cs, a, "mean");
+        e->runningVar = toTensor(g.constant(n.input(4), a, "var"), cs, a, "var");
+        g.addLayer(name, bn, { n.input(0) }, n.output(0), a, e);
+    }
+
+    void pool(GraphBuilder& g, const Node& n, const std::string& name, const Attributes& a)
+    {
+        const Shape in = g.activation(in0(n, a), a).shape;
+        need4d(in, a);
+        onlyFirstOutput(g, n, a);
+        const auto ks = a.getInts("kernel_shape");
+        if (!ks)
+            a.fail("kernel_shape is missing");
+        const Pair k = pairOf(*ks, "kernel_shape", a);
+        const Pair s = pairAttr(a, "strides", { 1, 1 }); // ONNX's default stride is 1, PyTorch's the kernel
+        const Pair d = pairAttr(a, "dilations", { 1, 1 });
+        const bool ceil = a.getInt("ceil_mode", 0) != 0;
+        const Padding2d p = windowPadding(a, in, k, s, d);
+        if (n.op_type() == "MaxPool") {
+            if (a.getInt("storage_order", 0) != 0 && n.output_size() > 1)
+                a.fail("storage_order 1");
+            MaxPool2d m;
+            m.kernel_size = k, m.stride = s, m.dilation = d, m.padding = p, m.ceil_mode = ceil;
+            g.addLayer(name, m, { n.input(0) }, n.output(0), a);
+        } else {
+            if (d != Pair { 1, 1 })
+                a.fail("dilations on AveragePool (PyTorch's AvgPool2d has none)");
+            AvgPool2d m;
+            m.kernel_size = k, m.stride = s, m.padding = p, m.ceil_mode = ceil;
+            m.count_include_pad = a.getInt("count_include_pad", 0) != 0; // ONNX's default 0, PyTorch's True
+            g.addLayer(name, m, { n.input(0) }, n.output(0), a);
+        }
+    }
+
+    void gemm(GraphBuilder& g, const Node& n, const std::string& name, const Attributes& a)
+    {
+        const Shape in = g.activation(in0(n, a), a).shape;
+        if (a.getInt("transA", 0) != 0)
+            a.fail("transA 1 (the layer's input would be transposed)");
+        if (n.input_size() < 2)
+            a.fail("Gemm without B");
+        ConstTensor w = g.constant(n.input(1), a, "B");
+        if (w.dims.size() != 2)
+            a.fail("B " + npyDimsText(w.dims) + " is not a matrix");
+        const bool transB = n.op_type() == "Gemm" && a.getInt("transB", 0) != 0;
+        const int64_t inF = transB ? w.dims[1] : w.dims[0], outF = transB ? w.dims[0] : w.dims[1];
+        if (!w.isFloat)
+            a.fail("B must be float");
+        if (!transB) { // [in, out] → [out, in], PyTorch's Linear layout
+            std::vector<float> t(w.f.size());
+            for (int64_t i = 0; i < inF; ++i)
+                for (int64_t o = 0; o < outF; ++o)
+                    t[size_t(o * inF + i)] = w.f[size_t(i * outF + o)];
+            w.f = std::move(t);
+        }
+        const float alpha = n.op_type() == "Gemm" ? a.getFloat("alpha", 1.0f) : 1.0f;
+        for (float& v : w.f)
+            v *= alpha;
+        const int64_t features = in.flat ? in.c : in.c * in.h * in.w;
+        if (features != inF || (!in.flat && (in.h != 1 || in.w != 1)))
+            a.fail("B " + npyDimsText(w.dims) + " does not fit the input " + in.str());
+        Linear l;
+        l.out_features = outF;
+        auto e = std::make_shared<Layer::Embedded>();
+        e->weight = toTensor(w, Shape::nchw(outF, inF, 1, 1), a, "B");
+        if (const ConstTensor* c = n.op_type() == "Gemm" ? g.optionalConstant(n, 2, a, "C") : nullptr) {
+            const float beta = a.getFloat("beta", 1.0f);
+            if (!c->isFloat || (c->numel() != outF && c->numel() != 1))
+                a.fail("C " + npyDimsText(c->dims) + " is not a bias of " + std::to_string(outF) + " features");
+            ConstTensor bias;
+            bias.dims = { outF };
+            bias.f.assign(size_t(outF), 0.0f);
+            for (int64_t o = 0; o < outF; ++o)
+                bias.f[size_t(o)] = beta * c->f[size_t(c->numel() == 1 ? 0 : o)];
+            e->bias = toTensor(bias, Shape::nchw(outF, 1, 1, 1), a, "C");
+            l.bias = true;
+        } else {
+            l.bias = false;
+        }
+        g.addLayer(name, l, { n.input(0) }, n.output(0), a, e);
+    }
+
+    // Add of a layer's output and a constant: the bias of a MatMul turned into a bias-less linear layer.
+    bool foldLinearBias(GraphBuilder& g, const Node& n, const Attributes& a)
+    {
+        if (n.input_size() != 2)
+            return false;
+        const bool firstAct = g.isActivation(n.input(0));
+        const std::string& act = n.input(firstAct ? 0 : 1);
+        const std::string& cst = n.input(firstAct ? 1 : 0);
+        if (!g.isActivation(act) || !g.isConstant(cst))
+            return false;
+        const Activation& x = g.activation(act, a);
+        if (x.layer < 0 || x.layer != int(g.net.layers.size()) - 1 || g.uses[act] != 1)
+            return false;
+        Layer& l = g.net.layers[size_t(x.layer)];
+        auto* lin = std::get_if<Linear>(&l.spec);
+        if (!lin || lin->bias)
+            return false;
+        const ConstTensor& c = g.constants[cst];
+        if (!c.isFloat || c.numel() != lin->out_features)
+            return false;
+        auto e = std::make_shared<Layer::Embedded>(*l.embedded);
+        e->bias = toTensor(c, Shape::nchw(lin->out_features, 1, 1, 1), a, "the bias");
+        lin->bias = true;
+        l.embedded = std::move(e);
+        g.activations[n.output(0)] = x;
+        return true;
+    }
+
+    [[noreturn]] void refuse(const Node& n, const Attributes& a, const std::string& why)
+    {
+        (void)n;
+        a.fail(why + ". ConvScope takes " + supportedOperatorList());
+    }
+
+    std::vector<std::string> activationInputs(const GraphBuilder& g, const Node& n, const Attributes& a)
+    {
+        std::vector<std::string> ins;
+        for (const auto& in : n.input()) {
+            if (!g.isActivation(in))
+                refuse(n, a, n.op_type() + " of the constant \"" + in + "\" (ConvScope's " + n.op_type()
+                    + " reads layers' outputs)");
+            ins.push_back(in);
+        }
+        return ins;
+    }
+
+    void pad(GraphBuilder& g, const Node& n, const std::string& name, const Attributes& a)
+    {
+        const Shape in = g.activation(in0(n, a), a).shape;
+        need4d(in, a);
+        std::vector<int64_t> p;
+        double value = 0;
+        if (g.opset < 11) {
+            p = a.getInts("pads").value_or(std::vector<int64_t> {});
+            value = a.getFloat("value", 0.0f);
+        } else {
+            if (n.input_size() < 2)
+                a.fail("Pad without pads");
+            p = g.constant(n.input(1), a, "pads").ints(a.where() + ": pads");
+            if (const ConstTensor* v = g.optionalConstant(n, 2, a, "constant_value"); v && v->numel() > 0)
+                value = v->at(0);
+            if (const ConstTensor* axes = g.optionalConstant(n, 3, a, "axes")) {
+                // opset 18: pads for the listed axes only; spread them over all four.
+                const std::vector<int64_t> ax = axes->ints(a.where() + ": axes");
+                if (p.size() != 2 * ax.size())
+                    a.fail("pads and axes differ in length");
+                std::vector<int64_t> full(8, 0);
+                for (size_t k = 0; k < ax.size(); ++k) {
+                    const int64_t d = ax[k] < 0 ? ax[k] + 4 : ax[k];
+                    if (d < 0 || d > 3)
+                        a.fail("axis " + std::to_string(ax[k]) + " out of range");
+                    full[size_t(d)] = p[k];
+                    full[size_t(d + 4)] = p[k + ax.size()];
+                }
+                p = full;
+            }
+        }
+        if (p.size() != 8)
+            a.fail("pads " + npyDimsText(p) + " are not those of a 4-D tensor");
+        if (p[0] || p[1] || p[4] || p[5])
+            refuse(n, a, "padding of the batch or channel dimension");
+        for (int64_t v : p)
+            if (v < 0)
+                refuse(n, a, "negative pads (cropping)");
+        const std::string mode = a.getString("mode", "constant");
+        Pad l;
+        l.padding = { p[2], p[6], p[3], p[7] };
+        l.value = value;
+        if (mode == "constant")
+            l.mode = Pad::Mode::Constant;
+        else if (mode == "reflect")
+            l.mode = Pad::Mode::Reflect;
+        else if (mode == "edge")
+            l.mode = Pad::Mode::Replicate;
+        else
+            refuse(n, a, "Pad mode \"" + mode + "\"");
+        g.addLayer(name, l, { n.input(0) }, n.output(0), a);
+    }
+
+} // namespace
+
+std::string supportedOperatorList()
+{
+    std::string s;
+    for (const char* op : kLayerOps)
+        s += (s.empty() ? "" : ", ") + std::string(op);
+    s += "; folded when their inputs are constant: ";
+    bool first = true;
+    for (const char* op : kFoldedOps) {
+        s += (first ? "" : ", ") + std::string(op);
+        first = false;
+    }
+    return s;
+}
+
+void convertNode(GraphBuilder& g, const Node& n, size_t index, const Attributes& a)
+{
+    const std::string& op = n.op_type();
+    const std::string name = g.layerName(n, index);
+    const auto simple = [&](LayerSpec spec) {
+        onlyFirstOutput(g, n, a);
+        g.addLayer(name, std::move(spec), { in0(n, a) }, n.output(0), a);
+    };
+    if (op == "Conv")
+        return conv(g, n, name, a);
+    if (op == "ConvTranspose")
+        return convTranspose(g, n, name, a);
+    if (op == "BatchNormalization")
+        return batchNorm(g, n, name, a);
+    if (op == "MaxPool" || op == "AveragePool")
+        return pool(g, n, name, a);
+    if (op == "Gemm" || op == "MatMul")
+        return gemm(g, n, name, a);
+    if (op == "Pad")
+        return pad(g, n, name, a);
+    if (op == "Relu")
+        return simple(ReLU {});
+    if (op == "Sigmoid")
+        return simple(Sigmoid {});
+    if (op == "Tanh")
+        return simple(Tanh {});
+    if (op == "HardSwish")
+        return simple(Hardswish {});
+    if (op == "LeakyRelu")
+        return simple(LeakyReLU { a.getFloat("alpha", 0.01f) });
+    if (op == "Elu")
+        return simple(ELU { a.getFloat("alpha", 1.0f) });
+    if (op == "Identity")
+        return simple(Identity {});
+    if (op == "GlobalAveragePool") {
+        need4d(g.activation(in0(n, a), a).shape, a);
+        return simple(GlobalAvgPool2d {});
+    }
+    if (op == "Dropout") {
+        double p = a.getFloat("ratio", 0.5f);
+        if (const ConstTensor* r = g.optionalConstant(n, 1, a, "ratio"); r && r->numel() > 0)
+            p = r->at(0);
+        return simple(Dropout { p });
+    }
+    if (op == "HardSigmoid") {
+        const float alpha = a.getFloat("alpha", 0.2f), beta = a.getFloat("beta", 0.5f);
+        if (std::fabs(alpha - 1.0f / 6) > 1e-6f || beta != 0.5f)
+            refuse(n, a, "HardSigmoid with alpha " + std::to_string(alpha) + ", beta " + std::to_string(beta)
+                    + " (ConvScope's hardsigmoid is PyTorch's: alpha 1/6, beta 0.5)");
+        return simple(Hardsigmoid {});
+    }
+    if (op == "Clip") {
+        double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+        if (g.opset < 11) {
+            lo = a.getFloat("min", -std::numeric_limits<float>::infinity());
+            hi = a.getFloat("max", std::numeric_limits<float>::infinity());
+        } else {
+            if (const ConstTensor* c = g.optionalConstant(n, 1, a, "min"))
+                lo = c->at(0);
+            if (const ConstTensor* c = g.optionalConstant(n, 2, a, "max"))
+                hi = c->at(0);
+        }
+        if (lo == 0 && hi == 6)
+            return simple(ReLU6 {});
+        if (lo == 0 && std::isinf(hi) && hi > 0)
+            return simple(ReLU {});
+        refuse(n, a, "Clip to [" + std::to_string(lo) + ", " + std::to_string(hi)
+                + "] (ConvScope takes Clip(0, 6) as relu6 and Clip(0, ∞) as relu)");
+    }
+    if (op == "Softmax") {
+        const Shape in = g.activation(in0(n, a), a).shape;
+        const int64_t rank = in.flat ? 2 : 4;
+        int64_t axis = a.getInt("axis", g.opset < 13 ? 1 : -1);
+        axis = axis < 0 ? axis + rank : axis;
+        // Before opset 13 Softmax flattened from `axis` on: the same as over channels only when H = W = 1.
+        const bool spatialOne = in.flat || (in.h == 1 && in.w == 1);
+        if (!(axis == 1 && (g.opset >= 13 || spatialOne)) && !(spatialOne && axis == rank - 1 && in.flat))
+            refuse(n, a, "Softmax over axis " + std::to_string(axis) + " of " + in.str()
+                    + " (ConvScope's softmax is over dim 1, the channels)");
+        return simple(Softmax {});
+    }
+    if (op == "Flatten" || op == "Reshape") {
+        const Shape in = g.activation(in0(n, a), a).shape;
+        if (op == "Flatten" && a.getInt("axis", 1) != 1)
+            refuse(n, a, "Flatten with axis " + std::to_string(a.getInt("axis", 1)) + " (ConvScope flattens from dim 1)");
+        if (op == "Reshape") {
+            std::vector<int64_t> shape = g.opset >= 5 ? g.constant(n.input(1), a, "shape").ints(a.where())
+                                                      : a.getInts("shape").value_or(std::vector<int64_t> {});
+            const int64_t features = in.flat ? in.c : in.c * in.h * in.w;
+            const bool flat = shape.size() == 2 && (shape[0] == in.n || shape[0] == 0 || (shape[0] == -1 && shape[1] > 0))
+                && (shape[1] == -1 || shape[1] == features);
+            if (!flat)
+                refuse(n, a, "Reshape of " + in.str() + " to " + npyDimsText(shape) + " (ConvScope reshapes only to [N, -1], a flatten)");
+        }
+        if (in.flat) { // already [N, F]: nothing to do, the name follows the layer above
+            g.activations[n.output(0)] = g.activation(in0(n, a), a);
+            return;
+        }
+        return simple(Flatten {});
+    }
+    if (op == "ReduceMean") {
+        const Shape in = g.activation(in0(n, a), a).shape;
+        need4d(in, a);
+        std::vector<int64_t> axes = g.opset >= 18 ? (n.input_size() > 1 && !n.input(1).empty()
+                                                            ? g.constant(n.input(1), a, "axes").ints(a.where())
+                                                            : std::vector<int64_t> {})
+                                                  : a.getInts("axes").value_or(std::vector<int64_t> {});
+        for (int64_t& ax : axes)
+            ax = ax < 0 ? ax + 4 : ax;
+        std::sort(axes.begin(), axes.end());
+        if (axes != std::vector<int64_t> { 2, 3 })
+            refuse(n, a, "ReduceMean over axes " + npyDimsText(axes) + " (ConvScope takes the mean over H and W)");
+        if (a.getInt("keepdims", 1) != 0)
+            return simple(GlobalAvgPool2d {});
+        const std::string pooled = n.output(0) + "#pooled";
+        g.addLayer(name, GlobalAvgPool2d {}, { in0(n, a) }, pooled, a);
+        g.addLayer(g.layerName(n, index, "_flatten"), Flatten {}, { pooled }, n.output(0), a);
+        return;
+    }
+    if (op == "Add" && foldLinearBias(g, n, a))
+        return;
+    if (op == "Add" || op == "Sum" || op == "Mul" || op == "Concat") {
+        const std::vector<std::string> ins = activationInputs(g, n, a);
+        if (op == "Concat") {
+            const Shape in = g.activation(ins.at(0), a).shape;
+            const int64_t rank = in.flat ? 2 : 4;
+            int64_t axis = a.getInt("axis", 1);
+            if ((axis < 0 ? axis + rank : axis) != 1)
+                refuse(n, a, "Concat over axis " + std::to_string(axis) + " (ConvScope concatenates channels)");
+            return g.addLayer(name, Concat {}, ins, n.output(0), a);
+        }
+        if (op == "Mul")
+            return g.addLayer(name, Mul {}, ins, n.output(0), a);
+        return g.addLayer(name, Add {}, ins, n.output(0), a);
+    }
+    refuse(n, a, "the operator " + op + " is not one ConvScope has a layer for"
+            + (op == "GlobalMaxPool" || op == "PRelu" ? " yet" : ""));
+}
+
+} // namespace convscope::onnx

@@ -1,0 +1,22 @@
+// Folding of constant subgraphs at import: the shape, pad and weight arithmetic PyTorch writes around
+// nn.ZeroPad2d, flatten and reshapes (Constant, Shape, Gather, Unsqueeze, Squeeze, Concat, Reshape, Slice, Cast,
+// ConstantOfShape, Transpose, and element-wise Add/Sub/Mul/Div of constants).
+#pragma once
+
+#include "compute/onnx/onnx_attributes.h"
+#include "compute/onnx/onnx_tensor.h"
+
+#include <filesystem>
+#include <vector>
+
+namespace convscope::onnx {
+
+// Can `op` be folded when all its inputs are constants?
+bool isFoldable(const std::string& op);
+
+// The node's outputs, computed from its constant inputs (nullptr for an omitted optional input). Throws
+// InputError (naming the node through `attrs`) for inputs it cannot take.
+std::vector<ConstTensor> foldNode(const ::onnx::NodeProto& node, const std::vector<const ConstTensor*>& inputs,
+    const Attributes& attrs, int64_t opset, const std::filesystem::path& modelDir);
+
+} // namespace convscope::onnx

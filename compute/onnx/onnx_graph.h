@@ -1,0 +1,57 @@
+// The state of an import while the nodes are read in order: the constants known so far, the activations (each the
+// output of a ConvScope layer or the network's input, with its shape), and the network being built.
+#pragma once
+
+#include "compute/network.h"
+#include "compute/onnx/onnx_attributes.h"
+#include "compute/onnx/onnx_tensor.h"
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace convscope::onnx {
+
+struct Activation {
+    int layer = -1; // -1: the network's input
+    Shape shape;
+};
+
+class GraphBuilder {
+public:
+    Network net;
+    int64_t opset = 0;
+    std::filesystem::path modelDir;
+    std::unordered_map<std::string, ConstTensor> constants;
+    std::unordered_map<std::string, Activation> activations;
+    std::unordered_map<std::string, int> uses; // how many nodes (and graph outputs) read each tensor name
+
+    bool isConstant(const std::string& name) const { return constants.count(name) != 0; }
+    bool isActivation(const std::string& name) const { return activations.count(name) != 0; }
+    const Activation& activation(const std::string& name, const Attributes& a) const;
+    const ConstTensor& constant(const std::string& name, const Attributes& a, const std::string& role) const;
+    // The node's input k when present and constant, else nullptr (an omitted optional input).
+    const ConstTensor* optionalConstant(const ::onnx::NodeProto& node, int k, const Attributes& a,
+        const std::string& role) const;
+
+    // Appends a layer named after the node reading `inputs` (activation names), infers its shape and binds
+    // `output` to it. Fails naming the node when the shapes do not fit.
+    void addLayer(const std::string& layerName, LayerSpec spec, const std::vector<std::string>& inputs,
+        const std::string& output, const Attributes& a, std::shared_ptr<const Layer::Embedded> embedded = nullptr);
+    // A unique layer name for a node ("conv1" when the node has none); `suffix` for a second layer of one node.
+    std::string layerName(const ::onnx::NodeProto& node, size_t index, const std::string& suffix = {}) const;
+};
+
+// A ConvScope tensor of `shape` holding c's floats (weights must be float); c's element count must match.
+std::shared_ptr<const Tensor> toTensor(const ConstTensor& c, const Shape& shape, const Attributes& a,
+    const std::string& role);
+
+// Converts one node that reads activations into layers. Throws InputError naming the node for what does not fit.
+void convertNode(GraphBuilder& g, const ::onnx::NodeProto& node, size_t index, const Attributes& a);
+
+// "Add, AveragePool, BatchNormalization, ..." (what convertNode takes, and the folded ops).
+std::string supportedOperatorList();
+
+} // namespace convscope::onnx

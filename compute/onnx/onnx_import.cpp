@@ -1,0 +1,208 @@
+// The model and graph level of the import: parse with the generated protobuf classes, check the opset, read the
+// initializers, find the input, walk the nodes in order (folding constants, converting the rest), check the output.
+#include "compute/onnx/onnx_import.h"
+
+#include "compute/error.h"
+#include "compute/onnx/onnx_fold.h"
+#include "compute/onnx/onnx_graph.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+
+namespace convscope::onnx {
+
+namespace {
+
+    // 6: the PyTorch-converted backend tests in libonnx-testdata; the operators ConvScope takes read alike from 6 to 7.
+    constexpr int64_t kMinOpset = 6, kMaxOpset = 21;
+
+    int64_t defaultOpset(const ::onnx::ModelProto& model, const std::string& what)
+    {
+        for (const auto& o : model.opset_import())
+            if (o.domain().empty() || o.domain() == "ai.onnx")
+                return o.version();
+        if (model.opset_import_size() == 0 && model.ir_version() > 0 && model.ir_version() < 3)
+            return 1;
+        throw InputError(what + ": the model imports no version of the default ONNX operator set");
+    }
+
+    // The network's input from the graph input's type: [N, C, H, W] or [N, F]; a symbolic first dimension is the
+    // batch.
+    InputSpec readInput(const ::onnx::ValueInfoProto& v, int64_t batch, const std::string& what)
+    {
+        const std::string where = what + ": graph input \"" + v.name() + "\"";
+        if (!v.type().has_tensor_type())
+            throw InputError(where + " is not a tensor");
+        const auto& tt = v.type().tensor_type();
+        if (tt.elem_type() != ::onnx::TensorProto::FLOAT)
+            throw InputError(where + " has element type "
+                + (::onnx::TensorProto::DataType_IsValid(tt.elem_type())
+                        ? ::onnx::TensorProto::DataType_Name(::onnx::TensorProto::DataType(tt.elem_type()))
+                        : std::to_string(tt.elem_type()))
+                + "; ConvScope takes a FLOAT input");
+        if (!tt.has_shape())
+            throw InputError(where + " has no shape; ConvScope needs [N, C, H, W] or [N, F]");
+        std::vector<int64_t> dims;
+        for (int k = 0; k < tt.shape().dim_size(); ++k) {
+            const auto& d = tt.shape().dim(k);
+            if (d.has_dim_value() && d.dim_value() > 0) {
+                dims.push_back(d.dim_value());
+            } else if (k == 0) {
+                dims.push_back(batch > 0 ? batch : 1);
+            } else {
+                throw InputError(where + ": dimension " + std::to_string(k) + " is "
+                    + (d.has_dim_param() ? "symbolic (\"" + d.dim_param() + "\")" : "not a positive number")
+                    + "; ConvScope needs fixed channel and image sizes (export the model with a fixed input size)");
+            }
+        }
+        if (batch > 0 && !dims.empty())
+            dims[0] = batch;
+        InputSpec in;
+        in.source = "random";
+        if (dims.size() == 4) {
+            in.batch = dims[0], in.channels = dims[1], in.height = dims[2], in.width = dims[3];
+        } else if (dims.size() == 2) {
+            in.flat = true;
+            in.batch = dims[0], in.channels = dims[1], in.height = 1, in.width = 1;
+        } else {
+            throw InputError(where + " has shape " + npyDimsText(dims)
+                + "; ConvScope takes images [N, C, H, W] or feature vectors [N, F]");
+        }
+        return in;
+    }
+
+} // namespace
+
+std::string supportedOperators() { return supportedOperatorList(); }
+
+Network importModel(
+    const std::string& bytes, const std::string& what, const std::filesystem::path& modelDir, int64_t batch)
+{
+    ImportOptions o;
+    o.batch = batch;
+    return importModel(bytes, what, modelDir, o);
+}
+
+Network importModel(const std::string& bytes, const std::string& what, const std::filesystem::path& modelDir,
+    const ImportOptions& options)
+{
+    ::onnx::ModelProto model;
+    if (bytes.empty() || !model.ParseFromString(bytes))
+        throw InputError(what + ": not a valid ONNX model (the protobuf does not parse; a truncated file?)");
+    if (!model.has_graph() || model.graph().node_size() == 0)
+        throw InputError(what + ": the ONNX model has no graph nodes (a truncated or different protobuf file?)");
+    GraphBuilder g;
+    g.modelDir = modelDir;
+    g.opset = defaultOpset(model, what);
+    if (g.opset < kMinOpset || g.opset > kMaxOpset)
+        throw InputError(what + ": operator set " + std::to_string(g.opset) + "; ConvScope reads opsets "
+            + std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset)
+            + " (convert the model with onnx.version_converter)");
+    for (const auto& o : model.opset_import())
+        if (!o.domain().empty() && o.domain() != "ai.onnx" && o.domain() != "ai.onnx.ml")
+            for (const auto& n : model.graph().node())
+                if (n.domain() == o.domain())
+                    throw InputError(what + ": node \"" + n.name() + "\" (" + n.op_type() + ") is from the operator "
+                        + "domain \"" + o.domain() + "\"; ConvScope takes the standard ONNX operators only");
+    const ::onnx::GraphProto& graph = model.graph();
+    if (graph.sparse_initializer_size() > 0)
+        throw InputError(what + ": sparse initializers are not read by ConvScope");
+
+    for (const auto& init : graph.initializer()) {
+        if (init.name().empty())
+            throw InputError(what + ": an initializer without a name");
+        g.constants[init.name()] = readTensor(init, modelDir, what + ": initializer \"" + init.name() + "\"");
+    }
+    for (const auto& [name, value] : options.bound)
+        g.constants[name] = value;
+
+    // The network's input: the first graph input that is neither an initializer nor bound to a constant. Any
+    // further one would be a second network input, which ConvScope does not have.
+    const ::onnx::ValueInfoProto* input = nullptr;
+    for (const auto& v : graph.input()) {
+        if (g.isConstant(v.name()))
+            continue;
+        if (input)
+            throw InputError(what + ": the model has a second input \"" + v.name() + "\" (after \"" + input->name()
+                + "\"); ConvScope networks have one input");
+        input = &v;
+    }
+    if (!input)
+        throw InputError(what + ": the model has no input that is not an initializer");
+    g.net.input = readInput(*input, options.batch, what);
+    g.net.name = graph.name().empty() ? what : graph.name();
+    g.net.baseDir = modelDir;
+    g.activations[input->name()] = Activation { -1, g.net.input.shape() };
+
+    for (const auto& n : graph.node())
+        for (const auto& in : n.input())
+            ++g.uses[in];
+    for (const auto& out : graph.output())
+        ++g.uses[out.name()];
+
+    for (int k = 0; k < graph.node_size(); ++k) {
+        const ::onnx::NodeProto& node = graph.node(k);
+        const std::string where = what + ": node " + std::to_string(k) + " ("
+            + (node.name().empty() ? std::string("unnamed") : "\"" + node.name() + "\"") + ", " + node.op_type() + ")";
+        const Attributes a(node, where);
+        bool allConstant = true;
+        std::vector<const ConstTensor*> inputs;
+        for (const auto& in : node.input()) {
+            if (in.empty()) {
+                inputs.push_back(nullptr);
+                continue;
+            }
+            if (g.isConstant(in)) {
+                inputs.push_back(&g.constants[in]);
+                continue;
+            }
+            if (!g.isActivation(in))
+                a.fail("reads tensor \"" + in + "\", which no graph input, initializer or earlier node defines (an "
+                    + "undefined name, a cycle, or nodes out of topological order)");
+            allConstant = false;
+            inputs.push_back(nullptr);
+        }
+        if (node.output_size() == 0)
+            a.fail("a node without outputs");
+        if (allConstant && isFoldable(node.op_type())) {
+            std::vector<ConstTensor> out = foldNode(node, inputs, a, g.opset, modelDir);
+            for (size_t o = 0; o < out.size() && int(o) < node.output_size(); ++o)
+                g.constants[node.output(int(o))] = std::move(out[o]);
+            continue;
+        }
+        if (node.op_type() == "Shape" && node.input_size() == 1 && g.isActivation(node.input(0))) {
+            // The shape of a layer's output is known here: the subgraphs PyTorch writes for flatten and padding fold.
+            const Shape s = g.activation(node.input(0), a).shape;
+            std::vector<int64_t> dims = s.flat ? std::vector<int64_t> { s.n, s.c } : std::vector<int64_t> { s.n, s.c, s.h, s.w };
+            const int64_t r = int64_t(dims.size());
+            int64_t start = a.getInt("start", 0), end = a.getInt("end", r);
+            start = std::clamp(start < 0 ? start + r : start, int64_t(0), r);
+            end = std::clamp(end < 0 ? end + r : end, int64_t(0), r);
+            ConstTensor c;
+            c.isFloat = false;
+            for (int64_t d = start; d < end; ++d)
+                c.i.push_back(dims[size_t(d)]);
+            c.dims = { int64_t(c.i.size()) };
+            g.constants[node.output(0)] = std::move(c);
+            continue;
+        }
+        convertNode(g, node, size_t(k), a);
+    }
+
+    if (graph.output_size() != 1)
+        throw InputError(what + ": the model has " + std::to_string(graph.output_size())
+            + " outputs; ConvScope follows networks with one output");
+    const std::string& outName = graph.output(0).name();
+    const auto it = g.activations.find(outName);
+    if (it == g.activations.end())
+        throw InputError(what + ": the output \"" + outName + "\" is "
+            + (g.isConstant(outName) ? "a constant" : "not computed by any node"));
+    if (g.net.layers.empty() || it->second.layer != int(g.net.layers.size()) - 1)
+        throw InputError(what + ": the output \"" + outName + "\" is not the last layer's output (layer \""
+            + (it->second.layer < 0 ? std::string(kNetworkInputName) : g.net.layers[size_t(it->second.layer)].name)
+            + "\"); ConvScope shows networks whose last layer is the output");
+    return std::move(g.net);
+}
+
+} // namespace convscope::onnx

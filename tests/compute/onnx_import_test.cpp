@@ -1,0 +1,198 @@
+// The ONNX reader on models built here with the generated classes: a small network imports with its weights and
+// names, and each kind of bad input is an InputError with words naming the problem (never a crash or a hang).
+#include "convscope_config.h"
+
+#if CONVSCOPE_WITH_ONNX
+
+#include "compute/error.h"
+#include "compute/memory_budget.h"
+#include "compute/onnx_model.h"
+#include "compute/shape_inference.h"
+#include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+
+using namespace convscope;
+using Catch::Matchers::Contains;
+
+namespace {
+
+::onnx::ModelProto baseModel()
+{
+    ::onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(13);
+    auto* g = m.mutable_graph();
+    g->set_name("tiny");
+    auto* in = g->add_input();
+    in->set_name("x");
+    auto* tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(::onnx::TensorProto::FLOAT);
+    tt->mutable_shape()->add_dim()->set_dim_param("batch");
+    for (int d : { 2, 5, 5 })
+        tt->mutable_shape()->add_dim()->set_dim_value(d);
+    g->add_output()->set_name("y");
+    return m;
+}
+
+::onnx::TensorProto* addWeight(::onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims)
+{
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    int64_t n = 1;
+    for (int64_t d : dims) {
+        t->add_dims(d);
+        n *= d;
+    }
+    for (int64_t k = 0; k < n; ++k)
+        t->add_float_data(float(k % 7) * 0.1f);
+    return t;
+}
+
+::onnx::NodeProto* addNode(::onnx::GraphProto* g, const std::string& op, const std::string& name,
+    std::vector<std::string> ins, const std::string& out)
+{
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (const auto& i : ins)
+        n->add_input(i);
+    n->add_output(out);
+    return n;
+}
+
+// conv (3 filters 3x3, pads 1) → relu → global average pool.
+::onnx::ModelProto convModel()
+{
+    ::onnx::ModelProto m = baseModel();
+    auto* g = m.mutable_graph();
+    addWeight(g, "w", { 3, 2, 3, 3 });
+    addWeight(g, "b", { 3 });
+    auto* conv = addNode(g, "Conv", "conv_a", { "x", "w", "b" }, "c");
+    auto* pads = conv->add_attribute();
+    pads->set_name("pads");
+    pads->set_type(::onnx::AttributeProto::INTS);
+    for (int k = 0; k < 4; ++k)
+        pads->add_ints(1);
+    addNode(g, "Relu", "", { "c" }, "r");
+    addNode(g, "GlobalAveragePool", "gap", { "r" }, "y");
+    return m;
+}
+
+Network import(const ::onnx::ModelProto& m, const std::filesystem::path& dir = {}, int64_t batch = 0)
+{
+    return importOnnxBytes(m.SerializeAsString(), "model.onnx", dir, batch);
+}
+
+void expectError(const ::onnx::ModelProto& m, const std::string& words, const std::filesystem::path& dir = {})
+{
+    CHECK_THROWS_WITH(import(m, dir), Contains(words));
+}
+
+} // namespace
+
+TEST_CASE("an ONNX model imports with node names, weights and a batch for its symbolic dimension", "[onnx]")
+{
+    Network net = import(convModel(), {}, 4);
+    REQUIRE(net.layers.size() == 3);
+    CHECK(net.layers[0].name == "conv_a");
+    CHECK(net.layers[1].name == "relu1");
+    CHECK(net.layers[2].name == "gap");
+    CHECK(net.input.batch == 4);
+    CHECK(net.layers[0].init.kind == "embedded");
+    const ShapeReport shapes = inferShapes(net);
+    REQUIRE(shapes.ok());
+    CHECK(shapes.layers[0].out == Shape::nchw(4, 3, 5, 5));
+    CHECK(shapes.layers[2].out == Shape::nchw(4, 3, 1, 1));
+    REQUIRE(net.layers[0].embedded->weight);
+    CHECK(net.layers[0].embedded->weight->data()[1] == Approx(0.1f));
+}
+
+TEST_CASE("bad ONNX input is an InputError naming the problem", "[onnx]")
+{
+    const std::string good = convModel().SerializeAsString();
+    SECTION("truncated and random protobuf")
+    {
+        for (size_t cut : { size_t(1), size_t(7), good.size() / 2, good.size() - 1 })
+            CHECK_THROWS_AS(importOnnxBytes(good.substr(0, cut), "model.onnx", {}, 0), InputError);
+        uint64_t s = 12345;
+        for (int k = 0; k < 200; ++k) {
+            std::string bytes(64 + k, '\0');
+            for (char& c : bytes) {
+                s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+                c = char(s >> 56);
+            }
+            CHECK_THROWS_AS(importOnnxBytes(bytes, "model.onnx", {}, 0), InputError);
+        }
+    }
+    SECTION("a cycle")
+    {
+        ::onnx::ModelProto m = baseModel();
+        addNode(m.mutable_graph(), "Relu", "a", { "z" }, "y");
+        addNode(m.mutable_graph(), "Relu", "b", { "y" }, "z");
+        expectError(m, "node 0 (\"a\", Relu): reads tensor \"z\", which no graph input");
+    }
+    SECTION("a node reading an undefined tensor")
+    {
+        ::onnx::ModelProto m = baseModel();
+        addNode(m.mutable_graph(), "Relu", "r", { "nowhere" }, "y");
+        expectError(m, "reads tensor \"nowhere\"");
+    }
+    SECTION("an operator ConvScope has no layer for lists what it takes")
+    {
+        ::onnx::ModelProto m = baseModel();
+        addNode(m.mutable_graph(), "Erf", "e", { "x" }, "y");
+        expectError(m, "node 0 (\"e\", Erf): the operator Erf is not one ConvScope has a layer for. ConvScope takes Add");
+    }
+    SECTION("dims that overflow")
+    {
+        ::onnx::ModelProto m = convModel();
+        auto* w = m.mutable_graph()->mutable_initializer(0);
+        w->clear_dims();
+        for (int k = 0; k < 4; ++k)
+            w->add_dims(int64_t(1) << 20);
+        expectError(m, "initializer \"w\"");
+    }
+    SECTION("an initializer shorter than its shape")
+    {
+        ::onnx::ModelProto m = convModel();
+        m.mutable_graph()->mutable_initializer(0)->mutable_float_data()->RemoveLast();
+        expectError(m, "needs 54 values but the tensor has 53");
+        auto* w = m.mutable_graph()->mutable_initializer(0);
+        w->clear_float_data();
+        w->set_raw_data(std::string(100, '\0'));
+        expectError(m, "needs 216 bytes but the data has 100");
+    }
+    SECTION("external data outside the model's folder")
+    {
+        test::TempDir dir;
+        std::filesystem::create_directories(dir.path / "model");
+        std::ofstream(dir.path / "secret.bin", std::ios::binary) << std::string(216, 'x');
+        ::onnx::ModelProto m = convModel();
+        auto* w = m.mutable_graph()->mutable_initializer(0);
+        w->clear_float_data();
+        w->set_data_location(::onnx::TensorProto::EXTERNAL);
+        auto* kv = w->add_external_data();
+        kv->set_key("location");
+        kv->set_value("../secret.bin");
+        expectError(m, "outside the model's folder", dir.path / "model");
+        kv->set_value((dir.path / "secret.bin").string());
+        expectError(m, "outside the model's folder", dir.path / "model");
+    }
+    SECTION("an initializer that claims 10 GB is refused by the memory budget")
+    {
+        setHostMemoryBudget(int64_t(1) << 30);
+        ::onnx::ModelProto m = convModel();
+        auto* w = m.mutable_graph()->mutable_initializer(0);
+        w->clear_dims();
+        w->add_dims(int64_t(2500) * 1000 * 1000);
+        CHECK_THROWS_WITH(import(m), Contains("memory budget"));
+        setHostMemoryBudget(0);
+    }
+}
+
+#endif
