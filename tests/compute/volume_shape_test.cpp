@@ -5,11 +5,14 @@
 #include "compute/network.h"
 #include "compute/network_json.h"
 #include "compute/npy.h"
+#include "compute/profiler.h"
 #include "compute/shape_inference.h"
 #include "compute/tensor.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
+
+#include <cmath>
 
 using namespace convscope;
 using Catch::Matchers::Contains;
@@ -94,4 +97,50 @@ TEST_CASE("volume: a 2-D layer fed a volume names itself and both ranks", "[volu
     const ShapeReport r = inferShapes(net);
     REQUIRE(r.layers.size() == 1);
     CHECK_THAT(r.layers[0].error, Contains("conv2d") && Contains("4-D") && Contains("5-D"));
+}
+
+TEST_CASE("volume: element-wise layers, softmax and flatten run on volumes on the cpu backend only", "[volume]")
+{
+    const std::string text = R"({"format": "convscope-network", "version": 1, "input": {"batch": 2, "channels": 3,
+        "depth": 3, "height": 4, "width": 5, "source": "random"}, "layers": [{"type": "sigmoid", "name": "s"},
+        {"type": "mul", "name": "m", "inputs": ["s", "input"]}, {"type": "softmax", "name": "p"},
+        {"type": "flatten", "name": "f"}]})";
+    const Network net = parseNetwork(text, "volume_ops.json", {});
+    const Tensor input = test::randomTensor(net.input.shape(), 5);
+    ProfileOptions opt;
+    opt.selections = { { "cpu", "direct" }, { "cpu", "im2col_gemm" }, { "onednn", "auto" } };
+    opt.warmup = 0;
+    opt.repeat = 1;
+    opt.keepOutputs = true;
+    const RunResult r = profile(net, input, opt);
+    REQUIRE(r.selections.size() == 3);
+    for (size_t k = 0; k < 2; ++k) {
+        const SelectionResult& s = r.selections[k];
+        INFO(s.selection.str() << ": " << s.failure);
+        REQUIRE(s.ok);
+        REQUIRE(s.layers[2].output);
+        const Tensor& p = *s.layers[2].output;
+        REQUIRE(p.shape() == Shape::ncdhw(2, 3, 3, 4, 5));
+        // x · sigmoid(x), then softmax over the channels at every (n, d, h, w).
+        for (int64_t n = 0; n < 2; ++n)
+            for (int64_t d = 0; d < 3; ++d)
+                for (int64_t h = 0; h < 4; ++h)
+                    for (int64_t w = 0; w < 5; ++w) {
+                        double sum = 0, e[3];
+                        for (int64_t c = 0; c < 3; ++c) {
+                            const double x = input.at(n, c, d, h, w);
+                            e[c] = std::exp(x / (1 + std::exp(-x)));
+                            sum += e[c];
+                        }
+                        for (int64_t c = 0; c < 3; ++c)
+                            CHECK(p.at(n, c, d, h, w) == Approx(e[c] / sum).epsilon(1e-5));
+                    }
+        REQUIRE(s.layers[3].output);
+        CHECK(s.layers[3].output->shape() == Shape::features(2, 180));
+    }
+    const SelectionResult& gpu = r.selections[2];
+    CHECK_FALSE(gpu.ok);
+    INFO(gpu.failure);
+    if (gpu.failure.find("unknown backend") == std::string::npos && gpu.failure.find("unavailable") == std::string::npos)
+        CHECK_THAT(gpu.failure, Contains("5-D") && Contains("cpu backend only"));
 }
