@@ -56,14 +56,16 @@ namespace {
         if (ext == ".npy") {
             NpyArray a = readNpy(path);
             InputSpec& in = net.input;
-            if (a.dims.size() == 4) {
+            if (a.dims.size() == 5) {
+                in = { a.dims[0], a.dims[1], a.dims[3], a.dims[4], false, path, a.dims[2] };
+            } else if (a.dims.size() == 4) {
                 in = { a.dims[0], a.dims[1], a.dims[2], a.dims[3], false, path };
             } else if (a.dims.size() == 3) {
                 in = { 1, a.dims[0], a.dims[1], a.dims[2], false, path };
             } else if (a.dims.size() == 2) {
                 in = { a.dims[0], a.dims[1], 1, 1, true, path };
             } else {
-                throw InputError(path + ": an input .npy must be [N, C, H, W], [C, H, W] or [N, F], got "
+                throw InputError(path + ": an input .npy must be [N, C, D, H, W], [N, C, H, W], [C, H, W] or [N, F], got "
                     + std::to_string(a.dims.size()) + " dimensions");
             }
             Tensor t(in.shape());
@@ -95,8 +97,7 @@ namespace {
                 continue; // folded away by fusion: this layer's own output was never computed
             const auto& t = *sel.layers[i].output;
             const Shape& s = t.shape();
-            const std::vector<int64_t> dims
-                = s.flat ? std::vector<int64_t> { s.n, s.c } : std::vector<int64_t> { s.n, s.c, s.h, s.w };
+            const std::vector<int64_t> dims = s.dims();
             char prefix[32];
             std::snprintf(prefix, sizeof prefix, "%02zu_", i);
             writeNpy(dir / (prefix + safeFileName(net.layers[i].name) + ".npy"), dims, t.data());

@@ -31,6 +31,9 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
         throw InputError(where + ": the input size " + shape.str() + " must be positive");
     checkedMul(shape.numel(), int64_t(sizeof(float)), where + ": input " + shape.str());
 
+    if (input.depth > 0 && !input.flat && source.rfind("random", 0) != 0 && lowerExtension(source) != ".npy")
+        throw InputError(where + ": the input is a volume " + shape.str()
+            + "; give it \"random\", \"random:SEED\" or an .npy file of shape [N, C, D, H, W] or [C, D, H, W]");
     if (source.rfind("sample:", 0) == 0) {
         if (input.flat)
             throw InputError(where + ": a sample picture needs an image input (channels, height, width), not features");
@@ -64,12 +67,22 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
     if (ext == ".npy") {
         NpyArray a = readNpy(path);
         const std::vector<int64_t>& d = a.dims;
+        const bool volume = !input.flat && input.depth > 0;
         const std::string expected = input.flat ? npyDimsText({ input.batch, input.channels })
-                                                : npyDimsText({ input.batch, input.channels, input.height, input.width });
+            : volume ? npyDimsText({ input.batch, input.channels, input.depth, input.height, input.width })
+                     : npyDimsText({ input.batch, input.channels, input.height, input.width });
         bool matches = false;
         int64_t repeat = 1;
         if (input.flat) {
             matches = d == std::vector<int64_t> { input.batch, input.channels };
+        } else if (volume && d.size() == 5) {
+            matches = d == std::vector<int64_t> { input.batch, input.channels, input.depth, input.height, input.width };
+        } else if (volume && d.size() == 4) {
+            // One volume [C, D, H, W] is repeated over the batch.
+            matches = d == std::vector<int64_t> { input.channels, input.depth, input.height, input.width };
+            repeat = input.batch;
+        } else if (volume) {
+            matches = false;
         } else if (d.size() == 4) {
             matches = d == std::vector<int64_t> { input.batch, input.channels, input.height, input.width };
         } else if (d.size() == 3) {
@@ -79,7 +92,9 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
         }
         if (!matches)
             throw InputError(where + ": the array has shape " + npyDimsText(d) + " but the network input is " + expected
-                + (input.flat ? "" : " (or [C, H, W] for one picture repeated over the batch)"));
+                + (input.flat ? ""
+                        : volume ? " (or [C, D, H, W] for one volume repeated over the batch)"
+                                 : " (or [C, H, W] for one picture repeated over the batch)"));
         Tensor t(shape);
         const size_t per = a.data.size();
         for (int64_t n = 0; n < repeat; ++n)

@@ -25,7 +25,14 @@ struct InputSpec {
     int64_t batch = 1, channels = 1, height = 28, width = 28;
     bool flat = false; // the network starts fully connected: [batch, channels] ("features" in the file)
     std::string source = "sample:digit";
-    Shape shape() const { return flat ? Shape::features(batch, channels) : Shape::nchw(batch, channels, height, width); }
+    int64_t depth = 0; // > 0: the input is a volume [batch, channels, depth, height, width] ("depth" in the file)
+    Shape shape() const
+    {
+        if (flat)
+            return Shape::features(batch, channels);
+        return depth > 0 ? Shape::ncdhw(batch, channels, depth, height, width)
+                         : Shape::nchw(batch, channels, height, width);
+    }
     bool operator==(const InputSpec&) const = default;
 };
 

@@ -443,13 +443,15 @@ namespace {
             in.height = in.width = 1;
             in.source = "random";
         } else {
-            checkKeys(v, { "batch", "channels", "height", "width", "source" }, ctx, "input");
+            checkKeys(v, { "batch", "channels", "depth", "height", "width", "source" }, ctx, "input");
             for (const char* key : { "channels", "height", "width" })
                 if (!v.contains(key))
                     ctx.fail(std::string("\"") + key + "\" is missing (or give \"features\" for a flat input)");
             in.channels = readInt(v["channels"], "channels", 1, ctx);
             in.height = readInt(v["height"], "height", 1, ctx);
             in.width = readInt(v["width"], "width", 1, ctx);
+            if (v.contains("depth")) // a volume: [batch, channels, depth, height, width]
+                in.depth = readInt(v["depth"], "depth", 1, ctx);
         }
         if (v.contains("batch"))
             in.batch = readInt(v["batch"], "batch", 1, ctx);
@@ -791,6 +793,8 @@ std::string serializeNetwork(const Network& net)
         input["features"] = net.input.channels;
     } else {
         input["channels"] = net.input.channels;
+        if (net.input.depth > 0)
+            input["depth"] = net.input.depth;
         input["height"] = net.input.height;
         input["width"] = net.input.width;
     }

@@ -37,7 +37,7 @@ namespace {
 
     std::vector<int64_t> dimsOf(const Shape& s)
     {
-        return s.flat ? std::vector<int64_t> { s.n, s.c } : std::vector<int64_t> { s.n, s.c, s.h, s.w };
+        return s.dims();
     }
 
     Tensor tensorFrom(const NpyArray& a, const Shape& expected, const std::string& what)

@@ -34,6 +34,10 @@ namespace {
         if (in.flat)
             throw InputError(type + " needs an image-shaped input [N, C, H, W], but the layer above gives " + in.str()
                 + " (fully connected)");
+        // Every kind that needs an image is a 2-D layer; its 3-D sibling takes volumes.
+        if (in.isVolume())
+            throw InputError(type + " is a 2-D layer and needs a 4-D [N, C, H, W] input, but the layer above gives the "
+                + in.rankText() + " volume " + in.str());
     }
 
     // TensorFlow "same": out = ceil(in / s); the total padding needed is split, the odd pixel at the end.
@@ -262,7 +266,8 @@ namespace {
     {
         const Shape &a = ins[0], &b = ins[1];
         const auto gate = [](const Shape& big, const Shape& small) {
-            return !big.flat && !small.flat && small.h == 1 && small.w == 1 && small.n == big.n && small.c == big.c;
+            return !big.flat && !small.flat && small.rank == big.rank && small.d == 1 && small.h == 1 && small.w == 1
+                && small.n == big.n && small.c == big.c;
         };
         LayerShape r;
         if (a == b || gate(a, b) || gate(b, a)) {
@@ -284,10 +289,13 @@ namespace {
         std::string sum = std::to_string(ins[0].c);
         for (size_t k = 1; k < ins.size(); ++k) {
             const Shape& s = ins[k];
-            if (s.flat != ins[0].flat || s.n != ins[0].n || (!s.flat && (s.h != ins[0].h || s.w != ins[0].w))) {
+            if (s.flat != ins[0].flat || s.rank != ins[0].rank || s.n != ins[0].n
+                || (!s.flat && (s.d != ins[0].d || s.h != ins[0].h || s.w != ins[0].w))) {
                 std::string what = s.flat != ins[0].flat ? "one is flat and the other an image"
-                    : s.n != ins[0].n                    ? "the batch differs"
-                                                         : "the height and width differ";
+                    : s.rank != ins[0].rank ? "one is " + ins[0].rankText() + " and the other " + s.rankText()
+                    : s.n != ins[0].n       ? "the batch differs"
+                    : s.isVolume()          ? "the depth, height and width differ"
+                                            : "the height and width differ";
                 throw InputError("concat joins channels, so every other dimension must agree, but "
                     + inputName(names, 0) + " gives " + ins[0].str() + " and " + inputName(names, k) + " gives "
                     + s.str() + " (" + what + ")");
@@ -378,13 +386,14 @@ namespace {
                     return r;
                 } else if constexpr (std::is_same_v<T, Flatten>) {
                     LayerShape r;
-                    const int64_t f = checkedProduct({ in.c, in.h, in.w }, "flatten");
+                    const int64_t f = checkedProduct({ in.c, in.d, in.h, in.w }, "flatten");
                     r.out = Shape::features(in.n, f);
-                    r.formula = "features = " + std::to_string(in.c) + "·" + std::to_string(in.h) + "·"
+                    r.formula = "features = " + std::to_string(in.c) + "·"
+                        + (in.isVolume() ? std::to_string(in.d) + "·" : std::string()) + std::to_string(in.h) + "·"
                         + std::to_string(in.w) + " = " + std::to_string(f);
                     return r; // a view: no work, no traffic
                 } else if constexpr (std::is_same_v<T, Linear>) {
-                    if (!in.flat && (in.h != 1 || in.w != 1))
+                    if (!in.flat && (in.h != 1 || in.w != 1 || in.d != 1))
                         throw InputError("linear needs a flat input, but the layer above gives " + in.str()
                             + "; add a flatten layer before it");
                     if (l.out_features < 1)

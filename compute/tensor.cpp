@@ -15,9 +15,9 @@ namespace convscope {
 
 int64_t Shape::numel() const
 {
-    if (n < 0 || c < 0 || h < 0 || w < 0)
+    if (n < 0 || c < 0 || h < 0 || w < 0 || d < 0)
         throw InputError("shape " + str() + " has a negative size");
-    return checkedProduct({ n, c, h, w }, "tensor " + str());
+    return checkedProduct({ n, c, d, h, w }, "tensor " + str());
 }
 
 int64_t Shape::bytes() const { return checkedMul(numel(), int64_t(sizeof(float)), "tensor " + str()); }
@@ -26,8 +26,27 @@ std::string Shape::str() const
 {
     if (flat)
         return "[" + std::to_string(n) + ", " + std::to_string(c) + "]";
+    if (rank == 5)
+        return "[" + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(d) + ", "
+            + std::to_string(h) + ", " + std::to_string(w) + "]";
     return "[" + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(h) + ", " + std::to_string(w)
         + "]";
+}
+
+std::vector<int64_t> Shape::dims() const
+{
+    if (flat)
+        return { n, c };
+    if (rank == 5)
+        return { n, c, d, h, w };
+    return { n, c, h, w };
+}
+
+std::string Shape::rankText() const
+{
+    if (flat)
+        return "2-D [N, F]";
+    return rank == 5 ? "5-D [N, C, D, H, W]" : "4-D [N, C, H, W]";
 }
 
 void Tensor::FreeDeleter::operator()(float* p) const { std::free(p); }

@@ -1,4 +1,4 @@
-// Tensor: float32, NCHW, owning 64-byte aligned storage. Copies are explicit (clone()) because feature
+// Tensor: float32, NCHW or NCDHW, owning 64-byte aligned storage. Copies are explicit (clone()) because feature
 // maps can be hundreds of megabytes; moves are cheap.
 #pragma once
 
@@ -39,6 +39,15 @@ public:
     float at(int64_t n, int64_t c, int64_t h, int64_t w) const
     {
         return m_data[((n * m_shape.c + c) * m_shape.h + h) * m_shape.w + w];
+    }
+    // A volume's element (rank 5, NCDHW); on an image d must be 0.
+    float& at(int64_t n, int64_t c, int64_t d, int64_t h, int64_t w)
+    {
+        return m_data[(((n * m_shape.c + c) * m_shape.d + d) * m_shape.h + h) * m_shape.w + w];
+    }
+    float at(int64_t n, int64_t c, int64_t d, int64_t h, int64_t w) const
+    {
+        return m_data[(((n * m_shape.c + c) * m_shape.d + d) * m_shape.h + h) * m_shape.w + w];
     }
     void fill(float value);
 

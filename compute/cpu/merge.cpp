@@ -39,13 +39,14 @@ namespace {
     {
         const Shape& o = out.shape();
         const auto broadcast = [&](const Tensor& t) {
-            return t.shape() != o && t.shape().h == 1 && t.shape().w == 1 && t.shape().n == o.n && t.shape().c == o.c;
+            return t.shape() != o && t.shape().d == 1 && t.shape().h == 1 && t.shape().w == 1 && t.shape().n == o.n
+                && t.shape().c == o.c;
         };
         const bool gateA = broadcast(a), gateB = broadcast(b);
         detail::require((a.shape() == o || gateA) && (b.shape() == o || gateB), "mul",
             std::string("inputs ") + a.shape().str() + " and " + b.shape().str() + " do not give the output "
                 + out.shape().str());
-        const int64_t planes = o.n * o.c, area = o.h * o.w;
+        const int64_t planes = o.n * o.c, area = o.d * o.h * o.w; // d == 1 for images
         const float* pa = a.data();
         const float* pb = b.data();
         float* dst = out.data();
@@ -65,14 +66,14 @@ namespace {
         for (const Tensor* t : ins) {
             detail::require(t != nullptr, "concat", "a null input");
             const Shape& s = t->shape();
-            detail::require(s.n == o.n && s.h == o.h && s.w == o.w, "concat",
+            detail::require(s.n == o.n && s.d == o.d && s.h == o.h && s.w == o.w, "concat",
                 std::string("input ") + t->shape().str() + " does not match the output " + out.shape().str()
                     + " outside channels");
             channels += s.c;
         }
         detail::require(channels == o.c, "concat", "the inputs' channels do not add up to the output's");
-        const int64_t area = o.h * o.w;
-        // One contiguous block per (sample, input): [C_k · H · W] floats.
+        const int64_t area = o.d * o.h * o.w; // d == 1 for images
+        // One contiguous block per (sample, input): [C_k · (D ·) H · W] floats.
 #pragma omp parallel for collapse(2) schedule(static) if (parallel && out.numel() >= detail::kMinParallelElements)
         for (int64_t n = 0; n < o.n; ++n)
             for (int64_t k = 0; k < int64_t(ins.size()); ++k) {

@@ -38,7 +38,7 @@ void direct::softmax(const Tensor& in, Tensor& out)
 {
     checkSoftmax(in, out);
     const Shape& s = in.shape();
-    const int64_t area = s.h * s.w;
+    const int64_t area = s.d * s.h * s.w; // over channels at every (d,) h, w position; d == 1 for images
     for (int64_t n = 0; n < s.n; ++n)
         for (int64_t p = 0; p < area; ++p)
             softmaxAt<double>(in.data() + n * s.c * area + p, out.data() + n * s.c * area + p, s.c, area);
@@ -48,7 +48,7 @@ void fast::softmax(const Tensor& in, Tensor& out)
 {
     checkSoftmax(in, out);
     const Shape& s = in.shape();
-    const int64_t area = s.h * s.w;
+    const int64_t area = s.d * s.h * s.w; // over channels at every (d,) h, w position; d == 1 for images
     const int64_t positions = s.n * area;
 #pragma omp parallel for schedule(static) if (in.numel() >= detail::kMinParallelElements)
     for (int64_t i = 0; i < positions; ++i) {
