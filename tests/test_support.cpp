@@ -53,6 +53,18 @@ double sampledConv2dRelL2(const Tensor& out, const Tensor& in, const Tensor& wei
 
 void poison(Tensor& t) { t.fill(std::numeric_limits<float>::quiet_NaN()); }
 
+Conv2d conv2dSpec(int64_t out, Pair kernel, Padding2d pad, Pair dilation, int64_t groups, bool bias)
+{
+    Conv2d c;
+    c.out_channels = out;
+    c.kernel_size = kernel;
+    c.padding = pad;
+    c.dilation = dilation;
+    c.groups = groups;
+    c.bias = bias;
+    return c;
+}
+
 Network fusableNetwork(const LayerSpec& activation, int64_t batch, int64_t height, int64_t width)
 {
     auto layer = [](const std::string& name, LayerSpec spec, const std::string& init, uint64_t seed) {

@@ -20,6 +20,9 @@ std::filesystem::path cliPath(); // the built convscope-cli
 // conv → batchnorm → act → maxpool → conv (no bias, stride 2×1) → batchnorm (no affine) → conv 1×1 → act, with
 // asymmetric padding on the first conv: two conv+bn(+act) groups and a conv+act group for the fusion tests.
 // Layers whose own output survives fusion: 2, 3, 5, 7.
+// A conv2d spec with stride 1: PyTorch's defaults but for the fields given.
+Conv2d conv2dSpec(
+    int64_t out, Pair kernel, Padding2d pad, Pair dilation = { 1, 1 }, int64_t groups = 1, bool bias = true);
 Network fusableNetwork(const LayerSpec& activation, int64_t batch = 2, int64_t height = 11, int64_t width = 9);
 
 // The relative L2 error of a conv2d output against sums in double at `samples` output positions drawn from a seed

@@ -93,4 +93,23 @@ inline std::vector<std::unique_ptr<Desc>> engineConfigs(const Desc& opGraph, cud
     return configs;
 }
 
+// An execution plan for one engine configuration, and the workspace it needs; null when it does not finalize here or
+// needs more than `workspaceLimit` bytes.
+inline std::unique_ptr<Desc> executionPlan(
+    cudnnHandle_t h, const Desc& config, size_t workspaceLimit, size_t* workspace)
+{
+    auto plan = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
+    plan->setDesc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
+    if (!plan->tryFinalize())
+        return nullptr;
+    int64_t bytes = 0, n = 0;
+    if (cudnnBackendGetAttribute(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &bytes)
+            != CUDNN_STATUS_SUCCESS
+        || bytes < 0 || size_t(bytes) > workspaceLimit)
+        return nullptr;
+    *workspace = size_t(bytes);
+    return plan;
+}
+
 } // namespace convscope::cudnn::graph

@@ -162,22 +162,15 @@ std::shared_ptr<GraphConvPlan> GraphConvPlan::tune(cudnnHandle_t h, const ConvLa
             // PyTorch's filter: never down-converted inputs; in FP32 no tensor cores (on float data they mean TF32).
             if (info.downConvert || (math == MathMode::FP32 && info.tensorCore))
                 continue;
-            auto plan = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-            plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
-            plan->setDesc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *configs[i]);
-            if (!plan->tryFinalize())
-                continue;
-            int64_t bytes = 0, n = 0;
-            if (cudnnBackendGetAttribute(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
-                    &bytes)
-                    != CUDNN_STATUS_SUCCESS
-                || bytes < 0 || size_t(bytes) > workspaceBytes)
+            size_t bytes = 0;
+            std::unique_ptr<Desc> plan = graph::executionPlan(h, *configs[i], workspaceBytes, &bytes);
+            if (!plan)
                 continue;
             std::shared_ptr<GraphConvPlan> candidate(new GraphConvPlan());
             candidate->m_impl = std::make_unique<Impl>();
             candidate->m_impl->config = std::move(configs[i]);
             candidate->m_impl->plan = std::move(plan);
-            candidate->m_workspace = size_t(bytes);
+            candidate->m_workspace = bytes;
             ++*tried;
             try {
                 candidate->m_ms = medianCallMs(stream, [&] { candidate->execute(h, x, w, y, workspace); });

@@ -71,22 +71,15 @@ std::shared_ptr<GraphPointwisePlan> GraphPointwisePlan::leakyRelu(
         std::vector<std::unique_ptr<graph::Desc>> configs = graph::engineConfigs(opGraph, heurMode);
         for (size_t i = 0; i < configs.size(); ++i) {
             ++position;
-            auto plan = std::make_unique<graph::Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-            plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
-            plan->setDesc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *configs[i]);
-            if (!plan->tryFinalize())
-                continue;
-            int64_t bytes = 0, n = 0;
-            if (cudnnBackendGetAttribute(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
-                    &bytes)
-                    != CUDNN_STATUS_SUCCESS
-                || bytes < 0 || size_t(bytes) > workspaceLimit)
+            size_t bytes = 0;
+            std::unique_ptr<graph::Desc> plan = graph::executionPlan(h, *configs[i], workspaceLimit, &bytes);
+            if (!plan)
                 continue;
             std::shared_ptr<GraphPointwisePlan> result(new GraphPointwisePlan());
             result->m_impl = std::make_unique<Impl>();
             result->m_impl->config = std::move(configs[i]);
             result->m_impl->plan = std::move(plan);
-            result->m_workspace = size_t(bytes);
+            result->m_workspace = bytes;
             result->m_name = std::string("graph API pointwise, ")
                 + (heurMode == CUDNN_HEUR_MODE_A ? "mode A" : "fallback") + " #" + std::to_string(position);
             keep.push_back(std::move(pw));

@@ -21,23 +21,13 @@ using namespace convscope::test;
 
 namespace {
 
+using test::conv2dSpec;
+
 struct FftCase {
     Shape in;
     Conv2d conv;
     int64_t tile = 0; // forced fft_tile, 0 = the cost model's
 };
-
-Conv2d conv2d(int64_t out, Pair kernel, Padding2d pad, Pair dilation = { 1, 1 }, int64_t groups = 1, bool bias = true)
-{
-    Conv2d c;
-    c.out_channels = out;
-    c.kernel_size = kernel;
-    c.padding = pad;
-    c.dilation = dilation;
-    c.groups = groups;
-    c.bias = bias;
-    return c;
-}
 
 void checkCase(const FftCase& fc, uint64_t seed)
 {
@@ -69,21 +59,21 @@ TEST_CASE("cpu.fft matches cpu.direct on a sweep of shapes", "[cpu][fft]")
 {
     const Padding2d same { Padding2d::Mode::Same };
     const std::vector<FftCase> cases = {
-        { Shape::nchw(1, 1, 20, 20), conv2d(1, { 5, 5 }, Padding2d::symmetric(0, 0)) },
-        { Shape::nchw(2, 3, 17, 23), conv2d(4, { 3, 3 }, Padding2d::symmetric(1, 1)) },
-        { Shape::nchw(1, 2, 19, 13), conv2d(3, { 3, 5 }, explicitPad(0, 2, 3, 1)) },
-        { Shape::nchw(1, 2, 16, 16), conv2d(2, { 4, 4 }, same) }, // "same" pads the extra pixel bottom/right
-        { Shape::nchw(1, 3, 21, 18), conv2d(2, { 3, 3 }, Padding2d::symmetric(2, 2), { 2, 3 }) },
-        { Shape::nchw(2, 4, 15, 15), conv2d(6, { 3, 3 }, Padding2d::symmetric(1, 1), { 1, 1 }, 2) },
-        { Shape::nchw(1, 5, 14, 11), conv2d(5, { 5, 5 }, Padding2d::symmetric(2, 2), { 1, 1 }, 5, false) },
-        { Shape::nchw(1, 1, 9, 9), conv2d(2, { 3, 3 }, Padding2d::symmetric(4, 4)) }, // padding wider than the kernel
-        { Shape::nchw(1, 1, 1, 40), conv2d(1, { 1, 7 }, Padding2d::symmetric(0, 3)) },
+        { Shape::nchw(1, 1, 20, 20), conv2dSpec(1, { 5, 5 }, Padding2d::symmetric(0, 0)) },
+        { Shape::nchw(2, 3, 17, 23), conv2dSpec(4, { 3, 3 }, Padding2d::symmetric(1, 1)) },
+        { Shape::nchw(1, 2, 19, 13), conv2dSpec(3, { 3, 5 }, explicitPad(0, 2, 3, 1)) },
+        { Shape::nchw(1, 2, 16, 16), conv2dSpec(2, { 4, 4 }, same) }, // "same" pads the extra pixel bottom/right
+        { Shape::nchw(1, 3, 21, 18), conv2dSpec(2, { 3, 3 }, Padding2d::symmetric(2, 2), { 2, 3 }) },
+        { Shape::nchw(2, 4, 15, 15), conv2dSpec(6, { 3, 3 }, Padding2d::symmetric(1, 1), { 1, 1 }, 2) },
+        { Shape::nchw(1, 5, 14, 11), conv2dSpec(5, { 5, 5 }, Padding2d::symmetric(2, 2), { 1, 1 }, 5, false) },
+        { Shape::nchw(1, 1, 9, 9), conv2dSpec(2, { 3, 3 }, Padding2d::symmetric(4, 4)) }, // padding wider than the kernel
+        { Shape::nchw(1, 1, 1, 40), conv2dSpec(1, { 1, 7 }, Padding2d::symmetric(0, 3)) },
         // Forced small tiles: many overlap-save tiles, partial ones at the right and bottom edges.
-        { Shape::nchw(1, 2, 45, 37), conv2d(3, { 7, 7 }, Padding2d::symmetric(3, 3)), 16 },
-        { Shape::nchw(2, 3, 33, 29), conv2d(2, { 5, 3 }, explicitPad(1, 3, 0, 2), { 2, 1 }), 12 },
-        { Shape::nchw(1, 4, 40, 40), conv2d(4, { 9, 9 }, Padding2d::symmetric(4, 4), { 1, 1 }, 2), 21 },
+        { Shape::nchw(1, 2, 45, 37), conv2dSpec(3, { 7, 7 }, Padding2d::symmetric(3, 3)), 16 },
+        { Shape::nchw(2, 3, 33, 29), conv2dSpec(2, { 5, 3 }, explicitPad(1, 3, 0, 2), { 2, 1 }), 12 },
+        { Shape::nchw(1, 4, 40, 40), conv2dSpec(4, { 9, 9 }, Padding2d::symmetric(4, 4), { 1, 1 }, 2), 21 },
         // Spectra over 4 MiB: several tiles per task (9 tiles in tasks of up to 4, the last one partial).
-        { Shape::nchw(1, 48, 40, 40), conv2d(48, { 7, 7 }, Padding2d::symmetric(3, 3)), 24 },
+        { Shape::nchw(1, 48, 40, 40), conv2dSpec(48, { 7, 7 }, Padding2d::symmetric(3, 3)), 24 },
     };
     uint64_t seed = 1900;
     for (const FftCase& fc : cases)
@@ -92,7 +82,7 @@ TEST_CASE("cpu.fft matches cpu.direct on a sweep of shapes", "[cpu][fft]")
 
 TEST_CASE("cpu.fft: the tiling covers the output, and a forced tile must hold the kernel", "[cpu][fft]")
 {
-    const Conv2d c = conv2d(1, { 15, 15 }, Padding2d::symmetric(0, 0));
+    const Conv2d c = conv2dSpec(1, { 15, 15 }, Padding2d::symmetric(0, 0));
     const LayerShape s = shapeOf(c, Shape::nchw(1, 1, 1000, 1000));
     FftTilingTarget target = cpu::cpuFftTarget();
     const FftTiling t = chooseFftTiling(c, s, target, "cpu.fft");
@@ -116,18 +106,18 @@ TEST_CASE("cpu.fft: supports() refuses stride 2 and layers whose spectra do not 
     REQUIRE(algorithms.size() == 4);
     CHECK(algorithms[3].name == "fft");
 
-    Conv2d strided = conv2d(4, { 3, 3 }, Padding2d::symmetric(1, 1));
+    Conv2d strided = conv2dSpec(4, { 3, 3 }, Padding2d::symmetric(1, 1));
     strided.stride = { 2, 2 };
     const Support s2 = backend->supports("fft", strided, inferLayer(strided, Shape::nchw(1, 3, 16, 16)));
     CHECK_FALSE(s2.supported);
     CHECK_THAT(s2.reason, Catch::Contains("cpu.fft") && Catch::Contains("stride 2×2"));
 
-    const Conv2d wide = conv2d(2048, { 3, 3 }, Padding2d::symmetric(1, 1));
+    const Conv2d wide = conv2dSpec(2048, { 3, 3 }, Padding2d::symmetric(1, 1));
     const Support big = backend->supports("fft", wide, inferLayer(wide, Shape::nchw(1, 2048, 8, 8)));
     CHECK_FALSE(big.supported);
     CHECK_THAT(big.reason, Catch::Contains("budget"));
 
-    const Conv2d fine = conv2d(4, { 7, 7 }, Padding2d::symmetric(3, 3));
+    const Conv2d fine = conv2dSpec(4, { 7, 7 }, Padding2d::symmetric(3, 3));
     CHECK(backend->supports("fft", fine, inferLayer(fine, Shape::nchw(1, 3, 32, 32))).supported);
     CHECK(backend->supports("fft", MaxPool2d {}, inferLayer(MaxPool2d {}, Shape::nchw(1, 3, 32, 32))).supported);
 

@@ -23,17 +23,7 @@ using convscope::test::randomParameters;
 
 namespace {
 
-Conv2d conv2d(int64_t out, Pair kernel, Padding2d pad, Pair dilation = { 1, 1 }, int64_t groups = 1, bool bias = true)
-{
-    Conv2d c;
-    c.out_channels = out;
-    c.kernel_size = kernel;
-    c.padding = pad;
-    c.dilation = dilation;
-    c.groups = groups;
-    c.bias = bias;
-    return c;
-}
+using test::conv2dSpec;
 
 Padding2d pad4(int64_t top, int64_t bottom, int64_t left, int64_t right)
 {
@@ -76,18 +66,18 @@ TEST_CASE("cuda.fft matches cpu.direct on stride-1 shapes, forced tiles and batc
     auto cuda = test::backendOrSkip("cuda");
     if (!cuda)
         return;
-    Conv2d fused = conv2d(4, { 5, 5 }, Padding2d::symmetric(2, 2));
+    Conv2d fused = conv2dSpec(4, { 5, 5 }, Padding2d::symmetric(2, 2));
     fused.fused_activation = { FusedActivation::Kind::LeakyReLU, 0.1 };
     const std::vector<std::pair<Shape, Conv2d>> cases = {
-        { Shape::nchw(1, 1, 20, 20), conv2d(1, { 5, 5 }, Padding2d::symmetric(0, 0)) },
-        { Shape::nchw(2, 3, 17, 23), conv2d(4, { 3, 3 }, Padding2d::symmetric(1, 1)) },
-        { Shape::nchw(1, 2, 19, 13), conv2d(3, { 3, 5 }, pad4(0, 2, 3, 1)) },
-        { Shape::nchw(1, 2, 16, 16), conv2d(2, { 4, 4 }, Padding2d { Padding2d::Mode::Same }) },
-        { Shape::nchw(1, 3, 21, 18), conv2d(2, { 3, 3 }, Padding2d::symmetric(2, 2), { 2, 3 }) },
-        { Shape::nchw(2, 4, 15, 15), conv2d(6, { 3, 3 }, Padding2d::symmetric(1, 1), { 1, 1 }, 2) },
-        { Shape::nchw(1, 5, 14, 11), conv2d(5, { 5, 5 }, Padding2d::symmetric(2, 2), { 1, 1 }, 5, false) },
-        { Shape::nchw(1, 16, 24, 24), conv2d(12, { 7, 7 }, Padding2d::symmetric(3, 3)) }, // 8 + 4 channel tiles
-        { Shape::nchw(1, 1, 9, 9), conv2d(2, { 3, 3 }, Padding2d::symmetric(4, 4)) },
+        { Shape::nchw(1, 1, 20, 20), conv2dSpec(1, { 5, 5 }, Padding2d::symmetric(0, 0)) },
+        { Shape::nchw(2, 3, 17, 23), conv2dSpec(4, { 3, 3 }, Padding2d::symmetric(1, 1)) },
+        { Shape::nchw(1, 2, 19, 13), conv2dSpec(3, { 3, 5 }, pad4(0, 2, 3, 1)) },
+        { Shape::nchw(1, 2, 16, 16), conv2dSpec(2, { 4, 4 }, Padding2d { Padding2d::Mode::Same }) },
+        { Shape::nchw(1, 3, 21, 18), conv2dSpec(2, { 3, 3 }, Padding2d::symmetric(2, 2), { 2, 3 }) },
+        { Shape::nchw(2, 4, 15, 15), conv2dSpec(6, { 3, 3 }, Padding2d::symmetric(1, 1), { 1, 1 }, 2) },
+        { Shape::nchw(1, 5, 14, 11), conv2dSpec(5, { 5, 5 }, Padding2d::symmetric(2, 2), { 1, 1 }, 5, false) },
+        { Shape::nchw(1, 16, 24, 24), conv2dSpec(12, { 7, 7 }, Padding2d::symmetric(3, 3)) }, // 8 + 4 channel tiles
+        { Shape::nchw(1, 1, 9, 9), conv2dSpec(2, { 3, 3 }, Padding2d::symmetric(4, 4)) },
         { Shape::nchw(2, 3, 18, 18), fused },
     };
     uint64_t seed = 1901;
@@ -138,7 +128,7 @@ TEST_CASE("cuda.fft refuses stride 2 with a reason, and bad options by name", "[
     auto cuda = test::backendOrSkip("cuda");
     if (!cuda)
         return;
-    Conv2d strided = conv2d(4, { 3, 3 }, Padding2d::symmetric(1, 1));
+    Conv2d strided = conv2dSpec(4, { 3, 3 }, Padding2d::symmetric(1, 1));
     strided.stride = { 2, 1 };
     const Support s = cuda->supports("fft", strided, inferLayer(strided, Shape::nchw(1, 3, 16, 16)));
     CHECK_FALSE(s.supported);
