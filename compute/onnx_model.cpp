@@ -9,6 +9,7 @@
 #include "convscope_config.h"
 
 #if CONVSCOPE_WITH_ONNX
+#include "compute/onnx/onnx_export.h"
 #include "compute/onnx/onnx_import.h"
 #endif
 
@@ -65,6 +66,20 @@ Network importOnnxBytes(
     (void)bytes, (void)baseDir, (void)batch;
     notBuilt(what);
 #endif
+}
+
+std::string exportOnnxBytes(const Network& net)
+{
+#if CONVSCOPE_WITH_ONNX
+    return onnx::exportModelBytes(net);
+#else
+    notBuilt(net.name);
+#endif
+}
+
+void exportOnnxModel(const Network& net, const std::filesystem::path& path)
+{
+    writeFileAtomically(path, exportOnnxBytes(net));
 }
 
 std::string onnxSupportedOperators()
