@@ -82,14 +82,6 @@ namespace {
         return loadImageInput(path, net.input.batch, net.input.channels, size.height, size.width);
     }
 
-    std::string safeFileName(const std::string& name)
-    {
-        std::string out;
-        for (char c : name)
-            out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
-        return out.empty() ? "layer" : out;
-    }
-
     void dumpOutputs(const std::filesystem::path& dir, const Network& net, const SelectionResult& sel)
     {
         std::filesystem::create_directories(dir);

@@ -1,5 +1,6 @@
 #include "compute/network_weights.h"
 
+#include "compute/atomic_file.h"
 #include "compute/error.h"
 #include "compute/network_json.h"
 #include "compute/npy.h"
@@ -9,21 +10,6 @@
 namespace convscope {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-    // A layer name as a file name: ONNX node names such as "/layer1/layer1.0/conv1/Conv" keep their letters.
-    std::string fileSafe(const std::string& name)
-    {
-        std::string s;
-        for (char c : name)
-            s += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
-        while (!s.empty() && s.front() == '.')
-            s.erase(s.begin());
-        return s.empty() ? std::string("layer") : s;
-    }
-
-} // namespace
 
 bool hasEmbeddedWeights(const Network& net)
 {
@@ -48,7 +34,7 @@ Network externalizeWeights(const Network& net, const fs::path& jsonPath)
     // Writes one tensor as an .npy of `dims` and returns its path relative to the JSON file.
     const auto write = [&](const Layer& l, const std::string& key, const std::shared_ptr<const Tensor>& t,
                            std::vector<int64_t> dims) {
-        const std::string rel = folder + "/" + fileSafe(l.name) + "." + key + ".npy";
+        const std::string rel = folder + "/" + safeFileName(l.name) + "." + key + ".npy";
         writeNpy(dir / rel, dims, t->data());
         return rel;
     };
