@@ -45,7 +45,7 @@ Network externalizeWeights(const Network& net, const fs::path& jsonPath)
         if (!e)
             throw InputError("layer " + l.name + ": its imported weights are missing");
         const auto vector = [](const Tensor& t) { return std::vector<int64_t> { t.shape().n }; };
-        if (std::holds_alternative<BatchNorm2d>(l.spec)) {
+        if (std::holds_alternative<BatchNorm2d>(l.spec) || std::holds_alternative<BatchNorm3d>(l.spec)) {
             const std::pair<const char*, std::shared_ptr<const Tensor>> parts[] = { { "running_mean", e->runningMean },
                 { "running_var", e->runningVar }, { "weight", e->weight }, { "bias", e->bias } };
             for (const auto& [key, t] : parts) {

@@ -5,6 +5,7 @@
 #   header-only: nlohmann-json, CLI11, stb, Catch2 2 (with its CMake files: Catch.cmake, CatchAddTests.cmake)
 #   OpenBLAS:   libopenblas.so(.0) + cblas.h/openblas_config.h + its runtime deps (libgfortran, libquadmath)
 #   FFTW3:      libfftw3f(_threads).so + fftw3.h
+#   ONNX:       libonnx, libonnx_proto, libprotobuf + headers + ONNX's CMake files
 # tools/gpu-check.sh uses it. Run from anywhere; prints the size (the device call carries at most 64 MiB).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,6 +41,22 @@ for l in libfftw3f libfftw3f_threads; do
   cp "$(readlink -f /usr/lib/x86_64-linux-gnu/$l.so.3)" "$C/lib/x86_64-linux-gnu/$l.so.3"
   ln -sf "$l.so.3" "$C/lib/x86_64-linux-gnu/$l.so"
 done
+
+# ONNX (libonnx-dev 1.12: generated classes + checker) and protobuf 3.21, for ONNX import/export and the
+# libonnx-testdata conformance suite on the GPU: headers, libraries, and ONNX's CMake files with every file they
+# check for. The test data itself is carried apart (tools/gpu-check.sh's onnx stage).
+cp -a /usr/include/onnx "$C/include/"
+mkdir -p "$C/include/google" "$C/lib/x86_64-linux-gnu/cmake"
+cp -a /usr/include/google/protobuf "$C/include/google/"
+cp -a /usr/lib/x86_64-linux-gnu/cmake/ONNX "$C/lib/x86_64-linux-gnu/cmake/"
+for f in libonnx.so.1 libonnx_proto.so.1 libonnxifi_dummy.so libonnxifi_loader.a; do
+  cp "$(readlink -f /usr/lib/x86_64-linux-gnu/$f)" "$C/lib/x86_64-linux-gnu/$f"
+done
+ln -sf libonnx.so.1 "$C/lib/x86_64-linux-gnu/libonnx.so"
+ln -sf libonnx_proto.so.1 "$C/lib/x86_64-linux-gnu/libonnx_proto.so"
+cp "$(readlink -f /usr/lib/libonnxifi.so)" "$C/lib/libonnxifi.so"
+cp "$(readlink -f /usr/lib/x86_64-linux-gnu/libprotobuf.so.32)" "$C/lib/x86_64-linux-gnu/libprotobuf.so.32"
+ln -sf libprotobuf.so.32 "$C/lib/x86_64-linux-gnu/libprotobuf.so"
 
 # Hints for the configure step (read by tools/gpu-check.sh).
 cat >"$ROOT/.carry/cmake-hints.txt" <<HINTS

@@ -245,7 +245,7 @@ namespace {
         const float alpha = n.op_type() == "Gemm" ? a.getFloat("alpha", 1.0f) : 1.0f;
         for (float& v : w.f)
             v *= alpha;
-        const int64_t features = in.flat ? in.c : in.c * in.h * in.w;
+        const int64_t features = in.flat ? in.c : in.c * in.d * in.h * in.w;
         if (features != inF || (!in.flat && (in.h != 1 || in.w != 1)))
             a.fail("B " + npyDimsText(w.dims) + " does not fit the input " + in.str());
         Linear l;
@@ -392,6 +392,8 @@ void convertNode(GraphBuilder& g, const Node& n, size_t index, const Attributes&
         onlyFirstOutput(g, n, a);
         g.addLayer(name, std::move(spec), { in0(n, a) }, n.output(0), a);
     };
+    if (convertVolumeNode(g, n, name, a))
+        return;
     if (op == "Conv")
         return conv(g, n, name, a);
     if (op == "ConvTranspose")
@@ -455,11 +457,11 @@ void convertNode(GraphBuilder& g, const Node& n, size_t index, const Attributes&
     }
     if (op == "Softmax") {
         const Shape in = g.activation(in0(n, a), a).shape;
-        const int64_t rank = in.flat ? 2 : 4;
+        const int64_t rank = int64_t(in.dims().size());
         int64_t axis = a.getInt("axis", g.opset < 13 ? 1 : -1);
         axis = axis < 0 ? axis + rank : axis;
         // Before opset 13 Softmax flattened from `axis` on: the same as over channels only when H = W = 1.
-        const bool spatialOne = in.flat || (in.h == 1 && in.w == 1);
+        const bool spatialOne = in.flat || (in.d == 1 && in.h == 1 && in.w == 1);
         if (!(axis == 1 && (g.opset >= 13 || spatialOne)) && !(spatialOne && axis == rank - 1 && in.flat))
             refuse(n, a, "Softmax over axis " + std::to_string(axis) + " of " + in.str()
                     + " (ConvScope's softmax is over dim 1, the channels)");
@@ -472,7 +474,7 @@ void convertNode(GraphBuilder& g, const Node& n, size_t index, const Attributes&
         if (op == "Reshape") {
             std::vector<int64_t> shape = g.opset >= 5 ? g.constant(n.input(1), a, "shape").ints(a.where())
                                                       : a.getInts("shape").value_or(std::vector<int64_t> {});
-            const int64_t features = in.flat ? in.c : in.c * in.h * in.w;
+            const int64_t features = in.flat ? in.c : in.c * in.d * in.h * in.w;
             const bool flat = shape.size() == 2 && (shape[0] == in.n || shape[0] == 0 || (shape[0] == -1 && shape[1] > 0))
                 && (shape[1] == -1 || shape[1] == features);
             if (!flat)
@@ -509,7 +511,7 @@ void convertNode(GraphBuilder& g, const Node& n, size_t index, const Attributes&
         const std::vector<std::string> ins = activationInputs(g, n, a);
         if (op == "Concat") {
             const Shape in = g.activation(ins.at(0), a).shape;
-            const int64_t rank = in.flat ? 2 : 4;
+            const int64_t rank = int64_t(in.dims().size());
             int64_t axis = a.getInt("axis", 1);
             if ((axis < 0 ? axis + rank : axis) != 1)
                 refuse(n, a, "Concat over axis " + std::to_string(axis) + " (ConvScope concatenates channels)");

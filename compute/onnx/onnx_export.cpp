@@ -122,7 +122,14 @@ namespace {
     // ONNX's pads: [x1_begin, x2_begin, x1_end, x2_end].
     std::vector<int64_t> onnxPads(const Padding2d& p) { return { p.top, p.left, p.bottom, p.right }; }
 
+    std::vector<int64_t> onnxPads(const Padding3d& p) { return { p.front, p.top, p.left, p.back, p.bottom, p.right }; }
+
     std::vector<int64_t> dimsOf(const Shape& s) { return s.dims(); }
+
+    template <size_t N> std::vector<int64_t> list(const std::array<int64_t, N>& a) { return { a.begin(), a.end() }; }
+
+    // The 3-D kinds keep their weights in a rank-5 tensor; its dims are the ONNX dims.
+    template <typename T> constexpr bool isWindowOp3d = std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>;
 
     void Writer::layer(size_t i)
     {
@@ -136,40 +143,48 @@ namespace {
         std::visit(
             [&](const auto& k) {
                 using T = std::decay_t<decltype(k)>;
-                if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d>) {
+                if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d> || isWindowOp3d<T>) {
                     std::vector<std::string> ins = { in[0], tensor(l.name + ".weight", dimsOf(l.weight->shape()), *l.weight) };
                     if (k.bias && l.bias)
                         ins.push_back(tensor(l.name + ".bias", { l.bias->shape().n }, *l.bias));
-                    NodeProto* n = node(std::is_same_v<T, Conv2d> ? "Conv" : "ConvTranspose", l.name, ins, out);
-                    ints(n, "kernel_shape", { k.kernel_size[0], k.kernel_size[1] });
-                    ints(n, "strides", { k.stride[0], k.stride[1] });
-                    ints(n, "dilations", { k.dilation[0], k.dilation[1] });
-                    ints(n, "pads", onnxPads(shape.resolvedPadding));
+                    constexpr bool transposed = std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, ConvTranspose3d>;
+                    NodeProto* n = node(transposed ? "ConvTranspose" : "Conv", l.name, ins, out);
+                    ints(n, "kernel_shape", list(k.kernel_size));
+                    ints(n, "strides", list(k.stride));
+                    ints(n, "dilations", list(k.dilation));
+                    if constexpr (isWindowOp3d<T>)
+                        ints(n, "pads", onnxPads(shape.resolvedPadding3d));
+                    else
+                        ints(n, "pads", onnxPads(shape.resolvedPadding));
                     integer(n, "group", k.groups);
-                    if constexpr (std::is_same_v<T, ConvTranspose2d>)
-                        ints(n, "output_padding", { k.output_padding[0], k.output_padding[1] });
-                } else if constexpr (std::is_same_v<T, MaxPool2d>) {
+                    if constexpr (transposed)
+                        ints(n, "output_padding", list(k.output_padding));
+                } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, MaxPool3d>) {
                     NodeProto* n = node("MaxPool", l.name, { in[0] }, out);
-                    ints(n, "kernel_shape", { k.kernel_size[0], k.kernel_size[1] });
-                    const Pair s = k.effectiveStride();
-                    ints(n, "strides", { s[0], s[1] });
-                    ints(n, "dilations", { k.dilation[0], k.dilation[1] });
-                    ints(n, "pads", onnxPads(shape.resolvedPadding));
+                    ints(n, "kernel_shape", list(k.kernel_size));
+                    ints(n, "strides", list(k.effectiveStride()));
+                    ints(n, "dilations", list(k.dilation));
+                    if constexpr (std::is_same_v<T, MaxPool3d>)
+                        ints(n, "pads", onnxPads(shape.resolvedPadding3d));
+                    else
+                        ints(n, "pads", onnxPads(shape.resolvedPadding));
                     integer(n, "ceil_mode", k.ceil_mode);
-                } else if constexpr (std::is_same_v<T, AvgPool2d>) {
+                } else if constexpr (std::is_same_v<T, AvgPool2d> || std::is_same_v<T, AvgPool3d>) {
                     if (k.divisor_override)
-                        fail("avgpool2d with divisor_override has no ONNX operator (AveragePool divides by the "
-                             "window)");
+                        fail(layerTypeName(l.spec) + " with divisor_override has no ONNX operator (AveragePool "
+                            "divides by the window)");
                     NodeProto* n = node("AveragePool", l.name, { in[0] }, out);
-                    ints(n, "kernel_shape", { k.kernel_size[0], k.kernel_size[1] });
-                    const Pair s = k.effectiveStride();
-                    ints(n, "strides", { s[0], s[1] });
-                    ints(n, "pads", onnxPads(shape.resolvedPadding));
+                    ints(n, "kernel_shape", list(k.kernel_size));
+                    ints(n, "strides", list(k.effectiveStride()));
+                    if constexpr (std::is_same_v<T, AvgPool3d>)
+                        ints(n, "pads", onnxPads(shape.resolvedPadding3d));
+                    else
+                        ints(n, "pads", onnxPads(shape.resolvedPadding));
                     integer(n, "ceil_mode", k.ceil_mode);
                     integer(n, "count_include_pad", k.count_include_pad);
-                } else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
+                } else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>) {
                     node("GlobalAveragePool", l.name, { in[0] }, out);
-                } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                     const int64_t c = shape.in.c;
                     std::vector<float> one(size_t(c), 1.0f), zero(size_t(c), 0.0f);
                     const std::string w = l.weight ? tensor(l.name + ".weight", { c }, *l.weight)
