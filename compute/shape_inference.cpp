@@ -449,8 +449,10 @@ namespace {
                     LayerShape r = elementwise(in, 2); // compare, multiply
                     r.cost.params = l.num_parameters;
                     r.cost.bytesRead += bytesOf(l.num_parameters);
-                    r.formula += l.num_parameters == 1 ? "\ny = x > 0 ? x : a·x (one slope a)"
-                                                       : "\ny = x > 0 ? x : a[c]·x (" + std::to_string(l.num_parameters)
+                    if (l.num_parameters == 1)
+                        r.formula += "\ny = x > 0 ? x : a·x (one slope a)";
+                    else
+                        r.formula += "\ny = x > 0 ? x : a[c]·x (" + std::to_string(l.num_parameters)
                             + " slopes, one per " + (in.flat ? "feature" : "channel") + ")";
                     return r;
                 } else if constexpr (std::is_same_v<T, Add>) {

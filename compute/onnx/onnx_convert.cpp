@@ -15,8 +15,8 @@ namespace {
 
     const char* const kLayerOps[] = { "Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Conv",
         "ConvTranspose", "Dropout", "Elu", "Flatten", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid",
-        "HardSwish", "Identity", "LeakyRelu", "MatMul", "MaxPool", "Mul", "PRelu", "Pad", "ReduceMean", "Relu", "Reshape",
-        "Sigmoid", "Softmax", "Sum", "Tanh" };
+        "HardSwish", "Identity", "LeakyRelu", "MatMul", "MaxPool", "Mul", "PRelu", "Pad", "ReduceMean", "Relu",
+        "Reshape", "Sigmoid", "Softmax", "Sum", "Tanh" };
     const char* const kFoldedOps[] = { "Cast", "Concat", "Constant", "ConstantOfShape", "Div", "Gather", "Reshape",
         "Shape", "Slice", "Squeeze", "Sub", "Transpose", "Unsqueeze" };
 
@@ -384,7 +384,8 @@ namespace {
                 if (!c)
                     return;
                 if (c->numel() != 1)
-                    refuse(n, a, std::string("Clip with a ") + what + " of shape " + npyDimsText(c->dims)
+                    refuse(n, a,
+                        std::string("Clip with a ") + what + " of shape " + npyDimsText(c->dims)
                             + " (ONNX's bounds are scalars)");
                 v = c->at(0);
             };
@@ -400,7 +401,8 @@ namespace {
         if (std::isnan(lo) || std::isnan(hi))
             refuse(n, a, "Clip with a NaN bound");
         if (!(lo < hi))
-            refuse(n, a, "Clip to [" + std::to_string(lo) + ", " + std::to_string(hi)
+            refuse(n, a,
+                "Clip to [" + std::to_string(lo) + ", " + std::to_string(hi)
                     + "]: ConvScope's hardtanh (PyTorch's) needs min below max");
         add(Hardtanh { std::max(lo, kLowest), std::min(hi, kMax) });
     }
@@ -426,9 +428,13 @@ namespace {
                 perChannel = perChannel && (sd[k] == (k + offset == 1 ? in.c : 1));
         }
         if (!perChannel || sd.size() > xd.size())
-            refuse(n, a, "PRelu with a slope of shape " + npyDimsText(sd) + " on the input " + in.str()
+            refuse(n, a,
+                "PRelu with a slope of shape " + npyDimsText(sd) + " on the input " + in.str()
                     + " (ConvScope's prelu takes one slope, or one per channel: " + npyDimsText({ in.c })
-                    + (in.flat ? "" : in.isVolume() ? " as [C, 1, 1, 1]" : " as [C, 1, 1]") + ")");
+                    + (in.flat              ? ""
+                            : in.isVolume() ? " as [C, 1, 1, 1]"
+                                            : " as [C, 1, 1]")
+                    + ")");
         onlyFirstOutput(g, n, a);
         const int64_t count = slope.numel();
         auto e = std::make_shared<Layer::Embedded>();

@@ -6,8 +6,8 @@
 // Both are memory-bound like the other activations (activation.cu says how those move their bytes): a grid-stride
 // loop over float4 when the element count allows it. Hardtanh's two bounds travel as kernel arguments. PReLU's slope
 // depends on the channel, so each element's channel is recovered from its index: c = (i / plane) % channels. The
-// division is by a per-launch constant and costs far less than the memory traffic; with one shared slope (or a plane
-// of 1 element, a flat input) no division is needed. In the float4 path a vector of four never straddles two
+// division is by a per-launch constant and costs far less than the memory traffic; with one shared slope there is no
+// index arithmetic at all. In the float4 path a vector of four never straddles two
 // channels when the plane is a multiple of 4 (the common case: 4·k pixels); otherwise each lane finds its own
 // channel. The slopes ([C] floats, a few KiB at most) are read through the read-only cache: every warp of a channel
 // reads the same address.
@@ -25,7 +25,8 @@ namespace {
         return v < lo ? lo : (v > hi ? hi : v);
     }
 
-    __global__ void hardtanhKernel(long long count, float lo, float hi, const float* __restrict__ x, float* __restrict__ y)
+    __global__ void hardtanhKernel(
+        long long count, float lo, float hi, const float* __restrict__ x, float* __restrict__ y)
     {
         const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
         const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;

@@ -270,7 +270,8 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                     b.net.layers.back().init.high = 1.5;
                     return b.done(what);
                 };
-                return { slopes(Builder(type, 2, 3, 7, 9).spread("s", 5).add("pr", PReLU { 5 }), "5 slopes"),
+                return { slopes(Builder(type, 2, 3, 7, 6).spread("s", 5).add("pr", PReLU { 5 }),
+                             "5 slopes, planes of 42 (a float4 spans two channels)"),
                     Builder(type, 2, 3, 5, 6).spread("s", 4).add("pr", k).done("one slope, PyTorch's 0.25"),
                     slopes(Builder(type, 3, 11, 1, 1, true).add("pr", PReLU { 11 }), "flat [3, 11], 11 slopes"),
                     slopes(Builder(type, 2, 3, 4, 5).depth(3).spread3("s", 3).add("pr", PReLU { 3 }),

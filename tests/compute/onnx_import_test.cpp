@@ -113,8 +113,7 @@ TEST_CASE("an ONNX model imports with node names, weights and a batch for its sy
     CHECK(net.layers[0].embedded->weight->data()[1] == Approx(0.1f));
 }
 
-TEST_CASE("ONNX PRelu, Clip with any bounds and GlobalMaxPool import as prelu, hardtanh, relu6 and maxpool2d",
-    "[onnx]")
+TEST_CASE("ONNX PRelu, Clip with any bounds and GlobalMaxPool import as prelu, hardtanh, relu6 and maxpool2d", "[onnx]")
 {
     // x [batch, 2, 5, 5] → PRelu (slope [1, 2, 1, 1]: one per channel) → Clip(-0.5, none) → Clip(0, 6) →
     // GlobalMaxPool.

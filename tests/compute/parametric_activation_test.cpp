@@ -32,7 +32,8 @@ std::string inputJson(const Shape& s)
     j += "\"channels\": " + std::to_string(s.c) + ", ";
     if (s.isVolume())
         j += "\"depth\": " + std::to_string(s.d) + ", ";
-    return j + "\"height\": " + std::to_string(s.h) + ", \"width\": " + std::to_string(s.w) + ", \"source\": \"random\"";
+    return j + "\"height\": " + std::to_string(s.h) + ", \"width\": " + std::to_string(s.w)
+        + ", \"source\": \"random\"";
 }
 
 Network parse(const std::string& layers, const Shape& input, const std::filesystem::path& baseDir = {})
@@ -84,8 +85,8 @@ void checkValues(const std::vector<float>& got, const std::vector<float>& want)
 
 TEST_CASE("hardtanh: shape, cost, formula, and bounds in the wrong order name the layer", "[parametric_activation]")
 {
-    const Network net = parse(R"({"type": "hardtanh", "name": "clip", "min_val": -0.5, "max_val": 2})",
-        Shape::nchw(2, 3, 4, 5));
+    const Network net
+        = parse(R"({"type": "hardtanh", "name": "clip", "min_val": -0.5, "max_val": 2})", Shape::nchw(2, 3, 4, 5));
     const ShapeReport r = inferShapes(net);
     REQUIRE(r.ok());
     CHECK(r.layers[0].out == Shape::nchw(2, 3, 4, 5));
@@ -102,7 +103,8 @@ TEST_CASE("hardtanh: shape, cost, formula, and bounds in the wrong order name th
     CHECK(std::get<Hardtanh>(defaults.layers[0].spec) == Hardtanh { -1.0, 1.0 });
 
     // The file names the layer and both keys; shape inference says the same for a spec made in code.
-    CHECK_THROWS_WITH(parse(R"({"type": "hardtanh", "name": "bad", "min_val": 3, "max_val": 3})", Shape::nchw(1, 1, 2, 2)),
+    CHECK_THROWS_WITH(
+        parse(R"({"type": "hardtanh", "name": "bad", "min_val": 3, "max_val": 3})", Shape::nchw(1, 1, 2, 2)),
         Contains("bad") && Contains("\"min_val\" must be below \"max_val\""));
     CHECK_THROWS_AS(parse(R"({"type": "hardtanh", "min_val": 2})", Shape::nchw(1, 1, 2, 2)), InputError);
     CHECK_THROWS_AS(parse(R"({"type": "hardtanh", "max_val": "big"})", Shape::nchw(1, 1, 2, 2)), InputError);
@@ -151,8 +153,8 @@ TEST_CASE("prelu: one slope or one per channel of an image, a volume or a flat i
         Contains("(act)") && Contains("num_parameters 2") && Contains("3 channels") && Contains("must be 1"));
     const ShapeReport badFlat = inferShapes(parse(R"({"type": "prelu", "num_parameters": 4})", Shape::features(1, 6)));
     CHECK_THAT(badFlat.firstError(), Contains("6 features"));
-    CHECK_THROWS_WITH(parse(R"({"type": "prelu", "num_parameters": 0})", Shape::nchw(1, 1, 2, 2)),
-        Contains("num_parameters"));
+    CHECK_THROWS_WITH(
+        parse(R"({"type": "prelu", "num_parameters": 0})", Shape::nchw(1, 1, 2, 2)), Contains("num_parameters"));
 }
 
 TEST_CASE("prelu: init kinds in the file, PyTorch's 0.25 by default, refusals name the kind", "[parametric_activation]")
@@ -169,8 +171,8 @@ TEST_CASE("prelu: init kinds in the file, PyTorch's 0.25 by default, refusals na
         CHECK(net.layers[0].weight->data()[c] == 0.25f);
     CHECK_FALSE(net.layers[0].bias);
 
-    Network constant = parse(
-        R"({"type": "prelu", "num_parameters": 2, "init": {"kind": "constant", "value": -0.5}})", Shape::nchw(1, 2, 1, 1));
+    Network constant = parse(R"({"type": "prelu", "num_parameters": 2, "init": {"kind": "constant", "value": -0.5}})",
+        Shape::nchw(1, 2, 1, 1));
     materializeParameters(constant, inferShapes(constant));
     CHECK(constant.layers[0].weight->data()[1] == -0.5f);
 
@@ -187,12 +189,13 @@ TEST_CASE("prelu: init kinds in the file, PyTorch's 0.25 by default, refusals na
         Contains("does not apply to prelu") && Contains("default, constant, uniform, file"));
     CHECK_THROWS_WITH(parse(R"({"type": "prelu", "init": {"kind": "sobel_x"}})", Shape::nchw(1, 1, 2, 2)),
         Contains("does not apply to prelu"));
-    CHECK_THROWS_AS(parse(R"({"type": "prelu", "init": {"weight": "a.npy", "bias": "b.npy"}})", Shape::nchw(1, 1, 2, 2)),
+    CHECK_THROWS_AS(
+        parse(R"({"type": "prelu", "init": {"weight": "a.npy", "bias": "b.npy"}})", Shape::nchw(1, 1, 2, 2)),
         InputError);
 }
 
-TEST_CASE("prelu: slopes from an .npy file, a file of the wrong shape, and per-channel CPU values",
-    "[parametric_activation]")
+TEST_CASE(
+    "prelu: slopes from an .npy file, a file of the wrong shape, and per-channel CPU values", "[parametric_activation]")
 {
     test::TempDir dir;
     const float slopes[] = { 0.1f, -2.0f };
@@ -238,8 +241,8 @@ TEST_CASE("prelu: the features of a flat input and the channels of a volume are 
         checkValues(got, { -1, -2, 6, -4, -3, 5, -9, 0 });
 }
 
-TEST_CASE("prelu: an imported model's slopes are saved beside the network as [num_parameters]",
-    "[parametric_activation]")
+TEST_CASE(
+    "prelu: an imported model's slopes are saved beside the network as [num_parameters]", "[parametric_activation]")
 {
     test::TempDir dir;
     Network net = parse(R"({"type": "prelu", "name": "act", "num_parameters": 3})", Shape::nchw(1, 3, 2, 2));
