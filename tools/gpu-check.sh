@@ -139,6 +139,16 @@ if has onnx; then
     tail -12 "$OUT/onnx-resnet18.log"
     while read -r line; do note "resnet18.onnx b32: $line"; done < <(grep -E " ms" "$OUT/onnx-resnet18.log" | sed 's/  */ /g')
     rm -f "$OUT/resnet18.onnx"
+    # Six torchvision architectures (seeded random weights, exported here) on the GPU backends against onnxruntime,
+    # or PyTorch where onnxruntime is not installed.
+    if "$PY" -c "import torchvision" 2>/dev/null; then
+      timeout 300 "$PY" tools/torchvision_onnx_check.py --cli "$BIN/convscope-cli" --out "$BUILD/torchvision" \
+        --backends cudnn.auto,cuda.implicit_gemm,cuda.direct >"$OUT/onnx-torchvision.log" 2>&1
+      tail -22 "$OUT/onnx-torchvision.log"
+      note "torchvision models: $(grep -E "worst relative" "$OUT/onnx-torchvision.log" || tail -1 "$OUT/onnx-torchvision.log")"
+    else
+      note "torchvision models: skipped (no torchvision in $PY)"
+    fi
   fi
 fi
 
