@@ -61,9 +61,12 @@ class Graph(torch.nn.Module):
             m = None
             if t == "conv2d":
                 p = padding4(l.get("padding", 0))
-                m = torch.nn.Conv2d(c, l["out_channels"], pair(l["kernel_size"]), pair(l.get("stride", 1)), 0,
-                                    pair(l.get("dilation", 1)), l.get("groups", 1), l.get("bias", True))
-                m.pad = p
+                # Symmetric padding as PyTorch's own conv argument (what a PyTorch model does); asymmetric as F.pad.
+                symmetric = p[0] == p[1] and p[2] == p[3]
+                m = torch.nn.Conv2d(c, l["out_channels"], pair(l["kernel_size"]), pair(l.get("stride", 1)),
+                                    (p[0], p[2]) if symmetric else 0, pair(l.get("dilation", 1)), l.get("groups", 1),
+                                    l.get("bias", True))
+                m.pad = [0, 0, 0, 0] if symmetric else p
                 c = l["out_channels"]
             elif t == "conv_transpose2d":
                 p = padding4(l.get("padding", 0))
@@ -80,7 +83,7 @@ class Graph(torch.nn.Module):
             elif t == "concat":
                 c = sum(shapes[s] for s in ins)
             if m is not None:
-                self.mods[name] = m
+                self.mods[name.replace(".", "_")] = m  # module names may not contain "."
             self.layers.append((name, t, l, ins))
             shapes[name] = c
             prev = name
@@ -91,15 +94,15 @@ class Graph(torch.nn.Module):
         for name, t, l, ins in self.layers:
             a = out[ins[0]]
             if t == "conv2d":
-                m = self.mods[name]
+                m = self.mods[name.replace(".", "_")]
                 p = m.pad
                 if any(p):
                     a = F.pad(a, (p[2], p[3], p[0], p[1]))
                 y = m(a)
             elif t in ("conv_transpose2d", "batchnorm2d"):
-                y = self.mods[name](a)
+                y = self.mods[name.replace(".", "_")](a)
             elif t == "linear":
-                y = self.mods[name](a.flatten(1))
+                y = self.mods[name.replace(".", "_")](a.flatten(1))
             elif t == "relu":
                 y = F.relu(a)
             elif t == "leaky_relu":
