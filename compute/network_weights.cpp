@@ -65,6 +65,8 @@ Network externalizeWeights(const Network& net, const fs::path& jsonPath)
                 std::vector<int64_t> dims = e->weight->shape().dims();
                 if (std::holds_alternative<Linear>(l.spec))
                     dims = { e->weight->shape().n, e->weight->shape().c };
+                else if (std::holds_alternative<PReLU>(l.spec)) // the slopes are held as {P, 1, 1, 1}; PyTorch: [P]
+                    dims = vector(*e->weight);
                 init.weight_file = write(l, "weight", e->weight, dims);
             }
             if (e->bias)

@@ -1,6 +1,7 @@
 // ONNX's 3-D window operators on volumes [N, C, D, H, W] → ConvScope's 3-D kinds: Conv and ConvTranspose with a
-// rank-5 weight (conv3d, conv_transpose3d), MaxPool and AveragePool with a 3-D kernel_shape, BatchNormalization and
-// GlobalAveragePool of a volume. auto_pad and output_shape become explicit padding here, from the known input size.
+// rank-5 weight (conv3d, conv_transpose3d), MaxPool and AveragePool with a 3-D kernel_shape, BatchNormalization,
+// GlobalAveragePool and GlobalMaxPool of a volume. auto_pad and output_shape become explicit padding here, from the
+// known input size.
 #include "compute/onnx/onnx_graph.h"
 
 #include "compute/error.h"
@@ -180,6 +181,12 @@ bool convertVolumeNode(GraphBuilder& g, const Node& n, const std::string& name, 
     }
     if (op == "GlobalAveragePool") {
         g.addLayer(name, GlobalAvgPool3d {}, { n.input(0) }, n.output(0), a);
+        return true;
+    }
+    if (op == "GlobalMaxPool") { // a max pool whose window is the whole D×H×W
+        MaxPool3d m;
+        m.kernel_size = { in.d, in.h, in.w };
+        g.addLayer(name, m, { n.input(0) }, n.output(0), a);
         return true;
     }
     if (op == "BatchNormalization") {

@@ -1,6 +1,7 @@
 // Each layer kind becomes the ONNX operator PyTorch's exporter writes for the same torch.nn module, so a model
 // written here reads like one exported from PyTorch: conv2d → Conv, linear → Gemm (transB), batchnorm2d →
-// BatchNormalization, relu6 → Clip(0, 6), silu → Sigmoid·Mul, pad → Pad, and so on. Tensor names are the layer
+// BatchNormalization, relu6 → Clip(0, 6), hardtanh → Clip(min_val, max_val),
+// prelu → PRelu, silu → Sigmoid·Mul, pad → Pad, and so on. Tensor names are the layer
 // names; initializers are "<layer>.weight" etc. The batch dimension is symbolic ("batch"), so a runtime can feed any.
 #include "compute/onnx/onnx_export.h"
 
@@ -217,6 +218,17 @@ namespace {
                 } else if constexpr (std::is_same_v<T, SiLU>) {
                     node("Sigmoid", l.name + "/sigmoid", { in[0] }, l.name + "/sigmoid");
                     node("Mul", l.name, { in[0], l.name + "/sigmoid" }, out);
+                } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                    node("Clip", l.name,
+                        { in[0], scalar(l.name + ".min", float(k.min_val)), scalar(l.name + ".max", float(k.max_val)) },
+                        out);
+                } else if constexpr (std::is_same_v<T, PReLU>) {
+                    // ONNX's PRelu broadcasts the slope against the input from the right (numpy's rule), so one per
+                    // channel is [C, 1, 1] for an image, [C, 1, 1, 1] for a volume and [C] for a flat [N, C].
+                    std::vector<int64_t> dims = { k.num_parameters };
+                    if (k.num_parameters > 1 && !shape.in.flat)
+                        dims.insert(dims.end(), shape.in.isVolume() ? 3 : 2, 1);
+                    node("PRelu", l.name, { in[0], tensor(l.name + ".weight", dims, *l.weight) }, out);
                 } else if constexpr (std::is_same_v<T, Flatten>) {
                     integer(node("Flatten", l.name, { in[0] }, out), "axis", 1);
                 } else if constexpr (std::is_same_v<T, Linear>) {

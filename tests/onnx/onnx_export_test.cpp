@@ -77,6 +77,36 @@ TEST_CASE("every example network exports to ONNX and reads back to the same outp
     CHECK(exported >= 8);
 }
 
+TEST_CASE("hardtanh and prelu export as Clip and PRelu (slopes broadcast per channel) and read back the same",
+    "[onnx][export]")
+{
+    const std::pair<const char*, const char*> inputs[] = {
+        { "image", R"("batch": 2, "channels": 3, "height": 5, "width": 4)" },
+        { "volume", R"("batch": 1, "channels": 3, "depth": 3, "height": 4, "width": 2)" },
+        { "flat", R"("batch": 4, "features": 3)" },
+    };
+    for (const auto& [what, input] : inputs) {
+        INFO(what);
+        const Network net = parseNetwork(std::string(R"({"format": "convscope-network", "version": 1, "input": {)")
+                + input + R"(, "source": "random"}, "layers": [
+                {"type": "prelu", "name": "pr", "num_parameters": 3, "init": {"kind": "uniform", "low": -1.5,
+                    "high": 1.5}},
+                {"type": "hardtanh", "name": "ht", "min_val": -0.75, "max_val": 0.5},
+                {"type": "prelu", "name": "one"}]})",
+            what, {});
+        Tensor input = randomTensor(net.input.shape(), 3);
+        for (int64_t i = 0; i < input.numel(); ++i) // spread to ±3: past both bounds and on both sides of 0
+            input.data()[i] *= 3.0f;
+        const Tensor expected = finalOutput(net, input);
+        const Network back = importOnnxBytes(exportOnnxBytes(net), "exported", {}, net.input.batch);
+        REQUIRE(back.layers.size() == 3);
+        CHECK(std::get<PReLU>(back.layers[0].spec).num_parameters == 3);
+        CHECK(std::get<Hardtanh>(back.layers[1].spec) == Hardtanh { -0.75, 0.5 });
+        CHECK(std::get<PReLU>(back.layers[2].spec).num_parameters == 1);
+        requireSame(finalOutput(back, input), expected, 0.0);
+    }
+}
+
 TEST_CASE("ONNX export writes the file atomically and says what ONNX cannot express", "[onnx][export]")
 {
     Network net;
