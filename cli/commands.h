@@ -16,5 +16,6 @@ Command addBenchCommand(CLI::App& app);
 Command addInfoCommand(CLI::App& app);
 Command addAlgosCommand(CLI::App& app);
 Command addExportCommand(CLI::App& app);
+Command addInterpolateCommand(CLI::App& app);
 
 } // namespace convscope::cli

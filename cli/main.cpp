@@ -25,6 +25,7 @@ int main(int argc, char** argv)
     add(cli::addInfoCommand);
     add(cli::addAlgosCommand);
     add(cli::addExportCommand);
+    add(cli::addInterpolateCommand);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -9,9 +9,13 @@
 # tools/gpu-check.sh uses it. Run from anywhere; prints the size (the device call carries at most 64 MiB).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-C="$ROOT/.carry/usr"
+# Staged here, then packed as .carry/usr.tar.xz (OpenBLAS alone is 36 MB, 4 MB packed: the carry limit is 64 MiB);
+# tools/gpu-check.sh unpacks it on the GPU machine.
+STAGE=$(mktemp -d)
+trap 'rm -rf "$STAGE"' EXIT
+C="$STAGE/usr"
 rm -rf "$ROOT/.carry"
-mkdir -p "$C/include" "$C/lib/cmake" "$C/share/cmake" "$C/lib/x86_64-linux-gnu"
+mkdir -p "$ROOT/.carry" "$C/include" "$C/lib/cmake" "$C/share/cmake" "$C/lib/x86_64-linux-gnu"
 
 for d in nlohmann CLI stb catch2; do
   cp -a "/usr/include/$d" "$C/include/"
@@ -57,6 +61,16 @@ ln -sf libonnx_proto.so.1 "$C/lib/x86_64-linux-gnu/libonnx_proto.so"
 cp "$(readlink -f /usr/lib/libonnxifi.so)" "$C/lib/libonnxifi.so"
 cp "$(readlink -f /usr/lib/x86_64-linux-gnu/libprotobuf.so.32)" "$C/lib/x86_64-linux-gnu/libprotobuf.so.32"
 ln -sf libprotobuf.so.32 "$C/lib/x86_64-linux-gnu/libprotobuf.so"
+
+tar -cJf "$ROOT/.carry/usr.tar.xz" -C "$STAGE" usr
+
+# ONNX's backend tests (libonnx-testdata) for the GPU conformance run: the folders of the operators ConvScope takes
+# (the rest are "not applicable" on every backend), packed the same way.
+if [ -d /usr/share/libonnx-testdata/data/node ]; then
+  (cd /usr/share/libonnx-testdata && find data/node data/pytorch-converted data/pytorch-operator -mindepth 1 -maxdepth 1 \
+    -type d | grep -iE "conv|pool|batchnorm|relu|sigmoid|tanh|elu|clip|hardswish|hardsigmoid|softmax|flatten|gemm|matmul|add|mul|concat|pad|identity|dropout|reduce_mean|prelu|sum|reshape|linear" \
+    | tar -cJf "$ROOT/.carry/onnx-testdata.tar.xz" -T -)
+fi
 
 # Hints for the configure step (read by tools/gpu-check.sh).
 cat >"$ROOT/.carry/cmake-hints.txt" <<HINTS

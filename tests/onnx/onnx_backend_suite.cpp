@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -204,8 +205,10 @@ std::string OnnxSuiteResult::summary() const
 
 fs::path onnxTestDataRoot()
 {
-    for (const char* p : { "/usr/share/libonnx-testdata/data" })
-        if (fs::is_directory(fs::path(p) / "node"))
+    // CONVSCOPE_ONNX_TESTDATA: a copy elsewhere (the GPU machine has no Debian packages; tools/gpu-check.sh sets it).
+    const char* env = std::getenv("CONVSCOPE_ONNX_TESTDATA");
+    for (const char* p : { env ? env : "", "/usr/share/libonnx-testdata/data" })
+        if (*p && fs::is_directory(fs::path(p) / "node"))
             return p;
     return {};
 }
