@@ -59,7 +59,9 @@ namespace {
         return std::visit(
             [&](const auto& l) -> ActivationKind {
                 using T = std::decay_t<decltype(l)>;
-                if constexpr (layerKindOf<T>().family == KindFamily::Activation && !std::is_same_v<T, Softmax>)
+                // hardtanh and prelu have kernels of their own (parametric_activation.cuh) and are never fused.
+                if constexpr (layerKindOf<T>().family == KindFamily::Activation && !std::is_same_v<T, Softmax>
+                    && !std::is_same_v<T, Hardtanh> && !std::is_same_v<T, PReLU>)
                     return activationKind(l, param);
                 else
                     throw Error("cuda: " + layerTypeName(l) + " is not an activation");
