@@ -85,10 +85,10 @@ TEST_CASE("hardtanh and prelu export as Clip and PRelu (slopes broadcast per cha
         { "volume", R"("batch": 1, "channels": 3, "depth": 3, "height": 4, "width": 2)" },
         { "flat", R"("batch": 4, "features": 3)" },
     };
-    for (const auto& [what, input] : inputs) {
+    for (const auto& [what, inputFields] : inputs) {
         INFO(what);
         const Network net = parseNetwork(std::string(R"({"format": "convscope-network", "version": 1, "input": {)")
-                + input + R"(, "source": "random"}, "layers": [
+                + inputFields + R"(, "source": "random"}, "layers": [
                 {"type": "prelu", "name": "pr", "num_parameters": 3, "init": {"kind": "uniform", "low": -1.5,
                     "high": 1.5}},
                 {"type": "hardtanh", "name": "ht", "min_val": -0.75, "max_val": 0.5},
