@@ -99,6 +99,8 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     bigLayout->addWidget(m_big, 1);
     m_stack->addWidget(m_grid);
     m_stack->addWidget(bigPage);
+    // The volume page's controls must not widen the panel for image networks, which never show it.
+    m_volume->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
     m_stack->addWidget(m_volume);
 
     auto* mapsBox = new QWidget(this);
