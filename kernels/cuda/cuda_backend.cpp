@@ -367,9 +367,9 @@ namespace {
                         batchNorm2d(int(s.in.n), int(s.in.c), int(s.in.h * s.in.w), x,
                             static_cast<const float*>(scratch(i)), y, st);
                     } else if constexpr (std::is_same_v<T, Linear>) {
-                        linear(int(s.in.n), int(s.in.c * s.in.h * s.in.w), int(s.out.c), x, weight(i), bias(i), y, st);
+                        linear(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), x, weight(i), bias(i), y, st);
                     } else if constexpr (std::is_same_v<T, Softmax>) {
-                        softmax(int(s.in.n), int(s.in.c), int(s.in.h * s.in.w), x, y, st);
+                        softmax(int(s.in.n), int(s.in.c), int(s.in.d * s.in.h * s.in.w), x, y, st);
                     } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>
                         || std::is_same_v<T, Dropout>) {
                         // Views: never called (the session aliases the buffer).
@@ -388,7 +388,7 @@ namespace {
                         std::vector<long long> channels;
                         for (const Shape& in : s.ins)
                             channels.push_back(in.c);
-                        concatChannels(inputs(i), channels, s.out.n, s.out.h * s.out.w, y, st);
+                        concatChannels(inputs(i), channels, s.out.n, s.out.d * s.out.h * s.out.w, y, st);
                     } else if constexpr (std::is_same_v<T, Pad>) {
                         pad2d(x, s.in.n * s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]), int(l.padding[2]),
                             int(s.out.h), int(s.out.w), padMode(l.mode), static_cast<float>(l.value), y, st);
@@ -407,7 +407,7 @@ namespace {
             return xs;
         }
 
-        // mul: a gate of [N, C, 1, 1] (either input) is broadcast over the other's H·W.
+        // mul: a gate of [N, C, 1, 1] (or [N, C, 1, 1, 1]; either input) is broadcast over the other's (D·)H·W.
         void runMul(size_t i, float* y, cudaStream_t st) const
         {
             const LayerShape& s = shape(i);
@@ -415,7 +415,7 @@ namespace {
             const float* full = input(i, gateFirst ? 1 : 0);
             const float* other = input(i, gateFirst ? 0 : 1);
             const bool broadcast = s.ins[gateFirst ? 0 : 1] != s.out;
-            mulTensors(full, other, s.out.numel(), broadcast ? s.out.h * s.out.w : 0, y, st);
+            mulTensors(full, other, s.out.numel(), broadcast ? s.out.d * s.out.h * s.out.w : 0, y, st);
         }
 
         std::map<std::string, std::string> extraMetadata() const override

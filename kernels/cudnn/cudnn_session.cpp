@@ -329,7 +329,7 @@ namespace {
                             xs.push_back(input(i, k));
                             channels.push_back(s.ins[k].c);
                         }
-                        cuda::concatChannels(xs, channels, s.out.n, s.out.h * s.out.w, y, st);
+                        cuda::concatChannels(xs, channels, s.out.n, s.out.d * s.out.h * s.out.w, y, st);
                     } else if constexpr (std::is_same_v<T, Pad>) {
                         const cuda::PadMode mode = l.mode == Pad::Mode::Reflect ? cuda::PadMode::Reflect
                             : l.mode == Pad::Mode::Replicate                    ? cuda::PadMode::Replicate
@@ -374,10 +374,12 @@ namespace {
         }
 
     private:
+        // A volume [N, C, D, H, W] is described as [N, C, D·H, W]: the element-wise, per-channel and over-channel
+        // calls (activations, op-tensor, batch norm, softmax, global pooling) see the same memory either way.
         static std::unique_ptr<TensorDesc> tensor4(const Shape& s)
         {
             auto d = std::make_unique<TensorDesc>();
-            d->set(CUDNN_TENSOR_NCHW, int(s.n), int(s.c), int(s.h), int(s.w));
+            d->set(CUDNN_TENSOR_NCHW, int(s.n), int(s.c), int(s.d * s.h), int(s.w));
             return d;
         }
 
@@ -612,7 +614,7 @@ namespace {
             // Explicit either way: FP32 never silently becomes TF32 through a default.
             CONVSCOPE_CUBLAS_CHECK(cublasSetMathMode(
                 h.cublas, options().math == MathMode::TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
-            const int n = int(s.in.n), in = int(s.in.c * s.in.h * s.in.w), out = int(s.out.c);
+            const int n = int(s.in.n), in = int(s.in.c * s.in.d * s.in.h * s.in.w), out = int(s.out.c);
             // Row-major y[n, out] = x[n, in] · W[out, in]ᵀ is, column-major, yᵀ[out, n] = W · xᵀ with W read as
             // the transposed [in, out] column-major matrix.
             CONVSCOPE_CUBLAS_CHECK(cublasSgemm(h.cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &kOne, weight(i), in,
