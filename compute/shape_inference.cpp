@@ -3,6 +3,7 @@
 // [top, bottom, left, right]; "same"/"valid" follow TensorFlow (the extra pixel goes bottom/right).
 // Every backend allocates from these shapes, so a kernel never re-derives a size on its own.
 #include "compute/shape_inference.h"
+#include "compute/shape_inference_volume.h"
 
 #include "compute/checked_math.h"
 #include "compute/error.h"
@@ -354,6 +355,8 @@ namespace {
         }
         if (kind.needs & kNeedsImage)
             requireImage(ins[0], kind.type);
+        if (kind.needs & kNeedsVolume)
+            volume::requireVolume(ins[0], kind.type);
         const Shape& in = ins[0];
         return std::visit(
             [&](const auto& l) -> LayerShape {
@@ -427,6 +430,18 @@ namespace {
                     return inferConcat(ins, names);
                 } else if constexpr (std::is_same_v<T, Pad>) {
                     return inferPad(l, in);
+                } else if constexpr (std::is_same_v<T, Conv3d>) {
+                    return volume::inferConv3d(l, in);
+                } else if constexpr (std::is_same_v<T, ConvTranspose3d>) {
+                    return volume::inferConvTranspose3d(l, in);
+                } else if constexpr (std::is_same_v<T, MaxPool3d>) {
+                    return volume::inferMaxPool3d(l, in);
+                } else if constexpr (std::is_same_v<T, AvgPool3d>) {
+                    return volume::inferAvgPool3d(l, in);
+                } else if constexpr (std::is_same_v<T, GlobalAvgPool3d>) {
+                    return volume::inferGlobalAvgPool3d(in);
+                } else if constexpr (std::is_same_v<T, BatchNorm3d>) {
+                    return volume::inferBatchNorm3d(l, in);
                 } else if constexpr (std::is_same_v<T, Identity>) {
                     return passThrough(in, "output = input " + in.str());
                 } else if constexpr (std::is_same_v<T, Dropout>) {

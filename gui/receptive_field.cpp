@@ -151,6 +151,9 @@ namespace {
                     // Element-wise (softmax over the channels of one pixel; concat along channels): same pixel.
                     r.rows = out.rows;
                     r.cols = out.cols;
+                } else if constexpr (isVolumeKind<T>) {
+                    // Volumes (the 3-D kinds) have no 2-D picture to mark the field on: the whole input.
+                    r.whole = true;
                 } else {
                     static_assert(dependent_false<T>, "receptive field: a layer kind has no rule");
                 }

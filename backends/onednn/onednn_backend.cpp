@@ -330,6 +330,8 @@ namespace {
                 } else if constexpr (std::is_same_v<S, Pad>) {
                     throw UnsupportedError("onednn: pad has no oneDNN primitive (oneDNN 2.6 pads only inside a "
                                            "convolution or pooling)");
+                } else if constexpr (isVolumeKind<S>) { // the 3-D kinds (volumes issue)
+                    throw UnsupportedError("onednn: " + layerTypeName(s) + " is not wired to oneDNN yet");
                 } else {
                     static_assert(dependent_false<S>, "onednn backend: a layer kind has no branch");
                 }

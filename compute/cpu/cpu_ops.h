@@ -72,4 +72,33 @@ namespace fast {
     void pad(const Tensor& in, const Pad& spec, Tensor& out);
 } // namespace fast
 
+// The 3-D kinds on volumes [N, C, D, H, W] (the volumes issue), with the same two families: `pad` is the resolved
+// padding (LayerShape::resolvedPadding3d); weights are PyTorch's [C_out, C_in/g, kd, kh, kw] (conv3d) and
+// [C_in, C_out/g, kd, kh, kw] (conv_transpose3d).
+namespace direct {
+    void conv3d(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv3d& spec, const Padding3d& pad,
+        Tensor& out);
+    void convTranspose3d(const Tensor& in, const Tensor& weight, const Tensor* bias, const ConvTranspose3d& spec,
+        const Padding3d& pad, Tensor& out);
+    void maxPool3d(const Tensor& in, const MaxPool3d& spec, const Padding3d& pad, Tensor& out);
+    void avgPool3d(const Tensor& in, const AvgPool3d& spec, const Padding3d& pad, Tensor& out);
+    void globalAvgPool3d(const Tensor& in, Tensor& out);
+    void batchNorm3d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight,
+        const Tensor* bias, double eps, Tensor& out);
+} // namespace direct
+
+namespace fast {
+    // vol2col tiles + one single-threaded sgemm per (image, group, tile), as conv2d's im2col_gemm.
+    void conv3d(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv3d& spec, const Padding3d& pad,
+        Tensor& out);
+    // sgemm Wᵀ·X then col2vol, as conv_transpose2d's col2im_gemm.
+    void convTranspose3d(const Tensor& in, const Tensor& weight, const Tensor* bias, const ConvTranspose3d& spec,
+        const Padding3d& pad, Tensor& out);
+    void maxPool3d(const Tensor& in, const MaxPool3d& spec, const Padding3d& pad, Tensor& out);
+    void avgPool3d(const Tensor& in, const AvgPool3d& spec, const Padding3d& pad, Tensor& out);
+    void globalAvgPool3d(const Tensor& in, Tensor& out);
+    void batchNorm3d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight,
+        const Tensor* bias, double eps, Tensor& out);
+} // namespace fast
+
 } // namespace convscope::cpu

@@ -7,6 +7,7 @@
 // fails and the backend is listed as unavailable with the loader's message, which names libcudnn.so.9.
 #include "compute/backend_registry.h"
 #include "compute/error.h"
+#include "compute/layer_kinds.h"
 #include "kernels/common/calibration.h"
 #include "kernels/common/device_info.h"
 #include "kernels/common/gpu_session.h"
@@ -111,8 +112,10 @@ namespace {
                             || std::is_same_v<T, SiLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear>
                             || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul>
                             || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Identity>
-                            || std::is_same_v<T, Dropout>,
+                            || std::is_same_v<T, Dropout> || isVolumeKind<T>,
                         "cudnn backend: supports() does not know a layer kind");
+                    if constexpr (isVolumeKind<T>) // the 3-D kinds (volumes issue): Nd descriptors to come
+                        return { false, sel + ": " + layerTypeName(l) + " is not wired to cuDNN yet (volumes run on cpu)" };
                     if constexpr (std::is_same_v<T, AvgPool2d>) {
                         if (l.divisor_override)
                             return { false,

@@ -336,6 +336,8 @@ namespace {
                                                                                 : cuda::PadMode::Constant;
                         cuda::pad2d(x, s.in.n * s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]),
                             int(l.padding[2]), int(s.out.h), int(s.out.w), mode, static_cast<float>(l.value), y, st);
+                    } else if constexpr (isVolumeKind<T>) {
+                        throw UnsupportedError("cudnn: " + layerTypeName(l) + " is not wired to cuDNN yet");
                     } else {
                         static_assert(dependent_false<T>, "cudnn backend: runLayer has no branch for a layer kind");
                     }
