@@ -581,6 +581,13 @@ namespace {
                 return { false, "onednn has no algorithm \"" + algorithm + "\" (it has auto)" };
             if (!shape.ok)
                 return { false, "onednn: the layer has a shape error" };
+            // Its descriptors here are built from N, C, H, W: a volume would silently lose its depth.
+            const bool volume = shape.in.isVolume() || shape.out.isVolume()
+                || std::any_of(shape.ins.begin(), shape.ins.end(), [](const Shape& x) { return x.isVolume(); });
+            if (volume)
+                return { false,
+                    "onednn: volumes (5-D [N, C, D, H, W] tensors, here " + (shape.in.isVolume() ? shape.in.str() : shape.out.str())
+                        + ") are not wired to oneDNN yet" };
             try {
                 const dnnl::engine e(dnnl::engine::kind::cpu, 0);
                 planLayer(nullptr, spec, shape, e);

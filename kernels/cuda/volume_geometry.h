@@ -16,30 +16,30 @@ inline Conv3dGeometry conv3dGeometry(
     const LayerShape& s, const Triple& kernel, const Triple& stride, const Triple& dilation, int64_t groups)
 {
     const Padding3d& p = s.resolvedPadding3d;
-    return { int(s.in.n), int(s.in.c), int(s.in.d), int(s.in.h), int(s.in.w), int(s.out.c), int(s.out.d),
-        int(s.out.h), int(s.out.w), int(kernel[0]), int(kernel[1]), int(kernel[2]), int(stride[0]), int(stride[1]),
-        int(stride[2]), int(p.front), int(p.top), int(p.left), int(dilation[0]), int(dilation[1]), int(dilation[2]),
-        int(groups) };
+    return { int(s.in.n), int(s.in.c), int(s.in.d), int(s.in.h), int(s.in.w), int(s.out.c), int(s.out.d), int(s.out.h),
+        int(s.out.w), int(kernel[0]), int(kernel[1]), int(kernel[2]), int(stride[0]), int(stride[1]), int(stride[2]),
+        int(p.front), int(p.top), int(p.left), int(dilation[0]), int(dilation[1]), int(dilation[2]), int(groups) };
 }
 
-inline Conv3dGeometry geometryOf(const Conv3d& c, const LayerShape& s)
+inline Conv3dGeometry volumeGeometryOf(const Conv3d& c, const LayerShape& s)
 {
     return conv3dGeometry(s, c.kernel_size, c.stride, c.dilation, c.groups);
 }
 
 // conv_transpose3d: the padding amounts are what is cropped from the front/top/left of the full output.
-inline Conv3dGeometry geometryOf(const ConvTranspose3d& c, const LayerShape& s)
+inline Conv3dGeometry volumeGeometryOf(const ConvTranspose3d& c, const LayerShape& s)
 {
     return conv3dGeometry(s, c.kernel_size, c.stride, c.dilation, c.groups);
 }
 
-inline Pool3dGeometry pool3dGeometry(const LayerShape& s, const Triple& kernel, const Triple& stride, const Triple& dilation)
+inline Pool3dGeometry pool3dGeometry(
+    const LayerShape& s, const Triple& kernel, const Triple& stride, const Triple& dilation)
 {
     const Padding3d& p = s.resolvedPadding3d;
-    return { int(s.in.n), int(s.in.c), int(s.in.d), int(s.in.h), int(s.in.w), int(s.out.d), int(s.out.h),
-        int(s.out.w), int(kernel[0]), int(kernel[1]), int(kernel[2]), int(stride[0]), int(stride[1]), int(stride[2]),
-        int(p.front), int(p.back), int(p.top), int(p.bottom), int(p.left), int(p.right), int(dilation[0]),
-        int(dilation[1]), int(dilation[2]), true, 0 };
+    return { int(s.in.n), int(s.in.c), int(s.in.d), int(s.in.h), int(s.in.w), int(s.out.d), int(s.out.h), int(s.out.w),
+        int(kernel[0]), int(kernel[1]), int(kernel[2]), int(stride[0]), int(stride[1]), int(stride[2]), int(p.front),
+        int(p.back), int(p.top), int(p.bottom), int(p.left), int(p.right), int(dilation[0]), int(dilation[1]),
+        int(dilation[2]), true, 0 };
 }
 
 // conv3d under each cuda algorithm: implicit_gemm runs the implicit GEMM, and so does winograd (its transforms are

@@ -106,8 +106,8 @@ Conv3dChoice chooseConv3d(cudnnHandle_t h, const Conv3dLayout& l, Conv3dDescript
         c.algo = *pinned;
         c.math = mathTypeFor(o.math);
         d.conv.setMath(c.math);
-        const cudnnStatus_t st
-            = cudnnGetConvolutionForwardWorkspaceSize(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), c.algo, &c.workspace);
+        const cudnnStatus_t st = cudnnGetConvolutionForwardWorkspaceSize(
+            h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), c.algo, &c.workspace);
         if (st != CUDNN_STATUS_SUCCESS)
             throw UnsupportedError("cudnn." + algorithmName(c.algo) + " cannot run this conv3d: " + reason(st));
         if (c.workspace > o.workspaceLimit)
@@ -128,8 +128,8 @@ Conv3dChoice chooseConv3d(cudnnHandle_t h, const Conv3dLayout& l, Conv3dDescript
     gpu::DeviceBuffer ws = findWorkspace(o.workspaceLimit);
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT * 2);
     int returned = 0;
-    CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h, d.x.get(), x, d.w.get(), w, d.conv.get(),
-        d.y.get(), y, int(perf.size()), &returned, perf.data(), ws.get(), ws.bytes()));
+    CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h, d.x.get(), x, d.w.get(), w, d.conv.get(), d.y.get(),
+        y, int(perf.size()), &returned, perf.data(), ws.get(), ws.bytes()));
     perf.resize(size_t(std::max(returned, 0)));
     std::vector<cudnnConvolutionFwdAlgoPerf_t> candidates;
     for (const auto& p : perf) {
@@ -141,8 +141,9 @@ Conv3dChoice chooseConv3d(cudnnHandle_t h, const Conv3dLayout& l, Conv3dDescript
         candidates.push_back(p);
     }
     if (candidates.empty())
-        throw Error("cudnn.auto: no cuDNN algorithm runs this conv3d in " + std::string(o.math == MathMode::TF32 ? "TF32" : "FP32")
-            + " within the workspace limit of " + gpu::mib(o.workspaceLimit));
+        throw Error("cudnn.auto: no cuDNN algorithm runs this conv3d in "
+            + std::string(o.math == MathMode::TF32 ? "TF32" : "FP32") + " within the workspace limit of "
+            + gpu::mib(o.workspaceLimit));
     // Find measures each algorithm once; the choice is the lowest median of our own timing, as conv2d's auto.
     Conv3dChoice best;
     const float one = 1.0f, zero = 0.0f;

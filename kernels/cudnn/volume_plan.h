@@ -64,8 +64,8 @@ struct Conv3dChoice {
 Conv3dChoice chooseConv3d(cudnnHandle_t h, const Conv3dLayout& layout, Conv3dDescriptors& d, const ConvOptions& o,
     std::optional<cudnnConvolutionFwdAlgo_t> pinned, const void* x, const void* w, void* y, cudaStream_t stream);
 // Empty when the pinned algorithm can run this layer, else cuDNN's reason.
-std::string conv3dPinnedRefusal(cudnnHandle_t h, const Conv3dLayout& layout, const ConvOptions& o,
-    cudnnConvolutionFwdAlgo_t algo);
+std::string conv3dPinnedRefusal(
+    cudnnHandle_t h, const Conv3dLayout& layout, const ConvOptions& o, cudnnConvolutionFwdAlgo_t algo);
 
 // conv_transpose3d as backward data into the full transposed output, then the crop step.
 struct ConvTranspose3dLayout {
