@@ -379,6 +379,7 @@ namespace {
         }
         Availability availability() const override { return { true, {} }; }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }
+        bool takesVolumes(const LayerSpec&) const override { return true; } // every loop here walks N·C·D·H·W
         Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape& shape) const override
         {
             if (!known(algorithm))

@@ -512,6 +512,9 @@ namespace {
         }
         Availability availability() const override { return gpu::queryAvailability(); }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }
+        // The 3-D kinds have kernels of their own (conv3d.cuh, pooling3d.cuh); the element-wise, merge and per-channel
+        // kernels count D·H·W. Pad is 2-D only (shape inference refuses it a volume).
+        bool takesVolumes(const LayerSpec&) const override { return true; }
 
         // The roofline's ceilings for our kernels: the FP32 FMA peak a kernel reaches and the copy bandwidth.
         std::optional<DeviceCeilings> calibrate(const SessionOptions&) override

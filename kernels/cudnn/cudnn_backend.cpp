@@ -80,6 +80,10 @@ namespace {
             return DeviceCeilings { gpu::deviceInfo()["device"], compute.value, copy.value, compute.method, copy.method };
         }
 
+        // The 3-D window kinds run on Nd descriptors (volume_plan.h); everything else describes a volume as
+        // [N, C, D·H, W], which the element-wise, per-channel and over-channel calls see the same way.
+        bool takesVolumes(const LayerSpec&) const override { return true; }
+
         // cudnnActivationForward has no leaky ReLU; everything else can follow a convolution inside its layer.
         bool fusesActivation(FusedActivation::Kind kind) const override
         {

@@ -205,7 +205,7 @@ TEST_CASE("bad input exits with status 2 and names the problem", "[cli][bad-inpu
     const std::vector<Case> cases = {
         { "malformed JSON", "{\"format\": \"convscope-network\", ", { "bad.json" } },
         { "unknown key", net(R"({"type": "conv2d", "name": "c1", "out_channels": 2, "kernel_size": 3, "strid": 2})"), { "c1", "strid" } },
-        { "unknown layer type", net(R"({"type": "conv3d", "name": "x"})"), { "conv3d" } },
+        { "unknown layer type", net(R"({"type": "conv4d", "name": "x"})"), { "conv4d" } },
         { "wrong type", net(R"({"type": "conv2d", "name": "c1", "out_channels": "six", "kernel_size": 3})"), { "c1", "out_channels" } },
         { "negative size", net(R"({"type": "conv2d", "name": "c1", "out_channels": 2, "kernel_size": 3, "stride": -1})"), { "c1", "stride" } },
         { "kernel larger than the padded input", net(R"({"type": "conv2d", "name": "big", "out_channels": 2, "kernel_size": 11})"),
