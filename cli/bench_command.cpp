@@ -106,7 +106,7 @@ Command addBenchCommand(CLI::App& app)
     auto* cmd = app.add_subcommand("bench", "Benchmark selections side by side on a built-in suite or a network");
     auto a = std::make_shared<BenchArgs>();
     cmd->add_option("network", a->network, "network file (.json) instead of a suite");
-    cmd->add_option("--suite", a->suite, "built-in suite: unet-encoder, lenet5, weak-shapes, fft");
+    cmd->add_option("--suite", a->suite, "built-in suite: unet-encoder, lenet5, weak-shapes, fft, autoencoder3d");
     cmd->add_option("--backends", a->backends, "comma-separated selections; ratios are against the first")
         ->capture_default_str();
     cmd->add_option("--cases", a->cases, "which cases of the suite, e.g. 0-2");

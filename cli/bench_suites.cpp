@@ -13,9 +13,10 @@ namespace {
         std::vector<BenchCase> out;
         uint64_t seed = 100;
         for (const auto& c : unetEncoderCases()) {
-            const std::string name = std::to_string(c.cin) + "→" + std::to_string(c.cout) + " @" + std::to_string(c.size)
-                + "²";
-            out.push_back({ name, singleConvNetwork("unet-encoder " + name, 4, c.cin, c.size, c.cout, 3, 1, 1, seed++) });
+            const std::string name
+                = std::to_string(c.cin) + "→" + std::to_string(c.cout) + " @" + std::to_string(c.size) + "²";
+            out.push_back(
+                { name, singleConvNetwork("unet-encoder " + name, 4, c.cin, c.size, c.cout, 3, 1, 1, seed++) });
         }
         return out;
     }
@@ -49,6 +50,41 @@ namespace {
         return out;
     }
 
+    // The lecture's autoencoder encoder (seeds/000): its three conv3d layers, 5×5×5 with TensorFlow's 'same' padding,
+    // strides 2, 2 and 4, at batch 64, each on its own input (32³×1, 16³×32, 8³×16) — the layers issue 18 times
+    // cudnn.auto against our best.
+    std::vector<BenchCase> autoencoder3d()
+    {
+        struct Enc {
+            const char* name;
+            int64_t cin, size, cout, stride;
+        };
+        std::vector<BenchCase> out;
+        uint64_t seed = 400;
+        for (const Enc& e :
+            { Enc { "enc1", 1, 32, 32, 2 }, Enc { "enc2", 32, 16, 16, 2 }, Enc { "enc3", 16, 8, 8, 4 } }) {
+            const std::string name = std::string(e.name) + " " + std::to_string(e.cin) + "→" + std::to_string(e.cout)
+                + " @" + std::to_string(e.size) + "³ k5/" + std::to_string(e.stride) + " b64";
+            Network n;
+            n.name = "autoencoder3d " + name;
+            n.input = { 64, e.cin, e.size, e.size, false, "random:" + std::to_string(seed) };
+            n.input.depth = e.size;
+            Conv3d c;
+            c.out_channels = e.cout;
+            c.kernel_size = { 5, 5, 5 };
+            c.stride = { e.stride, e.stride, e.stride };
+            c.padding.mode = Padding3d::Mode::Same;
+            Layer l;
+            l.name = e.name;
+            l.spec = c;
+            l.init.kind = "he_uniform";
+            l.init.seed = seed++;
+            n.layers.push_back(l);
+            out.push_back({ name, std::move(n) });
+        }
+        return out;
+    }
+
     Network lenet5()
     {
         Network n;
@@ -78,7 +114,7 @@ namespace {
 
 } // namespace
 
-std::vector<std::string> suiteNames() { return { "unet-encoder", "lenet5", "weak-shapes", "fft" }; }
+std::vector<std::string> suiteNames() { return { "unet-encoder", "lenet5", "weak-shapes", "fft", "autoencoder3d" }; }
 
 std::vector<BenchCase> makeSuite(const std::string& name)
 {
@@ -90,6 +126,8 @@ std::vector<BenchCase> makeSuite(const std::string& name)
         return weakShapes();
     if (name == "fft")
         return fftCases();
+    if (name == "autoencoder3d")
+        return autoencoder3d();
     std::string known;
     for (const auto& n : suiteNames())
         known += (known.empty() ? "" : ", ") + n;

@@ -1,6 +1,7 @@
 #include "kernels/cudnn/volume_layers.h"
 
 #include "compute/error.h"
+#include "kernels/common/device_buffer.h"
 #include "kernels/cuda/pooling3d.cuh"
 #include "kernels/cudnn/volume_kernels.cuh"
 
@@ -32,8 +33,11 @@ namespace {
             // cudnnConvolutionBiasActivationForward takes the identity activation only with implicit_precomp_gemm
             // (conv_plan.h); other algorithms add the bias in a second pass, as PyTorch does.
             m_fusedBias = b.bias && m_choice.algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
-            if (m_fusedBias)
+            if (m_fusedBias) {
                 m_identity.set(CUDNN_ACTIVATION_IDENTITY, 0.0);
+                // Tried once here: should this cuDNN refuse the fused call on 5-D tensors, the bias takes its own pass.
+                m_fusedBias = fusedCallRuns(h, x, b);
+            }
             m_note = (pinned ? "cuDNN " + algorithmName(m_choice.algo)
                              : "cudnn.auto → " + algorithmName(m_choice.algo)
                                  + (m_choice.cached ? std::string(" (cached choice)")
@@ -51,9 +55,7 @@ namespace {
                 x = static_cast<const float*>(b.scratch);
             }
             if (m_fusedBias) {
-                CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(h, &kOne, m_d.x.get(), x, m_d.w.get(),
-                    b.weight, m_d.conv.get(), m_choice.algo, ws, wsBytes, &kZero, m_d.y.get(), b.y, m_d.bias.get(),
-                    b.bias, m_identity.get(), m_d.y.get(), b.y));
+                CONVSCOPE_CUDNN_CHECK(fusedStatus(h, x, b, ws, wsBytes));
                 return;
             }
             CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h, &kOne, m_d.x.get(), x, m_d.w.get(), b.weight,
@@ -65,6 +67,22 @@ namespace {
         std::string note() const override { return m_note; }
 
     private:
+        cudnnStatus_t fusedStatus(
+            cudnnHandle_t h, const float* x, const VolumeBuffers& b, void* ws, size_t wsBytes) const
+        {
+            return cudnnConvolutionBiasActivationForward(h, &kOne, m_d.x.get(), x, m_d.w.get(), b.weight,
+                m_d.conv.get(), m_choice.algo, ws, wsBytes, &kZero, m_d.y.get(), b.y, m_d.bias.get(), b.bias,
+                m_identity.get(), m_d.y.get(), b.y);
+        }
+        bool fusedCallRuns(cudnnHandle_t h, const float* x, const VolumeBuffers& b)
+        {
+            // Its workspace: as much as the unfused call needs, allocated just for this probe.
+            gpu::DeviceBuffer ws;
+            if (m_choice.workspace)
+                ws = gpu::DeviceBuffer(m_choice.workspace, "conv3d fused-bias probe workspace");
+            return fusedStatus(h, x, b, ws.get(), m_choice.workspace) == CUDNN_STATUS_SUCCESS;
+        }
+
         Pad3d pad() const
         {
             const Conv3dLayout& l = m_layout;
