@@ -10,6 +10,7 @@
 #include "compute/image_input.h"
 #include "compute/layer_kinds.h"
 #include "compute/onnx_model.h"
+#include "compute/voxel_samples.h"
 
 #include <nlohmann/json.hpp>
 
@@ -528,11 +529,15 @@ namespace {
             in.source = readString(v["source"], "source", ctx);
         const std::string& s = in.source;
         if (s.rfind("sample:", 0) == 0) {
-            const auto names = sampleNames();
+            auto names = sampleNames();
+            for (const std::string& v : voxelSampleNames())
+                names.push_back(v);
             if (!contains(names, s.substr(7)))
                 ctx.fail("\"source\": unknown sample \"" + s.substr(7) + "\" (known: " + joined(names) + ")");
             if (in.flat)
                 ctx.fail("\"source\": a sample picture needs an image input (channels, height, width), not features");
+            if (isVoxelSample(s.substr(7)) && in.depth <= 0)
+                ctx.fail("\"source\": " + s + " is a volume; give the input a \"depth\" (32 for the lecture's 32³)");
         } else if (s.rfind("random:", 0) == 0) {
             const std::string seed = s.substr(7);
             if (seed.empty() || seed.size() > 19

@@ -3,10 +3,12 @@
 // shapes, and the message a 3-D layer gives for an image (and a 2-D one for a volume) naming both ranks.
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/load_input.h"
 #include "compute/materialize.h"
 #include "compute/network.h"
 #include "compute/network_json.h"
 #include "compute/shape_inference.h"
+#include "compute/voxel_samples.h"
 
 #include <catch2/catch.hpp>
 
@@ -187,4 +189,42 @@ TEST_CASE("volume layers: weights take PyTorch's 5-D layouts and seeded rules", 
     CHECK(largest > 0.5 * bound);
     CHECK(net.layers[2].runningVar->numel() == 4);
     CHECK(net.layers[2].runningVar->data()[0] != 1.0f);
+}
+
+TEST_CASE("volume layers: the voxel samples are solid shapes of any size, and need a volume input", "[volume]")
+{
+    const auto filled = [](const Tensor& t, int64_t from, int64_t count) {
+        int64_t n = 0;
+        for (int64_t i = from; i < from + count; ++i)
+            n += t.data()[i] == 1.0f;
+        return n;
+    };
+    const int64_t v = 32 * 32 * 32;
+    const Tensor sphere = makeVoxelSample("voxels:sphere", 2, 1, 32, 32, 32);
+    // A ball of radius 0.7 fills 4/3·π·0.35³ of the cube's volume: 17,960 of 32,768 voxels, give or take the edge.
+    CHECK(filled(sphere, 0, v) == Approx(4.0 / 3.0 * M_PI * 0.35 * 0.35 * 0.35 * v).epsilon(0.03));
+    CHECK(filled(sphere, v, v) == filled(sphere, 0, v)); // every item the same
+    CHECK(sphere.at(0, 0, 16, 16, 16) == 1.0f);
+    CHECK(sphere.at(0, 0, 0, 0, 0) == 0.0f);
+    const Tensor torus = makeVoxelSample("voxels:torus", 1, 1, 32, 32, 32);
+    CHECK(torus.at(0, 0, 16, 16, 16) == 0.0f); // the hole
+    CHECK(torus.at(0, 0, 16, 16, 7) == 1.0f); // the ring, 0.55 to the left of the centre
+    const Tensor cube = makeVoxelSample("voxels:cube", 1, 1, 20, 20, 20);
+    CHECK(filled(cube, 0, 8000) == 12 * 12 * 12); // half-side 0.55 of 20 voxels: the 12 in the middle
+    const Tensor chair = makeVoxelSample("voxels:chair", 1, 1, 32, 32, 32);
+    CHECK(chair.at(0, 0, 16, 17, 16) == 1.0f); // the seat, just below the middle
+    CHECK(chair.at(0, 0, 24, 5, 16) == 1.0f); // the back rest, at the back (high D), near the top (low H)
+    CHECK(chair.at(0, 0, 10, 5, 16) == 0.0f); // nothing above the front of the seat
+    CHECK(chair.at(0, 0, 7, 28, 7) == 1.0f); // a front leg reaches down
+    CHECK(chair.at(0, 0, 16, 30, 16) == 0.0f); // nothing under the seat's middle
+    const Tensor other = makeVoxelSample("voxels:chair", 1, 1, 32, 32, 32, 7);
+    CHECK(filled(other, 0, v) != filled(chair, 0, v)); // a variant is another chair
+    CHECK_THROWS_WITH(makeVoxelSample("voxels:teapot", 1, 1, 8, 8, 8), Contains("voxels:chair"));
+
+    CHECK_THROWS_WITH(parse(R"({"type": "relu"})", R"("channels": 1, "height": 32, "width": 32, "source": "sample:voxels:cube")"),
+        Contains("\"depth\""));
+    const Network net = parse(R"({"type": "relu"})",
+        R"("batch": 1, "channels": 2, "depth": 8, "height": 6, "width": 4, "source": "sample:voxels:torus")");
+    const Tensor in = loadInput(net.input, {});
+    CHECK(in.shape() == Shape::ncdhw(1, 2, 8, 6, 4));
 }
