@@ -4,6 +4,7 @@
 
 #include "compute/npy.h"
 #include "gui/feature_map_panel.h"
+#include "gui/interpolation_panel.h"
 #include "gui/run_panel.h"
 #include "gui/volume_view.h"
 #include "tests/test_support.h"
@@ -11,10 +12,14 @@
 #include <catch2/catch.hpp>
 
 #include <QApplication>
+#include <QDockWidget>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMouseEvent>
 #include <QSlider>
+#include <QTableWidget>
 
+#include <algorithm>
 #include <fstream>
 
 using namespace convscope;
@@ -203,4 +208,73 @@ TEST_CASE(
     CHECK(maps->grid()->planes().flat);
     CHECK(maps->grid()->planes().width == kC * kD * kH * kW);
     CHECK(maps->inputGrid()->planes().height == kH);
+}
+
+TEST_CASE("the interpolation panel decodes a strip of volumes along t and times both decoders",
+    "[gui][volume][interpolation]")
+{
+    TempDir dir;
+    const auto path = dir.path / "ae.json";
+    std::ofstream(path) << R"({ "format": "convscope-network", "version": 1, "name": "tiny autoencoder",
+  "input": { "batch": 1, "channels": 1, "depth": 8, "height": 8, "width": 8, "source": "sample:voxels:sphere" },
+  "layers": [
+    { "type": "conv3d", "name": "enc", "out_channels": 4, "kernel_size": [3, 3, 3], "stride": [2, 2, 2], "padding": "same" },
+    { "type": "relu", "name": "latent" },
+    { "type": "conv_transpose3d", "name": "dec", "out_channels": 1, "kernel_size": [2, 2, 2], "stride": [2, 2, 2] },
+    { "type": "tanh", "name": "out" } ] })";
+    auto w = makeWindow();
+    w->runPanel()->setLiveEnabled(false);
+    REQUIRE(w->project()->openFile(QString::fromStdString(path.string())));
+    REQUIRE(w->runPanel()->setSelections({ { "cpu", "direct" }, { "cpu", "im2col_gemm" } }));
+    w->runPanel()->setWarmupRepeat(0, 2);
+
+    auto* panel = w->findChild<InterpolationPanel*>();
+    REQUIRE(panel);
+    CHECK(panel->latentBox()->currentText() == QStringLiteral("latent"));
+    CHECK(panel->latentBox()->count() == 3); // every layer but the last
+    panel->fromEdit()->setText(QStringLiteral("sample:voxels:cube"));
+    panel->stepsBox()->setValue(5);
+    QSignalSpy done(w->engine(), &Engine::interpolationFinished);
+    const int job = panel->start();
+    REQUIRE(job > 0);
+    REQUIRE(done.wait(60000));
+    const InterpolationResultPtr r = panel->result();
+    REQUIRE(r);
+    REQUIRE(r->runs.size() == 2);
+    REQUIRE(r->runs[0].ok);
+    CHECK(r->ts.front() == 0.0);
+    CHECK(r->ts.back() == 1.0);
+
+    // Both selections have a row with the encoder and both decoders timed, and the speed-up of batching.
+    QTableWidget* table = panel->timingTable();
+    REQUIRE(table->rowCount() == 2);
+    for (int c = 0; c < 4; ++c)
+        CHECK_FALSE(table->item(0, c)->text().isEmpty());
+
+    // One tile per step: channel 0's maximum along D of each decoded volume, step k the k-th batch item.
+    FeatureMapGrid* strip = panel->strip();
+    REQUIRE(strip->tileCount() == 5);
+    const Tensor& decoded = r->runs[0].decodes.at(0).decoded;
+    REQUIRE(decoded.shape() == Shape::ncdhw(5, 1, 8, 8, 8));
+    CHECK(strip->planes().height == 8);
+    for (int k : { 0, 4 }) {
+        float m = -2;
+        for (int64_t d = 0; d < 8; ++d)
+            m = std::max(m, decoded.at(k, 0, d, 3, 5));
+        CHECK(strip->planes().plane(k)[3 * 8 + 5] == m);
+    }
+    CHECK(panel->caption().contains(QStringLiteral("t = 0 … 1")));
+    // The middle slice along H instead: D × W tiles of item k at h = 4.
+    panel->viewBox()->setCurrentIndex(4);
+    CHECK(strip->planes().plane(2)[6 * 8 + 1] == decoded.at(2, 0, 6, 4, 1));
+    if (auto* dock = w->findChild<QDockWidget*>(QStringLiteral("interpolationDock")))
+        dock->raise();
+    maybeShoot(*w, "interpolation");
+
+    // A bad input source fails with the loader's message, in the panel.
+    panel->toEdit()->setText(QStringLiteral("sample:voxels:pyramid"));
+    QSignalSpy failed(w->engine(), &Engine::failed);
+    REQUIRE(panel->start() > 0);
+    REQUIRE(failed.wait(30000));
+    CHECK(panel->message().contains(QStringLiteral("pyramid")));
 }
