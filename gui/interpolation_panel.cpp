@@ -28,7 +28,7 @@ namespace {
         bool projection;
         VolumeAxis axis;
     };
-    constexpr StripView kViews[] = {
+    constexpr StripView kStripViews[] = {
         { "Max projection along D", true, VolumeAxis::D },
         { "Max projection along H", true, VolumeAxis::H },
         { "Max projection along W", true, VolumeAxis::W },
@@ -67,7 +67,7 @@ InterpolationPanel::InterpolationPanel(
     m_go->setToolTip(tr("Encode both inputs, blend the latents and decode every blend, batched and one by one, on "
                         "the selections checked in the Run panel"));
     m_selection->setObjectName(QStringLiteral("interpolationSelection"));
-    for (const StripView& v : kViews)
+    for (const StripView& v : kStripViews)
         m_view->addItem(tr(v.label));
     m_view->setObjectName(QStringLiteral("interpolationView"));
     m_strip->setObjectName(QStringLiteral("interpolationStrip"));
@@ -218,7 +218,7 @@ void InterpolationPanel::showStrip()
         if (!decoded || d.mode == DecodeMode::Batched)
             decoded = &d;
     const Tensor& t = decoded->decoded;
-    const StripView& view = kViews[std::clamp(m_view->currentIndex(), 0, int(std::size(kViews)) - 1)];
+    const StripView& view = kStripViews[std::clamp(m_view->currentIndex(), 0, int(std::size(kStripViews)) - 1)];
     // One tile per step: channel 0 of item k, cut or projected.
     PlaneSet strip;
     for (int64_t k = 0; k < t.shape().n; ++k) {

@@ -20,7 +20,7 @@ QString axisName(VolumeAxis axis)
 }
 
 namespace {
-    std::pair<float, float> finiteRange(const float* p, int64_t count)
+    std::pair<float, float> volumeFiniteRange(const float* p, int64_t count)
     {
         float lo = std::numeric_limits<float>::infinity(), hi = -lo;
         for (int64_t i = 0; i < count; ++i) {
@@ -35,11 +35,11 @@ namespace {
     }
 
     // The plane of a cut along `axis`: its rows and columns, and the strides that walk them in the volume.
-    struct PlaneGeometry {
+    struct CutGeometry {
         int64_t rows, cols, rowStride, colStride, axisStride;
     };
 
-    PlaneGeometry geometry(const VolumeSet& v, VolumeAxis axis)
+    CutGeometry cutGeometry(const VolumeSet& v, VolumeAxis axis)
     {
         const int64_t sw = 1, sh = v.width, sd = v.height * v.width;
         switch (axis) {
@@ -54,7 +54,7 @@ namespace {
     }
 
     // Channels to show and the colour range each carries.
-    void prepare(const VolumeSet& v, int channel, bool sharedRange, PlaneSet& p, std::vector<int64_t>& channels)
+    void prepareCut(const VolumeSet& v, int channel, bool sharedRange, PlaneSet& p, std::vector<int64_t>& channels)
     {
         if (channel >= 0 && channel < v.channels)
             channels = { channel };
@@ -73,10 +73,10 @@ namespace {
 std::pair<float, float> VolumeSet::channelRange(int64_t c) const
 {
     const int64_t count = depth * height * width;
-    return finiteRange(values.data() + c * count, count);
+    return volumeFiniteRange(values.data() + c * count, count);
 }
 
-std::pair<float, float> VolumeSet::range() const { return finiteRange(values.data(), int64_t(values.size())); }
+std::pair<float, float> VolumeSet::range() const { return volumeFiniteRange(values.data(), int64_t(values.size())); }
 
 VolumeSet volumeOf(const Tensor& t, int64_t n)
 {
@@ -99,8 +99,8 @@ PlaneSet sliceOf(const VolumeSet& v, VolumeAxis axis, int64_t index, bool shared
     if (v.empty() || index < 0 || index >= v.length(axis))
         return p;
     std::vector<int64_t> channels;
-    prepare(v, channel, sharedRange, p, channels);
-    const PlaneGeometry g = geometry(v, axis);
+    prepareCut(v, channel, sharedRange, p, channels);
+    const CutGeometry g = cutGeometry(v, axis);
     p.height = g.rows;
     p.width = g.cols;
     p.values.resize(size_t(p.channels * g.rows * g.cols));
@@ -121,8 +121,8 @@ PlaneSet maxProjection(const VolumeSet& v, VolumeAxis axis, bool sharedRange)
     if (v.empty())
         return p;
     std::vector<int64_t> channels;
-    prepare(v, -1, sharedRange, p, channels);
-    const PlaneGeometry g = geometry(v, axis);
+    prepareCut(v, -1, sharedRange, p, channels);
+    const CutGeometry g = cutGeometry(v, axis);
     const int64_t length = v.length(axis), volume = v.depth * v.height * v.width;
     p.height = g.rows;
     p.width = g.cols;
@@ -151,7 +151,7 @@ PlaneSet maxProjection(const VolumeSet& v, VolumeAxis axis, bool sharedRange)
 
 int64_t argmaxAlong(const VolumeSet& v, int64_t c, VolumeAxis axis, int row, int col)
 {
-    const PlaneGeometry g = geometry(v, axis);
+    const CutGeometry g = cutGeometry(v, axis);
     if (v.empty() || c < 0 || c >= v.channels || row < 0 || row >= g.rows || col < 0 || col >= g.cols)
         return 0;
     const float* ray = v.values.data() + c * v.depth * v.height * v.width + row * g.rowStride + col * g.colStride;

@@ -14,10 +14,10 @@
 namespace convscope::gui {
 
 namespace {
-    constexpr std::array<VolumeAxis, 3> kAxes { VolumeAxis::D, VolumeAxis::H, VolumeAxis::W };
+    constexpr std::array<VolumeAxis, 3> kVolumeAxes { VolumeAxis::D, VolumeAxis::H, VolumeAxis::W };
 
     // What a cut's rows and columns are, for its title.
-    QString planeAxes(VolumeAxis cutAlong)
+    QString cutAxesText(VolumeAxis cutAlong)
     {
         switch (cutAlong) {
         case VolumeAxis::D:
@@ -49,7 +49,7 @@ VolumeView::VolumeView(QWidget* parent)
     m_modeBox->setToolTip(tr("Slices: every channel at one index · Orthogonal: one channel cut three ways through a "
                              "voxel · Max projection: each channel's maximum along the axis"));
     m_axisBox->setObjectName(QStringLiteral("volumeAxis"));
-    for (VolumeAxis a : kAxes)
+    for (VolumeAxis a : kVolumeAxes)
         m_axisBox->addItem(axisName(a), int(a));
     m_axisBox->setToolTip(tr("The axis to slice or project along"));
     m_slider->setObjectName(QStringLiteral("volumeSlice"));
@@ -74,7 +74,7 @@ VolumeView::VolumeView(QWidget* parent)
     auto* cutsPage = new QWidget(this);
     auto* cutsLayout = new QHBoxLayout(cutsPage);
     cutsLayout->setContentsMargins(0, 0, 0, 0);
-    for (VolumeAxis a : kAxes) {
+    for (VolumeAxis a : kVolumeAxes) {
         const auto i = size_t(a);
         auto* column = new QVBoxLayout;
         m_cutTitles[i] = new QLabel(cutsPage);
@@ -250,17 +250,17 @@ void VolumeView::render()
                                .arg(axisName(m_axis))
                                .arg(slice())
                                .arg(m_volume.length(m_axis) - 1)
-                               .arg(dims, planeAxes(m_axis)));
+                               .arg(dims, cutAxesText(m_axis)));
         break;
     case Mode::Projection:
         m_grid->setPlanes(maxProjection(m_volume, m_axis, m_shared));
         m_caption->setText(tr("maximum along %1 (all %2 slices) · %3 · %4 per tile")
                                .arg(axisName(m_axis))
                                .arg(m_volume.length(m_axis))
-                               .arg(dims, planeAxes(m_axis)));
+                               .arg(dims, cutAxesText(m_axis)));
         break;
     case Mode::Orthogonal:
-        for (VolumeAxis a : kAxes) {
+        for (VolumeAxis a : kVolumeAxes) {
             const auto i = size_t(a);
             PlaneSet cut = sliceOf(m_volume, a, m_point[i], m_shared, m_channel);
             m_cuts[i]->setPlanes(std::move(cut));
@@ -268,7 +268,7 @@ void VolumeView::render()
             const int row = int(a == VolumeAxis::D ? m_point[1] : m_point[0]);
             const int col = int(a == VolumeAxis::W ? m_point[1] : m_point[2]);
             m_cuts[i]->setMarkedPixel(row, col);
-            m_cutTitles[i]->setText(tr("%1 = %2 (%3)").arg(axisName(a)).arg(m_point[i]).arg(planeAxes(a)));
+            m_cutTitles[i]->setText(tr("%1 = %2 (%3)").arg(axisName(a)).arg(m_point[i]).arg(cutAxesText(a)));
         }
         m_caption->setText(tr("channel %1 cut through voxel d %2 · h %3 · w %4 · %5")
                                .arg(m_channel)

@@ -6,6 +6,7 @@
 #include "gui/feature_map_panel.h"
 #include "gui/interpolation_panel.h"
 #include "gui/run_panel.h"
+#include "gui/volume_param_widgets.h"
 #include "gui/volume_view.h"
 #include "tests/test_support.h"
 
@@ -18,6 +19,7 @@
 #include <QMouseEvent>
 #include <QSlider>
 #include <QTableWidget>
+#include <QUndoStack>
 
 #include <algorithm>
 #include <fstream>
@@ -277,4 +279,50 @@ TEST_CASE("the interpolation panel decodes a strip of volumes along t and times 
     REQUIRE(panel->start() > 0);
     REQUIRE(failed.wait(30000));
     CHECK(panel->message().contains(QStringLiteral("pyramid")));
+}
+
+TEST_CASE("the layer editor edits a conv3d's kernel, stride and padding as depth × height × width", "[gui][volume]")
+{
+    TempDir dir;
+    const auto path = dir.path / "c3.json";
+    std::ofstream(path) << R"({ "format": "convscope-network", "version": 1, "name": "one conv3d",
+  "input": { "batch": 1, "channels": 2, "depth": 8, "height": 8, "width": 8, "source": "random" },
+  "layers": [ { "type": "conv3d", "name": "c", "out_channels": 4, "kernel_size": [3, 5, 3], "stride": [2, 2, 2],
+                "padding": "same" }, { "type": "maxpool3d", "name": "p", "kernel_size": [2, 2, 2] } ] })";
+    auto w = makeWindow();
+    w->runPanel()->setLiveEnabled(false);
+    REQUIRE(w->project()->openFile(QString::fromStdString(path.string())));
+    w->networkPanel()->setCurrentLayer(0);
+    auto* editor = w->networkPanel()->editor();
+    auto* kernel = qobject_cast<TripleEditor*>(editor->field(QStringLiteral("kernel_size")));
+    auto* stride = qobject_cast<TripleEditor*>(editor->field(QStringLiteral("stride")));
+    auto* padding = qobject_cast<Padding3dEditor*>(editor->field(QStringLiteral("padding")));
+    REQUIRE(kernel);
+    REQUIRE(stride);
+    REQUIRE(padding);
+    CHECK(kernel->value() == Triple { 3, 5, 3 });
+    CHECK_FALSE(kernel->linked()); // the sizes differ
+    CHECK(stride->value() == Triple { 2, 2, 2 });
+    CHECK(padding->value().mode == Padding3d::Mode::Same);
+    CHECK(shapeText(*w, 0) == QStringLiteral("[1, 4, 4, 4, 4] · D×H×W 4×4×4"));
+
+    // Stride 1 along depth only: 'same' keeps D at 8.
+    stride->setLinked(false);
+    stride->box(0)->setValue(1);
+    CHECK(std::get<Conv3d>(w->document()->network().layers[0].spec).stride == Triple { 1, 2, 2 });
+    CHECK(shapeText(*w, 0) == QStringLiteral("[1, 4, 8, 4, 4] · D×H×W 8×4×4"));
+    // Explicit padding, all six sides linked.
+    padding->modeBox()->setCurrentIndex(0);
+    padding->side(0)->setValue(1);
+    const Padding3d p = std::get<Conv3d>(w->document()->network().layers[0].spec).padding;
+    CHECK((p.mode == Padding3d::Mode::Explicit && p.front == 1 && p.back == 1 && p.right == 1));
+    w->document()->undoStack()->undo();
+    w->document()->undoStack()->undo();
+    CHECK(std::get<Conv3d>(w->document()->network().layers[0].spec).stride == Triple { 2, 2, 2 });
+
+    // The pool's stride defaults to its kernel and shows it.
+    w->networkPanel()->setCurrentLayer(1);
+    auto* poolStride = qobject_cast<TripleEditor*>(editor->field(QStringLiteral("stride")));
+    REQUIRE(poolStride);
+    CHECK(poolStride->value() == Triple { 2, 2, 2 });
 }
