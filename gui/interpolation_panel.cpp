@@ -81,25 +81,39 @@ InterpolationPanel::InterpolationPanel(
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setMaximumHeight(130);
+    m_table->setMinimumWidth(120);
+    m_caption->setMinimumWidth(1);
+    m_caption->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_message->setMinimumWidth(1);
+    m_message->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
 
+    // Short rows, and combo boxes and fields that may shrink: this page shares the right dock area with the timing
+    // chart, and a wide row would widen the whole window (the screenshot test pins its size).
+    for (QComboBox* c : { m_at, m_selection, m_view }) {
+        c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        c->setMinimumContentsLength(6);
+    }
+    for (QLineEdit* e : { m_from, m_to })
+        e->setMinimumWidth(60);
     auto* fields = new QHBoxLayout;
     fields->addWidget(new QLabel(tr("Latent at"), this));
-    fields->addWidget(m_at);
-    fields->addWidget(new QLabel(tr("from"), this));
-    fields->addWidget(m_from, 1);
-    fields->addWidget(new QLabel(tr("to"), this));
-    fields->addWidget(m_to, 1);
+    fields->addWidget(m_at, 1);
     fields->addWidget(new QLabel(tr("steps"), this));
     fields->addWidget(m_steps);
     fields->addWidget(m_go);
+    auto* inputs = new QHBoxLayout;
+    inputs->addWidget(new QLabel(tr("from"), this));
+    inputs->addWidget(m_from, 1);
+    inputs->addWidget(new QLabel(tr("to"), this));
+    inputs->addWidget(m_to, 1);
     auto* show = new QHBoxLayout;
     show->addWidget(new QLabel(tr("Decoded by"), this));
-    show->addWidget(m_selection);
-    show->addWidget(m_view);
-    show->addStretch(1);
+    show->addWidget(m_selection, 1);
+    show->addWidget(m_view, 1);
     auto* box = new QVBoxLayout(this);
     box->setContentsMargins(4, 4, 4, 4);
     box->addLayout(fields);
+    box->addLayout(inputs);
     box->addLayout(show);
     box->addWidget(m_caption);
     box->addWidget(m_strip, 1);
