@@ -29,6 +29,7 @@ namespace {
 
     struct BenchArgs {
         std::string network;
+        int64_t batch = 0;
         std::string suite;
         std::string backends = "cpu.im2col_gemm";
         bool fuse = false;
@@ -106,7 +107,8 @@ Command addBenchCommand(CLI::App& app)
 {
     auto* cmd = app.add_subcommand("bench", "Benchmark selections side by side on a built-in suite or a network");
     auto a = std::make_shared<BenchArgs>();
-    cmd->add_option("network", a->network, "network file (.json) instead of a suite");
+    cmd->add_option("network", a->network, "network file (.json) or ONNX model (.onnx) instead of a suite");
+    addBatchOption(cmd, a->batch);
     cmd->add_option("--suite", a->suite,
         "built-in suite: unet-encoder, lenet5, weak-shapes, fft, autoencoder3d (its convolutions at batch 64), "
         "lecture-interpolation (50 chairs, every ordered pair, 11 steps, batched and one by one)");
@@ -139,7 +141,7 @@ Command addBenchCommand(CLI::App& app)
         if (!a->suite.empty()) {
             cases = makeSuite(a->suite);
         } else {
-            Network n = loadNetwork(a->network);
+            Network n = openNetwork(a->network, a->batch);
             cases.push_back({ n.name, std::move(n) });
         }
         const auto chosen = parseCases(a->cases, cases.size());
