@@ -10,7 +10,7 @@
 #include "compute/npy.h"
 #include "compute/profiler.h"
 #include "compute/shape_inference.h"
-#include "test_support.h"
+#include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
 
