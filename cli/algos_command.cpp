@@ -27,6 +27,7 @@ namespace convscope::cli {
 namespace {
     struct AlgosArgs {
         std::string network, suite, cases, math = "fp32", json, layer;
+        int64_t batch = 0;
         std::vector<std::string> options;
     };
 
@@ -121,7 +122,8 @@ Command addAlgosCommand(CLI::App& app)
 {
     auto* cmd = app.add_subcommand("algos", "cuDNN's algorithm explorer: every conv2d and conv3d algorithm per layer");
     auto a = std::make_shared<AlgosArgs>();
-    cmd->add_option("network", a->network, "network file (.json)");
+    cmd->add_option("network", a->network, "network file (.json) or ONNX model (.onnx)");
+    addBatchOption(cmd, a->batch);
     cmd->add_option("--suite", a->suite, "a built-in suite instead of a file (unet-encoder, lenet5, weak-shapes)");
     cmd->add_option("--cases", a->cases, "which cases of the suite, e.g. 0-2");
     cmd->add_option("--layer", a->layer, "only this layer (name or index)");
@@ -138,7 +140,7 @@ Command addAlgosCommand(CLI::App& app)
         if (!a->suite.empty()) {
             cases = makeSuite(a->suite);
         } else {
-            Network n = loadNetwork(a->network);
+            Network n = openNetwork(a->network, a->batch);
             cases.push_back({ "", std::move(n) });
         }
         const auto chosen = parseCaseList(a->suite.empty() ? "" : a->cases, cases.size());

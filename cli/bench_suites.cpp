@@ -13,10 +13,9 @@ namespace {
         std::vector<BenchCase> out;
         uint64_t seed = 100;
         for (const auto& c : unetEncoderCases()) {
-            const std::string name
-                = std::to_string(c.cin) + "→" + std::to_string(c.cout) + " @" + std::to_string(c.size) + "²";
-            out.push_back(
-                { name, singleConvNetwork("unet-encoder " + name, 4, c.cin, c.size, c.cout, 3, 1, 1, seed++) });
+            const std::string name = std::to_string(c.cin) + "→" + std::to_string(c.cout) + " @" + std::to_string(c.size)
+                + "²";
+            out.push_back({ name, singleConvNetwork("unet-encoder " + name, 4, c.cin, c.size, c.cout, 3, 1, 1, seed++) });
         }
         return out;
     }
@@ -50,41 +49,6 @@ namespace {
         return out;
     }
 
-    // The lecture's autoencoder encoder (seeds/000): its three conv3d layers, 5×5×5 with TensorFlow's 'same' padding,
-    // strides 2, 2 and 4, at batch 64, each on its own input (32³×1, 16³×32, 8³×16) — the layers issue 18 times
-    // cudnn.auto against our best.
-    std::vector<BenchCase> autoencoder3d()
-    {
-        struct Enc {
-            const char* name;
-            int64_t cin, size, cout, stride;
-        };
-        std::vector<BenchCase> out;
-        uint64_t seed = 400;
-        for (const Enc& e :
-            { Enc { "enc1", 1, 32, 32, 2 }, Enc { "enc2", 32, 16, 16, 2 }, Enc { "enc3", 16, 8, 8, 4 } }) {
-            const std::string name = std::string(e.name) + " " + std::to_string(e.cin) + "→" + std::to_string(e.cout)
-                + " @" + std::to_string(e.size) + "³ k5/" + std::to_string(e.stride) + " b64";
-            Network n;
-            n.name = "autoencoder3d " + name;
-            n.input = { 64, e.cin, e.size, e.size, false, "random:" + std::to_string(seed) };
-            n.input.depth = e.size;
-            Conv3d c;
-            c.out_channels = e.cout;
-            c.kernel_size = { 5, 5, 5 };
-            c.stride = { e.stride, e.stride, e.stride };
-            c.padding.mode = Padding3d::Mode::Same;
-            Layer l;
-            l.name = e.name;
-            l.spec = c;
-            l.init.kind = "he_uniform";
-            l.init.seed = seed++;
-            n.layers.push_back(l);
-            out.push_back({ name, std::move(n) });
-        }
-        return out;
-    }
-
     Network lenet5()
     {
         Network n;
@@ -112,9 +76,86 @@ namespace {
         return n;
     }
 
+    Layer volumeLayer(const std::string& name, LayerSpec spec, uint64_t seed)
+    {
+        Layer l;
+        l.name = name;
+        l.spec = std::move(spec);
+        l.init.kind = "he_uniform";
+        l.init.seed = seed;
+        return l;
+    }
+
+    Conv3d encoderConv(int64_t out, int64_t stride)
+    {
+        Conv3d c;
+        c.out_channels = out;
+        c.kernel_size = { 5, 5, 5 };
+        c.stride = { stride, stride, stride };
+        c.padding = { Padding3d::Mode::Same };
+        return c;
+    }
+
+    // TensorFlow's conv3d_transpose 'SAME' (out = in · stride): the full output cropped by the padding the forward
+    // 'SAME' convolution of the output size would add, the odd plane at the back.
+    ConvTranspose3d decoderConv(int64_t out, int64_t stride, int64_t before, int64_t after)
+    {
+        ConvTranspose3d c;
+        c.out_channels = out;
+        c.kernel_size = { 5, 5, 5 };
+        c.stride = { stride, stride, stride };
+        c.padding = { Padding3d::Mode::Explicit, before, after, before, after, before, after };
+        return c;
+    }
+
+    // The autoencoder's convolutions one by one at batch 64 (issue 18: t(cudnn.auto) / t(our best) on each).
+    std::vector<BenchCase> autoencoderLayers()
+    {
+        struct Item {
+            const char* name;
+            int64_t inC, size;
+            LayerSpec spec;
+        };
+        const Item items[] = {
+            { "enc1 conv3d 1→32 @32³ s2", 1, 32, encoderConv(32, 2) },
+            { "enc2 conv3d 32→16 @16³ s2", 32, 16, encoderConv(16, 2) },
+            { "enc3 conv3d 16→8 @8³ s4", 16, 8, encoderConv(8, 4) },
+            { "dec1 conv_transpose3d 8→16 @2³ s4", 8, 2, decoderConv(16, 4, 0, 1) },
+            { "dec2 conv_transpose3d 16→32 @8³ s2", 16, 8, decoderConv(32, 2, 1, 2) },
+            { "dec3 conv_transpose3d 32→1 @16³ s2", 32, 16, decoderConv(1, 2, 1, 2) },
+        };
+        std::vector<BenchCase> out;
+        uint64_t seed = 400;
+        for (const Item& i : items) {
+            Network n;
+            n.name = std::string("autoencoder3d ") + i.name + " b64";
+            n.input = { 64, i.inC, i.size, i.size, false, "random:" + std::to_string(seed), i.size };
+            n.layers.push_back(volumeLayer(std::string(i.name).substr(0, 4), i.spec, seed++)); // "enc1" … "dec3"
+            out.push_back({ std::string(i.name) + " b64", std::move(n) });
+        }
+        return out;
+    }
+
 } // namespace
 
-std::vector<std::string> suiteNames() { return { "unet-encoder", "lenet5", "weak-shapes", "fft", "autoencoder3d" }; }
+Network autoencoder3dNetwork(int64_t batch)
+{
+    Network n;
+    n.name = "Autoencoder 3-D: 32³ voxels → 2×2×2×8 latent → 32³";
+    n.input = { batch, 1, 32, 32, false, "sample:voxels:chair", 32 };
+    const auto relu = [](const std::string& name) { return Layer { name, ReLU {}, {}, {}, {}, {}, {}, {}, {}, {} }; };
+    n.layers = { volumeLayer("enc1", encoderConv(32, 2), 1), relu("enc1_relu"), volumeLayer("enc2", encoderConv(16, 2), 2),
+        relu("enc2_relu"), volumeLayer("enc3", encoderConv(8, 4), 3), relu("latent"),
+        volumeLayer("dec1", decoderConv(16, 4, 0, 1), 4), relu("dec1_relu"), volumeLayer("dec2", decoderConv(32, 2, 1, 2), 5),
+        relu("dec2_relu"), volumeLayer("dec3", decoderConv(1, 2, 1, 2), 6),
+        Layer { "output", Tanh {}, {}, {}, {}, {}, {}, {}, {}, {} } };
+    return n;
+}
+
+std::vector<std::string> suiteNames()
+{
+    return { "unet-encoder", "lenet5", "weak-shapes", "fft", "autoencoder3d", "lecture-interpolation" };
+}
 
 std::vector<BenchCase> makeSuite(const std::string& name)
 {
@@ -127,7 +168,9 @@ std::vector<BenchCase> makeSuite(const std::string& name)
     if (name == "fft")
         return fftCases();
     if (name == "autoencoder3d")
-        return autoencoder3d();
+        return autoencoderLayers();
+    if (name == "lecture-interpolation")
+        return { { "lecture-interpolation", autoencoder3dNetwork(1) } }; // run by runLectureTable, not as layers
     std::string known;
     for (const auto& n : suiteNames())
         known += (known.empty() ? "" : ", ") + n;

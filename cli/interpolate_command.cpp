@@ -2,6 +2,7 @@
 // inputs, blends their latents for t = 0 … 1 and decodes every blend on each selection, the steps as one batch or one
 // by one (or both), timing encoder and decoder apart; --out writes the decoded volumes and the latents as .npy.
 // --lecture runs the lecture's whole workload instead: 50 inputs (chair variants), every ordered pair, 11 steps each.
+#include "cli/bench_suites.h"
 #include "cli/commands.h"
 #include "cli/run_support.h"
 #include "cli/text_table.h"
@@ -158,64 +159,71 @@ namespace interpolate_cmd {
     {
         if (!a.from.empty() || !a.to.empty())
             throw InputError("--lecture makes its own inputs (chair variants); drop --from / --to");
-        if (a.inputs < 2)
-            throw InputError("--inputs must be at least 2");
-        if (!net.input.shape().isVolume())
-            throw InputError("--lecture encodes voxel chairs, so " + net.name + " needs a volume input");
-        // The lecture's data set: 50 chairs. Here: seeded chair variants (compute/voxel_samples.h).
-        InputSpec in = net.input;
-        Tensor inputs(Shape::ncdhw(a.inputs, in.channels, in.depth, in.height, in.width));
-        const int64_t per = inputs.numel() / a.inputs;
-        for (int i = 0; i < a.inputs; ++i) {
-            const Tensor one
-                = makeVoxelSample("voxels:chair", 1, in.channels, in.depth, in.height, in.width, uint64_t(i + 1));
-            std::copy(one.data(), one.data() + per, inputs.data() + i * per);
-        }
-        LectureOptions o;
-        o.at = a.at;
-        o.steps = a.steps;
-        o.pairs = a.pairs;
-        o.modes = modesOf(a);
-        o.selections = selections;
-        o.session = session;
-        o.progress = [](double f, const std::string& what) {
-            std::cerr << "\r" << int(f * 100) << "% " << what << "          " << std::flush;
-        };
-        const std::vector<LectureRun> runs = runLectureWorkload(net, inputs, o);
-        std::cerr << "\r" << std::string(60, ' ') << "\r";
-        const int64_t pairs = runs.empty() ? 0 : runs.front().pairs;
-        std::cout << net.name << " — the lecture's workload: " << a.inputs << " chair variants, " << pairs
-                  << " ordered pairs × " << a.steps << " steps = " << pairs * a.steps
-                  << " decoder runs (one run each, after one warm-up)\n\n";
-        std::vector<std::string> header { "selection", "encode " + std::to_string(a.inputs) + " inputs ms" };
-        for (DecodeMode m : o.modes) {
-            header.push_back(std::string("decode ") + decodeModeName(m) + " s");
-            header.push_back("µs per decoder run");
-        }
-        if (o.modes.size() == 2)
-            header.push_back("batching speed-up");
-        TextTable table(header, alignment(header.size()));
-        int rc = 0;
-        for (const LectureRun& run : runs) {
-            if (!run.ok) {
-                std::cerr << run.selection.str() << ": " << run.failure << "\n";
-                rc = std::max(rc, run.unsupported ? 3 : 1);
-                continue;
-            }
-            std::vector<std::string> row { run.selection.str(), ms(run.encodeMs) };
-            for (const auto& [mode, total] : run.decodeMs) {
-                row.push_back(ms(total / 1000.0));
-                row.push_back(ms(total * 1000.0 / double(run.decoderRuns)));
-            }
-            if (run.decodeMs.size() == 2)
-                row.push_back(ratio(run.decodeMs[1].second / std::max(run.decodeMs[0].second, 1e-9)));
-            table.addRow(row);
-        }
-        table.print(std::cout);
-        return rc;
+        return runLectureTable(net, a.at, selections, session, a.inputs, a.pairs, a.steps, modesOf(a));
     }
 
 } // namespace interpolate_cmd
+
+int runLectureTable(const Network& net, const std::string& at, const std::vector<Selection>& selections,
+    const SessionOptions& session, int inputCount, int64_t pairCount, int steps, const std::vector<DecodeMode>& modes)
+{
+    using namespace interpolate_cmd;
+    if (inputCount < 2)
+        throw InputError("--inputs must be at least 2");
+    if (!net.input.shape().isVolume())
+        throw InputError("the lecture's workload encodes voxel chairs, so " + net.name + " needs a volume input");
+    // The lecture's data set: 50 chairs. Here: seeded chair variants (compute/voxel_samples.h).
+    const InputSpec& in = net.input;
+    Tensor inputs(Shape::ncdhw(inputCount, in.channels, in.depth, in.height, in.width));
+    const int64_t per = inputs.numel() / inputCount;
+    for (int i = 0; i < inputCount; ++i) {
+        const Tensor one
+            = makeVoxelSample("voxels:chair", 1, in.channels, in.depth, in.height, in.width, uint64_t(i + 1));
+        std::copy(one.data(), one.data() + per, inputs.data() + i * per);
+    }
+    LectureOptions o;
+    o.at = at;
+    o.steps = steps;
+    o.pairs = pairCount;
+    o.modes = modes;
+    o.selections = selections;
+    o.session = session;
+    o.progress = [](double f, const std::string& what) {
+        std::cerr << "\r" << int(f * 100) << "% " << what << "          " << std::flush;
+    };
+    const std::vector<LectureRun> runs = runLectureWorkload(net, inputs, o);
+    std::cerr << "\r" << std::string(72, ' ') << "\r";
+    const int64_t pairs = runs.empty() ? 0 : runs.front().pairs;
+    std::cout << net.name << " — the lecture's workload: " << inputCount << " chair variants, " << pairs
+              << " ordered pairs × " << steps << " steps = " << pairs * steps
+              << " decoder runs (one run each, after one warm-up)\n\n";
+    std::vector<std::string> header { "selection", "encode " + std::to_string(inputCount) + " inputs ms" };
+    for (DecodeMode m : modes) {
+        header.push_back(std::string("decode ") + decodeModeName(m) + " s");
+        header.push_back("µs per decoder run");
+    }
+    if (modes.size() == 2)
+        header.push_back("batching speed-up");
+    TextTable table(header, alignment(header.size()));
+    int rc = 0;
+    for (const LectureRun& run : runs) {
+        if (!run.ok) {
+            std::cerr << run.selection.str() << ": " << run.failure << "\n";
+            rc = std::max(rc, run.unsupported ? 3 : 1);
+            continue;
+        }
+        std::vector<std::string> row { run.selection.str(), ms(run.encodeMs) };
+        for (const auto& [mode, total] : run.decodeMs) {
+            row.push_back(ms(total / 1000.0));
+            row.push_back(ms(total * 1000.0 / double(run.decoderRuns)));
+        }
+        if (run.decodeMs.size() == 2)
+            row.push_back(ratio(run.decodeMs[1].second / std::max(run.decodeMs[0].second, 1e-9)));
+        table.addRow(row);
+    }
+    table.print(std::cout);
+    return rc;
+}
 
 Command addInterpolateCommand(CLI::App& app)
 {

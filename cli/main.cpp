@@ -24,6 +24,7 @@ int main(int argc, char** argv)
     add(cli::addBenchCommand);
     add(cli::addInfoCommand);
     add(cli::addAlgosCommand);
+    add(cli::addExportCommand);
     add(cli::addInterpolateCommand);
     try {
         app.parse(argc, argv);

@@ -107,6 +107,11 @@ std::string layerSummary(const LayerSpec& spec)
                 s << " →" << l.out_features;
             } else if constexpr (std::is_same_v<T, LeakyReLU>) {
                 s << " " << l.negative_slope;
+            } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                s << " [" << l.min_val << ", " << l.max_val << "]";
+            } else if constexpr (std::is_same_v<T, PReLU>) {
+                if (l.num_parameters != 1)
+                    s << " ×" << l.num_parameters;
             } else if constexpr (std::is_same_v<T, Pad>) {
                 s << " [" << l.padding[0] << ", " << l.padding[1] << ", " << l.padding[2] << ", " << l.padding[3]
                   << "] " << padModeName(l.mode);

@@ -146,6 +146,20 @@ struct Hardsigmoid {
 struct SiLU {
     bool operator==(const SiLU&) const = default;
 };
+// torch.nn.Hardtanh: min(max(x, min_val), max_val), NaN stays NaN (ONNX's Clip with any bounds). min_val must be
+// below max_val.
+struct Hardtanh {
+    double min_val = -1.0;
+    double max_val = 1.0;
+    bool operator==(const Hardtanh&) const = default;
+};
+// torch.nn.PReLU: x > 0 ? x : a[c] · x with a learnable slope, one for every channel (num_parameters = C, the
+// channel being dim 1 of an image, a volume or a flat [N, F] input) or one shared by all (num_parameters = 1).
+// The slopes are the layer's weight [num_parameters]; init kind "default" sets PyTorch's 0.25.
+struct PReLU {
+    int64_t num_parameters = 1;
+    bool operator==(const PReLU&) const = default;
+};
 // torch.nn.Identity: kept so that an imported network keeps its layer names.
 struct Identity {
     bool operator==(const Identity&) const = default;
@@ -267,8 +281,8 @@ struct BatchNorm3d {
 // The order of the alternatives is the menu order; compute/layer_kinds.h holds every other fact about each kind
 // and checks at compile time that it lists them in this order.
 using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
-    LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Flatten, Linear, Softmax, Add, Mul, Concat, Pad,
-    Identity, Dropout, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, GlobalAvgPool3d, BatchNorm3d>;
+    LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh, PReLU, Flatten, Linear, Softmax, Add,
+    Mul, Concat, Pad, Identity, Dropout, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, GlobalAvgPool3d, BatchNorm3d>;
 
 // The file-format / PyTorch-style type name: "conv2d", "conv_transpose2d", "maxpool2d", ...
 std::string layerTypeName(const LayerSpec& spec);

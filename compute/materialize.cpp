@@ -296,6 +296,19 @@ namespace {
                         weightsAndBias(plan);
                     } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                         batchNorm(cin);
+                    } else if constexpr (std::is_same_v<T, PReLU>) {
+                        // torch.nn.PReLU(num_parameters, init=0.25): weight [num_parameters], no bias. "default"
+                        // is PyTorch's constant 0.25, not a kaiming draw.
+                        plan.weightDims = { l.num_parameters };
+                        plan.weightShape = Shape::nchw(l.num_parameters, 1, 1, 1);
+                        if (m_layer.init.kind == "default") {
+                            m_layer.weight = std::make_shared<const Tensor>(Tensor::filled(plan.weightShape, 0.25f));
+                        } else if (m_layer.init.kind == "he_uniform" || m_layer.init.kind == "xavier_uniform") {
+                            fail("\"init\": kind \"" + m_layer.init.kind
+                                + "\" does not apply to prelu (default, constant, uniform, file)");
+                        } else {
+                            weightsAndBias(plan);
+                        }
                     }
                 },
                 m_layer.spec);

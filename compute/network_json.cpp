@@ -240,6 +240,8 @@ namespace {
         std::vector<std::string> kinds;
         if (type == "batchnorm2d" || type == "batchnorm3d")
             kinds = { "default", "random" };
+        else if (type == "prelu")
+            kinds = { "default", "constant", "uniform", "file" }; // default: PyTorch's 0.25 for every slope
         else {
             kinds = { "default", "uniform", "he_uniform", "xavier_uniform", "constant" };
             if (type == "conv2d" || type == "conv_transpose2d")
@@ -447,6 +449,19 @@ namespace {
                 } else if constexpr (std::is_same_v<T, ELU>) {
                     if (has("alpha"))
                         l.alpha = readNumber(j["alpha"], "alpha", ctx);
+                } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                    if (has("min_val"))
+                        l.min_val = readNumber(j["min_val"], "min_val", ctx);
+                    if (has("max_val"))
+                        l.max_val = readNumber(j["max_val"], "max_val", ctx);
+                    if (!(l.min_val < l.max_val))
+                        ctx.fail("\"min_val\" must be below \"max_val\", got " + shown(Json(l.min_val)) + " and "
+                            + shown(Json(l.max_val)));
+                } else if constexpr (std::is_same_v<T, PReLU>) {
+                    if (has("num_parameters"))
+                        l.num_parameters = readInt(j["num_parameters"], "num_parameters", 1, ctx);
+                    if (has("init"))
+                        layer.init = readInit(j["init"], type, false, ctx);
                 } else if constexpr (std::is_same_v<T, Linear>) {
                     l.out_features = readInt(require("out_features"), "out_features", 1, ctx);
                     if (has("bias"))
@@ -733,6 +748,12 @@ namespace {
                     o["negative_slope"] = l.negative_slope;
                 } else if constexpr (std::is_same_v<T, ELU>) {
                     o["alpha"] = l.alpha;
+                } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                    o["min_val"] = l.min_val;
+                    o["max_val"] = l.max_val;
+                } else if constexpr (std::is_same_v<T, PReLU>) {
+                    o["num_parameters"] = l.num_parameters;
+                    o["init"] = initJson(layer.init);
                 } else if constexpr (std::is_same_v<T, Linear>) {
                     o["out_features"] = l.out_features;
                     o["bias"] = l.bias;

@@ -112,6 +112,14 @@ namespace {
 
     double bytesOf(int64_t n) { return double(n) * 4.0; }
 
+    // A parameter as a person writes it: -1, 0.5, 6 (no trailing zeros).
+    std::string numberText(double v)
+    {
+        std::ostringstream s;
+        s << v;
+        return s.str();
+    }
+
     // What conv2d and conv_transpose2d both require of their parameters and input.
     template <typename Conv> void checkConvolution(const Conv& l, const Shape& in, const std::string& type)
     {
@@ -422,6 +430,29 @@ namespace {
                     return elementwise(in, 3); // add, clamp, scale
                 } else if constexpr (std::is_same_v<T, Hardswish> || std::is_same_v<T, SiLU>) {
                     return elementwise(in, 4); // the gate as above (or exp, add, divide) and the product
+                } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                    if (!(l.min_val < l.max_val))
+                        throw InputError("hardtanh needs min_val below max_val, got min_val " + numberText(l.min_val)
+                            + " and max_val " + numberText(l.max_val));
+                    LayerShape r = elementwise(in, 2); // two comparisons
+                    r.formula += "\ny = min(max(x, " + numberText(l.min_val) + "), " + numberText(l.max_val) + ")";
+                    return r;
+                } else if constexpr (std::is_same_v<T, PReLU>) {
+                    // PyTorch's rule: one slope shared by every element, or one per channel (dim 1 of an image, a
+                    // volume or a flat [N, F] input: the features).
+                    const char* what = in.flat ? "features" : "channels";
+                    if (l.num_parameters != 1 && l.num_parameters != in.c)
+                        throw InputError("prelu has num_parameters " + std::to_string(l.num_parameters)
+                            + " but its input " + in.str() + " has " + std::to_string(in.c) + " " + what
+                            + " (dim 1); num_parameters must be 1 (one slope for all) or " + std::to_string(in.c)
+                            + " (one slope per " + (in.flat ? "feature" : "channel") + ")");
+                    LayerShape r = elementwise(in, 2); // compare, multiply
+                    r.cost.params = l.num_parameters;
+                    r.cost.bytesRead += bytesOf(l.num_parameters);
+                    r.formula += l.num_parameters == 1 ? "\ny = x > 0 ? x : a·x (one slope a)"
+                                                       : "\ny = x > 0 ? x : a[c]·x (" + std::to_string(l.num_parameters)
+                            + " slopes, one per " + (in.flat ? "feature" : "channel") + ")";
+                    return r;
                 } else if constexpr (std::is_same_v<T, Add>) {
                     return inferAdd(ins, names);
                 } else if constexpr (std::is_same_v<T, Mul>) {

@@ -1,6 +1,7 @@
 #include "gui/main_window.h"
 
 #include "compute/error.h"
+#include "compute/onnx_model.h"
 #include "gui/autosave.h"
 #include "gui/device_panel.h"
 #include "gui/explorer_chart.h"
@@ -113,7 +114,7 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
                 charts << m_roofline;
             return charts;
         },
-        m_maps->grid(), [this] { return m_sessionOrigin; } });
+        m_maps->grid(), [this] { return m_sessionOrigin; }, [this] { return &m_doc.network(); } });
     connect(m_export, &ExportController::problem, this, &MainWindow::showProblem);
     connect(m_export, &ExportController::exported, this,
         [this](const QString& path) { statusBar()->showMessage(tr("Exported %1").arg(path), 5000); });
@@ -196,6 +197,7 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
     });
     connect(m_input, &InputPanel::problem, this, &MainWindow::showProblem);
     connect(m_project, &ProjectController::problem, this, &MainWindow::showProblem);
+    connect(m_project, &ProjectController::status, this, [this](const QString& m) { statusBar()->showMessage(m, 15000); });
     connect(m_project, &ProjectController::opened, this, [this] {
         leaveSession();
         m_banner->dismiss();
@@ -269,7 +271,8 @@ void MainWindow::buildMenus()
     file->addSeparator();
     QMenu* exportMenu = file->addMenu(tr("&Export"));
     exportMenu->addActions(
-        { m_export->reportAction(), m_export->chartAction(), m_export->mapsAction(), m_export->traceAction() });
+        { m_export->reportAction(), m_export->chartAction(), m_export->mapsAction(), m_export->traceAction(),
+            m_export->onnxAction() });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -543,11 +546,12 @@ bool MainWindow::openAny(const QString& path)
 {
     if (QFileInfo(path).isDir())
         return openSession(path);
-    if (QFileInfo(path).suffix().compare(QLatin1String("json"), Qt::CaseInsensitive) == 0)
+    if (QFileInfo(path).suffix().compare(QLatin1String("json"), Qt::CaseInsensitive) == 0
+        || isOnnxFile(path.toStdString()))
         return m_project->openFile(path);
     if (InputPanel::isInputFile(path))
         return m_input->openInputFile(path);
-    showProblem(tr("%1: not a network (.json), an image or an .npy file").arg(path));
+    showProblem(tr("%1: not a network (.json), an ONNX model, an image or an .npy file").arg(path));
     return false;
 }
 

@@ -15,7 +15,8 @@
 //   batchnorm2d       batch_normalization_forward, inference with global statistics, scale and shift
 //   activations       eltwise_forward: relu, relu with alpha (leaky), logistic, tanh, elu, clip [0, 6] (relu6),
 //                     hardswish, swish with alpha 1 (silu), linear x/6 + 1/2 with a clip [0, 1] post-op (hardsigmoid:
-//                     oneDNN 2.6 has no hardsigmoid of its own)
+//                     oneDNN 2.6 has no hardsigmoid of its own), clip [min_val, max_val] (hardtanh)
+//   prelu             refused for now (oneDNN's prelu primitive is not wired yet)
 //   linear            inner_product_forward on [N, F]
 //   softmax           softmax_forward over axis 1
 //   add               binary_add for two inputs, sum (scales 1) for more
@@ -345,7 +346,7 @@ namespace {
                 } else if constexpr (std::is_same_v<S, ReLU> || std::is_same_v<S, LeakyReLU>
                     || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU>
                     || std::is_same_v<S, ReLU6> || std::is_same_v<S, Hardswish> || std::is_same_v<S, Hardsigmoid>
-                    || std::is_same_v<S, SiLU>) {
+                    || std::is_same_v<S, SiLU> || std::is_same_v<S, Hardtanh>) {
                     dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;
                     float alpha = 0, beta = 0;
                     dnnl::primitive_attr attr;
@@ -375,6 +376,10 @@ namespace {
                     } else if constexpr (std::is_same_v<S, SiLU>) {
                         alg = dnnl::algorithm::eltwise_swish;
                         alpha = 1.0f;
+                    } else if constexpr (std::is_same_v<S, Hardtanh>) {
+                        alg = dnnl::algorithm::eltwise_clip; // clip(x, alpha, beta)
+                        alpha = float(s.min_val);
+                        beta = float(s.max_val);
                     }
                     const dnnl::eltwise_forward::desc d(kInference, alg, nchw(in), alpha, beta);
                     plan.pd = dnnl::eltwise_forward::primitive_desc(d, attr, eng);
@@ -429,6 +434,9 @@ namespace {
                     const dnnl::binary::primitive_desc pd(d, eng);
                     plan.multiPrimitive = dnnl::binary(pd);
                     plan.multiImpl = pd.impl_info_str();
+                } else if constexpr (std::is_same_v<S, PReLU>) {
+                    throw UnsupportedError("onednn: prelu is not wired to oneDNN's prelu primitive yet (it runs on "
+                                           "cpu, cuda and cudnn)");
                 } else if constexpr (std::is_same_v<S, Pad>) {
                     throw UnsupportedError("onednn: pad has no oneDNN primitive (oneDNN 2.6 pads only inside a "
                                            "convolution or pooling)");

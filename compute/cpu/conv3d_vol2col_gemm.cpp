@@ -41,6 +41,11 @@ namespace {
                     for (int64_t c = 0; c < g.kw; ++c) {
                         float* dst = col + (ic * taps + (a * g.kh + b) * g.kw + c) * count;
                         const int64_t shift = c * g.dw - g.left; // iw = ow·s_w + shift
+                        // The output columns whose tap lands inside the row: iw >= 0 ⇔ ow >= ⌈−shift / s⌉,
+                        // iw < W ⇔ ow <= ⌊(W − 1 − shift) / s⌋. Inside them a copy without tests, zeros outside.
+                        const int64_t first = shift >= 0 ? 0 : (-shift + g.sw - 1) / g.sw;
+                        const int64_t last = g.inW - 1 - shift < 0 ? -1 : (g.inW - 1 - shift) / g.sw;
+                        const int64_t lo = std::min(first, g.outW), hi = std::clamp<int64_t>(last + 1, lo, g.outW);
                         int64_t rest = p0 / g.outW, ow = p0 % g.outW;
                         int64_t oh = rest % g.outH, od = rest / g.outH;
                         for (int64_t i = 0; i < count;) {
@@ -51,11 +56,16 @@ namespace {
                             if (id < 0 || id >= g.inD || ih < 0 || ih >= g.inH) {
                                 std::fill(d + ow, d + ow + segment, 0.0f);
                             } else {
-                                const float* src = volume + (id * g.inH + ih) * g.inW;
-                                for (int64_t x = ow; x < ow + segment; ++x) {
-                                    const int64_t iw = x * g.sw + shift;
-                                    d[x] = iw >= 0 && iw < g.inW ? src[iw] : 0.0f;
-                                }
+                                const float* src = volume + (id * g.inH + ih) * g.inW + shift;
+                                const int64_t end = ow + segment;
+                                const int64_t x0 = std::clamp(lo, ow, end), x1 = std::clamp(hi, x0, end);
+                                std::fill(d + ow, d + x0, 0.0f);
+                                if (g.sw == 1)
+                                    std::memcpy(d + x0, src + x0, size_t(x1 - x0) * sizeof(float));
+                                else
+                                    for (int64_t x = x0; x < x1; ++x)
+                                        d[x] = src[x * g.sw];
+                                std::fill(d + x1, d + end, 0.0f);
                             }
                             i += segment;
                             ow = 0;

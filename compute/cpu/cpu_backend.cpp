@@ -94,6 +94,8 @@ namespace {
                     requireParameter(layer.weight, layer, "weight");
                     if (spec.bias)
                         requireParameter(layer.bias, layer, "bias");
+                } else if constexpr (std::is_same_v<Spec, PReLU>) {
+                    requireParameter(layer.weight, layer, "weight (the slopes)");
                 } else if constexpr (std::is_same_v<Spec, BatchNorm2d> || std::is_same_v<Spec, BatchNorm3d>) {
                     requireParameter(layer.runningMean, layer, "running_mean");
                     requireParameter(layer.runningVar, layer, "running_var");
@@ -301,9 +303,13 @@ namespace {
                     } else if constexpr (std::is_same_v<Spec, ReLU> || std::is_same_v<Spec, LeakyReLU>
                         || std::is_same_v<Spec, Sigmoid> || std::is_same_v<Spec, Tanh> || std::is_same_v<Spec, ELU>
                         || std::is_same_v<Spec, ReLU6> || std::is_same_v<Spec, Hardswish>
-                        || std::is_same_v<Spec, Hardsigmoid> || std::is_same_v<Spec, SiLU>) {
+                        || std::is_same_v<Spec, Hardsigmoid> || std::is_same_v<Spec, SiLU>
+                        || std::is_same_v<Spec, Hardtanh>) {
                         m_fast ? cpu::fast::activation(in, layer.spec, out)
                                : cpu::direct::activation(in, layer.spec, out);
+                    } else if constexpr (std::is_same_v<Spec, PReLU>) {
+                        const Tensor& slopes = requireParameter(layer.weight, layer, "weight (the slopes)");
+                        m_fast ? cpu::fast::prelu(in, slopes, out) : cpu::direct::prelu(in, slopes, out);
                     } else if constexpr (std::is_same_v<Spec, Add>) {
                         m_fast ? cpu::fast::add(ins, out) : cpu::direct::add(ins, out);
                     } else if constexpr (std::is_same_v<Spec, Mul>) {
@@ -398,6 +404,7 @@ namespace {
                         || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid>
                         || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6>
                         || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>
+                        || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU>
                         || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax>
                         || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat>
                         || std::is_same_v<T, Pad> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>

@@ -27,7 +27,9 @@ namespace direct {
     // weight / bias may be null (affine = false)
     void batchNorm2d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight,
         const Tensor* bias, double eps, Tensor& out);
-    void activation(const Tensor& in, const LayerSpec& spec, Tensor& out); // ReLU, LeakyReLU, Sigmoid, Tanh, ELU
+    void activation(const Tensor& in, const LayerSpec& spec, Tensor& out); // the activations without weights
+    // PReLU: x > 0 ? x : slope[c]·x, c = dim 1 of in (channel, or feature of a flat input); `slopes` holds 1 or C.
+    void prelu(const Tensor& in, const Tensor& slopes, Tensor& out);
     void linear(const Tensor& in, const Tensor& weight, const Tensor* bias, Tensor& out);
     void softmax(const Tensor& in, Tensor& out); // over dim 1
     // Element-wise sum of two or more inputs of out's shape, summed in double.
@@ -63,6 +65,7 @@ namespace fast {
     void batchNorm2d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight,
         const Tensor* bias, double eps, Tensor& out);
     void activation(const Tensor& in, const LayerSpec& spec, Tensor& out);
+    void prelu(const Tensor& in, const Tensor& slopes, Tensor& out);
     void linear(const Tensor& in, const Tensor& weight, const Tensor* bias, Tensor& out);
     void softmax(const Tensor& in, Tensor& out);
     // As direct::, in float across OpenMP threads (add sums in the order the inputs are named, as PyTorch's x + y + z).

@@ -20,6 +20,7 @@
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/linear.cuh"
 #include "kernels/cuda/merge.cuh"
+#include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cuda/pooling.cuh"
 #include "kernels/cuda/softmax.cuh"
 #include "kernels/cuda/volume_geometry.h"
@@ -210,7 +211,8 @@ namespace {
                     || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Flatten>
                     || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add>
                     || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad>
-                    || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>)
+                    || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Hardtanh>
+                    || std::is_same_v<T, PReLU>)
                     return {};
                 else if constexpr (isVolumeKind<T>) // the 3-D kinds: conv3d.cuh, pooling3d.cuh
                     return {};
@@ -394,6 +396,10 @@ namespace {
                         float param = 0;
                         const ActivationKind kind = activationKind(l, &param);
                         activation(kind, param, s.in.numel(), x, y, st);
+                    } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                        hardtanh(static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), x, y, st);
+                    } else if constexpr (std::is_same_v<T, PReLU>) {
+                        prelu(weight(i), l.num_parameters, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, y, st);
                     } else if constexpr (std::is_same_v<T, Add>) {
                         addTensors(inputs(i), s.out.numel(), y, st);
                     } else if constexpr (std::is_same_v<T, Mul>) {

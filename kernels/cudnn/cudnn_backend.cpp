@@ -114,7 +114,8 @@ namespace {
                             || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid>
                             || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6>
                             || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid>
-                            || std::is_same_v<T, SiLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear>
+                            || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU>
+                            || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear>
                             || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul>
                             || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Identity>
                             || std::is_same_v<T, Dropout> || isVolumeKind<T>,

@@ -30,6 +30,7 @@
 #include "kernels/cudnn/volume_layers.h"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/merge.cuh"
+#include "kernels/cuda/parametric_activation.cuh"
 #include "compute/layer_kinds.h"
 
 #include <algorithm>
@@ -232,6 +233,11 @@ namespace {
                         }
                     } else if constexpr (std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid>) {
                         setLayerNote(i, "our CUDA kernel: cuDNN has no " + layerTypeName(l) + " (in either API)");
+                    } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                        // CUDNN_ACTIVATION_CLIPPED_RELU clips at 0 below; hardtanh's lower bound is any number.
+                        setLayerNote(i, "our CUDA kernel: cuDNN has no hardtanh (its clipped ReLU clips at 0)");
+                    } else if constexpr (std::is_same_v<T, PReLU>) {
+                        setLayerNote(i, "our CUDA kernel: cuDNN has no prelu (no per-channel slope in either API)");
                     } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Mul>) {
                         // cudnnOpTensor: C = A op B, with B broadcast where its dimensions are 1 (mul's gate).
                         p.op = std::make_unique<OpTensorDesc>(
@@ -320,6 +326,11 @@ namespace {
                         cuda::activation(cuda::ActivationKind::Hardswish, 0.0f, s.in.numel(), x, y, st);
                     } else if constexpr (std::is_same_v<T, Hardsigmoid>) {
                         cuda::activation(cuda::ActivationKind::Hardsigmoid, 0.0f, s.in.numel(), x, y, st);
+                    } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                        cuda::hardtanh(static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), x,
+                            y, st);
+                    } else if constexpr (std::is_same_v<T, PReLU>) {
+                        cuda::prelu(weight(i), l.num_parameters, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, y, st);
                     } else if constexpr (std::is_same_v<T, Add>) {
                         CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, p.op->get(), &kOne, p.yd->get(), input(i, 0), &kOne,
                             p.yd->get(), input(i, 1), &kZero, p.yd->get(), y));

@@ -259,6 +259,22 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                 std::is_same_v<T,
                     ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>) {
                 return { activationCase(type, k) };
+            } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                return { activationCase(type, Hardtanh { -1.5, 2.5 }),
+                    Builder(type, 3, 11, 1, 1, true).add("ht", k).done("flat [3, 11], default bounds ±1") };
+            } else if constexpr (std::is_same_v<T, PReLU>) {
+                // Slopes of both signs, drawn per channel: a slope indexed by the wrong channel shows.
+                const auto slopes = [](Builder b, const std::string& what) {
+                    b.net.layers.back().init.kind = "uniform";
+                    b.net.layers.back().init.low = -1.5;
+                    b.net.layers.back().init.high = 1.5;
+                    return b.done(what);
+                };
+                return { slopes(Builder(type, 2, 3, 7, 9).spread("s", 5).add("pr", PReLU { 5 }), "5 slopes"),
+                    Builder(type, 2, 3, 5, 6).spread("s", 4).add("pr", k).done("one slope, PyTorch's 0.25"),
+                    slopes(Builder(type, 3, 11, 1, 1, true).add("pr", PReLU { 11 }), "flat [3, 11], 11 slopes"),
+                    slopes(Builder(type, 2, 3, 4, 5).depth(3).spread3("s", 3).add("pr", PReLU { 3 }),
+                        "volume [2, 3, 3, 4, 5], 3 slopes") };
             } else if constexpr (std::is_same_v<T, Flatten>) {
                 return { Builder(type, 2, 3, 5, 3).spread("s", 4).add("f", k).done("a copy of [2, 4, 5, 3]") };
             } else if constexpr (std::is_same_v<T, Linear>) {
