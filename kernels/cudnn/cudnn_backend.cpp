@@ -143,10 +143,6 @@ namespace {
                                 sel
                                     + ": avgpool2d with divisor_override is unsupported: cuDNN's pooling divides "
                                       "by the window (with or without padding) and takes no divisor" };
-                    } else if constexpr (std::is_same_v<T, MaxPool2d>) {
-                        if (l.dilation[0] != 1 || l.dilation[1] != 1)
-                            return { false,
-                                sel + ": maxpool2d with dilation > 1 is unsupported: cuDNN's pooling has no dilation" };
                     } else if constexpr (std::is_same_v<T, Conv2d>) {
                         try {
                             const ConvLayout layout = convLayout(l, shape, false);

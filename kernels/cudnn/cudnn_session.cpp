@@ -31,6 +31,7 @@
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/merge.cuh"
 #include "kernels/cuda/parametric_activation.cuh"
+#include "kernels/cuda/pooling.cuh"
 #include "compute/layer_kinds.h"
 
 #include <algorithm>
@@ -94,6 +95,7 @@ namespace {
         std::unique_ptr<PoolDesc> pool;
         bool cudnnPool = false;
         std::optional<PoolEdge> edge;
+        std::optional<cuda::PoolGeometry> dilatedMax; // maxpool2d with dilation: our kernel (cuDNN has none)
         // generic descriptors: input, output, per-channel parameters
         std::unique_ptr<TensorDesc> xd, yd, pd;
         std::unique_ptr<ActivationDesc> act; // activations; identity (or relu) for a fused conv2d bias
@@ -171,7 +173,20 @@ namespace {
                     else if constexpr (std::is_same_v<T, ConvTranspose2d>)
                         prepareConvTranspose(i, l, p, h);
                     else if constexpr (std::is_same_v<T, MaxPool2d>)
-                        preparePool(i, p, l.kernel_size, l.effectiveStride(), 0);
+                    {
+                        if (l.dilation[0] != 1 || l.dilation[1] != 1) {
+                            const Padding2d& pad = s.resolvedPadding;
+                            const Pair st = l.effectiveStride();
+                            p.dilatedMax = cuda::PoolGeometry { int(s.in.n), int(s.in.c), int(s.in.h), int(s.in.w),
+                                int(s.out.h), int(s.out.w), int(l.kernel_size[0]), int(l.kernel_size[1]), int(st[0]),
+                                int(st[1]), int(pad.top), int(pad.bottom), int(pad.left), int(pad.right),
+                                int(l.dilation[0]), int(l.dilation[1]), false, 0 };
+                            setLayerNote(i, "ConvScope's maxpool2d kernel (kernels/cuda): cuDNN's pooling has no "
+                                            "dilation");
+                        } else {
+                            preparePool(i, p, l.kernel_size, l.effectiveStride(), 0);
+                        }
+                    }
                     else if constexpr (std::is_same_v<T, AvgPool2d>)
                         preparePool(i, p, l.kernel_size, l.effectiveStride(), l.count_include_pad ? 1 : 2);
                     else if constexpr (std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>
@@ -300,6 +315,8 @@ namespace {
                                 h.cudnn, p.pool->get(), &kOne, p.xd->get(), x, &kZero, p.yd->get(), y));
                         if (p.edge)
                             poolEdges(*p.edge, x, y, st);
+                        if (p.dilatedMax)
+                            cuda::maxPool2d(*p.dilatedMax, x, y, st);
                     } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                         CONVSCOPE_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(h.cudnn, CUDNN_BATCHNORM_SPATIAL,
                             &kOne, &kZero, p.xd->get(), x, p.xd->get(), y, p.pd->get(), weight(i), bias(i),
