@@ -304,7 +304,8 @@ TEST_CASE("network json: file-level and input mistakes", "[network_json]")
         { file(layers, R"({"batch": 1, "features": 10, "channels": 3})"),
             { "test.json: input: unknown key \"channels\" for a flat input" } },
         { file(layers, R"({"channels": 1, "height": 2, "width": 2, "source": "sample:cat"})"),
-            { "test.json: input: \"source\": unknown sample \"cat\" (known: digit, edges)" } },
+            { "test.json: input: \"source\": unknown sample \"cat\" (known: digit, edges, voxels:sphere, "
+              "voxels:torus, voxels:cube, voxels:chair)" } },
         { file(layers, R"({"channels": 1, "height": 2, "width": 2, "source": "random:x1"})"),
             { "test.json: input: \"source\": \"random:x1\" must be" } },
         { file(layers, R"({"features": 4, "source": "sample:digit"})"),
