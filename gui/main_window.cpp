@@ -10,6 +10,7 @@
 #include "gui/feature_map_grid.h"
 #include "gui/feature_map_panel.h"
 #include "gui/input_panel.h"
+#include "gui/interpolation_panel.h"
 #include "gui/layer_editor.h"
 #include "gui/message_banner.h"
 #include "gui/network_panel.h"
@@ -102,6 +103,8 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
     m_deviceDock = addDock(m_device, tr("Device"), QStringLiteral("deviceDock"), Qt::RightDockWidgetArea);
     for (QDockWidget* d : { m_rooflineDock, m_explorerDock, m_sweepDock, m_deviceDock })
         tabifyDockWidget(m_timingDock, d);
+    tabifyDockWidget(m_timingDock, addDock(new InterpolationPanel(m_engine, &m_doc, m_run, this), tr("Interpolation"),
+                                       QStringLiteral("interpolationDock"), Qt::RightDockWidgetArea));
     m_timingDock->raise();
     connect(m_rooflineDock, &QDockWidget::visibilityChanged, m_roofline, &RooflineChart::setActive);
     m_export->setSources({ [this] { return m_maps->outcome(); }, [this] { return currentChart(); },

@@ -91,20 +91,22 @@ void convTranspose3d(const Tensor& in, const Tensor& weight, const Tensor* bias,
 
     const int maxThreads = omp_get_max_threads();
     if (pairs >= maxThreads) {
-        // Whole (item, group) pairs per thread: no two threads write the same output volume.
-        std::unique_ptr<float[]> col = detail::allocateWorkspace(int64_t(maxThreads) * rows * chunk, op);
+        // Whole (item, group) pairs per thread: no two threads write the same output volume. The threads share the
+        // workspace bound, so each takes a smaller chunk.
+        const int64_t mine = std::clamp<int64_t>(chunk / maxThreads, std::min<int64_t>(inVolume, 256), inVolume);
+        std::unique_ptr<float[]> col = detail::allocateWorkspace(int64_t(maxThreads) * rows * mine, op);
         const detail::SingleThreadedBlas blasOnOneThread;
 #pragma omp parallel for schedule(dynamic) num_threads(maxThreads)
         for (int64_t pair = 0; pair < pairs; ++pair) {
             const float *x, *w;
             float* dst;
             pairPointers(pair, &x, &w, &dst);
-            float* mine = col.get() + int64_t(omp_get_thread_num()) * rows * chunk;
-            for (int64_t v0 = 0; v0 < inVolume; v0 += chunk) {
-                const int64_t count = std::min(chunk, inVolume - v0);
-                product(w, x, v0, count, mine);
+            float* buffer = col.get() + int64_t(omp_get_thread_num()) * rows * mine;
+            for (int64_t v0 = 0; v0 < inVolume; v0 += mine) {
+                const int64_t count = std::min(mine, inVolume - v0);
+                product(w, x, v0, count, buffer);
                 for (int64_t oc = 0; oc < g.outPerGroup; ++oc)
-                    col2volChannel(mine, oc, v0, count, geometry, dst + oc * outVolume);
+                    col2volChannel(buffer, oc, v0, count, geometry, dst + oc * outVolume);
             }
         }
         return;

@@ -14,6 +14,7 @@
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/cudnn_session.h"
 #include "kernels/cudnn/cudnn_support.h"
+#include "kernels/cudnn/volume_plan.h"
 
 #include <limits>
 #include <mutex>
@@ -79,6 +80,10 @@ namespace {
             return DeviceCeilings { gpu::deviceInfo()["device"], compute.value, copy.value, compute.method, copy.method };
         }
 
+        // The 3-D window kinds run on Nd descriptors (volume_plan.h); everything else describes a volume as
+        // [N, C, D·H, W], which the element-wise, per-channel and over-channel calls see the same way.
+        bool takesVolumes(const LayerSpec&) const override { return true; }
+
         // cudnnActivationForward has no leaky ReLU; everything else can follow a convolution inside its layer.
         bool fusesActivation(FusedActivation::Kind kind) const override
         {
@@ -115,8 +120,23 @@ namespace {
                             || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Identity>
                             || std::is_same_v<T, Dropout> || isVolumeKind<T>,
                         "cudnn backend: supports() does not know a layer kind");
-                    if constexpr (isVolumeKind<T>) // the 3-D kinds (volumes issue): Nd descriptors to come
-                        return { false, sel + ": " + layerTypeName(l) + " is not wired to cuDNN yet (volumes run on cpu)" };
+                    if constexpr (std::is_same_v<T, Conv3d>) {
+                        try {
+                            const Conv3dLayout layout = conv3dLayout(l, shape);
+                            if (pinned)
+                                if (std::string why = conv3dPinnedRefusal(threadHandles().cudnn, layout, ConvOptions {}, *pinned);
+                                    !why.empty())
+                                    return { false, why };
+                        } catch (const std::exception& e) {
+                            return { false, sel + ": " + e.what() };
+                        }
+                    } else if constexpr (std::is_same_v<T, ConvTranspose3d>) {
+                        try {
+                            (void)convTranspose3dLayout(l, shape);
+                        } catch (const std::exception& e) {
+                            return { false, sel + ": " + e.what() };
+                        }
+                    }
                     if constexpr (std::is_same_v<T, AvgPool2d>) {
                         if (l.divisor_override)
                             return { false,
@@ -181,6 +201,8 @@ namespace {
             const Availability a = availability();
             if (!a.available)
                 throw UnsupportedError("cudnn is unavailable: " + a.reason);
+            if (layer < net.layers.size() && std::holds_alternative<Conv3d>(net.layers[layer].spec))
+                return exploreConvolution3d(net, shapes, layer, options);
             return exploreConvolution(net, shapes, layer, options);
         }
 
