@@ -16,7 +16,7 @@
 //   activations       eltwise_forward: relu, relu with alpha (leaky), logistic, tanh, elu, clip [0, 6] (relu6),
 //                     hardswish, swish with alpha 1 (silu), linear x/6 + 1/2 with a clip [0, 1] post-op (hardsigmoid:
 //                     oneDNN 2.6 has no hardsigmoid of its own), clip [min_val, max_val] (hardtanh)
-//   prelu             refused for now (oneDNN's prelu primitive is not wired yet)
+//   prelu             prelu_forward with {1, C, 1, 1} (or {1, 1, 1, 1}) weights broadcast over the rest
 //   linear            inner_product_forward on [N, F]
 //   softmax           softmax_forward over axis 1
 //   add               binary_add for two inputs, sum (scales 1) for more
@@ -435,8 +435,12 @@ namespace {
                     plan.multiPrimitive = dnnl::binary(pd);
                     plan.multiImpl = pd.impl_info_str();
                 } else if constexpr (std::is_same_v<S, PReLU>) {
-                    throw UnsupportedError("onednn: prelu is not wired to oneDNN's prelu primitive yet (it runs on "
-                                           "cpu, cuda and cudnn)");
+                    // oneDNN broadcasts the weights: {1, C, 1, 1} is one slope per channel, {1, 1, 1, 1} one for all
+                    // (a volume's D·H is one axis here, a flat input's H and W are 1).
+                    const memory::desc w({ 1, s.num_parameters, 1, 1 }, kF32, Tag::nchw);
+                    const dnnl::prelu_forward::desc d(kInference, nchw(in), w);
+                    plan.pd = dnnl::prelu_forward::primitive_desc(d, eng);
+                    param(DNNL_ARG_WEIGHTS, w, layer ? layer->weight : nullptr);
                 } else if constexpr (std::is_same_v<S, Pad>) {
                     throw UnsupportedError("onednn: pad has no oneDNN primitive (oneDNN 2.6 pads only inside a "
                                            "convolution or pooling)");

@@ -409,7 +409,8 @@ namespace {
 
     // PRelu(x, slope) with a constant slope: one element, or one per channel in any shape that broadcasts (from the
     // right, numpy's rule) along dim 1 only: [C, 1, 1] or [1, C, 1, 1] for an image, [C, 1, 1, 1] for a volume, [C]
-    // for a flat [N, C].
+    // for a flat [N, C]. Before opset 7 PRelu had no numpy broadcasting: a slope [C] is one per channel there (what
+    // PyTorch's exporter wrote then).
     void prelu(GraphBuilder& g, const Node& n, const std::string& name, const Attributes& a)
     {
         const Shape in = g.activation(in0(n, a), a).shape;
@@ -420,8 +421,9 @@ namespace {
             a.fail("the slope must be float");
         const std::vector<int64_t> xd = in.dims();
         const std::vector<int64_t>& sd = slope.dims;
-        bool perChannel = slope.numel() == 1 || (sd.size() <= xd.size() && slope.numel() == in.c);
-        if (perChannel && slope.numel() != 1) {
+        const bool legacyChannels = g.opset < 7 && sd.size() == 1 && sd[0] == in.c;
+        bool perChannel = slope.numel() == 1 || legacyChannels || (sd.size() <= xd.size() && slope.numel() == in.c);
+        if (perChannel && slope.numel() != 1 && !legacyChannels) {
             // Right-aligned against x: the dim under x's dim 1 is C, every other is 1.
             const size_t offset = xd.size() - sd.size();
             for (size_t k = 0; k < sd.size(); ++k)
