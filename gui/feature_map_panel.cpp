@@ -32,6 +32,7 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     , m_input(new FeatureMapGrid(this))
     , m_grid(new FeatureMapGrid(this))
     , m_big(new FeatureMapGrid(this))
+    , m_filters(new FiltersView(this))
     , m_bigTitle(new QLabel(this))
     , m_back(new QPushButton(tr("← All channels"), this))
     , m_stack(new QStackedWidget(this))
@@ -107,8 +108,11 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     auto* splitter = new QSplitter(Qt::Horizontal, this);
     splitter->addWidget(inputBox);
     splitter->addWidget(mapsBox);
+    splitter->addWidget(m_filters);
     splitter->setStretchFactor(0, 1);
     splitter->setStretchFactor(1, 3);
+    splitter->setStretchFactor(2, 1);
+    m_filters->hide();
     splitter->setChildrenCollapsible(false);
 
     auto* box = new QVBoxLayout(this);
@@ -276,6 +280,9 @@ void FeatureMapPanel::refresh()
         m_input->clear(tr("The input appears after the first run."));
     }
     m_error->clear();
+    const bool filters
+        = m_outcome && m_layer >= 0 && m_problem.isEmpty() && m_filters->setLayer(m_outcome->network, m_layer);
+    m_filters->setVisible(filters);
     auto clearMaps = [this](const QString& why) {
         m_grid->clear(why);
         m_big->clear(why);

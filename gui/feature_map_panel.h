@@ -1,11 +1,12 @@
 // Feature maps of the selected layer: every channel of one batch item as a heatmap grid, the network
 // input beside it, a choice of whose output to show (any selection that ran), a difference view
 // |selection − reference| with its max error, colour map and range choices, hover read-out, click to
-// enlarge, and the receptive field of a clicked output pixel highlighted on the input.
+// enlarge, the receptive field of a clicked output pixel highlighted on the input, and a conv layer's filters.
 #pragma once
 
 #include "gui/engine.h"
 #include "gui/feature_map_grid.h"
+#include "gui/filters_view.h"
 
 #include <QWidget>
 
@@ -34,6 +35,8 @@ public:
     FeatureMapGrid* grid() const { return m_grid; }
     FeatureMapGrid* enlarged() const { return m_big; }
     FeatureMapGrid* inputGrid() const { return m_input; }
+    // The selected conv layer's weights, beside its maps (hidden for layers without filters).
+    FiltersView* filters() const { return m_filters; }
     QComboBox* selectionBox() const { return m_selection; }
     QCheckBox* differenceBox() const { return m_difference; }
     QComboBox* colorMapBox() const { return m_colorMap; }
@@ -74,6 +77,7 @@ private:
     FeatureMapGrid* m_input;
     FeatureMapGrid* m_grid;
     FeatureMapGrid* m_big;
+    FiltersView* m_filters;
     QLabel* m_bigTitle;
     QPushButton* m_back;
     QStackedWidget* m_stack;
