@@ -8,8 +8,10 @@ by up to 20 degrees, its size, place and (for squares and triangles) rotation ar
 To tell the classes apart a network must find edges and corners (the shape) and saturated hues (the colour), which
 is what its first layer learns: 5x5 colour kernels that look like oriented edges and colour-opponent blobs.
 
-The network is small enough for the live preview: conv 3->16 (5x5, pad 2), relu, maxpool 2, conv 16->32 (3x3, pad
-1), relu, maxpool 2, conv 32->32 (3x3, pad 1), relu, global average pool, flatten, linear 32->9, softmax.
+The network is small enough for the live preview: conv 3->16 (5x5, pad 2), relu, maxpool 2, then three times conv
+(3x3, pad 1, 32 channels) and relu with a maxpool 2 after the first two, global average pool, flatten, linear 32->9,
+softmax. Its last convolution sees 40x40 pixels, enough for a whole shape; with one convolution fewer (22x22) it
+learnt the colours but not the shapes (50% test accuracy).
 
 Writes <out>/colour_cnn_<layer>.weight.npy / .bias.npy (float32, PyTorch layouts), <out>/colour_shapes_test.npy
 (the first test picture of each class, [9, 3, 64, 64], in class order), and prints the test accuracy.
@@ -39,12 +41,14 @@ class ColourCNN(nn.Module):
         self.conv1 = nn.Conv2d(3, 16, 5, padding=2)
         self.conv2 = nn.Conv2d(16, 32, 3, padding=1)
         self.conv3 = nn.Conv2d(32, 32, 3, padding=1)
+        self.conv4 = nn.Conv2d(32, 32, 3, padding=1)
         self.fc = nn.Linear(32, len(CLASSES))
 
     def forward(self, x):
         x = F.max_pool2d(F.relu(self.conv1(x)), 2)
         x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-        x = F.relu(self.conv3(x))
+        x = F.max_pool2d(F.relu(self.conv3(x)), 2)
+        x = F.relu(self.conv4(x))
         x = torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)
         return self.fc(x)
 
@@ -117,7 +121,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--epochs", type=int, default=12)
+    ap.add_argument("--epochs", type=int, default=15)
     ap.add_argument("--train", type=int, default=9000)
     ap.add_argument("--test", type=int, default=1800)
     args = ap.parse_args()
@@ -152,7 +156,7 @@ def main():
     print(f"test accuracy {acc * 100:.2f}% on {len(yte)} generated pictures "
           f"(seed {args.seed}, {args.epochs} epochs, {len(ytr)} training pictures)")
 
-    for name in ("conv1", "conv2", "conv3", "fc"):
+    for name in ("conv1", "conv2", "conv3", "conv4", "fc"):
         layer = getattr(net, name)
         np.save(f"{args.out}/colour_cnn_{name}.weight.npy", layer.weight.detach().numpy().astype(np.float32))
         np.save(f"{args.out}/colour_cnn_{name}.bias.npy", layer.bias.detach().numpy().astype(np.float32))

@@ -110,7 +110,9 @@ TEST_CASE("a CPU run reports through signals and feature maps show one tile per 
     CHECK(maps->errorText().startsWith(QStringLiteral("max |Δ|")));
     maps->differenceBox()->setChecked(false);
 
-    // Hover reads out the value; a click enlarges the channel and lights the receptive field.
+    // Hover reads out the value; a click enlarges the channel and lights the receptive field. (The filters pane beside
+    // the maps appeared with this conv layer: let the layout settle before aiming.)
+    QCoreApplication::processEvents();
     const QRect tile = maps->grid()->tileRect(2);
     QTest::mouseMove(maps->grid(), tile.center());
     CHECK(maps->statusText().startsWith(QStringLiteral("channel 2")));
