@@ -166,6 +166,18 @@ QSize FilterGrid::minimumSizeHint() const
     return layoutSize(kMinScale, 0);
 }
 
+int FilterGrid::readableWidth() const
+{
+    if (m_filters.empty())
+        return 0;
+    constexpr int kReadable = 6;
+    if (wrapped()) {
+        const int tiles = int(std::min<size_t>(m_images.size(), 3));
+        return kWrapGap + tiles * (int(m_filters.kw) * kReadable + kWrapGap);
+    }
+    return layoutSize(kReadable, 0).width();
+}
+
 void FilterGrid::resizeEvent(QResizeEvent*) { relayout(); }
 
 // The largest whole scale (pixel-exact kernels) at which every tile fits the widget, never below kMinScale: a

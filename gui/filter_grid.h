@@ -53,6 +53,9 @@ public:
     // Which kernel a tile shows: (output, input); input -1 for a colour tile.
     std::pair<int, int> tileKernel(int index) const { return m_kernels.at(size_t(index)); }
     int pixelScale() const { return m_scale; }
+    // The width at which every kernel of a row is large enough to read (6 screen pixels a weight, up to 3 tiles a
+    // row when wrapped).
+    int readableWidth() const;
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;

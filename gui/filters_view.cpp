@@ -5,6 +5,7 @@
 #include <QLinearGradient>
 #include <QPainter>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -21,10 +22,19 @@ void ScaleBar::setRange(float absMax, bool colour)
 {
     m_absMax = absMax;
     m_colour = colour;
+    updateGeometry();
     update();
 }
 
 QSize ScaleBar::sizeHint() const { return { 200, fontMetrics().height() * 2 + 6 }; }
+
+QSize ScaleBar::minimumSizeHint() const
+{
+    // Room for the three numbers side by side: "−0.445", "0", "+0.445" never overlap.
+    const QString m = QString::number(double(m_absMax), 'g', 3);
+    const int text = fontMetrics().horizontalAdvance(QStringLiteral("−%1 0 (R, G, B strips) +%1").arg(m));
+    return { text + 24, sizeHint().height() };
+}
 
 void ScaleBar::paintEvent(QPaintEvent*)
 {
@@ -138,6 +148,10 @@ bool FiltersView::setLayer(const Network& net, int index)
     m_grid->setFilters(std::move(f));
     m_status->clear();
     describe();
+    // Wide enough to read the kernels (a splitter would otherwise leave a hidden pane a sliver when it comes back),
+    // never so wide that the feature maps lose the window: the rest scrolls.
+    const int readable = std::min(m_grid->readableWidth(), 340) + m_scroll->verticalScrollBar()->sizeHint().width();
+    m_scroll->setMinimumWidth(std::max(120, readable));
     return true;
 }
 

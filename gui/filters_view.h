@@ -22,7 +22,7 @@ public:
     explicit ScaleBar(QWidget* parent = nullptr);
     void setRange(float absMax, bool colour);
     QSize sizeHint() const override;
-    QSize minimumSizeHint() const override { return { 80, sizeHint().height() }; }
+    QSize minimumSizeHint() const override;
 
 protected:
     void paintEvent(QPaintEvent*) override;

@@ -24,7 +24,7 @@ RunPanel::RunPanel(Engine* engine, QWidget* parent)
     , m_warmup(new QSpinBox(this))
     , m_repeat(new QSpinBox(this))
     , m_live(new QCheckBox(tr("Live preview after every edit"), this))
-    , m_explore(new QCheckBox(tr("Explore cuDNN algorithms (conv layers)"), this))
+    , m_explore(new QCheckBox(tr("Explore cuDNN algorithms"), this))
     , m_math(new QComboBox(this))
     , m_run(new QPushButton(style()->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), this))
     , m_cancel(new QPushButton(style()->standardIcon(QStyle::SP_MediaStop), tr("Cancel"), this))
@@ -83,19 +83,24 @@ RunPanel::RunPanel(Engine* engine, QWidget* parent)
     m_warmup->setValue(3);
     m_repeat->setRange(1, 10000);
     m_repeat->setValue(10);
-    auto* counts = new QHBoxLayout;
-    counts->addWidget(new QLabel(tr("Warm-ups"), this));
-    counts->addWidget(m_warmup);
-    counts->addWidget(new QLabel(tr("Repeats"), this));
-    counts->addWidget(m_repeat);
+    // Label and field pairs that wrap as a whole, so the panel stays as narrow as a laptop's dock.
+    auto* counts = new FlowLayout(nullptr, 12);
+    auto pair = [this, counts](const QString& label, QWidget* field) {
+        auto* w = new QWidget(this);
+        auto* row = new QHBoxLayout(w);
+        row->setContentsMargins(0, 0, 0, 0);
+        row->addWidget(new QLabel(label, w));
+        row->addWidget(field);
+        counts->addWidget(w);
+    };
+    pair(tr("Warm-ups"), m_warmup);
+    pair(tr("Repeats"), m_repeat);
     m_math->addItem(tr("FP32"), int(MathMode::FP32));
     m_math->addItem(tr("TF32"), int(MathMode::TF32));
     m_math->setObjectName(QStringLiteral("mathMode"));
     m_math->setToolTip(tr("FP32 is exact single precision (no TF32); TF32 lets tensor cores round inputs to 10 bits "
                           "where a GPU backend has it. The mode is recorded with every result."));
-    counts->addWidget(new QLabel(tr("Math"), this));
-    counts->addWidget(m_math);
-    counts->addStretch(1);
+    pair(tr("Math"), m_math);
     box->addLayout(counts);
     m_explore->setObjectName(QStringLiteral("exploreAlgorithms"));
     m_explore->setToolTip(tr("After timing, ask cuDNN about every algorithm for each conv layer (the Explorer page)"));

@@ -4,14 +4,13 @@
 The data set is made here, so anyone gets the same pictures from the same seed: 64x64 RGB images in [0, 1], each a
 red, green or blue circle, square or triangle (nine classes: colour x shape) on a textured background (stripes at
 any angle, a checkerboard, smooth noise or a gradient, in two dull colours of any hue). The shape's hue is jittered
-by up to 20 degrees, its size, place and (for squares and triangles) rotation are random, and pixel noise is added.
+by up to 20 degrees, its size and place are random (squares and triangles stand upright), and pixel noise is added.
 To tell the classes apart a network must find edges and corners (the shape) and saturated hues (the colour), which
 is what its first layer learns: 5x5 colour kernels that look like oriented edges and colour-opponent blobs.
 
 The network is small enough for the live preview: conv 3->16 (5x5, pad 2), relu, maxpool 2, then three times conv
 (3x3, pad 1, 32 channels) and relu with a maxpool 2 after the first two, global average pool, flatten, linear 32->9,
-softmax. Its last convolution sees 40x40 pixels, enough for a whole shape; with one convolution fewer (22x22) it
-learnt the colours but not the shapes (50% test accuracy).
+softmax. Its last convolution sees 40x40 pixels, enough for a whole shape.
 
 Writes <out>/colour_cnn_<layer>.weight.npy / .bias.npy (float32, PyTorch layouts), <out>/colour_shapes_test.npy
 (the first test picture of each class, [9, 3, 64, 64], in class order), and prints the test accuracy.
@@ -85,17 +84,17 @@ def shape_mask(rng, shape):
     cx, cy = rng.uniform(r + 2, SIZE - r - 2, size=2)
     if shape == "circle":
         return (xx - cx) ** 2 + (yy - cy) ** 2 <= r * r
-    a = rng.uniform(0, 2 * math.pi)
-    # Rotate the pixel grid into the shape's frame.
-    u = (xx - cx) * math.cos(a) + (yy - cy) * math.sin(a)
-    v = -(xx - cx) * math.sin(a) + (yy - cy) * math.cos(a)
+    # Upright, unrotated: a square is horizontal and vertical edges, a triangle a flat base and two slanted sides, a
+    # circle every orientation, so the first layer's oriented edge detectors tell the shapes apart. (Rotated shapes
+    # need corner and curvature detectors; this small network then learnt only the colours, 50% test accuracy.)
+    u, v = xx - cx, yy - cy
     if shape == "square":
         h = r / math.sqrt(2) * 1.2
         return (np.abs(u) <= h) & (np.abs(v) <= h)
     # An equilateral triangle inscribed in the circle of radius r: inside all three edges' half-planes.
     inside = np.ones_like(u, dtype=bool)
     for k in range(3):
-        t = math.pi / 2 + k * 2 * math.pi / 3
+        t = -math.pi / 2 + k * 2 * math.pi / 3  # vertex 0 at the top (rows grow downwards)
         nx, ny = math.cos(t + math.pi), math.sin(t + math.pi)  # inward normal of the edge opposite vertex k
         inside &= (u * nx + v * ny) <= r / 2
     return inside

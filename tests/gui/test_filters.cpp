@@ -247,3 +247,39 @@ TEST_CASE("an empty chart shows no legend box", "[gui][polish]")
     chart->plot()->replot();
     CHECK_FALSE(chart->plot()->legend->visible());
 }
+
+TEST_CASE("the photographs are inputs one choice away", "[gui][photos]")
+{
+    auto w = makeWindow();
+    w->runPanel()->setLiveEnabled(false);
+    REQUIRE(w->project()->openFile(QString::fromStdString((examplesDir() / "vgg_block.json").string())));
+    auto* source = w->inputPanel()->findChild<QComboBox*>(QStringLiteral("inputSource"));
+    REQUIRE(source);
+    QStringList photos;
+    for (int i = 0; i < source->count(); ++i)
+        if (source->itemText(i).startsWith(QStringLiteral("Photo: ")))
+            photos << source->itemText(i).mid(7);
+    CHECK(photos == QStringList { QStringLiteral("astronaut"), QStringLiteral("chelsea"), QStringLiteral("coffee") });
+
+    source->setCurrentIndex(source->findText(QStringLiteral("Photo: chelsea")));
+    const InputSpec& in = w->document()->network().input;
+    CHECK(QString::fromStdString(in.source).endsWith(QStringLiteral("samples/chelsea.png")));
+    CHECK(in.channels == 3);
+    CHECK(source->currentText() == QStringLiteral("Photo: chelsea")); // the panel shows it by name, not as a file
+    const int job = w->triggerRun();
+    REQUIRE(job > 0);
+    const RunOutcomePtr outcome = waitForRun(*w, job);
+    REQUIRE(outcome);
+    // A real photograph: its three channels differ (a cat is not grey) and span most of [0, 1].
+    const Tensor& x = outcome->input;
+    REQUIRE(x.shape().c == 3);
+    const int64_t plane = x.shape().h * x.shape().w;
+    double differ = 0, lo = 1, hi = 0;
+    for (int64_t i = 0; i < plane; ++i) {
+        differ += std::fabs(x.data()[i] - x.data()[2 * plane + i]);
+        lo = std::min(lo, double(x.data()[i]));
+        hi = std::max(hi, double(x.data()[i]));
+    }
+    CHECK(differ / double(plane) > 0.02);
+    CHECK(hi - lo > 0.5);
+}
