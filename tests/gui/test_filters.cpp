@@ -9,6 +9,7 @@
 #include "gui/chart_view.h"
 #include "gui/feature_map_panel.h"
 #include "gui/filters_view.h"
+#include "gui/input_panel.h"
 #include "gui/run_panel.h"
 #include "gui/sweep_chart.h"
 #include "gui/sweep_panel.h"
@@ -266,6 +267,8 @@ TEST_CASE("the photographs are inputs one choice away", "[gui][photos]")
     CHECK(QString::fromStdString(in.source).endsWith(QStringLiteral("samples/chelsea.png")));
     CHECK(in.channels == 3);
     CHECK(source->currentText() == QStringLiteral("Photo: chelsea")); // the panel shows it by name, not as a file
+    REQUIRE(w->runPanel()->setSelections({ { "cpu", "im2col_gemm" } }));
+    w->runPanel()->setWarmupRepeat(0, 1);
     const int job = w->triggerRun();
     REQUIRE(job > 0);
     const RunOutcomePtr outcome = waitForRun(*w, job);
