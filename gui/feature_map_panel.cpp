@@ -152,6 +152,16 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     refresh();
 }
 
+bool FeatureMapPanel::setBatchItem(int item)
+{
+    if (!m_outcome || item < 0 || item > m_batch->maximum())
+        return false;
+    m_batch->setValue(item);
+    return true;
+}
+
+int FeatureMapPanel::batchItems() const { return m_outcome ? m_batch->maximum() + 1 : 0; }
+
 QString FeatureMapPanel::statusText() const { return m_status->text(); }
 QString FeatureMapPanel::errorText() const { return m_error->text(); }
 bool FeatureMapPanel::isEnlarged() const { return m_stack->currentIndex() == 1; }

@@ -41,6 +41,9 @@ public:
     QCheckBox* differenceBox() const { return m_difference; }
     QComboBox* colorMapBox() const { return m_colorMap; }
     QComboBox* rangeBox() const { return m_range; }
+    // Which batch item the maps show; false (nothing changes) when the shown outcome has no such item.
+    bool setBatchItem(int item);
+    int batchItems() const;
     QString statusText() const;
     QString errorText() const;
     bool isEnlarged() const;

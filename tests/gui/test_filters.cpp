@@ -57,6 +57,13 @@ Network oneLayer(LayerSpec spec, std::shared_ptr<const Tensor> weight, int64_t i
     return net;
 }
 
+// The shown outcome's output of layer `layer` for the first selection.
+const Tensor* waitlessOutput(MainWindow& w, int layer)
+{
+    const RunOutcomePtr o = w.featureMaps()->outcome();
+    return o ? &*o->result.selections.at(0).layers.at(size_t(layer)).output : nullptr;
+}
+
 } // namespace
 
 TEST_CASE("filtersOf reads conv2d kernels as outputs by inputs", "[gui][filters]")
@@ -203,6 +210,13 @@ TEST_CASE("the trained LeNet-5 shows its filters beside the feature maps", "[gui
     CHECK(filters->noteText().startsWith(QStringLiteral("16 outputs × 6 inputs, 5×5")));
     w->networkPanel()->setCurrentLayer(1);
     CHECK_FALSE(filters->isVisible());
+
+    // The ten test digits are the batch: any of them can be shown, an eleventh cannot.
+    FeatureMapPanel* maps = w->featureMaps();
+    CHECK(maps->batchItems() == 10);
+    CHECK(maps->setBatchItem(7));
+    CHECK_FALSE(maps->setBatchItem(10));
+    CHECK(maps->grid()->planes().values == planesOf(*waitlessOutput(*w, 1), 7).values);
 
     // The file's description: its first line above the layer list, all of it as the tooltip.
     const Network net = loadNetwork(path);
