@@ -16,7 +16,7 @@ namespace convscope {
 
 bool Network::sameDescription(const Network& o) const
 {
-    if (name != o.name || !(input == o.input) || layers.size() != o.layers.size())
+    if (name != o.name || description != o.description || !(input == o.input) || layers.size() != o.layers.size())
         return false;
     for (size_t i = 0; i < layers.size(); ++i)
         if (!layers[i].sameDescription(o.layers[i]))
@@ -101,8 +101,8 @@ Layer makeConvLayer(
     return l;
 }
 
-Network singleConvNetwork(const std::string& name, int64_t batch, int64_t inChannels, int64_t size,
-    int64_t outChannels, int64_t kernel, int64_t stride, int64_t padding, uint64_t seed)
+Network singleConvNetwork(const std::string& name, int64_t batch, int64_t inChannels, int64_t size, int64_t outChannels,
+    int64_t kernel, int64_t stride, int64_t padding, uint64_t seed)
 {
     Network n;
     n.name = name;

@@ -105,6 +105,9 @@ struct Layer {
 
 struct Network {
     std::string name = "untitled";
+    // What the network is and where its weights come from, for a person: for trained weights the data, the
+    // command that made them, its seed and the test accuracy ("description" in the file; may be empty).
+    std::string description;
     InputSpec input;
     std::vector<Layer> layers;
     std::filesystem::path baseDir; // relative file paths (weights, input) resolve against this
@@ -136,8 +139,8 @@ Layer makeConvLayer(
     const std::string& name, int64_t outChannels, int64_t kernel, int64_t stride, int64_t padding, uint64_t seed);
 // A network of one such layer on a seeded random [batch, inChannels, size, size] input: the benchmark suites and
 // the sweep presets are made of these.
-Network singleConvNetwork(const std::string& name, int64_t batch, int64_t inChannels, int64_t size,
-    int64_t outChannels, int64_t kernel, int64_t stride, int64_t padding, uint64_t seed);
+Network singleConvNetwork(const std::string& name, int64_t batch, int64_t inChannels, int64_t size, int64_t outChannels,
+    int64_t kernel, int64_t stride, int64_t padding, uint64_t seed);
 
 // A unique default layer name for a new layer of a kind: "conv1", "relu2", ...
 std::string defaultLayerName(const Network& net, const LayerSpec& spec);

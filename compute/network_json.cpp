@@ -852,7 +852,7 @@ Network parseNetwork(const std::string& json, const std::string& what, const std
     Context ctx { what };
     if (!root.is_object())
         ctx.fail("a network file must be a JSON object with \"format\": \"convscope-network\"");
-    checkKeys(root, { "format", "version", "name", "input", "layers" }, ctx, "the network file");
+    checkKeys(root, { "format", "version", "name", "description", "input", "layers" }, ctx, "the network file");
     if (!root.contains("format") || root["format"] != kFormat)
         ctx.fail("\"format\" must be \"convscope-network\""
             + (root.contains("format") ? ", got " + shown(root["format"]) : std::string(" (the key is missing)")));
@@ -871,6 +871,11 @@ Network parseNetwork(const std::string& json, const std::string& what, const std
         if (!root["name"].is_string())
             ctx.fail("\"name\" must be a string, got " + shown(root["name"]));
         net.name = root["name"].get<std::string>();
+    }
+    if (root.contains("description")) {
+        if (!root["description"].is_string())
+            ctx.fail("\"description\" must be a string, got " + shown(root["description"]));
+        net.description = root["description"].get<std::string>();
     }
     if (!root.contains("input"))
         ctx.fail("\"input\" is missing");
@@ -937,6 +942,8 @@ std::string serializeNetwork(const Network& net)
     out += "  \"format\": " + Json(kFormat).dump() + ",\n";
     out += "  \"version\": " + std::to_string(kVersion) + ",\n";
     out += "  \"name\": " + Json(net.name).dump() + ",\n";
+    if (!net.description.empty())
+        out += "  \"description\": " + Json(net.description).dump() + ",\n";
     out += "  \"input\": " + inlineJson(input) + ",\n";
     if (net.layers.empty()) {
         out += "  \"layers\": []\n";

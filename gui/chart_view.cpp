@@ -8,6 +8,8 @@
 
 #include <qcustomplot.h>
 
+#include <algorithm>
+
 namespace convscope::gui {
 
 ChartView::ChartView(QWidget* parent)
@@ -26,6 +28,42 @@ ChartView::ChartView(QWidget* parent)
     m_caption->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_plot->setMinimumHeight(120);
     m_plot->legend->setFont(font());
+    connect(m_plot, &QCustomPlot::beforeReplot, this, &ChartView::fitLegend);
+}
+
+// Before every replot (a resize included): an empty legend is hidden (an empty sweep drew a stray box), and a legend
+// in a row of its own (the timing chart's) puts as many entries on a line as fit whole, then wraps, instead of
+// squeezing every name into an equal share of the width ("cuda.implicit_g", "cudnn.a").
+void ChartView::fitLegend()
+{
+    QCPLegend* legend = m_plot->legend;
+    // itemCount() counts the grid's cells, empty ones too once the entries have wrapped: count the entries.
+    int entries = 0, widest = 1;
+    for (int i = 0; i < legend->itemCount(); ++i)
+        if (QCPAbstractLegendItem* item = legend->item(i)) {
+            ++entries;
+            widest = std::max(widest, item->minimumOuterSizeHint().width());
+        }
+    if (entries == 0) {
+        if (legend->visible()) {
+            legend->setVisible(false);
+            m_legendHidden = true;
+        }
+        return;
+    }
+    if (m_legendHidden) {
+        legend->setVisible(true);
+        m_legendHidden = false;
+    }
+    if (legend->layout() != m_plot->plotLayout())
+        return;
+    const QMargins m = legend->margins();
+    const int room = m_plot->width() - m.left() - m.right() - 8;
+    const int perRow = std::max(1, (room + legend->columnSpacing()) / (widest + legend->columnSpacing()));
+    if (legend->wrap() != perRow) {
+        legend->setWrap(perRow);
+        legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    }
 }
 
 QString ChartView::caption() const { return m_caption->text(); }

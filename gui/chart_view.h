@@ -45,7 +45,9 @@ protected:
     QHBoxLayout* m_controls; // switches above the caption
 
 private:
+    void fitLegend();
     bool m_presentation = false;
+    bool m_legendHidden = false; // hidden here because it was empty, shown again when entries come
     int m_replots = 0;
 };
 

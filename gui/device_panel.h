@@ -4,6 +4,7 @@
 #pragma once
 
 #include "gui/engine.h"
+#include "gui/page.h"
 
 #include <QWidget>
 
@@ -11,11 +12,12 @@ class QTextBrowser;
 
 namespace convscope::gui {
 
-class DevicePanel : public QWidget {
+class DevicePanel : public QWidget, public Page {
     Q_OBJECT
 public:
     explicit DevicePanel(QWidget* parent = nullptr);
     void setOutcome(RunOutcomePtr outcome, const QString& origin = {});
+    void showOutcome(RunOutcomePtr outcome, const QString& origin) override { setOutcome(std::move(outcome), origin); }
     QString text() const;
 
 private:

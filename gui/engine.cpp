@@ -14,7 +14,6 @@ namespace convscope::gui {
 Engine::Engine(QObject* parent)
     : QObject(parent)
 {
-    qRegisterMetaType<convscope::ShapeReport>();
     qRegisterMetaType<convscope::gui::RunOutcomePtr>();
     qRegisterMetaType<convscope::SweepResultPtr>();
     qRegisterMetaType<convscope::gui::InterpolationResultPtr>();
@@ -35,13 +34,6 @@ Engine::~Engine()
     QCoreApplication::removePostedEvents(m_worker);
     m_thread.quit();
     m_thread.wait();
-}
-
-ShapeReport Engine::computeShapes(const Network& net)
-{
-    ShapeReport report = inferShapes(net);
-    Q_EMIT shapesAvailable(report);
-    return report;
 }
 
 int Engine::startRun(const Network& net, const RunRequest& request)
@@ -222,9 +214,6 @@ void Engine::runJob(int jobId, Network net, RunRequest request, std::shared_ptr<
         RunOutcomePtr done = outcome;
         deliver([this, jobId, done]() {
             m_busyJob = 0;
-            for (size_t s = 0; s < done->result.selections.size(); ++s)
-                for (size_t l = 0; l < done->result.selections[s].layers.size(); ++l)
-                    Q_EMIT layerResultAvailable(jobId, int(s), int(l), done);
             Q_EMIT finished(jobId, done);
         });
     } catch (const Cancelled&) {

@@ -1,7 +1,9 @@
 // The engine façade: the one object the window talks to for shapes and runs. It owns the worker thread
 // where every run happens (one thread, so CUDA / cuDNN handles stay on it), tags each job with an id and
 // drops the results of a job the user has superseded. Results come back as typed, queued signals; the
-// GUI thread never waits on the worker (only the destructor joins it).
+// GUI thread never waits on the worker (only the destructor joins it). A run reports progress while it goes and
+// its whole outcome when it ends: the profiler runs each selection's chain to the end before the next, and a layer's
+// time means something only once its repeats are done, so there is no per-layer result worth streaming.
 #pragma once
 
 #include "compute/backend.h"
@@ -59,10 +61,8 @@ public:
     explicit Engine(QObject* parent = nullptr);
     ~Engine() override;
 
-    // Cheap; runs on the calling (GUI) thread and emits shapesAvailable.
-    ShapeReport computeShapes(const Network& net);
-    // Hands an already inferred report to the views (the document infers on every edit).
-    void publishShapes(const ShapeReport& shapes) { Q_EMIT shapesAvailable(shapes); }
+    // Shapes are not the engine's: the document infers them on the GUI thread on every edit (cheap), and the
+    // shapes table and the window read them from it (NetworkDocument::shapes()).
 
     // Starts a run on the worker and returns its job id. Any job still running is superseded: it is
     // cancelled and its results are never emitted. Returns 0 (and emits failed) when no backend is
@@ -88,11 +88,8 @@ public:
     static Selection liveSelection() { return { "cpu", "im2col_gemm" }; }
 
 Q_SIGNALS:
-    void shapesAvailable(const convscope::ShapeReport& shapes);
     void started(int jobId, bool live);
     void progress(int jobId, double fraction, const QString& what);
-    // One per layer of every selection of a finished job, before finished().
-    void layerResultAvailable(int jobId, int selectionIndex, int layerIndex, convscope::gui::RunOutcomePtr outcome);
     void finished(int jobId, convscope::gui::RunOutcomePtr outcome);
     void failed(int jobId, const QString& message);
     void sweepUpdated(int jobId, convscope::SweepResultPtr soFar, double fraction);
@@ -118,7 +115,6 @@ private:
 
 } // namespace convscope::gui
 
-Q_DECLARE_METATYPE(convscope::ShapeReport)
 Q_DECLARE_METATYPE(convscope::gui::RunOutcomePtr)
 Q_DECLARE_METATYPE(convscope::SweepResultPtr)
 Q_DECLARE_METATYPE(convscope::gui::InterpolationResultPtr)

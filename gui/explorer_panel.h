@@ -5,6 +5,7 @@
 #pragma once
 
 #include "gui/engine.h"
+#include "gui/page.h"
 
 #include <QWidget>
 
@@ -16,12 +17,14 @@ namespace convscope::gui {
 
 class ExplorerChart;
 
-class ExplorerPanel : public QWidget {
+class ExplorerPanel : public QWidget, public Page {
     Q_OBJECT
 public:
     explicit ExplorerPanel(QWidget* parent = nullptr);
     void setOutcome(RunOutcomePtr outcome);
     void setLayer(int index);
+    void showOutcome(RunOutcomePtr outcome, const QString&) override { setOutcome(std::move(outcome)); }
+    void showLayer(int index) override { setLayer(index); }
     QTableWidget* table() const { return m_table; }
     ExplorerChart* chart() const { return m_chart; }
     QPushButton* pinButton() const { return m_pin; }

@@ -155,6 +155,7 @@ void FeatureMapGrid::relayout()
         scale = std::max(scale, 1.0);
     const int tw = std::max(1, int(mw * scale)), th = std::max(1, int(mh * scale));
     const int rows = (n + bestCols - 1) / bestCols;
+    m_cols = bestCols;
     const int usedW = bestCols * (tw + kGap), usedH = rows * (th + kGap + kLabel);
     const int x0 = kGap + std::max(0, (W - usedW) / 2), y0 = kGap + std::max(0, (H - usedH) / 2);
     for (int i = 0; i < n; ++i) {
@@ -178,13 +179,23 @@ void FeatureMapGrid::paintEvent(QPaintEvent*)
     small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.8));
     p.setFont(small);
     const bool highlight = !m_hlRows.empty() && !m_hlCols.empty();
+    // Channel numbers on every k-th tile of a row, k so that the widest number never touches the next one: tiles of
+    // 4 pixels under 100+ channels would otherwise print "100101102".
+    int labelEvery = 1;
+    if (!m_planes.flat && !m_rects.empty() && !m_planes.channelIds.empty()) {
+        const int widest = p.fontMetrics().horizontalAdvance(
+            QString::number(*std::max_element(m_planes.channelIds.begin(), m_planes.channelIds.end())));
+        labelEvery = std::max(1, (widest + 4 + m_rects[0].width() + kGap - 1) / (m_rects[0].width() + kGap));
+    }
     for (size_t i = 0; i < m_images.size() && i < m_rects.size(); ++i) {
         const QRect r = m_rects[i];
         p.drawImage(r, m_images[i]);
         p.setPen(palette().color(QPalette::Text));
         const QString label = m_planes.flat ? tr("%n feature(s)", nullptr, int(m_planes.width))
                                             : QString::number(m_planes.channelIds[i]);
-        p.drawText(QRect(r.left(), r.top() - kLabel, r.width(), kLabel), Qt::AlignLeft | Qt::AlignVCenter, label);
+        if (m_planes.flat || (int(i) % std::max(1, m_cols)) % labelEvery == 0)
+            p.drawText(QRect(r.left(), r.top() - kLabel, std::max(r.width(), r.width() * labelEvery), kLabel),
+                Qt::AlignLeft | Qt::AlignVCenter, label);
         const double sx = double(r.width()) / double(m_planes.width), sy = double(r.height()) / double(m_planes.height);
         if (m_planes.flat && sx >= 14) {
             // A short feature vector (class scores, probabilities): number the cells, and print the values

@@ -82,6 +82,7 @@ private:
     std::vector<bool> m_hlRows, m_hlCols;
     int m_markRow = -1, m_markCol = -1;
     int m_maxTile = 4096;
+    int m_cols = 1; // tiles per row, from relayout
 };
 
 // Copies batch item `n` of `t` into a PlaneSet: an image's channels, or a feature vector as one strip. A volume is

@@ -34,6 +34,7 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     , m_grid(new FeatureMapGrid(this))
     , m_big(new FeatureMapGrid(this))
     , m_volume(new VolumeView(this))
+    , m_filters(new FiltersView(this))
     , m_bigTitle(new QLabel(this))
     , m_back(new QPushButton(tr("← All channels"), this))
     , m_stack(new QStackedWidget(this))
@@ -112,8 +113,11 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     auto* splitter = new QSplitter(Qt::Horizontal, this);
     splitter->addWidget(inputBox);
     splitter->addWidget(mapsBox);
+    splitter->addWidget(m_filters);
     splitter->setStretchFactor(0, 1);
     splitter->setStretchFactor(1, 3);
+    splitter->setStretchFactor(2, 1);
+    m_filters->hide();
     splitter->setChildrenCollapsible(false);
 
     auto* box = new QVBoxLayout(this);
@@ -156,6 +160,16 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     });
     refresh();
 }
+
+bool FeatureMapPanel::setBatchItem(int item)
+{
+    if (!m_outcome || item < 0 || item > m_batch->maximum())
+        return false;
+    m_batch->setValue(item);
+    return true;
+}
+
+int FeatureMapPanel::batchItems() const { return m_outcome ? m_batch->maximum() + 1 : 0; }
 
 QString FeatureMapPanel::statusText() const { return m_status->text(); }
 QString FeatureMapPanel::errorText() const { return m_error->text(); }
@@ -311,6 +325,9 @@ void FeatureMapPanel::refreshInput()
 void FeatureMapPanel::refresh()
 {
     m_error->clear();
+    const bool filters
+        = m_outcome && m_layer >= 0 && m_problem.isEmpty() && m_filters->setLayer(m_outcome->network, m_layer);
+    m_filters->setVisible(filters);
     auto clearMaps = [this](const QString& why) {
         m_grid->clear(why);
         m_big->clear(why);

@@ -1,13 +1,14 @@
 // Feature maps of the selected layer: every channel of one batch item as a heatmap grid, the network
 // input beside it, a choice of whose output to show (any selection that ran), a difference view
 // |selection − reference| with its max error, colour map and range choices, hover read-out, click to
-// enlarge, and the receptive field of a clicked output pixel highlighted on the input. A volume output (rank 5) is
-// shown by a VolumeView instead of the grid (slices, orthogonal cuts, maximum projection), and a volume input beside
-// it follows the view's axis and slice.
+// enlarge, the receptive field of a clicked output pixel highlighted on the input, and a conv layer's filters. A
+// volume output (rank 5) is shown by a VolumeView instead of the grid (slices, orthogonal cuts, maximum projection),
+// and a volume input beside it follows the view's axis and slice.
 #pragma once
 
 #include "gui/engine.h"
 #include "gui/feature_map_grid.h"
+#include "gui/filters_view.h"
 
 #include <QWidget>
 
@@ -40,10 +41,15 @@ public:
     FeatureMapGrid* inputGrid() const { return m_input; }
     VolumeView* volumeView() const { return m_volume; }
     bool isVolumeShown() const;
+    // The selected conv layer's weights, beside its maps (hidden for layers without filters).
+    FiltersView* filters() const { return m_filters; }
     QComboBox* selectionBox() const { return m_selection; }
     QCheckBox* differenceBox() const { return m_difference; }
     QComboBox* colorMapBox() const { return m_colorMap; }
     QComboBox* rangeBox() const { return m_range; }
+    // Which batch item the maps show; false (nothing changes) when the shown outcome has no such item.
+    bool setBatchItem(int item);
+    int batchItems() const;
     QString statusText() const;
     QString errorText() const;
     bool isEnlarged() const;
@@ -82,6 +88,7 @@ private:
     FeatureMapGrid* m_grid;
     FeatureMapGrid* m_big;
     VolumeView* m_volume;
+    FiltersView* m_filters;
     QLabel* m_bigTitle;
     QPushButton* m_back;
     QStackedWidget* m_stack;

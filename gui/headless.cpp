@@ -132,6 +132,11 @@ int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
         && !window.document()->network().layers.empty()) {
         waitFor([&] { return finished; }, 5000); // the live preview, when the network is small enough
     }
+    if (o.batchItem >= 0 && !window.featureMaps()->setBatchItem(o.batchItem))
+        return fail(QStringLiteral("--item %1: the input has %2 batch items (0 to %3)")
+                        .arg(o.batchItem)
+                        .arg(window.featureMaps()->batchItems())
+                        .arg(window.featureMaps()->batchItems() - 1));
     if (sweepMode) {
         const int colon = o.sweepPreset.indexOf(QLatin1Char(':'));
         window.sweepPanel()->setPreset(o.sweepPreset.left(colon), colon < 0 ? QString() : o.sweepPreset.mid(colon + 1));

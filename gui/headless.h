@@ -20,6 +20,7 @@ struct ScreenshotOptions {
     bool presentation = false;
     QStringList selections; // run these; empty: wait for the live preview
     int selectLayer = -1;
+    int batchItem = -1; // the batch item whose maps are shown (-1: the first)
     int warmup = 1, repeat = 3;
     QString output;
     QSize size { 1600, 1000 };

@@ -3,6 +3,7 @@
 #include "compute/image_input.h"
 #include "compute/load_input.h"
 #include "compute/npy.h"
+#include "compute/runtime_paths.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -29,6 +30,7 @@ namespace {
     const QStringList kImageSuffixes = { QStringLiteral("png"), QStringLiteral("jpg"), QStringLiteral("jpeg"),
         QStringLiteral("bmp"), QStringLiteral("gif"), QStringLiteral("tga"), QStringLiteral("pgm"),
         QStringLiteral("ppm"), QStringLiteral("pnm") };
+    const QString kPhotoPrefix = QStringLiteral("photo:");
 } // namespace
 
 InputPanel::InputPanel(NetworkDocument* doc, QWidget* parent)
@@ -45,6 +47,12 @@ InputPanel::InputPanel(NetworkDocument* doc, QWidget* parent)
 {
     for (const std::string& s : sampleNames())
         m_source->addItem(tr("Sample: %1").arg(QString::fromStdString(s)), QString::fromStdString("sample:" + s));
+    // The photographs shipped in share/convscope/samples (resources/samples): real pictures for trained networks.
+    if (const std::filesystem::path dir = dataDir() / "samples"; !dataDir().empty()) {
+        const QDir photos(QString::fromStdString(dir.string()), QStringLiteral("*.png"), QDir::Name, QDir::Files);
+        for (const QFileInfo& f : photos.entryInfoList())
+            m_source->addItem(tr("Photo: %1").arg(f.completeBaseName()), kPhotoPrefix + f.canonicalFilePath());
+    }
     m_source->addItem(tr("Random (seeded)"), QStringLiteral("random"));
     m_source->addItem(tr("File"), QStringLiteral("file"));
     m_source->setObjectName(QStringLiteral("inputSource"));
@@ -82,6 +90,11 @@ InputPanel::InputPanel(NetworkDocument* doc, QWidget* parent)
     connect(m_source, &QComboBox::currentIndexChanged, this, [this] {
         if (m_source->currentData().toString() == QLatin1String("file")) {
             load(); // choosing "File" by itself changes nothing: use the buttons
+            return;
+        }
+        if (const QString data = m_source->currentData().toString(); data.startsWith(kPhotoPrefix)) {
+            if (!openInputFile(data.mid(kPhotoPrefix.size())))
+                load();
             return;
         }
         commit(tr("Change input source"), {});
@@ -124,8 +137,14 @@ void InputPanel::load()
         idx = m_source->findData(QStringLiteral("random"));
         m_seed->setValue(source.size() > 7 ? source.mid(7).toInt() : 1);
     } else if (idx < 0) {
-        idx = m_source->findData(QStringLiteral("file"));
-        isFile = true;
+        // One of the photographs, however the file names it (relative to the network or not)?
+        const QFileInfo file(QString::fromStdString(resolveAgainst(in.source, m_doc->network().baseDir).string()));
+        if (file.exists())
+            idx = m_source->findData(kPhotoPrefix + file.canonicalFilePath());
+        if (idx < 0) {
+            idx = m_source->findData(QStringLiteral("file"));
+            isFile = true;
+        }
     }
     m_source->setCurrentIndex(idx);
     m_seed->setEnabled(source.startsWith(QLatin1String("random")));
@@ -145,7 +164,7 @@ QString InputPanel::sourceFromWidgets() const
     const QString data = m_source->currentData().toString();
     if (data == QLatin1String("random"))
         return QStringLiteral("random:%1").arg(m_seed->value());
-    if (data == QLatin1String("file"))
+    if (data == QLatin1String("file") || data.startsWith(kPhotoPrefix))
         return QString::fromStdString(m_doc->network().input.source);
     return data;
 }

@@ -58,6 +58,8 @@ int main(int argc, char** argv)
         QStringLiteral("SELECTIONS"));
     const QCommandLineOption select(
         QStringLiteral("select-layer"), QStringLiteral("Select layer N (0-based)."), QStringLiteral("N"));
+    const QCommandLineOption item(QStringLiteral("item"),
+        QStringLiteral("For --screenshot: show batch item N's feature maps (0-based)."), QStringLiteral("N"));
     const QCommandLineOption screenshot(QStringLiteral("screenshot"),
         QStringLiteral("Render the window offscreen after the run, write it to this PNG and exit."),
         QStringLiteral("out.png"));
@@ -88,7 +90,7 @@ int main(int argc, char** argv)
     const QCommandLineOption exportReport(QStringLiteral("export-report"),
         QStringLiteral("For --screenshot: also write the report (.pdf, .html, .md, .csv, .json)."),
         QStringLiteral("FILE"));
-    parser.addOptions({ open, run, select, screenshot, size, warmup, repeat, bench, iterations, openSession, view,
+    parser.addOptions({ open, run, select, item, screenshot, size, warmup, repeat, bench, iterations, openSession, view,
         sweepPreset, explore, presentation, exportReport });
     parser.process(app);
 
@@ -128,6 +130,8 @@ int main(int argc, char** argv)
             o.selections = parser.value(run).split(QLatin1Char(','), Qt::SkipEmptyParts);
         if (parser.isSet(select) && !intOption(select, &o.selectLayer))
             return 2;
+        if (parser.isSet(item) && !intOption(item, &o.batchItem))
+            return 2;
         if (!intOption(warmup, &o.warmup) || !intOption(repeat, &o.repeat))
             return 2;
         const QStringList wh = parser.value(size).split(QLatin1Char('x'));
@@ -141,8 +145,8 @@ int main(int argc, char** argv)
         MainWindow window(false);
         return runScreenshot(window, o);
     }
-    if (parser.isSet(run) || parser.isSet(select)) {
-        std::fprintf(stderr, "convscope: --run and --select-layer are for --screenshot\n");
+    if (parser.isSet(run) || parser.isSet(select) || parser.isSet(item)) {
+        std::fprintf(stderr, "convscope: --run, --select-layer and --item are for --screenshot\n");
         return 2;
     }
 

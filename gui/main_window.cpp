@@ -9,11 +9,12 @@
 #include "gui/export_controller.h"
 #include "gui/feature_map_grid.h"
 #include "gui/feature_map_panel.h"
-#include "gui/input_panel.h"
 #include "gui/interpolation_panel.h"
+#include "gui/input_panel.h"
 #include "gui/layer_editor.h"
 #include "gui/message_banner.h"
 #include "gui/network_panel.h"
+#include "gui/page.h"
 #include "gui/project_controller.h"
 #include "gui/roofline_chart.h"
 #include "gui/run_panel.h"
@@ -32,9 +33,9 @@
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QMenuBar>
-#include <QScrollArea>
 #include <QMimeData>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTableView>
@@ -43,20 +44,41 @@
 
 namespace convscope::gui {
 
+namespace {
+    // The Run panel scrolls: one row of checkboxes per backend, so it grows with the modules found (cpu, onednn,
+    // cuda, cudnn) and must not push the window past a laptop screen.
+    QWidget* scrolled(QWidget* w)
+    {
+        auto* scroll = new QScrollArea;
+        scroll->setWidget(w);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        return scroll;
+    }
+
+    QTableView* makeShapesView(ShapesModel* model, QWidget* parent)
+    {
+        auto* view = new QTableView(parent);
+        view->setObjectName(QStringLiteral("shapesTable"));
+        view->setModel(model);
+        view->setSelectionBehavior(QAbstractItemView::SelectRows);
+        view->setSelectionMode(QAbstractItemView::SingleSelection);
+        view->verticalHeader()->hide();
+        view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
+        view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+        view->horizontalHeader()->setStretchLastSection(true);
+        view->horizontalHeader()->setMinimumSectionSize(28);
+        view->setWordWrap(false);
+        view->setAlternatingRowColors(true);
+        return view;
+    }
+} // namespace
+
 MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
     : QMainWindow(parent)
     , m_engine(new Engine(this))
-    , m_network(new NetworkPanel(&m_doc, this))
-    , m_input(new InputPanel(&m_doc, this))
-    , m_shapes(new ShapesModel(this))
-    , m_shapesView(new QTableView(this))
+    , m_shapes(new ShapesModel(&m_doc, this))
     , m_maps(new FeatureMapPanel(this))
-    , m_run(new RunPanel(this))
-    , m_timing(new TimingChart(this))
-    , m_roofline(new RooflineChart(m_engine, this))
-    , m_explorer(new ExplorerPanel(this))
-    , m_sweep(new SweepPanel(this))
-    , m_device(new DevicePanel(this))
     , m_banner(new MessageBanner(this))
     , m_export(new ExportController(this))
     , m_project(new ProjectController(&m_doc, this))
@@ -72,41 +94,30 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
     box->addWidget(m_maps, 1);
     setCentralWidget(central);
 
-    m_shapesView->setObjectName(QStringLiteral("shapesTable"));
-    m_shapesView->setModel(m_shapes);
-    m_shapesView->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_shapesView->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_shapesView->verticalHeader()->hide();
-    m_shapesView->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
-    m_shapesView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_shapesView->horizontalHeader()->setStretchLastSection(true);
-    m_shapesView->horizontalHeader()->setMinimumSectionSize(28);
-    m_shapesView->setWordWrap(false);
-    m_shapesView->setAlternatingRowColors(true);
-
-    m_networkDock = addDock(m_network, tr("Network"), QStringLiteral("networkDock"), Qt::LeftDockWidgetArea);
-    m_inputDock = addDock(m_input, tr("Input"), QStringLiteral("inputDock"), Qt::LeftDockWidgetArea);
-    // Scrollable: one row of checkboxes per backend, so the panel grows with the modules found (cpu, onednn, cuda,
-    // cudnn) and must not push the window past a laptop screen.
-    auto* runScroll = new QScrollArea;
-    runScroll->setWidget(m_run);
-    runScroll->setWidgetResizable(true);
-    runScroll->setFrameShape(QFrame::NoFrame);
-    m_runDock = addDock(runScroll, tr("Run"), QStringLiteral("runDock"), Qt::LeftDockWidgetArea);
-    tabifyDockWidget(m_inputDock, m_runDock);
-    m_runDock->raise();
-    m_shapesDock = addDock(m_shapesView, tr("Shapes"), QStringLiteral("shapesDock"), Qt::RightDockWidgetArea);
-    m_timingDock = addDock(m_timing, tr("Timing"), QStringLiteral("timingDock"), Qt::RightDockWidgetArea);
-    m_rooflineDock = addDock(m_roofline, tr("Roofline"), QStringLiteral("rooflineDock"), Qt::RightDockWidgetArea);
-    m_explorerDock = addDock(m_explorer, tr("Explorer"), QStringLiteral("explorerDock"), Qt::RightDockWidgetArea);
-    m_sweepDock = addDock(m_sweep, tr("Sweep"), QStringLiteral("sweepDock"), Qt::RightDockWidgetArea);
-    m_deviceDock = addDock(m_device, tr("Device"), QStringLiteral("deviceDock"), Qt::RightDockWidgetArea);
-    for (QDockWidget* d : { m_rooflineDock, m_explorerDock, m_sweepDock, m_deviceDock })
-        tabifyDockWidget(m_timingDock, d);
-    tabifyDockWidget(m_timingDock, addDock(new InterpolationPanel(m_engine, &m_doc, m_run, this), tr("Interpolation"),
-                                       QStringLiteral("interpolationDock"), Qt::RightDockWidgetArea));
-    m_timingDock->raise();
-    connect(m_rooflineDock, &QDockWidget::visibilityChanged, m_roofline, &RooflineChart::setActive);
+    // The pages: one line each (a page that shows outcomes implements gui/page.h and gets them all).
+    const auto left = Qt::LeftDockWidgetArea, right = Qt::RightDockWidgetArea;
+    addPages({
+        { QStringLiteral("network"), tr("Network"), left, {}, true,
+            [this] { return m_network = new NetworkPanel(&m_doc, this); } },
+        { QStringLiteral("input"), tr("Input"), left, {}, false,
+            [this] { return m_input = new InputPanel(&m_doc, this); } },
+        { QStringLiteral("run"), tr("Run"), left, QStringLiteral("input"), true,
+            [this] { return scrolled(m_run = new RunPanel(m_engine, this)); } },
+        { QStringLiteral("shapes"), tr("Shapes"), right, {}, true,
+            [this] { return m_shapesView = makeShapesView(m_shapes, this); } },
+        { QStringLiteral("timing"), tr("Timing"), right, {}, true,
+            [this] { return m_timing = new TimingChart(this); } },
+        { QStringLiteral("roofline"), tr("Roofline"), right, QStringLiteral("timing"), false,
+            [this] { return m_roofline = new RooflineChart(m_engine, this); } },
+        { QStringLiteral("explorer"), tr("Explorer"), right, QStringLiteral("timing"), false,
+            [this] { return m_explorer = new ExplorerPanel(this); } },
+        { QStringLiteral("sweep"), tr("Sweep"), right, QStringLiteral("timing"), false,
+            [this] { return m_sweep = new SweepPanel(m_engine, this); } },
+        { QStringLiteral("device"), tr("Device"), right, QStringLiteral("timing"), false,
+            [this] { return m_device = new DevicePanel(this); } },
+        { QStringLiteral("interpolation"), tr("Interpolation"), right, QStringLiteral("timing"), false,
+            [this] { return new InterpolationPanel(m_engine, &m_doc, m_run, this); } },
+    });
     m_export->setSources({ [this] { return m_maps->outcome(); }, [this] { return currentChart(); },
         [this] {
             QList<ChartView*> charts { m_timing };
@@ -115,100 +126,8 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
             return charts;
         },
         m_maps->grid(), [this] { return m_sessionOrigin; }, [this] { return &m_doc.network(); } });
-    connect(m_export, &ExportController::problem, this, &MainWindow::showProblem);
-    connect(m_export, &ExportController::exported, this,
-        [this](const QString& path) { statusBar()->showMessage(tr("Exported %1").arg(path), 5000); });
     buildMenus();
-
-    m_live.setSingleShot(true);
-    m_live.setInterval(30);
-    connect(&m_live, &QTimer::timeout, this, &MainWindow::startLive);
-
-    connect(&m_doc, &NetworkDocument::networkChanged, this, &MainWindow::onNetworkChanged);
-    connect(&m_doc, &NetworkDocument::modifiedChanged, this, &MainWindow::updateTitle);
-    connect(&m_doc, &NetworkDocument::filePathChanged, this, &MainWindow::updateTitle);
-    connect(m_engine, &Engine::shapesAvailable, this, [this](const ShapeReport& shapes) {
-        m_shapes->setNetwork(m_doc.network(), shapes);
-        m_run->setBlockedReason(shapes.ok() ? QString() : QString::fromStdString(shapes.firstError()));
-        updateLayerProblem();
-    });
-    connect(m_engine, &Engine::started, this, [this](int, bool live) {
-        m_run->setRunning(true, live);
-        if (!live)
-            m_run->setMessage(tr("Running…"));
-    });
-    connect(
-        m_engine, &Engine::progress, this, [this](int, double f, const QString& what) { m_run->setProgress(f, what); });
-    connect(m_engine, &Engine::finished, this, &MainWindow::onFinished);
-    connect(m_engine, &Engine::failed, this, [this](int job, const QString& message) {
-        m_run->setRunning(false, false);
-        if (job == m_sweepJob) {
-            m_sweep->setRunning(false);
-            m_sweep->setMessage(message);
-        }
-        m_run->setMessage(message);
-        if (message != tr("run cancelled") && !message.startsWith(tr("Cannot run")))
-            showProblem(message);
-    });
-    connect(m_engine, &Engine::layerResultAvailable, this,
-        [this](int, int, int, RunOutcomePtr outcome) { m_timing->setRun(outcome); }); // coalesced by the chart
-    connect(m_timing, &TimingChart::layerClicked, this, [this](int layer) { m_network->setCurrentLayer(layer); });
-    connect(m_explorer, &ExplorerPanel::pinRequested, this, [this](const Selection& s) {
-        if (m_run->pin(s))
-            statusBar()->showMessage(tr("%1 pinned for the next run").arg(QString::fromStdString(s.str())), 5000);
-        else
-            showProblem(m_run->message());
-    });
-    connect(m_sweep, &SweepPanel::sweepRequested, this, &MainWindow::triggerSweep);
-    connect(m_sweep, &SweepPanel::cancelRequested, m_engine, &Engine::cancel);
-    connect(m_sweep, &SweepPanel::presetSelectionsSuggested, this,
-        [this](const std::vector<Selection>& s) { m_run->setSelections(s); });
-    connect(m_engine, &Engine::sweepUpdated, this, [this](int job, SweepResultPtr r, double) {
-        if (job == m_sweepJob)
-            m_sweep->chart()->setResult(r);
-    });
-    connect(m_engine, &Engine::sweepFinished, this, [this](int job, SweepResultPtr r) {
-        if (job != m_sweepJob)
-            return;
-        m_sweep->chart()->setResult(r);
-        m_sweep->setRunning(false);
-        m_run->setRunning(false, false);
-        const QString done
-            = tr("Sweep done: %1 points × %2 selections").arg(r->samples.size()).arg(r->selections.size());
-        m_sweep->setMessage(done);
-        m_run->setMessage(done);
-    });
-    connect(m_network, &NetworkPanel::currentLayerChanged, this, [this](int index) {
-        m_maps->setLayer(index);
-        m_explorer->setLayer(index);
-        updateLayerProblem();
-        if (index >= 0)
-            m_shapesView->selectRow(index);
-    });
-    connect(
-        m_shapesView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& i) {
-            if (i.isValid() && !m_shapes->isTotalsRow(i.row()))
-                m_network->setCurrentLayer(i.row());
-        });
-    // The shapes table times whichever selection the feature maps show.
-    connect(m_maps->selectionBox(), &QComboBox::currentIndexChanged, this, [this] {
-        if (m_maps->outcome())
-            m_shapes->setRun(m_maps->outcome(), std::max(0, m_maps->selectionBox()->currentData().toInt()));
-    });
-    connect(m_input, &InputPanel::problem, this, &MainWindow::showProblem);
-    connect(m_project, &ProjectController::problem, this, &MainWindow::showProblem);
-    connect(m_project, &ProjectController::status, this, [this](const QString& m) { statusBar()->showMessage(m, 15000); });
-    connect(m_project, &ProjectController::opened, this, [this] {
-        leaveSession();
-        m_banner->dismiss();
-    });
-    connect(m_project->newAction(), &QAction::triggered, this, &MainWindow::leaveSession);
-    connect(m_run, &RunPanel::runRequested, this, &MainWindow::triggerRun);
-    connect(m_run, &RunPanel::cancelRequested, m_engine, &Engine::cancel);
-    connect(m_run, &RunPanel::liveToggled, this, [this](bool on) {
-        if (on)
-            m_live.start();
-    });
+    connectPanels();
 
     // Nothing lost (gui/autosave.h): autosave while editing; the real window (not tests, not headless) offers
     // to restore what a crashed session left, once the event loop runs.
@@ -232,23 +151,104 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
 
 MainWindow::~MainWindow() = default;
 
-QDockWidget* MainWindow::addDock(QWidget* w, const QString& title, const QString& objectName, Qt::DockWidgetArea area)
+void MainWindow::addPages(const std::vector<PageSpec>& pages)
 {
-    auto* dock = new QDockWidget(title, this);
-    dock->setObjectName(objectName);
-    dock->setWidget(w);
-    dock->setFeatures(
-        QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
-    addDockWidget(area, dock);
-    return dock;
+    for (const PageSpec& spec : pages) {
+        QWidget* w = spec.make();
+        auto* dock = new QDockWidget(spec.title, this);
+        dock->setObjectName(spec.key + QStringLiteral("Dock"));
+        dock->setWidget(w);
+        dock->setFeatures(
+            QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
+        addDockWidget(spec.area, dock);
+        if (QDockWidget* with = this->dock(spec.tabWith))
+            tabifyDockWidget(with, dock);
+        m_docks.push_back({ spec.key, dock, dynamic_cast<Page*>(w) });
+    }
+    for (const PageSpec& spec : pages)
+        if (spec.front)
+            dock(spec.key)->raise();
+}
+
+QDockWidget* MainWindow::dock(const QString& key) const
+{
+    for (const DockPage& d : m_docks)
+        if (d.key == key)
+            return d.dock;
+    return nullptr;
+}
+
+// The wiring between panels that no panel owns: the document, the engine's results, the selected layer.
+void MainWindow::connectPanels()
+{
+    connect(m_export, &ExportController::problem, this, &MainWindow::showProblem);
+    connect(m_export, &ExportController::exported, this,
+        [this](const QString& path) { statusBar()->showMessage(tr("Exported %1").arg(path), 5000); });
+    connect(dock(QStringLiteral("roofline")), &QDockWidget::visibilityChanged, m_roofline, &RooflineChart::setActive);
+
+    m_live.setSingleShot(true);
+    m_live.setInterval(30);
+    connect(&m_live, &QTimer::timeout, this, &MainWindow::startLive);
+
+    connect(&m_doc, &NetworkDocument::networkChanged, this, &MainWindow::onNetworkChanged);
+    connect(&m_doc, &NetworkDocument::modifiedChanged, this, &MainWindow::updateTitle);
+    connect(&m_doc, &NetworkDocument::filePathChanged, this, &MainWindow::updateTitle);
+    connect(m_engine, &Engine::finished, this, &MainWindow::onFinished);
+    connect(m_engine, &Engine::failed, this, [this](int, const QString& message) {
+        if (message != tr("run cancelled") && !message.startsWith(tr("Cannot run")))
+            showProblem(message);
+    });
+    connect(m_timing, &TimingChart::layerClicked, this, [this](int layer) { m_network->setCurrentLayer(layer); });
+    connect(m_explorer, &ExplorerPanel::pinRequested, this, [this](const Selection& s) {
+        if (m_run->pin(s))
+            statusBar()->showMessage(tr("%1 pinned for the next run").arg(QString::fromStdString(s.str())), 5000);
+        else
+            showProblem(m_run->message());
+    });
+    connect(m_sweep, &SweepPanel::sweepRequested, this, &MainWindow::triggerSweep);
+    connect(m_sweep, &SweepPanel::presetSelectionsSuggested, this,
+        [this](const std::vector<Selection>& s) { m_run->setSelections(s); });
+    connect(m_network, &NetworkPanel::currentLayerChanged, this, [this](int index) {
+        m_maps->setLayer(index);
+        for (const DockPage& d : m_docks)
+            if (d.page)
+                d.page->showLayer(index);
+        updateLayerProblem();
+        if (index >= 0)
+            m_shapesView->selectRow(index);
+    });
+    connect(
+        m_shapesView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& i) {
+            if (i.isValid() && !m_shapes->isTotalsRow(i.row()))
+                m_network->setCurrentLayer(i.row());
+        });
+    // The shapes table times whichever selection the feature maps show.
+    connect(m_maps->selectionBox(), &QComboBox::currentIndexChanged, this, [this] {
+        if (m_maps->outcome())
+            m_shapes->setRun(m_maps->outcome(), std::max(0, m_maps->selectionBox()->currentData().toInt()));
+    });
+    connect(m_input, &InputPanel::problem, this, &MainWindow::showProblem);
+    connect(m_project, &ProjectController::problem, this, &MainWindow::showProblem);
+    connect(m_project, &ProjectController::status, this, [this](const QString& m) { statusBar()->showMessage(m, 15000); });
+    connect(m_project, &ProjectController::opened, this, [this] {
+        leaveSession();
+        m_banner->dismiss();
+    });
+    connect(m_project->newAction(), &QAction::triggered, this, &MainWindow::leaveSession);
+    connect(m_run, &RunPanel::runRequested, this, &MainWindow::triggerRun);
+    connect(m_run, &RunPanel::liveToggled, this, [this](bool on) {
+        if (on)
+            m_live.start();
+    });
 }
 
 void MainWindow::resetLayout()
 {
     const int w = std::max(width(), 800), h = std::max(height(), 600);
-    resizeDocks({ m_networkDock, m_shapesDock }, { int(w * 0.24), int(w * 0.33) }, Qt::Horizontal);
-    resizeDocks({ m_networkDock, m_runDock }, { int(h * 0.66), int(h * 0.34) }, Qt::Vertical);
-    resizeDocks({ m_shapesDock, m_timingDock }, { int(h * 0.5), int(h * 0.5) }, Qt::Vertical);
+    const auto d = [this](const char* key) { return dock(QString::fromLatin1(key)); };
+    resizeDocks({ d("network"), d("shapes") }, { int(w * 0.24), int(w * 0.33) }, Qt::Horizontal);
+    resizeDocks({ d("network"), d("run") }, { int(h * 0.66), int(h * 0.34) }, Qt::Vertical);
+    resizeDocks({ d("shapes"), d("timing") }, { int(h * 0.5), int(h * 0.5) }, Qt::Vertical);
 }
 
 void MainWindow::buildMenus()
@@ -303,9 +303,8 @@ void MainWindow::buildMenus()
     cancel->setShortcut(QKeySequence(Qt::Key_Escape));
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    for (QDockWidget* d : { m_networkDock, m_inputDock, m_shapesDock, m_runDock, m_timingDock, m_rooflineDock,
-             m_explorerDock, m_sweepDock, m_deviceDock })
-        view->addAction(d->toggleViewAction());
+    for (const DockPage& d : m_docks)
+        view->addAction(d.dock->toggleViewAction());
     view->addSeparator();
     view->addAction(tr("Reset layout"), this, &MainWindow::resetLayout);
     m_presentation = view->addAction(tr("&Presentation mode"), this, &MainWindow::setPresentationMode);
@@ -332,10 +331,11 @@ void MainWindow::buildMenus()
 
 void MainWindow::onNetworkChanged()
 {
-    m_engine->publishShapes(m_doc.shapes());
+    const ShapeReport& s = m_doc.shapes();
+    m_run->setBlockedReason(s.ok() ? QString() : QString::fromStdString(s.firstError()));
+    updateLayerProblem();
     const RunOutcomePtr shown = m_maps->outcome();
     m_maps->setStale(shown && !shown->network.sameDescription(m_doc.network()));
-    const ShapeReport& s = m_doc.shapes();
     if (!s.ok() || isSessionOpen())
         return;
     if (s.total.flops <= Engine::kLiveFlopsLimit && m_run->liveEnabled()) {
@@ -386,22 +386,8 @@ int MainWindow::triggerRun()
 
 void MainWindow::onFinished(int, RunOutcomePtr outcome)
 {
-    m_run->setRunning(false, outcome->live);
     showOutcome(outcome);
-    QStringList failures;
-    for (const auto& sel : outcome->result.selections)
-        if (!sel.ok)
-            failures << tr("%1 did not run: %2")
-                            .arg(QString::fromStdString(sel.selection.str()), QString::fromStdString(sel.failure));
-    const QString done = outcome->live
-        ? tr("Live preview updated (%1 ms)").arg(outcome->wallMs, 0, 'f', 1)
-        : tr("Ran %1 in %2 ms")
-              .arg(outcome->result.selections.size() == 1
-                      ? QString::fromStdString(outcome->result.selections[0].selection.str())
-                      : tr("%1 selections").arg(outcome->result.selections.size()))
-              .arg(outcome->wallMs, 0, 'f', 1);
-    m_run->setMessage(failures.isEmpty() ? done : done + QLatin1Char('\n') + failures.join(QLatin1Char('\n')));
-    statusBar()->showMessage(done, 4000);
+    statusBar()->showMessage(m_run->message().section(QLatin1Char('\n'), 0, 0), 4000); // the Run panel's summary
 }
 
 void MainWindow::showOutcome(RunOutcomePtr outcome)
@@ -409,19 +395,14 @@ void MainWindow::showOutcome(RunOutcomePtr outcome)
     m_maps->setOutcome(outcome);
     m_maps->setStale(!outcome->network.sameDescription(m_doc.network()));
     m_shapes->setRun(outcome, std::max(0, m_maps->selectionBox()->currentData().toInt()));
-    m_timing->setRun(outcome);
-    m_roofline->setRun(outcome);
-    m_explorer->setOutcome(outcome);
-    m_explorer->setLayer(m_network->currentLayer());
-    m_device->setOutcome(outcome, m_sessionOrigin);
+    for (const DockPage& d : m_docks)
+        if (d.page)
+            d.page->showOutcome(outcome, m_sessionOrigin);
 }
 
 bool MainWindow::showView(const QString& name)
 {
-    const QMap<QString, QDockWidget*> docks { { QStringLiteral("timing"), m_timingDock },
-        { QStringLiteral("roofline"), m_rooflineDock }, { QStringLiteral("explorer"), m_explorerDock },
-        { QStringLiteral("sweep"), m_sweepDock }, { QStringLiteral("device"), m_deviceDock } };
-    QDockWidget* d = docks.value(name);
+    QDockWidget* d = dock(name);
     if (!d)
         return false;
     d->show();
@@ -432,14 +413,16 @@ bool MainWindow::showView(const QString& name)
 ChartView* MainWindow::currentChart() const
 {
     // The chart page in front of the shared dock area (the first visible one, timing when in doubt).
-    for (QDockWidget* d : { m_rooflineDock, m_explorerDock, m_sweepDock })
-        if (d->isVisible() && !d->visibleRegion().isEmpty()) {
-            if (d == m_rooflineDock)
-                return m_roofline;
-            if (d == m_sweepDock)
-                return m_sweep->chart();
+    for (const DockPage& d : m_docks) {
+        if (d.key == QLatin1String("timing") || !d.dock->isVisible() || d.dock->visibleRegion().isEmpty())
+            continue;
+        if (d.key == QLatin1String("sweep"))
+            return m_sweep->chart();
+        if (d.key == QLatin1String("explorer"))
             return m_explorer->chart();
-        }
+        if (auto* chart = qobject_cast<ChartView*>(d.dock->widget()))
+            return chart;
+    }
     return m_timing;
 }
 
@@ -499,13 +482,12 @@ int MainWindow::triggerSweep()
     RunRequest request = m_run->request();
     request.explore = false;
     m_live.stop();
-    m_sweepJob = m_engine->startSweep(m_doc.network(), spec, request);
-    if (m_sweepJob) {
-        m_sweep->setRunning(true);
+    const int job = m_engine->startSweep(m_doc.network(), spec, request);
+    m_sweep->setJob(job);
+    if (job)
         m_sweep->setMessage(
             tr("Sweeping %1 values × %2 selections…").arg(spec.points.size()).arg(request.selections.size()));
-    }
-    return m_sweepJob;
+    return job;
 }
 
 void MainWindow::setPresentationMode(bool on)

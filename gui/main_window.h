@@ -1,5 +1,6 @@
-// The ConvScope window. It only assembles: the document, the engine façade, the panels as dock widgets
-// (network, input, shapes, timing, run) around the feature maps, the menus, and the wiring between them.
+// The ConvScope window. It only assembles: the document, the engine façade, the feature maps in the middle, the
+// docks around them from one table of pages (network, input, run, shapes, timing, roofline, explorer, sweep,
+// device: main_window.cpp), the menus, and the wiring between panels that no panel owns.
 #pragma once
 
 #include "gui/engine.h"
@@ -8,12 +9,16 @@
 #include <QMainWindow>
 #include <QTimer>
 
+#include <functional>
+#include <vector>
+
 class QDockWidget;
 class QTableView;
 
 namespace convscope::gui {
 
 class FeatureMapPanel;
+class Page;
 class InputPanel;
 class MessageBanner;
 class NetworkPanel;
@@ -48,8 +53,10 @@ public:
     SweepPanel* sweepPanel() const { return m_sweep; }
     DevicePanel* devicePanel() const { return m_device; }
     ExportController* exporter() const { return m_export; }
-    // The analysis pages share one dock area: "timing", "roofline", "explorer", "sweep", "device".
+    // Raises a page's dock by its key: "network", "input", "run", "shapes", and the analysis pages that share one
+    // dock area, "timing", "roofline", "explorer", "sweep", "device". False for an unknown key.
     bool showView(const QString& name);
+    QDockWidget* dock(const QString& key) const;
     ChartView* currentChart() const;
     // Opens a folder written by `convscope-cli run --save-session` read-only; false (reason shown) if it
     // cannot. Opening or creating a network afterwards leaves the session.
@@ -78,8 +85,25 @@ protected:
     void dropEvent(QDropEvent* e) override;
 
 private:
-    QDockWidget* addDock(QWidget* w, const QString& title, const QString& objectName, Qt::DockWidgetArea area);
+    // One row of the pages table: the dock's key (its object name is key + "Dock", which the saved layout uses),
+    // its title, where it goes, the key of the dock it shares tabs with (empty: none), whether it is the tab in
+    // front, and the factory that makes its widget.
+    struct PageSpec {
+        QString key;
+        QString title;
+        Qt::DockWidgetArea area;
+        QString tabWith;
+        bool front;
+        std::function<QWidget*()> make;
+    };
+    struct DockPage {
+        QString key;
+        QDockWidget* dock;
+        Page* page; // null for docks that show no outcome (network, input, run, shapes)
+    };
+    void addPages(const std::vector<PageSpec>& pages);
     void buildMenus();
+    void connectPanels();
     void onNetworkChanged();
     void startLive();
     void onFinished(int job, RunOutcomePtr outcome);
@@ -91,35 +115,27 @@ private:
 
     NetworkDocument m_doc;
     Engine* m_engine;
-    NetworkPanel* m_network;
-    InputPanel* m_input;
     ShapesModel* m_shapes;
-    QTableView* m_shapesView;
     FeatureMapPanel* m_maps;
-    RunPanel* m_run;
-    TimingChart* m_timing;
-    RooflineChart* m_roofline;
-    ExplorerPanel* m_explorer;
-    SweepPanel* m_sweep;
-    DevicePanel* m_device;
     MessageBanner* m_banner;
     ExportController* m_export;
+    ProjectController* m_project;
+    // The pages, made by the table in the constructor (typed here for the accessors and the wiring).
+    NetworkPanel* m_network = nullptr;
+    InputPanel* m_input = nullptr;
+    QTableView* m_shapesView = nullptr;
+    RunPanel* m_run = nullptr;
+    TimingChart* m_timing = nullptr;
+    RooflineChart* m_roofline = nullptr;
+    ExplorerPanel* m_explorer = nullptr;
+    SweepPanel* m_sweep = nullptr;
+    DevicePanel* m_device = nullptr;
+    std::vector<DockPage> m_docks; // in the table's order
     QAction* m_presentation = nullptr;
     QString m_sessionOrigin;
-    int m_sweepJob = 0;
     QFont m_normalFont;
-    ProjectController* m_project;
     QAction* m_runAction = nullptr;
     QTimer m_live;
-    QDockWidget* m_networkDock = nullptr;
-    QDockWidget* m_inputDock = nullptr;
-    QDockWidget* m_shapesDock = nullptr;
-    QDockWidget* m_timingDock = nullptr;
-    QDockWidget* m_runDock = nullptr;
-    QDockWidget* m_rooflineDock = nullptr;
-    QDockWidget* m_explorerDock = nullptr;
-    QDockWidget* m_sweepDock = nullptr;
-    QDockWidget* m_deviceDock = nullptr;
 };
 
 } // namespace convscope::gui

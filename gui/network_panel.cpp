@@ -111,6 +111,17 @@ NetworkPanel::NetworkPanel(NetworkDocument* doc, QWidget* parent)
     auto* box = new QVBoxLayout(this);
     box->setContentsMargins(0, 0, 0, 0);
     box->setSpacing(0);
+    // What the network is: for trained weights the data, the command, the seed and the test accuracy. The first
+    // line is always shown (a teacher reads the accuracy off it); the rest is the tooltip.
+    m_about = new QLabel(this);
+    m_about->setObjectName(QStringLiteral("networkDescription"));
+    m_about->setWordWrap(true);
+    m_about->setTextFormat(Qt::PlainText);
+    m_about->setMinimumWidth(1);
+    m_about->setContentsMargins(6, 4, 6, 4);
+    m_about->setStyleSheet(QStringLiteral("QLabel { background: palette(alternate-base); }"));
+    m_about->hide();
+    box->addWidget(m_about);
     box->addWidget(toolbar);
     // An edit the document refused (removing a layer others read, a move past a layer's source): said here until
     // the next change.
@@ -135,6 +146,10 @@ NetworkPanel::NetworkPanel(NetworkDocument* doc, QWidget* parent)
     });
     connect(m_doc, &NetworkDocument::networkChanged, this, [this](int select) {
         m_refusal->hide();
+        const QString about = QString::fromStdString(m_doc->network().description).trimmed();
+        m_about->setText(about.section(QLatin1Char('\n'), 0, 0));
+        m_about->setToolTip(about);
+        m_about->setVisible(!about.isEmpty());
         const int rows = m_model->rowCount();
         int want = select >= 0 ? select : (currentLayer() >= 0 ? currentLayer() : m_lastCurrent);
         if (want < 0 && rows > 0)
@@ -144,6 +159,8 @@ NetworkPanel::NetworkPanel(NetworkDocument* doc, QWidget* parent)
     });
     updateActions();
 }
+
+QString NetworkPanel::aboutText() const { return m_about->isHidden() ? QString() : m_about->text(); }
 
 QList<QAction*> NetworkPanel::editActions() const { return { m_remove, m_duplicate, m_up, m_down }; }
 

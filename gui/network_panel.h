@@ -1,5 +1,6 @@
 // The network panel: the layer list (add any kind, remove, duplicate, move, drag to reorder) above the
-// selected layer's parameter editor and formula. Its actions are shared with the window's Layer menu.
+// selected layer's parameter editor and formula, under the network's description (what it is, how it was
+// trained and how well). Its actions are shared with the window's Layer menu.
 #pragma once
 
 #include "gui/network_document.h"
@@ -34,6 +35,8 @@ public:
     LayerListModel* model() const { return m_model; }
     LayerEditor* editor() const { return m_editor; }
     QListView* view() const { return m_view; }
+    // The network's description from its file (first line; the whole text as the tooltip); hidden when empty.
+    QString aboutText() const;
 
 Q_SIGNALS:
     void currentLayerChanged(int index);
@@ -53,6 +56,7 @@ private:
     QAction* m_down;
     int m_lastCurrent = -1; // survives a model reset
     QLabel* m_refusal = nullptr;
+    QLabel* m_about = nullptr;
 };
 
 } // namespace convscope::gui

@@ -6,6 +6,7 @@
 
 #include "gui/chart_view.h"
 #include "gui/engine.h"
+#include "gui/page.h"
 
 #include <QMap>
 
@@ -13,13 +14,14 @@ class QPushButton;
 
 namespace convscope::gui {
 
-class RooflineChart : public ChartView {
+class RooflineChart : public ChartView, public Page {
     Q_OBJECT
 public:
     explicit RooflineChart(Engine* engine, QWidget* parent = nullptr);
     QString chartTitle() const override;
 
     void setRun(RunOutcomePtr run);
+    void showOutcome(RunOutcomePtr outcome, const QString&) override { setRun(std::move(outcome)); }
     // Ceilings that came with a saved session: used instead of this machine's, and nothing is calibrated.
     void setSessionCeilings(const std::vector<std::pair<QString, DeviceCeilings>>& ceilings);
     void clearSession();

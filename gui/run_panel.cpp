@@ -1,11 +1,11 @@
 #include "gui/run_panel.h"
 
 #include "compute/backend_registry.h"
+#include "gui/flow_layout.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
-#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -19,12 +19,12 @@
 
 namespace convscope::gui {
 
-RunPanel::RunPanel(QWidget* parent)
+RunPanel::RunPanel(Engine* engine, QWidget* parent)
     : QWidget(parent)
     , m_warmup(new QSpinBox(this))
     , m_repeat(new QSpinBox(this))
     , m_live(new QCheckBox(tr("Live preview after every edit"), this))
-    , m_explore(new QCheckBox(tr("Explore cuDNN algorithms (conv layers)"), this))
+    , m_explore(new QCheckBox(tr("Explore cuDNN algorithms"), this))
     , m_math(new QComboBox(this))
     , m_run(new QPushButton(style()->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), this))
     , m_cancel(new QPushButton(style()->standardIcon(QStyle::SP_MediaStop), tr("Cancel"), this))
@@ -34,18 +34,25 @@ RunPanel::RunPanel(QWidget* parent)
     auto* box = new QVBoxLayout(this);
     box->setContentsMargins(4, 4, 4, 4);
     auto* group = new QGroupBox(tr("Backends"), this);
-    auto* grid = new QGridLayout(group);
-    int row = 0;
+    auto* rows = new QVBoxLayout(group);
+    // One row per backend: its name, then its algorithms flowing onto as many lines as the dock's width needs (cuDNN
+    // has nine, some with long names), and the reason an unavailable one cannot run wrapped under them, whole.
+    QFont bold = font();
+    bold.setBold(true);
+    int nameWidth = 0;
+    for (const auto& backend : BackendRegistry::instance().backends())
+        nameWidth = std::max(nameWidth, QFontMetrics(bold).horizontalAdvance(QString::fromStdString(backend->name())));
+    nameWidth += 12;
     for (const auto& backend : BackendRegistry::instance().backends()) {
         const Availability av = backend->availability();
         const QString name = QString::fromStdString(backend->name());
-        auto* label = new QLabel(QStringLiteral("<b>%1</b>").arg(name), group);
+        auto* label = new QLabel(name, group);
+        label->setFont(bold);
+        label->setFixedWidth(nameWidth);
         label->setToolTip(QString::fromStdString(backend->description()));
-        grid->addWidget(label, row, 0);
-        // Three algorithms to a row: cuDNN has nine, and one long row would make the dock wider than a
-        // 1366-pixel screen.
-        constexpr int kPerRow = 3;
-        int k = 0;
+        auto* row = new QHBoxLayout;
+        row->addWidget(label, 0, Qt::AlignTop);
+        auto* flow = new FlowLayout(nullptr, 10);
         for (const AlgorithmInfo& algo : backend->algorithms()) {
             const QString sel = name + QLatin1Char('.') + QString::fromStdString(algo.name);
             auto* check = new QCheckBox(QString::fromStdString(algo.name), group);
@@ -56,45 +63,44 @@ RunPanel::RunPanel(QWidget* parent)
             check->setChecked(av.available && backend->name() == "cpu");
             connect(check, &QCheckBox::toggled, this, &RunPanel::updateRunEnabled);
             m_boxes.insert(sel, check);
-            grid->addWidget(check, row + k / kPerRow, 1 + k % kPerRow);
-            ++k;
+            flow->addWidget(check);
         }
-        if (k > 0)
-            row += (k - 1) / kPerRow;
+        row->addLayout(flow, 1);
+        rows->addLayout(row);
         if (backend->algorithms().empty() || !av.available) {
             auto* why = new QLabel(QString::fromStdString(av.reason), group);
+            why->setObjectName(QStringLiteral("unavailable_") + name);
             why->setEnabled(false);
             why->setWordWrap(true);
-            // A wrapped label in a grid does not ask for its second line by itself: reserve it.
-            why->setMinimumHeight(2 * why->fontMetrics().lineSpacing() + 2);
             why->setToolTip(QString::fromStdString(av.reason));
-            if (backend->algorithms().empty())
-                grid->addWidget(why, row, 1, 1, 3);
-            else
-                grid->addWidget(why, row + 1, 1, 1, 3), ++row;
+            why->setContentsMargins(nameWidth + rows->spacing(), 0, 0, 4);
+            rows->addWidget(why);
         }
-        ++row;
     }
-    grid->setColumnStretch(4, 1);
     box->addWidget(group);
 
     m_warmup->setRange(0, 1000);
     m_warmup->setValue(3);
     m_repeat->setRange(1, 10000);
     m_repeat->setValue(10);
-    auto* counts = new QHBoxLayout;
-    counts->addWidget(new QLabel(tr("Warm-ups"), this));
-    counts->addWidget(m_warmup);
-    counts->addWidget(new QLabel(tr("Repeats"), this));
-    counts->addWidget(m_repeat);
+    // Label and field pairs that wrap as a whole, so the panel stays as narrow as a laptop's dock.
+    auto* counts = new FlowLayout(nullptr, 12);
+    auto pair = [this, counts](const QString& label, QWidget* field) {
+        auto* w = new QWidget(this);
+        auto* row = new QHBoxLayout(w);
+        row->setContentsMargins(0, 0, 0, 0);
+        row->addWidget(new QLabel(label, w));
+        row->addWidget(field);
+        counts->addWidget(w);
+    };
+    pair(tr("Warm-ups"), m_warmup);
+    pair(tr("Repeats"), m_repeat);
     m_math->addItem(tr("FP32"), int(MathMode::FP32));
     m_math->addItem(tr("TF32"), int(MathMode::TF32));
     m_math->setObjectName(QStringLiteral("mathMode"));
     m_math->setToolTip(tr("FP32 is exact single precision (no TF32); TF32 lets tensor cores round inputs to 10 bits "
                           "where a GPU backend has it. The mode is recorded with every result."));
-    counts->addWidget(new QLabel(tr("Math"), this));
-    counts->addWidget(m_math);
-    counts->addStretch(1);
+    pair(tr("Math"), m_math);
     box->addLayout(counts);
     m_explore->setObjectName(QStringLiteral("exploreAlgorithms"));
     m_explore->setToolTip(tr("After timing, ask cuDNN about every algorithm for each conv layer (the Explorer page)"));
@@ -125,6 +131,22 @@ RunPanel::RunPanel(QWidget* parent)
     connect(m_run, &QPushButton::clicked, this, &RunPanel::runRequested);
     connect(m_cancel, &QPushButton::clicked, this, &RunPanel::cancelRequested);
     connect(m_live, &QCheckBox::toggled, this, &RunPanel::liveToggled);
+    connect(m_cancel, &QPushButton::clicked, engine, &Engine::cancel);
+    connect(engine, &Engine::started, this, [this](int, bool live) {
+        setRunning(true, live);
+        if (!live)
+            setMessage(tr("Running…"));
+    });
+    connect(engine, &Engine::progress, this, [this](int, double f, const QString& what) { setProgress(f, what); });
+    connect(engine, &Engine::failed, this, [this](int, const QString& message) {
+        setRunning(false, false);
+        setMessage(message);
+    });
+    connect(engine, &Engine::finished, this, [this](int, RunOutcomePtr outcome) { showFinished(*outcome); });
+    connect(engine, &Engine::sweepFinished, this, [this](int, SweepResultPtr r) {
+        setRunning(false, false);
+        setMessage(tr("Sweep done: %1 points × %2 selections").arg(r->samples.size()).arg(r->selections.size()));
+    });
     updateRunEnabled();
 }
 
@@ -214,6 +236,26 @@ void RunPanel::setProgress(double fraction, const QString& what)
 {
     m_progress->setValue(int(fraction * 1000));
     m_progress->setToolTip(what);
+}
+
+// The first line says what ran and how long it took (the window's status bar shows it too); a line per selection
+// that did not run follows.
+void RunPanel::showFinished(const RunOutcome& outcome)
+{
+    setRunning(false, outcome.live);
+    QStringList failures;
+    for (const auto& sel : outcome.result.selections)
+        if (!sel.ok)
+            failures << tr("%1 did not run: %2")
+                            .arg(QString::fromStdString(sel.selection.str()), QString::fromStdString(sel.failure));
+    const QString done = outcome.live
+        ? tr("Live preview updated (%1 ms)").arg(outcome.wallMs, 0, 'f', 1)
+        : tr("Ran %1 in %2 ms")
+              .arg(outcome.result.selections.size() == 1
+                      ? QString::fromStdString(outcome.result.selections[0].selection.str())
+                      : tr("%1 selections").arg(outcome.result.selections.size()))
+              .arg(outcome.wallMs, 0, 'f', 1);
+    setMessage(failures.isEmpty() ? done : done + QLatin1Char('\n') + failures.join(QLatin1Char('\n')));
 }
 
 void RunPanel::setMessage(const QString& text) { m_message->setText(text); }

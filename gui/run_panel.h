@@ -1,6 +1,7 @@
 // Run control: one check box per backend algorithm from the registry (unavailable ones greyed out with
 // the reason as tooltip), warm-ups and repeats, Run, a progress bar and Cancel, and the live-preview
-// switch. It only asks; the window hands the request to the engine.
+// switch. It asks (the window hands the request to the engine) and follows the engine: started, progress, the
+// outcome's summary or the reason a run failed.
 #pragma once
 
 #include "gui/engine.h"
@@ -20,7 +21,7 @@ namespace convscope::gui {
 class RunPanel : public QWidget {
     Q_OBJECT
 public:
-    explicit RunPanel(QWidget* parent = nullptr);
+    explicit RunPanel(Engine* engine, QWidget* parent = nullptr);
 
     RunRequest request() const;
     // Checks exactly these selections (those that exist and are available); false if one is unknown.
@@ -50,6 +51,7 @@ Q_SIGNALS:
 
 private:
     void updateRunEnabled();
+    void showFinished(const RunOutcome& outcome);
     QMap<QString, QCheckBox*> m_boxes;
     QSpinBox* m_warmup;
     QSpinBox* m_repeat;

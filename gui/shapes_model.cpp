@@ -9,9 +9,11 @@
 
 namespace convscope::gui {
 
-ShapesModel::ShapesModel(QObject* parent)
+ShapesModel::ShapesModel(NetworkDocument* doc, QObject* parent)
     : QAbstractTableModel(parent)
 {
+    connect(doc, &NetworkDocument::networkChanged, this, [this, doc] { setNetwork(doc->network(), doc->shapes()); });
+    setNetwork(doc->network(), doc->shapes());
 }
 
 void ShapesModel::setNetwork(const Network& net, const ShapeReport& shapes)

@@ -1,11 +1,12 @@
 // The shapes table: per layer its type, output shape, parameters, FLOPs and memory, the measured time of
 // the shown selection when a run has finished, and invalid layers flagged with the engine's reason. The
-// last row holds the totals.
+// last row holds the totals. It follows the document: every edit re-infers the shapes there.
 #pragma once
 
 #include "compute/network.h"
 #include "compute/shape_inference.h"
 #include "gui/engine.h"
+#include "gui/network_document.h"
 
 #include <QAbstractTableModel>
 
@@ -17,7 +18,7 @@ public:
     // Live: the bytes of every tensor alive while the layer runs (a skip keeps its tensor alive); the totals row
     // shows the peak.
     enum Column { Index, Name, Type, OutputShape, Params, Flops, Memory, Live, Time, ColumnCount };
-    explicit ShapesModel(QObject* parent = nullptr);
+    explicit ShapesModel(NetworkDocument* doc, QObject* parent = nullptr);
 
     void setNetwork(const Network& net, const ShapeReport& shapes);
     // Times from a finished run (matched by layer index, only while the layer count agrees).

@@ -13,7 +13,7 @@
 
 namespace convscope::gui {
 
-SweepPanel::SweepPanel(QWidget* parent)
+SweepPanel::SweepPanel(Engine* engine, QWidget* parent)
     : QWidget(parent)
     , m_preset(new QComboBox(this))
     , m_layer(new QSpinBox(this))
@@ -86,6 +86,24 @@ SweepPanel::SweepPanel(QWidget* parent)
     connect(m_doubling, &QCheckBox::toggled, this, &SweepPanel::updateEnabled);
     connect(m_sweep, &QPushButton::clicked, this, &SweepPanel::sweepRequested);
     connect(m_cancel, &QPushButton::clicked, this, &SweepPanel::cancelRequested);
+    connect(m_cancel, &QPushButton::clicked, engine, &Engine::cancel);
+    connect(engine, &Engine::sweepUpdated, this, [this](int job, SweepResultPtr r, double) {
+        if (job == m_job)
+            m_chart->setResult(r);
+    });
+    connect(engine, &Engine::sweepFinished, this, [this](int job, SweepResultPtr r) {
+        if (job != m_job)
+            return;
+        m_chart->setResult(r);
+        setRunning(false);
+        setMessage(tr("Sweep done: %1 points × %2 selections").arg(r->samples.size()).arg(r->selections.size()));
+    });
+    connect(engine, &Engine::failed, this, [this](int job, const QString& message) {
+        if (job != m_job)
+            return;
+        setRunning(false);
+        setMessage(message);
+    });
     updateEnabled();
 }
 
@@ -152,6 +170,13 @@ void SweepPanel::setRunning(bool running)
 {
     m_sweep->setEnabled(!running && !m_readOnly);
     m_cancel->setEnabled(running);
+}
+
+void SweepPanel::setJob(int job)
+{
+    m_job = job;
+    if (job)
+        setRunning(true);
 }
 
 void SweepPanel::setMessage(const QString& text) { m_message->setText(text); }

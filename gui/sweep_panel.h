@@ -1,9 +1,11 @@
 // Sweep mode: pick one parameter of one layer and a range (or a preset), press Sweep; every selection
 // checked in the Run panel runs at every value (choosing a preset checks its selections that can run
-// here), and the chart follows point by point. It only asks; the window hands the sweep to the engine.
+// here), and the chart follows point by point. It asks (the window hands the sweep to the engine, with the Run
+// panel's request) and follows the engine's reports on the sweep the window says is its own (setJob).
 #pragma once
 
 #include "compute/sweep.h"
+#include "gui/engine.h"
 
 #include <QWidget>
 
@@ -20,7 +22,10 @@ class SweepChart;
 class SweepPanel : public QWidget {
     Q_OBJECT
 public:
-    explicit SweepPanel(QWidget* parent = nullptr);
+    explicit SweepPanel(Engine* engine, QWidget* parent = nullptr);
+    // The engine's job that is this page's sweep (0: none): its updates, its end and its failure are shown here.
+    void setJob(int job);
+    int job() const { return m_job; }
     // The sweep the controls describe; throws InputError when they describe none.
     SweepSpec spec() const;
     // "" = custom; `points` "A-B" keeps the preset's points A to B only (0-based).
@@ -56,6 +61,7 @@ private:
     SweepChart* m_chart;
     QString m_presetPoints;
     bool m_readOnly = false;
+    int m_job = 0;
 };
 
 } // namespace convscope::gui

@@ -7,6 +7,7 @@
 
 #include "gui/chart_view.h"
 #include "gui/engine.h"
+#include "gui/page.h"
 
 #include <QTimer>
 
@@ -15,12 +16,13 @@ class QComboBox;
 
 namespace convscope::gui {
 
-class TimingChart : public ChartView {
+class TimingChart : public ChartView, public Page {
     Q_OBJECT
 public:
     enum class Metric { Time, Gflops, Speedup };
     explicit TimingChart(QWidget* parent = nullptr);
     void setRun(RunOutcomePtr run);
+    void showOutcome(RunOutcomePtr outcome, const QString&) override { setRun(std::move(outcome)); }
     RunOutcomePtr run() const { return m_run; }
     QString chartTitle() const override;
 

@@ -55,6 +55,22 @@ TEST_CASE("network json: every example round-trips losslessly", "[network_json]"
     CHECK(examples > 0);
 }
 
+TEST_CASE(
+    "network json: a description is kept through a round trip and written only when there is one", "[network_json]")
+{
+    Network net = parse(file(R"({"type": "relu"})"));
+    CHECK(net.description.empty());
+    CHECK(serializeNetwork(net).find("description") == std::string::npos);
+    net.description = "Trained on \"digits\"\nseed 0 · 97.3 %";
+    const std::string text = serializeNetwork(net);
+    const Network back = parse(text);
+    CHECK(back.description == net.description);
+    CHECK(back.sameDescription(net));
+    Network other = back;
+    other.description = "untrained";
+    CHECK_FALSE(other.sameDescription(net)); // an edit of the description is an edit of the document
+}
+
 TEST_CASE("network json: save writes the file atomically and load reads it back", "[network_json]")
 {
     test::TempDir dir;
@@ -288,13 +304,18 @@ TEST_CASE("network json: file-level and input mistakes", "[network_json]")
         { R"({"format": "convscope-network", "input": {"channels": 1, "height": 2, "width": 2}, "layers": {}})",
             { "\"layers\" must be a list" } },
         { R"({"format": "convscope-network", "layers": []})", { "\"input\" is missing" } },
+        { R"({"format": "convscope-network", "description": ["a", "b"], "input": {"channels": 1, "height": 2,)"
+          R"( "width": 2}, "layers": []})",
+            { "test.json: \"description\" must be a string, got [\"a\",\"b\"]" } },
         // Without "layers" the file is not taken as an empty network (an explicit [] is one).
         { R"({"format": "convscope-network", "input": {"channels": 1, "height": 2, "width": 2}})",
             { "test.json: \"layers\" is missing" } },
         // Binary files: what they look like, not a JSON parser's complaint about byte 0x08.
         { std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16),
             { "test.json: not a ConvScope network file: it looks like a PNG image" } },
-        { std::string("\x08\x07\x12\x07pytorch\x1a\x03" "2.1:\x8a\x01", 18),
+        { std::string("\x08\x07\x12\x07pytorch\x1a\x03"
+                      "2.1:\x8a\x01",
+              18),
             { "test.json: not a ConvScope network file: it looks like an ONNX model" } },
         { std::string("\x93NUMPY\x01\0v\0{'descr'", 18), { "it looks like a NumPy .npy array" } },
         { std::string("\x01\x02\0\xff garbage", 12), { "not a ConvScope network file: it looks like a binary file" } },

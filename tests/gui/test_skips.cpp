@@ -51,8 +51,7 @@ TEST_CASE("the layer list shows the inputs of a layer that does not read the lay
     CHECK_FALSE(model.index(2).data().toString().contains(QStringLiteral("←")));
 
     // The shapes table: the memory alive at each layer, and the peak in the totals row.
-    ShapesModel shapes;
-    shapes.setNetwork(doc.network(), doc.shapes());
+    ShapesModel shapes(&doc);
     CHECK_FALSE(shapes.index(3, ShapesModel::Live).data().toString().isEmpty());
     CHECK(shapes.index(5, ShapesModel::Live).data().toString().startsWith(QStringLiteral("peak")));
     CHECK(doc.shapes().peakBytes == doc.shapes().layers[3].liveBytes); // r, b and sum are alive at the add
