@@ -141,7 +141,9 @@ if has onnx; then
     rm -f "$OUT/resnet18.onnx"
     # Six torchvision architectures (seeded random weights, exported here) on the GPU backends against onnxruntime,
     # or PyTorch where onnxruntime is not installed.
-    if "$PY" -c "import torchvision" 2>/dev/null; then
+    if [ "${ONNX_TORCHVISION:-1}" = 0 ]; then
+      note "torchvision models: skipped (ONNX_TORCHVISION=0)"
+    elif "$PY" -c "import torchvision" 2>/dev/null; then
       timeout 300 "$PY" tools/torchvision_onnx_check.py --cli "$BIN/convscope-cli" --out "$BUILD/torchvision" \
         --backends cudnn.auto,cuda.implicit_gemm,cuda.direct >"$OUT/onnx-torchvision.log" 2>&1
       tail -22 "$OUT/onnx-torchvision.log"
