@@ -1,6 +1,7 @@
 #include "kernels/common/gpu_session.h"
 
 #include "compute/error.h"
+#include "compute/layer_kinds.h"
 #include "compute/nvtx.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
@@ -151,6 +152,11 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
     for (size_t i = 0; i < n; ++i) {
         LayerState& s = m_layers[i];
         const Layer& l = m_net.layers[i];
+        // A kind with weights (conv, linear, prelu's slopes) whose tensors were never made would hand a kernel a
+        // null pointer: refuse it here, naming the layer, instead of faulting the device.
+        if ((layerKind(l.spec).needs & kNeedsWeights) && !l.weight)
+            throw InputError(m_backend + "." + m_algorithm + ": layer " + std::to_string(i) + " (" + l.name + ", "
+                + layerTypeName(l.spec) + "): its weights are not materialised");
         s.out = s.view ? const_cast<float*>(input(i)) : static_cast<float*>(m_arena->take(shapes.layers[i].out.bytes()));
         s.weight = upload(*m_arena, l.weight, stream);
         s.bias = upload(*m_arena, l.bias, stream);

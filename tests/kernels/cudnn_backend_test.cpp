@@ -340,19 +340,20 @@ TEST_CASE("cudnn pooling: random sweep vs cpu.direct (ceil_mode, asymmetric padd
     checkAgainstCpu(*cudnn, oneLayer(Shape::nchw(3, 5, 7, 9), GlobalAvgPool2d {}), seed, "global_avgpool2d odd");
     checkAgainstCpu(*cudnn, oneLayer(Shape::nchw(2, 3, 64, 48), GlobalAvgPool2d {}), seed + 1, "global_avgpool2d");
 
-    // What cuDNN's pooling cannot express is refused with the reason.
+    // What cuDNN's pooling cannot express: a divisor is refused with the reason; a dilated max pool runs our kernel.
     AvgPool2d over;
     over.divisor_override = 3;
+    const LayerShape s = inferLayer(over, Shape::nchw(1, 2, 9, 9));
+    REQUIRE(s.ok);
+    const Support sup = cudnn->supports("auto", over, s);
+    INFO(sup.reason);
+    CHECK_FALSE(sup.supported);
+    CHECK(sup.reason.find("unsupported") != std::string::npos);
     MaxPool2d dilated;
     dilated.dilation = { 2, 2 };
-    for (const LayerSpec& spec : { LayerSpec { over }, LayerSpec { dilated } }) {
-        const LayerShape s = inferLayer(spec, Shape::nchw(1, 2, 9, 9));
-        REQUIRE(s.ok);
-        const Support sup = cudnn->supports("auto", spec, s);
-        INFO(sup.reason);
-        CHECK_FALSE(sup.supported);
-        CHECK(sup.reason.find("unsupported") != std::string::npos);
-    }
+    dilated.padding = Padding2d::symmetric(1, 1);
+    dilated.ceil_mode = true;
+    checkAgainstCpu(*cudnn, oneLayer(Shape::nchw(2, 3, 11, 10), dilated), seed + 2, "maxpool2d dilation 2");
 }
 
 // Which library call runs each kind the cross-backend test checks for values: cuDNN where it has the operation
@@ -406,6 +407,7 @@ TEST_CASE("cudnn: every new kind runs, and its layer note names what ran", "[gpu
         for (size_t i = 0; i < net.layers.size(); ++i)
             CHECK(cudnn->supports("auto", net.layers[i].spec, shapes.layers[i]).supported);
         checkAgainstCpu(*cudnn, net, seed, "new kinds " + in.str());
+        randomParameters(net, shapes, seed); // prelu's slopes: a session is given materialised parameters
         auto session = cudnn->createSession("auto", {});
         session->prepare(net, shapes);
         for (const auto& [name, notes] : expected) {
