@@ -205,7 +205,7 @@ void FeatureMapGrid::paintEvent(QPaintEvent*)
     if (!m_planes.flat && !m_rects.empty() && !m_planes.channelIds.empty()) {
         const int widest = p.fontMetrics().horizontalAdvance(
             QString::number(*std::max_element(m_planes.channelIds.begin(), m_planes.channelIds.end())));
-        labelEvery = std::max(1, (widest + 4 + m_rects[0].width() + kGap - 1) / (m_rects[0].width() + kGap));
+        labelEvery = std::max(1, (widest + 8 + m_rects[0].width() + kGap - 1) / (m_rects[0].width() + kGap));
     }
     for (size_t i = 0; i < m_images.size() && i < m_rects.size(); ++i) {
         const QRect r = m_rects[i];
@@ -215,8 +215,8 @@ void FeatureMapGrid::paintEvent(QPaintEvent*)
             : i < m_planes.channelIds.size() ? QString::number(m_planes.channelIds[i])
                                              : tr("RGB");
         if (m_planes.flat || (int(i) % std::max(1, m_cols)) % labelEvery == 0)
-            p.drawText(QRect(r.left(), r.top() - kLabel, std::max(r.width(), r.width() * labelEvery), kLabel),
-                Qt::AlignLeft | Qt::AlignVCenter, label);
+            p.drawText(QRect(r.left(), r.top() - kLabel, (r.width() + kGap) * labelEvery - kGap, kLabel),
+                Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, label);
         const double sx = double(r.width()) / double(m_planes.width), sy = double(r.height()) / double(m_planes.height);
         if (m_planes.flat && sx >= 14) {
             // A short feature vector (class scores, probabilities): number the cells, and print the values
