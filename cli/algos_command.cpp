@@ -27,6 +27,7 @@ namespace convscope::cli {
 namespace {
     struct AlgosArgs {
         std::string network, suite, cases, math = "fp32", json, layer;
+        int64_t batch = 0;
         std::vector<std::string> options;
     };
 
@@ -87,12 +88,18 @@ namespace {
 
     void printExploration(std::ostream& out, const std::string& caseName, const nlohmann::json& doc)
     {
-        const auto& pad = doc["padding"];
-        out << caseName << "L" << doc["layer"].get<size_t>() << " " << doc["name"].get<std::string>() << ": conv2d "
-            << doc["input"].get<std::string>() << " → " << doc["output"].get<std::string>() << ", kernel "
-            << doc["kernel"][0] << "×" << doc["kernel"][1] << ", stride " << doc["stride"][0] << "×" << doc["stride"][1]
-            << ", dilation " << doc["dilation"][0] << "×" << doc["dilation"][1] << ", padding [" << pad[0] << ", "
-            << pad[1] << ", " << pad[2] << ", " << pad[3] << "], groups " << doc["groups"] << "\n";
+        // conv2d documents list two numbers per size and four paddings, conv3d ones three and six.
+        const auto dims = [](const nlohmann::json& v, const char* sep) {
+            std::string text;
+            for (size_t k = 0; k < v.size(); ++k)
+                text += (k ? sep : "") + v[k].dump();
+            return text;
+        };
+        out << caseName << "L" << doc["layer"].get<size_t>() << " " << doc["name"].get<std::string>() << ": "
+            << doc.value("type", "conv2d") << " " << doc["input"].get<std::string>() << " → "
+            << doc["output"].get<std::string>() << ", kernel " << dims(doc["kernel"], "×") << ", stride "
+            << dims(doc["stride"], "×") << ", dilation " << dims(doc["dilation"], "×") << ", padding ["
+            << dims(doc["padding"], ", ") << "], groups " << doc["groups"] << "\n";
         out << "  cuDNN " << doc["cudnn"].get<std::string>() << ", math " << doc["math"].get<std::string>()
             << ", layout " << doc["layout"].get<std::string>() << ", workspace limit "
             << bytes(doc["workspace_limit_bytes"]) << (doc["pad_step"].get<bool>() ? ", explicit pad step first" : "")
@@ -113,9 +120,10 @@ namespace {
 
 Command addAlgosCommand(CLI::App& app)
 {
-    auto* cmd = app.add_subcommand("algos", "cuDNN's algorithm explorer: every conv2d algorithm per layer");
+    auto* cmd = app.add_subcommand("algos", "cuDNN's algorithm explorer: every conv2d and conv3d algorithm per layer");
     auto a = std::make_shared<AlgosArgs>();
-    cmd->add_option("network", a->network, "network file (.json)");
+    cmd->add_option("network", a->network, "network file (.json) or ONNX model (.onnx)");
+    addBatchOption(cmd, a->batch);
     cmd->add_option("--suite", a->suite, "a built-in suite instead of a file (unet-encoder, lenet5, weak-shapes)");
     cmd->add_option("--cases", a->cases, "which cases of the suite, e.g. 0-2");
     cmd->add_option("--layer", a->layer, "only this layer (name or index)");
@@ -132,7 +140,7 @@ Command addAlgosCommand(CLI::App& app)
         if (!a->suite.empty()) {
             cases = makeSuite(a->suite);
         } else {
-            Network n = loadNetwork(a->network);
+            Network n = openNetwork(a->network, a->batch);
             cases.push_back({ "", std::move(n) });
         }
         const auto chosen = parseCaseList(a->suite.empty() ? "" : a->cases, cases.size());
@@ -156,7 +164,8 @@ Command addAlgosCommand(CLI::App& app)
             const std::string caseName
                 = a->suite.empty() ? "" : "case " + std::to_string(c) + " (" + cases[c].name + ") ";
             for (size_t i = 0; i < net.layers.size(); ++i) {
-                if (!isConvolution(net.layers[i].spec) || !std::holds_alternative<Conv2d>(net.layers[i].spec))
+                if (!std::holds_alternative<Conv2d>(net.layers[i].spec)
+                    && !std::holds_alternative<Conv3d>(net.layers[i].spec))
                     continue;
                 if (!a->layer.empty() && a->layer != net.layers[i].name && a->layer != std::to_string(i))
                     continue;
@@ -172,7 +181,7 @@ Command addAlgosCommand(CLI::App& app)
             }
         }
         if (convLayers == 0)
-            std::cout << "no conv2d layer to explore\n";
+            std::cout << "no conv2d or conv3d layer to explore\n";
         if (!a->json.empty())
             writeFileAtomically(a->json, all.dump(2) + "\n");
         return 0;

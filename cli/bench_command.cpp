@@ -29,11 +29,13 @@ namespace {
 
     struct BenchArgs {
         std::string network;
+        int64_t batch = 0;
         std::string suite;
         std::string backends = "cpu.im2col_gemm";
         bool fuse = false;
         bool graph = false;
         std::string cases;
+        int64_t pairs = 0; // lecture-interpolation: only the first N ordered pairs
         int warmup = 3;
         int repeat = 10;
         std::string reference = "auto";
@@ -105,8 +107,13 @@ Command addBenchCommand(CLI::App& app)
 {
     auto* cmd = app.add_subcommand("bench", "Benchmark selections side by side on a built-in suite or a network");
     auto a = std::make_shared<BenchArgs>();
-    cmd->add_option("network", a->network, "network file (.json) instead of a suite");
-    cmd->add_option("--suite", a->suite, "built-in suite: unet-encoder, lenet5, weak-shapes, fft");
+    cmd->add_option("network", a->network, "network file (.json) or ONNX model (.onnx) instead of a suite");
+    addBatchOption(cmd, a->batch);
+    cmd->add_option("--suite", a->suite,
+        "built-in suite: unet-encoder, lenet5, weak-shapes, fft, autoencoder3d (its convolutions at batch 64), "
+        "lecture-interpolation (50 chairs, every ordered pair, 11 steps, batched and one by one)");
+    cmd->add_option("--pairs", a->pairs, "lecture-interpolation: only the first N ordered pairs (0: all 2450)")
+        ->capture_default_str();
     cmd->add_option("--backends", a->backends, "comma-separated selections; ratios are against the first")
         ->capture_default_str();
     cmd->add_option("--cases", a->cases, "which cases of the suite, e.g. 0-2");
@@ -121,13 +128,20 @@ Command addBenchCommand(CLI::App& app)
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
     return [a]() {
         if (a->network.empty() == a->suite.empty())
-            throw InputError("bench needs either a network file or --suite (" + std::string("unet-encoder, lenet5, "
-                                                                                             "weak-shapes, fft)"));
+            throw InputError("bench needs either a network file or --suite (unet-encoder, lenet5, weak-shapes, fft, "
+                             "autoencoder3d, lecture-interpolation)");
+        if (a->suite == "lecture-interpolation") {
+            SessionOptions session;
+            session.math = parseMathMode(a->math);
+            session.extra = parseBackendOptions(a->backendOptions);
+            return runLectureTable(autoencoder3dNetwork(1), "latent", parseSelections(a->backends), session, 50,
+                a->pairs, 11, { DecodeMode::Batched, DecodeMode::OneByOne });
+        }
         std::vector<BenchCase> cases;
         if (!a->suite.empty()) {
             cases = makeSuite(a->suite);
         } else {
-            Network n = loadNetwork(a->network);
+            Network n = openNetwork(a->network, a->batch);
             cases.push_back({ n.name, std::move(n) });
         }
         const auto chosen = parseCases(a->cases, cases.size());

@@ -76,9 +76,86 @@ namespace {
         return n;
     }
 
+    Layer volumeLayer(const std::string& name, LayerSpec spec, uint64_t seed)
+    {
+        Layer l;
+        l.name = name;
+        l.spec = std::move(spec);
+        l.init.kind = "he_uniform";
+        l.init.seed = seed;
+        return l;
+    }
+
+    Conv3d encoderConv(int64_t out, int64_t stride)
+    {
+        Conv3d c;
+        c.out_channels = out;
+        c.kernel_size = { 5, 5, 5 };
+        c.stride = { stride, stride, stride };
+        c.padding = { Padding3d::Mode::Same };
+        return c;
+    }
+
+    // TensorFlow's conv3d_transpose 'SAME' (out = in · stride): the full output cropped by the padding the forward
+    // 'SAME' convolution of the output size would add, the odd plane at the back.
+    ConvTranspose3d decoderConv(int64_t out, int64_t stride, int64_t before, int64_t after)
+    {
+        ConvTranspose3d c;
+        c.out_channels = out;
+        c.kernel_size = { 5, 5, 5 };
+        c.stride = { stride, stride, stride };
+        c.padding = { Padding3d::Mode::Explicit, before, after, before, after, before, after };
+        return c;
+    }
+
+    // The autoencoder's convolutions one by one at batch 64 (issue 18: t(cudnn.auto) / t(our best) on each).
+    std::vector<BenchCase> autoencoderLayers()
+    {
+        struct Item {
+            const char* name;
+            int64_t inC, size;
+            LayerSpec spec;
+        };
+        const Item items[] = {
+            { "enc1 conv3d 1→32 @32³ s2", 1, 32, encoderConv(32, 2) },
+            { "enc2 conv3d 32→16 @16³ s2", 32, 16, encoderConv(16, 2) },
+            { "enc3 conv3d 16→8 @8³ s4", 16, 8, encoderConv(8, 4) },
+            { "dec1 conv_transpose3d 8→16 @2³ s4", 8, 2, decoderConv(16, 4, 0, 1) },
+            { "dec2 conv_transpose3d 16→32 @8³ s2", 16, 8, decoderConv(32, 2, 1, 2) },
+            { "dec3 conv_transpose3d 32→1 @16³ s2", 32, 16, decoderConv(1, 2, 1, 2) },
+        };
+        std::vector<BenchCase> out;
+        uint64_t seed = 400;
+        for (const Item& i : items) {
+            Network n;
+            n.name = std::string("autoencoder3d ") + i.name + " b64";
+            n.input = { 64, i.inC, i.size, i.size, false, "random:" + std::to_string(seed), i.size };
+            n.layers.push_back(volumeLayer(std::string(i.name).substr(0, 4), i.spec, seed++)); // "enc1" … "dec3"
+            out.push_back({ std::string(i.name) + " b64", std::move(n) });
+        }
+        return out;
+    }
+
 } // namespace
 
-std::vector<std::string> suiteNames() { return { "unet-encoder", "lenet5", "weak-shapes", "fft" }; }
+Network autoencoder3dNetwork(int64_t batch)
+{
+    Network n;
+    n.name = "Autoencoder 3-D: 32³ voxels → 2×2×2×8 latent → 32³";
+    n.input = { batch, 1, 32, 32, false, "sample:voxels:chair", 32 };
+    const auto relu = [](const std::string& name) { return Layer { name, ReLU {}, {}, {}, {}, {}, {}, {}, {}, {} }; };
+    n.layers = { volumeLayer("enc1", encoderConv(32, 2), 1), relu("enc1_relu"), volumeLayer("enc2", encoderConv(16, 2), 2),
+        relu("enc2_relu"), volumeLayer("enc3", encoderConv(8, 4), 3), relu("latent"),
+        volumeLayer("dec1", decoderConv(16, 4, 0, 1), 4), relu("dec1_relu"), volumeLayer("dec2", decoderConv(32, 2, 1, 2), 5),
+        relu("dec2_relu"), volumeLayer("dec3", decoderConv(1, 2, 1, 2), 6),
+        Layer { "output", Tanh {}, {}, {}, {}, {}, {}, {}, {}, {} } };
+    return n;
+}
+
+std::vector<std::string> suiteNames()
+{
+    return { "unet-encoder", "lenet5", "weak-shapes", "fft", "autoencoder3d", "lecture-interpolation" };
+}
 
 std::vector<BenchCase> makeSuite(const std::string& name)
 {
@@ -90,6 +167,10 @@ std::vector<BenchCase> makeSuite(const std::string& name)
         return weakShapes();
     if (name == "fft")
         return fftCases();
+    if (name == "autoencoder3d")
+        return autoencoderLayers();
+    if (name == "lecture-interpolation")
+        return { { "lecture-interpolation", autoencoder3dNetwork(1) } }; // run by runLectureTable, not as layers
     std::string known;
     for (const auto& n : suiteNames())
         known += (known.empty() ? "" : ", ") + n;

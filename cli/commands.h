@@ -15,5 +15,7 @@ Command addRunCommand(CLI::App& app);
 Command addBenchCommand(CLI::App& app);
 Command addInfoCommand(CLI::App& app);
 Command addAlgosCommand(CLI::App& app);
+Command addExportCommand(CLI::App& app);
+Command addInterpolateCommand(CLI::App& app);
 
 } // namespace convscope::cli

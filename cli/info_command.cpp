@@ -22,7 +22,7 @@ Command addInfoCommand(CLI::App& app)
             std::cout << k << ": " << v << "\n";
         std::cout << "NVTX ranges: " << (nvtx::enabled() ? "on (domain ConvScope)" : "off (built without NVTX)")
                   << "\n";
-        std::cout << "ONNX import (export: not yet): "
+        std::cout << "ONNX import and export: "
                   << (CONVSCOPE_WITH_ONNX ? std::string("built (libonnx ") + CONVSCOPE_ONNX_VERSION + ")"
                                           : std::string("not built: ") + CONVSCOPE_ONNX_WHY)
                   << "\n";

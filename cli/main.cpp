@@ -24,6 +24,8 @@ int main(int argc, char** argv)
     add(cli::addBenchCommand);
     add(cli::addInfoCommand);
     add(cli::addAlgosCommand);
+    add(cli::addExportCommand);
+    add(cli::addInterpolateCommand);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

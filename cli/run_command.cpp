@@ -22,6 +22,7 @@ namespace {
 
     struct RunArgs {
         std::string network;
+        int64_t batch = 0;
         std::string backends = "cpu.direct";
         bool fuse = false;
         bool graph = false;
@@ -81,14 +82,6 @@ namespace {
         return loadImageInput(path, net.input.batch, net.input.channels, size.height, size.width);
     }
 
-    std::string safeFileName(const std::string& name)
-    {
-        std::string out;
-        for (char c : name)
-            out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
-        return out.empty() ? "layer" : out;
-    }
-
     void dumpOutputs(const std::filesystem::path& dir, const Network& net, const SelectionResult& sel)
     {
         std::filesystem::create_directories(dir);
@@ -110,7 +103,8 @@ Command addRunCommand(CLI::App& app)
 {
     auto* cmd = app.add_subcommand("run", "Run a network on one or more selections and time every layer");
     auto a = std::make_shared<RunArgs>();
-    cmd->add_option("network", a->network, "network file (.json)")->required();
+    cmd->add_option("network", a->network, "network file (.json) or ONNX model (.onnx)")->required();
+    addBatchOption(cmd, a->batch);
     cmd->add_option("--backends", a->backends, "comma-separated selections, e.g. cpu.direct,cpu.im2col_gemm")
         ->capture_default_str();
     cmd->add_option("--warmup", a->warmup, "untimed passes first")->capture_default_str();
@@ -142,7 +136,7 @@ Command addRunCommand(CLI::App& app)
             const bool plain = a->memoryBudget.find_first_not_of("0123456789.") == std::string::npos;
             setHostMemoryBudget(parseMemorySize(a->memoryBudget + (plain ? "G" : ""), "--memory-budget"));
         }
-        Network net = loadNetwork(a->network);
+        Network net = openNetwork(a->network, a->batch);
         if (net.layers.empty()) {
             std::cout << (net.name.empty() ? a->network : net.name) << " has no layers: nothing to run\n";
             return 0;

@@ -1,5 +1,8 @@
 #include "cli/run_support.h"
 
+#include "compute/network_json.h"
+#include "compute/onnx_model.h"
+
 #include "cli/text_table.h"
 
 #include "compute/error.h"
@@ -9,6 +12,24 @@
 #include <sstream>
 
 namespace convscope::cli {
+
+Network openNetwork(const std::string& path, int64_t batch)
+{
+    if (isOnnxFile(path))
+        return importOnnxModel(path, batch);
+    Network net = loadNetwork(path);
+    if (batch > 0)
+        net.input.batch = batch;
+    return net;
+}
+
+void addBatchOption(CLI::App* cmd, int64_t& batch)
+{
+    cmd->add_option("--batch", batch,
+           "batch size: an ONNX model's symbolic batch dimension, or a network file's input batch")
+        ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+}
+
 
 std::vector<Selection> parseSelections(const std::string& commaSeparated, bool withFusedTwins)
 {

@@ -5,12 +5,20 @@
 #include "compute/network.h"
 #include "compute/profiler.h"
 
+#include <CLI/CLI.hpp>
+
 #include <map>
 #include <ostream>
 #include <string>
 #include <vector>
 
 namespace convscope::cli {
+
+// A network file (.json) or an ONNX model; `batch` > 0 (--batch) sets the batch: an ONNX model's symbolic batch
+// dimension, or a network file's input batch. Every command that opens a network opens it here.
+Network openNetwork(const std::string& path, int64_t batch);
+// Adds --batch to a command.
+void addBatchOption(CLI::App* cmd, int64_t& batch);
 
 // `withFusedTwins` (--fuse) adds "S+fused" right after every selection S that is not fused already.
 std::vector<Selection> parseSelections(const std::string& commaSeparated, bool withFusedTwins = false);

@@ -2,6 +2,7 @@
 // shape, parameters, FLOPs, the memory alive while it runs (a skip keeps its tensor alive) and the output-size
 // formula with the numbers filled in; totals and the peak; invalid layers flagged with the reason (exit status 2).
 #include "cli/commands.h"
+#include "cli/run_support.h"
 #include "cli/text_table.h"
 
 #include "compute/error.h"
@@ -27,9 +28,11 @@ Command addShapesCommand(CLI::App& app)
 {
     auto* cmd = app.add_subcommand("shapes", "Output shape, formula and cost of every layer");
     auto path = std::make_shared<std::string>();
-    cmd->add_option("network", *path, "network file (.json)")->required();
-    return [path]() {
-        const Network net = loadNetwork(*path);
+    auto batch = std::make_shared<int64_t>(0);
+    cmd->add_option("network", *path, "network file (.json) or ONNX model (.onnx)")->required();
+    addBatchOption(cmd, *batch);
+    return [path, batch]() {
+        const Network net = openNetwork(*path, *batch);
         const ShapeReport shapes = inferShapes(net);
         std::cout << net.name << " — input " << shapes.input.str() << " (" << net.input.source << ")\n\n";
         TextTable table(

@@ -3,6 +3,7 @@
 #include "compute/error.h"
 #include "compute/memory_budget.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -114,6 +115,16 @@ std::string readFile(const std::filesystem::path& path, const std::string& what)
     if (in.bad())
         throw InputError("cannot read " + what + ": read error");
     return std::move(ss).str();
+}
+
+std::string safeFileName(const std::string& name)
+{
+    std::string out;
+    for (char c : name)
+        out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+    while (!out.empty() && out.front() == '.')
+        out.erase(out.begin());
+    return out.empty() ? "layer" : out;
 }
 
 } // namespace convscope

@@ -106,6 +106,10 @@ public:
     virtual Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape& shape) const = 0;
     virtual std::unique_ptr<BackendSession> createSession(const std::string& algorithm, const SessionOptions& options)
         = 0;
+    // Does this backend's code for this kind handle volumes (5-D [N, C, D, H, W] tensors, the depth included)? The
+    // profiler refuses a layer with a volume input or output on a backend that says no, naming the layer, before it
+    // could build descriptors or grids from N, C, H, W alone and silently drop the depth.
+    virtual bool takesVolumes(const LayerSpec& /*spec*/) const { return false; }
     // Can a convolution of this backend apply `activation` in its epilogue (Conv2d::fused_activation)? Only then
     // does the fusion pass move an activation layer into the convolution before it for this backend.
     virtual bool fusesActivation(FusedActivation::Kind /*activation*/) const { return false; }

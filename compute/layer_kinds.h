@@ -39,6 +39,7 @@ enum KindNeeds : unsigned {
     kNeedsWeights = 1, // a weight tensor and an optional bias (init rule or .npy files)
     kNeedsStatistics = 2, // batch norm's running_mean / running_var / weight / bias
     kNeedsImage = 4, // an [N, C, H, W] input, not a flat [N, F] one
+    kNeedsVolume = 8, // an [N, C, D, H, W] input (the 3-D kinds)
 };
 
 inline constexpr int kUnboundedInputs = 1 << 20;
@@ -70,6 +71,7 @@ template <typename T> inline constexpr size_t kindIndex = detail::indexIn<T>(sta
 
 inline constexpr int kAny = kUnboundedInputs;
 inline constexpr unsigned kWeightsImage = kNeedsWeights | kNeedsImage;
+inline constexpr unsigned kWeightsVolume = kNeedsWeights | kNeedsVolume;
 
 // clang-format off
 inline constexpr std::array<LayerKindInfo, std::variant_size_v<LayerSpec>> kLayerKinds = { {
@@ -97,6 +99,10 @@ inline constexpr std::array<LayerKindInfo, std::variant_size_v<LayerSpec>> kLaye
     { kindIndex<Hardsigmoid>, "hardsigmoid", "Hardsigmoid", "hsigmoid", KindFamily::Activation, 1, 1,
         kNeedsNothing, {} },
     { kindIndex<SiLU>, "silu", "SiLU", "silu", KindFamily::Activation, 1, 1, kNeedsNothing, {} },
+    { kindIndex<Hardtanh>, "hardtanh", "Hardtanh", "hardtanh", KindFamily::Activation, 1, 1, kNeedsNothing,
+        { "min_val", "max_val" } },
+    { kindIndex<PReLU>, "prelu", "PReLU", "prelu", KindFamily::Activation, 1, 1, kNeedsWeights,
+        { "num_parameters", "init" } },
     { kindIndex<Flatten>, "flatten", "Flatten", "flatten", KindFamily::Reshape, 1, 1, kNeedsNothing, {} },
     { kindIndex<Linear>, "linear", "Linear", "fc", KindFamily::FullyConnected, 1, 1, kNeedsWeights,
         { "out_features", "bias", "init" } },
@@ -108,6 +114,19 @@ inline constexpr std::array<LayerKindInfo, std::variant_size_v<LayerSpec>> kLaye
     { kindIndex<Pad>, "pad", "Pad", "pad", KindFamily::Padding, 1, 1, kNeedsImage, { "padding", "mode", "value" } },
     { kindIndex<Identity>, "identity", "Identity", "identity", KindFamily::NoOp, 1, 1, kNeedsNothing, {} },
     { kindIndex<Dropout>, "dropout", "Dropout", "dropout", KindFamily::NoOp, 1, 1, kNeedsNothing, { "p" } },
+    { kindIndex<Conv3d>, "conv3d", "Conv3d", "conv3d_", KindFamily::Convolution, 1, 1, kWeightsVolume,
+        { "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias", "init" } },
+    { kindIndex<ConvTranspose3d>, "conv_transpose3d", "ConvTranspose3d", "convt3d_", KindFamily::Convolution, 1, 1,
+        kWeightsVolume, { "out_channels", "kernel_size", "stride", "padding", "output_padding", "dilation", "groups",
+        "bias", "init" } },
+    { kindIndex<MaxPool3d>, "maxpool3d", "MaxPool3d", "maxpool3d_", KindFamily::Pooling, 1, 1, kNeedsVolume,
+        { "kernel_size", "stride", "padding", "dilation", "ceil_mode" } },
+    { kindIndex<AvgPool3d>, "avgpool3d", "AvgPool3d", "avgpool3d_", KindFamily::Pooling, 1, 1, kNeedsVolume,
+        { "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override" } },
+    { kindIndex<GlobalAvgPool3d>, "global_avgpool3d", "Global AvgPool3d", "gap3d_", KindFamily::Pooling, 1, 1,
+        kNeedsVolume, {} },
+    { kindIndex<BatchNorm3d>, "batchnorm3d", "BatchNorm3d", "bn3d_", KindFamily::Normalization, 1, 1,
+        kNeedsStatistics | kNeedsVolume, { "eps", "affine", "running_mean", "running_var", "weight", "bias", "init" } },
 } };
 // clang-format on
 
@@ -122,6 +141,10 @@ static_assert(layerKindsInVariantOrder(),
     "kLayerKinds must have one row per LayerSpec alternative, in the variant's order (a new kind needs its row)");
 
 inline const LayerKindInfo& layerKind(const LayerSpec& spec) { return kLayerKinds[spec.index()]; }
+// The 3-D kinds (conv3d, conv_transpose3d, maxpool3d, avgpool3d, global_avgpool3d, batchnorm3d): they take volumes
+// only. A backend without volume kernels refuses them all with one branch of its dispatch.
+template <typename T> inline constexpr bool isVolumeKind = (kLayerKinds[kindIndex<T>].needs & kNeedsVolume) != 0;
+inline bool isVolumeLayer(const LayerSpec& spec) { return (layerKind(spec).needs & kNeedsVolume) != 0; }
 template <typename T> constexpr const LayerKindInfo& layerKindOf() { return kLayerKinds[kindIndex<T>]; }
 // The row of a file type name, or nullptr.
 const LayerKindInfo* findLayerKind(std::string_view type);

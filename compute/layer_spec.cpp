@@ -32,6 +32,13 @@ namespace {
     {
         return p[0] == p[1] ? std::to_string(p[0]) : std::to_string(p[0]) + "×" + std::to_string(p[1]);
     }
+
+    std::string tripleText(const Triple& t)
+    {
+        return t[0] == t[1] && t[1] == t[2]
+            ? std::to_string(t[0])
+            : std::to_string(t[0]) + "×" + std::to_string(t[1]) + "×" + std::to_string(t[2]);
+    }
 } // namespace
 
 const LayerKindInfo* findLayerKind(std::string_view type)
@@ -86,10 +93,25 @@ std::string layerSummary(const LayerSpec& spec)
                     s << " g" << l.groups;
             } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>) {
                 s << " k" << pairText(l.kernel_size) << " s" << pairText(l.effectiveStride());
+            } else if constexpr (std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>) {
+                s << " →" << l.out_channels << " k" << tripleText(l.kernel_size);
+                if (l.stride != Triple { 1, 1, 1 })
+                    s << " s" << tripleText(l.stride);
+                if (l.dilation != Triple { 1, 1, 1 })
+                    s << " d" << tripleText(l.dilation);
+                if (l.groups != 1)
+                    s << " g" << l.groups;
+            } else if constexpr (std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
+                s << " k" << tripleText(l.kernel_size) << " s" << tripleText(l.effectiveStride());
             } else if constexpr (std::is_same_v<T, Linear>) {
                 s << " →" << l.out_features;
             } else if constexpr (std::is_same_v<T, LeakyReLU>) {
                 s << " " << l.negative_slope;
+            } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                s << " [" << l.min_val << ", " << l.max_val << "]";
+            } else if constexpr (std::is_same_v<T, PReLU>) {
+                if (l.num_parameters != 1)
+                    s << " ×" << l.num_parameters;
             } else if constexpr (std::is_same_v<T, Pad>) {
                 s << " [" << l.padding[0] << ", " << l.padding[1] << ", " << l.padding[2] << ", " << l.padding[3]
                   << "] " << padModeName(l.mode);

@@ -146,6 +146,20 @@ struct Hardsigmoid {
 struct SiLU {
     bool operator==(const SiLU&) const = default;
 };
+// torch.nn.Hardtanh: min(max(x, min_val), max_val), NaN stays NaN (ONNX's Clip with any bounds). min_val must be
+// below max_val.
+struct Hardtanh {
+    double min_val = -1.0;
+    double max_val = 1.0;
+    bool operator==(const Hardtanh&) const = default;
+};
+// torch.nn.PReLU: x > 0 ? x : a[c] · x with a learnable slope, one for every channel (num_parameters = C, the
+// channel being dim 1 of an image, a volume or a flat [N, F] input) or one shared by all (num_parameters = 1).
+// The slopes are the layer's weight [num_parameters]; init kind "default" sets PyTorch's 0.25.
+struct PReLU {
+    int64_t num_parameters = 1;
+    bool operator==(const PReLU&) const = default;
+};
 // torch.nn.Identity: kept so that an imported network keeps its layer names.
 struct Identity {
     bool operator==(const Identity&) const = default;
@@ -182,11 +196,93 @@ struct Pad {
 };
 const char* padModeName(Pad::Mode mode); // "constant", "reflect", "replicate"
 
+// ---- Volumes (NCDHW): the 3-D siblings of the window ops. Triples are {depth, height, width}, as PyTorch's
+// kernel_size=(kd, kh, kw).
+using Triple = std::array<int64_t, 3>;
+
+// Padding of a 3-D window op. Explicit padding is [front, back, top, bottom, left, right] (before and after along D,
+// then H, then W); "same" and "valid" follow TensorFlow's rules (the odd extra plane goes at the back, bottom, right),
+// resolved by shape inference once the input size is known.
+struct Padding3d {
+    enum class Mode { Explicit, Same, Valid };
+    Mode mode = Mode::Explicit;
+    int64_t front = 0, back = 0, top = 0, bottom = 0, left = 0, right = 0;
+
+    static Padding3d symmetric(int64_t pd, int64_t ph, int64_t pw) { return { Mode::Explicit, pd, pd, ph, ph, pw, pw }; }
+    bool isSymmetric() const { return mode == Mode::Explicit && front == back && top == bottom && left == right; }
+    // {before, after} along axis 0 (D), 1 (H) or 2 (W).
+    std::array<int64_t, 2> along(int axis) const
+    {
+        return axis == 0 ? std::array<int64_t, 2> { front, back }
+            : axis == 1  ? std::array<int64_t, 2> { top, bottom }
+                         : std::array<int64_t, 2> { left, right };
+    }
+    bool operator==(const Padding3d&) const = default;
+};
+
+// torch.nn.Conv3d: weight [C_out, C_in / groups, kd, kh, kw].
+struct Conv3d {
+    int64_t out_channels = 1;
+    Triple kernel_size { 3, 3, 3 };
+    Triple stride { 1, 1, 1 };
+    Padding3d padding;
+    Triple dilation { 1, 1, 1 };
+    int64_t groups = 1;
+    bool bias = true;
+    bool operator==(const Conv3d&) const = default;
+};
+
+// torch.nn.ConvTranspose3d: weight [C_in, C_out / groups, kd, kh, kw]. padding crops the full transposed output
+// (front, back, top, bottom, left, right); output_padding adds planes at the back/bottom/right.
+struct ConvTranspose3d {
+    int64_t out_channels = 1;
+    Triple kernel_size { 3, 3, 3 };
+    Triple stride { 1, 1, 1 };
+    Padding3d padding;
+    Triple output_padding { 0, 0, 0 };
+    Triple dilation { 1, 1, 1 };
+    int64_t groups = 1;
+    bool bias = true;
+    bool operator==(const ConvTranspose3d&) const = default;
+};
+
+struct MaxPool3d {
+    Triple kernel_size { 2, 2, 2 };
+    std::optional<Triple> stride; // PyTorch: defaults to kernel_size
+    Padding3d padding;
+    Triple dilation { 1, 1, 1 };
+    bool ceil_mode = false;
+    Triple effectiveStride() const { return stride ? *stride : kernel_size; }
+    bool operator==(const MaxPool3d&) const = default;
+};
+
+struct AvgPool3d {
+    Triple kernel_size { 2, 2, 2 };
+    std::optional<Triple> stride;
+    Padding3d padding;
+    bool ceil_mode = false;
+    bool count_include_pad = true;
+    std::optional<int64_t> divisor_override;
+    Triple effectiveStride() const { return stride ? *stride : kernel_size; }
+    bool operator==(const AvgPool3d&) const = default;
+};
+
+// The mean over D, H and W of each channel (torch.nn.AdaptiveAvgPool3d(1)): [N, C, D, H, W] -> [N, C, 1, 1, 1].
+struct GlobalAvgPool3d {
+    bool operator==(const GlobalAvgPool3d&) const = default;
+};
+
+struct BatchNorm3d {
+    double eps = 1e-5;
+    bool affine = true;
+    bool operator==(const BatchNorm3d&) const = default;
+};
+
 // The order of the alternatives is the menu order; compute/layer_kinds.h holds every other fact about each kind
 // and checks at compile time that it lists them in this order.
 using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
-    LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Flatten, Linear, Softmax, Add, Mul, Concat, Pad,
-    Identity, Dropout>;
+    LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh, PReLU, Flatten, Linear, Softmax, Add,
+    Mul, Concat, Pad, Identity, Dropout, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, GlobalAvgPool3d, BatchNorm3d>;
 
 // The file-format / PyTorch-style type name: "conv2d", "conv_transpose2d", "maxpool2d", ...
 std::string layerTypeName(const LayerSpec& spec);

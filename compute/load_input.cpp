@@ -5,6 +5,7 @@
 #include "compute/image_input.h"
 #include "compute/npy.h"
 #include "compute/random.h"
+#include "compute/voxel_samples.h"
 
 #include <algorithm>
 #include <set>
@@ -31,9 +32,18 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
         throw InputError(where + ": the input size " + shape.str() + " must be positive");
     checkedMul(shape.numel(), int64_t(sizeof(float)), where + ": input " + shape.str());
 
-    if (input.depth > 0 && !input.flat && source.rfind("random", 0) != 0 && lowerExtension(source) != ".npy")
+    const bool voxels = source.rfind("sample:", 0) == 0 && isVoxelSample(source.substr(7));
+    if (input.depth > 0 && !input.flat && source.rfind("random", 0) != 0 && lowerExtension(source) != ".npy"
+        && !voxels)
         throw InputError(where + ": the input is a volume " + shape.str()
-            + "; give it \"random\", \"random:SEED\" or an .npy file of shape [N, C, D, H, W] or [C, D, H, W]");
+            + "; give it \"random\", \"random:SEED\", a voxel sample (sample:voxels:sphere, :torus, :cube, :chair) "
+              "or an .npy file of shape [N, C, D, H, W] or [C, D, H, W]");
+    if (voxels) {
+        if (input.flat || input.depth <= 0)
+            throw InputError(where + ": a voxel sample is a volume; the input needs a \"depth\" (it is " + shape.str()
+                + ")");
+        return makeVoxelSample(source.substr(7), input.batch, input.channels, input.depth, input.height, input.width);
+    }
     if (source.rfind("sample:", 0) == 0) {
         if (input.flat)
             throw InputError(where + ": a sample picture needs an image input (channels, height, width), not features");

@@ -75,7 +75,7 @@ namespace {
 
         Tensor allocate(const Shape& shape, const std::string& what)
         {
-            checkedProduct({ shape.n, shape.c, shape.h, shape.w, int64_t(sizeof(float)) }, m_where + ": " + what);
+            checkedProduct({ shape.n, shape.c, shape.d, shape.h, shape.w, int64_t(sizeof(float)) }, m_where + ": " + what);
             return Tensor(shape);
         }
 
@@ -137,6 +137,9 @@ namespace {
             } else if (classicFilter(init.kind, filter)) {
                 if (!plan.convolution)
                     fail("\"init\": kind \"" + init.kind + "\" is a 3x3 filter and applies only to convolutions");
+                if (plan.weightDims.size() != 4)
+                    fail("\"init\": kind \"" + init.kind + "\" is a 2-D 3x3 filter and does not apply to "
+                        + layerTypeName(m_layer.spec));
                 if (plan.weightDims[2] != 3 || plan.weightDims[3] != 3)
                     fail("\"init\": kind \"" + init.kind + "\" is a 3x3 filter but kernel_size is ["
                         + std::to_string(plan.weightDims[2]) + ", " + std::to_string(plan.weightDims[3]) + "]");
@@ -181,7 +184,8 @@ namespace {
                 return;
             }
             if (init.kind != "default" && init.kind != "random")
-                fail("\"init\": kind \"" + init.kind + "\" does not apply to batchnorm2d (default or random)");
+                fail("\"init\": kind \"" + init.kind + "\" does not apply to " + layerTypeName(m_layer.spec)
+                    + " (default or random)");
             const Shape shape = Shape::nchw(channels, 1, 1, 1);
             Tensor weight = Tensor::filled(shape, 1.0f), bias = Tensor::zeros(shape), mean = Tensor::zeros(shape),
                    var = Tensor::filled(shape, 1.0f);
@@ -221,7 +225,9 @@ namespace {
                     fail("\"running_var\" must be non-negative, channel " + std::to_string(c) + " has "
                         + std::to_string(var.data()[c]));
             // Without affine PyTorch has no weight and bias; 1 and 0 keep every backend on one formula.
-            if (!std::get<BatchNorm2d>(m_layer.spec).affine) {
+            const auto* bn2 = std::get_if<BatchNorm2d>(&m_layer.spec);
+            const auto* bn3 = std::get_if<BatchNorm3d>(&m_layer.spec);
+            if ((bn2 && !bn2->affine) || (bn3 && !bn3->affine)) {
                 weight.fill(1.0f);
                 bias.fill(0.0f);
             }
@@ -267,8 +273,42 @@ namespace {
                         plan.fanOut = l.out_features;
                         plan.biasSize = l.bias ? l.out_features : 0;
                         weightsAndBias(plan);
-                    } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                    } else if constexpr (std::is_same_v<T, Conv3d>) {
+                        const int64_t kd = l.kernel_size[0], kh = l.kernel_size[1], kw = l.kernel_size[2], g = l.groups;
+                        m_inPerGroup = cin / g;
+                        plan.weightDims = { l.out_channels, cin / g, kd, kh, kw };
+                        plan.weightShape = Shape::ncdhw(l.out_channels, cin / g, kd, kh, kw);
+                        plan.fanIn = checkedProduct({ cin / g, kd, kh, kw }, m_where + ": fan_in");
+                        plan.fanOut = checkedProduct({ l.out_channels, kd, kh, kw }, m_where + ": fan_out");
+                        plan.biasSize = l.bias ? l.out_channels : 0;
+                        plan.convolution = true;
+                        weightsAndBias(plan);
+                    } else if constexpr (std::is_same_v<T, ConvTranspose3d>) {
+                        // As conv_transpose2d: PyTorch takes the fans from the weight [C_in, C_out/g, kd, kh, kw].
+                        const int64_t kd = l.kernel_size[0], kh = l.kernel_size[1], kw = l.kernel_size[2], g = l.groups;
+                        m_inPerGroup = cin / g;
+                        plan.weightDims = { cin, l.out_channels / g, kd, kh, kw };
+                        plan.weightShape = Shape::ncdhw(cin, l.out_channels / g, kd, kh, kw);
+                        plan.fanIn = checkedProduct({ l.out_channels / g, kd, kh, kw }, m_where + ": fan_in");
+                        plan.fanOut = checkedProduct({ cin, kd, kh, kw }, m_where + ": fan_out");
+                        plan.biasSize = l.bias ? l.out_channels : 0;
+                        plan.convolution = true;
+                        weightsAndBias(plan);
+                    } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                         batchNorm(cin);
+                    } else if constexpr (std::is_same_v<T, PReLU>) {
+                        // torch.nn.PReLU(num_parameters, init=0.25): weight [num_parameters], no bias. "default"
+                        // is PyTorch's constant 0.25, not a kaiming draw.
+                        plan.weightDims = { l.num_parameters };
+                        plan.weightShape = Shape::nchw(l.num_parameters, 1, 1, 1);
+                        if (m_layer.init.kind == "default") {
+                            m_layer.weight = std::make_shared<const Tensor>(Tensor::filled(plan.weightShape, 0.25f));
+                        } else if (m_layer.init.kind == "he_uniform" || m_layer.init.kind == "xavier_uniform") {
+                            fail("\"init\": kind \"" + m_layer.init.kind
+                                + "\" does not apply to prelu (default, constant, uniform, file)");
+                        } else {
+                            weightsAndBias(plan);
+                        }
                     }
                 },
                 m_layer.spec);

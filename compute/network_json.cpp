@@ -10,6 +10,7 @@
 #include "compute/image_input.h"
 #include "compute/layer_kinds.h"
 #include "compute/onnx_model.h"
+#include "compute/voxel_samples.h"
 
 #include <nlohmann/json.hpp>
 
@@ -163,6 +164,39 @@ namespace {
             + shown(v));
     }
 
+    Triple readTriple(const Json& v, const std::string& key, int64_t minimum, const Context& ctx)
+    {
+        const auto ok = [&](const Json& e) { return isInteger(e) && e.get<int64_t>() >= minimum; };
+        if (ok(v))
+            return { v.get<int64_t>(), v.get<int64_t>(), v.get<int64_t>() };
+        if (v.is_array() && v.size() == 3 && ok(v[0]) && ok(v[1]) && ok(v[2]))
+            return { v[0].get<int64_t>(), v[1].get<int64_t>(), v[2].get<int64_t>() };
+        ctx.fail("\"" + key + "\" must be " + (minimum > 0 ? "a positive integer" : "a non-negative integer")
+            + " or [d, h, w], got " + shown(v));
+    }
+
+    Padding3d readPadding3d(const Json& v, const std::string& key, const Context& ctx)
+    {
+        const auto ok = [](const Json& e) { return isInteger(e) && e.get<int64_t>() >= 0; };
+        const auto at = [&](size_t i) { return v[i].get<int64_t>(); };
+        if (v.is_string() && v.get<std::string>() == "same")
+            return { Padding3d::Mode::Same };
+        if (v.is_string() && v.get<std::string>() == "valid")
+            return { Padding3d::Mode::Valid };
+        if (ok(v))
+            return Padding3d::symmetric(v.get<int64_t>(), v.get<int64_t>(), v.get<int64_t>());
+        if (v.is_array() && std::all_of(v.begin(), v.end(), ok)) {
+            if (v.size() == 3)
+                return Padding3d::symmetric(at(0), at(1), at(2));
+            if (v.size() == 6)
+                return { Padding3d::Mode::Explicit, at(0), at(1), at(2), at(3), at(4), at(5) };
+        }
+        ctx.fail("\"" + key
+            + "\" must be a non-negative integer, [pd, ph, pw], [front, back, top, bottom, left, right], \"same\" or "
+              "\"valid\", got "
+            + shown(v));
+    }
+
     ParamValue readParamValue(const Json& v, const std::string& key, bool nonNegative, const Context& ctx)
     {
         ParamValue p;
@@ -204,8 +238,10 @@ namespace {
             init.kind = "file";
 
         std::vector<std::string> kinds;
-        if (type == "batchnorm2d")
+        if (type == "batchnorm2d" || type == "batchnorm3d")
             kinds = { "default", "random" };
+        else if (type == "prelu")
+            kinds = { "default", "constant", "uniform", "file" }; // default: PyTorch's 0.25 for every slope
         else {
             kinds = { "default", "uniform", "he_uniform", "xavier_uniform", "constant" };
             if (type == "conv2d" || type == "conv_transpose2d")
@@ -353,7 +389,43 @@ namespace {
                         if (has("divisor_override") && !j["divisor_override"].is_null())
                             l.divisor_override = readInt(j["divisor_override"], "divisor_override", 1, ctx);
                     }
-                } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                } else if constexpr (std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>) {
+                    l.out_channels = readInt(require("out_channels"), "out_channels", 1, ctx);
+                    l.kernel_size = readTriple(require("kernel_size"), "kernel_size", 1, ctx);
+                    if (has("stride"))
+                        l.stride = readTriple(j["stride"], "stride", 1, ctx);
+                    if (has("padding"))
+                        l.padding = readPadding3d(j["padding"], "padding", ctx);
+                    if constexpr (std::is_same_v<T, ConvTranspose3d>) {
+                        if (has("output_padding"))
+                            l.output_padding = readTriple(j["output_padding"], "output_padding", 0, ctx);
+                    }
+                    if (has("dilation"))
+                        l.dilation = readTriple(j["dilation"], "dilation", 1, ctx);
+                    if (has("groups"))
+                        l.groups = readInt(j["groups"], "groups", 1, ctx);
+                    if (has("bias"))
+                        l.bias = readBool(j["bias"], "bias", ctx);
+                    if (has("init"))
+                        layer.init = readInit(j["init"], type, l.bias, ctx);
+                } else if constexpr (std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
+                    l.kernel_size = readTriple(require("kernel_size"), "kernel_size", 1, ctx);
+                    if (has("stride") && !j["stride"].is_null())
+                        l.stride = readTriple(j["stride"], "stride", 1, ctx);
+                    if (has("padding"))
+                        l.padding = readPadding3d(j["padding"], "padding", ctx);
+                    if (has("ceil_mode"))
+                        l.ceil_mode = readBool(j["ceil_mode"], "ceil_mode", ctx);
+                    if constexpr (std::is_same_v<T, MaxPool3d>) {
+                        if (has("dilation"))
+                            l.dilation = readTriple(j["dilation"], "dilation", 1, ctx);
+                    } else {
+                        if (has("count_include_pad"))
+                            l.count_include_pad = readBool(j["count_include_pad"], "count_include_pad", ctx);
+                        if (has("divisor_override") && !j["divisor_override"].is_null())
+                            l.divisor_override = readInt(j["divisor_override"], "divisor_override", 1, ctx);
+                    }
+                } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                     if (has("eps")) {
                         l.eps = readNumber(j["eps"], "eps", ctx);
                         if (!(l.eps > 0))
@@ -377,6 +449,19 @@ namespace {
                 } else if constexpr (std::is_same_v<T, ELU>) {
                     if (has("alpha"))
                         l.alpha = readNumber(j["alpha"], "alpha", ctx);
+                } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                    if (has("min_val"))
+                        l.min_val = readNumber(j["min_val"], "min_val", ctx);
+                    if (has("max_val"))
+                        l.max_val = readNumber(j["max_val"], "max_val", ctx);
+                    if (!(l.min_val < l.max_val))
+                        ctx.fail("\"min_val\" must be below \"max_val\", got " + shown(Json(l.min_val)) + " and "
+                            + shown(Json(l.max_val)));
+                } else if constexpr (std::is_same_v<T, PReLU>) {
+                    if (has("num_parameters"))
+                        l.num_parameters = readInt(j["num_parameters"], "num_parameters", 1, ctx);
+                    if (has("init"))
+                        layer.init = readInit(j["init"], type, false, ctx);
                 } else if constexpr (std::is_same_v<T, Linear>) {
                     l.out_features = readInt(require("out_features"), "out_features", 1, ctx);
                     if (has("bias"))
@@ -459,11 +544,15 @@ namespace {
             in.source = readString(v["source"], "source", ctx);
         const std::string& s = in.source;
         if (s.rfind("sample:", 0) == 0) {
-            const auto names = sampleNames();
+            auto names = sampleNames();
+            for (const std::string& v : voxelSampleNames())
+                names.push_back(v);
             if (!contains(names, s.substr(7)))
                 ctx.fail("\"source\": unknown sample \"" + s.substr(7) + "\" (known: " + joined(names) + ")");
             if (in.flat)
                 ctx.fail("\"source\": a sample picture needs an image input (channels, height, width), not features");
+            if (isVoxelSample(s.substr(7)) && in.depth <= 0)
+                ctx.fail("\"source\": " + s + " is a volume; give the input a \"depth\" (32 for the lecture's 32³)");
         } else if (s.rfind("random:", 0) == 0) {
             const std::string seed = s.substr(7);
             if (seed.empty() || seed.size() > 19
@@ -538,6 +627,21 @@ namespace {
         return Json::array({ p.top, p.bottom, p.left, p.right });
     }
 
+    Json tripleJson(const Triple& t) { return Json::array({ t[0], t[1], t[2] }); }
+
+    Json padding3dJson(const Padding3d& p)
+    {
+        switch (p.mode) {
+        case Padding3d::Mode::Same:
+            return "same";
+        case Padding3d::Mode::Valid:
+            return "valid";
+        case Padding3d::Mode::Explicit:
+            break;
+        }
+        return Json::array({ p.front, p.back, p.top, p.bottom, p.left, p.right });
+    }
+
     Json initJson(const InitSpec& init)
     {
         // Only the fields that mean something for the kind are written, so a saved file always loads again
@@ -608,7 +712,30 @@ namespace {
                         o["count_include_pad"] = l.count_include_pad;
                         o["divisor_override"] = l.divisor_override ? Json(*l.divisor_override) : Json(nullptr);
                     }
-                } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                } else if constexpr (std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>) {
+                    o["out_channels"] = l.out_channels;
+                    o["kernel_size"] = tripleJson(l.kernel_size);
+                    o["stride"] = tripleJson(l.stride);
+                    o["padding"] = padding3dJson(l.padding);
+                    if constexpr (std::is_same_v<T, ConvTranspose3d>)
+                        o["output_padding"] = tripleJson(l.output_padding);
+                    o["dilation"] = tripleJson(l.dilation);
+                    o["groups"] = l.groups;
+                    o["bias"] = l.bias;
+                    o["init"] = initJson(layer.init);
+                } else if constexpr (std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
+                    o["kernel_size"] = tripleJson(l.kernel_size);
+                    o["stride"] = l.stride ? tripleJson(*l.stride) : Json(nullptr);
+                    o["padding"] = padding3dJson(l.padding);
+                    if constexpr (std::is_same_v<T, MaxPool3d>) {
+                        o["dilation"] = tripleJson(l.dilation);
+                        o["ceil_mode"] = l.ceil_mode;
+                    } else {
+                        o["ceil_mode"] = l.ceil_mode;
+                        o["count_include_pad"] = l.count_include_pad;
+                        o["divisor_override"] = l.divisor_override ? Json(*l.divisor_override) : Json(nullptr);
+                    }
+                } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                     o["eps"] = l.eps;
                     o["affine"] = l.affine;
                     for (const char* key : { "running_mean", "running_var", "weight", "bias" }) {
@@ -621,6 +748,12 @@ namespace {
                     o["negative_slope"] = l.negative_slope;
                 } else if constexpr (std::is_same_v<T, ELU>) {
                     o["alpha"] = l.alpha;
+                } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                    o["min_val"] = l.min_val;
+                    o["max_val"] = l.max_val;
+                } else if constexpr (std::is_same_v<T, PReLU>) {
+                    o["num_parameters"] = l.num_parameters;
+                    o["init"] = initJson(layer.init);
                 } else if constexpr (std::is_same_v<T, Linear>) {
                     o["out_features"] = l.out_features;
                     o["bias"] = l.bias;

@@ -9,6 +9,7 @@
 #include "convscope_config.h"
 
 #if CONVSCOPE_WITH_ONNX
+#include "compute/onnx/onnx_export.h"
 #include "compute/onnx/onnx_import.h"
 #endif
 
@@ -49,7 +50,11 @@ Network importOnnxModel(const std::filesystem::path& path, int64_t batch)
     const std::string what = path.filename().empty() ? path.string() : path.filename().string();
 #if CONVSCOPE_WITH_ONNX
     const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-    return onnx::importModel(readFile(path, path.string()), what, dir, batch);
+    Network net = onnx::importModel(readFile(path, path.string()), what, dir, batch);
+    // PyTorch's exporter names every graph "main_graph" (older ones "torch-jit-export"): the file says more.
+    if (net.name == "main_graph" || net.name == "torch-jit-export" || net.name == what)
+        net.name = path.stem().string();
+    return net;
 #else
     (void)batch;
     notBuilt(what);
@@ -65,6 +70,20 @@ Network importOnnxBytes(
     (void)bytes, (void)baseDir, (void)batch;
     notBuilt(what);
 #endif
+}
+
+std::string exportOnnxBytes(const Network& net)
+{
+#if CONVSCOPE_WITH_ONNX
+    return onnx::exportModelBytes(net);
+#else
+    notBuilt(net.name);
+#endif
+}
+
+void exportOnnxModel(const Network& net, const std::filesystem::path& path)
+{
+    writeFileAtomically(path, exportOnnxBytes(net));
 }
 
 std::string onnxSupportedOperators()

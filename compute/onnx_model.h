@@ -26,6 +26,13 @@ Network importOnnxModel(const std::filesystem::path& path, int64_t batch = 0);
 Network importOnnxBytes(const std::string& bytes, const std::string& what, const std::filesystem::path& baseDir,
     int64_t batch = 0);
 
+// Writes `net`, weights included, as an ONNX model (opset 17, symbolic batch) that ONNX's checker accepts, atomically
+// (nothing half-written on failure). Throws InputError naming the layer for what ONNX cannot say, UnsupportedError
+// when this build has no ONNX support.
+void exportOnnxModel(const Network& net, const std::filesystem::path& path);
+// The model's bytes (tests, the window's export).
+std::string exportOnnxBytes(const Network& net);
+
 // The ONNX operators the reader takes, for messages: "Add, AveragePool, BatchNormalization, ...".
 std::string onnxSupportedOperators();
 

@@ -182,15 +182,16 @@ static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& inpu
                 l.shapes = &l.fusion->shapes;
             }
             for (size_t i = 0; i < l.net->layers.size(); ++i) {
-                // Volumes (rank 5) run on the cpu backend only so far: the other backends build their descriptors
-                // and grids from N, C, H, W and would silently drop the depth.
+                // Volumes (rank 5) run only where the backend says its code for the kind sees the depth
+                // (Backend::takesVolumes); elsewhere descriptors and grids made from N, C, H, W would drop it.
                 const LayerShape& ls = l.shapes->layers[i];
                 const bool volume = ls.in.isVolume() || ls.out.isVolume()
                     || std::any_of(ls.ins.begin(), ls.ins.end(), [](const Shape& s) { return s.isVolume(); });
-                if (volume && sr.selection.backend != "cpu")
+                if (volume && !backend->takesVolumes(l.net->layers[i].spec))
                     throw UnsupportedError(sr.selection.str() + " unsupported for " + layerLabel(*l.net, i) + " "
                         + layerTypeName(l.net->layers[i].spec) + ": volumes (5-D [N, C, D, H, W] tensors, here "
-                        + (ls.in.isVolume() ? ls.in.str() : ls.out.str()) + ") run on the cpu backend only");
+                        + (ls.in.isVolume() ? ls.in.str() : ls.out.str()) + ") do not run on " + sr.selection.backend
+                        + " yet (they run on the cpu and onednn backends)");
                 const Support s
                     = backend->supports(sr.selection.algorithm, l.net->layers[i].spec, l.shapes->layers[i]);
                 if (!s.supported)

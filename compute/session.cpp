@@ -20,14 +20,6 @@ namespace convscope {
 namespace {
     using nlohmann::json;
 
-    std::string safeFileName(const std::string& name)
-    {
-        std::string out;
-        for (char c : name)
-            out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
-        return out.empty() ? "layer" : out;
-    }
-
     std::string outputFile(size_t index, const std::string& layerName)
     {
         char prefix[32];

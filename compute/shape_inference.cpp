@@ -3,6 +3,7 @@
 // [top, bottom, left, right]; "same"/"valid" follow TensorFlow (the extra pixel goes bottom/right).
 // Every backend allocates from these shapes, so a kernel never re-derives a size on its own.
 #include "compute/shape_inference.h"
+#include "compute/shape_inference_volume.h"
 
 #include "compute/checked_math.h"
 #include "compute/error.h"
@@ -110,6 +111,14 @@ namespace {
     }
 
     double bytesOf(int64_t n) { return double(n) * 4.0; }
+
+    // A parameter as a person writes it: -1, 0.5, 6 (no trailing zeros).
+    std::string numberText(double v)
+    {
+        std::ostringstream s;
+        s << v;
+        return s.str();
+    }
 
     // What conv2d and conv_transpose2d both require of their parameters and input.
     template <typename Conv> void checkConvolution(const Conv& l, const Shape& in, const std::string& type)
@@ -354,6 +363,8 @@ namespace {
         }
         if (kind.needs & kNeedsImage)
             requireImage(ins[0], kind.type);
+        if (kind.needs & kNeedsVolume)
+            volume::requireVolume(ins[0], kind.type);
         const Shape& in = ins[0];
         return std::visit(
             [&](const auto& l) -> LayerShape {
@@ -419,6 +430,31 @@ namespace {
                     return elementwise(in, 3); // add, clamp, scale
                 } else if constexpr (std::is_same_v<T, Hardswish> || std::is_same_v<T, SiLU>) {
                     return elementwise(in, 4); // the gate as above (or exp, add, divide) and the product
+                } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                    if (!(l.min_val < l.max_val))
+                        throw InputError("hardtanh needs min_val below max_val, got min_val " + numberText(l.min_val)
+                            + " and max_val " + numberText(l.max_val));
+                    LayerShape r = elementwise(in, 2); // two comparisons
+                    r.formula += "\ny = min(max(x, " + numberText(l.min_val) + "), " + numberText(l.max_val) + ")";
+                    return r;
+                } else if constexpr (std::is_same_v<T, PReLU>) {
+                    // PyTorch's rule: one slope shared by every element, or one per channel (dim 1 of an image, a
+                    // volume or a flat [N, F] input: the features).
+                    const char* what = in.flat ? "features" : "channels";
+                    if (l.num_parameters != 1 && l.num_parameters != in.c)
+                        throw InputError("prelu has num_parameters " + std::to_string(l.num_parameters)
+                            + " but its input " + in.str() + " has " + std::to_string(in.c) + " " + what
+                            + " (dim 1); num_parameters must be 1 (one slope for all) or " + std::to_string(in.c)
+                            + " (one slope per " + (in.flat ? "feature" : "channel") + ")");
+                    LayerShape r = elementwise(in, 2); // compare, multiply
+                    r.cost.params = l.num_parameters;
+                    r.cost.bytesRead += bytesOf(l.num_parameters);
+                    if (l.num_parameters == 1)
+                        r.formula += "\ny = x > 0 ? x : a·x (one slope a)";
+                    else
+                        r.formula += "\ny = x > 0 ? x : a[c]·x (" + std::to_string(l.num_parameters)
+                            + " slopes, one per " + (in.flat ? "feature" : "channel") + ")";
+                    return r;
                 } else if constexpr (std::is_same_v<T, Add>) {
                     return inferAdd(ins, names);
                 } else if constexpr (std::is_same_v<T, Mul>) {
@@ -427,6 +463,18 @@ namespace {
                     return inferConcat(ins, names);
                 } else if constexpr (std::is_same_v<T, Pad>) {
                     return inferPad(l, in);
+                } else if constexpr (std::is_same_v<T, Conv3d>) {
+                    return volume::inferConv3d(l, in);
+                } else if constexpr (std::is_same_v<T, ConvTranspose3d>) {
+                    return volume::inferConvTranspose3d(l, in);
+                } else if constexpr (std::is_same_v<T, MaxPool3d>) {
+                    return volume::inferMaxPool3d(l, in);
+                } else if constexpr (std::is_same_v<T, AvgPool3d>) {
+                    return volume::inferAvgPool3d(l, in);
+                } else if constexpr (std::is_same_v<T, GlobalAvgPool3d>) {
+                    return volume::inferGlobalAvgPool3d(in);
+                } else if constexpr (std::is_same_v<T, BatchNorm3d>) {
+                    return volume::inferBatchNorm3d(l, in);
                 } else if constexpr (std::is_same_v<T, Identity>) {
                     return passThrough(in, "output = input " + in.str());
                 } else if constexpr (std::is_same_v<T, Dropout>) {

@@ -32,6 +32,7 @@ struct LayerShape {
     std::string error; // set when !ok
     std::string formula; // e.g. "H_out = ⌊(28 + 2 + 2 − 1·(5−1) − 1) / 1⌋ + 1 = 28\nW_out = ..."
     Padding2d resolvedPadding; // "same"/"valid" turned into explicit amounts (window ops only)
+    Padding3d resolvedPadding3d; // the same for the 3-D window ops (conv3d, conv_transpose3d, the 3-D pools)
     LayerCost cost;
 };
 

@@ -16,6 +16,7 @@ Engine::Engine(QObject* parent)
 {
     qRegisterMetaType<convscope::gui::RunOutcomePtr>();
     qRegisterMetaType<convscope::SweepResultPtr>();
+    qRegisterMetaType<convscope::gui::InterpolationResultPtr>();
     qRegisterMetaType<convscope::DeviceCeilings>();
     m_thread.setObjectName(QStringLiteral("convscope-engine"));
     m_worker = new QObject;

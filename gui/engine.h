@@ -7,6 +7,7 @@
 #pragma once
 
 #include "compute/backend.h"
+#include "compute/interpolation.h"
 #include "compute/network.h"
 #include "compute/profiler.h"
 #include "compute/shape_inference.h"
@@ -44,6 +45,16 @@ struct RunOutcome {
 };
 using RunOutcomePtr = std::shared_ptr<const RunOutcome>;
 
+// A latent interpolation (compute/interpolation.h): the network cut at `at`, inputs `from` and `to` (input sources as
+// in the file: sample:voxels:chair, an .npy path, random:SEED), decoded batched and one by one on each selection.
+struct InterpolationRequest {
+    std::string at = "latent";
+    std::string from = "sample:voxels:chair", to = "sample:voxels:sphere";
+    int steps = 11;
+    RunRequest run; // selections, warm-ups, repeats, math
+};
+using InterpolationResultPtr = std::shared_ptr<const InterpolationResult>;
+
 class Engine : public QObject {
     Q_OBJECT
 public:
@@ -68,6 +79,9 @@ public:
     // Measures the roofline ceilings of these backends on the worker (one calibrationAvailable each that
     // has a calibration; calibrationFailed otherwise). Does not supersede runs: it queues behind them.
     void calibrate(const QStringList& backends);
+    // Runs a latent interpolation on the worker (superseding any job), both decode modes; emits
+    // interpolationFinished (or failed). Returns the job id (engine_interpolation.cpp).
+    int startInterpolation(const Network& net, const InterpolationRequest& request);
 
     // Networks up to this many FLOPs rerun automatically after every edit.
     static constexpr double kLiveFlopsLimit = 1e8;
@@ -82,12 +96,15 @@ Q_SIGNALS:
     void sweepFinished(int jobId, convscope::SweepResultPtr result);
     void calibrationAvailable(const QString& backend, const convscope::DeviceCeilings& ceilings);
     void calibrationFailed(const QString& backend, const QString& why);
+    void interpolationFinished(int jobId, convscope::gui::InterpolationResultPtr result);
 
 private:
     auto delivererFor(int jobId); // defined in engine.cpp before its uses
     void runJob(int jobId, Network net, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel);
     void sweepJob(
         int jobId, Network net, SweepSpec spec, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel);
+    void interpolationJob(
+        int jobId, Network net, InterpolationRequest request, std::shared_ptr<std::atomic<bool>> cancel);
 
     QThread m_thread;
     QObject* m_worker = nullptr; // lives on m_thread; the context jobs are queued to
@@ -100,5 +117,6 @@ private:
 
 Q_DECLARE_METATYPE(convscope::gui::RunOutcomePtr)
 Q_DECLARE_METATYPE(convscope::SweepResultPtr)
+Q_DECLARE_METATYPE(convscope::gui::InterpolationResultPtr)
 Q_DECLARE_METATYPE(convscope::DeviceCeilings)
 Q_DECLARE_METATYPE(convscope::Selection)

@@ -95,10 +95,11 @@ void ExplorerPanel::refresh()
             }
     if (document.isEmpty()) {
         const bool conv = m_outcome && m_layer >= 0 && size_t(m_layer) < m_outcome->network.layers.size()
-            && std::holds_alternative<Conv2d>(m_outcome->network.layers[size_t(m_layer)].spec);
+            && (std::holds_alternative<Conv2d>(m_outcome->network.layers[size_t(m_layer)].spec)
+                || std::holds_alternative<Conv3d>(m_outcome->network.layers[size_t(m_layer)].spec));
         m_status->setText(!m_outcome ? tr("Run with “Explore cuDNN algorithms” checked to see every algorithm of a "
                                           "conv layer.")
-                : !conv              ? tr("Select a conv2d layer: the explorer asks cuDNN about convolutions.")
+                : !conv              ? tr("Select a conv2d or conv3d layer: the explorer asks cuDNN about convolutions.")
                                      : tr("No explorer data for this layer: run a cudnn selection with “Explore "
                                                        "cuDNN algorithms” checked."));
         m_chart->setAlgorithms(tr("cuDNN algorithms"), {});

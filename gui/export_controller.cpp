@@ -1,5 +1,6 @@
 #include "gui/export_controller.h"
 
+#include "compute/onnx_model.h"
 #include "compute/report.h"
 #include "gui/chart_view.h"
 #include "gui/html_report.h"
@@ -21,6 +22,7 @@ ExportController::ExportController(QWidget* window)
     , m_chart(new QAction(tr("Export &chart…"), this))
     , m_maps(new QAction(tr("Export &feature maps…"), this))
     , m_trace(new QAction(tr("Export Chrome &trace…"), this))
+    , m_onnx(new QAction(tr("Export network as &ONNX…"), this))
 {
     m_report->setObjectName(QStringLiteral("exportReport"));
     m_report->setIcon(window->style()->standardIcon(QStyle::SP_DialogSaveButton));
@@ -29,6 +31,12 @@ ExportController::ExportController(QWidget* window)
     m_chart->setObjectName(QStringLiteral("exportChart"));
     m_maps->setObjectName(QStringLiteral("exportMaps"));
     m_trace->setObjectName(QStringLiteral("exportTrace"));
+    m_onnx->setObjectName(QStringLiteral("exportOnnx"));
+    m_onnx->setToolTip(tr("The network with its weights as an ONNX model (opset 17) for onnxruntime, PyTorch and "
+                          "other tools"));
+    m_onnx->setEnabled(onnxSupported());
+    if (!onnxSupported())
+        m_onnx->setToolTip(QString::fromStdString(onnxUnsupportedReason()));
     connect(m_report, &QAction::triggered, this, [this] {
         const QString p = askPath(tr("Export report"),
             tr("PDF (*.pdf);;HTML with charts (*.html);;Markdown (*.md);;CSV (*.csv);;JSON (*.json)"));
@@ -54,6 +62,11 @@ ExportController::ExportController(QWidget* window)
         const QString p = askPath(tr("Export Chrome trace"), tr("Chrome trace (*.json)"));
         if (!p.isEmpty())
             exportTrace(p);
+    });
+    connect(m_onnx, &QAction::triggered, this, [this] {
+        const QString p = askPath(tr("Export network as ONNX"), tr("ONNX model (*.onnx)"));
+        if (!p.isEmpty())
+            exportOnnx(p);
     });
 }
 
@@ -107,6 +120,21 @@ bool ExportController::write(const QString& path, const std::function<bool(QIODe
     }
     Q_EMIT exported(path);
     return true;
+}
+
+bool ExportController::exportOnnx(const QString& path)
+{
+    const Network* net = m_sources.network ? m_sources.network() : nullptr;
+    if (!net) {
+        Q_EMIT problem(tr("No network to export"));
+        return false;
+    }
+    // The model is made (and checked by ONNX's checker) before the file is touched: a network ONNX cannot express
+    // leaves an existing file as it was.
+    return write(path, [net](QIODevice* f) {
+        const std::string bytes = exportOnnxBytes(*net);
+        return f->write(bytes.data(), qint64(bytes.size())) == qint64(bytes.size());
+    });
 }
 
 RunOutcomePtr ExportController::outcomeOrComplain()

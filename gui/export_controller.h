@@ -1,5 +1,6 @@
 // Export (File ▸ Export and the toolbar): the timing report as CSV, JSON, Markdown, self-contained HTML or
-// PDF; the chart on show as PNG, SVG or PDF; the feature-map grid as PNG; the Chrome trace. Every file
+// PDF; the chart on show as PNG, SVG or PDF; the feature-map grid as PNG; the Chrome trace; the network itself as
+// an ONNX model (weights included) for onnxruntime, PyTorch and the other tools. Every file
 // goes through QSaveFile (a failed export leaves an existing file as it was) and an existing file is
 // never replaced without asking.
 #pragma once
@@ -30,6 +31,7 @@ public:
         std::function<QList<ChartView*>()> reportCharts; // charts that go into HTML and PDF reports
         QWidget* featureMaps = nullptr;
         std::function<QString()> origin; // "measured on … (saved session)"; empty for a run made here
+        std::function<const Network*()> network; // the network being edited (ONNX export)
     };
     void setSources(Sources s) { m_sources = std::move(s); }
 
@@ -37,6 +39,7 @@ public:
     QAction* chartAction() const { return m_chart; }
     QAction* mapsAction() const { return m_maps; }
     QAction* traceAction() const { return m_trace; }
+    QAction* onnxAction() const { return m_onnx; }
 
     // Format from the extension. Return false (and emit problem) on failure or when the user declines to
     // overwrite.
@@ -44,6 +47,7 @@ public:
     bool exportChart(ChartView* chart, const QString& path, QSize size = QSize(1200, 700));
     bool exportFeatureMaps(const QString& path);
     bool exportTrace(const QString& path);
+    bool exportOnnx(const QString& path);
 
     // Replace the questions (tests, headless): overwrite `path`? / which path (empty: cancelled)?
     void setOverwriteQuestion(std::function<bool(const QString&)> ask) { m_overwrite = std::move(ask); }
@@ -67,6 +71,7 @@ private:
     QAction* m_chart;
     QAction* m_maps;
     QAction* m_trace;
+    QAction* m_onnx;
     std::function<bool(const QString&)> m_overwrite;
     std::function<QString(const QString&, const QString&)> m_askPath;
 };

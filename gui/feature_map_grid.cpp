@@ -24,8 +24,11 @@ PlaneSet planesOf(const Tensor& t, int64_t n)
     p.channels = s.flat ? 1 : s.c;
     p.height = s.flat ? 1 : s.h;
     p.width = s.flat ? s.c : s.w;
-    const int64_t count = s.c * s.h * s.w;
-    p.values.assign(t.data() + n * count, t.data() + (n + 1) * count);
+    const int64_t plane = s.h * s.w, item = s.c * s.d * plane;
+    const float* base = t.data() + n * item + (s.d / 2) * plane;
+    p.values.resize(size_t(s.c * plane));
+    for (int64_t c = 0; c < s.c; ++c)
+        std::copy(base + c * s.d * plane, base + c * s.d * plane + plane, p.values.begin() + c * plane);
     return p;
 }
 
@@ -120,7 +123,8 @@ void FeatureMapGrid::rebuild()
         gHi = std::max(gHi, hi);
     }
     for (int64_t c = 0; c < m_planes.channels; ++c) {
-        const auto range = m_shared ? std::make_pair(gLo, gHi) : own[size_t(c)];
+        const bool given = m_planes.ranges.size() == size_t(m_planes.channels);
+        const auto range = given ? m_planes.ranges[size_t(c)] : m_shared ? std::make_pair(gLo, gHi) : own[size_t(c)];
         m_ranges.push_back(range);
         m_images.push_back(
             renderPlane(m_planes.plane(c), m_planes.height, m_planes.width, m_map, range.first, range.second));

@@ -12,6 +12,7 @@
 #include <QWidget>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace convscope::gui {
@@ -22,6 +23,9 @@ struct PlaneSet {
     bool flat = false; // [n, features]: one strip of `channels` values
     std::vector<float> values; // channels * height * width
     std::vector<int> channelIds; // the channel number each plane shows (defaults to 0..channels-1)
+    // Optional, one per plane: the value range to colour it by instead of its own or the set's (a volume's slices
+    // keep their volume's range so colours hold still while a slider moves).
+    std::vector<std::pair<float, float>> ranges;
     const float* plane(int64_t c) const { return values.data() + c * height * width; }
     bool empty() const { return values.empty(); }
 };
@@ -86,7 +90,8 @@ private:
     bool m_composite = false;
 };
 
-// Copies batch item `n` of `t` (any shape) into a PlaneSet.
+// Copies batch item `n` of `t` into a PlaneSet: an image's channels, or a feature vector as one strip. A volume is
+// cut by volume_slices.h instead; here it gives its middle depth slice.
 PlaneSet planesOf(const Tensor& t, int64_t n);
 
 } // namespace convscope::gui

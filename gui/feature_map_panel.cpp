@@ -1,6 +1,7 @@
 #include "gui/feature_map_panel.h"
 
 #include "gui/receptive_field.h"
+#include "gui/volume_view.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -32,6 +33,7 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     , m_input(new FeatureMapGrid(this))
     , m_grid(new FeatureMapGrid(this))
     , m_big(new FeatureMapGrid(this))
+    , m_volume(new VolumeView(this))
     , m_filters(new FiltersView(this))
     , m_bigTitle(new QLabel(this))
     , m_back(new QPushButton(tr("← All channels"), this))
@@ -99,6 +101,9 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     bigLayout->addWidget(m_big, 1);
     m_stack->addWidget(m_grid);
     m_stack->addWidget(bigPage);
+    // The volume page's controls must not widen the panel for image networks, which never show it.
+    m_volume->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
+    m_stack->addWidget(m_volume);
 
     auto* mapsBox = new QWidget(this);
     auto* mapsLayout = new QVBoxLayout(mapsBox);
@@ -137,6 +142,8 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
         pickPixel(row, col);
     });
     connect(m_big, &FeatureMapGrid::clicked, this, [this](int, int, int row, int col) { pickPixel(row, col); });
+    connect(m_volume, &VolumeView::hovered, m_status, &QLabel::setText);
+    connect(m_volume, &VolumeView::viewChanged, this, &FeatureMapPanel::refreshInput);
     connect(m_back, &QPushButton::clicked, this, &FeatureMapPanel::showGrid);
     connect(m_selection, &QComboBox::currentIndexChanged, this, &FeatureMapPanel::refresh);
     connect(m_difference, &QCheckBox::toggled, this, &FeatureMapPanel::refresh);
@@ -145,9 +152,11 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
         const auto kind = ColorMapKind(m_colorMap->currentData().toInt());
         m_grid->setColorMap(kind);
         m_big->setColorMap(kind);
+        m_volume->setColorMap(kind);
     });
     connect(m_range, &QComboBox::currentIndexChanged, this, [this] {
         m_grid->setSharedRange(m_range->currentData().toBool());
+        m_volume->setSharedRange(m_range->currentData().toBool());
         m_big->setSharedRange(true);
     });
     refresh();
@@ -166,6 +175,7 @@ int FeatureMapPanel::batchItems() const { return m_outcome ? m_batch->maximum() 
 QString FeatureMapPanel::statusText() const { return m_status->text(); }
 QString FeatureMapPanel::errorText() const { return m_error->text(); }
 bool FeatureMapPanel::isEnlarged() const { return m_stack->currentIndex() == 1; }
+bool FeatureMapPanel::isVolumeShown() const { return m_stack->currentWidget() == m_volume; }
 
 void FeatureMapPanel::setOutcome(RunOutcomePtr outcome)
 {
@@ -264,7 +274,8 @@ void FeatureMapPanel::pickPixel(int row, int col)
     m_pickRow = row;
     m_pickCol = col;
     m_big->setMarkedPixel(row, col);
-    if (!m_outcome || m_layer < 0)
+    // The receptive field is traced on images; a volume's view has its own voxel pick.
+    if (!m_outcome || m_layer < 0 || isVolumeShown() || m_outcome->input.shape().isVolume())
         return;
     const ReceptiveField rf = receptiveField(m_outcome->network, m_outcome->result.shapes, size_t(m_layer), row, col);
     if (!rf.ok) {
@@ -282,14 +293,38 @@ void FeatureMapPanel::pickPixel(int row, int col)
                           .arg(rf.colSpan()));
 }
 
+// The input beside the maps. A volume input is cut the way the output's volume view is: along the same axis, at
+// the same fraction of the way through (a strided layer's output is smaller than its input), or projected.
+void FeatureMapPanel::refreshInput()
+{
+    if (!m_outcome) {
+        m_input->clear(tr("The input appears after the first run."));
+        return;
+    }
+    const Tensor& in = m_outcome->input;
+    const QString shape = QString::fromStdString(in.shape().str());
+    if (!in.shape().isVolume()) {
+        m_input->setPlanes(planesOf(in, m_batch->value()));
+        m_inputTitle->setText(tr("Input %1").arg(shape));
+        return;
+    }
+    const VolumeSet v = volumeOf(in, std::min<int64_t>(m_batch->value(), in.shape().n - 1));
+    const VolumeAxis axis = m_volume->axis();
+    if (isVolumeShown() && m_volume->mode() == VolumeView::Mode::Projection) {
+        m_input->setPlanes(maxProjection(v, axis, true));
+        m_inputTitle->setText(tr("Input %1 · max along %2").arg(shape, axisName(axis)));
+        return;
+    }
+    int64_t index = v.length(axis) / 2;
+    const int64_t outLength = m_volume->volume().length(axis);
+    if (isVolumeShown() && outLength > 0)
+        index = std::min<int64_t>(v.length(axis) - 1, (2 * m_volume->slice() + 1) * v.length(axis) / (2 * outLength));
+    m_input->setPlanes(sliceOf(v, axis, index, true));
+    m_inputTitle->setText(tr("Input %1 · %2 = %3").arg(shape, axisName(axis)).arg(index));
+}
+
 void FeatureMapPanel::refresh()
 {
-    if (m_outcome) {
-        m_input->setPlanes(planesOf(m_outcome->input, m_batch->value()));
-        m_inputTitle->setText(tr("Input %1").arg(QString::fromStdString(m_outcome->input.shape().str())));
-    } else {
-        m_input->clear(tr("The input appears after the first run."));
-    }
     m_error->clear();
     const bool filters
         = m_outcome && m_layer >= 0 && m_problem.isEmpty() && m_filters->setLayer(m_outcome->network, m_layer);
@@ -297,7 +332,11 @@ void FeatureMapPanel::refresh()
     auto clearMaps = [this](const QString& why) {
         m_grid->clear(why);
         m_big->clear(why);
+        m_volume->clear(why);
+        if (isVolumeShown())
+            m_stack->setCurrentIndex(0);
         m_title->setText(QString());
+        refreshInput();
     };
     if (!m_problem.isEmpty())
         return clearMaps(tr("This layer cannot run:\n%1").arg(m_problem));
@@ -310,22 +349,30 @@ void FeatureMapPanel::refresh()
     if (!out)
         return clearMaps(tr("No output for this layer yet."));
 
-    PlaneSet planes = planesOf(*out, std::min<int64_t>(m_batch->value(), out->shape().n - 1));
     const QString layerName = m_layer < int(m_outcome->network.layers.size())
         ? QString::fromStdString(m_outcome->network.layers[size_t(m_layer)].name)
         : QString();
     QString title = tr("Layer %1 · %2 · %3 · %4")
                         .arg(m_layer)
                         .arg(layerName, QString::fromStdString(out->shape().str()), m_selection->currentText());
+    const int64_t item = std::min<int64_t>(m_batch->value(), out->shape().n - 1);
+    const bool volume = out->shape().isVolume();
+    PlaneSet planes;
+    VolumeSet voxels;
+    if (volume)
+        voxels = volumeOf(*out, item);
+    else
+        planes = planesOf(*out, item);
+    std::vector<float>& shownValues = volume ? voxels.values : planes.values;
     if (m_difference->isChecked()) {
         const int ref = referenceSelection();
         const Tensor* r = outputOf(ref);
         if (r && r->shape() == out->shape()) {
-            const PlaneSet rp = planesOf(*r, std::min<int64_t>(m_batch->value(), r->shape().n - 1));
+            const std::vector<float> rv = volume ? volumeOf(*r, item).values : planesOf(*r, item).values;
             double maxAbs = 0;
-            for (size_t i = 0; i < planes.values.size(); ++i) {
-                planes.values[i] = std::fabs(planes.values[i] - rp.values[i]);
-                maxAbs = std::max(maxAbs, double(planes.values[i]));
+            for (size_t i = 0; i < shownValues.size(); ++i) {
+                shownValues[i] = std::fabs(shownValues[i] - rv[i]);
+                maxAbs = std::max(maxAbs, double(shownValues[i]));
             }
             const QString refName = QString::fromStdString(m_outcome->result.selections[size_t(ref)].selection.str());
             m_error->setText(tr("max |Δ| = %1").arg(maxAbs, 0, 'g', 3));
@@ -337,6 +384,19 @@ void FeatureMapPanel::refresh()
     if (m_stale)
         title += tr("  (before the last edit: press Run)");
     m_title->setText(title);
+    // The receptive-field hint is for image pixels; a volume's clicks open its orthogonal cuts instead.
+    if (auto* hint = findChild<QLabel*>(QStringLiteral("receptiveFieldInfo")))
+        hint->setVisible(!volume);
+    if (volume) {
+        m_volume->setVolume(std::move(voxels));
+        m_stack->setCurrentWidget(m_volume);
+        refreshInput();
+        Q_EMIT mapsUpdated();
+        return;
+    }
+    if (isVolumeShown())
+        m_stack->setCurrentIndex(m_enlargedTile >= 0 ? 1 : 0);
+    refreshInput();
     if (m_enlargedTile >= 0 && m_enlargedTile < planes.channels) {
         PlaneSet one;
         one.channels = 1;

@@ -1,7 +1,9 @@
 // Feature maps of the selected layer: every channel of one batch item as a heatmap grid, the network
 // input beside it, a choice of whose output to show (any selection that ran), a difference view
 // |selection − reference| with its max error, colour map and range choices, hover read-out, click to
-// enlarge, the receptive field of a clicked output pixel highlighted on the input, and a conv layer's filters.
+// enlarge, the receptive field of a clicked output pixel highlighted on the input, and a conv layer's filters. A
+// volume output (rank 5) is shown by a VolumeView instead of the grid (slices, orthogonal cuts, maximum projection),
+// and a volume input beside it follows the view's axis and slice.
 #pragma once
 
 #include "gui/engine.h"
@@ -19,6 +21,8 @@ class QStackedWidget;
 
 namespace convscope::gui {
 
+class VolumeView;
+
 class FeatureMapPanel : public QWidget {
     Q_OBJECT
 public:
@@ -35,6 +39,8 @@ public:
     FeatureMapGrid* grid() const { return m_grid; }
     FeatureMapGrid* enlarged() const { return m_big; }
     FeatureMapGrid* inputGrid() const { return m_input; }
+    VolumeView* volumeView() const { return m_volume; }
+    bool isVolumeShown() const;
     // The selected conv layer's weights, beside its maps (hidden for layers without filters).
     FiltersView* filters() const { return m_filters; }
     QComboBox* selectionBox() const { return m_selection; }
@@ -58,6 +64,7 @@ Q_SIGNALS:
 private:
     void rebuildSelections();
     void refresh();
+    void refreshInput();
     const Tensor* outputOf(int selection) const;
     int referenceSelection() const;
 
@@ -80,6 +87,7 @@ private:
     FeatureMapGrid* m_input;
     FeatureMapGrid* m_grid;
     FeatureMapGrid* m_big;
+    VolumeView* m_volume;
     FiltersView* m_filters;
     QLabel* m_bigTitle;
     QPushButton* m_back;

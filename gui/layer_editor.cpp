@@ -1,5 +1,6 @@
 #include "gui/layer_editor.h"
 
+#include "compute/layer_kinds.h"
 #include "gui/format.h"
 #include "gui/param_widgets.h"
 
@@ -211,7 +212,7 @@ void LayerEditor::buildSpecFields(const LayerSpec& spec)
         addField(key, label, e, [e, getter](const Layer& l) { e->setValue(getter(l)); });
     };
 #define CS_PAIR(key, label, lo, member, getexpr)                                                                       \
-    if (CS_HAS_MEMBER(spec, member))                                                                                   \
+    if (CS_HAS_MEMBER(spec, member) && !isVolumeLayer(spec))                                                           \
         pairField(                                                                                                     \
             QStringLiteral(key), label, lo,                                                                            \
             [](Pair v) { return std::function<void(Layer&)>(CS_SET_MEMBER(member, v)); },                              \
@@ -289,7 +290,9 @@ void LayerEditor::buildSpecFields(const LayerSpec& spec)
     } else {
         CS_PAIR("stride", tr("Stride"), 0, stride, s.stride)
     }
-    if (CS_HAS_MEMBER(spec, padding) && !std::holds_alternative<Pad>(spec)) {
+    if (isVolumeLayer(spec))
+        buildVolumeFields(spec); // kernel, stride, padding, output padding and dilation as D × H × W
+    if (CS_HAS_MEMBER(spec, padding) && !std::holds_alternative<Pad>(spec) && !isVolumeLayer(spec)) {
         auto* e = new PaddingEditor(m_form);
         connect(e, &PaddingEditor::valueChanged, this, [this](const Padding2d& p) {
             commit(QStringLiteral("padding"), tr("Change padding"), CS_SET_MEMBER(padding, p));
@@ -311,6 +314,9 @@ void LayerEditor::buildSpecFields(const LayerSpec& spec)
     CS_BOOL("count_include_pad", tr("Count padding"), count_include_pad)
     CS_DOUBLE("negative_slope", tr("Negative slope"), -100, 100, 4, negative_slope)
     CS_DOUBLE("alpha", tr("Alpha"), -100, 100, 4, alpha)
+    CS_DOUBLE("min_val", tr("Min value"), -1e6, 1e6, 4, min_val)
+    CS_DOUBLE("max_val", tr("Max value"), -1e6, 1e6, 4, max_val)
+    CS_INT("num_parameters", tr("Slopes"), 1, 65536, num_parameters)
     CS_DOUBLE("eps", tr("Epsilon"), 0, 1, 8, eps)
     CS_BOOL("affine", tr("Affine"), affine)
     CS_DOUBLE("p", tr("Drop probability"), 0, 1, 3, p)

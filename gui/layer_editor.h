@@ -44,6 +44,7 @@ private:
     void buildSpecFields(const LayerSpec& spec);
     void buildInitFields(const Layer& layer);
     void buildPadFields();
+    void buildVolumeFields(const LayerSpec& spec); // layer_editor_volume.cpp
     void buildInputFields();
     void markFields(const QString& error);
 

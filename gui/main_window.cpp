@@ -1,6 +1,7 @@
 #include "gui/main_window.h"
 
 #include "compute/error.h"
+#include "compute/onnx_model.h"
 #include "gui/autosave.h"
 #include "gui/device_panel.h"
 #include "gui/explorer_chart.h"
@@ -8,6 +9,7 @@
 #include "gui/export_controller.h"
 #include "gui/feature_map_grid.h"
 #include "gui/feature_map_panel.h"
+#include "gui/interpolation_panel.h"
 #include "gui/input_panel.h"
 #include "gui/layer_editor.h"
 #include "gui/message_banner.h"
@@ -113,6 +115,8 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
             [this] { return m_sweep = new SweepPanel(m_engine, this); } },
         { QStringLiteral("device"), tr("Device"), right, QStringLiteral("timing"), false,
             [this] { return m_device = new DevicePanel(this); } },
+        { QStringLiteral("interpolation"), tr("Interpolation"), right, QStringLiteral("timing"), false,
+            [this] { return new InterpolationPanel(m_engine, &m_doc, m_run, this); } },
     });
     m_export->setSources({ [this] { return m_maps->outcome(); }, [this] { return currentChart(); },
         [this] {
@@ -121,7 +125,7 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
                 charts << m_roofline;
             return charts;
         },
-        m_maps->grid(), [this] { return m_sessionOrigin; } });
+        m_maps->grid(), [this] { return m_sessionOrigin; }, [this] { return &m_doc.network(); } });
     buildMenus();
     connectPanels();
 
@@ -225,6 +229,7 @@ void MainWindow::connectPanels()
     });
     connect(m_input, &InputPanel::problem, this, &MainWindow::showProblem);
     connect(m_project, &ProjectController::problem, this, &MainWindow::showProblem);
+    connect(m_project, &ProjectController::status, this, [this](const QString& m) { statusBar()->showMessage(m, 15000); });
     connect(m_project, &ProjectController::opened, this, [this] {
         leaveSession();
         m_banner->dismiss();
@@ -266,7 +271,8 @@ void MainWindow::buildMenus()
     file->addSeparator();
     QMenu* exportMenu = file->addMenu(tr("&Export"));
     exportMenu->addActions(
-        { m_export->reportAction(), m_export->chartAction(), m_export->mapsAction(), m_export->traceAction() });
+        { m_export->reportAction(), m_export->chartAction(), m_export->mapsAction(), m_export->traceAction(),
+            m_export->onnxAction() });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -522,11 +528,12 @@ bool MainWindow::openAny(const QString& path)
 {
     if (QFileInfo(path).isDir())
         return openSession(path);
-    if (QFileInfo(path).suffix().compare(QLatin1String("json"), Qt::CaseInsensitive) == 0)
+    if (QFileInfo(path).suffix().compare(QLatin1String("json"), Qt::CaseInsensitive) == 0
+        || isOnnxFile(path.toStdString()))
         return m_project->openFile(path);
     if (InputPanel::isInputFile(path))
         return m_input->openInputFile(path);
-    showProblem(tr("%1: not a network (.json), an image or an .npy file").arg(path));
+    showProblem(tr("%1: not a network (.json), an ONNX model, an image or an .npy file").arg(path));
     return false;
 }
 

@@ -2,12 +2,15 @@
 
 #include "compute/error.h"
 #include "compute/network_json.h"
+#include "compute/network_weights.h"
+#include "compute/onnx_model.h"
 #include "compute/runtime_paths.h"
 #include "convscope_config.h"
 
 #include <QAction>
 #include <QCoreApplication>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenu>
@@ -46,7 +49,8 @@ ProjectController::ProjectController(NetworkDocument* doc, QWidget* window)
     connect(m_open, &QAction::triggered, this, [this] {
         const QString dir = m_doc->filePath().isEmpty() ? QString() : QFileInfo(m_doc->filePath()).absolutePath();
         const QString path
-            = QFileDialog::getOpenFileName(m_window, tr("Open network"), dir, tr("ConvScope networks (*.json)"));
+            = QFileDialog::getOpenFileName(m_window, tr("Open network"), dir,
+                tr("Networks and models (*.json *.onnx);;ConvScope networks (*.json);;ONNX models (*.onnx)"));
         if (!path.isEmpty())
             openFile(path);
     });
@@ -96,6 +100,8 @@ bool ProjectController::openFile(const QString& path)
 {
     if (!maybeDiscard())
         return false;
+    QElapsedTimer clock; // opening a 100 MB model must show its shapes within 2 s (issue 17): said in the status bar
+    clock.start();
     Network net;
     try {
         net = loadNetwork(std::filesystem::path(path.toStdString()));
@@ -104,12 +110,20 @@ bool ProjectController::openFile(const QString& path)
             tr("Could not open %1: %2").arg(QDir::toNativeSeparators(path), QString::fromStdString(e.what())));
         return false;
     }
-    // A bundled example opens as a new, unsaved copy: Save asks where, so the original stays as shipped.
+    // A bundled example opens as a new, unsaved copy: Save asks where, so the original stays as shipped. So does an
+    // ONNX model: Save writes ConvScope JSON (weights as .npy beside it), never over the model.
     const bool example = QFileInfo(path).absolutePath() == QFileInfo(examplesDir()).absoluteFilePath();
-    m_doc->reset(std::move(net), example ? QString() : QFileInfo(path).absoluteFilePath());
+    const bool imported = isOnnxFile(path.toStdString());
+    m_doc->reset(std::move(net), example || imported ? QString() : QFileInfo(path).absoluteFilePath());
     if (!example)
         addRecent(QFileInfo(path).absoluteFilePath());
     Q_EMIT opened(path);
+    Q_EMIT status(tr("Opened %1: %2 layers, shapes shown in %3 ms%4")
+                      .arg(QFileInfo(path).fileName())
+                      .arg(m_doc->network().layers.size())
+                      .arg(clock.elapsed())
+                      .arg(imported ? tr(" (an ONNX model: Save writes ConvScope JSON with the weights as .npy)")
+                                    : QString()));
     return true;
 }
 
@@ -137,7 +151,9 @@ bool ProjectController::saveTo(const QString& path)
 {
     std::string text;
     try {
-        text = serializeNetwork(m_doc->network());
+        // An imported model's weights go to .npy files beside the JSON first (each written atomically); the JSON,
+        // which names them, replaces the old file last.
+        text = serializeNetwork(externalizeWeights(m_doc->network(), path.toStdString()));
     } catch (const std::exception& e) {
         Q_EMIT problem(tr("Could not save: %1").arg(QString::fromStdString(e.what())));
         return false;

@@ -45,6 +45,7 @@ public:
 Q_SIGNALS:
     void problem(const QString& message);
     void opened(const QString& path);
+    void status(const QString& message); // for the status bar
 
 private:
     void addRecent(const QString& path);

@@ -145,12 +145,16 @@ namespace {
                 } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU>
                     || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh>
                     || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish>
-                    || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Softmax>
-                    || std::is_same_v<T, Add> || std::is_same_v<T, Concat> || std::is_same_v<T, Identity>
+                    || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh>
+                    || std::is_same_v<T, PReLU> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add>
+                    || std::is_same_v<T, Concat> || std::is_same_v<T, Identity>
                     || std::is_same_v<T, Dropout>) {
                     // Element-wise (softmax over the channels of one pixel; concat along channels): same pixel.
                     r.rows = out.rows;
                     r.cols = out.cols;
+                } else if constexpr (isVolumeKind<T>) {
+                    // Volumes (the 3-D kinds) have no 2-D picture to mark the field on: the whole input.
+                    r.whole = true;
                 } else {
                     static_assert(dependent_false<T>, "receptive field: a layer kind has no rule");
                 }

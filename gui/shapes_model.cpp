@@ -140,7 +140,16 @@ QVariant ShapesModel::data(const QModelIndex& index, int role) const
         case Type:
             return r.type;
         case OutputShape:
-            return s.ok ? QString::fromStdString(s.out.str()) : QStringLiteral("⚠ ") + QString::fromStdString(s.error);
+            if (!s.ok)
+                return QStringLiteral("⚠ ") + QString::fromStdString(s.error);
+            // A volume's three spatial sizes spelled out: in a list of five numbers they are easy to misread.
+            if (s.out.isVolume())
+                return tr("%1 · D×H×W %2×%3×%4")
+                    .arg(QString::fromStdString(s.out.str()))
+                    .arg(s.out.d)
+                    .arg(s.out.h)
+                    .arg(s.out.w);
+            return QString::fromStdString(s.out.str());
         case Params:
             return s.ok ? formatCount(double(s.cost.params)) : QString();
         case Flops:

@@ -9,7 +9,8 @@
 # Environment:
 #   CUDNN_ROOT   cuDNN root (default: the PyTorch wheel's, /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn)
 #   BUILD_DIR    build folder (default build-gpu)
-#   STAGES       which stages, default "build test sanitize faults bench"; "skip" (issue 16: the cross-backend test on
+#   STAGES       which stages, default "build test sanitize faults bench"; "onnx" (issue 17: ONNX's backend tests on the
+#                GPU backends, ResNet-18 through ONNX at batch 32 against PyTorch and onnxruntime), "skip" (issue 16: the cross-backend test on
 #                the GPU, the ResNet example against PyTorch, add/concat bandwidth) and "small" (issue 9's goal 6: LeNet-5 at batch 1,
 #                eager with and without the launch gate, graph mode, and each kernel's duration under ncu) is extra. The sanitize stage alone can take most of
 #                a 10-minute call: STAGES="build test" first, then STAGES="sanitize faults" (the build folder stays).
@@ -44,6 +45,14 @@ SANITIZER=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanit
 echo "compute-sanitizer: ${SANITIZER:-none}"; echo "cuDNN root: $CUDNN_ROOT ($(ls "$CUDNN_ROOT"/lib 2>/dev/null | tr '\n' ' '))"
 
 HINTS=()
+# tools/make-carry.sh packs the dependencies (the carry limit is 64 MiB): unpack them once.
+if [ -f "$CARRY/usr.tar.xz" ] && [ ! -d "$CARRY/usr" ]; then
+  tar -xJf "$CARRY/usr.tar.xz" -C "$CARRY" && echo "unpacked .carry/usr.tar.xz"
+fi
+if [ -f "$CARRY/onnx-testdata.tar.xz" ] && [ ! -d "$CARRY/onnx-testdata" ]; then
+  mkdir -p "$CARRY/onnx-testdata" && tar -xJf "$CARRY/onnx-testdata.tar.xz" -C "$CARRY/onnx-testdata"
+fi
+[ -d "$CARRY/onnx-testdata/data" ] && export CONVSCOPE_ONNX_TESTDATA="$CARRY/onnx-testdata/data"
 if [ -d "$CARRY/usr" ]; then
   # Carried OpenBLAS and its Fortran runtime: the linker (rpath-link) and the programs both need them.
   export LD_LIBRARY_PATH="$CARRY/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -102,6 +111,46 @@ if has skip; then
       --bandwidth 256 >"$OUT/skip-bench.log" 2>&1
     cat "$OUT/skip-bench.log" | tail -30
     while read -r line; do note "skip bench: $line"; done < <(grep -E "x PyTorch|GB/s" "$OUT/skip-bench.log" | sed 's/  */ /g')
+  fi
+fi
+
+# Issue 17 (ONNX): ONNX's backend tests on the GPU backends, and ResNet-18 exported to ONNX by ConvScope and imported
+# back, at batch 32, 224², against PyTorch eager FP32 (cudnn.benchmark) and onnxruntime's CUDA provider if it is here.
+if has onnx; then
+  if timeout 300 cmake --build "$BUILD" -j"$(nproc)" --target convscope_tests_onnx >"$OUT/build-onnx.log" 2>&1; then
+    timeout 300 "$BIN/convscope_tests_onnx" "[conformance]" >"$OUT/onnx-conformance.log" 2>&1
+    grep -E "^FAILED|ONNX backend tests on|SKIPPED" "$OUT/onnx-conformance.log" | head -20
+    while read -r line; do note "$line"; done < <(grep -E "ONNX backend tests on|SKIPPED" "$OUT/onnx-conformance.log")
+  else
+    grep -E "error|not found|No rule" "$OUT/build-onnx.log" | head -10
+    note "onnx: convscope_tests_onnx did not build (no ONNX in this configure? see build-onnx.log)"
+  fi
+  PY=${TORCH_PYTHON:-/opt/torch/.venv/bin/python}
+  "$PY" -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__)" 2>&1 | head -1
+  for m in torchvision onnx onnxruntime; do
+    "$PY" -c "import $m; print('$m', $m.__version__)" 2>&1 | tail -1
+  done
+  if [ -x "$BIN/convscope-cli" ]; then
+    "$BIN/convscope-cli" export resources/networks/resnet18.json "$OUT/resnet18.onnx" | tail -1
+    timeout 300 "$PY" tools/torch_graph_bench.py --cli "$BIN/convscope-cli" --net resources/networks/resnet18.json \
+      --model "$OUT/resnet18.onnx" --batch 32 --warmup 5 --repeat 20 \
+      --backends cudnn.auto,cudnn.auto+fused,cuda.implicit_gemm,cuda.implicit_gemm+fused,cuda.winograd+fused \
+      >"$OUT/onnx-resnet18.log" 2>&1
+    tail -12 "$OUT/onnx-resnet18.log"
+    while read -r line; do note "resnet18.onnx b32: $line"; done < <(grep -E " ms" "$OUT/onnx-resnet18.log" | sed 's/  */ /g')
+    rm -f "$OUT/resnet18.onnx"
+    # Six torchvision architectures (seeded random weights, exported here) on the GPU backends against onnxruntime,
+    # or PyTorch where onnxruntime is not installed.
+    if [ "${ONNX_TORCHVISION:-1}" = 0 ]; then
+      note "torchvision models: skipped (ONNX_TORCHVISION=0)"
+    elif "$PY" -c "import torchvision" 2>/dev/null; then
+      timeout 300 "$PY" tools/torchvision_onnx_check.py --cli "$BIN/convscope-cli" --out "$BUILD/torchvision" \
+        --backends cudnn.auto,cuda.implicit_gemm,cuda.direct >"$OUT/onnx-torchvision.log" 2>&1
+      tail -22 "$OUT/onnx-torchvision.log"
+      note "torchvision models: $(grep -E "worst relative" "$OUT/onnx-torchvision.log" || tail -1 "$OUT/onnx-torchvision.log")"
+    else
+      note "torchvision models: skipped (no torchvision in $PY)"
+    fi
   fi
 fi
 

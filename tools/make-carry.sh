@@ -5,12 +5,17 @@
 #   header-only: nlohmann-json, CLI11, stb, Catch2 2 (with its CMake files: Catch.cmake, CatchAddTests.cmake)
 #   OpenBLAS:   libopenblas.so(.0) + cblas.h/openblas_config.h + its runtime deps (libgfortran, libquadmath)
 #   FFTW3:      libfftw3f(_threads).so + fftw3.h
+#   ONNX:       libonnx, libonnx_proto, libprotobuf + headers + ONNX's CMake files
 # tools/gpu-check.sh uses it. Run from anywhere; prints the size (the device call carries at most 64 MiB).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-C="$ROOT/.carry/usr"
+# Staged here, then packed as .carry/usr.tar.xz (OpenBLAS alone is 36 MB, 4 MB packed: the carry limit is 64 MiB);
+# tools/gpu-check.sh unpacks it on the GPU machine.
+STAGE=$(mktemp -d)
+trap 'rm -rf "$STAGE"' EXIT
+C="$STAGE/usr"
 rm -rf "$ROOT/.carry"
-mkdir -p "$C/include" "$C/lib/cmake" "$C/share/cmake" "$C/lib/x86_64-linux-gnu"
+mkdir -p "$ROOT/.carry" "$C/include" "$C/lib/cmake" "$C/share/cmake" "$C/lib/x86_64-linux-gnu"
 
 for d in nlohmann CLI stb catch2; do
   cp -a "/usr/include/$d" "$C/include/"
@@ -40,6 +45,32 @@ for l in libfftw3f libfftw3f_threads; do
   cp "$(readlink -f /usr/lib/x86_64-linux-gnu/$l.so.3)" "$C/lib/x86_64-linux-gnu/$l.so.3"
   ln -sf "$l.so.3" "$C/lib/x86_64-linux-gnu/$l.so"
 done
+
+# ONNX (libonnx-dev 1.12: generated classes + checker) and protobuf 3.21, for ONNX import/export and the
+# libonnx-testdata conformance suite on the GPU: headers, libraries, and ONNX's CMake files with every file they
+# check for. The test data itself is carried apart (tools/gpu-check.sh's onnx stage).
+cp -a /usr/include/onnx "$C/include/"
+mkdir -p "$C/include/google" "$C/lib/x86_64-linux-gnu/cmake"
+cp -a /usr/include/google/protobuf "$C/include/google/"
+cp -a /usr/lib/x86_64-linux-gnu/cmake/ONNX "$C/lib/x86_64-linux-gnu/cmake/"
+for f in libonnx.so.1 libonnx_proto.so.1 libonnxifi_dummy.so libonnxifi_loader.a; do
+  cp "$(readlink -f /usr/lib/x86_64-linux-gnu/$f)" "$C/lib/x86_64-linux-gnu/$f"
+done
+ln -sf libonnx.so.1 "$C/lib/x86_64-linux-gnu/libonnx.so"
+ln -sf libonnx_proto.so.1 "$C/lib/x86_64-linux-gnu/libonnx_proto.so"
+cp "$(readlink -f /usr/lib/libonnxifi.so)" "$C/lib/libonnxifi.so"
+cp "$(readlink -f /usr/lib/x86_64-linux-gnu/libprotobuf.so.32)" "$C/lib/x86_64-linux-gnu/libprotobuf.so.32"
+ln -sf libprotobuf.so.32 "$C/lib/x86_64-linux-gnu/libprotobuf.so"
+
+tar -cJf "$ROOT/.carry/usr.tar.xz" -C "$STAGE" usr
+
+# ONNX's backend tests (libonnx-testdata) for the GPU conformance run: the folders of the operators ConvScope takes
+# (the rest are "not applicable" on every backend), packed the same way.
+if [ -d /usr/share/libonnx-testdata/data/node ]; then
+  (cd /usr/share/libonnx-testdata && find data/node data/pytorch-converted data/pytorch-operator -mindepth 1 -maxdepth 1 \
+    -type d | grep -iE "conv|pool|batchnorm|relu|sigmoid|tanh|elu|clip|hardswish|hardsigmoid|softmax|flatten|gemm|matmul|add|mul|concat|pad|identity|dropout|reduce_mean|prelu|sum|reshape|linear" \
+    | tar -cJf "$ROOT/.carry/onnx-testdata.tar.xz" -T -)
+fi
 
 # Hints for the configure step (read by tools/gpu-check.sh).
 cat >"$ROOT/.carry/cmake-hints.txt" <<HINTS

@@ -14,6 +14,9 @@ PyTorch's input already lives on the device.
 
   --bandwidth MiB   also times add and concat on tensors of that many MiB (a relu makes the second operand) and
                     prints the GB/s each backend reaches (bytes read + written).
+  --model FILE      ConvScope runs FILE (e.g. the network's ONNX export, `convscope-cli export NET model.onnx`)
+                    instead of --net; PyTorch still builds --net. When onnxruntime with its CUDA provider is
+                    installed, FILE (an .onnx) is timed there too (IO binding: input and output on the device).
 """
 import argparse
 import json
@@ -58,9 +61,12 @@ class Graph(torch.nn.Module):
             m = None
             if t == "conv2d":
                 p = padding4(l.get("padding", 0))
-                m = torch.nn.Conv2d(c, l["out_channels"], pair(l["kernel_size"]), pair(l.get("stride", 1)), 0,
-                                    pair(l.get("dilation", 1)), l.get("groups", 1), l.get("bias", True))
-                m.pad = p
+                # Symmetric padding as PyTorch's own conv argument (what a PyTorch model does); asymmetric as F.pad.
+                symmetric = p[0] == p[1] and p[2] == p[3]
+                m = torch.nn.Conv2d(c, l["out_channels"], pair(l["kernel_size"]), pair(l.get("stride", 1)),
+                                    (p[0], p[2]) if symmetric else 0, pair(l.get("dilation", 1)), l.get("groups", 1),
+                                    l.get("bias", True))
+                m.pad = [0, 0, 0, 0] if symmetric else p
                 c = l["out_channels"]
             elif t == "conv_transpose2d":
                 p = padding4(l.get("padding", 0))
@@ -77,7 +83,7 @@ class Graph(torch.nn.Module):
             elif t == "concat":
                 c = sum(shapes[s] for s in ins)
             if m is not None:
-                self.mods[name] = m
+                self.mods[name.replace(".", "_")] = m  # module names may not contain "."
             self.layers.append((name, t, l, ins))
             shapes[name] = c
             prev = name
@@ -88,15 +94,15 @@ class Graph(torch.nn.Module):
         for name, t, l, ins in self.layers:
             a = out[ins[0]]
             if t == "conv2d":
-                m = self.mods[name]
+                m = self.mods[name.replace(".", "_")]
                 p = m.pad
                 if any(p):
                     a = F.pad(a, (p[2], p[3], p[0], p[1]))
                 y = m(a)
             elif t in ("conv_transpose2d", "batchnorm2d"):
-                y = self.mods[name](a)
+                y = self.mods[name.replace(".", "_")](a)
             elif t == "linear":
-                y = self.mods[name](a.flatten(1))
+                y = self.mods[name.replace(".", "_")](a.flatten(1))
             elif t == "relu":
                 y = F.relu(a)
             elif t == "leaky_relu":
@@ -164,6 +170,38 @@ def time_torch(model, x, warmup, repeat):
     return statistics.median(times)
 
 
+def time_onnxruntime(model, x, warmup, repeat):
+    """The .onnx model on onnxruntime's CUDA provider, FP32 (TF32 off), input and output bound on the device."""
+    if not model or not model.endswith(".onnx"):
+        return None, "no .onnx model"
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return None, "onnxruntime is not installed here"
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        return None, "onnxruntime has no CUDA provider here (" + ", ".join(ort.get_available_providers()) + ")"
+    sess = ort.InferenceSession(model, providers=[("CUDAExecutionProvider", {"use_tf32": 0,
+                                                   "cudnn_conv_algo_search": "EXHAUSTIVE"})])
+    xt = torch.from_numpy(x).cuda()
+    out_shape = sess.run(None, {sess.get_inputs()[0].name: x})[0].shape
+    y = torch.empty(out_shape, device="cuda")
+    io = sess.io_binding()
+    io.bind_input(sess.get_inputs()[0].name, "cuda", 0, np.float32, list(xt.shape), xt.data_ptr())
+    io.bind_output(sess.get_outputs()[0].name, "cuda", 0, np.float32, list(y.shape), y.data_ptr())
+    for _ in range(warmup):
+        sess.run_with_iobinding(io)
+    times = []
+    for _ in range(repeat):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        a.record()
+        sess.run_with_iobinding(io)
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times), ""
+
+
 def run_convscope(cli, net_path, npy, backends, warmup, repeat, workdir):
     report = os.path.join(workdir, "report.json")
     cmd = [cli, "run", net_path, "--input", npy, "--backends", backends, "--reference", "none",
@@ -192,6 +230,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=50)
     ap.add_argument("--bandwidth", type=int, default=0, help="MiB per tensor for the add/concat bandwidth cases")
+    ap.add_argument("--model", help="the file ConvScope runs (default --net), e.g. its ONNX export")
     args = ap.parse_args()
 
     torch.backends.cudnn.benchmark = True
@@ -210,13 +249,18 @@ def main():
         with torch.no_grad():
             model(xt)  # materialises the lazy linear
         t_torch = time_torch(model, xt, args.warmup, args.repeat)
-        ours, _ = run_convscope(args.cli, args.net, npy, args.backends, args.warmup, args.repeat, work)
+        ours, _ = run_convscope(args.cli, args.model or args.net, npy, args.backends, args.warmup, args.repeat, work)
+        t_ort, ort_why = time_onnxruntime(args.model, x, args.warmup, args.repeat)
         # PyTorch again after ConvScope, so a clock change during the run shows as a difference.
         t_torch2 = time_torch(model, xt, args.warmup, args.repeat)
     print(f"\n{net['name']} at batch {args.batch}, {shape[2]}x{shape[3]}, FP32, whole pass without copies "
           f"(median of {args.repeat})")
     print(f"  {'PyTorch eager (cudnn.benchmark)':40s} {t_torch:9.4f} ms   (again after: {t_torch2:.4f} ms)")
-    ref = min(t_torch, t_torch2)
+    if t_ort is not None:
+        print(f"  {'onnxruntime CUDA provider':40s} {t_ort:9.4f} ms")
+    elif args.model:
+        print(f"  {'onnxruntime CUDA provider':40s}  did not run: {ort_why}")
+    ref = min([t_torch, t_torch2] + ([t_ort] if t_ort is not None else []))
     for sel, (ms, why, _) in ours.items():
         if ms is None:
             print(f"  {sel:40s}  did not run: {why[:100]}")

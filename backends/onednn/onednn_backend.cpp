@@ -15,7 +15,8 @@
 //   batchnorm2d       batch_normalization_forward, inference with global statistics, scale and shift
 //   activations       eltwise_forward: relu, relu with alpha (leaky), logistic, tanh, elu, clip [0, 6] (relu6),
 //                     hardswish, swish with alpha 1 (silu), linear x/6 + 1/2 with a clip [0, 1] post-op (hardsigmoid:
-//                     oneDNN 2.6 has no hardsigmoid of its own)
+//                     oneDNN 2.6 has no hardsigmoid of its own), clip [min_val, max_val] (hardtanh)
+//   prelu             prelu_forward with {1, C, 1, 1} (or {1, 1, 1, 1}) weights broadcast over the rest
 //   linear            inner_product_forward on [N, F]
 //   softmax           softmax_forward over axis 1
 //   add               binary_add for two inputs, sum (scales 1) for more
@@ -64,7 +65,14 @@ namespace {
     constexpr auto kInference = dnnl::prop_kind::forward_inference;
     const char* const kAuto = "auto";
 
-    memory::desc nchw(const Shape& s) { return memory::desc({ s.n, s.c, s.h, s.w }, kF32, Tag::nchw); }
+    // A volume's D and H are one axis here ([N, C, D·H, W]): what the element-wise, channel-wise (softmax, batch
+    // norm, merges) and whole-volume (global pooling) layers see is the same, and they chain with everything else. The
+    // window ops of volumes (conv3d, conv_transpose3d, the 3-D pools) use ncdhw() instead (Plan::volume).
+    memory::desc nchw(const Shape& s) { return memory::desc({ s.n, s.c, s.d * s.h, s.w }, kF32, Tag::nchw); }
+    memory::desc ncdhw(const Shape& s, Tag tag = Tag::ncdhw)
+    {
+        return memory::desc({ s.n, s.c, s.d, s.h, s.w }, kF32, tag);
+    }
     memory::desc anyLayout(const Shape& s) { return memory::desc({ s.n, s.c, s.h, s.w }, kF32, Tag::any); }
     memory::desc vector(int64_t c) { return memory::desc({ c }, kF32, Tag::x); }
 
@@ -136,9 +144,120 @@ namespace {
         std::optional<dnnl::primitive> multiPrimitive; // multi-input layers (sum and concat have no primitive_desc)
         std::string multiImpl;
         bool flatSrc = false; // linear: the source is [N, F]
+        bool volume = false; // conv3d, conv_transpose3d, 3-D pools: the user layout is NCDHW
         std::vector<std::pair<int, memory::desc>> params; // arg id, user (PyTorch) layout
         std::vector<std::shared_ptr<const Tensor>> paramData; // same order; null when only planning
     };
+
+    // Inference: y = (x − running_mean) / √(running_var + eps) · weight + bias (weight 1, bias 0 when not affine,
+    // which is what use_scale / use_shift left out means). A volume's D·H is one axis (nchw()).
+    template <typename BatchNorm, typename Param>
+    void planBatchNorm(const BatchNorm& s, const Shape& in, const dnnl::engine& eng, Plan& plan, Param& param,
+        const Layer* layer)
+    {
+        const bool hasScale = layer ? bool(layer->weight) : s.affine;
+        const bool hasShift = layer ? bool(layer->bias) : s.affine;
+        auto flags = dnnl::normalization_flags::use_global_stats;
+        if (hasScale)
+            flags = flags | dnnl::normalization_flags::use_scale;
+        if (hasShift)
+            flags = flags | dnnl::normalization_flags::use_shift;
+        const dnnl::batch_normalization_forward::desc d(kInference, nchw(in), float(s.eps), flags);
+        plan.pd = dnnl::batch_normalization_forward::primitive_desc(d, eng);
+        param(DNNL_ARG_MEAN, vector(in.c), layer ? layer->runningMean : nullptr);
+        param(DNNL_ARG_VARIANCE, vector(in.c), layer ? layer->runningVar : nullptr);
+        if (hasScale)
+            param(DNNL_ARG_SCALE, vector(in.c), layer ? layer->weight : nullptr);
+        if (hasShift)
+            param(DNNL_ARG_SHIFT, vector(in.c), layer ? layer->bias : nullptr);
+    }
+
+    // conv3d as convolution_forward (convolution_auto) and conv_transpose3d as deconvolution_forward on NCDHW, as the
+    // 2-D ones with depth in front: PyTorch's weights [C_out, C_in/g, kd, kh, kw] and [C_in, C_out/g, kd, kh, kw] are
+    // oneDNN's (g)oidhw and (g)iodhw; padding front/top/left before, the rest after; output_padding as a smaller
+    // padding after.
+    template <typename Conv, typename Param>
+    void planConvolution3d(const Conv& s, const LayerShape& shape, const dnnl::engine& eng, Plan& plan, Param& param,
+        const Layer* layer)
+    {
+        constexpr bool transposed = std::is_same_v<Conv, ConvTranspose3d>;
+        const Shape& in = shape.in;
+        const Shape& out = shape.out;
+        const Padding3d& pad = shape.resolvedPadding3d;
+        const int64_t g = s.groups;
+        const auto [kd, kh, kw] = s.kernel_size;
+        const Dims wDims = g == 1 ? Dims { out.c, in.c, kd, kh, kw } : Dims { g, out.c / g, in.c / g, kd, kh, kw };
+        const Tag wTag = transposed ? (g == 1 ? Tag::iodhw : Tag::giodhw) : (g == 1 ? Tag::oidhw : Tag::goidhw);
+        const memory::desc wAny(wDims, kF32, Tag::any);
+        const Dims strides { s.stride[0], s.stride[1], s.stride[2] };
+        const Dims dilates { s.dilation[0] - 1, s.dilation[1] - 1, s.dilation[2] - 1 };
+        const Dims padL { pad.front, pad.top, pad.left };
+        const auto biasDesc = s.bias ? vector(out.c) : memory::desc();
+        plan.volume = true;
+        if constexpr (transposed) {
+            const Dims padR { pad.back - s.output_padding[0], pad.bottom - s.output_padding[1],
+                pad.right - s.output_padding[2] };
+            for (size_t a = 0; a < 3; ++a)
+                if (padR[a] <= -s.stride[a])
+                    throw UnsupportedError("onednn: conv_transpose3d output_padding reaches the stride plus the "
+                                           "back/bottom/right padding; oneDNN cannot express that");
+            const dnnl::deconvolution_forward::desc d(kInference, dnnl::algorithm::deconvolution_direct,
+                ncdhw(in, Tag::any), wAny, biasDesc, ncdhw(out, Tag::any), strides, dilates, padL, padR);
+            plan.pd = dnnl::deconvolution_forward::primitive_desc(d, eng);
+        } else {
+            const int64_t ins[3] = { in.d, in.h, in.w }, outs[3] = { out.d, out.h, out.w };
+            Dims padR(3);
+            for (size_t a = 0; a < 3; ++a) {
+                const auto [before, after] = pad.along(int(a));
+                padR[a] = rightPad(
+                    ins[a], outs[a], s.stride[a], s.dilation[a] * (s.kernel_size[a] - 1) + 1, before, after);
+            }
+            const dnnl::convolution_forward::desc d(kInference, dnnl::algorithm::convolution_auto,
+                ncdhw(in, Tag::any), wAny, biasDesc, ncdhw(out, Tag::any), strides, dilates, padL, padR);
+            plan.pd = dnnl::convolution_forward::primitive_desc(d, eng);
+        }
+        param(DNNL_ARG_WEIGHTS, memory::desc(wDims, kF32, wTag), layer ? layer->weight : nullptr);
+        if (s.bias)
+            param(DNNL_ARG_BIAS, vector(out.c), layer ? layer->bias : nullptr);
+    }
+
+    // maxpool3d / avgpool3d as pooling_v2_forward on NCDHW, with the 2-D pools' rules (ceil_mode as padding after,
+    // PyTorch's divisor for a last window hanging past the padding refused, no divisor_override).
+    template <typename Pool> void planPool3d(const Pool& s, const LayerShape& shape, const dnnl::engine& eng, Plan& plan)
+    {
+        constexpr bool isMax = std::is_same_v<Pool, MaxPool3d>;
+        const Shape& in = shape.in;
+        const Shape& out = shape.out;
+        const Padding3d& pad = shape.resolvedPadding3d;
+        const Triple st = s.effectiveStride();
+        Triple dilation { 1, 1, 1 };
+        dnnl::algorithm alg = dnnl::algorithm::pooling_max;
+        if constexpr (isMax) {
+            dilation = s.dilation;
+        } else {
+            if (s.divisor_override)
+                throw UnsupportedError("onednn: avgpool3d divisor_override has no oneDNN equivalent");
+            alg = s.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                      : dnnl::algorithm::pooling_avg_exclude_padding;
+        }
+        const int64_t ins[3] = { in.d, in.h, in.w }, outs[3] = { out.d, out.h, out.w };
+        Dims padR(3);
+        for (size_t a = 0; a < 3; ++a) {
+            const auto [before, after] = pad.along(int(a));
+            const int64_t extent = dilation[a] * (s.kernel_size[a] - 1) + 1;
+            if constexpr (!isMax)
+                if (s.count_include_pad && (outs[a] - 1) * st[a] - before + s.kernel_size[a] > ins[a] + after)
+                    throw UnsupportedError("onednn: with ceil_mode the last avgpool3d window hangs past the padding; "
+                                           "PyTorch divides it by the part inside the padded input, oneDNN by the "
+                                           "whole kernel");
+            padR[a] = rightPad(ins[a], outs[a], st[a], extent, before, after);
+        }
+        plan.volume = true;
+        const dnnl::pooling_v2_forward::desc d(kInference, alg, ncdhw(in), ncdhw(out), { st[0], st[1], st[2] },
+            { s.kernel_size[0], s.kernel_size[1], s.kernel_size[2] },
+            { dilation[0] - 1, dilation[1] - 1, dilation[2] - 1 }, { pad.front, pad.top, pad.left }, padR);
+        plan.pd = dnnl::pooling_v2_forward::primitive_desc(d, eng);
+    }
 
     // Builds the plan of a layer; throws UnsupportedError (PyTorch semantics oneDNN cannot express) or
     // dnnl::error (oneDNN has no implementation).
@@ -223,27 +342,11 @@ namespace {
                         nchw(in), nchw(out), { in.h, in.w }, { in.h, in.w }, { 0, 0 }, { 0, 0 }, { 0, 0 });
                     plan.pd = dnnl::pooling_v2_forward::primitive_desc(d, eng);
                 } else if constexpr (std::is_same_v<S, BatchNorm2d>) {
-                    // Inference: y = (x − running_mean) / √(running_var + eps) · weight + bias (weight 1, bias 0
-                    // when not affine, which is what use_scale / use_shift left out means).
-                    const bool hasScale = layer ? bool(layer->weight) : s.affine;
-                    const bool hasShift = layer ? bool(layer->bias) : s.affine;
-                    auto flags = dnnl::normalization_flags::use_global_stats;
-                    if (hasScale)
-                        flags = flags | dnnl::normalization_flags::use_scale;
-                    if (hasShift)
-                        flags = flags | dnnl::normalization_flags::use_shift;
-                    const dnnl::batch_normalization_forward::desc d(kInference, nchw(in), float(s.eps), flags);
-                    plan.pd = dnnl::batch_normalization_forward::primitive_desc(d, eng);
-                    param(DNNL_ARG_MEAN, vector(in.c), layer ? layer->runningMean : nullptr);
-                    param(DNNL_ARG_VARIANCE, vector(in.c), layer ? layer->runningVar : nullptr);
-                    if (hasScale)
-                        param(DNNL_ARG_SCALE, vector(in.c), layer ? layer->weight : nullptr);
-                    if (hasShift)
-                        param(DNNL_ARG_SHIFT, vector(in.c), layer ? layer->bias : nullptr);
+                    planBatchNorm(s, in, eng, plan, param, layer);
                 } else if constexpr (std::is_same_v<S, ReLU> || std::is_same_v<S, LeakyReLU>
                     || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU>
                     || std::is_same_v<S, ReLU6> || std::is_same_v<S, Hardswish> || std::is_same_v<S, Hardsigmoid>
-                    || std::is_same_v<S, SiLU>) {
+                    || std::is_same_v<S, SiLU> || std::is_same_v<S, Hardtanh>) {
                     dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;
                     float alpha = 0, beta = 0;
                     dnnl::primitive_attr attr;
@@ -273,6 +376,10 @@ namespace {
                     } else if constexpr (std::is_same_v<S, SiLU>) {
                         alg = dnnl::algorithm::eltwise_swish;
                         alpha = 1.0f;
+                    } else if constexpr (std::is_same_v<S, Hardtanh>) {
+                        alg = dnnl::algorithm::eltwise_clip; // clip(x, alpha, beta)
+                        alpha = float(s.min_val);
+                        beta = float(s.max_val);
                     }
                     const dnnl::eltwise_forward::desc d(kInference, alg, nchw(in), alpha, beta);
                     plan.pd = dnnl::eltwise_forward::primitive_desc(d, attr, eng);
@@ -327,9 +434,28 @@ namespace {
                     const dnnl::binary::primitive_desc pd(d, eng);
                     plan.multiPrimitive = dnnl::binary(pd);
                     plan.multiImpl = pd.impl_info_str();
+                } else if constexpr (std::is_same_v<S, PReLU>) {
+                    // oneDNN broadcasts the weights: {1, C, 1, 1} is one slope per channel, {1, 1, 1, 1} one for all
+                    // (a volume's D·H is one axis here, a flat input's H and W are 1).
+                    const memory::desc w({ 1, s.num_parameters, 1, 1 }, kF32, Tag::nchw);
+                    const dnnl::prelu_forward::desc d(kInference, nchw(in), w);
+                    plan.pd = dnnl::prelu_forward::primitive_desc(d, eng);
+                    param(DNNL_ARG_WEIGHTS, w, layer ? layer->weight : nullptr);
                 } else if constexpr (std::is_same_v<S, Pad>) {
                     throw UnsupportedError("onednn: pad has no oneDNN primitive (oneDNN 2.6 pads only inside a "
                                            "convolution or pooling)");
+                } else if constexpr (std::is_same_v<S, Conv3d> || std::is_same_v<S, ConvTranspose3d>) {
+                    planConvolution3d(s, shape, eng, plan, param, layer);
+                } else if constexpr (std::is_same_v<S, MaxPool3d> || std::is_same_v<S, AvgPool3d>) {
+                    planPool3d(s, shape, eng, plan);
+                } else if constexpr (std::is_same_v<S, GlobalAvgPool3d>) {
+                    // The whole [D·H, W] plane of each channel (nchw() folds D into H).
+                    const Dims plane { in.d * in.h, in.w };
+                    const dnnl::pooling_v2_forward::desc d(kInference, dnnl::algorithm::pooling_avg_exclude_padding,
+                        nchw(in), nchw(out), plane, plane, { 0, 0 }, { 0, 0 }, { 0, 0 });
+                    plan.pd = dnnl::pooling_v2_forward::primitive_desc(d, eng);
+                } else if constexpr (std::is_same_v<S, BatchNorm3d>) {
+                    planBatchNorm(s, in, eng, plan, param, layer);
                 } else {
                     static_assert(dependent_false<S>, "onednn backend: a layer kind has no branch");
                 }
@@ -399,7 +525,7 @@ namespace {
                 throw Error("onednn: runPass called before prepare");
             const Shape& want = m_shapes.input;
             const Shape& got = input.shape();
-            if (got.n != want.n || got.c != want.c || got.h != want.h || got.w != want.w)
+            if (got.n != want.n || got.c != want.c || got.d != want.d || got.h != want.h || got.w != want.w)
                 throw InputError("onednn: the input is " + got.str() + " but the network expects " + want.str());
             PassTiming timing;
             const auto source = [&](int k) { return k < 0 ? input.data() : m_outputs[size_t(k)].data(); };
@@ -485,11 +611,13 @@ namespace {
                 return run;
             }
             const dnnl::primitive_desc& pd = *plan.pd;
-            const memory::desc userSrc
-                = plan.flatSrc ? memory::desc({ in.n, in.c * in.h * in.w }, kF32, Tag::nc) : nchw(in);
+            const memory::desc userSrc = plan.flatSrc ? memory::desc({ in.n, in.c * in.h * in.w }, kF32, Tag::nc)
+                : plan.volume                             ? ncdhw(in)
+                                                          : nchw(in);
             const memory::desc userDst = plan.flatSrc
                 ? memory::desc({ shape.out.n, shape.out.c * shape.out.h * shape.out.w }, kF32, Tag::nc)
-                : nchw(shape.out);
+                : plan.volume ? ncdhw(shape.out)
+                              : nchw(shape.out);
             // The input's address is set per pass; start from any valid one.
             run.src = memory(userSrc, m_engine, nullptr);
             memory dst(userDst, m_engine, m_outputs[i].data());
@@ -573,6 +701,9 @@ namespace {
                 return { false, std::string("oneDNN has no CPU engine: ") + e.what() };
             }
         }
+        // Every primitive here sees a volume whole: the window ops of volumes through NCDHW descriptors, the others
+        // through [N, C, D·H, W] (nchw()).
+        bool takesVolumes(const LayerSpec&) const override { return true; }
         Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape& shape) const override
         {
             if (algorithm != kAuto)

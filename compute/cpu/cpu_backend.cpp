@@ -88,12 +88,15 @@ namespace {
         std::visit(
             [&](const auto& spec) {
                 using Spec = std::decay_t<decltype(spec)>;
-                if constexpr (std::is_same_v<Spec,
-                                  Conv2d> || std::is_same_v<Spec, ConvTranspose2d> || std::is_same_v<Spec, Linear>) {
+                if constexpr (std::is_same_v<Spec, Conv2d> || std::is_same_v<Spec, ConvTranspose2d>
+                    || std::is_same_v<Spec, Linear> || std::is_same_v<Spec, Conv3d>
+                    || std::is_same_v<Spec, ConvTranspose3d>) {
                     requireParameter(layer.weight, layer, "weight");
                     if (spec.bias)
                         requireParameter(layer.bias, layer, "bias");
-                } else if constexpr (std::is_same_v<Spec, BatchNorm2d>) {
+                } else if constexpr (std::is_same_v<Spec, PReLU>) {
+                    requireParameter(layer.weight, layer, "weight (the slopes)");
+                } else if constexpr (std::is_same_v<Spec, BatchNorm2d> || std::is_same_v<Spec, BatchNorm3d>) {
                     requireParameter(layer.runningMean, layer, "running_mean");
                     requireParameter(layer.runningVar, layer, "running_var");
                 }
@@ -163,7 +166,7 @@ namespace {
                 throw Error("cpu: runPass called before prepare");
             const Shape& want = m_shapes.input;
             const Shape& got = input.shape();
-            if (got.n != want.n || got.c != want.c || got.h != want.h || got.w != want.w)
+            if (got.n != want.n || got.c != want.c || got.d != want.d || got.h != want.h || got.w != want.w)
                 throw InputError("cpu: the input is " + got.str() + " but the network expects " + want.str());
 
             PassTiming timing;
@@ -217,6 +220,10 @@ namespace {
                 return "OpenBLAS sgemm (Wᵀ·X) + col2im";
             if (std::holds_alternative<Linear>(m_layers[layer].spec))
                 return "OpenBLAS sgemm";
+            if (std::holds_alternative<Conv3d>(m_layers[layer].spec))
+                return "vol2col + OpenBLAS sgemm (every fast CPU algorithm runs volumes this way)";
+            if (std::holds_alternative<ConvTranspose3d>(m_layers[layer].spec))
+                return "OpenBLAS sgemm (Wᵀ·X) + col2vol";
             return {};
         }
 
@@ -246,6 +253,7 @@ namespace {
         {
             const Layer& layer = m_layers[i];
             const Padding2d& pad = m_shapes.layers[i].resolvedPadding;
+            const Padding3d& pad3 = m_shapes.layers[i].resolvedPadding3d;
             const Tensor& in = *ins.at(0);
             std::visit(
                 [&](const auto& spec) {
@@ -295,9 +303,13 @@ namespace {
                     } else if constexpr (std::is_same_v<Spec, ReLU> || std::is_same_v<Spec, LeakyReLU>
                         || std::is_same_v<Spec, Sigmoid> || std::is_same_v<Spec, Tanh> || std::is_same_v<Spec, ELU>
                         || std::is_same_v<Spec, ReLU6> || std::is_same_v<Spec, Hardswish>
-                        || std::is_same_v<Spec, Hardsigmoid> || std::is_same_v<Spec, SiLU>) {
+                        || std::is_same_v<Spec, Hardsigmoid> || std::is_same_v<Spec, SiLU>
+                        || std::is_same_v<Spec, Hardtanh>) {
                         m_fast ? cpu::fast::activation(in, layer.spec, out)
                                : cpu::direct::activation(in, layer.spec, out);
+                    } else if constexpr (std::is_same_v<Spec, PReLU>) {
+                        const Tensor& slopes = requireParameter(layer.weight, layer, "weight (the slopes)");
+                        m_fast ? cpu::fast::prelu(in, slopes, out) : cpu::direct::prelu(in, slopes, out);
                     } else if constexpr (std::is_same_v<Spec, Add>) {
                         m_fast ? cpu::fast::add(ins, out) : cpu::direct::add(ins, out);
                     } else if constexpr (std::is_same_v<Spec, Mul>) {
@@ -307,6 +319,27 @@ namespace {
                         m_fast ? cpu::fast::concat(ins, out) : cpu::direct::concat(ins, out);
                     } else if constexpr (std::is_same_v<Spec, Pad>) {
                         m_fast ? cpu::fast::pad(in, spec, out) : cpu::direct::pad(in, spec, out);
+                    } else if constexpr (std::is_same_v<Spec, Conv3d>) {
+                        const Tensor& w = requireParameter(layer.weight, layer, "weight");
+                        m_fast ? cpu::fast::conv3d(in, w, layer.bias.get(), spec, pad3, out)
+                               : cpu::direct::conv3d(in, w, layer.bias.get(), spec, pad3, out);
+                    } else if constexpr (std::is_same_v<Spec, ConvTranspose3d>) {
+                        const Tensor& w = requireParameter(layer.weight, layer, "weight");
+                        m_fast ? cpu::fast::convTranspose3d(in, w, layer.bias.get(), spec, pad3, out)
+                               : cpu::direct::convTranspose3d(in, w, layer.bias.get(), spec, pad3, out);
+                    } else if constexpr (std::is_same_v<Spec, MaxPool3d>) {
+                        m_fast ? cpu::fast::maxPool3d(in, spec, pad3, out) : cpu::direct::maxPool3d(in, spec, pad3, out);
+                    } else if constexpr (std::is_same_v<Spec, AvgPool3d>) {
+                        m_fast ? cpu::fast::avgPool3d(in, spec, pad3, out) : cpu::direct::avgPool3d(in, spec, pad3, out);
+                    } else if constexpr (std::is_same_v<Spec, GlobalAvgPool3d>) {
+                        m_fast ? cpu::fast::globalAvgPool3d(in, out) : cpu::direct::globalAvgPool3d(in, out);
+                    } else if constexpr (std::is_same_v<Spec, BatchNorm3d>) {
+                        const Tensor& mean = requireParameter(layer.runningMean, layer, "running_mean");
+                        const Tensor& var = requireParameter(layer.runningVar, layer, "running_var");
+                        m_fast
+                            ? cpu::fast::batchNorm3d(in, mean, var, layer.weight.get(), layer.bias.get(), spec.eps, out)
+                            : cpu::direct::batchNorm3d(
+                                in, mean, var, layer.weight.get(), layer.bias.get(), spec.eps, out);
                     } else {
                         static_assert(dependent_false<Spec>, "cpu backend: a layer kind has no branch");
                     }
@@ -352,6 +385,7 @@ namespace {
         }
         Availability availability() const override { return { true, {} }; }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }
+        bool takesVolumes(const LayerSpec&) const override { return true; } // every loop here walks N·C·D·H·W
         Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape& shape) const override
         {
             if (!known(algorithm))
@@ -370,9 +404,13 @@ namespace {
                         || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid>
                         || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6>
                         || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>
+                        || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU>
                         || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax>
                         || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat>
-                        || std::is_same_v<T, Pad> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>)
+                        || std::is_same_v<T, Pad> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>
+                        || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>
+                        || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>
+                        || std::is_same_v<T, GlobalAvgPool3d> || std::is_same_v<T, BatchNorm3d>)
                         return { true, {} };
                     else
                         static_assert(dependent_false<T>, "cpu backend: supports() does not know a layer kind");

@@ -27,7 +27,9 @@ namespace direct {
     // weight / bias may be null (affine = false)
     void batchNorm2d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight,
         const Tensor* bias, double eps, Tensor& out);
-    void activation(const Tensor& in, const LayerSpec& spec, Tensor& out); // ReLU, LeakyReLU, Sigmoid, Tanh, ELU
+    void activation(const Tensor& in, const LayerSpec& spec, Tensor& out); // the activations without weights
+    // PReLU: x > 0 ? x : slope[c]·x, c = dim 1 of in (channel, or feature of a flat input); `slopes` holds 1 or C.
+    void prelu(const Tensor& in, const Tensor& slopes, Tensor& out);
     void linear(const Tensor& in, const Tensor& weight, const Tensor* bias, Tensor& out);
     void softmax(const Tensor& in, Tensor& out); // over dim 1
     // Element-wise sum of two or more inputs of out's shape, summed in double.
@@ -63,6 +65,7 @@ namespace fast {
     void batchNorm2d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight,
         const Tensor* bias, double eps, Tensor& out);
     void activation(const Tensor& in, const LayerSpec& spec, Tensor& out);
+    void prelu(const Tensor& in, const Tensor& slopes, Tensor& out);
     void linear(const Tensor& in, const Tensor& weight, const Tensor* bias, Tensor& out);
     void softmax(const Tensor& in, Tensor& out);
     // As direct::, in float across OpenMP threads (add sums in the order the inputs are named, as PyTorch's x + y + z).
@@ -70,6 +73,35 @@ namespace fast {
     void mul(const Tensor& a, const Tensor& b, Tensor& out);
     void concat(const std::vector<const Tensor*>& ins, Tensor& out);
     void pad(const Tensor& in, const Pad& spec, Tensor& out);
+} // namespace fast
+
+// The 3-D kinds on volumes [N, C, D, H, W] (the volumes issue), with the same two families: `pad` is the resolved
+// padding (LayerShape::resolvedPadding3d); weights are PyTorch's [C_out, C_in/g, kd, kh, kw] (conv3d) and
+// [C_in, C_out/g, kd, kh, kw] (conv_transpose3d).
+namespace direct {
+    void conv3d(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv3d& spec, const Padding3d& pad,
+        Tensor& out);
+    void convTranspose3d(const Tensor& in, const Tensor& weight, const Tensor* bias, const ConvTranspose3d& spec,
+        const Padding3d& pad, Tensor& out);
+    void maxPool3d(const Tensor& in, const MaxPool3d& spec, const Padding3d& pad, Tensor& out);
+    void avgPool3d(const Tensor& in, const AvgPool3d& spec, const Padding3d& pad, Tensor& out);
+    void globalAvgPool3d(const Tensor& in, Tensor& out);
+    void batchNorm3d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight,
+        const Tensor* bias, double eps, Tensor& out);
+} // namespace direct
+
+namespace fast {
+    // vol2col tiles + one single-threaded sgemm per (image, group, tile), as conv2d's im2col_gemm.
+    void conv3d(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv3d& spec, const Padding3d& pad,
+        Tensor& out);
+    // sgemm Wᵀ·X then col2vol, as conv_transpose2d's col2im_gemm.
+    void convTranspose3d(const Tensor& in, const Tensor& weight, const Tensor* bias, const ConvTranspose3d& spec,
+        const Padding3d& pad, Tensor& out);
+    void maxPool3d(const Tensor& in, const MaxPool3d& spec, const Padding3d& pad, Tensor& out);
+    void avgPool3d(const Tensor& in, const AvgPool3d& spec, const Padding3d& pad, Tensor& out);
+    void globalAvgPool3d(const Tensor& in, Tensor& out);
+    void batchNorm3d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight,
+        const Tensor* bias, double eps, Tensor& out);
 } // namespace fast
 
 } // namespace convscope::cpu

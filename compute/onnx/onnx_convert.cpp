@@ -14,9 +14,9 @@ namespace {
     using Node = ::onnx::NodeProto;
 
     const char* const kLayerOps[] = { "Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Conv",
-        "ConvTranspose", "Dropout", "Elu", "Flatten", "Gemm", "GlobalAveragePool", "HardSigmoid", "HardSwish",
-        "Identity", "LeakyRelu", "MatMul", "MaxPool", "Mul", "Pad", "ReduceMean", "Relu", "Reshape", "Sigmoid",
-        "Softmax", "Sum", "Tanh" };
+        "ConvTranspose", "Dropout", "Elu", "Flatten", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid",
+        "HardSwish", "Identity", "LeakyRelu", "MatMul", "MaxPool", "Mul", "PRelu", "Pad", "ReduceMean", "Relu",
+        "Reshape", "Sigmoid", "Softmax", "Sum", "Tanh" };
     const char* const kFoldedOps[] = { "Cast", "Concat", "Constant", "ConstantOfShape", "Div", "Gather", "Reshape",
         "Shape", "Slice", "Squeeze", "Sub", "Transpose", "Unsqueeze" };
 
@@ -245,7 +245,7 @@ namespace {
         const float alpha = n.op_type() == "Gemm" ? a.getFloat("alpha", 1.0f) : 1.0f;
         for (float& v : w.f)
             v *= alpha;
-        const int64_t features = in.flat ? in.c : in.c * in.h * in.w;
+        const int64_t features = in.flat ? in.c : in.c * in.d * in.h * in.w;
         if (features != inF || (!in.flat && (in.h != 1 || in.w != 1)))
             a.fail("B " + npyDimsText(w.dims) + " does not fit the input " + in.str());
         Linear l;
@@ -368,6 +368,84 @@ namespace {
         g.addLayer(name, l, { n.input(0) }, n.output(0), a);
     }
 
+    // Clip(x, min, max) → relu6 (0, 6), relu (0, ∞) or hardtanh (any other bounds). A missing bound is ONNX's
+    // default, numeric_limits<float>::lowest() / max(): a hardtanh bound must be a finite number (it is written to
+    // the network file), and clamping a float to ±FLT_MAX changes nothing but an infinite input.
+    void clip(GraphBuilder& g, const Node& n, const std::string& name, const Attributes& a)
+    {
+        constexpr double kLowest = std::numeric_limits<float>::lowest(), kMax = std::numeric_limits<float>::max();
+        double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+        if (g.opset < 11) {
+            lo = a.getFloat("min", std::numeric_limits<float>::lowest());
+            hi = a.getFloat("max", std::numeric_limits<float>::max());
+        } else {
+            const auto bound = [&](int k, const char* what, double& v) {
+                const ConstTensor* c = g.optionalConstant(n, k, a, what);
+                if (!c)
+                    return;
+                if (c->numel() != 1)
+                    refuse(n, a,
+                        std::string("Clip with a ") + what + " of shape " + npyDimsText(c->dims)
+                            + " (ONNX's bounds are scalars)");
+                v = c->at(0);
+            };
+            bound(1, "min", lo);
+            bound(2, "max", hi);
+        }
+        onlyFirstOutput(g, n, a);
+        const auto add = [&](LayerSpec spec) { g.addLayer(name, std::move(spec), { in0(n, a) }, n.output(0), a); };
+        if (lo == 0 && hi == 6)
+            return add(ReLU6 {});
+        if (lo == 0 && hi >= kMax)
+            return add(ReLU {});
+        if (std::isnan(lo) || std::isnan(hi))
+            refuse(n, a, "Clip with a NaN bound");
+        if (!(lo < hi))
+            refuse(n, a,
+                "Clip to [" + std::to_string(lo) + ", " + std::to_string(hi)
+                    + "]: ConvScope's hardtanh (PyTorch's) needs min below max");
+        add(Hardtanh { std::max(lo, kLowest), std::min(hi, kMax) });
+    }
+
+    // PRelu(x, slope) with a constant slope: one element, or one per channel in any shape that broadcasts (from the
+    // right, numpy's rule) along dim 1 only: [C, 1, 1] or [1, C, 1, 1] for an image, [C, 1, 1, 1] for a volume, [C]
+    // for a flat [N, C]. Before opset 7 PRelu had no numpy broadcasting: a slope [C] is one per channel there (what
+    // PyTorch's exporter wrote then).
+    void prelu(GraphBuilder& g, const Node& n, const std::string& name, const Attributes& a)
+    {
+        const Shape in = g.activation(in0(n, a), a).shape;
+        if (n.input_size() < 2 || !g.isConstant(n.input(1)))
+            refuse(n, a, "PRelu whose slope is not a constant (ConvScope's prelu learns one slope per channel)");
+        const ConstTensor& slope = g.constant(n.input(1), a, "slope");
+        if (!slope.isFloat)
+            a.fail("the slope must be float");
+        const std::vector<int64_t> xd = in.dims();
+        const std::vector<int64_t>& sd = slope.dims;
+        const bool legacyChannels = g.opset < 7 && sd.size() == 1 && sd[0] == in.c;
+        bool perChannel = slope.numel() == 1 || legacyChannels || (sd.size() <= xd.size() && slope.numel() == in.c);
+        if (perChannel && slope.numel() != 1 && !legacyChannels) {
+            // Right-aligned against x: the dim under x's dim 1 is C, every other is 1.
+            const size_t offset = xd.size() - sd.size();
+            for (size_t k = 0; k < sd.size(); ++k)
+                perChannel = perChannel && (sd[k] == (k + offset == 1 ? in.c : 1));
+        }
+        if (!perChannel || sd.size() > xd.size())
+            refuse(n, a,
+                "PRelu with a slope of shape " + npyDimsText(sd) + " on the input " + in.str()
+                    + " (ConvScope's prelu takes one slope, or one per channel: " + npyDimsText({ in.c })
+                    + (in.flat              ? ""
+                            : in.isVolume() ? " as [C, 1, 1, 1]"
+                                            : " as [C, 1, 1]")
+                    + ")");
+        onlyFirstOutput(g, n, a);
+        const int64_t count = slope.numel();
+        auto e = std::make_shared<Layer::Embedded>();
+        ConstTensor flat = slope;
+        flat.dims = { count };
+        e->weight = toTensor(flat, Shape::nchw(count, 1, 1, 1), a, "the slope");
+        g.addLayer(name, PReLU { count }, { n.input(0) }, n.output(0), a, e);
+    }
+
 } // namespace
 
 std::string supportedOperatorList()
@@ -392,6 +470,8 @@ void convertNode(GraphBuilder& g, const Node& n, size_t index, const Attributes&
         onlyFirstOutput(g, n, a);
         g.addLayer(name, std::move(spec), { in0(n, a) }, n.output(0), a);
     };
+    if (convertVolumeNode(g, n, name, a))
+        return;
     if (op == "Conv")
         return conv(g, n, name, a);
     if (op == "ConvTranspose")
@@ -435,31 +515,25 @@ void convertNode(GraphBuilder& g, const Node& n, size_t index, const Attributes&
                     + " (ConvScope's hardsigmoid is PyTorch's: alpha 1/6, beta 0.5)");
         return simple(Hardsigmoid {});
     }
-    if (op == "Clip") {
-        double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
-        if (g.opset < 11) {
-            lo = a.getFloat("min", -std::numeric_limits<float>::infinity());
-            hi = a.getFloat("max", std::numeric_limits<float>::infinity());
-        } else {
-            if (const ConstTensor* c = g.optionalConstant(n, 1, a, "min"))
-                lo = c->at(0);
-            if (const ConstTensor* c = g.optionalConstant(n, 2, a, "max"))
-                hi = c->at(0);
-        }
-        if (lo == 0 && hi == 6)
-            return simple(ReLU6 {});
-        if (lo == 0 && std::isinf(hi) && hi > 0)
-            return simple(ReLU {});
-        refuse(n, a, "Clip to [" + std::to_string(lo) + ", " + std::to_string(hi)
-                + "] (ConvScope takes Clip(0, 6) as relu6 and Clip(0, ∞) as relu)");
+    if (op == "Clip")
+        return clip(g, n, name, a);
+    if (op == "PRelu")
+        return prelu(g, n, name, a);
+    if (op == "GlobalMaxPool") {
+        // The max over the whole plane: a max pool whose window is the input's H×W (3-D: convertVolumeNode).
+        const Shape in = g.activation(in0(n, a), a).shape;
+        need4d(in, a);
+        MaxPool2d m;
+        m.kernel_size = { in.h, in.w };
+        return simple(m);
     }
     if (op == "Softmax") {
         const Shape in = g.activation(in0(n, a), a).shape;
-        const int64_t rank = in.flat ? 2 : 4;
+        const int64_t rank = int64_t(in.dims().size());
         int64_t axis = a.getInt("axis", g.opset < 13 ? 1 : -1);
         axis = axis < 0 ? axis + rank : axis;
         // Before opset 13 Softmax flattened from `axis` on: the same as over channels only when H = W = 1.
-        const bool spatialOne = in.flat || (in.h == 1 && in.w == 1);
+        const bool spatialOne = in.flat || (in.d == 1 && in.h == 1 && in.w == 1);
         if (!(axis == 1 && (g.opset >= 13 || spatialOne)) && !(spatialOne && axis == rank - 1 && in.flat))
             refuse(n, a, "Softmax over axis " + std::to_string(axis) + " of " + in.str()
                     + " (ConvScope's softmax is over dim 1, the channels)");
@@ -472,7 +546,7 @@ void convertNode(GraphBuilder& g, const Node& n, size_t index, const Attributes&
         if (op == "Reshape") {
             std::vector<int64_t> shape = g.opset >= 5 ? g.constant(n.input(1), a, "shape").ints(a.where())
                                                       : a.getInts("shape").value_or(std::vector<int64_t> {});
-            const int64_t features = in.flat ? in.c : in.c * in.h * in.w;
+            const int64_t features = in.flat ? in.c : in.c * in.d * in.h * in.w;
             const bool flat = shape.size() == 2 && (shape[0] == in.n || shape[0] == 0 || (shape[0] == -1 && shape[1] > 0))
                 && (shape[1] == -1 || shape[1] == features);
             if (!flat)
@@ -509,7 +583,7 @@ void convertNode(GraphBuilder& g, const Node& n, size_t index, const Attributes&
         const std::vector<std::string> ins = activationInputs(g, n, a);
         if (op == "Concat") {
             const Shape in = g.activation(ins.at(0), a).shape;
-            const int64_t rank = in.flat ? 2 : 4;
+            const int64_t rank = int64_t(in.dims().size());
             int64_t axis = a.getInt("axis", 1);
             if ((axis < 0 ? axis + rank : axis) != 1)
                 refuse(n, a, "Concat over axis " + std::to_string(axis) + " (ConvScope concatenates channels)");
@@ -519,8 +593,7 @@ void convertNode(GraphBuilder& g, const Node& n, size_t index, const Attributes&
             return g.addLayer(name, Mul {}, ins, n.output(0), a);
         return g.addLayer(name, Add {}, ins, n.output(0), a);
     }
-    refuse(n, a, "the operator " + op + " is not one ConvScope has a layer for"
-            + (op == "GlobalMaxPool" || op == "PRelu" ? " yet" : ""));
+    refuse(n, a, "the operator " + op + " is not one ConvScope has a layer for");
 }
 
 } // namespace convscope::onnx

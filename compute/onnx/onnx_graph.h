@@ -51,6 +51,10 @@ std::shared_ptr<const Tensor> toTensor(const ConstTensor& c, const Shape& shape,
 // Converts one node that reads activations into layers. Throws InputError naming the node for what does not fit.
 void convertNode(GraphBuilder& g, const ::onnx::NodeProto& node, size_t index, const Attributes& a);
 
+// The 3-D window operators on a volume (onnx_convert_volume.cpp): true when the node was one and is converted, false
+// when it is not a volume operator (convertNode goes on with it).
+bool convertVolumeNode(GraphBuilder& g, const ::onnx::NodeProto& node, const std::string& name, const Attributes& a);
+
 // "Add, AveragePool, BatchNormalization, ..." (what convertNode takes, and the folded ops).
 std::string supportedOperatorList();
 

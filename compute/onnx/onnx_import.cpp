@@ -42,7 +42,7 @@ namespace {
                         : std::to_string(tt.elem_type()))
                 + "; ConvScope takes a FLOAT input");
         if (!tt.has_shape())
-            throw InputError(where + " has no shape; ConvScope needs [N, C, H, W] or [N, F]");
+            throw InputError(where + " has no shape; ConvScope needs [N, C, H, W], [N, C, D, H, W] or [N, F]");
         std::vector<int64_t> dims;
         for (int k = 0; k < tt.shape().dim_size(); ++k) {
             const auto& d = tt.shape().dim(k);
@@ -62,12 +62,14 @@ namespace {
         in.source = "random";
         if (dims.size() == 4) {
             in.batch = dims[0], in.channels = dims[1], in.height = dims[2], in.width = dims[3];
+        } else if (dims.size() == 5) {
+            in.batch = dims[0], in.channels = dims[1], in.depth = dims[2], in.height = dims[3], in.width = dims[4];
         } else if (dims.size() == 2) {
             in.flat = true;
             in.batch = dims[0], in.channels = dims[1], in.height = 1, in.width = 1;
         } else {
             throw InputError(where + " has shape " + npyDimsText(dims)
-                + "; ConvScope takes images [N, C, H, W] or feature vectors [N, F]");
+                + "; ConvScope takes images [N, C, H, W], volumes [N, C, D, H, W] or feature vectors [N, F]");
         }
         return in;
     }
@@ -174,7 +176,7 @@ Network importModel(const std::string& bytes, const std::string& what, const std
         if (node.op_type() == "Shape" && node.input_size() == 1 && g.isActivation(node.input(0))) {
             // The shape of a layer's output is known here: the subgraphs PyTorch writes for flatten and padding fold.
             const Shape s = g.activation(node.input(0), a).shape;
-            std::vector<int64_t> dims = s.flat ? std::vector<int64_t> { s.n, s.c } : std::vector<int64_t> { s.n, s.c, s.h, s.w };
+            const std::vector<int64_t> dims = s.dims();
             const int64_t r = int64_t(dims.size());
             int64_t start = a.getInt("start", 0), end = a.getInt("end", r);
             start = std::clamp(start < 0 ? start + r : start, int64_t(0), r);

@@ -20,8 +20,10 @@
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/linear.cuh"
 #include "kernels/cuda/merge.cuh"
+#include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cuda/pooling.cuh"
 #include "kernels/cuda/softmax.cuh"
+#include "kernels/cuda/volume_geometry.h"
 
 #include <limits>
 #include <type_traits>
@@ -58,7 +60,9 @@ namespace {
         return std::visit(
             [&](const auto& l) -> ActivationKind {
                 using T = std::decay_t<decltype(l)>;
-                if constexpr (layerKindOf<T>().family == KindFamily::Activation && !std::is_same_v<T, Softmax>)
+                // hardtanh and prelu have kernels of their own (parametric_activation.cuh) and are never fused.
+                if constexpr (layerKindOf<T>().family == KindFamily::Activation && !std::is_same_v<T, Softmax>
+                    && !std::is_same_v<T, Hardtanh> && !std::is_same_v<T, PReLU>)
                     return activationKind(l, param);
                 else
                     throw Error("cuda: " + layerTypeName(l) + " is not an activation");
@@ -209,7 +213,10 @@ namespace {
                     || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Flatten>
                     || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add>
                     || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad>
-                    || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>)
+                    || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Hardtanh>
+                    || std::is_same_v<T, PReLU>)
+                    return {};
+                else if constexpr (isVolumeKind<T>) // the 3-D kinds: conv3d.cuh, pooling3d.cuh
                     return {};
                 else
                     static_assert(dependent_false<T>, "cuda backend: supports() does not know a layer kind");
@@ -256,7 +263,11 @@ namespace {
                     return 0;
                 }
             }
-            if (std::holds_alternative<BatchNorm2d>(spec(i)))
+            if (const auto* c = std::get_if<Conv3d>(&spec(i)))
+                return conv3dPath(algorithm()) == Conv3dPath::ImplicitGemm
+                    ? conv3dImplicitGemmScratchBytes(volumeGeometryOf(*c, shape(i)), deviceProperties().multiProcessorCount)
+                    : 0;
+            if (std::holds_alternative<BatchNorm2d>(spec(i)) || std::holds_alternative<BatchNorm3d>(spec(i)))
                 return 2 * static_cast<size_t>(shape(i).in.c) * sizeof(float);
             return 0;
         }
@@ -301,10 +312,17 @@ namespace {
                         }
                     } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
                         setLayerNote(i, convTranspose2dNote(geometryOf(l, shape(i)), gemmFamily()));
-                    } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                    } else if constexpr (std::is_same_v<T, Conv3d>) {
+                        const Conv3dGeometry g = volumeGeometryOf(l, shape(i));
+                        if (conv3dPath(algorithm()) == Conv3dPath::ImplicitGemm)
+                            conv3dImplicitGemmPrepare(g, scratch(i), stream);
+                        setLayerNote(i, conv3dNote(algorithm(), g, sms));
+                    } else if constexpr (std::is_same_v<T, ConvTranspose3d>) {
+                        setLayerNote(i, "3-D gather, one thread per output (every algorithm)");
+                    } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                         if (!runningMean(i) || !runningVar(i))
-                            throw InputError("layer " + std::to_string(i) + " (" + layer(i).name
-                                + "): batchnorm2d has no running_mean / running_var");
+                            throw InputError("layer " + std::to_string(i) + " (" + layer(i).name + "): "
+                                + layerTypeName(l) + " has no running_mean / running_var");
                         batchNormFold(int(shape(i).in.c), runningMean(i), runningVar(i), weight(i), bias(i), l.eps,
                             static_cast<float*>(scratch(i)), stream);
                         setLayerNote(i, "statistics folded into scale and shift at prepare");
@@ -367,9 +385,9 @@ namespace {
                         batchNorm2d(int(s.in.n), int(s.in.c), int(s.in.h * s.in.w), x,
                             static_cast<const float*>(scratch(i)), y, st);
                     } else if constexpr (std::is_same_v<T, Linear>) {
-                        linear(int(s.in.n), int(s.in.c * s.in.h * s.in.w), int(s.out.c), x, weight(i), bias(i), y, st);
+                        linear(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), x, weight(i), bias(i), y, st);
                     } else if constexpr (std::is_same_v<T, Softmax>) {
-                        softmax(int(s.in.n), int(s.in.c), int(s.in.h * s.in.w), x, y, st);
+                        softmax(int(s.in.n), int(s.in.c), int(s.in.d * s.in.h * s.in.w), x, y, st);
                     } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>
                         || std::is_same_v<T, Dropout>) {
                         // Views: never called (the session aliases the buffer).
@@ -380,6 +398,10 @@ namespace {
                         float param = 0;
                         const ActivationKind kind = activationKind(l, &param);
                         activation(kind, param, s.in.numel(), x, y, st);
+                    } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                        hardtanh(static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), x, y, st);
+                    } else if constexpr (std::is_same_v<T, PReLU>) {
+                        prelu(weight(i), l.num_parameters, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, y, st);
                     } else if constexpr (std::is_same_v<T, Add>) {
                         addTensors(inputs(i), s.out.numel(), y, st);
                     } else if constexpr (std::is_same_v<T, Mul>) {
@@ -388,10 +410,31 @@ namespace {
                         std::vector<long long> channels;
                         for (const Shape& in : s.ins)
                             channels.push_back(in.c);
-                        concatChannels(inputs(i), channels, s.out.n, s.out.h * s.out.w, y, st);
+                        concatChannels(inputs(i), channels, s.out.n, s.out.d * s.out.h * s.out.w, y, st);
                     } else if constexpr (std::is_same_v<T, Pad>) {
                         pad2d(x, s.in.n * s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]), int(l.padding[2]),
                             int(s.out.h), int(s.out.w), padMode(l.mode), static_cast<float>(l.value), y, st);
+                    } else if constexpr (std::is_same_v<T, Conv3d>) {
+                        const Conv3dGeometry g = volumeGeometryOf(l, s);
+                        if (conv3dPath(algorithm()) == Conv3dPath::ImplicitGemm)
+                            conv3dImplicitGemm(
+                                g, x, weight(i), bias(i), y, scratch(i), deviceProperties().multiProcessorCount, st);
+                        else
+                            conv3dDirect(g, x, weight(i), bias(i), y, st);
+                    } else if constexpr (std::is_same_v<T, ConvTranspose3d>) {
+                        convTranspose3dGather(volumeGeometryOf(l, s), x, weight(i), bias(i), y, st);
+                    } else if constexpr (std::is_same_v<T, MaxPool3d>) {
+                        maxPool3d(pool3dGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, y, st);
+                    } else if constexpr (std::is_same_v<T, AvgPool3d>) {
+                        Pool3dGeometry g = pool3dGeometry(s, l.kernel_size, l.effectiveStride(), { 1, 1, 1 });
+                        g.countIncludePad = l.count_include_pad;
+                        g.divisorOverride = l.divisor_override ? int(*l.divisor_override) : 0;
+                        avgPool3d(g, x, y, st);
+                    } else if constexpr (std::is_same_v<T, GlobalAvgPool3d>) {
+                        globalAvgPool2d(int(s.in.n * s.in.c), int(s.in.d * s.in.h * s.in.w), x, y, st);
+                    } else if constexpr (std::is_same_v<T, BatchNorm3d>) {
+                        batchNorm2d(int(s.in.n), int(s.in.c), int(s.in.d * s.in.h * s.in.w), x,
+                            static_cast<const float*>(scratch(i)), y, st);
                     } else {
                         static_assert(dependent_false<T>, "cuda backend: runLayer has no branch for a layer kind");
                     }
@@ -407,7 +450,7 @@ namespace {
             return xs;
         }
 
-        // mul: a gate of [N, C, 1, 1] (either input) is broadcast over the other's H·W.
+        // mul: a gate of [N, C, 1, 1] (or [N, C, 1, 1, 1]; either input) is broadcast over the other's (D·)H·W.
         void runMul(size_t i, float* y, cudaStream_t st) const
         {
             const LayerShape& s = shape(i);
@@ -415,7 +458,7 @@ namespace {
             const float* full = input(i, gateFirst ? 1 : 0);
             const float* other = input(i, gateFirst ? 0 : 1);
             const bool broadcast = s.ins[gateFirst ? 0 : 1] != s.out;
-            mulTensors(full, other, s.out.numel(), broadcast ? s.out.h * s.out.w : 0, y, st);
+            mulTensors(full, other, s.out.numel(), broadcast ? s.out.d * s.out.h * s.out.w : 0, y, st);
         }
 
         std::map<std::string, std::string> extraMetadata() const override
@@ -477,6 +520,9 @@ namespace {
         }
         Availability availability() const override { return gpu::queryAvailability(); }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }
+        // The 3-D kinds have kernels of their own (conv3d.cuh, pooling3d.cuh); the element-wise, merge and per-channel
+        // kernels count D·H·W. Pad is 2-D only (shape inference refuses it a volume).
+        bool takesVolumes(const LayerSpec&) const override { return true; }
 
         // The roofline's ceilings for our kernels: the FP32 FMA peak a kernel reaches and the copy bandwidth.
         std::optional<DeviceCeilings> calibrate(const SessionOptions&) override
@@ -497,6 +543,14 @@ namespace {
                 return { false, why };
             if (shape.in.numel() > kMaxElements || shape.out.numel() > kMaxElements)
                 return { false, sel + ": tensors of more than 2^31 elements are unsupported (32-bit indexing)" };
+            if (const auto* c = std::get_if<Conv3d>(&spec)) {
+                if (algorithm == kFft)
+                    return { false, sel + ": conv3d has no FFT path (the FFT convolution is 2-D); use cuda.implicit_gemm" };
+                if (c->groups > 0
+                    && shape.out.c * (shape.in.c / c->groups) * c->kernel_size[0] * c->kernel_size[1] * c->kernel_size[2]
+                        > kMaxElements)
+                    return { false, sel + ": weights of more than 2^31 elements are unsupported (32-bit indexing)" };
+            }
             if (const auto* c = std::get_if<Conv2d>(&spec)) {
                 if (c->groups > 0
                     && shape.out.c * (shape.in.c / c->groups) * c->kernel_size[0] * c->kernel_size[1] > kMaxElements)

@@ -7,12 +7,14 @@
 // fails and the backend is listed as unavailable with the loader's message, which names libcudnn.so.9.
 #include "compute/backend_registry.h"
 #include "compute/error.h"
+#include "compute/layer_kinds.h"
 #include "kernels/common/calibration.h"
 #include "kernels/common/device_info.h"
 #include "kernels/common/gpu_session.h"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/cudnn_session.h"
 #include "kernels/cudnn/cudnn_support.h"
+#include "kernels/cudnn/volume_plan.h"
 
 #include <limits>
 #include <mutex>
@@ -78,6 +80,10 @@ namespace {
             return DeviceCeilings { gpu::deviceInfo()["device"], compute.value, copy.value, compute.method, copy.method };
         }
 
+        // The 3-D window kinds run on Nd descriptors (volume_plan.h); everything else describes a volume as
+        // [N, C, D·H, W], which the element-wise, per-channel and over-channel calls see the same way.
+        bool takesVolumes(const LayerSpec&) const override { return true; }
+
         // cudnnActivationForward has no leaky ReLU; everything else can follow a convolution inside its layer.
         bool fusesActivation(FusedActivation::Kind kind) const override
         {
@@ -108,21 +114,35 @@ namespace {
                             || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid>
                             || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6>
                             || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid>
-                            || std::is_same_v<T, SiLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear>
+                            || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU>
+                            || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear>
                             || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul>
                             || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Identity>
-                            || std::is_same_v<T, Dropout>,
+                            || std::is_same_v<T, Dropout> || isVolumeKind<T>,
                         "cudnn backend: supports() does not know a layer kind");
+                    if constexpr (std::is_same_v<T, Conv3d>) {
+                        try {
+                            const Conv3dLayout layout = conv3dLayout(l, shape);
+                            if (pinned)
+                                if (std::string why = conv3dPinnedRefusal(threadHandles().cudnn, layout, ConvOptions {}, *pinned);
+                                    !why.empty())
+                                    return { false, why };
+                        } catch (const std::exception& e) {
+                            return { false, sel + ": " + e.what() };
+                        }
+                    } else if constexpr (std::is_same_v<T, ConvTranspose3d>) {
+                        try {
+                            (void)convTranspose3dLayout(l, shape);
+                        } catch (const std::exception& e) {
+                            return { false, sel + ": " + e.what() };
+                        }
+                    }
                     if constexpr (std::is_same_v<T, AvgPool2d>) {
                         if (l.divisor_override)
                             return { false,
                                 sel
                                     + ": avgpool2d with divisor_override is unsupported: cuDNN's pooling divides "
                                       "by the window (with or without padding) and takes no divisor" };
-                    } else if constexpr (std::is_same_v<T, MaxPool2d>) {
-                        if (l.dilation[0] != 1 || l.dilation[1] != 1)
-                            return { false,
-                                sel + ": maxpool2d with dilation > 1 is unsupported: cuDNN's pooling has no dilation" };
                     } else if constexpr (std::is_same_v<T, Conv2d>) {
                         try {
                             const ConvLayout layout = convLayout(l, shape, false);
@@ -177,6 +197,8 @@ namespace {
             const Availability a = availability();
             if (!a.available)
                 throw UnsupportedError("cudnn is unavailable: " + a.reason);
+            if (layer < net.layers.size() && std::holds_alternative<Conv3d>(net.layers[layer].spec))
+                return exploreConvolution3d(net, shapes, layer, options);
             return exploreConvolution(net, shapes, layer, options);
         }
 

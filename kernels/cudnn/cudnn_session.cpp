@@ -27,8 +27,11 @@
 #include "kernels/cudnn/graph_pointwise.h"
 #include "kernels/cudnn/cudnn_support.h"
 #include "kernels/cudnn/layout_kernels.cuh"
+#include "kernels/cudnn/volume_layers.h"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/merge.cuh"
+#include "kernels/cuda/parametric_activation.cuh"
+#include "kernels/cuda/pooling.cuh"
 #include "compute/layer_kinds.h"
 
 #include <algorithm>
@@ -92,12 +95,14 @@ namespace {
         std::unique_ptr<PoolDesc> pool;
         bool cudnnPool = false;
         std::optional<PoolEdge> edge;
+        std::optional<cuda::PoolGeometry> dilatedMax; // maxpool2d with dilation: our kernel (cuDNN has none)
         // generic descriptors: input, output, per-channel parameters
         std::unique_ptr<TensorDesc> xd, yd, pd;
         std::unique_ptr<ActivationDesc> act; // activations; identity (or relu) for a fused conv2d bias
         std::unique_ptr<ActivationDesc> epilogue; // conv2d: a fused activation cuDNN's fused call cannot take
         std::unique_ptr<OpTensorDesc> op; // add, mul: cudnnOpTensor
         std::shared_ptr<GraphPointwisePlan> pointwise; // leaky ReLU through the graph API (null: our kernel)
+        std::unique_ptr<VolumeLayerPlan> volume; // conv3d, conv_transpose3d, the 3-D pools (volume_layers.h)
         bool fusedBias = false;
         // NHWC split timing: events before the input transpose, after it, after the convolution, after the
         // output transpose; samples of each part from completed passes.
@@ -143,6 +148,8 @@ namespace {
                     + gpu::DeviceArena::alignUp(l.nhwcOutputFloats() * 4) / 4 + l.nhwcWeightFloats();
             } else if (const auto* t = std::get_if<ConvTranspose2d>(&spec(i))) {
                 floats = convTransposeLayout(*t, shape(i)).fullFloats();
+            } else {
+                return volumeScratchBytes(spec(i), shape(i));
             }
             return floats * sizeof(float);
         }
@@ -166,19 +173,39 @@ namespace {
                     else if constexpr (std::is_same_v<T, ConvTranspose2d>)
                         prepareConvTranspose(i, l, p, h);
                     else if constexpr (std::is_same_v<T, MaxPool2d>)
-                        preparePool(i, p, l.kernel_size, l.effectiveStride(), 0);
+                    {
+                        if (l.dilation[0] != 1 || l.dilation[1] != 1) {
+                            const Padding2d& pad = s.resolvedPadding;
+                            const Pair st = l.effectiveStride();
+                            p.dilatedMax = cuda::PoolGeometry { int(s.in.n), int(s.in.c), int(s.in.h), int(s.in.w),
+                                int(s.out.h), int(s.out.w), int(l.kernel_size[0]), int(l.kernel_size[1]), int(st[0]),
+                                int(st[1]), int(pad.top), int(pad.bottom), int(pad.left), int(pad.right),
+                                int(l.dilation[0]), int(l.dilation[1]), false, 0 };
+                            setLayerNote(i, "ConvScope's maxpool2d kernel (kernels/cuda): cuDNN's pooling has no "
+                                            "dilation");
+                        } else {
+                            preparePool(i, p, l.kernel_size, l.effectiveStride(), 0);
+                        }
+                    }
                     else if constexpr (std::is_same_v<T, AvgPool2d>)
                         preparePool(i, p, l.kernel_size, l.effectiveStride(), l.count_include_pad ? 1 : 2);
-                    else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
+                    else if constexpr (std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>
+                        || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
+                        p.volume = planVolumeLayer(spec(i), s, m_conv, m_pinned, h.cudnn, volumeBuffers(i), stream);
+                        reserveWorkspace(p.volume->workspaceBytes());
+                        setLayerNote(i, p.volume->note());
+                    } else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>) {
+                        // A volume is [N, C, D·H, W] here (tensor4), so one window of D·H × W covers it.
                         p.xd = tensor4(s.in);
                         p.yd = tensor4(s.out);
                         p.pool = std::make_unique<PoolDesc>();
-                        p.pool->set(CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, int(s.in.h), int(s.in.w), 0, 0, 1, 1);
+                        p.pool->set(
+                            CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, int(s.in.d * s.in.h), int(s.in.w), 0, 0, 1, 1);
                         p.cudnnPool = true;
-                    } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                    } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                         if (!weight(i) || !bias(i) || !runningMean(i) || !runningVar(i))
-                            throw InputError("layer " + std::to_string(i) + " (" + layer(i).name
-                                + "): batchnorm2d parameters are not materialised");
+                            throw InputError("layer " + std::to_string(i) + " (" + layer(i).name + "): "
+                                + layerTypeName(l) + " parameters are not materialised");
                         p.xd = tensor4(s.in);
                         p.pd = std::make_unique<TensorDesc>();
                         p.pd->set(CUDNN_TENSOR_NCHW, 1, int(s.in.c), 1, 1);
@@ -211,7 +238,7 @@ namespace {
                         // The legacy activation call has no leaky ReLU; the graph API's ReLU has a lower clip slope.
                         std::string why;
                         p.pointwise = GraphPointwisePlan::leakyRelu(
-                            h.cudnn, { s.in.n, s.in.c, s.in.h, s.in.w }, l.negative_slope, size_t(64) << 20, &why);
+                            h.cudnn, { s.in.n, s.in.c, s.in.d * s.in.h, s.in.w }, l.negative_slope, size_t(64) << 20, &why);
                         if (p.pointwise) {
                             reserveWorkspace(p.pointwise->workspace());
                             setLayerNote(i, "cuDNN " + p.pointwise->name()
@@ -221,6 +248,11 @@ namespace {
                         }
                     } else if constexpr (std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid>) {
                         setLayerNote(i, "our CUDA kernel: cuDNN has no " + layerTypeName(l) + " (in either API)");
+                    } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                        // CUDNN_ACTIVATION_CLIPPED_RELU clips at 0 below; hardtanh's lower bound is any number.
+                        setLayerNote(i, "our CUDA kernel: cuDNN has no hardtanh (its clipped ReLU clips at 0)");
+                    } else if constexpr (std::is_same_v<T, PReLU>) {
+                        setLayerNote(i, "our CUDA kernel: cuDNN has no prelu (no per-channel slope in either API)");
                     } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Mul>) {
                         // cudnnOpTensor: C = A op B, with B broadcast where its dimensions are 1 (mul's gate).
                         p.op = std::make_unique<OpTensorDesc>(
@@ -276,15 +308,16 @@ namespace {
                         else if (bias(i))
                             CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(
                                 h.cudnn, &kOne, p.convTD->bias.get(), bias(i), &kOne, p.convTD->dx.get(), y));
-                    } else if constexpr (
-                        std::is_same_v<T,
-                            MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
+                    } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>
+                        || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>) {
                         if (p.cudnnPool)
                             CONVSCOPE_CUDNN_CHECK(cudnnPoolingForward(
                                 h.cudnn, p.pool->get(), &kOne, p.xd->get(), x, &kZero, p.yd->get(), y));
                         if (p.edge)
                             poolEdges(*p.edge, x, y, st);
-                    } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                        if (p.dilatedMax)
+                            cuda::maxPool2d(*p.dilatedMax, x, y, st);
+                    } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                         CONVSCOPE_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(h.cudnn, CUDNN_BATCHNORM_SPATIAL,
                             &kOne, &kZero, p.xd->get(), x, p.xd->get(), y, p.pd->get(), weight(i), bias(i),
                             runningMean(i), runningVar(i), l.eps));
@@ -310,6 +343,11 @@ namespace {
                         cuda::activation(cuda::ActivationKind::Hardswish, 0.0f, s.in.numel(), x, y, st);
                     } else if constexpr (std::is_same_v<T, Hardsigmoid>) {
                         cuda::activation(cuda::ActivationKind::Hardsigmoid, 0.0f, s.in.numel(), x, y, st);
+                    } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                        cuda::hardtanh(static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), x,
+                            y, st);
+                    } else if constexpr (std::is_same_v<T, PReLU>) {
+                        cuda::prelu(weight(i), l.num_parameters, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, y, st);
                     } else if constexpr (std::is_same_v<T, Add>) {
                         CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, p.op->get(), &kOne, p.yd->get(), input(i, 0), &kOne,
                             p.yd->get(), input(i, 1), &kZero, p.yd->get(), y));
@@ -329,13 +367,16 @@ namespace {
                             xs.push_back(input(i, k));
                             channels.push_back(s.ins[k].c);
                         }
-                        cuda::concatChannels(xs, channels, s.out.n, s.out.h * s.out.w, y, st);
+                        cuda::concatChannels(xs, channels, s.out.n, s.out.d * s.out.h * s.out.w, y, st);
                     } else if constexpr (std::is_same_v<T, Pad>) {
                         const cuda::PadMode mode = l.mode == Pad::Mode::Reflect ? cuda::PadMode::Reflect
                             : l.mode == Pad::Mode::Replicate                    ? cuda::PadMode::Replicate
                                                                                 : cuda::PadMode::Constant;
                         cuda::pad2d(x, s.in.n * s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]),
                             int(l.padding[2]), int(s.out.h), int(s.out.w), mode, static_cast<float>(l.value), y, st);
+                    } else if constexpr (std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>
+                        || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
+                        p.volume->run(h.cudnn, volumeBuffers(i), m_workspace.get(), m_workspace.bytes(), st);
                     } else {
                         static_assert(dependent_false<T>, "cudnn backend: runLayer has no branch for a layer kind");
                     }
@@ -374,14 +415,18 @@ namespace {
         }
 
     private:
+        // A volume [N, C, D, H, W] is described as [N, C, D·H, W]: the element-wise, per-channel and over-channel
+        // calls (activations, op-tensor, batch norm, softmax, global pooling) see the same memory either way.
         static std::unique_ptr<TensorDesc> tensor4(const Shape& s)
         {
             auto d = std::make_unique<TensorDesc>();
-            d->set(CUDNN_TENSOR_NCHW, int(s.n), int(s.c), int(s.h), int(s.w));
+            d->set(CUDNN_TENSOR_NCHW, int(s.n), int(s.c), int(s.d * s.h), int(s.w));
             return d;
         }
 
         std::string selection() const { return "cudnn." + algorithm(); }
+
+        VolumeBuffers volumeBuffers(size_t i) const { return { input(i), weight(i), bias(i), output(i), scratch(i) }; }
 
         void reserveWorkspace(size_t bytes)
         {
@@ -612,7 +657,7 @@ namespace {
             // Explicit either way: FP32 never silently becomes TF32 through a default.
             CONVSCOPE_CUBLAS_CHECK(cublasSetMathMode(
                 h.cublas, options().math == MathMode::TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
-            const int n = int(s.in.n), in = int(s.in.c * s.in.h * s.in.w), out = int(s.out.c);
+            const int n = int(s.in.n), in = int(s.in.c * s.in.d * s.in.h * s.in.w), out = int(s.out.c);
             // Row-major y[n, out] = x[n, in] · W[out, in]ᵀ is, column-major, yᵀ[out, n] = W · xᵀ with W read as
             // the transposed [in, out] column-major matrix.
             CONVSCOPE_CUBLAS_CHECK(cublasSgemm(h.cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &kOne, weight(i), in,

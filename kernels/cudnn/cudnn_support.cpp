@@ -179,12 +179,23 @@ void TensorDesc::setStrided(int n, int c, int h, int w, int sn, int sc, int sh, 
 {
     CONVSCOPE_CUDNN_CHECK(cudnnSetTensor4dDescriptorEx(m_desc, CUDNN_DATA_FLOAT, n, c, h, w, sn, sc, sh, sw));
 }
+void TensorDesc::set5d(int n, int c, int d, int h, int w)
+{
+    const int dims[5] = { n, c, d, h, w };
+    const int strides[5] = { c * d * h * w, d * h * w, h * w, w, 1 };
+    CONVSCOPE_CUDNN_CHECK(cudnnSetTensorNdDescriptor(m_desc, CUDNN_DATA_FLOAT, 5, dims, strides));
+}
 
 FilterDesc::FilterDesc() { CONVSCOPE_CUDNN_CHECK(cudnnCreateFilterDescriptor(&m_desc)); }
 FilterDesc::~FilterDesc() { (void)cudnnDestroyFilterDescriptor(m_desc); }
 void FilterDesc::set(cudnnTensorFormat_t format, int k, int c, int h, int w)
 {
     CONVSCOPE_CUDNN_CHECK(cudnnSetFilter4dDescriptor(m_desc, CUDNN_DATA_FLOAT, format, k, c, h, w));
+}
+void FilterDesc::set5d(int k, int c, int d, int h, int w)
+{
+    const int dims[5] = { k, c, d, h, w };
+    CONVSCOPE_CUDNN_CHECK(cudnnSetFilterNdDescriptor(m_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 5, dims));
 }
 
 ConvDesc::ConvDesc() { CONVSCOPE_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&m_desc)); }
@@ -194,6 +205,12 @@ void ConvDesc::set(int padH, int padW, int strideH, int strideW, int dilH, int d
     // Cross-correlation is what every framework calls convolution (no kernel flip).
     CONVSCOPE_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
         m_desc, padH, padW, strideH, strideW, dilH, dilW, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CONVSCOPE_CUDNN_CHECK(cudnnSetConvolutionGroupCount(m_desc, groups));
+}
+void ConvDesc::set3d(const int pad[3], const int stride[3], const int dilation[3], int groups)
+{
+    CONVSCOPE_CUDNN_CHECK(
+        cudnnSetConvolutionNdDescriptor(m_desc, 3, pad, stride, dilation, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     CONVSCOPE_CUDNN_CHECK(cudnnSetConvolutionGroupCount(m_desc, groups));
 }
 void ConvDesc::setMath(cudnnMathType_t math) { CONVSCOPE_CUDNN_CHECK(cudnnSetConvolutionMathType(m_desc, math)); }

@@ -52,6 +52,8 @@ public:
     void set(cudnnTensorFormat_t format, int n, int c, int h, int w);
     // Explicit strides (a window into a larger tensor).
     void setStrided(int n, int c, int h, int w, int sn, int sc, int sh, int sw);
+    // Packed 5-D NCDHW tensor (volumes).
+    void set5d(int n, int c, int d, int h, int w);
     cudnnTensorDescriptor_t get() const { return m_desc; }
 
 private:
@@ -65,6 +67,7 @@ public:
     FilterDesc(const FilterDesc&) = delete;
     FilterDesc& operator=(const FilterDesc&) = delete;
     void set(cudnnTensorFormat_t format, int k, int c, int h, int w);
+    void set5d(int k, int c, int d, int h, int w); // [K, C, kd, kh, kw], NCDHW
     cudnnFilterDescriptor_t get() const { return m_desc; }
 
 private:
@@ -78,6 +81,8 @@ public:
     ConvDesc(const ConvDesc&) = delete;
     ConvDesc& operator=(const ConvDesc&) = delete;
     void set(int padH, int padW, int strideH, int strideW, int dilH, int dilW, int groups);
+    // A 3-D convolution: pad, stride and dilation as {depth, height, width}.
+    void set3d(const int pad[3], const int stride[3], const int dilation[3], int groups);
     void setMath(cudnnMathType_t math);
     cudnnConvolutionDescriptor_t get() const { return m_desc; }
 

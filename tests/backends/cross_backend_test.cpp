@@ -38,7 +38,7 @@ struct Builder {
         l.spec = std::move(spec);
         l.inputs = std::move(inputs);
         l.init.seed = net.layers.size() + 11;
-        if (std::holds_alternative<BatchNorm2d>(l.spec))
+        if (std::holds_alternative<BatchNorm2d>(l.spec) || std::holds_alternative<BatchNorm3d>(l.spec))
             l.init.kind = "random"; // statistics like a trained network's, not the identity
         net.layers.push_back(std::move(l));
         return *this;
@@ -55,8 +55,122 @@ struct Builder {
         net.layers.back().init.high = 4.0;
         return *this;
     }
+    // A volume input [n, c, d, h, w].
+    Builder& depth(int64_t d)
+    {
+        net.input.depth = d;
+        return *this;
+    }
+    // spread()'s 1×1×1 conv3d for volumes.
+    Builder& spread3(const std::string& name, int64_t channels)
+    {
+        Conv3d c;
+        c.out_channels = channels;
+        c.kernel_size = { 1, 1, 1 };
+        add(name, c);
+        net.layers.back().init.kind = "uniform";
+        net.layers.back().init.low = -4.0;
+        net.layers.back().init.high = 4.0;
+        return *this;
+    }
     Case done(const std::string& what) { return { net.name + ": " + what, net }; }
 };
+
+Padding3d pads3(int64_t f, int64_t b, int64_t t, int64_t bo, int64_t l, int64_t r)
+{
+    return { Padding3d::Mode::Explicit, f, b, t, bo, l, r };
+}
+
+Conv3d conv3(int64_t out, Triple k, Triple stride = { 1, 1, 1 }, Padding3d pad = {}, Triple dilation = { 1, 1, 1 },
+    int64_t groups = 1)
+{
+    Conv3d c;
+    c.out_channels = out;
+    c.kernel_size = k;
+    c.stride = stride;
+    c.padding = pad;
+    c.dilation = dilation;
+    c.groups = groups;
+    return c;
+}
+
+// The cases of the 3-D kinds (volumes): asymmetric padding, dilation, groups, odd sizes that differ along D, H, W.
+std::vector<Case> volumeCasesFor(const LayerSpec& kind)
+{
+    const std::string type = layerTypeName(kind);
+    if (std::holds_alternative<Conv3d>(kind))
+        return {
+            Builder(type, 2, 3, 6, 7).depth(5).add("c", conv3(4, { 3, 3, 3 }, { 1, 1, 1 },
+                pads3(1, 0, 2, 1, 0, 2))).done("asymmetric padding"),
+            Builder(type, 1, 4, 8, 9).depth(7).add("c", conv3(6, { 3, 2, 3 }, { 2, 1, 2 },
+                pads3(2, 2, 1, 1, 2, 2), { 2, 2, 1 }, 2)).done("strides 2,1,2 dilation 2,2,1 groups 2"),
+            Builder(type, 3, 8, 3, 4).depth(5).add("c", conv3(3, { 1, 1, 1 })).done("1×1×1"),
+            Builder(type, 2, 1, 12, 11).depth(13).add("c", conv3(8, { 5, 5, 5 }, { 2, 2, 4 },
+                { Padding3d::Mode::Same })).done("5×5×5 same, strides 2,2,4 (the lecture's encoder)"),
+        };
+    if (std::holds_alternative<ConvTranspose3d>(kind)) {
+        ConvTranspose3d a;
+        a.out_channels = 3;
+        a.stride = { 2, 2, 2 };
+        a.padding = Padding3d::symmetric(1, 1, 1);
+        a.output_padding = { 1, 1, 1 };
+        ConvTranspose3d b;
+        b.out_channels = 4;
+        b.kernel_size = { 4, 4, 4 };
+        b.stride = { 2, 2, 2 };
+        b.padding = Padding3d::symmetric(1, 1, 1);
+        b.groups = 2;
+        ConvTranspose3d c;
+        c.out_channels = 2;
+        c.kernel_size = { 2, 3, 3 };
+        c.stride = { 3, 1, 2 };
+        c.padding = pads3(1, 0, 0, 2, 1, 1);
+        c.output_padding = { 2, 0, 1 };
+        c.dilation = { 1, 2, 2 };
+        return { Builder(type, 2, 4, 5, 6).depth(3).add("t", a).done("stride 2 output_padding 1"),
+            Builder(type, 1, 4, 3, 4).depth(3).add("t", b).done("k4 stride 2 groups 2"),
+            Builder(type, 2, 3, 4, 5).depth(3).add("t", c).done("strides 3,1,2 dilation 1,2,2 asymmetric crop") };
+    }
+    if (std::holds_alternative<MaxPool3d>(kind)) {
+        MaxPool3d a;
+        a.kernel_size = { 3, 3, 3 };
+        a.stride = Triple { 2, 2, 2 };
+        a.padding = Padding3d::symmetric(1, 1, 1);
+        a.ceil_mode = true;
+        MaxPool3d b;
+        b.kernel_size = { 2, 3, 2 };
+        b.dilation = { 2, 1, 2 };
+        return { Builder(type, 2, 3, 8, 7).depth(9).spread3("s", 3).add("p", a).done("k3 s2 pad 1 ceil_mode"),
+            Builder(type, 1, 2, 9, 8).depth(7).spread3("s", 2).add("p", b).done("dilation 2,1,2") };
+    }
+    if (std::holds_alternative<AvgPool3d>(kind)) {
+        AvgPool3d a;
+        a.kernel_size = { 3, 3, 3 };
+        a.stride = Triple { 2, 2, 2 };
+        a.padding = Padding3d::symmetric(1, 1, 1);
+        a.count_include_pad = false;
+        a.ceil_mode = true;
+        AvgPool3d b;
+        b.divisor_override = 3;
+        AvgPool3d c;
+        c.kernel_size = { 3, 2, 3 };
+        c.stride = Triple { 2, 2, 2 };
+        c.padding = Padding3d::symmetric(1, 1, 1);
+        c.ceil_mode = true;
+        return { Builder(type, 2, 3, 8, 7).depth(9).add("p", a).done("k3 s2 pad 1 ceil without the padding"),
+            Builder(type, 1, 2, 6, 5).depth(7).add("p", b).done("divisor_override 3"),
+            Builder(type, 1, 2, 6, 7).depth(8).add("p", c).done("ceil_mode counting the padding") };
+    }
+    if (std::holds_alternative<GlobalAvgPool3d>(kind))
+        return { Builder(type, 3, 5, 7, 5).depth(6).add("g", kind).done("6×7×5") };
+    if (std::holds_alternative<BatchNorm3d>(kind)) {
+        BatchNorm3d plain;
+        plain.affine = false;
+        return { Builder(type, 2, 3, 6, 7).depth(5).spread3("s", 5).add("bn", kind).done("random statistics"),
+            Builder(type, 1, 3, 5, 5).depth(4).add("bn", plain).done("affine false") };
+    }
+    return {};
+}
 
 Conv2d conv(int64_t out, int64_t k, int64_t stride = 1, Padding2d pad = {}, int64_t dilation = 1, int64_t groups = 1)
 {
@@ -145,6 +259,23 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                 std::is_same_v<T,
                     ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>) {
                 return { activationCase(type, k) };
+            } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                return { activationCase(type, Hardtanh { -1.5, 2.5 }),
+                    Builder(type, 3, 11, 1, 1, true).add("ht", k).done("flat [3, 11], default bounds ±1") };
+            } else if constexpr (std::is_same_v<T, PReLU>) {
+                // Slopes of both signs, drawn per channel: a slope indexed by the wrong channel shows.
+                const auto slopes = [](Builder b, const std::string& what) {
+                    b.net.layers.back().init.kind = "uniform";
+                    b.net.layers.back().init.low = -1.5;
+                    b.net.layers.back().init.high = 1.5;
+                    return b.done(what);
+                };
+                return { slopes(Builder(type, 2, 3, 7, 6).spread("s", 5).add("pr", PReLU { 5 }),
+                             "5 slopes, planes of 42 (a float4 spans two channels)"),
+                    Builder(type, 2, 3, 5, 6).spread("s", 4).add("pr", k).done("one slope, PyTorch's 0.25"),
+                    slopes(Builder(type, 3, 11, 1, 1, true).add("pr", PReLU { 11 }), "flat [3, 11], 11 slopes"),
+                    slopes(Builder(type, 2, 3, 4, 5).depth(3).spread3("s", 3).add("pr", PReLU { 3 }),
+                        "volume [2, 3, 3, 4, 5], 3 slopes") };
             } else if constexpr (std::is_same_v<T, Flatten>) {
                 return { Builder(type, 2, 3, 5, 3).spread("s", 4).add("f", k).done("a copy of [2, 4, 5, 3]") };
             } else if constexpr (std::is_same_v<T, Linear>) {
@@ -205,6 +336,8 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                 return {
                     Builder(type, 2, 3, 5, 7).spread("s", 4).add("x", k).add("r", ReLU {}).done("between layers")
                 };
+            } else if constexpr (isVolumeKind<T>) {
+                return volumeCasesFor(k);
             } else {
                 static_assert(dependent_false<T>, "cross-backend test: a layer kind has no case generator");
             }

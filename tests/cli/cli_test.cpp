@@ -7,6 +7,7 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <iostream>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
@@ -205,7 +206,7 @@ TEST_CASE("bad input exits with status 2 and names the problem", "[cli][bad-inpu
     const std::vector<Case> cases = {
         { "malformed JSON", "{\"format\": \"convscope-network\", ", { "bad.json" } },
         { "unknown key", net(R"({"type": "conv2d", "name": "c1", "out_channels": 2, "kernel_size": 3, "strid": 2})"), { "c1", "strid" } },
-        { "unknown layer type", net(R"({"type": "conv3d", "name": "x"})"), { "conv3d" } },
+        { "unknown layer type", net(R"({"type": "conv4d", "name": "x"})"), { "conv4d" } },
         { "wrong type", net(R"({"type": "conv2d", "name": "c1", "out_channels": "six", "kernel_size": 3})"), { "c1", "out_channels" } },
         { "negative size", net(R"({"type": "conv2d", "name": "c1", "out_channels": 2, "kernel_size": 3, "stride": -1})"), { "c1", "stride" } },
         { "kernel larger than the padded input", net(R"({"type": "conv2d", "name": "big", "out_channels": 2, "kernel_size": 11})"),
@@ -278,4 +279,54 @@ TEST_CASE("info lists every backend with its availability", "[cli]")
     CHECK(r.output.find("cpu.im2col_gemm") != std::string::npos);
     CHECK(r.output.find("cuda") != std::string::npos);
     CHECK(r.output.find("cudnn") != std::string::npos);
+}
+
+TEST_CASE("ONNX models go through every command, and export writes ONNX and JSON", "[cli][onnx]")
+{
+    const Result info = cli("info");
+    if (info.output.find("ONNX import and export") == std::string::npos) {
+        std::cout << "SKIPPED: this build has no ONNX support" << std::endl;
+        return;
+    }
+    test::TempDir dir;
+    const fs::path lenet = test::examplesDir() / "lenet5.json", model = dir.path / "lenet5.onnx";
+    Result r = cli("export " + quote(lenet) + " " + quote(model));
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("as an ONNX model") != std::string::npos);
+
+    r = cli("shapes " + quote(model) + " --batch 3");
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("[3, 10]") != std::string::npos); // the symbolic batch taken from --batch
+
+    // The same input through the network file and through its ONNX export: the same output, layer by layer.
+    const fs::path x = dir.path / "x.npy";
+    const Tensor input = test::randomTensor(Shape::nchw(1, 1, 28, 28), 3);
+    writeNpy(x, { 1, 1, 28, 28 }, input.data());
+    REQUIRE(cli("run " + quote(lenet) + " --backends cpu.direct --input " + quote(x) + " --dump-outputs "
+                + quote(dir.path / "a"))
+                .status
+        == 0);
+    r = cli("run " + quote(model) + " --backends cpu.direct --input " + quote(x) + " --dump-outputs "
+        + quote(dir.path / "b"));
+    REQUIRE(r.status == 0);
+    const NpyArray a = readNpy(dir.path / "a" / "12_probabilities.npy"), b = readNpy(dir.path / "b" / "12_probabilities.npy");
+    REQUIRE(a.dims == b.dims);
+    for (size_t k = 0; k < a.data.size(); ++k)
+        CHECK(a.data[k] == Approx(b.data[k]).margin(1e-6));
+
+    // An imported model saved as JSON: weights as .npy in lenet5_again.weights/, and it runs.
+    r = cli("export " + quote(model) + " " + quote(dir.path / "lenet5_again.json"));
+    REQUIRE(r.status == 0);
+    CHECK(fs::is_directory(dir.path / "lenet5_again.weights"));
+    CHECK(cli("run " + quote(dir.path / "lenet5_again.json") + " --backends cpu.im2col_gemm --input " + quote(x))
+              .status
+        == 0);
+
+    r = cli("export " + quote(lenet) + " " + quote(dir.path / "out.txt"));
+    CHECK(r.status == 2);
+    CHECK(r.output.find("writes .onnx") != std::string::npos);
+    writeText(dir.path / "broken.onnx", slurp(model).substr(0, 1000));
+    r = cli("run " + quote(dir.path / "broken.onnx"));
+    CHECK(r.status == 2);
+    CHECK(r.output.find("broken.onnx") != std::string::npos);
 }

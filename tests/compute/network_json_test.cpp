@@ -218,7 +218,7 @@ TEST_CASE("network json: layer mistakes name the file, the layer and the key", "
             { R"(test.json: layer 1 (c2): "stride" must be a positive integer or [h, w], got -1)" } },
         { R"({"type": "relu"}, {"type": "relu"}, {"type": "conv2d", "out_channels": 1, "kernel_size": 3, "strid": 2})",
             { R"(test.json: layer 2 (conv2d): unknown key "strid")", R"(did you mean "stride"?)" } },
-        { R"({"type": "conv3d"})", { "test.json: layer 0: unknown layer type \"conv3d\"", "conv2d" } },
+        { R"({"type": "conv4d"})", { "test.json: layer 0: unknown layer type \"conv4d\"", "conv2d" } },
         { R"({"name": "x"})", { "test.json: layer 0:", "\"type\" is missing" } },
         { R"(42)", { "test.json: layer 0:", "must be an object" } },
         { R"({"type": "conv2d", "name": "a", "out_channels": 1, "kernel_size": 0})",
@@ -325,7 +325,8 @@ TEST_CASE("network json: file-level and input mistakes", "[network_json]")
         { file(layers, R"({"batch": 1, "features": 10, "channels": 3})"),
             { "test.json: input: unknown key \"channels\" for a flat input" } },
         { file(layers, R"({"channels": 1, "height": 2, "width": 2, "source": "sample:cat"})"),
-            { "test.json: input: \"source\": unknown sample \"cat\" (known: digit, edges)" } },
+            { "test.json: input: \"source\": unknown sample \"cat\" (known: digit, edges, voxels:sphere, "
+              "voxels:torus, voxels:cube, voxels:chair)" } },
         { file(layers, R"({"channels": 1, "height": 2, "width": 2, "source": "random:x1"})"),
             { "test.json: input: \"source\": \"random:x1\" must be" } },
         { file(layers, R"({"features": 4, "source": "sample:digit"})"),

@@ -14,6 +14,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <fstream>
+#include <limits>
 
 using namespace convscope;
 using Catch::Matchers::Contains;
@@ -110,6 +111,50 @@ TEST_CASE("an ONNX model imports with node names, weights and a batch for its sy
     CHECK(shapes.layers[2].out == Shape::nchw(4, 3, 1, 1));
     REQUIRE(net.layers[0].embedded->weight);
     CHECK(net.layers[0].embedded->weight->data()[1] == Approx(0.1f));
+}
+
+TEST_CASE("ONNX PRelu, Clip with any bounds and GlobalMaxPool import as prelu, hardtanh, relu6 and maxpool2d", "[onnx]")
+{
+    // x [batch, 2, 5, 5] → PRelu (slope [1, 2, 1, 1]: one per channel) → Clip(-0.5, none) → Clip(0, 6) →
+    // GlobalMaxPool.
+    ::onnx::ModelProto m = baseModel();
+    auto* g = m.mutable_graph();
+    addWeight(g, "slope", { 1, 2, 1, 1 })->set_float_data(1, -0.5f);
+    addWeight(g, "lo", {})->set_float_data(0, -0.5f);
+    addWeight(g, "zero", {});
+    addWeight(g, "six", {})->set_float_data(0, 6.0f);
+    addNode(g, "PRelu", "pr", { "x", "slope" }, "p");
+    addNode(g, "Clip", "clip", { "p", "lo" }, "c");
+    addNode(g, "Clip", "clip6", { "c", "zero", "six" }, "c6");
+    addNode(g, "GlobalMaxPool", "gmp", { "c6" }, "y");
+    Network net = import(m, {}, 3);
+    REQUIRE(net.layers.size() == 4);
+    REQUIRE(std::holds_alternative<PReLU>(net.layers[0].spec));
+    CHECK(std::get<PReLU>(net.layers[0].spec).num_parameters == 2);
+    CHECK(net.layers[0].init.kind == "embedded");
+    REQUIRE(net.layers[0].embedded->weight);
+    CHECK(net.layers[0].embedded->weight->shape() == Shape::nchw(2, 1, 1, 1));
+    CHECK(net.layers[0].embedded->weight->data()[1] == -0.5f);
+    REQUIRE(std::holds_alternative<Hardtanh>(net.layers[1].spec));
+    CHECK(std::get<Hardtanh>(net.layers[1].spec).min_val == -0.5);
+    CHECK(std::get<Hardtanh>(net.layers[1].spec).max_val == double(std::numeric_limits<float>::max()));
+    CHECK(std::holds_alternative<ReLU6>(net.layers[2].spec));
+    REQUIRE(std::holds_alternative<MaxPool2d>(net.layers[3].spec));
+    CHECK(std::get<MaxPool2d>(net.layers[3].spec).kernel_size == Pair { 5, 5 });
+    const ShapeReport shapes = inferShapes(net);
+    REQUIRE(shapes.ok());
+    CHECK(shapes.layers[3].out == Shape::nchw(3, 2, 1, 1));
+
+    // A slope that would broadcast along W instead of the channels, and Clip with min above max, are refused.
+    ::onnx::ModelProto w = baseModel();
+    addWeight(w.mutable_graph(), "slope", { 5 });
+    addNode(w.mutable_graph(), "PRelu", "pr", { "x", "slope" }, "y");
+    expectError(w, "one per channel");
+    ::onnx::ModelProto c = baseModel();
+    addWeight(c.mutable_graph(), "lo", {})->set_float_data(0, 2.0f);
+    addWeight(c.mutable_graph(), "hi", {})->set_float_data(0, 1.0f);
+    addNode(c.mutable_graph(), "Clip", "clip", { "x", "lo", "hi" }, "y");
+    expectError(c, "needs min below max");
 }
 
 TEST_CASE("bad ONNX input is an InputError naming the problem", "[onnx]")

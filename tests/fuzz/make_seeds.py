@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Writes the fuzzers' seed corpora (tests/fuzz/corpus/{npy,network,image}) from files in the repository and
+"""Writes the fuzzers' seed corpora (tests/fuzz/corpus/{npy,network,image,onnx}) from files in the repository and
 tiny images built byte by byte (no PIL needed). Run from anywhere: python3 tests/fuzz/make_seeds.py
+The ONNX seeds are small network seeds written by ConvScope's own exporter: set CONVSCOPE_CLI to a built
+convscope-cli to remake them (without it they are left as they are).
 
 image seeds start with one byte the target uses to pick the channel count (0: 1, 1: 3, 2: 4), then the file.
 """
@@ -120,5 +122,19 @@ def main():
         out("image", name, bytes([prefix]) + data)
 
 
+def onnx_seeds():
+    cli = os.environ.get("CONVSCOPE_CLI")
+    if not cli:
+        return
+    import subprocess
+    d = os.path.join(HERE, "corpus", "onnx")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    for name in ("classic_filters", "features", "padding_stride_dilation", "skips"):
+        subprocess.run([cli, "export", os.path.join(HERE, "corpus", "network", name + ".json"),
+                        os.path.join(d, name + ".onnx")], check=True)
+
+
 if __name__ == "__main__":
     main()
+    onnx_seeds()

@@ -451,6 +451,9 @@ Network mergeNetwork(const Shape& in)
         layerOf("id", Identity {}, {}),
         layerOf("drop", Dropout {}, { "cat" }),
         layerOf("after", Tanh {}, { "id" }),
+        layerOf("ht", Hardtanh { -0.25, 0.5 }, { "input" }),
+        layerOf("pr", PReLU { in.c }, { "input" }), // one slope per channel: the channel from the index
+        layerOf("pr1", PReLU {}, { "ht" }),
     };
     return net;
 }

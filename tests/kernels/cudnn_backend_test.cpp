@@ -382,6 +382,8 @@ TEST_CASE("cudnn: every new kind runs, and its layer note names what ran", "[gpu
         { "gated", { "gate broadcast" } },
         { "cat", { "our CUDA kernel" } },
         { "pad", { "our CUDA kernel" } },
+        { "htanh", { "our CUDA kernel" } },
+        { "prelu", { "our CUDA kernel" } },
     };
     for (const Shape& in : { Shape::nchw(2, 3, 5, 7), Shape::nchw(3, 16, 32, 32) }) {
         Network net = oneLayer(in, Identity {});
@@ -396,6 +398,8 @@ TEST_CASE("cudnn: every new kind runs, and its layer note names what ran", "[gpu
             layerOf("gated", Mul {}, { "sum", "g" }), // the [N, C, 1, 1] gate broadcast
             layerOf("cat", Concat {}, { "gated", "silu" }),
             layerOf("pad", Pad { { 1, 0, 2, 1 }, Pad::Mode::Reflect, 0 }, {}),
+            layerOf("htanh", Hardtanh { -0.5, 1.5 }, { "input" }),
+            layerOf("prelu", PReLU { in.c }, { "input" }),
         };
         const ShapeReport shapes = inferShapes(net);
         REQUIRE(shapes.ok());

@@ -67,6 +67,8 @@ void randomParameters(Network& net, const ShapeReport& shapes, uint64_t seed)
                         l.weight = std::make_shared<const Tensor>(Tensor::filled(vec(s.in.c), 1.0f));
                         l.bias = std::make_shared<const Tensor>(Tensor::zeros(vec(s.in.c)));
                     }
+                } else if constexpr (std::is_same_v<T, PReLU>) {
+                    l.weight = param(vec(spec.num_parameters), base + 1); // slopes of both signs
                 }
             },
             l.spec);

@@ -1,0 +1,336 @@
+// Each layer kind becomes the ONNX operator PyTorch's exporter writes for the same torch.nn module, so a model
+// written here reads like one exported from PyTorch: conv2d → Conv, linear → Gemm (transB), batchnorm2d →
+// BatchNormalization, relu6 → Clip(0, 6), hardtanh → Clip(min_val, max_val),
+// prelu → PRelu, silu → Sigmoid·Mul, pad → Pad, and so on. Tensor names are the layer
+// names; initializers are "<layer>.weight" etc. The batch dimension is symbolic ("batch"), so a runtime can feed any.
+#include "compute/onnx/onnx_export.h"
+
+#include "compute/error.h"
+#include "compute/layer_kinds.h"
+#include "compute/materialize.h"
+#include "compute/shape_inference.h"
+
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+
+#include "convscope_config.h"
+
+namespace convscope::onnx {
+
+namespace {
+
+    using ::onnx::AttributeProto;
+    using ::onnx::NodeProto;
+    using ::onnx::TensorProto;
+
+    class Writer {
+    public:
+        Writer(const Network& net, const ShapeReport& shapes, ::onnx::GraphProto* graph)
+            : m_net(net)
+            , m_shapes(shapes)
+            , m_graph(graph)
+        {
+        }
+
+        NodeProto* node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
+            const std::string& output)
+        {
+            NodeProto* n = m_graph->add_node();
+            n->set_op_type(op);
+            n->set_name(name);
+            for (auto& i : inputs)
+                n->add_input(i);
+            n->add_output(output);
+            return n;
+        }
+
+        static void ints(NodeProto* n, const char* name, std::vector<int64_t> v)
+        {
+            AttributeProto* a = n->add_attribute();
+            a->set_name(name);
+            a->set_type(AttributeProto::INTS);
+            for (int64_t x : v)
+                a->add_ints(x);
+        }
+        static void integer(NodeProto* n, const char* name, int64_t v)
+        {
+            AttributeProto* a = n->add_attribute();
+            a->set_name(name);
+            a->set_type(AttributeProto::INT);
+            a->set_i(v);
+        }
+        static void real(NodeProto* n, const char* name, double v)
+        {
+            AttributeProto* a = n->add_attribute();
+            a->set_name(name);
+            a->set_type(AttributeProto::FLOAT);
+            a->set_f(float(v));
+        }
+        static void text(NodeProto* n, const char* name, const std::string& v)
+        {
+            AttributeProto* a = n->add_attribute();
+            a->set_name(name);
+            a->set_type(AttributeProto::STRING);
+            a->set_s(v);
+        }
+
+        // An initializer of `dims` from float data (raw little-endian, as PyTorch writes it).
+        std::string floats(const std::string& name, const std::vector<int64_t>& dims, const float* data, size_t count)
+        {
+            TensorProto* t = m_graph->add_initializer();
+            t->set_name(name);
+            t->set_data_type(TensorProto::FLOAT);
+            for (int64_t d : dims)
+                t->add_dims(d);
+            t->set_raw_data(std::string(reinterpret_cast<const char*>(data), count * sizeof(float)));
+            return name;
+        }
+        std::string tensor(const std::string& name, const std::vector<int64_t>& dims, const Tensor& t)
+        {
+            return floats(name, dims, t.data(), size_t(t.numel()));
+        }
+        std::string scalar(const std::string& name, float v) { return floats(name, {}, &v, 1); }
+        std::string int64s(const std::string& name, const std::vector<int64_t>& v)
+        {
+            TensorProto* t = m_graph->add_initializer();
+            t->set_name(name);
+            t->set_data_type(TensorProto::INT64);
+            t->add_dims(int64_t(v.size()));
+            for (int64_t x : v)
+                t->add_int64_data(x);
+            return name;
+        }
+
+        // The tensor names layer i reads.
+        std::vector<std::string> inputsOf(size_t i) const
+        {
+            std::vector<std::string> names;
+            for (int s : m_shapes.layers[i].sources)
+                names.push_back(s < 0 ? std::string(kNetworkInputName) : m_net.layers[size_t(s)].name);
+            return names;
+        }
+
+        void layer(size_t i);
+
+    private:
+        const Network& m_net;
+        const ShapeReport& m_shapes;
+        ::onnx::GraphProto* m_graph;
+    };
+
+    // ONNX's pads: [x1_begin, x2_begin, x1_end, x2_end].
+    std::vector<int64_t> onnxPads(const Padding2d& p) { return { p.top, p.left, p.bottom, p.right }; }
+
+    std::vector<int64_t> onnxPads(const Padding3d& p) { return { p.front, p.top, p.left, p.back, p.bottom, p.right }; }
+
+    std::vector<int64_t> dimsOf(const Shape& s) { return s.dims(); }
+
+    template <size_t N> std::vector<int64_t> list(const std::array<int64_t, N>& a) { return { a.begin(), a.end() }; }
+
+    // The 3-D kinds keep their weights in a rank-5 tensor; its dims are the ONNX dims.
+    template <typename T> constexpr bool isWindowOp3d = std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>;
+
+    void Writer::layer(size_t i)
+    {
+        const Layer& l = m_net.layers[i];
+        const LayerShape& shape = m_shapes.layers[i];
+        const std::string& out = l.name;
+        std::vector<std::string> in = inputsOf(i);
+        const auto fail = [&](const std::string& why) {
+            throw InputError("layer " + std::to_string(i) + " (" + l.name + "): " + why);
+        };
+        std::visit(
+            [&](const auto& k) {
+                using T = std::decay_t<decltype(k)>;
+                if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d> || isWindowOp3d<T>) {
+                    std::vector<std::string> ins = { in[0], tensor(l.name + ".weight", dimsOf(l.weight->shape()), *l.weight) };
+                    if (k.bias && l.bias)
+                        ins.push_back(tensor(l.name + ".bias", { l.bias->shape().n }, *l.bias));
+                    constexpr bool transposed = std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, ConvTranspose3d>;
+                    NodeProto* n = node(transposed ? "ConvTranspose" : "Conv", l.name, ins, out);
+                    ints(n, "kernel_shape", list(k.kernel_size));
+                    ints(n, "strides", list(k.stride));
+                    ints(n, "dilations", list(k.dilation));
+                    if constexpr (isWindowOp3d<T>)
+                        ints(n, "pads", onnxPads(shape.resolvedPadding3d));
+                    else
+                        ints(n, "pads", onnxPads(shape.resolvedPadding));
+                    integer(n, "group", k.groups);
+                    if constexpr (transposed)
+                        ints(n, "output_padding", list(k.output_padding));
+                } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, MaxPool3d>) {
+                    NodeProto* n = node("MaxPool", l.name, { in[0] }, out);
+                    ints(n, "kernel_shape", list(k.kernel_size));
+                    ints(n, "strides", list(k.effectiveStride()));
+                    ints(n, "dilations", list(k.dilation));
+                    if constexpr (std::is_same_v<T, MaxPool3d>)
+                        ints(n, "pads", onnxPads(shape.resolvedPadding3d));
+                    else
+                        ints(n, "pads", onnxPads(shape.resolvedPadding));
+                    integer(n, "ceil_mode", k.ceil_mode);
+                } else if constexpr (std::is_same_v<T, AvgPool2d> || std::is_same_v<T, AvgPool3d>) {
+                    if (k.divisor_override)
+                        fail(layerTypeName(l.spec) + " with divisor_override has no ONNX operator (AveragePool "
+                            "divides by the window)");
+                    NodeProto* n = node("AveragePool", l.name, { in[0] }, out);
+                    ints(n, "kernel_shape", list(k.kernel_size));
+                    ints(n, "strides", list(k.effectiveStride()));
+                    if constexpr (std::is_same_v<T, AvgPool3d>)
+                        ints(n, "pads", onnxPads(shape.resolvedPadding3d));
+                    else
+                        ints(n, "pads", onnxPads(shape.resolvedPadding));
+                    integer(n, "ceil_mode", k.ceil_mode);
+                    integer(n, "count_include_pad", k.count_include_pad);
+                } else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>) {
+                    node("GlobalAveragePool", l.name, { in[0] }, out);
+                } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
+                    const int64_t c = shape.in.c;
+                    std::vector<float> one(size_t(c), 1.0f), zero(size_t(c), 0.0f);
+                    const std::string w = l.weight ? tensor(l.name + ".weight", { c }, *l.weight)
+                                                   : floats(l.name + ".weight", { c }, one.data(), one.size());
+                    const std::string b = l.bias ? tensor(l.name + ".bias", { c }, *l.bias)
+                                                 : floats(l.name + ".bias", { c }, zero.data(), zero.size());
+                    NodeProto* n = node("BatchNormalization", l.name,
+                        { in[0], w, b, tensor(l.name + ".running_mean", { c }, *l.runningMean),
+                            tensor(l.name + ".running_var", { c }, *l.runningVar) },
+                        out);
+                    real(n, "epsilon", k.eps);
+                } else if constexpr (std::is_same_v<T, ReLU>) {
+                    node("Relu", l.name, { in[0] }, out);
+                } else if constexpr (std::is_same_v<T, LeakyReLU>) {
+                    real(node("LeakyRelu", l.name, { in[0] }, out), "alpha", k.negative_slope);
+                } else if constexpr (std::is_same_v<T, Sigmoid>) {
+                    node("Sigmoid", l.name, { in[0] }, out);
+                } else if constexpr (std::is_same_v<T, Tanh>) {
+                    node("Tanh", l.name, { in[0] }, out);
+                } else if constexpr (std::is_same_v<T, ELU>) {
+                    real(node("Elu", l.name, { in[0] }, out), "alpha", k.alpha);
+                } else if constexpr (std::is_same_v<T, ReLU6>) {
+                    node("Clip", l.name, { in[0], scalar(l.name + ".min", 0.0f), scalar(l.name + ".max", 6.0f) }, out);
+                } else if constexpr (std::is_same_v<T, Hardswish>) {
+                    node("HardSwish", l.name, { in[0] }, out);
+                } else if constexpr (std::is_same_v<T, Hardsigmoid>) {
+                    NodeProto* n = node("HardSigmoid", l.name, { in[0] }, out);
+                    real(n, "alpha", 1.0 / 6.0);
+                    real(n, "beta", 0.5);
+                } else if constexpr (std::is_same_v<T, SiLU>) {
+                    node("Sigmoid", l.name + "/sigmoid", { in[0] }, l.name + "/sigmoid");
+                    node("Mul", l.name, { in[0], l.name + "/sigmoid" }, out);
+                } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                    node("Clip", l.name,
+                        { in[0], scalar(l.name + ".min", float(k.min_val)), scalar(l.name + ".max", float(k.max_val)) },
+                        out);
+                } else if constexpr (std::is_same_v<T, PReLU>) {
+                    // ONNX's PRelu broadcasts the slope against the input from the right (numpy's rule), so one per
+                    // channel is [C, 1, 1] for an image, [C, 1, 1, 1] for a volume and [C] for a flat [N, C].
+                    std::vector<int64_t> dims = { k.num_parameters };
+                    if (k.num_parameters > 1 && !shape.in.flat)
+                        dims.insert(dims.end(), shape.in.isVolume() ? 3 : 2, 1);
+                    node("PRelu", l.name, { in[0], tensor(l.name + ".weight", dims, *l.weight) }, out);
+                } else if constexpr (std::is_same_v<T, Flatten>) {
+                    integer(node("Flatten", l.name, { in[0] }, out), "axis", 1);
+                } else if constexpr (std::is_same_v<T, Linear>) {
+                    std::string x = in[0];
+                    if (!shape.in.flat) { // [N, F, 1, 1]: Gemm needs [N, F]
+                        x = l.name + "/flatten";
+                        integer(node("Flatten", x, { in[0] }, x), "axis", 1);
+                    }
+                    const int64_t inF = shape.in.c * shape.in.d * shape.in.h * shape.in.w;
+                    std::vector<std::string> ins
+                        = { x, tensor(l.name + ".weight", { k.out_features, inF }, *l.weight) };
+                    if (k.bias && l.bias)
+                        ins.push_back(tensor(l.name + ".bias", { k.out_features }, *l.bias));
+                    NodeProto* n = node("Gemm", l.name, ins, out);
+                    integer(n, "transB", 1);
+                } else if constexpr (std::is_same_v<T, Softmax>) {
+                    integer(node("Softmax", l.name, { in[0] }, out), "axis", 1);
+                } else if constexpr (std::is_same_v<T, Add>) {
+                    node(in.size() == 2 ? "Add" : "Sum", l.name, in, out);
+                } else if constexpr (std::is_same_v<T, Mul>) {
+                    node("Mul", l.name, in, out);
+                } else if constexpr (std::is_same_v<T, Concat>) {
+                    integer(node("Concat", l.name, in, out), "axis", 1);
+                } else if constexpr (std::is_same_v<T, Pad>) {
+                    const auto& p = k.padding; // [top, bottom, left, right]
+                    const std::string pads = int64s(l.name + ".pads", { 0, 0, p[0], p[2], 0, 0, p[1], p[3] });
+                    std::vector<std::string> ins = { in[0], pads };
+                    if (k.mode == Pad::Mode::Constant)
+                        ins.push_back(scalar(l.name + ".value", float(k.value)));
+                    NodeProto* n = node("Pad", l.name, ins, out);
+                    text(n, "mode",
+                        k.mode == Pad::Mode::Constant ? "constant" : k.mode == Pad::Mode::Reflect ? "reflect" : "edge");
+                } else if constexpr (std::is_same_v<T, Identity>) {
+                    node("Identity", l.name, { in[0] }, out);
+                } else if constexpr (std::is_same_v<T, Dropout>) {
+                    // Inference: the identity (ratio kept for a reader who trains).
+                    node("Dropout", l.name, { in[0], scalar(l.name + ".ratio", float(k.p)) }, out);
+                } else {
+                    static_assert(dependent_false<T>, "ONNX export: a layer kind has no operator");
+                }
+            },
+            l.spec);
+    }
+
+    void valueInfo(::onnx::ValueInfoProto* v, const std::string& name, const Shape& s)
+    {
+        v->set_name(name);
+        auto* tt = v->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(TensorProto::FLOAT);
+        const std::vector<int64_t> dims = s.dims();
+        for (size_t k = 0; k < dims.size(); ++k) {
+            auto* d = tt->mutable_shape()->add_dim();
+            if (k == 0)
+                d->set_dim_param("batch");
+            else
+                d->set_dim_value(dims[k]);
+        }
+    }
+
+} // namespace
+
+::onnx::ModelProto exportModel(const Network& original)
+{
+    Network net = original;
+    const ShapeReport shapes = inferShapes(net);
+    if (!shapes.ok())
+        throw InputError(net.name + ": the network cannot be exported while its shapes do not hold: "
+            + shapes.firstError());
+    if (net.layers.empty())
+        throw InputError(net.name + ": the network has no layers to export");
+    materializeParameters(net, shapes);
+
+    ::onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.set_producer_name("ConvScope");
+    model.set_producer_version(CONVSCOPE_VERSION);
+    auto* opset = model.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(kExportOpset);
+    ::onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name(net.name);
+    valueInfo(graph->add_input(), kNetworkInputName, shapes.input);
+    Writer w(net, shapes, graph);
+    for (size_t i = 0; i < net.layers.size(); ++i)
+        w.layer(i);
+    valueInfo(graph->add_output(), net.layers.back().name, shapes.layers.back().out);
+    return model;
+}
+
+std::string exportModelBytes(const Network& net)
+{
+    const ::onnx::ModelProto model = exportModel(net);
+    try {
+        ::onnx::checker::check_model(model);
+    } catch (const std::exception& e) {
+        throw Error(net.name + ": the exported ONNX model fails ONNX's checker (a bug in ConvScope's exporter): "
+            + e.what());
+    }
+    std::string bytes;
+    if (!model.SerializeToString(&bytes))
+        throw Error(net.name + ": the ONNX model could not be serialised (over protobuf's 2 GB limit?)");
+    return bytes;
+}
+
+} // namespace convscope::onnx
