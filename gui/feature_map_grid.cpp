@@ -89,6 +89,14 @@ void FeatureMapGrid::setMarkedPixel(int row, int col)
     update();
 }
 
+void FeatureMapGrid::setColourComposite(bool on)
+{
+    if (on == m_composite)
+        return;
+    m_composite = on;
+    rebuild();
+}
+
 float FeatureMapGrid::rangeLow(int tile) const { return m_ranges.at(size_t(tile)).first; }
 float FeatureMapGrid::rangeHigh(int tile) const { return m_ranges.at(size_t(tile)).second; }
 
@@ -120,6 +128,22 @@ void FeatureMapGrid::rebuild()
         m_ranges.push_back(range);
         m_images.push_back(
             renderPlane(m_planes.plane(c), m_planes.height, m_planes.width, m_map, range.first, range.second));
+    }
+    if (hasComposite()) {
+        // One range for the three channels, so the picture keeps its colours' balance.
+        const float lo = std::min({ own[0].first, own[1].first, own[2].first });
+        const float hi = std::max({ own[0].second, own[1].second, own[2].second });
+        const float span = hi > lo ? hi - lo : 1.0f;
+        QImage rgb(int(m_planes.width), int(m_planes.height), QImage::Format_RGB32);
+        for (int64_t i = 0; i < plane; ++i) {
+            auto level = [&](int c) {
+                const float v = m_planes.plane(c)[i];
+                return std::isfinite(v) ? std::clamp(int(std::lround(255.0 * (v - lo) / span)), 0, 255) : 0;
+            };
+            rgb.setPixel(int(i % m_planes.width), int(i / m_planes.width), qRgb(level(0), level(1), level(2)));
+        }
+        m_ranges.emplace_back(lo, hi);
+        m_images.push_back(rgb);
     }
     relayout();
     update();
@@ -185,17 +209,18 @@ void FeatureMapGrid::paintEvent(QPaintEvent*)
     if (!m_planes.flat && !m_rects.empty() && !m_planes.channelIds.empty()) {
         const int widest = p.fontMetrics().horizontalAdvance(
             QString::number(*std::max_element(m_planes.channelIds.begin(), m_planes.channelIds.end())));
-        labelEvery = std::max(1, (widest + 4 + m_rects[0].width() + kGap - 1) / (m_rects[0].width() + kGap));
+        labelEvery = std::max(1, (widest + 8 + m_rects[0].width() + kGap - 1) / (m_rects[0].width() + kGap));
     }
     for (size_t i = 0; i < m_images.size() && i < m_rects.size(); ++i) {
         const QRect r = m_rects[i];
         p.drawImage(r, m_images[i]);
         p.setPen(palette().color(QPalette::Text));
-        const QString label = m_planes.flat ? tr("%n feature(s)", nullptr, int(m_planes.width))
-                                            : QString::number(m_planes.channelIds[i]);
+        const QString label = m_planes.flat  ? tr("%n feature(s)", nullptr, int(m_planes.width))
+            : i < m_planes.channelIds.size() ? QString::number(m_planes.channelIds[i])
+                                             : tr("RGB");
         if (m_planes.flat || (int(i) % std::max(1, m_cols)) % labelEvery == 0)
-            p.drawText(QRect(r.left(), r.top() - kLabel, std::max(r.width(), r.width() * labelEvery), kLabel),
-                Qt::AlignLeft | Qt::AlignVCenter, label);
+            p.drawText(QRect(r.left(), r.top() - kLabel, (r.width() + kGap) * labelEvery - kGap, kLabel),
+                Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, label);
         const double sx = double(r.width()) / double(m_planes.width), sy = double(r.height()) / double(m_planes.height);
         if (m_planes.flat && sx >= 14) {
             // A short feature vector (class scores, probabilities): number the cells, and print the values
@@ -259,6 +284,8 @@ void FeatureMapGrid::mouseMoveEvent(QMouseEvent* e)
         Q_EMIT left();
         return;
     }
+    if (tile >= m_planes.channels) // the colour picture: report its red channel
+        tile = 0;
     const float v = m_planes.plane(tile)[int64_t(row) * m_planes.width + col];
     const int channel = m_planes.flat ? col : m_planes.channelIds[size_t(tile)];
     Q_EMIT hovered(channel, m_planes.flat ? 0 : row, m_planes.flat ? 0 : col, v);
@@ -268,7 +295,7 @@ void FeatureMapGrid::mousePressEvent(QMouseEvent* e)
 {
     int tile, row, col;
     if (e->button() == Qt::LeftButton && hit(e->position().toPoint(), &tile, &row, &col))
-        Q_EMIT clicked(tile, m_planes.channelIds[size_t(tile)], row, col);
+        Q_EMIT clicked(tile, m_planes.channelIds[size_t(std::min<int64_t>(tile, m_planes.channels - 1))], row, col);
 }
 
 void FeatureMapGrid::leaveEvent(QEvent*) { Q_EMIT left(); }

@@ -44,6 +44,10 @@ public:
     void setHighlight(std::vector<bool> rows, std::vector<bool> cols);
     void setMarkedPixel(int row, int col); // -1: none
     void setMaxTile(int pixels) { m_maxTile = pixels; }
+    // Three channels are also drawn as one colour picture, a last tile labelled "RGB" (the network input: a photograph
+    // should look like one). Hover and click on it report channel 0.
+    void setColourComposite(bool on);
+    bool hasComposite() const { return m_composite && m_planes.channels == 3 && !m_planes.flat; }
 
     int tileCount() const { return int(m_images.size()); }
     QRect tileRect(int index) const; // widget coordinates of a tile's image
@@ -83,6 +87,7 @@ private:
     int m_markRow = -1, m_markCol = -1;
     int m_maxTile = 4096;
     int m_cols = 1; // tiles per row, from relayout
+    bool m_composite = false;
 };
 
 // Copies batch item `n` of `t` into a PlaneSet: an image's channels, or a feature vector as one strip. A volume is

@@ -62,6 +62,7 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_input->setColorMap(ColorMapKind::Grayscale);
     m_input->setMaxTile(320);
+    m_input->setColourComposite(true);
     m_grid->setObjectName(QStringLiteral("featureGrid"));
     m_big->setObjectName(QStringLiteral("enlargedMap"));
     m_input->setObjectName(QStringLiteral("inputMap"));

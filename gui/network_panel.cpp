@@ -119,7 +119,10 @@ NetworkPanel::NetworkPanel(NetworkDocument* doc, QWidget* parent)
     m_about->setTextFormat(Qt::PlainText);
     m_about->setMinimumWidth(1);
     m_about->setContentsMargins(6, 4, 6, 4);
-    m_about->setStyleSheet(QStringLiteral("QLabel { background: palette(alternate-base); }"));
+    // A palette role rather than a style sheet: a style-sheeted label keeps its font when presentation mode enlarges
+    // the application's.
+    m_about->setAutoFillBackground(true);
+    m_about->setBackgroundRole(QPalette::AlternateBase);
     m_about->hide();
     box->addWidget(m_about);
     box->addWidget(toolbar);

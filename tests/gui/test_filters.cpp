@@ -299,4 +299,17 @@ TEST_CASE("the photographs are inputs one choice away", "[gui][photos]")
     }
     CHECK(differ / double(plane) > 0.02);
     CHECK(hi - lo > 0.5);
+    // The input grid shows the three channels and the picture itself, in colour, as a last tile.
+    QCoreApplication::processEvents();
+    FeatureMapGrid* input = w->featureMaps()->inputGrid();
+    REQUIRE(input->hasComposite());
+    REQUIRE(input->tileCount() == 4);
+    const QImage& composite = input->grab(input->tileRect(3)).toImage();
+    int coloured = 0;
+    for (int y = 0; y < composite.height(); ++y)
+        for (int x = 0; x < composite.width(); ++x) {
+            const QRgb p = composite.pixel(x, y);
+            coloured += std::abs(qRed(p) - qBlue(p)) > 20;
+        }
+    CHECK(coloured > composite.width() * composite.height() / 10); // a cat is orange, not grey
 }
