@@ -181,14 +181,15 @@ namespace {
         if (g.opset < 9 && a.getInt("spatial", 1) != 1)
             a.fail("spatial 0 (per-activation statistics); ConvScope takes per-channel batch norm");
         onlyFirstOutput(g, n, a);
-        BatchNorm2d bn;
-        bn.eps = a.getFloat("epsilon", 1e-5f);
+        const double eps = a.getFloat("epsilon", 1e-5f);
         const Shape cs = Shape::nchw(in.c, 1, 1, 1);
         auto e = std::make_shared<Layer::Embedded>();
         e->weight = toTensor(g.constant(n.input(1), a, "scale"), cs, a, "scale");
         e->bias = toTensor(g.constant(n.input(2), a, "B"), cs, a, "B");
         e->runningMean = toTensor(g.constant(n.input(3), a, "mean"), cs, a, "mean");
         e->runningVar = toTensor(g.constant(n.input(4), a, "var"), cs, a, "var");
+        // The same operator normalises images and volumes; ConvScope has a kind for each, as PyTorch does.
+        const LayerSpec bn = in.isVolume() ? LayerSpec { BatchNorm3d { eps, true } } : LayerSpec { BatchNorm2d { eps, true } };
         g.addLayer(name, bn, { n.input(0) }, n.output(0), a, e);
     }
 

@@ -1,7 +1,7 @@
 // ONNX's 3-D window operators on volumes [N, C, D, H, W] → ConvScope's 3-D kinds: Conv and ConvTranspose with a
-// rank-5 weight (conv3d, conv_transpose3d), MaxPool and AveragePool with a 3-D kernel_shape, BatchNormalization,
-// GlobalAveragePool and GlobalMaxPool of a volume. auto_pad and output_shape become explicit padding here, from the
-// known input size.
+// rank-5 weight (conv3d, conv_transpose3d), MaxPool and AveragePool with a 3-D kernel_shape, GlobalAveragePool and
+// GlobalMaxPool of a volume (BatchNormalization is onnx_convert.cpp's, which picks batchnorm3d for a volume).
+// auto_pad and output_shape become explicit padding here, from the known input size.
 #include "compute/onnx/onnx_graph.h"
 
 #include "compute/error.h"
@@ -187,22 +187,6 @@ bool convertVolumeNode(GraphBuilder& g, const Node& n, const std::string& name, 
         MaxPool3d m;
         m.kernel_size = { in.d, in.h, in.w };
         g.addLayer(name, m, { n.input(0) }, n.output(0), a);
-        return true;
-    }
-    if (op == "BatchNormalization") {
-        if (n.input_size() < 5)
-            a.fail("BatchNormalization needs scale, B, mean and var");
-        if (a.getInt("training_mode", 0) != 0)
-            a.fail("training_mode 1: ConvScope runs inference, with the running statistics");
-        BatchNorm3d bn;
-        bn.eps = a.getFloat("epsilon", 1e-5f);
-        const Shape cs = Shape::nchw(in.c, 1, 1, 1);
-        auto e = std::make_shared<Layer::Embedded>();
-        e->weight = toTensor(g.constant(n.input(1), a, "scale"), cs, a, "scale");
-        e->bias = toTensor(g.constant(n.input(2), a, "B"), cs, a, "B");
-        e->runningMean = toTensor(g.constant(n.input(3), a, "mean"), cs, a, "mean");
-        e->runningVar = toTensor(g.constant(n.input(4), a, "var"), cs, a, "var");
-        g.addLayer(name, bn, { n.input(0) }, n.output(0), a, e);
         return true;
     }
     return false;
