@@ -197,6 +197,24 @@ namespace {
             + shown(v));
     }
 
+    // One name for the 2-D and 3-D readers, so the window ops of both ranks read their fields in one branch.
+    void readInto(Pair& out, const Json& v, const std::string& key, int64_t minimum, const Context& ctx)
+    {
+        out = readPair(v, key, minimum, ctx);
+    }
+    void readInto(Triple& out, const Json& v, const std::string& key, int64_t minimum, const Context& ctx)
+    {
+        out = readTriple(v, key, minimum, ctx);
+    }
+    void readInto(Padding2d& out, const Json& v, const std::string& key, const Context& ctx)
+    {
+        out = readPadding(v, key, ctx);
+    }
+    void readInto(Padding3d& out, const Json& v, const std::string& key, const Context& ctx)
+    {
+        out = readPadding3d(v, key, ctx);
+    }
+
     ParamValue readParamValue(const Json& v, const std::string& key, bool nonNegative, const Context& ctx)
     {
         ParamValue p;
@@ -352,73 +370,39 @@ namespace {
         std::visit(
             [&](auto& l) {
                 using T = std::decay_t<decltype(l)>;
-                if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d>) {
+                if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d>
+                    || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>) {
                     l.out_channels = readInt(require("out_channels"), "out_channels", 1, ctx);
-                    l.kernel_size = readPair(require("kernel_size"), "kernel_size", 1, ctx);
+                    readInto(l.kernel_size, require("kernel_size"), "kernel_size", 1, ctx);
                     if (has("stride"))
-                        l.stride = readPair(j["stride"], "stride", 1, ctx);
+                        readInto(l.stride, j["stride"], "stride", 1, ctx);
                     if (has("padding"))
-                        l.padding = readPadding(j["padding"], "padding", ctx);
-                    if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                        readInto(l.padding, j["padding"], "padding", ctx);
+                    if constexpr (std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, ConvTranspose3d>) {
                         if (has("output_padding"))
-                            l.output_padding = readPair(j["output_padding"], "output_padding", 0, ctx);
+                            readInto(l.output_padding, j["output_padding"], "output_padding", 0, ctx);
                     }
                     if (has("dilation"))
-                        l.dilation = readPair(j["dilation"], "dilation", 1, ctx);
+                        readInto(l.dilation, j["dilation"], "dilation", 1, ctx);
                     if (has("groups"))
                         l.groups = readInt(j["groups"], "groups", 1, ctx);
                     if (has("bias"))
                         l.bias = readBool(j["bias"], "bias", ctx);
                     if (has("init"))
                         layer.init = readInit(j["init"], type, l.bias, ctx);
-                } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>) {
-                    l.kernel_size = readPair(require("kernel_size"), "kernel_size", 1, ctx);
+                } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>
+                    || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
+                    readInto(l.kernel_size, require("kernel_size"), "kernel_size", 1, ctx);
                     // PyTorch's stride=None means "the kernel size"; null keeps that meaning explicit.
                     if (has("stride") && !j["stride"].is_null())
-                        l.stride = readPair(j["stride"], "stride", 1, ctx);
+                        readInto(l.stride.emplace(), j["stride"], "stride", 1, ctx);
                     if (has("padding"))
-                        l.padding = readPadding(j["padding"], "padding", ctx);
+                        readInto(l.padding, j["padding"], "padding", ctx);
                     if (has("ceil_mode"))
                         l.ceil_mode = readBool(j["ceil_mode"], "ceil_mode", ctx);
-                    if constexpr (std::is_same_v<T, MaxPool2d>) {
+                    if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, MaxPool3d>) {
                         if (has("dilation"))
-                            l.dilation = readPair(j["dilation"], "dilation", 1, ctx);
-                    } else {
-                        if (has("count_include_pad"))
-                            l.count_include_pad = readBool(j["count_include_pad"], "count_include_pad", ctx);
-                        if (has("divisor_override") && !j["divisor_override"].is_null())
-                            l.divisor_override = readInt(j["divisor_override"], "divisor_override", 1, ctx);
-                    }
-                } else if constexpr (std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>) {
-                    l.out_channels = readInt(require("out_channels"), "out_channels", 1, ctx);
-                    l.kernel_size = readTriple(require("kernel_size"), "kernel_size", 1, ctx);
-                    if (has("stride"))
-                        l.stride = readTriple(j["stride"], "stride", 1, ctx);
-                    if (has("padding"))
-                        l.padding = readPadding3d(j["padding"], "padding", ctx);
-                    if constexpr (std::is_same_v<T, ConvTranspose3d>) {
-                        if (has("output_padding"))
-                            l.output_padding = readTriple(j["output_padding"], "output_padding", 0, ctx);
-                    }
-                    if (has("dilation"))
-                        l.dilation = readTriple(j["dilation"], "dilation", 1, ctx);
-                    if (has("groups"))
-                        l.groups = readInt(j["groups"], "groups", 1, ctx);
-                    if (has("bias"))
-                        l.bias = readBool(j["bias"], "bias", ctx);
-                    if (has("init"))
-                        layer.init = readInit(j["init"], type, l.bias, ctx);
-                } else if constexpr (std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
-                    l.kernel_size = readTriple(require("kernel_size"), "kernel_size", 1, ctx);
-                    if (has("stride") && !j["stride"].is_null())
-                        l.stride = readTriple(j["stride"], "stride", 1, ctx);
-                    if (has("padding"))
-                        l.padding = readPadding3d(j["padding"], "padding", ctx);
-                    if (has("ceil_mode"))
-                        l.ceil_mode = readBool(j["ceil_mode"], "ceil_mode", ctx);
-                    if constexpr (std::is_same_v<T, MaxPool3d>) {
-                        if (has("dilation"))
-                            l.dilation = readTriple(j["dilation"], "dilation", 1, ctx);
+                            readInto(l.dilation, j["dilation"], "dilation", 1, ctx);
                     } else {
                         if (has("count_include_pad"))
                             l.count_include_pad = readBool(j["count_include_pad"], "count_include_pad", ctx);
@@ -612,7 +596,8 @@ namespace {
         }
     };
 
-    Json pairJson(const Pair& p) { return Json::array({ p[0], p[1] }); }
+    // [h, w] or [d, h, w].
+    template <size_t N> Json sizeJson(const std::array<int64_t, N>& a) { return Json(a); }
 
     Json paddingJson(const Padding2d& p)
     {
@@ -627,9 +612,7 @@ namespace {
         return Json::array({ p.top, p.bottom, p.left, p.right });
     }
 
-    Json tripleJson(const Triple& t) { return Json::array({ t[0], t[1], t[2] }); }
-
-    Json padding3dJson(const Padding3d& p)
+    Json paddingJson(const Padding3d& p)
     {
         switch (p.mode) {
         case Padding3d::Mode::Same:
@@ -689,46 +672,25 @@ namespace {
         std::visit(
             [&](const auto& l) {
                 using T = std::decay_t<decltype(l)>;
-                if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d>) {
+                if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d>
+                    || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>) {
                     o["out_channels"] = l.out_channels;
-                    o["kernel_size"] = pairJson(l.kernel_size);
-                    o["stride"] = pairJson(l.stride);
+                    o["kernel_size"] = sizeJson(l.kernel_size);
+                    o["stride"] = sizeJson(l.stride);
                     o["padding"] = paddingJson(l.padding);
-                    if constexpr (std::is_same_v<T, ConvTranspose2d>)
-                        o["output_padding"] = pairJson(l.output_padding);
-                    o["dilation"] = pairJson(l.dilation);
+                    if constexpr (std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, ConvTranspose3d>)
+                        o["output_padding"] = sizeJson(l.output_padding);
+                    o["dilation"] = sizeJson(l.dilation);
                     o["groups"] = l.groups;
                     o["bias"] = l.bias;
                     o["init"] = initJson(layer.init);
-                } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>) {
-                    o["kernel_size"] = pairJson(l.kernel_size);
-                    o["stride"] = l.stride ? pairJson(*l.stride) : Json(nullptr);
+                } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>
+                    || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
+                    o["kernel_size"] = sizeJson(l.kernel_size);
+                    o["stride"] = l.stride ? sizeJson(*l.stride) : Json(nullptr);
                     o["padding"] = paddingJson(l.padding);
-                    if constexpr (std::is_same_v<T, MaxPool2d>) {
-                        o["dilation"] = pairJson(l.dilation);
-                        o["ceil_mode"] = l.ceil_mode;
-                    } else {
-                        o["ceil_mode"] = l.ceil_mode;
-                        o["count_include_pad"] = l.count_include_pad;
-                        o["divisor_override"] = l.divisor_override ? Json(*l.divisor_override) : Json(nullptr);
-                    }
-                } else if constexpr (std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>) {
-                    o["out_channels"] = l.out_channels;
-                    o["kernel_size"] = tripleJson(l.kernel_size);
-                    o["stride"] = tripleJson(l.stride);
-                    o["padding"] = padding3dJson(l.padding);
-                    if constexpr (std::is_same_v<T, ConvTranspose3d>)
-                        o["output_padding"] = tripleJson(l.output_padding);
-                    o["dilation"] = tripleJson(l.dilation);
-                    o["groups"] = l.groups;
-                    o["bias"] = l.bias;
-                    o["init"] = initJson(layer.init);
-                } else if constexpr (std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
-                    o["kernel_size"] = tripleJson(l.kernel_size);
-                    o["stride"] = l.stride ? tripleJson(*l.stride) : Json(nullptr);
-                    o["padding"] = padding3dJson(l.padding);
-                    if constexpr (std::is_same_v<T, MaxPool3d>) {
-                        o["dilation"] = tripleJson(l.dilation);
+                    if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, MaxPool3d>) {
+                        o["dilation"] = sizeJson(l.dilation);
                         o["ceil_mode"] = l.ceil_mode;
                     } else {
                         o["ceil_mode"] = l.ceil_mode;
