@@ -52,20 +52,25 @@ void fast::batchNorm2d(const Tensor& in, const Tensor& mean, const Tensor& var, 
     const Tensor* bias, double eps, Tensor& out)
 {
     checkBatchNorm(in, mean, var, weight, bias, eps, out);
-    const Shape& s = in.shape();
-    const int64_t area = s.h * s.w;
-    const int64_t planes = s.n * s.c;
+    detail::batchNormPlanes(in, mean, var, weight, bias, eps, out, in.shape().h * in.shape().w);
+}
+
+void detail::batchNormPlanes(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight,
+    const Tensor* bias, double eps, Tensor& out, int64_t planeSize)
+{
+    const int64_t channels = in.shape().c;
+    const int64_t planes = in.shape().n * channels;
 #pragma omp parallel for schedule(static) if (in.numel() >= detail::kMinParallelElements)
     for (int64_t plane = 0; plane < planes; ++plane) {
-        const int64_t c = plane % s.c;
+        const int64_t c = plane % channels;
         const double gamma = weight ? weight->data()[c] : 1.0;
         const double beta = bias ? bias->data()[c] : 0.0;
         const double invStd = 1.0 / std::sqrt(double(var.data()[c]) + eps);
         const float scale = static_cast<float>(gamma * invStd);
         const float shift = static_cast<float>(beta - double(mean.data()[c]) * gamma * invStd);
-        const float* src = in.data() + plane * area;
-        float* dst = out.data() + plane * area;
-        for (int64_t i = 0; i < area; ++i)
+        const float* src = in.data() + plane * planeSize;
+        float* dst = out.data() + plane * planeSize;
+        for (int64_t i = 0; i < planeSize; ++i)
             dst[i] = src[i] * scale + shift;
     }
 }

@@ -50,21 +50,7 @@ void fast::batchNorm3d(const Tensor& in, const Tensor& mean, const Tensor& var, 
 {
     checkBatchNorm(in, mean, var, weight, bias, eps, out);
     const Shape& s = in.shape();
-    const int64_t volume = s.d * s.h * s.w;
-    const int64_t volumes = s.n * s.c;
-#pragma omp parallel for schedule(static) if (in.numel() >= detail::kMinParallelElements)
-    for (int64_t v = 0; v < volumes; ++v) {
-        const int64_t c = v % s.c;
-        const double gamma = weight ? weight->data()[c] : 1.0;
-        const double beta = bias ? bias->data()[c] : 0.0;
-        const double invStd = 1.0 / std::sqrt(double(var.data()[c]) + eps);
-        const float scale = static_cast<float>(gamma * invStd);
-        const float shift = static_cast<float>(beta - double(mean.data()[c]) * gamma * invStd);
-        const float* src = in.data() + v * volume;
-        float* dst = out.data() + v * volume;
-        for (int64_t i = 0; i < volume; ++i)
-            dst[i] = src[i] * scale + shift;
-    }
+    detail::batchNormPlanes(in, mean, var, weight, bias, eps, out, s.d * s.h * s.w);
 }
 
 } // namespace convscope::cpu

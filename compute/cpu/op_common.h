@@ -140,4 +140,10 @@ private:
     int m_saved;
 };
 
+// Batch norm's inference formula folded per channel (in double) into y = x · scale + shift and applied in float over
+// the N·C planes of `planeSize` elements (H·W of an image, D·H·W of a volume), split across OpenMP threads: fast::
+// batchNorm2d and batchNorm3d after their own checks (batchnorm2d.cpp).
+void batchNormPlanes(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight, const Tensor* bias,
+    double eps, Tensor& out, int64_t planeSize);
+
 } // namespace convscope::cpu::detail
