@@ -41,21 +41,13 @@ namespace {
                 + in.rankText() + " volume " + in.str());
     }
 
-    // TensorFlow "same": out = ceil(in / s); the total padding needed is split, the odd pixel at the end.
-    void resolveSame(int64_t in, int64_t k, int64_t s, int64_t d, int64_t& before, int64_t& after)
-    {
-        const int64_t out = (in + s - 1) / s;
-        const int64_t total = std::max<int64_t>((out - 1) * s + (k - 1) * d + 1 - in, 0);
-        before = total / 2;
-        after = total - before;
-    }
-
     Padding2d resolvePadding(const Padding2d& p, const Shape& in, const Pair& k, const Pair& s, const Pair& d)
     {
         Padding2d r;
         if (p.mode == Padding2d::Mode::Same) {
-            resolveSame(in.h, k[0], s[0], d[0], r.top, r.bottom);
-            resolveSame(in.w, k[1], s[1], d[1], r.left, r.right);
+            const auto [top, bottom] = samePadding(in.h, k[0], s[0], d[0]);
+            const auto [left, right] = samePadding(in.w, k[1], s[1], d[1]);
+            r = { Padding2d::Mode::Explicit, top, bottom, left, right };
         } else if (p.mode == Padding2d::Mode::Explicit) {
             r = p;
             if (p.top < 0 || p.bottom < 0 || p.left < 0 || p.right < 0)
@@ -510,6 +502,13 @@ LayerShape inferLayer(const LayerSpec& spec, const std::vector<Shape>& ins, cons
     if (!ins.empty())
         r.in = ins[0];
     return r;
+}
+
+std::array<int64_t, 2> samePadding(int64_t in, int64_t k, int64_t s, int64_t d)
+{
+    const int64_t out = (in + s - 1) / s;
+    const int64_t total = std::max<int64_t>((out - 1) * s + (k - 1) * d + 1 - in, 0);
+    return { total / 2, total - total / 2 };
 }
 
 ShapeReport inferShapes(const Network& net)

@@ -6,6 +6,7 @@
 #include "compute/network.h"
 #include "compute/shape.h"
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -53,5 +54,10 @@ ShapeReport inferShapes(const Network& net);
 LayerShape inferLayer(const LayerSpec& spec, const Shape& in);
 // Infers one layer of any arity; `names` (optional) name the inputs in errors ("conv2" gives [1, 16, 8, 8] but ...).
 LayerShape inferLayer(const LayerSpec& spec, const std::vector<Shape>& ins, const std::vector<std::string>& names = {});
+
+// TensorFlow's "same" along one axis of `in` elements (kernel k, stride s, dilation d): the output is ceil(in / s) and
+// the total padding that needs, split {before, after} with the odd element after. The 2-D and 3-D window ops resolve
+// "same" with it, and the ONNX reader its auto_pad SAME_UPPER (and, swapped, SAME_LOWER).
+std::array<int64_t, 2> samePadding(int64_t in, int64_t k, int64_t s, int64_t d);
 
 } // namespace convscope

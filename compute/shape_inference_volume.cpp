@@ -7,6 +7,7 @@
 
 #include "compute/checked_math.h"
 #include "compute/error.h"
+#include "compute/shape_inference.h"
 
 #include <sstream>
 
@@ -35,22 +36,14 @@ namespace {
 
     int64_t inputExtent(const Shape& in, int axis) { return axis == 0 ? in.d : axis == 1 ? in.h : in.w; }
 
-    // TensorFlow "same": out = ceil(in / s); the total padding needed is split, the odd plane at the end.
-    void resolveSame(int64_t in, int64_t k, int64_t s, int64_t d, int64_t& before, int64_t& after)
-    {
-        const int64_t out = (in + s - 1) / s;
-        const int64_t total = std::max<int64_t>((out - 1) * s + (k - 1) * d + 1 - in, 0);
-        before = total / 2;
-        after = total - before;
-    }
-
     Padding3d resolvePadding(const Padding3d& p, const Shape& in, const Triple& k, const Triple& s, const Triple& d)
     {
         Padding3d r;
         if (p.mode == Padding3d::Mode::Same) {
-            resolveSame(in.d, k[0], s[0], d[0], r.front, r.back);
-            resolveSame(in.h, k[1], s[1], d[1], r.top, r.bottom);
-            resolveSame(in.w, k[2], s[2], d[2], r.left, r.right);
+            const auto [front, back] = samePadding(in.d, k[0], s[0], d[0]);
+            const auto [top, bottom] = samePadding(in.h, k[1], s[1], d[1]);
+            const auto [left, right] = samePadding(in.w, k[2], s[2], d[2]);
+            r = { Padding3d::Mode::Explicit, front, back, top, bottom, left, right };
         } else if (p.mode == Padding3d::Mode::Explicit) {
             r = p;
             if (p.front < 0 || p.back < 0 || p.top < 0 || p.bottom < 0 || p.left < 0 || p.right < 0)

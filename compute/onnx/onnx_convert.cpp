@@ -3,6 +3,7 @@
 #include "compute/onnx/onnx_graph.h"
 
 #include "compute/error.h"
+#include "compute/shape_inference.h"
 
 #include <cmath>
 #include <limits>
@@ -65,12 +66,9 @@ namespace {
             return { Padding2d::Mode::Same, 0, 0, 0, 0 };
         if (autoPad == "SAME_LOWER") {
             // As SAME_UPPER, with the odd extra pixel at the top / left.
-            const auto total = [](int64_t n, int64_t kk, int64_t ss, int64_t dd) {
-                const int64_t out = (n + ss - 1) / ss;
-                return std::max<int64_t>((out - 1) * ss + (kk - 1) * dd + 1 - n, 0);
-            };
-            const int64_t th = total(in.h, k[0], s[0], d[0]), tw = total(in.w, k[1], s[1], d[1]);
-            return { Padding2d::Mode::Explicit, th - th / 2, th / 2, tw - tw / 2, tw / 2 };
+            const auto [small_h, large_h] = samePadding(in.h, k[0], s[0], d[0]);
+            const auto [small_w, large_w] = samePadding(in.w, k[1], s[1], d[1]);
+            return { Padding2d::Mode::Explicit, large_h, small_h, large_w, small_w };
         }
         if (autoPad != "NOTSET")
             a.fail("auto_pad \"" + autoPad + "\" (ONNX has NOTSET, SAME_UPPER, SAME_LOWER, VALID)");

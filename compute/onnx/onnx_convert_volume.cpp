@@ -5,6 +5,7 @@
 #include "compute/onnx/onnx_graph.h"
 
 #include "compute/error.h"
+#include "compute/shape_inference.h"
 
 #include <algorithm>
 
@@ -34,9 +35,7 @@ namespace {
         if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
             const Triple n = spatial(in);
             for (size_t ax = 0; ax < 3; ++ax) {
-                const int64_t out = (n[ax] + s[ax] - 1) / s[ax];
-                const int64_t total = std::max<int64_t>((out - 1) * s[ax] + (k[ax] - 1) * d[ax] + 1 - n[ax], 0);
-                const int64_t small = total / 2, large = total - small;
+                const auto [small, large] = samePadding(n[ax], k[ax], s[ax], d[ax]);
                 p[ax] = autoPad == "SAME_UPPER" ? small : large;
                 p[ax + 3] = autoPad == "SAME_UPPER" ? large : small;
             }
