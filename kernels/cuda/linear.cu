@@ -11,7 +11,7 @@
 //   by four against one; the loads of one step (four W packs, MaxRows x packs) are independent and all in flight.
 //   A big layer is split along `in` (split-K, gridDim.y slices): fc1 has only 1024 warps of work at four outputs
 //   each, about 8 per SM — not enough loads in flight to saturate HBM — so its 25088 inputs are cut into slices until
-//   the grid is about four blocks per SM; each slice writes FP32 partial sums to the layer's scratch, and a second,
+//   the grid is about eight blocks per SM; each slice writes FP32 partial sums to the layer's scratch, and a second,
 //   tiny kernel adds the slices in order with the bias and rounds once. Small layers (LeNet's, under 2^20 weights)
 //   stay one launch: there the launch is the cost.
 //   larger batches: our own tiled SGEMM. A block computes a 64×64 tile of y with 256 threads, each a 4×4
@@ -184,8 +184,9 @@ int linearSplits(int rows, int in, int out, int sms)
 {
     if (rows > kGemvMaxRows || static_cast<long long>(in) * out < kSplitMinWeights)
         return 1;
-    // About four blocks per SM, each slice at least 4 steps of the warp's stride (32 lanes × 4 values).
-    const int wanted = (4 * sms + gemvBlocksX(out) - 1) / gemvBlocksX(out);
+    // About eight blocks per SM (two resident at a time: four waves, so the last one's tail is short), each slice at
+    // least 4 steps of the warp's stride (32 lanes × 4 values).
+    const int wanted = (8 * sms + gemvBlocksX(out) - 1) / gemvBlocksX(out);
     return std::max(1, std::min({ wanted, in / (32 * 4 * 4), 64 }));
 }
 
