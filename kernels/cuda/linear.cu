@@ -13,7 +13,8 @@
 //   each, about 8 per SM — not enough loads in flight to saturate HBM — so its 25088 inputs are cut into slices until
 //   the grid is about eight blocks per SM; each slice writes FP32 partial sums to the layer's scratch, and a second,
 //   tiny kernel adds the slices in order with the bias and rounds once. Small layers (LeNet's, under 2^20 weights)
-//   stay one launch: there the launch is the cost.
+//   stay one launch, of the earlier configuration — a warp per output, 4 warps per block, the strided loop unrolled
+//   4× so a lane's loads are in flight together: there the launch and the latency are the cost.
 //   larger batches: our own tiled SGEMM. A block computes a 64×64 tile of y with 256 threads, each a 4×4
 //   register tile; per step it stages a 64×16 slice of x and of W in shared memory (widened to FP32), stored
 //   transposed ([k][row]) so the inner loop reads 4 consecutive rows and 4 consecutive columns as float4s. Each
@@ -29,7 +30,9 @@ namespace convscope::cuda {
 namespace {
     constexpr int kGemvMaxRows = 8;
 
-    constexpr int kOutputsPerWarp = 4, kWarpsPerBlock = 8;
+    // Big layers (split-K): 4 outputs per warp, 8 warps per block. Small ones (LeNet's): a warp per output, 4 warps
+    // per block and the loop unrolled 4×, the configuration measured at f5 5.5 → 4.3 µs (docs/PERFORMANCE.md).
+    constexpr int kOutputsPerWarp = 4, kWarpsPerBlock = 8, kSmallWarpsPerBlock = 4;
     constexpr long long kSplitMinWeights = 1LL << 20;
 
     template <typename T, bool Vec> __device__ __forceinline__ void loadW(const T* p, float (&v)[Vec ? kPack<T> : 1])
@@ -42,13 +45,13 @@ namespace {
 
     // MaxRows (1, 2, 4 or 8) bounds the rows at compile time, so a batch-1 layer keeps 4 accumulators and their
     // shuffles instead of 32. Vec: `in` is a whole number of packs and both operands are 16-byte aligned.
-    template <typename T, int MaxRows, bool Vec>
+    template <typename T, int MaxRows, bool Vec, int O>
     __global__ void __launch_bounds__(kWarpsPerBlock * 32) linearGemvKernel(int rows, int in, int out, int chunk,
         const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ bias, float* __restrict__ partial,
         T* __restrict__ y)
     {
         constexpr int V = Vec ? kPack<T> : 1;
-        constexpr int O = kOutputsPerWarp;
+        constexpr int kUnroll = O == 1 ? 4 : 2;
         const int o0 = ((blockIdx.x * blockDim.x + threadIdx.x) / 32) * O;
         const int lane = threadIdx.x % 32;
         if (o0 >= out)
@@ -60,7 +63,7 @@ namespace {
         for (int j = 0; j < O; ++j) // past the last output: read a valid row, discard its sums
             wr[j] = w + static_cast<long long>(min(o0 + j, out - 1)) * in;
         float acc[O][MaxRows] = {};
-#pragma unroll 2
+#pragma unroll kUnroll
         for (int u = u0 + lane; u < u1; u += 32) {
             float wv[O][V];
 #pragma unroll
@@ -120,11 +123,24 @@ namespace {
         const bool vec = in % kPack<T> == 0 && aligned16(x) && aligned16(w);
         const int units = vec ? in / kPack<T> : in;
         const int chunk = (units + splits - 1) / splits;
-        const dim3 grid(unsigned(gemvBlocksX(out)), unsigned(splits));
-        if (vec)
-            linearGemvKernel<T, MaxRows, true><<<grid, kWarpsPerBlock * 32, 0, st>>>(rows, in, out, chunk, x, w, bias, partial, y);
-        else
-            linearGemvKernel<T, MaxRows, false><<<grid, kWarpsPerBlock * 32, 0, st>>>(rows, in, out, chunk, x, w, bias, partial, y);
+        const bool big = static_cast<long long>(in) * out >= kSplitMinWeights;
+        if (big) {
+            const dim3 grid(unsigned(gemvBlocksX(out)), unsigned(splits));
+            if (vec)
+                linearGemvKernel<T, MaxRows, true, kOutputsPerWarp>
+                    <<<grid, kWarpsPerBlock * 32, 0, st>>>(rows, in, out, chunk, x, w, bias, partial, y);
+            else
+                linearGemvKernel<T, MaxRows, false, kOutputsPerWarp>
+                    <<<grid, kWarpsPerBlock * 32, 0, st>>>(rows, in, out, chunk, x, w, bias, partial, y);
+        } else { // never split (linearSplits)
+            const dim3 grid(unsigned((out + kSmallWarpsPerBlock - 1) / kSmallWarpsPerBlock), 1u);
+            if (vec)
+                linearGemvKernel<T, MaxRows, true, 1>
+                    <<<grid, kSmallWarpsPerBlock * 32, 0, st>>>(rows, in, out, units, x, w, bias, partial, y);
+            else
+                linearGemvKernel<T, MaxRows, false, 1>
+                    <<<grid, kSmallWarpsPerBlock * 32, 0, st>>>(rows, in, out, units, x, w, bias, partial, y);
+        }
         if (splits > 1)
             linearSplitSumKernel<T><<<(rows * out + 255) / 256, 256, 0, st>>>(rows, out, splits, partial, bias, y);
     }
@@ -201,6 +217,8 @@ std::string linearNote(int rows, int in, int out, int sms)
     if (rows > kGemvMaxRows)
         return "tiled SGEMM 64x64";
     const int splits = linearSplits(rows, in, out, sms);
+    if (static_cast<long long>(in) * out < kSplitMinWeights)
+        return "warp per output (GEMV), 16-byte loads";
     return "warp per 4 outputs (GEMV), 16-byte loads"
         + (splits > 1 ? ", split-K over " + std::to_string(splits) + " slices of the inputs" : std::string());
 }
