@@ -6,9 +6,9 @@
 // 8 FP16/BF16 values; every arena tensor is 256-byte aligned, so whenever the count is a whole number of packs the
 // whole tensor is pack-addressable), a grid-stride loop over a grid
 // sized to a few waves of the device (no tail of tiny blocks), and the op chosen by a template parameter so the
-// inner loop has no branch on the kind. The math follows PyTorch: sigmoid 1/(1+e^−x), elu x>0 ? x : α·expm1(x), hardswish
-// x·relu6(x+3)/6, silu x/(1+e^−x). One kernel for every storage type (stored_layers.cuh): FP16 and BF16 widen to FP32
-// for the op and round once on the store.
+// inner loop has no branch on the kind. The math follows PyTorch: sigmoid 1/(1+e^−x), elu x>0 ? x : α·expm1(x),
+// hardswish x·relu6(x+3)/6, silu x/(1+e^−x). One kernel for every storage type (stored_layers.cuh): FP16 and BF16 widen
+// to FP32 for the op and round once on the store.
 #include "kernels/cuda/activation_op.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/storage_pack.cuh"

@@ -109,9 +109,11 @@ void avgPool2dChannelsLast(const PoolGeometry& g, DType type, const void* x, voi
             return;
         const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 1LL << 30));
         if (vec)
-            avgPoolLastKernel<T, kPack<T>><<<blocks, 256, 0, st>>>(g, static_cast<const T*>(x), static_cast<T*>(y), unsigned(total));
+            avgPoolLastKernel<T, kPack<T>>
+                <<<blocks, 256, 0, st>>>(g, static_cast<const T*>(x), static_cast<T*>(y), unsigned(total));
         else
-            avgPoolLastKernel<T, 1><<<blocks, 256, 0, st>>>(g, static_cast<const T*>(x), static_cast<T*>(y), unsigned(total));
+            avgPoolLastKernel<T, 1>
+                <<<blocks, 256, 0, st>>>(g, static_cast<const T*>(x), static_cast<T*>(y), unsigned(total));
     });
 }
 

@@ -14,9 +14,9 @@
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
 #include "kernels/common/gpu_session.h"
+#include "kernels/cuda/activation_kind.h"
 #include "kernels/cuda/conv2d.cuh"
 #include "kernels/cuda/conv2d_fft.cuh"
-#include "kernels/cuda/activation_kind.h"
 #include "kernels/cuda/conv_transpose2d.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/linear.cuh"
@@ -243,8 +243,9 @@ namespace {
             if (std::holds_alternative<BatchNorm2d>(spec(i)) || std::holds_alternative<BatchNorm3d>(spec(i)))
                 return 2 * static_cast<size_t>(shape(i).in.c) * sizeof(float);
             if (std::holds_alternative<Linear>(spec(i))) // split-K partial sums (linear.cu)
-                return linearScratchBytes(int(shape(i).in.n), int(shape(i).in.c * shape(i).in.d * shape(i).in.h * shape(i).in.w),
-                    int(shape(i).out.c), deviceProperties().multiProcessorCount);
+                return linearScratchBytes(int(shape(i).in.n),
+                    int(shape(i).in.c * shape(i).in.d * shape(i).in.h * shape(i).in.w), int(shape(i).out.c),
+                    deviceProperties().multiProcessorCount);
             return 0;
         }
 
@@ -304,7 +305,8 @@ namespace {
                         setLayerNote(i, "statistics folded into scale and shift at prepare");
                     } else if constexpr (std::is_same_v<T, Linear>) {
                         const LayerShape& s = shape(i);
-                        setLayerNote(i, linearNote(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), sms));
+                        setLayerNote(
+                            i, linearNote(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), sms));
                     }
                 },
                 spec(i));
@@ -389,8 +391,8 @@ namespace {
                         batchNorm2d(int(s.in.n), int(s.in.c), int(s.in.h * s.in.w), x,
                             static_cast<const float*>(scratch(i)), y, st);
                     } else if constexpr (std::is_same_v<T, Linear>) {
-                        linear(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), x, weight(i), bias(i), y,
-                            scratch(i), deviceProperties().multiProcessorCount, st);
+                        linear(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), x, weight(i), bias(i),
+                            y, scratch(i), deviceProperties().multiProcessorCount, st);
                     } else if constexpr (std::is_same_v<T, Softmax>) {
                         softmax(int(s.in.n), int(s.in.c), int(s.in.d * s.in.h * s.in.w), x, y, st);
                     } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>

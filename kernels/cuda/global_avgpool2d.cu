@@ -51,7 +51,8 @@ namespace {
         }
     }
     template <typename T>
-    __global__ void __launch_bounds__(256) globalAvgLastKernel(int channels, int positions, const T* __restrict__ x, T* __restrict__ y)
+    __global__ void __launch_bounds__(256)
+        globalAvgLastKernel(int channels, int positions, const T* __restrict__ x, T* __restrict__ y)
     {
         const int c = blockIdx.x * 32 + threadIdx.x;
         const T* xp = x + static_cast<long long>(blockIdx.y) * positions * channels + c;
@@ -72,14 +73,16 @@ namespace {
     }
 } // namespace
 
-void globalAvgPool2dChannelsLast(int n, int channels, int positions, DType type, const void* x, void* y, cudaStream_t st)
+void globalAvgPool2dChannelsLast(
+    int n, int channels, int positions, DType type, const void* x, void* y, cudaStream_t st)
 {
     if (n <= 0 || channels <= 0)
         return;
     gpu::withStorageType(type, [&](auto t) {
         using T = decltype(t);
         const dim3 grid(unsigned((channels + 31) / 32), unsigned(n));
-        globalAvgLastKernel<<<grid, dim3(32, 8), 0, st>>>(channels, positions, static_cast<const T*>(x), static_cast<T*>(y));
+        globalAvgLastKernel<<<grid, dim3(32, 8), 0, st>>>(
+            channels, positions, static_cast<const T*>(x), static_cast<T*>(y));
     });
 }
 

@@ -46,9 +46,9 @@ namespace {
     // MaxRows (1, 2, 4 or 8) bounds the rows at compile time, so a batch-1 layer keeps 4 accumulators and their
     // shuffles instead of 32. Vec: `in` is a whole number of packs and both operands are 16-byte aligned.
     template <typename T, int MaxRows, bool Vec, int O>
-    __global__ void __launch_bounds__(kWarpsPerBlock * 32) linearGemvKernel(int rows, int in, int out, int chunk,
-        const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ bias, float* __restrict__ partial,
-        T* __restrict__ y)
+    __global__ void __launch_bounds__(kWarpsPerBlock * 32)
+        linearGemvKernel(int rows, int in, int out, int chunk, const T* __restrict__ x, const T* __restrict__ w,
+            const float* __restrict__ bias, float* __restrict__ partial, T* __restrict__ y)
     {
         constexpr int V = Vec ? kPack<T> : 1;
         constexpr int kUnroll = O == 1 ? 4 : 2;
@@ -102,8 +102,8 @@ namespace {
 
     // y[r, o] = bias[o] + the slices' partial sums, added in slice order.
     template <typename T>
-    __global__ void linearSplitSumKernel(
-        int rows, int out, int splits, const float* __restrict__ partial, const float* __restrict__ bias, T* __restrict__ y)
+    __global__ void linearSplitSumKernel(int rows, int out, int splits, const float* __restrict__ partial,
+        const float* __restrict__ bias, T* __restrict__ y)
     {
         const int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i >= rows * out)
@@ -114,7 +114,10 @@ namespace {
         y[i] = gpu::fromFloat<T>(v + (bias ? __ldg(bias + i % out) : 0.0f));
     }
 
-    int gemvBlocksX(int out) { return (out + kOutputsPerWarp * kWarpsPerBlock - 1) / (kOutputsPerWarp * kWarpsPerBlock); }
+    int gemvBlocksX(int out)
+    {
+        return (out + kOutputsPerWarp * kWarpsPerBlock - 1) / (kOutputsPerWarp * kWarpsPerBlock);
+    }
 
     template <typename T, int MaxRows>
     void launchGemv(int rows, int in, int out, const T* x, const T* w, const float* bias, T* y, float* partial,
@@ -190,7 +193,8 @@ namespace {
             for (int j = 0; j < 4; ++j) {
                 const int c = colBase + tc * 4 + j;
                 if (c < out)
-                    y[static_cast<long long>(r) * out + c] = gpu::fromFloat<T>(acc[i][j] + (bias ? __ldg(bias + c) : 0.0f));
+                    y[static_cast<long long>(r) * out + c]
+                        = gpu::fromFloat<T>(acc[i][j] + (bias ? __ldg(bias + c) : 0.0f));
             }
         }
     }

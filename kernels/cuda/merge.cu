@@ -18,10 +18,10 @@
 #include "kernels/common/cuda_check.h"
 
 #include <algorithm>
-#include <initializer_list>
-#include <type_traits>
 #include <cstring>
+#include <initializer_list>
 #include <stdexcept>
+#include <type_traits>
 
 namespace convscope::cuda {
 
@@ -95,7 +95,8 @@ namespace {
 
     // n runs of `run` elements: run r of x (contiguous) goes to y + r·pitch. E is a float, or a unit of bytes.
     template <typename E>
-    __global__ void copyRunsKernel(const E* __restrict__ x, long long n, long long run, long long pitch, E* __restrict__ y)
+    __global__ void copyRunsKernel(
+        const E* __restrict__ x, long long n, long long run, long long pitch, E* __restrict__ y)
     {
         const long long total = n * run;
         const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
@@ -228,7 +229,8 @@ namespace {
     template <typename E>
     void copyRuns(const void* x, long long n, long long runBytes, long long pitchBytes, void* y, cudaStream_t st)
     {
-        const long long run = runBytes / static_cast<long long>(sizeof(E)), pitch = pitchBytes / static_cast<long long>(sizeof(E));
+        const long long run = runBytes / static_cast<long long>(sizeof(E)),
+                        pitch = pitchBytes / static_cast<long long>(sizeof(E));
         copyRunsKernel<E><<<elementwiseBlocks(n * run, kThreads), kThreads, 0, st>>>(
             static_cast<const E*>(x), n, run, pitch, static_cast<E*>(y));
     }
@@ -337,8 +339,8 @@ void addStored(const std::vector<const void*>& xs, long long count, DType type, 
                 s.x[s.count++] = static_cast<const T*>(y);
             while (s.count < kMaxSummands && next < xs.size())
                 s.x[s.count++] = static_cast<const T*>(xs[next++]);
-            addStoredKernel<T><<<elementwiseBlocks(work, kThreads), kThreads, 0, st>>>(
-                s, unsigned(count), vec, static_cast<T*>(y));
+            addStoredKernel<T>
+                <<<elementwiseBlocks(work, kThreads), kThreads, 0, st>>>(s, unsigned(count), vec, static_cast<T*>(y));
             CONVSCOPE_CUDA_CHECK_LAUNCH("add");
         }
     });
@@ -356,8 +358,8 @@ void mulStored(const void* a, const void* b, long long count, long long channels
             && (!broadcast || channels % kPack<T> == 0);
         const long long work = vec ? count / kPack<T> : count;
         mulStoredKernel<T><<<elementwiseBlocks(work, kThreads), kThreads, 0, st>>>(static_cast<const T*>(a),
-            static_cast<const T*>(b), unsigned(count), unsigned(channels), broadcast ? unsigned(positions * channels) : 0u,
-            vec, static_cast<T*>(y));
+            static_cast<const T*>(b), unsigned(count), unsigned(channels),
+            broadcast ? unsigned(positions * channels) : 0u, vec, static_cast<T*>(y));
     });
     CONVSCOPE_CUDA_CHECK_LAUNCH("mul");
 }

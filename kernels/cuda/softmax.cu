@@ -86,8 +86,9 @@ void softmaxRows(long long rows, int features, DType type, const void* x, void* 
     constexpr int warpsPerBlock = 8;
     gpu::withStorageType(type, [&](auto t) {
         using T = decltype(t);
-        softmaxRowsKernel<T><<<static_cast<unsigned>((rows + warpsPerBlock - 1) / warpsPerBlock), warpsPerBlock * 32, 0,
-            st>>>(rows, features, static_cast<const T*>(x), static_cast<T*>(y));
+        softmaxRowsKernel<T>
+            <<<static_cast<unsigned>((rows + warpsPerBlock - 1) / warpsPerBlock), warpsPerBlock * 32, 0, st>>>(
+                rows, features, static_cast<const T*>(x), static_cast<T*>(y));
     });
 }
 

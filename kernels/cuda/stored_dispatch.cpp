@@ -16,15 +16,14 @@
 namespace convscope::cuda {
 
 namespace {
-    template <typename T> constexpr bool isPlainActivation = std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU>
-        || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6>
-        || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>;
+    template <typename T>
+    constexpr bool isPlainActivation
+        = std::is_same_v<T,
+              ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>;
 
-    template <typename T> constexpr bool hasStoredKernel = isPlainActivation<T> || std::is_same_v<T, Hardtanh>
-        || std::is_same_v<T, PReLU> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, MaxPool2d>
-        || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Add>
-        || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Softmax>
-        || std::is_same_v<T, Linear>;
+    template <typename T>
+    constexpr bool hasStoredKernel
+        = isPlainActivation<T> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Softmax> || std::is_same_v<T, Linear>;
 
     PoolGeometry poolGeometryOf(const LayerShape& s, const Pair& kernel, const Pair& stride, const Pair& dilation)
     {

@@ -18,21 +18,21 @@
 namespace convscope::cuda {
 
 // activation.cu: y = f(x), element by element (layout-free).
-void activationStored(ActivationKind kind, float param, long long count, DType type, const void* x, void* y,
-    cudaStream_t st);
+void activationStored(
+    ActivationKind kind, float param, long long count, DType type, const void* x, void* y, cudaStream_t st);
 // parametric_activation.cu: hardtanh (layout-free); prelu with the channel innermost (c = i mod channels).
 void hardtanhStored(float lo, float hi, long long count, DType type, const void* x, void* y, cudaStream_t st);
 void preluChannelsLast(const float* slopes, long long slopeCount, long long count, long long channels, DType type,
     const void* x, void* y, cudaStream_t st);
 // batchnorm2d.cu: y = x·scale[c] + shift[c], c = i mod channels; `folded` from batchNormFold.
-void batchNormChannelsLast(long long count, int channels, DType type, const void* x, const float* folded, void* y,
-    cudaStream_t st);
+void batchNormChannelsLast(
+    long long count, int channels, DType type, const void* x, const float* folded, void* y, cudaStream_t st);
 // maxpool2d.cu, avgpool2d.cu: the FP32 kernels' windows and PyTorch's rules, on [n, h, w, c] → [n, p, q, c].
 void maxPool2dChannelsLast(const PoolGeometry& g, DType type, const void* x, void* y, cudaStream_t st);
 void avgPool2dChannelsLast(const PoolGeometry& g, DType type, const void* x, void* y, cudaStream_t st);
 // global_avgpool2d.cu: [n, positions, c] → [n, c].
-void globalAvgPool2dChannelsLast(int n, int channels, int positions, DType type, const void* x, void* y,
-    cudaStream_t st);
+void globalAvgPool2dChannelsLast(
+    int n, int channels, int positions, DType type, const void* x, void* y, cudaStream_t st);
 // merge.cu: add (summed in FP32 in the order given, rounded once per launch of up to 8 inputs), mul (`channels` > 0:
 // b is a [n, channels] gate broadcast over the positions of a [n, positions, channels] a; 0: b is as large as a),
 // concat along the channels (input k's channels[k] values of each of the `positions` = n·h·w positions go to

@@ -102,8 +102,10 @@ std::vector<StorageCase> storageCases()
     std::vector<StorageCase> cases;
     const Padding2d asym { Padding2d::Mode::Explicit, 0, 1, 1, 0 };
     // Channels: a whole number of 16-byte packs in every type (16, 24), of FP32 packs only (4·k), and odd (5, 3).
-    for (const auto& [n, c, h, w] : std::vector<std::array<int64_t, 4>> { { 2, 16, 9, 7 }, { 3, 5, 6, 5 }, { 1, 24, 14, 13 }, { 2, 12, 8, 8 } }) {
-        const std::string tag = std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(h) + "x" + std::to_string(w);
+    for (const auto& [n, c, h, w] :
+        std::vector<std::array<int64_t, 4>> { { 2, 16, 9, 7 }, { 3, 5, 6, 5 }, { 1, 24, 14, 13 }, { 2, 12, 8, 8 } }) {
+        const std::string tag
+            = std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(h) + "x" + std::to_string(w);
         LeakyReLU leaky;
         leaky.negative_slope = 0.2;
         ELU elu;
@@ -131,17 +133,18 @@ std::vector<StorageCase> storageCases()
                             .add("bn", BatchNorm2d {}, { "s" })
                             .add("softmax", Softmax {}, { "s" })
                             .done("activations, batch norm, softmax"));
-        cases.push_back(NetBuilder("pool-" + tag, n, c, h, w)
-                            .spread("s", c)
-                            .add("max2", maxPool({ 2, 2 }, { 2, 2 }, {}, { 1, 1 }, false), { "s" })
-                            .add("max3", maxPool({ 3, 3 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 1, 1 }, true), { "s" })
-                            .add("maxdil", maxPool({ 3, 2 }, { 1, 2 }, asym, { 2, 1 }, false), { "s" })
-                            .add("avg3", avgPool({ 3, 3 }, { 2, 2 }, Padding2d::symmetric(1, 1), true, false), { "s" })
-                            .add("avgpad", avgPool({ 3, 2 }, { 2, 1 }, asym, false, true), { "s" })
-                            .add("avgdiv", avgPool({ 2, 3 }, { 2, 2 }, Padding2d::symmetric(1, 1), true, true, 3), { "s" })
-                            .add("avg2", avgPool({ 2, 2 }, { 2, 2 }, {}, false, true), { "s" })
-                            .add("gap", GlobalAvgPool2d {}, { "s" })
-                            .done("max and average pools, global average"));
+        cases.push_back(
+            NetBuilder("pool-" + tag, n, c, h, w)
+                .spread("s", c)
+                .add("max2", maxPool({ 2, 2 }, { 2, 2 }, {}, { 1, 1 }, false), { "s" })
+                .add("max3", maxPool({ 3, 3 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 1, 1 }, true), { "s" })
+                .add("maxdil", maxPool({ 3, 2 }, { 1, 2 }, asym, { 2, 1 }, false), { "s" })
+                .add("avg3", avgPool({ 3, 3 }, { 2, 2 }, Padding2d::symmetric(1, 1), true, false), { "s" })
+                .add("avgpad", avgPool({ 3, 2 }, { 2, 1 }, asym, false, true), { "s" })
+                .add("avgdiv", avgPool({ 2, 3 }, { 2, 2 }, Padding2d::symmetric(1, 1), true, true, 3), { "s" })
+                .add("avg2", avgPool({ 2, 2 }, { 2, 2 }, {}, false, true), { "s" })
+                .add("gap", GlobalAvgPool2d {}, { "s" })
+                .done("max and average pools, global average"));
         cases.push_back(NetBuilder("merge-" + tag, n, c, h, w)
                             .spread("s", c)
                             .add("r", ReLU {}, { "s" })
@@ -168,10 +171,22 @@ std::vector<StorageCase> storageCases()
                             .done("flatten of channels-last, linear, softmax"));
     }
     // Linear layers on every path: one launch, split-K (≥ 2^20 weights), unaligned `in`, the tiled GEMM (> 8 rows).
-    cases.push_back(NetBuilder("fc-split", 8, 2048, 1, 1, true).add("fc", linearOf(1024), {}).add("sm", Softmax {}).done("2048→1024 at batch 8"));
-    cases.push_back(NetBuilder("fc-odd", 3, 1030, 1, 1, true).add("fc", linearOf(1500), {}).add("p", PReLU {}).done("1030→1500 at batch 3"));
-    cases.push_back(NetBuilder("fc-one", 1, 400, 1, 1, true).add("fc", linearOf(120), {}).add("t", Tanh {}).done("400→120 at batch 1"));
-    cases.push_back(NetBuilder("fc-gemm", 12, 100, 1, 1, true).add("fc", linearOf(50), {}).add("h", Hardswish {}).done("100→50 at batch 12"));
+    cases.push_back(NetBuilder("fc-split", 8, 2048, 1, 1, true)
+                        .add("fc", linearOf(1024), {})
+                        .add("sm", Softmax {})
+                        .done("2048→1024 at batch 8"));
+    cases.push_back(NetBuilder("fc-odd", 3, 1030, 1, 1, true)
+                        .add("fc", linearOf(1500), {})
+                        .add("p", PReLU {})
+                        .done("1030→1500 at batch 3"));
+    cases.push_back(NetBuilder("fc-one", 1, 400, 1, 1, true)
+                        .add("fc", linearOf(120), {})
+                        .add("t", Tanh {})
+                        .done("400→120 at batch 1"));
+    cases.push_back(NetBuilder("fc-gemm", 12, 100, 1, 1, true)
+                        .add("fc", linearOf(50), {})
+                        .add("h", Hardswish {})
+                        .done("100→50 at batch 12"));
     return cases;
 }
 
@@ -212,7 +227,8 @@ TEST_CASE("cuda: non-convolution layers run natively in tf32, fp16 and bf16 stor
                 CHECK(l.error.relL2 <= l.error.bound);
                 if (!isConv2d(c.net.layers[i].spec) && !std::holds_alternative<Flatten>(c.net.layers[i].spec)) {
                     CHECK(l.note.find("FP32 copies") == std::string::npos);
-                    CHECK(l.note.find(std::string("native ") + dtypeName(gpuStorageFor(mode).dtype)) != std::string::npos);
+                    CHECK(l.note.find(std::string("native ") + dtypeName(gpuStorageFor(mode).dtype))
+                        != std::string::npos);
                 }
                 ++checked;
             }
