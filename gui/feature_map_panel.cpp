@@ -45,6 +45,9 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     m_difference->setObjectName(QStringLiteral("differenceView"));
     m_difference->setToolTip(tr("Show |selection − reference| instead of the output"));
     m_error->setObjectName(QStringLiteral("maxError"));
+    // "max |Δ| = … · relL2 … (bound …) ⚠ above the bound" is long: it wraps onto a second line rather than widening
+    // the window (the tooltip repeats it).
+    m_error->setWordWrap(true);
     for (auto kind : { ColorMapKind::Viridis, ColorMapKind::Grayscale, ColorMapKind::Diverging })
         m_colorMap->addItem(ColorMap::name(kind), int(kind));
     m_colorMap->setObjectName(QStringLiteral("colorMap"));
@@ -402,6 +405,7 @@ void FeatureMapPanel::refresh()
                 }
             }
             m_error->setText(text);
+            m_error->setToolTip(m_error->toolTip().isEmpty() ? text : text + QStringLiteral("\n") + m_error->toolTip());
             title = tr("Layer %1 · |%2 − %3|").arg(m_layer).arg(m_selection->currentText(), refName);
         } else {
             m_error->setText(tr("no reference output"));

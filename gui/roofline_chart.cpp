@@ -182,10 +182,12 @@ QString RooflineChart::ceilingDetail(const DeviceCeilings& c, MathMode mode)
     if (it == c.mathGflops.end() || it->second <= 0)
         return tr("no %1 ceiling measured on this device, so the FP32 one is drawn: %2")
             .arg(QString::fromStdString(name).toUpper(), fp32);
+    // The mode's method in full (how the roof was measured); the FP32 peak beside it by its rate alone, which keeps
+    // the caption short enough to leave the chart its room.
     const auto m = c.mathMethods.find(name);
-    return tr("%1 ceiling %2 by %3 (%4)")
+    return tr("%1 ceiling %2 by %3 (FP32 %4)")
         .arg(QString::fromStdString(name).toUpper(), rate(it->second),
-            QString::fromStdString(m == c.mathMethods.end() ? std::string() : m->second), fp32);
+            QString::fromStdString(m == c.mathMethods.end() ? std::string() : m->second), rate(c.peakGflops));
 }
 
 void RooflineChart::redraw()

@@ -40,7 +40,8 @@ public:
     // The roof's name for a mode: "cuBLAS BF16 GEMM 8192³: 650 TFLOP/s", or "FP32 51 TFLOP/s" where that mode
     // has no ceiling of its own (FP32 runs, the CPU, ceilings measured before the Tensor Core ones).
     static QString ceilingLabel(const DeviceCeilings& c, MathMode mode);
-    // The caption's account of the compute ceiling: the mode's rate and method, and the FP32 one beside it.
+    // The caption's account of the compute ceiling: the mode's rate and method, and the FP32 rate beside it (with its
+    // method in an FP32 run).
     static QString ceilingDetail(const DeviceCeilings& c, MathMode mode);
 
 Q_SIGNALS:

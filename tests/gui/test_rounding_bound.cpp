@@ -194,7 +194,7 @@ TEST_CASE("an FP16 run keeps its rounding bounds and Tensor Core ceilings throug
     CHECK(name == QStringLiteral("ceiling: NVIDIA H100 80GB HBM3 · cuBLAS FP16 GEMM 8192³: 650 TFLOP/s"));
     CHECK(top == 650000);
     CHECK(roof->caption().contains(QStringLiteral("FP16 ceiling 650 TFLOP/s by cuBLAS FP16 GEMM 8192³")));
-    CHECK(roof->caption().contains(QStringLiteral("FP32 51 TFLOP/s")));
+    CHECK(roof->caption().contains(QStringLiteral("(FP32 51 TFLOP/s)")));
     // A mode the device has no ceiling for says so and draws the FP32 one.
     DeviceCeilings cpuOnly = h100();
     cpuOnly.mathGflops.clear();
@@ -253,6 +253,16 @@ TEST_CASE("a layer whose error exceeds its rounding bound is marked in the windo
     CHECK(maps->errorAboveBound());
     CHECK(maps->errorText().endsWith(QStringLiteral("⚠ above the bound")));
     CHECK(maps->findChild<QLabel*>(QStringLiteral("maxError"))->styleSheet().contains(QStringLiteral("#b71c1c")));
+    // The long line never widens a small window (it wraps; the tooltip repeats it).
+    CHECK(maps->findChild<QLabel*>(QStringLiteral("maxError"))->toolTip().startsWith(maps->errorText()));
+    w->resize(1366, 768);
+    QCoreApplication::processEvents();
+    CHECK(w->width() == 1366);
+    if (const char* shots = std::getenv("CONVSCOPE_SCREENSHOT_DIR")) {
+        w->resize(1600, 1000);
+        QCoreApplication::processEvents();
+        CHECK(w->grab().save(QString::fromLocal8Bit(shots) + QStringLiteral("/fp16-error-above-bound.png")));
+    }
     // Another layer, within its bound, is back to the ordinary colour.
     w->networkPanel()->setCurrentLayer(3);
     CHECK_FALSE(maps->errorAboveBound());
