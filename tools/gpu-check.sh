@@ -273,7 +273,7 @@ if has bench; then
     timeout 240 "$CLI" bench --suite unet-encoder --backends "$SELS" --reference none --warmup 3 --repeat 20 \
       --json "$OUT/bench-unet.json" 2>&1 | grep -v "GPU at the end" | tee "$OUT/bench-unet.txt" | sed -n '/^case/,$p'
     note "bench unet-encoder: rc ${PIPESTATUS[0]}; $(grep -m1 't(cudnn.auto) / t(best' "$OUT/bench-unet.txt")"
-    grep -E "FP32 GEMM rate|% of it" "$OUT/bench-unet.txt" | while read -r l; do note "  $l"; done
+    grep -E "GEMM rate measured|% of it" "$OUT/bench-unet.txt" | while read -r l; do note "  $l"; done
     timeout 120 "$CLI" bench --suite weak-shapes --backends "$SELS" --reference none --warmup 5 --repeat 100 \
       --json "$OUT/bench-weak.json" 2>&1 | grep -v "GPU at the end" | tee "$OUT/bench-weak.txt" | sed -n '/^case/,$p'
     note "bench weak-shapes: rc ${PIPESTATUS[0]}; $(grep -m1 't(cudnn.auto) / t(best' "$OUT/bench-weak.txt")"
