@@ -226,13 +226,15 @@ namespace {
 
         std::map<std::string, std::string> metadata() const override
         {
-            return { { "device", cpuModelName() }, { "threads", std::to_string(omp_get_max_threads()) },
-                { "onednn", versionString() }, { "isa", isaName() }, { "clock", m_clock.name() },
-                { "math", mathDescription(m_options.math) },
-                { "storage",
-                    std::string(half() ? (m_act == memory::data_type::bf16 ? "bf16" : "fp16") : "fp32")
-                        + " NCHW between layers" },
-                { "algorithm", "onednn.auto" } };
+            const std::string stored = !half() ? "fp32" : m_act == memory::data_type::bf16 ? "bf16" : "fp16";
+            std::map<std::string, std::string> meta { { "device", cpuModelName() },
+                { "threads", std::to_string(omp_get_max_threads()) }, { "onednn", versionString() },
+                { "isa", isaName() }, { "clock", m_clock.name() }, { "math", mathDescription(m_options.math) },
+                { "storage", stored + " NCHW between layers" }, { "algorithm", "onednn.auto" } };
+            if (half())
+                meta["input_conversion"]
+                    = "FP32 to " + stored + " once per pass, timed as the pass's host-to-device step";
+            return meta;
         }
 
     private:
