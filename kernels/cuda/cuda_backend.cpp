@@ -524,7 +524,8 @@ namespace {
         // kernels count D·H·W. Pad is 2-D only (shape inference refuses it a volume).
         bool takesVolumes(const LayerSpec&) const override { return true; }
 
-        // The roofline's ceilings for our kernels: the FP32 FMA peak a kernel reaches and the copy bandwidth.
+        // The roofline's ceilings for our kernels: the FP32 FMA peak a kernel reaches, the copy bandwidth, and cuBLAS's
+        // TF32/FP16/BF16 GEMM rates, the Tensor Core ceilings our Tensor Core kernel is compared against.
         std::optional<DeviceCeilings> calibrate(const SessionOptions&) override
         {
             gpu::requireUsable();
@@ -535,6 +536,7 @@ namespace {
             c.bandwidthGBs = copy.value;
             c.computeMethod = compute.method;
             c.bandwidthMethod = copy.method;
+            gpu::addTensorCoreCeilings(c);
             return c;
         }
 
