@@ -12,9 +12,10 @@
 // Debian's oneDNN 2.6 converts f16 in reorders only, so fp16 is refused there with that reason.
 //
 // Speed: without AMX, bf16 halves the memory traffic but not the arithmetic. On the Xeon these figures come from
-// (AVX512-BF16, no AMX, 2 threads), a loop of independent vdpbf16ps (32 multiply-adds each) reached about 30 G
-// multiply-adds/s on one core against about 70 for FP32 FMAs (16 each), and oneDNN's bf16 convolutions ran at
-// 0.4-1.1x the speed of its FP32 ones on the unet-encoder suite. AMX-BF16's tiles are where BF16 is faster on a CPU.
+// (AVX512-BF16, no AMX, 2 threads), a loop of independent vdpbf16ps (32 multiply-adds each) reached 46 G
+// multiply-adds/s on one core against 94 for FP32 FMAs (16 each: two issue per cycle, one vdpbf16ps every other
+// cycle), and oneDNN's bf16 convolutions ran at about 0.55x the speed of its FP32 ones on the unet-encoder suite
+// (0.3x to 0.94x). AMX-BF16's tiles are where BF16 is faster on a CPU.
 #pragma once
 
 #include "compute/backend.h"
