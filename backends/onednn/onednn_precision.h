@@ -15,7 +15,7 @@
 // (AVX512-BF16, no AMX, 2 threads), a loop of independent vdpbf16ps (32 multiply-adds each) reached 46 G
 // multiply-adds/s on one core against 94 for FP32 FMAs (16 each: two issue per cycle, one vdpbf16ps every other
 // cycle), and oneDNN's bf16 convolutions ran at about 0.55x the speed of its FP32 ones on the unet-encoder suite
-// (0.3x to 0.94x). AMX-BF16's tiles are where BF16 is faster on a CPU.
+// (0.3x to 1.2x per layer across runs on a shared machine). AMX-BF16's tiles are where BF16 is faster on a CPU.
 #pragma once
 
 #include "compute/backend.h"
