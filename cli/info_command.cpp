@@ -2,6 +2,7 @@
 #include "cli/commands.h"
 
 #include "compute/backend_registry.h"
+#include "compute/cpu_features.h"
 #include "compute/nvtx.h"
 #include "compute/runtime_paths.h"
 #include "compute/system_info.h"
@@ -20,6 +21,11 @@ Command addInfoCommand(CLI::App& app)
         std::cout << "CPU: " << cpuModel() << ", " << cpuThreads() << " threads\n";
         for (const auto& [k, v] : cpuLibraries())
             std::cout << k << ": " << v << "\n";
+        // Which half-precision formats the CPU computes natively (the onednn backend's --math bf16 / fp16 need it).
+        const CpuFeatures& f = cpuFeatures();
+        std::cout << "CPU BF16: " << (f.nativeBf16() ? f.bf16Units() : "none (no AVX512-BF16, no AMX-BF16)")
+                  << "\nCPU FP16: " << (f.nativeFp16() ? f.fp16Units() : "none (no AVX512-FP16, no AMX-FP16)")
+                  << "\nCPU AMX: " << (f.amxTile ? "yes" : "no") << "\n";
         std::cout << "NVTX ranges: " << (nvtx::enabled() ? "on (domain ConvScope)" : "off (built without NVTX)")
                   << "\n";
         std::cout << "ONNX import and export: "

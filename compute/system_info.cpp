@@ -1,5 +1,7 @@
 #include "compute/system_info.h"
 
+#include "compute/cpu_features.h"
+
 #include <cblas.h>
 #include <chrono>
 #include <ctime>
@@ -38,6 +40,8 @@ std::map<std::string, std::string> cpuLibraries()
     libs["openblas"] = openblas_get_config();
     libs["openblas_threads"] = std::to_string(openblas_get_num_threads());
     libs["openmp"] = std::to_string(_OPENMP);
+    // The vector and matrix extensions (CPUID): whether BF16/FP16 can run natively on this CPU (onednn --math bf16).
+    libs["cpu_isa"] = cpuFeatures().str();
     // The clock the kernel reports for the first core (under a hypervisor often the nominal TSC rate; the measured
     // one is in docs/PERFORMANCE.md, tools/cpu_fma_peak.cpp).
     std::ifstream cpuinfo("/proc/cpuinfo");

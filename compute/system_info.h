@@ -9,7 +9,8 @@ namespace convscope {
 std::string cpuModel(); // from /proc/cpuinfo, "unknown CPU" otherwise
 int cpuThreads(); // threads the CPU backend uses (OpenMP / OpenBLAS)
 int64_t physicalMemoryBytes();
-std::map<std::string, std::string> cpuLibraries(); // "openblas": its config string, "openmp": version
+// "openblas": its config string, "openmp": version, "cpu_isa": the CPU's vector extensions (compute/cpu_features.h)
+std::map<std::string, std::string> cpuLibraries();
 std::string utcTimestamp(); // ISO 8601, seconds
 
 } // namespace convscope

@@ -235,12 +235,29 @@ namespace {
                 { "openblas", openblasConfig() },
                 { "openblas_threads", std::to_string(openblas_get_num_threads()) },
                 { "clock", m_clock.name() },
-                { "math", m_options.math == MathMode::TF32 ? "fp32 (the CPU has no TF32)" : "fp32" },
+                { "math", mathNote(m_options.math) },
                 { "algorithm", "cpu." + m_algorithm },
             };
         }
 
     private:
+        // Our CPU kernels compute FP32 in every mode and never refuse one: cpu.direct is the FP32 reference of every
+        // run, half-precision runs included. The note says where the mode does run on the CPU.
+        static std::string mathNote(MathMode m)
+        {
+            switch (m) {
+            case MathMode::TF32:
+                return "fp32 (the CPU has no TF32)";
+            case MathMode::FP16:
+            case MathMode::BF16:
+                return "fp32: our CPU kernels compute in FP32; " + std::string(m == MathMode::BF16 ? "BF16" : "FP16")
+                    + " on the CPU runs on onednn";
+            case MathMode::FP32:
+                break;
+            }
+            return "fp32";
+        }
+
         static void copy(const Tensor& in, Tensor& out)
         {
             if (in.numel() != out.numel())

@@ -407,6 +407,8 @@ double toleranceFor(const Selection& s, const std::string& note)
 
 // In a Tensor Core mode (tf32, fp16, bf16) the same sweep runs against the same FP32 reference, and each layer may
 // also differ by the rounding bound the profiler states for it (compute/rounding_bound.h, ErrorMetrics::bound).
+// A backend that refuses the mode on this machine (onednn bf16 on a CPU without AVX512-BF16 or AMX) prints SKIPPED
+// with its reason.
 void runEveryCase(const std::string& backendName, MathMode math = MathMode::FP32)
 {
     const auto backend = BackendRegistry::instance().find(backendName);
@@ -423,6 +425,14 @@ void runEveryCase(const std::string& backendName, MathMode math = MathMode::FP32
     options.repeat = 1;
     options.interleave = false;
     options.session.math = math;
+    if (math != MathMode::FP32) {
+        try {
+            backend->createSession(backend->algorithms().at(0).name, options.session);
+        } catch (const UnsupportedError& e) {
+            std::cout << "SKIPPED: " << backendName << " " << mathModeName(math) << ": " << e.what() << std::endl;
+            return;
+        }
+    }
     for (const AlgorithmInfo& a : backend->algorithms())
         for (bool fused : { false, true })
             options.selections.push_back({ backendName, a.name, fused });

@@ -1,0 +1,53 @@
+// The plan of one layer on oneDNN: the primitive that runs it and its parameters in PyTorch's layouts, with the
+// descriptors the backend (onednn_backend.cpp) shares. The mapping of every layer kind is in onednn_plan.cpp.
+#pragma once
+
+#include "compute/network.h"
+#include "compute/shape_inference.h"
+#include "compute/tensor.h"
+
+#include <dnnl.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace convscope::onednn {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using Dims = memory::dims;
+constexpr auto kF32 = memory::data_type::f32;
+constexpr auto kInference = dnnl::prop_kind::forward_inference;
+
+// Plain descriptors of type `dt`. nchw() folds a volume's D into H ([N, C, D·H, W]), so element-wise, channel-wise
+// and whole-plane layers treat volumes as images; ncdhw() is the window ops' volume layout.
+memory::desc nchw(const Shape& s, memory::data_type dt);
+memory::desc ncdhw(const Shape& s, memory::data_type dt, Tag tag = Tag::ncdhw);
+memory::desc anyLayout(const Shape& s, memory::data_type dt); // [N, C, H, W], oneDNN's choice of layout
+memory::desc vector(int64_t c); // an FP32 per-channel vector (bias, statistics)
+
+// What one layer runs: the primitive descriptor and its parameters in PyTorch's layouts.
+struct Plan {
+    std::optional<dnnl::primitive_desc> pd;
+    bool flatten = false; // a copy of the one input (flatten, identity, dropout)
+    // Several NCHW inputs, passed as DNNL_ARG_SRC_0 / _1 (binary) or DNNL_ARG_MULTIPLE_SRC + k (sum, concat);
+    // `swapped`: the binary primitive's src0 is the layer's second input (so a broadcast input is src1).
+    bool multi = false, binary = false, swapped = false;
+    std::optional<dnnl::primitive> multiPrimitive; // multi-input layers (sum and concat have no primitive_desc)
+    std::string multiImpl;
+    bool flatSrc = false; // linear: the source is [N, F]
+    bool volume = false; // conv3d, conv_transpose3d, 3-D pools: the user layout is NCDHW
+    std::vector<std::pair<int, memory::desc>> params; // arg id, user (PyTorch) layout
+    std::vector<std::shared_ptr<const Tensor>> paramData; // same order; null when only planning
+};
+
+// Builds the plan of a layer (`layer` null: only asks whether oneDNN can run it, no parameters) with activations of
+// type `act`; throws UnsupportedError (PyTorch semantics oneDNN cannot express) or dnnl::error (oneDNN has no
+// implementation).
+Plan planLayer(
+    const Layer* layer, const LayerSpec& spec, const LayerShape& shape, const dnnl::engine& eng, memory::data_type act);
+
+} // namespace convscope::onednn
