@@ -27,6 +27,9 @@
 #include "kernels/cudnn/graph_pointwise.h"
 #include "kernels/cudnn/cudnn_support.h"
 #include "kernels/cudnn/layout_kernels.cuh"
+#include "kernels/cudnn/storage_kernels.cuh"
+#include "kernels/cudnn/storage_ops.h"
+#include "kernels/common/storage_convert.cuh"
 #include "kernels/cudnn/volume_layers.h"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/merge.cuh"
@@ -104,6 +107,12 @@ namespace {
         std::shared_ptr<GraphPointwisePlan> pointwise; // leaky ReLU through the graph API (null: our kernel)
         std::unique_ptr<VolumeLayerPlan> volume; // conv3d, conv_transpose3d, the 3-D pools (volume_layers.h)
         bool fusedBias = false;
+        // Native conv2d (storage not plain FP32): the bias in the storage type for cuDNN's fused call, and the
+        // bias/activation pass of ours that follows a convolution whose call does not fuse them.
+        const void* nativeBias = nullptr;
+        EpilogueAct nativeAct = EpilogueAct::None;
+        float nativeActParam = 0;
+        bool nativePass = false;
         // NHWC split timing: events before the input transpose, after it, after the convolution, after the
         // output transpose; samples of each part from completed passes.
         std::vector<gpu::CudaEvent> marks;
@@ -139,10 +148,17 @@ namespace {
         }
 
     protected:
+        bool runsInStorage(size_t i) const override { return runsNatively(spec(i), shape(i), storage().dtype); }
+
         size_t layerScratchBytes(size_t i) const override
         {
             size_t floats = 0;
-            if (const auto* c = std::get_if<Conv2d>(&spec(i))) {
+            if (const auto* c = std::get_if<Conv2d>(&spec(i)); c && native(i)) {
+                // The [K, R, S, C/g] weight and (for cuDNN's fused call) the bias, both in the storage type.
+                const ConvLayout l = nativeConvLayout(*c, shape(i), storage().dtype);
+                const size_t bytes = dtypeBytes(storage().dtype);
+                return gpu::DeviceArena::alignUp(l.nhwcWeightFloats() * bytes) + gpu::DeviceArena::alignUp(l.k * bytes);
+            } else if (c) {
                 const ConvLayout l = convLayout(*c, shape(i), m_conv.nhwc);
                 floats = gpu::DeviceArena::alignUp(l.preparedInputFloats() * 4) / 4
                     + gpu::DeviceArena::alignUp(l.nhwcOutputFloats() * 4) / 4 + l.nhwcWeightFloats();
@@ -165,6 +181,7 @@ namespace {
             LayerPlan& p = m_plans[i];
             p = LayerPlan {};
             const LayerShape& s = shape(i);
+            const std::string baseNote = GpuSessionBase::layerNote(i); // "... on FP32 copies" for a layer that is not native
             std::visit(
                 [&](const auto& l) {
                     using T = std::decay_t<decltype(l)>;
@@ -196,8 +213,8 @@ namespace {
                         setLayerNote(i, p.volume->note());
                     } else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>) {
                         // A volume is [N, C, D·H, W] here (tensor4), so one window of D·H × W covers it.
-                        p.xd = tensor4(s.in);
-                        p.yd = tensor4(s.out);
+                        p.xd = tensor4(i, s.in);
+                        p.yd = tensor4(i, s.out);
                         p.pool = std::make_unique<PoolDesc>();
                         p.pool->set(
                             CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, int(s.in.d * s.in.h), int(s.in.w), 0, 0, 1, 1);
@@ -206,14 +223,14 @@ namespace {
                         if (!weight(i) || !bias(i) || !runningMean(i) || !runningVar(i))
                             throw InputError("layer " + std::to_string(i) + " (" + layer(i).name + "): "
                                 + layerTypeName(l) + " parameters are not materialised");
-                        p.xd = tensor4(s.in);
+                        p.xd = tensor4(i, s.in);
                         p.pd = std::make_unique<TensorDesc>();
                         p.pd->set(CUDNN_TENSOR_NCHW, 1, int(s.in.c), 1, 1);
                         setLayerNote(i, "cudnnBatchNormalizationForwardInference (spatial)");
                     } else if constexpr (
                         std::is_same_v<T,
                             ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU>) {
-                        p.xd = tensor4(s.in);
+                        p.xd = tensor4(i, s.in);
                         p.act = std::make_unique<ActivationDesc>();
                         if constexpr (std::is_same_v<T, ReLU>)
                             p.act->set(CUDNN_ACTIVATION_RELU, 0.0);
@@ -224,7 +241,7 @@ namespace {
                         else
                             p.act->set(CUDNN_ACTIVATION_ELU, l.alpha); // coef is ELU's alpha
                     } else if constexpr (std::is_same_v<T, ReLU6> || std::is_same_v<T, SiLU>) {
-                        p.xd = tensor4(s.in);
+                        p.xd = tensor4(i, s.in);
                         p.act = std::make_unique<ActivationDesc>();
                         if constexpr (std::is_same_v<T, ReLU6>) {
                             p.act->set(CUDNN_ACTIVATION_CLIPPED_RELU, 6.0); // coef is the clip
@@ -257,9 +274,9 @@ namespace {
                         // cudnnOpTensor: C = A op B, with B broadcast where its dimensions are 1 (mul's gate).
                         p.op = std::make_unique<OpTensorDesc>(
                             std::is_same_v<T, Add> ? CUDNN_OP_TENSOR_ADD : CUDNN_OP_TENSOR_MUL);
-                        p.yd = tensor4(s.out);
+                        p.yd = tensor4(i, s.out);
                         const bool gate = std::is_same_v<T, Mul> && (s.ins[0] != s.out || s.ins[1] != s.out);
-                        p.xd = tensor4(std::is_same_v<T, Mul> && s.ins[0] != s.out ? s.ins[0] : s.ins[1]);
+                        p.xd = tensor4(i, std::is_same_v<T, Mul> && s.ins[0] != s.out ? s.ins[0] : s.ins[1]);
                         setLayerNote(i, std::is_same_v<T, Add>
                                 ? std::string("cudnnOpTensor (add)")
                                     + (s.ins.size() > 2 ? ", then cudnnAddTensor for each further input" : "")
@@ -269,18 +286,28 @@ namespace {
                     } else if constexpr (std::is_same_v<T, Pad>) {
                         setLayerNote(i, "our CUDA kernel: cuDNN has no padding layer");
                     } else if constexpr (std::is_same_v<T, Softmax>) {
-                        p.xd = tensor4(s.in);
+                        p.xd = tensor4(i, s.in);
                         setLayerNote(i, "cudnnSoftmaxForward (accurate, over channels)");
                     } else if constexpr (std::is_same_v<T, Linear>) {
-                        p.yd = tensor4(s.out);
+                        p.yd = tensor4(i, s.out);
                         p.pd = std::make_unique<TensorDesc>();
                         p.pd->set(CUDNN_TENSOR_NCHW, 1, int(s.out.c), 1, 1);
-                        setLayerNote(i,
-                            std::string("cublasSgemm")
-                                + (options().math == MathMode::TF32 ? " (TF32 tensor ops)" : " (pedantic FP32)"));
+                        if (native(i))
+                            setLayerNote(i, std::string("cublasGemmEx on ") + dtypeName(storage().dtype) + " operands ("
+                                    + (options().math == MathMode::TF32 ? "CUBLAS_COMPUTE_32F_FAST_TF32"
+                                                                        : "CUBLAS_COMPUTE_32F")
+                                    + ", no reduced-precision reductions), FP32 bias in one pass of ours");
+                        else
+                            setLayerNote(i,
+                                std::string("cublasSgemm")
+                                    + (options().math == MathMode::TF32 ? " (TF32 tensor ops)" : " (pedantic FP32)"));
                     }
                 },
                 spec(i));
+            if (!storage().plainFp32() && !native(i) && !baseNote.empty()) {
+                const std::string note = GpuSessionBase::layerNote(i);
+                setLayerNote(i, note == baseNote || note.empty() ? baseNote : note + "; " + baseNote);
+            }
         }
 
         void runLayer(size_t i, cudaStream_t st) override
@@ -289,8 +316,14 @@ namespace {
             CONVSCOPE_CUDNN_CHECK(cudnnSetStream(h.cudnn, st));
             LayerPlan& p = m_plans[i];
             const LayerShape& s = shape(i);
-            const float* x = input(i);
-            float* y = output(i);
+            // A native layer's tensors are in the storage type (maybe FP16/BF16): cuDNN takes them as xv / yv. The
+            // FP32 pointers exist only for the others, whose kernels of ours take float.
+            const bool nat = native(i);
+            const float* x = nat ? nullptr : input(i);
+            float* y = nat ? nullptr : output(i);
+            const void* xv = nat ? inputData(i) : static_cast<const void*>(x);
+            void* yv = nat ? outputData(i) : static_cast<void*>(y);
+            auto in = [&](size_t k) { return nat ? inputData(i, k) : static_cast<const void*>(input(i, k)); };
             std::visit(
                 [&](const auto& l) {
                     using T = std::decay_t<decltype(l)>;
@@ -312,27 +345,30 @@ namespace {
                         || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>) {
                         if (p.cudnnPool)
                             CONVSCOPE_CUDNN_CHECK(cudnnPoolingForward(
-                                h.cudnn, p.pool->get(), &kOne, p.xd->get(), x, &kZero, p.yd->get(), y));
+                                h.cudnn, p.pool->get(), &kOne, p.xd->get(), xv, &kZero, p.yd->get(), yv));
                         if (p.edge)
                             poolEdges(*p.edge, x, y, st);
                         if (p.dilatedMax)
                             cuda::maxPool2d(*p.dilatedMax, x, y, st);
                     } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                         CONVSCOPE_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(h.cudnn, CUDNN_BATCHNORM_SPATIAL,
-                            &kOne, &kZero, p.xd->get(), x, p.xd->get(), y, p.pd->get(), weight(i), bias(i),
+                            &kOne, &kZero, p.xd->get(), xv, p.xd->get(), yv, p.pd->get(), weight(i), bias(i),
                             runningMean(i), runningVar(i), l.eps));
                     } else if constexpr (std::is_same_v<T, Softmax>) {
                         CONVSCOPE_CUDNN_CHECK(cudnnSoftmaxForward(h.cudnn, CUDNN_SOFTMAX_ACCURATE,
-                            CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, p.xd->get(), x, &kZero, p.xd->get(), y));
+                            CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, p.xd->get(), xv, &kZero, p.xd->get(), yv));
                     } else if constexpr (std::is_same_v<T, Linear>) {
-                        runLinear(i, p, h, st, s);
+                        if (nat)
+                            runNativeLinear(i, h, st, s);
+                        else
+                            runLinear(i, p, h, st, s);
                     } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>
                         || std::is_same_v<T, Dropout>) {
                         // Views: never called (the session aliases the buffer).
                     } else if constexpr (std::is_same_v<T, ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh>
                         || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, SiLU>) {
                         CONVSCOPE_CUDNN_CHECK(cudnnActivationForward(
-                            h.cudnn, p.act->get(), &kOne, p.xd->get(), x, &kZero, p.xd->get(), y));
+                            h.cudnn, p.act->get(), &kOne, p.xd->get(), xv, &kZero, p.xd->get(), yv));
                     } else if constexpr (std::is_same_v<T, LeakyReLU>) {
                         if (p.pointwise)
                             p.pointwise->execute(h.cudnn, x, y, m_workspace.get());
@@ -349,17 +385,16 @@ namespace {
                     } else if constexpr (std::is_same_v<T, PReLU>) {
                         cuda::prelu(weight(i), l.num_parameters, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, y, st);
                     } else if constexpr (std::is_same_v<T, Add>) {
-                        CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, p.op->get(), &kOne, p.yd->get(), input(i, 0), &kOne,
-                            p.yd->get(), input(i, 1), &kZero, p.yd->get(), y));
+                        CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, p.op->get(), &kOne, p.yd->get(), in(0), &kOne,
+                            p.yd->get(), in(1), &kZero, p.yd->get(), yv));
                         for (size_t k = 2; k < inputCount(i); ++k)
                             CONVSCOPE_CUDNN_CHECK(
-                                cudnnAddTensor(h.cudnn, &kOne, p.yd->get(), input(i, k), &kOne, p.yd->get(), y));
+                                cudnnAddTensor(h.cudnn, &kOne, p.yd->get(), in(k), &kOne, p.yd->get(), yv));
                     } else if constexpr (std::is_same_v<T, Mul>) {
                         // A is the full-size input, B the other (possibly the broadcast gate).
                         const bool gateFirst = s.ins[0] != s.out;
                         CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, p.op->get(), &kOne, p.yd->get(),
-                            input(i, gateFirst ? 1 : 0), &kOne, p.xd->get(), input(i, gateFirst ? 0 : 1), &kZero,
-                            p.yd->get(), y));
+                            in(gateFirst ? 1 : 0), &kOne, p.xd->get(), in(gateFirst ? 0 : 1), &kZero, p.yd->get(), yv));
                     } else if constexpr (std::is_same_v<T, Concat>) {
                         std::vector<const float*> xs;
                         std::vector<long long> channels;
@@ -387,9 +422,37 @@ namespace {
         std::map<std::string, std::string> extraMetadata() const override
         {
             std::map<std::string, std::string> m;
-            m["math"] = options().math == MathMode::TF32
-                ? "tf32 (cuDNN CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, cuBLAS CUBLAS_TF32_TENSOR_OP_MATH)"
-                : "fp32 (cuDNN CUDNN_FMA_MATH, cuBLAS CUBLAS_PEDANTIC_MATH: no TF32)";
+            switch (options().math) {
+            case MathMode::FP32:
+                m["math"] = "fp32 (cuDNN CUDNN_FMA_MATH, cuBLAS CUBLAS_PEDANTIC_MATH: no TF32)";
+                break;
+            case MathMode::TF32:
+                m["math"] = "tf32 (FP32 NHWC tensors; cuDNN CUDNN_DATA_FLOAT, compute CUDNN_DATA_FLOAT, "
+                            "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION; cuBLAS cublasGemmEx CUDA_R_32F, "
+                            "CUBLAS_COMPUTE_32F_FAST_TF32)";
+                break;
+            case MathMode::FP16:
+            case MathMode::BF16: {
+                const bool f16 = options().math == MathMode::FP16;
+                m["math"] = std::string(f16 ? "fp16" : "bf16") + " (" + (f16 ? "FP16" : "BF16") + " NHWC tensors; cuDNN "
+                    + (f16 ? "CUDNN_DATA_HALF" : "CUDNN_DATA_BFLOAT16")
+                    + ", compute CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH; cuBLAS cublasGemmEx "
+                    + (f16 ? "CUDA_R_16F" : "CUDA_R_16BF") + ", CUBLAS_COMPUTE_32F; FP32 bias and batch-norm parameters)";
+                break;
+            }
+            }
+            if (!storage().plainFp32()) {
+                size_t nat = 0, copies = 0;
+                for (size_t i = 0; i < layerCount(); ++i) {
+                    const LayerSpec& l = spec(i);
+                    if (std::holds_alternative<Flatten>(l) || std::holds_alternative<Identity>(l)
+                        || std::holds_alternative<Dropout>(l))
+                        continue;
+                    (native(i) ? nat : copies) += 1;
+                }
+                m["native_layers"] = std::to_string(nat) + " native in " + storage().str() + ", " + std::to_string(copies)
+                    + " on FP32 NCHW copies";
+            }
             m["cudnn"] = cudnnVersionString();
             m["cudnn_compiled"] = std::to_string(CUDNN_MAJOR) + "." + std::to_string(CUDNN_MINOR) + "."
                 + std::to_string(CUDNN_PATCHLEVEL);
@@ -417,12 +480,20 @@ namespace {
     private:
         // A volume [N, C, D, H, W] is described as [N, C, D·H, W]: the element-wise, per-channel and over-channel
         // calls (activations, op-tensor, batch norm, softmax, global pooling) see the same memory either way.
-        static std::unique_ptr<TensorDesc> tensor4(const Shape& s)
+        // A layer that runs natively sees channels-last tensors of the storage type: NHWC of [N, C, D·H, W] is
+        // NDHWC's memory too.
+        std::unique_ptr<TensorDesc> tensor4(size_t i, const Shape& s) const
         {
             auto d = std::make_unique<TensorDesc>();
-            d->set(CUDNN_TENSOR_NCHW, int(s.n), int(s.c), int(s.d * s.h), int(s.w));
+            if (native(i))
+                d->set(CUDNN_TENSOR_NHWC, int(s.n), int(s.c), int(s.d * s.h), int(s.w), dataType());
+            else
+                d->set(CUDNN_TENSOR_NCHW, int(s.n), int(s.c), int(s.d * s.h), int(s.w));
             return d;
         }
+        // Layer i reads and writes the session's non-FP32-NCHW storage itself (runsInStorage said so).
+        bool native(size_t i) const { return !storage().plainFp32() && layerRunsInStorage(i); }
+        cudnnDataType_t dataType() const { return cudnnType(storage().dtype); }
 
         std::string selection() const { return "cudnn." + algorithm(); }
 
@@ -440,6 +511,10 @@ namespace {
 
         void prepareConv(size_t i, const Conv2d& spec, LayerPlan& p, Handles& h, cudaStream_t stream)
         {
+            if (native(i)) {
+                prepareNativeConv(i, spec, p, h, stream);
+                return;
+            }
             const LayerShape& s = shape(i);
             p.conv = convLayout(spec, s, m_conv.nhwc);
             const ConvLayout& l = *p.conv;
@@ -521,6 +596,10 @@ namespace {
         void runConv(size_t i, LayerPlan& p, Handles& h, cudaStream_t st)
         {
             const ConvLayout& l = *p.conv;
+            if (l.native) {
+                runNativeConv(i, p, h, st);
+                return;
+            }
             if (l.nhwc) {
                 harvest(p); // the previous pass has completed (every pass ends with a synchronisation)
                 p.marks[0].record(st);
@@ -571,6 +650,123 @@ namespace {
             }
         }
 
+        // conv2d on the session's channels-last storage (FP32 for tf32, FP16, BF16): cuDNN reads the input and
+        // writes the output where they are, with NHWC descriptors of the storage type, an FP32 compute type and
+        // tensor-op math; the weight goes to [K, R, S, C/g] in that type once, here.
+        void prepareNativeConv(size_t i, const Conv2d& spec, LayerPlan& p, Handles& h, cudaStream_t stream)
+        {
+            const DType type = storage().dtype;
+            p.conv = nativeConvLayout(spec, shape(i), type);
+            const ConvLayout& l = *p.conv;
+            auto* sp = static_cast<char*>(scratch(i));
+            p.nhwcWeight = reinterpret_cast<float*>(sp); // in the storage type
+            // [K, C/g, R, S] is a tensor whose channels-last form is [K, R, S, C/g]: toStorage converts and permutes.
+            gpu::toStorage(weight(i), sp, Shape::nchw(l.k, l.c / l.groups, l.kh, l.kw), storage(), stream);
+            if (bias(i) && type != DType::F32) {
+                void* b = sp + gpu::DeviceArena::alignUp(l.nhwcWeightFloats() * dtypeBytes(type));
+                gpu::convertValues(bias(i), b, l.k, type, stream);
+                p.nativeBias = b;
+            } else {
+                p.nativeBias = bias(i);
+            }
+            p.convD = std::make_unique<ConvDescriptors>();
+            describe(l, mathTypeFor(m_conv.math), *p.convD);
+            const FusedActivation& fa = spec.fused_activation;
+            const EpilogueAct act = fa.kind == FusedActivation::Kind::ReLU ? EpilogueAct::ReLU
+                : fa.kind == FusedActivation::Kind::Sigmoid                ? EpilogueAct::Sigmoid
+                : fa.kind == FusedActivation::Kind::Tanh                   ? EpilogueAct::Tanh
+                : fa.kind == FusedActivation::Kind::ELU                    ? EpilogueAct::ELU
+                                                                           : EpilogueAct::None;
+            p.nativeActParam = float(fa.param);
+            const void* x = inputData(i);
+            void* y = outputData(i);
+            const int64_t total = shape(i).out.numel();
+            const float* b32 = bias(i);
+            const float param = p.nativeActParam;
+            ConvEpilogue epilogue { p.nativeBias, m_fuseBias, act == EpilogueAct::ReLU };
+            if (b32 || act != EpilogueAct::None)
+                epilogue.pass = [=, k = l.k] { biasActivation(y, b32, total, k, type, act, param, stream); };
+            if (m_pinned)
+                p.choice = choosePinned(h.cudnn, l, *p.convD, m_conv, *m_pinned,
+                    selection() + ": layer " + std::to_string(i) + " (" + layer(i).name + ")");
+            else
+                p.choice = chooseAuto(h.cudnn, l, *p.convD, m_conv, x, p.nhwcWeight, y, epilogue);
+            reserveWorkspace(p.choice.workspace);
+            p.fusedBias = !p.choice.graph && legacyFusesBias(epilogue, p.choice.algo);
+            const bool reluInCall = p.fusedBias && epilogue.relu;
+            if (p.fusedBias) {
+                p.act = std::make_unique<ActivationDesc>();
+                p.act->set(reluInCall ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, 0.0);
+            }
+            p.nativeAct = reluInCall ? EpilogueAct::None : act;
+            p.nativePass = (b32 && !p.fusedBias) || p.nativeAct != EpilogueAct::None;
+
+            const std::string tname = dtypeName(type);
+            std::string note = m_pinned ? "cuDNN " + algorithmName(p.choice.algo)
+                                        : "cudnn.auto → "
+                    + (p.choice.graph ? p.choice.graph->name() + ", ahead of legacy " + algorithmName(p.choice.algo)
+                                      : algorithmName(p.choice.algo))
+                    + (p.choice.cached ? " (cached choice)" : " (Find: " + ms(p.choice.findMs) + ")");
+            if (!m_pinned && p.choice.graphTried > 0)
+                note += ", " + std::to_string(p.choice.graphTried) + " graph API configurations raced: best "
+                    + ms(p.choice.graphMs) + " against legacy " + ms(p.choice.legacyMs)
+                    + (p.choice.epilogueMs >= 0 ? " (plus " + ms(p.choice.epilogueMs) + " per epilogue pass)" : "");
+            note += "; native " + tname + " NHWC (" + cudnnTypeName(type) + " tensors, [K, R, S, C/g] " + tname
+                + " weights, compute CUDNN_DATA_FLOAT, math " + mathTypeName(p.choice.math) + "), workspace "
+                + gpu::mib(p.choice.workspace);
+            if (!p.choice.overLimit.empty())
+                note += "; over the workspace limit of " + gpu::mib(m_conv.workspaceLimit) + ": " + p.choice.overLimit
+                    + " (--option workspace_limit=BYTES)";
+            if (bias(i) && p.fusedBias)
+                note += std::string(", bias ") + (reluInCall ? "and relu " : "")
+                    + "fused (cudnnConvolutionBiasActivationForward, bias in " + tname + ")";
+            if (p.nativePass)
+                note += std::string(", ") + (b32 && !p.fusedBias ? "FP32 bias " : "")
+                    + (b32 && !p.fusedBias && p.nativeAct != EpilogueAct::None ? "and " : "")
+                    + (p.nativeAct != EpilogueAct::None ? "fused activation " : "") + "in one pass of ours (FP32 math)";
+            setLayerNote(i, note);
+        }
+
+        void runNativeConv(size_t i, LayerPlan& p, Handles& h, cudaStream_t st)
+        {
+            const ConvLayout& l = *p.conv;
+            const void* x = inputData(i);
+            void* y = outputData(i);
+            if (p.choice.graph) {
+                p.choice.graph->execute(h.cudnn, x, p.nhwcWeight, y, m_workspace.get());
+            } else if (p.fusedBias) {
+                CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(h.cudnn, &kOne, p.convD->x.get(), x,
+                    p.convD->w.get(), p.nhwcWeight, p.convD->conv.get(), p.choice.algo, m_workspace.get(),
+                    m_workspace.bytes(), &kZero, p.convD->y.get(), y, p.convD->bias.get(), p.nativeBias, p.act->get(),
+                    p.convD->y.get(), y));
+            } else {
+                CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h.cudnn, &kOne, p.convD->x.get(), x, p.convD->w.get(),
+                    p.nhwcWeight, p.convD->conv.get(), p.choice.algo, m_workspace.get(), m_workspace.bytes(), &kZero,
+                    p.convD->y.get(), y));
+            }
+            if (p.nativePass)
+                biasActivation(y, p.fusedBias ? nullptr : bias(i), shape(i).out.numel(), l.k, storage().dtype,
+                    p.nativeAct, p.nativeActParam, st);
+        }
+
+        // linear on [N, F] tensors of the storage type: cublasGemmEx with FP32 accumulation (TF32 operands for
+        // tf32), then the FP32 bias in one pass of ours.
+        void runNativeLinear(size_t i, Handles& h, cudaStream_t st, const LayerShape& s)
+        {
+            CONVSCOPE_CUBLAS_CHECK(cublasSetStream(h.cublas, st));
+            // No reduced-precision reductions: the sums stay FP32 in every mode.
+            CONVSCOPE_CUBLAS_CHECK(cublasSetMathMode(
+                h.cublas, cublasMath_t(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+            const DType type = storage().dtype;
+            const cudaDataType_t t = type == DType::F16 ? CUDA_R_16F : type == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+            const cublasComputeType_t compute
+                = options().math == MathMode::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+            const int n = int(s.in.n), in = int(s.in.c * s.in.d * s.in.h * s.in.w), out = int(s.out.c);
+            CONVSCOPE_CUBLAS_CHECK(cublasGemmEx(h.cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &kOne, weightData(i), t,
+                in, inputData(i), t, in, &kZero, outputData(i), t, out, compute, CUBLAS_GEMM_DEFAULT));
+            biasActivation(outputData(i), bias(i), int64_t(n) * out, out, type, EpilogueAct::None, 0.0f, st);
+        }
+
         // Moves the NHWC split of the last completed pass into the samples (at most once per pass).
         static void harvest(LayerPlan& p)
         {
@@ -612,21 +808,9 @@ namespace {
             const int H = int(s.in.h), W = int(s.in.w), OH = int(s.out.h), OW = int(s.out.w);
             const int kh = int(kernel[0]), kw = int(kernel[1]), sh = int(stride[0]), sw = int(stride[1]);
             const int top = int(pad.top), bottom = int(pad.bottom), left = int(pad.left), right = int(pad.right);
-            // The outputs cuDNN defines with padding (top, left) on both sides: its floor formula.
-            auto cudnnCount
-                = [](int in, int p, int k, int st) { return in + 2 * p >= k ? (in + 2 * p - k) / st + 1 : 0; };
-            int hC = std::min(cudnnCount(H, top, kh, sh), OH);
-            int wC = std::min(cudnnCount(W, left, kw, sw), OW);
-            if (mode == 1) {
-                // Counting padding, PyTorch divides by the window clipped to the padded input, cuDNN by the whole
-                // window: equal only where the window ends inside the padded input.
-                auto inside = [](int in, int before, int after, int k, int st) {
-                    return in + before + after >= k ? (in + before + after - k) / st + 1 : 0;
-                };
-                hC = std::min(hC, inside(H, top, bottom, kh, sh));
-                wC = std::min(wC, inside(W, left, right, kw, sw));
-            }
-            p.xd = tensor4(s.in);
+            const PoolBlock block = cudnnPoolBlock(s, kernel, stride, mode);
+            const int hC = block.hC, wC = block.wC;
+            p.xd = tensor4(i, s.in);
             if (hC > 0 && wC > 0) {
                 p.cudnnPool = true;
                 p.pool = std::make_unique<PoolDesc>();
@@ -635,7 +819,11 @@ namespace {
                                                        : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
                 p.pool->set(m, kh, kw, top, left, sh, sw);
                 p.yd = std::make_unique<TensorDesc>();
-                p.yd->setStrided(int(s.out.n), int(s.out.c), hC, wC, int(s.out.c) * OH * OW, OH * OW, OW, 1);
+                const int C = int(s.out.c);
+                if (native(i)) // channels-last: every output is cuDNN's (runsNatively), the block is the whole
+                    p.yd->setStrided(int(s.out.n), C, hC, wC, C * OH * OW, 1, OW * C, C, dataType());
+                else
+                    p.yd->setStrided(int(s.out.n), C, hC, wC, C * OH * OW, OH * OW, OW, 1);
             }
             std::string note = std::string("cudnnPoolingForward ")
                 + (mode == 0        ? "max"
