@@ -88,6 +88,7 @@ namespace {
     void raceGraphApi(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, const ConvOptions& o, const void* x,
         const void* w, void* y, const gpu::DeviceBuffer& ws, const ConvEpilogue& e, AlgoChoice& c)
     {
+        const bool force = o.api == "graph";
         if (l.nhwc && !l.native)
             return; // the transposing NHWC option: the legacy API only
         try {
@@ -106,7 +107,7 @@ namespace {
             if (plan) {
                 c.graphMs = plan->medianMs();
                 const double pass = std::max(c.epilogueMs, 0.0);
-                if (c.graphMs + graphEpilogueMs(e, pass) < c.legacyMs + legacyEpilogueMs(e, c.algo, pass)) {
+                if (force || c.graphMs + graphEpilogueMs(e, pass) < c.legacyMs + legacyEpilogueMs(e, c.algo, pass)) {
                     c.workspace = plan->workspace();
                     c.graph = std::move(plan);
                 }
@@ -252,6 +253,11 @@ ConvOptions convOptions(const SessionOptions& options)
         else if (v != "nchw")
             throw InputError("option layout=" + it->second + ": expected nchw or nhwc");
     }
+    if (auto it = options.extra.find("cudnn_api"); it != options.extra.end()) {
+        if (it->second != "race" && it->second != "legacy" && it->second != "graph")
+            throw InputError("option cudnn_api=" + it->second + ": expected race, legacy or graph");
+        o.api = it->second;
+    }
     if (auto it = options.extra.find("workspace_limit"); it != options.extra.end()) {
         const std::string& v = it->second;
         size_t pos = 0;
@@ -356,7 +362,7 @@ namespace {
 AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, const ConvOptions& o, const void* x,
     const void* w, void* y, const ConvEpilogue& epilogue)
 {
-    const std::string key = fwdKey(l, o, h) + " bias " + (epilogue.bias ? "1" : "0") + (epilogue.fuseBias ? "1" : "0")
+    const std::string key = fwdKey(l, o, h) + " api " + o.api + " bias " + (epilogue.bias ? "1" : "0") + (epilogue.fuseBias ? "1" : "0")
         + (epilogue.relu ? "1" : "0");
     {
         std::lock_guard lock(g_cacheMutex);
@@ -416,7 +422,8 @@ AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, 
                 c.overLimit += (c.overLimit.empty() ? "" : ", ") + algorithmName(algo) + " needs " + gpu::mib(bytes);
         }
         d.conv.setMath(c.math);
-        raceGraphApi(h, l, d, o, x, w, y, ws, epilogue, c);
+        if (o.api != "legacy")
+            raceGraphApi(h, l, d, o, x, w, y, ws, epilogue, c);
         d.conv.setMath(c.math);
         std::lock_guard lock(g_cacheMutex);
         g_fwdCache[key] = c;

@@ -55,8 +55,12 @@ struct ConvOptions {
     MathMode math = MathMode::FP32;
     bool nhwc = false;
     size_t workspaceLimit = kDefaultWorkspaceLimit;
+    // What `auto` chooses among: "race" (the legacy Find choice against the graph API's engines, the default),
+    // "legacy" (Find only) or "graph" (the fastest graph API engine whenever one runs: tests and diagnosis).
+    std::string api = "race";
 };
-// Reads extra["layout"] ("nchw" | "nhwc") and extra["workspace_limit"] (bytes; suffixes K, M, G allowed);
+// Reads extra["layout"] ("nchw" | "nhwc"), extra["cudnn_api"] ("race" | "legacy" | "graph") and
+// extra["workspace_limit"] (bytes; suffixes K, M, G allowed);
 // throws InputError for a value it cannot read.
 ConvOptions convOptions(const SessionOptions& options);
 
