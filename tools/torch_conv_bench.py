@@ -6,8 +6,10 @@ batch 4, 3x3, padding 1, bias. torch.backends.cudnn.benchmark = True (PyTorch's 
 like cudnn.auto); FP32 with TF32 off in cuDNN and cuBLAS, or TF32 on; fp16 / bf16 run the input, weight and bias
 in that dtype (issue 20). Layout: NCHW contiguous for fp32, channels_last (torch.channels_last) for the Tensor Core
 modes by default, since a ConvScope session stores tensors channels-last in tf32/fp16/bf16 (--channels-last /
---no-channels-last override). Times are CUDA events around each call, median of --repeat after --warmup calls
-(the first call runs the benchmark search, untimed).
+--no-channels-last override). Times are CUDA events around --inner back-to-back calls divided by --inner (default 10),
+median of --repeat such samples after --warmup calls (the first call runs the benchmark search, untimed). Events
+around a single call would count PyTorch's host-side dispatch (tens of µs) whenever the call is shorter than it:
+the GPU idles between the start event and the kernel. ConvScope's launch gate keeps that out of its own layer times.
 
     /opt/torch/.venv/bin/python tools/torch_conv_bench.py [--math fp32|tf32|fp16|bf16] [--channels-last]
         [--ours bench.json] [--cases 0-9]
@@ -61,6 +63,7 @@ def main():
     ap.add_argument("--no-channels-last", dest="channels_last", action="store_false")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--inner", type=int, default=10, help="back-to-back calls per timed sample")
     ap.add_argument("--cases", default="")
     ap.add_argument("--ours", help="convscope-cli bench JSON to compare with")
     ap.add_argument("--selection", default="cudnn.auto")
@@ -76,7 +79,8 @@ def main():
     dev = torch.device("cuda")
     ours = ours_medians(args.ours, args.selection) if args.ours else {}
     print(f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {torch.cuda.get_device_name()}, "
-          f"math {args.math} ({dtype}, {'channels_last' if channels_last else 'NCHW'}), cudnn.benchmark on, median of {args.repeat} after {args.warmup} warm-up calls")
+          f"math {args.math} ({dtype}, {'channels_last' if channels_last else 'NCHW'}), cudnn.benchmark on, median of {args.repeat} "
+          f"samples of {args.inner} back-to-back calls after {args.warmup} warm-up calls")
     header = f"{'case':<16} {'torch ms':>10} {'TFLOP/s':>8}"
     if ours:
         header += f" {args.selection + ' ms':>16} {'ours/torch':>10}"
@@ -96,10 +100,11 @@ def main():
         for _ in range(args.repeat):
             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             s.record()
-            F.conv2d(x, w, b, stride=1, padding=1)
+            for _ in range(args.inner):
+                F.conv2d(x, w, b, stride=1, padding=1)
             e.record()
             e.synchronize()
-            times.append(s.elapsed_time(e))
+            times.append(s.elapsed_time(e) / args.inner)
         med = statistics.median(times)
         flops = 2.0 * BATCH * cout * size * size * cin * 9
         line = f"{case_name(cin, cout, size):<16} {med:>10.4f} {flops / med / 1e9:>8.1f}"

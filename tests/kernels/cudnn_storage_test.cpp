@@ -140,3 +140,66 @@ TEST_CASE("cudnn tf32/fp16/bf16: every native kind in one network, vs cpu.direct
     for (MathMode m : kModes)
         checkNative(net, m, { "auto" }, "native kinds");
 }
+
+namespace {
+
+// conv2d 5→16 (3×3, padding 1) on [2, 5, 12, 10], then the layers `tail` names (each reads the layer above unless
+// it names its inputs): one kind at a time, so a failure names the kind.
+Network kindNet(std::vector<Layer> tail)
+{
+    Network net;
+    net.name = "native-kind";
+    net.input = { 2, 5, 12, 10, false, "random:3" };
+    Conv2d c;
+    c.out_channels = 16;
+    c.padding = Padding2d::symmetric(1, 1);
+    net.layers = { layer("c", c) };
+    for (auto& l : tail)
+        net.layers.push_back(std::move(l));
+    return net;
+}
+
+void checkKind(std::vector<Layer> tail, const std::string& what)
+{
+    if (!test::backendOrSkip("cudnn"))
+        return;
+    for (MathMode m : kModes)
+        checkNative(kindNet(std::move(tail)), m, { "auto" }, what);
+}
+
+} // namespace
+
+TEST_CASE("cudnn storage kind: batchnorm2d", "[gpu][cudnn][storage]") { checkKind({ layer("bn", BatchNorm2d {}) }, "bn"); }
+TEST_CASE("cudnn storage kind: relu", "[gpu][cudnn][storage]") { checkKind({ layer("a", ReLU {}) }, "relu"); }
+TEST_CASE("cudnn storage kind: sigmoid", "[gpu][cudnn][storage]") { checkKind({ layer("a", Sigmoid {}) }, "sigmoid"); }
+TEST_CASE("cudnn storage kind: tanh", "[gpu][cudnn][storage]") { checkKind({ layer("a", Tanh {}) }, "tanh"); }
+TEST_CASE("cudnn storage kind: elu", "[gpu][cudnn][storage]") { checkKind({ layer("a", ELU { 0.7 }) }, "elu"); }
+TEST_CASE("cudnn storage kind: relu6", "[gpu][cudnn][storage]") { checkKind({ layer("a", ReLU6 {}) }, "relu6"); }
+TEST_CASE("cudnn storage kind: silu", "[gpu][cudnn][storage]") { checkKind({ layer("a", SiLU {}) }, "silu"); }
+TEST_CASE("cudnn storage kind: maxpool2d", "[gpu][cudnn][storage]") { checkKind({ layer("p", MaxPool2d {}) }, "max"); }
+TEST_CASE("cudnn storage kind: avgpool2d", "[gpu][cudnn][storage]")
+{
+    checkKind({ layer("p", AvgPool2d { { 3, 3 }, Pair { 1, 1 }, Padding2d::symmetric(1, 1), false, false, std::nullopt }) },
+        "avg");
+}
+TEST_CASE("cudnn storage kind: global average pool", "[gpu][cudnn][storage]")
+{
+    checkKind({ layer("g", GlobalAvgPool2d {}) }, "gap");
+}
+TEST_CASE("cudnn storage kind: linear", "[gpu][cudnn][storage]")
+{
+    checkKind({ layer("g", GlobalAvgPool2d {}), layer("f", Flatten {}), layer("fc", Linear { 7, true }) }, "linear");
+}
+TEST_CASE("cudnn storage kind: softmax", "[gpu][cudnn][storage]") { checkKind({ layer("s", Softmax {}) }, "softmax"); }
+TEST_CASE("cudnn storage kind: add of three", "[gpu][cudnn][storage]")
+{
+    checkKind({ layer("a", ReLU {}), layer("b", Tanh {}, { "c" }), layer("add", Add {}, { "a", "b", "c" }) }, "add");
+}
+TEST_CASE("cudnn storage kind: add of two", "[gpu][cudnn][storage]")
+{
+    checkKind({ layer("a", ReLU {}), layer("add", Add {}, { "a", "c" }) }, "add2");
+}
+TEST_CASE("cudnn storage kind: mul", "[gpu][cudnn][storage]")
+{
+    checkKind({ layer("a", Sigmoid {}), layer("mul", Mul {}, { "a", "c" }) }, "mul");
+}
