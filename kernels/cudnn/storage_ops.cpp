@@ -19,18 +19,13 @@ namespace {
     std::mutex g_mutex;
     std::map<std::tuple<int, int, int, int>, bool> g_answers; // (device, op, mode, type)
 
-    // One try on [1, 8, 4, 4] NHWC tensors (zeros) on the default stream; the handle's stream is put back after.
+    // One try on [1, 8, 4, 4] NHWC tensors (zeros) on the default stream. The handle is left on the default stream:
+    // the stream it pointed at may belong to a session that has ended (sessions set their own stream before every
+    // call, but never reset it), and handing that dangling stream back to cudnnSetStream crashed the process on the
+    // H100 when a probe ran after earlier sessions in the same process.
     bool tryOnce(NativeOp op, int mode, DType type)
     {
         Handles& h = threadHandles();
-        cudaStream_t saved = nullptr;
-        if (cudnnGetStream(h.cudnn, &saved) != CUDNN_STATUS_SUCCESS)
-            return false;
-        struct Restore {
-            cudnnHandle_t handle;
-            cudaStream_t stream;
-            ~Restore() { (void)cudnnSetStream(handle, stream); }
-        } restore { h.cudnn, saved };
         CONVSCOPE_CUDNN_CHECK(cudnnSetStream(h.cudnn, nullptr));
 
         constexpr int n = 1, c = 8, hw = 4;
