@@ -102,7 +102,7 @@ namespace {
             << dims(doc["padding"], ", ") << "], groups " << doc["groups"] << "\n";
         out << "  cuDNN " << doc["cudnn"].get<std::string>() << ", math " << doc["math"].get<std::string>()
             << (doc.contains("data_type") ? ", data " + doc["data_type"].get<std::string>() + " (compute "
-                       + doc.value("compute_type", std::string("CUDNN_DATA_FLOAT")) + ")"
+                           + doc.value("compute_type", std::string("CUDNN_DATA_FLOAT")) + ")"
                                           : std::string())
             << ", layout " << doc["layout"].get<std::string>() << ", workspace limit "
             << bytes(doc["workspace_limit_bytes"]) << (doc["pad_step"].get<bool>() ? ", explicit pad step first" : "")

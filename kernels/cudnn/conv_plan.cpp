@@ -283,10 +283,7 @@ ConvOptions convOptions(const SessionOptions& options)
 
 // --- conv2d ---------------------------------------------------------------------------------------------------
 
-size_t ConvLayout::preparedInputFloats() const
-{
-    return !native && (padStep || nhwc) ? size_t(n) * c * ph * pw : 0;
-}
+size_t ConvLayout::preparedInputFloats() const { return !native && (padStep || nhwc) ? size_t(n) * c * ph * pw : 0; }
 size_t ConvLayout::nhwcOutputFloats() const { return nhwc && !native ? size_t(n) * k * outH * outW : 0; }
 size_t ConvLayout::nhwcWeightFloats() const { return nhwc ? size_t(k) * (c / groups) * kh * kw : 0; }
 
@@ -351,10 +348,11 @@ namespace {
     std::string fwdKey(const ConvLayout& l, const ConvOptions& o, cudnnHandle_t h)
     {
         std::ostringstream k;
-        k << "fwd " << mathKey(o) << (l.nhwc ? " nhwc " : " nchw ") << (l.native ? "native " : "") << dtypeName(l.storage) << " " << l.n << "," << l.c << "," << l.ph << "," << l.pw
-          << " k" << l.k << " " << l.kh << "x" << l.kw << " s" << l.sh << "," << l.sw << " d" << l.dh << "," << l.dw
-          << " g" << l.groups << " p" << (l.padStep ? 0 : l.pad.top) << "," << (l.padStep ? 0 : l.pad.left) << " ws"
-          << o.workspaceLimit << " handle " << h; // a graph API plan is built for one handle
+        k << "fwd " << mathKey(o) << (l.nhwc ? " nhwc " : " nchw ") << (l.native ? "native " : "")
+          << dtypeName(l.storage) << " " << l.n << "," << l.c << "," << l.ph << "," << l.pw << " k" << l.k << " "
+          << l.kh << "x" << l.kw << " s" << l.sh << "," << l.sw << " d" << l.dh << "," << l.dw << " g" << l.groups
+          << " p" << (l.padStep ? 0 : l.pad.top) << "," << (l.padStep ? 0 : l.pad.left) << " ws" << o.workspaceLimit
+          << " handle " << h; // a graph API plan is built for one handle
         return k.str();
     }
 } // namespace
@@ -362,8 +360,8 @@ namespace {
 AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, const ConvOptions& o, const void* x,
     const void* w, void* y, const ConvEpilogue& epilogue)
 {
-    const std::string key = fwdKey(l, o, h) + " api " + o.api + " bias " + (epilogue.bias ? "1" : "0") + (epilogue.fuseBias ? "1" : "0")
-        + (epilogue.relu ? "1" : "0");
+    const std::string key = fwdKey(l, o, h) + " api " + o.api + " bias " + (epilogue.bias ? "1" : "0")
+        + (epilogue.fuseBias ? "1" : "0") + (epilogue.relu ? "1" : "0");
     {
         std::lock_guard lock(g_cacheMutex);
         if (auto it = g_fwdCache.find(key); it != g_fwdCache.end()) {

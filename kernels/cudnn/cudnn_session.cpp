@@ -18,24 +18,24 @@
 #include "kernels/cudnn/cudnn_session.h"
 
 #include "compute/error.h"
+#include "compute/layer_kinds.h"
 #include "compute/nvtx.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
 #include "kernels/common/gpu_session.h"
-#include "kernels/cudnn/conv_plan.h"
-#include "kernels/cudnn/graph_conv.h"
-#include "kernels/cudnn/graph_pointwise.h"
-#include "kernels/cudnn/cudnn_support.h"
-#include "kernels/cudnn/layout_kernels.cuh"
-#include "kernels/cudnn/storage_kernels.cuh"
-#include "kernels/cudnn/storage_ops.h"
 #include "kernels/common/storage_convert.cuh"
-#include "kernels/cudnn/volume_layers.h"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/merge.cuh"
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cuda/pooling.cuh"
-#include "compute/layer_kinds.h"
+#include "kernels/cudnn/conv_plan.h"
+#include "kernels/cudnn/cudnn_support.h"
+#include "kernels/cudnn/graph_conv.h"
+#include "kernels/cudnn/graph_pointwise.h"
+#include "kernels/cudnn/layout_kernels.cuh"
+#include "kernels/cudnn/storage_kernels.cuh"
+#include "kernels/cudnn/storage_ops.h"
+#include "kernels/cudnn/volume_layers.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -181,7 +181,8 @@ namespace {
             LayerPlan& p = m_plans[i];
             p = LayerPlan {};
             const LayerShape& s = shape(i);
-            const std::string baseNote = GpuSessionBase::layerNote(i); // "... on FP32 copies" for a layer that is not native
+            const std::string baseNote
+                = GpuSessionBase::layerNote(i); // "... on FP32 copies" for a layer that is not native
             std::visit(
                 [&](const auto& l) {
                     using T = std::decay_t<decltype(l)>;
@@ -293,7 +294,8 @@ namespace {
                         p.pd = std::make_unique<TensorDesc>();
                         p.pd->set(CUDNN_TENSOR_NCHW, 1, int(s.out.c), 1, 1);
                         if (native(i))
-                            setLayerNote(i, std::string("cublasGemmEx on ") + dtypeName(storage().dtype) + " operands ("
+                            setLayerNote(i,
+                                std::string("cublasGemmEx on ") + dtypeName(storage().dtype) + " operands ("
                                     + (options().math == MathMode::TF32 ? "CUBLAS_COMPUTE_32F_FAST_TF32"
                                                                         : "CUBLAS_COMPUTE_32F")
                                     + ", no reduced-precision reductions), FP32 bias in one pass of ours");
@@ -434,10 +436,11 @@ namespace {
             case MathMode::FP16:
             case MathMode::BF16: {
                 const bool f16 = options().math == MathMode::FP16;
-                m["math"] = std::string(f16 ? "fp16" : "bf16") + " (" + (f16 ? "FP16" : "BF16") + " NHWC tensors; cuDNN "
-                    + (f16 ? "CUDNN_DATA_HALF" : "CUDNN_DATA_BFLOAT16")
+                m["math"] = std::string(f16 ? "fp16" : "bf16") + " (" + (f16 ? "FP16" : "BF16")
+                    + " NHWC tensors; cuDNN " + (f16 ? "CUDNN_DATA_HALF" : "CUDNN_DATA_BFLOAT16")
                     + ", compute CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH; cuBLAS cublasGemmEx "
-                    + (f16 ? "CUDA_R_16F" : "CUDA_R_16BF") + ", CUBLAS_COMPUTE_32F; FP32 bias and batch-norm parameters)";
+                    + (f16 ? "CUDA_R_16F" : "CUDA_R_16BF")
+                    + ", CUBLAS_COMPUTE_32F; FP32 bias and batch-norm parameters)";
                 break;
             }
             }
@@ -450,8 +453,8 @@ namespace {
                         continue;
                     (native(i) ? nat : copies) += 1;
                 }
-                m["native_layers"] = std::to_string(nat) + " native in " + storage().str() + ", " + std::to_string(copies)
-                    + " on FP32 NCHW copies";
+                m["native_layers"] = std::to_string(nat) + " native in " + storage().str() + ", "
+                    + std::to_string(copies) + " on FP32 NCHW copies";
             }
             m["cudnn"] = cudnnVersionString();
             m["cudnn_compiled"] = std::to_string(CUDNN_MAJOR) + "." + std::to_string(CUDNN_MINOR) + "."

@@ -62,7 +62,8 @@ public:
     // Packed 4-D tensor in the given format (CUDNN_TENSOR_NCHW or CUDNN_TENSOR_NHWC) and element type.
     void set(cudnnTensorFormat_t format, int n, int c, int h, int w, cudnnDataType_t type = CUDNN_DATA_FLOAT);
     // Explicit strides (a window into a larger tensor).
-    void setStrided(int n, int c, int h, int w, int sn, int sc, int sh, int sw, cudnnDataType_t type = CUDNN_DATA_FLOAT);
+    void setStrided(
+        int n, int c, int h, int w, int sn, int sc, int sh, int sw, cudnnDataType_t type = CUDNN_DATA_FLOAT);
     // Packed 5-D NCDHW tensor (volumes).
     void set5d(int n, int c, int d, int h, int w);
     cudnnTensorDescriptor_t get() const { return m_desc; }

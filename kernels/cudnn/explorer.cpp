@@ -49,8 +49,7 @@ std::string exploreConvolution(
     // (cudnn_session.cpp), unless its padding is asymmetric: the explorer times exactly that configuration.
     const StorageFormat storage = gpuStorageFor(o.math);
     const bool native = !storage.plainFp32() && shape.resolvedPadding.isSymmetric();
-    const ConvLayout l
-        = native ? nativeConvLayout(*spec, shape, storage.dtype) : convLayout(*spec, shape, o.nhwc);
+    const ConvLayout l = native ? nativeConvLayout(*spec, shape, storage.dtype) : convLayout(*spec, shape, o.nhwc);
     const size_t elemBytes = dtypeBytes(l.storage);
     Handles& h = threadHandles();
     gpu::CudaStream stream;

@@ -49,8 +49,8 @@ private:
 };
 
 // dims are always [N, C, H, W]; `channelsLast` lays them out NHWC (C innermost), as a native session stores them.
-inline Desc tensor(int64_t uid, const std::array<int64_t, 4>& dims, cudnnDataType_t type = CUDNN_DATA_FLOAT,
-    bool channelsLast = false)
+inline Desc tensor(
+    int64_t uid, const std::array<int64_t, 4>& dims, cudnnDataType_t type = CUDNN_DATA_FLOAT, bool channelsLast = false)
 {
     const std::array<int64_t, 4> strides = channelsLast
         ? std::array<int64_t, 4> { dims[1] * dims[2] * dims[3], 1, dims[3] * dims[1], dims[1] }

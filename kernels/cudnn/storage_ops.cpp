@@ -64,13 +64,13 @@ namespace {
                 a.get(), xd.get(), y.get(), pd.get(), p, p + c, p + 2 * c, p + 3 * c, 1e-5);
             break;
         case NativeOp::Softmax:
-            st = cudnnSoftmaxForward(h.cudnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, xd.get(), a.get(),
-                &zero, xd.get(), y.get());
+            st = cudnnSoftmaxForward(h.cudnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, xd.get(),
+                a.get(), &zero, xd.get(), y.get());
             break;
         case NativeOp::OpTensor: {
             OpTensorDesc desc(static_cast<cudnnOpTensorOp_t>(mode));
-            st = cudnnOpTensor(h.cudnn, desc.get(), &one, xd.get(), a.get(), &one, xd.get(), b.get(), &zero, xd.get(),
-                y.get());
+            st = cudnnOpTensor(
+                h.cudnn, desc.get(), &one, xd.get(), a.get(), &one, xd.get(), b.get(), &zero, xd.get(), y.get());
             break;
         }
         case NativeOp::AddTensor:

@@ -35,8 +35,8 @@ bool nativeKind(const LayerSpec& s)
         || std::holds_alternative<Sigmoid>(s) || std::holds_alternative<Tanh>(s) || std::holds_alternative<ELU>(s)
         || std::holds_alternative<ReLU6>(s) || std::holds_alternative<SiLU>(s) || std::holds_alternative<MaxPool2d>(s)
         || std::holds_alternative<AvgPool2d>(s) || std::holds_alternative<GlobalAvgPool2d>(s)
-        || std::holds_alternative<BatchNorm2d>(s) || std::holds_alternative<Softmax>(s) || std::holds_alternative<Add>(s)
-        || std::holds_alternative<Mul>(s);
+        || std::holds_alternative<BatchNorm2d>(s) || std::holds_alternative<Softmax>(s)
+        || std::holds_alternative<Add>(s) || std::holds_alternative<Mul>(s);
 }
 
 // Profiles `net` on the cudnn selections in `mode` against cpu.direct (FP32) and checks every layer.
@@ -172,7 +172,10 @@ void checkKind(const std::vector<Layer>& tail, const std::string& what)
 
 } // namespace
 
-TEST_CASE("cudnn storage kind: batchnorm2d", "[gpu][cudnn][storage]") { checkKind({ layer("bn", BatchNorm2d {}) }, "bn"); }
+TEST_CASE("cudnn storage kind: batchnorm2d", "[gpu][cudnn][storage]")
+{
+    checkKind({ layer("bn", BatchNorm2d {}) }, "bn");
+}
 TEST_CASE("cudnn storage kind: relu", "[gpu][cudnn][storage]") { checkKind({ layer("a", ReLU {}) }, "relu"); }
 TEST_CASE("cudnn storage kind: sigmoid", "[gpu][cudnn][storage]") { checkKind({ layer("a", Sigmoid {}) }, "sigmoid"); }
 TEST_CASE("cudnn storage kind: tanh", "[gpu][cudnn][storage]") { checkKind({ layer("a", Tanh {}) }, "tanh"); }
@@ -182,7 +185,8 @@ TEST_CASE("cudnn storage kind: silu", "[gpu][cudnn][storage]") { checkKind({ lay
 TEST_CASE("cudnn storage kind: maxpool2d", "[gpu][cudnn][storage]") { checkKind({ layer("p", MaxPool2d {}) }, "max"); }
 TEST_CASE("cudnn storage kind: avgpool2d", "[gpu][cudnn][storage]")
 {
-    checkKind({ layer("p", AvgPool2d { { 3, 3 }, Pair { 1, 1 }, Padding2d::symmetric(1, 1), false, false, std::nullopt }) },
+    checkKind(
+        { layer("p", AvgPool2d { { 3, 3 }, Pair { 1, 1 }, Padding2d::symmetric(1, 1), false, false, std::nullopt }) },
         "avg");
 }
 TEST_CASE("cudnn storage kind: global average pool", "[gpu][cudnn][storage]")
