@@ -11,6 +11,15 @@
 // the padded edge while cuDNN divides by the full window) are computed by a small kernel of ours with PyTorch's
 // rule. For floor mode with symmetric padding that kernel never runs. The layer note says when it does.
 //
+// Tensor Core modes (tf32, fp16, bf16; compute/storage_format.h): the session stores every tensor channels-last in
+// FP32 / FP16 / BF16, and the layers cuDNN and cuBLAS have calls for run natively on it (runsInStorage, decided by
+// storage_ops.h, which asks cuDNN once per call and type): conv2d with NHWC descriptors of the storage type, an FP32
+// compute type and tensor-op math, on Find's and the graph API's engines alike; linear by cublasGemmEx with FP32
+// accumulation; activations, pools, batch norm (FP32 parameters), softmax, add and mul by their cuDNN calls. A conv2d
+// bias that cuDNN's fused call does not take, and a fused activation, are one vectorized pass of ours in FP32
+// (storage_kernels.cuh). The rest (our kernels, conv_transpose2d, the 3-D kinds, asymmetric padding) runs on the FP32
+// NCHW copies the session base makes, and the layer note says so.
+//
 // Layout switch (extra["layout"] = "nhwc"): the conv2d input is transposed to channels-last, the convolution
 // runs on NHWC tensors with [K, R, S, C] weights (transposed once at prepare), and the output is transposed back.
 // The layer's time includes both transposes (what using NHWC inside an NCHW network costs); the split between
@@ -23,7 +32,6 @@
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
 #include "kernels/common/gpu_session.h"
-#include "kernels/common/storage_convert.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/merge.cuh"
 #include "kernels/cuda/parametric_activation.cuh"
@@ -33,7 +41,7 @@
 #include "kernels/cudnn/graph_conv.h"
 #include "kernels/cudnn/graph_pointwise.h"
 #include "kernels/cudnn/layout_kernels.cuh"
-#include "kernels/cudnn/storage_kernels.cuh"
+#include "kernels/cudnn/native_layers.h"
 #include "kernels/cudnn/storage_ops.h"
 #include "kernels/cudnn/volume_layers.h"
 
@@ -107,12 +115,7 @@ namespace {
         std::shared_ptr<GraphPointwisePlan> pointwise; // leaky ReLU through the graph API (null: our kernel)
         std::unique_ptr<VolumeLayerPlan> volume; // conv3d, conv_transpose3d, the 3-D pools (volume_layers.h)
         bool fusedBias = false;
-        // Native conv2d (storage not plain FP32): the bias in the storage type for cuDNN's fused call, and the
-        // bias/activation pass of ours that follows a convolution whose call does not fuse them.
-        const void* nativeBias = nullptr;
-        EpilogueAct nativeAct = EpilogueAct::None;
-        float nativeActParam = 0;
-        bool nativePass = false;
+        std::unique_ptr<NativeConvPlan> nativeConv; // conv2d on the session's Tensor Core storage (native_layers.h)
         // NHWC split timing: events before the input transpose, after it, after the convolution, after the
         // output transpose; samples of each part from completed passes.
         std::vector<gpu::CudaEvent> marks;
@@ -154,10 +157,7 @@ namespace {
         {
             size_t floats = 0;
             if (const auto* c = std::get_if<Conv2d>(&spec(i)); c && native(i)) {
-                // The [K, R, S, C/g] weight and (for cuDNN's fused call) the bias, both in the storage type.
-                const ConvLayout l = nativeConvLayout(*c, shape(i), storage().dtype);
-                const size_t bytes = dtypeBytes(storage().dtype);
-                return gpu::DeviceArena::alignUp(l.nhwcWeightFloats() * bytes) + gpu::DeviceArena::alignUp(l.k * bytes);
+                return nativeConvScratchBytes(*c, shape(i), storage().dtype);
             } else if (c) {
                 const ConvLayout l = convLayout(*c, shape(i), m_conv.nhwc);
                 floats = gpu::DeviceArena::alignUp(l.preparedInputFloats() * 4) / 4
@@ -294,11 +294,7 @@ namespace {
                         p.pd = std::make_unique<TensorDesc>();
                         p.pd->set(CUDNN_TENSOR_NCHW, 1, int(s.out.c), 1, 1);
                         if (native(i))
-                            setLayerNote(i,
-                                std::string("cublasGemmEx on ") + dtypeName(storage().dtype) + " operands ("
-                                    + (options().math == MathMode::TF32 ? "CUBLAS_COMPUTE_32F_FAST_TF32"
-                                                                        : "CUBLAS_COMPUTE_32F")
-                                    + ", no reduced-precision reductions), FP32 bias in one pass of ours");
+                            setLayerNote(i, nativeLinearNote(storage().dtype, options().math));
                         else
                             setLayerNote(i,
                                 std::string("cublasSgemm")
@@ -361,7 +357,8 @@ namespace {
                             CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, p.xd->get(), xv, &kZero, p.xd->get(), yv));
                     } else if constexpr (std::is_same_v<T, Linear>) {
                         if (nat)
-                            runNativeLinear(i, h, st, s);
+                            runNativeLinear(h.cublas, s, storage().dtype, options().math, weightData(i), inputData(i),
+                                outputData(i), bias(i), st);
                         else
                             runLinear(i, p, h, st, s);
                     } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>
@@ -500,6 +497,11 @@ namespace {
 
         std::string selection() const { return "cudnn." + algorithm(); }
 
+        NativeConvBuffers nativeBuffers(size_t i) const
+        {
+            return { inputData(i), outputData(i), weight(i), bias(i), scratch(i) };
+        }
+
         VolumeBuffers volumeBuffers(size_t i) const { return { input(i), weight(i), bias(i), output(i), scratch(i) }; }
 
         void reserveWorkspace(size_t bytes)
@@ -515,7 +517,11 @@ namespace {
         void prepareConv(size_t i, const Conv2d& spec, LayerPlan& p, Handles& h, cudaStream_t stream)
         {
             if (native(i)) {
-                prepareNativeConv(i, spec, p, h, stream);
+                p.nativeConv = planNativeConv(h.cudnn, spec, shape(i), storage().dtype, m_conv, m_pinned, m_fuseBias,
+                    nativeBuffers(i), stream,
+                    selection() + ": layer " + std::to_string(i) + " (" + layer(i).name + ")");
+                reserveWorkspace(p.nativeConv->choice.workspace);
+                setLayerNote(i, p.nativeConv->note);
                 return;
             }
             const LayerShape& s = shape(i);
@@ -543,7 +549,7 @@ namespace {
             const void* ws = l.nhwc ? p.nhwcWeight : weight(i);
             void* ys = l.nhwc ? static_cast<void*>(p.nhwcOut) : static_cast<void*>(output(i));
             const ConvEpilogue epilogue { bias(i), m_fuseBias,
-                spec.fused_activation.kind == FusedActivation::Kind::ReLU };
+                spec.fused_activation.kind == FusedActivation::Kind::ReLU, {} };
             if (m_pinned)
                 p.choice = choosePinned(h.cudnn, l, *p.convD, m_conv, *m_pinned,
                     selection() + ": layer " + std::to_string(i) + " (" + layer(i).name + ")");
@@ -598,11 +604,11 @@ namespace {
 
         void runConv(size_t i, LayerPlan& p, Handles& h, cudaStream_t st)
         {
-            const ConvLayout& l = *p.conv;
-            if (l.native) {
-                runNativeConv(i, p, h, st);
+            if (p.nativeConv) {
+                runNativeConv(*p.nativeConv, h.cudnn, nativeBuffers(i), m_workspace.get(), m_workspace.bytes(), st);
                 return;
             }
+            const ConvLayout& l = *p.conv;
             if (l.nhwc) {
                 harvest(p); // the previous pass has completed (every pass ends with a synchronisation)
                 p.marks[0].record(st);
@@ -651,123 +657,6 @@ namespace {
                 p.marks[3].record(st);
                 p.marksRecorded = true;
             }
-        }
-
-        // conv2d on the session's channels-last storage (FP32 for tf32, FP16, BF16): cuDNN reads the input and
-        // writes the output where they are, with NHWC descriptors of the storage type, an FP32 compute type and
-        // tensor-op math; the weight goes to [K, R, S, C/g] in that type once, here.
-        void prepareNativeConv(size_t i, const Conv2d& spec, LayerPlan& p, Handles& h, cudaStream_t stream)
-        {
-            const DType type = storage().dtype;
-            p.conv = nativeConvLayout(spec, shape(i), type);
-            const ConvLayout& l = *p.conv;
-            auto* sp = static_cast<char*>(scratch(i));
-            p.nhwcWeight = reinterpret_cast<float*>(sp); // in the storage type
-            // [K, C/g, R, S] is a tensor whose channels-last form is [K, R, S, C/g]: toStorage converts and permutes.
-            gpu::toStorage(weight(i), sp, Shape::nchw(l.k, l.c / l.groups, l.kh, l.kw), storage(), stream);
-            if (bias(i) && type != DType::F32) {
-                void* b = sp + gpu::DeviceArena::alignUp(l.nhwcWeightFloats() * dtypeBytes(type));
-                gpu::convertValues(bias(i), b, l.k, type, stream);
-                p.nativeBias = b;
-            } else {
-                p.nativeBias = bias(i);
-            }
-            p.convD = std::make_unique<ConvDescriptors>();
-            describe(l, mathTypeFor(m_conv.math), *p.convD);
-            const FusedActivation& fa = spec.fused_activation;
-            const EpilogueAct act = fa.kind == FusedActivation::Kind::ReLU ? EpilogueAct::ReLU
-                : fa.kind == FusedActivation::Kind::Sigmoid                ? EpilogueAct::Sigmoid
-                : fa.kind == FusedActivation::Kind::Tanh                   ? EpilogueAct::Tanh
-                : fa.kind == FusedActivation::Kind::ELU                    ? EpilogueAct::ELU
-                                                                           : EpilogueAct::None;
-            p.nativeActParam = float(fa.param);
-            const void* x = inputData(i);
-            void* y = outputData(i);
-            const int64_t total = shape(i).out.numel();
-            const float* b32 = bias(i);
-            const float param = p.nativeActParam;
-            ConvEpilogue epilogue { p.nativeBias, m_fuseBias, act == EpilogueAct::ReLU };
-            if (b32 || act != EpilogueAct::None)
-                epilogue.pass = [=, k = l.k] { biasActivation(y, b32, total, k, type, act, param, stream); };
-            if (m_pinned)
-                p.choice = choosePinned(h.cudnn, l, *p.convD, m_conv, *m_pinned,
-                    selection() + ": layer " + std::to_string(i) + " (" + layer(i).name + ")");
-            else
-                p.choice = chooseAuto(h.cudnn, l, *p.convD, m_conv, x, p.nhwcWeight, y, epilogue);
-            reserveWorkspace(p.choice.workspace);
-            p.fusedBias = !p.choice.graph && legacyFusesBias(epilogue, p.choice.algo);
-            const bool reluInCall = p.fusedBias && epilogue.relu;
-            if (p.fusedBias) {
-                p.act = std::make_unique<ActivationDesc>();
-                p.act->set(reluInCall ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, 0.0);
-            }
-            p.nativeAct = reluInCall ? EpilogueAct::None : act;
-            p.nativePass = (b32 && !p.fusedBias) || p.nativeAct != EpilogueAct::None;
-
-            const std::string tname = dtypeName(type);
-            std::string note = m_pinned ? "cuDNN " + algorithmName(p.choice.algo)
-                                        : "cudnn.auto → "
-                    + (p.choice.graph ? p.choice.graph->name() + ", ahead of legacy " + algorithmName(p.choice.algo)
-                                      : algorithmName(p.choice.algo))
-                    + (p.choice.cached ? " (cached choice)" : " (Find: " + ms(p.choice.findMs) + ")");
-            if (!m_pinned && p.choice.graphTried > 0)
-                note += ", " + std::to_string(p.choice.graphTried) + " graph API configurations raced: best "
-                    + ms(p.choice.graphMs) + " against legacy " + ms(p.choice.legacyMs)
-                    + (p.choice.epilogueMs >= 0 ? " (plus " + ms(p.choice.epilogueMs) + " per epilogue pass)" : "");
-            note += "; native " + tname + " NHWC (" + cudnnTypeName(type) + " tensors, [K, R, S, C/g] " + tname
-                + " weights, compute CUDNN_DATA_FLOAT, math " + mathTypeName(p.choice.math) + "), workspace "
-                + gpu::mib(p.choice.workspace);
-            if (!p.choice.overLimit.empty())
-                note += "; over the workspace limit of " + gpu::mib(m_conv.workspaceLimit) + ": " + p.choice.overLimit
-                    + " (--option workspace_limit=BYTES)";
-            if (bias(i) && p.fusedBias)
-                note += std::string(", bias ") + (reluInCall ? "and relu " : "")
-                    + "fused (cudnnConvolutionBiasActivationForward, bias in " + tname + ")";
-            if (p.nativePass)
-                note += std::string(", ") + (b32 && !p.fusedBias ? "FP32 bias " : "")
-                    + (b32 && !p.fusedBias && p.nativeAct != EpilogueAct::None ? "and " : "")
-                    + (p.nativeAct != EpilogueAct::None ? "fused activation " : "") + "in one pass of ours (FP32 math)";
-            setLayerNote(i, note);
-        }
-
-        void runNativeConv(size_t i, LayerPlan& p, Handles& h, cudaStream_t st)
-        {
-            const ConvLayout& l = *p.conv;
-            const void* x = inputData(i);
-            void* y = outputData(i);
-            if (p.choice.graph) {
-                p.choice.graph->execute(h.cudnn, x, p.nhwcWeight, y, m_workspace.get());
-            } else if (p.fusedBias) {
-                CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(h.cudnn, &kOne, p.convD->x.get(), x,
-                    p.convD->w.get(), p.nhwcWeight, p.convD->conv.get(), p.choice.algo, m_workspace.get(),
-                    m_workspace.bytes(), &kZero, p.convD->y.get(), y, p.convD->bias.get(), p.nativeBias, p.act->get(),
-                    p.convD->y.get(), y));
-            } else {
-                CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h.cudnn, &kOne, p.convD->x.get(), x, p.convD->w.get(),
-                    p.nhwcWeight, p.convD->conv.get(), p.choice.algo, m_workspace.get(), m_workspace.bytes(), &kZero,
-                    p.convD->y.get(), y));
-            }
-            if (p.nativePass)
-                biasActivation(y, p.fusedBias ? nullptr : bias(i), shape(i).out.numel(), l.k, storage().dtype,
-                    p.nativeAct, p.nativeActParam, st);
-        }
-
-        // linear on [N, F] tensors of the storage type: cublasGemmEx with FP32 accumulation (TF32 operands for
-        // tf32), then the FP32 bias in one pass of ours.
-        void runNativeLinear(size_t i, Handles& h, cudaStream_t st, const LayerShape& s)
-        {
-            CONVSCOPE_CUBLAS_CHECK(cublasSetStream(h.cublas, st));
-            // No reduced-precision reductions: the sums stay FP32 in every mode.
-            CONVSCOPE_CUBLAS_CHECK(cublasSetMathMode(
-                h.cublas, cublasMath_t(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
-            const DType type = storage().dtype;
-            const cudaDataType_t t = type == DType::F16 ? CUDA_R_16F : type == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
-            const cublasComputeType_t compute
-                = options().math == MathMode::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-            const int n = int(s.in.n), in = int(s.in.c * s.in.d * s.in.h * s.in.w), out = int(s.out.c);
-            CONVSCOPE_CUBLAS_CHECK(cublasGemmEx(h.cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &kOne, weightData(i), t,
-                in, inputData(i), t, in, &kZero, outputData(i), t, out, compute, CUBLAS_GEMM_DEFAULT));
-            biasActivation(outputData(i), bias(i), int64_t(n) * out, out, type, EpilogueAct::None, 0.0f, st);
         }
 
         // Moves the NHWC split of the last completed pass into the samples (at most once per pass).

@@ -28,7 +28,8 @@ namespace {
     __global__ void biasActivationScalar(
         T* __restrict__ y, const float* __restrict__ bias, int64_t total, int channels, float param)
     {
-        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
+             i += int64_t(gridDim.x) * blockDim.x) {
             float v = gpu::toFloat(y[i]);
             if (bias)
                 v += bias[i % channels];
@@ -45,7 +46,8 @@ namespace {
     {
         constexpr int V = 16 / sizeof(T);
         auto* y4 = reinterpret_cast<uint4*>(y);
-        for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < vectors; k += int64_t(gridDim.x) * blockDim.x) {
+        for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < vectors;
+             k += int64_t(gridDim.x) * blockDim.x) {
             uint4 raw = y4[k];
             T* e = reinterpret_cast<T*>(&raw);
             const int c0 = int((k * V) % channels);
