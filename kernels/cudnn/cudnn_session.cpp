@@ -457,8 +457,9 @@ namespace {
             m["cudnn_compiled"] = std::to_string(CUDNN_MAJOR) + "." + std::to_string(CUDNN_MINOR) + "."
                 + std::to_string(CUDNN_PATCHLEVEL);
             m["cublas"] = cublasVersionString();
-            m["layout"] = m_conv.nhwc ? "nhwc (conv2d on channels-last tensors, transposes included in the layer time)"
-                                      : "nchw";
+            m["layout"] = !storage().plainFp32() ? "channels-last storage (native layers read and write it in place)"
+                : m_conv.nhwc ? "nhwc (conv2d on channels-last tensors, transposes included in the layer time)"
+                              : "nchw";
             m["workspace_limit"] = gpu::mib(m_conv.workspaceLimit);
             m["workspace_allocated"] = gpu::mib(m_workspace.bytes());
             std::string split;
