@@ -1,4 +1,4 @@
-// `convscope-cli algos NET.json [--math fp32|tf32] [--option layout=nhwc] [--option workspace_limit=BYTES]`:
+// `convscope-cli algos NET.json [--math fp32|tf32|fp16|bf16] [--option layout=nhwc] [--option workspace_limit=BYTES]`:
 // cuDNN's algorithm explorer, one table per conv2d layer — every forward algorithm with its status (or cuDNN's
 // reason it cannot run the layer), our median time, cuDNN's own Find time, workspace, determinism and math
 // type, and which one cudnn.auto picks. `--suite unet-encoder [--cases 0-2]` explores a built-in suite instead
@@ -101,6 +101,9 @@ namespace {
             << dims(doc["stride"], "×") << ", dilation " << dims(doc["dilation"], "×") << ", padding ["
             << dims(doc["padding"], ", ") << "], groups " << doc["groups"] << "\n";
         out << "  cuDNN " << doc["cudnn"].get<std::string>() << ", math " << doc["math"].get<std::string>()
+            << (doc.contains("data_type") ? ", data " + doc["data_type"].get<std::string>() + " (compute "
+                           + doc.value("compute_type", std::string("CUDNN_DATA_FLOAT")) + ")"
+                                          : std::string())
             << ", layout " << doc["layout"].get<std::string>() << ", workspace limit "
             << bytes(doc["workspace_limit_bytes"]) << (doc["pad_step"].get<bool>() ? ", explicit pad step first" : "")
             << "; time = median of " << doc["timed_runs"] << " runs (CUDA events), find = cuDNN's Find\n";

@@ -28,12 +28,13 @@ namespace {
         return static_cast<int>(v);
     }
 
-    std::string mathKey(const ConvOptions& o) { return std::string(o.math == MathMode::TF32 ? "tf32" : "fp32"); }
+    std::string mathKey(const ConvOptions& o) { return mathModeName(o.math); }
 
     bool acceptable(cudnnMathType_t m, MathMode mode)
     {
         // FP32 must never run on tensor cores: with float data DEFAULT_MATH and the TENSOR_OP types may use TF32.
-        return mode == MathMode::TF32 || m == CUDNN_FMA_MATH;
+        // The other modes ask for tensor cores and accept any math type cuDNN picks.
+        return mode != MathMode::FP32 || m == CUDNN_FMA_MATH;
     }
 
     constexpr int kRetimeRuns = 5;
@@ -74,9 +75,12 @@ namespace {
     {
         if (!e.bias)
             return 0.0;
-        return legacyFusesBias(e, algo) ? 0.0 : pass * (e.relu ? 2 : 1);
+        return legacyFusesBias(e, algo) ? 0.0 : pass * (e.relu && !e.pass ? 2 : 1);
     }
-    double graphEpilogueMs(const ConvEpilogue& e, double pass) { return e.bias ? pass * (e.relu ? 2 : 1) : 0.0; }
+    double graphEpilogueMs(const ConvEpilogue& e, double pass)
+    {
+        return e.bias ? pass * (e.relu && !e.pass ? 2 : 1) : 0.0;
+    }
 
     // The legacy choice against the graph API's engine configurations, both timed by medianCallMs with their
     // epilogue passes; the graph plan replaces the choice only when it is faster in total. Any failure keeps the
@@ -84,8 +88,9 @@ namespace {
     void raceGraphApi(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, const ConvOptions& o, const void* x,
         const void* w, void* y, const gpu::DeviceBuffer& ws, const ConvEpilogue& e, AlgoChoice& c)
     {
-        if (l.nhwc)
-            return;
+        const bool force = o.api == "graph";
+        if (l.nhwc && !l.native)
+            return; // the transposing NHWC option: the legacy API only
         try {
             cudaStream_t stream = nullptr;
             CONVSCOPE_CUDNN_CHECK(cudnnGetStream(h, &stream));
@@ -102,7 +107,7 @@ namespace {
             if (plan) {
                 c.graphMs = plan->medianMs();
                 const double pass = std::max(c.epilogueMs, 0.0);
-                if (c.graphMs + graphEpilogueMs(e, pass) < c.legacyMs + legacyEpilogueMs(e, c.algo, pass)) {
+                if (force || c.graphMs + graphEpilogueMs(e, pass) < c.legacyMs + legacyEpilogueMs(e, c.algo, pass)) {
                     c.workspace = plan->workspace();
                     c.graph = std::move(plan);
                 }
@@ -116,10 +121,12 @@ namespace {
     // cudnnAddTensor's median on the layer's output: the cost of one unfused pass. -1 without a bias.
     double biasPassMs(cudnnHandle_t h, ConvDescriptors& d, const ConvEpilogue& e, void* y)
     {
-        if (!e.bias)
+        if (!e.bias && !e.pass)
             return -1;
         cudaStream_t stream = nullptr;
         CONVSCOPE_CUDNN_CHECK(cudnnGetStream(h, &stream));
+        if (e.pass)
+            return medianCallMs(stream, e.pass, kRetimeRuns);
         const float one = 1.0f;
         return medianCallMs(
             stream,
@@ -222,7 +229,16 @@ std::string mathTypeName(cudnnMathType_t math)
 
 cudnnMathType_t mathTypeFor(MathMode mode)
 {
-    return mode == MathMode::TF32 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_FMA_MATH;
+    switch (mode) {
+    case MathMode::TF32:
+        return CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+    case MathMode::FP16:
+    case MathMode::BF16:
+        return CUDNN_TENSOR_OP_MATH; // on FP16/BF16 data; FP32 sums (the convolution's compute type)
+    case MathMode::FP32:
+        break;
+    }
+    return CUDNN_FMA_MATH;
 }
 
 ConvOptions convOptions(const SessionOptions& options)
@@ -236,6 +252,11 @@ ConvOptions convOptions(const SessionOptions& options)
             o.nhwc = true;
         else if (v != "nchw")
             throw InputError("option layout=" + it->second + ": expected nchw or nhwc");
+    }
+    if (auto it = options.extra.find("cudnn_api"); it != options.extra.end()) {
+        if (it->second != "race" && it->second != "legacy" && it->second != "graph")
+            throw InputError("option cudnn_api=" + it->second + ": expected race, legacy or graph");
+        o.api = it->second;
     }
     if (auto it = options.extra.find("workspace_limit"); it != options.extra.end()) {
         const std::string& v = it->second;
@@ -262,8 +283,8 @@ ConvOptions convOptions(const SessionOptions& options)
 
 // --- conv2d ---------------------------------------------------------------------------------------------------
 
-size_t ConvLayout::preparedInputFloats() const { return (padStep || nhwc) ? size_t(n) * c * ph * pw : 0; }
-size_t ConvLayout::nhwcOutputFloats() const { return nhwc ? size_t(n) * k * outH * outW : 0; }
+size_t ConvLayout::preparedInputFloats() const { return !native && (padStep || nhwc) ? size_t(n) * c * ph * pw : 0; }
+size_t ConvLayout::nhwcOutputFloats() const { return nhwc && !native ? size_t(n) * k * outH * outW : 0; }
 size_t ConvLayout::nhwcWeightFloats() const { return nhwc ? size_t(k) * (c / groups) * kh * kw : 0; }
 
 ConvLayout convLayout(const Conv2d& spec, const LayerShape& shape, bool nhwc)
@@ -291,14 +312,26 @@ ConvLayout convLayout(const Conv2d& spec, const LayerShape& shape, bool nhwc)
     return l;
 }
 
+ConvLayout nativeConvLayout(const Conv2d& spec, const LayerShape& shape, DType storage)
+{
+    ConvLayout l = convLayout(spec, shape, true);
+    if (l.padStep)
+        throw Error("internal error: a conv2d with asymmetric padding has no native layout");
+    l.native = true;
+    l.storage = storage;
+    return l;
+}
+
 void describe(const ConvLayout& l, cudnnMathType_t math, ConvDescriptors& d)
 {
     const cudnnTensorFormat_t fmt = l.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-    d.x.set(fmt, l.n, l.c, l.ph, l.pw);
-    d.y.set(fmt, l.n, l.k, l.outH, l.outW);
-    d.bias.set(CUDNN_TENSOR_NCHW, 1, l.k, 1, 1);
+    const cudnnDataType_t type = l.dataType();
+    d.x.set(fmt, l.n, l.c, l.ph, l.pw, type);
+    d.y.set(fmt, l.n, l.k, l.outH, l.outW, type);
+    // cudnnConvolutionBiasActivationForward takes the bias in the output's type (FP16 / BF16 with FP32 compute).
+    d.bias.set(CUDNN_TENSOR_NCHW, 1, l.k, 1, 1, type);
     // NCHW filters are PyTorch's [K, C/g, R, S]; NHWC filters are [K, R, S, C/g] (transposed at prepare).
-    d.w.set(fmt, l.k, l.c / l.groups, l.kh, l.kw);
+    d.w.set(fmt, l.k, l.c / l.groups, l.kh, l.kw, type);
     const int padH = l.padStep ? 0 : int(l.pad.top), padW = l.padStep ? 0 : int(l.pad.left);
     d.conv.set(padH, padW, l.sh, l.sw, l.dh, l.dw, l.groups);
     d.conv.setMath(math);
@@ -315,10 +348,11 @@ namespace {
     std::string fwdKey(const ConvLayout& l, const ConvOptions& o, cudnnHandle_t h)
     {
         std::ostringstream k;
-        k << "fwd " << mathKey(o) << (l.nhwc ? " nhwc " : " nchw ") << l.n << "," << l.c << "," << l.ph << "," << l.pw
-          << " k" << l.k << " " << l.kh << "x" << l.kw << " s" << l.sh << "," << l.sw << " d" << l.dh << "," << l.dw
-          << " g" << l.groups << " p" << (l.padStep ? 0 : l.pad.top) << "," << (l.padStep ? 0 : l.pad.left) << " ws"
-          << o.workspaceLimit << " handle " << h; // a graph API plan is built for one handle
+        k << "fwd " << mathKey(o) << (l.nhwc ? " nhwc " : " nchw ") << (l.native ? "native " : "")
+          << dtypeName(l.storage) << " " << l.n << "," << l.c << "," << l.ph << "," << l.pw << " k" << l.k << " "
+          << l.kh << "x" << l.kw << " s" << l.sh << "," << l.sw << " d" << l.dh << "," << l.dw << " g" << l.groups
+          << " p" << (l.padStep ? 0 : l.pad.top) << "," << (l.padStep ? 0 : l.pad.left) << " ws" << o.workspaceLimit
+          << " handle " << h; // a graph API plan is built for one handle
         return k.str();
     }
 } // namespace
@@ -326,8 +360,8 @@ namespace {
 AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, const ConvOptions& o, const void* x,
     const void* w, void* y, const ConvEpilogue& epilogue)
 {
-    const std::string key = fwdKey(l, o, h) + " bias " + (epilogue.bias ? "1" : "0") + (epilogue.fuseBias ? "1" : "0")
-        + (epilogue.relu ? "1" : "0");
+    const std::string key = fwdKey(l, o, h) + " api " + o.api + " bias " + (epilogue.bias ? "1" : "0")
+        + (epilogue.fuseBias ? "1" : "0") + (epilogue.relu ? "1" : "0");
     {
         std::lock_guard lock(g_cacheMutex);
         if (auto it = g_fwdCache.find(key); it != g_fwdCache.end()) {
@@ -386,7 +420,8 @@ AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, 
                 c.overLimit += (c.overLimit.empty() ? "" : ", ") + algorithmName(algo) + " needs " + gpu::mib(bytes);
         }
         d.conv.setMath(c.math);
-        raceGraphApi(h, l, d, o, x, w, y, ws, epilogue, c);
+        if (o.api != "legacy")
+            raceGraphApi(h, l, d, o, x, w, y, ws, epilogue, c);
         d.conv.setMath(c.math);
         std::lock_guard lock(g_cacheMutex);
         g_fwdCache[key] = c;

@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,15 +47,20 @@ std::optional<cudnnConvolutionFwdAlgo_t> algorithmFromName(const std::string& na
 std::string algorithmName(cudnnConvolutionFwdAlgo_t algo); // "winograd_nonfused"
 std::string bwdDataAlgorithmName(cudnnConvolutionBwdDataAlgo_t algo); // "algo_1", "fft_tiling", ...
 std::string mathTypeName(cudnnMathType_t math); // "fma", "tensor_op", ...
-cudnnMathType_t mathTypeFor(MathMode mode); // FP32 → CUDNN_FMA_MATH, TF32 → ..._ALLOW_CONVERSION
+// FP32 → CUDNN_FMA_MATH, TF32 → ..._ALLOW_CONVERSION, FP16/BF16 → CUDNN_TENSOR_OP_MATH.
+cudnnMathType_t mathTypeFor(MathMode mode);
 
 // Session options that matter here.
 struct ConvOptions {
     MathMode math = MathMode::FP32;
     bool nhwc = false;
     size_t workspaceLimit = kDefaultWorkspaceLimit;
+    // What `auto` chooses among: "race" (the legacy Find choice against the graph API's engines, the default),
+    // "legacy" (Find only) or "graph" (the fastest graph API engine whenever one runs: tests and diagnosis).
+    std::string api = "race";
 };
-// Reads extra["layout"] ("nchw" | "nhwc") and extra["workspace_limit"] (bytes; suffixes K, M, G allowed);
+// Reads extra["layout"] ("nchw" | "nhwc"), extra["cudnn_api"] ("race" | "legacy" | "graph") and
+// extra["workspace_limit"] (bytes; suffixes K, M, G allowed);
 // throws InputError for a value it cannot read.
 ConvOptions convOptions(const SessionOptions& options);
 
@@ -66,6 +72,12 @@ struct ConvLayout {
     Padding2d pad;
     bool padStep; // asymmetric padding: pad explicitly, cuDNN padding 0
     bool nhwc;
+    // Native: the session stores the tensors channels-last in `storage` (compute/storage_format.h), so cuDNN reads
+    // the layer's input and writes its output in place (nhwc is set, no transposes, no pad step) with weights
+    // [K, R, S, C/g] of that type; the convolution's compute type stays FP32.
+    bool native = false;
+    DType storage = DType::F32;
+    cudnnDataType_t dataType() const { return cudnnType(storage); }
     int ph, pw; // the input cuDNN sees (padded when padStep)
     // Scratch, in floats: the prepared input (padded and/or NHWC), the NHWC output, the NHWC weights.
     size_t preparedInputFloats() const;
@@ -73,6 +85,9 @@ struct ConvLayout {
     size_t nhwcWeightFloats() const;
 };
 ConvLayout convLayout(const Conv2d& spec, const LayerShape& shape, bool nhwc);
+// The native layout for a session that stores tensors channels-last in `storage` (asymmetric padding excluded:
+// the caller runs such a layer on FP32 copies).
+ConvLayout nativeConvLayout(const Conv2d& spec, const LayerShape& shape, DType storage);
 
 // The descriptors of one forward convolution.
 struct ConvDescriptors {
@@ -106,6 +121,9 @@ struct ConvEpilogue {
     const void* bias = nullptr; // device bias, or null
     bool fuseBias = true; // the session's fuse_bias option
     bool relu = false; // a fused ReLU follows
+    // Native layouts: the bias (and any fused activation) is one pass of our kernel over the output; `pass` runs it
+    // on the output buffer so the race times it instead of cudnnAddTensor.
+    std::function<void()> pass;
 };
 
 // Whether the legacy path runs the bias (and the ReLU) inside cudnnConvolutionBiasActivationForward for `algo`:

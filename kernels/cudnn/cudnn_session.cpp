@@ -11,6 +11,15 @@
 // the padded edge while cuDNN divides by the full window) are computed by a small kernel of ours with PyTorch's
 // rule. For floor mode with symmetric padding that kernel never runs. The layer note says when it does.
 //
+// Tensor Core modes (tf32, fp16, bf16; compute/storage_format.h): the session stores every tensor channels-last in
+// FP32 / FP16 / BF16, and the layers cuDNN and cuBLAS have calls for run natively on it (runsInStorage, decided by
+// storage_ops.h, which asks cuDNN once per call and type): conv2d with NHWC descriptors of the storage type, an FP32
+// compute type and tensor-op math, on Find's and the graph API's engines alike; linear by cublasGemmEx with FP32
+// accumulation; activations, pools, batch norm (FP32 parameters), softmax, add and mul by their cuDNN calls. A conv2d
+// bias that cuDNN's fused call does not take, and a fused activation, are one vectorized pass of ours in FP32
+// (storage_kernels.cuh). The rest (our kernels, conv_transpose2d, the 3-D kinds, asymmetric padding) runs on the FP32
+// NCHW copies the session base makes, and the layer note says so.
+//
 // Layout switch (extra["layout"] = "nhwc"): the conv2d input is transposed to channels-last, the convolution
 // runs on NHWC tensors with [K, R, S, C] weights (transposed once at prepare), and the output is transposed back.
 // The layer's time includes both transposes (what using NHWC inside an NCHW network costs); the split between
@@ -18,21 +27,23 @@
 #include "kernels/cudnn/cudnn_session.h"
 
 #include "compute/error.h"
+#include "compute/layer_kinds.h"
 #include "compute/nvtx.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
 #include "kernels/common/gpu_session.h"
-#include "kernels/cudnn/conv_plan.h"
-#include "kernels/cudnn/graph_conv.h"
-#include "kernels/cudnn/graph_pointwise.h"
-#include "kernels/cudnn/cudnn_support.h"
-#include "kernels/cudnn/layout_kernels.cuh"
-#include "kernels/cudnn/volume_layers.h"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/merge.cuh"
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cuda/pooling.cuh"
-#include "compute/layer_kinds.h"
+#include "kernels/cudnn/conv_plan.h"
+#include "kernels/cudnn/cudnn_support.h"
+#include "kernels/cudnn/graph_conv.h"
+#include "kernels/cudnn/graph_pointwise.h"
+#include "kernels/cudnn/layout_kernels.cuh"
+#include "kernels/cudnn/native_layers.h"
+#include "kernels/cudnn/storage_ops.h"
+#include "kernels/cudnn/volume_layers.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -104,6 +115,7 @@ namespace {
         std::shared_ptr<GraphPointwisePlan> pointwise; // leaky ReLU through the graph API (null: our kernel)
         std::unique_ptr<VolumeLayerPlan> volume; // conv3d, conv_transpose3d, the 3-D pools (volume_layers.h)
         bool fusedBias = false;
+        std::unique_ptr<NativeConvPlan> nativeConv; // conv2d on the session's Tensor Core storage (native_layers.h)
         // NHWC split timing: events before the input transpose, after it, after the convolution, after the
         // output transpose; samples of each part from completed passes.
         std::vector<gpu::CudaEvent> marks;
@@ -139,10 +151,14 @@ namespace {
         }
 
     protected:
+        bool runsInStorage(size_t i) const override { return runsNatively(spec(i), shape(i), storage().dtype); }
+
         size_t layerScratchBytes(size_t i) const override
         {
             size_t floats = 0;
-            if (const auto* c = std::get_if<Conv2d>(&spec(i))) {
+            if (const auto* c = std::get_if<Conv2d>(&spec(i)); c && native(i)) {
+                return nativeConvScratchBytes(*c, shape(i), storage().dtype);
+            } else if (c) {
                 const ConvLayout l = convLayout(*c, shape(i), m_conv.nhwc);
                 floats = gpu::DeviceArena::alignUp(l.preparedInputFloats() * 4) / 4
                     + gpu::DeviceArena::alignUp(l.nhwcOutputFloats() * 4) / 4 + l.nhwcWeightFloats();
@@ -165,6 +181,8 @@ namespace {
             LayerPlan& p = m_plans[i];
             p = LayerPlan {};
             const LayerShape& s = shape(i);
+            const std::string baseNote
+                = GpuSessionBase::layerNote(i); // "... on FP32 copies" for a layer that is not native
             std::visit(
                 [&](const auto& l) {
                     using T = std::decay_t<decltype(l)>;
@@ -196,8 +214,8 @@ namespace {
                         setLayerNote(i, p.volume->note());
                     } else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>) {
                         // A volume is [N, C, D·H, W] here (tensor4), so one window of D·H × W covers it.
-                        p.xd = tensor4(s.in);
-                        p.yd = tensor4(s.out);
+                        p.xd = tensor4(i, s.in);
+                        p.yd = tensor4(i, s.out);
                         p.pool = std::make_unique<PoolDesc>();
                         p.pool->set(
                             CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, int(s.in.d * s.in.h), int(s.in.w), 0, 0, 1, 1);
@@ -206,14 +224,14 @@ namespace {
                         if (!weight(i) || !bias(i) || !runningMean(i) || !runningVar(i))
                             throw InputError("layer " + std::to_string(i) + " (" + layer(i).name + "): "
                                 + layerTypeName(l) + " parameters are not materialised");
-                        p.xd = tensor4(s.in);
+                        p.xd = tensor4(i, s.in);
                         p.pd = std::make_unique<TensorDesc>();
                         p.pd->set(CUDNN_TENSOR_NCHW, 1, int(s.in.c), 1, 1);
                         setLayerNote(i, "cudnnBatchNormalizationForwardInference (spatial)");
                     } else if constexpr (
                         std::is_same_v<T,
                             ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU>) {
-                        p.xd = tensor4(s.in);
+                        p.xd = tensor4(i, s.in);
                         p.act = std::make_unique<ActivationDesc>();
                         if constexpr (std::is_same_v<T, ReLU>)
                             p.act->set(CUDNN_ACTIVATION_RELU, 0.0);
@@ -224,7 +242,7 @@ namespace {
                         else
                             p.act->set(CUDNN_ACTIVATION_ELU, l.alpha); // coef is ELU's alpha
                     } else if constexpr (std::is_same_v<T, ReLU6> || std::is_same_v<T, SiLU>) {
-                        p.xd = tensor4(s.in);
+                        p.xd = tensor4(i, s.in);
                         p.act = std::make_unique<ActivationDesc>();
                         if constexpr (std::is_same_v<T, ReLU6>) {
                             p.act->set(CUDNN_ACTIVATION_CLIPPED_RELU, 6.0); // coef is the clip
@@ -257,9 +275,9 @@ namespace {
                         // cudnnOpTensor: C = A op B, with B broadcast where its dimensions are 1 (mul's gate).
                         p.op = std::make_unique<OpTensorDesc>(
                             std::is_same_v<T, Add> ? CUDNN_OP_TENSOR_ADD : CUDNN_OP_TENSOR_MUL);
-                        p.yd = tensor4(s.out);
+                        p.yd = tensor4(i, s.out);
                         const bool gate = std::is_same_v<T, Mul> && (s.ins[0] != s.out || s.ins[1] != s.out);
-                        p.xd = tensor4(std::is_same_v<T, Mul> && s.ins[0] != s.out ? s.ins[0] : s.ins[1]);
+                        p.xd = tensor4(i, std::is_same_v<T, Mul> && s.ins[0] != s.out ? s.ins[0] : s.ins[1]);
                         setLayerNote(i, std::is_same_v<T, Add>
                                 ? std::string("cudnnOpTensor (add)")
                                     + (s.ins.size() > 2 ? ", then cudnnAddTensor for each further input" : "")
@@ -269,18 +287,25 @@ namespace {
                     } else if constexpr (std::is_same_v<T, Pad>) {
                         setLayerNote(i, "our CUDA kernel: cuDNN has no padding layer");
                     } else if constexpr (std::is_same_v<T, Softmax>) {
-                        p.xd = tensor4(s.in);
+                        p.xd = tensor4(i, s.in);
                         setLayerNote(i, "cudnnSoftmaxForward (accurate, over channels)");
                     } else if constexpr (std::is_same_v<T, Linear>) {
-                        p.yd = tensor4(s.out);
+                        p.yd = tensor4(i, s.out);
                         p.pd = std::make_unique<TensorDesc>();
                         p.pd->set(CUDNN_TENSOR_NCHW, 1, int(s.out.c), 1, 1);
-                        setLayerNote(i,
-                            std::string("cublasSgemm")
-                                + (options().math == MathMode::TF32 ? " (TF32 tensor ops)" : " (pedantic FP32)"));
+                        if (native(i))
+                            setLayerNote(i, nativeLinearNote(storage().dtype, options().math));
+                        else
+                            setLayerNote(i,
+                                std::string("cublasSgemm")
+                                    + (options().math == MathMode::TF32 ? " (TF32 tensor ops)" : " (pedantic FP32)"));
                     }
                 },
                 spec(i));
+            if (!storage().plainFp32() && !native(i) && !baseNote.empty()) {
+                const std::string note = GpuSessionBase::layerNote(i);
+                setLayerNote(i, note == baseNote || note.empty() ? baseNote : note + "; " + baseNote);
+            }
         }
 
         void runLayer(size_t i, cudaStream_t st) override
@@ -289,8 +314,14 @@ namespace {
             CONVSCOPE_CUDNN_CHECK(cudnnSetStream(h.cudnn, st));
             LayerPlan& p = m_plans[i];
             const LayerShape& s = shape(i);
-            const float* x = input(i);
-            float* y = output(i);
+            // A native layer's tensors are in the storage type (maybe FP16/BF16): cuDNN takes them as xv / yv. The
+            // FP32 pointers exist only for the others, whose kernels of ours take float.
+            const bool nat = native(i);
+            const float* x = nat ? nullptr : input(i);
+            float* y = nat ? nullptr : output(i);
+            const void* xv = nat ? inputData(i) : static_cast<const void*>(x);
+            void* yv = nat ? outputData(i) : static_cast<void*>(y);
+            auto in = [&](size_t k) { return nat ? inputData(i, k) : static_cast<const void*>(input(i, k)); };
             std::visit(
                 [&](const auto& l) {
                     using T = std::decay_t<decltype(l)>;
@@ -312,27 +343,31 @@ namespace {
                         || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>) {
                         if (p.cudnnPool)
                             CONVSCOPE_CUDNN_CHECK(cudnnPoolingForward(
-                                h.cudnn, p.pool->get(), &kOne, p.xd->get(), x, &kZero, p.yd->get(), y));
+                                h.cudnn, p.pool->get(), &kOne, p.xd->get(), xv, &kZero, p.yd->get(), yv));
                         if (p.edge)
                             poolEdges(*p.edge, x, y, st);
                         if (p.dilatedMax)
                             cuda::maxPool2d(*p.dilatedMax, x, y, st);
                     } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                         CONVSCOPE_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(h.cudnn, CUDNN_BATCHNORM_SPATIAL,
-                            &kOne, &kZero, p.xd->get(), x, p.xd->get(), y, p.pd->get(), weight(i), bias(i),
+                            &kOne, &kZero, p.xd->get(), xv, p.xd->get(), yv, p.pd->get(), weight(i), bias(i),
                             runningMean(i), runningVar(i), l.eps));
                     } else if constexpr (std::is_same_v<T, Softmax>) {
                         CONVSCOPE_CUDNN_CHECK(cudnnSoftmaxForward(h.cudnn, CUDNN_SOFTMAX_ACCURATE,
-                            CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, p.xd->get(), x, &kZero, p.xd->get(), y));
+                            CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, p.xd->get(), xv, &kZero, p.xd->get(), yv));
                     } else if constexpr (std::is_same_v<T, Linear>) {
-                        runLinear(i, p, h, st, s);
+                        if (nat)
+                            runNativeLinear(h.cublas, s, storage().dtype, options().math, weightData(i), inputData(i),
+                                outputData(i), bias(i), st);
+                        else
+                            runLinear(i, p, h, st, s);
                     } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>
                         || std::is_same_v<T, Dropout>) {
                         // Views: never called (the session aliases the buffer).
                     } else if constexpr (std::is_same_v<T, ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh>
                         || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, SiLU>) {
                         CONVSCOPE_CUDNN_CHECK(cudnnActivationForward(
-                            h.cudnn, p.act->get(), &kOne, p.xd->get(), x, &kZero, p.xd->get(), y));
+                            h.cudnn, p.act->get(), &kOne, p.xd->get(), xv, &kZero, p.xd->get(), yv));
                     } else if constexpr (std::is_same_v<T, LeakyReLU>) {
                         if (p.pointwise)
                             p.pointwise->execute(h.cudnn, x, y, m_workspace.get());
@@ -349,17 +384,16 @@ namespace {
                     } else if constexpr (std::is_same_v<T, PReLU>) {
                         cuda::prelu(weight(i), l.num_parameters, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, y, st);
                     } else if constexpr (std::is_same_v<T, Add>) {
-                        CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, p.op->get(), &kOne, p.yd->get(), input(i, 0), &kOne,
-                            p.yd->get(), input(i, 1), &kZero, p.yd->get(), y));
+                        CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, p.op->get(), &kOne, p.yd->get(), in(0), &kOne,
+                            p.yd->get(), in(1), &kZero, p.yd->get(), yv));
                         for (size_t k = 2; k < inputCount(i); ++k)
                             CONVSCOPE_CUDNN_CHECK(
-                                cudnnAddTensor(h.cudnn, &kOne, p.yd->get(), input(i, k), &kOne, p.yd->get(), y));
+                                cudnnAddTensor(h.cudnn, &kOne, p.yd->get(), in(k), &kOne, p.yd->get(), yv));
                     } else if constexpr (std::is_same_v<T, Mul>) {
                         // A is the full-size input, B the other (possibly the broadcast gate).
                         const bool gateFirst = s.ins[0] != s.out;
                         CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, p.op->get(), &kOne, p.yd->get(),
-                            input(i, gateFirst ? 1 : 0), &kOne, p.xd->get(), input(i, gateFirst ? 0 : 1), &kZero,
-                            p.yd->get(), y));
+                            in(gateFirst ? 1 : 0), &kOne, p.xd->get(), in(gateFirst ? 0 : 1), &kZero, p.yd->get(), yv));
                     } else if constexpr (std::is_same_v<T, Concat>) {
                         std::vector<const float*> xs;
                         std::vector<long long> channels;
@@ -387,15 +421,45 @@ namespace {
         std::map<std::string, std::string> extraMetadata() const override
         {
             std::map<std::string, std::string> m;
-            m["math"] = options().math == MathMode::TF32
-                ? "tf32 (cuDNN CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, cuBLAS CUBLAS_TF32_TENSOR_OP_MATH)"
-                : "fp32 (cuDNN CUDNN_FMA_MATH, cuBLAS CUBLAS_PEDANTIC_MATH: no TF32)";
+            switch (options().math) {
+            case MathMode::FP32:
+                m["math"] = "fp32 (cuDNN CUDNN_FMA_MATH, cuBLAS CUBLAS_PEDANTIC_MATH: no TF32)";
+                break;
+            case MathMode::TF32:
+                m["math"] = "tf32 (FP32 NHWC tensors; cuDNN CUDNN_DATA_FLOAT, compute CUDNN_DATA_FLOAT, "
+                            "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION; cuBLAS cublasGemmEx CUDA_R_32F, "
+                            "CUBLAS_COMPUTE_32F_FAST_TF32)";
+                break;
+            case MathMode::FP16:
+            case MathMode::BF16: {
+                const bool f16 = options().math == MathMode::FP16;
+                m["math"] = std::string(f16 ? "fp16" : "bf16") + " (" + (f16 ? "FP16" : "BF16")
+                    + " NHWC tensors; cuDNN " + (f16 ? "CUDNN_DATA_HALF" : "CUDNN_DATA_BFLOAT16")
+                    + ", compute CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH; cuBLAS cublasGemmEx "
+                    + (f16 ? "CUDA_R_16F" : "CUDA_R_16BF")
+                    + ", CUBLAS_COMPUTE_32F; FP32 bias and batch-norm parameters)";
+                break;
+            }
+            }
+            if (!storage().plainFp32()) {
+                size_t nat = 0, copies = 0;
+                for (size_t i = 0; i < layerCount(); ++i) {
+                    const LayerSpec& l = spec(i);
+                    if (std::holds_alternative<Flatten>(l) || std::holds_alternative<Identity>(l)
+                        || std::holds_alternative<Dropout>(l))
+                        continue;
+                    (native(i) ? nat : copies) += 1;
+                }
+                m["native_layers"] = std::to_string(nat) + " native in " + storage().str() + ", "
+                    + std::to_string(copies) + " on FP32 NCHW copies";
+            }
             m["cudnn"] = cudnnVersionString();
             m["cudnn_compiled"] = std::to_string(CUDNN_MAJOR) + "." + std::to_string(CUDNN_MINOR) + "."
                 + std::to_string(CUDNN_PATCHLEVEL);
             m["cublas"] = cublasVersionString();
-            m["layout"] = m_conv.nhwc ? "nhwc (conv2d on channels-last tensors, transposes included in the layer time)"
-                                      : "nchw";
+            m["layout"] = !storage().plainFp32() ? "channels-last storage (native layers read and write it in place)"
+                : m_conv.nhwc ? "nhwc (conv2d on channels-last tensors, transposes included in the layer time)"
+                              : "nchw";
             m["workspace_limit"] = gpu::mib(m_conv.workspaceLimit);
             m["workspace_allocated"] = gpu::mib(m_workspace.bytes());
             std::string split;
@@ -417,14 +481,27 @@ namespace {
     private:
         // A volume [N, C, D, H, W] is described as [N, C, D·H, W]: the element-wise, per-channel and over-channel
         // calls (activations, op-tensor, batch norm, softmax, global pooling) see the same memory either way.
-        static std::unique_ptr<TensorDesc> tensor4(const Shape& s)
+        // A layer that runs natively sees channels-last tensors of the storage type: NHWC of [N, C, D·H, W] is
+        // NDHWC's memory too.
+        std::unique_ptr<TensorDesc> tensor4(size_t i, const Shape& s) const
         {
             auto d = std::make_unique<TensorDesc>();
-            d->set(CUDNN_TENSOR_NCHW, int(s.n), int(s.c), int(s.d * s.h), int(s.w));
+            if (native(i))
+                d->set(CUDNN_TENSOR_NHWC, int(s.n), int(s.c), int(s.d * s.h), int(s.w), dataType());
+            else
+                d->set(CUDNN_TENSOR_NCHW, int(s.n), int(s.c), int(s.d * s.h), int(s.w));
             return d;
         }
+        // Layer i reads and writes the session's non-FP32-NCHW storage itself (runsInStorage said so).
+        bool native(size_t i) const { return !storage().plainFp32() && layerRunsInStorage(i); }
+        cudnnDataType_t dataType() const { return cudnnType(storage().dtype); }
 
         std::string selection() const { return "cudnn." + algorithm(); }
+
+        NativeConvBuffers nativeBuffers(size_t i) const
+        {
+            return { inputData(i), outputData(i), weight(i), bias(i), scratch(i) };
+        }
 
         VolumeBuffers volumeBuffers(size_t i) const { return { input(i), weight(i), bias(i), output(i), scratch(i) }; }
 
@@ -440,6 +517,14 @@ namespace {
 
         void prepareConv(size_t i, const Conv2d& spec, LayerPlan& p, Handles& h, cudaStream_t stream)
         {
+            if (native(i)) {
+                p.nativeConv = planNativeConv(h.cudnn, spec, shape(i), storage().dtype, m_conv, m_pinned, m_fuseBias,
+                    nativeBuffers(i), stream,
+                    selection() + ": layer " + std::to_string(i) + " (" + layer(i).name + ")");
+                reserveWorkspace(p.nativeConv->choice.workspace);
+                setLayerNote(i, p.nativeConv->note);
+                return;
+            }
             const LayerShape& s = shape(i);
             p.conv = convLayout(spec, s, m_conv.nhwc);
             const ConvLayout& l = *p.conv;
@@ -465,7 +550,7 @@ namespace {
             const void* ws = l.nhwc ? p.nhwcWeight : weight(i);
             void* ys = l.nhwc ? static_cast<void*>(p.nhwcOut) : static_cast<void*>(output(i));
             const ConvEpilogue epilogue { bias(i), m_fuseBias,
-                spec.fused_activation.kind == FusedActivation::Kind::ReLU };
+                spec.fused_activation.kind == FusedActivation::Kind::ReLU, {} };
             if (m_pinned)
                 p.choice = choosePinned(h.cudnn, l, *p.convD, m_conv, *m_pinned,
                     selection() + ": layer " + std::to_string(i) + " (" + layer(i).name + ")");
@@ -520,6 +605,10 @@ namespace {
 
         void runConv(size_t i, LayerPlan& p, Handles& h, cudaStream_t st)
         {
+            if (p.nativeConv) {
+                runNativeConv(*p.nativeConv, h.cudnn, nativeBuffers(i), m_workspace.get(), m_workspace.bytes(), st);
+                return;
+            }
             const ConvLayout& l = *p.conv;
             if (l.nhwc) {
                 harvest(p); // the previous pass has completed (every pass ends with a synchronisation)
@@ -612,21 +701,9 @@ namespace {
             const int H = int(s.in.h), W = int(s.in.w), OH = int(s.out.h), OW = int(s.out.w);
             const int kh = int(kernel[0]), kw = int(kernel[1]), sh = int(stride[0]), sw = int(stride[1]);
             const int top = int(pad.top), bottom = int(pad.bottom), left = int(pad.left), right = int(pad.right);
-            // The outputs cuDNN defines with padding (top, left) on both sides: its floor formula.
-            auto cudnnCount
-                = [](int in, int p, int k, int st) { return in + 2 * p >= k ? (in + 2 * p - k) / st + 1 : 0; };
-            int hC = std::min(cudnnCount(H, top, kh, sh), OH);
-            int wC = std::min(cudnnCount(W, left, kw, sw), OW);
-            if (mode == 1) {
-                // Counting padding, PyTorch divides by the window clipped to the padded input, cuDNN by the whole
-                // window: equal only where the window ends inside the padded input.
-                auto inside = [](int in, int before, int after, int k, int st) {
-                    return in + before + after >= k ? (in + before + after - k) / st + 1 : 0;
-                };
-                hC = std::min(hC, inside(H, top, bottom, kh, sh));
-                wC = std::min(wC, inside(W, left, right, kw, sw));
-            }
-            p.xd = tensor4(s.in);
+            const PoolBlock block = cudnnPoolBlock(s, kernel, stride, mode);
+            const int hC = block.hC, wC = block.wC;
+            p.xd = tensor4(i, s.in);
             if (hC > 0 && wC > 0) {
                 p.cudnnPool = true;
                 p.pool = std::make_unique<PoolDesc>();
@@ -635,7 +712,11 @@ namespace {
                                                        : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
                 p.pool->set(m, kh, kw, top, left, sh, sw);
                 p.yd = std::make_unique<TensorDesc>();
-                p.yd->setStrided(int(s.out.n), int(s.out.c), hC, wC, int(s.out.c) * OH * OW, OH * OW, OW, 1);
+                const int C = int(s.out.c);
+                if (native(i)) // channels-last: every output is cuDNN's (runsNatively), the block is the whole
+                    p.yd->setStrided(int(s.out.n), C, hC, wC, C * OH * OW, 1, OW * C, C, dataType());
+                else
+                    p.yd->setStrided(int(s.out.n), C, hC, wC, C * OH * OW, OH * OW, OW, 1);
             }
             std::string note = std::string("cudnnPoolingForward ")
                 + (mode == 0        ? "max"

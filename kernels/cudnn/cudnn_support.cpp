@@ -171,13 +171,13 @@ std::string cublasVersionString()
 
 TensorDesc::TensorDesc() { CONVSCOPE_CUDNN_CHECK(cudnnCreateTensorDescriptor(&m_desc)); }
 TensorDesc::~TensorDesc() { (void)cudnnDestroyTensorDescriptor(m_desc); }
-void TensorDesc::set(cudnnTensorFormat_t format, int n, int c, int h, int w)
+void TensorDesc::set(cudnnTensorFormat_t format, int n, int c, int h, int w, cudnnDataType_t type)
 {
-    CONVSCOPE_CUDNN_CHECK(cudnnSetTensor4dDescriptor(m_desc, format, CUDNN_DATA_FLOAT, n, c, h, w));
+    CONVSCOPE_CUDNN_CHECK(cudnnSetTensor4dDescriptor(m_desc, format, type, n, c, h, w));
 }
-void TensorDesc::setStrided(int n, int c, int h, int w, int sn, int sc, int sh, int sw)
+void TensorDesc::setStrided(int n, int c, int h, int w, int sn, int sc, int sh, int sw, cudnnDataType_t type)
 {
-    CONVSCOPE_CUDNN_CHECK(cudnnSetTensor4dDescriptorEx(m_desc, CUDNN_DATA_FLOAT, n, c, h, w, sn, sc, sh, sw));
+    CONVSCOPE_CUDNN_CHECK(cudnnSetTensor4dDescriptorEx(m_desc, type, n, c, h, w, sn, sc, sh, sw));
 }
 void TensorDesc::set5d(int n, int c, int d, int h, int w)
 {
@@ -188,9 +188,9 @@ void TensorDesc::set5d(int n, int c, int d, int h, int w)
 
 FilterDesc::FilterDesc() { CONVSCOPE_CUDNN_CHECK(cudnnCreateFilterDescriptor(&m_desc)); }
 FilterDesc::~FilterDesc() { (void)cudnnDestroyFilterDescriptor(m_desc); }
-void FilterDesc::set(cudnnTensorFormat_t format, int k, int c, int h, int w)
+void FilterDesc::set(cudnnTensorFormat_t format, int k, int c, int h, int w, cudnnDataType_t type)
 {
-    CONVSCOPE_CUDNN_CHECK(cudnnSetFilter4dDescriptor(m_desc, CUDNN_DATA_FLOAT, format, k, c, h, w));
+    CONVSCOPE_CUDNN_CHECK(cudnnSetFilter4dDescriptor(m_desc, type, format, k, c, h, w));
 }
 void FilterDesc::set5d(int k, int c, int d, int h, int w)
 {

@@ -9,6 +9,7 @@
 // cudnnDestroy then would crash the program on its way out.
 #pragma once
 
+#include "compute/storage_format.h"
 #include "kernels/common/calibration.h"
 
 #include <cublas_v2.h>
@@ -41,6 +42,16 @@ gpu::Measured measureSgemm();
 std::string cudnnVersionString();
 std::string cublasVersionString();
 
+// cuDNN's element type for a storage type (compute/storage_format.h): FLOAT, HALF, BFLOAT16.
+inline cudnnDataType_t cudnnType(DType t)
+{
+    return t == DType::F16 ? CUDNN_DATA_HALF : t == DType::BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+inline const char* cudnnTypeName(DType t)
+{
+    return t == DType::F16 ? "CUDNN_DATA_HALF" : t == DType::BF16 ? "CUDNN_DATA_BFLOAT16" : "CUDNN_DATA_FLOAT";
+}
+
 // Owning wrappers; every create/set is checked.
 class TensorDesc {
 public:
@@ -48,10 +59,11 @@ public:
     ~TensorDesc();
     TensorDesc(const TensorDesc&) = delete;
     TensorDesc& operator=(const TensorDesc&) = delete;
-    // Packed 4-D tensor in the given format (CUDNN_TENSOR_NCHW or CUDNN_TENSOR_NHWC).
-    void set(cudnnTensorFormat_t format, int n, int c, int h, int w);
+    // Packed 4-D tensor in the given format (CUDNN_TENSOR_NCHW or CUDNN_TENSOR_NHWC) and element type.
+    void set(cudnnTensorFormat_t format, int n, int c, int h, int w, cudnnDataType_t type = CUDNN_DATA_FLOAT);
     // Explicit strides (a window into a larger tensor).
-    void setStrided(int n, int c, int h, int w, int sn, int sc, int sh, int sw);
+    void setStrided(
+        int n, int c, int h, int w, int sn, int sc, int sh, int sw, cudnnDataType_t type = CUDNN_DATA_FLOAT);
     // Packed 5-D NCDHW tensor (volumes).
     void set5d(int n, int c, int d, int h, int w);
     cudnnTensorDescriptor_t get() const { return m_desc; }
@@ -66,7 +78,7 @@ public:
     ~FilterDesc();
     FilterDesc(const FilterDesc&) = delete;
     FilterDesc& operator=(const FilterDesc&) = delete;
-    void set(cudnnTensorFormat_t format, int k, int c, int h, int w);
+    void set(cudnnTensorFormat_t format, int k, int c, int h, int w, cudnnDataType_t type = CUDNN_DATA_FLOAT);
     void set5d(int k, int c, int d, int h, int w); // [K, C, kd, kh, kw], NCDHW
     cudnnFilterDescriptor_t get() const { return m_desc; }
 

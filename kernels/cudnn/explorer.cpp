@@ -12,6 +12,7 @@
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/device_info.h"
+#include "kernels/common/storage_convert.cuh"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/cudnn_support.h"
 #include "kernels/cudnn/graph_conv.h"
@@ -44,7 +45,12 @@ std::string exploreConvolution(
     gpu::requireUsable();
     gpu::selectDevice();
     const ConvOptions o = convOptions(options);
-    const ConvLayout l = convLayout(*spec, shape, o.nhwc);
+    // In tf32/fp16/bf16 a session stores tensors channels-last in that format and runs conv2d natively on them
+    // (cudnn_session.cpp), unless its padding is asymmetric: the explorer times exactly that configuration.
+    const StorageFormat storage = gpuStorageFor(o.math);
+    const bool native = !storage.plainFp32() && shape.resolvedPadding.isSymmetric();
+    const ConvLayout l = native ? nativeConvLayout(*spec, shape, storage.dtype) : convLayout(*spec, shape, o.nhwc);
+    const size_t elemBytes = dtypeBytes(l.storage);
     Handles& h = threadHandles();
     gpu::CudaStream stream;
     CONVSCOPE_CUDNN_CHECK(cudnnSetStream(h.cudnn, stream.get()));
@@ -56,15 +62,22 @@ std::string exploreConvolution(
 
     ConvDescriptors d;
     describe(l, mathTypeFor(o.math), d);
-    gpu::DeviceBuffer x(size_t(l.n) * l.c * l.ph * l.pw * sizeof(float), "explorer input");
-    gpu::DeviceBuffer w(size_t(l.k) * (l.c / l.groups) * l.kh * l.kw * sizeof(float), "explorer weights");
-    gpu::DeviceBuffer y(size_t(l.n) * l.k * l.outH * l.outW * sizeof(float), "explorer output");
-    const float half = 0.5f, small = 0.01f;
-    CONVSCOPE_CUDNN_CHECK(cudnnSetTensor(h.cudnn, d.x.get(), x.get(), &half));
+    const size_t xElems = size_t(l.n) * l.c * l.ph * l.pw, wElems = size_t(l.k) * (l.c / l.groups) * l.kh * l.kw;
+    gpu::DeviceBuffer x(xElems * elemBytes, "explorer input");
+    gpu::DeviceBuffer w(wElems * elemBytes, "explorer weights");
+    gpu::DeviceBuffer y(size_t(l.n) * l.k * l.outH * l.outW * elemBytes, "explorer output");
     {
-        TensorDesc flat;
-        flat.set(CUDNN_TENSOR_NCHW, 1, 1, 1, int(w.bytes() / sizeof(float)));
-        CONVSCOPE_CUDNN_CHECK(cudnnSetTensor(h.cudnn, flat.get(), w.get(), &small));
+        // Constants written as FP32 and converted to the data type (cudnnSetTensor takes a value of the tensor's type).
+        gpu::DeviceBuffer f32(std::max(xElems, wElems) * sizeof(float), "explorer constants");
+        auto fill = [&](const gpu::DeviceBuffer& dst, size_t n, float value) {
+            TensorDesc flat;
+            flat.set(CUDNN_TENSOR_NCHW, 1, 1, 1, int(n));
+            CONVSCOPE_CUDNN_CHECK(cudnnSetTensor(h.cudnn, flat.get(), f32.get(), &value));
+            gpu::convertValues(f32.floats(), dst.get(), int64_t(n), l.storage, stream.get());
+            CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        };
+        fill(x, xElems, 0.5f);
+        fill(w, wElems, 0.01f);
     }
 
     // cuDNN's Find over every algorithm, with as much workspace as the limit allows.
@@ -88,7 +101,9 @@ std::string exploreConvolution(
     doc["groups"] = l.groups;
     doc["pad_step"] = l.padStep;
     doc["math"] = mathModeName(o.math);
-    doc["layout"] = o.nhwc ? "nhwc" : "nchw";
+    doc["layout"] = native ? "nhwc (native: the session's channels-last storage)" : o.nhwc ? "nhwc" : "nchw";
+    doc["data_type"] = cudnnTypeName(l.storage);
+    doc["compute_type"] = "CUDNN_DATA_FLOAT";
     doc["workspace_limit_bytes"] = o.workspaceLimit;
     doc["cudnn"] = cudnnVersionString();
     doc["timed_runs"] = kTimedRuns;
@@ -100,8 +115,8 @@ std::string exploreConvolution(
         find.push_back({ { "algorithm", algorithmName(p.algo) }, { "status", statusName(p.status) },
             { "time_ms", p.status == CUDNN_STATUS_SUCCESS ? nlohmann::json(p.time) : nlohmann::json() },
             { "workspace_bytes", p.memory }, { "deterministic", determinismName(p.determinism) },
-            { "math", mathTypeName(p.mathType) } });
-        const bool mathOk = o.math == MathMode::TF32 || p.mathType == CUDNN_FMA_MATH;
+            { "math", mathTypeName(p.mathType) }, { "data_type", cudnnTypeName(l.storage) } });
+        const bool mathOk = o.math != MathMode::FP32 || p.mathType == CUDNN_FMA_MATH;
         if (p.status == CUDNN_STATUS_SUCCESS && p.memory <= o.workspaceLimit && mathOk && candidates.size() < 4
             && (bestFind < 0 || p.time <= 1.5f * bestFind)) {
             if (bestFind < 0)
@@ -118,6 +133,7 @@ std::string exploreConvolution(
             continue;
         nlohmann::json e;
         e["algorithm"] = a.name;
+        e["data_type"] = cudnnTypeName(l.storage);
         d.conv.setMath(mathTypeFor(o.math));
         size_t wsBytes = 0;
         const cudnnStatus_t st = cudnnGetConvolutionForwardWorkspaceSize(
@@ -201,9 +217,10 @@ std::string exploreConvolution(
     // The graph API's fastest engine configuration, which cudnn.auto races against that legacy choice
     // (graph_conv.h). It has no pinned selection of its own. The race here is the convolution alone; a layer
     // with a bias also weighs the bias pass a graph plan cannot fuse, and the layer note says what won.
-    if (!o.nhwc) {
+    if (!o.nhwc || l.native) {
         nlohmann::json e { { "algorithm", "graph_api" }, { "pinnable", false },
-            { "math", o.math == MathMode::TF32 ? "tensor cores allowed" : "fma (no tensor-core engines)" } };
+            { "math", o.math != MathMode::FP32 ? "tensor cores allowed" : "fma (no tensor-core engines)" },
+            { "data_type", cudnnTypeName(l.storage) } };
         try {
             int tried = 0;
             const auto plan = GraphConvPlan::tune(

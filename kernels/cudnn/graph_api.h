@@ -48,10 +48,13 @@ private:
     cudnnBackendDescriptor_t m_desc = nullptr;
 };
 
-inline Desc tensor(int64_t uid, const std::array<int64_t, 4>& dims)
+// dims are always [N, C, H, W]; `channelsLast` lays them out NHWC (C innermost), as a native session stores them.
+inline Desc tensor(
+    int64_t uid, const std::array<int64_t, 4>& dims, cudnnDataType_t type = CUDNN_DATA_FLOAT, bool channelsLast = false)
 {
-    const std::array<int64_t, 4> strides { dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1 }; // NCHW
-    const cudnnDataType_t type = CUDNN_DATA_FLOAT;
+    const std::array<int64_t, 4> strides = channelsLast
+        ? std::array<int64_t, 4> { dims[1] * dims[2] * dims[3], 1, dims[3] * dims[1], dims[1] }
+        : std::array<int64_t, 4> { dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1 };
     const int64_t alignment = 16; // every tensor the session hands over is 256-byte aligned
     Desc d(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     d.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);

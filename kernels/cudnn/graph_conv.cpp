@@ -55,6 +55,8 @@ namespace {
                     info.traits += ", fft";
                 if (notes[size_t(i)] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE)
                     info.traits += ", tensor cores";
+                if (notes[size_t(i)] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)
+                    info.traits += ", down-converted inputs";
             }
         return info;
     }
@@ -112,12 +114,14 @@ std::shared_ptr<GraphConvPlan> GraphConvPlan::tune(cudnnHandle_t h, const ConvLa
     const void* w, void* y, void* workspace, size_t workspaceBytes, int* tried)
 {
     *tried = 0;
-    if (l.nhwc)
+    if (l.nhwc && !l.native)
         return nullptr;
+    // Native: NHWC tensors and [K, R, S, C/g] filters of the storage type; the compute type stays FLOAT.
+    const cudnnDataType_t type = l.dataType();
     std::vector<Desc> keep;
-    keep.push_back(tensor(kUidX, { l.n, l.c, l.ph, l.pw }));
-    keep.push_back(tensor(kUidW, { l.k, l.c / l.groups, l.kh, l.kw }));
-    keep.push_back(tensor(kUidY, { l.n, l.k, l.outH, l.outW }));
+    keep.push_back(tensor(kUidX, { l.n, l.c, l.ph, l.pw }, type, l.native));
+    keep.push_back(tensor(kUidW, { l.k, l.c / l.groups, l.kh, l.kw }, type, l.native));
+    keep.push_back(tensor(kUidY, { l.n, l.k, l.outH, l.outW }, type, l.native));
 
     Desc conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
     const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
@@ -159,8 +163,9 @@ std::shared_ptr<GraphConvPlan> GraphConvPlan::tune(cudnnHandle_t h, const ConvLa
         for (size_t i = 0; i < configs.size() && *tried < kMaxConfigsTried; ++i) {
             ++position;
             const EngineInfo info = engineInfo(configs[i]->get());
-            // PyTorch's filter: never down-converted inputs; in FP32 no tensor cores (on float data they mean TF32).
-            if (info.downConvert || (math == MathMode::FP32 && info.tensorCore))
+            // PyTorch's filter: no down-converted inputs on float data (FP32 or TF32 would silently become FP16);
+            // in FP32 no tensor cores (on float data they mean TF32). FP16/BF16 data accept both.
+            if ((info.downConvert && type == CUDNN_DATA_FLOAT) || (math == MathMode::FP32 && info.tensorCore))
                 continue;
             size_t bytes = 0;
             std::unique_ptr<Desc> plan = graph::executionPlan(h, *configs[i], workspaceBytes, &bytes);

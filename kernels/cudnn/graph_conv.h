@@ -34,7 +34,8 @@ public:
     // y = conv(x, w) on the handle's stream. The variant pack is rebuilt only when a pointer changes.
     void execute(cudnnHandle_t h, const void* x, const void* w, void* y, void* workspace) const;
 
-    // The fastest engine configuration for the layout's convolution (NCHW only) whose workspace fits
+    // The fastest engine configuration for the layout's convolution (NCHW, or native NHWC of the storage type)
+    // whose workspace fits
     // `workspace.bytes()`, timed on x, w, y (contents are overwritten); null when none finalizes.
     // `tried` receives how many configurations were built and timed.
     static std::shared_ptr<GraphConvPlan> tune(cudnnHandle_t h, const ConvLayout& l, MathMode math, const void* x,

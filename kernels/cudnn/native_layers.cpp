@@ -1,0 +1,153 @@
+#include "kernels/cudnn/native_layers.h"
+
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/device_buffer.h"
+#include "kernels/common/storage_convert.cuh"
+#include "kernels/cudnn/graph_conv.h"
+
+#include <cstdio>
+
+namespace convscope::cudnn {
+
+namespace {
+    const float kOne = 1.0f, kZero = 0.0f;
+
+    std::string ms(double v)
+    {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.4f ms", v);
+        return b;
+    }
+
+    EpilogueAct epilogueAct(FusedActivation::Kind k)
+    {
+        switch (k) {
+        case FusedActivation::Kind::ReLU:
+            return EpilogueAct::ReLU;
+        case FusedActivation::Kind::Sigmoid:
+            return EpilogueAct::Sigmoid;
+        case FusedActivation::Kind::Tanh:
+            return EpilogueAct::Tanh;
+        case FusedActivation::Kind::ELU:
+            return EpilogueAct::ELU;
+        default:
+            return EpilogueAct::None; // leaky ReLU never gets here: CudnnBackend::fusesActivation refuses it
+        }
+    }
+} // namespace
+
+size_t nativeConvScratchBytes(const Conv2d& spec, const LayerShape& shape, DType storage)
+{
+    const ConvLayout l = nativeConvLayout(spec, shape, storage);
+    const size_t bytes = dtypeBytes(storage);
+    return gpu::DeviceArena::alignUp(l.nhwcWeightFloats() * bytes) + gpu::DeviceArena::alignUp(size_t(l.k) * bytes);
+}
+
+std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& spec, const LayerShape& shape, DType type,
+    const ConvOptions& o, std::optional<cudnnConvolutionFwdAlgo_t> pinned, bool fuseBias, const NativeConvBuffers& b,
+    cudaStream_t stream, const std::string& who)
+{
+    auto p = std::make_unique<NativeConvPlan>();
+    p->layout = nativeConvLayout(spec, shape, type);
+    const ConvLayout& l = p->layout;
+    auto* sp = static_cast<char*>(b.scratch);
+    // [K, C/g, R, S] is a tensor whose channels-last form is [K, R, S, C/g]: toStorage converts and permutes.
+    const StorageFormat format { type, true };
+    gpu::toStorage(b.weight, sp, Shape::nchw(l.k, l.c / l.groups, l.kh, l.kw), format, stream);
+    p->weight = sp;
+    if (b.bias && type != DType::F32) {
+        void* bias = sp + gpu::DeviceArena::alignUp(l.nhwcWeightFloats() * dtypeBytes(type));
+        gpu::convertValues(b.bias, bias, l.k, type, stream);
+        p->bias = bias;
+    } else {
+        p->bias = b.bias;
+    }
+    describe(l, mathTypeFor(o.math), p->d);
+    const EpilogueAct act = epilogueAct(spec.fused_activation.kind);
+    p->actParam = float(spec.fused_activation.param);
+    ConvEpilogue epilogue { p->bias, fuseBias, act == EpilogueAct::ReLU, {} };
+    if (b.bias || act != EpilogueAct::None)
+        epilogue.pass = [y = b.y, bias = b.bias, total = shape.out.numel(), k = l.k, type, act, param = p->actParam,
+                            stream] { biasActivation(y, bias, total, k, type, act, param, stream); };
+    p->choice
+        = pinned ? choosePinned(h, l, p->d, o, *pinned, who) : chooseAuto(h, l, p->d, o, b.x, p->weight, b.y, epilogue);
+    p->fusedBias = !p->choice.graph && legacyFusesBias(epilogue, p->choice.algo);
+    const bool reluInCall = p->fusedBias && epilogue.relu;
+    if (p->fusedBias) {
+        p->act = std::make_unique<ActivationDesc>();
+        p->act->set(reluInCall ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, 0.0);
+    }
+    p->passAct = reluInCall ? EpilogueAct::None : act;
+    p->pass = (b.bias && !p->fusedBias) || p->passAct != EpilogueAct::None;
+
+    const AlgoChoice& c = p->choice;
+    const std::string tname = dtypeName(type);
+    std::string note = pinned ? "cuDNN " + algorithmName(c.algo)
+                              : "cudnn.auto → "
+            + (c.graph ? c.graph->name() + ", ahead of legacy " + algorithmName(c.algo) : algorithmName(c.algo))
+            + (c.cached ? " (cached choice)" : " (Find: " + ms(c.findMs) + ")");
+    if (!pinned && c.graphTried > 0)
+        note += ", " + std::to_string(c.graphTried) + " graph API configurations raced: best " + ms(c.graphMs)
+            + " against legacy " + ms(c.legacyMs)
+            + (c.epilogueMs >= 0 ? " (plus " + ms(c.epilogueMs) + " per epilogue pass)" : "");
+    note += "; native " + tname + " NHWC (" + cudnnTypeName(type) + " tensors, [K, R, S, C/g] " + tname
+        + " weights, compute CUDNN_DATA_FLOAT, math " + mathTypeName(c.math) + "), workspace " + gpu::mib(c.workspace);
+    if (!c.overLimit.empty())
+        note += "; over the workspace limit of " + gpu::mib(o.workspaceLimit) + ": " + c.overLimit
+            + " (--option workspace_limit=BYTES)";
+    if (b.bias && p->fusedBias)
+        note += std::string(", bias ") + (reluInCall ? "and relu " : "")
+            + "fused (cudnnConvolutionBiasActivationForward, bias in " + tname + ")";
+    if (p->pass)
+        note += std::string(", ") + (b.bias && !p->fusedBias ? "FP32 bias " : "")
+            + (b.bias && !p->fusedBias && p->passAct != EpilogueAct::None ? "and " : "")
+            + (p->passAct != EpilogueAct::None ? "fused activation " : "") + "in one pass of ours (FP32 math)";
+    p->note = note;
+    return p;
+}
+
+void runNativeConv(const NativeConvPlan& p, cudnnHandle_t h, const NativeConvBuffers& b, void* workspace,
+    size_t workspaceBytes, cudaStream_t stream)
+{
+    const ConvDescriptors& d = p.d;
+    if (p.choice.graph) {
+        p.choice.graph->execute(h, b.x, p.weight, b.y, workspace);
+    } else if (p.fusedBias) {
+        CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(h, &kOne, d.x.get(), b.x, d.w.get(), p.weight,
+            d.conv.get(), p.choice.algo, workspace, workspaceBytes, &kZero, d.y.get(), b.y, d.bias.get(), p.bias,
+            p.act->get(), d.y.get(), b.y));
+    } else {
+        CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h, &kOne, d.x.get(), b.x, d.w.get(), p.weight, d.conv.get(),
+            p.choice.algo, workspace, workspaceBytes, &kZero, d.y.get(), b.y));
+    }
+    if (p.pass)
+        biasActivation(b.y, p.fusedBias ? nullptr : b.bias,
+            int64_t(p.layout.n) * p.layout.k * p.layout.outH * p.layout.outW, p.layout.k, p.layout.storage, p.passAct,
+            p.actParam, stream);
+}
+
+void runNativeLinear(cublasHandle_t h, const LayerShape& s, DType type, MathMode math, const void* w, const void* x,
+    void* y, const float* bias, cudaStream_t stream)
+{
+    CONVSCOPE_CUBLAS_CHECK(cublasSetStream(h, stream));
+    // No reduced-precision reductions: the sums stay FP32 in every mode.
+    CONVSCOPE_CUBLAS_CHECK(
+        cublasSetMathMode(h, cublasMath_t(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+    const cudaDataType_t t = type == DType::F16 ? CUDA_R_16F : type == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    const cublasComputeType_t compute = math == MathMode::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    const int n = int(s.in.n), in = int(s.in.c * s.in.d * s.in.h * s.in.w), out = int(s.out.c);
+    // Row-major y[n, out] = x[n, in] · W[out, in]ᵀ is, column-major, yᵀ[out, n] = W · xᵀ with W read as the
+    // transposed [in, out] column-major matrix.
+    CONVSCOPE_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &kOne, w, t, in, x, t, in, &kZero, y,
+        t, out, compute, CUBLAS_GEMM_DEFAULT));
+    biasActivation(y, bias, int64_t(n) * out, out, type, EpilogueAct::None, 0.0f, stream);
+}
+
+std::string nativeLinearNote(DType type, MathMode math)
+{
+    return std::string("cublasGemmEx on ") + dtypeName(type) + " operands ("
+        + (math == MathMode::TF32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F")
+        + ", no reduced-precision reductions), FP32 bias in one pass of ours";
+}
+
+} // namespace convscope::cudnn
