@@ -127,7 +127,7 @@ Command addAlgosCommand(CLI::App& app)
     cmd->add_option("--suite", a->suite, "a built-in suite instead of a file (unet-encoder, lenet5, weak-shapes)");
     cmd->add_option("--cases", a->cases, "which cases of the suite, e.g. 0-2");
     cmd->add_option("--layer", a->layer, "only this layer (name or index)");
-    cmd->add_option("--math", a->math, "fp32 or tf32")->capture_default_str();
+    cmd->add_option("--math", a->math, kMathModeHelp)->capture_default_str();
     cmd->add_option("--option", a->options, "backend option KEY=VALUE (layout=nchw|nhwc, workspace_limit=BYTES)");
     cmd->add_option("--json", a->json, "write the explorer's documents as JSON");
     return [a]() {

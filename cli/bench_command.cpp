@@ -121,7 +121,7 @@ Command addBenchCommand(CLI::App& app)
     cmd->add_option("--repeat", a->repeat, "timed passes")->capture_default_str();
     cmd->add_option("--reference", a->reference, "auto, none, or a selection to validate against")
         ->capture_default_str();
-    cmd->add_option("--math", a->math, "fp32 or tf32")->capture_default_str();
+    cmd->add_option("--math", a->math, kMathModeHelp)->capture_default_str();
     cmd->add_option("--json", a->json, "write the full result as JSON");
     cmd->add_flag("--graph", a->graph, "GPU sessions replay their layers from a CUDA Graph (option graph=1)");
     cmd->add_flag("--fuse", a->fuse, "also run each selection fused (+fused): batch norm folded, activation in the epilogue");

@@ -252,7 +252,7 @@ Command addInterpolateCommand(CLI::App& app)
     cmd->add_option("--inputs", a->inputs, "with --lecture: how many inputs")->capture_default_str();
     cmd->add_option("--pairs", a->pairs, "with --lecture: only the first N ordered pairs (0: all)")
         ->capture_default_str();
-    cmd->add_option("--math", a->math, "fp32 or tf32")->capture_default_str();
+    cmd->add_option("--math", a->math, kMathModeHelp)->capture_default_str();
     cmd->add_option("--memory-budget", a->memoryBudget, "host memory the run may use: 8G, 512MiB, 25%");
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
     return [a]() {

@@ -119,7 +119,7 @@ Command addRunCommand(CLI::App& app)
         "with --save-session: also run a sweep preset (unet-channels, crossover, kernel-size; NAME:A-B keeps points "
         "A to B) on the same selections and save it");
     cmd->add_flag("--no-calibrate", a->noCalibrate, "with --save-session: skip measuring the roofline ceilings");
-    cmd->add_option("--math", a->math, "fp32 or tf32")->capture_default_str();
+    cmd->add_option("--math", a->math, kMathModeHelp)->capture_default_str();
     cmd->add_option("--reference", a->reference, "auto, none, or a selection to check outputs against")
         ->capture_default_str();
     cmd->add_flag("--no-interleave", a->noInterleave, "run each selection's passes back to back");

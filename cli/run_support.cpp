@@ -105,7 +105,8 @@ void printResultTable(std::ostream& out, const Network& net, const RunResult& ru
             const auto& lr = s->layers[i];
             row.push_back(formatMs(lr.computeMs.median));
             row.push_back(lr.computeMs.median > 0 ? fmt("%.2f", sh.cost.flops / (lr.computeMs.median * 1e6)) : "");
-            row.push_back(lr.error.valid ? fmt("%.2e", lr.error.relL2) : (lr.error.note.empty() ? "—" : "FAIL"));
+            row.push_back(lr.error.valid ? fmt("%.2e", lr.error.relL2) + (lr.error.bound > 0 ? fmt(" ≤%.1e", lr.error.bound) : "")
+                                         : (lr.error.note.empty() ? "—" : "FAIL"));
         }
         table.addRow(row);
     }

@@ -4,15 +4,33 @@
 
 namespace convscope {
 
-std::string mathModeName(MathMode m) { return m == MathMode::TF32 ? "tf32" : "fp32"; }
+std::string mathModeName(MathMode m)
+{
+    switch (m) {
+    case MathMode::TF32:
+        return "tf32";
+    case MathMode::FP16:
+        return "fp16";
+    case MathMode::BF16:
+        return "bf16";
+    case MathMode::FP32:
+        break;
+    }
+    return "fp32";
+}
 
 MathMode parseMathMode(const std::string& s)
 {
-    if (s == "fp32")
-        return MathMode::FP32;
-    if (s == "tf32")
-        return MathMode::TF32;
-    throw InputError("unknown math mode \"" + s + "\" (use fp32 or tf32)");
+    for (MathMode m : { MathMode::FP32, MathMode::TF32, MathMode::FP16, MathMode::BF16 })
+        if (s == mathModeName(m))
+            return m;
+    throw InputError("unknown math mode \"" + s + "\" (use " + kMathModeHelp + ")");
+}
+
+double DeviceCeilings::peakFor(MathMode m) const
+{
+    const auto it = mathGflops.find(mathModeName(m));
+    return it != mathGflops.end() && it->second > 0 ? it->second : peakGflops;
 }
 
 Selection Selection::parse(const std::string& text)

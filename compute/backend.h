@@ -20,9 +20,16 @@
 
 namespace convscope {
 
-enum class MathMode { FP32, TF32 };
-std::string mathModeName(MathMode m); // "fp32", "tf32"
+// How a run computes (`--math`, the window's math choice), recorded with every result:
+//   fp32  FP32 storage and FMAs, no Tensor Cores (cuDNN pedantic math): the reference arithmetic;
+//   tf32  FP32 storage, convolution and GEMM operands rounded to TF32 (10-bit mantissa) on Tensor Cores;
+//   fp16  tensors stored as IEEE half on the GPU, Tensor Core products, FP32 sums;
+//   bf16  tensors stored as bfloat16, Tensor Core products, FP32 sums.
+// What a mode stores and rounds is in compute/storage_format.h; the error it may cause in compute/rounding_bound.h.
+enum class MathMode { FP32, TF32, FP16, BF16 };
+std::string mathModeName(MathMode m); // "fp32", "tf32", "fp16", "bf16"
 MathMode parseMathMode(const std::string& s); // throws InputError
+const char* const kMathModeHelp = "fp32, tf32, fp16 or bf16";
 
 // `fused` ("cuda.implicit_gemm+fused") runs the network after the fusion pass (compute/fusion.h): batch norm
 // folded into the convolution before it, and the activation after that into the convolution's epilogue where
@@ -74,6 +81,12 @@ struct DeviceCeilings {
     double bandwidthGBs = 0; // GB/s (1e9 bytes), bytes read + written
     std::string computeMethod; // "OpenBLAS sgemm 1024³, best of 5"
     std::string bandwidthMethod; // "memcpy of 256 MiB, best of 5, read + write counted"
+    // Tensor Core (or CPU BF16) ceilings by math mode name ("tf32", "fp16", "bf16"): the rate a vendor GEMM of that
+    // format reaches (cuBLAS on the GPU, oneDNN's matmul on the CPU). Empty where nothing was measured; the roofline
+    // of a run in that mode uses it instead of peakGflops.
+    std::map<std::string, double> mathGflops;
+    std::map<std::string, std::string> mathMethods; // how each was measured
+    double peakFor(MathMode m) const; // mathGflops[mode] when measured, else peakGflops
 };
 
 class BackendSession {

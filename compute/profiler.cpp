@@ -6,6 +6,7 @@
 // reference.
 #include "compute/profiler.h"
 
+
 #include "compute/load_input.h"
 #include "compute/materialize.h"
 #include "compute/backend_registry.h"
@@ -13,6 +14,7 @@
 #include "compute/fusion.h"
 #include "compute/memory_budget.h"
 #include "compute/nvtx.h"
+#include "compute/rounding_bound.h"
 #include "compute/system_info.h"
 
 #include "convscope_config.h"
@@ -252,14 +254,18 @@ static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& inpu
                 runOne(l, pass);
     }
 
-    // Reference outputs: from the reference selection if it ran, else from a separate untimed pass.
+    // Reference outputs: from the reference selection if it ran, else from a separate untimed pass. The reference
+    // is always FP32: a selection that ran in another math mode is reused only on the CPU, whose own kernels compute
+    // in FP32 in every mode; otherwise the reference runs apart with default (FP32) options, so a tf32/fp16/bf16 run
+    // is compared with FP32 and its errors show the rounding.
     std::vector<Tensor> reference;
     if (options.reference) {
         report(0.9, "reference " + options.reference->str());
         BackendSession* refSession = nullptr;
         std::unique_ptr<BackendSession> own;
+        const bool reusable = options.session.math == MathMode::FP32 || options.reference->backend == "cpu";
         for (auto& l : live)
-            if (l.session && l.result->selection == *options.reference)
+            if (reusable && l.session && l.result->selection == *options.reference)
                 refSession = l.session.get();
         if (!refSession) {
             auto backend = registry.resolve(*options.reference);
@@ -274,6 +280,7 @@ static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& inpu
         }
     }
 
+    const std::vector<double> bounds = roundingBounds(options.session.math, net, result.shapes);
     for (auto& l : live) {
         SelectionResult& sr = *l.result;
         if (!l.session)
@@ -308,8 +315,11 @@ static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& inpu
                 }
                 if (m.hasOutput && (options.keepOutputs || !reference.empty())) {
                     Tensor out = l.session->fetchOutput(m.fusedIndex, &lr.fetchMs);
-                    if (!reference.empty())
+                    if (!reference.empty()) {
                         lr.error = compare(out, reference[i]);
+                        // Our CPU kernels compute in FP32 in every mode: no rounding bound to state for them.
+                        lr.error.bound = sr.selection.backend == "cpu" ? 0.0 : bounds[i];
+                    }
                     if (options.keepOutputs)
                         lr.output = std::move(out);
                 }

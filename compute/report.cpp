@@ -62,6 +62,8 @@ namespace {
         ordered_json j = { { "max_abs", e.maxAbs }, { "max_rel", e.maxRel }, { "rel_l2", e.relL2 }, { "valid", e.valid } };
         if (!e.note.empty())
             j["note"] = e.note;
+        if (e.bound > 0)
+            j["rounding_bound"] = e.bound; // compute/rounding_bound.h
         return j;
     }
 

@@ -302,6 +302,7 @@ RunResult parseReportJson(const std::string& text, const ShapeReport& shapes, co
                 l.error.relL2 = e.value("rel_l2", 0.0);
                 l.error.valid = e.value("valid", false);
                 l.error.note = e.value("note", "");
+                l.error.bound = e.value("rounding_bound", 0.0);
             }
             if (lj.contains("algorithm_explorer") && !lj["algorithm_explorer"].is_null())
                 l.explorerJson = lj["algorithm_explorer"].dump();

@@ -67,6 +67,9 @@ struct ErrorMetrics {
     double relL2 = 0; // ||a - ref||_2 / ||ref||_2 (or ||a - ref||_2 when ref is all zeros)
     bool valid = false; // false when shapes differ or a value is not finite
     std::string note; // why not valid
+    // The relL2 that the run's math mode's rounding may cause on this layer (compute/rounding_bound.h); 0 in FP32,
+    // where no bound is stated. Set by the profiler, not by compare().
+    double bound = 0;
 };
 ErrorMetrics compare(const Tensor& value, const Tensor& reference);
 

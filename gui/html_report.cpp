@@ -43,7 +43,7 @@ QString methodHtml(const RunOutcome& run, const QString& origin)
     for (const auto& [k, v] : m.libraries)
         h += row({ esc(k), esc(v) });
     h += row(
-        { QObject::tr("Math mode"), esc(m.mathMode) + QObject::tr(" (FP32 = no TF32; TF32 only when switched on)") });
+        { QObject::tr("Math mode"), esc(m.mathMode) + QObject::tr(" (FP32 = no Tensor Cores; errors of TF32/FP16/BF16 runs are against the FP32 reference)") });
     h += row({ QObject::tr("Warm-ups / repeats"),
         QStringLiteral("%1 / %2%3")
             .arg(m.warmup)

@@ -97,9 +97,13 @@ RunPanel::RunPanel(Engine* engine, QWidget* parent)
     pair(tr("Repeats"), m_repeat);
     m_math->addItem(tr("FP32"), int(MathMode::FP32));
     m_math->addItem(tr("TF32"), int(MathMode::TF32));
+    m_math->addItem(tr("FP16"), int(MathMode::FP16));
+    m_math->addItem(tr("BF16"), int(MathMode::BF16));
     m_math->setObjectName(QStringLiteral("mathMode"));
-    m_math->setToolTip(tr("FP32 is exact single precision (no TF32); TF32 lets tensor cores round inputs to 10 bits "
-                          "where a GPU backend has it. The mode is recorded with every result."));
+    m_math->setToolTip(tr("FP32 is exact single precision (no Tensor Cores). TF32 rounds convolution and GEMM inputs to "
+                          "10 bits on Tensor Cores; FP16 and BF16 store every tensor in that format on the GPU (BF16 "
+                          "also on oneDNN where the CPU has it), with FP32 sums. Errors are against the FP32 reference, "
+                          "so the |Δ| view shows the rounding. The mode is recorded with every result."));
     pair(tr("Math"), m_math);
     box->addLayout(counts);
     m_explore->setObjectName(QStringLiteral("exploreAlgorithms"));

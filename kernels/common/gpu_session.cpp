@@ -6,6 +6,7 @@
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
 #include "kernels/common/gpu_clocks.h"
+#include "kernels/common/storage_convert.cuh"
 
 #include <algorithm>
 #include <cstdio>
@@ -31,6 +32,23 @@ namespace {
         CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(p, t->data(), bytes, cudaMemcpyHostToDevice, stream));
         return static_cast<const float*>(p);
     }
+
+    // Kinds whose weight is a GEMM operand: stored in the storage type for a layer that runs in storage.
+    bool weightIsGemmOperand(const LayerSpec& spec)
+    {
+        return std::holds_alternative<Conv2d>(spec) || std::holds_alternative<ConvTranspose2d>(spec)
+            || std::holds_alternative<Linear>(spec) || std::holds_alternative<Conv3d>(spec)
+            || std::holds_alternative<ConvTranspose3d>(spec);
+    }
+
+    // Bytes of a tensor of `shape` in the storage type.
+    size_t storedBytes(const Shape& shape, const StorageFormat& f)
+    {
+        return static_cast<size_t>(shape.numel()) * dtypeBytes(f.dtype);
+    }
+
+    // Positions per image: a channels-last tensor with one position is laid out as its NCHW twin.
+    bool hasPositions(const Shape& shape) { return shape.rank == 5 ? shape.d * shape.h * shape.w > 1 : shape.h * shape.w > 1; }
 
     bool envTrue(const std::map<std::string, std::string>& extra, const char* key)
     {
@@ -64,6 +82,7 @@ GpuSessionBase::GpuSessionBase(
     m_device = selectDevice();
     CONVSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&m_prop, m_device));
     m_stream = std::make_unique<CudaStream>();
+    m_storage = gpuStorageFor(m_options.math);
     m_poisonOutputs = envTrue(m_options.extra, "poison_outputs");
     m_graphMode = envTrue(m_options.extra, "graph");
     if (const auto it = m_options.extra.find("layout"); m_graphMode && it != m_options.extra.end() && it->second == "nhwc")
@@ -94,12 +113,40 @@ GpuSessionBase::~GpuSessionBase()
 
 void GpuSessionBase::makeCurrent() const { CONVSCOPE_CUDA_CHECK(cudaSetDevice(m_device)); }
 
-const float* GpuSessionBase::input(size_t i, size_t k) const
+const void* GpuSessionBase::inputData(size_t i, size_t k) const
 {
     const std::vector<int>& sources = m_shapes.layers.at(i).sources;
     if (k >= sources.size())
         throw Error("layer " + std::to_string(i) + " has no input " + std::to_string(k));
     return sources[k] < 0 ? m_input : m_layers.at(size_t(sources[k])).out;
+}
+
+const float* GpuSessionBase::input(size_t i, size_t k) const
+{
+    const LayerState& s = m_layers.at(i);
+    if (!s.inStorage)
+        return s.shadowIn.at(k);
+    if (m_storage.dtype != DType::F32)
+        throw Error("internal error: layer " + std::to_string(i) + " runs in " + m_storage.str()
+            + " storage; FP32 input pointers do not exist for it");
+    return static_cast<const float*>(inputData(i, k));
+}
+
+float* GpuSessionBase::output(size_t i) const
+{
+    const LayerState& s = m_layers.at(i);
+    if (!s.inStorage)
+        return s.shadowOut;
+    if (m_storage.dtype != DType::F32)
+        throw Error("internal error: layer " + std::to_string(i) + " runs in " + m_storage.str()
+            + " storage; an FP32 output pointer does not exist for it");
+    return s.out;
+}
+
+const Shape& GpuSessionBase::sourceShape(size_t i, size_t k) const
+{
+    const int src = m_shapes.layers.at(i).sources.at(k);
+    return src < 0 ? m_shapes.input : m_shapes.layers.at(size_t(src)).out;
 }
 
 void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
@@ -117,18 +164,40 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
     const size_t n = m_net.layers.size();
     m_layers.assign(n, LayerState {});
 
-    // Plan: input, outputs (views own nothing), parameters, per-layer scratch.
-    size_t total = DeviceArena::alignUp(static_cast<size_t>(shapes.input.bytes()));
+    // Plan: input, outputs (views own nothing), parameters, per-layer scratch; outside plain FP32 also the FP32
+    // input before its conversion, one FP32 staging area for fetches, and one set of FP32 copies shared by the
+    // layers that run on them (layers run one after another, so one region of the largest need serves them all).
+    const bool plain = m_storage.plainFp32();
+    size_t total = DeviceArena::alignUp(storedBytes(shapes.input, m_storage));
+    size_t shadowFloats = 0, fetchFloats = 0;
     for (size_t i = 0; i < n; ++i) {
         const Layer& l = m_net.layers[i];
-        m_layers[i].view = std::holds_alternative<Flatten>(l.spec) || std::holds_alternative<Identity>(l.spec)
-            || std::holds_alternative<Dropout>(l.spec);
-        if (!m_layers[i].view)
-            total += DeviceArena::alignUp(static_cast<size_t>(shapes.layers[i].out.bytes()));
+        LayerState& st = m_layers[i];
+        const bool flatten = std::holds_alternative<Flatten>(l.spec);
+        st.view = flatten || std::holds_alternative<Identity>(l.spec) || std::holds_alternative<Dropout>(l.spec);
+        if (flatten && m_storage.channelsLast && hasPositions(sourceShape(i, 0))) {
+            st.view = false;
+            st.permuteFlatten = true;
+        }
+        st.inStorage = plain || st.view || st.permuteFlatten || runsInStorage(i);
+        if (!st.view)
+            total += DeviceArena::alignUp(storedBytes(shapes.layers[i].out, m_storage));
         total += tensorBytes(l.weight) + tensorBytes(l.bias) + tensorBytes(l.runningMean) + tensorBytes(l.runningVar);
-        m_layers[i].scratchBytes = layerScratchBytes(i);
-        total += DeviceArena::alignUp(m_layers[i].scratchBytes);
+        if (!plain && st.inStorage && l.weight && weightIsGemmOperand(l.spec) && m_storage.dtype != DType::F32)
+            total += DeviceArena::alignUp(static_cast<size_t>(l.weight->numel()) * dtypeBytes(m_storage.dtype));
+        if (!st.inStorage) {
+            size_t need = DeviceArena::alignUp(static_cast<size_t>(shapes.layers[i].out.numel()) * 4);
+            for (size_t k = 0; k < inputCount(i); ++k)
+                need += DeviceArena::alignUp(static_cast<size_t>(sourceShape(i, k).numel()) * 4);
+            shadowFloats = std::max(shadowFloats, need / 4);
+        }
+        fetchFloats = std::max(fetchFloats, static_cast<size_t>(shapes.layers[i].out.numel()));
+        st.scratchBytes = layerScratchBytes(i);
+        total += DeviceArena::alignUp(st.scratchBytes);
     }
+    if (!plain)
+        total += DeviceArena::alignUp(static_cast<size_t>(shapes.input.bytes())) + DeviceArena::alignUp(shadowFloats * 4)
+            + DeviceArena::alignUp(fetchFloats * 4);
 
     // The budget: what the caller allows, else what the device has free (plus the arena we already hold,
     // which is reused), less a margin for the runtime, kernels and other libraries.
@@ -148,7 +217,13 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
     m_arena->reserve(total, m_backend + " session arena");
 
     cudaStream_t stream = m_stream->get();
-    m_input = static_cast<float*>(m_arena->take(static_cast<size_t>(shapes.input.bytes())));
+    m_input = static_cast<float*>(m_arena->take(storedBytes(shapes.input, m_storage)));
+    float* shadowRegion = nullptr;
+    if (!plain) {
+        m_inputFp32 = static_cast<float*>(m_arena->take(static_cast<size_t>(shapes.input.bytes())));
+        m_fetchFp32 = static_cast<float*>(m_arena->take(std::max<size_t>(fetchFloats, 1) * 4));
+        shadowRegion = shadowFloats ? static_cast<float*>(m_arena->take(shadowFloats * 4)) : nullptr;
+    }
     for (size_t i = 0; i < n; ++i) {
         LayerState& s = m_layers[i];
         const Layer& l = m_net.layers[i];
@@ -157,8 +232,28 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
         if ((layerKind(l.spec).needs & kNeedsWeights) && !l.weight)
             throw InputError(m_backend + "." + m_algorithm + ": layer " + std::to_string(i) + " (" + l.name + ", "
                 + layerTypeName(l.spec) + "): its weights are not materialised");
-        s.out = s.view ? const_cast<float*>(input(i)) : static_cast<float*>(m_arena->take(shapes.layers[i].out.bytes()));
+        s.out = s.view ? static_cast<float*>(const_cast<void*>(inputData(i)))
+                       : static_cast<float*>(m_arena->take(storedBytes(shapes.layers[i].out, m_storage)));
         s.weight = upload(*m_arena, l.weight, stream);
+        if (!plain && s.inStorage && s.weight && weightIsGemmOperand(l.spec) && m_storage.dtype != DType::F32) {
+            void* w = m_arena->take(static_cast<size_t>(l.weight->numel()) * dtypeBytes(m_storage.dtype));
+            convertValues(s.weight, w, l.weight->numel(), m_storage.dtype, stream);
+            s.weightData = w;
+        }
+        if (!s.inStorage) {
+            // The shared region: this layer's FP32 output, then its inputs.
+            float* p = shadowRegion;
+            s.shadowOut = p;
+            p += DeviceArena::alignUp(static_cast<size_t>(shapes.layers[i].out.numel()) * 4) / 4;
+            for (size_t k = 0; k < inputCount(i); ++k) {
+                s.shadowIn.push_back(p);
+                p += DeviceArena::alignUp(static_cast<size_t>(sourceShape(i, k).numel()) * 4) / 4;
+            }
+            s.note = "its FP32 NCHW kernel on FP32 copies of the " + m_storage.str()
+                + " tensors (both conversions timed with the layer)";
+        }
+        if (s.permuteFlatten)
+            s.note = "permuted from channels-last to NCHW order, PyTorch's flatten order (" + m_storage.str() + ")";
         s.bias = upload(*m_arena, l.bias, stream);
         s.mean = upload(*m_arena, l.runningMean, stream);
         s.var = upload(*m_arena, l.runningVar, stream);
@@ -172,14 +267,14 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
         if (!m_layers[i].view)
             prepareLayer(i, stream);
 
-    m_stagingIn.reserve(static_cast<size_t>(shapes.input.bytes()));
+    m_stagingIn.reserve(static_cast<size_t>(shapes.input.bytes()));  // FP32: the host's input
     m_stagingOut.reserve(n ? static_cast<size_t>(shapes.layers.back().out.bytes()) : 0);
     m_events.clear();
     for (size_t k = 0; k < n + 3; ++k)
         m_events.emplace_back();
 
     // Warm-up pass on a zero input: loads every kernel's module and pays first-launch costs here, untimed.
-    CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(m_input, 0, static_cast<size_t>(shapes.input.bytes()), stream));
+    CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(m_input, 0, storedBytes(shapes.input, m_storage), stream));
     {
         nvtx::Range range(m_backend + "." + m_algorithm + " · prepare (warm-up pass)", m_backend);
         enqueueLayers(stream, nullptr);
@@ -247,7 +342,7 @@ void GpuSessionBase::enqueueLayers(cudaStream_t stream, std::vector<CudaEvent>* 
     for (size_t i = 0; i < m_layers.size(); ++i) {
         nvtx::Range range(m_layers[i].rangeName, m_backend);
         if (!m_layers[i].view) {
-            runLayer(i, stream);
+            runOneLayer(i, stream);
             CONVSCOPE_CUDA_CHECK_LAUNCH(m_layers[i].rangeName.c_str());
         }
         if (marks && externalMarks)
@@ -255,6 +350,23 @@ void GpuSessionBase::enqueueLayers(cudaStream_t stream, std::vector<CudaEvent>* 
         else if (marks)
             (*marks)[i + 2].record(stream);
     }
+}
+
+void GpuSessionBase::runOneLayer(size_t i, cudaStream_t stream)
+{
+    LayerState& s = m_layers[i];
+    if (s.permuteFlatten) {
+        channelsLastToNchw(inputData(i), s.out, sourceShape(i, 0), m_storage.dtype, stream);
+        return;
+    }
+    if (s.inStorage) {
+        runLayer(i, stream);
+        return;
+    }
+    for (size_t k = 0; k < s.shadowIn.size(); ++k)
+        fromStorage(inputData(i, k), s.shadowIn[k], sourceShape(i, k), m_storage, stream);
+    runLayer(i, stream);
+    toStorage(s.shadowOut, s.out, m_shapes.layers[i].out, m_storage, stream);
 }
 
 PassTiming GpuSessionBase::runPass(const Tensor& in)
@@ -272,7 +384,8 @@ PassTiming GpuSessionBase::runPass(const Tensor& in)
     if (m_poisonOutputs)
         for (size_t i = 0; i < n; ++i)
             if (!m_layers[i].view)
-                CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(m_layers[i].out, 0xFF, m_shapes.layers[i].out.bytes(), stream));
+                CONVSCOPE_CUDA_CHECK(
+                    cudaMemsetAsync(m_layers[i].out, 0xFF, storedBytes(m_shapes.layers[i].out, m_storage), stream));
 
     // Host-side staging into page-locked memory happens before the first event: it is a host memcpy, and the
     // pinned buffer is what makes the timed device copy asynchronous and full-speed.
@@ -284,7 +397,14 @@ PassTiming GpuSessionBase::runPass(const Tensor& in)
     m_events[0].record(stream);
     {
         nvtx::Range range(m_backend + "." + m_algorithm + " · H2D input", m_backend);
-        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(m_input, m_stagingIn.floats(), inBytes, cudaMemcpyHostToDevice, stream));
+        if (m_storage.plainFp32()) {
+            CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(m_input, m_stagingIn.floats(), inBytes, cudaMemcpyHostToDevice, stream));
+        } else {
+            // Converted once, on the device, inside the timed H2D step (compute/storage_format.h).
+            CONVSCOPE_CUDA_CHECK(
+                cudaMemcpyAsync(m_inputFp32, m_stagingIn.floats(), inBytes, cudaMemcpyHostToDevice, stream));
+            toStorage(m_inputFp32, m_input, m_shapes.input, m_storage, stream);
+        }
     }
     if (m_graph) {
         injectPassFault(m_fault, m_backend + "." + m_algorithm, stream);
@@ -301,8 +421,8 @@ PassTiming GpuSessionBase::runPass(const Tensor& in)
     {
         nvtx::Range range(m_backend + "." + m_algorithm + " · D2H output", m_backend);
         if (n)
-            CONVSCOPE_CUDA_CHECK(
-                cudaMemcpyAsync(m_stagingOut.floats(), m_layers.back().out, outBytes, cudaMemcpyDeviceToHost, stream));
+            CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(m_stagingOut.floats(), fp32Output(n - 1, stream), outBytes,
+                cudaMemcpyDeviceToHost, stream));
     }
     m_events[n + 2].record(stream);
     gate.open();
@@ -363,13 +483,22 @@ Tensor GpuSessionBase::fetchOutput(size_t layer, double* ms)
     nvtx::Range range(m_backend + "." + m_algorithm + " · fetch L" + std::to_string(layer), m_backend);
     CudaEvent start, stop;
     start.record(stream);
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(staging.floats(), m_layers[layer].out, bytes, cudaMemcpyDeviceToHost, stream));
+    CONVSCOPE_CUDA_CHECK(
+        cudaMemcpyAsync(staging.floats(), fp32Output(layer, stream), bytes, cudaMemcpyDeviceToHost, stream));
     stop.record(stream);
     CONVSCOPE_CUDA_CHECK(cudaEventSynchronize(stop.get()));
     if (ms)
         *ms = elapsedMs(start, stop);
     std::memcpy(out.data(), staging.floats(), bytes);
     return out;
+}
+
+const float* GpuSessionBase::fp32Output(size_t layer, cudaStream_t stream)
+{
+    if (m_storage.plainFp32())
+        return m_layers[layer].out;
+    fromStorage(m_layers[layer].out, m_fetchFp32, m_shapes.layers[layer].out, m_storage, stream);
+    return m_fetchFp32;
 }
 
 std::string GpuSessionBase::layerNote(size_t layer) const { return layer < m_layers.size() ? m_layers[layer].note : ""; }
@@ -381,6 +510,7 @@ std::map<std::string, std::string> GpuSessionBase::metadata() const
     meta["backend"] = m_backend;
     meta["algorithm"] = m_algorithm;
     meta["math"] = mathModeName(m_options.math);
+    meta["storage"] = m_storage.str() + (m_storage.plainFp32() ? "" : " on the device; FP32 NCHW on the host (converted on the device)");
     meta["timing"] = "CUDA events around each phase on one stream; one synchronisation per pass";
     meta["launch"] = m_graph ? "CUDA Graph: the layers captured once at prepare, one cudaGraphLaunch per pass"
                              : "eager: one launch per kernel";

@@ -25,10 +25,19 @@
 // launched. A layer reads the outputs its `inputs` name (LayerShape::sources); every output keeps its own buffer.
 // Option extra["poison_outputs"] = "1" fills every layer output with NaN before each pass (tests use it so an
 // element a kernel forgets to write fails the comparison).
+//
+// Storage (compute/storage_format.h): in the Tensor Core math modes (tf32, fp16, bf16) the input, every output and
+// the GEMM weights live in the mode's storage format — channels-last, and FP16/BF16 for those modes. The input is
+// converted on the device inside the timed H2D step; fetchOutput and the final D2H convert back to FP32 NCHW. A layer
+// whose backend says runsInStorage(i) reads and writes that format itself (inputData/outputData/weightData); any
+// other layer runs its FP32 NCHW kernel unchanged on FP32 copies the base makes just before and after it (timed with
+// the layer; its note says so). A flatten of a channels-last tensor is not a view: the base permutes it to NCHW
+// order, in the storage type, as PyTorch's flatten of an NCHW tensor orders it.
 // Option extra["fault_inject"] (or CONVSCOPE_FAULT_INJECT) makes the session fail on purpose: fault_injection.h.
 #pragma once
 
 #include "compute/backend.h"
+#include "compute/storage_format.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/fault_injection.h"
 #include "kernels/common/launch_gate.h"
@@ -64,6 +73,9 @@ protected:
     virtual void prepareLayer(size_t /*i*/, cudaStream_t /*stream*/) { }
     // Extra entries for metadata() (math mode details, library versions).
     virtual std::map<std::string, std::string> extraMetadata() const { return {}; }
+    // Only asked when storage() is not plain FP32, once per layer before planning: does layer i read and write the
+    // storage format itself? If not, the base runs it on FP32 NCHW copies (see the header comment).
+    virtual bool runsInStorage(size_t /*i*/) const { return false; }
 
     size_t layerCount() const { return m_layers.size(); }
     const Layer& layer(size_t i) const { return m_net.layers[i]; }
@@ -72,9 +84,21 @@ protected:
     // Layer i's k-th input, in the order the layer names them (the layer above when it names none): the network's
     // input or an earlier layer's output. Every output stays in the arena for the whole pass, so a skip's tensor is
     // still there when its reader runs.
+    //
+    // input/output are FP32: the tensors themselves in a plain FP32 session, the FP32 NCHW copies for a layer that
+    // does not run in storage, and the channels-last FP32 tensors of a tf32 session's layer that does. (Asking for
+    // FP32 pointers of an FP16/BF16 layer that runs in storage is an internal error.)
     const float* input(size_t i, size_t k = 0) const;
     size_t inputCount(size_t i) const { return m_shapes.layers[i].sources.size(); }
-    float* output(size_t i) const { return m_layers[i].out; }
+    float* output(size_t i) const;
+    // The tensors in the session's storage format (storage()), for layers that run in it.
+    const void* inputData(size_t i, size_t k = 0) const;
+    void* outputData(size_t i) const { return m_layers[i].out; }
+    // The weight in the storage type, its original order ([K, C/g, R, S], [C_in, C_out/g, R, S], [out, in], ...):
+    // for conv2d, conv_transpose2d, linear and their 3-D kinds in a layer that runs in storage; else the FP32 weight.
+    const void* weightData(size_t i) const { return m_layers[i].weightData ? m_layers[i].weightData : m_layers[i].weight; }
+    const StorageFormat& storage() const { return m_storage; }
+    bool layerRunsInStorage(size_t i) const { return m_layers[i].inStorage; }
     const float* weight(size_t i) const { return m_layers[i].weight; }
     const float* bias(size_t i) const { return m_layers[i].bias; }
     const float* runningMean(size_t i) const { return m_layers[i].mean; }
@@ -90,8 +114,13 @@ protected:
 
 private:
     struct LayerState {
-        float* out = nullptr;
+        float* out = nullptr; // in the storage format (void* in spirit; float* for the plain FP32 session's ease)
         bool view = false;
+        bool inStorage = true; // false: runs on FP32 NCHW copies (shadowIn/shadowOut)
+        bool permuteFlatten = false; // a flatten of a channels-last tensor: the base permutes it
+        std::vector<float*> shadowIn; // FP32 NCHW copies of the inputs, made before the layer
+        float* shadowOut = nullptr; // FP32 NCHW output, converted into `out` after the layer
+        const void* weightData = nullptr; // the weight in the storage type (layers that run in storage)
         const float* weight = nullptr;
         const float* bias = nullptr;
         const float* mean = nullptr;
@@ -102,6 +131,10 @@ private:
         std::string rangeName; // NVTX
     };
     void enqueueLayers(cudaStream_t stream, std::vector<CudaEvent>* marks, bool externalMarks = false);
+    void runOneLayer(size_t i, cudaStream_t stream); // with the FP32 copies around it where it needs them
+    const Shape& sourceShape(size_t i, size_t k) const;
+    // Layer `layer`'s output as FP32 NCHW on the device: the tensor itself, or converted into m_fetchFp32.
+    const float* fp32Output(size_t layer, cudaStream_t stream);
     void captureGraph(cudaStream_t stream);
     void makeCurrent() const;
     LaunchGate* gateForPass() const; // the gate, or null when off or the pass is too long to queue whole
@@ -116,7 +149,10 @@ private:
     Network m_net;
     ShapeReport m_shapes;
     std::vector<LayerState> m_layers;
-    float* m_input = nullptr;
+    float* m_input = nullptr; // in the storage format
+    float* m_inputFp32 = nullptr; // the FP32 NCHW input before conversion (non-plain storage only)
+    float* m_fetchFp32 = nullptr; // FP32 NCHW staging for fetches and the final D2H (non-plain storage only)
+    StorageFormat m_storage;
     std::vector<CudaEvent> m_events; // h2d start, after h2d, after each layer, after d2h
     int m_device = 0;
     cudaDeviceProp m_prop {};

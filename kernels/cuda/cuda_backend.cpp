@@ -464,9 +464,9 @@ namespace {
         std::map<std::string, std::string> extraMetadata() const override
         {
             std::map<std::string, std::string> m;
-            m["math"] = options().math == MathMode::TF32
-                ? "fp32 (tf32 requested, but the cuda kernels have no tensor-core path: fp32 only)"
-                : "fp32";
+            m["math"] = options().math == MathMode::FP32 ? "fp32"
+                                                         : mathModeName(options().math) + " storage (" + storage().str()
+                    + "); layers without a kernel for it run their FP32 kernels on FP32 copies (layer notes say which)";
             m["kernels"] = "ConvScope CUDA kernels (FP32 FFMA)";
             if (algorithm() == kWinograd)
                 m["winograd_tile"] = std::to_string(m_winogradTile);
@@ -529,7 +529,13 @@ namespace {
         {
             gpu::requireUsable();
             const gpu::Measured compute = gpu::measureFmaPeak(), copy = gpu::measureCopyBandwidth();
-            return DeviceCeilings { gpu::deviceInfo()["device"], compute.value, copy.value, compute.method, copy.method };
+            DeviceCeilings c;
+            c.device = gpu::deviceInfo()["device"];
+            c.peakGflops = compute.value;
+            c.bandwidthGBs = copy.value;
+            c.computeMethod = compute.method;
+            c.bandwidthMethod = copy.method;
+            return c;
         }
 
         Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape& shape) const override

@@ -77,7 +77,13 @@ namespace {
         {
             gpu::requireUsable();
             const gpu::Measured compute = measureSgemm(), copy = gpu::measureCopyBandwidth();
-            return DeviceCeilings { gpu::deviceInfo()["device"], compute.value, copy.value, compute.method, copy.method };
+            DeviceCeilings c;
+            c.device = gpu::deviceInfo()["device"];
+            c.peakGflops = compute.value;
+            c.bandwidthGBs = copy.value;
+            c.computeMethod = compute.method;
+            c.bandwidthMethod = copy.method;
+            return c;
         }
 
         // The 3-D window kinds run on Nd descriptors (volume_plan.h); everything else describes a volume as
