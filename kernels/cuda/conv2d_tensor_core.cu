@@ -50,8 +50,23 @@ namespace convscope::cuda {
 namespace {
     constexpr int kStages = 4;
     constexpr int kRowPieces = 4; // 16-byte pieces of reduction per tile row per k-tile (64 bytes)
-    constexpr int kBM = 128;
-    constexpr int kWarpM = 64, kWarpN = 32;
+    constexpr int kWarpM = 64; // a warp's pixels: 4 m16 tiles
+
+    // The block shapes (--option tc_tile=...): warps down the pixels × warps across the channels, and n8 tiles a warp.
+    struct TileShape {
+        const char* name;
+        int warpsM, warpsN, ni;
+        int bm() const { return kWarpM * warpsM; }
+        int bn() const { return 8 * ni * warpsN; }
+    };
+    constexpr TileShape kTiles[] = {
+        { "128x64", 2, 2, 4 }, // 4 warps of 64×32: layers of ≤ 64 output channels
+        { "128x128", 2, 2, 8 }, // 4 warps of 64×64
+        { "128x128w8", 2, 4, 4 }, // 8 warps of 64×32
+        { "128x256", 2, 4, 8 }, // 8 warps of 64×64
+        { "256x128", 4, 2, 8 }, // 8 warps of 64×64
+    };
+    constexpr int kTileCount = int(sizeof(kTiles) / sizeof(kTiles[0]));
 
     template <typename T> constexpr int pieceElems() { return 16 / int(sizeof(T)); }
     template <typename T> constexpr int tileK() { return kRowPieces * pieceElems<T>(); }
@@ -63,7 +78,8 @@ namespace {
         int piecesPerTap;
         int kTiles; // k-tiles of the whole reduction
         int ldw; // packed weight row length: kTiles · tileK
-        int bn; // 128 or 64
+        int tile; // index into kTiles
+        int bm, bn;
         int mTiles, nTiles;
         int splits, tilesPerSplit;
         size_t packedBytes, workspaceBytes;
@@ -71,7 +87,11 @@ namespace {
 
     size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 
-    Plan planOf(const ConvGeometry& g, DType type, int smCount)
+    // ≤ 64 output channels: the narrow tile, so no half tile is spent on channels that do not exist. Else the
+    // 128×128 tile of 4 warps with 64×64 warp tiles (twice the mma.sync per ldmatrix of 64×32).
+    int defaultTile(const ConvGeometry& g, int64_t /*m*/, int /*smCount*/) { return g.k <= 64 ? 0 : 1; }
+
+    Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverride)
     {
         Plan p {};
         const int bytes = int(dtypeBytes(type));
@@ -81,9 +101,13 @@ namespace {
         const int pieces = g.r * g.s * p.piecesPerTap;
         p.kTiles = (pieces + kRowPieces - 1) / kRowPieces;
         p.ldw = p.kTiles * kRowPieces * p.pieceElems;
-        p.bn = g.k <= 64 ? 64 : 128;
         const int64_t m = int64_t(g.n) * g.p * g.q;
-        p.mTiles = int((m + kBM - 1) / kBM);
+        p.tile = tileOverride > 0 ? tileOverride - 1 : defaultTile(g, m, smCount);
+        if (g.c % p.pieceElems != 0) // the element-by-element copy has the 4-warp tiles only
+            p.tile = std::min(p.tile, 1);
+        p.bm = kTiles[p.tile].bm();
+        p.bn = kTiles[p.tile].bn();
+        p.mTiles = int((m + p.bm - 1) / p.bm);
         p.nTiles = (g.k + p.bn - 1) / p.bn;
         // Split the reduction while the tiles fill less than one wave of the device and each part keeps at least 8
         // k-tiles (fewer would leave the pipeline mostly prologue).
@@ -175,21 +199,27 @@ namespace {
             dst[1] = gpu::fromFloat<T>(v1);
     }
 
-    // WN warps across the tile's BN = 32·WN output channels, 2 warps down its 128 pixels. AlignedC: C is a multiple
-    // of the 16-byte piece, so A moves by cp.async; else element by element. Split: write FP32 partial sums.
-    template <typename T, int WN, bool AlignedC>
-    __global__ void __launch_bounds__(64 * WN, WN == 4 ? 2 : 3) tensorCoreConvKernel(Params prm,
+    // Registers cap the blocks a multiprocessor holds: 64 accumulators a thread leave room for 3 blocks of 4 warps
+    // or 2 of 8; 128 accumulators (64×64 warp tiles) for 2 of 4 warps or 1 of 8.
+    constexpr int minBlocks(int warps, int ni) { return ni == 4 ? (warps == 4 ? 3 : 2) : (warps == 4 ? 2 : 1); }
+
+    // WM × WN warps, each 64 pixels × 8·NI channels. AlignedC: C is a multiple of the 16-byte piece, so A moves by
+    // cp.async; else element by element. `partial` (split-K): write FP32 partial sums instead of Y.
+    template <typename T, int WM, int WN, int NI, bool AlignedC>
+    __global__ void __launch_bounds__(32 * WM * WN, minBlocks(WM * WN, NI)) tensorCoreConvKernel(Params prm,
         const T* __restrict__ x, const T* __restrict__ wp, const float* __restrict__ bias, T* __restrict__ y,
         float* __restrict__ partial)
     {
-        constexpr int BN = kWarpN * WN, THREADS = 64 * WN, PE = pieceElems<T>();
-        constexpr int A_ROWS = kBM * kRowPieces / THREADS, B_ROWS = BN * kRowPieces / THREADS;
-        constexpr uint32_t A_BYTES = kBM * 64, STAGE_BYTES = (kBM + BN) * 64;
+        constexpr int BM = kWarpM * WM, WARP_N = 8 * NI, BN = WARP_N * WN, THREADS = 32 * WM * WN;
+        constexpr int PE = pieceElems<T>();
+        constexpr int A_ROWS = BM * kRowPieces / THREADS, B_ROWS = BN * kRowPieces / THREADS;
+        static_assert(A_ROWS * THREADS == BM * kRowPieces && B_ROWS * THREADS == BN * kRowPieces, "copies divide");
+        constexpr uint32_t A_BYTES = BM * 64, STAGE_BYTES = (BM + BN) * 64;
         extern __shared__ __align__(128) unsigned char smem[];
         const ConvGeometry& g = prm.g;
         const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
         const int warpM = warp / WN, warpN = warp % WN;
-        const int mBase = blockIdx.x * kBM, nBase = blockIdx.y * BN;
+        const int mBase = blockIdx.x * BM, nBase = blockIdx.y * BN;
         const int ktBegin = blockIdx.z * prm.tilesPerSplit;
         const int nk = min(prm.kTiles, ktBegin + prm.tilesPerSplit) - ktBegin;
         const uint32_t smemBase = sharedAddress(smem);
@@ -256,11 +286,11 @@ namespace {
             }
         };
 
-        float acc[4][4][4];
+        float acc[4][NI][4];
 #pragma unroll
         for (int i = 0; i < 4; ++i)
 #pragma unroll
-            for (int j = 0; j < 4; ++j)
+            for (int j = 0; j < NI; ++j)
 #pragma unroll
                 for (int e = 0; e < 4; ++e)
                     acc[i][j][e] = 0.0f;
@@ -275,7 +305,7 @@ namespace {
         // ldmatrix row addresses: A's four matrices are rows 0–7 / 8–15 × the step's low / high piece; B's are
         // channels 0–7 low, 0–7 high, 8–15 low, 8–15 high (two n8 tiles of one x4).
         const int aRow = warpM * kWarpM + (lane & 15), aHalf = lane >> 4;
-        const int bRow = warpN * kWarpN + (lane & 7) + ((lane >> 4) << 3), bHalf = (lane >> 3) & 1;
+        const int bRow = warpN * WARP_N + (lane & 7) + ((lane >> 4) << 3), bHalf = (lane >> 3) & 1;
 
         for (int t = 0; t < nk; ++t) {
             waitCopies<kStages - 2>();
@@ -288,7 +318,7 @@ namespace {
             const uint32_t aStage = smemBase + (t % kStages) * STAGE_BYTES, bStage = aStage + A_BYTES;
 #pragma unroll
             for (int step = 0; step < 2; ++step) {
-                uint32_t af[4][4], bf[4][2];
+                uint32_t af[4][4], bf[NI][2];
 #pragma unroll
                 for (int mi = 0; mi < 4; ++mi) {
                     ldmatrixX4(af[mi], aStage + swizzled(aRow + mi * 16, step * 2 + aHalf));
@@ -298,7 +328,7 @@ namespace {
                             af[mi][e] = roundTf32(af[mi][e]);
                 }
 #pragma unroll
-                for (int nj = 0; nj < 2; ++nj) {
+                for (int nj = 0; nj < NI / 2; ++nj) {
                     uint32_t q[4];
                     ldmatrixX4(q, bStage + swizzled(bRow + nj * 16, step * 2 + bHalf));
                     bf[2 * nj][0] = q[0], bf[2 * nj][1] = q[1], bf[2 * nj + 1][0] = q[2], bf[2 * nj + 1][1] = q[3];
@@ -306,7 +336,7 @@ namespace {
 #pragma unroll
                 for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
-                    for (int ni = 0; ni < 4; ++ni)
+                    for (int ni = 0; ni < NI; ++ni)
                         mma<T>(acc[mi][ni], af[mi], bf[ni]);
             }
         }
@@ -322,8 +352,8 @@ namespace {
                 if (m >= prm.m)
                     continue;
 #pragma unroll
-                for (int ni = 0; ni < 4; ++ni) {
-                    const int k = nBase + warpN * kWarpN + ni * 8 + 2 * (lane & 3);
+                for (int ni = 0; ni < NI; ++ni) {
+                    const int k = nBase + warpN * WARP_N + ni * 8 + 2 * (lane & 3);
                     if (k >= g.k)
                         continue;
                     const bool both = k + 1 < g.k;
@@ -383,19 +413,19 @@ namespace {
         packed[i] = v;
     }
 
-    template <typename T, int WN, bool AlignedC> void launch(const Plan& p, const Params& prm, const T* x,
-        const T* wp, const float* bias, T* y, float* partial, cudaStream_t st)
+    template <typename T, int WM, int WN, int NI, bool AlignedC> void launch(const Plan& p, const Params& prm,
+        const T* x, const T* wp, const float* bias, T* y, float* partial, cudaStream_t st)
     {
-        constexpr int BN = kWarpN * WN;
-        constexpr size_t smemBytes = size_t(kStages) * (kBM + BN) * 64;
-        auto* kernel = tensorCoreConvKernel<T, WN, AlignedC>;
+        constexpr int BM = kWarpM * WM, BN = 8 * NI * WN;
+        constexpr size_t smemBytes = size_t(kStages) * (BM + BN) * 64;
+        auto* kernel = tensorCoreConvKernel<T, WM, WN, NI, AlignedC>;
         // Above 48 KB of dynamic shared memory a kernel must opt in, once (prepare makes the first call, outside any
         // graph capture).
         static std::once_flag once;
         std::call_once(once, [&] {
             CONVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smemBytes)));
         });
-        kernel<<<dim3(p.mTiles, p.nTiles, p.splits), 64 * WN, smemBytes, st>>>(prm, x, wp, bias, y, partial);
+        kernel<<<dim3(p.mTiles, p.nTiles, p.splits), 32 * WM * WN, smemBytes, st>>>(prm, x, wp, bias, y, partial);
         CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core");
     }
 
@@ -410,12 +440,26 @@ namespace {
             : nullptr;
         const Params prm { g, g.n * g.p * g.q, p.piecesPerTap, p.kTiles, p.tilesPerSplit, p.ldw };
         const bool aligned = g.c % p.pieceElems == 0;
-        if (p.bn == 128)
-            aligned ? launch<T, 4, true>(p, prm, x, wp, bias, y, partial, st)
-                    : launch<T, 4, false>(p, prm, x, wp, bias, y, partial, st);
-        else
-            aligned ? launch<T, 2, true>(p, prm, x, wp, bias, y, partial, st)
-                    : launch<T, 2, false>(p, prm, x, wp, bias, y, partial, st);
+        // The element-by-element copy (C not a multiple of the piece: stems) has the two 4-warp tiles only.
+        switch (p.tile) {
+        case 0:
+            aligned ? launch<T, 2, 2, 4, true>(p, prm, x, wp, bias, y, partial, st)
+                    : launch<T, 2, 2, 4, false>(p, prm, x, wp, bias, y, partial, st);
+            break;
+        case 1:
+            aligned ? launch<T, 2, 2, 8, true>(p, prm, x, wp, bias, y, partial, st)
+                    : launch<T, 2, 2, 8, false>(p, prm, x, wp, bias, y, partial, st);
+            break;
+        case 2:
+            launch<T, 2, 4, 4, true>(p, prm, x, wp, bias, y, partial, st);
+            break;
+        case 3:
+            launch<T, 2, 4, 8, true>(p, prm, x, wp, bias, y, partial, st);
+            break;
+        default:
+            launch<T, 4, 2, 8, true>(p, prm, x, wp, bias, y, partial, st);
+            break;
+        }
         if (partial) {
             const int64_t total = int64_t(prm.m) * g.k;
             splitReduceKernel<T><<<unsigned((total + 255) / 256), 256, 0, st>>>(g, prm.m, p.splits, partial, bias, y);
@@ -432,15 +476,27 @@ std::string conv2dTensorCoreRefusal(const ConvGeometry& g)
     return {};
 }
 
-size_t conv2dTensorCoreScratchBytes(const ConvGeometry& g, DType type, int smCount)
+int conv2dTensorCoreParseTile(const std::string& text)
 {
-    const Plan p = planOf(g, type, smCount);
+    std::string names;
+    for (int i = 0; i < kTileCount; ++i) {
+        if (text == kTiles[i].name)
+            return i + 1;
+        names += std::string(i ? ", " : "") + kTiles[i].name;
+    }
+    throw InputError("tc_tile=" + text + ": the Tensor Core tile is one of " + names);
+}
+
+size_t conv2dTensorCoreScratchBytes(const ConvGeometry& g, DType type, int smCount, int tile)
+{
+    const Plan p = planOf(g, type, smCount, tile);
     return p.packedBytes + p.workspaceBytes;
 }
 
-void conv2dTensorCorePrepare(const ConvGeometry& g, DType type, const void* w, void* scratch, int smCount, cudaStream_t st)
+void conv2dTensorCorePrepare(
+    const ConvGeometry& g, DType type, int tile, const void* w, void* scratch, int smCount, cudaStream_t st)
 {
-    const Plan p = planOf(g, type, smCount);
+    const Plan p = planOf(g, type, smCount, tile);
     gpu::withStorageType(type, [&](auto tag) {
         using T = decltype(tag);
         const int64_t total = int64_t(g.k) * p.ldw;
@@ -450,12 +506,14 @@ void conv2dTensorCorePrepare(const ConvGeometry& g, DType type, const void* w, v
     });
 }
 
-std::string conv2dTensorCoreNote(const ConvGeometry& g, DType type, int smCount)
+std::string conv2dTensorCoreNote(const ConvGeometry& g, DType type, int smCount, int tile)
 {
-    const Plan p = planOf(g, type, smCount);
+    const Plan p = planOf(g, type, smCount, tile);
     const int tk = kRowPieces * p.pieceElems;
+    const TileShape& t = kTiles[p.tile];
     std::string note = std::string(type == DType::F32 ? "tf32 mma.sync m16n8k8" : std::string(dtypeName(type)) + " mma.sync m16n8k16")
-        + ", 128x" + std::to_string(p.bn) + "x" + std::to_string(tk) + " tiles, " + std::to_string(kStages)
+        + ", " + std::to_string(t.bm()) + "x" + std::to_string(t.bn()) + " tiles of " + std::to_string(t.warpsM * t.warpsN)
+        + " warps (64x" + std::to_string(8 * t.ni) + " each), k-tile " + std::to_string(tk) + ", " + std::to_string(kStages)
         + "-stage cp.async";
     if (g.c % p.pieceElems != 0)
         note += ", C = " + std::to_string(g.c) + " not a multiple of " + std::to_string(p.pieceElems)
@@ -466,12 +524,12 @@ std::string conv2dTensorCoreNote(const ConvGeometry& g, DType type, int smCount)
     return note;
 }
 
-void conv2dTensorCore(const ConvGeometry& g, DType type, const void* x, const float* bias, void* y, void* scratch,
-    int smCount, cudaStream_t st)
+void conv2dTensorCore(const ConvGeometry& g, DType type, int tile, const void* x, const float* bias, void* y,
+    void* scratch, int smCount, cudaStream_t st)
 {
     if (!conv2dTensorCoreRefusal(g).empty())
         throw Error("cuda.tensor_core: " + conv2dTensorCoreRefusal(g));
-    const Plan p = planOf(g, type, smCount);
+    const Plan p = planOf(g, type, smCount, tile);
     gpu::withStorageType(type, [&](auto tag) { runTyped<decltype(tag)>(g, p, x, bias, y, scratch, st); });
 }
 
