@@ -19,16 +19,18 @@ std::string conv2dTensorCoreRefusal(const ConvGeometry& g);
 // The layer's scratch: the weights packed for the kernel ([K][R·S·C padded], in the storage type; TF32-rounded in
 // tf32 mode) and, when the grid would under-fill the device, the FP32 partial sums of the split reduction.
 // `tile`: 0 lets the launcher choose the block shape; conv2dTensorCoreParseTile's answer forces one (--option
-// tc_tile=128x64|128x128|128x128w8|128x256|256x128, for measuring what a shape buys; throws InputError otherwise).
+// tc_tile=128x64|128x128|128x128w8|256x64). `kBytes`: 0, or 64 / 128 bytes of reduction a k-tile row (--option
+// tc_kbytes=64|128). Both for measuring what a shape buys; the parsers throw InputError naming the choices.
 int conv2dTensorCoreParseTile(const std::string& text);
-size_t conv2dTensorCoreScratchBytes(const ConvGeometry& g, DType type, int smCount, int tile);
+int conv2dTensorCoreParseKBytes(const std::string& text);
+size_t conv2dTensorCoreScratchBytes(const ConvGeometry& g, DType type, int smCount, int tile, int kBytes);
 // Packs `w` ([K, C, R, S] in the storage type, on the device) into the scratch. Once per layer.
 void conv2dTensorCorePrepare(
-    const ConvGeometry& g, DType type, int tile, const void* w, void* scratch, int smCount, cudaStream_t st);
+    const ConvGeometry& g, DType type, int tile, int kBytes, const void* w, void* scratch, int smCount, cudaStream_t st);
 // Which tile and split the launcher picks ("fp16 mma.sync m16n8k16, 128x128x32 tiles, 4-stage cp.async, split-K 4").
-std::string conv2dTensorCoreNote(const ConvGeometry& g, DType type, int smCount, int tile);
+std::string conv2dTensorCoreNote(const ConvGeometry& g, DType type, int smCount, int tile, int kBytes);
 // x: [N, H, W, C] and y: [N, P, Q, K] in `type` (channels-last); bias FP32 (or null); scratch as prepared.
-void conv2dTensorCore(const ConvGeometry& g, DType type, int tile, const void* x, const float* bias, void* y,
+void conv2dTensorCore(const ConvGeometry& g, DType type, int tile, int kBytes, const void* x, const float* bias, void* y,
     void* scratch, int smCount, cudaStream_t st);
 
 } // namespace convscope::cuda

@@ -239,6 +239,7 @@ namespace {
             , m_fftTile(parseFftTileOption(options.extra))
             , m_fftBatch(fftBatchOf(options))
             , m_tcTile(options.extra.count("tc_tile") ? conv2dTensorCoreParseTile(options.extra.at("tc_tile")) : 0)
+            , m_tcKBytes(options.extra.count("tc_kbytes") ? conv2dTensorCoreParseKBytes(options.extra.at("tc_kbytes")) : 0)
         {
         }
 
@@ -264,7 +265,7 @@ namespace {
         {
             if (tensorCoreRuns(i))
                 return conv2dTensorCoreScratchBytes(geometryOf(std::get<Conv2d>(spec(i)), shape(i)), storageType(),
-                    deviceProperties().multiProcessorCount, m_tcTile);
+                    deviceProperties().multiProcessorCount, m_tcTile, m_tcKBytes);
             if (const auto* c = std::get_if<Conv2d>(&spec(i))) {
                 const ConvGeometry g = convGeometryOf(*c, shape(i));
                 switch (convPath(algorithm(), g, m_winogradTile)) {
@@ -297,8 +298,8 @@ namespace {
             const int sms = deviceProperties().multiProcessorCount;
             if (tensorCoreRuns(i)) {
                 const ConvGeometry g = geometryOf(std::get<Conv2d>(spec(i)), shape(i));
-                conv2dTensorCorePrepare(g, storageType(), m_tcTile, weightData(i), scratch(i), sms, stream);
-                setLayerNote(i, conv2dTensorCoreNote(g, storageType(), sms, m_tcTile));
+                conv2dTensorCorePrepare(g, storageType(), m_tcTile, m_tcKBytes, weightData(i), scratch(i), sms, stream);
+                setLayerNote(i, conv2dTensorCoreNote(g, storageType(), sms, m_tcTile, m_tcKBytes));
                 return;
             }
             std::visit(
@@ -362,7 +363,7 @@ namespace {
         void runLayer(size_t i, cudaStream_t st) override
         {
             if (tensorCoreRuns(i)) { // reads and writes the storage format: no FP32 pointers here
-                conv2dTensorCore(geometryOf(std::get<Conv2d>(spec(i)), shape(i)), storageType(), m_tcTile, inputData(i),
+                conv2dTensorCore(geometryOf(std::get<Conv2d>(spec(i)), shape(i)), storageType(), m_tcTile, m_tcKBytes, inputData(i),
                     bias(i), outputData(i), scratch(i), deviceProperties().multiProcessorCount, st);
                 return;
             }
@@ -531,6 +532,7 @@ namespace {
         int64_t m_fftTile;
         int m_fftBatch;
         int m_tcTile; // cuda.tensor_core's block shape override (--option tc_tile=...), 0: the launcher's choice
+        int m_tcKBytes; // and its k-tile row override (--option tc_kbytes=64|128)
         mutable std::vector<std::unique_ptr<Conv2dFft>> m_fft; // cuda.fft: per conv2d layer, made in planning
     };
 

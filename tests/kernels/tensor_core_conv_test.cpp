@@ -6,6 +6,7 @@
 //     in fp16/bf16, and in fp16/bf16 at least 95% of the elements exactly the reference rounded to the format;
 //   - the unrounded FP32 operands, within the format's bound (compute/rounding_bound.h):
 //     relL2 ≤ (2u + K·2^-24)·√K + s, K = C·R·S.
+// Each case runs with the launcher's choice and with every block shape and k-tile row (--option tc_tile, tc_kbytes).
 // Shapes: odd C (the element-by-element copy), K not a multiple of the tile, stride 2, dilation 2, asymmetric
 // padding, 1×1, a 7×7 stem, batch 1 and 8, a fused activation, a layer that splits K, and a grouped layer (which the
 // Tensor Core kernel leaves to the FP32 implicit GEMM). Prints SKIPPED without a usable GPU.
@@ -23,6 +24,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <vector>
 
 using namespace convscope;
@@ -160,6 +162,8 @@ std::vector<Case> cases()
     return v;
 }
 
+void checkOutput(const Tensor& out, const Reference& same, const Reference& exact, MathMode mode, int64_t K);
+
 void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
 {
     Network net = test::oneLayer(tc.in, tc.conv);
@@ -168,18 +172,6 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
     REQUIRE(shapes.ok());
     test::randomParameters(net, shapes, seed);
     const Tensor input = test::randomTensor(shapes.input, seed * 31 + 7);
-
-    SessionOptions options;
-    options.math = mode;
-    options.extra["poison_outputs"] = "1";
-    auto session = cuda.createSession("tensor_core", options);
-    session->prepare(net, shapes);
-    session->runPass(input);
-    const Tensor out = session->fetchOutput(0, nullptr);
-    const std::string note = session->layerNote(0);
-    INFO("layer note: " << note);
-    CHECK(note.find("mma.sync") != std::string::npos);
-
     const Layer& layer = net.layers[0];
     const LayerShape& s = shapes.layers[0];
     const bool leaky = bool(tc.conv.fused_activation);
@@ -189,7 +181,30 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
     const Reference exact = referenceConv(input, *layer.weight, layer.bias.get(), tc.conv, s,
         [](float v) { return double(v); }, act);
 
-    const int64_t K = s.in.c * tc.conv.kernel_size[0] * tc.conv.kernel_size[1];
+    // The launcher's choice, then every block shape with either k-tile row.
+    std::vector<std::map<std::string, std::string>> variants = { {} };
+    for (const char* tile : { "128x64", "128x128", "128x128w8", "256x64" })
+        for (const char* kBytes : { "64", "128" })
+            variants.push_back({ { "tc_tile", tile }, { "tc_kbytes", kBytes } });
+    for (const auto& variant : variants) {
+        SessionOptions options;
+        options.math = mode;
+        options.extra = variant;
+        options.extra["poison_outputs"] = "1";
+        auto session = cuda.createSession("tensor_core", options);
+        session->prepare(net, shapes);
+        session->runPass(input);
+        const Tensor out = session->fetchOutput(0, nullptr);
+        const std::string note = session->layerNote(0);
+        INFO("options " << (variant.empty() ? "(default)" : variant.at("tc_tile") + ", " + variant.at("tc_kbytes") + " bytes")
+                        << ", layer note: " << note);
+        CHECK(note.find("mma.sync") != std::string::npos);
+        checkOutput(out, same, exact, mode, s.in.c * tc.conv.kernel_size[0] * tc.conv.kernel_size[1]);
+    }
+}
+
+void checkOutput(const Tensor& out, const Reference& same, const Reference& exact, MathMode mode, int64_t K)
+{
     const double so = mode == MathMode::TF32 ? std::ldexp(1.0, -24) : storageRoundoff(mode);
     const double gamma = double(K + 2) * std::ldexp(1.0, -23);
     int64_t outside = 0, exactlyRounded = 0, worst = -1;
@@ -260,6 +275,10 @@ TEST_CASE("cuda.tensor_core: FP32 math is refused, grouped layers run the FP32 i
     if (!cuda)
         return;
     CHECK_THROWS_AS(cuda->createSession("tensor_core", {}), UnsupportedError);
+    SessionOptions bad;
+    bad.math = MathMode::FP16;
+    bad.extra["tc_tile"] = "99x99";
+    CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
 
     Conv2d grouped = test::conv2dSpec(12, { 3, 3 }, pads(1, 1, 1, 1), { 1, 1 }, 2);
     Network net = test::oneLayer(Shape::nchw(2, 8, 9, 9), grouped);
