@@ -14,13 +14,13 @@
 //
 // The kernel (the structure of CUTLASS's sm80 multistage GEMMs; nothing copied):
 //   - a block computes a BM×BN tile of Y with warps of 64 pixels × 32 or 64 channels (4×4 or 4×8 mma.sync tiles of
-//     m16n8; 64 or 128 FP32 accumulators a thread): 128×64 (4 warps) where K ≤ 64, so narrow layers waste no half
-//     tile; 128×128 of 8 warps (64×32) on large grids, where twice the warps hide the latency; 128×128 of 4 warps
+//     m16n8; 64 or 128 FP32 accumulators a thread): 256×64 (8 warps; 128×64 of 4 on stems) where K ≤ 64, so narrow
+//     layers waste no half tile; 128×128 of 8 warps (64×32) on large grids, where twice the warps hide the latency; 128×128 of 4 warps
 //     (64×64) where the grid gives each multiprocessor fewer than two blocks (measured: PERFORMANCE.md). FP16/BF16
 //     use m16n8k16, TF32 m16n8k8: both take 32 bytes of reduction per step, so the shared-memory layout, the copies
 //     and the ldmatrix addressing are the same for all three types, counted in 16-byte pieces;
 //   - a k-tile row is 128 bytes of reduction (64 halves or 32 floats), 3 stages deep, or 64 bytes, 4 stages deep
-//     (--option tc_kbytes; the same shared memory a block): the tiles travel global → shared by cp.async.cg
+//     (K ≤ 64, stems, --option tc_kbytes; the same shared memory a block): the tiles travel global → shared by cp.async.cg
 //     (16 bytes, L2 only), so two or three tiles are in flight while one is multiplied, and the longer row halves
 //     the barriers and copy set-ups per mma.sync. A piece off the input, past the last channel or past the last
 //     tap copies 0 bytes and is zero-filled;

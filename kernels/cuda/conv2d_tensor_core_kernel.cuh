@@ -55,14 +55,15 @@ namespace convscope::cuda::tc {
 
     inline size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 
-    // Measured on the unet-encoder layers (H100, fp16; docs/PERFORMANCE.md): ≤ 64 output channels take the narrow
-    // tile, so no half tile is spent on channels that do not exist; grids that give each multiprocessor fewer than
-    // two 128×128 blocks take the 4-warp 128×128 tile (64×64 warp tiles, fewer blocks to wait on), the rest the 8-warp
-    // one (twice the warps to hide latency with, at 64 accumulators a thread).
-    inline int defaultTile(const ConvGeometry& g, int64_t m, int smCount)
+    // Measured on the unet-encoder layers (H100, fp16; docs/PERFORMANCE.md): ≤ 64 output channels take a narrow
+    // tile, so no half tile is spent on channels that do not exist (256×64 of 8 warps; 128×64 of 4 where the
+    // element-by-element copy runs); grids that give each multiprocessor fewer than two 128×128 blocks take the
+    // 4-warp 128×128 tile (64×64 warp tiles, fewer blocks to wait on), the rest the 8-warp one (twice the warps to
+    // hide latency with, at 64 accumulators a thread).
+    inline int defaultTile(const ConvGeometry& g, int64_t m, int smCount, bool aligned)
     {
         if (g.k <= 64)
-            return 0;
+            return aligned ? 3 : 0;
         const int64_t tiles = (m + 127) / 128 * ((g.k + 127) / 128);
         return tiles < 2 * int64_t(smCount) ? 1 : 2;
     }
@@ -77,12 +78,14 @@ namespace convscope::cuda::tc {
         p.piecesPerTap = p.cp / p.pieceElems;
         const int pieces = g.r * g.s * p.piecesPerTap;
         const bool aligned = g.c % p.pieceElems == 0;
-        // The element-by-element copy (stems, a few taps) keeps 64-byte rows and the 4-warp tiles.
-        p.rowPieces = aligned && kBytes != 64 ? 8 : 4;
+        // The element-by-element copy (stems, a few taps) keeps 64-byte rows and the 4-warp tiles. Otherwise 128-byte
+        // rows, except on the narrow layers (K ≤ 64), whose short reductions (9 k-tiles for 64 channels, 3×3) ran
+        // faster with 64-byte rows and 4 stages (measured, as the tiles).
+        p.rowPieces = !aligned || kBytes == 64 || (kBytes == 0 && g.k <= 64) ? 4 : 8;
         p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
         p.ldw = p.kTiles * p.rowPieces * p.pieceElems;
         const int64_t m = int64_t(g.n) * g.p * g.q;
-        p.tile = tileOverride > 0 ? tileOverride - 1 : defaultTile(g, m, smCount);
+        p.tile = tileOverride > 0 ? tileOverride - 1 : defaultTile(g, m, smCount, aligned);
         if (!aligned)
             p.tile = std::min(p.tile, 1);
         p.bm = kTiles[p.tile].bm();
