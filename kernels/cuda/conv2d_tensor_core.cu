@@ -15,14 +15,15 @@
 // The kernel (the structure of CUTLASS's sm80 multistage GEMMs; nothing copied):
 //   - a block computes a BM×BN tile of Y with warps of 64 pixels × 32 or 64 channels (4×4 or 4×8 mma.sync tiles of
 //     m16n8; 64 or 128 FP32 accumulators a thread): 256×64 (8 warps; 128×64 of 4 on stems) where K ≤ 64, so narrow
-//     layers waste no half tile; 128×128 of 8 warps (64×32) on large grids, where twice the warps hide the latency; 128×128 of 4 warps
-//     (64×64) where the grid gives each multiprocessor fewer than two blocks (measured: PERFORMANCE.md). FP16/BF16
-//     use m16n8k16, TF32 m16n8k8: both take 32 bytes of reduction per step, so the shared-memory layout, the copies
-//     and the ldmatrix addressing are the same for all three types, counted in 16-byte pieces;
+//     layers waste no half tile; 128×128 of 8 warps (64×32) on large grids, where twice the warps hide the latency;
+//     128×128 of 4 warps (64×64) where the grid gives each multiprocessor fewer than two blocks (measured:
+//     PERFORMANCE.md). FP16/BF16 use m16n8k16, TF32 m16n8k8: both take 32 bytes of reduction per step, so the
+//     shared-memory layout, the copies and the ldmatrix addressing are the same for all three types, counted in 16-byte
+//     pieces;
 //   - a k-tile row is 128 bytes of reduction (64 halves or 32 floats), 3 stages deep, or 64 bytes, 4 stages deep
-//     (K ≤ 64, stems, --option tc_kbytes; the same shared memory a block): the tiles travel global → shared by cp.async.cg
-//     (16 bytes, L2 only), so two or three tiles are in flight while one is multiplied, and the longer row halves
-//     the barriers and copy set-ups per mma.sync. A piece off the input, past the last channel or past the last
+//     (K ≤ 64, stems, --option tc_kbytes; the same shared memory a block): the tiles travel global → shared by
+//     cp.async.cg (16 bytes, L2 only), so two or three tiles are in flight while one is multiplied, and the longer row
+//     halves the barriers and copy set-ups per mma.sync. A piece off the input, past the last channel or past the last
 //     tap copies 0 bytes and is zero-filled;
 //   - a row's pieces are stored XOR-swizzled (piece ^ (row mod 8) for 8 pieces, piece ^ (row/2 mod 4) for 4), so
 //     both the cp.async writes and the ldmatrix reads (8 rows × 16 bytes at one logical piece) touch 8 different
@@ -90,10 +91,11 @@ std::string conv2dTensorCoreNote(const ConvGeometry& g, DType type, int smCount,
     const Plan p = planOf(g, type, smCount, tile, kBytes);
     const int tk = p.rowPieces * p.pieceElems;
     const TileShape& t = kTiles[p.tile];
-    std::string note = std::string(type == DType::F32 ? "tf32 mma.sync m16n8k8" : std::string(dtypeName(type)) + " mma.sync m16n8k16")
-        + ", " + std::to_string(t.bm()) + "x" + std::to_string(t.bn()) + " tiles of " + std::to_string(t.warpsM * t.warpsN)
-        + " warps (64x" + std::to_string(8 * t.ni) + " each), k-tile " + std::to_string(tk) + ", " + std::to_string(stagesFor(p.rowPieces))
-        + "-stage cp.async";
+    std::string note = std::string(type == DType::F32 ? "tf32 mma.sync m16n8k8"
+                                                      : std::string(dtypeName(type)) + " mma.sync m16n8k16")
+        + ", " + std::to_string(t.bm()) + "x" + std::to_string(t.bn()) + " tiles of "
+        + std::to_string(t.warpsM * t.warpsN) + " warps (64x" + std::to_string(8 * t.ni) + " each), k-tile "
+        + std::to_string(tk) + ", " + std::to_string(stagesFor(p.rowPieces)) + "-stage cp.async";
     if (g.c % p.pieceElems != 0)
         note += ", C = " + std::to_string(g.c) + " not a multiple of " + std::to_string(p.pieceElems)
             + ": activations copied element by element";
@@ -103,8 +105,8 @@ std::string conv2dTensorCoreNote(const ConvGeometry& g, DType type, int smCount,
     return note;
 }
 
-void conv2dTensorCore(const ConvGeometry& g, DType type, int tile, int kBytes, const void* x, const float* bias, void* y,
-    void* scratch, int smCount, cudaStream_t st)
+void conv2dTensorCore(const ConvGeometry& g, DType type, int tile, int kBytes, const void* x, const float* bias,
+    void* y, void* scratch, int smCount, cudaStream_t st)
 {
     if (!conv2dTensorCoreRefusal(g).empty())
         throw Error("cuda.tensor_core: " + conv2dTensorCoreRefusal(g));

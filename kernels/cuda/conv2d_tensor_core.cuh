@@ -25,12 +25,12 @@ int conv2dTensorCoreParseTile(const std::string& text);
 int conv2dTensorCoreParseKBytes(const std::string& text);
 size_t conv2dTensorCoreScratchBytes(const ConvGeometry& g, DType type, int smCount, int tile, int kBytes);
 // Packs `w` ([K, C, R, S] in the storage type, on the device) into the scratch. Once per layer.
-void conv2dTensorCorePrepare(
-    const ConvGeometry& g, DType type, int tile, int kBytes, const void* w, void* scratch, int smCount, cudaStream_t st);
+void conv2dTensorCorePrepare(const ConvGeometry& g, DType type, int tile, int kBytes, const void* w, void* scratch,
+    int smCount, cudaStream_t st);
 // Which tile and split the launcher picks ("fp16 mma.sync m16n8k16, 128x128x32 tiles, 4-stage cp.async, split-K 4").
 std::string conv2dTensorCoreNote(const ConvGeometry& g, DType type, int smCount, int tile, int kBytes);
 // x: [N, H, W, C] and y: [N, P, Q, K] in `type` (channels-last); bias FP32 (or null); scratch as prepared.
-void conv2dTensorCore(const ConvGeometry& g, DType type, int tile, int kBytes, const void* x, const float* bias, void* y,
-    void* scratch, int smCount, cudaStream_t st);
+void conv2dTensorCore(const ConvGeometry& g, DType type, int tile, int kBytes, const void* x, const float* bias,
+    void* y, void* scratch, int smCount, cudaStream_t st);
 
 } // namespace convscope::cuda

@@ -100,7 +100,8 @@ Reference referenceConv(const Tensor& x, const Tensor& w, const Tensor* b, const
                                 const int64_t iw = q * c.stride[1] - s.resolvedPadding.left + sx * c.dilation[1];
                                 if (iw < 0 || iw >= in.w)
                                     continue;
-                                const double t = xr[((n * in.c + ci) * in.h + ih) * in.w + iw] * wr[((k * in.c + ci) * R + r) * S + sx];
+                                const double t = xr[((n * in.c + ci) * in.h + ih) * in.w + iw]
+                                    * wr[((k * in.c + ci) * R + r) * S + sx];
                                 sum += t;
                                 abs += std::fabs(t);
                             }
@@ -148,7 +149,8 @@ std::vector<Case> cases()
         { "batch 8, 16 -> 64, 3x3", Shape::nchw(8, 16, 12, 12), conv(64, { 3, 3 }, pads(1, 1, 1, 1)) },
         { "40 -> 130 (two channel tiles), stride 2, asymmetric padding", Shape::nchw(2, 40, 15, 13),
             conv(130, { 3, 3 }, pads(1, 0, 2, 1), { 2, 2 }) },
-        { "24 -> 72, dilation 2", Shape::nchw(1, 24, 20, 20), conv(72, { 3, 3 }, pads(2, 2, 2, 2), { 1, 1 }, { 2, 2 }) },
+        { "24 -> 72, dilation 2", Shape::nchw(1, 24, 20, 20),
+            conv(72, { 3, 3 }, pads(2, 2, 2, 2), { 1, 1 }, { 2, 2 }) },
         { "1x1 64 -> 96", Shape::nchw(4, 64, 9, 9), conv(96, { 1, 1 }, pads(0, 0, 0, 0)) },
         { "7x7 stride-2 stem 3 -> 64", Shape::nchw(2, 3, 32, 32), conv(64, { 7, 7 }, pads(3, 3, 3, 3), { 2, 2 }) },
         { "14x14 256 -> 256 (split K)", Shape::nchw(1, 256, 14, 14), conv(256, { 3, 3 }, pads(1, 1, 1, 1)) },
@@ -176,10 +178,10 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
     const LayerShape& s = shapes.layers[0];
     const bool leaky = bool(tc.conv.fused_activation);
     const auto act = [&](double v) { return leaky && v < 0 ? v * 0.1 : v; };
-    const Reference same = referenceConv(input, *layer.weight, layer.bias.get(), tc.conv, s,
-        [&](float v) { return roundOperand(mode, v); }, act);
-    const Reference exact = referenceConv(input, *layer.weight, layer.bias.get(), tc.conv, s,
-        [](float v) { return double(v); }, act);
+    const Reference same = referenceConv(
+        input, *layer.weight, layer.bias.get(), tc.conv, s, [&](float v) { return roundOperand(mode, v); }, act);
+    const Reference exact = referenceConv(
+        input, *layer.weight, layer.bias.get(), tc.conv, s, [](float v) { return double(v); }, act);
 
     // The launcher's choice, then every block shape with either k-tile row.
     std::vector<std::map<std::string, std::string>> variants = { {} };
@@ -196,7 +198,8 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
         session->runPass(input);
         const Tensor out = session->fetchOutput(0, nullptr);
         const std::string note = session->layerNote(0);
-        INFO("options " << (variant.empty() ? "(default)" : variant.at("tc_tile") + ", " + variant.at("tc_kbytes") + " bytes")
+        INFO("options " << (variant.empty() ? "(default)"
+                                            : variant.at("tc_tile") + ", " + variant.at("tc_kbytes") + " bytes")
                         << ", layer note: " << note);
         CHECK(note.find("mma.sync") != std::string::npos);
         checkOutput(out, same, exact, mode, s.in.c * tc.conv.kernel_size[0] * tc.conv.kernel_size[1]);
@@ -219,10 +222,9 @@ void checkOutput(const Tensor& out, const Reference& same, const Reference& exac
             worstRatio = ratio, worst = i;
         exactlyRounded += got == roundOutput(mode, want);
     }
-    INFO("elements outside the same-operand bound: " << outside << " of " << out.numel() << "; worst "
-                                                     << worstRatio << "x at " << worst << " (got "
-                                                     << (worst >= 0 ? out.data()[worst] : 0.0f) << ", want "
-                                                     << (worst >= 0 ? same.y[worst] : 0.0) << ")");
+    INFO("elements outside the same-operand bound: "
+        << outside << " of " << out.numel() << "; worst " << worstRatio << "x at " << worst << " (got "
+        << (worst >= 0 ? out.data()[worst] : 0.0f) << ", want " << (worst >= 0 ? same.y[worst] : 0.0) << ")");
     CHECK(outside == 0);
     const double sameL2 = relL2(out, same.y);
     INFO("relL2 against the same rounded operands: " << sameL2);
@@ -231,7 +233,8 @@ void checkOutput(const Tensor& out, const Reference& same, const Reference& exac
         INFO("elements equal to the rounded reference: " << exactlyRounded << " of " << out.numel());
         CHECK(double(exactlyRounded) >= 0.95 * double(out.numel()));
     }
-    const double u = operandRoundoff(mode), bound = (2 * u + double(K) * std::ldexp(1.0, -24)) * std::sqrt(double(K)) + so;
+    const double u = operandRoundoff(mode),
+                 bound = (2 * u + double(K) * std::ldexp(1.0, -24)) * std::sqrt(double(K)) + so;
     const double exactL2 = relL2(out, exact.y);
     INFO("relL2 against FP32 operands: " << exactL2 << " (bound " << bound << ")");
     CHECK(exactL2 <= bound);
@@ -269,7 +272,8 @@ TEST_CASE("cuda.tensor_core: the split reduction of a grid that under-fills the 
     CHECK(session->layerNote(0).find("split-K") != std::string::npos);
 }
 
-TEST_CASE("cuda.tensor_core: FP32 math is refused, grouped layers run the FP32 implicit GEMM", "[gpu][cuda][tensor_core]")
+TEST_CASE(
+    "cuda.tensor_core: FP32 math is refused, grouped layers run the FP32 implicit GEMM", "[gpu][cuda][tensor_core]")
 {
     auto cuda = test::backendOrSkip("cuda");
     if (!cuda)
