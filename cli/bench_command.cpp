@@ -15,6 +15,7 @@
 #include "compute/session.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -83,8 +84,9 @@ namespace {
     // The backends whose layers are judged against the GPU's GEMM rate.
     bool onGpu(const std::string& backend) { return backend == "cuda" || backend == "cudnn"; }
 
-    // The device's FP32 GEMM rate, measured in this run (issue 9, goal 2: custom kernels against cuBLAS SGEMM):
-    // the cudnn backend's calibration (cuBLAS SGEMM 8192³, pedantic FP32), else the cuda backend's FMA kernel.
+    // The device's GEMM rates, measured in this run (issue 9, goal 2: custom kernels against cuBLAS SGEMM): the
+    // cudnn backend's calibration (cuBLAS SGEMM 8192³, pedantic FP32, and the TF32/FP16/BF16 Tensor Core GEMMs),
+    // else the cuda backend's (its FMA kernel and the same cuBLAS Tensor Core GEMMs).
     // Only when a GPU selection ran; nullopt when neither backend can measure.
     std::optional<CeilingsEntry> gpuGemmCeiling(const std::vector<Selection>& selections)
     {
@@ -96,6 +98,28 @@ namespace {
                 return c.front();
         }
         return std::nullopt;
+    }
+
+    struct GemmRate {
+        double gflops = 0;
+        std::string format; // "BF16", or "FP32" where the run's mode has no rate of its own
+        std::string method;
+    };
+    GemmRate gemmRateFor(const DeviceCeilings& c, MathMode mode)
+    {
+        const std::string name = mathModeName(mode);
+        const auto it = c.mathGflops.find(name);
+        if (mode != MathMode::FP32 && it != c.mathGflops.end() && it->second > 0) {
+            std::string upper = name;
+            std::transform(
+                upper.begin(), upper.end(), upper.begin(), [](unsigned char ch) { return char(std::toupper(ch)); });
+            const auto m = c.mathMethods.find(name);
+            return { it->second, upper, m == c.mathMethods.end() ? "" : m->second };
+        }
+        std::string method = c.computeMethod;
+        if (mode != MathMode::FP32) // say so rather than quietly judge a half-precision run against FP32
+            method += "; no " + name + " GEMM rate was measured";
+        return { c.peakGflops, "FP32", method };
     }
 
     // Layers this large count for the efficiency line (issue 9: "every unet-encoder layer of 38 GFLOP or more").
@@ -334,11 +358,14 @@ Command addBenchCommand(CLI::App& app)
         }
         if (!bigLayerRates.empty()) {
             if (const auto ceiling = gpuGemmCeiling(opt.selections)) {
-                const double gemm = ceiling->ceilings.peakGflops;
-                std::cout << "FP32 GEMM rate measured in this run (" << ceiling->ceilings.computeMethod << "): "
-                          << fixed(gemm / 1000.0, 1) << " TFLOP/s\n";
-                json["gemm_ceiling"] = { { "gflops", gemm }, { "method", ceiling->ceilings.computeMethod },
-                    { "backend", ceiling->backend } };
+                // The GEMM rate of the run's math mode: cuBLAS TF32/FP16/BF16 on Tensor Cores (issue 20's "≥ 60%
+                // of the measured GEMM rate of that format"), SGEMM in FP32 or where no such rate was measured.
+                const GemmRate rate = gemmRateFor(ceiling->ceilings, opt.session.math);
+                const double gemm = rate.gflops;
+                std::cout << rate.format << " GEMM rate measured in this run (" << rate.method
+                          << "): " << fixed(gemm / 1000.0, 1) << " TFLOP/s\n";
+                json["gemm_ceiling"] = { { "gflops", gemm }, { "method", rate.method }, { "format", rate.format },
+                    { "math", mathModeName(opt.session.math) }, { "backend", ceiling->backend } };
                 for (const auto& [name, rates] : bigLayerRates) {
                     const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
                     std::cout << "  " << name << " on conv layers of ≥ " << fixed(kEfficiencyMinGflop, 0) << " GFLOP: "

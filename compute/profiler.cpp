@@ -20,6 +20,7 @@
 #include "convscope_config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 namespace convscope {
@@ -280,7 +281,25 @@ static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& inpu
         }
     }
 
-    const std::vector<double> bounds = roundingBounds(options.session.math, net, result.shapes);
+    std::vector<double> bounds(net.layers.size(), 0.0);
+    if (!reference.empty() && options.session.math != MathMode::FP32) {
+        auto norm = [](const Tensor& t) {
+            TensorNorm n;
+            double sum = 0;
+            for (int64_t k = 0; k < t.numel(); ++k) {
+                const double v = t.data()[k];
+                sum += v * v;
+                n.maxAbs = std::max(n.maxAbs, std::abs(v));
+            }
+            n.l2 = std::sqrt(sum);
+            return n;
+        };
+        ReferenceNorms norms;
+        norms.input = norm(input);
+        for (const Tensor& t : reference)
+            norms.outputs.push_back(norm(t));
+        bounds = roundingBounds(options.session.math, net, result.shapes, norms);
+    }
     for (auto& l : live) {
         SelectionResult& sr = *l.result;
         if (!l.session)

@@ -3,7 +3,9 @@
 #include "compute/atomic_file.h"
 #include "compute/error.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -95,11 +97,42 @@ std::string formatMs(double ms)
     return buf;
 }
 
+std::string shortScientific(double v)
+{
+    if (!std::isfinite(v))
+        return num(v);
+    if (v == 0)
+        return "0";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1e", v); // "3.1e-03"
+    std::string s = buf;
+    const size_t e = s.find('e');
+    std::string mantissa = s.substr(0, e), exponent = s.substr(e + 1);
+    const bool negative = exponent[0] == '-';
+    exponent = exponent.substr(1);
+    exponent.erase(0, std::min(exponent.find_first_not_of('0'), exponent.size() - 1));
+    if (exponent == "0")
+        return mantissa;
+    return mantissa + "e" + (negative ? "-" : "") + exponent;
+}
+
+std::string relL2Text(const ErrorMetrics& e)
+{
+    if (!e.valid)
+        return {};
+    std::string s = shortScientific(e.relL2);
+    if (e.bound > 0)
+        s += " (bound " + shortScientific(e.bound) + ")";
+    return s;
+}
+
+bool exceedsBound(const ErrorMetrics& e) { return e.valid && e.bound > 0 && !(e.relL2 <= e.bound); }
+
 std::string reportCsv(const Network& net, const RunResult& run)
 {
     std::ostringstream out;
     out << "selection,backend,algorithm,math_mode,layer_index,layer_name,layer_type,output_shape,parameters,flops,"
-           "median_ms,min_ms,max_ms,mean_ms,stddev_ms,gflop_per_s,max_abs_error,rel_l2_error,note\r\n";
+           "median_ms,min_ms,max_ms,mean_ms,stddev_ms,gflop_per_s,max_abs_error,rel_l2_error,rounding_bound,note\r\n";
     forEachRow(net, run, [&](const SelectionResult& sel, const LayerResult& lr, const Layer& layer, const LayerShape& sh) {
         const auto math = sel.metadata.count("math") ? sel.metadata.at("math") : run.meta.mathMode;
         out << csvField(sel.selection.str()) << ',' << csvField(sel.selection.backend) << ','
@@ -108,8 +141,11 @@ std::string reportCsv(const Network& net, const RunResult& run)
             << sh.cost.params << ',' << num(sh.cost.flops, 12) << ',' << num(lr.computeMs.median) << ','
             << num(lr.computeMs.min) << ',' << num(lr.computeMs.max) << ',' << num(lr.computeMs.mean) << ','
             << num(lr.computeMs.stddev) << ',' << num(gflops(sh.cost.flops, lr.computeMs.median)) << ','
-            << (lr.error.valid ? num(lr.error.maxAbs) : "") << ',' << (lr.error.valid ? num(lr.error.relL2) : "")
-            << ',' << csvField(lr.note) << "\r\n";
+            << (lr.error.valid ? num(lr.error.maxAbs) : "") << ','
+            << (lr.error.valid ? num(lr.error.relL2) : "")
+            // The relL2 the math mode's rounding may cause (compute/rounding_bound.h); empty in FP32 (none stated).
+            << ',' << (lr.error.valid && lr.error.bound > 0 ? num(lr.error.bound) : "") << ',' << csvField(lr.note)
+            << "\r\n";
     });
     return out.str();
 }
@@ -187,6 +223,7 @@ std::string reportMarkdown(const Network& net, const RunResult& run)
     }
     out << "\n| # | layer | type | output | params | FLOPs | selection | median ms | min ms | max ms | GFLOP/s | "
            "rel L2 error | note |\n";
+    // The error column carries the math mode's rounding bound where one is stated, and flags a layer above it.
     out << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     auto esc = [](std::string s) {
         std::string r;
@@ -194,13 +231,16 @@ std::string reportMarkdown(const Network& net, const RunResult& run)
             r += c == '|' ? std::string("\\|") : std::string(1, c);
         return r;
     };
-    forEachRow(net, run, [&](const SelectionResult& sel, const LayerResult& lr, const Layer& layer, const LayerShape& sh) {
-        out << "| " << lr.index << " | " << esc(layer.name) << " | " << layerTypeName(layer.spec) << " | "
-            << sh.out.str() << " | " << humanCount(double(sh.cost.params)) << " | " << humanCount(sh.cost.flops) << " | "
-            << sel.selection.str() << " | " << formatMs(lr.computeMs.median) << " | " << formatMs(lr.computeMs.min)
-            << " | " << formatMs(lr.computeMs.max) << " | " << num(gflops(sh.cost.flops, lr.computeMs.median), 4)
-            << " | " << (lr.error.valid ? num(lr.error.relL2, 3) : "—") << " | " << esc(lr.note) << " |\n";
-    });
+    forEachRow(
+        net, run, [&](const SelectionResult& sel, const LayerResult& lr, const Layer& layer, const LayerShape& sh) {
+            out << "| " << lr.index << " | " << esc(layer.name) << " | " << layerTypeName(layer.spec) << " | "
+                << sh.out.str() << " | " << humanCount(double(sh.cost.params)) << " | " << humanCount(sh.cost.flops)
+                << " | " << sel.selection.str() << " | " << formatMs(lr.computeMs.median) << " | "
+                << formatMs(lr.computeMs.min) << " | " << formatMs(lr.computeMs.max) << " | "
+                << num(gflops(sh.cost.flops, lr.computeMs.median), 4) << " | "
+                << (lr.error.valid ? relL2Text(lr.error) : "—")
+                << (exceedsBound(lr.error) ? " **⚠ above the bound**" : "") << " | " << esc(lr.note) << " |\n";
+        });
     return out.str();
 }
 

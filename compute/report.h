@@ -24,4 +24,13 @@ void writeReport(const std::filesystem::path& path, const Network& net, const Ru
 std::string humanCount(double value);
 std::string formatMs(double ms);
 
+// Error figures against the reference, as every report and the window write them: "3.1e-3" (two significant
+// digits, an unpadded exponent: errors span many decades), and with the math mode's rounding bound
+// (ErrorMetrics::bound, compute/rounding_bound.h) when one is stated: "3.1e-3 (bound 1.9e-2)". Empty when the
+// error is not valid.
+std::string shortScientific(double value);
+std::string relL2Text(const ErrorMetrics& error);
+// A valid error above its stated bound: more than rounding alone explains (a bug, or sums that cancel strongly).
+bool exceedsBound(const ErrorMetrics& error);
+
 } // namespace convscope

@@ -81,29 +81,113 @@ double storageRoundoff(MathMode mode)
 
 int64_t reductionLength(const LayerSpec& spec, const LayerShape& shape) { return reductionOf(spec, shape).k; }
 
-std::vector<double> roundingBounds(MathMode mode, const Network& net, const ShapeReport& shapes)
+namespace {
+    double maxAbsOf(const std::shared_ptr<const Tensor>& t, double fallback)
+    {
+        if (!t || t->numel() == 0)
+            return fallback;
+        double m = 0;
+        for (int64_t i = 0; i < t->numel(); ++i)
+            m = std::max(m, std::abs(double(t->data()[i])));
+        return m;
+    }
+
+    // L: the layer's Lipschitz constant in the L2 norm (see the header).
+    double lipschitz(const Layer& layer)
+    {
+        return std::visit(
+            [&](const auto& l) -> double {
+                using T = std::decay_t<decltype(l)>;
+                if constexpr (std::is_same_v<T, Sigmoid>)
+                    return 0.25;
+                else if constexpr (std::is_same_v<T, Hardsigmoid>)
+                    return 1.0 / 6.0;
+                else if constexpr (std::is_same_v<T, Hardswish>)
+                    return 1.5;
+                else if constexpr (std::is_same_v<T, SiLU>)
+                    return 1.1;
+                else if constexpr (std::is_same_v<T, ELU>)
+                    return std::max(1.0, std::abs(l.alpha));
+                else if constexpr (std::is_same_v<T, LeakyReLU>)
+                    return std::max(1.0, std::abs(l.negative_slope));
+                else if constexpr (std::is_same_v<T, PReLU>)
+                    return std::max(1.0, maxAbsOf(layer.weight, 1.0));
+                else if constexpr (std::is_same_v<T, Softmax>)
+                    return 0.5;
+                else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
+                    if (!layer.runningVar)
+                        return 1.0;
+                    double g = 0;
+                    for (int64_t c = 0; c < layer.runningVar->numel(); ++c) {
+                        const double gamma = layer.weight ? std::abs(double(layer.weight->data()[c])) : 1.0;
+                        g = std::max(g, gamma / std::sqrt(double(layer.runningVar->data()[c]) + l.eps));
+                    }
+                    return g;
+                } else if constexpr (std::is_same_v<T, AvgPool2d> || std::is_same_v<T, AvgPool3d>)
+                    return l.divisor_override && *l.divisor_override > 0
+                        ? std::max(1.0, double(product(l.kernel_size)) / double(*l.divisor_override))
+                        : 1.0;
+                else
+                    return 1.0;
+            },
+            layer.spec);
+    }
+} // namespace
+
+std::vector<double> roundingBounds(MathMode mode, const Network& net, const ShapeReport& shapes, const ReferenceNorms& norms)
 {
     std::vector<double> bounds(net.layers.size(), 0.0);
     if (mode == MathMode::FP32)
         return bounds;
     const double u = operandRoundoff(mode), s = storageRoundoff(mode);
-    const double inputBound = s; // the input's conversion
+    // A broadcast input (a gate [N, C, 1, 1] against [N, C, H, W]) counts once for every output it reaches.
+    auto normOf = [&](int src, const Shape& out) -> TensorNorm {
+        const Shape& shape = src < 0 ? shapes.input : shapes.layers[size_t(src)].out;
+        TensorNorm n = src < 0 ? norms.input : size_t(src) < norms.outputs.size() ? norms.outputs[size_t(src)] : TensorNorm {};
+        const double copies = double(out.numel()) / double(std::max<int64_t>(1, shape.numel()));
+        n.l2 *= std::sqrt(std::max(1.0, copies));
+        return n;
+    };
     for (size_t i = 0; i < net.layers.size() && i < shapes.layers.size(); ++i) {
         const LayerShape& shape = shapes.layers[i];
+        const Layer& layer = net.layers[i];
+        std::vector<int> sources = shape.sources;
+        if (sources.empty())
+            sources.push_back(int(i) - 1);
         double in = 0;
-        for (int src : shape.sources)
-            in = std::max(in, src < 0 ? inputBound : bounds[size_t(src)]);
-        if (shape.sources.empty())
-            in = i == 0 ? inputBound : bounds[i - 1];
-        const Reduction r = reductionOf(net.layers[i].spec, shape);
+        for (int src : sources)
+            in = std::max(in, src < 0 ? s : bounds[size_t(src)]);
+        const Reduction r = reductionOf(layer.spec, shape);
         const double k = double(r.k);
         const double gamma = k * kFp32 / std::max(1e-30, 1.0 - k * kFp32);
         double local = s; // the output's rounding
         if (r.products)
             local = (2 * u + gamma) * std::sqrt(k) + s;
         else if (r.positive)
-            local = gamma + s; // positive terms: no cancellation, operands already in storage
-        bounds[i] = in + local;
+            local = gamma + s; // positive terms: no cancellation
+        // The gain of the input error: 1 for a convolution or GEMM (see the header); L·Σ‖x‖/‖y‖ otherwise, and for a
+        // product of inputs each factor scales the other's error by its largest magnitude.
+        double gain = 1;
+        const TensorNorm out = i < norms.outputs.size() ? norms.outputs[i] : TensorNorm {};
+        if (!r.products && out.l2 > 0) {
+            double through = 0;
+            if (std::holds_alternative<Mul>(layer.spec)) {
+                double prodMax = 1;
+                for (int src : sources)
+                    prodMax *= std::max(1e-30, normOf(src, shape.out).maxAbs);
+                for (int src : sources) {
+                    const TensorNorm n = normOf(src, shape.out);
+                    through += n.l2 * prodMax / std::max(1e-30, n.maxAbs);
+                }
+            } else {
+                for (int src : sources)
+                    through += normOf(src, shape.out).l2;
+                if (std::holds_alternative<Concat>(layer.spec))
+                    through = out.l2; // the inputs' errors side by side: no mixing
+            }
+            gain = lipschitz(layer) * through / out.l2;
+        }
+        bounds[i] = local + gain * in;
     }
     return bounds;
 }

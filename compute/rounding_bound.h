@@ -9,12 +9,17 @@
 // Over a whole tensor, ‖Σ|w·x|‖₂ ≤ √K · ‖y‖₂ when the weights are zero-mean (the products then add like a random
 // walk), which gives the layer's own share
 //     local = (2u + γ_K) · √K + s.
-// Layers without a reduction (activations, max pooling, concat) only round their output (s); averages and
-// softmax reduce positive terms (κ = 1). The error of a layer's inputs passes through it without growing — a layer
-// with zero-mean weights is close to an isometry up to scale — so a layer's bound is its own share plus the largest
-// bound among its inputs, starting from the input's conversion (s). FP32 runs get 0 (no bound is stated: their
-// differences are the algorithms' own, e.g. Winograd's transforms). A trained network whose sums cancel strongly can
-// exceed the bound on some layer; the bound says what rounding alone costs when nothing cancels more than chance.
+// Layers without products only round their output (s); averages and softmax sum positive terms (γ_K + s).
+//
+// The error already in a layer's inputs passes through it scaled by a gain g:
+//     bound(layer) = local + g · max(bound(inputs)),
+// where, for an input error δx with ‖δx‖ ≤ ε‖x‖, ‖δy‖ ≤ L‖δx‖ ≤ ε·L·‖x‖, so g = L·‖x‖/‖y‖ with L the layer's
+// Lipschitz constant (1 for ReLU, tanh, max pooling, concat; ¼ sigmoid; 1.5 hardswish; ½ softmax; |γ|/√(σ²+ε) batch
+// norm; window/divisor for an average; the sum of the inputs' norms for add) and the two norms measured on the FP32
+// reference run (ReferenceNorms) — that is what makes a sigmoid of large inputs, whose outputs are small, show its
+// true sensitivity. A convolution or linear layer with zero-mean weights is close to an isometry up to scale, so its
+// gain is taken as 1 (the one assumption that is not measured). The network's input starts with s (its conversion).
+// FP32 runs get 0: no bound is stated; their differences are the algorithms' own (e.g. Winograd's transforms).
 #pragma once
 
 #include "compute/backend.h"
@@ -31,7 +36,16 @@ double operandRoundoff(MathMode mode);
 double storageRoundoff(MathMode mode);
 // K: the number of products (or terms) summed for one output element of this layer; 1 for none.
 int64_t reductionLength(const LayerSpec& spec, const LayerShape& shape);
-// One bound per layer (relative L2 against FP32); all 0 in FP32.
-std::vector<double> roundingBounds(MathMode mode, const Network& net, const ShapeReport& shapes);
+// ‖x‖₂ and max|x| of the network's input and of every layer's output in the FP32 reference run.
+struct TensorNorm {
+    double l2 = 0, maxAbs = 0;
+};
+struct ReferenceNorms {
+    TensorNorm input;
+    std::vector<TensorNorm> outputs;
+};
+// One bound per layer (relative L2 against FP32); all 0 in FP32. `net` has materialised parameters where a gain
+// needs them (batch norm's scale, PReLU's slopes); without them that gain is taken as 1.
+std::vector<double> roundingBounds(MathMode mode, const Network& net, const ShapeReport& shapes, const ReferenceNorms& norms);
 
 } // namespace convscope

@@ -82,7 +82,9 @@ std::string ceilingsToJson(const std::vector<CeilingsEntry>& entries)
     for (const auto& e : entries)
         a.push_back({ { "backend", e.backend }, { "device", e.ceilings.device },
             { "peak_gflop_per_s", e.ceilings.peakGflops }, { "bandwidth_gb_per_s", e.ceilings.bandwidthGBs },
-            { "compute_method", e.ceilings.computeMethod }, { "bandwidth_method", e.ceilings.bandwidthMethod } });
+            { "compute_method", e.ceilings.computeMethod }, { "bandwidth_method", e.ceilings.bandwidthMethod },
+            // The Tensor Core ceilings by math mode ("tf32", "fp16", "bf16"), empty where none were measured.
+            { "math_gflop_per_s", e.ceilings.mathGflops }, { "math_methods", e.ceilings.mathMethods } });
     return a.dump();
 }
 
@@ -102,6 +104,15 @@ std::vector<CeilingsEntry> ceilingsFromJson(const std::string& text)
         c.ceilings.bandwidthGBs = e.value("bandwidth_gb_per_s", 0.0);
         c.ceilings.computeMethod = e.value("compute_method", "");
         c.ceilings.bandwidthMethod = e.value("bandwidth_method", "");
+        // Sessions saved before the Tensor Core ceilings have neither key; a value of the wrong type is skipped.
+        if (const auto g = e.find("math_gflop_per_s"); g != e.end() && g->is_object())
+            for (auto it = g->begin(); it != g->end(); ++it)
+                if (it.value().is_number() && it.value().get<double>() > 0)
+                    c.ceilings.mathGflops[it.key()] = it.value().get<double>();
+        if (const auto m = e.find("math_methods"); m != e.end() && m->is_object())
+            for (auto it = m->begin(); it != m->end(); ++it)
+                if (it.value().is_string())
+                    c.ceilings.mathMethods[it.key()] = it.value().get<std::string>();
         out.push_back(c);
     }
     return out;

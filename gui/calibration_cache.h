@@ -1,5 +1,6 @@
 // Roofline ceilings measured once per device and kept in QSettings ("calibration/<backend>/<device>"), so
-// the short calibration runs the first time a backend is plotted on a machine and never again there.
+// the short calibration runs the first time a backend is plotted on a machine and never again there (entries of an
+// older format, without the Tensor Core ceilings, are measured again once).
 #pragma once
 
 #include "compute/backend.h"

@@ -1,5 +1,6 @@
 #include "gui/feature_map_panel.h"
 
+#include "compute/report.h"
 #include "gui/receptive_field.h"
 #include "gui/volume_view.h"
 
@@ -44,6 +45,9 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     m_difference->setObjectName(QStringLiteral("differenceView"));
     m_difference->setToolTip(tr("Show |selection − reference| instead of the output"));
     m_error->setObjectName(QStringLiteral("maxError"));
+    // "max |Δ| = … · relL2 … (bound …) ⚠ above the bound" is long: it wraps onto a second line rather than widening
+    // the window (the tooltip repeats it).
+    m_error->setWordWrap(true);
     for (auto kind : { ColorMapKind::Viridis, ColorMapKind::Grayscale, ColorMapKind::Diverging })
         m_colorMap->addItem(ColorMap::name(kind), int(kind));
     m_colorMap->setObjectName(QStringLiteral("colorMap"));
@@ -326,6 +330,9 @@ void FeatureMapPanel::refreshInput()
 void FeatureMapPanel::refresh()
 {
     m_error->clear();
+    m_error->setStyleSheet(QString());
+    m_error->setToolTip(QString());
+    m_aboveBound = false;
     const bool filters
         = m_outcome && m_layer >= 0 && m_problem.isEmpty() && m_filters->setLayer(m_outcome->network, m_layer);
     m_filters->setVisible(filters);
@@ -375,7 +382,30 @@ void FeatureMapPanel::refresh()
                 maxAbs = std::max(maxAbs, double(shownValues[i]));
             }
             const QString refName = QString::fromStdString(m_outcome->result.selections[size_t(ref)].selection.str());
-            m_error->setText(tr("max |Δ| = %1").arg(maxAbs, 0, 'g', 3));
+            QString text = tr("max |Δ| = %1").arg(maxAbs, 0, 'g', 3);
+            // The layer's relL2 over the whole batch, and the relL2 the math mode's rounding may cause
+            // (compute/rounding_bound.h): only against the run's own reference, which the profiler compared with.
+            const auto& sel = m_outcome->result.selections[size_t(shown)];
+            const ErrorMetrics* e = size_t(m_layer) < sel.layers.size() ? &sel.layers[size_t(m_layer)].error : nullptr;
+            if (e && e->valid && refName.toStdString() == m_outcome->result.meta.reference) {
+                text += tr(" · relL2 %1").arg(QString::fromStdString(relL2Text(*e)));
+                if (exceedsBound(*e)) {
+                    m_aboveBound = true;
+                    text += tr(" ⚠ above the bound");
+                    m_error->setStyleSheet(QStringLiteral("QLabel { color: #b71c1c; font-weight: bold; }"));
+                    m_error->setToolTip(
+                        tr("This layer differs from the FP32 reference by more than the %1 rounding "
+                           "alone explains (compute/rounding_bound.h): a kernel bug, or sums that "
+                           "cancel more than chance")
+                            .arg(QString::fromStdString(sel.metadata.count("math") ? sel.metadata.at("math")
+                                                                                   : m_outcome->result.meta.mathMode)));
+                } else if (e->bound > 0) {
+                    m_error->setToolTip(tr("relL2: ‖Δ‖₂ / ‖reference‖₂ over the whole output; bound: what the math "
+                                           "mode's rounding may cause on this layer"));
+                }
+            }
+            m_error->setText(text);
+            m_error->setToolTip(m_error->toolTip().isEmpty() ? text : text + QStringLiteral("\n") + m_error->toolTip());
             title = tr("Layer %1 · |%2 − %3|").arg(m_layer).arg(m_selection->currentText(), refName);
         } else {
             m_error->setText(tr("no reference output"));

@@ -52,6 +52,8 @@ public:
     int batchItems() const;
     QString statusText() const;
     QString errorText() const;
+    // The |Δ| view shows a layer whose relL2 exceeds its math mode's rounding bound (in the warning colour).
+    bool errorAboveBound() const { return m_aboveBound; }
     bool isEnlarged() const;
     void enlarge(int tile);
     void showGrid();
@@ -78,6 +80,7 @@ private:
     QComboBox* m_selection;
     QCheckBox* m_difference;
     QLabel* m_error;
+    bool m_aboveBound = false;
     QComboBox* m_colorMap;
     QComboBox* m_range;
     QSpinBox* m_batch;

@@ -28,7 +28,21 @@ namespace {
     const char* kStyle = "body{font-family:sans-serif;font-size:10pt;color:#222}"
                          "h1{font-size:18pt}h2{font-size:13pt;margin-top:16px}"
                          "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 6px}"
-                         "th{background:#eee}td.n{text-align:right}.small{color:#555;font-size:9pt}";
+                         "th{background:#eee}td.n{text-align:right}.small{color:#555;font-size:9pt}"
+                         ".over{color:#b71c1c;font-weight:bold}";
+
+    // "3.1e-3 (bound 1.9e-2)"; a layer above its math mode's rounding bound in the warning colour the window uses
+    // for failures (a span, not a cell class: QTextDocument, which prints the PDF, honours it there too).
+    QString errorCell(const ErrorMetrics& e)
+    {
+        if (!e.valid)
+            return QStringLiteral("—");
+        const QString text = q(relL2Text(e));
+        if (!exceedsBound(e))
+            return text;
+        return QStringLiteral("<span class=\"over\" style=\"color:#b71c1c\">%1 ⚠ %2</span>")
+            .arg(text, QObject::tr("above the bound"));
+    }
 } // namespace
 
 QString methodHtml(const RunOutcome& run, const QString& origin)
@@ -103,8 +117,8 @@ QString reportHtml(const RunOutcome& run, const ReportCharts& charts, bool embed
     }
     h += QStringLiteral("</table>\n<h2>Timing (compute per layer, ms)</h2>\n<table>\n");
     h += row({ QStringLiteral("#"), QObject::tr("layer"), QObject::tr("selection"), QObject::tr("median"),
-                 QObject::tr("min"), QObject::tr("max"), QObject::tr("GFLOP/s"), QObject::tr("rel L2 error"),
-                 QObject::tr("note") },
+                 QObject::tr("min"), QObject::tr("max"), QObject::tr("GFLOP/s"),
+                 QObject::tr("rel L2 error (rounding bound)"), QObject::tr("note") },
         true);
     for (const auto& sel : r.selections) {
         if (!sel.ok)
@@ -115,7 +129,7 @@ QString reportHtml(const RunOutcome& run, const ReportCharts& charts, bool embed
             h += row({ QString::number(l.index), name, esc(sel.selection.str()), ms(l.computeMs.median),
                 ms(l.computeMs.min), ms(l.computeMs.max),
                 l.computeMs.median > 0 ? QString::number(flops / (l.computeMs.median * 1e6), 'g', 4) : QString(),
-                l.error.valid ? QString::number(l.error.relL2, 'g', 3) : QStringLiteral("—"), esc(l.note) });
+                errorCell(l.error), esc(l.note) });
         }
         h += row(
             { QString(), QObject::tr("<i>whole pass</i>"), esc(sel.selection.str()), ms(sel.totalMs.median),

@@ -136,6 +136,60 @@ void RooflineChart::recalibrate()
 
 int RooflineChart::pointCount() const { return m_points; }
 
+MathMode RooflineChart::runMathMode() const
+{
+    if (!m_run || m_run->result.meta.mathMode.empty())
+        return MathMode::FP32;
+    try {
+        return parseMathMode(m_run->result.meta.mathMode);
+    } catch (const std::exception&) {
+        return MathMode::FP32; // a saved session from a newer version: its FP32 ceiling at least
+    }
+}
+
+namespace {
+    QString rate(double gflops)
+    {
+        return gflops >= 10000 ? QObject::tr("%1 TFLOP/s").arg(gflops / 1000, 0, 'f', 0)
+                               : QObject::tr("%1 GFLOP/s").arg(gflops, 0, 'f', 0);
+    }
+    // "cuBLAS BF16 GEMM 8192³" from "cuBLAS BF16 GEMM 8192³, BF16 operands…": the method up to its first comma.
+    QString shortMethod(const std::string& method)
+    {
+        return QString::fromStdString(method).section(QLatin1Char(','), 0, 0).trimmed();
+    }
+} // namespace
+
+QString RooflineChart::ceilingLabel(const DeviceCeilings& c, MathMode mode)
+{
+    const std::string name = mathModeName(mode);
+    const auto it = c.mathGflops.find(name);
+    if (mode == MathMode::FP32 || it == c.mathGflops.end() || it->second <= 0)
+        return tr("FP32 %1").arg(rate(c.peakGflops));
+    const auto m = c.mathMethods.find(name);
+    const QString how = m == c.mathMethods.end() || m->second.empty() ? QString::fromStdString(name).toUpper()
+                                                                      : shortMethod(m->second);
+    return tr("%1: %2").arg(how, rate(it->second));
+}
+
+QString RooflineChart::ceilingDetail(const DeviceCeilings& c, MathMode mode)
+{
+    const QString fp32 = tr("FP32 %1 by %2").arg(rate(c.peakGflops), QString::fromStdString(c.computeMethod));
+    if (mode == MathMode::FP32)
+        return fp32;
+    const std::string name = mathModeName(mode);
+    const auto it = c.mathGflops.find(name);
+    if (it == c.mathGflops.end() || it->second <= 0)
+        return tr("no %1 ceiling measured on this device, so the FP32 one is drawn: %2")
+            .arg(QString::fromStdString(name).toUpper(), fp32);
+    // The mode's method in full (how the roof was measured); the FP32 peak beside it by its rate alone, which keeps
+    // the caption short enough to leave the chart its room.
+    const auto m = c.mathMethods.find(name);
+    return tr("%1 ceiling %2 by %3 (FP32 %4)")
+        .arg(QString::fromStdString(name).toUpper(), rate(it->second),
+            QString::fromStdString(m == c.mathMethods.end() ? std::string() : m->second), rate(c.peakGflops));
+}
+
 void RooflineChart::redraw()
 {
     m_plot->clearPlottables();
@@ -186,32 +240,34 @@ void RooflineChart::redraw()
             m_points += int(xs.size());
         }
     }
-    // One roof per device: min(peak, bandwidth · intensity).
+    // One roof per device: min(peak, bandwidth · intensity), where the peak is the ceiling of the run's math mode
+    // (the Tensor Core GEMM rate of a TF32/FP16/BF16 run, DeviceCeilings::peakFor), named in the label.
+    const MathMode mode = runMathMode();
     std::map<std::string, bool> drawn;
     for (auto it = m_ceilings.begin(); it != m_ceilings.end(); ++it) {
         const DeviceCeilings& c = it.value();
         if (c.peakGflops <= 0 || c.bandwidthGBs <= 0)
             continue;
-        lines << tr("%1 (%2): %3 GFLOP/s by %4; %5 GB/s by %6")
-                     .arg(it.key(), QString::fromStdString(c.device))
-                     .arg(c.peakGflops, 0, 'f', 0)
-                     .arg(QString::fromStdString(c.computeMethod))
+        const double peak = c.peakFor(mode);
+        const QString roofName = ceilingLabel(c, mode);
+        lines << tr("%1 (%2): %3; %4 GB/s by %5")
+                     .arg(it.key(), QString::fromStdString(c.device), ceilingDetail(c, mode))
                      .arg(c.bandwidthGBs, 0, 'f', 1)
                      .arg(QString::fromStdString(c.bandwidthMethod));
         if (drawn[c.device])
             continue;
         drawn[c.device] = true;
-        const double ridge = c.peakGflops / c.bandwidthGBs;
+        const double ridge = peak / c.bandwidthGBs;
         xLo = std::min(xLo, ridge / 20);
         xHi = std::max(xHi, ridge * 20);
-        yHi = std::max(yHi, c.peakGflops);
+        yHi = std::max(yHi, peak);
         QVector<double> xs, ys;
         for (double x = xLo / 4; x <= xHi * 4; x *= 1.25) {
             xs << x;
-            ys << std::min(c.peakGflops, c.bandwidthGBs * x);
+            ys << std::min(peak, c.bandwidthGBs * x);
         }
         auto* roof = m_plot->addGraph();
-        roof->setName(tr("ceiling: %1").arg(QString::fromStdString(c.device)));
+        roof->setName(tr("ceiling: %1 · %2").arg(QString::fromStdString(c.device), roofName));
         QColor col = QColor::fromRgba(nvtx::backendColor(it.key().toStdString())).darker(160);
         roof->setPen(QPen(col, lineWidth(2.0)));
         roof->setData(xs, ys);

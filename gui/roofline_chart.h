@@ -1,7 +1,8 @@
 // The roofline: achieved GFLOP/s against arithmetic intensity (FLOP per byte moved) for every layer of
 // every selection, under the ceilings of the device each selection ran on: its peak compute rate and its
 // memory bandwidth, measured by a short calibration once per device (cached) or read from a saved
-// session, and captioned with how they were measured.
+// session, and captioned with how they were measured. The compute roof is the one of the run's math mode: the
+// cuBLAS Tensor Core GEMM rate of a TF32, FP16 or BF16 run, the FP32 peak otherwise.
 #pragma once
 
 #include "gui/chart_view.h"
@@ -34,6 +35,14 @@ public:
     void setActive(bool active);
     bool isCalibrating() const { return !m_pending.isEmpty(); } // layers plotted, all selections together
     void recalibrate();
+    // The run's math mode (FP32 without a run): whose ceiling the roofs are drawn at.
+    MathMode runMathMode() const;
+    // The roof's name for a mode: "cuBLAS BF16 GEMM 8192³: 650 TFLOP/s", or "FP32 51 TFLOP/s" where that mode
+    // has no ceiling of its own (FP32 runs, the CPU, ceilings measured before the Tensor Core ones).
+    static QString ceilingLabel(const DeviceCeilings& c, MathMode mode);
+    // The caption's account of the compute ceiling: the mode's rate and method, and the FP32 rate beside it (with its
+    // method in an FP32 run).
+    static QString ceilingDetail(const DeviceCeilings& c, MathMode mode);
 
 Q_SIGNALS:
     void ceilingsChanged();

@@ -1,5 +1,6 @@
 #include "gui/shapes_model.h"
 
+#include "compute/report.h"
 #include "gui/format.h"
 
 #include <QColor>
@@ -46,6 +47,15 @@ void ShapesModel::setRun(RunOutcomePtr run, int selection)
     Q_EMIT headerDataChanged(Qt::Horizontal, Time, Time);
     if (rowCount() > 0)
         Q_EMIT dataChanged(index(0, Time), index(rowCount() - 1, Time));
+}
+
+const ErrorMetrics* ShapesModel::shownError(int row) const
+{
+    if (!m_run || m_run->network.layers.size() != m_layers.size() || m_selection < 0
+        || m_selection >= int(m_run->result.selections.size()))
+        return nullptr;
+    const auto& sel = m_run->result.selections[size_t(m_selection)];
+    return sel.ok && row >= 0 && size_t(row) < sel.layers.size() ? &sel.layers[size_t(row)].error : nullptr;
 }
 
 int ShapesModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(m_layers.size()) + 1; }
@@ -171,6 +181,12 @@ QVariant ShapesModel::data(const QModelIndex& index, int role) const
     case Qt::ToolTipRole:
         if (!s.ok)
             return QString::fromStdString(s.error);
+        if (col == Time)
+            if (const ErrorMetrics* e = shownError(row); e && e->valid)
+                return tr("relL2 %1 against %2%3")
+                    .arg(QString::fromStdString(relL2Text(*e)), QString::fromStdString(m_run->result.meta.reference),
+                        exceedsBound(*e) ? tr(" ⚠ above the bound: more than the math mode's rounding explains")
+                                         : QString());
         if (col == Memory)
             return tr("output %1 · reads %2 · writes %3")
                 .arg(formatBytes(double(s.out.bytes())), formatBytes(s.cost.bytesRead),
@@ -183,6 +199,10 @@ QVariant ShapesModel::data(const QModelIndex& index, int role) const
                 .arg(QString::number(s.cost.flops, 'f', 0), QString::number(s.cost.intensity(), 'f', 2));
         return QString::fromStdString(s.formula);
     case Qt::ForegroundRole:
+        // A time whose output is off the reference by more than the rounding bound: the failure colour.
+        if (col == Time)
+            if (const ErrorMetrics* e = shownError(row); e && exceedsBound(*e))
+                return QColor(183, 28, 28);
         return s.ok ? QVariant() : QVariant(QColor(183, 28, 28));
     case Qt::BackgroundRole:
         return s.ok ? QVariant() : QVariant(QColor(255, 235, 238));

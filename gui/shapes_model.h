@@ -31,6 +31,8 @@ public:
     bool isTotalsRow(int row) const { return row == int(m_layers.size()); }
 
 private:
+    // The shown selection's error on layer `row` against the run's reference, when the run matches the table.
+    const ErrorMetrics* shownError(int row) const;
     struct Row {
         QString name, type;
         LayerShape shape;

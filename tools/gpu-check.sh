@@ -9,7 +9,8 @@
 # Environment:
 #   CUDNN_ROOT   cuDNN root (default: the PyTorch wheel's, /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn)
 #   BUILD_DIR    build folder (default build-gpu)
-#   STAGES       which stages, default "build test sanitize faults bench"; "onnx" (issue 17: ONNX's backend tests on the
+#   STAGES       which stages, default "build test sanitize faults bench"; "tc" (issue 20: Tensor Core modes, see TC_PARTS
+#                below the onnx stage), "onnx" (issue 17: ONNX's backend tests on the
 #                GPU backends, ResNet-18 through ONNX at batch 32 against PyTorch and onnxruntime), "skip" (issue 16: the cross-backend test on
 #                the GPU, the ResNet example against PyTorch, add/concat bandwidth) and "small" (issue 9's goal 6: LeNet-5 at batch 1,
 #                eager with and without the launch gate, graph mode, and each kernel's duration under ncu) is extra. The sanitize stage alone can take most of
@@ -154,6 +155,52 @@ if has onnx; then
   fi
 fi
 
+# Issue 20 (Tensor Cores): the cross-backend sweep in tf32/fp16/bf16 against FP32, the unet-encoder layers in each
+# mode on cudnn.auto and cuda.tensor_core against PyTorch in the same dtype (channels_last, cudnn.benchmark), VGG-16 at
+# batch 8 and ResNet-18 at batch 32 in every mode against PyTorch eager, LeNet-5 at batch 1 (small work).
+# TC_PARTS picks parts (default "sweep unet vgg resnet lenet").
+if has tc; then
+  PY=${TORCH_PYTHON:-/opt/torch/.venv/bin/python}
+  PARTS=${TC_PARTS:-"sweep unet vgg resnet lenet"}
+  part() { [[ " $PARTS " == *" $1 "* ]]; }
+  if part sweep && [ -x "$BIN/convscope_tests_backends" ]; then
+    timeout 240 "$BIN/convscope_tests_backends" "[math]" >"$OUT/tc-sweep.log" 2>&1
+    grep -E "layer outputs checked|^FAILED|failed:|All tests|test cases" "$OUT/tc-sweep.log" | head -12
+    note "tc sweep: $(grep -E 'All tests passed|test cases:' "$OUT/tc-sweep.log" | tail -1)"
+  fi
+  if part unet && [ -x "$BIN/convscope-cli" ]; then
+    for m in ${TC_MATHS:-tf32 fp16 bf16}; do
+      timeout 200 "$BIN/convscope-cli" bench --suite unet-encoder --backends ${TC_UNET_BACKENDS:-cudnn.auto,cuda.tensor_core} \
+        --math "$m" --json "$OUT/tc-unet-$m.json" >"$OUT/tc-unet-$m.log" 2>&1
+      tail -16 "$OUT/tc-unet-$m.log"
+      timeout 120 "$PY" tools/torch_conv_bench.py --math "$m" --channels-last --ours "$OUT/tc-unet-$m.json" \
+        >"$OUT/tc-unet-torch-$m.log" 2>&1
+      tail -14 "$OUT/tc-unet-torch-$m.log"
+    done
+  fi
+  if part vgg && [ -x "$BIN/convscope-cli" ]; then
+    timeout 420 "$PY" tools/torch_graph_bench.py --cli "$BIN/convscope-cli" --net tools/networks/vgg16.json --batch 8 \
+      --warmup 5 --repeat 20 --maths fp32,tf32,fp16,bf16 \
+      --backends ${TC_NET_BACKENDS:-cudnn.auto,cudnn.auto+fused,cuda.winograd+fused,cuda.tensor_core+fused} \
+      >"$OUT/tc-vgg16.log" 2>&1
+    tail -9 "$OUT/tc-vgg16.log"
+  fi
+  if part resnet && [ -x "$BIN/convscope-cli" ]; then
+    timeout 300 "$PY" tools/torch_graph_bench.py --cli "$BIN/convscope-cli" --net resources/networks/resnet18.json \
+      --batch 32 --warmup 5 --repeat 20 --maths fp32,tf32,fp16,bf16 \
+      --backends ${TC_NET_BACKENDS:-cudnn.auto,cudnn.auto+fused,cuda.winograd+fused,cuda.tensor_core+fused} \
+      >"$OUT/tc-resnet18.log" 2>&1
+    tail -9 "$OUT/tc-resnet18.log"
+  fi
+  if part lenet && [ -x "$BIN/convscope-cli" ]; then
+    for m in fp32 fp16; do
+      "$BIN/convscope-cli" run resources/networks/lenet5.json --backends cuda.direct,cudnn.auto --math "$m" \
+        --warmup 20 --repeat 200 >"$OUT/tc-lenet-$m.log" 2>&1
+      grep -E "total" "$OUT/tc-lenet-$m.log" | while read -r line; do note "lenet5 b1 $m: $line"; done
+    done
+  fi
+fi
+
 if has sanitize; then
   if [ -n "${SANITIZER:-}" ] && [ -x "$TESTS" ]; then
     # Every GPU test under each tool, except: [wide] (same kernels, 100x the instrumented work), [fault] (the
@@ -226,7 +273,7 @@ if has bench; then
     timeout 240 "$CLI" bench --suite unet-encoder --backends "$SELS" --reference none --warmup 3 --repeat 20 \
       --json "$OUT/bench-unet.json" 2>&1 | grep -v "GPU at the end" | tee "$OUT/bench-unet.txt" | sed -n '/^case/,$p'
     note "bench unet-encoder: rc ${PIPESTATUS[0]}; $(grep -m1 't(cudnn.auto) / t(best' "$OUT/bench-unet.txt")"
-    grep -E "FP32 GEMM rate|% of it" "$OUT/bench-unet.txt" | while read -r l; do note "  $l"; done
+    grep -E "GEMM rate measured|% of it" "$OUT/bench-unet.txt" | while read -r l; do note "  $l"; done
     timeout 120 "$CLI" bench --suite weak-shapes --backends "$SELS" --reference none --warmup 5 --repeat 100 \
       --json "$OUT/bench-weak.json" 2>&1 | grep -v "GPU at the end" | tee "$OUT/bench-weak.txt" | sed -n '/^case/,$p'
     note "bench weak-shapes: rc ${PIPESTATUS[0]}; $(grep -m1 't(cudnn.auto) / t(best' "$OUT/bench-weak.txt")"

@@ -14,6 +14,10 @@ PyTorch's input already lives on the device.
 
   --bandwidth MiB   also times add and concat on tensors of that many MiB (a relu makes the second operand) and
                     prints the GB/s each backend reaches (bytes read + written).
+  --maths LIST      math modes to compare (default fp32): fp32, tf32, fp16, bf16 (issue 20). PyTorch runs each in
+                    its own way of doing it: TF32 switched on in cuDNN and cuBLAS for tf32; the model and input cast to
+                    float16 / bfloat16 for fp16 / bf16; both NCHW and channels_last are timed and the faster counts.
+                    ConvScope runs `--math M`. A table of every mode × (PyTorch, each selection) is printed last.
   --model FILE      ConvScope runs FILE (e.g. the network's ONNX export, `convscope-cli export NET model.onnx`)
                     instead of --net; PyTorch still builds --net. When onnxruntime with its CUDA provider is
                     installed, FILE (an .onnx) is timed there too (IO binding: input and output on the device).
@@ -202,10 +206,10 @@ def time_onnxruntime(model, x, warmup, repeat):
     return statistics.median(times), ""
 
 
-def run_convscope(cli, net_path, npy, backends, warmup, repeat, workdir):
+def run_convscope(cli, net_path, npy, backends, warmup, repeat, workdir, math="fp32"):
     report = os.path.join(workdir, "report.json")
     cmd = [cli, "run", net_path, "--input", npy, "--backends", backends, "--reference", "none",
-           "--warmup", str(warmup), "--repeat", str(repeat), "--report", report]
+           "--warmup", str(warmup), "--repeat", str(repeat), "--report", report, "--math", math]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode not in (0, 1):
         print(r.stdout[-3000:], r.stderr[-3000:])
@@ -231,7 +235,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=50)
     ap.add_argument("--bandwidth", type=int, default=0, help="MiB per tensor for the add/concat bandwidth cases")
     ap.add_argument("--model", help="the file ConvScope runs (default --net), e.g. its ONNX export")
+    ap.add_argument("--maths", default="fp32", help="comma-separated: fp32,tf32,fp16,bf16")
     args = ap.parse_args()
+    if args.maths != "fp32":
+        return math_table(args)
 
     torch.backends.cudnn.benchmark = True
     torch.backends.cudnn.allow_tf32 = False
@@ -269,6 +276,63 @@ def main():
 
     if args.bandwidth:
         bandwidth(args)
+
+
+def time_torch_math(net, x, math, warmup, repeat):
+    """PyTorch eager in `math`: the faster of NCHW and channels_last."""
+    torch.backends.cudnn.allow_tf32 = math == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = math == "tf32"
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(math, torch.float32)
+    best = None
+    for fmt in (torch.contiguous_format, torch.channels_last):
+        model = Graph(net, net["input"]["channels"]).cuda().eval()
+        xt = torch.from_numpy(x).cuda()
+        with torch.no_grad():
+            model(xt)  # materialises the lazy linear in FP32
+        model = model.to(dtype=dtype, memory_format=fmt)
+        xt = xt.to(dtype=dtype).contiguous(memory_format=fmt)
+        t = time_torch(model, xt, warmup, repeat)
+        best = t if best is None else min(best, t)
+        del model
+        torch.cuda.empty_cache()
+    return best
+
+
+def math_table(args):
+    """Every math mode × (PyTorch eager, each ConvScope selection), whole pass without copies (issue 20)."""
+    torch.backends.cudnn.benchmark = True
+    net = json.load(open(args.net))
+    inp = net["input"]
+    shape = (args.batch, inp["channels"], inp["height"], inp["width"])
+    x = np.random.default_rng(1).uniform(-1, 1, size=shape).astype(np.float32)
+    maths = args.maths.split(",")
+    rows = {}
+    with tempfile.TemporaryDirectory() as work:
+        npy = os.path.join(work, "input.npy")
+        np.save(npy, x)
+        for math in maths:
+            t_torch = time_torch_math(net, x, math, args.warmup, args.repeat)
+            ours, _ = run_convscope(args.cli, args.model or args.net, npy, args.backends, args.warmup, args.repeat, work,
+                                    math)
+            t_torch2 = time_torch_math(net, x, math, args.warmup, args.repeat)
+            rows[math] = (min(t_torch, t_torch2), ours)
+            print(f"{math}: PyTorch {t_torch:.4f} / {t_torch2:.4f} ms; " + ", ".join(
+                f"{s} {v[0]:.4f} ms" if v[0] is not None else f"{s} did not run: {v[1][:80]}" for s, v in ours.items()),
+                flush=True)
+    sels = list(next(iter(rows.values()))[1].keys())
+    print(f"\n{net['name']} at batch {args.batch}, {shape[2]}x{shape[3]}, whole pass without copies, median of "
+          f"{args.repeat} (ms; ratio to PyTorch eager in the same math; PyTorch: faster of NCHW and channels_last)")
+    print("| math | PyTorch eager | " + " | ".join(sels) + " | our fastest vs PyTorch |")
+    print("|---|---|" + "---|" * len(sels) + "---|")
+    for math, (t, ours) in rows.items():
+        cells, best = [], None
+        for s in sels:
+            ms = ours[s][0]
+            cells.append(f"{ms:.3f} ({ms / t:.2f}×)" if ms is not None else "—")
+            if ms is not None:
+                best = ms if best is None else min(best, ms)
+        verdict = f"{best / t:.2f}× ({'ahead' if best < t else 'behind'})" if best is not None else "—"
+        print(f"| {math} | {t:.3f} | " + " | ".join(cells) + f" | {verdict} |")
 
 
 def bandwidth(args):

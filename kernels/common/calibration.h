@@ -4,8 +4,15 @@
 //   compute    (cuda module) a kernel of independent FMA chains in registers on every multiprocessor, best of 5:
 //              the FP32 FMA peak a hand-written kernel could reach. The cudnn module measures cuBLAS SGEMM instead
 //              (kernels/cudnn), the vendor's own best at a real matrix product.
+//   Tensor Cores (both modules) cuBLAS GEMMs in TF32, FP16 and BF16 (DeviceCeilings::mathGflops): the ceiling of
+//              a run in that math mode, which our Tensor Core kernel and cuDNN's are compared against.
 #pragma once
 
+#include "compute/backend.h"
+
+#include <cublas_v2.h>
+
+#include <map>
 #include <string>
 
 namespace convscope::gpu {
@@ -17,5 +24,18 @@ struct Measured {
 
 Measured measureCopyBandwidth();
 Measured measureFmaPeak();
+
+// cuBLAS GEMM rates by math mode name, 8192³ on uniform random operands in [-1, 1) (zeros would let the clocks
+// run higher than real data allows), best of 3 after a warm-up, FP32 accumulation throughout:
+//   "tf32"  FP32 operands and output, CUBLAS_COMPUTE_32F_FAST_TF32;
+//   "fp16"  CUDA_R_16F operands and output, CUBLAS_COMPUTE_32F;
+//   "bf16"  CUDA_R_16BF operands and output, CUBLAS_COMPUTE_32F.
+// Runs on `handle` (its stream and math mode are restored afterwards). Each method starts "cuBLAS BF16 GEMM
+// 8192³," so a view can quote the part before the first comma. About 25 ms of GEMMs and 768 MiB of device memory.
+std::map<std::string, Measured> measureTensorCoreGemms(cublasHandle_t handle);
+// The same on a handle of its own (the cuda module has no cuBLAS handle of its own otherwise), written into
+// `ceilings`' mathGflops and mathMethods.
+void addTensorCoreCeilings(DeviceCeilings& ceilings);
+void addTensorCoreCeilings(DeviceCeilings& ceilings, cublasHandle_t handle);
 
 } // namespace convscope::gpu

@@ -249,7 +249,7 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
                 s.shadowIn.push_back(p);
                 p += DeviceArena::alignUp(static_cast<size_t>(sourceShape(i, k).numel()) * 4) / 4;
             }
-            s.note = "its FP32 NCHW kernel on FP32 copies of the " + m_storage.str()
+            s.storageNote = "its FP32 NCHW kernel on FP32 copies of the " + m_storage.str()
                 + " tensors (both conversions timed with the layer)";
         }
         if (s.permuteFlatten)
@@ -501,7 +501,13 @@ const float* GpuSessionBase::fp32Output(size_t layer, cudaStream_t stream)
     return m_fetchFp32;
 }
 
-std::string GpuSessionBase::layerNote(size_t layer) const { return layer < m_layers.size() ? m_layers[layer].note : ""; }
+std::string GpuSessionBase::layerNote(size_t layer) const
+{
+    if (layer >= m_layers.size())
+        return {};
+    const LayerState& s = m_layers[layer];
+    return s.note + (s.note.empty() || s.storageNote.empty() ? "" : "; ") + s.storageNote;
+}
 
 std::map<std::string, std::string> GpuSessionBase::metadata() const
 {

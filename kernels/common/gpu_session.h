@@ -128,6 +128,7 @@ private:
         void* scratch = nullptr;
         size_t scratchBytes = 0;
         std::string note;
+        std::string storageNote; // set by the base: the layer ran on FP32 copies (kept apart so setLayerNote keeps it)
         std::string rangeName; // NVTX
     };
     void enqueueLayers(cudaStream_t stream, std::vector<CudaEvent>* marks, bool externalMarks = false);

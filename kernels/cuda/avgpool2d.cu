@@ -13,7 +13,15 @@
 // enters such a window, so count_include_pad cannot change anything and the divisor is divisor_override or 4;
 // the sum is taken in the general kernel's order, ((v00 + v01) + v10) + v11, and divided, not multiplied by a
 // reciprocal, so both paths round identically.
+//
+// Channels-last in a session's storage format (stored_layers.cuh): the same windows and divisor rule over
+// [n, h, w, c], one thread per output position and channel group (a 16-byte pack when C allows it, as
+// maxpool2d.cu's channels-last kernel does), the sum in FP32 in the general kernel's order, one rounding on the store.
 #include "kernels/cuda/pooling.cuh"
+#include "kernels/cuda/storage_pack.cuh"
+#include "kernels/cuda/stored_layers.cuh"
+
+#include <algorithm>
 
 namespace convscope::cuda {
 
@@ -51,7 +59,63 @@ namespace {
         float divisor;
         __device__ float operator()(float a, float b, float c, float d) const { return (((a + b) + c) + d) / divisor; }
     };
+    template <typename T, int V>
+    __global__ void avgPoolLastKernel(PoolGeometry g, const T* __restrict__ x, T* __restrict__ y, unsigned total)
+    {
+        const unsigned groups = unsigned(g.c) / V;
+        for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
+            const unsigned pos = idx / groups, c0 = (idx - pos * groups) * V;
+            const unsigned row = pos / g.q;
+            const int q = static_cast<int>(pos - row * g.q);
+            const unsigned img = row / g.p;
+            const int p = static_cast<int>(row - img * g.p);
+            const T* xp = x + static_cast<size_t>(img) * g.h * g.w * g.c + c0;
+            int hs = p * g.strideH - g.padTop, ws = q * g.strideW - g.padLeft;
+            int he = min(hs + g.kh, g.h + g.padBottom), we = min(ws + g.kw, g.w + g.padRight);
+            const int pool = (he - hs) * (we - ws);
+            hs = max(hs, 0), ws = max(ws, 0);
+            he = min(he, g.h), we = min(we, g.w);
+            float sum[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k)
+                sum[k] = 0.0f;
+            for (int ih = hs; ih < he; ++ih)
+                for (int iw = ws; iw < we; ++iw) {
+                    float v[V];
+                    loadValues<T, V>(xp + (static_cast<size_t>(ih) * g.w + iw) * g.c, v);
+#pragma unroll
+                    for (int k = 0; k < V; ++k)
+                        sum[k] += v[k];
+                }
+            const bool empty = hs >= he || ws >= we;
+            const int divisor = g.divisorOverride ? g.divisorOverride
+                : g.countIncludePad               ? pool
+                                                  : (he - hs) * (we - ws);
+#pragma unroll
+            for (int k = 0; k < V; ++k)
+                sum[k] = empty ? 0.0f : sum[k] / static_cast<float>(divisor);
+            storeValues<T, V>(y + static_cast<size_t>(pos) * g.c + c0, sum);
+        }
+    }
 } // namespace
+
+void avgPool2dChannelsLast(const PoolGeometry& g, DType type, const void* x, void* y, cudaStream_t st)
+{
+    gpu::withStorageType(type, [&](auto t) {
+        using T = decltype(t);
+        const bool vec = g.c % kPack<T> == 0 && aligned16(x) && aligned16(y);
+        const long long total = static_cast<long long>(g.n) * g.p * g.q * (vec ? g.c / kPack<T> : g.c);
+        if (total <= 0)
+            return;
+        const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 1LL << 30));
+        if (vec)
+            avgPoolLastKernel<T, kPack<T>>
+                <<<blocks, 256, 0, st>>>(g, static_cast<const T*>(x), static_cast<T*>(y), unsigned(total));
+        else
+            avgPoolLastKernel<T, 1>
+                <<<blocks, 256, 0, st>>>(g, static_cast<const T*>(x), static_cast<T*>(y), unsigned(total));
+    });
+}
 
 void avgPool2d(const PoolGeometry& g, const float* x, float* y, cudaStream_t st)
 {

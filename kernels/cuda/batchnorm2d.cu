@@ -5,7 +5,13 @@
 // That makes it as memory-bound as an activation, and it is written the same way: float4 loads and stores
 // (when H·W is a multiple of 4 a float4 never straddles two channels), a grid-stride loop over a few waves.
 // The channel of element i is (i / HW) mod C; the two per-channel values come through the read-only cache.
+//
+// In a session's storage format (stored_layers.cuh) the tensor is channels-last, so the channel is the innermost
+// index, c = i mod C: storage_pack.cuh's map over 16-byte packs (FP32, FP16 or BF16), the channel found once per
+// pack and stepped, the FMA in FP32 with the FP32 folded statistics, one rounding on the store.
 #include "kernels/cuda/elementwise.cuh"
+#include "kernels/cuda/storage_pack.cuh"
+#include "kernels/cuda/stored_layers.cuh"
 
 #include "kernels/common/cuda_check.h"
 
@@ -48,6 +54,19 @@ namespace {
             }
         }
     }
+    struct ScaleShiftLast {
+        const float* folded;
+        unsigned channels;
+        template <int N> __device__ void operator()(float (&v)[N], unsigned i0) const
+        {
+            unsigned c = i0 % channels;
+#pragma unroll
+            for (int k = 0; k < N; ++k) {
+                v[k] = fmaf(v[k], __ldg(folded + c), __ldg(folded + channels + c));
+                c = c + 1 == channels ? 0 : c + 1;
+            }
+        }
+    };
 } // namespace
 
 void batchNormFold(int channels, const float* mean, const float* var, const float* weight, const float* bias,
@@ -62,6 +81,16 @@ void batchNorm2d(int n, int c, int planeSize, const float* x, const float* folde
     const long long count = static_cast<long long>(n) * c * planeSize;
     const long long work = planeSize % 4 == 0 ? count / 4 : count;
     batchNormKernel<<<elementwiseBlocks(work, 256), 256, 0, st>>>(count, c, planeSize, x, folded, y);
+}
+
+void batchNormChannelsLast(
+    long long count, int channels, DType type, const void* x, const float* folded, void* y, cudaStream_t st)
+{
+    const ScaleShiftLast op { folded, unsigned(channels) };
+    gpu::withStorageType(type, [&](auto t) {
+        using T = decltype(t);
+        launchMap(count, op, static_cast<const T*>(x), static_cast<T*>(y), st);
+    });
 }
 
 } // namespace convscope::cuda

@@ -14,6 +14,7 @@
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
 #include "kernels/common/gpu_session.h"
+#include "kernels/cuda/activation_kind.h"
 #include "kernels/cuda/conv2d.cuh"
 #include "kernels/cuda/conv2d_fft.cuh"
 #include "kernels/cuda/conv2d_tensor_core.cuh"
@@ -24,6 +25,7 @@
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cuda/pooling.cuh"
 #include "kernels/cuda/softmax.cuh"
+#include "kernels/cuda/stored_dispatch.h"
 #include "kernels/cuda/volume_geometry.h"
 
 #include <limits>
@@ -57,7 +59,6 @@ namespace {
             int(dilation[0]), int(dilation[1]), int(groups) };
     }
 
-    template <typename T> ActivationKind activationKind(const T& l, float* param);
     // A fused activation (an activation spec, compute/fusion.h) for a convolution's epilogue.
     ActivationKind activationKind(const LayerSpec& spec, float* param)
     {
@@ -67,7 +68,7 @@ namespace {
                 // hardtanh and prelu have kernels of their own (parametric_activation.cuh) and are never fused.
                 if constexpr (layerKindOf<T>().family == KindFamily::Activation && !std::is_same_v<T, Softmax>
                     && !std::is_same_v<T, Hardtanh> && !std::is_same_v<T, PReLU>)
-                    return activationKind(l, param);
+                    return activationKindOf(l, param);
                 else
                     throw Error("cuda: " + layerTypeName(l) + " is not an activation");
             },
@@ -93,34 +94,6 @@ namespace {
         return { int(s.in.n), int(s.in.c), int(s.in.h), int(s.in.w), int(s.out.h), int(s.out.w), int(kernel[0]),
             int(kernel[1]), int(stride[0]), int(stride[1]), int(pad.top), int(pad.bottom), int(pad.left),
             int(pad.right), int(dilation[0]), int(dilation[1]), true, 0 };
-    }
-
-    // The kernel of an activation layer; every activation kind is named, and any other kind does not compile.
-    template <typename T> ActivationKind activationKind(const T& l, float* param)
-    {
-        *param = 0.0f;
-        if constexpr (std::is_same_v<T, ReLU>)
-            return ActivationKind::ReLU;
-        else if constexpr (std::is_same_v<T, LeakyReLU>) {
-            *param = static_cast<float>(l.negative_slope);
-            return ActivationKind::LeakyReLU;
-        } else if constexpr (std::is_same_v<T, Sigmoid>)
-            return ActivationKind::Sigmoid;
-        else if constexpr (std::is_same_v<T, Tanh>)
-            return ActivationKind::Tanh;
-        else if constexpr (std::is_same_v<T, ELU>) {
-            *param = static_cast<float>(l.alpha);
-            return ActivationKind::ELU;
-        } else if constexpr (std::is_same_v<T, ReLU6>)
-            return ActivationKind::ReLU6;
-        else if constexpr (std::is_same_v<T, Hardswish>)
-            return ActivationKind::Hardswish;
-        else if constexpr (std::is_same_v<T, Hardsigmoid>)
-            return ActivationKind::Hardsigmoid;
-        else if constexpr (std::is_same_v<T, SiLU>)
-            return ActivationKind::SiLU;
-        else
-            static_assert(dependent_false<T>, "cuda backend: not an activation kind");
     }
 
     // How a conv2d layer runs under an algorithm: the tiny-layer kernel wins over every algorithm; the fast
@@ -258,7 +231,6 @@ namespace {
             return algorithm() == kTensorCore && !storage().plainFp32() && c
                 && conv2dTensorCoreRefusal(geometryOf(*c, shape(i))).empty();
         }
-        bool runsInStorage(size_t i) const override { return tensorCoreRuns(i); }
         DType storageType() const { return storage().dtype; }
 
         size_t layerScratchBytes(size_t i) const override
@@ -290,6 +262,10 @@ namespace {
                     : 0;
             if (std::holds_alternative<BatchNorm2d>(spec(i)) || std::holds_alternative<BatchNorm3d>(spec(i)))
                 return 2 * static_cast<size_t>(shape(i).in.c) * sizeof(float);
+            if (std::holds_alternative<Linear>(spec(i))) // split-K partial sums (linear.cu)
+                return linearScratchBytes(int(shape(i).in.n),
+                    int(shape(i).in.c * shape(i).in.d * shape(i).in.h * shape(i).in.w), int(shape(i).out.c),
+                    deviceProperties().multiProcessorCount);
             return 0;
         }
 
@@ -354,17 +330,47 @@ namespace {
                             static_cast<float*>(scratch(i)), stream);
                         setLayerNote(i, "statistics folded into scale and shift at prepare");
                     } else if constexpr (std::is_same_v<T, Linear>) {
-                        setLayerNote(i, linearVariant(int(shape(i).in.n)));
+                        const LayerShape& s = shape(i);
+                        setLayerNote(
+                            i, linearNote(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), sms));
                     }
                 },
                 spec(i));
+            if (!storage().plainFp32() && runsNativelyInStorage(spec(i))) {
+                const std::string note = layerNote(i);
+                setLayerNote(i, (note.empty() ? "" : note + "; ") + "native " + storage().str() + " kernel, FP32 math");
+            }
         }
+
+        // ---- Storage format (stored_dispatch.h): the non-convolution kinds run in fp16/bf16/tf32 storage natively.
+        // (cuda.tensor_core adds the conv2d layers its kernel runs: tensorCoreRuns.)
+        bool runsInStorage(size_t i) const override { return tensorCoreRuns(i) || runsNativelyInStorage(spec(i)); }
+
+        void runStored(size_t i, cudaStream_t st)
+        {
+            StoredLayerCall call;
+            call.type = storage().dtype;
+            for (size_t k = 0; k < inputCount(i); ++k)
+                call.inputs.push_back(inputData(i, k));
+            call.output = outputData(i);
+            call.weight = weight(i);
+            call.weightData = weightData(i);
+            call.bias = bias(i);
+            call.scratch = scratch(i);
+            call.sms = deviceProperties().multiProcessorCount;
+            runStoredLayer(spec(i), shape(i), call, st);
+        }
+        // ---- end storage format
 
         void runLayer(size_t i, cudaStream_t st) override
         {
             if (tensorCoreRuns(i)) { // reads and writes the storage format: no FP32 pointers here
-                conv2dTensorCore(geometryOf(std::get<Conv2d>(spec(i)), shape(i)), storageType(), m_tcTile, m_tcKBytes, inputData(i),
-                    bias(i), outputData(i), scratch(i), deviceProperties().multiProcessorCount, st);
+                conv2dTensorCore(geometryOf(std::get<Conv2d>(spec(i)), shape(i)), storageType(), m_tcTile, m_tcKBytes,
+                    inputData(i), bias(i), outputData(i), scratch(i), deviceProperties().multiProcessorCount, st);
+                return;
+            }
+            if (!storage().plainFp32() && runsNativelyInStorage(spec(i))) { // storage format: above
+                runStored(i, st);
                 return;
             }
             const LayerShape& s = shape(i);
@@ -417,7 +423,8 @@ namespace {
                         batchNorm2d(int(s.in.n), int(s.in.c), int(s.in.h * s.in.w), x,
                             static_cast<const float*>(scratch(i)), y, st);
                     } else if constexpr (std::is_same_v<T, Linear>) {
-                        linear(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), x, weight(i), bias(i), y, st);
+                        linear(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), x, weight(i), bias(i),
+                            y, scratch(i), deviceProperties().multiProcessorCount, st);
                     } else if constexpr (std::is_same_v<T, Softmax>) {
                         softmax(int(s.in.n), int(s.in.c), int(s.in.d * s.in.h * s.in.w), x, y, st);
                     } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>
@@ -428,7 +435,7 @@ namespace {
                         || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid>
                         || std::is_same_v<T, SiLU>) {
                         float param = 0;
-                        const ActivationKind kind = activationKind(l, &param);
+                        const ActivationKind kind = activationKindOf(l, &param);
                         activation(kind, param, s.in.numel(), x, y, st);
                     } else if constexpr (std::is_same_v<T, Hardtanh>) {
                         hardtanh(static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), x, y, st);
@@ -564,7 +571,8 @@ namespace {
         // kernels count D·H·W. Pad is 2-D only (shape inference refuses it a volume).
         bool takesVolumes(const LayerSpec&) const override { return true; }
 
-        // The roofline's ceilings for our kernels: the FP32 FMA peak a kernel reaches and the copy bandwidth.
+        // The roofline's ceilings for our kernels: the FP32 FMA peak a kernel reaches, the copy bandwidth, and cuBLAS's
+        // TF32/FP16/BF16 GEMM rates, the Tensor Core ceilings our Tensor Core kernel is compared against.
         std::optional<DeviceCeilings> calibrate(const SessionOptions&) override
         {
             gpu::requireUsable();
@@ -575,6 +583,7 @@ namespace {
             c.bandwidthGBs = copy.value;
             c.computeMethod = compute.method;
             c.bandwidthMethod = copy.method;
+            gpu::addTensorCoreCeilings(c);
             return c;
         }
 

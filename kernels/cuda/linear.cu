@@ -1,83 +1,158 @@
 // linear: y = x·Wᵀ + b, x [rows, in], W [out, in] (PyTorch's layout), y [rows, out]. Both operands are
-// contiguous along the reduction dimension `in` (an "NT" product).
+// contiguous along the reduction dimension `in` (an "NT" product). Every kernel is templated on the storage type T
+// (FP32, or FP16/BF16 in those math modes: x, W and y in T, the bias and every sum in FP32).
 //
 // Two kernels, chosen by the batch:
-//   rows ≤ 8 (a classifier at batch 1, LeNet): a matrix–vector product in disguise, bound by reading W once.
-//   One warp per output feature: the lanes stride along `in` with coalesced (float4 when aligned) loads of W's
-//   row and of every x row, keep up to 8 partial sums in registers, and reduce them with shuffles. Nothing is
-//   staged or synchronised, so a 120×400 layer is one short launch.
+//   rows ≤ 8 (a classifier at batch 1 to 8): a matrix–vector product in disguise, bound by reading W once — VGG's
+//   fc1 (25088→4096) is 411 MB of FP32 weights for 1.6 GFLOP. Each warp makes kOutputsPerWarp = 4 outputs: its lanes
+//   stride along `in` with 16-byte loads (4 FP32 or 8 FP16/BF16 values) of the four W rows, streamed (__ldcs: read
+//   once, evicted first), and of every x row (cached: the eight warps of a block read the same slice of x, so L1
+//   serves seven of them), and keep 4 × MaxRows partial sums in registers. Four outputs per warp divide the x traffic
+//   by four against one; the loads of one step (four W packs, MaxRows x packs) are independent and all in flight.
+//   A big layer is split along `in` (split-K, gridDim.y slices): fc1 has only 1024 warps of work at four outputs
+//   each, about 8 per SM — not enough loads in flight to saturate HBM — so its 25088 inputs are cut into slices until
+//   the grid is about eight blocks per SM; each slice writes FP32 partial sums to the layer's scratch, and a second,
+//   tiny kernel adds the slices in order with the bias and rounds once. Small layers (LeNet's, under 2^20 weights)
+//   stay one launch, of the earlier configuration — a warp per output, 4 warps per block, the strided loop unrolled
+//   4× so a lane's loads are in flight together: there the launch and the latency are the cost.
 //   larger batches: our own tiled SGEMM. A block computes a 64×64 tile of y with 256 threads, each a 4×4
-//   register tile; per step it stages a 64×16 slice of x and of W in shared memory, stored transposed
-//   ([k][row]) so the inner loop reads 4 consecutive rows and 4 consecutive columns as float4s. Each staged
-//   value is reused by 64 outputs, which turns the product from memory-bound into arithmetic-bound.
+//   register tile; per step it stages a 64×16 slice of x and of W in shared memory (widened to FP32), stored
+//   transposed ([k][row]) so the inner loop reads 4 consecutive rows and 4 consecutive columns as float4s. Each
+//   staged value is reused by 64 outputs, which turns the product from memory-bound into arithmetic-bound.
 #include "kernels/cuda/linear.cuh"
+#include "kernels/cuda/storage_pack.cuh"
+
+#include <algorithm>
+#include <string>
 
 namespace convscope::cuda {
 
 namespace {
     constexpr int kGemvMaxRows = 8;
 
-    // MaxRows (1, 2, 4 or 8) bounds the rows at compile time, so a batch-1 layer keeps one accumulator and one
-    // five-step shuffle instead of eight (f6 of LeNet: 3.2 µs in ncu with eight). The strided loop is unrolled
-    // four times so a lane's loads of W (in L2 after the first pass) are all in flight together instead of one
-    // latency per iteration (f5, 400 inputs: 4 iterations, 5.5 µs in ncu before).
-    template <int MaxRows>
-    __global__ void linearGemvKernel(int rows, int in, int out, const float* __restrict__ x,
-        const float* __restrict__ w, const float* __restrict__ bias, float* __restrict__ y)
+    // Big layers (split-K): 4 outputs per warp, 8 warps per block. Small ones (LeNet's): a warp per output, 4 warps
+    // per block and the loop unrolled 4×, the configuration measured at f5 5.5 → 4.3 µs (docs/PERFORMANCE.md).
+    constexpr int kOutputsPerWarp = 4, kWarpsPerBlock = 8, kSmallWarpsPerBlock = 4;
+    constexpr long long kSplitMinWeights = 1LL << 20;
+
+    template <typename T, bool Vec> __device__ __forceinline__ void loadW(const T* p, float (&v)[Vec ? kPack<T> : 1])
     {
-        const int o = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-        const int lane = threadIdx.x % 32;
-        if (o >= out)
-            return;
-        float acc[MaxRows] = {};
-        const float* wr = w + static_cast<long long>(o) * in;
-        if (in % 4 == 0) {
-            const float4* w4 = reinterpret_cast<const float4*>(wr);
-#pragma unroll 4
-            for (int i = lane; i < in / 4; i += 32) {
-                const float4 a = __ldg(w4 + i);
-#pragma unroll
-                for (int r = 0; r < MaxRows; ++r) {
-                    if (r < rows) {
-                        const float4 b = __ldg(reinterpret_cast<const float4*>(x + static_cast<long long>(r) * in) + i);
-                        acc[r] = fmaf(a.x, b.x, fmaf(a.y, b.y, fmaf(a.z, b.z, fmaf(a.w, b.w, acc[r]))));
-                    }
-                }
-            }
-        } else {
-#pragma unroll 4
-            for (int i = lane; i < in; i += 32) {
-                const float a = __ldg(wr + i);
-#pragma unroll
-                for (int r = 0; r < MaxRows; ++r)
-                    if (r < rows)
-                        acc[r] = fmaf(a, __ldg(x + static_cast<long long>(r) * in + i), acc[r]);
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < MaxRows; ++r) {
-            float v = acc[r];
-#pragma unroll
-            for (int s = 16; s > 0; s >>= 1)
-                v += __shfl_xor_sync(0xFFFFFFFFu, v, s);
-            if (lane == 0 && r < rows)
-                y[static_cast<long long>(r) * out + o] = v + (bias ? bias[o] : 0.0f);
-        }
+        if constexpr (Vec)
+            loadPackStreaming<T>(p, v);
+        else
+            v[0] = gpu::toFloat(*p);
     }
 
-    template <int MaxRows>
-    void launchGemv(int rows, int in, int out, const float* x, const float* w, const float* bias, float* y,
-        cudaStream_t st)
+    // MaxRows (1, 2, 4 or 8) bounds the rows at compile time, so a batch-1 layer keeps 4 accumulators and their
+    // shuffles instead of 32. Vec: `in` is a whole number of packs and both operands are 16-byte aligned.
+    template <typename T, int MaxRows, bool Vec, int O>
+    __global__ void __launch_bounds__(kWarpsPerBlock * 32)
+        linearGemvKernel(int rows, int in, int out, int chunk, const T* __restrict__ x, const T* __restrict__ w,
+            const float* __restrict__ bias, float* __restrict__ partial, T* __restrict__ y)
     {
-        constexpr int warpsPerBlock = 4;
-        linearGemvKernel<MaxRows><<<(out + warpsPerBlock - 1) / warpsPerBlock, warpsPerBlock * 32, 0, st>>>(
-            rows, in, out, x, w, bias, y);
+        constexpr int V = Vec ? kPack<T> : 1;
+        constexpr int kUnroll = O == 1 ? 4 : 2;
+        const int o0 = ((blockIdx.x * blockDim.x + threadIdx.x) / 32) * O;
+        const int lane = threadIdx.x % 32;
+        if (o0 >= out)
+            return;
+        const int units = in / V; // packs (or values) along `in`
+        const int u0 = blockIdx.y * chunk, u1 = min(units, u0 + chunk);
+        const T* wr[O];
+#pragma unroll
+        for (int j = 0; j < O; ++j) // past the last output: read a valid row, discard its sums
+            wr[j] = w + static_cast<long long>(min(o0 + j, out - 1)) * in;
+        float acc[O][MaxRows] = {};
+#pragma unroll kUnroll
+        for (int u = u0 + lane; u < u1; u += 32) {
+            float wv[O][V];
+#pragma unroll
+            for (int j = 0; j < O; ++j)
+                loadW<T, Vec>(wr[j] + static_cast<long long>(u) * V, wv[j]);
+#pragma unroll
+            for (int r = 0; r < MaxRows; ++r) {
+                if (r < rows) {
+                    float xv[V];
+                    loadValues<T, V>(x + static_cast<long long>(r) * in + static_cast<long long>(u) * V, xv);
+#pragma unroll
+                    for (int j = 0; j < O; ++j)
+#pragma unroll
+                        for (int k = 0; k < V; ++k)
+                            acc[j][r] = fmaf(wv[j][k], xv[k], acc[j][r]);
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < O; ++j)
+#pragma unroll
+            for (int r = 0; r < MaxRows; ++r) {
+                float v = acc[j][r];
+#pragma unroll
+                for (int s = 16; s > 0; s >>= 1)
+                    v += __shfl_xor_sync(0xFFFFFFFFu, v, s);
+                const int o = o0 + j;
+                if (lane == 0 && r < rows && o < out) {
+                    if (gridDim.y == 1)
+                        y[static_cast<long long>(r) * out + o] = gpu::fromFloat<T>(v + (bias ? __ldg(bias + o) : 0.0f));
+                    else
+                        partial[(static_cast<long long>(blockIdx.y) * rows + r) * out + o] = v;
+                }
+            }
+    }
+
+    // y[r, o] = bias[o] + the slices' partial sums, added in slice order.
+    template <typename T>
+    __global__ void linearSplitSumKernel(int rows, int out, int splits, const float* __restrict__ partial,
+        const float* __restrict__ bias, T* __restrict__ y)
+    {
+        const int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i >= rows * out)
+            return;
+        float v = 0.0f;
+        for (int s = 0; s < splits; ++s)
+            v += partial[static_cast<long long>(s) * rows * out + i];
+        y[i] = gpu::fromFloat<T>(v + (bias ? __ldg(bias + i % out) : 0.0f));
+    }
+
+    int gemvBlocksX(int out)
+    {
+        return (out + kOutputsPerWarp * kWarpsPerBlock - 1) / (kOutputsPerWarp * kWarpsPerBlock);
+    }
+
+    template <typename T, int MaxRows>
+    void launchGemv(int rows, int in, int out, const T* x, const T* w, const float* bias, T* y, float* partial,
+        int splits, cudaStream_t st)
+    {
+        const bool vec = in % kPack<T> == 0 && aligned16(x) && aligned16(w);
+        const int units = vec ? in / kPack<T> : in;
+        const int chunk = (units + splits - 1) / splits;
+        const bool big = static_cast<long long>(in) * out >= kSplitMinWeights;
+        if (big) {
+            const dim3 grid(unsigned(gemvBlocksX(out)), unsigned(splits));
+            if (vec)
+                linearGemvKernel<T, MaxRows, true, kOutputsPerWarp>
+                    <<<grid, kWarpsPerBlock * 32, 0, st>>>(rows, in, out, chunk, x, w, bias, partial, y);
+            else
+                linearGemvKernel<T, MaxRows, false, kOutputsPerWarp>
+                    <<<grid, kWarpsPerBlock * 32, 0, st>>>(rows, in, out, chunk, x, w, bias, partial, y);
+        } else { // never split (linearSplits)
+            const dim3 grid(unsigned((out + kSmallWarpsPerBlock - 1) / kSmallWarpsPerBlock), 1u);
+            if (vec)
+                linearGemvKernel<T, MaxRows, true, 1>
+                    <<<grid, kSmallWarpsPerBlock * 32, 0, st>>>(rows, in, out, units, x, w, bias, partial, y);
+            else
+                linearGemvKernel<T, MaxRows, false, 1>
+                    <<<grid, kSmallWarpsPerBlock * 32, 0, st>>>(rows, in, out, units, x, w, bias, partial, y);
+        }
+        if (splits > 1)
+            linearSplitSumKernel<T><<<(rows * out + 255) / 256, 256, 0, st>>>(rows, out, splits, partial, bias, y);
     }
 
     constexpr int kTm = 64, kTn = 64, kTk = 16;
 
-    __global__ void __launch_bounds__(256) linearSgemmKernel(int rows, int in, int out, const float* __restrict__ x,
-        const float* __restrict__ w, const float* __restrict__ bias, float* __restrict__ y)
+    template <typename T>
+    __global__ void __launch_bounds__(256) linearSgemmKernel(int rows, int in, int out, const T* __restrict__ x,
+        const T* __restrict__ w, const float* __restrict__ bias, T* __restrict__ y)
     {
         __shared__ __align__(16) float xs[kTk][kTm];
         __shared__ __align__(16) float ws[kTk][kTn];
@@ -92,8 +167,8 @@ namespace {
                 const int idx = tid + i * 256;
                 const int r = idx / kTk, k = idx % kTk;
                 const int gr = rowBase + r, gc = colBase + r, gk = k0 + k;
-                xs[k][r] = (gr < rows && gk < in) ? __ldg(x + static_cast<long long>(gr) * in + gk) : 0.0f;
-                ws[k][r] = (gc < out && gk < in) ? __ldg(w + static_cast<long long>(gc) * in + gk) : 0.0f;
+                xs[k][r] = (gr < rows && gk < in) ? gpu::toFloat(x[static_cast<long long>(gr) * in + gk]) : 0.0f;
+                ws[k][r] = (gc < out && gk < in) ? gpu::toFloat(w[static_cast<long long>(gc) * in + gk]) : 0.0f;
             }
             __syncthreads();
 #pragma unroll
@@ -118,28 +193,77 @@ namespace {
             for (int j = 0; j < 4; ++j) {
                 const int c = colBase + tc * 4 + j;
                 if (c < out)
-                    y[static_cast<long long>(r) * out + c] = acc[i][j] + (bias ? __ldg(bias + c) : 0.0f);
+                    y[static_cast<long long>(r) * out + c]
+                        = gpu::fromFloat<T>(acc[i][j] + (bias ? __ldg(bias + c) : 0.0f));
             }
         }
     }
 } // namespace
 
-const char* linearVariant(int rows) { return rows <= kGemvMaxRows ? "warp per output (GEMV)" : "tiled SGEMM 64x64"; }
-
-void linear(int rows, int in, int out, const float* x, const float* w, const float* bias, float* y, cudaStream_t st)
+int linearSplits(int rows, int in, int out, int sms)
 {
-    if (rows > kGemvMaxRows) {
-        const dim3 grid((out + kTn - 1) / kTn, (rows + kTm - 1) / kTm);
-        linearSgemmKernel<<<grid, 256, 0, st>>>(rows, in, out, x, w, bias, y);
-    } else if (rows == 1) {
-        launchGemv<1>(rows, in, out, x, w, bias, y, st);
-    } else if (rows == 2) {
-        launchGemv<2>(rows, in, out, x, w, bias, y, st);
-    } else if (rows <= 4) {
-        launchGemv<4>(rows, in, out, x, w, bias, y, st);
-    } else {
-        launchGemv<kGemvMaxRows>(rows, in, out, x, w, bias, y, st);
+    if (rows > kGemvMaxRows || static_cast<long long>(in) * out < kSplitMinWeights)
+        return 1;
+    // About eight blocks per SM (two resident at a time: four waves, so the last one's tail is short), each slice at
+    // least 4 steps of the warp's stride (32 lanes × 4 values).
+    const int wanted = (8 * sms + gemvBlocksX(out) - 1) / gemvBlocksX(out);
+    return std::max(1, std::min({ wanted, in / (32 * 4 * 4), 64 }));
+}
+
+size_t linearScratchBytes(int rows, int in, int out, int sms)
+{
+    const int splits = linearSplits(rows, in, out, sms);
+    return splits > 1 ? static_cast<size_t>(splits) * rows * out * sizeof(float) : 0;
+}
+
+std::string linearNote(int rows, int in, int out, int sms)
+{
+    if (rows > kGemvMaxRows)
+        return "tiled SGEMM 64x64";
+    const int splits = linearSplits(rows, in, out, sms);
+    if (static_cast<long long>(in) * out < kSplitMinWeights)
+        return "warp per output (GEMV), 16-byte loads";
+    return "warp per 4 outputs (GEMV), 16-byte loads"
+        + (splits > 1 ? ", split-K over " + std::to_string(splits) + " slices of the inputs" : std::string());
+}
+
+namespace {
+    template <typename T>
+    void linearOf(int rows, int in, int out, const T* x, const T* w, const float* bias, T* y, void* scratch, int sms,
+        cudaStream_t st)
+    {
+        if (rows > kGemvMaxRows) {
+            const dim3 grid((out + kTn - 1) / kTn, (rows + kTm - 1) / kTm);
+            linearSgemmKernel<T><<<grid, 256, 0, st>>>(rows, in, out, x, w, bias, y);
+            return;
+        }
+        const int splits = scratch ? linearSplits(rows, in, out, sms) : 1;
+        float* partial = static_cast<float*>(scratch);
+        if (rows == 1)
+            launchGemv<T, 1>(rows, in, out, x, w, bias, y, partial, splits, st);
+        else if (rows == 2)
+            launchGemv<T, 2>(rows, in, out, x, w, bias, y, partial, splits, st);
+        else if (rows <= 4)
+            launchGemv<T, 4>(rows, in, out, x, w, bias, y, partial, splits, st);
+        else
+            launchGemv<T, kGemvMaxRows>(rows, in, out, x, w, bias, y, partial, splits, st);
     }
+} // namespace
+
+void linear(int rows, int in, int out, const float* x, const float* w, const float* bias, float* y, void* scratch,
+    int sms, cudaStream_t st)
+{
+    linearOf(rows, in, out, x, w, bias, y, scratch, sms, st);
+}
+
+void linearStored(int rows, int in, int out, DType type, const void* x, const void* w, const float* bias, void* y,
+    void* scratch, int sms, cudaStream_t st)
+{
+    gpu::withStorageType(type, [&](auto t) {
+        using T = decltype(t);
+        linearOf(rows, in, out, static_cast<const T*>(x), static_cast<const T*>(w), bias, static_cast<T*>(y), scratch,
+            sms, st);
+    });
 }
 
 } // namespace convscope::cuda

@@ -1,12 +1,25 @@
 #pragma once
 
+#include "compute/storage_format.h"
+
 #include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string>
 
 namespace convscope::cuda {
 
-// y[n, o] = bias[o] + Σ_i x[n, i] · W[o, i]; x [rows, in], W [out, in], y [rows, out].
-void linear(int rows, int in, int out, const float* x, const float* w, const float* bias, float* y, cudaStream_t st);
-// "warp per output (GEMV)" or "tiled SGEMM 64x64"
-const char* linearVariant(int rows);
+// y[n, o] = bias[o] + Σ_i x[n, i] · W[o, i]; x [rows, in], W [out, in], y [rows, out]. `scratch` holds
+// linearScratchBytes (the split-K partial sums of a big layer; null runs it unsplit), `sms` the device's SMs.
+void linear(int rows, int in, int out, const float* x, const float* w, const float* bias, float* y, void* scratch,
+    int sms, cudaStream_t st);
+// The same in a session's storage format: x, W and y in `type` (FP32, FP16, BF16), the bias and the sums FP32.
+void linearStored(int rows, int in, int out, DType type, const void* x, const void* w, const float* bias, void* y,
+    void* scratch, int sms, cudaStream_t st);
+// Slices of `in` the GEMV path splits a layer into (1: none), and the FP32 partial sums they need.
+int linearSplits(int rows, int in, int out, int sms);
+size_t linearScratchBytes(int rows, int in, int out, int sms);
+// "warp per 4 outputs (GEMV), 16-byte loads, split-K over 5 slices of the inputs" or "tiled SGEMM 64x64"
+std::string linearNote(int rows, int in, int out, int sms);
 
 } // namespace convscope::cuda

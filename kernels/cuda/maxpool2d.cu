@@ -16,8 +16,17 @@
 // W % 4 == 0, a float2 when W is even, scalars otherwise): every load instruction is a full 512-byte line per
 // warp, all four loads are independent and in flight together, the index arithmetic is paid once per four
 // outputs, and the result leaves as one float4 store. The NaN rule is the same select in the same order.
+//
+// Channels-last in a session's storage format (stored_layers.cuh): [n, h, w, c] → [n, p, q, c], the same windows,
+// clipping and NaN rule, one thread per output position and group of channels — a 16-byte pack (4 FP32 or 8
+// FP16/BF16 channels) when C is a whole number of packs, else one channel — so consecutive threads take consecutive
+// channels of one position and every window element is one contiguous, coalesced row of C values. The maximum is
+// exact in any type (a comparison), so FP16/BF16 widen, compare and narrow back without rounding.
 #include "kernels/cuda/pooling.cuh"
+#include "kernels/cuda/storage_pack.cuh"
+#include "kernels/cuda/stored_layers.cuh"
 
+#include <algorithm>
 #include <cfloat>
 
 namespace convscope::cuda {
@@ -61,7 +70,60 @@ namespace {
             return (d > m || isnan(d)) ? d : m;
         }
     };
+    template <typename T, int V>
+    __global__ void maxPoolLastKernel(PoolGeometry g, const T* __restrict__ x, T* __restrict__ y, unsigned total)
+    {
+        const unsigned groups = unsigned(g.c) / V;
+        for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
+            const unsigned pos = idx / groups, c0 = (idx - pos * groups) * V;
+            const unsigned row = pos / g.q;
+            const int q = static_cast<int>(pos - row * g.q);
+            const unsigned img = row / g.p;
+            const int p = static_cast<int>(row - img * g.p);
+            const T* xp = x + static_cast<size_t>(img) * g.h * g.w * g.c + c0;
+            const int h0 = p * g.strideH - g.padTop, w0 = q * g.strideW - g.padLeft;
+            float best[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k)
+                best[k] = -INFINITY;
+            for (int i = 0; i < g.kh; ++i) {
+                const int ih = h0 + i * g.dilH;
+                if (ih < 0 || ih >= g.h)
+                    continue;
+                for (int j = 0; j < g.kw; ++j) {
+                    const int iw = w0 + j * g.dilW;
+                    if (iw < 0 || iw >= g.w)
+                        continue;
+                    float v[V];
+                    loadValues<T, V>(xp + (static_cast<size_t>(ih) * g.w + iw) * g.c, v);
+#pragma unroll
+                    for (int k = 0; k < V; ++k)
+                        if (v[k] > best[k] || isnan(v[k]))
+                            best[k] = v[k];
+                }
+            }
+            storeValues<T, V>(y + static_cast<size_t>(pos) * g.c + c0, best);
+        }
+    }
 } // namespace
+
+void maxPool2dChannelsLast(const PoolGeometry& g, DType type, const void* x, void* y, cudaStream_t st)
+{
+    gpu::withStorageType(type, [&](auto t) {
+        using T = decltype(t);
+        const bool vec = g.c % kPack<T> == 0 && aligned16(x) && aligned16(y);
+        const long long total = static_cast<long long>(g.n) * g.p * g.q * (vec ? g.c / kPack<T> : g.c);
+        if (total <= 0)
+            return;
+        const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 1LL << 30));
+        if (vec)
+            maxPoolLastKernel<T, kPack<T>>
+                <<<blocks, 256, 0, st>>>(g, static_cast<const T*>(x), static_cast<T*>(y), unsigned(total));
+        else
+            maxPoolLastKernel<T, 1>
+                <<<blocks, 256, 0, st>>>(g, static_cast<const T*>(x), static_cast<T*>(y), unsigned(total));
+    });
+}
 
 void maxPool2d(const PoolGeometry& g, const float* x, float* y, cudaStream_t st)
 {

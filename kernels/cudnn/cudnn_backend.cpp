@@ -72,7 +72,8 @@ namespace {
         }
 
         // The roofline's ceilings for the vendor library: cuBLAS SGEMM 8192³ in pedantic FP32 (no TF32), the rate
-        // issue 9's efficiency goal is measured against, and the copy bandwidth.
+        // issue 9's efficiency goal is measured against, the copy bandwidth, and the Tensor Core ceilings (cuBLAS
+        // TF32, FP16 and BF16 GEMMs) that runs in those math modes are measured against.
         std::optional<DeviceCeilings> calibrate(const SessionOptions&) override
         {
             gpu::requireUsable();
@@ -83,6 +84,7 @@ namespace {
             c.bandwidthGBs = copy.value;
             c.computeMethod = compute.method;
             c.bandwidthMethod = copy.method;
+            gpu::addTensorCoreCeilings(c, threadHandles().cublas);
             return c;
         }
 

@@ -405,7 +405,9 @@ double toleranceFor(const Selection& s, const std::string& note)
     return winograd ? 5e-3 : 1e-4;
 }
 
-void runEveryCase(const std::string& backendName)
+// In a Tensor Core mode (tf32, fp16, bf16) the same sweep runs against the same FP32 reference, and each layer may
+// also differ by the rounding bound the profiler states for it (compute/rounding_bound.h, ErrorMetrics::bound).
+void runEveryCase(const std::string& backendName, MathMode math = MathMode::FP32)
 {
     const auto backend = BackendRegistry::instance().find(backendName);
     if (!backend) {
@@ -420,6 +422,7 @@ void runEveryCase(const std::string& backendName)
     options.warmup = 0;
     options.repeat = 1;
     options.interleave = false;
+    options.session.math = math;
     for (const AlgorithmInfo& a : backend->algorithms())
         for (bool fused : { false, true })
             options.selections.push_back({ backendName, a.name, fused });
@@ -451,12 +454,14 @@ void runEveryCase(const std::string& backendName)
                 INFO("layer " << i << " (" << c.net.layers[i].name << "): relL2 " << m.relL2 << " maxAbs " << m.maxAbs
                               << " " << m.note << " | " << sr.layers[i].note);
                 CHECK(m.valid);
-                CHECK(m.relL2 <= toleranceFor(sr.selection, sr.layers[i].note));
+                if (math != MathMode::FP32)
+                    CHECK(m.bound > 0); // every layer of a Tensor Core run states its bound
+                CHECK(m.relL2 <= toleranceFor(sr.selection, sr.layers[i].note) + m.bound);
                 ++checked;
             }
         }
     }
-    std::cout << backendName << ": " << checked << " layer outputs checked against cpu.direct, " << refused
+    std::cout << backendName << " (" << mathModeName(math) << "): " << checked << " layer outputs checked against cpu.direct, " << refused
               << " selection runs refused by supports()" << std::endl;
     CHECK(checked > 0);
 }
@@ -485,3 +490,17 @@ TEST_CASE("cross-backend: cpu.* against cpu.direct", "[cross_backend]") { runEve
 TEST_CASE("cross-backend: onednn.* against cpu.direct", "[cross_backend]") { runEveryCase("onednn"); }
 TEST_CASE("cross-backend: cuda.* against cpu.direct", "[cross_backend]") { runEveryCase("cuda"); }
 TEST_CASE("cross-backend: cudnn.* against cpu.direct", "[cross_backend]") { runEveryCase("cudnn"); }
+TEST_CASE("cross-backend: cuda.* in TF32, FP16 and BF16 against FP32 cpu.direct", "[cross_backend][math]")
+{
+    for (MathMode m : { MathMode::TF32, MathMode::FP16, MathMode::BF16 })
+        runEveryCase("cuda", m);
+}
+TEST_CASE("cross-backend: cudnn.* in TF32, FP16 and BF16 against FP32 cpu.direct", "[cross_backend][math]")
+{
+    for (MathMode m : { MathMode::TF32, MathMode::FP16, MathMode::BF16 })
+        runEveryCase("cudnn", m);
+}
+TEST_CASE("cross-backend: onednn.* in BF16 against FP32 cpu.direct", "[cross_backend][math]")
+{
+    runEveryCase("onednn", MathMode::BF16);
+}

@@ -178,7 +178,8 @@ TEST_CASE("every export writes a file that parses, and asks before replacing one
     REQUIRE(ex->exportReport(tmp(dir, "r.csv")));
     const QList<QByteArray> lines = readAll(tmp(dir, "r.csv")).trimmed().split('\n');
     CHECK(lines.size() == 1 + 2 * 13);
-    CHECK(lines[0].trimmed().split(',').size() == 19);
+    CHECK(lines[0].trimmed().split(',').size() == 20);
+    CHECK(lines[0].contains("rel_l2_error,rounding_bound,note"));
     CHECK(lines[0].startsWith("selection,backend,algorithm,math_mode,layer_index"));
 
     REQUIRE(ex->exportReport(tmp(dir, "r.json")));

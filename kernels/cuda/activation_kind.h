@@ -1,0 +1,41 @@
+// The activation kernel of an activation layer (elementwise.cuh's ActivationKind and its one scalar parameter):
+// shared by the FP32 dispatch and the storage-format dispatch of the cuda backend. Every activation kind is named,
+// and any other kind does not compile.
+#pragma once
+
+#include "compute/layer_kinds.h"
+#include "compute/layer_spec.h"
+#include "kernels/cuda/elementwise.cuh"
+
+#include <type_traits>
+
+namespace convscope::cuda {
+
+template <typename T> inline ActivationKind activationKindOf(const T& l, float* param)
+{
+    *param = 0.0f;
+    if constexpr (std::is_same_v<T, ReLU>)
+        return ActivationKind::ReLU;
+    else if constexpr (std::is_same_v<T, LeakyReLU>) {
+        *param = static_cast<float>(l.negative_slope);
+        return ActivationKind::LeakyReLU;
+    } else if constexpr (std::is_same_v<T, Sigmoid>)
+        return ActivationKind::Sigmoid;
+    else if constexpr (std::is_same_v<T, Tanh>)
+        return ActivationKind::Tanh;
+    else if constexpr (std::is_same_v<T, ELU>) {
+        *param = static_cast<float>(l.alpha);
+        return ActivationKind::ELU;
+    } else if constexpr (std::is_same_v<T, ReLU6>)
+        return ActivationKind::ReLU6;
+    else if constexpr (std::is_same_v<T, Hardswish>)
+        return ActivationKind::Hardswish;
+    else if constexpr (std::is_same_v<T, Hardsigmoid>)
+        return ActivationKind::Hardsigmoid;
+    else if constexpr (std::is_same_v<T, SiLU>)
+        return ActivationKind::SiLU;
+    else
+        static_assert(dependent_false<T>, "cuda backend: not an activation kind");
+}
+
+} // namespace convscope::cuda

@@ -1,0 +1,112 @@
+// Storage-format dispatch of the cuda backend (stored_dispatch.h): one branch per kind, each a call into the kind's
+// templated kernel with the shapes read channels-last. A channels-last tensor is [n, positions, c] with positions =
+// D·H·W (1 for [N, F], which is the same in both layouts), so the element-wise and per-channel kinds need only C and
+// the positions, and the kinds over dim 1 (softmax, concat) work on the innermost axis.
+#include "kernels/cuda/stored_dispatch.h"
+
+#include "compute/error.h"
+#include "compute/layer_kinds.h"
+#include "kernels/cuda/activation_kind.h"
+#include "kernels/cuda/linear.cuh"
+#include "kernels/cuda/stored_layers.cuh"
+
+#include <type_traits>
+#include <variant>
+
+namespace convscope::cuda {
+
+namespace {
+    template <typename T>
+    constexpr bool isPlainActivation
+        = std::is_same_v<T,
+              ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>;
+
+    template <typename T>
+    constexpr bool hasStoredKernel
+        = isPlainActivation<T> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Softmax> || std::is_same_v<T, Linear>;
+
+    PoolGeometry poolGeometryOf(const LayerShape& s, const Pair& kernel, const Pair& stride, const Pair& dilation)
+    {
+        const Padding2d& pad = s.resolvedPadding;
+        return { int(s.in.n), int(s.in.c), int(s.in.h), int(s.in.w), int(s.out.h), int(s.out.w), int(kernel[0]),
+            int(kernel[1]), int(stride[0]), int(stride[1]), int(pad.top), int(pad.bottom), int(pad.left),
+            int(pad.right), int(dilation[0]), int(dilation[1]), true, 0 };
+    }
+
+    PadMode padModeOf(Pad::Mode m)
+    {
+        switch (m) {
+        case Pad::Mode::Reflect:
+            return PadMode::Reflect;
+        case Pad::Mode::Replicate:
+            return PadMode::Replicate;
+        case Pad::Mode::Constant:
+            break;
+        }
+        return PadMode::Constant;
+    }
+
+    long long positionsOf(const Shape& s) { return s.d * s.h * s.w; }
+} // namespace
+
+bool runsNativelyInStorage(const LayerSpec& spec)
+{
+    return std::visit([](const auto& l) { return hasStoredKernel<std::decay_t<decltype(l)>>; }, spec);
+}
+
+void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLayerCall& c, cudaStream_t st)
+{
+    const DType t = c.type;
+    const void* x = c.inputs.empty() ? nullptr : c.inputs[0];
+    void* y = c.output;
+    std::visit(
+        [&](const auto& l) {
+            using T = std::decay_t<decltype(l)>;
+            if constexpr (isPlainActivation<T>) {
+                float param = 0;
+                const ActivationKind kind = activationKindOf(l, &param);
+                activationStored(kind, param, s.in.numel(), t, x, y, st);
+            } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                hardtanhStored(static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), t, x, y, st);
+            } else if constexpr (std::is_same_v<T, PReLU>) {
+                preluChannelsLast(c.weight, l.num_parameters, s.in.numel(), s.in.c, t, x, y, st);
+            } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                batchNormChannelsLast(s.in.numel(), int(s.in.c), t, x, static_cast<const float*>(c.scratch), y, st);
+            } else if constexpr (std::is_same_v<T, MaxPool2d>) {
+                maxPool2dChannelsLast(poolGeometryOf(s, l.kernel_size, l.effectiveStride(), l.dilation), t, x, y, st);
+            } else if constexpr (std::is_same_v<T, AvgPool2d>) {
+                PoolGeometry g = poolGeometryOf(s, l.kernel_size, l.effectiveStride(), { 1, 1 });
+                g.countIncludePad = l.count_include_pad;
+                g.divisorOverride = l.divisor_override ? int(*l.divisor_override) : 0;
+                avgPool2dChannelsLast(g, t, x, y, st);
+            } else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
+                globalAvgPool2dChannelsLast(int(s.in.n), int(s.in.c), int(s.in.h * s.in.w), t, x, y, st);
+            } else if constexpr (std::is_same_v<T, Add>) {
+                addStored(c.inputs, s.out.numel(), t, y, st);
+            } else if constexpr (std::is_same_v<T, Mul>) {
+                // A [N, C, 1, 1] gate (either input) is broadcast over the other's positions, as the FP32 path does.
+                const bool gateFirst = s.ins[0] != s.out;
+                const bool broadcast = s.ins[gateFirst ? 0 : 1] != s.out;
+                mulStored(c.inputs[gateFirst ? 1 : 0], c.inputs[gateFirst ? 0 : 1], s.out.numel(),
+                    broadcast ? s.out.c : 0, positionsOf(s.out), t, y, st);
+            } else if constexpr (std::is_same_v<T, Concat>) {
+                std::vector<long long> channels;
+                for (const Shape& in : s.ins)
+                    channels.push_back(in.c);
+                concatChannelsLast(c.inputs, channels, s.out.n * positionsOf(s.out), t, y, st);
+            } else if constexpr (std::is_same_v<T, Pad>) {
+                pad2dChannelsLast(x, s.in.n, s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]), int(l.padding[2]),
+                    int(s.out.h), int(s.out.w), padModeOf(l.mode), static_cast<float>(l.value), t, y, st);
+            } else if constexpr (std::is_same_v<T, Softmax>) {
+                softmaxRows(s.in.n * positionsOf(s.in), int(s.in.c), t, x, y, st);
+            } else if constexpr (std::is_same_v<T, Linear>) {
+                linearStored(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), t, x, c.weightData,
+                    c.bias, y, c.scratch, c.sms, st);
+            } else {
+                throw Error("internal error: cuda: " + layerTypeName(l) + " has no storage-format kernel");
+            }
+        },
+        spec);
+}
+
+} // namespace convscope::cuda
