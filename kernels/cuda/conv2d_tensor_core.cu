@@ -83,7 +83,11 @@ void conv2dTensorCorePrepare(
     const ConvGeometry& g, DType type, int tile, int kBytes, const void* w, void* scratch, int smCount, cudaStream_t st)
 {
     const Plan p = planOf(g, type, smCount, tile, kBytes);
-    gpu::withStorageType(type, [&](auto tag) { packTyped<decltype(tag)>(g, p, w, scratch, st); });
+    gpu::withStorageType(type, [&](auto tag) {
+        packTyped<decltype(tag)>(g, p, w, scratch, st);
+        // No output: only lets the plan's kernel use its shared memory on this device (launch() says why).
+        runTyped<decltype(tag)>(g, p, nullptr, nullptr, nullptr, scratch, st);
+    });
 }
 
 std::string conv2dTensorCoreNote(const ConvGeometry& g, DType type, int smCount, int tile, int kBytes)

@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <mutex>
 #include <type_traits>
 
 namespace convscope::cuda::tc {
@@ -408,12 +407,12 @@ void launch(
     constexpr int BM = kWarpM * WM, BN = 8 * NI * WN;
     constexpr size_t smemBytes = size_t(stagesFor(RP)) * (BM + BN) * 16 * RP;
     auto* kernel = tensorCoreConvKernel<T, WM, WN, NI, RP, AlignedC>;
-    // Above 48 KB of dynamic shared memory a kernel must opt in, once (prepare makes the first call, outside any
-    // graph capture).
-    static std::once_flag once;
-    std::call_once(once, [&] {
+    // Above 48 KB of dynamic shared memory a kernel must opt in, on each device: prepare does it (y null), on the
+    // session's device and outside any graph capture, so a launch never needs to.
+    if (!y) {
         CONVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smemBytes)));
-    });
+        return;
+    }
     kernel<<<dim3(p.mTiles, p.nTiles, p.splits), 32 * WM * WN, smemBytes, st>>>(prm, x, wp, bias, y, partial);
     CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core");
 }
@@ -435,7 +434,8 @@ void launchAligned(
 }
 
 // The convolution in storage type T with the plan's tile (one instantiation per type, each in its own
-// translation unit: conv2d_tensor_core_{f16,bf16,tf32}.cu, so the kernels compile in parallel).
+// translation unit: conv2d_tensor_core_{f16,bf16,tf32}.cu, so the kernels compile in parallel). With y null it only
+// configures the plan's kernel for its shared memory (prepare).
 template <typename T>
 void runTyped(
     const ConvGeometry& g, const Plan& p, const void* xv, const float* bias, void* yv, void* scratch, cudaStream_t st)
@@ -453,7 +453,7 @@ void runTyped(
         launchAligned<T, 4>(p, prm, x, wp, bias, y, partial, st);
     else
         launchAligned<T, 8>(p, prm, x, wp, bias, y, partial, st);
-    if (partial) {
+    if (partial && y) {
         const int64_t total = int64_t(prm.m) * g.k;
         splitReduceKernel<T><<<unsigned((total + 255) / 256), 256, 0, st>>>(g, prm.m, p.splits, partial, bias, y);
         CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core");
