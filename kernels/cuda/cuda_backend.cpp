@@ -17,6 +17,7 @@
 #include "kernels/cuda/activation_kind.h"
 #include "kernels/cuda/conv2d.cuh"
 #include "kernels/cuda/conv2d_fft.cuh"
+#include "kernels/cuda/conv2d_tensor_core.cuh"
 #include "kernels/cuda/conv_transpose2d.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/linear.cuh"
@@ -40,9 +41,12 @@ namespace {
     const char* const kImplicitGemm = "implicit_gemm";
     const char* const kWinograd = "winograd";
     const char* const kFft = "fft";
+    // Tensor Cores (tf32, fp16, bf16 math only): conv2d layers of one group run conv2d_tensor_core.cu in the session's
+    // storage format; every other layer runs as under implicit_gemm (on FP32 copies where it has no storage form).
+    const char* const kTensorCore = "tensor_core";
     bool isKnownAlgorithm(const std::string& a)
     {
-        return a == kDirect || a == kTiled || a == kImplicitGemm || a == kWinograd || a == kFft;
+        return a == kDirect || a == kTiled || a == kImplicitGemm || a == kWinograd || a == kFft || a == kTensorCore;
     }
     constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 
@@ -103,11 +107,12 @@ namespace {
             return ConvPath::Fft;
         if (conv2dSmallApplies(g))
             return ConvPath::Small;
-        if ((algorithm == kImplicitGemm || algorithm == kWinograd) && conv2dSmallChannelsApplies(g))
+        if ((algorithm == kImplicitGemm || algorithm == kWinograd || algorithm == kTensorCore)
+            && conv2dSmallChannelsApplies(g))
             return ConvPath::SmallChannels;
         if (algorithm == kWinograd)
             return conv2dWinogradRefusal(g, winogradTile).empty() ? ConvPath::Winograd : ConvPath::ImplicitGemm;
-        if (algorithm == kImplicitGemm)
+        if (algorithm == kImplicitGemm || algorithm == kTensorCore) // tensor_core: the layers it leaves to FP32
             return ConvPath::ImplicitGemm;
         return algorithm == kTiled ? ConvPath::Tiled : ConvPath::Direct;
     }
@@ -206,6 +211,8 @@ namespace {
             , m_tinyLanes(tinyLanesOf(options))
             , m_fftTile(parseFftTileOption(options.extra))
             , m_fftBatch(fftBatchOf(options))
+            , m_tcTile(options.extra.count("tc_tile") ? conv2dTensorCoreParseTile(options.extra.at("tc_tile")) : 0)
+            , m_tcKBytes(options.extra.count("tc_kbytes") ? conv2dTensorCoreParseKBytes(options.extra.at("tc_kbytes")) : 0)
         {
         }
 
@@ -213,11 +220,24 @@ namespace {
         // The GEMM-based algorithms share the phase kernel for conv_transpose2d.
         bool gemmFamily() const
         {
-            return algorithm() == kImplicitGemm || algorithm() == kWinograd || algorithm() == kFft;
+            return algorithm() == kImplicitGemm || algorithm() == kWinograd || algorithm() == kFft
+                || algorithm() == kTensorCore;
         }
+
+        // cuda.tensor_core: layer i is a conv2d that the Tensor Core kernel runs, in the storage format.
+        bool tensorCoreRuns(size_t i) const
+        {
+            const auto* c = std::get_if<Conv2d>(&spec(i));
+            return algorithm() == kTensorCore && !storage().plainFp32() && c
+                && conv2dTensorCoreRefusal(geometryOf(*c, shape(i))).empty();
+        }
+        DType storageType() const { return storage().dtype; }
 
         size_t layerScratchBytes(size_t i) const override
         {
+            if (tensorCoreRuns(i))
+                return conv2dTensorCoreScratchBytes(geometryOf(std::get<Conv2d>(spec(i)), shape(i)), storageType(),
+                    deviceProperties().multiProcessorCount, m_tcTile, m_tcKBytes);
             if (const auto* c = std::get_if<Conv2d>(&spec(i))) {
                 const ConvGeometry g = convGeometryOf(*c, shape(i));
                 switch (convPath(algorithm(), g, m_winogradTile)) {
@@ -252,6 +272,12 @@ namespace {
         void prepareLayer(size_t i, cudaStream_t stream) override
         {
             const int sms = deviceProperties().multiProcessorCount;
+            if (tensorCoreRuns(i)) {
+                const ConvGeometry g = geometryOf(std::get<Conv2d>(spec(i)), shape(i));
+                conv2dTensorCorePrepare(g, storageType(), m_tcTile, m_tcKBytes, weightData(i), scratch(i), sms, stream);
+                setLayerNote(i, conv2dTensorCoreNote(g, storageType(), sms, m_tcTile, m_tcKBytes));
+                return;
+            }
             std::visit(
                 [&](const auto& l) {
                     using T = std::decay_t<decltype(l)>;
@@ -317,7 +343,8 @@ namespace {
         }
 
         // ---- Storage format (stored_dispatch.h): the non-convolution kinds run in fp16/bf16/tf32 storage natively.
-        bool runsInStorage(size_t i) const override { return runsNativelyInStorage(spec(i)); }
+        // (cuda.tensor_core adds the conv2d layers its kernel runs: tensorCoreRuns.)
+        bool runsInStorage(size_t i) const override { return tensorCoreRuns(i) || runsNativelyInStorage(spec(i)); }
 
         void runStored(size_t i, cudaStream_t st)
         {
@@ -337,6 +364,11 @@ namespace {
 
         void runLayer(size_t i, cudaStream_t st) override
         {
+            if (tensorCoreRuns(i)) { // reads and writes the storage format: no FP32 pointers here
+                conv2dTensorCore(geometryOf(std::get<Conv2d>(spec(i)), shape(i)), storageType(), m_tcTile, m_tcKBytes,
+                    inputData(i), bias(i), outputData(i), scratch(i), deviceProperties().multiProcessorCount, st);
+                return;
+            }
             if (!storage().plainFp32() && runsNativelyInStorage(spec(i))) { // storage format: above
                 runStored(i, st);
                 return;
@@ -477,6 +509,9 @@ namespace {
             m["kernels"] = "ConvScope CUDA kernels (FP32 FFMA)";
             if (algorithm() == kWinograd)
                 m["winograd_tile"] = std::to_string(m_winogradTile);
+            if (algorithm() == kTensorCore)
+                m["math"] = mathModeName(options().math) + " (conv2d on Tensor Cores: mma.sync, " + storage().str()
+                    + " storage, FP32 sums)";
             return m;
         }
 
@@ -503,6 +538,8 @@ namespace {
         int m_tinyLanes;
         int64_t m_fftTile;
         int m_fftBatch;
+        int m_tcTile; // cuda.tensor_core's block shape override (--option tc_tile=...), 0: the launcher's choice
+        int m_tcKBytes; // and its k-tile row override (--option tc_kbytes=64|128)
         mutable std::vector<std::unique_ptr<Conv2dFft>> m_fft; // cuda.fft: per conv2d layer, made in planning
     };
 
@@ -523,7 +560,10 @@ namespace {
                     "transforms and 36 batched GEMMs, 4x fewer multiplies; implicit GEMM on other layers" },
                 { kFft,
                     "stride-1 conv2d by FFT: cuFFT batched r2c/c2r over overlap-save tiles, our kernels for the "
-                    "padding, the per-frequency channel sums (a complex GEMM per frequency) and the crop" } };
+                    "padding, the per-frequency channel sums (a complex GEMM per frequency) and the crop" },
+                { kTensorCore,
+                    "implicit GEMM on Tensor Cores (--math tf32, fp16 or bf16): mma.sync, FP32 sums, channels-last, "
+                    "a 4-stage cp.async pipeline; grouped convolutions run the FP32 implicit GEMM" } };
         }
         Availability availability() const override { return gpu::queryAvailability(); }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }
@@ -580,7 +620,7 @@ namespace {
                 if (algorithm == kFft)
                     if (std::string why = fftRefusal(*c, shape, cudaFftTarget(), sel); !why.empty())
                         return { false, std::move(why) };
-                if ((algorithm == kImplicitGemm || algorithm == kWinograd)
+                if ((algorithm == kImplicitGemm || algorithm == kWinograd || algorithm == kTensorCore)
                     && ((g.r - 1) * g.dilH >= 32768 || (g.s - 1) * g.dilW >= 65536))
                     return { false, sel + ": a kernel span of 32768 pixels or more is unsupported" };
             }
@@ -591,7 +631,9 @@ namespace {
         {
             if (!isKnownAlgorithm(algorithm))
                 throw UnsupportedError(
-                    "cuda." + algorithm + ": unknown algorithm (direct, tiled, implicit_gemm, winograd, fft)");
+                    "cuda." + algorithm + ": unknown algorithm (direct, tiled, implicit_gemm, winograd, fft, tensor_core)");
+            if (algorithm == kTensorCore && options.math == MathMode::FP32)
+                throw UnsupportedError("cuda.tensor_core runs on Tensor Cores: use --math tf32, fp16 or bf16");
             return std::make_unique<CudaSession>(algorithm, options, m_pool);
         }
 

@@ -510,8 +510,9 @@ TEST_CASE("cuda backend answers availability and refuses unknown algorithms", "[
         std::cout << "SKIPPED: " << a.reason << std::endl;
         return;
     }
-    CHECK(backend->algorithms().size() == 5);
+    CHECK(backend->algorithms().size() == 6);
     CHECK(backend->algorithms()[4].name == "fft");
+    CHECK(backend->algorithms()[5].name == "tensor_core");
     CHECK_THROWS_AS(backend->createSession("nope", {}), UnsupportedError);
 }
 

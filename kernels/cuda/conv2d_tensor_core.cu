@@ -1,0 +1,121 @@
+// conv2d, cuda.tensor_core: an implicit GEMM on Tensor Cores (issue 20), for the tf32, fp16 and bf16 math modes.
+//
+// The product. With the activations channels-last (NHWC, as the session stores them in these modes) the convolution
+// is Y[m, k] = Σ_kd A[m, kd] · B[kd, k] + bias[k], where m = (n, p, q) runs over the N·P·Q output pixels, k over the
+// K output channels and kd over the reduction taps in the order (r, s, c), channel fastest:
+//   A[m, (r, s, c)] = x[n, p·sh − top + r·dh, q·sw − left + s·dw, c]   (0 off the input: the padding, any side)
+//   B[(r, s, c), k] = w[k, c, r, s]
+// Channel fastest is what makes the gather cheap: for one tap, a pixel's C channels are contiguous in NHWC, so the A
+// tile is copied in 16-byte pieces (8 halves or 4 floats) straight from x, and one bounds test covers a piece. The
+// weights are packed once (prepare) as [K][R·S·Cp], Cp = C rounded up to a 16-byte piece and the row padded with
+// zeros to whole k-tiles, so B moves in 16-byte pieces too with no bounds test along the reduction; both operands
+// are then "K-major", the layout mma.sync's row.col form and ldmatrix read without a transpose. The output is Y
+// itself: [N·P·Q][K] is NHWC.
+//
+// The kernel (the structure of CUTLASS's sm80 multistage GEMMs; nothing copied):
+//   - a block computes a BM×BN tile of Y with warps of 64 pixels × 32 or 64 channels (4×4 or 4×8 mma.sync tiles of
+//     m16n8; 64 or 128 FP32 accumulators a thread): 256×64 (8 warps; 128×64 of 4 on stems) where K ≤ 64, so narrow
+//     layers waste no half tile; 128×128 of 8 warps (64×32) on large grids, where twice the warps hide the latency;
+//     128×128 of 4 warps (64×64) where the grid gives each multiprocessor fewer than two blocks (measured:
+//     PERFORMANCE.md). FP16/BF16 use m16n8k16, TF32 m16n8k8: both take 32 bytes of reduction per step, so the
+//     shared-memory layout, the copies and the ldmatrix addressing are the same for all three types, counted in 16-byte
+//     pieces;
+//   - a k-tile row is 128 bytes of reduction (64 halves or 32 floats), 3 stages deep, or 64 bytes, 4 stages deep
+//     (K ≤ 64, stems, --option tc_kbytes; the same shared memory a block): the tiles travel global → shared by
+//     cp.async.cg (16 bytes, L2 only), so two or three tiles are in flight while one is multiplied, and the longer row
+//     halves the barriers and copy set-ups per mma.sync. A piece off the input, past the last channel or past the last
+//     tap copies 0 bytes and is zero-filled;
+//   - a row's pieces are stored XOR-swizzled (piece ^ (row mod 8) for 8 pieces, piece ^ (row/2 mod 4) for 4), so
+//     both the cp.async writes and the ldmatrix reads (8 rows × 16 bytes at one logical piece) touch 8 different
+//     bank groups: no conflicts;
+//   - fragments come from ldmatrix.x4 (four 8×8 matrices of 16-bit elements, i.e. 8 rows × 16 bytes: for TF32 the
+//     same instruction hands each thread the 32-bit elements the m16n8k8 fragment wants);
+//   - TF32: the weights are rounded to TF32 when packed, the activations by cvt.rna.tf32.f32 on each A fragment
+//     (round to nearest, ties away), so the products are exact and only the FP32 accumulation order differs from a
+//     reference on the same rounded operands;
+//   - the epilogue adds the FP32 bias, applies a fused activation (compute/fusion.h) and rounds to the storage type.
+// A C that is not a multiple of the 16-byte piece (a 3-channel stem) is read element by element into the piece
+// (zero past C) instead of by cp.async: 64-byte rows and the 4-warp tiles, a slower copy, only on such layers.
+// Split-K: when the tiles would not fill the device (the 14×14 layers of VGG-16 make 52 tiles on 132
+// multiprocessors), the reduction is split over blockIdx.z; each part writes FP32 partial sums to the scratch and a
+// second kernel adds them with the bias and activation.
+#include "kernels/cuda/conv2d_tensor_core.cuh"
+
+#include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
+
+namespace convscope::cuda {
+
+using namespace tc;
+
+std::string conv2dTensorCoreRefusal(const ConvGeometry& g)
+{
+    if (g.groups != 1)
+        return "grouped convolution (groups = " + std::to_string(g.groups)
+            + ") has no Tensor Core kernel: it runs the FP32 implicit GEMM";
+    return {};
+}
+
+int conv2dTensorCoreParseKBytes(const std::string& text)
+{
+    if (text == "64" || text == "128")
+        return std::stoi(text);
+    throw InputError("tc_kbytes=" + text + ": the Tensor Core k-tile row is 64 or 128 bytes of reduction");
+}
+
+int conv2dTensorCoreParseTile(const std::string& text)
+{
+    std::string names;
+    for (int i = 0; i < kTileCount; ++i) {
+        if (text == kTiles[i].name)
+            return i + 1;
+        names += std::string(i ? ", " : "") + kTiles[i].name;
+    }
+    throw InputError("tc_tile=" + text + ": the Tensor Core tile is one of " + names);
+}
+
+size_t conv2dTensorCoreScratchBytes(const ConvGeometry& g, DType type, int smCount, int tile, int kBytes)
+{
+    const Plan p = planOf(g, type, smCount, tile, kBytes);
+    return p.packedBytes + p.workspaceBytes;
+}
+
+void conv2dTensorCorePrepare(
+    const ConvGeometry& g, DType type, int tile, int kBytes, const void* w, void* scratch, int smCount, cudaStream_t st)
+{
+    const Plan p = planOf(g, type, smCount, tile, kBytes);
+    gpu::withStorageType(type, [&](auto tag) {
+        packTyped<decltype(tag)>(g, p, w, scratch, st);
+        // No output: only lets the plan's kernel use its shared memory on this device (launch() says why).
+        runTyped<decltype(tag)>(g, p, nullptr, nullptr, nullptr, scratch, st);
+    });
+}
+
+std::string conv2dTensorCoreNote(const ConvGeometry& g, DType type, int smCount, int tile, int kBytes)
+{
+    const Plan p = planOf(g, type, smCount, tile, kBytes);
+    const int tk = p.rowPieces * p.pieceElems;
+    const TileShape& t = kTiles[p.tile];
+    std::string note = std::string(type == DType::F32 ? "tf32 mma.sync m16n8k8"
+                                                      : std::string(dtypeName(type)) + " mma.sync m16n8k16")
+        + ", " + std::to_string(t.bm()) + "x" + std::to_string(t.bn()) + " tiles of "
+        + std::to_string(t.warpsM * t.warpsN) + " warps (64x" + std::to_string(8 * t.ni) + " each), k-tile "
+        + std::to_string(tk) + ", " + std::to_string(stagesFor(p.rowPieces)) + "-stage cp.async";
+    if (g.c % p.pieceElems != 0)
+        note += ", C = " + std::to_string(g.c) + " not a multiple of " + std::to_string(p.pieceElems)
+            + ": activations copied element by element";
+    if (p.splits > 1)
+        note += ", split-K " + std::to_string(p.splits) + " (" + std::to_string(p.mTiles * p.nTiles) + " tiles on "
+            + std::to_string(smCount) + " SMs)";
+    return note;
+}
+
+void conv2dTensorCore(const ConvGeometry& g, DType type, int tile, int kBytes, const void* x, const float* bias,
+    void* y, void* scratch, int smCount, cudaStream_t st)
+{
+    if (!conv2dTensorCoreRefusal(g).empty())
+        throw Error("cuda.tensor_core: " + conv2dTensorCoreRefusal(g));
+    const Plan p = planOf(g, type, smCount, tile, kBytes);
+    gpu::withStorageType(type, [&](auto tag) { runTyped<decltype(tag)>(g, p, x, bias, y, scratch, st); });
+}
+
+} // namespace convscope::cuda

@@ -1,0 +1,9 @@
+// cuda.tensor_core's kernels for __half storage (fp16 math): conv2d_tensor_core_kernel.cuh instantiated for one
+// type, so the three types compile in parallel.
+#include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
+
+namespace convscope::cuda::tc {
+
+CONVSCOPE_TENSOR_CORE_INSTANTIATE(__half)
+
+} // namespace convscope::cuda::tc

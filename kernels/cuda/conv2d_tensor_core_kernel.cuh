@@ -1,0 +1,486 @@
+// The Tensor Core convolution's kernels and plan (cuda.tensor_core): included by conv2d_tensor_core.cu, which has
+// the essay and the host API, and by one file per storage type (conv2d_tensor_core_{f16,bf16,tf32}.cu) that
+// instantiates them, so the three types' kernels compile in parallel.
+#pragma once
+
+#include "compute/error.h"
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/storage_types.cuh"
+#include "kernels/cuda/activation_op.cuh"
+#include "kernels/cuda/conv2d.cuh"
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+namespace convscope::cuda::tc {
+
+constexpr int kWarpM = 64; // a warp's pixels: 4 m16 tiles
+// A k-tile row is 64 bytes of reduction (4 pieces, 4 stages) or 128 bytes (8 pieces, 3 stages: the same shared
+// memory a block, half the barriers and copy set-ups per mma.sync); --option tc_kbytes=64|128.
+constexpr int stagesFor(int rowPieces) { return rowPieces == 4 ? 4 : 3; }
+
+// The block shapes (--option tc_tile=...): warps down the pixels × warps across the channels, and n8 tiles a warp.
+struct TileShape {
+    const char* name;
+    int warpsM, warpsN, ni;
+    int bm() const { return kWarpM * warpsM; }
+    int bn() const { return 8 * ni * warpsN; }
+};
+constexpr TileShape kTiles[] = {
+    { "128x64", 2, 2, 4 }, // 4 warps of 64×32: layers of ≤ 64 output channels
+    { "128x128", 2, 2, 8 }, // 4 warps of 64×64: grids of less than two blocks a multiprocessor
+    { "128x128w8", 2, 4, 4 }, // 8 warps of 64×32: the rest
+    { "256x64", 4, 2, 4 }, // 8 warps of 64×32, narrow layers
+};
+constexpr int kTileCount = int(sizeof(kTiles) / sizeof(kTiles[0]));
+
+template <typename T> constexpr int pieceElems() { return 16 / int(sizeof(T)); }
+
+// What the launcher decided for a layer (the same in scratch sizing, prepare, the note and the launch).
+struct Plan {
+    int pieceElems; // 8 (16-bit types) or 4 (float)
+    int cp; // C rounded up to a piece
+    int piecesPerTap;
+    int kTiles; // k-tiles of the whole reduction
+    int ldw; // packed weight row length: kTiles · rowPieces · pieceElems
+    int rowPieces; // 4 or 8
+    int tile; // index into kTiles
+    int bm, bn;
+    int mTiles, nTiles;
+    int splits, tilesPerSplit;
+    size_t packedBytes, workspaceBytes;
+};
+
+inline size_t align256(size_t b) { return (b + 255) / 256 * 256; }
+
+// Measured on the unet-encoder layers (H100, fp16; docs/PERFORMANCE.md): ≤ 64 output channels take a narrow
+// tile, so no half tile is spent on channels that do not exist (256×64 of 8 warps; 128×64 of 4 where the
+// element-by-element copy runs); grids that give each multiprocessor fewer than two 128×128 blocks take the
+// 4-warp 128×128 tile (64×64 warp tiles, fewer blocks to wait on), the rest the 8-warp one (twice the warps to
+// hide latency with, at 64 accumulators a thread).
+inline int defaultTile(const ConvGeometry& g, int64_t m, int smCount, bool aligned)
+{
+    if (g.k <= 64)
+        return aligned ? 3 : 0;
+    const int64_t tiles = (m + 127) / 128 * ((g.k + 127) / 128);
+    return tiles < 2 * int64_t(smCount) ? 1 : 2;
+}
+
+// `options`: tile index + 1 (0: the default), and 64 or 128 bytes of reduction a k-tile row (0: the default).
+inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverride, int kBytes)
+{
+    Plan p {};
+    const int bytes = int(dtypeBytes(type));
+    p.pieceElems = 16 / bytes;
+    p.cp = (g.c + p.pieceElems - 1) / p.pieceElems * p.pieceElems;
+    p.piecesPerTap = p.cp / p.pieceElems;
+    const int pieces = g.r * g.s * p.piecesPerTap;
+    const bool aligned = g.c % p.pieceElems == 0;
+    // The element-by-element copy (stems, a few taps) keeps 64-byte rows and the 4-warp tiles. Otherwise 128-byte
+    // rows, except on the narrow layers (K ≤ 64), whose short reductions (9 k-tiles for 64 channels, 3×3) ran
+    // faster with 64-byte rows and 4 stages (measured, as the tiles).
+    p.rowPieces = !aligned || kBytes == 64 || (kBytes == 0 && g.k <= 64) ? 4 : 8;
+    p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
+    p.ldw = p.kTiles * p.rowPieces * p.pieceElems;
+    const int64_t m = int64_t(g.n) * g.p * g.q;
+    p.tile = tileOverride > 0 ? tileOverride - 1 : defaultTile(g, m, smCount, aligned);
+    if (!aligned)
+        p.tile = std::min(p.tile, 1);
+    p.bm = kTiles[p.tile].bm();
+    p.bn = kTiles[p.tile].bn();
+    p.mTiles = int((m + p.bm - 1) / p.bm);
+    p.nTiles = (g.k + p.bn - 1) / p.bn;
+    // Split the reduction while the tiles fill less than one wave of the device and each part keeps at least 8
+    // k-tiles (fewer would leave the pipeline mostly prologue).
+    const int64_t tiles = int64_t(p.mTiles) * p.nTiles;
+    p.splits = 1;
+    while (p.splits < 8 && tiles * p.splits < smCount && p.kTiles / (p.splits * 2) >= 8)
+        p.splits *= 2;
+    p.tilesPerSplit = (p.kTiles + p.splits - 1) / p.splits;
+    p.splits = (p.kTiles + p.tilesPerSplit - 1) / p.tilesPerSplit;
+    p.packedBytes = align256(size_t(g.k) * p.ldw * bytes);
+    p.workspaceBytes = p.splits > 1 ? align256(size_t(p.splits) * size_t(m) * g.k * sizeof(float)) : 0;
+    return p;
+}
+
+struct Params {
+    ConvGeometry g;
+    int m; // N·P·Q
+    int piecesPerTap, kTiles, tilesPerSplit, ldw;
+};
+
+__device__ __forceinline__ uint32_t sharedAddress(const void* p)
+{
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void copyAsync16(uint32_t dst, const void* src, bool valid)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void commitCopies() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void waitCopies() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+__device__ __forceinline__ void ldmatrixX4(uint32_t (&r)[4], uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+__device__ __forceinline__ uint32_t roundTf32(uint32_t bits)
+{
+    uint32_t out;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(out) : "f"(__uint_as_float(bits)));
+    return out;
+}
+
+// One m16n8 Tensor Core product of 32 bytes of reduction, FP32 accumulators.
+template <typename T>
+__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
+template <> __device__ __forceinline__ void mma<__half>(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+template <>
+__device__ __forceinline__ void mma<__nv_bfloat16>(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+template <> __device__ __forceinline__ void mma<float>(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// Byte offset of piece `piece` of tile row `row` (rows of RP pieces, swizzled: see the essay).
+template <int RP> __device__ __forceinline__ uint32_t swizzled(int row, int piece)
+{
+    if constexpr (RP == 4)
+        return uint32_t(row * 64 + ((piece ^ ((row >> 1) & 3)) << 4));
+    else
+        return uint32_t(row * 128 + ((piece ^ (row & 7)) << 4));
+}
+
+// Two consecutive output channels, rounded to T, in one store where the pair is aligned.
+template <typename T> __device__ __forceinline__ void storePair(T* dst, float v0, float v1, bool both, bool aligned)
+{
+    if (both && aligned) {
+        if constexpr (std::is_same_v<T, float>)
+            *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+        else if constexpr (std::is_same_v<T, __half>)
+            *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(v0, v1);
+        else
+            *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(v0, v1);
+        return;
+    }
+    dst[0] = gpu::fromFloat<T>(v0);
+    if (both)
+        dst[1] = gpu::fromFloat<T>(v1);
+}
+
+// Registers cap the blocks a multiprocessor holds: 64 accumulators a thread leave room for 3 blocks of 4 warps
+// or 2 of 8; 128 accumulators (64×64 warp tiles) for 2 of 4 warps or 1 of 8.
+constexpr int minBlocks(int warps, int ni) { return ni == 4 ? (warps == 4 ? 3 : 2) : (warps == 4 ? 2 : 1); }
+
+// WM × WN warps, each 64 pixels × 8·NI channels. AlignedC: C is a multiple of the 16-byte piece, so A moves by
+// cp.async; else element by element. `partial` (split-K): write FP32 partial sums instead of Y.
+template <typename T, int WM, int WN, int NI, int RP, bool AlignedC>
+__global__ void __launch_bounds__(32 * WM * WN, minBlocks(WM* WN, NI))
+    tensorCoreConvKernel(Params prm, const T* __restrict__ x, const T* __restrict__ wp, const float* __restrict__ bias,
+        T* __restrict__ y, float* __restrict__ partial)
+{
+    constexpr int BM = kWarpM * WM, WARP_N = 8 * NI, BN = WARP_N * WN, THREADS = 32 * WM * WN;
+    constexpr int PE = pieceElems<T>();
+    constexpr int STAGES = stagesFor(RP), ROW_BYTES = 16 * RP;
+    constexpr int A_ROWS = BM * RP / THREADS, B_ROWS = BN * RP / THREADS;
+    static_assert(A_ROWS * THREADS == BM * RP && B_ROWS * THREADS == BN * RP, "copies divide");
+    constexpr uint32_t A_BYTES = BM * ROW_BYTES, STAGE_BYTES = (BM + BN) * ROW_BYTES;
+    extern __shared__ __align__(128) unsigned char smem[];
+    const ConvGeometry& g = prm.g;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int warpM = warp / WN, warpN = warp % WN;
+    const int mBase = blockIdx.x * BM, nBase = blockIdx.y * BN;
+    const int ktBegin = blockIdx.z * prm.tilesPerSplit;
+    const int nk = min(prm.kTiles, ktBegin + prm.tilesPerSplit) - ktBegin;
+    const uint32_t smemBase = sharedAddress(smem);
+
+    // The copy a thread does each k-tile: piece `myPiece` of A_ROWS pixel rows and B_ROWS channel rows.
+    const int myPiece = tid % RP, rowStep = THREADS / RP;
+    int aOffset[A_ROWS], aIh[A_ROWS], aIw[A_ROWS];
+#pragma unroll
+    for (int i = 0; i < A_ROWS; ++i) {
+        const int m = mBase + tid / RP + i * rowStep;
+        if (m < prm.m) {
+            const int pq = g.p * g.q, n = m / pq, rem = m % pq;
+            aIh[i] = (rem / g.q) * g.strideH - g.padTop;
+            aIw[i] = (rem % g.q) * g.strideW - g.padLeft;
+            aOffset[i] = n * g.h * g.w * g.c;
+        } else {
+            aIh[i] = -(1 << 30); // fails every bounds test
+            aIw[i] = 0;
+            aOffset[i] = 0;
+        }
+    }
+    // Where this thread's piece of the first k-tile lies: tap (r, s), piece cc of the tap's channels. Advanced
+    // tile by tile without division.
+    const int firstPiece = ktBegin * RP + myPiece;
+    int tap = firstPiece / prm.piecesPerTap, cc = firstPiece % prm.piecesPerTap;
+    int r = tap / g.s, s = tap % g.s;
+
+    auto loadTile = [&](int local, int stage) {
+        const uint32_t aStage = smemBase + stage * STAGE_BYTES, bStage = aStage + A_BYTES;
+        const int rOff = r * g.dilH, sOff = s * g.dilW, cOff = cc * PE;
+#pragma unroll
+        for (int i = 0; i < A_ROWS; ++i) {
+            const int row = tid / RP + i * rowStep;
+            const int ih = aIh[i] + rOff, iw = aIw[i] + sOff;
+            const bool inside = r < g.r && unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w);
+            const T* src = x + (inside ? aOffset[i] + (ih * g.w + iw) * g.c + cOff : 0);
+            const uint32_t dst = aStage + swizzled<RP>(row, myPiece);
+            if constexpr (AlignedC) {
+                copyAsync16(dst, src, inside);
+            } else {
+                alignas(16) T v[PE];
+#pragma unroll
+                for (int e = 0; e < PE; ++e)
+                    v[e] = inside && cOff + e < g.c ? src[e] : gpu::fromFloat<T>(0.0f);
+                const uint4 bits = *reinterpret_cast<const uint4*>(v);
+                asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(bits.x), "r"(bits.y),
+                    "r"(bits.z), "r"(bits.w));
+            }
+        }
+        const int kd = (ktBegin + local) * RP * PE + myPiece * PE;
+#pragma unroll
+        for (int i = 0; i < B_ROWS; ++i) {
+            const int row = tid / RP + i * rowStep, k = nBase + row;
+            copyAsync16(bStage + swizzled<RP>(row, myPiece), wp + (k < g.k ? size_t(k) * prm.ldw + kd : 0), k < g.k);
+        }
+        // The next k-tile's piece: RP pieces on, across as many taps as that crosses.
+        cc += RP;
+        while (cc >= prm.piecesPerTap) {
+            cc -= prm.piecesPerTap;
+            if (++s == g.s) {
+                s = 0;
+                ++r;
+            }
+        }
+    };
+
+    float acc[4][NI][4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                acc[i][j][e] = 0.0f;
+
+#pragma unroll
+    for (int st = 0; st < STAGES - 1; ++st) {
+        if (st < nk)
+            loadTile(st, st);
+        commitCopies();
+    }
+
+    // ldmatrix row addresses: A's four matrices are rows 0–7 / 8–15 × the step's low / high piece; B's are
+    // channels 0–7 low, 0–7 high, 8–15 low, 8–15 high (two n8 tiles of one x4).
+    const int aRow = warpM * kWarpM + (lane & 15), aHalf = lane >> 4;
+    const int bRow = warpN * WARP_N + (lane & 7) + ((lane >> 4) << 3), bHalf = (lane >> 3) & 1;
+
+    for (int t = 0; t < nk; ++t) {
+        waitCopies<STAGES - 2>();
+        __syncthreads();
+        const int next = t + STAGES - 1;
+        if (next < nk)
+            loadTile(next, next % STAGES);
+        commitCopies();
+
+        const uint32_t aStage = smemBase + (t % STAGES) * STAGE_BYTES, bStage = aStage + A_BYTES;
+#pragma unroll
+        for (int step = 0; step < RP / 2; ++step) {
+            uint32_t af[4][4], bf[NI][2];
+#pragma unroll
+            for (int mi = 0; mi < 4; ++mi) {
+                ldmatrixX4(af[mi], aStage + swizzled<RP>(aRow + mi * 16, step * 2 + aHalf));
+                if constexpr (std::is_same_v<T, float>)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        af[mi][e] = roundTf32(af[mi][e]);
+            }
+#pragma unroll
+            for (int nj = 0; nj < NI / 2; ++nj) {
+                uint32_t q[4];
+                ldmatrixX4(q, bStage + swizzled<RP>(bRow + nj * 16, step * 2 + bHalf));
+                bf[2 * nj][0] = q[0], bf[2 * nj][1] = q[1], bf[2 * nj + 1][0] = q[2], bf[2 * nj + 1][1] = q[3];
+            }
+#pragma unroll
+            for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+                for (int ni = 0; ni < NI; ++ni)
+                    mma<T>(acc[mi][ni], af[mi], bf[ni]);
+        }
+    }
+    waitCopies<0>();
+
+    // Accumulator (mi, ni, e) is pixel row g + 8·(e / 2) of m16 tile mi, channel 2·(lane % 4) + e % 2 of n8 tile ni.
+    const bool pairAligned = g.k % 2 == 0;
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int m = mBase + warpM * kWarpM + mi * 16 + (lane >> 2) + h * 8;
+            if (m >= prm.m)
+                continue;
+#pragma unroll
+            for (int ni = 0; ni < NI; ++ni) {
+                const int k = nBase + warpN * WARP_N + ni * 8 + 2 * (lane & 3);
+                if (k >= g.k)
+                    continue;
+                const bool both = k + 1 < g.k;
+                float v0 = acc[mi][ni][2 * h], v1 = acc[mi][ni][2 * h + 1];
+                if (partial) {
+                    float* dst = partial + (size_t(blockIdx.z) * prm.m + m) * g.k + k;
+                    if (both && pairAligned)
+                        *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+                    else {
+                        dst[0] = v0;
+                        if (both)
+                            dst[1] = v1;
+                    }
+                    continue;
+                }
+                if (bias) {
+                    v0 += __ldg(&bias[k]);
+                    v1 += both ? __ldg(&bias[k + 1]) : 0.0f;
+                }
+                storePair(y + size_t(m) * g.k + k, epilogue(g.act, g.actParam, v0), epilogue(g.act, g.actParam, v1),
+                    both, pairAligned);
+            }
+        }
+}
+
+// Split-K: sums the parts' partial sums, adds the bias, applies the activation, rounds to T.
+template <typename T>
+__global__ void splitReduceKernel(ConvGeometry g, int m, int splits, const float* __restrict__ partial,
+    const float* __restrict__ bias, T* __restrict__ y)
+{
+    const int64_t total = int64_t(m) * g.k;
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= total)
+        return;
+    float v = bias ? __ldg(&bias[i % g.k]) : 0.0f;
+    for (int z = 0; z < splits; ++z)
+        v += partial[z * total + i];
+    y[i] = gpu::fromFloat<T>(epilogue(g.act, g.actParam, v));
+}
+
+// w [K, C, R, S] → [K][ldw]: position (tap, c) at tap·Cp + c, zero past C, past the last tap and in the
+// padding of the last k-tile. TF32 mode rounds here, once, so the kernel converts only the activations.
+template <typename T>
+__global__ void packWeightsKernel(ConvGeometry g, int cp, int ldw, const T* __restrict__ w, T* __restrict__ packed)
+{
+    const int64_t total = int64_t(g.k) * ldw;
+    const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= total)
+        return;
+    const int k = int(i / ldw), pos = int(i % ldw), tap = pos / cp, c = pos % cp;
+    T v = gpu::fromFloat<T>(0.0f);
+    if (tap < g.r * g.s && c < g.c) {
+        v = w[(int64_t(k) * g.c + c) * g.r * g.s + tap];
+        if constexpr (std::is_same_v<T, float>)
+            v = __uint_as_float(roundTf32(__float_as_uint(v)));
+    }
+    packed[i] = v;
+}
+
+template <typename T, int WM, int WN, int NI, int RP, bool AlignedC>
+void launch(
+    const Plan& p, const Params& prm, const T* x, const T* wp, const float* bias, T* y, float* partial, cudaStream_t st)
+{
+    constexpr int BM = kWarpM * WM, BN = 8 * NI * WN;
+    constexpr size_t smemBytes = size_t(stagesFor(RP)) * (BM + BN) * 16 * RP;
+    auto* kernel = tensorCoreConvKernel<T, WM, WN, NI, RP, AlignedC>;
+    // Above 48 KB of dynamic shared memory a kernel must opt in, on each device: prepare does it (y null), on the
+    // session's device and outside any graph capture, so a launch never needs to.
+    if (!y) {
+        CONVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smemBytes)));
+        return;
+    }
+    kernel<<<dim3(p.mTiles, p.nTiles, p.splits), 32 * WM * WN, smemBytes, st>>>(prm, x, wp, bias, y, partial);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core");
+}
+
+template <typename T, int RP>
+void launchAligned(
+    const Plan& p, const Params& prm, const T* x, const T* wp, const float* bias, T* y, float* partial, cudaStream_t st)
+{
+    switch (p.tile) {
+    case 0:
+        return launch<T, 2, 2, 4, RP, true>(p, prm, x, wp, bias, y, partial, st);
+    case 1:
+        return launch<T, 2, 2, 8, RP, true>(p, prm, x, wp, bias, y, partial, st);
+    case 2:
+        return launch<T, 2, 4, 4, RP, true>(p, prm, x, wp, bias, y, partial, st);
+    default:
+        return launch<T, 4, 2, 4, RP, true>(p, prm, x, wp, bias, y, partial, st);
+    }
+}
+
+// The convolution in storage type T with the plan's tile (one instantiation per type, each in its own
+// translation unit: conv2d_tensor_core_{f16,bf16,tf32}.cu, so the kernels compile in parallel). With y null it only
+// configures the plan's kernel for its shared memory (prepare).
+template <typename T>
+void runTyped(
+    const ConvGeometry& g, const Plan& p, const void* xv, const float* bias, void* yv, void* scratch, cudaStream_t st)
+{
+    const T* x = static_cast<const T*>(xv);
+    T* y = static_cast<T*>(yv);
+    const T* wp = static_cast<const T*>(scratch);
+    float* partial
+        = p.splits > 1 ? reinterpret_cast<float*>(static_cast<unsigned char*>(scratch) + p.packedBytes) : nullptr;
+    const Params prm { g, g.n * g.p * g.q, p.piecesPerTap, p.kTiles, p.tilesPerSplit, p.ldw };
+    if (g.c % p.pieceElems != 0) // the element-by-element copy: 64-byte rows, the 4-warp tiles (planOf)
+        p.tile == 0 ? launch<T, 2, 2, 4, 4, false>(p, prm, x, wp, bias, y, partial, st)
+                    : launch<T, 2, 2, 8, 4, false>(p, prm, x, wp, bias, y, partial, st);
+    else if (p.rowPieces == 4)
+        launchAligned<T, 4>(p, prm, x, wp, bias, y, partial, st);
+    else
+        launchAligned<T, 8>(p, prm, x, wp, bias, y, partial, st);
+    if (partial && y) {
+        const int64_t total = int64_t(prm.m) * g.k;
+        splitReduceKernel<T><<<unsigned((total + 255) / 256), 256, 0, st>>>(g, prm.m, p.splits, partial, bias, y);
+        CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core");
+    }
+}
+
+template <typename T>
+void packTyped(const ConvGeometry& g, const Plan& p, const void* w, void* scratch, cudaStream_t st)
+{
+    const int64_t total = int64_t(g.k) * p.ldw;
+    packWeightsKernel<T><<<unsigned((total + 255) / 256), 256, 0, st>>>(
+        g, p.cp, p.ldw, static_cast<const T*>(w), static_cast<T*>(scratch));
+    CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core weight packing");
+}
+
+#define CONVSCOPE_TENSOR_CORE_INSTANTIATE(T)                                                                           \
+    template void runTyped<T>(                                                                                         \
+        const ConvGeometry&, const Plan&, const void*, const float*, void*, void*, cudaStream_t);                      \
+    template void packTyped<T>(const ConvGeometry&, const Plan&, const void*, void*, cudaStream_t);
+
+// Declared here, defined (instantiated) in the per-type files.
+#define CONVSCOPE_TENSOR_CORE_EXTERN(T)                                                                                \
+    extern template void runTyped<T>(                                                                                  \
+        const ConvGeometry&, const Plan&, const void*, const float*, void*, void*, cudaStream_t);                      \
+    extern template void packTyped<T>(const ConvGeometry&, const Plan&, const void*, void*, cudaStream_t);
+CONVSCOPE_TENSOR_CORE_EXTERN(float)
+CONVSCOPE_TENSOR_CORE_EXTERN(__half)
+CONVSCOPE_TENSOR_CORE_EXTERN(__nv_bfloat16)
+
+} // namespace convscope::cuda::tc

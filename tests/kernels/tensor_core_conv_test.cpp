@@ -1,0 +1,311 @@
+// cuda.tensor_core (conv2d_tensor_core.cu) in tf32, fp16 and bf16 against two host references in double:
+//   - the same rounded operands (input and weights rounded as the session rounds them: to nearest even for FP16 and
+//     BF16 storage, to nearest with ties away for TF32, as cvt.rna does), so the only differences are the FP32
+//     accumulation order and the rounding of the stored output: every element within s·|y| + γ·Σ|w·x| (s the output
+//     format's unit roundoff, γ = (K+2)·2^-23, twice the FP32 γ_K), relative L2 ≤ 1e-5 in tf32 (FP32 output) and ≤ s
+//     in fp16/bf16, and in fp16/bf16 at least 95% of the elements exactly the reference rounded to the format;
+//   - the unrounded FP32 operands, within the format's bound (compute/rounding_bound.h):
+//     relL2 ≤ (2u + K·2^-24)·√K + s, K = C·R·S.
+// Each case runs with the launcher's choice and with every block shape and k-tile row (--option tc_tile, tc_kbytes).
+// Shapes: odd C (the element-by-element copy), K not a multiple of the tile, stride 2, dilation 2, asymmetric
+// padding, 1×1, a 7×7 stem, batch 1 and 8, a fused activation, a layer that splits K, and a grouped layer (which the
+// Tensor Core kernel leaves to the FP32 implicit GEMM). Prints SKIPPED without a usable GPU.
+#include "compute/backend_registry.h"
+#include "compute/error.h"
+#include "compute/fusion.h"
+#include "compute/rounding_bound.h"
+#include "compute/shape_inference.h"
+#include "tests/kernels/gpu_test_support.h"
+#include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <vector>
+
+using namespace convscope;
+
+namespace {
+
+// v rounded to a binary format with `mant` fraction bits and smallest normal exponent `emin`, to nearest even.
+double roundToFormat(double v, int mant, int emin)
+{
+    if (v == 0 || !std::isfinite(v))
+        return v;
+    const double q = std::ldexp(1.0, std::max(std::ilogb(v), emin) - mant);
+    return std::nearbyint(v / q) * q;
+}
+
+// What the session does to a GEMM operand in `mode`.
+double roundOperand(MathMode mode, float v)
+{
+    switch (mode) {
+    case MathMode::TF32: { // cvt.rna.tf32.f32: 10 fraction bits, ties away from zero
+        uint32_t bits;
+        std::memcpy(&bits, &v, 4);
+        bits = (bits + 0x1000u) & 0xffffe000u;
+        float r;
+        std::memcpy(&r, &bits, 4);
+        return r;
+    }
+    case MathMode::FP16:
+        return roundToFormat(v, 10, -14);
+    case MathMode::BF16:
+        return roundToFormat(v, 7, -126);
+    case MathMode::FP32:
+        break;
+    }
+    return v;
+}
+
+double roundOutput(MathMode mode, double v)
+{
+    return mode == MathMode::FP16 ? roundToFormat(v, 10, -14)
+        : mode == MathMode::BF16  ? roundToFormat(v, 7, -126)
+                                  : double(float(v));
+}
+
+struct Reference {
+    std::vector<double> y, absSum;
+};
+
+// conv2d in double, NCHW, on operands passed through `round`; `act` applied to each output.
+Reference referenceConv(const Tensor& x, const Tensor& w, const Tensor* b, const Conv2d& c, const LayerShape& s,
+    const std::function<double(float)>& round, const std::function<double(double)>& act)
+{
+    const Shape& in = s.in;
+    const Shape& out = s.out;
+    const int64_t R = c.kernel_size[0], S = c.kernel_size[1];
+    std::vector<double> xr(x.numel()), wr(w.numel());
+    for (int64_t i = 0; i < x.numel(); ++i)
+        xr[i] = round(x.data()[i]);
+    for (int64_t i = 0; i < w.numel(); ++i)
+        wr[i] = round(w.data()[i]);
+    Reference ref { std::vector<double>(out.numel()), std::vector<double>(out.numel()) };
+    for (int64_t n = 0; n < out.n; ++n)
+        for (int64_t k = 0; k < out.c; ++k)
+            for (int64_t p = 0; p < out.h; ++p)
+                for (int64_t q = 0; q < out.w; ++q) {
+                    double sum = b ? b->data()[k] : 0.0, abs = std::fabs(sum);
+                    for (int64_t ci = 0; ci < in.c; ++ci)
+                        for (int64_t r = 0; r < R; ++r) {
+                            const int64_t ih = p * c.stride[0] - s.resolvedPadding.top + r * c.dilation[0];
+                            if (ih < 0 || ih >= in.h)
+                                continue;
+                            for (int64_t sx = 0; sx < S; ++sx) {
+                                const int64_t iw = q * c.stride[1] - s.resolvedPadding.left + sx * c.dilation[1];
+                                if (iw < 0 || iw >= in.w)
+                                    continue;
+                                const double t = xr[((n * in.c + ci) * in.h + ih) * in.w + iw]
+                                    * wr[((k * in.c + ci) * R + r) * S + sx];
+                                sum += t;
+                                abs += std::fabs(t);
+                            }
+                        }
+                    const int64_t o = ((n * out.c + k) * out.h + p) * out.w + q;
+                    ref.y[o] = act(sum);
+                    ref.absSum[o] = abs;
+                }
+    return ref;
+}
+
+double relL2(const Tensor& out, const std::vector<double>& ref)
+{
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < out.numel(); ++i) {
+        const double d = out.data()[i] - ref[i];
+        num += d * d;
+        den += ref[i] * ref[i];
+    }
+    return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+struct Case {
+    const char* what;
+    Shape in;
+    Conv2d conv;
+};
+
+Conv2d conv(int64_t k, Pair kernel, Padding2d pad, Pair stride = { 1, 1 }, Pair dilation = { 1, 1 }, bool bias = true)
+{
+    Conv2d c = test::conv2dSpec(k, kernel, pad, dilation, 1, bias);
+    c.stride = stride;
+    return c;
+}
+
+Padding2d pads(int64_t top, int64_t bottom, int64_t left, int64_t right)
+{
+    return { Padding2d::Mode::Explicit, top, bottom, left, right };
+}
+
+std::vector<Case> cases()
+{
+    std::vector<Case> v = {
+        { "odd C = 3, K = 37, 3x3, batch 1", Shape::nchw(1, 3, 17, 19), conv(37, { 3, 3 }, pads(1, 1, 1, 1)) },
+        { "batch 8, 16 -> 64, 3x3", Shape::nchw(8, 16, 12, 12), conv(64, { 3, 3 }, pads(1, 1, 1, 1)) },
+        { "40 -> 130 (two channel tiles), stride 2, asymmetric padding", Shape::nchw(2, 40, 15, 13),
+            conv(130, { 3, 3 }, pads(1, 0, 2, 1), { 2, 2 }) },
+        { "24 -> 72, dilation 2", Shape::nchw(1, 24, 20, 20),
+            conv(72, { 3, 3 }, pads(2, 2, 2, 2), { 1, 1 }, { 2, 2 }) },
+        { "1x1 64 -> 96", Shape::nchw(4, 64, 9, 9), conv(96, { 1, 1 }, pads(0, 0, 0, 0)) },
+        { "7x7 stride-2 stem 3 -> 64", Shape::nchw(2, 3, 32, 32), conv(64, { 7, 7 }, pads(3, 3, 3, 3), { 2, 2 }) },
+        { "14x14 256 -> 256 (split K)", Shape::nchw(1, 256, 14, 14), conv(256, { 3, 3 }, pads(1, 1, 1, 1)) },
+        { "5x5 20 -> 33, stride (1, 2), no bias, batch 8", Shape::nchw(8, 20, 7, 9),
+            conv(33, { 5, 5 }, pads(2, 2, 2, 2), { 1, 2 }, { 1, 1 }, false) },
+        { "12 -> 20 with a fused leaky ReLU", Shape::nchw(2, 12, 10, 10), conv(20, { 3, 3 }, pads(1, 1, 1, 1)) },
+    };
+    LeakyReLU leaky;
+    leaky.negative_slope = 0.1;
+    v.back().conv.fused_activation = fusedActivationOf(leaky);
+    return v;
+}
+
+void checkOutput(const Tensor& out, const Reference& same, const Reference& exact, MathMode mode, int64_t K);
+
+void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
+{
+    Network net = test::oneLayer(tc.in, tc.conv);
+    const ShapeReport shapes = inferShapes(net);
+    INFO(tc.what << " in " << mathModeName(mode) << ", seed " << seed << "  " << shapes.firstError());
+    REQUIRE(shapes.ok());
+    test::randomParameters(net, shapes, seed);
+    const Tensor input = test::randomTensor(shapes.input, seed * 31 + 7);
+    const Layer& layer = net.layers[0];
+    const LayerShape& s = shapes.layers[0];
+    const bool leaky = bool(tc.conv.fused_activation);
+    const auto act = [&](double v) { return leaky && v < 0 ? v * 0.1 : v; };
+    const Reference same = referenceConv(
+        input, *layer.weight, layer.bias.get(), tc.conv, s, [&](float v) { return roundOperand(mode, v); }, act);
+    const Reference exact = referenceConv(
+        input, *layer.weight, layer.bias.get(), tc.conv, s, [](float v) { return double(v); }, act);
+
+    // The launcher's choice, then every block shape with either k-tile row.
+    std::vector<std::map<std::string, std::string>> variants = { {} };
+    for (const char* tile : { "128x64", "128x128", "128x128w8", "256x64" })
+        for (const char* kBytes : { "64", "128" })
+            variants.push_back({ { "tc_tile", tile }, { "tc_kbytes", kBytes } });
+    for (const auto& variant : variants) {
+        SessionOptions options;
+        options.math = mode;
+        options.extra = variant;
+        options.extra["poison_outputs"] = "1";
+        auto session = cuda.createSession("tensor_core", options);
+        session->prepare(net, shapes);
+        session->runPass(input);
+        const Tensor out = session->fetchOutput(0, nullptr);
+        const std::string note = session->layerNote(0);
+        INFO("options " << (variant.empty() ? "(default)"
+                                            : variant.at("tc_tile") + ", " + variant.at("tc_kbytes") + " bytes")
+                        << ", layer note: " << note);
+        CHECK(note.find("mma.sync") != std::string::npos);
+        checkOutput(out, same, exact, mode, s.in.c * tc.conv.kernel_size[0] * tc.conv.kernel_size[1]);
+    }
+}
+
+void checkOutput(const Tensor& out, const Reference& same, const Reference& exact, MathMode mode, int64_t K)
+{
+    const double so = mode == MathMode::TF32 ? std::ldexp(1.0, -24) : storageRoundoff(mode);
+    const double gamma = double(K + 2) * std::ldexp(1.0, -23);
+    int64_t outside = 0, exactlyRounded = 0, worst = -1;
+    double worstRatio = 0;
+    for (int64_t i = 0; i < out.numel(); ++i) {
+        const double got = out.data()[i], want = same.y[i];
+        const double allowed = so * std::fabs(want) + gamma * same.absSum[i] + std::ldexp(1.0, -24);
+        const double ratio = std::isfinite(got) ? std::fabs(got - want) / allowed : 1e30;
+        if (ratio > 1)
+            ++outside;
+        if (ratio > worstRatio)
+            worstRatio = ratio, worst = i;
+        exactlyRounded += got == roundOutput(mode, want);
+    }
+    INFO("elements outside the same-operand bound: "
+        << outside << " of " << out.numel() << "; worst " << worstRatio << "x at " << worst << " (got "
+        << (worst >= 0 ? out.data()[worst] : 0.0f) << ", want " << (worst >= 0 ? same.y[worst] : 0.0) << ")");
+    CHECK(outside == 0);
+    const double sameL2 = relL2(out, same.y);
+    INFO("relL2 against the same rounded operands: " << sameL2);
+    CHECK(sameL2 <= (mode == MathMode::TF32 ? 1e-5 : so));
+    if (mode != MathMode::TF32) {
+        INFO("elements equal to the rounded reference: " << exactlyRounded << " of " << out.numel());
+        CHECK(double(exactlyRounded) >= 0.95 * double(out.numel()));
+    }
+    const double u = operandRoundoff(mode),
+                 bound = (2 * u + double(K) * std::ldexp(1.0, -24)) * std::sqrt(double(K)) + so;
+    const double exactL2 = relL2(out, exact.y);
+    INFO("relL2 against FP32 operands: " << exactL2 << " (bound " << bound << ")");
+    CHECK(exactL2 <= bound);
+}
+
+const MathMode kModes[] = { MathMode::TF32, MathMode::FP16, MathMode::BF16 };
+
+} // namespace
+
+TEST_CASE("cuda.tensor_core conv2d: tf32, fp16 and bf16 against references on the same and on FP32 operands",
+    "[gpu][cuda][tensor_core]")
+{
+    auto cuda = test::backendOrSkip("cuda");
+    if (!cuda)
+        return;
+    uint64_t seed = 11;
+    for (MathMode mode : kModes)
+        for (const Case& c : cases())
+            checkCase(*cuda, c, mode, seed++);
+}
+
+TEST_CASE("cuda.tensor_core: the split reduction of a grid that under-fills the device", "[gpu][cuda][tensor_core]")
+{
+    auto cuda = test::backendOrSkip("cuda");
+    if (!cuda)
+        return;
+    Network net = test::oneLayer(Shape::nchw(1, 256, 14, 14), conv(256, { 3, 3 }, pads(1, 1, 1, 1)));
+    const ShapeReport shapes = inferShapes(net);
+    test::randomParameters(net, shapes, 3);
+    SessionOptions options;
+    options.math = MathMode::FP16;
+    auto session = cuda->createSession("tensor_core", options);
+    session->prepare(net, shapes);
+    INFO(session->layerNote(0));
+    CHECK(session->layerNote(0).find("split-K") != std::string::npos);
+}
+
+TEST_CASE(
+    "cuda.tensor_core: FP32 math is refused, grouped layers run the FP32 implicit GEMM", "[gpu][cuda][tensor_core]")
+{
+    auto cuda = test::backendOrSkip("cuda");
+    if (!cuda)
+        return;
+    CHECK_THROWS_AS(cuda->createSession("tensor_core", {}), UnsupportedError);
+    SessionOptions bad;
+    bad.math = MathMode::FP16;
+    bad.extra["tc_tile"] = "99x99";
+    CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
+
+    Conv2d grouped = test::conv2dSpec(12, { 3, 3 }, pads(1, 1, 1, 1), { 1, 1 }, 2);
+    Network net = test::oneLayer(Shape::nchw(2, 8, 9, 9), grouped);
+    const ShapeReport shapes = inferShapes(net);
+    REQUIRE(shapes.ok());
+    test::randomParameters(net, shapes, 5);
+    const Tensor input = test::randomTensor(shapes.input, 6);
+    auto cpu = BackendRegistry::instance().find("cpu");
+    REQUIRE(cpu);
+    auto ref = cpu->createSession("direct", {});
+    ref->prepare(net, shapes);
+    ref->runPass(input);
+    const Tensor want = ref->fetchOutput(0, nullptr);
+    for (MathMode mode : kModes) {
+        SessionOptions options;
+        options.math = mode;
+        auto session = cuda->createSession("tensor_core", options);
+        session->prepare(net, shapes);
+        session->runPass(input);
+        const ErrorMetrics m = compare(session->fetchOutput(0, nullptr), want);
+        INFO(mathModeName(mode) << ": " << session->layerNote(0) << ", relL2 " << m.relL2);
+        CHECK(session->layerNote(0).find("mma.sync") == std::string::npos);
+        // FP32 arithmetic on operands stored in the format: the storage rounding of input and output only.
+        CHECK(m.relL2 <= 3 * storageRoundoff(mode) + 1e-6);
+    }
+}
