@@ -283,21 +283,10 @@ static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& inpu
 
     std::vector<double> bounds(net.layers.size(), 0.0);
     if (!reference.empty() && options.session.math != MathMode::FP32) {
-        auto norm = [](const Tensor& t) {
-            TensorNorm n;
-            double sum = 0;
-            for (int64_t k = 0; k < t.numel(); ++k) {
-                const double v = t.data()[k];
-                sum += v * v;
-                n.maxAbs = std::max(n.maxAbs, std::abs(v));
-            }
-            n.l2 = std::sqrt(sum);
-            return n;
-        };
         ReferenceNorms norms;
-        norms.input = norm(input);
+        norms.input = tensorNorm(input);
         for (const Tensor& t : reference)
-            norms.outputs.push_back(norm(t));
+            norms.outputs.push_back(tensorNorm(t));
         bounds = roundingBounds(options.session.math, net, result.shapes, norms);
     }
     for (auto& l : live) {

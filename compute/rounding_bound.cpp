@@ -79,6 +79,19 @@ double storageRoundoff(MathMode mode)
     return kFp32;
 }
 
+TensorNorm tensorNorm(const Tensor& t)
+{
+    TensorNorm n;
+    double sum = 0;
+    for (int64_t k = 0; k < t.numel(); ++k) {
+        const double v = t.data()[k];
+        sum += v * v;
+        n.maxAbs = std::max(n.maxAbs, std::abs(v));
+    }
+    n.l2 = std::sqrt(sum);
+    return n;
+}
+
 int64_t reductionLength(const LayerSpec& spec, const LayerShape& shape) { return reductionOf(spec, shape).k; }
 
 namespace {

@@ -40,6 +40,7 @@ int64_t reductionLength(const LayerSpec& spec, const LayerShape& shape);
 struct TensorNorm {
     double l2 = 0, maxAbs = 0;
 };
+TensorNorm tensorNorm(const Tensor& t);
 struct ReferenceNorms {
     TensorNorm input;
     std::vector<TensorNorm> outputs;

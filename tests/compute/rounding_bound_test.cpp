@@ -53,22 +53,6 @@ Tensor runCpu(const Network& net, const ShapeReport& shapes, const Tensor& input
     return session->fetchOutput(net.layers.size() - 1, &ms);
 }
 
-double norm2(const Tensor& t)
-{
-    double s = 0;
-    for (int64_t i = 0; i < t.numel(); ++i)
-        s += double(t.data()[i]) * t.data()[i];
-    return std::sqrt(s);
-}
-
-double maxAbs(const Tensor& t)
-{
-    double m = 0;
-    for (int64_t i = 0; i < t.numel(); ++i)
-        m = std::max(m, std::abs(double(t.data()[i])));
-    return m;
-}
-
 } // namespace
 
 TEST_CASE("rounding bound: FP32 states none", "[rounding_bound]")
@@ -143,10 +127,10 @@ TEST_CASE("rounding bound: holds for emulated TF32, FP16 and BF16 convolutions a
                 }
 
                 ReferenceNorms norms;
-                norms.input = { norm2(input), maxAbs(input) };
-                norms.outputs.push_back({ norm2(refConv), maxAbs(refConv) });
+                norms.input = tensorNorm(input);
+                norms.outputs.push_back(tensorNorm(refConv));
                 if (sigmoid)
-                    norms.outputs.push_back({ norm2(ref), maxAbs(ref) });
+                    norms.outputs.push_back(tensorNorm(ref));
                 const std::vector<double> bounds = roundingBounds(mode, net, shapes, norms);
                 const ErrorMetrics e = compare(out, ref);
                 INFO(mathModeName(mode) << " conv " << cc.c << "→" << cc.k << " k" << cc.kernel << (sigmoid ? " + sigmoid" : "")

@@ -81,7 +81,12 @@ std::shared_ptr<RunOutcome> fp16LikeOutcome(int scaleLayer = -1)
     const RunResult h = profile(half, halved(o->input), halfOpt);
     REQUIRE(h.selections.at(0).ok);
 
-    const std::vector<double> bounds = roundingBounds(MathMode::FP16, o->result.network, o->result.shapes);
+    // The gains come from the FP32 reference's norms, as in the profiler.
+    ReferenceNorms norms;
+    norms.input = tensorNorm(o->input);
+    for (const LayerResult& l : o->result.selections.at(0).layers)
+        norms.outputs.push_back(tensorNorm(*l.output));
+    const std::vector<double> bounds = roundingBounds(MathMode::FP16, o->result.network, o->result.shapes, norms);
     o->result.meta.mathMode = "fp16";
     SelectionResult& ref = o->result.selections.at(0);
     SelectionResult& sel = o->result.selections.at(1);
