@@ -59,6 +59,15 @@ struct ConvOptions {
     // "legacy" (Find only) or "graph" (the fastest graph API engine whenever one runs: tests and diagnosis).
     std::string api = "race";
 };
+// The options for a convolution that runs on FP32 data in this session: in plain FP32 and TF32 the session's own; in
+// FP16/BF16 a layer left on the base's FP32 copies (3-D kinds, transposed and asymmetric-padded 2-D convolutions)
+// runs TF32 Tensor Cores on them — cuDNN's FP16 math needs FP16 data, and TF32 operands round no more than FP16's.
+inline ConvOptions onFp32Data(ConvOptions o)
+{
+    if (o.math == MathMode::FP16 || o.math == MathMode::BF16)
+        o.math = MathMode::TF32;
+    return o;
+}
 // Reads extra["layout"] ("nchw" | "nhwc"), extra["cudnn_api"] ("race" | "legacy" | "graph") and
 // extra["workspace_limit"] (bytes; suffixes K, M, G allowed);
 // throws InputError for a value it cannot read.

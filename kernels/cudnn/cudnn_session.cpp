@@ -128,6 +128,7 @@ namespace {
         CudnnSession(const std::string& algorithm, const SessionOptions& options, std::shared_ptr<gpu::ArenaPool> pool)
             : GpuSessionBase("cudnn", algorithm, options, std::move(pool))
             , m_conv(convOptions(options))
+            , m_convOnCopies(onFp32Data(m_conv))
             , m_pinned(algorithmFromName(algorithm))
             , m_fuseBias(!options.extra.count("fuse_bias") || options.extra.at("fuse_bias") != "0")
         {
@@ -209,7 +210,8 @@ namespace {
                         preparePool(i, p, l.kernel_size, l.effectiveStride(), l.count_include_pad ? 1 : 2);
                     else if constexpr (std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>
                         || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
-                        p.volume = planVolumeLayer(spec(i), s, m_conv, m_pinned, h.cudnn, volumeBuffers(i), stream);
+                        p.volume
+                            = planVolumeLayer(spec(i), s, m_convOnCopies, m_pinned, h.cudnn, volumeBuffers(i), stream);
                         reserveWorkspace(p.volume->workspaceBytes());
                         setLayerNote(i, p.volume->note());
                     } else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>) {
@@ -545,17 +547,17 @@ namespace {
                     p.marks.emplace_back();
             }
             p.convD = std::make_unique<ConvDescriptors>();
-            describe(l, mathTypeFor(m_conv.math), *p.convD);
+            describe(l, mathTypeFor(m_convOnCopies.math), *p.convD);
             const void* xs = p.prepared ? p.prepared : input(i);
             const void* ws = l.nhwc ? p.nhwcWeight : weight(i);
             void* ys = l.nhwc ? static_cast<void*>(p.nhwcOut) : static_cast<void*>(output(i));
             const ConvEpilogue epilogue { bias(i), m_fuseBias,
                 spec.fused_activation.kind == FusedActivation::Kind::ReLU, {} };
             if (m_pinned)
-                p.choice = choosePinned(h.cudnn, l, *p.convD, m_conv, *m_pinned,
+                p.choice = choosePinned(h.cudnn, l, *p.convD, m_convOnCopies, *m_pinned,
                     selection() + ": layer " + std::to_string(i) + " (" + layer(i).name + ")");
             else
-                p.choice = chooseAuto(h.cudnn, l, *p.convD, m_conv, xs, ws, ys, epilogue);
+                p.choice = chooseAuto(h.cudnn, l, *p.convD, m_convOnCopies, xs, ws, ys, epilogue);
             reserveWorkspace(p.choice.workspace);
             // The bias inside the convolution call (cudnnConvolutionBiasActivationForward) instead of a separate
             // cudnnAddTensor pass over the output: on the H200 the fused epilogue took 64→64 @512² from 2.11 to
@@ -681,8 +683,8 @@ namespace {
             const ConvTransposeLayout& l = *p.convT;
             p.full = l.crop ? static_cast<float*>(scratch(i)) : nullptr;
             p.convTD = std::make_unique<ConvTransposeDescriptors>();
-            describe(l, mathTypeFor(m_conv.math), *p.convTD);
-            p.bwd = chooseBwdData(h.cudnn, l, *p.convTD, m_conv, weight(i), input(i), l.crop ? p.full : output(i));
+            describe(l, mathTypeFor(m_convOnCopies.math), *p.convTD);
+            p.bwd = chooseBwdData(h.cudnn, l, *p.convTD, m_convOnCopies, weight(i), input(i), l.crop ? p.full : output(i));
             reserveWorkspace(p.bwd.workspace);
             std::string note = "cudnnConvolutionBackwardData " + bwdDataAlgorithmName(p.bwd.algo)
                 + (p.bwd.cached ? " (cached Find choice" : " (Find choice")
@@ -749,6 +751,7 @@ namespace {
         }
 
         ConvOptions m_conv;
+        ConvOptions m_convOnCopies; // for the layers that run on FP32 data (onFp32Data)
         std::optional<cudnnConvolutionFwdAlgo_t> m_pinned;
         bool m_fuseBias = false;
         std::vector<LayerPlan> m_plans;
