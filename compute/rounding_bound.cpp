@@ -105,8 +105,32 @@ namespace {
         return m;
     }
 
+    // How many windows of a pooling layer read one input element: Π ⌈kernel / stride⌉.
+    template <typename K, typename S> double overlaps(const K& kernel, const S& stride)
+    {
+        double o = 1;
+        for (size_t i = 0; i < kernel.size(); ++i)
+            o *= double((std::max<int64_t>(1, kernel[i]) + std::max<int64_t>(1, stride[i]) - 1) / std::max<int64_t>(1, stride[i]));
+        return o;
+    }
+
+    // Kinds that pass each element's relative error through unchanged (or drop the element): under the componentwise
+    // model (every element's error in proportion to its value), their gain is 1, whatever they zero or clip.
+    template <typename T> constexpr bool keepsRelativeError()
+    {
+        return std::is_same_v<T, ReLU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, LeakyReLU>
+            || std::is_same_v<T, PReLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, MaxPool2d>
+            || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad>
+            || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Flatten>;
+    }
+
+    bool keepsRelativeError(const LayerSpec& spec)
+    {
+        return std::visit([](const auto& l) { return keepsRelativeError<std::decay_t<decltype(l)>>(); }, spec);
+    }
+
     // L: the layer's Lipschitz constant in the L2 norm (see the header).
-    double lipschitz(const Layer& layer)
+    double lipschitz(const Layer& layer, const LayerShape& shape)
     {
         return std::visit(
             [&](const auto& l) -> double {
@@ -136,10 +160,13 @@ namespace {
                         g = std::max(g, gamma / std::sqrt(double(layer.runningVar->data()[c]) + l.eps));
                     }
                     return g;
-                } else if constexpr (std::is_same_v<T, AvgPool2d> || std::is_same_v<T, AvgPool3d>)
-                    return l.divisor_override && *l.divisor_override > 0
-                        ? std::max(1.0, double(product(l.kernel_size)) / double(*l.divisor_override))
-                        : 1.0;
+                } else if constexpr (std::is_same_v<T, AvgPool2d> || std::is_same_v<T, AvgPool3d>) {
+                    // ‖A‖₂ ≤ √(‖A‖₁·‖A‖∞): rows sum to at most k/divisor, columns to overlaps/divisor.
+                    const double k = double(product(l.kernel_size));
+                    const double divisor = l.divisor_override && *l.divisor_override > 0 ? double(*l.divisor_override) : k;
+                    return std::sqrt((k / divisor) * (overlaps(l.kernel_size, l.effectiveStride()) / divisor));
+                } else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>)
+                    return 1.0 / std::sqrt(double(std::max<int64_t>(1, shape.in.d * shape.in.h * shape.in.w)));
                 else
                     return 1.0;
             },
@@ -198,7 +225,7 @@ std::vector<double> roundingBounds(MathMode mode, const Network& net, const Shap
                 if (std::holds_alternative<Concat>(layer.spec))
                     through = out.l2; // the inputs' errors side by side: no mixing
             }
-            gain = lipschitz(layer) * through / out.l2;
+            gain = keepsRelativeError(layer.spec) ? 1.0 : lipschitz(layer, shape) * through / out.l2;
         }
         bounds[i] = local + gain * in;
     }

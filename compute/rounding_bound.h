@@ -13,12 +13,16 @@
 //
 // The error already in a layer's inputs passes through it scaled by a gain g:
 //     bound(layer) = local + g · max(bound(inputs)),
-// where, for an input error δx with ‖δx‖ ≤ ε‖x‖, ‖δy‖ ≤ L‖δx‖ ≤ ε·L·‖x‖, so g = L·‖x‖/‖y‖ with L the layer's
-// Lipschitz constant (1 for ReLU, tanh, max pooling, concat; ¼ sigmoid; 1.5 hardswish; ½ softmax; |γ|/√(σ²+ε) batch
-// norm; window/divisor for an average; the sum of the inputs' norms for add) and the two norms measured on the FP32
-// reference run (ReferenceNorms) — that is what makes a sigmoid of large inputs, whose outputs are small, show its
-// true sensitivity. A convolution or linear layer with zero-mean weights is close to an isometry up to scale, so its
-// gain is taken as 1 (the one assumption that is not measured). The network's input starts with s (its conversion).
+// with g = 1 for the kinds that keep each element's relative error (ReLU and its clipped and leaky kin, PReLU, max
+// pooling, concat, pad, views: they pass or drop elements, so errors that are spread like the values stay so), and
+// otherwise, for an input error δx with ‖δx‖ ≤ ε‖x‖, ‖δy‖ ≤ L‖δx‖ ≤ ε·L·‖x‖, so g = L·‖x‖/‖y‖ with L the layer's
+// Lipschitz constant in the L2 norm (1 tanh, ELU; ¼ sigmoid; 1.5 hardswish; ½ softmax; max|γ|/√(σ²+ε) batch norm;
+// √(overlaps/k) for an average over k elements that overlap `overlaps` times, 1/√(H·W) for a global average; the sum
+// of the inputs' norms for add) and the two norms measured on the FP32 reference run (ReferenceNorms) — that is what
+// makes a sigmoid of large inputs, whose outputs are small, show its true sensitivity. A convolution or linear layer
+// with zero-mean weights is close to an isometry up to scale, so its gain is taken as 1. Those two — errors spread like
+// the values, and the isometry — are the assumptions; everything else is measured. The network's input starts with s
+// (its conversion).
 // FP32 runs get 0: no bound is stated; their differences are the algorithms' own (e.g. Winograd's transforms).
 #pragma once
 
