@@ -167,7 +167,8 @@ Command addRunCommand(CLI::App& app)
         Tensor input;
         if (!a->input.empty())
             input = overrideInput(net, a->input);
-        const RunResult run = input.empty() ? profile(net, opt) : profile(net, input, opt);
+        // Without --input, profile() loads the network's own input and hands it back, so a saved session keeps it.
+        const RunResult run = input.empty() ? profile(net, opt, &input) : profile(net, input, opt);
         net = run.network;
         std::cout << net.name << " — input " << run.shapes.input.str() << " (" << net.input.source << ")\n\n";
         printResultTable(std::cout, net, run);

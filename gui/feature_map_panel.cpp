@@ -45,8 +45,8 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     m_difference->setObjectName(QStringLiteral("differenceView"));
     m_difference->setToolTip(tr("Show |selection − reference| instead of the output"));
     m_error->setObjectName(QStringLiteral("maxError"));
-    // "max |Δ| = … · relL2 … (bound …) ⚠ above the bound" is long: it wraps onto a second line rather than widening
-    // the window (the tooltip repeats it).
+    // "max |Δ| = … · relL2 … (bound …) ⚠ above the bound" is long: it wraps rather than widening the window (the
+    // tooltip repeats it).
     m_error->setWordWrap(true);
     for (auto kind : { ColorMapKind::Viridis, ColorMapKind::Grayscale, ColorMapKind::Diverging })
         m_colorMap->addItem(ColorMap::name(kind), int(kind));
@@ -79,7 +79,6 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     controls->addWidget(new QLabel(tr("Output of"), this));
     controls->addWidget(m_selection);
     controls->addWidget(m_difference);
-    controls->addWidget(m_error);
     controls->addStretch(1);
     controls->addWidget(m_colorMap);
     controls->addWidget(m_range);
@@ -113,6 +112,9 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     auto* mapsLayout = new QVBoxLayout(mapsBox);
     mapsLayout->setContentsMargins(0, 0, 0, 0);
     mapsLayout->addWidget(m_title);
+    // The error line under the maps' title, as wide as they are (in the controls row a word-wrapping label shrank to
+    // a narrow column).
+    mapsLayout->addWidget(m_error);
     mapsLayout->addWidget(m_stack, 1);
 
     auto* splitter = new QSplitter(Qt::Horizontal, this);
@@ -171,6 +173,14 @@ bool FeatureMapPanel::setBatchItem(int item)
     if (!m_outcome || item < 0 || item > m_batch->maximum())
         return false;
     m_batch->setValue(item);
+    return true;
+}
+
+bool FeatureMapPanel::showDifference()
+{
+    if (!m_difference->isEnabled())
+        return false;
+    m_difference->setChecked(true);
     return true;
 }
 

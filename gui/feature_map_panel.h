@@ -49,6 +49,8 @@ public:
     QComboBox* rangeBox() const { return m_range; }
     // Which batch item the maps show; false (nothing changes) when the shown outcome has no such item.
     bool setBatchItem(int item);
+    // Shows |selection − reference| for the selection in front; false when there is nothing to compare with.
+    bool showDifference();
     int batchItems() const;
     QString statusText() const;
     QString errorText() const;

@@ -137,6 +137,8 @@ int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
                         .arg(o.batchItem)
                         .arg(window.featureMaps()->batchItems())
                         .arg(window.featureMaps()->batchItems() - 1));
+    if (o.difference && !window.featureMaps()->showDifference())
+        return fail(QStringLiteral("--difference: the run has no second selection or reference to compare with"));
     if (sweepMode) {
         const int colon = o.sweepPreset.indexOf(QLatin1Char(':'));
         window.sweepPanel()->setPreset(o.sweepPreset.left(colon), colon < 0 ? QString() : o.sweepPreset.mid(colon + 1));

@@ -21,6 +21,7 @@ struct ScreenshotOptions {
     QStringList selections; // run these; empty: wait for the live preview
     int selectLayer = -1;
     int batchItem = -1; // the batch item whose maps are shown (-1: the first)
+    bool difference = false; // show |selection − reference| (the first selection against the reference)
     int warmup = 1, repeat = 3;
     QString output;
     QSize size { 1600, 1000 };

@@ -60,6 +60,8 @@ int main(int argc, char** argv)
         QStringLiteral("select-layer"), QStringLiteral("Select layer N (0-based)."), QStringLiteral("N"));
     const QCommandLineOption item(QStringLiteral("item"),
         QStringLiteral("For --screenshot: show batch item N's feature maps (0-based)."), QStringLiteral("N"));
+    const QCommandLineOption difference(QStringLiteral("difference"),
+        QStringLiteral("For --screenshot: show |selection − reference| (a TF32/FP16/BF16 run's rounding)."));
     const QCommandLineOption screenshot(QStringLiteral("screenshot"),
         QStringLiteral("Render the window offscreen after the run, write it to this PNG and exit."),
         QStringLiteral("out.png"));
@@ -90,7 +92,7 @@ int main(int argc, char** argv)
     const QCommandLineOption exportReport(QStringLiteral("export-report"),
         QStringLiteral("For --screenshot: also write the report (.pdf, .html, .md, .csv, .json)."),
         QStringLiteral("FILE"));
-    parser.addOptions({ open, run, select, item, screenshot, size, warmup, repeat, bench, iterations, openSession, view,
+    parser.addOptions({ open, run, select, item, difference, screenshot, size, warmup, repeat, bench, iterations, openSession, view,
         sweepPreset, explore, presentation, exportReport });
     parser.process(app);
 
@@ -132,6 +134,7 @@ int main(int argc, char** argv)
             return 2;
         if (parser.isSet(item) && !intOption(item, &o.batchItem))
             return 2;
+        o.difference = parser.isSet(difference);
         if (!intOption(warmup, &o.warmup) || !intOption(repeat, &o.repeat))
             return 2;
         const QStringList wh = parser.value(size).split(QLatin1Char('x'));

@@ -257,6 +257,8 @@ TEST_CASE("a saved session reopens read-only with the same numbers", "[gui][sess
     INFO(cli.readAllStandardError().toStdString());
     REQUIRE(cli.exitCode() == 0);
     CHECK(QFile::exists(folder + QStringLiteral("/outputs/cpu.im2col_gemm/12_probabilities.npy")));
+    // The network's own input (no --input given) is saved too, so the window shows what the maps were made from.
+    CHECK(QFile::exists(folder + QStringLiteral("/input.npy")));
 
     auto w = makeWindow();
     REQUIRE(w->openSession(folder));
