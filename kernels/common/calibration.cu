@@ -116,15 +116,6 @@ namespace {
         cudaStream_t m_stream = nullptr;
     };
 
-    std::string cublasVersion()
-    {
-        int major = 0, minor = 0, patch = 0;
-        if (cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS
-            || cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS
-            || cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)
-            return "unknown";
-        return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
-    }
 
     // A handle of its own for the cuda module, destroyed when the calibration ends.
     class OwnHandle {
@@ -207,7 +198,7 @@ std::map<std::string, Measured> measureTensorCoreGemms(cublasHandle_t handle)
     HandleState restore(handle);
     checkCublas(cublasSetStream(handle, stream.get()), "cublasSetStream");
     checkCublas(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-    const std::string version = cublasVersion();
+    const std::string version = cublasVersionString();
     std::map<std::string, Measured> out;
     for (const GemmFormat& f : formats) {
         if (f.type == CUDA_R_32F)
@@ -245,6 +236,27 @@ void addTensorCoreCeilings(DeviceCeilings& ceilings, cublasHandle_t handle)
         ceilings.mathGflops[mode] = m.value;
         ceilings.mathMethods[mode] = m.method;
     }
+}
+
+std::string cublasVersionString()
+{
+    int major = 0, minor = 0, patch = 0;
+    if (cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS
+        || cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS
+        || cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)
+        return "unknown";
+    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+DeviceCeilings deviceCeilings(const Measured& compute, const Measured& copy)
+{
+    DeviceCeilings c;
+    c.device = deviceInfo()["device"];
+    c.peakGflops = compute.value;
+    c.bandwidthGBs = copy.value;
+    c.computeMethod = compute.method;
+    c.bandwidthMethod = copy.method;
+    return c;
 }
 
 void addTensorCoreCeilings(DeviceCeilings& ceilings)

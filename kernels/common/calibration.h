@@ -35,6 +35,10 @@ Measured measureFmaPeak();
 std::map<std::string, Measured> measureTensorCoreGemms(cublasHandle_t handle);
 // The same on a handle of its own (the cuda module has no cuBLAS handle of its own otherwise), written into
 // `ceilings`' mathGflops and mathMethods.
+// The ceilings of a device from its measured compute rate and copy bandwidth (no Tensor Core figures yet).
+DeviceCeilings deviceCeilings(const Measured& compute, const Measured& copy);
+// "13.1.0": the cuBLAS this process loaded.
+std::string cublasVersionString();
 void addTensorCoreCeilings(DeviceCeilings& ceilings);
 void addTensorCoreCeilings(DeviceCeilings& ceilings, cublasHandle_t handle);
 

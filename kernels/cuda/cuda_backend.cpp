@@ -577,12 +577,7 @@ namespace {
         {
             gpu::requireUsable();
             const gpu::Measured compute = gpu::measureFmaPeak(), copy = gpu::measureCopyBandwidth();
-            DeviceCeilings c;
-            c.device = gpu::deviceInfo()["device"];
-            c.peakGflops = compute.value;
-            c.bandwidthGBs = copy.value;
-            c.computeMethod = compute.method;
-            c.bandwidthMethod = copy.method;
+            DeviceCeilings c = gpu::deviceCeilings(compute, copy);
             gpu::addTensorCoreCeilings(c);
             return c;
         }

@@ -73,13 +73,10 @@ namespace {
     template <typename T, int V>
     __global__ void maxPoolLastKernel(PoolGeometry g, const T* __restrict__ x, T* __restrict__ y, unsigned total)
     {
-        const unsigned groups = unsigned(g.c) / V;
         for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
-            const unsigned pos = idx / groups, c0 = (idx - pos * groups) * V;
-            const unsigned row = pos / g.q;
-            const int q = static_cast<int>(pos - row * g.q);
-            const unsigned img = row / g.p;
-            const int p = static_cast<int>(row - img * g.p);
+            const ChannelsLastPosition at = channelsLastPosition<V>(g, idx);
+            const unsigned pos = at.pos, c0 = at.c0, img = at.image;
+            const int p = at.p, q = at.q;
             const T* xp = x + static_cast<size_t>(img) * g.h * g.w * g.c + c0;
             const int h0 = p * g.strideH - g.padTop, w0 = q * g.strideW - g.padLeft;
             float best[V];
@@ -109,20 +106,12 @@ namespace {
 
 void maxPool2dChannelsLast(const PoolGeometry& g, DType type, const void* x, void* y, cudaStream_t st)
 {
-    gpu::withStorageType(type, [&](auto t) {
-        using T = decltype(t);
-        const bool vec = g.c % kPack<T> == 0 && aligned16(x) && aligned16(y);
-        const long long total = static_cast<long long>(g.n) * g.p * g.q * (vec ? g.c / kPack<T> : g.c);
-        if (total <= 0)
-            return;
-        const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 1LL << 30));
-        if (vec)
-            maxPoolLastKernel<T, kPack<T>>
-                <<<blocks, 256, 0, st>>>(g, static_cast<const T*>(x), static_cast<T*>(y), unsigned(total));
-        else
-            maxPoolLastKernel<T, 1>
-                <<<blocks, 256, 0, st>>>(g, static_cast<const T*>(x), static_cast<T*>(y), unsigned(total));
-    });
+    launchChannelsLastWindows(static_cast<long long>(g.n) * g.p * g.q, g.c, type, x, y,
+        [&](auto t, auto v, unsigned blocks, unsigned total) {
+            using T = decltype(t);
+            maxPoolLastKernel<T, decltype(v)::value>
+                <<<blocks, 256, 0, st>>>(g, static_cast<const T*>(x), static_cast<T*>(y), total);
+        });
 }
 
 void maxPool2d(const PoolGeometry& g, const float* x, float* y, cudaStream_t st)

@@ -8,8 +8,10 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace convscope::cuda {
 
@@ -101,6 +103,43 @@ template <class Op, typename T> void launchMap(long long count, Op op, const T* 
     const bool vec = count % kPack<T> == 0 && aligned16(x) && aligned16(y);
     const long long work = vec ? count / kPack<T> : count;
     mapKernel<<<elementwiseBlocks(work, 256), 256, 0, st>>>(unsigned(count), vec, op, x, y);
+}
+
+// Where thread `idx` of a channels-last window kernel works (V channels a thread): the output position (image, row p,
+// column q; `pos` counts positions over the batch) and its first channel.
+struct ChannelsLastPosition {
+    unsigned pos, image;
+    int p, q;
+    unsigned c0;
+};
+template <int V, typename Geometry>
+__device__ __forceinline__ ChannelsLastPosition channelsLastPosition(const Geometry& g, unsigned idx)
+{
+    const unsigned groups = unsigned(g.c) / V;
+    const unsigned pos = idx / groups;
+    const unsigned row = pos / g.q;
+    const unsigned image = row / g.p;
+    return { pos, image, static_cast<int>(row - image * g.p), static_cast<int>(pos - row * g.q), (idx - pos * groups) * V };
+}
+
+// The launch every channels-last window kernel (max and average pooling) shares: one thread per output position and
+// pack of kPack<T> channels when C and both pointers allow 16-byte access, else per channel. `launch(T{},
+// std::integral_constant<int, V>{}, blocks, total)` launches the kernel for the element type T and V channels a thread.
+template <typename Launch>
+void launchChannelsLastWindows(long long positions, int channels, DType type, const void* x, const void* y, Launch&& launch)
+{
+    gpu::withStorageType(type, [&](auto t) {
+        using T = decltype(t);
+        const bool vec = channels % kPack<T> == 0 && aligned16(x) && aligned16(y);
+        const long long total = positions * (vec ? channels / kPack<T> : channels);
+        if (total <= 0)
+            return;
+        const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 1LL << 30));
+        if (vec)
+            launch(t, std::integral_constant<int, kPack<T>> {}, blocks, unsigned(total));
+        else
+            launch(t, std::integral_constant<int, 1> {}, blocks, unsigned(total));
+    });
 }
 
 } // namespace convscope::cuda

@@ -78,12 +78,7 @@ namespace {
         {
             gpu::requireUsable();
             const gpu::Measured compute = measureSgemm(), copy = gpu::measureCopyBandwidth();
-            DeviceCeilings c;
-            c.device = gpu::deviceInfo()["device"];
-            c.peakGflops = compute.value;
-            c.bandwidthGBs = copy.value;
-            c.computeMethod = compute.method;
-            c.bandwidthMethod = copy.method;
+            DeviceCeilings c = gpu::deviceCeilings(compute, copy);
             gpu::addTensorCoreCeilings(c, threadHandles().cublas);
             return c;
         }

@@ -72,14 +72,6 @@ namespace {
 } // namespace
 
 namespace {
-    const float kOne = 1.0f, kZero = 0.0f;
-
-    std::string ms(double v)
-    {
-        char b[32];
-        std::snprintf(b, sizeof b, "%.4f ms", v);
-        return b;
-    }
 
     double median(std::vector<double> v)
     {
@@ -145,8 +137,8 @@ namespace {
                 const LayerPlan& p = m_plans[i];
                 if (!p.convMs.empty())
                     note += "; NHWC split (median of " + std::to_string(p.convMs.size()) + " passes): transpose in "
-                        + ms(median(p.inMs)) + ", convolution " + ms(median(p.convMs)) + ", transpose out "
-                        + ms(median(p.outMs));
+                        + formatMs(median(p.inMs)) + ", convolution " + formatMs(median(p.convMs)) + ", transpose out "
+                        + formatMs(median(p.outMs));
             }
             return note;
         }
@@ -473,7 +465,7 @@ namespace {
                 if (p.convMs.empty())
                     continue;
                 split += (split.empty() ? "" : "; ") + std::string("L") + std::to_string(i) + " in "
-                    + ms(median(p.inMs)) + " + conv " + ms(median(p.convMs)) + " + out " + ms(median(p.outMs));
+                    + formatMs(median(p.inMs)) + " + conv " + formatMs(median(p.convMs)) + " + out " + formatMs(median(p.outMs));
             }
             if (!split.empty())
                 m["nhwc_split_median"] = split;
@@ -581,11 +573,11 @@ namespace {
                                         : "cudnn.auto → "
                     + (p.choice.graph ? p.choice.graph->name() + ", ahead of legacy " + algorithmName(p.choice.algo)
                                       : algorithmName(p.choice.algo))
-                    + (p.choice.cached ? " (cached choice)" : " (Find: " + ms(p.choice.findMs) + ")");
+                    + (p.choice.cached ? " (cached choice)" : " (Find: " + formatMs(p.choice.findMs) + ")");
             if (!m_pinned && p.choice.graphTried > 0)
                 note += ", " + std::to_string(p.choice.graphTried) + " graph API configurations raced: best "
-                    + ms(p.choice.graphMs) + " against legacy " + ms(p.choice.legacyMs)
-                    + (p.choice.epilogueMs >= 0 ? " (plus " + ms(p.choice.epilogueMs) + " per bias pass it cannot fuse)" : "");
+                    + formatMs(p.choice.graphMs) + " against legacy " + formatMs(p.choice.legacyMs)
+                    + (p.choice.epilogueMs >= 0 ? " (plus " + formatMs(p.choice.epilogueMs) + " per bias pass it cannot fuse)" : "");
             note += ", math " + mathTypeName(p.choice.math) + ", workspace " + gpu::mib(p.choice.workspace);
             if (!p.choice.overLimit.empty())
                 note += "; over the workspace limit of " + gpu::mib(m_conv.workspaceLimit) + ": " + p.choice.overLimit

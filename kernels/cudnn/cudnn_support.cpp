@@ -3,6 +3,7 @@
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_buffer.h"
+#include "kernels/common/calibration.h"
 #include "kernels/common/device_info.h"
 
 #include <algorithm>
@@ -150,6 +151,13 @@ gpu::Measured measureSgemm()
     return { 2.0 * double(n) * n * n / (best * 1e-3) / 1e9, method };
 }
 
+std::string formatMs(double ms)
+{
+    char b[32];
+    std::snprintf(b, sizeof b, "%.4f ms", ms);
+    return b;
+}
+
 std::string cudnnVersionString()
 {
     // cuDNN 9 encodes major*10000 + minor*100 + patch.
@@ -157,15 +165,7 @@ std::string cudnnVersionString()
     return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
 }
 
-std::string cublasVersionString()
-{
-    int major = 0, minor = 0, patch = 0;
-    if (cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS
-        || cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS
-        || cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)
-        return "unknown";
-    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
-}
+std::string cublasVersionString() { return gpu::cublasVersionString(); }
 
 // --- descriptors ------------------------------------------------------------------------------------------------
 

@@ -39,6 +39,11 @@ Handles& threadHandles();
 gpu::Measured measureSgemm();
 
 // "9.1.0" from cudnnGetVersion(); the cuBLAS version from cublasGetProperty.
+// The scaling factors cuDNN's calls take by pointer (alpha = 1, beta = 0 or 1).
+inline constexpr float kOne = 1.0f, kZero = 0.0f;
+// "0.1234 ms", for layer notes.
+std::string formatMs(double ms);
+
 std::string cudnnVersionString();
 std::string cublasVersionString();
 

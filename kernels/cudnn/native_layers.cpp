@@ -10,14 +10,6 @@
 namespace convscope::cudnn {
 
 namespace {
-    const float kOne = 1.0f, kZero = 0.0f;
-
-    std::string ms(double v)
-    {
-        char b[32];
-        std::snprintf(b, sizeof b, "%.4f ms", v);
-        return b;
-    }
 
     EpilogueAct epilogueAct(FusedActivation::Kind k)
     {
@@ -85,11 +77,11 @@ std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& sp
     std::string note = pinned ? "cuDNN " + algorithmName(c.algo)
                               : "cudnn.auto → "
             + (c.graph ? c.graph->name() + ", ahead of legacy " + algorithmName(c.algo) : algorithmName(c.algo))
-            + (c.cached ? " (cached choice)" : " (Find: " + ms(c.findMs) + ")");
+            + (c.cached ? " (cached choice)" : " (Find: " + formatMs(c.findMs) + ")");
     if (!pinned && c.graphTried > 0)
-        note += ", " + std::to_string(c.graphTried) + " graph API configurations raced: best " + ms(c.graphMs)
-            + " against legacy " + ms(c.legacyMs)
-            + (c.epilogueMs >= 0 ? " (plus " + ms(c.epilogueMs) + " per epilogue pass)" : "");
+        note += ", " + std::to_string(c.graphTried) + " graph API configurations raced: best " + formatMs(c.graphMs)
+            + " against legacy " + formatMs(c.legacyMs)
+            + (c.epilogueMs >= 0 ? " (plus " + formatMs(c.epilogueMs) + " per epilogue pass)" : "");
     note += "; native " + tname + " NHWC (" + cudnnTypeName(type) + " tensors, [K, R, S, C/g] " + tname
         + " weights, compute CUDNN_DATA_FLOAT, math " + mathTypeName(c.math) + "), workspace " + gpu::mib(c.workspace);
     if (!c.overLimit.empty())

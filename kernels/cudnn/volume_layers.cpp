@@ -10,14 +10,6 @@
 namespace convscope::cudnn {
 
 namespace {
-    const float kOne = 1.0f, kZero = 0.0f;
-
-    std::string ms(double v)
-    {
-        char b[32];
-        std::snprintf(b, sizeof b, "%.4f ms", v);
-        return b;
-    }
 
     class Conv3dPlan final : public VolumeLayerPlan {
     public:
@@ -42,7 +34,7 @@ namespace {
                              : "cudnn.auto → " + algorithmName(m_choice.algo)
                                  + (m_choice.cached ? std::string(" (cached choice)")
                                                     : " (fastest of " + std::to_string(m_choice.timed)
-                                             + " timed: " + ms(m_choice.ms) + ")"))
+                                             + " timed: " + formatMs(m_choice.ms) + ")"))
                 + ", Nd descriptors" + (m_layout.padStep ? ", explicit pad step for asymmetric padding" : "")
                 + (b.bias ? (m_fusedBias ? ", bias fused" : ", bias by cudnnAddTensor") : "");
         }
