@@ -173,9 +173,13 @@ if has tc; then
       timeout 200 "$BIN/convscope-cli" bench --suite unet-encoder --backends ${TC_UNET_BACKENDS:-cudnn.auto,cuda.tensor_core} \
         --math "$m" --json "$OUT/tc-unet-$m.json" >"$OUT/tc-unet-$m.log" 2>&1
       tail -16 "$OUT/tc-unet-$m.log"
+      # cudnn.auto against PyTorch (goal ≤ 1.05), then our Tensor Core kernel with the GEMM share (goals 0.8, 60%).
       timeout 120 "$PY" tools/torch_conv_bench.py --math "$m" --channels-last --ours "$OUT/tc-unet-$m.json" \
         >"$OUT/tc-unet-torch-$m.log" 2>&1
       tail -14 "$OUT/tc-unet-torch-$m.log"
+      timeout 120 "$PY" tools/torch_conv_bench.py --math "$m" --channels-last --ours "$OUT/tc-unet-$m.json" \
+        --selection cuda.tensor_core --gemm >"$OUT/tc-unet-torch-tc-$m.log" 2>&1
+      tail -14 "$OUT/tc-unet-torch-tc-$m.log"
     done
   fi
   if part vgg && [ -x "$BIN/convscope-cli" ]; then
