@@ -11,6 +11,7 @@
 #include "kernels/cuda/conv3d.cuh"
 
 #include "kernels/common/cuda_check.h"
+#include "kernels/cuda/volume_index.cuh"
 
 namespace convscope::cuda {
 
@@ -32,15 +33,10 @@ namespace {
         const unsigned hw = unsigned(g.h) * g.w, dhw = hw * g.d;
         const int taps = g.kd * g.kh * g.kw;
         for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
-            unsigned t = idx;
-            const int ox = int(t % g.ow);
-            t /= g.ow;
-            const int oy = int(t % g.oh);
-            t /= g.oh;
-            const int oz = int(t % g.od);
-            t /= g.od;
-            const int co = int(t % g.k);
-            const unsigned nn = t / g.k;
+            const VolumeIndex at = volumeIndex(idx, g.od, g.oh, g.ow);
+            const int ox = at.x, oy = at.y, oz = at.z;
+            const int co = int(at.plane % unsigned(g.k));
+            const unsigned nn = at.plane / unsigned(g.k);
             const int group = co / kg, kLocal = co - group * kg;
             const int fz = oz + g.pd, fy = oy + g.ph, fx = ox + g.pw; // position in the uncropped output
             float acc = bias ? __ldg(bias + co) : 0.0f;

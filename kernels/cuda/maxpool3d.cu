@@ -7,6 +7,7 @@
 #include "kernels/cuda/pooling3d.cuh"
 
 #include "kernels/common/cuda_check.h"
+#include "kernels/cuda/volume_index.cuh"
 
 namespace convscope::cuda {
 
@@ -15,13 +16,9 @@ namespace {
         Pool3dGeometry g, const float* __restrict__ x, float* __restrict__ y, unsigned total)
     {
         for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
-            unsigned t = idx;
-            const int ox = int(t % g.ow);
-            t /= g.ow;
-            const int oy = int(t % g.oh);
-            t /= g.oh;
-            const int oz = int(t % g.od);
-            const unsigned plane = t / g.od;
+            const VolumeIndex at = volumeIndex(idx, g.od, g.oh, g.ow);
+            const int ox = at.x, oy = at.y, oz = at.z;
+            const unsigned plane = at.plane;
             const float* xp = x + size_t(plane) * g.d * g.h * g.w;
             const int z0 = oz * g.sd - g.padFront, y0 = oy * g.sh - g.padTop, x0 = ox * g.sw - g.padLeft;
             float best = -INFINITY;

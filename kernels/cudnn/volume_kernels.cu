@@ -3,6 +3,7 @@
 #include "kernels/cudnn/volume_kernels.cuh"
 
 #include "kernels/common/cuda_check.h"
+#include "kernels/cuda/volume_index.cuh"
 
 namespace convscope::cudnn {
 
@@ -11,13 +12,9 @@ namespace {
     {
         const int pd = g.d + g.front + g.back, ph = g.h + g.top + g.bottom, pw = g.w + g.left + g.right;
         for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
-            unsigned t = idx;
-            const int ix = int(t % pw) - g.left;
-            t /= pw;
-            const int iy = int(t % ph) - g.top;
-            t /= ph;
-            const int iz = int(t % pd) - g.front;
-            const unsigned plane = t / pd;
+            const cuda::VolumeIndex at = cuda::volumeIndex(idx, pd, ph, pw);
+            const int ix = at.x - g.left, iy = at.y - g.top, iz = at.z - g.front;
+            const unsigned plane = at.plane;
             const bool in = ix >= 0 && ix < g.w && iy >= 0 && iy < g.h && iz >= 0 && iz < g.d;
             y[idx] = in ? __ldg(x + ((size_t(plane) * g.d + iz) * g.h + iy) * g.w + ix) : 0.0f;
         }
@@ -27,13 +24,9 @@ namespace {
         Crop3d g, const float* __restrict__ full, const float* __restrict__ bias, float* __restrict__ y, unsigned total)
     {
         for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
-            unsigned t = idx;
-            const int fx = int(t % g.ow) + g.offW;
-            t /= g.ow;
-            const int fy = int(t % g.oh) + g.offH;
-            t /= g.oh;
-            const int fz = int(t % g.od) + g.offD;
-            const unsigned plane = t / g.od; // n·C + c
+            const cuda::VolumeIndex at = cuda::volumeIndex(idx, g.od, g.oh, g.ow);
+            const int fx = at.x + g.offW, fy = at.y + g.offH, fz = at.z + g.offD;
+            const unsigned plane = at.plane; // n·C + c
             const float b = bias ? __ldg(bias + plane % g.c) : 0.0f;
             const bool in = fx < g.fw && fy < g.fh && fz < g.fd;
             y[idx] = (in ? __ldg(full + ((size_t(plane) * g.fd + fz) * g.fh + fy) * g.fw + fx) : 0.0f) + b;
