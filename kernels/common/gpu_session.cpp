@@ -170,6 +170,11 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
     const bool plain = m_storage.plainFp32();
     size_t total = DeviceArena::alignUp(storedBytes(shapes.input, m_storage));
     size_t shadowFloats = 0, fetchFloats = 0;
+    // A layer that runs in FP16/BF16 storage gets its GEMM weight in that type too (weightData).
+    auto typedWeight = [&](size_t i) {
+        const Layer& l = m_net.layers[i];
+        return m_storage.dtype != DType::F32 && m_layers[i].inStorage && l.weight && weightIsGemmOperand(l.spec);
+    };
     for (size_t i = 0; i < n; ++i) {
         const Layer& l = m_net.layers[i];
         LayerState& st = m_layers[i];
@@ -183,7 +188,7 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
         if (!st.view)
             total += DeviceArena::alignUp(storedBytes(shapes.layers[i].out, m_storage));
         total += tensorBytes(l.weight) + tensorBytes(l.bias) + tensorBytes(l.runningMean) + tensorBytes(l.runningVar);
-        if (!plain && st.inStorage && l.weight && weightIsGemmOperand(l.spec) && m_storage.dtype != DType::F32)
+        if (typedWeight(i))
             total += DeviceArena::alignUp(static_cast<size_t>(l.weight->numel()) * dtypeBytes(m_storage.dtype));
         if (!st.inStorage) {
             size_t need = DeviceArena::alignUp(static_cast<size_t>(shapes.layers[i].out.numel()) * 4);
@@ -235,7 +240,7 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
         s.out = s.view ? static_cast<float*>(const_cast<void*>(inputData(i)))
                        : static_cast<float*>(m_arena->take(storedBytes(shapes.layers[i].out, m_storage)));
         s.weight = upload(*m_arena, l.weight, stream);
-        if (!plain && s.inStorage && s.weight && weightIsGemmOperand(l.spec) && m_storage.dtype != DType::F32) {
+        if (typedWeight(i)) {
             void* w = m_arena->take(static_cast<size_t>(l.weight->numel()) * dtypeBytes(m_storage.dtype));
             convertValues(s.weight, w, l.weight->numel(), m_storage.dtype, stream);
             s.weightData = w;
