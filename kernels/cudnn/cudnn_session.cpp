@@ -328,8 +328,8 @@ namespace {
                             p.convTD->dy.get(), x, p.convTD->conv.get(), p.bwd.algo, m_workspace.get(),
                             m_workspace.bytes(), &kZero, p.convTD->dx.get(), dx));
                         if (c.crop)
-                            cropAddBias(
-                                p.full, c.n, c.cout, c.fullH, c.fullW, c.offH, c.offW, bias(i), y, c.outH, c.outW, st);
+                            cropAddBias(p.full, c.n, c.cout, c.fullH, c.fullW, c.offH, c.offW, bias(i), y, c.out[0],
+                                c.out[1], st);
                         else if (bias(i))
                             CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(
                                 h.cudnn, &kOne, p.convTD->bias.get(), bias(i), &kOne, p.convTD->dx.get(), y));
@@ -533,7 +533,7 @@ namespace {
                 p.nhwcWeight = sp;
                 // [K, C/g, R, S] → [K, R, S, C/g]: per output channel, a (C/g) × (R·S) transpose. Untimed: a network
                 // kept in NHWC would store its weights this way.
-                transpose(weight(i), p.nhwcWeight, l.k, l.c / l.groups, l.kh * l.kw, stream);
+                transpose(weight(i), p.nhwcWeight, l.cout, l.cin / l.groups, l.kernel[0] * l.kernel[1], stream);
                 p.marks.clear();
                 for (int k = 0; k < 4; ++k)
                     p.marks.emplace_back();
@@ -611,12 +611,12 @@ namespace {
             const float* x = input(i);
             if (l.padStep) {
                 nvtx::Range r("cudnn pad step", "cudnn");
-                padInput(x, l.n, l.c, l.h, l.w, int(l.pad.top), int(l.pad.bottom), int(l.pad.left), int(l.pad.right),
-                    l.nhwc, p.prepared, st);
+                padInput(x, l.n, l.cin, l.in[0], l.in[1], int(l.pad.top), int(l.pad.bottom), int(l.pad.left),
+                    int(l.pad.right), l.nhwc, p.prepared, st);
                 x = p.prepared;
             } else if (l.nhwc) {
                 nvtx::Range r("cudnn NCHW→NHWC", "cudnn");
-                transpose(x, p.prepared, l.n, l.c, l.h * l.w, st);
+                transpose(x, p.prepared, l.n, l.cin, l.in[0] * l.in[1], st);
                 x = p.prepared;
             }
             if (l.nhwc)
@@ -648,7 +648,7 @@ namespace {
             if (l.nhwc) {
                 p.marks[2].record(st);
                 nvtx::Range r("cudnn NHWC→NCHW", "cudnn");
-                transpose(p.nhwcOut, output(i), l.n, l.outH * l.outW, l.k, st);
+                transpose(p.nhwcOut, output(i), l.n, l.out[0] * l.out[1], l.cout, st);
                 p.marks[3].record(st);
                 p.marksRecorded = true;
             }

@@ -62,10 +62,11 @@ std::string exploreConvolution(
 
     ConvDescriptors d;
     describe(l, mathTypeFor(o.math), d);
-    const size_t xElems = size_t(l.n) * l.c * l.ph * l.pw, wElems = size_t(l.k) * (l.c / l.groups) * l.kh * l.kw;
+    const size_t xElems = size_t(l.n) * l.cin * l.ph * l.pw;
+    const size_t wElems = size_t(l.cout) * (l.cin / l.groups) * l.kernel[0] * l.kernel[1];
     gpu::DeviceBuffer x(xElems * elemBytes, "explorer input");
     gpu::DeviceBuffer w(wElems * elemBytes, "explorer weights");
-    gpu::DeviceBuffer y(size_t(l.n) * l.k * l.outH * l.outW * elemBytes, "explorer output");
+    gpu::DeviceBuffer y(size_t(l.n) * l.cout * l.out[0] * l.out[1] * elemBytes, "explorer output");
     {
         // Constants written as FP32 and converted to the data type (cudnnSetTensor takes a value of the tensor's type).
         gpu::DeviceBuffer f32(std::max(xElems, wElems) * sizeof(float), "explorer constants");
@@ -94,9 +95,9 @@ std::string exploreConvolution(
     doc["name"] = net.layers[index].name;
     doc["input"] = shape.in.str();
     doc["output"] = shape.out.str();
-    doc["kernel"] = { l.kh, l.kw };
-    doc["stride"] = { l.sh, l.sw };
-    doc["dilation"] = { l.dh, l.dw };
+    doc["kernel"] = l.kernel;
+    doc["stride"] = l.stride;
+    doc["dilation"] = l.dilation;
     doc["padding"] = { l.pad.top, l.pad.bottom, l.pad.left, l.pad.right };
     doc["groups"] = l.groups;
     doc["pad_step"] = l.padStep;

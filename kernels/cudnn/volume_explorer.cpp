@@ -46,9 +46,10 @@ std::string exploreConvolution3d(
 
     Conv3dDescriptors d;
     describe(l, mathTypeFor(o.math), d);
-    gpu::DeviceBuffer x(size_t(l.n) * l.c * l.pd * l.ph * l.pw * sizeof(float), "explorer input");
-    gpu::DeviceBuffer w(size_t(l.k) * (l.c / l.groups) * l.kd * l.kh * l.kw * sizeof(float), "explorer weights");
-    gpu::DeviceBuffer y(size_t(l.n) * l.k * l.od * l.oh * l.ow * sizeof(float), "explorer output");
+    gpu::DeviceBuffer x(size_t(l.n) * l.cin * l.pd * l.ph * l.pw * sizeof(float), "explorer input");
+    gpu::DeviceBuffer w(size_t(l.cout) * (l.cin / l.groups) * l.kernel[0] * l.kernel[1] * l.kernel[2] * sizeof(float),
+        "explorer weights");
+    gpu::DeviceBuffer y(size_t(l.n) * l.cout * l.out[0] * l.out[1] * l.out[2] * sizeof(float), "explorer output");
     const float half = 0.5f, small = 0.01f;
     CONVSCOPE_CUDNN_CHECK(cudnnSetTensor(h.cudnn, d.x.get(), x.get(), &half));
     {
@@ -72,9 +73,9 @@ std::string exploreConvolution3d(
     doc["type"] = "conv3d";
     doc["input"] = shape.in.str();
     doc["output"] = shape.out.str();
-    doc["kernel"] = { l.kd, l.kh, l.kw };
-    doc["stride"] = { l.stride[0], l.stride[1], l.stride[2] };
-    doc["dilation"] = { l.dilation[0], l.dilation[1], l.dilation[2] };
+    doc["kernel"] = l.kernel;
+    doc["stride"] = l.stride;
+    doc["dilation"] = l.dilation;
     doc["padding"] = { l.pad.front, l.pad.back, l.pad.top, l.pad.bottom, l.pad.left, l.pad.right };
     doc["groups"] = l.groups;
     doc["pad_step"] = l.padStep;

@@ -78,8 +78,8 @@ namespace {
         Pad3d pad() const
         {
             const Conv3dLayout& l = m_layout;
-            return { l.n, l.c, l.d, l.h, l.w, int(l.pad.front), int(l.pad.back), int(l.pad.top), int(l.pad.bottom),
-                int(l.pad.left), int(l.pad.right) };
+            return { l.n, l.cin, l.in[0], l.in[1], l.in[2], int(l.pad.front), int(l.pad.back), int(l.pad.top),
+                int(l.pad.bottom), int(l.pad.left), int(l.pad.right) };
         }
 
         Conv3dLayout m_layout;
@@ -108,7 +108,7 @@ namespace {
             CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &kOne, m_d.w.get(), b.weight, m_d.dy.get(), b.x,
                 m_d.conv.get(), m_choice.algo, ws, wsBytes, &kZero, m_d.dx.get(), b.scratch));
             const ConvTranspose3dLayout& l = m_layout;
-            cropVolumeAddBias({ l.n, l.cout, l.fd, l.fh, l.fw, l.offD, l.offH, l.offW, l.od, l.oh, l.ow },
+            cropVolumeAddBias({ l.n, l.cout, l.fd, l.fh, l.fw, l.offD, l.offH, l.offW, l.out[0], l.out[1], l.out[2] },
                 static_cast<const float*>(b.scratch), b.bias, b.y, st);
         }
         size_t workspaceBytes() const override { return m_choice.workspace; }
