@@ -429,6 +429,19 @@ AlgoChoice choosePinned(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d
     return c;
 }
 
+std::string choiceNote(const AlgoChoice& c, bool pinned, const std::string& epiloguePass)
+{
+    std::string note = pinned ? "cuDNN " + algorithmName(c.algo)
+                              : "cudnn.auto → "
+            + (c.graph ? c.graph->name() + ", ahead of legacy " + algorithmName(c.algo) : algorithmName(c.algo))
+            + (c.cached ? " (cached choice)" : " (Find: " + formatMs(c.findMs) + ")");
+    if (!pinned && c.graphTried > 0)
+        note += ", " + std::to_string(c.graphTried) + " graph API configurations raced: best " + formatMs(c.graphMs)
+            + " against legacy " + formatMs(c.legacyMs)
+            + (c.epilogueMs >= 0 ? " (plus " + formatMs(c.epilogueMs) + " per " + epiloguePass + ")" : "");
+    return note;
+}
+
 std::string pinnedUnsupportedReason(
     cudnnHandle_t h, const ConvLayout& l, const ConvOptions& o, cudnnConvolutionFwdAlgo_t algo)
 {

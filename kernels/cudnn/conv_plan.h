@@ -155,6 +155,10 @@ AlgoChoice choosePinned(cudnnHandle_t h, const ConvLayout& layout, ConvDescripto
 std::string pinnedUnsupportedReason(
     cudnnHandle_t h, const ConvLayout& layout, const ConvOptions& o, cudnnConvolutionFwdAlgo_t algo);
 
+// How the algorithm was chosen, for a layer note: "cuDNN <algo>" when pinned, else "cudnn.auto → <algo> (Find: …)"
+// with the graph API's race when one ran (`epiloguePass` names what its epilogue time is per).
+std::string choiceNote(const AlgoChoice& c, bool pinned, const std::string& epiloguePass);
+
 // conv_transpose2d as backward-data convolution.
 // The geometry's `in` is the layer input (cuDNN's dy), `out` the layer output.
 struct ConvTransposeLayout : ConvGeometry<2> {

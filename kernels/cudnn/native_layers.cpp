@@ -74,14 +74,7 @@ std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& sp
 
     const AlgoChoice& c = p->choice;
     const std::string tname = dtypeName(type);
-    std::string note = pinned ? "cuDNN " + algorithmName(c.algo)
-                              : "cudnn.auto → "
-            + (c.graph ? c.graph->name() + ", ahead of legacy " + algorithmName(c.algo) : algorithmName(c.algo))
-            + (c.cached ? " (cached choice)" : " (Find: " + formatMs(c.findMs) + ")");
-    if (!pinned && c.graphTried > 0)
-        note += ", " + std::to_string(c.graphTried) + " graph API configurations raced: best " + formatMs(c.graphMs)
-            + " against legacy " + formatMs(c.legacyMs)
-            + (c.epilogueMs >= 0 ? " (plus " + formatMs(c.epilogueMs) + " per epilogue pass)" : "");
+    std::string note = choiceNote(c, pinned.has_value(), "epilogue pass");
     note += "; native " + tname + " NHWC (" + cudnnTypeName(type) + " tensors, [K, R, S, C/g] " + tname
         + " weights, compute CUDNN_DATA_FLOAT, math " + mathTypeName(c.math) + "), workspace " + gpu::mib(c.workspace);
     if (!c.overLimit.empty())
