@@ -21,7 +21,8 @@ std::string exploreConvolution3d(
     if (!spec)
         return {};
     const LayerShape& shape = shapes.layers[index];
-    const ConvOptions o = convOptions(options);
+    // The session runs its 3-D layers on FP32 data (in FP16/BF16, TF32 on the FP32 copies): explore what it runs.
+    const ConvOptions o = onFp32Data(convOptions(options));
     const Conv3dLayout l = conv3dLayout(*spec, shape);
     ExplorerStream stream;
     const cudnnHandle_t h = stream.handle();
