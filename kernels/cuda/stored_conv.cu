@@ -12,8 +12,8 @@ namespace {
     // out[(tap·C/g + c)·K + k] = the storage type's rounding of W (a conv's [K, C/g, taps], a transposed conv's
     // [C, K/g, taps]), as FP32. One thread per weight; once per layer at prepare.
     template <typename T>
-    __global__ void prepareKernel(Conv3dGeometry g, bool transposed, const float* __restrict__ w,
-        float* __restrict__ out, unsigned total)
+    __global__ void prepareKernel(
+        Conv3dGeometry g, bool transposed, const float* __restrict__ w, float* __restrict__ out, unsigned total)
     {
         const int cg = g.c / g.groups, kg = g.k / g.groups;
         const unsigned taps = unsigned(g.kd * g.kh * g.kw);
@@ -21,7 +21,8 @@ namespace {
             const unsigned k = idx % unsigned(g.k), rest = idx / unsigned(g.k);
             const unsigned c = rest % unsigned(cg), tap = rest / unsigned(cg);
             const unsigned grp = k / unsigned(kg), kk = k % unsigned(kg);
-            const size_t src = transposed ? (size_t(grp * cg + c) * kg + kk) * taps + tap : (size_t(k) * cg + c) * taps + tap;
+            const size_t src
+                = transposed ? (size_t(grp * cg + c) * kg + kk) * taps + tap : (size_t(k) * cg + c) * taps + tap;
             out[idx] = gpu::toFloat(gpu::fromFloat<T>(w[src]));
         }
     }
@@ -32,7 +33,8 @@ size_t storedConvScratchBytes(const Conv3dGeometry& g)
     return size_t(g.kd) * g.kh * g.kw * size_t(g.c / g.groups) * size_t(g.k) * sizeof(float);
 }
 
-void storedConvPrepare(const Conv3dGeometry& g, bool transposed, DType type, const float* w, void* scratch, cudaStream_t st)
+void storedConvPrepare(
+    const Conv3dGeometry& g, bool transposed, DType type, const float* w, void* scratch, cudaStream_t st)
 {
     const long long total = static_cast<long long>(storedConvScratchBytes(g) / sizeof(float));
     if (total <= 0)
@@ -46,8 +48,8 @@ void storedConvPrepare(const Conv3dGeometry& g, bool transposed, DType type, con
 
 std::string storedConvNote(const Conv3dGeometry& g, bool transposed, DType type)
 {
-    const std::string what = transposed ? "transposed convolution gathering the taps whose input position is whole"
-                                        : "direct convolution";
+    const std::string what
+        = transposed ? "transposed convolution gathering the taps whose input position is whole" : "direct convolution";
     if (stored_conv::isDepthwise(g))
         return what + ", depthwise: one thread per output position and " + std::to_string(16 / dtypeBytes(type))
             + " channels (16-byte loads; 1 channel where C does not allow)";

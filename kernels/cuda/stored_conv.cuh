@@ -24,7 +24,8 @@ namespace convscope::cuda {
 // The scratch a storage-format convolution of geometry `g` needs: its prepared weights.
 size_t storedConvScratchBytes(const Conv3dGeometry& g);
 // w: the FP32 weight in PyTorch's layout ([K, C/g, kd, kh, kw] for a conv, [C, K/g, kd, kh, kw] for a transposed one).
-void storedConvPrepare(const Conv3dGeometry& g, bool transposed, DType type, const float* w, void* scratch, cudaStream_t st);
+void storedConvPrepare(
+    const Conv3dGeometry& g, bool transposed, DType type, const float* w, void* scratch, cudaStream_t st);
 // Which form runs ("depthwise, 8 channels a thread" ...), for the layer note.
 std::string storedConvNote(const Conv3dGeometry& g, bool transposed, DType type);
 // x: [n, d, h, w, c], y: [n, od, oh, ow, k], in `type`; weights as prepared; bias FP32 or null. `act`: a fused

@@ -105,9 +105,9 @@ namespace stored_conv {
 
     // Depthwise: C = K = groups. V = kPack<T> channels a thread (16-byte packs), or 1 where C or a pointer forbids.
     template <typename T, int V, bool Transposed>
-    __global__ void __launch_bounds__(256) depthwiseKernel(Conv3dGeometry g, int act, float actParam,
-        const T* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias, T* __restrict__ y,
-        unsigned total)
+    __global__ void __launch_bounds__(256)
+        depthwiseKernel(Conv3dGeometry g, int act, float actParam, const T* __restrict__ x, const float* __restrict__ w,
+            const float* __restrict__ bias, T* __restrict__ y, unsigned total)
     {
         const unsigned packs = unsigned(g.k / V);
         for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
@@ -136,9 +136,9 @@ namespace stored_conv {
 
     // Every other layer: V = 4 (K/groups a multiple of 4) or 1 output channels of one group a thread.
     template <typename T, int V, bool Transposed>
-    __global__ void __launch_bounds__(256) groupedKernel(Conv3dGeometry g, int act, float actParam,
-        const T* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias, T* __restrict__ y,
-        unsigned total)
+    __global__ void __launch_bounds__(256)
+        groupedKernel(Conv3dGeometry g, int act, float actParam, const T* __restrict__ x, const float* __restrict__ w,
+            const float* __restrict__ bias, T* __restrict__ y, unsigned total)
     {
         const int cg = g.c / g.groups, kg = g.k / g.groups;
         const unsigned packs = unsigned(g.k / V);

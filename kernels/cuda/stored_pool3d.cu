@@ -5,8 +5,8 @@
 // or a pointer does not allow it), as the 2-D channels-last pools do: a warp reads consecutive channels of one window
 // position, so every load is coalesced, and the caches serve the windows' overlap.
 #include "kernels/common/cuda_check.h"
-#include "kernels/cuda/stored_layers.cuh"
 #include "kernels/cuda/storage_pack.cuh"
+#include "kernels/cuda/stored_layers.cuh"
 
 namespace convscope::cuda {
 
