@@ -42,7 +42,8 @@ namespace {
     const char* const kWinograd = "winograd";
     const char* const kFft = "fft";
     // Tensor Cores (tf32, fp16, bf16 math only): conv2d layers of one group run conv2d_tensor_core.cu in the session's
-    // storage format; every other layer runs as under implicit_gemm (on FP32 copies where it has no storage form).
+    // storage format; the convolutions it refuses (grouped, depthwise), transposed and 3-D ones run the storage-format
+    // kernels of stored_conv.cuh, and every other layer its storage-format kernel (stored_dispatch.h).
     const char* const kTensorCore = "tensor_core";
     bool isKnownAlgorithm(const std::string& a)
     {
@@ -232,12 +233,20 @@ namespace {
                 && conv2dTensorCoreRefusal(geometryOf(*c, shape(i))).empty();
         }
         DType storageType() const { return storage().dtype; }
+        // Layer i is a convolution that runs stored_conv.cuh's kernels in the storage format (stored_dispatch.h's rule).
+        bool storedConvolution(size_t i) const
+        {
+            return !storage().plainFp32() && !tensorCoreRuns(i) && isConvolution(spec(i))
+                && runsNativelyInStorage(spec(i), algorithm());
+        }
 
         size_t layerScratchBytes(size_t i) const override
         {
             if (tensorCoreRuns(i))
                 return conv2dTensorCoreScratchBytes(geometryOf(std::get<Conv2d>(spec(i)), shape(i)), storageType(),
                     deviceProperties().multiProcessorCount, m_tcTile, m_tcKBytes);
+            if (storedConvolution(i))
+                return storedConvolutionScratchBytes(spec(i), shape(i));
             if (const auto* c = std::get_if<Conv2d>(&spec(i))) {
                 const ConvGeometry g = convGeometryOf(*c, shape(i));
                 switch (convPath(algorithm(), g, m_winogradTile)) {
@@ -276,6 +285,10 @@ namespace {
                 const ConvGeometry g = geometryOf(std::get<Conv2d>(spec(i)), shape(i));
                 conv2dTensorCorePrepare(g, storageType(), m_tcTile, m_tcKBytes, weightData(i), scratch(i), sms, stream);
                 setLayerNote(i, conv2dTensorCoreNote(g, storageType(), sms, m_tcTile, m_tcKBytes));
+                return;
+            }
+            if (storedConvolution(i)) {
+                setLayerNote(i, prepareStoredConvolution(spec(i), shape(i), storageType(), weight(i), scratch(i), stream));
                 return;
             }
             std::visit(
@@ -336,7 +349,7 @@ namespace {
                     }
                 },
                 spec(i));
-            if (!storage().plainFp32() && runsNativelyInStorage(spec(i))) {
+            if (!storage().plainFp32() && runsNativelyInStorage(spec(i), algorithm())) {
                 const std::string note = layerNote(i);
                 setLayerNote(i, (note.empty() ? "" : note + "; ") + "native " + storage().str() + " kernel, FP32 math");
             }
@@ -344,7 +357,10 @@ namespace {
 
         // ---- Storage format (stored_dispatch.h): the non-convolution kinds run in fp16/bf16/tf32 storage natively.
         // (cuda.tensor_core adds the conv2d layers its kernel runs: tensorCoreRuns.)
-        bool runsInStorage(size_t i) const override { return tensorCoreRuns(i) || runsNativelyInStorage(spec(i)); }
+        bool runsInStorage(size_t i) const override
+        {
+            return tensorCoreRuns(i) || runsNativelyInStorage(spec(i), algorithm());
+        }
 
         void runStored(size_t i, cudaStream_t st)
         {
@@ -369,7 +385,7 @@ namespace {
                     inputData(i), bias(i), outputData(i), scratch(i), deviceProperties().multiProcessorCount, st);
                 return;
             }
-            if (!storage().plainFp32() && runsNativelyInStorage(spec(i))) { // storage format: above
+            if (!storage().plainFp32() && runsNativelyInStorage(spec(i), algorithm())) { // storage format: above
                 runStored(i, st);
                 return;
             }
@@ -563,7 +579,8 @@ namespace {
                     "padding, the per-frequency channel sums (a complex GEMM per frequency) and the crop" },
                 { kTensorCore,
                     "implicit GEMM on Tensor Cores (--math tf32, fp16 or bf16): mma.sync, FP32 sums, channels-last, "
-                    "a 4-stage cp.async pipeline; grouped convolutions run the FP32 implicit GEMM" } };
+                    "a 4-stage cp.async pipeline; grouped, depthwise, transposed and 3-D convolutions run direct kernels in the "
+                    "same format" } };
         }
         Availability availability() const override { return gpu::queryAvailability(); }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }
