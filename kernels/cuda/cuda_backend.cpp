@@ -239,6 +239,8 @@ namespace {
             return !storage().plainFp32() && !tensorCoreRuns(i) && isConvolution(spec(i))
                 && runsNativelyInStorage(spec(i), algorithm());
         }
+        // stored_conv.cuh's kernels read an FP32 copy they prepare in their scratch, not the session's typed weight.
+        bool readsTypedWeight(size_t i) const override { return !storedConvolution(i); }
 
         size_t layerScratchBytes(size_t i) const override
         {
