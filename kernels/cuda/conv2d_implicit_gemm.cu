@@ -42,8 +42,10 @@
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/cuda/activation_op.cuh"
+#include "kernels/cuda/conv2d_implicit_gemm_split.cuh"
 
 #include <algorithm>
+#include <string>
 
 namespace convscope::cuda {
 
@@ -122,8 +124,9 @@ namespace {
     }
 
     // Epilogue of both kernels: a thread's TM×TN accumulators are rows ty·TM/2 … and BM/2 + ty·TM/2 … of the
-    // block's tile, columns tx·TN/2 … and BN/2 + tx·TN/2 ….
-    template <int BM, int BN, int TM, int TN>
+    // block's tile, columns tx·TN/2 … and BN/2 + tx·TN/2 …. Raw (a split-K part): the sums as they are, into the
+    // part's slice of the workspace, which is shaped like y; bias and activation come in the reduction.
+    template <int BM, int BN, int TM, int TN, bool Raw = false>
     __device__ __forceinline__ void storeTile(const ConvGeometry& g, const float (&acc)[TM][TN],
         const float* __restrict__ bias, float* __restrict__ y, int mBase, int colBase, int grp, int tx, int ty)
     {
@@ -141,7 +144,10 @@ namespace {
         auto rowOf = [&](int i) { return mBase + (i < HM ? ty * HM + i : BM / 2 + ty * HM + (i - HM)); };
         auto planeOf = [&](int col) { return y + ((col / pq) * g.k + grp * kg) * pq + col % pq; };
         auto value = [&](int i, int j, int m) {
-            return epilogue(g.act, g.actParam, acc[i][j] + (bias ? __ldg(&bias[grp * kg + m]) : 0.0f));
+            if constexpr (Raw)
+                return acc[i][j];
+            else
+                return epilogue(g.act, g.actParam, acc[i][j] + (bias ? __ldg(&bias[grp * kg + m]) : 0.0f));
         };
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
@@ -378,6 +384,12 @@ namespace {
         return { kPad, cPad, static_cast<long long>(g.groups) * g.r * g.s * cPad * kPad };
     }
 
+    // Where split-K's workspace starts in the scratch: after the transposed weights, 256-byte aligned.
+    size_t workspaceOffset(const ConvGeometry& g)
+    {
+        return (static_cast<size_t>(pipeWeightsOf(g).elements) * sizeof(float) + 255) / 256 * 256;
+    }
+
     __global__ void transposeWeightsKernel(ConvGeometry g, int kPad, int cPad, long long total,
         const float* __restrict__ w, float* __restrict__ wt)
     {
@@ -395,11 +407,15 @@ namespace {
 
     // The pipelined implicit GEMM (see the top of the file). Same thread tile and epilogue as conv2dIgemmKernel;
     // what differs is how the tiles reach shared memory. 128-register cap as there (2 blocks of 256 threads or 4 of
-    // 128 per SM).
-    template <int BM, int BN, int TM, int TN>
+    // 128 per SM). Split (split-K, conv2d_implicit_gemm_split.cu; one group only): grid z is the part; part z runs
+    // steps [z·stepsPerPart, (z + 1)·stepsPerPart) of the reduction and writes its raw sums to slice z of `partial`.
+    // A template flag, so the unsplit kernel's code (and register count) is exactly what it was. One group, because
+    // a group index kept as blockIdx.z % groups next to the part's stays live through the loop and spilled (32
+    // bytes); grouped layers' reductions are short anyway.
+    template <int BM, int BN, int TM, int TN, bool Split>
     __global__ void __launch_bounds__((BM / TM) * (BN / TN), 65536 / ((BM / TM) * (BN / TN) * 128))
         conv2dIgemmPipeKernel(ConvGeometry g, const float* __restrict__ x, const float* __restrict__ wt,
-            const float* __restrict__ bias, float* __restrict__ y)
+            const float* __restrict__ bias, float* __restrict__ y, int stepsPerPart, float* __restrict__ partial)
     {
         constexpr int BK = kPipeBK, STAGES = kPipeStages;
         constexpr int T = (BM / TM) * (BN / TN);
@@ -415,7 +431,7 @@ namespace {
         __shared__ __align__(16) float Bs[STAGES][BK][BN];
 
         const int tid = threadIdx.x;
-        const int grp = blockIdx.z;
+        const int grp = Split ? 0 : blockIdx.z;
         const int kg = g.k / g.groups, cg = g.c / g.groups;
         const int kPad = (kg + 3) / 4 * 4, cPad = (cg + BK - 1) / BK * BK;
         const int hw = g.h * g.w;
@@ -434,8 +450,17 @@ namespace {
         const unsigned bDst0 = smemAddr(&Bs[0][bRow0][bCol]);
 
         // The next stage to load: tap (lr, ls), number lrs, channels lc0 … lc0 + BK − 1. Stages are loaded in order,
-        // so the position advances by counting, with no division.
+        // so the position advances by counting, with no division (a split-K part divides once, for its first step).
         int lr = 0, ls = 0, lrs = 0, lc0 = 0;
+        int steps = g.r * g.s * (cPad / BK);
+        if constexpr (Split) {
+            const int first = static_cast<int>(blockIdx.z) * stepsPerPart;
+            steps = min(steps - first, stepsPerPart);
+            lrs = first / (cPad / BK);
+            lc0 = (first - lrs * (cPad / BK)) * BK;
+            lr = lrs / g.s;
+            ls = lrs - lr * g.s;
+        }
         auto loadStage = [&](int stage) {
             const int rd = lr * g.dilH, sd = ls * g.dilW;
             const int ih = ihBase + rd, iw = iwBase + sd;
@@ -474,7 +499,6 @@ namespace {
             for (int j = 0; j < TN; ++j)
                 acc[i][j] = 0.0f;
 
-        const int steps = g.r * g.s * (cPad / BK);
 #pragma unroll
         for (int s = 0; s < STAGES - 1; ++s) {
             if (s < steps)
@@ -496,7 +520,11 @@ namespace {
             readStage = readStage == STAGES - 1 ? 0 : readStage + 1;
             writeStage = writeStage == STAGES - 1 ? 0 : writeStage + 1;
         }
-        storeTile<BM, BN, TM, TN>(g, acc, bias, y, mBase, colBase, grp, tx, ty);
+        if constexpr (Split)
+            storeTile<BM, BN, TM, TN, true>(g, acc, nullptr,
+                partial + static_cast<long long>(blockIdx.z) * g.n * g.k * pq, mBase, colBase, grp, tx, ty);
+        else
+            storeTile<BM, BN, TM, TN>(g, acc, bias, y, mBase, colBase, grp, tx, ty);
     }
 
     // The order matches ConvGeometry::igemmTile (1-4).
@@ -529,13 +557,57 @@ namespace {
         return ((cols + bn - 1) / bn) * ((kg + bm - 1) / bm) * g.groups;
     }
 
-    Variant pick(const ConvGeometry& g, int smCount)
+    // The pipelined kernel's reduction steps (16 taps each, tap-major, channels padded to 16).
+    int pipeSteps(const ConvGeometry& g) { return g.r * g.s * (pipeWeightsOf(g).cPad / kPipeBK); }
+
+    // What runs: the tiles, and for the pipelined tiles the split-K parts (1: none).
+    struct Plan {
+        Variant variant;
+        int splits = 1;
+    };
+
+    // A pipelined plan with the parts that fill the device (or igemm_splits' forced count): 128×128 blocks fit
+    // 2 to a multiprocessor, 64×128 blocks 4 (the register cap and 48 / 36 KB of shared memory).
+    Plan pipePlan(const ConvGeometry& g, Variant v, int smCount)
+    {
+        const bool big = v == Variant::PipeBig;
+        const long long tiles = big ? blocksFor(g, 128, 128) : blocksFor(g, 64, 128);
+        if (g.groups != 1) // the split kernel takes one group (see conv2dIgemmPipeKernel)
+            return { v };
+        return { v, igemm::splitKParts(tiles, (big ? 2 : 4) * smCount, pipeSteps(g), g.igemmSplits) };
+    }
+
+    Variant pickUnsplit(const ConvGeometry& g, int smCount, bool pipe);
+
+    Plan planOf(const ConvGeometry& g, int smCount)
     {
         const bool pipe = pipeApplies(g);
-        if (g.igemmTile >= 5 && g.igemmTile <= 6) // forced pipelined tiles; where they cannot run, the same shape
-            return pipe ? static_cast<Variant>(g.igemmTile) : g.igemmTile == 5 ? Variant::Big : Variant::Mid;
+        if (g.igemmTile >= 5 && g.igemmTile <= 6) { // forced pipelined tiles; where they cannot run, the same shape
+            if (!pipe)
+                return { g.igemmTile == 5 ? Variant::Big : Variant::Mid };
+            const Plan p = pipePlan(g, static_cast<Variant>(g.igemmTile), smCount);
+            return g.igemmSplits > 0 ? p : Plan { p.variant }; // forcing a tile alone keeps it unsplit
+        }
         if (g.igemmTile >= 1 && g.igemmTile <= 4)
-            return static_cast<Variant>(g.igemmTile);
+            return { static_cast<Variant>(g.igemmTile) };
+        const Variant v = pickUnsplit(g, smCount, pipe);
+        if (pipelined(v))
+            return g.igemmSplits > 1 ? pipePlan(g, v, smCount) : Plan { v };
+        // Too few tiles for the big and mid tiles to fill the device. With a long reduction, the pipelined tiles
+        // split it (split-K) rather than fall back to the small tiles (VGG-16's 512→512 layers on 14×14: 52 tiles
+        // of 128×128 on 132 multiprocessors, 0.61 ms on 32×64 tiles against cuDNN's 0.185). igemm_splits=1 keeps
+        // the small tiles, as before split-K.
+        const int kg = g.k / g.groups;
+        if (pipe && g.c / g.groups >= 32 && g.igemmSplits != 1 && kg > 32) {
+            const Plan p = pipePlan(g, kg > 64 ? Variant::PipeBig : Variant::PipeMid, smCount);
+            if (p.splits > 1)
+                return p;
+        }
+        return { v };
+    }
+
+    Variant pickUnsplit(const ConvGeometry& g, int smCount, bool pipe)
+    {
         const int kg = g.k / g.groups;
         // The pipelined tiles pad each tap's channels to 16: with ≥ 32 channels a group that wastes at most a third.
         const bool pipeAuto = pipe && g.c / g.groups >= 32;
@@ -572,13 +644,25 @@ namespace {
         }
     }
 
+    // `scratch` holds the transposed weights, then (split-K) the parts' workspace.
     template <int BM, int BN, int TM, int TN>
-    void launchPipe(const ConvGeometry& g, const float* x, const float* wt, const float* bias, float* y, cudaStream_t st)
+    void launchPipe(const ConvGeometry& g, int splits, const float* x, void* scratch, const float* bias, float* y,
+        cudaStream_t st)
     {
         const long long cols = static_cast<long long>(g.n) * g.p * g.q;
         const dim3 grid(static_cast<unsigned>((cols + BN - 1) / BN), static_cast<unsigned>((g.k / g.groups + BM - 1) / BM),
-            static_cast<unsigned>(g.groups));
-        conv2dIgemmPipeKernel<BM, BN, TM, TN><<<grid, (BM / TM) * (BN / TN), 0, st>>>(g, x, wt, bias, y);
+            static_cast<unsigned>(g.groups * splits));
+        const auto* wt = static_cast<const float*>(scratch);
+        constexpr int threads = (BM / TM) * (BN / TN);
+        if (splits <= 1) {
+            conv2dIgemmPipeKernel<BM, BN, TM, TN, false><<<grid, threads, 0, st>>>(g, x, wt, bias, y, 0, nullptr);
+            return;
+        }
+        auto* partial = reinterpret_cast<float*>(static_cast<char*>(scratch) + workspaceOffset(g));
+        conv2dIgemmPipeKernel<BM, BN, TM, TN, true>
+            <<<grid, threads, 0, st>>>(g, x, wt, nullptr, nullptr, igemm::stepsPerSplit(pipeSteps(g), splits), partial);
+        CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d implicit GEMM split-K parts");
+        igemm::splitKReduce(g, splits, partial, bias, y, st);
     }
 } // namespace
 
@@ -590,6 +674,16 @@ int parseImplicitGemmTile(const std::string& text)
             return i + 1;
     throw InputError("igemm_tile=" + text
         + ": the implicit GEMM tiles are 128x128, 64x128, 64x64 and 32x64, and the pipelined 128x128cp and 64x128cp");
+}
+
+int parseImplicitGemmSplits(const std::string& text)
+{
+    const bool digits = !text.empty() && text.size() <= 2 && text.find_first_not_of("0123456789") == std::string::npos;
+    const int n = digits ? std::stoi(text) : 0;
+    if (n < 1 || n > 64)
+        throw InputError("igemm_splits=" + text
+            + ": the implicit GEMM's split-K parts are a whole number from 1 (no split) to 64");
+    return n;
 }
 
 size_t conv2dImplicitGemmTableBytes(const ConvGeometry& g)
@@ -606,14 +700,15 @@ void conv2dImplicitGemmBuildTable(const ConvGeometry& g, void* table, cudaStream
 
 size_t conv2dImplicitGemmScratchBytes(const ConvGeometry& g, int smCount)
 {
-    if (pipelined(pick(g, smCount)))
-        return static_cast<size_t>(pipeWeightsOf(g).elements) * sizeof(float);
+    const Plan p = planOf(g, smCount);
+    if (pipelined(p.variant))
+        return workspaceOffset(g) + igemm::splitKWorkspaceBytes(g, p.splits);
     return conv2dImplicitGemmTableBytes(g);
 }
 
 void conv2dImplicitGemmPrepare(const ConvGeometry& g, const float* w, void* scratch, int smCount, cudaStream_t st)
 {
-    if (!pipelined(pick(g, smCount))) {
+    if (!pipelined(planOf(g, smCount).variant)) {
         conv2dImplicitGemmBuildTable(g, scratch, st);
         return;
     }
@@ -627,14 +722,19 @@ void conv2dImplicitGemmPrepare(const ConvGeometry& g, const float* w, void* scra
 std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount)
 {
     const bool vecA = ((g.c / g.groups) * g.r * g.s) % 4 == 0;
+    const Plan plan = planOf(g, smCount);
     const std::string pipeDetail
         = ", 8x8 per thread, 16-deep steps in a 3-stage cp.async pipeline, weights transposed at prepare";
+    const std::string split = plan.splits > 1 ? ", split-K " + std::to_string(plan.splits) + " (" + std::to_string(
+                                                    blocksFor(g, plan.variant == Variant::PipeBig ? 128 : 64, 128))
+            + " tiles on " + std::to_string(smCount) + " multiprocessors; the parts summed in a second pass)"
+                                                    : "";
     std::string v;
-    switch (pick(g, smCount)) {
+    switch (plan.variant) {
     case Variant::PipeBig:
-        return "implicit GEMM 128x128cp tiles" + pipeDetail;
+        return "implicit GEMM 128x128cp tiles" + pipeDetail + split;
     case Variant::PipeMid:
-        return "implicit GEMM 64x128cp tiles" + pipeDetail;
+        return "implicit GEMM 64x128cp tiles" + pipeDetail + split;
     case Variant::Big:
         v = "128x128 tiles, 8x8 per thread";
         break;
@@ -653,15 +753,16 @@ std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount)
 }
 
 void conv2dImplicitGemm(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y,
-    const void* table, int smCount, cudaStream_t st)
+    void* scratch, int smCount, cudaStream_t st)
 {
-    const auto* t = static_cast<const int2*>(table);
-    switch (pick(g, smCount)) {
-    case Variant::PipeBig: // `table` holds the transposed weights (conv2dImplicitGemmPrepare)
-        launchPipe<128, 128, 8, 8>(g, x, static_cast<const float*>(table), bias, y, st);
+    const auto* t = static_cast<const int2*>(scratch);
+    const Plan plan = planOf(g, smCount);
+    switch (plan.variant) {
+    case Variant::PipeBig: // the scratch holds the transposed weights (conv2dImplicitGemmPrepare), then split-K's parts
+        launchPipe<128, 128, 8, 8>(g, plan.splits, x, scratch, bias, y, st);
         break;
     case Variant::PipeMid:
-        launchPipe<64, 128, 8, 8>(g, x, static_cast<const float*>(table), bias, y, st);
+        launchPipe<64, 128, 8, 8>(g, plan.splits, x, scratch, bias, y, st);
         break;
     case Variant::Big:
         launch<128, 128, 8, 8, 8>(g, x, w, bias, y, t, st);
