@@ -566,15 +566,13 @@ namespace {
         int splits = 1;
     };
 
-    // A pipelined plan with the parts that fill the device (or igemm_splits' forced count): 128×128 blocks fit
-    // 2 to a multiprocessor, 64×128 blocks 4 (the register cap and 48 / 36 KB of shared memory).
+    // A pipelined plan with the parts that balance the device best (or igemm_splits' forced count).
     Plan pipePlan(const ConvGeometry& g, Variant v, int smCount)
     {
-        const bool big = v == Variant::PipeBig;
-        const long long tiles = big ? blocksFor(g, 128, 128) : blocksFor(g, 64, 128);
+        const long long tiles = v == Variant::PipeBig ? blocksFor(g, 128, 128) : blocksFor(g, 64, 128);
         if (g.groups != 1) // the split kernel takes one group (see conv2dIgemmPipeKernel)
             return { v };
-        return { v, igemm::splitKParts(tiles, (big ? 2 : 4) * smCount, pipeSteps(g), g.igemmSplits) };
+        return { v, igemm::splitKParts(tiles, smCount, pipeSteps(g), g.igemmSplits) };
     }
 
     Variant pickUnsplit(const ConvGeometry& g, int smCount, bool pipe);
@@ -591,8 +589,12 @@ namespace {
         if (g.igemmTile >= 1 && g.igemmTile <= 4)
             return { static_cast<Variant>(g.igemmTile) };
         const Variant v = pickUnsplit(g, smCount, pipe);
+        // A full grid, which split-K may still balance better: VGG's 28×28 layers make 196 tiles of 128×128 for
+        // 132 SMs (measured). The 64×128 tiles' full grids are left unsplit: a lone 4-warp block does not keep a
+        // multiprocessor busy the way the model (conv2d_implicit_gemm_split.cu) assumes, and that was not measured.
         if (pipelined(v))
-            return g.igemmSplits > 1 ? pipePlan(g, v, smCount) : Plan { v };
+            return g.igemmSplits > 1 || (g.igemmSplits == 0 && v == Variant::PipeBig) ? pipePlan(g, v, smCount)
+                                                                                      : Plan { v };
         // Too few tiles for the big and mid tiles to fill the device. With a long reduction, the pipelined tiles
         // split it (split-K) rather than fall back to the small tiles (VGG-16's 512→512 layers on 14×14: 52 tiles
         // of 128×128 on 132 multiprocessors, 0.61 ms on 32×64 tiles against cuDNN's 0.185). igemm_splits=1 keeps

@@ -6,11 +6,11 @@
 
 namespace convscope::cuda::igemm {
 
-// The parts the reduction of a grid of `tiles` output tiles, `steps` pipeline steps deep, is split into so the grid
-// fills the `slots` blocks the device holds at once (multiprocessors × blocks per multiprocessor); 1 when the
-// tiles already occupy half the slots or the reduction is too short to share out. `forced` (> 0, the igemm_splits
-// option) overrides the choice. The result never leaves a part without a step (see stepsPerSplit).
-int splitKParts(long long tiles, int slots, int steps, int forced);
+// The parts the reduction of a grid of `tiles` output tiles, `steps` pipeline steps deep, is split into on `smCount`
+// multiprocessors: the count that minimises the busiest multiprocessor's work (the .cu file says how), 1 when no
+// split gains 10% or the reduction is too short to share out. `forced` (> 0, the igemm_splits option) overrides the
+// choice. The result never leaves a part without a step (see stepsPerSplit).
+int splitKParts(long long tiles, int smCount, int steps, int forced);
 // Steps per part: the parts are ⌈steps / splits⌉ deep, the last one shorter.
 int stepsPerSplit(int steps, int splits);
 
