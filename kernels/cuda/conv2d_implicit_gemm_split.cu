@@ -11,8 +11,9 @@
 // count the way the clock did: the 14×14 layer (52 tiles, 288 steps) S = 5 → 2 blocks × 58 steps, 0.189 ms, where
 // S = 2, 4, 6, 8 all give 144 step-units and 0.229–0.235 ms, S = 3 192 units and 0.300 ms; the 28×28 layers (196
 // tiles, already a full grid by the old rule, but 2 blocks on 64 SMs and 1 on the other 68) S = 2 → 3 × 144
-// instead of 2 × 288 units, 0.876 → 0.668 ms (predicted 0.66). A split must gain 10% in the model, so layers with
-// many tiles per multiprocessor (every unet-encoder layer) stay unsplit.
+// instead of 2 × 288 units, 0.876 → 0.668 ms (predicted 0.66); 3×3 64→64 @56² b8 on 196 tiles of 64×128, 36 steps,
+// S = 2 → 3 × 20 instead of 2 × 38 units, 0.076 → 0.057 ms (predicted 0.060). A split must gain 10% in the model,
+// so layers with many tiles per multiprocessor (every unet-encoder layer) stay unsplit.
 // How. Part z of a tile writes its raw FP32 sums (no bias, no activation) to slice z of a workspace shaped like the
 // output, [S][n, k, p, q], with the kernel's own epilogue addressing (float4 stores and all); this second pass then
 // adds the S slices in order, the bias, and the fused activation. The order is fixed, so the result is deterministic
