@@ -135,6 +135,12 @@ namespace {
         return it == options.extra.end() ? 0 : parseImplicitGemmTile(it->second);
     }
 
+    int igemmSplitsOf(const SessionOptions& options)
+    {
+        const auto it = options.extra.find("igemm_splits");
+        return it == options.extra.end() ? 0 : parseImplicitGemmSplits(it->second);
+    }
+
     int tinyLanesOf(const SessionOptions& options)
     {
         const auto it = options.extra.find("tiny_lanes");
@@ -209,6 +215,7 @@ namespace {
             : GpuSessionBase("cuda", algorithm, options, std::move(pool))
             , m_winogradTile(winogradTileOf(options))
             , m_igemmTile(igemmTileOf(options))
+            , m_igemmSplits(igemmSplitsOf(options))
             , m_tinyLanes(tinyLanesOf(options))
             , m_fftTile(parseFftTileOption(options.extra))
             , m_fftBatch(fftBatchOf(options))
@@ -539,6 +546,7 @@ namespace {
         {
             ConvGeometry g = geometryOf(c, s);
             g.igemmTile = m_igemmTile;
+            g.igemmSplits = m_igemmSplits;
             g.tinyLanes = m_tinyLanes;
             g.igemmPipe = 1; // our scratch is sized and prepared for whichever implicit GEMM variant runs
             return g;
@@ -553,6 +561,7 @@ namespace {
 
         int m_winogradTile;
         int m_igemmTile;
+        int m_igemmSplits;
         int m_tinyLanes;
         int64_t m_fftTile;
         int m_fftBatch;
