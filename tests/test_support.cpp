@@ -114,4 +114,61 @@ TempDir::~TempDir()
     std::filesystem::remove_all(path, ec);
 }
 
+NetworkBuilder::NetworkBuilder(const std::string& name, int64_t n, int64_t c, int64_t h, int64_t w, bool flat,
+    int64_t inputSalt, uint64_t seedBase_)
+    : seedBase(seedBase_)
+{
+    net.name = name;
+    net.input = { n, c, flat ? 1 : h, flat ? 1 : w, flat,
+        "random:" + std::to_string(static_cast<int64_t>(name.size()) * inputSalt + c) };
+}
+
+NetworkBuilder& NetworkBuilder::add(const std::string& name, LayerSpec spec, std::vector<std::string> inputs)
+{
+    Layer l;
+    l.name = name;
+    l.spec = std::move(spec);
+    l.inputs = std::move(inputs);
+    l.init.seed = net.layers.size() + seedBase;
+    if (std::holds_alternative<BatchNorm2d>(l.spec) || std::holds_alternative<BatchNorm3d>(l.spec))
+        l.init.kind = "random";
+    net.layers.push_back(std::move(l));
+    return *this;
+}
+
+namespace {
+    void spreadWeights(Layer& l)
+    {
+        l.init.kind = "uniform";
+        l.init.low = -4.0;
+        l.init.high = 4.0;
+    }
+} // namespace
+
+NetworkBuilder& NetworkBuilder::spread(const std::string& name, int64_t channels, std::vector<std::string> inputs)
+{
+    Conv2d c;
+    c.out_channels = channels;
+    c.kernel_size = { 1, 1 };
+    add(name, c, std::move(inputs));
+    spreadWeights(net.layers.back());
+    return *this;
+}
+
+NetworkBuilder& NetworkBuilder::spread3(const std::string& name, int64_t channels)
+{
+    Conv3d c;
+    c.out_channels = channels;
+    c.kernel_size = { 1, 1, 1 };
+    add(name, c);
+    spreadWeights(net.layers.back());
+    return *this;
+}
+
+NetworkBuilder& NetworkBuilder::depth(int64_t d)
+{
+    net.input.depth = d;
+    return *this;
+}
+
 } // namespace convscope::test

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace convscope::test {
 
@@ -30,6 +31,30 @@ Network fusableNetwork(const LayerSpec& activation, int64_t batch = 2, int64_t h
 // 64→64 channels at 256² with a 31×31 kernel (516 GFLOP).
 double sampledConv2dRelL2(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor* bias,
     const Conv2d& spec, const Padding2d& pad, int samples, uint64_t seed);
+
+// A small network case of a sweep: "network name: what it checks" and the network.
+struct NetworkCase {
+    std::string name;
+    Network net;
+};
+
+// A small network under construction for the sweeps: layers by name, inputs by name, seeded weights, batch-norm
+// statistics random (a trained network's, not the identity). Each suite passes its own input salt and weight seed base,
+// so it keeps the data its tolerances were checked on.
+struct NetworkBuilder {
+    Network net;
+    uint64_t seedBase;
+    NetworkBuilder(const std::string& name, int64_t n, int64_t c, int64_t h, int64_t w, bool flat, int64_t inputSalt,
+        uint64_t seedBase);
+    NetworkBuilder& add(const std::string& name, LayerSpec spec, std::vector<std::string> inputs = {});
+    // A 1×1 convolution (1×1×1 on volumes: spread3) with weights in ±4: values well past the activations' bends (±3,
+    // 6) on both sides.
+    NetworkBuilder& spread(const std::string& name, int64_t channels, std::vector<std::string> inputs = {});
+    NetworkBuilder& spread3(const std::string& name, int64_t channels);
+    // A volume input [n, c, d, h, w].
+    NetworkBuilder& depth(int64_t d);
+    NetworkCase done(const std::string& what) const { return { net.name + ": " + what, net }; }
+};
 
 // A fresh temporary folder removed at destruction.
 struct TempDir {

@@ -8,6 +8,7 @@
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/profiler.h"
+#include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
 
@@ -18,62 +19,14 @@ using namespace convscope;
 
 namespace {
 
-struct Case {
-    std::string name;
-    Network net;
-};
+using Case = test::NetworkCase;
 
-// A small network under construction: layers by name, inputs by name, seeded weights.
-struct Builder {
-    Network net;
+// A small network under construction (test_support.h): this sweep's input salt and weight seeds.
+struct Builder : test::NetworkBuilder {
     explicit Builder(const std::string& name, int64_t n, int64_t c, int64_t h, int64_t w, bool flat = false)
+        : NetworkBuilder(name, n, c, h, w, flat, 7, 11)
     {
-        net.name = name;
-        net.input = { n, c, flat ? 1 : h, flat ? 1 : w, flat, "random:" + std::to_string(name.size() * 7 + c) };
     }
-    Builder& add(const std::string& name, LayerSpec spec, std::vector<std::string> inputs = {})
-    {
-        Layer l;
-        l.name = name;
-        l.spec = std::move(spec);
-        l.inputs = std::move(inputs);
-        l.init.seed = net.layers.size() + 11;
-        if (std::holds_alternative<BatchNorm2d>(l.spec) || std::holds_alternative<BatchNorm3d>(l.spec))
-            l.init.kind = "random"; // statistics like a trained network's, not the identity
-        net.layers.push_back(std::move(l));
-        return *this;
-    }
-    // A 1×1 convolution with weights in ±4: values well past the activations' bends (±3, 6) on both sides.
-    Builder& spread(const std::string& name, int64_t channels, std::vector<std::string> inputs = {})
-    {
-        Conv2d c;
-        c.out_channels = channels;
-        c.kernel_size = { 1, 1 };
-        add(name, c, std::move(inputs));
-        net.layers.back().init.kind = "uniform";
-        net.layers.back().init.low = -4.0;
-        net.layers.back().init.high = 4.0;
-        return *this;
-    }
-    // A volume input [n, c, d, h, w].
-    Builder& depth(int64_t d)
-    {
-        net.input.depth = d;
-        return *this;
-    }
-    // spread()'s 1×1×1 conv3d for volumes.
-    Builder& spread3(const std::string& name, int64_t channels)
-    {
-        Conv3d c;
-        c.out_channels = channels;
-        c.kernel_size = { 1, 1, 1 };
-        add(name, c);
-        net.layers.back().init.kind = "uniform";
-        net.layers.back().init.low = -4.0;
-        net.layers.back().init.high = 4.0;
-        return *this;
-    }
-    Case done(const std::string& what) { return { net.name + ": " + what, net }; }
 };
 
 Padding3d pads3(int64_t f, int64_t b, int64_t t, int64_t bo, int64_t l, int64_t r)
@@ -290,7 +243,7 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                     Builder(type, 3, 11, 1, 1, true).add("ht", k).done("flat [3, 11], default bounds ±1") };
             } else if constexpr (std::is_same_v<T, PReLU>) {
                 // Slopes of both signs, drawn per channel: a slope indexed by the wrong channel shows.
-                const auto slopes = [](Builder b, const std::string& what) {
+                const auto slopes = [](test::NetworkBuilder b, const std::string& what) {
                     b.net.layers.back().init.kind = "uniform";
                     b.net.layers.back().init.low = -1.5;
                     b.net.layers.back().init.high = 1.5;

@@ -10,6 +10,7 @@
 #include "compute/backend_registry.h"
 #include "compute/profiler.h"
 #include "compute/storage_format.h"
+#include "tests/test_support.h"
 #include "tests/kernels/gpu_test_support.h"
 
 #include <catch2/catch.hpp>
@@ -21,31 +22,16 @@ using namespace convscope;
 
 namespace {
 
-struct ConvCase {
-    std::string name;
-    Network net;
-};
+using ConvCase = test::NetworkCase;
 
-struct Net {
-    Network net;
+// A small network under construction (test_support.h): this suite's input salt and weight seeds; d > 0 makes the
+// input a volume.
+struct Net : test::NetworkBuilder {
     Net(const std::string& name, int64_t n, int64_t c, int64_t h, int64_t w, int64_t d = 0)
+        : NetworkBuilder(name, n, c, h, w, false, 17, 23)
     {
-        net.name = name;
-        net.input = { n, c, h, w, false, "random:" + std::to_string(name.size() * 17 + c), d };
+        depth(d);
     }
-    Net& add(const std::string& name, LayerSpec spec, std::vector<std::string> inputs = {})
-    {
-        Layer l;
-        l.name = name;
-        l.spec = std::move(spec);
-        l.inputs = std::move(inputs);
-        l.init.seed = net.layers.size() + 23;
-        if (std::holds_alternative<BatchNorm2d>(l.spec) || std::holds_alternative<BatchNorm3d>(l.spec))
-            l.init.kind = "random"; // a trained network's statistics, not the identity
-        net.layers.push_back(std::move(l));
-        return *this;
-    }
-    ConvCase done(const std::string& what) { return { net.name + ": " + what, net }; }
 };
 
 Padding2d pads(int64_t t, int64_t b, int64_t l, int64_t r) { return { Padding2d::Mode::Explicit, t, b, l, r }; }

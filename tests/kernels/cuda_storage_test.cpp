@@ -7,6 +7,7 @@
 #include "compute/backend_registry.h"
 #include "compute/profiler.h"
 #include "compute/storage_format.h"
+#include "tests/test_support.h"
 #include "tests/kernels/gpu_test_support.h"
 
 #include <catch2/catch.hpp>
@@ -18,44 +19,14 @@ using namespace convscope;
 
 namespace {
 
-struct StorageCase {
-    std::string name;
-    Network net;
-};
+using StorageCase = test::NetworkCase;
 
-struct NetBuilder {
-    Network net;
+// A small network under construction (test_support.h): this suite's input salt and weight seeds.
+struct NetBuilder : test::NetworkBuilder {
     NetBuilder(const std::string& name, int64_t n, int64_t c, int64_t h, int64_t w, bool flat = false)
+        : NetworkBuilder(name, n, c, h, w, flat, 13, 5)
     {
-        net.name = name;
-        net.input = { n, c, flat ? 1 : h, flat ? 1 : w, flat, "random:" + std::to_string(name.size() * 13 + c) };
     }
-    NetBuilder& add(const std::string& name, LayerSpec spec, std::vector<std::string> inputs = {})
-    {
-        Layer l;
-        l.name = name;
-        l.spec = std::move(spec);
-        l.inputs = std::move(inputs);
-        l.init.seed = net.layers.size() + 5;
-        if (std::holds_alternative<BatchNorm2d>(l.spec))
-            l.init.kind = "random"; // a trained network's statistics, not the identity
-        net.layers.push_back(std::move(l));
-        return *this;
-    }
-    // A 1×1 convolution with weights in ±4 (cuda_storage_conv_test.cpp checks the convolutions): values past the
-    // activations' bends.
-    NetBuilder& spread(const std::string& name, int64_t channels)
-    {
-        Conv2d c;
-        c.out_channels = channels;
-        c.kernel_size = { 1, 1 };
-        add(name, c);
-        net.layers.back().init.kind = "uniform";
-        net.layers.back().init.low = -4.0;
-        net.layers.back().init.high = 4.0;
-        return *this;
-    }
-    StorageCase done(const std::string& what) { return { net.name + ": " + what, net }; }
 };
 
 MaxPool2d maxPool(Pair k, Pair stride, Padding2d pad, Pair dilation, bool ceil)
