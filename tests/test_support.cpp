@@ -65,6 +65,42 @@ Conv2d conv2dSpec(int64_t out, Pair kernel, Padding2d pad, Pair dilation, int64_
     return c;
 }
 
+Padding2d explicitPadding(int64_t top, int64_t bottom, int64_t left, int64_t right)
+{
+    return { Padding2d::Mode::Explicit, top, bottom, left, right };
+}
+
+Padding3d explicitPadding3d(int64_t front, int64_t back, int64_t top, int64_t bottom, int64_t left, int64_t right)
+{
+    return { Padding3d::Mode::Explicit, front, back, top, bottom, left, right };
+}
+
+Conv3d conv3dSpec(int64_t out, Triple kernel, Triple stride, Padding3d pad, Triple dilation, int64_t groups)
+{
+    Conv3d c;
+    c.out_channels = out;
+    c.kernel_size = kernel;
+    c.stride = stride;
+    c.padding = pad;
+    c.dilation = dilation;
+    c.groups = groups;
+    return c;
+}
+
+ConvTranspose2d convTranspose2dSpec(
+    int64_t out, Pair kernel, Pair stride, Padding2d pad, Pair outputPadding, Pair dilation, int64_t groups)
+{
+    ConvTranspose2d c;
+    c.out_channels = out;
+    c.kernel_size = kernel;
+    c.stride = stride;
+    c.padding = pad;
+    c.output_padding = outputPadding;
+    c.dilation = dilation;
+    c.groups = groups;
+    return c;
+}
+
 Network fusableNetwork(const LayerSpec& activation, int64_t batch, int64_t height, int64_t width)
 {
     auto layer = [](const std::string& name, LayerSpec spec, const std::string& init, uint64_t seed) {

@@ -24,6 +24,14 @@ std::filesystem::path cliPath(); // the built convscope-cli
 // A conv2d spec with stride 1: PyTorch's defaults but for the fields given.
 Conv2d conv2dSpec(
     int64_t out, Pair kernel, Padding2d pad, Pair dilation = { 1, 1 }, int64_t groups = 1, bool bias = true);
+// Explicit (asymmetric) paddings: top, bottom, left, right; front, back, top, bottom, left, right.
+Padding2d explicitPadding(int64_t top, int64_t bottom, int64_t left, int64_t right);
+Padding3d explicitPadding3d(int64_t front, int64_t back, int64_t top, int64_t bottom, int64_t left, int64_t right);
+// A conv3d and a conv_transpose2d spec: PyTorch's defaults but for the fields given.
+Conv3d conv3dSpec(int64_t out, Triple kernel, Triple stride = { 1, 1, 1 }, Padding3d pad = {},
+    Triple dilation = { 1, 1, 1 }, int64_t groups = 1);
+ConvTranspose2d convTranspose2dSpec(
+    int64_t out, Pair kernel, Pair stride, Padding2d pad, Pair outputPadding, Pair dilation, int64_t groups = 1);
 Network fusableNetwork(const LayerSpec& activation, int64_t batch = 2, int64_t height = 11, int64_t width = 9);
 
 // The relative L2 error of a conv2d output against sums in double at `samples` output positions drawn from a seed

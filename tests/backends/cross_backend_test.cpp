@@ -29,39 +29,31 @@ struct Builder : test::NetworkBuilder {
     }
 };
 
-Padding3d pads3(int64_t f, int64_t b, int64_t t, int64_t bo, int64_t l, int64_t r)
-{
-    return { Padding3d::Mode::Explicit, f, b, t, bo, l, r };
-}
-
-Conv3d conv3(int64_t out, Triple k, Triple stride = { 1, 1, 1 }, Padding3d pad = {}, Triple dilation = { 1, 1, 1 },
-    int64_t groups = 1)
-{
-    Conv3d c;
-    c.out_channels = out;
-    c.kernel_size = k;
-    c.stride = stride;
-    c.padding = pad;
-    c.dilation = dilation;
-    c.groups = groups;
-    return c;
-}
-
 // The cases of the 3-D kinds (volumes): asymmetric padding, dilation, groups, odd sizes that differ along D, H, W.
 std::vector<Case> volumeCasesFor(const LayerSpec& kind)
 {
     const std::string type = layerTypeName(kind);
     if (std::holds_alternative<Conv3d>(kind))
         return {
-            Builder(type, 2, 3, 6, 7).depth(5).add("c", conv3(4, { 3, 3, 3 }, { 1, 1, 1 },
-                pads3(1, 0, 2, 1, 0, 2))).done("asymmetric padding"),
-            Builder(type, 1, 4, 8, 9).depth(7).add("c", conv3(6, { 3, 2, 3 }, { 2, 1, 2 },
-                pads3(2, 2, 1, 1, 2, 2), { 2, 2, 1 }, 2)).done("strides 2,1,2 dilation 2,2,1 groups 2"),
-            Builder(type, 3, 8, 3, 4).depth(5).add("c", conv3(3, { 1, 1, 1 })).done("1×1×1"),
-            Builder(type, 2, 1, 12, 11).depth(13).add("c", conv3(8, { 5, 5, 5 }, { 2, 2, 4 },
-                { Padding3d::Mode::Same })).done("5×5×5 same, strides 2,2,4 (the lecture's encoder)"),
-            Builder(type, 2, 8, 6, 5).depth(4).add("c", conv3(8, { 3, 3, 3 }, { 1, 2, 1 },
-                Padding3d::symmetric(1, 1, 1), { 1, 1, 1 }, 8)).done("depthwise 3×3×3, 8 channels"),
+            Builder(type, 2, 3, 6, 7)
+                .depth(5)
+                .add("c", test::conv3dSpec(4, { 3, 3, 3 }, { 1, 1, 1 }, test::explicitPadding3d(1, 0, 2, 1, 0, 2)))
+                .done("asymmetric padding"),
+            Builder(type, 1, 4, 8, 9)
+                .depth(7)
+                .add("c",
+                    test::conv3dSpec(
+                        6, { 3, 2, 3 }, { 2, 1, 2 }, test::explicitPadding3d(2, 2, 1, 1, 2, 2), { 2, 2, 1 }, 2))
+                .done("strides 2,1,2 dilation 2,2,1 groups 2"),
+            Builder(type, 3, 8, 3, 4).depth(5).add("c", test::conv3dSpec(3, { 1, 1, 1 })).done("1×1×1"),
+            Builder(type, 2, 1, 12, 11)
+                .depth(13)
+                .add("c", test::conv3dSpec(8, { 5, 5, 5 }, { 2, 2, 4 }, { Padding3d::Mode::Same }))
+                .done("5×5×5 same, strides 2,2,4 (the lecture's encoder)"),
+            Builder(type, 2, 8, 6, 5)
+                .depth(4)
+                .add("c", test::conv3dSpec(8, { 3, 3, 3 }, { 1, 2, 1 }, Padding3d::symmetric(1, 1, 1), { 1, 1, 1 }, 8))
+                .done("depthwise 3×3×3, 8 channels"),
         };
     if (std::holds_alternative<ConvTranspose3d>(kind)) {
         ConvTranspose3d a;
@@ -79,7 +71,7 @@ std::vector<Case> volumeCasesFor(const LayerSpec& kind)
         c.out_channels = 2;
         c.kernel_size = { 2, 3, 3 };
         c.stride = { 3, 1, 2 };
-        c.padding = pads3(1, 0, 0, 2, 1, 1);
+        c.padding = test::explicitPadding3d(1, 0, 0, 2, 1, 1);
         c.output_padding = { 2, 0, 1 };
         c.dilation = { 1, 2, 2 };
         return { Builder(type, 2, 4, 5, 6).depth(3).add("t", a).done("stride 2 output_padding 1"),
@@ -139,8 +131,6 @@ Conv2d conv(int64_t out, int64_t k, int64_t stride = 1, Padding2d pad = {}, int6
     return c;
 }
 
-Padding2d pads(int64_t t, int64_t b, int64_t l, int64_t r) { return { Padding2d::Mode::Explicit, t, b, l, r }; }
-
 // One activation kind after a spreading convolution, on an odd non-square image.
 Case activationCase(const std::string& type, LayerSpec spec)
 {
@@ -156,22 +146,24 @@ std::vector<Case> casesFor(const LayerSpec& kind)
             using T = std::decay_t<decltype(k)>;
             if constexpr (std::is_same_v<T, Conv2d>) {
                 return {
-                    Builder(type, 2, 3, 9, 7).add("c", conv(5, 3, 1, pads(1, 0, 2, 1))).done("asymmetric padding"),
+                    Builder(type, 2, 3, 9, 7)
+                        .add("c", conv(5, 3, 1, test::explicitPadding(1, 0, 2, 1)))
+                        .done("asymmetric padding"),
                     Builder(type, 1, 4, 11, 10)
-                        .add("c", conv(6, 3, 2, pads(2, 2, 2, 2), 2, 2))
+                        .add("c", conv(6, 3, 2, test::explicitPadding(2, 2, 2, 2), 2, 2))
                         .done("stride 2 dilation 2 groups 2"),
                     Builder(type, 3, 8, 5, 5).add("c", conv(3, 1)).done("1×1"),
                     Builder(type, 1, 17, 12, 13)
                         .add("c", conv(8, 5, 1, { Padding2d::Mode::Same, 0, 0, 0, 0 }))
                         .done("5×5 same, 17 channels (the per-tap GEMM)"),
                     Builder(type, 2, 16, 9, 10)
-                        .add("c", conv(16, 3, 2, pads(1, 0, 1, 1), 1, 16))
+                        .add("c", conv(16, 3, 2, test::explicitPadding(1, 0, 1, 1), 1, 16))
                         .done("depthwise 3×3 stride 2, 16 channels (MobileNet)"),
                     Builder(type, 1, 5, 8, 7)
-                        .add("c", conv(10, 3, 1, pads(2, 2, 2, 2), 2, 5))
+                        .add("c", conv(10, 3, 1, test::explicitPadding(2, 2, 2, 2), 2, 5))
                         .done("depthwise, channel multiplier 2, dilation 2, 5 channels"),
                     Builder(type, 2, 12, 8, 7)
-                        .add("c", conv(24, 3, 1, pads(1, 1, 1, 1), 1, 3))
+                        .add("c", conv(24, 3, 1, test::explicitPadding(1, 1, 1, 1), 1, 3))
                         .done("groups 3, 8 outputs a group"),
                 };
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
@@ -190,7 +182,7 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                 c.out_channels = 3;
                 c.kernel_size = { 2, 3 };
                 c.stride = { 3, 2 };
-                c.padding = pads(1, 0, 0, 2);
+                c.padding = test::explicitPadding(1, 0, 0, 2);
                 c.output_padding = { 2, 1 };
                 c.dilation = { 1, 2 };
                 ConvTranspose2d dw;
@@ -201,7 +193,9 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                 dw.groups = 16;
                 return { Builder(type, 2, 4, 5, 6).add("t", a).done("stride 2 output_padding 1"),
                     Builder(type, 1, 4, 6, 6).add("t", b).done("k4 stride 2 groups 2 (U-Net's upsampling)"),
-                    Builder(type, 2, 5, 4, 5).add("t", c).done("strides 3,2 dilation 1,2 output_padding 2,1 asymmetric crop"),
+                    Builder(type, 2, 5, 4, 5)
+                        .add("t", c)
+                        .done("strides 3,2 dilation 1,2 output_padding 2,1 asymmetric crop"),
                     Builder(type, 1, 16, 5, 4).add("t", dw).done("depthwise k4 stride 2, 16 channels") };
             } else if constexpr (std::is_same_v<T, MaxPool2d>) {
                 MaxPool2d a;
@@ -450,8 +444,9 @@ void runEveryCase(const std::string& backendName, MathMode math = MathMode::FP32
             }
         }
     }
-    std::cout << backendName << " (" << mathModeName(math) << "): " << checked << " layer outputs checked against cpu.direct, " << refused
-              << " selection runs refused by supports()" << std::endl;
+    std::cout << backendName << " (" << mathModeName(math) << "): " << checked
+              << " layer outputs checked against cpu.direct, " << refused << " selection runs refused by supports()"
+              << std::endl;
     CHECK(checked > 0);
 }
 

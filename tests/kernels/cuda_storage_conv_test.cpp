@@ -10,8 +10,8 @@
 #include "compute/backend_registry.h"
 #include "compute/profiler.h"
 #include "compute/storage_format.h"
-#include "tests/test_support.h"
 #include "tests/kernels/gpu_test_support.h"
+#include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
 
@@ -34,36 +34,9 @@ struct Net : test::NetworkBuilder {
     }
 };
 
-Padding2d pads(int64_t t, int64_t b, int64_t l, int64_t r) { return { Padding2d::Mode::Explicit, t, b, l, r }; }
-
 Conv2d conv(int64_t out, Pair k, Pair stride, Padding2d pad, Pair dilation, int64_t groups)
 {
     Conv2d c;
-    c.out_channels = out;
-    c.kernel_size = k;
-    c.stride = stride;
-    c.padding = pad;
-    c.dilation = dilation;
-    c.groups = groups;
-    return c;
-}
-
-ConvTranspose2d convT(int64_t out, Pair k, Pair stride, Padding2d pad, Pair outPad, Pair dilation, int64_t groups)
-{
-    ConvTranspose2d c;
-    c.out_channels = out;
-    c.kernel_size = k;
-    c.stride = stride;
-    c.padding = pad;
-    c.output_padding = outPad;
-    c.dilation = dilation;
-    c.groups = groups;
-    return c;
-}
-
-Conv3d conv3(int64_t out, Triple k, Triple stride, Padding3d pad, Triple dilation, int64_t groups)
-{
-    Conv3d c;
     c.out_channels = out;
     c.kernel_size = k;
     c.stride = stride;
@@ -101,27 +74,31 @@ std::vector<ConvCase> convCases()
                             .add("dw", conv(c, { 3, 3 }, { 1, 1 }, same1, { 1, 1 }, c))
                             .add("bn2", BatchNorm2d {})
                             .add("r2", ReLU6 {})
-                            .add("dw2", conv(c, { 3, 3 }, { 2, 2 }, pads(0, 1, 1, 0), { 1, 1 }, c))
-                            .add("dw5", conv(c, { 5, 3 }, { 1, 2 }, pads(4, 3, 1, 2), { 2, 1 }, c))
+                            .add("dw2", conv(c, { 3, 3 }, { 2, 2 }, test::explicitPadding(0, 1, 1, 0), { 1, 1 }, c))
+                            .add("dw5", conv(c, { 5, 3 }, { 1, 2 }, test::explicitPadding(4, 3, 1, 2), { 2, 1 }, c))
                             .add("mult2", conv(2 * c, { 3, 3 }, { 1, 1 }, same1, { 1, 1 }, c))
                             .add("mult4", conv(4 * c, { 3, 3 }, { 2, 1 }, same1, { 1, 1 }, c), { "dw5" })
                             .add("t", Tanh {})
                             .done("depthwise (channel multipliers 1, 2, 4), stride, dilation, asymmetric padding"));
         cases.push_back(Net("upsample-" + tag, 2, c, 5, 6)
-                            .add("up", convT(c, { 3, 3 }, { 2, 2 }, same1, { 1, 1 }, { 1, 1 }, 1))
-                            .add("dwup", convT(c, { 4, 4 }, { 2, 2 }, same1, { 0, 0 }, { 1, 1 }, c))
-                            .add("odd", convT(3, { 2, 3 }, { 3, 2 }, pads(1, 0, 0, 2), { 2, 1 }, { 1, 2 }, 1))
+                            .add("up", test::convTranspose2dSpec(c, { 3, 3 }, { 2, 2 }, same1, { 1, 1 }, { 1, 1 }, 1))
+                            .add("dwup", test::convTranspose2dSpec(c, { 4, 4 }, { 2, 2 }, same1, { 0, 0 }, { 1, 1 }, c))
+                            .add("odd",
+                                test::convTranspose2dSpec(
+                                    3, { 2, 3 }, { 3, 2 }, test::explicitPadding(1, 0, 0, 2), { 2, 1 }, { 1, 2 }, 1))
                             .done("conv_transpose2d: stride 2 output_padding 1, depthwise k4 s2, strides 3,2 "
                                   "dilation 1,2 output_padding 2,1 asymmetric crop"));
     }
     // Groups whose outputs per group take the 4-channel form (24 / 3 = 8) or the one-channel form (12 / 4 = 3).
-    cases.push_back(Net("grouped", 2, 12, 10, 9)
-                        .add("g3", conv(24, { 3, 3 }, { 2, 2 }, pads(1, 0, 2, 1), { 1, 1 }, 3))
-                        .add("r", ReLU {})
-                        .add("g4", conv(12, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(2, 2), { 2, 2 }, 4))
-                        .add("dense", conv(8, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1))
-                        .add("tg", convT(8, { 4, 4 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 0, 0 }, { 1, 1 }, 2))
-                        .done("grouped conv2d and conv_transpose2d"));
+    cases.push_back(
+        Net("grouped", 2, 12, 10, 9)
+            .add("g3", conv(24, { 3, 3 }, { 2, 2 }, test::explicitPadding(1, 0, 2, 1), { 1, 1 }, 3))
+            .add("r", ReLU {})
+            .add("g4", conv(12, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(2, 2), { 2, 2 }, 4))
+            .add("dense", conv(8, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1))
+            .add("tg",
+                test::convTranspose2dSpec(8, { 4, 4 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 0, 0 }, { 1, 1 }, 2))
+            .done("grouped conv2d and conv_transpose2d"));
     // Volumes: every 3-D kind, 8 channels (packs) and 3 (one channel a thread).
     for (const int64_t c : { 8, 3 }) {
         MaxPool3d mp;
@@ -146,11 +123,13 @@ std::vector<ConvCase> convCases()
         cases.push_back(
             Net("volume-" + tag, 2, c, 7, 6, 5)
                 .add("c",
-                    conv3(8, { 3, 3, 3 }, { 1, 1, 1 }, { Padding3d::Mode::Explicit, 1, 0, 2, 1, 0, 2 }, { 1, 1, 1 }, 1))
+                    test::conv3dSpec(
+                        8, { 3, 3, 3 }, { 1, 1, 1 }, { Padding3d::Mode::Explicit, 1, 0, 2, 1, 0, 2 }, { 1, 1, 1 }, 1))
                 .add("bn", BatchNorm3d {})
                 .add("r", ReLU {})
-                .add("dw", conv3(8, { 3, 3, 3 }, { 1, 2, 1 }, Padding3d::symmetric(1, 1, 1), { 1, 1, 2 }, 8))
-                .add("g", conv3(6, { 3, 2, 3 }, { 2, 1, 2 }, Padding3d::symmetric(2, 1, 2), { 2, 2, 1 }, 2), { "r" })
+                .add("dw", test::conv3dSpec(8, { 3, 3, 3 }, { 1, 2, 1 }, Padding3d::symmetric(1, 1, 1), { 1, 1, 2 }, 8))
+                .add("g", test::conv3dSpec(6, { 3, 2, 3 }, { 2, 1, 2 }, Padding3d::symmetric(2, 1, 2), { 2, 2, 1 }, 2),
+                    { "r" })
                 .add("up", convT3(4, { 2, 2, 2 }, { 2, 2, 2 }, {}, { 0, 0, 0 }, { 1, 1, 1 }, 1), { "r" })
                 .add("upodd",
                     convT3(c, { 2, 3, 3 }, { 3, 1, 2 }, { Padding3d::Mode::Explicit, 1, 0, 0, 2, 1, 1 }, { 2, 0, 1 },
