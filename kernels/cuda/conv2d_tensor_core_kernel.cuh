@@ -21,19 +21,31 @@ constexpr int kWarpM = 64; // a warp's pixels: 4 m16 tiles
 constexpr int stagesFor(int rowPieces) { return rowPieces == 4 ? 4 : 3; }
 
 // The block shapes (--option tc_tile=...): warps down the pixels × warps across the channels, and n8 tiles a warp.
+// The "wg" shapes are the wgmma kernel's (conv2d_tensor_core_wgmma.cu, sm_90a): two consumer warpgroups of 64 pixels
+// (warpsM counts warpgroups there) × the whole BN, one wgmma m64nBN a warpgroup.
 struct TileShape {
     const char* name;
     int warpsM, warpsN, ni;
+    bool wgmma;
     int bm() const { return kWarpM * warpsM; }
     int bn() const { return 8 * ni * warpsN; }
 };
 constexpr TileShape kTiles[] = {
-    { "128x64", 2, 2, 4 }, // 4 warps of 64×32: layers of ≤ 64 output channels
-    { "128x128", 2, 2, 8 }, // 4 warps of 64×64: grids of less than two blocks a multiprocessor
-    { "128x128w8", 2, 4, 4 }, // 8 warps of 64×32: the rest
-    { "256x64", 4, 2, 4 }, // 8 warps of 64×32, narrow layers
+    { "128x64", 2, 2, 4, false }, // 4 warps of 64×32: layers of ≤ 64 output channels
+    { "128x128", 2, 2, 8, false }, // 4 warps of 64×64: grids of less than two blocks a multiprocessor
+    { "128x128w8", 2, 4, 4, false }, // 8 warps of 64×32: the rest
+    { "256x64", 4, 2, 4, false }, // 8 warps of 64×32, narrow layers
+    { "wg128x64", 2, 1, 8, true }, // wgmma m64n64, 4 stages, two blocks a multiprocessor
+    { "wg128x128", 2, 1, 16, true }, // wgmma m64n128, 6 stages
+    { "wg128x256", 2, 1, 32, true }, // wgmma m64n256, 4 stages
 };
 constexpr int kTileCount = int(sizeof(kTiles) / sizeof(kTiles[0]));
+constexpr int kFirstWgmmaTile = 4;
+// The wgmma kernel's pipeline depth a block width (its shared memory: (128 + BN) × 128 bytes a stage, ≤ 192 KB).
+constexpr int wgmmaStages(int bn) { return bn == 128 ? 6 : 4; }
+
+// Which kernel (--option tc_kernel=wgmma|mma; 0: wgmma where it runs, else mma.sync).
+enum class KernelChoice { Auto = 0, Mma = 1, Wgmma = 2 };
 
 template <typename T> constexpr int pieceElems() { return 16 / int(sizeof(T)); }
 
@@ -50,6 +62,8 @@ struct Plan {
     int mTiles, nTiles;
     int splits, tilesPerSplit;
     size_t packedBytes, workspaceBytes;
+    bool wgmma; // the sm_90a kernel (conv2d_tensor_core_wgmma.cu) runs the layer
+    const char* fallback; // why a requested wgmma runs mma.sync instead (null otherwise)
 };
 
 inline size_t align256(size_t b) { return (b + 255) / 256 * 256; }
@@ -67,8 +81,16 @@ inline int defaultTile(const ConvGeometry& g, int64_t m, int smCount, bool align
     return tiles < 2 * int64_t(smCount) ? 1 : 2;
 }
 
-// `options`: tile index + 1 (0: the default), and 64 or 128 bytes of reduction a k-tile row (0: the default).
-inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverride, int kBytes)
+// The wgmma kernel's tile where the launcher chooses: BN as wide as the channels need, up to 256.
+inline int defaultWgmmaTile(const ConvGeometry& g)
+{
+    return g.k <= 64 ? kFirstWgmmaTile : g.k <= 128 ? kFirstWgmmaTile + 1 : kFirstWgmmaTile + 2;
+}
+
+// `tileOverride`: tile index + 1 (0: the default); `kBytes`: 64 or 128 bytes of reduction a k-tile row (0: the
+// default); `wgmmaRuns`: the wgmma kernel is built and the device is sm_90 (conv2d_tensor_core.cu decides).
+inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverride, int kBytes,
+    KernelChoice kernel = KernelChoice::Mma, bool wgmmaRuns = false)
 {
     Plan p {};
     const int bytes = int(dtypeBytes(type));
@@ -77,16 +99,36 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     p.piecesPerTap = p.cp / p.pieceElems;
     const int pieces = g.r * g.s * p.piecesPerTap;
     const bool aligned = g.c % p.pieceElems == 0;
-    // The element-by-element copy (stems, a few taps) keeps 64-byte rows and the 4-warp tiles. Otherwise 128-byte
-    // rows, except on the narrow layers (K ≤ 64), whose short reductions (9 k-tiles for 64 channels, 3×3) ran
-    // faster with 64-byte rows and 4 stages (measured, as the tiles).
-    p.rowPieces = !aligned || kBytes == 64 || (kBytes == 0 && g.k <= 64) ? 4 : 8;
-    p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
-    p.ldw = p.kTiles * p.rowPieces * p.pieceElems;
+    // wgmma where it runs unless mma.sync is asked for (by the kernel or an mma.sync tile); it needs the cp.async
+    // copy of whole 16-byte pieces, so C a multiple of the piece.
+    const bool wgTileAsked = tileOverride > 0 && kTiles[tileOverride - 1].wgmma;
+    const bool mmaAsked = kernel == KernelChoice::Mma || (tileOverride > 0 && !wgTileAsked);
+    p.wgmma = !mmaAsked && wgmmaRuns && aligned;
+    if (!p.wgmma && (kernel == KernelChoice::Wgmma || wgTileAsked))
+        p.fallback = !wgmmaRuns ? "wgmma needs an sm_90 GPU and a build for sm_90a"
+                                : "wgmma needs C a multiple of the 16-byte piece";
+    if (wgTileAsked && !p.wgmma)
+        tileOverride = 0;
+    if (p.wgmma) {
+        // 128-byte rows: one 128-byte swizzle atom across, four wgmma of 32 bytes of reduction each.
+        p.rowPieces = 8;
+        p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
+        p.ldw = p.kTiles * p.rowPieces * p.pieceElems;
+        p.tile = wgTileAsked ? tileOverride - 1 : defaultWgmmaTile(g);
+    } else {
+        // The element-by-element copy (stems, a few taps) keeps 64-byte rows and the 4-warp tiles. Otherwise
+        // 128-byte rows, except on the narrow layers (K ≤ 64), whose short reductions (9 k-tiles for 64 channels,
+        // 3×3) ran faster with 64-byte rows and 4 stages (measured, as the tiles).
+        p.rowPieces = !aligned || kBytes == 64 || (kBytes == 0 && g.k <= 64) ? 4 : 8;
+        p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
+        p.ldw = p.kTiles * p.rowPieces * p.pieceElems;
+    }
     const int64_t m = int64_t(g.n) * g.p * g.q;
-    p.tile = tileOverride > 0 ? tileOverride - 1 : defaultTile(g, m, smCount, aligned);
-    if (!aligned)
-        p.tile = std::min(p.tile, 1);
+    if (!p.wgmma) {
+        p.tile = tileOverride > 0 ? tileOverride - 1 : defaultTile(g, m, smCount, aligned);
+        if (!aligned)
+            p.tile = std::min(p.tile, 1);
+    }
     p.bm = kTiles[p.tile].bm();
     p.bn = kTiles[p.tile].bn();
     p.mTiles = int((m + p.bm - 1) / p.bm);
@@ -482,5 +524,10 @@ void packTyped(const ConvGeometry& g, const Plan& p, const void* w, void* scratc
 CONVSCOPE_TENSOR_CORE_EXTERN(float)
 CONVSCOPE_TENSOR_CORE_EXTERN(__half)
 CONVSCOPE_TENSOR_CORE_EXTERN(__nv_bfloat16)
+
+// The wgmma kernel (conv2d_tensor_core_wgmma.cu, built only where the build targets sm_90: CONVSCOPE_HAVE_WGMMA).
+template <typename T>
+void runWgmmaTyped(
+    const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st);
 
 } // namespace convscope::cuda::tc
