@@ -27,6 +27,7 @@ struct TileShape {
     const char* name;
     int warpsM, warpsN, ni;
     bool wgmma;
+    bool specialized = false; // wgmma, warp-specialized and persistent (conv2d_tensor_core_ws_wgmma.cu)
     int bm() const { return kWarpM * warpsM; }
     int bn() const { return 8 * ni * warpsN; }
 };
@@ -38,6 +39,8 @@ constexpr TileShape kTiles[] = {
     { "wg128x64", 2, 1, 8, true }, // wgmma m64n64, 4 stages, two blocks a multiprocessor
     { "wg128x128", 2, 1, 16, true }, // wgmma m64n128, 6 stages
     { "wg128x256", 2, 1, 32, true }, // wgmma m64n256, 4 stages
+    { "ws128x128", 2, 1, 16, true, true }, // a producer warpgroup feeding two wgmma m64n128 ones, 6 stages, persistent
+    { "ws128x256", 2, 1, 32, true, true }, // the same with m64n256, 4 stages
 };
 constexpr int kTileCount = int(sizeof(kTiles) / sizeof(kTiles[0]));
 constexpr int kFirstWgmmaTile = 4;
@@ -63,6 +66,7 @@ struct Plan {
     int splits, tilesPerSplit;
     size_t packedBytes, workspaceBytes;
     bool wgmma; // the sm_90a kernel (conv2d_tensor_core_wgmma.cu) runs the layer
+    int ctas; // the persistent kernel's grid (specialized tiles): min(work items, multiprocessors)
     const char* fallback; // why a requested wgmma runs mma.sync instead (null otherwise)
 };
 
@@ -141,6 +145,7 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
         p.splits *= 2;
     p.tilesPerSplit = (p.kTiles + p.splits - 1) / p.splits;
     p.splits = (p.kTiles + p.tilesPerSplit - 1) / p.tilesPerSplit;
+    p.ctas = int(std::min<int64_t>(tiles * p.splits, smCount));
     p.packedBytes = align256(size_t(g.k) * p.ldw * bytes);
     p.workspaceBytes = p.splits > 1 ? align256(size_t(p.splits) * size_t(m) * g.k * sizeof(float)) : 0;
     return p;
@@ -528,6 +533,9 @@ CONVSCOPE_TENSOR_CORE_EXTERN(__nv_bfloat16)
 // The wgmma kernel (conv2d_tensor_core_wgmma.cu, built only where the build targets sm_90: CONVSCOPE_HAVE_WGMMA).
 template <typename T>
 void runWgmmaTyped(
+    const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st);
+template <typename T>
+void runSpecializedTyped(
     const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st);
 
 } // namespace convscope::cuda::tc

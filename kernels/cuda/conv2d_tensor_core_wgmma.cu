@@ -209,6 +209,8 @@ void runWgmmaTyped(
     float* partial
         = p.splits > 1 ? reinterpret_cast<float*>(static_cast<unsigned char*>(scratch) + p.packedBytes) : nullptr;
     const Params prm { g, g.n * g.p * g.q, p.piecesPerTap, p.kTiles, p.tilesPerSplit, p.ldw };
+    if (kTiles[p.tile].specialized)
+        return runSpecializedTyped<T>(g, p, xv, bias, yv, scratch, st);
     switch (kTiles[p.tile].bn()) {
     case 64:
         launchWgmma<T, 64>(p, prm, x, wp, bias, y, partial, st);

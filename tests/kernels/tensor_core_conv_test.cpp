@@ -7,7 +7,7 @@
 //   - the unrounded FP32 operands, within the format's bound (compute/rounding_bound.h):
 //     relL2 ≤ (2u + K·2^-24)·√K + s, K = C·R·S.
 // Each case runs with the launcher's choice, with every mma.sync block shape and k-tile row (--option tc_tile,
-// tc_kbytes) and with the wgmma kernel (tc_kernel=wgmma and each wg… tile), which runs on compute capability 9.0
+// tc_kbytes) and with the wgmma kernel (tc_kernel=wgmma and each wg…/ws… tile), which runs on compute capability 9.0
 // (elsewhere the request runs mma.sync, and the note must say why).
 // Shapes: odd C (the element-by-element copy), K not a multiple of the tile, stride 2, dilation 2, asymmetric
 // padding, 1×1, a 7×7 stem, batch 1 and 8, a fused activation, a layer that splits K, and a grouped layer (which the
@@ -195,7 +195,7 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
         for (const char* kBytes : { "64", "128" })
             variants.push_back({ { "tc_tile", tile }, { "tc_kbytes", kBytes } });
     variants.push_back({ { "tc_kernel", "wgmma" } });
-    for (const char* tile : { "wg128x64", "wg128x128", "wg128x256" })
+    for (const char* tile : { "wg128x64", "wg128x128", "wg128x256", "ws128x128", "ws128x256" })
         variants.push_back({ { "tc_tile", tile } });
     for (const auto& variant : variants) {
         SessionOptions options;
@@ -212,7 +212,7 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
             label += key + "=" + value + " ";
         INFO("options " << (variant.empty() ? "(default)" : label) << ", layer note: " << note);
         const bool asksWgmma = variant.empty() || (variant.count("tc_kernel") && variant.at("tc_kernel") == "wgmma")
-            || (variant.count("tc_tile") && variant.at("tc_tile").rfind("wg", 0) == 0);
+            || (variant.count("tc_tile") && variant.at("tc_tile").rfind("w", 0) == 0);
         if (asksWgmma && wgmmaTakes)
             CHECK(note.find("wgmma m64") != std::string::npos);
         else
