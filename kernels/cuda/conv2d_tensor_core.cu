@@ -57,51 +57,51 @@ std::string conv2dTensorCoreRefusal(const ConvGeometry& g)
 
 namespace {
 
-int parseKBytes(const std::string& text)
-{
-    if (text == "64" || text == "128")
-        return std::stoi(text);
-    throw InputError("tc_kbytes=" + text + ": the Tensor Core k-tile row is 64 or 128 bytes of reduction");
-}
-
-int parseTile(const std::string& text)
-{
-    std::string names;
-    for (int i = 0; i < kTileCount; ++i) {
-        if (text == kTiles[i].name)
-            return i + 1;
-        names += std::string(i ? ", " : "") + kTiles[i].name;
+    int parseKBytes(const std::string& text)
+    {
+        if (text == "64" || text == "128")
+            return std::stoi(text);
+        throw InputError("tc_kbytes=" + text + ": the Tensor Core k-tile row is 64 or 128 bytes of reduction");
     }
-    throw InputError("tc_tile=" + text + ": the Tensor Core tile is one of " + names + " (wg…: the wgmma kernel)");
-}
 
-// The wgmma kernel runs where it was built (the build targets sm_90: CONVSCOPE_HAVE_WGMMA) and the device is
-// compute capability 9.0 (sm_90a machine code runs on nothing else).
-bool wgmmaRuns(const TensorCoreDevice& d)
-{
+    int parseTile(const std::string& text)
+    {
+        std::string names;
+        for (int i = 0; i < kTileCount; ++i) {
+            if (text == kTiles[i].name)
+                return i + 1;
+            names += std::string(i ? ", " : "") + kTiles[i].name;
+        }
+        throw InputError("tc_tile=" + text + ": the Tensor Core tile is one of " + names + " (wg…: the wgmma kernel)");
+    }
+
+    // The wgmma kernel runs where it was built (the build targets sm_90: CONVSCOPE_HAVE_WGMMA) and the device is
+    // compute capability 9.0 (sm_90a machine code runs on nothing else).
+    bool wgmmaRuns(const TensorCoreDevice& d)
+    {
 #if defined(CONVSCOPE_HAVE_WGMMA)
-    return d.computeCapability == 90;
+        return d.computeCapability == 90;
 #else
-    (void)d;
-    return false;
+        (void)d;
+        return false;
 #endif
-}
+    }
 
-Plan planFor(const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d)
-{
-    return planOf(g, type, d.smCount, o.tile, o.kBytes, KernelChoice(o.kernel), wgmmaRuns(d));
-}
+    Plan planFor(const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d)
+    {
+        return planOf(g, type, d.smCount, o.tile, o.kBytes, KernelChoice(o.kernel), wgmmaRuns(d));
+    }
 
-template <typename T>
-void runPlan(const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch,
-    cudaStream_t st)
-{
+    template <typename T>
+    void runPlan(
+        const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st)
+    {
 #if defined(CONVSCOPE_HAVE_WGMMA)
-    if (p.wgmma)
-        return runWgmmaTyped<T>(g, p, x, bias, y, scratch, st);
+        if (p.wgmma)
+            return runWgmmaTyped<T>(g, p, x, bias, y, scratch, st);
 #endif
-    runTyped<T>(g, p, x, bias, y, scratch, st);
-}
+        runTyped<T>(g, p, x, bias, y, scratch, st);
+    }
 
 } // namespace
 
@@ -119,8 +119,7 @@ TensorCoreOptions conv2dTensorCoreParseOptions(const std::map<std::string, std::
     }
     if (o.tile > 0 && o.kernel != 0 && kTiles[o.tile - 1].wgmma != (o.kernel == int(KernelChoice::Wgmma)))
         throw InputError(std::string("tc_tile=") + kTiles[o.tile - 1].name + " is a tile of the "
-            + (kTiles[o.tile - 1].wgmma ? "wgmma" : "mma.sync") + " kernel, not of tc_kernel="
-            + extra.at("tc_kernel"));
+            + (kTiles[o.tile - 1].wgmma ? "wgmma" : "mma.sync") + " kernel, not of tc_kernel=" + extra.at("tc_kernel"));
     return o;
 }
 
@@ -142,7 +141,8 @@ void conv2dTensorCorePrepare(const ConvGeometry& g, DType type, const TensorCore
     });
 }
 
-std::string conv2dTensorCoreNote(const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d)
+std::string conv2dTensorCoreNote(
+    const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d)
 {
     const Plan p = planFor(g, type, o, d);
     const int tk = p.rowPieces * p.pieceElems;
@@ -152,8 +152,10 @@ std::string conv2dTensorCoreNote(const ConvGeometry& g, DType type, const Tensor
     if (p.wgmma)
         note = format + " wgmma m64n" + std::to_string(t.bn()) + (type == DType::F32 ? "k8" : "k16") + ", "
             + std::to_string(t.bm()) + "x" + std::to_string(t.bn())
-            + " tiles of 2 warpgroups, operands from 128-byte-swizzled shared memory, k-tile " + std::to_string(tk)
-            + ", " + std::to_string(wgmmaStages(t.bn())) + "-stage cp.async";
+            + (t.specialized ? " tiles, a copying warpgroup feeding 2 wgmma warpgroups (persistent), "
+                             : " tiles of 2 warpgroups, ")
+            + "operands from " + std::to_string(16 * t.rowPieces) + "-byte-swizzled shared memory, k-tile "
+            + std::to_string(tk) + ", " + std::to_string(wgmmaStages(t.bn(), t.rowPieces)) + "-stage cp.async";
     else
         note = format + (type == DType::F32 ? " mma.sync m16n8k8" : " mma.sync m16n8k16") + ", "
             + std::to_string(t.bm()) + "x" + std::to_string(t.bn()) + " tiles of " + std::to_string(t.warpsM * t.warpsN)

@@ -44,7 +44,8 @@ size_t conv2dTensorCoreScratchBytes(
 void conv2dTensorCorePrepare(const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d,
     const void* w, void* scratch, cudaStream_t st);
 // Which kernel, tile and split the launcher picks ("fp16 wgmma m64n256k16, 128x256 tiles of 2 warpgroups, ...").
-std::string conv2dTensorCoreNote(const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d);
+std::string conv2dTensorCoreNote(
+    const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d);
 // x: [N, H, W, C] and y: [N, P, Q, K] in `type` (channels-last); bias FP32 (or null); scratch as prepared.
 void conv2dTensorCore(const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d,
     const void* x, const float* bias, void* y, void* scratch, cudaStream_t st);

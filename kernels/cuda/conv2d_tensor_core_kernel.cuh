@@ -28,6 +28,7 @@ struct TileShape {
     int warpsM, warpsN, ni;
     bool wgmma;
     bool specialized = false; // wgmma, warp-specialized and persistent (conv2d_tensor_core_ws_wgmma.cu)
+    int rowPieces = 8; // wgmma: 8 (128-byte k-tile rows, 128-byte swizzle) or 4 (64-byte rows, 64-byte swizzle)
     int bm() const { return kWarpM * warpsM; }
     int bn() const { return 8 * ni * warpsN; }
 };
@@ -41,11 +42,20 @@ constexpr TileShape kTiles[] = {
     { "wg128x256", 2, 1, 32, true }, // wgmma m64n256, 4 stages
     { "ws128x128", 2, 1, 16, true, true }, // a producer warpgroup feeding two wgmma m64n128 ones, 6 stages, persistent
     { "ws128x256", 2, 1, 32, true, true }, // the same with m64n256, 4 stages
+    { "wg128x128r64", 2, 1, 16, true, false,
+        4 }, // m64n128, 64-byte rows: 6 stages in 96 KB, two blocks a multiprocessor
+    { "wg128x256r64", 2, 1, 32, true, false, 4 }, // m64n256, 64-byte rows, 8 stages
 };
 constexpr int kTileCount = int(sizeof(kTiles) / sizeof(kTiles[0]));
 constexpr int kFirstWgmmaTile = 4;
 // The wgmma kernel's pipeline depth a block width (its shared memory: (128 + BN) × 128 bytes a stage, ≤ 192 KB).
-constexpr int wgmmaStages(int bn) { return bn == 128 ? 6 : 4; }
+constexpr int wgmmaStages(int bn, int rowPieces = 8)
+{
+    return rowPieces == 4 ? (bn == 128 ? 6 : 8) : bn == 128 ? 6 : 4;
+}
+// Blocks a multiprocessor the wgmma kernel is built for (registers: 64 accumulators a thread at BN = 64, 128; shared
+// memory: ≤ 113 KB a block).
+constexpr int wgmmaMinBlocks(int bn, int rowPieces) { return bn == 64 || (bn == 128 && rowPieces == 4) ? 2 : 1; }
 
 // Which kernel (--option tc_kernel=wgmma|mma; 0: wgmma where it runs, else mma.sync).
 enum class KernelChoice { Auto = 0, Mma = 1, Wgmma = 2 };
@@ -85,10 +95,18 @@ inline int defaultTile(const ConvGeometry& g, int64_t m, int smCount, bool align
     return tiles < 2 * int64_t(smCount) ? 1 : 2;
 }
 
-// The wgmma kernel's tile where the launcher chooses: BN as wide as the channels need, up to 256.
-inline int defaultWgmmaTile(const ConvGeometry& g)
+// Where the launcher picks wgmma, and which tile (measured on unet-encoder, H100, docs/PERFORMANCE.md): wgmma
+// on the narrow layers (K ≤ 64: its 128×64 tile, two blocks a multiprocessor) and on long reductions (≥ 72 k-tiles
+// of 128 bytes: C ≥ 512 at 3×3 in fp16/bf16, C ≥ 256 in tf32), where mma.sync's ldmatrix traffic is the limit;
+// mma.sync on the short reductions of wide layers, where its two 8-warp blocks a multiprocessor hide the pipeline
+// fill and the epilogue better than one wgmma block. 128×256 tiles where they fill the device, else 128×128.
+inline bool wgmmaByDefault(const ConvGeometry& g, int kTiles128) { return g.k <= 64 || kTiles128 >= 72; }
+inline int defaultWgmmaTile(const ConvGeometry& g, int64_t m, int smCount)
 {
-    return g.k <= 64 ? kFirstWgmmaTile : g.k <= 128 ? kFirstWgmmaTile + 1 : kFirstWgmmaTile + 2;
+    if (g.k <= 64)
+        return kFirstWgmmaTile;
+    const int64_t tiles256 = (m + 127) / 128 * ((g.k + 255) / 256);
+    return g.k <= 128 || tiles256 < smCount ? kFirstWgmmaTile + 1 : kFirstWgmmaTile + 2;
 }
 
 // `tileOverride`: tile index + 1 (0: the default); `kBytes`: 64 or 128 bytes of reduction a k-tile row (0: the
@@ -107,18 +125,20 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     // copy of whole 16-byte pieces, so C a multiple of the piece.
     const bool wgTileAsked = tileOverride > 0 && kTiles[tileOverride - 1].wgmma;
     const bool mmaAsked = kernel == KernelChoice::Mma || (tileOverride > 0 && !wgTileAsked);
-    p.wgmma = !mmaAsked && wgmmaRuns && aligned;
-    if (!p.wgmma && (kernel == KernelChoice::Wgmma || wgTileAsked))
+    const bool wgmmaAsked = kernel == KernelChoice::Wgmma || wgTileAsked;
+    p.wgmma = !mmaAsked && wgmmaRuns && aligned && (wgmmaAsked || wgmmaByDefault(g, (pieces + 7) / 8));
+    if (!p.wgmma && wgmmaAsked)
         p.fallback = !wgmmaRuns ? "wgmma needs an sm_90 GPU and a build for sm_90a"
                                 : "wgmma needs C a multiple of the 16-byte piece";
     if (wgTileAsked && !p.wgmma)
         tileOverride = 0;
     if (p.wgmma) {
-        // 128-byte rows: one 128-byte swizzle atom across, four wgmma of 32 bytes of reduction each.
-        p.rowPieces = 8;
+        // 128-byte rows (one 128-byte swizzle atom across, four wgmma of 32 bytes of reduction each) or, r64
+        // tiles, 64-byte rows in the 64-byte swizzle (two wgmma each).
+        p.tile = wgTileAsked ? tileOverride - 1 : defaultWgmmaTile(g, int64_t(g.n) * g.p * g.q, smCount);
+        p.rowPieces = kTiles[p.tile].rowPieces;
         p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
         p.ldw = p.kTiles * p.rowPieces * p.pieceElems;
-        p.tile = wgTileAsked ? tileOverride - 1 : defaultWgmmaTile(g);
     } else {
         // The element-by-element copy (stems, a few taps) keeps 64-byte rows and the 4-warp tiles. Otherwise
         // 128-byte rows, except on the narrow layers (K ≤ 64), whose short reductions (9 k-tiles for 64 channels,

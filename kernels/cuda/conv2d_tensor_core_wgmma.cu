@@ -29,16 +29,15 @@
 
 namespace convscope::cuda::tc {
 
-template <typename T, int BN, int STAGES>
-__global__ void __launch_bounds__(256, BN == 64 ? 2 : 1)
-    wgmmaConvKernel(Params prm, const T* __restrict__ x, const T* __restrict__ wp, const float* __restrict__ bias,
-        T* __restrict__ y, float* __restrict__ partial)
+template <typename T, int BN, int STAGES, int RP>
+__global__ void __launch_bounds__(256, wgmmaMinBlocks(BN, RP)) wgmmaConvKernel(Params prm, const T* __restrict__ x,
+    const T* __restrict__ wp, const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    constexpr int BM = 128, THREADS = 256, RP = 8, PE = pieceElems<T>(), ROW_BYTES = 16 * RP;
+    constexpr int BM = 128, THREADS = 256, PE = pieceElems<T>(), ROW_BYTES = 16 * RP;
     constexpr int A_ROWS = BM * RP / THREADS, B_ROWS = BN * RP / THREADS;
     constexpr uint32_t A_BYTES = BM * ROW_BYTES, STAGE_BYTES = (BM + BN) * ROW_BYTES;
-    static_assert(STAGE_BYTES % 1024 == 0, "every tile starts on a swizzle atom");
+    static_assert(STAGE_BYTES % (8 * ROW_BYTES) == 0, "every tile starts on a swizzle atom");
     extern __shared__ __align__(1024) unsigned char smem[];
     const ConvGeometry& g = prm.g;
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7;
@@ -126,7 +125,7 @@ __global__ void __launch_bounds__(256, BN == 64 ? 2 : 1)
         fenceProxyAsync();
         __syncthreads();
 
-        const uint64_t da = wgmmaDescriptor(aStage + wg * 64 * ROW_BYTES), db = wgmmaDescriptor(bStage);
+        const uint64_t da = wgmmaDescriptor<RP>(aStage + wg * 64 * ROW_BYTES), db = wgmmaDescriptor<RP>(bStage);
         fenceAccumulators(acc);
         wgmmaFence();
 #pragma unroll
@@ -184,13 +183,13 @@ __global__ void __launch_bounds__(256, BN == 64 ? 2 : 1)
 #endif
 }
 
-template <typename T, int BN>
+template <typename T, int BN, int RP = 8>
 void launchWgmma(
     const Plan& p, const Params& prm, const T* x, const T* wp, const float* bias, T* y, float* partial, cudaStream_t st)
 {
-    constexpr int STAGES = wgmmaStages(BN);
-    constexpr size_t smemBytes = size_t(STAGES) * (128 + BN) * 128 + 1024;
-    auto* kernel = wgmmaConvKernel<T, BN, STAGES>;
+    constexpr int STAGES = wgmmaStages(BN, RP);
+    constexpr size_t smemBytes = size_t(STAGES) * (128 + BN) * 16 * RP + 1024;
+    auto* kernel = wgmmaConvKernel<T, BN, STAGES, RP>;
     if (!y) { // prepare: opt in to the shared memory (launch() in conv2d_tensor_core_kernel.cuh says why)
         CONVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smemBytes)));
         return;
@@ -211,16 +210,22 @@ void runWgmmaTyped(
     const Params prm { g, g.n * g.p * g.q, p.piecesPerTap, p.kTiles, p.tilesPerSplit, p.ldw };
     if (kTiles[p.tile].specialized)
         return runSpecializedTyped<T>(g, p, xv, bias, yv, scratch, st);
-    switch (kTiles[p.tile].bn()) {
-    case 64:
-        launchWgmma<T, 64>(p, prm, x, wp, bias, y, partial, st);
-        break;
-    case 128:
-        launchWgmma<T, 128>(p, prm, x, wp, bias, y, partial, st);
-        break;
-    default:
-        launchWgmma<T, 256>(p, prm, x, wp, bias, y, partial, st);
-    }
+    if (kTiles[p.tile].rowPieces == 4) {
+        if (kTiles[p.tile].bn() == 128)
+            launchWgmma<T, 128, 4>(p, prm, x, wp, bias, y, partial, st);
+        else
+            launchWgmma<T, 256, 4>(p, prm, x, wp, bias, y, partial, st);
+    } else
+        switch (kTiles[p.tile].bn()) {
+        case 64:
+            launchWgmma<T, 64>(p, prm, x, wp, bias, y, partial, st);
+            break;
+        case 128:
+            launchWgmma<T, 128>(p, prm, x, wp, bias, y, partial, st);
+            break;
+        default:
+            launchWgmma<T, 256>(p, prm, x, wp, bias, y, partial, st);
+        }
     if (partial && y) {
         const int64_t total = int64_t(prm.m) * g.k;
         splitReduceKernel<T><<<unsigned((total + 255) / 256), 256, 0, st>>>(g, prm.m, p.splits, partial, bias, y);

@@ -25,42 +25,43 @@ namespace convscope::cuda::tc {
 
 namespace {
 
-__device__ __forceinline__ void barrierInit(uint32_t bar, uint32_t count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void barrierArrive(uint32_t bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void barrierWait(uint32_t bar, uint32_t parity)
-{
-    uint32_t done = 0;
-    while (!done)
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-}
+    __device__ __forceinline__ void barrierInit(uint32_t bar, uint32_t count)
+    {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+    }
+    __device__ __forceinline__ void barrierArrive(uint32_t bar)
+    {
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+    }
+    __device__ __forceinline__ void barrierWait(uint32_t bar, uint32_t parity)
+    {
+        uint32_t done = 0;
+        while (!done)
+            asm volatile(
+                "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                : "=r"(done)
+                : "r"(bar), "r"(parity)
+                : "memory");
+    }
 
-// A work item: output tile (mt, nt) of split z; m fastest, so the blocks running at once share weight tiles.
-struct Item {
-    int mBase, nBase, ktBegin, nk, z;
-};
-__device__ __forceinline__ Item itemOf(const Params& prm, int w, int mTiles, int nTiles, int bn)
-{
-    const int tiles = mTiles * nTiles, z = w / tiles, rest = w % tiles;
-    const int ktBegin = z * prm.tilesPerSplit;
-    return { (rest % mTiles) * 128, (rest / mTiles) * bn, ktBegin, min(prm.kTiles, ktBegin + prm.tilesPerSplit) - ktBegin,
-        z };
-}
+    // A work item: output tile (mt, nt) of split z; m fastest, so the blocks running at once share weight tiles.
+    struct Item {
+        int mBase, nBase, ktBegin, nk, z;
+    };
+    __device__ __forceinline__ Item itemOf(const Params& prm, int w, int mTiles, int nTiles, int bn)
+    {
+        const int tiles = mTiles * nTiles, z = w / tiles, rest = w % tiles;
+        const int ktBegin = z * prm.tilesPerSplit;
+        return { (rest % mTiles) * 128, (rest / mTiles) * bn, ktBegin,
+            min(prm.kTiles, ktBegin + prm.tilesPerSplit) - ktBegin, z };
+    }
 
 } // namespace
 
 template <typename T, int BN, int STAGES>
-__global__ void __launch_bounds__(384, 1) specializedConvKernel(Params prm, int mTiles, int nTiles, int items,
-    const T* __restrict__ x, const T* __restrict__ wp, const float* __restrict__ bias, T* __restrict__ y,
-    float* __restrict__ partial)
+__global__ void __launch_bounds__(384, 1)
+    specializedConvKernel(Params prm, int mTiles, int nTiles, int items, const T* __restrict__ x,
+        const T* __restrict__ wp, const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     constexpr int BM = 128, PT = 128, RP = 8, PE = pieceElems<T>(), ROW_BYTES = 16 * RP, LAG = 2;
@@ -245,8 +246,8 @@ void launchSpecialized(
         CONVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smemBytes)));
         return;
     }
-    kernel<<<p.ctas, 384, smemBytes, st>>>(prm, p.mTiles, p.nTiles, p.mTiles * p.nTiles * p.splits, x, wp, bias, y,
-        partial);
+    kernel<<<p.ctas, 384, smemBytes, st>>>(
+        prm, p.mTiles, p.nTiles, p.mTiles * p.nTiles * p.splits, x, wp, bias, y, partial);
     CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core (wgmma, warp-specialized)");
 }
 

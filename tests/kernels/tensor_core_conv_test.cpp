@@ -187,7 +187,8 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
 
     // The launcher's choice, mma.sync forced, then every mma.sync block shape with either k-tile row, then the wgmma
     // kernel forced and each of its tiles. wgmma runs where the device is compute capability 9.0 and C is a multiple
-    // of the 16-byte piece (elsewhere a wgmma request runs mma.sync and the note says why); the launcher picks it there.
+    // of the 16-byte piece (elsewhere a wgmma request runs mma.sync and the note says why); the launcher picks it
+    // there.
     const bool sm90 = cuda.info()["compute_capability"] == "9.0";
     const bool wgmmaTakes = sm90 && tc.in.c % (mode == MathMode::TF32 ? 4 : 8) == 0;
     std::vector<std::map<std::string, std::string>> variants = { {}, { { "tc_kernel", "mma" } } };
@@ -195,7 +196,8 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
         for (const char* kBytes : { "64", "128" })
             variants.push_back({ { "tc_tile", tile }, { "tc_kbytes", kBytes } });
     variants.push_back({ { "tc_kernel", "wgmma" } });
-    for (const char* tile : { "wg128x64", "wg128x128", "wg128x256", "ws128x128", "ws128x256" })
+    for (const char* tile :
+        { "wg128x64", "wg128x128", "wg128x256", "wg128x128r64", "wg128x256r64", "ws128x128", "ws128x256" })
         variants.push_back({ { "tc_tile", tile } });
     for (const auto& variant : variants) {
         SessionOptions options;
