@@ -14,10 +14,13 @@
 //     wgmma.wait_group says the stage is no longer read). Phases alternate each pass round the ring (parity waits);
 //   - the grid is one block a multiprocessor, each looping over work items (output tile, split): while the consumers
 //     run one tile's epilogue the producer already fills the stages with the next tile's operands.
-// The producer keeps LAG k-tiles of copies in flight before it marks the oldest full (cp.async.wait_group LAG, then its
-// own pieces are final); all STAGES stages can be in flight or waiting. Registers: m64n256 needs 128 FP32 accumulators
-// a consumer thread, so with 384 threads the producer gives registers back (setmaxnreg.dec 96) and the consumers take
-// them (setmaxnreg.inc 200): 128·96 + 256·200 ≤ 384·168, the launch allocation (ptxas: no spills either side).
+// FP16/BF16: each producer thread's cp.async.mbarrier.arrive.noinc makes the hardware arrive on "full" once that
+// thread's copies landed, so the producer never waits for its copies and all STAGES stages can be in flight; the
+// consumers then fence.proxy.async after the wait. TF32: the producer must round A in place first, so it keeps LAG
+// k-tiles of copies in flight, waits for the oldest (cp.async.wait_group LAG), rounds, fences, and arrives itself.
+// Registers: m64n256 needs 128 FP32 accumulators a consumer thread, so with 384 threads the producer gives registers
+// back (setmaxnreg.dec 96) and the consumers take them (setmaxnreg.inc 200): 128·96 + 256·200 ≤ 384·168, the launch
+// allocation (ptxas: no spills either side).
 #include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
 #include "kernels/cuda/conv2d_tensor_core_wgmma_ops.cuh"
 
@@ -65,6 +68,7 @@ __global__ void __launch_bounds__(384, 1)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     constexpr int BM = 128, PT = 128, RP = 8, PE = pieceElems<T>(), ROW_BYTES = 16 * RP, LAG = 2;
+    constexpr bool kRounds = std::is_same_v<T, float>; // tf32: the producer rounds A before marking a stage full
     constexpr int A_ROWS = BM * RP / PT, B_ROWS = BN * RP / PT, ROW_STEP = PT / RP;
     constexpr uint32_t A_BYTES = BM * ROW_BYTES, STAGE_BYTES = (BM + BN) * ROW_BYTES;
     static_assert(STAGE_BYTES % 1024 == 0 && LAG <= STAGES - 2, "swizzle atoms; the ring cannot deadlock");
@@ -152,15 +156,21 @@ __global__ void __launch_bounds__(384, 1)
                         ++r;
                     }
                 }
-                if (j - marked >= LAG) { // LAG groups committed after k-tile `marked`: it has landed
-                    waitCopies<LAG>();
-                    markFull(marked++);
+                if constexpr (kRounds) {
+                    if (j - marked >= LAG) { // LAG groups committed after k-tile `marked`: it has landed
+                        waitCopies<LAG>();
+                        markFull(marked++);
+                    }
+                } else { // the hardware arrives once this thread's copies so far have landed; no wait here
+                    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(fullBar + 8 * stage)
+                                 : "memory");
                 }
             }
         }
         waitCopies<0>();
-        while (marked < j)
-            markFull(marked++);
+        if constexpr (kRounds)
+            while (marked < j)
+                markFull(marked++);
         return;
     }
 
@@ -178,6 +188,8 @@ __global__ void __launch_bounds__(384, 1)
         for (int lt = 0; lt < it.nk; ++lt, ++t) {
             const int stage = t % STAGES;
             barrierWait(fullBar + 8 * stage, (t / STAGES) & 1);
+            if constexpr (!kRounds) // the copies wrote through the generic proxy; wgmma reads through the async one
+                fenceProxyAsync();
             const uint32_t aStage = smemBase + stage * STAGE_BYTES;
             const uint64_t da = wgmmaDescriptor(aStage + cw * 64 * ROW_BYTES), db = wgmmaDescriptor(aStage + A_BYTES);
             fenceAccumulators(acc);
