@@ -95,18 +95,31 @@ inline int defaultTile(const ConvGeometry& g, int64_t m, int smCount, bool align
     return tiles < 2 * int64_t(smCount) ? 1 : 2;
 }
 
-// Where the launcher picks wgmma, and which tile (measured on unet-encoder, H100, docs/PERFORMANCE.md): wgmma
-// on the narrow layers (K ≤ 64: its 128×64 tile, two blocks a multiprocessor) and on long reductions (≥ 72 k-tiles
-// of 128 bytes: C ≥ 512 at 3×3 in fp16/bf16, C ≥ 256 in tf32), where mma.sync's ldmatrix traffic is the limit;
-// mma.sync on the short reductions of wide layers, where its two 8-warp blocks a multiprocessor hide the pipeline
-// fill and the epilogue better than one wgmma block. 128×256 tiles where they fill the device, else 128×128.
-inline bool wgmmaByDefault(const ConvGeometry& g, int kTiles128) { return g.k <= 64 || kTiles128 >= 72; }
-inline int defaultWgmmaTile(const ConvGeometry& g, int64_t m, int smCount)
+// Where the launcher picks wgmma, and which tile (measured on unet-encoder, H100, docs/PERFORMANCE.md "Version 4"):
+//   - fp16/bf16: wgmma wherever it runs; K ≤ 64 the 128×64 tile (128-byte rows, 2 blocks a multiprocessor), else
+//     128×128 with 64-byte rows (6 stages in 96 KB: 2 blocks a multiprocessor, so one block's pipeline fill and
+//     epilogue overlap the other's products). It beat mma.sync on all 9 unet-encoder layers it takes (fp16; bf16
+//     times match fp16's within 2% for both kernels).
+//   - tf32 (the 64-byte-row tiles were not timed in tf32): wgmma on the narrow layers (K ≤ 64) and on long
+//     reductions (≥ 72 k-tiles of 128 bytes: C ≥ 256 at 3×3), 128×256 where those tiles fill the device, else
+//     128×128; mma.sync on the short reductions of wide layers, where it measured faster.
+constexpr int kWgTile64 = kFirstWgmmaTile, kWgTile128 = kFirstWgmmaTile + 1, kWgTile256 = kFirstWgmmaTile + 2,
+              kWgTile128r64 = kFirstWgmmaTile + 5;
+static_assert(kTiles[kWgTile64].ni == 8 && kTiles[kWgTile128].ni == 16 && kTiles[kWgTile256].ni == 32
+        && kTiles[kWgTile128r64].ni == 16 && kTiles[kWgTile128r64].rowPieces == 4 && !kTiles[kWgTile128r64].specialized,
+    "the default wgmma tiles");
+inline bool wgmmaByDefault(const ConvGeometry& g, DType type, int kTiles128)
+{
+    return type != DType::F32 || g.k <= 64 || kTiles128 >= 72;
+}
+inline int defaultWgmmaTile(const ConvGeometry& g, DType type, int64_t m, int smCount)
 {
     if (g.k <= 64)
-        return kFirstWgmmaTile;
+        return kWgTile64;
+    if (type != DType::F32)
+        return kWgTile128r64;
     const int64_t tiles256 = (m + 127) / 128 * ((g.k + 255) / 256);
-    return g.k <= 128 || tiles256 < smCount ? kFirstWgmmaTile + 1 : kFirstWgmmaTile + 2;
+    return g.k <= 128 || tiles256 < smCount ? kWgTile128 : kWgTile256;
 }
 
 // `tileOverride`: tile index + 1 (0: the default); `kBytes`: 64 or 128 bytes of reduction a k-tile row (0: the
@@ -126,7 +139,7 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     const bool wgTileAsked = tileOverride > 0 && kTiles[tileOverride - 1].wgmma;
     const bool mmaAsked = kernel == KernelChoice::Mma || (tileOverride > 0 && !wgTileAsked);
     const bool wgmmaAsked = kernel == KernelChoice::Wgmma || wgTileAsked;
-    p.wgmma = !mmaAsked && wgmmaRuns && aligned && (wgmmaAsked || wgmmaByDefault(g, (pieces + 7) / 8));
+    p.wgmma = !mmaAsked && wgmmaRuns && aligned && (wgmmaAsked || wgmmaByDefault(g, type, (pieces + 7) / 8));
     if (!p.wgmma && wgmmaAsked)
         p.fallback = !wgmmaRuns ? "wgmma needs an sm_90 GPU and a build for sm_90a"
                                 : "wgmma needs C a multiple of the 16-byte piece";
@@ -135,7 +148,7 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     if (p.wgmma) {
         // 128-byte rows (one 128-byte swizzle atom across, four wgmma of 32 bytes of reduction each) or, r64
         // tiles, 64-byte rows in the 64-byte swizzle (two wgmma each).
-        p.tile = wgTileAsked ? tileOverride - 1 : defaultWgmmaTile(g, int64_t(g.n) * g.p * g.q, smCount);
+        p.tile = wgTileAsked ? tileOverride - 1 : defaultWgmmaTile(g, type, int64_t(g.n) * g.p * g.q, smCount);
         p.rowPieces = kTiles[p.tile].rowPieces;
         p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
         p.ldw = p.kTiles * p.rowPieces * p.pieceElems;

@@ -215,7 +215,11 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
         INFO("options " << (variant.empty() ? "(default)" : label) << ", layer note: " << note);
         const bool asksWgmma = variant.empty() || (variant.count("tc_kernel") && variant.at("tc_kernel") == "wgmma")
             || (variant.count("tc_tile") && variant.at("tc_tile").rfind("w", 0) == 0);
-        if (asksWgmma && wgmmaTakes)
+        // The launcher's policy (conv2d_tensor_core_kernel.cuh, defaultWgmmaTile): wgmma wherever it takes the layer in
+        // fp16/bf16; in tf32 on K ≤ 64 and on reductions of ≥ 72 k-tiles of 128 bytes.
+        const int64_t pieces = tc.conv.kernel_size[0] * tc.conv.kernel_size[1] * ((tc.in.c + 3) / 4);
+        const bool defaultWgmma = mode != MathMode::TF32 || tc.conv.out_channels <= 64 || (pieces + 7) / 8 >= 72;
+        if (asksWgmma && wgmmaTakes && (!variant.empty() || defaultWgmma))
             CHECK(note.find("wgmma m64") != std::string::npos);
         else
             CHECK(note.find("mma.sync") != std::string::npos);
