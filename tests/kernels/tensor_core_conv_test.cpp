@@ -10,7 +10,8 @@
 // tc_kbytes) and with the wgmma kernel (tc_kernel=wgmma and each wg…/ws… tile), which runs on compute capability 9.0
 // (elsewhere the request runs mma.sync, and the note must say why).
 // Shapes: odd C (the element-by-element copy), K not a multiple of the tile, stride 2, dilation 2, asymmetric
-// padding, 1×1, a 7×7 stem, batch 1 and 8, a fused activation, a layer that splits K, and a grouped layer (which the
+// padding, 1×1, a 7×7 stem, batch 1 and 8, a fused activation, a layer that splits K, a grid of more tiles than
+// multiprocessors (the persistent kernels' loop over work items), and a grouped layer (which the
 // Tensor Core kernel leaves to the FP32 implicit GEMM). Prints SKIPPED without a usable GPU.
 #include "compute/backend_registry.h"
 #include "compute/error.h"
@@ -158,6 +159,10 @@ std::vector<Case> cases()
         { "14x14 256 -> 256 (split K)", Shape::nchw(1, 256, 14, 14), conv(256, { 3, 3 }, pads(1, 1, 1, 1)) },
         { "5x5 20 -> 33, stride (1, 2), no bias, batch 8", Shape::nchw(8, 20, 7, 9),
             conv(33, { 5, 5 }, pads(2, 2, 2, 2), { 1, 2 }, { 1, 1 }, false) },
+        // 160 output tiles of 128 pixels: more than the multiprocessors of an H100 (132), so each block of the
+        // persistent ws… kernels runs several work items round its stage ring.
+        { "32 -> 64 at 128x160, more tiles than multiprocessors", Shape::nchw(1, 32, 128, 160),
+            conv(64, { 3, 3 }, pads(1, 1, 1, 1)) },
         { "12 -> 20 with a fused leaky ReLU", Shape::nchw(2, 12, 10, 10), conv(20, { 3, 3 }, pads(1, 1, 1, 1)) },
     };
     LeakyReLU leaky;
