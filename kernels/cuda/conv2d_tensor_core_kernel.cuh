@@ -101,8 +101,9 @@ inline int defaultTile(const ConvGeometry& g, int64_t m, int smCount, bool align
 //     epilogue overlap the other's products). It beat mma.sync on all 9 unet-encoder layers it takes (fp16; bf16
 //     times match fp16's within 2% for both kernels).
 //   - tf32 (the 64-byte-row tiles were not timed in tf32): wgmma on the narrow layers (K ≤ 64) and on long
-//     reductions (≥ 72 k-tiles of 128 bytes: C ≥ 256 at 3×3), 128×256 where those tiles fill the device, else
-//     128×128; mma.sync on the short reductions of wide layers, where it measured faster.
+//     reductions (≥ 72 k-tiles of 128 bytes: C ≥ 256 at 3×3), 128×256 where K ≥ 256 (also where those tiles do
+//     not fill the device: 1024→1024 @32², 128 tiles, 0.307 ms against 0.399 with 128×128), else 128×128;
+//     mma.sync on the short reductions of wide layers, where it measured faster.
 constexpr int kWgTile64 = kFirstWgmmaTile, kWgTile128 = kFirstWgmmaTile + 1, kWgTile256 = kFirstWgmmaTile + 2,
               kWgTile128r64 = kFirstWgmmaTile + 5;
 static_assert(kTiles[kWgTile64].ni == 8 && kTiles[kWgTile128].ni == 16 && kTiles[kWgTile256].ni == 32
@@ -118,8 +119,8 @@ inline int defaultWgmmaTile(const ConvGeometry& g, DType type, int64_t m, int sm
         return kWgTile64;
     if (type != DType::F32)
         return kWgTile128r64;
-    const int64_t tiles256 = (m + 127) / 128 * ((g.k + 255) / 256);
-    return g.k <= 128 || tiles256 < smCount ? kWgTile128 : kWgTile256;
+    (void)m, (void)smCount;
+    return g.k <= 128 ? kWgTile128 : kWgTile256;
 }
 
 // `tileOverride`: tile index + 1 (0: the default); `kBytes`: 64 or 128 bytes of reduction a k-tile row (0: the
