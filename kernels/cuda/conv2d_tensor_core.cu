@@ -39,6 +39,11 @@
 // Split-K: when the tiles would not fill the device (the 14×14 layers of VGG-16 make 52 tiles on 132
 // multiprocessors), the reduction is split over blockIdx.z; each part writes FP32 partial sums to the scratch and a
 // second kernel adds them with the bias and activation.
+//
+// On Hopper (compute capability 9.0, a build whose architectures include 90) the same GEMM runs on warpgroup MMA
+// instead: conv2d_tensor_core_wgmma.cu (the why and the pipeline are there), sm_90a machine code in a translation unit
+// of its own. Which kernel and tile a layer gets is planOf's (conv2d_tensor_core_kernel.cuh: defaultWgmmaTile, measured
+// in docs/PERFORMANCE.md); --option tc_kernel=wgmma|mma and tc_tile force one.
 #include "kernels/cuda/conv2d_tensor_core.cuh"
 
 #include "kernels/cuda/conv2d_tensor_core_kernel.cuh"

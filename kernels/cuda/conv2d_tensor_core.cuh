@@ -1,6 +1,8 @@
-// conv2d on Tensor Cores (cuda.tensor_core, issue 20): an implicit GEMM on mma.sync for the tf32, fp16 and bf16 math
-// modes, reading and writing the session's channels-last storage (compute/storage_format.h). The kernel and the
-// reasons for its shape are in conv2d_tensor_core.cu. Host-side launchers only, so cuda_backend.cpp can include this.
+// conv2d on Tensor Cores (cuda.tensor_core, issue 20): an implicit GEMM on wgmma (sm_90a, compute capability 9.0) or
+// mma.sync (every other GPU, and layers wgmma does not take) for the tf32, fp16 and bf16 math modes, reading and
+// writing the session's channels-last storage (compute/storage_format.h). The kernels and the reasons for their shapes
+// are in conv2d_tensor_core.cu and conv2d_tensor_core_wgmma.cu. Host-side launchers only, so cuda_backend.cpp can
+// include this.
 #pragma once
 
 #include "compute/storage_format.h"

@@ -514,8 +514,9 @@ namespace {
             if (algorithm() == kWinograd)
                 m["winograd_tile"] = std::to_string(m_winogradTile);
             if (algorithm() == kTensorCore)
-                m["math"] = mathModeName(options().math) + " (conv2d on Tensor Cores: mma.sync, " + storage().str()
-                    + " storage, FP32 sums)";
+                m["math"] = mathModeName(options().math)
+                    + " (conv2d on Tensor Cores: wgmma on sm_90, mma.sync elsewhere, " + storage().str()
+                    + " storage, FP32 sums; the layer notes say which kernel and tile)";
             return m;
         }
 
