@@ -20,7 +20,9 @@ namespace {
         return out;
     }
 
-    // Shapes where cuDNN is known to be weak (issue 9's list): small-channel stems, 7×7 stride 2, 1×1.
+    // Shapes where cuDNN is known to be weak (issue 9's list): small-channel stems, 7×7 stride 2, 1×1; and where ours
+    // were (issue 20): VGG-16's deep layers at batch 8, whose 14×14 and 28×28 maps make too few output tiles to fill
+    // the device (cuda.implicit_gemm splits their reduction, split-K).
     std::vector<BenchCase> weakShapes()
     {
         return {
@@ -28,6 +30,9 @@ namespace {
             { "resnet conv1 7×7/2 b8", singleConvNetwork("resnet conv1 7×7/2 b8", 8, 3, 224, 64, 7, 2, 3, 201) },
             { "1×1 256→64 @56²", singleConvNetwork("1×1 256→64 @56²", 4, 256, 56, 64, 1, 1, 0, 202) },
             { "3×3 64→64 @56² b8", singleConvNetwork("3×3 64→64 @56² b8", 8, 64, 56, 64, 3, 1, 1, 203) },
+            { "vgg 256→512 @28² b8", singleConvNetwork("vgg conv4_1 256→512 @28² b8", 8, 256, 28, 512, 3, 1, 1, 204) },
+            { "vgg 512→512 @28² b8", singleConvNetwork("vgg conv4_2 512→512 @28² b8", 8, 512, 28, 512, 3, 1, 1, 205) },
+            { "vgg 512→512 @14² b8", singleConvNetwork("vgg conv5 512→512 @14² b8", 8, 512, 14, 512, 3, 1, 1, 206) },
         };
     }
 

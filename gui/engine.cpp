@@ -36,70 +36,77 @@ Engine::~Engine()
     m_thread.wait();
 }
 
-int Engine::startRun(const Network& net, const RunRequest& request)
+int Engine::startJob(const QString& refusal, bool live, std::function<void(int jobId, CancelFlag cancel)> job)
 {
     if (m_cancel)
         m_cancel->store(true); // supersede whatever is running or queued
     const int jobId = ++m_lastJob;
     m_cancel = std::make_shared<std::atomic<bool>>(false);
-
-    // The shapes are checked by profile() on the worker (the window checks its document's before it asks).
-    if (request.selections.empty()) {
+    if (!refusal.isEmpty()) {
         m_busyJob = 0;
-        Q_EMIT failed(jobId, tr("Cannot run: no backend selected"));
+        Q_EMIT failed(jobId, refusal);
         return 0;
     }
     m_busyJob = jobId;
-    Q_EMIT started(jobId, request.live);
+    Q_EMIT started(jobId, live);
     QMetaObject::invokeMethod(
-        m_worker, [this, jobId, net, request, cancel = m_cancel]() { runJob(jobId, net, request, cancel); },
-        Qt::QueuedConnection);
+        m_worker, [jobId, cancel = m_cancel, job = std::move(job)]() { job(jobId, cancel); }, Qt::QueuedConnection);
     return jobId;
+}
+
+void Engine::deliver(int jobId, std::function<void()> fn)
+{
+    QMetaObject::invokeMethod(
+        this,
+        [this, jobId, fn = std::move(fn)]() {
+            if (jobId == m_lastJob)
+                fn();
+        },
+        Qt::QueuedConnection);
+}
+
+void Engine::finishJob(int jobId, std::function<void()> emitResult)
+{
+    deliver(jobId, [this, emitResult = std::move(emitResult)]() {
+        m_busyJob = 0;
+        emitResult();
+    });
+}
+
+void Engine::guardJob(int jobId, const CancelFlag& cancel, const std::function<void()>& work)
+{
+    if (cancel->load())
+        return; // superseded before it started
+    try {
+        work();
+    } catch (const Cancelled&) {
+        // Only reached when superseded or cancelled; cancel() has already reported it.
+    } catch (const std::exception& e) {
+        finishJob(
+            jobId, [this, jobId, message = QString::fromStdString(e.what())]() { Q_EMIT failed(jobId, message); });
+    }
+}
+
+int Engine::startRun(const Network& net, const RunRequest& request)
+{
+    // The shapes are checked by profile() on the worker (the window checks its document's before it asks).
+    return startJob(request.selections.empty() ? tr("Cannot run: no backend selected") : QString(), request.live,
+        [this, net, request](int jobId, CancelFlag cancel) { runJob(jobId, net, request, std::move(cancel)); });
 }
 
 int Engine::startSweep(const Network& net, const SweepSpec& spec, const RunRequest& request)
 {
-    if (m_cancel)
-        m_cancel->store(true);
-    const int jobId = ++m_lastJob;
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
-    if (request.selections.empty() || spec.points.empty()) {
-        m_busyJob = 0;
-        Q_EMIT failed(jobId,
-            request.selections.empty() ? tr("Cannot sweep: no backend selected") : tr("Cannot sweep: no values"));
-        return 0;
-    }
-    m_busyJob = jobId;
-    Q_EMIT started(jobId, false);
-    QMetaObject::invokeMethod(
-        m_worker,
-        [this, jobId, net, spec, request, cancel = m_cancel]() { sweepJob(jobId, net, spec, request, cancel); },
-        Qt::QueuedConnection);
-    return jobId;
+    const QString refusal = request.selections.empty() ? tr("Cannot sweep: no backend selected")
+        : spec.points.empty()                          ? tr("Cannot sweep: no values")
+                                                       : QString();
+    return startJob(refusal, false, [this, net, spec, request](int jobId, CancelFlag cancel) {
+        sweepJob(jobId, net, spec, request, std::move(cancel));
+    });
 }
 
-// A function that runs what it is given on the GUI thread, if job `jobId` is still the current one by then: how
-// the worker threads report, so a superseded job's results never reach the window.
-auto Engine::delivererFor(int jobId)
+void Engine::sweepJob(int jobId, Network net, SweepSpec spec, RunRequest request, CancelFlag cancel)
 {
-    return [this, jobId](auto fn) {
-        QMetaObject::invokeMethod(
-            this,
-            [this, jobId, fn = std::move(fn)]() {
-                if (jobId == m_lastJob)
-                    fn();
-            },
-            Qt::QueuedConnection);
-    };
-}
-
-void Engine::sweepJob(
-    int jobId, Network net, SweepSpec spec, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel)
-{
-    if (cancel->load())
-        return;
-    auto deliver = delivererFor(jobId);
-    try {
+    guardJob(jobId, cancel, [&] {
         SweepOptions o;
         o.selections = request.selections;
         o.warmup = request.warmup;
@@ -108,24 +115,15 @@ void Engine::sweepJob(
         o.cancel = cancel.get();
         o.pointDone = [&](const SweepResult& soFar, double fraction) {
             auto snapshot = std::make_shared<const SweepResult>(soFar);
-            deliver([this, jobId, snapshot, fraction]() {
+            deliver(jobId, [this, jobId, snapshot, fraction]() {
                 Q_EMIT progress(jobId, fraction,
                     tr("sweep point %1 of %2").arg(snapshot->samples.size()).arg(snapshot->spec.points.size()));
                 Q_EMIT sweepUpdated(jobId, snapshot, fraction);
             });
         };
         auto result = std::make_shared<const SweepResult>(runSweep(net, spec, o));
-        deliver([this, jobId, result]() {
-            m_busyJob = 0;
-            Q_EMIT sweepFinished(jobId, result);
-        });
-    } catch (const Cancelled&) {
-    } catch (const std::exception& e) {
-        deliver([this, jobId, message = QString::fromStdString(e.what())]() {
-            m_busyJob = 0;
-            Q_EMIT failed(jobId, message);
-        });
-    }
+        finishJob(jobId, [this, jobId, result]() { Q_EMIT sweepFinished(jobId, result); });
+    });
 }
 
 void Engine::calibrate(const QStringList& backends)
@@ -174,15 +172,11 @@ void Engine::cancel()
 
 // Runs on the worker thread. Everything it reports goes through a queued call that checks, on the GUI
 // thread, that the job is still the current one.
-void Engine::runJob(int jobId, Network net, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel)
+void Engine::runJob(int jobId, Network net, RunRequest request, CancelFlag cancel)
 {
-    if (cancel->load())
-        return; // superseded before it started
-    auto deliver = delivererFor(jobId);
-
-    QElapsedTimer wall;
-    wall.start();
-    try {
+    guardJob(jobId, cancel, [&] {
+        QElapsedTimer wall;
+        wall.start();
         auto outcome = std::make_shared<RunOutcome>();
         outcome->jobId = jobId;
         outcome->live = request.live;
@@ -198,12 +192,12 @@ void Engine::runJob(int jobId, Network net, RunRequest request, std::shared_ptr<
             options.reference.reset();
         options.cancel = cancel.get();
         auto lastReport = std::make_shared<std::chrono::steady_clock::time_point>();
-        options.progress = [deliver, jobId, lastReport, this](double fraction, const std::string& what) {
+        options.progress = [jobId, lastReport, this](double fraction, const std::string& what) {
             const auto now = std::chrono::steady_clock::now();
             if (fraction < 1.0 && now - *lastReport < std::chrono::milliseconds(30))
                 return;
             *lastReport = now;
-            deliver([this, jobId, fraction, what = QString::fromStdString(what)]() {
+            deliver(jobId, [this, jobId, fraction, what = QString::fromStdString(what)]() {
                 Q_EMIT progress(jobId, fraction, what);
             });
         };
@@ -212,18 +206,8 @@ void Engine::runJob(int jobId, Network net, RunRequest request, std::shared_ptr<
         outcome->network = outcome->result.network;
         outcome->wallMs = double(wall.nsecsElapsed()) / 1e6;
         RunOutcomePtr done = outcome;
-        deliver([this, jobId, done]() {
-            m_busyJob = 0;
-            Q_EMIT finished(jobId, done);
-        });
-    } catch (const Cancelled&) {
-        // Only reached when superseded or cancelled; cancel() has already reported it.
-    } catch (const std::exception& e) {
-        deliver([this, jobId, message = QString::fromStdString(e.what())]() {
-            m_busyJob = 0;
-            Q_EMIT failed(jobId, message);
-        });
-    }
+        finishJob(jobId, [this, jobId, done]() { Q_EMIT finished(jobId, done); });
+    });
 }
 
 } // namespace convscope::gui

@@ -18,6 +18,7 @@
 #include <QThread>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -99,12 +100,23 @@ Q_SIGNALS:
     void interpolationFinished(int jobId, convscope::gui::InterpolationResultPtr result);
 
 private:
-    auto delivererFor(int jobId); // defined in engine.cpp before its uses
-    void runJob(int jobId, Network net, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel);
-    void sweepJob(
-        int jobId, Network net, SweepSpec spec, RunRequest request, std::shared_ptr<std::atomic<bool>> cancel);
-    void interpolationJob(
-        int jobId, Network net, InterpolationRequest request, std::shared_ptr<std::atomic<bool>> cancel);
+    using CancelFlag = std::shared_ptr<std::atomic<bool>>;
+
+    // The plumbing every kind of job shares (engine.cpp). startJob supersedes whatever runs or waits, takes the next
+    // job id and queues `job` on the worker; with a `refusal` it emits failed with it instead and returns 0.
+    int startJob(const QString& refusal, bool live, std::function<void(int jobId, CancelFlag cancel)> job);
+    // On the worker: runs `work` unless the job was superseded before it started. Cancelled ends it quietly (cancel()
+    // has reported it); any other exception is delivered as failed.
+    void guardJob(int jobId, const CancelFlag& cancel, const std::function<void()>& work);
+    // Runs `fn` on the GUI thread if job `jobId` is still the current one by then: how the worker reports, so a
+    // superseded job's results never reach the window.
+    void deliver(int jobId, std::function<void()> fn);
+    // Delivers the job's end: it is no longer busy, then `emitResult` emits its outcome.
+    void finishJob(int jobId, std::function<void()> emitResult);
+
+    void runJob(int jobId, Network net, RunRequest request, CancelFlag cancel);
+    void sweepJob(int jobId, Network net, SweepSpec spec, RunRequest request, CancelFlag cancel);
+    void interpolationJob(int jobId, Network net, InterpolationRequest request, CancelFlag cancel);
 
     QThread m_thread;
     QObject* m_worker = nullptr; // lives on m_thread; the context jobs are queued to

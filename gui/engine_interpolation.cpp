@@ -1,11 +1,9 @@
 // The engine's latent-interpolation job (the volumes issue): on the worker thread like every run, so CUDA and cuDNN
-// handles stay on it, superseding and superseded like runs and sweeps.
+// handles stay on it, superseding and superseded like runs and sweeps (the job plumbing is engine.cpp's).
 #include "gui/engine.h"
 
 #include "compute/error.h"
 #include "compute/load_input.h"
-
-#include <QMetaObject>
 
 #include <algorithm>
 
@@ -13,39 +11,15 @@ namespace convscope::gui {
 
 int Engine::startInterpolation(const Network& net, const InterpolationRequest& request)
 {
-    if (m_cancel)
-        m_cancel->store(true);
-    const int jobId = ++m_lastJob;
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
-    if (request.run.selections.empty()) {
-        m_busyJob = 0;
-        Q_EMIT failed(jobId, tr("Cannot interpolate: no backend selected"));
-        return 0;
-    }
-    m_busyJob = jobId;
-    Q_EMIT started(jobId, false);
-    QMetaObject::invokeMethod(
-        m_worker, [this, jobId, net, request, cancel = m_cancel]() { interpolationJob(jobId, net, request, cancel); },
-        Qt::QueuedConnection);
-    return jobId;
+    const QString refusal = request.run.selections.empty() ? tr("Cannot interpolate: no backend selected") : QString();
+    return startJob(refusal, false, [this, net, request](int jobId, CancelFlag cancel) {
+        interpolationJob(jobId, net, request, std::move(cancel));
+    });
 }
 
-void Engine::interpolationJob(
-    int jobId, Network net, InterpolationRequest request, std::shared_ptr<std::atomic<bool>> cancel)
+void Engine::interpolationJob(int jobId, Network net, InterpolationRequest request, CancelFlag cancel)
 {
-    if (cancel->load())
-        return;
-    // Delivered on the GUI thread only while this job is still the current one.
-    auto deliver = [this, jobId](auto fn) {
-        QMetaObject::invokeMethod(
-            this,
-            [this, jobId, fn = std::move(fn)]() {
-                if (jobId == m_lastJob)
-                    fn();
-            },
-            Qt::QueuedConnection);
-    };
-    try {
+    guardJob(jobId, cancel, [&] {
         auto item = [&](const std::string& source) {
             InputSpec in = net.input;
             in.batch = 1;
@@ -64,22 +38,13 @@ void Engine::interpolationJob(
         o.progress = [&](double fraction, const std::string& what) {
             if (cancel->load())
                 throw Cancelled();
-            deliver([this, jobId, fraction, text = QString::fromStdString(what)]() {
+            deliver(jobId, [this, jobId, fraction, text = QString::fromStdString(what)]() {
                 Q_EMIT progress(jobId, fraction, text);
             });
         };
         auto result = std::make_shared<const InterpolationResult>(interpolate(net, a, b, o));
-        deliver([this, jobId, result]() {
-            m_busyJob = 0;
-            Q_EMIT interpolationFinished(jobId, result);
-        });
-    } catch (const Cancelled&) {
-    } catch (const std::exception& e) {
-        deliver([this, jobId, message = QString::fromStdString(e.what())]() {
-            m_busyJob = 0;
-            Q_EMIT failed(jobId, message);
-        });
-    }
+        finishJob(jobId, [this, jobId, result]() { Q_EMIT interpolationFinished(jobId, result); });
+    });
 }
 
 } // namespace convscope::gui

@@ -173,7 +173,8 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
     // A layer that runs in FP16/BF16 storage gets its GEMM weight in that type too (weightData).
     auto typedWeight = [&](size_t i) {
         const Layer& l = m_net.layers[i];
-        return m_storage.dtype != DType::F32 && m_layers[i].inStorage && l.weight && weightIsGemmOperand(l.spec);
+        return m_storage.dtype != DType::F32 && m_layers[i].inStorage && l.weight && weightIsGemmOperand(l.spec)
+            && readsTypedWeight(i);
     };
     for (size_t i = 0; i < n; ++i) {
         const Layer& l = m_net.layers[i];

@@ -76,6 +76,9 @@ protected:
     // Only asked when storage() is not plain FP32, once per layer before planning: does layer i read and write the
     // storage format itself? If not, the base runs it on FP32 NCHW copies (see the header comment).
     virtual bool runsInStorage(size_t /*i*/) const { return false; }
+    // Asked for a layer that runs in FP16/BF16 storage and has a GEMM weight: does its kernel read the weight in the
+    // storage type (weightData)? Only then is the typed copy made.
+    virtual bool readsTypedWeight(size_t /*i*/) const { return true; }
 
     size_t layerCount() const { return m_layers.size(); }
     const Layer& layer(size_t i) const { return m_net.layers[i]; }

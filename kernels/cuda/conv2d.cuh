@@ -29,6 +29,9 @@ struct ConvGeometry {
     // Implicit GEMM tile override (--option igemm_tile=128x128|64x128|64x64|32x64|128x128cp|64x128cp): 0 lets the
     // launcher choose by the layer's size; 1-6 force those tiles, for measuring what a tile shape buys.
     int igemmTile = 0;
+    // Implicit GEMM split-K override (--option igemm_splits=1…64): 0 lets the launcher split the reduction of a
+    // grid too small to fill the device; 1 never splits; N splits the pipelined tiles' reduction into N parts.
+    int igemmSplits = 0;
     // Tiny-layer kernel lane override (--option tiny_lanes=1|2|4|8|16|32): 0 lets the launcher choose.
     int tinyLanes = 0;
     // 1: the implicit GEMM's scratch was sized and prepared by conv2dImplicitGemmScratchBytes / Prepare, so the
@@ -39,6 +42,8 @@ struct ConvGeometry {
 
 // "128x128" → 1 … "32x64" → 4; throws InputError naming the choices for anything else.
 int parseImplicitGemmTile(const std::string& text);
+// "1" … "64" (igemm_splits); throws InputError for anything else.
+int parseImplicitGemmSplits(const std::string& text);
 
 // Tiny problems (LeNet at batch 1: ≤ 16384 outputs, a reduction C/g·R·S of ≥ 16 taps, ≤ 4M multiply-adds):
 // a warp (8 lanes below 64 taps) per output with the reduction split across its lanes, or, for 3×3 and 5×5
@@ -69,15 +74,16 @@ void conv2dTiled(const ConvGeometry& g, const float* x, const float* w, const fl
 size_t conv2dImplicitGemmTableBytes(const ConvGeometry& g);
 void conv2dImplicitGemmBuildTable(const ConvGeometry& g, void* table, cudaStream_t st);
 // A conv2d layer's scratch for the variant the launcher picks (g.igemmPipe = 1): the table, or for the pipelined
-// tiles the weights transposed to [group][r·s][c][k] and padded; Prepare builds it from the weights on the device.
-// conv2dImplicitGemm then takes that scratch as `table`.
+// tiles the weights transposed to [group][r·s][c][k] and padded, followed, when the reduction is split (split-K),
+// by the parts' FP32 partial sums; Prepare builds the table or the weights from the weights on the device.
+// conv2dImplicitGemm then takes that scratch (cuda.winograd's GEMMs: just the table).
 size_t conv2dImplicitGemmScratchBytes(const ConvGeometry& g, int smCount);
 void conv2dImplicitGemmPrepare(const ConvGeometry& g, const float* w, void* scratch, int smCount, cudaStream_t st);
 // Which tile shape the launcher picks for this layer on a device with `smCount` multiprocessors
 // ("128x128 tiles, 8x8 per thread").
 std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount);
 void conv2dImplicitGemm(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y,
-    const void* table, int smCount, cudaStream_t st);
+    void* scratch, int smCount, cudaStream_t st);
 
 // Winograd F(m×m, 3×3), m = 2 or 4 (conv2d_winograd.cu): 3×3, stride 1, dilation 1, one group. The refusal is
 // empty when it applies. Its scratch holds the transformed weights, input tiles and products plus the GEMM's

@@ -28,24 +28,32 @@
 // 64×128 tiles would leave multiprocessors idle; 32×64 (4×4 per thread) for narrow or small layers (LeNet,
 // depthwise) where bigger tiles would leave most multiprocessors idle.
 // Pipelined variants (128x128cp, 64x128cp; session 6), the default on wide non-pointwise layers of ≥ 32 input
-// channels a group: the same thread tiles, but the tiles travel global → shared by cp.async, three stages deep and
-// 16 taps per stage, so no registers stage the prefetch (the register-staged kernel spilled at BK = 16 under its
-// 128-register cap) and two stages are in flight while one is computed. The reduction runs tap-major, (r, s) outer
-// and input channel inner: for one tap a thread's column is either inside the input or not, for all 16 channels,
-// so the gather needs no table and one bounds test per stage; off the input (or past the last channel) the
-// cp.async copies 0 bytes and zero-fills. That order needs the weights as [group][r·s][c][k], k fastest, padded to
-// 16 channels and 4 outputs with zeros: a per-layer copy built at prepare (the weights are on the device by
-// then), whose rows of k are the A tile's rows as they sit in shared memory, so A moves in 16-byte copies.
+// channels a group: the same thread tiles, loaded by cp.async in a 3-stage pipeline (conv2d_implicit_gemm_pipe.cu),
+// and, where the tiles would leave multiprocessors idle, with the reduction split over grid z (split-K,
+// conv2d_implicit_gemm_split.cu). The thread tile's inner step and epilogue, shared by both kernels, are in
+// conv2d_implicit_gemm_tile.cuh.
 // Everything is FP32 FFMA (no tensor cores): TF32 is not used, so results match cpu.direct to ~1e-7.
 #include "kernels/cuda/conv2d.cuh"
 
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
-#include "kernels/cuda/activation_op.cuh"
+#include "kernels/cuda/conv2d_implicit_gemm_pipe.cuh"
+#include "kernels/cuda/conv2d_implicit_gemm_split.cuh"
+#include "kernels/cuda/conv2d_implicit_gemm_tile.cuh"
 
 #include <algorithm>
+#include <string>
 
 namespace convscope::cuda {
+
+using igemm::gatherColumn;
+using igemm::GatherColumn;
+using igemm::kPipeBK;
+using igemm::outerProductStep;
+using igemm::pipeSteps;
+using igemm::PipeWeights;
+using igemm::pipeWeightsOf;
+using igemm::storeTile;
 
 namespace {
     __global__ void buildTableKernel(ConvGeometry g, int2* table)
@@ -57,120 +65,6 @@ namespace {
         const int c = crs / rs, t = crs % rs;
         const int rd = (t / g.s) * g.dilH, sd = (t % g.s) * g.dilW;
         table[crs] = make_int2(c * g.h * g.w + rd * g.w + sd, (rd << 16) | sd);
-    }
-
-    template <int N>
-    __device__ __forceinline__ void loadFrag(float (&dst)[N], const float* src)
-    {
-        if constexpr (N == 4) {
-            const float4 v = *reinterpret_cast<const float4*>(src);
-            dst[0] = v.x, dst[1] = v.y, dst[2] = v.z, dst[3] = v.w;
-        } else if constexpr (N == 2) {
-            const float2 v = *reinterpret_cast<const float2*>(src);
-            dst[0] = v.x, dst[1] = v.y;
-        } else {
-#pragma unroll
-            for (int i = 0; i < N; ++i)
-                dst[i] = src[i];
-        }
-    }
-
-    // The output pixel a thread gathers the B (im2col) column of, in both kernels: whether it exists, the input row
-    // and column of its window's top-left tap (negative in the padding), and that tap's offset in x from the
-    // group's first channel (0 for a column past the end).
-    struct GatherColumn {
-        bool valid;
-        int ihBase, iwBase, offset;
-    };
-    __device__ __forceinline__ GatherColumn gatherColumn(const ConvGeometry& g, int col, int pq, int npqTotal)
-    {
-        GatherColumn c { col < npqTotal, 0, 0, 0 };
-        if (c.valid) {
-            const int nn = col / pq, rem = col % pq;
-            c.ihBase = (rem / g.q) * g.strideH - g.padTop;
-            c.iwBase = (rem % g.q) * g.strideW - g.padLeft;
-            c.offset = nn * g.c * g.h * g.w + c.ihBase * g.w + c.iwBase;
-        }
-        return c;
-    }
-
-    // One k of the block's product, the inner loop of both kernels: a thread's TM×TN outer product of its A and B
-    // fragments, read from row k of the tiles in shared memory (aRow: BM floats, bRow: BN floats). The thread's
-    // rows are two groups of TM/2 at ty·TM/2 and BM/2 + ty·TM/2 (columns likewise), read as float4.
-    template <int BM, int BN, int TM, int TN>
-    __device__ __forceinline__ void outerProductStep(
-        const float* aRow, const float* bRow, int tx, int ty, float (&acc)[TM][TN])
-    {
-        constexpr int HM = TM / 2, HN = TN / 2;
-        float a[TM], b[TN];
-        float a0[HM], a1[HM], b0[HN], b1[HN];
-        loadFrag(a0, aRow + ty * HM);
-        loadFrag(a1, aRow + BM / 2 + ty * HM);
-        loadFrag(b0, bRow + tx * HN);
-        loadFrag(b1, bRow + BN / 2 + tx * HN);
-#pragma unroll
-        for (int i = 0; i < HM; ++i)
-            a[i] = a0[i], a[HM + i] = a1[i];
-#pragma unroll
-        for (int j = 0; j < HN; ++j)
-            b[j] = b0[j], b[HN + j] = b1[j];
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-            for (int j = 0; j < TN; ++j)
-                acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-    }
-
-    // Epilogue of both kernels: a thread's TM×TN accumulators are rows ty·TM/2 … and BM/2 + ty·TM/2 … of the
-    // block's tile, columns tx·TN/2 … and BN/2 + tx·TN/2 ….
-    template <int BM, int BN, int TM, int TN>
-    __device__ __forceinline__ void storeTile(const ConvGeometry& g, const float (&acc)[TM][TN],
-        const float* __restrict__ bias, float* __restrict__ y, int mBase, int colBase, int grp, int tx, int ty)
-    {
-        constexpr int HM = TM / 2, HN = TN / 2;
-        const int kg = g.k / g.groups;
-        const int pq = g.p * g.q;
-        const int npqTotal = g.n * pq;
-        // Epilogue: bias, the fused activation, store. A thread's columns are two runs of HN consecutive output
-        // pixels. When a run of 4 lies in one image and the plane size is a multiple of 4, it is 4 consecutive,
-        // 16-byte-aligned floats of each output plane: one float4 store instead of four scalar ones, so a warp
-        // writes whole 256-byte segments (the 3→64 stem at 512² is bound by exactly these stores).
-        const bool vecStore = HN == 4 && pq % 4 == 0;
-        // Row i of the thread's tile is output channel rowOf(i) of the group; column col is output pixel
-        // (col / pq, col % pq), whose channel-0 element lives at planeOf(col).
-        auto rowOf = [&](int i) { return mBase + (i < HM ? ty * HM + i : BM / 2 + ty * HM + (i - HM)); };
-        auto planeOf = [&](int col) { return y + ((col / pq) * g.k + grp * kg) * pq + col % pq; };
-        auto value = [&](int i, int j, int m) {
-            return epilogue(g.act, g.actParam, acc[i][j] + (bias ? __ldg(&bias[grp * kg + m]) : 0.0f));
-        };
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            const int c0 = colBase + half * (BN / 2) + tx * HN;
-            if (vecStore && c0 + 3 < npqTotal) {
-                float* yRun = planeOf(c0);
-#pragma unroll
-                for (int i = 0; i < TM; ++i) {
-                    const int m = rowOf(i), j = half * HN;
-                    if (m < kg)
-                        *reinterpret_cast<float4*>(yRun + m * pq) = make_float4(
-                            value(i, j, m), value(i, (j + 1) % TN, m), value(i, (j + 2) % TN, m), value(i, (j + 3) % TN, m));
-                }
-                continue;
-            }
-#pragma unroll
-            for (int jj = 0; jj < HN; ++jj) {
-                const int col = c0 + jj;
-                if (col >= npqTotal)
-                    continue;
-                float* yCol = planeOf(col);
-#pragma unroll
-                for (int i = 0; i < TM; ++i) {
-                    const int m = rowOf(i);
-                    if (m < kg)
-                        yCol[m * pq] = value(i, half * HN + jj, m);
-                }
-            }
-        }
     }
 
     constexpr int igemmMinBlocks(int threads, bool vecA)
@@ -345,160 +239,6 @@ namespace {
         storeTile<BM, BN, TM, TN>(g, acc, bias, y, mBase, colBase, grp, tx, ty);
     }
 
-    // cp.async (sm_80 and later): a copy global → shared that needs no register and completes asynchronously;
-    // src-size 0 reads nothing and writes zeros (the im2col padding, the channels past the last).
-    __device__ __forceinline__ unsigned smemAddr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
-    __device__ __forceinline__ void cpAsync4(unsigned dst, const void* src, int srcBytes)
-    {
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(srcBytes) : "memory");
-    }
-    __device__ __forceinline__ void cpAsync16(unsigned dst, const void* src, int srcBytes)
-    {
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(srcBytes) : "memory");
-    }
-    __device__ __forceinline__ void cpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-    template <int N>
-    __device__ __forceinline__ void cpAsyncWait()
-    {
-        asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-    }
-
-    constexpr int kPipeBK = 16; // taps per stage; the transposed weights' channels are padded to it
-    constexpr int kPipeStages = 3; // 128x128: 3 × 16 KB = the 48 KB of static shared memory, 2 blocks per SM
-
-    // The transposed weights of the pipelined variants: wt[group][r·s][cPad][kPad], zero where c ≥ C/g or k ≥ K/g.
-    struct PipeWeights {
-        int kPad, cPad;
-        long long elements;
-    };
-    PipeWeights pipeWeightsOf(const ConvGeometry& g)
-    {
-        const int kg = g.k / g.groups, cg = g.c / g.groups;
-        const int kPad = (kg + 3) / 4 * 4, cPad = (cg + kPipeBK - 1) / kPipeBK * kPipeBK;
-        return { kPad, cPad, static_cast<long long>(g.groups) * g.r * g.s * cPad * kPad };
-    }
-
-    __global__ void transposeWeightsKernel(ConvGeometry g, int kPad, int cPad, long long total,
-        const float* __restrict__ w, float* __restrict__ wt)
-    {
-        const int kg = g.k / g.groups, cg = g.c / g.groups, rs = g.r * g.s;
-        for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
-             i += static_cast<long long>(gridDim.x) * blockDim.x) {
-            const int k = static_cast<int>(i % kPad);
-            long long t = i / kPad;
-            const int c = static_cast<int>(t % cPad);
-            t /= cPad;
-            const int tap = static_cast<int>(t % rs), grp = static_cast<int>(t / rs);
-            wt[i] = k < kg && c < cg ? w[((static_cast<long long>(grp) * kg + k) * cg + c) * rs + tap] : 0.0f;
-        }
-    }
-
-    // The pipelined implicit GEMM (see the top of the file). Same thread tile and epilogue as conv2dIgemmKernel;
-    // what differs is how the tiles reach shared memory. 128-register cap as there (2 blocks of 256 threads or 4 of
-    // 128 per SM).
-    template <int BM, int BN, int TM, int TN>
-    __global__ void __launch_bounds__((BM / TM) * (BN / TN), 65536 / ((BM / TM) * (BN / TN) * 128))
-        conv2dIgemmPipeKernel(ConvGeometry g, const float* __restrict__ x, const float* __restrict__ wt,
-            const float* __restrict__ bias, float* __restrict__ y)
-    {
-        constexpr int BK = kPipeBK, STAGES = kPipeStages;
-        constexpr int T = (BM / TM) * (BN / TN);
-        static_assert(T % BN == 0, "each thread gathers one column of B");
-        constexpr int BRowsPerPass = T / BN;
-        static_assert(BK % BRowsPerPass == 0, "B tile rows divide among the threads");
-        constexpr int BLoads = BK / BRowsPerPass;
-        constexpr int AVecs = BM * BK / 4;
-        static_assert(AVecs % T == 0, "the A tile's 16-byte groups divide among the threads");
-        constexpr int AVecLoads = AVecs / T;
-
-        __shared__ __align__(16) float As[STAGES][BK][BM];
-        __shared__ __align__(16) float Bs[STAGES][BK][BN];
-
-        const int tid = threadIdx.x;
-        const int grp = blockIdx.z;
-        const int kg = g.k / g.groups, cg = g.c / g.groups;
-        const int kPad = (kg + 3) / 4 * 4, cPad = (cg + BK - 1) / BK * BK;
-        const int hw = g.h * g.w;
-        const int pq = g.p * g.q;
-        const int npqTotal = g.n * pq;
-        const int mBase = blockIdx.y * BM;
-        const int colBase = blockIdx.x * BN;
-        const float* xg = x + static_cast<long long>(grp) * cg * hw;
-        const float* wg = wt + static_cast<long long>(grp) * g.r * g.s * cPad * kPad;
-
-        // This thread's B column (one output pixel) and its first B row, fixed for the whole loop.
-        const int bCol = tid % BN, bRow0 = tid / BN;
-        const GatherColumn col = gatherColumn(g, colBase + bCol, pq, npqTotal);
-        const bool colValid = col.valid;
-        const int ihBase = col.ihBase, iwBase = col.iwBase, colOff = colValid ? col.offset + bRow0 * hw : 0;
-        const unsigned bDst0 = smemAddr(&Bs[0][bRow0][bCol]);
-
-        // The next stage to load: tap (lr, ls), number lrs, channels lc0 … lc0 + BK − 1. Stages are loaded in order,
-        // so the position advances by counting, with no division.
-        int lr = 0, ls = 0, lrs = 0, lc0 = 0;
-        auto loadStage = [&](int stage) {
-            const int rd = lr * g.dilH, sd = ls * g.dilW;
-            const int ih = ihBase + rd, iw = iwBase + sd;
-            const bool inside = colValid && static_cast<unsigned>(ih) < static_cast<unsigned>(g.h)
-                && static_cast<unsigned>(iw) < static_cast<unsigned>(g.w);
-            const int rowsLeft = inside ? cg - lc0 - bRow0 : 0; // this thread's rows i·BRowsPerPass < rowsLeft are real
-            const int off = colOff + rd * g.w + sd + lc0 * hw;
-            const unsigned bDst = bDst0 + stage * (BK * BN * 4);
-#pragma unroll
-            for (int i = 0; i < BLoads; ++i) {
-                const bool ok = i * BRowsPerPass < rowsLeft;
-                cpAsync4(bDst + i * (BRowsPerPass * BN * 4), ok ? xg + off + i * BRowsPerPass * hw : xg, ok ? 4 : 0);
-            }
-            const float* aSrc = wg + (lrs * cPad + lc0) * kPad + mBase;
-#pragma unroll
-            for (int i = 0; i < AVecLoads; ++i) {
-                const int idx = tid + i * T;
-                const int row = idx / (BM / 4), col = (idx % (BM / 4)) * 4;
-                const bool ok = mBase + col < kPad; // kPad is a multiple of 4: a group is all in or all out
-                cpAsync16(smemAddr(&As[stage][row][col]), ok ? aSrc + row * kPad + col : wg, ok ? 16 : 0);
-            }
-            lc0 += BK;
-            if (lc0 == cPad) {
-                lc0 = 0;
-                ++lrs;
-                if (++ls == g.s)
-                    ls = 0, ++lr;
-            }
-        };
-
-        const int tx = tid % (BN / TN), ty = tid / (BN / TN);
-        float acc[TM][TN];
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-            for (int j = 0; j < TN; ++j)
-                acc[i][j] = 0.0f;
-
-        const int steps = g.r * g.s * (cPad / BK);
-#pragma unroll
-        for (int s = 0; s < STAGES - 1; ++s) {
-            if (s < steps)
-                loadStage(s);
-            cpAsyncCommit(); // one group per stage, empty or not, so wait_group counts stages
-        }
-        int readStage = 0, writeStage = STAGES - 1;
-        for (int step = 0; step < steps; ++step) {
-            cpAsyncWait<STAGES - 2>(); // this thread's copies of stage `step` have landed …
-            __syncthreads(); // … everyone's have, and everyone has finished computing the stage overwritten next
-            if (step + STAGES - 1 < steps)
-                loadStage(writeStage);
-            cpAsyncCommit();
-            const float* aS = &As[readStage][0][0];
-            const float* bS = &Bs[readStage][0][0];
-#pragma unroll
-            for (int kk = 0; kk < BK; ++kk)
-                outerProductStep<BM, BN>(aS + kk * BM, bS + kk * BN, tx, ty, acc);
-            readStage = readStage == STAGES - 1 ? 0 : readStage + 1;
-            writeStage = writeStage == STAGES - 1 ? 0 : writeStage + 1;
-        }
-        storeTile<BM, BN, TM, TN>(g, acc, bias, y, mBase, colBase, grp, tx, ty);
-    }
-
     // The order matches ConvGeometry::igemmTile (1-4).
     bool pointwiseVecB(const ConvGeometry& g)
     {
@@ -529,13 +269,55 @@ namespace {
         return ((cols + bn - 1) / bn) * ((kg + bm - 1) / bm) * g.groups;
     }
 
-    Variant pick(const ConvGeometry& g, int smCount)
+    // What runs: the tiles, and for the pipelined tiles the split-K parts (1: none).
+    struct Plan {
+        Variant variant;
+        int splits = 1;
+    };
+
+    // A pipelined plan with the parts that balance the device best (or igemm_splits' forced count).
+    Plan pipePlan(const ConvGeometry& g, Variant v, int smCount)
+    {
+        const long long tiles = v == Variant::PipeBig ? blocksFor(g, 128, 128) : blocksFor(g, 64, 128);
+        if (g.groups != 1) // the split kernel takes one group (see conv2dIgemmPipeKernel)
+            return { v };
+        return { v, igemm::splitKParts(tiles, smCount, pipeSteps(g), g.igemmSplits) };
+    }
+
+    Variant pickUnsplit(const ConvGeometry& g, int smCount, bool pipe);
+
+    Plan planOf(const ConvGeometry& g, int smCount)
     {
         const bool pipe = pipeApplies(g);
-        if (g.igemmTile >= 5 && g.igemmTile <= 6) // forced pipelined tiles; where they cannot run, the same shape
-            return pipe ? static_cast<Variant>(g.igemmTile) : g.igemmTile == 5 ? Variant::Big : Variant::Mid;
+        if (g.igemmTile >= 5 && g.igemmTile <= 6) { // forced pipelined tiles; where they cannot run, the same shape
+            if (!pipe)
+                return { g.igemmTile == 5 ? Variant::Big : Variant::Mid };
+            const Plan p = pipePlan(g, static_cast<Variant>(g.igemmTile), smCount);
+            return g.igemmSplits > 0 ? p : Plan { p.variant }; // forcing a tile alone keeps it unsplit
+        }
         if (g.igemmTile >= 1 && g.igemmTile <= 4)
-            return static_cast<Variant>(g.igemmTile);
+            return { static_cast<Variant>(g.igemmTile) };
+        const Variant v = pickUnsplit(g, smCount, pipe);
+        // A full grid, which split-K may still balance better (H100, igemm_splits=1 against the model's choice):
+        // VGG's 28×28 layers at batch 8, 196 tiles of 128×128 for 132 SMs, 2 parts 0.876 → 0.671 ms; 3×3 64→64 @56²
+        // b8, 196 tiles of 64×128, 2 parts 0.076 → 0.057 ms.
+        if (pipelined(v))
+            return g.igemmSplits != 1 ? pipePlan(g, v, smCount) : Plan { v };
+        // Too few tiles for the big and mid tiles to fill the device. With a long reduction, the pipelined tiles
+        // split it (split-K) rather than fall back to the small tiles (VGG-16's 512→512 layers on 14×14: 52 tiles
+        // of 128×128 on 132 multiprocessors, 0.61 ms on 32×64 tiles against cuDNN's 0.185). igemm_splits=1 keeps
+        // the small tiles, as before split-K.
+        const int kg = g.k / g.groups;
+        if (pipe && g.c / g.groups >= 32 && g.igemmSplits != 1 && kg > 32) {
+            const Plan p = pipePlan(g, kg > 64 ? Variant::PipeBig : Variant::PipeMid, smCount);
+            if (p.splits > 1)
+                return p;
+        }
+        return { v };
+    }
+
+    Variant pickUnsplit(const ConvGeometry& g, int smCount, bool pipe)
+    {
         const int kg = g.k / g.groups;
         // The pipelined tiles pad each tap's channels to 16: with ≥ 32 channels a group that wastes at most a third.
         const bool pipeAuto = pipe && g.c / g.groups >= 32;
@@ -572,14 +354,6 @@ namespace {
         }
     }
 
-    template <int BM, int BN, int TM, int TN>
-    void launchPipe(const ConvGeometry& g, const float* x, const float* wt, const float* bias, float* y, cudaStream_t st)
-    {
-        const long long cols = static_cast<long long>(g.n) * g.p * g.q;
-        const dim3 grid(static_cast<unsigned>((cols + BN - 1) / BN), static_cast<unsigned>((g.k / g.groups + BM - 1) / BM),
-            static_cast<unsigned>(g.groups));
-        conv2dIgemmPipeKernel<BM, BN, TM, TN><<<grid, (BM / TM) * (BN / TN), 0, st>>>(g, x, wt, bias, y);
-    }
 } // namespace
 
 int parseImplicitGemmTile(const std::string& text)
@@ -590,6 +364,16 @@ int parseImplicitGemmTile(const std::string& text)
             return i + 1;
     throw InputError("igemm_tile=" + text
         + ": the implicit GEMM tiles are 128x128, 64x128, 64x64 and 32x64, and the pipelined 128x128cp and 64x128cp");
+}
+
+int parseImplicitGemmSplits(const std::string& text)
+{
+    const bool digits = !text.empty() && text.size() <= 2 && text.find_first_not_of("0123456789") == std::string::npos;
+    const int n = digits ? std::stoi(text) : 0;
+    if (n < 1 || n > 64)
+        throw InputError(
+            "igemm_splits=" + text + ": the implicit GEMM's split-K parts are a whole number from 1 (no split) to 64");
+    return n;
 }
 
 size_t conv2dImplicitGemmTableBytes(const ConvGeometry& g)
@@ -606,35 +390,37 @@ void conv2dImplicitGemmBuildTable(const ConvGeometry& g, void* table, cudaStream
 
 size_t conv2dImplicitGemmScratchBytes(const ConvGeometry& g, int smCount)
 {
-    if (pipelined(pick(g, smCount)))
-        return static_cast<size_t>(pipeWeightsOf(g).elements) * sizeof(float);
+    const Plan p = planOf(g, smCount);
+    if (pipelined(p.variant))
+        return igemm::pipeScratchBytes(g, p.splits);
     return conv2dImplicitGemmTableBytes(g);
 }
 
 void conv2dImplicitGemmPrepare(const ConvGeometry& g, const float* w, void* scratch, int smCount, cudaStream_t st)
 {
-    if (!pipelined(pick(g, smCount))) {
+    if (!pipelined(planOf(g, smCount).variant)) {
         conv2dImplicitGemmBuildTable(g, scratch, st);
         return;
     }
-    const PipeWeights pw = pipeWeightsOf(g);
-    const long long blocks = std::min<long long>((pw.elements + 255) / 256, 65535);
-    transposeWeightsKernel<<<static_cast<unsigned>(blocks), 256, 0, st>>>(
-        g, pw.kPad, pw.cPad, pw.elements, w, static_cast<float*>(scratch));
-    CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d implicit GEMM weight transpose");
+    igemm::pipeTransposeWeights(g, w, scratch, st);
 }
 
 std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount)
 {
     const bool vecA = ((g.c / g.groups) * g.r * g.s) % 4 == 0;
+    const Plan plan = planOf(g, smCount);
     const std::string pipeDetail
         = ", 8x8 per thread, 16-deep steps in a 3-stage cp.async pipeline, weights transposed at prepare";
+    const std::string split = plan.splits > 1 ? ", split-K " + std::to_string(plan.splits) + " ("
+            + std::to_string(blocksFor(g, plan.variant == Variant::PipeBig ? 128 : 64, 128)) + " tiles on "
+            + std::to_string(smCount) + " multiprocessors; the parts summed in a second pass)"
+                                              : "";
     std::string v;
-    switch (pick(g, smCount)) {
+    switch (plan.variant) {
     case Variant::PipeBig:
-        return "implicit GEMM 128x128cp tiles" + pipeDetail;
+        return "implicit GEMM 128x128cp tiles" + pipeDetail + split;
     case Variant::PipeMid:
-        return "implicit GEMM 64x128cp tiles" + pipeDetail;
+        return "implicit GEMM 64x128cp tiles" + pipeDetail + split;
     case Variant::Big:
         v = "128x128 tiles, 8x8 per thread";
         break;
@@ -653,15 +439,16 @@ std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount)
 }
 
 void conv2dImplicitGemm(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y,
-    const void* table, int smCount, cudaStream_t st)
+    void* scratch, int smCount, cudaStream_t st)
 {
-    const auto* t = static_cast<const int2*>(table);
-    switch (pick(g, smCount)) {
-    case Variant::PipeBig: // `table` holds the transposed weights (conv2dImplicitGemmPrepare)
-        launchPipe<128, 128, 8, 8>(g, x, static_cast<const float*>(table), bias, y, st);
+    const auto* t = static_cast<const int2*>(scratch);
+    const Plan plan = planOf(g, smCount);
+    switch (plan.variant) {
+    case Variant::PipeBig: // the scratch holds the transposed weights (conv2dImplicitGemmPrepare), then split-K's parts
+        igemm::pipeLaunch(true, g, plan.splits, x, scratch, bias, y, st);
         break;
     case Variant::PipeMid:
-        launchPipe<64, 128, 8, 8>(g, x, static_cast<const float*>(table), bias, y, st);
+        igemm::pipeLaunch(false, g, plan.splits, x, scratch, bias, y, st);
         break;
     case Variant::Big:
         launch<128, 128, 8, 8, 8>(g, x, w, bias, y, t, st);

@@ -242,7 +242,7 @@ namespace {
     void launchTransformsAndGemm(const ConvGeometry& g, const WinogradLayout& l, const float* x, const float* w,
         const float* bias, float* y, char* base, int smCount, cudaStream_t st)
     {
-        const auto* table = base;
+        auto* table = base;
         auto* u = reinterpret_cast<float*>(base + l.tableBytes);
         auto* v = reinterpret_cast<float*>(base + l.tableBytes + l.uBytes);
         auto* mm = reinterpret_cast<float*>(base + l.tableBytes + l.uBytes + l.vBytes);

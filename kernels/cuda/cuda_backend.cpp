@@ -42,7 +42,8 @@ namespace {
     const char* const kWinograd = "winograd";
     const char* const kFft = "fft";
     // Tensor Cores (tf32, fp16, bf16 math only): conv2d layers of one group run conv2d_tensor_core.cu in the session's
-    // storage format; every other layer runs as under implicit_gemm (on FP32 copies where it has no storage form).
+    // storage format; the convolutions it refuses (grouped, depthwise), transposed and 3-D ones run the storage-format
+    // kernels of stored_conv.cuh, and every other layer its storage-format kernel (stored_dispatch.h).
     const char* const kTensorCore = "tensor_core";
     bool isKnownAlgorithm(const std::string& a)
     {
@@ -134,6 +135,12 @@ namespace {
         return it == options.extra.end() ? 0 : parseImplicitGemmTile(it->second);
     }
 
+    int igemmSplitsOf(const SessionOptions& options)
+    {
+        const auto it = options.extra.find("igemm_splits");
+        return it == options.extra.end() ? 0 : parseImplicitGemmSplits(it->second);
+    }
+
     int tinyLanesOf(const SessionOptions& options)
     {
         const auto it = options.extra.find("tiny_lanes");
@@ -208,6 +215,7 @@ namespace {
             : GpuSessionBase("cuda", algorithm, options, std::move(pool))
             , m_winogradTile(winogradTileOf(options))
             , m_igemmTile(igemmTileOf(options))
+            , m_igemmSplits(igemmSplitsOf(options))
             , m_tinyLanes(tinyLanesOf(options))
             , m_fftTile(parseFftTileOption(options.extra))
             , m_fftBatch(fftBatchOf(options))
@@ -236,12 +244,22 @@ namespace {
             const cudaDeviceProp& d = deviceProperties();
             return { d.multiProcessorCount, d.major * 10 + d.minor };
         }
+        // Layer i is a convolution that runs stored_conv.cuh's kernels in the storage format (stored_dispatch.h's rule).
+        bool storedConvolution(size_t i) const
+        {
+            return !storage().plainFp32() && !tensorCoreRuns(i) && isConvolution(spec(i))
+                && runsNativelyInStorage(spec(i), algorithm());
+        }
+        // stored_conv.cuh's kernels read an FP32 copy they prepare in their scratch, not the session's typed weight.
+        bool readsTypedWeight(size_t i) const override { return !storedConvolution(i); }
 
         size_t layerScratchBytes(size_t i) const override
         {
             if (tensorCoreRuns(i))
                 return conv2dTensorCoreScratchBytes(
                     geometryOf(std::get<Conv2d>(spec(i)), shape(i)), storageType(), m_tc, tcDevice());
+            if (storedConvolution(i))
+                return storedConvolutionScratchBytes(spec(i), shape(i));
             if (const auto* c = std::get_if<Conv2d>(&spec(i))) {
                 const ConvGeometry g = convGeometryOf(*c, shape(i));
                 switch (convPath(algorithm(), g, m_winogradTile)) {
@@ -280,6 +298,10 @@ namespace {
                 const ConvGeometry g = geometryOf(std::get<Conv2d>(spec(i)), shape(i));
                 conv2dTensorCorePrepare(g, storageType(), m_tc, tcDevice(), weightData(i), scratch(i), stream);
                 setLayerNote(i, conv2dTensorCoreNote(g, storageType(), m_tc, tcDevice()));
+                return;
+            }
+            if (storedConvolution(i)) {
+                setLayerNote(i, prepareStoredConvolution(spec(i), shape(i), storageType(), weight(i), scratch(i), stream));
                 return;
             }
             std::visit(
@@ -340,7 +362,7 @@ namespace {
                     }
                 },
                 spec(i));
-            if (!storage().plainFp32() && runsNativelyInStorage(spec(i))) {
+            if (!storage().plainFp32() && runsNativelyInStorage(spec(i), algorithm())) {
                 const std::string note = layerNote(i);
                 setLayerNote(i, (note.empty() ? "" : note + "; ") + "native " + storage().str() + " kernel, FP32 math");
             }
@@ -348,7 +370,10 @@ namespace {
 
         // ---- Storage format (stored_dispatch.h): the non-convolution kinds run in fp16/bf16/tf32 storage natively.
         // (cuda.tensor_core adds the conv2d layers its kernel runs: tensorCoreRuns.)
-        bool runsInStorage(size_t i) const override { return tensorCoreRuns(i) || runsNativelyInStorage(spec(i)); }
+        bool runsInStorage(size_t i) const override
+        {
+            return tensorCoreRuns(i) || runsNativelyInStorage(spec(i), algorithm());
+        }
 
         void runStored(size_t i, cudaStream_t st)
         {
@@ -373,7 +398,7 @@ namespace {
                     inputData(i), bias(i), outputData(i), scratch(i), st);
                 return;
             }
-            if (!storage().plainFp32() && runsNativelyInStorage(spec(i))) { // storage format: above
+            if (!storage().plainFp32() && runsNativelyInStorage(spec(i), algorithm())) { // storage format: above
                 runStored(i, st);
                 return;
             }
@@ -526,6 +551,7 @@ namespace {
         {
             ConvGeometry g = geometryOf(c, s);
             g.igemmTile = m_igemmTile;
+            g.igemmSplits = m_igemmSplits;
             g.tinyLanes = m_tinyLanes;
             g.igemmPipe = 1; // our scratch is sized and prepared for whichever implicit GEMM variant runs
             return g;
@@ -540,6 +566,7 @@ namespace {
 
         int m_winogradTile;
         int m_igemmTile;
+        int m_igemmSplits;
         int m_tinyLanes;
         int64_t m_fftTile;
         int m_fftBatch;
@@ -568,7 +595,8 @@ namespace {
                 { kTensorCore,
                     "implicit GEMM on Tensor Cores (--math tf32, fp16 or bf16), FP32 sums, channels-last, a cp.async "
                     "pipeline: wgmma on sm_90 GPUs, mma.sync elsewhere (--option tc_kernel=wgmma|mma, tc_tile=..., "
-                    "tc_kbytes=64|128); grouped convolutions run the FP32 implicit GEMM" } };
+                    "tc_kbytes=64|128); grouped, depthwise, transposed and 3-D convolutions run direct kernels in the "
+                    "same format" } };
         }
         Availability availability() const override { return gpu::queryAvailability(); }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }

@@ -8,7 +8,9 @@
 #include "compute/layer_kinds.h"
 #include "kernels/cuda/activation_kind.h"
 #include "kernels/cuda/linear.cuh"
+#include "kernels/cuda/stored_conv.cuh"
 #include "kernels/cuda/stored_layers.cuh"
+#include "kernels/cuda/volume_geometry.h"
 
 #include <type_traits>
 #include <variant>
@@ -23,7 +25,61 @@ namespace {
 
     template <typename T>
     constexpr bool hasStoredKernel
-        = isPlainActivation<T> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Softmax> || std::is_same_v<T, Linear>;
+        = isPlainActivation<T> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Softmax> || std::is_same_v<T, Linear> || std::is_same_v<T, BatchNorm3d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d> || std::is_same_v<T, GlobalAvgPool3d>;
+
+    template <typename T>
+    constexpr bool isConvolutionKind = std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d>
+        || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>;
+
+    // A 2-D convolution as a volume of depth 1 (stored_conv.cuh takes one geometry for both).
+    template <typename C> Conv3dGeometry imageGeometryOf(const C& c, const LayerShape& s)
+    {
+        const Padding2d& pad = s.resolvedPadding;
+        return { int(s.in.n), int(s.in.c), 1, int(s.in.h), int(s.in.w), int(s.out.c), 1, int(s.out.h), int(s.out.w), 1,
+            int(c.kernel_size[0]), int(c.kernel_size[1]), 1, int(c.stride[0]), int(c.stride[1]), 0, int(pad.top),
+            int(pad.left), 1, int(c.dilation[0]), int(c.dilation[1]), int(c.groups) };
+    }
+
+    Conv3dGeometry convolutionGeometryOf(const LayerSpec& spec, const LayerShape& s)
+    {
+        return std::visit(
+            [&](const auto& l) -> Conv3dGeometry {
+                using T = std::decay_t<decltype(l)>;
+                if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d>)
+                    return imageGeometryOf(l, s);
+                else if constexpr (std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>)
+                    return volumeGeometryOf(l, s);
+                else
+                    throw Error("internal error: cuda: " + layerTypeName(l) + " is not a convolution");
+            },
+            spec);
+    }
+
+    bool isTransposed(const LayerSpec& spec)
+    {
+        return std::holds_alternative<ConvTranspose2d>(spec) || std::holds_alternative<ConvTranspose3d>(spec);
+    }
+
+    // A conv2d's fused activation (compute/fusion.h) as the epilogue's ActivationKind; −1 for none.
+    int fusedActivationKind(const Conv2d& c, float* param)
+    {
+        *param = static_cast<float>(c.fused_activation.param);
+        switch (c.fused_activation.kind) {
+        case FusedActivation::Kind::ReLU:
+            return int(ActivationKind::ReLU);
+        case FusedActivation::Kind::LeakyReLU:
+            return int(ActivationKind::LeakyReLU);
+        case FusedActivation::Kind::Sigmoid:
+            return int(ActivationKind::Sigmoid);
+        case FusedActivation::Kind::Tanh:
+            return int(ActivationKind::Tanh);
+        case FusedActivation::Kind::ELU:
+            return int(ActivationKind::ELU);
+        case FusedActivation::Kind::None:
+            break;
+        }
+        return -1;
+    }
 
     PoolGeometry poolGeometryOf(const LayerShape& s, const Pair& kernel, const Pair& stride, const Pair& dilation)
     {
@@ -54,6 +110,27 @@ bool runsNativelyInStorage(const LayerSpec& spec)
     return std::visit([](const auto& l) { return hasStoredKernel<std::decay_t<decltype(l)>>; }, spec);
 }
 
+bool runsNativelyInStorage(const LayerSpec& spec, const std::string& algorithm)
+{
+    const bool convolution
+        = std::visit([](const auto& l) { return isConvolutionKind<std::decay_t<decltype(l)>>; }, spec);
+    return runsNativelyInStorage(spec) || (convolution && (algorithm == "direct" || algorithm == "tensor_core"));
+}
+
+size_t storedConvolutionScratchBytes(const LayerSpec& spec, const LayerShape& shape)
+{
+    return storedConvScratchBytes(convolutionGeometryOf(spec, shape));
+}
+
+std::string prepareStoredConvolution(
+    const LayerSpec& spec, const LayerShape& shape, DType type, const float* weight, void* scratch, cudaStream_t st)
+{
+    const Conv3dGeometry g = convolutionGeometryOf(spec, shape);
+    const bool transposed = isTransposed(spec);
+    storedConvPrepare(g, transposed, type, weight, scratch, st);
+    return std::string("native ") + dtypeName(type) + " channels-last kernel, FP32 math: " + storedConvNote(g, transposed, type);
+}
+
 void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLayerCall& c, cudaStream_t st)
 {
     const DType t = c.type;
@@ -70,7 +147,18 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
                 hardtanhStored(static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), t, x, y, st);
             } else if constexpr (std::is_same_v<T, PReLU>) {
                 preluChannelsLast(c.weight, l.num_parameters, s.in.numel(), s.in.c, t, x, y, st);
-            } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+            } else if constexpr (std::is_same_v<T, Conv2d>) {
+                float param = 0;
+                const int act = fusedActivationKind(l, &param);
+                convChannelsLast(imageGeometryOf(l, s), act, param, t, x, static_cast<const float*>(c.scratch), c.bias,
+                    y, st);
+            } else if constexpr (std::is_same_v<T, Conv3d>) {
+                convChannelsLast(volumeGeometryOf(l, s), -1, 0.0f, t, x, static_cast<const float*>(c.scratch), c.bias,
+                    y, st);
+            } else if constexpr (std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, ConvTranspose3d>) {
+                convTransposeChannelsLast(
+                    convolutionGeometryOf(spec, s), t, x, static_cast<const float*>(c.scratch), c.bias, y, st);
+            } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                 batchNormChannelsLast(s.in.numel(), int(s.in.c), t, x, static_cast<const float*>(c.scratch), y, st);
             } else if constexpr (std::is_same_v<T, MaxPool2d>) {
                 maxPool2dChannelsLast(poolGeometryOf(s, l.kernel_size, l.effectiveStride(), l.dilation), t, x, y, st);
@@ -79,8 +167,15 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
                 g.countIncludePad = l.count_include_pad;
                 g.divisorOverride = l.divisor_override ? int(*l.divisor_override) : 0;
                 avgPool2dChannelsLast(g, t, x, y, st);
-            } else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
-                globalAvgPool2dChannelsLast(int(s.in.n), int(s.in.c), int(s.in.h * s.in.w), t, x, y, st);
+            } else if constexpr (std::is_same_v<T, MaxPool3d>) {
+                maxPool3dChannelsLast(pool3dGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), t, x, y, st);
+            } else if constexpr (std::is_same_v<T, AvgPool3d>) {
+                Pool3dGeometry g = pool3dGeometry(s, l.kernel_size, l.effectiveStride(), { 1, 1, 1 });
+                g.countIncludePad = l.count_include_pad;
+                g.divisorOverride = l.divisor_override ? int(*l.divisor_override) : 0;
+                avgPool3dChannelsLast(g, t, x, y, st);
+            } else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>) {
+                globalAvgPool2dChannelsLast(int(s.in.n), int(s.in.c), int(positionsOf(s.in)), t, x, y, st);
             } else if constexpr (std::is_same_v<T, Add>) {
                 addStored(c.inputs, s.out.numel(), t, y, st);
             } else if constexpr (std::is_same_v<T, Mul>) {

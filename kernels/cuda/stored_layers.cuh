@@ -1,4 +1,4 @@
-// The cuda backend's non-convolution 2-D layers in a session's storage format (compute/storage_format.h): FP32,
+// The cuda backend's non-convolution layers in a session's storage format (compute/storage_format.h): FP32,
 // FP16 or BF16 values (`type`), channels-last (NHWC; a [N, F] tensor is the same in both layouts), loaded as their
 // type, computed in FP32, stored as their type. Parameters (slopes, folded batch-norm statistics, biases) stay FP32.
 // The FP32 NCHW kernels of the same layers are declared beside their ops (elementwise.cuh, pooling.cuh, ...); each
@@ -10,6 +10,7 @@
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/merge.cuh"
 #include "kernels/cuda/pooling.cuh"
+#include "kernels/cuda/pooling3d.cuh"
 
 #include <cuda_runtime_api.h>
 
@@ -30,7 +31,10 @@ void batchNormChannelsLast(
 // maxpool2d.cu, avgpool2d.cu: the FP32 kernels' windows and PyTorch's rules, on [n, h, w, c] → [n, p, q, c].
 void maxPool2dChannelsLast(const PoolGeometry& g, DType type, const void* x, void* y, cudaStream_t st);
 void avgPool2dChannelsLast(const PoolGeometry& g, DType type, const void* x, void* y, cudaStream_t st);
-// global_avgpool2d.cu: [n, positions, c] → [n, c].
+// stored_pool3d.cu: maxpool3d.cu's and avgpool3d.cu's windows and rules on [n, d, h, w, c] → [n, od, oh, ow, c].
+void maxPool3dChannelsLast(const Pool3dGeometry& g, DType type, const void* x, void* y, cudaStream_t st);
+void avgPool3dChannelsLast(const Pool3dGeometry& g, DType type, const void* x, void* y, cudaStream_t st);
+// global_avgpool2d.cu: [n, positions, c] → [n, c] (positions = H·W, or D·H·W for a volume).
 void globalAvgPool2dChannelsLast(
     int n, int channels, int positions, DType type, const void* x, void* y, cudaStream_t st);
 // merge.cu: add (summed in FP32 in the order given, rounded once per launch of up to 8 inputs), mul (`channels` > 0:

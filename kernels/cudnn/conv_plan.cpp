@@ -1,5 +1,6 @@
 #include "kernels/cudnn/conv_plan.h"
 
+#include "kernels/cudnn/choice_cache.h"
 #include "kernels/cudnn/graph_conv.h"
 
 #include "compute/error.h"
@@ -9,24 +10,13 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
-#include <map>
-#include <mutex>
 #include <sstream>
 
 namespace convscope::cudnn {
 
 namespace {
-    std::mutex g_cacheMutex;
-    std::map<std::string, AlgoChoice> g_fwdCache;
-    std::map<std::string, BwdDataChoice> g_bwdCache;
-
-    int toInt(int64_t v, const char* what)
-    {
-        if (v < 0 || v > 0x7fffffff)
-            throw UnsupportedError(std::string("cudnn: ") + what + " " + std::to_string(v)
-                + " does not fit cuDNN's 32-bit descriptor fields");
-        return static_cast<int>(v);
-    }
+    ChoiceCache<AlgoChoice> g_fwdCache;
+    ChoiceCache<BwdDataChoice> g_bwdCache;
 
     std::string mathKey(const ConvOptions& o) { return mathModeName(o.math); }
 
@@ -283,32 +273,19 @@ ConvOptions convOptions(const SessionOptions& options)
 
 // --- conv2d ---------------------------------------------------------------------------------------------------
 
-size_t ConvLayout::preparedInputFloats() const { return !native && (padStep || nhwc) ? size_t(n) * c * ph * pw : 0; }
-size_t ConvLayout::nhwcOutputFloats() const { return nhwc && !native ? size_t(n) * k * outH * outW : 0; }
-size_t ConvLayout::nhwcWeightFloats() const { return nhwc ? size_t(k) * (c / groups) * kh * kw : 0; }
+size_t ConvLayout::preparedInputFloats() const { return !native && (padStep || nhwc) ? size_t(n) * cin * ph * pw : 0; }
+size_t ConvLayout::nhwcOutputFloats() const { return nhwc && !native ? size_t(n) * cout * out[0] * out[1] : 0; }
+size_t ConvLayout::nhwcWeightFloats() const { return nhwc ? size_t(cout) * (cin / groups) * kernel[0] * kernel[1] : 0; }
 
 ConvLayout convLayout(const Conv2d& spec, const LayerShape& shape, bool nhwc)
 {
     ConvLayout l {};
-    l.n = toInt(shape.in.n, "batch");
-    l.c = toInt(shape.in.c, "channels");
-    l.h = toInt(shape.in.h, "height");
-    l.w = toInt(shape.in.w, "width");
-    l.k = toInt(shape.out.c, "out_channels");
-    l.outH = toInt(shape.out.h, "output height");
-    l.outW = toInt(shape.out.w, "output width");
-    l.kh = toInt(spec.kernel_size[0], "kernel height");
-    l.kw = toInt(spec.kernel_size[1], "kernel width");
-    l.sh = toInt(spec.stride[0], "stride");
-    l.sw = toInt(spec.stride[1], "stride");
-    l.dh = toInt(spec.dilation[0], "dilation");
-    l.dw = toInt(spec.dilation[1], "dilation");
-    l.groups = toInt(spec.groups, "groups");
+    static_cast<ConvGeometry<2>&>(l) = convGeometry(spec, shape);
     l.pad = shape.resolvedPadding;
     l.padStep = l.pad.top != l.pad.bottom || l.pad.left != l.pad.right;
     l.nhwc = nhwc;
-    l.ph = l.padStep ? l.h + toInt(l.pad.top + l.pad.bottom, "padding") : l.h;
-    l.pw = l.padStep ? l.w + toInt(l.pad.left + l.pad.right, "padding") : l.w;
+    l.ph = l.padStep ? l.in[0] + toInt(l.pad.top + l.pad.bottom, "padding") : l.in[0];
+    l.pw = l.padStep ? l.in[1] + toInt(l.pad.left + l.pad.right, "padding") : l.in[1];
     return l;
 }
 
@@ -326,22 +303,22 @@ void describe(const ConvLayout& l, cudnnMathType_t math, ConvDescriptors& d)
 {
     const cudnnTensorFormat_t fmt = l.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     const cudnnDataType_t type = l.dataType();
-    d.x.set(fmt, l.n, l.c, l.ph, l.pw, type);
-    d.y.set(fmt, l.n, l.k, l.outH, l.outW, type);
+    d.x.set(fmt, l.n, l.cin, l.ph, l.pw, type);
+    d.y.set(fmt, l.n, l.cout, l.out[0], l.out[1], type);
     // cudnnConvolutionBiasActivationForward takes the bias in the output's type (FP16 / BF16 with FP32 compute).
-    d.bias.set(CUDNN_TENSOR_NCHW, 1, l.k, 1, 1, type);
+    d.bias.set(CUDNN_TENSOR_NCHW, 1, l.cout, 1, 1, type);
     // NCHW filters are PyTorch's [K, C/g, R, S]; NHWC filters are [K, R, S, C/g] (transposed at prepare).
-    d.w.set(fmt, l.k, l.c / l.groups, l.kh, l.kw, type);
+    d.w.set(fmt, l.cout, l.cin / l.groups, l.kernel[0], l.kernel[1], type);
     const int padH = l.padStep ? 0 : int(l.pad.top), padW = l.padStep ? 0 : int(l.pad.left);
-    d.conv.set(padH, padW, l.sh, l.sw, l.dh, l.dw, l.groups);
+    d.conv.set(padH, padW, l.stride[0], l.stride[1], l.dilation[0], l.dilation[1], l.groups);
     d.conv.setMath(math);
     int n = 0, c = 0, h = 0, w = 0;
     CONVSCOPE_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(d.conv.get(), d.x.get(), d.w.get(), &n, &c, &h, &w));
-    if (n != l.n || c != l.k || h != l.outH || w != l.outW)
+    if (n != l.n || c != l.cout || h != l.out[0] || w != l.out[1])
         throw Error("internal error: cuDNN computes a conv2d output of [" + std::to_string(n) + ", " + std::to_string(c)
             + ", " + std::to_string(h) + ", " + std::to_string(w) + "] where shape inference says ["
-            + std::to_string(l.n) + ", " + std::to_string(l.k) + ", " + std::to_string(l.outH) + ", "
-            + std::to_string(l.outW) + "]");
+            + std::to_string(l.n) + ", " + std::to_string(l.cout) + ", " + std::to_string(l.out[0]) + ", "
+            + std::to_string(l.out[1]) + "]");
 }
 
 namespace {
@@ -349,8 +326,9 @@ namespace {
     {
         std::ostringstream k;
         k << "fwd " << mathKey(o) << (l.nhwc ? " nhwc " : " nchw ") << (l.native ? "native " : "")
-          << dtypeName(l.storage) << " " << l.n << "," << l.c << "," << l.ph << "," << l.pw << " k" << l.k << " "
-          << l.kh << "x" << l.kw << " s" << l.sh << "," << l.sw << " d" << l.dh << "," << l.dw << " g" << l.groups
+          << dtypeName(l.storage) << " " << l.n << "," << l.cin << "," << l.ph << "," << l.pw << " k" << l.cout << " "
+          << l.kernel[0] << "x" << l.kernel[1] << " s" << l.stride[0] << "," << l.stride[1] << " d" << l.dilation[0]
+          << "," << l.dilation[1] << " g" << l.groups
           << " p" << (l.padStep ? 0 : l.pad.top) << "," << (l.padStep ? 0 : l.pad.left) << " ws" << o.workspaceLimit
           << " handle " << h; // a graph API plan is built for one handle
         return k.str();
@@ -362,14 +340,9 @@ AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, 
 {
     const std::string key = fwdKey(l, o, h) + " api " + o.api + " bias " + (epilogue.bias ? "1" : "0")
         + (epilogue.fuseBias ? "1" : "0") + (epilogue.relu ? "1" : "0");
-    {
-        std::lock_guard lock(g_cacheMutex);
-        if (auto it = g_fwdCache.find(key); it != g_fwdCache.end()) {
-            AlgoChoice c = it->second;
-            c.cached = true;
-            d.conv.setMath(c.math);
-            return c;
-        }
+    if (auto cached = g_fwdCache.find(key)) {
+        d.conv.setMath(cached->math);
+        return *cached;
     }
     gpu::DeviceBuffer ws = findWorkspace(o.workspaceLimit);
     const double pass = biasPassMs(h, d, epilogue, y);
@@ -423,8 +396,7 @@ AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, 
         if (o.api != "legacy")
             raceGraphApi(h, l, d, o, x, w, y, ws, epilogue, c);
         d.conv.setMath(c.math);
-        std::lock_guard lock(g_cacheMutex);
-        g_fwdCache[key] = c;
+        g_fwdCache.store(key, c);
         return c;
     }
     // Implicit GEMM needs no workspace and runs every configuration: the safe answer when Find found nothing
@@ -457,6 +429,19 @@ AlgoChoice choosePinned(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d
     return c;
 }
 
+std::string choiceNote(const AlgoChoice& c, bool pinned, const std::string& epiloguePass)
+{
+    std::string note = pinned ? "cuDNN " + algorithmName(c.algo)
+                              : "cudnn.auto → "
+            + (c.graph ? c.graph->name() + ", ahead of legacy " + algorithmName(c.algo) : algorithmName(c.algo))
+            + (c.cached ? " (cached choice)" : " (Find: " + formatMs(c.findMs) + ")");
+    if (!pinned && c.graphTried > 0)
+        note += ", " + std::to_string(c.graphTried) + " graph API configurations raced: best " + formatMs(c.graphMs)
+            + " against legacy " + formatMs(c.legacyMs)
+            + (c.epilogueMs >= 0 ? " (plus " + formatMs(c.epilogueMs) + " per " + epiloguePass + ")" : "");
+    return note;
+}
+
 std::string pinnedUnsupportedReason(
     cudnnHandle_t h, const ConvLayout& l, const ConvOptions& o, cudnnConvolutionFwdAlgo_t algo)
 {
@@ -477,33 +462,20 @@ size_t ConvTransposeLayout::fullFloats() const { return crop ? size_t(n) * cout 
 ConvTransposeLayout convTransposeLayout(const ConvTranspose2d& spec, const LayerShape& shape)
 {
     ConvTransposeLayout l {};
-    l.n = toInt(shape.in.n, "batch");
-    l.cin = toInt(shape.in.c, "channels");
-    l.h = toInt(shape.in.h, "height");
-    l.w = toInt(shape.in.w, "width");
-    l.cout = toInt(shape.out.c, "out_channels");
-    l.outH = toInt(shape.out.h, "output height");
-    l.outW = toInt(shape.out.w, "output width");
-    l.kh = toInt(spec.kernel_size[0], "kernel height");
-    l.kw = toInt(spec.kernel_size[1], "kernel width");
-    l.sh = toInt(spec.stride[0], "stride");
-    l.sw = toInt(spec.stride[1], "stride");
-    l.dh = toInt(spec.dilation[0], "dilation");
-    l.dw = toInt(spec.dilation[1], "dilation");
-    l.groups = toInt(spec.groups, "groups");
+    static_cast<ConvGeometry<2>&>(l) = convGeometry(spec, shape);
     const Padding2d& p = shape.resolvedPadding;
     // cuDNN checks that a forward convolution of the output gives back the input size. That holds for
     // symmetric padding unless output_padding reaches a whole stride (possible when dilation > stride).
     auto consistent
         = [](int out, int pad, int k, int s, int d, int in) { return (out + 2 * pad - d * (k - 1) - 1) / s + 1 == in; };
     const bool symmetric = p.top == p.bottom && p.left == p.right;
-    if (symmetric && consistent(l.outH, int(p.top), l.kh, l.sh, l.dh, l.h)
-        && consistent(l.outW, int(p.left), l.kw, l.sw, l.dw, l.w)) {
+    if (symmetric && consistent(l.out[0], int(p.top), l.kernel[0], l.stride[0], l.dilation[0], l.in[0])
+        && consistent(l.out[1], int(p.left), l.kernel[1], l.stride[1], l.dilation[1], l.in[1])) {
         l.crop = false;
         l.padH = int(p.top);
         l.padW = int(p.left);
-        l.fullH = l.outH;
-        l.fullW = l.outW;
+        l.fullH = l.out[0];
+        l.fullW = l.out[1];
         return l;
     }
     // Otherwise cuDNN writes an output it can express, without output_padding, and the crop step takes the
@@ -517,8 +489,8 @@ ConvTransposeLayout convTransposeLayout(const ConvTranspose2d& spec, const Layer
     };
     l.padH = toInt(cudnnPad(p.top, p.bottom, spec.output_padding[0]), "padding");
     l.padW = toInt(cudnnPad(p.left, p.right, spec.output_padding[1]), "padding");
-    l.fullH = (l.h - 1) * l.sh - 2 * l.padH + l.dh * (l.kh - 1) + 1;
-    l.fullW = (l.w - 1) * l.sw - 2 * l.padW + l.dw * (l.kw - 1) + 1;
+    l.fullH = (l.in[0] - 1) * l.stride[0] - 2 * l.padH + l.dilation[0] * (l.kernel[0] - 1) + 1;
+    l.fullW = (l.in[1] - 1) * l.stride[1] - 2 * l.padW + l.dilation[1] * (l.kernel[1] - 1) + 1;
     l.offH = int(p.top) - l.padH;
     l.offW = int(p.left) - l.padW;
     if (l.fullH < 1 || l.fullW < 1)
@@ -528,33 +500,19 @@ ConvTransposeLayout convTransposeLayout(const ConvTranspose2d& spec, const Layer
 
 void describe(const ConvTransposeLayout& l, cudnnMathType_t math, ConvTransposeDescriptors& d)
 {
-    d.dy.set(CUDNN_TENSOR_NCHW, l.n, l.cin, l.h, l.w);
+    d.dy.set(CUDNN_TENSOR_NCHW, l.n, l.cin, l.in[0], l.in[1]);
     d.dx.set(CUDNN_TENSOR_NCHW, l.n, l.cout, l.fullH, l.fullW);
     d.bias.set(CUDNN_TENSOR_NCHW, 1, l.cout, 1, 1);
     // Backward data of a forward convolution whose filter is [K = C_in, C = C_out/g, R, S]: exactly PyTorch's
     // ConvTranspose2d weight layout, so the weights are used as they are.
-    d.w.set(CUDNN_TENSOR_NCHW, l.cin, l.cout / l.groups, l.kh, l.kw);
-    d.conv.set(l.padH, l.padW, l.sh, l.sw, l.dh, l.dw, l.groups);
+    d.w.set(CUDNN_TENSOR_NCHW, l.cin, l.cout / l.groups, l.kernel[0], l.kernel[1]);
+    d.conv.set(l.padH, l.padW, l.stride[0], l.stride[1], l.dilation[0], l.dilation[1], l.groups);
     d.conv.setMath(math);
 }
 
-BwdDataChoice chooseBwdData(cudnnHandle_t h, const ConvTransposeLayout& l, ConvTransposeDescriptors& d,
-    const ConvOptions& o, const void* w, const void* dy, void* dx)
+std::optional<BwdDataChoice> findBwdData(cudnnHandle_t h, ConvTransposeDescriptors& d, const ConvOptions& o,
+    const void* w, const void* dy, void* dx)
 {
-    std::ostringstream k;
-    k << "bwd " << mathKey(o) << " " << l.n << "," << l.cin << "," << l.h << "," << l.w << " → " << l.cout << ","
-      << l.fullH << "," << l.fullW << " " << l.kh << "x" << l.kw << " s" << l.sh << "," << l.sw << " d" << l.dh << ","
-      << l.dw << " g" << l.groups << " p" << l.padH << "," << l.padW << " ws" << o.workspaceLimit;
-    const std::string key = k.str();
-    {
-        std::lock_guard lock(g_cacheMutex);
-        if (auto it = g_bwdCache.find(key); it != g_bwdCache.end()) {
-            BwdDataChoice c = it->second;
-            c.cached = true;
-            d.conv.setMath(c.math);
-            return c;
-        }
-    }
     gpu::DeviceBuffer ws = findWorkspace(o.workspaceLimit);
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT] = {};
     int returned = 0;
@@ -566,9 +524,27 @@ BwdDataChoice chooseBwdData(cudnnHandle_t h, const ConvTransposeLayout& l, ConvT
             continue;
         BwdDataChoice c { p.algo, p.mathType, p.memory, false };
         d.conv.setMath(c.math);
-        std::lock_guard lock(g_cacheMutex);
-        g_bwdCache[key] = c;
         return c;
+    }
+    return std::nullopt;
+}
+
+BwdDataChoice chooseBwdData(cudnnHandle_t h, const ConvTransposeLayout& l, ConvTransposeDescriptors& d,
+    const ConvOptions& o, const void* w, const void* dy, void* dx)
+{
+    std::ostringstream k;
+    k << "bwd " << mathKey(o) << " " << l.n << "," << l.cin << "," << l.in[0] << "," << l.in[1] << " → " << l.cout
+      << "," << l.fullH << "," << l.fullW << " " << l.kernel[0] << "x" << l.kernel[1] << " s" << l.stride[0] << ","
+      << l.stride[1] << " d" << l.dilation[0] << "," << l.dilation[1] << " g" << l.groups << " p" << l.padH << ","
+      << l.padW << " ws" << o.workspaceLimit;
+    const std::string key = k.str();
+    if (auto cached = g_bwdCache.find(key)) {
+        d.conv.setMath(cached->math);
+        return *cached;
+    }
+    if (auto found = findBwdData(h, d, o, w, dy, dx)) {
+        g_bwdCache.store(key, *found);
+        return *found;
     }
     BwdDataChoice c;
     c.math = mathTypeFor(o.math);

@@ -19,6 +19,7 @@
 #include "compute/backend.h"
 #include "compute/layer_spec.h"
 #include "compute/shape_inference.h"
+#include "kernels/cudnn/conv_geometry.h"
 #include "kernels/cudnn/cudnn_support.h"
 #include "kernels/common/device_buffer.h"
 
@@ -73,11 +74,9 @@ inline ConvOptions onFp32Data(ConvOptions o)
 // throws InputError for a value it cannot read.
 ConvOptions convOptions(const SessionOptions& options);
 
-// How a conv2d layer is laid out for cuDNN: sizes only, so the session can plan its scratch memory first.
-struct ConvLayout {
-    int n, c, h, w; // the input as given (NCHW)
-    int k, outH, outW;
-    int kh, kw, sh, sw, dh, dw, groups;
+// How a conv2d layer is laid out for cuDNN: sizes only, so the session can plan its scratch memory first. The
+// geometry's `in` is the input as given (NCHW).
+struct ConvLayout : ConvGeometry<2> {
     Padding2d pad;
     bool padStep; // asymmetric padding: pad explicitly, cuDNN padding 0
     bool nhwc;
@@ -156,11 +155,13 @@ AlgoChoice choosePinned(cudnnHandle_t h, const ConvLayout& layout, ConvDescripto
 std::string pinnedUnsupportedReason(
     cudnnHandle_t h, const ConvLayout& layout, const ConvOptions& o, cudnnConvolutionFwdAlgo_t algo);
 
+// How the algorithm was chosen, for a layer note: "cuDNN <algo>" when pinned, else "cudnn.auto → <algo> (Find: …)"
+// with the graph API's race when one ran (`epiloguePass` names what its epilogue time is per).
+std::string choiceNote(const AlgoChoice& c, bool pinned, const std::string& epiloguePass);
+
 // conv_transpose2d as backward-data convolution.
-struct ConvTransposeLayout {
-    int n, cin, h, w; // the layer input (cuDNN's dy)
-    int cout, outH, outW; // the layer output
-    int kh, kw, sh, sw, dh, dw, groups;
+// The geometry's `in` is the layer input (cuDNN's dy), `out` the layer output.
+struct ConvTransposeLayout : ConvGeometry<2> {
     int padH, padW; // cuDNN's symmetric padding
     bool crop; // cuDNN writes [n, cout, fullH, fullW] to scratch; a crop step makes the output
     int fullH, fullW, offH, offW;
@@ -181,7 +182,11 @@ struct BwdDataChoice {
     size_t workspace = 0;
     bool cached = false;
 };
-// Find over the backward-data algorithms (cached like chooseAuto).
+// Find over the backward-data algorithms on `d`'s buffers, uncached: the first (Find's fastest) that ran, fits the
+// workspace limit and keeps the math mode honest, with `d`'s math set to it; nullopt when none does.
+std::optional<BwdDataChoice> findBwdData(cudnnHandle_t h, ConvTransposeDescriptors& d, const ConvOptions& o,
+    const void* w, const void* dy, void* dx);
+// findBwdData cached like chooseAuto; cuDNN's algo_1 (no workspace to speak of) when nothing qualified.
 BwdDataChoice chooseBwdData(cudnnHandle_t h, const ConvTransposeLayout& layout, ConvTransposeDescriptors& d,
     const ConvOptions& o, const void* w, const void* dy, void* dx);
 

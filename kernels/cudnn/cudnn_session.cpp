@@ -1,5 +1,6 @@
 // The cudnn session: one plan per layer, made once in prepare (descriptors, algorithm, workspace), then
-// runLayer only enqueues cuDNN / cuBLAS calls on the session's stream.
+// runLayer only enqueues cuDNN / cuBLAS calls on the session's stream. The convolutions' plans live beside it:
+// conv_layers.h (2-D on FP32 NCHW tensors), native_layers.h (2-D on Tensor Core storage), volume_layers.h (3-D).
 //
 // Pooling and PyTorch's rules. cuDNN's pooling descriptor pads both sides equally and its output size is the
 // floor formula; PyTorch adds ceil_mode (one more window at the bottom/right that may hang past the padding) and
@@ -23,7 +24,8 @@
 // Layout switch (extra["layout"] = "nhwc"): the conv2d input is transposed to channels-last, the convolution
 // runs on NHWC tensors with [K, R, S, C] weights (transposed once at prepare), and the output is transposed back.
 // The layer's time includes both transposes (what using NHWC inside an NCHW network costs); the split between
-// transposes and convolution is measured with events of its own and reported in the layer note and metadata.
+// transposes and convolution is measured with events of its own (conv_layers.h) and reported in the layer note and
+// metadata.
 #include "kernels/cudnn/cudnn_session.h"
 
 #include "compute/error.h"
@@ -36,9 +38,9 @@
 #include "kernels/cuda/merge.cuh"
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cuda/pooling.cuh"
+#include "kernels/cudnn/conv_layers.h"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/cudnn_support.h"
-#include "kernels/cudnn/graph_conv.h"
 #include "kernels/cudnn/graph_pointwise.h"
 #include "kernels/cudnn/layout_kernels.cuh"
 #include "kernels/cudnn/native_layers.h"
@@ -54,46 +56,11 @@
 namespace convscope::cudnn {
 
 namespace {
-    // cuDNN's mode for an activation the fusion pass put in a convolution (leaky ReLU never gets here:
-    // CudnnBackend::fusesActivation refuses it).
-    cudnnActivationMode_t activationMode(FusedActivation::Kind kind)
-    {
-        switch (kind) {
-        case FusedActivation::Kind::Sigmoid:
-            return CUDNN_ACTIVATION_SIGMOID;
-        case FusedActivation::Kind::Tanh:
-            return CUDNN_ACTIVATION_TANH;
-        case FusedActivation::Kind::ELU:
-            return CUDNN_ACTIVATION_ELU; // coef is ELU's alpha
-        default:
-            return CUDNN_ACTIVATION_RELU;
-        }
-    }
-} // namespace
-
-namespace {
-
-    double median(std::vector<double> v)
-    {
-        if (v.empty())
-            return 0;
-        std::sort(v.begin(), v.end());
-        return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-    }
 
     struct LayerPlan {
-        // conv2d
-        std::optional<ConvLayout> conv;
-        std::unique_ptr<ConvDescriptors> convD;
-        AlgoChoice choice;
-        float* prepared = nullptr; // padded and/or NHWC input
-        float* nhwcOut = nullptr;
-        float* nhwcWeight = nullptr;
-        // conv_transpose2d
-        std::optional<ConvTransposeLayout> convT;
-        std::unique_ptr<ConvTransposeDescriptors> convTD;
-        BwdDataChoice bwd;
-        float* full = nullptr;
+        std::unique_ptr<Conv2dPlan> conv; // conv2d on FP32 NCHW tensors (conv_layers.h)
+        std::unique_ptr<NativeConvPlan> nativeConv; // conv2d on the session's Tensor Core storage (native_layers.h)
+        std::unique_ptr<ConvTranspose2dPlan> convT; // conv_transpose2d (conv_layers.h)
         // pooling
         std::unique_ptr<PoolDesc> pool;
         bool cudnnPool = false;
@@ -101,18 +68,10 @@ namespace {
         std::optional<cuda::PoolGeometry> dilatedMax; // maxpool2d with dilation: our kernel (cuDNN has none)
         // generic descriptors: input, output, per-channel parameters
         std::unique_ptr<TensorDesc> xd, yd, pd;
-        std::unique_ptr<ActivationDesc> act; // activations; identity (or relu) for a fused conv2d bias
-        std::unique_ptr<ActivationDesc> epilogue; // conv2d: a fused activation cuDNN's fused call cannot take
+        std::unique_ptr<ActivationDesc> act; // activations
         std::unique_ptr<OpTensorDesc> op; // add, mul: cudnnOpTensor
         std::shared_ptr<GraphPointwisePlan> pointwise; // leaky ReLU through the graph API (null: our kernel)
         std::unique_ptr<VolumeLayerPlan> volume; // conv3d, conv_transpose3d, the 3-D pools (volume_layers.h)
-        bool fusedBias = false;
-        std::unique_ptr<NativeConvPlan> nativeConv; // conv2d on the session's Tensor Core storage (native_layers.h)
-        // NHWC split timing: events before the input transpose, after it, after the convolution, after the
-        // output transpose; samples of each part from completed passes.
-        std::vector<gpu::CudaEvent> marks;
-        bool marksRecorded = false;
-        std::vector<double> inMs, convMs, outMs;
     };
 
     class CudnnSession final : public gpu::GpuSessionBase {
@@ -132,14 +91,11 @@ namespace {
         std::string layerNote(size_t i) const override
         {
             std::string note = GpuSessionBase::layerNote(i);
-            if (i < m_plans.size() && m_plans[i].conv && m_plans[i].conv->nhwc) {
-                harvest(const_cast<LayerPlan&>(m_plans[i]));
-                const LayerPlan& p = m_plans[i];
-                if (!p.convMs.empty())
-                    note += "; NHWC split (median of " + std::to_string(p.convMs.size()) + " passes): transpose in "
-                        + formatMs(median(p.inMs)) + ", convolution " + formatMs(median(p.convMs)) + ", transpose out "
-                        + formatMs(median(p.outMs));
-            }
+            if (i < m_plans.size() && m_plans[i].conv)
+                if (const auto split = m_plans[i].conv->nhwcSplit())
+                    note += "; NHWC split (median of " + std::to_string(split->passes) + " passes): transpose in "
+                        + formatMs(split->inMs) + ", convolution " + formatMs(split->convMs) + ", transpose out "
+                        + formatMs(split->outMs);
             return note;
         }
 
@@ -148,19 +104,10 @@ namespace {
 
         size_t layerScratchBytes(size_t i) const override
         {
-            size_t floats = 0;
-            if (const auto* c = std::get_if<Conv2d>(&spec(i)); c && native(i)) {
+            if (const auto* c = std::get_if<Conv2d>(&spec(i)); c && native(i))
                 return nativeConvScratchBytes(*c, shape(i), storage().dtype);
-            } else if (c) {
-                const ConvLayout l = convLayout(*c, shape(i), m_conv.nhwc);
-                floats = gpu::DeviceArena::alignUp(l.preparedInputFloats() * 4) / 4
-                    + gpu::DeviceArena::alignUp(l.nhwcOutputFloats() * 4) / 4 + l.nhwcWeightFloats();
-            } else if (const auto* t = std::get_if<ConvTranspose2d>(&spec(i))) {
-                floats = convTransposeLayout(*t, shape(i)).fullFloats();
-            } else {
-                return volumeScratchBytes(spec(i), shape(i));
-            }
-            return floats * sizeof(float);
+            // Each is 0 for the other's kinds.
+            return convScratchBytes(spec(i), shape(i), m_conv.nhwc) + volumeScratchBytes(spec(i), shape(i));
         }
 
         void prepareLayer(size_t i, cudaStream_t stream) override
@@ -182,7 +129,11 @@ namespace {
                     if constexpr (std::is_same_v<T, Conv2d>)
                         prepareConv(i, l, p, h, stream);
                     else if constexpr (std::is_same_v<T, ConvTranspose2d>)
-                        prepareConvTranspose(i, l, p, h);
+                    {
+                        p.convT = std::make_unique<ConvTranspose2dPlan>(h.cudnn, l, s, m_convOnCopies, layerBuffers(i));
+                        reserveWorkspace(p.convT->workspaceBytes());
+                        setLayerNote(i, p.convT->note());
+                    }
                     else if constexpr (std::is_same_v<T, MaxPool2d>)
                     {
                         if (l.dilation[0] != 1 || l.dilation[1] != 1) {
@@ -203,7 +154,7 @@ namespace {
                     else if constexpr (std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>
                         || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
                         p.volume
-                            = planVolumeLayer(spec(i), s, m_convOnCopies, m_pinned, h.cudnn, volumeBuffers(i), stream);
+                            = planVolumeLayer(spec(i), s, m_convOnCopies, m_pinned, h.cudnn, layerBuffers(i), stream);
                         reserveWorkspace(p.volume->workspaceBytes());
                         setLayerNote(i, p.volume->note());
                     } else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>) {
@@ -320,19 +271,13 @@ namespace {
                 [&](const auto& l) {
                     using T = std::decay_t<decltype(l)>;
                     if constexpr (std::is_same_v<T, Conv2d>) {
-                        runConv(i, p, h, st);
+                        if (p.nativeConv)
+                            runNativeConv(*p.nativeConv, h.cudnn, nativeBuffers(i), m_workspace.get(),
+                                m_workspace.bytes(), st);
+                        else
+                            p.conv->run(h.cudnn, layerBuffers(i), m_workspace.get(), m_workspace.bytes(), st);
                     } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
-                        const ConvTransposeLayout& c = *p.convT;
-                        float* dx = c.crop ? p.full : y;
-                        CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardData(h.cudnn, &kOne, p.convTD->w.get(), weight(i),
-                            p.convTD->dy.get(), x, p.convTD->conv.get(), p.bwd.algo, m_workspace.get(),
-                            m_workspace.bytes(), &kZero, p.convTD->dx.get(), dx));
-                        if (c.crop)
-                            cropAddBias(
-                                p.full, c.n, c.cout, c.fullH, c.fullW, c.offH, c.offW, bias(i), y, c.outH, c.outW, st);
-                        else if (bias(i))
-                            CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(
-                                h.cudnn, &kOne, p.convTD->bias.get(), bias(i), &kOne, p.convTD->dx.get(), y));
+                        p.convT->run(h.cudnn, layerBuffers(i), m_workspace.get(), m_workspace.bytes(), st);
                     } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>
                         || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>) {
                         if (p.cudnnPool)
@@ -404,7 +349,7 @@ namespace {
                             int(l.padding[2]), int(s.out.h), int(s.out.w), mode, static_cast<float>(l.value), y, st);
                     } else if constexpr (std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>
                         || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
-                        p.volume->run(h.cudnn, volumeBuffers(i), m_workspace.get(), m_workspace.bytes(), st);
+                        p.volume->run(h.cudnn, layerBuffers(i), m_workspace.get(), m_workspace.bytes(), st);
                     } else {
                         static_assert(dependent_false<T>, "cudnn backend: runLayer has no branch for a layer kind");
                     }
@@ -458,14 +403,10 @@ namespace {
             m["workspace_allocated"] = gpu::mib(m_workspace.bytes());
             std::string split;
             for (size_t i = 0; i < m_plans.size(); ++i) {
-                if (!m_plans[i].conv || !m_plans[i].conv->nhwc)
-                    continue;
-                harvest(const_cast<LayerPlan&>(m_plans[i]));
-                const LayerPlan& p = m_plans[i];
-                if (p.convMs.empty())
-                    continue;
-                split += (split.empty() ? "" : "; ") + std::string("L") + std::to_string(i) + " in "
-                    + formatMs(median(p.inMs)) + " + conv " + formatMs(median(p.convMs)) + " + out " + formatMs(median(p.outMs));
+                const auto s = m_plans[i].conv ? m_plans[i].conv->nhwcSplit() : std::nullopt;
+                if (s)
+                    split += (split.empty() ? "" : "; ") + std::string("L") + std::to_string(i) + " in "
+                        + formatMs(s->inMs) + " + conv " + formatMs(s->convMs) + " + out " + formatMs(s->outMs);
             }
             if (!split.empty())
                 m["nhwc_split_median"] = split;
@@ -497,7 +438,8 @@ namespace {
             return { inputData(i), outputData(i), weight(i), bias(i), scratch(i) };
         }
 
-        VolumeBuffers volumeBuffers(size_t i) const { return { input(i), weight(i), bias(i), output(i), scratch(i) }; }
+        // What the FP32 layers of conv_layers.h and volume_layers.h read and write.
+        LayerBuffers layerBuffers(size_t i) const { return { input(i), weight(i), bias(i), output(i), scratch(i) }; }
 
         void reserveWorkspace(size_t bytes)
         {
@@ -511,181 +453,18 @@ namespace {
 
         void prepareConv(size_t i, const Conv2d& spec, LayerPlan& p, Handles& h, cudaStream_t stream)
         {
+            const std::string who = selection() + ": layer " + std::to_string(i) + " (" + layer(i).name + ")";
             if (native(i)) {
                 p.nativeConv = planNativeConv(h.cudnn, spec, shape(i), storage().dtype, m_conv, m_pinned, m_fuseBias,
-                    nativeBuffers(i), stream,
-                    selection() + ": layer " + std::to_string(i) + " (" + layer(i).name + ")");
+                    nativeBuffers(i), stream, who);
                 reserveWorkspace(p.nativeConv->choice.workspace);
                 setLayerNote(i, p.nativeConv->note);
                 return;
             }
-            const LayerShape& s = shape(i);
-            p.conv = convLayout(spec, s, m_conv.nhwc);
-            const ConvLayout& l = *p.conv;
-            auto* sp = static_cast<float*>(scratch(i));
-            if (l.preparedInputFloats()) {
-                p.prepared = sp;
-                sp += gpu::DeviceArena::alignUp(l.preparedInputFloats() * 4) / 4;
-            }
-            if (l.nhwc) {
-                p.nhwcOut = sp;
-                sp += gpu::DeviceArena::alignUp(l.nhwcOutputFloats() * 4) / 4;
-                p.nhwcWeight = sp;
-                // [K, C/g, R, S] → [K, R, S, C/g]: per output channel, a (C/g) × (R·S) transpose. Untimed: a network
-                // kept in NHWC would store its weights this way.
-                transpose(weight(i), p.nhwcWeight, l.k, l.c / l.groups, l.kh * l.kw, stream);
-                p.marks.clear();
-                for (int k = 0; k < 4; ++k)
-                    p.marks.emplace_back();
-            }
-            p.convD = std::make_unique<ConvDescriptors>();
-            describe(l, mathTypeFor(m_convOnCopies.math), *p.convD);
-            const void* xs = p.prepared ? p.prepared : input(i);
-            const void* ws = l.nhwc ? p.nhwcWeight : weight(i);
-            void* ys = l.nhwc ? static_cast<void*>(p.nhwcOut) : static_cast<void*>(output(i));
-            const ConvEpilogue epilogue { bias(i), m_fuseBias,
-                spec.fused_activation.kind == FusedActivation::Kind::ReLU, {} };
-            if (m_pinned)
-                p.choice = choosePinned(h.cudnn, l, *p.convD, m_convOnCopies, *m_pinned,
-                    selection() + ": layer " + std::to_string(i) + " (" + layer(i).name + ")");
-            else
-                p.choice = chooseAuto(h.cudnn, l, *p.convD, m_convOnCopies, xs, ws, ys, epilogue);
-            reserveWorkspace(p.choice.workspace);
-            // The bias inside the convolution call (cudnnConvolutionBiasActivationForward) instead of a separate
-            // cudnnAddTensor pass over the output: on the H200 the fused epilogue took 64→64 @512² from 2.11 to
-            // 1.88 ms. Option fuse_bias=0 keeps the separate pass (to show what the fusion saves).
-            // A fused ReLU (compute/fusion.h) rides in the same call with any algorithm; the other fused activations
-            // run as cudnnActivationForward in place on the output, still inside the layer.
-            const FusedActivation::Kind fusedAct = spec.fused_activation.kind;
-            // A graph API plan (cudnn.auto's race, graph_conv.h) runs the convolution alone: bias and activation follow.
-            p.fusedBias = !p.choice.graph && legacyFusesBias(epilogue, p.choice.algo);
-            const bool reluInCall = p.fusedBias && epilogue.relu;
-            if (p.fusedBias) {
-                p.act = std::make_unique<ActivationDesc>();
-                p.act->set(reluInCall ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, 0.0);
-            }
-            if (spec.fused_activation && !reluInCall) {
-                p.epilogue = std::make_unique<ActivationDesc>();
-                p.epilogue->set(activationMode(fusedAct), spec.fused_activation.param);
-            }
-
-            std::string note = m_pinned ? "cuDNN " + algorithmName(p.choice.algo)
-                                        : "cudnn.auto → "
-                    + (p.choice.graph ? p.choice.graph->name() + ", ahead of legacy " + algorithmName(p.choice.algo)
-                                      : algorithmName(p.choice.algo))
-                    + (p.choice.cached ? " (cached choice)" : " (Find: " + formatMs(p.choice.findMs) + ")");
-            if (!m_pinned && p.choice.graphTried > 0)
-                note += ", " + std::to_string(p.choice.graphTried) + " graph API configurations raced: best "
-                    + formatMs(p.choice.graphMs) + " against legacy " + formatMs(p.choice.legacyMs)
-                    + (p.choice.epilogueMs >= 0 ? " (plus " + formatMs(p.choice.epilogueMs) + " per bias pass it cannot fuse)" : "");
-            note += ", math " + mathTypeName(p.choice.math) + ", workspace " + gpu::mib(p.choice.workspace);
-            if (!p.choice.overLimit.empty())
-                note += "; over the workspace limit of " + gpu::mib(m_conv.workspaceLimit) + ": " + p.choice.overLimit
-                    + " (--option workspace_limit=BYTES)";
-            if (bias(i))
-                note += p.fusedBias ? std::string(", bias ") + (reluInCall ? "and relu " : "")
-                        + "fused (cudnnConvolutionBiasActivationForward)"
-                                    : ", bias by cudnnAddTensor";
-            if (p.epilogue)
-                note += ", fused activation by cudnnActivationForward in place";
-            if (l.padStep)
-                note += "; explicit pad step for asymmetric padding [" + std::to_string(l.pad.top) + ", "
-                    + std::to_string(l.pad.bottom) + ", " + std::to_string(l.pad.left) + ", "
-                    + std::to_string(l.pad.right) + "] (cuDNN pads both sides equally), timed with the layer";
-            if (l.nhwc)
-                note += "; NHWC layout: input/output transposes timed with the layer";
-            setLayerNote(i, note);
-        }
-
-        void runConv(size_t i, LayerPlan& p, Handles& h, cudaStream_t st)
-        {
-            if (p.nativeConv) {
-                runNativeConv(*p.nativeConv, h.cudnn, nativeBuffers(i), m_workspace.get(), m_workspace.bytes(), st);
-                return;
-            }
-            const ConvLayout& l = *p.conv;
-            if (l.nhwc) {
-                harvest(p); // the previous pass has completed (every pass ends with a synchronisation)
-                p.marks[0].record(st);
-            }
-            const float* x = input(i);
-            if (l.padStep) {
-                nvtx::Range r("cudnn pad step", "cudnn");
-                padInput(x, l.n, l.c, l.h, l.w, int(l.pad.top), int(l.pad.bottom), int(l.pad.left), int(l.pad.right),
-                    l.nhwc, p.prepared, st);
-                x = p.prepared;
-            } else if (l.nhwc) {
-                nvtx::Range r("cudnn NCHW→NHWC", "cudnn");
-                transpose(x, p.prepared, l.n, l.c, l.h * l.w, st);
-                x = p.prepared;
-            }
-            if (l.nhwc)
-                p.marks[1].record(st);
-            float* y = l.nhwc ? p.nhwcOut : output(i);
-            if (p.choice.graph) {
-                p.choice.graph->execute(h.cudnn, x, l.nhwc ? p.nhwcWeight : weight(i), y, m_workspace.get());
-                if (bias(i))
-                    CONVSCOPE_CUDNN_CHECK(
-                        cudnnAddTensor(h.cudnn, &kOne, p.convD->bias.get(), bias(i), &kOne, p.convD->y.get(), y));
-            } else if (p.fusedBias) {
-                // y = identity(conv(x) + 0·y + bias) in one call; cuDNN allows the identity activation only with
-                // implicit_precomp_gemm, so that is the only algorithm fused.
-                CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(h.cudnn, &kOne, p.convD->x.get(), x,
-                    p.convD->w.get(), l.nhwc ? p.nhwcWeight : weight(i), p.convD->conv.get(), p.choice.algo,
-                    m_workspace.get(), m_workspace.bytes(), &kZero, p.convD->y.get(), y, p.convD->bias.get(), bias(i),
-                    p.act->get(), p.convD->y.get(), y));
-            } else {
-                CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h.cudnn, &kOne, p.convD->x.get(), x, p.convD->w.get(),
-                    l.nhwc ? p.nhwcWeight : weight(i), p.convD->conv.get(), p.choice.algo, m_workspace.get(),
-                    m_workspace.bytes(), &kZero, p.convD->y.get(), y));
-                if (bias(i))
-                    CONVSCOPE_CUDNN_CHECK(
-                        cudnnAddTensor(h.cudnn, &kOne, p.convD->bias.get(), bias(i), &kOne, p.convD->y.get(), y));
-            }
-            if (p.epilogue)
-                CONVSCOPE_CUDNN_CHECK(cudnnActivationForward(
-                    h.cudnn, p.epilogue->get(), &kOne, p.convD->y.get(), y, &kZero, p.convD->y.get(), y));
-            if (l.nhwc) {
-                p.marks[2].record(st);
-                nvtx::Range r("cudnn NHWC→NCHW", "cudnn");
-                transpose(p.nhwcOut, output(i), l.n, l.outH * l.outW, l.k, st);
-                p.marks[3].record(st);
-                p.marksRecorded = true;
-            }
-        }
-
-        // Moves the NHWC split of the last completed pass into the samples (at most once per pass).
-        static void harvest(LayerPlan& p)
-        {
-            if (!p.marksRecorded || p.marks.size() != 4)
-                return;
-            if (cudaEventQuery(p.marks[3].get()) != cudaSuccess) {
-                (void)cudaGetLastError(); // not ready: leave it for later
-                return;
-            }
-            p.inMs.push_back(gpu::elapsedMs(p.marks[0], p.marks[1]));
-            p.convMs.push_back(gpu::elapsedMs(p.marks[1], p.marks[2]));
-            p.outMs.push_back(gpu::elapsedMs(p.marks[2], p.marks[3]));
-            p.marksRecorded = false;
-        }
-
-        void prepareConvTranspose(size_t i, const ConvTranspose2d& spec, LayerPlan& p, Handles& h)
-        {
-            p.convT = convTransposeLayout(spec, shape(i));
-            const ConvTransposeLayout& l = *p.convT;
-            p.full = l.crop ? static_cast<float*>(scratch(i)) : nullptr;
-            p.convTD = std::make_unique<ConvTransposeDescriptors>();
-            describe(l, mathTypeFor(m_convOnCopies.math), *p.convTD);
-            p.bwd = chooseBwdData(h.cudnn, l, *p.convTD, m_convOnCopies, weight(i), input(i), l.crop ? p.full : output(i));
-            reserveWorkspace(p.bwd.workspace);
-            std::string note = "cudnnConvolutionBackwardData " + bwdDataAlgorithmName(p.bwd.algo)
-                + (p.bwd.cached ? " (cached Find choice" : " (Find choice")
-                + ", the same for every cudnn algorithm), math " + mathTypeName(p.bwd.math);
-            if (l.crop)
-                note += "; crop step (asymmetric padding or output_padding cuDNN cannot express): cuDNN writes "
-                    + std::to_string(l.fullH) + "×" + std::to_string(l.fullW) + ", cropped at ("
-                    + std::to_string(l.offH) + ", " + std::to_string(l.offW) + ") with the bias added";
-            setLayerNote(i, note);
+            p.conv = std::make_unique<Conv2dPlan>(
+                h.cudnn, spec, shape(i), m_convOnCopies, m_pinned, m_fuseBias, layerBuffers(i), stream, who);
+            reserveWorkspace(p.conv->workspaceBytes());
+            setLayerNote(i, p.conv->note());
         }
 
         void preparePool(size_t i, LayerPlan& p, const Pair& kernel, const Pair& stride, int mode)

@@ -57,6 +57,16 @@ inline const char* cudnnTypeName(DType t)
     return t == DType::F16 ? "CUDNN_DATA_HALF" : t == DType::BF16 ? "CUDNN_DATA_BFLOAT16" : "CUDNN_DATA_FLOAT";
 }
 
+// Device pointers of one layer that runs on the session's FP32 NCHW tensors, as the session holds them
+// (conv_layers.h, volume_layers.h).
+struct LayerBuffers {
+    const float* x = nullptr;
+    const float* weight = nullptr;
+    const float* bias = nullptr;
+    float* y = nullptr;
+    void* scratch = nullptr; // the layer's scratch bytes (convScratchBytes, volumeScratchBytes) of it
+};
+
 // Owning wrappers; every create/set is checked.
 class TensorDesc {
 public:

@@ -8,13 +8,12 @@
 // on the values.
 #include "kernels/cudnn/cudnn_session.h"
 
-#include "compute/error.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_buffer.h"
-#include "kernels/common/device_info.h"
 #include "kernels/common/storage_convert.cuh"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/cudnn_support.h"
+#include "kernels/cudnn/explorer_support.h"
 #include "kernels/cudnn/graph_conv.h"
 
 #include <nlohmann/json.hpp>
@@ -23,27 +22,13 @@
 
 namespace convscope::cudnn {
 
-namespace {
-    constexpr int kTimedRuns = 10;
-
-    const char* statusName(cudnnStatus_t s) { return cudnnGetErrorString(s); }
-
-    std::string determinismName(cudnnDeterminism_t d) { return d == CUDNN_DETERMINISTIC ? "yes" : "no"; }
-} // namespace
-
 std::string exploreConvolution(
     const Network& net, const ShapeReport& shapes, size_t index, const SessionOptions& options)
 {
-    if (index >= net.layers.size() || index >= shapes.layers.size())
-        throw InputError("explore: layer " + std::to_string(index) + " does not exist");
-    const auto* spec = std::get_if<Conv2d>(&net.layers[index].spec);
+    const auto* spec = layerToExplore<Conv2d>(net, shapes, index);
     if (!spec)
         return {};
     const LayerShape& shape = shapes.layers[index];
-    if (!shape.ok)
-        throw InputError("layer " + std::to_string(index) + " (" + net.layers[index].name + "): " + shape.error);
-    gpu::requireUsable();
-    gpu::selectDevice();
     const ConvOptions o = convOptions(options);
     // In tf32/fp16/bf16 a session stores tensors channels-last in that format and runs conv2d natively on them
     // (cudnn_session.cpp), unless its padding is asymmetric: the explorer times exactly that configuration.
@@ -51,28 +36,23 @@ std::string exploreConvolution(
     const bool native = !storage.plainFp32() && shape.resolvedPadding.isSymmetric();
     const ConvLayout l = native ? nativeConvLayout(*spec, shape, storage.dtype) : convLayout(*spec, shape, o.nhwc);
     const size_t elemBytes = dtypeBytes(l.storage);
-    Handles& h = threadHandles();
-    gpu::CudaStream stream;
-    CONVSCOPE_CUDNN_CHECK(cudnnSetStream(h.cudnn, stream.get()));
-    // The handle outlives this stream: point it back at the default stream however we leave.
-    struct StreamReset {
-        cudnnHandle_t handle;
-        ~StreamReset() { (void)cudnnSetStream(handle, nullptr); }
-    } resetStream { h.cudnn };
+    ExplorerStream stream;
+    const cudnnHandle_t h = stream.handle();
 
     ConvDescriptors d;
     describe(l, mathTypeFor(o.math), d);
-    const size_t xElems = size_t(l.n) * l.c * l.ph * l.pw, wElems = size_t(l.k) * (l.c / l.groups) * l.kh * l.kw;
+    const size_t xElems = size_t(l.n) * l.cin * l.ph * l.pw;
+    const size_t wElems = size_t(l.cout) * (l.cin / l.groups) * l.kernel[0] * l.kernel[1];
     gpu::DeviceBuffer x(xElems * elemBytes, "explorer input");
     gpu::DeviceBuffer w(wElems * elemBytes, "explorer weights");
-    gpu::DeviceBuffer y(size_t(l.n) * l.k * l.outH * l.outW * elemBytes, "explorer output");
+    gpu::DeviceBuffer y(size_t(l.n) * l.cout * l.out[0] * l.out[1] * elemBytes, "explorer output");
     {
         // Constants written as FP32 and converted to the data type (cudnnSetTensor takes a value of the tensor's type).
         gpu::DeviceBuffer f32(std::max(xElems, wElems) * sizeof(float), "explorer constants");
         auto fill = [&](const gpu::DeviceBuffer& dst, size_t n, float value) {
             TensorDesc flat;
             flat.set(CUDNN_TENSOR_NCHW, 1, 1, 1, int(n));
-            CONVSCOPE_CUDNN_CHECK(cudnnSetTensor(h.cudnn, flat.get(), f32.get(), &value));
+            CONVSCOPE_CUDNN_CHECK(cudnnSetTensor(h, flat.get(), f32.get(), &value));
             gpu::convertValues(f32.floats(), dst.get(), int64_t(n), l.storage, stream.get());
             CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
         };
@@ -80,42 +60,23 @@ std::string exploreConvolution(
         fill(w, wElems, 0.01f);
     }
 
-    // cuDNN's Find over every algorithm, with as much workspace as the limit allows.
-    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT * 2);
-    int returned = 0;
-    // Kept for the graph API row below, which searches within the same workspace.
+    // cuDNN's Find over every algorithm, with as much workspace as the limit allows; the workspace is kept for the
+    // graph API row below, which searches within the same workspace.
+    const ExploredConv conv { h, stream.get(), d, x.get(), w.get(), y.get() };
     gpu::DeviceBuffer findWs = findWorkspace(o.workspaceLimit);
-    CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h.cudnn, d.x.get(), x.get(), d.w.get(), w.get(),
-        d.conv.get(), d.y.get(), y.get(), int(perf.size()), &returned, perf.data(), findWs.get(), findWs.bytes()));
-    perf.resize(size_t(std::max(returned, 0)));
+    const std::vector<cudnnConvolutionFwdAlgoPerf_t> perf = findAll(conv, findWs);
 
-    nlohmann::json doc;
-    doc["layer"] = index;
-    doc["name"] = net.layers[index].name;
-    doc["input"] = shape.in.str();
-    doc["output"] = shape.out.str();
-    doc["kernel"] = { l.kh, l.kw };
-    doc["stride"] = { l.sh, l.sw };
-    doc["dilation"] = { l.dh, l.dw };
+    nlohmann::json doc = explorerDocument(net, index, shape, l, o);
     doc["padding"] = { l.pad.top, l.pad.bottom, l.pad.left, l.pad.right };
-    doc["groups"] = l.groups;
     doc["pad_step"] = l.padStep;
-    doc["math"] = mathModeName(o.math);
     doc["layout"] = native ? "nhwc (native: the session's channels-last storage)" : o.nhwc ? "nhwc" : "nchw";
     doc["data_type"] = cudnnTypeName(l.storage);
     doc["compute_type"] = "CUDNN_DATA_FLOAT";
-    doc["workspace_limit_bytes"] = o.workspaceLimit;
-    doc["cudnn"] = cudnnVersionString();
-    doc["timed_runs"] = kTimedRuns;
+    doc["find"] = findRows(perf, cudnnTypeName(l.storage));
 
-    nlohmann::json find = nlohmann::json::array();
     std::vector<std::string> candidates; // what chooseAuto re-times: acceptable, within 1.5x of Find's best, ≤ 4
     float bestFind = -1;
     for (const auto& p : perf) {
-        find.push_back({ { "algorithm", algorithmName(p.algo) }, { "status", statusName(p.status) },
-            { "time_ms", p.status == CUDNN_STATUS_SUCCESS ? nlohmann::json(p.time) : nlohmann::json() },
-            { "workspace_bytes", p.memory }, { "deterministic", determinismName(p.determinism) },
-            { "math", mathTypeName(p.mathType) }, { "data_type", cudnnTypeName(l.storage) } });
         const bool mathOk = o.math != MathMode::FP32 || p.mathType == CUDNN_FMA_MATH;
         if (p.status == CUDNN_STATUS_SUCCESS && p.memory <= o.workspaceLimit && mathOk && candidates.size() < 4
             && (bestFind < 0 || p.time <= 1.5f * bestFind)) {
@@ -124,85 +85,8 @@ std::string exploreConvolution(
             candidates.push_back(algorithmName(p.algo));
         }
     }
-    doc["find"] = find;
 
-    nlohmann::json algos = nlohmann::json::array();
-    gpu::CudaEvent start, stop;
-    for (const auto& a : algorithmNames()) {
-        if (std::string(a.name) == "auto")
-            continue;
-        nlohmann::json e;
-        e["algorithm"] = a.name;
-        e["data_type"] = cudnnTypeName(l.storage);
-        d.conv.setMath(mathTypeFor(o.math));
-        size_t wsBytes = 0;
-        const cudnnStatus_t st = cudnnGetConvolutionForwardWorkspaceSize(
-            h.cudnn, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), a.algo, &wsBytes);
-        // cuDNN's Find entry for this algorithm (the first, i.e. fastest, when it lists several math types).
-        const cudnnConvolutionFwdAlgoPerf_t* fp = nullptr;
-        for (const auto& p : perf)
-            if (p.algo == a.algo && p.status == CUDNN_STATUS_SUCCESS) {
-                fp = &p;
-                break;
-            }
-        if (fp) {
-            e["find_ms"] = fp->time;
-            e["deterministic"] = determinismName(fp->determinism);
-            e["math"] = mathTypeName(fp->mathType);
-        } else {
-            e["math"] = mathTypeName(mathTypeFor(o.math));
-        }
-        if (st != CUDNN_STATUS_SUCCESS) {
-            e["status"] = "unsupported";
-            e["reason"] = reason(st);
-            algos.push_back(e);
-            continue;
-        }
-        e["workspace_bytes"] = wsBytes;
-        if (wsBytes > o.workspaceLimit) {
-            e["status"] = "over_limit";
-            e["reason"]
-                = "needs " + gpu::mib(wsBytes) + " of workspace, more than the limit of " + gpu::mib(o.workspaceLimit);
-            algos.push_back(e);
-            continue;
-        }
-        gpu::DeviceBuffer ws;
-        try {
-            if (wsBytes)
-                ws = gpu::DeviceBuffer(wsBytes, "explorer workspace for " + std::string(a.name));
-        } catch (const OutOfMemoryError& ex) {
-            e["status"] = "out_of_memory";
-            e["reason"] = ex.what();
-            algos.push_back(e);
-            continue;
-        }
-        const float one = 1.0f, zero = 0.0f;
-        auto run = [&] {
-            return cudnnConvolutionForward(h.cudnn, &one, d.x.get(), x.get(), d.w.get(), w.get(), d.conv.get(), a.algo,
-                ws.get(), wsBytes, &zero, d.y.get(), y.get());
-        };
-        const cudnnStatus_t first = run(); // also the warm-up
-        if (first != CUDNN_STATUS_SUCCESS) {
-            e["status"] = "failed";
-            e["reason"] = reason(first);
-            algos.push_back(e);
-            continue;
-        }
-        std::vector<double> times;
-        for (int r = 0; r < kTimedRuns; ++r) {
-            start.record(stream.get());
-            CONVSCOPE_CUDNN_CHECK(run());
-            stop.record(stream.get());
-            CONVSCOPE_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-            times.push_back(gpu::elapsedMs(start, stop));
-        }
-        std::sort(times.begin(), times.end());
-        e["status"] = "ok";
-        e["time_ms"] = 0.5 * (times[(times.size() - 1) / 2] + times[times.size() / 2]);
-        e["min_ms"] = times.front();
-        algos.push_back(e);
-    }
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    nlohmann::json algos = algorithmRows(conv, perf, o, { cudnnTypeName(l.storage), true });
     // cudnn.auto's rule (conv_plan.cpp): among Find's candidates, the lowest median of our timing.
     std::string autoChoice = candidates.empty() ? std::string() : candidates.front();
     double autoMs = -1;
@@ -223,8 +107,8 @@ std::string exploreConvolution(
             { "data_type", cudnnTypeName(l.storage) } };
         try {
             int tried = 0;
-            const auto plan = GraphConvPlan::tune(
-                h.cudnn, l, o.math, x.get(), w.get(), y.get(), findWs.get(), findWs.bytes(), &tried);
+            const auto plan
+                = GraphConvPlan::tune(h, l, o.math, x.get(), w.get(), y.get(), findWs.get(), findWs.bytes(), &tried);
             if (plan) {
                 e["status"] = "ok";
                 e["time_ms"] = plan->medianMs();

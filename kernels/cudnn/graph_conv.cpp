@@ -119,16 +119,16 @@ std::shared_ptr<GraphConvPlan> GraphConvPlan::tune(cudnnHandle_t h, const ConvLa
     // Native: NHWC tensors and [K, R, S, C/g] filters of the storage type; the compute type stays FLOAT.
     const cudnnDataType_t type = l.dataType();
     std::vector<Desc> keep;
-    keep.push_back(tensor(kUidX, { l.n, l.c, l.ph, l.pw }, type, l.native));
-    keep.push_back(tensor(kUidW, { l.k, l.c / l.groups, l.kh, l.kw }, type, l.native));
-    keep.push_back(tensor(kUidY, { l.n, l.k, l.outH, l.outW }, type, l.native));
+    keep.push_back(tensor(kUidX, { l.n, l.cin, l.ph, l.pw }, type, l.native));
+    keep.push_back(tensor(kUidW, { l.cout, l.cin / l.groups, l.kernel[0], l.kernel[1] }, type, l.native));
+    keep.push_back(tensor(kUidY, { l.n, l.cout, l.out[0], l.out[1] }, type, l.native));
 
     Desc conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
     const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
     const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
     const int64_t spatial = 2;
     const std::array<int64_t, 2> pad { l.padStep ? 0 : int64_t(l.pad.top), l.padStep ? 0 : int64_t(l.pad.left) };
-    const std::array<int64_t, 2> stride { l.sh, l.sw }, dilation { l.dh, l.dw };
+    const std::array<int64_t, 2> stride { l.stride[0], l.stride[1] }, dilation { l.dilation[0], l.dilation[1] };
     conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
     conv.set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
     conv.set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial);

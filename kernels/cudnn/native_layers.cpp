@@ -32,7 +32,7 @@ size_t nativeConvScratchBytes(const Conv2d& spec, const LayerShape& shape, DType
 {
     const ConvLayout l = nativeConvLayout(spec, shape, storage);
     const size_t bytes = dtypeBytes(storage);
-    return gpu::DeviceArena::alignUp(l.nhwcWeightFloats() * bytes) + gpu::DeviceArena::alignUp(size_t(l.k) * bytes);
+    return gpu::DeviceArena::alignUp(l.nhwcWeightFloats() * bytes) + gpu::DeviceArena::alignUp(size_t(l.cout) * bytes);
 }
 
 std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& spec, const LayerShape& shape, DType type,
@@ -45,11 +45,11 @@ std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& sp
     auto* sp = static_cast<char*>(b.scratch);
     // [K, C/g, R, S] is a tensor whose channels-last form is [K, R, S, C/g]: toStorage converts and permutes.
     const StorageFormat format { type, true };
-    gpu::toStorage(b.weight, sp, Shape::nchw(l.k, l.c / l.groups, l.kh, l.kw), format, stream);
+    gpu::toStorage(b.weight, sp, Shape::nchw(l.cout, l.cin / l.groups, l.kernel[0], l.kernel[1]), format, stream);
     p->weight = sp;
     if (b.bias && type != DType::F32) {
         void* bias = sp + gpu::DeviceArena::alignUp(l.nhwcWeightFloats() * dtypeBytes(type));
-        gpu::convertValues(b.bias, bias, l.k, type, stream);
+        gpu::convertValues(b.bias, bias, l.cout, type, stream);
         p->bias = bias;
     } else {
         p->bias = b.bias;
@@ -59,7 +59,7 @@ std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& sp
     p->actParam = float(spec.fused_activation.param);
     ConvEpilogue epilogue { p->bias, fuseBias, act == EpilogueAct::ReLU, {} };
     if (b.bias || act != EpilogueAct::None)
-        epilogue.pass = [y = b.y, bias = b.bias, total = shape.out.numel(), k = l.k, type, act, param = p->actParam,
+        epilogue.pass = [y = b.y, bias = b.bias, total = shape.out.numel(), k = l.cout, type, act, param = p->actParam,
                             stream] { biasActivation(y, bias, total, k, type, act, param, stream); };
     p->choice
         = pinned ? choosePinned(h, l, p->d, o, *pinned, who) : chooseAuto(h, l, p->d, o, b.x, p->weight, b.y, epilogue);
@@ -74,14 +74,7 @@ std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& sp
 
     const AlgoChoice& c = p->choice;
     const std::string tname = dtypeName(type);
-    std::string note = pinned ? "cuDNN " + algorithmName(c.algo)
-                              : "cudnn.auto → "
-            + (c.graph ? c.graph->name() + ", ahead of legacy " + algorithmName(c.algo) : algorithmName(c.algo))
-            + (c.cached ? " (cached choice)" : " (Find: " + formatMs(c.findMs) + ")");
-    if (!pinned && c.graphTried > 0)
-        note += ", " + std::to_string(c.graphTried) + " graph API configurations raced: best " + formatMs(c.graphMs)
-            + " against legacy " + formatMs(c.legacyMs)
-            + (c.epilogueMs >= 0 ? " (plus " + formatMs(c.epilogueMs) + " per epilogue pass)" : "");
+    std::string note = choiceNote(c, pinned.has_value(), "epilogue pass");
     note += "; native " + tname + " NHWC (" + cudnnTypeName(type) + " tensors, [K, R, S, C/g] " + tname
         + " weights, compute CUDNN_DATA_FLOAT, math " + mathTypeName(c.math) + "), workspace " + gpu::mib(c.workspace);
     if (!c.overLimit.empty())
@@ -114,8 +107,8 @@ void runNativeConv(const NativeConvPlan& p, cudnnHandle_t h, const NativeConvBuf
     }
     if (p.pass)
         biasActivation(b.y, p.fusedBias ? nullptr : b.bias,
-            int64_t(p.layout.n) * p.layout.k * p.layout.outH * p.layout.outW, p.layout.k, p.layout.storage, p.passAct,
-            p.actParam, stream);
+            int64_t(p.layout.n) * p.layout.cout * p.layout.out[0] * p.layout.out[1], p.layout.cout, p.layout.storage,
+            p.passAct, p.actParam, stream);
 }
 
 void runNativeLinear(cublasHandle_t h, const LayerShape& s, DType type, MathMode math, const void* w, const void* x,

@@ -14,7 +14,7 @@ namespace {
     class Conv3dPlan final : public VolumeLayerPlan {
     public:
         Conv3dPlan(const Conv3d& spec, const LayerShape& s, const ConvOptions& o,
-            std::optional<cudnnConvolutionFwdAlgo_t> pinned, cudnnHandle_t h, const VolumeBuffers& b, cudaStream_t st)
+            std::optional<cudnnConvolutionFwdAlgo_t> pinned, cudnnHandle_t h, const LayerBuffers& b, cudaStream_t st)
             : m_layout(conv3dLayout(spec, s))
         {
             describe(m_layout, mathTypeFor(o.math), m_d);
@@ -39,7 +39,7 @@ namespace {
                 + (b.bias ? (m_fusedBias ? ", bias fused" : ", bias by cudnnAddTensor") : "");
         }
 
-        void run(cudnnHandle_t h, const VolumeBuffers& b, void* ws, size_t wsBytes, cudaStream_t st) const override
+        void run(cudnnHandle_t h, const LayerBuffers& b, void* ws, size_t wsBytes, cudaStream_t st) const override
         {
             const float* x = b.x;
             if (m_layout.padStep) {
@@ -60,13 +60,13 @@ namespace {
 
     private:
         cudnnStatus_t fusedStatus(
-            cudnnHandle_t h, const float* x, const VolumeBuffers& b, void* ws, size_t wsBytes) const
+            cudnnHandle_t h, const float* x, const LayerBuffers& b, void* ws, size_t wsBytes) const
         {
             return cudnnConvolutionBiasActivationForward(h, &kOne, m_d.x.get(), x, m_d.w.get(), b.weight,
                 m_d.conv.get(), m_choice.algo, ws, wsBytes, &kZero, m_d.y.get(), b.y, m_d.bias.get(), b.bias,
                 m_identity.get(), m_d.y.get(), b.y);
         }
-        bool fusedCallRuns(cudnnHandle_t h, const float* x, const VolumeBuffers& b)
+        bool fusedCallRuns(cudnnHandle_t h, const float* x, const LayerBuffers& b)
         {
             // Its workspace: as much as the unfused call needs, allocated just for this probe.
             gpu::DeviceBuffer ws;
@@ -78,8 +78,8 @@ namespace {
         Pad3d pad() const
         {
             const Conv3dLayout& l = m_layout;
-            return { l.n, l.c, l.d, l.h, l.w, int(l.pad.front), int(l.pad.back), int(l.pad.top), int(l.pad.bottom),
-                int(l.pad.left), int(l.pad.right) };
+            return { l.n, l.cin, l.in[0], l.in[1], l.in[2], int(l.pad.front), int(l.pad.back), int(l.pad.top),
+                int(l.pad.bottom), int(l.pad.left), int(l.pad.right) };
         }
 
         Conv3dLayout m_layout;
@@ -93,7 +93,7 @@ namespace {
     class ConvTranspose3dPlan final : public VolumeLayerPlan {
     public:
         ConvTranspose3dPlan(const ConvTranspose3d& spec, const LayerShape& s, const ConvOptions& o, cudnnHandle_t h,
-            const VolumeBuffers& b)
+            const LayerBuffers& b)
             : m_layout(convTranspose3dLayout(spec, s))
         {
             describe(m_layout, mathTypeFor(o.math), m_d);
@@ -103,12 +103,12 @@ namespace {
                 + " into the full transposed output, then a crop step with the bias";
         }
 
-        void run(cudnnHandle_t h, const VolumeBuffers& b, void* ws, size_t wsBytes, cudaStream_t st) const override
+        void run(cudnnHandle_t h, const LayerBuffers& b, void* ws, size_t wsBytes, cudaStream_t st) const override
         {
             CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &kOne, m_d.w.get(), b.weight, m_d.dy.get(), b.x,
                 m_d.conv.get(), m_choice.algo, ws, wsBytes, &kZero, m_d.dx.get(), b.scratch));
             const ConvTranspose3dLayout& l = m_layout;
-            cropVolumeAddBias({ l.n, l.cout, l.fd, l.fh, l.fw, l.offD, l.offH, l.offW, l.od, l.oh, l.ow },
+            cropVolumeAddBias({ l.n, l.cout, l.fd, l.fh, l.fw, l.offD, l.offH, l.offW, l.out[0], l.out[1], l.out[2] },
                 static_cast<const float*>(b.scratch), b.bias, b.y, st);
         }
         size_t workspaceBytes() const override { return m_choice.workspace; }
@@ -150,7 +150,7 @@ namespace {
             m_note = "cudnnPoolingForward (Nd)";
         }
 
-        void run(cudnnHandle_t h, const VolumeBuffers& b, void*, size_t, cudaStream_t st) const override
+        void run(cudnnHandle_t h, const LayerBuffers& b, void*, size_t, cudaStream_t st) const override
         {
             if (!m_ours) {
                 CONVSCOPE_CUDNN_CHECK(
@@ -184,7 +184,7 @@ size_t volumeScratchBytes(const LayerSpec& spec, const LayerShape& shape)
 }
 
 std::unique_ptr<VolumeLayerPlan> planVolumeLayer(const LayerSpec& spec, const LayerShape& s, const ConvOptions& o,
-    std::optional<cudnnConvolutionFwdAlgo_t> pinned, cudnnHandle_t h, const VolumeBuffers& b, cudaStream_t stream)
+    std::optional<cudnnConvolutionFwdAlgo_t> pinned, cudnnHandle_t h, const LayerBuffers& b, cudaStream_t stream)
 {
     if (const auto* c = std::get_if<Conv3d>(&spec))
         return std::make_unique<Conv3dPlan>(*c, s, o, pinned, h, b, stream);

@@ -17,21 +17,12 @@
 
 namespace convscope::cudnn {
 
-// Device pointers of one layer, as the session holds them.
-struct VolumeBuffers {
-    const float* x = nullptr;
-    const float* weight = nullptr;
-    const float* bias = nullptr;
-    float* y = nullptr;
-    void* scratch = nullptr; // volumeScratchBytes of it
-};
-
 class VolumeLayerPlan {
 public:
     virtual ~VolumeLayerPlan() = default;
     // Enqueues the layer on the handle's stream; `workspace` holds at least workspaceBytes().
     virtual void run(
-        cudnnHandle_t h, const VolumeBuffers& b, void* workspace, size_t workspaceBytes, cudaStream_t stream) const = 0;
+        cudnnHandle_t h, const LayerBuffers& b, void* workspace, size_t workspaceBytes, cudaStream_t stream) const = 0;
     virtual size_t workspaceBytes() const { return 0; }
     virtual std::string note() const = 0;
 };
@@ -43,6 +34,6 @@ size_t volumeScratchBytes(const LayerSpec& spec, const LayerShape& shape);
 // Plans a 3-D window layer: null for any other kind. `auto` when pinned is nullopt. Untimed; may run cuDNN's Find on
 // the layer's buffers (their contents are overwritten).
 std::unique_ptr<VolumeLayerPlan> planVolumeLayer(const LayerSpec& spec, const LayerShape& shape, const ConvOptions& o,
-    std::optional<cudnnConvolutionFwdAlgo_t> pinned, cudnnHandle_t h, const VolumeBuffers& b, cudaStream_t stream);
+    std::optional<cudnnConvolutionFwdAlgo_t> pinned, cudnnHandle_t h, const LayerBuffers& b, cudaStream_t stream);
 
 } // namespace convscope::cudnn

@@ -3,29 +3,19 @@
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_buffer.h"
+#include "kernels/cudnn/choice_cache.h"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <sstream>
 #include <vector>
 
 namespace convscope::cudnn {
 
 namespace {
-    std::mutex g_volumeCacheMutex;
-    std::map<std::string, Conv3dChoice> g_conv3dCache;
-    std::map<std::string, BwdDataChoice> g_bwd3dCache;
+    ChoiceCache<Conv3dChoice> g_conv3dCache;
+    ChoiceCache<BwdDataChoice> g_bwd3dCache;
 
     constexpr int kRetimeRuns = 5;
-
-    int toInt(int64_t v, const char* what)
-    {
-        if (v < 0 || v > 0x7fffffff)
-            throw UnsupportedError(std::string("cudnn: ") + what + " " + std::to_string(v)
-                + " does not fit cuDNN's 32-bit descriptor fields");
-        return static_cast<int>(v);
-    }
 
     // FP32 must never run on tensor cores: with float data DEFAULT_MATH and the TENSOR_OP types may use TF32.
     bool acceptable(cudnnMathType_t m, MathMode mode) { return mode == MathMode::TF32 || m == CUDNN_FMA_MATH; }
@@ -33,11 +23,11 @@ namespace {
     std::string key(const Conv3dLayout& l, const ConvOptions& o)
     {
         std::ostringstream k;
-        k << (o.math == MathMode::TF32 ? "tf32 " : "fp32 ") << l.n << "," << l.c << "," << l.pd << "," << l.ph << ","
-          << l.pw << " → " << l.k << "," << l.od << "," << l.oh << "," << l.ow << " " << l.kd << "x" << l.kh << "x"
-          << l.kw << " s" << l.stride[0] << "," << l.stride[1] << "," << l.stride[2] << " d" << l.dilation[0] << ","
-          << l.dilation[1] << "," << l.dilation[2] << " p" << l.cudnnPad[0] << "," << l.cudnnPad[1] << ","
-          << l.cudnnPad[2] << " g" << l.groups << " ws" << o.workspaceLimit;
+        k << (o.math == MathMode::TF32 ? "tf32 " : "fp32 ") << l.n << "," << l.cin << "," << l.pd << "," << l.ph << ","
+          << l.pw << " → " << l.cout << "," << l.out[0] << "," << l.out[1] << "," << l.out[2] << " " << l.kernel[0]
+          << "x" << l.kernel[1] << "x" << l.kernel[2] << " s" << l.stride[0] << "," << l.stride[1] << "," << l.stride[2]
+          << " d" << l.dilation[0] << "," << l.dilation[1] << "," << l.dilation[2] << " p" << l.cudnnPad[0] << ","
+          << l.cudnnPad[1] << "," << l.cudnnPad[2] << " g" << l.groups << " ws" << o.workspaceLimit;
         return k.str();
     }
 
@@ -48,54 +38,39 @@ namespace {
     }
 } // namespace
 
-size_t Conv3dLayout::paddedFloats() const { return padStep ? size_t(n) * c * pd * ph * pw : 0; }
+size_t Conv3dLayout::paddedFloats() const { return padStep ? size_t(n) * cin * pd * ph * pw : 0; }
 
 Conv3dLayout conv3dLayout(const Conv3d& spec, const LayerShape& shape)
 {
     Conv3dLayout l {};
-    l.n = toInt(shape.in.n, "batch");
-    l.c = toInt(shape.in.c, "channels");
-    l.d = toInt(shape.in.d, "depth");
-    l.h = toInt(shape.in.h, "height");
-    l.w = toInt(shape.in.w, "width");
-    l.k = toInt(shape.out.c, "out_channels");
-    l.od = toInt(shape.out.d, "output depth");
-    l.oh = toInt(shape.out.h, "output height");
-    l.ow = toInt(shape.out.w, "output width");
-    l.kd = toInt(spec.kernel_size[0], "kernel depth");
-    l.kh = toInt(spec.kernel_size[1], "kernel height");
-    l.kw = toInt(spec.kernel_size[2], "kernel width");
-    for (int a = 0; a < 3; ++a) {
-        l.stride[a] = toInt(spec.stride[size_t(a)], "stride");
-        l.dilation[a] = toInt(spec.dilation[size_t(a)], "dilation");
-    }
-    l.groups = toInt(spec.groups, "groups");
+    static_cast<ConvGeometry<3>&>(l) = convGeometry(spec, shape);
     l.pad = shape.resolvedPadding3d;
     l.padStep = l.pad.front != l.pad.back || l.pad.top != l.pad.bottom || l.pad.left != l.pad.right;
     const int before[3] = { toInt(l.pad.front, "padding"), toInt(l.pad.top, "padding"), toInt(l.pad.left, "padding") };
     for (int a = 0; a < 3; ++a)
         l.cudnnPad[a] = l.padStep ? 0 : before[a];
-    l.pd = l.padStep ? toInt(shape.in.d + l.pad.front + l.pad.back, "padded depth") : l.d;
-    l.ph = l.padStep ? toInt(shape.in.h + l.pad.top + l.pad.bottom, "padded height") : l.h;
-    l.pw = l.padStep ? toInt(shape.in.w + l.pad.left + l.pad.right, "padded width") : l.w;
+    l.pd = l.padStep ? toInt(shape.in.d + l.pad.front + l.pad.back, "padded depth") : l.in[0];
+    l.ph = l.padStep ? toInt(shape.in.h + l.pad.top + l.pad.bottom, "padded height") : l.in[1];
+    l.pw = l.padStep ? toInt(shape.in.w + l.pad.left + l.pad.right, "padded width") : l.in[2];
     return l;
 }
 
 void describe(const Conv3dLayout& l, cudnnMathType_t math, Conv3dDescriptors& d)
 {
-    d.x.set5d(l.n, l.c, l.pd, l.ph, l.pw);
-    d.y.set5d(l.n, l.k, l.od, l.oh, l.ow);
-    d.bias.set5d(1, l.k, 1, 1, 1);
-    d.w.set5d(l.k, l.c / l.groups, l.kd, l.kh, l.kw);
-    d.conv.set3d(l.cudnnPad, l.stride, l.dilation, l.groups);
+    d.x.set5d(l.n, l.cin, l.pd, l.ph, l.pw);
+    d.y.set5d(l.n, l.cout, l.out[0], l.out[1], l.out[2]);
+    d.bias.set5d(1, l.cout, 1, 1, 1);
+    d.w.set5d(l.cout, l.cin / l.groups, l.kernel[0], l.kernel[1], l.kernel[2]);
+    d.conv.set3d(l.cudnnPad, l.stride.data(), l.dilation.data(), l.groups);
     d.conv.setMath(math);
     int out[5] = {};
     CONVSCOPE_CUDNN_CHECK(cudnnGetConvolutionNdForwardOutputDim(d.conv.get(), d.x.get(), d.w.get(), 5, out));
-    if (out[0] != l.n || out[1] != l.k || out[2] != l.od || out[3] != l.oh || out[4] != l.ow)
+    if (out[0] != l.n || out[1] != l.cout || out[2] != l.out[0] || out[3] != l.out[1] || out[4] != l.out[2])
         throw Error("cudnn: conv3d output size mismatch: cuDNN computes [" + std::to_string(out[0]) + ", "
             + std::to_string(out[1]) + ", " + std::to_string(out[2]) + ", " + std::to_string(out[3]) + ", "
-            + std::to_string(out[4]) + "], shape inference [" + std::to_string(l.n) + ", " + std::to_string(l.k) + ", "
-            + std::to_string(l.od) + ", " + std::to_string(l.oh) + ", " + std::to_string(l.ow) + "]");
+            + std::to_string(out[4]) + "], shape inference [" + std::to_string(l.n) + ", " + std::to_string(l.cout)
+            + ", " + std::to_string(l.out[0]) + ", " + std::to_string(l.out[1]) + ", " + std::to_string(l.out[2])
+            + "]");
 }
 
 Conv3dChoice chooseConv3d(cudnnHandle_t h, const Conv3dLayout& l, Conv3dDescriptors& d, const ConvOptions& o,
@@ -116,14 +91,9 @@ Conv3dChoice chooseConv3d(cudnnHandle_t h, const Conv3dLayout& l, Conv3dDescript
         return c;
     }
     const std::string k = key(l, o);
-    {
-        std::lock_guard lock(g_volumeCacheMutex);
-        if (auto it = g_conv3dCache.find(k); it != g_conv3dCache.end()) {
-            Conv3dChoice c = it->second;
-            c.cached = true;
-            d.conv.setMath(c.math);
-            return c;
-        }
+    if (auto cached = g_conv3dCache.find(k)) {
+        d.conv.setMath(cached->math);
+        return *cached;
     }
     gpu::DeviceBuffer ws = findWorkspace(o.workspaceLimit);
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT * 2);
@@ -173,8 +143,7 @@ Conv3dChoice chooseConv3d(cudnnHandle_t h, const Conv3dLayout& l, Conv3dDescript
     }
     best.timed = int(candidates.size());
     d.conv.setMath(best.math);
-    std::lock_guard lock(g_volumeCacheMutex);
-    g_conv3dCache[k] = best;
+    g_conv3dCache.store(k, best);
     return best;
 }
 
@@ -198,28 +167,12 @@ size_t ConvTranspose3dLayout::fullFloats() const { return size_t(n) * cout * fd 
 ConvTranspose3dLayout convTranspose3dLayout(const ConvTranspose3d& spec, const LayerShape& shape)
 {
     ConvTranspose3dLayout l {};
-    l.n = toInt(shape.in.n, "batch");
-    l.cin = toInt(shape.in.c, "channels");
-    l.d = toInt(shape.in.d, "depth");
-    l.h = toInt(shape.in.h, "height");
-    l.w = toInt(shape.in.w, "width");
-    l.cout = toInt(shape.out.c, "out_channels");
-    l.od = toInt(shape.out.d, "output depth");
-    l.oh = toInt(shape.out.h, "output height");
-    l.ow = toInt(shape.out.w, "output width");
-    l.kd = toInt(spec.kernel_size[0], "kernel depth");
-    l.kh = toInt(spec.kernel_size[1], "kernel height");
-    l.kw = toInt(spec.kernel_size[2], "kernel width");
-    for (int a = 0; a < 3; ++a) {
-        l.stride[a] = toInt(spec.stride[size_t(a)], "stride");
-        l.dilation[a] = toInt(spec.dilation[size_t(a)], "dilation");
-    }
-    l.groups = toInt(spec.groups, "groups");
+    static_cast<ConvGeometry<3>&>(l) = convGeometry(spec, shape);
     // The full transposed output: every input voxel's whole kernel footprint, nothing cropped.
-    const int in[3] = { l.d, l.h, l.w }, k[3] = { l.kd, l.kh, l.kw };
     int full[3];
-    for (int a = 0; a < 3; ++a)
-        full[a] = toInt(int64_t(in[a] - 1) * l.stride[a] + int64_t(l.dilation[a]) * (k[a] - 1) + 1, "full output size");
+    for (size_t a = 0; a < 3; ++a)
+        full[a] = toInt(
+            int64_t(l.in[a] - 1) * l.stride[a] + int64_t(l.dilation[a]) * (l.kernel[a] - 1) + 1, "full output size");
     l.fd = full[0], l.fh = full[1], l.fw = full[2];
     const Padding3d& p = shape.resolvedPadding3d;
     l.offD = toInt(p.front, "padding");
@@ -230,11 +183,11 @@ ConvTranspose3dLayout convTranspose3dLayout(const ConvTranspose3d& spec, const L
 
 void describe(const ConvTranspose3dLayout& l, cudnnMathType_t math, ConvTranspose3dDescriptors& d)
 {
-    d.dy.set5d(l.n, l.cin, l.d, l.h, l.w);
+    d.dy.set5d(l.n, l.cin, l.in[0], l.in[1], l.in[2]);
     d.dx.set5d(l.n, l.cout, l.fd, l.fh, l.fw);
-    d.w.set5d(l.cin, l.cout / l.groups, l.kd, l.kh, l.kw);
+    d.w.set5d(l.cin, l.cout / l.groups, l.kernel[0], l.kernel[1], l.kernel[2]);
     const int zero[3] = { 0, 0, 0 };
-    d.conv.set3d(zero, l.stride, l.dilation, l.groups);
+    d.conv.set3d(zero, l.stride.data(), l.dilation.data(), l.groups);
     d.conv.setMath(math);
 }
 
@@ -242,33 +195,20 @@ BwdDataChoice chooseBwdData3d(cudnnHandle_t h, const ConvTranspose3dLayout& l, C
     const ConvOptions& o, const void* w, const void* dy, void* dx)
 {
     std::ostringstream k;
-    k << "bwd3d " << (o.math == MathMode::TF32 ? "tf32 " : "fp32 ") << l.n << "," << l.cin << "," << l.d << "," << l.h
-      << "," << l.w << " → " << l.cout << "," << l.fd << "," << l.fh << "," << l.fw << " " << l.kd << "x" << l.kh << "x"
-      << l.kw << " s" << l.stride[0] << "," << l.stride[1] << "," << l.stride[2] << " d" << l.dilation[0] << ","
-      << l.dilation[1] << "," << l.dilation[2] << " g" << l.groups << " ws" << o.workspaceLimit;
-    {
-        std::lock_guard lock(g_volumeCacheMutex);
-        if (auto it = g_bwd3dCache.find(k.str()); it != g_bwd3dCache.end()) {
-            BwdDataChoice c = it->second;
-            c.cached = true;
-            d.conv.setMath(c.math);
-            return c;
-        }
+    k << "bwd3d " << (o.math == MathMode::TF32 ? "tf32 " : "fp32 ") << l.n << "," << l.cin << "," << l.in[0] << ","
+      << l.in[1] << "," << l.in[2] << " → " << l.cout << "," << l.fd << "," << l.fh << "," << l.fw << " " << l.kernel[0]
+      << "x" << l.kernel[1] << "x" << l.kernel[2] << " s" << l.stride[0] << "," << l.stride[1] << "," << l.stride[2]
+      << " d" << l.dilation[0] << "," << l.dilation[1] << "," << l.dilation[2] << " g" << l.groups << " ws"
+      << o.workspaceLimit;
+    if (auto cached = g_bwd3dCache.find(k.str())) {
+        d.conv.setMath(cached->math);
+        return *cached;
     }
-    gpu::DeviceBuffer ws = findWorkspace(o.workspaceLimit);
-    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT] = {};
-    int returned = 0;
-    CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w.get(), w, d.dy.get(), dy, d.conv.get(),
-        d.dx.get(), dx, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf, ws.get(), ws.bytes()));
-    for (int i = 0; i < returned; ++i) {
-        const auto& p = perf[i];
-        if (p.status != CUDNN_STATUS_SUCCESS || p.memory > o.workspaceLimit || !acceptable(p.mathType, o.math))
-            continue;
-        BwdDataChoice c { p.algo, p.mathType, p.memory, false };
-        d.conv.setMath(c.math);
-        std::lock_guard lock(g_volumeCacheMutex);
-        g_bwd3dCache[k.str()] = c;
-        return c;
+    // The session's 3-D layers run on FP32 data in FP32 or TF32 (onFp32Data), where findBwdData's math rule is this
+    // file's `acceptable`.
+    if (auto found = findBwdData(h, d, o, w, dy, dx)) {
+        g_bwd3dCache.store(k.str(), *found);
+        return *found;
     }
     throw Error("cudnn: no backward-data algorithm runs this conv_transpose3d in "
         + std::string(o.math == MathMode::TF32 ? "TF32" : "FP32") + " within the workspace limit of "

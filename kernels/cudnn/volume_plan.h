@@ -29,12 +29,8 @@
 
 namespace convscope::cudnn {
 
-struct Conv3dLayout {
-    int n, c, d, h, w; // the input as given
-    int k, od, oh, ow;
-    int kd, kh, kw;
-    int stride[3], dilation[3];
-    int groups;
+// The geometry's `in` is the input as given.
+struct Conv3dLayout : ConvGeometry<3> {
     Padding3d pad; // resolved
     bool padStep; // asymmetric: pad into scratch, cuDNN padding 0
     int cudnnPad[3]; // cuDNN's symmetric padding (0 with the pad step)
@@ -43,11 +39,7 @@ struct Conv3dLayout {
 };
 Conv3dLayout conv3dLayout(const Conv3d& spec, const LayerShape& shape);
 
-struct Conv3dDescriptors {
-    TensorDesc x, y, bias;
-    FilterDesc w;
-    ConvDesc conv;
-};
+using Conv3dDescriptors = ConvDescriptors; // x, y, bias, w, conv as for conv2d, with 5-D tensors
 // Sets every descriptor and checks cuDNN agrees on the output size.
 void describe(const Conv3dLayout& layout, cudnnMathType_t math, Conv3dDescriptors& d);
 
@@ -68,23 +60,15 @@ std::string conv3dPinnedRefusal(
     cudnnHandle_t h, const Conv3dLayout& layout, const ConvOptions& o, cudnnConvolutionFwdAlgo_t algo);
 
 // conv_transpose3d as backward data into the full transposed output, then the crop step.
-struct ConvTranspose3dLayout {
-    int n, cin, d, h, w; // the layer input (cuDNN's dy)
-    int cout, od, oh, ow; // the layer output
-    int kd, kh, kw;
-    int stride[3], dilation[3];
-    int groups;
+// The geometry's `in` is the layer input (cuDNN's dy), `out` the layer output.
+struct ConvTranspose3dLayout : ConvGeometry<3> {
     int fd, fh, fw; // the full transposed output cuDNN writes
     int offD, offH, offW; // where the layer's window starts in it (the front/top/left crop)
     size_t fullFloats() const;
 };
 ConvTranspose3dLayout convTranspose3dLayout(const ConvTranspose3d& spec, const LayerShape& shape);
 
-struct ConvTranspose3dDescriptors {
-    TensorDesc dy, dx;
-    FilterDesc w;
-    ConvDesc conv;
-};
+using ConvTranspose3dDescriptors = ConvTransposeDescriptors; // dy, dx, w, conv with 5-D tensors (bias unused)
 void describe(const ConvTranspose3dLayout& layout, cudnnMathType_t math, ConvTranspose3dDescriptors& d);
 BwdDataChoice chooseBwdData3d(cudnnHandle_t h, const ConvTranspose3dLayout& layout, ConvTranspose3dDescriptors& d,
     const ConvOptions& o, const void* w, const void* dy, void* dx);

@@ -107,6 +107,8 @@ std::vector<Case> volumeCasesFor(const LayerSpec& kind)
             Builder(type, 3, 8, 3, 4).depth(5).add("c", conv3(3, { 1, 1, 1 })).done("1×1×1"),
             Builder(type, 2, 1, 12, 11).depth(13).add("c", conv3(8, { 5, 5, 5 }, { 2, 2, 4 },
                 { Padding3d::Mode::Same })).done("5×5×5 same, strides 2,2,4 (the lecture's encoder)"),
+            Builder(type, 2, 8, 6, 5).depth(4).add("c", conv3(8, { 3, 3, 3 }, { 1, 2, 1 },
+                Padding3d::symmetric(1, 1, 1), { 1, 1, 1 }, 8)).done("depthwise 3×3×3, 8 channels"),
         };
     if (std::holds_alternative<ConvTranspose3d>(kind)) {
         ConvTranspose3d a;
@@ -209,6 +211,15 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                     Builder(type, 1, 17, 12, 13)
                         .add("c", conv(8, 5, 1, { Padding2d::Mode::Same, 0, 0, 0, 0 }))
                         .done("5×5 same, 17 channels (the per-tap GEMM)"),
+                    Builder(type, 2, 16, 9, 10)
+                        .add("c", conv(16, 3, 2, pads(1, 0, 1, 1), 1, 16))
+                        .done("depthwise 3×3 stride 2, 16 channels (MobileNet)"),
+                    Builder(type, 1, 5, 8, 7)
+                        .add("c", conv(10, 3, 1, pads(2, 2, 2, 2), 2, 5))
+                        .done("depthwise, channel multiplier 2, dilation 2, 5 channels"),
+                    Builder(type, 2, 12, 8, 7)
+                        .add("c", conv(24, 3, 1, pads(1, 1, 1, 1), 1, 3))
+                        .done("groups 3, 8 outputs a group"),
                 };
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
                 ConvTranspose2d a;
@@ -222,8 +233,23 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                 b.stride = { 2, 2 };
                 b.padding = Padding2d::symmetric(1, 1);
                 b.groups = 2;
+                ConvTranspose2d c;
+                c.out_channels = 3;
+                c.kernel_size = { 2, 3 };
+                c.stride = { 3, 2 };
+                c.padding = pads(1, 0, 0, 2);
+                c.output_padding = { 2, 1 };
+                c.dilation = { 1, 2 };
+                ConvTranspose2d dw;
+                dw.out_channels = 16;
+                dw.kernel_size = { 4, 4 };
+                dw.stride = { 2, 2 };
+                dw.padding = Padding2d::symmetric(1, 1);
+                dw.groups = 16;
                 return { Builder(type, 2, 4, 5, 6).add("t", a).done("stride 2 output_padding 1"),
-                    Builder(type, 1, 4, 6, 6).add("t", b).done("k4 stride 2 groups 2 (U-Net's upsampling)") };
+                    Builder(type, 1, 4, 6, 6).add("t", b).done("k4 stride 2 groups 2 (U-Net's upsampling)"),
+                    Builder(type, 2, 5, 4, 5).add("t", c).done("strides 3,2 dilation 1,2 output_padding 2,1 asymmetric crop"),
+                    Builder(type, 1, 16, 5, 4).add("t", dw).done("depthwise k4 stride 2, 16 channels") };
             } else if constexpr (std::is_same_v<T, MaxPool2d>) {
                 MaxPool2d a;
                 a.kernel_size = { 3, 3 };

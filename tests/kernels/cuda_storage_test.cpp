@@ -42,7 +42,8 @@ struct NetBuilder {
         net.layers.push_back(std::move(l));
         return *this;
     }
-    // A 1×1 convolution with weights in ±4 (it runs on FP32 copies): values past the activations' bends.
+    // A 1×1 convolution with weights in ±4 (cuda_storage_conv_test.cpp checks the convolutions): values past the
+    // activations' bends.
     NetBuilder& spread(const std::string& name, int64_t channels)
     {
         Conv2d c;
