@@ -39,6 +39,11 @@
 // Split-K: when the tiles would not fill the device (the 14×14 layers of VGG-16 make 52 tiles on 132
 // multiprocessors), the reduction is split over blockIdx.z; each part writes FP32 partial sums to the scratch and a
 // second kernel adds them with the bias and activation.
+//
+// On Hopper (compute capability 9.0, a build whose architectures include 90) the same GEMM runs on warpgroup MMA
+// instead: conv2d_tensor_core_wgmma.cu (the why and the pipeline are there), sm_90a machine code in a translation unit
+// of its own. Which kernel and tile a layer gets is planOf's (conv2d_tensor_core_kernel.cuh: defaultWgmmaTile, measured
+// in docs/PERFORMANCE.md); --option tc_kernel=wgmma|mma and tc_tile force one.
 #include "kernels/cuda/conv2d_tensor_core.cuh"
 
 #include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
@@ -55,67 +60,130 @@ std::string conv2dTensorCoreRefusal(const ConvGeometry& g)
     return {};
 }
 
-int conv2dTensorCoreParseKBytes(const std::string& text)
-{
-    if (text == "64" || text == "128")
-        return std::stoi(text);
-    throw InputError("tc_kbytes=" + text + ": the Tensor Core k-tile row is 64 or 128 bytes of reduction");
-}
+namespace {
 
-int conv2dTensorCoreParseTile(const std::string& text)
-{
-    std::string names;
-    for (int i = 0; i < kTileCount; ++i) {
-        if (text == kTiles[i].name)
-            return i + 1;
-        names += std::string(i ? ", " : "") + kTiles[i].name;
+    int parseKBytes(const std::string& text)
+    {
+        if (text == "64" || text == "128")
+            return std::stoi(text);
+        throw InputError("tc_kbytes=" + text + ": the Tensor Core k-tile row is 64 or 128 bytes of reduction");
     }
-    throw InputError("tc_tile=" + text + ": the Tensor Core tile is one of " + names);
+
+    int parseTile(const std::string& text)
+    {
+        std::string names;
+        for (int i = 0; i < kTileCount; ++i) {
+            if (text == kTiles[i].name)
+                return i + 1;
+            names += std::string(i ? ", " : "") + kTiles[i].name;
+        }
+        throw InputError("tc_tile=" + text + ": the Tensor Core tile is one of " + names + " (wg…: the wgmma kernel)");
+    }
+
+    // The wgmma kernel runs where it was built (the build targets sm_90: CONVSCOPE_HAVE_WGMMA) and the device is
+    // compute capability 9.0 (sm_90a machine code runs on nothing else).
+    bool wgmmaRuns(const TensorCoreDevice& d)
+    {
+#if defined(CONVSCOPE_HAVE_WGMMA)
+        return d.computeCapability == 90;
+#else
+        (void)d;
+        return false;
+#endif
+    }
+
+    Plan planFor(const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d)
+    {
+        return planOf(g, type, d.smCount, o.tile, o.kBytes, KernelChoice(o.kernel), wgmmaRuns(d));
+    }
+
+    template <typename T>
+    void runPlan(
+        const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st)
+    {
+#if defined(CONVSCOPE_HAVE_WGMMA)
+        if (p.wgmma)
+            return runWgmmaTyped<T>(g, p, x, bias, y, scratch, st);
+#endif
+        runTyped<T>(g, p, x, bias, y, scratch, st);
+    }
+
+} // namespace
+
+TensorCoreOptions conv2dTensorCoreParseOptions(const std::map<std::string, std::string>& extra)
+{
+    TensorCoreOptions o;
+    if (auto it = extra.find("tc_tile"); it != extra.end())
+        o.tile = parseTile(it->second);
+    if (auto it = extra.find("tc_kbytes"); it != extra.end())
+        o.kBytes = parseKBytes(it->second);
+    if (auto it = extra.find("tc_kernel"); it != extra.end()) {
+        if (it->second != "wgmma" && it->second != "mma")
+            throw InputError("tc_kernel=" + it->second + ": the Tensor Core kernel is wgmma (sm_90) or mma (mma.sync)");
+        o.kernel = it->second == "mma" ? int(KernelChoice::Mma) : int(KernelChoice::Wgmma);
+    }
+    if (o.tile > 0 && o.kernel != 0 && kTiles[o.tile - 1].wgmma != (o.kernel == int(KernelChoice::Wgmma)))
+        throw InputError(std::string("tc_tile=") + kTiles[o.tile - 1].name + " is a tile of the "
+            + (kTiles[o.tile - 1].wgmma ? "wgmma" : "mma.sync") + " kernel, not of tc_kernel=" + extra.at("tc_kernel"));
+    return o;
 }
 
-size_t conv2dTensorCoreScratchBytes(const ConvGeometry& g, DType type, int smCount, int tile, int kBytes)
+size_t conv2dTensorCoreScratchBytes(
+    const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d)
 {
-    const Plan p = planOf(g, type, smCount, tile, kBytes);
+    const Plan p = planFor(g, type, o, d);
     return p.packedBytes + p.workspaceBytes;
 }
 
-void conv2dTensorCorePrepare(
-    const ConvGeometry& g, DType type, int tile, int kBytes, const void* w, void* scratch, int smCount, cudaStream_t st)
+void conv2dTensorCorePrepare(const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d,
+    const void* w, void* scratch, cudaStream_t st)
 {
-    const Plan p = planOf(g, type, smCount, tile, kBytes);
+    const Plan p = planFor(g, type, o, d);
     gpu::withStorageType(type, [&](auto tag) {
         packTyped<decltype(tag)>(g, p, w, scratch, st);
         // No output: only lets the plan's kernel use its shared memory on this device (launch() says why).
-        runTyped<decltype(tag)>(g, p, nullptr, nullptr, nullptr, scratch, st);
+        runPlan<decltype(tag)>(g, p, nullptr, nullptr, nullptr, scratch, st);
     });
 }
 
-std::string conv2dTensorCoreNote(const ConvGeometry& g, DType type, int smCount, int tile, int kBytes)
+std::string conv2dTensorCoreNote(
+    const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d)
 {
-    const Plan p = planOf(g, type, smCount, tile, kBytes);
+    const Plan p = planFor(g, type, o, d);
     const int tk = p.rowPieces * p.pieceElems;
     const TileShape& t = kTiles[p.tile];
-    std::string note = std::string(type == DType::F32 ? "tf32 mma.sync m16n8k8"
-                                                      : std::string(dtypeName(type)) + " mma.sync m16n8k16")
-        + ", " + std::to_string(t.bm()) + "x" + std::to_string(t.bn()) + " tiles of "
-        + std::to_string(t.warpsM * t.warpsN) + " warps (64x" + std::to_string(8 * t.ni) + " each), k-tile "
-        + std::to_string(tk) + ", " + std::to_string(stagesFor(p.rowPieces)) + "-stage cp.async";
+    const std::string format = type == DType::F32 ? "tf32" : std::string(dtypeName(type));
+    std::string note;
+    if (p.wgmma)
+        note = format + " wgmma m64n" + std::to_string(t.bn()) + (type == DType::F32 ? "k8" : "k16") + ", "
+            + std::to_string(t.bm()) + "x" + std::to_string(t.bn())
+            + (t.specialized ? " tiles, a copying warpgroup feeding 2 wgmma warpgroups (persistent), "
+                             : " tiles of 2 warpgroups, ")
+            + "operands from " + std::to_string(16 * t.rowPieces) + "-byte-swizzled shared memory, k-tile "
+            + std::to_string(tk) + ", " + std::to_string(wgmmaStages(t.bn(), t.rowPieces)) + "-stage cp.async";
+    else
+        note = format + (type == DType::F32 ? " mma.sync m16n8k8" : " mma.sync m16n8k16") + ", "
+            + std::to_string(t.bm()) + "x" + std::to_string(t.bn()) + " tiles of " + std::to_string(t.warpsM * t.warpsN)
+            + " warps (64x" + std::to_string(8 * t.ni) + " each), k-tile " + std::to_string(tk) + ", "
+            + std::to_string(stagesFor(p.rowPieces)) + "-stage cp.async";
+    if (p.fallback)
+        note += " (" + std::string(p.fallback) + ")";
     if (g.c % p.pieceElems != 0)
         note += ", C = " + std::to_string(g.c) + " not a multiple of " + std::to_string(p.pieceElems)
             + ": activations copied element by element";
     if (p.splits > 1)
         note += ", split-K " + std::to_string(p.splits) + " (" + std::to_string(p.mTiles * p.nTiles) + " tiles on "
-            + std::to_string(smCount) + " SMs)";
+            + std::to_string(d.smCount) + " SMs)";
     return note;
 }
 
-void conv2dTensorCore(const ConvGeometry& g, DType type, int tile, int kBytes, const void* x, const float* bias,
-    void* y, void* scratch, int smCount, cudaStream_t st)
+void conv2dTensorCore(const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d,
+    const void* x, const float* bias, void* y, void* scratch, cudaStream_t st)
 {
     if (!conv2dTensorCoreRefusal(g).empty())
         throw Error("cuda.tensor_core: " + conv2dTensorCoreRefusal(g));
-    const Plan p = planOf(g, type, smCount, tile, kBytes);
-    gpu::withStorageType(type, [&](auto tag) { runTyped<decltype(tag)>(g, p, x, bias, y, scratch, st); });
+    const Plan p = planFor(g, type, o, d);
+    gpu::withStorageType(type, [&](auto tag) { runPlan<decltype(tag)>(g, p, x, bias, y, scratch, st); });
 }
 
 } // namespace convscope::cuda

@@ -1,6 +1,8 @@
-// conv2d on Tensor Cores (cuda.tensor_core, issue 20): an implicit GEMM on mma.sync for the tf32, fp16 and bf16 math
-// modes, reading and writing the session's channels-last storage (compute/storage_format.h). The kernel and the
-// reasons for its shape are in conv2d_tensor_core.cu. Host-side launchers only, so cuda_backend.cpp can include this.
+// conv2d on Tensor Cores (cuda.tensor_core, issue 20): an implicit GEMM on wgmma (sm_90a, compute capability 9.0) or
+// mma.sync (every other GPU, and layers wgmma does not take) for the tf32, fp16 and bf16 math modes, reading and
+// writing the session's channels-last storage (compute/storage_format.h). The kernels and the reasons for their shapes
+// are in conv2d_tensor_core.cu and conv2d_tensor_core_wgmma.cu. Host-side launchers only, so cuda_backend.cpp can
+// include this.
 #pragma once
 
 #include "compute/storage_format.h"
@@ -9,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <map>
 #include <string>
 
 namespace convscope::cuda {
@@ -16,21 +19,37 @@ namespace convscope::cuda {
 // Empty when the Tensor Core kernel runs this layer (one group); else why not (the layer then runs the FP32 implicit
 // GEMM on FP32 copies).
 std::string conv2dTensorCoreRefusal(const ConvGeometry& g);
+
+// What the session's options force (for measuring what a kernel or a shape buys; 0 everywhere: the launcher's choice):
+//   --option tc_kernel=wgmma|mma    the sm_90a warpgroup-MMA kernel or the mma.sync one (default: wgmma where it
+//                                   runs — a compute capability 9.0 GPU, C a multiple of the 16-byte piece — else mma);
+//   --option tc_tile=128x64|128x128|128x128w8|256x64 (mma.sync) | wg128x64|wg128x128|wg128x256 (wgmma);
+//   --option tc_kbytes=64|128       mma.sync's k-tile row (wgmma's is 128 bytes).
+// The parser throws InputError naming the choices, and on a wgmma tile with tc_kernel=mma (or the reverse).
+struct TensorCoreOptions {
+    int tile = 0; // index + 1 into the tile table
+    int kBytes = 0;
+    int kernel = 0; // 0: the launcher's choice, 1: mma.sync, 2: wgmma
+};
+TensorCoreOptions conv2dTensorCoreParseOptions(const std::map<std::string, std::string>& extra);
+// The device the plan is for: its multiprocessors (grid fill, split-K) and compute capability (major·10 + minor).
+struct TensorCoreDevice {
+    int smCount;
+    int computeCapability;
+};
+
 // The layer's scratch: the weights packed for the kernel ([K][R·S·C padded], in the storage type; TF32-rounded in
 // tf32 mode) and, when the grid would under-fill the device, the FP32 partial sums of the split reduction.
-// `tile`: 0 lets the launcher choose the block shape; conv2dTensorCoreParseTile's answer forces one (--option
-// tc_tile=128x64|128x128|128x128w8|256x64). `kBytes`: 0, or 64 / 128 bytes of reduction a k-tile row (--option
-// tc_kbytes=64|128). Both for measuring what a shape buys; the parsers throw InputError naming the choices.
-int conv2dTensorCoreParseTile(const std::string& text);
-int conv2dTensorCoreParseKBytes(const std::string& text);
-size_t conv2dTensorCoreScratchBytes(const ConvGeometry& g, DType type, int smCount, int tile, int kBytes);
+size_t conv2dTensorCoreScratchBytes(
+    const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d);
 // Packs `w` ([K, C, R, S] in the storage type, on the device) into the scratch. Once per layer.
-void conv2dTensorCorePrepare(const ConvGeometry& g, DType type, int tile, int kBytes, const void* w, void* scratch,
-    int smCount, cudaStream_t st);
-// Which tile and split the launcher picks ("fp16 mma.sync m16n8k16, 128x128x32 tiles, 4-stage cp.async, split-K 4").
-std::string conv2dTensorCoreNote(const ConvGeometry& g, DType type, int smCount, int tile, int kBytes);
+void conv2dTensorCorePrepare(const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d,
+    const void* w, void* scratch, cudaStream_t st);
+// Which kernel, tile and split the launcher picks ("fp16 wgmma m64n256k16, 128x256 tiles of 2 warpgroups, ...").
+std::string conv2dTensorCoreNote(
+    const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d);
 // x: [N, H, W, C] and y: [N, P, Q, K] in `type` (channels-last); bias FP32 (or null); scratch as prepared.
-void conv2dTensorCore(const ConvGeometry& g, DType type, int tile, int kBytes, const void* x, const float* bias,
-    void* y, void* scratch, int smCount, cudaStream_t st);
+void conv2dTensorCore(const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d,
+    const void* x, const float* bias, void* y, void* scratch, cudaStream_t st);
 
 } // namespace convscope::cuda

@@ -21,19 +21,44 @@ constexpr int kWarpM = 64; // a warp's pixels: 4 m16 tiles
 constexpr int stagesFor(int rowPieces) { return rowPieces == 4 ? 4 : 3; }
 
 // The block shapes (--option tc_tile=...): warps down the pixels × warps across the channels, and n8 tiles a warp.
+// The "wg" shapes are the wgmma kernel's (conv2d_tensor_core_wgmma.cu, sm_90a): two consumer warpgroups of 64 pixels
+// (warpsM counts warpgroups there) × the whole BN, one wgmma m64nBN a warpgroup.
 struct TileShape {
     const char* name;
     int warpsM, warpsN, ni;
+    bool wgmma;
+    bool specialized = false; // wgmma, warp-specialized and persistent (conv2d_tensor_core_ws_wgmma.cu)
+    int rowPieces = 8; // wgmma: 8 (128-byte k-tile rows, 128-byte swizzle) or 4 (64-byte rows, 64-byte swizzle)
     int bm() const { return kWarpM * warpsM; }
     int bn() const { return 8 * ni * warpsN; }
 };
 constexpr TileShape kTiles[] = {
-    { "128x64", 2, 2, 4 }, // 4 warps of 64×32: layers of ≤ 64 output channels
-    { "128x128", 2, 2, 8 }, // 4 warps of 64×64: grids of less than two blocks a multiprocessor
-    { "128x128w8", 2, 4, 4 }, // 8 warps of 64×32: the rest
-    { "256x64", 4, 2, 4 }, // 8 warps of 64×32, narrow layers
+    { "128x64", 2, 2, 4, false }, // 4 warps of 64×32: layers of ≤ 64 output channels
+    { "128x128", 2, 2, 8, false }, // 4 warps of 64×64: grids of less than two blocks a multiprocessor
+    { "128x128w8", 2, 4, 4, false }, // 8 warps of 64×32: the rest
+    { "256x64", 4, 2, 4, false }, // 8 warps of 64×32, narrow layers
+    { "wg128x64", 2, 1, 8, true }, // wgmma m64n64, 4 stages, two blocks a multiprocessor
+    { "wg128x128", 2, 1, 16, true }, // wgmma m64n128, 6 stages
+    { "wg128x256", 2, 1, 32, true }, // wgmma m64n256, 4 stages
+    { "ws128x128", 2, 1, 16, true, true }, // a producer warpgroup feeding two wgmma m64n128 ones, 6 stages, persistent
+    { "ws128x256", 2, 1, 32, true, true }, // the same with m64n256, 4 stages
+    { "wg128x128r64", 2, 1, 16, true, false,
+        4 }, // m64n128, 64-byte rows: 6 stages in 96 KB, two blocks a multiprocessor
+    { "wg128x256r64", 2, 1, 32, true, false, 4 }, // m64n256, 64-byte rows, 8 stages
 };
 constexpr int kTileCount = int(sizeof(kTiles) / sizeof(kTiles[0]));
+constexpr int kFirstWgmmaTile = 4;
+// The wgmma kernel's pipeline depth a block width (its shared memory: (128 + BN) × 128 bytes a stage, ≤ 192 KB).
+constexpr int wgmmaStages(int bn, int rowPieces = 8)
+{
+    return rowPieces == 4 ? (bn == 128 ? 6 : 8) : bn == 128 ? 6 : 4;
+}
+// Blocks a multiprocessor the wgmma kernel is built for (registers: 64 accumulators a thread at BN = 64, 128; shared
+// memory: ≤ 113 KB a block).
+constexpr int wgmmaMinBlocks(int bn, int rowPieces) { return bn == 64 || (bn == 128 && rowPieces == 4) ? 2 : 1; }
+
+// Which kernel (--option tc_kernel=wgmma|mma; 0: wgmma where it runs, else mma.sync).
+enum class KernelChoice { Auto = 0, Mma = 1, Wgmma = 2 };
 
 template <typename T> constexpr int pieceElems() { return 16 / int(sizeof(T)); }
 
@@ -50,6 +75,9 @@ struct Plan {
     int mTiles, nTiles;
     int splits, tilesPerSplit;
     size_t packedBytes, workspaceBytes;
+    bool wgmma; // the sm_90a kernel (conv2d_tensor_core_wgmma.cu) runs the layer
+    int ctas; // the persistent kernel's grid (specialized tiles): min(work items, multiprocessors)
+    const char* fallback; // why a requested wgmma runs mma.sync instead (null otherwise)
 };
 
 inline size_t align256(size_t b) { return (b + 255) / 256 * 256; }
@@ -67,8 +95,38 @@ inline int defaultTile(const ConvGeometry& g, int64_t m, int smCount, bool align
     return tiles < 2 * int64_t(smCount) ? 1 : 2;
 }
 
-// `options`: tile index + 1 (0: the default), and 64 or 128 bytes of reduction a k-tile row (0: the default).
-inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverride, int kBytes)
+// Where the launcher picks wgmma, and which tile (measured on unet-encoder, H100, docs/PERFORMANCE.md "Version 4"):
+//   - fp16/bf16: wgmma wherever it runs; K ≤ 64 the 128×64 tile (128-byte rows, 2 blocks a multiprocessor), else
+//     128×128 with 64-byte rows (6 stages in 96 KB: 2 blocks a multiprocessor, so one block's pipeline fill and
+//     epilogue overlap the other's products). It beat mma.sync on all 9 unet-encoder layers it takes (fp16; bf16
+//     times match fp16's within 2% for both kernels).
+//   - tf32 (the 64-byte-row tiles were not timed in tf32): wgmma on the narrow layers (K ≤ 64) and on long
+//     reductions (≥ 72 k-tiles of 128 bytes: C ≥ 256 at 3×3), 128×256 where K ≥ 256 (also where those tiles do
+//     not fill the device: 1024→1024 @32², 128 tiles, 0.307 ms against 0.399 with 128×128), else 128×128;
+//     mma.sync on the short reductions of wide layers, where it measured faster.
+constexpr int kWgTile64 = kFirstWgmmaTile, kWgTile128 = kFirstWgmmaTile + 1, kWgTile256 = kFirstWgmmaTile + 2,
+              kWgTile128r64 = kFirstWgmmaTile + 5;
+static_assert(kTiles[kWgTile64].ni == 8 && kTiles[kWgTile128].ni == 16 && kTiles[kWgTile256].ni == 32
+        && kTiles[kWgTile128r64].ni == 16 && kTiles[kWgTile128r64].rowPieces == 4 && !kTiles[kWgTile128r64].specialized,
+    "the default wgmma tiles");
+inline bool wgmmaByDefault(const ConvGeometry& g, DType type, int kTiles128)
+{
+    return type != DType::F32 || g.k <= 64 || kTiles128 >= 72;
+}
+inline int defaultWgmmaTile(const ConvGeometry& g, DType type, int64_t m, int smCount)
+{
+    if (g.k <= 64)
+        return kWgTile64;
+    if (type != DType::F32)
+        return kWgTile128r64;
+    (void)m, (void)smCount;
+    return g.k <= 128 ? kWgTile128 : kWgTile256;
+}
+
+// `tileOverride`: tile index + 1 (0: the default); `kBytes`: 64 or 128 bytes of reduction a k-tile row (0: the
+// default); `wgmmaRuns`: the wgmma kernel is built and the device is sm_90 (conv2d_tensor_core.cu decides).
+inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverride, int kBytes,
+    KernelChoice kernel = KernelChoice::Mma, bool wgmmaRuns = false)
 {
     Plan p {};
     const int bytes = int(dtypeBytes(type));
@@ -77,16 +135,38 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     p.piecesPerTap = p.cp / p.pieceElems;
     const int pieces = g.r * g.s * p.piecesPerTap;
     const bool aligned = g.c % p.pieceElems == 0;
-    // The element-by-element copy (stems, a few taps) keeps 64-byte rows and the 4-warp tiles. Otherwise 128-byte
-    // rows, except on the narrow layers (K ≤ 64), whose short reductions (9 k-tiles for 64 channels, 3×3) ran
-    // faster with 64-byte rows and 4 stages (measured, as the tiles).
-    p.rowPieces = !aligned || kBytes == 64 || (kBytes == 0 && g.k <= 64) ? 4 : 8;
-    p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
-    p.ldw = p.kTiles * p.rowPieces * p.pieceElems;
+    // wgmma where it runs unless mma.sync is asked for (by the kernel or an mma.sync tile); it needs the cp.async
+    // copy of whole 16-byte pieces, so C a multiple of the piece.
+    const bool wgTileAsked = tileOverride > 0 && kTiles[tileOverride - 1].wgmma;
+    const bool mmaAsked = kernel == KernelChoice::Mma || (tileOverride > 0 && !wgTileAsked);
+    const bool wgmmaAsked = kernel == KernelChoice::Wgmma || wgTileAsked;
+    p.wgmma = !mmaAsked && wgmmaRuns && aligned && (wgmmaAsked || wgmmaByDefault(g, type, (pieces + 7) / 8));
+    if (!p.wgmma && wgmmaAsked)
+        p.fallback = !wgmmaRuns ? "wgmma needs an sm_90 GPU and a build for sm_90a"
+                                : "wgmma needs C a multiple of the 16-byte piece";
+    if (wgTileAsked && !p.wgmma)
+        tileOverride = 0;
+    if (p.wgmma) {
+        // 128-byte rows (one 128-byte swizzle atom across, four wgmma of 32 bytes of reduction each) or, r64
+        // tiles, 64-byte rows in the 64-byte swizzle (two wgmma each).
+        p.tile = wgTileAsked ? tileOverride - 1 : defaultWgmmaTile(g, type, int64_t(g.n) * g.p * g.q, smCount);
+        p.rowPieces = kTiles[p.tile].rowPieces;
+        p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
+        p.ldw = p.kTiles * p.rowPieces * p.pieceElems;
+    } else {
+        // The element-by-element copy (stems, a few taps) keeps 64-byte rows and the 4-warp tiles. Otherwise
+        // 128-byte rows, except on the narrow layers (K ≤ 64), whose short reductions (9 k-tiles for 64 channels,
+        // 3×3) ran faster with 64-byte rows and 4 stages (measured, as the tiles).
+        p.rowPieces = !aligned || kBytes == 64 || (kBytes == 0 && g.k <= 64) ? 4 : 8;
+        p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
+        p.ldw = p.kTiles * p.rowPieces * p.pieceElems;
+    }
     const int64_t m = int64_t(g.n) * g.p * g.q;
-    p.tile = tileOverride > 0 ? tileOverride - 1 : defaultTile(g, m, smCount, aligned);
-    if (!aligned)
-        p.tile = std::min(p.tile, 1);
+    if (!p.wgmma) {
+        p.tile = tileOverride > 0 ? tileOverride - 1 : defaultTile(g, m, smCount, aligned);
+        if (!aligned)
+            p.tile = std::min(p.tile, 1);
+    }
     p.bm = kTiles[p.tile].bm();
     p.bn = kTiles[p.tile].bn();
     p.mTiles = int((m + p.bm - 1) / p.bm);
@@ -99,6 +179,7 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
         p.splits *= 2;
     p.tilesPerSplit = (p.kTiles + p.splits - 1) / p.splits;
     p.splits = (p.kTiles + p.tilesPerSplit - 1) / p.tilesPerSplit;
+    p.ctas = int(std::min<int64_t>(tiles * p.splits, smCount));
     p.packedBytes = align256(size_t(g.k) * p.ldw * bytes);
     p.workspaceBytes = p.splits > 1 ? align256(size_t(p.splits) * size_t(m) * g.k * sizeof(float)) : 0;
     return p;
@@ -482,5 +563,13 @@ void packTyped(const ConvGeometry& g, const Plan& p, const void* w, void* scratc
 CONVSCOPE_TENSOR_CORE_EXTERN(float)
 CONVSCOPE_TENSOR_CORE_EXTERN(__half)
 CONVSCOPE_TENSOR_CORE_EXTERN(__nv_bfloat16)
+
+// The wgmma kernel (conv2d_tensor_core_wgmma.cu, built only where the build targets sm_90: CONVSCOPE_HAVE_WGMMA).
+template <typename T>
+void runWgmmaTyped(
+    const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st);
+template <typename T>
+void runSpecializedTyped(
+    const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st);
 
 } // namespace convscope::cuda::tc

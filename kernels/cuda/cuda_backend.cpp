@@ -219,8 +219,7 @@ namespace {
             , m_tinyLanes(tinyLanesOf(options))
             , m_fftTile(parseFftTileOption(options.extra))
             , m_fftBatch(fftBatchOf(options))
-            , m_tcTile(options.extra.count("tc_tile") ? conv2dTensorCoreParseTile(options.extra.at("tc_tile")) : 0)
-            , m_tcKBytes(options.extra.count("tc_kbytes") ? conv2dTensorCoreParseKBytes(options.extra.at("tc_kbytes")) : 0)
+            , m_tc(conv2dTensorCoreParseOptions(options.extra))
         {
         }
 
@@ -240,6 +239,11 @@ namespace {
                 && conv2dTensorCoreRefusal(geometryOf(*c, shape(i))).empty();
         }
         DType storageType() const { return storage().dtype; }
+        TensorCoreDevice tcDevice() const
+        {
+            const cudaDeviceProp& d = deviceProperties();
+            return { d.multiProcessorCount, d.major * 10 + d.minor };
+        }
         // Layer i is a convolution that runs stored_conv.cuh's kernels in the storage format (stored_dispatch.h's rule).
         bool storedConvolution(size_t i) const
         {
@@ -252,8 +256,8 @@ namespace {
         size_t layerScratchBytes(size_t i) const override
         {
             if (tensorCoreRuns(i))
-                return conv2dTensorCoreScratchBytes(geometryOf(std::get<Conv2d>(spec(i)), shape(i)), storageType(),
-                    deviceProperties().multiProcessorCount, m_tcTile, m_tcKBytes);
+                return conv2dTensorCoreScratchBytes(
+                    geometryOf(std::get<Conv2d>(spec(i)), shape(i)), storageType(), m_tc, tcDevice());
             if (storedConvolution(i))
                 return storedConvolutionScratchBytes(spec(i), shape(i));
             if (const auto* c = std::get_if<Conv2d>(&spec(i))) {
@@ -292,8 +296,8 @@ namespace {
             const int sms = deviceProperties().multiProcessorCount;
             if (tensorCoreRuns(i)) {
                 const ConvGeometry g = geometryOf(std::get<Conv2d>(spec(i)), shape(i));
-                conv2dTensorCorePrepare(g, storageType(), m_tcTile, m_tcKBytes, weightData(i), scratch(i), sms, stream);
-                setLayerNote(i, conv2dTensorCoreNote(g, storageType(), sms, m_tcTile, m_tcKBytes));
+                conv2dTensorCorePrepare(g, storageType(), m_tc, tcDevice(), weightData(i), scratch(i), stream);
+                setLayerNote(i, conv2dTensorCoreNote(g, storageType(), m_tc, tcDevice()));
                 return;
             }
             if (storedConvolution(i)) {
@@ -390,8 +394,8 @@ namespace {
         void runLayer(size_t i, cudaStream_t st) override
         {
             if (tensorCoreRuns(i)) { // reads and writes the storage format: no FP32 pointers here
-                conv2dTensorCore(geometryOf(std::get<Conv2d>(spec(i)), shape(i)), storageType(), m_tcTile, m_tcKBytes,
-                    inputData(i), bias(i), outputData(i), scratch(i), deviceProperties().multiProcessorCount, st);
+                conv2dTensorCore(geometryOf(std::get<Conv2d>(spec(i)), shape(i)), storageType(), m_tc, tcDevice(),
+                    inputData(i), bias(i), outputData(i), scratch(i), st);
                 return;
             }
             if (!storage().plainFp32() && runsNativelyInStorage(spec(i), algorithm())) { // storage format: above
@@ -535,8 +539,9 @@ namespace {
             if (algorithm() == kWinograd)
                 m["winograd_tile"] = std::to_string(m_winogradTile);
             if (algorithm() == kTensorCore)
-                m["math"] = mathModeName(options().math) + " (conv2d on Tensor Cores: mma.sync, " + storage().str()
-                    + " storage, FP32 sums)";
+                m["math"] = mathModeName(options().math)
+                    + " (conv2d on Tensor Cores: wgmma on sm_90, mma.sync elsewhere, " + storage().str()
+                    + " storage, FP32 sums; the layer notes say which kernel and tile)";
             return m;
         }
 
@@ -565,8 +570,7 @@ namespace {
         int m_tinyLanes;
         int64_t m_fftTile;
         int m_fftBatch;
-        int m_tcTile; // cuda.tensor_core's block shape override (--option tc_tile=...), 0: the launcher's choice
-        int m_tcKBytes; // and its k-tile row override (--option tc_kbytes=64|128)
+        TensorCoreOptions m_tc; // cuda.tensor_core's --option tc_kernel / tc_tile / tc_kbytes (conv2d_tensor_core.cuh)
         mutable std::vector<std::unique_ptr<Conv2dFft>> m_fft; // cuda.fft: per conv2d layer, made in planning
     };
 
@@ -589,8 +593,9 @@ namespace {
                     "stride-1 conv2d by FFT: cuFFT batched r2c/c2r over overlap-save tiles, our kernels for the "
                     "padding, the per-frequency channel sums (a complex GEMM per frequency) and the crop" },
                 { kTensorCore,
-                    "implicit GEMM on Tensor Cores (--math tf32, fp16 or bf16): mma.sync, FP32 sums, channels-last, "
-                    "a 4-stage cp.async pipeline; grouped, depthwise, transposed and 3-D convolutions run direct kernels in the "
+                    "implicit GEMM on Tensor Cores (--math tf32, fp16 or bf16), FP32 sums, channels-last, a cp.async "
+                    "pipeline: wgmma on sm_90 GPUs, mma.sync elsewhere (--option tc_kernel=wgmma|mma, tc_tile=..., "
+                    "tc_kbytes=64|128); grouped, depthwise, transposed and 3-D convolutions run direct kernels in the "
                     "same format" } };
         }
         Availability availability() const override { return gpu::queryAvailability(); }

@@ -6,9 +6,12 @@
 //     in fp16/bf16, and in fp16/bf16 at least 95% of the elements exactly the reference rounded to the format;
 //   - the unrounded FP32 operands, within the format's bound (compute/rounding_bound.h):
 //     relL2 ≤ (2u + K·2^-24)·√K + s, K = C·R·S.
-// Each case runs with the launcher's choice and with every block shape and k-tile row (--option tc_tile, tc_kbytes).
+// Each case runs with the launcher's choice, with every mma.sync block shape and k-tile row (--option tc_tile,
+// tc_kbytes) and with the wgmma kernel (tc_kernel=wgmma and each wg…/ws… tile), which runs on compute capability 9.0
+// (elsewhere the request runs mma.sync, and the note must say why).
 // Shapes: odd C (the element-by-element copy), K not a multiple of the tile, stride 2, dilation 2, asymmetric
-// padding, 1×1, a 7×7 stem, batch 1 and 8, a fused activation, a layer that splits K, and a grouped layer (which the
+// padding, 1×1, a 7×7 stem, batch 1 and 8, a fused activation, a layer that splits K, a grid of more tiles than
+// multiprocessors (the persistent kernels' loop over work items), and a grouped layer (which the
 // Tensor Core kernel leaves to the FP32 implicit GEMM). Prints SKIPPED without a usable GPU.
 #include "compute/backend_registry.h"
 #include "compute/error.h"
@@ -156,6 +159,10 @@ std::vector<Case> cases()
         { "14x14 256 -> 256 (split K)", Shape::nchw(1, 256, 14, 14), conv(256, { 3, 3 }, pads(1, 1, 1, 1)) },
         { "5x5 20 -> 33, stride (1, 2), no bias, batch 8", Shape::nchw(8, 20, 7, 9),
             conv(33, { 5, 5 }, pads(2, 2, 2, 2), { 1, 2 }, { 1, 1 }, false) },
+        // 160 output tiles of 128 pixels: more than the multiprocessors of an H100 (132), so each block of the
+        // persistent ws… kernels runs several work items round its stage ring.
+        { "32 -> 64 at 128x160, more tiles than multiprocessors", Shape::nchw(1, 32, 128, 160),
+            conv(64, { 3, 3 }, pads(1, 1, 1, 1)) },
         { "12 -> 20 with a fused leaky ReLU", Shape::nchw(2, 12, 10, 10), conv(20, { 3, 3 }, pads(1, 1, 1, 1)) },
     };
     LeakyReLU leaky;
@@ -183,11 +190,20 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
     const Reference exact = referenceConv(
         input, *layer.weight, layer.bias.get(), tc.conv, s, [](float v) { return double(v); }, act);
 
-    // The launcher's choice, then every block shape with either k-tile row.
-    std::vector<std::map<std::string, std::string>> variants = { {} };
+    // The launcher's choice, mma.sync forced, then every mma.sync block shape with either k-tile row, then the wgmma
+    // kernel forced and each of its tiles. wgmma runs where the device is compute capability 9.0 and C is a multiple
+    // of the 16-byte piece (elsewhere a wgmma request runs mma.sync and the note says why); the launcher picks it
+    // there.
+    const bool sm90 = cuda.info()["compute_capability"] == "9.0";
+    const bool wgmmaTakes = sm90 && tc.in.c % (mode == MathMode::TF32 ? 4 : 8) == 0;
+    std::vector<std::map<std::string, std::string>> variants = { {}, { { "tc_kernel", "mma" } } };
     for (const char* tile : { "128x64", "128x128", "128x128w8", "256x64" })
         for (const char* kBytes : { "64", "128" })
             variants.push_back({ { "tc_tile", tile }, { "tc_kbytes", kBytes } });
+    variants.push_back({ { "tc_kernel", "wgmma" } });
+    for (const char* tile :
+        { "wg128x64", "wg128x128", "wg128x256", "wg128x128r64", "wg128x256r64", "ws128x128", "ws128x256" })
+        variants.push_back({ { "tc_tile", tile } });
     for (const auto& variant : variants) {
         SessionOptions options;
         options.math = mode;
@@ -198,10 +214,22 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
         session->runPass(input);
         const Tensor out = session->fetchOutput(0, nullptr);
         const std::string note = session->layerNote(0);
-        INFO("options " << (variant.empty() ? "(default)"
-                                            : variant.at("tc_tile") + ", " + variant.at("tc_kbytes") + " bytes")
-                        << ", layer note: " << note);
-        CHECK(note.find("mma.sync") != std::string::npos);
+        std::string label;
+        for (const auto& [key, value] : variant)
+            label += key + "=" + value + " ";
+        INFO("options " << (variant.empty() ? "(default)" : label) << ", layer note: " << note);
+        const bool asksWgmma = variant.empty() || (variant.count("tc_kernel") && variant.at("tc_kernel") == "wgmma")
+            || (variant.count("tc_tile") && variant.at("tc_tile").rfind("w", 0) == 0);
+        // The launcher's policy (conv2d_tensor_core_kernel.cuh, defaultWgmmaTile): wgmma wherever it takes the layer in
+        // fp16/bf16; in tf32 on K ≤ 64 and on reductions of ≥ 72 k-tiles of 128 bytes.
+        const int64_t pieces = tc.conv.kernel_size[0] * tc.conv.kernel_size[1] * ((tc.in.c + 3) / 4);
+        const bool defaultWgmma = mode != MathMode::TF32 || tc.conv.out_channels <= 64 || (pieces + 7) / 8 >= 72;
+        if (asksWgmma && wgmmaTakes && (!variant.empty() || defaultWgmma))
+            CHECK(note.find("wgmma m64") != std::string::npos);
+        else
+            CHECK(note.find("mma.sync") != std::string::npos);
+        if (asksWgmma && !wgmmaTakes && !variant.empty())
+            CHECK(note.find("wgmma needs") != std::string::npos); // a forced wgmma says why it did not run
         checkOutput(out, same, exact, mode, s.in.c * tc.conv.kernel_size[0] * tc.conv.kernel_size[1]);
     }
 }
@@ -283,6 +311,10 @@ TEST_CASE(
     bad.math = MathMode::FP16;
     bad.extra["tc_tile"] = "99x99";
     CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
+    bad.extra = { { "tc_kernel", "hgmma" } };
+    CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
+    bad.extra = { { "tc_kernel", "mma" }, { "tc_tile", "wg128x256" } }; // a wgmma tile for the mma.sync kernel
+    CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
 
     Conv2d grouped = test::conv2dSpec(12, { 3, 3 }, pads(1, 1, 1, 1), { 1, 1 }, 2);
     Network net = test::oneLayer(Shape::nchw(2, 8, 9, 9), grouped);
@@ -305,6 +337,7 @@ TEST_CASE(
         const ErrorMetrics m = compare(session->fetchOutput(0, nullptr), want);
         INFO(mathModeName(mode) << ": " << session->layerNote(0) << ", relL2 " << m.relL2);
         CHECK(session->layerNote(0).find("mma.sync") == std::string::npos);
+        CHECK(session->layerNote(0).find("wgmma") == std::string::npos);
         // FP32 arithmetic on operands stored in the format: the storage rounding of input and output only.
         CHECK(m.relL2 <= 3 * storageRoundoff(mode) + 1e-6);
     }

@@ -1,0 +1,243 @@
+// cuda.tensor_core on Hopper: the implicit GEMM of conv2d_tensor_core.cu with warpgroup MMA (wgmma, sm_90a) in place of
+// mma.sync. Compiled for sm_90a only, and only where the build targets sm_90 (kernels/CMakeLists.txt); the launcher
+// (conv2d_tensor_core.cu) runs it on compute capability 9.0 devices, mma.sync everywhere else.
+//
+// Why: mma.sync takes its operands from registers, so every operand byte goes shared → registers by ldmatrix, and at
+// the warp tiles that fit the register file that traffic caps the kernel near half of the Tensor Core peak
+// (docs/PERFORMANCE.md, "Tensor Core implicit GEMM"). wgmma reads both operands straight from shared memory through
+// descriptors, for a 64 × N × 32-byte product per instruction issued by a whole warpgroup, asynchronously: the
+// warpgroup issues the next k-tile's copies while the Tensor Cores work.
+//
+// The block: 128 pixels (two warpgroups of 64) × BN output channels (64, 128 or 256), the reduction in k-tiles of 128
+// bytes (64 halves, 32 floats), the operands in shared memory K-major in the 128-byte swizzle (the layout of
+// conv2d_tensor_core_kernel.cuh's swizzled<8>, which is what wgmma's 128-byte swizzle mode reads; the descriptor is in
+// conv2d_tensor_core_wgmma_ops.cuh). The same im2col gather by cp.async as the mma.sync kernel (16-byte pieces,
+// zero-filled off the input and past the last tap), the same packed weights, epilogue and split-K.
+//
+// The pipeline (STAGES deep, every thread both copies and multiplies; no producer warpgroup):
+//   iteration t:  wait for this thread's copies of k-tile t → (tf32: round its own A pieces to TF32 in place) →
+//                 fence.proxy.async (cp.async wrote through the generic proxy, wgmma reads through the async one) →
+//                 barrier → wgmma × 4 on stage t, commit → cp.async of k-tile t + STAGES − 2 into stage (t − 2) →
+//                 wait until at most one wgmma group (t's) is in flight.
+//   Stage (t − 2) is free at iteration t: each warpgroup retired its wgmma of t − 2 (the wait at the end of t − 1)
+//   before the barrier of t. So STAGES − 2 k-tiles are in flight while one is multiplied and one may still be read.
+// TF32: wgmma reads FP32 bit patterns and ignores the low 13 bits (truncation); the session's TF32 rounds to
+// nearest (cvt.rna, as the mma.sync kernel does on its fragments), so each thread rounds the activation pieces it
+// copied before the barrier. The weights were rounded when packed.
+#include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
+#include "kernels/cuda/conv2d_tensor_core_wgmma_ops.cuh"
+
+namespace convscope::cuda::tc {
+
+template <typename T, int BN, int STAGES, int RP>
+__global__ void __launch_bounds__(256, wgmmaMinBlocks(BN, RP)) wgmmaConvKernel(Params prm, const T* __restrict__ x,
+    const T* __restrict__ wp, const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    constexpr int BM = 128, THREADS = 256, PE = pieceElems<T>(), ROW_BYTES = 16 * RP;
+    constexpr int A_ROWS = BM * RP / THREADS, B_ROWS = BN * RP / THREADS;
+    constexpr uint32_t A_BYTES = BM * ROW_BYTES, STAGE_BYTES = (BM + BN) * ROW_BYTES;
+    static_assert(STAGE_BYTES % (8 * ROW_BYTES) == 0, "every tile starts on a swizzle atom");
+    extern __shared__ __align__(1024) unsigned char smem[];
+    const ConvGeometry& g = prm.g;
+    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7;
+    const int mBase = blockIdx.x * BM, nBase = blockIdx.y * BN;
+    const int ktBegin = blockIdx.z * prm.tilesPerSplit;
+    const int nk = min(prm.kTiles, ktBegin + prm.tilesPerSplit) - ktBegin;
+    // The 128-byte swizzle is a function of the address bits: the stages start 1024-aligned (1 KB extra allocated).
+    const uint32_t smemBase = (sharedAddress(smem) + 1023u) & ~1023u;
+
+    // The copy a thread does each k-tile: piece `myPiece` of A_ROWS pixel rows and B_ROWS channel rows.
+    const int myPiece = tid % RP, rowStep = THREADS / RP;
+    int aOffset[A_ROWS], aIh[A_ROWS], aIw[A_ROWS];
+#pragma unroll
+    for (int i = 0; i < A_ROWS; ++i) {
+        const int m = mBase + tid / RP + i * rowStep;
+        if (m < prm.m) {
+            const int pq = g.p * g.q, n = m / pq, rem = m % pq;
+            aIh[i] = (rem / g.q) * g.strideH - g.padTop;
+            aIw[i] = (rem % g.q) * g.strideW - g.padLeft;
+            aOffset[i] = n * g.h * g.w * g.c;
+        } else {
+            aIh[i] = -(1 << 30); // fails every bounds test
+            aIw[i] = 0;
+            aOffset[i] = 0;
+        }
+    }
+    const int firstPiece = ktBegin * RP + myPiece;
+    int tap = firstPiece / prm.piecesPerTap, cc = firstPiece % prm.piecesPerTap;
+    int r = tap / g.s, s = tap % g.s;
+
+    auto loadTile = [&](int local, int stage) {
+        const uint32_t aStage = smemBase + stage * STAGE_BYTES, bStage = aStage + A_BYTES;
+        const int rOff = r * g.dilH, sOff = s * g.dilW, cOff = cc * PE;
+#pragma unroll
+        for (int i = 0; i < A_ROWS; ++i) {
+            const int ih = aIh[i] + rOff, iw = aIw[i] + sOff;
+            const bool inside = r < g.r && unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w);
+            const T* src = x + (inside ? aOffset[i] + (ih * g.w + iw) * g.c + cOff : 0);
+            copyAsync16(aStage + swizzled<RP>(tid / RP + i * rowStep, myPiece), src, inside);
+        }
+        const int kd = (ktBegin + local) * RP * PE + myPiece * PE;
+#pragma unroll
+        for (int i = 0; i < B_ROWS; ++i) {
+            const int row = tid / RP + i * rowStep, k = nBase + row;
+            copyAsync16(bStage + swizzled<RP>(row, myPiece), wp + (k < g.k ? size_t(k) * prm.ldw + kd : 0), k < g.k);
+        }
+        cc += RP;
+        while (cc >= prm.piecesPerTap) {
+            cc -= prm.piecesPerTap;
+            if (++s == g.s) {
+                s = 0;
+                ++r;
+            }
+        }
+    };
+
+    float acc[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i)
+        acc[i] = 0.0f;
+
+#pragma unroll
+    for (int st = 0; st < STAGES - 2; ++st) {
+        if (st < nk)
+            loadTile(st, st);
+        commitCopies();
+    }
+
+    for (int t = 0; t < nk; ++t) {
+        const int stage = t % STAGES;
+        const uint32_t aStage = smemBase + stage * STAGE_BYTES, bStage = aStage + A_BYTES;
+        waitCopies<STAGES - 3>();
+        if constexpr (std::is_same_v<T, float>) {
+#pragma unroll
+            for (int i = 0; i < A_ROWS; ++i) {
+                const uint32_t a = aStage + swizzled<RP>(tid / RP + i * rowStep, myPiece);
+                uint32_t v0, v1, v2, v3;
+                asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                             : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                             : "r"(a));
+                asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(roundTf32(v0)),
+                    "r"(roundTf32(v1)), "r"(roundTf32(v2)), "r"(roundTf32(v3)));
+            }
+        }
+        fenceProxyAsync();
+        __syncthreads();
+
+        const uint64_t da = wgmmaDescriptor<RP>(aStage + wg * 64 * ROW_BYTES), db = wgmmaDescriptor<RP>(bStage);
+        fenceAccumulators(acc);
+        wgmmaFence();
+#pragma unroll
+        for (int k = 0; k < RP / 2; ++k) // 32 bytes of reduction each: +2 in the descriptor's address field
+            Wgmma<T, BN>::run(acc, da + 2 * k, db + 2 * k);
+        wgmmaCommit();
+        fenceAccumulators(acc);
+
+        const int next = t + STAGES - 2;
+        if (next < nk)
+            loadTile(next, next % STAGES);
+        commitCopies();
+        wgmmaWait<1>();
+        fenceAccumulators(acc);
+    }
+    wgmmaWait<0>();
+    fenceAccumulators(acc);
+    waitCopies<0>();
+
+    // Accumulator 4·j + e of a warpgroup: pixel row 16·(warp in the warpgroup) + lane / 4 + 8·(e / 2), channel
+    // 8·j + 2·(lane % 4) + e % 2 (the m16n8 layout of mma.sync, n8 block j).
+    const bool pairAligned = g.k % 2 == 0;
+    const int rowBase = mBase + wg * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int m = rowBase + h * 8;
+        if (m >= prm.m)
+            continue;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+            const int k = nBase + j * 8 + 2 * (lane & 3);
+            if (k >= g.k)
+                continue;
+            const bool both = k + 1 < g.k;
+            float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
+            if (partial) {
+                float* dst = partial + (size_t(blockIdx.z) * prm.m + m) * g.k + k;
+                if (both && pairAligned)
+                    *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+                else {
+                    dst[0] = v0;
+                    if (both)
+                        dst[1] = v1;
+                }
+                continue;
+            }
+            if (bias) {
+                v0 += __ldg(&bias[k]);
+                v1 += both ? __ldg(&bias[k + 1]) : 0.0f;
+            }
+            storePair(y + size_t(m) * g.k + k, epilogue(g.act, g.actParam, v0), epilogue(g.act, g.actParam, v1), both,
+                pairAligned);
+        }
+    }
+#endif
+}
+
+template <typename T, int BN, int RP = 8>
+void launchWgmma(
+    const Plan& p, const Params& prm, const T* x, const T* wp, const float* bias, T* y, float* partial, cudaStream_t st)
+{
+    constexpr int STAGES = wgmmaStages(BN, RP);
+    constexpr size_t smemBytes = size_t(STAGES) * (128 + BN) * 16 * RP + 1024;
+    auto* kernel = wgmmaConvKernel<T, BN, STAGES, RP>;
+    if (!y) { // prepare: opt in to the shared memory (launch() in conv2d_tensor_core_kernel.cuh says why)
+        CONVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smemBytes)));
+        return;
+    }
+    kernel<<<dim3(p.mTiles, p.nTiles, p.splits), 256, smemBytes, st>>>(prm, x, wp, bias, y, partial);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core (wgmma)");
+}
+
+template <typename T>
+void runWgmmaTyped(
+    const ConvGeometry& g, const Plan& p, const void* xv, const float* bias, void* yv, void* scratch, cudaStream_t st)
+{
+    const T* x = static_cast<const T*>(xv);
+    T* y = static_cast<T*>(yv);
+    const T* wp = static_cast<const T*>(scratch);
+    float* partial
+        = p.splits > 1 ? reinterpret_cast<float*>(static_cast<unsigned char*>(scratch) + p.packedBytes) : nullptr;
+    const Params prm { g, g.n * g.p * g.q, p.piecesPerTap, p.kTiles, p.tilesPerSplit, p.ldw };
+    if (kTiles[p.tile].specialized)
+        return runSpecializedTyped<T>(g, p, xv, bias, yv, scratch, st);
+    if (kTiles[p.tile].rowPieces == 4) {
+        if (kTiles[p.tile].bn() == 128)
+            launchWgmma<T, 128, 4>(p, prm, x, wp, bias, y, partial, st);
+        else
+            launchWgmma<T, 256, 4>(p, prm, x, wp, bias, y, partial, st);
+    } else
+        switch (kTiles[p.tile].bn()) {
+        case 64:
+            launchWgmma<T, 64>(p, prm, x, wp, bias, y, partial, st);
+            break;
+        case 128:
+            launchWgmma<T, 128>(p, prm, x, wp, bias, y, partial, st);
+            break;
+        default:
+            launchWgmma<T, 256>(p, prm, x, wp, bias, y, partial, st);
+        }
+    if (partial && y) {
+        const int64_t total = int64_t(prm.m) * g.k;
+        splitReduceKernel<T><<<unsigned((total + 255) / 256), 256, 0, st>>>(g, prm.m, p.splits, partial, bias, y);
+        CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core (wgmma)");
+    }
+}
+
+template void runWgmmaTyped<float>(
+    const ConvGeometry&, const Plan&, const void*, const float*, void*, void*, cudaStream_t);
+template void runWgmmaTyped<__half>(
+    const ConvGeometry&, const Plan&, const void*, const float*, void*, void*, cudaStream_t);
+template void runWgmmaTyped<__nv_bfloat16>(
+    const ConvGeometry&, const Plan&, const void*, const float*, void*, void*, cudaStream_t);
+
+} // namespace convscope::cuda::tc

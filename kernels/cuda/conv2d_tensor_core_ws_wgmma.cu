@@ -1,0 +1,294 @@
+// cuda.tensor_core on Hopper, warp-specialized and persistent (the ws… tiles): the wgmma implicit GEMM of
+// conv2d_tensor_core_wgmma.cu with its two jobs split between warpgroups. sm_90a only (kernels/CMakeLists.txt).
+//
+// Why: in conv2d_tensor_core_wgmma.cu every thread copies and multiplies, with a block-wide barrier each k-tile, so
+// only STAGES − 2 k-tiles can be in flight, and a block's pipeline fill and epilogue leave the Tensor Cores idle (one
+// block a multiprocessor at these tile sizes). Here
+//   - warpgroup 0 (the producer) only copies: the im2col gather of A and the packed weights B by cp.async into a ring
+//     of STAGES stages, k-tile after k-tile, across all the work items of its block;
+//   - warpgroups 1 and 2 (the consumers, 64 pixels each) only multiply: wgmma m64nBN on a full stage, and hand the
+//     stage back once the wgmma that read it retired;
+//   - the hand-over is two mbarriers a stage: "full" (the producer's 128 threads arrive once their copies of the
+//     k-tile landed and, tf32, were rounded; fence.proxy.async first, as cp.async writes through the generic proxy and
+//     wgmma reads through the async one) and "empty" (lane 0 of each of the 8 consumer warps arrives once its
+//     wgmma.wait_group says the stage is no longer read). Phases alternate each pass round the ring (parity waits);
+//   - the grid is one block a multiprocessor, each looping over work items (output tile, split): while the consumers
+//     run one tile's epilogue the producer already fills the stages with the next tile's operands.
+// FP16/BF16: each producer thread's cp.async.mbarrier.arrive.noinc makes the hardware arrive on "full" once that
+// thread's copies landed, so the producer never waits for its copies and all STAGES stages can be in flight; the
+// consumers then fence.proxy.async after the wait. TF32: the producer must round A in place first, so it keeps LAG
+// k-tiles of copies in flight, waits for the oldest (cp.async.wait_group LAG), rounds, fences, and arrives itself.
+// Registers: m64n256 needs 128 FP32 accumulators a consumer thread, so with 384 threads the producer gives registers
+// back (setmaxnreg.dec 96) and the consumers take them (setmaxnreg.inc 200): 128·96 + 256·200 ≤ 384·168, the launch
+// allocation (ptxas: no spills either side).
+#include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
+#include "kernels/cuda/conv2d_tensor_core_wgmma_ops.cuh"
+
+namespace convscope::cuda::tc {
+
+namespace {
+
+    __device__ __forceinline__ void barrierInit(uint32_t bar, uint32_t count)
+    {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+    }
+    __device__ __forceinline__ void barrierArrive(uint32_t bar)
+    {
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+    }
+    __device__ __forceinline__ void barrierWait(uint32_t bar, uint32_t parity)
+    {
+        uint32_t done = 0;
+        while (!done)
+            asm volatile(
+                "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                : "=r"(done)
+                : "r"(bar), "r"(parity)
+                : "memory");
+    }
+
+    // A work item: output tile (mt, nt) of split z; m fastest, so the blocks running at once share weight tiles.
+    struct Item {
+        int mBase, nBase, ktBegin, nk, z;
+    };
+    __device__ __forceinline__ Item itemOf(const Params& prm, int w, int mTiles, int nTiles, int bn)
+    {
+        const int tiles = mTiles * nTiles, z = w / tiles, rest = w % tiles;
+        const int ktBegin = z * prm.tilesPerSplit;
+        return { (rest % mTiles) * 128, (rest / mTiles) * bn, ktBegin,
+            min(prm.kTiles, ktBegin + prm.tilesPerSplit) - ktBegin, z };
+    }
+
+} // namespace
+
+template <typename T, int BN, int STAGES>
+__global__ void __launch_bounds__(384, 1)
+    specializedConvKernel(Params prm, int mTiles, int nTiles, int items, const T* __restrict__ x,
+        const T* __restrict__ wp, const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    constexpr int BM = 128, PT = 128, RP = 8, PE = pieceElems<T>(), ROW_BYTES = 16 * RP, LAG = 2;
+    constexpr bool kRounds = std::is_same_v<T, float>; // tf32: the producer rounds A before marking a stage full
+    constexpr int A_ROWS = BM * RP / PT, B_ROWS = BN * RP / PT, ROW_STEP = PT / RP;
+    constexpr uint32_t A_BYTES = BM * ROW_BYTES, STAGE_BYTES = (BM + BN) * ROW_BYTES;
+    static_assert(STAGE_BYTES % 1024 == 0 && LAG <= STAGES - 2, "swizzle atoms; the ring cannot deadlock");
+    extern __shared__ __align__(1024) unsigned char smem[];
+    __shared__ __align__(8) uint64_t bars[2 * STAGES]; // full[0..STAGES), empty[STAGES..2·STAGES)
+    const ConvGeometry& g = prm.g;
+    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7;
+    const uint32_t smemBase = (sharedAddress(smem) + 1023u) & ~1023u;
+    const uint32_t fullBar = sharedAddress(bars), emptyBar = fullBar + 8 * STAGES;
+    if (tid == 0)
+        for (int s = 0; s < STAGES; ++s) {
+            barrierInit(fullBar + 8 * s, PT);
+            barrierInit(emptyBar + 8 * s, 8);
+        }
+    __syncthreads(); // the only block-wide barrier: the roles part here
+
+    if (wg == 0) { // ---- producer
+        if constexpr (BN == 256)
+            asm volatile("setmaxnreg.dec.sync.aligned.u32 96;\n");
+        const int myPiece = tid % RP;
+        int j = 0, marked = 0; // k-tiles copied / marked full, counted over all this block's work items
+        auto markFull = [&](int i) { // k-tile i's copies by this thread have landed
+            const uint32_t aStage = smemBase + (i % STAGES) * STAGE_BYTES;
+            if constexpr (std::is_same_v<T, float>) {
+#pragma unroll
+                for (int r = 0; r < A_ROWS; ++r) {
+                    const uint32_t a = aStage + swizzled<RP>(tid / RP + r * ROW_STEP, myPiece);
+                    uint32_t v0, v1, v2, v3;
+                    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                                 : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                                 : "r"(a));
+                    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(roundTf32(v0)),
+                        "r"(roundTf32(v1)), "r"(roundTf32(v2)), "r"(roundTf32(v3)));
+                }
+            }
+            fenceProxyAsync();
+            barrierArrive(fullBar + 8 * (i % STAGES));
+        };
+        for (int w = blockIdx.x; w < items; w += gridDim.x) {
+            const Item it = itemOf(prm, w, mTiles, nTiles, BN);
+            int aOffset[A_ROWS], aIh[A_ROWS], aIw[A_ROWS];
+#pragma unroll
+            for (int i = 0; i < A_ROWS; ++i) {
+                const int m = it.mBase + tid / RP + i * ROW_STEP;
+                if (m < prm.m) {
+                    const int pq = g.p * g.q, n = m / pq, rem = m % pq;
+                    aIh[i] = (rem / g.q) * g.strideH - g.padTop;
+                    aIw[i] = (rem % g.q) * g.strideW - g.padLeft;
+                    aOffset[i] = n * g.h * g.w * g.c;
+                } else {
+                    aIh[i] = -(1 << 30);
+                    aIw[i] = 0;
+                    aOffset[i] = 0;
+                }
+            }
+            const int firstPiece = it.ktBegin * RP + myPiece;
+            int tap = firstPiece / prm.piecesPerTap, cc = firstPiece % prm.piecesPerTap;
+            int r = tap / g.s, s = tap % g.s;
+            for (int lt = 0; lt < it.nk; ++lt, ++j) {
+                const int stage = j % STAGES;
+                if (j >= STAGES) // the consumers released this stage's previous k-tile
+                    barrierWait(emptyBar + 8 * stage, ((j / STAGES) - 1) & 1);
+                const uint32_t aStage = smemBase + stage * STAGE_BYTES, bStage = aStage + A_BYTES;
+                const int rOff = r * g.dilH, sOff = s * g.dilW, cOff = cc * PE;
+#pragma unroll
+                for (int i = 0; i < A_ROWS; ++i) {
+                    const int ih = aIh[i] + rOff, iw = aIw[i] + sOff;
+                    const bool inside = r < g.r && unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w);
+                    const T* src = x + (inside ? aOffset[i] + (ih * g.w + iw) * g.c + cOff : 0);
+                    copyAsync16(aStage + swizzled<RP>(tid / RP + i * ROW_STEP, myPiece), src, inside);
+                }
+                const int kd = (it.ktBegin + lt) * RP * PE + myPiece * PE;
+#pragma unroll
+                for (int i = 0; i < B_ROWS; ++i) {
+                    const int row = tid / RP + i * ROW_STEP, k = it.nBase + row;
+                    copyAsync16(
+                        bStage + swizzled<RP>(row, myPiece), wp + (k < g.k ? size_t(k) * prm.ldw + kd : 0), k < g.k);
+                }
+                commitCopies();
+                cc += RP;
+                while (cc >= prm.piecesPerTap) {
+                    cc -= prm.piecesPerTap;
+                    if (++s == g.s) {
+                        s = 0;
+                        ++r;
+                    }
+                }
+                if constexpr (kRounds) {
+                    if (j - marked >= LAG) { // LAG groups committed after k-tile `marked`: it has landed
+                        waitCopies<LAG>();
+                        markFull(marked++);
+                    }
+                } else { // the hardware arrives once this thread's copies so far have landed; no wait here
+                    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(fullBar + 8 * stage)
+                                 : "memory");
+                }
+            }
+        }
+        waitCopies<0>();
+        if constexpr (kRounds)
+            while (marked < j)
+                markFull(marked++);
+        return;
+    }
+
+    // ---- consumers: warpgroups 1 and 2, pixels 64·(wg − 1) … of each tile
+    if constexpr (BN == 256)
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 200;\n");
+    const int cw = wg - 1;
+    float acc[BN / 2];
+    int t = 0; // k-tiles consumed over all work items (the producer's j)
+    for (int w = blockIdx.x; w < items; w += gridDim.x) {
+        const Item it = itemOf(prm, w, mTiles, nTiles, BN);
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i)
+            acc[i] = 0.0f;
+        for (int lt = 0; lt < it.nk; ++lt, ++t) {
+            const int stage = t % STAGES;
+            barrierWait(fullBar + 8 * stage, (t / STAGES) & 1);
+            if constexpr (!kRounds) // the copies wrote through the generic proxy; wgmma reads through the async one
+                fenceProxyAsync();
+            const uint32_t aStage = smemBase + stage * STAGE_BYTES;
+            const uint64_t da = wgmmaDescriptor(aStage + cw * 64 * ROW_BYTES), db = wgmmaDescriptor(aStage + A_BYTES);
+            fenceAccumulators(acc);
+            wgmmaFence();
+#pragma unroll
+            for (int k = 0; k < RP / 2; ++k)
+                Wgmma<T, BN>::run(acc, da + 2 * k, db + 2 * k);
+            wgmmaCommit();
+            fenceAccumulators(acc);
+            wgmmaWait<1>(); // the previous k-tile's wgmma retired: its stage goes back to the producer
+            fenceAccumulators(acc);
+            if (lt > 0 && lane == 0)
+                barrierArrive(emptyBar + 8 * ((t - 1) % STAGES));
+        }
+        wgmmaWait<0>();
+        fenceAccumulators(acc);
+        if (it.nk > 0 && lane == 0)
+            barrierArrive(emptyBar + 8 * ((t - 1) % STAGES));
+
+        // The epilogue of conv2d_tensor_core_wgmma.cu (accumulator layout there).
+        const bool pairAligned = g.k % 2 == 0;
+        const int rowBase = it.mBase + cw * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int m = rowBase + h * 8;
+            if (m >= prm.m)
+                continue;
+#pragma unroll
+            for (int jn = 0; jn < BN / 8; ++jn) {
+                const int k = it.nBase + jn * 8 + 2 * (lane & 3);
+                if (k >= g.k)
+                    continue;
+                const bool both = k + 1 < g.k;
+                float v0 = acc[4 * jn + 2 * h], v1 = acc[4 * jn + 2 * h + 1];
+                if (partial) {
+                    float* dst = partial + (size_t(it.z) * prm.m + m) * g.k + k;
+                    if (both && pairAligned)
+                        *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+                    else {
+                        dst[0] = v0;
+                        if (both)
+                            dst[1] = v1;
+                    }
+                    continue;
+                }
+                if (bias) {
+                    v0 += __ldg(&bias[k]);
+                    v1 += both ? __ldg(&bias[k + 1]) : 0.0f;
+                }
+                storePair(y + size_t(m) * g.k + k, epilogue(g.act, g.actParam, v0), epilogue(g.act, g.actParam, v1),
+                    both, pairAligned);
+            }
+        }
+    }
+#endif
+}
+
+template <typename T, int BN>
+void launchSpecialized(
+    const Plan& p, const Params& prm, const T* x, const T* wp, const float* bias, T* y, float* partial, cudaStream_t st)
+{
+    constexpr int STAGES = wgmmaStages(BN);
+    constexpr size_t smemBytes = size_t(STAGES) * (128 + BN) * 128 + 1024;
+    auto* kernel = specializedConvKernel<T, BN, STAGES>;
+    if (!y) { // prepare: opt in to the shared memory
+        CONVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smemBytes)));
+        return;
+    }
+    kernel<<<p.ctas, 384, smemBytes, st>>>(
+        prm, p.mTiles, p.nTiles, p.mTiles * p.nTiles * p.splits, x, wp, bias, y, partial);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core (wgmma, warp-specialized)");
+}
+
+template <typename T>
+void runSpecializedTyped(
+    const ConvGeometry& g, const Plan& p, const void* xv, const float* bias, void* yv, void* scratch, cudaStream_t st)
+{
+    const T* x = static_cast<const T*>(xv);
+    T* y = static_cast<T*>(yv);
+    const T* wp = static_cast<const T*>(scratch);
+    float* partial
+        = p.splits > 1 ? reinterpret_cast<float*>(static_cast<unsigned char*>(scratch) + p.packedBytes) : nullptr;
+    const Params prm { g, g.n * g.p * g.q, p.piecesPerTap, p.kTiles, p.tilesPerSplit, p.ldw };
+    if (kTiles[p.tile].bn() == 128)
+        launchSpecialized<T, 128>(p, prm, x, wp, bias, y, partial, st);
+    else
+        launchSpecialized<T, 256>(p, prm, x, wp, bias, y, partial, st);
+    if (partial && y) {
+        const int64_t total = int64_t(prm.m) * g.k;
+        splitReduceKernel<T><<<unsigned((total + 255) / 256), 256, 0, st>>>(g, prm.m, p.splits, partial, bias, y);
+        CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core (wgmma, warp-specialized)");
+    }
+}
+
+template void runSpecializedTyped<float>(
+    const ConvGeometry&, const Plan&, const void*, const float*, void*, void*, cudaStream_t);
+template void runSpecializedTyped<__half>(
+    const ConvGeometry&, const Plan&, const void*, const float*, void*, void*, cudaStream_t);
+template void runSpecializedTyped<__nv_bfloat16>(
+    const ConvGeometry&, const Plan&, const void*, const float*, void*, void*, cudaStream_t);
+
+} // namespace convscope::cuda::tc
