@@ -56,7 +56,7 @@ std::string conv2dTensorCoreRefusal(const ConvGeometry& g)
 {
     if (g.groups != 1)
         return "grouped convolution (groups = " + std::to_string(g.groups)
-            + ") has no Tensor Core kernel: it runs the FP32 implicit GEMM";
+            + ") has no Tensor Core kernel: it runs the channels-last direct kernel in the storage format (FP32 sums)";
     return {};
 }
 

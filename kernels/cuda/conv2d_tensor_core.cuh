@@ -16,8 +16,8 @@
 
 namespace convscope::cuda {
 
-// Empty when the Tensor Core kernel runs this layer (one group); else why not (the layer then runs the FP32 implicit
-// GEMM on FP32 copies).
+// Empty when the Tensor Core kernel runs this layer (one group); else why not (the layer then runs stored_conv.cuh's
+// channels-last direct kernel in the storage format, FP32 sums).
 std::string conv2dTensorCoreRefusal(const ConvGeometry& g);
 
 // What the session's options force (for measuring what a kernel or a shape buys; 0 everywhere: the launcher's choice):

@@ -12,7 +12,8 @@
 // Shapes: odd C (the element-by-element copy), K not a multiple of the tile, stride 2, dilation 2, asymmetric
 // padding, 1×1, a 7×7 stem, batch 1 and 8, a fused activation, a layer that splits K, a grid of more tiles than
 // multiprocessors (the persistent kernels' loop over work items), and a grouped layer (which the
-// Tensor Core kernel leaves to the FP32 implicit GEMM). Prints SKIPPED without a usable GPU.
+// Tensor Core kernel leaves to the channels-last direct kernel in the storage format). Prints SKIPPED without a usable
+// GPU.
 #include "compute/backend_registry.h"
 #include "compute/error.h"
 #include "compute/fusion.h"
@@ -300,8 +301,8 @@ TEST_CASE("cuda.tensor_core: the split reduction of a grid that under-fills the 
     CHECK(session->layerNote(0).find("split-K") != std::string::npos);
 }
 
-TEST_CASE(
-    "cuda.tensor_core: FP32 math is refused, grouped layers run the FP32 implicit GEMM", "[gpu][cuda][tensor_core]")
+TEST_CASE("cuda.tensor_core: FP32 math is refused, grouped layers run the direct kernel in the storage format",
+    "[gpu][cuda][tensor_core]")
 {
     auto cuda = test::backendOrSkip("cuda");
     if (!cuda)
@@ -338,6 +339,7 @@ TEST_CASE(
         INFO(mathModeName(mode) << ": " << session->layerNote(0) << ", relL2 " << m.relL2);
         CHECK(session->layerNote(0).find("mma.sync") == std::string::npos);
         CHECK(session->layerNote(0).find("wgmma") == std::string::npos);
+        CHECK(session->layerNote(0).find("native") != std::string::npos);
         // FP32 arithmetic on operands stored in the format: the storage rounding of input and output only.
         CHECK(m.relL2 <= 3 * storageRoundoff(mode) + 1e-6);
     }
