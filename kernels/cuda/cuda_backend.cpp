@@ -5,7 +5,8 @@
 // (gather, or the phase form for implicit_gemm, winograd and fft); every other layer runs its one implementation.
 // cuda.fft runs every conv2d layer as an FFT convolution (conv2d_fft.cu), tiny ones included: it is there to be
 // compared, and supports() refuses the layers it cannot run (stride > 1). This file is the module's
-// entry point, the backend's answers (availability, supports) and the per-layer dispatch.
+// entry point, the backend's answers (availability, supports) and the per-layer dispatch; the --option readers are
+// cuda_options.h's, the spec → kernel geometry mapping layer_geometry.h's.
 #include "compute/backend_registry.h"
 #include "compute/error.h"
 #include "compute/fusion.h"
@@ -19,7 +20,9 @@
 #include "kernels/cuda/conv2d_fft.cuh"
 #include "kernels/cuda/conv2d_tensor_core.cuh"
 #include "kernels/cuda/conv_transpose2d.cuh"
+#include "kernels/cuda/cuda_options.h"
 #include "kernels/cuda/elementwise.cuh"
+#include "kernels/cuda/layer_geometry.h"
 #include "kernels/cuda/linear.cuh"
 #include "kernels/cuda/merge.cuh"
 #include "kernels/cuda/parametric_activation.cuh"
@@ -51,52 +54,6 @@ namespace {
     }
     constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 
-    ConvGeometry convGeometry(const LayerShape& s, int64_t groups, const Pair& kernel, const Pair& stride,
-        const Pair& dilation)
-    {
-        const Padding2d& pad = s.resolvedPadding;
-        return { int(s.in.n), int(s.in.c), int(s.in.h), int(s.in.w), int(s.out.c), int(s.out.h), int(s.out.w),
-            int(kernel[0]), int(kernel[1]), int(stride[0]), int(stride[1]), int(pad.top), int(pad.left),
-            int(dilation[0]), int(dilation[1]), int(groups) };
-    }
-
-    // A fused activation (an activation spec, compute/fusion.h) for a convolution's epilogue.
-    ActivationKind activationKind(const LayerSpec& spec, float* param)
-    {
-        return std::visit(
-            [&](const auto& l) -> ActivationKind {
-                using T = std::decay_t<decltype(l)>;
-                // hardtanh and prelu have kernels of their own (parametric_activation.cuh) and are never fused.
-                if constexpr (layerKindOf<T>().family == KindFamily::Activation && !std::is_same_v<T, Softmax>
-                    && !std::is_same_v<T, Hardtanh> && !std::is_same_v<T, PReLU>)
-                    return activationKindOf(l, param);
-                else
-                    throw Error("cuda: " + layerTypeName(l) + " is not an activation");
-            },
-            spec);
-    }
-
-    ConvGeometry geometryOf(const Conv2d& c, const LayerShape& s)
-    {
-        ConvGeometry g = convGeometry(s, c.groups, c.kernel_size, c.stride, c.dilation);
-        if (c.fused_activation) // applied in the epilogue (compute/fusion.h)
-            g.act = int(activationKind(activationSpecOf(c.fused_activation), &g.actParam));
-        return g;
-    }
-
-    ConvGeometry geometryOf(const ConvTranspose2d& c, const LayerShape& s)
-    {
-        return convGeometry(s, c.groups, c.kernel_size, c.stride, c.dilation);
-    }
-
-    PoolGeometry poolGeometry(const LayerShape& s, const Pair& kernel, const Pair& stride, const Pair& dilation)
-    {
-        const Padding2d& pad = s.resolvedPadding;
-        return { int(s.in.n), int(s.in.c), int(s.in.h), int(s.in.w), int(s.out.h), int(s.out.w), int(kernel[0]),
-            int(kernel[1]), int(stride[0]), int(stride[1]), int(pad.top), int(pad.bottom), int(pad.left),
-            int(pad.right), int(dilation[0]), int(dilation[1]), true, 0 };
-    }
-
     // How a conv2d layer runs under an algorithm: the tiny-layer kernel wins over every algorithm; the fast
     // algorithms (implicit_gemm, winograd) run a stem with few input channels on its own kernel, and
     // cuda.winograd runs the implicit GEMM on the other layers Winograd cannot take.
@@ -116,71 +73,6 @@ namespace {
         if (algorithm == kImplicitGemm || algorithm == kTensorCore) // tensor_core: the layers it leaves to FP32
             return ConvPath::ImplicitGemm;
         return algorithm == kTiled ? ConvPath::Tiled : ConvPath::Direct;
-    }
-
-    // cuda.winograd's output tile: F(4×4, 3×3) unless the run asks for F(2×2, 3×3) (--option winograd_tile=2).
-    int winogradTileOf(const SessionOptions& options)
-    {
-        const auto it = options.extra.find("winograd_tile");
-        if (it == options.extra.end() || it->second == "4")
-            return 4;
-        if (it->second == "2")
-            return 2;
-        throw InputError("winograd_tile=" + it->second + ": the Winograd output tile is 2 (F(2x2,3x3)) or 4 (F(4x4,3x3))");
-    }
-
-    int igemmTileOf(const SessionOptions& options)
-    {
-        const auto it = options.extra.find("igemm_tile");
-        return it == options.extra.end() ? 0 : parseImplicitGemmTile(it->second);
-    }
-
-    int igemmSplitsOf(const SessionOptions& options)
-    {
-        const auto it = options.extra.find("igemm_splits");
-        return it == options.extra.end() ? 0 : parseImplicitGemmSplits(it->second);
-    }
-
-    int tinyLanesOf(const SessionOptions& options)
-    {
-        const auto it = options.extra.find("tiny_lanes");
-        if (it == options.extra.end())
-            return 0;
-        for (int lanes : { 1, 2, 4, 8, 16, 32 })
-            if (it->second == std::to_string(lanes))
-                return lanes;
-        throw InputError("tiny_lanes=" + it->second + ": the tiny-layer kernel takes 1, 2, 4, 8, 16 or 32 lanes per output");
-    }
-
-    // cuda.fft's tiles per batch of transforms (--option fft_batch=N): 0 lets the layer's workspace bound decide.
-    int fftBatchOf(const SessionOptions& options)
-    {
-        const auto it = options.extra.find("fft_batch");
-        if (it == options.extra.end())
-            return 0;
-        size_t used = 0;
-        int v = 0;
-        try {
-            v = std::stoi(it->second, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used != it->second.size() || v < 1)
-            throw InputError("fft_batch=" + it->second + ": the tiles per FFT batch is a whole number of at least 1");
-        return v;
-    }
-
-    PadMode padMode(Pad::Mode m)
-    {
-        switch (m) {
-        case Pad::Mode::Constant:
-            return PadMode::Constant;
-        case Pad::Mode::Reflect:
-            return PadMode::Reflect;
-        case Pad::Mode::Replicate:
-            return PadMode::Replicate;
-        }
-        return PadMode::Constant;
     }
 
     // Every kind runLayer dispatches is named here too; a kind this backend does not know is refused with a reason

@@ -1,0 +1,64 @@
+#include "kernels/cuda/cuda_options.h"
+
+#include "compute/error.h"
+#include "kernels/cuda/conv2d.cuh"
+
+#include <stdexcept>
+#include <string>
+
+namespace convscope::cuda {
+
+// cuda.winograd's output tile: F(4×4, 3×3) unless the run asks for F(2×2, 3×3) (--option winograd_tile=2).
+int winogradTileOf(const SessionOptions& options)
+{
+    const auto it = options.extra.find("winograd_tile");
+    if (it == options.extra.end() || it->second == "4")
+        return 4;
+    if (it->second == "2")
+        return 2;
+    throw InputError("winograd_tile=" + it->second + ": the Winograd output tile is 2 (F(2x2,3x3)) or 4 (F(4x4,3x3))");
+}
+
+int igemmTileOf(const SessionOptions& options)
+{
+    const auto it = options.extra.find("igemm_tile");
+    return it == options.extra.end() ? 0 : parseImplicitGemmTile(it->second);
+}
+
+int igemmSplitsOf(const SessionOptions& options)
+{
+    const auto it = options.extra.find("igemm_splits");
+    return it == options.extra.end() ? 0 : parseImplicitGemmSplits(it->second);
+}
+
+int tinyLanesOf(const SessionOptions& options)
+{
+    const auto it = options.extra.find("tiny_lanes");
+    if (it == options.extra.end())
+        return 0;
+    for (int lanes : { 1, 2, 4, 8, 16, 32 })
+        if (it->second == std::to_string(lanes))
+            return lanes;
+    throw InputError(
+        "tiny_lanes=" + it->second + ": the tiny-layer kernel takes 1, 2, 4, 8, 16 or 32 lanes per output");
+}
+
+// cuda.fft's tiles per batch of transforms (--option fft_batch=N): 0 lets the layer's workspace bound decide.
+int fftBatchOf(const SessionOptions& options)
+{
+    const auto it = options.extra.find("fft_batch");
+    if (it == options.extra.end())
+        return 0;
+    size_t used = 0;
+    int v = 0;
+    try {
+        v = std::stoi(it->second, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != it->second.size() || v < 1)
+        throw InputError("fft_batch=" + it->second + ": the tiles per FFT batch is a whole number of at least 1");
+    return v;
+}
+
+} // namespace convscope::cuda
