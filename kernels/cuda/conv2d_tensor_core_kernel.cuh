@@ -266,6 +266,130 @@ template <typename T> __device__ __forceinline__ void storePair(T* dst, float v0
         dst[1] = gpu::fromFloat<T>(v1);
 }
 
+// The pieces every Tensor Core kernel here shares (the mma.sync kernel below, the wgmma kernels of
+// conv2d_tensor_core_wgmma.cu and conv2d_tensor_core_ws_wgmma.cu): where a thread's im2col rows start, which tap and
+// channel piece a k-tile copies, the weight rows' copy and the output pair's store.
+
+// The ROWS output pixels (A rows) a thread copies, rows firstRow, firstRow + rowStep, …: for each, the input
+// position of tap (0, 0) and its image's offset; a row past N·P·Q fails every bounds test.
+template <int ROWS> struct GatherRows {
+    int offset[ROWS], ih[ROWS], iw[ROWS];
+    __device__ __forceinline__ GatherRows(const Params& prm, int firstRow, int rowStep)
+    {
+        const ConvGeometry& g = prm.g;
+#pragma unroll
+        for (int i = 0; i < ROWS; ++i) {
+            const int m = firstRow + i * rowStep;
+            if (m < prm.m) {
+                const int pq = g.p * g.q, n = m / pq, rem = m % pq;
+                ih[i] = (rem / g.q) * g.strideH - g.padTop;
+                iw[i] = (rem % g.q) * g.strideW - g.padLeft;
+                offset[i] = n * g.h * g.w * g.c;
+            } else {
+                ih[i] = -(1 << 30); // fails every bounds test
+                iw[i] = 0;
+                offset[i] = 0;
+            }
+        }
+    }
+};
+
+// Where a thread's piece of a k-tile lies: tap (r, s), piece cc of the tap's channels; advanced k-tile by k-tile
+// (RP pieces on, across as many taps as that crosses) without division.
+struct TapCursor {
+    int cc, r, s;
+    __device__ __forceinline__ TapCursor(const Params& prm, int firstPiece)
+    {
+        const int tap = firstPiece / prm.piecesPerTap;
+        cc = firstPiece % prm.piecesPerTap;
+        r = tap / prm.g.s;
+        s = tap % prm.g.s;
+    }
+    template <int RP> __device__ __forceinline__ void advance(const Params& prm)
+    {
+        cc += RP;
+        while (cc >= prm.piecesPerTap) {
+            cc -= prm.piecesPerTap;
+            if (++s == prm.g.s) {
+                s = 0;
+                ++r;
+            }
+        }
+    }
+};
+
+// The weight rows (B) of k-tile `kTile`: ROWS output channels from nBase + firstRow, step rowStep, piece `piece`
+// of each, zero-filled past K.
+template <typename T, int RP, int ROWS>
+__device__ __forceinline__ void copyWeightRows(uint32_t bStage, const Params& prm, const T* __restrict__ wp, int nBase,
+    int firstRow, int rowStep, int piece, int kTile)
+{
+    constexpr int PE = pieceElems<T>();
+    const int kd = kTile * RP * PE + piece * PE;
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i) {
+        const int row = firstRow + i * rowStep, k = nBase + row;
+        copyAsync16(bStage + swizzled<RP>(row, piece), wp + (k < prm.g.k ? size_t(k) * prm.ldw + kd : 0), k < prm.g.k);
+    }
+}
+
+// The im2col rows (A) of the k-tile at `at`: the thread's ROWS pixel rows (GatherRows, rows firstRow + i·rowStep of the
+// tile), piece `piece` of tap (at.r, at.s), zero-filled off the input, past C and past the last tap. AlignedC: C is a
+// multiple of the 16-byte piece, so a piece moves by cp.async; else element by element.
+template <typename T, int RP, int ROWS, bool AlignedC>
+__device__ __forceinline__ void copyPixelRows(uint32_t aStage, const Params& prm, const T* __restrict__ x,
+    const GatherRows<ROWS>& rows, const TapCursor& at, int firstRow, int rowStep, int piece)
+{
+    constexpr int PE = pieceElems<T>();
+    const ConvGeometry& g = prm.g;
+    const int rOff = at.r * g.dilH, sOff = at.s * g.dilW, cOff = at.cc * PE;
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i) {
+        const int ih = rows.ih[i] + rOff, iw = rows.iw[i] + sOff;
+        const bool inside = at.r < g.r && unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w);
+        const T* src = x + (inside ? rows.offset[i] + (ih * g.w + iw) * g.c + cOff : 0);
+        const uint32_t dst = aStage + swizzled<RP>(firstRow + i * rowStep, piece);
+        if constexpr (AlignedC) {
+            copyAsync16(dst, src, inside);
+        } else {
+            alignas(16) T v[PE];
+#pragma unroll
+            for (int e = 0; e < PE; ++e)
+                v[e] = inside && cOff + e < g.c ? src[e] : gpu::fromFloat<T>(0.0f);
+            const uint4 bits = *reinterpret_cast<const uint4*>(v);
+            asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(bits.x), "r"(bits.y), "r"(bits.z),
+                "r"(bits.w));
+        }
+    }
+}
+
+// Output channels k, k + 1 of pixel m from their FP32 sums: split-K part z's partial sums, or bias, activation and
+// the storage type.
+template <typename T>
+__device__ __forceinline__ void storeOutputPair(const Params& prm, int z, int m, int k, float v0, float v1,
+    const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial)
+{
+    const ConvGeometry& g = prm.g;
+    const bool both = k + 1 < g.k, pairAligned = g.k % 2 == 0;
+    if (partial) {
+        float* dst = partial + (size_t(z) * prm.m + m) * g.k + k;
+        if (both && pairAligned)
+            *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+        else {
+            dst[0] = v0;
+            if (both)
+                dst[1] = v1;
+        }
+        return;
+    }
+    if (bias) {
+        v0 += __ldg(&bias[k]);
+        v1 += both ? __ldg(&bias[k + 1]) : 0.0f;
+    }
+    storePair(
+        y + size_t(m) * g.k + k, epilogue(g.act, g.actParam, v0), epilogue(g.act, g.actParam, v1), both, pairAligned);
+}
+
 // Registers cap the blocks a multiprocessor holds: 64 accumulators a thread leave room for 3 blocks of 4 warps
 // or 2 of 8; 128 accumulators (64×64 warp tiles) for 2 of 4 warps or 1 of 8.
 constexpr int minBlocks(int warps, int ni) { return ni == 4 ? (warps == 4 ? 3 : 2) : (warps == 4 ? 2 : 1); }
@@ -278,7 +402,6 @@ __global__ void __launch_bounds__(32 * WM * WN, minBlocks(WM* WN, NI))
         T* __restrict__ y, float* __restrict__ partial)
 {
     constexpr int BM = kWarpM * WM, WARP_N = 8 * NI, BN = WARP_N * WN, THREADS = 32 * WM * WN;
-    constexpr int PE = pieceElems<T>();
     constexpr int STAGES = stagesFor(RP), ROW_BYTES = 16 * RP;
     constexpr int A_ROWS = BM * RP / THREADS, B_ROWS = BN * RP / THREADS;
     static_assert(A_ROWS * THREADS == BM * RP && B_ROWS * THREADS == BN * RP, "copies divide");
@@ -294,64 +417,14 @@ __global__ void __launch_bounds__(32 * WM * WN, minBlocks(WM* WN, NI))
 
     // The copy a thread does each k-tile: piece `myPiece` of A_ROWS pixel rows and B_ROWS channel rows.
     const int myPiece = tid % RP, rowStep = THREADS / RP;
-    int aOffset[A_ROWS], aIh[A_ROWS], aIw[A_ROWS];
-#pragma unroll
-    for (int i = 0; i < A_ROWS; ++i) {
-        const int m = mBase + tid / RP + i * rowStep;
-        if (m < prm.m) {
-            const int pq = g.p * g.q, n = m / pq, rem = m % pq;
-            aIh[i] = (rem / g.q) * g.strideH - g.padTop;
-            aIw[i] = (rem % g.q) * g.strideW - g.padLeft;
-            aOffset[i] = n * g.h * g.w * g.c;
-        } else {
-            aIh[i] = -(1 << 30); // fails every bounds test
-            aIw[i] = 0;
-            aOffset[i] = 0;
-        }
-    }
-    // Where this thread's piece of the first k-tile lies: tap (r, s), piece cc of the tap's channels. Advanced
-    // tile by tile without division.
-    const int firstPiece = ktBegin * RP + myPiece;
-    int tap = firstPiece / prm.piecesPerTap, cc = firstPiece % prm.piecesPerTap;
-    int r = tap / g.s, s = tap % g.s;
+    const GatherRows<A_ROWS> rows(prm, mBase + tid / RP, rowStep);
+    TapCursor at(prm, ktBegin * RP + myPiece); // this thread's piece of the first k-tile
 
     auto loadTile = [&](int local, int stage) {
         const uint32_t aStage = smemBase + stage * STAGE_BYTES, bStage = aStage + A_BYTES;
-        const int rOff = r * g.dilH, sOff = s * g.dilW, cOff = cc * PE;
-#pragma unroll
-        for (int i = 0; i < A_ROWS; ++i) {
-            const int row = tid / RP + i * rowStep;
-            const int ih = aIh[i] + rOff, iw = aIw[i] + sOff;
-            const bool inside = r < g.r && unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w);
-            const T* src = x + (inside ? aOffset[i] + (ih * g.w + iw) * g.c + cOff : 0);
-            const uint32_t dst = aStage + swizzled<RP>(row, myPiece);
-            if constexpr (AlignedC) {
-                copyAsync16(dst, src, inside);
-            } else {
-                alignas(16) T v[PE];
-#pragma unroll
-                for (int e = 0; e < PE; ++e)
-                    v[e] = inside && cOff + e < g.c ? src[e] : gpu::fromFloat<T>(0.0f);
-                const uint4 bits = *reinterpret_cast<const uint4*>(v);
-                asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(bits.x), "r"(bits.y),
-                    "r"(bits.z), "r"(bits.w));
-            }
-        }
-        const int kd = (ktBegin + local) * RP * PE + myPiece * PE;
-#pragma unroll
-        for (int i = 0; i < B_ROWS; ++i) {
-            const int row = tid / RP + i * rowStep, k = nBase + row;
-            copyAsync16(bStage + swizzled<RP>(row, myPiece), wp + (k < g.k ? size_t(k) * prm.ldw + kd : 0), k < g.k);
-        }
-        // The next k-tile's piece: RP pieces on, across as many taps as that crosses.
-        cc += RP;
-        while (cc >= prm.piecesPerTap) {
-            cc -= prm.piecesPerTap;
-            if (++s == g.s) {
-                s = 0;
-                ++r;
-            }
-        }
+        copyPixelRows<T, RP, A_ROWS, AlignedC>(aStage, prm, x, rows, at, tid / RP, rowStep, myPiece);
+        copyWeightRows<T, RP, B_ROWS>(bStage, prm, wp, nBase, tid / RP, rowStep, myPiece, ktBegin + local);
+        at.advance<RP>(prm);
     };
 
     float acc[4][NI][4];
@@ -411,7 +484,6 @@ __global__ void __launch_bounds__(32 * WM * WN, minBlocks(WM* WN, NI))
     waitCopies<0>();
 
     // Accumulator (mi, ni, e) is pixel row g + 8·(e / 2) of m16 tile mi, channel 2·(lane % 4) + e % 2 of n8 tile ni.
-    const bool pairAligned = g.k % 2 == 0;
 #pragma unroll
     for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
@@ -422,27 +494,9 @@ __global__ void __launch_bounds__(32 * WM * WN, minBlocks(WM* WN, NI))
 #pragma unroll
             for (int ni = 0; ni < NI; ++ni) {
                 const int k = nBase + warpN * WARP_N + ni * 8 + 2 * (lane & 3);
-                if (k >= g.k)
-                    continue;
-                const bool both = k + 1 < g.k;
-                float v0 = acc[mi][ni][2 * h], v1 = acc[mi][ni][2 * h + 1];
-                if (partial) {
-                    float* dst = partial + (size_t(blockIdx.z) * prm.m + m) * g.k + k;
-                    if (both && pairAligned)
-                        *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
-                    else {
-                        dst[0] = v0;
-                        if (both)
-                            dst[1] = v1;
-                    }
-                    continue;
-                }
-                if (bias) {
-                    v0 += __ldg(&bias[k]);
-                    v1 += both ? __ldg(&bias[k + 1]) : 0.0f;
-                }
-                storePair(y + size_t(m) * g.k + k, epilogue(g.act, g.actParam, v0), epilogue(g.act, g.actParam, v1),
-                    both, pairAligned);
+                if (k < g.k)
+                    storeOutputPair(
+                        prm, blockIdx.z, m, k, acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1], bias, y, partial);
             }
         }
 }

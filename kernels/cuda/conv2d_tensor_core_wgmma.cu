@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(256, wgmmaMinBlocks(BN, RP)) wgmmaConvKernel(P
     const T* __restrict__ wp, const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    constexpr int BM = 128, THREADS = 256, PE = pieceElems<T>(), ROW_BYTES = 16 * RP;
+    constexpr int BM = 128, THREADS = 256, ROW_BYTES = 16 * RP;
     constexpr int A_ROWS = BM * RP / THREADS, B_ROWS = BN * RP / THREADS;
     constexpr uint32_t A_BYTES = BM * ROW_BYTES, STAGE_BYTES = (BM + BN) * ROW_BYTES;
     static_assert(STAGE_BYTES % (8 * ROW_BYTES) == 0, "every tile starts on a swizzle atom");
@@ -49,49 +49,14 @@ __global__ void __launch_bounds__(256, wgmmaMinBlocks(BN, RP)) wgmmaConvKernel(P
 
     // The copy a thread does each k-tile: piece `myPiece` of A_ROWS pixel rows and B_ROWS channel rows.
     const int myPiece = tid % RP, rowStep = THREADS / RP;
-    int aOffset[A_ROWS], aIh[A_ROWS], aIw[A_ROWS];
-#pragma unroll
-    for (int i = 0; i < A_ROWS; ++i) {
-        const int m = mBase + tid / RP + i * rowStep;
-        if (m < prm.m) {
-            const int pq = g.p * g.q, n = m / pq, rem = m % pq;
-            aIh[i] = (rem / g.q) * g.strideH - g.padTop;
-            aIw[i] = (rem % g.q) * g.strideW - g.padLeft;
-            aOffset[i] = n * g.h * g.w * g.c;
-        } else {
-            aIh[i] = -(1 << 30); // fails every bounds test
-            aIw[i] = 0;
-            aOffset[i] = 0;
-        }
-    }
-    const int firstPiece = ktBegin * RP + myPiece;
-    int tap = firstPiece / prm.piecesPerTap, cc = firstPiece % prm.piecesPerTap;
-    int r = tap / g.s, s = tap % g.s;
+    const GatherRows<A_ROWS> rows(prm, mBase + tid / RP, rowStep);
+    TapCursor at(prm, ktBegin * RP + myPiece);
 
     auto loadTile = [&](int local, int stage) {
         const uint32_t aStage = smemBase + stage * STAGE_BYTES, bStage = aStage + A_BYTES;
-        const int rOff = r * g.dilH, sOff = s * g.dilW, cOff = cc * PE;
-#pragma unroll
-        for (int i = 0; i < A_ROWS; ++i) {
-            const int ih = aIh[i] + rOff, iw = aIw[i] + sOff;
-            const bool inside = r < g.r && unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w);
-            const T* src = x + (inside ? aOffset[i] + (ih * g.w + iw) * g.c + cOff : 0);
-            copyAsync16(aStage + swizzled<RP>(tid / RP + i * rowStep, myPiece), src, inside);
-        }
-        const int kd = (ktBegin + local) * RP * PE + myPiece * PE;
-#pragma unroll
-        for (int i = 0; i < B_ROWS; ++i) {
-            const int row = tid / RP + i * rowStep, k = nBase + row;
-            copyAsync16(bStage + swizzled<RP>(row, myPiece), wp + (k < g.k ? size_t(k) * prm.ldw + kd : 0), k < g.k);
-        }
-        cc += RP;
-        while (cc >= prm.piecesPerTap) {
-            cc -= prm.piecesPerTap;
-            if (++s == g.s) {
-                s = 0;
-                ++r;
-            }
-        }
+        copyPixelRows<T, RP, A_ROWS, true>(aStage, prm, x, rows, at, tid / RP, rowStep, myPiece);
+        copyWeightRows<T, RP, B_ROWS>(bStage, prm, wp, nBase, tid / RP, rowStep, myPiece, ktBegin + local);
+        at.advance<RP>(prm);
     };
 
     float acc[BN / 2];
@@ -147,7 +112,6 @@ __global__ void __launch_bounds__(256, wgmmaMinBlocks(BN, RP)) wgmmaConvKernel(P
 
     // Accumulator 4·j + e of a warpgroup: pixel row 16·(warp in the warpgroup) + lane / 4 + 8·(e / 2), channel
     // 8·j + 2·(lane % 4) + e % 2 (the m16n8 layout of mma.sync, n8 block j).
-    const bool pairAligned = g.k % 2 == 0;
     const int rowBase = mBase + wg * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -157,27 +121,8 @@ __global__ void __launch_bounds__(256, wgmmaMinBlocks(BN, RP)) wgmmaConvKernel(P
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
             const int k = nBase + j * 8 + 2 * (lane & 3);
-            if (k >= g.k)
-                continue;
-            const bool both = k + 1 < g.k;
-            float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
-            if (partial) {
-                float* dst = partial + (size_t(blockIdx.z) * prm.m + m) * g.k + k;
-                if (both && pairAligned)
-                    *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
-                else {
-                    dst[0] = v0;
-                    if (both)
-                        dst[1] = v1;
-                }
-                continue;
-            }
-            if (bias) {
-                v0 += __ldg(&bias[k]);
-                v1 += both ? __ldg(&bias[k + 1]) : 0.0f;
-            }
-            storePair(y + size_t(m) * g.k + k, epilogue(g.act, g.actParam, v0), epilogue(g.act, g.actParam, v1), both,
-                pairAligned);
+            if (k < g.k)
+                storeOutputPair(prm, blockIdx.z, m, k, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1], bias, y, partial);
         }
     }
 #endif

@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(384, 1)
         const T* __restrict__ wp, const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    constexpr int BM = 128, PT = 128, RP = 8, PE = pieceElems<T>(), ROW_BYTES = 16 * RP, LAG = 2;
+    constexpr int BM = 128, PT = 128, RP = 8, ROW_BYTES = 16 * RP, LAG = 2;
     constexpr bool kRounds = std::is_same_v<T, float>; // tf32: the producer rounds A before marking a stage full
     constexpr int A_ROWS = BM * RP / PT, B_ROWS = BN * RP / PT, ROW_STEP = PT / RP;
     constexpr uint32_t A_BYTES = BM * ROW_BYTES, STAGE_BYTES = (BM + BN) * ROW_BYTES;
@@ -109,53 +109,17 @@ __global__ void __launch_bounds__(384, 1)
         };
         for (int w = blockIdx.x; w < items; w += gridDim.x) {
             const Item it = itemOf(prm, w, mTiles, nTiles, BN);
-            int aOffset[A_ROWS], aIh[A_ROWS], aIw[A_ROWS];
-#pragma unroll
-            for (int i = 0; i < A_ROWS; ++i) {
-                const int m = it.mBase + tid / RP + i * ROW_STEP;
-                if (m < prm.m) {
-                    const int pq = g.p * g.q, n = m / pq, rem = m % pq;
-                    aIh[i] = (rem / g.q) * g.strideH - g.padTop;
-                    aIw[i] = (rem % g.q) * g.strideW - g.padLeft;
-                    aOffset[i] = n * g.h * g.w * g.c;
-                } else {
-                    aIh[i] = -(1 << 30);
-                    aIw[i] = 0;
-                    aOffset[i] = 0;
-                }
-            }
-            const int firstPiece = it.ktBegin * RP + myPiece;
-            int tap = firstPiece / prm.piecesPerTap, cc = firstPiece % prm.piecesPerTap;
-            int r = tap / g.s, s = tap % g.s;
+            const GatherRows<A_ROWS> rows(prm, it.mBase + tid / RP, ROW_STEP);
+            TapCursor at(prm, it.ktBegin * RP + myPiece);
             for (int lt = 0; lt < it.nk; ++lt, ++j) {
                 const int stage = j % STAGES;
                 if (j >= STAGES) // the consumers released this stage's previous k-tile
                     barrierWait(emptyBar + 8 * stage, ((j / STAGES) - 1) & 1);
                 const uint32_t aStage = smemBase + stage * STAGE_BYTES, bStage = aStage + A_BYTES;
-                const int rOff = r * g.dilH, sOff = s * g.dilW, cOff = cc * PE;
-#pragma unroll
-                for (int i = 0; i < A_ROWS; ++i) {
-                    const int ih = aIh[i] + rOff, iw = aIw[i] + sOff;
-                    const bool inside = r < g.r && unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w);
-                    const T* src = x + (inside ? aOffset[i] + (ih * g.w + iw) * g.c + cOff : 0);
-                    copyAsync16(aStage + swizzled<RP>(tid / RP + i * ROW_STEP, myPiece), src, inside);
-                }
-                const int kd = (it.ktBegin + lt) * RP * PE + myPiece * PE;
-#pragma unroll
-                for (int i = 0; i < B_ROWS; ++i) {
-                    const int row = tid / RP + i * ROW_STEP, k = it.nBase + row;
-                    copyAsync16(
-                        bStage + swizzled<RP>(row, myPiece), wp + (k < g.k ? size_t(k) * prm.ldw + kd : 0), k < g.k);
-                }
+                copyPixelRows<T, RP, A_ROWS, true>(aStage, prm, x, rows, at, tid / RP, ROW_STEP, myPiece);
+                copyWeightRows<T, RP, B_ROWS>(bStage, prm, wp, it.nBase, tid / RP, ROW_STEP, myPiece, it.ktBegin + lt);
                 commitCopies();
-                cc += RP;
-                while (cc >= prm.piecesPerTap) {
-                    cc -= prm.piecesPerTap;
-                    if (++s == g.s) {
-                        s = 0;
-                        ++r;
-                    }
-                }
+                at.advance<RP>(prm);
                 if constexpr (kRounds) {
                     if (j - marked >= LAG) { // LAG groups committed after k-tile `marked`: it has landed
                         waitCopies<LAG>();
@@ -210,7 +174,6 @@ __global__ void __launch_bounds__(384, 1)
             barrierArrive(emptyBar + 8 * ((t - 1) % STAGES));
 
         // The epilogue of conv2d_tensor_core_wgmma.cu (accumulator layout there).
-        const bool pairAligned = g.k % 2 == 0;
         const int rowBase = it.mBase + cw * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
@@ -220,27 +183,8 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
             for (int jn = 0; jn < BN / 8; ++jn) {
                 const int k = it.nBase + jn * 8 + 2 * (lane & 3);
-                if (k >= g.k)
-                    continue;
-                const bool both = k + 1 < g.k;
-                float v0 = acc[4 * jn + 2 * h], v1 = acc[4 * jn + 2 * h + 1];
-                if (partial) {
-                    float* dst = partial + (size_t(it.z) * prm.m + m) * g.k + k;
-                    if (both && pairAligned)
-                        *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
-                    else {
-                        dst[0] = v0;
-                        if (both)
-                            dst[1] = v1;
-                    }
-                    continue;
-                }
-                if (bias) {
-                    v0 += __ldg(&bias[k]);
-                    v1 += both ? __ldg(&bias[k + 1]) : 0.0f;
-                }
-                storePair(y + size_t(m) * g.k + k, epilogue(g.act, g.actParam, v0), epilogue(g.act, g.actParam, v1),
-                    both, pairAligned);
+                if (k < g.k)
+                    storeOutputPair(prm, it.z, m, k, acc[4 * jn + 2 * h], acc[4 * jn + 2 * h + 1], bias, y, partial);
             }
         }
     }
