@@ -43,7 +43,9 @@
 // On Hopper (compute capability 9.0, a build whose architectures include 90) the same GEMM runs on warpgroup MMA
 // instead: conv2d_tensor_core_wgmma.cu (the why and the pipeline are there), sm_90a machine code in a translation unit
 // of its own. Which kernel and tile a layer gets is planOf's (conv2d_tensor_core_kernel.cuh: defaultWgmmaTile, measured
-// in docs/PERFORMANCE.md); --option tc_kernel=wgmma|mma and tc_tile force one.
+// in docs/PERFORMANCE.md); --option tc_kernel=tma|wgmma|mma and tc_tile force one. Where the layer fits it (C a multiple
+// of the 128- or 64-byte k-tile row, a pixel block mostly on the output map), the wgmma kernel's operands are copied by
+// TMA instead (conv2d_tensor_core_tma_wgmma.cu).
 #include "kernels/cuda/conv2d_tensor_core.cuh"
 
 #include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
@@ -77,7 +79,8 @@ namespace {
                 return i + 1;
             names += std::string(i ? ", " : "") + kTiles[i].name;
         }
-        throw InputError("tc_tile=" + text + ": the Tensor Core tile is one of " + names + " (wg…: the wgmma kernel)");
+        throw InputError("tc_tile=" + text + ": the Tensor Core tile is one of " + names
+            + " (wg…, ws…: the wgmma kernel fed by cp.async; tma…: fed by TMA)");
     }
 
     // The wgmma kernel runs where it was built (the build targets sm_90: CONVSCOPE_HAVE_WGMMA) and the device is
@@ -102,6 +105,8 @@ namespace {
         const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st)
     {
 #if defined(CONVSCOPE_HAVE_WGMMA)
+        if (p.tma)
+            return runTmaTyped<T>(g, p, x, bias, y, scratch, st);
         if (p.wgmma)
             return runWgmmaTyped<T>(g, p, x, bias, y, scratch, st);
 #endif
@@ -118,13 +123,24 @@ TensorCoreOptions conv2dTensorCoreParseOptions(const std::map<std::string, std::
     if (auto it = extra.find("tc_kbytes"); it != extra.end())
         o.kBytes = parseKBytes(it->second);
     if (auto it = extra.find("tc_kernel"); it != extra.end()) {
-        if (it->second != "wgmma" && it->second != "mma")
-            throw InputError("tc_kernel=" + it->second + ": the Tensor Core kernel is wgmma (sm_90) or mma (mma.sync)");
-        o.kernel = it->second == "mma" ? int(KernelChoice::Mma) : int(KernelChoice::Wgmma);
+        if (it->second != "tma" && it->second != "wgmma" && it->second != "mma")
+            throw InputError("tc_kernel=" + it->second
+                + ": the Tensor Core kernel is tma (wgmma fed by TMA, sm_90), wgmma (fed by cp.async, sm_90) or mma "
+                  "(mma.sync)");
+        o.kernel = int(it->second == "mma" ? KernelChoice::Mma
+                : it->second == "tma"      ? KernelChoice::Tma
+                                           : KernelChoice::Wgmma);
     }
-    if (o.tile > 0 && o.kernel != 0 && kTiles[o.tile - 1].wgmma != (o.kernel == int(KernelChoice::Wgmma)))
-        throw InputError(std::string("tc_tile=") + kTiles[o.tile - 1].name + " is a tile of the "
-            + (kTiles[o.tile - 1].wgmma ? "wgmma" : "mma.sync") + " kernel, not of tc_kernel=" + extra.at("tc_kernel"));
+    if (o.tile > 0 && o.kernel != 0) {
+        const TileShape& t = kTiles[o.tile - 1];
+        const KernelChoice owner = t.tma ? KernelChoice::Tma : t.wgmma ? KernelChoice::Wgmma : KernelChoice::Mma;
+        if (owner != KernelChoice(o.kernel))
+            throw InputError(std::string("tc_tile=") + t.name + " is a tile of the "
+                + (t.tma          ? "tma"
+                        : t.wgmma ? "wgmma"
+                                  : "mma.sync")
+                + " kernel, not of tc_kernel=" + extra.at("tc_kernel"));
+    }
     return o;
 }
 
@@ -154,7 +170,13 @@ std::string conv2dTensorCoreNote(
     const TileShape& t = kTiles[p.tile];
     const std::string format = type == DType::F32 ? "tf32" : std::string(dtypeName(type));
     std::string note;
-    if (p.wgmma)
+    if (p.tma)
+        note = format + " wgmma m64n" + std::to_string(t.bn()) + (type == DType::F32 ? "k8" : "k16") + ", 128x"
+            + std::to_string(t.bn()) + " tiles (" + std::to_string(p.tileH) + "x" + std::to_string(p.tileW)
+            + " pixels) of 2 warpgroups, operands copied by TMA (zero-filled borders) into "
+            + std::to_string(16 * t.rowPieces) + "-byte-swizzled shared memory, k-tile " + std::to_string(tk) + ", "
+            + std::to_string(t.stages) + "-stage mbarrier pipeline";
+    else if (p.wgmma)
         note = format + " wgmma m64n" + std::to_string(t.bn()) + (type == DType::F32 ? "k8" : "k16") + ", "
             + std::to_string(t.bm()) + "x" + std::to_string(t.bn())
             + (t.specialized ? " tiles, a copying warpgroup feeding 2 wgmma warpgroups (persistent), "

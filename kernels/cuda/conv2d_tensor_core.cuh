@@ -21,9 +21,12 @@ namespace convscope::cuda {
 std::string conv2dTensorCoreRefusal(const ConvGeometry& g);
 
 // What the session's options force (for measuring what a kernel or a shape buys; 0 everywhere: the launcher's choice):
-//   --option tc_kernel=wgmma|mma    the sm_90a warpgroup-MMA kernel or the mma.sync one (default: wgmma where it
-//                                   runs — a compute capability 9.0 GPU, C a multiple of the 16-byte piece — else mma);
-//   --option tc_tile=128x64|128x128|128x128w8|256x64 (mma.sync) | wg128x64|wg128x128|wg128x256 (wgmma);
+//   --option tc_kernel=tma|wgmma|mma   the sm_90a warpgroup-MMA kernel fed by TMA (conv2d_tensor_core_tma_wgmma.cu;
+//                                   the default where it takes the layer), the same fed by cp.async
+//                                   (conv2d_tensor_core_wgmma.cu; the default where TMA does not take it and C is a
+//                                   multiple of the 16-byte piece), or the mma.sync one (every other GPU and layer);
+//   --option tc_tile=128x64|128x128|128x128w8|256x64 (mma.sync) | wg128x64|wg128x128|wg128x256|… (wgmma, cp.async) |
+//                    tma128x64|tma128x128|tma128x128r64|… (wgmma, TMA);
 //   --option tc_kbytes=64|128       mma.sync's k-tile row (wgmma's is 128 bytes).
 // The parser throws InputError naming the choices, and on a wgmma tile with tc_kernel=mma (or the reverse).
 struct TensorCoreOptions {

@@ -29,8 +29,10 @@ struct TileShape {
     bool wgmma;
     bool specialized = false; // wgmma, warp-specialized and persistent (conv2d_tensor_core_ws_wgmma.cu)
     int rowPieces = 8; // wgmma: 8 (128-byte k-tile rows, 128-byte swizzle) or 4 (64-byte rows, 64-byte swizzle)
-    int bm() const { return kWarpM * warpsM; }
-    int bn() const { return 8 * ni * warpsN; }
+    bool tma = false; // wgmma fed by the Tensor Memory Accelerator (conv2d_tensor_core_tma_wgmma.cu)
+    int stages = 0; // the TMA kernel's pipeline depth
+    constexpr int bm() const { return kWarpM * warpsM; }
+    constexpr int bn() const { return 8 * ni * warpsN; }
 };
 constexpr TileShape kTiles[] = {
     { "128x64", 2, 2, 4, false }, // 4 warps of 64×32: layers of ≤ 64 output channels
@@ -45,6 +47,13 @@ constexpr TileShape kTiles[] = {
     { "wg128x128r64", 2, 1, 16, true, false,
         4 }, // m64n128, 64-byte rows: 6 stages in 96 KB, two blocks a multiprocessor
     { "wg128x256r64", 2, 1, 32, true, false, 4 }, // m64n256, 64-byte rows, 8 stages
+    // The TMA kernel: ≤ 113 KB of stages (two blocks a multiprocessor) except the s6 and 128x256 tiles.
+    { "tma128x64", 2, 1, 8, true, false, 8, true, 4 }, // 4 × 24 KB
+    { "tma128x64r64", 2, 1, 8, true, false, 4, true, 8 }, // 64-byte rows (C a multiple of 32 halves): 8 × 12 KB
+    { "tma128x128", 2, 1, 16, true, false, 8, true, 3 }, // 3 × 32 KB
+    { "tma128x128r64", 2, 1, 16, true, false, 4, true, 6 }, // 6 × 16 KB
+    { "tma128x128s6", 2, 1, 16, true, false, 8, true, 6 }, // 6 × 32 KB, one block a multiprocessor
+    { "tma128x256", 2, 1, 32, true, false, 8, true, 4 }, // 4 × 48 KB, one block a multiprocessor
 };
 constexpr int kTileCount = int(sizeof(kTiles) / sizeof(kTiles[0]));
 constexpr int kFirstWgmmaTile = 4;
@@ -57,8 +66,17 @@ constexpr int wgmmaStages(int bn, int rowPieces = 8)
 // memory: ≤ 113 KB a block).
 constexpr int wgmmaMinBlocks(int bn, int rowPieces) { return bn == 64 || (bn == 128 && rowPieces == 4) ? 2 : 1; }
 
-// Which kernel (--option tc_kernel=wgmma|mma; 0: wgmma where it runs, else mma.sync).
-enum class KernelChoice { Auto = 0, Mma = 1, Wgmma = 2 };
+// Which kernel (--option tc_kernel=tma|wgmma|mma; 0: the launcher's choice). Tma: wgmma fed by TMA; Wgmma: wgmma fed by
+// cp.async.
+enum class KernelChoice { Auto = 0, Mma = 1, Wgmma = 2, Tma = 3 };
+// The TMA kernel's tiles, and its launch bound (two blocks a multiprocessor where the stages fit in 113 KB).
+constexpr int kTmaTile64 = 11, kTmaTile64r64 = 12, kTmaTile128 = 13, kTmaTile128r64 = 14;
+constexpr size_t tmaStageBytes(int bn, int rowPieces) { return size_t(128 + bn) * 16 * rowPieces; }
+constexpr int kTmaThreads = 288; // two wgmma warpgroups and the warp that issues the copies
+constexpr int tmaMinBlocks(int bn, int rowPieces, int stages)
+{
+    return tmaStageBytes(bn, rowPieces) * stages + 1024 <= 113 * 1024 ? 2 : 1;
+}
 
 template <typename T> constexpr int pieceElems() { return 16 / int(sizeof(T)); }
 
@@ -76,6 +94,9 @@ struct Plan {
     int splits, tilesPerSplit;
     size_t packedBytes, workspaceBytes;
     bool wgmma; // the sm_90a kernel (conv2d_tensor_core_wgmma.cu) runs the layer
+    bool tma; // its TMA-fed variant (conv2d_tensor_core_tma_wgmma.cu): a block is tileH × tileW output pixels of one
+              // image, tilesP × tilesQ blocks an image
+    int tileW, tileH, tilesP, tilesQ;
     int ctas; // the persistent kernel's grid (specialized tiles): min(work items, multiprocessors)
     const char* fallback; // why a requested wgmma runs mma.sync instead (null otherwise)
 };
@@ -109,6 +130,44 @@ constexpr int kWgTile64 = kFirstWgmmaTile, kWgTile128 = kFirstWgmmaTile + 1, kWg
 static_assert(kTiles[kWgTile64].ni == 8 && kTiles[kWgTile128].ni == 16 && kTiles[kWgTile256].ni == 32
         && kTiles[kWgTile128r64].ni == 16 && kTiles[kWgTile128r64].rowPieces == 4 && !kTiles[kWgTile128r64].specialized,
     "the default wgmma tiles");
+static_assert(kTiles[kTmaTile64].tma && kTiles[kTmaTile64].ni == 8 && kTiles[kTmaTile64r64].rowPieces == 4
+        && kTiles[kTmaTile128].ni == 16 && kTiles[kTmaTile128].rowPieces == 8 && kTiles[kTmaTile128r64].rowPieces == 4,
+    "the default TMA tiles");
+
+// The TMA kernel's block of output pixels: tileH rows × tileW columns of one image, tileW the power of two ≥ Q up to
+// 128 (so 128 pixels exactly; the box the TMA copies is the same rows of the input, shifted by the tap).
+struct TmaPixelTile {
+    int tileW, tileH, tilesP, tilesQ;
+    double used; // share of the block's pixels that are output pixels
+};
+inline TmaPixelTile tmaPixelTile(const ConvGeometry& g)
+{
+    TmaPixelTile t {};
+    t.tileW = 1;
+    while (t.tileW < g.q && t.tileW < 128)
+        t.tileW *= 2;
+    t.tileH = 128 / t.tileW;
+    t.tilesQ = (g.q + t.tileW - 1) / t.tileW;
+    t.tilesP = (g.p + t.tileH - 1) / t.tileH;
+    t.used = double(g.p) * g.q / (double(t.tilesP) * t.tileH * t.tilesQ * t.tileW);
+    return t;
+}
+// Null when the TMA kernel takes the layer with k-tile rows of `rowPieces` 16-byte pieces; else why not. A k-tile is
+// one tap's run of channels (the box's inner dimension), so C must be a multiple of the row; the box spans
+// tile·stride input pixels (≤ 256, the copy engine's limit, strides ≤ 8); less than 3/4 of a block on output pixels
+// (a 7×7 map in 8×16 blocks) wastes more than the copies save.
+inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces)
+{
+    const TmaPixelTile t = tmaPixelTile(g);
+    if (g.c % (16 * rowPieces / bytes) != 0)
+        return rowPieces == 8 ? "TMA needs C a multiple of the 128-byte k-tile row"
+                              : "TMA needs C a multiple of the 64-byte k-tile row";
+    if (g.strideH > 8 || g.strideW > 8 || t.tileW * g.strideW > 256 || t.tileH * g.strideH > 256)
+        return "TMA's box spans at most 256 input pixels and strides of at most 8";
+    if (t.used < 0.75)
+        return "the output map fills less than 3/4 of the TMA kernel's pixel blocks";
+    return nullptr;
+}
 inline bool wgmmaByDefault(const ConvGeometry& g, DType type, int kTiles128)
 {
     return type != DType::F32 || g.k <= 64 || kTiles128 >= 72;
@@ -136,20 +195,41 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     const int pieces = g.r * g.s * p.piecesPerTap;
     const bool aligned = g.c % p.pieceElems == 0;
     // wgmma where it runs unless mma.sync is asked for (by the kernel or an mma.sync tile); it needs the cp.async
-    // copy of whole 16-byte pieces, so C a multiple of the piece.
+    // copy of whole 16-byte pieces, so C a multiple of the piece. Fed by TMA where that takes the layer, unless the
+    // cp.async-fed wgmma kernel is asked for (tc_kernel=wgmma or one of its wg… tiles).
     const bool wgTileAsked = tileOverride > 0 && kTiles[tileOverride - 1].wgmma;
+    const bool tmaTileAsked = wgTileAsked && kTiles[tileOverride - 1].tma;
     const bool mmaAsked = kernel == KernelChoice::Mma || (tileOverride > 0 && !wgTileAsked);
-    const bool wgmmaAsked = kernel == KernelChoice::Wgmma || wgTileAsked;
-    p.wgmma = !mmaAsked && wgmmaRuns && aligned && (wgmmaAsked || wgmmaByDefault(g, type, (pieces + 7) / 8));
+    const bool wgmmaAsked = kernel == KernelChoice::Wgmma || kernel == KernelChoice::Tma || wgTileAsked;
+    const bool cpAsyncAsked = kernel == KernelChoice::Wgmma || (wgTileAsked && !tmaTileAsked);
+    const bool tmaAsked = kernel == KernelChoice::Tma || tmaTileAsked;
+    int tmaTile = tmaTileAsked ? tileOverride - 1 : -1;
+    if (tmaTile < 0 && !cpAsyncAsked) {
+        const bool rows128 = !tmaRefusal(g, bytes, 8);
+        tmaTile = g.k <= 64 ? (rows128 ? kTmaTile64 : kTmaTile64r64) : (rows128 ? kTmaTile128 : kTmaTile128r64);
+    }
+    const char* tmaWhyNot = tmaTile >= 0 ? tmaRefusal(g, bytes, kTiles[tmaTile].rowPieces) : "not asked for";
+    p.wgmma
+        = !mmaAsked && wgmmaRuns && aligned && (wgmmaAsked || !tmaWhyNot || wgmmaByDefault(g, type, (pieces + 7) / 8));
+    p.tma = p.wgmma && !cpAsyncAsked && !tmaWhyNot;
     if (!p.wgmma && wgmmaAsked)
         p.fallback = !wgmmaRuns ? "wgmma needs an sm_90 GPU and a build for sm_90a"
                                 : "wgmma needs C a multiple of the 16-byte piece";
-    if (wgTileAsked && !p.wgmma)
-        tileOverride = 0;
-    if (p.wgmma) {
+    else if (p.wgmma && !p.tma && tmaAsked)
+        p.fallback = tmaWhyNot; // the cp.async-fed wgmma kernel runs it
+    if (wgTileAsked && (!p.wgmma || (tmaTileAsked && !p.tma)))
+        tileOverride = 0; // the asked tile's kernel does not run: the default tile of the one that does
+    if (p.tma) {
+        p.tile = tmaTile;
+        p.rowPieces = kTiles[p.tile].rowPieces;
+        p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
+        p.ldw = p.kTiles * p.rowPieces * p.pieceElems;
+        const TmaPixelTile t = tmaPixelTile(g);
+        p.tileW = t.tileW, p.tileH = t.tileH, p.tilesP = t.tilesP, p.tilesQ = t.tilesQ;
+    } else if (p.wgmma) {
         // 128-byte rows (one 128-byte swizzle atom across, four wgmma of 32 bytes of reduction each) or, r64
         // tiles, 64-byte rows in the 64-byte swizzle (two wgmma each).
-        p.tile = wgTileAsked ? tileOverride - 1 : defaultWgmmaTile(g, type, int64_t(g.n) * g.p * g.q, smCount);
+        p.tile = tileOverride > 0 ? tileOverride - 1 : defaultWgmmaTile(g, type, int64_t(g.n) * g.p * g.q, smCount);
         p.rowPieces = kTiles[p.tile].rowPieces;
         p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
         p.ldw = p.kTiles * p.rowPieces * p.pieceElems;
@@ -169,7 +249,7 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     }
     p.bm = kTiles[p.tile].bm();
     p.bn = kTiles[p.tile].bn();
-    p.mTiles = int((m + p.bm - 1) / p.bm);
+    p.mTiles = p.tma ? g.n * p.tilesP * p.tilesQ : int((m + p.bm - 1) / p.bm);
     p.nTiles = (g.k + p.bn - 1) / p.bn;
     // Split the reduction while the tiles fill less than one wave of the device and each part keeps at least 8
     // k-tiles (fewer would leave the pipeline mostly prologue).
@@ -179,7 +259,11 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
         p.splits *= 2;
     p.tilesPerSplit = (p.kTiles + p.splits - 1) / p.splits;
     p.splits = (p.kTiles + p.tilesPerSplit - 1) / p.tilesPerSplit;
-    p.ctas = int(std::min<int64_t>(tiles * p.splits, smCount));
+    // The persistent kernels' grid: as many blocks as run at once (the TMA kernel's tiles fit 1 or 2 a
+    // multiprocessor), each looping over work items.
+    const TileShape& shape = kTiles[p.tile];
+    const int resident = p.tma ? tmaMinBlocks(shape.bn(), shape.rowPieces, shape.stages) : 1;
+    p.ctas = int(std::min<int64_t>(tiles * p.splits, int64_t(smCount) * resident));
     p.packedBytes = align256(size_t(g.k) * p.ldw * bytes);
     p.workspaceBytes = p.splits > 1 ? align256(size_t(p.splits) * size_t(m) * g.k * sizeof(float)) : 0;
     return p;
@@ -624,6 +708,9 @@ void runWgmmaTyped(
     const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st);
 template <typename T>
 void runSpecializedTyped(
+    const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st);
+template <typename T>
+void runTmaTyped(
     const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st);
 
 } // namespace convscope::cuda::tc

@@ -485,10 +485,10 @@ namespace {
                     "stride-1 conv2d by FFT: cuFFT batched r2c/c2r over overlap-save tiles, our kernels for the "
                     "padding, the per-frequency channel sums (a complex GEMM per frequency) and the crop" },
                 { kTensorCore,
-                    "implicit GEMM on Tensor Cores (--math tf32, fp16 or bf16), FP32 sums, channels-last, a cp.async "
-                    "pipeline: wgmma on sm_90 GPUs, mma.sync elsewhere (--option tc_kernel=wgmma|mma, tc_tile=..., "
-                    "tc_kbytes=64|128); grouped, depthwise, transposed and 3-D convolutions run direct kernels in the "
-                    "same format" } };
+                    "implicit GEMM on Tensor Cores (--math tf32, fp16 or bf16), FP32 sums, channels-last: wgmma on "
+                    "sm_90 GPUs, its operands copied by TMA (or cp.async where TMA does not fit the layer), mma.sync "
+                    "elsewhere (--option tc_kernel=tma|wgmma|mma, tc_tile=..., tc_kbytes=64|128); grouped, "
+                    "depthwise, transposed and 3-D convolutions run direct kernels in the same format" } };
         }
         Availability availability() const override { return gpu::queryAvailability(); }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }

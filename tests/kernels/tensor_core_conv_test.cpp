@@ -7,8 +7,9 @@
 //   - the unrounded FP32 operands, within the format's bound (compute/rounding_bound.h):
 //     relL2 ≤ (2u + K·2^-24)·√K + s, K = C·R·S.
 // Each case runs with the launcher's choice, with every mma.sync block shape and k-tile row (--option tc_tile,
-// tc_kbytes) and with the wgmma kernel (tc_kernel=wgmma and each wg…/ws… tile), which runs on compute capability 9.0
-// (elsewhere the request runs mma.sync, and the note must say why).
+// tc_kbytes), with the cp.async-fed wgmma kernel (tc_kernel=wgmma and each wg…/ws… tile) and the TMA-fed one
+// (tc_kernel=tma and each tma… tile), which run on compute capability 9.0 (elsewhere the request runs mma.sync, and the
+// note must say why; a TMA request the layer does not fit runs the cp.async wgmma kernel and says why).
 // Shapes: odd C (the element-by-element copy), K not a multiple of the tile, stride 2, dilation 2, asymmetric
 // padding, 1×1, a 7×7 stem, batch 1 and 8, a fused activation, a layer that splits K, a grid of more tiles than
 // multiprocessors (the persistent kernels' loop over work items), and a grouped layer (which the
@@ -164,6 +165,13 @@ std::vector<Case> cases()
         // persistent ws… kernels runs several work items round its stage ring.
         { "32 -> 64 at 128x160, more tiles than multiprocessors", Shape::nchw(1, 32, 128, 160),
             conv(64, { 3, 3 }, pads(1, 1, 1, 1)) },
+        // The TMA kernel's blocks are rectangles of output pixels: partial ones along P and Q, strided boxes,
+        // dilated taps and a map filling exactly 3/4 of its blocks; C a multiple of its k-tile row.
+        { "64 -> 130 at 29x57, stride 2, asymmetric padding, batch 3", Shape::nchw(3, 64, 29, 57),
+            conv(130, { 3, 3 }, pads(1, 0, 2, 1), { 2, 2 }) },
+        { "64 -> 64 at 20x24, dilation 2, batch 2", Shape::nchw(2, 64, 20, 24),
+            conv(64, { 3, 3 }, pads(2, 2, 2, 2), { 1, 1 }, { 2, 2 }) },
+        { "128 -> 256 at 16x16, batch 2", Shape::nchw(2, 128, 16, 16), conv(256, { 3, 3 }, pads(1, 1, 1, 1)) },
         { "12 -> 20 with a fused leaky ReLU", Shape::nchw(2, 12, 10, 10), conv(20, { 3, 3 }, pads(1, 1, 1, 1)) },
     };
     LeakyReLU leaky;
@@ -173,6 +181,24 @@ std::vector<Case> cases()
 }
 
 void checkOutput(const Tensor& out, const Reference& same, const Reference& exact, MathMode mode, int64_t K);
+
+// Whether the TMA kernel takes the layer with k-tile rows of `rowBytes` (conv2d_tensor_core_kernel.cuh's tmaRefusal,
+// restated): C a multiple of the row, blocks of 128 output pixels tileH × tileW (tileW the power of two ≥ Q up to
+// 128) whose input box spans ≤ 256 pixels a side, at least 3/4 of the blocks' pixels on the output map.
+bool tmaTakes(const Case& tc, const LayerShape& s, MathMode mode, int rowBytes)
+{
+    const int64_t bytes = mode == MathMode::TF32 ? 4 : 2, sh = tc.conv.stride[0], sw = tc.conv.stride[1];
+    if (tc.in.c % (rowBytes / bytes) != 0)
+        return false;
+    int64_t tileW = 1;
+    while (tileW < s.out.w && tileW < 128)
+        tileW *= 2;
+    const int64_t tileH = 128 / tileW;
+    if (sh > 8 || sw > 8 || tileW * sw > 256 || tileH * sh > 256)
+        return false;
+    const int64_t rows = (s.out.h + tileH - 1) / tileH * tileH, cols = (s.out.w + tileW - 1) / tileW * tileW;
+    return 4 * s.out.h * s.out.w >= 3 * rows * cols;
+}
 
 void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
 {
@@ -205,6 +231,11 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
     for (const char* tile :
         { "wg128x64", "wg128x128", "wg128x256", "wg128x128r64", "wg128x256r64", "ws128x128", "ws128x256" })
         variants.push_back({ { "tc_tile", tile } });
+    variants.push_back({ { "tc_kernel", "tma" } });
+    for (const char* tile :
+        { "tma128x64", "tma128x64r64", "tma128x128", "tma128x128r64", "tma128x128s6", "tma128x256" })
+        variants.push_back({ { "tc_tile", tile } });
+    const bool tmaAny = tmaTakes(tc, s, mode, 128) || tmaTakes(tc, s, mode, 64);
     for (const auto& variant : variants) {
         SessionOptions options;
         options.math = mode;
@@ -219,16 +250,30 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
         for (const auto& [key, value] : variant)
             label += key + "=" + value + " ";
         INFO("options " << (variant.empty() ? "(default)" : label) << ", layer note: " << note);
-        const bool asksWgmma = variant.empty() || (variant.count("tc_kernel") && variant.at("tc_kernel") == "wgmma")
-            || (variant.count("tc_tile") && variant.at("tc_tile").rfind("w", 0) == 0);
-        // The launcher's policy (conv2d_tensor_core_kernel.cuh, defaultWgmmaTile): wgmma wherever it takes the layer in
-        // fp16/bf16; in tf32 on K ≤ 64 and on reductions of ≥ 72 k-tiles of 128 bytes.
+        const std::string kernel = variant.count("tc_kernel") ? variant.at("tc_kernel") : "";
+        const std::string tile = variant.count("tc_tile") ? variant.at("tc_tile") : "";
+        const bool asksTma = kernel == "tma" || tile.rfind("tma", 0) == 0;
+        const bool asksCpAsync = kernel == "wgmma" || tile.rfind("w", 0) == 0;
+        const bool asksWgmma = variant.empty() || asksTma || asksCpAsync;
+        // The launcher's policy (conv2d_tensor_core_kernel.cuh, planOf): the TMA kernel wherever it takes the layer,
+        // else the cp.async wgmma kernel wherever that does in fp16/bf16; in tf32 on K ≤ 64 and on reductions of
+        // ≥ 72 k-tiles of 128 bytes.
         const int64_t pieces = tc.conv.kernel_size[0] * tc.conv.kernel_size[1] * ((tc.in.c + 3) / 4);
-        const bool defaultWgmma = mode != MathMode::TF32 || tc.conv.out_channels <= 64 || (pieces + 7) / 8 >= 72;
+        const bool defaultWgmma
+            = tmaAny || mode != MathMode::TF32 || tc.conv.out_channels <= 64 || (pieces + 7) / 8 >= 72;
         if (asksWgmma && wgmmaTakes && (!variant.empty() || defaultWgmma))
             CHECK(note.find("wgmma m64") != std::string::npos);
         else
             CHECK(note.find("mma.sync") != std::string::npos);
+        // Which feeds it: TMA by default and when asked wherever it fits (the asked tile's row), else cp.async, and
+        // a TMA request that does not fit says why.
+        const bool tmaFits = tile.rfind("tma", 0) == 0
+            ? tmaTakes(tc, s, mode, tile.find("r64") != std::string::npos ? 64 : 128)
+            : tmaAny;
+        const bool tmaRuns = wgmmaTakes && !asksCpAsync && (variant.empty() || asksTma) && tmaFits;
+        CHECK((note.find("copied by TMA") != std::string::npos) == tmaRuns);
+        if (asksTma && wgmmaTakes && !tmaFits)
+            CHECK(note.find("TMA") != std::string::npos);
         if (asksWgmma && !wgmmaTakes && !variant.empty())
             CHECK(note.find("wgmma needs") != std::string::npos); // a forced wgmma says why it did not run
         checkOutput(out, same, exact, mode, s.in.c * tc.conv.kernel_size[0] * tc.conv.kernel_size[1]);
@@ -315,6 +360,10 @@ TEST_CASE("cuda.tensor_core: FP32 math is refused, grouped layers run the direct
     bad.extra = { { "tc_kernel", "hgmma" } };
     CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
     bad.extra = { { "tc_kernel", "mma" }, { "tc_tile", "wg128x256" } }; // a wgmma tile for the mma.sync kernel
+    CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
+    bad.extra = { { "tc_kernel", "wgmma" }, { "tc_tile", "tma128x128" } }; // a TMA tile for the cp.async kernel
+    CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
+    bad.extra = { { "tc_kernel", "tma" }, { "tc_tile", "wg128x64" } };
     CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
 
     Conv2d grouped = test::conv2dSpec(12, { 3, 3 }, pads(1, 1, 1, 1), { 1, 1 }, 2);

@@ -1,0 +1,354 @@
+// cuda.tensor_core on Hopper, fed by the Tensor Memory Accelerator (the tma… tiles, the default where it takes the
+// layer): the wgmma implicit GEMM of conv2d_tensor_core_wgmma.cu with its operands copied global → shared by TMA
+// instead of by every thread's cp.async. sm_90a only (kernels/CMakeLists.txt).
+//
+// Why: in the cp.async kernels each of 256 threads computes the addresses, bounds and zero-fill of its im2col pieces
+// every k-tile (GatherRows, TapCursor): instructions and registers the warpgroups that multiply must also spend, and a
+// block-wide barrier each k-tile (docs/PERFORMANCE.md "Version 4": 24–63% of the GEMM rate). One TMA instruction
+// copies a whole tile, and the copy engine does the addressing, the bounds and the swizzle.
+//
+// The im2col without im2col: a block computes 128 output pixels that are a tileH × tileW rectangle of one image
+// (tileW the power of two ≥ Q up to 128, tileH = 128 / tileW: conv2d_tensor_core_kernel.cuh, tmaPixelTile) × BN output
+// channels. For tap (r, s) and a run of channels c0 … c0 + row − 1, the A rows those pixels need are the input's
+// rectangle at (p0·sh − top + r·dh, q0·sw − left + s·dw), every sh-th row and sw-th column: one tiled TMA box of the
+// NHWC input, {row channels, tileW·sw, tileH·sh, 1} with traversal strides {1, sw, sh, 1}. The copy engine fills what
+// lies off the input with zeros, which is the padding, on any side; so a k-tile is one (tap, channel run) and C must
+// be a multiple of the row (128 bytes; 64 for the r64 tiles). The box lands as 128 rows of 128 (64) bytes, pixel-major,
+// in the 128-byte (64-byte) swizzle: the K-major layout wgmma's descriptors read (conv2d_tensor_core_wgmma_ops.cuh).
+// B is a 2-D box {row, BN} of the weights packed as before ([K][R·S·C], rows past K zero-filled by the engine).
+//
+// The pipeline (STAGES deep, two mbarriers a stage) and the roles: a block is two wgmma warpgroups and one more warp,
+// whose lane 0 issues every copy. For each k-tile it waits until the stage is "empty", arms the stage's "full"
+// barrier with the stage's bytes and issues the two copies; the hardware completes the barrier's phase once the bytes
+// have landed. Each warpgroup waits on "full", issues its wgmma on its 64 rows, and once wgmma.wait_group says k-tile
+// t − 1 retired, each of its 4 warps arrives on that stage's "empty" (8 arrivals free a stage). No block-wide barrier
+// in the loop, and the copying costs the multiplying warps nothing. Persistent: as many blocks as fit at once (two a
+// multiprocessor where the stages fit in 113 KB, tmaMinBlocks), each looping over work items (pixel block, channel
+// block, split), the ring running on across them, so the next item's copies are in flight during an item's epilogue.
+// TF32: wgmma truncates FP32 operands to TF32, the session rounds them to nearest (cvt.rna): each warpgroup rounds its
+// own 64 rows of A in place after "full" (its threads 64 bytes each, the swizzle being a permutation within a row),
+// then fence.proxy.async and a barrier of its 128 threads before the wgmma. The weights were rounded when packed.
+// The epilogue and split-K are the cp.async kernels' (storeOutputPair), with the pixel's (p, q) from its place in the
+// rectangle; pixels past P or Q were computed on whatever the box held there and are not stored.
+#include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
+#include "kernels/cuda/conv2d_tensor_core_wgmma_ops.cuh"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+namespace convscope::cuda::tc {
+
+namespace {
+
+    struct TmaParams {
+        Params base; // the geometry, N·P·Q and the split (storeOutputPair's)
+        int tileShift; // log2 tileW
+        int tilesP, tilesQ;
+        int chunksPerTap; // C / the row's channels
+        int mTiles, nTiles, items; // work items: mTiles · nTiles · splits
+    };
+
+    // A work item: the pixel block (n, p0, q0), the output channels from nBase, split z's k-tiles. Pixel blocks
+    // fastest (q, then p, then n), so the blocks running at once share a weight tile.
+    struct TmaItem {
+        int n, p0, q0, nBase, ktBegin, nk, z;
+    };
+    __device__ __forceinline__ TmaItem tmaItemOf(const TmaParams& tp, int w, int bn)
+    {
+        const int tiles = tp.mTiles * tp.nTiles, z = w / tiles, rest = w - z * tiles;
+        const int mt = rest % tp.mTiles, nt = rest / tp.mTiles;
+        const int tq = mt % tp.tilesQ, pn = mt / tp.tilesQ;
+        const int ktBegin = z * tp.base.tilesPerSplit;
+        return { pn / tp.tilesP, (pn % tp.tilesP) * (128 >> tp.tileShift), tq << tp.tileShift, nt * bn, ktBegin,
+            min(tp.base.kTiles, ktBegin + tp.base.tilesPerSplit) - ktBegin, z };
+    }
+
+    __device__ __forceinline__ void barrierInit(uint32_t bar, uint32_t count)
+    {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+    }
+    __device__ __forceinline__ void barrierArrive(uint32_t bar)
+    {
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+    }
+    // Arms the barrier's current phase with `bytes` of copies to come (and arrives: the barrier counts 1).
+    __device__ __forceinline__ void barrierExpectBytes(uint32_t bar, uint32_t bytes)
+    {
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+    }
+    __device__ __forceinline__ void barrierWait(uint32_t bar, uint32_t parity)
+    {
+        uint32_t done = 0;
+        while (!done)
+            asm volatile(
+                "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                : "=r"(done)
+                : "r"(bar), "r"(parity)
+                : "memory");
+    }
+    __device__ __forceinline__ void tmaLoad4d(
+        uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2, int c3, uint32_t bar)
+    {
+        asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+                     "%3, %4, %5}], [%6];\n" ::"r"(dst),
+                     "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+                     : "memory");
+    }
+    __device__ __forceinline__ void tmaLoad2d(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar)
+    {
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+                     "%3}], [%4];\n" ::"r"(dst),
+                     "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+                     : "memory");
+    }
+
+} // namespace
+
+template <typename T, int BN, int STAGES, int RP>
+__global__ void __launch_bounds__(kTmaThreads, tmaMinBlocks(BN, RP, STAGES))
+    tmaConvKernel(const __grid_constant__ CUtensorMap xMap, const __grid_constant__ CUtensorMap wMap, TmaParams tp,
+        const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    constexpr int BM = 128, ROW_BYTES = 16 * RP, ROW_ELEMS = ROW_BYTES / int(sizeof(T));
+    constexpr uint32_t A_BYTES = BM * ROW_BYTES, STAGE_BYTES = (BM + BN) * ROW_BYTES;
+    static_assert(STAGE_BYTES % 1024 == 0, "every stage starts on a swizzle atom");
+    extern __shared__ __align__(1024) unsigned char smem[];
+    __shared__ __align__(8) uint64_t bars[2 * STAGES]; // full[0..STAGES), empty[STAGES..2·STAGES)
+    const ConvGeometry& g = tp.base.g;
+    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7;
+    const int tileW = 1 << tp.tileShift;
+    const uint32_t smemBase = (sharedAddress(smem) + 1023u) & ~1023u;
+    const uint32_t fullBar = sharedAddress(bars), emptyBar = fullBar + 8 * STAGES;
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            barrierInit(fullBar + 8 * s, 1);
+            barrierInit(emptyBar + 8 * s, 8);
+        }
+        // The barriers' initialisation, visible to the copy engine (async proxy) before the first copy signals them.
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        fenceProxyAsync();
+    }
+    __syncthreads(); // the only block-wide barrier: the roles part here
+
+    if (wg == 2) { // ---- the producer warp: its lane 0 issues every copy, k-tile after k-tile over the work items
+        if (lane != 0)
+            return;
+        asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&xMap)) : "memory");
+        asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&wMap)) : "memory");
+        int j = 0; // k-tiles issued, over all this block's work items
+        for (int w = blockIdx.x; w < tp.items; w += gridDim.x) {
+            const TmaItem it = tmaItemOf(tp, w, BN);
+            for (int lt = 0; lt < it.nk; ++lt, ++j) {
+                const int stage = j % STAGES;
+                if (j >= STAGES) // the consumers released this stage's previous k-tile
+                    barrierWait(emptyBar + 8 * stage, ((j / STAGES) - 1) & 1);
+                const int kt = it.ktBegin + lt;
+                const int tap = kt / tp.chunksPerTap, c0 = (kt - tap * tp.chunksPerTap) * ROW_ELEMS;
+                const int r = tap / g.s, s = tap - r * g.s;
+                const int h = it.p0 * g.strideH - g.padTop + r * g.dilH;
+                const int wc = it.q0 * g.strideW - g.padLeft + s * g.dilW;
+                const uint32_t aStage = smemBase + stage * STAGE_BYTES, bar = fullBar + 8 * stage;
+                barrierExpectBytes(bar, STAGE_BYTES);
+                tmaLoad4d(aStage, &xMap, c0, wc, h, it.n, bar);
+                tmaLoad2d(aStage + A_BYTES, &wMap, kt * ROW_ELEMS, it.nBase, bar);
+            }
+        }
+        return;
+    }
+
+    // ---- the consumers: warpgroups 0 and 1, rows 64·wg … 64·wg + 63 of each work item's 128 pixels
+    float acc[BN / 2];
+    int t = 0; // k-tiles consumed over all work items (the producer's j)
+    for (int w = blockIdx.x; w < tp.items; w += gridDim.x) {
+        const TmaItem it = tmaItemOf(tp, w, BN);
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i)
+            acc[i] = 0.0f;
+        for (int lt = 0; lt < it.nk; ++lt, ++t) {
+            const int stage = t % STAGES;
+            const uint32_t aStage = smemBase + stage * STAGE_BYTES, aRows = aStage + wg * 64 * ROW_BYTES;
+            barrierWait(fullBar + 8 * stage, (t / STAGES) & 1);
+            if constexpr (std::is_same_v<T, float>) {
+                // This warpgroup's 64 rows, 16-byte pieces, rounded to TF32 in place (the swizzle only permutes
+                // pieces within a row, so piece i of the region is rounded wherever it sits).
+#pragma unroll
+                for (int i = 0; i < 64 * RP / 128; ++i) {
+                    const uint32_t a = aRows + uint32_t((tid & 127) + 128 * i) * 16;
+                    uint32_t v0, v1, v2, v3;
+                    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                                 : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                                 : "r"(a));
+                    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(roundTf32(v0)),
+                        "r"(roundTf32(v1)), "r"(roundTf32(v2)), "r"(roundTf32(v3)));
+                }
+                fenceProxyAsync();
+                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");
+            }
+            const uint64_t da = wgmmaDescriptor<RP>(aRows), db = wgmmaDescriptor<RP>(aStage + A_BYTES);
+            fenceAccumulators(acc);
+            wgmmaFence();
+#pragma unroll
+            for (int k = 0; k < RP / 2; ++k) // 32 bytes of reduction each: +2 in the descriptor's address field
+                Wgmma<T, BN>::run(acc, da + 2 * k, db + 2 * k);
+            wgmmaCommit();
+            fenceAccumulators(acc);
+            wgmmaWait<1>(); // k-tile t − 1's wgmma retired: its stage goes back to the producer
+            fenceAccumulators(acc);
+            if (lt > 0 && lane == 0)
+                barrierArrive(emptyBar + 8 * ((t - 1) % STAGES));
+        }
+        wgmmaWait<0>();
+        fenceAccumulators(acc);
+        if (it.nk > 0 && lane == 0) // the last stage goes back before the epilogue: the next item's copies overlap it
+            barrierArrive(emptyBar + 8 * ((t - 1) % STAGES));
+
+        // Accumulator 4·j + e of a warpgroup: pixel row 16·(warp in the warpgroup) + lane / 4 + 8·(e / 2) of its 64,
+        // channel 8·j + 2·(lane % 4) + e % 2 (conv2d_tensor_core_wgmma.cu); row i of the block is pixel
+        // (p0 + i / tileW, q0 + i % tileW).
+        const int rowBase = wg * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = rowBase + h * 8, p = it.p0 + (row >> tp.tileShift), q = it.q0 + (row & (tileW - 1));
+            if (p >= g.p || q >= g.q)
+                continue;
+            const int m = (it.n * g.p + p) * g.q + q;
+#pragma unroll
+            for (int jn = 0; jn < BN / 8; ++jn) {
+                const int k = it.nBase + jn * 8 + 2 * (lane & 3);
+                if (k < g.k)
+                    storeOutputPair(
+                        tp.base, it.z, m, k, acc[4 * jn + 2 * h], acc[4 * jn + 2 * h + 1], bias, y, partial);
+            }
+        }
+    }
+#endif
+}
+
+namespace {
+
+    // cuTensorMapEncodeTiled is a driver entry point: looked up at run time through the runtime, so the module links
+    // no libcuda of its own (and loads where there is no driver, e.g. CI).
+    PFN_cuTensorMapEncodeTiled_v12000 encodeTiled()
+    {
+        static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+            void* p = nullptr;
+            cudaDriverEntryPointQueryResult found {};
+            CONVSCOPE_CUDA_CHECK(
+                cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found));
+            if (found != cudaDriverEntryPointSuccess || !p)
+                throw Error("cuda.tensor_core: the CUDA driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12+)");
+            return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+        }();
+        return fn;
+    }
+
+    template <typename T> CUtensorMapDataType tmaType()
+    {
+        if constexpr (std::is_same_v<T, float>)
+            return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+        else if constexpr (std::is_same_v<T, __half>)
+            return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+        else
+            return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    }
+
+    template <typename T>
+    CUtensorMap encode(const char* what, const void* base, int rank, const cuuint64_t* dims, const cuuint64_t* strides,
+        const cuuint32_t* box, const cuuint32_t* steps, int rowPieces)
+    {
+        CUtensorMap map;
+        const CUresult rc
+            = encodeTiled()(&map, tmaType<T>(), cuuint32_t(rank), const_cast<void*>(base), dims, strides, box, steps,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, rowPieces == 8 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (rc != CUDA_SUCCESS)
+            throw Error(std::string("cuda.tensor_core: cuTensorMapEncodeTiled refused the ") + what + " (CUresult "
+                + std::to_string(int(rc)) + ")");
+        return map;
+    }
+
+} // namespace
+
+template <typename T, int BN, int STAGES, int RP>
+void launchTma(const ConvGeometry& g, const Plan& p, const TmaParams& tp, const T* x, const T* wp, const float* bias,
+    T* y, float* partial, cudaStream_t st)
+{
+    constexpr size_t smemBytes = tmaStageBytes(BN, RP) * STAGES + 1024;
+    auto* kernel = tmaConvKernel<T, BN, STAGES, RP>;
+    if (!y) { // prepare: opt in to the shared memory (launch() in conv2d_tensor_core_kernel.cuh says why)
+        CONVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smemBytes)));
+        return;
+    }
+    constexpr cuuint64_t e = sizeof(T);
+    constexpr cuuint32_t rowElems = 16 * RP / sizeof(T);
+    // The input, NHWC, innermost first; its box: one k-tile row of channels × the block's pixels, stride-spaced.
+    const cuuint64_t xDims[4] = { cuuint64_t(g.c), cuuint64_t(g.w), cuuint64_t(g.h), cuuint64_t(g.n) };
+    const cuuint64_t xStrides[3] = { g.c * e, cuuint64_t(g.w) * g.c * e, cuuint64_t(g.h) * g.w * g.c * e };
+    const cuuint32_t xBox[4] = { rowElems, cuuint32_t(p.tileW * g.strideW), cuuint32_t(p.tileH * g.strideH), 1 };
+    const cuuint32_t xSteps[4] = { 1, cuuint32_t(g.strideW), cuuint32_t(g.strideH), 1 };
+    const CUtensorMap xMap = encode<T>("input's box", x, 4, xDims, xStrides, xBox, xSteps, RP);
+    // The packed weights [K][ldw]; the box: one k-tile row × BN output channels.
+    const cuuint64_t wDims[2] = { cuuint64_t(p.ldw), cuuint64_t(g.k) };
+    const cuuint64_t wStrides[1] = { cuuint64_t(p.ldw) * e };
+    const cuuint32_t wBox[2] = { rowElems, BN }, wSteps[2] = { 1, 1 };
+    const CUtensorMap wMap = encode<T>("weights' box", wp, 2, wDims, wStrides, wBox, wSteps, RP);
+    kernel<<<p.ctas, kTmaThreads, smemBytes, st>>>(xMap, wMap, tp, bias, y, partial);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core (wgmma, TMA)");
+}
+
+template <typename T>
+void runTmaTyped(
+    const ConvGeometry& g, const Plan& p, const void* xv, const float* bias, void* yv, void* scratch, cudaStream_t st)
+{
+    const T* x = static_cast<const T*>(xv);
+    T* y = static_cast<T*>(yv);
+    const T* wp = static_cast<const T*>(scratch);
+    float* partial
+        = p.splits > 1 ? reinterpret_cast<float*>(static_cast<unsigned char*>(scratch) + p.packedBytes) : nullptr;
+    int shift = 0;
+    while ((1 << shift) < p.tileW)
+        ++shift;
+    const int rowElems = 16 * p.rowPieces / int(sizeof(T));
+    const TmaParams tp { { g, g.n * g.p * g.q, p.piecesPerTap, p.kTiles, p.tilesPerSplit, p.ldw }, shift, p.tilesP,
+        p.tilesQ, g.c / rowElems, p.mTiles, p.nTiles, p.mTiles * p.nTiles * p.splits };
+    // One instantiation a tma… tile of kTiles (block width, stages and row from the table).
+    auto run = [&](auto tile) {
+        constexpr TileShape t = kTiles[decltype(tile)::value];
+        launchTma<T, t.bn(), t.stages, t.rowPieces>(g, p, tp, x, wp, bias, y, partial, st);
+    };
+    static_assert(kTmaTile128r64 + 3 == kTileCount, "the tma… tiles are the last six");
+    switch (p.tile) {
+    case kTmaTile64:
+        run(std::integral_constant<int, kTmaTile64>());
+        break;
+    case kTmaTile64r64:
+        run(std::integral_constant<int, kTmaTile64r64>());
+        break;
+    case kTmaTile128:
+        run(std::integral_constant<int, kTmaTile128>());
+        break;
+    case kTmaTile128r64:
+        run(std::integral_constant<int, kTmaTile128r64>());
+        break;
+    case kTmaTile128r64 + 1:
+        run(std::integral_constant<int, kTmaTile128r64 + 1>());
+        break;
+    default:
+        run(std::integral_constant<int, kTmaTile128r64 + 2>());
+    }
+    if (partial && y) {
+        const int64_t total = int64_t(tp.base.m) * g.k;
+        splitReduceKernel<T><<<unsigned((total + 255) / 256), 256, 0, st>>>(g, tp.base.m, p.splits, partial, bias, y);
+        CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core (wgmma, TMA)");
+    }
+}
+
+template void runTmaTyped<float>(
+    const ConvGeometry&, const Plan&, const void*, const float*, void*, void*, cudaStream_t);
+template void runTmaTyped<__half>(
+    const ConvGeometry&, const Plan&, const void*, const float*, void*, void*, cudaStream_t);
+template void runTmaTyped<__nv_bfloat16>(
+    const ConvGeometry&, const Plan&, const void*, const float*, void*, void*, cudaStream_t);
+
+} // namespace convscope::cuda::tc
