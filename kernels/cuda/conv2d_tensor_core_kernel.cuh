@@ -31,6 +31,7 @@ struct TileShape {
     int rowPieces = 8; // wgmma: 8 (128-byte k-tile rows, 128-byte swizzle) or 4 (64-byte rows, 64-byte swizzle)
     bool tma = false; // wgmma fed by the Tensor Memory Accelerator (conv2d_tensor_core_tma_wgmma.cu)
     int stages = 0; // the TMA kernel's pipeline depth
+    bool pingpong = false; // TMA: each warpgroup multiplies whole work items, the two alternating (one block an SM)
     constexpr int bm() const { return kWarpM * warpsM; }
     constexpr int bn() const { return 8 * ni * warpsN; }
 };
@@ -54,6 +55,8 @@ constexpr TileShape kTiles[] = {
     { "tma128x128r64", 2, 1, 16, true, false, 4, true, 6 }, // 6 × 16 KB
     { "tma128x128s6", 2, 1, 16, true, false, 8, true, 6 }, // 6 × 32 KB, one block a multiprocessor
     { "tma128x256", 2, 1, 32, true, false, 8, true, 4 }, // 4 × 48 KB, one block a multiprocessor
+    { "tma128x128pp", 2, 1, 16, true, false, 8, true, 6, true }, // ping-pong, 6 × 32 KB
+    { "tma128x64pp", 2, 1, 8, true, false, 8, true, 8, true }, // ping-pong, 8 × 24 KB
 };
 constexpr int kTileCount = int(sizeof(kTiles) / sizeof(kTiles[0]));
 constexpr int kFirstWgmmaTile = 4;
@@ -262,7 +265,7 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     // The persistent kernels' grid: as many blocks as run at once (the TMA kernel's tiles fit 1 or 2 a
     // multiprocessor), each looping over work items.
     const TileShape& shape = kTiles[p.tile];
-    const int resident = p.tma ? tmaMinBlocks(shape.bn(), shape.rowPieces, shape.stages) : 1;
+    const int resident = p.tma && !shape.pingpong ? tmaMinBlocks(shape.bn(), shape.rowPieces, shape.stages) : 1;
     p.ctas = int(std::min<int64_t>(tiles * p.splits, int64_t(smCount) * resident));
     p.packedBytes = align256(size_t(g.k) * p.ldw * bytes);
     p.workspaceBytes = p.splits > 1 ? align256(size_t(p.splits) * size_t(m) * g.k * sizeof(float)) : 0;

@@ -168,8 +168,8 @@ namespace {
     }
 } // namespace
 
-template <typename T, int BN, int STAGES, int RP>
-__global__ void __launch_bounds__(kTmaThreads, tmaMinBlocks(BN, RP, STAGES))
+template <typename T, int BN, int STAGES, int RP, bool PP>
+__global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STAGES))
     tmaConvKernel(const __grid_constant__ CUtensorMap xMap, const __grid_constant__ CUtensorMap wMap, TmaParams tp,
         const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial)
 {
@@ -187,7 +187,7 @@ __global__ void __launch_bounds__(kTmaThreads, tmaMinBlocks(BN, RP, STAGES))
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             barrierInit(fullBar + 8 * s, 1);
-            barrierInit(emptyBar + 8 * s, 8);
+            barrierInit(emptyBar + 8 * s, PP ? 4 : 8); // the warps that read a stage
         }
         // The barriers' initialisation, visible to the copy engine (async proxy) before the first copy signals them.
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -221,23 +221,30 @@ __global__ void __launch_bounds__(kTmaThreads, tmaMinBlocks(BN, RP, STAGES))
         return;
     }
 
-    // ---- the consumers: warpgroups 0 and 1, rows 64·wg … 64·wg + 63 of each work item's 128 pixels
-    float acc[BN / 2];
-    int t = 0; // k-tiles consumed over all work items (the producer's j)
-    for (int w = blockIdx.x; w < tp.items; w += gridDim.x) {
+    // ---- the consumers. Cooperative (PP false): warpgroups 0 and 1 multiply rows 64·wg … 64·wg + 63 of every work
+    // item. Ping-pong (PP): warpgroup wg takes every other work item of the block (the ring holds them in order, so
+    // one multiplies while the other runs its epilogue) and multiplies all 128 rows, as two m64 halves.
+    constexpr int MH = PP ? 2 : 1; // m64 halves a warpgroup multiplies
+    float acc[MH][BN / 2];
+    const int itemStep = PP ? 2 * gridDim.x : gridDim.x;
+    int w = blockIdx.x + (PP ? wg * gridDim.x : 0);
+    int t = PP && wg == 1 ? tmaItemOf(tp, blockIdx.x, BN).nk : 0; // the ring's k-tile (the producer's j)
+    for (; w < tp.items; w += itemStep) {
         const TmaItem it = tmaItemOf(tp, w, BN);
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i)
-            acc[i] = 0.0f;
+        for (int mh = 0; mh < MH; ++mh)
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i)
+                acc[mh][i] = 0.0f;
         for (int lt = 0; lt < it.nk; ++lt, ++t) {
             const int stage = t % STAGES;
-            const uint32_t aStage = smemBase + stage * STAGE_BYTES, aRows = aStage + wg * 64 * ROW_BYTES;
+            const uint32_t aStage = smemBase + stage * STAGE_BYTES, aRows = aStage + (PP ? 0 : wg) * 64 * ROW_BYTES;
             barrierWait(fullBar + 8 * stage, (t / STAGES) & 1);
             if constexpr (std::is_same_v<T, float>) {
-                // This warpgroup's 64 rows, 16-byte pieces, rounded to TF32 in place (the swizzle only permutes
-                // pieces within a row, so piece i of the region is rounded wherever it sits).
+                // This warpgroup's rows, 16-byte pieces, rounded to TF32 in place (the swizzle only permutes pieces
+                // within a row, so piece i of the region is rounded wherever it sits).
 #pragma unroll
-                for (int i = 0; i < 64 * RP / 128; ++i) {
+                for (int i = 0; i < MH * 64 * RP / 128; ++i) {
                     const uint32_t a = aRows + uint32_t((tid & 127) + 128 * i) * 16;
                     uint32_t v0, v1, v2, v3;
                     asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
@@ -249,52 +256,67 @@ __global__ void __launch_bounds__(kTmaThreads, tmaMinBlocks(BN, RP, STAGES))
                 fenceProxyAsync();
                 asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");
             }
-            const uint64_t da = wgmmaDescriptor<RP>(aRows), db = wgmmaDescriptor<RP>(aStage + A_BYTES);
-            fenceAccumulators(acc);
+            const uint64_t db = wgmmaDescriptor<RP>(aStage + A_BYTES);
+#pragma unroll
+            for (int mh = 0; mh < MH; ++mh)
+                fenceAccumulators(acc[mh]);
             wgmmaFence();
 #pragma unroll
             for (int k = 0; k < RP / 2; ++k) // 32 bytes of reduction each: +2 in the descriptor's address field
-                Wgmma<T, BN>::run(acc, da + 2 * k, db + 2 * k);
+#pragma unroll
+                for (int mh = 0; mh < MH; ++mh)
+                    Wgmma<T, BN>::run(acc[mh], wgmmaDescriptor<RP>(aRows + mh * 64 * ROW_BYTES) + 2 * k, db + 2 * k);
             wgmmaCommit();
-            fenceAccumulators(acc);
+#pragma unroll
+            for (int mh = 0; mh < MH; ++mh)
+                fenceAccumulators(acc[mh]);
             wgmmaWait<1>(); // k-tile t − 1's wgmma retired: its stage goes back to the producer
-            fenceAccumulators(acc);
+#pragma unroll
+            for (int mh = 0; mh < MH; ++mh)
+                fenceAccumulators(acc[mh]);
             if (lt > 0 && lane == 0)
                 barrierArrive(emptyBar + 8 * ((t - 1) % STAGES));
         }
         wgmmaWait<0>();
-        fenceAccumulators(acc);
+#pragma unroll
+        for (int mh = 0; mh < MH; ++mh)
+            fenceAccumulators(acc[mh]);
         if (it.nk > 0 && lane == 0) // the last stage goes back before the epilogue: the next item's copies overlap it
             barrierArrive(emptyBar + 8 * ((t - 1) % STAGES));
+        if (PP && w + gridDim.x < tp.items) // the other warpgroup's item is next in the ring
+            t += tmaItemOf(tp, w + gridDim.x, BN).nk;
 
-        // Accumulator 4·j + e of a warpgroup: pixel row 16·(warp in the warpgroup) + lane / 4 + 8·(e / 2) of its 64,
-        // channel 8·j + 2·(lane % 4) + e % 2 (conv2d_tensor_core_wgmma.cu); row i of the block is pixel
-        // (p0 + i / tileW, q0 + i % tileW).
-        const int rowBase = wg * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
-        int m[2];
-        bool valid[2];
+            // Accumulator 4·j + e of an m64 half: pixel row 16·(warp in the warpgroup) + lane / 4 + 8·(e / 2) of its
+            // 64, channel 8·j + 2·(lane % 4) + e % 2 (conv2d_tensor_core_wgmma.cu); row i of the block is pixel (p0 + i
+            // / tileW, q0 + i % tileW).
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int row = rowBase + h * 8, p = it.p0 + (row >> tp.tileShift), q = it.q0 + (row & (tileW - 1));
-            valid[h] = p < g.p && q < g.q;
-            m[h] = (it.n * g.p + p) * g.q + q;
-        }
-        if constexpr (!std::is_same_v<T, float>) {
-            if (!partial && g.k % 8 == 0) {
-                storeTile16<T, BN>(g, it.nBase, m, valid, acc, bias, y);
-                continue;
+        for (int mh = 0; mh < MH; ++mh) {
+            const int rowBase = (PP ? mh : wg) * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
+            int m[2];
+            bool valid[2];
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int row = rowBase + h * 8, p = it.p0 + (row >> tp.tileShift), q = it.q0 + (row & (tileW - 1));
+                valid[h] = p < g.p && q < g.q;
+                m[h] = (it.n * g.p + p) * g.q + q;
             }
-        }
+            if constexpr (!std::is_same_v<T, float>) {
+                if (!partial && g.k % 8 == 0) {
+                    storeTile16<T, BN>(g, it.nBase, m, valid, acc[mh], bias, y);
+                    continue;
+                }
+            }
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            if (!valid[h])
-                continue;
+            for (int h = 0; h < 2; ++h) {
+                if (!valid[h])
+                    continue;
 #pragma unroll
-            for (int jn = 0; jn < BN / 8; ++jn) {
-                const int k = it.nBase + jn * 8 + 2 * (lane & 3);
-                if (k < g.k)
-                    storeOutputPair(
-                        tp.base, it.z, m[h], k, acc[4 * jn + 2 * h], acc[4 * jn + 2 * h + 1], bias, y, partial);
+                for (int jn = 0; jn < BN / 8; ++jn) {
+                    const int k = it.nBase + jn * 8 + 2 * (lane & 3);
+                    if (k < g.k)
+                        storeOutputPair(tp.base, it.z, m[h], k, acc[mh][4 * jn + 2 * h], acc[mh][4 * jn + 2 * h + 1],
+                            bias, y, partial);
+                }
             }
         }
     }
@@ -346,12 +368,12 @@ namespace {
 
 } // namespace
 
-template <typename T, int BN, int STAGES, int RP>
+template <typename T, int BN, int STAGES, int RP, bool PP>
 void launchTma(const ConvGeometry& g, const Plan& p, const TmaParams& tp, const T* x, const T* wp, const float* bias,
     T* y, float* partial, cudaStream_t st)
 {
     constexpr size_t smemBytes = tmaStageBytes(BN, RP) * STAGES + 1024;
-    auto* kernel = tmaConvKernel<T, BN, STAGES, RP>;
+    auto* kernel = tmaConvKernel<T, BN, STAGES, RP, PP>;
     if (!y) { // prepare: opt in to the shared memory (launch() in conv2d_tensor_core_kernel.cuh says why)
         CONVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smemBytes)));
         return;
@@ -391,27 +413,33 @@ void runTmaTyped(
     // One instantiation a tma… tile of kTiles (block width, stages and row from the table).
     auto run = [&](auto tile) {
         constexpr TileShape t = kTiles[decltype(tile)::value];
-        launchTma<T, t.bn(), t.stages, t.rowPieces>(g, p, tp, x, wp, bias, y, partial, st);
+        launchTma<T, t.bn(), t.stages, t.rowPieces, t.pingpong>(g, p, tp, x, wp, bias, y, partial, st);
     };
-    static_assert(kTmaTile128r64 + 3 == kTileCount, "the tma… tiles are the last six");
-    switch (p.tile) {
-    case kTmaTile64:
+    static_assert(kTmaTile64 + 8 == kTileCount, "the tma… tiles are the last eight");
+    switch (p.tile - kTmaTile64) {
+    case 0:
         run(std::integral_constant<int, kTmaTile64>());
         break;
-    case kTmaTile64r64:
-        run(std::integral_constant<int, kTmaTile64r64>());
+    case 1:
+        run(std::integral_constant<int, kTmaTile64 + 1>());
         break;
-    case kTmaTile128:
-        run(std::integral_constant<int, kTmaTile128>());
+    case 2:
+        run(std::integral_constant<int, kTmaTile64 + 2>());
         break;
-    case kTmaTile128r64:
-        run(std::integral_constant<int, kTmaTile128r64>());
+    case 3:
+        run(std::integral_constant<int, kTmaTile64 + 3>());
         break;
-    case kTmaTile128r64 + 1:
-        run(std::integral_constant<int, kTmaTile128r64 + 1>());
+    case 4:
+        run(std::integral_constant<int, kTmaTile64 + 4>());
+        break;
+    case 5:
+        run(std::integral_constant<int, kTmaTile64 + 5>());
+        break;
+    case 6:
+        run(std::integral_constant<int, kTmaTile64 + 6>());
         break;
     default:
-        run(std::integral_constant<int, kTmaTile128r64 + 2>());
+        run(std::integral_constant<int, kTmaTile64 + 7>());
     }
     if (partial && y) {
         const int64_t total = int64_t(tp.base.m) * g.k;

@@ -234,8 +234,8 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
         { "wg128x64", "wg128x128", "wg128x256", "wg128x128r64", "wg128x256r64", "ws128x128", "ws128x256" })
         variants.push_back({ { "tc_tile", tile } });
     variants.push_back({ { "tc_kernel", "tma" } });
-    for (const char* tile :
-        { "tma128x64", "tma128x64r64", "tma128x128", "tma128x128r64", "tma128x128s6", "tma128x256" })
+    for (const char* tile : { "tma128x64", "tma128x64r64", "tma128x128", "tma128x128r64", "tma128x128s6", "tma128x256",
+             "tma128x128pp", "tma128x64pp" })
         variants.push_back({ { "tc_tile", tile } });
     const bool tmaAny = tmaTakes(tc, s, mode, 128) || tmaTakes(tc, s, mode, 64);
     for (const auto& variant : variants) {
