@@ -95,10 +95,13 @@ Conv3dChoice chooseConv3d(cudnnHandle_t h, const Conv3dLayout& l, Conv3dDescript
         const cudnnStatus_t st = cudnnGetConvolutionForwardWorkspaceSize(
             h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), c.algo, &c.workspace);
         if (st != CUDNN_STATUS_SUCCESS)
-            throw UnsupportedError("cudnn." + algorithmName(c.algo) + " cannot run this conv3d: " + reason(st));
+            throw UnsupportedError("cudnn." + algorithmName(c.algo) + " cannot run this conv3d (unsupported"
+                + (l.native ? std::string(" on ") + dtypeName(l.storage) + " NDHWC tensors" : std::string())
+                + "): " + reason(st));
         if (c.workspace > o.workspaceLimit)
             throw UnsupportedError("cudnn." + algorithmName(c.algo) + " needs " + gpu::mib(c.workspace)
-                + " of workspace for this conv3d, more than the limit of " + gpu::mib(o.workspaceLimit));
+                + " of workspace for this conv3d, more than the limit of " + gpu::mib(o.workspaceLimit)
+                + " (unsupported; raise it with --option workspace_limit=BYTES)");
         return c;
     }
     const std::string k = key(l, o);
