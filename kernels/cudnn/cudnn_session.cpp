@@ -84,6 +84,7 @@ namespace {
             , m_convOnCopies(onFp32Data(m_conv))
             , m_pinned(algorithmFromName(algorithm))
             , m_fuseBias(!options.extra.count("fuse_bias") || options.extra.at("fuse_bias") != "0")
+            , m_nativeConv(!options.extra.count("native_conv") || options.extra.at("native_conv") != "0")
         {
             if (algorithm != "auto" && !m_pinned)
                 throw UnsupportedError("cudnn." + algorithm + ": unknown algorithm");
@@ -102,7 +103,14 @@ namespace {
         }
 
     protected:
-        bool runsInStorage(size_t i) const override { return runsNatively(spec(i), shape(i), storage().dtype); }
+        // Option native_conv=0 leaves every convolution on the FP32 copies (TF32 math in fp16/bf16), as before the
+        // convolutions ran natively: to show what running them natively saves.
+        bool runsInStorage(size_t i) const override
+        {
+            if (!m_nativeConv && isConvolution(spec(i)))
+                return false;
+            return runsNatively(spec(i), shape(i), storage().dtype);
+        }
         // Only cuBLAS's linear reads the base's weight in the storage type; the native convolutions convert theirs into
         // cuDNN's filter layout themselves (the NHWC permutation), so the others need no typed copy.
         bool readsTypedWeight(size_t i) const override { return std::holds_alternative<Linear>(spec(i)); }
@@ -541,6 +549,7 @@ namespace {
         ConvOptions m_convOnCopies; // for the layers that run on FP32 data (onFp32Data)
         std::optional<cudnnConvolutionFwdAlgo_t> m_pinned;
         bool m_fuseBias = false;
+        bool m_nativeConv = true; // option native_conv (default 1)
         std::vector<LayerPlan> m_plans;
         gpu::DeviceBuffer m_workspace;
     };

@@ -316,3 +316,36 @@ TEST_CASE("cudnn tf32/fp16/bf16: conv3d and conv_transpose3d natively on NDHWC s
         for (const auto& [spec, in, what] : cases)
             checkNative(volumeNet(in, spec), m, { "auto", "implicit_gemm" }, what);
 }
+
+TEST_CASE("cudnn fp16: option native_conv=0 leaves the convolutions on FP32 copies, and the notes say so",
+    "[gpu][cudnn][storage]")
+{
+    if (!test::backendOrSkip("cudnn"))
+        return;
+    ConvTranspose2d up;
+    up.out_channels = 8;
+    up.kernel_size = { 4, 4 };
+    up.stride = { 2, 2 };
+    up.padding = Padding2d::symmetric(1, 1);
+    Network net = test::oneLayer(Shape::nchw(1, 16, 8, 8), up);
+    net.layers[0].init.kind = "uniform";
+    const ShapeReport shapes = inferShapes(net);
+    REQUIRE(shapes.ok());
+    test::randomParameters(net, shapes, 1234);
+    ProfileOptions opt;
+    opt.selections = { { "cudnn", "auto", false } };
+    opt.warmup = 1;
+    opt.repeat = 2;
+    opt.session.math = MathMode::FP16;
+    opt.session.extra["native_conv"] = "0";
+    const RunResult r = profile(net, test::randomTensor(shapes.input, 77), opt);
+    REQUIRE(r.selections.size() == 1);
+    const SelectionResult& sel = r.selections[0];
+    INFO(sel.failure);
+    REQUIRE(sel.ok);
+    const LayerResult& lr = sel.layers[0];
+    INFO(lr.note);
+    CHECK(lr.note.find("FP32 copies") != std::string::npos);
+    CHECK(lr.note.find("native fp16") == std::string::npos);
+    CHECK(lr.error.relL2 <= lr.error.bound);
+}
