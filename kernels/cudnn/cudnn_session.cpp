@@ -109,7 +109,16 @@ namespace {
         {
             if (!m_nativeConv && isConvolution(spec(i)))
                 return false;
-            return runsNatively(spec(i), shape(i), storage().dtype);
+            if (!runsNatively(spec(i), shape(i), storage().dtype))
+                return false;
+            // A pinned algorithm cuDNN refuses on NDHWC storage but runs on NCDHW (implicit_gemm and fft_tiling on the
+            // H100) keeps the conv3d on the FP32 copies, so the selection still runs the algorithm it names; the note
+            // says where. (supports() has already refused one that runs neither way.)
+            if (const auto* c = std::get_if<Conv3d>(&spec(i)); c && m_pinned)
+                return conv3dPinnedRefusal(
+                    threadHandles().cudnn, conv3dLayout(*c, shape(i), storage().dtype), m_conv, *m_pinned)
+                    .empty();
+            return true;
         }
         // Only cuBLAS's linear reads the base's weight in the storage type; the native convolutions convert theirs into
         // cuDNN's filter layout themselves (the NHWC permutation), so the others need no typed copy.
