@@ -2,8 +2,11 @@
 
 #include "compute/nvtx.h"
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/storage_convert.cuh"
 #include "kernels/cudnn/graph_conv.h"
 #include "kernels/cudnn/layout_kernels.cuh"
+#include "kernels/cudnn/storage_kernels.cuh"
+#include "kernels/cudnn/volume_kernels.cuh"
 
 #include <algorithm>
 
@@ -35,17 +38,21 @@ namespace {
     }
 } // namespace
 
-size_t convScratchBytes(const LayerSpec& spec, const LayerShape& shape, bool nhwc)
+size_t convScratchBytes(const LayerSpec& spec, const LayerShape& shape, bool nhwc, std::optional<DType> native)
 {
-    size_t floats = 0;
     if (const auto* c = std::get_if<Conv2d>(&spec)) {
         const ConvLayout l = convLayout(*c, shape, nhwc);
-        floats = gpu::DeviceArena::alignUp(l.preparedInputFloats() * 4) / 4
+        const size_t floats = gpu::DeviceArena::alignUp(l.preparedInputFloats() * 4) / 4
             + gpu::DeviceArena::alignUp(l.nhwcOutputFloats() * 4) / 4 + l.nhwcWeightFloats();
-    } else if (const auto* t = std::get_if<ConvTranspose2d>(&spec)) {
-        floats = convTransposeLayout(*t, shape).fullFloats();
+        return floats * sizeof(float);
     }
-    return floats * sizeof(float);
+    if (const auto* t = std::get_if<ConvTranspose2d>(&spec)) {
+        const ConvTransposeLayout l = convTransposeLayout(*t, shape, native);
+        const size_t bytes = dtypeBytes(l.storage);
+        const size_t weight = native ? size_t(l.cin) * (l.cout / l.groups) * l.kernel[0] * l.kernel[1] * bytes : 0;
+        return gpu::DeviceArena::alignUp(l.fullFloats() * bytes) + weight;
+    }
+    return 0;
 }
 
 // --- conv2d -------------------------------------------------------------------------------------------------------
@@ -126,7 +133,7 @@ void Conv2dPlan::run(cudnnHandle_t h, const LayerBuffers& b, void* workspace, si
         harvest(); // the previous pass has completed (every pass ends with a synchronisation)
         m_marks[0].record(st);
     }
-    const float* x = b.x;
+    const float* x = b.xf();
     if (l.padStep) {
         nvtx::Range r("cudnn pad step", "cudnn");
         padInput(x, l.n, l.cin, l.in[0], l.in[1], int(l.pad.top), int(l.pad.bottom), int(l.pad.left), int(l.pad.right),
@@ -139,7 +146,7 @@ void Conv2dPlan::run(cudnnHandle_t h, const LayerBuffers& b, void* workspace, si
     }
     if (l.nhwc)
         m_marks[1].record(st);
-    float* y = l.nhwc ? m_nhwcOut : b.y;
+    float* y = l.nhwc ? m_nhwcOut : b.yf();
     const float* w = l.nhwc ? m_nhwcWeight : b.weight;
     if (m_choice.graph) {
         m_choice.graph->execute(h, x, w, y, workspace);
@@ -163,7 +170,7 @@ void Conv2dPlan::run(cudnnHandle_t h, const LayerBuffers& b, void* workspace, si
     if (l.nhwc) {
         m_marks[2].record(st);
         nvtx::Range r("cudnn NHWC→NCHW", "cudnn");
-        transpose(m_nhwcOut, b.y, l.n, l.out[0] * l.out[1], l.cout, st);
+        transpose(m_nhwcOut, b.yf(), l.n, l.out[0] * l.out[1], l.cout, st);
         m_marks[3].record(st);
         m_marksRecorded = true;
     }
@@ -195,32 +202,58 @@ std::optional<Conv2dPlan::NhwcSplit> Conv2dPlan::nhwcSplit() const
 
 // --- conv_transpose2d ---------------------------------------------------------------------------------------------
 
-ConvTranspose2dPlan::ConvTranspose2dPlan(
-    cudnnHandle_t h, const ConvTranspose2d& spec, const LayerShape& shape, const ConvOptions& o, const LayerBuffers& b)
-    : m_layout(convTransposeLayout(spec, shape))
+ConvTranspose2dPlan::ConvTranspose2dPlan(cudnnHandle_t h, const ConvTranspose2d& spec, const LayerShape& shape,
+    const ConvOptions& o, const LayerBuffers& b, std::optional<DType> native, cudaStream_t stream)
+    : m_layout(convTransposeLayout(spec, shape, native))
 {
     const ConvTransposeLayout& l = m_layout;
+    auto* sp = static_cast<char*>(b.scratch);
+    if (l.crop)
+        m_full = sp;
+    m_weight = b.weight;
+    if (l.native) {
+        // [C_in, C_out/g, R, S] is a tensor whose channels-last form is [C_in, R, S, C_out/g]: cuDNN's NHWC filter.
+        void* w = sp + gpu::DeviceArena::alignUp(l.fullFloats() * dtypeBytes(l.storage));
+        gpu::toStorage(b.weight, w, Shape::nchw(l.cin, l.cout / l.groups, l.kernel[0], l.kernel[1]),
+            StorageFormat { l.storage, true }, stream);
+        m_weight = w;
+    }
     describe(l, mathTypeFor(o.math), m_d);
-    m_bwd = chooseBwdData(h, l, m_d, o, b.weight, b.x, l.crop ? b.scratch : b.y);
+    m_bwd = chooseBwdData(h, l, m_d, o, m_weight, b.x, l.crop ? m_full : b.y);
     m_note = "cudnnConvolutionBackwardData " + bwdDataAlgorithmName(m_bwd.algo)
         + (m_bwd.cached ? " (cached Find choice" : " (Find choice") + ", the same for every cudnn algorithm), math "
         + mathTypeName(m_bwd.math);
+    if (l.native)
+        m_note += "; " + nativeConvNote(l.storage, "NHWC", "[C_in, R, S, C_out/g]");
     if (l.crop)
         m_note += "; crop step (asymmetric padding or output_padding cuDNN cannot express): cuDNN writes "
             + std::to_string(l.fullH) + "×" + std::to_string(l.fullW) + ", cropped at (" + std::to_string(l.offH) + ", "
-            + std::to_string(l.offW) + ") with the bias added";
+            + std::to_string(l.offW) + ")" + (b.bias ? " with the bias added" : "")
+            + (l.native ? " (a channels-last pass of ours, FP32 math)" : "");
+    else if (b.bias && l.native)
+        m_note += ", FP32 bias in one pass of ours (FP32 math)";
 }
 
 void ConvTranspose2dPlan::run(
     cudnnHandle_t h, const LayerBuffers& b, void* workspace, size_t workspaceBytes, cudaStream_t st) const
 {
     const ConvTransposeLayout& c = m_layout;
-    float* full = static_cast<float*>(b.scratch);
-    float* dx = c.crop ? full : b.y;
-    CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &kOne, m_d.w.get(), b.weight, m_d.dy.get(), b.x,
+    void* dx = c.crop ? m_full : b.y;
+    CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &kOne, m_d.w.get(), m_weight, m_d.dy.get(), b.x,
         m_d.conv.get(), m_bwd.algo, workspace, workspaceBytes, &kZero, m_d.dx.get(), dx));
+    if (c.native) {
+        if (c.crop)
+            cropVolumeChannelsLastAddBias(
+                { c.n, c.cout, 1, c.fullH, c.fullW, 0, c.offH, c.offW, 1, c.out[0], c.out[1] }, c.storage, m_full,
+                b.bias, b.y, st);
+        else
+            biasActivation(b.y, b.bias, int64_t(c.n) * c.cout * c.out[0] * c.out[1], c.cout, c.storage,
+                EpilogueAct::None, 0.0f, st);
+        return;
+    }
     if (c.crop)
-        cropAddBias(full, c.n, c.cout, c.fullH, c.fullW, c.offH, c.offW, b.bias, b.y, c.out[0], c.out[1], st);
+        cropAddBias(static_cast<const float*>(m_full), c.n, c.cout, c.fullH, c.fullW, c.offH, c.offW, b.bias, b.yf(),
+            c.out[0], c.out[1], st);
     else if (b.bias)
         CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(h, &kOne, m_d.bias.get(), b.bias, &kOne, m_d.dx.get(), b.y));
 }

@@ -10,7 +10,10 @@
 //                     events of its own; cuDNN's legacy call (with the bias, and a ReLU, fused where cuDNN allows)
 //                     or the graph API plan cudnn.auto chose, then any other fused activation in place.
 //   conv_transpose2d  cuDNN's backward-data convolution, then the crop step where cuDNN cannot write the layer's
-//                     window itself (it adds the bias on the way).
+//                     window itself (it adds the bias on the way). In a Tensor Core session it runs natively on the
+//                     storage (NHWC tensors of the storage type, [C_in, R, S, C_out/g] weights converted once here,
+//                     FP32 compute type), the crop and the FP32 bias on channels-last data (volume_kernels.cuh,
+//                     storage_kernels.cuh).
 #pragma once
 
 #include "compute/layer_spec.h"
@@ -28,9 +31,10 @@
 
 namespace convscope::cudnn {
 
-// Scratch a conv2d (the prepared input, the NHWC output and weights) or conv_transpose2d (the full transposed
-// output) needs in the session's arena; 0 for other layers.
-size_t convScratchBytes(const LayerSpec& spec, const LayerShape& shape, bool nhwc);
+// Scratch a conv2d on FP32 data (the prepared input, the NHWC output and weights) or a conv_transpose2d (the full
+// transposed output; native: in the storage type, and the converted weight) needs in the session's arena; 0 for other
+// layers. `native`: the storage type of a layer that runs natively on it.
+size_t convScratchBytes(const LayerSpec& spec, const LayerShape& shape, bool nhwc, std::optional<DType> native);
 
 class Conv2dPlan {
 public:
@@ -75,8 +79,9 @@ private:
 class ConvTranspose2dPlan {
 public:
     // Untimed: Find over the backward-data algorithms on the layer's buffers (their contents are overwritten).
+    // `native`: the session's storage type, for a layer that runs natively on it (converts the weight on `stream`).
     ConvTranspose2dPlan(cudnnHandle_t h, const ConvTranspose2d& spec, const LayerShape& shape, const ConvOptions& o,
-        const LayerBuffers& b);
+        const LayerBuffers& b, std::optional<DType> native, cudaStream_t stream);
 
     void run(cudnnHandle_t h, const LayerBuffers& b, void* workspace, size_t workspaceBytes, cudaStream_t st) const;
     size_t workspaceBytes() const { return m_bwd.workspace; }
@@ -86,6 +91,8 @@ private:
     ConvTransposeLayout m_layout;
     ConvTransposeDescriptors m_d;
     BwdDataChoice m_bwd;
+    void* m_full = nullptr; // the full transposed output, when cropping (scratch)
+    const void* m_weight = nullptr; // PyTorch's FP32 weight, or native: [C_in, R, S, C_out/g] in scratch
     std::string m_note;
 };
 

@@ -217,6 +217,13 @@ std::string mathTypeName(cudnnMathType_t math)
     }
 }
 
+std::string nativeConvNote(DType storage, const std::string& layout, const std::string& weights)
+{
+    const std::string t = dtypeName(storage);
+    return "native " + t + " " + layout + " (" + cudnnTypeName(storage) + " tensors, " + weights + " " + t
+        + " weights, compute CUDNN_DATA_FLOAT)";
+}
+
 cudnnMathType_t mathTypeFor(MathMode mode)
 {
     switch (mode) {
@@ -275,6 +282,10 @@ ConvOptions convOptions(const SessionOptions& options)
 
 size_t ConvLayout::preparedInputFloats() const { return !native && (padStep || nhwc) ? size_t(n) * cin * ph * pw : 0; }
 size_t ConvLayout::nhwcOutputFloats() const { return nhwc && !native ? size_t(n) * cout * out[0] * out[1] : 0; }
+size_t ConvLayout::nativePaddedBytes() const
+{
+    return native && padStep ? size_t(n) * cin * ph * pw * dtypeBytes(storage) : 0;
+}
 size_t ConvLayout::nhwcWeightFloats() const { return nhwc ? size_t(cout) * (cin / groups) * kernel[0] * kernel[1] : 0; }
 
 ConvLayout convLayout(const Conv2d& spec, const LayerShape& shape, bool nhwc)
@@ -292,8 +303,6 @@ ConvLayout convLayout(const Conv2d& spec, const LayerShape& shape, bool nhwc)
 ConvLayout nativeConvLayout(const Conv2d& spec, const LayerShape& shape, DType storage)
 {
     ConvLayout l = convLayout(spec, shape, true);
-    if (l.padStep)
-        throw Error("internal error: a conv2d with asymmetric padding has no native layout");
     l.native = true;
     l.storage = storage;
     return l;
@@ -459,10 +468,13 @@ std::string pinnedUnsupportedReason(
 
 size_t ConvTransposeLayout::fullFloats() const { return crop ? size_t(n) * cout * fullH * fullW : 0; }
 
-ConvTransposeLayout convTransposeLayout(const ConvTranspose2d& spec, const LayerShape& shape)
+ConvTransposeLayout convTransposeLayout(
+    const ConvTranspose2d& spec, const LayerShape& shape, std::optional<DType> native)
 {
     ConvTransposeLayout l {};
     static_cast<ConvGeometry<2>&>(l) = convGeometry(spec, shape);
+    l.native = native.has_value();
+    l.storage = native.value_or(DType::F32);
     const Padding2d& p = shape.resolvedPadding;
     // cuDNN checks that a forward convolution of the output gives back the input size. That holds for
     // symmetric padding unless output_padding reaches a whole stride (possible when dilation > stride).
@@ -500,12 +512,15 @@ ConvTransposeLayout convTransposeLayout(const ConvTranspose2d& spec, const Layer
 
 void describe(const ConvTransposeLayout& l, cudnnMathType_t math, ConvTransposeDescriptors& d)
 {
-    d.dy.set(CUDNN_TENSOR_NCHW, l.n, l.cin, l.in[0], l.in[1]);
-    d.dx.set(CUDNN_TENSOR_NCHW, l.n, l.cout, l.fullH, l.fullW);
-    d.bias.set(CUDNN_TENSOR_NCHW, 1, l.cout, 1, 1);
+    const cudnnTensorFormat_t fmt = l.native ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    const cudnnDataType_t type = cudnnType(l.storage);
+    d.dy.set(fmt, l.n, l.cin, l.in[0], l.in[1], type);
+    d.dx.set(fmt, l.n, l.cout, l.fullH, l.fullW, type);
+    d.bias.set(CUDNN_TENSOR_NCHW, 1, l.cout, 1, 1); // FP32 (cudnnAddTensor on FP32 data; native adds it in a pass)
     // Backward data of a forward convolution whose filter is [K = C_in, C = C_out/g, R, S]: exactly PyTorch's
-    // ConvTranspose2d weight layout, so the weights are used as they are.
-    d.w.set(CUDNN_TENSOR_NCHW, l.cin, l.cout / l.groups, l.kernel[0], l.kernel[1]);
+    // ConvTranspose2d weight layout, so FP32 runs use the weights as they are; native runs convert them once to the
+    // NHWC filter format [C_in, R, S, C_out/g] of the storage type.
+    d.w.set(fmt, l.cin, l.cout / l.groups, l.kernel[0], l.kernel[1], type);
     d.conv.set(l.padH, l.padW, l.stride[0], l.stride[1], l.dilation[0], l.dilation[1], l.groups);
     d.conv.setMath(math);
 }
@@ -533,10 +548,10 @@ BwdDataChoice chooseBwdData(cudnnHandle_t h, const ConvTransposeLayout& l, ConvT
     const ConvOptions& o, const void* w, const void* dy, void* dx)
 {
     std::ostringstream k;
-    k << "bwd " << mathKey(o) << " " << l.n << "," << l.cin << "," << l.in[0] << "," << l.in[1] << " → " << l.cout
-      << "," << l.fullH << "," << l.fullW << " " << l.kernel[0] << "x" << l.kernel[1] << " s" << l.stride[0] << ","
-      << l.stride[1] << " d" << l.dilation[0] << "," << l.dilation[1] << " g" << l.groups << " p" << l.padH << ","
-      << l.padW << " ws" << o.workspaceLimit;
+    k << "bwd " << mathKey(o) << (l.native ? " native " : " nchw ") << dtypeName(l.storage) << " " << l.n << ","
+      << l.cin << "," << l.in[0] << "," << l.in[1] << " → " << l.cout << "," << l.fullH << "," << l.fullW << " "
+      << l.kernel[0] << "x" << l.kernel[1] << " s" << l.stride[0] << "," << l.stride[1] << " d" << l.dilation[0] << ","
+      << l.dilation[1] << " g" << l.groups << " p" << l.padH << "," << l.padW << " ws" << o.workspaceLimit;
     const std::string key = k.str();
     if (auto cached = g_bwdCache.find(key)) {
         d.conv.setMath(cached->math);

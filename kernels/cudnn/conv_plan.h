@@ -51,6 +51,11 @@ std::string mathTypeName(cudnnMathType_t math); // "fma", "tensor_op", ...
 // FP32 → CUDNN_FMA_MATH, TF32 → ..._ALLOW_CONVERSION, FP16/BF16 → CUDNN_TENSOR_OP_MATH.
 cudnnMathType_t mathTypeFor(MathMode mode);
 
+// What a layer note says of a convolution that ran natively on a session's storage (the brackets name the weight
+// layout): "native fp16 NHWC (CUDNN_DATA_HALF tensors, [K, R, S, C/g] fp16 weights, compute CUDNN_DATA_FLOAT)".
+// `layout` is NHWC or NDHWC.
+std::string nativeConvNote(DType storage, const std::string& layout, const std::string& weights);
+
 // Session options that matter here.
 struct ConvOptions {
     MathMode math = MathMode::FP32;
@@ -61,8 +66,9 @@ struct ConvOptions {
     std::string api = "race";
 };
 // The options for a convolution that runs on FP32 data in this session: in plain FP32 and TF32 the session's own; in
-// FP16/BF16 a layer left on the base's FP32 copies (3-D kinds, transposed and asymmetric-padded 2-D convolutions)
-// runs TF32 Tensor Cores on them — cuDNN's FP16 math needs FP16 data, and TF32 operands round no more than FP16's.
+// FP16/BF16 a layer left on the base's FP32 copies (a convolution whose descriptors cuDNN refuses on the storage type,
+// storage_ops.h) runs TF32 Tensor Cores on them — cuDNN's FP16 math needs FP16 data, and TF32 operands round no more
+// than FP16's.
 inline ConvOptions onFp32Data(ConvOptions o)
 {
     if (o.math == MathMode::FP16 || o.math == MathMode::BF16)
@@ -87,14 +93,16 @@ struct ConvLayout : ConvGeometry<2> {
     DType storage = DType::F32;
     cudnnDataType_t dataType() const { return cudnnType(storage); }
     int ph, pw; // the input cuDNN sees (padded when padStep)
-    // Scratch, in floats: the prepared input (padded and/or NHWC), the NHWC output, the NHWC weights.
+    // Scratch, in floats: the prepared input (padded and/or NHWC), the NHWC output, the NHWC weights. Native layouts
+    // keep their padded input in the storage type: nativePaddedBytes (0 without the pad step).
     size_t preparedInputFloats() const;
+    size_t nativePaddedBytes() const;
     size_t nhwcOutputFloats() const;
     size_t nhwcWeightFloats() const;
 };
 ConvLayout convLayout(const Conv2d& spec, const LayerShape& shape, bool nhwc);
-// The native layout for a session that stores tensors channels-last in `storage` (asymmetric padding excluded:
-// the caller runs such a layer on FP32 copies).
+// The native layout for a session that stores tensors channels-last in `storage`. Asymmetric padding keeps its pad
+// step, done on the storage type (nativePaddedBytes of scratch), with cuDNN's padding 0.
 ConvLayout nativeConvLayout(const Conv2d& spec, const LayerShape& shape, DType storage);
 
 // The descriptors of one forward convolution.
@@ -165,9 +173,15 @@ struct ConvTransposeLayout : ConvGeometry<2> {
     int padH, padW; // cuDNN's symmetric padding
     bool crop; // cuDNN writes [n, cout, fullH, fullW] to scratch; a crop step makes the output
     int fullH, fullW, offH, offW;
-    size_t fullFloats() const;
+    // Native, as for conv2d: NHWC tensors of `storage` read and written in place, [C_in, R, S, C_out/g] weights of that
+    // type in scratch, FP32 compute type; otherwise FP32 NCHW tensors and PyTorch's weight as it is.
+    bool native = false;
+    DType storage = DType::F32;
+    size_t fullFloats() const; // the full output's elements when cropping (0 without)
 };
-ConvTransposeLayout convTransposeLayout(const ConvTranspose2d& spec, const LayerShape& shape);
+// `native`: the layout for a session storing tensors channels-last in that type.
+ConvTransposeLayout convTransposeLayout(
+    const ConvTranspose2d& spec, const LayerShape& shape, std::optional<DType> native = std::nullopt);
 
 struct ConvTransposeDescriptors {
     TensorDesc dy, dx, bias;

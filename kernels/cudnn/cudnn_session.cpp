@@ -15,11 +15,13 @@
 // Tensor Core modes (tf32, fp16, bf16; compute/storage_format.h): the session stores every tensor channels-last in
 // FP32 / FP16 / BF16, and the layers cuDNN and cuBLAS have calls for run natively on it (runsInStorage, decided by
 // storage_ops.h, which asks cuDNN once per call and type): conv2d with NHWC descriptors of the storage type, an FP32
-// compute type and tensor-op math, on Find's and the graph API's engines alike; linear by cublasGemmEx with FP32
-// accumulation; activations, pools, batch norm (FP32 parameters), softmax, add and mul by their cuDNN calls. A conv2d
-// bias that cuDNN's fused call does not take, and a fused activation, are one vectorized pass of ours in FP32
-// (storage_kernels.cuh). The rest (our kernels, conv_transpose2d, the 3-D kinds, asymmetric padding) runs on the FP32
-// NCHW copies the session base makes, and the layer note says so.
+// compute type and tensor-op math, on Find's and the graph API's engines alike (asymmetric padding through a pad step
+// on the storage type); conv_transpose2d (backward data), conv3d and conv_transpose3d the same way with NHWC / NDHWC
+// descriptors, their pad and crop steps on the channels-last storage; linear by cublasGemmEx with FP32
+// accumulation; activations, pools, batch norm (FP32 parameters), softmax, add and mul by their cuDNN calls. A
+// convolution's bias that cuDNN's fused call does not take, and a fused activation, are one vectorized pass of ours in
+// FP32 (storage_kernels.cuh). The rest (our kernels, the 3-D pools, a convolution whose native descriptors cuDNN
+// refuses) runs on the FP32 NCHW copies the session base makes, and the layer note says so.
 //
 // Layout switch (extra["layout"] = "nhwc"): the conv2d input is transposed to channels-last, the convolution
 // runs on NHWC tensors with [K, R, S, C] weights (transposed once at prepare), and the output is transposed back.
@@ -82,6 +84,7 @@ namespace {
             , m_convOnCopies(onFp32Data(m_conv))
             , m_pinned(algorithmFromName(algorithm))
             , m_fuseBias(!options.extra.count("fuse_bias") || options.extra.at("fuse_bias") != "0")
+            , m_nativeConv(!options.extra.count("native_conv") || options.extra.at("native_conv") != "0")
         {
             if (algorithm != "auto" && !m_pinned)
                 throw UnsupportedError("cudnn." + algorithm + ": unknown algorithm");
@@ -100,14 +103,34 @@ namespace {
         }
 
     protected:
-        bool runsInStorage(size_t i) const override { return runsNatively(spec(i), shape(i), storage().dtype); }
+        // Option native_conv=0 leaves every convolution on the FP32 copies (TF32 math in fp16/bf16), as before the
+        // convolutions ran natively: to show what running them natively saves.
+        bool runsInStorage(size_t i) const override
+        {
+            if (!m_nativeConv && isConvolution(spec(i)))
+                return false;
+            if (!runsNatively(spec(i), shape(i), storage().dtype))
+                return false;
+            // A pinned algorithm cuDNN refuses on NDHWC storage but runs on NCDHW (implicit_gemm and fft_tiling on the
+            // H100) keeps the conv3d on the FP32 copies, so the selection still runs the algorithm it names; the note
+            // says where. (supports() has already refused one that runs neither way.)
+            if (const auto* c = std::get_if<Conv3d>(&spec(i)); c && m_pinned)
+                return conv3dPinnedRefusal(
+                    threadHandles().cudnn, conv3dLayout(*c, shape(i), storage().dtype), m_conv, *m_pinned)
+                    .empty();
+            return true;
+        }
+        // Only cuBLAS's linear reads the base's weight in the storage type; the native convolutions convert theirs into
+        // cuDNN's filter layout themselves (the NHWC permutation), so the others need no typed copy.
+        bool readsTypedWeight(size_t i) const override { return std::holds_alternative<Linear>(spec(i)); }
 
         size_t layerScratchBytes(size_t i) const override
         {
             if (const auto* c = std::get_if<Conv2d>(&spec(i)); c && native(i))
                 return nativeConvScratchBytes(*c, shape(i), storage().dtype);
             // Each is 0 for the other's kinds.
-            return convScratchBytes(spec(i), shape(i), m_conv.nhwc) + volumeScratchBytes(spec(i), shape(i));
+            return convScratchBytes(spec(i), shape(i), m_conv.nhwc, nativeType(i))
+                + volumeScratchBytes(spec(i), shape(i), nativeType(i));
         }
 
         void prepareLayer(size_t i, cudaStream_t stream) override
@@ -130,7 +153,8 @@ namespace {
                         prepareConv(i, l, p, h, stream);
                     else if constexpr (std::is_same_v<T, ConvTranspose2d>)
                     {
-                        p.convT = std::make_unique<ConvTranspose2dPlan>(h.cudnn, l, s, m_convOnCopies, layerBuffers(i));
+                        p.convT = std::make_unique<ConvTranspose2dPlan>(
+                            h.cudnn, l, s, convOptionsFor(i), layerBuffers(i), nativeType(i), stream);
                         reserveWorkspace(p.convT->workspaceBytes());
                         setLayerNote(i, p.convT->note());
                     }
@@ -153,8 +177,8 @@ namespace {
                         preparePool(i, p, l.kernel_size, l.effectiveStride(), l.count_include_pad ? 1 : 2);
                     else if constexpr (std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>
                         || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
-                        p.volume
-                            = planVolumeLayer(spec(i), s, m_convOnCopies, m_pinned, h.cudnn, layerBuffers(i), stream);
+                        p.volume = planVolumeLayer(
+                            spec(i), s, convOptionsFor(i), m_pinned, h.cudnn, layerBuffers(i), nativeType(i), stream);
                         reserveWorkspace(p.volume->workspaceBytes());
                         setLayerNote(i, p.volume->note());
                     } else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>) {
@@ -272,8 +296,8 @@ namespace {
                     using T = std::decay_t<decltype(l)>;
                     if constexpr (std::is_same_v<T, Conv2d>) {
                         if (p.nativeConv)
-                            runNativeConv(*p.nativeConv, h.cudnn, nativeBuffers(i), m_workspace.get(),
-                                m_workspace.bytes(), st);
+                            runNativeConv(
+                                *p.nativeConv, h.cudnn, layerBuffers(i), m_workspace.get(), m_workspace.bytes(), st);
                         else
                             p.conv->run(h.cudnn, layerBuffers(i), m_workspace.get(), m_workspace.bytes(), st);
                     } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
@@ -433,13 +457,22 @@ namespace {
 
         std::string selection() const { return "cudnn." + algorithm(); }
 
-        NativeConvBuffers nativeBuffers(size_t i) const
+        // The storage type of a layer that runs natively on the session's storage; nullopt for one on FP32 data.
+        std::optional<DType> nativeType(size_t i) const
         {
-            return { inputData(i), outputData(i), weight(i), bias(i), scratch(i) };
+            return native(i) ? std::optional<DType>(storage().dtype) : std::nullopt;
         }
+        // A convolution on the storage runs in the session's mode; one on FP32 copies in onFp32Data's.
+        const ConvOptions& convOptionsFor(size_t i) const { return native(i) ? m_conv : m_convOnCopies; }
 
-        // What the FP32 layers of conv_layers.h and volume_layers.h read and write.
-        LayerBuffers layerBuffers(size_t i) const { return { input(i), weight(i), bias(i), output(i), scratch(i) }; }
+        // What the convolutions of conv_layers.h, native_layers.h and volume_layers.h read and write: the storage
+        // tensors of a native layer, else the FP32 tensors (or the base's FP32 copies).
+        LayerBuffers layerBuffers(size_t i) const
+        {
+            if (native(i))
+                return { inputData(i), weight(i), bias(i), outputData(i), scratch(i) };
+            return { input(i), weight(i), bias(i), output(i), scratch(i) };
+        }
 
         void reserveWorkspace(size_t bytes)
         {
@@ -456,7 +489,7 @@ namespace {
             const std::string who = selection() + ": layer " + std::to_string(i) + " (" + layer(i).name + ")";
             if (native(i)) {
                 p.nativeConv = planNativeConv(h.cudnn, spec, shape(i), storage().dtype, m_conv, m_pinned, m_fuseBias,
-                    nativeBuffers(i), stream, who);
+                    layerBuffers(i), stream, who);
                 reserveWorkspace(p.nativeConv->choice.workspace);
                 setLayerNote(i, p.nativeConv->note);
                 return;
@@ -525,6 +558,7 @@ namespace {
         ConvOptions m_convOnCopies; // for the layers that run on FP32 data (onFp32Data)
         std::optional<cudnnConvolutionFwdAlgo_t> m_pinned;
         bool m_fuseBias = false;
+        bool m_nativeConv = true; // option native_conv (default 1)
         std::vector<LayerPlan> m_plans;
         gpu::DeviceBuffer m_workspace;
     };

@@ -179,11 +179,12 @@ void TensorDesc::setStrided(int n, int c, int h, int w, int sn, int sc, int sh, 
 {
     CONVSCOPE_CUDNN_CHECK(cudnnSetTensor4dDescriptorEx(m_desc, type, n, c, h, w, sn, sc, sh, sw));
 }
-void TensorDesc::set5d(int n, int c, int d, int h, int w)
+void TensorDesc::set5d(int n, int c, int d, int h, int w, bool channelsLast, cudnnDataType_t type)
 {
+    // The Ex form takes the format and packs the strides itself (NDHWC: C innermost, then W, H, D).
     const int dims[5] = { n, c, d, h, w };
-    const int strides[5] = { c * d * h * w, d * h * w, h * w, w, 1 };
-    CONVSCOPE_CUDNN_CHECK(cudnnSetTensorNdDescriptor(m_desc, CUDNN_DATA_FLOAT, 5, dims, strides));
+    CONVSCOPE_CUDNN_CHECK(
+        cudnnSetTensorNdDescriptorEx(m_desc, channelsLast ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, type, 5, dims));
 }
 
 FilterDesc::FilterDesc() { CONVSCOPE_CUDNN_CHECK(cudnnCreateFilterDescriptor(&m_desc)); }
@@ -192,10 +193,11 @@ void FilterDesc::set(cudnnTensorFormat_t format, int k, int c, int h, int w, cud
 {
     CONVSCOPE_CUDNN_CHECK(cudnnSetFilter4dDescriptor(m_desc, type, format, k, c, h, w));
 }
-void FilterDesc::set5d(int k, int c, int d, int h, int w)
+void FilterDesc::set5d(int k, int c, int d, int h, int w, bool channelsLast, cudnnDataType_t type)
 {
     const int dims[5] = { k, c, d, h, w };
-    CONVSCOPE_CUDNN_CHECK(cudnnSetFilterNdDescriptor(m_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 5, dims));
+    CONVSCOPE_CUDNN_CHECK(
+        cudnnSetFilterNdDescriptor(m_desc, type, channelsLast ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, 5, dims));
 }
 
 ConvDesc::ConvDesc() { CONVSCOPE_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&m_desc)); }

@@ -57,14 +57,19 @@ inline const char* cudnnTypeName(DType t)
     return t == DType::F16 ? "CUDNN_DATA_HALF" : t == DType::BF16 ? "CUDNN_DATA_BFLOAT16" : "CUDNN_DATA_FLOAT";
 }
 
-// Device pointers of one layer that runs on the session's FP32 NCHW tensors, as the session holds them
-// (conv_layers.h, volume_layers.h).
+// Device pointers of one layer, as the session holds them (conv_layers.h, native_layers.h, volume_layers.h). x and y
+// are FP32 NCHW tensors for a layer that runs on FP32 data (a plain FP32 session, or the FP32 copies a Tensor Core
+// session makes), and channels-last tensors of the storage type for a layer that runs natively on that storage
+// (compute/storage_format.h); the parameters are FP32 in PyTorch's layout either way.
 struct LayerBuffers {
-    const float* x = nullptr;
+    const void* x = nullptr;
     const float* weight = nullptr;
     const float* bias = nullptr;
-    float* y = nullptr;
-    void* scratch = nullptr; // the layer's scratch bytes (convScratchBytes, volumeScratchBytes) of it
+    void* y = nullptr;
+    void* scratch = nullptr; // the layer's scratch bytes (convScratchBytes, volumeScratchBytes, ...) of it
+    // The FP32 view, for the layers on FP32 data.
+    const float* xf() const { return static_cast<const float*>(x); }
+    float* yf() const { return static_cast<float*>(y); }
 };
 
 // Owning wrappers; every create/set is checked.
@@ -79,8 +84,8 @@ public:
     // Explicit strides (a window into a larger tensor).
     void setStrided(
         int n, int c, int h, int w, int sn, int sc, int sh, int sw, cudnnDataType_t type = CUDNN_DATA_FLOAT);
-    // Packed 5-D NCDHW tensor (volumes).
-    void set5d(int n, int c, int d, int h, int w);
+    // Packed 5-D tensor (volumes): NCDHW, or NDHWC when channelsLast; dimensions are given as N, C, D, H, W either way.
+    void set5d(int n, int c, int d, int h, int w, bool channelsLast = false, cudnnDataType_t type = CUDNN_DATA_FLOAT);
     cudnnTensorDescriptor_t get() const { return m_desc; }
 
 private:
@@ -94,7 +99,8 @@ public:
     FilterDesc(const FilterDesc&) = delete;
     FilterDesc& operator=(const FilterDesc&) = delete;
     void set(cudnnTensorFormat_t format, int k, int c, int h, int w, cudnnDataType_t type = CUDNN_DATA_FLOAT);
-    void set5d(int k, int c, int d, int h, int w); // [K, C, kd, kh, kw], NCDHW
+    // [K, C, kd, kh, kw] in NCDHW order, or [K, kd, kh, kw, C] when channelsLast (cuDNN's NHWC filter format).
+    void set5d(int k, int c, int d, int h, int w, bool channelsLast = false, cudnnDataType_t type = CUDNN_DATA_FLOAT);
     cudnnFilterDescriptor_t get() const { return m_desc; }
 
 private:

@@ -31,9 +31,10 @@ std::string exploreConvolution(
     const LayerShape& shape = shapes.layers[index];
     const ConvOptions o = convOptions(options);
     // In tf32/fp16/bf16 a session stores tensors channels-last in that format and runs conv2d natively on them
-    // (cudnn_session.cpp), unless its padding is asymmetric: the explorer times exactly that configuration.
+    // (cudnn_session.cpp; asymmetric padding after a pad step, so cuDNN sees the padded input): the explorer times
+    // exactly that configuration.
     const StorageFormat storage = gpuStorageFor(o.math);
-    const bool native = !storage.plainFp32() && shape.resolvedPadding.isSymmetric();
+    const bool native = !storage.plainFp32();
     const ConvLayout l = native ? nativeConvLayout(*spec, shape, storage.dtype) : convLayout(*spec, shape, o.nhwc);
     const size_t elemBytes = dtypeBytes(l.storage);
     ExplorerStream stream;
@@ -46,19 +47,8 @@ std::string exploreConvolution(
     gpu::DeviceBuffer x(xElems * elemBytes, "explorer input");
     gpu::DeviceBuffer w(wElems * elemBytes, "explorer weights");
     gpu::DeviceBuffer y(size_t(l.n) * l.cout * l.out[0] * l.out[1] * elemBytes, "explorer output");
-    {
-        // Constants written as FP32 and converted to the data type (cudnnSetTensor takes a value of the tensor's type).
-        gpu::DeviceBuffer f32(std::max(xElems, wElems) * sizeof(float), "explorer constants");
-        auto fill = [&](const gpu::DeviceBuffer& dst, size_t n, float value) {
-            TensorDesc flat;
-            flat.set(CUDNN_TENSOR_NCHW, 1, 1, 1, int(n));
-            CONVSCOPE_CUDNN_CHECK(cudnnSetTensor(h, flat.get(), f32.get(), &value));
-            gpu::convertValues(f32.floats(), dst.get(), int64_t(n), l.storage, stream.get());
-            CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-        };
-        fill(x, xElems, 0.5f);
-        fill(w, wElems, 0.01f);
-    }
+    fillConstant(stream, x.get(), xElems, 0.5f, l.storage);
+    fillConstant(stream, w.get(), wElems, 0.01f, l.storage);
 
     // cuDNN's Find over every algorithm, with as much workspace as the limit allows; the workspace is kept for the
     // graph API row below, which searches within the same workspace.

@@ -2,10 +2,21 @@
 
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
+#include "kernels/common/storage_convert.cuh"
 
 #include <algorithm>
 
 namespace convscope::cudnn {
+
+void fillConstant(const ExplorerStream& stream, void* dst, size_t n, float value, DType type)
+{
+    gpu::DeviceBuffer f32(n * sizeof(float), "explorer constants");
+    TensorDesc flat;
+    flat.set(CUDNN_TENSOR_NCHW, 1, 1, 1, int(n));
+    CONVSCOPE_CUDNN_CHECK(cudnnSetTensor(stream.handle(), flat.get(), f32.get(), &value));
+    gpu::convertValues(f32.floats(), dst, int64_t(n), type, stream.get());
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+}
 
 namespace {
     std::string determinismName(cudnnDeterminism_t d) { return d == CUDNN_DETERMINISTIC ? "yes" : "no"; }

@@ -54,6 +54,10 @@ private:
     gpu::CudaStream m_stream;
 };
 
+// Sets `n` values of `type` at `dst` to `value` (written as FP32 and converted: cudnnSetTensor takes a value of the
+// tensor's type), then waits for the stream.
+void fillConstant(const ExplorerStream& stream, void* dst, size_t n, float value, DType type);
+
 // The document's opening keys every explorer writes: the layer, its shapes, kernel, stride, dilation, groups and
 // the run's math, workspace limit, cuDNN version and timed runs.
 template <size_t N>

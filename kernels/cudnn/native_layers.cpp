@@ -4,6 +4,7 @@
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/storage_convert.cuh"
 #include "kernels/cudnn/graph_conv.h"
+#include "kernels/cudnn/volume_kernels.cuh"
 
 #include <cstdio>
 
@@ -26,17 +27,25 @@ namespace {
             return EpilogueAct::None; // leaky ReLU never gets here: CudnnBackend::fusesActivation refuses it
         }
     }
+
+    // The pad step of an image: a volume of depth 1.
+    Pad3d padOf(const ConvLayout& l)
+    {
+        return { l.n, l.cin, 1, l.in[0], l.in[1], 0, 0, int(l.pad.top), int(l.pad.bottom), int(l.pad.left),
+            int(l.pad.right) };
+    }
 } // namespace
 
 size_t nativeConvScratchBytes(const Conv2d& spec, const LayerShape& shape, DType storage)
 {
     const ConvLayout l = nativeConvLayout(spec, shape, storage);
     const size_t bytes = dtypeBytes(storage);
-    return gpu::DeviceArena::alignUp(l.nhwcWeightFloats() * bytes) + gpu::DeviceArena::alignUp(size_t(l.cout) * bytes);
+    return gpu::DeviceArena::alignUp(l.nhwcWeightFloats() * bytes) + gpu::DeviceArena::alignUp(size_t(l.cout) * bytes)
+        + l.nativePaddedBytes();
 }
 
 std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& spec, const LayerShape& shape, DType type,
-    const ConvOptions& o, std::optional<cudnnConvolutionFwdAlgo_t> pinned, bool fuseBias, const NativeConvBuffers& b,
+    const ConvOptions& o, std::optional<cudnnConvolutionFwdAlgo_t> pinned, bool fuseBias, const LayerBuffers& b,
     cudaStream_t stream, const std::string& who)
 {
     auto p = std::make_unique<NativeConvPlan>();
@@ -47,12 +56,19 @@ std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& sp
     const StorageFormat format { type, true };
     gpu::toStorage(b.weight, sp, Shape::nchw(l.cout, l.cin / l.groups, l.kernel[0], l.kernel[1]), format, stream);
     p->weight = sp;
+    char* biasAt = sp + gpu::DeviceArena::alignUp(l.nhwcWeightFloats() * dtypeBytes(type));
     if (b.bias && type != DType::F32) {
-        void* bias = sp + gpu::DeviceArena::alignUp(l.nhwcWeightFloats() * dtypeBytes(type));
-        gpu::convertValues(b.bias, bias, l.cout, type, stream);
-        p->bias = bias;
+        gpu::convertValues(b.bias, biasAt, l.cout, type, stream);
+        p->bias = biasAt;
     } else {
         p->bias = b.bias;
+    }
+    // cuDNN reads the padded copy (padding 0 in the descriptors) when the padding is asymmetric.
+    const void* x = b.x;
+    if (l.padStep) {
+        p->padded = biasAt + gpu::DeviceArena::alignUp(size_t(l.cout) * dtypeBytes(type));
+        padVolumeChannelsLast(padOf(l), type, b.x, p->padded, stream);
+        x = p->padded;
     }
     describe(l, mathTypeFor(o.math), p->d);
     const EpilogueAct act = epilogueAct(spec.fused_activation.kind);
@@ -62,7 +78,7 @@ std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& sp
         epilogue.pass = [y = b.y, bias = b.bias, total = shape.out.numel(), k = l.cout, type, act, param = p->actParam,
                             stream] { biasActivation(y, bias, total, k, type, act, param, stream); };
     p->choice
-        = pinned ? choosePinned(h, l, p->d, o, *pinned, who) : chooseAuto(h, l, p->d, o, b.x, p->weight, b.y, epilogue);
+        = pinned ? choosePinned(h, l, p->d, o, *pinned, who) : chooseAuto(h, l, p->d, o, x, p->weight, b.y, epilogue);
     p->fusedBias = !p->choice.graph && legacyFusesBias(epilogue, p->choice.algo);
     const bool reluInCall = p->fusedBias && epilogue.relu;
     if (p->fusedBias) {
@@ -75,8 +91,8 @@ std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& sp
     const AlgoChoice& c = p->choice;
     const std::string tname = dtypeName(type);
     std::string note = choiceNote(c, pinned.has_value(), "epilogue pass");
-    note += "; native " + tname + " NHWC (" + cudnnTypeName(type) + " tensors, [K, R, S, C/g] " + tname
-        + " weights, compute CUDNN_DATA_FLOAT, math " + mathTypeName(c.math) + "), workspace " + gpu::mib(c.workspace);
+    note += "; " + nativeConvNote(type, "NHWC", "[K, R, S, C/g]") + ", math " + mathTypeName(c.math) + ", workspace "
+        + gpu::mib(c.workspace);
     if (!c.overLimit.empty())
         note += "; over the workspace limit of " + gpu::mib(o.workspaceLimit) + ": " + c.overLimit
             + " (--option workspace_limit=BYTES)";
@@ -87,22 +103,31 @@ std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& sp
         note += std::string(", ") + (b.bias && !p->fusedBias ? "FP32 bias " : "")
             + (b.bias && !p->fusedBias && p->passAct != EpilogueAct::None ? "and " : "")
             + (p->passAct != EpilogueAct::None ? "fused activation " : "") + "in one pass of ours (FP32 math)";
+    if (l.padStep)
+        note += "; pad step for asymmetric padding [" + std::to_string(l.pad.top) + ", " + std::to_string(l.pad.bottom)
+            + ", " + std::to_string(l.pad.left) + ", " + std::to_string(l.pad.right) + "] in " + tname
+            + " (a copy of ours; cuDNN pads both sides equally), timed with the layer";
     p->note = note;
     return p;
 }
 
-void runNativeConv(const NativeConvPlan& p, cudnnHandle_t h, const NativeConvBuffers& b, void* workspace,
+void runNativeConv(const NativeConvPlan& p, cudnnHandle_t h, const LayerBuffers& b, void* workspace,
     size_t workspaceBytes, cudaStream_t stream)
 {
     const ConvDescriptors& d = p.d;
+    const void* x = b.x;
+    if (p.padded) {
+        padVolumeChannelsLast(padOf(p.layout), p.layout.storage, b.x, p.padded, stream);
+        x = p.padded;
+    }
     if (p.choice.graph) {
-        p.choice.graph->execute(h, b.x, p.weight, b.y, workspace);
+        p.choice.graph->execute(h, x, p.weight, b.y, workspace);
     } else if (p.fusedBias) {
-        CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(h, &kOne, d.x.get(), b.x, d.w.get(), p.weight,
+        CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(h, &kOne, d.x.get(), x, d.w.get(), p.weight,
             d.conv.get(), p.choice.algo, workspace, workspaceBytes, &kZero, d.y.get(), b.y, d.bias.get(), p.bias,
             p.act->get(), d.y.get(), b.y));
     } else {
-        CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h, &kOne, d.x.get(), b.x, d.w.get(), p.weight, d.conv.get(),
+        CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h, &kOne, d.x.get(), x, d.w.get(), p.weight, d.conv.get(),
             p.choice.algo, workspace, workspaceBytes, &kZero, d.y.get(), b.y));
     }
     if (p.pass)

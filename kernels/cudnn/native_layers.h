@@ -7,6 +7,9 @@
 //           converted once, at plan time, to [K, R, S, C/g] in the storage type. A bias rides in
 //           cudnnConvolutionBiasActivationForward (in the storage type, as cuDNN requires for half data) where the
 //           legacy algorithm allows it; otherwise the FP32 bias and any fused activation are one pass of ours.
+//           Asymmetric padding (which cuDNN's descriptors cannot say) is a pad step into scratch in the storage type
+//           (a copy, volume_kernels.cuh), then cuDNN with padding 0 — as the FP32 path does.
+// conv_transpose2d and the 3-D kinds run natively the same way in conv_layers.h and volume_layers.h.
 //   linear  cublasGemmEx on the storage type with FP32 accumulation (TF32 operands for tf32), no reduced-precision
 //           reductions, then the FP32 bias in one pass of ours.
 #pragma once
@@ -24,16 +27,7 @@
 
 namespace convscope::cudnn {
 
-// What a native conv2d reads and writes. `scratch` holds nativeConvScratchBytes.
-struct NativeConvBuffers {
-    const void* x; // input, channels-last, storage type
-    void* y; // output, channels-last, storage type
-    const float* weight; // FP32 [K, C/g, R, S]
-    const float* bias; // FP32 [K] or null
-    void* scratch;
-};
-
-// Scratch for the [K, R, S, C/g] weight and the bias, both in the storage type.
+// Scratch for the [K, R, S, C/g] weight and the bias, both in the storage type, and the padded input of the pad step.
 size_t nativeConvScratchBytes(const Conv2d& spec, const LayerShape& shape, DType storage);
 
 struct NativeConvPlan {
@@ -41,6 +35,7 @@ struct NativeConvPlan {
     ConvDescriptors d;
     AlgoChoice choice;
     const void* weight = nullptr; // [K, R, S, C/g] in scratch
+    void* padded = nullptr; // the pad step's output in scratch (asymmetric padding only)
     const void* bias = nullptr; // in the storage type, for cuDNN's fused call
     std::unique_ptr<ActivationDesc> act; // the fused call's activation (identity or relu)
     bool fusedBias = false; // cudnnConvolutionBiasActivationForward
@@ -51,12 +46,13 @@ struct NativeConvPlan {
 };
 
 // Plans the layer: converts the weight (and bias) on `stream`, chooses the algorithm (pinned, or auto: Find and the
-// graph API's engines timed on the buffers, whose contents are overwritten). `who` names the layer in messages.
+// graph API's engines timed on the buffers, whose contents are overwritten). `b` holds the storage-type tensors and
+// nativeConvScratchBytes of scratch. `who` names the layer in messages.
 std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& spec, const LayerShape& shape,
     DType storage, const ConvOptions& o, std::optional<cudnnConvolutionFwdAlgo_t> pinned, bool fuseBias,
-    const NativeConvBuffers& b, cudaStream_t stream, const std::string& who);
+    const LayerBuffers& b, cudaStream_t stream, const std::string& who);
 
-void runNativeConv(const NativeConvPlan& p, cudnnHandle_t h, const NativeConvBuffers& b, void* workspace,
+void runNativeConv(const NativeConvPlan& p, cudnnHandle_t h, const LayerBuffers& b, void* workspace,
     size_t workspaceBytes, cudaStream_t stream);
 
 // y[n, out] = x[n, in] · W[out, in]ᵀ + bias on [N, F] tensors of the storage type.

@@ -34,8 +34,10 @@ struct PoolBlock {
 PoolBlock cudnnPoolBlock(const LayerShape& s, const Pair& kernel, const Pair& stride, int mode);
 
 // Whether the cudnn session runs this layer natively on channels-last tensors of `type` (runsInStorage): conv2d
-// (not with asymmetric padding, which needs the FP32 pad step), linear (on a [N, F] input), the activations, pools,
-// batch norm, softmax, add and mul that cuDNN has calls for and accepts on `type`.
+// (asymmetric padding with a pad step on the storage type), conv_transpose2d, conv3d and conv_transpose3d on FP16/BF16
+// where cuDNN accepts their NHWC / NDHWC descriptors of `type` for some algorithm (a workspace query), linear (on a
+// [N, F] input),
+// the activations, pools, batch norm, softmax, add and mul that cuDNN has calls for and accepts on `type`.
 bool runsNatively(const LayerSpec& spec, const LayerShape& s, DType type);
 
 } // namespace convscope::cudnn

@@ -9,6 +9,7 @@
 #include "compute/error.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/cudnn/explorer_support.h"
+#include "kernels/cudnn/storage_ops.h"
 
 #include <nlohmann/json.hpp>
 
@@ -21,25 +22,26 @@ std::string exploreConvolution3d(
     if (!spec)
         return {};
     const LayerShape& shape = shapes.layers[index];
-    // The session runs its 3-D layers on FP32 data (in FP16/BF16, TF32 on the FP32 copies): explore what it runs.
-    const ConvOptions o = onFp32Data(convOptions(options));
-    const Conv3dLayout l = conv3dLayout(*spec, shape);
+    // In tf32/fp16/bf16 the session runs conv3d natively on its NDHWC storage where cuDNN takes the descriptors
+    // (storage_ops.h), else on FP32 copies with onFp32Data's math: the explorer times what the session runs.
+    const ConvOptions own = convOptions(options);
+    const StorageFormat storage = gpuStorageFor(own.math);
+    const bool native = !storage.plainFp32() && runsNatively(LayerSpec(*spec), shape, storage.dtype);
+    const ConvOptions o = native ? own : onFp32Data(own);
+    const Conv3dLayout l = conv3dLayout(*spec, shape, native ? std::optional<DType>(storage.dtype) : std::nullopt);
+    const size_t eb = dtypeBytes(l.storage);
     ExplorerStream stream;
     const cudnnHandle_t h = stream.handle();
 
     Conv3dDescriptors d;
     describe(l, mathTypeFor(o.math), d);
-    gpu::DeviceBuffer x(size_t(l.n) * l.cin * l.pd * l.ph * l.pw * sizeof(float), "explorer input");
-    gpu::DeviceBuffer w(size_t(l.cout) * (l.cin / l.groups) * l.kernel[0] * l.kernel[1] * l.kernel[2] * sizeof(float),
-        "explorer weights");
-    gpu::DeviceBuffer y(size_t(l.n) * l.cout * l.out[0] * l.out[1] * l.out[2] * sizeof(float), "explorer output");
-    const float half = 0.5f, small = 0.01f;
-    CONVSCOPE_CUDNN_CHECK(cudnnSetTensor(h, d.x.get(), x.get(), &half));
-    {
-        TensorDesc flat;
-        flat.set(CUDNN_TENSOR_NCHW, 1, 1, 1, int(w.bytes() / sizeof(float)));
-        CONVSCOPE_CUDNN_CHECK(cudnnSetTensor(h, flat.get(), w.get(), &small));
-    }
+    const size_t xElems = size_t(l.n) * l.cin * l.pd * l.ph * l.pw;
+    const size_t wElems = size_t(l.cout) * (l.cin / l.groups) * l.kernel[0] * l.kernel[1] * l.kernel[2];
+    gpu::DeviceBuffer x(xElems * eb, "explorer input");
+    gpu::DeviceBuffer w(wElems * eb, "explorer weights");
+    gpu::DeviceBuffer y(size_t(l.n) * l.cout * l.out[0] * l.out[1] * l.out[2] * eb, "explorer output");
+    fillConstant(stream, x.get(), xElems, 0.5f, l.storage);
+    fillConstant(stream, w.get(), wElems, 0.01f, l.storage);
 
     const ExploredConv conv { h, stream.get(), d, x.get(), w.get(), y.get() };
     const std::vector<cudnnConvolutionFwdAlgoPerf_t> perf
@@ -49,7 +51,7 @@ std::string exploreConvolution3d(
     doc["type"] = "conv3d";
     doc["padding"] = { l.pad.front, l.pad.back, l.pad.top, l.pad.bottom, l.pad.left, l.pad.right };
     doc["pad_step"] = l.padStep;
-    doc["layout"] = "ncdhw";
+    doc["layout"] = native ? "ndhwc (native: the session's channels-last storage)" : "ncdhw";
     doc["find"] = findRows(perf, nullptr);
 
     nlohmann::json algos = algorithmRows(conv, perf, o, { nullptr, false });

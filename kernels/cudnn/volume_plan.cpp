@@ -17,15 +17,22 @@ namespace {
 
     constexpr int kRetimeRuns = 5;
 
-    // FP32 must never run on tensor cores: with float data DEFAULT_MATH and the TENSOR_OP types may use TF32.
-    bool acceptable(cudnnMathType_t m, MathMode mode) { return mode == MathMode::TF32 || m == CUDNN_FMA_MATH; }
+    // FP32 must never run on tensor cores: with float data DEFAULT_MATH and the TENSOR_OP types may use TF32. The
+    // other modes ask for tensor cores and accept any math type cuDNN picks (as conv_plan.cpp's rule).
+    bool acceptable(cudnnMathType_t m, MathMode mode) { return mode != MathMode::FP32 || m == CUDNN_FMA_MATH; }
+
+    // "tf32 native fp16 " / "fp32 nchw fp32 ": what a cached choice depends on besides the sizes.
+    std::string modeKey(const ConvOptions& o, bool native, DType storage)
+    {
+        return std::string(mathModeName(o.math)) + (native ? " native " : " nchw ") + dtypeName(storage) + " ";
+    }
 
     std::string key(const Conv3dLayout& l, const ConvOptions& o)
     {
         std::ostringstream k;
-        k << (o.math == MathMode::TF32 ? "tf32 " : "fp32 ") << l.n << "," << l.cin << "," << l.pd << "," << l.ph << ","
-          << l.pw << " → " << l.cout << "," << l.out[0] << "," << l.out[1] << "," << l.out[2] << " " << l.kernel[0]
-          << "x" << l.kernel[1] << "x" << l.kernel[2] << " s" << l.stride[0] << "," << l.stride[1] << "," << l.stride[2]
+        k << modeKey(o, l.native, l.storage) << l.n << "," << l.cin << "," << l.pd << "," << l.ph << "," << l.pw
+          << " → " << l.cout << "," << l.out[0] << "," << l.out[1] << "," << l.out[2] << " " << l.kernel[0] << "x"
+          << l.kernel[1] << "x" << l.kernel[2] << " s" << l.stride[0] << "," << l.stride[1] << "," << l.stride[2]
           << " d" << l.dilation[0] << "," << l.dilation[1] << "," << l.dilation[2] << " p" << l.cudnnPad[0] << ","
           << l.cudnnPad[1] << "," << l.cudnnPad[2] << " g" << l.groups << " ws" << o.workspaceLimit;
         return k.str();
@@ -40,10 +47,12 @@ namespace {
 
 size_t Conv3dLayout::paddedFloats() const { return padStep ? size_t(n) * cin * pd * ph * pw : 0; }
 
-Conv3dLayout conv3dLayout(const Conv3d& spec, const LayerShape& shape)
+Conv3dLayout conv3dLayout(const Conv3d& spec, const LayerShape& shape, std::optional<DType> native)
 {
     Conv3dLayout l {};
     static_cast<ConvGeometry<3>&>(l) = convGeometry(spec, shape);
+    l.native = native.has_value();
+    l.storage = native.value_or(DType::F32);
     l.pad = shape.resolvedPadding3d;
     l.padStep = l.pad.front != l.pad.back || l.pad.top != l.pad.bottom || l.pad.left != l.pad.right;
     const int before[3] = { toInt(l.pad.front, "padding"), toInt(l.pad.top, "padding"), toInt(l.pad.left, "padding") };
@@ -57,10 +66,12 @@ Conv3dLayout conv3dLayout(const Conv3d& spec, const LayerShape& shape)
 
 void describe(const Conv3dLayout& l, cudnnMathType_t math, Conv3dDescriptors& d)
 {
-    d.x.set5d(l.n, l.cin, l.pd, l.ph, l.pw);
-    d.y.set5d(l.n, l.cout, l.out[0], l.out[1], l.out[2]);
-    d.bias.set5d(1, l.cout, 1, 1, 1);
-    d.w.set5d(l.cout, l.cin / l.groups, l.kernel[0], l.kernel[1], l.kernel[2]);
+    const cudnnDataType_t type = cudnnType(l.storage);
+    d.x.set5d(l.n, l.cin, l.pd, l.ph, l.pw, l.native, type);
+    d.y.set5d(l.n, l.cout, l.out[0], l.out[1], l.out[2], l.native, type);
+    // cudnnConvolutionBiasActivationForward takes the bias in the output's type (FP16 / BF16 with FP32 compute).
+    d.bias.set5d(1, l.cout, 1, 1, 1, false, type);
+    d.w.set5d(l.cout, l.cin / l.groups, l.kernel[0], l.kernel[1], l.kernel[2], l.native, type);
     d.conv.set3d(l.cudnnPad, l.stride.data(), l.dilation.data(), l.groups);
     d.conv.setMath(math);
     int out[5] = {};
@@ -84,10 +95,13 @@ Conv3dChoice chooseConv3d(cudnnHandle_t h, const Conv3dLayout& l, Conv3dDescript
         const cudnnStatus_t st = cudnnGetConvolutionForwardWorkspaceSize(
             h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), c.algo, &c.workspace);
         if (st != CUDNN_STATUS_SUCCESS)
-            throw UnsupportedError("cudnn." + algorithmName(c.algo) + " cannot run this conv3d: " + reason(st));
+            throw UnsupportedError("cudnn." + algorithmName(c.algo) + " cannot run this conv3d (unsupported"
+                + (l.native ? std::string(" on ") + dtypeName(l.storage) + " NDHWC tensors" : std::string())
+                + "): " + reason(st));
         if (c.workspace > o.workspaceLimit)
             throw UnsupportedError("cudnn." + algorithmName(c.algo) + " needs " + gpu::mib(c.workspace)
-                + " of workspace for this conv3d, more than the limit of " + gpu::mib(o.workspaceLimit));
+                + " of workspace for this conv3d, more than the limit of " + gpu::mib(o.workspaceLimit)
+                + " (unsupported; raise it with --option workspace_limit=BYTES)");
         return c;
     }
     const std::string k = key(l, o);
@@ -111,9 +125,9 @@ Conv3dChoice chooseConv3d(cudnnHandle_t h, const Conv3dLayout& l, Conv3dDescript
         candidates.push_back(p);
     }
     if (candidates.empty())
-        throw Error("cudnn.auto: no cuDNN algorithm runs this conv3d in "
-            + std::string(o.math == MathMode::TF32 ? "TF32" : "FP32") + " within the workspace limit of "
-            + gpu::mib(o.workspaceLimit));
+        throw Error("cudnn.auto: no cuDNN algorithm runs this conv3d in " + std::string(mathModeName(o.math))
+            + (l.native ? std::string(" on ") + dtypeName(l.storage) + " NDHWC tensors" : std::string())
+            + " within the workspace limit of " + gpu::mib(o.workspaceLimit));
     // Find measures each algorithm once; the choice is the lowest median of our own timing, as conv2d's auto.
     Conv3dChoice best;
     const float one = 1.0f, zero = 0.0f;
@@ -164,10 +178,13 @@ std::string conv3dPinnedRefusal(
 
 size_t ConvTranspose3dLayout::fullFloats() const { return size_t(n) * cout * fd * fh * fw; }
 
-ConvTranspose3dLayout convTranspose3dLayout(const ConvTranspose3d& spec, const LayerShape& shape)
+ConvTranspose3dLayout convTranspose3dLayout(
+    const ConvTranspose3d& spec, const LayerShape& shape, std::optional<DType> native)
 {
     ConvTranspose3dLayout l {};
     static_cast<ConvGeometry<3>&>(l) = convGeometry(spec, shape);
+    l.native = native.has_value();
+    l.storage = native.value_or(DType::F32);
     // The full transposed output: every input voxel's whole kernel footprint, nothing cropped.
     int full[3];
     for (size_t a = 0; a < 3; ++a)
@@ -183,9 +200,10 @@ ConvTranspose3dLayout convTranspose3dLayout(const ConvTranspose3d& spec, const L
 
 void describe(const ConvTranspose3dLayout& l, cudnnMathType_t math, ConvTranspose3dDescriptors& d)
 {
-    d.dy.set5d(l.n, l.cin, l.in[0], l.in[1], l.in[2]);
-    d.dx.set5d(l.n, l.cout, l.fd, l.fh, l.fw);
-    d.w.set5d(l.cin, l.cout / l.groups, l.kernel[0], l.kernel[1], l.kernel[2]);
+    const cudnnDataType_t type = cudnnType(l.storage);
+    d.dy.set5d(l.n, l.cin, l.in[0], l.in[1], l.in[2], l.native, type);
+    d.dx.set5d(l.n, l.cout, l.fd, l.fh, l.fw, l.native, type);
+    d.w.set5d(l.cin, l.cout / l.groups, l.kernel[0], l.kernel[1], l.kernel[2], l.native, type);
     const int zero[3] = { 0, 0, 0 };
     d.conv.set3d(zero, l.stride.data(), l.dilation.data(), l.groups);
     d.conv.setMath(math);
@@ -195,24 +213,22 @@ BwdDataChoice chooseBwdData3d(cudnnHandle_t h, const ConvTranspose3dLayout& l, C
     const ConvOptions& o, const void* w, const void* dy, void* dx)
 {
     std::ostringstream k;
-    k << "bwd3d " << (o.math == MathMode::TF32 ? "tf32 " : "fp32 ") << l.n << "," << l.cin << "," << l.in[0] << ","
-      << l.in[1] << "," << l.in[2] << " → " << l.cout << "," << l.fd << "," << l.fh << "," << l.fw << " " << l.kernel[0]
-      << "x" << l.kernel[1] << "x" << l.kernel[2] << " s" << l.stride[0] << "," << l.stride[1] << "," << l.stride[2]
-      << " d" << l.dilation[0] << "," << l.dilation[1] << "," << l.dilation[2] << " g" << l.groups << " ws"
-      << o.workspaceLimit;
+    k << "bwd3d " << modeKey(o, l.native, l.storage) << l.n << "," << l.cin << "," << l.in[0] << "," << l.in[1] << ","
+      << l.in[2] << " → " << l.cout << "," << l.fd << "," << l.fh << "," << l.fw << " " << l.kernel[0] << "x"
+      << l.kernel[1] << "x" << l.kernel[2] << " s" << l.stride[0] << "," << l.stride[1] << "," << l.stride[2] << " d"
+      << l.dilation[0] << "," << l.dilation[1] << "," << l.dilation[2] << " g" << l.groups << " ws" << o.workspaceLimit;
     if (auto cached = g_bwd3dCache.find(k.str())) {
         d.conv.setMath(cached->math);
         return *cached;
     }
-    // The session's 3-D layers run on FP32 data in FP32 or TF32 (onFp32Data), where findBwdData's math rule is this
-    // file's `acceptable`.
+    // findBwdData's math rule is this file's `acceptable`.
     if (auto found = findBwdData(h, d, o, w, dy, dx)) {
         g_bwd3dCache.store(k.str(), *found);
         return *found;
     }
-    throw Error("cudnn: no backward-data algorithm runs this conv_transpose3d in "
-        + std::string(o.math == MathMode::TF32 ? "TF32" : "FP32") + " within the workspace limit of "
-        + gpu::mib(o.workspaceLimit));
+    throw Error("cudnn: no backward-data algorithm runs this conv_transpose3d in " + std::string(mathModeName(o.math))
+        + (l.native ? std::string(" on ") + dtypeName(l.storage) + " NDHWC tensors" : std::string())
+        + " within the workspace limit of " + gpu::mib(o.workspaceLimit));
 }
 
 // --- pools --------------------------------------------------------------------------------------------------------

@@ -13,6 +13,11 @@
 //                       else (ceil_mode adding a window, asymmetric padding, dilation, divisor_override) runs our
 //                       kernel (pooling3d.cuh) and the layer note says why.
 //
+// Native (a Tensor Core session, compute/storage_format.h): conv3d and conv_transpose3d read and write the session's
+// NDHWC tensors of the storage type in place, with [K, kd, kh, kw, C/g] filters of that type (cuDNN's NHWC filter
+// format; converted once at prepare), an FP32 compute type and tensor-op math; the pad and crop steps run on the same
+// channels-last data (volume_kernels.cuh).
+//
 // Algorithm choice: `auto` runs cudnnFindConvolutionForwardAlgorithmEx under the workspace limit, then times the
 // acceptable algorithms within 1.5× of Find's best (at most four) with CUDA events, median of five, and keeps the
 // fastest — cached per layer shape for the process. A pinned algorithm is checked with
@@ -35,9 +40,12 @@ struct Conv3dLayout : ConvGeometry<3> {
     bool padStep; // asymmetric: pad into scratch, cuDNN padding 0
     int cudnnPad[3]; // cuDNN's symmetric padding (0 with the pad step)
     int pd, ph, pw; // the input cuDNN sees (padded with the pad step)
-    size_t paddedFloats() const; // scratch for the pad step (0 without)
+    bool native = false; // NDHWC tensors and filters of `storage` (else FP32 NCDHW)
+    DType storage = DType::F32;
+    size_t paddedFloats() const; // elements of the pad step's scratch (0 without)
 };
-Conv3dLayout conv3dLayout(const Conv3d& spec, const LayerShape& shape);
+// `native`: the layout for a session storing tensors channels-last in that type.
+Conv3dLayout conv3dLayout(const Conv3d& spec, const LayerShape& shape, std::optional<DType> native = std::nullopt);
 
 using Conv3dDescriptors = ConvDescriptors; // x, y, bias, w, conv as for conv2d, with 5-D tensors
 // Sets every descriptor and checks cuDNN agrees on the output size.
@@ -64,9 +72,12 @@ std::string conv3dPinnedRefusal(
 struct ConvTranspose3dLayout : ConvGeometry<3> {
     int fd, fh, fw; // the full transposed output cuDNN writes
     int offD, offH, offW; // where the layer's window starts in it (the front/top/left crop)
-    size_t fullFloats() const;
+    bool native = false; // NDHWC tensors and [C_in, kd, kh, kw, C_out/g] filters of `storage` (else FP32 NCDHW)
+    DType storage = DType::F32;
+    size_t fullFloats() const; // elements of the full output
 };
-ConvTranspose3dLayout convTranspose3dLayout(const ConvTranspose3d& spec, const LayerShape& shape);
+ConvTranspose3dLayout convTranspose3dLayout(
+    const ConvTranspose3d& spec, const LayerShape& shape, std::optional<DType> native = std::nullopt);
 
 using ConvTranspose3dDescriptors = ConvTransposeDescriptors; // dy, dx, w, conv with 5-D tensors (bias unused)
 void describe(const ConvTranspose3dLayout& layout, cudnnMathType_t math, ConvTranspose3dDescriptors& d);

@@ -8,6 +8,7 @@
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/profiler.h"
+#include "compute/storage_format.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
@@ -378,6 +379,18 @@ double toleranceFor(const Selection& s, const std::string& note)
     return winograd ? 5e-3 : 1e-4;
 }
 
+// A cudnn convolution in a Tensor Core mode says what ran: natively on the storage type ("native fp16 NHWC (...)", the
+// usual case, including conv_transpose2d and the 3-D kinds) or on the FP32 copies of it (where cuDNN refused the
+// native descriptors) — exactly one of the two.
+void checkStorageNote(const std::string& note, MathMode math)
+{
+    const bool native = note.find(std::string("native ") + dtypeName(gpuStorageFor(math).dtype)) != std::string::npos;
+    const bool copies = note.find("FP32 copies") != std::string::npos;
+    CHECK(native != copies);
+    if (copies)
+        std::cout << "note: cudnn " << mathModeName(math) << " ran a convolution on FP32 copies: " << note << "\n";
+}
+
 // In a Tensor Core mode (tf32, fp16, bf16) the same sweep runs against the same FP32 reference, and each layer may
 // also differ by the rounding bound the profiler states for it (compute/rounding_bound.h, ErrorMetrics::bound).
 // A backend that refuses the mode on this machine (onednn bf16 on a CPU without AVX512-BF16 or AMX) prints SKIPPED
@@ -439,6 +452,8 @@ void runEveryCase(const std::string& backendName, MathMode math = MathMode::FP32
                 CHECK(m.valid);
                 if (math != MathMode::FP32)
                     CHECK(m.bound > 0); // every layer of a Tensor Core run states its bound
+                if (math != MathMode::FP32 && backendName == "cudnn" && isConvolution(c.net.layers[i].spec))
+                    checkStorageNote(sr.layers[i].note, math);
                 CHECK(m.relL2 <= toleranceFor(sr.selection, sr.layers[i].note) + m.bound);
                 ++checked;
             }

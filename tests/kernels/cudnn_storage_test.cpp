@@ -4,15 +4,21 @@
 // the profiler states for it (compute/rounding_bound.h), and no native kind's note says it ran on FP32 copies.
 // conv2d runs a randomized sweep (odd channel counts, stride, dilation, padding, groups, with and without bias) on
 // cudnn.auto racing both APIs, on auto restricted to the graph API (option cudnn_api=graph) and to the legacy API,
-// and on one pinned legacy algorithm. Without a usable cuDNN every case prints "SKIPPED: <reason>".
+// and on one pinned legacy algorithm. Asymmetric-padded conv2d runs natively too (its pad step on the storage), and in
+// fp16/bf16 conv_transpose2d, conv3d and conv_transpose3d (their pad and crop steps on the storage): every such
+// convolution's note says it ran natively in the storage type. Without a usable cuDNN every case prints
+// "SKIPPED: <reason>".
 #include "compute/profiler.h"
 #include "compute/shape_inference.h"
+#include "compute/storage_format.h"
 #include "tests/kernels/gpu_test_support.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
 
 #include <iostream>
+#include <tuple>
+#include <utility>
 #include <variant>
 
 using namespace convscope;
@@ -31,7 +37,7 @@ Layer layer(const std::string& name, LayerSpec spec, std::vector<std::string> in
 
 bool nativeKind(const LayerSpec& s)
 {
-    return std::holds_alternative<Conv2d>(s) || std::holds_alternative<Linear>(s) || std::holds_alternative<ReLU>(s)
+    return isConvolution(s) || std::holds_alternative<Linear>(s) || std::holds_alternative<ReLU>(s)
         || std::holds_alternative<Sigmoid>(s) || std::holds_alternative<Tanh>(s) || std::holds_alternative<ELU>(s)
         || std::holds_alternative<ReLU6>(s) || std::holds_alternative<SiLU>(s) || std::holds_alternative<MaxPool2d>(s)
         || std::holds_alternative<AvgPool2d>(s) || std::holds_alternative<GlobalAvgPool2d>(s)
@@ -74,8 +80,24 @@ void checkNative(Network net, MathMode mode, const std::vector<std::string>& alg
             REQUIRE(lr.error.valid);
             CHECK(lr.error.bound > 0);
             CHECK(lr.error.relL2 <= lr.error.bound);
-            if (nativeKind(net.layers[i].spec))
+            if (nativeKind(net.layers[i].spec) && !isConvolution(net.layers[i].spec))
                 CHECK(lr.note.find("FP32 copies") == std::string::npos);
+            // What ran, in the note: "native fp16 NHWC (CUDNN_DATA_HALF tensors, ...)" (NDHWC for volumes). Under auto
+            // every convolution runs natively; a pinned conv3d algorithm cuDNN refuses on NDHWC storage runs on the
+            // FP32 copies instead, and its note says that, never both.
+            if (isConvolution(net.layers[i].spec)) {
+                const bool nat
+                    = lr.note.find(std::string("native ") + dtypeName(gpuStorageFor(mode).dtype)) != std::string::npos;
+                const bool copies = lr.note.find("FP32 copies") != std::string::npos;
+                // tf32 keeps conv_transpose2d and the 3-D convolutions on the copies (storage_ops.cpp says why).
+                const LayerSpec& k = net.layers[i].spec;
+                const bool tf32Copies = mode == MathMode::TF32 && !std::holds_alternative<Conv2d>(k);
+                if (tf32Copies)
+                    CHECK(copies);
+                else if (sel.selection.algorithm == "auto" || !std::holds_alternative<Conv3d>(k))
+                    CHECK(nat);
+                CHECK(nat != copies);
+            }
         }
     }
 }
@@ -209,4 +231,136 @@ TEST_CASE("cudnn storage kind: add of two", "[gpu][cudnn][storage]")
 TEST_CASE("cudnn storage kind: mul", "[gpu][cudnn][storage]")
 {
     checkKind({ layer("a", Sigmoid {}), layer("mul", Mul {}, { "a", "c" }) }, "mul");
+}
+
+namespace {
+
+// A one-layer network on a volume input [n, c, d, h, w].
+Network volumeNet(const Shape& in, LayerSpec spec)
+{
+    Network net = test::oneLayer(in, std::move(spec));
+    net.input.depth = in.d;
+    net.layers[0].init.kind = "uniform";
+    return net;
+}
+
+} // namespace
+
+TEST_CASE("cudnn tf32/fp16/bf16: asymmetric-padded conv2d natively (pad step on the storage), vs cpu.direct",
+    "[gpu][cudnn][conv2d][storage]")
+{
+    if (!test::backendOrSkip("cudnn"))
+        return;
+    Conv2d c;
+    c.out_channels = 16;
+    c.padding = test::explicitPadding(1, 0, 2, 1); // "same"-like: one row more at the top, one column at the left
+    Conv2d s2 = c;
+    s2.stride = { 2, 2 };
+    s2.padding = Padding2d { Padding2d::Mode::Same };
+    s2.bias = false;
+    for (MathMode m : kModes) {
+        for (const auto& [spec, what] : { std::pair { c, "asymmetric 3×3" }, std::pair { s2, "same stride 2" } }) {
+            Network net = test::oneLayer(Shape::nchw(2, 8, 13, 10), spec);
+            net.layers[0].init.kind = "uniform";
+            checkNative(net, m, { "auto", "implicit_precomp_gemm" }, what);
+            checkNative(net, m, { "auto" }, std::string(what) + " (graph API)", { { "cudnn_api", "graph" } });
+        }
+    }
+}
+
+TEST_CASE(
+    "cudnn fp16/bf16: conv_transpose2d natively on the storage (crop step and bias), tf32 on copies, vs cpu.direct",
+    "[gpu][cudnn][conv_transpose2d][storage]")
+{
+    if (!test::backendOrSkip("cudnn"))
+        return;
+    ConvTranspose2d crop; // output_padding: cuDNN writes the full output, our channels-last crop adds the bias
+    crop.out_channels = 16;
+    crop.stride = { 2, 2 };
+    crop.padding = Padding2d::symmetric(1, 1);
+    crop.output_padding = { 1, 1 };
+    ConvTranspose2d up; // U-Net's upsampling: cuDNN writes the output itself, the bias is our pass
+    up.out_channels = 8;
+    up.kernel_size = { 4, 4 };
+    up.stride = { 2, 2 };
+    up.padding = Padding2d::symmetric(1, 1);
+    up.groups = 2;
+    ConvTranspose2d odd = up; // odd channel counts: the unvectorized paths
+    odd.out_channels = 5;
+    odd.groups = 1;
+    odd.bias = false;
+    for (MathMode m : kModes)
+        for (const auto& [spec, in, what] : { std::tuple { crop, Shape::nchw(2, 8, 7, 9), "stride 2 output_padding 1" },
+                 std::tuple { up, Shape::nchw(1, 16, 8, 8), "k4 stride 2 groups 2" },
+                 std::tuple { odd, Shape::nchw(2, 3, 5, 6), "3→5 channels, no bias" } }) {
+            Network net = test::oneLayer(in, spec);
+            net.layers[0].init.kind = "uniform";
+            checkNative(net, m, { "auto", "implicit_gemm" }, what);
+        }
+}
+
+TEST_CASE("cudnn fp16/bf16: conv3d and conv_transpose3d natively on NDHWC storage, tf32 on copies, vs cpu.direct",
+    "[gpu][cudnn][conv3d][storage]")
+{
+    if (!test::backendOrSkip("cudnn"))
+        return;
+    // Symmetric padding with a bias (cuDNN's fused call when implicit_precomp_gemm wins, else our bias pass); the
+    // lecture encoder's "same" stride 2 (the pad step on the storage); an odd channel count without bias.
+    const Conv3d sym = test::conv3dSpec(16, { 3, 3, 3 }, { 1, 1, 1 }, Padding3d::symmetric(1, 1, 1));
+    const Conv3d same = test::conv3dSpec(8, { 3, 3, 3 }, { 2, 2, 2 }, { Padding3d::Mode::Same });
+    Conv3d odd = test::conv3dSpec(5, { 2, 3, 1 }, { 1, 2, 1 }, test::explicitPadding3d(1, 0, 1, 1, 0, 0));
+    odd.bias = false;
+    ConvTranspose3d up; // the decoder's upsampling
+    up.out_channels = 8;
+    up.kernel_size = { 4, 4, 4 };
+    up.stride = { 2, 2, 2 };
+    up.padding = Padding3d::symmetric(1, 1, 1);
+    ConvTranspose3d crop; // output_padding and an odd channel count
+    crop.out_channels = 3;
+    crop.stride = { 2, 2, 2 };
+    crop.padding = Padding3d::symmetric(1, 1, 1);
+    crop.output_padding = { 1, 1, 1 };
+    const std::vector<std::tuple<LayerSpec, Shape, std::string>> cases = {
+        { sym, Shape::ncdhw(2, 8, 6, 7, 5), "conv3d 8→16 3×3×3 pad 1" },
+        { same, Shape::ncdhw(1, 16, 8, 9, 10), "conv3d 16→8 same stride 2" },
+        { odd, Shape::ncdhw(2, 3, 5, 6, 4), "conv3d 3→5 asymmetric, no bias" },
+        { up, Shape::ncdhw(1, 16, 4, 5, 4), "conv_transpose3d 16→8 k4 stride 2" },
+        { crop, Shape::ncdhw(2, 4, 3, 4, 5), "conv_transpose3d 4→3 output_padding 1" },
+    };
+    for (MathMode m : kModes)
+        for (const auto& [spec, in, what] : cases)
+            checkNative(volumeNet(in, spec), m, { "auto", "implicit_gemm" }, what);
+}
+
+TEST_CASE("cudnn fp16: option native_conv=0 leaves the convolutions on FP32 copies, and the notes say so",
+    "[gpu][cudnn][storage]")
+{
+    if (!test::backendOrSkip("cudnn"))
+        return;
+    ConvTranspose2d up;
+    up.out_channels = 8;
+    up.kernel_size = { 4, 4 };
+    up.stride = { 2, 2 };
+    up.padding = Padding2d::symmetric(1, 1);
+    Network net = test::oneLayer(Shape::nchw(1, 16, 8, 8), up);
+    net.layers[0].init.kind = "uniform";
+    const ShapeReport shapes = inferShapes(net);
+    REQUIRE(shapes.ok());
+    test::randomParameters(net, shapes, 1234);
+    ProfileOptions opt;
+    opt.selections = { { "cudnn", "auto", false } };
+    opt.warmup = 1;
+    opt.repeat = 2;
+    opt.session.math = MathMode::FP16;
+    opt.session.extra["native_conv"] = "0";
+    const RunResult r = profile(net, test::randomTensor(shapes.input, 77), opt);
+    REQUIRE(r.selections.size() == 1);
+    const SelectionResult& sel = r.selections[0];
+    INFO(sel.failure);
+    REQUIRE(sel.ok);
+    const LayerResult& lr = sel.layers[0];
+    INFO(lr.note);
+    CHECK(lr.note.find("FP32 copies") != std::string::npos);
+    CHECK(lr.note.find("native fp16") == std::string::npos);
+    CHECK(lr.error.relL2 <= lr.error.bound);
 }
