@@ -229,8 +229,15 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
     const int itemStep = PP ? 2 * gridDim.x : gridDim.x;
     int w = blockIdx.x + (PP ? wg * gridDim.x : 0);
     int t = PP && wg == 1 ? tmaItemOf(tp, blockIdx.x, BN).nk : 0; // the ring's k-tile (the producer's j)
-    for (; w < tp.items; w += itemStep) {
+    // Ping-pong turns (named barriers 4: warpgroup 0 → 1, 3: 1 → 0; 128 threads arrive, 128 wait): a warpgroup
+    // starts an item's products only once the other has waited for every k-tile of the item before it. So the
+    // multiplications alternate, and a warpgroup never waits on a stage more than one pass round the ring ahead of
+    // the copies (an mbarrier's parity tells only this pass from the last one).
+    const int turnWait = 3 + wg, turnGive = 4 - wg;
+    for (bool first = true; w < tp.items; w += itemStep, first = false) {
         const TmaItem it = tmaItemOf(tp, w, BN);
+        if (PP && (wg == 1 || !first))
+            asm volatile("bar.sync %0, 256;\n" ::"r"(turnWait) : "memory");
 #pragma unroll
         for (int mh = 0; mh < MH; ++mh)
 #pragma unroll
@@ -277,14 +284,17 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
             if (lt > 0 && lane == 0)
                 barrierArrive(emptyBar + 8 * ((t - 1) % STAGES));
         }
+        const int lastStage = (t - 1) % STAGES; // this item's last k-tile's
+        if (PP && w + gridDim.x < tp.items) { // the other warpgroup's item is next in the ring: its turn
+            asm volatile("bar.arrive %0, 256;\n" ::"r"(turnGive) : "memory");
+            t += tmaItemOf(tp, w + gridDim.x, BN).nk;
+        }
         wgmmaWait<0>();
 #pragma unroll
         for (int mh = 0; mh < MH; ++mh)
             fenceAccumulators(acc[mh]);
         if (it.nk > 0 && lane == 0) // the last stage goes back before the epilogue: the next item's copies overlap it
-            barrierArrive(emptyBar + 8 * ((t - 1) % STAGES));
-        if (PP && w + gridDim.x < tp.items) // the other warpgroup's item is next in the ring
-            t += tmaItemOf(tp, w + gridDim.x, BN).nk;
+            barrierArrive(emptyBar + 8 * lastStage);
 
             // Accumulator 4·j + e of an m64 half: pixel row 16·(warp in the warpgroup) + lane / 4 + 8·(e / 2) of its
             // 64, channel 8·j + 2·(lane % 4) + e % 2 (conv2d_tensor_core_wgmma.cu); row i of the block is pixel (p0 + i

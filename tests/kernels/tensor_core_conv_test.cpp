@@ -171,6 +171,10 @@ std::vector<Case> cases()
             conv(130, { 3, 3 }, pads(1, 0, 2, 1), { 2, 2 }) },
         { "64 -> 64 at 20x24, dilation 2, batch 2", Shape::nchw(2, 64, 20, 24),
             conv(64, { 3, 3 }, pads(2, 2, 2, 2), { 1, 1 }, { 2, 2 }) },
+        // 512 pixel blocks: each block of the persistent TMA kernel runs several, the ping-pong tiles' two
+        // warpgroups taking turns round the stage ring.
+        { "64 -> 8 at 64x128, batch 8, several work items a block", Shape::nchw(8, 64, 64, 128),
+            conv(8, { 3, 3 }, pads(1, 1, 1, 1)) },
         { "128 -> 256 at 16x16, batch 2, a fused leaky ReLU", Shape::nchw(2, 128, 16, 16),
             conv(256, { 3, 3 }, pads(1, 1, 1, 1)) },
         { "12 -> 20 with a fused leaky ReLU", Shape::nchw(2, 12, 10, 10), conv(20, { 3, 3 }, pads(1, 1, 1, 1)) },
