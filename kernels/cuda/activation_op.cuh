@@ -30,14 +30,14 @@ template <ActivationKind K> __device__ __forceinline__ float applyActivation(flo
         return v / (1.0f + expf(-v)); // SiLU
 }
 
-// A convolution's epilogue: `kind` is ConvGeometry::act (−1: none). The branch is uniform across the grid.
-__device__ __forceinline__ float epilogue(int kind, float param, float v)
+// The fused activations that need a transcendental function, out of line: an epilogue inlines `epilogue` at every
+// output of its tile, and with these inlined too each Tensor Core kernel was tens of thousands of instructions (a
+// jump table and every case's code per output: instruction-fetch stalls, ncu). A layer with one of them pays a call
+// per output instead. (Defined here: the module compiles without relocatable device code, so every translation unit
+// has its copy.)
+inline __device__ __noinline__ float epilogueTranscendental(int kind, float param, float v)
 {
     switch (kind) {
-    case int(ActivationKind::ReLU):
-        return applyActivation<ActivationKind::ReLU>(v, param);
-    case int(ActivationKind::LeakyReLU):
-        return applyActivation<ActivationKind::LeakyReLU>(v, param);
     case int(ActivationKind::Sigmoid):
         return applyActivation<ActivationKind::Sigmoid>(v, param);
     case int(ActivationKind::Tanh):
@@ -47,6 +47,18 @@ __device__ __forceinline__ float epilogue(int kind, float param, float v)
     default:
         return v;
     }
+}
+
+// A convolution's epilogue: `kind` is ConvGeometry::act (−1: none). The branch is uniform across the grid.
+__device__ __forceinline__ float epilogue(int kind, float param, float v)
+{
+    if (kind < 0)
+        return v;
+    if (kind == int(ActivationKind::ReLU))
+        return applyActivation<ActivationKind::ReLU>(v, param);
+    if (kind == int(ActivationKind::LeakyReLU))
+        return applyActivation<ActivationKind::LeakyReLU>(v, param);
+    return epilogueTranscendental(kind, param, v);
 }
 
 } // namespace convscope::cuda

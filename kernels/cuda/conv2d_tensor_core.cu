@@ -43,9 +43,9 @@
 // On Hopper (compute capability 9.0, a build whose architectures include 90) the same GEMM runs on warpgroup MMA
 // instead: conv2d_tensor_core_wgmma.cu (the why and the pipeline are there), sm_90a machine code in a translation unit
 // of its own. Which kernel and tile a layer gets is planOf's (conv2d_tensor_core_kernel.cuh: defaultWgmmaTile, measured
-// in docs/PERFORMANCE.md); --option tc_kernel=tma|wgmma|mma and tc_tile force one. Where the layer fits it (C a multiple
-// of the 128- or 64-byte k-tile row, a pixel block mostly on the output map), the wgmma kernel's operands are copied by
-// TMA instead (conv2d_tensor_core_tma_wgmma.cu).
+// in docs/PERFORMANCE.md); --option tc_kernel=tma|wgmma|mma and tc_tile force one. Where the layer fits it (C a
+// multiple of the 128- or 64-byte k-tile row, a pixel block mostly on the output map), the wgmma kernel's operands are
+// copied by TMA instead (conv2d_tensor_core_tma_wgmma.cu).
 #include "kernels/cuda/conv2d_tensor_core.cuh"
 
 #include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
@@ -97,7 +97,10 @@ namespace {
 
     Plan planFor(const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d)
     {
-        return planOf(g, type, d.smCount, o.tile, o.kBytes, KernelChoice(o.kernel), wgmmaRuns(d));
+        Plan p = planOf(g, type, d.smCount, o.tile, o.kBytes, KernelChoice(o.kernel), wgmmaRuns(d));
+        p.probe = p.tma ? o.probe : 0;
+        p.spin = p.tma ? o.spin : 0;
+        return p;
     }
 
     template <typename T>
@@ -130,6 +133,18 @@ TensorCoreOptions conv2dTensorCoreParseOptions(const std::map<std::string, std::
         o.kernel = int(it->second == "mma" ? KernelChoice::Mma
                 : it->second == "tma"      ? KernelChoice::Tma
                                            : KernelChoice::Wgmma);
+    }
+    if (auto it = extra.find("tc_probe"); it != extra.end()) {
+        if (it->second != "loads" && it->second != "math")
+            throw InputError("tc_probe=" + it->second
+                + ": the TMA kernel's probe is loads (only the copies) or math (only the products)");
+        o.probe = it->second == "loads" ? 1 : 2;
+    }
+    if (auto it = extra.find("tc_wait"); it != extra.end()) {
+        if (it->second != "suspend" && it->second != "spin")
+            throw InputError(
+                "tc_wait=" + it->second + ": the TMA kernel waits by suspend (try_wait) or spin (test_wait)");
+        o.spin = it->second == "spin";
     }
     if (o.tile > 0 && o.kernel != 0) {
         const TileShape& t = kTiles[o.tile - 1];
@@ -190,6 +205,9 @@ std::string conv2dTensorCoreNote(
             + std::to_string(stagesFor(p.rowPieces)) + "-stage cp.async";
     if (p.fallback)
         note += " (" + std::string(p.fallback) + ")";
+    if (p.probe)
+        note += p.probe == 1 ? " (probe: copies only, the output is not computed)"
+                             : " (probe: products only, on no copied data; the output is not computed)";
     if (g.c % p.pieceElems != 0)
         note += ", C = " + std::to_string(g.c) + " not a multiple of " + std::to_string(p.pieceElems)
             + ": activations copied element by element";

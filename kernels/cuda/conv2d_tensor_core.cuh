@@ -32,7 +32,13 @@ std::string conv2dTensorCoreRefusal(const ConvGeometry& g);
 struct TensorCoreOptions {
     int tile = 0; // index + 1 into the tile table
     int kBytes = 0;
-    int kernel = 0; // 0: the launcher's choice, 1: mma.sync, 2: wgmma
+    int kernel = 0; // 0: the launcher's choice, 1: mma.sync, 2: wgmma, 3: wgmma fed by TMA
+    // --option tc_probe=loads|math (TMA kernel only, for finding its bound): only the copies run (no products) or only
+    // the products (on whatever shared memory holds, no copies). The output is not computed; the layer note says so.
+    int probe = 0;
+    // --option tc_wait=suspend|spin (TMA kernel): wait on its mbarriers by try_wait, which may suspend the thread
+    // (the default), or by test_wait in a loop.
+    int spin = 0;
 };
 TensorCoreOptions conv2dTensorCoreParseOptions(const std::map<std::string, std::string>& extra);
 // The device the plan is for: its multiprocessors (grid fill, split-K) and compute capability (major·10 + minor).

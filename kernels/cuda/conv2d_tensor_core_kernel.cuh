@@ -100,6 +100,8 @@ struct Plan {
     bool tma; // its TMA-fed variant (conv2d_tensor_core_tma_wgmma.cu): a block is tileH × tileW output pixels of one
               // image, tilesP × tilesQ blocks an image
     int tileW, tileH, tilesP, tilesQ;
+    int probe; // TMA kernel: 1 copies only, 2 products only (TensorCoreOptions::probe)
+    int spin; // TMA kernel: wait on mbarriers by test_wait (TensorCoreOptions::spin)
     int ctas; // the persistent kernel's grid (specialized tiles): min(work items, multiprocessors)
     const char* fallback; // why a requested wgmma runs mma.sync instead (null otherwise)
 };

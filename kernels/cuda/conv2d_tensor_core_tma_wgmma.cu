@@ -46,6 +46,8 @@ namespace {
         int tilesP, tilesQ;
         int chunksPerTap; // C / the row's channels
         int mTiles, nTiles, items; // work items: mTiles · nTiles · splits
+        int probe; // 1: copies only, 2: products only (TensorCoreOptions::probe)
+        int spin; // wait by test_wait (TensorCoreOptions::spin)
     };
 
     // A work item: the pixel block (n, p0, q0), the output channels from nBase, split z's k-tiles. Pixel blocks
@@ -76,9 +78,18 @@ namespace {
     {
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
     }
-    __device__ __forceinline__ void barrierWait(uint32_t bar, uint32_t parity)
+    __device__ __forceinline__ void barrierWait(uint32_t bar, uint32_t parity, bool spin)
     {
         uint32_t done = 0;
+        if (spin) {
+            while (!done)
+                asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, "
+                             "1, 0, p;\n}\n"
+                             : "=r"(done)
+                             : "r"(bar), "r"(parity)
+                             : "memory");
+            return;
+        }
         while (!done)
             asm volatile(
                 "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
@@ -206,13 +217,17 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
             for (int lt = 0; lt < it.nk; ++lt, ++j) {
                 const int stage = j % STAGES;
                 if (j >= STAGES) // the consumers released this stage's previous k-tile
-                    barrierWait(emptyBar + 8 * stage, ((j / STAGES) - 1) & 1);
+                    barrierWait(emptyBar + 8 * stage, ((j / STAGES) - 1) & 1, tp.spin);
                 const int kt = it.ktBegin + lt;
                 const int tap = kt / tp.chunksPerTap, c0 = (kt - tap * tp.chunksPerTap) * ROW_ELEMS;
                 const int r = tap / g.s, s = tap - r * g.s;
                 const int h = it.p0 * g.strideH - g.padTop + r * g.dilH;
                 const int wc = it.q0 * g.strideW - g.padLeft + s * g.dilW;
                 const uint32_t aStage = smemBase + stage * STAGE_BYTES, bar = fullBar + 8 * stage;
+                if (tp.probe == 2) { // products only: the stage is "full" at once
+                    barrierArrive(bar);
+                    continue;
+                }
                 barrierExpectBytes(bar, STAGE_BYTES);
                 tmaLoad4d(aStage, &xMap, c0, wc, h, it.n, bar);
                 tmaLoad2d(aStage + A_BYTES, &wMap, kt * ROW_ELEMS, it.nBase, bar);
@@ -246,7 +261,7 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
         for (int lt = 0; lt < it.nk; ++lt, ++t) {
             const int stage = t % STAGES;
             const uint32_t aStage = smemBase + stage * STAGE_BYTES, aRows = aStage + (PP ? 0 : wg) * 64 * ROW_BYTES;
-            barrierWait(fullBar + 8 * stage, (t / STAGES) & 1);
+            barrierWait(fullBar + 8 * stage, (t / STAGES) & 1, tp.spin);
             if constexpr (std::is_same_v<T, float>) {
                 // This warpgroup's rows, 16-byte pieces, rounded to TF32 in place (the swizzle only permutes pieces
                 // within a row, so piece i of the region is rounded wherever it sits).
@@ -272,7 +287,9 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
             for (int k = 0; k < RP / 2; ++k) // 32 bytes of reduction each: +2 in the descriptor's address field
 #pragma unroll
                 for (int mh = 0; mh < MH; ++mh)
-                    Wgmma<T, BN>::run(acc[mh], wgmmaDescriptor<RP>(aRows + mh * 64 * ROW_BYTES) + 2 * k, db + 2 * k);
+                    if (tp.probe != 1)
+                        Wgmma<T, BN>::run(
+                            acc[mh], wgmmaDescriptor<RP>(aRows + mh * 64 * ROW_BYTES) + 2 * k, db + 2 * k);
             wgmmaCommit();
 #pragma unroll
             for (int mh = 0; mh < MH; ++mh)
@@ -296,36 +313,38 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
         if (it.nk > 0 && lane == 0) // the last stage goes back before the epilogue: the next item's copies overlap it
             barrierArrive(emptyBar + 8 * lastStage);
 
-            // Accumulator 4·j + e of an m64 half: pixel row 16·(warp in the warpgroup) + lane / 4 + 8·(e / 2) of its
-            // 64, channel 8·j + 2·(lane % 4) + e % 2 (conv2d_tensor_core_wgmma.cu); row i of the block is pixel (p0 + i
-            // / tileW, q0 + i % tileW).
+        // Accumulator 4·j + e of an m64 half: pixel row 16·(warp in the warpgroup) + lane / 4 + 8·(e / 2) of its 64,
+        // channel 8·j + 2·(lane % 4) + e % 2 (conv2d_tensor_core_wgmma.cu); row i of the block is pixel
+        // (p0 + i / tileW, q0 + i % tileW).
+        {
 #pragma unroll
-        for (int mh = 0; mh < MH; ++mh) {
-            const int rowBase = (PP ? mh : wg) * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
-            int m[2];
-            bool valid[2];
+            for (int mh = 0; mh < MH; ++mh) {
+                const int rowBase = (PP ? mh : wg) * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
+                int m[2];
+                bool valid[2];
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int row = rowBase + h * 8, p = it.p0 + (row >> tp.tileShift), q = it.q0 + (row & (tileW - 1));
-                valid[h] = p < g.p && q < g.q;
-                m[h] = (it.n * g.p + p) * g.q + q;
-            }
-            if constexpr (!std::is_same_v<T, float>) {
-                if (!partial && g.k % 8 == 0) {
-                    storeTile16<T, BN>(g, it.nBase, m, valid, acc[mh], bias, y);
-                    continue;
+                for (int h = 0; h < 2; ++h) {
+                    const int row = rowBase + h * 8, p = it.p0 + (row >> tp.tileShift), q = it.q0 + (row & (tileW - 1));
+                    valid[h] = p < g.p && q < g.q;
+                    m[h] = (it.n * g.p + p) * g.q + q;
                 }
-            }
+                if constexpr (!std::is_same_v<T, float>) {
+                    if (!partial && g.k % 8 == 0) {
+                        storeTile16<T, BN>(g, it.nBase, m, valid, acc[mh], bias, y);
+                        continue;
+                    }
+                }
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                if (!valid[h])
-                    continue;
+                for (int h = 0; h < 2; ++h) {
+                    if (!valid[h])
+                        continue;
 #pragma unroll
-                for (int jn = 0; jn < BN / 8; ++jn) {
-                    const int k = it.nBase + jn * 8 + 2 * (lane & 3);
-                    if (k < g.k)
-                        storeOutputPair(tp.base, it.z, m[h], k, acc[mh][4 * jn + 2 * h], acc[mh][4 * jn + 2 * h + 1],
-                            bias, y, partial);
+                    for (int jn = 0; jn < BN / 8; ++jn) {
+                        const int k = it.nBase + jn * 8 + 2 * (lane & 3);
+                        if (k < g.k)
+                            storeOutputPair(tp.base, it.z, m[h], k, acc[mh][4 * jn + 2 * h],
+                                acc[mh][4 * jn + 2 * h + 1], bias, y, partial);
+                    }
                 }
             }
         }
@@ -419,7 +438,7 @@ void runTmaTyped(
         ++shift;
     const int rowElems = 16 * p.rowPieces / int(sizeof(T));
     const TmaParams tp { { g, g.n * g.p * g.q, p.piecesPerTap, p.kTiles, p.tilesPerSplit, p.ldw }, shift, p.tilesP,
-        p.tilesQ, g.c / rowElems, p.mTiles, p.nTiles, p.mTiles * p.nTiles * p.splits };
+        p.tilesQ, g.c / rowElems, p.mTiles, p.nTiles, p.mTiles * p.nTiles * p.splits, p.probe, p.spin };
     // One instantiation a tma… tile of kTiles (block width, stages and row from the table).
     auto run = [&](auto tile) {
         constexpr TileShape t = kTiles[decltype(tile)::value];
