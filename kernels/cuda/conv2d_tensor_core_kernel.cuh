@@ -73,7 +73,7 @@ constexpr int wgmmaMinBlocks(int bn, int rowPieces) { return bn == 64 || (bn == 
 // cp.async.
 enum class KernelChoice { Auto = 0, Mma = 1, Wgmma = 2, Tma = 3 };
 // The TMA kernel's tiles, and its launch bound (two blocks a multiprocessor where the stages fit in 113 KB).
-constexpr int kTmaTile64 = 11, kTmaTile64r64 = 12, kTmaTile128 = 13, kTmaTile128r64 = 14;
+constexpr int kTmaTile64 = 11, kTmaTile64r64 = 12, kTmaTile128 = 13, kTmaTile128r64 = 14, kTmaTile256 = 16;
 constexpr size_t tmaStageBytes(int bn, int rowPieces) { return size_t(128 + bn) * 16 * rowPieces; }
 constexpr int kTmaThreads = 288; // two wgmma warpgroups and the warp that issues the copies
 constexpr int tmaMinBlocks(int bn, int rowPieces, int stages)
@@ -136,7 +136,8 @@ static_assert(kTiles[kWgTile64].ni == 8 && kTiles[kWgTile128].ni == 16 && kTiles
         && kTiles[kWgTile128r64].ni == 16 && kTiles[kWgTile128r64].rowPieces == 4 && !kTiles[kWgTile128r64].specialized,
     "the default wgmma tiles");
 static_assert(kTiles[kTmaTile64].tma && kTiles[kTmaTile64].ni == 8 && kTiles[kTmaTile64r64].rowPieces == 4
-        && kTiles[kTmaTile128].ni == 16 && kTiles[kTmaTile128].rowPieces == 8 && kTiles[kTmaTile128r64].rowPieces == 4,
+        && kTiles[kTmaTile128].ni == 16 && kTiles[kTmaTile128].rowPieces == 8 && kTiles[kTmaTile128r64].rowPieces == 4
+        && kTiles[kTmaTile256].ni == 32 && kTiles[kTmaTile256].tma && !kTiles[kTmaTile256].pingpong,
     "the default TMA tiles");
 
 // The TMA kernel's block of output pixels: tileH rows × tileW columns of one image, tileW the power of two ≥ Q up to
@@ -161,6 +162,24 @@ inline TmaPixelTile tmaPixelTile(const ConvGeometry& g)
 // one tap's run of channels (the box's inner dimension), so C must be a multiple of the row; the box spans
 // tile·stride input pixels (≤ 256, the copy engine's limit, strides ≤ 8); less than 3/4 of a block on output pixels
 // (a 7×7 map in 8×16 blocks) wastes more than the copies save.
+inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces);
+// The TMA kernel's tile (measured on unet-encoder, H200, fp16; docs/PERFORMANCE.md "Version 5"): K ≤ 64 the 128×64
+// tile, else 128×128 (both two blocks a multiprocessor), but 128×256 (one block, 4 stages) where the long reductions
+// (≥ 72 k-tiles of 128 bytes, or ≥ 36 with three waves of work items) fill ≥ 1.5 waves of blocks: 512→512 @64² 0.141 ms
+// against 0.152, 256→256 @128² 0.162 against 0.169; with fewer items (the 32² layers: 128 items) it lost.
+inline int defaultTmaTile(const ConvGeometry& g, int bytes, int smCount)
+{
+    const bool rows128 = !tmaRefusal(g, bytes, 8);
+    if (g.k <= 64)
+        return rows128 ? kTmaTile64 : kTmaTile64r64;
+    if (!rows128)
+        return kTmaTile128r64;
+    const TmaPixelTile t = tmaPixelTile(g);
+    const int64_t items256 = int64_t(g.n) * t.tilesP * t.tilesQ * ((g.k + 255) / 256);
+    const int64_t kTiles = int64_t(g.r) * g.s * g.c * bytes / 128;
+    const bool wide = 2 * items256 >= 3 * int64_t(smCount) && (kTiles >= 72 || items256 >= 3 * int64_t(smCount));
+    return wide ? kTmaTile256 : kTmaTile128;
+}
 inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces)
 {
     const TmaPixelTile t = tmaPixelTile(g);
@@ -209,10 +228,8 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     const bool cpAsyncAsked = kernel == KernelChoice::Wgmma || (wgTileAsked && !tmaTileAsked);
     const bool tmaAsked = kernel == KernelChoice::Tma || tmaTileAsked;
     int tmaTile = tmaTileAsked ? tileOverride - 1 : -1;
-    if (tmaTile < 0 && !cpAsyncAsked) {
-        const bool rows128 = !tmaRefusal(g, bytes, 8);
-        tmaTile = g.k <= 64 ? (rows128 ? kTmaTile64 : kTmaTile64r64) : (rows128 ? kTmaTile128 : kTmaTile128r64);
-    }
+    if (tmaTile < 0 && !cpAsyncAsked)
+        tmaTile = defaultTmaTile(g, bytes, smCount);
     const char* tmaWhyNot = tmaTile >= 0 ? tmaRefusal(g, bytes, kTiles[tmaTile].rowPieces) : "not asked for";
     p.wgmma
         = !mmaAsked && wgmmaRuns && aligned && (wgmmaAsked || !tmaWhyNot || wgmmaByDefault(g, type, (pieces + 7) / 8));
