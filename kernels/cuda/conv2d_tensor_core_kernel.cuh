@@ -164,9 +164,10 @@ inline TmaPixelTile tmaPixelTile(const ConvGeometry& g)
 // (a 7×7 map in 8×16 blocks) wastes more than the copies save.
 inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces);
 // The TMA kernel's tile (measured on unet-encoder, H200, fp16; docs/PERFORMANCE.md "Version 5"): K ≤ 64 the 128×64
-// tile, else 128×128 (both two blocks a multiprocessor), but 128×256 (one block, 4 stages) where the long reductions
-// (≥ 72 k-tiles of 128 bytes, or ≥ 36 with three waves of work items) fill ≥ 1.5 waves of blocks: 512→512 @64² 0.141 ms
-// against 0.152, 256→256 @128² 0.162 against 0.169; with fewer items (the 32² layers: 128 items) it lost.
+// tile, else 128×128 (both two blocks a multiprocessor), but 128×256 (one block, 4 stages) where K ≥ 256 and the long
+// reductions (≥ 72 k-tiles of 128 bytes, or ≥ 36 with three waves of work items) fill ≥ 1.5 waves of blocks:
+// 512→512 @64² 0.141 ms against 0.152, 256→256 @128² 0.162 against 0.169; with fewer items (the 32² layers: 128
+// items) or shorter reductions (128→256 @128²: 18 k-tiles) it lost, and on K = 128 half its tile is empty (3× slower).
 inline int defaultTmaTile(const ConvGeometry& g, int bytes, int smCount)
 {
     const bool rows128 = !tmaRefusal(g, bytes, 8);
@@ -177,7 +178,8 @@ inline int defaultTmaTile(const ConvGeometry& g, int bytes, int smCount)
     const TmaPixelTile t = tmaPixelTile(g);
     const int64_t items256 = int64_t(g.n) * t.tilesP * t.tilesQ * ((g.k + 255) / 256);
     const int64_t kTiles = int64_t(g.r) * g.s * g.c * bytes / 128;
-    const bool wide = 2 * items256 >= 3 * int64_t(smCount) && (kTiles >= 72 || items256 >= 3 * int64_t(smCount));
+    const bool wide = g.k >= 256 && kTiles >= 36 && 2 * items256 >= 3 * int64_t(smCount)
+        && (kTiles >= 72 || items256 >= 3 * int64_t(smCount));
     return wide ? kTmaTile256 : kTmaTile128;
 }
 inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces)
