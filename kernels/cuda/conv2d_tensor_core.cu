@@ -42,7 +42,7 @@
 //
 // On Hopper (compute capability 9.0, a build whose architectures include 90) the same GEMM runs on warpgroup MMA
 // instead: conv2d_tensor_core_wgmma.cu (the why and the pipeline are there), sm_90a machine code in a translation unit
-// of its own. Which kernel and tile a layer gets is planOf's (conv2d_tensor_core_kernel.cuh: defaultWgmmaTile, measured
+// of its own. Which kernel and tile a layer gets is planOf's (conv2d_tensor_core_plan.h: defaultWgmmaTile, measured
 // in docs/PERFORMANCE.md); --option tc_kernel=tma|wgmma|mma and tc_tile force one. Where the layer fits it (C a
 // multiple of the 128- or 64-byte k-tile row, a pixel block mostly on the output map), the wgmma kernel's operands are
 // copied by TMA instead (conv2d_tensor_core_tma_wgmma.cu).

@@ -8,7 +8,7 @@
 // copies a whole tile, and the copy engine does the addressing, the bounds and the swizzle.
 //
 // The im2col without im2col: a block computes 128 output pixels that are a tileH × tileW rectangle of one image
-// (tileW the power of two ≥ Q up to 128, tileH = 128 / tileW: conv2d_tensor_core_kernel.cuh, tmaPixelTile) × BN output
+// (tileW the power of two ≥ Q up to 128, tileH = 128 / tileW: conv2d_tensor_core_plan.h, tmaPixelTile) × BN output
 // channels. For tap (r, s) and a run of channels c0 … c0 + row − 1, the A rows those pixels need are the input's
 // rectangle at (p0·sh − top + r·dh, q0·sw − left + s·dw), every sh-th row and sw-th column: one tiled TMA box of the
 // NHWC input, {row channels, tileW·sw, tileH·sh, 1} with traversal strides {1, sw, sh, 1}. The copy engine fills what

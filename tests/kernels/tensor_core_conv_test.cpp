@@ -188,7 +188,7 @@ std::vector<Case> cases()
 
 void checkOutput(const Tensor& out, const Reference& same, const Reference& exact, MathMode mode, int64_t K);
 
-// Whether the TMA kernel takes the layer with k-tile rows of `rowBytes` (conv2d_tensor_core_kernel.cuh's tmaRefusal,
+// Whether the TMA kernel takes the layer with k-tile rows of `rowBytes` (conv2d_tensor_core_plan.h's tmaRefusal,
 // restated): C a multiple of the row, blocks of 128 output pixels tileH × tileW (tileW the power of two ≥ Q up to
 // 128) whose input box spans ≤ 256 pixels a side, at least 3/4 of the blocks' pixels on the output map.
 bool tmaTakes(const Case& tc, const LayerShape& s, MathMode mode, int rowBytes)
@@ -261,7 +261,7 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
         const bool asksTma = kernel == "tma" || tile.rfind("tma", 0) == 0;
         const bool asksCpAsync = kernel == "wgmma" || tile.rfind("w", 0) == 0;
         const bool asksWgmma = variant.empty() || asksTma || asksCpAsync;
-        // The launcher's policy (conv2d_tensor_core_kernel.cuh, planOf): the TMA kernel wherever it takes the layer,
+        // The launcher's policy (conv2d_tensor_core_plan.h, planOf): the TMA kernel wherever it takes the layer,
         // else the cp.async wgmma kernel wherever that does in fp16/bf16; in tf32 on K ≤ 64 and on reductions of
         // ≥ 72 k-tiles of 128 bytes.
         const int64_t pieces = tc.conv.kernel_size[0] * tc.conv.kernel_size[1] * ((tc.in.c + 3) / 4);

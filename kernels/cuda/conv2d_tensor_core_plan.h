@@ -1,0 +1,293 @@
+// The Tensor Core convolution's plan (cuda.tensor_core): the block shapes (--option tc_tile), which kernel runs a layer
+// (mma.sync, wgmma fed by cp.async, wgmma fed by TMA) with which tile, pipeline and split, measured and explained
+// beside each rule. Host code only; conv2d_tensor_core.cu decides with it, and the kernels
+// (conv2d_tensor_core_kernel.cuh, *_wgmma.cu) read the Plan it returns.
+#pragma once
+
+#include "compute/storage_format.h"
+#include "kernels/cuda/conv2d.cuh"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+namespace convscope::cuda::tc {
+constexpr int kWarpM = 64; // a warp's pixels: 4 m16 tiles
+// A k-tile row is 64 bytes of reduction (4 pieces, 4 stages) or 128 bytes (8 pieces, 3 stages: the same shared
+// memory a block, half the barriers and copy set-ups per mma.sync); --option tc_kbytes=64|128.
+constexpr int stagesFor(int rowPieces) { return rowPieces == 4 ? 4 : 3; }
+
+// The block shapes (--option tc_tile=...): warps down the pixels × warps across the channels, and n8 tiles a warp.
+// The "wg" shapes are the wgmma kernel's (conv2d_tensor_core_wgmma.cu, sm_90a): two consumer warpgroups of 64 pixels
+// (warpsM counts warpgroups there) × the whole BN, one wgmma m64nBN a warpgroup.
+struct TileShape {
+    const char* name;
+    int warpsM, warpsN, ni;
+    bool wgmma;
+    bool specialized = false; // wgmma, warp-specialized and persistent (conv2d_tensor_core_ws_wgmma.cu)
+    int rowPieces = 8; // wgmma: 8 (128-byte k-tile rows, 128-byte swizzle) or 4 (64-byte rows, 64-byte swizzle)
+    bool tma = false; // wgmma fed by the Tensor Memory Accelerator (conv2d_tensor_core_tma_wgmma.cu)
+    int stages = 0; // the TMA kernel's pipeline depth
+    bool pingpong = false; // TMA: each warpgroup multiplies whole work items, the two alternating (one block an SM)
+    constexpr int bm() const { return kWarpM * warpsM; }
+    constexpr int bn() const { return 8 * ni * warpsN; }
+};
+constexpr TileShape kTiles[] = {
+    { "128x64", 2, 2, 4, false }, // 4 warps of 64×32: layers of ≤ 64 output channels
+    { "128x128", 2, 2, 8, false }, // 4 warps of 64×64: grids of less than two blocks a multiprocessor
+    { "128x128w8", 2, 4, 4, false }, // 8 warps of 64×32: the rest
+    { "256x64", 4, 2, 4, false }, // 8 warps of 64×32, narrow layers
+    { "wg128x64", 2, 1, 8, true }, // wgmma m64n64, 4 stages, two blocks a multiprocessor
+    { "wg128x128", 2, 1, 16, true }, // wgmma m64n128, 6 stages
+    { "wg128x256", 2, 1, 32, true }, // wgmma m64n256, 4 stages
+    { "ws128x128", 2, 1, 16, true, true }, // a producer warpgroup feeding two wgmma m64n128 ones, 6 stages, persistent
+    { "ws128x256", 2, 1, 32, true, true }, // the same with m64n256, 4 stages
+    { "wg128x128r64", 2, 1, 16, true, false,
+        4 }, // m64n128, 64-byte rows: 6 stages in 96 KB, two blocks a multiprocessor
+    { "wg128x256r64", 2, 1, 32, true, false, 4 }, // m64n256, 64-byte rows, 8 stages
+    // The TMA kernel: ≤ 113 KB of stages (two blocks a multiprocessor) except the s6 and 128x256 tiles.
+    { "tma128x64", 2, 1, 8, true, false, 8, true, 4 }, // 4 × 24 KB
+    { "tma128x64r64", 2, 1, 8, true, false, 4, true, 8 }, // 64-byte rows (C a multiple of 32 halves): 8 × 12 KB
+    { "tma128x128", 2, 1, 16, true, false, 8, true, 3 }, // 3 × 32 KB
+    { "tma128x128r64", 2, 1, 16, true, false, 4, true, 6 }, // 6 × 16 KB
+    { "tma128x128s6", 2, 1, 16, true, false, 8, true, 6 }, // 6 × 32 KB, one block a multiprocessor
+    { "tma128x256", 2, 1, 32, true, false, 8, true, 4 }, // 4 × 48 KB, one block a multiprocessor
+    { "tma128x128pp", 2, 1, 16, true, false, 8, true, 6, true }, // ping-pong, 6 × 32 KB
+    { "tma128x64pp", 2, 1, 8, true, false, 8, true, 8, true }, // ping-pong, 8 × 24 KB
+};
+constexpr int kTileCount = int(sizeof(kTiles) / sizeof(kTiles[0]));
+constexpr int kFirstWgmmaTile = 4;
+// The wgmma kernel's pipeline depth a block width (its shared memory: (128 + BN) × 128 bytes a stage, ≤ 192 KB).
+constexpr int wgmmaStages(int bn, int rowPieces = 8)
+{
+    return rowPieces == 4 ? (bn == 128 ? 6 : 8) : bn == 128 ? 6 : 4;
+}
+// Blocks a multiprocessor the wgmma kernel is built for (registers: 64 accumulators a thread at BN = 64, 128; shared
+// memory: ≤ 113 KB a block).
+constexpr int wgmmaMinBlocks(int bn, int rowPieces) { return bn == 64 || (bn == 128 && rowPieces == 4) ? 2 : 1; }
+
+// Which kernel (--option tc_kernel=tma|wgmma|mma; 0: the launcher's choice). Tma: wgmma fed by TMA; Wgmma: wgmma fed by
+// cp.async.
+enum class KernelChoice { Auto = 0, Mma = 1, Wgmma = 2, Tma = 3 };
+// The TMA kernel's tiles, and its launch bound (two blocks a multiprocessor where the stages fit in 113 KB).
+constexpr int kTmaTile64 = 11, kTmaTile64r64 = 12, kTmaTile128 = 13, kTmaTile128r64 = 14, kTmaTile256 = 16;
+constexpr size_t tmaStageBytes(int bn, int rowPieces) { return size_t(128 + bn) * 16 * rowPieces; }
+constexpr int kTmaThreads = 288; // two wgmma warpgroups and the warp that issues the copies
+constexpr int tmaMinBlocks(int bn, int rowPieces, int stages)
+{
+    return tmaStageBytes(bn, rowPieces) * stages + 1024 <= 113 * 1024 ? 2 : 1;
+}
+
+template <typename T> constexpr int pieceElems() { return 16 / int(sizeof(T)); }
+
+// What the launcher decided for a layer (the same in scratch sizing, prepare, the note and the launch).
+struct Plan {
+    int pieceElems; // 8 (16-bit types) or 4 (float)
+    int cp; // C rounded up to a piece
+    int piecesPerTap;
+    int kTiles; // k-tiles of the whole reduction
+    int ldw; // packed weight row length: kTiles · rowPieces · pieceElems
+    int rowPieces; // 4 or 8
+    int tile; // index into kTiles
+    int bm, bn;
+    int mTiles, nTiles;
+    int splits, tilesPerSplit;
+    size_t packedBytes, workspaceBytes;
+    bool wgmma; // the sm_90a kernel (conv2d_tensor_core_wgmma.cu) runs the layer
+    bool tma; // its TMA-fed variant (conv2d_tensor_core_tma_wgmma.cu): a block is tileH × tileW output pixels of one
+              // image, tilesP × tilesQ blocks an image
+    int tileW, tileH, tilesP, tilesQ;
+    int probe; // TMA kernel: 1 copies only, 2 products only (TensorCoreOptions::probe)
+    int spin; // TMA kernel: wait on mbarriers by test_wait (TensorCoreOptions::spin)
+    int ctas; // the persistent kernel's grid (specialized tiles): min(work items, multiprocessors)
+    const char* fallback; // why a requested wgmma runs mma.sync instead (null otherwise)
+};
+
+inline size_t align256(size_t b) { return (b + 255) / 256 * 256; }
+
+// Measured on the unet-encoder layers (H100, fp16; docs/PERFORMANCE.md): ≤ 64 output channels take a narrow
+// tile, so no half tile is spent on channels that do not exist (256×64 of 8 warps; 128×64 of 4 where the
+// element-by-element copy runs); grids that give each multiprocessor fewer than two 128×128 blocks take the
+// 4-warp 128×128 tile (64×64 warp tiles, fewer blocks to wait on), the rest the 8-warp one (twice the warps to
+// hide latency with, at 64 accumulators a thread).
+inline int defaultTile(const ConvGeometry& g, int64_t m, int smCount, bool aligned)
+{
+    if (g.k <= 64)
+        return aligned ? 3 : 0;
+    const int64_t tiles = (m + 127) / 128 * ((g.k + 127) / 128);
+    return tiles < 2 * int64_t(smCount) ? 1 : 2;
+}
+
+// Where the launcher picks wgmma, and which tile (measured on unet-encoder, H100, docs/PERFORMANCE.md "Version 4"):
+//   - fp16/bf16: wgmma wherever it runs; K ≤ 64 the 128×64 tile (128-byte rows, 2 blocks a multiprocessor), else
+//     128×128 with 64-byte rows (6 stages in 96 KB: 2 blocks a multiprocessor, so one block's pipeline fill and
+//     epilogue overlap the other's products). It beat mma.sync on all 9 unet-encoder layers it takes (fp16; bf16
+//     times match fp16's within 2% for both kernels).
+//   - tf32 (the 64-byte-row tiles were not timed in tf32): wgmma on the narrow layers (K ≤ 64) and on long
+//     reductions (≥ 72 k-tiles of 128 bytes: C ≥ 256 at 3×3), 128×256 where K ≥ 256 (also where those tiles do
+//     not fill the device: 1024→1024 @32², 128 tiles, 0.307 ms against 0.399 with 128×128), else 128×128;
+//     mma.sync on the short reductions of wide layers, where it measured faster.
+constexpr int kWgTile64 = kFirstWgmmaTile, kWgTile128 = kFirstWgmmaTile + 1, kWgTile256 = kFirstWgmmaTile + 2,
+              kWgTile128r64 = kFirstWgmmaTile + 5;
+static_assert(kTiles[kWgTile64].ni == 8 && kTiles[kWgTile128].ni == 16 && kTiles[kWgTile256].ni == 32
+        && kTiles[kWgTile128r64].ni == 16 && kTiles[kWgTile128r64].rowPieces == 4 && !kTiles[kWgTile128r64].specialized,
+    "the default wgmma tiles");
+static_assert(kTiles[kTmaTile64].tma && kTiles[kTmaTile64].ni == 8 && kTiles[kTmaTile64r64].rowPieces == 4
+        && kTiles[kTmaTile128].ni == 16 && kTiles[kTmaTile128].rowPieces == 8 && kTiles[kTmaTile128r64].rowPieces == 4
+        && kTiles[kTmaTile256].ni == 32 && kTiles[kTmaTile256].tma && !kTiles[kTmaTile256].pingpong,
+    "the default TMA tiles");
+
+// The TMA kernel's block of output pixels: tileH rows × tileW columns of one image, tileW the power of two ≥ Q up to
+// 128 (so 128 pixels exactly; the box the TMA copies is the same rows of the input, shifted by the tap).
+struct TmaPixelTile {
+    int tileW, tileH, tilesP, tilesQ;
+    double used; // share of the block's pixels that are output pixels
+};
+inline TmaPixelTile tmaPixelTile(const ConvGeometry& g)
+{
+    TmaPixelTile t {};
+    t.tileW = 1;
+    while (t.tileW < g.q && t.tileW < 128)
+        t.tileW *= 2;
+    t.tileH = 128 / t.tileW;
+    t.tilesQ = (g.q + t.tileW - 1) / t.tileW;
+    t.tilesP = (g.p + t.tileH - 1) / t.tileH;
+    t.used = double(g.p) * g.q / (double(t.tilesP) * t.tileH * t.tilesQ * t.tileW);
+    return t;
+}
+// Null when the TMA kernel takes the layer with k-tile rows of `rowPieces` 16-byte pieces; else why not. A k-tile is
+// one tap's run of channels (the box's inner dimension), so C must be a multiple of the row; the box spans
+// tile·stride input pixels (≤ 256, the copy engine's limit, strides ≤ 8); less than 3/4 of a block on output pixels
+// (a 7×7 map in 8×16 blocks) wastes more than the copies save.
+inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces);
+// The TMA kernel's tile (measured on unet-encoder, H200, fp16; docs/PERFORMANCE.md "Version 5"): K ≤ 64 the 128×64
+// tile, else 128×128 (both two blocks a multiprocessor), but 128×256 (one block, 4 stages) where K ≥ 256 and the long
+// reductions (≥ 72 k-tiles of 128 bytes, or ≥ 36 with three waves of work items) fill ≥ 1.5 waves of blocks:
+// 512→512 @64² 0.141 ms against 0.152, 256→256 @128² 0.162 against 0.169; with fewer items (the 32² layers: 128
+// items) or shorter reductions (128→256 @128²: 18 k-tiles) it lost, and on K = 128 half its tile is empty (3× slower).
+inline int defaultTmaTile(const ConvGeometry& g, int bytes, int smCount)
+{
+    const bool rows128 = !tmaRefusal(g, bytes, 8);
+    if (g.k <= 64)
+        return rows128 ? kTmaTile64 : kTmaTile64r64;
+    if (!rows128)
+        return kTmaTile128r64;
+    const TmaPixelTile t = tmaPixelTile(g);
+    const int64_t items256 = int64_t(g.n) * t.tilesP * t.tilesQ * ((g.k + 255) / 256);
+    const int64_t kTiles = int64_t(g.r) * g.s * g.c * bytes / 128;
+    const bool wide = g.k >= 256 && kTiles >= 36 && 2 * items256 >= 3 * int64_t(smCount)
+        && (kTiles >= 72 || items256 >= 3 * int64_t(smCount));
+    return wide ? kTmaTile256 : kTmaTile128;
+}
+inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces)
+{
+    const TmaPixelTile t = tmaPixelTile(g);
+    if (g.c % (16 * rowPieces / bytes) != 0)
+        return rowPieces == 8 ? "TMA needs C a multiple of the 128-byte k-tile row"
+                              : "TMA needs C a multiple of the 64-byte k-tile row";
+    if (g.strideH > 8 || g.strideW > 8 || t.tileW * g.strideW > 256 || t.tileH * g.strideH > 256)
+        return "TMA's box spans at most 256 input pixels and strides of at most 8";
+    if (t.used < 0.75)
+        return "the output map fills less than 3/4 of the TMA kernel's pixel blocks";
+    return nullptr;
+}
+inline bool wgmmaByDefault(const ConvGeometry& g, DType type, int kTiles128)
+{
+    return type != DType::F32 || g.k <= 64 || kTiles128 >= 72;
+}
+inline int defaultWgmmaTile(const ConvGeometry& g, DType type, int64_t m, int smCount)
+{
+    if (g.k <= 64)
+        return kWgTile64;
+    if (type != DType::F32)
+        return kWgTile128r64;
+    (void)m, (void)smCount;
+    return g.k <= 128 ? kWgTile128 : kWgTile256;
+}
+
+// `tileOverride`: tile index + 1 (0: the default); `kBytes`: 64 or 128 bytes of reduction a k-tile row (0: the
+// default); `wgmmaRuns`: the wgmma kernel is built and the device is sm_90 (conv2d_tensor_core.cu decides).
+inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverride, int kBytes,
+    KernelChoice kernel = KernelChoice::Mma, bool wgmmaRuns = false)
+{
+    Plan p {};
+    const int bytes = int(dtypeBytes(type));
+    p.pieceElems = 16 / bytes;
+    p.cp = (g.c + p.pieceElems - 1) / p.pieceElems * p.pieceElems;
+    p.piecesPerTap = p.cp / p.pieceElems;
+    const int pieces = g.r * g.s * p.piecesPerTap;
+    const bool aligned = g.c % p.pieceElems == 0;
+    // wgmma where it runs unless mma.sync is asked for (by the kernel or an mma.sync tile); it needs the cp.async
+    // copy of whole 16-byte pieces, so C a multiple of the piece. Fed by TMA where that takes the layer, unless the
+    // cp.async-fed wgmma kernel is asked for (tc_kernel=wgmma or one of its wg… tiles).
+    const bool wgTileAsked = tileOverride > 0 && kTiles[tileOverride - 1].wgmma;
+    const bool tmaTileAsked = wgTileAsked && kTiles[tileOverride - 1].tma;
+    const bool mmaAsked = kernel == KernelChoice::Mma || (tileOverride > 0 && !wgTileAsked);
+    const bool wgmmaAsked = kernel == KernelChoice::Wgmma || kernel == KernelChoice::Tma || wgTileAsked;
+    const bool cpAsyncAsked = kernel == KernelChoice::Wgmma || (wgTileAsked && !tmaTileAsked);
+    const bool tmaAsked = kernel == KernelChoice::Tma || tmaTileAsked;
+    int tmaTile = tmaTileAsked ? tileOverride - 1 : -1;
+    if (tmaTile < 0 && !cpAsyncAsked)
+        tmaTile = defaultTmaTile(g, bytes, smCount);
+    const char* tmaWhyNot = tmaTile >= 0 ? tmaRefusal(g, bytes, kTiles[tmaTile].rowPieces) : "not asked for";
+    p.wgmma
+        = !mmaAsked && wgmmaRuns && aligned && (wgmmaAsked || !tmaWhyNot || wgmmaByDefault(g, type, (pieces + 7) / 8));
+    p.tma = p.wgmma && !cpAsyncAsked && !tmaWhyNot;
+    if (!p.wgmma && wgmmaAsked)
+        p.fallback = !wgmmaRuns ? "wgmma needs an sm_90 GPU and a build for sm_90a"
+                                : "wgmma needs C a multiple of the 16-byte piece";
+    else if (p.wgmma && !p.tma && tmaAsked)
+        p.fallback = tmaWhyNot; // the cp.async-fed wgmma kernel runs it
+    if (wgTileAsked && (!p.wgmma || (tmaTileAsked && !p.tma)))
+        tileOverride = 0; // the asked tile's kernel does not run: the default tile of the one that does
+    if (p.tma) {
+        p.tile = tmaTile;
+        p.rowPieces = kTiles[p.tile].rowPieces;
+        p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
+        p.ldw = p.kTiles * p.rowPieces * p.pieceElems;
+        const TmaPixelTile t = tmaPixelTile(g);
+        p.tileW = t.tileW, p.tileH = t.tileH, p.tilesP = t.tilesP, p.tilesQ = t.tilesQ;
+    } else if (p.wgmma) {
+        // 128-byte rows (one 128-byte swizzle atom across, four wgmma of 32 bytes of reduction each) or, r64
+        // tiles, 64-byte rows in the 64-byte swizzle (two wgmma each).
+        p.tile = tileOverride > 0 ? tileOverride - 1 : defaultWgmmaTile(g, type, int64_t(g.n) * g.p * g.q, smCount);
+        p.rowPieces = kTiles[p.tile].rowPieces;
+        p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
+        p.ldw = p.kTiles * p.rowPieces * p.pieceElems;
+    } else {
+        // The element-by-element copy (stems, a few taps) keeps 64-byte rows and the 4-warp tiles. Otherwise
+        // 128-byte rows, except on the narrow layers (K ≤ 64), whose short reductions (9 k-tiles for 64 channels,
+        // 3×3) ran faster with 64-byte rows and 4 stages (measured, as the tiles).
+        p.rowPieces = !aligned || kBytes == 64 || (kBytes == 0 && g.k <= 64) ? 4 : 8;
+        p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
+        p.ldw = p.kTiles * p.rowPieces * p.pieceElems;
+    }
+    const int64_t m = int64_t(g.n) * g.p * g.q;
+    if (!p.wgmma) {
+        p.tile = tileOverride > 0 ? tileOverride - 1 : defaultTile(g, m, smCount, aligned);
+        if (!aligned)
+            p.tile = std::min(p.tile, 1);
+    }
+    p.bm = kTiles[p.tile].bm();
+    p.bn = kTiles[p.tile].bn();
+    p.mTiles = p.tma ? g.n * p.tilesP * p.tilesQ : int((m + p.bm - 1) / p.bm);
+    p.nTiles = (g.k + p.bn - 1) / p.bn;
+    // Split the reduction while the tiles fill less than one wave of the device and each part keeps at least 8
+    // k-tiles (fewer would leave the pipeline mostly prologue).
+    const int64_t tiles = int64_t(p.mTiles) * p.nTiles;
+    p.splits = 1;
+    while (p.splits < 8 && tiles * p.splits < smCount && p.kTiles / (p.splits * 2) >= 8)
+        p.splits *= 2;
+    p.tilesPerSplit = (p.kTiles + p.splits - 1) / p.splits;
+    p.splits = (p.kTiles + p.tilesPerSplit - 1) / p.tilesPerSplit;
+    // The persistent kernels' grid: as many blocks as run at once (the TMA kernel's tiles fit 1 or 2 a
+    // multiprocessor), each looping over work items.
+    const TileShape& shape = kTiles[p.tile];
+    const int resident = p.tma && !shape.pingpong ? tmaMinBlocks(shape.bn(), shape.rowPieces, shape.stages) : 1;
+    p.ctas = int(std::min<int64_t>(tiles * p.splits, int64_t(smCount) * resident));
+    p.packedBytes = align256(size_t(g.k) * p.ldw * bytes);
+    p.workspaceBytes = p.splits > 1 ? align256(size_t(p.splits) * size_t(m) * g.k * sizeof(float)) : 0;
+    return p;
+}
+
+} // namespace convscope::cuda::tc
