@@ -400,6 +400,37 @@ void launchAligned(
     }
 }
 
+// A launch's typed pointers: the input, the output, the packed weights at the start of the scratch and, when the
+// reduction is split, the FP32 partial sums after them; and the kernels' Params.
+template <typename T> struct LaunchArgs {
+    const T* x;
+    T* y;
+    const T* wp;
+    float* partial;
+    Params prm;
+    LaunchArgs(const ConvGeometry& g, const Plan& p, const void* xv, void* yv, void* scratch)
+        : x(static_cast<const T*>(xv))
+        , y(static_cast<T*>(yv))
+        , wp(static_cast<const T*>(scratch))
+        , partial(
+              p.splits > 1 ? reinterpret_cast<float*>(static_cast<unsigned char*>(scratch) + p.packedBytes) : nullptr)
+        , prm { g, g.n * g.p * g.q, p.piecesPerTap, p.kTiles, p.tilesPerSplit, p.ldw }
+    {
+    }
+};
+
+// Split-K's second pass, after a kernel wrote its parts' partial sums (nothing to do unsplit or in prepare).
+template <typename T>
+void reduceSplits(
+    const ConvGeometry& g, const Plan& p, const LaunchArgs<T>& a, const float* bias, cudaStream_t st, const char* what)
+{
+    if (!a.partial || !a.y)
+        return;
+    const int64_t total = int64_t(a.prm.m) * g.k;
+    splitReduceKernel<T><<<unsigned((total + 255) / 256), 256, 0, st>>>(g, a.prm.m, p.splits, a.partial, bias, a.y);
+    CONVSCOPE_CUDA_CHECK_LAUNCH(what);
+}
+
 // The convolution in storage type T with the plan's tile (one instantiation per type, each in its own
 // translation unit: conv2d_tensor_core_{f16,bf16,tf32}.cu, so the kernels compile in parallel). With y null it only
 // configures the plan's kernel for its shared memory (prepare).
@@ -407,12 +438,11 @@ template <typename T>
 void runTyped(
     const ConvGeometry& g, const Plan& p, const void* xv, const float* bias, void* yv, void* scratch, cudaStream_t st)
 {
-    const T* x = static_cast<const T*>(xv);
-    T* y = static_cast<T*>(yv);
-    const T* wp = static_cast<const T*>(scratch);
-    float* partial
-        = p.splits > 1 ? reinterpret_cast<float*>(static_cast<unsigned char*>(scratch) + p.packedBytes) : nullptr;
-    const Params prm { g, g.n * g.p * g.q, p.piecesPerTap, p.kTiles, p.tilesPerSplit, p.ldw };
+    const LaunchArgs<T> a(g, p, xv, yv, scratch);
+    const Params& prm = a.prm;
+    const T *x = a.x, *wp = a.wp;
+    T* y = a.y;
+    float* partial = a.partial;
     if (g.c % p.pieceElems != 0) // the element-by-element copy: 64-byte rows, the 4-warp tiles (planOf)
         p.tile == 0 ? launch<T, 2, 2, 4, 4, false>(p, prm, x, wp, bias, y, partial, st)
                     : launch<T, 2, 2, 8, 4, false>(p, prm, x, wp, bias, y, partial, st);
@@ -420,11 +450,7 @@ void runTyped(
         launchAligned<T, 4>(p, prm, x, wp, bias, y, partial, st);
     else
         launchAligned<T, 8>(p, prm, x, wp, bias, y, partial, st);
-    if (partial && y) {
-        const int64_t total = int64_t(prm.m) * g.k;
-        splitReduceKernel<T><<<unsigned((total + 255) / 256), 256, 0, st>>>(g, prm.m, p.splits, partial, bias, y);
-        CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core");
-    }
+    reduceSplits(g, p, a, bias, st, "conv2d tensor core");
 }
 
 template <typename T>

@@ -428,21 +428,17 @@ template <typename T>
 void runTmaTyped(
     const ConvGeometry& g, const Plan& p, const void* xv, const float* bias, void* yv, void* scratch, cudaStream_t st)
 {
-    const T* x = static_cast<const T*>(xv);
-    T* y = static_cast<T*>(yv);
-    const T* wp = static_cast<const T*>(scratch);
-    float* partial
-        = p.splits > 1 ? reinterpret_cast<float*>(static_cast<unsigned char*>(scratch) + p.packedBytes) : nullptr;
+    const LaunchArgs<T> a(g, p, xv, yv, scratch);
     int shift = 0;
     while ((1 << shift) < p.tileW)
         ++shift;
     const int rowElems = 16 * p.rowPieces / int(sizeof(T));
-    const TmaParams tp { { g, g.n * g.p * g.q, p.piecesPerTap, p.kTiles, p.tilesPerSplit, p.ldw }, shift, p.tilesP,
-        p.tilesQ, g.c / rowElems, p.mTiles, p.nTiles, p.mTiles * p.nTiles * p.splits, p.probe, p.spin };
+    const TmaParams tp { a.prm, shift, p.tilesP, p.tilesQ, g.c / rowElems, p.mTiles, p.nTiles,
+        p.mTiles * p.nTiles * p.splits, p.probe, p.spin };
     // One instantiation a tma… tile of kTiles (block width, stages and row from the table).
     auto run = [&](auto tile) {
         constexpr TileShape t = kTiles[decltype(tile)::value];
-        launchTma<T, t.bn(), t.stages, t.rowPieces, t.pingpong>(g, p, tp, x, wp, bias, y, partial, st);
+        launchTma<T, t.bn(), t.stages, t.rowPieces, t.pingpong>(g, p, tp, a.x, a.wp, bias, a.y, a.partial, st);
     };
     static_assert(kTmaTile64 + 8 == kTileCount, "the tma… tiles are the last eight");
     switch (p.tile - kTmaTile64) {
@@ -470,11 +466,7 @@ void runTmaTyped(
     default:
         run(std::integral_constant<int, kTmaTile64 + 7>());
     }
-    if (partial && y) {
-        const int64_t total = int64_t(tp.base.m) * g.k;
-        splitReduceKernel<T><<<unsigned((total + 255) / 256), 256, 0, st>>>(g, tp.base.m, p.splits, partial, bias, y);
-        CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core (wgmma, TMA)");
-    }
+    reduceSplits(g, p, a, bias, st, "conv2d tensor core (wgmma, TMA)");
 }
 
 template void runTmaTyped<float>(

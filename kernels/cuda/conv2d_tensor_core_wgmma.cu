@@ -147,12 +147,11 @@ template <typename T>
 void runWgmmaTyped(
     const ConvGeometry& g, const Plan& p, const void* xv, const float* bias, void* yv, void* scratch, cudaStream_t st)
 {
-    const T* x = static_cast<const T*>(xv);
-    T* y = static_cast<T*>(yv);
-    const T* wp = static_cast<const T*>(scratch);
-    float* partial
-        = p.splits > 1 ? reinterpret_cast<float*>(static_cast<unsigned char*>(scratch) + p.packedBytes) : nullptr;
-    const Params prm { g, g.n * g.p * g.q, p.piecesPerTap, p.kTiles, p.tilesPerSplit, p.ldw };
+    const LaunchArgs<T> a(g, p, xv, yv, scratch);
+    const Params& prm = a.prm;
+    const T *x = a.x, *wp = a.wp;
+    T* y = a.y;
+    float* partial = a.partial;
     if (kTiles[p.tile].specialized)
         return runSpecializedTyped<T>(g, p, xv, bias, yv, scratch, st);
     if (kTiles[p.tile].rowPieces == 4) {
@@ -171,11 +170,7 @@ void runWgmmaTyped(
         default:
             launchWgmma<T, 256>(p, prm, x, wp, bias, y, partial, st);
         }
-    if (partial && y) {
-        const int64_t total = int64_t(prm.m) * g.k;
-        splitReduceKernel<T><<<unsigned((total + 255) / 256), 256, 0, st>>>(g, prm.m, p.splits, partial, bias, y);
-        CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core (wgmma)");
-    }
+    reduceSplits(g, p, a, bias, st, "conv2d tensor core (wgmma)");
 }
 
 template void runWgmmaTyped<float>(
