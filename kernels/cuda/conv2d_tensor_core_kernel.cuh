@@ -46,6 +46,16 @@ __device__ __forceinline__ uint32_t roundTf32(uint32_t bits)
     return out;
 }
 
+// The four floats of the 16-byte shared-memory piece at `addr`, rounded to TF32 in place (cvt.rna, the session's
+// TF32). wgmma would truncate FP32 operands to TF32, so the wgmma kernels round their activation tiles first.
+__device__ __forceinline__ void roundPieceTf32(uint32_t addr)
+{
+    uint32_t v0, v1, v2, v3;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(addr));
+    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(roundTf32(v0)), "r"(roundTf32(v1)),
+        "r"(roundTf32(v2)), "r"(roundTf32(v3)));
+}
+
 // One m16n8 Tensor Core product of 32 bytes of reduction, FP32 accumulators.
 template <typename T>
 __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);

@@ -65,37 +65,10 @@ namespace {
             min(tp.base.kTiles, ktBegin + tp.base.tilesPerSplit) - ktBegin, z };
     }
 
-    __device__ __forceinline__ void barrierInit(uint32_t bar, uint32_t count)
-    {
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-    }
-    __device__ __forceinline__ void barrierArrive(uint32_t bar)
-    {
-        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-    }
     // Arms the barrier's current phase with `bytes` of copies to come (and arrives: the barrier counts 1).
     __device__ __forceinline__ void barrierExpectBytes(uint32_t bar, uint32_t bytes)
     {
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-    }
-    __device__ __forceinline__ void barrierWait(uint32_t bar, uint32_t parity, bool spin)
-    {
-        uint32_t done = 0;
-        if (spin) {
-            while (!done)
-                asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, "
-                             "1, 0, p;\n}\n"
-                             : "=r"(done)
-                             : "r"(bar), "r"(parity)
-                             : "memory");
-            return;
-        }
-        while (!done)
-            asm volatile(
-                "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                : "=r"(done)
-                : "r"(bar), "r"(parity)
-                : "memory");
     }
     __device__ __forceinline__ void tmaLoad4d(
         uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2, int c3, uint32_t bar)
@@ -267,13 +240,7 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
                 // within a row, so piece i of the region is rounded wherever it sits).
 #pragma unroll
                 for (int i = 0; i < MH * 64 * RP / 128; ++i) {
-                    const uint32_t a = aRows + uint32_t((tid & 127) + 128 * i) * 16;
-                    uint32_t v0, v1, v2, v3;
-                    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                                 : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-                                 : "r"(a));
-                    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(roundTf32(v0)),
-                        "r"(roundTf32(v1)), "r"(roundTf32(v2)), "r"(roundTf32(v3)));
+                    roundPieceTf32(aRows + uint32_t((tid & 127) + 128 * i) * 16);
                 }
                 fenceProxyAsync();
                 asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");

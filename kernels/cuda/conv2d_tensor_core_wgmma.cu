@@ -78,13 +78,7 @@ __global__ void __launch_bounds__(256, wgmmaMinBlocks(BN, RP)) wgmmaConvKernel(P
         if constexpr (std::is_same_v<T, float>) {
 #pragma unroll
             for (int i = 0; i < A_ROWS; ++i) {
-                const uint32_t a = aStage + swizzled<RP>(tid / RP + i * rowStep, myPiece);
-                uint32_t v0, v1, v2, v3;
-                asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                             : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-                             : "r"(a));
-                asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(roundTf32(v0)),
-                    "r"(roundTf32(v1)), "r"(roundTf32(v2)), "r"(roundTf32(v3)));
+                roundPieceTf32(aStage + swizzled<RP>(tid / RP + i * rowStep, myPiece));
             }
         }
         fenceProxyAsync();

@@ -44,6 +44,38 @@ template <int N> __device__ __forceinline__ void wgmmaWait()
 // writer, after its copies landed, before the barrier) makes the one visible to the other.
 __device__ __forceinline__ void fenceProxyAsync() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
+// mbarriers (shared memory, one CTA): the hand-over of pipeline stages between the warps that copy and those that
+// multiply in the warp-specialized and TMA kernels.
+__device__ __forceinline__ void barrierInit(uint32_t bar, uint32_t count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void barrierArrive(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Waits until the barrier's phase of parity `parity` has completed: by try_wait, which may suspend the thread, or
+// (spin, --option tc_wait=spin) by test_wait in a loop.
+__device__ __forceinline__ void barrierWait(uint32_t bar, uint32_t parity, bool spin = false)
+{
+    uint32_t done = 0;
+    if (spin) {
+        while (!done)
+            asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, "
+                         "1, 0, p;\n}\n"
+                         : "=r"(done)
+                         : "r"(bar), "r"(parity)
+                         : "memory");
+        return;
+    }
+    while (!done)
+        asm volatile(
+            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done)
+            : "r"(bar), "r"(parity)
+            : "memory");
+}
+
 // Keeps the compiler from moving accumulator reads or writes across the asynchronous MMA (wgmma owns the registers
 // from its issue to the wait that retires it).
 template <int R> __device__ __forceinline__ void fenceAccumulators(float (&d)[R])

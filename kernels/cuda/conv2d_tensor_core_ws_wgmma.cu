@@ -28,25 +28,6 @@ namespace convscope::cuda::tc {
 
 namespace {
 
-    __device__ __forceinline__ void barrierInit(uint32_t bar, uint32_t count)
-    {
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-    }
-    __device__ __forceinline__ void barrierArrive(uint32_t bar)
-    {
-        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-    }
-    __device__ __forceinline__ void barrierWait(uint32_t bar, uint32_t parity)
-    {
-        uint32_t done = 0;
-        while (!done)
-            asm volatile(
-                "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                : "=r"(done)
-                : "r"(bar), "r"(parity)
-                : "memory");
-    }
-
     // A work item: output tile (mt, nt) of split z; m fastest, so the blocks running at once share weight tiles.
     struct Item {
         int mBase, nBase, ktBegin, nk, z;
@@ -95,13 +76,7 @@ __global__ void __launch_bounds__(384, 1)
             if constexpr (std::is_same_v<T, float>) {
 #pragma unroll
                 for (int r = 0; r < A_ROWS; ++r) {
-                    const uint32_t a = aStage + swizzled<RP>(tid / RP + r * ROW_STEP, myPiece);
-                    uint32_t v0, v1, v2, v3;
-                    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                                 : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-                                 : "r"(a));
-                    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(roundTf32(v0)),
-                        "r"(roundTf32(v1)), "r"(roundTf32(v2)), "r"(roundTf32(v3)));
+                    roundPieceTf32(aStage + swizzled<RP>(tid / RP + r * ROW_STEP, myPiece));
                 }
             }
             fenceProxyAsync();
