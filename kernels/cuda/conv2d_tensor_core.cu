@@ -30,8 +30,8 @@
 //     bank groups: no conflicts;
 //   - fragments come from ldmatrix.x4 (four 8×8 matrices of 16-bit elements, i.e. 8 rows × 16 bytes: for TF32 the
 //     same instruction hands each thread the 32-bit elements the m16n8k8 fragment wants);
-//   - TF32: the weights are rounded to TF32 when packed, the activations by cvt.rna.tf32.f32 on each A fragment
-//     (round to nearest, ties away), so the products are exact and only the FP32 accumulation order differs from a
+//   - TF32: the weights are rounded to TF32 when packed, the activations by roundTf32 on each A fragment
+//     (to nearest, ties to even: what the TMA copy does), so the products are exact and only the FP32 accumulation order differs from a
 //     reference on the same rounded operands;
 //   - the epilogue adds the FP32 bias, applies a fused activation (compute/fusion.h) and rounds to the storage type.
 // A C that is not a multiple of the 16-byte piece (a 3-channel stem) is read element by element into the piece

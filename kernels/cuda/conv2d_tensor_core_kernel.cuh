@@ -39,15 +39,24 @@ __device__ __forceinline__ void ldmatrixX4(uint32_t (&r)[4], uint32_t addr)
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(addr));
 }
+// The session's TF32: an FP32 value rounded to 10 fraction bits, to nearest with ties to even. That is what the
+// Tensor Memory Accelerator does to FP32 data it copies as CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 (measured on the H200:
+// 1024 of 1024 values, 256 of them exact ties), so the TMA kernel gets its operands rounded by the copy and every other
+// kernel rounds the same way. sm_90 has the conversion (cvt.rn.tf32.f32); below, the same on the bits (Inf and NaN
+// left as they are).
 __device__ __forceinline__ uint32_t roundTf32(uint32_t bits)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     uint32_t out;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(out) : "f"(__uint_as_float(bits)));
-    return out;
+    asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(out) : "f"(__uint_as_float(bits)));
+    return out & 0xffffe000u; // PTX leaves the 13 bits below TF32 unspecified; the packed weights are stored as FP32
+#else
+    return (bits & 0x7f800000u) == 0x7f800000u ? bits : (bits + 0xfffu + ((bits >> 13) & 1u)) & 0xffffe000u;
+#endif
 }
 
-// The four floats of the 16-byte shared-memory piece at `addr`, rounded to TF32 in place (cvt.rna, the session's
-// TF32). wgmma would truncate FP32 operands to TF32, so the wgmma kernels round their activation tiles first.
+// The four floats of the 16-byte shared-memory piece at `addr`, rounded to TF32 in place (roundTf32). wgmma would
+// truncate FP32 operands to TF32, so the cp.async wgmma kernels round their activation tiles first.
 __device__ __forceinline__ void roundPieceTf32(uint32_t addr)
 {
     uint32_t v0, v1, v2, v3;

@@ -25,9 +25,9 @@
 // in the loop, and the copying costs the multiplying warps nothing. Persistent: as many blocks as fit at once (two a
 // multiprocessor where the stages fit in 113 KB, tmaMinBlocks), each looping over work items (pixel block, channel
 // block, split), the ring running on across them, so the next item's copies are in flight during an item's epilogue.
-// TF32: wgmma truncates FP32 operands to TF32, the session rounds them to nearest (cvt.rna): each warpgroup rounds its
-// own 64 rows of A in place after "full" (its threads 64 bytes each, the swizzle being a permutation within a row),
-// then fence.proxy.async and a barrier of its 128 threads before the wgmma. The weights were rounded when packed.
+// TF32: wgmma would truncate FP32 operands to TF32. Both maps copy FP32 data as CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, and
+// the copy engine rounds each value to nearest, ties to even: the session's TF32 (roundTf32). So no thread touches a
+// stage between its copy and its wgmma (the cp.async kernels round their A tiles in shared memory).
 // The epilogue and split-K are the cp.async kernels' (storeOutputPair), with the pixel's (p, q) from its place in the
 // rectangle; pixels past P or Q were computed on whatever the box held there and are not stored.
 #include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
@@ -235,16 +235,6 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
             const int stage = t % STAGES;
             const uint32_t aStage = smemBase + stage * STAGE_BYTES, aRows = aStage + (PP ? 0 : wg) * 64 * ROW_BYTES;
             barrierWait(fullBar + 8 * stage, (t / STAGES) & 1, tp.spin);
-            if constexpr (std::is_same_v<T, float>) {
-                // This warpgroup's rows, 16-byte pieces, rounded to TF32 in place (the swizzle only permutes pieces
-                // within a row, so piece i of the region is rounded wherever it sits).
-#pragma unroll
-                for (int i = 0; i < MH * 64 * RP / 128; ++i) {
-                    roundPieceTf32(aRows + uint32_t((tid & 127) + 128 * i) * 16);
-                }
-                fenceProxyAsync();
-                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");
-            }
             const uint64_t db = wgmmaDescriptor<RP>(aStage + A_BYTES);
 #pragma unroll
             for (int mh = 0; mh < MH; ++mh)
@@ -344,7 +334,7 @@ namespace {
     template <typename T> CUtensorMapDataType tmaType()
     {
         if constexpr (std::is_same_v<T, float>)
-            return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+            return CU_TENSOR_MAP_DATA_TYPE_TFLOAT32; // the copy rounds to TF32 (to nearest, ties to even: roundTf32)
         else if constexpr (std::is_same_v<T, __half>)
             return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
         else

@@ -1,6 +1,6 @@
 // cuda.tensor_core (conv2d_tensor_core.cu) in tf32, fp16 and bf16 against two host references in double:
-//   - the same rounded operands (input and weights rounded as the session rounds them: to nearest even for FP16 and
-//     BF16 storage, to nearest with ties away for TF32, as cvt.rna does), so the only differences are the FP32
+//   - the same rounded operands (input and weights rounded as the session rounds them: to nearest, ties to even, for
+//     FP16 and BF16 storage and for TF32, as roundTf32 and the TMA copy do), so the only differences are the FP32
 //     accumulation order and the rounding of the stored output: every element within s·|y| + γ·Σ|w·x| (s the output
 //     format's unit roundoff, γ = (K+2)·2^-23, twice the FP32 γ_K), relative L2 ≤ 1e-5 in tf32 (FP32 output) and ≤ s
 //     in fp16/bf16, and in fp16/bf16 at least 95% of the elements exactly the reference rounded to the format;
@@ -49,10 +49,10 @@ double roundToFormat(double v, int mant, int emin)
 double roundOperand(MathMode mode, float v)
 {
     switch (mode) {
-    case MathMode::TF32: { // cvt.rna.tf32.f32: 10 fraction bits, ties away from zero
+    case MathMode::TF32: { // roundTf32 (and the TMA copy): 10 fraction bits, to nearest, ties to even
         uint32_t bits;
         std::memcpy(&bits, &v, 4);
-        bits = (bits + 0x1000u) & 0xffffe000u;
+        bits = (bits + 0xfffu + ((bits >> 13) & 1u)) & 0xffffe000u;
         float r;
         std::memcpy(&r, &bits, 4);
         return r;
