@@ -31,8 +31,8 @@
 //   - fragments come from ldmatrix.x4 (four 8×8 matrices of 16-bit elements, i.e. 8 rows × 16 bytes: for TF32 the
 //     same instruction hands each thread the 32-bit elements the m16n8k8 fragment wants);
 //   - TF32: the weights are rounded to TF32 when packed, the activations by roundTf32 on each A fragment
-//     (to nearest, ties to even: what the TMA copy does), so the products are exact and only the FP32 accumulation order differs from a
-//     reference on the same rounded operands;
+//     (to nearest, ties to even: what the TMA copy does), so the products are exact and only the FP32 accumulation
+//     order differs from a reference on the same rounded operands;
 //   - the epilogue adds the FP32 bias, applies a fused activation (compute/fusion.h) and rounds to the storage type.
 // A C that is not a multiple of the 16-byte piece (a 3-channel stem) is read element by element into the piece
 // (zero past C) instead of by cp.async: 64-byte rows and the 4-warp tiles, a slower copy, only on such layers.
@@ -100,6 +100,11 @@ namespace {
         Plan p = planOf(g, type, d.smCount, o.tile, o.kBytes, KernelChoice(o.kernel), wgmmaRuns(d));
         p.probe = p.tma ? o.probe : 0;
         p.spin = p.tma ? o.spin : 0;
+        if (p.tma) {
+            const TileShape& s = kTiles[p.tile];
+            const bool shared = !s.pingpong && tmaMinBlocks(s.bn(), s.rowPieces, s.stages) >= 2;
+            p.early = o.release ? o.release == 2 : shared;
+        }
         return p;
     }
 
@@ -146,6 +151,13 @@ TensorCoreOptions conv2dTensorCoreParseOptions(const std::map<std::string, std::
                 "tc_wait=" + it->second + ": the TMA kernel waits by suspend (try_wait) or spin (test_wait)");
         o.spin = it->second == "spin";
     }
+    if (auto it = extra.find("tc_release"); it != extra.end()) {
+        if (it->second != "late" && it->second != "early")
+            throw InputError("tc_release=" + it->second
+                + ": the TMA kernel gives a stage back late (after the next k-tile's products are issued) or early "
+                  "(once its own products retired)");
+        o.release = it->second == "early" ? 2 : 1;
+    }
     if (o.tile > 0 && o.kernel != 0) {
         const TileShape& t = kTiles[o.tile - 1];
         const KernelChoice owner = t.tma ? KernelChoice::Tma : t.wgmma ? KernelChoice::Wgmma : KernelChoice::Mma;
@@ -190,7 +202,8 @@ std::string conv2dTensorCoreNote(
             + std::to_string(t.bn()) + " tiles (" + std::to_string(p.tileH) + "x" + std::to_string(p.tileW)
             + " pixels) of 2 warpgroups, operands copied by TMA (zero-filled borders) into "
             + std::to_string(16 * t.rowPieces) + "-byte-swizzled shared memory, k-tile " + std::to_string(tk) + ", "
-            + std::to_string(t.stages) + "-stage mbarrier pipeline";
+            + std::to_string(t.stages) + "-stage mbarrier pipeline"
+            + (p.early ? ", a stage given back once its products retire" : "");
     else if (p.wgmma)
         note = format + " wgmma m64n" + std::to_string(t.bn()) + (type == DType::F32 ? "k8" : "k16") + ", "
             + std::to_string(t.bm()) + "x" + std::to_string(t.bn())

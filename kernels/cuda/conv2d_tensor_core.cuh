@@ -39,6 +39,11 @@ struct TensorCoreOptions {
     // --option tc_wait=suspend|spin (TMA kernel): wait on its mbarriers by try_wait, which may suspend the thread
     // (the default), or by test_wait in a loop.
     int spin = 0;
+    // --option tc_release=late|early (TMA kernel): a consumer gives k-tile t's stage back after it issued t + 1's
+    // products and t's retired (late, wgmma.wait_group 1), or as soon as t's products retired (early, wait_group 0:
+    // one stage more in flight, no products queued behind the running ones). 0: the launcher's choice, early where
+    // two blocks share a multiprocessor (the other block's products fill the gap; docs/PERFORMANCE.md "Version 6").
+    int release = 0; // 0 the launcher's choice, 1 late, 2 early
 };
 TensorCoreOptions conv2dTensorCoreParseOptions(const std::map<std::string, std::string>& extra);
 // The device the plan is for: its multiprocessors (grid fill, split-K) and compute capability (major·10 + minor).

@@ -99,6 +99,7 @@ struct Plan {
     int tileW, tileH, tilesP, tilesQ;
     int probe; // TMA kernel: 1 copies only, 2 products only (TensorCoreOptions::probe)
     int spin; // TMA kernel: wait on mbarriers by test_wait (TensorCoreOptions::spin)
+    int early; // TMA kernel: give a stage back once its products retired (TensorCoreOptions::release)
     int ctas; // the persistent kernel's grid (specialized tiles): min(work items, multiprocessors)
     const char* fallback; // why a requested wgmma runs mma.sync instead (null otherwise)
 };
@@ -160,24 +161,17 @@ inline TmaPixelTile tmaPixelTile(const ConvGeometry& g)
 // tile·stride input pixels (≤ 256, the copy engine's limit, strides ≤ 8); less than 3/4 of a block on output pixels
 // (a 7×7 map in 8×16 blocks) wastes more than the copies save.
 inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces);
-// The TMA kernel's tile (measured on unet-encoder, H200, fp16; docs/PERFORMANCE.md "Version 5"): K ≤ 64 the 128×64
-// tile, else 128×128 (both two blocks a multiprocessor), but 128×256 (one block, 4 stages) where K ≥ 256 and the long
-// reductions (≥ 72 k-tiles of 128 bytes, or ≥ 36 with three waves of work items) fill ≥ 1.5 waves of blocks:
-// 512→512 @64² 0.141 ms against 0.152, 256→256 @128² 0.162 against 0.169; with fewer items (the 32² layers: 128
-// items) or shorter reductions (128→256 @128²: 18 k-tiles) it lost, and on K = 128 half its tile is empty (3× slower).
-inline int defaultTmaTile(const ConvGeometry& g, int bytes, int smCount)
+// The TMA kernel's tile (measured on unet-encoder, H200; docs/PERFORMANCE.md "Version 6"): K ≤ 64 the 128×64 tile,
+// else 128×128, both two blocks a multiprocessor. Session 11 took 128×256 (one block, 4 stages) on the long
+// reductions of K ≥ 256; once the wgmma of a batch no longer ran one after another and a stage went back as soon as
+// its products retired, 128×128 was as fast or faster on every layer: 256→256 @128² 0.151 against 0.159 ms (fp16),
+// 256→512 @64² 0.133 against 0.154 (tf32). 128×256 stays an option (tc_tile=tma128x256).
+inline int defaultTmaTile(const ConvGeometry& g, int bytes)
 {
     const bool rows128 = !tmaRefusal(g, bytes, 8);
     if (g.k <= 64)
         return rows128 ? kTmaTile64 : kTmaTile64r64;
-    if (!rows128)
-        return kTmaTile128r64;
-    const TmaPixelTile t = tmaPixelTile(g);
-    const int64_t items256 = int64_t(g.n) * t.tilesP * t.tilesQ * ((g.k + 255) / 256);
-    const int64_t kTiles = int64_t(g.r) * g.s * g.c * bytes / 128;
-    const bool wide = g.k >= 256 && kTiles >= 36 && 2 * items256 >= 3 * int64_t(smCount)
-        && (kTiles >= 72 || items256 >= 3 * int64_t(smCount));
-    return wide ? kTmaTile256 : kTmaTile128;
+    return rows128 ? kTmaTile128 : kTmaTile128r64;
 }
 inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces)
 {
@@ -228,7 +222,7 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     const bool tmaAsked = kernel == KernelChoice::Tma || tmaTileAsked;
     int tmaTile = tmaTileAsked ? tileOverride - 1 : -1;
     if (tmaTile < 0 && !cpAsyncAsked)
-        tmaTile = defaultTmaTile(g, bytes, smCount);
+        tmaTile = defaultTmaTile(g, bytes);
     const char* tmaWhyNot = tmaTile >= 0 ? tmaRefusal(g, bytes, kTiles[tmaTile].rowPieces) : "not asked for";
     p.wgmma
         = !mmaAsked && wgmmaRuns && aligned && (wgmmaAsked || !tmaWhyNot || wgmmaByDefault(g, type, (pieces + 7) / 8));

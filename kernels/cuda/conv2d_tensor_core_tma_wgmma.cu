@@ -21,7 +21,10 @@
 // whose lane 0 issues every copy. For each k-tile it waits until the stage is "empty", arms the stage's "full"
 // barrier with the stage's bytes and issues the two copies; the hardware completes the barrier's phase once the bytes
 // have landed. Each warpgroup waits on "full", issues its wgmma on its 64 rows, and once wgmma.wait_group says k-tile
-// t − 1 retired, each of its 4 warps arrives on that stage's "empty" (8 arrivals free a stage). No block-wide barrier
+// t − 1 retired, each of its 4 warps arrives on that stage's "empty" (8 arrivals free a stage). Where two blocks share
+// a multiprocessor it waits for k-tile t itself to retire and frees t's stage at once (wait_group 0): one stage more in
+// flight, and the other block's products fill the tensor pipe meanwhile (7% faster on 1024→1024, docs/PERFORMANCE.md
+// "Version 6"; a lone block keeps wait_group 1, which queues t + 1's products behind t's). No block-wide barrier
 // in the loop, and the copying costs the multiplying warps nothing. Persistent: as many blocks as fit at once (two a
 // multiprocessor where the stages fit in 113 KB, tmaMinBlocks), each looping over work items (pixel block, channel
 // block, split), the ring running on across them, so the next item's copies are in flight during an item's epilogue.
@@ -48,6 +51,7 @@ namespace {
         int mTiles, nTiles, items; // work items: mTiles · nTiles · splits
         int probe; // 1: copies only, 2: products only (TensorCoreOptions::probe)
         int spin; // wait by test_wait (TensorCoreOptions::spin)
+        int early; // give a stage back once its products retired (TensorCoreOptions::release)
     };
 
     // A work item: the pixel block (n, p0, q0), the output channels from nBase, split z's k-tiles. Pixel blocks
@@ -255,6 +259,15 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
 #pragma unroll
             for (int mh = 0; mh < MH; ++mh)
                 fenceAccumulators(acc[mh]);
+            if (tp.early) {
+                wgmmaWait<0>(); // k-tile t's wgmma retired: its stage goes back at once
+#pragma unroll
+                for (int mh = 0; mh < MH; ++mh)
+                    fenceAccumulators(acc[mh]);
+                if (lane == 0)
+                    barrierArrive(emptyBar + 8 * stage);
+                continue;
+            }
             wgmmaWait<1>(); // k-tile t − 1's wgmma retired: its stage goes back to the producer
 #pragma unroll
             for (int mh = 0; mh < MH; ++mh)
@@ -271,7 +284,8 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
 #pragma unroll
         for (int mh = 0; mh < MH; ++mh)
             fenceAccumulators(acc[mh]);
-        if (it.nk > 0 && lane == 0) // the last stage goes back before the epilogue: the next item's copies overlap it
+        if (it.nk > 0 && lane == 0
+            && !tp.early) // the last stage goes back before the epilogue: the next item's copies overlap it
             barrierArrive(emptyBar + 8 * lastStage);
 
         // Accumulator 4·j + e of an m64 half: pixel row 16·(warp in the warpgroup) + lane / 4 + 8·(e / 2) of its 64,
@@ -395,7 +409,7 @@ void runTmaTyped(
         ++shift;
     const int rowElems = 16 * p.rowPieces / int(sizeof(T));
     const TmaParams tp { a.prm, shift, p.tilesP, p.tilesQ, g.c / rowElems, p.mTiles, p.nTiles,
-        p.mTiles * p.nTiles * p.splits, p.probe, p.spin };
+        p.mTiles * p.nTiles * p.splits, p.probe, p.spin, p.early };
     // One instantiation a tma… tile of kTiles (block width, stages and row from the table).
     auto run = [&](auto tile) {
         constexpr TileShape t = kTiles[decltype(tile)::value];

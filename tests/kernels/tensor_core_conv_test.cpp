@@ -8,8 +8,9 @@
 //     relL2 ≤ (2u + K·2^-24)·√K + s, K = C·R·S.
 // Each case runs with the launcher's choice, with every mma.sync block shape and k-tile row (--option tc_tile,
 // tc_kbytes), with the cp.async-fed wgmma kernel (tc_kernel=wgmma and each wg…/ws… tile) and the TMA-fed one
-// (tc_kernel=tma and each tma… tile), which run on compute capability 9.0 (elsewhere the request runs mma.sync, and the
-// note must say why; a TMA request the layer does not fit runs the cp.async wgmma kernel and says why).
+// (tc_kernel=tma, each tma… tile, both tc_release), which run on compute capability 9.0 (elsewhere the request runs
+// mma.sync, and the note must say why; a TMA request the layer does not fit runs the cp.async wgmma kernel and says
+// why).
 // Shapes: odd C (the element-by-element copy), K not a multiple of the tile, stride 2, dilation 2, asymmetric
 // padding, 1×1, a 7×7 stem, batch 1 and 8, a fused activation, a layer that splits K, a grid of more tiles than
 // multiprocessors (the persistent kernels' loop over work items), and a grouped layer (which the
@@ -241,6 +242,12 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
     for (const char* tile : { "tma128x64", "tma128x64r64", "tma128x128", "tma128x128r64", "tma128x128s6", "tma128x256",
              "tma128x128pp", "tma128x64pp" })
         variants.push_back({ { "tc_tile", tile } });
+    // Both ways of giving a stage back, each on a tile whose default is the other (two blocks a multiprocessor: early;
+    // one: late), and on the ping-pong tile.
+    variants.push_back({ { "tc_kernel", "tma" }, { "tc_release", "late" } });
+    variants.push_back({ { "tc_tile", "tma128x128" }, { "tc_release", "late" } });
+    variants.push_back({ { "tc_tile", "tma128x256" }, { "tc_release", "early" } });
+    variants.push_back({ { "tc_tile", "tma128x128pp" }, { "tc_release", "early" } });
     const bool tmaAny = tmaTakes(tc, s, mode, 128) || tmaTakes(tc, s, mode, 64);
     for (const auto& variant : variants) {
         SessionOptions options;
@@ -370,6 +377,8 @@ TEST_CASE("cuda.tensor_core: FP32 math is refused, grouped layers run the direct
     bad.extra = { { "tc_kernel", "wgmma" }, { "tc_tile", "tma128x128" } }; // a TMA tile for the cp.async kernel
     CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
     bad.extra = { { "tc_kernel", "tma" }, { "tc_tile", "wg128x64" } };
+    CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
+    bad.extra = { { "tc_release", "soon" } };
     CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
 
     Conv2d grouped = test::conv2dSpec(12, { 3, 3 }, pads(1, 1, 1, 1), { 1, 1 }, 2);
