@@ -99,10 +99,12 @@ namespace {
     {
         Plan p = planOf(g, type, d.smCount, o.tile, o.kBytes, KernelChoice(o.kernel), wgmmaRuns(d));
         p.probe = p.tma ? o.probe : 0;
+        if (p.probe && kTiles[p.tile].windows)
+            p.tile = tmaWindowTwin(p.tile); // the probes are the one-box-a-k-tile kernel's (same block, same grid)
         p.spin = p.tma ? o.spin : 0;
         if (p.tma) {
             const TileShape& s = kTiles[p.tile];
-            const bool shared = !s.pingpong && tmaMinBlocks(s.bn(), s.rowPieces, s.stages) >= 2;
+            const bool shared = !s.pingpong && tmaMinBlocks(s.bn(), s.rowPieces, s.stages, s.windows) >= 2;
             p.early = o.release ? o.release == 2 : shared;
         }
         return p;
@@ -203,6 +205,10 @@ std::string conv2dTensorCoreNote(
             + " pixels) of 2 warpgroups, operands copied by TMA (zero-filled borders) into "
             + std::to_string(16 * t.rowPieces) + "-byte-swizzled shared memory, k-tile " + std::to_string(tk) + ", "
             + std::to_string(t.stages) + "-stage mbarrier pipeline"
+            + (t.windows ? " of weight tiles beside " + std::to_string(t.windows) + " input windows ("
+                        + std::to_string(128 + (g.s - 1) * g.dilW)
+                        + " pixels copied once a kernel row, read by each of its " + std::to_string(g.s) + " taps)"
+                         : "")
             + (p.early ? ", a stage given back once its products retire" : "");
     else if (p.wgmma)
         note = format + " wgmma m64n" + std::to_string(t.bn()) + (type == DType::F32 ? "k8" : "k16") + ", "

@@ -29,6 +29,9 @@ struct TileShape {
     bool tma = false; // wgmma fed by the Tensor Memory Accelerator (conv2d_tensor_core_tma_wgmma.cu)
     int stages = 0; // the TMA kernel's pipeline depth
     bool pingpong = false; // TMA: each warpgroup multiplies whole work items, the two alternating (one block an SM)
+    // TMA, the window tiles (…w): one copy of a row of input pixels serves every tap of a kernel row
+    // (tmaWindowRefusal). `stages` then counts weight tiles, and `windows` the slots of input boxes beside them.
+    int windows = 0;
     constexpr int bm() const { return kWarpM * warpsM; }
     constexpr int bn() const { return 8 * ni * warpsN; }
 };
@@ -54,6 +57,8 @@ constexpr TileShape kTiles[] = {
     { "tma128x256", 2, 1, 32, true, false, 8, true, 4 }, // 4 × 48 KB, one block a multiprocessor
     { "tma128x128pp", 2, 1, 16, true, false, 8, true, 6, true }, // ping-pong, 6 × 32 KB
     { "tma128x64pp", 2, 1, 8, true, false, 8, true, 8, true }, // ping-pong, 8 × 24 KB
+    { "tma128x64w", 2, 1, 8, true, false, 8, true, 6, false, 3 }, // window: 3 × 17 KB of input, 6 × 8 KB of weights
+    { "tma128x128w", 2, 1, 16, true, false, 8, true, 4, false, 2 }, // window: 2 × 17 KB, 4 × 16 KB
 };
 constexpr int kTileCount = int(sizeof(kTiles) / sizeof(kTiles[0]));
 constexpr int kFirstWgmmaTile = 4;
@@ -70,12 +75,23 @@ constexpr int wgmmaMinBlocks(int bn, int rowPieces) { return bn == 64 || (bn == 
 // cp.async.
 enum class KernelChoice { Auto = 0, Mma = 1, Wgmma = 2, Tma = 3 };
 // The TMA kernel's tiles, and its launch bound (two blocks a multiprocessor where the stages fit in 113 KB).
-constexpr int kTmaTile64 = 11, kTmaTile64r64 = 12, kTmaTile128 = 13, kTmaTile128r64 = 14, kTmaTile256 = 16;
+constexpr int kTmaTile64 = 11, kTmaTile64r64 = 12, kTmaTile128 = 13, kTmaTile128r64 = 14, kTmaTile256 = 16,
+              kTmaTile64w = 19, kTmaTile128w = 20;
 constexpr size_t tmaStageBytes(int bn, int rowPieces) { return size_t(128 + bn) * 16 * rowPieces; }
-constexpr int kTmaThreads = 288; // two wgmma warpgroups and the warp that issues the copies
-constexpr int tmaMinBlocks(int bn, int rowPieces, int stages)
+// A window slot: the input box of 128 output pixels plus the taps' reach, (S − 1)·dilation ≤ 8 more pixels, 128-byte
+// rows, 1024-aligned (the swizzle atom).
+constexpr int kWindowRows = 136;
+constexpr size_t kWindowSlotBytes = size_t(kWindowRows) * 128;
+// The TMA kernel's shared memory (less the 1024 bytes of alignment slack): its stages, or a window tile's weight
+// stages and input slots.
+constexpr size_t tmaSmemBytes(int bn, int rowPieces, int stages, int windows)
 {
-    return tmaStageBytes(bn, rowPieces) * stages + 1024 <= 113 * 1024 ? 2 : 1;
+    return windows ? size_t(bn) * 128 * stages + kWindowSlotBytes * windows : tmaStageBytes(bn, rowPieces) * stages;
+}
+constexpr int kTmaThreads = 288; // two wgmma warpgroups and the warp that issues the copies
+constexpr int tmaMinBlocks(int bn, int rowPieces, int stages, int windows = 0)
+{
+    return tmaSmemBytes(bn, rowPieces, stages, windows) + 1024 <= 113 * 1024 ? 2 : 1;
 }
 
 template <typename T> constexpr int pieceElems() { return 16 / int(sizeof(T)); }
@@ -135,7 +151,9 @@ static_assert(kTiles[kWgTile64].ni == 8 && kTiles[kWgTile128].ni == 16 && kTiles
     "the default wgmma tiles");
 static_assert(kTiles[kTmaTile64].tma && kTiles[kTmaTile64].ni == 8 && kTiles[kTmaTile64r64].rowPieces == 4
         && kTiles[kTmaTile128].ni == 16 && kTiles[kTmaTile128].rowPieces == 8 && kTiles[kTmaTile128r64].rowPieces == 4
-        && kTiles[kTmaTile256].ni == 32 && kTiles[kTmaTile256].tma && !kTiles[kTmaTile256].pingpong,
+        && kTiles[kTmaTile256].ni == 32 && kTiles[kTmaTile256].tma && !kTiles[kTmaTile256].pingpong
+        && kTiles[kTmaTile64w].ni == 8 && kTiles[kTmaTile64w].windows && kTiles[kTmaTile128w].ni == 16
+        && kTiles[kTmaTile128w].windows && tmaMinBlocks(64, 8, 6, 3) == 2 && tmaMinBlocks(128, 8, 4, 2) == 2,
     "the default TMA tiles");
 
 // The TMA kernel's block of output pixels: tileH rows × tileW columns of one image, tileW the power of two ≥ Q up to
@@ -166,13 +184,21 @@ inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces);
 // reductions of K ≥ 256; once the wgmma of a batch no longer ran one after another and a stage went back as soon as
 // its products retired, 128×128 was as fast or faster on every layer: 256→256 @128² 0.151 against 0.159 ms (fp16),
 // 256→512 @64² 0.133 against 0.154 (tf32). 128×256 stays an option (tc_tile=tma128x256).
-inline int defaultTmaTile(const ConvGeometry& g, int bytes)
+// Where the window tiles take the layer (tmaWindowRefusal null), they run instead of their 128×64 or 128×128 twin:
+// the input bytes a block copies fall by ~S× (H200, unet-encoder: 128→128 @256² fp16 0.169 against 0.187 ms, tf32
+// 0.270 against 0.302; 256→256 @128² tf32 0.232 against 0.268). Not the 16-bit 128×64 one: 64→64 @512² fp16 0.283
+// against 0.274 (that layer is bound by the shared-memory reads of m64n64, not by the copies; tf32 0.433 against
+// 0.482).
+inline const char* tmaWindowRefusal(const ConvGeometry& g, int bn, int smCount);
+inline int defaultTmaTile(const ConvGeometry& g, int bytes, int smCount)
 {
     const bool rows128 = !tmaRefusal(g, bytes, 8);
     if (g.k <= 64)
-        return rows128 ? kTmaTile64 : kTmaTile64r64;
-    return rows128 ? kTmaTile128 : kTmaTile128r64;
+        return !rows128 ? kTmaTile64r64 : bytes == 2 || tmaWindowRefusal(g, 64, smCount) ? kTmaTile64 : kTmaTile64w;
+    return !rows128 ? kTmaTile128r64 : tmaWindowRefusal(g, 128, smCount) ? kTmaTile128 : kTmaTile128w;
 }
+// The window tiles' twin: the same block and pipeline, one box a k-tile.
+constexpr int tmaWindowTwin(int tile) { return kTiles[tile].ni == 8 ? kTmaTile64 : kTmaTile128; }
 inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces)
 {
     const TmaPixelTile t = tmaPixelTile(g);
@@ -183,6 +209,23 @@ inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces)
         return "TMA's box spans at most 256 input pixels and strides of at most 8";
     if (t.used < 0.75)
         return "the output map fills less than 3/4 of the TMA kernel's pixel blocks";
+    return nullptr;
+}
+// A window slot holds one output row's input pixels for every tap of a kernel row: its box is the 128 pixels of the
+// block's row plus (S − 1)·dilation to the right, and tap s reads it from pixel s·dilation on. So: stride 1 along W,
+// the block one row of 128 pixels (Q > 64), a reach of ≤ 8 pixels (kWindowRows), and no split of the reduction (its
+// k-tiles go by kernel row, then channel run, then tap): the blocks must fill the device.
+inline const char* tmaWindowRefusal(const ConvGeometry& g, int bn, int smCount)
+{
+    const TmaPixelTile t = tmaPixelTile(g);
+    if (g.strideW != 1)
+        return "the window tiles need stride 1 along W";
+    if (t.tileW != 128)
+        return "the window tiles need output rows of more than 64 pixels";
+    if (g.s < 2 || (g.s - 1) * g.dilW > kWindowRows - 128)
+        return "the window tiles need a kernel 2 or more wide reaching at most 8 pixels: (S - 1) * dilation <= 8";
+    if (int64_t(g.n) * t.tilesP * t.tilesQ * ((g.k + bn - 1) / bn) < smCount)
+        return "the window tiles do not split the reduction, and this layer's blocks do not fill the device";
     return nullptr;
 }
 inline bool wgmmaByDefault(const ConvGeometry& g, DType type, int kTiles128)
@@ -222,7 +265,7 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     const bool tmaAsked = kernel == KernelChoice::Tma || tmaTileAsked;
     int tmaTile = tmaTileAsked ? tileOverride - 1 : -1;
     if (tmaTile < 0 && !cpAsyncAsked)
-        tmaTile = defaultTmaTile(g, bytes);
+        tmaTile = defaultTmaTile(g, bytes, smCount);
     const char* tmaWhyNot = tmaTile >= 0 ? tmaRefusal(g, bytes, kTiles[tmaTile].rowPieces) : "not asked for";
     p.wgmma
         = !mmaAsked && wgmmaRuns && aligned && (wgmmaAsked || !tmaWhyNot || wgmmaByDefault(g, type, (pieces + 7) / 8));
@@ -236,6 +279,12 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
         tileOverride = 0; // the asked tile's kernel does not run: the default tile of the one that does
     if (p.tma) {
         p.tile = tmaTile;
+        if (kTiles[p.tile].windows) {
+            if (const char* why = tmaWindowRefusal(g, kTiles[p.tile].bn(), smCount)) {
+                p.tile = tmaWindowTwin(p.tile);
+                p.fallback = why; // only a tile asked for can be refused here: the default checked the same
+            }
+        }
         p.rowPieces = kTiles[p.tile].rowPieces;
         p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
         p.ldw = p.kTiles * p.rowPieces * p.pieceElems;
@@ -277,7 +326,8 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     // The persistent kernels' grid: as many blocks as run at once (the TMA kernel's tiles fit 1 or 2 a
     // multiprocessor), each looping over work items.
     const TileShape& shape = kTiles[p.tile];
-    const int resident = p.tma && !shape.pingpong ? tmaMinBlocks(shape.bn(), shape.rowPieces, shape.stages) : 1;
+    const int resident
+        = p.tma && !shape.pingpong ? tmaMinBlocks(shape.bn(), shape.rowPieces, shape.stages, shape.windows) : 1;
     p.ctas = int(std::min<int64_t>(tiles * p.splits, int64_t(smCount) * resident));
     p.packedBytes = align256(size_t(g.k) * p.ldw * bytes);
     p.workspaceBytes = p.splits > 1 ? align256(size_t(p.splits) * size_t(m) * g.k * sizeof(float)) : 0;

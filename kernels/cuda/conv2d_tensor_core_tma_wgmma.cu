@@ -52,6 +52,7 @@ namespace {
         int probe; // 1: copies only, 2: products only (TensorCoreOptions::probe)
         int spin; // wait by test_wait (TensorCoreOptions::spin)
         int early; // give a stage back once its products retired (TensorCoreOptions::release)
+        int windowBytes; // window tiles: the bytes of one input box, (128 + (S − 1)·dilW) rows of 128 bytes
     };
 
     // A work item: the pixel block (n, p0, q0), the output channels from nBase, split z's k-tiles. Pixel blocks
@@ -156,8 +157,66 @@ namespace {
     }
 } // namespace
 
-template <typename T, int BN, int STAGES, int RP, bool PP>
-__global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STAGES))
+// A window tile's products for one work item, by one consumer warpgroup (rows 64·wg … of the block). For each kernel
+// row and run of channels it waits for the input slot, then for each tap s for its weight tile, and multiplies the
+// slot's rows s·dilW … s·dilW + 127 (tap s's A operand: the block's pixels shifted by s·dilW; a descriptor may start
+// on any 128-byte row, the hardware swizzling by the address it forms) by the tile. A weight stage goes back as the
+// TMA kernel's stages do (early or late, TmaParams::early); a slot once its last tap's products retired. `t` and `ja`
+// count the weight tiles and the boxes taken, over the block's items.
+template <typename T, int BN, int STAGES, int WA>
+__device__ __forceinline__ void windowProducts(const ConvGeometry& g, const TmaParams& tp, uint32_t slotBase,
+    uint32_t weightBase, uint32_t fullBar, uint32_t emptyBar, uint32_t slotFull, uint32_t slotEmpty, int wg, int lane,
+    float (&acc)[BN / 2], int& t, int& ja)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    constexpr int ROW_BYTES = 128;
+    const int groups = g.r * tp.chunksPerTap;
+    for (int gi = 0; gi < groups; ++gi, ++ja) {
+        const int slot = ja % WA;
+        barrierWait(slotFull + 8 * slot, (ja / WA) & 1, tp.spin);
+        for (int s = 0; s < g.s; ++s, ++t) {
+            const int stage = t % STAGES;
+            barrierWait(fullBar + 8 * stage, (t / STAGES) & 1, tp.spin);
+            const uint32_t aRows
+                = slotBase + uint32_t(slot * kWindowSlotBytes) + uint32_t(wg * 64 + s * g.dilW) * ROW_BYTES;
+            const uint64_t da = wgmmaDescriptor<8>(aRows), db = wgmmaDescriptor<8>(weightBase + stage * BN * ROW_BYTES);
+            fenceAccumulators(acc);
+            wgmmaFence();
+#pragma unroll
+            for (int k = 0; k < 4; ++k)
+                Wgmma<T, BN>::run(acc, da + 2 * k, db + 2 * k);
+            wgmmaCommit();
+            fenceAccumulators(acc);
+            if (tp.early) {
+                wgmmaWait<0>();
+                fenceAccumulators(acc);
+                if (lane == 0) {
+                    barrierArrive(emptyBar + 8 * stage);
+                    if (s == g.s - 1)
+                        barrierArrive(slotEmpty + 8 * slot);
+                }
+                continue;
+            }
+            wgmmaWait<1>(); // the k-tile before this one retired: its weight stage (and, s = 0, its slot) go back
+            fenceAccumulators(acc);
+            if (lane == 0 && (gi > 0 || s > 0)) {
+                barrierArrive(emptyBar + 8 * ((t - 1) % STAGES));
+                if (s == 0)
+                    barrierArrive(slotEmpty + 8 * ((ja - 1) % WA));
+            }
+        }
+    }
+    wgmmaWait<0>();
+    fenceAccumulators(acc);
+    if (!tp.early && lane == 0 && groups > 0) {
+        barrierArrive(emptyBar + 8 * ((t - 1) % STAGES));
+        barrierArrive(slotEmpty + 8 * ((ja - 1) % WA));
+    }
+#endif
+}
+
+template <typename T, int BN, int STAGES, int RP, bool PP, int WA>
+__global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STAGES, WA))
     tmaConvKernel(const __grid_constant__ CUtensorMap xMap, const __grid_constant__ CUtensorMap wMap, TmaParams tp,
         const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial)
 {
@@ -166,16 +225,25 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
     constexpr uint32_t A_BYTES = BM * ROW_BYTES, STAGE_BYTES = (BM + BN) * ROW_BYTES;
     static_assert(STAGE_BYTES % 1024 == 0, "every stage starts on a swizzle atom");
     extern __shared__ __align__(1024) unsigned char smem[];
-    __shared__ __align__(8) uint64_t bars[2 * STAGES]; // full[0..STAGES), empty[STAGES..2·STAGES)
+    // full[0..STAGES), empty[STAGES..2·STAGES); window tiles: the slots' full and empty after them
+    __shared__ __align__(8) uint64_t bars[2 * STAGES + 2 * WA];
+    static_assert(WA == 0 || (RP == 8 && !PP), "the window tiles: 128-byte rows, cooperative");
     const ConvGeometry& g = tp.base.g;
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7;
     const int tileW = 1 << tp.tileShift;
     const uint32_t smemBase = (sharedAddress(smem) + 1023u) & ~1023u;
     const uint32_t fullBar = sharedAddress(bars), emptyBar = fullBar + 8 * STAGES;
+    // Window tiles: WA input slots first, then the weight stages (BN rows each).
+    const uint32_t slotFull = emptyBar + 8 * STAGES, slotEmpty = slotFull + 8 * WA;
+    const uint32_t weightBase = smemBase + uint32_t(WA * kWindowSlotBytes);
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             barrierInit(fullBar + 8 * s, 1);
             barrierInit(emptyBar + 8 * s, PP ? 4 : 8); // the warps that read a stage
+        }
+        for (int s = 0; s < WA; ++s) {
+            barrierInit(slotFull + 8 * s, 1);
+            barrierInit(slotEmpty + 8 * s, 8);
         }
         // The barriers' initialisation, visible to the copy engine (async proxy) before the first copy signals them.
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -188,6 +256,31 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
             return;
         asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&xMap)) : "memory");
         asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&wMap)) : "memory");
+        if constexpr (WA > 0) {
+            // Window tiles: for each kernel row r and run of channels, one box of the input row (the block's 128
+            // pixels and the taps' reach) into a slot, then the weight tile of each of the row's S taps into the ring.
+            int ja = 0, jb = 0; // boxes and weight tiles issued, over all this block's work items
+            for (int w = blockIdx.x; w < tp.items; w += gridDim.x) {
+                const TmaItem it = tmaItemOf(tp, w, BN);
+                for (int gi = 0; gi < g.r * tp.chunksPerTap; ++gi, ++ja) {
+                    const int r = gi / tp.chunksPerTap, chunk = gi - r * tp.chunksPerTap, slot = ja % WA;
+                    if (ja >= WA)
+                        barrierWait(slotEmpty + 8 * slot, ((ja / WA) - 1) & 1, tp.spin);
+                    barrierExpectBytes(slotFull + 8 * slot, tp.windowBytes);
+                    tmaLoad4d(smemBase + uint32_t(slot * kWindowSlotBytes), &xMap, chunk * ROW_ELEMS, it.q0 - g.padLeft,
+                        it.p0 * g.strideH - g.padTop + r * g.dilH, it.n, slotFull + 8 * slot);
+                    for (int s = 0; s < g.s; ++s, ++jb) {
+                        const int stage = jb % STAGES;
+                        if (jb >= STAGES)
+                            barrierWait(emptyBar + 8 * stage, ((jb / STAGES) - 1) & 1, tp.spin);
+                        barrierExpectBytes(fullBar + 8 * stage, BN * ROW_BYTES);
+                        tmaLoad2d(weightBase + stage * BN * ROW_BYTES, &wMap,
+                            ((r * g.s + s) * tp.chunksPerTap + chunk) * ROW_ELEMS, it.nBase, fullBar + 8 * stage);
+                    }
+                }
+            }
+            return;
+        }
         int j = 0; // k-tiles issued, over all this block's work items
         for (int w = blockIdx.x; w < tp.items; w += gridDim.x) {
             const TmaItem it = tmaItemOf(tp, w, BN);
@@ -221,6 +314,7 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
     const int itemStep = PP ? 2 * gridDim.x : gridDim.x;
     int w = blockIdx.x + (PP ? wg * gridDim.x : 0);
     int t = PP && wg == 1 ? tmaItemOf(tp, blockIdx.x, BN).nk : 0; // the ring's k-tile (the producer's j)
+    int ja = 0; // window tiles: the input boxes taken (the producer's ja)
     // Ping-pong turns (named barriers 4: warpgroup 0 → 1, 3: 1 → 0; 128 threads arrive, 128 wait): a warpgroup
     // starts an item's products only once the other has waited for every k-tile of the item before it. So the
     // multiplications alternate, and a warpgroup never waits on a stage more than one pass round the ring ahead of
@@ -235,7 +329,10 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i)
                 acc[mh][i] = 0.0f;
-        for (int lt = 0; lt < it.nk; ++lt, ++t) {
+        if constexpr (WA > 0)
+            windowProducts<T, BN, STAGES, WA>(
+                g, tp, smemBase, weightBase, fullBar, emptyBar, slotFull, slotEmpty, wg, lane, acc[0], t, ja);
+        for (int lt = 0; lt < (WA > 0 ? 0 : it.nk); ++lt, ++t) {
             const int stage = t % STAGES;
             const uint32_t aStage = smemBase + stage * STAGE_BYTES, aRows = aStage + (PP ? 0 : wg) * 64 * ROW_BYTES;
             barrierWait(fullBar + 8 * stage, (t / STAGES) & 1, tp.spin);
@@ -275,7 +372,7 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
             if (lt > 0 && lane == 0)
                 barrierArrive(emptyBar + 8 * ((t - 1) % STAGES));
         }
-        const int lastStage = (t - 1) % STAGES; // this item's last k-tile's
+        const int lastStage = WA > 0 ? 0 : (t - 1) % STAGES; // this item's last k-tile's
         if (PP && w + gridDim.x < tp.items) { // the other warpgroup's item is next in the ring: its turn
             asm volatile("bar.arrive %0, 256;\n" ::"r"(turnGive) : "memory");
             t += tmaItemOf(tp, w + gridDim.x, BN).nk;
@@ -284,8 +381,9 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
 #pragma unroll
         for (int mh = 0; mh < MH; ++mh)
             fenceAccumulators(acc[mh]);
-        if (it.nk > 0 && lane == 0
-            && !tp.early) // the last stage goes back before the epilogue: the next item's copies overlap it
+        // The last stage goes back before the epilogue: the next item's copies overlap it (windowProducts gave its
+        // own back).
+        if (WA == 0 && it.nk > 0 && lane == 0 && !tp.early)
             barrierArrive(emptyBar + 8 * lastStage);
 
         // Accumulator 4·j + e of an m64 half: pixel row 16·(warp in the warpgroup) + lane / 4 + 8·(e / 2) of its 64,
@@ -372,12 +470,12 @@ namespace {
 
 } // namespace
 
-template <typename T, int BN, int STAGES, int RP, bool PP>
+template <typename T, int BN, int STAGES, int RP, bool PP, int WA>
 void launchTma(const ConvGeometry& g, const Plan& p, const TmaParams& tp, const T* x, const T* wp, const float* bias,
     T* y, float* partial, cudaStream_t st)
 {
-    constexpr size_t smemBytes = tmaStageBytes(BN, RP) * STAGES + 1024;
-    auto* kernel = tmaConvKernel<T, BN, STAGES, RP, PP>;
+    constexpr size_t smemBytes = tmaSmemBytes(BN, RP, STAGES, WA) + 1024;
+    auto* kernel = tmaConvKernel<T, BN, STAGES, RP, PP, WA>;
     if (!y) { // prepare: opt in to the shared memory (launch() in conv2d_tensor_core_kernel.cuh says why)
         CONVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smemBytes)));
         return;
@@ -387,7 +485,9 @@ void launchTma(const ConvGeometry& g, const Plan& p, const TmaParams& tp, const 
     // The input, NHWC, innermost first; its box: one k-tile row of channels × the block's pixels, stride-spaced.
     const cuuint64_t xDims[4] = { cuuint64_t(g.c), cuuint64_t(g.w), cuuint64_t(g.h), cuuint64_t(g.n) };
     const cuuint64_t xStrides[3] = { g.c * e, cuuint64_t(g.w) * g.c * e, cuuint64_t(g.h) * g.w * g.c * e };
-    const cuuint32_t xBox[4] = { rowElems, cuuint32_t(p.tileW * g.strideW), cuuint32_t(p.tileH * g.strideH), 1 };
+    // Window tiles: one row of the block's pixels and the taps' reach (stride 1), read by every tap of a kernel row.
+    const cuuint32_t xBox[4] = { rowElems, cuuint32_t(WA ? p.tileW + (g.s - 1) * g.dilW : p.tileW * g.strideW),
+        cuuint32_t(p.tileH * g.strideH), 1 };
     const cuuint32_t xSteps[4] = { 1, cuuint32_t(g.strideW), cuuint32_t(g.strideH), 1 };
     const CUtensorMap xMap = encode<T>("input's box", x, 4, xDims, xStrides, xBox, xSteps, RP);
     // The packed weights [K][ldw]; the box: one k-tile row × BN output channels.
@@ -409,13 +509,14 @@ void runTmaTyped(
         ++shift;
     const int rowElems = 16 * p.rowPieces / int(sizeof(T));
     const TmaParams tp { a.prm, shift, p.tilesP, p.tilesQ, g.c / rowElems, p.mTiles, p.nTiles,
-        p.mTiles * p.nTiles * p.splits, p.probe, p.spin, p.early };
+        p.mTiles * p.nTiles * p.splits, p.probe, p.spin, p.early, (p.tileW + (g.s - 1) * g.dilW) * 128 };
     // One instantiation a tma… tile of kTiles (block width, stages and row from the table).
     auto run = [&](auto tile) {
         constexpr TileShape t = kTiles[decltype(tile)::value];
-        launchTma<T, t.bn(), t.stages, t.rowPieces, t.pingpong>(g, p, tp, a.x, a.wp, bias, a.y, a.partial, st);
+        launchTma<T, t.bn(), t.stages, t.rowPieces, t.pingpong, t.windows>(
+            g, p, tp, a.x, a.wp, bias, a.y, a.partial, st);
     };
-    static_assert(kTmaTile64 + 8 == kTileCount, "the tma… tiles are the last eight");
+    static_assert(kTmaTile64 + 10 == kTileCount, "the tma… tiles are the last ten");
     switch (p.tile - kTmaTile64) {
     case 0:
         run(std::integral_constant<int, kTmaTile64>());
@@ -438,8 +539,14 @@ void runTmaTyped(
     case 6:
         run(std::integral_constant<int, kTmaTile64 + 6>());
         break;
-    default:
+    case 7:
         run(std::integral_constant<int, kTmaTile64 + 7>());
+        break;
+    case 8:
+        run(std::integral_constant<int, kTmaTile64 + 8>());
+        break;
+    default:
+        run(std::integral_constant<int, kTmaTile64 + 9>());
     }
     reduceSplits(g, p, a, bias, st, "conv2d tensor core (wgmma, TMA)");
 }

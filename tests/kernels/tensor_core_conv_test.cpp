@@ -176,6 +176,13 @@ std::vector<Case> cases()
         // warpgroups taking turns round the stage ring.
         { "64 -> 8 at 64x128, batch 8, several work items a block", Shape::nchw(8, 64, 64, 128),
             conv(8, { 3, 3 }, pads(1, 1, 1, 1)) },
+        // The window tiles (one box of an input row for every tap of a kernel row): rows of more than 64 pixels,
+        // stride 1 along W, dilated and asymmetric taps, a 5-wide kernel, enough blocks to fill the device; the
+        // 64 -> 8 case above takes them too.
+        { "128 -> 96 at 30x100, dilation (1, 2), asymmetric padding, batch 5", Shape::nchw(5, 128, 30, 100),
+            conv(96, { 3, 3 }, pads(1, 0, 3, 1), { 1, 1 }, { 1, 2 }) },
+        { "64 -> 136 at 40x100, 5x5, stride (2, 1), batch 8", Shape::nchw(8, 64, 40, 100),
+            conv(136, { 5, 5 }, pads(2, 2, 2, 2), { 2, 1 }) },
         { "128 -> 256 at 16x16, batch 2, a fused leaky ReLU", Shape::nchw(2, 128, 16, 16),
             conv(256, { 3, 3 }, pads(1, 1, 1, 1)) },
         { "12 -> 20 with a fused leaky ReLU", Shape::nchw(2, 12, 10, 10), conv(20, { 3, 3 }, pads(1, 1, 1, 1)) },
@@ -240,7 +247,7 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
         variants.push_back({ { "tc_tile", tile } });
     variants.push_back({ { "tc_kernel", "tma" } });
     for (const char* tile : { "tma128x64", "tma128x64r64", "tma128x128", "tma128x128r64", "tma128x128s6", "tma128x256",
-             "tma128x128pp", "tma128x64pp" })
+             "tma128x128pp", "tma128x64pp", "tma128x64w", "tma128x128w" })
         variants.push_back({ { "tc_tile", tile } });
     // Both ways of giving a stage back, each on a tile whose default is the other (two blocks a multiprocessor: early;
     // one: late), and on the ping-pong tile.
@@ -248,6 +255,8 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
     variants.push_back({ { "tc_tile", "tma128x128" }, { "tc_release", "late" } });
     variants.push_back({ { "tc_tile", "tma128x256" }, { "tc_release", "early" } });
     variants.push_back({ { "tc_tile", "tma128x128pp" }, { "tc_release", "early" } });
+    variants.push_back({ { "tc_tile", "tma128x128w" }, { "tc_release", "late" } });
+    variants.push_back({ { "tc_tile", "tma128x64w" }, { "tc_release", "late" } });
     const bool tmaAny = tmaTakes(tc, s, mode, 128) || tmaTakes(tc, s, mode, 64);
     for (const auto& variant : variants) {
         SessionOptions options;
@@ -287,6 +296,22 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
         CHECK((note.find("copied by TMA") != std::string::npos) == tmaRuns);
         if (asksTma && wgmmaTakes && !tmaFits)
             CHECK(note.find("TMA") != std::string::npos);
+        // The window tiles (planOf's tmaWindowRefusal, restated): only where the shape allows them (stride 1 along W,
+        // one row of 128 pixels a block, a reach of ≤ 8 pixels), by default where it does and the blocks are many
+        // (≥ 200: more than the multiprocessors of the GPUs here, so the reduction is not split) but for the 16-bit
+        // 128×64 tile, and a window tile asked for where the shape does not allow it says why.
+        const int64_t S = tc.conv.kernel_size[1], dW = tc.conv.dilation[1], K = tc.conv.out_channels;
+        const bool windowShape
+            = tmaTakes(tc, s, mode, 128) && tc.conv.stride[1] == 1 && s.out.w > 64 && S >= 2 && (S - 1) * dW <= 8;
+        const int64_t blocks
+            = s.out.n * s.out.h * ((s.out.w + 127) / 128) * ((K + (K <= 64 ? 63 : 127)) / (K <= 64 ? 64 : 128));
+        const bool windows = note.find("input windows") != std::string::npos;
+        if (windows)
+            CHECK(windowShape);
+        if (variant.empty() && tmaRuns && windowShape && blocks >= 200 && (K > 64 || mode == MathMode::TF32))
+            CHECK(windows);
+        if (tmaRuns && tile.size() > 1 && tile.back() == 'w' && !windowShape)
+            CHECK(note.find("window tiles need") != std::string::npos);
         if (asksWgmma && !wgmmaTakes && !variant.empty())
             CHECK(note.find("wgmma needs") != std::string::npos); // a forced wgmma says why it did not run
         checkOutput(out, same, exact, mode, s.in.c * tc.conv.kernel_size[0] * tc.conv.kernel_size[1]);
