@@ -26,7 +26,7 @@ std::string conv2dTensorCoreRefusal(const ConvGeometry& g);
 //                                   (conv2d_tensor_core_wgmma.cu; the default where TMA does not take it and C is a
 //                                   multiple of the 16-byte piece), or the mma.sync one (every other GPU and layer);
 //   --option tc_tile=128x64|128x128|128x128w8|256x64 (mma.sync) | wg128x64|wg128x128|wg128x256|… (wgmma, cp.async) |
-//                    tma128x64|tma128x128|tma128x128r64|… (wgmma, TMA);
+//                    tma128x64|tma128x128|tma128x128r64|tma128x128w|… (wgmma, TMA; …w: one input window a kernel row);
 //   --option tc_kbytes=64|128       mma.sync's k-tile row (wgmma's is 128 bytes).
 // The parser throws InputError naming the choices, and on a wgmma tile with tc_kernel=mma (or the reverse).
 struct TensorCoreOptions {

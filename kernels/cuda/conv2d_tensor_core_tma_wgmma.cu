@@ -31,6 +31,13 @@
 // TF32: wgmma would truncate FP32 operands to TF32. Both maps copy FP32 data as CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, and
 // the copy engine rounds each value to nearest, ties to even: the session's TF32 (roundTf32). So no thread touches a
 // stage between its copy and its wgmma (the cp.async kernels round their A tiles in shared memory).
+// Window tiles (tma128x64w, tma128x128w; conv2d_tensor_core_plan.h's tmaWindowRefusal says where): a block of one
+// row of 128 output pixels, stride 1 along W, reads for tap (r, s) the input row's pixels q0 − left + s·dilW … + 127.
+// So one box of 128 + (S − 1)·dilW pixels (a "window", ≤ 136 rows) holds the A operand of all S taps of kernel row r:
+// tap s's is the window from row s·dilW on. The copy warp fills a window slot once per (r, channel run) and the
+// weight ring once per tap; a consumer gives the slot back after its S-th tap. A wgmma descriptor may start on any
+// 128-byte row of the slot: the hardware forms each row's address and swizzles by its bits, as the TMA wrote it
+// (checked by tensor_core_conv_test against the host reference). The input bytes copied fall by ~S×.
 // The epilogue and split-K are the cp.async kernels' (storeOutputPair), with the pixel's (p, q) from its place in the
 // rectangle; pixels past P or Q were computed on whatever the box held there and are not stored.
 #include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
