@@ -206,8 +206,8 @@ std::string conv2dTensorCoreNote(
             + std::to_string(16 * t.rowPieces) + "-byte-swizzled shared memory, k-tile " + std::to_string(tk) + ", "
             + std::to_string(t.stages) + "-stage mbarrier pipeline"
             + (t.windows ? " of weight tiles beside " + std::to_string(t.windows) + " input windows ("
-                        + std::to_string(128 + (g.s - 1) * g.dilW)
-                        + " pixels copied once a kernel row, read by each of its " + std::to_string(g.s) + " taps)"
+                        + std::to_string(tmaWindowRows(g)) + " pixels copied once a kernel row, read by each of its "
+                        + std::to_string(g.s) + " taps)"
                          : "")
             + (p.early ? ", a stage given back once its products retire" : "");
     else if (p.wgmma)

@@ -215,6 +215,8 @@ inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces)
 // block's row plus (S − 1)·dilation to the right, and tap s reads it from pixel s·dilation on. So: stride 1 along W,
 // the block one row of 128 pixels (Q > 64), a reach of ≤ 8 pixels (kWindowRows), and no split of the reduction (its
 // k-tiles go by kernel row, then channel run, then tap): the blocks must fill the device.
+// A window's input pixels (the rows of its box): the block's 128 and the reach of the kernel row's last tap.
+inline int tmaWindowRows(const ConvGeometry& g) { return 128 + (g.s - 1) * g.dilW; }
 inline const char* tmaWindowRefusal(const ConvGeometry& g, int bn, int smCount)
 {
     const TmaPixelTile t = tmaPixelTile(g);
@@ -222,7 +224,7 @@ inline const char* tmaWindowRefusal(const ConvGeometry& g, int bn, int smCount)
         return "the window tiles need stride 1 along W";
     if (t.tileW != 128)
         return "the window tiles need output rows of more than 64 pixels";
-    if (g.s < 2 || (g.s - 1) * g.dilW > kWindowRows - 128)
+    if (g.s < 2 || tmaWindowRows(g) > kWindowRows)
         return "the window tiles need a kernel 2 or more wide reaching at most 8 pixels: (S - 1) * dilation <= 8";
     if (int64_t(g.n) * t.tilesP * t.tilesQ * ((g.k + bn - 1) / bn) < smCount)
         return "the window tiles do not split the reduction, and this layer's blocks do not fill the device";

@@ -46,6 +46,8 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <utility>
+
 namespace convscope::cuda::tc {
 
 namespace {
@@ -493,8 +495,8 @@ void launchTma(const ConvGeometry& g, const Plan& p, const TmaParams& tp, const 
     const cuuint64_t xDims[4] = { cuuint64_t(g.c), cuuint64_t(g.w), cuuint64_t(g.h), cuuint64_t(g.n) };
     const cuuint64_t xStrides[3] = { g.c * e, cuuint64_t(g.w) * g.c * e, cuuint64_t(g.h) * g.w * g.c * e };
     // Window tiles: one row of the block's pixels and the taps' reach (stride 1), read by every tap of a kernel row.
-    const cuuint32_t xBox[4] = { rowElems, cuuint32_t(WA ? p.tileW + (g.s - 1) * g.dilW : p.tileW * g.strideW),
-        cuuint32_t(p.tileH * g.strideH), 1 };
+    const cuuint32_t xBox[4]
+        = { rowElems, cuuint32_t(WA ? tmaWindowRows(g) : p.tileW * g.strideW), cuuint32_t(p.tileH * g.strideH), 1 };
     const cuuint32_t xSteps[4] = { 1, cuuint32_t(g.strideW), cuuint32_t(g.strideH), 1 };
     const CUtensorMap xMap = encode<T>("input's box", x, 4, xDims, xStrides, xBox, xSteps, RP);
     // The packed weights [K][ldw]; the box: one k-tile row × BN output channels.
@@ -516,45 +518,23 @@ void runTmaTyped(
         ++shift;
     const int rowElems = 16 * p.rowPieces / int(sizeof(T));
     const TmaParams tp { a.prm, shift, p.tilesP, p.tilesQ, g.c / rowElems, p.mTiles, p.nTiles,
-        p.mTiles * p.nTiles * p.splits, p.probe, p.spin, p.early, (p.tileW + (g.s - 1) * g.dilW) * 128 };
-    // One instantiation a tma… tile of kTiles (block width, stages and row from the table).
+        p.mTiles * p.nTiles * p.splits, p.probe, p.spin, p.early, tmaWindowRows(g) * 128 };
+    // One instantiation a tma… tile of kTiles (block width, stages, row and windows from the table): the one p.tile
+    // names, found among the last kTileCount − kTmaTile64 entries (the tma… tiles).
     auto run = [&](auto tile) {
         constexpr TileShape t = kTiles[decltype(tile)::value];
         launchTma<T, t.bn(), t.stages, t.rowPieces, t.pingpong, t.windows>(
             g, p, tp, a.x, a.wp, bias, a.y, a.partial, st);
     };
-    static_assert(kTmaTile64 + 10 == kTileCount, "the tma… tiles are the last ten");
-    switch (p.tile - kTmaTile64) {
-    case 0:
-        run(std::integral_constant<int, kTmaTile64>());
-        break;
-    case 1:
-        run(std::integral_constant<int, kTmaTile64 + 1>());
-        break;
-    case 2:
-        run(std::integral_constant<int, kTmaTile64 + 2>());
-        break;
-    case 3:
-        run(std::integral_constant<int, kTmaTile64 + 3>());
-        break;
-    case 4:
-        run(std::integral_constant<int, kTmaTile64 + 4>());
-        break;
-    case 5:
-        run(std::integral_constant<int, kTmaTile64 + 5>());
-        break;
-    case 6:
-        run(std::integral_constant<int, kTmaTile64 + 6>());
-        break;
-    case 7:
-        run(std::integral_constant<int, kTmaTile64 + 7>());
-        break;
-    case 8:
-        run(std::integral_constant<int, kTmaTile64 + 8>());
-        break;
-    default:
-        run(std::integral_constant<int, kTmaTile64 + 9>());
+    static_assert(kTiles[kTmaTile64].tma && !kTiles[kTmaTile64 - 1].tma && kTiles[kTileCount - 1].tma,
+        "the tma… tiles are the last entries of kTiles");
+    const bool ran = [&]<int... I>(std::integer_sequence<int, I...>)
+    {
+        return ((p.tile == kTmaTile64 + I ? (run(std::integral_constant<int, kTmaTile64 + I>()), true) : false) || ...);
     }
+    (std::make_integer_sequence<int, kTileCount - kTmaTile64>());
+    if (!ran)
+        throw Error("internal error: cuda.tensor_core: tile " + std::to_string(p.tile) + " is not a TMA tile");
     reduceSplits(g, p, a, bias, st, "conv2d tensor core (wgmma, TMA)");
 }
 
