@@ -50,6 +50,9 @@
 
 #include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
 
+#include <map>
+#include <string>
+
 namespace convscope::cuda {
 
 using namespace tc;
@@ -142,10 +145,15 @@ TensorCoreOptions conv2dTensorCoreParseOptions(const std::map<std::string, std::
                                            : KernelChoice::Wgmma);
     }
     if (auto it = extra.find("tc_probe"); it != extra.end()) {
-        if (it->second != "loads" && it->second != "math")
+        // Bits: 1 the copies only, 2 the products only, 4 no epilogue (nothing stored).
+        static const std::map<std::string, int> probes { { "loads", 1 }, { "math", 2 }, { "no_epilogue", 4 },
+            { "math_no_epilogue", 6 } };
+        const auto probe = probes.find(it->second);
+        if (probe == probes.end())
             throw InputError("tc_probe=" + it->second
-                + ": the TMA kernel's probe is loads (only the copies) or math (only the products)");
-        o.probe = it->second == "loads" ? 1 : 2;
+                + ": the TMA kernel's probe is loads (only the copies), math (only the products), no_epilogue (copies "
+                  "and products, nothing stored) or math_no_epilogue");
+        o.probe = probe->second;
     }
     if (auto it = extra.find("tc_wait"); it != extra.end()) {
         if (it->second != "suspend" && it->second != "spin")
@@ -225,8 +233,10 @@ std::string conv2dTensorCoreNote(
     if (p.fallback)
         note += " (" + std::string(p.fallback) + ")";
     if (p.probe)
-        note += p.probe == 1 ? " (probe: copies only, the output is not computed)"
-                             : " (probe: products only, on no copied data; the output is not computed)";
+        note += std::string(p.probe & 1 ? " (probe: copies only"
+                       : p.probe & 2      ? " (probe: products only, on no copied data"
+                                          : " (probe: copies and products")
+            + (p.probe & 4 ? ", no epilogue" : "") + "; the output is not computed)";
     if (g.c % p.pieceElems != 0)
         note += ", C = " + std::to_string(g.c) + " not a multiple of " + std::to_string(p.pieceElems)
             + ": activations copied element by element";

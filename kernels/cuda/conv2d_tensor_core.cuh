@@ -33,8 +33,9 @@ struct TensorCoreOptions {
     int tile = 0; // index + 1 into the tile table
     int kBytes = 0;
     int kernel = 0; // 0: the launcher's choice, 1: mma.sync, 2: wgmma, 3: wgmma fed by TMA
-    // --option tc_probe=loads|math (TMA kernel only, for finding its bound): only the copies run (no products) or only
-    // the products (on whatever shared memory holds, no copies). The output is not computed; the layer note says so.
+    // --option tc_probe=loads|math|no_epilogue|math_no_epilogue (TMA kernel only, for finding its bound): only the
+    // copies run (no products), only the products (on whatever shared memory holds, no copies), or either of the two
+    // without the epilogue (bit 4: nothing stored). The output is not computed; the layer note says so.
     int probe = 0;
     // --option tc_wait=suspend|spin (TMA kernel): wait on its mbarriers by try_wait, which may suspend the thread
     // (the default), or by test_wait in a loop.

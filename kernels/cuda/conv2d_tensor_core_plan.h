@@ -82,11 +82,15 @@ constexpr size_t tmaStageBytes(int bn, int rowPieces) { return size_t(128 + bn) 
 // rows, 1024-aligned (the swizzle atom).
 constexpr int kWindowRows = 136;
 constexpr size_t kWindowSlotBytes = size_t(kWindowRows) * 128;
+// The epilogue's area of each of the 8 consumer warps: 512 bytes for the 16-bit transposition (storeTile16) and the
+// work item's bias, BN floats (stageBias).
+constexpr size_t tmaEpilogueBytes(int bn) { return 8 * (512 + 4 * size_t(bn)); }
 // The TMA kernel's shared memory (less the 1024 bytes of alignment slack): its stages, or a window tile's weight
-// stages and input slots.
+// stages and input slots; then the epilogue's staging.
 constexpr size_t tmaSmemBytes(int bn, int rowPieces, int stages, int windows)
 {
-    return windows ? size_t(bn) * 128 * stages + kWindowSlotBytes * windows : tmaStageBytes(bn, rowPieces) * stages;
+    return (windows ? size_t(bn) * 128 * stages + kWindowSlotBytes * windows : tmaStageBytes(bn, rowPieces) * stages)
+        + tmaEpilogueBytes(bn);
 }
 constexpr int kTmaThreads = 288; // two wgmma warpgroups and the warp that issues the copies
 constexpr int tmaMinBlocks(int bn, int rowPieces, int stages, int windows = 0)
@@ -113,7 +117,7 @@ struct Plan {
     bool tma; // its TMA-fed variant (conv2d_tensor_core_tma_wgmma.cu): a block is tileH × tileW output pixels of one
               // image, tilesP × tilesQ blocks an image
     int tileW, tileH, tilesP, tilesQ;
-    int probe; // TMA kernel: 1 copies only, 2 products only (TensorCoreOptions::probe)
+    int probe; // TMA kernel, bits: 1 copies only, 2 products only, 4 no epilogue (TensorCoreOptions::probe)
     int spin; // TMA kernel: wait on mbarriers by test_wait (TensorCoreOptions::spin)
     int early; // TMA kernel: give a stage back once its products retired (TensorCoreOptions::release)
     int ctas; // the persistent kernel's grid (specialized tiles): min(work items, multiprocessors)

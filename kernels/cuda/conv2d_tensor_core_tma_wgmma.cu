@@ -58,7 +58,7 @@ namespace {
         int tilesP, tilesQ;
         int chunksPerTap; // C / the row's channels
         int mTiles, nTiles, items; // work items: mTiles · nTiles · splits
-        int probe; // 1: copies only, 2: products only (TensorCoreOptions::probe)
+        int probe; // bits: 1 copies only, 2 products only, 4 no epilogue (TensorCoreOptions::probe)
         int spin; // wait by test_wait (TensorCoreOptions::spin)
         int early; // give a stage back once its products retired (TensorCoreOptions::release)
         int windowBytes; // window tiles: the bytes of one input box, (128 + (S − 1)·dilW) rows of 128 bytes
@@ -112,56 +112,116 @@ namespace {
         }
     }
 
-    __device__ __forceinline__ uint32_t pick(const uint32_t (&w)[4], int i)
+    // The bias of a work item's BN output channels, copied global → shared by cp.async at the item's start into the
+    // warp's own area (zero past K), so the epilogue reads it from shared memory: read from global memory there,
+    // each load's latency stood between the accumulators and their stores (ncu: the epilogue's largest stalls,
+    // docs/PERFORMANCE.md "Version 7"). Waited for by biasReady.
+    template <int BN>
+    __device__ __forceinline__ void stageBias(const float* __restrict__ bias, int nBase, int kTotal, uint32_t area)
     {
-        return i == 0 ? w[0] : i == 1 ? w[1] : i == 2 ? w[2] : w[3];
+        const int lane = threadIdx.x & 31;
+        if ((reinterpret_cast<uintptr_t>(bias + nBase) & 15) == 0) {
+#pragma unroll
+            for (int i = 4 * lane; i < BN; i += 128) {
+                const int n = max(0, min(4, kTotal - (nBase + i))); // channels inside K; the rest zero-filled
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(area + 4 * i),
+                    "l"(n > 0 ? bias + nBase + i : bias), "r"(4 * n)
+                    : "memory");
+            }
+            return;
+        }
+#pragma unroll
+        for (int i = lane; i < BN; i += 32) {
+            const bool in = nBase + i < kTotal;
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(area + 4 * i),
+                "l"(in ? bias + nBase + i : bias), "r"(in ? 4 : 0)
+                : "memory");
+        }
+    }
+    // The warp's staged bias is there to read (every lane's copies landed).
+    __device__ __forceinline__ void biasReady()
+    {
+        asm volatile("cp.async.wait_all;\n" ::: "memory");
+        __syncwarp();
+    }
+    // The staged bias of the item's channels c, c + 1 (zero without a bias).
+    __device__ __forceinline__ float2 biasPair(bool hasBias, uint32_t area, int c)
+    {
+        float2 b = make_float2(0.0f, 0.0f);
+        if (hasBias)
+            asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(b.x), "=f"(b.y) : "r"(area + 4 * c) : "memory");
+        return b;
     }
 
-    // The epilogue of a 16-bit output (no split): bias, activation and rounding as storeOutputPair, but 16 bytes a
-    // store. Each lane of a quad holds channels 2·(lane % 4), +1 of every n8 block; for four blocks at a time a 4 × 4
-    // exchange of the packed pairs among the quad gives lane q the 8 channels of block j0 + q, so a warp's store
-    // writes 64 contiguous bytes of each of its 8 pixel rows (the pair stores wrote 16 of every 32-byte sector, 40% of
-    // the sectors in excess, ncu). K a multiple of 8: a block is all inside K or all past it.
+    // The epilogue of a 16-bit output (no split, K a multiple of 8): bias, activation and rounding as storeOutputPair,
+    // through a 512-byte staging area of the warp's own. A warp's accumulators are 16 pixel rows × BN channels, each
+    // lane holding channel pairs 2·(lane % 4) of every n8 block in rows lane / 4 and lane / 4 + 8: exactly the
+    // fragments of stmatrix. For each 16 channels, one stmatrix.x4 writes the 16 × 16 block (rows of 32 bytes, the
+    // two 16-byte halves swapped in rows 4–7 and 12–15, so neither the stmatrix nor the read back has a bank
+    // conflict); lane l reads half l % 2 of row l / 2 back and stores it, 16 bytes, so a warp's store is 16 whole
+    // 32-byte sectors. ~6 instructions for 8 outputs where the quad exchange of shuffles and selects took ~16
+    // (docs/PERFORMANCE.md "Version 7": the epilogue was 42% of the time of 64→128 @256², fp16). `storeRow`:
+    // the pixel index of row lane / 2 of the warp's 16, `storeValid` whether it is on the output map.
     template <typename T, int BN>
-    __device__ __forceinline__ void storeTile16(const ConvGeometry& g, int nBase, const int (&m)[2],
-        const bool (&valid)[2], const float (&acc)[BN / 2], const float* __restrict__ bias, T* __restrict__ y)
+    __device__ __forceinline__ void storeTile16(const ConvGeometry& g, int nBase, int storeRow, bool storeValid,
+        const float (&acc)[BN / 2], bool hasBias, T* __restrict__ y, uint32_t staging)
     {
         const int lane = threadIdx.x & 31, quad = lane & 3;
-        const bool biasPairs = bias && (reinterpret_cast<uintptr_t>(bias) & 7) == 0;
+        // stmatrix: lane l gives the address of row l % 8 of matrix l / 8 (matrix i: rows 8·(i % 2) …, channels
+        // 8·(i / 2) …); the read back: row l / 2, half l % 2.
+        const int wRow = ((lane >> 3) & 1) * 8 + (lane & 7), wHalf = lane >> 4;
+        const uint32_t writeAt = staging + wRow * 32 + ((wHalf ^ ((wRow >> 2) & 1)) << 4);
+        const int rRow = lane >> 1, rHalf = lane & 1;
+        const uint32_t readAt = staging + rRow * 32 + ((rHalf ^ ((rRow >> 2) & 1)) << 4);
+        T* const out = y + size_t(storeRow) * g.k + nBase + 8 * rHalf;
 #pragma unroll
-        for (int j0 = 0; j0 < BN / 8; j0 += 4) {
+        for (int j = 0; j < BN / 8; j += 2) {
+            uint32_t x[4];
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                uint32_t w[4], o[4];
+            for (int b = 0; b < 2; ++b) {
+                const float2 bp = biasPair(hasBias, staging + 512, 8 * (j + b) + 2 * quad);
 #pragma unroll
-                for (int jj = 0; jj < 4; ++jj) {
-                    const int a = 4 * (j0 + jj) + 2 * h, k = nBase + 8 * (j0 + jj) + 2 * quad;
-                    float b0 = 0.0f, b1 = 0.0f; // the second row's reload of the bias pair hits L1
-                    if (bias && k < g.k) {
-                        if (biasPairs) {
-                            const float2 v = __ldg(reinterpret_cast<const float2*>(bias + k));
-                            b0 = v.x, b1 = v.y;
-                        } else
-                            b0 = __ldg(bias + k), b1 = __ldg(bias + k + 1);
-                    }
-                    w[jj] = packPair<T>(
-                        epilogue(g.act, g.actParam, acc[a] + b0), epilogue(g.act, g.actParam, acc[a + 1] + b1));
+                for (int h = 0; h < 2; ++h) {
+                    const int a = 4 * (j + b) + 2 * h;
+                    x[2 * b + h] = packPair<T>(
+                        epilogue(g.act, g.actParam, acc[a] + bp.x), epilogue(g.act, g.actParam, acc[a + 1] + bp.y));
                 }
-                // Round r: lane q sends its pair of block (q − r) mod 4 and receives, from lane (q + r) mod 4, that
-                // lane's pair of block q: channels 2·((q + r) mod 4), +1 of block j0 + q.
-#pragma unroll
-                for (int r = 0; r < 4; ++r) {
-                    const int from = (quad + r) & 3;
-                    const uint32_t got = __shfl_sync(0xffffffffu, pick(w, (quad - r) & 3), (lane & ~3) | from);
-                    o[0] = from == 0 ? got : o[0];
-                    o[1] = from == 1 ? got : o[1];
-                    o[2] = from == 2 ? got : o[2];
-                    o[3] = from == 3 ? got : o[3];
-                }
-                const int k = nBase + 8 * (j0 + quad);
-                if (valid[h] && k < g.k)
-                    *reinterpret_cast<uint4*>(y + size_t(m[h]) * g.k + k) = make_uint4(o[0], o[1], o[2], o[3]);
             }
+            __syncwarp(); // the last round's reads are done before the area is written again
+            asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(writeAt),
+                "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3])
+                : "memory");
+            __syncwarp();
+            uint4 v;
+            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                         : "r"(readAt)
+                         : "memory");
+            if (storeValid && nBase + 8 * (j + rHalf) < g.k)
+                *reinterpret_cast<uint4*>(out + 8 * j) = v;
+        }
+    }
+
+    // The epilogue of an FP32 output (tf32; no split, K even): the pair stores of storeOutputPair, a warp's store 8
+    // whole 32-byte sectors, with the row pointers and each block's bias pair computed once instead of per value.
+    template <int BN>
+    __device__ __forceinline__ void storeTile32(const ConvGeometry& g, int nBase, const int (&m)[2],
+        const bool (&valid)[2], const float (&acc)[BN / 2], bool hasBias, float* __restrict__ y, uint32_t staging)
+    {
+        const int quad = threadIdx.x & 3;
+        float* const row0 = y + size_t(m[0]) * g.k + nBase + 2 * quad;
+        float* const row1 = y + size_t(m[1]) * g.k + nBase + 2 * quad;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+            if (nBase + 8 * j + 2 * quad >= g.k)
+                continue;
+            const float2 bp = biasPair(hasBias, staging + 512, 8 * j + 2 * quad);
+            if (valid[0])
+                *reinterpret_cast<float2*>(row0 + 8 * j) = make_float2(
+                    epilogue(g.act, g.actParam, acc[4 * j] + bp.x), epilogue(g.act, g.actParam, acc[4 * j + 1] + bp.y));
+            if (valid[1])
+                *reinterpret_cast<float2*>(row1 + 8 * j) = make_float2(epilogue(g.act, g.actParam, acc[4 * j + 2] + bp.x),
+                    epilogue(g.act, g.actParam, acc[4 * j + 3] + bp.y));
         }
     }
 } // namespace
@@ -245,6 +305,10 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
     // Window tiles: WA input slots first, then the weight stages (BN rows each).
     const uint32_t slotFull = emptyBar + 8 * STAGES, slotEmpty = slotFull + 8 * WA;
     const uint32_t weightBase = smemBase + uint32_t(WA * kWindowSlotBytes);
+    // Each consumer warp's epilogue area, after the stages: 512 bytes for storeTile16's transposition, then the
+    // item's bias (stageBias).
+    const uint32_t staging = smemBase + uint32_t(tmaSmemBytes(BN, RP, STAGES, WA) - tmaEpilogueBytes(BN))
+        + uint32_t(tid >> 5) * uint32_t(tmaEpilogueBytes(BN) / 8);
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             barrierInit(fullBar + 8 * s, 1);
@@ -303,7 +367,7 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
                 const int h = it.p0 * g.strideH - g.padTop + r * g.dilH;
                 const int wc = it.q0 * g.strideW - g.padLeft + s * g.dilW;
                 const uint32_t aStage = smemBase + stage * STAGE_BYTES, bar = fullBar + 8 * stage;
-                if (tp.probe == 2) { // products only: the stage is "full" at once
+                if (tp.probe & 2) { // products only: the stage is "full" at once
                     barrierArrive(bar);
                     continue;
                 }
@@ -338,6 +402,9 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i)
                 acc[mh][i] = 0.0f;
+        const bool stagedBias = bias && !partial && g.k % 2 == 0; // the lean epilogues' (storeTile16, storeTile32)
+        if (stagedBias)
+            stageBias<BN>(bias, it.nBase, g.k, staging + 512);
         if constexpr (WA > 0)
             windowProducts<T, BN, STAGES, WA>(
                 g, tp, smemBase, weightBase, fullBar, emptyBar, slotFull, slotEmpty, wg, lane, acc[0], t, ja);
@@ -353,7 +420,7 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
             // One branch round the whole batch: a branch between two wgmma makes ptxas put a wgmma.fence (WARPGROUP.
             // ARRIVE) before each, which waits for the one before and so serialises the batch (45% of the tensor
             // pipe with the probe test inside this loop, ncu).
-            if (tp.probe != 1) {
+            if (!(tp.probe & 1)) {
 #pragma unroll
                 for (int k = 0; k < RP / 2; ++k) // 32 bytes of reduction each: +2 in the descriptor's address field
 #pragma unroll
@@ -394,6 +461,10 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
         // own back).
         if (WA == 0 && it.nk > 0 && lane == 0 && !tp.early)
             barrierArrive(emptyBar + 8 * lastStage);
+        if (tp.probe & 4)
+            continue; // the probe without the epilogue
+        if (stagedBias)
+            biasReady();
 
         // Accumulator 4·j + e of an m64 half: pixel row 16·(warp in the warpgroup) + lane / 4 + 8·(e / 2) of its 64,
         // channel 8·j + 2·(lane % 4) + e % 2 (conv2d_tensor_core_wgmma.cu); row i of the block is pixel
@@ -412,7 +483,15 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
                 }
                 if constexpr (!std::is_same_v<T, float>) {
                     if (!partial && g.k % 8 == 0) {
-                        storeTile16<T, BN>(g, it.nBase, m, valid, acc[mh], bias, y);
+                        const int row = (PP ? mh : wg) * 64 + ((tid & 127) >> 5) * 16 + (lane >> 1);
+                        const int p = it.p0 + (row >> tp.tileShift), q = it.q0 + (row & (tileW - 1));
+                        storeTile16<T, BN>(g, it.nBase, (it.n * g.p + p) * g.q + q, p < g.p && q < g.q, acc[mh],
+                            bias != nullptr, y, staging);
+                        continue;
+                    }
+                } else {
+                    if (!partial && g.k % 2 == 0) {
+                        storeTile32<BN>(g, it.nBase, m, valid, acc[mh], bias != nullptr, y, staging);
                         continue;
                     }
                 }
