@@ -298,7 +298,9 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
     __shared__ __align__(8) uint64_t bars[2 * STAGES + 2 * WA];
     static_assert(WA == 0 || (RP == 8 && !PP), "the window tiles: 128-byte rows, cooperative");
     const ConvGeometry& g = tp.base.g;
-    const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7;
+    // The warpgroup through a shuffle, as CUTLASS does: the compiler then knows it is the same in every lane of a warp
+    // and keeps it, the stage addresses and the wgmma descriptors in uniform registers (fewer instructions a k-tile).
+    const int tid = threadIdx.x, lane = tid & 31, wg = __shfl_sync(0xffffffffu, tid >> 7, 0);
     const int tileW = 1 << tp.tileShift;
     const uint32_t smemBase = (sharedAddress(smem) + 1023u) & ~1023u;
     const uint32_t fullBar = sharedAddress(bars), emptyBar = fullBar + 8 * STAGES;
