@@ -107,7 +107,8 @@ namespace {
         p.spin = p.tma ? o.spin : 0;
         if (p.tma) {
             const TileShape& s = kTiles[p.tile];
-            const bool shared = !s.pingpong && tmaMinBlocks(s.bn(), s.rowPieces, s.stages, s.windows) >= 2;
+            const bool shared
+                = !s.pingpong && tmaMinBlocks(s.bn(), s.rowPieces, s.stages, s.windows, s.transposed) >= 2;
             p.early = o.release ? o.release == 2 : shared;
         }
         return p;
@@ -208,9 +209,12 @@ std::string conv2dTensorCoreNote(
     const std::string format = type == DType::F32 ? "tf32" : std::string(dtypeName(type));
     std::string note;
     if (p.tma)
-        note = format + " wgmma m64n" + std::to_string(t.bn()) + (type == DType::F32 ? "k8" : "k16") + ", 128x"
-            + std::to_string(t.bn()) + " tiles (" + std::to_string(p.tileH) + "x" + std::to_string(p.tileW)
-            + " pixels) of 2 warpgroups, operands copied by TMA (zero-filled borders) into "
+        note = format + " wgmma m64n" + std::to_string(t.transposed ? 128 : t.bn())
+            + (type == DType::F32 ? "k8" : "k16")
+            + (t.transposed ? " transposed (the 64 output channels the m64 operand, a warpgroup's 128 pixels the n128)"
+                            : "")
+            + ", " + std::to_string(t.bm()) + "x" + std::to_string(t.bn()) + " tiles (" + std::to_string(p.tileH) + "x"
+            + std::to_string(p.tileW) + " pixels) of 2 warpgroups, operands copied by TMA (zero-filled borders) into "
             + std::to_string(16 * t.rowPieces) + "-byte-swizzled shared memory, k-tile " + std::to_string(tk) + ", "
             + std::to_string(t.stages) + "-stage mbarrier pipeline"
             + (t.windows ? " of weight tiles beside " + std::to_string(t.windows) + " input windows ("

@@ -32,6 +32,9 @@ struct TileShape {
     // TMA, the window tiles (…w): one copy of a row of input pixels serves every tap of a kernel row
     // (tmaWindowRefusal). `stages` then counts weight tiles, and `windows` the slots of input boxes beside them.
     int windows = 0;
+    // TMA, the transposed window tile (…t): the product is Yᵀ = W·Xᵀ, the weights the m64 operand and each warpgroup's
+    // 128 pixels the n128 one, so a block is 256 pixels of one output row × 64 channels (tmaTransposedRefusal).
+    bool transposed = false;
     constexpr int bm() const { return kWarpM * warpsM; }
     constexpr int bn() const { return 8 * ni * warpsN; }
 };
@@ -59,6 +62,7 @@ constexpr TileShape kTiles[] = {
     { "tma128x64pp", 2, 1, 8, true, false, 8, true, 8, true }, // ping-pong, 8 × 24 KB
     { "tma128x64w", 2, 1, 8, true, false, 8, true, 6, false, 3 }, // window: 3 × 17 KB of input, 6 × 8 KB of weights
     { "tma128x128w", 2, 1, 16, true, false, 8, true, 4, false, 2 }, // window: 2 × 17 KB, 4 × 16 KB
+    { "tma256x64t", 4, 1, 8, true, false, 8, true, 4, false, 2, true }, // transposed: 2 × 33 KB, 4 × 8 KB
 };
 constexpr int kTileCount = int(sizeof(kTiles) / sizeof(kTiles[0]));
 constexpr int kFirstWgmmaTile = 4;
@@ -76,26 +80,30 @@ constexpr int wgmmaMinBlocks(int bn, int rowPieces) { return bn == 64 || (bn == 
 enum class KernelChoice { Auto = 0, Mma = 1, Wgmma = 2, Tma = 3 };
 // The TMA kernel's tiles, and its launch bound (two blocks a multiprocessor where the stages fit in 113 KB).
 constexpr int kTmaTile64 = 11, kTmaTile64r64 = 12, kTmaTile128 = 13, kTmaTile128r64 = 14, kTmaTile256 = 16,
-              kTmaTile64w = 19, kTmaTile128w = 20;
+              kTmaTile64w = 19, kTmaTile128w = 20, kTmaTile64t = 21;
 constexpr size_t tmaStageBytes(int bn, int rowPieces) { return size_t(128 + bn) * 16 * rowPieces; }
 // A window slot: the input box of 128 output pixels plus the taps' reach, (S − 1)·dilation ≤ 8 more pixels, 128-byte
 // rows, 1024-aligned (the swizzle atom).
 constexpr int kWindowRows = 136;
 constexpr size_t kWindowSlotBytes = size_t(kWindowRows) * 128;
+// A slot of the transposed tile: the input of 256 output pixels and the reach, as two boxes (a box spans ≤ 256
+// pixels): the first 128 pixels, then 128 + reach from row 128 on.
+constexpr size_t tmaSlotBytes(bool transposed) { return transposed ? 128 * 128 + kWindowSlotBytes : kWindowSlotBytes; }
 // The epilogue's area of each of the 8 consumer warps: 512 bytes for the 16-bit transposition (storeTile16) and the
 // work item's bias, BN floats (stageBias).
 constexpr size_t tmaEpilogueBytes(int bn) { return 8 * (512 + 4 * size_t(bn)); }
 // The TMA kernel's shared memory (less the 1024 bytes of alignment slack): its stages, or a window tile's weight
 // stages and input slots; then the epilogue's staging.
-constexpr size_t tmaSmemBytes(int bn, int rowPieces, int stages, int windows)
+constexpr size_t tmaSmemBytes(int bn, int rowPieces, int stages, int windows, bool transposed = false)
 {
-    return (windows ? size_t(bn) * 128 * stages + kWindowSlotBytes * windows : tmaStageBytes(bn, rowPieces) * stages)
+    return (windows ? size_t(bn) * 128 * stages + tmaSlotBytes(transposed) * windows
+                    : tmaStageBytes(bn, rowPieces) * stages)
         + tmaEpilogueBytes(bn);
 }
 constexpr int kTmaThreads = 288; // two wgmma warpgroups and the warp that issues the copies
-constexpr int tmaMinBlocks(int bn, int rowPieces, int stages, int windows = 0)
+constexpr int tmaMinBlocks(int bn, int rowPieces, int stages, int windows = 0, bool transposed = false)
 {
-    return tmaSmemBytes(bn, rowPieces, stages, windows) + 1024 <= 113 * 1024 ? 2 : 1;
+    return tmaSmemBytes(bn, rowPieces, stages, windows, transposed) + 1024 <= 113 * 1024 ? 2 : 1;
 }
 
 template <typename T> constexpr int pieceElems() { return 16 / int(sizeof(T)); }
@@ -157,22 +165,25 @@ static_assert(kTiles[kTmaTile64].tma && kTiles[kTmaTile64].ni == 8 && kTiles[kTm
         && kTiles[kTmaTile128].ni == 16 && kTiles[kTmaTile128].rowPieces == 8 && kTiles[kTmaTile128r64].rowPieces == 4
         && kTiles[kTmaTile256].ni == 32 && kTiles[kTmaTile256].tma && !kTiles[kTmaTile256].pingpong
         && kTiles[kTmaTile64w].ni == 8 && kTiles[kTmaTile64w].windows && kTiles[kTmaTile128w].ni == 16
-        && kTiles[kTmaTile128w].windows && tmaMinBlocks(64, 8, 6, 3) == 2 && tmaMinBlocks(128, 8, 4, 2) == 2,
+        && kTiles[kTmaTile128w].windows && tmaMinBlocks(64, 8, 6, 3) == 2 && tmaMinBlocks(128, 8, 4, 2) == 2
+        && kTiles[kTmaTile64t].transposed && kTiles[kTmaTile64t].bm() == 256 && kTiles[kTmaTile64t].bn() == 64
+        && tmaMinBlocks(64, 8, 4, 2, true) == 2,
     "the default TMA tiles");
 
 // The TMA kernel's block of output pixels: tileH rows × tileW columns of one image, tileW the power of two ≥ Q up to
-// 128 (so 128 pixels exactly; the box the TMA copies is the same rows of the input, shifted by the tap).
+// the block's pixels `bm` (128; 256 for the transposed tile), so bm pixels exactly; the box the TMA copies is the same
+// rows of the input, shifted by the tap.
 struct TmaPixelTile {
     int tileW, tileH, tilesP, tilesQ;
     double used; // share of the block's pixels that are output pixels
 };
-inline TmaPixelTile tmaPixelTile(const ConvGeometry& g)
+inline TmaPixelTile tmaPixelTile(const ConvGeometry& g, int bm = 128)
 {
     TmaPixelTile t {};
     t.tileW = 1;
-    while (t.tileW < g.q && t.tileW < 128)
+    while (t.tileW < g.q && t.tileW < bm)
         t.tileW *= 2;
-    t.tileH = 128 / t.tileW;
+    t.tileH = bm / t.tileW;
     t.tilesQ = (g.q + t.tileW - 1) / t.tileW;
     t.tilesP = (g.p + t.tileH - 1) / t.tileH;
     t.used = double(g.p) * g.q / (double(t.tilesP) * t.tileH * t.tilesQ * t.tileW);
@@ -194,14 +205,20 @@ inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces);
 // against 0.274 (that layer is bound by the shared-memory reads of m64n64, not by the copies; tf32 0.433 against
 // 0.482).
 inline const char* tmaWindowRefusal(const ConvGeometry& g, int bn, int smCount);
+// Where the transposed tile takes the layer (tmaTransposedRefusal null) it runs on K ≤ 64 (docs/PERFORMANCE.md
+// "Version 7": m64n64 products a k-tile left the 64-channel layers at ~50% of the GEMM rate).
+inline const char* tmaTransposedRefusal(const ConvGeometry& g, int smCount);
 inline int defaultTmaTile(const ConvGeometry& g, int bytes, int smCount)
 {
     const bool rows128 = !tmaRefusal(g, bytes, 8);
-    if (g.k <= 64)
+    if (g.k <= 64) {
+        if (rows128 && !tmaTransposedRefusal(g, smCount))
+            return kTmaTile64t;
         return !rows128 ? kTmaTile64r64 : bytes == 2 || tmaWindowRefusal(g, 64, smCount) ? kTmaTile64 : kTmaTile64w;
+    }
     return !rows128 ? kTmaTile128r64 : tmaWindowRefusal(g, 128, smCount) ? kTmaTile128 : kTmaTile128w;
 }
-// The window tiles' twin: the same block and pipeline, one box a k-tile.
+// The window tiles' twin: one box a k-tile, the same channels a block (the transposed tile's: 128×64).
 constexpr int tmaWindowTwin(int tile) { return kTiles[tile].ni == 8 ? kTmaTile64 : kTmaTile128; }
 inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces)
 {
@@ -231,6 +248,23 @@ inline const char* tmaWindowRefusal(const ConvGeometry& g, int bn, int smCount)
     if (g.s < 2 || tmaWindowRows(g) > kWindowRows)
         return "the window tiles need a kernel 2 or more wide reaching at most 8 pixels: (S - 1) * dilation <= 8";
     if (int64_t(g.n) * t.tilesP * t.tilesQ * ((g.k + bn - 1) / bn) < smCount)
+        return "the window tiles do not split the reduction, and this layer's blocks do not fill the device";
+    return nullptr;
+}
+// The transposed tile: a window tile (stride 1 along W, a reach of ≤ 8 pixels, no split, so its blocks must fill the
+// device) whose block is 256 pixels of one output row (Q > 128, 3/4 of the blocks' pixels on the map) × 64 channels.
+inline const char* tmaTransposedRefusal(const ConvGeometry& g, int smCount)
+{
+    const TmaPixelTile t = tmaPixelTile(g, 256);
+    if (g.k > 64)
+        return "the transposed tile takes layers of at most 64 output channels";
+    if (g.strideW != 1)
+        return "the window tiles need stride 1 along W";
+    if (t.tileW != 256 || t.used < 0.75)
+        return "the transposed tile needs output rows of more than 128 pixels, 3/4 of its 256-pixel blocks on the map";
+    if (g.s < 2 || tmaWindowRows(g) > kWindowRows)
+        return "the window tiles need a kernel 2 or more wide reaching at most 8 pixels: (S - 1) * dilation <= 8";
+    if (int64_t(g.n) * t.tilesP * t.tilesQ < smCount)
         return "the window tiles do not split the reduction, and this layer's blocks do not fill the device";
     return nullptr;
 }
@@ -286,7 +320,8 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     if (p.tma) {
         p.tile = tmaTile;
         if (kTiles[p.tile].windows) {
-            if (const char* why = tmaWindowRefusal(g, kTiles[p.tile].bn(), smCount)) {
+            if (const char* why = kTiles[p.tile].transposed ? tmaTransposedRefusal(g, smCount)
+                                                            : tmaWindowRefusal(g, kTiles[p.tile].bn(), smCount)) {
                 p.tile = tmaWindowTwin(p.tile);
                 p.fallback = why; // only a tile asked for can be refused here: the default checked the same
             }
@@ -294,7 +329,7 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
         p.rowPieces = kTiles[p.tile].rowPieces;
         p.kTiles = (pieces + p.rowPieces - 1) / p.rowPieces;
         p.ldw = p.kTiles * p.rowPieces * p.pieceElems;
-        const TmaPixelTile t = tmaPixelTile(g);
+        const TmaPixelTile t = tmaPixelTile(g, kTiles[p.tile].bm());
         p.tileW = t.tileW, p.tileH = t.tileH, p.tilesP = t.tilesP, p.tilesQ = t.tilesQ;
     } else if (p.wgmma) {
         // 128-byte rows (one 128-byte swizzle atom across, four wgmma of 32 bytes of reduction each) or, r64
@@ -333,7 +368,9 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     // multiprocessor), each looping over work items.
     const TileShape& shape = kTiles[p.tile];
     const int resident
-        = p.tma && !shape.pingpong ? tmaMinBlocks(shape.bn(), shape.rowPieces, shape.stages, shape.windows) : 1;
+        = p.tma && !shape.pingpong
+        ? tmaMinBlocks(shape.bn(), shape.rowPieces, shape.stages, shape.windows, shape.transposed)
+        : 1;
     p.ctas = int(std::min<int64_t>(tiles * p.splits, int64_t(smCount) * resident));
     p.packedBytes = align256(size_t(g.k) * p.ldw * bytes);
     p.workspaceBytes = p.splits > 1 ? align256(size_t(p.splits) * size_t(m) * g.k * sizeof(float)) : 0;

@@ -55,13 +55,15 @@ namespace {
     struct TmaParams {
         Params base; // the geometry, N·P·Q and the split (storeOutputPair's)
         int tileShift; // log2 tileW
+        int blockShift; // log2 of a block's pixels, tileW · tileH (7; 8 for the transposed tile)
         int tilesP, tilesQ;
         int chunksPerTap; // C / the row's channels
         int mTiles, nTiles, items; // work items: mTiles · nTiles · splits
         int probe; // bits: 1 copies only, 2 products only, 4 no epilogue (TensorCoreOptions::probe)
         int spin; // wait by test_wait (TensorCoreOptions::spin)
         int early; // give a stage back once its products retired (TensorCoreOptions::release)
-        int windowBytes; // window tiles: the bytes of one input box, (128 + (S − 1)·dilW) rows of 128 bytes
+        int windowBytes; // window tiles: the bytes of a slot's boxes, (128 + (S − 1)·dilW) rows of 128 bytes (+ 128 rows
+                         // for the transposed tile's)
     };
 
     // A work item: the pixel block (n, p0, q0), the output channels from nBase, split z's k-tiles. Pixel blocks
@@ -75,7 +77,8 @@ namespace {
         const int mt = rest % tp.mTiles, nt = rest / tp.mTiles;
         const int tq = mt % tp.tilesQ, pn = mt / tp.tilesQ;
         const int ktBegin = z * tp.base.tilesPerSplit;
-        return { pn / tp.tilesP, (pn % tp.tilesP) * (128 >> tp.tileShift), tq << tp.tileShift, nt * bn, ktBegin,
+        return { pn / tp.tilesP, (pn % tp.tilesP) * ((1 << tp.blockShift) >> tp.tileShift), tq << tp.tileShift, nt * bn,
+            ktBegin,
             min(tp.base.kTiles, ktBegin + tp.base.tilesPerSplit) - ktBegin, z };
     }
 
@@ -153,6 +156,15 @@ namespace {
         return b;
     }
 
+    // The staged bias of the item's channel c (zero without a bias).
+    __device__ __forceinline__ float biasOne(bool hasBias, uint32_t area, int c)
+    {
+        float b = 0.0f;
+        if (hasBias)
+            asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(b) : "r"(area + 4 * c) : "memory");
+        return b;
+    }
+
     // The epilogue of a 16-bit output (no split, K a multiple of 8): bias, activation and rounding as storeOutputPair,
     // through a 512-byte staging area of the warp's own. A warp's accumulators are 16 pixel rows × BN channels, each
     // lane holding channel pairs 2·(lane % 4) of every n8 block in rows lane / 4 and lane / 4 + 8: exactly the
@@ -224,6 +236,82 @@ namespace {
                     epilogue(g.act, g.actParam, acc[4 * j + 3] + bp.y));
         }
     }
+
+    // The transposed tile's epilogue (Yᵀ = W·Xᵀ): a warp's accumulators are 16 of the item's output channels
+    // (c0 = 16·(warp in the warpgroup) + lane / 4, and c0 + 8) × the warpgroup's 128 pixels (pairs 2·(lane % 4) of
+    // each n8 block): accumulator 4·j + 2·h + e is channel c0 + 8·h of pixel 8·j + 2·(lane % 4) + e. A 16-bit output
+    // with K a multiple of 8: for each 16 pixels, stmatrix.trans turns the four 8 × 8 blocks (channels × pixels) into
+    // pixel rows of 8 channels, written as storeTile16's staging rows (16 pixels × 16 channels) and stored 16 bytes a
+    // lane. Otherwise one value a store (a warp's store is 4 pixels × 8 consecutive channels). `pixelBase`: the
+    // warpgroup's first pixel in the block.
+    template <typename T>
+    __device__ __forceinline__ void storeTileT(const ConvGeometry& g, const TmaItem& it, int tileShift, int pixelBase,
+        const float (&acc)[64], bool hasBias, T* __restrict__ y, uint32_t staging)
+    {
+        const int lane = threadIdx.x & 31, quad = lane & 3, warp = (threadIdx.x >> 5) & 3;
+        const int c0 = 16 * warp + (lane >> 2);
+        const float bias0 = biasOne(hasBias, staging + 512, c0), bias1 = biasOne(hasBias, staging + 512, c0 + 8);
+        const auto pixelIndex = [&](int i, bool& valid) {
+            const int p = it.p0 + (i >> tileShift), q = it.q0 + (i & ((1 << tileShift) - 1));
+            valid = p < g.p && q < g.q;
+            return (it.n * g.p + p) * g.q + q;
+        };
+        if constexpr (!std::is_same_v<T, float>) {
+            if (g.k % 8 == 0) {
+                // stmatrix.trans: lane l gives row l % 8 of matrix l / 8, matrix (h, b) = (m % 2, m / 2) being
+                // channels 8·h … × pixels 8·b … of the 16; stored transposed, its row r is pixel 8·b + r: staging row
+                // 8·b + r, half h (halves swapped in rows 4–7 and 12–15, as storeTile16's).
+                const int wRow = (lane >> 4) * 8 + (lane & 7), wHalf = (lane >> 3) & 1;
+                const uint32_t writeAt = staging + wRow * 32 + ((wHalf ^ ((wRow >> 2) & 1)) << 4);
+                const int rRow = lane >> 1, rHalf = lane & 1;
+                const uint32_t readAt = staging + rRow * 32 + ((rHalf ^ ((rRow >> 2) & 1)) << 4);
+                const int channel = it.nBase + 16 * warp + 8 * rHalf;
+#pragma unroll
+                for (int j = 0; j < 16; j += 2) {
+                    uint32_t x[4];
+#pragma unroll
+                    for (int b = 0; b < 2; ++b)
+#pragma unroll
+                        for (int h = 0; h < 2; ++h) {
+                            const int a = 4 * (j + b) + 2 * h;
+                            const float bh = h ? bias1 : bias0;
+                            x[2 * b + h] = packPair<T>(
+                                epilogue(g.act, g.actParam, acc[a] + bh), epilogue(g.act, g.actParam, acc[a + 1] + bh));
+                        }
+                    __syncwarp(); // the last round's reads are done before the area is written again
+                    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
+                                     writeAt),
+                        "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3])
+                        : "memory");
+                    __syncwarp();
+                    uint4 v;
+                    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                                 : "r"(readAt)
+                                 : "memory");
+                    bool valid;
+                    const int m = pixelIndex(pixelBase + 8 * j + rRow, valid);
+                    if (valid && channel < g.k)
+                        *reinterpret_cast<uint4*>(y + size_t(m) * g.k + channel) = v;
+                }
+                return;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < 16; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                bool valid;
+                const int m = pixelIndex(pixelBase + 8 * j + 2 * quad + e, valid);
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int c = it.nBase + c0 + 8 * h;
+                    if (valid && c < g.k)
+                        y[size_t(m) * g.k + c]
+                            = gpu::fromFloat<T>(epilogue(g.act, g.actParam, acc[4 * j + 2 * h + e] + (h ? bias1 : bias0)));
+                }
+            }
+    }
 } // namespace
 
 // A window tile's products for one work item, by one consumer warpgroup (rows 64·wg … of the block). For each kernel
@@ -232,10 +320,10 @@ namespace {
 // on any 128-byte row, the hardware swizzling by the address it forms) by the tile. A weight stage goes back as the
 // TMA kernel's stages do (early or late, TmaParams::early); a slot once its last tap's products retired. `t` and `ja`
 // count the weight tiles and the boxes taken, over the block's items.
-template <typename T, int BN, int STAGES, int WA>
+template <typename T, int BN, int STAGES, int WA, bool TR, int ACC>
 __device__ __forceinline__ void windowProducts(const ConvGeometry& g, const TmaParams& tp, uint32_t slotBase,
     uint32_t weightBase, uint32_t fullBar, uint32_t emptyBar, uint32_t slotFull, uint32_t slotEmpty, int wg, int lane,
-    float (&acc)[BN / 2], int& t, int& ja)
+    float (&acc)[ACC], int& t, int& ja)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     constexpr int ROW_BYTES = 128;
@@ -246,14 +334,18 @@ __device__ __forceinline__ void windowProducts(const ConvGeometry& g, const TmaP
         for (int s = 0; s < g.s; ++s, ++t) {
             const int stage = t % STAGES;
             barrierWait(fullBar + 8 * stage, (t / STAGES) & 1, tp.spin);
-            const uint32_t aRows
-                = slotBase + uint32_t(slot * kWindowSlotBytes) + uint32_t(wg * 64 + s * g.dilW) * ROW_BYTES;
-            const uint64_t da = wgmmaDescriptor<8>(aRows), db = wgmmaDescriptor<8>(weightBase + stage * BN * ROW_BYTES);
+            const uint32_t xRows = slotBase + uint32_t(slot * tmaSlotBytes(TR))
+                + uint32_t(wg * (TR ? 128 : 64) + s * g.dilW) * ROW_BYTES;
+            const uint64_t dx = wgmmaDescriptor<8>(xRows), dw = wgmmaDescriptor<8>(weightBase + stage * BN * ROW_BYTES);
             fenceAccumulators(acc);
             wgmmaFence();
 #pragma unroll
-            for (int k = 0; k < 4; ++k)
-                Wgmma<T, BN>::run(acc, da + 2 * k, db + 2 * k);
+            for (int k = 0; k < 4; ++k) {
+                if constexpr (TR) // Yᵀ = W·Xᵀ: the weights (BN = 64 rows) are the m64 operand, the 128 pixels the n128
+                    Wgmma<T, 128>::run(acc, dw + 2 * k, dx + 2 * k);
+                else
+                    Wgmma<T, BN>::run(acc, dx + 2 * k, dw + 2 * k);
+            }
             wgmmaCommit();
             fenceAccumulators(acc);
             if (tp.early) {
@@ -284,10 +376,11 @@ __device__ __forceinline__ void windowProducts(const ConvGeometry& g, const TmaP
 #endif
 }
 
-template <typename T, int BN, int STAGES, int RP, bool PP, int WA>
-__global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STAGES, WA))
-    tmaConvKernel(const __grid_constant__ CUtensorMap xMap, const __grid_constant__ CUtensorMap wMap, TmaParams tp,
-        const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial)
+template <typename T, int BN, int STAGES, int RP, bool PP, int WA, bool TR>
+__global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STAGES, WA, TR))
+    tmaConvKernel(const __grid_constant__ CUtensorMap xMap, const __grid_constant__ CUtensorMap xHeadMap,
+        const __grid_constant__ CUtensorMap wMap, TmaParams tp, const float* __restrict__ bias, T* __restrict__ y,
+        float* __restrict__ partial)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     constexpr int BM = 128, ROW_BYTES = 16 * RP, ROW_ELEMS = ROW_BYTES / int(sizeof(T));
@@ -297,6 +390,8 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
     // full[0..STAGES), empty[STAGES..2·STAGES); window tiles: the slots' full and empty after them
     __shared__ __align__(8) uint64_t bars[2 * STAGES + 2 * WA];
     static_assert(WA == 0 || (RP == 8 && !PP), "the window tiles: 128-byte rows, cooperative");
+    static_assert(!TR || (WA > 0 && BN == 64), "the transposed tile: a window tile of 64 channels");
+    constexpr uint32_t SLOT_BYTES = tmaSlotBytes(TR);
     const ConvGeometry& g = tp.base.g;
     // The warpgroup through a shuffle, as CUTLASS does: the compiler then knows it is the same in every lane of a warp
     // and keeps it, the stage addresses and the wgmma descriptors in uniform registers (fewer instructions a k-tile).
@@ -306,10 +401,10 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
     const uint32_t fullBar = sharedAddress(bars), emptyBar = fullBar + 8 * STAGES;
     // Window tiles: WA input slots first, then the weight stages (BN rows each).
     const uint32_t slotFull = emptyBar + 8 * STAGES, slotEmpty = slotFull + 8 * WA;
-    const uint32_t weightBase = smemBase + uint32_t(WA * kWindowSlotBytes);
+    const uint32_t weightBase = smemBase + uint32_t(WA * SLOT_BYTES);
     // Each consumer warp's epilogue area, after the stages: 512 bytes for storeTile16's transposition, then the
     // item's bias (stageBias).
-    const uint32_t staging = smemBase + uint32_t(tmaSmemBytes(BN, RP, STAGES, WA) - tmaEpilogueBytes(BN))
+    const uint32_t staging = smemBase + uint32_t(tmaSmemBytes(BN, RP, STAGES, WA, TR) - tmaEpilogueBytes(BN))
         + uint32_t(tid >> 5) * uint32_t(tmaEpilogueBytes(BN) / 8);
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -342,8 +437,14 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
                     if (ja >= WA)
                         barrierWait(slotEmpty + 8 * slot, ((ja / WA) - 1) & 1, tp.spin);
                     barrierExpectBytes(slotFull + 8 * slot, tp.windowBytes);
-                    tmaLoad4d(smemBase + uint32_t(slot * kWindowSlotBytes), &xMap, chunk * ROW_ELEMS, it.q0 - g.padLeft,
-                        it.p0 * g.strideH - g.padTop + r * g.dilH, it.n, slotFull + 8 * slot);
+                    const uint32_t slotAt = smemBase + uint32_t(slot * SLOT_BYTES);
+                    const int h = it.p0 * g.strideH - g.padTop + r * g.dilH;
+                    if constexpr (TR) { // the first 128 pixels, then 128 + reach from row 128 on
+                        tmaLoad4d(slotAt, &xHeadMap, chunk * ROW_ELEMS, it.q0 - g.padLeft, h, it.n, slotFull + 8 * slot);
+                        tmaLoad4d(slotAt + 128 * ROW_BYTES, &xMap, chunk * ROW_ELEMS, it.q0 + 128 - g.padLeft, h, it.n,
+                            slotFull + 8 * slot);
+                    } else
+                        tmaLoad4d(slotAt, &xMap, chunk * ROW_ELEMS, it.q0 - g.padLeft, h, it.n, slotFull + 8 * slot);
                     for (int s = 0; s < g.s; ++s, ++jb) {
                         const int stage = jb % STAGES;
                         if (jb >= STAGES)
@@ -385,7 +486,8 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
     // item. Ping-pong (PP): warpgroup wg takes every other work item of the block (the ring holds them in order, so
     // one multiplies while the other runs its epilogue) and multiplies all 128 rows, as two m64 halves.
     constexpr int MH = PP ? 2 : 1; // m64 halves a warpgroup multiplies
-    float acc[MH][BN / 2];
+    constexpr int ACC = TR ? 64 : BN / 2; // accumulators a thread: m64 × n(BN), or (transposed) m64 × n128
+    float acc[MH][ACC];
     const int itemStep = PP ? 2 * gridDim.x : gridDim.x;
     int w = blockIdx.x + (PP ? wg * gridDim.x : 0);
     int t = PP && wg == 1 ? tmaItemOf(tp, blockIdx.x, BN).nk : 0; // the ring's k-tile (the producer's j)
@@ -402,15 +504,17 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
 #pragma unroll
         for (int mh = 0; mh < MH; ++mh)
 #pragma unroll
-            for (int i = 0; i < BN / 2; ++i)
+            for (int i = 0; i < ACC; ++i)
                 acc[mh][i] = 0.0f;
-        const bool stagedBias = bias && !partial && g.k % 2 == 0; // the lean epilogues' (storeTile16, storeTile32)
+        // The lean epilogues' (storeTile16, storeTile32, storeTileT; a window tile never splits the reduction)
+        const bool stagedBias = bias && !partial && (TR || g.k % 2 == 0);
         if (stagedBias)
             stageBias<BN>(bias, it.nBase, g.k, staging + 512);
         if constexpr (WA > 0)
-            windowProducts<T, BN, STAGES, WA>(
+            windowProducts<T, BN, STAGES, WA, TR, ACC>(
                 g, tp, smemBase, weightBase, fullBar, emptyBar, slotFull, slotEmpty, wg, lane, acc[0], t, ja);
-        for (int lt = 0; lt < (WA > 0 ? 0 : it.nk); ++lt, ++t) {
+        else
+        for (int lt = 0; lt < it.nk; ++lt, ++t) {
             const int stage = t % STAGES;
             const uint32_t aStage = smemBase + stage * STAGE_BYTES, aRows = aStage + (PP ? 0 : wg) * 64 * ROW_BYTES;
             barrierWait(fullBar + 8 * stage, (t / STAGES) & 1, tp.spin);
@@ -470,8 +574,10 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
 
         // Accumulator 4·j + e of an m64 half: pixel row 16·(warp in the warpgroup) + lane / 4 + 8·(e / 2) of its 64,
         // channel 8·j + 2·(lane % 4) + e % 2 (conv2d_tensor_core_wgmma.cu); row i of the block is pixel
-        // (p0 + i / tileW, q0 + i % tileW).
-        {
+        // (p0 + i / tileW, q0 + i % tileW). The transposed tile's: storeTileT.
+        if constexpr (TR)
+            storeTileT<T>(g, it, tp.tileShift, wg * 128, acc[0], stagedBias, y, staging);
+        else {
 #pragma unroll
             for (int mh = 0; mh < MH; ++mh) {
                 const int rowBase = (PP ? mh : wg) * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
@@ -560,12 +666,12 @@ namespace {
 
 } // namespace
 
-template <typename T, int BN, int STAGES, int RP, bool PP, int WA>
+template <typename T, int BN, int STAGES, int RP, bool PP, int WA, bool TR>
 void launchTma(const ConvGeometry& g, const Plan& p, const TmaParams& tp, const T* x, const T* wp, const float* bias,
     T* y, float* partial, cudaStream_t st)
 {
-    constexpr size_t smemBytes = tmaSmemBytes(BN, RP, STAGES, WA) + 1024;
-    auto* kernel = tmaConvKernel<T, BN, STAGES, RP, PP, WA>;
+    constexpr size_t smemBytes = tmaSmemBytes(BN, RP, STAGES, WA, TR) + 1024;
+    auto* kernel = tmaConvKernel<T, BN, STAGES, RP, PP, WA, TR>;
     if (!y) { // prepare: opt in to the shared memory (launch() in conv2d_tensor_core_kernel.cuh says why)
         CONVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smemBytes)));
         return;
@@ -580,12 +686,16 @@ void launchTma(const ConvGeometry& g, const Plan& p, const TmaParams& tp, const 
         = { rowElems, cuuint32_t(WA ? tmaWindowRows(g) : p.tileW * g.strideW), cuuint32_t(p.tileH * g.strideH), 1 };
     const cuuint32_t xSteps[4] = { 1, cuuint32_t(g.strideW), cuuint32_t(g.strideH), 1 };
     const CUtensorMap xMap = encode<T>("input's box", x, 4, xDims, xStrides, xBox, xSteps, RP);
+    // The transposed tile's slot is two boxes: this one (the first 128 pixels), then xMap's.
+    const cuuint32_t xHeadBox[4] = { rowElems, 128, 1, 1 };
+    const CUtensorMap xHeadMap
+        = TR ? encode<T>("input's first box", x, 4, xDims, xStrides, xHeadBox, xSteps, RP) : xMap;
     // The packed weights [K][ldw]; the box: one k-tile row × BN output channels.
     const cuuint64_t wDims[2] = { cuuint64_t(p.ldw), cuuint64_t(g.k) };
     const cuuint64_t wStrides[1] = { cuuint64_t(p.ldw) * e };
     const cuuint32_t wBox[2] = { rowElems, BN }, wSteps[2] = { 1, 1 };
     const CUtensorMap wMap = encode<T>("weights' box", wp, 2, wDims, wStrides, wBox, wSteps, RP);
-    kernel<<<p.ctas, kTmaThreads, smemBytes, st>>>(xMap, wMap, tp, bias, y, partial);
+    kernel<<<p.ctas, kTmaThreads, smemBytes, st>>>(xMap, xHeadMap, wMap, tp, bias, y, partial);
     CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core (wgmma, TMA)");
 }
 
@@ -594,17 +704,22 @@ void runTmaTyped(
     const ConvGeometry& g, const Plan& p, const void* xv, const float* bias, void* yv, void* scratch, cudaStream_t st)
 {
     const LaunchArgs<T> a(g, p, xv, yv, scratch);
-    int shift = 0;
-    while ((1 << shift) < p.tileW)
-        ++shift;
+    const auto log2 = [](int v) {
+        int shift = 0;
+        while ((1 << shift) < v)
+            ++shift;
+        return shift;
+    };
     const int rowElems = 16 * p.rowPieces / int(sizeof(T));
-    const TmaParams tp { a.prm, shift, p.tilesP, p.tilesQ, g.c / rowElems, p.mTiles, p.nTiles,
-        p.mTiles * p.nTiles * p.splits, p.probe, p.spin, p.early, tmaWindowRows(g) * 128 };
+    const bool transposed = kTiles[p.tile].transposed;
+    const TmaParams tp { a.prm, log2(p.tileW), log2(p.tileW * p.tileH), p.tilesP, p.tilesQ, g.c / rowElems, p.mTiles,
+        p.nTiles, p.mTiles * p.nTiles * p.splits, p.probe, p.spin, p.early,
+        (tmaWindowRows(g) + (transposed ? 128 : 0)) * 128 };
     // One instantiation a tma… tile of kTiles (block width, stages, row and windows from the table): the one p.tile
     // names, found among the last kTileCount − kTmaTile64 entries (the tma… tiles).
     auto run = [&](auto tile) {
         constexpr TileShape t = kTiles[decltype(tile)::value];
-        launchTma<T, t.bn(), t.stages, t.rowPieces, t.pingpong, t.windows>(
+        launchTma<T, t.bn(), t.stages, t.rowPieces, t.pingpong, t.windows, t.transposed>(
             g, p, tp, a.x, a.wp, bias, a.y, a.partial, st);
     };
     static_assert(kTiles[kTmaTile64].tma && !kTiles[kTmaTile64 - 1].tma && kTiles[kTileCount - 1].tma,

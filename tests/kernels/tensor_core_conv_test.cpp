@@ -183,6 +183,13 @@ std::vector<Case> cases()
             conv(96, { 3, 3 }, pads(1, 0, 3, 1), { 1, 1 }, { 1, 2 }) },
         { "64 -> 136 at 40x100, 5x5, stride (2, 1), batch 8", Shape::nchw(8, 64, 40, 100),
             conv(136, { 5, 5 }, pads(2, 2, 2, 2), { 2, 1 }) },
+        // The transposed tile (256 pixels of one output row × ≤ 64 channels, the weights the m64 operand): blocks
+        // enough to fill the device (≥ 140), channels short of the 64 (the 16-byte stores of K a multiple of 8, and
+        // one value a store where it is not), dilated taps, a partial block along Q, two channel runs a tap.
+        { "64 -> 40 at 140x256, dilation (1, 2)", Shape::nchw(1, 64, 140, 256),
+            conv(40, { 3, 3 }, pads(1, 1, 2, 2), { 1, 1 }, { 1, 2 }) },
+        { "128 -> 36 at 50x200, batch 3, a fused leaky ReLU", Shape::nchw(3, 128, 50, 200),
+            conv(36, { 3, 3 }, pads(1, 1, 1, 1)) },
         { "128 -> 256 at 16x16, batch 2, a fused leaky ReLU", Shape::nchw(2, 128, 16, 16),
             conv(256, { 3, 3 }, pads(1, 1, 1, 1)) },
         { "12 -> 20 with a fused leaky ReLU", Shape::nchw(2, 12, 10, 10), conv(20, { 3, 3 }, pads(1, 1, 1, 1)) },
@@ -191,6 +198,7 @@ std::vector<Case> cases()
     leaky.negative_slope = 0.1;
     v.back().conv.fused_activation = fusedActivationOf(leaky);
     v[v.size() - 2].conv.fused_activation = fusedActivationOf(leaky); // the TMA kernel's 16-byte epilogue
+    v[v.size() - 3].conv.fused_activation = fusedActivationOf(leaky); // the transposed tile's one-value stores
     return v;
 }
 
@@ -247,7 +255,7 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
         variants.push_back({ { "tc_tile", tile } });
     variants.push_back({ { "tc_kernel", "tma" } });
     for (const char* tile : { "tma128x64", "tma128x64r64", "tma128x128", "tma128x128r64", "tma128x128s6", "tma128x256",
-             "tma128x128pp", "tma128x64pp", "tma128x64w", "tma128x128w" })
+             "tma128x128pp", "tma128x64pp", "tma128x64w", "tma128x128w", "tma256x64t" })
         variants.push_back({ { "tc_tile", tile } });
     // Both ways of giving a stage back, each on a tile whose default is the other (two blocks a multiprocessor: early;
     // one: late), and on the ping-pong tile.
@@ -257,6 +265,7 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
     variants.push_back({ { "tc_tile", "tma128x128pp" }, { "tc_release", "early" } });
     variants.push_back({ { "tc_tile", "tma128x128w" }, { "tc_release", "late" } });
     variants.push_back({ { "tc_tile", "tma128x64w" }, { "tc_release", "late" } });
+    variants.push_back({ { "tc_tile", "tma256x64t" }, { "tc_release", "late" } });
     const bool tmaAny = tmaTakes(tc, s, mode, 128) || tmaTakes(tc, s, mode, 64);
     for (const auto& variant : variants) {
         SessionOptions options;
@@ -312,6 +321,20 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
             CHECK(windows);
         if (tmaRuns && tile.size() > 1 && tile.back() == 'w' && !windowShape)
             CHECK(note.find("window tiles need") != std::string::npos);
+        // The transposed tile (tmaTransposedRefusal, restated): a window shape with K ≤ 64 and rows of more than 128
+        // pixels; by default wherever it takes the layer, which the two cases of 256-pixel rows above do (140 and 150
+        // blocks); asked for where it does not, the note says why.
+        const bool transposed = note.find(" transposed (") != std::string::npos; // not a refusal's "transposed tile"
+        const bool transposedShape = windowShape && K <= 64 && s.out.w > 128;
+        if (transposed)
+            CHECK(transposedShape);
+        const int64_t rowBlocks = (s.out.w + 255) / 256;
+        if (variant.empty() && tmaRuns && transposedShape && 4 * s.out.w >= 3 * 256 * rowBlocks
+            && s.out.n * s.out.h * rowBlocks >= 140)
+            CHECK(transposed);
+        if (tmaRuns && tile == "tma256x64t" && !transposedShape)
+            CHECK((note.find("transposed tile") != std::string::npos
+                || note.find("window tiles") != std::string::npos));
         if (asksWgmma && !wgmmaTakes && !variant.empty())
             CHECK(note.find("wgmma needs") != std::string::npos); // a forced wgmma says why it did not run
         checkOutput(out, same, exact, mode, s.in.c * tc.conv.kernel_size[0] * tc.conv.kernel_size[1]);
