@@ -428,6 +428,8 @@ TEST_CASE("cuda.tensor_core: FP32 math is refused, grouped layers run the direct
     CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
     bad.extra = { { "tc_release", "soon" } };
     CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
+    bad.extra = { { "tc_probe", "epilogue" } }; // loads, math, no_epilogue or math_no_epilogue
+    CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
 
     Conv2d grouped = test::conv2dSpec(12, { 3, 3 }, pads(1, 1, 1, 1), { 1, 1 }, 2);
     Network net = test::oneLayer(Shape::nchw(2, 8, 9, 9), grouped);

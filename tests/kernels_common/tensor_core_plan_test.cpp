@@ -1,0 +1,105 @@
+// kernels/cuda/conv2d_tensor_core_plan.h: which Tensor Core kernel, tile and grid planOf gives a layer, as if on an
+// sm_90 device of 132 multiprocessors (an H100 or H200). Host code only, so it runs without a GPU (CI): the choices
+// docs/PERFORMANCE.md measured (the transposed tile on 64-channel layers of long rows, the window tiles, their twins
+// where a tile asked for cannot take the layer) stay what the kernels were timed with.
+#include "kernels/cuda/conv2d_tensor_core_plan.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using namespace convscope;
+using namespace convscope::cuda;
+using namespace convscope::cuda::tc;
+
+namespace {
+
+constexpr int kSms = 132;
+
+// A 3×3 convolution, padding 1, stride 1 (the unet-encoder suite's shape), batch n.
+ConvGeometry conv3x3(int n, int c, int size, int k, int width = 0)
+{
+    ConvGeometry g {};
+    g.n = n, g.c = c, g.h = size, g.w = width ? width : size;
+    g.k = k, g.p = g.h, g.q = g.w;
+    g.r = g.s = 3;
+    g.strideH = g.strideW = 1;
+    g.padTop = g.padLeft = 1;
+    g.dilH = g.dilW = 1;
+    g.groups = 1;
+    return g;
+}
+
+Plan plan(const ConvGeometry& g, DType type, int tile = 0)
+{
+    return planOf(g, type, kSms, tile, 0, KernelChoice::Auto, true);
+}
+
+int tileIndex(const std::string& name)
+{
+    for (int i = 0; i < kTileCount; ++i)
+        if (name == kTiles[i].name)
+            return i;
+    FAIL("no tile " << name);
+    return -1;
+}
+
+} // namespace
+
+TEST_CASE("tensor_core plan: 64-channel layers of long rows take the transposed tile", "[tensor_core][plan]")
+{
+    for (DType type : { DType::F16, DType::BF16, DType::F32 }) {
+        INFO(dtypeName(type));
+        // 64 → 64 @512², batch 4: 4·512·2 blocks of one row's 256 pixels, two blocks a multiprocessor.
+        const Plan p = plan(conv3x3(4, 64, 512, 64), type);
+        CHECK(p.tma);
+        CHECK(p.tile == kTmaTile64t);
+        CHECK(kTiles[p.tile].transposed);
+        CHECK((p.tileW == 256 && p.tileH == 1 && p.tilesQ == 2 && p.tilesP == 512));
+        CHECK(p.splits == 1);
+        CHECK(p.ctas == 2 * kSms);
+        CHECK(p.fallback == nullptr);
+    }
+    // Fewer output channels than the tile's 64 too (the weights' rows past K are the copy engine's zeros).
+    CHECK(plan(conv3x3(4, 64, 512, 40), DType::F16).tile == kTmaTile64t);
+}
+
+TEST_CASE("tensor_core plan: where the transposed tile does not take a layer", "[tensor_core][plan]")
+{
+    // More than 64 output channels: the window tile of 128 (its blocks fill the device).
+    CHECK(plan(conv3x3(4, 128, 256, 128), DType::F16).tile == kTmaTile128w);
+    CHECK(plan(conv3x3(4, 64, 256, 128), DType::F16).tile == kTmaTile128w);
+    // Rows of at most 128 pixels: a block of 128 pixels (the 16-bit 128×64 tile, tf32's window tile).
+    CHECK(plan(conv3x3(8, 64, 100, 64), DType::F16).tile == kTmaTile64);
+    CHECK(plan(conv3x3(8, 64, 100, 64), DType::F32).tile == kTmaTile64w);
+    // Blocks that do not fill the device (8 rows of one image): no window tile, which would not split.
+    CHECK(plan(conv3x3(1, 64, 8, 64, 256), DType::F16).tile == kTmaTile64);
+    // Stride 2 along W.
+    ConvGeometry strided = conv3x3(4, 64, 512, 64);
+    strided.strideW = 2, strided.q = 256;
+    CHECK(plan(strided, DType::F16).tile == kTmaTile64);
+    // Asked for where it cannot run: its twin, and the note's reason.
+    const Plan wide = plan(conv3x3(4, 128, 256, 128), DType::F16, tileIndex("tma256x64t") + 1);
+    CHECK(wide.tile == kTmaTile64);
+    REQUIRE(wide.fallback != nullptr);
+    CHECK(std::string(wide.fallback).find("at most 64 output channels") != std::string::npos);
+    const Plan shortRows = plan(conv3x3(8, 64, 100, 64), DType::F16, tileIndex("tma256x64t") + 1);
+    CHECK(shortRows.tile == kTmaTile64);
+    REQUIRE(shortRows.fallback != nullptr);
+    CHECK(std::string(shortRows.fallback).find("more than 128 pixels") != std::string::npos);
+}
+
+TEST_CASE("tensor_core plan: the TMA tiles' shared memory", "[tensor_core][plan]")
+{
+    // Two blocks a multiprocessor where the stages, slots and epilogue areas fit 113 KB (the kernels' launch bound);
+    // a transposed slot is 264 rows of 128 bytes (256 pixels and a reach of 8).
+    CHECK(tmaSlotBytes(true) == 264 * 128);
+    CHECK(tmaSmemBytes(64, 8, 4, 2, true) + 1024 <= 113 * 1024);
+    CHECK(tmaMinBlocks(64, 8, 4, 2, true) == 2);
+    CHECK(tmaEpilogueBytes(64) == 8 * (512 + 256));
+    for (int i = kTmaTile64; i < kTileCount; ++i) {
+        const TileShape& t = kTiles[i];
+        INFO(t.name);
+        CHECK(tmaSmemBytes(t.bn(), t.rowPieces, t.stages, t.windows, t.transposed) + 1024 <= 227 * 1024);
+    }
+}
