@@ -165,12 +165,41 @@ namespace {
         return b;
     }
 
+    // The staging area (512 bytes a warp) is 16 rows of 32 bytes, 16 channels of 16 pixels; row r's two 16-byte
+    // halves swapped where r mod 8 ≥ 4, so that neither an stmatrix (8 rows of one half a matrix) nor the read back
+    // (two halves of 16 rows) has a bank conflict.
+    __device__ __forceinline__ uint32_t stagingAt(uint32_t staging, int row, int half)
+    {
+        return staging + uint32_t(row * 32 + ((half ^ ((row >> 2) & 1)) << 4));
+    }
+    // One round through the staging area: the warp's four packed 8 × 8 blocks x written by stmatrix (TRANS: each
+    // block transposed), then this lane's 16 bytes read back.
+    template <bool TRANS>
+    __device__ __forceinline__ uint4 stagingRound(uint32_t writeAt, uint32_t readAt, const uint32_t (&x)[4])
+    {
+        __syncwarp(); // the last round's reads are done before the area is written again
+        if constexpr (TRANS)
+            asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(writeAt),
+                "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3])
+                : "memory");
+        else
+            asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(writeAt),
+                "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3])
+                : "memory");
+        __syncwarp();
+        uint4 v;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "r"(readAt)
+                     : "memory");
+        return v;
+    }
+
     // The epilogue of a 16-bit output (no split, K a multiple of 8): bias, activation and rounding as storeOutputPair,
     // through a 512-byte staging area of the warp's own. A warp's accumulators are 16 pixel rows × BN channels, each
     // lane holding channel pairs 2·(lane % 4) of every n8 block in rows lane / 4 and lane / 4 + 8: exactly the
-    // fragments of stmatrix. For each 16 channels, one stmatrix.x4 writes the 16 × 16 block (rows of 32 bytes, the
-    // two 16-byte halves swapped in rows 4–7 and 12–15, so neither the stmatrix nor the read back has a bank
-    // conflict); lane l reads half l % 2 of row l / 2 back and stores it, 16 bytes, so a warp's store is 16 whole
+    // fragments of stmatrix. For each 16 channels, one stmatrix.x4 writes the 16 × 16 block (stagingAt's layout);
+    // lane l reads half l % 2 of row l / 2 back and stores it, 16 bytes, so a warp's store is 16 whole
     // 32-byte sectors. ~6 instructions for 8 outputs where the quad exchange of shuffles and selects took ~16
     // (docs/PERFORMANCE.md "Version 7": the epilogue was 42% of the time of 64→128 @256², fp16). `storeRow`:
     // the pixel index of row lane / 2 of the warp's 16, `storeValid` whether it is on the output map.
@@ -181,10 +210,9 @@ namespace {
         const int lane = threadIdx.x & 31, quad = lane & 3;
         // stmatrix: lane l gives the address of row l % 8 of matrix l / 8 (matrix i: rows 8·(i % 2) …, channels
         // 8·(i / 2) …); the read back: row l / 2, half l % 2.
-        const int wRow = ((lane >> 3) & 1) * 8 + (lane & 7), wHalf = lane >> 4;
-        const uint32_t writeAt = staging + wRow * 32 + ((wHalf ^ ((wRow >> 2) & 1)) << 4);
-        const int rRow = lane >> 1, rHalf = lane & 1;
-        const uint32_t readAt = staging + rRow * 32 + ((rHalf ^ ((rRow >> 2) & 1)) << 4);
+        const uint32_t writeAt = stagingAt(staging, ((lane >> 3) & 1) * 8 + (lane & 7), lane >> 4);
+        const int rHalf = lane & 1;
+        const uint32_t readAt = stagingAt(staging, lane >> 1, rHalf);
         T* const out = y + size_t(storeRow) * g.k + nBase + 8 * rHalf;
 #pragma unroll
         for (int j = 0; j < BN / 8; j += 2) {
@@ -199,16 +227,7 @@ namespace {
                         epilogue(g.act, g.actParam, acc[a] + bp.x), epilogue(g.act, g.actParam, acc[a + 1] + bp.y));
                 }
             }
-            __syncwarp(); // the last round's reads are done before the area is written again
-            asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(writeAt),
-                "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3])
-                : "memory");
-            __syncwarp();
-            uint4 v;
-            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                         : "r"(readAt)
-                         : "memory");
+            const uint4 v = stagingRound<false>(writeAt, readAt, x);
             if (storeValid && nBase + 8 * (j + rHalf) < g.k)
                 *reinterpret_cast<uint4*>(out + 8 * j) = v;
         }
@@ -260,11 +279,10 @@ namespace {
             if (g.k % 8 == 0) {
                 // stmatrix.trans: lane l gives row l % 8 of matrix l / 8, matrix (h, b) = (m % 2, m / 2) being
                 // channels 8·h … × pixels 8·b … of the 16; stored transposed, its row r is pixel 8·b + r: staging row
-                // 8·b + r, half h (halves swapped in rows 4–7 and 12–15, as storeTile16's).
-                const int wRow = (lane >> 4) * 8 + (lane & 7), wHalf = (lane >> 3) & 1;
-                const uint32_t writeAt = staging + wRow * 32 + ((wHalf ^ ((wRow >> 2) & 1)) << 4);
+                // 8·b + r, half h (stagingAt).
+                const uint32_t writeAt = stagingAt(staging, (lane >> 4) * 8 + (lane & 7), (lane >> 3) & 1);
                 const int rRow = lane >> 1, rHalf = lane & 1;
-                const uint32_t readAt = staging + rRow * 32 + ((rHalf ^ ((rRow >> 2) & 1)) << 4);
+                const uint32_t readAt = stagingAt(staging, rRow, rHalf);
                 const int channel = it.nBase + 16 * warp + 8 * rHalf;
 #pragma unroll
                 for (int j = 0; j < 16; j += 2) {
@@ -278,17 +296,7 @@ namespace {
                             x[2 * b + h] = packPair<T>(
                                 epilogue(g.act, g.actParam, acc[a] + bh), epilogue(g.act, g.actParam, acc[a + 1] + bh));
                         }
-                    __syncwarp(); // the last round's reads are done before the area is written again
-                    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
-                                     writeAt),
-                        "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3])
-                        : "memory");
-                    __syncwarp();
-                    uint4 v;
-                    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                                 : "r"(readAt)
-                                 : "memory");
+                    const uint4 v = stagingRound<true>(writeAt, readAt, x);
                     bool valid;
                     const int m = pixelIndex(pixelBase + 8 * j + rRow, valid);
                     if (valid && channel < g.k)
