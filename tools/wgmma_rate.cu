@@ -7,6 +7,7 @@
 //
 // Prints TFLOP/s for N = 64, 128, 256, one and two warpgroups a block, one and two blocks a multiprocessor, and with
 // wait_group 1 (two batches in flight a warpgroup) or 0 (one).
+#include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
 #include "kernels/cuda/conv2d_tensor_core_wgmma_ops.cuh"
 
 #include <cuda_runtime.h>
@@ -14,11 +15,6 @@
 #include <cstdio>
 
 using namespace convscope::cuda::tc;
-
-__device__ __forceinline__ uint32_t sharedAddress(const void* p)
-{
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 
 template <typename T, int N, int W, int WAIT> __global__ void __launch_bounds__(W * 128) rate(int batches, float* out)
 {

@@ -202,9 +202,9 @@ inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces);
 // Where the window tiles take the layer (tmaWindowRefusal null), they run instead of their 128×64 or 128×128 twin:
 // the input bytes a block copies fall by ~S× (H200, unet-encoder: 128→128 @256² fp16 0.169 against 0.187 ms, tf32
 // 0.270 against 0.302; 256→256 @128² tf32 0.232 against 0.268). Not the 16-bit 128×64 one: 64→64 @512² fp16 0.283
-// against 0.274 (that layer is bound by the shared-memory reads of m64n64, not by the copies; tf32 0.433 against
-// 0.482).
-inline const char* tmaWindowRefusal(const ConvGeometry& g, int bn, int smCount);
+// against 0.274 (there the products and the epilogue, not the copies, bounded the layer: docs/PERFORMANCE.md
+// "Version 7"; tf32 0.433 against 0.482). `bm`: the block's pixels, 128 (256 for the transposed tile).
+inline const char* tmaWindowRefusal(const ConvGeometry& g, int bm, int bn, int smCount);
 // Where the transposed tile takes the layer (tmaTransposedRefusal null) it runs on K ≤ 64 (docs/PERFORMANCE.md
 // "Version 7": m64n64 products a k-tile left the 64-channel layers at ~50% of the GEMM rate).
 inline const char* tmaTransposedRefusal(const ConvGeometry& g, int smCount);
@@ -214,9 +214,11 @@ inline int defaultTmaTile(const ConvGeometry& g, int bytes, int smCount)
     if (g.k <= 64) {
         if (rows128 && !tmaTransposedRefusal(g, smCount))
             return kTmaTile64t;
-        return !rows128 ? kTmaTile64r64 : bytes == 2 || tmaWindowRefusal(g, 64, smCount) ? kTmaTile64 : kTmaTile64w;
+        return !rows128                                           ? kTmaTile64r64
+            : bytes == 2 || tmaWindowRefusal(g, 128, 64, smCount) ? kTmaTile64
+                                                                  : kTmaTile64w;
     }
-    return !rows128 ? kTmaTile128r64 : tmaWindowRefusal(g, 128, smCount) ? kTmaTile128 : kTmaTile128w;
+    return !rows128 ? kTmaTile128r64 : tmaWindowRefusal(g, 128, 128, smCount) ? kTmaTile128 : kTmaTile128w;
 }
 // The window tiles' twin: one box a k-tile, the same channels a block (the transposed tile's: 128×64).
 constexpr int tmaWindowTwin(int tile) { return kTiles[tile].ni == 8 ? kTmaTile64 : kTmaTile128; }
@@ -232,41 +234,34 @@ inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces)
         return "the output map fills less than 3/4 of the TMA kernel's pixel blocks";
     return nullptr;
 }
-// A window slot holds one output row's input pixels for every tap of a kernel row: its box is the 128 pixels of the
+// A window slot holds one output row's input pixels for every tap of a kernel row: its box is the bm pixels of the
 // block's row plus (S − 1)·dilation to the right, and tap s reads it from pixel s·dilation on. So: stride 1 along W,
-// the block one row of 128 pixels (Q > 64), a reach of ≤ 8 pixels (kWindowRows), and no split of the reduction (its
-// k-tiles go by kernel row, then channel run, then tap): the blocks must fill the device.
+// the block one row of bm pixels (Q > bm / 2, 3/4 of the blocks' pixels on the map), a reach of ≤ 8 pixels
+// (kWindowRows), and no split of the reduction (its k-tiles go by kernel row, then channel run, then tap): the blocks
+// must fill the device.
 // A window's input pixels (the rows of its box): the block's 128 and the reach of the kernel row's last tap.
 inline int tmaWindowRows(const ConvGeometry& g) { return 128 + (g.s - 1) * g.dilW; }
-inline const char* tmaWindowRefusal(const ConvGeometry& g, int bn, int smCount)
+inline const char* tmaWindowRefusal(const ConvGeometry& g, int bm, int bn, int smCount)
 {
-    const TmaPixelTile t = tmaPixelTile(g);
+    const TmaPixelTile t = tmaPixelTile(g, bm);
     if (g.strideW != 1)
         return "the window tiles need stride 1 along W";
-    if (t.tileW != 128)
-        return "the window tiles need output rows of more than 64 pixels";
+    if (t.tileW != bm || t.used < 0.75)
+        return bm == 128
+            ? "the window tiles need output rows of more than 64 pixels"
+            : "the transposed tile needs output rows of more than 128 pixels, 3/4 of its 256-pixel blocks on the map";
     if (g.s < 2 || tmaWindowRows(g) > kWindowRows)
         return "the window tiles need a kernel 2 or more wide reaching at most 8 pixels: (S - 1) * dilation <= 8";
     if (int64_t(g.n) * t.tilesP * t.tilesQ * ((g.k + bn - 1) / bn) < smCount)
         return "the window tiles do not split the reduction, and this layer's blocks do not fill the device";
     return nullptr;
 }
-// The transposed tile: a window tile (stride 1 along W, a reach of ≤ 8 pixels, no split, so its blocks must fill the
-// device) whose block is 256 pixels of one output row (Q > 128, 3/4 of the blocks' pixels on the map) × 64 channels.
+// The transposed tile: a window tile whose block is 256 pixels of one output row × 64 channels.
 inline const char* tmaTransposedRefusal(const ConvGeometry& g, int smCount)
 {
-    const TmaPixelTile t = tmaPixelTile(g, 256);
     if (g.k > 64)
         return "the transposed tile takes layers of at most 64 output channels";
-    if (g.strideW != 1)
-        return "the window tiles need stride 1 along W";
-    if (t.tileW != 256 || t.used < 0.75)
-        return "the transposed tile needs output rows of more than 128 pixels, 3/4 of its 256-pixel blocks on the map";
-    if (g.s < 2 || tmaWindowRows(g) > kWindowRows)
-        return "the window tiles need a kernel 2 or more wide reaching at most 8 pixels: (S - 1) * dilation <= 8";
-    if (int64_t(g.n) * t.tilesP * t.tilesQ < smCount)
-        return "the window tiles do not split the reduction, and this layer's blocks do not fill the device";
-    return nullptr;
+    return tmaWindowRefusal(g, 256, 64, smCount);
 }
 inline bool wgmmaByDefault(const ConvGeometry& g, DType type, int kTiles128)
 {
@@ -321,7 +316,7 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
         p.tile = tmaTile;
         if (kTiles[p.tile].windows) {
             if (const char* why = kTiles[p.tile].transposed ? tmaTransposedRefusal(g, smCount)
-                                                            : tmaWindowRefusal(g, kTiles[p.tile].bn(), smCount)) {
+                                                            : tmaWindowRefusal(g, kTiles[p.tile].bm(), kTiles[p.tile].bn(), smCount)) {
                 p.tile = tmaWindowTwin(p.tile);
                 p.fallback = why; // only a tile asked for can be refused here: the default checked the same
             }
