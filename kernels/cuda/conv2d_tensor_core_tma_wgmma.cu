@@ -46,6 +46,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <bit>
 #include <utility>
 
 namespace convscope::cuda::tc {
@@ -55,7 +56,6 @@ namespace {
     struct TmaParams {
         Params base; // the geometry, N·P·Q and the split (storeOutputPair's)
         int tileShift; // log2 tileW
-        int blockShift; // log2 of a block's pixels, tileW · tileH (7; 8 for the transposed tile)
         int tilesP, tilesQ;
         int chunksPerTap; // C / the row's channels
         int mTiles, nTiles, items; // work items: mTiles · nTiles · splits
@@ -67,19 +67,28 @@ namespace {
     };
 
     // A work item: the pixel block (n, p0, q0), the output channels from nBase, split z's k-tiles. Pixel blocks
-    // fastest (q, then p, then n), so the blocks running at once share a weight tile.
+    // fastest (q, then p, then n), so the blocks running at once share a weight tile. `bm`: a block's pixels, tileW ·
+    // tileH (128; 256 for the transposed tile).
     struct TmaItem {
         int n, p0, q0, nBase, ktBegin, nk, z;
     };
-    __device__ __forceinline__ TmaItem tmaItemOf(const TmaParams& tp, int w, int bn)
+    __device__ __forceinline__ TmaItem tmaItemOf(const TmaParams& tp, int w, int bm, int bn)
     {
         const int tiles = tp.mTiles * tp.nTiles, z = w / tiles, rest = w - z * tiles;
         const int mt = rest % tp.mTiles, nt = rest / tp.mTiles;
         const int tq = mt % tp.tilesQ, pn = mt / tp.tilesQ;
         const int ktBegin = z * tp.base.tilesPerSplit;
-        return { pn / tp.tilesP, (pn % tp.tilesP) * ((1 << tp.blockShift) >> tp.tileShift), tq << tp.tileShift, nt * bn,
-            ktBegin,
+        return { pn / tp.tilesP, (pn % tp.tilesP) * (bm >> tp.tileShift), tq << tp.tileShift, nt * bn, ktBegin,
             min(tp.base.kTiles, ktBegin + tp.base.tilesPerSplit) - ktBegin, z };
+    }
+    // Pixel i of an item's block, (p0 + i / tileW, q0 + i % tileW): its index in the output's N·P·Q, and whether it is
+    // on the map (pixels past P or Q were computed on whatever the box held there and are not stored).
+    __device__ __forceinline__ int blockPixel(
+        const ConvGeometry& g, const TmaItem& it, int tileShift, int i, bool& valid)
+    {
+        const int p = it.p0 + (i >> tileShift), q = it.q0 + (i & ((1 << tileShift) - 1));
+        valid = p < g.p && q < g.q;
+        return (it.n * g.p + p) * g.q + q;
     }
 
     // Arms the barrier's current phase with `bytes` of copies to come (and arrives: the barrier counts 1).
@@ -270,11 +279,6 @@ namespace {
         const int lane = threadIdx.x & 31, quad = lane & 3, warp = (threadIdx.x >> 5) & 3;
         const int c0 = 16 * warp + (lane >> 2);
         const float bias0 = biasOne(hasBias, staging + 512, c0), bias1 = biasOne(hasBias, staging + 512, c0 + 8);
-        const auto pixelIndex = [&](int i, bool& valid) {
-            const int p = it.p0 + (i >> tileShift), q = it.q0 + (i & ((1 << tileShift) - 1));
-            valid = p < g.p && q < g.q;
-            return (it.n * g.p + p) * g.q + q;
-        };
         if constexpr (!std::is_same_v<T, float>) {
             if (g.k % 8 == 0) {
                 // stmatrix.trans: lane l gives row l % 8 of matrix l / 8, matrix (h, b) = (m % 2, m / 2) being
@@ -298,7 +302,7 @@ namespace {
                         }
                     const uint4 v = stagingRound<true>(writeAt, readAt, x);
                     bool valid;
-                    const int m = pixelIndex(pixelBase + 8 * j + rRow, valid);
+                    const int m = blockPixel(g, it, tileShift, pixelBase + 8 * j + rRow, valid);
                     if (valid && channel < g.k)
                         *reinterpret_cast<uint4*>(y + size_t(m) * g.k + channel) = v;
                 }
@@ -310,7 +314,7 @@ namespace {
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
                 bool valid;
-                const int m = pixelIndex(pixelBase + 8 * j + 2 * quad + e, valid);
+                const int m = blockPixel(g, it, tileShift, pixelBase + 8 * j + 2 * quad + e, valid);
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
                     const int c = it.nBase + c0 + 8 * h;
@@ -391,7 +395,7 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
         float* __restrict__ partial)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    constexpr int BM = 128, ROW_BYTES = 16 * RP, ROW_ELEMS = ROW_BYTES / int(sizeof(T));
+    constexpr int BM = TR ? 256 : 128, ROW_BYTES = 16 * RP, ROW_ELEMS = ROW_BYTES / int(sizeof(T));
     constexpr uint32_t A_BYTES = BM * ROW_BYTES, STAGE_BYTES = (BM + BN) * ROW_BYTES;
     static_assert(STAGE_BYTES % 1024 == 0, "every stage starts on a swizzle atom");
     extern __shared__ __align__(1024) unsigned char smem[];
@@ -404,7 +408,6 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
     // The warpgroup through a shuffle, as CUTLASS does: the compiler then knows it is the same in every lane of a warp
     // and keeps it, the stage addresses and the wgmma descriptors in uniform registers (fewer instructions a k-tile).
     const int tid = threadIdx.x, lane = tid & 31, wg = __shfl_sync(0xffffffffu, tid >> 7, 0);
-    const int tileW = 1 << tp.tileShift;
     const uint32_t smemBase = (sharedAddress(smem) + 1023u) & ~1023u;
     const uint32_t fullBar = sharedAddress(bars), emptyBar = fullBar + 8 * STAGES;
     // Window tiles: WA input slots first, then the weight stages (BN rows each).
@@ -439,7 +442,7 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
             // pixels and the taps' reach) into a slot, then the weight tile of each of the row's S taps into the ring.
             int ja = 0, jb = 0; // boxes and weight tiles issued, over all this block's work items
             for (int w = blockIdx.x; w < tp.items; w += gridDim.x) {
-                const TmaItem it = tmaItemOf(tp, w, BN);
+                const TmaItem it = tmaItemOf(tp, w, BM, BN);
                 for (int gi = 0; gi < g.r * tp.chunksPerTap; ++gi, ++ja) {
                     const int r = gi / tp.chunksPerTap, chunk = gi - r * tp.chunksPerTap, slot = ja % WA;
                     if (ja >= WA)
@@ -467,7 +470,7 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
         }
         int j = 0; // k-tiles issued, over all this block's work items
         for (int w = blockIdx.x; w < tp.items; w += gridDim.x) {
-            const TmaItem it = tmaItemOf(tp, w, BN);
+            const TmaItem it = tmaItemOf(tp, w, BM, BN);
             for (int lt = 0; lt < it.nk; ++lt, ++j) {
                 const int stage = j % STAGES;
                 if (j >= STAGES) // the consumers released this stage's previous k-tile
@@ -498,7 +501,7 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
     float acc[MH][ACC];
     const int itemStep = PP ? 2 * gridDim.x : gridDim.x;
     int w = blockIdx.x + (PP ? wg * gridDim.x : 0);
-    int t = PP && wg == 1 ? tmaItemOf(tp, blockIdx.x, BN).nk : 0; // the ring's k-tile (the producer's j)
+    int t = PP && wg == 1 ? tmaItemOf(tp, blockIdx.x, BM, BN).nk : 0; // the ring's k-tile (the producer's j)
     int ja = 0; // window tiles: the input boxes taken (the producer's ja)
     // Ping-pong turns (named barriers 4: warpgroup 0 → 1, 3: 1 → 0; 128 threads arrive, 128 wait): a warpgroup
     // starts an item's products only once the other has waited for every k-tile of the item before it. So the
@@ -506,7 +509,7 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
     // the copies (an mbarrier's parity tells only this pass from the last one).
     const int turnWait = 3 + wg, turnGive = 4 - wg;
     for (bool first = true; w < tp.items; w += itemStep, first = false) {
-        const TmaItem it = tmaItemOf(tp, w, BN);
+        const TmaItem it = tmaItemOf(tp, w, BM, BN);
         if (PP && (wg == 1 || !first))
             asm volatile("bar.sync %0, 256;\n" ::"r"(turnWait) : "memory");
 #pragma unroll
@@ -565,7 +568,7 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
         const int lastStage = WA > 0 ? 0 : (t - 1) % STAGES; // this item's last k-tile's
         if (PP && w + gridDim.x < tp.items) { // the other warpgroup's item is next in the ring: its turn
             asm volatile("bar.arrive %0, 256;\n" ::"r"(turnGive) : "memory");
-            t += tmaItemOf(tp, w + gridDim.x, BN).nk;
+            t += tmaItemOf(tp, w + gridDim.x, BM, BN).nk;
         }
         wgmmaWait<0>();
 #pragma unroll
@@ -588,21 +591,17 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
         else {
 #pragma unroll
             for (int mh = 0; mh < MH; ++mh) {
-                const int rowBase = (PP ? mh : wg) * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
+                const int warpRow = (PP ? mh : wg) * 64 + ((tid & 127) >> 5) * 16; // the warp's 16 rows of the block
                 int m[2];
                 bool valid[2];
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int row = rowBase + h * 8, p = it.p0 + (row >> tp.tileShift), q = it.q0 + (row & (tileW - 1));
-                    valid[h] = p < g.p && q < g.q;
-                    m[h] = (it.n * g.p + p) * g.q + q;
-                }
+                for (int h = 0; h < 2; ++h)
+                    m[h] = blockPixel(g, it, tp.tileShift, warpRow + (lane >> 2) + h * 8, valid[h]);
                 if constexpr (!std::is_same_v<T, float>) {
                     if (!partial && g.k % 8 == 0) {
-                        const int row = (PP ? mh : wg) * 64 + ((tid & 127) >> 5) * 16 + (lane >> 1);
-                        const int p = it.p0 + (row >> tp.tileShift), q = it.q0 + (row & (tileW - 1));
-                        storeTile16<T, BN>(g, it.nBase, (it.n * g.p + p) * g.q + q, p < g.p && q < g.q, acc[mh],
-                            bias != nullptr, y, staging);
+                        bool storeValid; // storeTile16 stores row lane / 2 of the warp's 16
+                        const int storeRow = blockPixel(g, it, tp.tileShift, warpRow + (lane >> 1), storeValid);
+                        storeTile16<T, BN>(g, it.nBase, storeRow, storeValid, acc[mh], bias != nullptr, y, staging);
                         continue;
                     }
                 } else {
@@ -712,17 +711,10 @@ void runTmaTyped(
     const ConvGeometry& g, const Plan& p, const void* xv, const float* bias, void* yv, void* scratch, cudaStream_t st)
 {
     const LaunchArgs<T> a(g, p, xv, yv, scratch);
-    const auto log2 = [](int v) {
-        int shift = 0;
-        while ((1 << shift) < v)
-            ++shift;
-        return shift;
-    };
     const int rowElems = 16 * p.rowPieces / int(sizeof(T));
-    const bool transposed = kTiles[p.tile].transposed;
-    const TmaParams tp { a.prm, log2(p.tileW), log2(p.tileW * p.tileH), p.tilesP, p.tilesQ, g.c / rowElems, p.mTiles,
+    const TmaParams tp { a.prm, std::countr_zero(unsigned(p.tileW)), p.tilesP, p.tilesQ, g.c / rowElems, p.mTiles,
         p.nTiles, p.mTiles * p.nTiles * p.splits, p.probe, p.spin, p.early,
-        (tmaWindowRows(g) + (transposed ? 128 : 0)) * 128 };
+        (tmaWindowRows(g) + (kTiles[p.tile].transposed ? 128 : 0)) * 128 };
     // One instantiation a tma… tile of kTiles (block width, stages, row and windows from the table): the one p.tile
     // names, found among the last kTileCount − kTmaTile64 entries (the tma… tiles).
     auto run = [&](auto tile) {
