@@ -148,7 +148,8 @@ Command addBenchCommand(CLI::App& app)
     cmd->add_option("--math", a->math, kMathModeHelp)->capture_default_str();
     cmd->add_option("--json", a->json, "write the full result as JSON");
     cmd->add_flag("--graph", a->graph, "GPU sessions replay their layers from a CUDA Graph (option graph=1)");
-    cmd->add_flag("--fuse", a->fuse, "also run each selection fused (+fused): batch norm folded, activation in the epilogue");
+    cmd->add_flag(
+        "--fuse", a->fuse, "also run each selection fused (+fused): batch norm folded, activation in the epilogue");
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
     return [a]() {
         if (a->network.empty() == a->suite.empty())
@@ -225,9 +226,8 @@ Command addBenchCommand(CLI::App& app)
             rc = std::max(rc, reportFailures(std::cerr, run));
             for (size_t i = 0; i < bc.network.layers.size(); ++i) {
                 const auto& sh = run.shapes.layers[i];
-                std::vector<std::string> row = { bc.name, bc.network.layers[i].name + " "
-                                                     + layerTypeName(bc.network.layers[i].spec),
-                    sh.out.str(), [&] {
+                std::vector<std::string> row = { bc.name,
+                    bc.network.layers[i].name + " " + layerTypeName(bc.network.layers[i].spec), sh.out.str(), [&] {
                         char b[32];
                         std::snprintf(b, sizeof b, "%.4g", sh.cost.flops / 1e9);
                         return std::string(b);
@@ -251,7 +251,8 @@ Command addBenchCommand(CLI::App& app)
                     else if (!lr.error.note.empty())
                         worst = INFINITY;
                 }
-                if (std::holds_alternative<Conv2d>(bc.network.layers[i].spec) && sh.cost.flops >= kEfficiencyMinGflop * 1e9) {
+                if (std::holds_alternative<Conv2d>(bc.network.layers[i].spec)
+                    && sh.cost.flops >= kEfficiencyMinGflop * 1e9) {
                     std::map<std::string, double> bestOfBackend;
                     for (size_t k = 0; k < median.size(); ++k) {
                         if (median[k] <= 0 || !onGpu(opt.selections[k].backend))
@@ -322,17 +323,19 @@ Command addBenchCommand(CLI::App& app)
                         return v == sel.metadata.end() ? std::string("?") : v->second;
                     };
                     clockLines.push_back(bc.name + ": GPU at the end of the case: SM " + it->second + "/"
-                        + get("clock_sm_max_mhz") + " MHz, memory " + get("clock_mem_mhz") + " MHz, " + get("gpu_pstate")
-                        + ", " + get("gpu_temperature_c") + " °C, " + get("gpu_power_w") + " W, clock events: "
-                        + get("clock_event_reasons"));
+                        + get("clock_sm_max_mhz") + " MHz, memory " + get("clock_mem_mhz") + " MHz, "
+                        + get("gpu_pstate") + ", " + get("gpu_temperature_c") + " °C, " + get("gpu_power_w")
+                        + " W, clock events: " + get("clock_event_reasons"));
                     break; // one line per case: every GPU selection shares the device
                 }
             for (const auto& sel : run.selections)
                 if (const auto it = sel.metadata.find("graph_pass_us"); it != sel.metadata.end())
-                    graphLines.push_back(bc.name + " " + sel.selection.str() + ": CUDA Graph replayed without per-layer "
-                        + "events: " + it->second + " µs per pass, " + sel.metadata.at("graph_layer_us") + " µs per layer ("
-                        + sel.metadata.at("graph_layers") + " launched layers, median)");
-            json["cases"].push_back({ { "name", bc.name }, { "report", nlohmann::ordered_json::parse(reportJson(bc.network, run)) } });
+                    graphLines.push_back(bc.name + " " + sel.selection.str()
+                        + ": CUDA Graph replayed without per-layer " + "events: " + it->second + " µs per pass, "
+                        + sel.metadata.at("graph_layer_us") + " µs per layer (" + sel.metadata.at("graph_layers")
+                        + " launched layers, median)");
+            json["cases"].push_back(
+                { { "name", bc.name }, { "report", nlohmann::ordered_json::parse(reportJson(bc.network, run)) } });
         }
         std::cout << "\n";
         table.print(std::cout);
@@ -350,9 +353,9 @@ Command addBenchCommand(CLI::App& app)
             for (double v : r)
                 logSum += std::log(v);
             const double median = r.size() % 2 ? r[r.size() / 2] : 0.5 * (r[r.size() / 2 - 1] + r[r.size() / 2]);
-            std::cout << "t(" << opt.selections[0].str() << ") / t(" << name << "): median "
-                      << fixed(median, 2) << "×, geometric mean " << fixed(std::exp(logSum / double(r.size())), 2)
-                      << "× over " << r.size() << " layers\n";
+            std::cout << "t(" << opt.selections[0].str() << ") / t(" << name << "): median " << fixed(median, 2)
+                      << "×, geometric mean " << fixed(std::exp(logSum / double(r.size())), 2) << "× over " << r.size()
+                      << " layers\n";
             json["ratios"][opt.selections[0].str() + "/" + name]
                 = { { "median", median }, { "geomean", std::exp(logSum / double(r.size())) }, { "per_layer", values } };
         }
@@ -368,14 +371,16 @@ Command addBenchCommand(CLI::App& app)
                     { "math", mathModeName(opt.session.math) }, { "backend", ceiling->backend } };
                 for (const auto& [name, rates] : bigLayerRates) {
                     const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
-                    std::cout << "  " << name << " on conv layers of ≥ " << fixed(kEfficiencyMinGflop, 0) << " GFLOP: "
-                              << fixed(100.0 * *lo / gemm, 0) << "–" << fixed(100.0 * *hi / gemm, 0) << "% of it ("
-                              << fixed(*lo / 1000.0, 1) << "–" << fixed(*hi / 1000.0, 1) << " TFLOP/s counted as direct "
+                    std::cout << "  " << name << " on conv layers of ≥ " << fixed(kEfficiencyMinGflop, 0)
+                              << " GFLOP: " << fixed(100.0 * *lo / gemm, 0) << "–" << fixed(100.0 * *hi / gemm, 0)
+                              << "% of it (" << fixed(*lo / 1000.0, 1) << "–" << fixed(*hi / 1000.0, 1)
+                              << " TFLOP/s counted as direct "
                               << "FLOPs, " << rates.size() << " layers)\n";
                     std::vector<double> fractions;
                     for (double r : rates)
                         fractions.push_back(r / gemm);
-                    json["gemm_fraction"][name] = { { "min", *lo / gemm }, { "max", *hi / gemm }, { "per_layer", fractions } };
+                    json["gemm_fraction"][name]
+                        = { { "min", *lo / gemm }, { "max", *hi / gemm }, { "per_layer", fractions } };
                 }
             }
         }

@@ -13,9 +13,10 @@ namespace {
         std::vector<BenchCase> out;
         uint64_t seed = 100;
         for (const auto& c : unetEncoderCases()) {
-            const std::string name = std::to_string(c.cin) + "→" + std::to_string(c.cout) + " @" + std::to_string(c.size)
-                + "²";
-            out.push_back({ name, singleConvNetwork("unet-encoder " + name, 4, c.cin, c.size, c.cout, 3, 1, 1, seed++) });
+            const std::string name
+                = std::to_string(c.cin) + "→" + std::to_string(c.cout) + " @" + std::to_string(c.size) + "²";
+            out.push_back(
+                { name, singleConvNetwork("unet-encoder " + name, 4, c.cin, c.size, c.cout, 3, 1, 1, seed++) });
         }
         return out;
     }
@@ -149,11 +150,11 @@ Network autoencoder3dNetwork(int64_t batch)
     n.name = "Autoencoder 3-D: 32³ voxels → 2×2×2×8 latent → 32³";
     n.input = { batch, 1, 32, 32, false, "sample:voxels:chair", 32 };
     const auto relu = [](const std::string& name) { return Layer { name, ReLU {}, {}, {}, {}, {}, {}, {}, {}, {} }; };
-    n.layers = { volumeLayer("enc1", encoderConv(32, 2), 1), relu("enc1_relu"), volumeLayer("enc2", encoderConv(16, 2), 2),
-        relu("enc2_relu"), volumeLayer("enc3", encoderConv(8, 4), 3), relu("latent"),
-        volumeLayer("dec1", decoderConv(16, 4, 0, 1), 4), relu("dec1_relu"), volumeLayer("dec2", decoderConv(32, 2, 1, 2), 5),
-        relu("dec2_relu"), volumeLayer("dec3", decoderConv(1, 2, 1, 2), 6),
-        Layer { "output", Tanh {}, {}, {}, {}, {}, {}, {}, {}, {} } };
+    n.layers = { volumeLayer("enc1", encoderConv(32, 2), 1), relu("enc1_relu"),
+        volumeLayer("enc2", encoderConv(16, 2), 2), relu("enc2_relu"), volumeLayer("enc3", encoderConv(8, 4), 3),
+        relu("latent"), volumeLayer("dec1", decoderConv(16, 4, 0, 1), 4), relu("dec1_relu"),
+        volumeLayer("dec2", decoderConv(32, 2, 1, 2), 5), relu("dec2_relu"),
+        volumeLayer("dec3", decoderConv(1, 2, 1, 2), 6), Layer { "output", Tanh {}, {}, {}, {}, {}, {}, {}, {}, {} } };
     return n;
 }
 

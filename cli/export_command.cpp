@@ -41,8 +41,8 @@ Command addExportCommand(CLI::App& app)
                                  : std::string())
                       << "\n";
         } else {
-            throw InputError("export writes .onnx (an ONNX model) or .json (a ConvScope network), not \"" + a->out
-                + "\"");
+            throw InputError(
+                "export writes .onnx (an ONNX model) or .json (a ConvScope network), not \"" + a->out + "\"");
         }
         return 0;
     };

@@ -78,8 +78,8 @@ namespace interpolate_cmd {
         return { a.oneByOne ? DecodeMode::OneByOne : DecodeMode::Batched };
     }
 
-    int runInterpolation(const Args& a, const Network& net, const std::vector<Selection>& selections,
-        const SessionOptions& session)
+    int runInterpolation(
+        const Args& a, const Network& net, const std::vector<Selection>& selections, const SessionOptions& session)
     {
         if (a.from.empty() || a.to.empty())
             throw InputError("interpolate needs --from A and --to B (input sources: sample:voxels:sphere, a .npy file, "
@@ -124,8 +124,8 @@ namespace interpolate_cmd {
             }
             if (run.decodes.size() == 2)
                 row.push_back(ratio(run.decodes[1].ms.median / std::max(run.decodes[0].ms.median, 1e-9)));
-            const ErrorMetrics e = first ? compare(run.decodes.front().decoded, first->decodes.front().decoded)
-                                         : ErrorMetrics {};
+            const ErrorMetrics e
+                = first ? compare(run.decodes.front().decoded, first->decodes.front().decoded) : ErrorMetrics {};
             char l2[32];
             std::snprintf(l2, sizeof l2, "%.2e", e.relL2);
             row.push_back(e.valid ? l2 : "-");
@@ -148,14 +148,13 @@ namespace interpolate_cmd {
                         writeNpy(dir / file, d.decoded.shape().dims(), d.decoded.data());
                     }
             std::cout << "\nwrote latents.npy " << latents.shape().str() << ", t.npy and the decoded volumes "
-                      << first->decodes.front().decoded.shape().str() << " per selection and mode to " << a.out
-                      << "\n";
+                      << first->decodes.front().decoded.shape().str() << " per selection and mode to " << a.out << "\n";
         }
         return rc;
     }
 
-    int runLecture(const Args& a, const Network& net, const std::vector<Selection>& selections,
-        const SessionOptions& session)
+    int runLecture(
+        const Args& a, const Network& net, const std::vector<Selection>& selections, const SessionOptions& session)
     {
         if (!a.from.empty() || !a.to.empty())
             throw InputError("--lecture makes its own inputs (chair variants); drop --from / --to");

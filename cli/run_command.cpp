@@ -66,7 +66,8 @@ namespace {
             } else if (a.dims.size() == 2) {
                 in = { a.dims[0], a.dims[1], 1, 1, true, path };
             } else {
-                throw InputError(path + ": an input .npy must be [N, C, D, H, W], [N, C, H, W], [C, H, W] or [N, F], got "
+                throw InputError(path
+                    + ": an input .npy must be [N, C, D, H, W], [N, C, H, W], [C, H, W] or [N, F], got "
                     + std::to_string(a.dims.size()) + " dimensions");
             }
             Tensor t(in.shape());
@@ -124,7 +125,8 @@ Command addRunCommand(CLI::App& app)
         ->capture_default_str();
     cmd->add_flag("--no-interleave", a->noInterleave, "run each selection's passes back to back");
     cmd->add_flag("--graph", a->graph, "GPU sessions replay their layers from a CUDA Graph (option graph=1)");
-    cmd->add_flag("--fuse", a->fuse, "also run each selection fused (+fused): batch norm folded, activation in the epilogue");
+    cmd->add_flag(
+        "--fuse", a->fuse, "also run each selection fused (+fused): batch norm folded, activation in the epilogue");
     cmd->add_flag("--explore", a->explore, "add the backend's algorithm explorer (cudnn) to the JSON report");
     cmd->add_option("--memory-budget", a->memoryBudget,
         "host memory the run and every tensor may use: 8G, 512MiB, 25% of RAM, or a plain number of GiB "

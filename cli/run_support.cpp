@@ -25,11 +25,10 @@ Network openNetwork(const std::string& path, int64_t batch)
 
 void addBatchOption(CLI::App* cmd, int64_t& batch)
 {
-    cmd->add_option("--batch", batch,
-           "batch size: an ONNX model's symbolic batch dimension, or a network file's input batch")
+    cmd->add_option(
+           "--batch", batch, "batch size: an ONNX model's symbolic batch dimension, or a network file's input batch")
         ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
 }
-
 
 std::vector<Selection> parseSelections(const std::string& commaSeparated, bool withFusedTwins)
 {
@@ -105,8 +104,9 @@ void printResultTable(std::ostream& out, const Network& net, const RunResult& ru
             const auto& lr = s->layers[i];
             row.push_back(formatMs(lr.computeMs.median));
             row.push_back(lr.computeMs.median > 0 ? fmt("%.2f", sh.cost.flops / (lr.computeMs.median * 1e6)) : "");
-            row.push_back(lr.error.valid ? fmt("%.2e", lr.error.relL2) + (lr.error.bound > 0 ? fmt(" ≤%.1e", lr.error.bound) : "")
-                                         : (lr.error.note.empty() ? "—" : "FAIL"));
+            row.push_back(lr.error.valid
+                    ? fmt("%.2e", lr.error.relL2) + (lr.error.bound > 0 ? fmt(" ≤%.1e", lr.error.bound) : "")
+                    : (lr.error.note.empty() ? "—" : "FAIL"));
         }
         table.addRow(row);
     }

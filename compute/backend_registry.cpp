@@ -151,8 +151,8 @@ std::shared_ptr<Backend> BackendRegistry::resolve(const Selection& selection) co
         std::string names;
         for (const auto& b : backends())
             names += (names.empty() ? "" : ", ") + b->name();
-        throw UnsupportedError("unknown backend \"" + selection.backend + "\" in " + selection.str()
-            + " (known: " + names + ")");
+        throw UnsupportedError(
+            "unknown backend \"" + selection.backend + "\" in " + selection.str() + " (known: " + names + ")");
     }
     const Availability a = backend->availability();
     if (!a.available)

@@ -45,7 +45,10 @@ LayerSpec activationSpecOf(const FusedActivation& act)
 }
 
 namespace {
-    std::string label(const Network& net, size_t i) { return "layer " + std::to_string(i) + " (" + net.layers[i].name + ")"; }
+    std::string label(const Network& net, size_t i)
+    {
+        return "layer " + std::to_string(i) + " (" + net.layers[i].name + ")";
+    }
 
     // conv (weight [K, C/g, R, S], optional bias [K]) followed by batch norm over K channels: new weight and bias.
     void foldBatchNorm(Layer& conv, const Layer& bn, const BatchNorm2d& spec)

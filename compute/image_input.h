@@ -12,9 +12,10 @@
 
 namespace convscope {
 
-Tensor loadImageInput(const std::filesystem::path& path, int64_t batch, int64_t channels, int64_t height, int64_t width);
-Tensor decodeImageInput(const std::string& bytes, const std::string& what, int64_t batch, int64_t channels,
-    int64_t height, int64_t width);
+Tensor loadImageInput(
+    const std::filesystem::path& path, int64_t batch, int64_t channels, int64_t height, int64_t width);
+Tensor decodeImageInput(
+    const std::string& bytes, const std::string& what, int64_t batch, int64_t channels, int64_t height, int64_t width);
 
 // The pixel size of an image file without decoding it (convscope-cli run --input keeps the image's own
 // size). Throws InputError naming the file when it is not a readable image.

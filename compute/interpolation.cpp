@@ -88,7 +88,8 @@ namespace {
 
 const char* decodeModeName(DecodeMode mode) { return mode == DecodeMode::Batched ? "batched" : "one by one"; }
 
-InterpolationResult interpolate(const Network& net, const Tensor& a, const Tensor& b, const InterpolationOptions& options)
+InterpolationResult interpolate(
+    const Network& net, const Tensor& a, const Tensor& b, const InterpolationOptions& options)
 {
     if (options.warmup < 0 || options.repeat < 1)
         throw InputError("interpolate: --warmup must be at least 0 and --repeat at least 1");
@@ -187,8 +188,8 @@ std::vector<LectureRun> runLectureWorkload(const Network& net, const Tensor& inp
     Shape want = net.input.shape();
     want.n = n;
     if (inputs.shape() != want)
-        throw InputError("the lecture's inputs are " + inputs.shape().str() + " but " + net.name + " takes "
-            + want.str());
+        throw InputError(
+            "the lecture's inputs are " + inputs.shape().str() + " but " + net.name + " takes " + want.str());
     if (n < 2)
         throw InputError("the lecture's workload needs at least two inputs");
     std::vector<std::pair<int64_t, int64_t>> pairs;
@@ -234,8 +235,8 @@ std::vector<LectureRun> runLectureWorkload(const Network& net, const Tensor& inp
                         for (int64_t k = 0; k < options.steps; ++k)
                             total += dec.pass(batchItem(blend, k));
                     if (options.progress && int64_t(done) % 50 == 0)
-                        options.progress(done / units,
-                            std::string("decoding ") + decodeModeName(mode) + " on " + selection.str());
+                        options.progress(
+                            done / units, std::string("decoding ") + decodeModeName(mode) + " on " + selection.str());
                     done += 1;
                 }
                 run.decodeMs.emplace_back(mode, total);

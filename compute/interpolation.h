@@ -58,7 +58,8 @@ struct InterpolationResult {
 };
 
 // `a` and `b` are one item each of the network's input shape (batch 1).
-InterpolationResult interpolate(const Network& net, const Tensor& a, const Tensor& b, const InterpolationOptions& options);
+InterpolationResult interpolate(
+    const Network& net, const Tensor& a, const Tensor& b, const InterpolationOptions& options);
 
 struct LectureOptions {
     std::string at = "latent";

@@ -208,7 +208,10 @@ struct Padding3d {
     Mode mode = Mode::Explicit;
     int64_t front = 0, back = 0, top = 0, bottom = 0, left = 0, right = 0;
 
-    static Padding3d symmetric(int64_t pd, int64_t ph, int64_t pw) { return { Mode::Explicit, pd, pd, ph, ph, pw, pw }; }
+    static Padding3d symmetric(int64_t pd, int64_t ph, int64_t pw)
+    {
+        return { Mode::Explicit, pd, pd, ph, ph, pw, pw };
+    }
     bool isSymmetric() const { return mode == Mode::Explicit && front == back && top == bottom && left == right; }
     // {before, after} along axis 0 (D), 1 (H) or 2 (W).
     std::array<int64_t, 2> along(int axis) const

@@ -33,15 +33,14 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
     checkedMul(shape.numel(), int64_t(sizeof(float)), where + ": input " + shape.str());
 
     const bool voxels = source.rfind("sample:", 0) == 0 && isVoxelSample(source.substr(7));
-    if (input.depth > 0 && !input.flat && source.rfind("random", 0) != 0 && lowerExtension(source) != ".npy"
-        && !voxels)
+    if (input.depth > 0 && !input.flat && source.rfind("random", 0) != 0 && lowerExtension(source) != ".npy" && !voxels)
         throw InputError(where + ": the input is a volume " + shape.str()
             + "; give it \"random\", \"random:SEED\", a voxel sample (sample:voxels:sphere, :torus, :cube, :chair) "
               "or an .npy file of shape [N, C, D, H, W] or [C, D, H, W]");
     if (voxels) {
         if (input.flat || input.depth <= 0)
-            throw InputError(where + ": a voxel sample is a volume; the input needs a \"depth\" (it is " + shape.str()
-                + ")");
+            throw InputError(
+                where + ": a voxel sample is a volume; the input needs a \"depth\" (it is " + shape.str() + ")");
         return makeVoxelSample(source.substr(7), input.batch, input.channels, input.depth, input.height, input.width);
     }
     if (source.rfind("sample:", 0) == 0) {
@@ -102,7 +101,7 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
         }
         if (!matches)
             throw InputError(where + ": the array has shape " + npyDimsText(d) + " but the network input is " + expected
-                + (input.flat ? ""
+                + (input.flat    ? ""
                         : volume ? " (or [C, D, H, W] for one volume repeated over the batch)"
                                  : " (or [C, H, W] for one picture repeated over the batch)"));
         Tensor t(shape);

@@ -75,7 +75,8 @@ namespace {
 
         Tensor allocate(const Shape& shape, const std::string& what)
         {
-            checkedProduct({ shape.n, shape.c, shape.d, shape.h, shape.w, int64_t(sizeof(float)) }, m_where + ": " + what);
+            checkedProduct(
+                { shape.n, shape.c, shape.d, shape.h, shape.w, int64_t(sizeof(float)) }, m_where + ": " + what);
             return Tensor(shape);
         }
 

@@ -47,8 +47,8 @@ void setHostMemoryBudget(int64_t bytes) { g_budget.store(bytes > 0 ? bytes : 0);
 int64_t parseMemorySize(const std::string& text, const std::string& what)
 {
     const auto bad = [&]() -> InputError {
-        return InputError(what + ": \"" + text
-            + "\" is not a memory size (write it like 8G, 512MiB, 1.5GiB, 4000000000 or 25%)");
+        return InputError(
+            what + ": \"" + text + "\" is not a memory size (write it like 8G, 512MiB, 1.5GiB, 4000000000 or 25%)");
     };
     if (text.empty() || text.size() > 64)
         throw bad();

@@ -75,8 +75,9 @@ namespace {
         std::visit(
             [&](auto& l) {
                 using T = std::decay_t<decltype(l)>;
-                if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d>
-                    || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>) {
+                if constexpr (
+                    std::is_same_v<T,
+                        Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>) {
                     l.out_channels = readInt(require("out_channels"), "out_channels", 1, ctx);
                     readInto(l.kernel_size, require("kernel_size"), "kernel_size", 1, ctx);
                     if (has("stride"))
@@ -95,8 +96,9 @@ namespace {
                         l.bias = readBool(j["bias"], "bias", ctx);
                     if (has("init"))
                         layer.init = readInit(j["init"], type, l.bias, ctx);
-                } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>
-                    || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
+                } else if constexpr (
+                    std::is_same_v<T,
+                        MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
                     readInto(l.kernel_size, require("kernel_size"), "kernel_size", 1, ctx);
                     // PyTorch's stride=None means "the kernel size"; null keeps that meaning explicit.
                     if (has("stride") && !j["stride"].is_null())

@@ -55,8 +55,7 @@ std::string shown(const Json& v)
     return s;
 }
 
-void checkKeys(
-    const Json& obj, const std::vector<std::string>& allowed, const Context& ctx, const std::string& owner)
+void checkKeys(const Json& obj, const std::vector<std::string>& allowed, const Context& ctx, const std::string& owner)
 {
     for (const auto& item : obj.items()) {
         if (contains(allowed, item.key()))
@@ -84,8 +83,8 @@ bool isInteger(const Json& v)
 int64_t readInt(const Json& v, const std::string& key, int64_t minimum, const Context& ctx)
 {
     if (!isInteger(v) || v.get<int64_t>() < minimum)
-        ctx.fail("\"" + key + "\" must be " + (minimum > 0 ? "a positive integer" : "a non-negative integer")
-            + ", got " + shown(v));
+        ctx.fail("\"" + key + "\" must be " + (minimum > 0 ? "a positive integer" : "a non-negative integer") + ", got "
+            + shown(v));
     return v.get<int64_t>();
 }
 
@@ -217,8 +216,8 @@ ParamValue readParamValue(const Json& v, const std::string& key, bool nonNegativ
         p.kind = ParamValue::Kind::File;
         p.file = v.get<std::string>();
     } else {
-        ctx.fail("\"" + key + "\" must be " + rule
-            + ", a list of numbers (one per channel) or an .npy file path, got " + shown(v));
+        ctx.fail("\"" + key + "\" must be " + rule + ", a list of numbers (one per channel) or an .npy file path, got "
+            + shown(v));
     }
     return p;
 }
@@ -255,8 +254,8 @@ InitSpec readInit(const Json& v, const std::string& type, bool hasBias, const Co
     // is a misunderstanding worth pointing out.
     const auto onlyFor = [&](const char* key, bool allowed, const std::string& which) {
         if (v.contains(key) && !allowed)
-            ctx.fail("\"init\": \"" + std::string(key) + "\" applies only to " + which + ", not to kind \""
-                + init.kind + "\"");
+            ctx.fail("\"init\": \"" + std::string(key) + "\" applies only to " + which + ", not to kind \"" + init.kind
+                + "\"");
     };
     const bool seeded = contains(kSeededKinds, init.kind);
     onlyFor("seed", seeded, "the seeded kinds (" + joined(kSeededKinds) + ")");

@@ -87,8 +87,9 @@ namespace {
         std::visit(
             [&](const auto& l) {
                 using T = std::decay_t<decltype(l)>;
-                if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d>
-                    || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>) {
+                if constexpr (
+                    std::is_same_v<T,
+                        Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>) {
                     o["out_channels"] = l.out_channels;
                     o["kernel_size"] = sizeJson(l.kernel_size);
                     o["stride"] = sizeJson(l.stride);
@@ -99,8 +100,9 @@ namespace {
                     o["groups"] = l.groups;
                     o["bias"] = l.bias;
                     o["init"] = initJson(layer.init);
-                } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>
-                    || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
+                } else if constexpr (
+                    std::is_same_v<T,
+                        MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
                     o["kernel_size"] = sizeJson(l.kernel_size);
                     o["stride"] = l.stride ? sizeJson(*l.stride) : Json(nullptr);
                     o["padding"] = paddingJson(l.padding);

@@ -110,8 +110,8 @@ Tensor stackItems(const std::vector<const Tensor*>& items)
 Tensor interpolateLatents(const Tensor& z1, const Tensor& z2, const std::vector<double>& ts)
 {
     if (z1.shape() != z2.shape() || z1.shape().n != 1)
-        throw InputError("the two latents must be one item each of one shape, got " + z1.shape().str() + " and "
-            + z2.shape().str());
+        throw InputError(
+            "the two latents must be one item each of one shape, got " + z1.shape().str() + " and " + z2.shape().str());
     Shape s = z1.shape();
     s.n = int64_t(ts.size());
     Tensor out(s);

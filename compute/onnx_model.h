@@ -23,8 +23,8 @@ bool isOnnxFile(const std::filesystem::path& path);
 // no ONNX support.
 Network importOnnxModel(const std::filesystem::path& path, int64_t batch = 0);
 // The same from bytes in memory (tests, the fuzzer); external data resolves against `baseDir`.
-Network importOnnxBytes(const std::string& bytes, const std::string& what, const std::filesystem::path& baseDir,
-    int64_t batch = 0);
+Network importOnnxBytes(
+    const std::string& bytes, const std::string& what, const std::filesystem::path& baseDir, int64_t batch = 0);
 
 // Writes `net`, weights included, as an ONNX model (opset 17, symbolic batch) that ONNX's checker accepts, atomically
 // (nothing half-written on failure). Throws InputError naming the layer for what ONNX cannot say, UnsupportedError

@@ -6,12 +6,11 @@
 // reference.
 #include "compute/profiler.h"
 
-
-#include "compute/load_input.h"
-#include "compute/materialize.h"
 #include "compute/backend_registry.h"
 #include "compute/checked_math.h"
 #include "compute/fusion.h"
+#include "compute/load_input.h"
+#include "compute/materialize.h"
 #include "compute/memory_budget.h"
 #include "compute/nvtx.h"
 #include "compute/rounding_bound.h"
@@ -195,8 +194,7 @@ static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& inpu
                         + layerTypeName(l.net->layers[i].spec) + ": volumes (5-D [N, C, D, H, W] tensors, here "
                         + (ls.in.isVolume() ? ls.in.str() : ls.out.str()) + ") do not run on " + sr.selection.backend
                         + " yet (they run on the cpu and onednn backends)");
-                const Support s
-                    = backend->supports(sr.selection.algorithm, l.net->layers[i].spec, l.shapes->layers[i]);
+                const Support s = backend->supports(sr.selection.algorithm, l.net->layers[i].spec, l.shapes->layers[i]);
                 if (!s.supported)
                     throw UnsupportedError(sr.selection.str() + " unsupported for " + layerLabel(*l.net, i) + " "
                         + layerTypeName(l.net->layers[i].spec) + (l.fusion ? " (fused)" : "") + ": " + s.reason);
@@ -241,8 +239,8 @@ static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& inpu
             fail(l, e.what());
         }
         done += 1;
-        report(done / totalWork * 0.9, l.result->selection.str() + " pass " + std::to_string(pass + 1) + "/"
-                + std::to_string(passes));
+        report(done / totalWork * 0.9,
+            l.result->selection.str() + " pass " + std::to_string(pass + 1) + "/" + std::to_string(passes));
     };
     if (options.interleave) {
         // Pass p starts with selection p mod S, so each selection runs first equally often.

@@ -53,15 +53,16 @@ namespace {
 
     ordered_json statsJson(const Stats& s)
     {
-        return { { "median", s.median }, { "min", s.min }, { "max", s.max }, { "mean", s.mean },
-            { "stddev", s.stddev }, { "count", s.count } };
+        return { { "median", s.median }, { "min", s.min }, { "max", s.max }, { "mean", s.mean }, { "stddev", s.stddev },
+            { "count", s.count } };
     }
 
     ordered_json errorJson(const ErrorMetrics& e)
     {
         if (!e.valid && e.note.empty())
             return nullptr;
-        ordered_json j = { { "max_abs", e.maxAbs }, { "max_rel", e.maxRel }, { "rel_l2", e.relL2 }, { "valid", e.valid } };
+        ordered_json j
+            = { { "max_abs", e.maxAbs }, { "max_rel", e.maxRel }, { "rel_l2", e.relL2 }, { "valid", e.valid } };
         if (!e.note.empty())
             j["note"] = e.note;
         if (e.bound > 0)
@@ -133,20 +134,21 @@ std::string reportCsv(const Network& net, const RunResult& run)
     std::ostringstream out;
     out << "selection,backend,algorithm,math_mode,layer_index,layer_name,layer_type,output_shape,parameters,flops,"
            "median_ms,min_ms,max_ms,mean_ms,stddev_ms,gflop_per_s,max_abs_error,rel_l2_error,rounding_bound,note\r\n";
-    forEachRow(net, run, [&](const SelectionResult& sel, const LayerResult& lr, const Layer& layer, const LayerShape& sh) {
-        const auto math = sel.metadata.count("math") ? sel.metadata.at("math") : run.meta.mathMode;
-        out << csvField(sel.selection.str()) << ',' << csvField(sel.selection.backend) << ','
-            << csvField(sel.selection.algorithm) << ',' << csvField(math) << ',' << lr.index << ','
-            << csvField(layer.name) << ',' << layerTypeName(layer.spec) << ',' << csvField(sh.out.str()) << ','
-            << sh.cost.params << ',' << num(sh.cost.flops, 12) << ',' << num(lr.computeMs.median) << ','
-            << num(lr.computeMs.min) << ',' << num(lr.computeMs.max) << ',' << num(lr.computeMs.mean) << ','
-            << num(lr.computeMs.stddev) << ',' << num(gflops(sh.cost.flops, lr.computeMs.median)) << ','
-            << (lr.error.valid ? num(lr.error.maxAbs) : "") << ','
-            << (lr.error.valid ? num(lr.error.relL2) : "")
-            // The relL2 the math mode's rounding may cause (compute/rounding_bound.h); empty in FP32 (none stated).
-            << ',' << (lr.error.valid && lr.error.bound > 0 ? num(lr.error.bound) : "") << ',' << csvField(lr.note)
-            << "\r\n";
-    });
+    forEachRow(
+        net, run, [&](const SelectionResult& sel, const LayerResult& lr, const Layer& layer, const LayerShape& sh) {
+            const auto math = sel.metadata.count("math") ? sel.metadata.at("math") : run.meta.mathMode;
+            out << csvField(sel.selection.str()) << ',' << csvField(sel.selection.backend) << ','
+                << csvField(sel.selection.algorithm) << ',' << csvField(math) << ',' << lr.index << ','
+                << csvField(layer.name) << ',' << layerTypeName(layer.spec) << ',' << csvField(sh.out.str()) << ','
+                << sh.cost.params << ',' << num(sh.cost.flops, 12) << ',' << num(lr.computeMs.median) << ','
+                << num(lr.computeMs.min) << ',' << num(lr.computeMs.max) << ',' << num(lr.computeMs.mean) << ','
+                << num(lr.computeMs.stddev) << ',' << num(gflops(sh.cost.flops, lr.computeMs.median)) << ','
+                << (lr.error.valid ? num(lr.error.maxAbs) : "") << ','
+                << (lr.error.valid ? num(lr.error.relL2) : "")
+                // The relL2 the math mode's rounding may cause (compute/rounding_bound.h); empty in FP32 (none stated).
+                << ',' << (lr.error.valid && lr.error.bound > 0 ? num(lr.error.bound) : "") << ',' << csvField(lr.note)
+                << "\r\n";
+        });
     return out.str();
 }
 
@@ -164,10 +166,11 @@ std::string reportJson(const Network& net, const RunResult& run)
     ordered_json layers = ordered_json::array();
     for (size_t i = 0; i < net.layers.size() && i < run.shapes.layers.size(); ++i) {
         const auto& s = run.shapes.layers[i];
-        layers.push_back({ { "index", i }, { "name", net.layers[i].name }, { "type", layerTypeName(net.layers[i].spec) },
-            { "input_shape", s.in.str() }, { "output_shape", s.out.str() }, { "formula", s.formula },
-            { "parameters", s.cost.params }, { "flops", s.cost.flops }, { "bytes_read", s.cost.bytesRead },
-            { "bytes_written", s.cost.bytesWritten }, { "arithmetic_intensity", s.cost.intensity() } });
+        layers.push_back(
+            { { "index", i }, { "name", net.layers[i].name }, { "type", layerTypeName(net.layers[i].spec) },
+                { "input_shape", s.in.str() }, { "output_shape", s.out.str() }, { "formula", s.formula },
+                { "parameters", s.cost.params }, { "flops", s.cost.flops }, { "bytes_read", s.cost.bytesRead },
+                { "bytes_written", s.cost.bytesWritten }, { "arithmetic_intensity", s.cost.intensity() } });
     }
     j["layers"] = layers;
     ordered_json sels = ordered_json::array();

@@ -33,8 +33,9 @@ namespace {
             [&](const auto& l) -> Reduction {
                 using T = std::decay_t<decltype(l)>;
                 const int64_t cin = std::max<int64_t>(1, shape.in.c);
-                if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, Conv3d>
-                    || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, ConvTranspose3d>)
+                if constexpr (
+                    std::is_same_v<T,
+                        Conv2d> || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, ConvTranspose3d>)
                     return { cin / std::max<int64_t>(1, l.groups) * product(l.kernel_size), false, true };
                 else if constexpr (std::is_same_v<T, Linear>)
                     return { std::max<int64_t>(1, shape.in.numel() / std::max<int64_t>(1, shape.in.n)), false, true };
@@ -110,7 +111,8 @@ namespace {
     {
         double o = 1;
         for (size_t i = 0; i < kernel.size(); ++i)
-            o *= double((std::max<int64_t>(1, kernel[i]) + std::max<int64_t>(1, stride[i]) - 1) / std::max<int64_t>(1, stride[i]));
+            o *= double((std::max<int64_t>(1, kernel[i]) + std::max<int64_t>(1, stride[i]) - 1)
+                / std::max<int64_t>(1, stride[i]));
         return o;
     }
 
@@ -118,10 +120,8 @@ namespace {
     // model (every element's error in proportion to its value), their gain is 1, whatever they zero or clip.
     template <typename T> constexpr bool keepsRelativeError()
     {
-        return std::is_same_v<T, ReLU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, LeakyReLU>
-            || std::is_same_v<T, PReLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, MaxPool2d>
-            || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad>
-            || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Flatten>;
+        return std::is_same_v<T,
+                   ReLU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, PReLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Flatten>;
     }
 
     bool keepsRelativeError(const LayerSpec& spec)
@@ -163,7 +163,8 @@ namespace {
                 } else if constexpr (std::is_same_v<T, AvgPool2d> || std::is_same_v<T, AvgPool3d>) {
                     // ‖A‖₂ ≤ √(‖A‖₁·‖A‖∞): rows sum to at most k/divisor, columns to overlaps/divisor.
                     const double k = double(product(l.kernel_size));
-                    const double divisor = l.divisor_override && *l.divisor_override > 0 ? double(*l.divisor_override) : k;
+                    const double divisor
+                        = l.divisor_override && *l.divisor_override > 0 ? double(*l.divisor_override) : k;
                     return std::sqrt((k / divisor) * (overlaps(l.kernel_size, l.effectiveStride()) / divisor));
                 } else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>)
                     return 1.0 / std::sqrt(double(std::max<int64_t>(1, shape.in.d * shape.in.h * shape.in.w)));
@@ -174,7 +175,8 @@ namespace {
     }
 } // namespace
 
-std::vector<double> roundingBounds(MathMode mode, const Network& net, const ShapeReport& shapes, const ReferenceNorms& norms)
+std::vector<double> roundingBounds(
+    MathMode mode, const Network& net, const ShapeReport& shapes, const ReferenceNorms& norms)
 {
     std::vector<double> bounds(net.layers.size(), 0.0);
     if (mode == MathMode::FP32)
@@ -183,7 +185,9 @@ std::vector<double> roundingBounds(MathMode mode, const Network& net, const Shap
     // A broadcast input (a gate [N, C, 1, 1] against [N, C, H, W]) counts once for every output it reaches.
     auto normOf = [&](int src, const Shape& out) -> TensorNorm {
         const Shape& shape = src < 0 ? shapes.input : shapes.layers[size_t(src)].out;
-        TensorNorm n = src < 0 ? norms.input : size_t(src) < norms.outputs.size() ? norms.outputs[size_t(src)] : TensorNorm {};
+        TensorNorm n = src < 0                   ? norms.input
+            : size_t(src) < norms.outputs.size() ? norms.outputs[size_t(src)]
+                                                 : TensorNorm {};
         const double copies = double(out.numel()) / double(std::max<int64_t>(1, shape.numel()));
         n.l2 *= std::sqrt(std::max(1.0, copies));
         return n;

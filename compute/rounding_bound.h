@@ -51,6 +51,7 @@ struct ReferenceNorms {
 };
 // One bound per layer (relative L2 against FP32); all 0 in FP32. `net` has materialised parameters where a gain
 // needs them (batch norm's scale, PReLU's slopes); without them that gain is taken as 1.
-std::vector<double> roundingBounds(MathMode mode, const Network& net, const ShapeReport& shapes, const ReferenceNorms& norms);
+std::vector<double> roundingBounds(
+    MathMode mode, const Network& net, const ShapeReport& shapes, const ReferenceNorms& norms);
 
 } // namespace convscope

@@ -27,10 +27,7 @@ namespace {
         return prefix + safeFileName(layerName) + ".npy";
     }
 
-    std::vector<int64_t> dimsOf(const Shape& s)
-    {
-        return s.dims();
-    }
+    std::vector<int64_t> dimsOf(const Shape& s) { return s.dims(); }
 
     Tensor tensorFrom(const NpyArray& a, const Shape& expected, const std::string& what)
     {

@@ -124,8 +124,8 @@ namespace {
         if (l.groups < 1)
             throw InputError("groups must be at least 1");
         if (in.c % l.groups)
-            throw InputError("groups " + std::to_string(l.groups) + " does not divide in_channels "
-                + std::to_string(in.c));
+            throw InputError(
+                "groups " + std::to_string(l.groups) + " does not divide in_channels " + std::to_string(in.c));
         if (l.out_channels % l.groups)
             throw InputError("groups " + std::to_string(l.groups) + " does not divide out_channels "
                 + std::to_string(l.out_channels));
@@ -138,14 +138,16 @@ namespace {
         r.resolvedPadding = resolvePadding(l.padding, in, l.kernel_size, l.stride, l.dilation);
         const Padding2d& p = r.resolvedPadding;
         std::ostringstream f;
-        const int64_t oh = windowOutput(0, in.h, p.top, p.bottom, l.kernel_size[0], l.stride[0], l.dilation[0], false, f);
+        const int64_t oh
+            = windowOutput(0, in.h, p.top, p.bottom, l.kernel_size[0], l.stride[0], l.dilation[0], false, f);
         f << "\n";
-        const int64_t ow = windowOutput(1, in.w, p.left, p.right, l.kernel_size[1], l.stride[1], l.dilation[1], false, f);
+        const int64_t ow
+            = windowOutput(1, in.w, p.left, p.right, l.kernel_size[1], l.stride[1], l.dilation[1], false, f);
         r.formula = f.str();
         r.out = Shape::nchw(in.n, l.out_channels, oh, ow);
         const int64_t kArea = checkedProduct({ in.c / l.groups, l.kernel_size[0], l.kernel_size[1] }, "conv2d weight");
-        r.cost.params = checkedAdd(checkedMul(l.out_channels, kArea, "conv2d weight"), l.bias ? l.out_channels : 0,
-            "conv2d parameters");
+        r.cost.params = checkedAdd(
+            checkedMul(l.out_channels, kArea, "conv2d weight"), l.bias ? l.out_channels : 0, "conv2d parameters");
         r.cost.flops = 2.0 * double(r.out.numel()) * double(kArea);
         r.cost.bytesRead = bytesOf(in.numel()) + bytesOf(r.cost.params);
         r.cost.bytesWritten = bytesOf(r.out.numel());
@@ -157,7 +159,8 @@ namespace {
         LayerShape r;
         checkConvolution(l, in, "conv_transpose2d");
         if (l.padding.mode == Padding2d::Mode::Same)
-            throw InputError("conv_transpose2d does not take \"same\" padding (PyTorch neither); give explicit padding");
+            throw InputError(
+                "conv_transpose2d does not take \"same\" padding (PyTorch neither); give explicit padding");
         r.resolvedPadding = l.padding.mode == Padding2d::Mode::Valid ? Padding2d {} : l.padding;
         const Padding2d& p = r.resolvedPadding;
         if (p.top < 0 || p.bottom < 0 || p.left < 0 || p.right < 0)
@@ -172,8 +175,8 @@ namespace {
                 throw InputError("output_padding " + std::to_string(op) + " along " + kAxes[ax].label
                     + " must be smaller than either stride (" + std::to_string(s) + ") or dilation ("
                     + std::to_string(d) + ")");
-            const int64_t full = checkedAdd(checkedMul(ins[ax] - 1, s, "conv_transpose2d"), d * (k - 1) + op + 1,
-                "conv_transpose2d output");
+            const int64_t full = checkedAdd(
+                checkedMul(ins[ax] - 1, s, "conv_transpose2d"), d * (k - 1) + op + 1, "conv_transpose2d output");
             outs[ax] = full - pads[ax][0] - pads[ax][1];
             if (ax)
                 f << "\n";
@@ -182,8 +185,8 @@ namespace {
                 f << (pads[ax][0] ? " − 2·" + std::to_string(pads[ax][0]) : std::string());
             else
                 f << " − " << pads[ax][0] << " − " << pads[ax][1];
-            f << " + " << d << "·(" << k << "−1)" << (op ? " + " + std::to_string(op) : std::string()) << " + 1 = "
-              << outs[ax];
+            f << " + " << d << "·(" << k << "−1)" << (op ? " + " + std::to_string(op) : std::string())
+              << " + 1 = " << outs[ax];
             if (outs[ax] < 1)
                 throw InputError("padding " + std::to_string(pads[ax][0]) + " + " + std::to_string(pads[ax][1])
                     + " crops the whole transposed output along " + kAxes[ax].label + " (" + std::to_string(full)
@@ -191,8 +194,8 @@ namespace {
         }
         r.formula = f.str();
         r.out = Shape::nchw(in.n, l.out_channels, outs[0], outs[1]);
-        const int64_t kArea
-            = checkedProduct({ l.out_channels / l.groups, l.kernel_size[0], l.kernel_size[1] }, "conv_transpose2d weight");
+        const int64_t kArea = checkedProduct(
+            { l.out_channels / l.groups, l.kernel_size[0], l.kernel_size[1] }, "conv_transpose2d weight");
         r.cost.params = checkedAdd(checkedMul(in.c, kArea, "conv_transpose2d weight"), l.bias ? l.out_channels : 0,
             "conv_transpose2d parameters");
         // Counted on the input: every input pixel scatters into kh·kw·C_out/g outputs.
@@ -346,9 +349,9 @@ namespace {
         const int n = int(ins.size());
         if (n < kind.minInputs || n > kind.maxInputs) {
             std::string want = kind.minInputs == kind.maxInputs ? "exactly " + std::to_string(kind.minInputs)
-                : kind.maxInputs >= kUnboundedInputs           ? "at least " + std::to_string(kind.minInputs)
-                                                               : std::to_string(kind.minInputs) + " to "
-                    + std::to_string(kind.maxInputs);
+                : kind.maxInputs >= kUnboundedInputs
+                ? "at least " + std::to_string(kind.minInputs)
+                : std::to_string(kind.minInputs) + " to " + std::to_string(kind.maxInputs);
             throw InputError(std::string(kind.type) + " reads " + want + (kind.maxInputs == 1 ? " input" : " inputs")
                 + ", but it has " + std::to_string(n)
                 + (kind.minInputs > 1 ? "; name them with \"inputs\": [\"a\", \"b\"]" : std::string()));
@@ -374,8 +377,8 @@ namespace {
                 } else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
                     LayerShape r;
                     r.out = Shape::nchw(in.n, in.c, 1, 1);
-                    r.formula = "H_out = W_out = 1 (mean over " + std::to_string(in.h) + "×" + std::to_string(in.w)
-                        + ")";
+                    r.formula
+                        = "H_out = W_out = 1 (mean over " + std::to_string(in.h) + "×" + std::to_string(in.w) + ")";
                     r.cost.flops = double(in.numel());
                     r.cost.bytesRead = bytesOf(in.numel());
                     r.cost.bytesWritten = bytesOf(r.out.numel());
@@ -403,8 +406,8 @@ namespace {
                         throw InputError("out_features must be at least 1");
                     LayerShape r;
                     r.out = Shape::features(in.n, l.out_features);
-                    r.formula = "in_features = " + std::to_string(in.c) + " → out_features = "
-                        + std::to_string(l.out_features);
+                    r.formula = "in_features = " + std::to_string(in.c)
+                        + " → out_features = " + std::to_string(l.out_features);
                     r.cost.params = checkedAdd(checkedMul(in.c, l.out_features, "linear weight"),
                         l.bias ? l.out_features : 0, "linear parameters");
                     r.cost.flops = 2.0 * double(in.n) * double(in.c) * double(l.out_features);
@@ -413,8 +416,8 @@ namespace {
                     return r;
                 } else if constexpr (std::is_same_v<T, Softmax>) {
                     return elementwise(in, 4); // max, subtract+exp, sum, divide
-                } else if constexpr (std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU>
-                    || std::is_same_v<T, ReLU6>) {
+                } else if constexpr (std::is_same_v<T,
+                                         ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, ReLU6>) {
                     return elementwise(in, 1);
                 } else if constexpr (std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU>) {
                     return elementwise(in, 1);

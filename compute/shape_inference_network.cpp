@@ -15,7 +15,8 @@ ShapeReport inferShapes(const Network& net)
     const InputSpec& i = net.input;
     report.input = i.shape();
     if (i.batch < 1 || i.channels < 1 || (!i.flat && (i.height < 1 || i.width < 1))) {
-        report.inputError = "input: batch, channels, height and width must all be at least 1, got " + report.input.str();
+        report.inputError
+            = "input: batch, channels, height and width must all be at least 1, got " + report.input.str();
     } else {
         try {
             report.input.bytes();
@@ -40,8 +41,8 @@ ShapeReport inferShapes(const Network& net)
             const bool ok = src < 0 ? inputOk : report.layers[size_t(src)].ok;
             if (!ok) {
                 s.error = src < 0 ? "no valid input: the network's input is invalid"
-                                  : "no valid input: layer " + std::to_string(src) + " ("
-                        + net.layers[size_t(src)].name + ") is invalid";
+                                  : "no valid input: layer " + std::to_string(src) + " (" + net.layers[size_t(src)].name
+                        + ") is invalid";
                 break;
             }
             ins.push_back(src < 0 ? report.input : report.layers[size_t(src)].out);

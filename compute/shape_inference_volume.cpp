@@ -105,8 +105,7 @@ namespace {
                 + std::to_string(l.out_channels));
     }
 
-    template <typename Pool>
-    LayerShape inferPool(const Pool& l, const Shape& in, const Triple& dilation)
+    template <typename Pool> LayerShape inferPool(const Pool& l, const Shape& in, const Triple& dilation)
     {
         LayerShape r;
         requirePositive(l.kernel_size, "kernel_size");
@@ -130,8 +129,8 @@ namespace {
             if (ax)
                 f << "\n";
             const auto [before, after] = p.along(ax);
-            outs[ax] = windowOutput(ax, inputExtent(in, ax), before, after, l.kernel_size[size_t(ax)],
-                s[size_t(ax)], dilation[size_t(ax)], l.ceil_mode, f);
+            outs[ax] = windowOutput(ax, inputExtent(in, ax), before, after, l.kernel_size[size_t(ax)], s[size_t(ax)],
+                dilation[size_t(ax)], l.ceil_mode, f);
         }
         r.formula = f.str();
         r.out = Shape::ncdhw(in.n, in.c, outs[0], outs[1], outs[2]);
@@ -199,8 +198,8 @@ LayerShape inferConvTranspose3d(const ConvTranspose3d& l, const Shape& in)
             throw InputError("output_padding " + std::to_string(op) + " along " + kAxes[ax].label
                 + " must be smaller than either stride (" + std::to_string(s) + ") or dilation (" + std::to_string(d)
                 + ")");
-        const int64_t full = checkedAdd(
-            checkedMul(in0 - 1, s, "conv_transpose3d"), d * (k - 1) + op + 1, "conv_transpose3d output");
+        const int64_t full
+            = checkedAdd(checkedMul(in0 - 1, s, "conv_transpose3d"), d * (k - 1) + op + 1, "conv_transpose3d output");
         outs[ax] = full - before - after;
         if (ax)
             f << "\n";
@@ -209,8 +208,8 @@ LayerShape inferConvTranspose3d(const ConvTranspose3d& l, const Shape& in)
             f << (before ? " − 2·" + std::to_string(before) : std::string());
         else
             f << " − " << before << " − " << after;
-        f << " + " << d << "·(" << k << "−1)" << (op ? " + " + std::to_string(op) : std::string()) << " + 1 = "
-          << outs[ax];
+        f << " + " << d << "·(" << k << "−1)" << (op ? " + " + std::to_string(op) : std::string())
+          << " + 1 = " << outs[ax];
         if (outs[ax] < 1)
             throw InputError("padding " + std::to_string(before) + " + " + std::to_string(after)
                 + " crops the whole transposed output along " + kAxes[ax].label + " (" + std::to_string(full)

@@ -71,9 +71,9 @@ std::vector<std::string> sweepPresetNames() { return { "unet-channels", "crossov
 
 const std::vector<UnetEncoderCase>& unetEncoderCases()
 {
-    static const std::vector<UnetEncoderCase> cases = { { 3, 64, 512 }, { 64, 64, 512 }, { 64, 128, 256 },
-        { 128, 128, 256 }, { 128, 256, 128 }, { 256, 256, 128 }, { 256, 512, 64 }, { 512, 512, 64 },
-        { 512, 1024, 32 }, { 1024, 1024, 32 } };
+    static const std::vector<UnetEncoderCase> cases
+        = { { 3, 64, 512 }, { 64, 64, 512 }, { 64, 128, 256 }, { 128, 128, 256 }, { 128, 256, 128 }, { 256, 256, 128 },
+              { 256, 512, 64 }, { 512, 512, 64 }, { 512, 1024, 32 }, { 1024, 1024, 32 } };
     return cases;
 }
 
@@ -90,7 +90,8 @@ SweepSpec sweepPreset(const std::string& name, const std::string& points)
                 std::to_string(c.cin) + "→" + std::to_string(c.cout) + " @" + std::to_string(c.size) + "²",
                 { { SweepParameter::InChannels, c.cin }, { SweepParameter::OutChannels, c.cout },
                     { SweepParameter::InputSize, c.size } } });
-        s.selections = { { "cpu", "im2col_gemm" }, { "cuda", "implicit_gemm" }, { "cuda", "winograd" }, { "cudnn", "auto" } };
+        s.selections
+            = { { "cpu", "im2col_gemm" }, { "cuda", "implicit_gemm" }, { "cuda", "winograd" }, { "cudnn", "auto" } };
         s.note = "the unet-encoder suite of convscope-cli bench: batch 4, 3×3 convolutions, padding 1; channels double "
                  "as the image halves, and Winograd's saving grows with them";
     } else if (name == "crossover") {

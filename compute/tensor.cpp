@@ -27,8 +27,8 @@ std::string Shape::str() const
     if (flat)
         return "[" + std::to_string(n) + ", " + std::to_string(c) + "]";
     if (rank == 5)
-        return "[" + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(d) + ", "
-            + std::to_string(h) + ", " + std::to_string(w) + "]";
+        return "[" + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(d) + ", " + std::to_string(h)
+            + ", " + std::to_string(w) + "]";
     return "[" + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(h) + ", " + std::to_string(w)
         + "]";
 }

@@ -43,7 +43,10 @@ namespace {
 
 } // namespace
 
-std::vector<std::string> voxelSampleNames() { return { "voxels:sphere", "voxels:torus", "voxels:cube", "voxels:chair" }; }
+std::vector<std::string> voxelSampleNames()
+{
+    return { "voxels:sphere", "voxels:torus", "voxels:cube", "voxels:chair" };
+}
 
 bool isVoxelSample(const std::string& name)
 {
@@ -56,7 +59,8 @@ Tensor makeVoxelSample(const std::string& name, int64_t batch, int64_t channels,
 {
     const std::string what = "sample:" + name;
     if (!isVoxelSample(name))
-        throw InputError(what + ": unknown voxel sample (known: voxels:sphere, voxels:torus, voxels:cube, voxels:chair)");
+        throw InputError(
+            what + ": unknown voxel sample (known: voxels:sphere, voxels:torus, voxels:cube, voxels:chair)");
     if (batch < 1 || channels < 1 || depth < 1 || height < 1 || width < 1)
         throw InputError(what + ": the volume size must be positive");
     checkedProduct({ batch, channels, depth, height, width, int64_t(sizeof(float)) }, what);

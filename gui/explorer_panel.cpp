@@ -99,9 +99,9 @@ void ExplorerPanel::refresh()
                 || std::holds_alternative<Conv3d>(m_outcome->network.layers[size_t(m_layer)].spec));
         m_status->setText(!m_outcome ? tr("Run with “Explore cuDNN algorithms” checked to see every algorithm of a "
                                           "conv layer.")
-                : !conv              ? tr("Select a conv2d or conv3d layer: the explorer asks cuDNN about convolutions.")
-                                     : tr("No explorer data for this layer: run a cudnn selection with “Explore "
-                                                       "cuDNN algorithms” checked."));
+                : !conv ? tr("Select a conv2d or conv3d layer: the explorer asks cuDNN about convolutions.")
+                        : tr("No explorer data for this layer: run a cudnn selection with “Explore "
+                             "cuDNN algorithms” checked."));
         m_chart->setAlgorithms(tr("cuDNN algorithms"), {});
         m_pin->setEnabled(false);
         return;

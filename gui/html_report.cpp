@@ -56,8 +56,9 @@ QString methodHtml(const RunOutcome& run, const QString& origin)
     h += row({ QObject::tr("CPU"), QStringLiteral("%1 (%2 threads)").arg(esc(m.cpuModel)).arg(m.cpuThreads) });
     for (const auto& [k, v] : m.libraries)
         h += row({ esc(k), esc(v) });
-    h += row(
-        { QObject::tr("Math mode"), esc(m.mathMode) + QObject::tr(" (FP32 = no Tensor Cores; errors of TF32/FP16/BF16 runs are against the FP32 reference)") });
+    h += row({ QObject::tr("Math mode"),
+        esc(m.mathMode)
+            + QObject::tr(" (FP32 = no Tensor Cores; errors of TF32/FP16/BF16 runs are against the FP32 reference)") });
     h += row({ QObject::tr("Warm-ups / repeats"),
         QStringLiteral("%1 / %2%3")
             .arg(m.warmup)
@@ -131,11 +132,9 @@ QString reportHtml(const RunOutcome& run, const ReportCharts& charts, bool embed
                 l.computeMs.median > 0 ? QString::number(flops / (l.computeMs.median * 1e6), 'g', 4) : QString(),
                 errorCell(l.error), esc(l.note) });
         }
-        h += row(
-            { QString(), QObject::tr("<i>whole pass</i>"), esc(sel.selection.str()), ms(sel.totalMs.median),
-                ms(sel.totalMs.min), ms(sel.totalMs.max), QString(), QString(),
-                QObject::tr("copies: %1 ms in, %2 ms out")
-                    .arg(ms(sel.h2dMs.median), ms(sel.d2hMs.median)) });
+        h += row({ QString(), QObject::tr("<i>whole pass</i>"), esc(sel.selection.str()), ms(sel.totalMs.median),
+            ms(sel.totalMs.min), ms(sel.totalMs.max), QString(), QString(),
+            QObject::tr("copies: %1 ms in, %2 ms out").arg(ms(sel.h2dMs.median), ms(sel.d2hMs.median)) });
     }
     h += QStringLiteral("</table>\n");
     for (int i = 0; i < charts.size(); ++i) {

@@ -389,13 +389,15 @@ void LayerEditor::buildInputFields()
         for (int r = 0; r < list->count(); ++r)
             if (list->item(r)->checkState() == Qt::Checked)
                 checked.push_back(list->item(r)->data(Qt::UserRole).toString().toStdString());
-        auto isChecked = [&](const std::string& n) { return std::find(checked.begin(), checked.end(), n) != checked.end(); };
+        auto isChecked
+            = [&](const std::string& n) { return std::find(checked.begin(), checked.end(), n) != checked.end(); };
         // The order of a layer's inputs is meaning (concat joins channels in it): the inputs it already has keep
         // their order, repeats included ("add": [x, x]); a newly checked one goes last.
         std::vector<std::string> names;
         const auto& layers = m_doc->network().layers;
-        const std::vector<std::string> current
-            = m_index >= 0 && m_index < int(layers.size()) ? layers[size_t(m_index)].inputs : std::vector<std::string> {};
+        const std::vector<std::string> current = m_index >= 0 && m_index < int(layers.size())
+            ? layers[size_t(m_index)].inputs
+            : std::vector<std::string> {};
         for (const std::string& n : current)
             if (isChecked(n))
                 names.push_back(n);

@@ -92,8 +92,8 @@ int main(int argc, char** argv)
     const QCommandLineOption exportReport(QStringLiteral("export-report"),
         QStringLiteral("For --screenshot: also write the report (.pdf, .html, .md, .csv, .json)."),
         QStringLiteral("FILE"));
-    parser.addOptions({ open, run, select, item, difference, screenshot, size, warmup, repeat, bench, iterations, openSession, view,
-        sweepPreset, explore, presentation, exportReport });
+    parser.addOptions({ open, run, select, item, difference, screenshot, size, warmup, repeat, bench, iterations,
+        openSession, view, sweepPreset, explore, presentation, exportReport });
     parser.process(app);
 
     auto intOption = [&](const QCommandLineOption& o, int* out) {

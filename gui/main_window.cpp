@@ -9,8 +9,8 @@
 #include "gui/export_controller.h"
 #include "gui/feature_map_grid.h"
 #include "gui/feature_map_panel.h"
-#include "gui/interpolation_panel.h"
 #include "gui/input_panel.h"
+#include "gui/interpolation_panel.h"
 #include "gui/layer_editor.h"
 #include "gui/message_banner.h"
 #include "gui/network_panel.h"
@@ -229,7 +229,8 @@ void MainWindow::connectPanels()
     });
     connect(m_input, &InputPanel::problem, this, &MainWindow::showProblem);
     connect(m_project, &ProjectController::problem, this, &MainWindow::showProblem);
-    connect(m_project, &ProjectController::status, this, [this](const QString& m) { statusBar()->showMessage(m, 15000); });
+    connect(
+        m_project, &ProjectController::status, this, [this](const QString& m) { statusBar()->showMessage(m, 15000); });
     connect(m_project, &ProjectController::opened, this, [this] {
         leaveSession();
         m_banner->dismiss();
@@ -270,9 +271,8 @@ void MainWindow::buildMenus()
     file->addAction(m_project->saveAsAction());
     file->addSeparator();
     QMenu* exportMenu = file->addMenu(tr("&Export"));
-    exportMenu->addActions(
-        { m_export->reportAction(), m_export->chartAction(), m_export->mapsAction(), m_export->traceAction(),
-            m_export->onnxAction() });
+    exportMenu->addActions({ m_export->reportAction(), m_export->chartAction(), m_export->mapsAction(),
+        m_export->traceAction(), m_export->onnxAction() });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 

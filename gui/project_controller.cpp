@@ -48,9 +48,8 @@ ProjectController::ProjectController(NetworkDocument* doc, QWidget* window)
     connect(m_new, &QAction::triggered, this, &ProjectController::newNetwork);
     connect(m_open, &QAction::triggered, this, [this] {
         const QString dir = m_doc->filePath().isEmpty() ? QString() : QFileInfo(m_doc->filePath()).absolutePath();
-        const QString path
-            = QFileDialog::getOpenFileName(m_window, tr("Open network"), dir,
-                tr("Networks and models (*.json *.onnx);;ConvScope networks (*.json);;ONNX models (*.onnx)"));
+        const QString path = QFileDialog::getOpenFileName(m_window, tr("Open network"), dir,
+            tr("Networks and models (*.json *.onnx);;ConvScope networks (*.json);;ONNX models (*.onnx)"));
         if (!path.isEmpty())
             openFile(path);
     });
@@ -118,12 +117,12 @@ bool ProjectController::openFile(const QString& path)
     if (!example)
         addRecent(QFileInfo(path).absoluteFilePath());
     Q_EMIT opened(path);
-    Q_EMIT status(tr("Opened %1: %2 layers, shapes shown in %3 ms%4")
-                      .arg(QFileInfo(path).fileName())
-                      .arg(m_doc->network().layers.size())
-                      .arg(clock.elapsed())
-                      .arg(imported ? tr(" (an ONNX model: Save writes ConvScope JSON with the weights as .npy)")
-                                    : QString()));
+    Q_EMIT status(
+        tr("Opened %1: %2 layers, shapes shown in %3 ms%4")
+            .arg(QFileInfo(path).fileName())
+            .arg(m_doc->network().layers.size())
+            .arg(clock.elapsed())
+            .arg(imported ? tr(" (an ONNX model: Save writes ConvScope JSON with the weights as .npy)") : QString()));
     return true;
 }
 

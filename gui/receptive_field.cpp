@@ -133,8 +133,8 @@ namespace {
                 } else if constexpr (std::is_same_v<T, Pad>) {
                     r.rows = backPad(out.rows, in.h, s.padding[0], s.mode);
                     r.cols = backPad(out.cols, in.w, s.padding[2], s.mode);
-                } else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Flatten>
-                    || std::is_same_v<T, Linear>) {
+                } else if constexpr (std::is_same_v<T,
+                                         GlobalAvgPool2d> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear>) {
                     r.whole = true;
                 } else if constexpr (std::is_same_v<T, Mul>) {
                     // The broadcast [N, C, 1, 1] gate: its one pixel feeds every output pixel.
@@ -142,13 +142,9 @@ namespace {
                         r.rows = r.cols = Mask(1, true);
                     else
                         r.rows = out.rows, r.cols = out.cols;
-                } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU>
-                    || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh>
-                    || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish>
-                    || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh>
-                    || std::is_same_v<T, PReLU> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add>
-                    || std::is_same_v<T, Concat> || std::is_same_v<T, Identity>
-                    || std::is_same_v<T, Dropout>) {
+                } else if constexpr (std::
+                                         is_same_v<
+                                             T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Concat> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
                     // Element-wise (softmax over the channels of one pixel; concat along channels): same pixel.
                     r.rows = out.rows;
                     r.cols = out.cols;

@@ -100,10 +100,11 @@ RunPanel::RunPanel(Engine* engine, QWidget* parent)
     m_math->addItem(tr("FP16"), int(MathMode::FP16));
     m_math->addItem(tr("BF16"), int(MathMode::BF16));
     m_math->setObjectName(QStringLiteral("mathMode"));
-    m_math->setToolTip(tr("FP32 is exact single precision (no Tensor Cores). TF32 rounds convolution and GEMM inputs to "
-                          "10 bits on Tensor Cores; FP16 and BF16 store every tensor in that format on the GPU (BF16 "
-                          "also on oneDNN where the CPU has it), with FP32 sums. Errors are against the FP32 reference, "
-                          "so the |Δ| view shows the rounding. The mode is recorded with every result."));
+    m_math->setToolTip(
+        tr("FP32 is exact single precision (no Tensor Cores). TF32 rounds convolution and GEMM inputs to "
+           "10 bits on Tensor Cores; FP16 and BF16 store every tensor in that format on the GPU (BF16 "
+           "also on oneDNN where the CPU has it), with FP32 sums. Errors are against the FP32 reference, "
+           "so the |Δ| view shows the rounding. The mode is recorded with every result."));
     pair(tr("Math"), m_math);
     box->addLayout(counts);
     m_explore->setObjectName(QStringLiteral("exploreAlgorithms"));

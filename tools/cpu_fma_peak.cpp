@@ -57,8 +57,9 @@ static void fmaYmm(int64_t n)
 {
     asm volatile("vxorps %%ymm1, %%ymm1, %%ymm1\n\tvxorps %%ymm2, %%ymm2, %%ymm2" ::: "xmm1", "xmm2");
     for (int64_t i = 0; i < n; ++i)
-        asm volatile(FMA12("ymm")::: "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
-            "xmm12", "xmm13", "xmm14");
+        asm volatile(
+            FMA12("ymm")::
+                : "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14");
 }
 
 // One dependent chain: each FMA waits for the previous one (4 cycles latency on Skylake-SP through Sapphire
@@ -70,15 +71,17 @@ static void fmaChainZmm(int64_t n)
         asm volatile("vfmadd231ps %%zmm1, %%zmm2, %%zmm3\n\tvfmadd231ps %%zmm1, %%zmm2, %%zmm3\n\t"
                      "vfmadd231ps %%zmm1, %%zmm2, %%zmm3\n\tvfmadd231ps %%zmm1, %%zmm2, %%zmm3\n\t"
                      "vfmadd231ps %%zmm1, %%zmm2, %%zmm3\n\tvfmadd231ps %%zmm1, %%zmm2, %%zmm3\n\t"
-                     "vfmadd231ps %%zmm1, %%zmm2, %%zmm3\n\tvfmadd231ps %%zmm1, %%zmm2, %%zmm3" ::: "xmm3");
+                     "vfmadd231ps %%zmm1, %%zmm2, %%zmm3\n\tvfmadd231ps %%zmm1, %%zmm2, %%zmm3" ::
+                         : "xmm3");
 }
 
 static void fmaZmm(int64_t n)
 {
     asm volatile("vxorps %%zmm1, %%zmm1, %%zmm1\n\tvxorps %%zmm2, %%zmm2, %%zmm2" ::: "xmm1", "xmm2");
     for (int64_t i = 0; i < n; ++i)
-        asm volatile(FMA12("zmm")::: "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
-            "xmm12", "xmm13", "xmm14");
+        asm volatile(
+            FMA12("zmm")::
+                : "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14");
 }
 
 int main()

@@ -261,10 +261,9 @@ Plan planLayer(
                 plan.pd = dnnl::pooling_v2_forward::primitive_desc(d, eng);
             } else if constexpr (std::is_same_v<S, BatchNorm2d>) {
                 planBatchNorm(s, in, act, eng, plan, param, layer);
-            } else if constexpr (std::is_same_v<S, ReLU> || std::is_same_v<S, LeakyReLU> || std::is_same_v<S, Sigmoid>
-                || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU> || std::is_same_v<S, ReLU6>
-                || std::is_same_v<S, Hardswish> || std::is_same_v<S, Hardsigmoid> || std::is_same_v<S, SiLU>
-                || std::is_same_v<S, Hardtanh>) {
+            } else if constexpr (
+                std::is_same_v<
+                    S, ReLU> || std::is_same_v<S, LeakyReLU> || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU> || std::is_same_v<S, ReLU6> || std::is_same_v<S, Hardswish> || std::is_same_v<S, Hardsigmoid> || std::is_same_v<S, SiLU> || std::is_same_v<S, Hardtanh>) {
                 dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;
                 float alpha = 0, beta = 0;
                 dnnl::primitive_attr attr;

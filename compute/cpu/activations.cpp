@@ -55,8 +55,8 @@ namespace {
                     forEach<Real>(
                         in, out, parallel, [alpha](Real x) { return x > Real(0) ? x : alpha * std::expm1(x); });
                 } else if constexpr (std::is_same_v<Spec, ReLU6>) {
-                    forEach<Real>(in, out, parallel,
-                        [](Real x) { return x < Real(0) ? Real(0) : (x > Real(6) ? Real(6) : x); });
+                    forEach<Real>(
+                        in, out, parallel, [](Real x) { return x < Real(0) ? Real(0) : (x > Real(6) ? Real(6) : x); });
                 } else if constexpr (std::is_same_v<Spec, Hardswish>) {
                     forEach<Real>(in, out, parallel, [](Real x) {
                         return x <= Real(-3) ? Real(0) : (x >= Real(3) ? x : x * (x + Real(3)) / Real(6));
@@ -73,13 +73,9 @@ namespace {
                     forEach<Real>(in, out, parallel, [lo, hi](Real x) { return x < lo ? lo : (x > hi ? hi : x); });
                 } else if constexpr (std::is_same_v<Spec, PReLU>) {
                     throw InputError("activation: prelu needs its slopes (cpu::prelu)");
-                } else if constexpr (std::is_same_v<Spec, Conv2d> || std::is_same_v<Spec, ConvTranspose2d>
-                    || std::is_same_v<Spec, MaxPool2d> || std::is_same_v<Spec, AvgPool2d>
-                    || std::is_same_v<Spec, GlobalAvgPool2d> || std::is_same_v<Spec, BatchNorm2d>
-                    || std::is_same_v<Spec, Flatten> || std::is_same_v<Spec, Linear> || std::is_same_v<Spec, Softmax>
-                    || std::is_same_v<Spec, Add> || std::is_same_v<Spec, Mul> || std::is_same_v<Spec, Concat>
-                    || std::is_same_v<Spec, Pad> || std::is_same_v<Spec, Identity> || std::is_same_v<Spec, Dropout>
-                    || isVolumeKind<Spec>) {
+                } else if constexpr (
+                    std::is_same_v<Spec,
+                        Conv2d> || std::is_same_v<Spec, ConvTranspose2d> || std::is_same_v<Spec, MaxPool2d> || std::is_same_v<Spec, AvgPool2d> || std::is_same_v<Spec, GlobalAvgPool2d> || std::is_same_v<Spec, BatchNorm2d> || std::is_same_v<Spec, Flatten> || std::is_same_v<Spec, Linear> || std::is_same_v<Spec, Softmax> || std::is_same_v<Spec, Add> || std::is_same_v<Spec, Mul> || std::is_same_v<Spec, Concat> || std::is_same_v<Spec, Pad> || std::is_same_v<Spec, Identity> || std::is_same_v<Spec, Dropout> || isVolumeKind<Spec>) {
                     throw InputError("activation: " + layerTypeName(spec) + " is not an activation layer");
                 } else {
                     static_assert(dependent_false<Spec>, "cpu activation: a layer kind is not handled");

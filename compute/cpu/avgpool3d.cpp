@@ -37,8 +37,8 @@ namespace {
     }
 
     template <typename Accumulator>
-    void avgPoolVolume(const float* src, const Shape& is, const AvgPool3d& spec, const Padding3d& pad, float* dst,
-        const Shape& os)
+    void avgPoolVolume(
+        const float* src, const Shape& is, const AvgPool3d& spec, const Padding3d& pad, float* dst, const Shape& os)
     {
         const auto [sd, sh, sw] = spec.effectiveStride();
         const auto [kd, kh, kw] = spec.kernel_size;
@@ -60,7 +60,7 @@ namespace {
                                 sum += src[(id * is.h + ih) * is.w + iw];
                     const int64_t divisor = spec.divisor_override ? *spec.divisor_override
                         : spec.count_include_pad                  ? d.padded * h.padded * w.padded
-                                                                  : (d.end - d.start) * (h.end - h.start) * (w.end - w.start);
+                                                 : (d.end - d.start) * (h.end - h.start) * (w.end - w.start);
                     result = static_cast<float>(sum / static_cast<Accumulator>(divisor));
                 }
             }

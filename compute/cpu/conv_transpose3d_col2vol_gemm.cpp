@@ -67,8 +67,8 @@ void convTranspose3d(const Tensor& in, const Tensor& weight, const Tensor* bias,
     detail::requireBlasDimensions({ rows, inVolume, outVolume, g.inPerGroup }, op);
     const Geometry geometry { g.inH, g.inW, g.outD, g.outH, g.outW, g.kd, g.kh, g.kw, spec.stride[0], spec.stride[1],
         spec.stride[2], spec.dilation[0], spec.dilation[1], spec.dilation[2], pad.front, pad.top, pad.left };
-    const int64_t chunk = std::clamp<int64_t>(
-        detail::workspaceBudgetBytes(in, out) / (rows * int64_t(sizeof(float))), 1, inVolume);
+    const int64_t chunk
+        = std::clamp<int64_t>(detail::workspaceBudgetBytes(in, out) / (rows * int64_t(sizeof(float))), 1, inVolume);
 
     const int64_t volumes = g.batch * g.outC;
 #pragma omp parallel for schedule(static) if (out.numel() >= detail::kMinParallelElements)
@@ -85,8 +85,8 @@ void convTranspose3d(const Tensor& in, const Tensor& weight, const Tensor* bias,
         *dst = out.data() + (n * g.outC + gr * g.outPerGroup) * outVolume;
     };
     const auto product = [&](const float* w, const float* x, int64_t v0, int64_t count, float* col) {
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blasint(rows), blasint(count), blasint(g.inPerGroup),
-            1.0f, w, blasint(rows), x + v0, blasint(inVolume), 0.0f, col, blasint(count));
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blasint(rows), blasint(count), blasint(g.inPerGroup), 1.0f,
+            w, blasint(rows), x + v0, blasint(inVolume), 0.0f, col, blasint(count));
     };
 
     const int maxThreads = omp_get_max_threads();

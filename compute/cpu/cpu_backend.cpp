@@ -88,9 +88,9 @@ namespace {
         std::visit(
             [&](const auto& spec) {
                 using Spec = std::decay_t<decltype(spec)>;
-                if constexpr (std::is_same_v<Spec, Conv2d> || std::is_same_v<Spec, ConvTranspose2d>
-                    || std::is_same_v<Spec, Linear> || std::is_same_v<Spec, Conv3d>
-                    || std::is_same_v<Spec, ConvTranspose3d>) {
+                if constexpr (
+                    std::is_same_v<Spec,
+                        Conv2d> || std::is_same_v<Spec, ConvTranspose2d> || std::is_same_v<Spec, Linear> || std::is_same_v<Spec, Conv3d> || std::is_same_v<Spec, ConvTranspose3d>) {
                     requireParameter(layer.weight, layer, "weight");
                     if (spec.bias)
                         requireParameter(layer.bias, layer, "bias");
@@ -306,8 +306,9 @@ namespace {
                             ? cpu::fast::batchNorm2d(in, mean, var, layer.weight.get(), layer.bias.get(), spec.eps, out)
                             : cpu::direct::batchNorm2d(
                                 in, mean, var, layer.weight.get(), layer.bias.get(), spec.eps, out);
-                    } else if constexpr (std::is_same_v<Spec, Flatten> || std::is_same_v<Spec, Identity>
-                        || std::is_same_v<Spec, Dropout>) {
+                    } else if constexpr (
+                        std::is_same_v<Spec,
+                            Flatten> || std::is_same_v<Spec, Identity> || std::is_same_v<Spec, Dropout>) {
                         // A view (flatten) or nothing (identity, dropout at inference) elsewhere; here a copy into
                         // the preallocated output, so every layer has an output of its own to show.
                         copy(in, out);
@@ -317,11 +318,9 @@ namespace {
                                : cpu::direct::linear(in, w, layer.bias.get(), out);
                     } else if constexpr (std::is_same_v<Spec, Softmax>) {
                         m_fast ? cpu::fast::softmax(in, out) : cpu::direct::softmax(in, out);
-                    } else if constexpr (std::is_same_v<Spec, ReLU> || std::is_same_v<Spec, LeakyReLU>
-                        || std::is_same_v<Spec, Sigmoid> || std::is_same_v<Spec, Tanh> || std::is_same_v<Spec, ELU>
-                        || std::is_same_v<Spec, ReLU6> || std::is_same_v<Spec, Hardswish>
-                        || std::is_same_v<Spec, Hardsigmoid> || std::is_same_v<Spec, SiLU>
-                        || std::is_same_v<Spec, Hardtanh>) {
+                    } else if constexpr (std::
+                                             is_same_v<
+                                                 Spec, ReLU> || std::is_same_v<Spec, LeakyReLU> || std::is_same_v<Spec, Sigmoid> || std::is_same_v<Spec, Tanh> || std::is_same_v<Spec, ELU> || std::is_same_v<Spec, ReLU6> || std::is_same_v<Spec, Hardswish> || std::is_same_v<Spec, Hardsigmoid> || std::is_same_v<Spec, SiLU> || std::is_same_v<Spec, Hardtanh>) {
                         m_fast ? cpu::fast::activation(in, layer.spec, out)
                                : cpu::direct::activation(in, layer.spec, out);
                     } else if constexpr (std::is_same_v<Spec, PReLU>) {
@@ -345,9 +344,11 @@ namespace {
                         m_fast ? cpu::fast::convTranspose3d(in, w, layer.bias.get(), spec, pad3, out)
                                : cpu::direct::convTranspose3d(in, w, layer.bias.get(), spec, pad3, out);
                     } else if constexpr (std::is_same_v<Spec, MaxPool3d>) {
-                        m_fast ? cpu::fast::maxPool3d(in, spec, pad3, out) : cpu::direct::maxPool3d(in, spec, pad3, out);
+                        m_fast ? cpu::fast::maxPool3d(in, spec, pad3, out)
+                               : cpu::direct::maxPool3d(in, spec, pad3, out);
                     } else if constexpr (std::is_same_v<Spec, AvgPool3d>) {
-                        m_fast ? cpu::fast::avgPool3d(in, spec, pad3, out) : cpu::direct::avgPool3d(in, spec, pad3, out);
+                        m_fast ? cpu::fast::avgPool3d(in, spec, pad3, out)
+                               : cpu::direct::avgPool3d(in, spec, pad3, out);
                     } else if constexpr (std::is_same_v<Spec, GlobalAvgPool3d>) {
                         m_fast ? cpu::fast::globalAvgPool3d(in, out) : cpu::direct::globalAvgPool3d(in, out);
                     } else if constexpr (std::is_same_v<Spec, BatchNorm3d>) {
@@ -411,28 +412,18 @@ namespace {
             if (const auto* conv = std::get_if<Conv2d>(&spec); conv && algorithm == kFft)
                 if (std::string why = fftRefusal(*conv, shape, cpu::cpuFftTarget(), "cpu.fft"); !why.empty())
                     return { false, std::move(why) };
-            return std::visit(
-                [](const auto& l) -> Support {
-                    using T = std::decay_t<decltype(l)>;
-                    // Every kind the session's runLayer dispatches; a new kind must be added here and there.
-                    if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d>
-                        || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>
-                        || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d>
-                        || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid>
-                        || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6>
-                        || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>
-                        || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU>
-                        || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax>
-                        || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat>
-                        || std::is_same_v<T, Pad> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>
-                        || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>
-                        || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>
-                        || std::is_same_v<T, GlobalAvgPool3d> || std::is_same_v<T, BatchNorm3d>)
-                        return { true, {} };
-                    else
-                        static_assert(dependent_false<T>, "cpu backend: supports() does not know a layer kind");
-                },
-                spec);
+            return std::
+                visit(
+                    [](const auto& l) -> Support {
+                        using T = std::decay_t<decltype(l)>;
+                        // Every kind the session's runLayer dispatches; a new kind must be added here and there.
+                        if constexpr (std::is_same_v<T,
+                                          Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d> || std::is_same_v<T, GlobalAvgPool3d> || std::is_same_v<T, BatchNorm3d>)
+                            return { true, {} };
+                        else
+                            static_assert(dependent_false<T>, "cpu backend: supports() does not know a layer kind");
+                    },
+                    spec);
         }
         std::unique_ptr<BackendSession> createSession(
             const std::string& algorithm, const SessionOptions& options) override

@@ -25,8 +25,8 @@ namespace direct {
     void avgPool2d(const Tensor& in, const AvgPool2d& spec, const Padding2d& pad, Tensor& out);
     void globalAvgPool2d(const Tensor& in, Tensor& out);
     // weight / bias may be null (affine = false)
-    void batchNorm2d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight,
-        const Tensor* bias, double eps, Tensor& out);
+    void batchNorm2d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight, const Tensor* bias,
+        double eps, Tensor& out);
     void activation(const Tensor& in, const LayerSpec& spec, Tensor& out); // the activations without weights
     // PReLU: x > 0 ? x : slope[c]·x, c = dim 1 of in (channel, or feature of a flat input); `slopes` holds 1 or C.
     void prelu(const Tensor& in, const Tensor& slopes, Tensor& out);
@@ -62,8 +62,8 @@ namespace fast {
     void maxPool2d(const Tensor& in, const MaxPool2d& spec, const Padding2d& pad, Tensor& out);
     void avgPool2d(const Tensor& in, const AvgPool2d& spec, const Padding2d& pad, Tensor& out);
     void globalAvgPool2d(const Tensor& in, Tensor& out);
-    void batchNorm2d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight,
-        const Tensor* bias, double eps, Tensor& out);
+    void batchNorm2d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight, const Tensor* bias,
+        double eps, Tensor& out);
     void activation(const Tensor& in, const LayerSpec& spec, Tensor& out);
     void prelu(const Tensor& in, const Tensor& slopes, Tensor& out);
     void linear(const Tensor& in, const Tensor& weight, const Tensor* bias, Tensor& out);
@@ -86,8 +86,8 @@ namespace direct {
     void maxPool3d(const Tensor& in, const MaxPool3d& spec, const Padding3d& pad, Tensor& out);
     void avgPool3d(const Tensor& in, const AvgPool3d& spec, const Padding3d& pad, Tensor& out);
     void globalAvgPool3d(const Tensor& in, Tensor& out);
-    void batchNorm3d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight,
-        const Tensor* bias, double eps, Tensor& out);
+    void batchNorm3d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight, const Tensor* bias,
+        double eps, Tensor& out);
 } // namespace direct
 
 namespace fast {
@@ -100,8 +100,8 @@ namespace fast {
     void maxPool3d(const Tensor& in, const MaxPool3d& spec, const Padding3d& pad, Tensor& out);
     void avgPool3d(const Tensor& in, const AvgPool3d& spec, const Padding3d& pad, Tensor& out);
     void globalAvgPool3d(const Tensor& in, Tensor& out);
-    void batchNorm3d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight,
-        const Tensor* bias, double eps, Tensor& out);
+    void batchNorm3d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight, const Tensor* bias,
+        double eps, Tensor& out);
 } // namespace fast
 
 } // namespace convscope::cpu

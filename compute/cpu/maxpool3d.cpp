@@ -35,8 +35,8 @@ namespace {
         *first = start;
     }
 
-    void maxPoolVolume(const float* src, const Shape& is, const MaxPool3d& spec, const Padding3d& pad, float* dst,
-        const Shape& os)
+    void maxPoolVolume(
+        const float* src, const Shape& is, const MaxPool3d& spec, const Padding3d& pad, float* dst, const Shape& os)
     {
         const auto [sd, sh, sw] = spec.effectiveStride();
         const auto [dd, dh, dw] = spec.dilation;

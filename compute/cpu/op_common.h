@@ -83,8 +83,8 @@ inline ConvSizes checkConvolution(const Tensor& in, const Tensor& weight, const 
 {
     requireNonEmpty(in, out, op);
     requireWindow(spec.kernel_size, spec.stride, spec.dilation, op);
-    ConvSizes g { in.shape().n, in.shape().c, in.shape().h, in.shape().w, out.shape().c, out.shape().h,
-        out.shape().w, spec.kernel_size[0], spec.kernel_size[1], 0, 0 };
+    ConvSizes g { in.shape().n, in.shape().c, in.shape().h, in.shape().w, out.shape().c, out.shape().h, out.shape().w,
+        spec.kernel_size[0], spec.kernel_size[1], 0, 0 };
     require(out.shape().n == g.batch, op, "output batch differs from the input batch");
     requireGroups(g.inC, g.outC, spec.groups, op);
     g.inPerGroup = g.inC / spec.groups;

@@ -20,8 +20,8 @@ inline std::string dims5(const Shape& s)
 inline void requireVolumes(const Tensor& in, const Tensor& out, const std::string& op)
 {
     requireNonEmpty(in, out, op);
-    require(in.shape().isVolume(), op, "needs a 5-D [N, C, D, H, W] input, got the " + in.shape().rankText() + " "
-        + in.shape().str());
+    require(in.shape().isVolume(), op,
+        "needs a 5-D [N, C, D, H, W] input, got the " + in.shape().rankText() + " " + in.shape().str());
     require(out.shape().isVolume(), op, "needs a 5-D output tensor, got " + out.shape().str());
 }
 
@@ -51,8 +51,8 @@ inline ConvSizes3d checkConvolution3d(const Tensor& in, const Tensor& weight, co
     g.outPerGroup = g.outC / spec.groups;
     const Shape want = transposed ? Shape::ncdhw(g.inC, g.outPerGroup, g.kd, g.kh, g.kw)
                                   : Shape::ncdhw(g.outC, g.inPerGroup, g.kd, g.kh, g.kw);
-    require(weight.shape() == want, op,
-        "weight has shape " + weight.shape().str() + " but the layer needs " + dims5(want));
+    require(
+        weight.shape() == want, op, "weight has shape " + weight.shape().str() + " but the layer needs " + dims5(want));
     requireVector(bias, g.outC, op, "bias");
     return g;
 }

@@ -81,8 +81,8 @@ namespace {
         return { Padding2d::Mode::Explicit, p[0], p[2], p[1], p[3] };
     }
 
-    std::shared_ptr<Layer::Embedded> weights(GraphBuilder& g, const ConstTensor& w, const Shape& ws,
-        const ConstTensor* b, int64_t bn, const Attributes& a)
+    std::shared_ptr<Layer::Embedded> weights(
+        GraphBuilder& g, const ConstTensor& w, const Shape& ws, const ConstTensor* b, int64_t bn, const Attributes& a)
     {
         (void)g;
         auto e = std::make_shared<Layer::Embedded>();
@@ -111,8 +111,8 @@ namespace {
         c.dilation = pairAttr(a, "dilations", { 1, 1 });
         c.groups = a.getInt("group", 1);
         if (c.groups < 1 || w.dims[1] * c.groups != in.c)
-            a.fail("weight " + npyDimsText(w.dims) + " with group " + std::to_string(c.groups) + " does not fit an input of "
-                + std::to_string(in.c) + " channels");
+            a.fail("weight " + npyDimsText(w.dims) + " with group " + std::to_string(c.groups)
+                + " does not fit an input of " + std::to_string(in.c) + " channels");
         c.padding = windowPadding(a, in, c.kernel_size, c.stride, c.dilation);
         c.bias = b != nullptr;
         auto e = weights(g, w, Shape::nchw(w.dims[0], w.dims[1], w.dims[2], w.dims[3]), b, c.out_channels, a);
@@ -145,8 +145,8 @@ namespace {
             Pair want = { in.h * c.stride[0], in.w * c.stride[1] };
             if (outShape) {
                 const std::vector<int64_t>& o = *outShape;
-                want = pairOf(std::vector<int64_t>(o.end() - std::min<long>(2, long(o.size())), o.end()),
-                    "output_shape", a);
+                want = pairOf(
+                    std::vector<int64_t>(o.end() - std::min<long>(2, long(o.size())), o.end()), "output_shape", a);
             }
             int64_t before[2], after[2];
             for (int ax = 0; ax < 2; ++ax) {
@@ -187,7 +187,8 @@ namespace {
         e->runningMean = toTensor(g.constant(n.input(3), a, "mean"), cs, a, "mean");
         e->runningVar = toTensor(g.constant(n.input(4), a, "var"), cs, a, "var");
         // The same operator normalises images and volumes; ConvScope has a kind for each, as PyTorch does.
-        const LayerSpec bn = in.isVolume() ? LayerSpec { BatchNorm3d { eps, true } } : LayerSpec { BatchNorm2d { eps, true } };
+        const LayerSpec bn
+            = in.isVolume() ? LayerSpec { BatchNorm3d { eps, true } } : LayerSpec { BatchNorm2d { eps, true } };
         g.addLayer(name, bn, { n.input(0) }, n.output(0), a, e);
     }
 
@@ -307,8 +308,9 @@ namespace {
         std::vector<std::string> ins;
         for (const auto& in : n.input()) {
             if (!g.isActivation(in))
-                refuse(n, a, n.op_type() + " of the constant \"" + in + "\" (ConvScope's " + n.op_type()
-                    + " reads layers' outputs)");
+                refuse(n, a,
+                    n.op_type() + " of the constant \"" + in + "\" (ConvScope's " + n.op_type()
+                        + " reads layers' outputs)");
             ins.push_back(in);
         }
         return ins;
@@ -510,7 +512,8 @@ void convertNode(GraphBuilder& g, const Node& n, size_t index, const Attributes&
     if (op == "HardSigmoid") {
         const float alpha = a.getFloat("alpha", 0.2f), beta = a.getFloat("beta", 0.5f);
         if (std::fabs(alpha - 1.0f / 6) > 1e-6f || beta != 0.5f)
-            refuse(n, a, "HardSigmoid with alpha " + std::to_string(alpha) + ", beta " + std::to_string(beta)
+            refuse(n, a,
+                "HardSigmoid with alpha " + std::to_string(alpha) + ", beta " + std::to_string(beta)
                     + " (ConvScope's hardsigmoid is PyTorch's: alpha 1/6, beta 0.5)");
         return simple(Hardsigmoid {});
     }
@@ -534,22 +537,27 @@ void convertNode(GraphBuilder& g, const Node& n, size_t index, const Attributes&
         // Before opset 13 Softmax flattened from `axis` on: the same as over channels only when H = W = 1.
         const bool spatialOne = in.flat || (in.d == 1 && in.h == 1 && in.w == 1);
         if (!(axis == 1 && (g.opset >= 13 || spatialOne)) && !(spatialOne && axis == rank - 1 && in.flat))
-            refuse(n, a, "Softmax over axis " + std::to_string(axis) + " of " + in.str()
+            refuse(n, a,
+                "Softmax over axis " + std::to_string(axis) + " of " + in.str()
                     + " (ConvScope's softmax is over dim 1, the channels)");
         return simple(Softmax {});
     }
     if (op == "Flatten" || op == "Reshape") {
         const Shape in = g.activation(in0(n, a), a).shape;
         if (op == "Flatten" && a.getInt("axis", 1) != 1)
-            refuse(n, a, "Flatten with axis " + std::to_string(a.getInt("axis", 1)) + " (ConvScope flattens from dim 1)");
+            refuse(
+                n, a, "Flatten with axis " + std::to_string(a.getInt("axis", 1)) + " (ConvScope flattens from dim 1)");
         if (op == "Reshape") {
             std::vector<int64_t> shape = g.opset >= 5 ? g.constant(n.input(1), a, "shape").ints(a.where())
                                                       : a.getInts("shape").value_or(std::vector<int64_t> {});
             const int64_t features = in.flat ? in.c : in.c * in.d * in.h * in.w;
-            const bool flat = shape.size() == 2 && (shape[0] == in.n || shape[0] == 0 || (shape[0] == -1 && shape[1] > 0))
+            const bool flat = shape.size() == 2
+                && (shape[0] == in.n || shape[0] == 0 || (shape[0] == -1 && shape[1] > 0))
                 && (shape[1] == -1 || shape[1] == features);
             if (!flat)
-                refuse(n, a, "Reshape of " + in.str() + " to " + npyDimsText(shape) + " (ConvScope reshapes only to [N, -1], a flatten)");
+                refuse(n, a,
+                    "Reshape of " + in.str() + " to " + npyDimsText(shape)
+                        + " (ConvScope reshapes only to [N, -1], a flatten)");
         }
         if (in.flat) { // already [N, F]: nothing to do, the name follows the layer above
             g.activations[n.output(0)] = g.activation(in0(n, a), a);
@@ -560,10 +568,10 @@ void convertNode(GraphBuilder& g, const Node& n, size_t index, const Attributes&
     if (op == "ReduceMean") {
         const Shape in = g.activation(in0(n, a), a).shape;
         need4d(in, a);
-        std::vector<int64_t> axes = g.opset >= 18 ? (n.input_size() > 1 && !n.input(1).empty()
-                                                            ? g.constant(n.input(1), a, "axes").ints(a.where())
-                                                            : std::vector<int64_t> {})
-                                                  : a.getInts("axes").value_or(std::vector<int64_t> {});
+        std::vector<int64_t> axes = g.opset >= 18
+            ? (n.input_size() > 1 && !n.input(1).empty() ? g.constant(n.input(1), a, "axes").ints(a.where())
+                                                         : std::vector<int64_t> {})
+            : a.getInts("axes").value_or(std::vector<int64_t> {});
         for (int64_t& ax : axes)
             ax = ax < 0 ? ax + 4 : ax;
         std::sort(axes.begin(), axes.end());

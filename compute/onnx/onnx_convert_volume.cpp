@@ -54,8 +54,8 @@ namespace {
         return { Padding3d::Mode::Explicit, p[0], p[3], p[1], p[4], p[2], p[5] };
     }
 
-    std::shared_ptr<Layer::Embedded> weights(const GraphBuilder& g, const Node& n, const Attributes& a,
-        const ConstTensor& w, int64_t biasSize)
+    std::shared_ptr<Layer::Embedded> weights(
+        const GraphBuilder& g, const Node& n, const Attributes& a, const ConstTensor& w, int64_t biasSize)
     {
         auto e = std::make_shared<Layer::Embedded>();
         e->weight = toTensor(w, Shape::ncdhw(w.dims[0], w.dims[1], w.dims[2], w.dims[3], w.dims[4]), a, "the weight");
@@ -157,8 +157,8 @@ bool convertVolumeNode(GraphBuilder& g, const Node& n, const std::string& name, 
     if (op == "MaxPool" || op == "AveragePool") {
         const auto ks = a.getInts("kernel_shape");
         if (!ks || ks->size() != 3)
-            a.fail("kernel_shape " + (ks ? npyDimsText(*ks) : std::string("is missing")) + " on a volume "
-                + in.str() + " (ConvScope's 3-D pools take a 3-D window)");
+            a.fail("kernel_shape " + (ks ? npyDimsText(*ks) : std::string("is missing")) + " on a volume " + in.str()
+                + " (ConvScope's 3-D pools take a 3-D window)");
         const Triple k = { (*ks)[0], (*ks)[1], (*ks)[2] };
         const Triple s = tripleAttr(a, "strides", { 1, 1, 1 }); // ONNX's default stride is 1, PyTorch's the kernel
         const Triple d = tripleAttr(a, "dilations", { 1, 1, 1 });

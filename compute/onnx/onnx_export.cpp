@@ -34,8 +34,8 @@ namespace {
         {
         }
 
-        NodeProto* node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
-            const std::string& output)
+        NodeProto* node(
+            const std::string& op, const std::string& name, std::vector<std::string> inputs, const std::string& output)
         {
             NodeProto* n = m_graph->add_node();
             n->set_op_type(op);
@@ -145,10 +145,12 @@ namespace {
             [&](const auto& k) {
                 using T = std::decay_t<decltype(k)>;
                 if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d> || isWindowOp3d<T>) {
-                    std::vector<std::string> ins = { in[0], tensor(l.name + ".weight", dimsOf(l.weight->shape()), *l.weight) };
+                    std::vector<std::string> ins
+                        = { in[0], tensor(l.name + ".weight", dimsOf(l.weight->shape()), *l.weight) };
                     if (k.bias && l.bias)
                         ins.push_back(tensor(l.name + ".bias", { l.bias->shape().n }, *l.bias));
-                    constexpr bool transposed = std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, ConvTranspose3d>;
+                    constexpr bool transposed
+                        = std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, ConvTranspose3d>;
                     NodeProto* n = node(transposed ? "ConvTranspose" : "Conv", l.name, ins, out);
                     ints(n, "kernel_shape", list(k.kernel_size));
                     ints(n, "strides", list(k.stride));
@@ -172,8 +174,9 @@ namespace {
                     integer(n, "ceil_mode", k.ceil_mode);
                 } else if constexpr (std::is_same_v<T, AvgPool2d> || std::is_same_v<T, AvgPool3d>) {
                     if (k.divisor_override)
-                        fail(layerTypeName(l.spec) + " with divisor_override has no ONNX operator (AveragePool "
-                            "divides by the window)");
+                        fail(layerTypeName(l.spec)
+                            + " with divisor_override has no ONNX operator (AveragePool "
+                              "divides by the window)");
                     NodeProto* n = node("AveragePool", l.name, { in[0] }, out);
                     ints(n, "kernel_shape", list(k.kernel_size));
                     ints(n, "strides", list(k.effectiveStride()));
@@ -260,7 +263,9 @@ namespace {
                         ins.push_back(scalar(l.name + ".value", float(k.value)));
                     NodeProto* n = node("Pad", l.name, ins, out);
                     text(n, "mode",
-                        k.mode == Pad::Mode::Constant ? "constant" : k.mode == Pad::Mode::Reflect ? "reflect" : "edge");
+                        k.mode == Pad::Mode::Constant      ? "constant"
+                            : k.mode == Pad::Mode::Reflect ? "reflect"
+                                                           : "edge");
                 } else if constexpr (std::is_same_v<T, Identity>) {
                     node("Identity", l.name, { in[0] }, out);
                 } else if constexpr (std::is_same_v<T, Dropout>) {
@@ -295,8 +300,8 @@ namespace {
     Network net = original;
     const ShapeReport shapes = inferShapes(net);
     if (!shapes.ok())
-        throw InputError(net.name + ": the network cannot be exported while its shapes do not hold: "
-            + shapes.firstError());
+        throw InputError(
+            net.name + ": the network cannot be exported while its shapes do not hold: " + shapes.firstError());
     if (net.layers.empty())
         throw InputError(net.name + ": the network has no layers to export");
     materializeParameters(net, shapes);
@@ -324,8 +329,8 @@ std::string exportModelBytes(const Network& net)
     try {
         ::onnx::checker::check_model(model);
     } catch (const std::exception& e) {
-        throw Error(net.name + ": the exported ONNX model fails ONNX's checker (a bug in ConvScope's exporter): "
-            + e.what());
+        throw Error(
+            net.name + ": the exported ONNX model fails ONNX's checker (a bug in ConvScope's exporter): " + e.what());
     }
     std::string bytes;
     if (!model.SerializeToString(&bytes))

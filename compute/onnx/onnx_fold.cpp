@@ -53,8 +53,8 @@ namespace {
         return axis < 0 ? axis + rank : axis;
     }
 
-    std::vector<int64_t> axesFrom(const std::vector<const ConstTensor*>& in, size_t k, const Attributes& a,
-        int64_t opset, int64_t sinceInput)
+    std::vector<int64_t> axesFrom(
+        const std::vector<const ConstTensor*>& in, size_t k, const Attributes& a, int64_t opset, int64_t sinceInput)
     {
         if (opset >= sinceInput)
             return k < in.size() && in[k] ? in[k]->ints(a.where() + ": axes") : std::vector<int64_t> {};
@@ -162,7 +162,8 @@ namespace {
         for (size_t k = 0; k < dims.size(); ++k) {
             if (dims[k] == 0 && !allowZero) {
                 if (k >= x.dims.size())
-                    a.fail("shape " + npyDimsText(shape) + " copies a dimension the input " + npyDimsText(x.dims) + " lacks");
+                    a.fail("shape " + npyDimsText(shape) + " copies a dimension the input " + npyDimsText(x.dims)
+                        + " lacks");
                 dims[k] = x.dims[k];
             }
             if (dims[k] == -1) {
@@ -405,11 +406,10 @@ std::vector<ConstTensor> foldNode(const ::onnx::NodeProto& node, const std::vect
         const ConstTensor& x = need(in, 0, a);
         if (opset < 10)
             return { slice(x, a.getInts("starts").value_or(std::vector<int64_t> {}),
-                a.getInts("ends").value_or(std::vector<int64_t> {}), a.getInts("axes").value_or(std::vector<int64_t> {}),
-                {}, a) };
-        const auto opt = [&](size_t k) {
-            return k < in.size() && in[k] ? in[k]->ints(a.where()) : std::vector<int64_t> {};
-        };
+                a.getInts("ends").value_or(std::vector<int64_t> {}),
+                a.getInts("axes").value_or(std::vector<int64_t> {}), {}, a) };
+        const auto opt
+            = [&](size_t k) { return k < in.size() && in[k] ? in[k]->ints(a.where()) : std::vector<int64_t> {}; };
         return { slice(x, need(in, 1, a).ints(a.where()), need(in, 2, a).ints(a.where()), opt(3), opt(4), a) };
     }
     a.fail("cannot fold " + op);

@@ -20,7 +20,8 @@ const ConstTensor& GraphBuilder::constant(const std::string& name, const Attribu
 {
     const auto it = constants.find(name);
     if (it == constants.end())
-        a.fail(role + " \"" + name + "\" is computed by the network; ConvScope needs a constant (an initializer) there");
+        a.fail(
+            role + " \"" + name + "\" is computed by the network; ConvScope needs a constant (an initializer) there");
     return it->second;
 }
 
@@ -81,8 +82,8 @@ void GraphBuilder::addLayer(const std::string& layerName, LayerSpec spec, const 
     activations[output] = Activation { int(net.layers.size()) - 1, s.out };
 }
 
-std::shared_ptr<const Tensor> toTensor(const ConstTensor& c, const Shape& shape, const Attributes& a,
-    const std::string& role)
+std::shared_ptr<const Tensor> toTensor(
+    const ConstTensor& c, const Shape& shape, const Attributes& a, const std::string& role)
 {
     if (!c.isFloat)
         a.fail(role + " must be a float tensor");

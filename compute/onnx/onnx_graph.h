@@ -33,8 +33,8 @@ public:
     const Activation& activation(const std::string& name, const Attributes& a) const;
     const ConstTensor& constant(const std::string& name, const Attributes& a, const std::string& role) const;
     // The node's input k when present and constant, else nullptr (an omitted optional input).
-    const ConstTensor* optionalConstant(const ::onnx::NodeProto& node, int k, const Attributes& a,
-        const std::string& role) const;
+    const ConstTensor* optionalConstant(
+        const ::onnx::NodeProto& node, int k, const Attributes& a, const std::string& role) const;
 
     // Appends a layer named after the node reading `inputs` (activation names), infers its shape and binds
     // `output` to it. Fails naming the node when the shapes do not fit.
@@ -45,8 +45,8 @@ public:
 };
 
 // A ConvScope tensor of `shape` holding c's floats (weights must be float); c's element count must match.
-std::shared_ptr<const Tensor> toTensor(const ConstTensor& c, const Shape& shape, const Attributes& a,
-    const std::string& role);
+std::shared_ptr<const Tensor> toTensor(
+    const ConstTensor& c, const Shape& shape, const Attributes& a, const std::string& role);
 
 // Converts one node that reads activations into layers. Throws InputError naming the node for what does not fit.
 void convertNode(GraphBuilder& g, const ::onnx::NodeProto& node, size_t index, const Attributes& a);

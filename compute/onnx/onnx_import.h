@@ -16,8 +16,8 @@ struct ImportOptions {
     std::map<std::string, ConstTensor> bound;
 };
 
-Network importModel(const std::string& bytes, const std::string& what, const std::filesystem::path& modelDir,
-    int64_t batch);
+Network importModel(
+    const std::string& bytes, const std::string& what, const std::filesystem::path& modelDir, int64_t batch);
 Network importModel(const std::string& bytes, const std::string& what, const std::filesystem::path& modelDir,
     const ImportOptions& options);
 

@@ -44,8 +44,8 @@ namespace {
     }
 
     // The external-data file's bytes [offset, offset + length), inside modelDir only.
-    std::string readExternal(const Proto& proto, const std::filesystem::path& modelDir, int64_t wanted,
-        const std::string& what)
+    std::string readExternal(
+        const Proto& proto, const std::filesystem::path& modelDir, int64_t wanted, const std::string& what)
     {
         std::string location;
         int64_t offset = 0, length = -1;
@@ -60,8 +60,8 @@ namespace {
                     if (used != kv.value().size() || v < 0)
                         throw std::invalid_argument("");
                 } catch (const std::exception&) {
-                    throw InputError(what + ": external data " + kv.key() + " \"" + kv.value()
-                        + "\" is not a non-negative integer");
+                    throw InputError(
+                        what + ": external data " + kv.key() + " \"" + kv.value() + "\" is not a non-negative integer");
                 }
                 (kv.key() == "offset" ? offset : length) = v;
             }
@@ -164,12 +164,24 @@ ConstTensor readTensor(const Proto& proto, const std::filesystem::path& modelDir
             t.i.resize(size_t(n));
         for (int64_t k = 0; k < n; ++k, p += esize) {
             switch (type) {
-            case Proto::FLOAT: t.f[size_t(k)] = loadLE<float>(p); break;
-            case Proto::DOUBLE: t.f[size_t(k)] = float(loadLE<double>(p)); break;
-            case Proto::INT64: t.i[size_t(k)] = loadLE<int64_t>(p); break;
-            case Proto::INT32: t.i[size_t(k)] = loadLE<int32_t>(p); break;
-            case Proto::INT8: t.i[size_t(k)] = loadLE<int8_t>(p); break;
-            default: t.i[size_t(k)] = loadLE<uint8_t>(p); break;
+            case Proto::FLOAT:
+                t.f[size_t(k)] = loadLE<float>(p);
+                break;
+            case Proto::DOUBLE:
+                t.f[size_t(k)] = float(loadLE<double>(p));
+                break;
+            case Proto::INT64:
+                t.i[size_t(k)] = loadLE<int64_t>(p);
+                break;
+            case Proto::INT32:
+                t.i[size_t(k)] = loadLE<int32_t>(p);
+                break;
+            case Proto::INT8:
+                t.i[size_t(k)] = loadLE<int8_t>(p);
+                break;
+            default:
+                t.i[size_t(k)] = loadLE<uint8_t>(p);
+                break;
             }
         }
         return t;

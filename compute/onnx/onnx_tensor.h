@@ -31,6 +31,7 @@ int64_t elementCount(const std::vector<int64_t>& dims, const std::string& what);
 
 // Reads a TensorProto: raw_data or the typed fields, or an external-data file inside `modelDir` (never a path
 // that leaves it). Checks the element count against the data and the memory budget before allocating.
-ConstTensor readTensor(const ::onnx::TensorProto& proto, const std::filesystem::path& modelDir, const std::string& what);
+ConstTensor readTensor(
+    const ::onnx::TensorProto& proto, const std::filesystem::path& modelDir, const std::string& what);
 
 } // namespace convscope::onnx

@@ -116,7 +116,6 @@ namespace {
         cudaStream_t m_stream = nullptr;
     };
 
-
     // A handle of its own for the cuda module, destroyed when the calibration ends.
     class OwnHandle {
     public:

@@ -60,8 +60,8 @@ void check(cudaError_t status, const char* what, const char* file, int line)
     if (status == cudaSuccess)
         return;
     const std::string where = std::filesystem::path(file).filename().string() + ":" + std::to_string(line);
-    const std::string message = std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ") in "
-        + what + " at " + where;
+    const std::string message
+        = std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ") in " + what + " at " + where;
     if (status == cudaErrorMemoryAllocation)
         throw OutOfMemoryError("out of device memory: " + message);
     if (isStickyError(status)) {

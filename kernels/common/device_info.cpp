@@ -41,8 +41,9 @@ namespace {
                     std::string("the NVIDIA kernel driver and libcuda do not match: ") + cudaGetErrorString(status)
                         + "; reinstall or reboot after a driver update" };
             default:
-                return { false, std::string("CUDA cannot start: ") + cudaGetErrorName(status) + " ("
-                        + cudaGetErrorString(status) + ")" };
+                return { false,
+                    std::string("CUDA cannot start: ") + cudaGetErrorName(status) + " (" + cudaGetErrorString(status)
+                        + ")" };
             }
         }
         if (count == 0)
@@ -69,7 +70,8 @@ namespace {
                     "GPU '" + name + "' (compute capability " + std::to_string(major) + "." + std::to_string(minor)
                         + ") is not supported by this build; rebuild with -DCMAKE_CUDA_ARCHITECTURES="
                         + std::to_string(major) + std::to_string(minor) };
-            return { false, std::string("CUDA cannot run kernels here: ") + cudaGetErrorName(probe) + " ("
+            return { false,
+                std::string("CUDA cannot run kernels here: ") + cudaGetErrorName(probe) + " ("
                     + cudaGetErrorString(probe) + ")" };
         }
         return { true, {} };

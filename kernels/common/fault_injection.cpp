@@ -59,8 +59,9 @@ void injectPrepareFault(Fault fault, const std::string& selection)
         throw Error("internal error: a 1 PiB device allocation succeeded");
     }
     if (fault == Fault::Unsupported)
-        throw UnsupportedError(selection + ": this configuration is unsupported (injected fault: fault_inject / "
-                                           "CONVSCOPE_FAULT_INJECT)");
+        throw UnsupportedError(selection
+            + ": this configuration is unsupported (injected fault: fault_inject / "
+              "CONVSCOPE_FAULT_INJECT)");
 }
 
 void injectPassFault(Fault fault, const std::string& selection, cudaStream_t stream)

@@ -1,6 +1,7 @@
 // The two kernels fault injection launches (fault_injection.h): one with an impossible block size, which the
-// runtime refuses at launch (cudaErrorInvalidValue on CUDA 13, cudaErrorInvalidConfiguration before; not sticky), and one that stores through a null
-// pointer, which faults on the device (cudaErrorIllegalAddress, sticky: the context is unusable afterwards).
+// runtime refuses at launch (cudaErrorInvalidValue on CUDA 13, cudaErrorInvalidConfiguration before; not sticky), and
+// one that stores through a null pointer, which faults on the device (cudaErrorIllegalAddress, sticky: the context is
+// unusable afterwards).
 #include <cuda_runtime_api.h>
 
 namespace convscope::gpu {

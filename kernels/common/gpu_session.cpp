@@ -48,7 +48,10 @@ namespace {
     }
 
     // Positions per image: a channels-last tensor with one position is laid out as its NCHW twin.
-    bool hasPositions(const Shape& shape) { return shape.rank == 5 ? shape.d * shape.h * shape.w > 1 : shape.h * shape.w > 1; }
+    bool hasPositions(const Shape& shape)
+    {
+        return shape.rank == 5 ? shape.d * shape.h * shape.w > 1 : shape.h * shape.w > 1;
+    }
 
     bool envTrue(const std::map<std::string, std::string>& extra, const char* key)
     {
@@ -85,7 +88,8 @@ GpuSessionBase::GpuSessionBase(
     m_storage = gpuStorageFor(m_options.math);
     m_poisonOutputs = envTrue(m_options.extra, "poison_outputs");
     m_graphMode = envTrue(m_options.extra, "graph");
-    if (const auto it = m_options.extra.find("layout"); m_graphMode && it != m_options.extra.end() && it->second == "nhwc")
+    if (const auto it = m_options.extra.find("layout");
+        m_graphMode && it != m_options.extra.end() && it->second == "nhwc")
         throw UnsupportedError(m_backend + "." + m_algorithm
             + ": graph mode with layout=nhwc is unsupported (the NHWC split timing reads events the graph would own)");
     m_fault = injectedFault(m_backend, m_algorithm, m_options);
@@ -202,8 +206,8 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
         total += DeviceArena::alignUp(st.scratchBytes);
     }
     if (!plain)
-        total += DeviceArena::alignUp(static_cast<size_t>(shapes.input.bytes())) + DeviceArena::alignUp(shadowFloats * 4)
-            + DeviceArena::alignUp(fetchFloats * 4);
+        total += DeviceArena::alignUp(static_cast<size_t>(shapes.input.bytes()))
+            + DeviceArena::alignUp(shadowFloats * 4) + DeviceArena::alignUp(fetchFloats * 4);
 
     // The budget: what the caller allows, else what the device has free (plus the arena we already hold,
     // which is reused), less a margin for the runtime, kernels and other libraries.
@@ -267,13 +271,13 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
         s.rangeName = m_backend + "." + m_algorithm + " · " + layerLabel(i, l.spec, shapes.layers[i]);
         if (s.view)
             s.note = std::holds_alternative<Flatten>(l.spec) ? "view of its input (no copy, no launch)"
-                                                              : "nothing at inference: a view of its input (no launch)";
+                                                             : "nothing at inference: a view of its input (no launch)";
     }
     for (size_t i = 0; i < n; ++i)
         if (!m_layers[i].view)
             prepareLayer(i, stream);
 
-    m_stagingIn.reserve(static_cast<size_t>(shapes.input.bytes()));  // FP32: the host's input
+    m_stagingIn.reserve(static_cast<size_t>(shapes.input.bytes())); // FP32: the host's input
     m_stagingOut.reserve(n ? static_cast<size_t>(shapes.layers.back().out.bytes()) : 0);
     m_events.clear();
     for (size_t k = 0; k < n + 3; ++k)
@@ -404,7 +408,8 @@ PassTiming GpuSessionBase::runPass(const Tensor& in)
     {
         nvtx::Range range(m_backend + "." + m_algorithm + " · H2D input", m_backend);
         if (m_storage.plainFp32()) {
-            CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(m_input, m_stagingIn.floats(), inBytes, cudaMemcpyHostToDevice, stream));
+            CONVSCOPE_CUDA_CHECK(
+                cudaMemcpyAsync(m_input, m_stagingIn.floats(), inBytes, cudaMemcpyHostToDevice, stream));
         } else {
             // Converted once, on the device, inside the timed H2D step (compute/storage_format.h).
             CONVSCOPE_CUDA_CHECK(
@@ -427,8 +432,8 @@ PassTiming GpuSessionBase::runPass(const Tensor& in)
     {
         nvtx::Range range(m_backend + "." + m_algorithm + " · D2H output", m_backend);
         if (n)
-            CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(m_stagingOut.floats(), fp32Output(n - 1, stream), outBytes,
-                cudaMemcpyDeviceToHost, stream));
+            CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
+                m_stagingOut.floats(), fp32Output(n - 1, stream), outBytes, cudaMemcpyDeviceToHost, stream));
     }
     m_events[n + 2].record(stream);
     gate.open();
@@ -522,7 +527,8 @@ std::map<std::string, std::string> GpuSessionBase::metadata() const
     meta["backend"] = m_backend;
     meta["algorithm"] = m_algorithm;
     meta["math"] = mathModeName(m_options.math);
-    meta["storage"] = m_storage.str() + (m_storage.plainFp32() ? "" : " on the device; FP32 NCHW on the host (converted on the device)");
+    meta["storage"] = m_storage.str()
+        + (m_storage.plainFp32() ? "" : " on the device; FP32 NCHW on the host (converted on the device)");
     meta["timing"] = "CUDA events around each phase on one stream; one synchronisation per pass";
     meta["launch"] = m_graph ? "CUDA Graph: the layers captured once at prepare, one cudaGraphLaunch per pass"
                              : "eager: one launch per kernel";

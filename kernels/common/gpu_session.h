@@ -99,7 +99,10 @@ protected:
     void* outputData(size_t i) const { return m_layers[i].out; }
     // The weight in the storage type, its original order ([K, C/g, R, S], [C_in, C_out/g, R, S], [out, in], ...):
     // for conv2d, conv_transpose2d, linear and their 3-D kinds in a layer that runs in storage; else the FP32 weight.
-    const void* weightData(size_t i) const { return m_layers[i].weightData ? m_layers[i].weightData : m_layers[i].weight; }
+    const void* weightData(size_t i) const
+    {
+        return m_layers[i].weightData ? m_layers[i].weightData : m_layers[i].weight;
+    }
     const StorageFormat& storage() const { return m_storage; }
     bool layerRunsInStorage(size_t i) const { return m_layers[i].inStorage; }
     const float* weight(size_t i) const { return m_layers[i].weight; }

@@ -12,7 +12,10 @@ namespace {
     struct Planes {
         int64_t n, c, s;
     };
-    Planes planesOf(const Shape& shape) { return { shape.n, shape.c, shape.numel() / std::max<int64_t>(1, shape.n * shape.c) }; }
+    Planes planesOf(const Shape& shape)
+    {
+        return { shape.n, shape.c, shape.numel() / std::max<int64_t>(1, shape.n * shape.c) };
+    }
 
     unsigned blocksFor(int64_t n) { return unsigned(std::min<int64_t>((n + 255) / 256, 65535LL * 32)); }
 
@@ -21,7 +24,8 @@ namespace {
     __global__ void permuteConvert(const In* __restrict__ src, Out* __restrict__ dst, Planes p, bool toLast)
     {
         const int64_t total = p.n * p.c * p.s;
-        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
+             i += int64_t(gridDim.x) * blockDim.x) {
             // i indexes the destination, so the writes are coalesced.
             int64_t from;
             if (toLast) {
@@ -35,7 +39,8 @@ namespace {
         }
     }
 
-    template <typename In, typename Out> __global__ void convert(const In* __restrict__ src, Out* __restrict__ dst, int64_t n)
+    template <typename In, typename Out>
+    __global__ void convert(const In* __restrict__ src, Out* __restrict__ dst, int64_t n)
     {
         for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
             dst[i] = fromFloat<Out>(toFloat(src[i]));

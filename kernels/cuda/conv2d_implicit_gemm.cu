@@ -83,9 +83,9 @@ namespace {
     // fit the float4-weight variants in 127–128 registers without spilling (unet 128-thread layers 27.8 TFLOP/s
     // → see PERFORMANCE.md). The scalar-weight 128-thread tiles still spill under the cap (ResNet conv1, 147 taps:
     // 0.110 → 0.141 ms), so they stay uncapped.
-    __global__ void __launch_bounds__((BM / TM) * (BN / TN), igemmMinBlocks((BM / TM) * (BN / TN), VecA)) conv2dIgemmKernel(ConvGeometry g,
-        const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
-        float* __restrict__ y, const int2* __restrict__ table)
+    __global__ void __launch_bounds__((BM / TM) * (BN / TN), igemmMinBlocks((BM / TM) * (BN / TN), VecA))
+        conv2dIgemmKernel(ConvGeometry g, const float* __restrict__ x, const float* __restrict__ w,
+            const float* __restrict__ bias, float* __restrict__ y, const int2* __restrict__ table)
     {
         constexpr int T = (BM / TM) * (BN / TN);
         static_assert(T % BN == 0, "each thread gathers one column of B");
@@ -140,18 +140,18 @@ namespace {
                 }
             } else {
 #pragma unroll
-            for (int i = 0; i < BLoads; ++i) {
-                const int crs = k0 + bRow0 + i * BRowsPerPass;
-                float v = 0.0f;
-                if (colValid && crs < crsTotal) {
-                    const int2 t = __ldg(&table[crs]);
-                    const int ih = ihBase + (t.y >> 16), iw = iwBase + (t.y & 0xFFFF);
-                    if (static_cast<unsigned>(ih) < static_cast<unsigned>(g.h)
-                        && static_cast<unsigned>(iw) < static_cast<unsigned>(g.w))
-                        v = __ldg(xg + colOff + t.x);
+                for (int i = 0; i < BLoads; ++i) {
+                    const int crs = k0 + bRow0 + i * BRowsPerPass;
+                    float v = 0.0f;
+                    if (colValid && crs < crsTotal) {
+                        const int2 t = __ldg(&table[crs]);
+                        const int ih = ihBase + (t.y >> 16), iw = iwBase + (t.y & 0xFFFF);
+                        if (static_cast<unsigned>(ih) < static_cast<unsigned>(g.h)
+                            && static_cast<unsigned>(iw) < static_cast<unsigned>(g.w))
+                            v = __ldg(xg + colOff + t.x);
+                    }
+                    bReg[i] = v;
                 }
-                bReg[i] = v;
-            }
             }
             if constexpr (VecA) {
 #pragma unroll
@@ -242,8 +242,8 @@ namespace {
     // The order matches ConvGeometry::igemmTile (1-4).
     bool pointwiseVecB(const ConvGeometry& g)
     {
-        return g.r == 1 && g.s == 1 && g.strideH == 1 && g.strideW == 1 && g.padTop == 0 && g.padLeft == 0
-            && g.p == g.h && g.q == g.w && (static_cast<long long>(g.p) * g.q) % 4 == 0;
+        return g.r == 1 && g.s == 1 && g.strideH == 1 && g.strideW == 1 && g.padTop == 0 && g.padLeft == 0 && g.p == g.h
+            && g.q == g.w && (static_cast<long long>(g.p) * g.q) % 4 == 0;
     }
 
     enum class Variant { Big = 1, Mid, Mid64, Small, PipeBig, PipeMid };
@@ -338,8 +338,8 @@ namespace {
         cudaStream_t st)
     {
         const long long cols = static_cast<long long>(g.n) * g.p * g.q;
-        const dim3 grid(static_cast<unsigned>((cols + BN - 1) / BN), static_cast<unsigned>((g.k / g.groups + BM - 1) / BM),
-            static_cast<unsigned>(g.groups));
+        const dim3 grid(static_cast<unsigned>((cols + BN - 1) / BN),
+            static_cast<unsigned>((g.k / g.groups + BM - 1) / BM), static_cast<unsigned>(g.groups));
         const int threads = (BM / TM) * (BN / TN);
         const bool vecA = ((g.c / g.groups) * g.r * g.s) % 4 == 0;
         if (pointwiseVecB(g)) {

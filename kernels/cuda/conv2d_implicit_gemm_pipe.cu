@@ -64,11 +64,11 @@ namespace {
 
     // The pipelined implicit GEMM (see the top of the file). Same thread tile and epilogue as conv2dIgemmKernel
     // (conv2d_implicit_gemm.cu); what differs is how the tiles reach shared memory. 128-register cap as there (2
-    // blocks of 256 threads or 4 of 128 per SM). Split (split-K, conv2d_implicit_gemm_split.cu; one group only): grid z is the part; part z runs
-    // steps [z·stepsPerPart, (z + 1)·stepsPerPart) of the reduction and writes its raw sums to slice z of `partial`.
-    // A template flag, so the unsplit kernel's code (and register count) is exactly what it was. One group, because
-    // a group index kept as blockIdx.z % groups next to the part's stays live through the loop and spilled (32
-    // bytes); grouped layers' reductions are short anyway.
+    // blocks of 256 threads or 4 of 128 per SM). Split (split-K, conv2d_implicit_gemm_split.cu; one group only): grid z
+    // is the part; part z runs steps [z·stepsPerPart, (z + 1)·stepsPerPart) of the reduction and writes its raw sums to
+    // slice z of `partial`. A template flag, so the unsplit kernel's code (and register count) is exactly what it was.
+    // One group, because a group index kept as blockIdx.z % groups next to the part's stays live through the loop and
+    // spilled (32 bytes); grouped layers' reductions are short anyway.
     template <int BM, int BN, int TM, int TN, bool Split>
     __global__ void __launch_bounds__((BM / TM) * (BN / TN), 65536 / ((BM / TM) * (BN / TN) * 128))
         conv2dIgemmPipeKernel(ConvGeometry g, const float* __restrict__ x, const float* __restrict__ wt,

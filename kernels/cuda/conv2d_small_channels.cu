@@ -94,9 +94,9 @@ namespace {
             if (m >= g.k)
                 break;
             const float b = bias ? __ldg(bias + m) : 0.0f;
-            *reinterpret_cast<float4*>(yp + m * plane) = make_float4(epilogue(g.act, g.actParam, acc[0][k] + b),
-                epilogue(g.act, g.actParam, acc[1][k] + b), epilogue(g.act, g.actParam, acc[2][k] + b),
-                epilogue(g.act, g.actParam, acc[3][k] + b));
+            *reinterpret_cast<float4*>(yp + m * plane)
+                = make_float4(epilogue(g.act, g.actParam, acc[0][k] + b), epilogue(g.act, g.actParam, acc[1][k] + b),
+                    epilogue(g.act, g.actParam, acc[2][k] + b), epilogue(g.act, g.actParam, acc[3][k] + b));
         }
     }
 } // namespace

@@ -238,8 +238,8 @@ std::string conv2dTensorCoreNote(
         note += " (" + std::string(p.fallback) + ")";
     if (p.probe)
         note += std::string(p.probe & 1 ? " (probe: copies only"
-                       : p.probe & 2      ? " (probe: products only, on no copied data"
-                                          : " (probe: copies and products")
+                        : p.probe & 2   ? " (probe: products only, on no copied data"
+                                        : " (probe: copies and products")
             + (p.probe & 4 ? ", no epilogue" : "") + "; the output is not computed)";
     if (g.c % p.pieceElems != 0)
         note += ", C = " + std::to_string(g.c) + " not a multiple of " + std::to_string(p.pieceElems)

@@ -315,8 +315,9 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     if (p.tma) {
         p.tile = tmaTile;
         if (kTiles[p.tile].windows) {
-            if (const char* why = kTiles[p.tile].transposed ? tmaTransposedRefusal(g, smCount)
-                                                            : tmaWindowRefusal(g, kTiles[p.tile].bm(), kTiles[p.tile].bn(), smCount)) {
+            if (const char* why = kTiles[p.tile].transposed
+                    ? tmaTransposedRefusal(g, smCount)
+                    : tmaWindowRefusal(g, kTiles[p.tile].bm(), kTiles[p.tile].bn(), smCount)) {
                 p.tile = tmaWindowTwin(p.tile);
                 p.fallback = why; // only a tile asked for can be refused here: the default checked the same
             }
@@ -362,8 +363,7 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     // The persistent kernels' grid: as many blocks as run at once (the TMA kernel's tiles fit 1 or 2 a
     // multiprocessor), each looping over work items.
     const TileShape& shape = kTiles[p.tile];
-    const int resident
-        = p.tma && !shape.pingpong
+    const int resident = p.tma && !shape.pingpong
         ? tmaMinBlocks(shape.bn(), shape.rowPieces, shape.stages, shape.windows, shape.transposed)
         : 1;
     p.ctas = int(std::min<int64_t>(tiles * p.splits, int64_t(smCount) * resident));

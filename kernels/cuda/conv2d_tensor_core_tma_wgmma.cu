@@ -62,8 +62,8 @@ namespace {
         int probe; // bits: 1 copies only, 2 products only, 4 no epilogue (TensorCoreOptions::probe)
         int spin; // wait by test_wait (TensorCoreOptions::spin)
         int early; // give a stage back once its products retired (TensorCoreOptions::release)
-        int windowBytes; // window tiles: the bytes of a slot's boxes, (128 + (S − 1)·dilW) rows of 128 bytes (+ 128 rows
-                         // for the transposed tile's)
+        int windowBytes; // window tiles: the bytes of a slot's boxes, (128 + (S − 1)·dilW) rows of 128 bytes (+ 128
+                         // rows for the transposed tile's)
     };
 
     // A work item: the pixel block (n, p0, q0), the output channels from nBase, split z's k-tiles. Pixel blocks
@@ -137,8 +137,8 @@ namespace {
             for (int i = 4 * lane; i < BN; i += 128) {
                 const int n = max(0, min(4, kTotal - (nBase + i))); // channels inside K; the rest zero-filled
                 asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(area + 4 * i),
-                    "l"(n > 0 ? bias + nBase + i : bias), "r"(4 * n)
-                    : "memory");
+                             "l"(n > 0 ? bias + nBase + i : bias), "r"(4 * n)
+                             : "memory");
             }
             return;
         }
@@ -146,8 +146,8 @@ namespace {
         for (int i = lane; i < BN; i += 32) {
             const bool in = nBase + i < kTotal;
             asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(area + 4 * i),
-                "l"(in ? bias + nBase + i : bias), "r"(in ? 4 : 0)
-                : "memory");
+                         "l"(in ? bias + nBase + i : bias), "r"(in ? 4 : 0)
+                         : "memory");
         }
     }
     // The warp's staged bias is there to read (every lane's copies landed).
@@ -189,12 +189,12 @@ namespace {
         __syncwarp(); // the last round's reads are done before the area is written again
         if constexpr (TRANS)
             asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(writeAt),
-                "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3])
-                : "memory");
+                         "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3])
+                         : "memory");
         else
-            asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(writeAt),
-                "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3])
-                : "memory");
+            asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(writeAt), "r"(x[0]),
+                         "r"(x[1]), "r"(x[2]), "r"(x[3])
+                         : "memory");
         __syncwarp();
         uint4 v;
         asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
@@ -260,8 +260,9 @@ namespace {
                 *reinterpret_cast<float2*>(row0 + 8 * j) = make_float2(
                     epilogue(g.act, g.actParam, acc[4 * j] + bp.x), epilogue(g.act, g.actParam, acc[4 * j + 1] + bp.y));
             if (valid[1])
-                *reinterpret_cast<float2*>(row1 + 8 * j) = make_float2(epilogue(g.act, g.actParam, acc[4 * j + 2] + bp.x),
-                    epilogue(g.act, g.actParam, acc[4 * j + 3] + bp.y));
+                *reinterpret_cast<float2*>(row1 + 8 * j)
+                    = make_float2(epilogue(g.act, g.actParam, acc[4 * j + 2] + bp.x),
+                        epilogue(g.act, g.actParam, acc[4 * j + 3] + bp.y));
         }
     }
 
@@ -319,8 +320,8 @@ namespace {
                 for (int h = 0; h < 2; ++h) {
                     const int c = it.nBase + c0 + 8 * h;
                     if (valid && c < g.k)
-                        y[size_t(m) * g.k + c]
-                            = gpu::fromFloat<T>(epilogue(g.act, g.actParam, acc[4 * j + 2 * h + e] + (h ? bias1 : bias0)));
+                        y[size_t(m) * g.k + c] = gpu::fromFloat<T>(
+                            epilogue(g.act, g.actParam, acc[4 * j + 2 * h + e] + (h ? bias1 : bias0)));
                 }
             }
     }
@@ -451,7 +452,8 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
                     const uint32_t slotAt = smemBase + uint32_t(slot * SLOT_BYTES);
                     const int h = it.p0 * g.strideH - g.padTop + r * g.dilH;
                     if constexpr (TR) { // the first 128 pixels, then 128 + reach from row 128 on
-                        tmaLoad4d(slotAt, &xHeadMap, chunk * ROW_ELEMS, it.q0 - g.padLeft, h, it.n, slotFull + 8 * slot);
+                        tmaLoad4d(
+                            slotAt, &xHeadMap, chunk * ROW_ELEMS, it.q0 - g.padLeft, h, it.n, slotFull + 8 * slot);
                         tmaLoad4d(slotAt + 128 * ROW_BYTES, &xMap, chunk * ROW_ELEMS, it.q0 + 128 - g.padLeft, h, it.n,
                             slotFull + 8 * slot);
                     } else
@@ -525,46 +527,46 @@ __global__ void __launch_bounds__(kTmaThreads, PP ? 1 : tmaMinBlocks(BN, RP, STA
             windowProducts<T, BN, STAGES, WA, TR, ACC>(
                 g, tp, smemBase, weightBase, fullBar, emptyBar, slotFull, slotEmpty, wg, lane, acc[0], t, ja);
         else
-        for (int lt = 0; lt < it.nk; ++lt, ++t) {
-            const int stage = t % STAGES;
-            const uint32_t aStage = smemBase + stage * STAGE_BYTES, aRows = aStage + (PP ? 0 : wg) * 64 * ROW_BYTES;
-            barrierWait(fullBar + 8 * stage, (t / STAGES) & 1, tp.spin);
-            const uint64_t db = wgmmaDescriptor<RP>(aStage + A_BYTES);
-#pragma unroll
-            for (int mh = 0; mh < MH; ++mh)
-                fenceAccumulators(acc[mh]);
-            wgmmaFence();
-            // One branch round the whole batch: a branch between two wgmma makes ptxas put a wgmma.fence (WARPGROUP.
-            // ARRIVE) before each, which waits for the one before and so serialises the batch (45% of the tensor
-            // pipe with the probe test inside this loop, ncu).
-            if (!(tp.probe & 1)) {
-#pragma unroll
-                for (int k = 0; k < RP / 2; ++k) // 32 bytes of reduction each: +2 in the descriptor's address field
-#pragma unroll
-                    for (int mh = 0; mh < MH; ++mh)
-                        Wgmma<T, BN>::run(
-                            acc[mh], wgmmaDescriptor<RP>(aRows + mh * 64 * ROW_BYTES) + 2 * k, db + 2 * k);
-                wgmmaCommit(); // in the branch too: outside, ptxas commits an empty batch through a dummy wgmma
-            }
-#pragma unroll
-            for (int mh = 0; mh < MH; ++mh)
-                fenceAccumulators(acc[mh]);
-            if (tp.early) {
-                wgmmaWait<0>(); // k-tile t's wgmma retired: its stage goes back at once
+            for (int lt = 0; lt < it.nk; ++lt, ++t) {
+                const int stage = t % STAGES;
+                const uint32_t aStage = smemBase + stage * STAGE_BYTES, aRows = aStage + (PP ? 0 : wg) * 64 * ROW_BYTES;
+                barrierWait(fullBar + 8 * stage, (t / STAGES) & 1, tp.spin);
+                const uint64_t db = wgmmaDescriptor<RP>(aStage + A_BYTES);
 #pragma unroll
                 for (int mh = 0; mh < MH; ++mh)
                     fenceAccumulators(acc[mh]);
-                if (lane == 0)
-                    barrierArrive(emptyBar + 8 * stage);
-                continue;
-            }
-            wgmmaWait<1>(); // k-tile t − 1's wgmma retired: its stage goes back to the producer
+                wgmmaFence();
+                // One branch round the whole batch: a branch between two wgmma makes ptxas put a wgmma.fence
+                // (WARPGROUP. ARRIVE) before each, which waits for the one before and so serialises the batch (45% of
+                // the tensor pipe with the probe test inside this loop, ncu).
+                if (!(tp.probe & 1)) {
 #pragma unroll
-            for (int mh = 0; mh < MH; ++mh)
-                fenceAccumulators(acc[mh]);
-            if (lt > 0 && lane == 0)
-                barrierArrive(emptyBar + 8 * ((t - 1) % STAGES));
-        }
+                    for (int k = 0; k < RP / 2; ++k) // 32 bytes of reduction each: +2 in the descriptor's address field
+#pragma unroll
+                        for (int mh = 0; mh < MH; ++mh)
+                            Wgmma<T, BN>::run(
+                                acc[mh], wgmmaDescriptor<RP>(aRows + mh * 64 * ROW_BYTES) + 2 * k, db + 2 * k);
+                    wgmmaCommit(); // in the branch too: outside, ptxas commits an empty batch through a dummy wgmma
+                }
+#pragma unroll
+                for (int mh = 0; mh < MH; ++mh)
+                    fenceAccumulators(acc[mh]);
+                if (tp.early) {
+                    wgmmaWait<0>(); // k-tile t's wgmma retired: its stage goes back at once
+#pragma unroll
+                    for (int mh = 0; mh < MH; ++mh)
+                        fenceAccumulators(acc[mh]);
+                    if (lane == 0)
+                        barrierArrive(emptyBar + 8 * stage);
+                    continue;
+                }
+                wgmmaWait<1>(); // k-tile t − 1's wgmma retired: its stage goes back to the producer
+#pragma unroll
+                for (int mh = 0; mh < MH; ++mh)
+                    fenceAccumulators(acc[mh]);
+                if (lt > 0 && lane == 0)
+                    barrierArrive(emptyBar + 8 * ((t - 1) % STAGES));
+            }
         const int lastStage = WA > 0 ? 0 : (t - 1) % STAGES; // this item's last k-tile's
         if (PP && w + gridDim.x < tp.items) { // the other warpgroup's item is next in the ring: its turn
             asm volatile("bar.arrive %0, 256;\n" ::"r"(turnGive) : "memory");

@@ -22,8 +22,8 @@
 //   Stage (t − 2) is free at iteration t: each warpgroup retired its wgmma of t − 2 (the wait at the end of t − 1)
 //   before the barrier of t. So STAGES − 2 k-tiles are in flight while one is multiplied and one may still be read.
 // TF32: wgmma reads FP32 bit patterns and ignores the low 13 bits (truncation); the session's TF32 rounds to
-// nearest even (roundTf32, as the mma.sync kernel does on its fragments), so each thread rounds the activation pieces it
-// copied before the barrier. The weights were rounded when packed.
+// nearest even (roundTf32, as the mma.sync kernel does on its fragments), so each thread rounds the activation pieces
+// it copied before the barrier. The weights were rounded when packed.
 #include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
 #include "kernels/cuda/conv2d_tensor_core_wgmma_ops.cuh"
 

@@ -73,17 +73,17 @@ namespace {
         struct G {
             __device__ static float at(int i, int k)
             {
-                constexpr float t[6][3] = { { 1.0f / 4, 0, 0 }, { -1.0f / 6, -1.0f / 6, -1.0f / 6 },
-                    { -1.0f / 6, 1.0f / 6, -1.0f / 6 }, { 1.0f / 24, 1.0f / 12, 1.0f / 6 },
-                    { 1.0f / 24, -1.0f / 12, 1.0f / 6 }, { 0, 0, 1 } };
+                constexpr float t[6][3]
+                    = { { 1.0f / 4, 0, 0 }, { -1.0f / 6, -1.0f / 6, -1.0f / 6 }, { -1.0f / 6, 1.0f / 6, -1.0f / 6 },
+                          { 1.0f / 24, 1.0f / 12, 1.0f / 6 }, { 1.0f / 24, -1.0f / 12, 1.0f / 6 }, { 0, 0, 1 } };
                 return t[i][k];
             }
         };
         struct AT {
             __device__ static float at(int i, int k)
             {
-                constexpr float t[4][6] = { { 1, 1, 1, 1, 1, 0 }, { 0, 1, -1, 2, -2, 0 }, { 0, 1, 1, 4, 4, 0 },
-                    { 0, 1, -1, 8, -8, 1 } };
+                constexpr float t[4][6]
+                    = { { 1, 1, 1, 1, 1, 0 }, { 0, 1, -1, 2, -2, 0 }, { 0, 1, 1, 4, 4, 0 }, { 0, 1, -1, 8, -8, 1 } };
                 return t[i][k];
             }
         };
@@ -174,8 +174,8 @@ namespace {
     }
 
     template <int M>
-    __global__ void inputTransformKernel(ConvGeometry g, int tilesH, int tilesW, int tiles, const float* __restrict__ x,
-        float* __restrict__ v)
+    __global__ void inputTransformKernel(
+        ConvGeometry g, int tilesH, int tilesW, int tiles, const float* __restrict__ x, float* __restrict__ v)
     {
         using W = Winograd<M>;
         constexpr int N = W::N;
@@ -207,8 +207,8 @@ namespace {
     }
 
     template <int M>
-    __global__ void outputTransformKernel(ConvGeometry g, int tilesH, int tilesW, int tiles, const float* __restrict__ m,
-        const float* __restrict__ bias, float* __restrict__ y)
+    __global__ void outputTransformKernel(ConvGeometry g, int tilesH, int tilesW, int tiles,
+        const float* __restrict__ m, const float* __restrict__ bias, float* __restrict__ y)
     {
         using W = Winograd<M>;
         constexpr int N = W::N;
@@ -247,15 +247,17 @@ namespace {
         auto* v = reinterpret_cast<float*>(base + l.tableBytes + l.uBytes);
         auto* mm = reinterpret_cast<float*>(base + l.tableBytes + l.uBytes + l.vBytes);
         constexpr int threads = 256;
-        weightTransformKernel<M><<<blocksOf(static_cast<long long>(g.k) * g.c, threads), threads, 0, st>>>(g.k, g.c, w, u);
+        weightTransformKernel<M>
+            <<<blocksOf(static_cast<long long>(g.k) * g.c, threads), threads, 0, st>>>(g.k, g.c, w, u);
         CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d Winograd weight transform");
         const int th = static_cast<int>(l.tilesH), tw = static_cast<int>(l.tilesW), t = static_cast<int>(l.tiles);
-        inputTransformKernel<M><<<blocksOf(static_cast<long long>(g.c) * t, threads), threads, 0, st>>>(g, th, tw, t, x, v);
+        inputTransformKernel<M>
+            <<<blocksOf(static_cast<long long>(g.c) * t, threads), threads, 0, st>>>(g, th, tw, t, x, v);
         CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d Winograd input transform");
         conv2dImplicitGemm(gemmGeometry(g, l), v, u, nullptr, mm, table, smCount, st);
         CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d Winograd batched GEMM");
-        outputTransformKernel<M><<<blocksOf(static_cast<long long>(g.k) * t, threads), threads, 0, st>>>(
-            g, th, tw, t, mm, bias, y);
+        outputTransformKernel<M>
+            <<<blocksOf(static_cast<long long>(g.k) * t, threads), threads, 0, st>>>(g, th, tw, t, mm, bias, y);
         CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d Winograd output transform");
     }
 } // namespace

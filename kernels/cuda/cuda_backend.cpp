@@ -79,26 +79,20 @@ namespace {
     // (and a kind added to LayerSpec without a decision here does not compile).
     std::string kindRefusal(const LayerSpec& spec)
     {
-        return std::visit(
-            [&](const auto& l) -> std::string {
-                using T = std::decay_t<decltype(l)>;
-                if constexpr (std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d>
-                    || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>
-                    || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU>
-                    || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh>
-                    || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish>
-                    || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Flatten>
-                    || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add>
-                    || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad>
-                    || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Hardtanh>
-                    || std::is_same_v<T, PReLU>)
-                    return {};
-                else if constexpr (isVolumeKind<T>) // the 3-D kinds: conv3d.cuh, pooling3d.cuh
-                    return {};
-                else
-                    static_assert(dependent_false<T>, "cuda backend: supports() does not know a layer kind");
-            },
-            spec);
+        return std::
+            visit(
+                [&](const auto& l) -> std::string {
+                    using T = std::decay_t<decltype(l)>;
+                    if constexpr (
+                        std::is_same_v<
+                            T, Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU>)
+                        return {};
+                    else if constexpr (isVolumeKind<T>) // the 3-D kinds: conv3d.cuh, pooling3d.cuh
+                        return {};
+                    else
+                        static_assert(dependent_false<T>, "cuda backend: supports() does not know a layer kind");
+                },
+                spec);
     }
 
     class CudaSession final : public gpu::GpuSessionBase {
@@ -136,7 +130,8 @@ namespace {
             const cudaDeviceProp& d = deviceProperties();
             return { d.multiProcessorCount, d.major * 10 + d.minor };
         }
-        // Layer i is a convolution that runs stored_conv.cuh's kernels in the storage format (stored_dispatch.h's rule).
+        // Layer i is a convolution that runs stored_conv.cuh's kernels in the storage format (stored_dispatch.h's
+        // rule).
         bool storedConvolution(size_t i) const
         {
             return !storage().plainFp32() && !tensorCoreRuns(i) && isConvolution(spec(i))
@@ -171,9 +166,9 @@ namespace {
                 }
             }
             if (const auto* c = std::get_if<Conv3d>(&spec(i)))
-                return conv3dPath(algorithm()) == Conv3dPath::ImplicitGemm
-                    ? conv3dImplicitGemmScratchBytes(volumeGeometryOf(*c, shape(i)), deviceProperties().multiProcessorCount)
-                    : 0;
+                return conv3dPath(algorithm()) == Conv3dPath::ImplicitGemm ? conv3dImplicitGemmScratchBytes(
+                           volumeGeometryOf(*c, shape(i)), deviceProperties().multiProcessorCount)
+                                                                           : 0;
             if (std::holds_alternative<BatchNorm2d>(spec(i)) || std::holds_alternative<BatchNorm3d>(spec(i)))
                 return 2 * static_cast<size_t>(shape(i).in.c) * sizeof(float);
             if (std::holds_alternative<Linear>(spec(i))) // split-K partial sums (linear.cu)
@@ -193,7 +188,8 @@ namespace {
                 return;
             }
             if (storedConvolution(i)) {
-                setLayerNote(i, prepareStoredConvolution(spec(i), shape(i), storageType(), weight(i), scratch(i), stream));
+                setLayerNote(
+                    i, prepareStoredConvolution(spec(i), shape(i), storageType(), weight(i), scratch(i), stream));
                 return;
             }
             std::visit(
@@ -212,7 +208,9 @@ namespace {
                         case ConvPath::ImplicitGemm:
                             conv2dImplicitGemmPrepare(g, weight(i), scratch(i), sms, stream);
                             setLayerNote(i,
-                                (algorithm() == kWinograd ? "not Winograd (" + conv2dWinogradRefusal(g, m_winogradTile) + "): " : "")
+                                (algorithm() == kWinograd
+                                        ? "not Winograd (" + conv2dWinogradRefusal(g, m_winogradTile) + "): "
+                                        : "")
                                     + conv2dImplicitGemmVariant(g, sms));
                             break;
                         case ConvPath::Winograd:
@@ -224,8 +222,9 @@ namespace {
                             setLayerNote(i, fftOf(i).note());
                             break;
                         case ConvPath::Tiled:
-                            setLayerNote(i, "16x16 output tile x 16 channels, "
-                                    + std::to_string(conv2dTiledChannelsPerStage(g)) + " input channels per stage");
+                            setLayerNote(i,
+                                "16x16 output tile x 16 channels, " + std::to_string(conv2dTiledChannelsPerStage(g))
+                                    + " input channels per stage");
                             break;
                         case ConvPath::Direct:
                             setLayerNote(i, "one thread per output element");
@@ -242,8 +241,8 @@ namespace {
                         setLayerNote(i, "3-D gather, one thread per output (every algorithm)");
                     } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                         if (!runningMean(i) || !runningVar(i))
-                            throw InputError("layer " + std::to_string(i) + " (" + layer(i).name + "): "
-                                + layerTypeName(l) + " has no running_mean / running_var");
+                            throw InputError("layer " + std::to_string(i) + " (" + layer(i).name
+                                + "): " + layerTypeName(l) + " has no running_mean / running_var");
                         batchNormFold(int(shape(i).in.c), runningMean(i), runningVar(i), weight(i), bias(i), l.eps,
                             static_cast<float*>(scratch(i)), stream);
                         setLayerNote(i, "statistics folded into scale and shift at prepare");
@@ -348,13 +347,12 @@ namespace {
                             y, scratch(i), deviceProperties().multiProcessorCount, st);
                     } else if constexpr (std::is_same_v<T, Softmax>) {
                         softmax(int(s.in.n), int(s.in.c), int(s.in.d * s.in.h * s.in.w), x, y, st);
-                    } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>
-                        || std::is_same_v<T, Dropout>) {
+                    } else if constexpr (std::is_same_v<T,
+                                             Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
                         // Views: never called (the session aliases the buffer).
-                    } else if constexpr (std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU>
-                        || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU>
-                        || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid>
-                        || std::is_same_v<T, SiLU>) {
+                    } else if constexpr (
+                        std::is_same_v<T,
+                            ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>) {
                         float param = 0;
                         const ActivationKind kind = activationKindOf(l, &param);
                         activation(kind, param, s.in.numel(), x, y, st);
@@ -471,13 +469,15 @@ namespace {
         std::string name() const override { return "cuda"; }
         std::string description() const override
         {
-            return "our CUDA kernels: direct, tiled (shared memory), implicit GEMM, Winograd and FFT (cuFFT) convolutions";
+            return "our CUDA kernels: direct, tiled (shared memory), implicit GEMM, Winograd and FFT (cuFFT) "
+                   "convolutions";
         }
         std::vector<AlgorithmInfo> algorithms() const override
         {
             return { { kDirect, "one thread per output element, straight from global memory" },
                 { kTiled, "input tiles with their halo in shared memory, reused across 16 output channels" },
-                { kImplicitGemm, "implicit GEMM: register tiling, a cp.async pipeline or double-buffered shared memory" },
+                { kImplicitGemm,
+                    "implicit GEMM: register tiling, a cp.async pipeline or double-buffered shared memory" },
                 { kWinograd,
                     "Winograd F(4x4,3x3) on 3x3 stride-1 layers (F(2x2,3x3) with --option winograd_tile=2): "
                     "transforms and 36 batched GEMMs, 4x fewer multiplies; implicit GEMM on other layers" },
@@ -520,9 +520,11 @@ namespace {
                 return { false, sel + ": tensors of more than 2^31 elements are unsupported (32-bit indexing)" };
             if (const auto* c = std::get_if<Conv3d>(&spec)) {
                 if (algorithm == kFft)
-                    return { false, sel + ": conv3d has no FFT path (the FFT convolution is 2-D); use cuda.implicit_gemm" };
+                    return { false,
+                        sel + ": conv3d has no FFT path (the FFT convolution is 2-D); use cuda.implicit_gemm" };
                 if (c->groups > 0
-                    && shape.out.c * (shape.in.c / c->groups) * c->kernel_size[0] * c->kernel_size[1] * c->kernel_size[2]
+                    && shape.out.c * (shape.in.c / c->groups) * c->kernel_size[0] * c->kernel_size[1]
+                            * c->kernel_size[2]
                         > kMaxElements)
                     return { false, sel + ": weights of more than 2^31 elements are unsupported (32-bit indexing)" };
             }
@@ -547,11 +549,12 @@ namespace {
             return { true, {} };
         }
 
-        std::unique_ptr<BackendSession> createSession(const std::string& algorithm, const SessionOptions& options) override
+        std::unique_ptr<BackendSession> createSession(
+            const std::string& algorithm, const SessionOptions& options) override
         {
             if (!isKnownAlgorithm(algorithm))
-                throw UnsupportedError(
-                    "cuda." + algorithm + ": unknown algorithm (direct, tiled, implicit_gemm, winograd, fft, tensor_core)");
+                throw UnsupportedError("cuda." + algorithm
+                    + ": unknown algorithm (direct, tiled, implicit_gemm, winograd, fft, tensor_core)");
             if (algorithm == kTensorCore && options.math == MathMode::FP32)
                 throw UnsupportedError("cuda.tensor_core runs on Tensor Cores: use --math tf32, fp16 or bf16");
             return std::make_unique<CudaSession>(algorithm, options, m_pool);

@@ -24,7 +24,8 @@ namespace {
         return v;
     }
 
-    __global__ void __launch_bounds__(256) globalAvgKernel(int planeSize, const float* __restrict__ x, float* __restrict__ y)
+    __global__ void __launch_bounds__(256)
+        globalAvgKernel(int planeSize, const float* __restrict__ x, float* __restrict__ y)
     {
         const float* xp = x + static_cast<long long>(blockIdx.x) * planeSize;
         float sum = 0.0f;

@@ -106,8 +106,8 @@ namespace {
 
 void maxPool2dChannelsLast(const PoolGeometry& g, DType type, const void* x, void* y, cudaStream_t st)
 {
-    launchChannelsLastWindows(static_cast<long long>(g.n) * g.p * g.q, g.c, type, x, y,
-        [&](auto t, auto v, unsigned blocks, unsigned total) {
+    launchChannelsLastWindows(
+        static_cast<long long>(g.n) * g.p * g.q, g.c, type, x, y, [&](auto t, auto v, unsigned blocks, unsigned total) {
             using T = decltype(t);
             maxPoolLastKernel<T, decltype(v)::value>
                 <<<blocks, 256, 0, st>>>(g, static_cast<const T*>(x), static_cast<T*>(y), total);

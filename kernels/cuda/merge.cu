@@ -62,8 +62,8 @@ namespace {
         }
     }
 
-    __global__ void mulKernel(
-        const float* __restrict__ a, const float* __restrict__ b, long long count, long long plane, float* __restrict__ y)
+    __global__ void mulKernel(const float* __restrict__ a, const float* __restrict__ b, long long count,
+        long long plane, float* __restrict__ y)
     {
         const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
         for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
@@ -265,7 +265,8 @@ void addTensors(const std::vector<const float*>& xs, long long count, float* y, 
             s.x[s.count++] = xs[next++];
         if (vec) {
             const long long count4 = count / 4;
-            addKernel4<<<elementwiseBlocks(count4, kThreads), kThreads, 0, st>>>(s, count4, reinterpret_cast<float4*>(y));
+            addKernel4<<<elementwiseBlocks(count4, kThreads), kThreads, 0, st>>>(
+                s, count4, reinterpret_cast<float4*>(y));
         } else {
             addKernel<<<elementwiseBlocks(count, kThreads), kThreads, 0, st>>>(s, count, y);
         }
@@ -312,13 +313,14 @@ void concatChannels(const std::vector<const float*>& xs, const std::vector<long 
     }
 }
 
-void pad2d(const float* x, long long planes, int h, int w, int top, int left, int oh, int ow, PadMode mode,
-    float value, float* y, cudaStream_t st)
+void pad2d(const float* x, long long planes, int h, int w, int top, int left, int oh, int ow, PadMode mode, float value,
+    float* y, cudaStream_t st)
 {
     const long long total = planes * oh * ow;
     if (total <= 0)
         return;
-    padKernel<<<elementwiseBlocks(total, kThreads), kThreads, 0, st>>>(x, planes, h, w, top, left, oh, ow, mode, value, y);
+    padKernel<<<elementwiseBlocks(total, kThreads), kThreads, 0, st>>>(
+        x, planes, h, w, top, left, oh, ow, mode, value, y);
     CONVSCOPE_CUDA_CHECK_LAUNCH("pad");
 }
 

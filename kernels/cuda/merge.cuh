@@ -24,7 +24,7 @@ void concatChannels(const std::vector<const float*>& xs, const std::vector<long 
 enum class PadMode { Constant = 0, Reflect = 1, Replicate = 2 };
 // planes of h × w in, planes of oh × ow out (oh = h + top + bottom, ow = w + left + right); reflect needs
 // padding < size (shape inference checks it).
-void pad2d(const float* x, long long planes, int h, int w, int top, int left, int oh, int ow, PadMode mode,
-    float value, float* y, cudaStream_t st);
+void pad2d(const float* x, long long planes, int h, int w, int top, int left, int oh, int ow, PadMode mode, float value,
+    float* y, cudaStream_t st);
 
 } // namespace convscope::cuda

@@ -48,7 +48,8 @@ namespace {
             yr[i] = gpu::fromFloat<T>(expf(gpu::toFloat(xr[i]) - m) * inv);
     }
 
-    __global__ void softmaxChannelsKernel(int n, int c, int planeSize, const float* __restrict__ x, float* __restrict__ y)
+    __global__ void softmaxChannelsKernel(
+        int n, int c, int planeSize, const float* __restrict__ x, float* __restrict__ y)
     {
         const long long idx = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
         if (idx >= static_cast<long long>(n) * planeSize)

@@ -119,14 +119,16 @@ __device__ __forceinline__ ChannelsLastPosition channelsLastPosition(const Geome
     const unsigned pos = idx / groups;
     const unsigned row = pos / g.q;
     const unsigned image = row / g.p;
-    return { pos, image, static_cast<int>(row - image * g.p), static_cast<int>(pos - row * g.q), (idx - pos * groups) * V };
+    return { pos, image, static_cast<int>(row - image * g.p), static_cast<int>(pos - row * g.q),
+        (idx - pos * groups) * V };
 }
 
 // The launch every channels-last window kernel (max and average pooling) shares: one thread per output position and
 // pack of kPack<T> channels when C and both pointers allow 16-byte access, else per channel. `launch(T{},
 // std::integral_constant<int, V>{}, blocks, total)` launches the kernel for the element type T and V channels a thread.
 template <typename Launch>
-void launchChannelsLastWindows(long long positions, int channels, DType type, const void* x, const void* y, Launch&& launch)
+void launchChannelsLastWindows(
+    long long positions, int channels, DType type, const void* x, const void* y, Launch&& launch)
 {
     gpu::withStorageType(type, [&](auto t) {
         using T = decltype(t);

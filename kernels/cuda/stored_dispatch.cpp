@@ -25,11 +25,13 @@ namespace {
 
     template <typename T>
     constexpr bool hasStoredKernel
-        = isPlainActivation<T> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Softmax> || std::is_same_v<T, Linear> || std::is_same_v<T, BatchNorm3d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d> || std::is_same_v<T, GlobalAvgPool3d>;
+        = isPlainActivation<
+              T> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Softmax> || std::is_same_v<T, Linear> || std::is_same_v<T, BatchNorm3d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d> || std::is_same_v<T, GlobalAvgPool3d>;
 
     template <typename T>
-    constexpr bool isConvolutionKind = std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d>
-        || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>;
+    constexpr bool isConvolutionKind
+        = std::is_same_v<T,
+              Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>;
 
     // A 2-D convolution as a volume of depth 1 (stored_conv.cuh takes one geometry for both).
     template <typename C> Conv3dGeometry imageGeometryOf(const C& c, const LayerShape& s)
@@ -128,7 +130,8 @@ std::string prepareStoredConvolution(
     const Conv3dGeometry g = convolutionGeometryOf(spec, shape);
     const bool transposed = isTransposed(spec);
     storedConvPrepare(g, transposed, type, weight, scratch, st);
-    return std::string("native ") + dtypeName(type) + " channels-last kernel, FP32 math: " + storedConvNote(g, transposed, type);
+    return std::string("native ") + dtypeName(type)
+        + " channels-last kernel, FP32 math: " + storedConvNote(g, transposed, type);
 }
 
 void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLayerCall& c, cudaStream_t st)
@@ -150,11 +153,11 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
             } else if constexpr (std::is_same_v<T, Conv2d>) {
                 float param = 0;
                 const int act = fusedActivationKind(l, &param);
-                convChannelsLast(imageGeometryOf(l, s), act, param, t, x, static_cast<const float*>(c.scratch), c.bias,
-                    y, st);
+                convChannelsLast(
+                    imageGeometryOf(l, s), act, param, t, x, static_cast<const float*>(c.scratch), c.bias, y, st);
             } else if constexpr (std::is_same_v<T, Conv3d>) {
-                convChannelsLast(volumeGeometryOf(l, s), -1, 0.0f, t, x, static_cast<const float*>(c.scratch), c.bias,
-                    y, st);
+                convChannelsLast(
+                    volumeGeometryOf(l, s), -1, 0.0f, t, x, static_cast<const float*>(c.scratch), c.bias, y, st);
             } else if constexpr (std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, ConvTranspose3d>) {
                 convTransposeChannelsLast(
                     convolutionGeometryOf(spec, s), t, x, static_cast<const float*>(c.scratch), c.bias, y, st);

@@ -49,7 +49,9 @@ enum class Conv3dPath { Direct, ImplicitGemm };
 
 inline Conv3dPath conv3dPath(const std::string& algorithm)
 {
-    return algorithm == "implicit_gemm" || algorithm == "winograd" || algorithm == "tensor_core" ? Conv3dPath::ImplicitGemm : Conv3dPath::Direct;
+    return algorithm == "implicit_gemm" || algorithm == "winograd" || algorithm == "tensor_core"
+        ? Conv3dPath::ImplicitGemm
+        : Conv3dPath::Direct;
 }
 
 inline std::string conv3dNote(const std::string& algorithm, const Conv3dGeometry& g, int smCount)

@@ -42,13 +42,15 @@ namespace {
         double bestMs = 0;
         for (size_t k = 0; k < cands.size(); ++k) {
             d.conv.setMath(cands[k].mathType);
-            const double median = medianCallMs(
-                stream,
-                [&] {
-                    CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h, &one, d.x.get(), x, d.w.get(), w, d.conv.get(),
-                        cands[k].algo, ws.get(), ws.bytes(), &zero, d.y.get(), y));
-                },
-                kRetimeRuns) + extraMs(cands[k].algo);
+            const double median
+                = medianCallMs(
+                      stream,
+                      [&] {
+                          CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h, &one, d.x.get(), x, d.w.get(), w,
+                              d.conv.get(), cands[k].algo, ws.get(), ws.bytes(), &zero, d.y.get(), y));
+                      },
+                      kRetimeRuns)
+                + extraMs(cands[k].algo);
             if (k == 0 || median < bestMs) {
                 best = k;
                 bestMs = median;
@@ -119,8 +121,7 @@ namespace {
             return medianCallMs(stream, e.pass, kRetimeRuns);
         const float one = 1.0f;
         return medianCallMs(
-            stream,
-            [&] { CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(h, &one, d.bias.get(), e.bias, &one, d.y.get(), y)); },
+            stream, [&] { CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(h, &one, d.bias.get(), e.bias, &one, d.y.get(), y)); },
             kRetimeRuns);
     }
 } // namespace
@@ -337,9 +338,9 @@ namespace {
         k << "fwd " << mathKey(o) << (l.nhwc ? " nhwc " : " nchw ") << (l.native ? "native " : "")
           << dtypeName(l.storage) << " " << l.n << "," << l.cin << "," << l.ph << "," << l.pw << " k" << l.cout << " "
           << l.kernel[0] << "x" << l.kernel[1] << " s" << l.stride[0] << "," << l.stride[1] << " d" << l.dilation[0]
-          << "," << l.dilation[1] << " g" << l.groups
-          << " p" << (l.padStep ? 0 : l.pad.top) << "," << (l.padStep ? 0 : l.pad.left) << " ws" << o.workspaceLimit
-          << " handle " << h; // a graph API plan is built for one handle
+          << "," << l.dilation[1] << " g" << l.groups << " p" << (l.padStep ? 0 : l.pad.top) << ","
+          << (l.padStep ? 0 : l.pad.left) << " ws" << o.workspaceLimit << " handle "
+          << h; // a graph API plan is built for one handle
         return k.str();
     }
 } // namespace
@@ -525,8 +526,8 @@ void describe(const ConvTransposeLayout& l, cudnnMathType_t math, ConvTransposeD
     d.conv.setMath(math);
 }
 
-std::optional<BwdDataChoice> findBwdData(cudnnHandle_t h, ConvTransposeDescriptors& d, const ConvOptions& o,
-    const void* w, const void* dy, void* dx)
+std::optional<BwdDataChoice> findBwdData(
+    cudnnHandle_t h, ConvTransposeDescriptors& d, const ConvOptions& o, const void* w, const void* dy, void* dx)
 {
     gpu::DeviceBuffer ws = findWorkspace(o.workspaceLimit);
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT] = {};

@@ -19,9 +19,9 @@
 #include "compute/backend.h"
 #include "compute/layer_spec.h"
 #include "compute/shape_inference.h"
+#include "kernels/common/device_buffer.h"
 #include "kernels/cudnn/conv_geometry.h"
 #include "kernels/cudnn/cudnn_support.h"
-#include "kernels/common/device_buffer.h"
 
 #include <array>
 #include <cstddef>
@@ -198,8 +198,8 @@ struct BwdDataChoice {
 };
 // Find over the backward-data algorithms on `d`'s buffers, uncached: the first (Find's fastest) that ran, fits the
 // workspace limit and keeps the math mode honest, with `d`'s math set to it; nullopt when none does.
-std::optional<BwdDataChoice> findBwdData(cudnnHandle_t h, ConvTransposeDescriptors& d, const ConvOptions& o,
-    const void* w, const void* dy, void* dx);
+std::optional<BwdDataChoice> findBwdData(
+    cudnnHandle_t h, ConvTransposeDescriptors& d, const ConvOptions& o, const void* w, const void* dy, void* dx);
 // findBwdData cached like chooseAuto; cuDNN's algo_1 (no workspace to speak of) when nothing qualified.
 BwdDataChoice chooseBwdData(cudnnHandle_t h, const ConvTransposeLayout& layout, ConvTransposeDescriptors& d,
     const ConvOptions& o, const void* w, const void* dy, void* dx);

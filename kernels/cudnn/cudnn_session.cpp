@@ -151,15 +151,12 @@ namespace {
                     using T = std::decay_t<decltype(l)>;
                     if constexpr (std::is_same_v<T, Conv2d>)
                         prepareConv(i, l, p, h, stream);
-                    else if constexpr (std::is_same_v<T, ConvTranspose2d>)
-                    {
+                    else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
                         p.convT = std::make_unique<ConvTranspose2dPlan>(
                             h.cudnn, l, s, convOptionsFor(i), layerBuffers(i), nativeType(i), stream);
                         reserveWorkspace(p.convT->workspaceBytes());
                         setLayerNote(i, p.convT->note());
-                    }
-                    else if constexpr (std::is_same_v<T, MaxPool2d>)
-                    {
+                    } else if constexpr (std::is_same_v<T, MaxPool2d>) {
                         if (l.dilation[0] != 1 || l.dilation[1] != 1) {
                             const Padding2d& pad = s.resolvedPadding;
                             const Pair st = l.effectiveStride();
@@ -167,16 +164,17 @@ namespace {
                                 int(s.out.h), int(s.out.w), int(l.kernel_size[0]), int(l.kernel_size[1]), int(st[0]),
                                 int(st[1]), int(pad.top), int(pad.bottom), int(pad.left), int(pad.right),
                                 int(l.dilation[0]), int(l.dilation[1]), false, 0 };
-                            setLayerNote(i, "ConvScope's maxpool2d kernel (kernels/cuda): cuDNN's pooling has no "
-                                            "dilation");
+                            setLayerNote(i,
+                                "ConvScope's maxpool2d kernel (kernels/cuda): cuDNN's pooling has no "
+                                "dilation");
                         } else {
                             preparePool(i, p, l.kernel_size, l.effectiveStride(), 0);
                         }
-                    }
-                    else if constexpr (std::is_same_v<T, AvgPool2d>)
+                    } else if constexpr (std::is_same_v<T, AvgPool2d>)
                         preparePool(i, p, l.kernel_size, l.effectiveStride(), l.count_include_pad ? 1 : 2);
-                    else if constexpr (std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>
-                        || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
+                    else if constexpr (
+                        std::is_same_v<T,
+                            Conv3d> || std::is_same_v<T, ConvTranspose3d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
                         p.volume = planVolumeLayer(
                             spec(i), s, convOptionsFor(i), m_pinned, h.cudnn, layerBuffers(i), nativeType(i), stream);
                         reserveWorkspace(p.volume->workspaceBytes());
@@ -191,8 +189,8 @@ namespace {
                         p.cudnnPool = true;
                     } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                         if (!weight(i) || !bias(i) || !runningMean(i) || !runningVar(i))
-                            throw InputError("layer " + std::to_string(i) + " (" + layer(i).name + "): "
-                                + layerTypeName(l) + " parameters are not materialised");
+                            throw InputError("layer " + std::to_string(i) + " (" + layer(i).name
+                                + "): " + layerTypeName(l) + " parameters are not materialised");
                         p.xd = tensor4(i, s.in);
                         p.pd = std::make_unique<TensorDesc>();
                         p.pd->set(CUDNN_TENSOR_NCHW, 1, int(s.in.c), 1, 1);
@@ -224,12 +222,14 @@ namespace {
                     } else if constexpr (std::is_same_v<T, LeakyReLU>) {
                         // The legacy activation call has no leaky ReLU; the graph API's ReLU has a lower clip slope.
                         std::string why;
-                        p.pointwise = GraphPointwisePlan::leakyRelu(
-                            h.cudnn, { s.in.n, s.in.c, s.in.d * s.in.h, s.in.w }, l.negative_slope, size_t(64) << 20, &why);
+                        p.pointwise = GraphPointwisePlan::leakyRelu(h.cudnn,
+                            { s.in.n, s.in.c, s.in.d * s.in.h, s.in.w }, l.negative_slope, size_t(64) << 20, &why);
                         if (p.pointwise) {
                             reserveWorkspace(p.pointwise->workspace());
-                            setLayerNote(i, "cuDNN " + p.pointwise->name()
-                                    + ": CUDNN_POINTWISE_RELU_FWD with a lower clip slope (the legacy API has no leaky ReLU)");
+                            setLayerNote(i,
+                                "cuDNN " + p.pointwise->name()
+                                    + ": CUDNN_POINTWISE_RELU_FWD with a lower clip slope (the legacy API has no leaky "
+                                      "ReLU)");
                         } else {
                             setLayerNote(i, "our CUDA kernel: cuDNN's activation API has no leaky_relu, and " + why);
                         }
@@ -247,10 +247,11 @@ namespace {
                         p.yd = tensor4(i, s.out);
                         const bool gate = std::is_same_v<T, Mul> && (s.ins[0] != s.out || s.ins[1] != s.out);
                         p.xd = tensor4(i, std::is_same_v<T, Mul> && s.ins[0] != s.out ? s.ins[0] : s.ins[1]);
-                        setLayerNote(i, std::is_same_v<T, Add>
-                                ? std::string("cudnnOpTensor (add)")
+                        setLayerNote(i,
+                            std::is_same_v<T, Add> ? std::string("cudnnOpTensor (add)")
                                     + (s.ins.size() > 2 ? ", then cudnnAddTensor for each further input" : "")
-                                : std::string("cudnnOpTensor (mul") + (gate ? ", the [N, C, 1, 1] gate broadcast)" : ")"));
+                                                   : std::string("cudnnOpTensor (mul")
+                                    + (gate ? ", the [N, C, 1, 1] gate broadcast)" : ")"));
                     } else if constexpr (std::is_same_v<T, Concat>) {
                         setLayerNote(i, "our CUDA kernel: cuDNN has no concatenation (a copy into each channel slice)");
                     } else if constexpr (std::is_same_v<T, Pad>) {
@@ -302,8 +303,9 @@ namespace {
                             p.conv->run(h.cudnn, layerBuffers(i), m_workspace.get(), m_workspace.bytes(), st);
                     } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
                         p.convT->run(h.cudnn, layerBuffers(i), m_workspace.get(), m_workspace.bytes(), st);
-                    } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>
-                        || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>) {
+                    } else if constexpr (
+                        std::is_same_v<T,
+                            MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>) {
                         if (p.cudnnPool)
                             CONVSCOPE_CUDNN_CHECK(cudnnPoolingForward(
                                 h.cudnn, p.pool->get(), &kOne, p.xd->get(), xv, &kZero, p.yd->get(), yv));
@@ -324,11 +326,12 @@ namespace {
                                 outputData(i), bias(i), st);
                         else
                             runLinear(i, p, h, st, s);
-                    } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>
-                        || std::is_same_v<T, Dropout>) {
+                    } else if constexpr (std::is_same_v<T,
+                                             Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
                         // Views: never called (the session aliases the buffer).
-                    } else if constexpr (std::is_same_v<T, ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh>
-                        || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, SiLU>) {
+                    } else if constexpr (
+                        std::is_same_v<T,
+                            ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, SiLU>) {
                         CONVSCOPE_CUDNN_CHECK(cudnnActivationForward(
                             h.cudnn, p.act->get(), &kOne, p.xd->get(), xv, &kZero, p.xd->get(), yv));
                     } else if constexpr (std::is_same_v<T, LeakyReLU>) {
@@ -342,8 +345,8 @@ namespace {
                     } else if constexpr (std::is_same_v<T, Hardsigmoid>) {
                         cuda::activation(cuda::ActivationKind::Hardsigmoid, 0.0f, s.in.numel(), x, y, st);
                     } else if constexpr (std::is_same_v<T, Hardtanh>) {
-                        cuda::hardtanh(static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), x,
-                            y, st);
+                        cuda::hardtanh(
+                            static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), x, y, st);
                     } else if constexpr (std::is_same_v<T, PReLU>) {
                         cuda::prelu(weight(i), l.num_parameters, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, y, st);
                     } else if constexpr (std::is_same_v<T, Add>) {
@@ -369,10 +372,11 @@ namespace {
                         const cuda::PadMode mode = l.mode == Pad::Mode::Reflect ? cuda::PadMode::Reflect
                             : l.mode == Pad::Mode::Replicate                    ? cuda::PadMode::Replicate
                                                                                 : cuda::PadMode::Constant;
-                        cuda::pad2d(x, s.in.n * s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]),
-                            int(l.padding[2]), int(s.out.h), int(s.out.w), mode, static_cast<float>(l.value), y, st);
-                    } else if constexpr (std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>
-                        || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
+                        cuda::pad2d(x, s.in.n * s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]), int(l.padding[2]),
+                            int(s.out.h), int(s.out.w), mode, static_cast<float>(l.value), y, st);
+                    } else if constexpr (
+                        std::is_same_v<T,
+                            Conv3d> || std::is_same_v<T, ConvTranspose3d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
                         p.volume->run(h.cudnn, layerBuffers(i), m_workspace.get(), m_workspace.bytes(), st);
                     } else {
                         static_assert(dependent_false<T>, "cudnn backend: runLayer has no branch for a layer kind");

@@ -1,9 +1,9 @@
 #include "kernels/cudnn/cudnn_support.h"
 
 #include "compute/error.h"
+#include "kernels/common/calibration.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_buffer.h"
-#include "kernels/common/calibration.h"
 #include "kernels/common/device_info.h"
 
 #include <algorithm>

@@ -25,7 +25,10 @@ public:
         if (m_desc)
             cudnnBackendDestroyDescriptor(m_desc);
     }
-    Desc(Desc&& o) noexcept : m_desc(std::exchange(o.m_desc, nullptr)) { }
+    Desc(Desc&& o) noexcept
+        : m_desc(std::exchange(o.m_desc, nullptr))
+    {
+    }
     Desc(const Desc&) = delete;
     Desc& operator=(const Desc&) = delete;
     Desc& operator=(Desc&&) = delete;
@@ -77,8 +80,8 @@ inline std::vector<std::unique_ptr<Desc>> engineConfigs(const Desc& opGraph, cud
     if (!heur.tryFinalize())
         return configs;
     int64_t count = 0;
-    if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
-            nullptr)
+    if (cudnnBackendGetAttribute(
+            heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr)
             != CUDNN_STATUS_SUCCESS
         || count <= 0)
         return configs;
@@ -88,8 +91,8 @@ inline std::vector<std::unique_ptr<Desc>> engineConfigs(const Desc& opGraph, cud
         raw.push_back(configs.back()->get());
     }
     int64_t got = 0;
-    if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
-            raw.data())
+    if (cudnnBackendGetAttribute(
+            heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, raw.data())
         != CUDNN_STATUS_SUCCESS)
         return {};
     configs.resize(size_t(std::min(got, count)));

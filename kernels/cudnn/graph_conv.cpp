@@ -48,7 +48,8 @@ namespace {
                 info.downConvert |= notes[size_t(i)] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
                 const auto note = notes[size_t(i)];
                 if ((note == CUDNN_NUMERICAL_NOTE_WINOGRAD || note == CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_4x4
-                        || note == CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_6x6 || note == CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_13x13)
+                        || note == CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_6x6
+                        || note == CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_13x13)
                     && info.traits.find("winograd") == std::string::npos)
                     info.traits += ", winograd";
                 if (notes[size_t(i)] == CUDNN_NUMERICAL_NOTE_FFT)

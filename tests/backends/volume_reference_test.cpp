@@ -32,7 +32,8 @@ TEST_CASE("volume reference: every 3-D case matches PyTorch on cpu.direct and th
         kinds.insert(layerTypeName(net.layers.at(0).spec));
         const NpyArray expected = readNpy(path.parent_path() / (path.stem().string() + ".output.npy"));
         ProfileOptions options;
-        options.selections = { { "cpu", "direct" }, { "cpu", "im2col_gemm" }, { "cpu", "tap_gemm" }, { "onednn", "auto" } };
+        options.selections
+            = { { "cpu", "direct" }, { "cpu", "im2col_gemm" }, { "cpu", "tap_gemm" }, { "onednn", "auto" } };
         options.warmup = 0;
         options.repeat = 1;
         options.keepOutputs = true;

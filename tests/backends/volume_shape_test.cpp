@@ -77,7 +77,8 @@ TEST_CASE("volume: a volume input is read from .npy, whole or one volume repeate
 
 TEST_CASE("volume: the file's \"depth\" makes a volume input that round trips", "[volume]")
 {
-    const std::string text = R"({"format": "convscope-network", "version": 1, "input": {"batch": 1, "channels": 1, "depth": 8,
+    const std::string text
+        = R"({"format": "convscope-network", "version": 1, "input": {"batch": 1, "channels": 1, "depth": 8,
         "height": 8, "width": 8, "source": "random"}, "layers": [{"type": "relu"}, {"type": "flatten"}]})";
     const Network net = parseNetwork(text, "volume.json", {});
     CHECK(net.input.shape() == Shape::ncdhw(1, 1, 8, 8, 8));
@@ -90,7 +91,8 @@ TEST_CASE("volume: the file's \"depth\" makes a volume input that round trips", 
 
 TEST_CASE("volume: a 2-D layer fed a volume names itself and both ranks", "[volume]")
 {
-    const std::string text = R"({"format": "convscope-network", "version": 1, "input": {"batch": 1, "channels": 1, "depth": 4,
+    const std::string text
+        = R"({"format": "convscope-network", "version": 1, "input": {"batch": 1, "channels": 1, "depth": 4,
         "height": 8, "width": 8, "source": "random"}, "layers": [{"type": "conv2d", "name": "c2", "out_channels": 2,
         "kernel_size": 3}]})";
     const Network net = parseNetwork(text, "mixed.json", {});
@@ -100,7 +102,8 @@ TEST_CASE("volume: a 2-D layer fed a volume names itself and both ranks", "[volu
 }
 
 TEST_CASE("volume: element-wise layers, softmax and flatten run on volumes on cpu and onednn; a backend that does not "
-    "take volumes refuses them by name", "[volume]")
+          "take volumes refuses them by name",
+    "[volume]")
 {
     const std::string text = R"({"format": "convscope-network", "version": 1, "input": {"batch": 2, "channels": 3,
         "depth": 3, "height": 4, "width": 5, "source": "random"}, "layers": [{"type": "sigmoid", "name": "s"},

@@ -9,8 +9,8 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cstdio>
-#include <iostream>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
@@ -76,8 +76,9 @@ const char* kTinyNet = R"({"format": "convscope-network", "version": 1, "name": 
 
 // The selections every example runs on. cpu.direct is the naive loop nest: under AddressSanitizer it took ~60 s on each
 // of the two largest examples (ResNet-18 at 224², the U-Net encoder block), most of the sanitizer stage's test time.
-// There the examples above 0.5 GFLOP (VGG block 15 s) run on the two fast CPU algorithms, one the reference of the other; the release
-// build runs every example on all three, and the sanitizer build still runs cpu.direct on every smaller example.
+// There the examples above 0.5 GFLOP (VGG block 15 s) run on the two fast CPU algorithms, one the reference of the
+// other; the release build runs every example on all three, and the sanitizer build still runs cpu.direct on every
+// smaller example.
 std::string cpuSelections(const fs::path& net)
 {
 #if defined(__SANITIZE_ADDRESS__)
@@ -144,9 +145,9 @@ TEST_CASE("run writes reports, a trace and every layer's output", "[cli]")
 {
     test::TempDir dir;
     writeText(dir.path / "tiny.json", kTinyNet);
-    const Result r = cli("run " + quote(dir.path / "tiny.json") + " --backends cpu.im2col_gemm,cpu.direct --warmup 1 --repeat 3"
-        + " --report " + quote(dir.path / "r.csv") + " --trace " + quote(dir.path / "t.json") + " --dump-outputs "
-        + quote(dir.path / "out"));
+    const Result r = cli("run " + quote(dir.path / "tiny.json")
+        + " --backends cpu.im2col_gemm,cpu.direct --warmup 1 --repeat 3" + " --report " + quote(dir.path / "r.csv")
+        + " --trace " + quote(dir.path / "t.json") + " --dump-outputs " + quote(dir.path / "out"));
     REQUIRE(r.status == 0);
 
     const std::string csv = slurp(dir.path / "r.csv");
@@ -210,9 +211,11 @@ TEST_CASE("bench runs the lenet5 suite with ratios", "[cli]")
 TEST_CASE("bad input exits with status 2 and names the problem", "[cli][bad-input]")
 {
     test::TempDir dir;
-    auto net = [&](const std::string& layers, const std::string& input = R"({"batch": 1, "channels": 1, "height": 8, "width": 8, "source": "random"})") {
-        return R"({"format": "convscope-network", "version": 1, "name": "bad", "input": )" + input
-            + R"(, "layers": [)" + layers + "]}";
+    auto net = [&](const std::string& layers,
+                   const std::string& input
+                   = R"({"batch": 1, "channels": 1, "height": 8, "width": 8, "source": "random"})") {
+        return R"({"format": "convscope-network", "version": 1, "name": "bad", "input": )" + input + R"(, "layers": [)"
+            + layers + "]}";
     };
     struct Case {
         const char* what;
@@ -221,18 +224,29 @@ TEST_CASE("bad input exits with status 2 and names the problem", "[cli][bad-inpu
     };
     const std::vector<Case> cases = {
         { "malformed JSON", "{\"format\": \"convscope-network\", ", { "bad.json" } },
-        { "unknown key", net(R"({"type": "conv2d", "name": "c1", "out_channels": 2, "kernel_size": 3, "strid": 2})"), { "c1", "strid" } },
+        { "unknown key", net(R"({"type": "conv2d", "name": "c1", "out_channels": 2, "kernel_size": 3, "strid": 2})"),
+            { "c1", "strid" } },
         { "unknown layer type", net(R"({"type": "conv4d", "name": "x"})"), { "conv4d" } },
-        { "wrong type", net(R"({"type": "conv2d", "name": "c1", "out_channels": "six", "kernel_size": 3})"), { "c1", "out_channels" } },
-        { "negative size", net(R"({"type": "conv2d", "name": "c1", "out_channels": 2, "kernel_size": 3, "stride": -1})"), { "c1", "stride" } },
-        { "kernel larger than the padded input", net(R"({"type": "conv2d", "name": "big", "out_channels": 2, "kernel_size": 11})"),
-            { "big", "kernel 11" } },
-        { "groups that do not divide", net(R"({"type": "conv2d", "name": "g", "out_channels": 4, "kernel_size": 3, "groups": 3})"), { "g", "groups 3" } },
-        { "overflowing size", net(R"({"type": "relu"})", R"({"batch": 4294967296, "channels": 4294967296, "height": 4294967296, "width": 8, "source": "random"})"),
+        { "wrong type", net(R"({"type": "conv2d", "name": "c1", "out_channels": "six", "kernel_size": 3})"),
+            { "c1", "out_channels" } },
+        { "negative size",
+            net(R"({"type": "conv2d", "name": "c1", "out_channels": 2, "kernel_size": 3, "stride": -1})"),
+            { "c1", "stride" } },
+        { "kernel larger than the padded input",
+            net(R"({"type": "conv2d", "name": "big", "out_channels": 2, "kernel_size": 11})"), { "big", "kernel 11" } },
+        { "groups that do not divide",
+            net(R"({"type": "conv2d", "name": "g", "out_channels": 4, "kernel_size": 3, "groups": 3})"),
+            { "g", "groups 3" } },
+        { "overflowing size",
+            net(R"({"type": "relu"})",
+                R"({"batch": 4294967296, "channels": 4294967296, "height": 4294967296, "width": 8, "source": "random"})"),
             { "overflow" } },
-        { "tensor beyond the memory budget", net(R"({"type": "relu"})", R"({"batch": 100000, "channels": 64, "height": 1024, "width": 1024, "source": "random"})"),
+        { "tensor beyond the memory budget",
+            net(R"({"type": "relu"})",
+                R"({"batch": 100000, "channels": 64, "height": 1024, "width": 1024, "source": "random"})"),
             { "would need" } },
-        { "weight file of the wrong shape", net(R"({"type": "conv2d", "name": "w", "out_channels": 2, "kernel_size": 3, "init": {"weight": "w.npy"}})"),
+        { "weight file of the wrong shape",
+            net(R"({"type": "conv2d", "name": "w", "out_channels": 2, "kernel_size": 3, "init": {"weight": "w.npy"}})"),
             { "w", "w.npy" } },
     };
     std::vector<float> wrong(5, 1.0f);
@@ -282,7 +296,8 @@ TEST_CASE("an unavailable or unknown backend exits with status 3 and says why", 
     const Result unknown = cli("run " + quote(test::examplesDir() / "lenet5.json") + " --backends tpu.fast --repeat 1");
     CHECK(unknown.status == 3);
     CHECK(unknown.output.find("tpu") != std::string::npos);
-    const Result noAlgorithm = cli("run " + quote(test::examplesDir() / "lenet5.json") + " --backends cpu.winograd --repeat 1");
+    const Result noAlgorithm
+        = cli("run " + quote(test::examplesDir() / "lenet5.json") + " --backends cpu.winograd --repeat 1");
     CHECK(noAlgorithm.status == 3);
     CHECK(noAlgorithm.output.find("winograd") != std::string::npos);
 }
@@ -325,7 +340,8 @@ TEST_CASE("ONNX models go through every command, and export writes ONNX and JSON
     r = cli("run " + quote(model) + " --backends cpu.direct --input " + quote(x) + " --dump-outputs "
         + quote(dir.path / "b"));
     REQUIRE(r.status == 0);
-    const NpyArray a = readNpy(dir.path / "a" / "12_probabilities.npy"), b = readNpy(dir.path / "b" / "12_probabilities.npy");
+    const NpyArray a = readNpy(dir.path / "a" / "12_probabilities.npy"),
+                   b = readNpy(dir.path / "b" / "12_probabilities.npy");
     REQUIRE(a.dims == b.dims);
     for (size_t k = 0; k < a.data.size(); ++k)
         CHECK(a.data[k] == Approx(b.data[k]).margin(1e-6));
@@ -334,8 +350,7 @@ TEST_CASE("ONNX models go through every command, and export writes ONNX and JSON
     r = cli("export " + quote(model) + " " + quote(dir.path / "lenet5_again.json"));
     REQUIRE(r.status == 0);
     CHECK(fs::is_directory(dir.path / "lenet5_again.weights"));
-    CHECK(cli("run " + quote(dir.path / "lenet5_again.json") + " --backends cpu.im2col_gemm --input " + quote(x))
-              .status
+    CHECK(cli("run " + quote(dir.path / "lenet5_again.json") + " --backends cpu.im2col_gemm --input " + quote(x)).status
         == 0);
 
     r = cli("export " + quote(lenet) + " " + quote(dir.path / "out.txt"));

@@ -64,12 +64,13 @@ TEST_CASE("interpolate: the lecture's autoencoder between a sphere and a torus, 
 {
     test::TempDir tmp;
     const Output r = interpolateCli(autoencoder() + " --at latent --from sample:voxels:sphere --to sample:voxels:torus "
-        + "--steps 3 --both --warmup 0 --repeat 1 --backends cpu.im2col_gemm,cpu.direct --out '"
-        + tmp.path.string() + "'");
+        + "--steps 3 --both --warmup 0 --repeat 1 --backends cpu.im2col_gemm,cpu.direct --out '" + tmp.path.string()
+        + "'");
     INFO(r.text);
     REQUIRE(r.status == 0);
-    CHECK_THAT(r.text, Contains("latent [1, 8, 2, 2, 2]") && Contains("decoder batched ms")
-            && Contains("decoder one by one ms") && Contains("batching speed-up") && Contains("cpu.direct"));
+    CHECK_THAT(r.text,
+        Contains("latent [1, 8, 2, 2, 2]") && Contains("decoder batched ms") && Contains("decoder one by one ms")
+            && Contains("batching speed-up") && Contains("cpu.direct"));
     const NpyArray latents = readNpy(tmp.path / "latents.npy");
     CHECK(latents.dims == std::vector<int64_t> { 3, 8, 2, 2, 2 });
     // The middle step is the mean of the two ends.
@@ -85,7 +86,8 @@ TEST_CASE("interpolate: the lecture's autoencoder between a sphere and a torus, 
     double diff = 0, norm = 0;
     for (size_t i = 0; i < batched.data.size(); ++i) {
         CHECK(std::abs(batched.data[i]) <= 1.0f); // tanh
-        diff += std::pow(double(batched.data[i]) - direct.data[i], 2) + std::pow(double(single.data[i]) - direct.data[i], 2);
+        diff += std::pow(double(batched.data[i]) - direct.data[i], 2)
+            + std::pow(double(single.data[i]) - direct.data[i], 2);
         norm += std::pow(double(direct.data[i]), 2);
     }
     CHECK(std::sqrt(diff / norm) < 1e-5);
@@ -93,11 +95,13 @@ TEST_CASE("interpolate: the lecture's autoencoder between a sphere and a torus, 
 
 TEST_CASE("interpolate: the lecture's workload on the first pairs", "[cli]")
 {
-    const Output r = interpolateCli(autoencoder() + " --lecture --inputs 3 --pairs 2 --steps 2 --backends cpu.im2col_gemm");
+    const Output r
+        = interpolateCli(autoencoder() + " --lecture --inputs 3 --pairs 2 --steps 2 --backends cpu.im2col_gemm");
     INFO(r.text);
     REQUIRE(r.status == 0);
-    CHECK_THAT(r.text, Contains("3 chair variants, 2 ordered pairs × 2 steps = 4 decoder runs")
-            && Contains("decode batched s") && Contains("µs per decoder run"));
+    CHECK_THAT(r.text,
+        Contains("3 chair variants, 2 ordered pairs × 2 steps = 4 decoder runs") && Contains("decode batched s")
+            && Contains("µs per decoder run"));
 }
 
 TEST_CASE("interpolate: bad input names what is wrong and exits 2", "[cli]")

@@ -66,7 +66,8 @@ TEST_CASE("cpu.fft matches cpu.direct on a sweep of shapes", "[cpu][fft]")
         { Shape::nchw(1, 3, 21, 18), conv2dSpec(2, { 3, 3 }, Padding2d::symmetric(2, 2), { 2, 3 }) },
         { Shape::nchw(2, 4, 15, 15), conv2dSpec(6, { 3, 3 }, Padding2d::symmetric(1, 1), { 1, 1 }, 2) },
         { Shape::nchw(1, 5, 14, 11), conv2dSpec(5, { 5, 5 }, Padding2d::symmetric(2, 2), { 1, 1 }, 5, false) },
-        { Shape::nchw(1, 1, 9, 9), conv2dSpec(2, { 3, 3 }, Padding2d::symmetric(4, 4)) }, // padding wider than the kernel
+        { Shape::nchw(1, 1, 9, 9),
+            conv2dSpec(2, { 3, 3 }, Padding2d::symmetric(4, 4)) }, // padding wider than the kernel
         { Shape::nchw(1, 1, 1, 40), conv2dSpec(1, { 1, 7 }, Padding2d::symmetric(0, 3)) },
         // Forced small tiles: many overlap-save tiles, partial ones at the right and bottom edges.
         { Shape::nchw(1, 2, 45, 37), conv2dSpec(3, { 7, 7 }, Padding2d::symmetric(3, 3)), 16 },

@@ -27,10 +27,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void writeText(const fs::path& p, const std::string& text)
-{
-    std::ofstream(p, std::ios::binary) << text;
-}
+void writeText(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
 std::string npyWithHeader(const std::string& dict)
 {

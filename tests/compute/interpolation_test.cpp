@@ -53,8 +53,8 @@ TEST_CASE("interpolation: new_z = (1 − t)·z1 + t·z2 at t = 0, 0.1, …, 1", 
     CHECK_THROWS_AS(interpolateLatents(z1, test::randomTensor(Shape::ncdhw(1, 8, 2, 2, 1), 3), ts), InputError);
 }
 
-TEST_CASE("interpolation: decoding an input's own latent gives the whole network's output, batched or one by one",
-    "[volume]")
+TEST_CASE(
+    "interpolation: decoding an input's own latent gives the whole network's output, batched or one by one", "[volume]")
 {
     Network net = autoencoder();
     const Tensor chair = makeVoxelSample("voxels:chair", 1, 1, 32, 32, 32);

@@ -191,7 +191,8 @@ TEST_CASE("bad ONNX input is an InputError naming the problem", "[onnx]")
     {
         ::onnx::ModelProto m = baseModel();
         addNode(m.mutable_graph(), "Erf", "e", { "x" }, "y");
-        expectError(m, "node 0 (\"e\", Erf): the operator Erf is not one ConvScope has a layer for. ConvScope takes Add");
+        expectError(
+            m, "node 0 (\"e\", Erf): the operator Erf is not one ConvScope has a layer for. ConvScope takes Add");
     }
     SECTION("dims that overflow")
     {

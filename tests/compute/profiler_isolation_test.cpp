@@ -136,8 +136,8 @@ TEST_CASE("every way a selection can fail is recorded for that selection while t
     check("create_fails", false, "no device context", false);
 
     // The healthy selections ran every pass and match the reference.
-    for (const Selection& sel : { Selection { "cpu", "direct" }, Selection { "cpu", "im2col_gemm" },
-             Selection { "faulty", "ok" } }) {
+    for (const Selection& sel :
+        { Selection { "cpu", "direct" }, Selection { "cpu", "im2col_gemm" }, Selection { "faulty", "ok" } }) {
         const SelectionResult* s = r.find(sel);
         REQUIRE(s);
         INFO(sel.str() << ": " << s->failure);

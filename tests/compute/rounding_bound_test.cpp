@@ -78,9 +78,9 @@ TEST_CASE("rounding bound: holds for emulated TF32, FP16 and BF16 convolutions a
     struct ConvCase {
         int64_t n, c, h, w, k, kernel, stride, dilation, groups;
     };
-    const ConvCase cases[] = { { 1, 3, 17, 13, 8, 3, 1, 1, 1 }, { 2, 16, 12, 12, 24, 3, 2, 1, 1 },
-        { 1, 64, 9, 9, 32, 3, 1, 2, 1 }, { 2, 12, 10, 10, 12, 5, 1, 1, 3 }, { 1, 256, 6, 6, 16, 3, 1, 1, 1 },
-        { 1, 512, 4, 4, 8, 1, 1, 1, 1 } };
+    const ConvCase cases[]
+        = { { 1, 3, 17, 13, 8, 3, 1, 1, 1 }, { 2, 16, 12, 12, 24, 3, 2, 1, 1 }, { 1, 64, 9, 9, 32, 3, 1, 2, 1 },
+              { 2, 12, 10, 10, 12, 5, 1, 1, 3 }, { 1, 256, 6, 6, 16, 3, 1, 1, 1 }, { 1, 512, 4, 4, 8, 1, 1, 1, 1 } };
     for (MathMode mode : { MathMode::TF32, MathMode::FP16, MathMode::BF16 })
         for (const ConvCase& cc : cases)
             for (bool sigmoid : { false, true }) {
@@ -133,8 +133,9 @@ TEST_CASE("rounding bound: holds for emulated TF32, FP16 and BF16 convolutions a
                     norms.outputs.push_back(tensorNorm(ref));
                 const std::vector<double> bounds = roundingBounds(mode, net, shapes, norms);
                 const ErrorMetrics e = compare(out, ref);
-                INFO(mathModeName(mode) << " conv " << cc.c << "→" << cc.k << " k" << cc.kernel << (sigmoid ? " + sigmoid" : "")
-                                        << ": relL2 " << e.relL2 << ", bound " << bounds.back());
+                INFO(mathModeName(mode) << " conv " << cc.c << "→" << cc.k << " k" << cc.kernel
+                                        << (sigmoid ? " + sigmoid" : "") << ": relL2 " << e.relL2 << ", bound "
+                                        << bounds.back());
                 REQUIRE(e.valid);
                 CHECK(e.relL2 <= bounds.back());
                 CHECK(bounds.back() < (mode == MathMode::BF16 ? 0.5 : 0.08)); // a bound that still says something

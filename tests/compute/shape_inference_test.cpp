@@ -52,10 +52,12 @@ std::string errorOf(const LayerSpec& spec, Shape in)
 TEST_CASE("conv2d output sizes match PyTorch", "[shapes]")
 {
     const auto P = Padding2d::symmetric;
-    CHECK(outOf(conv(6, { 5, 5 }, { 1, 1 }, P(2, 2), { 1, 1 }), Shape::nchw(1, 4, 28, 28)) == Shape::nchw(1, 6, 28, 28));
+    CHECK(
+        outOf(conv(6, { 5, 5 }, { 1, 1 }, P(2, 2), { 1, 1 }), Shape::nchw(1, 4, 28, 28)) == Shape::nchw(1, 6, 28, 28));
     CHECK(outOf(conv(6, { 3, 5 }, { 2, 3 }, P(1, 2), { 2, 1 }), Shape::nchw(1, 4, 13, 17)) == Shape::nchw(1, 6, 6, 6));
     CHECK(outOf(conv(6, { 3, 3 }, { 2, 2 }, P(0, 0), { 3, 3 }), Shape::nchw(1, 4, 7, 9)) == Shape::nchw(1, 6, 1, 2));
-    CHECK(outOf(conv(8, { 3, 3 }, { 1, 1 }, P(1, 1), { 1, 1 }, 8), Shape::nchw(1, 8, 10, 10)) == Shape::nchw(1, 8, 10, 10));
+    CHECK(outOf(conv(8, { 3, 3 }, { 1, 1 }, P(1, 1), { 1, 1 }, 8), Shape::nchw(1, 8, 10, 10))
+        == Shape::nchw(1, 8, 10, 10));
 }
 
 TEST_CASE("same and valid padding follow TensorFlow, the extra pixel at the bottom and right", "[shapes]")
@@ -94,8 +96,8 @@ TEST_CASE("conv_transpose2d output sizes with output_padding match PyTorch", "[s
     // PyTorch: output padding must be smaller than either stride or dilation.
     CHECK_THAT(errorOf(convT(6, { 3, 3 }, { 2, 2 }, P(0, 0), { 2, 0 }, { 1, 1 }), Shape::nchw(1, 4, 5, 5)),
         Catch::Contains("output_padding 2"));
-    CHECK_THAT(errorOf(convT(6, { 3, 3 }, { 1, 1 }, { Padding2d::Mode::Same }, { 0, 0 }, { 1, 1 }),
-                   Shape::nchw(1, 4, 5, 5)),
+    CHECK_THAT(
+        errorOf(convT(6, { 3, 3 }, { 1, 1 }, { Padding2d::Mode::Same }, { 0, 0 }, { 1, 1 }), Shape::nchw(1, 4, 5, 5)),
         Catch::Contains("same"));
 }
 
@@ -157,28 +159,33 @@ TEST_CASE("errors a teacher can read", "[shapes]")
 
 TEST_CASE("the formula shows the numbers", "[shapes]")
 {
-    const LayerShape s = inferLayer(conv(6, { 5, 5 }, { 1, 1 }, Padding2d::symmetric(2, 2), { 1, 1 }), Shape::nchw(1, 1, 28, 28));
-    CHECK(s.formula == "H_out = ⌊(28 + 2·2 − 1·(5−1) − 1) / 1⌋ + 1 = 28\nW_out = ⌊(28 + 2·2 − 1·(5−1) − 1) / 1⌋ + 1 = 28");
-    const LayerShape a = inferLayer(conv(1, { 4, 4 }, { 1, 1 }, { Padding2d::Mode::Explicit, 2, 1, 0, 3 }, { 1, 1 }),
-        Shape::nchw(1, 1, 13, 10));
+    const LayerShape s
+        = inferLayer(conv(6, { 5, 5 }, { 1, 1 }, Padding2d::symmetric(2, 2), { 1, 1 }), Shape::nchw(1, 1, 28, 28));
+    CHECK(s.formula
+        == "H_out = ⌊(28 + 2·2 − 1·(5−1) − 1) / 1⌋ + 1 = 28\nW_out = ⌊(28 + 2·2 − 1·(5−1) − 1) / 1⌋ + 1 = 28");
+    const LayerShape a = inferLayer(
+        conv(1, { 4, 4 }, { 1, 1 }, { Padding2d::Mode::Explicit, 2, 1, 0, 3 }, { 1, 1 }), Shape::nchw(1, 1, 13, 10));
     CHECK_THAT(a.formula, Catch::Contains("H_out = ⌊(13 + 2 + 1 − 1·(4−1) − 1) / 1⌋ + 1 = 13"));
     CHECK_THAT(a.formula, Catch::Contains("W_out = ⌊(10 + 0 + 3 − 1·(4−1) − 1) / 1⌋ + 1 = 10"));
 }
 
 TEST_CASE("costs: parameters, FLOPs counted 2 per multiply-add, transposed conv on the input", "[shapes]")
 {
-    const LayerShape c = inferLayer(conv(6, { 5, 5 }, { 1, 1 }, Padding2d::symmetric(2, 2), { 1, 1 }), Shape::nchw(1, 1, 28, 28));
+    const LayerShape c
+        = inferLayer(conv(6, { 5, 5 }, { 1, 1 }, Padding2d::symmetric(2, 2), { 1, 1 }), Shape::nchw(1, 1, 28, 28));
     CHECK(c.cost.params == 6 * 25 + 6);
     CHECK(c.cost.flops == 2.0 * 6 * 28 * 28 * 25);
     CHECK(c.cost.bytesRead == 4.0 * (28 * 28 + 156));
     CHECK(c.cost.bytesWritten == 4.0 * 6 * 28 * 28);
 
     // 64→64 at 512², batch 4, 3×3: the unet-encoder's 77.3 GFLOP layer.
-    const LayerShape u = inferLayer(conv(64, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }), Shape::nchw(4, 64, 512, 512));
+    const LayerShape u
+        = inferLayer(conv(64, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }), Shape::nchw(4, 64, 512, 512));
     CHECK(u.cost.flops == Approx(77.309e9).epsilon(1e-4));
 
     // A transposed conv 4→6, k4 s2 on 4×4: every input pixel scatters into 6·16 outputs.
-    const LayerShape t = inferLayer(convT(6, { 4, 4 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 0, 0 }, { 1, 1 }), Shape::nchw(1, 4, 4, 4));
+    const LayerShape t = inferLayer(
+        convT(6, { 4, 4 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 0, 0 }, { 1, 1 }), Shape::nchw(1, 4, 4, 4));
     CHECK(t.cost.flops == 2.0 * (4 * 4 * 4) * 6 * 16);
     CHECK(t.cost.params == 4 * 6 * 16 + 6);
 

@@ -20,11 +20,12 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-Network parse(const std::string& layers, const std::string& input
+Network parse(const std::string& layers,
+    const std::string& input
     = R"("batch": 1, "channels": 1, "depth": 32, "height": 32, "width": 32, "source": "random")")
 {
-    return parseNetwork(R"({"format": "convscope-network", "version": 1, "input": {)" + input + R"(}, "layers": [)"
-            + layers + "]}",
+    return parseNetwork(
+        R"({"format": "convscope-network", "version": 1, "input": {)" + input + R"(}, "layers": [)" + layers + "]}",
         "volume_layers.json", {});
 }
 
@@ -89,12 +90,13 @@ TEST_CASE("volume layers: conv_transpose3d grows each axis, crops, adds output_p
     const Network bad = parse(R"({"type": "conv_transpose3d", "out_channels": 1, "kernel_size": 3, "stride": 2,
         "output_padding": [0, 2, 0]})");
     CHECK_THAT(inferShapes(bad).firstError(), Contains("output_padding 2 along H"));
-    const Network same = parse(R"({"type": "conv_transpose3d", "out_channels": 1, "kernel_size": 3, "padding": "same"})");
+    const Network same
+        = parse(R"({"type": "conv_transpose3d", "out_channels": 1, "kernel_size": 3, "padding": "same"})");
     CHECK_THAT(inferShapes(same).firstError(), Contains("\"same\""));
 }
 
-TEST_CASE("volume layers: 3-D pools follow ceil_mode's last-window rule and refuse padding over half the kernel",
-    "[volume]")
+TEST_CASE(
+    "volume layers: 3-D pools follow ceil_mode's last-window rule and refuse padding over half the kernel", "[volume]")
 {
     // D: ⌈(5 + 2 − 1·(2−1) − 1) / 2⌉ + 1 = 4, but window 3 would start at 6 ≥ 5 + 1: 3. H, W: 4 → ⌈(4+2−2)/2⌉+1 = 3.
     const Network net = parse(R"({"type": "maxpool3d", "kernel_size": 2, "stride": 2, "padding": 1, "ceil_mode": true},
@@ -114,8 +116,8 @@ TEST_CASE("volume layers: 3-D pools follow ceil_mode's last-window rule and refu
 TEST_CASE("volume layers: a 3-D layer fed an image, or features, names itself and both ranks", "[volume]")
 {
     const std::string image = R"("batch": 1, "channels": 3, "height": 8, "width": 8, "source": "random")";
-    for (const char* type : { "conv3d", "conv_transpose3d", "maxpool3d", "avgpool3d", "global_avgpool3d",
-             "batchnorm3d" }) {
+    for (const char* type :
+        { "conv3d", "conv_transpose3d", "maxpool3d", "avgpool3d", "global_avgpool3d", "batchnorm3d" }) {
         std::string layer = std::string(R"({"type": ")") + type + R"(", "name": "v")";
         if (std::string(type).find("conv") == 0)
             layer += R"(, "out_channels": 2, "kernel_size": 3)";
@@ -124,8 +126,8 @@ TEST_CASE("volume layers: a 3-D layer fed an image, or features, names itself an
         const ShapeReport r = inferShapes(parse(layer + "}", image));
         INFO(type);
         CHECK_THAT(r.firstError(),
-            Contains("layer 0 (v)") && Contains(type) && Contains("5-D [N, C, D, H, W]")
-                && Contains("4-D [N, C, H, W]") && Contains("[1, 3, 8, 8]"));
+            Contains("layer 0 (v)") && Contains(type) && Contains("5-D [N, C, D, H, W]") && Contains("4-D [N, C, H, W]")
+                && Contains("[1, 3, 8, 8]"));
     }
     const ShapeReport flat = inferShapes(parse(R"({"type": "flatten"}, {"type": "batchnorm3d", "name": "bn"})"));
     CHECK_THAT(flat.firstError(), Contains("layer 1 (bn)") && Contains("5-D") && Contains("2-D [N, F]"));
@@ -221,7 +223,8 @@ TEST_CASE("volume layers: the voxel samples are solid shapes of any size, and ne
     CHECK(filled(other, 0, v) != filled(chair, 0, v)); // a variant is another chair
     CHECK_THROWS_WITH(makeVoxelSample("voxels:teapot", 1, 1, 8, 8, 8), Contains("voxels:chair"));
 
-    CHECK_THROWS_WITH(parse(R"({"type": "relu"})", R"("channels": 1, "height": 32, "width": 32, "source": "sample:voxels:cube")"),
+    CHECK_THROWS_WITH(
+        parse(R"({"type": "relu"})", R"("channels": 1, "height": 32, "width": 32, "source": "sample:voxels:cube")"),
         Contains("\"depth\""));
     const Network net = parse(R"({"type": "relu"})",
         R"("batch": 1, "channels": 2, "depth": 8, "height": 6, "width": 4, "source": "sample:voxels:torus")");

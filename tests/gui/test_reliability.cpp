@@ -144,7 +144,8 @@ TEST_CASE("after a crash the window offers the autosaved network and restores it
 
 // The U-Net runs use the GEMM algorithms: a cancel lands between layers, and cpu.direct's double-precision loops
 // under ASan made one layer take seconds (the test took 138 s under the asan preset).
-TEST_CASE("cancel mid-run, a run started while one runs, and closing mid-run neither crash nor leak", "[gui][run][lifecycle]")
+TEST_CASE(
+    "cancel mid-run, a run started while one runs, and closing mid-run neither crash nor leak", "[gui][run][lifecycle]")
 {
     const QString unet = QString::fromStdString((examplesDir() / "unet_encoder_block.json").string());
     SECTION("cancel, then start again at once, several times")

@@ -22,8 +22,8 @@ TEST_CASE("the GPU modules measure their roofline ceilings", "[gpu][calibrate]")
         CHECK(c->bandwidthGBs < 1e5);
         CHECK(c->computeMethod.find(std::string(name) == "cudnn" ? "SGEMM" : "FMA") != std::string::npos);
         CHECK(c->bandwidthMethod.find("copy") != std::string::npos);
-        std::printf("CALIBRATE %s: %.0f GFLOP/s (%s), %.0f GB/s (%s)\n", name, c->peakGflops,
-            c->computeMethod.c_str(), c->bandwidthGBs, c->bandwidthMethod.c_str());
+        std::printf("CALIBRATE %s: %.0f GFLOP/s (%s), %.0f GB/s (%s)\n", name, c->peakGflops, c->computeMethod.c_str(),
+            c->bandwidthGBs, c->bandwidthMethod.c_str());
 
         // The Tensor Core ceilings (cuBLAS GEMMs, both modules): each measured, said how, and faster than FP32.
         // The floors are far below an H100's or H200's (TF32 ~400, FP16/BF16 ~700 TFLOP/s dense) and above what

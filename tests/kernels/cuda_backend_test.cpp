@@ -164,8 +164,9 @@ TEST_CASE("cuda linear, softmax and flatten vs cpu.direct", "[gpu][cuda][linear]
     int i = 0;
     for (int64_t rows : { 1, 3, 8, 9, 70 }) {
         for (int64_t in : { 1, 37, 400, 1024 }) {
-            checkAgainstCpu(*cuda, oneLayer(Shape::features(rows, in), Linear { int64_t(10 + 13 * (i % 7)), i % 3 != 0 }),
-                seed + i, "linear rows " + std::to_string(rows) + " in " + std::to_string(in));
+            checkAgainstCpu(*cuda,
+                oneLayer(Shape::features(rows, in), Linear { int64_t(10 + 13 * (i % 7)), i % 3 != 0 }), seed + i,
+                "linear rows " + std::to_string(rows) + " in " + std::to_string(in));
             ++i;
         }
     }

@@ -43,7 +43,8 @@ TEST_CASE("cuda conv2d: random sweep, every algorithm vs cpu.direct", "[gpu][cud
         Network net = oneLayer(in, c);
         if (!inferShapes(net).ok())
             continue;
-        checkAgainstCpu(*cuda, net, seed + attempt, "conv2d case " + std::to_string(attempt) + " seed " + std::to_string(seed));
+        checkAgainstCpu(
+            *cuda, net, seed + attempt, "conv2d case " + std::to_string(attempt) + " seed " + std::to_string(seed));
         ++done;
     }
     CHECK(done >= 20);
@@ -74,7 +75,8 @@ TEST_CASE("cuda conv2d: wide layers take the big implicit GEMM tiles", "[gpu][cu
         c.kernel_size = { k.kh, k.kh };
         c.stride = { k.stride, k.stride };
         c.padding = k.pad;
-        checkAgainstCpu(*cuda, oneLayer(Shape::nchw(k.n, k.c, k.h, k.w), c), seed + i, "wide conv case " + std::to_string(i));
+        checkAgainstCpu(
+            *cuda, oneLayer(Shape::nchw(k.n, k.c, k.h, k.w), c), seed + i, "wide conv case " + std::to_string(i));
         ++i;
     }
     // Every tile shape forced (--option igemm_tile), on a 1×1 layer and on a strided, grouped 3×3 one; the batched
@@ -141,7 +143,8 @@ TEST_CASE("cuda conv2d: the pipelined (cp.async) implicit GEMM tiles", "[gpu][cu
             const std::string note = layerNoteOf(*cuda, net, "implicit_gemm", extra);
             INFO(note);
             CHECK(note.find(std::string(tile) + " tiles") != std::string::npos);
-            checkAgainstCpu(*cuda, net, seed + i, std::string("pipelined case ") + std::to_string(i) + " " + tile, extra);
+            checkAgainstCpu(
+                *cuda, net, seed + i, std::string("pipelined case ") + std::to_string(i) + " " + tile, extra);
             ++i;
         }
     }
@@ -191,7 +194,8 @@ TEST_CASE("cuda conv2d: Winograd F(4x4,3x3) and F(2x2,3x3) on 3x3 stride-1 layer
         checkAgainstCpu(*cuda, oneLayer(Shape::nchw(2, 512, 19, 22), deep), seed + 1000, f + " 512->96", extra);
     }
     // The default is F(4x4,3x3); an unknown tile is refused with the ones there are.
-    const Network plain = oneLayer(Shape::nchw(1, 8, 64, 64), Conv2d { 8, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) });
+    const Network plain
+        = oneLayer(Shape::nchw(1, 8, 64, 64), Conv2d { 8, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) });
     CHECK(layerNoteOf(*cuda, plain, "winograd").find("Winograd F(4x4,3x3)") == 0);
     SessionOptions bad;
     bad.extra["winograd_tile"] = "6";

@@ -7,8 +7,8 @@
 #include "compute/backend_registry.h"
 #include "compute/profiler.h"
 #include "compute/storage_format.h"
-#include "tests/test_support.h"
 #include "tests/kernels/gpu_test_support.h"
+#include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
 

@@ -60,8 +60,8 @@ void checkAgainstCpu(
             const Tensor out = session->fetchOutput(i, &ms);
             const ErrorMetrics m = compare(out, expected[i]);
             INFO("cuda." << algorithm << " layer " << i << " (" << layerTypeName(net.layers[i].spec) << ") "
-                         << shapes.layers[i].in.str() << " -> " << shapes.layers[i].out.str() << ": relL2 "
-                         << m.relL2 << " maxAbs " << m.maxAbs << " " << m.note << " | " << session->layerNote(i));
+                         << shapes.layers[i].in.str() << " -> " << shapes.layers[i].out.str() << ": relL2 " << m.relL2
+                         << " maxAbs " << m.maxAbs << " " << m.note << " | " << session->layerNote(i));
             CHECK(m.valid);
             CHECK(m.relL2 <= 1e-5);
             CHECK(ms >= 0);

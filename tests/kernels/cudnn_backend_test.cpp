@@ -144,7 +144,6 @@ void checkAgainstCpu(Backend& cudnn, Network net, uint64_t seed, const std::stri
     CHECK(ran >= 1);
 }
 
-
 uint64_t freshSeed() { return Catch::rngSeed() ? Catch::rngSeed() : std::random_device {}(); }
 
 Padding2d randomPadding(Rng& r, int64_t maxTop, int64_t maxLeft)

@@ -12,8 +12,8 @@ using namespace convscope;
 
 namespace {
 
-void checkFused(const std::string& backendName, const std::vector<std::string>& algorithms, int64_t height = 17,
-    int64_t width = 23)
+void checkFused(
+    const std::string& backendName, const std::vector<std::string>& algorithms, int64_t height = 17, int64_t width = 23)
 {
     auto backend = test::backendOrSkip(backendName);
     if (!backend)
@@ -55,12 +55,14 @@ void checkFused(const std::string& backendName, const std::vector<std::string>& 
 
 } // namespace
 
-TEST_CASE("cuda +fused: batch norm folded, activation in the epilogue, every algorithm vs cpu.direct", "[gpu][cuda][fusion]")
+TEST_CASE(
+    "cuda +fused: batch norm folded, activation in the epilogue, every algorithm vs cpu.direct", "[gpu][cuda][fusion]")
 {
     checkFused("cuda", { "direct", "tiled", "implicit_gemm", "winograd" });
 }
 
-TEST_CASE("cuda +fused past the tiny-layer kernel: the implicit GEMM, Winograd and stem epilogues", "[gpu][cuda][fusion]")
+TEST_CASE(
+    "cuda +fused past the tiny-layer kernel: the implicit GEMM, Winograd and stem epilogues", "[gpu][cuda][fusion]")
 {
     // 5·61·71 outputs per image: more than the tiny-layer kernel takes, so c1 (3×3, stride 1) runs Winograd's
     // output transform and the implicit GEMM's epilogue with the activation folded in.

@@ -333,8 +333,8 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
             && s.out.n * s.out.h * rowBlocks >= 140)
             CHECK(transposed);
         if (tmaRuns && tile == "tma256x64t" && !transposedShape)
-            CHECK((note.find("transposed tile") != std::string::npos
-                || note.find("window tiles") != std::string::npos));
+            CHECK(
+                (note.find("transposed tile") != std::string::npos || note.find("window tiles") != std::string::npos));
         if (asksWgmma && !wgmmaTakes && !variant.empty())
             CHECK(note.find("wgmma needs") != std::string::npos); // a forced wgmma says why it did not run
         checkOutput(out, same, exact, mode, s.in.c * tc.conv.kernel_size[0] * tc.conv.kernel_size[1]);

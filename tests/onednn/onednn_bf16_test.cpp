@@ -77,11 +77,11 @@ TEST_CASE("onednn bf16: activations stored as bf16, native BF16 convolution, err
     // conv → batch norm → relu → max pool → linear: weights converted at prepare, statistics kept FP32.
     Network net;
     net.input = { 2, 16, 12, 10, false, "random:5" };
-    for (auto [name, spec] : { std::pair { "conv", LayerSpec { Conv2d { 32, { 3, 3 }, { 1, 1 },
-                                                            Padding2d::symmetric(1, 1) } } },
-             std::pair { "bn", LayerSpec { BatchNorm2d {} } }, std::pair { "relu", LayerSpec { ReLU {} } },
-             std::pair { "pool", LayerSpec { MaxPool2d {} } }, std::pair { "flat", LayerSpec { Flatten {} } },
-             std::pair { "fc", LayerSpec { Linear { 10, true } } } }) {
+    for (auto [name, spec] :
+        { std::pair { "conv", LayerSpec { Conv2d { 32, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1) } } },
+            std::pair { "bn", LayerSpec { BatchNorm2d {} } }, std::pair { "relu", LayerSpec { ReLU {} } },
+            std::pair { "pool", LayerSpec { MaxPool2d {} } }, std::pair { "flat", LayerSpec { Flatten {} } },
+            std::pair { "fc", LayerSpec { Linear { 10, true } } } }) {
         Layer l;
         l.name = name;
         l.spec = spec;
@@ -101,7 +101,8 @@ TEST_CASE("onednn bf16: activations stored as bf16, native BF16 convolution, err
     const PassTiming t = session->runPass(input); // the second pass reuses every buffer
     REQUIRE(t.layerMs.size() == net.layers.size());
     CHECK(t.h2dMs >= 0); // the input's conversion to bf16
-    // The bound of each layer (compute/rounding_bound.h), its gains measured on the FP32 reference as the profiler does.
+    // The bound of each layer (compute/rounding_bound.h), its gains measured on the FP32 reference as the profiler
+    // does.
     ReferenceNorms norms;
     norms.input = normOf(input);
     std::vector<Tensor> expectedOutputs;

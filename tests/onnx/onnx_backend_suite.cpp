@@ -77,8 +77,8 @@ namespace {
         if (bad == 0)
             return {};
         std::ostringstream s;
-        s << bad << " of " << actual.numel() << " elements differ (max |Δ| " << worst << "; element " << first
-          << ": " << actual.data()[first] << " vs " << expected.f[size_t(first)] << ")";
+        s << bad << " of " << actual.numel() << " elements differ (max |Δ| " << worst << "; element " << first << ": "
+          << actual.data()[first] << " vs " << expected.f[size_t(first)] << ")";
         return s.str();
     }
 

@@ -35,7 +35,7 @@ std::filesystem::path onnxTestDataRoot();
 
 // Runs every test under root's node/, pytorch-converted/ and pytorch-operator/ on each selection (every selection
 // must pass for a test to pass). `filter`: run only tests whose name contains it.
-OnnxSuiteResult runOnnxBackendTests(const std::filesystem::path& root, const std::vector<Selection>& selections,
-    const std::string& filter = {});
+OnnxSuiteResult runOnnxBackendTests(
+    const std::filesystem::path& root, const std::vector<Selection>& selections, const std::string& filter = {});
 
 } // namespace convscope::test
