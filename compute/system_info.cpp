@@ -1,12 +1,12 @@
 #include "compute/system_info.h"
 
 #include "compute/cpu_features.h"
+#include "compute/cpu_threads.h"
 
 #include <cblas.h>
 #include <chrono>
 #include <ctime>
 #include <fstream>
-#include <omp.h>
 #include <unistd.h>
 
 namespace convscope {
@@ -25,7 +25,7 @@ std::string cpuModel()
     return "unknown CPU";
 }
 
-int cpuThreads() { return omp_get_max_threads(); }
+int cpuThreads() { return cpuThreadCount(); }
 
 int64_t physicalMemoryBytes()
 {
@@ -38,7 +38,7 @@ std::map<std::string, std::string> cpuLibraries()
 {
     std::map<std::string, std::string> libs;
     libs["openblas"] = openblas_get_config();
-    libs["openblas_threads"] = std::to_string(openblas_get_num_threads());
+    libs["openblas_threads"] = "1 per OpenMP thread (built " + blasThreading() + ", core " + blasCoreName() + ")";
     libs["openmp"] = std::to_string(_OPENMP);
     // The vector and matrix extensions (CPUID): whether BF16/FP16 can run natively on this CPU (onednn --math bf16).
     libs["cpu_isa"] = cpuFeatures().str();

@@ -7,7 +7,7 @@
 namespace convscope {
 
 std::string cpuModel(); // from /proc/cpuinfo, "unknown CPU" otherwise
-int cpuThreads(); // threads the CPU backend uses (OpenMP / OpenBLAS)
+int cpuThreads(); // threads every CPU selection uses (cpu_threads.h: one OpenMP pool)
 int64_t physicalMemoryBytes();
 // "openblas": its config string, "openmp": version, "cpu_isa": the CPU's vector extensions (compute/cpu_features.h)
 std::map<std::string, std::string> cpuLibraries();

@@ -15,14 +15,15 @@
 // NaN: oneDNN 2.6's max pooling skips a NaN and its ReLU maps NaN to 0, where PyTorch propagates it; the only
 // difference on finite data is rounding (checked by tests/onednn against cpu.direct).
 //
-// Threads: Debian's libdnnl runs on OpenMP (libgomp), the same runtime and thread count
-// (omp_get_max_threads, OMP_NUM_THREADS) as the cpu backend's loops.
+// Threads: Debian's libdnnl runs on OpenMP (libgomp), the one pool of the CPU side (compute/cpu_threads.h): every
+// prepare and pass sizes this thread's team to cpuThreadCount(), as the cpu backend's sessions do.
 #include "backends/onednn/onednn_plan.h"
 #include "backends/onednn/onednn_precision.h"
 #include "compute/backend.h"
 #include "compute/backend_registry.h"
 #include "compute/cpu/layer_clock.h"
 #include "compute/cpu_features.h"
+#include "compute/cpu_threads.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/nvtx.h"
@@ -126,6 +127,7 @@ namespace {
                 throw InputError("onednn: the network has a shape error: " + shapes.firstError());
             if (shapes.layers.size() != net.layers.size())
                 throw Error("onednn: the shape report does not belong to this network");
+            enterCpuThreadPolicy(); // oneDNN runs on this thread's OpenMP team: the one pool of the CPU side
             m_layers = net.layers;
             m_shapes = shapes;
             m_outputs.clear();
@@ -159,6 +161,7 @@ namespace {
         {
             if (!m_prepared)
                 throw Error("onednn: runPass called before prepare");
+            enterCpuThreadPolicy();
             const Shape& want = m_shapes.input;
             const Shape& got = input.shape();
             if (got.n != want.n || got.c != want.c || got.d != want.d || got.h != want.h || got.w != want.w)
@@ -228,8 +231,8 @@ namespace {
         {
             const std::string stored = !half() ? "fp32" : m_act == memory::data_type::bf16 ? "bf16" : "fp16";
             std::map<std::string, std::string> meta { { "device", cpuModelName() },
-                { "threads", std::to_string(omp_get_max_threads()) }, { "onednn", versionString() },
-                { "isa", isaName() }, { "clock", m_clock.name() }, { "math", mathDescription(m_options.math) },
+                { "threads", std::to_string(cpuThreadCount()) }, { "onednn", versionString() }, { "isa", isaName() },
+                { "clock", m_clock.name() }, { "math", mathDescription(m_options.math) },
                 { "storage", stored + " NCHW between layers" }, { "algorithm", "onednn.auto" } };
             if (half())
                 meta["input_conversion"]
@@ -396,7 +399,7 @@ namespace {
         }
         std::map<std::string, std::string> info() const override
         {
-            return { { "device", cpuModelName() }, { "threads", std::to_string(omp_get_max_threads()) },
+            return { { "device", cpuModelName() }, { "threads", std::to_string(cpuThreadCount()) },
                 { "onednn", versionString() }, { "isa", isaName() }, { "cpu_isa", cpuFeatures().str() },
                 { "bf16", halfSupport(MathMode::BF16) }, { "fp16", halfSupport(MathMode::FP16) } };
         }

@@ -23,6 +23,7 @@
 // at all: the tile of the input plane already is the column matrix.
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
+#include "compute/cpu_threads.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -120,35 +121,46 @@ void conv2d(
     const int64_t tile
         = std::min(pixels, std::max<int64_t>({ 512, fitsL2, std::min<int64_t>(outPerGroup, 1024) }) / 16 * 16);
     const int64_t tiles = (pixels + tile - 1) / tile;
-    const int64_t tasks = batch * groups * tiles;
-    const int threads = int(std::min<int64_t>(omp_get_max_threads(), tasks));
+    // At batch 1 a small layer is one or two tiles: the output channels then split too, until every thread has a
+    // task (each part repeats its tile's im2col, small beside the product it feeds).
+    const int maxThreads = omp_get_max_threads();
+    const int64_t pixelTasks = batch * groups * tiles;
+    const int64_t ocChunks
+        = std::clamp<int64_t>((maxThreads + pixelTasks - 1) / pixelTasks, 1, std::max<int64_t>(1, outPerGroup / 16));
+    const int64_t ocStep = (outPerGroup + ocChunks - 1) / ocChunks;
+    const int64_t tasks = pixelTasks * ocChunks;
+    const int threads = int(std::min<int64_t>(maxThreads, tasks));
     std::unique_ptr<float[]> col;
     if (!pointwise)
         col = detail::allocateWorkspace(int64_t(threads) * depth * tile, op);
 
-    const detail::SingleThreadedBlas blasOnOneThread;
+    keepBlasOnCallingThread();
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
     for (int64_t task = 0; task < tasks; ++task) {
-        const int64_t t = task % tiles;
-        const int64_t gr = (task / tiles) % groups;
-        const int64_t n = task / (tiles * groups);
+        const int64_t chunk = task % ocChunks;
+        const int64_t t = (task / ocChunks) % tiles;
+        const int64_t gr = (task / (ocChunks * tiles)) % groups;
+        const int64_t n = task / (ocChunks * tiles * groups);
+        const int64_t oc0 = chunk * ocStep, ocCount = std::min(ocStep, outPerGroup - oc0);
+        if (ocCount <= 0)
+            continue;
         const int64_t p0 = t * tile;
         const int64_t count = std::min(tile, pixels - p0);
         const float* planes = in.data() + (n * inC + gr * inPerGroup) * inPlane;
-        const float* w = weight.data() + gr * outPerGroup * depth;
-        float* dst = out.data() + (n * outC + gr * outPerGroup) * pixels + p0;
+        const float* w = weight.data() + (gr * outPerGroup + oc0) * depth;
+        float* dst = out.data() + (n * outC + gr * outPerGroup + oc0) * pixels + p0;
         if (pointwise) {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(outPerGroup), blasint(count), blasint(depth),
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(ocCount), blasint(count), blasint(depth),
                 1.0f, w, blasint(depth), planes + p0, blasint(inPlane), 0.0f, dst, blasint(pixels));
         } else {
             float* mine = col.get() + int64_t(omp_get_thread_num()) * depth * tile;
             im2colTile(planes, inPerGroup, geometry, p0, count, mine);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(outPerGroup), blasint(count), blasint(depth),
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(ocCount), blasint(count), blasint(depth),
                 1.0f, w, blasint(depth), mine, blasint(count), 0.0f, dst, blasint(pixels));
         }
         if (bias)
-            for (int64_t oc = 0; oc < outPerGroup; ++oc) {
-                const float b = bias->data()[gr * outPerGroup + oc];
+            for (int64_t oc = 0; oc < ocCount; ++oc) {
+                const float b = bias->data()[gr * outPerGroup + oc0 + oc];
                 float* row = dst + oc * pixels;
                 for (int64_t i = 0; i < count; ++i)
                     row[i] += b;

@@ -26,8 +26,8 @@ namespace convscope::cpu::fast::avx512 {
 
 bool haveAvx512() { return __builtin_cpu_supports("avx512f"); }
 
-__attribute__((target("avx512f,fma"))) void tapTile12x32(
-    const float* packedW, const float* band, const int64_t* tapOffsets, int64_t taps, int64_t channels, float* out)
+__attribute__((target("avx512f,fma"))) void tapTile12x32(const float* packedW, const float* band,
+    const int64_t* tapOffsets, int64_t taps, int64_t channels, int64_t pixelStride, float* out)
 {
     __m512 c[12][2];
     for (int i = 0; i < 12; ++i)
@@ -40,7 +40,7 @@ __attribute__((target("avx512f,fma"))) void tapTile12x32(
             const __m512 w1 = _mm512_loadu_ps(w + 16);
 #pragma GCC unroll 12
             for (int i = 0; i < 12; ++i) {
-                const __m512 v = _mm512_set1_ps(x[i * channels + ic]);
+                const __m512 v = _mm512_set1_ps(x[i * pixelStride + ic]);
                 c[i][0] = _mm512_fmadd_ps(v, w0, c[i][0]);
                 c[i][1] = _mm512_fmadd_ps(v, w1, c[i][1]);
             }

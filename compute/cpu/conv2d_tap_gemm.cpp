@@ -30,9 +30,16 @@
 //                         tile (conv2d_tap_avx512.cpp), which keeps the accumulators in registers across all taps
 //                         instead of reading and writing the tile kh·kw times; 16 × 16 register transposes bring
 //                         the band in and the result back to NCHW.
+//   v5 (same function)    for many cores: v4 split work only by (image, group, band of ~1024 pixels), so at batch 1
+//                         a 28² or smaller layer was one task and one thread of 16 did it all; bands now shrink and
+//                         the output channels split until every thread has two tasks. And any equal strides: a
+//                         tile of 12 pixels of one output row reads every stride-th input pixel, so the stride-2
+//                         layers, the 1×1s and the 3-channel stem no longer fall back to im2col + OpenBLAS (whose
+//                         Debian build picks a generic SSE3 core on CPUs newer than it knows).
 #include "compute/cpu/conv2d_tap_avx512.h"
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
+#include "compute/cpu_threads.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -55,14 +62,14 @@ bool conv2dTapGemmApplies(const Conv2d& spec, int64_t inChannels)
 
 namespace {
 
-    // The zero-padded rows [oh0, oh0 + needRows) of `channels` input planes, channels-minor: padded-grid pixel q's
+    // The zero-padded rows [row0, row0 + needRows) of `channels` input planes, channels-minor: padded-grid pixel q's
     // values are band[q·channels + ic]; then `tail` zero pixels (reads past the last row).
     void fillBandChannelsMinor(const float* planes, int64_t channels, int64_t inH, int64_t inW, const Padding2d& pad,
-        int64_t Wp, int64_t oh0, int64_t needRows, int64_t tail, float* band)
+        int64_t Wp, int64_t row0, int64_t needRows, int64_t tail, float* band)
     {
         for (int64_t r = 0; r < needRows; ++r) {
             float* row = band + r * Wp * channels;
-            const int64_t ih = oh0 + r - pad.top;
+            const int64_t ih = row0 + r - pad.top;
             if (ih < 0 || ih >= inH) {
                 std::fill(row, row + Wp * channels, 0.0f);
                 continue;
@@ -89,7 +96,7 @@ namespace {
         std::fill(band + needRows * Wp * channels, band + (needRows * Wp + tail) * channels, 0.0f);
     }
 
-    // v4: the register tile (conv2d_tap_avx512.cpp) over (32 output channels) × (12 padded-grid pixels).
+    // v4/v5: the register tile (conv2d_tap_avx512.cpp) over (32 output channels) × (12 output pixels).
     void conv2dTapAvx512(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec,
         const Padding2d& pad, Tensor& out)
     {
@@ -100,15 +107,32 @@ namespace {
         const int64_t kh = spec.kernel_size[0], kw = spec.kernel_size[1], groups = spec.groups;
         const int64_t inPerGroup = inC / groups, outPerGroup = outC / groups;
         const int64_t dh = spec.dilation[0], dw = spec.dilation[1];
+        const int64_t stride = spec.stride[0]; // == stride[1] (conv2dTapAvx512Applies)
         const int64_t Wp = inW + pad.left + pad.right;
         const int64_t taps = kh * kw;
         const int64_t ocBlocks = (outPerGroup + kTileChannels - 1) / kTileChannels;
-        const int64_t rows = std::clamp<int64_t>((1024 + Wp - 1) / Wp, 1, outH);
+        // Stride 1 computes on the padded grid (gridW = Wp, tiles run on across rows); a larger stride computes each
+        // output row in whole tiles of 12 (gridW = W_out rounded up to 12), pixel i of a tile reading input pixel
+        // stride·i, so a tile never crosses a row.
+        const int64_t gridW = stride == 1 ? Wp : (outW + kTilePixels - 1) / kTilePixels * kTilePixels;
+
+        // Work: (image, group, band of output rows, chunk of 32-channel blocks) tasks. At batch 1 a 14×14 layer is
+        // a single band, so bands shrink (to no fewer than ~4 tiles of pixels) and then the output channels split
+        // until every thread has two tasks: otherwise 15 of 16 cores watch one thread compute the layer.
+        const int threads = omp_get_max_threads();
+        const int64_t wanted = 2 * int64_t(threads);
+        int64_t rows = std::clamp<int64_t>((1024 + gridW - 1) / gridW, 1, outH);
+        const auto bandTasks = [&](int64_t r) { return batch * groups * ((outH + r - 1) / r); };
+        while (rows > 1 && bandTasks(rows) < wanted && (rows / 2) * gridW >= 4 * kTilePixels)
+            rows = (rows + 1) / 2;
         const int64_t rowTiles = (outH + rows - 1) / rows;
-        const int64_t bandRows = rows + dh * (kh - 1);
-        const int64_t tail = dw * (kw - 1) + kTilePixels; // pixels read past the last row: reach + rounding
+        const int64_t ocChunks = std::clamp<int64_t>((wanted + bandTasks(rows) - 1) / bandTasks(rows), 1, ocBlocks);
+        const int64_t blocksPerChunk = (ocBlocks + ocChunks - 1) / ocChunks;
+
+        const int64_t bandRows = (rows - 1) * stride + dh * (kh - 1) + 1;
+        const int64_t tail = dw * (kw - 1) + (gridW + kTilePixels) * stride; // pixels read past the last band row
         const int64_t bandSize = (bandRows * Wp + tail) * inPerGroup;
-        const int64_t maxPixels = (rows * Wp + kTilePixels - 1) / kTilePixels * kTilePixels;
+        const int64_t maxPixels = (rows * gridW + kTilePixels - 1) / kTilePixels * kTilePixels;
         const int64_t tileSize = ocBlocks * kTileChannels * maxPixels;
 
         // packed[g][ob][tap][ic][32] = W[g·C_out/g + ob·32 + j][ic][tap], zero past C_out/g.
@@ -128,37 +152,49 @@ namespace {
                             : 0.0f;
                     }
         }
-        std::vector<int64_t> tapOffsets; // in padded-grid pixels
+        std::vector<int64_t> tapOffsets; // in band pixels
         for (int64_t ki = 0; ki < kh; ++ki)
             for (int64_t kj = 0; kj < kw; ++kj)
                 tapOffsets.push_back(ki * dh * Wp + kj * dw);
 
-        const int64_t tasks = batch * groups * rowTiles;
-        const int threads = int(std::min<int64_t>(omp_get_max_threads(), tasks));
-        auto workspace = cpu::detail::allocateWorkspace(int64_t(threads) * (bandSize + tileSize), "conv2d");
-#pragma omp parallel for schedule(dynamic) num_threads(threads)
+        const int64_t tasks = batch * groups * rowTiles * ocChunks;
+        const int teams = int(std::min<int64_t>(threads, tasks));
+        auto workspace = cpu::detail::allocateWorkspace(int64_t(teams) * (bandSize + tileSize), "conv2d");
+#pragma omp parallel for schedule(dynamic) num_threads(teams)
         for (int64_t task = 0; task < tasks; ++task) {
-            const int64_t t = task % rowTiles;
-            const int64_t gr = (task / rowTiles) % groups;
-            const int64_t n = task / (rowTiles * groups);
+            const int64_t chunk = task % ocChunks;
+            const int64_t t = (task / ocChunks) % rowTiles;
+            const int64_t gr = (task / (ocChunks * rowTiles)) % groups;
+            const int64_t n = task / (ocChunks * rowTiles * groups);
+            const int64_t ob0 = chunk * blocksPerChunk, ob1 = std::min(ocBlocks, ob0 + blocksPerChunk);
+            if (ob0 >= ob1)
+                continue;
             const int64_t oh0 = t * rows;
             const int64_t count = std::min(rows, outH - oh0);
             float* band = workspace.get() + int64_t(omp_get_thread_num()) * (bandSize + tileSize);
             float* tile = band + bandSize; // [ob][pixel][32]
             fillBandChannelsMinor(in.data() + (n * inC + gr * inPerGroup) * inH * inW, inPerGroup, inH, inW, pad, Wp,
-                oh0, count + dh * (kh - 1), tail, band);
-            const int64_t pixels = (count * Wp + kTilePixels - 1) / kTilePixels * kTilePixels;
-            for (int64_t ob = 0; ob < ocBlocks; ++ob) {
+                oh0 * stride, (count - 1) * stride + dh * (kh - 1) + 1, tail, band);
+            const int64_t pixels = (count * gridW + kTilePixels - 1) / kTilePixels * kTilePixels;
+            for (int64_t ob = ob0; ob < ob1; ++ob) {
                 const float* w = packed.get() + (gr * ocBlocks + ob) * blockSize;
                 float* dst = tile + ob * pixels * kTileChannels;
-                for (int64_t q0 = 0; q0 < pixels; q0 += kTilePixels)
-                    avx512::tapTile12x32(
-                        w, band + q0 * inPerGroup, tapOffsets.data(), taps, inPerGroup, dst + q0 * kTileChannels);
+                if (stride == 1) {
+                    for (int64_t q0 = 0; q0 < pixels; q0 += kTilePixels)
+                        avx512::tapTile12x32(w, band + q0 * inPerGroup, tapOffsets.data(), taps, inPerGroup, inPerGroup,
+                            dst + q0 * kTileChannels);
+                } else {
+                    for (int64_t r = 0; r < count; ++r)
+                        for (int64_t x0 = 0; x0 < gridW; x0 += kTilePixels)
+                            avx512::tapTile12x32(w, band + (r * stride * Wp + x0 * stride) * inPerGroup,
+                                tapOffsets.data(), taps, inPerGroup, stride * inPerGroup,
+                                dst + (r * gridW + x0) * kTileChannels);
+                }
             }
             static const float zeros[16] = {};
             // Back to NCHW, 16 pixels × one channel block at a time so the 16 tile rows read stay in L1 for all
             // 32 channels.
-            for (int64_t ob = 0; ob < ocBlocks; ++ob) {
+            for (int64_t ob = ob0; ob < ob1; ++ob) {
                 const float* block = tile + ob * pixels * kTileChannels;
                 const int64_t channels = std::min(kTileChannels, outPerGroup - ob * kTileChannels);
                 const int64_t fullX = outW / 16 * 16, fullJ = channels / 16 * 16;
@@ -168,7 +204,7 @@ namespace {
                         if (x0 < fullX)
                             for (int64_t j0 = 0; j0 < fullJ; j0 += 16) {
                                 const int64_t oc0 = gr * outPerGroup + ob * kTileChannels + j0;
-                                avx512::transpose16x16(block + (r * Wp + x0) * kTileChannels + j0, kTileChannels,
+                                avx512::transpose16x16(block + (r * gridW + x0) * kTileChannels + j0, kTileChannels,
                                     out.data() + ((n * outC + oc0) * outH + oh0 + r) * outW + x0, outH * outW,
                                     bias ? bias->data() + oc0 : zeros);
                             }
@@ -176,7 +212,7 @@ namespace {
                             const int64_t oc = gr * outPerGroup + ob * kTileChannels + j;
                             const float b = bias ? bias->data()[oc] : 0.0f;
                             float* dst = out.data() + ((n * outC + oc) * outH + oh0 + r) * outW;
-                            const float* src = block + (r * Wp) * kTileChannels + j;
+                            const float* src = block + (r * gridW) * kTileChannels + j;
                             for (int64_t x = x0; x < x1; ++x)
                                 dst[x] = src[x * kTileChannels] + b;
                         }
@@ -187,18 +223,31 @@ namespace {
 
 } // namespace
 
+bool conv2dTapAvx512Applies(const Conv2d& spec, int64_t inChannels, int64_t outChannels)
+{
+    // Equal strides (each tile steps one stride along a row), and enough channels that a 32-wide output block and the
+    // reduction are not mostly padding: a depthwise layer stays with im2col.
+    const int64_t groups = std::max<int64_t>(1, spec.groups);
+    return spec.stride[0] == spec.stride[1] && spec.stride[0] >= 1 && spec.groups >= 1 && outChannels / groups >= 8
+        && inChannels / groups * spec.kernel_size[0] * spec.kernel_size[1] >= 8;
+}
+
 void conv2dTapGemm(
     const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec, const Padding2d& pad, Tensor& out)
 {
     const detail::ConvSizes g = detail::checkConvolution(in, weight, bias, spec, out, "conv2d", false);
     const int64_t Hp = g.inH + pad.top + pad.bottom, Wp = g.inW + pad.left + pad.right;
+    const int64_t sh = spec.stride[0], sw = spec.stride[1];
+    const bool geometryAsExpected = Hp >= spec.dilation[0] * (g.kh - 1) + 1 && Wp >= spec.dilation[1] * (g.kw - 1) + 1
+        && g.outH == (Hp - spec.dilation[0] * (g.kh - 1) - 1) / sh + 1
+        && g.outW == (Wp - spec.dilation[1] * (g.kw - 1) - 1) / sw + 1;
+    if (geometryAsExpected && avx512::haveAvx512() && conv2dTapAvx512Applies(spec, g.inC, g.outC)) {
+        conv2dTapAvx512(in, weight, bias, spec, pad, out);
+        return;
+    }
     if (!conv2dTapGemmApplies(spec, g.inC) || g.outH != Hp - spec.dilation[0] * (g.kh - 1)
         || g.outW != Wp - spec.dilation[1] * (g.kw - 1)) {
         conv2d(in, weight, bias, spec, pad, out);
-        return;
-    }
-    if (avx512::haveAvx512()) {
-        conv2dTapAvx512(in, weight, bias, spec, pad, out);
         return;
     }
     conv2dTapGemmBlas(in, weight, bias, spec, pad, out);
@@ -245,7 +294,7 @@ void conv2dTapGemmBlas(
     const int threads = int(std::min<int64_t>(omp_get_max_threads(), tasks));
     auto workspace = detail::allocateWorkspace(int64_t(threads) * (bandSize + tileSize), op);
 
-    const detail::SingleThreadedBlas blasOnOneThread;
+    keepBlasOnCallingThread();
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
     for (int64_t task = 0; task < tasks; ++task) {
         const int64_t t = task % rowTiles;

@@ -14,6 +14,7 @@
 // whole-volume vol2col is never built. A 1×1×1 convolution with stride 1 and no padding needs no vol2col at all.
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/volume_common.h"
+#include "compute/cpu_threads.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -106,7 +107,7 @@ void conv3d(
     if (!pointwise)
         col = detail::allocateWorkspace(int64_t(threads) * depth * tile, op);
 
-    const detail::SingleThreadedBlas blasOnOneThread;
+    keepBlasOnCallingThread();
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
     for (int64_t task = 0; task < tasks; ++task) {
         const int64_t t = task % tiles;

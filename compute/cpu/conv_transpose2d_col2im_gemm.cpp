@@ -17,8 +17,6 @@
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 
 namespace convscope::cpu::fast {
@@ -54,8 +52,8 @@ void convTranspose2d(const Tensor& in, const Tensor& weight, const Tensor* bias,
             float* dst = out.data() + (n * outC + g * outPerGroup) * outPlane;
             for (int64_t p0 = 0; p0 < inPlane; p0 += chunk) {
                 const int64_t count = std::min(chunk, inPlane - p0);
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, blasint(rows), blasint(count), blasint(inPerGroup),
-                    1.0f, w, blasint(rows), x + p0, blasint(inPlane), 0.0f, col.get(), blasint(count));
+                detail::parallelSgemm(
+                    true, false, rows, count, inPerGroup, w, rows, x + p0, inPlane, 0.0f, col.get(), count);
                 const float* columns = col.get();
 #pragma omp parallel for schedule(static)
                 for (int64_t oc = 0; oc < outPerGroup; ++oc) {

@@ -11,10 +11,11 @@
 // The column matrix is kd·kh·kw times the input, so input voxels go in chunks bounded by max(kMinWorkspaceBytes,
 // input + output bytes). Work is split two ways: with at least as many (item, group) pairs as threads (a batch of
 // decoder runs, the lecture's interpolation) each thread takes whole pairs with its own buffer and a single-threaded
-// sgemm; otherwise pairs run one after the other with OpenBLAS's threads and a scatter split by output channel,
-// where no two threads touch the same element. The output starts as the bias (or zero).
+// sgemm; otherwise pairs run one after the other, the product split across the team (detail::parallelSgemm) and the
+// scatter by output channel, where no two threads touch the same element. The output starts as the bias (or zero).
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/volume_common.h"
+#include "compute/cpu_threads.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -95,7 +96,7 @@ void convTranspose3d(const Tensor& in, const Tensor& weight, const Tensor* bias,
         // workspace bound, so each takes a smaller chunk.
         const int64_t mine = std::clamp<int64_t>(chunk / maxThreads, std::min<int64_t>(inVolume, 256), inVolume);
         std::unique_ptr<float[]> col = detail::allocateWorkspace(int64_t(maxThreads) * rows * mine, op);
-        const detail::SingleThreadedBlas blasOnOneThread;
+        keepBlasOnCallingThread();
 #pragma omp parallel for schedule(dynamic) num_threads(maxThreads)
         for (int64_t pair = 0; pair < pairs; ++pair) {
             const float *x, *w;
@@ -118,7 +119,8 @@ void convTranspose3d(const Tensor& in, const Tensor& weight, const Tensor* bias,
         pairPointers(pair, &x, &w, &dst);
         for (int64_t v0 = 0; v0 < inVolume; v0 += chunk) {
             const int64_t count = std::min(chunk, inVolume - v0);
-            product(w, x, v0, count, col.get());
+            detail::parallelSgemm(
+                true, false, rows, count, g.inPerGroup, w, rows, x + v0, inVolume, 0.0f, col.get(), count);
             const float* columns = col.get();
 #pragma omp parallel for schedule(static)
             for (int64_t oc = 0; oc < g.outPerGroup; ++oc)

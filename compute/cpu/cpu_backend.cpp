@@ -14,14 +14,15 @@
 #include "compute/fusion.h"
 
 #include "compute/cpu/conv2d_fft.h"
+#include "compute/cpu/conv2d_tap_avx512.h"
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/layer_clock.h"
+#include "compute/cpu_threads.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/nvtx.h"
 
 #include <cblas.h>
-#include <omp.h>
 
 #include <chrono>
 #include <cstring>
@@ -119,6 +120,7 @@ namespace {
         void prepare(const Network& net, const ShapeReport& shapes) override
         {
             m_prepared = false; // until this prepare completes (cpu.fft's plans can fail half-way)
+            enterCpuThreadPolicy(); // cpu.fft sizes its buffers by the team
             if (!shapes.ok())
                 throw InputError("cpu: the network has a shape error: " + shapes.firstError());
             if (shapes.layers.size() != net.layers.size())
@@ -164,6 +166,7 @@ namespace {
         {
             if (!m_prepared)
                 throw Error("cpu: runPass called before prepare");
+            enterCpuThreadPolicy(); // this thread's team: a GUI worker thread starts with OpenMP's default
             const Shape& want = m_shapes.input;
             const Shape& got = input.shape();
             if (got.n != want.n || got.c != want.c || got.d != want.d || got.h != want.h || got.w != want.w)
@@ -207,10 +210,16 @@ namespace {
             if (const auto* conv = std::get_if<Conv2d>(&m_layers[layer].spec)) {
                 if (m_fft[layer])
                     return m_fft[layer]->note();
-                if (m_taps)
-                    return cpu::fast::conv2dTapGemmApplies(*conv, m_shapes.layers[layer].in.c)
-                        ? "per-tap GEMM on the zero-padded input (AVX-512 register tile, or OpenBLAS without it)"
+                if (m_taps) {
+                    const LayerShape& shape = m_shapes.layers[layer];
+                    if (cpu::fast::avx512::haveAvx512())
+                        return cpu::fast::conv2dTapAvx512Applies(*conv, shape.in.c, shape.out.c)
+                            ? "per-tap products on the zero-padded input, AVX-512 register tile"
+                            : "as im2col_gemm (unequal strides, or too few channels per group for a 32-channel tile)";
+                    return cpu::fast::conv2dTapGemmApplies(*conv, shape.in.c)
+                        ? "per-tap GEMM on the zero-padded input (OpenBLAS: this CPU has no AVX-512)"
                         : "as im2col_gemm (stride > 1, < 16 input channels per group, or 1×1 without padding)";
+                }
                 const Padding2d& p = m_shapes.layers[layer].resolvedPadding;
                 const bool pointwise = conv->kernel_size == Pair { 1, 1 } && conv->stride == Pair { 1, 1 } && p.top == 0
                     && p.bottom == 0 && p.left == 0 && p.right == 0;
@@ -231,9 +240,9 @@ namespace {
         {
             return {
                 { "device", cpuModelName() },
-                { "threads", std::to_string(omp_get_max_threads()) },
-                { "openblas", openblasConfig() },
-                { "openblas_threads", std::to_string(openblas_get_num_threads()) },
+                { "threads", std::to_string(cpuThreadCount()) },
+                { "openblas", openblasConfig() + " (core " + blasCoreName() + ")" },
+                { "openblas_threads", "1 per OpenMP thread (built " + blasThreading() + ")" },
                 { "clock", m_clock.name() },
                 { "math", mathNote(m_options.math) },
                 { "algorithm", "cpu." + m_algorithm },
@@ -438,8 +447,8 @@ namespace {
         {
             return {
                 { "device", cpuModelName() },
-                { "threads", std::to_string(omp_get_max_threads()) },
-                { "openblas", openblasConfig() },
+                { "threads", std::to_string(cpuThreadCount()) },
+                { "openblas", openblasConfig() + " (core " + blasCoreName() + ", built " + blasThreading() + ")" },
             };
         }
     };

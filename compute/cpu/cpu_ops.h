@@ -52,6 +52,9 @@ namespace fast {
     // cpu.tap_gemm: one GEMM per kernel tap on the zero-padded input, for stride 1, ≥ 16 input channels per group
     // and not a 1×1 without padding (conv2dTapGemmApplies); any other layer goes to conv2d above.
     bool conv2dTapGemmApplies(const Conv2d& spec, int64_t inChannels);
+    // Where the CPU has AVX-512, conv2dTapGemm runs our register tile instead, on a wider set: any equal strides, a
+    // 1×1 and the stem's three input channels too, ≥ 8 output channels per group (conv2d_tap_gemm.cpp, v5).
+    bool conv2dTapAvx512Applies(const Conv2d& spec, int64_t inChannels, int64_t outChannels);
     void conv2dTapGemm(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec,
         const Padding2d& pad, Tensor& out);
     // The version without AVX-512 that conv2dTapGemm falls back to: one OpenBLAS sgemm per tap.

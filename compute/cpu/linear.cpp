@@ -1,11 +1,12 @@
 // linear: out[n, o] = Σ_i in[n, i] · W[o, i] + b[o], PyTorch's nn.Linear (weight [out, in], stored
 // {out, in, 1, 1}). The input is read flat: its in_features are numel / batch, so [N, C, 1, 1] and [N, F]
-// both work. direct:: is the double-accumulating triple loop; fast:: is one cblas_sgemm,
-// out[N, O] = in[N, I] · Wᵀ, followed by the bias.
+// both work. direct:: is the double-accumulating triple loop; fast:: is out[N, O] = in[N, I] · Wᵀ split across the
+// OpenMP team by blocks of output features (at batch 1 a GEMV that reads the weights once: bandwidth-bound, so
+// every core's share of the memory bandwidth counts), followed by the bias.
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
 
-#include <cblas.h>
+#include <algorithm>
 
 namespace convscope::cpu {
 
@@ -47,14 +48,12 @@ void direct::linear(const Tensor& in, const Tensor& weight, const Tensor* bias, 
 void fast::linear(const Tensor& in, const Tensor& weight, const Tensor* bias, Tensor& out)
 {
     const auto [batch, inFeatures, outFeatures] = checkLinear(in, weight, bias, out);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blasint(batch), blasint(outFeatures), blasint(inFeatures),
-        1.0f, in.data(), blasint(inFeatures), weight.data(), blasint(inFeatures), 0.0f, out.data(),
-        blasint(outFeatures));
     if (bias) {
         for (int64_t n = 0; n < batch; ++n)
-            for (int64_t o = 0; o < outFeatures; ++o)
-                out.data()[n * outFeatures + o] += bias->data()[o];
+            std::copy(bias->data(), bias->data() + outFeatures, out.data() + n * outFeatures);
     }
+    detail::parallelSgemm(false, true, batch, outFeatures, inFeatures, in.data(), inFeatures, weight.data(), inFeatures,
+        bias ? 1.0f : 0.0f, out.data(), outFeatures);
 }
 
 } // namespace convscope::cpu

@@ -126,19 +126,12 @@ inline std::unique_ptr<float[]> allocateWorkspace(int64_t count, const std::stri
 // a microsecond or two, more than a LeNet-sized layer takes (docs/PERFORMANCE.md, "## CPU").
 inline constexpr int64_t kMinParallelElements = int64_t(1) << 15;
 
-// OpenBLAS (Debian's pthread build) keeps its own thread pool. Where the caller already splits the work across
-// OpenMP threads, each sgemm must run on the calling thread: two pools on the same cores take turns badly
-// (libgomp's idle workers spin while OpenBLAS's work). Sets OpenBLAS to one thread for the scope and restores it.
-class SingleThreadedBlas {
-public:
-    SingleThreadedBlas();
-    ~SingleThreadedBlas();
-    SingleThreadedBlas(const SingleThreadedBlas&) = delete;
-    SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
-
-private:
-    int m_saved;
-};
+// C[m, n] = op(A)[m, k] · op(B)[k, n] + beta · C, row-major (op = transpose where asked), split across the OpenMP team
+// by blocks of C, each one single-threaded OpenBLAS call; one row (a batch-1 linear layer) is a GEMV. Inside a
+// parallel region, or for a small product, it runs on the calling thread. Where the caller already splits its work
+// across OpenMP threads it calls cblas directly, after keepBlasOnCallingThread() (compute/cpu_threads.h).
+void parallelSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+    const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 // Batch norm's inference formula folded per channel (in double) into y = x · scale + shift and applied in float over
 // the N·C planes of `planeSize` elements (H·W of an image, D·H·W of a volume), split across OpenMP threads: fast::

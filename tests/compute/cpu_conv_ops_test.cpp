@@ -149,10 +149,36 @@ TEST_CASE("conv2d: tap_gemm matches direct with dilation, asymmetric padding, gr
         REQUIRE(cpu::fast::conv2dTapGemmApplies(c.spec, c.in.c));
         checkConvFastAgainstDirect(c.in, c.spec, seed += 10);
     }
-    // A 1×1 without padding keeps im2col_gemm's pointwise sgemm; stride 2 and few channels keep im2col.
+    // A 1×1 without padding keeps im2col_gemm's pointwise sgemm; stride 2 and few channels keep im2col (without
+    // AVX-512; with it the register tile takes them: the next test).
     CHECK_FALSE(cpu::fast::conv2dTapGemmApplies(conv(4, { 1, 1 }, { 1, 1 }, {}, { 1, 1 }, 1, true), 32));
     CHECK_FALSE(cpu::fast::conv2dTapGemmApplies(conv(4, { 3, 3 }, { 2, 2 }, {}, { 1, 1 }, 1, true), 32));
     CHECK_FALSE(cpu::fast::conv2dTapGemmApplies(conv(4, { 3, 3 }, { 1, 1 }, {}, { 1, 1 }, 1, true), 15));
+}
+
+TEST_CASE(
+    "conv2d: the AVX-512 tile takes strides, 1×1s and the stem, split for many threads", "[cpu][conv2d][tap_gemm]")
+{
+    // ResNet's stride-2 shapes (3×3 and the 1×1 downsample), its 3-channel 7×7 stem, a stride-3 dilated layer, a 1×1
+    // without padding, an odd padded width with stride 2 (the last tile of a row reads past it), and a 7×7 map at
+    // batch 1 with 96 output channels (one band: the work splits by output channel blocks).
+    const std::vector<ConvCase> cases = {
+        { Shape::nchw(1, 64, 20, 20), conv(128, { 3, 3 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, false) },
+        { Shape::nchw(2, 64, 14, 14), conv(40, { 1, 1 }, { 2, 2 }, {}, { 1, 1 }, 1, false) },
+        { Shape::nchw(1, 3, 37, 33), conv(64, { 7, 7 }, { 2, 2 }, Padding2d::symmetric(3, 3), { 1, 1 }, 1, true) },
+        { Shape::nchw(1, 24, 23, 29), conv(33, { 3, 3 }, { 3, 3 }, explicitPad(2, 0, 1, 3), { 2, 2 }, 1, true) },
+        { Shape::nchw(2, 20, 9, 13), conv(17, { 1, 1 }, { 1, 1 }, {}, { 1, 1 }, 1, true) },
+        { Shape::nchw(1, 32, 15, 15), conv(48, { 3, 3 }, { 2, 2 }, Padding2d::symmetric(0, 0), { 1, 1 }, 2, true) },
+        { Shape::nchw(1, 256, 7, 7), conv(96, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, true) },
+    };
+    uint64_t seed = 900;
+    for (const ConvCase& c : cases) {
+        CHECK(cpu::fast::conv2dTapAvx512Applies(c.spec, c.in.c, c.spec.out_channels));
+        checkConvFastAgainstDirect(c.in, c.spec, seed += 10);
+    }
+    // Unequal strides and a depthwise layer stay with im2col.
+    CHECK_FALSE(cpu::fast::conv2dTapAvx512Applies(conv(32, { 3, 3 }, { 2, 1 }, {}, { 1, 1 }, 1, true), 32, 32));
+    CHECK_FALSE(cpu::fast::conv2dTapAvx512Applies(conv(32, { 3, 3 }, { 1, 1 }, {}, { 1, 1 }, 32, true), 32, 32));
 }
 
 TEST_CASE("conv2d: fast matches direct on a randomized sweep", "[cpu][conv2d][sweep]")
