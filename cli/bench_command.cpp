@@ -3,12 +3,14 @@
 // one run. Outputs are validated against the reference before the timings are reported.
 #include "cli/bench_suites.h"
 #include "cli/commands.h"
+#include "cli/cpu_machine_summary.h"
 #include "cli/run_support.h"
 #include "cli/text_table.h"
 #include "compute/load_input.h"
 #include "compute/materialize.h"
 
 #include "compute/atomic_file.h"
+#include "compute/cpu_threads.h"
 #include "compute/error.h"
 #include "compute/network_json.h"
 #include "compute/report.h"
@@ -43,6 +45,7 @@ namespace {
         std::string math = "fp32";
         std::string json;
         std::vector<std::string> backendOptions;
+        int threads = 0; // CPU selections' threads; 0: every core (cpu_threads.h)
     };
 
     // "0-2", "1,4,5" or "" (all).
@@ -151,7 +154,10 @@ Command addBenchCommand(CLI::App& app)
     cmd->add_flag(
         "--fuse", a->fuse, "also run each selection fused (+fused): batch norm folded, activation in the epilogue");
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
+    cmd->add_option("--threads", a->threads, "threads of the CPU selections (cpu.*, onednn.*; default: every core)")
+        ->check(CLI::Range(1, 4096));
     return [a]() {
+        setCpuThreadCount(a->threads);
         if (a->network.empty() == a->suite.empty())
             throw InputError("bench needs either a network file or --suite (unet-encoder, lenet5, weak-shapes, fft, "
                              "autoencoder3d, lecture-interpolation)");
@@ -392,6 +398,8 @@ Command addBenchCommand(CLI::App& app)
             std::cout << line << "\n";
         for (const auto& line : clockLines)
             std::cout << line << "\n";
+        if (const std::string cpu = cpuMachineSummary(opt.selections, &json); !cpu.empty())
+            std::cout << cpu << "\n";
         std::cout << "math " << a->math << ", " << a->warmup << " warm-up + " << a->repeat
                   << " timed passes, selections interleaved; reference "
                   << (opt.reference ? opt.reference->str() : "none") << "\n";

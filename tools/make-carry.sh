@@ -6,6 +6,7 @@
 #   OpenBLAS:   libopenblas.so(.0) + cblas.h/openblas_config.h + its runtime deps (libgfortran, libquadmath)
 #   FFTW3:      libfftw3f(_threads).so + fftw3.h
 #   ONNX:       libonnx, libonnx_proto, libprotobuf + headers + ONNX's CMake files
+#   oneDNN:     libdnnl.so.2.6 + headers + its CMake files, and the OpenCL loader + headers they ask for
 # tools/gpu-check.sh uses it. Run from anywhere; prints the size (the device call carries at most 64 MiB).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,6 +62,18 @@ ln -sf libonnx_proto.so.1 "$C/lib/x86_64-linux-gnu/libonnx_proto.so"
 cp "$(readlink -f /usr/lib/libonnxifi.so)" "$C/lib/libonnxifi.so"
 cp "$(readlink -f /usr/lib/x86_64-linux-gnu/libprotobuf.so.32)" "$C/lib/x86_64-linux-gnu/libprotobuf.so.32"
 ln -sf libprotobuf.so.32 "$C/lib/x86_64-linux-gnu/libprotobuf.so"
+
+# oneDNN 2.6 (libdnnl-dev: the onednn backend, the CPU benchmarks' library baseline). Its CMake file finds OpenCL
+# (Debian builds it with the OpenCL GPU runtime), so the ICD loader and CL headers come too.
+if [ -e /usr/lib/x86_64-linux-gnu/libdnnl.so.2 ]; then
+  cp -a /usr/include/dnnl*.h /usr/include/dnnl*.hpp /usr/include/oneapi /usr/include/CL "$C/include/"
+  cp -a /usr/lib/x86_64-linux-gnu/cmake/dnnl "$C/lib/x86_64-linux-gnu/cmake/"
+  cp "$(readlink -f /usr/lib/x86_64-linux-gnu/libdnnl.so.2)" "$C/lib/x86_64-linux-gnu/libdnnl.so.2.6"
+  ln -sf libdnnl.so.2.6 "$C/lib/x86_64-linux-gnu/libdnnl.so.2"
+  ln -sf libdnnl.so.2 "$C/lib/x86_64-linux-gnu/libdnnl.so"
+  cp "$(readlink -f /usr/lib/x86_64-linux-gnu/libOpenCL.so.1)" "$C/lib/x86_64-linux-gnu/libOpenCL.so.1"
+  ln -sf libOpenCL.so.1 "$C/lib/x86_64-linux-gnu/libOpenCL.so"
+fi
 
 tar -cJf "$ROOT/.carry/usr.tar.xz" -C "$STAGE" usr
 

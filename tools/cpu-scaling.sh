@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The CPU benchmarks of issue 35 in one device call, on the GPU machine's 16 cores (or any machine): builds the CLI
+# and the onednn module without CUDA or the GUI, then, in the same run,
+#   1. PyTorch CPU (tools/torch_cpu_bench.py) and ConvScope on ResNet-18 b1 and b8 and VGG-16 b1 at 224², on every core
+#      and on 2 threads (the development machine's count);
+#   2. the lecture's decoder, batched (tools/torch_lecture_bench.py and bench --suite lecture-interpolation);
+#   3. the thread scaling of every fast CPU selection on ResNet-18 b1 (1, 2, 4, 8, 16 threads);
+# and prints a short table last. Every bench also prints the machine line (cores, threads, copy bandwidth, sgemm
+# rate, OpenBLAS core). Logs and JSON land in $OUT (the device tool's folder) or build-cpu/cpu-scaling.
+#
+#   tools/make-carry.sh                      # here, once (OpenBLAS, oneDNN, the header-only deps)
+#   device: tools/cpu-scaling.sh             # there, carry [".carry"]
+#
+# Environment: PYTHON (default /opt/torch/.venv/bin/python, else python3), STEPS ("build anchor lecture scaling"),
+# SELECTIONS (default "cpu.tap_gemm,cpu.im2col_gemm,onednn.auto"), REPEAT (10).
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+CARRY="$ROOT/.carry"
+BUILD=${BUILD_DIR:-build-cpu}
+OUT=${OUT:-$BUILD/cpu-scaling}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+STEPS=${STEPS:-"build anchor lecture scaling"}
+SELECTIONS=${SELECTIONS:-"cpu.tap_gemm,cpu.im2col_gemm,onednn.auto"}
+REPEAT=${REPEAT:-10}
+PYTHON=${PYTHON:-/opt/torch/.venv/bin/python}
+[ -x "$PYTHON" ] || PYTHON=python3
+CORES=$(nproc)
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+T0=$(date +%s)
+elapsed() { echo $(($(date +%s) - T0)); }
+echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $CORES cores; $(c++ --version | head -1)"
+
+HINTS=()
+if [ -f "$CARRY/usr.tar.xz" ] && [ ! -d "$CARRY/usr" ]; then
+  tar -xJf "$CARRY/usr.tar.xz" -C "$CARRY" && echo "unpacked .carry/usr.tar.xz"
+fi
+if [ -d "$CARRY/usr" ]; then
+  export LD_LIBRARY_PATH="$CARRY/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  HINTS=(-DCMAKE_PREFIX_PATH="$CARRY/usr" -DBLAS_LIBRARIES="$CARRY/usr/lib/x86_64-linux-gnu/libopenblas.so"
+    -DCBLAS_INCLUDE_DIR="$CARRY/usr/include/openblas" -DSTB_INCLUDE_DIR="$CARRY/usr/include/stb")
+fi
+
+if has build; then
+  GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
+  if ! cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DCONVSCOPE_WITH_GUI=OFF -DCONVSCOPE_WITH_CUDA=OFF \
+      -DCONVSCOPE_BUILD_TESTS=OFF "${HINTS[@]}" >"$OUT/configure.log" 2>&1; then
+    tail -30 "$OUT/configure.log"; echo "== configure FAILED"; exit 1
+  fi
+  grep -iE "onednn|openblas" "$OUT/configure.log" | head -5
+  if ! cmake --build "$BUILD" -j"$CORES" --target convscope-cli convscope_onednn >"$OUT/build.log" 2>&1; then
+    tail -30 "$OUT/build.log"; echo "== build FAILED"; exit 1
+  fi
+  echo "== build ok ($(elapsed) s)"
+fi
+CLI="$BUILD/bin/convscope-cli"
+"$CLI" info 2>&1 | head -12
+
+bench() { # name threads network batch -> $OUT/<name>.json, log
+  local name=$1 threads=$2 net=$3 batch=$4
+  timeout 300 "$CLI" bench "$net" --batch "$batch" --backends "$SELECTIONS" --threads "$threads" --warmup 3 \
+    --repeat "$REPEAT" --reference none --json "$OUT/$name.json" >"$OUT/$name.log" 2>&1 ||
+    echo "== $name: bench failed (see $name.log)"
+  grep -E "whole pass|^CPU:" "$OUT/$name.log"
+}
+
+if has anchor; then
+  for t in "$CORES" 2; do
+    echo "== PyTorch CPU, $t threads ($(elapsed) s)"
+    timeout 240 "$PYTHON" tools/torch_cpu_bench.py --model resnet18:1 --model resnet18:8 --model vgg16:1 \
+      --threads "$t" --repeat "$REPEAT" | tee "$OUT/torch_t$t.jsonl"
+    echo "== ConvScope, $t threads ($(elapsed) s)"
+    bench "resnet18_b1_t$t" "$t" resources/networks/resnet18.json 1
+    bench "resnet18_b8_t$t" "$t" resources/networks/resnet18.json 8
+    bench "vgg16_b1_t$t" "$t" tools/networks/vgg16.json 1
+  done
+fi
+
+if has lecture; then
+  echo "== the lecture's decoder, batched, 50 pairs ($(elapsed) s)"
+  timeout 120 "$PYTHON" tools/torch_lecture_bench.py --device cpu --pairs 50 | tee "$OUT/torch_lecture.log"
+  timeout 180 "$CLI" bench --suite lecture-interpolation --pairs 50 --backends "$SELECTIONS" 2>&1 |
+    tee "$OUT/lecture.log" | tail -8
+fi
+
+if has scaling; then
+  for t in 1 2 4 8 16; do
+    [ "$t" -le "$CORES" ] || continue
+    echo "== scaling: ResNet-18 b1 on $t threads ($(elapsed) s)"
+    bench "scaling_t$t" "$t" resources/networks/resnet18.json 1
+  done
+fi
+
+echo "== summary ($(elapsed) s)"
+"$PYTHON" - "$OUT" <<'PY'
+import glob, json, os, sys
+out = sys.argv[1]
+def totals(path):
+    d = json.load(open(path))
+    return {s["selection"]: s["total_ms"]["median"] for s in d["cases"][0]["report"]["selections"]}, d.get("cpu_machine", {})
+torch = {}
+for f in glob.glob(os.path.join(out, "torch_t*.jsonl")):
+    for line in open(f):
+        r = json.loads(line)
+        torch[(r["model"], r["batch"], r["threads"])] = r["best_ms"]
+rows = []
+for f in sorted(glob.glob(os.path.join(out, "*_b*_t*.json"))):
+    name = os.path.basename(f)[:-5]
+    net, b, t = name.split("_")
+    model = {"resnet18": "resnet18", "vgg16": "vgg16"}[net]
+    sel, machine = totals(f)
+    anchor = torch.get((model, int(b[1:]), int(t[1:])))
+    rows.append((net, b, t, anchor, sel, machine))
+if rows:
+    sels = list(rows[0][4].keys())
+    print("| network | threads | PyTorch CPU ms | " + " | ".join(f"{s} ms (× PyTorch)" for s in sels) + " |")
+    print("|---|---|---|" + "---|" * len(sels))
+    for net, b, t, anchor, sel, _ in rows:
+        cells = [f"{sel[s]:.1f} ({sel[s] / anchor:.2f}×)" if anchor else f"{sel[s]:.1f}" for s in sels]
+        print(f"| {net} {b} | {t[1:]} | {anchor if anchor is None else round(anchor, 1)} | " + " | ".join(cells) + " |")
+scal = sorted(glob.glob(os.path.join(out, "scaling_t*.json")), key=lambda p: int(p.split("_t")[-1][:-5]))
+if scal:
+    per = [(int(p.split("_t")[-1][:-5]),) + totals(p) for p in scal]
+    sels = list(per[0][1].keys())
+    print("\nResNet-18 b1, ms (speed-up over 1 thread)")
+    print("| threads | " + " | ".join(sels) + " |")
+    print("|---|" + "---|" * len(sels))
+    base = per[0][1]
+    for t, sel, _ in per:
+        print(f"| {t} | " + " | ".join(f"{sel[s]:.1f} ({base[s] / sel[s]:.1f}×)" for s in sels) + " |")
+    m = per[-1][2]
+    if m:
+        print(f"\ncopy bandwidth {m.get('copy_bandwidth_gb_per_s', 0):.1f} GB/s, sgemm {m.get('sgemm_gflop_per_s', 0):.0f} GFLOP/s, "
+              f"OpenBLAS core {m.get('openblas_core')} ({m.get('openblas_threading')}), {m.get('logical_cores')} cores")
+PY
