@@ -98,7 +98,7 @@ namespace {
 
     // v4/v5: the register tile (conv2d_tap_avx512.cpp) over (32 output channels) × (12 output pixels).
     void conv2dTapAvx512(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec,
-        const Padding2d& pad, Tensor& out)
+        const Padding2d& pad, Tensor& out, const float* prepacked)
     {
         using avx512::kTileChannels;
         using avx512::kTilePixels;
@@ -135,22 +135,13 @@ namespace {
         const int64_t maxPixels = (rows * gridW + kTilePixels - 1) / kTilePixels * kTilePixels;
         const int64_t tileSize = ocBlocks * kTileChannels * maxPixels;
 
-        // packed[g][ob][tap][ic][32] = W[g·C_out/g + ob·32 + j][ic][tap], zero past C_out/g.
+        // packed[g][ob][tap][ic][32] = W[g·C_out/g + ob·32 + j][ic][tap], zero past C_out/g (packTapWeights): made
+        // here unless the session made it once in prepare.
         const int64_t blockSize = taps * inPerGroup * kTileChannels;
-        const int64_t packedCount = groups * ocBlocks * blockSize;
-        auto packed = cpu::detail::allocateWorkspace(packedCount, "conv2d");
-#pragma omp parallel for schedule(static) if (packedCount >= cpu::detail::kMinParallelElements)
-        for (int64_t gb = 0; gb < groups * ocBlocks; ++gb) {
-            const int64_t gr = gb / ocBlocks, ob = gb % ocBlocks;
-            float* dst = packed.get() + gb * blockSize;
-            for (int64_t t = 0; t < taps; ++t)
-                for (int64_t ic = 0; ic < inPerGroup; ++ic)
-                    for (int64_t j = 0; j < kTileChannels; ++j) {
-                        const int64_t oc = ob * kTileChannels + j;
-                        *dst++ = oc < outPerGroup
-                            ? weight.data()[((gr * outPerGroup + oc) * inPerGroup + ic) * taps + t]
-                            : 0.0f;
-                    }
+        std::vector<float> packedHere;
+        if (!prepacked) {
+            packedHere = packTapWeights(weight, spec);
+            prepacked = packedHere.data();
         }
         std::vector<int64_t> tapOffsets; // in band pixels
         for (int64_t ki = 0; ki < kh; ++ki)
@@ -177,7 +168,7 @@ namespace {
                 oh0 * stride, (count - 1) * stride + dh * (kh - 1) + 1, tail, band);
             const int64_t pixels = (count * gridW + kTilePixels - 1) / kTilePixels * kTilePixels;
             for (int64_t ob = ob0; ob < ob1; ++ob) {
-                const float* w = packed.get() + (gr * ocBlocks + ob) * blockSize;
+                const float* w = prepacked + (gr * ocBlocks + ob) * blockSize;
                 float* dst = tile + ob * pixels * kTileChannels;
                 if (stride == 1) {
                     for (int64_t q0 = 0; q0 < pixels; q0 += kTilePixels)
@@ -223,6 +214,28 @@ namespace {
 
 } // namespace
 
+std::vector<float> packTapWeights(const Tensor& weight, const Conv2d& spec)
+{
+    using avx512::kTileChannels;
+    const Shape& ws = weight.shape(); // [C_out, C_in/g, kh, kw]
+    const int64_t groups = spec.groups, outPerGroup = ws.n / groups, inPerGroup = ws.c, taps = ws.h * ws.w;
+    const int64_t ocBlocks = (outPerGroup + kTileChannels - 1) / kTileChannels;
+    const int64_t blockSize = taps * inPerGroup * kTileChannels;
+    std::vector<float> packed(size_t(groups * ocBlocks * blockSize));
+    // One output channel's weights are contiguous ([ic][tap]); each is read once in order and written strided into
+    // its lane j of every (tap, ic) row of its block.
+#pragma omp parallel for schedule(static) if (int64_t(packed.size()) >= detail::kMinParallelElements)
+    for (int64_t goc = 0; goc < groups * ocBlocks * kTileChannels; ++goc) {
+        const int64_t gr = goc / (ocBlocks * kTileChannels), oc = goc % (ocBlocks * kTileChannels);
+        float* block = packed.data() + (gr * ocBlocks + oc / kTileChannels) * blockSize + oc % kTileChannels;
+        const float* src = weight.data() + (gr * outPerGroup + oc) * inPerGroup * taps;
+        for (int64_t ic = 0; ic < inPerGroup; ++ic)
+            for (int64_t t = 0; t < taps; ++t)
+                block[(t * inPerGroup + ic) * kTileChannels] = oc < outPerGroup ? src[ic * taps + t] : 0.0f;
+    }
+    return packed;
+}
+
 bool conv2dTapAvx512Applies(const Conv2d& spec, int64_t inChannels, int64_t outChannels)
 {
     // Equal strides (each tile steps one stride along a row), and enough channels that a 32-wide output block and the
@@ -232,8 +245,8 @@ bool conv2dTapAvx512Applies(const Conv2d& spec, int64_t inChannels, int64_t outC
         && inChannels / groups * spec.kernel_size[0] * spec.kernel_size[1] >= 8;
 }
 
-void conv2dTapGemm(
-    const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec, const Padding2d& pad, Tensor& out)
+void conv2dTapGemm(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec, const Padding2d& pad,
+    Tensor& out, const float* prepacked)
 {
     const detail::ConvSizes g = detail::checkConvolution(in, weight, bias, spec, out, "conv2d", false);
     const int64_t Hp = g.inH + pad.top + pad.bottom, Wp = g.inW + pad.left + pad.right;
@@ -242,7 +255,7 @@ void conv2dTapGemm(
         && g.outH == (Hp - spec.dilation[0] * (g.kh - 1) - 1) / sh + 1
         && g.outW == (Wp - spec.dilation[1] * (g.kw - 1) - 1) / sw + 1;
     if (geometryAsExpected && avx512::haveAvx512() && conv2dTapAvx512Applies(spec, g.inC, g.outC)) {
-        conv2dTapAvx512(in, weight, bias, spec, pad, out);
+        conv2dTapAvx512(in, weight, bias, spec, pad, out, prepacked);
         return;
     }
     if (!conv2dTapGemmApplies(spec, g.inC) || g.outH != Hp - spec.dilation[0] * (g.kh - 1)

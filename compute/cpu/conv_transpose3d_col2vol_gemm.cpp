@@ -30,21 +30,34 @@ namespace {
         int64_t inH, inW, outD, outH, outW, kd, kh, kw, sd, sh, sw, dd, dh, dw, front, top, left;
     };
 
-    // Adds the columns of input voxels [v0, v0 + count) for output channel `oc` into its output volume.
-    void col2volChannel(const float* columns, int64_t oc, int64_t v0, int64_t count, const Geometry& g, float* volume)
+    // Adds the columns of input voxels [v0, v0 + count) for output channel `oc` into its output volume, only where
+    // they land in output depth planes [odLo, odHi): each tap visits just the input planes that reach there, so
+    // threads that own different planes of one channel share no element and repeat no work.
+    void col2volChannel(const float* columns, int64_t oc, int64_t v0, int64_t count, const Geometry& g, int64_t odLo,
+        int64_t odHi, float* volume)
     {
-        for (int64_t a = 0; a < g.kd; ++a)
+        const int64_t plane = g.inH * g.inW;
+        for (int64_t a = 0; a < g.kd; ++a) {
+            // od = id·s_d − front + a·d_d ∈ [odLo, odHi)  ⇔  id·s_d ∈ [odLo + front − a·d_d, odHi − 1 + front − a·d_d]
+            const int64_t lowNum = odLo + g.front - a * g.dd, highNum = odHi - 1 + g.front - a * g.dd;
+            if (highNum < 0)
+                continue;
+            const int64_t lowest = lowNum <= 0 ? 0 : (lowNum + g.sd - 1) / g.sd;
+            const int64_t highest = highNum / g.sd;
+            const int64_t first = std::max(v0, lowest * plane), last = std::min(v0 + count, (highest + 1) * plane);
+            if (first >= last)
+                continue;
             for (int64_t b = 0; b < g.kh; ++b)
                 for (int64_t c = 0; c < g.kw; ++c) {
-                    const float* src = columns + (((oc * g.kd + a) * g.kh + b) * g.kw + c) * count;
-                    int64_t rest = v0 / g.inW, iw = v0 % g.inW;
+                    const float* src = columns + (((oc * g.kd + a) * g.kh + b) * g.kw + c) * count - v0;
+                    int64_t rest = first / g.inW, iw = first % g.inW;
                     int64_t ih = rest % g.inH, id = rest / g.inH;
-                    for (int64_t i = 0; i < count; ++i) {
+                    for (int64_t v = first; v < last; ++v) {
                         const int64_t od = id * g.sd - g.front + a * g.dd;
                         const int64_t oh = ih * g.sh - g.top + b * g.dh;
                         const int64_t ow = iw * g.sw - g.left + c * g.dw;
-                        if (od >= 0 && od < g.outD && oh >= 0 && oh < g.outH && ow >= 0 && ow < g.outW)
-                            volume[(od * g.outH + oh) * g.outW + ow] += src[i];
+                        if (od >= odLo && od < odHi && oh >= 0 && oh < g.outH && ow >= 0 && ow < g.outW)
+                            volume[(od * g.outH + oh) * g.outW + ow] += src[v];
                         if (++iw == g.inW) {
                             iw = 0;
                             if (++ih == g.inH) {
@@ -54,6 +67,7 @@ namespace {
                         }
                     }
                 }
+        }
     }
 
 } // namespace
@@ -107,12 +121,16 @@ void convTranspose3d(const Tensor& in, const Tensor& weight, const Tensor* bias,
                 const int64_t count = std::min(mine, inVolume - v0);
                 product(w, x, v0, count, buffer);
                 for (int64_t oc = 0; oc < g.outPerGroup; ++oc)
-                    col2volChannel(buffer, oc, v0, count, geometry, dst + oc * outVolume);
+                    col2volChannel(buffer, oc, v0, count, geometry, 0, g.outD, dst + oc * outVolume);
             }
         }
         return;
     }
     std::unique_ptr<float[]> col = detail::allocateWorkspace(rows * chunk, op);
+    // The scatter's work items: (output channel, slab of output depth planes), at least two per thread, so a layer
+    // with one output channel (the decoder's last) no longer scatters on one thread.
+    const int64_t slabs = std::clamp<int64_t>((2 * int64_t(maxThreads) + g.outPerGroup - 1) / g.outPerGroup, 1, g.outD);
+    const int64_t slabDepth = (g.outD + slabs - 1) / slabs;
     for (int64_t pair = 0; pair < pairs; ++pair) {
         const float *x, *w;
         float* dst;
@@ -122,9 +140,13 @@ void convTranspose3d(const Tensor& in, const Tensor& weight, const Tensor* bias,
             detail::parallelSgemm(
                 true, false, rows, count, g.inPerGroup, w, rows, x + v0, inVolume, 0.0f, col.get(), count);
             const float* columns = col.get();
-#pragma omp parallel for schedule(static)
-            for (int64_t oc = 0; oc < g.outPerGroup; ++oc)
-                col2volChannel(columns, oc, v0, count, geometry, dst + oc * outVolume);
+#pragma omp parallel for schedule(dynamic)
+            for (int64_t item = 0; item < g.outPerGroup * slabs; ++item) {
+                const int64_t oc = item / slabs, slab = item % slabs;
+                const int64_t odLo = slab * slabDepth, odHi = std::min(g.outD, odLo + slabDepth);
+                if (odLo < odHi)
+                    col2volChannel(columns, oc, v0, count, geometry, odLo, odHi, dst + oc * outVolume);
+            }
         }
     }
 }

@@ -152,6 +152,15 @@ namespace {
                         m_fft[i] = std::make_unique<cpu::FftConv2d>(*conv, shapes.layers[i],
                             requireParameter(m_layers[i].weight, m_layers[i], "weight"),
                             parseFftTileOption(m_options.extra));
+            // cpu.tap_gemm's weights in the AVX-512 tile's order, once (as cpu.fft's spectra and oneDNN's reordered
+            // weights): repacking them every pass cost more than a 7×7 layer's products at batch 1.
+            m_tapWeights.assign(m_layers.size(), {});
+            if (m_taps && cpu::fast::avx512::haveAvx512())
+                for (size_t i = 0; i < m_layers.size(); ++i)
+                    if (const auto* conv = std::get_if<Conv2d>(&m_layers[i].spec);
+                        conv && cpu::fast::conv2dTapAvx512Applies(*conv, shapes.layers[i].in.c, shapes.layers[i].out.c))
+                        m_tapWeights[i] = cpu::fast::packTapWeights(
+                            requireParameter(m_layers[i].weight, m_layers[i], "weight"), *conv);
             m_outputs.reserve(m_layers.size());
             for (size_t i = 0; i < m_layers.size(); ++i) {
                 m_outputs.emplace_back(shapes.layers[i].out);
@@ -289,7 +298,8 @@ namespace {
                         if (m_fft[i])
                             m_fft[i]->run(in, layer.bias.get(), out);
                         else if (m_taps)
-                            cpu::fast::conv2dTapGemm(in, w, layer.bias.get(), spec, pad, out);
+                            cpu::fast::conv2dTapGemm(in, w, layer.bias.get(), spec, pad, out,
+                                m_tapWeights[i].empty() ? nullptr : m_tapWeights[i].data());
                         else
                             m_fast ? cpu::fast::conv2d(in, w, layer.bias.get(), spec, pad, out)
                                    : cpu::direct::conv2d(in, w, layer.bias.get(), spec, pad, out);
@@ -385,6 +395,7 @@ namespace {
         std::vector<Tensor> m_outputs;
         std::vector<std::string> m_rangeNames;
         std::vector<std::unique_ptr<cpu::FftConv2d>> m_fft; // cpu.fft: one per conv2d layer, null elsewhere
+        std::vector<std::vector<float>> m_tapWeights; // cpu.tap_gemm: packed weights where the AVX-512 tile runs
         bool m_prepared = false;
         bool m_ran = false;
     };

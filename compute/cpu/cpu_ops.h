@@ -55,8 +55,12 @@ namespace fast {
     // Where the CPU has AVX-512, conv2dTapGemm runs our register tile instead, on a wider set: any equal strides, a
     // 1×1 and the stem's three input channels too, ≥ 8 output channels per group (conv2d_tap_gemm.cpp, v5).
     bool conv2dTapAvx512Applies(const Conv2d& spec, int64_t inChannels, int64_t outChannels);
+    // `prepacked`: packTapWeights(weight, spec), made once (a session's prepare) where the AVX-512 tile runs the
+    // layer; null packs the weights in the call.
     void conv2dTapGemm(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec,
-        const Padding2d& pad, Tensor& out);
+        const Padding2d& pad, Tensor& out, const float* prepacked = nullptr);
+    // The weights in the AVX-512 tile's order: [group][32-channel block][tap][C_in/g][32], zero past C_out/g.
+    std::vector<float> packTapWeights(const Tensor& weight, const Conv2d& spec);
     // The version without AVX-512 that conv2dTapGemm falls back to: one OpenBLAS sgemm per tap.
     void conv2dTapGemmBlas(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec,
         const Padding2d& pad, Tensor& out);
