@@ -12,10 +12,12 @@
 //
 // The column matrix is kh·kw times the input, so the input pixels are processed in chunks bounded by
 // max(kMinWorkspaceBytes, input + output bytes), each chunk multiplied and scattered before the next.
-// The scatter adds into overlapping output pixels, so it is split across OpenMP threads by output channel,
-// where no two threads ever touch the same element. The output starts as the bias (or zero).
+// The scatter adds into overlapping output pixels, so it is split across OpenMP threads by output channel and
+// slab of output rows, where no two threads ever touch the same element. The output starts as the bias (or zero).
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
+
+#include <omp.h>
 
 #include <algorithm>
 
@@ -38,6 +40,11 @@ void convTranspose2d(const Tensor& in, const Tensor& weight, const Tensor* bias,
         = std::clamp<int64_t>(detail::workspaceBudgetBytes(in, out) / (rows * int64_t(sizeof(float))), 1, inPlane);
     std::unique_ptr<float[]> col = detail::allocateWorkspace(rows * chunk, op);
 
+    // The scatter's work items: (output channel, slab of output rows), two or more per thread, so a layer with few
+    // output channels (a generator's RGB output) still uses every thread; threads own disjoint rows.
+    const int64_t slabs = std::clamp<int64_t>(
+        (2 * int64_t(omp_get_max_threads()) + outPerGroup - 1) / outPerGroup, 1, std::max<int64_t>(1, outH / 4));
+    const int64_t slabRows = (outH + slabs - 1) / slabs;
     const int64_t planes = batch * outC;
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < planes; ++p) {
@@ -55,17 +62,25 @@ void convTranspose2d(const Tensor& in, const Tensor& weight, const Tensor* bias,
                 detail::parallelSgemm(
                     true, false, rows, count, inPerGroup, w, rows, x + p0, inPlane, 0.0f, col.get(), count);
                 const float* columns = col.get();
-#pragma omp parallel for schedule(static)
-                for (int64_t oc = 0; oc < outPerGroup; ++oc) {
+#pragma omp parallel for schedule(dynamic)
+                for (int64_t item = 0; item < outPerGroup * slabs; ++item) {
+                    const int64_t oc = item / slabs, slab = item % slabs;
+                    const int64_t ohLo = slab * slabRows, ohHi = std::min(outH, ohLo + slabRows);
                     float* plane = dst + oc * outPlane;
                     for (int64_t ki = 0; ki < kh; ++ki) {
+                        // oh = ih·s_h − top + ki·d_h ∈ [ohLo, ohHi): only the input rows that reach this slab.
+                        const int64_t lowNum = ohLo + pad.top - ki * dh, highNum = ohHi - 1 + pad.top - ki * dh;
+                        if (ohLo >= ohHi || highNum < 0)
+                            continue;
+                        const int64_t first = std::max(p0, (lowNum <= 0 ? 0 : (lowNum + sh - 1) / sh) * inW);
+                        const int64_t last = std::min(p0 + count, (highNum / sh + 1) * inW);
                         for (int64_t kj = 0; kj < kw; ++kj) {
-                            const float* src = columns + ((oc * kh + ki) * kw + kj) * count;
-                            int64_t ih = p0 / inW, iw = p0 % inW;
-                            for (int64_t i = 0; i < count; ++i) {
+                            const float* src = columns + ((oc * kh + ki) * kw + kj) * count - p0;
+                            int64_t ih = first / inW, iw = first % inW;
+                            for (int64_t i = first; i < last; ++i) {
                                 const int64_t oh = ih * sh - pad.top + ki * dh;
                                 const int64_t ow = iw * sw - pad.left + kj * dw;
-                                if (oh >= 0 && oh < outH && ow >= 0 && ow < outW)
+                                if (oh >= ohLo && oh < ohHi && ow >= 0 && ow < outW)
                                     plane[oh * outW + ow] += src[i];
                                 if (++iw == inW) {
                                     iw = 0;

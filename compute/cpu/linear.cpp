@@ -1,9 +1,12 @@
 // linear: out[n, o] = Σ_i in[n, i] · W[o, i] + b[o], PyTorch's nn.Linear (weight [out, in], stored
 // {out, in, 1, 1}). The input is read flat: its in_features are numel / batch, so [N, C, 1, 1] and [N, F]
 // both work. direct:: is the double-accumulating triple loop; fast:: is out[N, O] = in[N, I] · Wᵀ split across the
-// OpenMP team by blocks of output features (at batch 1 a GEMV that reads the weights once: bandwidth-bound, so
-// every core's share of the memory bandwidth counts), followed by the bias.
+// OpenMP team by blocks of output features, onto the bias. At batch 1 it is a GEMV that reads the weights once:
+// bandwidth-bound, so every core's share of the memory bandwidth counts (our AVX-512 rows, gemv_avx512.cpp, where
+// the CPU has them).
+#include "compute/cpu/conv2d_tap_avx512.h"
 #include "compute/cpu/cpu_ops.h"
+#include "compute/cpu/gemv_avx512.h"
 #include "compute/cpu/op_common.h"
 
 #include <algorithm>
@@ -48,6 +51,18 @@ void direct::linear(const Tensor& in, const Tensor& weight, const Tensor* bias, 
 void fast::linear(const Tensor& in, const Tensor& weight, const Tensor* bias, Tensor& out)
 {
     const auto [batch, inFeatures, outFeatures] = checkLinear(in, weight, bias, out);
+    if (batch == 1 && avx512::haveAvx512()) {
+        // A GEMV: rows of W split across the team in blocks of 64 (gemv_avx512.cpp says why not OpenBLAS's).
+        const int64_t blocks = (outFeatures + 63) / 64;
+        const float* init = bias ? bias->data() : nullptr;
+#pragma omp parallel for schedule(static) if (outFeatures * inFeatures >= detail::kMinParallelElements)
+        for (int64_t blk = 0; blk < blocks; ++blk) {
+            const int64_t r0 = blk * 64, rows = std::min<int64_t>(64, outFeatures - r0);
+            avx512::gemvRows(weight.data() + r0 * inFeatures, rows, inFeatures, in.data(), init ? init + r0 : nullptr,
+                out.data() + r0);
+        }
+        return;
+    }
     if (bias) {
         for (int64_t n = 0; n < batch; ++n)
             std::copy(bias->data(), bias->data() + outFeatures, out.data() + n * outFeatures);
