@@ -1,15 +1,21 @@
 // convscope-cli: the headless runner. shapes, run, bench and info over the same engine as the window.
 #include "cli/commands.h"
 
+#include "compute/cpu_threads.h"
 #include "compute/error.h"
 
 #include "convscope_config.h"
 
 #include <iostream>
 
+#include <unistd.h>
+
 int main(int argc, char** argv)
 {
     using namespace convscope;
+    // Before anything runs: OpenBLAS chose its generic kernels on a CPU its build does not know (cpu_threads.h).
+    if (chooseKnownBlasCore())
+        execv("/proc/self/exe", argv); // returns only on failure: then run on as we are
     CLI::App app { "ConvScope " CONVSCOPE_VERSION
                    " — shapes, runs and benchmarks of CNN layers on the CPU, our CUDA kernels and cuDNN" };
     app.require_subcommand(1);

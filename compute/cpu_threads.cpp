@@ -1,10 +1,14 @@
 // The CPU side's threading model (cpu_threads.h): one OpenMP pool, OpenBLAS on the calling thread.
 #include "compute/cpu_threads.h"
 
+#include "compute/cpu_features.h"
+
 #include <cblas.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <mutex>
 
@@ -73,6 +77,22 @@ std::string blasThreading()
 }
 
 int blasThreadCount() { return openblas_get_num_threads(); }
+
+bool chooseKnownBlasCore()
+{
+    if (std::getenv("OPENBLAS_CORETYPE"))
+        return false;
+    std::string core = blasCoreName();
+    std::transform(core.begin(), core.end(), core.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    if (core != "prescott")
+        return false;
+    const CpuFeatures& f = cpuFeatures();
+    const char* better = f.avx512f ? "SkylakeX" : f.avx2 && f.fma ? "Haswell" : nullptr;
+    if (!better)
+        return false;
+    setenv("OPENBLAS_CORETYPE", better, 1);
+    return true;
+}
 
 std::string blasCoreName()
 {

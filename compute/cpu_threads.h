@@ -30,6 +30,12 @@ void enterCpuThreadPolicy();
 // ("SkylakeX", "Haswell", "Prescott" …): both go into every result's machine description.
 std::string blasThreading();
 std::string blasCoreName();
+// A CPU newer than the installed OpenBLAS knows gets its generic SSE3 kernels ("Prescott": Debian 12's 0.3.21 on a
+// recent Xeon), a fraction of the speed of the AVX-512 or AVX2 ones the CPU runs. OpenBLAS picks its core when it is
+// loaded, from OPENBLAS_CORETYPE, before main() runs: so a program's main() calls this first. Where that happened
+// (and the user set no OPENBLAS_CORETYPE) it sets OPENBLAS_CORETYPE=SkylakeX (AVX-512) or Haswell (AVX2) and returns
+// true: the program then starts itself again (execv of /proc/self/exe), once, since the variable is set by then.
+bool chooseKnownBlasCore();
 // The threads OpenBLAS would use now (1 once the policy is in force).
 int blasThreadCount();
 

@@ -1,5 +1,6 @@
 // convscope: the window. `convscope [NET.json]` opens a network (LeNet-5 by default); the headless modes
 // (--screenshot, --bench-latency) render offscreen and exit.
+#include "compute/cpu_threads.h"
 #include "convscope_config.h"
 #include "gui/headless.h"
 #include "gui/main_window.h"
@@ -25,10 +26,15 @@ int main(int argc, char** argv)
     // window on a small machine that spinning starves the GUI thread: on 2 cores an edit-to-feature-map
     // refresh of LeNet-5 took ~105 ms instead of ~27 ms. libgomp reads its wait policy once, when it is
     // loaded (before main), so the only way to set it for ourselves is to start again with it set.
+    // OpenBLAS chooses its kernels the same way: a CPU its build does not know gets the generic ones unless
+    // OPENBLAS_CORETYPE says better (compute/cpu_threads.h). One restart sets both.
+    bool restart = convscope::chooseKnownBlasCore();
     if (!std::getenv("OMP_WAIT_POLICY")) {
         setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-        execv("/proc/self/exe", argv); // returns only on failure: then run as we are
+        restart = true;
     }
+    if (restart)
+        execv("/proc/self/exe", argv); // returns only on failure: then run as we are
 
     // The headless modes need no display: choose the offscreen platform before QApplication exists.
     bool headless = false;
