@@ -28,35 +28,74 @@ namespace {
             !spec.divisor_override || *spec.divisor_override != 0, "avgpool2d", "divisor_override must not be zero");
     }
 
+    // Output row oh, columns [ow0, ow1), window by window.
+    template <typename Accumulator>
+    void avgPoolColumns(const float* src, int64_t inH, int64_t inW, const AvgPool2d& spec, const Padding2d& pad,
+        float* row, int64_t oh, int64_t ow0, int64_t ow1)
+    {
+        const auto [sh, sw] = spec.effectiveStride();
+        const int64_t kh = spec.kernel_size[0], kw = spec.kernel_size[1];
+        for (int64_t ow = ow0; ow < ow1; ++ow) {
+            int64_t hStart = oh * sh - pad.top;
+            int64_t wStart = ow * sw - pad.left;
+            int64_t hEnd = std::min(hStart + kh, inH + pad.bottom);
+            int64_t wEnd = std::min(wStart + kw, inW + pad.right);
+            const int64_t poolSize = (hEnd - hStart) * (wEnd - wStart);
+            hStart = std::max<int64_t>(hStart, 0);
+            wStart = std::max<int64_t>(wStart, 0);
+            hEnd = std::min(hEnd, inH);
+            wEnd = std::min(wEnd, inW);
+            if (hStart >= hEnd || wStart >= wEnd) {
+                row[ow] = 0.0f;
+                continue;
+            }
+            Accumulator sum = 0;
+            for (int64_t ih = hStart; ih < hEnd; ++ih)
+                for (int64_t iw = wStart; iw < wEnd; ++iw)
+                    sum += src[ih * inW + iw];
+            const int64_t divisor = spec.divisor_override ? *spec.divisor_override
+                : spec.count_include_pad                  ? poolSize
+                                                          : (hEnd - hStart) * (wEnd - wStart);
+            row[ow] = static_cast<float>(sum / static_cast<Accumulator>(divisor));
+        }
+    }
+
     template <typename Accumulator>
     void avgPoolPlane(const float* src, int64_t inH, int64_t inW, const AvgPool2d& spec, const Padding2d& pad,
         float* dst, int64_t outH, int64_t outW)
     {
+        for (int64_t oh = 0; oh < outH; ++oh)
+            avgPoolColumns<Accumulator>(src, inH, inW, spec, pad, dst + oh * outW, oh, 0, outW);
+    }
+
+    // fast::: the columns whose windows lie wholly inside the input (divisor kh·kw, or the override, whatever
+    // count_include_pad says) summed row by row and tap by tap over all of them at once, in the same order as
+    // avgPoolPlane's loops; the border columns window by window as avgPoolPlane does.
+    void avgPoolPlaneFast(const float* src, int64_t inH, int64_t inW, const AvgPool2d& spec, const Padding2d& pad,
+        float* dst, int64_t outH, int64_t outW)
+    {
         const auto [sh, sw] = spec.effectiveStride();
         const int64_t kh = spec.kernel_size[0], kw = spec.kernel_size[1];
+        const int64_t owLo = std::min(outW, (pad.left + sw - 1) / sw);
+        const int64_t owHi = inW - kw + pad.left < 0 ? owLo : std::clamp((inW - kw + pad.left) / sw + 1, owLo, outW);
+        const float divisor = float(spec.divisor_override ? *spec.divisor_override : kh * kw);
         for (int64_t oh = 0; oh < outH; ++oh) {
-            for (int64_t ow = 0; ow < outW; ++ow) {
-                int64_t hStart = oh * sh - pad.top;
-                int64_t wStart = ow * sw - pad.left;
-                int64_t hEnd = std::min(hStart + kh, inH + pad.bottom);
-                int64_t wEnd = std::min(wStart + kw, inW + pad.right);
-                const int64_t poolSize = (hEnd - hStart) * (wEnd - wStart);
-                hStart = std::max<int64_t>(hStart, 0);
-                wStart = std::max<int64_t>(wStart, 0);
-                hEnd = std::min(hEnd, inH);
-                wEnd = std::min(wEnd, inW);
-                if (hStart >= hEnd || wStart >= wEnd) {
-                    dst[oh * outW + ow] = 0.0f;
-                    continue;
+            const int64_t hStart = oh * sh - pad.top;
+            float* row = dst + oh * outW;
+            if (hStart >= 0 && hStart + kh <= inH && owLo < owHi) {
+                std::fill(row + owLo, row + owHi, 0.0f);
+                for (int64_t ih = hStart; ih < hStart + kh; ++ih) {
+                    const float* in = src + ih * inW - pad.left;
+                    for (int64_t kj = 0; kj < kw; ++kj)
+                        for (int64_t ow = owLo; ow < owHi; ++ow)
+                            row[ow] += in[ow * sw + kj];
                 }
-                Accumulator sum = 0;
-                for (int64_t ih = hStart; ih < hEnd; ++ih)
-                    for (int64_t iw = wStart; iw < wEnd; ++iw)
-                        sum += src[ih * inW + iw];
-                const int64_t divisor = spec.divisor_override ? *spec.divisor_override
-                    : spec.count_include_pad                  ? poolSize
-                                                              : (hEnd - hStart) * (wEnd - wStart);
-                dst[oh * outW + ow] = static_cast<float>(sum / static_cast<Accumulator>(divisor));
+                for (int64_t ow = owLo; ow < owHi; ++ow)
+                    row[ow] /= divisor;
+                avgPoolColumns<float>(src, inH, inW, spec, pad, row, oh, 0, owLo);
+                avgPoolColumns<float>(src, inH, inW, spec, pad, row, oh, owHi, outW);
+            } else {
+                avgPoolColumns<float>(src, inH, inW, spec, pad, row, oh, 0, outW);
             }
         }
     }
@@ -81,7 +120,7 @@ void fast::avgPool2d(const Tensor& in, const AvgPool2d& spec, const Padding2d& p
     const int64_t planes = is.n * is.c;
 #pragma omp parallel for schedule(static) if (in.numel() >= detail::kMinParallelElements)
     for (int64_t plane = 0; plane < planes; ++plane)
-        avgPoolPlane<float>(
+        avgPoolPlaneFast(
             in.data() + plane * is.h * is.w, is.h, is.w, spec, pad, out.data() + plane * os.h * os.w, os.h, os.w);
 }
 

@@ -37,10 +37,7 @@ void fast::globalAvgPool2d(const Tensor& in, Tensor& out)
     const int64_t planes = in.shape().n * in.shape().c;
 #pragma omp parallel for schedule(static) if (in.numel() >= detail::kMinParallelElements)
     for (int64_t plane = 0; plane < planes; ++plane) {
-        const float* src = in.data() + plane * area;
-        double sum = 0;
-        for (int64_t i = 0; i < area; ++i)
-            sum += src[i];
+        const double sum = detail::sumInDouble(in.data() + plane * area, area);
         out.data()[plane] = static_cast<float>(sum / static_cast<double>(area));
     }
 }

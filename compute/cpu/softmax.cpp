@@ -2,7 +2,10 @@
 // largest x[k]. Subtracting m changes nothing mathematically but keeps e^x from overflowing (logits of
 // 100 would otherwise give inf / inf = NaN). For a flat input [N, F] the "pixel" is the single one and dim 1
 // is the features; for [N, C, H, W] the C values of one pixel are H·W apart in memory.
-// direct:: in double, one thread; fast:: in float with the N·H·W pixels split across OpenMP threads.
+// direct:: in double, one thread. fast:: in float over blocks of 64 neighbouring pixels split across OpenMP threads:
+// each pass (max, sum of exponentials, quotient) walks the channels over a block's 64 contiguous floats, where one
+// pixel at a time read one float per H·W stride (1.8 s for a 256 MiB tensor on 2 cores; a flat [N, F] input is one
+// block per row).
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
 
@@ -49,11 +52,34 @@ void fast::softmax(const Tensor& in, Tensor& out)
     checkSoftmax(in, out);
     const Shape& s = in.shape();
     const int64_t area = s.d * s.h * s.w; // over channels at every (d,) h, w position; d == 1 for images
-    const int64_t positions = s.n * area;
+    if (area == 1) {
 #pragma omp parallel for schedule(static) if (in.numel() >= detail::kMinParallelElements)
-    for (int64_t i = 0; i < positions; ++i) {
-        const int64_t n = i / area, p = i % area;
-        softmaxAt<float>(in.data() + n * s.c * area + p, out.data() + n * s.c * area + p, s.c, area);
+        for (int64_t n = 0; n < s.n; ++n)
+            softmaxAt<float>(in.data() + n * s.c, out.data() + n * s.c, s.c, 1);
+        return;
+    }
+    constexpr int64_t kBlock = 64;
+    const int64_t blocks = (area + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (in.numel() >= detail::kMinParallelElements)
+    for (int64_t i = 0; i < s.n * blocks; ++i) {
+        const int64_t n = i / blocks, p0 = (i % blocks) * kBlock, count = std::min(kBlock, area - p0);
+        const float* x = in.data() + n * s.c * area + p0;
+        float* y = out.data() + n * s.c * area + p0;
+        float largest[kBlock], sum[kBlock];
+        std::copy(x, x + count, largest);
+        for (int64_t c = 1; c < s.c; ++c)
+            for (int64_t p = 0; p < count; ++p)
+                largest[p] = std::max(largest[p], x[c * area + p]);
+        std::fill(sum, sum + count, 0.0f);
+        for (int64_t c = 0; c < s.c; ++c)
+            for (int64_t p = 0; p < count; ++p) {
+                const float e = std::exp(x[c * area + p] - largest[p]);
+                y[c * area + p] = e;
+                sum[p] += e;
+            }
+        for (int64_t c = 0; c < s.c; ++c)
+            for (int64_t p = 0; p < count; ++p)
+                y[c * area + p] /= sum[p];
     }
 }
 
