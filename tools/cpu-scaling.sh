@@ -4,7 +4,9 @@
 #   1. PyTorch CPU (tools/torch_cpu_bench.py) and ConvScope on ResNet-18 b1 and b8 and VGG-16 b1 at 224², on every core
 #      and on 2 threads (the development machine's count);
 #   2. the lecture's decoder, batched (tools/torch_lecture_bench.py and bench --suite lecture-interpolation);
-#   3. the thread scaling of every fast CPU selection on ResNet-18 b1 (1, 2, 4, 8, 16 threads);
+#   3. the memory-bound kinds on 256 MiB tensors (tools/networks/cpu_bandwidth.json) and VGG-16's batch-1 linear
+#      layers, in GB/s beside the measured copy bandwidth;
+#   4. the thread scaling of every fast CPU selection on ResNet-18 b1 (1, 2, 4, 8, 16 threads);
 # and prints a short table last. Every bench also prints the machine line (cores, threads, copy bandwidth, sgemm
 # rate, OpenBLAS core). Logs and JSON land in $OUT (the device tool's folder) or build-cpu/cpu-scaling.
 #
@@ -21,7 +23,7 @@ BUILD=${BUILD_DIR:-build-cpu}
 OUT=${OUT:-$BUILD/cpu-scaling}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-STEPS=${STEPS:-"build anchor lecture scaling"}
+STEPS=${STEPS:-"build anchor lecture bandwidth scaling"}
 SELECTIONS=${SELECTIONS:-"cpu.tap_gemm,cpu.im2col_gemm,onednn.auto"}
 REPEAT=${REPEAT:-10}
 PYTHON=${PYTHON:-/opt/torch/.venv/bin/python}
@@ -84,6 +86,11 @@ if has lecture; then
     tee "$OUT/lecture.log" | tail -8
 fi
 
+if has bandwidth; then
+  echo "== memory-bound kinds on 256 MiB tensors ($(elapsed) s)"
+  bench "bandwidth_b1_t$CORES" "$CORES" tools/networks/cpu_bandwidth.json 1
+fi
+
 if has scaling; then
   for t in 1 2 4 8 16; do
     [ "$t" -le "$CORES" ] || continue
@@ -93,6 +100,8 @@ if has scaling; then
 fi
 
 echo "== summary ($(elapsed) s)"
+# The device tool brings back a handful of files: everything in one archive besides the log.
+tar -czf "$OUT/cpu-scaling-results.tgz" -C "$OUT" $(cd "$OUT" && ls *.json *.jsonl *.log 2>/dev/null) 2>/dev/null
 "$PYTHON" - "$OUT" <<'PY'
 import glob, json, os, sys
 out = sys.argv[1]
@@ -107,6 +116,8 @@ for f in glob.glob(os.path.join(out, "torch_t*.jsonl")):
 rows = []
 for f in sorted(glob.glob(os.path.join(out, "*_b*_t*.json"))):
     name = os.path.basename(f)[:-5]
+    if name.startswith("bandwidth"):
+        continue
     net, b, t = name.split("_")
     model = {"resnet18": "resnet18", "vgg16": "vgg16"}[net]
     sel, machine = totals(f)
@@ -119,6 +130,27 @@ if rows:
     for net, b, t, anchor, sel, _ in rows:
         cells = [f"{sel[s]:.1f} ({sel[s] / anchor:.2f}×)" if anchor else f"{sel[s]:.1f}" for s in sels]
         print(f"| {net} {b} | {t[1:]} | {anchor if anchor is None else round(anchor, 1)} | " + " | ".join(cells) + " |")
+def bandwidth(path, names=None):
+    d = json.load(open(path))
+    rep = d["cases"][0]["report"]
+    copy = d.get("cpu_machine", {}).get("copy_bandwidth_gb_per_s", 0)
+    for sel in rep["selections"]:
+        for layer, meta in zip(sel.get("layers", []), rep["layers"]):
+            if names and meta["type"] not in names:
+                continue
+            ms = layer["compute_ms"]["median"]
+            gbs = (meta["bytes_read"] + meta["bytes_written"]) / ms / 1e6 if ms > 0 else 0
+            print(f"| {sel['selection']} | {meta['name']} {meta['type']} | {ms:.2f} | {gbs:.1f} | {gbs / copy:.0%} |")
+bw = glob.glob(os.path.join(out, "bandwidth_b1_t*.json"))
+vgg = glob.glob(os.path.join(out, f"vgg16_b1_t{os.cpu_count()}.json"))
+if bw or vgg:
+    print("\nMemory-bound layers: bytes read + written per second, against the copy bandwidth measured in the same run")
+    print("| selection | layer | ms | GB/s | of copy |")
+    print("|---|---|---|---|---|")
+    for p in bw:
+        bandwidth(p)
+    for p in vgg:
+        bandwidth(p, {"linear"})
 scal = sorted(glob.glob(os.path.join(out, "scaling_t*.json")), key=lambda p: int(p.split("_t")[-1][:-5]))
 if scal:
     per = [(int(p.split("_t")[-1][:-5]),) + totals(p) for p in scal]
