@@ -118,13 +118,19 @@ void conv2d(
     // (v2 with 128-pixel tiles: 512→1024 at 32² ran at 58% of the FMA peak on one core, this v3 at 6x%).
     // A multiple of 16 pixels (one AVX-512 register).
     const int64_t fitsL2 = (int64_t(1) << 20) / (4 * depth);
-    const int64_t tile
-        = std::min(pixels, std::max<int64_t>({ 512, fitsL2, std::min<int64_t>(outPerGroup, 1024) }) / 16 * 16);
-    const int64_t tiles = (pixels + tile - 1) / tile;
-    // At batch 1 a small layer is one or two tiles: the output channels then split too, until every thread has a
-    // task (each part repeats its tile's im2col, small beside the product it feeds).
+    int64_t tile = std::min(pixels, std::max<int64_t>({ 512, fitsL2, std::min<int64_t>(outPerGroup, 1024) }) / 16 * 16);
+    // At batch 1 a small layer is one or two tiles: the tiles then shrink (to no fewer than 64 pixels, where the
+    // product still amortises packing the weights) until every thread has one, and only then do the output channels
+    // split too (each part repeats its tile's im2col, which is the cheaper of the two only when the tile cannot
+    // shrink).
     const int maxThreads = omp_get_max_threads();
-    const int64_t pixelTasks = batch * groups * tiles;
+    const int64_t images = batch * groups;
+    if (images * ((pixels + tile - 1) / tile) < maxThreads) {
+        const int64_t perImage = (maxThreads + images - 1) / images;
+        tile = std::min(tile, std::max<int64_t>(64, ((pixels + perImage - 1) / perImage + 15) / 16 * 16));
+    }
+    const int64_t tiles = (pixels + tile - 1) / tile;
+    const int64_t pixelTasks = images * tiles;
     const int64_t ocChunks
         = std::clamp<int64_t>((maxThreads + pixelTasks - 1) / pixelTasks, 1, std::max<int64_t>(1, outPerGroup / 16));
     const int64_t ocStep = (outPerGroup + ocChunks - 1) / ocChunks;
