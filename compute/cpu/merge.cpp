@@ -6,6 +6,8 @@
 #include "compute/cpu/op_common.h"
 
 #include <cstring>
+#include <utility>
+#include <vector>
 
 namespace convscope::cpu {
 
@@ -73,17 +75,19 @@ namespace {
         }
         detail::require(channels == o.c, "concat", "the inputs' channels do not add up to the output's");
         const int64_t area = o.d * o.h * o.w; // d == 1 for images
-        // One contiguous block per (sample, input): [C_k · (D ·) H · W] floats.
-#pragma omp parallel for collapse(2) schedule(static) if (parallel && out.numel() >= detail::kMinParallelElements)
-        for (int64_t n = 0; n < o.n; ++n)
-            for (int64_t k = 0; k < int64_t(ins.size()); ++k) {
-                int64_t offset = 0;
-                for (int64_t j = 0; j < k; ++j)
-                    offset += ins[size_t(j)]->shape().c;
-                const int64_t block = ins[size_t(k)]->shape().c * area;
-                std::memcpy(out.data() + (n * o.c + offset) * area, ins[size_t(k)]->data() + n * block,
-                    size_t(block) * sizeof(float));
-            }
+        // One contiguous plane per (sample, output channel): a batch-1 concat of two inputs is as many copies as
+        // channels, enough for every thread (one block per input kept two threads busy: 44% of the copy bandwidth).
+        std::vector<std::pair<const Tensor*, int64_t>> source; // output channel -> (input, its channel)
+        for (const Tensor* t : ins)
+            for (int64_t c = 0; c < t->shape().c; ++c)
+                source.emplace_back(t, c);
+#pragma omp parallel for schedule(static) if (parallel && out.numel() >= detail::kMinParallelElements)
+        for (int64_t item = 0; item < o.n * o.c; ++item) {
+            const int64_t n = item / o.c, c = item % o.c;
+            const auto [t, k] = source[size_t(c)];
+            std::memcpy(
+                out.data() + item * area, t->data() + (n * t->shape().c + k) * area, size_t(area) * sizeof(float));
+        }
     }
 
 } // namespace

@@ -4,6 +4,9 @@
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace convscope::cpu {
 
 namespace {
@@ -46,9 +49,20 @@ namespace {
             float* dst = out.data() + plane * o.h * o.w;
             for (int64_t y = 0; y < o.h; ++y) {
                 const int64_t sy = sourceIndex(y, p[0], s.h, spec.mode);
+                float* row = dst + y * o.w;
+                if (sy < 0) {
+                    std::fill(row, row + o.w, fill);
+                    continue;
+                }
+                // Columns [left, left + W) are the source row itself in every mode; only the borders need mapping.
+                std::memcpy(row + p[2], src + sy * s.w, size_t(s.w) * sizeof(float));
                 for (int64_t x = 0; x < o.w; ++x) {
+                    if (x == p[2])
+                        x += s.w;
+                    if (x >= o.w)
+                        break;
                     const int64_t sx = sourceIndex(x, p[2], s.w, spec.mode);
-                    dst[y * o.w + x] = sy < 0 || sx < 0 ? fill : src[sy * s.w + sx];
+                    row[x] = sx < 0 ? fill : src[sy * s.w + sx];
                 }
             }
         }
