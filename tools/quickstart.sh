@@ -4,8 +4,8 @@
 #                               sample (or, without a display or GUI, run the CLI on it)
 #   tools/quickstart.sh test    install what is missing, check the sources (tools/check-format.sh: clang-format,
 #                               600 lines a file), build, and run the whole test suite: the ci preset (every
-#                               test, warnings as errors), the asan preset (ASan + UBSan, CUDA off: every non-GPU test, GUI included)
-#                               and the fuzz preset (clang, libFuzzer: each reader fuzzed with a fixed seed for
+#                               test, warnings as errors), the asan preset (ASan + UBSan, CUDA off: every non-GPU
+#                               test, GUI included) and the fuzz preset (clang, libFuzzer: each reader fuzzed with a fixed seed for
 #                               a fixed number of inputs, at most CONVSCOPE_FUZZ_SECONDS)
 # CUDA 13 and cuDNN 9 are used when the toolkit is installed (nvcc on PATH or in /usr/local/cuda); the GPU
 # tests report themselves skipped on a machine without a GPU.
