@@ -29,25 +29,25 @@ namespace {
         return fn;
     }
 
-    template <typename T> CUtensorMapDataType tmaType()
+    template <typename Element> CUtensorMapDataType tmaType()
     {
-        if constexpr (std::is_same_v<T, float>)
+        if constexpr (std::is_same_v<Element, float>)
             return CU_TENSOR_MAP_DATA_TYPE_TFLOAT32; // the copy rounds to TF32 (to nearest, ties to even: roundTf32)
-        else if constexpr (std::is_same_v<T, __half>)
+        else if constexpr (std::is_same_v<Element, __half>)
             return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
         else
             return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     }
 
-    template <typename T>
+    template <typename Element>
     CUtensorMap encode(const char* what, const void* base, int rank, const cuuint64_t* dims, const cuuint64_t* strides,
         const cuuint32_t* box, const cuuint32_t* steps, int rowPieces)
     {
         CUtensorMap map;
-        const CUresult rc
-            = encodeTiled()(&map, tmaType<T>(), cuuint32_t(rank), const_cast<void*>(base), dims, strides, box, steps,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, rowPieces == 8 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
-                CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        const CUresult rc = encodeTiled()(&map, tmaType<Element>(), cuuint32_t(rank), const_cast<void*>(base), dims,
+            strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
+            rowPieces == 8 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         if (rc != CUDA_SUCCESS)
             throw Error(std::string("cuda.tensor_core: cuTensorMapEncodeTiled refused the ") + what + " (CUresult "
                 + std::to_string(int(rc)) + ")");
@@ -56,45 +56,45 @@ namespace {
 
 } // namespace
 
-template <typename T, int BN, int STAGES, int RP, bool PP, int WA, bool TR>
-void launchTma(const ConvGeometry& g, const Plan& p, const TmaParams& tp, const T* x, const T* wp, const float* bias,
-    T* y, float* partial, cudaStream_t st)
+template <typename Element, int BlockN, int Stages, int RowPieces, bool PingPong, int WindowSlots, bool Transposed>
+void launchTma(const ConvGeometry& g, const Plan& p, const TmaParams& tp, const Element* x, const Element* wp,
+    const float* bias, Element* y, float* partial, cudaStream_t st)
 {
-    constexpr size_t smemBytes = tmaSmemBytes(BN, RP, STAGES, WA, TR) + 1024;
-    auto* kernel = tmaConvKernel<T, BN, STAGES, RP, PP, WA, TR>;
+    constexpr size_t smemBytes = tmaSmemBytes(BlockN, RowPieces, Stages, WindowSlots, Transposed) + 1024;
+    auto* kernel = tmaConvKernel<Element, BlockN, Stages, RowPieces, PingPong, WindowSlots, Transposed>;
     if (!y) { // prepare: opt in to the shared memory (launch() in conv2d_tensor_core_kernel.cuh says why)
         CONVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smemBytes)));
         return;
     }
-    constexpr cuuint64_t e = sizeof(T);
-    constexpr cuuint32_t rowElems = 16 * RP / sizeof(T);
+    constexpr cuuint64_t e = sizeof(Element);
+    constexpr cuuint32_t rowElems = 16 * RowPieces / sizeof(Element);
     // The input, NHWC, innermost first; its box: one k-tile row of channels × the block's pixels, stride-spaced.
     const cuuint64_t xDims[4] = { cuuint64_t(g.c), cuuint64_t(g.w), cuuint64_t(g.h), cuuint64_t(g.n) };
     const cuuint64_t xStrides[3] = { g.c * e, cuuint64_t(g.w) * g.c * e, cuuint64_t(g.h) * g.w * g.c * e };
     // Window tiles: one row of the block's pixels and the taps' reach (stride 1), read by every tap of a kernel row.
-    const cuuint32_t xBox[4]
-        = { rowElems, cuuint32_t(WA ? tmaWindowRows(g) : p.tileW * g.strideW), cuuint32_t(p.tileH * g.strideH), 1 };
+    const cuuint32_t xBox[4] = { rowElems, cuuint32_t(WindowSlots ? tmaWindowRows(g) : p.tileW * g.strideW),
+        cuuint32_t(p.tileH * g.strideH), 1 };
     const cuuint32_t xSteps[4] = { 1, cuuint32_t(g.strideW), cuuint32_t(g.strideH), 1 };
-    const CUtensorMap xMap = encode<T>("input's box", x, 4, xDims, xStrides, xBox, xSteps, RP);
+    const CUtensorMap xMap = encode<Element>("input's box", x, 4, xDims, xStrides, xBox, xSteps, RowPieces);
     // The transposed tile's slot is two boxes: this one (the first 128 pixels), then xMap's.
     const cuuint32_t xHeadBox[4] = { rowElems, 128, 1, 1 };
     const CUtensorMap xHeadMap
-        = TR ? encode<T>("input's first box", x, 4, xDims, xStrides, xHeadBox, xSteps, RP) : xMap;
-    // The packed weights [K][ldw]; the box: one k-tile row × BN output channels.
+        = Transposed ? encode<Element>("input's first box", x, 4, xDims, xStrides, xHeadBox, xSteps, RowPieces) : xMap;
+    // The packed weights [K][ldw]; the box: one k-tile row × BlockN output channels.
     const cuuint64_t wDims[2] = { cuuint64_t(p.ldw), cuuint64_t(g.k) };
     const cuuint64_t wStrides[1] = { cuuint64_t(p.ldw) * e };
-    const cuuint32_t wBox[2] = { rowElems, BN }, wSteps[2] = { 1, 1 };
-    const CUtensorMap wMap = encode<T>("weights' box", wp, 2, wDims, wStrides, wBox, wSteps, RP);
+    const cuuint32_t wBox[2] = { rowElems, BlockN }, wSteps[2] = { 1, 1 };
+    const CUtensorMap wMap = encode<Element>("weights' box", wp, 2, wDims, wStrides, wBox, wSteps, RowPieces);
     kernel<<<p.ctas, kTmaThreads, smemBytes, st>>>(xMap, xHeadMap, wMap, tp, bias, y, partial);
     CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core (wgmma, TMA)");
 }
 
-template <typename T>
+template <typename Element>
 void runTmaTyped(
     const ConvGeometry& g, const Plan& p, const void* xv, const float* bias, void* yv, void* scratch, cudaStream_t st)
 {
-    const LaunchArgs<T> a(g, p, xv, yv, scratch);
-    const int rowElems = 16 * p.rowPieces / int(sizeof(T));
+    const LaunchArgs<Element> a(g, p, xv, yv, scratch);
+    const int rowElems = 16 * p.rowPieces / int(sizeof(Element));
     const TmaParams tp { a.prm, std::countr_zero(unsigned(p.tileW)), p.tilesP, p.tilesQ, g.c / rowElems, p.mTiles,
         p.nTiles, p.mTiles * p.nTiles * p.splits, p.probe, p.spin, p.early,
         (tmaWindowRows(g) + (kTiles[p.tile].transposed ? 128 : 0)) * 128 };
@@ -102,10 +102,10 @@ void runTmaTyped(
     // names, found among the last kTileCount − kTmaTile64 entries (the tma… tiles).
     auto run = [&](auto tile) {
         constexpr TileShape t = kTiles[decltype(tile)::value];
-        launchTma<T, t.bn(), t.stages, t.rowPieces, t.pingpong, t.windows, t.transposed>(
+        launchTma<Element, t.bn(), t.stages, t.rowPieces, t.pingpong, t.windows, t.transposed>(
             g, p, tp, a.x, a.wp, bias, a.y, a.partial, st);
     };
-    static_assert(kTiles[kTmaTile64].tma && !kTiles[kTmaTile64 - 1].tma && kTiles[kTileCount - 1].tma,
+    static_assert(kTiles[kTmaTile64].usesTma() && !kTiles[kTmaTile64 - 1].usesTma() && kTiles[kTileCount - 1].usesTma(),
         "the tma… tiles are the last entries of kTiles");
     const bool ran = [&]<int... I>(std::integer_sequence<int, I...>)
     {
