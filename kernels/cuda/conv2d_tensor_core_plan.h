@@ -77,25 +77,32 @@ constexpr TileShape kTiles[] = {
     // 4 × 24 KB
     { .name = "tma128x64", .warpsM = 2, .warpsN = 1, .n8PerWarp = 8, .kernel = TileKernel::Tma, .stages = 4 },
     // 64-byte rows (C a multiple of 32 halves): 8 × 12 KB
-    { .name = "tma128x64r64", .warpsM = 2, .warpsN = 1, .n8PerWarp = 8, .kernel = TileKernel::Tma, .rowPieces = 4, .stages = 8 },
+    { .name = "tma128x64r64", .warpsM = 2, .warpsN = 1, .n8PerWarp = 8, .kernel = TileKernel::Tma,
+      .rowPieces = 4, .stages = 8 },
     // 3 × 32 KB
     { .name = "tma128x128", .warpsM = 2, .warpsN = 1, .n8PerWarp = 16, .kernel = TileKernel::Tma, .stages = 3 },
     // 6 × 16 KB
-    { .name = "tma128x128r64", .warpsM = 2, .warpsN = 1, .n8PerWarp = 16, .kernel = TileKernel::Tma, .rowPieces = 4, .stages = 6 },
+    { .name = "tma128x128r64", .warpsM = 2, .warpsN = 1, .n8PerWarp = 16, .kernel = TileKernel::Tma,
+      .rowPieces = 4, .stages = 6 },
     // 6 × 32 KB, one block a multiprocessor
     { .name = "tma128x128s6", .warpsM = 2, .warpsN = 1, .n8PerWarp = 16, .kernel = TileKernel::Tma, .stages = 6 },
     // 4 × 48 KB, one block a multiprocessor
     { .name = "tma128x256", .warpsM = 2, .warpsN = 1, .n8PerWarp = 32, .kernel = TileKernel::Tma, .stages = 4 },
     // ping-pong, 6 × 32 KB
-    { .name = "tma128x128pp", .warpsM = 2, .warpsN = 1, .n8PerWarp = 16, .kernel = TileKernel::Tma, .stages = 6, .pingpong = true },
+    { .name = "tma128x128pp", .warpsM = 2, .warpsN = 1, .n8PerWarp = 16, .kernel = TileKernel::Tma,
+      .stages = 6, .pingpong = true },
     // ping-pong, 8 × 24 KB
-    { .name = "tma128x64pp", .warpsM = 2, .warpsN = 1, .n8PerWarp = 8, .kernel = TileKernel::Tma, .stages = 8, .pingpong = true },
+    { .name = "tma128x64pp", .warpsM = 2, .warpsN = 1, .n8PerWarp = 8, .kernel = TileKernel::Tma,
+      .stages = 8, .pingpong = true },
     // window: 3 × 17 KB of input, 6 × 8 KB of weights
-    { .name = "tma128x64w", .warpsM = 2, .warpsN = 1, .n8PerWarp = 8, .kernel = TileKernel::Tma, .stages = 6, .windows = 3 },
+    { .name = "tma128x64w", .warpsM = 2, .warpsN = 1, .n8PerWarp = 8, .kernel = TileKernel::Tma,
+      .stages = 6, .windows = 3 },
     // window: 2 × 17 KB, 4 × 16 KB
-    { .name = "tma128x128w", .warpsM = 2, .warpsN = 1, .n8PerWarp = 16, .kernel = TileKernel::Tma, .stages = 4, .windows = 2 },
+    { .name = "tma128x128w", .warpsM = 2, .warpsN = 1, .n8PerWarp = 16, .kernel = TileKernel::Tma,
+      .stages = 4, .windows = 2 },
     // transposed: 2 × 33 KB, 4 × 8 KB
-    { .name = "tma256x64t", .warpsM = 4, .warpsN = 1, .n8PerWarp = 8, .kernel = TileKernel::Tma, .stages = 4, .windows = 2, .transposed = true },
+    { .name = "tma256x64t", .warpsM = 4, .warpsN = 1, .n8PerWarp = 8, .kernel = TileKernel::Tma,
+      .stages = 4, .windows = 2, .transposed = true },
 };
 // clang-format on
 constexpr int kTileCount = int(sizeof(kTiles) / sizeof(kTiles[0]));
