@@ -3,6 +3,7 @@
 
 #include "compute/checked_math.h"
 #include "compute/error.h"
+#include "compute/layer_kinds.h"
 #include "compute/npy.h"
 #include "compute/random.h"
 
@@ -310,6 +311,10 @@ namespace {
                         } else {
                             weightsAndBias(plan);
                         }
+                    } else if constexpr ((layerKindOf<T>().needs & (kNeedsWeights | kNeedsStatistics)) == 0) {
+                        // no parameters to make
+                    } else {
+                        static_assert(dependent_false<T>, "materialize: a kind with parameters needs its branch here");
                     }
                 },
                 m_layer.spec);

@@ -1,5 +1,5 @@
-// The network file (DESIGN.md §4), read. Parsing is strict on purpose: the file is written by hand in lectures,
-// and a typo such as "strid" that silently fell back to a default would show a teacher the wrong network.
+// The network file (docs/ARCHITECTURE.md §4), read. Parsing is strict on purpose: the file is written by hand in
+// lectures, and a typo such as "strid" that silently fell back to a default would show a teacher the wrong network.
 // Every error names the file, the layer (index and name, or its type when it has no name) and the key.
 // The field readers live in network_json_fields.cpp, the writer in network_json_write.cpp.
 #include "compute/network_json.h"

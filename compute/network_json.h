@@ -1,4 +1,4 @@
-// The network file (DESIGN.md §4): {"format": "convscope-network", "version": 1, ...}. Load, save and a
+// The network file (docs/ARCHITECTURE.md §4): {"format": "convscope-network", "version": 1, ...}. Load, save and a
 // lossless round trip. Unknown keys, wrong types, unknown layer types and impossible values are
 // InputErrors that name the file, the layer (index and name) and the key.
 #pragma once

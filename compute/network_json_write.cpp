@@ -1,5 +1,5 @@
-// The network file (DESIGN.md §4), written: every field explicitly, in PyTorch's constructor order, so a file shows
-// the whole layer and a round trip is lossless; apart from the reader, which is most of network_json.cpp.
+// The network file (docs/ARCHITECTURE.md §4), written: every field explicitly, in PyTorch's constructor order, so a
+// file shows the whole layer and a round trip is lossless; apart from the reader, which is most of network_json.cpp.
 #include "compute/network_json.h"
 
 #include "compute/atomic_file.h"

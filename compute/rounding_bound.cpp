@@ -168,8 +168,13 @@ namespace {
                     return std::sqrt((k / divisor) * (overlaps(l.kernel_size, l.effectiveStride()) / divisor));
                 } else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>)
                     return 1.0 / std::sqrt(double(std::max<int64_t>(1, shape.in.d * shape.in.h * shape.in.w)));
+                else if constexpr (std::is_same_v<T, Tanh> || std::is_same_v<T, Add> || std::is_same_v<T, Mul>)
+                    return 1.0; // |tanh'| <= 1; add and mul: the inputs' norms are summed in roundingBounds
+                else if constexpr (keepsRelativeError<T>() || layerKindOf<T>().family == KindFamily::Convolution
+                    || layerKindOf<T>().family == KindFamily::FullyConnected)
+                    return 1.0; // never asked: their gain is 1 (see the header)
                 else
-                    return 1.0;
+                    static_assert(dependent_false<T>, "rounding bound: a new kind needs its Lipschitz constant here");
             },
             layer.spec);
     }

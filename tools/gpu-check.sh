@@ -16,7 +16,13 @@
 #                eager with and without the launch gate, graph mode, and each kernel's duration under ncu) is extra. The sanitize stage alone can take most of
 #                a 10-minute call: STAGES="build test" first, then STAGES="sanitize faults" (the build folder stays).
 #   SANITIZER_TOOLS     default "memcheck racecheck initcheck synccheck"
-#   SANITIZER_TIMEOUT   seconds per tool (default 150)
+#   SHARD        the sanitize stage's shards, by Catch2 tag (default all: cuda-conv2d cuda-tensor-core cuda-other
+#                cudnn-storage cudnn-other volume rest; racecheck runs the cuda-* ones only). Each runs under every
+#                tool in SANITIZER_TOOLS with its own time limit; the summary lists the shards that ran clean and those
+#                left for the next call
+#   TAGS         one Catch2 test filter to run under the sanitizers instead of the shards (e.g. TAGS="[cuda][pool]")
+#   SANITIZER_TIMEOUT   seconds per shard and tool (default 150)
+#   SANITIZE_BUDGET     no shard starts unless it can end within this many seconds of the script's start (default 540)
 #   OUT          where logs and JSON results go (default $BUILD_DIR/gpu-check)
 #   TARGETS      what to build (default: the GPU tests, the modules and the CLI; "all" for everything)
 # Steps whose binaries are missing (e.g. a CLI without `bench`) are skipped with a note, never fatal; every
@@ -206,39 +212,81 @@ if has tc; then
 fi
 
 if has sanitize; then
+  # Under compute-sanitizer the whole GPU suite does not finish in one 10-minute device call (memcheck reached 54 test
+  # cases, racecheck 8, before a 170 s cap), so it runs in shards by Catch2 tag, each under its own time limit
+  # (SANITIZER_TIMEOUT), and the summary says which shards ran clean. The shards cover every GPU test but the
+  # exclusions: [wide] (same kernels, 100x the instrumented work), [fault] (the injected faults are deliberate:
+  # memcheck would rightly report the null store), [calibrate] and the hidden [.bench] (they time the device:
+  # meaningless under instrumentation). `rest` takes every test none of the others names, so a new tag is not missed.
+  # One call: e.g. STAGES=sanitize SANITIZER_TOOLS=memcheck SHARD="cuda-conv2d cuda-tensor-core"; the note at the end
+  # names the shards left for the next call.
+  EXCLUDE='~[wide]~[fault]~[calibrate]~[.bench]'
+  ALL_SHARDS="cuda-conv2d cuda-tensor-core cuda-other cudnn-storage cudnn-other volume rest"
+  shard_filter() {
+    case $1 in
+      cuda-conv2d) echo "[cuda][conv2d]~[tensor_core]$EXCLUDE" ;;
+      cuda-tensor-core) echo "[cuda][tensor_core]$EXCLUDE" ;;
+      cuda-other) echo "[cuda]~[conv2d]~[tensor_core]$EXCLUDE" ;;
+      cudnn-storage) echo "[cudnn][storage]$EXCLUDE" ;;
+      cudnn-other) echo "[cudnn]~[storage]$EXCLUDE" ;;
+      volume) echo "[volume]~[cuda]~[cudnn]$EXCLUDE" ;;
+      rest) echo "~[cuda]~[cudnn]~[volume]$EXCLUDE" ;;
+      tags) echo "$TAGS" ;;
+      *) return 1 ;;
+    esac
+  }
+  # SHARD: which shards (default all); TAGS: one Catch2 filter of your own instead, run as the shard "tags".
+  if [ -n "${TAGS:-}" ]; then SHARDS="tags"; else SHARDS=${SHARD:-$ALL_SHARDS}; fi
+  SHARD_TIMEOUT=${SANITIZER_TIMEOUT:-150}
+  # Shards start only while one more fits in the call (SANITIZE_BUDGET seconds from the script's start, default 540).
+  BUDGET=${SANITIZE_BUDGET:-540}
   if [ -n "${SANITIZER:-}" ] && [ -x "$TESTS" ]; then
-    # Every GPU test under each tool, except: [wide] (same kernels, 100x the instrumented work), [fault] (the
-    # injected faults are deliberate: memcheck would rightly report the null store) and the hidden [.bench].
-    # [calibrate] and the hidden [.bench] time the device: meaningless under instrumentation (an exclusion-only
-    # filter would otherwise take hidden tests in too).
-    FILTER='~[wide]~[fault]~[calibrate]~[.bench]'
-
+    clean=(); failed=(); skipped=()
     for tool in ${SANITIZER_TOOLS:-memcheck racecheck initcheck synccheck}; do
-      extra=()
-      filter=$FILTER
-      # No --leak-check: what it lists are the process-lifetime caches (the module's device arena pool, the per-thread
-      # cuDNN and cuBLAS handles), freed when the context goes, not leaks (8 allocations, H200, 2026-11-21).
-      # racecheck instruments every shared-memory access (~50x slower): our own kernels only, which are the ones
-      # that use shared memory; cuDNN's are NVIDIA's to check.
-      [ "$tool" = racecheck ] && filter="${RACECHECK_FILTER:-[cuda]~[wide]~[fault]}"
-      t0=$(date +%s)
-      timeout "${SANITIZER_TIMEOUT:-150}" "$SANITIZER" --tool "$tool" "${extra[@]}" --error-exitcode 9 --print-limit 20 \
-        "$TESTS" "$filter" >"$OUT/sanitizer-$tool.log" 2>&1
-      rc=$?
-      tail -4 "$OUT/sanitizer-$tool.log"
-      grep -B3 -A30 "FAILED:" "$OUT/sanitizer-$tool.log" | head -60
-      # racecheck sums up in hazards ("RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"), the others in errors.
-      errors=$(grep -m1 -oE "ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazard" "$OUT/sanitizer-$tool.log" \
-        | grep -oE "[0-9]+" || echo "?")
-      cases=$(grep -oE "test cases?: [0-9]+[^)]*|in [0-9]+ test cases?" "$OUT/sanitizer-$tool.log" | tail -1)
-      case $rc in
-        0) verdict="clean" ;;
-        9) verdict="ERRORS" ;;
-        124) verdict="TIMED OUT after ${SANITIZER_TIMEOUT:-150} s" ;;
-        *) verdict="rc $rc (a test failed?)" ;;
-      esac
-      note "compute-sanitizer $tool: $verdict — $errors errors, ${cases:-no Catch summary}, $(($(date +%s) - t0)) s"
+      for shard in $SHARDS; do
+        if ! filter=$(shard_filter "$shard"); then
+          note "compute-sanitizer: no shard \"$shard\" (shards: $ALL_SHARDS, or TAGS=...)"
+          continue
+        fi
+        # racecheck instruments every shared-memory access (~50x slower): our own kernels only, which are the ones
+        # that use shared memory; cuDNN's are NVIDIA's to check.
+        if [ "$tool" = racecheck ] && [[ $shard != cuda-* && $shard != tags ]]; then
+          continue
+        fi
+        if (($(elapsed) + SHARD_TIMEOUT > BUDGET)); then
+          skipped+=("$tool:$shard")
+          continue
+        fi
+        t0=$(date +%s)
+        log="$OUT/sanitizer-$tool-$shard.log"
+        # No --leak-check: what it lists are the process-lifetime caches (the module's device arena pool, the
+        # per-thread cuDNN and cuBLAS handles), freed when the context goes, not leaks (8 allocations, H200,
+        # 2026-11-21).
+        timeout "$SHARD_TIMEOUT" "$SANITIZER" --tool "$tool" --error-exitcode 9 --print-limit 20 \
+          "$TESTS" "$filter" >"$log" 2>&1
+        rc=$?
+        tail -4 "$log"
+        grep -B3 -A30 "FAILED:" "$log" | head -60
+        # racecheck sums up in hazards ("RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"), the
+        # others in errors.
+        errors=$(grep -m1 -oE "ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazard" "$log" |
+          grep -oE "[0-9]+" || echo "?")
+        cases=$(grep -oE "test cases?: [0-9]+[^)]*|in [0-9]+ test cases?|No test cases matched.*" "$log" | tail -1)
+        case $rc in
+          0) verdict="clean"; clean+=("$tool:$shard") ;;
+          9) verdict="ERRORS"; failed+=("$tool:$shard") ;;
+          124) verdict="TIMED OUT after $SHARD_TIMEOUT s"; failed+=("$tool:$shard (timed out)") ;;
+          *) verdict="rc $rc (a test failed?)"; failed+=("$tool:$shard (rc $rc)") ;;
+        esac
+        note "compute-sanitizer $tool [$shard] $filter: $verdict — $errors errors, ${cases:-no Catch summary}, $(($(date +%s) - t0)) s"
+      done
     done
+    note "compute-sanitizer: clean: ${clean[*]:-none}"
+    ((${#failed[@]})) && note "compute-sanitizer: NOT clean: ${failed[*]}"
+    if ((${#skipped[@]})); then
+      left=$(printf '%s\n' "${skipped[@]}" | cut -d: -f2 | sort -u | tr '\n' ' ')
+      note "compute-sanitizer: not run (no time left in this call): ${skipped[*]} — next call: STAGES=sanitize SHARD=\"${left% }\""
+    fi
   else
     note "compute-sanitizer: skipped (tool or test binary missing)"
   fi

@@ -2,9 +2,10 @@
 # ConvScope's two-command quick start on Debian 12.
 #   tools/quickstart.sh         install what is missing, build, and open the window on LeNet-5 with the digit
 #                               sample (or, without a display or GUI, run the CLI on it)
-#   tools/quickstart.sh test    install what is missing, build, and run the whole test suite: the ci preset (every
-#                               test), the asan preset (ASan + UBSan, CUDA off: every non-GPU test, GUI included)
-#                               and the fuzz preset (clang, libFuzzer: each reader fuzzed with a fixed seed for
+#   tools/quickstart.sh test    install what is missing, check the sources (tools/check-format.sh: clang-format,
+#                               600 lines a file), build, and run the whole test suite: the ci preset (every
+#                               test, warnings as errors), the asan preset (ASan + UBSan, CUDA off: every non-GPU
+#                               test, GUI included) and the fuzz preset (clang, libFuzzer: each reader fuzzed with a fixed seed for
 #                               a fixed number of inputs, at most CONVSCOPE_FUZZ_SECONDS)
 # CUDA 13 and cuDNN 9 are used when the toolkit is installed (nvcc on PATH or in /usr/local/cuda); the GPU
 # tests report themselves skipped on a machine without a GPU.
@@ -17,7 +18,8 @@ mode="${1:-open}"
 # libonnx-dev's headers include protobuf's, which it does not depend on (libprotobuf-dev).
 packages=(build-essential cmake ninja-build pkg-config qt6-base-dev qt6-svg-dev libqcustomplot-dev libgl-dev
           catch2 nlohmann-json3-dev libopenblas-dev libcli11-dev libstb-dev libdnnl-dev ocl-icd-opencl-dev
-          libfftw3-dev libonnx-dev libprotobuf-dev libonnx-testdata xauth xvfb clang-14 libclang-rt-14-dev)
+          libfftw3-dev libonnx-dev libprotobuf-dev libonnx-testdata xauth xvfb clang-14 libclang-rt-14-dev
+          clang-format-14)
 missing=()
 # The packaging tests: cpack -G DEB (dpkg-shlibdeps, file), the desktop and AppStream validators, the MIME check.
 packages+=(desktop-file-utils appstream shared-mime-info libglib2.0-bin dpkg-dev file)
@@ -54,7 +56,9 @@ test)
         cmake --preset fuzz ${CONVSCOPE_FUZZ_SECONDS:+-DCONVSCOPE_FUZZ_SECONDS=$CONVSCOPE_FUZZ_SECONDS} &&
             cmake --build --preset fuzz -j "$jobs" && ctest --preset fuzz -j "$jobs"
     }
-    stage "ci preset: build and every test" ci
+    # First, as it is the cheapest: a format difference or an overlong file fails CI before any build.
+    stage "sources: clang-format and the 600-line limit (tools/check-format.sh)" tools/check-format.sh
+    stage "ci preset: build (warnings as errors) and every test" ci
     [ "${CONVSCOPE_SKIP_ASAN:-0}" = 1 ] || stage "asan preset: ASan + UBSan, every non-GPU test" asan
     [ "${CONVSCOPE_SKIP_FUZZ:-0}" = 1 ] || stage "fuzz preset: libFuzzer on the .npy, network and image readers" fuzz
     ;;

@@ -55,6 +55,16 @@ void convertNode(GraphBuilder& g, const ::onnx::NodeProto& node, size_t index, c
 // when it is not a volume operator (convertNode goes on with it).
 bool convertVolumeNode(GraphBuilder& g, const ::onnx::NodeProto& node, const std::string& name, const Attributes& a);
 
+// Clip and PRelu with constant bounds and slopes (onnx_convert_activation.cpp).
+void clip(GraphBuilder& g, const ::onnx::NodeProto& node, const std::string& name, const Attributes& a);
+void prelu(GraphBuilder& g, const ::onnx::NodeProto& node, const std::string& name, const Attributes& a);
+
+// Helpers of the converters (onnx_convert.cpp): the node's first input (failing when it has none); a failure when an
+// output after the first is used; a refusal that lists the operators ConvScope takes.
+const std::string& in0(const ::onnx::NodeProto& node, const Attributes& a);
+void onlyFirstOutput(const GraphBuilder& g, const ::onnx::NodeProto& node, const Attributes& a);
+[[noreturn]] void refuse(const ::onnx::NodeProto& node, const Attributes& a, const std::string& why);
+
 // "Add, AveragePool, BatchNormalization, ..." (what convertNode takes, and the folded ops).
 std::string supportedOperatorList();
 

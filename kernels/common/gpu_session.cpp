@@ -34,11 +34,24 @@ namespace {
     }
 
     // Kinds whose weight is a GEMM operand: stored in the storage type for a layer that runs in storage.
+    // Read from the kind table's family (compute/layer_kinds.h); the switch names every family, so a new one is a
+    // compile error here.
     bool weightIsGemmOperand(const LayerSpec& spec)
     {
-        return std::holds_alternative<Conv2d>(spec) || std::holds_alternative<ConvTranspose2d>(spec)
-            || std::holds_alternative<Linear>(spec) || std::holds_alternative<Conv3d>(spec)
-            || std::holds_alternative<ConvTranspose3d>(spec);
+        switch (layerKind(spec).family) {
+        case KindFamily::Convolution:
+        case KindFamily::FullyConnected:
+            return true;
+        case KindFamily::Pooling:
+        case KindFamily::Normalization:
+        case KindFamily::Activation:
+        case KindFamily::Reshape:
+        case KindFamily::Merge:
+        case KindFamily::Padding:
+        case KindFamily::NoOp:
+            return false;
+        }
+        return false;
     }
 
     // Bytes of a tensor of `shape` in the storage type.

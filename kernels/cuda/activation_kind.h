@@ -11,6 +11,13 @@
 
 namespace convscope::cuda {
 
+// The activation-family kinds (compute/layer_kinds.h) that run activation.cu's kernel: all but the three with
+// kernels of their own (hardtanh and prelu in parametric_activation.cuh, softmax). A new activation kind is one
+// of them by its family, and activationKindOf below refuses to compile until it is mapped.
+template <typename T>
+inline constexpr bool hasActivationKernel = layerKindOf<T>().family == KindFamily::Activation
+    && !std::is_same_v<T, Hardtanh> && !std::is_same_v<T, PReLU> && !std::is_same_v<T, Softmax>;
+
 template <typename T> inline ActivationKind activationKindOf(const T& l, float* param)
 {
     *param = 0.0f;

@@ -8,7 +8,10 @@
 
 namespace convscope::cuda {
 
-template <ActivationKind K> __device__ __forceinline__ float applyActivation(float v, float param)
+template <ActivationKind> inline constexpr bool kUnhandledActivation = false;
+
+// __host__ __device__ only so that the host compiler checks the dispatches below; the host never calls them.
+template <ActivationKind K> __host__ __device__ __forceinline__ float applyActivation(float v, float param)
 {
     if constexpr (K == ActivationKind::ReLU)
         return v > 0.0f ? v : (isnan(v) ? v : 0.0f);
@@ -26,27 +29,41 @@ template <ActivationKind K> __device__ __forceinline__ float applyActivation(flo
         return v <= -3.0f ? 0.0f : (v >= 3.0f ? v : v * (v + 3.0f) / 6.0f);
     else if constexpr (K == ActivationKind::Hardsigmoid)
         return v <= -3.0f ? 0.0f : (v >= 3.0f ? 1.0f : v / 6.0f + 0.5f);
+    else if constexpr (K == ActivationKind::SiLU)
+        return v / (1.0f + expf(-v));
     else
-        return v / (1.0f + expf(-v)); // SiLU
+        static_assert(kUnhandledActivation<K>, "applyActivation: a new ActivationKind needs its formula here");
 }
 
 // The fused activations that need a transcendental function, out of line: an epilogue inlines `epilogue` at every
 // output of its tile, and with these inlined too each Tensor Core kernel was tens of thousands of instructions (a
 // jump table and every case's code per output: instruction-fetch stalls, ncu). A layer with one of them pays a call
 // per output instead. (Defined here: the module compiles without relocatable device code, so every translation unit
-// has its copy.)
-inline __device__ __noinline__ float epilogueTranscendental(int kind, float param, float v)
+// has its copy.) Every kind is named: the switch has no default, so the host compiler's -Wswitch (an error) refuses
+// a kind it misses, which is why this is __host__ __device__. Only sigmoid, tanh and ELU arrive here from `epilogue`.
+inline __host__ __device__ __noinline__ float epilogueTranscendental(int kind, float param, float v)
 {
-    switch (kind) {
-    case int(ActivationKind::Sigmoid):
+    switch (ActivationKind(kind)) {
+    case ActivationKind::ReLU:
+        return applyActivation<ActivationKind::ReLU>(v, param);
+    case ActivationKind::LeakyReLU:
+        return applyActivation<ActivationKind::LeakyReLU>(v, param);
+    case ActivationKind::Sigmoid:
         return applyActivation<ActivationKind::Sigmoid>(v, param);
-    case int(ActivationKind::Tanh):
+    case ActivationKind::Tanh:
         return applyActivation<ActivationKind::Tanh>(v, param);
-    case int(ActivationKind::ELU):
+    case ActivationKind::ELU:
         return applyActivation<ActivationKind::ELU>(v, param);
-    default:
-        return v;
+    case ActivationKind::ReLU6:
+        return applyActivation<ActivationKind::ReLU6>(v, param);
+    case ActivationKind::Hardswish:
+        return applyActivation<ActivationKind::Hardswish>(v, param);
+    case ActivationKind::Hardsigmoid:
+        return applyActivation<ActivationKind::Hardsigmoid>(v, param);
+    case ActivationKind::SiLU:
+        return applyActivation<ActivationKind::SiLU>(v, param);
     }
+    return v;
 }
 
 // A convolution's epilogue: `kind` is ConvGeometry::act (−1: none). The branch is uniform across the grid.

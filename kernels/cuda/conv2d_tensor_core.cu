@@ -13,7 +13,8 @@
 // itself: [N·P·Q][K] is NHWC.
 //
 // The kernel (the structure of CUTLASS's sm80 multistage GEMMs; nothing copied):
-//   - a block computes a BM×BN tile of Y with warps of 64 pixels × 32 or 64 channels (4×4 or 4×8 mma.sync tiles of
+//   - a block computes a BlockM×BlockN tile of Y with warps of 64 pixels × 32 or 64 channels (4×4 or 4×8 mma.sync tiles
+//   of
 //     m16n8; 64 or 128 FP32 accumulators a thread): 256×64 (8 warps; 128×64 of 4 on stems) where K ≤ 64, so narrow
 //     layers waste no half tile; 128×128 of 8 warps (64×32) on large grids, where twice the warps hide the latency;
 //     128×128 of 4 warps (64×64) where the grid gives each multiprocessor fewer than two blocks (measured:
@@ -114,17 +115,17 @@ namespace {
         return p;
     }
 
-    template <typename T>
+    template <typename Element>
     void runPlan(
         const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st)
     {
 #if defined(CONVSCOPE_HAVE_WGMMA)
         if (p.tma)
-            return runTmaTyped<T>(g, p, x, bias, y, scratch, st);
+            return runTmaTyped<Element>(g, p, x, bias, y, scratch, st);
         if (p.wgmma)
-            return runWgmmaTyped<T>(g, p, x, bias, y, scratch, st);
+            return runWgmmaTyped<Element>(g, p, x, bias, y, scratch, st);
 #endif
-        runTyped<T>(g, p, x, bias, y, scratch, st);
+        runTyped<Element>(g, p, x, bias, y, scratch, st);
     }
 
 } // namespace
@@ -171,12 +172,12 @@ TensorCoreOptions conv2dTensorCoreParseOptions(const std::map<std::string, std::
     }
     if (o.tile > 0 && o.kernel != 0) {
         const TileShape& t = kTiles[o.tile - 1];
-        const KernelChoice owner = t.tma ? KernelChoice::Tma : t.wgmma ? KernelChoice::Wgmma : KernelChoice::Mma;
+        const KernelChoice owner = kernelChoiceOf(t.kernel);
         if (owner != KernelChoice(o.kernel))
             throw InputError(std::string("tc_tile=") + t.name + " is a tile of the "
-                + (t.tma          ? "tma"
-                        : t.wgmma ? "wgmma"
-                                  : "mma.sync")
+                + (owner == KernelChoice::Tma          ? "tma"
+                        : owner == KernelChoice::Wgmma ? "wgmma"
+                                                       : "mma.sync")
                 + " kernel, not of tc_kernel=" + extra.at("tc_kernel"));
     }
     return o;
@@ -225,14 +226,15 @@ std::string conv2dTensorCoreNote(
     else if (p.wgmma)
         note = format + " wgmma m64n" + std::to_string(t.bn()) + (type == DType::F32 ? "k8" : "k16") + ", "
             + std::to_string(t.bm()) + "x" + std::to_string(t.bn())
-            + (t.specialized ? " tiles, a copying warpgroup feeding 2 wgmma warpgroups (persistent), "
-                             : " tiles of 2 warpgroups, ")
+            + (t.kernel == TileKernel::WarpSpecialized
+                    ? " tiles, a copying warpgroup feeding 2 wgmma warpgroups (persistent), "
+                    : " tiles of 2 warpgroups, ")
             + "operands from " + std::to_string(16 * t.rowPieces) + "-byte-swizzled shared memory, k-tile "
             + std::to_string(tk) + ", " + std::to_string(wgmmaStages(t.bn(), t.rowPieces)) + "-stage cp.async";
     else
         note = format + (type == DType::F32 ? " mma.sync m16n8k8" : " mma.sync m16n8k16") + ", "
             + std::to_string(t.bm()) + "x" + std::to_string(t.bn()) + " tiles of " + std::to_string(t.warpsM * t.warpsN)
-            + " warps (64x" + std::to_string(8 * t.ni) + " each), k-tile " + std::to_string(tk) + ", "
+            + " warps (64x" + std::to_string(8 * t.n8PerWarp) + " each), k-tile " + std::to_string(tk) + ", "
             + std::to_string(stagesFor(p.rowPieces)) + "-stage cp.async";
     if (p.fallback)
         note += " (" + std::string(p.fallback) + ")";

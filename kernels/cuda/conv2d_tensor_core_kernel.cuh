@@ -32,7 +32,10 @@ __device__ __forceinline__ void copyAsync16(uint32_t dst, const void* src, bool 
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
 }
 __device__ __forceinline__ void commitCopies() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void waitCopies() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+template <int PendingGroups> __device__ __forceinline__ void waitCopies()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PendingGroups));
+}
 __device__ __forceinline__ void ldmatrixX4(uint32_t (&r)[4], uint32_t addr)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
@@ -66,7 +69,7 @@ __device__ __forceinline__ void roundPieceTf32(uint32_t addr)
 }
 
 // One m16n8 Tensor Core product of 32 bytes of reduction, FP32 accumulators.
-template <typename T>
+template <typename Element>
 __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
 template <> __device__ __forceinline__ void mma<__half>(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
 {
@@ -91,45 +94,46 @@ template <> __device__ __forceinline__ void mma<float>(float (&d)[4], const uint
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-// Byte offset of piece `piece` of tile row `row` (rows of RP pieces, swizzled: see the essay).
-template <int RP> __device__ __forceinline__ uint32_t swizzled(int row, int piece)
+// Byte offset of piece `piece` of tile row `row` (rows of RowPieces pieces, swizzled: see the essay).
+template <int RowPieces> __device__ __forceinline__ uint32_t swizzled(int row, int piece)
 {
-    if constexpr (RP == 4)
+    if constexpr (RowPieces == 4)
         return uint32_t(row * 64 + ((piece ^ ((row >> 1) & 3)) << 4));
     else
         return uint32_t(row * 128 + ((piece ^ (row & 7)) << 4));
 }
 
-// Two consecutive output channels, rounded to T, in one store where the pair is aligned.
-template <typename T> __device__ __forceinline__ void storePair(T* dst, float v0, float v1, bool both, bool aligned)
+// Two consecutive output channels, rounded to Element, in one store where the pair is aligned.
+template <typename Element>
+__device__ __forceinline__ void storePair(Element* dst, float v0, float v1, bool both, bool aligned)
 {
     if (both && aligned) {
-        if constexpr (std::is_same_v<T, float>)
+        if constexpr (std::is_same_v<Element, float>)
             *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
-        else if constexpr (std::is_same_v<T, __half>)
+        else if constexpr (std::is_same_v<Element, __half>)
             *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(v0, v1);
         else
             *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(v0, v1);
         return;
     }
-    dst[0] = gpu::fromFloat<T>(v0);
+    dst[0] = gpu::fromFloat<Element>(v0);
     if (both)
-        dst[1] = gpu::fromFloat<T>(v1);
+        dst[1] = gpu::fromFloat<Element>(v1);
 }
 
 // The pieces every Tensor Core kernel here shares (the mma.sync kernel below, the wgmma kernels of
 // conv2d_tensor_core_wgmma.cu and conv2d_tensor_core_ws_wgmma.cu): where a thread's im2col rows start, which tap and
 // channel piece a k-tile copies, the weight rows' copy and the output pair's store.
 
-// The ROWS output pixels (A rows) a thread copies, rows firstRow, firstRow + rowStep, …: for each, the input
+// The Rows output pixels (A rows) a thread copies, rows firstRow, firstRow + rowStep, …: for each, the input
 // position of tap (0, 0) and its image's offset; a row past N·P·Q fails every bounds test.
-template <int ROWS> struct GatherRows {
-    int offset[ROWS], ih[ROWS], iw[ROWS];
+template <int Rows> struct GatherRows {
+    int offset[Rows], ih[Rows], iw[Rows];
     __device__ __forceinline__ GatherRows(const Params& prm, int firstRow, int rowStep)
     {
         const ConvGeometry& g = prm.g;
 #pragma unroll
-        for (int i = 0; i < ROWS; ++i) {
+        for (int i = 0; i < Rows; ++i) {
             const int m = firstRow + i * rowStep;
             if (m < prm.m) {
                 const int pq = g.p * g.q, n = m / pq, rem = m % pq;
@@ -146,7 +150,7 @@ template <int ROWS> struct GatherRows {
 };
 
 // Where a thread's piece of a k-tile lies: tap (r, s), piece cc of the tap's channels; advanced k-tile by k-tile
-// (RP pieces on, across as many taps as that crosses) without division.
+// (RowPieces pieces on, across as many taps as that crosses) without division.
 struct TapCursor {
     int cc, r, s;
     __device__ __forceinline__ TapCursor(const Params& prm, int firstPiece)
@@ -156,9 +160,9 @@ struct TapCursor {
         r = tap / prm.g.s;
         s = tap % prm.g.s;
     }
-    template <int RP> __device__ __forceinline__ void advance(const Params& prm)
+    template <int RowPieces> __device__ __forceinline__ void advance(const Params& prm)
     {
-        cc += RP;
+        cc += RowPieces;
         while (cc >= prm.piecesPerTap) {
             cc -= prm.piecesPerTap;
             if (++s == prm.g.s) {
@@ -169,44 +173,45 @@ struct TapCursor {
     }
 };
 
-// The weight rows (B) of k-tile `kTile`: ROWS output channels from nBase + firstRow, step rowStep, piece `piece`
+// The weight rows (B) of k-tile `kTile`: Rows output channels from nBase + firstRow, step rowStep, piece `piece`
 // of each, zero-filled past K.
-template <typename T, int RP, int ROWS>
-__device__ __forceinline__ void copyWeightRows(uint32_t bStage, const Params& prm, const T* __restrict__ wp, int nBase,
-    int firstRow, int rowStep, int piece, int kTile)
+template <typename Element, int RowPieces, int Rows>
+__device__ __forceinline__ void copyWeightRows(uint32_t bStage, const Params& prm, const Element* __restrict__ wp,
+    int nBase, int firstRow, int rowStep, int piece, int kTile)
 {
-    constexpr int PE = pieceElems<T>();
-    const int kd = kTile * RP * PE + piece * PE;
+    constexpr int PE = pieceElems<Element>();
+    const int kd = kTile * RowPieces * PE + piece * PE;
 #pragma unroll
-    for (int i = 0; i < ROWS; ++i) {
+    for (int i = 0; i < Rows; ++i) {
         const int row = firstRow + i * rowStep, k = nBase + row;
-        copyAsync16(bStage + swizzled<RP>(row, piece), wp + (k < prm.g.k ? size_t(k) * prm.ldw + kd : 0), k < prm.g.k);
+        copyAsync16(
+            bStage + swizzled<RowPieces>(row, piece), wp + (k < prm.g.k ? size_t(k) * prm.ldw + kd : 0), k < prm.g.k);
     }
 }
 
-// The im2col rows (A) of the k-tile at `at`: the thread's ROWS pixel rows (GatherRows, rows firstRow + i·rowStep of the
+// The im2col rows (A) of the k-tile at `at`: the thread's Rows pixel rows (GatherRows, rows firstRow + i·rowStep of the
 // tile), piece `piece` of tap (at.r, at.s), zero-filled off the input, past C and past the last tap. AlignedC: C is a
 // multiple of the 16-byte piece, so a piece moves by cp.async; else element by element.
-template <typename T, int RP, int ROWS, bool AlignedC>
-__device__ __forceinline__ void copyPixelRows(uint32_t aStage, const Params& prm, const T* __restrict__ x,
-    const GatherRows<ROWS>& rows, const TapCursor& at, int firstRow, int rowStep, int piece)
+template <typename Element, int RowPieces, int Rows, bool AlignedC>
+__device__ __forceinline__ void copyPixelRows(uint32_t aStage, const Params& prm, const Element* __restrict__ x,
+    const GatherRows<Rows>& rows, const TapCursor& at, int firstRow, int rowStep, int piece)
 {
-    constexpr int PE = pieceElems<T>();
+    constexpr int PE = pieceElems<Element>();
     const ConvGeometry& g = prm.g;
     const int rOff = at.r * g.dilH, sOff = at.s * g.dilW, cOff = at.cc * PE;
 #pragma unroll
-    for (int i = 0; i < ROWS; ++i) {
+    for (int i = 0; i < Rows; ++i) {
         const int ih = rows.ih[i] + rOff, iw = rows.iw[i] + sOff;
         const bool inside = at.r < g.r && unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w);
-        const T* src = x + (inside ? rows.offset[i] + (ih * g.w + iw) * g.c + cOff : 0);
-        const uint32_t dst = aStage + swizzled<RP>(firstRow + i * rowStep, piece);
+        const Element* src = x + (inside ? rows.offset[i] + (ih * g.w + iw) * g.c + cOff : 0);
+        const uint32_t dst = aStage + swizzled<RowPieces>(firstRow + i * rowStep, piece);
         if constexpr (AlignedC) {
             copyAsync16(dst, src, inside);
         } else {
-            alignas(16) T v[PE];
+            alignas(16) Element v[PE];
 #pragma unroll
             for (int e = 0; e < PE; ++e)
-                v[e] = inside && cOff + e < g.c ? src[e] : gpu::fromFloat<T>(0.0f);
+                v[e] = inside && cOff + e < g.c ? src[e] : gpu::fromFloat<Element>(0.0f);
             const uint4 bits = *reinterpret_cast<const uint4*>(v);
             asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(bits.x), "r"(bits.y), "r"(bits.z),
                 "r"(bits.w));
@@ -216,9 +221,9 @@ __device__ __forceinline__ void copyPixelRows(uint32_t aStage, const Params& prm
 
 // Output channels k, k + 1 of pixel m from their FP32 sums: split-K part z's partial sums, or bias, activation and
 // the storage type.
-template <typename T>
+template <typename Element>
 __device__ __forceinline__ void storeOutputPair(const Params& prm, int z, int m, int k, float v0, float v1,
-    const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial)
+    const float* __restrict__ bias, Element* __restrict__ y, float* __restrict__ partial)
 {
     const ConvGeometry& g = prm.g;
     const bool both = k + 1 < g.k, pairAligned = g.k % 2 == 0;
@@ -245,50 +250,53 @@ __device__ __forceinline__ void storeOutputPair(const Params& prm, int z, int m,
 // or 2 of 8; 128 accumulators (64×64 warp tiles) for 2 of 4 warps or 1 of 8.
 constexpr int minBlocks(int warps, int ni) { return ni == 4 ? (warps == 4 ? 3 : 2) : (warps == 4 ? 2 : 1); }
 
-// WM × WN warps, each 64 pixels × 8·NI channels. AlignedC: C is a multiple of the 16-byte piece, so A moves by
-// cp.async; else element by element. `partial` (split-K): write FP32 partial sums instead of Y.
-template <typename T, int WM, int WN, int NI, int RP, bool AlignedC>
-__global__ void __launch_bounds__(32 * WM * WN, minBlocks(WM* WN, NI))
-    tensorCoreConvKernel(Params prm, const T* __restrict__ x, const T* __restrict__ wp, const float* __restrict__ bias,
-        T* __restrict__ y, float* __restrict__ partial)
+// WarpsM × WarpsN warps, each 64 pixels × 8·N8PerWarp channels. AlignedC: C is a multiple of the 16-byte piece, so A
+// moves by cp.async; else element by element. `partial` (split-K): write FP32 partial sums instead of Y.
+template <typename Element, int WarpsM, int WarpsN, int N8PerWarp, int RowPieces, bool AlignedC>
+__global__ void __launch_bounds__(32 * WarpsM * WarpsN, minBlocks(WarpsM* WarpsN, N8PerWarp))
+    tensorCoreConvKernel(Params prm, const Element* __restrict__ x, const Element* __restrict__ wp,
+        const float* __restrict__ bias, Element* __restrict__ y, float* __restrict__ partial)
 {
-    constexpr int BM = kWarpM * WM, WARP_N = 8 * NI, BN = WARP_N * WN, THREADS = 32 * WM * WN;
-    constexpr int STAGES = stagesFor(RP), ROW_BYTES = 16 * RP;
-    constexpr int A_ROWS = BM * RP / THREADS, B_ROWS = BN * RP / THREADS;
-    static_assert(A_ROWS * THREADS == BM * RP && B_ROWS * THREADS == BN * RP, "copies divide");
-    constexpr uint32_t A_BYTES = BM * ROW_BYTES, STAGE_BYTES = (BM + BN) * ROW_BYTES;
+    constexpr int BlockM = kWarpM * WarpsM, WARP_N = 8 * N8PerWarp, BlockN = WARP_N * WarpsN,
+                  THREADS = 32 * WarpsM * WarpsN;
+    constexpr int Stages = stagesFor(RowPieces), ROW_BYTES = 16 * RowPieces;
+    constexpr int A_ROWS = BlockM * RowPieces / THREADS, B_ROWS = BlockN * RowPieces / THREADS;
+    static_assert(A_ROWS * THREADS == BlockM * RowPieces && B_ROWS * THREADS == BlockN * RowPieces, "copies divide");
+    constexpr uint32_t A_BYTES = BlockM * ROW_BYTES, STAGE_BYTES = (BlockM + BlockN) * ROW_BYTES;
     extern __shared__ __align__(128) unsigned char smem[];
     const ConvGeometry& g = prm.g;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int warpM = warp / WN, warpN = warp % WN;
-    const int mBase = blockIdx.x * BM, nBase = blockIdx.y * BN;
+    const int warpM = warp / WarpsN, warpN = warp % WarpsN;
+    const int mBase = blockIdx.x * BlockM, nBase = blockIdx.y * BlockN;
     const int ktBegin = blockIdx.z * prm.tilesPerSplit;
     const int nk = min(prm.kTiles, ktBegin + prm.tilesPerSplit) - ktBegin;
     const uint32_t smemBase = sharedAddress(smem);
 
     // The copy a thread does each k-tile: piece `myPiece` of A_ROWS pixel rows and B_ROWS channel rows.
-    const int myPiece = tid % RP, rowStep = THREADS / RP;
-    const GatherRows<A_ROWS> rows(prm, mBase + tid / RP, rowStep);
-    TapCursor at(prm, ktBegin * RP + myPiece); // this thread's piece of the first k-tile
+    const int myPiece = tid % RowPieces, rowStep = THREADS / RowPieces;
+    const GatherRows<A_ROWS> rows(prm, mBase + tid / RowPieces, rowStep);
+    TapCursor at(prm, ktBegin * RowPieces + myPiece); // this thread's piece of the first k-tile
 
     auto loadTile = [&](int local, int stage) {
         const uint32_t aStage = smemBase + stage * STAGE_BYTES, bStage = aStage + A_BYTES;
-        copyPixelRows<T, RP, A_ROWS, AlignedC>(aStage, prm, x, rows, at, tid / RP, rowStep, myPiece);
-        copyWeightRows<T, RP, B_ROWS>(bStage, prm, wp, nBase, tid / RP, rowStep, myPiece, ktBegin + local);
-        at.advance<RP>(prm);
+        copyPixelRows<Element, RowPieces, A_ROWS, AlignedC>(
+            aStage, prm, x, rows, at, tid / RowPieces, rowStep, myPiece);
+        copyWeightRows<Element, RowPieces, B_ROWS>(
+            bStage, prm, wp, nBase, tid / RowPieces, rowStep, myPiece, ktBegin + local);
+        at.advance<RowPieces>(prm);
     };
 
-    float acc[4][NI][4];
+    float acc[4][N8PerWarp][4];
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int j = 0; j < NI; ++j)
+        for (int j = 0; j < N8PerWarp; ++j)
 #pragma unroll
             for (int e = 0; e < 4; ++e)
                 acc[i][j][e] = 0.0f;
 
 #pragma unroll
-    for (int st = 0; st < STAGES - 1; ++st) {
+    for (int st = 0; st < Stages - 1; ++st) {
         if (st < nk)
             loadTile(st, st);
         commitCopies();
@@ -300,36 +308,36 @@ __global__ void __launch_bounds__(32 * WM * WN, minBlocks(WM* WN, NI))
     const int bRow = warpN * WARP_N + (lane & 7) + ((lane >> 4) << 3), bHalf = (lane >> 3) & 1;
 
     for (int t = 0; t < nk; ++t) {
-        waitCopies<STAGES - 2>();
+        waitCopies<Stages - 2>();
         __syncthreads();
-        const int next = t + STAGES - 1;
+        const int next = t + Stages - 1;
         if (next < nk)
-            loadTile(next, next % STAGES);
+            loadTile(next, next % Stages);
         commitCopies();
 
-        const uint32_t aStage = smemBase + (t % STAGES) * STAGE_BYTES, bStage = aStage + A_BYTES;
+        const uint32_t aStage = smemBase + (t % Stages) * STAGE_BYTES, bStage = aStage + A_BYTES;
 #pragma unroll
-        for (int step = 0; step < RP / 2; ++step) {
-            uint32_t af[4][4], bf[NI][2];
+        for (int step = 0; step < RowPieces / 2; ++step) {
+            uint32_t af[4][4], bf[N8PerWarp][2];
 #pragma unroll
             for (int mi = 0; mi < 4; ++mi) {
-                ldmatrixX4(af[mi], aStage + swizzled<RP>(aRow + mi * 16, step * 2 + aHalf));
-                if constexpr (std::is_same_v<T, float>)
+                ldmatrixX4(af[mi], aStage + swizzled<RowPieces>(aRow + mi * 16, step * 2 + aHalf));
+                if constexpr (std::is_same_v<Element, float>)
 #pragma unroll
                     for (int e = 0; e < 4; ++e)
                         af[mi][e] = roundTf32(af[mi][e]);
             }
 #pragma unroll
-            for (int nj = 0; nj < NI / 2; ++nj) {
+            for (int nj = 0; nj < N8PerWarp / 2; ++nj) {
                 uint32_t q[4];
-                ldmatrixX4(q, bStage + swizzled<RP>(bRow + nj * 16, step * 2 + bHalf));
+                ldmatrixX4(q, bStage + swizzled<RowPieces>(bRow + nj * 16, step * 2 + bHalf));
                 bf[2 * nj][0] = q[0], bf[2 * nj][1] = q[1], bf[2 * nj + 1][0] = q[2], bf[2 * nj + 1][1] = q[3];
             }
 #pragma unroll
             for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
-                for (int ni = 0; ni < NI; ++ni)
-                    mma<T>(acc[mi][ni], af[mi], bf[ni]);
+                for (int ni = 0; ni < N8PerWarp; ++ni)
+                    mma<Element>(acc[mi][ni], af[mi], bf[ni]);
         }
     }
     waitCopies<0>();
@@ -343,7 +351,7 @@ __global__ void __launch_bounds__(32 * WM * WN, minBlocks(WM* WN, NI))
             if (m >= prm.m)
                 continue;
 #pragma unroll
-            for (int ni = 0; ni < NI; ++ni) {
+            for (int ni = 0; ni < N8PerWarp; ++ni) {
                 const int k = nBase + warpN * WARP_N + ni * 8 + 2 * (lane & 3);
                 if (k < g.k)
                     storeOutputPair(
@@ -352,10 +360,10 @@ __global__ void __launch_bounds__(32 * WM * WN, minBlocks(WM* WN, NI))
         }
 }
 
-// Split-K: sums the parts' partial sums, adds the bias, applies the activation, rounds to T.
-template <typename T>
+// Split-K: sums the parts' partial sums, adds the bias, applies the activation, rounds to Element.
+template <typename Element>
 __global__ void splitReduceKernel(ConvGeometry g, int m, int splits, const float* __restrict__ partial,
-    const float* __restrict__ bias, T* __restrict__ y)
+    const float* __restrict__ bias, Element* __restrict__ y)
 {
     const int64_t total = int64_t(m) * g.k;
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -364,73 +372,74 @@ __global__ void splitReduceKernel(ConvGeometry g, int m, int splits, const float
     float v = bias ? __ldg(&bias[i % g.k]) : 0.0f;
     for (int z = 0; z < splits; ++z)
         v += partial[z * total + i];
-    y[i] = gpu::fromFloat<T>(epilogue(g.act, g.actParam, v));
+    y[i] = gpu::fromFloat<Element>(epilogue(g.act, g.actParam, v));
 }
 
 // w [K, C, R, S] → [K][ldw]: position (tap, c) at tap·Cp + c, zero past C, past the last tap and in the
 // padding of the last k-tile. TF32 mode rounds here, once, so the kernel converts only the activations.
-template <typename T>
-__global__ void packWeightsKernel(ConvGeometry g, int cp, int ldw, const T* __restrict__ w, T* __restrict__ packed)
+template <typename Element>
+__global__ void packWeightsKernel(
+    ConvGeometry g, int cp, int ldw, const Element* __restrict__ w, Element* __restrict__ packed)
 {
     const int64_t total = int64_t(g.k) * ldw;
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= total)
         return;
     const int k = int(i / ldw), pos = int(i % ldw), tap = pos / cp, c = pos % cp;
-    T v = gpu::fromFloat<T>(0.0f);
+    Element v = gpu::fromFloat<Element>(0.0f);
     if (tap < g.r * g.s && c < g.c) {
         v = w[(int64_t(k) * g.c + c) * g.r * g.s + tap];
-        if constexpr (std::is_same_v<T, float>)
+        if constexpr (std::is_same_v<Element, float>)
             v = __uint_as_float(roundTf32(__float_as_uint(v)));
     }
     packed[i] = v;
 }
 
-template <typename T, int WM, int WN, int NI, int RP, bool AlignedC>
-void launch(
-    const Plan& p, const Params& prm, const T* x, const T* wp, const float* bias, T* y, float* partial, cudaStream_t st)
+template <typename Element, int WarpsM, int WarpsN, int N8PerWarp, int RowPieces, bool AlignedC>
+void launch(const Plan& p, const Params& prm, const Element* x, const Element* wp, const float* bias, Element* y,
+    float* partial, cudaStream_t st)
 {
-    constexpr int BM = kWarpM * WM, BN = 8 * NI * WN;
-    constexpr size_t smemBytes = size_t(stagesFor(RP)) * (BM + BN) * 16 * RP;
-    auto* kernel = tensorCoreConvKernel<T, WM, WN, NI, RP, AlignedC>;
+    constexpr int BlockM = kWarpM * WarpsM, BlockN = 8 * N8PerWarp * WarpsN;
+    constexpr size_t smemBytes = size_t(stagesFor(RowPieces)) * (BlockM + BlockN) * 16 * RowPieces;
+    auto* kernel = tensorCoreConvKernel<Element, WarpsM, WarpsN, N8PerWarp, RowPieces, AlignedC>;
     // Above 48 KB of dynamic shared memory a kernel must opt in, on each device: prepare does it (y null), on the
     // session's device and outside any graph capture, so a launch never needs to.
     if (!y) {
         CONVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smemBytes)));
         return;
     }
-    kernel<<<dim3(p.mTiles, p.nTiles, p.splits), 32 * WM * WN, smemBytes, st>>>(prm, x, wp, bias, y, partial);
+    kernel<<<dim3(p.mTiles, p.nTiles, p.splits), 32 * WarpsM * WarpsN, smemBytes, st>>>(prm, x, wp, bias, y, partial);
     CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core");
 }
 
-template <typename T, int RP>
-void launchAligned(
-    const Plan& p, const Params& prm, const T* x, const T* wp, const float* bias, T* y, float* partial, cudaStream_t st)
+template <typename Element, int RowPieces>
+void launchAligned(const Plan& p, const Params& prm, const Element* x, const Element* wp, const float* bias, Element* y,
+    float* partial, cudaStream_t st)
 {
     switch (p.tile) {
     case 0:
-        return launch<T, 2, 2, 4, RP, true>(p, prm, x, wp, bias, y, partial, st);
+        return launch<Element, 2, 2, 4, RowPieces, true>(p, prm, x, wp, bias, y, partial, st);
     case 1:
-        return launch<T, 2, 2, 8, RP, true>(p, prm, x, wp, bias, y, partial, st);
+        return launch<Element, 2, 2, 8, RowPieces, true>(p, prm, x, wp, bias, y, partial, st);
     case 2:
-        return launch<T, 2, 4, 4, RP, true>(p, prm, x, wp, bias, y, partial, st);
+        return launch<Element, 2, 4, 4, RowPieces, true>(p, prm, x, wp, bias, y, partial, st);
     default:
-        return launch<T, 4, 2, 4, RP, true>(p, prm, x, wp, bias, y, partial, st);
+        return launch<Element, 4, 2, 4, RowPieces, true>(p, prm, x, wp, bias, y, partial, st);
     }
 }
 
 // A launch's typed pointers: the input, the output, the packed weights at the start of the scratch and, when the
 // reduction is split, the FP32 partial sums after them; and the kernels' Params.
-template <typename T> struct LaunchArgs {
-    const T* x;
-    T* y;
-    const T* wp;
+template <typename Element> struct LaunchArgs {
+    const Element* x;
+    Element* y;
+    const Element* wp;
     float* partial;
     Params prm;
     LaunchArgs(const ConvGeometry& g, const Plan& p, const void* xv, void* yv, void* scratch)
-        : x(static_cast<const T*>(xv))
-        , y(static_cast<T*>(yv))
-        , wp(static_cast<const T*>(scratch))
+        : x(static_cast<const Element*>(xv))
+        , y(static_cast<Element*>(yv))
+        , wp(static_cast<const Element*>(scratch))
         , partial(
               p.splits > 1 ? reinterpret_cast<float*>(static_cast<unsigned char*>(scratch) + p.packedBytes) : nullptr)
         , prm { g, g.n * g.p * g.q, p.piecesPerTap, p.kTiles, p.tilesPerSplit, p.ldw }
@@ -439,70 +448,71 @@ template <typename T> struct LaunchArgs {
 };
 
 // Split-K's second pass, after a kernel wrote its parts' partial sums (nothing to do unsplit or in prepare).
-template <typename T>
-void reduceSplits(
-    const ConvGeometry& g, const Plan& p, const LaunchArgs<T>& a, const float* bias, cudaStream_t st, const char* what)
+template <typename Element>
+void reduceSplits(const ConvGeometry& g, const Plan& p, const LaunchArgs<Element>& a, const float* bias,
+    cudaStream_t st, const char* what)
 {
     if (!a.partial || !a.y)
         return;
     const int64_t total = int64_t(a.prm.m) * g.k;
-    splitReduceKernel<T><<<unsigned((total + 255) / 256), 256, 0, st>>>(g, a.prm.m, p.splits, a.partial, bias, a.y);
+    splitReduceKernel<Element>
+        <<<unsigned((total + 255) / 256), 256, 0, st>>>(g, a.prm.m, p.splits, a.partial, bias, a.y);
     CONVSCOPE_CUDA_CHECK_LAUNCH(what);
 }
 
-// The convolution in storage type T with the plan's tile (one instantiation per type, each in its own
+// The convolution in storage type Element with the plan's tile (one instantiation per type, each in its own
 // translation unit: conv2d_tensor_core_{f16,bf16,tf32}.cu, so the kernels compile in parallel). With y null it only
 // configures the plan's kernel for its shared memory (prepare).
-template <typename T>
+template <typename Element>
 void runTyped(
     const ConvGeometry& g, const Plan& p, const void* xv, const float* bias, void* yv, void* scratch, cudaStream_t st)
 {
-    const LaunchArgs<T> a(g, p, xv, yv, scratch);
+    const LaunchArgs<Element> a(g, p, xv, yv, scratch);
     const Params& prm = a.prm;
-    const T *x = a.x, *wp = a.wp;
-    T* y = a.y;
+    const Element *x = a.x, *wp = a.wp;
+    Element* y = a.y;
     float* partial = a.partial;
     if (g.c % p.pieceElems != 0) // the element-by-element copy: 64-byte rows, the 4-warp tiles (planOf)
-        p.tile == 0 ? launch<T, 2, 2, 4, 4, false>(p, prm, x, wp, bias, y, partial, st)
-                    : launch<T, 2, 2, 8, 4, false>(p, prm, x, wp, bias, y, partial, st);
+        p.tile == 0 ? launch<Element, 2, 2, 4, 4, false>(p, prm, x, wp, bias, y, partial, st)
+                    : launch<Element, 2, 2, 8, 4, false>(p, prm, x, wp, bias, y, partial, st);
     else if (p.rowPieces == 4)
-        launchAligned<T, 4>(p, prm, x, wp, bias, y, partial, st);
+        launchAligned<Element, 4>(p, prm, x, wp, bias, y, partial, st);
     else
-        launchAligned<T, 8>(p, prm, x, wp, bias, y, partial, st);
+        launchAligned<Element, 8>(p, prm, x, wp, bias, y, partial, st);
     reduceSplits(g, p, a, bias, st, "conv2d tensor core");
 }
 
-template <typename T>
+template <typename Element>
 void packTyped(const ConvGeometry& g, const Plan& p, const void* w, void* scratch, cudaStream_t st)
 {
     const int64_t total = int64_t(g.k) * p.ldw;
-    packWeightsKernel<T><<<unsigned((total + 255) / 256), 256, 0, st>>>(
-        g, p.cp, p.ldw, static_cast<const T*>(w), static_cast<T*>(scratch));
+    packWeightsKernel<Element><<<unsigned((total + 255) / 256), 256, 0, st>>>(
+        g, p.cp, p.ldw, static_cast<const Element*>(w), static_cast<Element*>(scratch));
     CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core weight packing");
 }
 
-#define CONVSCOPE_TENSOR_CORE_INSTANTIATE(T)                                                                           \
-    template void runTyped<T>(                                                                                         \
+#define CONVSCOPE_TENSOR_CORE_INSTANTIATE(Element)                                                                     \
+    template void runTyped<Element>(                                                                                   \
         const ConvGeometry&, const Plan&, const void*, const float*, void*, void*, cudaStream_t);                      \
-    template void packTyped<T>(const ConvGeometry&, const Plan&, const void*, void*, cudaStream_t);
+    template void packTyped<Element>(const ConvGeometry&, const Plan&, const void*, void*, cudaStream_t);
 
 // Declared here, defined (instantiated) in the per-type files.
-#define CONVSCOPE_TENSOR_CORE_EXTERN(T)                                                                                \
-    extern template void runTyped<T>(                                                                                  \
+#define CONVSCOPE_TENSOR_CORE_EXTERN(Element)                                                                          \
+    extern template void runTyped<Element>(                                                                            \
         const ConvGeometry&, const Plan&, const void*, const float*, void*, void*, cudaStream_t);                      \
-    extern template void packTyped<T>(const ConvGeometry&, const Plan&, const void*, void*, cudaStream_t);
+    extern template void packTyped<Element>(const ConvGeometry&, const Plan&, const void*, void*, cudaStream_t);
 CONVSCOPE_TENSOR_CORE_EXTERN(float)
 CONVSCOPE_TENSOR_CORE_EXTERN(__half)
 CONVSCOPE_TENSOR_CORE_EXTERN(__nv_bfloat16)
 
 // The wgmma kernel (conv2d_tensor_core_wgmma.cu, built only where the build targets sm_90: CONVSCOPE_HAVE_WGMMA).
-template <typename T>
+template <typename Element>
 void runWgmmaTyped(
     const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st);
-template <typename T>
+template <typename Element>
 void runSpecializedTyped(
     const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st);
-template <typename T>
+template <typename Element>
 void runTmaTyped(
     const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st);
 

@@ -18,15 +18,24 @@ constexpr int kWarpM = 64; // a warp's pixels: 4 m16 tiles
 constexpr int stagesFor(int rowPieces) { return rowPieces == 4 ? 4 : 3; }
 
 // The block shapes (--option tc_tile=...): warps down the pixels × warps across the channels, and n8 tiles a warp.
-// The "wg" shapes are the wgmma kernel's (conv2d_tensor_core_wgmma.cu, sm_90a): two consumer warpgroups of 64 pixels
+// The wgmma kernels' shapes (conv2d_tensor_core_wgmma.cu and the others, sm_90a): two consumer warpgroups of 64 pixels
 // (warpsM counts warpgroups there) × the whole BN, one wgmma m64nBN a warpgroup.
+
+// The kernel that runs a tile.
+enum class TileKernel {
+    Mma, // mma.sync fed by cp.async (conv2d_tensor_core_kernel.cuh)
+    Wgmma, // wgmma fed by cp.async (conv2d_tensor_core_wgmma.cu)
+    WarpSpecialized, // wgmma, warp-specialized and persistent (conv2d_tensor_core_ws_wgmma.cu)
+    Tma, // wgmma fed by the Tensor Memory Accelerator (conv2d_tensor_core_tma_wgmma.cu)
+};
+
 struct TileShape {
     const char* name;
-    int warpsM, warpsN, ni;
-    bool wgmma;
-    bool specialized = false; // wgmma, warp-specialized and persistent (conv2d_tensor_core_ws_wgmma.cu)
+    int warpsM; // warps (wgmma: warpgroups) down the block's pixels
+    int warpsN; // warps across its output channels
+    int n8PerWarp; // a warp's n8 tiles: 8 · n8PerWarp output channels
+    TileKernel kernel;
     int rowPieces = 8; // wgmma: 8 (128-byte k-tile rows, 128-byte swizzle) or 4 (64-byte rows, 64-byte swizzle)
-    bool tma = false; // wgmma fed by the Tensor Memory Accelerator (conv2d_tensor_core_tma_wgmma.cu)
     int stages = 0; // the TMA kernel's pipeline depth
     bool pingpong = false; // TMA: each warpgroup multiplies whole work items, the two alternating (one block an SM)
     // TMA, the window tiles (…w): one copy of a row of input pixels serves every tap of a kernel row
@@ -35,35 +44,67 @@ struct TileShape {
     // TMA, the transposed window tile (…t): the product is Yᵀ = W·Xᵀ, the weights the m64 operand and each warpgroup's
     // 128 pixels the n128 one, so a block is 256 pixels of one output row × 64 channels (tmaTransposedRefusal).
     bool transposed = false;
+    constexpr bool usesWgmma() const { return kernel != TileKernel::Mma; }
+    constexpr bool usesTma() const { return kernel == TileKernel::Tma; }
     constexpr int bm() const { return kWarpM * warpsM; }
-    constexpr int bn() const { return 8 * ni * warpsN; }
+    constexpr int bn() const { return 8 * n8PerWarp * warpsN; }
 };
+// clang-format off
 constexpr TileShape kTiles[] = {
-    { "128x64", 2, 2, 4, false }, // 4 warps of 64×32: layers of ≤ 64 output channels
-    { "128x128", 2, 2, 8, false }, // 4 warps of 64×64: grids of less than two blocks a multiprocessor
-    { "128x128w8", 2, 4, 4, false }, // 8 warps of 64×32: the rest
-    { "256x64", 4, 2, 4, false }, // 8 warps of 64×32, narrow layers
-    { "wg128x64", 2, 1, 8, true }, // wgmma m64n64, 4 stages, two blocks a multiprocessor
-    { "wg128x128", 2, 1, 16, true }, // wgmma m64n128, 6 stages
-    { "wg128x256", 2, 1, 32, true }, // wgmma m64n256, 4 stages
-    { "ws128x128", 2, 1, 16, true, true }, // a producer warpgroup feeding two wgmma m64n128 ones, 6 stages, persistent
-    { "ws128x256", 2, 1, 32, true, true }, // the same with m64n256, 4 stages
-    { "wg128x128r64", 2, 1, 16, true, false,
-        4 }, // m64n128, 64-byte rows: 6 stages in 96 KB, two blocks a multiprocessor
-    { "wg128x256r64", 2, 1, 32, true, false, 4 }, // m64n256, 64-byte rows, 8 stages
+    // 4 warps of 64×32: layers of ≤ 64 output channels
+    { .name = "128x64", .warpsM = 2, .warpsN = 2, .n8PerWarp = 4, .kernel = TileKernel::Mma },
+    // 4 warps of 64×64: grids of less than two blocks a multiprocessor
+    { .name = "128x128", .warpsM = 2, .warpsN = 2, .n8PerWarp = 8, .kernel = TileKernel::Mma },
+    // 8 warps of 64×32: the rest
+    { .name = "128x128w8", .warpsM = 2, .warpsN = 4, .n8PerWarp = 4, .kernel = TileKernel::Mma },
+    // 8 warps of 64×32, narrow layers
+    { .name = "256x64", .warpsM = 4, .warpsN = 2, .n8PerWarp = 4, .kernel = TileKernel::Mma },
+    // wgmma m64n64, 4 stages, two blocks a multiprocessor
+    { .name = "wg128x64", .warpsM = 2, .warpsN = 1, .n8PerWarp = 8, .kernel = TileKernel::Wgmma },
+    // wgmma m64n128, 6 stages
+    { .name = "wg128x128", .warpsM = 2, .warpsN = 1, .n8PerWarp = 16, .kernel = TileKernel::Wgmma },
+    // wgmma m64n256, 4 stages
+    { .name = "wg128x256", .warpsM = 2, .warpsN = 1, .n8PerWarp = 32, .kernel = TileKernel::Wgmma },
+    // a producer warpgroup feeding two wgmma m64n128 ones, 6 stages, persistent
+    { .name = "ws128x128", .warpsM = 2, .warpsN = 1, .n8PerWarp = 16, .kernel = TileKernel::WarpSpecialized },
+    // the same with m64n256, 4 stages
+    { .name = "ws128x256", .warpsM = 2, .warpsN = 1, .n8PerWarp = 32, .kernel = TileKernel::WarpSpecialized },
+    // m64n128, 64-byte rows: 6 stages in 96 KB, two blocks a multiprocessor
+    { .name = "wg128x128r64", .warpsM = 2, .warpsN = 1, .n8PerWarp = 16, .kernel = TileKernel::Wgmma, .rowPieces = 4 },
+    // m64n256, 64-byte rows, 8 stages
+    { .name = "wg128x256r64", .warpsM = 2, .warpsN = 1, .n8PerWarp = 32, .kernel = TileKernel::Wgmma, .rowPieces = 4 },
     // The TMA kernel: ≤ 113 KB of stages (two blocks a multiprocessor) except the s6 and 128x256 tiles.
-    { "tma128x64", 2, 1, 8, true, false, 8, true, 4 }, // 4 × 24 KB
-    { "tma128x64r64", 2, 1, 8, true, false, 4, true, 8 }, // 64-byte rows (C a multiple of 32 halves): 8 × 12 KB
-    { "tma128x128", 2, 1, 16, true, false, 8, true, 3 }, // 3 × 32 KB
-    { "tma128x128r64", 2, 1, 16, true, false, 4, true, 6 }, // 6 × 16 KB
-    { "tma128x128s6", 2, 1, 16, true, false, 8, true, 6 }, // 6 × 32 KB, one block a multiprocessor
-    { "tma128x256", 2, 1, 32, true, false, 8, true, 4 }, // 4 × 48 KB, one block a multiprocessor
-    { "tma128x128pp", 2, 1, 16, true, false, 8, true, 6, true }, // ping-pong, 6 × 32 KB
-    { "tma128x64pp", 2, 1, 8, true, false, 8, true, 8, true }, // ping-pong, 8 × 24 KB
-    { "tma128x64w", 2, 1, 8, true, false, 8, true, 6, false, 3 }, // window: 3 × 17 KB of input, 6 × 8 KB of weights
-    { "tma128x128w", 2, 1, 16, true, false, 8, true, 4, false, 2 }, // window: 2 × 17 KB, 4 × 16 KB
-    { "tma256x64t", 4, 1, 8, true, false, 8, true, 4, false, 2, true }, // transposed: 2 × 33 KB, 4 × 8 KB
+    // 4 × 24 KB
+    { .name = "tma128x64", .warpsM = 2, .warpsN = 1, .n8PerWarp = 8, .kernel = TileKernel::Tma, .stages = 4 },
+    // 64-byte rows (C a multiple of 32 halves): 8 × 12 KB
+    { .name = "tma128x64r64", .warpsM = 2, .warpsN = 1, .n8PerWarp = 8, .kernel = TileKernel::Tma,
+      .rowPieces = 4, .stages = 8 },
+    // 3 × 32 KB
+    { .name = "tma128x128", .warpsM = 2, .warpsN = 1, .n8PerWarp = 16, .kernel = TileKernel::Tma, .stages = 3 },
+    // 6 × 16 KB
+    { .name = "tma128x128r64", .warpsM = 2, .warpsN = 1, .n8PerWarp = 16, .kernel = TileKernel::Tma,
+      .rowPieces = 4, .stages = 6 },
+    // 6 × 32 KB, one block a multiprocessor
+    { .name = "tma128x128s6", .warpsM = 2, .warpsN = 1, .n8PerWarp = 16, .kernel = TileKernel::Tma, .stages = 6 },
+    // 4 × 48 KB, one block a multiprocessor
+    { .name = "tma128x256", .warpsM = 2, .warpsN = 1, .n8PerWarp = 32, .kernel = TileKernel::Tma, .stages = 4 },
+    // ping-pong, 6 × 32 KB
+    { .name = "tma128x128pp", .warpsM = 2, .warpsN = 1, .n8PerWarp = 16, .kernel = TileKernel::Tma,
+      .stages = 6, .pingpong = true },
+    // ping-pong, 8 × 24 KB
+    { .name = "tma128x64pp", .warpsM = 2, .warpsN = 1, .n8PerWarp = 8, .kernel = TileKernel::Tma,
+      .stages = 8, .pingpong = true },
+    // window: 3 × 17 KB of input, 6 × 8 KB of weights
+    { .name = "tma128x64w", .warpsM = 2, .warpsN = 1, .n8PerWarp = 8, .kernel = TileKernel::Tma,
+      .stages = 6, .windows = 3 },
+    // window: 2 × 17 KB, 4 × 16 KB
+    { .name = "tma128x128w", .warpsM = 2, .warpsN = 1, .n8PerWarp = 16, .kernel = TileKernel::Tma,
+      .stages = 4, .windows = 2 },
+    // transposed: 2 × 33 KB, 4 × 8 KB
+    { .name = "tma256x64t", .warpsM = 4, .warpsN = 1, .n8PerWarp = 8, .kernel = TileKernel::Tma,
+      .stages = 4, .windows = 2, .transposed = true },
 };
+// clang-format on
 constexpr int kTileCount = int(sizeof(kTiles) / sizeof(kTiles[0]));
 constexpr int kFirstWgmmaTile = 4;
 // The wgmma kernel's pipeline depth a block width (its shared memory: (128 + BN) × 128 bytes a stage, ≤ 192 KB).
@@ -78,6 +119,20 @@ constexpr int wgmmaMinBlocks(int bn, int rowPieces) { return bn == 64 || (bn == 
 // Which kernel (--option tc_kernel=tma|wgmma|mma; 0: the launcher's choice). Tma: wgmma fed by TMA; Wgmma: wgmma fed by
 // cp.async.
 enum class KernelChoice { Auto = 0, Mma = 1, Wgmma = 2, Tma = 3 };
+// The choice that names a tile's kernel (the warp-specialized kernel is one of the cp.async wgmma kernels).
+constexpr KernelChoice kernelChoiceOf(TileKernel kernel)
+{
+    switch (kernel) {
+    case TileKernel::Mma:
+        return KernelChoice::Mma;
+    case TileKernel::Wgmma:
+    case TileKernel::WarpSpecialized:
+        return KernelChoice::Wgmma;
+    case TileKernel::Tma:
+        return KernelChoice::Tma;
+    }
+    return KernelChoice::Auto;
+}
 // The TMA kernel's tiles, and its launch bound (two blocks a multiprocessor where the stages fit in 113 KB).
 constexpr int kTmaTile64 = 11, kTmaTile64r64 = 12, kTmaTile128 = 13, kTmaTile128r64 = 14, kTmaTile256 = 16,
               kTmaTile64w = 19, kTmaTile128w = 20, kTmaTile64t = 21;
@@ -158,16 +213,17 @@ inline int defaultTile(const ConvGeometry& g, int64_t m, int smCount, bool align
 //     mma.sync on the short reductions of wide layers, where it measured faster.
 constexpr int kWgTile64 = kFirstWgmmaTile, kWgTile128 = kFirstWgmmaTile + 1, kWgTile256 = kFirstWgmmaTile + 2,
               kWgTile128r64 = kFirstWgmmaTile + 5;
-static_assert(kTiles[kWgTile64].ni == 8 && kTiles[kWgTile128].ni == 16 && kTiles[kWgTile256].ni == 32
-        && kTiles[kWgTile128r64].ni == 16 && kTiles[kWgTile128r64].rowPieces == 4 && !kTiles[kWgTile128r64].specialized,
+static_assert(kTiles[kWgTile64].n8PerWarp == 8 && kTiles[kWgTile128].n8PerWarp == 16
+        && kTiles[kWgTile256].n8PerWarp == 32 && kTiles[kWgTile128r64].n8PerWarp == 16
+        && kTiles[kWgTile128r64].rowPieces == 4 && kTiles[kWgTile128r64].kernel == TileKernel::Wgmma,
     "the default wgmma tiles");
-static_assert(kTiles[kTmaTile64].tma && kTiles[kTmaTile64].ni == 8 && kTiles[kTmaTile64r64].rowPieces == 4
-        && kTiles[kTmaTile128].ni == 16 && kTiles[kTmaTile128].rowPieces == 8 && kTiles[kTmaTile128r64].rowPieces == 4
-        && kTiles[kTmaTile256].ni == 32 && kTiles[kTmaTile256].tma && !kTiles[kTmaTile256].pingpong
-        && kTiles[kTmaTile64w].ni == 8 && kTiles[kTmaTile64w].windows && kTiles[kTmaTile128w].ni == 16
-        && kTiles[kTmaTile128w].windows && tmaMinBlocks(64, 8, 6, 3) == 2 && tmaMinBlocks(128, 8, 4, 2) == 2
-        && kTiles[kTmaTile64t].transposed && kTiles[kTmaTile64t].bm() == 256 && kTiles[kTmaTile64t].bn() == 64
-        && tmaMinBlocks(64, 8, 4, 2, true) == 2,
+static_assert(kTiles[kTmaTile64].usesTma() && kTiles[kTmaTile64].n8PerWarp == 8 && kTiles[kTmaTile64r64].rowPieces == 4
+        && kTiles[kTmaTile128].n8PerWarp == 16 && kTiles[kTmaTile128].rowPieces == 8
+        && kTiles[kTmaTile128r64].rowPieces == 4 && kTiles[kTmaTile256].n8PerWarp == 32 && kTiles[kTmaTile256].usesTma()
+        && !kTiles[kTmaTile256].pingpong && kTiles[kTmaTile64w].n8PerWarp == 8 && kTiles[kTmaTile64w].windows
+        && kTiles[kTmaTile128w].n8PerWarp == 16 && kTiles[kTmaTile128w].windows && tmaMinBlocks(64, 8, 6, 3) == 2
+        && tmaMinBlocks(128, 8, 4, 2) == 2 && kTiles[kTmaTile64t].transposed && kTiles[kTmaTile64t].bm() == 256
+        && kTiles[kTmaTile64t].bn() == 64 && tmaMinBlocks(64, 8, 4, 2, true) == 2,
     "the default TMA tiles");
 
 // The TMA kernel's block of output pixels: tileH rows × tileW columns of one image, tileW the power of two ≥ Q up to
@@ -221,7 +277,7 @@ inline int defaultTmaTile(const ConvGeometry& g, int bytes, int smCount)
     return !rows128 ? kTmaTile128r64 : tmaWindowRefusal(g, 128, 128, smCount) ? kTmaTile128 : kTmaTile128w;
 }
 // The window tiles' twin: one box a k-tile, the same channels a block (the transposed tile's: 128×64).
-constexpr int tmaWindowTwin(int tile) { return kTiles[tile].ni == 8 ? kTmaTile64 : kTmaTile128; }
+constexpr int tmaWindowTwin(int tile) { return kTiles[tile].n8PerWarp == 8 ? kTmaTile64 : kTmaTile128; }
 inline const char* tmaRefusal(const ConvGeometry& g, int bytes, int rowPieces)
 {
     const TmaPixelTile t = tmaPixelTile(g);
@@ -292,8 +348,8 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     // wgmma where it runs unless mma.sync is asked for (by the kernel or an mma.sync tile); it needs the cp.async
     // copy of whole 16-byte pieces, so C a multiple of the piece. Fed by TMA where that takes the layer, unless the
     // cp.async-fed wgmma kernel is asked for (tc_kernel=wgmma or one of its wg… tiles).
-    const bool wgTileAsked = tileOverride > 0 && kTiles[tileOverride - 1].wgmma;
-    const bool tmaTileAsked = wgTileAsked && kTiles[tileOverride - 1].tma;
+    const bool wgTileAsked = tileOverride > 0 && kTiles[tileOverride - 1].usesWgmma();
+    const bool tmaTileAsked = wgTileAsked && kTiles[tileOverride - 1].usesTma();
     const bool mmaAsked = kernel == KernelChoice::Mma || (tileOverride > 0 && !wgTileAsked);
     const bool wgmmaAsked = kernel == KernelChoice::Wgmma || kernel == KernelChoice::Tma || wgTileAsked;
     const bool cpAsyncAsked = kernel == KernelChoice::Wgmma || (wgTileAsked && !tmaTileAsked);

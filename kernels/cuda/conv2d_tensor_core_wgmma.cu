@@ -8,19 +8,19 @@
 // descriptors, for a 64 × N × 32-byte product per instruction issued by a whole warpgroup, asynchronously: the
 // warpgroup issues the next k-tile's copies while the Tensor Cores work.
 //
-// The block: 128 pixels (two warpgroups of 64) × BN output channels (64, 128 or 256), the reduction in k-tiles of 128
-// bytes (64 halves, 32 floats), the operands in shared memory K-major in the 128-byte swizzle (the layout of
+// The block: 128 pixels (two warpgroups of 64) × BlockN output channels (64, 128 or 256), the reduction in k-tiles of
+// 128 bytes (64 halves, 32 floats), the operands in shared memory K-major in the 128-byte swizzle (the layout of
 // conv2d_tensor_core_kernel.cuh's swizzled<8>, which is what wgmma's 128-byte swizzle mode reads; the descriptor is in
 // conv2d_tensor_core_wgmma_ops.cuh). The same im2col gather by cp.async as the mma.sync kernel (16-byte pieces,
 // zero-filled off the input and past the last tap), the same packed weights, epilogue and split-K.
 //
-// The pipeline (STAGES deep, every thread both copies and multiplies; no producer warpgroup):
+// The pipeline (Stages deep, every thread both copies and multiplies; no producer warpgroup):
 //   iteration t:  wait for this thread's copies of k-tile t → (tf32: round its own A pieces to TF32 in place) →
 //                 fence.proxy.async (cp.async wrote through the generic proxy, wgmma reads through the async one) →
-//                 barrier → wgmma × 4 on stage t, commit → cp.async of k-tile t + STAGES − 2 into stage (t − 2) →
+//                 barrier → wgmma × 4 on stage t, commit → cp.async of k-tile t + Stages − 2 into stage (t − 2) →
 //                 wait until at most one wgmma group (t's) is in flight.
 //   Stage (t − 2) is free at iteration t: each warpgroup retired its wgmma of t − 2 (the wait at the end of t − 1)
-//   before the barrier of t. So STAGES − 2 k-tiles are in flight while one is multiplied and one may still be read.
+//   before the barrier of t. So Stages − 2 k-tiles are in flight while one is multiplied and one may still be read.
 // TF32: wgmma reads FP32 bit patterns and ignores the low 13 bits (truncation); the session's TF32 rounds to
 // nearest even (roundTf32, as the mma.sync kernel does on its fragments), so each thread rounds the activation pieces
 // it copied before the barrier. The weights were rounded when packed.
@@ -29,73 +29,76 @@
 
 namespace convscope::cuda::tc {
 
-template <typename T, int BN, int STAGES, int RP>
-__global__ void __launch_bounds__(256, wgmmaMinBlocks(BN, RP)) wgmmaConvKernel(Params prm, const T* __restrict__ x,
-    const T* __restrict__ wp, const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial)
+template <typename Element, int BlockN, int Stages, int RowPieces>
+__global__ void __launch_bounds__(256, wgmmaMinBlocks(BlockN, RowPieces))
+    wgmmaConvKernel(Params prm, const Element* __restrict__ x, const Element* __restrict__ wp,
+        const float* __restrict__ bias, Element* __restrict__ y, float* __restrict__ partial)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    constexpr int BM = 128, THREADS = 256, ROW_BYTES = 16 * RP;
-    constexpr int A_ROWS = BM * RP / THREADS, B_ROWS = BN * RP / THREADS;
-    constexpr uint32_t A_BYTES = BM * ROW_BYTES, STAGE_BYTES = (BM + BN) * ROW_BYTES;
+    constexpr int BlockM = 128, THREADS = 256, ROW_BYTES = 16 * RowPieces;
+    constexpr int A_ROWS = BlockM * RowPieces / THREADS, B_ROWS = BlockN * RowPieces / THREADS;
+    constexpr uint32_t A_BYTES = BlockM * ROW_BYTES, STAGE_BYTES = (BlockM + BlockN) * ROW_BYTES;
     static_assert(STAGE_BYTES % (8 * ROW_BYTES) == 0, "every tile starts on a swizzle atom");
     extern __shared__ __align__(1024) unsigned char smem[];
     const ConvGeometry& g = prm.g;
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7;
-    const int mBase = blockIdx.x * BM, nBase = blockIdx.y * BN;
+    const int mBase = blockIdx.x * BlockM, nBase = blockIdx.y * BlockN;
     const int ktBegin = blockIdx.z * prm.tilesPerSplit;
     const int nk = min(prm.kTiles, ktBegin + prm.tilesPerSplit) - ktBegin;
     // The 128-byte swizzle is a function of the address bits: the stages start 1024-aligned (1 KB extra allocated).
     const uint32_t smemBase = (sharedAddress(smem) + 1023u) & ~1023u;
 
     // The copy a thread does each k-tile: piece `myPiece` of A_ROWS pixel rows and B_ROWS channel rows.
-    const int myPiece = tid % RP, rowStep = THREADS / RP;
-    const GatherRows<A_ROWS> rows(prm, mBase + tid / RP, rowStep);
-    TapCursor at(prm, ktBegin * RP + myPiece);
+    const int myPiece = tid % RowPieces, rowStep = THREADS / RowPieces;
+    const GatherRows<A_ROWS> rows(prm, mBase + tid / RowPieces, rowStep);
+    TapCursor at(prm, ktBegin * RowPieces + myPiece);
 
     auto loadTile = [&](int local, int stage) {
         const uint32_t aStage = smemBase + stage * STAGE_BYTES, bStage = aStage + A_BYTES;
-        copyPixelRows<T, RP, A_ROWS, true>(aStage, prm, x, rows, at, tid / RP, rowStep, myPiece);
-        copyWeightRows<T, RP, B_ROWS>(bStage, prm, wp, nBase, tid / RP, rowStep, myPiece, ktBegin + local);
-        at.advance<RP>(prm);
+        copyPixelRows<Element, RowPieces, A_ROWS, true>(aStage, prm, x, rows, at, tid / RowPieces, rowStep, myPiece);
+        copyWeightRows<Element, RowPieces, B_ROWS>(
+            bStage, prm, wp, nBase, tid / RowPieces, rowStep, myPiece, ktBegin + local);
+        at.advance<RowPieces>(prm);
     };
 
-    float acc[BN / 2];
+    float acc[BlockN / 2];
 #pragma unroll
-    for (int i = 0; i < BN / 2; ++i)
+    for (int i = 0; i < BlockN / 2; ++i)
         acc[i] = 0.0f;
 
 #pragma unroll
-    for (int st = 0; st < STAGES - 2; ++st) {
+    for (int st = 0; st < Stages - 2; ++st) {
         if (st < nk)
             loadTile(st, st);
         commitCopies();
     }
 
     for (int t = 0; t < nk; ++t) {
-        const int stage = t % STAGES;
+        const int stage = t % Stages;
         const uint32_t aStage = smemBase + stage * STAGE_BYTES, bStage = aStage + A_BYTES;
-        waitCopies<STAGES - 3>();
-        if constexpr (std::is_same_v<T, float>) {
+        waitCopies<Stages - 3>();
+        if constexpr (std::is_same_v<Element, float>) {
 #pragma unroll
             for (int i = 0; i < A_ROWS; ++i) {
-                roundPieceTf32(aStage + swizzled<RP>(tid / RP + i * rowStep, myPiece));
+                roundPieceTf32(aStage + swizzled<RowPieces>(tid / RowPieces + i * rowStep, myPiece));
             }
         }
         fenceProxyAsync();
         __syncthreads();
 
-        const uint64_t da = wgmmaDescriptor<RP>(aStage + wg * 64 * ROW_BYTES), db = wgmmaDescriptor<RP>(bStage);
+        const uint64_t da = wgmmaDescriptor<RowPieces>(aStage + wg * 64 * ROW_BYTES),
+                       db = wgmmaDescriptor<RowPieces>(bStage);
         fenceAccumulators(acc);
         wgmmaFence();
 #pragma unroll
-        for (int k = 0; k < RP / 2; ++k) // 32 bytes of reduction each: +2 in the descriptor's address field
-            Wgmma<T, BN>::run(acc, da + 2 * k, db + 2 * k);
+        for (int k = 0; k < RowPieces / 2; ++k) // 32 bytes of reduction each: +2 in the descriptor's address field
+            Wgmma<Element, BlockN>::run(acc, da + 2 * k, db + 2 * k);
         wgmmaCommit();
         fenceAccumulators(acc);
 
-        const int next = t + STAGES - 2;
+        const int next = t + Stages - 2;
         if (next < nk)
-            loadTile(next, next % STAGES);
+            loadTile(next, next % Stages);
         commitCopies();
         wgmmaWait<1>();
         fenceAccumulators(acc);
@@ -113,7 +116,7 @@ __global__ void __launch_bounds__(256, wgmmaMinBlocks(BN, RP)) wgmmaConvKernel(P
         if (m >= prm.m)
             continue;
 #pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
+        for (int j = 0; j < BlockN / 8; ++j) {
             const int k = nBase + j * 8 + 2 * (lane & 3);
             if (k < g.k)
                 storeOutputPair(prm, blockIdx.z, m, k, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1], bias, y, partial);
@@ -122,13 +125,13 @@ __global__ void __launch_bounds__(256, wgmmaMinBlocks(BN, RP)) wgmmaConvKernel(P
 #endif
 }
 
-template <typename T, int BN, int RP = 8>
-void launchWgmma(
-    const Plan& p, const Params& prm, const T* x, const T* wp, const float* bias, T* y, float* partial, cudaStream_t st)
+template <typename Element, int BlockN, int RowPieces = 8>
+void launchWgmma(const Plan& p, const Params& prm, const Element* x, const Element* wp, const float* bias, Element* y,
+    float* partial, cudaStream_t st)
 {
-    constexpr int STAGES = wgmmaStages(BN, RP);
-    constexpr size_t smemBytes = size_t(STAGES) * (128 + BN) * 16 * RP + 1024;
-    auto* kernel = wgmmaConvKernel<T, BN, STAGES, RP>;
+    constexpr int Stages = wgmmaStages(BlockN, RowPieces);
+    constexpr size_t smemBytes = size_t(Stages) * (128 + BlockN) * 16 * RowPieces + 1024;
+    auto* kernel = wgmmaConvKernel<Element, BlockN, Stages, RowPieces>;
     if (!y) { // prepare: opt in to the shared memory (launch() in conv2d_tensor_core_kernel.cuh says why)
         CONVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smemBytes)));
         return;
@@ -137,32 +140,32 @@ void launchWgmma(
     CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core (wgmma)");
 }
 
-template <typename T>
+template <typename Element>
 void runWgmmaTyped(
     const ConvGeometry& g, const Plan& p, const void* xv, const float* bias, void* yv, void* scratch, cudaStream_t st)
 {
-    const LaunchArgs<T> a(g, p, xv, yv, scratch);
+    const LaunchArgs<Element> a(g, p, xv, yv, scratch);
     const Params& prm = a.prm;
-    const T *x = a.x, *wp = a.wp;
-    T* y = a.y;
+    const Element *x = a.x, *wp = a.wp;
+    Element* y = a.y;
     float* partial = a.partial;
-    if (kTiles[p.tile].specialized)
-        return runSpecializedTyped<T>(g, p, xv, bias, yv, scratch, st);
+    if (kTiles[p.tile].kernel == TileKernel::WarpSpecialized)
+        return runSpecializedTyped<Element>(g, p, xv, bias, yv, scratch, st);
     if (kTiles[p.tile].rowPieces == 4) {
         if (kTiles[p.tile].bn() == 128)
-            launchWgmma<T, 128, 4>(p, prm, x, wp, bias, y, partial, st);
+            launchWgmma<Element, 128, 4>(p, prm, x, wp, bias, y, partial, st);
         else
-            launchWgmma<T, 256, 4>(p, prm, x, wp, bias, y, partial, st);
+            launchWgmma<Element, 256, 4>(p, prm, x, wp, bias, y, partial, st);
     } else
         switch (kTiles[p.tile].bn()) {
         case 64:
-            launchWgmma<T, 64>(p, prm, x, wp, bias, y, partial, st);
+            launchWgmma<Element, 64>(p, prm, x, wp, bias, y, partial, st);
             break;
         case 128:
-            launchWgmma<T, 128>(p, prm, x, wp, bias, y, partial, st);
+            launchWgmma<Element, 128>(p, prm, x, wp, bias, y, partial, st);
             break;
         default:
-            launchWgmma<T, 256>(p, prm, x, wp, bias, y, partial, st);
+            launchWgmma<Element, 256>(p, prm, x, wp, bias, y, partial, st);
         }
     reduceSplits(g, p, a, bias, st, "conv2d tensor core (wgmma)");
 }

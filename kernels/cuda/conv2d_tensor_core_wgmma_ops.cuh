@@ -23,11 +23,11 @@
 
 namespace convscope::cuda::tc {
 
-// RP = 8: 128-byte rows in the 128-byte swizzle (layout 1, 8-row atoms of 1024 B). RP = 4: 64-byte rows in the 64-byte
-// swizzle (layout 2: chunk c of row r at c ^ ((r / 2) mod 4), tc::swizzled<4>; 8-row atoms of 512 B).
-template <int RP = 8> __device__ __forceinline__ uint64_t wgmmaDescriptor(uint32_t sharedAddress)
+// RowPieces = 8: 128-byte rows in the 128-byte swizzle (layout 1, 8-row atoms of 1024 B). RowPieces = 4: 64-byte rows
+// in the 64-byte swizzle (layout 2: chunk c of row r at c ^ ((r / 2) mod 4), tc::swizzled<4>; 8-row atoms of 512 B).
+template <int RowPieces = 8> __device__ __forceinline__ uint64_t wgmmaDescriptor(uint32_t sharedAddress)
 {
-    constexpr uint64_t layout = RP == 8 ? 1 : 2, atomBytes = 8 * 16 * RP;
+    constexpr uint64_t layout = RowPieces == 8 ? 1 : 2, atomBytes = 8 * 16 * RowPieces;
     return uint64_t((sharedAddress & 0x3ffff) >> 4) | (uint64_t(1) << 16) | ((atomBytes >> 4) << 32) | (layout << 62);
 }
 
@@ -35,10 +35,10 @@ template <int RP = 8> __device__ __forceinline__ uint64_t wgmmaDescriptor(uint32
 // zeroed by ordinary instructions; shared memory was written by cp.async and made visible below).
 __device__ __forceinline__ void wgmmaFence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmmaCommit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-// Waits until at most N committed groups of this warpgroup's wgmma are still running.
-template <int N> __device__ __forceinline__ void wgmmaWait()
+// Waits until at most PendingGroups committed groups of this warpgroup's wgmma are still running.
+template <int PendingGroups> __device__ __forceinline__ void wgmmaWait()
 {
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(PendingGroups) : "memory");
 }
 // cp.async writes through the generic proxy; wgmma reads shared memory through the async proxy. This fence (each
 // writer, after its copies landed, before the barrier) makes the one visible to the other.
@@ -78,10 +78,10 @@ __device__ __forceinline__ void barrierWait(uint32_t bar, uint32_t parity, bool 
 
 // Keeps the compiler from moving accumulator reads or writes across the asynchronous MMA (wgmma owns the registers
 // from its issue to the wait that retires it).
-template <int R> __device__ __forceinline__ void fenceAccumulators(float (&d)[R])
+template <int AccumulatorCount> __device__ __forceinline__ void fenceAccumulators(float (&d)[AccumulatorCount])
 {
 #pragma unroll
-    for (int i = 0; i < R; ++i)
+    for (int i = 0; i < AccumulatorCount; ++i)
         asm volatile("" : "+f"(d[i])::"memory");
 }
 
@@ -120,13 +120,13 @@ template <int R> __device__ __forceinline__ void fenceAccumulators(float (&d)[R]
     "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"                   \
     "}"
 
-// D[64 × N] += A[64 × 32 bytes] · B[N × 32 bytes]ᵀ, both K-major in shared memory (descriptors), FP32 D. The scale-d
-// predicate is true (accumulate: the accumulators start at zero); A and B are not negated (1, 1) nor transposed (0, 0:
-// K-major; tf32 takes no transpose operands, K-major being its only layout).
-template <typename T, int N> struct Wgmma;
-#define CS_WGMMA(T, N, SHAPE, TYPES, TAIL, REGS, ACC, DESC)                                                            \
-    template <> struct Wgmma<T, N> {                                                                                   \
-        static __device__ __forceinline__ void run(float (&d)[N / 2], uint64_t a, uint64_t b)                          \
+// D[64 × Width] += A[64 × 32 bytes] · B[Width × 32 bytes]ᵀ, both K-major in shared memory (descriptors), FP32 D. The
+// scale-d predicate is true (accumulate: the accumulators start at zero); A and B are not negated (1, 1) nor transposed
+// (0, 0: K-major; tf32 takes no transpose operands, K-major being its only layout).
+template <typename Element, int Width> struct Wgmma;
+#define CS_WGMMA(ELEMENT, WIDTH, SHAPE, TYPES, TAIL, REGS, ACC, DESC)                                                  \
+    template <> struct Wgmma<ELEMENT, WIDTH> {                                                                         \
+        static __device__ __forceinline__ void run(float (&d)[WIDTH / 2], uint64_t a, uint64_t b)                      \
         {                                                                                                              \
             asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                                    \
                          "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPES " " REGS ", " DESC ", p, " TAIL ";\n}\n"  \

@@ -2,10 +2,10 @@
 // conv2d_tensor_core_wgmma.cu with its two jobs split between warpgroups. sm_90a only (kernels/CMakeLists.txt).
 //
 // Why: in conv2d_tensor_core_wgmma.cu every thread copies and multiplies, with a block-wide barrier each k-tile, so
-// only STAGES − 2 k-tiles can be in flight, and a block's pipeline fill and epilogue leave the Tensor Cores idle (one
+// only Stages − 2 k-tiles can be in flight, and a block's pipeline fill and epilogue leave the Tensor Cores idle (one
 // block a multiprocessor at these tile sizes). Here
 //   - warpgroup 0 (the producer) only copies: the im2col gather of A and the packed weights B by cp.async into a ring
-//     of STAGES stages, k-tile after k-tile, across all the work items of its block;
+//     of Stages stages, k-tile after k-tile, across all the work items of its block;
 //   - warpgroups 1 and 2 (the consumers, 64 pixels each) only multiply: wgmma m64nBN on a full stage, and hand the
 //     stage back once the wgmma that read it retired;
 //   - the hand-over is two mbarriers a stage: "full" (the producer's 128 threads arrive once their copies of the
@@ -15,7 +15,7 @@
 //   - the grid is one block a multiprocessor, each looping over work items (output tile, split): while the consumers
 //     run one tile's epilogue the producer already fills the stages with the next tile's operands.
 // FP16/BF16: each producer thread's cp.async.mbarrier.arrive.noinc makes the hardware arrive on "full" once that
-// thread's copies landed, so the producer never waits for its copies and all STAGES stages can be in flight; the
+// thread's copies landed, so the producer never waits for its copies and all Stages stages can be in flight; the
 // consumers then fence.proxy.async after the wait. TF32: the producer must round A in place first, so it keeps LAG
 // k-tiles of copies in flight, waits for the oldest (cp.async.wait_group LAG), rounds, fences, and arrives itself.
 // Registers: m64n256 needs 128 FP32 accumulators a consumer thread, so with 384 threads the producer gives registers
@@ -42,59 +42,61 @@ namespace {
 
 } // namespace
 
-template <typename T, int BN, int STAGES>
-__global__ void __launch_bounds__(384, 1)
-    specializedConvKernel(Params prm, int mTiles, int nTiles, int items, const T* __restrict__ x,
-        const T* __restrict__ wp, const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial)
+template <typename Element, int BlockN, int Stages>
+__global__ void __launch_bounds__(384, 1) specializedConvKernel(Params prm, int mTiles, int nTiles, int items,
+    const Element* __restrict__ x, const Element* __restrict__ wp, const float* __restrict__ bias,
+    Element* __restrict__ y, float* __restrict__ partial)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    constexpr int BM = 128, PT = 128, RP = 8, ROW_BYTES = 16 * RP, LAG = 2;
-    constexpr bool kRounds = std::is_same_v<T, float>; // tf32: the producer rounds A before marking a stage full
-    constexpr int A_ROWS = BM * RP / PT, B_ROWS = BN * RP / PT, ROW_STEP = PT / RP;
-    constexpr uint32_t A_BYTES = BM * ROW_BYTES, STAGE_BYTES = (BM + BN) * ROW_BYTES;
-    static_assert(STAGE_BYTES % 1024 == 0 && LAG <= STAGES - 2, "swizzle atoms; the ring cannot deadlock");
+    constexpr int BlockM = 128, PT = 128, RowPieces = 8, ROW_BYTES = 16 * RowPieces, LAG = 2;
+    constexpr bool kRounds = std::is_same_v<Element, float>; // tf32: the producer rounds A before marking a stage full
+    constexpr int A_ROWS = BlockM * RowPieces / PT, B_ROWS = BlockN * RowPieces / PT, ROW_STEP = PT / RowPieces;
+    constexpr uint32_t A_BYTES = BlockM * ROW_BYTES, STAGE_BYTES = (BlockM + BlockN) * ROW_BYTES;
+    static_assert(STAGE_BYTES % 1024 == 0 && LAG <= Stages - 2, "swizzle atoms; the ring cannot deadlock");
     extern __shared__ __align__(1024) unsigned char smem[];
-    __shared__ __align__(8) uint64_t bars[2 * STAGES]; // full[0..STAGES), empty[STAGES..2·STAGES)
+    __shared__ __align__(8) uint64_t bars[2 * Stages]; // full[0..Stages), empty[Stages..2·Stages)
     const ConvGeometry& g = prm.g;
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7;
     const uint32_t smemBase = (sharedAddress(smem) + 1023u) & ~1023u;
-    const uint32_t fullBar = sharedAddress(bars), emptyBar = fullBar + 8 * STAGES;
+    const uint32_t fullBar = sharedAddress(bars), emptyBar = fullBar + 8 * Stages;
     if (tid == 0)
-        for (int s = 0; s < STAGES; ++s) {
+        for (int s = 0; s < Stages; ++s) {
             barrierInit(fullBar + 8 * s, PT);
             barrierInit(emptyBar + 8 * s, 8);
         }
     __syncthreads(); // the only block-wide barrier: the roles part here
 
     if (wg == 0) { // ---- producer
-        if constexpr (BN == 256)
+        if constexpr (BlockN == 256)
             asm volatile("setmaxnreg.dec.sync.aligned.u32 96;\n");
-        const int myPiece = tid % RP;
+        const int myPiece = tid % RowPieces;
         int j = 0, marked = 0; // k-tiles copied / marked full, counted over all this block's work items
         auto markFull = [&](int i) { // k-tile i's copies by this thread have landed
-            const uint32_t aStage = smemBase + (i % STAGES) * STAGE_BYTES;
-            if constexpr (std::is_same_v<T, float>) {
+            const uint32_t aStage = smemBase + (i % Stages) * STAGE_BYTES;
+            if constexpr (std::is_same_v<Element, float>) {
 #pragma unroll
                 for (int r = 0; r < A_ROWS; ++r) {
-                    roundPieceTf32(aStage + swizzled<RP>(tid / RP + r * ROW_STEP, myPiece));
+                    roundPieceTf32(aStage + swizzled<RowPieces>(tid / RowPieces + r * ROW_STEP, myPiece));
                 }
             }
             fenceProxyAsync();
-            barrierArrive(fullBar + 8 * (i % STAGES));
+            barrierArrive(fullBar + 8 * (i % Stages));
         };
         for (int w = blockIdx.x; w < items; w += gridDim.x) {
-            const Item it = itemOf(prm, w, mTiles, nTiles, BN);
-            const GatherRows<A_ROWS> rows(prm, it.mBase + tid / RP, ROW_STEP);
-            TapCursor at(prm, it.ktBegin * RP + myPiece);
+            const Item it = itemOf(prm, w, mTiles, nTiles, BlockN);
+            const GatherRows<A_ROWS> rows(prm, it.mBase + tid / RowPieces, ROW_STEP);
+            TapCursor at(prm, it.ktBegin * RowPieces + myPiece);
             for (int lt = 0; lt < it.nk; ++lt, ++j) {
-                const int stage = j % STAGES;
-                if (j >= STAGES) // the consumers released this stage's previous k-tile
-                    barrierWait(emptyBar + 8 * stage, ((j / STAGES) - 1) & 1);
+                const int stage = j % Stages;
+                if (j >= Stages) // the consumers released this stage's previous k-tile
+                    barrierWait(emptyBar + 8 * stage, ((j / Stages) - 1) & 1);
                 const uint32_t aStage = smemBase + stage * STAGE_BYTES, bStage = aStage + A_BYTES;
-                copyPixelRows<T, RP, A_ROWS, true>(aStage, prm, x, rows, at, tid / RP, ROW_STEP, myPiece);
-                copyWeightRows<T, RP, B_ROWS>(bStage, prm, wp, it.nBase, tid / RP, ROW_STEP, myPiece, it.ktBegin + lt);
+                copyPixelRows<Element, RowPieces, A_ROWS, true>(
+                    aStage, prm, x, rows, at, tid / RowPieces, ROW_STEP, myPiece);
+                copyWeightRows<Element, RowPieces, B_ROWS>(
+                    bStage, prm, wp, it.nBase, tid / RowPieces, ROW_STEP, myPiece, it.ktBegin + lt);
                 commitCopies();
-                at.advance<RP>(prm);
+                at.advance<RowPieces>(prm);
                 if constexpr (kRounds) {
                     if (j - marked >= LAG) { // LAG groups committed after k-tile `marked`: it has landed
                         waitCopies<LAG>();
@@ -114,19 +116,19 @@ __global__ void __launch_bounds__(384, 1)
     }
 
     // ---- consumers: warpgroups 1 and 2, pixels 64·(wg − 1) … of each tile
-    if constexpr (BN == 256)
+    if constexpr (BlockN == 256)
         asm volatile("setmaxnreg.inc.sync.aligned.u32 200;\n");
     const int cw = wg - 1;
-    float acc[BN / 2];
+    float acc[BlockN / 2];
     int t = 0; // k-tiles consumed over all work items (the producer's j)
     for (int w = blockIdx.x; w < items; w += gridDim.x) {
-        const Item it = itemOf(prm, w, mTiles, nTiles, BN);
+        const Item it = itemOf(prm, w, mTiles, nTiles, BlockN);
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i)
+        for (int i = 0; i < BlockN / 2; ++i)
             acc[i] = 0.0f;
         for (int lt = 0; lt < it.nk; ++lt, ++t) {
-            const int stage = t % STAGES;
-            barrierWait(fullBar + 8 * stage, (t / STAGES) & 1);
+            const int stage = t % Stages;
+            barrierWait(fullBar + 8 * stage, (t / Stages) & 1);
             if constexpr (!kRounds) // the copies wrote through the generic proxy; wgmma reads through the async one
                 fenceProxyAsync();
             const uint32_t aStage = smemBase + stage * STAGE_BYTES;
@@ -134,19 +136,19 @@ __global__ void __launch_bounds__(384, 1)
             fenceAccumulators(acc);
             wgmmaFence();
 #pragma unroll
-            for (int k = 0; k < RP / 2; ++k)
-                Wgmma<T, BN>::run(acc, da + 2 * k, db + 2 * k);
+            for (int k = 0; k < RowPieces / 2; ++k)
+                Wgmma<Element, BlockN>::run(acc, da + 2 * k, db + 2 * k);
             wgmmaCommit();
             fenceAccumulators(acc);
             wgmmaWait<1>(); // the previous k-tile's wgmma retired: its stage goes back to the producer
             fenceAccumulators(acc);
             if (lt > 0 && lane == 0)
-                barrierArrive(emptyBar + 8 * ((t - 1) % STAGES));
+                barrierArrive(emptyBar + 8 * ((t - 1) % Stages));
         }
         wgmmaWait<0>();
         fenceAccumulators(acc);
         if (it.nk > 0 && lane == 0)
-            barrierArrive(emptyBar + 8 * ((t - 1) % STAGES));
+            barrierArrive(emptyBar + 8 * ((t - 1) % Stages));
 
         // The epilogue of conv2d_tensor_core_wgmma.cu (accumulator layout there).
         const int rowBase = it.mBase + cw * 64 + ((tid & 127) >> 5) * 16 + (lane >> 2);
@@ -156,7 +158,7 @@ __global__ void __launch_bounds__(384, 1)
             if (m >= prm.m)
                 continue;
 #pragma unroll
-            for (int jn = 0; jn < BN / 8; ++jn) {
+            for (int jn = 0; jn < BlockN / 8; ++jn) {
                 const int k = it.nBase + jn * 8 + 2 * (lane & 3);
                 if (k < g.k)
                     storeOutputPair(prm, it.z, m, k, acc[4 * jn + 2 * h], acc[4 * jn + 2 * h + 1], bias, y, partial);
@@ -166,13 +168,13 @@ __global__ void __launch_bounds__(384, 1)
 #endif
 }
 
-template <typename T, int BN>
-void launchSpecialized(
-    const Plan& p, const Params& prm, const T* x, const T* wp, const float* bias, T* y, float* partial, cudaStream_t st)
+template <typename Element, int BlockN>
+void launchSpecialized(const Plan& p, const Params& prm, const Element* x, const Element* wp, const float* bias,
+    Element* y, float* partial, cudaStream_t st)
 {
-    constexpr int STAGES = wgmmaStages(BN);
-    constexpr size_t smemBytes = size_t(STAGES) * (128 + BN) * 128 + 1024;
-    auto* kernel = specializedConvKernel<T, BN, STAGES>;
+    constexpr int Stages = wgmmaStages(BlockN);
+    constexpr size_t smemBytes = size_t(Stages) * (128 + BlockN) * 128 + 1024;
+    auto* kernel = specializedConvKernel<Element, BlockN, Stages>;
     if (!y) { // prepare: opt in to the shared memory
         CONVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smemBytes)));
         return;
@@ -182,19 +184,19 @@ void launchSpecialized(
     CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core (wgmma, warp-specialized)");
 }
 
-template <typename T>
+template <typename Element>
 void runSpecializedTyped(
     const ConvGeometry& g, const Plan& p, const void* xv, const float* bias, void* yv, void* scratch, cudaStream_t st)
 {
-    const LaunchArgs<T> a(g, p, xv, yv, scratch);
+    const LaunchArgs<Element> a(g, p, xv, yv, scratch);
     const Params& prm = a.prm;
-    const T *x = a.x, *wp = a.wp;
-    T* y = a.y;
+    const Element *x = a.x, *wp = a.wp;
+    Element* y = a.y;
     float* partial = a.partial;
     if (kTiles[p.tile].bn() == 128)
-        launchSpecialized<T, 128>(p, prm, x, wp, bias, y, partial, st);
+        launchSpecialized<Element, 128>(p, prm, x, wp, bias, y, partial, st);
     else
-        launchSpecialized<T, 256>(p, prm, x, wp, bias, y, partial, st);
+        launchSpecialized<Element, 256>(p, prm, x, wp, bias, y, partial, st);
     reduceSplits(g, p, a, bias, st, "conv2d tensor core (wgmma, warp-specialized)");
 }
 

@@ -7,6 +7,10 @@
 namespace convscope::cuda {
 
 // The first five are also the kinds a convolution's epilogue applies (FusedActivation); the rest run as layers.
+// Every dispatch over it is a switch without a default in code the host compiler sees (activation.cu's launch, and
+// activation_op.cuh's epilogue, which is __host__ __device__ for this reason), so -Wswitch, an error in every build
+// (cmake/ConvScopeWarnings.cmake), refuses one that misses a kind; the math per kind (applyActivation<K>) is an
+// `if constexpr` chain that ends in a static_assert.
 enum class ActivationKind { ReLU, LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU };
 
 // y = f(x) over `count` elements; `param` is negative_slope (leaky_relu) or alpha (elu).

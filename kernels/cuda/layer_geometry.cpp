@@ -26,8 +26,7 @@ ActivationKind activationKind(const LayerSpec& spec, float* param)
         [&](const auto& l) -> ActivationKind {
             using T = std::decay_t<decltype(l)>;
             // hardtanh and prelu have kernels of their own (parametric_activation.cuh) and are never fused.
-            if constexpr (layerKindOf<T>().family == KindFamily::Activation
-                && !std::is_same_v<T, Softmax> && !std::is_same_v<T, Hardtanh> && !std::is_same_v<T, PReLU>)
+            if constexpr (hasActivationKernel<T>)
                 return activationKindOf(l, param);
             else
                 throw Error("cuda: " + layerTypeName(l) + " is not an activation");

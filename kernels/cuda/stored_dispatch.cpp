@@ -18,20 +18,29 @@
 namespace convscope::cuda {
 
 namespace {
-    template <typename T>
-    constexpr bool isPlainActivation
-        = std::is_same_v<T,
-              ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>;
+    // The kinds with a storage-format kernel of their own, by family (the kind table's, compute/layer_kinds.h): the
+    // switch names every family, so a new family is a compile error here, and a new kind of a family with kernels
+    // must get its branch in runStoredLayer, whose chain ends in a static_assert.
+    constexpr bool familyHasStoredKernel(KindFamily family)
+    {
+        switch (family) {
+        case KindFamily::Pooling:
+        case KindFamily::Normalization:
+        case KindFamily::Activation:
+        case KindFamily::FullyConnected:
+        case KindFamily::Merge:
+        case KindFamily::Padding:
+            return true;
+        case KindFamily::Convolution: // prepareStoredConvolution's kernels, for the direct and tensor_core algorithms
+        case KindFamily::Reshape: // views: flatten, identity, dropout
+        case KindFamily::NoOp:
+            return false;
+        }
+        return false;
+    }
 
-    template <typename T>
-    constexpr bool hasStoredKernel
-        = isPlainActivation<
-              T> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Softmax> || std::is_same_v<T, Linear> || std::is_same_v<T, BatchNorm3d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d> || std::is_same_v<T, GlobalAvgPool3d>;
-
-    template <typename T>
-    constexpr bool isConvolutionKind
-        = std::is_same_v<T,
-              Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d>;
+    template <typename T> constexpr bool hasStoredKernel = familyHasStoredKernel(layerKindOf<T>().family);
+    template <typename T> constexpr bool isConvolutionKind = layerKindOf<T>().family == KindFamily::Convolution;
 
     // A 2-D convolution as a volume of depth 1 (stored_conv.cuh takes one geometry for both).
     template <typename C> Conv3dGeometry imageGeometryOf(const C& c, const LayerShape& s)
@@ -142,7 +151,7 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
     std::visit(
         [&](const auto& l) {
             using T = std::decay_t<decltype(l)>;
-            if constexpr (isPlainActivation<T>) {
+            if constexpr (hasActivationKernel<T>) {
                 float param = 0;
                 const ActivationKind kind = activationKindOf(l, &param);
                 activationStored(kind, param, s.in.numel(), t, x, y, st);
@@ -200,8 +209,10 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
             } else if constexpr (std::is_same_v<T, Linear>) {
                 linearStored(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), t, x, c.weightData,
                     c.bias, y, c.scratch, c.sms, st);
-            } else {
+            } else if constexpr (!hasStoredKernel<T>) {
                 throw Error("internal error: cuda: " + layerTypeName(l) + " has no storage-format kernel");
+            } else {
+                static_assert(dependent_false<T>, "cuda: a kind with a storage-format kernel needs its branch here");
             }
         },
         spec);

@@ -1,0 +1,230 @@
+// The TMA kernel's epilogues: the item's bias staged in shared memory, and the stores of a warp's accumulators
+// (storeTile16 for a 16-bit output through a staging area, storeTile32 for FP32, storeTileT for the transposed
+// tile). Included by conv2d_tensor_core_tma_mainloop.cuh only; the kernel and its pipeline are described there.
+#pragma once
+
+#include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
+#include "kernels/cuda/conv2d_tensor_core_tma.cuh"
+#include "kernels/cuda/conv2d_tensor_core_wgmma_ops.cuh"
+
+namespace convscope::cuda::tc {
+
+namespace {
+
+    // Two outputs rounded to the 16-bit type Element, the first in the low half (the lower address).
+    template <typename Element> __device__ __forceinline__ uint32_t packPair(float v0, float v1)
+    {
+        if constexpr (std::is_same_v<Element, __half>) {
+            const __half2 h = __floats2half2_rn(v0, v1);
+            return *reinterpret_cast<const uint32_t*>(&h);
+        } else {
+            const __nv_bfloat162 h = __floats2bfloat162_rn(v0, v1);
+            return *reinterpret_cast<const uint32_t*>(&h);
+        }
+    }
+
+    // The bias of a work item's BlockN output channels, copied global → shared by cp.async at the item's start into the
+    // warp's own area (zero past K), so the epilogue reads it from shared memory: read from global memory there,
+    // each load's latency stood between the accumulators and their stores (ncu: the epilogue's largest stalls,
+    // docs/PERFORMANCE.md "Version 7"). Waited for by biasReady.
+    template <int BlockN>
+    __device__ __forceinline__ void stageBias(const float* __restrict__ bias, int nBase, int kTotal, uint32_t area)
+    {
+        const int lane = threadIdx.x & 31;
+        if ((reinterpret_cast<uintptr_t>(bias + nBase) & 15) == 0) {
+#pragma unroll
+            for (int i = 4 * lane; i < BlockN; i += 128) {
+                const int n = max(0, min(4, kTotal - (nBase + i))); // channels inside K; the rest zero-filled
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(area + 4 * i),
+                             "l"(n > 0 ? bias + nBase + i : bias), "r"(4 * n)
+                             : "memory");
+            }
+            return;
+        }
+#pragma unroll
+        for (int i = lane; i < BlockN; i += 32) {
+            const bool in = nBase + i < kTotal;
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(area + 4 * i),
+                         "l"(in ? bias + nBase + i : bias), "r"(in ? 4 : 0)
+                         : "memory");
+        }
+    }
+    // The warp's staged bias is there to read (every lane's copies landed).
+    __device__ __forceinline__ void biasReady()
+    {
+        asm volatile("cp.async.wait_all;\n" ::: "memory");
+        __syncwarp();
+    }
+    // The staged bias of the item's channels c, c + 1 (zero without a bias).
+    __device__ __forceinline__ float2 biasPair(bool hasBias, uint32_t area, int c)
+    {
+        float2 b = make_float2(0.0f, 0.0f);
+        if (hasBias)
+            asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(b.x), "=f"(b.y) : "r"(area + 4 * c) : "memory");
+        return b;
+    }
+
+    // The staged bias of the item's channel c (zero without a bias).
+    __device__ __forceinline__ float biasOne(bool hasBias, uint32_t area, int c)
+    {
+        float b = 0.0f;
+        if (hasBias)
+            asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(b) : "r"(area + 4 * c) : "memory");
+        return b;
+    }
+
+    // The staging area (512 bytes a warp) is 16 rows of 32 bytes, 16 channels of 16 pixels; row r's two 16-byte
+    // halves swapped where r mod 8 ≥ 4, so that neither an stmatrix (8 rows of one half a matrix) nor the read back
+    // (two halves of 16 rows) has a bank conflict.
+    __device__ __forceinline__ uint32_t stagingAt(uint32_t staging, int row, int half)
+    {
+        return staging + uint32_t(row * 32 + ((half ^ ((row >> 2) & 1)) << 4));
+    }
+    // One round through the staging area: the warp's four packed 8 × 8 blocks x written by stmatrix (Transpose: each
+    // block transposed), then this lane's 16 bytes read back.
+    template <bool Transpose>
+    __device__ __forceinline__ uint4 stagingRound(uint32_t writeAt, uint32_t readAt, const uint32_t (&x)[4])
+    {
+        __syncwarp(); // the last round's reads are done before the area is written again
+        if constexpr (Transpose)
+            asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(writeAt),
+                         "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3])
+                         : "memory");
+        else
+            asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(writeAt), "r"(x[0]),
+                         "r"(x[1]), "r"(x[2]), "r"(x[3])
+                         : "memory");
+        __syncwarp();
+        uint4 v;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "r"(readAt)
+                     : "memory");
+        return v;
+    }
+
+    // The epilogue of a 16-bit output (no split, K a multiple of 8): bias, activation and rounding as storeOutputPair,
+    // through a 512-byte staging area of the warp's own. A warp's accumulators are 16 pixel rows × BlockN channels,
+    // each lane holding channel pairs 2·(lane % 4) of every n8 block in rows lane / 4 and lane / 4 + 8: exactly the
+    // fragments of stmatrix. For each 16 channels, one stmatrix.x4 writes the 16 × 16 block (stagingAt's layout);
+    // lane l reads half l % 2 of row l / 2 back and stores it, 16 bytes, so a warp's store is 16 whole
+    // 32-byte sectors. ~6 instructions for 8 outputs where the quad exchange of shuffles and selects took ~16
+    // (docs/PERFORMANCE.md "Version 7": the epilogue was 42% of the time of 64→128 @256², fp16). `storeRow`:
+    // the pixel index of row lane / 2 of the warp's 16, `storeValid` whether it is on the output map.
+    template <typename Element, int BlockN>
+    __device__ __forceinline__ void storeTile16(const ConvGeometry& g, int nBase, int storeRow, bool storeValid,
+        const float (&acc)[BlockN / 2], bool hasBias, Element* __restrict__ y, uint32_t staging)
+    {
+        const int lane = threadIdx.x & 31, quad = lane & 3;
+        // stmatrix: lane l gives the address of row l % 8 of matrix l / 8 (matrix i: rows 8·(i % 2) …, channels
+        // 8·(i / 2) …); the read back: row l / 2, half l % 2.
+        const uint32_t writeAt = stagingAt(staging, ((lane >> 3) & 1) * 8 + (lane & 7), lane >> 4);
+        const int rHalf = lane & 1;
+        const uint32_t readAt = stagingAt(staging, lane >> 1, rHalf);
+        Element* const out = y + size_t(storeRow) * g.k + nBase + 8 * rHalf;
+#pragma unroll
+        for (int j = 0; j < BlockN / 8; j += 2) {
+            uint32_t x[4];
+#pragma unroll
+            for (int b = 0; b < 2; ++b) {
+                const float2 bp = biasPair(hasBias, staging + 512, 8 * (j + b) + 2 * quad);
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int a = 4 * (j + b) + 2 * h;
+                    x[2 * b + h] = packPair<Element>(
+                        epilogue(g.act, g.actParam, acc[a] + bp.x), epilogue(g.act, g.actParam, acc[a + 1] + bp.y));
+                }
+            }
+            const uint4 v = stagingRound<false>(writeAt, readAt, x);
+            if (storeValid && nBase + 8 * (j + rHalf) < g.k)
+                *reinterpret_cast<uint4*>(out + 8 * j) = v;
+        }
+    }
+
+    // The epilogue of an FP32 output (tf32; no split, K even): the pair stores of storeOutputPair, a warp's store 8
+    // whole 32-byte sectors, with the row pointers and each block's bias pair computed once instead of per value.
+    template <int BlockN>
+    __device__ __forceinline__ void storeTile32(const ConvGeometry& g, int nBase, const int (&m)[2],
+        const bool (&valid)[2], const float (&acc)[BlockN / 2], bool hasBias, float* __restrict__ y, uint32_t staging)
+    {
+        const int quad = threadIdx.x & 3;
+        float* const row0 = y + size_t(m[0]) * g.k + nBase + 2 * quad;
+        float* const row1 = y + size_t(m[1]) * g.k + nBase + 2 * quad;
+#pragma unroll
+        for (int j = 0; j < BlockN / 8; ++j) {
+            if (nBase + 8 * j + 2 * quad >= g.k)
+                continue;
+            const float2 bp = biasPair(hasBias, staging + 512, 8 * j + 2 * quad);
+            if (valid[0])
+                *reinterpret_cast<float2*>(row0 + 8 * j) = make_float2(
+                    epilogue(g.act, g.actParam, acc[4 * j] + bp.x), epilogue(g.act, g.actParam, acc[4 * j + 1] + bp.y));
+            if (valid[1])
+                *reinterpret_cast<float2*>(row1 + 8 * j)
+                    = make_float2(epilogue(g.act, g.actParam, acc[4 * j + 2] + bp.x),
+                        epilogue(g.act, g.actParam, acc[4 * j + 3] + bp.y));
+        }
+    }
+
+    // The transposed tile's epilogue (Yᵀ = W·Xᵀ): a warp's accumulators are 16 of the item's output channels
+    // (c0 = 16·(warp in the warpgroup) + lane / 4, and c0 + 8) × the warpgroup's 128 pixels (pairs 2·(lane % 4) of
+    // each n8 block): accumulator 4·j + 2·h + e is channel c0 + 8·h of pixel 8·j + 2·(lane % 4) + e. A 16-bit output
+    // with K a multiple of 8: for each 16 pixels, stmatrix.trans turns the four 8 × 8 blocks (channels × pixels) into
+    // pixel rows of 8 channels, written as storeTile16's staging rows (16 pixels × 16 channels) and stored 16 bytes a
+    // lane. Otherwise one value a store (a warp's store is 4 pixels × 8 consecutive channels). `pixelBase`: the
+    // warpgroup's first pixel in the block.
+    template <typename Element>
+    __device__ __forceinline__ void storeTileT(const ConvGeometry& g, const TmaItem& it, int tileShift, int pixelBase,
+        const float (&acc)[64], bool hasBias, Element* __restrict__ y, uint32_t staging)
+    {
+        const int lane = threadIdx.x & 31, quad = lane & 3, warp = (threadIdx.x >> 5) & 3;
+        const int c0 = 16 * warp + (lane >> 2);
+        const float bias0 = biasOne(hasBias, staging + 512, c0), bias1 = biasOne(hasBias, staging + 512, c0 + 8);
+        if constexpr (!std::is_same_v<Element, float>) {
+            if (g.k % 8 == 0) {
+                // stmatrix.trans: lane l gives row l % 8 of matrix l / 8, matrix (h, b) = (m % 2, m / 2) being
+                // channels 8·h … × pixels 8·b … of the 16; stored transposed, its row r is pixel 8·b + r: staging row
+                // 8·b + r, half h (stagingAt).
+                const uint32_t writeAt = stagingAt(staging, (lane >> 4) * 8 + (lane & 7), (lane >> 3) & 1);
+                const int rRow = lane >> 1, rHalf = lane & 1;
+                const uint32_t readAt = stagingAt(staging, rRow, rHalf);
+                const int channel = it.nBase + 16 * warp + 8 * rHalf;
+#pragma unroll
+                for (int j = 0; j < 16; j += 2) {
+                    uint32_t x[4];
+#pragma unroll
+                    for (int b = 0; b < 2; ++b)
+#pragma unroll
+                        for (int h = 0; h < 2; ++h) {
+                            const int a = 4 * (j + b) + 2 * h;
+                            const float bh = h ? bias1 : bias0;
+                            x[2 * b + h] = packPair<Element>(
+                                epilogue(g.act, g.actParam, acc[a] + bh), epilogue(g.act, g.actParam, acc[a + 1] + bh));
+                        }
+                    const uint4 v = stagingRound<true>(writeAt, readAt, x);
+                    bool valid;
+                    const int m = blockPixel(g, it, tileShift, pixelBase + 8 * j + rRow, valid);
+                    if (valid && channel < g.k)
+                        *reinterpret_cast<uint4*>(y + size_t(m) * g.k + channel) = v;
+                }
+                return;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < 16; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                bool valid;
+                const int m = blockPixel(g, it, tileShift, pixelBase + 8 * j + 2 * quad + e, valid);
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int c = it.nBase + c0 + 8 * h;
+                    if (valid && c < g.k)
+                        y[size_t(m) * g.k + c] = gpu::fromFloat<Element>(
+                            epilogue(g.act, g.actParam, acc[4 * j + 2 * h + e] + (h ? bias1 : bias0)));
+                }
+            }
+    }
+
+} // namespace
+
+} // namespace convscope::cuda::tc
