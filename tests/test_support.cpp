@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <random>
+#include <sstream>
 
 namespace convscope::test {
 
@@ -205,6 +207,63 @@ NetworkBuilder& NetworkBuilder::depth(int64_t d)
 {
     net.input.depth = d;
     return *this;
+}
+
+namespace {
+    struct CaseFilter {
+        std::vector<std::string> ops, backends;
+        bool set = false;
+    };
+    CaseFilter g_filter;
+
+    std::vector<std::string> splitList(const std::string& list)
+    {
+        std::vector<std::string> items;
+        std::stringstream in(list);
+        for (std::string item; std::getline(in, item, ',');)
+            if (!item.empty())
+                items.push_back(item);
+        return items;
+    }
+
+    const CaseFilter& caseFilter()
+    {
+        if (!g_filter.set) {
+            const char* ops = std::getenv("CONVSCOPE_TEST_OP");
+            const char* backends = std::getenv("CONVSCOPE_TEST_BACKEND");
+            setCaseFilter(ops ? ops : "", backends ? backends : "");
+        }
+        return g_filter;
+    }
+} // namespace
+
+void setCaseFilter(const std::string& ops, const std::string& backends)
+{
+    g_filter.ops = splitList(ops);
+    g_filter.backends = splitList(backends);
+    g_filter.set = true;
+}
+
+bool opSelected(const std::string& kind)
+{
+    const auto& ops = caseFilter().ops;
+    return ops.empty() || std::find(ops.begin(), ops.end(), kind) != ops.end();
+}
+
+bool backendSelected(const std::string& backend)
+{
+    const auto& names = caseFilter().backends;
+    return names.empty() || std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+        return n == backend || n.rfind(backend + ".", 0) == 0;
+    });
+}
+
+bool algorithmSelected(const std::string& backend, const std::string& algorithm)
+{
+    const auto& names = caseFilter().backends;
+    return names.empty() || std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+        return n == backend || n == backend + "." + algorithm;
+    });
 }
 
 } // namespace convscope::test

@@ -64,6 +64,15 @@ struct NetworkBuilder {
     NetworkCase done(const std::string& what) const { return { net.name + ": " + what, net }; }
 };
 
+// The cross-backend test's filters, as ggml's test-backend-ops -o and -b: layer kinds ("conv2d,maxpool2d", or "graph"
+// for the whole-network cases) and backends or backend.algorithm ("cuda", "cpu.im2col_gemm,onednn"), comma-separated;
+// empty selects everything. Set by the test main's --op and --backend options (Catch2 owns -o and -b), else read from
+// CONVSCOPE_TEST_OP and CONVSCOPE_TEST_BACKEND, which also reach a test that CTest runs.
+void setCaseFilter(const std::string& ops, const std::string& backends);
+bool opSelected(const std::string& kind);
+bool backendSelected(const std::string& backend); // the backend or one of its algorithms is named
+bool algorithmSelected(const std::string& backend, const std::string& algorithm);
+
 // A fresh temporary folder removed at destruction.
 struct TempDir {
     TempDir();

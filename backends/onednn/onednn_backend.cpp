@@ -135,8 +135,13 @@ namespace {
             m_names.clear();
             m_owned.clear();
             const size_t elem = memory::data_type_size(m_act);
-            for (const LayerShape& s : shapes.layers)
+            // "poison_outputs" (the tests): every byte 0xFF, a NaN in f32, bf16 and f16, so an unwritten element shows.
+            const auto poison = m_options.extra.find("poison_outputs");
+            for (const LayerShape& s : shapes.layers) {
                 m_outputs.emplace_back(size_t(s.out.numel()) * elem);
+                if (poison != m_options.extra.end() && poison->second == "1")
+                    std::memset(m_outputs.back().data(), 0xFF, size_t(s.out.numel()) * elem);
+            }
             if (half()) {
                 // The pass input, converted from FP32 once at the start of each pass (runPass).
                 const memory::desc flat({ shapes.input.numel() }, m_act, Tag::x);

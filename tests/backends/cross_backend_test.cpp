@@ -1,19 +1,32 @@
-// One test for every backend, as ggml's test-backend-ops does: a case generator per layer kind (the kind table
-// compiles only when every kind has one) makes small networks with awkward shapes (odd and non-square sizes, batch
-// 1 to 3, asymmetric padding, groups, broadcast gates, three-input merges), and every available algorithm of every
-// backend runs them, unfused and "+fused", against cpu.direct through the profiler, layer by layer. What supports()
-// refuses is skipped and says so (with its reason); a backend that is not available here (no GPU, no libdnnl)
-// prints "SKIPPED: <reason>". The per-backend test files keep only what is specific to each backend.
+// One test for every backend, as ggml's test-backend-ops does. Per layer kind, fixed cases with awkward shapes
+// (fixed_cases.cpp) and seeded random ones (random_cases.cpp: padding, stride, dilation, groups, odd and non-square
+// sizes, volumes); every backend and algorithm the registry lists (none is named here, so a new backend is tested
+// without an edit) runs them, unfused and "+fused", through the profiler against cpu.direct, layer by layer, with
+// every output poisoned (NaN) before the pass, so an element a kernel forgets to write fails. In FP32, and in every
+// math mode a backend takes (tf32, fp16, bf16: a session of that mode that says it computes in it), where each layer
+// may also differ by the rounding bound the profiler states for it (compute/rounding_bound.h).
+//
+// What supports() refuses is skipped and says so, with its reason; a backend that is not available here (no GPU, no
+// libdnnl) is listed as not run; a test in which no backend could run prints "SKIPPED: <reasons>".
+//
+// Filters (ggml's -o and -b; Catch2 owns those letters): --op conv2d,maxpool2d (kinds, "graph" for the networks) and
+// --backend cuda,cpu.im2col_gemm, or CONVSCOPE_TEST_OP / CONVSCOPE_TEST_BACKEND in the environment (for CTest).
+// The random cases are drawn from --rng-seed N when given, else CONVSCOPE_TEST_SEED, else a fresh seed; it is
+// printed, and a failure names the seed and the case's network as JSON.
 #include "compute/backend_registry.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/network_json.h"
 #include "compute/profiler.h"
 #include "compute/storage_format.h"
+#include "tests/backends/backend_cases.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <iostream>
+#include <random>
 #include <set>
 
 using namespace convscope;
@@ -22,347 +35,34 @@ namespace {
 
 using Case = test::NetworkCase;
 
-// A small network under construction (test_support.h): this sweep's input salt and weight seeds.
-struct Builder : test::NetworkBuilder {
-    explicit Builder(const std::string& name, int64_t n, int64_t c, int64_t h, int64_t w, bool flat = false)
-        : NetworkBuilder(name, n, c, h, w, flat, 7, 11)
-    {
-    }
-};
-
-// The cases of the 3-D kinds (volumes): asymmetric padding, dilation, groups, odd sizes that differ along D, H, W.
-std::vector<Case> volumeCasesFor(const LayerSpec& kind)
+uint64_t caseSeed()
 {
-    const std::string type = layerTypeName(kind);
-    if (std::holds_alternative<Conv3d>(kind))
-        return {
-            Builder(type, 2, 3, 6, 7)
-                .depth(5)
-                .add("c", test::conv3dSpec(4, { 3, 3, 3 }, { 1, 1, 1 }, test::explicitPadding3d(1, 0, 2, 1, 0, 2)))
-                .done("asymmetric padding"),
-            Builder(type, 1, 4, 8, 9)
-                .depth(7)
-                .add("c",
-                    test::conv3dSpec(
-                        6, { 3, 2, 3 }, { 2, 1, 2 }, test::explicitPadding3d(2, 2, 1, 1, 2, 2), { 2, 2, 1 }, 2))
-                .done("strides 2,1,2 dilation 2,2,1 groups 2"),
-            Builder(type, 3, 8, 3, 4).depth(5).add("c", test::conv3dSpec(3, { 1, 1, 1 })).done("1×1×1"),
-            Builder(type, 2, 1, 12, 11)
-                .depth(13)
-                .add("c", test::conv3dSpec(8, { 5, 5, 5 }, { 2, 2, 4 }, { Padding3d::Mode::Same }))
-                .done("5×5×5 same, strides 2,2,4 (the lecture's encoder)"),
-            Builder(type, 2, 8, 6, 5)
-                .depth(4)
-                .add("c", test::conv3dSpec(8, { 3, 3, 3 }, { 1, 2, 1 }, Padding3d::symmetric(1, 1, 1), { 1, 1, 1 }, 8))
-                .done("depthwise 3×3×3, 8 channels"),
-        };
-    if (std::holds_alternative<ConvTranspose3d>(kind)) {
-        ConvTranspose3d a;
-        a.out_channels = 3;
-        a.stride = { 2, 2, 2 };
-        a.padding = Padding3d::symmetric(1, 1, 1);
-        a.output_padding = { 1, 1, 1 };
-        ConvTranspose3d b;
-        b.out_channels = 4;
-        b.kernel_size = { 4, 4, 4 };
-        b.stride = { 2, 2, 2 };
-        b.padding = Padding3d::symmetric(1, 1, 1);
-        b.groups = 2;
-        ConvTranspose3d c;
-        c.out_channels = 2;
-        c.kernel_size = { 2, 3, 3 };
-        c.stride = { 3, 1, 2 };
-        c.padding = test::explicitPadding3d(1, 0, 0, 2, 1, 1);
-        c.output_padding = { 2, 0, 1 };
-        c.dilation = { 1, 2, 2 };
-        return { Builder(type, 2, 4, 5, 6).depth(3).add("t", a).done("stride 2 output_padding 1"),
-            Builder(type, 1, 4, 3, 4).depth(3).add("t", b).done("k4 stride 2 groups 2"),
-            Builder(type, 2, 3, 4, 5).depth(3).add("t", c).done("strides 3,1,2 dilation 1,2,2 asymmetric crop") };
-    }
-    if (std::holds_alternative<MaxPool3d>(kind)) {
-        MaxPool3d a;
-        a.kernel_size = { 3, 3, 3 };
-        a.stride = Triple { 2, 2, 2 };
-        a.padding = Padding3d::symmetric(1, 1, 1);
-        a.ceil_mode = true;
-        MaxPool3d b;
-        b.kernel_size = { 2, 3, 2 };
-        b.dilation = { 2, 1, 2 };
-        return { Builder(type, 2, 3, 8, 7).depth(9).spread3("s", 3).add("p", a).done("k3 s2 pad 1 ceil_mode"),
-            Builder(type, 1, 2, 9, 8).depth(7).spread3("s", 2).add("p", b).done("dilation 2,1,2") };
-    }
-    if (std::holds_alternative<AvgPool3d>(kind)) {
-        AvgPool3d a;
-        a.kernel_size = { 3, 3, 3 };
-        a.stride = Triple { 2, 2, 2 };
-        a.padding = Padding3d::symmetric(1, 1, 1);
-        a.count_include_pad = false;
-        a.ceil_mode = true;
-        AvgPool3d b;
-        b.divisor_override = 3;
-        AvgPool3d c;
-        c.kernel_size = { 3, 2, 3 };
-        c.stride = Triple { 2, 2, 2 };
-        c.padding = Padding3d::symmetric(1, 1, 1);
-        c.ceil_mode = true;
-        return { Builder(type, 2, 3, 8, 7).depth(9).add("p", a).done("k3 s2 pad 1 ceil without the padding"),
-            Builder(type, 1, 2, 6, 5).depth(7).add("p", b).done("divisor_override 3"),
-            Builder(type, 1, 2, 6, 7).depth(8).add("p", c).done("ceil_mode counting the padding") };
-    }
-    if (std::holds_alternative<GlobalAvgPool3d>(kind))
-        return { Builder(type, 3, 5, 7, 5).depth(6).add("g", kind).done("6×7×5") };
-    if (std::holds_alternative<BatchNorm3d>(kind)) {
-        BatchNorm3d plain;
-        plain.affine = false;
-        return { Builder(type, 2, 3, 6, 7).depth(5).spread3("s", 5).add("bn", kind).done("random statistics"),
-            Builder(type, 1, 3, 5, 5).depth(4).add("bn", plain).done("affine false") };
-    }
-    return {};
+    static const uint64_t seed = [] {
+        if (Catch::rngSeed())
+            return uint64_t(Catch::rngSeed());
+        if (const char* s = std::getenv("CONVSCOPE_TEST_SEED"))
+            return uint64_t(std::strtoull(s, nullptr, 10));
+        return uint64_t(std::random_device {}());
+    }();
+    return seed;
 }
 
-Conv2d conv(int64_t out, int64_t k, int64_t stride = 1, Padding2d pad = {}, int64_t dilation = 1, int64_t groups = 1)
-{
-    Conv2d c;
-    c.out_channels = out;
-    c.kernel_size = { k, k };
-    c.stride = { stride, stride };
-    c.padding = pad;
-    c.dilation = { dilation, dilation };
-    c.groups = groups;
-    return c;
-}
-
-// One activation kind after a spreading convolution, on an odd non-square image.
-Case activationCase(const std::string& type, LayerSpec spec)
-{
-    return Builder(type, 2, 3, 7, 9).spread("spread", 4).add("act", std::move(spec)).done("after ±4 1×1 conv");
-}
-
-// The case generator: every kind is named, and the last branch does not compile.
-std::vector<Case> casesFor(const LayerSpec& kind)
-{
-    const std::string type = layerTypeName(kind);
-    return std::visit(
-        [&](const auto& k) -> std::vector<Case> {
-            using T = std::decay_t<decltype(k)>;
-            if constexpr (std::is_same_v<T, Conv2d>) {
-                return {
-                    Builder(type, 2, 3, 9, 7)
-                        .add("c", conv(5, 3, 1, test::explicitPadding(1, 0, 2, 1)))
-                        .done("asymmetric padding"),
-                    Builder(type, 1, 4, 11, 10)
-                        .add("c", conv(6, 3, 2, test::explicitPadding(2, 2, 2, 2), 2, 2))
-                        .done("stride 2 dilation 2 groups 2"),
-                    Builder(type, 3, 8, 5, 5).add("c", conv(3, 1)).done("1×1"),
-                    Builder(type, 1, 17, 12, 13)
-                        .add("c", conv(8, 5, 1, { Padding2d::Mode::Same, 0, 0, 0, 0 }))
-                        .done("5×5 same, 17 channels (the per-tap GEMM)"),
-                    Builder(type, 2, 16, 9, 10)
-                        .add("c", conv(16, 3, 2, test::explicitPadding(1, 0, 1, 1), 1, 16))
-                        .done("depthwise 3×3 stride 2, 16 channels (MobileNet)"),
-                    Builder(type, 1, 5, 8, 7)
-                        .add("c", conv(10, 3, 1, test::explicitPadding(2, 2, 2, 2), 2, 5))
-                        .done("depthwise, channel multiplier 2, dilation 2, 5 channels"),
-                    Builder(type, 2, 12, 8, 7)
-                        .add("c", conv(24, 3, 1, test::explicitPadding(1, 1, 1, 1), 1, 3))
-                        .done("groups 3, 8 outputs a group"),
-                };
-            } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
-                ConvTranspose2d a;
-                a.out_channels = 3;
-                a.stride = { 2, 2 };
-                a.padding = Padding2d::symmetric(1, 1);
-                a.output_padding = { 1, 1 };
-                ConvTranspose2d b;
-                b.out_channels = 4;
-                b.kernel_size = { 4, 4 };
-                b.stride = { 2, 2 };
-                b.padding = Padding2d::symmetric(1, 1);
-                b.groups = 2;
-                ConvTranspose2d c;
-                c.out_channels = 3;
-                c.kernel_size = { 2, 3 };
-                c.stride = { 3, 2 };
-                c.padding = test::explicitPadding(1, 0, 0, 2);
-                c.output_padding = { 2, 1 };
-                c.dilation = { 1, 2 };
-                ConvTranspose2d dw;
-                dw.out_channels = 16;
-                dw.kernel_size = { 4, 4 };
-                dw.stride = { 2, 2 };
-                dw.padding = Padding2d::symmetric(1, 1);
-                dw.groups = 16;
-                return { Builder(type, 2, 4, 5, 6).add("t", a).done("stride 2 output_padding 1"),
-                    Builder(type, 1, 4, 6, 6).add("t", b).done("k4 stride 2 groups 2 (U-Net's upsampling)"),
-                    Builder(type, 2, 5, 4, 5)
-                        .add("t", c)
-                        .done("strides 3,2 dilation 1,2 output_padding 2,1 asymmetric crop"),
-                    Builder(type, 1, 16, 5, 4).add("t", dw).done("depthwise k4 stride 2, 16 channels") };
-            } else if constexpr (std::is_same_v<T, MaxPool2d>) {
-                MaxPool2d a;
-                a.kernel_size = { 3, 3 };
-                a.stride = Pair { 2, 2 };
-                a.padding = Padding2d::symmetric(1, 1);
-                a.ceil_mode = true;
-                MaxPool2d b;
-                b.dilation = { 2, 2 };
-                return { Builder(type, 2, 3, 9, 8).spread("s", 3).add("p", a).done("k3 s2 pad 1 ceil_mode"),
-                    Builder(type, 1, 2, 10, 9).spread("s", 2).add("p", b).done("dilation 2") };
-            } else if constexpr (std::is_same_v<T, AvgPool2d>) {
-                AvgPool2d a;
-                a.kernel_size = { 3, 3 };
-                a.stride = Pair { 2, 2 };
-                a.padding = Padding2d::symmetric(1, 1);
-                a.count_include_pad = false;
-                AvgPool2d b;
-                b.divisor_override = 3;
-                return { Builder(type, 2, 3, 9, 8).add("p", a).done("k3 s2 pad 1 without the padding"),
-                    Builder(type, 1, 2, 7, 6).add("p", b).done("divisor_override 3") };
-            } else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
-                return { Builder(type, 3, 5, 7, 5).add("g", k).done("7×5") };
-            } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
-                BatchNorm2d plain;
-                plain.affine = false;
-                return { Builder(type, 2, 3, 6, 7).spread("s", 5).add("bn", k).done("random statistics"),
-                    Builder(type, 1, 3, 5, 5).add("bn", plain).done("affine false") };
-            } else if constexpr (std::is_same_v<T, LeakyReLU>) {
-                return { activationCase(type, LeakyReLU { 0.2 }) };
-            } else if constexpr (std::is_same_v<T, ELU>) {
-                return { activationCase(type, ELU { 0.7 }) };
-            } else if constexpr (
-                std::is_same_v<T,
-                    ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>) {
-                return { activationCase(type, k) };
-            } else if constexpr (std::is_same_v<T, Hardtanh>) {
-                return { activationCase(type, Hardtanh { -1.5, 2.5 }),
-                    Builder(type, 3, 11, 1, 1, true).add("ht", k).done("flat [3, 11], default bounds ±1") };
-            } else if constexpr (std::is_same_v<T, PReLU>) {
-                // Slopes of both signs, drawn per channel: a slope indexed by the wrong channel shows.
-                const auto slopes = [](test::NetworkBuilder b, const std::string& what) {
-                    b.net.layers.back().init.kind = "uniform";
-                    b.net.layers.back().init.low = -1.5;
-                    b.net.layers.back().init.high = 1.5;
-                    return b.done(what);
-                };
-                return { slopes(Builder(type, 2, 3, 7, 6).spread("s", 5).add("pr", PReLU { 5 }),
-                             "5 slopes, planes of 42 (a float4 spans two channels)"),
-                    Builder(type, 2, 3, 5, 6).spread("s", 4).add("pr", k).done("one slope, PyTorch's 0.25"),
-                    slopes(Builder(type, 3, 11, 1, 1, true).add("pr", PReLU { 11 }), "flat [3, 11], 11 slopes"),
-                    slopes(Builder(type, 2, 3, 4, 5).depth(3).spread3("s", 3).add("pr", PReLU { 3 }),
-                        "volume [2, 3, 3, 4, 5], 3 slopes") };
-            } else if constexpr (std::is_same_v<T, Flatten>) {
-                return { Builder(type, 2, 3, 5, 3).spread("s", 4).add("f", k).done("a copy of [2, 4, 5, 3]") };
-            } else if constexpr (std::is_same_v<T, Linear>) {
-                return { Builder(type, 3, 37, 1, 1, true).add("fc", Linear { 7, true }).done("flat [3, 37]"),
-                    Builder(type, 2, 3, 4, 5)
-                        .add("f", Flatten {})
-                        .add("fc", Linear { 5, false })
-                        .done("after flatten, no bias") };
-            } else if constexpr (std::is_same_v<T, Softmax>) {
-                return { Builder(type, 2, 3, 4, 5).spread("s", 6).add("sm", k).done("over the channels of each pixel"),
-                    Builder(type, 3, 11, 1, 1, true).add("sm", k).done("flat") };
-            } else if constexpr (std::is_same_v<T, Add>) {
-                return {
-                    Builder(type, 2, 3, 7, 9)
-                        .spread("a", 5)
-                        .spread("b", 5, { "input" })
-                        .add("sum", k, { "a", "b" })
-                        .done("two branches"),
-                    Builder(type, 1, 3, 5, 6)
-                        .spread("a", 3)
-                        .spread("b", 3)
-                        .add("sum", k, { "a", "input", "b", "a" })
-                        .done("four inputs, one named twice"),
-                };
-            } else if constexpr (std::is_same_v<T, Mul>) {
-                return {
-                    Builder(type, 2, 4, 7, 5)
-                        .spread("a", 4)
-                        .add("g", GlobalAvgPool2d {})
-                        .add("s", Sigmoid {})
-                        .add("gated", k, { "a", "s" })
-                        .done("squeeze-and-excitation gate second"),
-                    Builder(type, 2, 4, 7, 5)
-                        .add("g", GlobalAvgPool2d {})
-                        .add("gated", k, { "g", "input" })
-                        .done("the [N, C, 1, 1] gate first"),
-                    Builder(type, 1, 3, 6, 7).spread("a", 3).add("sq", k, { "a", "a" }).done("same shape (a square)"),
-                };
-            } else if constexpr (std::is_same_v<T, Concat>) {
-                return {
-                    Builder(type, 2, 3, 7, 5)
-                        .spread("a", 5)
-                        .spread("b", 2, { "input" })
-                        .add("cat", k, { "input", "a", "b" })
-                        .done("3 + 5 + 2 channels"),
-                    Builder(type, 1, 1, 9, 4).spread("a", 1).add("cat", k, { "a", "input" }).done("one channel each"),
-                };
-            } else if constexpr (std::is_same_v<T, Pad>) {
-                Pad constant { { 1, 2, 0, 3 }, Pad::Mode::Constant, -0.5 };
-                Pad reflect { { 2, 1, 3, 1 }, Pad::Mode::Reflect, 0 };
-                Pad edge { { 6, 6, 8, 8 }, Pad::Mode::Reflect, 0 }; // the most PyTorch allows: size − 1
-                Pad replicate { { 3, 0, 1, 4 }, Pad::Mode::Replicate, 0 };
-                return { Builder(type, 2, 3, 7, 9).add("p", constant).done("constant −0.5"),
-                    Builder(type, 2, 3, 7, 9).add("p", reflect).done("reflect"),
-                    Builder(type, 1, 2, 7, 9).add("p", edge).done("reflect by size − 1"),
-                    Builder(type, 1, 2, 5, 4).add("p", replicate).done("replicate") };
-            } else if constexpr (std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
-                return {
-                    Builder(type, 2, 3, 5, 7).spread("s", 4).add("x", k).add("r", ReLU {}).done("between layers")
-                };
-            } else if constexpr (isVolumeKind<T>) {
-                return volumeCasesFor(k);
-            } else {
-                static_assert(dependent_false<T>, "cross-backend test: a layer kind has no case generator");
-            }
-        },
-        kind);
-}
-
-// Networks with skips through fusable groups: a ResNet basic block with a 1×1 projection, a U-Net level.
-std::vector<Case> graphCases()
-{
-    BatchNorm2d bn;
-    ConvTranspose2d up;
-    up.out_channels = 4;
-    up.kernel_size = { 2, 2 };
-    up.stride = { 2, 2 };
-    return {
-        Builder("graph", 2, 3, 9, 9)
-            .add("c1", conv(6, 3, 2, Padding2d::symmetric(1, 1)))
-            .add("bn1", bn)
-            .add("r1", ReLU {})
-            .add("c2", conv(6, 3, 1, Padding2d::symmetric(1, 1)))
-            .add("bn2", bn)
-            .add("proj", conv(6, 1, 2), { "input" })
-            .add("pbn", bn)
-            .add("sum", Add {}, { "bn2", "pbn" })
-            .add("out", ReLU {})
-            .done("basic block with a projection"),
-        Builder("graph", 1, 3, 8, 8)
-            .add("e1", conv(4, 3, 1, Padding2d::symmetric(1, 1)))
-            .add("er", ReLU {})
-            .add("down", MaxPool2d {})
-            .add("mid", conv(8, 3, 1, Padding2d::symmetric(1, 1)))
-            .add("mr", ReLU6 {})
-            .add("up", up)
-            .add("cat", Concat {}, { "er", "up" })
-            .add("d1", conv(4, 3, 1, Padding2d::symmetric(1, 1)))
-            .add("dr", ReLU {})
-            .done("one U-Net level"),
-    };
-}
-
-std::vector<Case> allCases()
+// Every selected kind's fixed and random cases, and the networks.
+std::vector<Case> allCases(uint64_t seed)
 {
     std::vector<Case> cases;
     for (const LayerKindInfo& kind : kLayerKinds) {
-        std::vector<Case> more = casesFor(makeLayerSpec(kind.type));
-        REQUIRE_FALSE(more.empty());
-        cases.insert(cases.end(), more.begin(), more.end());
+        if (!test::opSelected(kind.type))
+            continue;
+        for (auto&& more :
+            { test::fixedCasesFor(makeLayerSpec(kind.type)), test::randomCasesFor(makeLayerSpec(kind.type), seed) }) {
+            REQUIRE_FALSE(more.empty());
+            cases.insert(cases.end(), more.begin(), more.end());
+        }
     }
-    for (Case& c : graphCases())
-        cases.push_back(std::move(c));
+    if (test::opSelected("graph"))
+        for (Case& c : test::fixedGraphCases())
+            cases.push_back(std::move(c));
     return cases;
 }
 
@@ -379,54 +79,71 @@ double toleranceFor(const Selection& s, const std::string& note)
     return winograd ? 5e-3 : 1e-4;
 }
 
-// A cudnn convolution in a Tensor Core mode says what ran: natively on the storage type ("native fp16 NHWC (...)", the
-// usual case, including conv_transpose2d and the 3-D kinds) or on the FP32 copies of it (where cuDNN refused the
-// native descriptors) — exactly one of the two.
-void checkStorageNote(const std::string& note, MathMode math)
+// A convolution in a Tensor Core mode whose note says how it ran on the storage type says exactly one of the two:
+// natively ("native fp16 NHWC (...)") or on the FP32 copies of it (where cuDNN refused the native descriptors).
+// cudnn's notes always say which.
+void checkStorageNote(const std::string& backend, const std::string& note, MathMode math)
 {
     const bool native = note.find(std::string("native ") + dtypeName(gpuStorageFor(math).dtype)) != std::string::npos;
     const bool copies = note.find("FP32 copies") != std::string::npos;
-    CHECK(native != copies);
+    if (backend == "cudnn" || native || copies)
+        CHECK(native != copies);
     if (copies)
-        std::cout << "note: cudnn " << mathModeName(math) << " ran a convolution on FP32 copies: " << note << "\n";
+        std::cout << "note: " << backend << " " << mathModeName(math) << " ran a convolution on FP32 copies: " << note
+                  << "\n";
 }
 
-// In a Tensor Core mode (tf32, fp16, bf16) the same sweep runs against the same FP32 reference, and each layer may
-// also differ by the rounding bound the profiler states for it (compute/rounding_bound.h, ErrorMetrics::bound).
-// A backend that refuses the mode on this machine (onednn bf16 on a CPU without AVX512-BF16 or AMX) prints SKIPPED
-// with its reason.
-void runEveryCase(const std::string& backendName, MathMode math = MathMode::FP32)
+// Does `backend` compute in `math`? A session of that mode must be made (the backend's refusal is the reason) and its
+// metadata must name the mode, not FP32 (the CPU backend runs FP32 under every mode's name).
+std::string whyNotTaken(Backend& backend, MathMode math)
 {
-    const auto backend = BackendRegistry::instance().find(backendName);
-    if (!backend) {
-        std::cout << "SKIPPED: the " << backendName << " backend is not registered in this build" << std::endl;
-        return;
+    SessionOptions options;
+    options.math = math;
+    try {
+        const auto session = backend.createSession(backend.algorithms().at(0).name, options);
+        if (math == MathMode::FP32)
+            return {};
+        const auto meta = session->metadata();
+        const auto it = meta.find("math");
+        if (it != meta.end() && it->second.rfind(mathModeName(math), 0) != 0)
+            return "computes " + it->second;
+        return {};
+    } catch (const UnsupportedError& e) {
+        return e.what();
     }
-    if (const Availability a = backend->availability(); !a.available) {
-        std::cout << "SKIPPED: " << backendName << ": " << a.reason << std::endl;
-        return;
-    }
+}
+
+struct Tally {
+    int checked = 0, refused = 0, runs = 0;
+    std::vector<std::string> notRun;
+};
+
+// Every case on every selected algorithm of `backend` in `math`, against FP32 cpu.direct.
+void runEveryCase(Backend& backend, MathMode math, const std::vector<Case>& cases, uint64_t seed, Tally& tally)
+{
+    const std::string name = backend.name();
     ProfileOptions options;
     options.warmup = 0;
     options.repeat = 1;
     options.interleave = false;
     options.session.math = math;
-    if (math != MathMode::FP32) {
-        try {
-            backend->createSession(backend->algorithms().at(0).name, options.session);
-        } catch (const UnsupportedError& e) {
-            std::cout << "SKIPPED: " << backendName << " " << mathModeName(math) << ": " << e.what() << std::endl;
-            return;
-        }
-    }
-    for (const AlgorithmInfo& a : backend->algorithms())
-        for (bool fused : { false, true })
-            options.selections.push_back({ backendName, a.name, fused });
+    options.session.extra["poison_outputs"] = "1";
+    for (const AlgorithmInfo& a : backend.algorithms())
+        if (test::algorithmSelected(name, a.name))
+            for (bool fused : { false, true })
+                options.selections.push_back({ name, a.name, fused });
+    if (options.selections.empty())
+        return;
     int checked = 0, refused = 0;
-    for (const Case& c : allCases()) {
-        const RunResult run = profile(c.net, options);
+    for (const Case& c : cases) {
+        // "+fused" changes nothing in a network of one layer: those run unfused only.
+        ProfileOptions caseOptions = options;
+        if (c.net.layers.size() == 1)
+            std::erase_if(caseOptions.selections, [](const Selection& s) { return s.fused; });
+        const RunResult run = profile(c.net, caseOptions);
         for (const SelectionResult& sr : run.selections) {
-            INFO(c.name << " on " << sr.selection.str());
+            INFO(c.name << " on " << sr.selection.str() << " in " << mathModeName(math) << ", seed " << seed
+                        << "; the network: " << serializeNetwork(c.net));
             if (!sr.ok) {
                 // A refusal is fine when it says why; any other failure is a bug.
                 CHECK(sr.unsupported);
@@ -452,54 +169,90 @@ void runEveryCase(const std::string& backendName, MathMode math = MathMode::FP32
                 CHECK(m.valid);
                 if (math != MathMode::FP32)
                     CHECK(m.bound > 0); // every layer of a Tensor Core run states its bound
-                if (math != MathMode::FP32 && backendName == "cudnn" && isConvolution(c.net.layers[i].spec))
-                    checkStorageNote(sr.layers[i].note, math);
+                if (math != MathMode::FP32 && isConvolution(c.net.layers[i].spec))
+                    checkStorageNote(name, sr.layers[i].note, math);
                 CHECK(m.relL2 <= toleranceFor(sr.selection, sr.layers[i].note) + m.bound);
                 ++checked;
             }
         }
     }
-    std::cout << backendName << " (" << mathModeName(math) << "): " << checked
-              << " layer outputs checked against cpu.direct, " << refused << " selection runs refused by supports()"
-              << std::endl;
+    std::cout << name << " (" << mathModeName(math) << "): " << checked << " layer outputs checked against cpu.direct, "
+              << refused << " selection runs refused by supports()" << std::endl;
     CHECK(checked > 0);
+    tally.checked += checked;
+    tally.refused += refused;
+    ++tally.runs;
+}
+
+// Every registered backend the filter selects, in each of `modes` it takes.
+void runRegistry(const std::vector<MathMode>& modes)
+{
+    const uint64_t seed = caseSeed();
+    std::cout << "cross-backend: random cases from seed " << seed << " (replay with --rng-seed " << seed << ")"
+              << std::endl;
+    const std::vector<Case> cases = allCases(seed);
+    Tally tally;
+    for (const auto& backend : BackendRegistry::instance().backends()) {
+        if (!test::backendSelected(backend->name()))
+            continue;
+        if (const Availability a = backend->availability(); !a.available) {
+            tally.notRun.push_back(backend->name() + ": " + a.reason);
+            continue;
+        }
+        for (MathMode math : modes) {
+            if (const std::string why = whyNotTaken(*backend, math); !why.empty()) {
+                tally.notRun.push_back(backend->name() + " " + mathModeName(math) + ": " + why);
+                continue;
+            }
+            runEveryCase(*backend, math, cases, seed, tally);
+        }
+    }
+    for (const std::string& why : tally.notRun)
+        std::cout << "not run here: " << why << "\n";
+    if (tally.runs == 0) {
+        std::string reasons;
+        for (const std::string& why : tally.notRun)
+            reasons += (reasons.empty() ? "" : "; ") + why;
+        std::cout << "SKIPPED: no selected backend runs here (" << (reasons.empty() ? "none selected" : reasons) << ")"
+                  << std::endl;
+        return;
+    }
+    std::cout << "cross-backend: " << cases.size() << " cases, " << tally.checked << " layer outputs checked, "
+              << tally.refused << " selection runs refused" << std::endl;
 }
 
 } // namespace
 
-TEST_CASE("cross-backend: every registered backend has a test case below", "[cross_backend]")
+TEST_CASE("cross-backend: the case generators cover every layer kind, fixed and random", "[cross_backend]")
 {
-    const std::set<std::string> covered = { "cpu", "onednn", "cuda", "cudnn" };
-    for (const auto& b : BackendRegistry::instance().backends()) {
-        INFO("backend " << b->name() << " has no cross-backend test case: add one");
-        CHECK(covered.count(b->name()));
+    std::set<std::string> fixed, random;
+    for (const LayerKindInfo& kind : kLayerKinds) {
+        for (const Case& c : test::fixedCasesFor(makeLayerSpec(kind.type)))
+            for (const Layer& l : c.net.layers)
+                fixed.insert(layerTypeName(l.spec));
+        const std::vector<Case> drawn = test::randomCasesFor(makeLayerSpec(kind.type), caseSeed());
+        INFO("kind " << kind.type << " has no random case");
+        CHECK_FALSE(drawn.empty());
+        for (const Case& c : drawn)
+            CHECK(test::caseKind(c) == kind.type);
+        random.insert(kind.type);
     }
+    CHECK(fixed.size() == kLayerKinds.size());
+    CHECK(random.size() == kLayerKinds.size());
+    // The same seed draws the same cases.
+    const auto a = test::randomCasesFor(Conv2d {}, 5), b = test::randomCasesFor(Conv2d {}, 5);
+    REQUIRE(a.size() == b.size());
+    for (size_t i = 0; i < a.size(); ++i)
+        CHECK(serializeNetwork(a[i].net) == serializeNetwork(b[i].net));
 }
 
-TEST_CASE("cross-backend: the case generators cover every layer kind", "[cross_backend]")
+TEST_CASE("cross-backend: every registered backend and algorithm against cpu.direct", "[cross_backend]")
 {
-    std::set<std::string> kinds;
-    for (const Case& c : allCases())
-        for (const Layer& l : c.net.layers)
-            kinds.insert(layerTypeName(l.spec));
-    CHECK(kinds.size() == kLayerKinds.size());
+    runRegistry({ MathMode::FP32 });
 }
 
-TEST_CASE("cross-backend: cpu.* against cpu.direct", "[cross_backend]") { runEveryCase("cpu"); }
-TEST_CASE("cross-backend: onednn.* against cpu.direct", "[cross_backend]") { runEveryCase("onednn"); }
-TEST_CASE("cross-backend: cuda.* against cpu.direct", "[cross_backend]") { runEveryCase("cuda"); }
-TEST_CASE("cross-backend: cudnn.* against cpu.direct", "[cross_backend]") { runEveryCase("cudnn"); }
-TEST_CASE("cross-backend: cuda.* in TF32, FP16 and BF16 against FP32 cpu.direct", "[cross_backend][math]")
+TEST_CASE("cross-backend: every math mode a backend takes (tf32, fp16, bf16) against FP32 cpu.direct",
+    "[cross_backend][math]")
 {
-    for (MathMode m : { MathMode::TF32, MathMode::FP16, MathMode::BF16 })
-        runEveryCase("cuda", m);
-}
-TEST_CASE("cross-backend: cudnn.* in TF32, FP16 and BF16 against FP32 cpu.direct", "[cross_backend][math]")
-{
-    for (MathMode m : { MathMode::TF32, MathMode::FP16, MathMode::BF16 })
-        runEveryCase("cudnn", m);
-}
-TEST_CASE("cross-backend: onednn.* in BF16 against FP32 cpu.direct", "[cross_backend][math]")
-{
-    runEveryCase("onednn", MathMode::BF16);
+    runRegistry({ MathMode::TF32, MathMode::FP16, MathMode::BF16 });
 }

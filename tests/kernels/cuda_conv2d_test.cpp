@@ -1,5 +1,6 @@
-// The cuda backend's conv2d against cpu.direct: every algorithm and every kernel path (wide and pipelined implicit
-// GEMM tiles, Winograd, stems, tiny layers) on randomized sweeps; apart from cuda_backend_test.cpp (the other ops),
+// The cuda backend's conv2d against cpu.direct: every algorithm on the kernel paths that random small shapes (the
+// cross-backend test, tests/backends) do not reach (wide and pipelined implicit GEMM tiles, Winograd, stems, tiny
+// layers); apart from cuda_backend_test.cpp (the other ops),
 // which it would push past 600 lines. Outputs poisoned with NaN, relative L2 error ≤ 1e-5 (cuda_vs_cpu.h); on a
 // machine without a usable GPU every case prints "SKIPPED: <reason>" and CTest reports it skipped.
 #include "compute/shape_inference.h"
@@ -19,36 +20,6 @@ using convscope::test::layerNoteOf;
 using convscope::test::oneLayer;
 using convscope::test::randomPadding;
 using convscope::test::Rng;
-
-TEST_CASE("cuda conv2d: random sweep, every algorithm vs cpu.direct", "[gpu][cuda][conv2d]")
-{
-    auto cuda = cudaOrSkip();
-    if (!cuda)
-        return;
-    const uint64_t seed = freshSeed();
-    Rng r(seed);
-    int done = 0;
-    for (int attempt = 0; attempt < 400 && done < 40; ++attempt) {
-        Conv2d c;
-        const int64_t groups = r.coin() ? 1 : r(1, 4);
-        const int64_t cin = groups * r(1, 5), n = r(1, 3);
-        c.groups = groups;
-        c.out_channels = groups * r(1, 6);
-        c.kernel_size = { r(1, 5), r(1, 5) };
-        c.stride = { r(1, 3), r(1, 3) };
-        c.dilation = { r(1, 2), r(1, 2) };
-        c.padding = r(0, 5) == 0 ? Padding2d { Padding2d::Mode::Same } : randomPadding(r, 3, 3);
-        c.bias = r(0, 3) != 0;
-        const Shape in = Shape::nchw(n, cin, r(3, 23), r(3, 23));
-        Network net = oneLayer(in, c);
-        if (!inferShapes(net).ok())
-            continue;
-        checkAgainstCpu(
-            *cuda, net, seed + attempt, "conv2d case " + std::to_string(attempt) + " seed " + std::to_string(seed));
-        ++done;
-    }
-    CHECK(done >= 20);
-}
 
 TEST_CASE("cuda conv2d: wide layers take the big implicit GEMM tiles", "[gpu][cuda][conv2d][wide]")
 {

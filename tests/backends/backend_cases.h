@@ -1,0 +1,25 @@
+// The cases of the cross-backend test (cross_backend_test.cpp): small networks per layer kind, fixed ones chosen by
+// hand (fixed_cases.cpp) and seeded random ones (random_cases.cpp), each named "<kind>: <what it checks>".
+#pragma once
+
+#include "compute/layer_spec.h"
+#include "tests/test_support.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace convscope::test {
+
+// Awkward shapes chosen by hand for one layer kind (every kind has at least one).
+std::vector<NetworkCase> fixedCasesFor(const LayerSpec& kind);
+// Whole networks with skips through fusable groups (kind "graph"): a ResNet basic block, a U-Net level.
+std::vector<NetworkCase> fixedGraphCases();
+// Random cases of one kind from a seed (the same seed gives the same cases): random padding (asymmetric and "same"),
+// stride, dilation, groups, odd and non-square sizes, batch 1 to 3, depths for the 3-D kinds; random sizes around
+// the fixed cases for the kinds without a window.
+std::vector<NetworkCase> randomCasesFor(const LayerSpec& kind, uint64_t seed);
+// The kind a case is for: its name up to the colon ("conv2d", "graph").
+std::string caseKind(const NetworkCase& c);
+
+} // namespace convscope::test

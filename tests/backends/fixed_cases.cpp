@@ -1,0 +1,353 @@
+// The fixed cases of the cross-backend test (cross_backend_test.cpp): per layer kind, small networks with awkward
+// shapes chosen by hand (odd and non-square sizes, batch 1 to 3, asymmetric padding, groups, broadcast gates,
+// three-input merges), and whole networks with skips through fusable groups. The case generator names every kind:
+// its last branch does not compile when the kind table gains one without a case.
+#include "tests/backends/backend_cases.h"
+
+#include "compute/layer_kinds.h"
+
+using namespace convscope;
+
+namespace {
+
+using Case = test::NetworkCase;
+
+// A small network under construction (test_support.h): this sweep's input salt and weight seeds.
+struct Builder : test::NetworkBuilder {
+    explicit Builder(const std::string& name, int64_t n, int64_t c, int64_t h, int64_t w, bool flat = false)
+        : NetworkBuilder(name, n, c, h, w, flat, 7, 11)
+    {
+    }
+};
+
+// The cases of the 3-D kinds (volumes): asymmetric padding, dilation, groups, odd sizes that differ along D, H, W.
+std::vector<Case> volumeCasesFor(const LayerSpec& kind)
+{
+    const std::string type = layerTypeName(kind);
+    if (std::holds_alternative<Conv3d>(kind))
+        return {
+            Builder(type, 2, 3, 6, 7)
+                .depth(5)
+                .add("c", test::conv3dSpec(4, { 3, 3, 3 }, { 1, 1, 1 }, test::explicitPadding3d(1, 0, 2, 1, 0, 2)))
+                .done("asymmetric padding"),
+            Builder(type, 1, 4, 8, 9)
+                .depth(7)
+                .add("c",
+                    test::conv3dSpec(
+                        6, { 3, 2, 3 }, { 2, 1, 2 }, test::explicitPadding3d(2, 2, 1, 1, 2, 2), { 2, 2, 1 }, 2))
+                .done("strides 2,1,2 dilation 2,2,1 groups 2"),
+            Builder(type, 3, 8, 3, 4).depth(5).add("c", test::conv3dSpec(3, { 1, 1, 1 })).done("1×1×1"),
+            Builder(type, 2, 1, 12, 11)
+                .depth(13)
+                .add("c", test::conv3dSpec(8, { 5, 5, 5 }, { 2, 2, 4 }, { Padding3d::Mode::Same }))
+                .done("5×5×5 same, strides 2,2,4 (the lecture's encoder)"),
+            Builder(type, 2, 8, 6, 5)
+                .depth(4)
+                .add("c", test::conv3dSpec(8, { 3, 3, 3 }, { 1, 2, 1 }, Padding3d::symmetric(1, 1, 1), { 1, 1, 1 }, 8))
+                .done("depthwise 3×3×3, 8 channels"),
+        };
+    if (std::holds_alternative<ConvTranspose3d>(kind)) {
+        ConvTranspose3d a;
+        a.out_channels = 3;
+        a.stride = { 2, 2, 2 };
+        a.padding = Padding3d::symmetric(1, 1, 1);
+        a.output_padding = { 1, 1, 1 };
+        ConvTranspose3d b;
+        b.out_channels = 4;
+        b.kernel_size = { 4, 4, 4 };
+        b.stride = { 2, 2, 2 };
+        b.padding = Padding3d::symmetric(1, 1, 1);
+        b.groups = 2;
+        ConvTranspose3d c;
+        c.out_channels = 2;
+        c.kernel_size = { 2, 3, 3 };
+        c.stride = { 3, 1, 2 };
+        c.padding = test::explicitPadding3d(1, 0, 0, 2, 1, 1);
+        c.output_padding = { 2, 0, 1 };
+        c.dilation = { 1, 2, 2 };
+        return { Builder(type, 2, 4, 5, 6).depth(3).add("t", a).done("stride 2 output_padding 1"),
+            Builder(type, 1, 4, 3, 4).depth(3).add("t", b).done("k4 stride 2 groups 2"),
+            Builder(type, 2, 3, 4, 5).depth(3).add("t", c).done("strides 3,1,2 dilation 1,2,2 asymmetric crop") };
+    }
+    if (std::holds_alternative<MaxPool3d>(kind)) {
+        MaxPool3d a;
+        a.kernel_size = { 3, 3, 3 };
+        a.stride = Triple { 2, 2, 2 };
+        a.padding = Padding3d::symmetric(1, 1, 1);
+        a.ceil_mode = true;
+        MaxPool3d b;
+        b.kernel_size = { 2, 3, 2 };
+        b.dilation = { 2, 1, 2 };
+        return { Builder(type, 2, 3, 8, 7).depth(9).spread3("s", 3).add("p", a).done("k3 s2 pad 1 ceil_mode"),
+            Builder(type, 1, 2, 9, 8).depth(7).spread3("s", 2).add("p", b).done("dilation 2,1,2") };
+    }
+    if (std::holds_alternative<AvgPool3d>(kind)) {
+        AvgPool3d a;
+        a.kernel_size = { 3, 3, 3 };
+        a.stride = Triple { 2, 2, 2 };
+        a.padding = Padding3d::symmetric(1, 1, 1);
+        a.count_include_pad = false;
+        a.ceil_mode = true;
+        AvgPool3d b;
+        b.divisor_override = 3;
+        AvgPool3d c;
+        c.kernel_size = { 3, 2, 3 };
+        c.stride = Triple { 2, 2, 2 };
+        c.padding = Padding3d::symmetric(1, 1, 1);
+        c.ceil_mode = true;
+        return { Builder(type, 2, 3, 8, 7).depth(9).add("p", a).done("k3 s2 pad 1 ceil without the padding"),
+            Builder(type, 1, 2, 6, 5).depth(7).add("p", b).done("divisor_override 3"),
+            Builder(type, 1, 2, 6, 7).depth(8).add("p", c).done("ceil_mode counting the padding") };
+    }
+    if (std::holds_alternative<GlobalAvgPool3d>(kind))
+        return { Builder(type, 3, 5, 7, 5).depth(6).add("g", kind).done("6×7×5") };
+    if (std::holds_alternative<BatchNorm3d>(kind)) {
+        BatchNorm3d plain;
+        plain.affine = false;
+        return { Builder(type, 2, 3, 6, 7).depth(5).spread3("s", 5).add("bn", kind).done("random statistics"),
+            Builder(type, 1, 3, 5, 5).depth(4).add("bn", plain).done("affine false") };
+    }
+    return {};
+}
+
+Conv2d conv(int64_t out, int64_t k, int64_t stride = 1, Padding2d pad = {}, int64_t dilation = 1, int64_t groups = 1)
+{
+    Conv2d c;
+    c.out_channels = out;
+    c.kernel_size = { k, k };
+    c.stride = { stride, stride };
+    c.padding = pad;
+    c.dilation = { dilation, dilation };
+    c.groups = groups;
+    return c;
+}
+
+// One activation kind after a spreading convolution, on an odd non-square image.
+Case activationCase(const std::string& type, LayerSpec spec)
+{
+    return Builder(type, 2, 3, 7, 9).spread("spread", 4).add("act", std::move(spec)).done("after ±4 1×1 conv");
+}
+
+// The case generator: every kind is named, and the last branch does not compile.
+std::vector<Case> casesFor(const LayerSpec& kind)
+{
+    const std::string type = layerTypeName(kind);
+    return std::visit(
+        [&](const auto& k) -> std::vector<Case> {
+            using T = std::decay_t<decltype(k)>;
+            if constexpr (std::is_same_v<T, Conv2d>) {
+                return {
+                    Builder(type, 2, 3, 9, 7)
+                        .add("c", conv(5, 3, 1, test::explicitPadding(1, 0, 2, 1)))
+                        .done("asymmetric padding"),
+                    Builder(type, 1, 4, 11, 10)
+                        .add("c", conv(6, 3, 2, test::explicitPadding(2, 2, 2, 2), 2, 2))
+                        .done("stride 2 dilation 2 groups 2"),
+                    Builder(type, 3, 8, 5, 5).add("c", conv(3, 1)).done("1×1"),
+                    Builder(type, 1, 17, 12, 13)
+                        .add("c", conv(8, 5, 1, { Padding2d::Mode::Same, 0, 0, 0, 0 }))
+                        .done("5×5 same, 17 channels (the per-tap GEMM)"),
+                    Builder(type, 2, 16, 9, 10)
+                        .add("c", conv(16, 3, 2, test::explicitPadding(1, 0, 1, 1), 1, 16))
+                        .done("depthwise 3×3 stride 2, 16 channels (MobileNet)"),
+                    Builder(type, 1, 5, 8, 7)
+                        .add("c", conv(10, 3, 1, test::explicitPadding(2, 2, 2, 2), 2, 5))
+                        .done("depthwise, channel multiplier 2, dilation 2, 5 channels"),
+                    Builder(type, 2, 12, 8, 7)
+                        .add("c", conv(24, 3, 1, test::explicitPadding(1, 1, 1, 1), 1, 3))
+                        .done("groups 3, 8 outputs a group"),
+                };
+            } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                ConvTranspose2d a;
+                a.out_channels = 3;
+                a.stride = { 2, 2 };
+                a.padding = Padding2d::symmetric(1, 1);
+                a.output_padding = { 1, 1 };
+                ConvTranspose2d b;
+                b.out_channels = 4;
+                b.kernel_size = { 4, 4 };
+                b.stride = { 2, 2 };
+                b.padding = Padding2d::symmetric(1, 1);
+                b.groups = 2;
+                ConvTranspose2d c;
+                c.out_channels = 3;
+                c.kernel_size = { 2, 3 };
+                c.stride = { 3, 2 };
+                c.padding = test::explicitPadding(1, 0, 0, 2);
+                c.output_padding = { 2, 1 };
+                c.dilation = { 1, 2 };
+                ConvTranspose2d dw;
+                dw.out_channels = 16;
+                dw.kernel_size = { 4, 4 };
+                dw.stride = { 2, 2 };
+                dw.padding = Padding2d::symmetric(1, 1);
+                dw.groups = 16;
+                return { Builder(type, 2, 4, 5, 6).add("t", a).done("stride 2 output_padding 1"),
+                    Builder(type, 1, 4, 6, 6).add("t", b).done("k4 stride 2 groups 2 (U-Net's upsampling)"),
+                    Builder(type, 2, 5, 4, 5)
+                        .add("t", c)
+                        .done("strides 3,2 dilation 1,2 output_padding 2,1 asymmetric crop"),
+                    Builder(type, 1, 16, 5, 4).add("t", dw).done("depthwise k4 stride 2, 16 channels") };
+            } else if constexpr (std::is_same_v<T, MaxPool2d>) {
+                MaxPool2d a;
+                a.kernel_size = { 3, 3 };
+                a.stride = Pair { 2, 2 };
+                a.padding = Padding2d::symmetric(1, 1);
+                a.ceil_mode = true;
+                MaxPool2d b;
+                b.dilation = { 2, 2 };
+                return { Builder(type, 2, 3, 9, 8).spread("s", 3).add("p", a).done("k3 s2 pad 1 ceil_mode"),
+                    Builder(type, 1, 2, 10, 9).spread("s", 2).add("p", b).done("dilation 2") };
+            } else if constexpr (std::is_same_v<T, AvgPool2d>) {
+                AvgPool2d a;
+                a.kernel_size = { 3, 3 };
+                a.stride = Pair { 2, 2 };
+                a.padding = Padding2d::symmetric(1, 1);
+                a.count_include_pad = false;
+                AvgPool2d b;
+                b.divisor_override = 3;
+                return { Builder(type, 2, 3, 9, 8).add("p", a).done("k3 s2 pad 1 without the padding"),
+                    Builder(type, 1, 2, 7, 6).add("p", b).done("divisor_override 3") };
+            } else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
+                return { Builder(type, 3, 5, 7, 5).add("g", k).done("7×5") };
+            } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                BatchNorm2d plain;
+                plain.affine = false;
+                return { Builder(type, 2, 3, 6, 7).spread("s", 5).add("bn", k).done("random statistics"),
+                    Builder(type, 1, 3, 5, 5).add("bn", plain).done("affine false") };
+            } else if constexpr (std::is_same_v<T, LeakyReLU>) {
+                return { activationCase(type, LeakyReLU { 0.2 }) };
+            } else if constexpr (std::is_same_v<T, ELU>) {
+                return { activationCase(type, ELU { 0.7 }) };
+            } else if constexpr (
+                std::is_same_v<T,
+                    ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>) {
+                return { activationCase(type, k) };
+            } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                return { activationCase(type, Hardtanh { -1.5, 2.5 }),
+                    Builder(type, 3, 11, 1, 1, true).add("ht", k).done("flat [3, 11], default bounds ±1") };
+            } else if constexpr (std::is_same_v<T, PReLU>) {
+                // Slopes of both signs, drawn per channel: a slope indexed by the wrong channel shows.
+                const auto slopes = [](test::NetworkBuilder b, const std::string& what) {
+                    b.net.layers.back().init.kind = "uniform";
+                    b.net.layers.back().init.low = -1.5;
+                    b.net.layers.back().init.high = 1.5;
+                    return b.done(what);
+                };
+                return { slopes(Builder(type, 2, 3, 7, 6).spread("s", 5).add("pr", PReLU { 5 }),
+                             "5 slopes, planes of 42 (a float4 spans two channels)"),
+                    Builder(type, 2, 3, 5, 6).spread("s", 4).add("pr", k).done("one slope, PyTorch's 0.25"),
+                    slopes(Builder(type, 3, 11, 1, 1, true).add("pr", PReLU { 11 }), "flat [3, 11], 11 slopes"),
+                    slopes(Builder(type, 2, 3, 4, 5).depth(3).spread3("s", 3).add("pr", PReLU { 3 }),
+                        "volume [2, 3, 3, 4, 5], 3 slopes") };
+            } else if constexpr (std::is_same_v<T, Flatten>) {
+                return { Builder(type, 2, 3, 5, 3).spread("s", 4).add("f", k).done("a copy of [2, 4, 5, 3]") };
+            } else if constexpr (std::is_same_v<T, Linear>) {
+                return { Builder(type, 3, 37, 1, 1, true).add("fc", Linear { 7, true }).done("flat [3, 37]"),
+                    Builder(type, 2, 3, 4, 5)
+                        .add("f", Flatten {})
+                        .add("fc", Linear { 5, false })
+                        .done("after flatten, no bias") };
+            } else if constexpr (std::is_same_v<T, Softmax>) {
+                return { Builder(type, 2, 3, 4, 5).spread("s", 6).add("sm", k).done("over the channels of each pixel"),
+                    Builder(type, 3, 11, 1, 1, true).add("sm", k).done("flat") };
+            } else if constexpr (std::is_same_v<T, Add>) {
+                return {
+                    Builder(type, 2, 3, 7, 9)
+                        .spread("a", 5)
+                        .spread("b", 5, { "input" })
+                        .add("sum", k, { "a", "b" })
+                        .done("two branches"),
+                    Builder(type, 1, 3, 5, 6)
+                        .spread("a", 3)
+                        .spread("b", 3)
+                        .add("sum", k, { "a", "input", "b", "a" })
+                        .done("four inputs, one named twice"),
+                };
+            } else if constexpr (std::is_same_v<T, Mul>) {
+                return {
+                    Builder(type, 2, 4, 7, 5)
+                        .spread("a", 4)
+                        .add("g", GlobalAvgPool2d {})
+                        .add("s", Sigmoid {})
+                        .add("gated", k, { "a", "s" })
+                        .done("squeeze-and-excitation gate second"),
+                    Builder(type, 2, 4, 7, 5)
+                        .add("g", GlobalAvgPool2d {})
+                        .add("gated", k, { "g", "input" })
+                        .done("the [N, C, 1, 1] gate first"),
+                    Builder(type, 1, 3, 6, 7).spread("a", 3).add("sq", k, { "a", "a" }).done("same shape (a square)"),
+                };
+            } else if constexpr (std::is_same_v<T, Concat>) {
+                return {
+                    Builder(type, 2, 3, 7, 5)
+                        .spread("a", 5)
+                        .spread("b", 2, { "input" })
+                        .add("cat", k, { "input", "a", "b" })
+                        .done("3 + 5 + 2 channels"),
+                    Builder(type, 1, 1, 9, 4).spread("a", 1).add("cat", k, { "a", "input" }).done("one channel each"),
+                };
+            } else if constexpr (std::is_same_v<T, Pad>) {
+                Pad constant { { 1, 2, 0, 3 }, Pad::Mode::Constant, -0.5 };
+                Pad reflect { { 2, 1, 3, 1 }, Pad::Mode::Reflect, 0 };
+                Pad edge { { 6, 6, 8, 8 }, Pad::Mode::Reflect, 0 }; // the most PyTorch allows: size − 1
+                Pad replicate { { 3, 0, 1, 4 }, Pad::Mode::Replicate, 0 };
+                return { Builder(type, 2, 3, 7, 9).add("p", constant).done("constant −0.5"),
+                    Builder(type, 2, 3, 7, 9).add("p", reflect).done("reflect"),
+                    Builder(type, 1, 2, 7, 9).add("p", edge).done("reflect by size − 1"),
+                    Builder(type, 1, 2, 5, 4).add("p", replicate).done("replicate") };
+            } else if constexpr (std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
+                return {
+                    Builder(type, 2, 3, 5, 7).spread("s", 4).add("x", k).add("r", ReLU {}).done("between layers")
+                };
+            } else if constexpr (isVolumeKind<T>) {
+                return volumeCasesFor(k);
+            } else {
+                static_assert(dependent_false<T>, "cross-backend test: a layer kind has no case generator");
+            }
+        },
+        kind);
+}
+
+// Networks with skips through fusable groups: a ResNet basic block with a 1×1 projection, a U-Net level.
+std::vector<Case> graphCases()
+{
+    BatchNorm2d bn;
+    ConvTranspose2d up;
+    up.out_channels = 4;
+    up.kernel_size = { 2, 2 };
+    up.stride = { 2, 2 };
+    return {
+        Builder("graph", 2, 3, 9, 9)
+            .add("c1", conv(6, 3, 2, Padding2d::symmetric(1, 1)))
+            .add("bn1", bn)
+            .add("r1", ReLU {})
+            .add("c2", conv(6, 3, 1, Padding2d::symmetric(1, 1)))
+            .add("bn2", bn)
+            .add("proj", conv(6, 1, 2), { "input" })
+            .add("pbn", bn)
+            .add("sum", Add {}, { "bn2", "pbn" })
+            .add("out", ReLU {})
+            .done("basic block with a projection"),
+        Builder("graph", 1, 3, 8, 8)
+            .add("e1", conv(4, 3, 1, Padding2d::symmetric(1, 1)))
+            .add("er", ReLU {})
+            .add("down", MaxPool2d {})
+            .add("mid", conv(8, 3, 1, Padding2d::symmetric(1, 1)))
+            .add("mr", ReLU6 {})
+            .add("up", up)
+            .add("cat", Concat {}, { "er", "up" })
+            .add("d1", conv(4, 3, 1, Padding2d::symmetric(1, 1)))
+            .add("dr", ReLU {})
+            .done("one U-Net level"),
+    };
+}
+
+} // namespace
+
+namespace convscope::test {
+
+std::vector<NetworkCase> fixedCasesFor(const LayerSpec& kind) { return casesFor(kind); }
+std::vector<NetworkCase> fixedGraphCases() { return graphCases(); }
+
+} // namespace convscope::test
