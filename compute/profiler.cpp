@@ -122,143 +122,175 @@ RunResult profile(Network net, const ProfileOptions& options, Tensor* inputOut)
     return result;
 }
 
-static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& input, const ProfileOptions& options)
-{
-    RunResult result;
-    result.networkName = net.name;
-    result.shapes = std::move(shapes);
-    if (input.shape() != result.shapes.input)
-        throw InputError(net.name + ": the input tensor is " + input.shape().str() + " but the network expects "
-            + result.shapes.input.str());
-    if (options.repeat < 1 || options.warmup < 0)
-        throw InputError("repeat must be at least 1 and warmup at least 0");
-    if (options.reference && options.reference->fused)
-        throw InputError("the reference " + options.reference->str()
-            + " must be an unfused selection: a fused one has no output for the layers it folds away");
+namespace {
 
-    checkMemoryBudget(net.name, result.shapes, options);
-
-    if (needsParameters(net))
-        materializeParameters(net, result.shapes);
-
-    RunMetadata& meta = result.meta;
-    meta.date = utcTimestamp();
-    meta.cpuModel = cpuModel();
-    meta.cpuThreads = cpuThreads();
-    meta.convscopeVersion = CONVSCOPE_VERSION;
-    meta.mathMode = mathModeName(options.session.math);
-    meta.warmup = options.warmup;
-    meta.repeat = options.repeat;
-    meta.interleaved = options.interleave;
-    meta.reference = options.reference ? options.reference->str() : "none";
-    meta.timing = "host: std::chrono::steady_clock around each layer; GPU: CUDA events around each layer on "
-                  "the device stream; copies to and from the device timed apart from compute; median of "
-        + std::to_string(options.repeat) + " passes after " + std::to_string(options.warmup) + " warm-up passes"
-        + (options.interleave ? ", selections interleaved pass by pass in rotating order" : "");
-    meta.libraries = cpuLibraries();
-
-    auto& registry = BackendRegistry::instance();
-    const nvtx::Range runRange("run " + net.name, 0xFF444444);
-
-    auto report = [&](double fraction, const std::string& what) {
-        if (options.progress)
-            options.progress(std::clamp(fraction, 0.0, 1.0), what);
-        if (options.cancel && options.cancel->load())
-            throw Cancelled();
+    // The run's progress callback and its cancel flag, checked at each step.
+    struct Progress {
+        const ProfileOptions& options;
+        void operator()(double fraction, const std::string& what) const
+        {
+            if (options.progress)
+                options.progress(std::clamp(fraction, 0.0, 1.0), what);
+            if (options.cancel && options.cancel->load())
+                throw Cancelled();
+        }
     };
 
-    // Resolve and prepare every selection; one that cannot run is recorded with its reason.
-    result.selections.resize(options.selections.size());
-    std::vector<Live> live;
-    for (size_t k = 0; k < options.selections.size(); ++k) {
-        SelectionResult& sr = result.selections[k];
-        sr.selection = options.selections[k];
-        sr.metadata["math"] = meta.mathMode;
-        Live l { &sr, nullptr, {}, nullptr, &net, &result.shapes };
-        try {
-            auto backend = registry.resolve(sr.selection);
-            if (sr.selection.fused) {
-                l.fusion = std::make_shared<const FusedNetwork>(fuseNetwork(
-                    net, result.shapes, [&](FusedActivation::Kind k) { return backend->fusesActivation(k); }));
-                l.net = &l.fusion->net;
-                l.shapes = &l.fusion->shapes;
-            }
-            for (size_t i = 0; i < l.net->layers.size(); ++i) {
-                // Volumes (rank 5) run only where the backend says its code for the kind sees the depth
-                // (Backend::takesVolumes); elsewhere descriptors and grids made from N, C, H, W would drop it.
-                const LayerShape& ls = l.shapes->layers[i];
-                const bool volume = ls.in.isVolume() || ls.out.isVolume()
-                    || std::any_of(ls.ins.begin(), ls.ins.end(), [](const Shape& s) { return s.isVolume(); });
-                if (volume && !backend->takesVolumes(l.net->layers[i].spec))
-                    throw UnsupportedError(sr.selection.str() + " unsupported for " + layerLabel(*l.net, i) + " "
-                        + layerTypeName(l.net->layers[i].spec) + ": volumes (5-D [N, C, D, H, W] tensors, here "
-                        + (ls.in.isVolume() ? ls.in.str() : ls.out.str()) + ") do not run on " + sr.selection.backend
-                        + " yet (they run on the cpu and onednn backends)");
-                const Support s = backend->supports(sr.selection.algorithm, l.net->layers[i].spec, l.shapes->layers[i]);
-                if (!s.supported)
-                    throw UnsupportedError(sr.selection.str() + " unsupported for " + layerLabel(*l.net, i) + " "
-                        + layerTypeName(l.net->layers[i].spec) + (l.fusion ? " (fused)" : "") + ": " + s.reason);
-            }
-            report(0, "preparing " + sr.selection.str());
-            l.session = backend->createSession(sr.selection.algorithm, options.session);
-            l.session->prepare(*l.net, *l.shapes);
-            sr.ok = true;
-        } catch (const Cancelled&) {
-            throw;
-        } catch (const UnsupportedError& e) {
-            sr.failure = e.what();
-            sr.unsupported = true;
-            sr.ok = false;
-            l.session.reset();
-        } catch (const std::exception& e) {
-            sr.failure = e.what();
-            sr.ok = false;
-            l.session.reset();
-        }
-        live.push_back(std::move(l));
+    // Step 0: the options make sense for this network and input.
+    void checkRun(const Network& net, const ShapeReport& shapes, const Tensor& input, const ProfileOptions& options)
+    {
+        if (input.shape() != shapes.input)
+            throw InputError(net.name + ": the input tensor is " + input.shape().str() + " but the network expects "
+                + shapes.input.str());
+        if (options.repeat < 1 || options.warmup < 0)
+            throw InputError("repeat must be at least 1 and warmup at least 0");
+        if (options.reference && options.reference->fused)
+            throw InputError("the reference " + options.reference->str()
+                + " must be an unfused selection: a fused one has no output for the layers it folds away");
+        checkMemoryBudget(net.name, shapes, options);
     }
 
-    // Timed passes.
-    const int passes = options.warmup + options.repeat;
-    const double totalWork = double(passes) * double(std::max<size_t>(live.size(), 1));
-    double done = 0;
-    auto runOne = [&](Live& l, int pass) {
-        if (!l.session)
-            return;
-        try {
-            const nvtx::Range range(l.result->selection.str() + (pass < options.warmup ? " · warm-up " : " · pass ")
-                    + std::to_string(pass < options.warmup ? pass : pass - options.warmup),
-                l.result->selection.backend);
-            PassTiming t = l.session->runPass(input);
-            if (t.layerMs.size() != l.net->layers.size())
-                throw Error(l.result->selection.str() + " timed " + std::to_string(t.layerMs.size()) + " layers of "
-                    + std::to_string(l.net->layers.size()));
-            if (pass >= options.warmup)
-                l.passes.push_back(std::move(t));
-        } catch (const std::exception& e) {
-            fail(l, e.what());
+    RunMetadata describeRun(const ProfileOptions& options)
+    {
+        RunMetadata meta;
+        meta.date = utcTimestamp();
+        meta.cpuModel = cpuModel();
+        meta.cpuThreads = cpuThreads();
+        meta.convscopeVersion = CONVSCOPE_VERSION;
+        meta.mathMode = mathModeName(options.session.math);
+        meta.warmup = options.warmup;
+        meta.repeat = options.repeat;
+        meta.interleaved = options.interleave;
+        meta.reference = options.reference ? options.reference->str() : "none";
+        meta.timing = "host: std::chrono::steady_clock around each layer; GPU: CUDA events around each layer on "
+                      "the device stream; copies to and from the device timed apart from compute; median of "
+            + std::to_string(options.repeat) + " passes after " + std::to_string(options.warmup) + " warm-up passes"
+            + (options.interleave ? ", selections interleaved pass by pass in rotating order" : "");
+        meta.libraries = cpuLibraries();
+        return meta;
+    }
+
+    // Step 1, prepare: resolve a selection, check its backend supports every layer of what it runs (the network or
+    // its fused form), make and prepare its session (untimed). Throws what stops it.
+    void prepareSelection(
+        Live& l, const Network& net, const ShapeReport& shapes, const ProfileOptions& options, const Progress& report)
+    {
+        SelectionResult& sr = *l.result;
+        auto backend = BackendRegistry::instance().resolve(sr.selection);
+        if (sr.selection.fused) {
+            l.fusion = std::make_shared<const FusedNetwork>(
+                fuseNetwork(net, shapes, [&](FusedActivation::Kind k) { return backend->fusesActivation(k); }));
+            l.net = &l.fusion->net;
+            l.shapes = &l.fusion->shapes;
         }
-        done += 1;
-        report(done / totalWork * 0.9,
-            l.result->selection.str() + " pass " + std::to_string(pass + 1) + "/" + std::to_string(passes));
-    };
-    if (options.interleave) {
-        // Pass p starts with selection p mod S, so each selection runs first equally often.
-        for (int pass = 0; pass < passes; ++pass)
-            for (size_t j = 0; j < live.size(); ++j)
-                runOne(live[(j + static_cast<size_t>(pass)) % live.size()], pass);
-    } else {
-        for (auto& l : live)
+        for (size_t i = 0; i < l.net->layers.size(); ++i) {
+            // Volumes (rank 5) run only where the backend says its code for the kind sees the depth
+            // (Backend::takesVolumes); elsewhere descriptors and grids made from N, C, H, W would drop it.
+            const LayerShape& ls = l.shapes->layers[i];
+            const bool volume = ls.in.isVolume() || ls.out.isVolume()
+                || std::any_of(ls.ins.begin(), ls.ins.end(), [](const Shape& s) { return s.isVolume(); });
+            if (volume && !backend->takesVolumes(l.net->layers[i].spec))
+                throw UnsupportedError(sr.selection.str() + " unsupported for " + layerLabel(*l.net, i) + " "
+                    + layerTypeName(l.net->layers[i].spec) + ": volumes (5-D [N, C, D, H, W] tensors, here "
+                    + (ls.in.isVolume() ? ls.in.str() : ls.out.str()) + ") do not run on " + sr.selection.backend
+                    + " yet (they run on the cpu and onednn backends)");
+            const Support s = backend->supports(sr.selection.algorithm, l.net->layers[i].spec, l.shapes->layers[i]);
+            if (!s.supported)
+                throw UnsupportedError(sr.selection.str() + " unsupported for " + layerLabel(*l.net, i) + " "
+                    + layerTypeName(l.net->layers[i].spec) + (l.fusion ? " (fused)" : "") + ": " + s.reason);
+        }
+        report(0, "preparing " + sr.selection.str());
+        l.session = backend->createSession(sr.selection.algorithm, options.session);
+        l.session->prepare(*l.net, *l.shapes);
+    }
+
+    // Every selection prepared; one that cannot run is recorded with its reason (and has no session).
+    std::vector<Live> prepareSelections(
+        RunResult& result, const Network& net, const ProfileOptions& options, const Progress& report)
+    {
+        result.selections.resize(options.selections.size());
+        std::vector<Live> live;
+        for (size_t k = 0; k < options.selections.size(); ++k) {
+            SelectionResult& sr = result.selections[k];
+            sr.selection = options.selections[k];
+            sr.metadata["math"] = result.meta.mathMode;
+            Live l { &sr, nullptr, {}, nullptr, &net, &result.shapes };
+            try {
+                prepareSelection(l, net, result.shapes, options, report);
+                sr.ok = true;
+            } catch (const Cancelled&) {
+                throw;
+            } catch (const UnsupportedError& e) {
+                sr.failure = e.what();
+                sr.unsupported = true;
+                sr.ok = false;
+                l.session.reset();
+            } catch (const std::exception& e) {
+                sr.failure = e.what();
+                sr.ok = false;
+                l.session.reset();
+            }
+            live.push_back(std::move(l));
+        }
+        return live;
+    }
+
+    // Step 2, time: the warm-up and measured passes of every prepared selection, interleaved or one after another.
+    void timePasses(std::vector<Live>& live, const Tensor& input, const ProfileOptions& options, const Progress& report)
+    {
+        const int passes = options.warmup + options.repeat;
+        const double totalWork = double(passes) * double(std::max<size_t>(live.size(), 1));
+        double done = 0;
+        auto runOne = [&](Live& l, int pass) {
+            if (!l.session)
+                return;
+            try {
+                const nvtx::Range range(l.result->selection.str() + (pass < options.warmup ? " · warm-up " : " · pass ")
+                        + std::to_string(pass < options.warmup ? pass : pass - options.warmup),
+                    l.result->selection.backend);
+                PassTiming t = l.session->runPass(input);
+                if (t.layerMs.size() != l.net->layers.size())
+                    throw Error(l.result->selection.str() + " timed " + std::to_string(t.layerMs.size()) + " layers of "
+                        + std::to_string(l.net->layers.size()));
+                if (pass >= options.warmup)
+                    l.passes.push_back(std::move(t));
+            } catch (const std::exception& e) {
+                fail(l, e.what());
+            }
+            done += 1;
+            report(done / totalWork * 0.9,
+                l.result->selection.str() + " pass " + std::to_string(pass + 1) + "/" + std::to_string(passes));
+        };
+        if (options.interleave) {
+            // Pass p starts with selection p mod S, so each selection runs first equally often.
             for (int pass = 0; pass < passes; ++pass)
-                runOne(l, pass);
+                for (size_t j = 0; j < live.size(); ++j)
+                    runOne(live[(j + static_cast<size_t>(pass)) % live.size()], pass);
+        } else {
+            for (auto& l : live)
+                for (int pass = 0; pass < passes; ++pass)
+                    runOne(l, pass);
+        }
     }
 
-    // Reference outputs: from the reference selection if it ran, else from a separate untimed pass. The reference
-    // is always FP32: a selection that ran in another math mode is reused only on the CPU, whose own kernels compute
-    // in FP32 in every mode; otherwise the reference runs apart with default (FP32) options, so a tf32/fp16/bf16 run
-    // is compared with FP32 and its errors show the rounding.
-    std::vector<Tensor> reference;
-    if (options.reference) {
+    // What each layer is compared with: the reference's outputs and, in a Tensor Core mode, each layer's rounding
+    // bound (0 in FP32). Empty outputs: no reference.
+    struct Reference {
+        std::vector<Tensor> outputs;
+        std::vector<double> bounds;
+    };
+
+    // Step 3, compare: the reference outputs, from the reference selection if it ran, else from a separate untimed
+    // pass. The reference is always FP32: a selection that ran in another math mode is reused only on the CPU, whose
+    // own kernels compute in FP32 in every mode; otherwise the reference runs apart with default (FP32) options, so a
+    // tf32/fp16/bf16 run is compared with FP32 and its errors show the rounding.
+    Reference referenceFor(const Network& net, const ShapeReport& shapes, const Tensor& input,
+        const std::vector<Live>& live, const ProfileOptions& options, const Progress& report)
+    {
+        Reference ref;
+        ref.bounds.assign(net.layers.size(), 0.0);
+        if (!options.reference)
+            return ref;
         report(0.9, "reference " + options.reference->str());
         BackendSession* refSession = nullptr;
         std::unique_ptr<BackendSession> own;
@@ -267,78 +299,104 @@ static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& inpu
             if (reusable && l.session && l.result->selection == *options.reference)
                 refSession = l.session.get();
         if (!refSession) {
-            auto backend = registry.resolve(*options.reference);
+            auto backend = BackendRegistry::instance().resolve(*options.reference);
             own = backend->createSession(options.reference->algorithm, SessionOptions {});
-            own->prepare(net, result.shapes);
+            own->prepare(net, shapes);
             own->runPass(input);
             refSession = own.get();
         }
         for (size_t i = 0; i < net.layers.size(); ++i) {
             double ms = 0;
-            reference.push_back(refSession->fetchOutput(i, &ms));
+            ref.outputs.push_back(refSession->fetchOutput(i, &ms));
+        }
+        if (options.session.math != MathMode::FP32) {
+            ReferenceNorms norms;
+            norms.input = tensorNorm(input);
+            for (const Tensor& t : ref.outputs)
+                norms.outputs.push_back(tensorNorm(t));
+            ref.bounds = roundingBounds(options.session.math, net, shapes, norms);
+        }
+        return ref;
+    }
+
+    // Step 4, collect: a selection's pass times into statistics, each layer's time, note, output and its error
+    // against the reference, the session's metadata, and the explorer's findings when asked; then its session is freed.
+    void collect(
+        Live& l, const Network& net, const ShapeReport& shapes, const Reference& ref, const ProfileOptions& options)
+    {
+        SelectionResult& sr = *l.result;
+        std::vector<double> h2d, d2h, total;
+        sr.layers.resize(net.layers.size());
+        for (const auto& p : l.passes) {
+            h2d.push_back(p.h2dMs);
+            d2h.push_back(p.d2hMs);
+            double sum = p.h2dMs + p.d2hMs;
+            for (double v : p.layerMs)
+                sum += v;
+            total.push_back(sum);
+        }
+        sr.h2dMs = Stats::of(h2d);
+        sr.d2hMs = Stats::of(d2h);
+        sr.totalMs = Stats::of(total);
+        const bool compared = !ref.outputs.empty();
+        for (size_t i = 0; i < net.layers.size(); ++i) {
+            LayerResult& lr = sr.layers[i];
+            lr.index = i;
+            // A fused selection reports each fused layer's time at the first original layer it covers and 0 at
+            // the layers folded into it; an output exists only where the original layer's output does.
+            const FusedLayerMap m = l.fusion ? l.fusion->map[i] : FusedLayerMap { i, true, true, {} };
+            for (const auto& p : l.passes)
+                lr.samplesMs.push_back(m.head ? p.layerMs[m.fusedIndex] : 0.0);
+            lr.computeMs = Stats::of(lr.samplesMs);
+            lr.note = m.note;
+            if (m.head) {
+                const std::string backendNote = l.session->layerNote(m.fusedIndex);
+                lr.note += (lr.note.empty() || backendNote.empty() ? "" : "; ") + backendNote;
+            }
+            if (m.hasOutput && (options.keepOutputs || compared)) {
+                Tensor out = l.session->fetchOutput(m.fusedIndex, &lr.fetchMs);
+                if (compared) {
+                    lr.error = compare(out, ref.outputs[i]);
+                    // Our CPU kernels compute in FP32 in every mode: no rounding bound to state for them.
+                    lr.error.bound = sr.selection.backend == "cpu" ? 0.0 : ref.bounds[i];
+                }
+                if (options.keepOutputs)
+                    lr.output = std::move(out);
+            }
+        }
+        for (const auto& [k, v] : l.session->metadata())
+            sr.metadata[k] = v;
+        if (options.explore && !l.fusion) {
+            l.session.reset(); // the explorer allocates its own buffers
+            const auto backend = BackendRegistry::instance().find(sr.selection.backend);
+            for (size_t i = 0; i < net.layers.size(); ++i)
+                if (isConvolution(net.layers[i].spec))
+                    sr.layers[i].explorerJson = backend->explore(net, shapes, i, options.session);
         }
     }
 
-    std::vector<double> bounds(net.layers.size(), 0.0);
-    if (!reference.empty() && options.session.math != MathMode::FP32) {
-        ReferenceNorms norms;
-        norms.input = tensorNorm(input);
-        for (const Tensor& t : reference)
-            norms.outputs.push_back(tensorNorm(t));
-        bounds = roundingBounds(options.session.math, net, result.shapes, norms);
-    }
+} // namespace
+
+static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& input, const ProfileOptions& options)
+{
+    RunResult result;
+    result.networkName = net.name;
+    result.shapes = std::move(shapes);
+    checkRun(net, result.shapes, input, options);
+    if (needsParameters(net))
+        materializeParameters(net, result.shapes);
+    result.meta = describeRun(options);
+
+    const nvtx::Range runRange("run " + net.name, 0xFF444444);
+    const Progress report { options };
+    std::vector<Live> live = prepareSelections(result, net, options, report);
+    timePasses(live, input, options, report);
+    const Reference ref = referenceFor(net, result.shapes, input, live, options, report);
     for (auto& l : live) {
-        SelectionResult& sr = *l.result;
         if (!l.session)
             continue;
         try {
-            std::vector<double> h2d, d2h, total;
-            sr.layers.resize(net.layers.size());
-            for (const auto& p : l.passes) {
-                h2d.push_back(p.h2dMs);
-                d2h.push_back(p.d2hMs);
-                double sum = p.h2dMs + p.d2hMs;
-                for (double v : p.layerMs)
-                    sum += v;
-                total.push_back(sum);
-            }
-            sr.h2dMs = Stats::of(h2d);
-            sr.d2hMs = Stats::of(d2h);
-            sr.totalMs = Stats::of(total);
-            for (size_t i = 0; i < net.layers.size(); ++i) {
-                LayerResult& lr = sr.layers[i];
-                lr.index = i;
-                // A fused selection reports each fused layer's time at the first original layer it covers and 0 at
-                // the layers folded into it; an output exists only where the original layer's output does.
-                const FusedLayerMap m = l.fusion ? l.fusion->map[i] : FusedLayerMap { i, true, true, {} };
-                for (const auto& p : l.passes)
-                    lr.samplesMs.push_back(m.head ? p.layerMs[m.fusedIndex] : 0.0);
-                lr.computeMs = Stats::of(lr.samplesMs);
-                lr.note = m.note;
-                if (m.head) {
-                    const std::string backendNote = l.session->layerNote(m.fusedIndex);
-                    lr.note += (lr.note.empty() || backendNote.empty() ? "" : "; ") + backendNote;
-                }
-                if (m.hasOutput && (options.keepOutputs || !reference.empty())) {
-                    Tensor out = l.session->fetchOutput(m.fusedIndex, &lr.fetchMs);
-                    if (!reference.empty()) {
-                        lr.error = compare(out, reference[i]);
-                        // Our CPU kernels compute in FP32 in every mode: no rounding bound to state for them.
-                        lr.error.bound = sr.selection.backend == "cpu" ? 0.0 : bounds[i];
-                    }
-                    if (options.keepOutputs)
-                        lr.output = std::move(out);
-                }
-            }
-            for (const auto& [k, v] : l.session->metadata())
-                sr.metadata[k] = v;
-            if (options.explore && !l.fusion) {
-                l.session.reset(); // the explorer allocates its own buffers
-                const auto backend = registry.find(sr.selection.backend);
-                for (size_t i = 0; i < net.layers.size(); ++i)
-                    if (isConvolution(net.layers[i].spec))
-                        sr.layers[i].explorerJson = backend->explore(net, result.shapes, i, options.session);
-            }
+            collect(l, net, result.shapes, ref, options);
         } catch (const Cancelled&) {
             throw;
         } catch (const std::exception& e) {
