@@ -130,6 +130,319 @@ namespace {
 
 } // namespace
 
+namespace {
+
+    // The table's columns: the layer, then each selection's median and rate, the ratios against the first, the error.
+    TextTable makeTable(const std::vector<Selection>& selections)
+    {
+        std::vector<std::string> header = { "case", "layer", "output", "GFLOP" };
+        std::vector<bool> right = { false, false, false, true };
+        for (const auto& s : selections) {
+            header.push_back(s.str() + " ms");
+            header.push_back("GFLOP/s");
+            right.insert(right.end(), { true, true });
+        }
+        for (size_t k = 1; k < selections.size(); ++k) {
+            header.push_back(selections[0].str() + "/" + selections[k].str());
+            right.push_back(true);
+        }
+        header.push_back("max rel L2");
+        right.push_back(true);
+        return TextTable(header, right);
+    }
+
+    // What a bench of network cases gathers over its cases: the table, the ratios, the lines printed under it, and
+    // the JSON document.
+    struct BenchReport {
+        const BenchArgs& a;
+        const ProfileOptions& opt;
+        TextTable table;
+        nlohmann::ordered_json json;
+        std::vector<std::vector<double>> ratios;
+        std::vector<std::string> graphLines; // CUDA Graph mode: the lean replay per case and selection
+        std::vector<std::string> totalLines; // whole-pass medians per case
+        std::vector<std::string> clockLines; // the GPU's clocks per case
+        std::vector<std::string> fastestLines; // per layer, the fastest selection of each backend with several
+        std::map<std::string, std::vector<size_t>> backendSelections;
+        std::map<std::string, std::vector<double>> bestRatios;
+        // GFLOP/s of each GPU selection (and of the best algorithm of each GPU backend) on conv layers of ≥ 38 GFLOP.
+        std::map<std::string, std::vector<double>> bigLayerRates;
+
+        BenchReport(const BenchArgs& args, const ProfileOptions& options)
+            : a(args)
+            , opt(options)
+            , table(makeTable(options.selections))
+            , json({ { "format", "convscope-bench" }, { "version", 1 },
+                  { "suite", args.suite.empty() ? args.network : args.suite }, { "selections", args.backends },
+                  { "cases", nlohmann::ordered_json::array() } })
+            , ratios(options.selections.size())
+        {
+            for (size_t k = 1; k < opt.selections.size(); ++k)
+                if (opt.selections[k].backend != opt.selections[0].backend)
+                    backendSelections[opt.selections[k].backend].push_back(k);
+            std::erase_if(backendSelections, [](const auto& item) { return item.second.size() < 2; });
+        }
+
+        void addCase(const BenchCase& bc, const RunResult& run);
+        void addLayer(const BenchCase& bc, const RunResult& run, size_t i);
+        void addCaseLines(const BenchCase& bc, const RunResult& run);
+        void print();
+        void printRatios();
+        void printGemmFractions();
+    };
+
+    void BenchReport::addCase(const BenchCase& bc, const RunResult& run)
+    {
+        for (size_t i = 0; i < bc.network.layers.size(); ++i)
+            addLayer(bc, run, i);
+        addCaseLines(bc, run);
+        json["cases"].push_back(
+            { { "name", bc.name }, { "report", nlohmann::ordered_json::parse(reportJson(bc.network, run)) } });
+    }
+
+    void BenchReport::addLayer(const BenchCase& bc, const RunResult& run, size_t i)
+    {
+        const auto& sh = run.shapes.layers[i];
+        std::vector<std::string> row
+            = { bc.name, bc.network.layers[i].name + " " + layerTypeName(bc.network.layers[i].spec), sh.out.str(), [&] {
+                   char b[32];
+                   std::snprintf(b, sizeof b, "%.4g", sh.cost.flops / 1e9);
+                   return std::string(b);
+               }() };
+        std::vector<double> median;
+        double worst = 0;
+        auto gflops = [&](double ms) { return sh.cost.flops / (ms * 1e6); };
+        for (const auto& s : run.selections) {
+            if (!s.ok) {
+                row.insert(row.end(), { "failed", "" });
+                median.push_back(0);
+                continue;
+            }
+            const auto& lr = s.layers[i];
+            median.push_back(lr.computeMs.median);
+            row.push_back(formatMs(lr.computeMs.median));
+            // A layer fusion folded into another takes no time of its own: no rate to show.
+            row.push_back(lr.computeMs.median > 0 ? fixed(gflops(lr.computeMs.median), 1) : "—");
+            if (lr.error.valid)
+                worst = std::max(worst, lr.error.relL2);
+            else if (!lr.error.note.empty())
+                worst = INFINITY;
+        }
+        if (std::holds_alternative<Conv2d>(bc.network.layers[i].spec) && sh.cost.flops >= kEfficiencyMinGflop * 1e9) {
+            std::map<std::string, double> bestOfBackend;
+            for (size_t k = 0; k < median.size(); ++k) {
+                if (median[k] <= 0 || !onGpu(opt.selections[k].backend))
+                    continue;
+                const double rate = gflops(median[k]);
+                bigLayerRates[opt.selections[k].str()].push_back(rate);
+                double& best = bestOfBackend[opt.selections[k].backend];
+                best = std::max(best, rate);
+            }
+            for (const auto& [backend, rate] : bestOfBackend)
+                bigLayerRates["best " + backend + ".*"].push_back(rate);
+        }
+        // t(first) / t(fastest algorithm of a backend), for each other backend with several selections
+        // ("onednn vs the best cpu algorithm", per layer).
+        for (const auto& [backend, indices] : backendSelections) {
+            double best = 0;
+            size_t bestIndex = 0;
+            for (size_t k : indices)
+                if (median[k] > 0 && (best == 0 || median[k] < best)) {
+                    best = median[k];
+                    bestIndex = k;
+                }
+            if (median[0] > 0 && best > 0)
+                bestRatios[backend].push_back(median[0] / best);
+            // Name it ("with the best cuDNN algorithm beside it"), with what it ran (cudnn.auto's choice).
+            if (best > 0) {
+                const std::string& note = run.selections[bestIndex].layers[i].note;
+                const std::string ratio = median[0] > 0
+                    ? ", t(it) / t(" + opt.selections[0].str() + ") = " + fixed(best / median[0], 2) + "×"
+                    : "";
+                fastestLines.push_back(bc.name + " " + bc.network.layers[i].name + ": fastest " + backend
+                    + " selection " + opt.selections[bestIndex].str() + " " + formatMs(best) + " ms" + ratio
+                    + (note.empty() ? "" : " (" + note + ")"));
+            }
+        }
+        for (size_t k = 1; k < median.size(); ++k) {
+            const bool ok = median[0] > 0 && median[k] > 0;
+            row.push_back(ok ? fixed(median[0] / median[k], 2) + "×" : "");
+            if (ok)
+                ratios[k].push_back(median[0] / median[k]);
+        }
+        if (!opt.reference)
+            row.push_back("—");
+        else if (!std::isfinite(worst))
+            row.push_back("FAIL");
+        else {
+            char b[32];
+            std::snprintf(b, sizeof b, "%.1e", worst);
+            row.push_back(b);
+        }
+        table.addRow(row);
+    }
+
+    void BenchReport::addCaseLines(const BenchCase& bc, const RunResult& run)
+    {
+        // Whole passes (copies included): the fair comparison for a fused twin, whose folded layers take no
+        // time of their own while its convolutions take theirs.
+        if (run.selections.size() > 1 && bc.network.layers.size() > 1 && run.selections[0].ok) {
+            std::string line = bc.name + " whole pass:";
+            for (const auto& sel : run.selections)
+                if (sel.ok)
+                    line += " " + sel.selection.str() + " " + formatMs(sel.totalMs.median) + " ms ("
+                        + fixed(run.selections[0].totalMs.median / sel.totalMs.median, 2) + "×)";
+            totalLines.push_back(line);
+        }
+        // The GPU's clocks as the case ended (NVML, gpu_clocks.h): a ratio measured at a throttled clock says so.
+        for (const auto& sel : run.selections)
+            if (const auto it = sel.metadata.find("clock_sm_mhz"); it != sel.metadata.end()) {
+                auto get = [&](const char* key) {
+                    const auto v = sel.metadata.find(key);
+                    return v == sel.metadata.end() ? std::string("?") : v->second;
+                };
+                clockLines.push_back(bc.name + ": GPU at the end of the case: SM " + it->second + "/"
+                    + get("clock_sm_max_mhz") + " MHz, memory " + get("clock_mem_mhz") + " MHz, " + get("gpu_pstate")
+                    + ", " + get("gpu_temperature_c") + " °C, " + get("gpu_power_w")
+                    + " W, clock events: " + get("clock_event_reasons"));
+                break; // one line per case: every GPU selection shares the device
+            }
+        for (const auto& sel : run.selections)
+            if (const auto it = sel.metadata.find("graph_pass_us"); it != sel.metadata.end())
+                graphLines.push_back(bc.name + " " + sel.selection.str() + ": CUDA Graph replayed without per-layer "
+                    + "events: " + it->second + " µs per pass, " + sel.metadata.at("graph_layer_us") + " µs per layer ("
+                    + sel.metadata.at("graph_layers") + " launched layers, median)");
+    }
+
+    // Per selection (and per backend's best), the median and geometric mean of t(first) / t(it) over the layers.
+    void BenchReport::printRatios()
+    {
+        std::vector<std::pair<std::string, std::vector<double>>> summaries;
+        for (size_t k = 1; k < ratios.size(); ++k)
+            summaries.emplace_back(opt.selections[k].str(), ratios[k]);
+        for (const auto& [backend, r] : bestRatios)
+            summaries.emplace_back("best " + backend + ".*", r);
+        auto& out = json;
+        for (const auto& [name, values] : summaries) {
+            if (values.empty())
+                continue;
+            std::vector<double> r = values;
+            std::sort(r.begin(), r.end());
+            double logSum = 0;
+            for (double v : r)
+                logSum += std::log(v);
+            const double median = r.size() % 2 ? r[r.size() / 2] : 0.5 * (r[r.size() / 2 - 1] + r[r.size() / 2]);
+            std::cout << "t(" << opt.selections[0].str() << ") / t(" << name << "): median " << fixed(median, 2)
+                      << "×, geometric mean " << fixed(std::exp(logSum / double(r.size())), 2) << "× over " << r.size()
+                      << " layers\n";
+            out["ratios"][opt.selections[0].str() + "/" + name]
+                = { { "median", median }, { "geomean", std::exp(logSum / double(r.size())) }, { "per_layer", values } };
+        }
+    }
+
+    // The big conv layers' rates as fractions of the device's GEMM rate measured in this run.
+    void BenchReport::printGemmFractions()
+    {
+        if (bigLayerRates.empty())
+            return;
+        const auto ceiling = gpuGemmCeiling(opt.selections);
+        if (!ceiling)
+            return;
+        auto& out = json;
+        // The GEMM rate of the run's math mode: cuBLAS TF32/FP16/BF16 on Tensor Cores (issue 20's "≥ 60%
+        // of the measured GEMM rate of that format"), SGEMM in FP32 or where no such rate was measured.
+        const GemmRate rate = gemmRateFor(ceiling->ceilings, opt.session.math);
+        const double gemm = rate.gflops;
+        std::cout << rate.format << " GEMM rate measured in this run (" << rate.method
+                  << "): " << fixed(gemm / 1000.0, 1) << " TFLOP/s\n";
+        out["gemm_ceiling"] = { { "gflops", gemm }, { "method", rate.method }, { "format", rate.format },
+            { "math", mathModeName(opt.session.math) }, { "backend", ceiling->backend } };
+        for (const auto& [name, rates] : bigLayerRates) {
+            const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
+            std::cout << "  " << name << " on conv layers of ≥ " << fixed(kEfficiencyMinGflop, 0)
+                      << " GFLOP: " << fixed(100.0 * *lo / gemm, 0) << "–" << fixed(100.0 * *hi / gemm, 0)
+                      << "% of it (" << fixed(*lo / 1000.0, 1) << "–" << fixed(*hi / 1000.0, 1)
+                      << " TFLOP/s counted as direct "
+                      << "FLOPs, " << rates.size() << " layers)\n";
+            std::vector<double> fractions;
+            for (double r : rates)
+                fractions.push_back(r / gemm);
+            out["gemm_fraction"][name] = { { "min", *lo / gemm }, { "max", *hi / gemm }, { "per_layer", fractions } };
+        }
+    }
+
+    void BenchReport::print()
+    {
+        std::cout << "\n";
+        table.print(std::cout);
+        printRatios();
+        printGemmFractions();
+        for (const auto* lines : { &fastestLines, &totalLines, &graphLines, &clockLines })
+            for (const auto& line : *lines)
+                std::cout << line << "\n";
+        if (const std::string cpu = cpuMachineSummary(opt.selections, &json); !cpu.empty())
+            std::cout << cpu << "\n";
+        std::cout << "math " << a.math << ", " << a.warmup << " warm-up + " << a.repeat
+                  << " timed passes, selections interleaved; reference "
+                  << (opt.reference ? opt.reference->str() : "none") << "\n";
+        if (!a.json.empty())
+            writeFileAtomically(a.json, json.dump(2) + "\n");
+    }
+
+    // The lecture-interpolation suite: the decoder of the 3-D autoencoder over pairs of latents, batched and one by
+    // one.
+    int runLectureSuite(const BenchArgs& a)
+    {
+        SessionOptions session;
+        session.math = parseMathMode(a.math);
+        session.extra = parseBackendOptions(a.backendOptions);
+        return runLectureTable(autoencoder3dNetwork(1), "latent", parseSelections(a.backends), session, 50, a.pairs, 11,
+            { DecodeMode::Batched, DecodeMode::OneByOne });
+    }
+
+    // Every other suite, or a network file: each case profiled with every selection interleaved, one table.
+    int runCaseSuite(const BenchArgs& a)
+    {
+        std::vector<BenchCase> cases;
+        if (!a.suite.empty()) {
+            cases = makeSuite(a.suite);
+        } else {
+            Network n = openNetwork(a.network, a.batch);
+            cases.push_back({ n.name, std::move(n) });
+        }
+        const auto chosen = parseCases(a.cases, cases.size());
+        ProfileOptions opt;
+        opt.selections = parseSelections(a.backends, a.fuse);
+        opt.warmup = a.warmup;
+        opt.repeat = a.repeat;
+        opt.interleave = true;
+        opt.reference = parseReference(a.reference, opt.selections);
+        opt.session.math = parseMathMode(a.math);
+        opt.session.extra = parseBackendOptions(a.backendOptions);
+        if (a.graph)
+            opt.session.extra["graph"] = "1";
+
+        BenchReport report(a, opt);
+        int rc = 0;
+        for (size_t c : chosen) {
+            BenchCase& bc = cases[c];
+            const ShapeReport shapes = inferShapes(bc.network);
+            if (!shapes.ok())
+                throw InputError(bc.name + ": " + shapes.firstError());
+            checkMemoryBudget(bc.name, shapes, opt);
+            Tensor input = loadInput(bc.network.input, bc.network.baseDir);
+            materializeParameters(bc.network, shapes);
+            std::cerr << "bench: " << bc.name << " …\n";
+            const RunResult run = profile(bc.network, input, opt);
+            rc = std::max(rc, reportFailures(std::cerr, run));
+            report.addCase(bc, run);
+        }
+        report.print();
+        return rc;
+    }
+
+} // namespace
+
 Command addBenchCommand(CLI::App& app)
 {
     auto* cmd = app.add_subcommand("bench", "Benchmark selections side by side on a built-in suite or a network");
@@ -161,251 +474,7 @@ Command addBenchCommand(CLI::App& app)
         if (a->network.empty() == a->suite.empty())
             throw InputError("bench needs either a network file or --suite (unet-encoder, lenet5, weak-shapes, fft, "
                              "autoencoder3d, lecture-interpolation)");
-        if (a->suite == "lecture-interpolation") {
-            SessionOptions session;
-            session.math = parseMathMode(a->math);
-            session.extra = parseBackendOptions(a->backendOptions);
-            return runLectureTable(autoencoder3dNetwork(1), "latent", parseSelections(a->backends), session, 50,
-                a->pairs, 11, { DecodeMode::Batched, DecodeMode::OneByOne });
-        }
-        std::vector<BenchCase> cases;
-        if (!a->suite.empty()) {
-            cases = makeSuite(a->suite);
-        } else {
-            Network n = openNetwork(a->network, a->batch);
-            cases.push_back({ n.name, std::move(n) });
-        }
-        const auto chosen = parseCases(a->cases, cases.size());
-        ProfileOptions opt;
-        opt.selections = parseSelections(a->backends, a->fuse);
-        opt.warmup = a->warmup;
-        opt.repeat = a->repeat;
-        opt.interleave = true;
-        opt.reference = parseReference(a->reference, opt.selections);
-        opt.session.math = parseMathMode(a->math);
-        opt.session.extra = parseBackendOptions(a->backendOptions);
-        if (a->graph)
-            opt.session.extra["graph"] = "1";
-
-        std::vector<std::string> header = { "case", "layer", "output", "GFLOP" };
-        std::vector<bool> right = { false, false, false, true };
-        for (const auto& s : opt.selections) {
-            header.push_back(s.str() + " ms");
-            header.push_back("GFLOP/s");
-            right.insert(right.end(), { true, true });
-        }
-        for (size_t k = 1; k < opt.selections.size(); ++k) {
-            header.push_back(opt.selections[0].str() + "/" + opt.selections[k].str());
-            right.push_back(true);
-        }
-        header.push_back("max rel L2");
-        right.push_back(true);
-        TextTable table(header, right);
-
-        nlohmann::ordered_json json = { { "format", "convscope-bench" }, { "version", 1 },
-            { "suite", a->suite.empty() ? a->network : a->suite }, { "selections", a->backends },
-            { "cases", nlohmann::ordered_json::array() } };
-        std::vector<std::vector<double>> ratios(opt.selections.size());
-        std::vector<std::string> graphLines; // CUDA Graph mode: the lean replay per case and selection
-        std::vector<std::string> totalLines; // whole-pass medians per case
-        std::vector<std::string> clockLines; // the GPU's clocks per case
-        std::vector<std::string> fastestLines; // per layer, the fastest selection of each backend with several
-        std::map<std::string, std::vector<size_t>> backendSelections;
-        for (size_t k = 1; k < opt.selections.size(); ++k)
-            if (opt.selections[k].backend != opt.selections[0].backend)
-                backendSelections[opt.selections[k].backend].push_back(k);
-        std::erase_if(backendSelections, [](const auto& item) { return item.second.size() < 2; });
-        std::map<std::string, std::vector<double>> bestRatios;
-        // GFLOP/s of each GPU selection (and of the best algorithm of each GPU backend) on conv layers of ≥ 38 GFLOP.
-        std::map<std::string, std::vector<double>> bigLayerRates;
-        int rc = 0;
-        for (size_t c : chosen) {
-            BenchCase& bc = cases[c];
-            const ShapeReport shapes = inferShapes(bc.network);
-            if (!shapes.ok())
-                throw InputError(bc.name + ": " + shapes.firstError());
-            checkMemoryBudget(bc.name, shapes, opt);
-            Tensor input = loadInput(bc.network.input, bc.network.baseDir);
-            materializeParameters(bc.network, shapes);
-            std::cerr << "bench: " << bc.name << " …\n";
-            const RunResult run = profile(bc.network, input, opt);
-            rc = std::max(rc, reportFailures(std::cerr, run));
-            for (size_t i = 0; i < bc.network.layers.size(); ++i) {
-                const auto& sh = run.shapes.layers[i];
-                std::vector<std::string> row = { bc.name,
-                    bc.network.layers[i].name + " " + layerTypeName(bc.network.layers[i].spec), sh.out.str(), [&] {
-                        char b[32];
-                        std::snprintf(b, sizeof b, "%.4g", sh.cost.flops / 1e9);
-                        return std::string(b);
-                    }() };
-                std::vector<double> median;
-                double worst = 0;
-                auto gflops = [&](double ms) { return sh.cost.flops / (ms * 1e6); };
-                for (const auto& s : run.selections) {
-                    if (!s.ok) {
-                        row.insert(row.end(), { "failed", "" });
-                        median.push_back(0);
-                        continue;
-                    }
-                    const auto& lr = s.layers[i];
-                    median.push_back(lr.computeMs.median);
-                    row.push_back(formatMs(lr.computeMs.median));
-                    // A layer fusion folded into another takes no time of its own: no rate to show.
-                    row.push_back(lr.computeMs.median > 0 ? fixed(gflops(lr.computeMs.median), 1) : "—");
-                    if (lr.error.valid)
-                        worst = std::max(worst, lr.error.relL2);
-                    else if (!lr.error.note.empty())
-                        worst = INFINITY;
-                }
-                if (std::holds_alternative<Conv2d>(bc.network.layers[i].spec)
-                    && sh.cost.flops >= kEfficiencyMinGflop * 1e9) {
-                    std::map<std::string, double> bestOfBackend;
-                    for (size_t k = 0; k < median.size(); ++k) {
-                        if (median[k] <= 0 || !onGpu(opt.selections[k].backend))
-                            continue;
-                        const double rate = gflops(median[k]);
-                        bigLayerRates[opt.selections[k].str()].push_back(rate);
-                        double& best = bestOfBackend[opt.selections[k].backend];
-                        best = std::max(best, rate);
-                    }
-                    for (const auto& [backend, rate] : bestOfBackend)
-                        bigLayerRates["best " + backend + ".*"].push_back(rate);
-                }
-                // t(first) / t(fastest algorithm of a backend), for each other backend with several selections
-                // ("onednn vs the best cpu algorithm", per layer).
-                for (const auto& [backend, indices] : backendSelections) {
-                    double best = 0;
-                    size_t bestIndex = 0;
-                    for (size_t k : indices)
-                        if (median[k] > 0 && (best == 0 || median[k] < best)) {
-                            best = median[k];
-                            bestIndex = k;
-                        }
-                    if (median[0] > 0 && best > 0)
-                        bestRatios[backend].push_back(median[0] / best);
-                    // Name it ("with the best cuDNN algorithm beside it"), with what it ran (cudnn.auto's choice).
-                    if (best > 0) {
-                        const std::string& note = run.selections[bestIndex].layers[i].note;
-                        const std::string ratio = median[0] > 0
-                            ? ", t(it) / t(" + opt.selections[0].str() + ") = " + fixed(best / median[0], 2) + "×"
-                            : "";
-                        fastestLines.push_back(bc.name + " " + bc.network.layers[i].name + ": fastest " + backend
-                            + " selection " + opt.selections[bestIndex].str() + " " + formatMs(best) + " ms" + ratio
-                            + (note.empty() ? "" : " (" + note + ")"));
-                    }
-                }
-                for (size_t k = 1; k < median.size(); ++k) {
-                    const bool ok = median[0] > 0 && median[k] > 0;
-                    row.push_back(ok ? fixed(median[0] / median[k], 2) + "×" : "");
-                    if (ok)
-                        ratios[k].push_back(median[0] / median[k]);
-                }
-                if (!opt.reference)
-                    row.push_back("—");
-                else if (!std::isfinite(worst))
-                    row.push_back("FAIL");
-                else {
-                    char b[32];
-                    std::snprintf(b, sizeof b, "%.1e", worst);
-                    row.push_back(b);
-                }
-                table.addRow(row);
-            }
-            // Whole passes (copies included): the fair comparison for a fused twin, whose folded layers take no
-            // time of their own while its convolutions take theirs.
-            if (run.selections.size() > 1 && bc.network.layers.size() > 1 && run.selections[0].ok) {
-                std::string line = bc.name + " whole pass:";
-                for (const auto& sel : run.selections)
-                    if (sel.ok)
-                        line += " " + sel.selection.str() + " " + formatMs(sel.totalMs.median) + " ms ("
-                            + fixed(run.selections[0].totalMs.median / sel.totalMs.median, 2) + "×)";
-                totalLines.push_back(line);
-            }
-            // The GPU's clocks as the case ended (NVML, gpu_clocks.h): a ratio measured at a throttled clock says so.
-            for (const auto& sel : run.selections)
-                if (const auto it = sel.metadata.find("clock_sm_mhz"); it != sel.metadata.end()) {
-                    auto get = [&](const char* key) {
-                        const auto v = sel.metadata.find(key);
-                        return v == sel.metadata.end() ? std::string("?") : v->second;
-                    };
-                    clockLines.push_back(bc.name + ": GPU at the end of the case: SM " + it->second + "/"
-                        + get("clock_sm_max_mhz") + " MHz, memory " + get("clock_mem_mhz") + " MHz, "
-                        + get("gpu_pstate") + ", " + get("gpu_temperature_c") + " °C, " + get("gpu_power_w")
-                        + " W, clock events: " + get("clock_event_reasons"));
-                    break; // one line per case: every GPU selection shares the device
-                }
-            for (const auto& sel : run.selections)
-                if (const auto it = sel.metadata.find("graph_pass_us"); it != sel.metadata.end())
-                    graphLines.push_back(bc.name + " " + sel.selection.str()
-                        + ": CUDA Graph replayed without per-layer " + "events: " + it->second + " µs per pass, "
-                        + sel.metadata.at("graph_layer_us") + " µs per layer (" + sel.metadata.at("graph_layers")
-                        + " launched layers, median)");
-            json["cases"].push_back(
-                { { "name", bc.name }, { "report", nlohmann::ordered_json::parse(reportJson(bc.network, run)) } });
-        }
-        std::cout << "\n";
-        table.print(std::cout);
-        std::vector<std::pair<std::string, std::vector<double>>> summaries;
-        for (size_t k = 1; k < ratios.size(); ++k)
-            summaries.emplace_back(opt.selections[k].str(), ratios[k]);
-        for (const auto& [backend, r] : bestRatios)
-            summaries.emplace_back("best " + backend + ".*", r);
-        for (const auto& [name, values] : summaries) {
-            if (values.empty())
-                continue;
-            std::vector<double> r = values;
-            std::sort(r.begin(), r.end());
-            double logSum = 0;
-            for (double v : r)
-                logSum += std::log(v);
-            const double median = r.size() % 2 ? r[r.size() / 2] : 0.5 * (r[r.size() / 2 - 1] + r[r.size() / 2]);
-            std::cout << "t(" << opt.selections[0].str() << ") / t(" << name << "): median " << fixed(median, 2)
-                      << "×, geometric mean " << fixed(std::exp(logSum / double(r.size())), 2) << "× over " << r.size()
-                      << " layers\n";
-            json["ratios"][opt.selections[0].str() + "/" + name]
-                = { { "median", median }, { "geomean", std::exp(logSum / double(r.size())) }, { "per_layer", values } };
-        }
-        if (!bigLayerRates.empty()) {
-            if (const auto ceiling = gpuGemmCeiling(opt.selections)) {
-                // The GEMM rate of the run's math mode: cuBLAS TF32/FP16/BF16 on Tensor Cores (issue 20's "≥ 60%
-                // of the measured GEMM rate of that format"), SGEMM in FP32 or where no such rate was measured.
-                const GemmRate rate = gemmRateFor(ceiling->ceilings, opt.session.math);
-                const double gemm = rate.gflops;
-                std::cout << rate.format << " GEMM rate measured in this run (" << rate.method
-                          << "): " << fixed(gemm / 1000.0, 1) << " TFLOP/s\n";
-                json["gemm_ceiling"] = { { "gflops", gemm }, { "method", rate.method }, { "format", rate.format },
-                    { "math", mathModeName(opt.session.math) }, { "backend", ceiling->backend } };
-                for (const auto& [name, rates] : bigLayerRates) {
-                    const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
-                    std::cout << "  " << name << " on conv layers of ≥ " << fixed(kEfficiencyMinGflop, 0)
-                              << " GFLOP: " << fixed(100.0 * *lo / gemm, 0) << "–" << fixed(100.0 * *hi / gemm, 0)
-                              << "% of it (" << fixed(*lo / 1000.0, 1) << "–" << fixed(*hi / 1000.0, 1)
-                              << " TFLOP/s counted as direct "
-                              << "FLOPs, " << rates.size() << " layers)\n";
-                    std::vector<double> fractions;
-                    for (double r : rates)
-                        fractions.push_back(r / gemm);
-                    json["gemm_fraction"][name]
-                        = { { "min", *lo / gemm }, { "max", *hi / gemm }, { "per_layer", fractions } };
-                }
-            }
-        }
-        for (const auto& line : fastestLines)
-            std::cout << line << "\n";
-        for (const auto& line : totalLines)
-            std::cout << line << "\n";
-        for (const auto& line : graphLines)
-            std::cout << line << "\n";
-        for (const auto& line : clockLines)
-            std::cout << line << "\n";
-        if (const std::string cpu = cpuMachineSummary(opt.selections, &json); !cpu.empty())
-            std::cout << cpu << "\n";
-        std::cout << "math " << a->math << ", " << a->warmup << " warm-up + " << a->repeat
-                  << " timed passes, selections interleaved; reference "
-                  << (opt.reference ? opt.reference->str() : "none") << "\n";
-        if (!a->json.empty())
-            writeFileAtomically(a->json, json.dump(2) + "\n");
-        return rc;
+        return a->suite == "lecture-interpolation" ? runLectureSuite(*a) : runCaseSuite(*a);
     };
 }
 
