@@ -1,6 +1,8 @@
-// One ONNX node that reads activations → ConvScope layers, with the attribute defaults of opsets 7 to 21.
-// Anything that does not fit is an InputError naming the node and listing what ConvScope takes.
-#include "compute/onnx/onnx_graph.h"
+// The converters of the ONNX operators with attributes to read (convolutions, pools, batch norm, Gemm, Pad) and the
+// helpers every converter shares, with the attribute defaults of opsets 6 to 21; the operator table that dispatches to
+// them is onnx_operators.cpp (Clip and PRelu: onnx_convert_activation.cpp). Anything that does not fit is an
+// InputError naming the node and listing what ConvScope takes.
+#include "compute/onnx/onnx_converters.h"
 
 #include "compute/error.h"
 #include "compute/shape_inference.h"
@@ -10,18 +12,7 @@
 
 namespace convscope::onnx {
 
-namespace {
-
-    using Node = ::onnx::NodeProto;
-
-    const char* const kLayerOps[] = { "Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Conv",
-        "ConvTranspose", "Dropout", "Elu", "Flatten", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid",
-        "HardSwish", "Identity", "LeakyRelu", "MatMul", "MaxPool", "Mul", "PRelu", "Pad", "ReduceMean", "Relu",
-        "Reshape", "Sigmoid", "Softmax", "Sum", "Tanh" };
-    const char* const kFoldedOps[] = { "Cast", "Concat", "Constant", "ConstantOfShape", "Div", "Gather", "Reshape",
-        "Shape", "Slice", "Squeeze", "Sub", "Transpose", "Unsqueeze" };
-
-} // namespace
+using Node = ::onnx::NodeProto;
 
 const std::string& in0(const Node& n, const Attributes& a)
 {
@@ -45,7 +36,7 @@ void onlyFirstOutput(const GraphBuilder& g, const Node& n, const Attributes& a)
     a.fail(why + ". ConvScope takes " + supportedOperatorList());
 }
 
-namespace {
+namespace convert {
 
     Pair pairOf(const std::vector<int64_t>& v, const char* name, const Attributes& a)
     {
@@ -373,160 +364,6 @@ namespace {
         g.addLayer(name, l, { n.input(0) }, n.output(0), a);
     }
 
-} // namespace
-
-std::string supportedOperatorList()
-{
-    std::string s;
-    for (const char* op : kLayerOps)
-        s += (s.empty() ? "" : ", ") + std::string(op);
-    s += "; folded when their inputs are constant: ";
-    bool first = true;
-    for (const char* op : kFoldedOps) {
-        s += (first ? "" : ", ") + std::string(op);
-        first = false;
-    }
-    return s;
-}
-
-void convertNode(GraphBuilder& g, const Node& n, size_t index, const Attributes& a)
-{
-    const std::string& op = n.op_type();
-    const std::string name = g.layerName(n, index);
-    const auto simple = [&](LayerSpec spec) {
-        onlyFirstOutput(g, n, a);
-        g.addLayer(name, std::move(spec), { in0(n, a) }, n.output(0), a);
-    };
-    if (convertVolumeNode(g, n, name, a))
-        return;
-    if (op == "Conv")
-        return conv(g, n, name, a);
-    if (op == "ConvTranspose")
-        return convTranspose(g, n, name, a);
-    if (op == "BatchNormalization")
-        return batchNorm(g, n, name, a);
-    if (op == "MaxPool" || op == "AveragePool")
-        return pool(g, n, name, a);
-    if (op == "Gemm" || op == "MatMul")
-        return gemm(g, n, name, a);
-    if (op == "Pad")
-        return pad(g, n, name, a);
-    if (op == "Relu")
-        return simple(ReLU {});
-    if (op == "Sigmoid")
-        return simple(Sigmoid {});
-    if (op == "Tanh")
-        return simple(Tanh {});
-    if (op == "HardSwish")
-        return simple(Hardswish {});
-    if (op == "LeakyRelu")
-        return simple(LeakyReLU { a.getFloat("alpha", 0.01f) });
-    if (op == "Elu")
-        return simple(ELU { a.getFloat("alpha", 1.0f) });
-    if (op == "Identity")
-        return simple(Identity {});
-    if (op == "GlobalAveragePool") {
-        need4d(g.activation(in0(n, a), a).shape, a);
-        return simple(GlobalAvgPool2d {});
-    }
-    if (op == "Dropout") {
-        double p = a.getFloat("ratio", 0.5f);
-        if (const ConstTensor* r = g.optionalConstant(n, 1, a, "ratio"); r && r->numel() > 0)
-            p = r->at(0);
-        return simple(Dropout { p });
-    }
-    if (op == "HardSigmoid") {
-        const float alpha = a.getFloat("alpha", 0.2f), beta = a.getFloat("beta", 0.5f);
-        if (std::fabs(alpha - 1.0f / 6) > 1e-6f || beta != 0.5f)
-            refuse(n, a,
-                "HardSigmoid with alpha " + std::to_string(alpha) + ", beta " + std::to_string(beta)
-                    + " (ConvScope's hardsigmoid is PyTorch's: alpha 1/6, beta 0.5)");
-        return simple(Hardsigmoid {});
-    }
-    if (op == "Clip")
-        return clip(g, n, name, a);
-    if (op == "PRelu")
-        return prelu(g, n, name, a);
-    if (op == "GlobalMaxPool") {
-        // The max over the whole plane: a max pool whose window is the input's H×W (3-D: convertVolumeNode).
-        const Shape in = g.activation(in0(n, a), a).shape;
-        need4d(in, a);
-        MaxPool2d m;
-        m.kernel_size = { in.h, in.w };
-        return simple(m);
-    }
-    if (op == "Softmax") {
-        const Shape in = g.activation(in0(n, a), a).shape;
-        const int64_t rank = int64_t(in.dims().size());
-        int64_t axis = a.getInt("axis", g.opset < 13 ? 1 : -1);
-        axis = axis < 0 ? axis + rank : axis;
-        // Before opset 13 Softmax flattened from `axis` on: the same as over channels only when H = W = 1.
-        const bool spatialOne = in.flat || (in.d == 1 && in.h == 1 && in.w == 1);
-        if (!(axis == 1 && (g.opset >= 13 || spatialOne)) && !(spatialOne && axis == rank - 1 && in.flat))
-            refuse(n, a,
-                "Softmax over axis " + std::to_string(axis) + " of " + in.str()
-                    + " (ConvScope's softmax is over dim 1, the channels)");
-        return simple(Softmax {});
-    }
-    if (op == "Flatten" || op == "Reshape") {
-        const Shape in = g.activation(in0(n, a), a).shape;
-        if (op == "Flatten" && a.getInt("axis", 1) != 1)
-            refuse(
-                n, a, "Flatten with axis " + std::to_string(a.getInt("axis", 1)) + " (ConvScope flattens from dim 1)");
-        if (op == "Reshape") {
-            std::vector<int64_t> shape = g.opset >= 5 ? g.constant(n.input(1), a, "shape").ints(a.where())
-                                                      : a.getInts("shape").value_or(std::vector<int64_t> {});
-            const int64_t features = in.flat ? in.c : in.c * in.d * in.h * in.w;
-            const bool flat = shape.size() == 2
-                && (shape[0] == in.n || shape[0] == 0 || (shape[0] == -1 && shape[1] > 0))
-                && (shape[1] == -1 || shape[1] == features);
-            if (!flat)
-                refuse(n, a,
-                    "Reshape of " + in.str() + " to " + npyDimsText(shape)
-                        + " (ConvScope reshapes only to [N, -1], a flatten)");
-        }
-        if (in.flat) { // already [N, F]: nothing to do, the name follows the layer above
-            g.activations[n.output(0)] = g.activation(in0(n, a), a);
-            return;
-        }
-        return simple(Flatten {});
-    }
-    if (op == "ReduceMean") {
-        const Shape in = g.activation(in0(n, a), a).shape;
-        need4d(in, a);
-        std::vector<int64_t> axes = g.opset >= 18
-            ? (n.input_size() > 1 && !n.input(1).empty() ? g.constant(n.input(1), a, "axes").ints(a.where())
-                                                         : std::vector<int64_t> {})
-            : a.getInts("axes").value_or(std::vector<int64_t> {});
-        for (int64_t& ax : axes)
-            ax = ax < 0 ? ax + 4 : ax;
-        std::sort(axes.begin(), axes.end());
-        if (axes != std::vector<int64_t> { 2, 3 })
-            refuse(n, a, "ReduceMean over axes " + npyDimsText(axes) + " (ConvScope takes the mean over H and W)");
-        if (a.getInt("keepdims", 1) != 0)
-            return simple(GlobalAvgPool2d {});
-        const std::string pooled = n.output(0) + "#pooled";
-        g.addLayer(name, GlobalAvgPool2d {}, { in0(n, a) }, pooled, a);
-        g.addLayer(g.layerName(n, index, "_flatten"), Flatten {}, { pooled }, n.output(0), a);
-        return;
-    }
-    if (op == "Add" && foldLinearBias(g, n, a))
-        return;
-    if (op == "Add" || op == "Sum" || op == "Mul" || op == "Concat") {
-        const std::vector<std::string> ins = activationInputs(g, n, a);
-        if (op == "Concat") {
-            const Shape in = g.activation(ins.at(0), a).shape;
-            const int64_t rank = int64_t(in.dims().size());
-            int64_t axis = a.getInt("axis", 1);
-            if ((axis < 0 ? axis + rank : axis) != 1)
-                refuse(n, a, "Concat over axis " + std::to_string(axis) + " (ConvScope concatenates channels)");
-            return g.addLayer(name, Concat {}, ins, n.output(0), a);
-        }
-        if (op == "Mul")
-            return g.addLayer(name, Mul {}, ins, n.output(0), a);
-        return g.addLayer(name, Add {}, ins, n.output(0), a);
-    }
-    refuse(n, a, "the operator " + op + " is not one ConvScope has a layer for");
-}
+} // namespace convert
 
 } // namespace convscope::onnx

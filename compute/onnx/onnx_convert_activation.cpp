@@ -1,5 +1,5 @@
 // The ONNX element-wise operators with constant operands, converted: Clip (relu6, relu or hardtanh by its bounds) and
-// PRelu (one slope, or one per channel). Called from convertNode (onnx_convert.cpp).
+// PRelu (one slope, or one per channel). Rows of the operator table (onnx_operators.cpp).
 #include "compute/onnx/onnx_graph.h"
 
 #include "compute/error.h"

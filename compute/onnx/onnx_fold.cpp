@@ -288,11 +288,17 @@ namespace {
 
 } // namespace
 
+const std::vector<std::string>& foldableOperators()
+{
+    static const std::vector<std::string> ops = { "Add", "Cast", "Concat", "Constant", "ConstantOfShape", "Div",
+        "Gather", "Identity", "Mul", "Reshape", "Slice", "Squeeze", "Sub", "Transpose", "Unsqueeze" };
+    return ops;
+}
+
 bool isFoldable(const std::string& op)
 {
-    static const char* const ops[] = { "Constant", "Gather", "Unsqueeze", "Squeeze", "Concat", "Reshape", "Slice",
-        "Cast", "ConstantOfShape", "Transpose", "Add", "Sub", "Mul", "Div", "Identity" };
-    return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
+    const auto& ops = foldableOperators();
+    return std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 
 std::vector<ConstTensor> foldNode(const ::onnx::NodeProto& node, const std::vector<const ConstTensor*>& in,

@@ -7,11 +7,13 @@
 #include "compute/onnx/onnx_tensor.h"
 
 #include <filesystem>
+#include <string>
 #include <vector>
 
 namespace convscope::onnx {
 
-// Can `op` be folded when all its inputs are constants?
+// The operators foldNode computes when all their inputs are constants (sorted), and the test for one.
+const std::vector<std::string>& foldableOperators();
 bool isFoldable(const std::string& op);
 
 // The node's outputs, computed from its constant inputs (nullptr for an omitted optional input). Throws

@@ -65,7 +65,9 @@ const std::string& in0(const ::onnx::NodeProto& node, const Attributes& a);
 void onlyFirstOutput(const GraphBuilder& g, const ::onnx::NodeProto& node, const Attributes& a);
 [[noreturn]] void refuse(const ::onnx::NodeProto& node, const Attributes& a, const std::string& why);
 
-// "Add, AveragePool, BatchNormalization, ..." (what convertNode takes, and the folded ops).
+// The operator table (onnx_operators.cpp): the operator types convertNode converts, sorted, and
+// "Add, AveragePool, BatchNormalization, ...; folded when their inputs are constant: ..." for the messages.
+std::vector<std::string> convertedOperators();
 std::string supportedOperatorList();
 
 } // namespace convscope::onnx

@@ -7,6 +7,7 @@
 #include "compute/onnx/onnx_graph.h"
 
 #include <onnx/onnx_pb.h>
+#include <onnx/version_converter/convert.h>
 
 #include <algorithm>
 
@@ -74,6 +75,25 @@ namespace {
         return in;
     }
 
+    // A model older than opset 6 through ONNX's own version converter (libonnx), to the first opset ConvScope reads:
+    // its adapters rewrite what changed on the way (BatchNormalization's consumed_inputs, Add's broadcast, ...).
+    ::onnx::ModelProto olderOpsetConverted(::onnx::ModelProto model, int64_t opset, const std::string& what)
+    {
+        if (model.opset_import_size() == 0) { // IR version < 3: opset 1 implied, the converter wants it named
+            auto* o = model.add_opset_import();
+            o->set_domain("");
+            o->set_version(opset);
+        }
+        if (model.ir_version() < 3)
+            model.set_ir_version(3);
+        try {
+            return ::onnx::version_conversion::ConvertVersion(model, int(kMinOpset));
+        } catch (const std::exception& e) {
+            throw InputError(what + ": operator set " + std::to_string(opset) + "; ONNX's version converter could not "
+                + "bring it to opset " + std::to_string(kMinOpset) + ", the first ConvScope reads: " + e.what());
+        }
+    }
+
 } // namespace
 
 std::string supportedOperators() { return supportedOperatorList(); }
@@ -97,6 +117,10 @@ Network importModel(const std::string& bytes, const std::string& what, const std
     GraphBuilder g;
     g.modelDir = modelDir;
     g.opset = defaultOpset(model, what);
+    if (g.opset >= 1 && g.opset < kMinOpset) {
+        model = olderOpsetConverted(std::move(model), g.opset, what);
+        g.opset = defaultOpset(model, what);
+    }
     if (g.opset < kMinOpset || g.opset > kMaxOpset)
         throw InputError(what + ": operator set " + std::to_string(g.opset) + "; ConvScope reads opsets "
             + std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset)

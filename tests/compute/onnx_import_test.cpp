@@ -6,13 +6,17 @@
 
 #include "compute/error.h"
 #include "compute/memory_budget.h"
+#include "compute/onnx/onnx_graph.h"
+#include "compute/onnx/onnx_import.h"
 #include "compute/onnx_model.h"
+#include "compute/profiler.h"
 #include "compute/shape_inference.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 
@@ -155,6 +159,81 @@ TEST_CASE("ONNX PRelu, Clip with any bounds and GlobalMaxPool import as prelu, h
     addWeight(c.mutable_graph(), "hi", {})->set_float_data(0, 1.0f);
     addNode(c.mutable_graph(), "Clip", "clip", { "x", "lo", "hi" }, "y");
     expectError(c, "needs min below max");
+}
+
+TEST_CASE("an ONNX Concat of one input imports as its input (DenseNet-121 has them) and runs", "[onnx]")
+{
+    ::onnx::ModelProto m = baseModel();
+    auto* g = m.mutable_graph();
+    addNode(g, "Relu", "r", { "x" }, "r");
+    auto* axis = addNode(g, "Concat", "cat", { "r" }, "c")->add_attribute();
+    axis->set_name("axis");
+    axis->set_type(::onnx::AttributeProto::INT);
+    axis->set_i(1);
+    addNode(g, "Sigmoid", "s", { "c" }, "y");
+    Network net = import(m, {}, 2);
+    REQUIRE(net.layers.size() == 3);
+    CHECK(net.layers[1].name == "cat");
+    CHECK(std::holds_alternative<Identity>(net.layers[1].spec));
+    const ShapeReport shapes = inferShapes(net);
+    REQUIRE(shapes.ok());
+    CHECK(shapes.layers[2].out == Shape::nchw(2, 2, 5, 5));
+    ProfileOptions options;
+    options.warmup = 0;
+    options.repeat = 1;
+    options.selections = { { "cpu", "direct" }, { "cpu", "im2col_gemm" } };
+    const RunResult run = profile(net, options);
+    for (const SelectionResult& sr : run.selections) {
+        INFO(sr.selection.str() << ": " << sr.failure);
+        REQUIRE(sr.ok);
+        CHECK(sr.layers[2].error.valid);
+        CHECK(sr.layers[2].error.relL2 <= 1e-6);
+    }
+}
+
+TEST_CASE("an ONNX model older than opset 6 goes through ONNX's version converter", "[onnx]")
+{
+    for (int64_t opset : { 1, 5 }) {
+        INFO("opset " << opset);
+        ::onnx::ModelProto m = convModel();
+        m.mutable_opset_import(0)->set_version(opset);
+        Network net = import(m, {}, 1);
+        REQUIRE(net.layers.size() == 3);
+        CHECK(std::holds_alternative<Conv2d>(net.layers[0].spec));
+        CHECK(inferShapes(net).ok());
+    }
+    // IR version 2 and no opset named: opset 1 (and, as IR versions before 4 require, the weights are graph inputs).
+    ::onnx::ModelProto old = convModel();
+    old.clear_opset_import();
+    old.set_ir_version(2);
+    for (const char* w : { "w", "b" }) {
+        auto* in = old.mutable_graph()->add_input();
+        in->set_name(w);
+        in->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+    }
+    CHECK(import(old, {}, 1).layers.size() == 3);
+    // What the converter cannot bring forward is an InputError saying so, never a crash.
+    ::onnx::ModelProto later = baseModel();
+    later.mutable_opset_import(0)->set_version(3);
+    addNode(later.mutable_graph(), "HardSwish", "hs", { "x" }, "y"); // HardSwish is opset 14's
+    CHECK_THROWS_AS(import(later), InputError);
+}
+
+TEST_CASE("the ONNX operator table: one list of what converts, the opsets of each in the messages", "[onnx]")
+{
+    const std::vector<std::string> ops = convscope::onnx::convertedOperators();
+    CHECK(std::is_sorted(ops.begin(), ops.end()));
+    CHECK(std::adjacent_find(ops.begin(), ops.end()) == ops.end());
+    const std::string list = convscope::onnx::supportedOperators();
+    for (const std::string& op : ops)
+        CHECK_THAT(list, Contains(op));
+    CHECK_THAT(list, Contains("folded when their inputs are constant: Add, Cast, Concat, Constant"));
+    CHECK_THAT(list, Contains("Identity, Mul, Reshape, Shape, Slice"));
+    // An operator the table has, in an opset outside its rows, names the opsets it is read in.
+    ::onnx::ModelProto m = baseModel();
+    m.mutable_opset_import(0)->set_version(13);
+    addNode(m.mutable_graph(), "HardSwish", "hs", { "x" }, "y");
+    expectError(m, "HardSwish in opset 13 (ConvScope reads it in opsets 14 to 21)");
 }
 
 TEST_CASE("bad ONNX input is an InputError naming the problem", "[onnx]")

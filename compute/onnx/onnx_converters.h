@@ -1,0 +1,28 @@
+// The converters of single ONNX operators with attributes to read (onnx_convert.cpp) and the helpers they share, for
+// the operator table (onnx_operators.cpp), which is the only dispatch over operator names. The helpers every converter
+// uses (in0, onlyFirstOutput, refuse) and Clip and PRelu are declared in onnx_graph.h.
+#pragma once
+
+#include "compute/onnx/onnx_graph.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <vector>
+
+namespace convscope::onnx::convert {
+
+void need4d(const Shape& s, const Attributes& a); // an image [N, C, H, W] (or fails)
+// Every input of the node, each an activation (a constant operand is refused).
+std::vector<std::string> activationInputs(const GraphBuilder& g, const ::onnx::NodeProto& n, const Attributes& a);
+// Add of a layer's output and a constant: the bias of a MatMul turned into a bias-less linear layer (true when done).
+bool foldLinearBias(GraphBuilder& g, const ::onnx::NodeProto& n, const Attributes& a);
+
+void conv(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+void convTranspose(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+void batchNorm(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+void pool(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a); // Max, Average
+void gemm(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a); // Gemm, MatMul
+void pad(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+
+} // namespace convscope::onnx::convert

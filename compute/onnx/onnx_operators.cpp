@@ -1,0 +1,264 @@
+// The ONNX operators ConvScope converts into layers, as one table: operator type, the opsets whose semantics the
+// converter reads, and the converter. convertNode dispatches through it and nothing else; the list of taken operators
+// in every refusal (supportedOperatorList) is derived from it and from the folder's own list (onnx_fold.h), so neither
+// can drift from what is converted. A new operator is one row here (and its converter).
+#include "compute/onnx/onnx_converters.h"
+
+#include "compute/error.h"
+#include "compute/onnx/onnx_fold.h"
+#include "compute/shape_inference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace convscope::onnx {
+
+namespace {
+
+    using namespace convert;
+    using Node = ::onnx::NodeProto;
+
+    // What a converter is given: the node, its layer name and index, the builder, the node's attributes.
+    struct NodeContext {
+        GraphBuilder& g;
+        const Node& n;
+        const std::string& name;
+        size_t index;
+        const Attributes& a;
+
+        // One layer of `spec` on the node's first input.
+        void simple(LayerSpec spec) const
+        {
+            onlyFirstOutput(g, n, a);
+            g.addLayer(name, std::move(spec), { in0(n, a) }, n.output(0), a);
+        }
+        Shape inputShape() const { return g.activation(in0(n, a), a).shape; }
+    };
+
+    using Converter = void (*)(const NodeContext&);
+
+    struct OperatorRow {
+        const char* op;
+        int64_t firstOpset, lastOpset; // the opsets whose semantics `convert` reads
+        Converter convert;
+    };
+
+    // The converters of onnx_convert.cpp, which take the node's parts.
+    template <void (*F)(GraphBuilder&, const Node&, const std::string&, const Attributes&)>
+    void with(const NodeContext& c)
+    {
+        F(c.g, c.n, c.name, c.a);
+    }
+
+    void globalAveragePool(const NodeContext& c)
+    {
+        need4d(c.inputShape(), c.a);
+        c.simple(GlobalAvgPool2d {});
+    }
+
+    void globalMaxPool(const NodeContext& c)
+    {
+        // The max over the whole plane: a max pool whose window is the input's H×W (3-D: convertVolumeNode).
+        const Shape in = c.inputShape();
+        need4d(in, c.a);
+        MaxPool2d m;
+        m.kernel_size = { in.h, in.w };
+        c.simple(m);
+    }
+
+    void dropout(const NodeContext& c)
+    {
+        double p = c.a.getFloat("ratio", 0.5f);
+        if (const ConstTensor* r = c.g.optionalConstant(c.n, 1, c.a, "ratio"); r && r->numel() > 0)
+            p = r->at(0);
+        c.simple(Dropout { p });
+    }
+
+    void hardSigmoid(const NodeContext& c)
+    {
+        const float alpha = c.a.getFloat("alpha", 0.2f), beta = c.a.getFloat("beta", 0.5f);
+        if (std::fabs(alpha - 1.0f / 6) > 1e-6f || beta != 0.5f)
+            refuse(c.n, c.a,
+                "HardSigmoid with alpha " + std::to_string(alpha) + ", beta " + std::to_string(beta)
+                    + " (ConvScope's hardsigmoid is PyTorch's: alpha 1/6, beta 0.5)");
+        c.simple(Hardsigmoid {});
+    }
+
+    void softmax(const NodeContext& c)
+    {
+        const Shape in = c.inputShape();
+        const int64_t rank = int64_t(in.dims().size());
+        int64_t axis = c.a.getInt("axis", c.g.opset < 13 ? 1 : -1);
+        axis = axis < 0 ? axis + rank : axis;
+        // Before opset 13 Softmax flattened from `axis` on: the same as over channels only when H = W = 1.
+        const bool spatialOne = in.flat || (in.d == 1 && in.h == 1 && in.w == 1);
+        if (!(axis == 1 && (c.g.opset >= 13 || spatialOne)) && !(spatialOne && axis == rank - 1 && in.flat))
+            refuse(c.n, c.a,
+                "Softmax over axis " + std::to_string(axis) + " of " + in.str()
+                    + " (ConvScope's softmax is over dim 1, the channels)");
+        c.simple(Softmax {});
+    }
+
+    // Flatten and Reshape to [N, -1].
+    void flatten(const NodeContext& c)
+    {
+        const Shape in = c.inputShape();
+        const bool reshape = c.n.op_type() == "Reshape";
+        if (!reshape && c.a.getInt("axis", 1) != 1)
+            refuse(c.n, c.a,
+                "Flatten with axis " + std::to_string(c.a.getInt("axis", 1)) + " (ConvScope flattens from dim 1)");
+        if (reshape) {
+            std::vector<int64_t> shape = c.g.opset >= 5 ? c.g.constant(c.n.input(1), c.a, "shape").ints(c.a.where())
+                                                        : c.a.getInts("shape").value_or(std::vector<int64_t> {});
+            const int64_t features = in.flat ? in.c : in.c * in.d * in.h * in.w;
+            const bool flat = shape.size() == 2
+                && (shape[0] == in.n || shape[0] == 0 || (shape[0] == -1 && shape[1] > 0))
+                && (shape[1] == -1 || shape[1] == features);
+            if (!flat)
+                refuse(c.n, c.a,
+                    "Reshape of " + in.str() + " to " + npyDimsText(shape)
+                        + " (ConvScope reshapes only to [N, -1], a flatten)");
+        }
+        if (in.flat) { // already [N, F]: nothing to do, the name follows the layer above
+            c.g.activations[c.n.output(0)] = c.g.activation(in0(c.n, c.a), c.a);
+            return;
+        }
+        c.simple(Flatten {});
+    }
+
+    void reduceMean(const NodeContext& c)
+    {
+        const Shape in = c.inputShape();
+        need4d(in, c.a);
+        const Node& n = c.n;
+        std::vector<int64_t> axes = c.g.opset >= 18
+            ? (n.input_size() > 1 && !n.input(1).empty() ? c.g.constant(n.input(1), c.a, "axes").ints(c.a.where())
+                                                         : std::vector<int64_t> {})
+            : c.a.getInts("axes").value_or(std::vector<int64_t> {});
+        for (int64_t& ax : axes)
+            ax = ax < 0 ? ax + 4 : ax;
+        std::sort(axes.begin(), axes.end());
+        if (axes != std::vector<int64_t> { 2, 3 })
+            refuse(n, c.a, "ReduceMean over axes " + npyDimsText(axes) + " (ConvScope takes the mean over H and W)");
+        if (c.a.getInt("keepdims", 1) != 0)
+            return c.simple(GlobalAvgPool2d {});
+        const std::string pooled = n.output(0) + "#pooled";
+        c.g.addLayer(c.name, GlobalAvgPool2d {}, { in0(n, c.a) }, pooled, c.a);
+        c.g.addLayer(c.g.layerName(n, c.index, "_flatten"), Flatten {}, { pooled }, n.output(0), c.a);
+    }
+
+    void add(const NodeContext& c)
+    {
+        if (c.n.op_type() == "Add" && foldLinearBias(c.g, c.n, c.a))
+            return;
+        c.g.addLayer(c.name, Add {}, activationInputs(c.g, c.n, c.a), c.n.output(0), c.a);
+    }
+
+    void mul(const NodeContext& c)
+    {
+        c.g.addLayer(c.name, Mul {}, activationInputs(c.g, c.n, c.a), c.n.output(0), c.a);
+    }
+
+    void concat(const NodeContext& c)
+    {
+        const std::vector<std::string> ins = activationInputs(c.g, c.n, c.a);
+        if (ins.empty())
+            c.a.fail("Concat of no input");
+        const Shape in = c.g.activation(ins.at(0), c.a).shape;
+        const int64_t rank = int64_t(in.dims().size());
+        const int64_t axis = c.a.getInt("axis", 1);
+        if ((axis < 0 ? axis + rank : axis) != 1)
+            refuse(c.n, c.a, "Concat over axis " + std::to_string(axis) + " (ConvScope concatenates channels)");
+        // A Concat of one input is valid ONNX (DenseNet-121 exports one per dense block): its input, unchanged.
+        if (ins.size() == 1)
+            return c.simple(Identity {});
+        c.g.addLayer(c.name, Concat {}, ins, c.n.output(0), c.a);
+    }
+
+    constexpr int64_t kLast = 21; // the newest opset ConvScope reads (onnx_import.cpp)
+
+    // Sorted by operator; an operator may have rows for disjoint opset ranges.
+    const OperatorRow kOperators[] = {
+        { "Add", 6, kLast, add },
+        { "AveragePool", 6, kLast, with<pool> },
+        { "BatchNormalization", 6, kLast, with<batchNorm> },
+        { "Clip", 6, kLast, with<clip> },
+        { "Concat", 6, kLast, concat },
+        { "Conv", 6, kLast, with<conv> },
+        { "ConvTranspose", 6, kLast, with<convTranspose> },
+        { "Dropout", 6, kLast, dropout },
+        { "Elu", 6, kLast, [](const NodeContext& c) { c.simple(ELU { c.a.getFloat("alpha", 1.0f) }); } },
+        { "Flatten", 6, kLast, flatten },
+        { "Gemm", 6, kLast, with<gemm> },
+        { "GlobalAveragePool", 6, kLast, globalAveragePool },
+        { "GlobalMaxPool", 6, kLast, globalMaxPool },
+        { "HardSigmoid", 6, kLast, hardSigmoid },
+        { "HardSwish", 14, kLast, [](const NodeContext& c) { c.simple(Hardswish {}); } },
+        { "Identity", 6, kLast, [](const NodeContext& c) { c.simple(Identity {}); } },
+        { "LeakyRelu", 6, kLast, [](const NodeContext& c) { c.simple(LeakyReLU { c.a.getFloat("alpha", 0.01f) }); } },
+        { "MatMul", 6, kLast, with<gemm> },
+        { "MaxPool", 6, kLast, with<pool> },
+        { "Mul", 6, kLast, mul },
+        { "PRelu", 6, kLast, with<prelu> },
+        { "Pad", 6, kLast, with<pad> },
+        { "ReduceMean", 6, kLast, reduceMean },
+        { "Relu", 6, kLast, [](const NodeContext& c) { c.simple(ReLU {}); } },
+        { "Reshape", 6, kLast, flatten },
+        { "Sigmoid", 6, kLast, [](const NodeContext& c) { c.simple(Sigmoid {}); } },
+        { "Softmax", 6, kLast, softmax },
+        { "Sum", 6, kLast, add },
+        { "Tanh", 6, kLast, [](const NodeContext& c) { c.simple(Tanh {}); } },
+    };
+
+    std::string opsetRanges(const std::string& op)
+    {
+        std::string s;
+        for (const OperatorRow& r : kOperators)
+            if (op == r.op)
+                s += (s.empty() ? "" : ", ") + std::to_string(r.firstOpset) + " to " + std::to_string(r.lastOpset);
+        return s;
+    }
+
+} // namespace
+
+std::vector<std::string> convertedOperators()
+{
+    std::vector<std::string> ops;
+    for (const OperatorRow& r : kOperators)
+        if (ops.empty() || ops.back() != r.op)
+            ops.push_back(r.op);
+    return ops;
+}
+
+std::string supportedOperatorList()
+{
+    std::string s;
+    for (const std::string& op : convertedOperators())
+        s += (s.empty() ? "" : ", ") + op;
+    s += "; folded when their inputs are constant: ";
+    std::set<std::string> folded(foldableOperators().begin(), foldableOperators().end());
+    folded.insert("Shape"); // of an activation too: its shape is known (onnx_import.cpp)
+    bool first = true;
+    for (const std::string& op : folded) {
+        s += (first ? "" : ", ") + op;
+        first = false;
+    }
+    return s;
+}
+
+void convertNode(GraphBuilder& g, const Node& n, size_t index, const Attributes& a)
+{
+    const std::string name = g.layerName(n, index);
+    if (convertVolumeNode(g, n, name, a))
+        return;
+    const std::string& op = n.op_type();
+    for (const OperatorRow& r : kOperators)
+        if (op == r.op && g.opset >= r.firstOpset && g.opset <= r.lastOpset)
+            return r.convert(NodeContext { g, n, name, index, a });
+    if (const std::string ranges = opsetRanges(op); !ranges.empty())
+        refuse(n, a, op + " in opset " + std::to_string(g.opset) + " (ConvScope reads it in opsets " + ranges + ")");
+    refuse(n, a, "the operator " + op + " is not one ConvScope has a layer for");
+}
+
+} // namespace convscope::onnx
