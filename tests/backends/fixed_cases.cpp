@@ -156,6 +156,9 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                     Builder(type, 2, 12, 8, 7)
                         .add("c", conv(24, 3, 1, test::explicitPadding(1, 1, 1, 1), 1, 3))
                         .done("groups 3, 8 outputs a group"),
+                    Builder(type, 2, 32, 20, 20)
+                        .add("c", conv(48, 3, 1, Padding2d::symmetric(1, 1)))
+                        .done("32→48 3×3 (oneDNN's blocked layouts, the wider GEMM tiles)"),
                 };
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
                 ConvTranspose2d a;
@@ -209,7 +212,8 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                 return { Builder(type, 2, 3, 9, 8).add("p", a).done("k3 s2 pad 1 without the padding"),
                     Builder(type, 1, 2, 7, 6).add("p", b).done("divisor_override 3") };
             } else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
-                return { Builder(type, 3, 5, 7, 5).add("g", k).done("7×5") };
+                return { Builder(type, 3, 5, 7, 5).add("g", k).done("7×5"),
+                    Builder(type, 2, 3, 64, 48).add("g", k).done("64×48 (float4 planes, grid-stride loops)") };
             } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
                 BatchNorm2d plain;
                 plain.affine = false;
