@@ -19,16 +19,10 @@
 using namespace convscope;
 using convscope::test::oneLayer;
 using convscope::test::randomParameters;
-using convscope::test::Rng;
 
 namespace {
 
 uint64_t freshSeed() { return Catch::rngSeed() ? Catch::rngSeed() : std::random_device {}(); }
-
-Padding2d randomPadding(Rng& r, int64_t maxTop, int64_t maxLeft)
-{
-    return { Padding2d::Mode::Explicit, r(0, maxTop), r(0, maxTop), r(0, maxLeft), r(0, maxLeft) };
-}
 
 // Runs `net` on cpu.direct and onednn.auto and compares every layer. Returns false (and checks nothing) when
 // supports() refuses a layer, after checking the refusal carries a reason.
