@@ -17,7 +17,8 @@
 #                a 10-minute call: STAGES="build test" first, then STAGES="sanitize faults" (the build folder stays).
 #   SANITIZER_TOOLS     default "memcheck racecheck initcheck synccheck"
 #   SHARD        the sanitize stage's shards, by Catch2 tag (default all: cuda-conv2d cuda-tensor-core cuda-other
-#                cudnn-storage cudnn-other volume rest; racecheck runs the cuda-* ones only). Each runs under every
+#                cudnn-storage cudnn-other volume rest cross-cuda cross-cudnn; racecheck runs the cuda-* ones only; cross-*
+#                run the cross-backend test's FP32 cases on that backend). Each runs under every
 #                tool in SANITIZER_TOOLS with its own time limit; the summary lists the shards that ran clean and those
 #                left for the next call
 #   TAGS         one Catch2 test filter to run under the sanitizers instead of the shards (e.g. TAGS="[cuda][pool]")
@@ -221,7 +222,7 @@ if has sanitize; then
   # One call: e.g. STAGES=sanitize SANITIZER_TOOLS=memcheck SHARD="cuda-conv2d cuda-tensor-core"; the note at the end
   # names the shards left for the next call.
   EXCLUDE='~[wide]~[fault]~[calibrate]~[.bench]'
-  ALL_SHARDS="cuda-conv2d cuda-tensor-core cuda-other cudnn-storage cudnn-other volume rest"
+  ALL_SHARDS="cuda-conv2d cuda-tensor-core cuda-other cudnn-storage cudnn-other volume rest cross-cuda cross-cudnn"
   shard_filter() {
     case $1 in
       cuda-conv2d) echo "[cuda][conv2d]~[tensor_core]$EXCLUDE" ;;
@@ -232,7 +233,17 @@ if has sanitize; then
       volume) echo "[volume]~[cuda]~[cudnn]$EXCLUDE" ;;
       rest) echo "~[cuda]~[cudnn]~[volume]$EXCLUDE" ;;
       tags) echo "$TAGS" ;;
+      cross-cuda | cross-cudnn) echo "[cross_backend]~[math]" ;;
       *) return 1 ;;
+    esac
+  }
+  # The program a shard runs: the GPU tests, or for cross-* the cross-backend test (tests/backends: every kind on
+  # random shapes, what the per-backend random sweeps were) on that one backend.
+  shard_program() {
+    case $1 in
+      cross-cuda) echo "$BIN/convscope_tests_backends --backend cuda" ;;
+      cross-cudnn) echo "$BIN/convscope_tests_backends --backend cudnn" ;;
+      *) echo "$TESTS" ;;
     esac
   }
   # SHARD: which shards (default all); TAGS: one Catch2 filter of your own instead, run as the shard "tags".
@@ -262,8 +273,9 @@ if has sanitize; then
         # No --leak-check: what it lists are the process-lifetime caches (the module's device arena pool, the
         # per-thread cuDNN and cuBLAS handles), freed when the context goes, not leaks (8 allocations, H200,
         # 2026-11-21).
+        # shellcheck disable=SC2046 # the program and its options, split on purpose
         timeout "$SHARD_TIMEOUT" "$SANITIZER" --tool "$tool" --error-exitcode 9 --print-limit 20 \
-          "$TESTS" "$filter" >"$log" 2>&1
+          $(shard_program "$shard") "$filter" >"$log" 2>&1
         rc=$?
         tail -4 "$log"
         grep -B3 -A30 "FAILED:" "$log" | head -60
