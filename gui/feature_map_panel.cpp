@@ -64,6 +64,8 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     }
     m_status->setMinimumWidth(1);
     m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    // One line kept whether a read-out shows or not: the first hover used to shrink the grid and move the tiles.
+    m_status->setMinimumHeight(m_status->fontMetrics().height());
     m_input->setColorMap(ColorMapKind::Grayscale);
     m_input->setMaxTile(320);
     m_input->setColourComposite(true);
@@ -194,6 +196,12 @@ bool FeatureMapPanel::isVolumeShown() const { return m_stack->currentWidget() ==
 void FeatureMapPanel::setOutcome(RunOutcomePtr outcome)
 {
     m_outcome = std::move(outcome);
+    if (!m_outcome) { // another network: the picked pixel and its receptive field belonged to the last one
+        m_pickRow = m_pickCol = -1;
+        m_input->setHighlight({}, {});
+        m_status->clear();
+        showGrid();
+    }
     rebuildSelections();
     refresh();
 }

@@ -2,6 +2,7 @@
 // (--screenshot, --bench-latency) render offscreen and exit.
 #include "convscope_config.h"
 #include "gui/headless.h"
+#include "gui/input_panel.h"
 #include "gui/main_window.h"
 #include "gui/project_controller.h"
 
@@ -31,12 +32,22 @@ int main(int argc, char** argv)
     }
 
     // The headless modes need no display: choose the offscreen platform before QApplication exists.
+    // So do --help and --version: they print and exit, and must not abort for want of a display.
     bool headless = false;
     for (int i = 1; i < argc; ++i)
         headless = headless || !std::strcmp(argv[i], "--screenshot") || !std::strncmp(argv[i], "--screenshot=", 13)
-            || !std::strcmp(argv[i], "--bench-latency");
+            || !std::strcmp(argv[i], "--bench-latency") || !std::strcmp(argv[i], "--help")
+            || !std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help-all") || !std::strcmp(argv[i], "--version")
+            || !std::strcmp(argv[i], "-v");
     if (headless && !std::getenv("QT_QPA_PLATFORM"))
         setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    // The window itself needs one: say so instead of Qt's abort.
+    if (!headless && !std::getenv("QT_QPA_PLATFORM") && !std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY")) {
+        std::fprintf(stderr,
+            "convscope: no display (neither DISPLAY nor WAYLAND_DISPLAY is set). Run it in a desktop session, "
+            "under xvfb-run, or headless with --screenshot out.png; convscope-cli runs without one.\n");
+        return 1;
+    }
 
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("ConvScope"));
@@ -159,12 +170,13 @@ int main(int argc, char** argv)
         window.setPresentationMode(true);
     if (parser.isSet(openSession)) {
         window.openSession(parser.value(openSession));
-    } else if (file.isEmpty()) {
-        const QString lenet = ProjectController::examplesDir() + QStringLiteral("/lenet5.json");
-        if (QFileInfo::exists(lenet))
-            window.openAny(lenet);
     } else {
-        window.openAny(file);
+        // A picture or an .npy is an input, not a network: it goes into LeNet-5, and the window says so (openAny).
+        const QString lenet = ProjectController::examplesDir() + QStringLiteral("/lenet5.json");
+        if ((file.isEmpty() || InputPanel::isInputFile(file)) && QFileInfo::exists(lenet))
+            window.openAny(lenet);
+        if (!file.isEmpty())
+            window.openAny(file);
     }
     return app.exec();
 }
