@@ -200,6 +200,7 @@ void TimingChart::scrollToRow(int row)
 
 void TimingChart::showLayer(int index)
 {
+    m_currentLayer = index;
     for (size_t row = 0; row < m_rowList.size(); ++row)
         for (size_t i : m_rowList[row].layers)
             if (int(i) == index)
@@ -413,6 +414,10 @@ void TimingChart::drawLayers()
             : m == Metric::Gflops         ? tr("GFLOP/s (median, min–max)")
                                           : tr("speed-up vs %1 (×)").arg(m_baselineBox->currentText()));
     finishAxes(m_ticks, maxValue, minPositive);
+    for (size_t row = 0; m_horizontal && row < m_rowList.size(); ++row) // the current layer's row in view
+        for (size_t i : m_rowList[row].layers)
+            if (int(i) == m_currentLayer)
+                m_scrollTo = std::max(0, int(row) - 2);
     setCaption(m_run->live ? tr("Live preview on cpu.im2col_gemm (one pass, not a benchmark) · %1 ms wall")
                                  .arg(m_run->wallMs, 0, 'f', 1)
                            : tr("%1 warm-up(s), %2 repeat(s) · %3 · %4 math · bars: median, whiskers: min–max")
@@ -556,12 +561,16 @@ void TimingChart::layoutRows()
             const QSignalBlocker quiet(m_scroll);
             m_scroll->setRange(0, n - shown);
             m_scroll->setPageStep(shown);
+            if (m_scrollTo >= 0)
+                m_scroll->setValue(m_scrollTo);
         }
         if (m_scroll->isHidden() == (shown < n))
             m_scroll->setVisible(shown < n);
         const int first = m_scroll->value();
         keyAxis->setRange(first + 0.5, first + shown + 0.5);
         perRow = double(rect.height()) / shown;
+        if (rect.height() > 2 * m_rowPx)
+            m_scrollTo = -1; // applied to a real layout
         need = fm.height() + 1;
     } else {
         m_scroll->setVisible(false);

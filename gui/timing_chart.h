@@ -105,7 +105,9 @@ private:
     };
     std::vector<Row> m_rowList;
     bool m_horizontal = false;
-    int m_rowPx = 0; // horizontal: pixels per row (Ctrl+wheel changes it)
+    int m_rowPx = 0;
+    int m_currentLayer = -1;
+    int m_scrollTo = -1; // a row to scroll to at the next layout // horizontal: pixels per row (Ctrl+wheel changes it)
     QStringList m_drawnLabels;
     QVector<Series> m_series;
     QStringList m_ticks;

@@ -135,6 +135,12 @@ TEST_CASE("a small network's graph is expanded; ResNet-18 starts with its blocks
     const int layers = int(w->document()->network().layers.size());
     CHECK(layers > GraphView::kCollapseAbove);
     CHECK(w->graphView()->nodeCount() < layers / 3);
+    w->showView(QStringLiteral("graph"));
+    maybeShoot(*w, "graph-resnet18-collapsed");
     w->graphView()->expandAll();
     CHECK(w->graphView()->nodeCount() == layers + 1);
+    w->networkPanel()->setCurrentLayer(20);
+    maybeShoot(*w, "graph-resnet18-expanded");
+    if (const QByteArray dir = qgetenv("CONVSCOPE_TEST_SHOTS"); !dir.isEmpty())
+        w->graphView()->exportPng(QString::fromLocal8Bit(dir) + QStringLiteral("/graph-resnet18-export.png"));
 }
