@@ -300,7 +300,7 @@ void FeatureMapPanel::showPrediction(const Tensor& out, int64_t item)
     }
     QStringList parts;
     for (const ClassScore& c : top)
-        parts << (c.label.empty()
+        parts << (c.label.empty() || c.label == std::to_string(c.index)
                          ? QStringLiteral("%1").arg(c.index)
                          : QStringLiteral("%1 (%2)").arg(QString::fromStdString(c.label).toHtmlEscaped()).arg(c.index))
                 + QStringLiteral(" %1 %").arg(100 * c.probability, 0, 'f', 1);

@@ -34,7 +34,13 @@ namespace {
             setDragMode(QGraphicsView::ScrollHandDrag);
             setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
             setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+            setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
+            setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
         }
+
+        // A fixed hint: QGraphicsView's follows the scene, so every new layout changed the dock's hint and the
+        // docks beside it (and the feature maps) moved.
+        QSize sizeHint() const override { return { 240, 240 }; }
 
     protected:
         void wheelEvent(QWheelEvent* e) override
