@@ -5,16 +5,20 @@
 #include "compute/layer_spec.h"
 #include "gui/graph_view.h"
 #include "gui/run_panel.h"
+#include "gui/timing_chart.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
 
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QGraphicsView>
 #include <QTableView>
 #include <QTemporaryDir>
 
 #include <iostream>
+
+#include <qcustomplot.h>
 
 using namespace convscope;
 using namespace convscope::gui;
@@ -143,4 +147,64 @@ TEST_CASE("a small network's graph is expanded; ResNet-18 starts with its blocks
     maybeShoot(*w, "graph-resnet18-expanded");
     if (const QByteArray dir = qgetenv("CONVSCOPE_TEST_SHOTS"); !dir.isEmpty())
         w->graphView()->exportPng(QString::fromLocal8Bit(dir) + QStringLiteral("/graph-resnet18-export.png"));
+}
+
+TEST_CASE("the timing chart of a 422-layer network lies horizontally, sums blocks, ranks the slowest and never "
+          "overlaps its labels",
+    "[gui][charts][timing]")
+{
+    auto w = makeWindow();
+    w->runPanel()->setLiveEnabled(false);
+    w->document()->reset(residualNetwork(4, 15), QString());
+    REQUIRE(w->runPanel()->setSelections({ { "cpu", "direct" }, { "cpu", "im2col_gemm" } }));
+    w->runPanel()->setWarmupRepeat(0, 1);
+    RunOutcomePtr o = waitForRun(*w, w->triggerRun());
+    REQUIRE(o);
+    w->showView(QStringLiteral("timing"));
+    TimingChart* chart = w->timingChart();
+    chart->redrawNow();
+    chart->plot()->replot();
+    CHECK(chart->horizontal());
+    CHECK(chart->tickLabels().size() == 422);
+    CHECK(chart->tickLabels().first() == QStringLiteral("stem"));
+    // Only the rows that fit are shown, one label per row at most, each at least a text line apart.
+    const auto [first, last] = chart->visibleRows();
+    CHECK(first == 0);
+    CHECK(last < 421);
+    const int lineHeight = QFontMetrics(chart->plot()->yAxis->tickLabelFont()).height();
+    const int rectHeight = chart->plot()->axisRect()->height();
+    CHECK(chart->drawnLabels().size() * lineHeight <= 422 * lineHeight);
+    CHECK((last - first + 1) * lineHeight <= rectHeight + lineHeight);
+    chart->scrollToRow(300);
+    CHECK(chart->visibleRows().first <= 300);
+    CHECK(chart->visibleRows().second >= 300);
+
+    // Blocks: each 7-layer block is one row holding the sum of its layers.
+    chart->setRows(TimingChart::Rows::Blocks);
+    CHECK(chart->tickLabels().size() == 62); // stem, 60 blocks, head
+    CHECK(chart->tickLabels().contains(QStringLiteral("stage2.3 (7)")));
+    const int row = int(chart->tickLabels().indexOf(QStringLiteral("stage2.3 (7)")));
+    double sum = 0;
+    for (const auto& l : o->result.selections[0].layers)
+        if (o->network.layers[l.index].name.rfind("stage2.3.", 0) == 0)
+            sum += l.computeMs.median;
+    const auto& s = chart->series()[0];
+    const int at = int(s.keys.indexOf(double(row + 1)));
+    REQUIRE(at >= 0);
+    CHECK(s.values[at] == Approx(sum));
+
+    // Top 20: upright again, slowest first.
+    chart->setRows(TimingChart::Rows::Top);
+    CHECK_FALSE(chart->horizontal());
+    CHECK(chart->tickLabels().size() == TimingChart::kTopN);
+    chart->plot()->replot();
+    // A narrow dock: labels thinned, never more than fit side by side.
+    w->dock(QStringLiteral("timing"))->setFloating(true);
+    w->dock(QStringLiteral("timing"))->resize(260, 400);
+    QCoreApplication::processEvents();
+    chart->plot()->replot();
+    const double slot = chart->plot()->axisRect()->width() / double(TimingChart::kTopN);
+    INFO("axis " << chart->plot()->axisRect()->width() << " px, labels drawn " << chart->drawnLabels().size());
+    CHECK(chart->drawnLabels().size() < TimingChart::kTopN); // thinned, not piled up
+    CHECK(chart->drawnLabels().size() * std::min(slot, double(lineHeight)) <= chart->plot()->axisRect()->width() + 1);
 }
