@@ -90,7 +90,7 @@ int main(int argc, char** argv)
         QStringLiteral("Open a folder written by convscope-cli run --save-session (read-only)."),
         QStringLiteral("DIR"));
     const QCommandLineOption view(QStringLiteral("view"),
-        QStringLiteral("For --screenshot: the page in front (timing, roofline, explorer, sweep, device)."),
+        QStringLiteral("For --screenshot: the page in front (graph, timing, roofline, explorer, sweep, device)."),
         QStringLiteral("PAGE"));
     const QCommandLineOption sweepPreset(QStringLiteral("sweep-preset"),
         QStringLiteral("For --screenshot: run this sweep preset (unet-channels, crossover, kernel-size; NAME:A-B "

@@ -1,6 +1,7 @@
 // The ConvScope window. It only assembles: the document, the engine façade, the feature maps in the middle, the
-// docks around them from one table of pages (network, input, run, shapes, timing, roofline, explorer, sweep,
-// device: main_window.cpp), the menus, and the wiring between panels that no panel owns.
+// docks around them from one table of pages (network, graph, input, run, shapes, timing, roofline, explorer,
+// sweep, device: main_window.cpp), the menus (main_window_layout.cpp), and the wiring between panels that no panel
+// owns.
 #pragma once
 
 #include "gui/engine.h"
@@ -59,8 +60,8 @@ public:
     InterpolationPanel* interpolationPanel() const { return m_interpolation; }
     ExportController* exporter() const { return m_export; }
     RunStatus* runStatus() const { return m_status; }
-    // Raises a page's dock by its key: "network", "input", "run", "shapes", and the analysis pages that share one
-    // dock area, "timing", "roofline", "explorer", "sweep", "device". False for an unknown key.
+    // Raises a page's dock by its key: "network", "graph", "input", "run", "shapes", and the analysis pages that share
+    // one dock area, "timing", "roofline", "explorer", "sweep", "device". False for an unknown key.
     bool showView(const QString& name);
     QDockWidget* dock(const QString& key) const;
     ChartView* currentChart() const;
