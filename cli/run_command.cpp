@@ -133,6 +133,17 @@ Command addRunCommand(CLI::App& app)
         "(default: CONVSCOPE_MEMORY_BUDGET, else half of RAM)");
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE (e.g. workspace_limit=1073741824)");
     return [a]() {
+        // A report the command line cannot write is refused now, not after a run that may take minutes.
+        if (!a->report.empty()) {
+            const std::string ext = std::filesystem::path(a->report).extension().string();
+            if (ext != ".csv" && ext != ".json" && ext != ".md")
+                throw InputError("--report " + a->report + ": convscope-cli writes .csv, .json or .md reports"
+                    + (ext == ".html" || ext == ".pdf"
+                            ? "; HTML and PDF reports with charts come from the window (File > Export > Report, or "
+                              "convscope --screenshot shot.png --run SELECTIONS --export-report "
+                                + a->report + ")"
+                            : std::string()));
+        }
         if (!a->memoryBudget.empty()) {
             // A plain number is GiB, as this option always took; anything with a unit or % goes to the parser.
             const bool plain = a->memoryBudget.find_first_not_of("0123456789.") == std::string::npos;

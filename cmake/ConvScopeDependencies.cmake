@@ -178,6 +178,28 @@ set_package_properties(QCustomPlotQt6 PROPERTIES TYPE RECOMMENDED PURPOSE "timin
 option(CONVSCOPE_WITH_GUI "Build the Qt 6 window (on when Qt 6 and QCustomPlot are found)" ${_gui_default})
 add_feature_info(GUI CONVSCOPE_WITH_GUI "the convscope window")
 
+# --- Graphviz: the graph view's layout (dot, through libgvc and libcgraph; Debian's libgraphviz-dev) -----------
+# Optional: without it the graph page says why instead of showing the network.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(GRAPHVIZ QUIET IMPORTED_TARGET libgvc libcgraph)
+endif()
+set(Graphviz_FOUND ${GRAPHVIZ_FOUND})
+set_package_properties(Graphviz PROPERTIES TYPE RECOMMENDED DESCRIPTION "graph layout (libgraphviz-dev)"
+  PURPOSE "the graph view of a network in the window (dot layout)")
+option(CONVSCOPE_WITH_GRAPHVIZ "Lay out the window's graph view with Graphviz (on when libgraphviz-dev is found)"
+  ${GRAPHVIZ_FOUND})
+if(CONVSCOPE_WITH_GRAPHVIZ AND NOT GRAPHVIZ_FOUND)
+  message(FATAL_ERROR "CONVSCOPE_WITH_GRAPHVIZ is ON but libgvc/libcgraph were not found (apt install libgraphviz-dev)")
+endif()
+set(CONVSCOPE_GRAPHVIZ_WHY "")
+if(NOT GRAPHVIZ_FOUND)
+  set(CONVSCOPE_GRAPHVIZ_WHY "ConvScope was built without Graphviz (libgraphviz-dev was not found when it was configured)")
+elseif(NOT CONVSCOPE_WITH_GRAPHVIZ)
+  set(CONVSCOPE_GRAPHVIZ_WHY "ConvScope was configured with CONVSCOPE_WITH_GRAPHVIZ=OFF")
+endif()
+add_feature_info(Graphviz CONVSCOPE_WITH_GRAPHVIZ "the graph view's dot layout (libgvc ${GRAPHVIZ_libgvc_VERSION})")
+
 # --- Tests ----------------------------------------------------------------------------------------------------
 find_package(Catch2 2 QUIET)
 set_package_properties(Catch2 PROPERTIES TYPE RECOMMENDED PURPOSE "the test suite")

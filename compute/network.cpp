@@ -16,7 +16,8 @@ namespace convscope {
 
 bool Network::sameDescription(const Network& o) const
 {
-    if (name != o.name || description != o.description || !(input == o.input) || layers.size() != o.layers.size())
+    if (name != o.name || description != o.description || labels != o.labels || !(input == o.input)
+        || layers.size() != o.layers.size())
         return false;
     for (size_t i = 0; i < layers.size(); ++i)
         if (!layers[i].sameDescription(o.layers[i]))

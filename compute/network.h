@@ -108,6 +108,8 @@ struct Network {
     // What the network is and where its weights come from, for a person: for trained weights the data, the
     // command that made them, its seed and the test accuracy ("description" in the file; may be empty).
     std::string description;
+    // The class names of a classifier's outputs, in output order ("labels" in the file; may be empty).
+    std::vector<std::string> labels;
     InputSpec input;
     std::vector<Layer> layers;
     std::filesystem::path baseDir; // relative file paths (weights, input) resolve against this

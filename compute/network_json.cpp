@@ -360,7 +360,8 @@ Network parseNetwork(const std::string& json, const std::string& what, const std
     Context ctx { what };
     if (!root.is_object())
         ctx.fail("a network file must be a JSON object with \"format\": \"convscope-network\"");
-    checkKeys(root, { "format", "version", "name", "description", "input", "layers" }, ctx, "the network file");
+    checkKeys(
+        root, { "format", "version", "name", "description", "labels", "input", "layers" }, ctx, "the network file");
     if (!root.contains("format") || root["format"] != kFormat)
         ctx.fail("\"format\" must be \"convscope-network\""
             + (root.contains("format") ? ", got " + shown(root["format"]) : std::string(" (the key is missing)")));
@@ -384,6 +385,16 @@ Network parseNetwork(const std::string& json, const std::string& what, const std
         if (!root["description"].is_string())
             ctx.fail("\"description\" must be a string, got " + shown(root["description"]));
         net.description = root["description"].get<std::string>();
+    }
+    if (root.contains("labels")) {
+        const Json& labels = root["labels"];
+        if (!labels.is_array())
+            ctx.fail("\"labels\" must be a list of class names, got " + shown(labels));
+        for (size_t i = 0; i < labels.size(); ++i) {
+            if (!labels[i].is_string())
+                ctx.fail("\"labels\"[" + std::to_string(i) + "] must be a string, got " + shown(labels[i]));
+            net.labels.push_back(labels[i].get<std::string>());
+        }
     }
     if (!root.contains("input"))
         ctx.fail("\"input\" is missing");

@@ -197,6 +197,8 @@ std::string serializeNetwork(const Network& net)
     out += "  \"name\": " + Json(net.name).dump() + ",\n";
     if (!net.description.empty())
         out += "  \"description\": " + Json(net.description).dump() + ",\n";
+    if (!net.labels.empty())
+        out += "  \"labels\": " + Json(net.labels).dump() + ",\n";
     out += "  \"input\": " + inlineJson(input) + ",\n";
     if (net.layers.empty()) {
         out += "  \"layers\": []\n";

@@ -91,9 +91,10 @@ void ChartView::applyFonts()
         a->setBasePen(p);
     }
     m_plot->legend->setFont(f);
-    QFont c = m_caption->font();
-    c.setPointSizeF(font().pointSizeF() * (m_presentation ? 1.4 : 1.0));
-    m_caption->setFont(c);
+    // Back to the inherited font when presentation mode ends (an explicit copy kept the large size).
+    QFont c = font();
+    c.setPointSizeF(font().pointSizeF() * 1.4);
+    m_caption->setFont(m_presentation ? c : QFont());
 }
 
 void ChartView::replot()

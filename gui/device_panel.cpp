@@ -33,8 +33,11 @@ DevicePanel::DevicePanel(QWidget* parent)
             parts << QStringLiteral("%1 %2").arg(QString::fromStdString(k), QString::fromStdString(v).toHtmlEscaped());
         h += parts.join(QStringLiteral(" · ")) + QStringLiteral("</p>");
     }
-    m_text->setHtml(h + tr("<p>Run a network to see the method of its numbers here.</p>"));
+    m_machineHtml = h + tr("<p>Run a network to see the method of its numbers here.</p>");
+    m_text->setHtml(m_machineHtml);
 }
+
+void DevicePanel::clearOutcome() { m_text->setHtml(m_machineHtml); }
 
 void DevicePanel::setOutcome(RunOutcomePtr outcome, const QString& origin)
 {

@@ -18,10 +18,12 @@ public:
     explicit DevicePanel(QWidget* parent = nullptr);
     void setOutcome(RunOutcomePtr outcome, const QString& origin = {});
     void showOutcome(RunOutcomePtr outcome, const QString& origin) override { setOutcome(std::move(outcome), origin); }
+    void clearOutcome() override;
     QString text() const;
 
 private:
     QTextBrowser* m_text;
+    QString m_machineHtml; // what this machine offers, shown before any run
 };
 
 } // namespace convscope::gui

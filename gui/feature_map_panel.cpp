@@ -1,6 +1,7 @@
 #include "gui/feature_map_panel.h"
 
 #include "compute/report.h"
+#include "gui/class_prediction.h"
 #include "gui/receptive_field.h"
 #include "gui/volume_view.h"
 
@@ -64,6 +65,8 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     }
     m_status->setMinimumWidth(1);
     m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    // One line kept whether a read-out shows or not: the first hover used to shrink the grid and move the tiles.
+    m_status->setMinimumHeight(m_status->fontMetrics().height());
     m_input->setColorMap(ColorMapKind::Grayscale);
     m_input->setMaxTile(320);
     m_input->setColourComposite(true);
@@ -112,6 +115,12 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     auto* mapsLayout = new QVBoxLayout(mapsBox);
     mapsLayout->setContentsMargins(0, 0, 0, 0);
     mapsLayout->addWidget(m_title);
+    m_prediction = new QLabel(this);
+    m_prediction->setObjectName(QStringLiteral("prediction"));
+    m_prediction->setWordWrap(true);
+    m_prediction->setTextFormat(Qt::RichText);
+    m_prediction->hide();
+    mapsLayout->addWidget(m_prediction);
     // The error line under the maps' title, as wide as they are (in the controls row a word-wrapping label shrank to
     // a narrow column).
     mapsLayout->addWidget(m_error);
@@ -194,6 +203,12 @@ bool FeatureMapPanel::isVolumeShown() const { return m_stack->currentWidget() ==
 void FeatureMapPanel::setOutcome(RunOutcomePtr outcome)
 {
     m_outcome = std::move(outcome);
+    if (!m_outcome) { // another network: the picked pixel and its receptive field belonged to the last one
+        m_pickRow = m_pickCol = -1;
+        m_input->setHighlight({}, {});
+        m_status->clear();
+        showGrid();
+    }
     rebuildSelections();
     refresh();
 }
@@ -269,6 +284,35 @@ int FeatureMapPanel::referenceSelection() const
             return int(i);
     return -1;
 }
+
+// A classifier's output (the last layer's [n, classes], or any layer with as many outputs as the network names
+// classes) reads as its five most likely classes.
+void FeatureMapPanel::showPrediction(const Tensor& out, int64_t item)
+{
+    const std::vector<std::string>& labels = m_outcome->network.labels;
+    const bool last = m_layer == int(m_outcome->network.layers.size()) - 1;
+    const std::vector<ClassScore> top = out.shape().flat && (last || int64_t(labels.size()) == out.shape().c)
+        ? topClasses(out, item, labels)
+        : std::vector<ClassScore>();
+    if (top.empty()) {
+        m_prediction->hide();
+        return;
+    }
+    QStringList parts;
+    for (const ClassScore& c : top)
+        parts << (c.label.empty() || c.label == std::to_string(c.index)
+                         ? QStringLiteral("%1").arg(c.index)
+                         : QStringLiteral("%1 (%2)").arg(QString::fromStdString(c.label).toHtmlEscaped()).arg(c.index))
+                + QStringLiteral(" %1 %").arg(100 * c.probability, 0, 'f', 1);
+    parts[0] = QStringLiteral("<b>%1</b>").arg(parts[0]);
+    m_prediction->setText(tr("Prediction, item %1: %2%3")
+                              .arg(item)
+                              .arg(parts.join(QStringLiteral(" · ")))
+                              .arg(labels.empty() ? tr(" <i>(the network names no classes)</i>") : QString()));
+    m_prediction->show();
+}
+
+QString FeatureMapPanel::predictionText() const { return m_prediction->isHidden() ? QString() : m_prediction->text(); }
 
 void FeatureMapPanel::enlarge(int tile)
 {
@@ -347,6 +391,7 @@ void FeatureMapPanel::refresh()
         = m_outcome && m_layer >= 0 && m_problem.isEmpty() && m_filters->setLayer(m_outcome->network, m_layer);
     m_filters->setVisible(filters);
     auto clearMaps = [this](const QString& why) {
+        m_prediction->hide();
         m_grid->clear(why);
         m_big->clear(why);
         m_volume->clear(why);
@@ -424,6 +469,7 @@ void FeatureMapPanel::refresh()
     if (m_stale)
         title += tr("  (before the last edit: press Run)");
     m_title->setText(title);
+    showPrediction(*out, item);
     // The receptive-field hint is for image pixels; a volume's clicks open its orthogonal cuts instead.
     if (auto* hint = findChild<QLabel*>(QStringLiteral("receptiveFieldInfo")))
         hint->setVisible(!volume);

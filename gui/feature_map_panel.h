@@ -30,6 +30,8 @@ public:
 
     void setOutcome(RunOutcomePtr outcome);
     RunOutcomePtr outcome() const { return m_outcome; }
+    // The top-5 line shown for a classifier's output; empty when none is shown.
+    QString predictionText() const;
     void setLayer(int index);
     // The document's current verdict for the selected layer: empty when valid.
     void setLayerProblem(const QString& problem);
@@ -68,6 +70,7 @@ Q_SIGNALS:
 private:
     void rebuildSelections();
     void refresh();
+    void showPrediction(const Tensor& out, int64_t item);
     void refreshInput();
     const Tensor* outputOf(int selection) const;
     int referenceSelection() const;
@@ -87,6 +90,7 @@ private:
     QComboBox* m_range;
     QSpinBox* m_batch;
     QLabel* m_title;
+    QLabel* m_prediction = nullptr;
     QLabel* m_status;
     QLabel* m_inputTitle;
     FeatureMapGrid* m_input;

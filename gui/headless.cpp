@@ -162,7 +162,8 @@ int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
             return fail(failure);
     }
     if (!o.view.isEmpty() && !window.showView(o.view))
-        return fail(QStringLiteral("--view %1: expected timing, roofline, explorer, sweep or device").arg(o.view));
+        return fail(
+            QStringLiteral("--view %1: expected graph, timing, roofline, explorer, sweep or device").arg(o.view));
     if (o.view == QLatin1String("roofline"))
         waitFor([&] { return !window.roofline()->isCalibrating(); }, 30000);
     if (!o.exportReport.isEmpty()) {

@@ -191,6 +191,12 @@ void InterpolationPanel::setResult(InterpolationResultPtr result)
     m_selection->clear();
     m_table->setRowCount(0);
     QStringList failures;
+    if (!m_result) { // another network: nothing of the last one's interpolation stays
+        m_message->clear();
+        m_strip->clear(tr("Interpolate to see the decoded blends here."));
+        m_caption->clear();
+        return;
+    }
     for (size_t i = 0; i < m_result->runs.size(); ++i) {
         const InterpolationRun& run = m_result->runs[i];
         const QString name = QString::fromStdString(run.selection.str());

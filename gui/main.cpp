@@ -3,6 +3,7 @@
 #include "compute/cpu_threads.h"
 #include "convscope_config.h"
 #include "gui/headless.h"
+#include "gui/input_panel.h"
 #include "gui/main_window.h"
 #include "gui/project_controller.h"
 
@@ -37,12 +38,22 @@ int main(int argc, char** argv)
         execv("/proc/self/exe", argv); // returns only on failure: then run as we are
 
     // The headless modes need no display: choose the offscreen platform before QApplication exists.
+    // So do --help and --version: they print and exit, and must not abort for want of a display.
     bool headless = false;
     for (int i = 1; i < argc; ++i)
         headless = headless || !std::strcmp(argv[i], "--screenshot") || !std::strncmp(argv[i], "--screenshot=", 13)
-            || !std::strcmp(argv[i], "--bench-latency");
+            || !std::strcmp(argv[i], "--bench-latency") || !std::strcmp(argv[i], "--help")
+            || !std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help-all") || !std::strcmp(argv[i], "--version")
+            || !std::strcmp(argv[i], "-v");
     if (headless && !std::getenv("QT_QPA_PLATFORM"))
         setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    // The window itself needs one: say so instead of Qt's abort.
+    if (!headless && !std::getenv("QT_QPA_PLATFORM") && !std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY")) {
+        std::fprintf(stderr,
+            "convscope: no display (neither DISPLAY nor WAYLAND_DISPLAY is set). Run it in a desktop session, "
+            "under xvfb-run, or headless with --screenshot out.png; convscope-cli runs without one.\n");
+        return 1;
+    }
 
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("ConvScope"));
@@ -85,7 +96,7 @@ int main(int argc, char** argv)
         QStringLiteral("Open a folder written by convscope-cli run --save-session (read-only)."),
         QStringLiteral("DIR"));
     const QCommandLineOption view(QStringLiteral("view"),
-        QStringLiteral("For --screenshot: the page in front (timing, roofline, explorer, sweep, device)."),
+        QStringLiteral("For --screenshot: the page in front (graph, timing, roofline, explorer, sweep, device)."),
         QStringLiteral("PAGE"));
     const QCommandLineOption sweepPreset(QStringLiteral("sweep-preset"),
         QStringLiteral("For --screenshot: run this sweep preset (unet-channels, crossover, kernel-size; NAME:A-B "
@@ -165,12 +176,13 @@ int main(int argc, char** argv)
         window.setPresentationMode(true);
     if (parser.isSet(openSession)) {
         window.openSession(parser.value(openSession));
-    } else if (file.isEmpty()) {
-        const QString lenet = ProjectController::examplesDir() + QStringLiteral("/lenet5.json");
-        if (QFileInfo::exists(lenet))
-            window.openAny(lenet);
     } else {
-        window.openAny(file);
+        // A picture or an .npy is an input, not a network: it goes into LeNet-5, and the window says so (openAny).
+        const QString lenet = ProjectController::examplesDir() + QStringLiteral("/lenet5.json");
+        if ((file.isEmpty() || InputPanel::isInputFile(file)) && QFileInfo::exists(lenet))
+            window.openAny(lenet);
+        if (!file.isEmpty())
+            window.openAny(file);
     }
     return app.exec();
 }

@@ -9,6 +9,7 @@
 #include "gui/export_controller.h"
 #include "gui/feature_map_grid.h"
 #include "gui/feature_map_panel.h"
+#include "gui/graph_view.h"
 #include "gui/input_panel.h"
 #include "gui/interpolation_panel.h"
 #include "gui/layer_editor.h"
@@ -18,6 +19,7 @@
 #include "gui/project_controller.h"
 #include "gui/roofline_chart.h"
 #include "gui/run_panel.h"
+#include "gui/run_status.h"
 #include "gui/session_loader.h"
 #include "gui/shapes_model.h"
 #include "gui/sweep_chart.h"
@@ -99,6 +101,8 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
     addPages({
         { QStringLiteral("network"), tr("Network"), left, {}, true,
             [this] { return m_network = new NetworkPanel(&m_doc, this); } },
+        { QStringLiteral("graph"), tr("Graph"), left, QStringLiteral("network"), false,
+            [this] { return m_graph = new GraphView(&m_doc, this); } },
         { QStringLiteral("input"), tr("Input"), left, {}, false,
             [this] { return m_input = new InputPanel(&m_doc, this); } },
         { QStringLiteral("run"), tr("Run"), left, QStringLiteral("input"), true,
@@ -116,7 +120,7 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
         { QStringLiteral("device"), tr("Device"), right, QStringLiteral("timing"), false,
             [this] { return m_device = new DevicePanel(this); } },
         { QStringLiteral("interpolation"), tr("Interpolation"), right, QStringLiteral("timing"), false,
-            [this] { return new InterpolationPanel(m_engine, &m_doc, m_run, this); } },
+            [this] { return m_interpolation = new InterpolationPanel(m_engine, &m_doc, m_run, this); } },
     });
     m_export->setSources({ [this] { return m_maps->outcome(); }, [this] { return currentChart(); },
         [this] {
@@ -127,6 +131,9 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
         },
         m_maps->grid(), [this] { return m_sessionOrigin; }, [this] { return &m_doc.network(); } });
     buildMenus();
+    m_status = new RunStatus(m_engine, this);
+    statusBar()->addPermanentWidget(m_status);
+
     connectPanels();
 
     // Nothing lost (gui/autosave.h): autosave while editing; the real window (not tests, not headless) offers
@@ -190,6 +197,7 @@ void MainWindow::connectPanels()
     m_live.setInterval(30);
     connect(&m_live, &QTimer::timeout, this, &MainWindow::startLive);
 
+    connect(&m_doc, &NetworkDocument::replacing, this, &MainWindow::clearViews);
     connect(&m_doc, &NetworkDocument::networkChanged, this, &MainWindow::onNetworkChanged);
     connect(&m_doc, &NetworkDocument::modifiedChanged, this, &MainWindow::updateTitle);
     connect(&m_doc, &NetworkDocument::filePathChanged, this, &MainWindow::updateTitle);
@@ -199,6 +207,7 @@ void MainWindow::connectPanels()
             showProblem(message);
     });
     connect(m_timing, &TimingChart::layerClicked, this, [this](int layer) { m_network->setCurrentLayer(layer); });
+    connect(m_graph, &GraphView::layerClicked, this, [this](int layer) { m_network->setCurrentLayer(layer); });
     connect(m_explorer, &ExplorerPanel::pinRequested, this, [this](const Selection& s) {
         if (m_run->pin(s))
             statusBar()->showMessage(tr("%1 pinned for the next run").arg(QString::fromStdString(s.str())), 5000);
@@ -241,92 +250,6 @@ void MainWindow::connectPanels()
         if (on)
             m_live.start();
     });
-}
-
-void MainWindow::resetLayout()
-{
-    const int w = std::max(width(), 800), h = std::max(height(), 600);
-    const auto d = [this](const char* key) { return dock(QString::fromLatin1(key)); };
-    resizeDocks({ d("network"), d("shapes") }, { int(w * 0.24), int(w * 0.33) }, Qt::Horizontal);
-    resizeDocks({ d("network"), d("run") }, { int(h * 0.66), int(h * 0.34) }, Qt::Vertical);
-    resizeDocks({ d("shapes"), d("timing") }, { int(h * 0.5), int(h * 0.5) }, Qt::Vertical);
-}
-
-void MainWindow::buildMenus()
-{
-    QMenu* file = menuBar()->addMenu(tr("&File"));
-    file->addAction(m_project->newAction());
-    file->addAction(m_project->openAction());
-    file->addMenu(m_project->recentMenu());
-    file->addMenu(m_project->examplesMenu());
-    QAction* openSessionAction = file->addAction(tr("Open &session…"), this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a saved session folder"));
-        if (!dir.isEmpty())
-            openSession(dir);
-    });
-    openSessionAction->setObjectName(QStringLiteral("openSession"));
-    openSessionAction->setToolTip(tr("A folder written by convscope-cli run --save-session, shown read-only"));
-    file->addSeparator();
-    file->addAction(m_project->saveAction());
-    file->addAction(m_project->saveAsAction());
-    file->addSeparator();
-    QMenu* exportMenu = file->addMenu(tr("&Export"));
-    exportMenu->addActions({ m_export->reportAction(), m_export->chartAction(), m_export->mapsAction(),
-        m_export->traceAction(), m_export->onnxAction() });
-    file->addSeparator();
-    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
-
-    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
-    QAction* undo = m_doc.undoStack()->createUndoAction(this, tr("&Undo"));
-    undo->setShortcut(QKeySequence::Undo);
-    undo->setIcon(style()->standardIcon(QStyle::SP_ArrowBack));
-    undo->setObjectName(QStringLiteral("undo"));
-    QAction* redo = m_doc.undoStack()->createRedoAction(this, tr("&Redo"));
-    redo->setShortcut(QKeySequence::Redo);
-    redo->setIcon(style()->standardIcon(QStyle::SP_ArrowForward));
-    redo->setObjectName(QStringLiteral("redo"));
-    edit->addAction(undo);
-    edit->addAction(redo);
-
-    QMenu* layer = menuBar()->addMenu(tr("&Layer"));
-    layer->addMenu(m_network->addMenu());
-    layer->addSeparator();
-    layer->addActions(m_network->editActions());
-
-    QMenu* run = menuBar()->addMenu(tr("&Run"));
-    m_runAction = run->addAction(
-        style()->standardIcon(QStyle::SP_MediaPlay), tr("&Run checked selections"), this, &MainWindow::triggerRun);
-    m_runAction->setShortcut(QKeySequence(Qt::Key_F5));
-    m_runAction->setObjectName(QStringLiteral("runAction"));
-    QAction* cancel
-        = run->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("&Cancel"), m_engine, &Engine::cancel);
-    cancel->setShortcut(QKeySequence(Qt::Key_Escape));
-
-    QMenu* view = menuBar()->addMenu(tr("&View"));
-    for (const DockPage& d : m_docks)
-        view->addAction(d.dock->toggleViewAction());
-    view->addSeparator();
-    view->addAction(tr("Reset layout"), this, &MainWindow::resetLayout);
-    m_presentation = view->addAction(tr("&Presentation mode"), this, &MainWindow::setPresentationMode);
-    m_presentation->setCheckable(true);
-    m_presentation->setShortcut(QKeySequence(Qt::Key_F11));
-    m_presentation->setObjectName(QStringLiteral("presentationMode"));
-
-    QToolBar* bar = addToolBar(tr("Main"));
-    bar->setObjectName(QStringLiteral("mainToolBar"));
-    bar->setIconSize(QSize(18, 18));
-    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-    bar->addAction(m_project->newAction());
-    bar->addAction(m_project->openAction());
-    bar->addAction(m_project->saveAction());
-    bar->addSeparator();
-    bar->addAction(undo);
-    bar->addAction(redo);
-    bar->addSeparator();
-    bar->addAction(m_runAction);
-    bar->addAction(cancel);
-    bar->addSeparator();
-    bar->addAction(m_export->reportAction());
 }
 
 void MainWindow::onNetworkChanged()
@@ -387,6 +310,14 @@ int MainWindow::triggerRun()
 void MainWindow::onFinished(int, RunOutcomePtr outcome)
 {
     showOutcome(outcome);
+    // A selection that dropped out (a backend refused a layer, or failed on it) is named where it cannot be missed.
+    QStringList dropped;
+    for (const auto& sel : outcome->result.selections)
+        if (!sel.ok)
+            dropped << tr("%1 dropped out: %2")
+                           .arg(QString::fromStdString(sel.selection.str()), QString::fromStdString(sel.failure));
+    if (!dropped.isEmpty())
+        m_banner->showError(dropped.join(QLatin1Char('\n')));
     statusBar()->showMessage(m_run->message().section(QLatin1Char('\n'), 0, 0), 4000); // the Run panel's summary
 }
 
@@ -456,6 +387,21 @@ bool MainWindow::openSession(const QString& dir)
     return true;
 }
 
+void MainWindow::clearViews()
+{
+    m_live.stop();
+    m_engine->cancel(); // a run of the previous network must not land on the new one
+    m_maps->setOutcome(nullptr);
+    m_maps->setStale(false);
+    m_shapes->setRun(nullptr, 0);
+    for (const DockPage& d : m_docks)
+        if (d.page)
+            d.page->clearOutcome();
+    m_sweep->chart()->setResult(nullptr);
+    m_interpolation->setResult(nullptr);
+    m_banner->dismiss();
+}
+
 void MainWindow::leaveSession()
 {
     if (!isSessionOpen())
@@ -490,22 +436,6 @@ int MainWindow::triggerSweep()
     return job;
 }
 
-void MainWindow::setPresentationMode(bool on)
-{
-    if (m_presentation->isChecked() != on)
-        m_presentation->setChecked(on);
-    if (m_normalFont == QFont())
-        m_normalFont = QApplication::font();
-    QFont f = m_normalFont;
-    if (on)
-        f.setPointSizeF(f.pointSizeF() * 1.4);
-    QApplication::setFont(f);
-    for (ChartView* c : findChildren<ChartView*>())
-        c->setPresentation(on);
-}
-
-bool MainWindow::presentationMode() const { return m_presentation->isChecked(); }
-
 void MainWindow::showProblem(const QString& message)
 {
     m_banner->showError(message);
@@ -531,8 +461,16 @@ bool MainWindow::openAny(const QString& path)
     if (QFileInfo(path).suffix().compare(QLatin1String("json"), Qt::CaseInsensitive) == 0
         || isOnnxFile(path.toStdString()))
         return m_project->openFile(path);
-    if (InputPanel::isInputFile(path))
-        return m_input->openInputFile(path);
+    if (InputPanel::isInputFile(path)) {
+        if (!m_input->openInputFile(path))
+            return false;
+        const QString what = tr("%1 is the input of %2 now (a picture or an array is an input, not a network: "
+                                "File ▸ Open reads networks)")
+                                 .arg(QFileInfo(path).fileName(), QString::fromStdString(m_doc.network().name));
+        m_banner->showInfo(what);
+        statusBar()->showMessage(what, 15000);
+        return true;
+    }
     showProblem(tr("%1: not a network (.json), an ONNX model, an image or an .npy file").arg(path));
     return false;
 }
@@ -544,8 +482,10 @@ void MainWindow::closeEvent(QCloseEvent* e)
         return;
     }
     QSettings settings;
-    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    settings.setValue(QStringLiteral("window/state"), saveState());
+    QByteArray geometry;
+    const QByteArray state = layoutToSave(&geometry);
+    settings.setValue(QStringLiteral("window/geometry"), geometry);
+    settings.setValue(QStringLiteral("window/state"), state);
     e->accept();
 }
 

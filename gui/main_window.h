@@ -1,6 +1,7 @@
 // The ConvScope window. It only assembles: the document, the engine façade, the feature maps in the middle, the
-// docks around them from one table of pages (network, input, run, shapes, timing, roofline, explorer, sweep,
-// device: main_window.cpp), the menus, and the wiring between panels that no panel owns.
+// docks around them from one table of pages (network, graph, input, run, shapes, timing, roofline, explorer,
+// sweep, device: main_window.cpp), the menus (main_window_layout.cpp), and the wiring between panels that no panel
+// owns.
 #pragma once
 
 #include "gui/engine.h"
@@ -18,8 +19,10 @@ class QTableView;
 namespace convscope::gui {
 
 class FeatureMapPanel;
+class GraphView;
 class Page;
 class InputPanel;
+class InterpolationPanel;
 class MessageBanner;
 class NetworkPanel;
 class ChartView;
@@ -29,6 +32,7 @@ class ExportController;
 class ProjectController;
 class RooflineChart;
 class RunPanel;
+class RunStatus;
 class ShapesModel;
 class SweepPanel;
 class TimingChart;
@@ -42,6 +46,7 @@ public:
     NetworkDocument* document() { return &m_doc; }
     Engine* engine() { return m_engine; }
     NetworkPanel* networkPanel() const { return m_network; }
+    GraphView* graphView() const { return m_graph; }
     InputPanel* inputPanel() const { return m_input; }
     ShapesModel* shapesModel() const { return m_shapes; }
     QTableView* shapesView() const { return m_shapesView; }
@@ -52,9 +57,11 @@ public:
     ExplorerPanel* explorer() const { return m_explorer; }
     SweepPanel* sweepPanel() const { return m_sweep; }
     DevicePanel* devicePanel() const { return m_device; }
+    InterpolationPanel* interpolationPanel() const { return m_interpolation; }
     ExportController* exporter() const { return m_export; }
-    // Raises a page's dock by its key: "network", "input", "run", "shapes", and the analysis pages that share one
-    // dock area, "timing", "roofline", "explorer", "sweep", "device". False for an unknown key.
+    RunStatus* runStatus() const { return m_status; }
+    // Raises a page's dock by its key: "network", "graph", "input", "run", "shapes", and the analysis pages that share
+    // one dock area, "timing", "roofline", "explorer", "sweep", "device". False for an unknown key.
     bool showView(const QString& name);
     QDockWidget* dock(const QString& key) const;
     ChartView* currentChart() const;
@@ -66,6 +73,8 @@ public:
     int triggerSweep();
     void setPresentationMode(bool on);
     bool presentationMode() const;
+    // The window state and geometry to keep for the next start (closeEvent): the user's, never presentation mode's.
+    QByteArray layoutToSave(QByteArray* geometry) const;
     ProjectController* project() const { return m_project; }
     QString bannerText() const;
     QAction* runAction() const { return m_runAction; }
@@ -112,6 +121,7 @@ private:
     void updateLayerProblem();
     void showOutcome(RunOutcomePtr outcome);
     void leaveSession();
+    void clearViews(); // another network replaces this one: nothing of its results stays on screen
 
     NetworkDocument m_doc;
     Engine* m_engine;
@@ -122,6 +132,7 @@ private:
     ProjectController* m_project;
     // The pages, made by the table in the constructor (typed here for the accessors and the wiring).
     NetworkPanel* m_network = nullptr;
+    GraphView* m_graph = nullptr;
     InputPanel* m_input = nullptr;
     QTableView* m_shapesView = nullptr;
     RunPanel* m_run = nullptr;
@@ -130,10 +141,18 @@ private:
     ExplorerPanel* m_explorer = nullptr;
     SweepPanel* m_sweep = nullptr;
     DevicePanel* m_device = nullptr;
+    InterpolationPanel* m_interpolation = nullptr;
+    RunStatus* m_status = nullptr;
     std::vector<DockPage> m_docks; // in the table's order
     QAction* m_presentation = nullptr;
     QString m_sessionOrigin;
     QFont m_normalFont;
+    struct SavedLayout {
+        QByteArray state, geometry;
+        QSize size;
+    };
+    SavedLayout m_beforePresentation; // what leaving presentation mode restores
+    bool m_inPresentation = false;
     QAction* m_runAction = nullptr;
     QTimer m_live;
 };

@@ -209,6 +209,7 @@ void NetworkDocument::setNetworkName(const QString& name)
 
 void NetworkDocument::reset(Network net, const QString& filePath)
 {
+    Q_EMIT replacing();
     m_undo.clear();
     setNetworkInternal(net, net.layers.empty() ? -1 : 0);
     m_undo.setClean();

@@ -51,6 +51,8 @@ public:
     void setNetworkFromUndo(const Network& net, int select);
 
 Q_SIGNALS:
+    // reset() is about to replace the whole network (New, Open): every view of the previous one is cleared.
+    void replacing();
     // The network changed; the shape report is already up to date. `select` is a layer the views
     // should select (-1: keep the current one).
     void networkChanged(int select);

@@ -18,6 +18,8 @@ public:
     // `sessionOrigin`: where an opened session came from (empty for a run of this window).
     virtual void showOutcome(RunOutcomePtr outcome, const QString& sessionOrigin) = 0;
     virtual void showLayer(int index) { (void)index; }
+    // Another network was opened or created: forget everything shown about the previous one.
+    virtual void clearOutcome() { showOutcome(nullptr, {}); }
 };
 
 } // namespace convscope::gui

@@ -11,6 +11,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenu>
@@ -95,6 +96,27 @@ bool ProjectController::newNetwork()
     return true;
 }
 
+// An ONNX model carries no class names; a text file beside it may: MODEL.labels.txt, else labels.txt (one name per
+// line, in output order, as torchvision's and Netron's examples ship them). Returns the file's name, or empty.
+QString ProjectController::readLabelsBeside(const QString& model, std::vector<std::string>* labels)
+{
+    const QFileInfo info(model);
+    for (const QString& name :
+        { info.completeBaseName() + QStringLiteral(".labels.txt"), QStringLiteral("labels.txt") }) {
+        QFile f(info.dir().filePath(name));
+        if (!f.open(QIODevice::ReadOnly | QIODevice::Text))
+            continue;
+        labels->clear();
+        while (!f.atEnd()) {
+            const QString line = QString::fromUtf8(f.readLine()).trimmed();
+            if (!line.isEmpty())
+                labels->push_back(line.toStdString());
+        }
+        return name;
+    }
+    return {};
+}
+
 bool ProjectController::openFile(const QString& path)
 {
     if (!maybeDiscard())
@@ -113,6 +135,9 @@ bool ProjectController::openFile(const QString& path)
     // ONNX model: Save writes ConvScope JSON (weights as .npy beside it), never over the model.
     const bool example = QFileInfo(path).absolutePath() == QFileInfo(examplesDir()).absoluteFilePath();
     const bool imported = isOnnxFile(path.toStdString());
+    QString labelsFrom;
+    if (imported && net.labels.empty())
+        labelsFrom = readLabelsBeside(path, &net.labels);
     m_doc->reset(std::move(net), example || imported ? QString() : QFileInfo(path).absoluteFilePath());
     if (!example)
         addRecent(QFileInfo(path).absoluteFilePath());
@@ -122,7 +147,8 @@ bool ProjectController::openFile(const QString& path)
             .arg(QFileInfo(path).fileName())
             .arg(m_doc->network().layers.size())
             .arg(clock.elapsed())
-            .arg(imported ? tr(" (an ONNX model: Save writes ConvScope JSON with the weights as .npy)") : QString()));
+            .arg(imported ? tr(" (an ONNX model: Save writes ConvScope JSON with the weights as .npy)") : QString())
+        + (labelsFrom.isEmpty() ? QString() : tr("; class names from %1").arg(labelsFrom)));
     return true;
 }
 

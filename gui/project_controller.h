@@ -30,6 +30,7 @@ public:
 
     bool newNetwork();
     bool openFile(const QString& path); // asks about unsaved changes first
+    static QString readLabelsBeside(const QString& model, std::vector<std::string>* labels);
     bool save();
     bool saveAs();
     bool saveTo(const QString& path);

@@ -18,7 +18,7 @@ mode="${1:-open}"
 # libonnx-dev's headers include protobuf's, which it does not depend on (libprotobuf-dev).
 packages=(build-essential cmake ninja-build pkg-config qt6-base-dev qt6-svg-dev libqcustomplot-dev libgl-dev
           catch2 nlohmann-json3-dev libopenblas-dev libcli11-dev libstb-dev libdnnl-dev ocl-icd-opencl-dev
-          libfftw3-dev libonnx-dev libprotobuf-dev libonnx-testdata xauth xvfb clang-14 libclang-rt-14-dev
+          libfftw3-dev libgraphviz-dev libonnx-dev libprotobuf-dev libonnx-testdata xauth xvfb clang-14 libclang-rt-14-dev
           clang-format-14)
 missing=()
 # The packaging tests: cpack -G DEB (dpkg-shlibdeps, file), the desktop and AppStream validators, the MIME check.

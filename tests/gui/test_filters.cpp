@@ -194,6 +194,7 @@ TEST_CASE("the trained LeNet-5 shows its filters beside the feature maps", "[gui
     for (float v : c1.data)
         absMax = std::max(absMax, std::fabs(v));
     CHECK(grid->filters().absMax == absMax);
+    QTest::qWait(50); // every posted layout applied before aiming: the grid must not move under the pointer
     const QRect tile = grid->tileRect(4);
     const int s = grid->pixelScale();
     REQUIRE(s >= 2);

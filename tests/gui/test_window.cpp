@@ -112,7 +112,7 @@ TEST_CASE("a CPU run reports through signals and feature maps show one tile per 
 
     // Hover reads out the value; a click enlarges the channel and lights the receptive field. (The filters pane beside
     // the maps appeared with this conv layer: let the layout settle before aiming.)
-    QCoreApplication::processEvents();
+    QTest::qWait(50); // posted layouts too (processEvents alone left some for the move to apply)
     const QRect tile = maps->grid()->tileRect(2);
     QTest::mouseMove(maps->grid(), tile.center());
     CHECK(maps->statusText().startsWith(QStringLiteral("channel 2")));
