@@ -85,8 +85,6 @@ public:
     int startInterpolation(const Network& net, const InterpolationRequest& request);
 
     // Networks up to this many FLOPs rerun automatically after every edit.
-    static constexpr double kLiveFlopsLimit = 1e8;
-    static Selection liveSelection() { return { "cpu", "im2col_gemm" }; }
 
 Q_SIGNALS:
     void started(int jobId, bool live);

@@ -1,5 +1,7 @@
 #include "gui/main_window.h"
 
+#include "compute/cpu_threads.h"
+
 #include "compute/error.h"
 #include "compute/onnx_model.h"
 #include "gui/autosave.h"
@@ -261,25 +263,29 @@ void MainWindow::onNetworkChanged()
     m_maps->setStale(shown && !shown->network.sameDescription(m_doc.network()));
     if (!s.ok() || isSessionOpen())
         return;
-    if (s.total.flops <= Engine::kLiveFlopsLimit && m_run->liveEnabled()) {
+    if (m_liveBudget.fits(s.total.flops) && m_run->liveEnabled()) {
         // The first edit after a quiet moment runs at once; the rest of a burst (spin-box steps, typing)
         // is debounced into one run that supersedes whatever is still running.
         if (!m_engine->isBusy() && !m_live.isActive())
             startLive();
         else
             m_live.start();
-    } else if (s.total.flops > Engine::kLiveFlopsLimit)
-        statusBar()->showMessage(
-            tr("%1 FLOPs: too large for the live preview; press Run").arg(s.total.flops, 0, 'g', 3), 5000);
+    } else if (m_run->liveEnabled())
+        statusBar()->showMessage(tr("%1 GFLOP: about %2 ms on %3, over the live preview's %4 ms; press Run")
+                                     .arg(s.total.flops / 1e9, 0, 'g', 3)
+                                     .arg(m_liveBudget.estimateMs(s.total.flops), 0, 'f', 0)
+                                     .arg(QString::fromStdString(LiveBudget::selection().str()))
+                                     .arg(LiveBudget::kBudgetMs, 0, 'f', 0),
+            5000);
 }
 
 void MainWindow::startLive()
 {
     m_live.stop();
     const ShapeReport& s = m_doc.shapes();
-    if (!s.ok() || s.total.flops > Engine::kLiveFlopsLimit || !m_run->liveEnabled() || m_doc.network().layers.empty())
+    if (!s.ok() || !m_liveBudget.fits(s.total.flops) || !m_run->liveEnabled() || m_doc.network().layers.empty())
         return;
-    m_engine->startRun(m_doc.network(), RunRequest { { Engine::liveSelection() }, 0, 1, true, false });
+    m_engine->startRun(m_doc.network(), RunRequest { { LiveBudget::selection() }, 0, 1, true, false });
 }
 
 void MainWindow::updateLayerProblem()
@@ -318,6 +324,17 @@ void MainWindow::onFinished(int, RunOutcomePtr outcome)
                            .arg(QString::fromStdString(sel.selection.str()), QString::fromStdString(sel.failure));
     if (!dropped.isEmpty())
         m_banner->showError(dropped.join(QLatin1Char('\n')));
+    if (outcome->live && !outcome->result.selections.empty() && outcome->result.selections[0].ok) {
+        // What ran and how long it took; a large network's time also sets the budget's rate for the next edit.
+        const double ms = outcome->result.selections[0].totalMs.median;
+        m_liveBudget.record(outcome->result.shapes.total.flops, ms);
+        statusBar()->showMessage(tr("Live preview: %1 in %2 ms on %3 CPU threads")
+                                     .arg(QString::fromStdString(outcome->result.selections[0].selection.str()))
+                                     .arg(ms, 0, 'f', ms < 10 ? 2 : 1)
+                                     .arg(cpuThreadCount()),
+            4000);
+        return;
+    }
     statusBar()->showMessage(m_run->message().section(QLatin1Char('\n'), 0, 0), 4000); // the Run panel's summary
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "gui/engine.h"
+#include "gui/live_budget.h"
 #include "gui/network_document.h"
 
 #include <QMainWindow>
@@ -155,6 +156,7 @@ private:
     bool m_inPresentation = false;
     QAction* m_runAction = nullptr;
     QTimer m_live;
+    LiveBudget m_liveBudget; // whether an edit reruns live, and on what
 };
 
 } // namespace convscope::gui

@@ -111,8 +111,8 @@ RunPanel::RunPanel(Engine* engine, QWidget* parent)
     m_explore->setToolTip(tr("After timing, ask cuDNN about every algorithm for each conv layer (the Explorer page)"));
     box->addWidget(m_explore);
     m_live->setChecked(true);
-    m_live->setToolTip(tr("Networks up to 1e8 FLOPs rerun on cpu.im2col_gemm after every edit, so the feature maps "
-                          "follow the parameters"));
+    m_live->setToolTip(tr("Networks that run within a quarter of a second on this CPU (cpu.tap_gemm, every core) "
+                          "rerun after every edit, so the feature maps follow the parameters"));
     m_live->setObjectName(QStringLiteral("livePreview"));
     box->addWidget(m_live);
 
