@@ -188,7 +188,8 @@ TEST_CASE("the timing chart of a 422-layer network lies horizontally, sums block
     for (const auto& l : o->result.selections[0].layers)
         if (o->network.layers[l.index].name.rfind("stage2.3.", 0) == 0)
             sum += l.computeMs.median;
-    const auto& s = chart->series()[0];
+    const auto series = chart->series(); // a copy: indexing the temporary would dangle
+    const auto& s = series[0];
     const int at = int(s.keys.indexOf(double(row + 1)));
     REQUIRE(at >= 0);
     CHECK(s.values[at] == Approx(sum));
