@@ -24,7 +24,18 @@ if [ -z "$clang_format" ]; then
     exit 2
 fi
 
-mapfile -t files < <(git ls-files -- '*.cpp' '*.h' '*.cu' '*.cuh')
+# The tracked sources; without git (a release tarball, the clean Debian root of tools/check-fresh.sh, which copies a
+# clone without installing git) every such file under the source folders, build folders left out.
+if command -v git >/dev/null && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    mapfile -t files < <(git ls-files -- '*.cpp' '*.h' '*.cu' '*.cuh')
+else
+    mapfile -t files < <(find backends cli compute gui kernels packaging tests tools -type f \
+        \( -name '*.cpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) | sort)
+fi
+if ((${#files[@]} == 0)); then
+    echo "check-format: no sources found" >&2
+    exit 2
+fi
 status=0
 
 unformatted=()
