@@ -77,6 +77,10 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     bold.setBold(true);
     m_title->setFont(bold);
     m_inputTitle->setFont(bold);
+    // Titles like "Layer 4 · layer1.0.conv1 · [1, 64, 56, 56] · cpu.tap_gemm" wrap rather than set the panel's
+    // minimum width: with a conv layer's filters beside the maps they made the window 1571 px wide at 1366×768.
+    m_title->setWordWrap(true);
+    m_inputTitle->setWordWrap(true);
 
     auto* controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Output of"), this));

@@ -270,7 +270,7 @@ int runLatencyBenchmark(MainWindow& window, int iterations)
     std::printf("edit -> shapes table (20 layers, %d edits): median %.2f ms, min %.2f, max %.2f "
                 "(with table repaint: median %.2f ms, max %.2f)\n",
         iterations, a.median, a.min, a.max, b.median, b.max);
-    std::printf("edit -> feature maps (LeNet-5, live cpu.im2col_gemm, %d edits, first edit runs at once, bursts "
+    std::printf("edit -> feature maps (LeNet-5, live cpu.tap_gemm, %d edits, first edit runs at once, bursts "
                 "debounced): median %.1f ms, "
                 "min %.1f, max %.1f\n",
         iterations, c.median, c.min, c.max);

@@ -418,15 +418,17 @@ void TimingChart::drawLayers()
         for (size_t i : m_rowList[row].layers)
             if (int(i) == m_currentLayer)
                 m_scrollTo = std::max(0, int(row) - 2);
-    setCaption(m_run->live ? tr("Live preview on cpu.im2col_gemm (one pass, not a benchmark) · %1 ms wall")
-                                 .arg(m_run->wallMs, 0, 'f', 1)
-                           : tr("%1 warm-up(s), %2 repeat(s) · %3 · %4 math · bars: median, whiskers: min–max")
-                                 .arg(r.meta.warmup)
-                                 .arg(r.meta.repeat)
-                                 .arg(m == Metric::Time        ? tr("compute time per %1").arg(what)
-                                         : m == Metric::Gflops ? tr("GFLOP/s per layer (multiply-add = 2 FLOPs)")
-                                                               : tr("speed-up per layer"))
-                                 .arg(QString::fromStdString(r.meta.mathMode)));
+    setCaption(m_run->live
+            ? tr("Live preview on %1 (one pass, not a benchmark) · %2 ms wall")
+                  .arg(r.selections.empty() ? QString() : QString::fromStdString(r.selections[0].selection.str()))
+                  .arg(m_run->wallMs, 0, 'f', 1)
+            : tr("%1 warm-up(s), %2 repeat(s) · %3 · %4 math · bars: median, whiskers: min–max")
+                  .arg(r.meta.warmup)
+                  .arg(r.meta.repeat)
+                  .arg(m == Metric::Time        ? tr("compute time per %1").arg(what)
+                          : m == Metric::Gflops ? tr("GFLOP/s per layer (multiply-add = 2 FLOPs)")
+                                                : tr("speed-up per layer"))
+                  .arg(QString::fromStdString(r.meta.mathMode)));
     replot();
 }
 
