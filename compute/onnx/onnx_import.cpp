@@ -10,6 +10,7 @@
 #include <onnx/version_converter/convert.h>
 
 #include <algorithm>
+#include <set>
 
 namespace convscope::onnx {
 
@@ -86,6 +87,34 @@ namespace {
         }
         if (model.ir_version() < 3)
             model.set_ir_version(3);
+        // The converter trusts its input: a node reading a value nothing defines crashed inside it (the fuzz preset
+        // found one), so the graph's names are checked first (ONNX's full checker also wants every value typed,
+        // which old exporters did not write). ConvScope reads no control flow, so subgraphs are refused here too.
+        const ::onnx::GraphProto& g = model.graph();
+        std::set<std::string> defined;
+        for (const auto& v : g.input())
+            defined.insert(v.name());
+        for (const auto& t : g.initializer())
+            defined.insert(t.name());
+        for (const auto& node : g.node()) {
+            const std::string who = "node '" + node.name() + "' (" + node.op_type() + ")";
+            for (const auto& a : node.attribute())
+                if (a.has_g() || a.graphs_size() > 0)
+                    throw InputError(what + ": operator set " + std::to_string(opset) + ": " + who
+                        + " holds a subgraph; ConvScope reads no control flow");
+            for (const auto& in : node.input())
+                if (!in.empty() && !defined.count(in))
+                    throw InputError(what + ": operator set " + std::to_string(opset) + ": " + who + " reads '" + in
+                        + "', which no graph input, initializer or earlier node defines");
+            for (const auto& out : node.output())
+                if (!out.empty() && !defined.insert(out).second)
+                    throw InputError(what + ": operator set " + std::to_string(opset) + ": " + who + " writes '" + out
+                        + "', which is already defined");
+        }
+        for (const auto& v : g.output())
+            if (!defined.count(v.name()))
+                throw InputError(what + ": operator set " + std::to_string(opset) + ": the graph output '" + v.name()
+                    + "' is never computed");
         try {
             return ::onnx::version_conversion::ConvertVersion(model, int(kMinOpset));
         } catch (const std::exception& e) {
