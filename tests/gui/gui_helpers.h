@@ -1,13 +1,13 @@
 // Helpers for driving the window in tests.
 #pragma once
 
-#include "gui/engine.h"
-#include "gui/layer_editor.h"
-#include "gui/main_window.h"
-#include "gui/network_panel.h"
-#include "gui/param_widgets.h"
-#include "gui/project_controller.h"
-#include "gui/shapes_model.h"
+#include "gui/app/main_window.h"
+#include "gui/app/project_controller.h"
+#include "gui/document/engine.h"
+#include "gui/models/shapes_model.h"
+#include "gui/pages/network_panel.h"
+#include "gui/views/layer_editor.h"
+#include "gui/views/param_widgets.h"
 
 #include <catch2/catch.hpp>
 

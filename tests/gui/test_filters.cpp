@@ -6,13 +6,13 @@
 
 #include "compute/network_json.h"
 #include "compute/npy.h"
-#include "gui/chart_view.h"
-#include "gui/feature_map_panel.h"
-#include "gui/filters_view.h"
-#include "gui/input_panel.h"
-#include "gui/run_panel.h"
-#include "gui/sweep_chart.h"
-#include "gui/sweep_panel.h"
+#include "gui/charts/chart_view.h"
+#include "gui/charts/sweep_chart.h"
+#include "gui/pages/feature_map_panel.h"
+#include "gui/pages/input_panel.h"
+#include "gui/pages/run_panel.h"
+#include "gui/pages/sweep_panel.h"
+#include "gui/views/filters_view.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>

@@ -3,9 +3,9 @@
 #include "gui_helpers.h"
 
 #include "compute/layer_spec.h"
-#include "gui/graph_view.h"
-#include "gui/run_panel.h"
-#include "gui/timing_chart.h"
+#include "gui/charts/timing_chart.h"
+#include "gui/pages/run_panel.h"
+#include "gui/views/graph_view.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
-// The live preview's time budget (gui/live_budget.h): judged in time at a rate per CPU thread until a large live run
-// measures the machine, and small runs never lower the rate.
+// The live preview's time budget (gui/document/live_budget.h): judged in time at a rate per CPU thread until a large
+// live run measures the machine, and small runs never lower the rate.
 #include "compute/cpu_threads.h"
-#include "gui/live_budget.h"
+#include "gui/document/live_budget.h"
 
 #include <catch2/catch.hpp>
 

@@ -4,9 +4,9 @@
 
 #include "compute/error.h"
 #include "compute/network_json.h"
-#include "gui/class_prediction.h"
-#include "gui/feature_map_panel.h"
-#include "gui/run_panel.h"
+#include "gui/document/class_prediction.h"
+#include "gui/pages/feature_map_panel.h"
+#include "gui/pages/run_panel.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
 #include "gui_helpers.h"
 
-#include "gui/layer_list_model.h"
-#include "gui/receptive_field.h"
+#include "gui/document/receptive_field.h"
+#include "gui/models/layer_list_model.h"
 
 #include <catch2/catch.hpp>
 

@@ -5,7 +5,7 @@
 
 #include "compute/network_json.h"
 #include "compute/onnx_model.h"
-#include "gui/export_controller.h"
+#include "gui/app/export_controller.h"
 #include "tests/test_support.h"
 
 #include <fstream>

@@ -1,11 +1,11 @@
-// Nothing lost, nothing leaked: autosave while editing and restore after a crash (gui/autosave.h), and the run
+// Nothing lost, nothing leaked: autosave while editing and restore after a crash (gui/app/autosave.h), and the run
 // lifecycle a person can put the window through — cancel mid-run, start another while one runs, close the
 // window mid-run. Under the asan preset these also check that nothing crashes or leaks.
 #include "gui_helpers.h"
 
 #include "compute/network_json.h"
-#include "gui/autosave.h"
-#include "gui/run_panel.h"
+#include "gui/app/autosave.h"
+#include "gui/pages/run_panel.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>

@@ -11,10 +11,10 @@
 #include "compute/report.h"
 #include "compute/rounding_bound.h"
 #include "compute/session.h"
-#include "gui/calibration_cache.h"
-#include "gui/feature_map_panel.h"
-#include "gui/html_report.h"
-#include "gui/roofline_chart.h"
+#include "gui/app/html_report.h"
+#include "gui/charts/roofline_chart.h"
+#include "gui/document/calibration_cache.h"
+#include "gui/pages/feature_map_panel.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>

@@ -5,10 +5,10 @@
 #include "gui_helpers.h"
 
 #include "compute/network_json.h"
-#include "gui/layer_list_model.h"
-#include "gui/receptive_field.h"
-#include "gui/run_panel.h"
-#include "gui/timing_chart.h"
+#include "gui/charts/timing_chart.h"
+#include "gui/document/receptive_field.h"
+#include "gui/models/layer_list_model.h"
+#include "gui/pages/run_panel.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>

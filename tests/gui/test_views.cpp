@@ -2,17 +2,17 @@
 // user is; presentation mode toggled twice gives the layout back.
 #include "gui_helpers.h"
 
-#include "gui/device_panel.h"
-#include "gui/explorer_panel.h"
-#include "gui/feature_map_grid.h"
-#include "gui/feature_map_panel.h"
-#include "gui/interpolation_panel.h"
-#include "gui/roofline_chart.h"
-#include "gui/run_panel.h"
-#include "gui/run_status.h"
-#include "gui/sweep_chart.h"
-#include "gui/sweep_panel.h"
-#include "gui/timing_chart.h"
+#include "gui/charts/roofline_chart.h"
+#include "gui/charts/sweep_chart.h"
+#include "gui/charts/timing_chart.h"
+#include "gui/pages/device_panel.h"
+#include "gui/pages/explorer_panel.h"
+#include "gui/pages/feature_map_panel.h"
+#include "gui/pages/interpolation_panel.h"
+#include "gui/pages/run_panel.h"
+#include "gui/pages/sweep_panel.h"
+#include "gui/views/feature_map_grid.h"
+#include "gui/views/run_status.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>

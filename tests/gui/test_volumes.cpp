@@ -3,11 +3,11 @@
 #include "gui_helpers.h"
 
 #include "compute/npy.h"
-#include "gui/feature_map_panel.h"
-#include "gui/interpolation_panel.h"
-#include "gui/run_panel.h"
-#include "gui/volume_param_widgets.h"
-#include "gui/volume_view.h"
+#include "gui/pages/feature_map_panel.h"
+#include "gui/pages/interpolation_panel.h"
+#include "gui/pages/run_panel.h"
+#include "gui/views/volume_param_widgets.h"
+#include "gui/views/volume_view.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>

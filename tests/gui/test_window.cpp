@@ -2,9 +2,9 @@
 
 #include "compute/network_json.h"
 #include "compute/npy.h"
-#include "gui/feature_map_panel.h"
-#include "gui/input_panel.h"
-#include "gui/run_panel.h"
+#include "gui/pages/feature_map_panel.h"
+#include "gui/pages/input_panel.h"
+#include "gui/pages/run_panel.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>

@@ -1,0 +1,106 @@
+// Feature maps of the selected layer: every channel of one batch item as a heatmap grid, the network
+// input beside it, a choice of whose output to show (any selection that ran), a difference view
+// |selection − reference| with its max error, colour map and range choices, hover read-out, click to
+// enlarge, the receptive field of a clicked output pixel highlighted on the input, and a conv layer's filters. A
+// volume output (rank 5) is shown by a VolumeView instead of the grid (slices, orthogonal cuts, maximum projection),
+// and a volume input beside it follows the view's axis and slice.
+#pragma once
+
+#include "gui/document/engine.h"
+#include "gui/views/feature_map_grid.h"
+#include "gui/views/filters_view.h"
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QSpinBox;
+class QStackedWidget;
+
+namespace convscope::gui {
+
+class VolumeView;
+
+class FeatureMapPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit FeatureMapPanel(QWidget* parent = nullptr);
+
+    void setOutcome(RunOutcomePtr outcome);
+    RunOutcomePtr outcome() const { return m_outcome; }
+    // The top-5 line shown for a classifier's output; empty when none is shown.
+    QString predictionText() const;
+    void setLayer(int index);
+    // The document's current verdict for the selected layer: empty when valid.
+    void setLayerProblem(const QString& problem);
+    // The shown results were computed before the last edit (the live preview is off or the network too big).
+    void setStale(bool stale);
+
+    FeatureMapGrid* grid() const { return m_grid; }
+    FeatureMapGrid* enlarged() const { return m_big; }
+    FeatureMapGrid* inputGrid() const { return m_input; }
+    VolumeView* volumeView() const { return m_volume; }
+    bool isVolumeShown() const;
+    // The selected conv layer's weights, beside its maps (hidden for layers without filters).
+    FiltersView* filters() const { return m_filters; }
+    QComboBox* selectionBox() const { return m_selection; }
+    QCheckBox* differenceBox() const { return m_difference; }
+    QComboBox* colorMapBox() const { return m_colorMap; }
+    QComboBox* rangeBox() const { return m_range; }
+    // Which batch item the maps show; false (nothing changes) when the shown outcome has no such item.
+    bool setBatchItem(int item);
+    // Shows |selection − reference| for the selection in front; false when there is nothing to compare with.
+    bool showDifference();
+    int batchItems() const;
+    QString statusText() const;
+    QString errorText() const;
+    // The |Δ| view shows a layer whose relL2 exceeds its math mode's rounding bound (in the warning colour).
+    bool errorAboveBound() const { return m_aboveBound; }
+    bool isEnlarged() const;
+    void enlarge(int tile);
+    void showGrid();
+    // Selects an output pixel of the shown layer and highlights its receptive field on the input.
+    void pickPixel(int row, int col);
+
+Q_SIGNALS:
+    void mapsUpdated(); // the grid shows the current outcome's maps for the selected layer
+
+private:
+    void rebuildSelections();
+    void refresh();
+    void showPrediction(const Tensor& out, int64_t item);
+    void refreshInput();
+    const Tensor* outputOf(int selection) const;
+    int referenceSelection() const;
+
+    RunOutcomePtr m_outcome;
+    int m_layer = -1;
+    QString m_problem;
+    bool m_stale = false;
+    int m_enlargedTile = -1;
+    int m_pickRow = -1, m_pickCol = -1;
+
+    QComboBox* m_selection;
+    QCheckBox* m_difference;
+    QLabel* m_error;
+    bool m_aboveBound = false;
+    QComboBox* m_colorMap;
+    QComboBox* m_range;
+    QSpinBox* m_batch;
+    QLabel* m_title;
+    QLabel* m_prediction = nullptr;
+    QLabel* m_status;
+    QLabel* m_inputTitle;
+    FeatureMapGrid* m_input;
+    FeatureMapGrid* m_grid;
+    FeatureMapGrid* m_big;
+    VolumeView* m_volume;
+    FiltersView* m_filters;
+    QLabel* m_bigTitle;
+    QPushButton* m_back;
+    QStackedWidget* m_stack;
+};
+
+} // namespace convscope::gui
