@@ -1,3 +1,4 @@
+// Whether this module's device code has an image for the current GPU (a build for sm_90 on an sm_80 card has none).
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,3 +1,4 @@
+// Our CUDA transposed 2-D convolution: the gather kernel and the stride-phase form of cuda.implicit_gemm.
 #pragma once
 
 #include "kernels/cuda/conv2d.cuh"

@@ -1,3 +1,4 @@
+// Our CUDA fully connected layer: a GEMV with split-K for small batches, a tiled SGEMM otherwise.
 #pragma once
 
 #include "compute/storage_format.h"

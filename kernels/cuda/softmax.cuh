@@ -1,3 +1,4 @@
+// Our CUDA softmax over dim 1 (features or channels).
 #pragma once
 
 #include <cuda_runtime_api.h>
