@@ -24,6 +24,7 @@
 #   TAGS         one Catch2 test filter to run under the sanitizers instead of the shards (e.g. TAGS="[cuda][pool]")
 #   SANITIZER_TIMEOUT   seconds per shard and tool (default 150)
 #   SANITIZE_BUDGET     no shard starts unless it can end within this many seconds of the script's start (default 540)
+#   SANITIZE_JOBS       shards run at once (default 1; e.g. 9 runs the whole memcheck suite in one call)
 #   OUT          where logs and JSON results go (default $BUILD_DIR/gpu-check)
 #   TARGETS      what to build (default: the GPU tests, the modules and the CLI; "all" for everything)
 # Steps whose binaries are missing (e.g. a CLI without `bench`) are skipped with a note, never fatal; every
@@ -251,8 +252,37 @@ if has sanitize; then
   SHARD_TIMEOUT=${SANITIZER_TIMEOUT:-150}
   # Shards start only while one more fits in the call (SANITIZE_BUDGET seconds from the script's start, default 540).
   BUDGET=${SANITIZE_BUDGET:-540}
+  # SANITIZE_JOBS: shards run at once (default 1). The GPU has room for several instrumented processes and the host
+  # 16 cores: with every shard at once the whole suite fits one call (each shard still under SANITIZER_TIMEOUT).
+  JOBS=${SANITIZE_JOBS:-1}
+  # One shard under one tool: its log, and its verdict line in a .result file read back in order below.
+  run_shard() {
+    local tool=$1 shard=$2 filter=$3 t0 rc errors cases verdict
+    local log="$OUT/sanitizer-$tool-$shard.log"
+    t0=$(date +%s)
+    # No --leak-check: what it lists are the process-lifetime caches (the module's device arena pool, the
+    # per-thread cuDNN and cuBLAS handles), freed when the context goes, not leaks (8 allocations, H200,
+    # 2026-11-21).
+    # shellcheck disable=SC2046 # the program and its options, split on purpose
+    timeout "$SHARD_TIMEOUT" "$SANITIZER" --tool "$tool" --error-exitcode 9 --print-limit 20 \
+      $(shard_program "$shard") "$filter" >"$log" 2>&1
+    rc=$?
+    # racecheck sums up in hazards ("RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"), the
+    # others in errors.
+    errors=$(grep -m1 -oE "ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazard" "$log" |
+      grep -oE "[0-9]+" || echo "?")
+    cases=$(grep -oE "test cases?: [0-9]+[^)]*|in [0-9]+ test cases?|No test cases matched.*" "$log" | tail -1)
+    case $rc in
+      0) verdict="clean" ;;
+      9) verdict="ERRORS" ;;
+      124) verdict="TIMED OUT after $SHARD_TIMEOUT s" ;;
+      *) verdict="rc $rc (a test failed?)" ;;
+    esac
+    echo "$rc|compute-sanitizer $tool [$shard] $filter: $verdict — $errors errors, ${cases:-no Catch summary}, $(($(date +%s) - t0)) s" \
+      >"$OUT/sanitizer-$tool-$shard.result"
+  }
   if [ -n "${SANITIZER:-}" ] && [ -x "$TESTS" ]; then
-    clean=(); failed=(); skipped=()
+    clean=(); failed=(); skipped=(); started=()
     for tool in ${SANITIZER_TOOLS:-memcheck racecheck initcheck synccheck}; do
       for shard in $SHARDS; do
         if ! filter=$(shard_filter "$shard"); then
@@ -264,34 +294,30 @@ if has sanitize; then
         if [ "$tool" = racecheck ] && [[ $shard != cuda-* && $shard != tags ]]; then
           continue
         fi
+        while (($(jobs -rp | wc -l) >= JOBS)); do wait -n; done
         if (($(elapsed) + SHARD_TIMEOUT > BUDGET)); then
           skipped+=("$tool:$shard")
           continue
         fi
-        t0=$(date +%s)
-        log="$OUT/sanitizer-$tool-$shard.log"
-        # No --leak-check: what it lists are the process-lifetime caches (the module's device arena pool, the
-        # per-thread cuDNN and cuBLAS handles), freed when the context goes, not leaks (8 allocations, H200,
-        # 2026-11-21).
-        # shellcheck disable=SC2046 # the program and its options, split on purpose
-        timeout "$SHARD_TIMEOUT" "$SANITIZER" --tool "$tool" --error-exitcode 9 --print-limit 20 \
-          $(shard_program "$shard") "$filter" >"$log" 2>&1
-        rc=$?
-        tail -4 "$log"
-        grep -B3 -A30 "FAILED:" "$log" | head -60
-        # racecheck sums up in hazards ("RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"), the
-        # others in errors.
-        errors=$(grep -m1 -oE "ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazard" "$log" |
-          grep -oE "[0-9]+" || echo "?")
-        cases=$(grep -oE "test cases?: [0-9]+[^)]*|in [0-9]+ test cases?|No test cases matched.*" "$log" | tail -1)
-        case $rc in
-          0) verdict="clean"; clean+=("$tool:$shard") ;;
-          9) verdict="ERRORS"; failed+=("$tool:$shard") ;;
-          124) verdict="TIMED OUT after $SHARD_TIMEOUT s"; failed+=("$tool:$shard (timed out)") ;;
-          *) verdict="rc $rc (a test failed?)"; failed+=("$tool:$shard (rc $rc)") ;;
-        esac
-        note "compute-sanitizer $tool [$shard] $filter: $verdict — $errors errors, ${cases:-no Catch summary}, $(($(date +%s) - t0)) s"
+        rm -f "$OUT/sanitizer-$tool-$shard.result"
+        run_shard "$tool" "$shard" "$filter" &
+        started+=("$tool:$shard")
       done
+    done
+    wait
+    for ts in "${started[@]}"; do
+      tool=${ts%%:*} shard=${ts#*:}
+      log="$OUT/sanitizer-$tool-$shard.log"
+      tail -4 "$log"
+      grep -B3 -A30 "FAILED:" "$log" | head -60
+      result=$(cat "$OUT/sanitizer-$tool-$shard.result" 2>/dev/null || echo "?|compute-sanitizer $tool [$shard]: no result")
+      case ${result%%|*} in
+        0) clean+=("$ts") ;;
+        124) failed+=("$ts (timed out)") ;;
+        9) failed+=("$ts") ;;
+        *) failed+=("$ts (rc ${result%%|*})") ;;
+      esac
+      note "${result#*|}"
     done
     note "compute-sanitizer: clean: ${clean[*]:-none}"
     ((${#failed[@]})) && note "compute-sanitizer: NOT clean: ${failed[*]}"
