@@ -14,7 +14,8 @@
 // The error already in a layer's inputs passes through it scaled by a gain g:
 //     bound(layer) = local + g · max(bound(inputs)),
 // with g = 1 for the kinds that keep each element's relative error (ReLU and its clipped and leaky kin, PReLU, max
-// pooling, concat, pad, views: they pass or drop elements, so errors that are spread like the values stay so), and
+// pooling, concat, pad, views: they pass or drop elements, so errors that are spread like the values stay so; on n
+// output elements g = 1 + 3/√n, capped by the worst case below, for the spread of the kept elements' share), and
 // otherwise, for an input error δx with ‖δx‖ ≤ ε‖x‖, ‖δy‖ ≤ L‖δx‖ ≤ ε·L·‖x‖, so g = L·‖x‖/‖y‖ with L the layer's
 // Lipschitz constant in the L2 norm (1 tanh, ELU; ¼ sigmoid; 1.5 hardswish; ½ softmax; max|γ|/√(σ²+ε) batch norm;
 // √(overlaps/k) for an average over k elements that overlap `overlaps` times, 1/√(H·W) for a global average; the sum

@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <type_traits>
 
 namespace convscope {
 
@@ -222,6 +223,10 @@ namespace {
         const int64_t oh = windowOutput(0, in.h, p.top, p.bottom, l.kernel_size[0], s[0], dilation[0], l.ceil_mode, f);
         f << "\n";
         const int64_t ow = windowOutput(1, in.w, p.left, p.right, l.kernel_size[1], s[1], dilation[1], l.ceil_mode, f);
+        if constexpr (std::is_same_v<Pool, MaxPool2d>) {
+            requireWindowsReachInput(type, "H", in.h, p.top, l.kernel_size[0], s[0], dilation[0], oh);
+            requireWindowsReachInput(type, "W", in.w, p.left, l.kernel_size[1], s[1], dilation[1], ow);
+        }
         r.formula = f.str();
         r.out = Shape::nchw(in.n, in.c, oh, ow);
         r.cost.flops = double(r.out.numel()) * double(l.kernel_size[0] * l.kernel_size[1]);
@@ -505,6 +510,23 @@ LayerShape inferLayer(const LayerSpec& spec, const std::vector<Shape>& ins, cons
     if (!ins.empty())
         r.in = ins[0];
     return r;
+}
+
+void requireWindowsReachInput(const std::string& type, const std::string& axis, int64_t in, int64_t before, int64_t k,
+    int64_t s, int64_t d, int64_t out)
+{
+    for (int64_t o = 0; o < out; ++o) {
+        const int64_t start = o * s - before;
+        const int64_t firstTap = start < 0 ? (-start + d - 1) / d : 0; // the first tap at or after index 0
+        if (firstTap < k && start + firstTap * d < in)
+            continue;
+        std::ostringstream e;
+        e << type << ": window " << o << " along " << axis << " reads only padding (it covers " << start << " … "
+          << start + (k - 1) * d << (d != 1 ? " in steps of " + std::to_string(d) : std::string()) << " of an input of "
+          << in << "): it has no maximum (PyTorch gives −inf there); use less padding, a smaller dilation or a "
+          << "larger input";
+        throw InputError(e.str());
+    }
 }
 
 std::array<int64_t, 2> samePadding(int64_t in, int64_t k, int64_t s, int64_t d)

@@ -10,6 +10,7 @@
 #include "compute/shape_inference.h"
 
 #include <sstream>
+#include <type_traits>
 
 namespace convscope::volume {
 
@@ -131,6 +132,9 @@ namespace {
             const auto [before, after] = p.along(ax);
             outs[ax] = windowOutput(ax, inputExtent(in, ax), before, after, l.kernel_size[size_t(ax)], s[size_t(ax)],
                 dilation[size_t(ax)], l.ceil_mode, f);
+            if constexpr (std::is_same_v<Pool, MaxPool3d>)
+                requireWindowsReachInput("maxpool3d", kAxes[ax].label, inputExtent(in, ax), before,
+                    l.kernel_size[size_t(ax)], s[size_t(ax)], dilation[size_t(ax)], outs[ax]);
         }
         r.formula = f.str();
         r.out = Shape::ncdhw(in.n, in.c, outs[0], outs[1], outs[2]);

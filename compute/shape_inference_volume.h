@@ -6,6 +6,16 @@
 
 #include "compute/shape_inference.h"
 
+namespace convscope {
+
+// A max pool window that holds no element of the input (it lies in the padding, or its dilated taps step over the
+// input) has no maximum: PyTorch returns −inf there, which poisons every layer after it. Refused, naming the window:
+// `axis` is its label (H, W, D), `out` the windows along it.
+void requireWindowsReachInput(const std::string& type, const std::string& axis, int64_t in, int64_t before, int64_t k,
+    int64_t s, int64_t d, int64_t out);
+
+} // namespace convscope
+
 namespace convscope::volume {
 
 // A 3-D kind fed anything but a 5-D [N, C, D, H, W] volume: the message names the kind and both ranks.

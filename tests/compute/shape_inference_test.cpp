@@ -140,6 +140,31 @@ TEST_CASE("pooling output sizes with ceil_mode match PyTorch", "[shapes]")
     CHECK_THAT(errorOf(a, Shape::nchw(1, 3, 8, 8)), Catch::Contains("more than half"));
 }
 
+TEST_CASE("a max pool window that reads only padding is refused, in 2-D and 3-D", "[shapes]")
+{
+    // "same" on a width of 1 with kernel 4, dilation 2, stride 3 pads 3 + 3: the taps at −3, −1, 1, 3 miss the one
+    // input column (the cross-backend test's seed 1795878830 drew it; cpu.direct gave −FLT_MAX there).
+    MaxPool2d m;
+    m.kernel_size = { 3, 4 };
+    m.stride = Pair { 2, 3 };
+    m.dilation = { 1, 2 };
+    m.padding = Padding2d { Padding2d::Mode::Same };
+    CHECK(errorOf(m, Shape::nchw(3, 3, 18, 1))
+        == "maxpool2d: window 0 along W reads only padding (it covers -3 … 3 in steps of 2 of an input of 1): it has "
+           "no maximum (PyTorch gives −inf there); use less padding, a smaller dilation or a larger input");
+    // The same kernel on a wider input reaches it; explicit padding within PyTorch's half-kernel limit too.
+    CHECK(outOf(m, Shape::nchw(3, 3, 18, 4)) == Shape::nchw(3, 3, 9, 2));
+    m.padding = Padding2d::symmetric(0, 3);
+    CHECK_THAT(errorOf(m, Shape::nchw(1, 1, 5, 1)), Catch::Contains("window 0 along W reads only padding"));
+
+    MaxPool3d v;
+    v.kernel_size = { 1, 1, 2 };
+    v.dilation = { 1, 1, 2 };
+    v.padding = Padding3d::symmetric(0, 0, 1); // taps at −1 and 1 of a width of 1
+    CHECK_THAT(
+        errorOf(v, Shape::ncdhw(1, 1, 2, 2, 1)), Catch::Contains("maxpool3d: window 0 along W reads only padding"));
+}
+
 TEST_CASE("errors a teacher can read", "[shapes]")
 {
     const auto P = Padding2d::symmetric;
