@@ -112,8 +112,7 @@ Command addTrainCommand(CLI::App& app)
     cmd->add_option("network", a->network, "network file (.json) or ONNX model (.onnx)")->required();
     addBatchOption(cmd, a->batch);
     cmd->add_option("--input", a->input, "input .npy ([N,C,H,W], [C,H,W] or [N,F]); default: the network's input");
-    cmd->add_option("--target", a->target,
-           "target .npy: class indices [N] (ce), or the output's shape (mse, bce)")
+    cmd->add_option("--target", a->target, "target .npy: class indices [N] (ce), or the output's shape (mse, bce)")
         ->required();
     cmd->add_option("--loss", a->loss, "ce (cross-entropy from logits), mse, bce (BCE with logits)")
         ->capture_default_str();
@@ -178,8 +177,8 @@ Command addTrainCommand(CLI::App& app)
             writeTrainingReport(a->report, r);
         if (!a->saveWeights.empty()) {
             saveTrainedWeights(a->saveWeights, r.selections.front().trained);
-            std::cout << "trained weights of " << r.selections.front().selection.str() << " saved to "
-                      << a->saveWeights << " (network.json reads them)\n";
+            std::cout << "trained weights of " << r.selections.front().selection.str() << " saved to " << a->saveWeights
+                      << " (network.json reads them)\n";
         }
         return 0;
     };

@@ -69,8 +69,9 @@ namespace {
                 }
     }
 
-    template <typename Spec> Geometry geometry(const Spec& spec, const Padding2d& pad, int64_t channels,
-        const Shape& src, const Shape& positions)
+    template <typename Spec>
+    Geometry geometry(
+        const Spec& spec, const Padding2d& pad, int64_t channels, const Shape& src, const Shape& positions)
     {
         return { channels, src.h, src.w, positions.h, positions.w, spec.kernel_size[0], spec.kernel_size[1],
             spec.stride[0], spec.stride[1], pad.top, pad.left, spec.dilation[0], spec.dilation[1] };

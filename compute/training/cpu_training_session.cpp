@@ -88,8 +88,8 @@ namespace {
                     throw Error(layerLabel(net, i) + ": running statistics were not materialised");
                 // Batch norm's weight and bias are parameters with affine only (without, they are the 1 and 0 that
                 // materialisation gives every backend).
-                const bool weighted
-                    = (layerKind(layer.spec).needs & kNeedsWeights) != 0 || (bn && std::get<BatchNorm2d>(layer.spec).affine);
+                const bool weighted = (layerKind(layer.spec).needs & kNeedsWeights) != 0
+                    || (bn && std::get<BatchNorm2d>(layer.spec).affine);
                 if (weighted && st.weight) {
                     st.gradWeight = std::make_unique<Tensor>(st.weight->shape());
                     st.updateWeight.emplace(options.optimizer, st.weight->numel());
@@ -111,8 +111,9 @@ namespace {
                 st.ranges = { base + "forward", base + "backward-data", base + "backward-weights", base + "update" };
             }
             if (trainable == 0)
-                throw InputError(net.name + " has no trainable layer (no conv, linear, affine batch norm or prelu "
-                                            "with parameters): there is nothing to train");
+                throw InputError(net.name
+                    + " has no trainable layer (no conv, linear, affine batch norm or prelu "
+                      "with parameters): there is nothing to train");
             for (size_t i = 0; i < count; ++i)
                 m_scratch.emplace_back(m_readers[i] > 1 ? shapes.layers[i].out : Shape {});
             m_inputGrad = Tensor(shapes.input);
@@ -126,8 +127,8 @@ namespace {
             enterCpuThreadPolicy();
             const Shape& want = m_shapes.input;
             if (input.shape().numel() != want.numel() || input.shape().n != want.n)
-                throw InputError("train: the input is " + input.shape().str() + " but the network expects "
-                    + want.str());
+                throw InputError(
+                    "train: the input is " + input.shape().str() + " but the network expects " + want.str());
             StepResult r;
             r.layers.assign(m_net.layers.size(), {});
             std::vector<const Tensor*> ins;
@@ -251,8 +252,9 @@ namespace {
         {
             return { { "algorithm", "cpu." + m_algorithm }, { "clock", m_clock.name() },
                 { "threads", std::to_string(cpuThreadCount()) },
-                { "backward", m_fast ? "conv / linear: im2col + parallel sgemm; other layers: loops, double sums"
-                                     : "plain loops, double sums" } };
+                { "backward",
+                    m_fast ? "conv / linear: im2col + parallel sgemm; other layers: loops, double sums"
+                           : "plain loops, double sums" } };
         }
 
     private:
@@ -302,56 +304,57 @@ namespace {
         const Tensor& in = *ins.at(0);
         Tensor& out = m_outputs[i];
         const bool fast = m_fast;
-        std::visit(
-            [&](const auto& spec) {
-                using S = std::decay_t<decltype(spec)>;
-                if constexpr (std::is_same_v<S, Conv2d>) {
-                    fast ? cpu::fast::conv2d(in, *st.weight, st.bias.get(), spec, pad, out)
-                         : cpu::direct::conv2d(in, *st.weight, st.bias.get(), spec, pad, out);
-                } else if constexpr (std::is_same_v<S, ConvTranspose2d>) {
-                    fast ? cpu::fast::convTranspose2d(in, *st.weight, st.bias.get(), spec, pad, out)
-                         : cpu::direct::convTranspose2d(in, *st.weight, st.bias.get(), spec, pad, out);
-                } else if constexpr (std::is_same_v<S, Linear>) {
-                    fast ? cpu::fast::linear(in, *st.weight, st.bias.get(), out)
-                         : cpu::direct::linear(in, *st.weight, st.bias.get(), out);
-                } else if constexpr (std::is_same_v<S, MaxPool2d>) {
-                    fast ? cpu::fast::maxPool2d(in, spec, pad, out) : cpu::direct::maxPool2d(in, spec, pad, out);
-                } else if constexpr (std::is_same_v<S, AvgPool2d>) {
-                    fast ? cpu::fast::avgPool2d(in, spec, pad, out) : cpu::direct::avgPool2d(in, spec, pad, out);
-                } else if constexpr (std::is_same_v<S, GlobalAvgPool2d>) {
-                    fast ? cpu::fast::globalAvgPool2d(in, out) : cpu::direct::globalAvgPool2d(in, out);
-                } else if constexpr (std::is_same_v<S, BatchNorm2d>) {
-                    cpu::grad::batchNorm2dTrainForward(in, st.weight.get(), st.bias.get(), spec.eps,
-                        m_options.batchNormMomentum, *st.mean, *st.var, out, st.stats);
-                } else if constexpr (std::is_same_v<S, Dropout>) {
-                    cpu::grad::dropoutForward(
-                        in, spec.p, m_options.dropoutSeed + uint64_t(step) * 1000003u + i, st.mask, out);
-                } else if constexpr (std::is_same_v<S, Flatten> || std::is_same_v<S, Identity>) {
-                    cpu::grad::copy(in, out);
-                } else if constexpr (std::is_same_v<S, Softmax>) {
-                    fast ? cpu::fast::softmax(in, out) : cpu::direct::softmax(in, out);
-                } else if constexpr (std::is_same_v<S, PReLU>) {
-                    fast ? cpu::fast::prelu(in, *st.weight, out) : cpu::direct::prelu(in, *st.weight, out);
-                } else if constexpr (std::is_same_v<S, Add>) {
-                    fast ? cpu::fast::add(ins, out) : cpu::direct::add(ins, out);
-                } else if constexpr (std::is_same_v<S, Mul>) {
-                    fast ? cpu::fast::mul(*ins.at(0), *ins.at(1), out) : cpu::direct::mul(*ins.at(0), *ins.at(1), out);
-                } else if constexpr (std::is_same_v<S, Concat>) {
-                    fast ? cpu::fast::concat(ins, out) : cpu::direct::concat(ins, out);
-                } else if constexpr (std::is_same_v<S, Pad>) {
-                    fast ? cpu::fast::pad(in, spec, out) : cpu::direct::pad(in, spec, out);
-                } else if constexpr (std::is_same_v<S, ReLU> || std::is_same_v<S, LeakyReLU>
-                    || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU>
-                    || std::is_same_v<S, ReLU6> || std::is_same_v<S, Hardswish> || std::is_same_v<S, Hardsigmoid>
-                    || std::is_same_v<S, SiLU> || std::is_same_v<S, Hardtanh>) {
-                    fast ? cpu::fast::activation(in, layer.spec, out) : cpu::direct::activation(in, layer.spec, out);
-                } else if constexpr (isVolumeKind<S>) {
-                    throw UnsupportedError(layerLabel(m_net, i) + ": no backward on the CPU (unsupported)");
-                } else {
-                    static_assert(dependent_false<S>, "cpu training: a layer kind has no forward branch");
-                }
-            },
-            layer.spec);
+        std::
+            visit(
+                [&](const auto& spec) {
+                    using S = std::decay_t<decltype(spec)>;
+                    if constexpr (std::is_same_v<S, Conv2d>) {
+                        fast ? cpu::fast::conv2d(in, *st.weight, st.bias.get(), spec, pad, out)
+                             : cpu::direct::conv2d(in, *st.weight, st.bias.get(), spec, pad, out);
+                    } else if constexpr (std::is_same_v<S, ConvTranspose2d>) {
+                        fast ? cpu::fast::convTranspose2d(in, *st.weight, st.bias.get(), spec, pad, out)
+                             : cpu::direct::convTranspose2d(in, *st.weight, st.bias.get(), spec, pad, out);
+                    } else if constexpr (std::is_same_v<S, Linear>) {
+                        fast ? cpu::fast::linear(in, *st.weight, st.bias.get(), out)
+                             : cpu::direct::linear(in, *st.weight, st.bias.get(), out);
+                    } else if constexpr (std::is_same_v<S, MaxPool2d>) {
+                        fast ? cpu::fast::maxPool2d(in, spec, pad, out) : cpu::direct::maxPool2d(in, spec, pad, out);
+                    } else if constexpr (std::is_same_v<S, AvgPool2d>) {
+                        fast ? cpu::fast::avgPool2d(in, spec, pad, out) : cpu::direct::avgPool2d(in, spec, pad, out);
+                    } else if constexpr (std::is_same_v<S, GlobalAvgPool2d>) {
+                        fast ? cpu::fast::globalAvgPool2d(in, out) : cpu::direct::globalAvgPool2d(in, out);
+                    } else if constexpr (std::is_same_v<S, BatchNorm2d>) {
+                        cpu::grad::batchNorm2dTrainForward(in, st.weight.get(), st.bias.get(), spec.eps,
+                            m_options.batchNormMomentum, *st.mean, *st.var, out, st.stats);
+                    } else if constexpr (std::is_same_v<S, Dropout>) {
+                        cpu::grad::dropoutForward(
+                            in, spec.p, m_options.dropoutSeed + uint64_t(step) * 1000003u + i, st.mask, out);
+                    } else if constexpr (std::is_same_v<S, Flatten> || std::is_same_v<S, Identity>) {
+                        cpu::grad::copy(in, out);
+                    } else if constexpr (std::is_same_v<S, Softmax>) {
+                        fast ? cpu::fast::softmax(in, out) : cpu::direct::softmax(in, out);
+                    } else if constexpr (std::is_same_v<S, PReLU>) {
+                        fast ? cpu::fast::prelu(in, *st.weight, out) : cpu::direct::prelu(in, *st.weight, out);
+                    } else if constexpr (std::is_same_v<S, Add>) {
+                        fast ? cpu::fast::add(ins, out) : cpu::direct::add(ins, out);
+                    } else if constexpr (std::is_same_v<S, Mul>) {
+                        fast ? cpu::fast::mul(*ins.at(0), *ins.at(1), out)
+                             : cpu::direct::mul(*ins.at(0), *ins.at(1), out);
+                    } else if constexpr (std::is_same_v<S, Concat>) {
+                        fast ? cpu::fast::concat(ins, out) : cpu::direct::concat(ins, out);
+                    } else if constexpr (std::is_same_v<S, Pad>) {
+                        fast ? cpu::fast::pad(in, spec, out) : cpu::direct::pad(in, spec, out);
+                    } else if constexpr (
+                        std::is_same_v<S, ReLU> || std::is_same_v<S, LeakyReLU> || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU> || std::is_same_v<S, ReLU6> || std::is_same_v<S, Hardswish> || std::is_same_v<S, Hardsigmoid> || std::is_same_v<S, SiLU> || std::is_same_v<S, Hardtanh>) {
+                        fast ? cpu::fast::activation(in, layer.spec, out)
+                             : cpu::direct::activation(in, layer.spec, out);
+                    } else if constexpr (isVolumeKind<S>) {
+                        throw UnsupportedError(layerLabel(m_net, i) + ": no backward on the CPU (unsupported)");
+                    } else {
+                        static_assert(dependent_false<S>, "cpu training: a layer kind has no forward branch");
+                    }
+                },
+                layer.spec);
     }
 
     // The gradients of layer k's inputs; returns whether any was computed (the network's input is skipped unless
@@ -378,53 +381,54 @@ namespace {
             char& set = src < 0 ? inputHas : has[size_t(src)];
             Tensor& total = src < 0 ? m_inputGrad : m_grads[size_t(src)];
             Tensor& gx = set ? (src < 0 ? m_inputScratch : m_scratch[size_t(src)]) : total;
-            std::visit(
-                [&](const auto& spec) {
-                    using S = std::decay_t<decltype(spec)>;
-                    if constexpr (std::is_same_v<S, Conv2d>) {
-                        fast ? cpu::grad::fast::conv2dData(gy, *st.weight, spec, pad, gx)
-                             : cpu::grad::direct::conv2dData(gy, *st.weight, spec, pad, gx);
-                    } else if constexpr (std::is_same_v<S, ConvTranspose2d>) {
-                        fast ? cpu::grad::fast::convTranspose2dData(gy, *st.weight, spec, pad, gx)
-                             : cpu::grad::direct::convTranspose2dData(gy, *st.weight, spec, pad, gx);
-                    } else if constexpr (std::is_same_v<S, Linear>) {
-                        fast ? cpu::grad::fast::linearData(gy, *st.weight, gx)
-                             : cpu::grad::direct::linearData(gy, *st.weight, gx);
-                    } else if constexpr (std::is_same_v<S, MaxPool2d>) {
-                        cpu::grad::maxPool2d(gy, x, spec, pad, gx);
-                    } else if constexpr (std::is_same_v<S, AvgPool2d>) {
-                        cpu::grad::avgPool2d(gy, spec, pad, gx);
-                    } else if constexpr (std::is_same_v<S, GlobalAvgPool2d>) {
-                        cpu::grad::globalAvgPool2d(gy, gx);
-                    } else if constexpr (std::is_same_v<S, BatchNorm2d>) {
-                        cpu::grad::batchNorm2dData(gy, x, st.weight.get(), st.stats, gx);
-                    } else if constexpr (std::is_same_v<S, Dropout>) {
-                        cpu::grad::dropoutBackward(gy, st.mask, gx);
-                    } else if constexpr (std::is_same_v<S, Flatten> || std::is_same_v<S, Identity>
-                        || std::is_same_v<S, Add>) {
-                        cpu::grad::copy(gy, gx);
-                    } else if constexpr (std::is_same_v<S, Softmax>) {
-                        cpu::grad::softmax(gy, m_outputs[k], gx);
-                    } else if constexpr (std::is_same_v<S, PReLU>) {
-                        cpu::grad::preluData(gy, x, *st.weight, gx);
-                    } else if constexpr (std::is_same_v<S, Mul>) {
-                        cpu::grad::mulInput(gy, *ins.at(1 - j), gx);
-                    } else if constexpr (std::is_same_v<S, Concat>) {
-                        cpu::grad::concatInput(gy, channelOffset, gx);
-                    } else if constexpr (std::is_same_v<S, Pad>) {
-                        cpu::grad::pad(gy, spec, gx);
-                    } else if constexpr (std::is_same_v<S, ReLU> || std::is_same_v<S, LeakyReLU>
-                        || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU>
-                        || std::is_same_v<S, ReLU6> || std::is_same_v<S, Hardswish> || std::is_same_v<S, Hardsigmoid>
-                        || std::is_same_v<S, SiLU> || std::is_same_v<S, Hardtanh>) {
-                        cpu::grad::activation(gy, x, layer.spec, gx);
-                    } else if constexpr (isVolumeKind<S>) {
-                        throw UnsupportedError(layerLabel(m_net, k) + ": no backward on the CPU (unsupported)");
-                    } else {
-                        static_assert(dependent_false<S>, "cpu training: a layer kind has no backward branch");
-                    }
-                },
-                layer.spec);
+            std::
+                visit(
+                    [&](const auto& spec) {
+                        using S = std::decay_t<decltype(spec)>;
+                        if constexpr (std::is_same_v<S, Conv2d>) {
+                            fast ? cpu::grad::fast::conv2dData(gy, *st.weight, spec, pad, gx)
+                                 : cpu::grad::direct::conv2dData(gy, *st.weight, spec, pad, gx);
+                        } else if constexpr (std::is_same_v<S, ConvTranspose2d>) {
+                            fast ? cpu::grad::fast::convTranspose2dData(gy, *st.weight, spec, pad, gx)
+                                 : cpu::grad::direct::convTranspose2dData(gy, *st.weight, spec, pad, gx);
+                        } else if constexpr (std::is_same_v<S, Linear>) {
+                            fast ? cpu::grad::fast::linearData(gy, *st.weight, gx)
+                                 : cpu::grad::direct::linearData(gy, *st.weight, gx);
+                        } else if constexpr (std::is_same_v<S, MaxPool2d>) {
+                            cpu::grad::maxPool2d(gy, x, spec, pad, gx);
+                        } else if constexpr (std::is_same_v<S, AvgPool2d>) {
+                            cpu::grad::avgPool2d(gy, spec, pad, gx);
+                        } else if constexpr (std::is_same_v<S, GlobalAvgPool2d>) {
+                            cpu::grad::globalAvgPool2d(gy, gx);
+                        } else if constexpr (std::is_same_v<S, BatchNorm2d>) {
+                            cpu::grad::batchNorm2dData(gy, x, st.weight.get(), st.stats, gx);
+                        } else if constexpr (std::is_same_v<S, Dropout>) {
+                            cpu::grad::dropoutBackward(gy, st.mask, gx);
+                        } else if constexpr (std::is_same_v<S,
+                                                 Flatten> || std::is_same_v<S, Identity> || std::is_same_v<S, Add>) {
+                            cpu::grad::copy(gy, gx);
+                        } else if constexpr (std::is_same_v<S, Softmax>) {
+                            cpu::grad::softmax(gy, m_outputs[k], gx);
+                        } else if constexpr (std::is_same_v<S, PReLU>) {
+                            cpu::grad::preluData(gy, x, *st.weight, gx);
+                        } else if constexpr (std::is_same_v<S, Mul>) {
+                            cpu::grad::mulInput(gy, *ins.at(1 - j), gx);
+                        } else if constexpr (std::is_same_v<S, Concat>) {
+                            cpu::grad::concatInput(gy, channelOffset, gx);
+                        } else if constexpr (std::is_same_v<S, Pad>) {
+                            cpu::grad::pad(gy, spec, gx);
+                        } else if constexpr (
+                            std::
+                                is_same_v<
+                                    S, ReLU> || std::is_same_v<S, LeakyReLU> || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU> || std::is_same_v<S, ReLU6> || std::is_same_v<S, Hardswish> || std::is_same_v<S, Hardsigmoid> || std::is_same_v<S, SiLU> || std::is_same_v<S, Hardtanh>) {
+                            cpu::grad::activation(gy, x, layer.spec, gx);
+                        } else if constexpr (isVolumeKind<S>) {
+                            throw UnsupportedError(layerLabel(m_net, k) + ": no backward on the CPU (unsupported)");
+                        } else {
+                            static_assert(dependent_false<S>, "cpu training: a layer kind has no backward branch");
+                        }
+                    },
+                    layer.spec);
             if (set)
                 cpu::grad::accumulate(gx, total);
             set = 1;

@@ -86,8 +86,8 @@ double computeLoss(LossKind kind, const Tensor& output, const Tensor& target, Te
             const auto t = static_cast<int64_t>(y[n]);
             loss += top + std::log(sum) - row[t];
             for (int64_t c = 0; c < classes; ++c)
-                g[n * classes + c] = static_cast<float>(
-                    (std::exp(double(row[c]) - top) / sum - (c == t ? 1.0 : 0.0)) / double(batch));
+                g[n * classes + c]
+                    = static_cast<float>((std::exp(double(row[c]) - top) / sum - (c == t ? 1.0 : 0.0)) / double(batch));
         }
         return loss / double(batch);
     }

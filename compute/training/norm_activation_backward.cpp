@@ -99,7 +99,8 @@ void batchNorm2dData(const Tensor& gy, const Tensor& x, const Tensor* weight, co
             const int64_t base = (n * p.channels + c) * p.area;
             for (int64_t i = 0; i < p.area; ++i) {
                 const double xhat = (x.data()[base + i] - mean) * invstd;
-                gx.data()[base + i] = static_cast<float>(scale * (gy.data()[base + i] - sum / count - xhat * dot / count));
+                gx.data()[base + i]
+                    = static_cast<float>(scale * (gy.data()[base + i] - sum / count - xhat * dot / count));
             }
         }
     }

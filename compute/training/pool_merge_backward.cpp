@@ -129,7 +129,8 @@ void mulInput(const Tensor& gy, const Tensor& other, Tensor& gx)
     for (int64_t p = 0; p < planes; ++p) {
         double sum = 0;
         for (int64_t j = 0; j < area; ++j) {
-            const double v = double(gy.data()[p * area + j]) * (otherGate ? other.data()[p] : other.data()[p * area + j]);
+            const double v
+                = double(gy.data()[p * area + j]) * (otherGate ? other.data()[p] : other.data()[p * area + j]);
             if (selfGate)
                 sum += v;
             else
@@ -147,8 +148,8 @@ void concatInput(const Tensor& gy, int64_t offset, Tensor& gx)
     const int64_t area = s.d * s.h * s.w;
     detail::require(offset + s.c <= o.c && o.n == s.n, "concat backward", "input " + s.str() + " is not in " + o.str());
     for (int64_t n = 0; n < s.n; ++n)
-        std::memcpy(gx.data() + n * s.c * area, gy.data() + (n * o.c + offset) * area,
-            size_t(s.c * area) * sizeof(float));
+        std::memcpy(
+            gx.data() + n * s.c * area, gy.data() + (n * o.c + offset) * area, size_t(s.c * area) * sizeof(float));
 }
 
 void pad(const Tensor& gy, const Pad& spec, Tensor& gx)

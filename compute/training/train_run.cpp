@@ -44,8 +44,9 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
 
     for (const Selection& sel : options.selections) {
         if (sel.fused)
-            throw UnsupportedError(sel.str() + ": fused selections are unsupported in training (batch norm trains "
-                                               "on batch statistics, so it cannot fold into the convolution)");
+            throw UnsupportedError(sel.str()
+                + ": fused selections are unsupported in training (batch norm trains "
+                  "on batch statistics, so it cannot fold into the convolution)");
         const std::shared_ptr<Backend> backend = BackendRegistry::instance().resolve(sel);
         std::unique_ptr<TrainingSession> session = backend->createTrainingSession(sel.algorithm, options.session);
         if (!session)

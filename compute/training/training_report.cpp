@@ -151,8 +151,8 @@ std::string trainingReportJson(const TrainResult& r)
                 if (v.empty())
                     continue;
                 const Stats st = Stats::of(v);
-                l[kPhases[p]] = { { "median_ms", st.median }, { "min_ms", st.min }, { "mean_ms", st.mean },
-                    { "samples_ms", v } };
+                l[kPhases[p]]
+                    = { { "median_ms", st.median }, { "min_ms", st.min }, { "mean_ms", st.mean }, { "samples_ms", v } };
             }
             layers.push_back(l);
         }
