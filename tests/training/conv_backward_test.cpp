@@ -107,8 +107,8 @@ TEST_CASE("conv2d backward matches finite differences, and the fast path matches
     }
 }
 
-TEST_CASE("conv_transpose2d backward matches finite differences, and the fast path matches cpu.direct",
-    "[training][conv]")
+TEST_CASE(
+    "conv_transpose2d backward matches finite differences, and the fast path matches cpu.direct", "[training][conv]")
 {
     uint64_t seed = 200;
     for (const ConvCase& c : kConvCases) {

@@ -207,8 +207,7 @@ TEST_CASE("average pool backward matches finite differences in every divisor mod
     CHECK(relL2(gx, numericalGradient(x, gy, gapShape, fwd, 0.25)) < 1e-5);
 }
 
-TEST_CASE("softmax, mul (with a broadcast gate), concat and pad backward match finite differences",
-    "[training][merge]")
+TEST_CASE("softmax, mul (with a broadcast gate), concat and pad backward match finite differences", "[training][merge]")
 {
     const Shape shape = Shape::nchw(2, 3, 2, 3);
     {

@@ -36,8 +36,8 @@ inline double dot(const Tensor& gy, const Tensor& y)
 }
 
 // The numerical gradient of Σ gy · forward() with respect to `param` (perturbed in place and restored), step h.
-inline Tensor numericalGradient(Tensor& param, const Tensor& gy, const Shape& outShape,
-    const std::function<void(Tensor&)>& forward, double h)
+inline Tensor numericalGradient(
+    Tensor& param, const Tensor& gy, const Shape& outShape, const std::function<void(Tensor&)>& forward, double h)
 {
     Tensor grad(param.shape());
     Tensor y(outShape);

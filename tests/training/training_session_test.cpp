@@ -98,8 +98,8 @@ Tensor classTargets(int64_t batch, int64_t classes)
 }
 } // namespace
 
-TEST_CASE("a LeNet-5 training step: the loss goes down, and cpu.im2col_gemm agrees with cpu.direct",
-    "[training][session]")
+TEST_CASE(
+    "a LeNet-5 training step: the loss goes down, and cpu.im2col_gemm agrees with cpu.direct", "[training][session]")
 {
     Network net = loadNetwork(examplesDir() / "lenet5.json");
     net.input.batch = 4;
@@ -194,8 +194,8 @@ TEST_CASE("a graph network's gradients match finite differences of its loss", "[
     }
 }
 
-TEST_CASE("train refuses what it cannot train, and names the step and layer of a non-finite gradient",
-    "[training][session]")
+TEST_CASE(
+    "train refuses what it cannot train, and names the step and layer of a non-finite gradient", "[training][session]")
 {
     auto cpu = BackendRegistry::instance().find("cpu");
     CHECK_THROWS_WITH(cpu->createTrainingSession("fft", {}), Catch::Contains("no training path"));
