@@ -90,7 +90,9 @@ def write_case(out_dir, case, loss, optimizer, target=None, lr=0.1, momentum=0.0
     os.makedirs(folder, exist_ok=True)
     c = case.input.shape
     inp = {"batch": c[0], "channels": c[1], "source": "input.npy"}
-    if len(c) == 2:
+    if len(c) == 5:
+        inp.update(depth=c[2], height=c[3], width=c[4])
+    elif len(c) == 2:
         inp["features"] = inp.pop("channels")
     else:
         inp.update(height=c[2], width=c[3])
@@ -140,7 +142,7 @@ def write_case(out_dir, case, loss, optimizer, target=None, lr=0.1, momentum=0.0
             continue
         for pname, p in m.named_parameters():
             np.save(os.path.join(folder, f"after.{name}.{pname}.npy"), f32(p.detach().numpy()))
-        if isinstance(m, nn.BatchNorm2d):
+        if isinstance(m, (nn.BatchNorm2d, nn.BatchNorm3d)):
             np.save(os.path.join(folder, f"after.{name}.running_mean.npy"), f32(m.running_mean.numpy()))
             np.save(os.path.join(folder, f"after.{name}.running_var.npy"), f32(m.running_var.numpy()))
     return {"name": case.name, "loss": loss, "optimizer": optimizer, "lr": lr, "momentum": momentum,
@@ -246,6 +248,34 @@ def make_cases(out_dir):
     lin = nn.Linear(2 * 5 * 5, 3)
     c.add("fc", {"type": "linear", "out_features": 3, "init": c.weights("fc", lin)}, lin, lambda xs: lin(xs[0]))
     cases.append(write_case(out_dir, c, "bce", "adam", lr=0.01, weight_decay=0.001))
+
+    c = Case("volumes", (2, 2, 5, 4, 6), 9)
+    # No bias before batch norm: its gradient is zero but for rounding, which Adam's m / sqrt(v) would amplify.
+    m = nn.Conv3d(2, 4, (3, 2, 3), stride=(1, 2, 1), padding=(1, 0, 1), dilation=(1, 1, 2), groups=2, bias=False)
+    c.add("c1", {"type": "conv3d", "out_channels": 4, "kernel_size": [3, 2, 3], "stride": [1, 2, 1],
+                 "padding": [1, 1, 0, 0, 1, 1], "dilation": [1, 1, 2], "groups": 2, "bias": False,
+                 "init": c.weights("c1", m, bias=False)},
+          m, lambda xs, m=m: m(xs[0]))
+    bn3 = nn.BatchNorm3d(4)
+    with torch.no_grad():
+        for key in ("weight", "bias"):
+            v = f32(c.rng.uniform(0.5, 1.5, 4))
+            getattr(bn3, key).copy_(torch.from_numpy(v.astype(np.float64)))
+            c.files[f"bn.{key}.npy"] = v
+    c.add("bn", {"type": "batchnorm3d", "weight": "bn.weight.npy", "bias": "bn.bias.npy"}, bn3,
+          lambda xs: bn3(xs[0]))
+    c.simple("act", {"type": "elu"}, lambda xs: F.elu(xs[0]))
+    c.simple("mp", {"type": "maxpool3d", "kernel_size": [2, 2, 2], "stride": [1, 1, 2], "padding": [1, 1, 0, 0, 1, 1],
+                    "ceil_mode": True}, lambda xs: F.max_pool3d(xs[0], 2, (1, 1, 2), (1, 0, 1), ceil_mode=True))
+    up = nn.ConvTranspose3d(4, 2, 2, stride=2, padding=(0, 0, 1), output_padding=(1, 0, 0), groups=2)
+    c.add("up", {"type": "conv_transpose3d", "out_channels": 2, "kernel_size": [2, 2, 2], "stride": [2, 2, 2],
+                 "padding": [0, 0, 0, 0, 1, 1], "output_padding": [1, 0, 0], "groups": 2, "init": c.weights("up", up)},
+          up, lambda xs: up(xs[0]))
+    c.simple("ap", {"type": "avgpool3d", "kernel_size": [2, 2, 2], "stride": [2, 1, 2], "padding": [1, 1, 1, 1, 0, 0],
+                    "count_include_pad": False},
+             lambda xs: F.avg_pool3d(xs[0], (2, 2, 2), (2, 1, 2), (1, 1, 0), count_include_pad=False))
+    c.simple("gap", {"type": "global_avgpool3d"}, lambda xs: F.adaptive_avg_pool3d(xs[0], 1))
+    cases.append(write_case(out_dir, c, "mse", "adam", lr=0.01))
 
     c = Case("softmax_linear", (4, 7), 7)
     lin = nn.Linear(7, 6)

@@ -29,6 +29,14 @@ namespace direct {
     // y = x·Wᵀ + b with x [N, in], W [out, in] (stored {out, in, 1, 1}).
     void linearData(const Tensor& gy, const Tensor& weight, Tensor& gx);
     void linearWeights(const Tensor& gy, const Tensor& x, Tensor& gw, Tensor* gb);
+    // The 3-D convolutions on volumes [N, C, D, H, W] (`pad` is LayerShape::resolvedPadding3d).
+    void conv3dData(const Tensor& gy, const Tensor& weight, const Conv3d& spec, const Padding3d& pad, Tensor& gx);
+    void conv3dWeights(
+        const Tensor& gy, const Tensor& x, const Conv3d& spec, const Padding3d& pad, Tensor& gw, Tensor* gb);
+    void convTranspose3dData(
+        const Tensor& gy, const Tensor& weight, const ConvTranspose3d& spec, const Padding3d& pad, Tensor& gx);
+    void convTranspose3dWeights(
+        const Tensor& gy, const Tensor& x, const ConvTranspose3d& spec, const Padding3d& pad, Tensor& gw, Tensor* gb);
 } // namespace direct
 
 namespace fast {
@@ -41,11 +49,20 @@ namespace fast {
         const Tensor& gy, const Tensor& x, const ConvTranspose2d& spec, const Padding2d& pad, Tensor& gw, Tensor* gb);
     void linearData(const Tensor& gy, const Tensor& weight, Tensor& gx);
     void linearWeights(const Tensor& gy, const Tensor& x, Tensor& gw, Tensor* gb);
+    // vol2col / col2vol + parallel sgemm: the same column matrix as the 2-D ops with a depth axis.
+    void conv3dData(const Tensor& gy, const Tensor& weight, const Conv3d& spec, const Padding3d& pad, Tensor& gx);
+    void conv3dWeights(
+        const Tensor& gy, const Tensor& x, const Conv3d& spec, const Padding3d& pad, Tensor& gw, Tensor* gb);
+    void convTranspose3dData(
+        const Tensor& gy, const Tensor& weight, const ConvTranspose3d& spec, const Padding3d& pad, Tensor& gx);
+    void convTranspose3dWeights(
+        const Tensor& gy, const Tensor& x, const ConvTranspose3d& spec, const Padding3d& pad, Tensor& gw, Tensor* gb);
 } // namespace fast
 
-// Batch norm in training mode (torch.nn.BatchNorm2d.train()): the batch's own mean and biased variance normalise,
-// and the running statistics move by `momentum` toward the batch mean and the *unbiased* variance. `mean` and
-// `invstd` (one per channel, 1/sqrt(var + eps)) are kept for the backward. weight / bias null: affine = false.
+// Batch norm in training mode (torch.nn.BatchNorm2d.train(), and BatchNorm3d over D·H·W planes): the batch's own mean
+// and biased variance normalise, and the running statistics move by `momentum` toward the batch mean and the *unbiased*
+// variance. `mean` and `invstd` (one per channel, 1/sqrt(var + eps)) are kept for the backward. weight / bias null:
+// affine = false.
 struct BatchStats {
     std::vector<double> mean, invstd;
 };
@@ -68,7 +85,11 @@ void preluWeights(const Tensor& gy, const Tensor& x, Tensor& gslopes);
 void maxPool2d(const Tensor& gy, const Tensor& x, const MaxPool2d& spec, const Padding2d& pad, Tensor& gx);
 // Average pooling spreads gy / divisor over the window's real pixels, with the forward's divisor rule.
 void avgPool2d(const Tensor& gy, const AvgPool2d& spec, const Padding2d& pad, Tensor& gx);
+// Global average pooling of an image or a volume (the mean over H·W or D·H·W): gy / area everywhere.
 void globalAvgPool2d(const Tensor& gy, Tensor& gx);
+// The 3-D pools, with their forward's rules (maxpool3d.cpp, avgpool3d.cpp).
+void maxPool3d(const Tensor& gy, const Tensor& x, const MaxPool3d& spec, const Padding3d& pad, Tensor& gx);
+void avgPool3d(const Tensor& gy, const AvgPool3d& spec, const Padding3d& pad, Tensor& gx);
 
 // softmax over dim 1 from its output y: gx = y · (gy − Σ_c gy·y).
 void softmax(const Tensor& gy, const Tensor& y, Tensor& gx);

@@ -25,8 +25,6 @@ namespace convscope {
 
 namespace {
 
-    bool trainsOnCpu(const LayerSpec& spec) { return !isVolumeLayer(spec); }
-
     std::string layerLabel(const Network& net, size_t i)
     {
         return "layer " + std::to_string(i) + " (" + net.layers[i].name + ", " + layerKind(net.layers[i].spec).type
@@ -37,6 +35,11 @@ namespace {
     {
         return t ? std::make_unique<Tensor>(t->clone()) : nullptr;
     }
+
+    // The activations without weights (cpu::direct::activation and cpu::grad::activation take them all).
+    template <typename S>
+    constexpr bool kPlainActivation = std::is_same_v<S,
+                                          ReLU> || std::is_same_v<S, LeakyReLU> || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU> || std::is_same_v<S, ReLU6> || std::is_same_v<S, Hardswish> || std::is_same_v<S, Hardsigmoid> || std::is_same_v<S, SiLU> || std::is_same_v<S, Hardtanh>;
 
     struct LayerState {
         std::unique_ptr<Tensor> weight, bias, mean, var; // the session's parameters and running statistics
@@ -83,13 +86,15 @@ namespace {
                 st.bias = cloneOf(layer.bias);
                 st.mean = cloneOf(layer.runningMean);
                 st.var = cloneOf(layer.runningVar);
-                const bool bn = std::holds_alternative<BatchNorm2d>(layer.spec);
+                const auto* bn2 = std::get_if<BatchNorm2d>(&layer.spec);
+                const auto* bn3 = std::get_if<BatchNorm3d>(&layer.spec);
+                const bool bn = bn2 || bn3;
                 if (bn && (!st.mean || !st.var))
                     throw Error(layerLabel(net, i) + ": running statistics were not materialised");
                 // Batch norm's weight and bias are parameters with affine only (without, they are the 1 and 0 that
                 // materialisation gives every backend).
-                const bool weighted = (layerKind(layer.spec).needs & kNeedsWeights) != 0
-                    || (bn && std::get<BatchNorm2d>(layer.spec).affine);
+                const bool weighted = (layerKind(layer.spec).needs & kNeedsWeights) != 0 || (bn2 && bn2->affine)
+                    || (bn3 && bn3->affine);
                 if (weighted && st.weight) {
                     st.gradWeight = std::make_unique<Tensor>(st.weight->shape());
                     st.updateWeight.emplace(options.optimizer, st.weight->numel());
@@ -301,60 +306,70 @@ namespace {
         const Layer& layer = m_net.layers[i];
         LayerState& st = m_state[i];
         const Padding2d& pad = m_shapes.layers[i].resolvedPadding;
+        const Padding3d& pad3 = m_shapes.layers[i].resolvedPadding3d;
         const Tensor& in = *ins.at(0);
         Tensor& out = m_outputs[i];
         const bool fast = m_fast;
-        std::
-            visit(
-                [&](const auto& spec) {
-                    using S = std::decay_t<decltype(spec)>;
-                    if constexpr (std::is_same_v<S, Conv2d>) {
-                        fast ? cpu::fast::conv2d(in, *st.weight, st.bias.get(), spec, pad, out)
-                             : cpu::direct::conv2d(in, *st.weight, st.bias.get(), spec, pad, out);
-                    } else if constexpr (std::is_same_v<S, ConvTranspose2d>) {
-                        fast ? cpu::fast::convTranspose2d(in, *st.weight, st.bias.get(), spec, pad, out)
-                             : cpu::direct::convTranspose2d(in, *st.weight, st.bias.get(), spec, pad, out);
-                    } else if constexpr (std::is_same_v<S, Linear>) {
-                        fast ? cpu::fast::linear(in, *st.weight, st.bias.get(), out)
-                             : cpu::direct::linear(in, *st.weight, st.bias.get(), out);
-                    } else if constexpr (std::is_same_v<S, MaxPool2d>) {
-                        fast ? cpu::fast::maxPool2d(in, spec, pad, out) : cpu::direct::maxPool2d(in, spec, pad, out);
-                    } else if constexpr (std::is_same_v<S, AvgPool2d>) {
-                        fast ? cpu::fast::avgPool2d(in, spec, pad, out) : cpu::direct::avgPool2d(in, spec, pad, out);
-                    } else if constexpr (std::is_same_v<S, GlobalAvgPool2d>) {
-                        fast ? cpu::fast::globalAvgPool2d(in, out) : cpu::direct::globalAvgPool2d(in, out);
-                    } else if constexpr (std::is_same_v<S, BatchNorm2d>) {
-                        cpu::grad::batchNorm2dTrainForward(in, st.weight.get(), st.bias.get(), spec.eps,
-                            m_options.batchNormMomentum, *st.mean, *st.var, out, st.stats);
-                    } else if constexpr (std::is_same_v<S, Dropout>) {
-                        cpu::grad::dropoutForward(
-                            in, spec.p, m_options.dropoutSeed + uint64_t(step) * 1000003u + i, st.mask, out);
-                    } else if constexpr (std::is_same_v<S, Flatten> || std::is_same_v<S, Identity>) {
-                        cpu::grad::copy(in, out);
-                    } else if constexpr (std::is_same_v<S, Softmax>) {
-                        fast ? cpu::fast::softmax(in, out) : cpu::direct::softmax(in, out);
-                    } else if constexpr (std::is_same_v<S, PReLU>) {
-                        fast ? cpu::fast::prelu(in, *st.weight, out) : cpu::direct::prelu(in, *st.weight, out);
-                    } else if constexpr (std::is_same_v<S, Add>) {
-                        fast ? cpu::fast::add(ins, out) : cpu::direct::add(ins, out);
-                    } else if constexpr (std::is_same_v<S, Mul>) {
-                        fast ? cpu::fast::mul(*ins.at(0), *ins.at(1), out)
-                             : cpu::direct::mul(*ins.at(0), *ins.at(1), out);
-                    } else if constexpr (std::is_same_v<S, Concat>) {
-                        fast ? cpu::fast::concat(ins, out) : cpu::direct::concat(ins, out);
-                    } else if constexpr (std::is_same_v<S, Pad>) {
-                        fast ? cpu::fast::pad(in, spec, out) : cpu::direct::pad(in, spec, out);
-                    } else if constexpr (
-                        std::is_same_v<S, ReLU> || std::is_same_v<S, LeakyReLU> || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU> || std::is_same_v<S, ReLU6> || std::is_same_v<S, Hardswish> || std::is_same_v<S, Hardsigmoid> || std::is_same_v<S, SiLU> || std::is_same_v<S, Hardtanh>) {
-                        fast ? cpu::fast::activation(in, layer.spec, out)
-                             : cpu::direct::activation(in, layer.spec, out);
-                    } else if constexpr (isVolumeKind<S>) {
-                        throw UnsupportedError(layerLabel(m_net, i) + ": no backward on the CPU (unsupported)");
-                    } else {
-                        static_assert(dependent_false<S>, "cpu training: a layer kind has no forward branch");
-                    }
-                },
-                layer.spec);
+        std::visit(
+            [&](const auto& spec) {
+                using S = std::decay_t<decltype(spec)>;
+                if constexpr (std::is_same_v<S, Conv2d>) {
+                    fast ? cpu::fast::conv2d(in, *st.weight, st.bias.get(), spec, pad, out)
+                         : cpu::direct::conv2d(in, *st.weight, st.bias.get(), spec, pad, out);
+                } else if constexpr (std::is_same_v<S, ConvTranspose2d>) {
+                    fast ? cpu::fast::convTranspose2d(in, *st.weight, st.bias.get(), spec, pad, out)
+                         : cpu::direct::convTranspose2d(in, *st.weight, st.bias.get(), spec, pad, out);
+                } else if constexpr (std::is_same_v<S, Linear>) {
+                    fast ? cpu::fast::linear(in, *st.weight, st.bias.get(), out)
+                         : cpu::direct::linear(in, *st.weight, st.bias.get(), out);
+                } else if constexpr (std::is_same_v<S, MaxPool2d>) {
+                    fast ? cpu::fast::maxPool2d(in, spec, pad, out) : cpu::direct::maxPool2d(in, spec, pad, out);
+                } else if constexpr (std::is_same_v<S, AvgPool2d>) {
+                    fast ? cpu::fast::avgPool2d(in, spec, pad, out) : cpu::direct::avgPool2d(in, spec, pad, out);
+                } else if constexpr (std::is_same_v<S, GlobalAvgPool2d>) {
+                    fast ? cpu::fast::globalAvgPool2d(in, out) : cpu::direct::globalAvgPool2d(in, out);
+                } else if constexpr (std::is_same_v<S, BatchNorm2d>) {
+                    cpu::grad::batchNorm2dTrainForward(in, st.weight.get(), st.bias.get(), spec.eps,
+                        m_options.batchNormMomentum, *st.mean, *st.var, out, st.stats);
+                } else if constexpr (std::is_same_v<S, Dropout>) {
+                    cpu::grad::dropoutForward(
+                        in, spec.p, m_options.dropoutSeed + uint64_t(step) * 1000003u + i, st.mask, out);
+                } else if constexpr (std::is_same_v<S, Flatten> || std::is_same_v<S, Identity>) {
+                    cpu::grad::copy(in, out);
+                } else if constexpr (std::is_same_v<S, Softmax>) {
+                    fast ? cpu::fast::softmax(in, out) : cpu::direct::softmax(in, out);
+                } else if constexpr (std::is_same_v<S, PReLU>) {
+                    fast ? cpu::fast::prelu(in, *st.weight, out) : cpu::direct::prelu(in, *st.weight, out);
+                } else if constexpr (std::is_same_v<S, Add>) {
+                    fast ? cpu::fast::add(ins, out) : cpu::direct::add(ins, out);
+                } else if constexpr (std::is_same_v<S, Mul>) {
+                    fast ? cpu::fast::mul(*ins.at(0), *ins.at(1), out) : cpu::direct::mul(*ins.at(0), *ins.at(1), out);
+                } else if constexpr (std::is_same_v<S, Concat>) {
+                    fast ? cpu::fast::concat(ins, out) : cpu::direct::concat(ins, out);
+                } else if constexpr (std::is_same_v<S, Pad>) {
+                    fast ? cpu::fast::pad(in, spec, out) : cpu::direct::pad(in, spec, out);
+                } else if constexpr (kPlainActivation<S>) {
+                    fast ? cpu::fast::activation(in, layer.spec, out) : cpu::direct::activation(in, layer.spec, out);
+                } else if constexpr (std::is_same_v<S, Conv3d>) {
+                    fast ? cpu::fast::conv3d(in, *st.weight, st.bias.get(), spec, pad3, out)
+                         : cpu::direct::conv3d(in, *st.weight, st.bias.get(), spec, pad3, out);
+                } else if constexpr (std::is_same_v<S, ConvTranspose3d>) {
+                    fast ? cpu::fast::convTranspose3d(in, *st.weight, st.bias.get(), spec, pad3, out)
+                         : cpu::direct::convTranspose3d(in, *st.weight, st.bias.get(), spec, pad3, out);
+                } else if constexpr (std::is_same_v<S, MaxPool3d>) {
+                    fast ? cpu::fast::maxPool3d(in, spec, pad3, out) : cpu::direct::maxPool3d(in, spec, pad3, out);
+                } else if constexpr (std::is_same_v<S, AvgPool3d>) {
+                    fast ? cpu::fast::avgPool3d(in, spec, pad3, out) : cpu::direct::avgPool3d(in, spec, pad3, out);
+                } else if constexpr (std::is_same_v<S, GlobalAvgPool3d>) {
+                    fast ? cpu::fast::globalAvgPool3d(in, out) : cpu::direct::globalAvgPool3d(in, out);
+                } else if constexpr (std::is_same_v<S, BatchNorm3d>) {
+                    cpu::grad::batchNorm2dTrainForward(in, st.weight.get(), st.bias.get(), spec.eps,
+                        m_options.batchNormMomentum, *st.mean, *st.var, out, st.stats);
+                } else {
+                    static_assert(dependent_false<S>, "cpu training: a layer kind has no forward branch");
+                }
+            },
+            layer.spec);
     }
 
     // The gradients of layer k's inputs; returns whether any was computed (the network's input is skipped unless
@@ -365,6 +380,7 @@ namespace {
         const Layer& layer = m_net.layers[k];
         LayerState& st = m_state[k];
         const Padding2d& pad = m_shapes.layers[k].resolvedPadding;
+        const Padding3d& pad3 = m_shapes.layers[k].resolvedPadding3d;
         const Tensor& gy = m_grads[k];
         const std::vector<int>& sources = m_shapes.layers[k].sources;
         const bool fast = m_fast;
@@ -381,54 +397,62 @@ namespace {
             char& set = src < 0 ? inputHas : has[size_t(src)];
             Tensor& total = src < 0 ? m_inputGrad : m_grads[size_t(src)];
             Tensor& gx = set ? (src < 0 ? m_inputScratch : m_scratch[size_t(src)]) : total;
-            std::
-                visit(
-                    [&](const auto& spec) {
-                        using S = std::decay_t<decltype(spec)>;
-                        if constexpr (std::is_same_v<S, Conv2d>) {
-                            fast ? cpu::grad::fast::conv2dData(gy, *st.weight, spec, pad, gx)
-                                 : cpu::grad::direct::conv2dData(gy, *st.weight, spec, pad, gx);
-                        } else if constexpr (std::is_same_v<S, ConvTranspose2d>) {
-                            fast ? cpu::grad::fast::convTranspose2dData(gy, *st.weight, spec, pad, gx)
-                                 : cpu::grad::direct::convTranspose2dData(gy, *st.weight, spec, pad, gx);
-                        } else if constexpr (std::is_same_v<S, Linear>) {
-                            fast ? cpu::grad::fast::linearData(gy, *st.weight, gx)
-                                 : cpu::grad::direct::linearData(gy, *st.weight, gx);
-                        } else if constexpr (std::is_same_v<S, MaxPool2d>) {
-                            cpu::grad::maxPool2d(gy, x, spec, pad, gx);
-                        } else if constexpr (std::is_same_v<S, AvgPool2d>) {
-                            cpu::grad::avgPool2d(gy, spec, pad, gx);
-                        } else if constexpr (std::is_same_v<S, GlobalAvgPool2d>) {
-                            cpu::grad::globalAvgPool2d(gy, gx);
-                        } else if constexpr (std::is_same_v<S, BatchNorm2d>) {
-                            cpu::grad::batchNorm2dData(gy, x, st.weight.get(), st.stats, gx);
-                        } else if constexpr (std::is_same_v<S, Dropout>) {
-                            cpu::grad::dropoutBackward(gy, st.mask, gx);
-                        } else if constexpr (std::is_same_v<S,
-                                                 Flatten> || std::is_same_v<S, Identity> || std::is_same_v<S, Add>) {
-                            cpu::grad::copy(gy, gx);
-                        } else if constexpr (std::is_same_v<S, Softmax>) {
-                            cpu::grad::softmax(gy, m_outputs[k], gx);
-                        } else if constexpr (std::is_same_v<S, PReLU>) {
-                            cpu::grad::preluData(gy, x, *st.weight, gx);
-                        } else if constexpr (std::is_same_v<S, Mul>) {
-                            cpu::grad::mulInput(gy, *ins.at(1 - j), gx);
-                        } else if constexpr (std::is_same_v<S, Concat>) {
-                            cpu::grad::concatInput(gy, channelOffset, gx);
-                        } else if constexpr (std::is_same_v<S, Pad>) {
-                            cpu::grad::pad(gy, spec, gx);
-                        } else if constexpr (
-                            std::
-                                is_same_v<
-                                    S, ReLU> || std::is_same_v<S, LeakyReLU> || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU> || std::is_same_v<S, ReLU6> || std::is_same_v<S, Hardswish> || std::is_same_v<S, Hardsigmoid> || std::is_same_v<S, SiLU> || std::is_same_v<S, Hardtanh>) {
-                            cpu::grad::activation(gy, x, layer.spec, gx);
-                        } else if constexpr (isVolumeKind<S>) {
-                            throw UnsupportedError(layerLabel(m_net, k) + ": no backward on the CPU (unsupported)");
-                        } else {
-                            static_assert(dependent_false<S>, "cpu training: a layer kind has no backward branch");
-                        }
-                    },
-                    layer.spec);
+            std::visit(
+                [&](const auto& spec) {
+                    using S = std::decay_t<decltype(spec)>;
+                    if constexpr (std::is_same_v<S, Conv2d>) {
+                        fast ? cpu::grad::fast::conv2dData(gy, *st.weight, spec, pad, gx)
+                             : cpu::grad::direct::conv2dData(gy, *st.weight, spec, pad, gx);
+                    } else if constexpr (std::is_same_v<S, ConvTranspose2d>) {
+                        fast ? cpu::grad::fast::convTranspose2dData(gy, *st.weight, spec, pad, gx)
+                             : cpu::grad::direct::convTranspose2dData(gy, *st.weight, spec, pad, gx);
+                    } else if constexpr (std::is_same_v<S, Linear>) {
+                        fast ? cpu::grad::fast::linearData(gy, *st.weight, gx)
+                             : cpu::grad::direct::linearData(gy, *st.weight, gx);
+                    } else if constexpr (std::is_same_v<S, MaxPool2d>) {
+                        cpu::grad::maxPool2d(gy, x, spec, pad, gx);
+                    } else if constexpr (std::is_same_v<S, AvgPool2d>) {
+                        cpu::grad::avgPool2d(gy, spec, pad, gx);
+                    } else if constexpr (std::is_same_v<S, GlobalAvgPool2d>) {
+                        cpu::grad::globalAvgPool2d(gy, gx);
+                    } else if constexpr (std::is_same_v<S, BatchNorm2d>) {
+                        cpu::grad::batchNorm2dData(gy, x, st.weight.get(), st.stats, gx);
+                    } else if constexpr (std::is_same_v<S, Dropout>) {
+                        cpu::grad::dropoutBackward(gy, st.mask, gx);
+                    } else if constexpr (std::is_same_v<S,
+                                             Flatten> || std::is_same_v<S, Identity> || std::is_same_v<S, Add>) {
+                        cpu::grad::copy(gy, gx);
+                    } else if constexpr (std::is_same_v<S, Softmax>) {
+                        cpu::grad::softmax(gy, m_outputs[k], gx);
+                    } else if constexpr (std::is_same_v<S, PReLU>) {
+                        cpu::grad::preluData(gy, x, *st.weight, gx);
+                    } else if constexpr (std::is_same_v<S, Mul>) {
+                        cpu::grad::mulInput(gy, *ins.at(1 - j), gx);
+                    } else if constexpr (std::is_same_v<S, Concat>) {
+                        cpu::grad::concatInput(gy, channelOffset, gx);
+                    } else if constexpr (std::is_same_v<S, Pad>) {
+                        cpu::grad::pad(gy, spec, gx);
+                    } else if constexpr (kPlainActivation<S>) {
+                        cpu::grad::activation(gy, x, layer.spec, gx);
+                    } else if constexpr (std::is_same_v<S, Conv3d>) {
+                        fast ? cpu::grad::fast::conv3dData(gy, *st.weight, spec, pad3, gx)
+                             : cpu::grad::direct::conv3dData(gy, *st.weight, spec, pad3, gx);
+                    } else if constexpr (std::is_same_v<S, ConvTranspose3d>) {
+                        fast ? cpu::grad::fast::convTranspose3dData(gy, *st.weight, spec, pad3, gx)
+                             : cpu::grad::direct::convTranspose3dData(gy, *st.weight, spec, pad3, gx);
+                    } else if constexpr (std::is_same_v<S, MaxPool3d>) {
+                        cpu::grad::maxPool3d(gy, x, spec, pad3, gx);
+                    } else if constexpr (std::is_same_v<S, AvgPool3d>) {
+                        cpu::grad::avgPool3d(gy, spec, pad3, gx);
+                    } else if constexpr (std::is_same_v<S, GlobalAvgPool3d>) {
+                        cpu::grad::globalAvgPool2d(gy, gx);
+                    } else if constexpr (std::is_same_v<S, BatchNorm3d>) {
+                        cpu::grad::batchNorm2dData(gy, x, st.weight.get(), st.stats, gx);
+                    } else {
+                        static_assert(dependent_false<S>, "cpu training: a layer kind has no backward branch");
+                    }
+                },
+                layer.spec);
             if (set)
                 cpu::grad::accumulate(gx, total);
             set = 1;
@@ -443,6 +467,7 @@ namespace {
         const Layer& layer = m_net.layers[k];
         LayerState& st = m_state[k];
         const Padding2d& pad = m_shapes.layers[k].resolvedPadding;
+        const Padding3d& pad3 = m_shapes.layers[k].resolvedPadding3d;
         const Tensor& gy = m_grads[k];
         if (const auto* conv = std::get_if<Conv2d>(&layer.spec))
             m_fast ? cpu::grad::fast::conv2dWeights(gy, x, *conv, pad, *st.gradWeight, st.gradBias.get())
@@ -453,7 +478,13 @@ namespace {
         else if (std::holds_alternative<Linear>(layer.spec))
             m_fast ? cpu::grad::fast::linearWeights(gy, x, *st.gradWeight, st.gradBias.get())
                    : cpu::grad::direct::linearWeights(gy, x, *st.gradWeight, st.gradBias.get());
-        else if (std::holds_alternative<BatchNorm2d>(layer.spec))
+        else if (const auto* conv3 = std::get_if<Conv3d>(&layer.spec))
+            m_fast ? cpu::grad::fast::conv3dWeights(gy, x, *conv3, pad3, *st.gradWeight, st.gradBias.get())
+                   : cpu::grad::direct::conv3dWeights(gy, x, *conv3, pad3, *st.gradWeight, st.gradBias.get());
+        else if (const auto* convT3 = std::get_if<ConvTranspose3d>(&layer.spec))
+            m_fast ? cpu::grad::fast::convTranspose3dWeights(gy, x, *convT3, pad3, *st.gradWeight, st.gradBias.get())
+                   : cpu::grad::direct::convTranspose3dWeights(gy, x, *convT3, pad3, *st.gradWeight, st.gradBias.get());
+        else if (std::holds_alternative<BatchNorm2d>(layer.spec) || std::holds_alternative<BatchNorm3d>(layer.spec))
             cpu::grad::batchNorm2dWeights(gy, x, st.stats, *st.gradWeight, *st.gradBias);
         else if (std::holds_alternative<PReLU>(layer.spec))
             cpu::grad::preluWeights(gy, x, *st.gradWeight);
@@ -467,10 +498,6 @@ std::string cpuTrainingRefusal(const Network& net)
 {
     for (size_t i = 0; i < net.layers.size(); ++i) {
         const Layer& layer = net.layers[i];
-        if (!trainsOnCpu(layer.spec))
-            return layerLabel(net, i) + ": " + layerKind(layer.spec).type
-                + " has no backward yet (the volume kinds are unsupported in training); train refuses the network "
-                  "rather than skip the layer";
         if (const auto* conv = std::get_if<Conv2d>(&layer.spec); conv && conv->fused_activation)
             return layerLabel(net, i) + ": a fused activation is unsupported in training (train the unfused network)";
     }

@@ -144,20 +144,25 @@ TEST_CASE("train's bad input is exit 2 with a message that names what is wrong",
     CHECK(r.output.find("no trainable layer") != std::string::npos);
 }
 
-TEST_CASE("train refuses a layer kind without a backward, naming the kind and the layer", "[cli]")
+TEST_CASE("train runs a volume network, and refuses a selection without a training path", "[cli]")
 {
     TrainFolder f;
     const fs::path vol = f.dir / "vol.json";
     std::ofstream(vol) << R"({"format": "convscope-network", "version": 1, "name": "vol",
-      "input": {"batch": 1, "channels": 1, "depth": 4, "height": 4, "width": 4, "source": "random:1"},
-      "layers": [{"type": "conv3d", "name": "c3d", "out_channels": 2, "kernel_size": [3, 3, 3]}]})";
-    std::vector<float> y(16, 0.5f);
-    writeNpy(f.dir / "yv.npy", { 1, 2, 2, 2, 2 }, y.data());
-    const Result r = cli("train " + quote(vol) + " --target " + quote(f.dir / "yv.npy") + " --loss mse");
-    INFO(r.output);
-    CHECK(r.status == 3);
-    CHECK(r.output.find("c3d") != std::string::npos);
-    CHECK(r.output.find("conv3d has no backward") != std::string::npos);
+      "input": {"batch": 2, "channels": 1, "depth": 4, "height": 4, "width": 4, "source": "random:1"},
+      "layers": [{"type": "conv3d", "name": "c3d", "out_channels": 2, "kernel_size": [3, 3, 3]},
+                 {"type": "batchnorm3d", "name": "bn"}]})";
+    std::vector<float> y(32, 0.5f);
+    writeNpy(f.dir / "yv.npy", { 2, 2, 2, 2, 2 }, y.data());
+    const std::string base = "train " + quote(vol) + " --target " + quote(f.dir / "yv.npy") + " --loss mse";
+    const Result ok = cli(base + " --backends cpu.direct,cpu.im2col_gemm --steps 2");
+    INFO(ok.output);
+    CHECK(ok.status == 0);
+    CHECK(ok.output.find("conv3d") != std::string::npos);
+    const Result fft = cli(base + " --backends cpu.fft");
+    INFO(fft.output);
+    CHECK(fft.status == 3);
+    CHECK(fft.output.find("cpu.fft has no training path") != std::string::npos);
 }
 
 TEST_CASE("a failed --save-weights leaves the good files it would have replaced", "[cli]")

@@ -200,11 +200,13 @@ TEST_CASE(
     auto cpu = BackendRegistry::instance().find("cpu");
     CHECK_THROWS_WITH(cpu->createTrainingSession("fft", {}), Catch::Contains("no training path"));
 
-    NetworkBuilder vol("volume", 1, 1, 4, 4, false, 1, 1300);
-    vol.net.input.depth = 4;
-    vol.add("c3d", conv3dSpec(2, { 3, 3, 3 }));
-    Network v = vol.net;
-    CHECK_THAT(cpuTrainingRefusal(v), Catch::Contains("c3d") && Catch::Contains("conv3d"));
+    // A convolution with an activation fused into its epilogue (the fusion pass's output) has no backward.
+    NetworkBuilder fused("fused", 1, 2, 6, 6, false, 1, 1300);
+    Conv2d conv = conv2dSpec(2, { 3, 3 }, explicitPadding(1, 1, 1, 1));
+    conv.fused_activation.kind = FusedActivation::Kind::ReLU;
+    fused.add("c_fused", conv);
+    Network v = fused.net;
+    CHECK_THAT(cpuTrainingRefusal(v), Catch::Contains("c_fused") && Catch::Contains("conv2d"));
     ShapeReport vs = inferShapes(v);
     REQUIRE(vs.ok());
     materializeParameters(v, vs);
