@@ -5,6 +5,7 @@
 #include "cli/run_support.h"
 #include "cli/text_table.h"
 
+#include "compute/atomic_file.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/load_input.h"
@@ -34,7 +35,11 @@ namespace {
         int warmup = 1;
         std::string backends = "cpu.direct";
         std::string report;
+        std::string trace;
         std::string saveWeights;
+        std::string inputGradient;
+        std::string betas = "0.9,0.999";
+        std::string eps = "1e-8";
         std::vector<std::string> backendOptions;
     };
 
@@ -120,12 +125,17 @@ Command addTrainCommand(CLI::App& app)
     cmd->add_option("--lr", a->lr, "learning rate")->capture_default_str();
     cmd->add_option("--momentum", a->momentum, "SGD momentum (dampening 0, no nesterov)")->capture_default_str();
     cmd->add_option("--weight-decay", a->weightDecay, "L2 weight decay added to the gradient")->capture_default_str();
+    cmd->add_option("--betas", a->betas, "Adam's beta1,beta2")->capture_default_str();
+    cmd->add_option("--eps", a->eps, "Adam's eps (added outside the square root)")->capture_default_str();
     cmd->add_option("--steps", a->steps, "timed training steps")->capture_default_str();
     cmd->add_option("--warmup", a->warmup, "untimed steps first; the weights are reset after them")
         ->capture_default_str();
     cmd->add_option("--backends", a->backends, "comma-separated selections: cpu.direct, cpu.im2col_gemm")
         ->capture_default_str();
     cmd->add_option("--report", a->report, "write a report: FILE.csv, FILE.json or FILE.md");
+    cmd->add_option("--trace", a->trace, "write a Chrome trace (Perfetto, chrome://tracing) of the steps' phases");
+    cmd->add_option("--save-input-gradient", a->inputGradient,
+        "write the last step's gradient of the loss with respect to the input (a saliency map) as .npy");
     cmd->add_option("--save-weights", a->saveWeights,
         "write the trained parameters of the first selection as .npy files and DIR/network.json");
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE (e.g. clock=cpu)");
@@ -141,6 +151,13 @@ Command addTrainCommand(CLI::App& app)
         opt.training.optimizer.lr = parseNumber(a->lr, "--lr");
         opt.training.optimizer.momentum = parseNumber(a->momentum, "--momentum");
         opt.training.optimizer.weightDecay = parseNumber(a->weightDecay, "--weight-decay");
+        const auto comma = a->betas.find(',');
+        if (comma == std::string::npos)
+            throw InputError("--betas " + a->betas + ": expected two numbers, beta1,beta2 (e.g. 0.9,0.999)");
+        opt.training.optimizer.beta1 = parseNumber(a->betas.substr(0, comma), "--betas beta1");
+        opt.training.optimizer.beta2 = parseNumber(a->betas.substr(comma + 1), "--betas beta2");
+        opt.training.optimizer.eps = parseNumber(a->eps, "--eps");
+        opt.training.inputGradient = !a->inputGradient.empty();
         if (opt.training.optimizer.kind == OptimizerSpec::Kind::Adam && opt.training.optimizer.momentum != 0)
             throw InputError("--momentum is SGD's; Adam has its betas (0.9, 0.999)");
         checkOptimizer(opt.training.optimizer);
@@ -175,6 +192,14 @@ Command addTrainCommand(CLI::App& app)
         printTable(std::cout, r);
         if (!a->report.empty())
             writeTrainingReport(a->report, r);
+        if (!a->trace.empty())
+            writeFileAtomically(a->trace, trainingChromeTrace(r));
+        if (!a->inputGradient.empty()) {
+            const SelectionTraining& first = r.selections.front();
+            writeNpy(a->inputGradient, first.inputGradient->shape().dims(), first.inputGradient->data());
+            std::cout << "input gradient of " << first.selection.str() << "'s last step saved to " << a->inputGradient
+                      << "\n";
+        }
         if (!a->saveWeights.empty()) {
             saveTrainedWeights(a->saveWeights, r.selections.front().trained);
             std::cout << "trained weights of " << r.selections.front().selection.str() << " saved to " << a->saveWeights

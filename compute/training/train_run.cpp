@@ -76,6 +76,8 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
         }
         st.metadata = session->metadata();
         st.trained = session->trainedNetwork();
+        if (options.training.inputGradient)
+            st.inputGradient = std::make_shared<const Tensor>(session->inputGradient());
         if (!result.selections.empty()) {
             const Network& ref = result.selections.front().trained;
             for (size_t i = 0; i < ref.layers.size(); ++i)

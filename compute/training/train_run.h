@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct SelectionTraining {
     std::vector<StepResult> steps; // the timed steps, in order
     std::map<std::string, std::string> metadata;
     Network trained; // the parameters after the timed steps
+    // ∂L/∂input of the last step (TrainingOptions::inputGradient; empty otherwise): which input pixels the loss
+    // depended on, the saliency map of a classifier.
+    std::shared_ptr<const Tensor> inputGradient;
     // Relative L2 of every trained parameter against the first selection's (empty for the first selection); how
     // far the fast path drifted from the reference over the steps.
     double maxParamRelL2 = 0;
@@ -50,6 +54,10 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
 std::string trainingReportCsv(const TrainResult& result);
 std::string trainingReportJson(const TrainResult& result);
 std::string trainingReportMarkdown(const TrainResult& result);
+// The Chrome trace event format (Perfetto, chrome://tracing), as `run --trace` writes it: one track per selection,
+// every step's phases laid end to end from their measured durations in the order they ran (each layer's forward, the
+// loss, then from the last layer down its backward-data, backward-weights and update).
+std::string trainingChromeTrace(const TrainResult& result);
 // By extension (.csv, .json, .md), atomically; InputError for another extension.
 void writeTrainingReport(const std::filesystem::path& path, const TrainResult& result);
 // Every trained parameter as DIR/<layer>.<weight|bias|running_mean|running_var>.npy and DIR/network.json, a network

@@ -201,6 +201,45 @@ std::string trainingReportMarkdown(const TrainResult& r)
     return out.str();
 }
 
+std::string trainingChromeTrace(const TrainResult& r)
+{
+    ordered_json events = ordered_json::array();
+    events.push_back({ { "name", "process_name" }, { "ph", "M" }, { "pid", 1 }, { "args", { { "name", "train" } } } });
+    for (size_t k = 0; k < r.selections.size(); ++k) {
+        const SelectionTraining& sel = r.selections[k];
+        const int tid = int(k) + 1;
+        events.push_back({ { "name", "thread_name" }, { "ph", "M" }, { "pid", 1 }, { "tid", tid },
+            { "args", { { "name", sel.selection.str() } } } });
+        double t = 0;
+        const auto emit = [&](const std::string& name, const char* phase, double ms, ordered_json args) {
+            events.push_back({ { "name", name }, { "cat", phase }, { "ph", "X" }, { "ts", t * 1000.0 },
+                { "dur", ms * 1000.0 }, { "pid", 1 }, { "tid", tid }, { "args", std::move(args) } });
+            t += ms;
+        };
+        for (size_t s = 0; s < sel.steps.size(); ++s) {
+            const StepResult& step = sel.steps[s];
+            const auto label = [&](size_t i, int phase) {
+                return "L" + std::to_string(i) + " " + r.network.layers[i].name + " · " + kPhases[phase];
+            };
+            for (size_t i = 0; i < step.layers.size(); ++i)
+                emit(label(i, 0), kPhases[0], step.layers[i].forward, { { "step", s + 1 } });
+            emit("loss (" + lossKindName(r.options.training.loss) + ")", "loss", step.lossMs,
+                { { "step", s + 1 }, { "loss", step.loss } });
+            for (size_t i = step.layers.size(); i-- > 0;)
+                for (int p = 1; p < 4; ++p)
+                    if (phaseOf(step.layers[i], p) >= 0)
+                        emit(label(i, p), kPhases[p], phaseOf(step.layers[i], p), { { "step", s + 1 } });
+        }
+    }
+    ordered_json j = { { "traceEvents", events }, { "displayTimeUnit", "ms" },
+        { "otherData",
+            { { "network", r.network.name },
+                { "note",
+                    "training steps laid out back to back from measured durations, phases in the order they "
+                    "ran" } } } };
+    return j.dump(1) + "\n";
+}
+
 void writeTrainingReport(const std::filesystem::path& path, const TrainResult& result)
 {
     const auto ext = path.extension().string();

@@ -46,7 +46,8 @@ namespace {
                                 const int64_t tw = pw * spec.stride[2] - pad.left + c * spec.dilation[2];
                                 if (tw < 0 || tw >= tgt.w)
                                     continue;
-                                f((pd * pos.h + ph) * pos.w + pw, (td * tgt.h + th) * tgt.w + tw, (a * kh + b) * kw + c);
+                                f((pd * pos.h + ph) * pos.w + pw, (td * tgt.h + th) * tgt.w + tw,
+                                    (a * kh + b) * kw + c);
                             }
                         }
                     }

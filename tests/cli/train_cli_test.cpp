@@ -93,6 +93,16 @@ TEST_CASE("train runs LeNet-5 on both CPU algorithms, writes every report and we
         if (std::string(ext) == ".md")
             CHECK(text.find("## cpu.im2col_gemm") != std::string::npos);
     }
+    // Adam with its options, a trace and the input gradient (one value per input pixel).
+    const Result adam = cli(f.lenet("--target " + quote(f.dir / "y.npy")
+        + " --optimizer adam --lr 0.001 --betas 0.8,0.99 " + "--eps 1e-7 --steps 2 --trace "
+        + quote(f.dir / "trace.json") + " --save-input-gradient " + quote(f.dir / "saliency.npy")));
+    INFO(adam.output);
+    REQUIRE(adam.status == 0);
+    const auto trace = nlohmann::json::parse(slurp(f.dir / "trace.json"));
+    CHECK(trace["traceEvents"].size() > 2 * 13 * 2);
+    CHECK(slurp(f.dir / "trace.json").find("c3 · backward-weights") != std::string::npos);
+    CHECK(readNpy(f.dir / "saliency.npy").dims == std::vector<int64_t> { 4, 1, 28, 28 });
     // The saved network reads the trained .npy files; it loads, materialises and runs.
     Network trained = loadNetwork(weights / "network.json");
     const ShapeReport shapes = inferShapes(trained);
@@ -122,6 +132,8 @@ TEST_CASE("train's bad input is exit 2 with a message that names what is wrong",
         { f.lenet(target + " --loss hinge"), "expected ce" },
         { f.lenet(target + " --optimizer rmsprop"), "expected sgd or adam" },
         { f.lenet(target + " --steps 0"), "--steps must be at least 1" },
+        { f.lenet(target + " --optimizer adam --betas 0.9"), "expected two numbers" },
+        { f.lenet(target + " --optimizer adam --betas 0.9,1.5"), "betas must be in [0, 1)" },
         { f.lenet(target + " --report out.html"), "train writes .csv, .json or .md" },
         // lr 1e30: the first update overflows the weights, so step 2's loss is not finite (warm-up named too).
         { f.lenet(target + " --lr 1e30 --steps 3 --warmup 0"), "step 2" },

@@ -132,8 +132,8 @@ TEST_CASE("maxpool3d and avgpool3d backward match finite differences", "[trainin
     }
 }
 
-TEST_CASE("a volume network's input gradient through the training session matches finite differences",
-    "[training][volume]")
+TEST_CASE(
+    "a volume network's input gradient through the training session matches finite differences", "[training][volume]")
 {
     NetworkBuilder b("volumes", 2, 2, 4, 5, false, 1, 2200);
     b.net.input.depth = 4;
