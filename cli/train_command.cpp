@@ -63,14 +63,17 @@ namespace {
     {
         NpyArray a = readNpy(path);
         InputSpec& in = net.input;
-        if (a.dims.size() == 4)
+        if (a.dims.size() == 5)
+            in = { a.dims[0], a.dims[1], a.dims[3], a.dims[4], false, path, a.dims[2] };
+        else if (a.dims.size() == 4)
             in = { a.dims[0], a.dims[1], a.dims[2], a.dims[3], false, path };
         else if (a.dims.size() == 3)
             in = { 1, a.dims[0], a.dims[1], a.dims[2], false, path };
         else if (a.dims.size() == 2)
             in = { a.dims[0], a.dims[1], 1, 1, true, path };
         else
-            throw InputError("--input " + path + ": a training input must be [N, C, H, W], [C, H, W] or [N, F], got "
+            throw InputError("--input " + path
+                + ": a training input must be [N, C, D, H, W], [N, C, H, W], [C, H, W] or [N, F], got "
                 + npyDimsText(a.dims));
         Tensor t(in.shape());
         std::memcpy(t.data(), a.data.data(), a.data.size() * sizeof(float));
@@ -116,7 +119,8 @@ Command addTrainCommand(CLI::App& app)
     auto a = std::make_shared<TrainArgs>();
     cmd->add_option("network", a->network, "network file (.json) or ONNX model (.onnx)")->required();
     addBatchOption(cmd, a->batch);
-    cmd->add_option("--input", a->input, "input .npy ([N,C,H,W], [C,H,W] or [N,F]); default: the network's input");
+    cmd->add_option(
+        "--input", a->input, "input .npy ([N,C,D,H,W], [N,C,H,W], [C,H,W] or [N,F]); default: the network's input");
     cmd->add_option("--target", a->target, "target .npy: class indices [N] (ce), or the output's shape (mse, bce)")
         ->required();
     cmd->add_option("--loss", a->loss, "ce (cross-entropy from logits), mse, bce (BCE with logits)")

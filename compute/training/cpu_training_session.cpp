@@ -123,7 +123,6 @@ namespace {
                 m_scratch.emplace_back(m_readers[i] > 1 ? shapes.layers[i].out : Shape {});
             m_inputGrad = Tensor(shapes.input);
             m_inputScratch = Tensor(inputReaders > 1 ? shapes.input : Shape {});
-            m_lossGrad = Tensor(shapes.layers.back().out);
             m_initial = trainedNetwork();
         }
 
@@ -296,7 +295,7 @@ namespace {
         std::vector<LayerState> m_state;
         std::vector<Tensor> m_outputs, m_grads, m_scratch;
         std::vector<int> m_readers;
-        Tensor m_inputGrad, m_inputScratch, m_lossGrad;
+        Tensor m_inputGrad, m_inputScratch;
         bool m_inputHas = false;
     };
 

@@ -30,13 +30,13 @@ void batchNorm2dTrainForward(const Tensor& x, const Tensor* weight, const Tensor
 {
     const Planes p(x.shape());
     const int64_t count = p.batch * p.area;
-    detail::require(count > 1, "batchnorm2d (training)",
+    detail::require(count > 1, "batch norm (training)",
         "expected more than 1 value per channel when training, got input " + x.shape().str()
             + " (PyTorch refuses it too)");
-    detail::requireVector(&runningMean, p.channels, "batchnorm2d (training)", "running_mean");
-    detail::requireVector(&runningVar, p.channels, "batchnorm2d (training)", "running_var");
-    detail::requireVector(weight, p.channels, "batchnorm2d (training)", "weight");
-    detail::requireVector(bias, p.channels, "batchnorm2d (training)", "bias");
+    detail::requireVector(&runningMean, p.channels, "batch norm (training)", "running_mean");
+    detail::requireVector(&runningVar, p.channels, "batch norm (training)", "running_var");
+    detail::requireVector(weight, p.channels, "batch norm (training)", "weight");
+    detail::requireVector(bias, p.channels, "batch norm (training)", "bias");
     stats.mean.assign(size_t(p.channels), 0.0);
     stats.invstd.assign(size_t(p.channels), 0.0);
     for (int64_t c = 0; c < p.channels; ++c) {
