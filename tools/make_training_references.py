@@ -277,6 +277,27 @@ def make_cases(out_dir):
     c.simple("gap", {"type": "global_avgpool3d"}, lambda xs: F.adaptive_avg_pool3d(xs[0], 1))
     cases.append(write_case(out_dir, c, "mse", "adam", lr=0.01))
 
+    # A ResNet basic block with a downsampling shortcut (ResNet-18's layer2.0, scaled down): conv-bn-relu-conv-bn plus
+    # a 1×1 stride-2 conv-bn shortcut, the sum, relu, global pooling and the classifier; SGD with momentum and decay.
+    c = Case("resnet_block", (4, 4, 8, 8), 10)
+    c.conv("stem", 4, 8, 3, padding=1, bias=False)
+    batchnorm(c, "stem_bn", 8)
+    c.simple("stem_relu", {"type": "relu"}, lambda xs: F.relu(xs[0]))
+    c.conv("b_conv1", 8, 16, 3, stride=2, padding=1, bias=False)
+    batchnorm(c, "b_bn1", 16)
+    c.simple("b_relu1", {"type": "relu"}, lambda xs: F.relu(xs[0]))
+    c.conv("b_conv2", 16, 16, 3, padding=1, bias=False)
+    batchnorm(c, "b_bn2", 16)
+    c.conv("down", 8, 16, 1, stride=2, bias=False, inputs=["stem_relu"])
+    batchnorm(c, "down_bn", 16)
+    c.simple("sum", {"type": "add"}, lambda xs: xs[0] + xs[1], inputs=["b_bn2", "down_bn"])
+    c.simple("relu", {"type": "relu"}, lambda xs: F.relu(xs[0]))
+    c.simple("gap", {"type": "global_avgpool2d"}, lambda xs: F.adaptive_avg_pool2d(xs[0], 1))
+    c.simple("flat", {"type": "flatten"}, lambda xs: torch.flatten(xs[0], 1))
+    lin = nn.Linear(16, 5)
+    c.add("fc", {"type": "linear", "out_features": 5, "init": c.weights("fc", lin)}, lin, lambda xs: lin(xs[0]))
+    cases.append(write_case(out_dir, c, "ce", "sgd", lr=0.1, momentum=0.9, weight_decay=5e-4))
+
     c = Case("softmax_linear", (4, 7), 7)
     lin = nn.Linear(7, 6)
     c.add("fc", {"type": "linear", "out_features": 6, "init": c.weights("fc", lin)}, lin, lambda xs: lin(xs[0]))
