@@ -6,6 +6,9 @@
 //             other fast CPU algorithms); every other kind has one implementation (below, outside both namespaces),
 //             element-wise loops that sum in double.
 // `pad` is the resolved padding (LayerShape::resolvedPadding), as in the forward ops (compute/cpu/cpu_ops.h).
+// `parallel` (the fast CPU algorithms pass true; cpu.direct stays on one thread): split across the OpenMP team above
+// detail::kMinParallelElements elements. Each element is computed by one thread in the same order either way, so the
+// results are bit-identical.
 #pragma once
 
 #include "compute/layer_spec.h"
@@ -67,14 +70,16 @@ struct BatchStats {
     std::vector<double> mean, invstd;
 };
 void batchNorm2dTrainForward(const Tensor& x, const Tensor* weight, const Tensor* bias, double eps, double momentum,
-    Tensor& runningMean, Tensor& runningVar, Tensor& y, BatchStats& stats);
-void batchNorm2dData(const Tensor& gy, const Tensor& x, const Tensor* weight, const BatchStats& stats, Tensor& gx);
-void batchNorm2dWeights(const Tensor& gy, const Tensor& x, const BatchStats& stats, Tensor& gw, Tensor& gb);
+    Tensor& runningMean, Tensor& runningVar, Tensor& y, BatchStats& stats, bool parallel = false);
+void batchNorm2dData(const Tensor& gy, const Tensor& x, const Tensor* weight, const BatchStats& stats, Tensor& gx,
+    bool parallel = false);
+void batchNorm2dWeights(
+    const Tensor& gy, const Tensor& x, const BatchStats& stats, Tensor& gw, Tensor& gb, bool parallel = false);
 
 // The activations without weights (relu, leaky_relu, sigmoid, tanh, elu, relu6, hardswish, hardsigmoid, silu,
 // hardtanh), from the forward's input x, with PyTorch's value at every kink (relu'(0) = 0, hardtanh' = 0 on its
 // bounds, elu'(0) = alpha, hardswish'(±3) as its formula's branches). Throws InputError for another kind.
-void activation(const Tensor& gy, const Tensor& x, const LayerSpec& spec, Tensor& gx);
+void activation(const Tensor& gy, const Tensor& x, const LayerSpec& spec, Tensor& gx, bool parallel = false);
 // PReLU: gx = x > 0 ? gy : a·gy; ga = Σ (x > 0 ? 0 : x·gy) per slope (one slope, or one per channel).
 void preluData(const Tensor& gy, const Tensor& x, const Tensor& slopes, Tensor& gx);
 void preluWeights(const Tensor& gy, const Tensor& x, Tensor& gslopes);
@@ -82,9 +87,10 @@ void preluWeights(const Tensor& gy, const Tensor& x, Tensor& gslopes);
 // Max pooling sends each output's gradient to its window's argmax, found as PyTorch's CPU kernel finds it: the first
 // largest value in row-major window order, a NaN replacing it (the last NaN wins); several outputs that share an
 // argmax add up there.
-void maxPool2d(const Tensor& gy, const Tensor& x, const MaxPool2d& spec, const Padding2d& pad, Tensor& gx);
+void maxPool2d(
+    const Tensor& gy, const Tensor& x, const MaxPool2d& spec, const Padding2d& pad, Tensor& gx, bool parallel = false);
 // Average pooling spreads gy / divisor over the window's real pixels, with the forward's divisor rule.
-void avgPool2d(const Tensor& gy, const AvgPool2d& spec, const Padding2d& pad, Tensor& gx);
+void avgPool2d(const Tensor& gy, const AvgPool2d& spec, const Padding2d& pad, Tensor& gx, bool parallel = false);
 // Global average pooling of an image or a volume (the mean over H·W or D·H·W): gy / area everywhere.
 void globalAvgPool2d(const Tensor& gy, Tensor& gx);
 // The 3-D pools, with their forward's rules (maxpool3d.cpp, avgpool3d.cpp).
@@ -92,7 +98,7 @@ void maxPool3d(const Tensor& gy, const Tensor& x, const MaxPool3d& spec, const P
 void avgPool3d(const Tensor& gy, const AvgPool3d& spec, const Padding3d& pad, Tensor& gx);
 
 // softmax over dim 1 from its output y: gx = y · (gy − Σ_c gy·y).
-void softmax(const Tensor& gy, const Tensor& y, Tensor& gx);
+void softmax(const Tensor& gy, const Tensor& y, Tensor& gx, bool parallel = false);
 // The gradient of one factor of y = a · b: gx = gy · other, summed over H and W when this factor was broadcast
 // ([N, C, 1, 1] against a larger gy).
 void mulInput(const Tensor& gy, const Tensor& other, Tensor& gx);
@@ -103,7 +109,7 @@ void pad(const Tensor& gy, const Pad& spec, Tensor& gx);
 // dst = src (add's inputs, flatten, identity; the same element count).
 void copy(const Tensor& src, Tensor& dst);
 // dst += src, element-wise (a tensor read by several layers sums their gradients).
-void accumulate(const Tensor& src, Tensor& dst);
+void accumulate(const Tensor& src, Tensor& dst, bool parallel = false);
 
 // Dropout in training mode: each element is zeroed with probability p and the rest scaled by 1 / (1 − p), with a
 // mask drawn from ConvScope's seeded generator (compute/random.h; PyTorch's own generator's mask cannot be

@@ -329,7 +329,7 @@ namespace {
                     fast ? cpu::fast::globalAvgPool2d(in, out) : cpu::direct::globalAvgPool2d(in, out);
                 } else if constexpr (std::is_same_v<S, BatchNorm2d>) {
                     cpu::grad::batchNorm2dTrainForward(in, st.weight.get(), st.bias.get(), spec.eps,
-                        m_options.batchNormMomentum, *st.mean, *st.var, out, st.stats);
+                        m_options.batchNormMomentum, *st.mean, *st.var, out, st.stats, fast);
                 } else if constexpr (std::is_same_v<S, Dropout>) {
                     cpu::grad::dropoutForward(
                         in, spec.p, m_options.dropoutSeed + uint64_t(step) * 1000003u + i, st.mask, out);
@@ -363,7 +363,7 @@ namespace {
                     fast ? cpu::fast::globalAvgPool3d(in, out) : cpu::direct::globalAvgPool3d(in, out);
                 } else if constexpr (std::is_same_v<S, BatchNorm3d>) {
                     cpu::grad::batchNorm2dTrainForward(in, st.weight.get(), st.bias.get(), spec.eps,
-                        m_options.batchNormMomentum, *st.mean, *st.var, out, st.stats);
+                        m_options.batchNormMomentum, *st.mean, *st.var, out, st.stats, fast);
                 } else {
                     static_assert(dependent_false<S>, "cpu training: a layer kind has no forward branch");
                 }
@@ -409,20 +409,20 @@ namespace {
                         fast ? cpu::grad::fast::linearData(gy, *st.weight, gx)
                              : cpu::grad::direct::linearData(gy, *st.weight, gx);
                     } else if constexpr (std::is_same_v<S, MaxPool2d>) {
-                        cpu::grad::maxPool2d(gy, x, spec, pad, gx);
+                        cpu::grad::maxPool2d(gy, x, spec, pad, gx, fast);
                     } else if constexpr (std::is_same_v<S, AvgPool2d>) {
-                        cpu::grad::avgPool2d(gy, spec, pad, gx);
+                        cpu::grad::avgPool2d(gy, spec, pad, gx, fast);
                     } else if constexpr (std::is_same_v<S, GlobalAvgPool2d>) {
                         cpu::grad::globalAvgPool2d(gy, gx);
                     } else if constexpr (std::is_same_v<S, BatchNorm2d>) {
-                        cpu::grad::batchNorm2dData(gy, x, st.weight.get(), st.stats, gx);
+                        cpu::grad::batchNorm2dData(gy, x, st.weight.get(), st.stats, gx, fast);
                     } else if constexpr (std::is_same_v<S, Dropout>) {
                         cpu::grad::dropoutBackward(gy, st.mask, gx);
                     } else if constexpr (std::is_same_v<S,
                                              Flatten> || std::is_same_v<S, Identity> || std::is_same_v<S, Add>) {
                         cpu::grad::copy(gy, gx);
                     } else if constexpr (std::is_same_v<S, Softmax>) {
-                        cpu::grad::softmax(gy, m_outputs[k], gx);
+                        cpu::grad::softmax(gy, m_outputs[k], gx, fast);
                     } else if constexpr (std::is_same_v<S, PReLU>) {
                         cpu::grad::preluData(gy, x, *st.weight, gx);
                     } else if constexpr (std::is_same_v<S, Mul>) {
@@ -432,7 +432,7 @@ namespace {
                     } else if constexpr (std::is_same_v<S, Pad>) {
                         cpu::grad::pad(gy, spec, gx);
                     } else if constexpr (kPlainActivation<S>) {
-                        cpu::grad::activation(gy, x, layer.spec, gx);
+                        cpu::grad::activation(gy, x, layer.spec, gx, fast);
                     } else if constexpr (std::is_same_v<S, Conv3d>) {
                         fast ? cpu::grad::fast::conv3dData(gy, *st.weight, spec, pad3, gx)
                              : cpu::grad::direct::conv3dData(gy, *st.weight, spec, pad3, gx);
@@ -446,14 +446,14 @@ namespace {
                     } else if constexpr (std::is_same_v<S, GlobalAvgPool3d>) {
                         cpu::grad::globalAvgPool2d(gy, gx);
                     } else if constexpr (std::is_same_v<S, BatchNorm3d>) {
-                        cpu::grad::batchNorm2dData(gy, x, st.weight.get(), st.stats, gx);
+                        cpu::grad::batchNorm2dData(gy, x, st.weight.get(), st.stats, gx, fast);
                     } else {
                         static_assert(dependent_false<S>, "cpu training: a layer kind has no backward branch");
                     }
                 },
                 layer.spec);
             if (set)
-                cpu::grad::accumulate(gx, total);
+                cpu::grad::accumulate(gx, total, fast);
             set = 1;
             ran = true;
             channelOffset += channels;
@@ -484,7 +484,7 @@ namespace {
             m_fast ? cpu::grad::fast::convTranspose3dWeights(gy, x, *convT3, pad3, *st.gradWeight, st.gradBias.get())
                    : cpu::grad::direct::convTranspose3dWeights(gy, x, *convT3, pad3, *st.gradWeight, st.gradBias.get());
         else if (std::holds_alternative<BatchNorm2d>(layer.spec) || std::holds_alternative<BatchNorm3d>(layer.spec))
-            cpu::grad::batchNorm2dWeights(gy, x, st.stats, *st.gradWeight, *st.gradBias);
+            cpu::grad::batchNorm2dWeights(gy, x, st.stats, *st.gradWeight, *st.gradBias, m_fast);
         else if (std::holds_alternative<PReLU>(layer.spec))
             cpu::grad::preluWeights(gy, x, *st.gradWeight);
         else

@@ -26,7 +26,7 @@ namespace {
 } // namespace
 
 void batchNorm2dTrainForward(const Tensor& x, const Tensor* weight, const Tensor* bias, double eps, double momentum,
-    Tensor& runningMean, Tensor& runningVar, Tensor& y, BatchStats& stats)
+    Tensor& runningMean, Tensor& runningVar, Tensor& y, BatchStats& stats, bool parallel)
 {
     const Planes p(x.shape());
     const int64_t count = p.batch * p.area;
@@ -39,6 +39,7 @@ void batchNorm2dTrainForward(const Tensor& x, const Tensor* weight, const Tensor
     detail::requireVector(bias, p.channels, "batch norm (training)", "bias");
     stats.mean.assign(size_t(p.channels), 0.0);
     stats.invstd.assign(size_t(p.channels), 0.0);
+#pragma omp parallel for schedule(static) if (parallel && x.numel() >= detail::kMinParallelElements)
     for (int64_t c = 0; c < p.channels; ++c) {
         double sum = 0;
         for (int64_t n = 0; n < p.batch; ++n)
@@ -87,10 +88,12 @@ namespace {
     }
 } // namespace
 
-void batchNorm2dData(const Tensor& gy, const Tensor& x, const Tensor* weight, const BatchStats& stats, Tensor& gx)
+void batchNorm2dData(
+    const Tensor& gy, const Tensor& x, const Tensor* weight, const BatchStats& stats, Tensor& gx, bool parallel)
 {
     const Planes p(x.shape());
     const double count = double(p.batch * p.area);
+#pragma omp parallel for schedule(static) if (parallel && x.numel() >= detail::kMinParallelElements)
     for (int64_t c = 0; c < p.channels; ++c) {
         const auto [sum, dot] = channelSums(gy, x, stats, c);
         const double mean = stats.mean[size_t(c)], invstd = stats.invstd[size_t(c)];
@@ -106,9 +109,11 @@ void batchNorm2dData(const Tensor& gy, const Tensor& x, const Tensor* weight, co
     }
 }
 
-void batchNorm2dWeights(const Tensor& gy, const Tensor& x, const BatchStats& stats, Tensor& gw, Tensor& gb)
+void batchNorm2dWeights(
+    const Tensor& gy, const Tensor& x, const BatchStats& stats, Tensor& gw, Tensor& gb, bool parallel)
 {
     const Planes p(x.shape());
+#pragma omp parallel for schedule(static) if (parallel && x.numel() >= detail::kMinParallelElements)
     for (int64_t c = 0; c < p.channels; ++c) {
         const auto [sum, dot] = channelSums(gy, x, stats, c);
         gw.data()[c] = static_cast<float>(dot);
@@ -116,7 +121,7 @@ void batchNorm2dWeights(const Tensor& gy, const Tensor& x, const BatchStats& sta
     }
 }
 
-void activation(const Tensor& gy, const Tensor& x, const LayerSpec& spec, Tensor& gx)
+void activation(const Tensor& gy, const Tensor& x, const LayerSpec& spec, Tensor& gx, bool parallel)
 {
     detail::require(gy.numel() == x.numel() && gx.numel() == x.numel(), "activation backward",
         "the gradient " + gy.shape().str() + " does not match the input " + x.shape().str());
@@ -124,7 +129,9 @@ void activation(const Tensor& gy, const Tensor& x, const LayerSpec& spec, Tensor
     const float* g = gy.data();
     const float* in = x.data();
     float* out = gx.data();
+    const bool threads = parallel && n >= detail::kMinParallelElements;
     auto each = [&](auto derivative) {
+#pragma omp parallel for schedule(static) if (threads)
         for (int64_t i = 0; i < n; ++i)
             out[i] = static_cast<float>(derivative(double(in[i])) * double(g[i]));
     };

@@ -12,7 +12,8 @@
 
 namespace convscope::cpu::grad {
 
-void maxPool2d(const Tensor& gy, const Tensor& x, const MaxPool2d& spec, const Padding2d& pad, Tensor& gx)
+void maxPool2d(
+    const Tensor& gy, const Tensor& x, const MaxPool2d& spec, const Padding2d& pad, Tensor& gx, bool parallel)
 {
     const Shape& is = x.shape();
     const Shape& os = gy.shape();
@@ -21,7 +22,9 @@ void maxPool2d(const Tensor& gy, const Tensor& x, const MaxPool2d& spec, const P
     const auto [sh, sw] = spec.effectiveStride();
     const int64_t dh = spec.dilation[0], dw = spec.dilation[1];
     gx.fill(0.0f);
-    for (int64_t plane = 0; plane < is.n * is.c; ++plane) {
+    const int64_t planes = is.n * is.c;
+#pragma omp parallel for schedule(static) if (parallel && x.numel() >= detail::kMinParallelElements)
+    for (int64_t plane = 0; plane < planes; ++plane) {
         const float* src = x.data() + plane * is.h * is.w;
         const float* g = gy.data() + plane * os.h * os.w;
         float* dst = gx.data() + plane * is.h * is.w;
@@ -54,7 +57,7 @@ void maxPool2d(const Tensor& gy, const Tensor& x, const MaxPool2d& spec, const P
     }
 }
 
-void avgPool2d(const Tensor& gy, const AvgPool2d& spec, const Padding2d& pad, Tensor& gx)
+void avgPool2d(const Tensor& gy, const AvgPool2d& spec, const Padding2d& pad, Tensor& gx, bool parallel)
 {
     const Shape& is = gx.shape();
     const Shape& os = gy.shape();
@@ -62,7 +65,9 @@ void avgPool2d(const Tensor& gy, const AvgPool2d& spec, const Padding2d& pad, Te
     const auto [sh, sw] = spec.effectiveStride();
     const int64_t kh = spec.kernel_size[0], kw = spec.kernel_size[1];
     gx.fill(0.0f);
-    for (int64_t plane = 0; plane < is.n * is.c; ++plane) {
+    const int64_t planes = is.n * is.c;
+#pragma omp parallel for schedule(static) if (parallel && gx.numel() >= detail::kMinParallelElements)
+    for (int64_t plane = 0; plane < planes; ++plane) {
         const float* g = gy.data() + plane * os.h * os.w;
         float* dst = gx.data() + plane * is.h * is.w;
         for (int64_t oh = 0; oh < os.h; ++oh)
@@ -100,22 +105,24 @@ void globalAvgPool2d(const Tensor& gy, Tensor& gx)
     }
 }
 
-void softmax(const Tensor& gy, const Tensor& y, Tensor& gx)
+void softmax(const Tensor& gy, const Tensor& y, Tensor& gx, bool parallel)
 {
     const Shape& s = y.shape();
     const int64_t area = s.d * s.h * s.w;
-    for (int64_t n = 0; n < s.n; ++n)
-        for (int64_t i = 0; i < area; ++i) {
-            double dot = 0;
-            for (int64_t c = 0; c < s.c; ++c) {
-                const int64_t k = (n * s.c + c) * area + i;
-                dot += double(gy.data()[k]) * y.data()[k];
-            }
-            for (int64_t c = 0; c < s.c; ++c) {
-                const int64_t k = (n * s.c + c) * area + i;
-                gx.data()[k] = static_cast<float>(double(y.data()[k]) * (gy.data()[k] - dot));
-            }
+    const int64_t columns = s.n * area; // one softmax per (item, pixel)
+#pragma omp parallel for schedule(static) if (parallel && y.numel() >= detail::kMinParallelElements)
+    for (int64_t column = 0; column < columns; ++column) {
+        const int64_t n = column / area, i = column % area;
+        double dot = 0;
+        for (int64_t c = 0; c < s.c; ++c) {
+            const int64_t k = (n * s.c + c) * area + i;
+            dot += double(gy.data()[k]) * y.data()[k];
         }
+        for (int64_t c = 0; c < s.c; ++c) {
+            const int64_t k = (n * s.c + c) * area + i;
+            gx.data()[k] = static_cast<float>(double(y.data()[k]) * (gy.data()[k] - dot));
+        }
+    }
 }
 
 void mulInput(const Tensor& gy, const Tensor& other, Tensor& gx)
@@ -194,10 +201,12 @@ void copy(const Tensor& src, Tensor& dst)
     std::memcpy(dst.data(), src.data(), size_t(src.numel()) * sizeof(float));
 }
 
-void accumulate(const Tensor& src, Tensor& dst)
+void accumulate(const Tensor& src, Tensor& dst, bool parallel)
 {
     detail::require(src.numel() == dst.numel(), "backward", "a sum of gradients of different sizes");
-    for (int64_t i = 0; i < src.numel(); ++i)
+    const int64_t count = src.numel();
+#pragma omp parallel for schedule(static) if (parallel && count >= detail::kMinParallelElements)
+    for (int64_t i = 0; i < count; ++i)
         dst.data()[i] += src.data()[i];
 }
 

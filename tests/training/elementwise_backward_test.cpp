@@ -283,3 +283,46 @@ TEST_CASE("dropout in training mode: a seeded mask, scaled by 1 / (1 - p), and i
     for (int64_t i = 0; i < x.numel(); ++i)
         CHECK(gx.data()[i] == gy.data()[i] * mask[size_t(i)]);
 }
+
+TEST_CASE("the threaded element-wise backward (the fast path's) is bit-identical to the one-thread loops",
+    "[training][parallel]")
+{
+    const Shape shape = Shape::nchw(4, 8, 40, 36); // 46080 elements: above the threshold that wakes the team
+    const Tensor x = randomTensor(shape, 3000), gy = randomTensor(shape, 3001);
+    const auto same = [](const Tensor& a, const Tensor& b) {
+        return a.numel() == b.numel() && std::equal(a.data(), a.data() + a.numel(), b.data());
+    };
+    Tensor one(shape), many(shape);
+    cpu::grad::activation(gy, x, SiLU {}, one, false);
+    cpu::grad::activation(gy, x, SiLU {}, many, true);
+    CHECK(same(one, many));
+    cpu::grad::softmax(gy, x, one, false);
+    cpu::grad::softmax(gy, x, many, true);
+    CHECK(same(one, many));
+    MaxPool2d mp;
+    mp.kernel_size = { 3, 3 };
+    mp.stride = Pair { 2, 2 };
+    mp.padding = explicitPadding(1, 1, 1, 1);
+    const LayerShape ls = inferLayer(mp, shape);
+    const Tensor g = randomTensor(ls.out, 3002);
+    cpu::grad::maxPool2d(g, x, mp, ls.resolvedPadding, one, false);
+    cpu::grad::maxPool2d(g, x, mp, ls.resolvedPadding, many, true);
+    CHECK(same(one, many));
+    AvgPool2d ap;
+    ap.kernel_size = { 3, 3 };
+    ap.stride = Pair { 2, 2 };
+    ap.padding = explicitPadding(1, 1, 1, 1);
+    cpu::grad::avgPool2d(g, ap, ls.resolvedPadding, one, false);
+    cpu::grad::avgPool2d(g, ap, ls.resolvedPadding, many, true);
+    CHECK(same(one, many));
+    Tensor rm = Tensor::zeros(Shape::nchw(8, 1, 1, 1)), rv = Tensor::filled(Shape::nchw(8, 1, 1, 1), 1.0f);
+    Tensor rm2 = rm.clone(), rv2 = rv.clone(), y1(shape), y2(shape);
+    cpu::grad::BatchStats s1, s2;
+    cpu::grad::batchNorm2dTrainForward(x, nullptr, nullptr, 1e-5, 0.1, rm, rv, y1, s1, false);
+    cpu::grad::batchNorm2dTrainForward(x, nullptr, nullptr, 1e-5, 0.1, rm2, rv2, y2, s2, true);
+    CHECK(same(y1, y2));
+    CHECK(same(rv, rv2));
+    cpu::grad::batchNorm2dData(gy, x, nullptr, s1, one, false);
+    cpu::grad::batchNorm2dData(gy, x, nullptr, s2, many, true);
+    CHECK(same(one, many));
+}
