@@ -14,6 +14,7 @@
 #include "compute/stats.h"
 #include "compute/training/train_run.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -101,6 +102,21 @@ namespace {
                     cell(ph[0]), cell(ph[1]), cell(ph[2]), cell(ph[3]) });
             }
             table.print(out);
+            // The medians of each step's phase sums: what a step costs, split as PyTorch users think of it.
+            std::vector<double> sums[4];
+            for (const StepResult& s : sel.steps) {
+                double t[4] = { s.lossMs, 0, 0, 0 };
+                for (const LayerPhaseMs& l : s.layers) {
+                    t[0] += l.forward;
+                    t[1] += std::max(0.0, l.backwardData) + std::max(0.0, l.backwardWeights);
+                    t[2] += std::max(0.0, l.update);
+                }
+                t[3] = t[0] + t[1] + t[2];
+                for (int p = 0; p < 4; ++p)
+                    sums[p].push_back(t[p]);
+            }
+            out << "step " << cell(sums[3]) << " ms: forward + loss " << cell(sums[0]) << ", backward " << cell(sums[1])
+                << ", update " << cell(sums[2]) << "\n";
             out << "loss " << sel.steps.front().loss << " (step 1) → " << sel.steps.back().loss << " (step "
                 << sel.steps.size() << ")";
             if (&sel != &r.selections.front())
