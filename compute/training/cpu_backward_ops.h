@@ -2,9 +2,9 @@
 // overwrites every element of what it writes (gx, gw, gb); the training session sums the gradients of a tensor read
 // by several layers. Shapes are the forward's: gy has the layer output's shape, gx the input's, gw the weight's.
 //   direct::  plain loops with double sums: the reference (cpu.direct), and what the finite-difference tests check.
-//   fast::    conv2d, conv_transpose2d and linear through im2col + detail::parallelSgemm (cpu.im2col_gemm and the
-//             other fast CPU algorithms); every other kind has one implementation (below, outside both namespaces),
-//             element-wise loops that sum in double.
+//   fast::    conv2d, conv_transpose2d, conv3d, conv_transpose3d and linear through im2col / vol2col +
+//             detail::parallelSgemm (cpu.im2col_gemm); every other kind has one implementation (below, outside both
+//             namespaces), loops that sum in double, threaded on the fast path (`parallel`).
 // `pad` is the resolved padding (LayerShape::resolvedPadding), as in the forward ops (compute/cpu/cpu_ops.h).
 // `parallel` (the fast CPU algorithms pass true; cpu.direct stays on one thread): split across the OpenMP team above
 // detail::kMinParallelElements elements. Each element is computed by one thread in the same order either way, so the

@@ -110,7 +110,8 @@ public:
 };
 
 // The first layer of the network that the CPU's training cannot run, as the message train refuses with
-// ("layer 4 (up1): conv_transpose3d has no backward on the CPU yet"), or empty when every layer can train there.
+// ("layer 4 (c1, conv2d): a fused activation is unsupported in training ..."), or empty when every layer can train
+// there. Every layer kind has its CPU backward; what is refused is a convolution the fusion pass changed.
 std::string cpuTrainingRefusal(const Network& net);
 
 } // namespace convscope
