@@ -17,5 +17,6 @@ Command addInfoCommand(CLI::App& app);
 Command addAlgosCommand(CLI::App& app);
 Command addExportCommand(CLI::App& app);
 Command addInterpolateCommand(CLI::App& app);
+Command addTrainCommand(CLI::App& app);
 
 } // namespace convscope::cli

@@ -32,6 +32,7 @@ int main(int argc, char** argv)
     add(cli::addAlgosCommand);
     add(cli::addExportCommand);
     add(cli::addInterpolateCommand);
+    add(cli::addTrainCommand);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

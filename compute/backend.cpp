@@ -1,6 +1,7 @@
 #include "compute/backend.h"
 
 #include "compute/error.h"
+#include "compute/training/training.h"
 
 namespace convscope {
 
@@ -47,6 +48,11 @@ Selection Selection::parse(const std::string& text)
         throw InputError("selection \"" + text
             + "\" must be backend.algorithm, optionally with +fused, e.g. cpu.direct or cuda.tiled+fused");
     return { s.substr(0, dot), s.substr(dot + 1), fused };
+}
+
+std::unique_ptr<TrainingSession> Backend::createTrainingSession(const std::string&, const SessionOptions&)
+{
+    return nullptr;
 }
 
 } // namespace convscope

@@ -20,6 +20,8 @@
 
 namespace convscope {
 
+class TrainingSession; // compute/training/training.h
+
 // How a run computes (`--math`, the window's math choice), recorded with every result:
 //   fp32  FP32 storage and FMAs, no Tensor Cores (cuDNN pedantic math): the reference arithmetic;
 //   tf32  FP32 storage, convolution and GEMM operands rounded to TF32 (10-bit mantissa) on Tensor Cores;
@@ -132,6 +134,11 @@ public:
     // thread (the engine's worker in the window); should take about a second at most. nullopt: no
     // calibration for this backend (the roofline then shows no ceilings for it).
     virtual std::optional<DeviceCeilings> calibrate(const SessionOptions& /*options*/) { return std::nullopt; }
+    // A session that runs the training step (forward, loss, backward, update) with `algorithm`, or null when this
+    // backend has no backward ops (`train` then refuses the selection as unsupported). The CPU backend returns one
+    // for cpu.direct and cpu.im2col_gemm; a GPU module overrides this to add its own (compute/training/training.h).
+    virtual std::unique_ptr<TrainingSession> createTrainingSession(
+        const std::string& algorithm, const SessionOptions& options);
     // The algorithm explorer (cudnn): for convolution layer `layer` of `net` (parameters materialised,
     // shapes.ok()), every algorithm's status or the library's reason it cannot run, time, workspace bytes,
     // determinism and math type, as a JSON document (see kernels/cudnn/explorer.cpp for the fields). Runs on the

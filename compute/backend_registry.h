@@ -18,7 +18,8 @@ namespace convscope {
 // The module entry point. A module exports
 //   extern "C" int convscope_register_module(convscope::BackendRegistry* registry, int abiVersion);
 // returns 0 on success; it must not throw across the boundary.
-inline constexpr int kModuleAbiVersion = 1;
+// 2: Backend gained createTrainingSession (the training step), a new vtable slot a module built before it lacks.
+inline constexpr int kModuleAbiVersion = 2;
 class BackendRegistry;
 using ModuleEntryPoint = int (*)(BackendRegistry*, int);
 #define CONVSCOPE_MODULE_ENTRY "convscope_register_module"

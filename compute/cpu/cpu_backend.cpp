@@ -21,6 +21,7 @@
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/nvtx.h"
+#include "compute/training/cpu_training_session.h"
 
 #include <cblas.h>
 
@@ -457,6 +458,11 @@ namespace {
                 throw UnsupportedError(
                     "cpu." + algorithm + " is unsupported: the cpu backend has direct, im2col_gemm, tap_gemm and fft");
             return std::make_unique<CpuSession>(algorithm, options);
+        }
+        std::unique_ptr<TrainingSession> createTrainingSession(
+            const std::string& algorithm, const SessionOptions& options) override
+        {
+            return makeCpuTrainingSession(algorithm, options);
         }
         std::optional<DeviceCeilings> calibrate(const SessionOptions&) override { return calibrateCpu(); }
         std::map<std::string, std::string> info() const override

@@ -1,0 +1,257 @@
+// The fast CPU backward of conv2d, conv_transpose2d, conv3d, conv_transpose3d and linear: im2col / col2im (vol2col /
+// col2vol on volumes) + detail::parallelSgemm (the forward's GEMM, compute/cpu/parallel_sgemm.cpp), item by item and
+// group by group.
+//
+// One column matrix serves all four convolution gradients. For a source plane set (C channels of H × W) and a grid
+// of positions (PH × PW), col[(c·kh + ki)·kw + kj][ph·PW + pw] = src[c, ph·s_h − pad.top + ki·d_h, pw·s_w − pad.left
+// + kj·d_w] (0 outside); a volume adds the depth axis in front, an image is a volume of depth 1. conv2d takes its input
+// as the source over its output grid; conv_transpose2d takes its output gradient as the source over its input grid.
+// Then, per group (K = channels per group · kh · kw):
+//   conv2d            gcol = W_gᵀ·gy_g, gx = col2im(gcol)       gw_g += gy_g · colᵀ(x)
+//   conv_transpose2d  gx_g = W_g · col(gy)                      gw_g += x_g · colᵀ(gy)
+// The column buffer is K × positions floats for one item and group at a time.
+#include "compute/training/cpu_backward_ops.h"
+
+#include "compute/cpu/op_common.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <type_traits>
+
+namespace convscope::cpu::grad::fast {
+
+namespace {
+
+    // Axes 0, 1, 2 are D, H, W; an image has a depth of 1, a 1-long kernel along it, no padding and unit steps.
+    struct Geometry {
+        int64_t channels;
+        std::array<int64_t, 3> src, pos, k, s, before, dil;
+        int64_t rows() const { return channels * k[0] * k[1] * k[2]; }
+        int64_t positions() const { return pos[0] * pos[1] * pos[2]; }
+        int64_t srcSize() const { return src[0] * src[1] * src[2]; }
+    };
+
+    Geometry geometry(const Conv2d& spec, const Padding2d& pad, int64_t channels, const Shape& src, const Shape& pos)
+    {
+        return { channels, { 1, src.h, src.w }, { 1, pos.h, pos.w }, { 1, spec.kernel_size[0], spec.kernel_size[1] },
+            { 1, spec.stride[0], spec.stride[1] }, { 0, pad.top, pad.left },
+            { 1, spec.dilation[0], spec.dilation[1] } };
+    }
+    Geometry geometry(
+        const ConvTranspose2d& spec, const Padding2d& pad, int64_t channels, const Shape& src, const Shape& pos)
+    {
+        return { channels, { 1, src.h, src.w }, { 1, pos.h, pos.w }, { 1, spec.kernel_size[0], spec.kernel_size[1] },
+            { 1, spec.stride[0], spec.stride[1] }, { 0, pad.top, pad.left },
+            { 1, spec.dilation[0], spec.dilation[1] } };
+    }
+    template <typename Spec3d>
+    Geometry geometry(const Spec3d& spec, const Padding3d& pad, int64_t channels, const Shape& src, const Shape& pos)
+    {
+        return { channels, { src.d, src.h, src.w }, { pos.d, pos.h, pos.w }, spec.kernel_size, spec.stride,
+            { pad.front, pad.top, pad.left }, spec.dilation };
+    }
+
+    // The source index along axis `a` of position p with tap t, or -1 outside the source.
+    inline int64_t source(const Geometry& g, int a, int64_t p, int64_t t)
+    {
+        const int64_t i = p * g.s[size_t(a)] - g.before[size_t(a)] + t * g.dil[size_t(a)];
+        return (i < 0 || i >= g.src[size_t(a)]) ? -1 : i;
+    }
+
+    // col[row(c, taps)][position] = src[c, source along each axis] (0 outside), or with `add` the adjoint: every column
+    // element added onto the source element it was read from (col2im / col2vol; dst zeroed first).
+    template <bool Add>
+    void columns(const Geometry& g, std::conditional_t<Add, const float*, float*> col,
+        std::conditional_t<Add, float*, const float*> src)
+    {
+        if constexpr (Add)
+            std::fill(src, src + g.channels * g.srcSize(), 0.0f);
+        int64_t row = 0;
+        for (int64_t c = 0; c < g.channels; ++c)
+            for (int64_t a = 0; a < g.k[0]; ++a)
+                for (int64_t b = 0; b < g.k[1]; ++b)
+                    for (int64_t e = 0; e < g.k[2]; ++e, ++row)
+                        for (int64_t pd = 0; pd < g.pos[0]; ++pd) {
+                            const int64_t sd = source(g, 0, pd, a);
+                            for (int64_t ph = 0; ph < g.pos[1]; ++ph) {
+                                const int64_t sh = source(g, 1, ph, b);
+                                auto line = col + row * g.positions() + (pd * g.pos[1] + ph) * g.pos[2];
+                                if (sd < 0 || sh < 0) {
+                                    if constexpr (!Add)
+                                        std::fill(line, line + g.pos[2], 0.0f);
+                                    continue;
+                                }
+                                auto plane = src + ((c * g.src[0] + sd) * g.src[1] + sh) * g.src[2];
+                                for (int64_t pw = 0; pw < g.pos[2]; ++pw) {
+                                    const int64_t sw = source(g, 2, pw, e);
+                                    if constexpr (Add) {
+                                        if (sw >= 0)
+                                            plane[sw] += line[pw];
+                                    } else {
+                                        line[pw] = sw < 0 ? 0.0f : plane[sw];
+                                    }
+                                }
+                            }
+                        }
+    }
+
+    int64_t volume(const Shape& s) { return s.d * s.h * s.w; }
+
+    void biasGrad(const Tensor& gy, Tensor* gb)
+    {
+        if (!gb)
+            return;
+        const Shape& s = gy.shape();
+        for (int64_t c = 0; c < s.c; ++c) {
+            double sum = 0;
+            for (int64_t n = 0; n < s.n; ++n)
+                sum += detail::sumInDouble(gy.data() + (n * s.c + c) * volume(s), volume(s));
+            gb->data()[c] = static_cast<float>(sum);
+        }
+    }
+
+    // conv: gcol = W_gᵀ·gy_g, gx = col2im(gcol).
+    template <typename Spec, typename Pad>
+    void convData(const Tensor& gy, const Tensor& weight, const Spec& spec, const Pad& pad, Tensor& gx, const char* op)
+    {
+        const Shape& is = gx.shape();
+        const Shape& os = gy.shape();
+        detail::requireGroups(is.c, os.c, spec.groups, op);
+        const int64_t icpg = is.c / spec.groups, ocpg = os.c / spec.groups;
+        const Geometry g = geometry(spec, pad, icpg, is, os);
+        const int64_t K = g.rows(), P = g.positions();
+        detail::require(weight.numel() == os.c * K, op, "weight " + weight.shape().str() + " does not fit the layer");
+        detail::requireBlasDimensions({ K, P, ocpg }, op);
+        auto col = detail::allocateWorkspace(K * P, op);
+        for (int64_t n = 0; n < is.n; ++n)
+            for (int64_t grp = 0; grp < spec.groups; ++grp) {
+                const float* dy = gy.data() + (n * os.c + grp * ocpg) * P;
+                detail::parallelSgemm(
+                    true, false, K, P, ocpg, weight.data() + grp * ocpg * K, K, dy, P, 0.0f, col.get(), P);
+                columns<true>(g, col.get(), gx.data() + (n * is.c + grp * icpg) * volume(is));
+            }
+    }
+
+    // conv: gw_g += gy_g · colᵀ(x).
+    template <typename Spec, typename Pad>
+    void convWeights(
+        const Tensor& gy, const Tensor& x, const Spec& spec, const Pad& pad, Tensor& gw, Tensor* gb, const char* op)
+    {
+        const Shape& is = x.shape();
+        const Shape& os = gy.shape();
+        detail::requireGroups(is.c, os.c, spec.groups, op);
+        const int64_t icpg = is.c / spec.groups, ocpg = os.c / spec.groups;
+        const Geometry g = geometry(spec, pad, icpg, is, os);
+        const int64_t K = g.rows(), P = g.positions();
+        detail::require(gw.numel() == os.c * K, op, "weight gradient " + gw.shape().str() + " does not fit the layer");
+        detail::requireVector(gb, os.c, op, "bias gradient");
+        detail::requireBlasDimensions({ K, P, ocpg }, op);
+        auto col = detail::allocateWorkspace(K * P, op);
+        for (int64_t n = 0; n < is.n; ++n)
+            for (int64_t grp = 0; grp < spec.groups; ++grp) {
+                columns<false>(g, col.get(), x.data() + (n * is.c + grp * icpg) * volume(is));
+                const float* dy = gy.data() + (n * os.c + grp * ocpg) * P;
+                detail::parallelSgemm(
+                    false, true, ocpg, K, P, dy, P, col.get(), P, n == 0 ? 0.0f : 1.0f, gw.data() + grp * ocpg * K, K);
+            }
+        biasGrad(gy, gb);
+    }
+
+    // conv_transpose: gx_g = W_g · col(gy) (data), gw_g += x_g · colᵀ(gy) (weights).
+    template <typename Spec, typename Pad>
+    void convTransposeGrad(const Tensor& gy, const Tensor* weight, const Tensor* x, const Spec& spec, const Pad& pad,
+        Tensor* gx, Tensor* gw, Tensor* gb, const char* op)
+    {
+        const Shape& is = x ? x->shape() : gx->shape();
+        const Shape& os = gy.shape();
+        detail::requireGroups(is.c, os.c, spec.groups, op);
+        const int64_t icpg = is.c / spec.groups, ocpg = os.c / spec.groups;
+        const Geometry g = geometry(spec, pad, ocpg, os, is);
+        const int64_t K = g.rows(), P = g.positions();
+        detail::require((weight ? weight->numel() : gw->numel()) == is.c * K, op, "the weight does not fit the layer");
+        detail::requireVector(gb, os.c, op, "bias gradient");
+        detail::requireBlasDimensions({ K, P, icpg }, op);
+        auto col = detail::allocateWorkspace(K * P, op);
+        for (int64_t n = 0; n < is.n; ++n)
+            for (int64_t grp = 0; grp < spec.groups; ++grp) {
+                columns<false>(g, col.get(), gy.data() + (n * os.c + grp * ocpg) * volume(os));
+                if (gx)
+                    detail::parallelSgemm(false, false, icpg, P, K, weight->data() + grp * icpg * K, K, col.get(), P,
+                        0.0f, gx->data() + (n * is.c + grp * icpg) * P, P);
+                else
+                    detail::parallelSgemm(false, true, icpg, K, P, x->data() + (n * is.c + grp * icpg) * P, P,
+                        col.get(), P, n == 0 ? 0.0f : 1.0f, gw->data() + grp * icpg * K, K);
+            }
+        if (gw)
+            biasGrad(gy, gb);
+    }
+
+} // namespace
+
+void conv2dData(const Tensor& gy, const Tensor& weight, const Conv2d& spec, const Padding2d& pad, Tensor& gx)
+{
+    convData(gy, weight, spec, pad, gx, "conv2d backward");
+}
+void conv2dWeights(const Tensor& gy, const Tensor& x, const Conv2d& spec, const Padding2d& pad, Tensor& gw, Tensor* gb)
+{
+    convWeights(gy, x, spec, pad, gw, gb, "conv2d backward");
+}
+void convTranspose2dData(
+    const Tensor& gy, const Tensor& weight, const ConvTranspose2d& spec, const Padding2d& pad, Tensor& gx)
+{
+    convTransposeGrad(gy, &weight, nullptr, spec, pad, &gx, nullptr, nullptr, "conv_transpose2d backward");
+}
+void convTranspose2dWeights(
+    const Tensor& gy, const Tensor& x, const ConvTranspose2d& spec, const Padding2d& pad, Tensor& gw, Tensor* gb)
+{
+    convTransposeGrad(gy, nullptr, &x, spec, pad, nullptr, &gw, gb, "conv_transpose2d backward");
+}
+void conv3dData(const Tensor& gy, const Tensor& weight, const Conv3d& spec, const Padding3d& pad, Tensor& gx)
+{
+    convData(gy, weight, spec, pad, gx, "conv3d backward");
+}
+void conv3dWeights(const Tensor& gy, const Tensor& x, const Conv3d& spec, const Padding3d& pad, Tensor& gw, Tensor* gb)
+{
+    convWeights(gy, x, spec, pad, gw, gb, "conv3d backward");
+}
+void convTranspose3dData(
+    const Tensor& gy, const Tensor& weight, const ConvTranspose3d& spec, const Padding3d& pad, Tensor& gx)
+{
+    convTransposeGrad(gy, &weight, nullptr, spec, pad, &gx, nullptr, nullptr, "conv_transpose3d backward");
+}
+void convTranspose3dWeights(
+    const Tensor& gy, const Tensor& x, const ConvTranspose3d& spec, const Padding3d& pad, Tensor& gw, Tensor* gb)
+{
+    convTransposeGrad(gy, nullptr, &x, spec, pad, nullptr, &gw, gb, "conv_transpose3d backward");
+}
+
+void linearData(const Tensor& gy, const Tensor& weight, Tensor& gx)
+{
+    const int64_t batch = gy.shape().n, out = gy.shape().c, in = weight.shape().c;
+    detail::require(weight.shape().n == out && gx.numel() == batch * in, "linear backward",
+        "weight " + weight.shape().str() + " does not fit the gradient " + gy.shape().str());
+    detail::requireBlasDimensions({ batch, in, out }, "linear backward");
+    // gx [N, in] = gy [N, out] · W [out, in]
+    detail::parallelSgemm(false, false, batch, in, out, gy.data(), out, weight.data(), in, 0.0f, gx.data(), in);
+}
+
+void linearWeights(const Tensor& gy, const Tensor& x, Tensor& gw, Tensor* gb)
+{
+    const int64_t batch = gy.shape().n, out = gy.shape().c, in = x.numel() / std::max<int64_t>(batch, 1);
+    detail::require(gw.numel() == out * in, "linear backward",
+        "weight gradient " + gw.shape().str() + " does not fit " + std::to_string(out) + "×" + std::to_string(in));
+    detail::requireVector(gb, out, "linear backward", "bias gradient");
+    detail::requireBlasDimensions({ batch, in, out }, "linear backward");
+    // gw [out, in] = gyᵀ [out, N] · x [N, in]
+    detail::parallelSgemm(true, false, out, in, batch, gy.data(), out, x.data(), in, 0.0f, gw.data(), in);
+    if (gb)
+        for (int64_t o = 0; o < out; ++o) {
+            double acc = 0;
+            for (int64_t n = 0; n < batch; ++n)
+                acc += gy.data()[n * out + o];
+            gb->data()[o] = static_cast<float>(acc);
+        }
+}
+
+} // namespace convscope::cpu::grad::fast

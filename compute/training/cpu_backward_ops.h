@@ -1,0 +1,123 @@
+// The CPU backward ops of the training step (issue 33), PyTorch's autograd semantics exactly. Every function
+// overwrites every element of what it writes (gx, gw, gb); the training session sums the gradients of a tensor read
+// by several layers. Shapes are the forward's: gy has the layer output's shape, gx the input's, gw the weight's.
+//   direct::  plain loops with double sums: the reference (cpu.direct), and what the finite-difference tests check.
+//   fast::    conv2d, conv_transpose2d, conv3d, conv_transpose3d and linear through im2col / vol2col +
+//             detail::parallelSgemm (cpu.im2col_gemm); every other kind has one implementation (below, outside both
+//             namespaces), loops that sum in double, threaded on the fast path (`parallel`).
+// `pad` is the resolved padding (LayerShape::resolvedPadding), as in the forward ops (compute/cpu/cpu_ops.h).
+// `parallel` (the fast CPU algorithms pass true; cpu.direct stays on one thread): split across the OpenMP team above
+// detail::kMinParallelElements elements. Each element is computed by one thread in the same order either way, so the
+// results are bit-identical.
+#pragma once
+
+#include "compute/layer_spec.h"
+#include "compute/tensor.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace convscope::cpu::grad {
+
+namespace direct {
+    // gx = ∂L/∂x of y = conv2d(x, w) given gy = ∂L/∂y.
+    void conv2dData(const Tensor& gy, const Tensor& weight, const Conv2d& spec, const Padding2d& pad, Tensor& gx);
+    // gw (and gb when not null: Σ gy over N, H, W) given the forward's input x.
+    void conv2dWeights(
+        const Tensor& gy, const Tensor& x, const Conv2d& spec, const Padding2d& pad, Tensor& gw, Tensor* gb);
+    void convTranspose2dData(
+        const Tensor& gy, const Tensor& weight, const ConvTranspose2d& spec, const Padding2d& pad, Tensor& gx);
+    void convTranspose2dWeights(
+        const Tensor& gy, const Tensor& x, const ConvTranspose2d& spec, const Padding2d& pad, Tensor& gw, Tensor* gb);
+    // y = x·Wᵀ + b with x [N, in], W [out, in] (stored {out, in, 1, 1}).
+    void linearData(const Tensor& gy, const Tensor& weight, Tensor& gx);
+    void linearWeights(const Tensor& gy, const Tensor& x, Tensor& gw, Tensor* gb);
+    // The 3-D convolutions on volumes [N, C, D, H, W] (`pad` is LayerShape::resolvedPadding3d).
+    void conv3dData(const Tensor& gy, const Tensor& weight, const Conv3d& spec, const Padding3d& pad, Tensor& gx);
+    void conv3dWeights(
+        const Tensor& gy, const Tensor& x, const Conv3d& spec, const Padding3d& pad, Tensor& gw, Tensor* gb);
+    void convTranspose3dData(
+        const Tensor& gy, const Tensor& weight, const ConvTranspose3d& spec, const Padding3d& pad, Tensor& gx);
+    void convTranspose3dWeights(
+        const Tensor& gy, const Tensor& x, const ConvTranspose3d& spec, const Padding3d& pad, Tensor& gw, Tensor* gb);
+} // namespace direct
+
+namespace fast {
+    void conv2dData(const Tensor& gy, const Tensor& weight, const Conv2d& spec, const Padding2d& pad, Tensor& gx);
+    void conv2dWeights(
+        const Tensor& gy, const Tensor& x, const Conv2d& spec, const Padding2d& pad, Tensor& gw, Tensor* gb);
+    void convTranspose2dData(
+        const Tensor& gy, const Tensor& weight, const ConvTranspose2d& spec, const Padding2d& pad, Tensor& gx);
+    void convTranspose2dWeights(
+        const Tensor& gy, const Tensor& x, const ConvTranspose2d& spec, const Padding2d& pad, Tensor& gw, Tensor* gb);
+    void linearData(const Tensor& gy, const Tensor& weight, Tensor& gx);
+    void linearWeights(const Tensor& gy, const Tensor& x, Tensor& gw, Tensor* gb);
+    // vol2col / col2vol + parallel sgemm: the same column matrix as the 2-D ops with a depth axis.
+    void conv3dData(const Tensor& gy, const Tensor& weight, const Conv3d& spec, const Padding3d& pad, Tensor& gx);
+    void conv3dWeights(
+        const Tensor& gy, const Tensor& x, const Conv3d& spec, const Padding3d& pad, Tensor& gw, Tensor* gb);
+    void convTranspose3dData(
+        const Tensor& gy, const Tensor& weight, const ConvTranspose3d& spec, const Padding3d& pad, Tensor& gx);
+    void convTranspose3dWeights(
+        const Tensor& gy, const Tensor& x, const ConvTranspose3d& spec, const Padding3d& pad, Tensor& gw, Tensor* gb);
+} // namespace fast
+
+// Batch norm in training mode (torch.nn.BatchNorm2d.train(), and BatchNorm3d over D·H·W planes): the batch's own mean
+// and biased variance normalise, and the running statistics move by `momentum` toward the batch mean and the *unbiased*
+// variance. `mean` and `invstd` (one per channel, 1/sqrt(var + eps)) are kept for the backward. weight / bias null:
+// affine = false.
+struct BatchStats {
+    std::vector<double> mean, invstd;
+};
+void batchNorm2dTrainForward(const Tensor& x, const Tensor* weight, const Tensor* bias, double eps, double momentum,
+    Tensor& runningMean, Tensor& runningVar, Tensor& y, BatchStats& stats, bool parallel = false);
+void batchNorm2dData(const Tensor& gy, const Tensor& x, const Tensor* weight, const BatchStats& stats, Tensor& gx,
+    bool parallel = false);
+void batchNorm2dWeights(
+    const Tensor& gy, const Tensor& x, const BatchStats& stats, Tensor& gw, Tensor& gb, bool parallel = false);
+
+// The activations without weights (relu, leaky_relu, sigmoid, tanh, elu, relu6, hardswish, hardsigmoid, silu,
+// hardtanh), from the forward's input x, with PyTorch's value at every kink (relu'(0) = 0, hardtanh' = 0 on its
+// bounds, elu'(0) = alpha, hardswish'(±3) as its formula's branches). Throws InputError for another kind.
+void activation(const Tensor& gy, const Tensor& x, const LayerSpec& spec, Tensor& gx, bool parallel = false);
+// PReLU: gx = x > 0 ? gy : a·gy; ga = Σ (x > 0 ? 0 : x·gy) per slope (one slope, or one per channel).
+void preluData(const Tensor& gy, const Tensor& x, const Tensor& slopes, Tensor& gx);
+void preluWeights(const Tensor& gy, const Tensor& x, Tensor& gslopes);
+
+// Max pooling sends each output's gradient to its window's argmax, found as PyTorch's CPU kernel finds it: the first
+// largest value in row-major window order, a NaN replacing it (the last NaN wins); several outputs that share an
+// argmax add up there.
+void maxPool2d(
+    const Tensor& gy, const Tensor& x, const MaxPool2d& spec, const Padding2d& pad, Tensor& gx, bool parallel = false);
+// Average pooling spreads gy / divisor over the window's real pixels, with the forward's divisor rule.
+void avgPool2d(const Tensor& gy, const AvgPool2d& spec, const Padding2d& pad, Tensor& gx, bool parallel = false);
+// Global average pooling of an image or a volume (the mean over H·W or D·H·W): gy / area everywhere.
+void globalAvgPool2d(const Tensor& gy, Tensor& gx);
+// The 3-D pools, with their forward's rules (maxpool3d.cpp, avgpool3d.cpp).
+void maxPool3d(const Tensor& gy, const Tensor& x, const MaxPool3d& spec, const Padding3d& pad, Tensor& gx);
+void avgPool3d(const Tensor& gy, const AvgPool3d& spec, const Padding3d& pad, Tensor& gx);
+
+// softmax over dim 1 from its output y: gx = y · (gy − Σ_c gy·y).
+void softmax(const Tensor& gy, const Tensor& y, Tensor& gx, bool parallel = false);
+// The gradient of one factor of y = a · b: gx = gy · other, summed over H and W when this factor was broadcast
+// ([N, C, 1, 1] against a larger gy).
+void mulInput(const Tensor& gy, const Tensor& other, Tensor& gx);
+// Input `gx`'s channels of concat's gy, from channel `offset` on.
+void concatInput(const Tensor& gy, int64_t offset, Tensor& gx);
+// Pad: the interior of gy; reflect and replicate add each border pixel's gradient onto the pixel it copied.
+void pad(const Tensor& gy, const Pad& spec, Tensor& gx);
+// dst = src (add's inputs, flatten, identity; the same element count).
+void copy(const Tensor& src, Tensor& dst);
+// dst += src, element-wise (a tensor read by several layers sums their gradients).
+void accumulate(const Tensor& src, Tensor& dst, bool parallel = false);
+
+// Dropout in training mode: each element is zeroed with probability p and the rest scaled by 1 / (1 − p), with a
+// mask drawn from ConvScope's seeded generator (compute/random.h; PyTorch's own generator's mask cannot be
+// reproduced). mask holds 0 or 1 / (1 − p) per element; the backward is gx = gy · mask.
+void dropoutForward(const Tensor& x, double p, uint64_t seed, std::vector<float>& mask, Tensor& y);
+void dropoutBackward(const Tensor& gy, const std::vector<float>& mask, Tensor& gx);
+
+// Is every element finite?
+bool allFinite(const Tensor& t);
+
+} // namespace convscope::cpu::grad

@@ -1,0 +1,149 @@
+// trainNetwork: every selection's training session from the same starting weights, warm-up steps, a reset, then the
+// timed steps; and saving the trained weights as .npy files plus a network file that reads them.
+#include "compute/training/train_run.h"
+
+#include "compute/atomic_file.h"
+#include "compute/backend_registry.h"
+#include "compute/error.h"
+#include "compute/layer_kinds.h"
+#include "compute/materialize.h"
+#include "compute/network_json.h"
+#include "compute/npy.h"
+
+#include <cmath>
+
+namespace convscope {
+
+TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target, const TrainRunOptions& options)
+{
+    if (net.layers.empty())
+        throw InputError(net.name + " has no layers: nothing to train");
+    if (options.steps < 1)
+        throw InputError("--steps must be at least 1, got " + std::to_string(options.steps));
+    if (options.warmup < 0)
+        throw InputError("--warmup must be 0 or more, got " + std::to_string(options.warmup));
+    if (options.selections.empty())
+        throw InputError("train: no selection to run (--backends)");
+    checkOptimizer(options.training.optimizer);
+    TrainResult result;
+    result.options = options;
+    result.shapes = inferShapes(net);
+    if (!result.shapes.ok())
+        throw InputError(net.name + ": " + result.shapes.firstError());
+    const Shape& inShape = result.shapes.input;
+    if (input.shape().numel() != inShape.numel() || input.shape().n != inShape.n)
+        throw InputError("the input is " + input.shape().str() + " but the network expects " + inShape.str());
+    const Shape& outShape = result.shapes.layers.back().out;
+    if (options.training.loss == LossKind::CrossEntropy)
+        checkClassIndices(outShape, target);
+    else if (target.numel() != outShape.numel())
+        throw InputError("the target has " + std::to_string(target.numel()) + " values but the output " + outShape.str()
+            + " has " + std::to_string(outShape.numel()));
+    materializeParameters(net, result.shapes);
+    result.network = net;
+
+    for (const Selection& sel : options.selections) {
+        if (sel.fused)
+            throw UnsupportedError(sel.str()
+                + ": fused selections are unsupported in training (batch norm trains "
+                  "on batch statistics, so it cannot fold into the convolution)");
+        const std::shared_ptr<Backend> backend = BackendRegistry::instance().resolve(sel);
+        std::unique_ptr<TrainingSession> session = backend->createTrainingSession(sel.algorithm, options.session);
+        if (!session)
+            throw UnsupportedError(sel.str() + ": the " + sel.backend
+                + " backend has no backward ops yet (training is unsupported there); train on cpu.direct or "
+                  "cpu.im2col_gemm");
+        session->prepare(net, result.shapes, options.training);
+        for (int s = 1; s <= options.warmup; ++s) {
+            try {
+                session->step(input, target, s);
+            } catch (const InputError& e) {
+                throw InputError(sel.str() + ", warm-up " + e.what());
+            }
+        }
+        if (options.warmup > 0)
+            session->reset();
+        SelectionTraining st;
+        st.selection = sel;
+        for (int s = 1; s <= options.steps; ++s) {
+            try {
+                st.steps.push_back(session->step(input, target, s));
+            } catch (const InputError& e) {
+                throw InputError(sel.str() + ", " + e.what());
+            }
+            if (options.stepDone)
+                options.stepDone(result.selections.size(), s, st.steps.back().loss);
+        }
+        st.metadata = session->metadata();
+        st.trained = session->trainedNetwork();
+        if (options.training.inputGradient)
+            st.inputGradient = std::make_shared<const Tensor>(session->inputGradient());
+        if (!result.selections.empty()) {
+            const Network& ref = result.selections.front().trained;
+            for (size_t i = 0; i < ref.layers.size(); ++i)
+                for (const auto& [a, b] : { std::pair { ref.layers[i].weight, st.trained.layers[i].weight },
+                         std::pair { ref.layers[i].bias, st.trained.layers[i].bias } })
+                    if (a && b)
+                        st.maxParamRelL2 = std::max(st.maxParamRelL2, compare(*b, *a).relL2);
+        }
+        result.selections.push_back(std::move(st));
+    }
+    return result;
+}
+
+namespace {
+    std::vector<int64_t> parameterDims(const Layer& layer, const Tensor& t, bool isWeight)
+    {
+        if (!isWeight || std::holds_alternative<PReLU>(layer.spec) || std::holds_alternative<BatchNorm2d>(layer.spec))
+            return { t.numel() };
+        if (std::holds_alternative<Linear>(layer.spec))
+            return { t.shape().n, t.shape().c };
+        return t.shape().dims();
+    }
+} // namespace
+
+void saveTrainedWeights(const std::filesystem::path& dir, const Network& trained)
+{
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+        throw InputError("--save-weights " + dir.string() + ": cannot create the folder (" + ec.message() + ")");
+    Network out = trained;
+    out.baseDir = dir;
+    for (Layer& layer : out.layers) {
+        const std::string base = safeFileName(layer.name);
+        const auto write = [&](const std::shared_ptr<const Tensor>& t, const std::string& what, bool isWeight) {
+            const std::string file = base + "." + what + ".npy";
+            writeNpy(dir / file, parameterDims(layer, *t, isWeight), t->data());
+            return file;
+        };
+        if (std::holds_alternative<BatchNorm2d>(layer.spec)) {
+            const auto param = [](const std::string& file) {
+                ParamValue v;
+                v.kind = ParamValue::Kind::File;
+                v.file = file;
+                return v;
+            };
+            layer.explicitParams["running_mean"] = param(write(layer.runningMean, "running_mean", false));
+            layer.explicitParams["running_var"] = param(write(layer.runningVar, "running_var", false));
+            if (std::get<BatchNorm2d>(layer.spec).affine) {
+                layer.explicitParams["weight"] = param(write(layer.weight, "weight", true));
+                layer.explicitParams["bias"] = param(write(layer.bias, "bias", false));
+            }
+            continue;
+        }
+        if (!(layerKind(layer.spec).needs & kNeedsWeights) || !layer.weight)
+            continue;
+        InitSpec init;
+        init.kind = "file";
+        init.weight_file = write(layer.weight, "weight", true);
+        if (layer.bias)
+            init.bias_file = write(layer.bias, "bias", false);
+        layer.init = init;
+    }
+    out.description = (trained.description.empty() ? std::string() : trained.description + " ")
+        + "Trained by convscope-cli train; the weights are the .npy files beside this file.";
+    saveNetwork(out, dir / "network.json");
+}
+
+} // namespace convscope

@@ -1,0 +1,68 @@
+// A training run: the training step of one network on one or more selections, each from the same starting weights,
+// with untimed warm-up steps (after which the session resets to those weights), then N timed steps. What `train`
+// (cli/train_command.cpp) runs and reports; the reports are in training_report.cpp.
+#pragma once
+
+#include "compute/training/training.h"
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace convscope {
+
+struct TrainRunOptions {
+    std::vector<Selection> selections;
+    TrainingOptions training;
+    SessionOptions session;
+    int warmup = 1;
+    int steps = 10;
+    // Called after every timed step (selection index, step from 1, loss): the command line's progress.
+    std::function<void(size_t, int, double)> stepDone;
+};
+
+struct SelectionTraining {
+    Selection selection;
+    std::vector<StepResult> steps; // the timed steps, in order
+    std::map<std::string, std::string> metadata;
+    Network trained; // the parameters after the timed steps
+    // ∂L/∂input of the last step (TrainingOptions::inputGradient; empty otherwise): which input pixels the loss
+    // depended on, the saliency map of a classifier.
+    std::shared_ptr<const Tensor> inputGradient;
+    // Relative L2 of every trained parameter against the first selection's (empty for the first selection); how
+    // far the fast path drifted from the reference over the steps.
+    double maxParamRelL2 = 0;
+};
+
+struct TrainResult {
+    Network network; // parameters materialised (the starting weights)
+    ShapeReport shapes;
+    TrainRunOptions options;
+    std::vector<SelectionTraining> selections;
+};
+
+// Infers the shapes, materialises the parameters, checks the target against the loss, and runs every selection.
+// Throws: InputError (bad input, a NaN / infinite gradient naming the step and the layer), UnsupportedError (a
+// backend without training, a layer kind without a backward, naming the kind and the layer).
+TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target, const TrainRunOptions& options);
+
+// The reports: one row per selection, layer and phase (forward, backward-data, backward-weights, update) with the
+// median / min / mean over the timed steps, and the loss of every step.
+std::string trainingReportCsv(const TrainResult& result);
+std::string trainingReportJson(const TrainResult& result);
+std::string trainingReportMarkdown(const TrainResult& result);
+// The Chrome trace event format (Perfetto, chrome://tracing), as `run --trace` writes it: one track per selection,
+// every step's phases laid end to end from their measured durations in the order they ran (each layer's forward, the
+// loss, then from the last layer down its backward-data, backward-weights and update).
+std::string trainingChromeTrace(const TrainResult& result);
+// By extension (.csv, .json, .md), atomically; InputError for another extension.
+void writeTrainingReport(const std::filesystem::path& path, const TrainResult& result);
+// Every trained parameter as DIR/<layer>.<weight|bias|running_mean|running_var>.npy and DIR/network.json, a network
+// file whose layers read those files (init "file", batch norm's statistics as .npy paths). Every file is written
+// atomically (temporary file, then rename), so a failed save never leaves a half-written file in place of a good one.
+void saveTrainedWeights(const std::filesystem::path& dir, const Network& trained);
+
+} // namespace convscope

@@ -1,0 +1,117 @@
+// The training step (issue 33): forward with what the backward needs kept, a loss, the backward, an optimizer's
+// update, every phase of every layer timed apart. Semantics are PyTorch's autograd and torch.optim's exactly.
+//
+// A backend that can train makes a TrainingSession through Backend::createTrainingSession (compute/backend.h); the
+// CPU backend is the first (compute/training/cpu_training_session.cpp, for cpu.direct and the fast CPU algorithms).
+// A GPU backend plugs in the same way: its module's Backend overrides createTrainingSession and returns a session
+// that keeps the tensors on the device; trainNetwork() (train_run.h) times and reports it like the CPU's.
+#pragma once
+
+#include "compute/backend.h"
+#include "compute/network.h"
+#include "compute/shape_inference.h"
+#include "compute/tensor.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace convscope {
+
+// PyTorch's losses with reduction='mean':
+//   CrossEntropy   nn.CrossEntropyLoss on logits [N, C] (or [N, C, 1, 1]) with class indices [N] (integers in [0, C))
+//   MSE            nn.MSELoss, target of the output's shape
+//   BCEWithLogits  nn.BCEWithLogitsLoss, target of the output's shape (values in [0, 1])
+enum class LossKind { CrossEntropy, MSE, BCEWithLogits };
+LossKind parseLossKind(const std::string& text); // "ce", "mse", "bce"; throws InputError
+std::string lossKindName(LossKind kind); // "ce", "mse", "bce"
+// Throws InputError naming the shapes when a target of `targetDims` (as its .npy gives them) does not fit the loss and
+// the network's output, or (ce) holds a value that is not a class index of the output.
+void checkLossTarget(LossKind kind, const Shape& output, const std::vector<int64_t>& targetDims);
+void checkClassIndices(const Shape& output, const Tensor& target);
+// The loss (computed in double) and its gradient with respect to `output` (gradient gets output's shape).
+double computeLoss(LossKind kind, const Tensor& output, const Tensor& target, Tensor& gradient);
+
+// torch.optim.SGD (dampening 0, nesterov off) and torch.optim.Adam (bias-corrected, eps added outside the square
+// root, amsgrad off), both with L2 weight_decay added to the gradient as PyTorch does.
+struct OptimizerSpec {
+    enum class Kind { SGD, Adam };
+    Kind kind = Kind::SGD;
+    double lr = 0.01;
+    double momentum = 0; // SGD
+    double weightDecay = 0;
+    double beta1 = 0.9, beta2 = 0.999, eps = 1e-8; // Adam
+};
+OptimizerSpec::Kind parseOptimizerKind(const std::string& text); // "sgd", "adam"; throws InputError
+// Throws InputError for a learning rate, momentum, beta, eps or weight decay that is not a finite number in range.
+void checkOptimizer(const OptimizerSpec& spec);
+
+// One parameter tensor's optimizer state and its update (the CPU's; a GPU backend keeps its own on the device).
+class ParameterUpdate {
+public:
+    ParameterUpdate(const OptimizerSpec& spec, int64_t count);
+    // param -= the optimizer's step for `grad`; step counts from 1 (Adam's bias correction).
+    void apply(float* param, const float* grad, int64_t step);
+    void reset(); // as a freshly made optimizer (zero moments, no momentum buffer)
+
+private:
+    OptimizerSpec m_spec;
+    std::vector<double> m_first, m_second; // SGD: momentum buffer in m_first; Adam: exp_avg, exp_avg_sq
+    bool m_started = false;
+};
+
+struct TrainingOptions {
+    LossKind loss = LossKind::CrossEntropy;
+    OptimizerSpec optimizer;
+    double batchNormMomentum = 0.1; // PyTorch's default
+    uint64_t dropoutSeed = 1; // step s draws its masks from dropoutSeed + s
+    bool inputGradient = false; // also compute ∂L/∂input (the first layer's backward-data); else it is skipped
+};
+
+// Milliseconds of one layer's phases in one step; -1 where the phase does not exist for the layer (no weights: no
+// backward-weights or update; the first layer's backward-data unless the input gradient is asked for).
+struct LayerPhaseMs {
+    double forward = 0, backwardData = -1, backwardWeights = -1, update = -1;
+};
+
+struct StepResult {
+    double loss = 0;
+    double lossMs = 0; // the loss and its gradient
+    std::vector<LayerPhaseMs> layers;
+};
+
+// The trainable parameters of one layer, in PyTorch's state_dict order and names.
+struct ParameterRef {
+    size_t layer;
+    std::string name; // "weight", "bias" (batch norm's running statistics are buffers, not parameters)
+};
+
+class TrainingSession {
+public:
+    virtual ~TrainingSession() = default;
+    // Untimed: copies the network's parameters (materialised) into the session's own, allocates every buffer. Throws
+    // UnsupportedError naming the kind and the layer for a layer this backend cannot train, InputError for a network
+    // with no trainable parameter.
+    virtual void prepare(const Network& net, const ShapeReport& shapes, const TrainingOptions& options) = 0;
+    // One step: forward, loss, backward, update. `step` counts from 1. Throws InputError naming the step and the
+    // first layer (in backward order) whose gradient is not finite when the loss or a gradient is NaN or infinite.
+    virtual StepResult step(const Tensor& input, const Tensor& target, int64_t step) = 0;
+    // Back to the parameters, running statistics and optimizer state prepare() started from (after warm-up steps).
+    virtual void reset() = 0;
+    // The network with the session's current parameters and running statistics (new tensors; the layers' init
+    // rules unchanged).
+    virtual Network trainedNetwork() const = 0;
+    // Host copies of the last step's gradients: of parameter `ref`, and (with inputGradient) of the input.
+    virtual Tensor parameterGradient(const ParameterRef& ref) const = 0;
+    virtual Tensor inputGradient() const = 0;
+    virtual std::vector<ParameterRef> parameters() const = 0;
+    virtual std::map<std::string, std::string> metadata() const { return {}; }
+};
+
+// The first layer of the network that the CPU's training cannot run, as the message train refuses with
+// ("layer 4 (c1, conv2d): a fused activation is unsupported in training ..."), or empty when every layer can train
+// there. Every layer kind has its CPU backward; what is refused is a convolution the fusion pass changed.
+std::string cpuTrainingRefusal(const Network& net);
+
+} // namespace convscope

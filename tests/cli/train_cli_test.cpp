@@ -1,0 +1,192 @@
+// `convscope-cli train` end to end: LeNet-5 trained a few steps on both CPU algorithms with every report and the saved
+// weights (which load back as a network that runs), and the exit statuses and messages for bad input.
+#include "tests/test_support.h"
+
+#include "compute/materialize.h"
+#include "compute/network_json.h"
+#include "compute/npy.h"
+#include "compute/shape_inference.h"
+
+#include <array>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace convscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+    int status = -1;
+    std::string output; // stdout and stderr together
+};
+
+Result cli(const std::string& args)
+{
+    const std::string cmd = "'" + test::cliPath().string() + "' " + args + " 2>&1";
+    Result r;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    std::array<char, 4096> buf {};
+    size_t n = 0;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
+        r.output.append(buf.data(), n);
+    const int raw = pclose(p);
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    return r;
+}
+
+std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
+
+std::string slurp(const fs::path& p)
+{
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A fresh folder with LeNet-5's input x.npy [4, 1, 28, 28] and class targets y.npy [4].
+struct TrainFolder {
+    fs::path dir;
+    TrainFolder()
+    {
+        dir = fs::temp_directory_path() / ("convscope_train_cli_" + std::to_string(getpid()));
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        const Tensor x = test::randomTensor(Shape::nchw(4, 1, 28, 28), 77);
+        writeNpy(dir / "x.npy", { 4, 1, 28, 28 }, x.data());
+        const float y[] = { 3, 1, 4, 1 };
+        writeNpy(dir / "y.npy", { 4 }, y);
+        std::vector<float> wide(40, 0.0f);
+        writeNpy(dir / "y_wide.npy", { 4, 10 }, wide.data());
+    }
+    ~TrainFolder() { fs::remove_all(dir); }
+    std::string lenet(const std::string& rest) const
+    {
+        return "train " + quote(test::examplesDir() / "lenet5.json") + " --input " + quote(dir / "x.npy") + " " + rest;
+    }
+};
+
+} // namespace
+
+TEST_CASE("train runs LeNet-5 on both CPU algorithms, writes every report and weights that load back", "[cli]")
+{
+    TrainFolder f;
+    const fs::path weights = f.dir / "trained";
+    for (const char* ext : { ".csv", ".json", ".md" }) {
+        const fs::path report = f.dir / (std::string("report") + ext);
+        const Result r = cli(f.lenet("--target " + quote(f.dir / "y.npy") + " --loss ce --optimizer sgd --lr 0.05 "
+            + "--momentum 0.9 --steps 3 --backends cpu.direct,cpu.im2col_gemm --report " + quote(report)
+            + " --save-weights " + quote(weights)));
+        INFO(r.output);
+        REQUIRE(r.status == 0);
+        CHECK(r.output.find("bwd-weights") != std::string::npos);
+        CHECK(r.output.find("cpu.im2col_gemm") != std::string::npos);
+        const std::string text = slurp(report);
+        if (std::string(ext) == ".csv")
+            CHECK(text.find("cpu.direct,0,c1,conv2d,backward-weights,") != std::string::npos);
+        if (std::string(ext) == ".json")
+            CHECK(nlohmann::json::parse(text)["selections"].size() == 2);
+        if (std::string(ext) == ".md")
+            CHECK(text.find("## cpu.im2col_gemm") != std::string::npos);
+    }
+    // Adam with its options, a trace and the input gradient (one value per input pixel).
+    const Result adam = cli(f.lenet("--target " + quote(f.dir / "y.npy")
+        + " --optimizer adam --lr 0.001 --betas 0.8,0.99 " + "--eps 1e-7 --steps 2 --trace "
+        + quote(f.dir / "trace.json") + " --save-input-gradient " + quote(f.dir / "saliency.npy")));
+    INFO(adam.output);
+    REQUIRE(adam.status == 0);
+    const auto trace = nlohmann::json::parse(slurp(f.dir / "trace.json"));
+    CHECK(trace["traceEvents"].size() > 2 * 13 * 2);
+    CHECK(slurp(f.dir / "trace.json").find("c3 · backward-weights") != std::string::npos);
+    CHECK(readNpy(f.dir / "saliency.npy").dims == std::vector<int64_t> { 4, 1, 28, 28 });
+    // The saved network reads the trained .npy files; it loads, materialises and runs.
+    Network trained = loadNetwork(weights / "network.json");
+    const ShapeReport shapes = inferShapes(trained);
+    REQUIRE(shapes.ok());
+    materializeParameters(trained, shapes);
+    CHECK(readNpy(weights / "f5.weight.npy").dims == std::vector<int64_t> { 120, 400 });
+    const Result run = cli("run " + quote(weights / "network.json") + " --backends cpu.im2col_gemm --repeat 1");
+    INFO(run.output);
+    CHECK(run.status == 0);
+    // No temporary file is left beside the weights.
+    for (const auto& e : fs::directory_iterator(weights))
+        CHECK((e.path().extension() == ".npy" || e.path().filename() == "network.json"));
+}
+
+TEST_CASE("train's bad input is exit 2 with a message that names what is wrong", "[cli]")
+{
+    TrainFolder f;
+    const std::string target = " --target " + quote(f.dir / "y.npy");
+    struct Case {
+        std::string args, expected;
+    };
+    const Case cases[] = {
+        { f.lenet("--target " + quote(f.dir / "y_wide.npy") + " --loss ce"), "needs class indices [4]" },
+        { f.lenet(target + " --loss mse"), "the target must have the output's shape" },
+        { f.lenet(target + " --lr abc"), "--lr abc: not a number" },
+        { f.lenet(target + " --lr nan"), "--lr nan: not a number" },
+        { f.lenet(target + " --loss hinge"), "expected ce" },
+        { f.lenet(target + " --optimizer rmsprop"), "expected sgd or adam" },
+        { f.lenet(target + " --steps 0"), "--steps must be at least 1" },
+        { f.lenet(target + " --optimizer adam --betas 0.9"), "expected two numbers" },
+        { f.lenet(target + " --optimizer adam --betas 0.9,1.5"), "betas must be in [0, 1)" },
+        { f.lenet(target + " --report out.html"), "train writes .csv, .json or .md" },
+        // lr 1e30: the first update overflows the weights, so step 2's loss is not finite (warm-up named too).
+        { f.lenet(target + " --lr 1e30 --steps 3 --warmup 0"), "step 2" },
+    };
+    for (const Case& c : cases) {
+        const Result r = cli(c.args);
+        INFO(c.args << "\n" << r.output);
+        CHECK(r.status == 2);
+        CHECK(r.output.find(c.expected) != std::string::npos);
+    }
+    const fs::path plain = f.dir / "plain.json";
+    std::ofstream(plain) << R"({"format": "convscope-network", "version": 1, "name": "plain",
+      "input": {"batch": 2, "channels": 3, "height": 4, "width": 4, "source": "random:1"},
+      "layers": [{"type": "relu", "name": "r"}, {"type": "flatten"}]})";
+    std::vector<float> y(48, 0.5f);
+    writeNpy(f.dir / "y48.npy", { 2, 48 }, y.data());
+    const Result r = cli("train " + quote(plain) + " --target " + quote(f.dir / "y48.npy") + " --loss mse");
+    INFO(r.output);
+    CHECK(r.status == 2);
+    CHECK(r.output.find("no trainable layer") != std::string::npos);
+}
+
+TEST_CASE("train runs a volume network, and refuses a selection without a training path", "[cli]")
+{
+    TrainFolder f;
+    const fs::path vol = f.dir / "vol.json";
+    std::ofstream(vol) << R"({"format": "convscope-network", "version": 1, "name": "vol",
+      "input": {"batch": 2, "channels": 1, "depth": 4, "height": 4, "width": 4, "source": "random:1"},
+      "layers": [{"type": "conv3d", "name": "c3d", "out_channels": 2, "kernel_size": [3, 3, 3]},
+                 {"type": "batchnorm3d", "name": "bn"}]})";
+    std::vector<float> y(32, 0.5f);
+    writeNpy(f.dir / "yv.npy", { 2, 2, 2, 2, 2 }, y.data());
+    const std::string base = "train " + quote(vol) + " --target " + quote(f.dir / "yv.npy") + " --loss mse";
+    const Result ok = cli(base + " --backends cpu.direct,cpu.im2col_gemm --steps 2");
+    INFO(ok.output);
+    CHECK(ok.status == 0);
+    CHECK(ok.output.find("conv3d") != std::string::npos);
+    const Result fft = cli(base + " --backends cpu.fft");
+    INFO(fft.output);
+    CHECK(fft.status == 3);
+    CHECK(fft.output.find("cpu.fft has no training path") != std::string::npos);
+}
+
+TEST_CASE("a failed --save-weights leaves the good files it would have replaced", "[cli]")
+{
+    TrainFolder f;
+    const fs::path weights = f.dir / "trained";
+    fs::create_directories(weights / "f7.weight.npy"); // a folder where a weight file goes: that write fails
+    std::ofstream(weights / "network.json") << "the good network";
+    const Result r = cli(f.lenet("--target " + quote(f.dir / "y.npy") + " --steps 1 --save-weights " + quote(weights)));
+    INFO(r.output);
+    CHECK(r.status != 0);
+    CHECK(slurp(weights / "network.json") == "the good network");
+    for (const auto& e : fs::directory_iterator(weights))
+        CHECK((e.path().extension() == ".npy" || e.path().filename() == "network.json"));
+}

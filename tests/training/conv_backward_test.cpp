@@ -1,0 +1,178 @@
+// The backward of conv2d, conv_transpose2d and linear: cpu.direct's against finite differences of the forward (in
+// double) over many small shapes (strides, asymmetric padding, dilation, groups, bias), and the fast path (im2col +
+// parallel sgemm) against cpu.direct.
+#include "compute/cpu/cpu_ops.h"
+#include "compute/training/cpu_backward_ops.h"
+#include "tests/training/gradcheck.h"
+
+#include <sstream>
+
+using namespace convscope;
+using namespace convscope::test;
+
+namespace {
+
+struct ConvCase {
+    int64_t n, cin, h, w, cout;
+    Pair k, s;
+    Padding2d pad;
+    Pair d;
+    int64_t groups;
+    bool bias;
+};
+
+std::string describe(const ConvCase& c)
+{
+    std::ostringstream o;
+    o << "n" << c.n << " cin" << c.cin << " " << c.h << "x" << c.w << " cout" << c.cout << " k" << c.k[0] << "x"
+      << c.k[1] << " s" << c.s[0] << "x" << c.s[1] << " pad " << c.pad.top << "," << c.pad.bottom << "," << c.pad.left
+      << "," << c.pad.right << " d" << c.d[0] << "x" << c.d[1] << " g" << c.groups << (c.bias ? " bias" : "");
+    return o.str();
+}
+
+const ConvCase kConvCases[] = {
+    { 1, 1, 5, 5, 1, { 3, 3 }, { 1, 1 }, explicitPadding(0, 0, 0, 0), { 1, 1 }, 1, true },
+    { 2, 3, 6, 7, 4, { 3, 3 }, { 1, 1 }, explicitPadding(1, 1, 1, 1), { 1, 1 }, 1, true },
+    { 2, 2, 7, 6, 3, { 3, 2 }, { 2, 1 }, explicitPadding(1, 0, 2, 1), { 1, 1 }, 1, false },
+    { 1, 4, 8, 8, 4, { 3, 3 }, { 2, 2 }, explicitPadding(2, 2, 2, 2), { 2, 2 }, 2, true },
+    { 2, 4, 5, 9, 6, { 1, 1 }, { 1, 1 }, explicitPadding(0, 0, 0, 0), { 1, 1 }, 2, true },
+    { 1, 6, 6, 6, 6, { 3, 3 }, { 1, 2 }, explicitPadding(1, 1, 0, 2), { 1, 2 }, 6, true }, // depthwise
+    { 2, 2, 9, 7, 2, { 5, 3 }, { 3, 2 }, explicitPadding(2, 1, 1, 0), { 1, 1 }, 1, true },
+    { 1, 3, 4, 4, 2, { 2, 2 }, { 1, 1 }, explicitPadding(0, 1, 1, 0), { 3, 2 }, 1, false },
+};
+
+Conv2d convSpec(const ConvCase& c)
+{
+    Conv2d s;
+    s.out_channels = c.cout;
+    s.kernel_size = c.k;
+    s.stride = c.s;
+    s.padding = c.pad;
+    s.dilation = c.d;
+    s.groups = c.groups;
+    s.bias = c.bias;
+    return s;
+}
+
+ConvTranspose2d convTSpec(const ConvCase& c, Pair outputPadding)
+{
+    ConvTranspose2d s;
+    s.out_channels = c.cout;
+    s.kernel_size = c.k;
+    s.stride = c.s;
+    s.padding = c.pad;
+    s.output_padding = outputPadding;
+    s.dilation = c.d;
+    s.groups = c.groups;
+    s.bias = c.bias;
+    return s;
+}
+
+} // namespace
+
+TEST_CASE("conv2d backward matches finite differences, and the fast path matches cpu.direct", "[training][conv]")
+{
+    uint64_t seed = 100;
+    for (const ConvCase& c : kConvCases) {
+        INFO(describe(c));
+        const Conv2d spec = convSpec(c);
+        const Shape inShape = Shape::nchw(c.n, c.cin, c.h, c.w);
+        const LayerShape ls = inferLayer(spec, inShape);
+        REQUIRE(ls.ok);
+        Tensor x = randomTensor(inShape, ++seed);
+        Tensor w = randomTensor(Shape::nchw(c.cout, c.cin / c.groups, c.k[0], c.k[1]), ++seed);
+        Tensor b = randomTensor(Shape::nchw(c.cout, 1, 1, 1), ++seed);
+        const Tensor gy = randomTensor(ls.out, ++seed);
+        const Padding2d& pad = ls.resolvedPadding;
+        Tensor* bias = c.bias ? &b : nullptr;
+        const auto fwd = [&](Tensor& y) { cpu::direct::conv2d(x, w, bias, spec, pad, y); };
+
+        Tensor gx(inShape), gw(w.shape()), gb(b.shape());
+        cpu::grad::direct::conv2dData(gy, w, spec, pad, gx);
+        cpu::grad::direct::conv2dWeights(gy, x, spec, pad, gw, bias ? &gb : nullptr);
+        CHECK(relL2(gx, numericalGradient(x, gy, ls.out, fwd, 0.25)) < 1e-5);
+        CHECK(relL2(gw, numericalGradient(w, gy, ls.out, fwd, 0.25)) < 1e-5);
+        if (bias)
+            CHECK(relL2(gb, numericalGradient(b, gy, ls.out, fwd, 0.25)) < 1e-5);
+
+        Tensor fx(inShape), fw(w.shape()), fb(b.shape());
+        poison(fx);
+        poison(fw);
+        cpu::grad::fast::conv2dData(gy, w, spec, pad, fx);
+        cpu::grad::fast::conv2dWeights(gy, x, spec, pad, fw, bias ? &fb : nullptr);
+        CHECK(relL2(fx, gx) < 1e-5);
+        CHECK(relL2(fw, gw) < 1e-5);
+        if (bias)
+            CHECK(relL2(fb, gb) < 1e-6);
+    }
+}
+
+TEST_CASE(
+    "conv_transpose2d backward matches finite differences, and the fast path matches cpu.direct", "[training][conv]")
+{
+    uint64_t seed = 200;
+    for (const ConvCase& c : kConvCases) {
+        // output_padding must be smaller than the stride or the dilation (PyTorch's rule).
+        const Pair outputPadding { std::min<int64_t>(1, std::max(c.s[0], c.d[0]) - 1),
+            std::min<int64_t>(1, std::max(c.s[1], c.d[1]) - 1) };
+        INFO(describe(c) << " output_padding " << outputPadding[0] << "," << outputPadding[1]);
+        const ConvTranspose2d spec = convTSpec(c, outputPadding);
+        const Shape inShape = Shape::nchw(c.n, c.cin, c.h, c.w);
+        const LayerShape ls = inferLayer(spec, inShape);
+        if (!ls.ok)
+            continue; // padding larger than the transposed output: PyTorch refuses it too
+        Tensor x = randomTensor(inShape, ++seed);
+        Tensor w = randomTensor(Shape::nchw(c.cin, c.cout / c.groups, c.k[0], c.k[1]), ++seed);
+        Tensor b = randomTensor(Shape::nchw(c.cout, 1, 1, 1), ++seed);
+        const Tensor gy = randomTensor(ls.out, ++seed);
+        const Padding2d& pad = ls.resolvedPadding;
+        Tensor* bias = c.bias ? &b : nullptr;
+        const auto fwd = [&](Tensor& y) { cpu::direct::convTranspose2d(x, w, bias, spec, pad, y); };
+
+        Tensor gx(inShape), gw(w.shape()), gb(b.shape());
+        cpu::grad::direct::convTranspose2dData(gy, w, spec, pad, gx);
+        cpu::grad::direct::convTranspose2dWeights(gy, x, spec, pad, gw, bias ? &gb : nullptr);
+        CHECK(relL2(gx, numericalGradient(x, gy, ls.out, fwd, 0.25)) < 1e-5);
+        CHECK(relL2(gw, numericalGradient(w, gy, ls.out, fwd, 0.25)) < 1e-5);
+        if (bias)
+            CHECK(relL2(gb, numericalGradient(b, gy, ls.out, fwd, 0.25)) < 1e-5);
+
+        Tensor fx(inShape), fw(w.shape()), fb(b.shape());
+        poison(fx);
+        poison(fw);
+        cpu::grad::fast::convTranspose2dData(gy, w, spec, pad, fx);
+        cpu::grad::fast::convTranspose2dWeights(gy, x, spec, pad, fw, bias ? &fb : nullptr);
+        CHECK(relL2(fx, gx) < 1e-5);
+        CHECK(relL2(fw, gw) < 1e-5);
+        if (bias)
+            CHECK(relL2(fb, gb) < 1e-6);
+    }
+}
+
+TEST_CASE("linear backward matches finite differences, and the fast path matches cpu.direct", "[training][linear]")
+{
+    uint64_t seed = 300;
+    for (const auto& [batch, in, out] : { std::tuple { 1, 5, 3 }, std::tuple { 4, 7, 2 }, std::tuple { 3, 16, 10 } }) {
+        INFO("linear " << in << " -> " << out << " batch " << batch);
+        Linear spec;
+        spec.out_features = out;
+        Tensor x = randomTensor(Shape::features(batch, in), ++seed);
+        Tensor w = randomTensor(Shape::nchw(out, in, 1, 1), ++seed);
+        Tensor b = randomTensor(Shape::nchw(out, 1, 1, 1), ++seed);
+        const Shape outShape = Shape::features(batch, out);
+        const Tensor gy = randomTensor(outShape, ++seed);
+        const auto fwd = [&](Tensor& y) { cpu::direct::linear(x, w, &b, y); };
+        Tensor gx(x.shape()), gw(w.shape()), gb(b.shape());
+        cpu::grad::direct::linearData(gy, w, gx);
+        cpu::grad::direct::linearWeights(gy, x, gw, &gb);
+        CHECK(relL2(gx, numericalGradient(x, gy, outShape, fwd, 0.25)) < 1e-5);
+        CHECK(relL2(gw, numericalGradient(w, gy, outShape, fwd, 0.25)) < 1e-5);
+        CHECK(relL2(gb, numericalGradient(b, gy, outShape, fwd, 0.25)) < 1e-5);
+        Tensor fx(x.shape()), fw(w.shape()), fb(b.shape());
+        cpu::grad::fast::linearData(gy, w, fx);
+        cpu::grad::fast::linearWeights(gy, x, fw, &fb);
+        CHECK(relL2(fx, gx) < 1e-6);
+        CHECK(relL2(fw, gw) < 1e-6);
+        CHECK(relL2(fb, gb) < 1e-6);
+    }
+}

@@ -1,0 +1,58 @@
+// Finite differences for the backward ops' tests: the gradient of L = Σ gy · f(x) (a fixed random upstream gradient
+// gy, the sum in double) with respect to every element of a tensor, by central differences of the forward op.
+#pragma once
+
+#include "compute/shape_inference.h"
+#include "compute/tensor.h"
+#include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <functional>
+
+namespace convscope::test {
+
+// Relative L2 of `value` against `reference`, in double.
+inline double relL2(const Tensor& value, const Tensor& reference)
+{
+    REQUIRE(value.numel() == reference.numel());
+    double d = 0, r = 0;
+    for (int64_t i = 0; i < value.numel(); ++i) {
+        const double a = value.data()[i], b = reference.data()[i];
+        d += (a - b) * (a - b);
+        r += b * b;
+    }
+    return r > 0 ? std::sqrt(d / r) : std::sqrt(d);
+}
+
+// Σ gy · y in double.
+inline double dot(const Tensor& gy, const Tensor& y)
+{
+    double s = 0;
+    for (int64_t i = 0; i < y.numel(); ++i)
+        s += double(gy.data()[i]) * double(y.data()[i]);
+    return s;
+}
+
+// The numerical gradient of Σ gy · forward() with respect to `param` (perturbed in place and restored), step h.
+inline Tensor numericalGradient(
+    Tensor& param, const Tensor& gy, const Shape& outShape, const std::function<void(Tensor&)>& forward, double h)
+{
+    Tensor grad(param.shape());
+    Tensor y(outShape);
+    for (int64_t i = 0; i < param.numel(); ++i) {
+        const float keep = param.data()[i];
+        param.data()[i] = static_cast<float>(keep + h);
+        const double up = (forward(y), dot(gy, y));
+        const double hiStep = double(param.data()[i]) - keep;
+        param.data()[i] = static_cast<float>(keep - h);
+        const double down = (forward(y), dot(gy, y));
+        const double loStep = keep - double(param.data()[i]);
+        param.data()[i] = keep;
+        grad.data()[i] = static_cast<float>((up - down) / (hiStep + loStep));
+    }
+    return grad;
+}
+
+} // namespace convscope::test
