@@ -15,10 +15,11 @@ namespace {
         return int(std::max<int64_t>(1, std::min<int64_t>(blocks, 4096)));
     }
 
-    __global__ void sgdKernel(float* p, const float* grad, float* buf, int64_t count, float lr, float momentum,
-        float wd, bool started)
+    __global__ void sgdKernel(
+        float* p, const float* grad, float* buf, int64_t count, float lr, float momentum, float wd, bool started)
     {
-        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
+        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+             i += int64_t(gridDim.x) * blockDim.x) {
             float g = grad[i] + wd * p[i];
             if (buf) {
                 const float b = started ? momentum * buf[i] + g : g;
@@ -32,7 +33,8 @@ namespace {
     __global__ void adamKernel(float* p, const float* grad, float* m, float* v, int64_t count, float stepSize,
         float root2, float b1, float b2, float eps, float wd)
     {
-        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
+        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+             i += int64_t(gridDim.x) * blockDim.x) {
             const float g = grad[i] + wd * p[i];
             const float mi = b1 * m[i] + (1.0f - b1) * g;
             const float vi = b2 * v[i] + (1.0f - b2) * g * g;
@@ -44,13 +46,15 @@ namespace {
 
     __global__ void accumulateKernel(float* dst, const float* src, int64_t count)
     {
-        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+             i += int64_t(gridDim.x) * blockDim.x)
             dst[i] += src[i];
     }
 
     __global__ void nonFiniteKernel(const float* x, int64_t count, int* flag)
     {
-        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+             i += int64_t(gridDim.x) * blockDim.x)
             if (!isfinite(x[i]))
                 *flag = 1;
     }
@@ -58,7 +62,8 @@ namespace {
     __global__ void activationBackwardKernel(
         ActivationGrad kind, float param, const float* x, const float* gy, float* gx, int64_t count)
     {
-        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
+        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+             i += int64_t(gridDim.x) * blockDim.x) {
             const float v = x[i];
             float d = 0.0f;
             switch (kind) {
@@ -112,8 +117,8 @@ void flagNonFinite(const float* values, int64_t count, int* flag, cudaStream_t s
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::nonFiniteKernel");
 }
 
-void activationBackward(ActivationGrad kind, float param, const float* x, const float* gy, float* gx, int64_t count,
-    cudaStream_t stream)
+void activationBackward(
+    ActivationGrad kind, float param, const float* x, const float* gy, float* gx, int64_t count, cudaStream_t stream)
 {
     activationBackwardKernel<<<blocksFor(count), kThreads, 0, stream>>>(kind, param, x, gy, gx, count);
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::activationBackwardKernel");

@@ -27,7 +27,7 @@ void flagNonFinite(const float* values, int64_t count, int* flag, cudaStream_t s
 // The activations whose backward cuDNN has no call for, with PyTorch's value at every kink (as the CPU's
 // compute/training/norm_activation_backward.cpp): gx = f'(x) · gy from the forward's input x.
 enum class ActivationGrad { LeakyReLU, ReLU6, Hardswish, Hardsigmoid, SiLU };
-void activationBackward(ActivationGrad kind, float param, const float* x, const float* gy, float* gx, int64_t count,
-    cudaStream_t stream);
+void activationBackward(
+    ActivationGrad kind, float param, const float* x, const float* gy, float* gx, int64_t count, cudaStream_t stream);
 
 } // namespace convscope::cudnn::train

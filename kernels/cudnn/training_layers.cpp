@@ -1,6 +1,7 @@
 // Per layer kind, what the cudnn training session runs (the table is in training_layers.h): the refusal, the plan made
 // once in prepare, and the forward, backward-data and backward-weights calls, all enqueued on the session's stream
 // (the handles point at it). Every cuDNN and cuBLAS status is checked.
+#include "kernels/cudnn/training_layers.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "kernels/common/cuda_check.h"
@@ -8,7 +9,6 @@
 #include "kernels/cudnn/conv_geometry.h"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/training_kernels.cuh"
-#include "kernels/cudnn/training_layers.h"
 
 #include <limits>
 #include <type_traits>
@@ -48,8 +48,9 @@ namespace {
     inline constexpr bool kCudnnActivation
         = std::is_same_v<T, ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU>;
     template <typename T>
-    inline constexpr bool kOurActivation = std::is_same_v<T, LeakyReLU> || std::is_same_v<T, ReLU6>
-        || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>;
+    inline constexpr bool kOurActivation
+        = std::is_same_v<T,
+              LeakyReLU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>;
 
     template <typename T> cuda::ActivationKind forwardKind()
     {
@@ -101,7 +102,8 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
     const LayerSpec& spec = net.layers[i].spec;
     const LayerShape& s = shapes.layers[i];
     if (isVolumeLayer(spec) || s.in.isVolume() || s.out.isVolume())
-        return std::string(layerKind(spec).type) + " on volumes has no backward on cudnn yet (the volume kinds are unsupported)";
+        return std::string(layerKind(spec).type)
+            + " on volumes has no backward on cudnn yet (the volume kinds are unsupported)";
     constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
     if (s.in.numel() > kMax || s.out.numel() > kMax)
         return "tensors of more than 2^31 elements are unsupported (cuDNN's int sizes)";
@@ -128,17 +130,18 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
                 if (s.ins.size() != 2 || s.ins[0] != s.ins[1])
                     return "mul with a broadcast gate ([N, C, 1, 1]) is unsupported in training on cudnn (only "
                            "factors of one shape)";
-            } else if constexpr (std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, PReLU>
-                || std::is_same_v<T, Hardtanh> || std::is_same_v<T, Pad>) {
+            } else if constexpr (
+                std::is_same_v<T,
+                    ConvTranspose2d> || std::is_same_v<T, PReLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, Pad>) {
                 return std::string(layerKind(spec).type)
                     + " has no backward on cudnn yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
             } else if constexpr (std::is_same_v<T, Dropout>) {
                 return "dropout is unsupported in training on cudnn (its mask comes from ConvScope's seeded host "
                        "generator, which the device does not reproduce; train on cpu.direct or cpu.im2col_gemm)";
-            } else if constexpr (std::is_same_v<T, Linear> || std::is_same_v<T, BatchNorm2d>
-                || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Softmax> || std::is_same_v<T, Flatten>
-                || std::is_same_v<T, Identity> || std::is_same_v<T, Add> || std::is_same_v<T, Concat>
-                || kCudnnActivation<T> || kOurActivation<T> || isVolumeKind<T>) {
+            } else if constexpr (
+                std::
+                    is_same_v<T,
+                        Linear> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Softmax> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Add> || std::is_same_v<T, Concat> || kCudnnActivation<T> || kOurActivation<T> || isVolumeKind<T>) {
                 // trains (the volume kinds were refused above)
             } else {
                 static_assert(dependent_false<T>, "cudnn training: a layer kind is not decided on");
@@ -256,10 +259,10 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
                     t.act->set(CUDNN_ACTIVATION_ELU, l.alpha);
                 t.note = "cudnnActivationForward / cudnnActivationBackward";
             } else if constexpr (kOurActivation<T>) {
-                t.note = "our CUDA kernels (cuDNN's activation API has no " + std::string(layerKind(m_net.layers[i].spec).type)
-                    + " backward with PyTorch's kinks)";
-            } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>
-                || std::is_same_v<T, GlobalAvgPool2d>) {
+                t.note = "our CUDA kernels (cuDNN's activation API has no "
+                    + std::string(layerKind(m_net.layers[i].spec).type) + " backward with PyTorch's kinks)";
+            } else if constexpr (std::is_same_v<T,
+                                     MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
                 t.xd = desc4(s.in);
                 t.yd = desc4(s.out);
                 t.pool = std::make_unique<PoolDesc>();
@@ -329,9 +332,9 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
         [&](const auto& l) {
             using T = std::decay_t<decltype(l)>;
             if constexpr (std::is_same_v<T, Conv2d>) {
-                CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h.cudnn, &kOne, t.xd->get(), x, t.wd->get(),
-                    t.weight.get(), t.cd->get(), t.fwdAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.yd->get(),
-                    y));
+                CONVSCOPE_CUDNN_CHECK(
+                    cudnnConvolutionForward(h.cudnn, &kOne, t.xd->get(), x, t.wd->get(), t.weight.get(), t.cd->get(),
+                        t.fwdAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.yd->get(), y));
                 if (t.bias.get())
                     CONVSCOPE_CUDNN_CHECK(
                         cudnnAddTensor(h.cudnn, &kOne, t.pd->get(), t.bias.get(), &kOne, t.yd->get(), y));
@@ -346,28 +349,27 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
             } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
                 CONVSCOPE_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(h.cudnn, CUDNN_BATCHNORM_SPATIAL, &kOne,
                     &kZero, t.xd->get(), x, t.xd->get(), y, t.pd->get(), t.weight.get(), t.bias.get(),
-                    m_train.batchNormMomentum, t.mean.get(), t.var.get(), l.eps, t.saveMean.get(),
-                    t.saveInvStd.get()));
+                    m_train.batchNormMomentum, t.mean.get(), t.var.get(), l.eps, t.saveMean.get(), t.saveInvStd.get()));
             } else if constexpr (kCudnnActivation<T>) {
                 CONVSCOPE_CUDNN_CHECK(
                     cudnnActivationForward(h.cudnn, t.act->get(), &kOne, t.xd->get(), x, &kZero, t.xd->get(), y));
             } else if constexpr (kOurActivation<T>) {
                 cuda::activation(forwardKind<T>(), activationParam(l), s.in.numel(), x, y, st);
-            } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>
-                || std::is_same_v<T, GlobalAvgPool2d>) {
+            } else if constexpr (std::is_same_v<T,
+                                     MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
                 CONVSCOPE_CUDNN_CHECK(
                     cudnnPoolingForward(h.cudnn, t.pool->get(), &kOne, t.xd->get(), x, &kZero, t.yd->get(), y));
             } else if constexpr (std::is_same_v<T, Softmax>) {
                 CONVSCOPE_CUDNN_CHECK(cudnnSoftmaxForward(h.cudnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
                     &kOne, t.xd->get(), x, &kZero, t.xd->get(), y));
             } else if constexpr (std::is_same_v<T, Add>) {
-                CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
-                    y, x, size_t(s.out.numel()) * sizeof(float), cudaMemcpyDeviceToDevice, st));
+                CONVSCOPE_CUDA_CHECK(
+                    cudaMemcpyAsync(y, x, size_t(s.out.numel()) * sizeof(float), cudaMemcpyDeviceToDevice, st));
                 for (size_t k = 1; k < s.sources.size(); ++k)
                     CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(h.cudnn, &kOne, t.yd->get(), in(i, k), &kOne, t.yd->get(), y));
             } else if constexpr (std::is_same_v<T, Mul>) {
-                CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, t.op->get(), &kOne, t.yd->get(), x, &kOne, t.yd->get(),
-                    in(i, 1), &kZero, t.yd->get(), y));
+                CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(
+                    h.cudnn, t.op->get(), &kOne, t.yd->get(), x, &kOne, t.yd->get(), in(i, 1), &kZero, t.yd->get(), y));
             } else if constexpr (std::is_same_v<T, Concat>) {
                 int64_t offset = 0;
                 for (size_t k = 0; k < s.sources.size(); ++k) {
@@ -396,29 +398,29 @@ void CudnnTrainingSession::backwardData(size_t k, size_t j, float* gx, const Han
         [&](const auto& l) {
             using T = std::decay_t<decltype(l)>;
             if constexpr (std::is_same_v<T, Conv2d>) {
-                CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardData(h.cudnn, &kOne, t.wd->get(), t.weight.get(),
-                    t.yd->get(), gy, t.cd->get(), t.bwdDataAlgo, m_workspace.get(), m_workspaceBytes, &kZero,
-                    t.xd->get(), gx));
+                CONVSCOPE_CUDNN_CHECK(
+                    cudnnConvolutionBackwardData(h.cudnn, &kOne, t.wd->get(), t.weight.get(), t.yd->get(), gy,
+                        t.cd->get(), t.bwdDataAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.xd->get(), gx));
             } else if constexpr (std::is_same_v<T, Linear>) {
                 const int n = int(s.in.n), fin = int(s.in.c * s.in.h * s.in.w), fout = int(s.out.c);
                 // gx[n, in] = gy[n, out] · W[out, in]; column-major gxᵀ[in, n] = Wᵀ[in, out] · gyᵀ[out, n].
                 CONVSCOPE_CUBLAS_CHECK(cublasSgemm(h.cublas, CUBLAS_OP_N, CUBLAS_OP_N, fin, n, fout, &kOne,
                     t.weight.floats(), fin, gy, fout, &kZero, gx, fin));
             } else if constexpr (kCudnnActivation<T>) {
-                CONVSCOPE_CUDNN_CHECK(cudnnActivationBackward(h.cudnn, t.act->get(), &kOne, t.xd->get(), y,
-                    t.xd->get(), gy, t.xd->get(), x, &kZero, t.xd->get(), gx));
+                CONVSCOPE_CUDNN_CHECK(cudnnActivationBackward(h.cudnn, t.act->get(), &kOne, t.xd->get(), y, t.xd->get(),
+                    gy, t.xd->get(), x, &kZero, t.xd->get(), gx));
             } else if constexpr (kOurActivation<T>) {
                 train::activationBackward(backwardKind<T>(), activationParam(l), x, gy, gx, s.in.numel(), st);
-            } else if constexpr (std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d>
-                || std::is_same_v<T, GlobalAvgPool2d>) {
+            } else if constexpr (std::is_same_v<T,
+                                     MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
                 CONVSCOPE_CUDNN_CHECK(cudnnPoolingBackward(h.cudnn, t.pool->get(), &kOne, t.yd->get(), y, t.yd->get(),
                     gy, t.xd->get(), x, &kZero, t.xd->get(), gx));
             } else if constexpr (std::is_same_v<T, Softmax>) {
                 CONVSCOPE_CUDNN_CHECK(cudnnSoftmaxBackward(h.cudnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
                     &kOne, t.xd->get(), y, t.xd->get(), gy, &kZero, t.xd->get(), gx));
             } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
-                CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
-                    gx, gy, size_t(s.ins[j].numel()) * sizeof(float), cudaMemcpyDeviceToDevice, st));
+                CONVSCOPE_CUDA_CHECK(
+                    cudaMemcpyAsync(gx, gy, size_t(s.ins[j].numel()) * sizeof(float), cudaMemcpyDeviceToDevice, st));
             } else if constexpr (std::is_same_v<T, Mul>) {
                 CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, t.op->get(), &kOne, t.yd->get(), gy, &kOne, t.yd->get(),
                     in(k, 1 - j), &kZero, t.yd->get(), gx));
@@ -426,8 +428,8 @@ void CudnnTrainingSession::backwardData(size_t k, size_t j, float* gx, const Han
                 int64_t offset = 0;
                 for (size_t q = 0; q < j; ++q)
                     offset += s.ins[q].c;
-                CONVSCOPE_CUDNN_CHECK(cudnnTransformTensor(h.cudnn, &kOne, t.slices[j]->get(),
-                    gy + offset * s.out.h * s.out.w, &kZero, t.ind[j]->get(), gx));
+                CONVSCOPE_CUDNN_CHECK(cudnnTransformTensor(
+                    h.cudnn, &kOne, t.slices[j]->get(), gy + offset * s.out.h * s.out.w, &kZero, t.ind[j]->get(), gx));
             } else {
                 throw Error(trainLayerLabel(m_net, k) + ": no backward-data on cudnn");
             }
@@ -442,9 +444,9 @@ void CudnnTrainingSession::backwardWeights(size_t k, const Handles& h)
     const float* x = in(k, 0);
     const float* gy = m_grad[k];
     if (std::holds_alternative<Conv2d>(m_net.layers[k].spec)) {
-        CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h.cudnn, &kOne, t.xd->get(), x, t.yd->get(), gy,
-            t.cd->get(), t.bwdFilterAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.wd->get(),
-            t.gradWeight.get()));
+        CONVSCOPE_CUDNN_CHECK(
+            cudnnConvolutionBackwardFilter(h.cudnn, &kOne, t.xd->get(), x, t.yd->get(), gy, t.cd->get(),
+                t.bwdFilterAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.wd->get(), t.gradWeight.get()));
     } else if (std::holds_alternative<Linear>(m_net.layers[k].spec)) {
         const int n = int(s.in.n), fin = int(s.in.c * s.in.h * s.in.w), fout = int(s.out.c);
         // gW[out, in] = gyᵀ · x; column-major gWᵀ[in, out] = xᵀ[in, n] · gy[n, out].

@@ -132,21 +132,21 @@ void CudnnTrainingSession::prepare(const Network& net, const ShapeReport& shapes
         upload(t.var, layer.runningVar, "train: a running variance");
         t.weightCount = layer.weight ? layer.weight->numel() : 0;
         t.biasCount = layer.bias ? layer.bias->numel() : 0;
-        const bool weighted = (layerKind(layer.spec).needs & kNeedsWeights) != 0
-            || (bn && std::get<BatchNorm2d>(layer.spec).affine);
+        const bool weighted
+            = (layerKind(layer.spec).needs & kNeedsWeights) != 0 || (bn && std::get<BatchNorm2d>(layer.spec).affine);
         const bool adam = options.optimizer.kind == OptimizerSpec::Kind::Adam;
         const bool momentum = !adam && options.optimizer.momentum != 0;
-        const auto state = [&](bool on, gpu::DeviceBuffer& g, gpu::DeviceBuffer& first, gpu::DeviceBuffer& second,
-                               int64_t n) {
-            if (!on)
-                return;
-            g = gpu::DeviceBuffer(floatBytes(n), "train: a parameter gradient");
-            if (adam || momentum)
-                first = gpu::DeviceBuffer(floatBytes(n), "train: the optimizer's state");
-            if (adam)
-                second = gpu::DeviceBuffer(floatBytes(n), "train: the optimizer's state");
-            trainable += n;
-        };
+        const auto state
+            = [&](bool on, gpu::DeviceBuffer& g, gpu::DeviceBuffer& first, gpu::DeviceBuffer& second, int64_t n) {
+                  if (!on)
+                      return;
+                  g = gpu::DeviceBuffer(floatBytes(n), "train: a parameter gradient");
+                  if (adam || momentum)
+                      first = gpu::DeviceBuffer(floatBytes(n), "train: the optimizer's state");
+                  if (adam)
+                      second = gpu::DeviceBuffer(floatBytes(n), "train: the optimizer's state");
+                  trainable += n;
+              };
         t.trainWeight = weighted && layer.weight;
         t.trainBias = weighted && layer.bias;
         state(t.trainWeight, t.gradWeight, t.firstW, t.secondW, t.weightCount);
@@ -251,8 +251,7 @@ void CudnnTrainingSession::flagGradients(size_t k, const std::vector<char>& has,
     for (size_t j = 0; j < s.sources.size(); ++j) {
         const int src = s.sources[j];
         if (src < 0 ? inputHas : has[size_t(src)] != 0)
-            train::flagNonFinite(
-                src < 0 ? m_inputGrad.floats() : m_grad[size_t(src)], s.ins[j].numel(), flag, st);
+            train::flagNonFinite(src < 0 ? m_inputGrad.floats() : m_grad[size_t(src)], s.ins[j].numel(), flag, st);
     }
 }
 
@@ -410,8 +409,8 @@ std::unique_ptr<Tensor> CudnnTrainingSession::download(const gpu::DeviceBuffer& 
     auto t = std::make_unique<Tensor>(shape);
     if (src.bytes() < floatBytes(t->numel()))
         throw Error(m_prefix + ": a device tensor is smaller than its shape " + shape.str());
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(t->data(), src.get(), floatBytes(t->numel()), cudaMemcpyDeviceToHost,
-        m_stream->get()));
+    CONVSCOPE_CUDA_CHECK(
+        cudaMemcpyAsync(t->data(), src.get(), floatBytes(t->numel()), cudaMemcpyDeviceToHost, m_stream->get()));
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));
     return t;
 }
