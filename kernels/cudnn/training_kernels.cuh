@@ -26,8 +26,16 @@ void flagNonFinite(const float* values, int64_t count, int* flag, cudaStream_t s
 
 // The activations whose backward cuDNN has no call for, with PyTorch's value at every kink (as the CPU's
 // compute/training/norm_activation_backward.cpp): gx = f'(x) · gy from the forward's input x.
-enum class ActivationGrad { LeakyReLU, ReLU6, Hardswish, Hardsigmoid, SiLU };
-void activationBackward(
-    ActivationGrad kind, float param, const float* x, const float* gy, float* gx, int64_t count, cudaStream_t stream);
+// `param` is leaky_relu's negative_slope or hardtanh's lower bound, `param2` hardtanh's upper bound.
+enum class ActivationGrad { LeakyReLU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh };
+void activationBackward(ActivationGrad kind, float param, float param2, const float* x, const float* gy, float* gx,
+    int64_t count, cudaStream_t stream);
+
+// PReLU on x [n, channels, plane] with `slopeCount` slopes (1 shared, or one per channel):
+//   gx = x > 0 ? gy : a·gy;   ga[s] = Σ over the slope's elements of (x > 0 ? 0 : x·gy), summed in double.
+void preluBackwardData(const float* slopes, int64_t slopeCount, int64_t n, int64_t channels, int64_t plane,
+    const float* x, const float* gy, float* gx, cudaStream_t stream);
+void preluBackwardWeights(int64_t slopeCount, int64_t n, int64_t channels, int64_t plane, const float* x,
+    const float* gy, float* gslopes, cudaStream_t stream);
 
 } // namespace convscope::cudnn::train

@@ -6,6 +6,7 @@
 #include "compute/layer_kinds.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/cuda/elementwise.cuh"
+#include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cudnn/conv_geometry.h"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/training_kernels.cuh"
@@ -50,7 +51,7 @@ namespace {
     template <typename T>
     inline constexpr bool kOurActivation
         = std::is_same_v<T,
-              LeakyReLU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>;
+              LeakyReLU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh>;
 
     template <typename T> cuda::ActivationKind forwardKind()
     {
@@ -75,6 +76,8 @@ namespace {
             return train::ActivationGrad::Hardswish;
         else if constexpr (std::is_same_v<T, Hardsigmoid>)
             return train::ActivationGrad::Hardsigmoid;
+        else if constexpr (std::is_same_v<T, Hardtanh>)
+            return train::ActivationGrad::Hardtanh;
         else
             return train::ActivationGrad::SiLU;
     }
@@ -82,6 +85,15 @@ namespace {
     {
         if constexpr (std::is_same_v<T, LeakyReLU>)
             return float(spec.negative_slope);
+        else if constexpr (std::is_same_v<T, Hardtanh>)
+            return float(spec.min_val);
+        else
+            return 0.0f;
+    }
+    template <typename T> float activationParam2(const T& spec)
+    {
+        if constexpr (std::is_same_v<T, Hardtanh>)
+            return float(spec.max_val);
         else
             return 0.0f;
     }
@@ -107,48 +119,53 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
     constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
     if (s.in.numel() > kMax || s.out.numel() > kMax)
         return "tensors of more than 2^31 elements are unsupported (cuDNN's int sizes)";
-    return std::visit(
-        [&](const auto& l) -> std::string {
-            using T = std::decay_t<decltype(l)>;
-            if constexpr (std::is_same_v<T, Conv2d>) {
-                if (l.fused_activation)
-                    return "a fused activation is unsupported in training (train the unfused network)";
-                const Padding2d& p = s.resolvedPadding;
-                if (p.top != p.bottom || p.left != p.right)
-                    return "asymmetric padding is unsupported in training on cudnn (cuDNN's convolution descriptor "
-                           "pads both sides equally)";
-            } else if constexpr (std::is_same_v<T, MaxPool2d>) {
-                if (l.dilation[0] != 1 || l.dilation[1] != 1)
-                    return "maxpool2d with dilation is unsupported in training on cudnn (cuDNN's pooling has none)";
-                return poolRefusal(s, l.kernel_size, l.effectiveStride(), l.ceil_mode);
-            } else if constexpr (std::is_same_v<T, AvgPool2d>) {
-                if (l.divisor_override)
-                    return "avgpool2d with divisor_override is unsupported in training on cudnn (cuDNN's pooling "
-                           "divides by the window)";
-                return poolRefusal(s, l.kernel_size, l.effectiveStride(), l.ceil_mode);
-            } else if constexpr (std::is_same_v<T, Mul>) {
-                if (s.ins.size() != 2 || s.ins[0] != s.ins[1])
-                    return "mul with a broadcast gate ([N, C, 1, 1]) is unsupported in training on cudnn (only "
-                           "factors of one shape)";
-            } else if constexpr (
-                std::is_same_v<T,
-                    ConvTranspose2d> || std::is_same_v<T, PReLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, Pad>) {
-                return std::string(layerKind(spec).type)
-                    + " has no backward on cudnn yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
-            } else if constexpr (std::is_same_v<T, Dropout>) {
-                return "dropout is unsupported in training on cudnn (its mask comes from ConvScope's seeded host "
-                       "generator, which the device does not reproduce; train on cpu.direct or cpu.im2col_gemm)";
-            } else if constexpr (
-                std::
-                    is_same_v<T,
-                        Linear> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Softmax> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Add> || std::is_same_v<T, Concat> || kCudnnActivation<T> || kOurActivation<T> || isVolumeKind<T>) {
-                // trains (the volume kinds were refused above)
-            } else {
-                static_assert(dependent_false<T>, "cudnn training: a layer kind is not decided on");
-            }
-            return {};
-        },
-        spec);
+    return std::
+        visit(
+            [&](const auto& l)
+                -> std::
+                    string {
+                        using T = std::decay_t<decltype(l)>;
+                        if constexpr (std::is_same_v<T, Conv2d>) {
+                            if (l.fused_activation)
+                                return "a fused activation is unsupported in training (train the unfused network)";
+                            const Padding2d& p = s.resolvedPadding;
+                            if (p.top != p.bottom || p.left != p.right)
+                                return "asymmetric padding is unsupported in training on cudnn (cuDNN's convolution "
+                                       "descriptor "
+                                       "pads both sides equally)";
+                        } else if constexpr (std::is_same_v<T, MaxPool2d>) {
+                            if (l.dilation[0] != 1 || l.dilation[1] != 1)
+                                return "maxpool2d with dilation is unsupported in training on cudnn (cuDNN's pooling "
+                                       "has none)";
+                            return poolRefusal(s, l.kernel_size, l.effectiveStride(), l.ceil_mode);
+                        } else if constexpr (std::is_same_v<T, AvgPool2d>) {
+                            if (l.divisor_override)
+                                return "avgpool2d with divisor_override is unsupported in training on cudnn (cuDNN's "
+                                       "pooling "
+                                       "divides by the window)";
+                            return poolRefusal(s, l.kernel_size, l.effectiveStride(), l.ceil_mode);
+                        } else if constexpr (std::is_same_v<T, Mul>) {
+                            if (s.ins.size() != 2 || s.ins[0] != s.ins[1])
+                                return "mul with a broadcast gate ([N, C, 1, 1]) is unsupported in training on cudnn "
+                                       "(only "
+                                       "factors of one shape)";
+                        } else if constexpr (std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, Pad>) {
+                            return std::string(layerKind(spec).type)
+                                + " has no backward on cudnn yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
+                        } else if constexpr (std::is_same_v<T, Dropout>) {
+                            return "dropout is unsupported in training on cudnn (its mask comes from ConvScope's "
+                                   "seeded host "
+                                   "generator, which the device does not reproduce; train on cpu.direct or "
+                                   "cpu.im2col_gemm)";
+                        } else if constexpr (std::is_same_v<T,
+                                                 Linear> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Softmax> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Add> || std::is_same_v<T, Concat> || std::is_same_v<T, PReLU> || kCudnnActivation<T> || kOurActivation<T> || isVolumeKind<T>) {
+                            // trains (the volume kinds were refused above)
+                        } else {
+                            static_assert(dependent_false<T>, "cudnn training: a layer kind is not decided on");
+                        }
+                        return {};
+                    },
+            spec);
 }
 
 void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
@@ -261,6 +278,12 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
             } else if constexpr (kOurActivation<T>) {
                 t.note = "our CUDA kernels (cuDNN's activation API has no "
                     + std::string(layerKind(m_net.layers[i].spec).type) + " backward with PyTorch's kinks)";
+            } else if constexpr (std::is_same_v<T, PReLU>) {
+                if (t.weightCount != 1 && t.weightCount != s.in.c)
+                    throw InputError(trainLayerLabel(m_net, i) + ": " + std::to_string(t.weightCount) + " slopes for "
+                        + std::to_string(s.in.c) + " channels");
+                t.note = "our CUDA kernels (cuDNN has no prelu): the forward, gx, and the slopes' gradient summed in "
+                         "double, one block per slope";
             } else if constexpr (std::is_same_v<T,
                                      MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
                 t.xd = desc4(s.in);
@@ -353,8 +376,12 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
             } else if constexpr (kCudnnActivation<T>) {
                 CONVSCOPE_CUDNN_CHECK(
                     cudnnActivationForward(h.cudnn, t.act->get(), &kOne, t.xd->get(), x, &kZero, t.xd->get(), y));
+            } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                cuda::hardtanh(float(l.min_val), float(l.max_val), s.in.numel(), x, y, st);
             } else if constexpr (kOurActivation<T>) {
                 cuda::activation(forwardKind<T>(), activationParam(l), s.in.numel(), x, y, st);
+            } else if constexpr (std::is_same_v<T, PReLU>) {
+                cuda::prelu(t.weight.floats(), t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, y, st);
             } else if constexpr (std::is_same_v<T,
                                      MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
                 CONVSCOPE_CUDNN_CHECK(
@@ -410,7 +437,11 @@ void CudnnTrainingSession::backwardData(size_t k, size_t j, float* gx, const Han
                 CONVSCOPE_CUDNN_CHECK(cudnnActivationBackward(h.cudnn, t.act->get(), &kOne, t.xd->get(), y, t.xd->get(),
                     gy, t.xd->get(), x, &kZero, t.xd->get(), gx));
             } else if constexpr (kOurActivation<T>) {
-                train::activationBackward(backwardKind<T>(), activationParam(l), x, gy, gx, s.in.numel(), st);
+                train::activationBackward(
+                    backwardKind<T>(), activationParam(l), activationParam2(l), x, gy, gx, s.in.numel(), st);
+            } else if constexpr (std::is_same_v<T, PReLU>) {
+                train::preluBackwardData(
+                    t.weight.floats(), t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, gy, gx, st);
             } else if constexpr (std::is_same_v<T,
                                      MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
                 CONVSCOPE_CUDNN_CHECK(cudnnPoolingBackward(h.cudnn, t.pool->get(), &kOne, t.yd->get(), y, t.yd->get(),
@@ -452,6 +483,9 @@ void CudnnTrainingSession::backwardWeights(size_t k, const Handles& h)
         // gW[out, in] = gyᵀ · x; column-major gWᵀ[in, out] = xᵀ[in, n] · gy[n, out].
         CONVSCOPE_CUBLAS_CHECK(cublasSgemm(h.cublas, CUBLAS_OP_N, CUBLAS_OP_T, fin, fout, n, &kOne, x, fin, gy, fout,
             &kZero, t.gradWeight.floats(), fin));
+    } else if (std::holds_alternative<PReLU>(m_net.layers[k].spec)) {
+        train::preluBackwardWeights(
+            t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, gy, t.gradWeight.floats(), m_stream->get());
     } else {
         throw Error(trainLayerLabel(m_net, k) + ": parameters without a weight gradient");
     }

@@ -14,8 +14,10 @@
 //                     cudnnBatchNormalizationBackward, which gives dx, dγ and dβ in one call: timed as backward-data
 //                     (backward-weights then reads 0), or as backward-weights when no input gradient is needed.
 //   relu, sigmoid, tanh, elu   cudnnActivationForward / cudnnActivationBackward.
-//   leaky_relu, relu6, hardswish, hardsigmoid, silu   forward by kernels/cuda/activation.cu, backward by our kernel
-//                     (training_kernels.cuh) with PyTorch's values at the kinks.
+//   leaky_relu, relu6, hardswish, hardsigmoid, silu, hardtanh   forward by kernels/cuda/activation.cu (hardtanh:
+//                     parametric_activation.cu), backward by our kernel (training_kernels.cuh) with PyTorch's kinks.
+//   prelu             forward by kernels/cuda/parametric_activation.cu; gx and the slopes' gradient (summed in double,
+//                     one block per slope) by our kernels.
 //   maxpool2d, avgpool2d, global_avgpool2d   cudnnPoolingForward / cudnnPoolingBackward (max: the deterministic
 //                     mode) where cuDNN's windows are exactly PyTorch's: symmetric padding, no extra ceil_mode window,
 //                     no dilation, no divisor_override; the rest is refused.
@@ -24,7 +26,7 @@
 //   add               a copy and cudnnAddTensor; the gradient is copied to every input.
 //   mul (same shapes) cudnnOpTensor; each factor's gradient gy · the other by cudnnOpTensor.
 //   concat            cudnnTransformTensor into / out of each input's channel window.
-// Refused in prepare with the layer and kind named: conv_transpose2d, prelu, hardtanh, pad, dropout (its mask is the
+// Refused in prepare with the layer and kind named: conv_transpose2d, pad, dropout (its mask is the
 // host generator's), mul with a broadcast gate, the volume kinds, a fused activation, asymmetric convolution padding.
 #pragma once
 

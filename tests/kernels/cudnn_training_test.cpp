@@ -1,12 +1,12 @@
 // The cudnn backend's training step (kernels/cudnn/training_session.h, issue 33) against cpu.direct's (the reference
 // loops, double sums) on LeNet-5 and on a graph with every kind the cudnn session trains — conv2d with stride,
-// padding, groups and dilation, batch norm (affine and not), relu, elu, sigmoid, leaky_relu, max, average and global
-// pools, a residual add, concat (of images and of features), mul, flatten, linear — over 3 SGD-momentum and 3 Adam
-// steps: each step's loss, every parameter's gradient and the input gradient, then the parameters and running
-// statistics, within 1e-4 relative L2 (cuDNN's algorithms sum in other orders than the CPU's). PyTorch's reference
-// cases (tests/data/training) on cudnn.auto where the session trains their kinds; the others must be refused naming
-// the layer. Every failure names the selection, the step, the layer and the tensor. Without a usable cuDNN every case
-// prints "SKIPPED: <reason>".
+// padding, groups and dilation, batch norm (affine and not), relu, elu, prelu, sigmoid, leaky_relu, hardtanh, max,
+// average and global pools, a residual add, concat (of images and of features), mul, flatten, linear — over 3
+// SGD-momentum and 3 Adam steps: each step's loss, every parameter's gradient and the input gradient, then the
+// parameters and running statistics, within 1e-4 relative L2 (cuDNN's algorithms sum in other orders than the CPU's).
+// PyTorch's reference cases (tests/data/training) on cudnn.auto where the session trains their kinds; the others must
+// be refused naming the layer. Every failure names the selection, the step, the layer and the tensor. Without a usable
+// cuDNN every case prints "SKIPPED: <reason>".
 #include "compute/backend_registry.h"
 #include "compute/error.h"
 #include "compute/materialize.h"
@@ -71,11 +71,12 @@ const char* kGraph = R"({
   { "type": "conv2d", "name": "c3", "out_channels": 6, "kernel_size": [3, 3], "stride": [2, 2], "padding": [1, 1, 1, 1],
     "dilation": [1, 1], "groups": 1, "bias": true, "init": { "kind": "he_uniform", "seed": 13 } },
   { "type": "elu", "name": "e3" },
+  { "type": "prelu", "name": "pr3", "num_parameters": 6, "init": { "kind": "default" } },
   { "type": "avgpool2d", "name": "ap", "kernel_size": [3, 3], "stride": [1, 1], "padding": [1, 1, 1, 1],
     "count_include_pad": false, "inputs": ["mp"] },
   { "type": "conv2d", "name": "c4", "out_channels": 6, "kernel_size": [3, 3], "stride": [2, 2], "padding": [1, 1, 1, 1],
     "dilation": [1, 1], "groups": 2, "bias": true, "init": { "kind": "he_uniform", "seed": 14 } },
-  { "type": "concat", "name": "cat", "inputs": ["e3", "c4"] },
+  { "type": "concat", "name": "cat", "inputs": ["pr3", "c4"] },
   { "type": "sigmoid", "name": "sg" },
   { "type": "mul", "name": "gate", "inputs": ["cat", "sg"] },
   { "type": "flatten", "name": "flat1" },
@@ -84,6 +85,7 @@ const char* kGraph = R"({
   { "type": "concat", "name": "features", "inputs": ["flat1", "flat2"] },
   { "type": "linear", "name": "fc1", "out_features": 16, "bias": true, "init": { "kind": "he_uniform", "seed": 15 } },
   { "type": "leaky_relu", "name": "lk", "negative_slope": 0.1 },
+  { "type": "hardtanh", "name": "ht", "min_val": -0.5, "max_val": 0.75 },
   { "type": "linear", "name": "fc2", "out_features": 5, "bias": true, "init": { "kind": "xavier_uniform", "seed": 16 } }
  ]
 })";
@@ -158,8 +160,8 @@ void trainSideBySide(const Case& c, const OptimizerSpec& optimizer, const std::s
                  std::tuple { "bias", a.layers[i].bias, b.layers[i].bias },
                  std::tuple { "running_mean", a.layers[i].runningMean, b.layers[i].runningMean },
                  std::tuple { "running_var", a.layers[i].runningVar, b.layers[i].runningVar } }) {
-            const std::string name = who + ": " + a.layers[i].name + "." + what + " after " + std::to_string(steps)
-                + " steps";
+            const std::string name
+                = who + ": " + a.layers[i].name + "." + what + " after " + std::to_string(steps) + " steps";
             INFO(name);
             REQUIRE(bool(x) == bool(y));
             if (x)
@@ -240,7 +242,8 @@ TEST_CASE("cudnn training: refusals name the layer and the kind", "[gpu][cudnn][
     }
 }
 
-TEST_CASE("cudnn training: PyTorch's reference cases where the session trains their kinds", "[gpu][cudnn][train][torch]")
+TEST_CASE(
+    "cudnn training: PyTorch's reference cases where the session trains their kinds", "[gpu][cudnn][train][torch]")
 {
     auto cudnn = test::backendOrSkip("cudnn");
     if (!cudnn)
@@ -287,7 +290,8 @@ TEST_CASE("cudnn training: PyTorch's reference cases where the session trains th
         const StepResult step = session->step(input, target, 1);
         INFO(name << ": loss " << step.loss << ", PyTorch's " << entry["loss_value"].get<double>());
         CHECK(step.loss == Approx(entry["loss_value"].get<double>()).epsilon(kTolerance));
-        expectClose(session->inputGradient(), load(dir / "grad.input.npy", shapes.input), name + ": the input gradient");
+        expectClose(
+            session->inputGradient(), load(dir / "grad.input.npy", shapes.input), name + ": the input gradient");
         for (const ParameterRef& ref : session->parameters()) {
             const std::string layer = net.layers[ref.layer].name;
             const Tensor g = session->parameterGradient(ref);
@@ -301,7 +305,8 @@ TEST_CASE("cudnn training: PyTorch's reference cases where the session trains th
                 const fs::path expected = dir / ("after." + layer.name + "." + what + ".npy");
                 if (!fs::exists(expected) || !tensor)
                     continue;
-                expectClose(*tensor, load(expected, tensor->shape()), name + ": " + layer.name + "." + what + " after the step");
+                expectClose(*tensor, load(expected, tensor->shape()),
+                    name + ": " + layer.name + "." + what + " after the step");
             }
     }
     std::cout << "cudnn training: " << trained << " of " << index["cases"].size() << " PyTorch reference cases trained"
