@@ -321,20 +321,15 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
                     t.note = "a copy and cudnnAddTensor; the gradient copied to each input";
                 }
             } else if constexpr (std::is_same_v<T, Concat>) {
-                int64_t offset = 0;
-                const Shape& o = s.out;
+                int64_t channels = 0;
                 for (const Shape& x : s.ins) {
-                    t.ind.push_back(desc4(x));
-                    auto slice = std::make_unique<TensorDesc>();
-                    slice->setStrided(toInt(x.n, "batch"), toInt(x.c, "channels"), toInt(x.h, "height"),
-                        toInt(x.w, "width"), toInt(o.c * o.h * o.w, "stride"), toInt(o.h * o.w, "stride"),
-                        toInt(o.w, "stride"), 1);
-                    t.slices.push_back(std::move(slice));
-                    offset += x.c;
+                    if (x.n != s.out.n || x.h * x.w != s.out.h * s.out.w)
+                        throw Error(trainLayerLabel(m_net, i) + ": input " + x.str() + " does not fit " + s.out.str());
+                    channels += x.c;
                 }
-                if (offset != o.c)
+                if (channels != s.out.c)
                     throw Error(trainLayerLabel(m_net, i) + ": the inputs' channels do not add up to the output's");
-                t.note = "cudnnTransformTensor into and out of each input's channel window";
+                t.note = "cudaMemcpy2DAsync into and out of each input's channel window (one row per image)";
             } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
                 t.note = "a view (no launch)";
             } else {
@@ -398,10 +393,14 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
                 CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(
                     h.cudnn, t.op->get(), &kOne, t.yd->get(), x, &kOne, t.yd->get(), in(i, 1), &kZero, t.yd->get(), y));
             } else if constexpr (std::is_same_v<T, Concat>) {
+                // Image n of input k is one contiguous row of c_k·H·W values, at channel offset_k of image n of the
+                // output (a row of C·H·W values): a 2-D copy, N rows.
+                const size_t plane = size_t(s.out.h * s.out.w) * sizeof(float);
                 int64_t offset = 0;
                 for (size_t k = 0; k < s.sources.size(); ++k) {
-                    CONVSCOPE_CUDNN_CHECK(cudnnTransformTensor(h.cudnn, &kOne, t.ind[k]->get(), in(i, k), &kZero,
-                        t.slices[k]->get(), y + offset * s.out.h * s.out.w));
+                    CONVSCOPE_CUDA_CHECK(cudaMemcpy2DAsync(y + offset * s.out.h * s.out.w, size_t(s.out.c) * plane,
+                        in(i, k), size_t(s.ins[k].c) * plane, size_t(s.ins[k].c) * plane, size_t(s.out.n),
+                        cudaMemcpyDeviceToDevice, st));
                     offset += s.ins[k].c;
                 }
             } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
@@ -459,8 +458,10 @@ void CudnnTrainingSession::backwardData(size_t k, size_t j, float* gx, const Han
                 int64_t offset = 0;
                 for (size_t q = 0; q < j; ++q)
                     offset += s.ins[q].c;
-                CONVSCOPE_CUDNN_CHECK(cudnnTransformTensor(
-                    h.cudnn, &kOne, t.slices[j]->get(), gy + offset * s.out.h * s.out.w, &kZero, t.ind[j]->get(), gx));
+                const size_t plane = size_t(s.out.h * s.out.w) * sizeof(float);
+                CONVSCOPE_CUDA_CHECK(cudaMemcpy2DAsync(gx, size_t(s.ins[j].c) * plane, gy + offset * s.out.h * s.out.w,
+                    size_t(s.out.c) * plane, size_t(s.ins[j].c) * plane, size_t(s.out.n), cudaMemcpyDeviceToDevice,
+                    st));
             } else {
                 throw Error(trainLayerLabel(m_net, k) + ": no backward-data on cudnn");
             }

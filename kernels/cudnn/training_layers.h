@@ -25,7 +25,7 @@
 //   flatten, identity views (the output is the input's buffer); the gradient too when the input has one reader.
 //   add               a copy and cudnnAddTensor; the gradient is copied to every input.
 //   mul (same shapes) cudnnOpTensor; each factor's gradient gy · the other by cudnnOpTensor.
-//   concat            cudnnTransformTensor into / out of each input's channel window.
+//   concat            cudaMemcpy2DAsync into / out of each input's channel window (a row per image).
 // Refused in prepare with the layer and kind named: conv_transpose2d, pad, dropout (its mask is the
 // host generator's), mul with a broadcast gate, the volume kinds, a fused activation, asymmetric convolution padding.
 #pragma once
@@ -63,7 +63,6 @@ struct TrainLayer {
     std::unique_ptr<PoolDesc> pool;
     std::unique_ptr<ActivationDesc> act;
     std::unique_ptr<OpTensorDesc> op;
-    std::vector<std::unique_ptr<TensorDesc>> ind, slices; // concat: each input, and its window in the output
     cudnnConvolutionFwdAlgo_t fwdAlgo {};
     cudnnConvolutionBwdDataAlgo_t bwdDataAlgo {};
     cudnnConvolutionBwdFilterAlgo_t bwdFilterAlgo {};
