@@ -149,7 +149,12 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
                                 return "mul with a broadcast gate ([N, C, 1, 1]) is unsupported in training on cudnn "
                                        "(only "
                                        "factors of one shape)";
-                        } else if constexpr (std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, Pad>) {
+                        } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                            const Padding2d& p = s.resolvedPadding;
+                            if (p.top != p.bottom || p.left != p.right)
+                                return "asymmetric padding is unsupported in training on cudnn (cuDNN's convolution "
+                                       "descriptor pads both sides equally)";
+                        } else if constexpr (std::is_same_v<T, Pad>) {
                             return std::string(layerKind(spec).type)
                                 + " has no backward on cudnn yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
                         } else if constexpr (std::is_same_v<T, Dropout>) {
@@ -173,7 +178,7 @@ void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
     TrainLayer& t = m_layers[i];
     const std::string who = m_prefix + ": " + trainLayerLabel(m_net, i);
     std::string note;
-    if (m_pinned) {
+    if (m_pinned && std::holds_alternative<Conv2d>(m_net.layers[i].spec)) {
         size_t bytes = 0;
         const cudnnStatus_t status = cudnnGetConvolutionForwardWorkspaceSize(
             h, t.xd->get(), t.wd->get(), t.cd->get(), t.yd->get(), *m_pinned, &bytes);
@@ -247,6 +252,32 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
                         + std::to_string(c) + ", " + std::to_string(oh) + ", " + std::to_string(ow)
                         + "] is not the inferred " + s.out.str());
                 chooseConvAlgorithms(i, h);
+            } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                // The data gradient of the convolution from the layer's output to its input: cuDNN's convolution
+                // roles are swapped (xd: the layer's output, yd: its input), the filter is [C_in, C_out/g, kh, kw].
+                const ConvGeometry<2> g = convGeometry(l, s);
+                t.xd = desc4(s.out);
+                t.yd = desc4(s.in);
+                t.wd = std::make_unique<FilterDesc>();
+                t.wd->set(CUDNN_TENSOR_NCHW, g.cin, g.cout / g.groups, g.kernel[0], g.kernel[1]);
+                t.cd = std::make_unique<ConvDesc>();
+                t.cd->set(toInt(s.resolvedPadding.top, "padding"), toInt(s.resolvedPadding.left, "padding"),
+                    g.stride[0], g.stride[1], g.dilation[0], g.dilation[1], g.groups);
+                t.cd->setMath(CUDNN_FMA_MATH);
+                t.pd = std::make_unique<TensorDesc>();
+                t.pd->set(CUDNN_TENSOR_NCHW, 1, g.cout, 1, 1);
+                int n = 0, c = 0, oh = 0, ow = 0;
+                CONVSCOPE_CUDNN_CHECK(
+                    cudnnGetConvolution2dForwardOutputDim(t.cd->get(), t.xd->get(), t.wd->get(), &n, &c, &oh, &ow));
+                if (n != s.in.n || c != s.in.c || oh != s.in.h || ow != s.in.w)
+                    throw UnsupportedError(m_prefix + ": " + trainLayerLabel(m_net, i)
+                        + ": this output_padding is unsupported in training on cudnn (the convolution from the output "
+                        + s.out.str() + " gives [" + std::to_string(n) + ", " + std::to_string(c) + ", "
+                        + std::to_string(oh) + ", " + std::to_string(ow) + "], not the input " + s.in.str() + ")");
+                chooseConvAlgorithms(i, h);
+                t.note = "cudnnConvolutionBackwardData forward, cudnnConvolutionForward backward-data, "
+                         "cudnnConvolutionBackwardFilter (roles swapped), cudnnConvolutionBackwardBias; "
+                    + t.note;
             } else if constexpr (std::is_same_v<T, Linear>) {
                 const Shape bias = Shape::nchw(s.out.n, s.out.c, 1, 1);
                 t.yd = desc4(bias);
@@ -356,6 +387,13 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
                 if (t.bias.get())
                     CONVSCOPE_CUDNN_CHECK(
                         cudnnAddTensor(h.cudnn, &kOne, t.pd->get(), t.bias.get(), &kOne, t.yd->get(), y));
+            } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                CONVSCOPE_CUDNN_CHECK(
+                    cudnnConvolutionBackwardData(h.cudnn, &kOne, t.wd->get(), t.weight.get(), t.yd->get(), x,
+                        t.cd->get(), t.bwdDataAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.xd->get(), y));
+                if (t.bias.get())
+                    CONVSCOPE_CUDNN_CHECK(
+                        cudnnAddTensor(h.cudnn, &kOne, t.pd->get(), t.bias.get(), &kOne, t.xd->get(), y));
             } else if constexpr (std::is_same_v<T, Linear>) {
                 const int n = int(s.in.n), fin = int(s.in.c * s.in.h * s.in.w), fout = int(s.out.c);
                 // Row-major y[n, out] = x[n, in] · W[out, in]ᵀ is, column-major, yᵀ[out, n] = W · xᵀ.
@@ -427,6 +465,11 @@ void CudnnTrainingSession::backwardData(size_t k, size_t j, float* gx, const Han
                 CONVSCOPE_CUDNN_CHECK(
                     cudnnConvolutionBackwardData(h.cudnn, &kOne, t.wd->get(), t.weight.get(), t.yd->get(), gy,
                         t.cd->get(), t.bwdDataAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.xd->get(), gx));
+            } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                // The convolution's forward, from the output's gradient (cuDNN's x) to the input's (cuDNN's y).
+                CONVSCOPE_CUDNN_CHECK(
+                    cudnnConvolutionForward(h.cudnn, &kOne, t.xd->get(), gy, t.wd->get(), t.weight.get(), t.cd->get(),
+                        t.fwdAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.yd->get(), gx));
             } else if constexpr (std::is_same_v<T, Linear>) {
                 const int n = int(s.in.n), fin = int(s.in.c * s.in.h * s.in.w), fout = int(s.out.c);
                 // gx[n, in] = gy[n, out] · W[out, in]; column-major gxᵀ[in, n] = Wᵀ[in, out] · gyᵀ[out, n].
@@ -484,15 +527,23 @@ void CudnnTrainingSession::backwardWeights(size_t k, const Handles& h)
         // gW[out, in] = gyᵀ · x; column-major gWᵀ[in, out] = xᵀ[in, n] · gy[n, out].
         CONVSCOPE_CUBLAS_CHECK(cublasSgemm(h.cublas, CUBLAS_OP_N, CUBLAS_OP_T, fin, fout, n, &kOne, x, fin, gy, fout,
             &kZero, t.gradWeight.floats(), fin));
+    } else if (std::holds_alternative<ConvTranspose2d>(m_net.layers[k].spec)) {
+        // Roles swapped: the output's gradient is the convolution's input, the layer's input its output gradient.
+        CONVSCOPE_CUDNN_CHECK(
+            cudnnConvolutionBackwardFilter(h.cudnn, &kOne, t.xd->get(), gy, t.yd->get(), x, t.cd->get(),
+                t.bwdFilterAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.wd->get(), t.gradWeight.get()));
     } else if (std::holds_alternative<PReLU>(m_net.layers[k].spec)) {
         train::preluBackwardWeights(
             t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, gy, t.gradWeight.floats(), m_stream->get());
     } else {
         throw Error(trainLayerLabel(m_net, k) + ": parameters without a weight gradient");
     }
+    // The bias gradient sums gy over N, H, W: described by the layer output's descriptor (xd for conv_transpose2d,
+    // whose convolution roles are swapped).
+    const bool transposed = std::holds_alternative<ConvTranspose2d>(m_net.layers[k].spec);
     if (t.trainBias)
-        CONVSCOPE_CUDNN_CHECK(
-            cudnnConvolutionBackwardBias(h.cudnn, &kOne, t.yd->get(), gy, &kZero, t.pd->get(), t.gradBias.get()));
+        CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardBias(
+            h.cudnn, &kOne, (transposed ? t.xd : t.yd)->get(), gy, &kZero, t.pd->get(), t.gradBias.get()));
 }
 
 void CudnnTrainingSession::batchNormBackward(size_t k, float* gx, const Handles& h)

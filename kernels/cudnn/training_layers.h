@@ -26,7 +26,10 @@
 //   add               a copy and cudnnAddTensor; the gradient is copied to every input.
 //   mul (same shapes) cudnnOpTensor; each factor's gradient gy · the other by cudnnOpTensor.
 //   concat            cudaMemcpy2DAsync into / out of each input's channel window (a row per image).
-// Refused in prepare with the layer and kind named: conv_transpose2d, pad, dropout (its mask is the
+//   conv_transpose2d  the same three algorithms with the roles swapped: cudnnConvolutionBackwardData forward,
+//                     cudnnConvolutionForward for backward-data, cudnnConvolutionBackwardFilter with the output's
+//                     gradient as cuDNN's x; symmetric padding and an output_padding cuDNN's sizes agree with only.
+// Refused in prepare with the layer and kind named: pad, dropout (its mask is the
 // host generator's), mul with a broadcast gate, the volume kinds, a fused activation, asymmetric convolution padding.
 #pragma once
 

@@ -90,13 +90,31 @@ const char* kGraph = R"({
  ]
 })";
 
+// A DCGAN generator's shape of layers: transposed convolutions (stride 2, padding, output_padding, groups) with batch
+// norm, relu and tanh, trained with MSE toward a random image.
+const char* kGenerator = R"({
+ "format": "convscope-network", "version": 1, "name": "cudnn_train_generator",
+ "input": { "batch": 3, "channels": 4, "height": 3, "width": 3, "source": "random" },
+ "layers": [
+  { "type": "conv_transpose2d", "name": "up1", "out_channels": 6, "kernel_size": [4, 4], "stride": [2, 2],
+    "padding": [1, 1, 1, 1], "bias": false, "init": { "kind": "he_uniform", "seed": 21 } },
+  { "type": "batchnorm2d", "name": "bn1" },
+  { "type": "relu", "name": "r1" },
+  { "type": "conv_transpose2d", "name": "up2", "out_channels": 4, "kernel_size": [3, 3], "stride": [2, 2],
+    "padding": [1, 1, 1, 1], "output_padding": [1, 1], "groups": 2, "bias": true,
+    "init": { "kind": "he_uniform", "seed": 22 } },
+  { "type": "tanh", "name": "out" }
+ ]
+})";
+
 struct Case {
     Network net;
     ShapeReport shapes;
     Tensor input, target;
+    LossKind loss = LossKind::CrossEntropy;
 };
 
-Case makeCase(Network net, uint64_t seed)
+Case makeCase(Network net, uint64_t seed, LossKind loss = LossKind::CrossEntropy)
 {
     Case c;
     c.shapes = inferShapes(net);
@@ -106,6 +124,11 @@ Case makeCase(Network net, uint64_t seed)
     c.net = std::move(net);
     c.input = test::randomTensor(c.shapes.input, seed);
     const Shape& out = c.shapes.layers.back().out;
+    c.loss = loss;
+    if (loss != LossKind::CrossEntropy) {
+        c.target = test::randomTensor(out, seed + 1);
+        return c;
+    }
     c.target = Tensor(Shape::features(out.n, 1));
     for (int64_t n = 0; n < out.n; ++n)
         c.target.data()[n] = float((n * 7 + 3) % out.c);
@@ -119,7 +142,7 @@ void trainSideBySide(const Case& c, const OptimizerSpec& optimizer, const std::s
     if (!cudnn)
         return;
     TrainingOptions to;
-    to.loss = LossKind::CrossEntropy;
+    to.loss = c.loss;
     to.optimizer = optimizer;
     to.inputGradient = true;
     auto ref = BackendRegistry::instance().find("cpu")->createTrainingSession("direct", {});
@@ -211,6 +234,13 @@ TEST_CASE("cudnn training: LeNet-5 matches cpu.direct over SGD-momentum and Adam
 TEST_CASE("cudnn training: a graph of every trainable kind matches cpu.direct", "[gpu][cudnn][train]")
 {
     const Case c = makeCase(parseNetwork(kGraph, "the cudnn training graph", {}), 202);
+    trainSideBySide(c, sgdMomentum(), "auto", 3);
+    trainSideBySide(c, adam(), "auto", 3);
+}
+
+TEST_CASE("cudnn training: transposed convolutions (a generator) match cpu.direct", "[gpu][cudnn][train]")
+{
+    const Case c = makeCase(parseNetwork(kGenerator, "the cudnn training generator", {}), 303, LossKind::MSE);
     trainSideBySide(c, sgdMomentum(), "auto", 3);
     trainSideBySide(c, adam(), "auto", 3);
 }
