@@ -4,6 +4,7 @@
 #include "kernels/cudnn/training_layers.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/random.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/parametric_activation.cuh"
@@ -121,55 +122,56 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
         return "tensors of more than 2^31 elements are unsupported (cuDNN's int sizes)";
     return std::
         visit(
-            [&](const auto& l)
-                -> std::
-                    string {
-                        using T = std::decay_t<decltype(l)>;
-                        if constexpr (std::is_same_v<T, Conv2d>) {
-                            if (l.fused_activation)
-                                return "a fused activation is unsupported in training (train the unfused network)";
-                            const Padding2d& p = s.resolvedPadding;
-                            if (p.top != p.bottom || p.left != p.right)
-                                return "asymmetric padding is unsupported in training on cudnn (cuDNN's convolution "
-                                       "descriptor "
-                                       "pads both sides equally)";
-                        } else if constexpr (std::is_same_v<T, MaxPool2d>) {
-                            if (l.dilation[0] != 1 || l.dilation[1] != 1)
-                                return "maxpool2d with dilation is unsupported in training on cudnn (cuDNN's pooling "
-                                       "has none)";
-                            return poolRefusal(s, l.kernel_size, l.effectiveStride(), l.ceil_mode);
-                        } else if constexpr (std::is_same_v<T, AvgPool2d>) {
-                            if (l.divisor_override)
-                                return "avgpool2d with divisor_override is unsupported in training on cudnn (cuDNN's "
-                                       "pooling "
-                                       "divides by the window)";
-                            return poolRefusal(s, l.kernel_size, l.effectiveStride(), l.ceil_mode);
-                        } else if constexpr (std::is_same_v<T, Mul>) {
-                            if (s.ins.size() != 2 || s.ins[0] != s.ins[1])
-                                return "mul with a broadcast gate ([N, C, 1, 1]) is unsupported in training on cudnn "
-                                       "(only "
-                                       "factors of one shape)";
-                        } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
-                            const Padding2d& p = s.resolvedPadding;
-                            if (p.top != p.bottom || p.left != p.right)
-                                return "asymmetric padding is unsupported in training on cudnn (cuDNN's convolution "
-                                       "descriptor pads both sides equally)";
-                        } else if constexpr (std::is_same_v<T, Pad>) {
-                            return std::string(layerKind(spec).type)
-                                + " has no backward on cudnn yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
-                        } else if constexpr (std::is_same_v<T, Dropout>) {
-                            return "dropout is unsupported in training on cudnn (its mask comes from ConvScope's "
-                                   "seeded host "
-                                   "generator, which the device does not reproduce; train on cpu.direct or "
-                                   "cpu.im2col_gemm)";
-                        } else if constexpr (std::is_same_v<T,
-                                                 Linear> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Softmax> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Add> || std::is_same_v<T, Concat> || std::is_same_v<T, PReLU> || kCudnnActivation<T> || kOurActivation<T> || isVolumeKind<T>) {
-                            // trains (the volume kinds were refused above)
-                        } else {
-                            static_assert(dependent_false<T>, "cudnn training: a layer kind is not decided on");
-                        }
-                        return {};
-                    },
+            [&](const auto& l) -> std::
+                                   string {
+                                       using T = std::decay_t<decltype(l)>;
+                                       if constexpr (std::is_same_v<T, Conv2d>) {
+                                           if (l.fused_activation)
+                                               return "a fused activation is unsupported in training (train the "
+                                                      "unfused network)";
+                                           const Padding2d& p = s.resolvedPadding;
+                                           if (p.top != p.bottom || p.left != p.right)
+                                               return "asymmetric padding is unsupported in training on cudnn (cuDNN's "
+                                                      "convolution "
+                                                      "descriptor "
+                                                      "pads both sides equally)";
+                                       } else if constexpr (std::is_same_v<T, MaxPool2d>) {
+                                           if (l.dilation[0] != 1 || l.dilation[1] != 1)
+                                               return "maxpool2d with dilation is unsupported in training on cudnn "
+                                                      "(cuDNN's pooling "
+                                                      "has none)";
+                                           return poolRefusal(s, l.kernel_size, l.effectiveStride(), l.ceil_mode);
+                                       } else if constexpr (std::is_same_v<T, AvgPool2d>) {
+                                           if (l.divisor_override)
+                                               return "avgpool2d with divisor_override is unsupported in training on "
+                                                      "cudnn (cuDNN's "
+                                                      "pooling "
+                                                      "divides by the window)";
+                                           return poolRefusal(s, l.kernel_size, l.effectiveStride(), l.ceil_mode);
+                                       } else if constexpr (std::is_same_v<T, Mul>) {
+                                           if (s.ins.size() != 2 || s.ins[0] != s.ins[1])
+                                               return "mul with a broadcast gate ([N, C, 1, 1]) is unsupported in "
+                                                      "training on cudnn "
+                                                      "(only "
+                                                      "factors of one shape)";
+                                       } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                                           const Padding2d& p = s.resolvedPadding;
+                                           if (p.top != p.bottom || p.left != p.right)
+                                               return "asymmetric padding is unsupported in training on cudnn (cuDNN's "
+                                                      "convolution "
+                                                      "descriptor pads both sides equally)";
+                                       } else if constexpr (std::is_same_v<T, Pad>) {
+                                           return std::string(layerKind(spec).type)
+                                               + " has no backward on cudnn yet (unsupported; train on cpu.direct or "
+                                                 "cpu.im2col_gemm)";
+                                       } else if constexpr (std::is_same_v<T, Dropout> || std::is_same_v<T, Linear> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Softmax> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Add> || std::is_same_v<T, Concat> || std::is_same_v<T, PReLU> || kCudnnActivation<T> || kOurActivation<T> || isVolumeKind<T>) {
+                                           // trains (the volume kinds were refused above)
+                                       } else {
+                                           static_assert(
+                                               dependent_false<T>, "cudnn training: a layer kind is not decided on");
+                                       }
+                                       return {};
+                                   },
             spec);
 }
 
@@ -361,6 +363,16 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
                 if (channels != s.out.c)
                     throw Error(trainLayerLabel(m_net, i) + ": the inputs' channels do not add up to the output's");
                 t.note = "cudaMemcpy2DAsync into and out of each input's channel window (one row per image)";
+            } else if constexpr (std::is_same_v<T, Dropout>) {
+                if (!(l.p >= 0 && l.p < 1))
+                    throw InputError(
+                        trainLayerLabel(m_net, i) + ": dropout's p must be in [0, 1), got " + std::to_string(l.p));
+                t.yd = desc4(s.out);
+                t.op = std::make_unique<OpTensorDesc>(CUDNN_OP_TENSOR_MUL);
+                t.mask = gpu::DeviceBuffer(size_t(s.out.numel()) * sizeof(float), "train: a dropout mask");
+                t.hostMask.assign(size_t(s.out.numel()), 0.0f);
+                t.note = "the mask drawn on the host from ConvScope's seeded generator (the CPU's masks exactly) and "
+                         "copied up inside the forward; y = x·mask and gx = gy·mask by cudnnOpTensor";
             } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
                 t.note = "a view (no launch)";
             } else {
@@ -441,6 +453,16 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
                         cudaMemcpyDeviceToDevice, st));
                     offset += s.ins[k].c;
                 }
+            } else if constexpr (std::is_same_v<T, Dropout>) {
+                // The CPU's mask for this step and layer (cpu::grad::dropoutForward's seed and rule).
+                Random rng(m_train.dropoutSeed + uint64_t(m_step) * 1000003u + i);
+                const float keep = static_cast<float>(1.0 / (1.0 - l.p));
+                for (float& m : t.hostMask)
+                    m = rng.uniform() < l.p ? 0.0f : keep;
+                CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
+                    t.mask.get(), t.hostMask.data(), t.hostMask.size() * sizeof(float), cudaMemcpyHostToDevice, st));
+                CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, t.op->get(), &kOne, t.yd->get(), x, &kOne, t.yd->get(),
+                    t.mask.get(), &kZero, t.yd->get(), y));
             } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
                 // a view: the output is the input's buffer
             } else {
@@ -497,6 +519,9 @@ void CudnnTrainingSession::backwardData(size_t k, size_t j, float* gx, const Han
             } else if constexpr (std::is_same_v<T, Mul>) {
                 CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, t.op->get(), &kOne, t.yd->get(), gy, &kOne, t.yd->get(),
                     in(k, 1 - j), &kZero, t.yd->get(), gx));
+            } else if constexpr (std::is_same_v<T, Dropout>) {
+                CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, t.op->get(), &kOne, t.yd->get(), gy, &kOne, t.yd->get(),
+                    t.mask.get(), &kZero, t.yd->get(), gx));
             } else if constexpr (std::is_same_v<T, Concat>) {
                 int64_t offset = 0;
                 for (size_t q = 0; q < j; ++q)

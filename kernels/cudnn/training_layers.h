@@ -29,8 +29,10 @@
 //   conv_transpose2d  the same three algorithms with the roles swapped: cudnnConvolutionBackwardData forward,
 //                     cudnnConvolutionForward for backward-data, cudnnConvolutionBackwardFilter with the output's
 //                     gradient as cuDNN's x; symmetric padding and an output_padding cuDNN's sizes agree with only.
-// Refused in prepare with the layer and kind named: pad, dropout (its mask is the
-// host generator's), mul with a broadcast gate, the volume kinds, a fused activation, asymmetric convolution padding.
+//   dropout           the CPU's mask exactly (ConvScope's seeded generator on the host, copied up inside the forward);
+//                     y = x·mask, gx = gy·mask by cudnnOpTensor.
+// Refused in prepare with the layer and kind named: pad, mul with a broadcast gate, the volume kinds, a fused
+// activation, asymmetric convolution padding, and the pools cuDNN cannot make PyTorch's (see cudnnTrainingRefusal).
 #pragma once
 
 #include "compute/training/training.h"
@@ -59,6 +61,8 @@ struct TrainLayer {
     bool started = false; // the optimizer has stepped (SGD's momentum buffer is set)
     // batch norm: the forward's batch mean and 1/std (cuDNN's saved results), and dγ, dβ of a non-affine layer
     gpu::DeviceBuffer saveMean, saveInvStd, dummyScale, dummyBias;
+    gpu::DeviceBuffer mask; // dropout: this step's mask (0 or 1 / (1 − p)), drawn on the host
+    std::vector<float> hostMask;
     // descriptors
     std::unique_ptr<TensorDesc> xd, yd, pd;
     std::unique_ptr<FilterDesc> wd;
@@ -127,6 +131,7 @@ private:
     size_t m_workspaceBytes = 0;
     Tensor m_hostOutput, m_hostGrad;
     bool m_inputHas = false;
+    int64_t m_step = 0; // the step being run (dropout's seed)
     bool m_prepared = false;
 };
 

@@ -285,6 +285,7 @@ StepResult CudnnTrainingSession::step(const Tensor& input, const Tensor& target,
         t.events[size_t(2 * p + 1)].record(st);
         t.timed[size_t(p)] = true;
     };
+    m_step = step;
     for (size_t i = 0; i < count; ++i)
         phase(i, 0, [&] { forward(i, h); });
 

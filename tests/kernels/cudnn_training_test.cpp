@@ -1,12 +1,12 @@
 // The cudnn backend's training step (kernels/cudnn/training_session.h, issue 33) against cpu.direct's (the reference
 // loops, double sums) on LeNet-5 and on a graph with every kind the cudnn session trains — conv2d with stride,
 // padding, groups and dilation, batch norm (affine and not), relu, elu, prelu, sigmoid, leaky_relu, hardtanh, max,
-// average and global pools, a residual add, concat (of images and of features), mul, flatten, linear — over 3
-// SGD-momentum and 3 Adam steps: each step's loss, every parameter's gradient and the input gradient, then the
-// parameters and running statistics, within 1e-4 relative L2 (cuDNN's algorithms sum in other orders than the CPU's).
-// PyTorch's reference cases (tests/data/training) on cudnn.auto where the session trains their kinds; the others must
-// be refused naming the layer. Every failure names the selection, the step, the layer and the tensor. Without a usable
-// cuDNN every case prints "SKIPPED: <reason>".
+// average and global pools, a residual add, concat (of images and of features), mul, flatten, linear, dropout (the
+// CPU's masks) — over 3 SGD-momentum and 3 Adam steps: each step's loss, every parameter's gradient and the input
+// gradient, then the parameters and running statistics, within 1e-4 relative L2 (cuDNN's algorithms sum in other orders
+// than the CPU's). PyTorch's reference cases (tests/data/training) on cudnn.auto where the session trains their kinds;
+// the others must be refused naming the layer. Every failure names the selection, the step, the layer and the tensor.
+// Without a usable cuDNN every case prints "SKIPPED: <reason>".
 #include "compute/backend_registry.h"
 #include "compute/error.h"
 #include "compute/materialize.h"
@@ -84,6 +84,7 @@ const char* kGraph = R"({
   { "type": "flatten", "name": "flat2" },
   { "type": "concat", "name": "features", "inputs": ["flat1", "flat2"] },
   { "type": "linear", "name": "fc1", "out_features": 16, "bias": true, "init": { "kind": "he_uniform", "seed": 15 } },
+  { "type": "dropout", "name": "drop", "p": 0.25 },
   { "type": "leaky_relu", "name": "lk", "negative_slope": 0.1 },
   { "type": "hardtanh", "name": "ht", "min_val": -0.5, "max_val": 0.75 },
   { "type": "linear", "name": "fc2", "out_features": 5, "bias": true, "init": { "kind": "xavier_uniform", "seed": 16 } }
