@@ -102,6 +102,18 @@ if has test; then
   else
     note "ctest -L gpu: skipped (no $TESTS)"
   fi
+  # Issue 33: the training step on cudnn beside cpu.direct, LeNet-5 on its ten test digits; the table shows every
+  # layer's forward / backward-data / backward-weights / update on both, and the last line how far cudnn's trained
+  # parameters are from cpu.direct's.
+  if [ -x "$BIN/convscope-cli" ]; then
+    timeout 120 "$BIN/convscope-cli" train resources/networks/lenet5.json --batch 10 \
+      --input tests/data/training/lenet5_sgd/input.npy --target tests/data/training/lenet5_sgd/target.npy \
+      --loss ce --optimizer sgd --lr 0.05 --momentum 0.9 --steps 20 --backends cpu.direct,cudnn.auto \
+      >"$OUT/train-lenet5.log" 2>&1
+    rc=$?
+    tail -40 "$OUT/train-lenet5.log"
+    note "train lenet5 on cpu.direct,cudnn.auto: rc $rc, $(grep -E '^loss|param' "$OUT/train-lenet5.log" | tail -2 | tr '\n' ' ')"
+  fi
 fi
 
 # Issue 16 (skip connections): the cross-backend test on the GPU backends (label unit, so ctest -L gpu leaves it out),

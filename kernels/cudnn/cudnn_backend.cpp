@@ -14,6 +14,7 @@
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/cudnn_session.h"
 #include "kernels/cudnn/cudnn_support.h"
+#include "kernels/cudnn/training_session.h"
 #include "kernels/cudnn/volume_plan.h"
 
 #include <limits>
@@ -172,6 +173,19 @@ namespace {
             if (!a.available)
                 throw UnsupportedError("cudnn is unavailable: " + a.reason);
             return makeSession(algorithm, options, m_pool);
+        }
+
+        // The training step (training_session.h): cudnn.auto, or a pinned forward algorithm (the backward algorithms
+        // are cudnnFind's either way); FP32 only.
+        std::unique_ptr<TrainingSession> createTrainingSession(
+            const std::string& algorithm, const SessionOptions& options) override
+        {
+            if (algorithm != "auto" && !algorithmFromName(algorithm))
+                throw UnsupportedError("cudnn." + algorithm + ": unknown algorithm");
+            const Availability a = availability();
+            if (!a.available)
+                throw UnsupportedError("cudnn is unavailable: " + a.reason);
+            return makeTrainingSession(algorithm, options);
         }
 
         std::map<std::string, std::string> info() const override

@@ -1,0 +1,182 @@
+// The cudnn training session's own kernels (training_kernels.cuh): grid-stride loops in FP32.
+#include "kernels/common/cuda_check.h"
+#include "kernels/cudnn/training_kernels.cuh"
+
+#include <algorithm>
+
+namespace convscope::cudnn::train {
+
+namespace {
+    constexpr int kThreads = 256;
+
+    int blocksFor(int64_t count)
+    {
+        const int64_t blocks = (count + kThreads - 1) / kThreads;
+        return int(std::max<int64_t>(1, std::min<int64_t>(blocks, 4096)));
+    }
+
+    __global__ void sgdKernel(
+        float* p, const float* grad, float* buf, int64_t count, float lr, float momentum, float wd, bool started)
+    {
+        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+             i += int64_t(gridDim.x) * blockDim.x) {
+            float g = grad[i] + wd * p[i];
+            if (buf) {
+                const float b = started ? momentum * buf[i] + g : g;
+                buf[i] = b;
+                g = b;
+            }
+            p[i] -= lr * g;
+        }
+    }
+
+    __global__ void adamKernel(float* p, const float* grad, float* m, float* v, int64_t count, float stepSize,
+        float root2, float b1, float b2, float eps, float wd)
+    {
+        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+             i += int64_t(gridDim.x) * blockDim.x) {
+            const float g = grad[i] + wd * p[i];
+            const float mi = b1 * m[i] + (1.0f - b1) * g;
+            const float vi = b2 * v[i] + (1.0f - b2) * g * g;
+            m[i] = mi;
+            v[i] = vi;
+            p[i] -= stepSize * mi / (sqrtf(vi) / root2 + eps);
+        }
+    }
+
+    __global__ void accumulateKernel(float* dst, const float* src, int64_t count)
+    {
+        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+             i += int64_t(gridDim.x) * blockDim.x)
+            dst[i] += src[i];
+    }
+
+    __global__ void nonFiniteKernel(const float* x, int64_t count, int* flag)
+    {
+        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+             i += int64_t(gridDim.x) * blockDim.x)
+            if (!isfinite(x[i]))
+                *flag = 1;
+    }
+
+    __global__ void activationBackwardKernel(
+        ActivationGrad kind, float param, float param2, const float* x, const float* gy, float* gx, int64_t count)
+    {
+        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+             i += int64_t(gridDim.x) * blockDim.x) {
+            const float v = x[i];
+            float d = 0.0f;
+            switch (kind) {
+            case ActivationGrad::LeakyReLU:
+                d = v > 0.0f ? 1.0f : param;
+                break;
+            case ActivationGrad::ReLU6:
+                d = (v <= 0.0f || v >= 6.0f) ? 0.0f : 1.0f;
+                break;
+            case ActivationGrad::Hardswish:
+                d = v < -3.0f ? 0.0f : v <= 3.0f ? v / 3.0f + 0.5f : 1.0f;
+                break;
+            case ActivationGrad::Hardsigmoid:
+                d = (v > -3.0f && v < 3.0f) ? 1.0f / 6.0f : 0.0f;
+                break;
+            case ActivationGrad::SiLU: {
+                const float s = 1.0f / (1.0f + expf(-v));
+                d = s * (1.0f + v * (1.0f - s));
+                break;
+            }
+            case ActivationGrad::Hardtanh:
+                d = (v <= param || v >= param2) ? 0.0f : 1.0f;
+                break;
+            }
+            gx[i] = d * gy[i];
+        }
+    }
+    __global__ void preluDataKernel(const float* slopes, int64_t slopeCount, int64_t channels, int64_t plane,
+        const float* x, const float* gy, float* gx, int64_t count)
+    {
+        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+             i += int64_t(gridDim.x) * blockDim.x) {
+            const float a = slopes[slopeCount == 1 ? 0 : (i / plane) % channels];
+            gx[i] = x[i] > 0.0f ? gy[i] : a * gy[i];
+        }
+    }
+
+    // One block per slope: the block's threads stride over the slope's elements, then reduce in shared memory.
+    __global__ void preluWeightsKernel(
+        int64_t slopeCount, int64_t n, int64_t channels, int64_t plane, const float* x, const float* gy, float* gs)
+    {
+        __shared__ double partial[kThreads];
+        const int64_t slope = blockIdx.x;
+        // The slope's elements: every (image, channel, position) whose channel it covers.
+        const int64_t perImage = slopeCount == 1 ? channels * plane : plane;
+        const int64_t total = n * perImage;
+        double sum = 0;
+        for (int64_t k = threadIdx.x; k < total; k += blockDim.x) {
+            const int64_t image = k / perImage, within = k % perImage;
+            const int64_t i
+                = slopeCount == 1 ? image * channels * plane + within : (image * channels + slope) * plane + within;
+            if (!(x[i] > 0.0f))
+                sum += double(x[i]) * double(gy[i]);
+        }
+        partial[threadIdx.x] = sum;
+        __syncthreads();
+        for (int half = kThreads / 2; half > 0; half /= 2) {
+            if (int(threadIdx.x) < half)
+                partial[threadIdx.x] += partial[threadIdx.x + half];
+            __syncthreads();
+        }
+        if (threadIdx.x == 0)
+            gs[slope] = float(partial[0]);
+    }
+} // namespace
+
+void preluBackwardData(const float* slopes, int64_t slopeCount, int64_t n, int64_t channels, int64_t plane,
+    const float* x, const float* gy, float* gx, cudaStream_t stream)
+{
+    const int64_t count = n * channels * plane;
+    preluDataKernel<<<blocksFor(count), kThreads, 0, stream>>>(slopes, slopeCount, channels, plane, x, gy, gx, count);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::preluDataKernel");
+}
+
+void preluBackwardWeights(int64_t slopeCount, int64_t n, int64_t channels, int64_t plane, const float* x,
+    const float* gy, float* gslopes, cudaStream_t stream)
+{
+    preluWeightsKernel<<<unsigned(slopeCount), kThreads, 0, stream>>>(slopeCount, n, channels, plane, x, gy, gslopes);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::preluWeightsKernel");
+}
+
+void sgdUpdate(float* param, const float* grad, float* buf, int64_t count, float lr, float momentum, float weightDecay,
+    bool started, cudaStream_t stream)
+{
+    sgdKernel<<<blocksFor(count), kThreads, 0, stream>>>(param, grad, buf, count, lr, momentum, weightDecay, started);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::sgdKernel");
+}
+
+void adamUpdate(float* param, const float* grad, float* m, float* v, int64_t count, float stepSize, float root2,
+    float beta1, float beta2, float eps, float weightDecay, cudaStream_t stream)
+{
+    adamKernel<<<blocksFor(count), kThreads, 0, stream>>>(
+        param, grad, m, v, count, stepSize, root2, beta1, beta2, eps, weightDecay);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::adamKernel");
+}
+
+void accumulate(float* dst, const float* src, int64_t count, cudaStream_t stream)
+{
+    accumulateKernel<<<blocksFor(count), kThreads, 0, stream>>>(dst, src, count);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::accumulateKernel");
+}
+
+void flagNonFinite(const float* values, int64_t count, int* flag, cudaStream_t stream)
+{
+    nonFiniteKernel<<<blocksFor(count), kThreads, 0, stream>>>(values, count, flag);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::nonFiniteKernel");
+}
+
+void activationBackward(ActivationGrad kind, float param, float param2, const float* x, const float* gy, float* gx,
+    int64_t count, cudaStream_t stream)
+{
+    activationBackwardKernel<<<blocksFor(count), kThreads, 0, stream>>>(kind, param, param2, x, gy, gx, count);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::activationBackwardKernel");
+}
+
+} // namespace convscope::cudnn::train

@@ -1,0 +1,41 @@
+// The element-wise pieces of the cudnn training session (training_session.h) that cuDNN and cuBLAS have no call for:
+// the optimizers' updates (torch.optim.SGD with momentum and weight decay, torch.optim.Adam), the sum of a tensor's
+// gradients from several readers, the activations' backward for the kinds cuDNN's activation API lacks (their
+// forward is kernels/cuda/activation.cu), and the finiteness flag the step checks after the backward. FP32 math; one
+// grid-stride kernel each, on the session's stream.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace convscope::cudnn::train {
+
+// g = grad + wd·p; with momentum: buf = g on the first step (started false), else momentum·buf + g; p −= lr·buf.
+// Without momentum (buf null): p −= lr·g.
+void sgdUpdate(float* param, const float* grad, float* buf, int64_t count, float lr, float momentum, float weightDecay,
+    bool started, cudaStream_t stream);
+// g = grad + wd·p; m = β1·m + (1 − β1)·g; v = β2·v + (1 − β2)·g²; p −= stepSize · m / (sqrt(v) / root2 + eps), with
+// stepSize = lr / (1 − β1^t) and root2 = sqrt(1 − β2^t) computed by the caller in double.
+void adamUpdate(float* param, const float* grad, float* m, float* v, int64_t count, float stepSize, float root2,
+    float beta1, float beta2, float eps, float weightDecay, cudaStream_t stream);
+// dst += src.
+void accumulate(float* dst, const float* src, int64_t count, cudaStream_t stream);
+// *flag = 1 when any of the `count` values is NaN or infinite (flag is left alone otherwise).
+void flagNonFinite(const float* values, int64_t count, int* flag, cudaStream_t stream);
+
+// The activations whose backward cuDNN has no call for, with PyTorch's value at every kink (as the CPU's
+// compute/training/norm_activation_backward.cpp): gx = f'(x) · gy from the forward's input x.
+// `param` is leaky_relu's negative_slope or hardtanh's lower bound, `param2` hardtanh's upper bound.
+enum class ActivationGrad { LeakyReLU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh };
+void activationBackward(ActivationGrad kind, float param, float param2, const float* x, const float* gy, float* gx,
+    int64_t count, cudaStream_t stream);
+
+// PReLU on x [n, channels, plane] with `slopeCount` slopes (1 shared, or one per channel):
+//   gx = x > 0 ? gy : a·gy;   ga[s] = Σ over the slope's elements of (x > 0 ? 0 : x·gy), summed in double.
+void preluBackwardData(const float* slopes, int64_t slopeCount, int64_t n, int64_t channels, int64_t plane,
+    const float* x, const float* gy, float* gx, cudaStream_t stream);
+void preluBackwardWeights(int64_t slopeCount, int64_t n, int64_t channels, int64_t plane, const float* x,
+    const float* gy, float* gslopes, cudaStream_t stream);
+
+} // namespace convscope::cudnn::train

@@ -1,0 +1,588 @@
+// Per layer kind, what the cudnn training session runs (the table is in training_layers.h): the refusal, the plan made
+// once in prepare, and the forward, backward-data and backward-weights calls, all enqueued on the session's stream
+// (the handles point at it). Every cuDNN and cuBLAS status is checked.
+#include "kernels/cudnn/training_layers.h"
+#include "compute/error.h"
+#include "compute/layer_kinds.h"
+#include "compute/random.h"
+#include "kernels/common/cuda_check.h"
+#include "kernels/cuda/elementwise.cuh"
+#include "kernels/cuda/parametric_activation.cuh"
+#include "kernels/cudnn/conv_geometry.h"
+#include "kernels/cudnn/conv_plan.h"
+#include "kernels/cudnn/training_kernels.cuh"
+
+#include <limits>
+#include <type_traits>
+#include <variant>
+
+namespace convscope::cudnn {
+
+namespace {
+    std::unique_ptr<TensorDesc> desc4(const Shape& s)
+    {
+        auto d = std::make_unique<TensorDesc>();
+        d->set(CUDNN_TENSOR_NCHW, toInt(s.n, "batch"), toInt(s.c, "channels"), toInt(s.d * s.h, "height"),
+            toInt(s.w, "width"));
+        return d;
+    }
+
+    // PyTorch's floor-mode window count, which is cuDNN's.
+    int64_t floorWindows(int64_t size, int64_t pad, int64_t kernel, int64_t stride)
+    {
+        return (size + 2 * pad - kernel) / stride + 1;
+    }
+
+    // Why cuDNN's pooling cannot be PyTorch's for this window (empty: it is exactly).
+    std::string poolRefusal(const LayerShape& s, const Pair& kernel, const Pair& stride, bool ceil)
+    {
+        const Padding2d& p = s.resolvedPadding;
+        if (p.top != p.bottom || p.left != p.right)
+            return "asymmetric padding is unsupported in training on cudnn (cuDNN's pooling pads both sides equally)";
+        if (floorWindows(s.in.h, p.top, kernel[0], stride[0]) != s.out.h
+            || floorWindows(s.in.w, p.left, kernel[1], stride[1]) != s.out.w)
+            return std::string(ceil ? "ceil_mode's extra window" : "this output size")
+                + " is unsupported in training on cudnn (cuDNN's pooling has only the floor formula's windows)";
+        return {};
+    }
+
+    template <typename T>
+    inline constexpr bool kCudnnActivation
+        = std::is_same_v<T, ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU>;
+    template <typename T>
+    inline constexpr bool kOurActivation
+        = std::is_same_v<T,
+              LeakyReLU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh>;
+
+    template <typename T> cuda::ActivationKind forwardKind()
+    {
+        if constexpr (std::is_same_v<T, LeakyReLU>)
+            return cuda::ActivationKind::LeakyReLU;
+        else if constexpr (std::is_same_v<T, ReLU6>)
+            return cuda::ActivationKind::ReLU6;
+        else if constexpr (std::is_same_v<T, Hardswish>)
+            return cuda::ActivationKind::Hardswish;
+        else if constexpr (std::is_same_v<T, Hardsigmoid>)
+            return cuda::ActivationKind::Hardsigmoid;
+        else
+            return cuda::ActivationKind::SiLU;
+    }
+    template <typename T> train::ActivationGrad backwardKind()
+    {
+        if constexpr (std::is_same_v<T, LeakyReLU>)
+            return train::ActivationGrad::LeakyReLU;
+        else if constexpr (std::is_same_v<T, ReLU6>)
+            return train::ActivationGrad::ReLU6;
+        else if constexpr (std::is_same_v<T, Hardswish>)
+            return train::ActivationGrad::Hardswish;
+        else if constexpr (std::is_same_v<T, Hardsigmoid>)
+            return train::ActivationGrad::Hardsigmoid;
+        else if constexpr (std::is_same_v<T, Hardtanh>)
+            return train::ActivationGrad::Hardtanh;
+        else
+            return train::ActivationGrad::SiLU;
+    }
+    template <typename T> float activationParam(const T& spec)
+    {
+        if constexpr (std::is_same_v<T, LeakyReLU>)
+            return float(spec.negative_slope);
+        else if constexpr (std::is_same_v<T, Hardtanh>)
+            return float(spec.min_val);
+        else
+            return 0.0f;
+    }
+    template <typename T> float activationParam2(const T& spec)
+    {
+        if constexpr (std::is_same_v<T, Hardtanh>)
+            return float(spec.max_val);
+        else
+            return 0.0f;
+    }
+
+    // The first acceptable result of a cudnnFind*Algorithm: it ran, in FP32 FMA math (no TF32), within the limit.
+    template <typename Perf> const Perf* firstUsable(const Perf* results, int count, size_t limit)
+    {
+        for (int k = 0; k < count; ++k)
+            if (results[k].status == CUDNN_STATUS_SUCCESS && results[k].mathType == CUDNN_FMA_MATH
+                && results[k].memory <= limit)
+                return &results[k];
+        return nullptr;
+    }
+} // namespace
+
+std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, size_t i)
+{
+    const LayerSpec& spec = net.layers[i].spec;
+    const LayerShape& s = shapes.layers[i];
+    if (isVolumeLayer(spec) || s.in.isVolume() || s.out.isVolume())
+        return std::string(layerKind(spec).type)
+            + " on volumes has no backward on cudnn yet (the volume kinds are unsupported)";
+    constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+    if (s.in.numel() > kMax || s.out.numel() > kMax)
+        return "tensors of more than 2^31 elements are unsupported (cuDNN's int sizes)";
+    return std::
+        visit(
+            [&](const auto& l) -> std::
+                                   string {
+                                       using T = std::decay_t<decltype(l)>;
+                                       if constexpr (std::is_same_v<T, Conv2d>) {
+                                           if (l.fused_activation)
+                                               return "a fused activation is unsupported in training (train the "
+                                                      "unfused network)";
+                                           const Padding2d& p = s.resolvedPadding;
+                                           if (p.top != p.bottom || p.left != p.right)
+                                               return "asymmetric padding is unsupported in training on cudnn (cuDNN's "
+                                                      "convolution "
+                                                      "descriptor "
+                                                      "pads both sides equally)";
+                                       } else if constexpr (std::is_same_v<T, MaxPool2d>) {
+                                           if (l.dilation[0] != 1 || l.dilation[1] != 1)
+                                               return "maxpool2d with dilation is unsupported in training on cudnn "
+                                                      "(cuDNN's pooling "
+                                                      "has none)";
+                                           return poolRefusal(s, l.kernel_size, l.effectiveStride(), l.ceil_mode);
+                                       } else if constexpr (std::is_same_v<T, AvgPool2d>) {
+                                           if (l.divisor_override)
+                                               return "avgpool2d with divisor_override is unsupported in training on "
+                                                      "cudnn (cuDNN's "
+                                                      "pooling "
+                                                      "divides by the window)";
+                                           return poolRefusal(s, l.kernel_size, l.effectiveStride(), l.ceil_mode);
+                                       } else if constexpr (std::is_same_v<T, Mul>) {
+                                           if (s.ins.size() != 2 || s.ins[0] != s.ins[1])
+                                               return "mul with a broadcast gate ([N, C, 1, 1]) is unsupported in "
+                                                      "training on cudnn "
+                                                      "(only "
+                                                      "factors of one shape)";
+                                       } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                                           const Padding2d& p = s.resolvedPadding;
+                                           if (p.top != p.bottom || p.left != p.right)
+                                               return "asymmetric padding is unsupported in training on cudnn (cuDNN's "
+                                                      "convolution "
+                                                      "descriptor pads both sides equally)";
+                                       } else if constexpr (std::is_same_v<T, Pad>) {
+                                           return std::string(layerKind(spec).type)
+                                               + " has no backward on cudnn yet (unsupported; train on cpu.direct or "
+                                                 "cpu.im2col_gemm)";
+                                       } else if constexpr (std::is_same_v<T, Dropout> || std::is_same_v<T, Linear> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Softmax> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Add> || std::is_same_v<T, Concat> || std::is_same_v<T, PReLU> || kCudnnActivation<T> || kOurActivation<T> || isVolumeKind<T>) {
+                                           // trains (the volume kinds were refused above)
+                                       } else {
+                                           static_assert(
+                                               dependent_false<T>, "cudnn training: a layer kind is not decided on");
+                                       }
+                                       return {};
+                                   },
+            spec);
+}
+
+void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
+{
+    TrainLayer& t = m_layers[i];
+    const std::string who = m_prefix + ": " + trainLayerLabel(m_net, i);
+    std::string note;
+    if (m_pinned && std::holds_alternative<Conv2d>(m_net.layers[i].spec)) {
+        size_t bytes = 0;
+        const cudnnStatus_t status = cudnnGetConvolutionForwardWorkspaceSize(
+            h, t.xd->get(), t.wd->get(), t.cd->get(), t.yd->get(), *m_pinned, &bytes);
+        if (status != CUDNN_STATUS_SUCCESS)
+            throw UnsupportedError(who + ": cuDNN cannot run the pinned algorithm " + m_algorithm
+                + " for this convolution: " + reason(status));
+        t.fwdAlgo = *m_pinned;
+        m_workspaceBytes = std::max(m_workspaceBytes, bytes);
+        note = "forward " + m_algorithm + " (pinned)";
+    } else {
+        cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        int n = 0;
+        CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(
+            h, t.xd->get(), t.wd->get(), t.cd->get(), t.yd->get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r));
+        const auto* p = firstUsable(r, n, m_workspaceLimit);
+        if (!p)
+            throw UnsupportedError(who + ": cuDNN has no FP32 (FMA) forward algorithm for it within the workspace "
+                + "limit of " + gpu::mib(m_workspaceLimit) + " (--option workspace_limit=BYTES)");
+        t.fwdAlgo = p->algo;
+        m_workspaceBytes = std::max(m_workspaceBytes, p->memory);
+        note = "forward " + algorithmName(p->algo) + " (cudnnFind)";
+    }
+    cudnnConvolutionBwdDataAlgoPerf_t d[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    int nd = 0;
+    CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(
+        h, t.wd->get(), t.yd->get(), t.cd->get(), t.xd->get(), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &nd, d));
+    const auto* pd = firstUsable(d, nd, m_workspaceLimit);
+    if (!pd)
+        throw UnsupportedError(who + ": cuDNN has no FP32 (FMA) backward-data algorithm for it within the workspace "
+            + "limit of " + gpu::mib(m_workspaceLimit) + " (--option workspace_limit=BYTES)");
+    t.bwdDataAlgo = pd->algo;
+    m_workspaceBytes = std::max(m_workspaceBytes, pd->memory);
+    cudnnConvolutionBwdFilterAlgoPerf_t f[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    int nf = 0;
+    CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(
+        h, t.xd->get(), t.yd->get(), t.cd->get(), t.wd->get(), CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &nf, f));
+    const auto* pf = firstUsable(f, nf, m_workspaceLimit);
+    if (!pf)
+        throw UnsupportedError(who + ": cuDNN has no FP32 (FMA) backward-filter algorithm for it within the "
+            + "workspace limit of " + gpu::mib(m_workspaceLimit) + " (--option workspace_limit=BYTES)");
+    t.bwdFilterAlgo = pf->algo;
+    m_workspaceBytes = std::max(m_workspaceBytes, pf->memory);
+    t.note = note + ", backward-data " + bwdDataAlgorithmName(pd->algo) + ", backward-filter algo_"
+        + std::to_string(int(pf->algo)) + " (cudnnFind), FMA math";
+}
+
+void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
+{
+    TrainLayer& t = m_layers[i];
+    const LayerShape& s = m_shapes.layers[i];
+    std::visit(
+        [&](const auto& l) {
+            using T = std::decay_t<decltype(l)>;
+            if constexpr (std::is_same_v<T, Conv2d>) {
+                const ConvGeometry<2> g = convGeometry(l, s);
+                t.xd = desc4(s.in);
+                t.yd = desc4(s.out);
+                t.wd = std::make_unique<FilterDesc>();
+                t.wd->set(CUDNN_TENSOR_NCHW, g.cout, g.cin / g.groups, g.kernel[0], g.kernel[1]);
+                t.cd = std::make_unique<ConvDesc>();
+                t.cd->set(toInt(s.resolvedPadding.top, "padding"), toInt(s.resolvedPadding.left, "padding"),
+                    g.stride[0], g.stride[1], g.dilation[0], g.dilation[1], g.groups);
+                t.cd->setMath(CUDNN_FMA_MATH);
+                t.pd = std::make_unique<TensorDesc>();
+                t.pd->set(CUDNN_TENSOR_NCHW, 1, g.cout, 1, 1);
+                int n = 0, c = 0, oh = 0, ow = 0;
+                CONVSCOPE_CUDNN_CHECK(
+                    cudnnGetConvolution2dForwardOutputDim(t.cd->get(), t.xd->get(), t.wd->get(), &n, &c, &oh, &ow));
+                if (n != s.out.n || c != s.out.c || oh != s.out.h || ow != s.out.w)
+                    throw Error(trainLayerLabel(m_net, i) + ": cuDNN's output [" + std::to_string(n) + ", "
+                        + std::to_string(c) + ", " + std::to_string(oh) + ", " + std::to_string(ow)
+                        + "] is not the inferred " + s.out.str());
+                chooseConvAlgorithms(i, h);
+            } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                // The data gradient of the convolution from the layer's output to its input: cuDNN's convolution
+                // roles are swapped (xd: the layer's output, yd: its input), the filter is [C_in, C_out/g, kh, kw].
+                const ConvGeometry<2> g = convGeometry(l, s);
+                t.xd = desc4(s.out);
+                t.yd = desc4(s.in);
+                t.wd = std::make_unique<FilterDesc>();
+                t.wd->set(CUDNN_TENSOR_NCHW, g.cin, g.cout / g.groups, g.kernel[0], g.kernel[1]);
+                t.cd = std::make_unique<ConvDesc>();
+                t.cd->set(toInt(s.resolvedPadding.top, "padding"), toInt(s.resolvedPadding.left, "padding"),
+                    g.stride[0], g.stride[1], g.dilation[0], g.dilation[1], g.groups);
+                t.cd->setMath(CUDNN_FMA_MATH);
+                t.pd = std::make_unique<TensorDesc>();
+                t.pd->set(CUDNN_TENSOR_NCHW, 1, g.cout, 1, 1);
+                int n = 0, c = 0, oh = 0, ow = 0;
+                CONVSCOPE_CUDNN_CHECK(
+                    cudnnGetConvolution2dForwardOutputDim(t.cd->get(), t.xd->get(), t.wd->get(), &n, &c, &oh, &ow));
+                if (n != s.in.n || c != s.in.c || oh != s.in.h || ow != s.in.w)
+                    throw UnsupportedError(m_prefix + ": " + trainLayerLabel(m_net, i)
+                        + ": this output_padding is unsupported in training on cudnn (the convolution from the output "
+                        + s.out.str() + " gives [" + std::to_string(n) + ", " + std::to_string(c) + ", "
+                        + std::to_string(oh) + ", " + std::to_string(ow) + "], not the input " + s.in.str() + ")");
+                chooseConvAlgorithms(i, h);
+                t.note = "cudnnConvolutionBackwardData forward, cudnnConvolutionForward backward-data, "
+                         "cudnnConvolutionBackwardFilter (roles swapped), cudnnConvolutionBackwardBias; "
+                    + t.note;
+            } else if constexpr (std::is_same_v<T, Linear>) {
+                const Shape bias = Shape::nchw(s.out.n, s.out.c, 1, 1);
+                t.yd = desc4(bias);
+                t.pd = std::make_unique<TensorDesc>();
+                t.pd->set(CUDNN_TENSOR_NCHW, 1, toInt(s.out.c, "features"), 1, 1);
+                t.note = "cublasSgemm (pedantic FP32) forward, backward-data and backward-weights; bias gradient by "
+                         "cudnnConvolutionBackwardBias";
+            } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                if (s.in.n * s.in.h * s.in.w <= 1)
+                    throw InputError(trainLayerLabel(m_net, i) + ": expected more than 1 value per channel when "
+                        + "training, got input " + s.in.str() + " (PyTorch refuses it too)");
+                t.xd = desc4(s.in);
+                t.pd = std::make_unique<TensorDesc>();
+                t.pd->set(CUDNN_TENSOR_NCHW, 1, toInt(s.in.c, "channels"), 1, 1);
+                t.note = "cudnnBatchNormalizationForwardTraining / Backward (spatial; dx, dγ, dβ in one call, timed as "
+                         "backward-data)";
+            } else if constexpr (kCudnnActivation<T>) {
+                t.xd = desc4(s.in);
+                t.act = std::make_unique<ActivationDesc>();
+                if constexpr (std::is_same_v<T, ReLU>)
+                    t.act->set(CUDNN_ACTIVATION_RELU, 0.0);
+                else if constexpr (std::is_same_v<T, Sigmoid>)
+                    t.act->set(CUDNN_ACTIVATION_SIGMOID, 0.0);
+                else if constexpr (std::is_same_v<T, Tanh>)
+                    t.act->set(CUDNN_ACTIVATION_TANH, 0.0);
+                else
+                    t.act->set(CUDNN_ACTIVATION_ELU, l.alpha);
+                t.note = "cudnnActivationForward / cudnnActivationBackward";
+            } else if constexpr (kOurActivation<T>) {
+                t.note = "our CUDA kernels (cuDNN's activation API has no "
+                    + std::string(layerKind(m_net.layers[i].spec).type) + " backward with PyTorch's kinks)";
+            } else if constexpr (std::is_same_v<T, PReLU>) {
+                if (t.weightCount != 1 && t.weightCount != s.in.c)
+                    throw InputError(trainLayerLabel(m_net, i) + ": " + std::to_string(t.weightCount) + " slopes for "
+                        + std::to_string(s.in.c) + " channels");
+                t.note = "our CUDA kernels (cuDNN has no prelu): the forward, gx, and the slopes' gradient summed in "
+                         "double, one block per slope";
+            } else if constexpr (std::is_same_v<T,
+                                     MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
+                t.xd = desc4(s.in);
+                t.yd = desc4(s.out);
+                t.pool = std::make_unique<PoolDesc>();
+                if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
+                    t.pool->set(CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, toInt(s.in.h, "height"),
+                        toInt(s.in.w, "width"), 0, 0, 1, 1);
+                } else {
+                    const auto [sh, sw] = l.effectiveStride();
+                    cudnnPoolingMode_t mode = CUDNN_POOLING_MAX_DETERMINISTIC;
+                    if constexpr (std::is_same_v<T, AvgPool2d>)
+                        mode = l.count_include_pad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                                   : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+                    t.pool->set(mode, toInt(l.kernel_size[0], "kernel"), toInt(l.kernel_size[1], "kernel"),
+                        toInt(s.resolvedPadding.top, "padding"), toInt(s.resolvedPadding.left, "padding"),
+                        toInt(sh, "stride"), toInt(sw, "stride"));
+                }
+                int n = 0, c = 0, oh = 0, ow = 0;
+                CONVSCOPE_CUDNN_CHECK(cudnnGetPooling2dForwardOutputDim(t.pool->get(), t.xd->get(), &n, &c, &oh, &ow));
+                if (n != s.out.n || c != s.out.c || oh != s.out.h || ow != s.out.w)
+                    throw UnsupportedError(m_prefix + ": " + trainLayerLabel(m_net, i) + ": cuDNN's pooling gives ["
+                        + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(oh) + ", "
+                        + std::to_string(ow) + "], not PyTorch's " + s.out.str() + " (unsupported in training)");
+                t.note = "cudnnPoolingForward / cudnnPoolingBackward";
+            } else if constexpr (std::is_same_v<T, Softmax>) {
+                t.xd = desc4(s.in);
+                t.note = "cudnnSoftmaxForward / cudnnSoftmaxBackward (accurate, over channels)";
+            } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Mul>) {
+                t.yd = desc4(s.out);
+                if constexpr (std::is_same_v<T, Mul>) {
+                    t.op = std::make_unique<OpTensorDesc>(CUDNN_OP_TENSOR_MUL);
+                    t.note = "cudnnOpTensor (mul) forward and each factor's gradient";
+                } else {
+                    t.note = "a copy and cudnnAddTensor; the gradient copied to each input";
+                }
+            } else if constexpr (std::is_same_v<T, Concat>) {
+                int64_t channels = 0;
+                for (const Shape& x : s.ins) {
+                    if (x.n != s.out.n || x.h * x.w != s.out.h * s.out.w)
+                        throw Error(trainLayerLabel(m_net, i) + ": input " + x.str() + " does not fit " + s.out.str());
+                    channels += x.c;
+                }
+                if (channels != s.out.c)
+                    throw Error(trainLayerLabel(m_net, i) + ": the inputs' channels do not add up to the output's");
+                t.note = "cudaMemcpy2DAsync into and out of each input's channel window (one row per image)";
+            } else if constexpr (std::is_same_v<T, Dropout>) {
+                if (!(l.p >= 0 && l.p < 1))
+                    throw InputError(
+                        trainLayerLabel(m_net, i) + ": dropout's p must be in [0, 1), got " + std::to_string(l.p));
+                t.yd = desc4(s.out);
+                t.op = std::make_unique<OpTensorDesc>(CUDNN_OP_TENSOR_MUL);
+                t.mask = gpu::DeviceBuffer(size_t(s.out.numel()) * sizeof(float), "train: a dropout mask");
+                t.hostMask.assign(size_t(s.out.numel()), 0.0f);
+                t.note = "the mask drawn on the host from ConvScope's seeded generator (the CPU's masks exactly) and "
+                         "copied up inside the forward; y = x·mask and gx = gy·mask by cudnnOpTensor";
+            } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
+                t.note = "a view (no launch)";
+            } else {
+                throw UnsupportedError(m_prefix + ": " + trainLayerLabel(m_net, i) + " is unsupported in training");
+            }
+        },
+        m_net.layers[i].spec);
+}
+
+void CudnnTrainingSession::forward(size_t i, const Handles& h)
+{
+    TrainLayer& t = m_layers[i];
+    const LayerShape& s = m_shapes.layers[i];
+    const cudaStream_t st = m_stream->get();
+    const float* x = in(i, 0);
+    float* y = m_out[i];
+    std::visit(
+        [&](const auto& l) {
+            using T = std::decay_t<decltype(l)>;
+            if constexpr (std::is_same_v<T, Conv2d>) {
+                CONVSCOPE_CUDNN_CHECK(
+                    cudnnConvolutionForward(h.cudnn, &kOne, t.xd->get(), x, t.wd->get(), t.weight.get(), t.cd->get(),
+                        t.fwdAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.yd->get(), y));
+                if (t.bias.get())
+                    CONVSCOPE_CUDNN_CHECK(
+                        cudnnAddTensor(h.cudnn, &kOne, t.pd->get(), t.bias.get(), &kOne, t.yd->get(), y));
+            } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                CONVSCOPE_CUDNN_CHECK(
+                    cudnnConvolutionBackwardData(h.cudnn, &kOne, t.wd->get(), t.weight.get(), t.yd->get(), x,
+                        t.cd->get(), t.bwdDataAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.xd->get(), y));
+                if (t.bias.get())
+                    CONVSCOPE_CUDNN_CHECK(
+                        cudnnAddTensor(h.cudnn, &kOne, t.pd->get(), t.bias.get(), &kOne, t.xd->get(), y));
+            } else if constexpr (std::is_same_v<T, Linear>) {
+                const int n = int(s.in.n), fin = int(s.in.c * s.in.h * s.in.w), fout = int(s.out.c);
+                // Row-major y[n, out] = x[n, in] · W[out, in]ᵀ is, column-major, yᵀ[out, n] = W · xᵀ.
+                CONVSCOPE_CUBLAS_CHECK(cublasSgemm(h.cublas, CUBLAS_OP_T, CUBLAS_OP_N, fout, n, fin, &kOne,
+                    t.weight.floats(), fin, x, fin, &kZero, y, fout));
+                if (t.bias.get())
+                    CONVSCOPE_CUDNN_CHECK(
+                        cudnnAddTensor(h.cudnn, &kOne, t.pd->get(), t.bias.get(), &kOne, t.yd->get(), y));
+            } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                CONVSCOPE_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(h.cudnn, CUDNN_BATCHNORM_SPATIAL, &kOne,
+                    &kZero, t.xd->get(), x, t.xd->get(), y, t.pd->get(), t.weight.get(), t.bias.get(),
+                    m_train.batchNormMomentum, t.mean.get(), t.var.get(), l.eps, t.saveMean.get(), t.saveInvStd.get()));
+            } else if constexpr (kCudnnActivation<T>) {
+                CONVSCOPE_CUDNN_CHECK(
+                    cudnnActivationForward(h.cudnn, t.act->get(), &kOne, t.xd->get(), x, &kZero, t.xd->get(), y));
+            } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                cuda::hardtanh(float(l.min_val), float(l.max_val), s.in.numel(), x, y, st);
+            } else if constexpr (kOurActivation<T>) {
+                cuda::activation(forwardKind<T>(), activationParam(l), s.in.numel(), x, y, st);
+            } else if constexpr (std::is_same_v<T, PReLU>) {
+                cuda::prelu(t.weight.floats(), t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, y, st);
+            } else if constexpr (std::is_same_v<T,
+                                     MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
+                CONVSCOPE_CUDNN_CHECK(
+                    cudnnPoolingForward(h.cudnn, t.pool->get(), &kOne, t.xd->get(), x, &kZero, t.yd->get(), y));
+            } else if constexpr (std::is_same_v<T, Softmax>) {
+                CONVSCOPE_CUDNN_CHECK(cudnnSoftmaxForward(h.cudnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
+                    &kOne, t.xd->get(), x, &kZero, t.xd->get(), y));
+            } else if constexpr (std::is_same_v<T, Add>) {
+                CONVSCOPE_CUDA_CHECK(
+                    cudaMemcpyAsync(y, x, size_t(s.out.numel()) * sizeof(float), cudaMemcpyDeviceToDevice, st));
+                for (size_t k = 1; k < s.sources.size(); ++k)
+                    CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(h.cudnn, &kOne, t.yd->get(), in(i, k), &kOne, t.yd->get(), y));
+            } else if constexpr (std::is_same_v<T, Mul>) {
+                CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(
+                    h.cudnn, t.op->get(), &kOne, t.yd->get(), x, &kOne, t.yd->get(), in(i, 1), &kZero, t.yd->get(), y));
+            } else if constexpr (std::is_same_v<T, Concat>) {
+                // Image n of input k is one contiguous row of c_k·H·W values, at channel offset_k of image n of the
+                // output (a row of C·H·W values): a 2-D copy, N rows.
+                const size_t plane = size_t(s.out.h * s.out.w) * sizeof(float);
+                int64_t offset = 0;
+                for (size_t k = 0; k < s.sources.size(); ++k) {
+                    CONVSCOPE_CUDA_CHECK(cudaMemcpy2DAsync(y + offset * s.out.h * s.out.w, size_t(s.out.c) * plane,
+                        in(i, k), size_t(s.ins[k].c) * plane, size_t(s.ins[k].c) * plane, size_t(s.out.n),
+                        cudaMemcpyDeviceToDevice, st));
+                    offset += s.ins[k].c;
+                }
+            } else if constexpr (std::is_same_v<T, Dropout>) {
+                // The CPU's mask for this step and layer (cpu::grad::dropoutForward's seed and rule).
+                Random rng(m_train.dropoutSeed + uint64_t(m_step) * 1000003u + i);
+                const float keep = static_cast<float>(1.0 / (1.0 - l.p));
+                for (float& m : t.hostMask)
+                    m = rng.uniform() < l.p ? 0.0f : keep;
+                CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
+                    t.mask.get(), t.hostMask.data(), t.hostMask.size() * sizeof(float), cudaMemcpyHostToDevice, st));
+                CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, t.op->get(), &kOne, t.yd->get(), x, &kOne, t.yd->get(),
+                    t.mask.get(), &kZero, t.yd->get(), y));
+            } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
+                // a view: the output is the input's buffer
+            } else {
+                throw UnsupportedError(m_prefix + ": " + trainLayerLabel(m_net, i) + " is unsupported in training");
+            }
+        },
+        m_net.layers[i].spec);
+}
+
+void CudnnTrainingSession::backwardData(size_t k, size_t j, float* gx, const Handles& h)
+{
+    TrainLayer& t = m_layers[k];
+    const LayerShape& s = m_shapes.layers[k];
+    const cudaStream_t st = m_stream->get();
+    const float* x = in(k, 0);
+    const float* y = m_out[k];
+    const float* gy = m_grad[k];
+    std::visit(
+        [&](const auto& l) {
+            using T = std::decay_t<decltype(l)>;
+            if constexpr (std::is_same_v<T, Conv2d>) {
+                CONVSCOPE_CUDNN_CHECK(
+                    cudnnConvolutionBackwardData(h.cudnn, &kOne, t.wd->get(), t.weight.get(), t.yd->get(), gy,
+                        t.cd->get(), t.bwdDataAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.xd->get(), gx));
+            } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                // The convolution's forward, from the output's gradient (cuDNN's x) to the input's (cuDNN's y).
+                CONVSCOPE_CUDNN_CHECK(
+                    cudnnConvolutionForward(h.cudnn, &kOne, t.xd->get(), gy, t.wd->get(), t.weight.get(), t.cd->get(),
+                        t.fwdAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.yd->get(), gx));
+            } else if constexpr (std::is_same_v<T, Linear>) {
+                const int n = int(s.in.n), fin = int(s.in.c * s.in.h * s.in.w), fout = int(s.out.c);
+                // gx[n, in] = gy[n, out] · W[out, in]; column-major gxᵀ[in, n] = Wᵀ[in, out] · gyᵀ[out, n].
+                CONVSCOPE_CUBLAS_CHECK(cublasSgemm(h.cublas, CUBLAS_OP_N, CUBLAS_OP_N, fin, n, fout, &kOne,
+                    t.weight.floats(), fin, gy, fout, &kZero, gx, fin));
+            } else if constexpr (kCudnnActivation<T>) {
+                CONVSCOPE_CUDNN_CHECK(cudnnActivationBackward(h.cudnn, t.act->get(), &kOne, t.xd->get(), y, t.xd->get(),
+                    gy, t.xd->get(), x, &kZero, t.xd->get(), gx));
+            } else if constexpr (kOurActivation<T>) {
+                train::activationBackward(
+                    backwardKind<T>(), activationParam(l), activationParam2(l), x, gy, gx, s.in.numel(), st);
+            } else if constexpr (std::is_same_v<T, PReLU>) {
+                train::preluBackwardData(
+                    t.weight.floats(), t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, gy, gx, st);
+            } else if constexpr (std::is_same_v<T,
+                                     MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
+                CONVSCOPE_CUDNN_CHECK(cudnnPoolingBackward(h.cudnn, t.pool->get(), &kOne, t.yd->get(), y, t.yd->get(),
+                    gy, t.xd->get(), x, &kZero, t.xd->get(), gx));
+            } else if constexpr (std::is_same_v<T, Softmax>) {
+                CONVSCOPE_CUDNN_CHECK(cudnnSoftmaxBackward(h.cudnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
+                    &kOne, t.xd->get(), y, t.xd->get(), gy, &kZero, t.xd->get(), gx));
+            } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
+                CONVSCOPE_CUDA_CHECK(
+                    cudaMemcpyAsync(gx, gy, size_t(s.ins[j].numel()) * sizeof(float), cudaMemcpyDeviceToDevice, st));
+            } else if constexpr (std::is_same_v<T, Mul>) {
+                CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, t.op->get(), &kOne, t.yd->get(), gy, &kOne, t.yd->get(),
+                    in(k, 1 - j), &kZero, t.yd->get(), gx));
+            } else if constexpr (std::is_same_v<T, Dropout>) {
+                CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, t.op->get(), &kOne, t.yd->get(), gy, &kOne, t.yd->get(),
+                    t.mask.get(), &kZero, t.yd->get(), gx));
+            } else if constexpr (std::is_same_v<T, Concat>) {
+                int64_t offset = 0;
+                for (size_t q = 0; q < j; ++q)
+                    offset += s.ins[q].c;
+                const size_t plane = size_t(s.out.h * s.out.w) * sizeof(float);
+                CONVSCOPE_CUDA_CHECK(cudaMemcpy2DAsync(gx, size_t(s.ins[j].c) * plane, gy + offset * s.out.h * s.out.w,
+                    size_t(s.out.c) * plane, size_t(s.ins[j].c) * plane, size_t(s.out.n), cudaMemcpyDeviceToDevice,
+                    st));
+            } else {
+                throw Error(trainLayerLabel(m_net, k) + ": no backward-data on cudnn");
+            }
+        },
+        m_net.layers[k].spec);
+}
+
+void CudnnTrainingSession::backwardWeights(size_t k, const Handles& h)
+{
+    TrainLayer& t = m_layers[k];
+    const LayerShape& s = m_shapes.layers[k];
+    const float* x = in(k, 0);
+    const float* gy = m_grad[k];
+    if (std::holds_alternative<Conv2d>(m_net.layers[k].spec)) {
+        CONVSCOPE_CUDNN_CHECK(
+            cudnnConvolutionBackwardFilter(h.cudnn, &kOne, t.xd->get(), x, t.yd->get(), gy, t.cd->get(),
+                t.bwdFilterAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.wd->get(), t.gradWeight.get()));
+    } else if (std::holds_alternative<Linear>(m_net.layers[k].spec)) {
+        const int n = int(s.in.n), fin = int(s.in.c * s.in.h * s.in.w), fout = int(s.out.c);
+        // gW[out, in] = gyᵀ · x; column-major gWᵀ[in, out] = xᵀ[in, n] · gy[n, out].
+        CONVSCOPE_CUBLAS_CHECK(cublasSgemm(h.cublas, CUBLAS_OP_N, CUBLAS_OP_T, fin, fout, n, &kOne, x, fin, gy, fout,
+            &kZero, t.gradWeight.floats(), fin));
+    } else if (std::holds_alternative<ConvTranspose2d>(m_net.layers[k].spec)) {
+        // Roles swapped: the output's gradient is the convolution's input, the layer's input its output gradient.
+        CONVSCOPE_CUDNN_CHECK(
+            cudnnConvolutionBackwardFilter(h.cudnn, &kOne, t.xd->get(), gy, t.yd->get(), x, t.cd->get(),
+                t.bwdFilterAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.wd->get(), t.gradWeight.get()));
+    } else if (std::holds_alternative<PReLU>(m_net.layers[k].spec)) {
+        train::preluBackwardWeights(
+            t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, gy, t.gradWeight.floats(), m_stream->get());
+    } else {
+        throw Error(trainLayerLabel(m_net, k) + ": parameters without a weight gradient");
+    }
+    // The bias gradient sums gy over N, H, W: described by the layer output's descriptor (xd for conv_transpose2d,
+    // whose convolution roles are swapped).
+    const bool transposed = std::holds_alternative<ConvTranspose2d>(m_net.layers[k].spec);
+    if (t.trainBias)
+        CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardBias(
+            h.cudnn, &kOne, (transposed ? t.xd : t.yd)->get(), gy, &kZero, t.pd->get(), t.gradBias.get()));
+}
+
+void CudnnTrainingSession::batchNormBackward(size_t k, float* gx, const Handles& h)
+{
+    TrainLayer& t = m_layers[k];
+    const auto& spec = std::get<BatchNorm2d>(m_net.layers[k].spec);
+    // Without an input gradient (the network's input, not asked for) dx still needs somewhere to go: the input
+    // gradient's buffer, of the input's shape, which nothing reads then.
+    float* dx = gx ? gx : m_inputGrad.floats();
+    void* dScale = t.trainWeight ? t.gradWeight.get() : t.dummyScale.get();
+    void* dBias = t.trainBias ? t.gradBias.get() : t.dummyBias.get();
+    CONVSCOPE_CUDNN_CHECK(cudnnBatchNormalizationBackward(h.cudnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne,
+        &kZero, t.xd->get(), in(k, 0), t.xd->get(), m_grad[k], t.xd->get(), dx, t.pd->get(), t.weight.get(), dScale,
+        dBias, spec.eps, t.saveMean.get(), t.saveInvStd.get()));
+}
+
+} // namespace convscope::cudnn
