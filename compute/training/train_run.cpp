@@ -51,8 +51,8 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
         std::unique_ptr<TrainingSession> session = backend->createTrainingSession(sel.algorithm, options.session);
         if (!session)
             throw UnsupportedError(sel.str() + ": the " + sel.backend
-                + " backend has no backward ops yet (training is unsupported there); train on cpu.direct or "
-                  "cpu.im2col_gemm");
+                + " backend has no backward ops yet (training is unsupported there); train on cpu.direct, "
+                  "cpu.im2col_gemm or cudnn.auto");
         session->prepare(net, result.shapes, options.training);
         for (int s = 1; s <= options.warmup; ++s) {
             try {
