@@ -95,9 +95,9 @@ namespace {
             const auto& t = *sel.layers[i].output;
             const Shape& s = t.shape();
             const std::vector<int64_t> dims = s.dims();
-            char prefix[32];
-            std::snprintf(prefix, sizeof prefix, "%0*zu_", digits, i);
-            writeNpy(dir / (prefix + safeFileName(net.layers[i].name) + ".npy"), dims, t.data());
+            std::string index = std::to_string(i);
+            index.insert(0, size_t(std::max<int>(0, digits - int(index.size()))), '0');
+            writeNpy(dir / (index + "_" + safeFileName(net.layers[i].name) + ".npy"), dims, t.data());
         }
     }
 

@@ -151,8 +151,8 @@ LayerShape inferResize(const Resize& l, const Shape& in)
             line += "⌊" + std::to_string(inSize) + " · " + number(*scale) + "⌋ = " + std::to_string(out[ax]);
             if (out[ax] < 1)
                 throw InputError("resize of " + std::string(kAxisNames[ax]) + " " + std::to_string(inSize) + " by "
-                    + number(*scale) + " gives " + std::string(kAxisNames[ax]) + "_out = "
-                    + std::to_string(out[ax]) + ": the output would be empty");
+                    + number(*scale) + " gives " + std::string(kAxisNames[ax]) + "_out = " + std::to_string(out[ax])
+                    + ": the output would be empty");
         }
         formula += (formula.empty() ? "" : "\n") + line;
     }

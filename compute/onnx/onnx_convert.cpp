@@ -154,10 +154,18 @@ namespace convert {
                 const int64_t n0 = ax ? in.w : in.h;
                 const int64_t total = c.stride[size_t(ax)] * (n0 - 1) + c.output_padding[size_t(ax)]
                     + (c.kernel_size[size_t(ax)] - 1) * c.dilation[size_t(ax)] + 1 - want[size_t(ax)];
-                if (total < 0)
-                    a.fail("output_shape " + std::to_string(want[size_t(ax)]) + " needs negative padding");
-                before[ax] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+                // ONNX's rule, with Python's floor division: a negative total pads the end negatively, which is
+                // output_padding (torchvision-style exports of an odd output size have it).
+                const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+                before[ax] = autoPad == "SAME_UPPER" ? half : total - half;
                 after[ax] = total - before[ax];
+                if (before[ax] < 0)
+                    a.fail("output_shape " + std::to_string(want[size_t(ax)]) + " needs negative padding before the "
+                        + std::string(ax ? "left" : "top") + " edge");
+                if (after[ax] < 0) {
+                    c.output_padding[size_t(ax)] -= after[ax];
+                    after[ax] = 0;
+                }
             }
             c.padding = { Padding2d::Mode::Explicit, before[0], after[0], before[1], after[1] };
         } else {

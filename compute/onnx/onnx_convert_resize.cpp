@@ -2,7 +2,7 @@
 // scales, sizes (and roi) must be constants — initializers, Constant nodes, or shape arithmetic the folder computed
 // (torchvision's FCN and DeepLabV3 take the sizes from Shape → Slice → Concat). Only the spatial axes may change: N and
 // C keep scale 1. Refused with the node named: tf_crop_and_resize, antialias when downscaling with linear or cubic,
-// rank other than 4 or 5.
+// rank other than 4 or 5, and align_corners (pytorch_half_pixel to 1) by scales whose resized length is fractional.
 #include "compute/onnx/onnx_converters.h"
 
 #include "compute/error.h"
@@ -37,7 +37,8 @@ namespace {
         for (size_t k = 0; k < axes.size(); ++k) {
             const int64_t ax = axes[k] < 0 ? axes[k] + rank : axes[k];
             if (ax < 0 || ax >= rank)
-                a.fail("Resize's axis " + std::to_string(axes[k]) + " is out of range for rank " + std::to_string(rank));
+                a.fail(
+                    "Resize's axis " + std::to_string(axes[k]) + " is out of range for rank " + std::to_string(rank));
             out[size_t(ax)] = given[k];
         }
         return out;
@@ -133,6 +134,21 @@ void resize(GraphBuilder& g, const Node& n, const std::string& name, const Attri
             if (!(scales[size_t(k)] > 0) || std::isinf(scales[size_t(k)]))
                 a.fail(n.op_type() + "'s scales " + numbers(scales) + " must be positive");
             l.scale_factor.push_back(scales[size_t(k)]);
+            // align_corners divides by the resized length less one, and pytorch_half_pixel tests it for 1. Given
+            // scales whose product with the input is not whole, ONNX's reference takes that length as in · scale
+            // (a fraction), onnxruntime and PyTorch as the output size: the two disagree, so ConvScope does not pick.
+            const float length = float(dims[size_t(k)]) * float(scales[size_t(k)]); // as ONNX computes it
+            const bool whole = std::floor(length) == length;
+            const auto c = l.coordinate_transformation_mode;
+            if (!whole
+                && (c == Resize::Coordinates::AlignCorners
+                    || (c == Resize::Coordinates::PytorchHalfPixel && std::floor(length) == 1)))
+                refuse(n, a,
+                    "Resize " + std::string(resizeCoordinatesName(c)) + " by the scale "
+                        + numbers({ scales[size_t(k)] }) + " of axis " + std::to_string(k) + " (size "
+                        + std::to_string(dims[size_t(k)]) + "): its resized length " + std::to_string(length)
+                        + " is not whole, and ONNX's reference reads it as that fraction where onnxruntime and "
+                          "PyTorch read the output size; give the Resize sizes instead of scales");
         }
     } else {
         if (int64_t(sizes.size()) != rank)
@@ -168,8 +184,9 @@ void resize(GraphBuilder& g, const Node& n, const std::string& name, const Attri
             (s < 1 ? down : up) = true;
         if (down && up)
             refuse(n, a,
-                n.op_type() + " nearest that shrinks one axis and grows another (onnxruntime rounds each axis its "
-                              "own way; ConvScope's resize has one nearest_mode)");
+                n.op_type()
+                    + " nearest that shrinks one axis and grows another (onnxruntime rounds each axis its "
+                      "own way; ConvScope's resize has one nearest_mode)");
         if (down)
             l.nearest_mode = Resize::NearestMode::Ceil;
     }

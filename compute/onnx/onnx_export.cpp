@@ -143,6 +143,17 @@ namespace {
                             + std::to_string(kExportOpset));
                 c = Resize::Coordinates::HalfPixel;
             }
+            // align_corners reads only the sizes (written so, a reader need not guess the resized length); where
+            // pytorch_half_pixel resizes an axis to 1 from a fractional in · scale, ONNX's reference and onnxruntime
+            // disagree (onnx_convert_resize.cpp), so that is not written.
+            if (c == Resize::Coordinates::AlignCorners)
+                byScales = false;
+            for (int ax = volume ? 0 : 1; ax < 3 && byScales && c == Resize::Coordinates::PytorchHalfPixel; ++ax) {
+                const float length = float(p.axis[ax].in) * float(p.axis[ax].scale);
+                if (p.axis[ax].out == 1 && std::floor(length) != length)
+                    fail("resize pytorch_half_pixel to 1 from the fractional length " + std::to_string(length)
+                        + " has no ONNX form that ONNX's reference and onnxruntime read alike");
+            }
             std::vector<std::string> ins = { x, "" };
             if (byScales) {
                 ins.push_back(floats(name + ".scales", { int64_t(scales.size()) }, scales.data(), scales.size()));

@@ -158,7 +158,7 @@ TEST_CASE("ONNX Resize imports with its attributes, by scales or by sizes", "[on
         axes->add_ints(2);
         axes->add_ints(-1);
         text(n, "keep_aspect_ratio_policy", "not_larger");
-        const Resize& r = resizeOf(import(m));
+        const Resize r = resizeOf(import(m));
         CHECK(r.size == std::vector<int64_t> { 6, 8 }); // scale min(8/4, 8/5) = 1.6: 4 → 6.4 → 6, 5 → 8
         CHECK(r.scale_factor == std::vector<double> { 1.6, 1.6 });
     }
@@ -204,20 +204,22 @@ TEST_CASE("ONNX Upsample and Resize-10 read as asymmetric nearest or linear", "[
 
 TEST_CASE("ONNX Resize that the kind cannot express is refused naming the node", "[onnx][resize]")
 {
-    const auto refused = [](int opset, std::vector<float> scales, const char* attr, const char* value,
-                             const std::string& words) {
-        ::onnx::ModelProto m = model(opset);
-        floats(m.mutable_graph(), "scales", std::move(scales));
-        auto* n = node(m.mutable_graph(), "Resize", "rs", { "x", "", "scales" }, "y");
-        if (attr)
-            text(n, attr, value);
-        CHECK_THROWS_WITH(import(m), Contains("\"rs\", Resize") && Contains(words));
-    };
+    const auto refused
+        = [](int opset, std::vector<float> scales, const char* attr, const char* value, const std::string& words) {
+              ::onnx::ModelProto m = model(opset);
+              floats(m.mutable_graph(), "scales", std::move(scales));
+              auto* n = node(m.mutable_graph(), "Resize", "rs", { "x", "", "scales" }, "y");
+              if (attr)
+                  text(n, attr, value);
+              CHECK_THROWS_WITH(import(m), Contains("\"rs\", Resize") && Contains(words));
+          };
     refused(13, { 1, 2, 2, 2 }, nullptr, nullptr, "scale 1 on N and C");
     refused(13, { 1, 1, 2, 2 }, "coordinate_transformation_mode", "tf_crop_and_resize", "tf_crop_and_resize");
     refused(13, { 1, 1, 2 }, nullptr, nullptr, "do not match the rank-4 input");
     refused(13, { 1, 1, 2, 2 }, "mode", "area", "mode \"area\"");
     refused(13, { 1, 1, 0, 2 }, nullptr, nullptr, "must be positive");
+    // W 5 × 0.5 = 2.5: ONNX's reference and onnxruntime disagree on align_corners there.
+    refused(13, { 1, 1, 2, 0.5f }, "coordinate_transformation_mode", "align_corners", "is not whole");
 
     ::onnx::ModelProto m = model(18);
     floats(m.mutable_graph(), "scales", { 1, 1, 0.5f, 0.5f });

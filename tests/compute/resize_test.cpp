@@ -64,8 +64,7 @@ void checkClose(const std::vector<float>& got, const std::vector<float>& want)
 
 } // namespace
 
-TEST_CASE("resize: the output size from scale_factor (floor) or size, with its formula, images and volumes",
-    "[resize]")
+TEST_CASE("resize: the output size from scale_factor (floor) or size, with its formula, images and volumes", "[resize]")
 {
     LayerShape r = shapeOf(kImage, R"({"type": "resize"})"); // PyTorch's default here: nearest ×2
     REQUIRE(r.ok);
