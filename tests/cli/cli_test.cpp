@@ -196,7 +196,7 @@ TEST_CASE("run with an .npy as --input overrides the network input", "[cli]")
     CHECK(readNpy(dir.path / "out" / "00_c.npy").dims == std::vector<int64_t> { 1, 4, 5, 7 });
 }
 
-TEST_CASE("--dump-outputs names sort in layer order past 100 layers", "[cli]")
+TEST_CASE("run: the files of --dump-outputs sort in layer order past 100 layers", "[cli]")
 {
     test::TempDir dir;
     std::string layers;
