@@ -12,6 +12,7 @@
 #include "compute/report.h"
 #include "compute/session.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -86,15 +87,17 @@ namespace {
     void dumpOutputs(const std::filesystem::path& dir, const Network& net, const SelectionResult& sel)
     {
         std::filesystem::create_directories(dir);
+        // Zero-padded to the digits of the last index (at least 2), so that the names sort in layer order.
+        const int digits = std::max<int>(2, int(std::to_string(sel.layers.empty() ? 0 : sel.layers.size() - 1).size()));
         for (size_t i = 0; i < sel.layers.size(); ++i) {
             if (!sel.layers[i].output)
                 continue; // folded away by fusion: this layer's own output was never computed
             const auto& t = *sel.layers[i].output;
             const Shape& s = t.shape();
             const std::vector<int64_t> dims = s.dims();
-            char prefix[32];
-            std::snprintf(prefix, sizeof prefix, "%02zu_", i);
-            writeNpy(dir / (prefix + safeFileName(net.layers[i].name) + ".npy"), dims, t.data());
+            std::string index = std::to_string(i);
+            index.insert(0, size_t(std::max<int>(0, digits - int(index.size()))), '0');
+            writeNpy(dir / (index + "_" + safeFileName(net.layers[i].name) + ".npy"), dims, t.data());
         }
     }
 
@@ -113,7 +116,8 @@ Command addRunCommand(CLI::App& app)
     cmd->add_option("--input", a->input, ".npy ([N,C,H,W], [C,H,W] or [N,F]) or image; overrides the input");
     cmd->add_option("--report", a->report, "write a report: FILE.csv, FILE.json or FILE.md");
     cmd->add_option("--trace", a->trace, "write a Chrome trace (Perfetto, chrome://tracing)");
-    cmd->add_option("--dump-outputs", a->dumpDir, "write every layer's output as NN_<name>.npy");
+    cmd->add_option("--dump-outputs", a->dumpDir,
+        "write every layer's output as NN_<name>.npy (NN zero-padded to the layer count)");
     cmd->add_option("--save-session", a->sessionDir,
         "write a session folder (result JSON, network, input, every layer's output) for the window's Open Session");
     cmd->add_option("--sweep", a->sweep,

@@ -29,7 +29,7 @@ enum class KindFamily {
     Reshape,
     FullyConnected,
     Merge,
-    Padding,
+    Padding, // pad, and resize (spatial re-sampling)
     NoOp
 };
 
@@ -112,6 +112,9 @@ inline constexpr std::array<LayerKindInfo, std::variant_size_v<LayerSpec>> kLaye
     { kindIndex<Mul>, "mul", "Mul (x · gate)", "mul", KindFamily::Merge, 2, 2, kNeedsNothing, {} },
     { kindIndex<Concat>, "concat", "Concat (channels)", "cat", KindFamily::Merge, 2, kAny, kNeedsNothing, {} },
     { kindIndex<Pad>, "pad", "Pad", "pad", KindFamily::Padding, 1, 1, kNeedsImage, { "padding", "mode", "value" } },
+    { kindIndex<Resize>, "resize", "Resize (upsample)", "resize", KindFamily::Padding, 1, 1, kNeedsNothing,
+        { "size", "scale_factor", "mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
+        "exclude_outside" } },
     { kindIndex<Identity>, "identity", "Identity", "identity", KindFamily::NoOp, 1, 1, kNeedsNothing, {} },
     { kindIndex<Dropout>, "dropout", "Dropout", "dropout", KindFamily::NoOp, 1, 1, kNeedsNothing, { "p" } },
     { kindIndex<Conv3d>, "conv3d", "Conv3d", "conv3d_", KindFamily::Convolution, 1, 1, kWeightsVolume,

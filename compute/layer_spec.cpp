@@ -115,6 +115,17 @@ std::string layerSummary(const LayerSpec& spec)
             } else if constexpr (std::is_same_v<T, Pad>) {
                 s << " [" << l.padding[0] << ", " << l.padding[1] << ", " << l.padding[2] << ", " << l.padding[3]
                   << "] " << padModeName(l.mode);
+            } else if constexpr (std::is_same_v<T, Resize>) {
+                if (!l.size.empty()) {
+                    s << " →";
+                    for (size_t k = 0; k < l.size.size(); ++k)
+                        s << (k ? "×" : "") << l.size[k];
+                } else {
+                    s << " ×";
+                    for (size_t k = 0; k < l.scale_factor.size(); ++k)
+                        s << (k ? "×" : "") << l.scale_factor[k];
+                }
+                s << " " << resizeModeName(l.mode);
             } else if constexpr (std::is_same_v<T, Dropout>) {
                 s << " p" << l.p;
             }

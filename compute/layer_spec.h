@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 namespace convscope {
 
@@ -196,6 +197,42 @@ struct Pad {
 };
 const char* padModeName(Pad::Mode mode); // "constant", "reflect", "replicate"
 
+// torch.nn.functional.interpolate / ONNX Resize over the spatial axes of an image (H, W) or a volume (D, H, W); N and
+// C are kept. The output size is `size` when given, else ⌊in · scale_factor⌋ per axis; a list of one value applies to
+// every spatial axis. The source coordinate of output index x is computed with the scale in `scale_factor` when given
+// (PyTorch with recompute_scale_factor=False, ONNX with scales), else out / in — when both are given (an ONNX model
+// with keep_aspect_ratio_policy) the size is the output's and the scale the coordinates'. Then ONNX's rules:
+// coordinate_transformation_mode maps x to the input (half_pixel: (x + 0.5) / s − 0.5; pytorch_half_pixel: the same,
+// −0.5 when out = 1; align_corners: x · (in − 1) / (out − 1); asymmetric: x / s; half_pixel_symmetric; and
+// tf_half_pixel_for_nn: (x + 0.5) / s), and the mode reads the input there: nearest (nearest_mode rounds the
+// coordinate), linear (bilinear, trilinear) or cubic (Keys' kernel with cubic_coeff_a; exclude_outside drops the taps
+// outside the input and renormalises), indices clamped to the edge. PyTorch's modes are these: "nearest" = asymmetric
+// + floor (the default), "nearest-exact" = half_pixel + round_prefer_ceil, "bilinear"/"trilinear" = half_pixel
+// (pytorch_half_pixel) or align_corners, "bicubic" = the same with cubic_coeff_a −0.75.
+struct Resize {
+    enum class Mode { Nearest, Linear, Cubic };
+    enum class Coordinates {
+        HalfPixel,
+        PytorchHalfPixel,
+        AlignCorners,
+        Asymmetric,
+        HalfPixelSymmetric,
+        TfHalfPixelForNn
+    };
+    enum class NearestMode { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
+    std::vector<int64_t> size; // {H, W} or {D, H, W}, or one value for all; empty: from scale_factor
+    std::vector<double> scale_factor { 2.0 }; // the same; empty: from size
+    Mode mode = Mode::Nearest;
+    Coordinates coordinate_transformation_mode = Coordinates::Asymmetric;
+    NearestMode nearest_mode = NearestMode::Floor;
+    double cubic_coeff_a = -0.75;
+    bool exclude_outside = false;
+    bool operator==(const Resize&) const = default;
+};
+const char* resizeModeName(Resize::Mode mode); // "nearest", "linear", "cubic"
+const char* resizeCoordinatesName(Resize::Coordinates c); // ONNX's: "half_pixel", "align_corners", ...
+const char* resizeNearestModeName(Resize::NearestMode m); // ONNX's: "round_prefer_floor", "floor", ...
+
 // ---- Volumes (NCDHW): the 3-D siblings of the window ops. Triples are {depth, height, width}, as PyTorch's
 // kernel_size=(kd, kh, kw).
 using Triple = std::array<int64_t, 3>;
@@ -285,7 +322,8 @@ struct BatchNorm3d {
 // and checks at compile time that it lists them in this order.
 using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
     LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh, PReLU, Flatten, Linear, Softmax, Add,
-    Mul, Concat, Pad, Identity, Dropout, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, GlobalAvgPool3d, BatchNorm3d>;
+    Mul, Concat, Pad, Resize, Identity, Dropout, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, GlobalAvgPool3d,
+    BatchNorm3d>;
 
 // The file-format / PyTorch-style type name: "conv2d", "conv_transpose2d", "maxpool2d", ...
 std::string layerTypeName(const LayerSpec& spec);

@@ -10,6 +10,7 @@
 #include "compute/layer_kinds.h"
 #include "compute/network_json_internal.h"
 #include "compute/onnx_model.h"
+#include "compute/resize.h"
 #include "compute/voxel_samples.h"
 
 #include <algorithm>
@@ -169,6 +170,8 @@ namespace {
                         if (l.p < 0 || l.p > 1)
                             ctx.fail("\"p\" must be between 0 and 1, got " + shown(j["p"]));
                     }
+                } else if constexpr (std::is_same_v<T, Resize>) {
+                    readResize(j, l, ctx);
                 } else if constexpr (std::is_same_v<T, Pad>) {
                     const Json& p = require("padding");
                     const auto ok = [](const Json& e) { return isInteger(e) && e.get<int64_t>() >= 0; };

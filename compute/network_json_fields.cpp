@@ -3,6 +3,7 @@
 #include "compute/network_json_internal.h"
 
 #include "compute/error.h"
+#include "compute/resize.h"
 
 #include <algorithm>
 #include <cmath>
@@ -294,6 +295,71 @@ InitSpec readInit(const Json& v, const std::string& type, bool hasBias, const Co
         }
     }
     return init;
+}
+
+void readResize(const Json& j, Resize& l, const Context& ctx)
+{
+    const auto has = [&](const char* key) { return j.contains(key); };
+    if (has("size")) {
+        const Json& v = j["size"];
+        l.size.clear();
+        if (isInteger(v))
+            l.size.push_back(readInt(v, "size", 1, ctx));
+        else if (v.is_array() && (v.size() == 2 || v.size() == 3))
+            for (const Json& e : v)
+                l.size.push_back(readInt(e, "size", 1, ctx));
+        else
+            ctx.fail("\"size\" must be a positive integer or a list of 2 (H, W) or 3 (D, H, W), got " + shown(v));
+        if (!has("scale_factor"))
+            l.scale_factor.clear();
+    }
+    if (has("scale_factor")) {
+        const Json& v = j["scale_factor"];
+        l.scale_factor.clear();
+        const auto one = [&](const Json& e) {
+            const double s = readNumber(e, "scale_factor", ctx);
+            if (!(s > 0) || std::isinf(s))
+                ctx.fail("\"scale_factor\" must be positive, got " + shown(e));
+            l.scale_factor.push_back(s);
+        };
+        if (v.is_number())
+            one(v);
+        else if (v.is_array() && (v.size() == 2 || v.size() == 3))
+            for (const Json& e : v)
+                one(e);
+        else
+            ctx.fail(
+                "\"scale_factor\" must be a positive number or a list of 2 (H, W) or 3 (D, H, W), got " + shown(v));
+    }
+    if (has("mode")) {
+        const auto m = resizeModeFrom(readString(j["mode"], "mode", ctx));
+        if (!m)
+            ctx.fail("\"mode\" must be \"nearest\", \"linear\" (\"bilinear\", \"trilinear\") or \"cubic\" "
+                     "(\"bicubic\"), got "
+                + shown(j["mode"]));
+        l.mode = *m;
+    }
+    if (has("coordinate_transformation_mode")) {
+        const auto c = resizeCoordinatesFrom(
+            readString(j["coordinate_transformation_mode"], "coordinate_transformation_mode", ctx));
+        if (!c)
+            ctx.fail("\"coordinate_transformation_mode\" must be \"half_pixel\", \"pytorch_half_pixel\", "
+                     "\"align_corners\", \"asymmetric\", \"half_pixel_symmetric\" or \"tf_half_pixel_for_nn\", got "
+                + shown(j["coordinate_transformation_mode"]));
+        l.coordinate_transformation_mode = *c;
+    }
+    if (has("nearest_mode")) {
+        const auto m = resizeNearestModeFrom(readString(j["nearest_mode"], "nearest_mode", ctx));
+        if (!m)
+            ctx.fail("\"nearest_mode\" must be \"round_prefer_floor\", \"round_prefer_ceil\", \"floor\" or "
+                     "\"ceil\", got "
+                + shown(j["nearest_mode"]));
+        l.nearest_mode = *m;
+    }
+    if (has("cubic_coeff_a"))
+        l.cubic_coeff_a = readNumber(j["cubic_coeff_a"], "cubic_coeff_a", ctx);
+    if (has("exclude_outside"))
+        l.exclude_outside = readBool(j["exclude_outside"], "exclude_outside", ctx);
 }
 
 } // namespace convscope::network_json

@@ -45,6 +45,10 @@ void readInto(Triple& out, const Json& v, const std::string& key, int64_t minimu
 void readInto(Padding2d& out, const Json& v, const std::string& key, const Context& ctx);
 void readInto(Padding3d& out, const Json& v, const std::string& key, const Context& ctx);
 
+// resize's fields (size, scale_factor, mode, coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
+// exclude_outside); a file that gives size and no scale_factor resizes to the size.
+void readResize(const Json& j, Resize& l, const Context& ctx);
+
 // A batch-norm tensor: a scalar, a list (one per channel) or an .npy path.
 ParamValue readParamValue(const Json& v, const std::string& key, bool nonNegative, const Context& ctx);
 // "init": the kinds that apply to `type`, and only the keys that mean something for the chosen kind.

@@ -141,6 +141,19 @@ namespace {
                     o["dim"] = 1;
                 } else if constexpr (std::is_same_v<T, Dropout>) {
                     o["p"] = l.p;
+                } else if constexpr (std::is_same_v<T, Resize>) {
+                    if (!l.size.empty())
+                        o["size"] = l.size;
+                    if (!l.scale_factor.empty())
+                        o["scale_factor"] = l.scale_factor;
+                    o["mode"] = resizeModeName(l.mode);
+                    o["coordinate_transformation_mode"] = resizeCoordinatesName(l.coordinate_transformation_mode);
+                    if (l.mode == Resize::Mode::Nearest)
+                        o["nearest_mode"] = resizeNearestModeName(l.nearest_mode);
+                    if (l.mode == Resize::Mode::Cubic) {
+                        o["cubic_coeff_a"] = l.cubic_coeff_a;
+                        o["exclude_outside"] = l.exclude_outside;
+                    }
                 } else if constexpr (std::is_same_v<T, Pad>) {
                     o["padding"] = Json::array({ l.padding[0], l.padding[1], l.padding[2], l.padding[3] });
                     o["mode"] = padModeName(l.mode);

@@ -129,6 +129,22 @@ namespace {
         return std::visit([](const auto& l) { return keepsRelativeError<std::decay_t<decltype(l)>>(); }, spec);
     }
 
+    // resize is linear: ‖A‖₂ ≤ √(‖A‖₁·‖A‖∞), per axis. A row (an output) sums |w| ≤ rowSum over its taps; a column (an
+    // input) is read by at most taps · ⌈out / in⌉ + taps rows. Nearest copies: each input reaches ⌈out / in⌉ + 1 rows.
+    double resizeLipschitz(const Resize& l, const LayerShape& shape)
+    {
+        const double taps = l.mode == Resize::Mode::Nearest ? 1 : l.mode == Resize::Mode::Linear ? 2 : 4;
+        const double rowSum = l.mode == Resize::Mode::Cubic ? 1 + 4 * std::abs(l.cubic_coeff_a) : 1;
+        const double ins[3] = { double(shape.in.d), double(shape.in.h), double(shape.in.w) };
+        const double outs[3] = { double(shape.out.d), double(shape.out.h), double(shape.out.w) };
+        double g = 1;
+        for (int ax = 0; ax < 3; ++ax) {
+            const double column = rowSum * (taps * std::ceil(outs[ax] / std::max(1.0, ins[ax])) + taps);
+            g *= std::sqrt(rowSum * column);
+        }
+        return g;
+    }
+
     // L: the layer's Lipschitz constant in the L2 norm (see the header).
     double lipschitz(const Layer& layer, const LayerShape& shape)
     {
@@ -168,6 +184,8 @@ namespace {
                     return std::sqrt((k / divisor) * (overlaps(l.kernel_size, l.effectiveStride()) / divisor));
                 } else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>)
                     return 1.0 / std::sqrt(double(std::max<int64_t>(1, shape.in.d * shape.in.h * shape.in.w)));
+                else if constexpr (std::is_same_v<T, Resize>)
+                    return resizeLipschitz(l, shape);
                 else if constexpr (std::is_same_v<T, Tanh> || std::is_same_v<T, Add> || std::is_same_v<T, Mul>)
                     return 1.0; // |tanh'| <= 1; add and mul: the inputs' norms are summed in roundingBounds
                 else if constexpr (keepsRelativeError<T>() || layerKindOf<T>().family == KindFamily::Convolution

@@ -9,6 +9,7 @@
 #include "compute/checked_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/resize.h"
 
 #include <cmath>
 #include <sstream>
@@ -463,6 +464,8 @@ namespace {
                     return inferConcat(ins, names);
                 } else if constexpr (std::is_same_v<T, Pad>) {
                     return inferPad(l, in);
+                } else if constexpr (std::is_same_v<T, Resize>) {
+                    return inferResize(l, in);
                 } else if constexpr (std::is_same_v<T, Conv3d>) {
                     return volume::inferConv3d(l, in);
                 } else if constexpr (std::is_same_v<T, ConvTranspose3d>) {

@@ -5,7 +5,7 @@ For each case it writes a network JSON whose weights and input are .npy files, r
 `convscope-cli run --dump-outputs`, and compares every layer's output with torch.nn.functional evaluated in
 float64 on the same float32 data. Passes when every layer's relative L2 error is <= the tolerance.
 Networks are graphs: besides chains of every single-input kind (relu6, hardswish, hardsigmoid, silu, pad in its three
-modes, identity and dropout included), layers read earlier layers by name through add (2 or 3 inputs), mul (same
+modes, resize as F.interpolate's nearest, nearest-exact, bilinear and bicubic, identity and dropout included), layers read earlier layers by name through add (2 or 3 inputs), mul (same
 shape, or a global-average-pool → sigmoid gate broadcast as squeeze-and-excitation does) and concat.
 
     python3 tools/pytorch_reference_check.py --cli build/dev/bin/convscope-cli --cases 200 [--backends cuda.tiled]
@@ -154,6 +154,32 @@ def pad_case(c, x, rng):
         t, (left, right, top, bottom), mode)
 
 
+def resize_case(c, x, rng):
+    """F.interpolate in each of its modes, as the resize kind's ONNX-style fields say it (layer_spec.h's Resize)."""
+    h, w = x.shape[2], x.shape[3]
+    kind = rng.choice(["nearest", "nearest-exact", "bilinear", "bilinear_ac", "bicubic", "bicubic_ac"])
+    mode = kind.split("_")[0]
+    ac = kind.endswith("_ac")
+    fields = {"nearest": {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+              "nearest-exact": {"mode": "nearest", "coordinate_transformation_mode": "half_pixel",
+                                "nearest_mode": "round_prefer_ceil"},
+              "bilinear": {"mode": "linear"}, "bicubic": {"mode": "cubic", "cubic_coeff_a": -0.75}}[mode]
+    layer = {"type": "resize", **fields}
+    if mode in ("bilinear", "bicubic"):
+        layer["coordinate_transformation_mode"] = "align_corners" if ac else "half_pixel"
+    extra = {"align_corners": ac} if mode in ("bilinear", "bicubic") else {}
+    if rng.random() < 0.5:
+        size = (rng.randint(1, 2 * h + 3), rng.randint(1, 2 * w + 3))
+        layer["size"] = list(size)
+        return layer, lambda t: F.interpolate(t, size=size, mode=mode, **extra)
+    scales = (rng.choice([2, 3]), rng.choice([1, 2])) if mode.startswith("nearest") else (
+        rng.choice([0.5, 1.5, 2.0, 2.5]), rng.choice([0.75, 1.25, 2.0, 3.0]))
+    if int(h * scales[0]) < 1 or int(w * scales[1]) < 1:
+        return None
+    layer["scale_factor"] = list(scales)
+    return layer, lambda t: F.interpolate(t, scale_factor=scales, mode=mode, recompute_scale_factor=False, **extra)
+
+
 def act_case(c, x, rng):
     kind = rng.choice(["relu", "leaky_relu", "sigmoid", "tanh", "elu", "softmax", "relu6", "hardswish",
                        "hardsigmoid", "silu", "identity", "dropout"])
@@ -207,7 +233,7 @@ def make_case(rng, folder):
     for _ in range(rng.randint(1, 5)):
         cur_name, cur = hist[-1]
         kind = rng.choice(["conv", "conv", "convt", "max", "avg", "bn", "act", "act", "gap", "pad", "add", "mul",
-                           "concat"])
+                           "concat", "resize"])
         if kind == "add":
             same = [nm for nm, t in hist[:-1] if t.shape == cur.shape] or [cur_name]
             names = [cur_name] + [rng.choice(same) for _ in range(rng.randint(1, 2))]
@@ -242,7 +268,7 @@ def make_case(rng, folder):
             made = {"conv": lambda: conv_case(c, cur, rng), "convt": lambda: convt_case(c, cur, rng),
                     "max": lambda: pool_case(c, cur, rng, "max"), "avg": lambda: pool_case(c, cur, rng, "avg"),
                     "bn": lambda: bn_case(c, cur, rng), "act": lambda: act_case(c, cur, rng),
-                    "pad": lambda: pad_case(c, cur, rng),
+                    "pad": lambda: pad_case(c, cur, rng), "resize": lambda: resize_case(c, cur, rng),
                     "gap": lambda: ({"type": "global_avgpool2d"}, lambda t: t.mean((2, 3), keepdim=True))}[kind]()
             if made:
                 break

@@ -31,6 +31,7 @@
 
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/resize.h"
 
 #include <variant>
 
@@ -174,6 +175,44 @@ namespace {
             { st[0], st[1], st[2] }, { s.kernel_size[0], s.kernel_size[1], s.kernel_size[2] },
             { dilation[0] - 1, dilation[1] - 1, dilation[2] - 1 }, { pad.front, pad.top, pad.left }, padR);
         plan.pd = dnnl::pooling_v2_forward::primitive_desc(d, eng);
+    }
+
+    // oneDNN's resampling reads the source at (x + 0.5) · in / out − 0.5: ONNX's half_pixel with the scale out / in.
+    // Linear interpolates there with the edge clamped (ONNX's linear); nearest rounds half up (roundf of a coordinate
+    // ≥ −0.5: ONNX's round_prefer_ceil, PyTorch's "nearest-exact"). Anything else is refused with its reason.
+    void planResize(
+        const Resize& s, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan)
+    {
+        const ResizePlan p = resizePlan(s, shape);
+        bool halfPixel = s.coordinate_transformation_mode == Resize::Coordinates::HalfPixel
+            || s.coordinate_transformation_mode == Resize::Coordinates::PytorchHalfPixel;
+        for (const ResizeAxis& a : p.axis) // pytorch_half_pixel reads −0.5 where an axis resizes to 1
+            if (s.coordinate_transformation_mode == Resize::Coordinates::PytorchHalfPixel && a.out == 1 && a.in > 1)
+                halfPixel = false;
+        if (s.mode == Resize::Mode::Cubic)
+            throw UnsupportedError("onednn: resize mode \"cubic\" has no oneDNN primitive (resampling is nearest or "
+                                   "linear)");
+        if (!halfPixel)
+            throw UnsupportedError(std::string("onednn: resize with coordinate_transformation_mode \"")
+                + resizeCoordinatesName(s.coordinate_transformation_mode)
+                + "\": oneDNN's resampling computes half_pixel coordinates only");
+        if (s.mode == Resize::Mode::Nearest && s.nearest_mode != Resize::NearestMode::RoundPreferCeil)
+            throw UnsupportedError(std::string("onednn: resize nearest with nearest_mode \"")
+                + resizeNearestModeName(s.nearest_mode)
+                + "\": oneDNN's nearest rounds half up (round_prefer_ceil, PyTorch's nearest-exact) only");
+        for (const ResizeAxis& a : p.axis)
+            if (a.scale * double(a.in) != double(a.out))
+                throw UnsupportedError("onednn: resize with a scale_factor whose product with the input is not the "
+                                       "output size (oneDNN's coordinates use out / in)");
+        const dnnl::algorithm alg
+            = s.mode == Resize::Mode::Linear ? dnnl::algorithm::resampling_linear : dnnl::algorithm::resampling_nearest;
+        const Shape& in = shape.in;
+        const Shape& out = shape.out;
+        plan.volume = in.isVolume();
+        const memory::desc src = plan.volume ? ncdhw(in, act) : nchw(in, act);
+        const memory::desc dst = plan.volume ? ncdhw(out, act) : nchw(out, act);
+        const dnnl::resampling_forward::desc d(kInference, alg, src, dst);
+        plan.pd = dnnl::resampling_forward::primitive_desc(d, eng);
     }
 
 } // namespace
@@ -362,6 +401,8 @@ Plan planLayer(
             } else if constexpr (std::is_same_v<S, Pad>) {
                 throw UnsupportedError("onednn: pad has no oneDNN primitive (oneDNN 2.6 pads only inside a "
                                        "convolution or pooling)");
+            } else if constexpr (std::is_same_v<S, Resize>) {
+                planResize(s, shape, act, eng, plan);
             } else if constexpr (std::is_same_v<S, Conv3d> || std::is_same_v<S, ConvTranspose3d>) {
                 planConvolution3d(s, shape, act, eng, plan, param, layer);
             } else if constexpr (std::is_same_v<S, MaxPool3d> || std::is_same_v<S, AvgPool3d>) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "compute/layer_spec.h"
+#include "compute/resize_math.h"
 #include "compute/tensor.h"
 
 #include <vector>
@@ -40,6 +41,8 @@ namespace direct {
     void concat(const std::vector<const Tensor*>& ins, Tensor& out);
     // Constant, reflect or replicate padding of H and W (Pad::padding is [top, bottom, left, right]).
     void pad(const Tensor& in, const Pad& spec, Tensor& out);
+    // Resize of H, W (an image) or D, H, W (a volume) by `plan` (compute/resize.h's resizePlan).
+    void resize(const Tensor& in, const ResizePlan& plan, Tensor& out);
 } // namespace direct
 
 namespace fast {
@@ -80,6 +83,7 @@ namespace fast {
     void mul(const Tensor& a, const Tensor& b, Tensor& out);
     void concat(const std::vector<const Tensor*>& ins, Tensor& out);
     void pad(const Tensor& in, const Pad& spec, Tensor& out);
+    void resize(const Tensor& in, const ResizePlan& plan, Tensor& out);
 } // namespace fast
 
 // The 3-D kinds on volumes [N, C, D, H, W] (the volumes issue), with the same two families: `pad` is the resolved

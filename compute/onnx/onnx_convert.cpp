@@ -154,10 +154,18 @@ namespace convert {
                 const int64_t n0 = ax ? in.w : in.h;
                 const int64_t total = c.stride[size_t(ax)] * (n0 - 1) + c.output_padding[size_t(ax)]
                     + (c.kernel_size[size_t(ax)] - 1) * c.dilation[size_t(ax)] + 1 - want[size_t(ax)];
-                if (total < 0)
-                    a.fail("output_shape " + std::to_string(want[size_t(ax)]) + " needs negative padding");
-                before[ax] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+                // ONNX's rule, with Python's floor division: a negative total pads the end negatively, which is
+                // output_padding (torchvision-style exports of an odd output size have it).
+                const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+                before[ax] = autoPad == "SAME_UPPER" ? half : total - half;
                 after[ax] = total - before[ax];
+                if (before[ax] < 0)
+                    a.fail("output_shape " + std::to_string(want[size_t(ax)]) + " needs negative padding before the "
+                        + std::string(ax ? "left" : "top") + " edge");
+                if (after[ax] < 0) {
+                    c.output_padding[size_t(ax)] -= after[ax];
+                    after[ax] = 0;
+                }
             }
             c.padding = { Padding2d::Mode::Explicit, before[0], after[0], before[1], after[1] };
         } else {
@@ -193,6 +201,18 @@ namespace convert {
         g.addLayer(name, bn, { n.input(0) }, n.output(0), a, e);
     }
 
+    // Padding more than half the (dilated) kernel on some side, which PyTorch refuses and ONNX allows.
+    static bool padsBeyondHalf(const Padding2d& p, const Pair& k, const Pair& d)
+    {
+        const int64_t h = (d[0] * (k[0] - 1) + 1) / 2, w = (d[1] * (k[1] - 1) + 1) / 2;
+        return p.top > h || p.bottom > h || p.left > w || p.right > w;
+    }
+    // Every window holds an input pixel: padding below the kernel on every side.
+    static bool padsBelowKernel(const Padding2d& p, const Pair& k)
+    {
+        return p.top < k[0] && p.bottom < k[0] && p.left < k[1] && p.right < k[1];
+    }
+
     void pool(GraphBuilder& g, const Node& n, const std::string& name, const Attributes& a)
     {
         const Shape in = g.activation(in0(n, a), a).shape;
@@ -205,8 +225,29 @@ namespace convert {
         const Pair s = pairAttr(a, "strides", { 1, 1 }); // ONNX's default stride is 1, PyTorch's the kernel
         const Pair d = pairAttr(a, "dilations", { 1, 1 });
         const bool ceil = a.getInt("ceil_mode", 0) != 0;
-        const Padding2d p = windowPadding(a, in, k, s, d);
-        if (n.op_type() == "MaxPool") {
+        Padding2d p = windowPadding(a, in, k, s, d);
+        const bool isMax = n.op_type() == "MaxPool";
+        if (p.mode == Padding2d::Mode::Explicit && !ceil && padsBeyondHalf(p, k, d)
+            && (isMax ? d == Pair { 1, 1 } && padsBelowKernel(p, k) : a.getInt("count_include_pad", 0) != 0)) {
+            // ONNX allows padding beyond half the kernel, PyTorch does not: the padding becomes a pad layer of its own
+            // — replicated edges for a max pool (each window still holds the edge pixel its padding repeats), zeros
+            // for an average that counts the padding — and the pool reads it unpadded.
+            Pad pad;
+            pad.padding = { p.top, p.bottom, p.left, p.right };
+            pad.mode = isMax ? Pad::Mode::Replicate : Pad::Mode::Constant;
+            const std::string padded = n.output(0) + "#padded";
+            g.addLayer(name + "_pad", pad, { n.input(0) }, padded, a);
+            p = {};
+            if (isMax) {
+                MaxPool2d m;
+                m.kernel_size = k, m.stride = s, m.dilation = d, m.padding = p;
+                return g.addLayer(name, m, { padded }, n.output(0), a);
+            }
+            AvgPool2d m;
+            m.kernel_size = k, m.stride = s, m.padding = p;
+            return g.addLayer(name, m, { padded }, n.output(0), a);
+        }
+        if (isMax) {
             if (a.getInt("storage_order", 0) != 0 && n.output_size() > 1)
                 a.fail("storage_order 1");
             MaxPool2d m;

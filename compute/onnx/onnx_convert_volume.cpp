@@ -111,10 +111,16 @@ namespace {
             for (size_t ax = 0; ax < 3; ++ax) {
                 const int64_t total = c.stride[ax] * (n0[ax] - 1) + c.output_padding[ax]
                     + (c.kernel_size[ax] - 1) * c.dilation[ax] + 1 - want[ax];
-                if (total < 0)
-                    a.fail("output_shape " + std::to_string(want[ax]) + " needs negative padding");
-                before[ax] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+                // ONNX's rule with Python's floor division; a negative end pad is output_padding (as in 2-D).
+                const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+                before[ax] = autoPad == "SAME_UPPER" ? half : total - half;
                 after[ax] = total - before[ax];
+                if (before[ax] < 0)
+                    a.fail("output_shape " + std::to_string(want[ax]) + " needs negative padding at the start");
+                if (after[ax] < 0) {
+                    c.output_padding[ax] -= after[ax];
+                    after[ax] = 0;
+                }
             }
             c.padding = { Padding3d::Mode::Explicit, before[0], after[0], before[1], after[1], before[2], after[2] };
         } else {

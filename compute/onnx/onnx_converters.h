@@ -24,5 +24,7 @@ void batchNorm(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& n
 void pool(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a); // Max, Average
 void gemm(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a); // Gemm, MatMul
 void pad(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+// Resize (10 to 21) and Upsample (7 to 9), onnx_convert_resize.cpp.
+void resize(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 
 } // namespace convscope::onnx::convert

@@ -1,18 +1,20 @@
 // Each layer kind becomes the ONNX operator PyTorch's exporter writes for the same torch.nn module, so a model
 // written here reads like one exported from PyTorch: conv2d → Conv, linear → Gemm (transB), batchnorm2d →
 // BatchNormalization, relu6 → Clip(0, 6), hardtanh → Clip(min_val, max_val),
-// prelu → PRelu, silu → Sigmoid·Mul, pad → Pad, and so on. Tensor names are the layer
+// prelu → PRelu, silu → Sigmoid·Mul, pad → Pad, resize → Resize, and so on. Tensor names are the layer
 // names; initializers are "<layer>.weight" etc. The batch dimension is symbolic ("batch"), so a runtime can feed any.
 #include "compute/onnx/onnx_export.h"
 
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/materialize.h"
+#include "compute/resize.h"
 #include "compute/shape_inference.h"
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "convscope_config.h"
@@ -113,6 +115,59 @@ namespace {
         }
 
         void layer(size_t i);
+
+        // resize → Resize (opset 13's): scales when the size follows from them, else sizes (with the network's batch).
+        template <typename Fail>
+        void writeResize(
+            const Resize& k, const LayerShape& shape, const std::string& name, const std::string& x, const Fail& fail)
+        {
+            const ResizePlan p = resizePlan(k, shape);
+            const bool volume = shape.in.isVolume();
+            bool byScales = !k.scale_factor.empty();
+            std::vector<float> scales = { 1, 1 };
+            for (int ax = volume ? 0 : 1; ax < 3; ++ax) {
+                scales.push_back(float(p.axis[ax].scale));
+                byScales
+                    = byScales && int64_t(std::floor(double(p.axis[ax].in) * double(scales.back()))) == p.axis[ax].out;
+            }
+            auto c = k.coordinate_transformation_mode;
+            if (c == Resize::Coordinates::TfHalfPixelForNn)
+                fail("resize with coordinate_transformation_mode \"tf_half_pixel_for_nn\" has no ONNX opset "
+                    + std::to_string(kExportOpset) + " form (ONNX dropped it in opset 13)");
+            if (c == Resize::Coordinates::HalfPixelSymmetric) {
+                // Where every axis's size is exactly in · scale, it is half_pixel; else it needs opset 19.
+                for (const ResizeAxis& a : p.axis)
+                    if (double(a.out) != a.scale * double(a.in))
+                        fail("resize with coordinate_transformation_mode \"half_pixel_symmetric\" and a size that is "
+                             "not in · scale needs ONNX opset 19; ConvScope writes opset "
+                            + std::to_string(kExportOpset));
+                c = Resize::Coordinates::HalfPixel;
+            }
+            // align_corners reads only the sizes (written so, a reader need not guess the resized length); where
+            // pytorch_half_pixel resizes an axis to 1 from a fractional in · scale, ONNX's reference and onnxruntime
+            // disagree (onnx_convert_resize.cpp), so that is not written.
+            if (c == Resize::Coordinates::AlignCorners)
+                byScales = false;
+            for (int ax = volume ? 0 : 1; ax < 3 && byScales && c == Resize::Coordinates::PytorchHalfPixel; ++ax) {
+                const float length = float(p.axis[ax].in) * float(p.axis[ax].scale);
+                if (p.axis[ax].out == 1 && std::floor(length) != length)
+                    fail("resize pytorch_half_pixel to 1 from the fractional length " + std::to_string(length)
+                        + " has no ONNX form that ONNX's reference and onnxruntime read alike");
+            }
+            std::vector<std::string> ins = { x, "" };
+            if (byScales) {
+                ins.push_back(floats(name + ".scales", { int64_t(scales.size()) }, scales.data(), scales.size()));
+            } else {
+                ins.push_back("");
+                ins.push_back(int64s(name + ".sizes", shape.out.dims()));
+            }
+            NodeProto* n = node("Resize", name, ins, name);
+            text(n, "mode", resizeModeName(k.mode));
+            text(n, "coordinate_transformation_mode", resizeCoordinatesName(c));
+            text(n, "nearest_mode", resizeNearestModeName(k.nearest_mode));
+            real(n, "cubic_coeff_a", k.cubic_coeff_a);
+            integer(n, "exclude_outside", k.exclude_outside ? 1 : 0);
+        }
 
     private:
         const Network& m_net;
@@ -266,6 +321,8 @@ namespace {
                         k.mode == Pad::Mode::Constant      ? "constant"
                             : k.mode == Pad::Mode::Reflect ? "reflect"
                                                            : "edge");
+                } else if constexpr (std::is_same_v<T, Resize>) {
+                    writeResize(k, shape, l.name, in[0], fail);
                 } else if constexpr (std::is_same_v<T, Identity>) {
                     node("Identity", l.name, { in[0] }, out);
                 } else if constexpr (std::is_same_v<T, Dropout>) {

@@ -205,10 +205,12 @@ namespace {
         { "ReduceMean", 6, kLast, reduceMean },
         { "Relu", 6, kLast, [](const NodeContext& c) { c.simple(ReLU {}); } },
         { "Reshape", 6, kLast, flatten },
+        { "Resize", 10, kLast, with<resize> },
         { "Sigmoid", 6, kLast, [](const NodeContext& c) { c.simple(Sigmoid {}); } },
         { "Softmax", 6, kLast, softmax },
         { "Sum", 6, kLast, add },
         { "Tanh", 6, kLast, [](const NodeContext& c) { c.simple(Tanh {}); } },
+        { "Upsample", 7, 9, with<resize> },
     };
 
     std::string opsetRanges(const std::string& op)

@@ -364,6 +364,8 @@ namespace {
                 } else if constexpr (std::is_same_v<S, BatchNorm3d>) {
                     cpu::grad::batchNorm2dTrainForward(in, st.weight.get(), st.bias.get(), spec.eps,
                         m_options.batchNormMomentum, *st.mean, *st.var, out, st.stats, fast);
+                } else if constexpr (std::is_same_v<S, Resize>) {
+                    throw UnsupportedError("resize has no backward on the CPU yet (cpuTrainingRefusal refuses it)");
                 } else {
                     static_assert(dependent_false<S>, "cpu training: a layer kind has no forward branch");
                 }
@@ -447,6 +449,8 @@ namespace {
                         cpu::grad::globalAvgPool2d(gy, gx);
                     } else if constexpr (std::is_same_v<S, BatchNorm3d>) {
                         cpu::grad::batchNorm2dData(gy, x, st.weight.get(), st.stats, gx, fast);
+                    } else if constexpr (std::is_same_v<S, Resize>) {
+                        throw UnsupportedError("resize has no backward on the CPU yet (cpuTrainingRefusal refuses it)");
                     } else {
                         static_assert(dependent_false<S>, "cpu training: a layer kind has no backward branch");
                     }
@@ -499,6 +503,8 @@ std::string cpuTrainingRefusal(const Network& net)
         const Layer& layer = net.layers[i];
         if (const auto* conv = std::get_if<Conv2d>(&layer.spec); conv && conv->fused_activation)
             return layerLabel(net, i) + ": a fused activation is unsupported in training (train the unfused network)";
+        if (std::holds_alternative<Resize>(layer.spec))
+            return layerLabel(net, i) + ": resize has no backward yet (unsupported in training)";
     }
     return {};
 }

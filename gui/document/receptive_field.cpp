@@ -1,6 +1,7 @@
 #include "gui/document/receptive_field.h"
 
 #include "compute/layer_kinds.h"
+#include "compute/resize.h"
 
 #include <algorithm>
 #include <variant>
@@ -102,6 +103,23 @@ namespace {
         return in;
     }
 
+    // resize: output index o reads its taps along the axis (compute/resize_math.h), those of nonzero weight.
+    Mask backResize(const Mask& out, const ResizePlan& plan, const ResizeAxis& axis)
+    {
+        Mask in(size_t(axis.in), false);
+        for (size_t o = 0; o < out.size(); ++o) {
+            if (!out[o])
+                continue;
+            int64_t idx[kResizeMaxTaps];
+            float w[kResizeMaxTaps];
+            const int n = resizeTaps(plan, axis, int64_t(o), idx, w);
+            for (int t = 0; t < n; ++t)
+                if (w[t] != 0 && idx[t] >= 0 && idx[t] < axis.in)
+                    in[size_t(idx[t])] = true;
+        }
+        return in;
+    }
+
     // The region of input `k` of layer `ls` that `out` depends on. Every kind is named.
     Region back(const LayerSpec& spec, const LayerShape& ls, size_t k, const Region& out)
     {
@@ -133,6 +151,14 @@ namespace {
                 } else if constexpr (std::is_same_v<T, Pad>) {
                     r.rows = backPad(out.rows, in.h, s.padding[0], s.mode);
                     r.cols = backPad(out.cols, in.w, s.padding[2], s.mode);
+                } else if constexpr (std::is_same_v<T, Resize>) {
+                    if (in.isVolume()) {
+                        r.whole = true; // as the 3-D kinds: no 2-D picture of a volume
+                    } else {
+                        const ResizePlan plan = resizePlan(s, ls);
+                        r.rows = backResize(out.rows, plan, plan.axis[1]);
+                        r.cols = backResize(out.cols, plan, plan.axis[2]);
+                    }
                 } else if constexpr (std::is_same_v<T,
                                          GlobalAvgPool2d> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear>) {
                     r.whole = true;

@@ -11,6 +11,7 @@
 #include "compute/error.h"
 #include "compute/fusion.h"
 #include "compute/layer_kinds.h"
+#include "compute/resize.h"
 #include "kernels/common/calibration.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
@@ -27,6 +28,7 @@
 #include "kernels/cuda/merge.cuh"
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cuda/pooling.cuh"
+#include "kernels/cuda/resize.cuh"
 #include "kernels/cuda/softmax.cuh"
 #include "kernels/cuda/stored_dispatch.h"
 #include "kernels/cuda/volume_geometry.h"
@@ -81,17 +83,20 @@ namespace {
     {
         return std::
             visit(
-                [&](const auto& l) -> std::string {
-                    using T = std::decay_t<decltype(l)>;
-                    if constexpr (
-                        std::is_same_v<
-                            T, Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU>)
-                        return {};
-                    else if constexpr (isVolumeKind<T>) // the 3-D kinds: conv3d.cuh, pooling3d.cuh
-                        return {};
-                    else
-                        static_assert(dependent_false<T>, "cuda backend: supports() does not know a layer kind");
-                },
+                [&](const auto& l) -> std::
+                                       string {
+                                           using T = std::decay_t<decltype(l)>;
+                                           if constexpr (
+                                               std::is_same_v<
+                                                   T, Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU>)
+                                               return {};
+                                           else if constexpr (isVolumeKind<T>) // the 3-D kinds: conv3d.cuh,
+                                                                               // pooling3d.cuh
+                                               return {};
+                                           else
+                                               static_assert(dependent_false<T>,
+                                                   "cuda backend: supports() does not know a layer kind");
+                                       },
                 spec);
     }
 
@@ -372,6 +377,8 @@ namespace {
                     } else if constexpr (std::is_same_v<T, Pad>) {
                         pad2d(x, s.in.n * s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]), int(l.padding[2]),
                             int(s.out.h), int(s.out.w), padMode(l.mode), static_cast<float>(l.value), y, st);
+                    } else if constexpr (std::is_same_v<T, Resize>) {
+                        resizeNchw(resizePlan(l, s), s.in.n * s.in.c, x, y, st);
                     } else if constexpr (std::is_same_v<T, Conv3d>) {
                         const Conv3dGeometry g = volumeGeometryOf(l, s);
                         if (conv3dPath(algorithm()) == Conv3dPath::ImplicitGemm)
@@ -493,7 +500,7 @@ namespace {
         Availability availability() const override { return gpu::queryAvailability(); }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }
         // The 3-D kinds have kernels of their own (conv3d.cuh, pooling3d.cuh); the element-wise, merge and per-channel
-        // kernels count D·H·W. Pad is 2-D only (shape inference refuses it a volume).
+        // kernels count D·H·W; resize resizes D, H and W. Pad is 2-D only (shape inference refuses it a volume).
         bool takesVolumes(const LayerSpec&) const override { return true; }
 
         // The roofline's ceilings for our kernels: the FP32 FMA peak a kernel reaches, the copy bandwidth, and cuBLAS's

@@ -6,8 +6,10 @@
 
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/resize.h"
 #include "kernels/cuda/activation_kind.h"
 #include "kernels/cuda/linear.cuh"
+#include "kernels/cuda/resize.cuh"
 #include "kernels/cuda/stored_conv.cuh"
 #include "kernels/cuda/stored_layers.cuh"
 #include "kernels/cuda/volume_geometry.h"
@@ -29,7 +31,7 @@ namespace {
         case KindFamily::Activation:
         case KindFamily::FullyConnected:
         case KindFamily::Merge:
-        case KindFamily::Padding:
+        case KindFamily::Padding: // pad, resize
             return true;
         case KindFamily::Convolution: // prepareStoredConvolution's kernels, for the direct and tensor_core algorithms
         case KindFamily::Reshape: // views: flatten, identity, dropout
@@ -204,6 +206,8 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
             } else if constexpr (std::is_same_v<T, Pad>) {
                 pad2dChannelsLast(x, s.in.n, s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]), int(l.padding[2]),
                     int(s.out.h), int(s.out.w), padModeOf(l.mode), static_cast<float>(l.value), t, y, st);
+            } else if constexpr (std::is_same_v<T, Resize>) {
+                resizeChannelsLast(resizePlan(l, s), s.in.n, s.in.c, t, x, y, st);
             } else if constexpr (std::is_same_v<T, Softmax>) {
                 softmaxRows(s.in.n * positionsOf(s.in), int(s.in.c), t, x, y, st);
             } else if constexpr (std::is_same_v<T, Linear>) {

@@ -37,7 +37,7 @@ struct StoredLayerCall {
 };
 
 // True for the kinds with a storage-format kernel here under every algorithm: the activations, hardtanh, prelu, batch
-// norm, the pools (2-D and 3-D, global average included), add, mul, concat, pad, softmax and linear.
+// norm, the pools (2-D and 3-D, global average included), add, mul, concat, pad, resize, softmax and linear.
 bool runsNativelyInStorage(const LayerSpec& spec);
 // The rule the session asks: the above, and the convolutions under cuda.direct and cuda.tensor_core (see the top).
 bool runsNativelyInStorage(const LayerSpec& spec, const std::string& algorithm);

@@ -33,6 +33,7 @@
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/nvtx.h"
+#include "compute/resize.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
 #include "kernels/common/gpu_session.h"
@@ -40,6 +41,7 @@
 #include "kernels/cuda/merge.cuh"
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cuda/pooling.cuh"
+#include "kernels/cuda/resize.cuh"
 #include "kernels/cudnn/conv_layers.h"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/cudnn_support.h"
@@ -256,6 +258,8 @@ namespace {
                         setLayerNote(i, "our CUDA kernel: cuDNN has no concatenation (a copy into each channel slice)");
                     } else if constexpr (std::is_same_v<T, Pad>) {
                         setLayerNote(i, "our CUDA kernel: cuDNN has no padding layer");
+                    } else if constexpr (std::is_same_v<T, Resize>) {
+                        setLayerNote(i, "our CUDA kernel (kernels/cuda/resize.cu): cuDNN has no resize call");
                     } else if constexpr (std::is_same_v<T, Softmax>) {
                         p.xd = tensor4(i, s.in);
                         setLayerNote(i, "cudnnSoftmaxForward (accurate, over channels)");
@@ -374,6 +378,8 @@ namespace {
                                                                                 : cuda::PadMode::Constant;
                         cuda::pad2d(x, s.in.n * s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]), int(l.padding[2]),
                             int(s.out.h), int(s.out.w), mode, static_cast<float>(l.value), y, st);
+                    } else if constexpr (std::is_same_v<T, Resize>) {
+                        cuda::resizeNchw(resizePlan(l, s), s.in.n * s.in.c, x, y, st);
                     } else if constexpr (
                         std::is_same_v<T,
                             Conv3d> || std::is_same_v<T, ConvTranspose3d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {

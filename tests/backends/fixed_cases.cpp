@@ -128,6 +128,61 @@ Case activationCase(const std::string& type, LayerSpec spec)
     return Builder(type, 2, 3, 7, 9).spread("spread", 4).add("act", std::move(spec)).done("after ±4 1×1 conv");
 }
 
+// resize: every mode, coordinate transformation and nearest rounding, by scales and by sizes, up and down, images
+// and volumes (the first three are the ones oneDNN's resampling runs).
+std::vector<Case> resizeCases(const std::string& type)
+{
+    using C = Resize::Coordinates;
+    using M = Resize::Mode;
+    using R = Resize::NearestMode;
+    const auto make = [](M m, C c, R r, std::vector<int64_t> size, std::vector<double> scale) {
+        Resize l;
+        l.mode = m;
+        l.coordinate_transformation_mode = c;
+        l.nearest_mode = r;
+        l.size = std::move(size);
+        l.scale_factor = std::move(scale);
+        return l;
+    };
+    Resize cubic = make(M::Cubic, C::HalfPixel, R::Floor, {}, { 1.7, 0.6 });
+    Resize keys = make(M::Cubic, C::Asymmetric, R::Floor, { 5, 12 }, {});
+    keys.cubic_coeff_a = -0.5;
+    keys.exclude_outside = true;
+    return { Builder(type, 2, 3, 7, 9)
+                 .spread("s", 3)
+                 .add("r", make(M::Linear, C::HalfPixel, R::Floor, { 11, 13 }, {}))
+                 .done("bilinear half_pixel to 11×13"),
+        Builder(type, 1, 2, 7, 9)
+            .add("r", make(M::Nearest, C::HalfPixel, R::RoundPreferCeil, { 4, 5 }, {}))
+            .done("nearest-exact down to 4×5"),
+        Builder(type, 1, 2, 3, 4)
+            .depth(3)
+            .add("r", make(M::Linear, C::PytorchHalfPixel, R::Floor, { 5, 6, 7 }, {}))
+            .done("trilinear to 5×6×7"),
+        Builder(type, 2, 3, 7, 9).add("r", Resize {}).done("nearest ×2 (PyTorch's default)"),
+        Builder(type, 1, 3, 6, 5)
+            .add("r", make(M::Linear, C::AlignCorners, R::Floor, {}, { 2.5 }))
+            .done("bilinear align_corners ×2.5"),
+        Builder(type, 1, 2, 8, 7).add("r", cubic).done("bicubic ×1.7 × 0.6"),
+        Builder(type, 1, 2, 6, 7).add("r", keys).done("cubic A −0.5 exclude_outside asymmetric to 5×12"),
+        Builder(type, 1, 2, 6, 7)
+            .add("r", make(M::Nearest, C::PytorchHalfPixel, R::RoundPreferFloor, { 1, 5 }, {}))
+            .done("nearest round_prefer_floor pytorch_half_pixel to 1×5"),
+        Builder(type, 1, 2, 5, 6)
+            .add("r", make(M::Nearest, C::AlignCorners, R::Ceil, {}, { 1.5, 0.7 }))
+            .done("nearest ceil align_corners ×1.5 × 0.7"),
+        Builder(type, 1, 2, 5, 6)
+            .add("r", make(M::Linear, C::HalfPixelSymmetric, R::Floor, {}, { 1.3, 2.2 }))
+            .done("linear half_pixel_symmetric ×1.3 × 2.2"),
+        Builder(type, 1, 2, 5, 6)
+            .add("r", make(M::Nearest, C::TfHalfPixelForNn, R::Floor, {}, { 0.8, 1.6 }))
+            .done("nearest tf_half_pixel_for_nn"),
+        Builder(type, 1, 2, 3, 3)
+            .depth(2)
+            .add("r", make(M::Nearest, C::Asymmetric, R::Floor, {}, { 2, 1, 3 }))
+            .done("volume nearest ×2 ×1 ×3") };
+}
+
 // The case generator: every kind is named, and the last branch does not compile.
 std::vector<Case> casesFor(const LayerSpec& kind)
 {
@@ -300,6 +355,8 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                     Builder(type, 2, 3, 7, 9).add("p", reflect).done("reflect"),
                     Builder(type, 1, 2, 7, 9).add("p", edge).done("reflect by size − 1"),
                     Builder(type, 1, 2, 5, 4).add("p", replicate).done("replicate") };
+            } else if constexpr (std::is_same_v<T, Resize>) {
+                return resizeCases(type);
             } else if constexpr (std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
                 return {
                     Builder(type, 2, 3, 5, 7).spread("s", 4).add("x", k).add("r", ReLU {}).done("between layers")

@@ -208,6 +208,32 @@ std::vector<Case> padCases(const std::string& type, Rng& r, uint64_t seed)
     });
 }
 
+// resize: a random mode, coordinate transformation, rounding, cubic parameter, scales or sizes (up and down), on
+// images and volumes.
+std::vector<Case> resizeCases(const std::string& type, Rng& r, uint64_t seed)
+{
+    return draw(10, [&](int i) {
+        Resize l;
+        l.mode = Resize::Mode(r(0, 2));
+        l.coordinate_transformation_mode = Resize::Coordinates(r(0, 5));
+        l.nearest_mode = Resize::NearestMode(r(0, 3));
+        l.cubic_coeff_a = -0.5 - 0.25 * double(r(0, 1));
+        l.exclude_outside = r.coin();
+        const bool volume = i % 3 == 2;
+        const int axes = volume ? 3 : 2;
+        l.scale_factor.clear();
+        if (r.coin()) {
+            for (int k = 0; k < axes; ++k)
+                l.size.push_back(r(1, 14));
+        } else {
+            constexpr double kScales[] = { 0.4, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3 };
+            for (int k = 0; k < axes; ++k)
+                l.scale_factor.push_back(kScales[r(0, 8)]);
+        }
+        return oneLayer(type, seed, i, r(1, 2), r(1, 3), volume ? r(1, 5) : 0, r(1, 9), r(1, 9), l);
+    });
+}
+
 // The fixed cases of a kind without a window at a random batch and random sizes (flat cases keep theirs).
 std::vector<Case> resizedCases(const LayerSpec& kind, Rng& r, uint64_t seed)
 {
@@ -248,6 +274,8 @@ std::vector<NetworkCase> randomCasesFor(const LayerSpec& kind, uint64_t seed)
         return volume;
     if (std::holds_alternative<Pad>(kind))
         return padCases(type, r, seed);
+    if (std::holds_alternative<Resize>(kind))
+        return resizeCases(type, r, seed);
     return resizedCases(kind, r, seed);
 }
 

@@ -196,6 +196,24 @@ TEST_CASE("run with an .npy as --input overrides the network input", "[cli]")
     CHECK(readNpy(dir.path / "out" / "00_c.npy").dims == std::vector<int64_t> { 1, 4, 5, 7 });
 }
 
+TEST_CASE("run: the files of --dump-outputs sort in layer order past 100 layers", "[cli]")
+{
+    test::TempDir dir;
+    std::string layers;
+    for (int k = 0; k < 101; ++k)
+        layers += std::string(k ? ", " : "") + R"({"type": "relu"})";
+    writeText(dir.path / "deep.json",
+        R"({"format": "convscope-network", "version": 1, "name": "deep", "input": {"batch": 1, "channels": 1,
+        "height": 2, "width": 2, "source": "random"}, "layers": [)"
+            + layers + "]}");
+    const Result r = cli("run " + quote(dir.path / "deep.json") + " --repeat 1 --warmup 0 --reference none"
+        + " --dump-outputs " + quote(dir.path / "out"));
+    REQUIRE(r.status == 0);
+    CHECK(std::filesystem::exists(dir.path / "out" / "000_relu1.npy"));
+    CHECK(std::filesystem::exists(dir.path / "out" / "099_relu100.npy"));
+    CHECK(std::filesystem::exists(dir.path / "out" / "100_relu101.npy"));
+}
+
 TEST_CASE("bench runs the lenet5 suite with ratios", "[cli]")
 {
     test::TempDir dir;

@@ -236,6 +236,46 @@ TEST_CASE("the ONNX operator table: one list of what converts, the opsets of eac
     expectError(m, "HardSwish in opset 13 (ConvScope reads it in opsets 14 to 21)");
 }
 
+TEST_CASE("ONNX ConvTranspose output_shape past the natural size is output_padding; pool padding beyond half the "
+          "kernel is a pad layer",
+    "[onnx]")
+{
+    // x [batch, 2, 5, 5] → ConvTranspose (3 filters 3×3, stride 2) to output_shape [12, 11]: natural 11 × 11, so H
+    // gets one row of output_padding (ONNX's negative end padding).
+    ::onnx::ModelProto m = baseModel();
+    auto* g = m.mutable_graph();
+    addWeight(g, "w", { 2, 3, 3, 3 });
+    auto* t = addNode(g, "ConvTranspose", "up", { "x", "w" }, "y");
+    for (const auto& [key, values] :
+        { std::pair<const char*, std::vector<int64_t>> { "strides", { 2, 2 } }, { "output_shape", { 12, 11 } } }) {
+        auto* at = t->add_attribute();
+        at->set_name(key);
+        at->set_type(::onnx::AttributeProto::INTS);
+        for (int64_t v : values)
+            at->add_ints(v);
+    }
+    Network net = import(m, {}, 1);
+    CHECK(std::get<ConvTranspose2d>(net.layers.at(0).spec).output_padding == Pair { 1, 0 });
+    CHECK(inferShapes(net).layers[0].out == Shape::nchw(1, 3, 12, 11));
+
+    // MaxPool 3×3 with pads 2 (PyTorch allows 1): replicate pad, then an unpadded pool.
+    ::onnx::ModelProto p = baseModel();
+    auto* pool = addNode(p.mutable_graph(), "MaxPool", "mp", { "x" }, "y");
+    for (const auto& [key, values] :
+        { std::pair<const char*, std::vector<int64_t>> { "kernel_shape", { 3, 3 } }, { "pads", { 2, 2, 2, 2 } } }) {
+        auto* at = pool->add_attribute();
+        at->set_name(key);
+        at->set_type(::onnx::AttributeProto::INTS);
+        for (int64_t v : values)
+            at->add_ints(v);
+    }
+    net = import(p, {}, 1);
+    REQUIRE(net.layers.size() == 2);
+    CHECK(std::get<Pad>(net.layers[0].spec).mode == Pad::Mode::Replicate);
+    CHECK(std::get<MaxPool2d>(net.layers[1].spec).padding == Padding2d {});
+    CHECK(inferShapes(net).layers[1].out == Shape::nchw(1, 2, 7, 7));
+}
+
 TEST_CASE("bad ONNX input is an InputError naming the problem", "[onnx]")
 {
     const std::string good = convModel().SerializeAsString();

@@ -65,6 +65,18 @@ def gif(w, h):
     return head + image + lzw + b"\x3b"
 
 
+RESIZE_SEED = b"""{ "format": "convscope-network", "version": 1, "name": "resize",
+  "input": { "batch": 1, "channels": 2, "height": 5, "width": 7, "source": "random:2" },
+  "layers": [
+    { "type": "resize", "scale_factor": [2, 1.5], "mode": "linear", "coordinate_transformation_mode": "align_corners" },
+    { "type": "resize", "size": [4, 9], "mode": "cubic", "cubic_coeff_a": -0.5, "exclude_outside": true,
+      "coordinate_transformation_mode": "half_pixel" },
+    { "type": "resize", "scale_factor": 3, "mode": "nearest", "nearest_mode": "round_prefer_ceil",
+      "coordinate_transformation_mode": "pytorch_half_pixel" },
+    { "type": "resize", "size": [2, 3], "coordinate_transformation_mode": "half_pixel_symmetric" } ] }
+"""
+
+
 def main():
     for kind in ("npy", "network", "image"):
         shutil.rmtree(os.path.join(HERE, "corpus", kind), ignore_errors=True)
@@ -107,6 +119,7 @@ def main():
     { "type": "pad", "padding": 2, "mode": "constant", "value": -1 },
     { "type": "concat", "inputs": ["p", "p"] }, { "type": "identity" }, { "type": "dropout", "p": 0.1 } ] }
 """)
+    out("network", "resize.json", RESIZE_SEED)
     out("network", "features.json", b"""{ "format": "convscope-network", "version": 1,
   "input": { "batch": 4, "features": 10, "source": "x.npy" },
   "layers": [ { "type": "linear", "out_features": 3, "bias": false }, { "type": "relu", "name": "r" } ] }
@@ -128,9 +141,8 @@ def onnx_seeds():
         return
     import subprocess
     d = os.path.join(HERE, "corpus", "onnx")
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    for name in ("classic_filters", "features", "padding_stride_dilation", "skips"):
+    os.makedirs(d, exist_ok=True)  # the inputs the fuzzer found stay beside the seeds
+    for name in ("classic_filters", "features", "padding_stride_dilation", "skips", "resize"):
         subprocess.run([cli, "export", os.path.join(HERE, "corpus", "network", name + ".json"),
                         os.path.join(d, name + ".onnx")], check=True)
 
