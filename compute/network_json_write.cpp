@@ -141,6 +141,12 @@ namespace {
                     o["dim"] = 1;
                 } else if constexpr (std::is_same_v<T, Dropout>) {
                     o["p"] = l.p;
+                } else if constexpr (std::is_same_v<T, ChannelShuffle>) {
+                    o["groups"] = l.groups;
+                } else if constexpr (std::is_same_v<T, Slice>) {
+                    o["dim"] = l.dim;
+                    o["start"] = l.start;
+                    o["end"] = l.end;
                 } else if constexpr (std::is_same_v<T, Pad>) {
                     o["padding"] = Json::array({ l.padding[0], l.padding[1], l.padding[2], l.padding[3] });
                     o["mode"] = padModeName(l.mode);

@@ -359,6 +359,10 @@ namespace {
                         m_fast ? cpu::fast::concat(ins, out) : cpu::direct::concat(ins, out);
                     } else if constexpr (std::is_same_v<Spec, Pad>) {
                         m_fast ? cpu::fast::pad(in, spec, out) : cpu::direct::pad(in, spec, out);
+                    } else if constexpr (std::is_same_v<Spec, ChannelShuffle>) {
+                        m_fast ? cpu::fast::channelShuffle(in, spec, out) : cpu::direct::channelShuffle(in, spec, out);
+                    } else if constexpr (std::is_same_v<Spec, Slice>) {
+                        m_fast ? cpu::fast::slice(in, spec, out) : cpu::direct::slice(in, spec, out);
                     } else if constexpr (std::is_same_v<Spec, Conv3d>) {
                         const Tensor& w = requireParameter(layer.weight, layer, "weight");
                         m_fast ? cpu::fast::conv3d(in, w, layer.bias.get(), spec, pad3, out)
@@ -443,7 +447,7 @@ namespace {
                         using T = std::decay_t<decltype(l)>;
                         // Every kind the session's runLayer dispatches; a new kind must be added here and there.
                         if constexpr (std::is_same_v<T,
-                                          Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d> || std::is_same_v<T, GlobalAvgPool3d> || std::is_same_v<T, BatchNorm3d>)
+                                          Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d> || std::is_same_v<T, GlobalAvgPool3d> || std::is_same_v<T, BatchNorm3d>)
                             return { true, {} };
                         else
                             static_assert(dependent_false<T>, "cpu backend: supports() does not know a layer kind");

@@ -40,6 +40,9 @@ namespace direct {
     void concat(const std::vector<const Tensor*>& ins, Tensor& out);
     // Constant, reflect or replicate padding of H and W (Pad::padding is [top, bottom, left, right]).
     void pad(const Tensor& in, const Pad& spec, Tensor& out);
+    // torch.nn.ChannelShuffle and x.narrow(dim, start, end − start) (shuffle_slice.cpp).
+    void channelShuffle(const Tensor& in, const ChannelShuffle& spec, Tensor& out);
+    void slice(const Tensor& in, const Slice& spec, Tensor& out);
 } // namespace direct
 
 namespace fast {
@@ -80,6 +83,8 @@ namespace fast {
     void mul(const Tensor& a, const Tensor& b, Tensor& out);
     void concat(const std::vector<const Tensor*>& ins, Tensor& out);
     void pad(const Tensor& in, const Pad& spec, Tensor& out);
+    void channelShuffle(const Tensor& in, const ChannelShuffle& spec, Tensor& out);
+    void slice(const Tensor& in, const Slice& spec, Tensor& out);
 } // namespace fast
 
 // The 3-D kinds on volumes [N, C, D, H, W] (the volumes issue), with the same two families: `pad` is the resolved

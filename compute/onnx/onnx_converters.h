@@ -24,5 +24,11 @@ void batchNorm(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& n
 void pool(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a); // Max, Average
 void gemm(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a); // Gemm, MatMul
 void pad(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+// onnx_convert_views.cpp: Slice on an activation, and the Reshape–Transpose–Reshape channel shuffle. A Reshape to
+// `shape` that is a step of that pattern is read by readShuffleReshape (true), else left to the caller (false).
+void slice(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+void transpose(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+bool readShuffleReshape(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a,
+    const std::vector<int64_t>& shape);
 
 } // namespace convscope::onnx::convert
