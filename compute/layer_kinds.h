@@ -30,6 +30,7 @@ enum class KindFamily {
     FullyConnected,
     Merge,
     Padding, // pad, and resize (spatial re-sampling)
+    Copy, // data moved, not computed: channel_shuffle, slice
     NoOp
 };
 
@@ -117,6 +118,10 @@ inline constexpr std::array<LayerKindInfo, std::variant_size_v<LayerSpec>> kLaye
         "exclude_outside" } },
     { kindIndex<Identity>, "identity", "Identity", "identity", KindFamily::NoOp, 1, 1, kNeedsNothing, {} },
     { kindIndex<Dropout>, "dropout", "Dropout", "dropout", KindFamily::NoOp, 1, 1, kNeedsNothing, { "p" } },
+    { kindIndex<ChannelShuffle>, "channel_shuffle", "ChannelShuffle", "shuffle", KindFamily::Copy, 1, 1,
+        kNeedsNothing, { "groups" } },
+    { kindIndex<Slice>, "slice", "Slice (narrow)", "slice", KindFamily::Copy, 1, 1, kNeedsNothing,
+        { "dim", "start", "end" } },
     { kindIndex<Conv3d>, "conv3d", "Conv3d", "conv3d_", KindFamily::Convolution, 1, 1, kWeightsVolume,
         { "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias", "init" } },
     { kindIndex<ConvTranspose3d>, "conv_transpose3d", "ConvTranspose3d", "convt3d_", KindFamily::Convolution, 1, 1,

@@ -128,6 +128,10 @@ std::string layerSummary(const LayerSpec& spec)
                 s << " " << resizeModeName(l.mode);
             } else if constexpr (std::is_same_v<T, Dropout>) {
                 s << " p" << l.p;
+            } else if constexpr (std::is_same_v<T, ChannelShuffle>) {
+                s << " g" << l.groups;
+            } else if constexpr (std::is_same_v<T, Slice>) {
+                s << " dim " << l.dim << " [" << l.start << ", " << l.end << ")";
             }
         },
         spec);

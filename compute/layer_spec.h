@@ -232,6 +232,22 @@ struct Resize {
 const char* resizeModeName(Resize::Mode mode); // "nearest", "linear", "cubic"
 const char* resizeCoordinatesName(Resize::Coordinates c); // ONNX's: "half_pixel", "align_corners", ...
 const char* resizeNearestModeName(Resize::NearestMode m); // ONNX's: "round_prefer_floor", "floor", ...
+// torch.nn.ChannelShuffle(groups) (ShuffleNet): [N, C, *] viewed as [N, g, C/g, *], the two group axes swapped and
+// viewed back, so output channel j·g + i is input channel i·(C/g) + j. Images and volumes.
+struct ChannelShuffle {
+    int64_t groups = 2;
+    bool operator==(const ChannelShuffle&) const = default;
+};
+
+// x.narrow(dim, start, end − start), PyTorch's x[:, start:end] along `dim` (0 batch, 1 channels, then the spatial
+// axes: 2, 3 for H, W of an image, 2, 3, 4 for D, H, W of a volume; 1 the features of a flat input). Step 1; the file
+// takes 0 ≤ start < end ≤ the axis's size (ONNX Slice's negative and clamped bounds are resolved at import).
+struct Slice {
+    int64_t dim = 1;
+    int64_t start = 0;
+    int64_t end = 1;
+    bool operator==(const Slice&) const = default;
+};
 
 // ---- Volumes (NCDHW): the 3-D siblings of the window ops. Triples are {depth, height, width}, as PyTorch's
 // kernel_size=(kd, kh, kw).
@@ -322,8 +338,8 @@ struct BatchNorm3d {
 // and checks at compile time that it lists them in this order.
 using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
     LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh, PReLU, Flatten, Linear, Softmax, Add,
-    Mul, Concat, Pad, Resize, Identity, Dropout, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, GlobalAvgPool3d,
-    BatchNorm3d>;
+    Mul, Concat, Pad, Resize, Identity, Dropout, ChannelShuffle, Slice, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d,
+    GlobalAvgPool3d, BatchNorm3d>;
 
 // The file-format / PyTorch-style type name: "conv2d", "conv_transpose2d", "maxpool2d", ...
 std::string layerTypeName(const LayerSpec& spec);

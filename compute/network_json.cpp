@@ -164,6 +164,15 @@ namespace {
                     if (has("dim") && !(isInteger(j["dim"]) && j["dim"].get<int64_t>() == 1))
                         ctx.fail(
                             "\"dim\" must be 1 (softmax runs over the features or channels), got " + shown(j["dim"]));
+                } else if constexpr (std::is_same_v<T, ChannelShuffle>) {
+                    l.groups = readInt(require("groups"), "groups", 1, ctx);
+                } else if constexpr (std::is_same_v<T, Slice>) {
+                    l.dim = readInt(require("dim"), "dim", 0, ctx);
+                    l.start = readInt(require("start"), "start", 0, ctx);
+                    l.end = readInt(require("end"), "end", 1, ctx);
+                    if (l.end <= l.start)
+                        ctx.fail(
+                            "\"end\" must be above \"start\", got " + shown(j["start"]) + " and " + shown(j["end"]));
                 } else if constexpr (std::is_same_v<T, Dropout>) {
                     if (has("p")) {
                         l.p = readNumber(j["p"], "p", ctx);

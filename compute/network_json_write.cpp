@@ -154,6 +154,12 @@ namespace {
                         o["cubic_coeff_a"] = l.cubic_coeff_a;
                         o["exclude_outside"] = l.exclude_outside;
                     }
+                } else if constexpr (std::is_same_v<T, ChannelShuffle>) {
+                    o["groups"] = l.groups;
+                } else if constexpr (std::is_same_v<T, Slice>) {
+                    o["dim"] = l.dim;
+                    o["start"] = l.start;
+                    o["end"] = l.end;
                 } else if constexpr (std::is_same_v<T, Pad>) {
                     o["padding"] = Json::array({ l.padding[0], l.padding[1], l.padding[2], l.padding[3] });
                     o["mode"] = padModeName(l.mode);

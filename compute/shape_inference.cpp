@@ -4,6 +4,7 @@
 // Every backend allocates from these shapes, so a kernel never re-derives a size on its own.
 // The walk over a whole network (each layer's sources, the totals, the live memory) is in shape_inference_network.cpp.
 #include "compute/shape_inference.h"
+#include "compute/shape_inference_views.h"
 #include "compute/shape_inference_volume.h"
 
 #include "compute/checked_math.h"
@@ -396,6 +397,10 @@ namespace {
                     r.cost.params = l.affine ? 2 * in.c : 0;
                     r.cost.bytesRead += bytesOf(4 * in.c);
                     return r;
+                } else if constexpr (std::is_same_v<T, ChannelShuffle>) {
+                    return views::inferChannelShuffle(l, in);
+                } else if constexpr (std::is_same_v<T, Slice>) {
+                    return views::inferSlice(l, in);
                 } else if constexpr (std::is_same_v<T, Flatten>) {
                     LayerShape r;
                     const int64_t f = checkedProduct({ in.c, in.d, in.h, in.w }, "flatten");

@@ -180,6 +180,19 @@ def resize_case(c, x, rng):
     return layer, lambda t: F.interpolate(t, scale_factor=scales, mode=mode, recompute_scale_factor=False, **extra)
 
 
+def shuffle_case(c, x, rng):
+    groups = rng.choice([g for g in (2, 3, 4, x.shape[1]) if x.shape[1] % g == 0 and g <= x.shape[1]] or [1])
+    return {"type": "channel_shuffle", "groups": groups}, lambda t: torch.nn.ChannelShuffle(groups)(t)
+
+
+def slice_case(c, x, rng):
+    dim = rng.randrange(x.dim())
+    size = x.shape[dim]
+    start = rng.randrange(size)
+    end = rng.randint(start + 1, size)
+    return {"type": "slice", "dim": dim, "start": start, "end": end}, lambda t: t.narrow(dim, start, end - start)
+
+
 def act_case(c, x, rng):
     kind = rng.choice(["relu", "leaky_relu", "sigmoid", "tanh", "elu", "softmax", "relu6", "hardswish",
                        "hardsigmoid", "silu", "identity", "dropout"])
@@ -233,7 +246,7 @@ def make_case(rng, folder):
     for _ in range(rng.randint(1, 5)):
         cur_name, cur = hist[-1]
         kind = rng.choice(["conv", "conv", "convt", "max", "avg", "bn", "act", "act", "gap", "pad", "add", "mul",
-                           "concat", "resize"])
+                           "concat", "resize", "shuffle", "slice"])
         if kind == "add":
             same = [nm for nm, t in hist[:-1] if t.shape == cur.shape] or [cur_name]
             names = [cur_name] + [rng.choice(same) for _ in range(rng.randint(1, 2))]
@@ -269,6 +282,7 @@ def make_case(rng, folder):
                     "max": lambda: pool_case(c, cur, rng, "max"), "avg": lambda: pool_case(c, cur, rng, "avg"),
                     "bn": lambda: bn_case(c, cur, rng), "act": lambda: act_case(c, cur, rng),
                     "pad": lambda: pad_case(c, cur, rng), "resize": lambda: resize_case(c, cur, rng),
+                    "shuffle": lambda: shuffle_case(c, cur, rng), "slice": lambda: slice_case(c, cur, rng),
                     "gap": lambda: ({"type": "global_avgpool2d"}, lambda t: t.mean((2, 3), keepdim=True))}[kind]()
             if made:
                 break

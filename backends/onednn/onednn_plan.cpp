@@ -403,6 +403,14 @@ Plan planLayer(
                                        "convolution or pooling)");
             } else if constexpr (std::is_same_v<S, Resize>) {
                 planResize(s, shape, act, eng, plan);
+            } else if constexpr (std::is_same_v<S, ChannelShuffle>) {
+                // oneDNN's shuffle sees the axis as (C/G) × G and transposes it; PyTorch's ChannelShuffle(g) sees it
+                // as g × (C/g): oneDNN's group size G is C/g.
+                const dnnl::shuffle_forward::desc d(kInference, nchw(in, act), 1, int(in.c / s.groups));
+                plan.pd = dnnl::shuffle_forward::primitive_desc(d, eng);
+            } else if constexpr (std::is_same_v<S, Slice>) {
+                throw UnsupportedError("onednn: slice is a strided copy, not a oneDNN primitive here (ConvScope's "
+                                       "onednn plans run whole tensors); it runs on the cpu.* selections");
             } else if constexpr (std::is_same_v<S, Conv3d> || std::is_same_v<S, ConvTranspose3d>) {
                 planConvolution3d(s, shape, act, eng, plan, param, layer);
             } else if constexpr (std::is_same_v<S, MaxPool3d> || std::is_same_v<S, AvgPool3d>) {

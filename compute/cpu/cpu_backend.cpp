@@ -364,6 +364,10 @@ namespace {
                     } else if constexpr (std::is_same_v<Spec, Resize>) {
                         const ResizePlan plan = resizePlan(spec, m_shapes.layers[i]);
                         m_fast ? cpu::fast::resize(in, plan, out) : cpu::direct::resize(in, plan, out);
+                    } else if constexpr (std::is_same_v<Spec, ChannelShuffle>) {
+                        m_fast ? cpu::fast::channelShuffle(in, spec, out) : cpu::direct::channelShuffle(in, spec, out);
+                    } else if constexpr (std::is_same_v<Spec, Slice>) {
+                        m_fast ? cpu::fast::slice(in, spec, out) : cpu::direct::slice(in, spec, out);
                     } else if constexpr (std::is_same_v<Spec, Conv3d>) {
                         const Tensor& w = requireParameter(layer.weight, layer, "weight");
                         m_fast ? cpu::fast::conv3d(in, w, layer.bias.get(), spec, pad3, out)
@@ -442,18 +446,19 @@ namespace {
             if (const auto* conv = std::get_if<Conv2d>(&spec); conv && algorithm == kFft)
                 if (std::string why = fftRefusal(*conv, shape, cpu::cpuFftTarget(), "cpu.fft"); !why.empty())
                     return { false, std::move(why) };
-            return std::
-                visit(
-                    [](const auto& l) -> Support {
-                        using T = std::decay_t<decltype(l)>;
-                        // Every kind the session's runLayer dispatches; a new kind must be added here and there.
-                        if constexpr (std::is_same_v<T,
-                                          Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d> || std::is_same_v<T, GlobalAvgPool3d> || std::is_same_v<T, BatchNorm3d>)
-                            return { true, {} };
-                        else
-                            static_assert(dependent_false<T>, "cpu backend: supports() does not know a layer kind");
-                    },
-                    spec);
+            return std::visit(
+                [](const auto& l) -> Support {
+                    using T = std::decay_t<decltype(l)>;
+                    // Every kind the session's runLayer dispatches; a new kind must be added here and there.
+                    if constexpr (
+                        std::
+                            is_same_v<T,
+                                Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d> || std::is_same_v<T, GlobalAvgPool3d> || std::is_same_v<T, BatchNorm3d>)
+                        return { true, {} };
+                    else
+                        static_assert(dependent_false<T>, "cpu backend: supports() does not know a layer kind");
+                },
+                spec);
         }
         std::unique_ptr<BackendSession> createSession(
             const std::string& algorithm, const SessionOptions& options) override

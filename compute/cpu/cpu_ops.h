@@ -43,6 +43,9 @@ namespace direct {
     void pad(const Tensor& in, const Pad& spec, Tensor& out);
     // Resize of H, W (an image) or D, H, W (a volume) by `plan` (compute/resize.h's resizePlan).
     void resize(const Tensor& in, const ResizePlan& plan, Tensor& out);
+    // torch.nn.ChannelShuffle and x.narrow(dim, start, end − start) (shuffle_slice.cpp).
+    void channelShuffle(const Tensor& in, const ChannelShuffle& spec, Tensor& out);
+    void slice(const Tensor& in, const Slice& spec, Tensor& out);
 } // namespace direct
 
 namespace fast {
@@ -84,6 +87,8 @@ namespace fast {
     void concat(const std::vector<const Tensor*>& ins, Tensor& out);
     void pad(const Tensor& in, const Pad& spec, Tensor& out);
     void resize(const Tensor& in, const ResizePlan& plan, Tensor& out);
+    void channelShuffle(const Tensor& in, const ChannelShuffle& spec, Tensor& out);
+    void slice(const Tensor& in, const Slice& spec, Tensor& out);
 } // namespace fast
 
 // The 3-D kinds on volumes [N, C, D, H, W] (the volumes issue), with the same two families: `pad` is the resolved

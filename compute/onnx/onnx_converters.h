@@ -26,5 +26,11 @@ void gemm(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, 
 void pad(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 // Resize (10 to 21) and Upsample (7 to 9), onnx_convert_resize.cpp.
 void resize(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+// onnx_convert_views.cpp: Slice on an activation, and the Reshape–Transpose–Reshape channel shuffle. A Reshape to
+// `shape` that is a step of that pattern is read by readShuffleReshape (true), else left to the caller (false).
+void slice(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+void transpose(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+bool readShuffleReshape(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a,
+    const std::vector<int64_t>& shape);
 
 } // namespace convscope::onnx::convert

@@ -323,6 +323,26 @@ namespace {
                                                            : "edge");
                 } else if constexpr (std::is_same_v<T, Resize>) {
                     writeResize(k, shape, l.name, in[0], fail);
+                } else if constexpr (std::is_same_v<T, ChannelShuffle>) {
+                    // ONNX has no channel shuffle: PyTorch's own export, Reshape to [N, g, C/g, *], Transpose of
+                    // the two group axes, Reshape back (0 keeps the symbolic batch).
+                    const std::vector<int64_t> dims = shape.in.dims();
+                    std::vector<int64_t> grouped = { 0, k.groups, dims[1] / k.groups }, back = { 0, dims[1] };
+                    std::vector<int64_t> perm = { 0, 2, 1 };
+                    for (size_t a = 2; a < dims.size(); ++a) {
+                        grouped.push_back(dims[a]);
+                        back.push_back(dims[a]);
+                        perm.push_back(int64_t(a) + 1);
+                    }
+                    const std::string g = l.name + "/grouped", t = l.name + "/transposed";
+                    node("Reshape", g, { in[0], int64s(l.name + ".grouped_shape", grouped) }, g);
+                    ints(node("Transpose", t, { g }, t), "perm", perm);
+                    node("Reshape", l.name, { t, int64s(l.name + ".shape", back) }, out);
+                } else if constexpr (std::is_same_v<T, Slice>) {
+                    node("Slice", l.name,
+                        { in[0], int64s(l.name + ".starts", { k.start }), int64s(l.name + ".ends", { k.end }),
+                            int64s(l.name + ".axes", { k.dim }) },
+                        out);
                 } else if constexpr (std::is_same_v<T, Identity>) {
                     node("Identity", l.name, { in[0] }, out);
                 } else if constexpr (std::is_same_v<T, Dropout>) {

@@ -212,7 +212,8 @@ Network importModel(const std::string& bytes, const std::string& what, const std
                 inputs.push_back(&g.constants[in]);
                 continue;
             }
-            if (!g.isActivation(in))
+            // A channel shuffle's intermediate views (onnx_convert_views.cpp) are read only by its next step.
+            if (!g.isActivation(in) && !g.shuffleViews.count(in))
                 a.fail("reads tensor \"" + in + "\", which no graph input, initializer or earlier node defines (an "
                     + "undefined name, a cycle, or nodes out of topological order)");
             allConstant = false;

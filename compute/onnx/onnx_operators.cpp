@@ -103,14 +103,19 @@ namespace {
     // Flatten and Reshape to [N, -1].
     void flatten(const NodeContext& c)
     {
-        const Shape in = c.inputShape();
         const bool reshape = c.n.op_type() == "Reshape";
+        std::vector<int64_t> shape;
+        if (reshape) {
+            shape = c.g.opset >= 5 ? c.g.constant(c.n.input(1), c.a, "shape").ints(c.a.where())
+                                   : c.a.getInts("shape").value_or(std::vector<int64_t> {});
+            if (readShuffleReshape(c.g, c.n, c.name, c.a, shape))
+                return;
+        }
+        const Shape in = c.inputShape();
         if (!reshape && c.a.getInt("axis", 1) != 1)
             refuse(c.n, c.a,
                 "Flatten with axis " + std::to_string(c.a.getInt("axis", 1)) + " (ConvScope flattens from dim 1)");
         if (reshape) {
-            std::vector<int64_t> shape = c.g.opset >= 5 ? c.g.constant(c.n.input(1), c.a, "shape").ints(c.a.where())
-                                                        : c.a.getInts("shape").value_or(std::vector<int64_t> {});
             const int64_t features = in.flat ? in.c : in.c * in.d * in.h * in.w;
             const bool flat = shape.size() == 2
                 && (shape[0] == in.n || shape[0] == 0 || (shape[0] == -1 && shape[1] > 0))
@@ -207,10 +212,12 @@ namespace {
         { "Reshape", 6, kLast, flatten },
         { "Resize", 10, kLast, with<resize> },
         { "Sigmoid", 6, kLast, [](const NodeContext& c) { c.simple(Sigmoid {}); } },
+        { "Slice", 1, kLast, with<slice> },
         { "Softmax", 6, kLast, softmax },
         { "Sum", 6, kLast, add },
         { "Tanh", 6, kLast, [](const NodeContext& c) { c.simple(Tanh {}); } },
         { "Upsample", 7, 9, with<resize> },
+        { "Transpose", 1, kLast, with<transpose> },
     };
 
     std::string opsetRanges(const std::string& op)

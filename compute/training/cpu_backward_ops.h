@@ -106,6 +106,8 @@ void mulInput(const Tensor& gy, const Tensor& other, Tensor& gx);
 void concatInput(const Tensor& gy, int64_t offset, Tensor& gx);
 // Pad: the interior of gy; reflect and replicate add each border pixel's gradient onto the pixel it copied.
 void pad(const Tensor& gy, const Pad& spec, Tensor& gx);
+// Slice: zeros, with gy copied into the window [start, end) of axis `dim`.
+void slice(const Tensor& gy, const Slice& spec, Tensor& gx);
 // dst = src (add's inputs, flatten, identity; the same element count).
 void copy(const Tensor& src, Tensor& dst);
 // dst += src, element-wise (a tensor read by several layers sums their gradients).

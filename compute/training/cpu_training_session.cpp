@@ -366,6 +366,10 @@ namespace {
                         m_options.batchNormMomentum, *st.mean, *st.var, out, st.stats, fast);
                 } else if constexpr (std::is_same_v<S, Resize>) {
                     throw UnsupportedError("resize has no backward on the CPU yet (cpuTrainingRefusal refuses it)");
+                } else if constexpr (std::is_same_v<S, ChannelShuffle>) {
+                    fast ? cpu::fast::channelShuffle(in, spec, out) : cpu::direct::channelShuffle(in, spec, out);
+                } else if constexpr (std::is_same_v<S, Slice>) {
+                    fast ? cpu::fast::slice(in, spec, out) : cpu::direct::slice(in, spec, out);
                 } else {
                     static_assert(dependent_false<S>, "cpu training: a layer kind has no forward branch");
                 }
@@ -451,6 +455,13 @@ namespace {
                         cpu::grad::batchNorm2dData(gy, x, st.weight.get(), st.stats, gx, fast);
                     } else if constexpr (std::is_same_v<S, Resize>) {
                         throw UnsupportedError("resize has no backward on the CPU yet (cpuTrainingRefusal refuses it)");
+                    } else if constexpr (std::is_same_v<S, ChannelShuffle>) {
+                        // The inverse permutation: a shuffle with C/g groups.
+                        const ChannelShuffle inverse { x.shape().c / spec.groups };
+                        fast ? cpu::fast::channelShuffle(gy, inverse, gx)
+                             : cpu::direct::channelShuffle(gy, inverse, gx);
+                    } else if constexpr (std::is_same_v<S, Slice>) {
+                        cpu::grad::slice(gy, spec, gx);
                     } else {
                         static_assert(dependent_false<S>, "cpu training: a layer kind has no backward branch");
                     }

@@ -237,4 +237,18 @@ bool allFinite(const Tensor& t)
     return true;
 }
 
+void slice(const Tensor& gy, const Slice& spec, Tensor& gx)
+{
+    const std::vector<int64_t> dims = gx.shape().dims();
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < spec.dim; ++i)
+        outer *= dims[size_t(i)];
+    for (size_t i = size_t(spec.dim) + 1; i < dims.size(); ++i)
+        inner *= dims[i];
+    const int64_t size = dims[size_t(spec.dim)], run = (spec.end - spec.start) * inner;
+    gx.fill(0.0f);
+    for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(gx.data() + (o * size + spec.start) * inner, gy.data() + o * run, size_t(run) * sizeof(float));
+}
+
 } // namespace convscope::cpu::grad

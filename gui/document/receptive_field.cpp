@@ -159,6 +159,16 @@ namespace {
                         r.rows = backResize(out.rows, plan, plan.axis[1]);
                         r.cols = backResize(out.cols, plan, plan.axis[2]);
                     }
+                } else if constexpr (std::is_same_v<T, Slice>) {
+                    // A slice of H or W shifts the pixel by `start`; of N or C it keeps the pixel.
+                    const auto shifted = [&](const Mask& m, int64_t size) {
+                        Mask full(size_t(size), false);
+                        for (size_t k = 0; k < m.size() && int64_t(k) + s.start < size; ++k)
+                            full[k + size_t(s.start)] = m[k];
+                        return full;
+                    };
+                    r.rows = s.dim == 2 ? shifted(out.rows, in.h) : out.rows;
+                    r.cols = s.dim == 3 ? shifted(out.cols, in.w) : out.cols;
                 } else if constexpr (std::is_same_v<T,
                                          GlobalAvgPool2d> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear>) {
                     r.whole = true;
@@ -170,7 +180,7 @@ namespace {
                         r.rows = out.rows, r.cols = out.cols;
                 } else if constexpr (std::
                                          is_same_v<
-                                             T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Concat> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
+                                             T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Concat> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle>) {
                     // Element-wise (softmax over the channels of one pixel; concat along channels): same pixel.
                     r.rows = out.rows;
                     r.cols = out.cols;

@@ -48,6 +48,7 @@ namespace {
         case KindFamily::Reshape:
         case KindFamily::Merge:
         case KindFamily::Padding:
+        case KindFamily::Copy:
         case KindFamily::NoOp:
             return false;
         }

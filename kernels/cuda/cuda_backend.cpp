@@ -21,6 +21,7 @@
 #include "kernels/cuda/conv2d_fft.cuh"
 #include "kernels/cuda/conv2d_tensor_core.cuh"
 #include "kernels/cuda/conv_transpose2d.cuh"
+#include "kernels/cuda/copy_kernels.cuh"
 #include "kernels/cuda/cuda_options.h"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/layer_geometry.h"
@@ -83,20 +84,18 @@ namespace {
     {
         return std::
             visit(
-                [&](const auto& l) -> std::
-                                       string {
-                                           using T = std::decay_t<decltype(l)>;
-                                           if constexpr (
-                                               std::is_same_v<
-                                                   T, Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU>)
-                                               return {};
-                                           else if constexpr (isVolumeKind<T>) // the 3-D kinds: conv3d.cuh,
-                                                                               // pooling3d.cuh
-                                               return {};
-                                           else
-                                               static_assert(dependent_false<T>,
-                                                   "cuda backend: supports() does not know a layer kind");
-                                       },
+                [&](const auto& l) -> std::string {
+                    using T = std::decay_t<decltype(l)>;
+                    if constexpr (
+                        std::is_same_v<
+                            T, Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU>)
+                        return {};
+                    else if constexpr (isVolumeKind<T>) // the 3-D kinds: conv3d.cuh,
+                                                        // pooling3d.cuh
+                        return {};
+                    else
+                        static_assert(dependent_false<T>, "cuda backend: supports() does not know a layer kind");
+                },
                 spec);
     }
 
@@ -379,6 +378,11 @@ namespace {
                             int(s.out.h), int(s.out.w), padMode(l.mode), static_cast<float>(l.value), y, st);
                     } else if constexpr (std::is_same_v<T, Resize>) {
                         resizeNchw(resizePlan(l, s), s.in.n * s.in.c, x, y, st);
+                    } else if constexpr (std::is_same_v<T, ChannelShuffle>) {
+                        channelShuffle(x, s.in.n, s.in.c, l.groups, s.in.d * s.in.h * s.in.w, 4, y, st);
+                    } else if constexpr (std::is_same_v<T, Slice>) {
+                        const AxisRuns r = axisRuns(s.in, l.dim, false);
+                        sliceAxis(x, r.outer, r.size, r.inner, l.start, l.end, 4, y, st);
                     } else if constexpr (std::is_same_v<T, Conv3d>) {
                         const Conv3dGeometry g = volumeGeometryOf(l, s);
                         if (conv3dPath(algorithm()) == Conv3dPath::ImplicitGemm)

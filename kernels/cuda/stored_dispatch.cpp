@@ -4,6 +4,8 @@
 // the positions, and the kinds over dim 1 (softmax, concat) work on the innermost axis.
 #include "kernels/cuda/stored_dispatch.h"
 
+#include "kernels/cuda/copy_kernels.cuh"
+
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/resize.h"
@@ -32,6 +34,7 @@ namespace {
         case KindFamily::FullyConnected:
         case KindFamily::Merge:
         case KindFamily::Padding: // pad, resize
+        case KindFamily::Copy:
             return true;
         case KindFamily::Convolution: // prepareStoredConvolution's kernels, for the direct and tensor_core algorithms
         case KindFamily::Reshape: // views: flatten, identity, dropout
@@ -208,6 +211,12 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
                     int(s.out.h), int(s.out.w), padModeOf(l.mode), static_cast<float>(l.value), t, y, st);
             } else if constexpr (std::is_same_v<T, Resize>) {
                 resizeChannelsLast(resizePlan(l, s), s.in.n, s.in.c, t, x, y, st);
+            } else if constexpr (std::is_same_v<T, ChannelShuffle>) {
+                // Channels-last: every position's row of channels is shuffled.
+                channelShuffle(x, s.in.n * positionsOf(s.in), s.in.c, l.groups, 1, int(dtypeBytes(t)), y, st);
+            } else if constexpr (std::is_same_v<T, Slice>) {
+                const AxisRuns r = axisRuns(s.in, l.dim, true);
+                sliceAxis(x, r.outer, r.size, r.inner, l.start, l.end, int(dtypeBytes(t)), y, st);
             } else if constexpr (std::is_same_v<T, Softmax>) {
                 softmaxRows(s.in.n * positionsOf(s.in), int(s.in.c), t, x, y, st);
             } else if constexpr (std::is_same_v<T, Linear>) {

@@ -37,6 +37,7 @@
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
 #include "kernels/common/gpu_session.h"
+#include "kernels/cuda/copy_kernels.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/merge.cuh"
 #include "kernels/cuda/parametric_activation.cuh"
@@ -260,6 +261,9 @@ namespace {
                         setLayerNote(i, "our CUDA kernel: cuDNN has no padding layer");
                     } else if constexpr (std::is_same_v<T, Resize>) {
                         setLayerNote(i, "our CUDA kernel (kernels/cuda/resize.cu): cuDNN has no resize call");
+                    } else if constexpr (std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice>) {
+                        setLayerNote(
+                            i, std::string("our CUDA kernel: cuDNN has no ") + layerKind(l).type + " (a gather copy)");
                     } else if constexpr (std::is_same_v<T, Softmax>) {
                         p.xd = tensor4(i, s.in);
                         setLayerNote(i, "cudnnSoftmaxForward (accurate, over channels)");
@@ -380,6 +384,11 @@ namespace {
                             int(s.out.h), int(s.out.w), mode, static_cast<float>(l.value), y, st);
                     } else if constexpr (std::is_same_v<T, Resize>) {
                         cuda::resizeNchw(resizePlan(l, s), s.in.n * s.in.c, x, y, st);
+                    } else if constexpr (std::is_same_v<T, ChannelShuffle>) {
+                        cuda::channelShuffle(x, s.in.n, s.in.c, l.groups, s.in.d * s.in.h * s.in.w, 4, y, st);
+                    } else if constexpr (std::is_same_v<T, Slice>) {
+                        const cuda::AxisRuns r = cuda::axisRuns(s.in, l.dim, false);
+                        cuda::sliceAxis(x, r.outer, r.size, r.inner, l.start, l.end, 4, y, st);
                     } else if constexpr (
                         std::is_same_v<T,
                             Conv3d> || std::is_same_v<T, ConvTranspose3d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {

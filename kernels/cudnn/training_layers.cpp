@@ -160,7 +160,9 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
                                                return "asymmetric padding is unsupported in training on cudnn (cuDNN's "
                                                       "convolution "
                                                       "descriptor pads both sides equally)";
-                                       } else if constexpr (std::is_same_v<T, Pad> || std::is_same_v<T, Resize>) {
+                                       } else if constexpr (
+                                           std::is_same_v<T,
+                                               Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice>) {
                                            return std::string(layerKind(spec).type)
                                                + " has no backward on cudnn yet (unsupported; train on cpu.direct or "
                                                  "cpu.im2col_gemm)";

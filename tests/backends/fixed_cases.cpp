@@ -357,6 +357,18 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                     Builder(type, 1, 2, 5, 4).add("p", replicate).done("replicate") };
             } else if constexpr (std::is_same_v<T, Resize>) {
                 return resizeCases(type);
+            } else if constexpr (std::is_same_v<T, ChannelShuffle>) {
+                return { Builder(type, 2, 6, 5, 7).add("x", ChannelShuffle { 2 }).done("groups 2 (ShuffleNet)"),
+                    Builder(type, 1, 12, 3, 4).add("x", ChannelShuffle { 3 }).done("groups 3 of 12 channels"),
+                    Builder(type, 2, 8, 3, 4).depth(3).add("x", ChannelShuffle { 4 }).done("groups 4, a volume"),
+                    Builder(type, 1, 5, 2, 3).add("x", ChannelShuffle { 5 }).done("groups = channels (identity)") };
+            } else if constexpr (std::is_same_v<T, Slice>) {
+                return { Builder(type, 2, 6, 5, 7).add("x", Slice { 1, 1, 4 }).done("channels [1, 4)"),
+                    Builder(type, 1, 3, 7, 6).add("x", Slice { 2, 2, 5 }).done("H [2, 5)"),
+                    Builder(type, 2, 2, 4, 9).add("x", Slice { 3, 0, 3 }).done("W [0, 3)"),
+                    Builder(type, 3, 2, 3, 3).add("x", Slice { 0, 1, 2 }).done("batch [1, 2)"),
+                    Builder(type, 1, 2, 4, 3).depth(5).add("x", Slice { 2, 1, 4 }).done("D [1, 4) of a volume"),
+                    Builder(type, 2, 10, 1, 1, true).add("x", Slice { 1, 3, 8 }).done("features [3, 8)") };
             } else if constexpr (std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
                 return {
                     Builder(type, 2, 3, 5, 7).spread("s", 4).add("x", k).add("r", ReLU {}).done("between layers")

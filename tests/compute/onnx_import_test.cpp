@@ -361,3 +361,71 @@ TEST_CASE("bad ONNX input is an InputError naming the problem", "[onnx]")
 }
 
 #endif
+
+namespace {
+::onnx::TensorProto* addInts(::onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& v)
+{
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::INT64);
+    t->add_dims(int64_t(v.size()));
+    for (int64_t x : v)
+        t->add_int64_data(x);
+    return t;
+}
+void addPerm(::onnx::NodeProto* n, const std::vector<int64_t>& perm)
+{
+    auto* a = n->add_attribute();
+    a->set_name("perm");
+    a->set_type(::onnx::AttributeProto::INTS);
+    for (int64_t p : perm)
+        a->add_ints(p);
+}
+} // namespace
+
+TEST_CASE("ONNX Slice and PyTorch's channel shuffle (Reshape, Transpose, Reshape) import as slice and channel_shuffle",
+    "[onnx]")
+{
+    // ShuffleNet V2's block, as torchvision exports it: x.chunk(2, dim=1) as two Slices, cat, channel_shuffle(2).
+    ::onnx::ModelProto m = baseModel();
+    auto* g = m.mutable_graph();
+    addInts(g, "zero", { 0 });
+    addInts(g, "one", { 1 });
+    addInts(g, "big", { std::numeric_limits<int64_t>::max() });
+    addInts(g, "axis1", { 1 });
+    addInts(g, "grouped", { 0, 2, 1, 5, 5 });
+    addInts(g, "back", { 0, 2, 5, 5 });
+    addNode(g, "Slice", "first", { "x", "zero", "one", "axis1" }, "a");
+    addNode(g, "Slice", "second", { "x", "one", "big", "axis1" }, "b");
+    addNode(g, "Relu", "r", { "b" }, "rb");
+    auto* cat = addNode(g, "Concat", "cat", { "a", "rb" }, "c")->add_attribute();
+    cat->set_name("axis");
+    cat->set_type(::onnx::AttributeProto::INT);
+    cat->set_i(1);
+    addNode(g, "Reshape", "view", { "c", "grouped" }, "v");
+    addPerm(addNode(g, "Transpose", "swap", { "v" }, "t"), { 0, 2, 1, 3, 4 });
+    addNode(g, "Reshape", "shuffle", { "t", "back" }, "y");
+    Network net = import(m, {}, 2);
+    REQUIRE(net.layers.size() == 5);
+    CHECK(net.layers[0].spec == LayerSpec(Slice { 1, 0, 1 }));
+    CHECK(net.layers[1].spec == LayerSpec(Slice { 1, 1, 2 }));
+    CHECK(net.layers[4].name == "shuffle");
+    CHECK(net.layers[4].spec == LayerSpec(ChannelShuffle { 2 }));
+    const ShapeReport shapes = inferShapes(net);
+    REQUIRE(shapes.ok());
+    CHECK(shapes.layers[4].out == Shape::nchw(2, 2, 5, 5));
+
+    // A Transpose that is not a channel shuffle's is refused, naming the permutation.
+    ::onnx::ModelProto t = baseModel();
+    addPerm(addNode(t.mutable_graph(), "Transpose", "nhwc", { "x" }, "y"), { 0, 2, 3, 1 });
+    expectError(t, "Transpose of an activation (perm [0, 2, 3, 1])");
+    // A Slice with a step other than 1 too.
+    ::onnx::ModelProto s = baseModel();
+    auto* sg = s.mutable_graph();
+    addInts(sg, "zero", { 0 });
+    addInts(sg, "four", { 4 });
+    addInts(sg, "axis2", { 2 });
+    addInts(sg, "two", { 2 });
+    addNode(sg, "Slice", "strided", { "x", "zero", "four", "axis2", "two" }, "y");
+    expectError(s, "Slice with step 2");
+}

@@ -248,3 +248,19 @@ TEST_CASE("a network infers channels from the layer above and stops at the first
     net.input.height = 0;
     CHECK_THAT(inferShapes(net).firstError(), Catch::Contains("at least 1"));
 }
+
+TEST_CASE("channel_shuffle and slice: shapes, formulas and the errors a teacher reads", "[shapes]")
+{
+    CHECK(outOf(ChannelShuffle { 3 }, Shape::nchw(1, 12, 4, 4)) == Shape::nchw(1, 12, 4, 4));
+    CHECK_THAT(errorOf(ChannelShuffle { 5 }, Shape::nchw(1, 12, 4, 4)),
+        Catch::Contains("groups 5 does not divide the 12 input channels"));
+    CHECK_THAT(errorOf(ChannelShuffle { 2 }, Shape::features(1, 12)), Catch::Contains("fully connected"));
+    CHECK(outOf(Slice { 1, 2, 5 }, Shape::nchw(2, 6, 4, 4)) == Shape::nchw(2, 3, 4, 4));
+    CHECK(outOf(Slice { 3, 0, 1 }, Shape::nchw(2, 6, 4, 4)) == Shape::nchw(2, 6, 4, 1));
+    CHECK(outOf(Slice { 2, 1, 3 }, Shape::ncdhw(1, 2, 5, 4, 4)) == Shape::ncdhw(1, 2, 2, 4, 4));
+    CHECK(outOf(Slice { 1, 3, 8 }, Shape::features(2, 10)) == Shape::features(2, 5));
+    CHECK(inferLayer(Slice { 2, 1, 3 }, Shape::nchw(1, 1, 5, 5)).formula == "H_out = 3 − 1 = 2");
+    CHECK(errorOf(Slice { 2, 3, 9 }, Shape::nchw(1, 1, 5, 5))
+        == "slice [3, 9) of H (dim 2, size 5) is empty or out of range: need 0 ≤ start < end ≤ 5");
+    CHECK_THAT(errorOf(Slice { 4, 0, 1 }, Shape::nchw(1, 1, 5, 5)), Catch::Contains("dim 4 is not an axis of"));
+}
