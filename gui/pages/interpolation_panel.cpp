@@ -1,7 +1,6 @@
 #include "gui/pages/interpolation_panel.h"
 
 #include "gui/document/network_document.h"
-#include "gui/pages/run_panel.h"
 #include "gui/views/feature_map_grid.h"
 #include "gui/views/format.h"
 
@@ -38,12 +37,10 @@ namespace {
     };
 } // namespace
 
-InterpolationPanel::InterpolationPanel(
-    Engine* engine, const NetworkDocument* document, const RunPanel* run, QWidget* parent)
+InterpolationPanel::InterpolationPanel(Engine* engine, const NetworkDocument* document, QWidget* parent)
     : QWidget(parent)
     , m_engine(engine)
     , m_document(document)
-    , m_run(run)
     , m_at(new QComboBox(this))
     , m_from(new QLineEdit(QStringLiteral("sample:voxels:chair"), this))
     , m_to(new QLineEdit(QStringLiteral("sample:voxels:sphere"), this))
@@ -173,7 +170,7 @@ int InterpolationPanel::start()
     r.from = m_from->text().trimmed().toStdString();
     r.to = m_to->text().trimmed().toStdString();
     r.steps = m_steps->value();
-    r.run = m_run->request();
+    r.run = m_engine->runSettings().request();
     if (r.at.empty() || r.from.empty() || r.to.empty()) {
         m_message->setText(tr("Choose the latent layer and both inputs first."));
         return 0;
