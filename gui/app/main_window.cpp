@@ -131,6 +131,12 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
                 charts << m_roofline;
             return charts;
         },
+        // The report's feature maps: the layer on show, or the network's output when none is.
+        [this] {
+            const int shown = m_network->currentLayer();
+            const int layers = int(m_doc.network().layers.size());
+            return shown >= 0 ? QList<int> { shown } : layers > 0 ? QList<int> { layers - 1 } : QList<int> {};
+        },
         m_maps->grid(), [this] { return m_sessionOrigin; }, [this] { return &m_doc.network(); } });
     buildMenus();
     m_status = new RunStatus(m_engine, this);

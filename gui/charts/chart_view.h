@@ -3,6 +3,7 @@
 // <qcustomplot.h>; everything else sees this class.
 #pragma once
 
+#include <QPicture>
 #include <QWidget>
 
 class QCustomPlot;
@@ -29,6 +30,11 @@ public:
     bool writePng(QIODevice* out, QSize size) const;
     bool writeSvg(QIODevice* out, QSize size) const;
     bool writePdf(QIODevice* out, QSize size) const;
+    // The chart drawn at `size` as vectors (text stays text), for a page that scales it (the PDF report), and the
+    // smallest text it draws there, in points at 96 pixels to the inch (how the report picks a scale that keeps it
+    // readable).
+    QPicture toPicture(QSize size) const;
+    double smallestFontPoints() const;
     QCustomPlot* plot() const { return m_plot; }
     int replotCount() const { return m_replots; }
 

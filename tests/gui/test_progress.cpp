@@ -53,7 +53,8 @@ bool has(const std::vector<Selection>& list, const Selection& s)
 
 } // namespace
 
-TEST_CASE("the interpolation page runs on the engine's run settings, with no Run panel", "[gui][settings][interpolation]")
+TEST_CASE(
+    "the interpolation page runs on the engine's run settings, with no Run panel", "[gui][settings][interpolation]")
 {
     Engine engine;
     NetworkDocument doc;
@@ -151,9 +152,8 @@ TEST_CASE("a run shows the layer it is at, inside its passes, in the status bar"
     RunOutcomePtr o = waitForRun(*w, w->triggerRun(), 120000);
     REQUIRE(o);
     REQUIRE(o->result.selections[0].ok);
-    const auto inPass = std::find_if(seen.begin(), seen.end(), [](const RunProgress& p) {
-        return p.phase == "timing" && p.layer >= 0 && p.pass > 0;
-    });
+    const auto inPass = std::find_if(seen.begin(), seen.end(),
+        [](const RunProgress& p) { return p.phase == "timing" && p.layer >= 0 && p.pass > 0; });
     REQUIRE(inPass != seen.end());
     const RunProgress& p = *inPass;
     CHECK(p.selection == "cpu.direct");
