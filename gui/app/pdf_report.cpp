@@ -38,8 +38,9 @@ namespace {
 QSize pdfChartSize(double fontPoints, QSize preferred)
 {
     // On the page a chart pixel is kPdfTextWidthPt / width points wide, and its text scales with it.
-    const double widest = fontPoints > 0 ? std::floor(fontPoints * kPdfTextWidthPt / kPdfMinChartFontPt / kPointsPerPixel)
-                                         : preferred.width();
+    const double widest = fontPoints > 0
+        ? std::floor(fontPoints * kPdfTextWidthPt / kPdfMinChartFontPt / kPointsPerPixel)
+        : preferred.width();
     const int width = std::max(1, std::min(preferred.width(), int(widest)));
     return { width, std::max(1, int(std::lround(double(preferred.height()) * width / preferred.width()))) };
 }
@@ -134,7 +135,8 @@ bool writePdfReport(
     QPainter painter;
     if (!painter.begin(&pdf))
         return false;
-    paintReport(painter, [&pdf] { pdf.newPage(); }, *doc, charts, &pdf);
+    paintReport(
+        painter, [&pdf] { pdf.newPage(); }, *doc, charts, &pdf);
     return painter.end();
 }
 

@@ -54,10 +54,11 @@ ReportMaps reportMaps(const RunOutcome& run, const QList<int>& layers)
         grid.setAttribute(Qt::WA_DontShowOnScreen);
         grid.resize(kWidth, height);
         grid.setPlanes(std::move(planes));
-        QString title = QObject::tr("%1 (layer %2) · %3 · output %4")
-                            .arg(QString::fromStdString(run.network.layers[size_t(layer)].name))
-                            .arg(layer)
-                            .arg(QString::fromStdString(from->selection.str()), QString::fromStdString(out.shape().str()));
+        QString title
+            = QObject::tr("%1 (layer %2) · %3 · output %4")
+                  .arg(QString::fromStdString(run.network.layers[size_t(layer)].name))
+                  .arg(layer)
+                  .arg(QString::fromStdString(from->selection.str()), QString::fromStdString(out.shape().str()));
         if (shown < all)
             title += QObject::tr(" · channels 0–%1 of %2").arg(shown - 1).arg(all);
         maps.push_back({ title, grid.grab().toImage() });

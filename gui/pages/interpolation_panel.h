@@ -14,6 +14,7 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QScrollArea;
 class QSpinBox;
 class QTableWidget;
 
@@ -34,6 +35,7 @@ public:
     InterpolationResultPtr result() const { return m_result; }
 
     FeatureMapGrid* strip() const { return m_strip; }
+    QScrollArea* stripScroll() const { return m_stripScroll; }
     QTableWidget* timingTable() const { return m_table; }
     QComboBox* latentBox() const { return m_at; }
     QLineEdit* fromEdit() const { return m_from; }
@@ -62,6 +64,7 @@ private:
     QComboBox* m_view;
     QLabel* m_caption;
     FeatureMapGrid* m_strip;
+    QScrollArea* m_stripScroll;
     QTableWidget* m_table;
     QLabel* m_message;
 };

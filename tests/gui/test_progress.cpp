@@ -7,6 +7,7 @@
 #include "gui/pages/interpolation_panel.h"
 #include "gui/pages/run_panel.h"
 #include "gui/pages/sweep_panel.h"
+#include "gui/views/feature_map_grid.h"
 #include "gui/views/run_status.h"
 #include "tests/test_support.h"
 
@@ -14,6 +15,8 @@
 
 #include <QCheckBox>
 #include <QDockWidget>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 
 #include <algorithm>
@@ -86,6 +89,46 @@ TEST_CASE(
     REQUIRE(panel.result()->runs.size() == 2);
     CHECK(panel.result()->runs[0].selection.str() == "cpu.direct");
     CHECK(panel.result()->runs[1].encoderMs.count == 1);
+}
+
+TEST_CASE("the interpolation strip keeps its tiles readable: one row, each at least 96 pixels, labelled with its t",
+    "[gui][interpolation]")
+{
+    Engine engine;
+    NetworkDocument doc;
+    doc.reset(parseNetwork(kAutoencoder, "ae", {}), QString());
+    InterpolationPanel panel(&engine, &doc);
+    RunSettings s = engine.runSettings();
+    s.selections = { { "cpu", "im2col_gemm" } };
+    s.warmup = 0;
+    s.repeat = 1;
+    engine.setRunSettings(s);
+    panel.resize(420, 600); // a narrow dock
+    panel.show();
+    QSignalSpy done(&engine, &Engine::interpolationFinished);
+    REQUIRE(panel.start() > 0);
+    REQUIRE(done.wait(60000));
+    QCoreApplication::processEvents();
+    FeatureMapGrid* strip = panel.strip();
+    REQUIRE(strip->tileCount() == 11);
+    for (int k = 0; k < 11; ++k) {
+        CHECK(strip->tileRect(k).width() >= 96);
+        CHECK(strip->tileRect(k).top() == strip->tileRect(0).top()); // one row
+    }
+    CHECK(strip->tileLabels().first() == QStringLiteral("t = 0"));
+    CHECK(strip->tileLabels().at(3) == QStringLiteral("t = 0.3"));
+    CHECK(strip->tileLabels().last() == QStringLiteral("t = 1"));
+    CHECK(panel.stripScroll()->horizontalScrollBar()->maximum() > 0); // it scrolls instead of shrinking
+
+    // A wide dock: the tiles grow with it, and nothing scrolls.
+    panel.resize(1900, 700);
+    QCoreApplication::processEvents();
+    CHECK(strip->tileRect(0).width() > 96);
+    CHECK(panel.stripScroll()->horizontalScrollBar()->maximum() == 0);
+    // Another network: the strip is empty again.
+    panel.setResult(nullptr);
+    CHECK(strip->tileCount() == 0);
+    CHECK(strip->tileLabels().isEmpty());
 }
 
 TEST_CASE("the Run panel writes the engine's run settings and shows the settings others write", "[gui][settings]")

@@ -74,7 +74,8 @@ TEST_CASE("the HTML and PDF reports hold the feature maps of the layer on show",
                                   QString::fromStdString(o->result.shapes.layers[0].out.str()));
     CHECK(html.contains(title.toHtmlEscaped()));
     // The map is a PNG inside the file, a grid of the layer's channels in colour (not a blank picture).
-    const QRegularExpression mapImg(QStringLiteral("<h3>[^<]*\\(layer 0\\)[^<]*</h3>\\n<p><img src=\"data:image/png;base64,([^\"]+)\""));
+    const QRegularExpression mapImg(
+        QStringLiteral("<h3>[^<]*\\(layer 0\\)[^<]*</h3>\\n<p><img src=\"data:image/png;base64,([^\"]+)\""));
     const QRegularExpressionMatch m = mapImg.match(html);
     REQUIRE(m.hasMatch());
     const QImage map = QImage::fromData(QByteArray::fromBase64(m.captured(1).toLatin1()), "PNG");
