@@ -159,7 +159,7 @@ QString reportHtml(
     if (!maps.isEmpty()) {
         h += QStringLiteral("<h2>%1</h2>\n").arg(QObject::tr("Feature maps"));
         h += QStringLiteral("<p class=\"small\">%1</p>\n")
-                 .arg(QObject::tr("Batch item 0, one tile per channel, each coloured by its own range."));
+                 .arg(QObject::tr("Batch item 0, one tile per channel, all on one colour range."));
         for (int i = 0; i < maps.size(); ++i) {
             h += QStringLiteral("<h3>%1</h3>\n").arg(maps[i].title.toHtmlEscaped());
             h += img(maps[i].image, QStringLiteral("map%1.png").arg(i), maps[i].title.toHtmlEscaped(),
