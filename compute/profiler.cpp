@@ -286,6 +286,11 @@ namespace {
                 sr.ok = false;
                 l.session.reset();
             }
+            if (!sr.ok) { // said at once: a long run of the others must not hide it until the end
+                RunProgress p = at(0, "dropped", sr.selection.str());
+                p.dropped = sr.failure;
+                report(p);
+            }
             live.push_back(std::move(l));
         }
         return live;
@@ -336,6 +341,11 @@ namespace {
                 throw;
             } catch (const std::exception& e) {
                 fail(l, e.what());
+                RunProgress q = p;
+                q.phase = "dropped";
+                q.dropped = e.what();
+                q.fraction = done / totalWork * 0.9;
+                report(q);
             }
             done += 1;
             p.fraction = done / totalWork * 0.9;
@@ -510,6 +520,8 @@ static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& inpu
 
 std::string RunProgress::text() const
 {
+    if (!dropped.empty())
+        return selection + " dropped out: " + dropped;
     std::string t = selection.empty() ? phase : selection;
     if (pass > 0)
         t += " pass " + std::to_string(pass) + "/" + std::to_string(passes) + (phase == "warm-up" ? " (warm-up)" : "");

@@ -23,11 +23,12 @@ namespace convscope {
 // Where a run is, for a person watching (the window's status bar).
 struct RunProgress {
     double fraction = 0; // of the whole run, in [0, 1]
-    std::string phase; // "preparing", "warm-up", "timing", "reference", "comparing", "exploring", "done"
+    std::string phase; // "preparing", "dropped", "warm-up", "timing", "reference", "comparing", "exploring", "done"
     std::string selection; // the selection at work (empty: none)
     int pass = 0, passes = 0; // 1-based pass of the warm-ups and repeats (0: not in a pass)
     int layer = -1, layers = 0; // 0-based layer at work, of `layers` (-1: none)
     std::string layerName;
+    std::string dropped; // phase "dropped": why `selection` just dropped out (the others go on)
     std::string text() const; // "cpu.direct pass 3/13 · layer 5/69 conv1"
 };
 

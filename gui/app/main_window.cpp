@@ -210,6 +210,12 @@ void MainWindow::connectPanels()
     connect(&m_doc, &NetworkDocument::modifiedChanged, this, &MainWindow::updateTitle);
     connect(&m_doc, &NetworkDocument::filePathChanged, this, &MainWindow::updateTitle);
     connect(m_engine, &Engine::finished, this, &MainWindow::onFinished);
+    // A selection that drops out is named as soon as it does, not only when the others have finished.
+    connect(m_engine, &Engine::runProgress, this, [this](int, const RunProgress& p) {
+        if (!p.dropped.empty())
+            m_banner->showError(
+                tr("%1 dropped out: %2").arg(QString::fromStdString(p.selection), QString::fromStdString(p.dropped)));
+    });
     connect(m_engine, &Engine::failed, this, [this](int, const QString& message) {
         if (message != tr("run cancelled") && !message.startsWith(tr("Cannot run")))
             showProblem(message);

@@ -252,7 +252,7 @@ void Engine::runJob(int jobId, Network net, RunRequest request, CancelFlag cance
         auto lastReport = std::make_shared<std::chrono::steady_clock::time_point>();
         options.layerProgress = [jobId, lastReport, this](const RunProgress& p) {
             const auto now = std::chrono::steady_clock::now();
-            if (p.fraction < 1.0 && now - *lastReport < std::chrono::milliseconds(30))
+            if (p.fraction < 1.0 && p.dropped.empty() && now - *lastReport < std::chrono::milliseconds(30))
                 return;
             *lastReport = now;
             deliver(jobId, [this, jobId, p]() {
