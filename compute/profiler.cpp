@@ -318,13 +318,24 @@ namespace {
                 }
             } unhook { l };
             if (report.wantsLayers())
+                // Called once layer i is done: layer i + 1 is the one at work (the pass's report follows the last).
                 l.session->setLayerDone([&, shares = passShares(l)](size_t i) {
-                    report.between([&] {
-                        RunProgress q = p;
-                        layerAt(q, *l.net, i);
-                        q.fraction = (done + shares[std::min(i, shares.size() - 1)]) / totalWork * 0.9;
-                        return q;
-                    });
+                    if (i + 1 < shares.size())
+                        report.between([&] {
+                            RunProgress q = p;
+                            layerAt(q, *l.net, i + 1);
+                            q.fraction = (done + shares[i]) / totalWork * 0.9;
+                            return q;
+                        });
+                    else
+                        report.cancelPoint();
+                });
+            if (!l.net->layers.empty())
+                report.between([&] { // before the pass: its first layer is next
+                    RunProgress q = p;
+                    layerAt(q, *l.net, 0);
+                    q.fraction = done / totalWork * 0.9;
+                    return q;
                 });
             try {
                 const nvtx::Range range(l.result->selection.str() + (pass < options.warmup ? " · warm-up " : " · pass ")
