@@ -150,12 +150,15 @@ RunOutcomePtr ExportController::outcomeOrComplain()
 ReportChart ExportController::reportChart(ChartView* c)
 {
     c->flush();
+    const std::function<void()> restore = c->showForReport();
     ReportChart chart;
     chart.text = c->chartTitle() + QLatin1Char('\n') + c->caption();
     chart.image = c->toImage(QSize(960, 480));
     chart.fontPoints = c->smallestFontPoints();
     chart.logical = pdfChartSize(chart.fontPoints, QSize(960, 480));
     chart.vector = c->toPicture(chart.logical);
+    if (restore)
+        restore();
     return chart;
 }
 

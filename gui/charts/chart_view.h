@@ -6,6 +6,8 @@
 #include <QPicture>
 #include <QWidget>
 
+#include <functional>
+
 class QCustomPlot;
 class QHBoxLayout;
 class QIODevice;
@@ -25,6 +27,9 @@ public:
 
     // Draws now whatever a throttled redraw still has pending (before an export).
     virtual void flush() { }
+    // Before a report draws the chart: a view of it that reads as one picture (the timing chart of a large network
+    // shows its slowest layers rather than the rows scrolled into view); the function returned puts the page back.
+    virtual std::function<void()> showForReport() { return {}; }
     // The chart alone (no caption), drawn at `size` whatever the widget's size.
     QImage toImage(QSize size) const;
     bool writePng(QIODevice* out, QSize size) const;

@@ -97,6 +97,25 @@ TEST_CASE("the HTML and PDF reports hold the feature maps of the layer on show",
     CHECK(std::abs(pages[0].width() - 680) <= 1); // A4 less 15 mm margins at 96 px/in
 }
 
+TEST_CASE("a report's timing chart of a large network shows its slowest layers, and the page is left as it was",
+    "[gui][export][report]")
+{
+    auto w = makeWindow();
+    w->runPanel()->setLiveEnabled(false);
+    REQUIRE(w->project()->openFile(QString::fromStdString((examplesDir() / "resnet18.json").string())));
+    REQUIRE(w->document()->network().layers.size() > size_t(TimingChart::kHorizontalAbove));
+    REQUIRE(w->runPanel()->setSelections({ { "cpu", "tap_gemm" } }));
+    w->runPanel()->setWarmupRepeat(0, 1);
+    REQUIRE(waitForRun(*w, w->triggerRun(), 120000));
+    TimingChart* chart = w->timingChart();
+    chart->redrawNow();
+    REQUIRE(chart->rows() == TimingChart::Rows::Layers);
+    const ReportChart r = ExportController::reportChart(chart);
+    CHECK(r.text.contains(QStringLiteral("slowest")));
+    CHECK(chart->rows() == TimingChart::Rows::Layers); // the page as it was
+    CHECK(chart->tickLabels().size() > TimingChart::kTopN);
+}
+
 TEST_CASE("the PDF report's charts have 8 pt text or more, and no line breaks inside a word", "[gui][export][report]")
 {
     auto w = makeWindow();
