@@ -12,6 +12,7 @@
 #include "compute/shape_inference.h"
 #include "compute/tensor.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -108,6 +109,21 @@ public:
     virtual std::string layerNote(size_t /*layer*/) const { return {}; }
     // Device, driver, library versions, math mode as this session ran them.
     virtual std::map<std::string, std::string> metadata() const { return {}; }
+    // Where a pass is, for a person watching (the profiler's per-layer progress): runPass calls it after each layer,
+    // outside the layer's timed region; it may throw (Cancelled) to stop the pass. Unset, it costs one test per
+    // layer. A session that queues its layers asynchronously (the GPU's) does not call it: there a layer has not run
+    // when it is queued.
+    void setLayerDone(std::function<void(size_t layer)> fn) { m_layerDone = std::move(fn); }
+
+protected:
+    void layerDone(size_t layer) const
+    {
+        if (m_layerDone)
+            m_layerDone(layer);
+    }
+
+private:
+    std::function<void(size_t)> m_layerDone;
 };
 
 class Backend {

@@ -19,6 +19,7 @@
 #include "convscope_config.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 
@@ -61,6 +62,7 @@ namespace {
         std::shared_ptr<const FusedNetwork> fusion; // "+fused" selections: what the session runs
         const Network* net = nullptr; // what the session runs: the network or its fused form
         const ShapeReport* shapes = nullptr;
+        std::vector<double> lastLayerMs; // the last pass's layer times: how a pass's progress is weighted
     };
 
     void fail(Live& live, const std::string& why)
@@ -124,17 +126,71 @@ RunResult profile(Network net, const ProfileOptions& options, Tensor* inputOut)
 
 namespace {
 
-    // The run's progress callback and its cancel flag, checked at each step.
+    // The run's progress callbacks and its cancel flag, checked at each step and between layers.
     struct Progress {
         const ProfileOptions& options;
-        void operator()(double fraction, const std::string& what) const
+        mutable std::chrono::steady_clock::time_point last {};
+
+        void operator()(RunProgress p) const
         {
+            p.fraction = std::clamp(p.fraction, 0.0, 1.0);
+            last = std::chrono::steady_clock::now();
+            if (options.layerProgress)
+                options.layerProgress(p);
             if (options.progress)
-                options.progress(std::clamp(fraction, 0.0, 1.0), what);
+                options.progress(p.fraction, p.text());
+            cancelPoint();
+        }
+        // Between two layers: `make` (what to say) is called only when the last report is layerProgressMs old.
+        template <class Make> void between(Make&& make) const
+        {
+            cancelPoint();
+            if (options.layerProgress
+                && std::chrono::steady_clock::now() - last >= std::chrono::milliseconds(options.layerProgressMs))
+                (*this)(make());
+        }
+        // A session reports its layers only when someone listens or may cancel.
+        bool wantsLayers() const { return options.layerProgress || options.cancel; }
+        void cancelPoint() const
+        {
             if (options.cancel && options.cancel->load())
                 throw Cancelled();
         }
     };
+
+    RunProgress at(double fraction, std::string phase, const std::string& selection = {})
+    {
+        RunProgress p;
+        p.fraction = fraction;
+        p.phase = std::move(phase);
+        p.selection = selection;
+        return p;
+    }
+
+    // Where layer i ends in a pass, as a share of the pass: by the last pass's layer times, or by FLOPs before the
+    // first (each layer at least 1 % of an even share, so that layers without arithmetic still move).
+    std::vector<double> passShares(const Live& l)
+    {
+        const size_t n = l.net->layers.size();
+        std::vector<double> w(n);
+        double sum = 0;
+        for (size_t i = 0; i < n; ++i)
+            sum += w[i] = std::max(0.0, l.lastLayerMs.size() == n ? l.lastLayerMs[i] : l.shapes->layers[i].cost.flops);
+        double cum = 0;
+        const double floor = n ? std::max(sum, 1e-9) * 0.01 / double(n) : 0;
+        for (double& v : w)
+            v = cum += v + floor;
+        for (double& v : w)
+            v /= std::max(cum, 1e-12);
+        return w;
+    }
+
+    void layerAt(RunProgress& p, const Network& net, size_t i)
+    {
+        p.layer = int(i);
+        p.layers = int(net.layers.size());
+        p.layerName = net.layers[i].name;
+    }
 
     // Step 0: the options make sense for this network and input.
     void checkRun(const Network& net, const ShapeReport& shapes, const Tensor& input, const ProfileOptions& options)
@@ -199,7 +255,7 @@ namespace {
                 throw UnsupportedError(sr.selection.str() + " unsupported for " + layerLabel(*l.net, i) + " "
                     + layerTypeName(l.net->layers[i].spec) + (l.fusion ? " (fused)" : "") + ": " + s.reason);
         }
-        report(0, "preparing " + sr.selection.str());
+        report(at(0, "preparing", sr.selection.str()));
         l.session = backend->createSession(sr.selection.algorithm, options.session);
         l.session->prepare(*l.net, *l.shapes);
     }
@@ -214,7 +270,7 @@ namespace {
             SelectionResult& sr = result.selections[k];
             sr.selection = options.selections[k];
             sr.metadata["math"] = result.meta.mathMode;
-            Live l { &sr, nullptr, {}, nullptr, &net, &result.shapes };
+            Live l { &sr, nullptr, {}, nullptr, &net, &result.shapes, {} };
             try {
                 prepareSelection(l, net, result.shapes, options, report);
                 sr.ok = true;
@@ -230,6 +286,11 @@ namespace {
                 sr.ok = false;
                 l.session.reset();
             }
+            if (!sr.ok) { // said at once: a long run of the others must not hide it until the end
+                RunProgress p = at(0, "dropped", sr.selection.str());
+                p.dropped = sr.failure;
+                report(p);
+            }
             live.push_back(std::move(l));
         }
         return live;
@@ -244,6 +305,38 @@ namespace {
         auto runOne = [&](Live& l, int pass) {
             if (!l.session)
                 return;
+            RunProgress p = at(0, pass < options.warmup ? "warm-up" : "timing", l.result->selection.str());
+            p.pass = pass + 1;
+            p.passes = passes;
+            // Inside the pass, between layers (outside their timed regions), throttled: where it is.
+            struct Unhook {
+                Live& l;
+                ~Unhook()
+                {
+                    if (l.session) // a pass that failed has freed it
+                        l.session->setLayerDone(nullptr);
+                }
+            } unhook { l };
+            if (report.wantsLayers())
+                // Called once layer i is done: layer i + 1 is the one at work (the pass's report follows the last).
+                l.session->setLayerDone([&, shares = passShares(l)](size_t i) {
+                    if (i + 1 < shares.size())
+                        report.between([&] {
+                            RunProgress q = p;
+                            layerAt(q, *l.net, i + 1);
+                            q.fraction = (done + shares[i]) / totalWork * 0.9;
+                            return q;
+                        });
+                    else
+                        report.cancelPoint();
+                });
+            if (!l.net->layers.empty())
+                report.between([&] { // before the pass: its first layer is next
+                    RunProgress q = p;
+                    layerAt(q, *l.net, 0);
+                    q.fraction = done / totalWork * 0.9;
+                    return q;
+                });
             try {
                 const nvtx::Range range(l.result->selection.str() + (pass < options.warmup ? " · warm-up " : " · pass ")
                         + std::to_string(pass < options.warmup ? pass : pass - options.warmup),
@@ -252,14 +345,22 @@ namespace {
                 if (t.layerMs.size() != l.net->layers.size())
                     throw Error(l.result->selection.str() + " timed " + std::to_string(t.layerMs.size()) + " layers of "
                         + std::to_string(l.net->layers.size()));
+                l.lastLayerMs = t.layerMs;
                 if (pass >= options.warmup)
                     l.passes.push_back(std::move(t));
+            } catch (const Cancelled&) {
+                throw;
             } catch (const std::exception& e) {
                 fail(l, e.what());
+                RunProgress q = p;
+                q.phase = "dropped";
+                q.dropped = e.what();
+                q.fraction = done / totalWork * 0.9;
+                report(q);
             }
             done += 1;
-            report(done / totalWork * 0.9,
-                l.result->selection.str() + " pass " + std::to_string(pass + 1) + "/" + std::to_string(passes));
+            p.fraction = done / totalWork * 0.9;
+            report(p);
         };
         if (options.interleave) {
             // Pass p starts with selection p mod S, so each selection runs first equally often.
@@ -291,7 +392,7 @@ namespace {
         ref.bounds.assign(net.layers.size(), 0.0);
         if (!options.reference)
             return ref;
-        report(0.9, "reference " + options.reference->str());
+        report(at(0.9, "reference", options.reference->str()));
         BackendSession* refSession = nullptr;
         std::unique_ptr<BackendSession> own;
         const bool reusable = options.session.math == MathMode::FP32 || options.reference->backend == "cpu";
@@ -306,6 +407,11 @@ namespace {
             refSession = own.get();
         }
         for (size_t i = 0; i < net.layers.size(); ++i) {
+            report.between([&] {
+                RunProgress p = at(0.9, "reference", options.reference->str());
+                layerAt(p, net, i);
+                return p;
+            });
             double ms = 0;
             ref.outputs.push_back(refSession->fetchOutput(i, &ms));
         }
@@ -321,8 +427,8 @@ namespace {
 
     // Step 4, collect: a selection's pass times into statistics, each layer's time, note, output and its error
     // against the reference, the session's metadata, and the explorer's findings when asked; then its session is freed.
-    void collect(
-        Live& l, const Network& net, const ShapeReport& shapes, const Reference& ref, const ProfileOptions& options)
+    void collect(Live& l, const Network& net, const ShapeReport& shapes, const Reference& ref,
+        const ProfileOptions& options, const Progress& report, double from, double to)
     {
         SelectionResult& sr = *l.result;
         std::vector<double> h2d, d2h, total;
@@ -339,7 +445,16 @@ namespace {
         sr.d2hMs = Stats::of(d2h);
         sr.totalMs = Stats::of(total);
         const bool compared = !ref.outputs.empty();
+        const auto step = [&](const char* phase, size_t i) {
+            report.between([&] {
+                RunProgress p
+                    = at(from + (to - from) * double(i + 1) / double(net.layers.size()), phase, sr.selection.str());
+                layerAt(p, net, i);
+                return p;
+            });
+        };
         for (size_t i = 0; i < net.layers.size(); ++i) {
+            step("comparing", i);
             LayerResult& lr = sr.layers[i];
             lr.index = i;
             // A fused selection reports each fused layer's time at the first original layer it covers and 0 at
@@ -370,8 +485,10 @@ namespace {
             l.session.reset(); // the explorer allocates its own buffers
             const auto backend = BackendRegistry::instance().find(sr.selection.backend);
             for (size_t i = 0; i < net.layers.size(); ++i)
-                if (isConvolution(net.layers[i].spec))
+                if (isConvolution(net.layers[i].spec)) {
+                    step("exploring", i);
                     sr.layers[i].explorerJson = backend->explore(net, shapes, i, options.session);
+                }
         }
     }
 
@@ -392,11 +509,14 @@ static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& inpu
     std::vector<Live> live = prepareSelections(result, net, options, report);
     timePasses(live, input, options, report);
     const Reference ref = referenceFor(net, result.shapes, input, live, options, report);
-    for (auto& l : live) {
+    for (size_t k = 0; k < live.size(); ++k) {
+        Live& l = live[k];
         if (!l.session)
             continue;
+        const double from = 0.93 + 0.07 * double(k) / double(live.size()),
+                     to = 0.93 + 0.07 * double(k + 1) / double(live.size());
         try {
-            collect(l, net, result.shapes, ref, options);
+            collect(l, net, result.shapes, ref, options, report, from, to);
         } catch (const Cancelled&) {
             throw;
         } catch (const std::exception& e) {
@@ -404,9 +524,23 @@ static RunResult profileWith(Network net, ShapeReport shapes, const Tensor& inpu
         }
         l.session.reset(); // free device memory before the next selection's fetches
     }
-    report(1.0, "done");
+    report(at(1.0, "done"));
     result.network = std::move(net);
     return result;
+}
+
+std::string RunProgress::text() const
+{
+    if (!dropped.empty())
+        return selection + " dropped out: " + dropped;
+    std::string t = selection.empty() ? phase : selection;
+    if (pass > 0)
+        t += " pass " + std::to_string(pass) + "/" + std::to_string(passes) + (phase == "warm-up" ? " (warm-up)" : "");
+    else if (!selection.empty() && !phase.empty())
+        t = phase + " " + t;
+    if (layer >= 0)
+        t += " · layer " + std::to_string(layer + 1) + "/" + std::to_string(layers) + " " + layerName;
+    return t;
 }
 
 const SelectionResult* RunResult::find(const Selection& s) const

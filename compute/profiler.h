@@ -20,6 +20,18 @@
 
 namespace convscope {
 
+// Where a run is, for a person watching (the window's status bar).
+struct RunProgress {
+    double fraction = 0; // of the whole run, in [0, 1]
+    std::string phase; // "preparing", "dropped", "warm-up", "timing", "reference", "comparing", "exploring", "done"
+    std::string selection; // the selection at work (empty: none)
+    int pass = 0, passes = 0; // 1-based pass of the warm-ups and repeats (0: not in a pass)
+    int layer = -1, layers = 0; // 0-based layer at work, of `layers` (-1: none)
+    std::string layerName;
+    std::string dropped; // phase "dropped": why `selection` just dropped out (the others go on)
+    std::string text() const; // "cpu.direct pass 3/13 · layer 5/69 conv1"
+};
+
 struct ProfileOptions {
     std::vector<Selection> selections;
     int warmup = 3;
@@ -30,8 +42,14 @@ struct ProfileOptions {
     std::optional<Selection> reference = Selection { "cpu", "direct" }; // nullopt: no error check
     SessionOptions session;
     int64_t hostMemoryBudgetBytes = 0; // 0 = hostMemoryBudget() (compute/memory_budget.h)
-    // Called from the running thread; `fraction` in [0, 1].
+    // Called from the running thread; `fraction` in [0, 1], `what` is RunProgress::text().
     std::function<void(double fraction, const std::string& what)> progress;
+    // Called from the running thread at every step and between layers: wherever the profiler walks the layers itself
+    // (preparing, the reference, comparing, exploring) and inside passes of the sessions that report their layers (the
+    // CPU's), there at most every `layerProgressMs` (its clock is read after a layer's time is taken, never inside).
+    // Unset, nothing is reported between layers.
+    std::function<void(const RunProgress&)> layerProgress;
+    int layerProgressMs = 50;
     const std::atomic<bool>* cancel = nullptr; // set to stop; run() then throws Cancelled
 };
 

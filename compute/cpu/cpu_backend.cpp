@@ -200,6 +200,7 @@ namespace {
                 const double start = m_clock.nowMs();
                 runLayer(i, ins, m_outputs[i]);
                 timing.layerMs.push_back(m_clock.nowMs() - start);
+                layerDone(i); // after the clock stopped: progress for a person watching
             }
             m_ran = true;
             return timing;

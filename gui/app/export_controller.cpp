@@ -147,6 +147,21 @@ RunOutcomePtr ExportController::outcomeOrComplain()
     return o;
 }
 
+ReportChart ExportController::reportChart(ChartView* c)
+{
+    c->flush();
+    const std::function<void()> restore = c->showForReport();
+    ReportChart chart;
+    chart.text = c->chartTitle() + QLatin1Char('\n') + c->caption();
+    chart.image = c->toImage(QSize(960, 480));
+    chart.fontPoints = c->smallestFontPoints();
+    chart.logical = pdfChartSize(chart.fontPoints, QSize(960, 480));
+    chart.vector = c->toPicture(chart.logical);
+    if (restore)
+        restore();
+    return chart;
+}
+
 bool ExportController::exportReport(const QString& path)
 {
     const RunOutcomePtr o = outcomeOrComplain();
@@ -160,12 +175,11 @@ bool ExportController::exportReport(const QString& path)
     auto charts = [this] {
         ReportCharts out;
         if (m_sources.reportCharts)
-            for (ChartView* c : m_sources.reportCharts()) {
-                c->flush();
-                out << qMakePair(c->chartTitle() + QLatin1Char('\n') + c->caption(), c->toImage(QSize(960, 480)));
-            }
+            for (ChartView* c : m_sources.reportCharts())
+                out << reportChart(c);
         return out;
     };
+    auto maps = [this, o] { return reportMaps(*o, m_sources.reportLayers ? m_sources.reportLayers() : QList<int> {}); };
     if (ext == QLatin1String("csv"))
         return write(path, text(reportCsv(o->network, o->result)));
     if (ext == QLatin1String("json"))
@@ -173,9 +187,9 @@ bool ExportController::exportReport(const QString& path)
     if (ext == QLatin1String("md"))
         return write(path, text(reportMarkdown(o->network, o->result)));
     if (ext == QLatin1String("html") || ext == QLatin1String("htm"))
-        return write(path, text(reportHtml(*o, charts(), true, origin).toStdString()));
+        return write(path, text(reportHtml(*o, charts(), true, origin, maps()).toStdString()));
     if (ext == QLatin1String("pdf"))
-        return write(path, [&](QIODevice* d) { return writePdfReport(d, *o, charts(), origin); });
+        return write(path, [&](QIODevice* d) { return writePdfReport(d, *o, charts(), origin, maps()); });
     Q_EMIT problem(tr("%1: unknown report format (use .csv, .json, .md, .html or .pdf)").arg(path));
     return false;
 }

@@ -1,10 +1,11 @@
 // Export (File ▸ Export and the toolbar): the timing report as CSV, JSON, Markdown, self-contained HTML or
-// PDF; the chart on show as PNG, SVG or PDF; the feature-map grid as PNG; the Chrome trace; the network itself as
-// an ONNX model (weights included) for onnxruntime, PyTorch and the other tools. Every file
-// goes through QSaveFile (a failed export leaves an existing file as it was) and an existing file is
-// never replaced without asking.
+// PDF (those two with the charts and the chosen layers' feature maps); the chart on show as PNG, SVG or PDF; the
+// feature-map grid as PNG; the Chrome trace; the network itself as an ONNX model (weights included) for onnxruntime,
+// PyTorch and the other tools. Every file goes through QSaveFile (a failed export leaves an existing file as it was)
+// and an existing file is never replaced without asking.
 #pragma once
 
+#include "gui/app/html_report.h"
 #include "gui/document/engine.h"
 
 #include <QObject>
@@ -29,6 +30,7 @@ public:
         std::function<RunOutcomePtr()> outcome; // the run on show (null: nothing to export)
         std::function<ChartView*()> currentChart; // the chart page in front
         std::function<QList<ChartView*>()> reportCharts; // charts that go into HTML and PDF reports
+        std::function<QList<int>()> reportLayers; // layers whose feature maps go into HTML and PDF reports
         QWidget* featureMaps = nullptr;
         std::function<QString()> origin; // "measured on … (saved session)"; empty for a run made here
         std::function<const Network*()> network; // the network being edited (ONNX export)
@@ -48,6 +50,8 @@ public:
     bool exportFeatureMaps(const QString& path);
     bool exportTrace(const QString& path);
     bool exportOnnx(const QString& path);
+    // A chart as the HTML and PDF reports hold it (a picture; vectors at a size that keeps its text ≥ 8 pt in the PDF).
+    static ReportChart reportChart(ChartView* chart);
 
     // Replace the questions (tests, headless): overwrite `path`? / which path (empty: cancelled)?
     void setOverwriteQuestion(std::function<bool(const QString&)> ask) { m_overwrite = std::move(ask); }

@@ -9,6 +9,7 @@
 #include "gui/pages/network_panel.h"
 #include "gui/pages/run_panel.h"
 #include "gui/pages/sweep_panel.h"
+#include "gui/views/graph_view.h"
 #include "gui/views/layer_editor.h"
 #include "gui/views/param_widgets.h"
 
@@ -171,6 +172,24 @@ int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
         if (!window.exporter()->exportReport(o.exportReport))
             return fail(window.bannerText());
         std::printf("wrote %s\n", qPrintable(o.exportReport));
+    }
+    if (o.graph == QLatin1String("expanded"))
+        window.graphView()->expandAll();
+    else if (o.graph == QLatin1String("collapsed"))
+        window.graphView()->collapseAll();
+    else if (!o.graph.isEmpty())
+        return fail(QStringLiteral("--graph %1: expected expanded or collapsed").arg(o.graph));
+    if (o.presentationToggles > 0) {
+        settle(150);
+        const QByteArray state = window.saveState();
+        const QSize size = window.size();
+        for (int i = 0; i < o.presentationToggles; ++i) {
+            window.setPresentationMode(!window.presentationMode());
+            settle(150);
+        }
+        std::printf("presentation mode toggled %d times: the layout %s, the window %dx%d (was %dx%d)\n",
+            o.presentationToggles, window.saveState() == state ? "is as it was" : "changed", window.width(),
+            window.height(), size.width(), size.height());
     }
     settle(150); // let throttled charts and layouts catch up
     if (window.size() != o.size) {

@@ -18,6 +18,8 @@ struct ScreenshotOptions {
     QString exportReport; // also write the report here (.pdf, .html, .md, .csv, .json)
     bool explore = false;
     bool presentation = false;
+    int presentationToggles = 0; // toggle presentation mode this many times before the shot, saying if the layout held
+    QString graph; // "expanded" or "collapsed": every block of the graph page so
     QStringList selections; // run these; empty: wait for the live preview
     int selectLayer = -1;
     int batchItem = -1; // the batch item whose maps are shown (-1: the first)

@@ -3,10 +3,6 @@
 #include "compute/report.h"
 
 #include <QBuffer>
-#include <QPdfWriter>
-#include <QRegularExpression>
-#include <QTextDocument>
-#include <QUrl>
 
 namespace convscope::gui {
 
@@ -17,11 +13,21 @@ namespace {
     // convscope::gui has a formatMs of its own (gui/views/format.h) with another format.
     QString ms(double v) { return q(convscope::formatMs(v)); }
 
+    // A row whose cells keep their text on one line but the last (a note, a description) and headings of several words,
+    // so that no number or name is split across lines in a narrow column (the PDF split "2.361" and "im2col_gemm").
     QString row(const QStringList& cells, bool header = false)
     {
         QString r = QStringLiteral("<tr>");
-        for (const QString& c : cells)
-            r += header ? QStringLiteral("<th>%1</th>").arg(c) : QStringLiteral("<td>%1</td>").arg(c);
+        for (int i = 0; i < cells.size(); ++i)
+            // The cell's border and padding again: QTextDocument drops the style sheet's for a cell with a style of its
+            // own.
+            r += QStringLiteral(
+                "<%1 style=\"border:1px solid #bbb;padding:2px 4px;font-size:9pt;white-space:%2\">%3</%1>")
+                     .arg(header ? QStringLiteral("th") : QStringLiteral("td"),
+                         i + 1 < cells.size() && !(header && cells[i].contains(QLatin1Char(' ')))
+                             ? QStringLiteral("nowrap")
+                             : QStringLiteral("normal"),
+                         cells[i]);
         return r + QStringLiteral("</tr>\n");
     }
 
@@ -94,7 +100,8 @@ QString methodHtml(const RunOutcome& run, const QString& origin)
     return h;
 }
 
-QString reportHtml(const RunOutcome& run, const ReportCharts& charts, bool embedImages, const QString& origin)
+QString reportHtml(
+    const RunOutcome& run, const ReportCharts& charts, bool embedImages, const QString& origin, const ReportMaps& maps)
 {
     const RunResult& r = run.result;
     const Network& net = run.network;
@@ -137,52 +144,41 @@ QString reportHtml(const RunOutcome& run, const ReportCharts& charts, bool embed
             QObject::tr("copies: %1 ms in, %2 ms out").arg(ms(sel.h2dMs.median), ms(sel.d2hMs.median)) });
     }
     h += QStringLiteral("</table>\n");
-    for (int i = 0; i < charts.size(); ++i) {
-        const QString title = charts[i].first.section(QLatin1Char('\n'), 0, 0);
-        const QString caption = charts[i].first.section(QLatin1Char('\n'), 1);
-        h += QStringLiteral("<h2>%1</h2>\n").arg(title.toHtmlEscaped());
-        if (!caption.isEmpty())
-            h += QStringLiteral("<p class=\"small\">%1</p>\n")
-                     .arg(caption.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
-        QString src = QStringLiteral("chart%1.png").arg(i);
+    // A picture: embedded as a data: URL in a standalone file, else a resource name the PDF's document resolves.
+    auto img = [embedImages](const QImage& image, const QString& name, const QString& alt, int width) {
+        QString src = name;
         if (embedImages) {
             QByteArray png;
             QBuffer buf(&png);
             buf.open(QIODevice::WriteOnly);
-            charts[i].second.save(&buf, "PNG");
+            image.save(&buf, "PNG");
             src = QStringLiteral("data:image/png;base64,") + QString::fromLatin1(png.toBase64());
         }
-        h += QStringLiteral("<p><img src=\"%1\" width=\"%2\" alt=\"%3\"></p>\n")
-                 .arg(src)
-                 .arg(std::min(900, charts[i].second.width()))
-                 .arg(title.toHtmlEscaped());
+        return QStringLiteral("<p><img src=\"%1\" width=\"%2\" alt=\"%3\"></p>\n").arg(src).arg(width).arg(alt);
+    };
+    if (!maps.isEmpty()) {
+        h += QStringLiteral("<h2>%1</h2>\n").arg(QObject::tr("Feature maps"));
+        h += QStringLiteral("<p class=\"small\">%1</p>\n")
+                 .arg(QObject::tr("Batch item 0, one tile per channel, all on one colour range."));
+        for (int i = 0; i < maps.size(); ++i) {
+            h += QStringLiteral("<h3>%1</h3>\n").arg(maps[i].title.toHtmlEscaped());
+            h += img(maps[i].image, QStringLiteral("map%1.png").arg(i), maps[i].title.toHtmlEscaped(),
+                std::min(900, maps[i].image.width()));
+        }
+    }
+    for (int i = 0; i < charts.size(); ++i) {
+        const QString title = charts[i].text.section(QLatin1Char('\n'), 0, 0);
+        const QString caption = charts[i].text.section(QLatin1Char('\n'), 1);
+        h += QStringLiteral("<h2>%1</h2>\n").arg(title.toHtmlEscaped());
+        if (!caption.isEmpty())
+            h += QStringLiteral("<p class=\"small\">%1</p>\n")
+                     .arg(caption.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
+        h += img(charts[i].image, QStringLiteral("chart%1.png").arg(i), title.toHtmlEscaped(),
+            std::min(900, charts[i].image.width()));
     }
     h += QStringLiteral("<p class=\"small\">Made with ConvScope. Times are medians of the timed repeats; "
                         "GFLOP/s counts a multiply-add as 2 FLOPs.</p></body></html>\n");
     return h;
-}
-
-bool writePdfReport(QIODevice* out, const RunOutcome& run, const ReportCharts& charts, const QString& origin)
-{
-    QPdfWriter pdf(out);
-    pdf.setTitle(QStringLiteral("ConvScope report: %1").arg(QString::fromStdString(run.result.networkName)));
-    pdf.setCreator(QStringLiteral("ConvScope"));
-    pdf.setPageSize(QPageSize(QPageSize::A4));
-    pdf.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
-    pdf.setResolution(144);
-    QTextDocument doc;
-    doc.setDefaultStyleSheet(QString::fromLatin1(kStyle));
-    for (int i = 0; i < charts.size(); ++i)
-        doc.addResource(QTextDocument::ImageResource, QUrl(QStringLiteral("chart%1.png").arg(i)), charts[i].second);
-    QString html = reportHtml(run, charts, false, origin);
-    // QTextDocument lays images out in device pixels of the page: keep charts a page wide.
-    const int pageWidth = int(pdf.pageLayout().paintRectPixels(pdf.resolution()).width() / (pdf.resolution() / 96.0));
-    html.replace(QRegularExpression(QStringLiteral("width=\"\\d+\" alt=")),
-        QStringLiteral("width=\"%1\" alt=").arg(pageWidth - 10));
-    doc.setHtml(html);
-    doc.setPageSize(pdf.pageLayout().paintRectPixels(pdf.resolution()).size());
-    doc.print(&pdf);
-    return true;
 }
 
 } // namespace convscope::gui

@@ -109,8 +109,15 @@ int main(int argc, char** argv)
     const QCommandLineOption exportReport(QStringLiteral("export-report"),
         QStringLiteral("For --screenshot: also write the report (.pdf, .html, .md, .csv, .json)."),
         QStringLiteral("FILE"));
+    const QCommandLineOption graph(QStringLiteral("graph"),
+        QStringLiteral("For --screenshot: every block of the graph page expanded or collapsed."),
+        QStringLiteral("expanded|collapsed"));
+    const QCommandLineOption toggles(QStringLiteral("toggle-presentation"),
+        QStringLiteral("For --screenshot: toggle presentation mode N times before the shot and say whether the layout "
+                       "is as it was."),
+        QStringLiteral("N"));
     parser.addOptions({ open, run, select, item, difference, screenshot, size, warmup, repeat, bench, iterations,
-        openSession, view, sweepPreset, explore, presentation, exportReport });
+        openSession, view, sweepPreset, explore, presentation, exportReport, graph, toggles });
     parser.process(app);
 
     auto intOption = [&](const QCommandLineOption& o, int* out) {
@@ -144,6 +151,9 @@ int main(int argc, char** argv)
         o.explore = parser.isSet(explore);
         o.presentation = parser.isSet(presentation);
         o.exportReport = parser.value(exportReport);
+        o.graph = parser.value(graph);
+        if (parser.isSet(toggles) && !intOption(toggles, &o.presentationToggles))
+            return 2;
         o.output = parser.value(screenshot);
         if (parser.isSet(run))
             o.selections = parser.value(run).split(QLatin1Char(','), Qt::SkipEmptyParts);

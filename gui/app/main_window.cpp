@@ -122,7 +122,7 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
         { QStringLiteral("device"), tr("Device"), right, QStringLiteral("timing"), false,
             [this] { return m_device = new DevicePanel(this); } },
         { QStringLiteral("interpolation"), tr("Interpolation"), right, QStringLiteral("timing"), false,
-            [this] { return m_interpolation = new InterpolationPanel(m_engine, &m_doc, m_run, this); } },
+            [this] { return m_interpolation = new InterpolationPanel(m_engine, &m_doc, this); } },
     });
     m_export->setSources({ [this] { return m_maps->outcome(); }, [this] { return currentChart(); },
         [this] {
@@ -130,6 +130,12 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
             if (m_roofline->pointCount() > 0)
                 charts << m_roofline;
             return charts;
+        },
+        // The report's feature maps: the layer on show, or the network's output when none is.
+        [this] {
+            const int shown = m_network->currentLayer();
+            const int layers = int(m_doc.network().layers.size());
+            return shown >= 0 ? QList<int> { shown } : layers > 0 ? QList<int> { layers - 1 } : QList<int> {};
         },
         m_maps->grid(), [this] { return m_sessionOrigin; }, [this] { return &m_doc.network(); } });
     buildMenus();
@@ -204,21 +210,27 @@ void MainWindow::connectPanels()
     connect(&m_doc, &NetworkDocument::modifiedChanged, this, &MainWindow::updateTitle);
     connect(&m_doc, &NetworkDocument::filePathChanged, this, &MainWindow::updateTitle);
     connect(m_engine, &Engine::finished, this, &MainWindow::onFinished);
+    // A selection that drops out is named as soon as it does, not only when the others have finished.
+    connect(m_engine, &Engine::runProgress, this, [this](int, const RunProgress& p) {
+        if (!p.dropped.empty())
+            m_banner->showError(
+                tr("%1 dropped out: %2").arg(QString::fromStdString(p.selection), QString::fromStdString(p.dropped)));
+    });
     connect(m_engine, &Engine::failed, this, [this](int, const QString& message) {
         if (message != tr("run cancelled") && !message.startsWith(tr("Cannot run")))
             showProblem(message);
     });
     connect(m_timing, &TimingChart::layerClicked, this, [this](int layer) { m_network->setCurrentLayer(layer); });
     connect(m_graph, &GraphView::layerClicked, this, [this](int layer) { m_network->setCurrentLayer(layer); });
+    // A pin joins the engine's run settings (the Run panel shows it checked).
     connect(m_explorer, &ExplorerPanel::pinRequested, this, [this](const Selection& s) {
-        if (m_run->pin(s))
+        QString why;
+        if (m_engine->pinSelection(s, &why))
             statusBar()->showMessage(tr("%1 pinned for the next run").arg(QString::fromStdString(s.str())), 5000);
         else
-            showProblem(m_run->message());
+            showProblem(tr("Cannot pin %1: %2").arg(QString::fromStdString(s.str()), why));
     });
     connect(m_sweep, &SweepPanel::sweepRequested, this, &MainWindow::triggerSweep);
-    connect(m_sweep, &SweepPanel::presetSelectionsSuggested, this,
-        [this](const std::vector<Selection>& s) { m_run->setSelections(s); });
     connect(m_network, &NetworkPanel::currentLayerChanged, this, [this](int index) {
         m_maps->setLayer(index);
         for (const DockPage& d : m_docks)
@@ -263,14 +275,14 @@ void MainWindow::onNetworkChanged()
     m_maps->setStale(shown && !shown->network.sameDescription(m_doc.network()));
     if (!s.ok() || isSessionOpen())
         return;
-    if (m_liveBudget.fits(s.total.flops) && m_run->liveEnabled()) {
+    if (m_liveBudget.fits(s.total.flops) && m_engine->runSettings().livePreview) {
         // The first edit after a quiet moment runs at once; the rest of a burst (spin-box steps, typing)
         // is debounced into one run that supersedes whatever is still running.
         if (!m_engine->isBusy() && !m_live.isActive())
             startLive();
         else
             m_live.start();
-    } else if (m_run->liveEnabled())
+    } else if (m_engine->runSettings().livePreview)
         statusBar()->showMessage(tr("%1 GFLOP: about %2 ms on %3, over the live preview's %4 ms; press Run")
                                      .arg(s.total.flops / 1e9, 0, 'g', 3)
                                      .arg(m_liveBudget.estimateMs(s.total.flops), 0, 'f', 0)
@@ -283,7 +295,8 @@ void MainWindow::startLive()
 {
     m_live.stop();
     const ShapeReport& s = m_doc.shapes();
-    if (!s.ok() || !m_liveBudget.fits(s.total.flops) || !m_run->liveEnabled() || m_doc.network().layers.empty())
+    if (!s.ok() || !m_liveBudget.fits(s.total.flops) || !m_engine->runSettings().livePreview
+        || m_doc.network().layers.empty())
         return;
     m_engine->startRun(m_doc.network(), RunRequest { { LiveBudget::selection() }, 0, 1, true, false });
 }
@@ -310,7 +323,7 @@ int MainWindow::triggerRun()
         return 0;
     }
     m_live.stop();
-    return m_engine->startRun(m_doc.network(), m_run->request());
+    return m_engine->startRun(m_doc.network(), m_engine->runSettings().request());
 }
 
 void MainWindow::onFinished(int, RunOutcomePtr outcome)
@@ -442,7 +455,7 @@ int MainWindow::triggerSweep()
         m_sweep->setMessage(QString::fromStdString(e.what()));
         return 0;
     }
-    RunRequest request = m_run->request();
+    RunRequest request = m_engine->runSettings().request();
     request.explore = false;
     m_live.stop();
     const int job = m_engine->startSweep(m_doc.network(), spec, request);

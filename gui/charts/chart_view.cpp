@@ -122,6 +122,45 @@ bool ChartView::writeSvg(QIODevice* out, QSize size) const
     return painter.end();
 }
 
+QPicture ChartView::toPicture(QSize size) const
+{
+    QPicture picture;
+    QCPPainter painter;
+    if (!painter.begin(&picture))
+        return picture;
+    painter.setMode(QCPPainter::pmVectorized);
+    painter.setMode(QCPPainter::pmNoCaching);
+    m_plot->toPainter(&painter, size.width(), size.height());
+    painter.end();
+    return picture;
+}
+
+double ChartView::smallestFontPoints() const
+{
+    // What the plot draws: axes' tick labels and labels, the legend's entries, text items and titles.
+    auto points = [](const QFont& f) { return f.pointSizeF() > 0 ? f.pointSizeF() : f.pixelSize() * 72.0 / 96.0; };
+    double smallest = 1e9;
+    for (QCPAxisRect* rect : m_plot->axisRects())
+        for (QCPAxis* axis : rect->axes())
+            if (axis->visible()) {
+                if (axis->tickLabels())
+                    smallest = std::min(smallest, points(axis->tickLabelFont()));
+                if (!axis->label().isEmpty())
+                    smallest = std::min(smallest, points(axis->labelFont()));
+            }
+    if (m_plot->legend && m_plot->legend->visible())
+        for (int i = 0; i < m_plot->legend->itemCount(); ++i)
+            if (QCPAbstractLegendItem* item = m_plot->legend->item(i))
+                smallest = std::min(smallest, points(item->font()));
+    for (int i = 0; i < m_plot->itemCount(); ++i)
+        if (auto* text = qobject_cast<QCPItemText*>(m_plot->item(i)); text && text->visible())
+            smallest = std::min(smallest, points(text->font()));
+    for (QCPLayoutElement* e : m_plot->plotLayout()->elements(true))
+        if (auto* title = qobject_cast<QCPTextElement*>(e); title && title->visible())
+            smallest = std::min(smallest, points(title->font()));
+    return smallest < 1e9 ? smallest : points(font());
+}
+
 bool ChartView::writePdf(QIODevice* out, QSize size) const
 {
     QPdfWriter pdf(out);

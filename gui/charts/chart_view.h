@@ -3,7 +3,10 @@
 // <qcustomplot.h>; everything else sees this class.
 #pragma once
 
+#include <QPicture>
 #include <QWidget>
+
+#include <functional>
 
 class QCustomPlot;
 class QHBoxLayout;
@@ -24,11 +27,19 @@ public:
 
     // Draws now whatever a throttled redraw still has pending (before an export).
     virtual void flush() { }
+    // Before a report draws the chart: a view of it that reads as one picture (the timing chart of a large network
+    // shows its slowest layers rather than the rows scrolled into view); the function returned puts the page back.
+    virtual std::function<void()> showForReport() { return {}; }
     // The chart alone (no caption), drawn at `size` whatever the widget's size.
     QImage toImage(QSize size) const;
     bool writePng(QIODevice* out, QSize size) const;
     bool writeSvg(QIODevice* out, QSize size) const;
     bool writePdf(QIODevice* out, QSize size) const;
+    // The chart drawn at `size` as vectors (text stays text), for a page that scales it (the PDF report), and the
+    // smallest text it draws there, in points at 96 pixels to the inch (how the report picks a scale that keeps it
+    // readable).
+    QPicture toPicture(QSize size) const;
+    double smallestFontPoints() const;
     QCustomPlot* plot() const { return m_plot; }
     int replotCount() const { return m_replots; }
 

@@ -69,6 +69,18 @@ public:
     int rightMarginNeeded() const { return m_rightMargin; }
     int layerAt(double pixel) const; // along the layer axis (x upright, y horizontal); -1 outside any layer
     void redrawNow(); // skip the throttle (exports, tests)
+    // Every layer of a network above kHorizontalAbove layers does not fit one picture: a report shows the slowest.
+    std::function<void()> showForReport() override
+    {
+        if (rows() != Rows::Layers || !m_run || m_run->network.layers.size() <= size_t(kHorizontalAbove))
+            return {};
+        setRows(Rows::Top);
+        redrawNow();
+        return [this] {
+            setRows(Rows::Layers);
+            redrawNow();
+        };
+    }
     void flush() override
     {
         if (m_throttle.isActive())

@@ -7,6 +7,7 @@
 #include <QElapsedTimer>
 #include <QMetaObject>
 
+#include <algorithm>
 #include <chrono>
 
 namespace convscope::gui {
@@ -18,6 +19,12 @@ Engine::Engine(QObject* parent)
     qRegisterMetaType<convscope::SweepResultPtr>();
     qRegisterMetaType<convscope::gui::InterpolationResultPtr>();
     qRegisterMetaType<convscope::DeviceCeilings>();
+    qRegisterMetaType<convscope::RunProgress>();
+    // The settings a new window starts with: every algorithm of the CPU backend, three warm-ups, ten repeats.
+    for (const auto& backend : BackendRegistry::instance().backends())
+        if (backend->name() == "cpu" && backend->availability().available)
+            for (const AlgorithmInfo& algo : backend->algorithms())
+                m_settings.selections.push_back({ backend->name(), algo.name });
     m_thread.setObjectName(QStringLiteral("convscope-engine"));
     m_worker = new QObject;
     m_worker->moveToThread(&m_thread);
@@ -34,6 +41,55 @@ Engine::~Engine()
     QCoreApplication::removePostedEvents(m_worker);
     m_thread.quit();
     m_thread.wait();
+}
+
+RunRequest RunSettings::request() const
+{
+    RunRequest r;
+    r.selections = selections;
+    // In the Run panel's order (by name), the reference first so its outputs are at hand for the difference view.
+    std::stable_sort(r.selections.begin(), r.selections.end(),
+        [](const Selection& a, const Selection& b) { return a.str() < b.str(); });
+    std::stable_partition(r.selections.begin(), r.selections.end(),
+        [](const Selection& s) { return s.backend == "cpu" && s.algorithm == "direct" && !s.fused; });
+    r.warmup = warmup;
+    r.repeat = repeat;
+    r.explore = explore;
+    r.math = math;
+    return r;
+}
+
+void Engine::setRunSettings(const RunSettings& settings)
+{
+    if (settings == m_settings)
+        return;
+    m_settings = settings;
+    Q_EMIT runSettingsChanged();
+}
+
+bool Engine::pinSelection(const Selection& selection, QString* why)
+{
+    const auto backend = BackendRegistry::instance().find(selection.backend);
+    const std::vector<AlgorithmInfo> algos = backend ? backend->algorithms() : std::vector<AlgorithmInfo> {};
+    QString refusal;
+    if (!backend || std::none_of(algos.begin(), algos.end(), [&](const AlgorithmInfo& a) {
+            return a.name == selection.algorithm;
+        }))
+        refusal = tr("no such selection");
+    else if (!backend->availability().available)
+        refusal = tr("%1 is unavailable: %2")
+                      .arg(QString::fromStdString(selection.backend),
+                          QString::fromStdString(backend->availability().reason));
+    if (!refusal.isEmpty()) {
+        if (why)
+            *why = refusal;
+        return false;
+    }
+    RunSettings s = m_settings;
+    if (std::find(s.selections.begin(), s.selections.end(), selection) == s.selections.end())
+        s.selections.push_back(selection);
+    setRunSettings(s);
+    return true;
 }
 
 int Engine::startJob(const QString& refusal, bool live, std::function<void(int jobId, CancelFlag cancel)> job)
@@ -191,14 +247,17 @@ void Engine::runJob(int jobId, Network net, RunRequest request, CancelFlag cance
         if (!request.withReference || request.live)
             options.reference.reset();
         options.cancel = cancel.get();
+        // Where the run is, between layers too (throttled by the profiler): the status bar's strip shows the layer.
+        // A tiny network's passes come thousands a second: at most one report every 30 ms reaches the window.
         auto lastReport = std::make_shared<std::chrono::steady_clock::time_point>();
-        options.progress = [jobId, lastReport, this](double fraction, const std::string& what) {
+        options.layerProgress = [jobId, lastReport, this](const RunProgress& p) {
             const auto now = std::chrono::steady_clock::now();
-            if (fraction < 1.0 && now - *lastReport < std::chrono::milliseconds(30))
+            if (p.fraction < 1.0 && p.dropped.empty() && now - *lastReport < std::chrono::milliseconds(30))
                 return;
             *lastReport = now;
-            deliver(jobId, [this, jobId, fraction, what = QString::fromStdString(what)]() {
-                Q_EMIT progress(jobId, fraction, what);
+            deliver(jobId, [this, jobId, p]() {
+                Q_EMIT progress(jobId, p.fraction, QString::fromStdString(p.text()));
+                Q_EMIT runProgress(jobId, p);
             });
         };
         // profile() owns the run: shapes, the input, the parameters; the outcome keeps what it made.

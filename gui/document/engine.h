@@ -1,9 +1,9 @@
 // The engine façade: the one object the window talks to for shapes and runs. It owns the worker thread
 // where every run happens (one thread, so CUDA / cuDNN handles stay on it), tags each job with an id and
 // drops the results of a job the user has superseded. Results come back as typed, queued signals; the
-// GUI thread never waits on the worker (only the destructor joins it). A run reports progress while it goes and
-// its whole outcome when it ends: the profiler runs each selection's chain to the end before the next, and a layer's
-// time means something only once its repeats are done, so there is no per-layer result worth streaming.
+// GUI thread never waits on the worker (only the destructor joins it). A run reports where it is while it goes (the
+// selection, the pass and the layer: runProgress) and its whole outcome when it ends: a layer's time means something
+// only once its repeats are done, so there is no per-layer result worth streaming.
 #pragma once
 
 #include "compute/backend.h"
@@ -32,6 +32,21 @@ struct RunRequest {
     bool withReference = true;
     bool explore = false; // ask the backends' algorithm explorers (cudnn) about every conv layer
     MathMode math = MathMode::FP32;
+};
+
+// What the Run panel's controls describe, kept by the engine so that every page reads them from there and no page
+// reaches into another: the Run panel writes them (and follows them when something else changes them: a sweep
+// preset's selections, a selection pinned from the Explorer); the window's Run, the sweep and interpolation pages
+// read them.
+struct RunSettings {
+    std::vector<Selection> selections; // in the order they run; request() puts the reference first
+    int warmup = 3;
+    int repeat = 10;
+    bool explore = false; // ask the backends' algorithm explorers (cudnn) about every conv layer
+    MathMode math = MathMode::FP32;
+    bool livePreview = true; // rerun small networks after every edit
+    RunRequest request() const; // a measured run with these settings (the reference's selection first)
+    bool operator==(const RunSettings&) const = default;
 };
 
 // Everything one finished job produced: the network as it ran (parameters materialised), its input
@@ -84,11 +99,18 @@ public:
     // interpolationFinished (or failed). Returns the job id (engine_interpolation.cpp).
     int startInterpolation(const Network& net, const InterpolationRequest& request);
 
-    // Networks up to this many FLOPs rerun automatically after every edit.
+    // The run settings every page reads (see RunSettings). Setting different ones emits runSettingsChanged.
+    const RunSettings& runSettings() const { return m_settings; }
+    void setRunSettings(const RunSettings& settings);
+    // Adds `selection` to the run settings when its backend is available here and has that algorithm; false (with the
+    // reason in *why) otherwise.
+    bool pinSelection(const Selection& selection, QString* why = nullptr);
 
 Q_SIGNALS:
     void started(int jobId, bool live);
     void progress(int jobId, double fraction, const QString& what);
+    // A run's progress in detail (the running layer, its selection and pass), as often as `progress` for a run.
+    void runProgress(int jobId, const convscope::RunProgress& where);
     void finished(int jobId, convscope::gui::RunOutcomePtr outcome);
     void failed(int jobId, const QString& message);
     void sweepUpdated(int jobId, convscope::SweepResultPtr soFar, double fraction);
@@ -96,6 +118,7 @@ Q_SIGNALS:
     void calibrationAvailable(const QString& backend, const convscope::DeviceCeilings& ceilings);
     void calibrationFailed(const QString& backend, const QString& why);
     void interpolationFinished(int jobId, convscope::gui::InterpolationResultPtr result);
+    void runSettingsChanged();
 
 private:
     using CancelFlag = std::shared_ptr<std::atomic<bool>>;
@@ -121,6 +144,7 @@ private:
     int m_lastJob = 0;
     int m_busyJob = 0;
     std::shared_ptr<std::atomic<bool>> m_cancel;
+    RunSettings m_settings;
 };
 
 } // namespace convscope::gui
@@ -130,3 +154,4 @@ Q_DECLARE_METATYPE(convscope::SweepResultPtr)
 Q_DECLARE_METATYPE(convscope::gui::InterpolationResultPtr)
 Q_DECLARE_METATYPE(convscope::DeviceCeilings)
 Q_DECLARE_METATYPE(convscope::Selection)
+Q_DECLARE_METATYPE(convscope::RunProgress)

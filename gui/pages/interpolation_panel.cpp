@@ -1,7 +1,6 @@
 #include "gui/pages/interpolation_panel.h"
 
 #include "gui/document/network_document.h"
-#include "gui/pages/run_panel.h"
 #include "gui/views/feature_map_grid.h"
 #include "gui/views/format.h"
 
@@ -12,6 +11,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -28,6 +28,11 @@ namespace {
         bool projection;
         VolumeAxis axis;
     };
+    // The strip is one row of tiles at least this large, scrolling sideways in a narrow dock and growing with a wide
+    // one (11 steps squeezed into the dock's width were tiles of a few pixels).
+    constexpr int kMinTile = 96;
+    constexpr int kTileRoom = kMinTile + 4 + 14 + 8; // a tile, its gap, its label and a margin
+
     constexpr StripView kStripViews[] = {
         { "Max projection along D", true, VolumeAxis::D },
         { "Max projection along H", true, VolumeAxis::H },
@@ -38,12 +43,10 @@ namespace {
     };
 } // namespace
 
-InterpolationPanel::InterpolationPanel(
-    Engine* engine, const NetworkDocument* document, const RunPanel* run, QWidget* parent)
+InterpolationPanel::InterpolationPanel(Engine* engine, const NetworkDocument* document, QWidget* parent)
     : QWidget(parent)
     , m_engine(engine)
     , m_document(document)
-    , m_run(run)
     , m_at(new QComboBox(this))
     , m_from(new QLineEdit(QStringLiteral("sample:voxels:chair"), this))
     , m_to(new QLineEdit(QStringLiteral("sample:voxels:sphere"), this))
@@ -52,7 +55,8 @@ InterpolationPanel::InterpolationPanel(
     , m_selection(new QComboBox(this))
     , m_view(new QComboBox(this))
     , m_caption(new QLabel(this))
-    , m_strip(new FeatureMapGrid(this))
+    , m_strip(new FeatureMapGrid)
+    , m_stripScroll(new QScrollArea(this))
     , m_table(new QTableWidget(0, 4, this))
     , m_message(new QLabel(this))
 {
@@ -116,7 +120,13 @@ InterpolationPanel::InterpolationPanel(
     box->addLayout(inputs);
     box->addLayout(show);
     box->addWidget(m_caption);
-    box->addWidget(m_strip, 1);
+    m_strip->setSingleRow(true);
+    m_stripScroll->setObjectName(QStringLiteral("interpolationStripScroll"));
+    m_stripScroll->setWidget(m_strip);
+    m_stripScroll->setWidgetResizable(true);
+    m_stripScroll->setFrameShape(QFrame::NoFrame);
+    m_stripScroll->setMinimumHeight(kTileRoom + 24); // room for a row of tiles and the scroll bar
+    box->addWidget(m_stripScroll, 1);
     box->addWidget(m_table);
     box->addWidget(m_message);
 
@@ -173,7 +183,7 @@ int InterpolationPanel::start()
     r.from = m_from->text().trimmed().toStdString();
     r.to = m_to->text().trimmed().toStdString();
     r.steps = m_steps->value();
-    r.run = m_run->request();
+    r.run = m_engine->runSettings().request();
     if (r.at.empty() || r.from.empty() || r.to.empty()) {
         m_message->setText(tr("Choose the latent layer and both inputs first."));
         return 0;
@@ -193,6 +203,7 @@ void InterpolationPanel::setResult(InterpolationResultPtr result)
     QStringList failures;
     if (!m_result) { // another network: nothing of the last one's interpolation stays
         m_message->clear();
+        m_strip->setMinimumSize(0, 0);
         m_strip->clear(tr("Interpolate to see the decoded blends here."));
         m_caption->clear();
         return;
@@ -228,6 +239,7 @@ void InterpolationPanel::setResult(InterpolationResultPtr result)
 void InterpolationPanel::showStrip()
 {
     if (!m_result || m_selection->count() == 0) {
+        m_strip->setMinimumSize(0, 0);
         m_strip->clear(tr("No selection decoded the blends."));
         m_caption->clear();
         return;
@@ -258,12 +270,19 @@ void InterpolationPanel::showStrip()
         strip.channelIds.push_back(int(k));
         ++strip.channels;
     }
-    m_strip->setPlanes(std::move(strip));
+    // One tile per t, each at least kMinTile pixels, labelled with its t.
     const auto& ts = m_result->ts;
-    m_caption->setText(tr("%1 · tiles 0 … %2 are t = %3 … %4 (new_z = (1 − t)·z1 + t·z2, latent %5), decoded as one "
+    const int tiles = int(strip.channels);
+    QStringList labels;
+    for (int k = 0; k < tiles; ++k)
+        labels << tr("t = %1").arg(size_t(k) < ts.size() ? ts[size_t(k)] : 0.0, 0, 'g', 3);
+    m_strip->setMinimumSize(tiles * (kMinTile + 4) + 8, kMinTile + 14 + 12);
+    m_strip->setPlanes(std::move(strip));
+    m_strip->setTileLabels(labels);
+    m_caption->setText(tr("%1 · %2 tiles, t = %3 … %4 (new_z = (1 − t)·z1 + t·z2, latent %5), decoded as one "
                           "batch; %6, channel 0")
                            .arg(QString::fromStdString(run.selection.str()))
-                           .arg(ts.size() - 1)
+                           .arg(tiles)
                            .arg(ts.empty() ? 0.0 : ts.front(), 0, 'g', 3)
                            .arg(ts.empty() ? 1.0 : ts.back(), 0, 'g', 3)
                            .arg(QString::fromStdString(m_result->split.latent.str()), tr(view.label).toLower()));

@@ -1,8 +1,8 @@
 // Latent interpolation in the window (the autoencoder lecture): the network is cut at a layer (its latent), two
 // inputs are encoded, their latents blended new_z = (1 − t)·z1 + t·z2 for t = 0 … 1, and every blend decoded — as
-// one batch and one by one — on each selection of the run panel. The decoded volumes appear as a strip along t
-// (one tile per step: a maximum projection or the middle slice along an axis), and a table gives each selection's
-// encoder time and both decoders' times with what batching buys.
+// one batch and one by one — on each selection of the engine's run settings (what the Run panel shows). The decoded
+// volumes appear as a strip along t (one tile per step: a maximum projection or the middle slice along an axis), and a
+// table gives each selection's encoder time and both decoders' times with what batching buys.
 #pragma once
 
 #include "gui/document/engine.h"
@@ -14,6 +14,7 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QScrollArea;
 class QSpinBox;
 class QTableWidget;
 
@@ -21,20 +22,20 @@ namespace convscope::gui {
 
 class FeatureMapGrid;
 class NetworkDocument;
-class RunPanel;
 
 class InterpolationPanel : public QWidget {
     Q_OBJECT
 public:
-    InterpolationPanel(Engine* engine, const NetworkDocument* document, const RunPanel* run, QWidget* parent = nullptr);
+    InterpolationPanel(Engine* engine, const NetworkDocument* document, QWidget* parent = nullptr);
 
-    // Starts an interpolation with the panel's fields and the run panel's selections; the job id, or 0 (and a
-    // message) when it cannot start.
+    // Starts an interpolation with the panel's fields and the engine's run settings (selections, warm-ups, repeats,
+    // math); the job id, or 0 (and a message) when it cannot start.
     int start();
     void setResult(InterpolationResultPtr result);
     InterpolationResultPtr result() const { return m_result; }
 
     FeatureMapGrid* strip() const { return m_strip; }
+    QScrollArea* stripScroll() const { return m_stripScroll; }
     QTableWidget* timingTable() const { return m_table; }
     QComboBox* latentBox() const { return m_at; }
     QLineEdit* fromEdit() const { return m_from; }
@@ -51,7 +52,6 @@ private:
 
     Engine* m_engine;
     const NetworkDocument* m_document;
-    const RunPanel* m_run;
     int m_job = 0;
     InterpolationResultPtr m_result;
 
@@ -64,6 +64,7 @@ private:
     QComboBox* m_view;
     QLabel* m_caption;
     FeatureMapGrid* m_strip;
+    QScrollArea* m_stripScroll;
     QTableWidget* m_table;
     QLabel* m_message;
 };

@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStyle>
 #include <QVBoxLayout>
@@ -21,6 +22,7 @@ namespace convscope::gui {
 
 RunPanel::RunPanel(Engine* engine, QWidget* parent)
     : QWidget(parent)
+    , m_engine(engine)
     , m_warmup(new QSpinBox(this))
     , m_repeat(new QSpinBox(this))
     , m_live(new QCheckBox(tr("Live preview after every edit"), this))
@@ -60,8 +62,7 @@ RunPanel::RunPanel(Engine* engine, QWidget* parent)
             check->setEnabled(av.available);
             check->setToolTip(av.available ? QString::fromStdString(algo.description)
                                            : tr("%1 is unavailable: %2").arg(name, QString::fromStdString(av.reason)));
-            check->setChecked(av.available && backend->name() == "cpu");
-            connect(check, &QCheckBox::toggled, this, &RunPanel::updateRunEnabled);
+            connect(check, &QCheckBox::toggled, this, &RunPanel::writeSettings);
             m_boxes.insert(sel, check);
             flow->addWidget(check);
         }
@@ -80,9 +81,7 @@ RunPanel::RunPanel(Engine* engine, QWidget* parent)
     box->addWidget(group);
 
     m_warmup->setRange(0, 1000);
-    m_warmup->setValue(3);
     m_repeat->setRange(1, 10000);
-    m_repeat->setValue(10);
     // Label and field pairs that wrap as a whole, so the panel stays as narrow as a laptop's dock.
     auto* counts = new FlowLayout(nullptr, 12);
     auto pair = [this, counts](const QString& label, QWidget* field) {
@@ -110,7 +109,6 @@ RunPanel::RunPanel(Engine* engine, QWidget* parent)
     m_explore->setObjectName(QStringLiteral("exploreAlgorithms"));
     m_explore->setToolTip(tr("After timing, ask cuDNN about every algorithm for each conv layer (the Explorer page)"));
     box->addWidget(m_explore);
-    m_live->setChecked(true);
     m_live->setToolTip(tr("Networks that run within a quarter of a second on this CPU (cpu.tap_gemm, every core) "
                           "rerun after every edit, so the feature maps follow the parameters"));
     m_live->setObjectName(QStringLiteral("livePreview"));
@@ -136,6 +134,13 @@ RunPanel::RunPanel(Engine* engine, QWidget* parent)
     connect(m_run, &QPushButton::clicked, this, &RunPanel::runRequested);
     connect(m_cancel, &QPushButton::clicked, this, &RunPanel::cancelRequested);
     connect(m_live, &QCheckBox::toggled, this, &RunPanel::liveToggled);
+    showSettings();
+    for (QSpinBox* spin : { m_warmup, m_repeat })
+        connect(spin, &QSpinBox::valueChanged, this, &RunPanel::writeSettings);
+    connect(m_explore, &QCheckBox::toggled, this, &RunPanel::writeSettings);
+    connect(m_live, &QCheckBox::toggled, this, &RunPanel::writeSettings);
+    connect(m_math, &QComboBox::currentIndexChanged, this, &RunPanel::writeSettings);
+    connect(engine, &Engine::runSettingsChanged, this, &RunPanel::showSettings);
     connect(m_cancel, &QPushButton::clicked, engine, &Engine::cancel);
     connect(engine, &Engine::started, this, [this](int, bool live) {
         setRunning(true, live);
@@ -155,20 +160,45 @@ RunPanel::RunPanel(Engine* engine, QWidget* parent)
     updateRunEnabled();
 }
 
-RunRequest RunPanel::request() const
+RunRequest RunPanel::request() const { return m_engine->runSettings().request(); }
+
+void RunPanel::writeSettings()
 {
-    RunRequest r;
+    RunSettings s;
     for (auto it = m_boxes.begin(); it != m_boxes.end(); ++it)
         if (it.value()->isChecked() && it.value()->isEnabled())
-            r.selections.push_back(Selection::parse(it.key().toStdString()));
-    // Reference first so its outputs are at hand for the difference view.
-    std::stable_partition(r.selections.begin(), r.selections.end(),
-        [](const Selection& s) { return s.backend == "cpu" && s.algorithm == "direct"; });
-    r.warmup = m_warmup->value();
-    r.repeat = m_repeat->value();
-    r.explore = m_explore->isChecked();
-    r.math = MathMode(m_math->currentData().toInt());
-    return r;
+            s.selections.push_back(Selection::parse(it.key().toStdString()));
+    s.warmup = m_warmup->value();
+    s.repeat = m_repeat->value();
+    s.explore = m_explore->isChecked();
+    s.math = MathMode(m_math->currentData().toInt());
+    s.livePreview = m_live->isChecked();
+    m_engine->setRunSettings(s);
+    updateRunEnabled();
+}
+
+// The controls show the settings without writing them back (the signals are blocked): a selection the settings hold
+// that this machine cannot run stays unchecked, and is not in the next settings the controls write.
+void RunPanel::showSettings()
+{
+    const RunSettings& s = m_engine->runSettings();
+    for (auto it = m_boxes.begin(); it != m_boxes.end(); ++it) {
+        const QSignalBlocker block(it.value());
+        const Selection sel = Selection::parse(it.key().toStdString());
+        it.value()->setChecked(
+            it.value()->isEnabled() && std::find(s.selections.begin(), s.selections.end(), sel) != s.selections.end());
+    }
+    const QSignalBlocker b1(m_warmup), b2(m_repeat), b3(m_explore), b4(m_math);
+    m_warmup->setValue(s.warmup);
+    m_repeat->setValue(s.repeat);
+    m_explore->setChecked(s.explore);
+    m_math->setCurrentIndex(m_math->findData(int(s.math)));
+    if (m_live->isChecked() != s.livePreview) {
+        const QSignalBlocker b5(m_live);
+        m_live->setChecked(s.livePreview);
+        Q_EMIT liveToggled(s.livePreview);
+    }
+    updateRunEnabled();
 }
 
 bool RunPanel::setSelections(const std::vector<Selection>& selections, QString* why)
@@ -181,28 +211,27 @@ bool RunPanel::setSelections(const std::vector<Selection>& selections, QString* 
             return false;
         }
     }
-    for (QCheckBox* box : m_boxes)
-        box->setChecked(false);
-    for (const Selection& s : selections)
-        m_boxes.value(QString::fromStdString(s.str()))->setChecked(true);
+    RunSettings settings = m_engine->runSettings();
+    settings.selections = selections;
+    m_engine->setRunSettings(settings);
     return true;
 }
 
 void RunPanel::setWarmupRepeat(int warmup, int repeat)
 {
-    m_warmup->setValue(warmup);
-    m_repeat->setValue(repeat);
+    RunSettings settings = m_engine->runSettings();
+    settings.warmup = warmup;
+    settings.repeat = repeat;
+    m_engine->setRunSettings(settings);
 }
 
 bool RunPanel::pin(const Selection& selection)
 {
-    QCheckBox* box = m_boxes.value(QString::fromStdString(selection.str()));
-    if (!box || !box->isEnabled()) {
-        setMessage(tr("Cannot pin %1: %2")
-                       .arg(QString::fromStdString(selection.str()), box ? box->toolTip() : tr("no such selection")));
+    QString why;
+    if (!m_engine->pinSelection(selection, &why)) {
+        setMessage(tr("Cannot pin %1: %2").arg(QString::fromStdString(selection.str()), why));
         return false;
     }
-    box->setChecked(true);
     setMessage(tr("%1 pinned: it runs with the next Run").arg(QString::fromStdString(selection.str())));
     return true;
 }
@@ -210,7 +239,7 @@ bool RunPanel::pin(const Selection& selection)
 void RunPanel::setExplore(bool on) { m_explore->setChecked(on); }
 void RunPanel::setMathMode(MathMode m) { m_math->setCurrentIndex(m_math->findData(int(m))); }
 
-bool RunPanel::liveEnabled() const { return m_live->isChecked(); }
+bool RunPanel::liveEnabled() const { return m_engine->runSettings().livePreview; }
 void RunPanel::setLiveEnabled(bool on) { m_live->setChecked(on); }
 
 void RunPanel::setBlockedReason(const QString& reason)

@@ -1,7 +1,8 @@
 // Run control: one check box per backend algorithm from the registry (unavailable ones greyed out with
 // the reason as tooltip), warm-ups and repeats, Run, a progress bar and Cancel, and the live-preview
-// switch. It asks (the window hands the request to the engine) and follows the engine: started, progress, the
-// outcome's summary or the reason a run failed.
+// switch. Its controls are a view of the engine's run settings (Engine::runSettings): a change here writes them, and
+// a change made elsewhere (a sweep preset, a pin from the Explorer) shows here. It asks (the window hands the run to
+// the engine) and follows the engine: started, progress, the outcome's summary or the reason a run failed.
 #pragma once
 
 #include "gui/document/engine.h"
@@ -23,7 +24,7 @@ class RunPanel : public QWidget {
 public:
     explicit RunPanel(Engine* engine, QWidget* parent = nullptr);
 
-    RunRequest request() const;
+    RunRequest request() const; // the engine's run settings as a request
     // Checks exactly these selections (those that exist and are available); false if one is unknown.
     bool setSelections(const std::vector<Selection>& selections, QString* why = nullptr);
     void setWarmupRepeat(int warmup, int repeat);
@@ -51,6 +52,9 @@ Q_SIGNALS:
 
 private:
     void updateRunEnabled();
+    void writeSettings(); // the controls into the engine's run settings
+    void showSettings(); // the engine's run settings into the controls
+    Engine* m_engine;
     void showFinished(const RunOutcome& outcome);
     QMap<QString, QCheckBox*> m_boxes;
     QSpinBox* m_warmup;

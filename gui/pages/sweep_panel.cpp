@@ -25,7 +25,9 @@ SweepPanel::SweepPanel(Engine* engine, QWidget* parent)
     , m_sweep(new QPushButton(tr("Sweep"), this))
     , m_cancel(new QPushButton(tr("Cancel"), this))
     , m_message(new QLabel(this))
+    , m_selections(new QLabel(this))
     , m_chart(new SweepChart(this))
+    , m_engine(engine)
 {
     auto* box = new QVBoxLayout(this);
     box->setContentsMargins(4, 4, 4, 4);
@@ -74,15 +76,26 @@ SweepPanel::SweepPanel(Engine* engine, QWidget* parent)
     m_message->setObjectName(QStringLiteral("sweepMessage"));
     buttons->addWidget(m_message, 1);
     box->addLayout(buttons);
+    m_selections->setObjectName(QStringLiteral("sweepSelections"));
+    m_selections->setWordWrap(true);
+    m_selections->setMinimumWidth(1);
+    m_selections->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    box->addWidget(m_selections);
     box->addWidget(m_chart, 1);
 
     connect(m_preset, &QComboBox::currentIndexChanged, this, [this] {
         m_presetPoints.clear();
         updateEnabled();
+        // The preset's selections that run here become the run settings (the Run panel shows them checked).
         const auto suggested = availablePresetSelections();
-        if (!suggested.empty())
-            Q_EMIT presetSelectionsSuggested(suggested);
+        if (!suggested.empty()) {
+            RunSettings s = m_engine->runSettings();
+            s.selections = suggested;
+            m_engine->setRunSettings(s);
+        }
     });
+    connect(engine, &Engine::runSettingsChanged, this, &SweepPanel::showSelections);
+    showSelections();
     connect(m_doubling, &QCheckBox::toggled, this, &SweepPanel::updateEnabled);
     connect(m_sweep, &QPushButton::clicked, this, &SweepPanel::sweepRequested);
     connect(m_cancel, &QPushButton::clicked, this, &SweepPanel::cancelRequested);
@@ -106,6 +119,22 @@ SweepPanel::SweepPanel(Engine* engine, QWidget* parent)
     });
     updateEnabled();
 }
+
+// What a sweep runs on: the engine's run settings, as the Run panel shows them.
+void SweepPanel::showSelections()
+{
+    const RunRequest r = m_engine->runSettings().request();
+    QStringList names;
+    for (const Selection& sel : r.selections)
+        names << QString::fromStdString(sel.str());
+    m_selections->setText(names.isEmpty() ? tr("No selection checked in the Run panel: check one to sweep.")
+                                          : tr("Sweeps on %1 (%2 warm-ups, %3 repeats: the Run panel's settings)")
+                                                .arg(names.join(QStringLiteral(", ")))
+                                                .arg(r.warmup)
+                                                .arg(r.repeat));
+}
+
+QString SweepPanel::selectionsText() const { return m_selections->text(); }
 
 void SweepPanel::updateEnabled()
 {

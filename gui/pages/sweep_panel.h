@@ -1,7 +1,8 @@
-// Sweep mode: pick one parameter of one layer and a range (or a preset), press Sweep; every selection
-// checked in the Run panel runs at every value (choosing a preset checks its selections that can run
-// here), and the chart follows point by point. It asks (the window hands the sweep to the engine, with the Run
-// panel's request) and follows the engine's reports on the sweep the window says is its own (setJob).
+// Sweep mode: pick one parameter of one layer and a range (or a preset), press Sweep; every selection of the
+// engine's run settings (what the Run panel shows checked) runs at every value (choosing a preset makes its
+// selections that can run here the settings), and the chart follows point by point. It asks (the window hands the
+// sweep to the engine, with the run settings) and follows the engine's reports on the sweep the window says is its
+// own (setJob).
 #pragma once
 
 #include "compute/sweep.h"
@@ -31,7 +32,7 @@ public:
     // "" = custom; `points` "A-B" keeps the preset's points A to B only (0-based).
     void setPreset(const QString& name, const QString& points = {});
     void setRange(int layer, SweepParameter p, int from, int to, int step, bool doubling);
-    // The preset's selections that can run here; empty: use the Run panel's.
+    // The preset's selections that can run here; empty: use the run settings' as they are.
     std::vector<Selection> availablePresetSelections() const;
     SweepChart* chart() const { return m_chart; }
     QPushButton* sweepButton() const { return m_sweep; }
@@ -39,15 +40,15 @@ public:
     void setReadOnly(bool on); // a saved session: its sweep is shown, nothing new is swept
     void setMessage(const QString& text);
     QString message() const;
+    QString selectionsText() const; // what a sweep runs on (the run settings), as the page shows it
 
 Q_SIGNALS:
     void sweepRequested();
-    // A preset was chosen: these of its selections can run here (the window checks them in the Run panel).
-    void presetSelectionsSuggested(const std::vector<convscope::Selection>& selections);
     void cancelRequested();
 
 private:
     void updateEnabled();
+    void showSelections();
     QComboBox* m_preset;
     QSpinBox* m_layer;
     QComboBox* m_parameter;
@@ -58,7 +59,9 @@ private:
     QPushButton* m_sweep;
     QPushButton* m_cancel;
     QLabel* m_message;
+    QLabel* m_selections;
     SweepChart* m_chart;
+    Engine* m_engine;
     QString m_presetPoints;
     bool m_readOnly = false;
     int m_job = 0;

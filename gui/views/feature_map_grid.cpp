@@ -52,9 +52,23 @@ void FeatureMapGrid::setPlanes(PlaneSet planes)
     rebuild();
 }
 
+void FeatureMapGrid::setSingleRow(bool on)
+{
+    m_singleRow = on;
+    relayout();
+    update();
+}
+
+void FeatureMapGrid::setTileLabels(QStringList labels)
+{
+    m_tileLabels = std::move(labels);
+    update();
+}
+
 void FeatureMapGrid::clear(const QString& message)
 {
     m_planes = {};
+    m_tileLabels.clear();
     m_message = message;
     rebuild();
 }
@@ -164,7 +178,7 @@ void FeatureMapGrid::relayout()
     const double mw = double(m_planes.width), mh = double(m_planes.height);
     double bestScale = 0;
     int bestCols = 1;
-    for (int cols = 1; cols <= n; ++cols) {
+    for (int cols = m_singleRow ? n : 1; cols <= n; ++cols) {
         const int rows = (n + cols - 1) / cols;
         const double cellW = double(W) / cols - kGap, cellH = double(H) / rows - kGap - kLabel;
         const double scale = std::min(cellW / mw, cellH / mh);
@@ -207,17 +221,20 @@ void FeatureMapGrid::paintEvent(QPaintEvent*)
     // 4 pixels under 100+ channels would otherwise print "100101102".
     int labelEvery = 1;
     if (!m_planes.flat && !m_rects.empty() && !m_planes.channelIds.empty()) {
-        const int widest = p.fontMetrics().horizontalAdvance(
+        int widest = p.fontMetrics().horizontalAdvance(
             QString::number(*std::max_element(m_planes.channelIds.begin(), m_planes.channelIds.end())));
+        for (const QString& label : m_tileLabels)
+            widest = std::max(widest, p.fontMetrics().horizontalAdvance(label));
         labelEvery = std::max(1, (widest + 8 + m_rects[0].width() + kGap - 1) / (m_rects[0].width() + kGap));
     }
     for (size_t i = 0; i < m_images.size() && i < m_rects.size(); ++i) {
         const QRect r = m_rects[i];
         p.drawImage(r, m_images[i]);
         p.setPen(palette().color(QPalette::Text));
-        const QString label = m_planes.flat  ? tr("%n feature(s)", nullptr, int(m_planes.width))
-            : i < m_planes.channelIds.size() ? QString::number(m_planes.channelIds[i])
-                                             : tr("RGB");
+        const QString label = i < size_t(m_tileLabels.size()) ? m_tileLabels[qsizetype(i)]
+            : m_planes.flat                                   ? tr("%n feature(s)", nullptr, int(m_planes.width))
+            : i < m_planes.channelIds.size()                  ? QString::number(m_planes.channelIds[i])
+                                                              : tr("RGB");
         if (m_planes.flat || (int(i) % std::max(1, m_cols)) % labelEvery == 0)
             p.drawText(QRect(r.left(), r.top() - kLabel, (r.width() + kGap) * labelEvery - kGap, kLabel),
                 Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, label);

@@ -9,6 +9,7 @@
 
 #include <QImage>
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 
 #include <cstdint>
@@ -44,9 +45,15 @@ public:
     void setHighlight(std::vector<bool> rows, std::vector<bool> cols);
     void setMarkedPixel(int row, int col); // -1: none
     void setMaxTile(int pixels) { m_maxTile = pixels; }
+    // Every tile in one row (a sequence: an interpolation strip) instead of the grid with the largest tiles.
+    void setSingleRow(bool on);
     // Three channels are also drawn as one colour picture, a last tile labelled "RGB" (the network input: a photograph
     // should look like one). Hover and click on it report channel 0.
     void setColourComposite(bool on);
+    // What each tile says above it instead of its channel number ("t = 0.3" along an interpolation); cleared by
+    // clear().
+    void setTileLabels(QStringList labels);
+    QStringList tileLabels() const { return m_tileLabels; }
     bool hasComposite() const { return m_composite && m_planes.channels == 3 && !m_planes.flat; }
 
     int tileCount() const { return int(m_images.size()); }
@@ -88,6 +95,8 @@ private:
     int m_maxTile = 4096;
     int m_cols = 1; // tiles per row, from relayout
     bool m_composite = false;
+    QStringList m_tileLabels;
+    bool m_singleRow = false;
 };
 
 // Copies batch item `n` of `t` into a PlaneSet: an image's channels, or a feature vector as one strip. A volume is

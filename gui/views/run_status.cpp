@@ -62,14 +62,37 @@ RunStatus::RunStatus(Engine* engine, QWidget* parent)
         m_bar->show();
         m_cancel->show();
     });
+    // A run says where it is in detail (runProgress, right after progress); a sweep or an interpolation in a line.
     connect(engine, &Engine::progress, this, [this](int job, double f, const QString& what) {
         if (job == m_job)
             update(f, what);
+    });
+    connect(engine, &Engine::runProgress, this, [this](int job, const RunProgress& where) {
+        if (job == m_job)
+            update(where.fraction, describe(where));
     });
     connect(engine, &Engine::finished, this, &RunStatus::stop);
     connect(engine, &Engine::failed, this, &RunStatus::stop);
     connect(engine, &Engine::sweepFinished, this, &RunStatus::stop);
     connect(engine, &Engine::interpolationFinished, this, &RunStatus::stop);
+}
+
+QString RunStatus::describe(const RunProgress& p)
+{
+    const QString selection = QString::fromStdString(p.selection);
+    QString what = p.pass > 0 ? tr("%1 pass %2/%3%4")
+                                    .arg(selection)
+                                    .arg(p.pass)
+                                    .arg(p.passes)
+                                    .arg(p.phase == "warm-up" ? tr(" (warm-up)") : QString())
+        : selection.isEmpty() ? QString::fromStdString(p.phase)
+                              : tr("%1 %2").arg(QString::fromStdString(p.phase), selection);
+    if (p.layer >= 0)
+        what = tr("layer %1 of %2 %3 · %4")
+                   .arg(p.layer + 1)
+                   .arg(p.layers)
+                   .arg(QString::fromStdString(p.layerName), what);
+    return what;
 }
 
 void RunStatus::update(double fraction, const QString& what)

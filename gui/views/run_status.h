@@ -1,6 +1,6 @@
-// A run's progress wherever the user is: a strip at the right of the status bar with what runs now (the selection
-// and its pass), a progress bar, an estimate of the time left, and Cancel. Hidden while idle and for the live
-// preview (a one-pass rerun after an edit, over in milliseconds); idle, it keeps its room, empty.
+// A run's progress wherever the user is: a strip at the right of the status bar with what runs now (the layer, its
+// index of N, the selection and its pass), a progress bar, an estimate of the time left, and Cancel. Hidden while idle
+// and for the live preview (a one-pass rerun after an edit, over in milliseconds); idle, it keeps its room, empty.
 #pragma once
 
 #include <QElapsedTimer>
@@ -10,6 +10,10 @@
 class QLabel;
 class QProgressBar;
 class QPushButton;
+
+namespace convscope {
+struct RunProgress;
+}
 
 namespace convscope::gui {
 
@@ -23,6 +27,8 @@ public:
     QPushButton* cancelButton() const { return m_cancel; }
     int percent() const;
     bool isActive() const; // a run is shown (its bar and Cancel)
+    // What the strip says of a run at `where` (the layer first, then the selection and pass; no percentage).
+    static QString describe(const RunProgress& where);
 
 private:
     void update(double fraction, const QString& what);

@@ -149,8 +149,15 @@ TEST_CASE("a selection that drops out is named in a banner with its reason", "[g
     REQUIRE(w->project()->openFile(path));
     REQUIRE(w->runPanel()->setSelections({ { "cpu", "direct" }, { "cpu", "fft" } }));
     w->runPanel()->setWarmupRepeat(0, 1);
+    // Named as soon as it drops out, before the run ends.
+    QString bannerWhileRunning;
+    QObject::connect(w->engine(), &Engine::runProgress, w.get(), [&](int, const RunProgress& p) {
+        if (!p.dropped.empty() && bannerWhileRunning.isEmpty())
+            bannerWhileRunning = w->bannerText();
+    });
     RunOutcomePtr o = waitForRun(*w, w->triggerRun());
     REQUIRE(o);
+    CHECK(bannerWhileRunning.startsWith(QStringLiteral("cpu.fft dropped out: ")));
     REQUIRE(o->result.selections.size() == 2);
     REQUIRE_FALSE(o->result.selections[1].ok);
     INFO(w->bannerText().toStdString());

@@ -238,6 +238,32 @@ TEST_CASE("screenshot mode renders the window after a run and writes a PNG", "[g
     CHECK(p.readAll().contains("cpu.nonsense"));
 }
 
+TEST_CASE("screenshot mode expands or collapses the graph and toggles presentation mode, saying the layout held",
+    "[gui][screenshot][presentation]")
+{
+    TempDir dir;
+    const QString out = QString::fromStdString((dir.path / "graph.png").string());
+    const QString resnet = QString::fromStdString((examplesDir() / "resnet18.json").string());
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(QStringLiteral(CONVSCOPE_GUI_PATH),
+        { resnet, QStringLiteral("--view"), QStringLiteral("graph"), QStringLiteral("--graph"),
+            QStringLiteral("expanded"), QStringLiteral("--toggle-presentation"), QStringLiteral("2"),
+            QStringLiteral("--screenshot"), out, QStringLiteral("--size"), QStringLiteral("1366x768") });
+    REQUIRE(p.waitForFinished(120000));
+    const QByteArray said = p.readAll();
+    INFO(said.toStdString());
+    CHECK(p.exitCode() == 0);
+    CHECK(said.contains("presentation mode toggled 2 times: the layout is as it was, the window 1366x768"));
+    CHECK(QImage(out).width() == 1366);
+
+    p.start(QStringLiteral(CONVSCOPE_GUI_PATH),
+        { resnet, QStringLiteral("--graph"), QStringLiteral("sideways"), QStringLiteral("--screenshot"), out });
+    REQUIRE(p.waitForFinished(120000));
+    CHECK(p.exitCode() != 0);
+    CHECK(p.readAll().contains("--graph sideways: expected expanded or collapsed"));
+}
+
 TEST_CASE("a long run keeps the window responsive and can be cancelled", "[gui][run]")
 {
     auto w = makeWindow();
