@@ -216,8 +216,8 @@ namespace {
         { "Softmax", 6, kLast, softmax },
         { "Sum", 6, kLast, add },
         { "Tanh", 6, kLast, [](const NodeContext& c) { c.simple(Tanh {}); } },
-        { "Upsample", 7, 9, with<resize> },
         { "Transpose", 1, kLast, with<transpose> },
+        { "Upsample", 7, 9, with<resize> },
     };
 
     std::string opsetRanges(const std::string& op)
