@@ -20,6 +20,7 @@
 #include <QSpinBox>
 
 #include <algorithm>
+#include <cstdlib>
 
 using namespace convscope;
 using namespace convscope::gui;
@@ -258,4 +259,33 @@ TEST_CASE("a cancelled run stops between two layers of a CPU pass", "[gui][run][
     const RunResult r = profile(slowNetwork(), quiet);
     CHECK(r.selections[0].ok);
     CHECK(reports >= 2);
+}
+
+// Not run by CI (hidden tag): the picture for docs/screenshots. CONVSCOPE_SCREENSHOT_DIR=DIR convscope_tests_gui
+// "[.screenshot]" writes DIR/interpolation-autoencoder3d-trained.png, the trained autoencoder from a chair to a sphere.
+TEST_CASE("screenshot: the trained autoencoder's interpolation strip", "[.screenshot]")
+{
+    const char* dir = std::getenv("CONVSCOPE_SCREENSHOT_DIR");
+    if (!dir) {
+        WARN("set CONVSCOPE_SCREENSHOT_DIR to write the picture");
+        return;
+    }
+    Engine engine;
+    NetworkDocument doc;
+    doc.reset(loadNetwork(test::examplesDir() / "autoencoder3d.json"), QString());
+    InterpolationPanel panel(&engine, &doc);
+    RunSettings s = engine.runSettings();
+    s.selections = { { "cpu", "im2col_gemm" } };
+    s.warmup = 0;
+    s.repeat = 1;
+    engine.setRunSettings(s);
+    panel.stepsBox()->setValue(7);
+    panel.resize(1500, 420);
+    panel.show();
+    QSignalSpy done(&engine, &Engine::interpolationFinished);
+    REQUIRE(panel.start() > 0);
+    REQUIRE(done.wait(120000));
+    QCoreApplication::processEvents();
+    REQUIRE(panel.strip()->tileCount() == 7);
+    CHECK(panel.grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/interpolation-autoencoder3d-trained.png")));
 }
