@@ -1,6 +1,7 @@
 // `convscope-cli info` names the CPU's vector and matrix extensions (compute/cpu_features.h, read from CPUID), checked
 // here against the kernel's own list (the flags line of /proc/cpuinfo), and says which half-precision formats the CPU
 // computes natively.
+#include "tests/cli/cli_runner.h"
 #include "tests/test_support.h"
 
 #include <array>
@@ -16,17 +17,9 @@ namespace {
 
 std::string infoOutput(int& status)
 {
-    const std::string cmd = "'" + convscope::test::cliPath().string() + "' info 2>&1";
-    std::string out;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    std::array<char, 4096> buf {};
-    size_t n = 0;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-        out.append(buf.data(), n);
-    const int raw = pclose(p);
-    status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    return out;
+    const convscope::test::CliResult r = convscope::test::runCli("info");
+    status = r.status;
+    return r.output;
 }
 
 // The words after "<key>: " on the first line that starts with it.

@@ -1,5 +1,6 @@
 // convscope-cli interpolate end to end: the lecture's autoencoder between two voxel samples, the table and the .npy
 // files it writes, the lecture's workload on a few pairs, and the exit status and message for bad input.
+#include "tests/cli/cli_runner.h"
 #include "tests/test_support.h"
 
 #include "compute/npy.h"
@@ -24,17 +25,8 @@ struct Output {
 
 Output interpolateCli(const std::string& args)
 {
-    const std::string cmd = "'" + test::cliPath().string() + "' interpolate " + args + " 2>&1";
-    Output r;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    std::array<char, 4096> buf {};
-    size_t n = 0;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-        r.text.append(buf.data(), n);
-    const int raw = pclose(p);
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    return r;
+    const test::CliResult r = test::runCli("interpolate " + args);
+    return { r.status, r.output };
 }
 
 std::string autoencoder() { return "'" + (test::examplesDir() / "autoencoder3d.json").string() + "'"; }

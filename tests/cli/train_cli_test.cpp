@@ -1,5 +1,6 @@
 // `convscope-cli train` end to end: LeNet-5 trained a few steps on both CPU algorithms with every report and the saved
 // weights (which load back as a network that runs), and the exit statuses and messages for bad input.
+#include "tests/cli/cli_runner.h"
 #include "tests/test_support.h"
 
 #include "compute/materialize.h"
@@ -20,25 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-    int status = -1;
-    std::string output; // stdout and stderr together
-};
+using Result = test::CliResult;
 
-Result cli(const std::string& args)
-{
-    const std::string cmd = "'" + test::cliPath().string() + "' " + args + " 2>&1";
-    Result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    std::array<char, 4096> buf {};
-    size_t n = 0;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-        r.output.append(buf.data(), n);
-    const int raw = pclose(p);
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    return r;
-}
+Result cli(const std::string& args) { return test::runCli(args); }
 
 std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
