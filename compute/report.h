@@ -23,6 +23,8 @@ void writeReport(const std::filesystem::path& path, const Network& net, const Ru
 // Shared by the reports and the command line: "1.23 M", "4.5 G" and friends.
 std::string humanCount(double value);
 std::string formatMs(double ms);
+// A CSV field as RFC 4180 writes it: quoted (quotes doubled) when it holds a comma, a quote or a line break.
+std::string csvField(const std::string& s);
 
 // Error figures against the reference, as every report and the window write them: "3.1e-3" (two significant
 // digits, an unpadded exponent: errors span many decades), and with the math mode's rounding bound

@@ -19,19 +19,6 @@ namespace {
 
     using nlohmann::ordered_json;
 
-    std::string csvField(const std::string& s)
-    {
-        if (s.find_first_of(",\"\r\n") == std::string::npos)
-            return s;
-        std::string out = "\"";
-        for (char c : s) {
-            if (c == '"')
-                out += '"';
-            out += c;
-        }
-        return out + "\"";
-    }
-
     std::string num(double v)
     {
         if (!std::isfinite(v))
