@@ -133,7 +133,7 @@ TEST_CASE("train's bad input is exit 2 with a message that names what is wrong",
     std::ofstream(plain) << R"({"format": "convscope-network", "version": 1, "name": "plain",
       "input": {"batch": 2, "channels": 3, "height": 4, "width": 4, "source": "random:1"},
       "layers": [{"type": "relu", "name": "r"}, {"type": "flatten"}]})";
-    std::vector<float> y(48, 0.5f);
+    std::vector<float> y(2 * 48, 0.5f); // [2, 48]: the flattened [2, 3, 4, 4]
     writeNpy(f.dir / "y48.npy", { 2, 48 }, y.data());
     const Result r = cli("train " + quote(plain) + " --target " + quote(f.dir / "y48.npy") + " --loss mse");
     INFO(r.output);
