@@ -142,9 +142,15 @@ namespace {
                 } else if constexpr (std::is_same_v<T, Dropout>) {
                     o["p"] = l.p;
                 } else if constexpr (std::is_same_v<T, Resize>) {
-                    if (!l.size.empty())
+                    // One value for every spatial axis is written as the file took it, a number (the reader
+                    // takes a number or a list of 2 or 3: the fuzz target's round trip found a list of one).
+                    if (l.size.size() == 1)
+                        o["size"] = l.size[0];
+                    else if (!l.size.empty())
                         o["size"] = l.size;
-                    if (!l.scale_factor.empty())
+                    if (l.scale_factor.size() == 1)
+                        o["scale_factor"] = l.scale_factor[0];
+                    else if (!l.scale_factor.empty())
                         o["scale_factor"] = l.scale_factor;
                     o["mode"] = resizeModeName(l.mode);
                     o["coordinate_transformation_mode"] = resizeCoordinatesName(l.coordinate_transformation_mode);
