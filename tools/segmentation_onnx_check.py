@@ -21,7 +21,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torchvision_onnx_check import convscope, reference  # noqa: E402
+from torchvision_onnx_check import add_common_arguments, check_models  # noqa: E402
 
 MODELS = ["lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50", "unet_bilinear", "fpn_nearest"]
 
@@ -110,42 +110,8 @@ def export(name, out, size, seed):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cli", help="convscope-cli to run")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--backends", default="cpu.im2col_gemm")
-    ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--size", type=int, default=64)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--models-only", action="store_true", help="export and compute onnxruntime's outputs only")
-    ap.add_argument("--reuse", action="store_true", help="reuse models and onnxruntime outputs already in --out")
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
-    rows, worst = [], 0.0
-    for name in a.models.split(","):
-        if not a.reuse:
-            export(name, a.out, a.size, a.seed)
-            y = reference(a.out, name)
-        else:
-            y = np.load(os.path.join(a.out, name + ".ort.npy"))
-        if a.models_only:
-            print(f"{name}: exported, onnxruntime output {list(y.shape)}")
-            continue
-        for sel in a.backends.split(","):
-            got, info, secs = convscope(a.cli, a.out, name, sel)
-            if got is None:
-                rows.append((name, sel, "FAILED", info.strip().splitlines()[-1] if info.strip() else "", secs))
-                worst = float("inf")
-                continue
-            got = got.reshape(y.shape)
-            rel = float(np.linalg.norm(got - y) / np.linalg.norm(y))
-            worst = max(worst, rel)
-            rows.append((name, sel, f"{rel:.2e}", f"{info} layers", secs))
-    if rows:
-        print(f"{'model':30} {'selection':18} {'rel L2 vs onnxruntime':>22}  {'layers':>10}  {'run s':>6}")
-        for name, sel, rel, info, secs in rows:
-            print(f"{name:30} {sel:18} {rel:>22}  {info:>10}  {secs:6.1f}")
-        print(f"worst relative L2: {worst:.2e} (goal ≤ 1e-4)")
-        sys.exit(0 if worst <= 1e-4 else 1)
+    add_common_arguments(ap, "cpu.im2col_gemm", MODELS, 64)
+    check_models(ap.parse_args(), export, width=30)
 
 
 if __name__ == "__main__":

@@ -115,26 +115,27 @@ def exported_examples(cli, out):
     return worst <= 1e-4
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def add_common_arguments(ap, backends, models, size):
+    """The options every ONNX check script takes (this one and segmentation_onnx_check.py)."""
     ap.add_argument("--cli", help="convscope-cli to run")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--backends", default="cpu.direct,cpu.im2col_gemm")
-    ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--backends", default=backends)
+    ap.add_argument("--models", default=",".join(models))
+    ap.add_argument("--size", type=int, default=size)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--models-only", action="store_true", help="export and compute onnxruntime's outputs only")
     ap.add_argument("--reuse", action="store_true", help="reuse models and onnxruntime outputs already in --out")
-    ap.add_argument("--exported-examples", action="store_true",
-                    help="export every example network and run it in onnxruntime instead")
-    a = ap.parse_args()
+
+
+def check_models(a, export_model, width=16):
+    """Exports each model of --models with export_model(name, out, size, seed) (unless --reuse), runs it in
+    onnxruntime and on every selection of --backends, prints the table and exits 0 when every relative L2 error
+    against onnxruntime is within 1e-4."""
     os.makedirs(a.out, exist_ok=True)
-    if a.exported_examples:
-        sys.exit(0 if exported_examples(a.cli, a.out) else 1)
     rows, worst = [], 0.0
     for name in a.models.split(","):
         if not a.reuse:
-            export(name, a.out, a.size, a.seed)
+            export_model(name, a.out, a.size, a.seed)
             y = reference(a.out, name)
         else:
             y = np.load(os.path.join(a.out, name + ".ort.npy"))
@@ -152,11 +153,23 @@ def main():
             worst = max(worst, rel)
             rows.append((name, sel, f"{rel:.2e}", f"{info} layers", secs))
     if rows:
-        print(f"{'model':16} {'selection':22} {'rel L2 vs onnxruntime':>22}  {'layers':>10}  {'run s':>6}")
+        print(f"{'model':{width}} {'selection':22} {'rel L2 vs onnxruntime':>22}  {'layers':>10}  {'run s':>6}")
         for name, sel, rel, info, secs in rows:
-            print(f"{name:16} {sel:22} {rel:>22}  {info:>10}  {secs:6.1f}")
+            print(f"{name:{width}} {sel:22} {rel:>22}  {info:>10}  {secs:6.1f}")
         print(f"worst relative L2: {worst:.2e} (goal ≤ 1e-4)")
         sys.exit(0 if worst <= 1e-4 else 1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    add_common_arguments(ap, "cpu.direct,cpu.im2col_gemm", MODELS, 224)
+    ap.add_argument("--exported-examples", action="store_true",
+                    help="export every example network and run it in onnxruntime instead")
+    a = ap.parse_args()
+    if a.exported_examples:
+        os.makedirs(a.out, exist_ok=True)
+        sys.exit(0 if exported_examples(a.cli, a.out) else 1)
+    check_models(a, export)
 
 
 if __name__ == "__main__":
