@@ -18,5 +18,6 @@ Command addAlgosCommand(CLI::App& app);
 Command addExportCommand(CLI::App& app);
 Command addInterpolateCommand(CLI::App& app);
 Command addTrainCommand(CLI::App& app);
+Command addGanCommand(CLI::App& app);
 
 } // namespace convscope::cli

@@ -33,6 +33,7 @@ int main(int argc, char** argv)
     add(cli::addExportCommand);
     add(cli::addInterpolateCommand);
     add(cli::addTrainCommand);
+    add(cli::addGanCommand);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

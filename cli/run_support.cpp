@@ -9,6 +9,7 @@
 #include "compute/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 namespace convscope::cli {
@@ -63,6 +64,20 @@ std::optional<Selection> parseReference(const std::string& text, const std::vect
         return Selection { "cpu", "im2col_gemm" };
     }
     return Selection::parse(text);
+}
+
+double parseNumber(const std::string& text, const std::string& option)
+{
+    size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used == 0 || used != text.size() || !std::isfinite(v))
+        throw InputError(option + " " + text + ": not a number (expected a finite decimal such as 0.01)");
+    return v;
 }
 
 std::map<std::string, std::string> parseBackendOptions(const std::vector<std::string>& keyValues)

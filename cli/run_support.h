@@ -27,6 +27,8 @@ std::vector<Selection> parseSelections(const std::string& commaSeparated, bool w
 std::optional<Selection> parseReference(const std::string& text, const std::vector<Selection>& selections);
 // --option KEY=VALUE, repeated, as SessionOptions::extra; throws InputError naming a malformed one.
 std::map<std::string, std::string> parseBackendOptions(const std::vector<std::string>& keyValues);
+// A number the whole of `text` spells, finite; else InputError naming the option (train's --lr, --momentum, ...).
+double parseNumber(const std::string& text, const std::string& option);
 void printResultTable(std::ostream& out, const Network& net, const RunResult& run);
 // Prints why each failed selection failed; returns 0, 3 (unsupported / unavailable) or 1.
 int reportFailures(std::ostream& err, const RunResult& run);

@@ -44,21 +44,6 @@ namespace {
         std::vector<std::string> backendOptions;
     };
 
-    // A number the whole of `text` spells, finite; else InputError naming the option.
-    double parseNumber(const std::string& text, const std::string& option)
-    {
-        size_t used = 0;
-        double v = 0;
-        try {
-            v = std::stod(text, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used == 0 || used != text.size() || !std::isfinite(v))
-            throw InputError(option + " " + text + ": not a number (expected a finite decimal such as 0.01)");
-        return v;
-    }
-
     // The input .npy sets the network's input size (as `run --input` does).
     Tensor loadNpyInput(Network& net, const std::string& path)
     {

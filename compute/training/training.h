@@ -107,6 +107,18 @@ public:
     virtual Tensor inputGradient() const = 0;
     virtual std::vector<ParameterRef> parameters() const = 0;
     virtual std::map<std::string, std::string> metadata() const { return {}; }
+
+    // The phased step, for loops that are not one network under one loss (the DCGAN pair, gan_run.h), as PyTorch's
+    // zero_grad / forward / backward / optimizer.step: forwardPass runs the training-mode forward, keeps what the
+    // backward needs and returns the output; backwardPass takes the gradient of the output, computes every layer's
+    // gradients (and the input's with TrainingOptions::inputGradient) and ADDS the parameter gradients to sums that
+    // zeroGradients clears, so two passes before one update accumulate as loss.backward() twice does;
+    // updateParameters applies the optimizer to those sums. Each writes its phases into `times` (one per layer).
+    // The default throws UnsupportedError: a backend that only has step() cannot run such a loop.
+    virtual Tensor forwardPass(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times);
+    virtual void zeroGradients();
+    virtual void backwardPass(const Tensor& outputGradient, int64_t step, std::vector<LayerPhaseMs>& times);
+    virtual void updateParameters(int64_t step, std::vector<LayerPhaseMs>& times);
 };
 
 // The first layer of the network that the CPU's training cannot run, as the message train refuses with

@@ -1,0 +1,212 @@
+// The DCGAN loop's reports (gan_run.h): CSV (RFC 4180: one row per phase, then one per network layer and phase, then
+// the losses of every step), JSON (every step's phases and losses), Markdown (the phase table, the losses, and each
+// network's layers with their forward / backward / update medians).
+#include "compute/atomic_file.h"
+#include "compute/error.h"
+#include "compute/layer_kinds.h"
+#include "compute/report.h"
+#include "compute/stats.h"
+#include "compute/training/gan_run.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace convscope {
+
+namespace {
+
+    using nlohmann::ordered_json;
+
+    struct PhaseField {
+        const char* name;
+        double GanPhaseMs::*ms;
+    };
+    const PhaseField kPhases[] = {
+        { "D real: forward", &GanPhaseMs::dRealForward },
+        { "D real: backward", &GanPhaseMs::dRealBackward },
+        { "G: forward", &GanPhaseMs::gForward },
+        { "D fake: forward", &GanPhaseMs::dFakeForward },
+        { "D fake: backward", &GanPhaseMs::dFakeBackward },
+        { "D: update", &GanPhaseMs::dUpdate },
+        { "G step, D: forward", &GanPhaseMs::gdForward },
+        { "G step, D: backward", &GanPhaseMs::gdBackward },
+        { "G: backward", &GanPhaseMs::gBackward },
+        { "G: update", &GanPhaseMs::gUpdate },
+        { "losses", &GanPhaseMs::loss },
+    };
+
+    std::string num(double v)
+    {
+        std::ostringstream s;
+        s.precision(6);
+        s << v;
+        return s.str();
+    }
+
+    Stats phaseStats(const GanResult& r, double GanPhaseMs::*ms)
+    {
+        std::vector<double> v;
+        for (const GanStep& s : r.steps)
+            v.push_back(s.phases.*ms);
+        return Stats::of(v);
+    }
+
+    Stats stepStats(const GanResult& r)
+    {
+        std::vector<double> v;
+        for (const GanStep& s : r.steps)
+            v.push_back(s.phases.total());
+        return Stats::of(v);
+    }
+
+    // Median of one layer's phase over the steps (-1 where it never ran).
+    double layerMedian(const GanResult& r, bool generator, size_t layer, double LayerPhaseMs::*phase)
+    {
+        std::vector<double> v;
+        for (const GanStep& s : r.steps) {
+            const auto& t = generator ? s.generator : s.discriminator;
+            if (layer < t.size() && t[layer].*phase >= 0)
+                v.push_back(t[layer].*phase);
+        }
+        return v.empty() ? -1 : Stats::of(v).median;
+    }
+
+    const std::pair<const char*, double LayerPhaseMs::*> kLayerPhases[] = {
+        { "forward", &LayerPhaseMs::forward },
+        { "backward-data", &LayerPhaseMs::backwardData },
+        { "backward-weights", &LayerPhaseMs::backwardWeights },
+        { "update", &LayerPhaseMs::update },
+    };
+
+    const Network& netOf(const GanResult& r, bool generator) { return generator ? r.generator : r.discriminator; }
+    size_t trainedLayers(const GanResult& r, bool generator)
+    {
+        return netOf(r, generator).layers.size() - (!generator && r.sigmoidFolded ? 1 : 0);
+    }
+
+} // namespace
+
+std::string ganReportCsv(const GanResult& r)
+{
+    std::ostringstream out;
+    out << "selection,network,layer_index,layer,type,phase,median_ms,min_ms,mean_ms,steps\n";
+    const std::string sel = csvField(r.options.selection.str());
+    for (const PhaseField& p : kPhases) {
+        const Stats st = phaseStats(r, p.ms);
+        out << sel << ",,,,," << csvField(p.name) << ',' << num(st.median) << ',' << num(st.min) << ','
+            << num(st.mean) << ',' << st.count << '\n';
+    }
+    const Stats total = stepStats(r);
+    out << sel << ",,,,,step," << num(total.median) << ',' << num(total.min) << ',' << num(total.mean) << ','
+        << total.count << '\n';
+    for (const bool generator : { true, false })
+        for (size_t i = 0; i < trainedLayers(r, generator); ++i)
+            for (const auto& [name, phase] : kLayerPhases) {
+                const double ms = layerMedian(r, generator, i, phase);
+                if (ms < 0)
+                    continue;
+                const Layer& l = netOf(r, generator).layers[i];
+                out << sel << ',' << (generator ? "generator" : "discriminator") << ',' << i << ','
+                    << csvField(l.name) << ',' << layerKind(l.spec).type << ',' << name << ',' << num(ms) << ",,,"
+                    << r.steps.size() << '\n';
+            }
+    out << "\nstep,loss_d,loss_g,d_real,d_fake\n";
+    for (size_t s = 0; s < r.steps.size(); ++s)
+        out << s + 1 << ',' << num(r.steps[s].lossD) << ',' << num(r.steps[s].lossG) << ',' << num(r.steps[s].dReal)
+            << ',' << num(r.steps[s].dFake) << '\n';
+    return out.str();
+}
+
+std::string ganReportJson(const GanResult& r)
+{
+    ordered_json j;
+    j["format"] = "convscope-gan-training";
+    j["version"] = 1;
+    j["selection"] = r.options.selection.str();
+    j["generator"] = r.generator.name;
+    j["discriminator"] = r.discriminator.name;
+    j["batch"] = r.options.batch;
+    j["warmup"] = r.options.warmup;
+    j["steps"] = r.options.steps;
+    j["loss"] = r.sigmoidFolded ? "bce_with_logits (the discriminator's sigmoid folded in)" : "bce_with_logits";
+    j["metadata"] = r.metadata;
+    ordered_json steps = ordered_json::array();
+    for (const GanStep& s : r.steps) {
+        ordered_json o;
+        o["loss_d"] = s.lossD;
+        o["loss_g"] = s.lossG;
+        o["d_real"] = s.dReal;
+        o["d_fake"] = s.dFake;
+        for (const PhaseField& p : kPhases)
+            o["ms"][p.name] = s.phases.*(p.ms);
+        o["ms"]["step"] = s.phases.total();
+        steps.push_back(o);
+    }
+    j["step_results"] = steps;
+    for (const bool generator : { true, false }) {
+        ordered_json layers = ordered_json::array();
+        for (size_t i = 0; i < trainedLayers(r, generator); ++i) {
+            const Layer& l = netOf(r, generator).layers[i];
+            ordered_json o;
+            o["name"] = l.name;
+            o["type"] = layerKind(l.spec).type;
+            for (const auto& [name, phase] : kLayerPhases)
+                if (const double ms = layerMedian(r, generator, i, phase); ms >= 0)
+                    o["median_ms"][name] = ms;
+            layers.push_back(o);
+        }
+        j[generator ? "generator_layers" : "discriminator_layers"] = layers;
+    }
+    return j.dump(2) + "\n";
+}
+
+std::string ganReportMarkdown(const GanResult& r)
+{
+    std::ostringstream out;
+    out << "# DCGAN training step: " << r.generator.name << " + " << r.discriminator.name << "\n\n"
+        << "Selection `" << r.options.selection.str() << "`, batch " << r.options.batch << ", " << r.options.steps
+        << " timed steps after " << r.options.warmup << " warm-up" << (r.options.warmup == 1 ? "" : "s")
+        << (r.sigmoidFolded ? "; the discriminator's sigmoid is folded into BCE-with-logits" : "") << ".\n\n"
+        << "| phase | median ms | min ms | mean ms |\n|---|---:|---:|---:|\n";
+    for (const PhaseField& p : kPhases) {
+        const Stats st = phaseStats(r, p.ms);
+        out << "| " << p.name << " | " << num(st.median) << " | " << num(st.min) << " | " << num(st.mean) << " |\n";
+    }
+    const Stats total = stepStats(r);
+    out << "| **step** | " << num(total.median) << " | " << num(total.min) << " | " << num(total.mean) << " |\n\n"
+        << "| step | loss D | loss G | D(real) | D(fake) |\n|---:|---:|---:|---:|---:|\n";
+    for (size_t s = 0; s < r.steps.size(); ++s)
+        out << "| " << s + 1 << " | " << num(r.steps[s].lossD) << " | " << num(r.steps[s].lossG) << " | "
+            << num(r.steps[s].dReal) << " | " << num(r.steps[s].dFake) << " |\n";
+    for (const bool generator : { true, false }) {
+        out << "\n## " << (generator ? "Generator" : "Discriminator")
+            << " layers (median ms per step, all passes)\n\n| layer | type | forward | backward-data | "
+               "backward-weights | update |\n|---|---|---:|---:|---:|---:|\n";
+        for (size_t i = 0; i < trainedLayers(r, generator); ++i) {
+            const Layer& l = netOf(r, generator).layers[i];
+            out << "| " << l.name << " | " << layerKind(l.spec).type;
+            for (const auto& [name, phase] : kLayerPhases) {
+                const double ms = layerMedian(r, generator, i, phase);
+                out << " | " << (ms < 0 ? std::string("–") : num(ms));
+            }
+            out << " |\n";
+        }
+    }
+    return out.str();
+}
+
+void writeGanReport(const std::filesystem::path& path, const GanResult& r)
+{
+    const std::string ext = path.extension().string();
+    if (ext == ".csv")
+        writeFileAtomically(path, ganReportCsv(r));
+    else if (ext == ".json")
+        writeFileAtomically(path, ganReportJson(r));
+    else if (ext == ".md")
+        writeFileAtomically(path, ganReportMarkdown(r));
+    else
+        throw InputError(path.string() + ": a GAN report is .csv, .json or .md");
+}
+
+} // namespace convscope

@@ -1,0 +1,272 @@
+// trainGan: the DCGAN loop of gan_run.h on one selection, and the generated data it trains on.
+#include "compute/training/gan_run.h"
+
+#include "compute/backend_registry.h"
+#include "compute/error.h"
+#include "compute/layer_kinds.h"
+#include "compute/materialize.h"
+#include "compute/random.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numbers>
+
+namespace convscope {
+
+Tensor ganRealImages(int64_t batch, int64_t channels, int64_t height, int64_t width, uint64_t seed)
+{
+    Tensor t(Shape::nchw(batch, channels, height, width));
+    Random rng(seed);
+    const int64_t plane = height * width;
+    for (int64_t n = 0; n < batch; ++n) {
+        float* img = t.data() + n * channels * plane;
+        for (int64_t c = 0; c < channels; ++c)
+            std::fill(img + c * plane, img + (c + 1) * plane, float(rng.uniform(-1.0, -0.4)));
+        const int shapes = 1 + int(rng.uniform() * 3);
+        for (int s = 0; s < shapes; ++s) {
+            const bool disc = rng.uniform() < 0.5;
+            const double cy = rng.uniform(0.2, 0.8) * double(height), cx = rng.uniform(0.2, 0.8) * double(width);
+            const double r = rng.uniform(0.12, 0.3) * double(std::min(height, width));
+            std::vector<float> colour(static_cast<size_t>(channels));
+            for (float& v : colour)
+                v = float(rng.uniform(-0.2, 1.0));
+            for (int64_t y = 0; y < height; ++y)
+                for (int64_t x = 0; x < width; ++x) {
+                    const double dy = double(y) + 0.5 - cy, dx = double(x) + 0.5 - cx;
+                    const bool inside = disc ? dy * dy + dx * dx <= r * r : std::abs(dy) <= r && std::abs(dx) <= r;
+                    if (inside)
+                        for (int64_t c = 0; c < channels; ++c)
+                            img[c * plane + y * width + x] = colour[size_t(c)];
+                }
+        }
+    }
+    return t;
+}
+
+Tensor ganNoise(const Shape& shape, uint64_t seed)
+{
+    Tensor t(shape);
+    Random rng(seed);
+    float* p = t.data();
+    const int64_t count = t.numel();
+    for (int64_t i = 0; i < count; i += 2) {
+        const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform(); // u1 in (0, 1]: the log is finite
+        const double radius = std::sqrt(-2.0 * std::log(u1));
+        p[i] = float(radius * std::cos(2.0 * std::numbers::pi * u2));
+        if (i + 1 < count)
+            p[i + 1] = float(radius * std::sin(2.0 * std::numbers::pi * u2));
+    }
+    return t;
+}
+
+double GanPhaseMs::total() const
+{
+    return dRealForward + dRealBackward + gForward + dFakeForward + dFakeBackward + dUpdate + gdForward + gdBackward
+        + gBackward + gUpdate + loss;
+}
+
+namespace {
+
+    double forwardMs(const std::vector<LayerPhaseMs>& t)
+    {
+        double ms = 0;
+        for (const LayerPhaseMs& l : t)
+            ms += l.forward;
+        return ms;
+    }
+
+    double backwardMs(const std::vector<LayerPhaseMs>& t)
+    {
+        double ms = 0;
+        for (const LayerPhaseMs& l : t)
+            ms += std::max(0.0, l.backwardData) + std::max(0.0, l.backwardWeights);
+        return ms;
+    }
+
+    double updateMs(const std::vector<LayerPhaseMs>& t)
+    {
+        double ms = 0;
+        for (const LayerPhaseMs& l : t)
+            ms += std::max(0.0, l.update);
+        return ms;
+    }
+
+    // Adds one pass's per-layer times into the step's sums (-1: the phase did not run in any pass).
+    void addInto(std::vector<LayerPhaseMs>& sum, const std::vector<LayerPhaseMs>& pass)
+    {
+        sum.resize(pass.size());
+        for (size_t i = 0; i < pass.size(); ++i) {
+            const auto add = [](double& to, double v) {
+                if (v >= 0)
+                    to = std::max(0.0, to) + v;
+            };
+            add(sum[i].forward, pass[i].forward);
+            add(sum[i].backwardData, pass[i].backwardData);
+            add(sum[i].backwardWeights, pass[i].backwardWeights);
+            add(sum[i].update, pass[i].update);
+        }
+    }
+
+    double meanSigmoid(const Tensor& logits)
+    {
+        double sum = 0;
+        for (int64_t i = 0; i < logits.numel(); ++i)
+            sum += 1.0 / (1.0 + std::exp(-double(logits.data()[i])));
+        return sum / double(logits.numel());
+    }
+
+    Tensor labels(const Shape& shape, float value)
+    {
+        Tensor t(shape);
+        std::fill(t.data(), t.data() + t.numel(), value);
+        return t;
+    }
+
+    void setBatch(Network& net, int64_t batch) { net.input.batch = batch; }
+
+} // namespace
+
+GanResult trainGan(Network generator, Network discriminator, const GanRunOptions& o)
+{
+    if (o.steps < 1)
+        throw InputError("--steps must be at least 1, got " + std::to_string(o.steps));
+    if (o.warmup < 0)
+        throw InputError("--warmup must be 0 or more, got " + std::to_string(o.warmup));
+    if (o.batch < 1)
+        throw InputError("--batch must be at least 1, got " + std::to_string(o.batch));
+    if (generator.layers.empty() || discriminator.layers.empty())
+        throw InputError("the generator and the discriminator need at least one layer each");
+    checkOptimizer(o.generatorOptimizer);
+    checkOptimizer(o.discriminatorOptimizer);
+    if (o.selection.fused)
+        throw UnsupportedError(o.selection.str() + ": fused selections are unsupported in training");
+    GanResult result;
+    result.options = o;
+    result.options.realImages = result.options.noise = nullptr; // not kept past this call
+    setBatch(generator, o.batch);
+    setBatch(discriminator, o.batch);
+    // A final sigmoid goes into the loss (BCE-with-logits).
+    Layer sigmoid;
+    if (std::holds_alternative<Sigmoid>(discriminator.layers.back().spec) && discriminator.layers.size() > 1) {
+        sigmoid = discriminator.layers.back();
+        discriminator.layers.pop_back();
+        result.sigmoidFolded = true;
+    }
+    result.generatorShapes = inferShapes(generator);
+    if (!result.generatorShapes.ok())
+        throw InputError("generator " + generator.name + ": " + result.generatorShapes.firstError());
+    result.discriminatorShapes = inferShapes(discriminator);
+    if (!result.discriminatorShapes.ok())
+        throw InputError("discriminator " + discriminator.name + ": " + result.discriminatorShapes.firstError());
+    const Shape fakeShape = result.generatorShapes.layers.back().out;
+    const Shape& dIn = result.discriminatorShapes.input;
+    if (fakeShape.numel() != dIn.numel() || fakeShape.c != dIn.c || fakeShape.h != dIn.h || fakeShape.w != dIn.w)
+        throw InputError("the generator makes " + fakeShape.str() + " but the discriminator reads " + dIn.str());
+    const Shape scoreShape = result.discriminatorShapes.layers.back().out;
+    if (scoreShape.numel() != o.batch)
+        throw InputError("the discriminator must give one score per image, but its output is " + scoreShape.str()
+            + " for a batch of " + std::to_string(o.batch));
+    const Shape& zShape = result.generatorShapes.input;
+    if (o.realImages && o.realImages->numel() != dIn.numel())
+        throw InputError("the real images are " + o.realImages->shape().str() + " but the discriminator reads "
+            + dIn.str());
+    if (o.noise && o.noise->numel() != zShape.numel())
+        throw InputError("the codes are " + o.noise->shape().str() + " but the generator reads " + zShape.str());
+    materializeParameters(generator, result.generatorShapes);
+    materializeParameters(discriminator, result.discriminatorShapes);
+
+    const std::shared_ptr<Backend> backend = BackendRegistry::instance().resolve(o.selection);
+    auto sessionFor = [&](const Network& net, const ShapeReport& shapes, const OptimizerSpec& opt, bool inputGrad) {
+        std::unique_ptr<TrainingSession> s = backend->createTrainingSession(o.selection.algorithm, o.session);
+        if (!s)
+            throw UnsupportedError(o.selection.str() + ": the " + o.selection.backend
+                + " backend has no backward ops (training is unsupported there)");
+        TrainingOptions to;
+        to.loss = LossKind::BCEWithLogits;
+        to.optimizer = opt;
+        to.batchNormMomentum = o.batchNormMomentum;
+        to.inputGradient = inputGrad;
+        s->prepare(net, shapes, to);
+        return s;
+    };
+    const std::unique_ptr<TrainingSession> g = sessionFor(generator, result.generatorShapes, o.generatorOptimizer, false);
+    const std::unique_ptr<TrainingSession> d
+        = sessionFor(discriminator, result.discriminatorShapes, o.discriminatorOptimizer, true);
+    const Tensor ones = labels(scoreShape, 1.0f), zeros = labels(scoreShape, 0.0f);
+    Tensor gradScore(scoreShape);
+
+    const auto runStep = [&](int64_t s) {
+        GanStep st;
+        GanPhaseMs& ph = st.phases;
+        const Tensor real = o.realImages ? o.realImages->clone() : ganRealImages(o.batch, dIn.c, dIn.h, dIn.w, o.seed + s);
+        const Tensor z = o.noise ? o.noise->clone() : ganNoise(zShape, o.seed + uint64_t(s) + 1000000u);
+        const auto loss = [&](const Tensor& logits, const Tensor& label, const char* what) {
+            const auto t0 = std::chrono::steady_clock::now();
+            const double l = computeLoss(LossKind::BCEWithLogits, logits, label, gradScore);
+            ph.loss += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            if (!std::isfinite(l))
+                throw InputError("step " + std::to_string(s) + ": the " + what + " loss is " + std::to_string(l));
+            return l;
+        };
+        std::vector<LayerPhaseMs> t;
+        // The discriminator step.
+        d->zeroGradients();
+        Tensor out = d->forwardPass(real, s, t);
+        ph.dRealForward = forwardMs(t);
+        st.dReal = meanSigmoid(out);
+        st.lossD = loss(out, ones, "discriminator's real");
+        d->backwardPass(gradScore, s, t);
+        ph.dRealBackward = backwardMs(t);
+        addInto(st.discriminator, t);
+        const Tensor fake = g->forwardPass(z, s, t);
+        ph.gForward = forwardMs(t);
+        addInto(st.generator, t);
+        out = d->forwardPass(fake, s, t);
+        ph.dFakeForward = forwardMs(t);
+        st.dFake = meanSigmoid(out);
+        st.lossD += loss(out, zeros, "discriminator's fake");
+        d->backwardPass(gradScore, s, t);
+        ph.dFakeBackward = backwardMs(t);
+        d->updateParameters(s, t);
+        ph.dUpdate = updateMs(t);
+        addInto(st.discriminator, t);
+        // The generator step: through the updated discriminator, whose own gradients are dropped.
+        g->zeroGradients();
+        d->zeroGradients();
+        out = d->forwardPass(fake, s, t);
+        ph.gdForward = forwardMs(t);
+        st.lossG = loss(out, ones, "generator's");
+        d->backwardPass(gradScore, s, t);
+        ph.gdBackward = backwardMs(t);
+        for (LayerPhaseMs& l : t)
+            l.update = -1;
+        addInto(st.discriminator, t);
+        g->backwardPass(d->inputGradient(), s, t);
+        ph.gBackward = backwardMs(t);
+        g->updateParameters(s, t);
+        ph.gUpdate = updateMs(t);
+        addInto(st.generator, t);
+        result.lastFake = fake.clone();
+        return st;
+    };
+    for (int s = 1; s <= o.warmup; ++s)
+        runStep(s);
+    if (o.warmup > 0) {
+        g->reset();
+        d->reset();
+    }
+    for (int s = 1; s <= o.steps; ++s) {
+        result.steps.push_back(runStep(s));
+        if (o.stepDone)
+            o.stepDone(s, result.steps.back().lossD, result.steps.back().lossG);
+    }
+    result.metadata = g->metadata();
+    result.generator = g->trainedNetwork();
+    result.discriminator = d->trainedNetwork();
+    if (result.sigmoidFolded)
+        result.discriminator.layers.push_back(sigmoid);
+    return result;
+}
+
+} // namespace convscope

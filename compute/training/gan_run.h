@@ -1,0 +1,83 @@
+// The DCGAN training step (issue 33, the DCGAN report's loop), as PyTorch's DCGAN tutorial runs it, every phase timed:
+//   discriminator step: zero D's gradients; D(real) against label 1; fake = G(z); D(fake) against label 0 (G not
+//                       reached: fake is detached); both backward passes summed; D's optimizer step;
+//   generator step:     zero G's gradients; D(fake) (D just updated) against label 1; the gradient flows through D
+//                       into fake (D's own gradients are discarded) and on through G; G's optimizer step.
+// Losses are BCE; a discriminator that ends in a sigmoid is trained without it, on BCE-with-logits, which is the same
+// loss and gradient as Sigmoid + BCELoss (PyTorch's tutorial) without the log's clamp, and is put back in the trained
+// network. Batch norm runs in training mode in every D pass, so its running statistics move three times a step, as
+// in PyTorch. Both networks run on one selection through TrainingSession's phased step (training.h).
+#pragma once
+
+#include "compute/training/training.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace convscope {
+
+// A batch of `batch` seeded "real" colour images for the discriminator: 1 to 3 filled discs and squares of random
+// colours on a random dark background, values in [-1, 1] (the generator's tanh range), [batch, channels, h, w].
+Tensor ganRealImages(int64_t batch, int64_t channels, int64_t height, int64_t width, uint64_t seed);
+// A batch of the generator's codes: standard normal values (Box-Muller over ConvScope's seeded generator), of `shape`.
+Tensor ganNoise(const Shape& shape, uint64_t seed);
+
+struct GanRunOptions {
+    Selection selection;
+    SessionOptions session;
+    OptimizerSpec generatorOptimizer, discriminatorOptimizer; // the tutorial's: Adam, lr 2e-4, betas (0.5, 0.999)
+    double batchNormMomentum = 0.1;
+    int64_t batch = 16;
+    int warmup = 1; // untimed steps, after which both sessions reset to the starting weights
+    int steps = 10;
+    uint64_t seed = 1; // step s draws its real images from seed + s and its codes from seed + s + 1e6
+    // Fixed data instead of the generated images and codes (the PyTorch reference check): every step uses these.
+    const Tensor* realImages = nullptr;
+    const Tensor* noise = nullptr;
+    std::function<void(int, double, double)> stepDone; // step, loss D, loss G
+};
+
+// Milliseconds of one step's phases (each the sum of the layers' times in that pass).
+struct GanPhaseMs {
+    double dRealForward = 0, dRealBackward = 0; // D on the real batch
+    double gForward = 0; // fake = G(z)
+    double dFakeForward = 0, dFakeBackward = 0; // D on the detached fake batch
+    double dUpdate = 0;
+    double gdForward = 0, gdBackward = 0; // the generator step's pass through the updated D
+    double gBackward = 0, gUpdate = 0;
+    double loss = 0; // the three BCE losses and their gradients
+    double total() const;
+};
+
+struct GanStep {
+    double lossD = 0; // loss(D(real), 1) + loss(D(fake), 0), as the tutorial's errD
+    double lossG = 0; // loss(D(G(z)), 1)
+    double dReal = 0, dFake = 0; // mean probability D gives the real and the fake batch
+    GanPhaseMs phases;
+    std::vector<LayerPhaseMs> generator, discriminator; // per layer, summed over the step's passes
+};
+
+struct GanResult {
+    Network generator, discriminator; // the trained networks (the discriminator with its sigmoid back)
+    ShapeReport generatorShapes, discriminatorShapes;
+    GanRunOptions options;
+    std::vector<GanStep> steps; // the timed steps
+    std::map<std::string, std::string> metadata;
+    bool sigmoidFolded = false; // the discriminator's last sigmoid went into the loss
+    Tensor lastFake; // the last step's generated batch
+};
+
+// Throws InputError for networks that do not fit together (G's output is not D's input, D does not give one score
+// per image), a batch or step count out of range, or a non-finite loss (naming the step and the phase);
+// UnsupportedError for a selection that cannot train or has no phased step.
+GanResult trainGan(Network generator, Network discriminator, const GanRunOptions& options);
+
+// Reports: the phases' median / min / mean over the timed steps and the losses of every step.
+std::string ganReportMarkdown(const GanResult& result);
+std::string ganReportJson(const GanResult& result);
+std::string ganReportCsv(const GanResult& result);
+void writeGanReport(const std::filesystem::path& path, const GanResult& result); // by extension, atomically
+
+} // namespace convscope

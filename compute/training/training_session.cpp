@@ -1,0 +1,24 @@
+// TrainingSession's phased step for a backend that has only step(): refused, naming the backend, so that a GAN loop
+// on it fails with a message instead of training something else.
+#include "compute/error.h"
+#include "compute/training/training.h"
+
+namespace convscope {
+
+namespace {
+    [[noreturn]] void refusePhased(const TrainingSession& session)
+    {
+        const auto meta = session.metadata();
+        const auto it = meta.find("algorithm");
+        throw UnsupportedError((it != meta.end() ? it->second : std::string("this backend"))
+            + ": the phased training step (forward, backward, update apart, which a GAN needs) is unsupported here; "
+              "train on cpu.direct or cpu.im2col_gemm");
+    }
+} // namespace
+
+Tensor TrainingSession::forwardPass(const Tensor&, int64_t, std::vector<LayerPhaseMs>&) { refusePhased(*this); }
+void TrainingSession::zeroGradients() { refusePhased(*this); }
+void TrainingSession::backwardPass(const Tensor&, int64_t, std::vector<LayerPhaseMs>&) { refusePhased(*this); }
+void TrainingSession::updateParameters(int64_t, std::vector<LayerPhaseMs>&) { refusePhased(*this); }
+
+} // namespace convscope
