@@ -7,6 +7,8 @@
 #   3. the memory-bound kinds on 256 MiB tensors (tools/networks/cpu_bandwidth.json) and VGG-16's batch-1 linear
 #      layers, in GB/s beside the measured copy bandwidth;
 #   4. the thread scaling of every fast CPU selection on ResNet-18 b1 (1, 2, 4, 8, 16 threads);
+#   5. (train) the training step on every core: ResNet-18 b8 (cross-entropy, SGD momentum) and the DCGAN loop at batch
+#      16, PyTorch eager (tools/torch_train_bench.py) beside `convscope-cli train` and `convscope-cli gan`;
 # and prints a short table last. Every bench also prints the machine line (cores, threads, copy bandwidth, sgemm
 # rate, OpenBLAS core). Logs and JSON land in $OUT (the device tool's folder) or build-cpu/cpu-scaling.
 #
@@ -23,7 +25,7 @@ BUILD=${BUILD_DIR:-build-cpu}
 OUT=${OUT:-$BUILD/cpu-scaling}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-STEPS=${STEPS:-"build anchor lecture bandwidth scaling"}
+STEPS=${STEPS:-"build anchor lecture bandwidth scaling train"}
 SELECTIONS=${SELECTIONS:-"cpu.tap_gemm,cpu.im2col_gemm,onednn.auto"}
 REPEAT=${REPEAT:-10}
 PYTHON=${PYTHON:-/opt/torch/.venv/bin/python}
@@ -99,6 +101,22 @@ if has scaling; then
   done
 fi
 
+if has train; then
+  echo "== training step, $CORES threads ($(elapsed) s)"
+  timeout 300 "$PYTHON" tools/torch_train_bench.py --model resnet18:8 --model dcgan:16 --device cpu --threads "$CORES" \
+    | tee "$OUT/torch_train.jsonl"
+  "$PYTHON" -c "import numpy as np; r = np.random.default_rng(0); np.save('$OUT/train_x.npy', r.standard_normal((8, 3, 224, 224)).astype(np.float32)); np.save('$OUT/train_y.npy', r.integers(0, 1000, 8).astype(np.float32))"
+  TRAIN_SEL=${TRAIN_SELECTIONS:-cpu.im2col_gemm}
+  timeout 300 "$CLI" train resources/networks/resnet18.json --input "$OUT/train_x.npy" --target "$OUT/train_y.npy" \
+    --loss ce --optimizer sgd --momentum 0.9 --steps 5 --warmup 2 --backends "$TRAIN_SEL" \
+    >"$OUT/train_resnet18.log" 2>&1 || echo "== train ResNet-18: failed (see train_resnet18.log)"
+  grep -E "^step" "$OUT/train_resnet18.log"
+  timeout 300 "$CLI" gan resources/networks/dcgan_generator.json resources/networks/dcgan_discriminator.json --batch 16 \
+    --steps 5 --warmup 2 --backends "$TRAIN_SEL" --report "$OUT/gan_dcgan.json" >"$OUT/gan_dcgan.log" 2>&1 ||
+    echo "== gan: failed (see gan_dcgan.log)"
+  grep -E "^step|^loss" "$OUT/gan_dcgan.log"
+fi
+
 echo "== summary ($(elapsed) s)"
 # The device tool brings back a handful of files: everything in one archive besides the log.
 tar -czf "$OUT/cpu-scaling-results.tgz" -C "$OUT" $(cd "$OUT" && ls *.json *.jsonl *.log 2>/dev/null) 2>/dev/null
@@ -151,6 +169,29 @@ if bw or vgg:
         bandwidth(p)
     for p in vgg:
         bandwidth(p, {"linear"})
+import re, statistics
+tt = {}
+if os.path.exists(os.path.join(out, "torch_train.jsonl")):
+    for line in open(os.path.join(out, "torch_train.jsonl")):
+        r = json.loads(line)
+        tt[r["model"]] = r["step_ms"]
+ours = {}
+log = os.path.join(out, "train_resnet18.log")
+if os.path.exists(log):
+    m = re.search(r"^step ([0-9.]+) ms", open(log).read(), re.M)
+    if m:
+        ours["resnet18"] = float(m.group(1))
+gj = os.path.join(out, "gan_dcgan.json")
+if os.path.exists(gj):
+    ours["dcgan"] = statistics.median(s["ms"]["step"] for s in json.load(open(gj))["step_results"])
+if tt or ours:
+    print(f"\nTraining step on {os.cpu_count()} cores, median ms (ConvScope's fast CPU path / PyTorch eager CPU)")
+    print("| model | PyTorch ms | ConvScope ms | ratio |")
+    print("|---|---|---|---|")
+    for name, label in (("resnet18", "ResNet-18 b8, CE + SGD"), ("dcgan", "DCGAN pair b16, the tutorial's loop")):
+        a, o = tt.get(name), ours.get(name)
+        ratio = f"{o / a:.2f}×" if a and o else "–"
+        print(f"| {label} | {a if a is None else round(a, 1)} | {o if o is None else round(o, 1)} | {ratio} |")
 scal = sorted(glob.glob(os.path.join(out, "scaling_t*.json")), key=lambda p: int(p.split("_t")[-1][:-5]))
 if scal:
     per = [(int(p.split("_t")[-1][:-5]),) + totals(p) for p in scal]

@@ -13,7 +13,9 @@
 #                below the onnx stage), "onnx" (issue 17: ONNX's backend tests on the
 #                GPU backends, ResNet-18 through ONNX at batch 32 against PyTorch and onnxruntime), "skip" (issue 16: the cross-backend test on
 #                the GPU, the ResNet example against PyTorch, add/concat bandwidth) and "small" (issue 9's goal 6: LeNet-5 at batch 1,
-#                eager with and without the launch gate, graph mode, and each kernel's duration under ncu) is extra. The sanitize stage alone can take most of
+#                eager with and without the launch gate, graph mode, and each kernel's duration under ncu) and "train" (issue
+#                33: the training step of ResNet-18 b32 and the DCGAN loop on TRAIN_BACKENDS beside PyTorch eager) are
+#                extra; TC_PARTS="compile" adds torch.compile (reduce-overhead) as issue 32's anchor on ResNet-18 b32. The sanitize stage alone can take most of
 #                a 10-minute call: STAGES="build test" first, then STAGES="sanitize faults" (the build folder stays).
 #   SANITIZER_TOOLS     default "memcheck racecheck initcheck synccheck"
 #   SHARD        the sanitize stage's shards, by Catch2 tag (default all: cuda-conv2d cuda-tensor-core cuda-other
@@ -216,12 +218,40 @@ if has tc; then
       >"$OUT/tc-resnet18.log" 2>&1
     tail -9 "$OUT/tc-resnet18.log"
   fi
+  if part compile && [ -x "$BIN/convscope-cli" ]; then
+    timeout 540 "$PY" tools/torch_graph_bench.py --cli "$BIN/convscope-cli" --net resources/networks/resnet18.json \
+      --batch 32 --warmup 5 --repeat 20 --maths ${COMPILE_MATHS:-fp16,bf16,tf32,fp32} --compile \
+      --backends ${TC_NET_BACKENDS:-cudnn.auto+fused,cuda.tensor_core+fused} >"$OUT/tc-compile-resnet18.log" 2>&1
+    tail -9 "$OUT/tc-compile-resnet18.log"
+  fi
   if part lenet && [ -x "$BIN/convscope-cli" ]; then
     for m in fp32 fp16; do
       "$BIN/convscope-cli" run resources/networks/lenet5.json --backends cuda.direct,cudnn.auto --math "$m" \
         --warmup 20 --repeat 200 >"$OUT/tc-lenet-$m.log" 2>&1
       grep -E "total" "$OUT/tc-lenet-$m.log" | while read -r line; do note "lenet5 b1 $m: $line"; done
     done
+  fi
+fi
+
+# Issue 33: the training step against PyTorch eager in the same call (tools/torch_train_bench.py): ResNet-18 b32 at 224²
+# (cross-entropy, SGD momentum 0.9) and the DCGAN tutorial's loop at batch 64, FP32.
+if has train; then
+  PY=${TORCH_PYTHON:-/opt/torch/.venv/bin/python}
+  TRAIN_BACKENDS=${TRAIN_BACKENDS:-cudnn.auto,cuda.implicit_gemm}
+  if [ -x "$BIN/convscope-cli" ]; then
+    timeout 200 "$PY" tools/torch_train_bench.py --device cuda --model resnet18:32 --model dcgan:64 --warmup 3 --repeat 10 \
+      | tee "$OUT/torch-train.jsonl"
+    "$PY" -c "import numpy as np; r = np.random.default_rng(0); np.save('$OUT/train_x.npy', r.standard_normal((32, 3, 224, 224)).astype(np.float32)); np.save('$OUT/train_y.npy', r.integers(0, 1000, 32).astype(np.float32))"
+    timeout 240 "$BIN/convscope-cli" train resources/networks/resnet18.json --input "$OUT/train_x.npy" \
+      --target "$OUT/train_y.npy" --loss ce --optimizer sgd --momentum 0.9 --steps 10 --warmup 3 \
+      --backends "$TRAIN_BACKENDS" --report "$OUT/train-resnet18.json" >"$OUT/train-resnet18.log" 2>&1
+    note "train resnet18 b32: rc $?; $(grep -E '^step' "$OUT/train-resnet18.log" | tr '\n' ' ')"
+    for sel in ${TRAIN_BACKENDS//,/ }; do
+      timeout 120 "$BIN/convscope-cli" gan resources/networks/dcgan_generator.json resources/networks/dcgan_discriminator.json \
+        --batch 64 --steps 10 --warmup 3 --backends "$sel" >"$OUT/gan-$sel.log" 2>&1
+      note "gan dcgan b64 on $sel: rc $?; $(grep -E '^step|has no|unsupported' "$OUT/gan-$sel.log" | head -1)"
+    done
+    note "PyTorch eager training: $(tr '\n' ' ' <"$OUT/torch-train.jsonl")"
   fi
 fi
 

@@ -18,6 +18,8 @@ PyTorch's input already lives on the device.
                     its own way of doing it: TF32 switched on in cuDNN and cuBLAS for tf32; the model and input cast to
                     float16 / bfloat16 for fp16 / bf16; both NCHW and channels_last are timed and the faster counts.
                     ConvScope runs `--math M`. A table of every mode × (PyTorch, each selection) is printed last.
+  --compile         with --maths: also time torch.compile(mode="reduce-overhead": inductor with CUDA graphs) on a
+                    channels_last model in each math mode (issue 32's anchor), and print our fastest against it.
   --model FILE      ConvScope runs FILE (e.g. the network's ONNX export, `convscope-cli export NET model.onnx`)
                     instead of --net; PyTorch still builds --net. When onnxruntime with its CUDA provider is
                     installed, FILE (an .onnx) is timed there too (IO binding: input and output on the device).
@@ -237,8 +239,9 @@ def main():
     ap.add_argument("--bandwidth", type=int, default=0, help="MiB per tensor for the add/concat bandwidth cases")
     ap.add_argument("--model", help="the file ConvScope runs (default --net), e.g. its ONNX export")
     ap.add_argument("--maths", default="fp32", help="comma-separated: fp32,tf32,fp16,bf16")
+    ap.add_argument("--compile", action="store_true", help="with --maths: torch.compile(mode='reduce-overhead') too")
     args = ap.parse_args()
-    if args.maths != "fp32":
+    if args.maths != "fp32" or args.compile:
         return math_table(args)
 
     torch.backends.cudnn.benchmark = True
@@ -279,19 +282,25 @@ def main():
         bandwidth(args)
 
 
-def time_torch_math(net, x, math, warmup, repeat):
-    """PyTorch eager in `math`: the faster of NCHW and channels_last."""
+def time_torch_math(net, x, math, warmup, repeat, compiled=False):
+    """PyTorch eager in `math`: the faster of NCHW and channels_last; or (compiled) torch.compile with inductor and
+    CUDA graphs (mode="reduce-overhead") on channels_last, after enough calls to compile and record the graph."""
     torch.backends.cudnn.allow_tf32 = math == "tf32"
     torch.backends.cuda.matmul.allow_tf32 = math == "tf32"
+    torch.set_float32_matmul_precision("high" if math == "tf32" else "highest")
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(math, torch.float32)
     best = None
-    for fmt in (torch.contiguous_format, torch.channels_last):
+    for fmt in (torch.channels_last,) if compiled else (torch.contiguous_format, torch.channels_last):
         model = Graph(net, net["input"]["channels"]).cuda().eval()
         xt = torch.from_numpy(x).cuda()
         with torch.no_grad():
             model(xt)  # materialises the lazy linear in FP32
         model = model.to(dtype=dtype, memory_format=fmt)
         xt = xt.to(dtype=dtype).contiguous(memory_format=fmt)
+        if compiled:
+            torch._dynamo.reset()
+            model = torch.compile(model, mode="reduce-overhead")
+            warmup = max(warmup, 5)
         t = time_torch(model, xt, warmup, repeat)
         best = t if best is None else min(best, t)
         del model
@@ -316,16 +325,19 @@ def math_table(args):
             ours, _ = run_convscope(args.cli, args.model or args.net, npy, args.backends, args.warmup, args.repeat, work,
                                     math)
             t_torch2 = time_torch_math(net, x, math, args.warmup, args.repeat)
-            rows[math] = (min(t_torch, t_torch2), ours)
+            t_comp = time_torch_math(net, x, math, args.warmup, args.repeat, True) if args.compile else None
+            rows[math] = (min(t_torch, t_torch2), ours, t_comp)
             print(f"{math}: PyTorch {t_torch:.4f} / {t_torch2:.4f} ms; " + ", ".join(
                 f"{s} {v[0]:.4f} ms" if v[0] is not None else f"{s} did not run: {v[1][:80]}" for s, v in ours.items()),
                 flush=True)
     sels = list(next(iter(rows.values()))[1].keys())
     print(f"\n{net['name']} at batch {args.batch}, {shape[2]}x{shape[3]}, whole pass without copies, median of "
           f"{args.repeat} (ms; ratio to PyTorch eager in the same math; PyTorch: faster of NCHW and channels_last)")
-    print("| math | PyTorch eager | " + " | ".join(sels) + " | our fastest vs PyTorch |")
-    print("|---|---|" + "---|" * len(sels) + "---|")
-    for math, (t, ours) in rows.items():
+    comp = args.compile
+    print("| math | PyTorch eager | " + ("torch.compile | " if comp else "") + " | ".join(sels)
+          + " | our fastest vs PyTorch |" + (" our fastest vs torch.compile |" if comp else ""))
+    print("|---|---|" + ("---|" if comp else "") + "---|" * len(sels) + "---|" + ("---|" if comp else ""))
+    for math, (t, ours, tc) in rows.items():
         cells, best = [], None
         for s in sels:
             ms = ours[s][0]
@@ -333,7 +345,11 @@ def math_table(args):
             if ms is not None:
                 best = ms if best is None else min(best, ms)
         verdict = f"{best / t:.2f}× ({'ahead' if best < t else 'behind'})" if best is not None else "—"
-        print(f"| {math} | {t:.3f} | " + " | ".join(cells) + f" | {verdict} |")
+        if comp:
+            vc = f"{best / tc:.2f}× ({'ahead' if best < tc else 'behind'})" if best is not None else "—"
+            print(f"| {math} | {t:.3f} | {tc:.3f} | " + " | ".join(cells) + f" | {verdict} | {vc} |")
+        else:
+            print(f"| {math} | {t:.3f} | " + " | ".join(cells) + f" | {verdict} |")
 
 
 def bandwidth(args):

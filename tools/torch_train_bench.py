@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""PyTorch eager, the anchor of the training benchmarks (issue 33): one training step of torchvision's ResNet-18
+(cross-entropy, SGD with momentum 0.9) and the DCGAN tutorial's loop (its generator and discriminator at 64×64,
+Adam lr 2e-4, betas (0.5, 0.999), BCE), in FP32, on the CPU (--threads) or a GPU, seeded random weights, no
+download. Prints one JSON object per line: {"model", "device", "batch", "threads", "step_ms"} (the median of
+--repeat steps after --warmup), the same step `convscope-cli train` and `convscope-cli gan` time.
+
+A developer tool (tools/cpu-scaling.sh's train stage and tools/gpu-check.sh run it in the same call as ConvScope);
+never a dependency of ConvScope.
+
+    /opt/torch/.venv/bin/python tools/torch_train_bench.py --model resnet18:8 --model dcgan:16 --device cpu --threads 16
+"""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+import torch.nn as nn
+
+
+def dcgan(nz=100, ngf=64, ndf=64):
+    g = nn.Sequential(
+        nn.ConvTranspose2d(nz, ngf * 8, 4, 1, 0, bias=False), nn.BatchNorm2d(ngf * 8), nn.ReLU(True),
+        nn.ConvTranspose2d(ngf * 8, ngf * 4, 4, 2, 1, bias=False), nn.BatchNorm2d(ngf * 4), nn.ReLU(True),
+        nn.ConvTranspose2d(ngf * 4, ngf * 2, 4, 2, 1, bias=False), nn.BatchNorm2d(ngf * 2), nn.ReLU(True),
+        nn.ConvTranspose2d(ngf * 2, ngf, 4, 2, 1, bias=False), nn.BatchNorm2d(ngf), nn.ReLU(True),
+        nn.ConvTranspose2d(ngf, 3, 4, 2, 1, bias=False), nn.Tanh())
+    d = nn.Sequential(
+        nn.Conv2d(3, ndf, 4, 2, 1, bias=False), nn.LeakyReLU(0.2, inplace=True),
+        nn.Conv2d(ndf, ndf * 2, 4, 2, 1, bias=False), nn.BatchNorm2d(ndf * 2), nn.LeakyReLU(0.2, inplace=True),
+        nn.Conv2d(ndf * 2, ndf * 4, 4, 2, 1, bias=False), nn.BatchNorm2d(ndf * 4), nn.LeakyReLU(0.2, inplace=True),
+        nn.Conv2d(ndf * 4, ndf * 8, 4, 2, 1, bias=False), nn.BatchNorm2d(ndf * 8), nn.LeakyReLU(0.2, inplace=True),
+        nn.Conv2d(ndf * 8, 1, 4, 1, 0, bias=False), nn.Sigmoid())
+    return g, d
+
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def timed(step, device, warmup, repeat):
+    for _ in range(warmup):
+        step()
+    sync(device)
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        step()
+        sync(device)
+        samples.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(samples)
+
+
+def classifier_step(name, batch, device, size):
+    import torchvision
+    model = getattr(torchvision.models, name)(weights=None).to(device).train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x = torch.randn(batch, 3, size, size, device=device)
+    y = torch.randint(0, 1000, (batch,), device=device)
+    loss = nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad(set_to_none=False)
+        loss(model(x), y).backward()
+        opt.step()
+    return step
+
+
+def gan_step(batch, device):
+    g, d = dcgan()
+    g, d = g.to(device).train(), d.to(device).train()
+    opt_g = torch.optim.Adam(g.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    opt_d = torch.optim.Adam(d.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    bce = nn.BCELoss()
+    real = torch.rand(batch, 3, 64, 64, device=device) * 2 - 1
+    ones, zeros = torch.ones(batch, device=device), torch.zeros(batch, device=device)
+
+    def step():  # the tutorial's loop
+        d.zero_grad()
+        bce(d(real).view(-1), ones).backward()
+        fake = g(torch.randn(batch, 100, 1, 1, device=device))
+        bce(d(fake.detach()).view(-1), zeros).backward()
+        opt_d.step()
+        g.zero_grad()
+        bce(d(fake).view(-1), ones).backward()
+        opt_g.step()
+    return step
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--model", action="append", required=True, help="NAME:BATCH: resnet18 (any torchvision builder) "
+                   "or dcgan")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--threads", type=int, default=0, help="torch.set_num_threads on the CPU (0: PyTorch's default)")
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--size", type=int, default=224)
+    args = p.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    torch.manual_seed(0)
+    device = torch.device(args.device)
+    for spec in args.model:
+        name, batch = spec.split(":")
+        step = gan_step(int(batch), device) if name == "dcgan" else classifier_step(name, int(batch), device, args.size)
+        ms = timed(step, device, args.warmup, args.repeat)
+        print(json.dumps({"model": name, "device": args.device, "batch": int(batch),
+                          "threads": torch.get_num_threads(), "step_ms": ms}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
