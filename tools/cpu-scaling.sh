@@ -127,7 +127,7 @@ def totals(path):
     d = json.load(open(path))
     return {s["selection"]: s["total_ms"]["median"] for s in d["cases"][0]["report"]["selections"]}, d.get("cpu_machine", {})
 torch = {}
-for f in glob.glob(os.path.join(out, "torch_t*.jsonl")):
+for f in glob.glob(os.path.join(out, "torch_t[0-9]*.jsonl")):
     for line in open(f):
         r = json.loads(line)
         torch[(r["model"], r["batch"], r["threads"])] = r["best_ms"]
