@@ -38,8 +38,8 @@ namespace {
     {
         const NpyArray a = readNpy(path);
         if (a.dims.size() != 4 && a.dims.size() != 2)
-            throw InputError(std::string(option) + " " + path + ": expected [N, C, H, W] or [N, F], got "
-                + npyDimsText(a.dims));
+            throw InputError(
+                std::string(option) + " " + path + ": expected [N, C, H, W] or [N, F], got " + npyDimsText(a.dims));
         Tensor t(a.dims.size() == 4 ? Shape::nchw(a.dims[0], a.dims[1], a.dims[2], a.dims[3])
                                     : Shape::features(a.dims[0], a.dims[1]));
         std::memcpy(t.data(), a.data.data(), a.data.size() * sizeof(float));
@@ -85,8 +85,8 @@ namespace {
 
 Command addGanCommand(CLI::App& app)
 {
-    auto* cmd = app.add_subcommand("gan",
-        "Train a generator and a discriminator as the DCGAN tutorial does, every phase of the step timed");
+    auto* cmd = app.add_subcommand(
+        "gan", "Train a generator and a discriminator as the DCGAN tutorial does, every phase of the step timed");
     auto a = std::make_shared<GanArgs>();
     cmd->add_option("generator", a->generator, "the generator's network file (a code [N, Z, 1, 1] to an image)")
         ->required();
@@ -99,8 +99,9 @@ Command addGanCommand(CLI::App& app)
     cmd->add_option("--lr", a->lr, "Adam's learning rate, both networks")->capture_default_str();
     cmd->add_option("--betas", a->betas, "Adam's beta1,beta2")->capture_default_str();
     cmd->add_option("--seed", a->seed, "seed of the generated real images and codes")->capture_default_str();
-    cmd->add_option("--backends", a->backends, "comma-separated selections that have the phased step: cpu.direct, "
-                                               "cpu.im2col_gemm")
+    cmd->add_option("--backends", a->backends,
+           "comma-separated selections that have the phased step: cpu.direct, "
+           "cpu.im2col_gemm")
         ->capture_default_str();
     cmd->add_option("--real", a->real, "real images .npy [N, C, H, W] used at every step instead of generated ones");
     cmd->add_option("--noise", a->noise, "codes .npy [N, Z, 1, 1] used at every step instead of seeded normal ones");

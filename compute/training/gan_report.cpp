@@ -94,8 +94,8 @@ std::string ganReportCsv(const GanResult& r)
     const std::string sel = csvField(r.options.selection.str());
     for (const PhaseField& p : kPhases) {
         const Stats st = phaseStats(r, p.ms);
-        out << sel << ",,,,," << csvField(p.name) << ',' << num(st.median) << ',' << num(st.min) << ','
-            << num(st.mean) << ',' << st.count << '\n';
+        out << sel << ",,,,," << csvField(p.name) << ',' << num(st.median) << ',' << num(st.min) << ',' << num(st.mean)
+            << ',' << st.count << '\n';
     }
     const Stats total = stepStats(r);
     out << sel << ",,,,,step," << num(total.median) << ',' << num(total.min) << ',' << num(total.mean) << ','
@@ -107,9 +107,9 @@ std::string ganReportCsv(const GanResult& r)
                 if (ms < 0)
                     continue;
                 const Layer& l = netOf(r, generator).layers[i];
-                out << sel << ',' << (generator ? "generator" : "discriminator") << ',' << i << ','
-                    << csvField(l.name) << ',' << layerKind(l.spec).type << ',' << name << ',' << num(ms) << ",,,"
-                    << r.steps.size() << '\n';
+                out << sel << ',' << (generator ? "generator" : "discriminator") << ',' << i << ',' << csvField(l.name)
+                    << ',' << layerKind(l.spec).type << ',' << name << ',' << num(ms) << ",,," << r.steps.size()
+                    << '\n';
             }
     out << "\nstep,loss_d,loss_g,d_real,d_fake\n";
     for (size_t s = 0; s < r.steps.size(); ++s)

@@ -169,8 +169,8 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
             + " for a batch of " + std::to_string(o.batch));
     const Shape& zShape = result.generatorShapes.input;
     if (o.realImages && o.realImages->numel() != dIn.numel())
-        throw InputError("the real images are " + o.realImages->shape().str() + " but the discriminator reads "
-            + dIn.str());
+        throw InputError(
+            "the real images are " + o.realImages->shape().str() + " but the discriminator reads " + dIn.str());
     if (o.noise && o.noise->numel() != zShape.numel())
         throw InputError("the codes are " + o.noise->shape().str() + " but the generator reads " + zShape.str());
     materializeParameters(generator, result.generatorShapes);
@@ -190,7 +190,8 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         s->prepare(net, shapes, to);
         return s;
     };
-    const std::unique_ptr<TrainingSession> g = sessionFor(generator, result.generatorShapes, o.generatorOptimizer, false);
+    const std::unique_ptr<TrainingSession> g
+        = sessionFor(generator, result.generatorShapes, o.generatorOptimizer, false);
     const std::unique_ptr<TrainingSession> d
         = sessionFor(discriminator, result.discriminatorShapes, o.discriminatorOptimizer, true);
     const Tensor ones = labels(scoreShape, 1.0f), zeros = labels(scoreShape, 0.0f);
@@ -199,7 +200,8 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
     const auto runStep = [&](int64_t s) {
         GanStep st;
         GanPhaseMs& ph = st.phases;
-        const Tensor real = o.realImages ? o.realImages->clone() : ganRealImages(o.batch, dIn.c, dIn.h, dIn.w, o.seed + s);
+        const Tensor real
+            = o.realImages ? o.realImages->clone() : ganRealImages(o.batch, dIn.c, dIn.h, dIn.w, o.seed + s);
         const Tensor z = o.noise ? o.noise->clone() : ganNoise(zShape, o.seed + uint64_t(s) + 1000000u);
         const auto loss = [&](const Tensor& logits, const Tensor& label, const char* what) {
             const auto t0 = std::chrono::steady_clock::now();
@@ -214,6 +216,7 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         d->zeroGradients();
         Tensor out = d->forwardPass(real, s, t);
         ph.dRealForward = forwardMs(t);
+        addInto(st.discriminator, t);
         st.dReal = meanSigmoid(out);
         st.lossD = loss(out, ones, "discriminator's real");
         d->backwardPass(gradScore, s, t);
@@ -224,10 +227,12 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         addInto(st.generator, t);
         out = d->forwardPass(fake, s, t);
         ph.dFakeForward = forwardMs(t);
+        addInto(st.discriminator, t);
         st.dFake = meanSigmoid(out);
         st.lossD += loss(out, zeros, "discriminator's fake");
         d->backwardPass(gradScore, s, t);
         ph.dFakeBackward = backwardMs(t);
+        addInto(st.discriminator, t);
         d->updateParameters(s, t);
         ph.dUpdate = updateMs(t);
         addInto(st.discriminator, t);
@@ -236,14 +241,14 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         d->zeroGradients();
         out = d->forwardPass(fake, s, t);
         ph.gdForward = forwardMs(t);
+        addInto(st.discriminator, t);
         st.lossG = loss(out, ones, "generator's");
         d->backwardPass(gradScore, s, t);
         ph.gdBackward = backwardMs(t);
-        for (LayerPhaseMs& l : t)
-            l.update = -1;
         addInto(st.discriminator, t);
         g->backwardPass(d->inputGradient(), s, t);
         ph.gBackward = backwardMs(t);
+        addInto(st.generator, t);
         g->updateParameters(s, t);
         ph.gUpdate = updateMs(t);
         addInto(st.generator, t);

@@ -113,7 +113,7 @@ public:
     // backward needs and returns the output; backwardPass takes the gradient of the output, computes every layer's
     // gradients (and the input's with TrainingOptions::inputGradient) and ADDS the parameter gradients to sums that
     // zeroGradients clears, so two passes before one update accumulate as loss.backward() twice does;
-    // updateParameters applies the optimizer to those sums. Each writes its phases into `times` (one per layer).
+    // updateParameters applies the optimizer to those sums. Each fills `times` (one per layer) with its own phases.
     // The default throws UnsupportedError: a backend that only has step() cannot run such a loop.
     virtual Tensor forwardPass(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times);
     virtual void zeroGradients();

@@ -38,9 +38,9 @@ struct GanFolder {
 TEST_CASE("gan trains the DCGAN pair, writes the reports, both networks and the generated batch", "[cli]")
 {
     const GanFolder f;
-    const test::CliResult r = test::runCli(f.gan("--batch 4 --steps 2 --backends cpu.direct,cpu.im2col_gemm --report "
-        + quoted(f.dir / "gan.json") + " --save-weights " + quoted(f.dir / "w") + " --save-samples "
-        + quoted(f.dir / "fake.npy")));
+    const test::CliResult r = test::runCli(
+        f.gan("--batch 4 --steps 2 --backends cpu.direct,cpu.im2col_gemm --report " + quoted(f.dir / "gan.json")
+            + " --save-weights " + quoted(f.dir / "w") + " --save-samples " + quoted(f.dir / "fake.npy")));
     INFO(r.output);
     REQUIRE(r.status == 0);
     CHECK(r.output.find("cpu.direct — batch 4, 2 timed steps") != std::string::npos);
@@ -65,7 +65,8 @@ TEST_CASE("gan trains the DCGAN pair, writes the reports, both networks and the 
         const Network net = loadNetwork(f.dir / "w" / which / "network.json");
         CHECK(inferShapes(net).ok());
     }
-    CHECK(std::holds_alternative<Sigmoid>(loadNetwork(f.dir / "w" / "discriminator" / "network.json").layers.back().spec));
+    CHECK(std::holds_alternative<Sigmoid>(
+        loadNetwork(f.dir / "w" / "discriminator" / "network.json").layers.back().spec));
 }
 
 TEST_CASE("gan's bad input is exit 2 or 3 with a message that names what is wrong", "[cli]")
@@ -84,7 +85,7 @@ TEST_CASE("gan's bad input is exit 2 or 3 with a message that names what is wron
     const std::vector<float> wrong(4 * 3 * 4 * 4, 0.5f);
     writeNpy(f.dir / "small.npy", { 4, 3, 4, 4 }, wrong.data());
     expect("--batch 4 --real " + quoted(f.dir / "small.npy"), 2, "the real images are [4, 3, 4, 4]");
-    const test::CliResult swapped = test::runCli("gan " + quoted(f.data / "discriminator.json") + " "
-        + quoted(f.data / "generator.json") + " --batch 4");
+    const test::CliResult swapped = test::runCli(
+        "gan " + quoted(f.data / "discriminator.json") + " " + quoted(f.data / "generator.json") + " --batch 4");
     CHECK(swapped.status == 2);
 }

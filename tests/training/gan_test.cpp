@@ -25,8 +25,8 @@ TEST_CASE("two DCGAN steps match PyTorch's losses and updated parameters", "[tra
     const Network g = loadNetwork(dir / "generator.json");
     const Network d = loadNetwork(dir / "discriminator.json");
     const NpyArray realArray = readNpy(dir / "real.npy"), noiseArray = readNpy(dir / "noise.npy");
-    const Tensor real = fromNpy(dir / "real.npy",
-        Shape::nchw(realArray.dims[0], realArray.dims[1], realArray.dims[2], realArray.dims[3]));
+    const Tensor real = fromNpy(
+        dir / "real.npy", Shape::nchw(realArray.dims[0], realArray.dims[1], realArray.dims[2], realArray.dims[3]));
     const Tensor noise = fromNpy(dir / "noise.npy", Shape::nchw(noiseArray.dims[0], noiseArray.dims[1], 1, 1));
     GanRunOptions o;
     o.generatorOptimizer.kind = OptimizerSpec::Kind::Adam;
@@ -52,11 +52,13 @@ TEST_CASE("two DCGAN steps match PyTorch's losses and updated parameters", "[tra
         }
         REQUIRE(std::holds_alternative<Sigmoid>(r.discriminator.layers.back().spec)); // put back
         int compared = 0;
-        for (const auto& [prefix, net] : { std::pair { "generator", &r.generator }, { "discriminator", &r.discriminator } })
+        for (const auto& [prefix, net] :
+            { std::pair { "generator", &r.generator }, { "discriminator", &r.discriminator } })
             for (const Layer& layer : net->layers)
                 for (const auto& [what, tensor] : { std::pair { "weight", layer.weight }, { "bias", layer.bias },
                          { "running_mean", layer.runningMean }, { "running_var", layer.runningVar } }) {
-                    const fs::path expected = dir / ("after." + std::string(prefix) + "." + layer.name + "." + what + ".npy");
+                    const fs::path expected
+                        = dir / ("after." + std::string(prefix) + "." + layer.name + "." + what + ".npy");
                     if (!fs::exists(expected))
                         continue;
                     INFO(prefix << " " << layer.name << "." << what);
@@ -104,8 +106,8 @@ TEST_CASE("the phased step (forward, backward, update apart) equals step()", "[t
     }
     const Network x = whole->trainedNetwork(), y = phased->trainedNetwork();
     for (size_t i = 0; i < x.layers.size(); ++i)
-        for (const auto& [p, q] : { std::pair { x.layers[i].weight, y.layers[i].weight }, { x.layers[i].bias, y.layers[i].bias },
-                 { x.layers[i].runningMean, y.layers[i].runningMean } })
+        for (const auto& [p, q] : { std::pair { x.layers[i].weight, y.layers[i].weight },
+                 { x.layers[i].bias, y.layers[i].bias }, { x.layers[i].runningMean, y.layers[i].runningMean } })
             if (p && q)
                 CHECK(relL2(*q, *p) < 1e-6);
 }
@@ -124,7 +126,8 @@ TEST_CASE("the DCGAN loop refuses networks that do not fit together", "[training
     {
         Network small = d;
         small.input.height = small.input.width = 16;
-        CHECK_THROWS_WITH(trainGan(g, small, o), Catch::Contains("the generator makes [2, 3, 8, 8]")
+        CHECK_THROWS_WITH(trainGan(g, small, o),
+            Catch::Contains("the generator makes [2, 3, 8, 8]")
                 && Catch::Contains("the discriminator reads [2, 3, 16, 16]"));
     }
     SECTION("a discriminator that gives more than one score per image")
@@ -148,7 +151,8 @@ TEST_CASE("the DCGAN loop refuses networks that do not fit together", "[training
 
 TEST_CASE("the DCGAN loop's generated images and codes", "[training][gan]")
 {
-    const Tensor a = ganRealImages(3, 3, 16, 16, 5), b = ganRealImages(3, 3, 16, 16, 5), c = ganRealImages(3, 3, 16, 16, 6);
+    const Tensor a = ganRealImages(3, 3, 16, 16, 5), b = ganRealImages(3, 3, 16, 16, 5),
+                 c = ganRealImages(3, 3, 16, 16, 6);
     CHECK(relL2(a, b) == 0);
     CHECK(relL2(a, c) > 0.01);
     float lo = 1, hi = -1;
