@@ -85,25 +85,16 @@ TEST_CASE("conv2d backward matches finite differences, and the fast path matches
         const Tensor gy = randomTensor(ls.out, ++seed);
         const Padding2d& pad = ls.resolvedPadding;
         Tensor* bias = c.bias ? &b : nullptr;
-        const auto fwd = [&](Tensor& y) { cpu::direct::conv2d(x, w, bias, spec, pad, y); };
-
-        Tensor gx(inShape), gw(w.shape()), gb(b.shape());
-        cpu::grad::direct::conv2dData(gy, w, spec, pad, gx);
-        cpu::grad::direct::conv2dWeights(gy, x, spec, pad, gw, bias ? &gb : nullptr);
-        CHECK(relL2(gx, numericalGradient(x, gy, ls.out, fwd, 0.25)) < 1e-5);
-        CHECK(relL2(gw, numericalGradient(w, gy, ls.out, fwd, 0.25)) < 1e-5);
-        if (bias)
-            CHECK(relL2(gb, numericalGradient(b, gy, ls.out, fwd, 0.25)) < 1e-5);
-
-        Tensor fx(inShape), fw(w.shape()), fb(b.shape());
-        poison(fx);
-        poison(fw);
-        cpu::grad::fast::conv2dData(gy, w, spec, pad, fx);
-        cpu::grad::fast::conv2dWeights(gy, x, spec, pad, fw, bias ? &fb : nullptr);
-        CHECK(relL2(fx, gx) < 1e-5);
-        CHECK(relL2(fw, gw) < 1e-5);
-        if (bias)
-            CHECK(relL2(fb, gb) < 1e-6);
+        checkConvBackward(x, w, bias, gy,
+            { [&](Tensor& y) { cpu::direct::conv2d(x, w, bias, spec, pad, y); },
+                [&](bool fast, Tensor& gx) {
+                    fast ? cpu::grad::fast::conv2dData(gy, w, spec, pad, gx)
+                         : cpu::grad::direct::conv2dData(gy, w, spec, pad, gx);
+                },
+                [&](bool fast, Tensor& gw, Tensor* gb) {
+                    fast ? cpu::grad::fast::conv2dWeights(gy, x, spec, pad, gw, gb)
+                         : cpu::grad::direct::conv2dWeights(gy, x, spec, pad, gw, gb);
+                } });
     }
 }
 
@@ -127,25 +118,16 @@ TEST_CASE(
         const Tensor gy = randomTensor(ls.out, ++seed);
         const Padding2d& pad = ls.resolvedPadding;
         Tensor* bias = c.bias ? &b : nullptr;
-        const auto fwd = [&](Tensor& y) { cpu::direct::convTranspose2d(x, w, bias, spec, pad, y); };
-
-        Tensor gx(inShape), gw(w.shape()), gb(b.shape());
-        cpu::grad::direct::convTranspose2dData(gy, w, spec, pad, gx);
-        cpu::grad::direct::convTranspose2dWeights(gy, x, spec, pad, gw, bias ? &gb : nullptr);
-        CHECK(relL2(gx, numericalGradient(x, gy, ls.out, fwd, 0.25)) < 1e-5);
-        CHECK(relL2(gw, numericalGradient(w, gy, ls.out, fwd, 0.25)) < 1e-5);
-        if (bias)
-            CHECK(relL2(gb, numericalGradient(b, gy, ls.out, fwd, 0.25)) < 1e-5);
-
-        Tensor fx(inShape), fw(w.shape()), fb(b.shape());
-        poison(fx);
-        poison(fw);
-        cpu::grad::fast::convTranspose2dData(gy, w, spec, pad, fx);
-        cpu::grad::fast::convTranspose2dWeights(gy, x, spec, pad, fw, bias ? &fb : nullptr);
-        CHECK(relL2(fx, gx) < 1e-5);
-        CHECK(relL2(fw, gw) < 1e-5);
-        if (bias)
-            CHECK(relL2(fb, gb) < 1e-6);
+        checkConvBackward(x, w, bias, gy,
+            { [&](Tensor& y) { cpu::direct::convTranspose2d(x, w, bias, spec, pad, y); },
+                [&](bool fast, Tensor& gx) {
+                    fast ? cpu::grad::fast::convTranspose2dData(gy, w, spec, pad, gx)
+                         : cpu::grad::direct::convTranspose2dData(gy, w, spec, pad, gx);
+                },
+                [&](bool fast, Tensor& gw, Tensor* gb) {
+                    fast ? cpu::grad::fast::convTranspose2dWeights(gy, x, spec, pad, gw, gb)
+                         : cpu::grad::direct::convTranspose2dWeights(gy, x, spec, pad, gw, gb);
+                } });
     }
 }
 

@@ -55,4 +55,35 @@ inline Tensor numericalGradient(
     return grad;
 }
 
+// A convolution-like layer's backward (`data` and `weights`, on cpu.direct or the fast path), checked twice:
+// cpu.direct's input, weight and bias gradients against finite differences of `forward`, then the fast path's (its
+// outputs poisoned first) against cpu.direct's. `b` is null for a layer without bias. The forward reads x, w and b,
+// which the finite differences perturb in place.
+struct ConvBackward {
+    std::function<void(Tensor& y)> forward;
+    std::function<void(bool fast, Tensor& gx)> data;
+    std::function<void(bool fast, Tensor& gw, Tensor* gb)> weights;
+};
+
+inline void checkConvBackward(Tensor& x, Tensor& w, Tensor* b, const Tensor& gy, const ConvBackward& op)
+{
+    const Shape& out = gy.shape();
+    Tensor gx(x.shape()), gw(w.shape()), gb(b ? b->shape() : Shape {});
+    op.data(false, gx);
+    op.weights(false, gw, b ? &gb : nullptr);
+    CHECK(relL2(gx, numericalGradient(x, gy, out, op.forward, 0.25)) < 1e-5);
+    CHECK(relL2(gw, numericalGradient(w, gy, out, op.forward, 0.25)) < 1e-5);
+    if (b)
+        CHECK(relL2(gb, numericalGradient(*b, gy, out, op.forward, 0.25)) < 1e-5);
+    Tensor fx(x.shape()), fw(w.shape()), fb(b ? b->shape() : Shape {});
+    poison(fx);
+    poison(fw);
+    op.data(true, fx);
+    op.weights(true, fw, b ? &fb : nullptr);
+    CHECK(relL2(fx, gx) < 1e-5);
+    CHECK(relL2(fw, gw) < 1e-5);
+    if (b)
+        CHECK(relL2(fb, gb) < 1e-6);
+}
+
 } // namespace convscope::test

@@ -42,21 +42,16 @@ TEST_CASE("conv3d and conv_transpose3d backward match finite differences; the fa
             Tensor b = randomTensor(Shape::nchw(c.cout, 1, 1, 1), ++seed);
             const Tensor gy = randomTensor(ls.out, ++seed);
             const Padding3d& pad = ls.resolvedPadding3d;
-            const auto fwd = [&](Tensor& y) { cpu::direct::conv3d(x, w, &b, spec, pad, y); };
-            Tensor gx(inShape), gw(w.shape()), gb(b.shape());
-            cpu::grad::direct::conv3dData(gy, w, spec, pad, gx);
-            cpu::grad::direct::conv3dWeights(gy, x, spec, pad, gw, &gb);
-            CHECK(relL2(gx, numericalGradient(x, gy, ls.out, fwd, 0.25)) < 1e-5);
-            CHECK(relL2(gw, numericalGradient(w, gy, ls.out, fwd, 0.25)) < 1e-5);
-            CHECK(relL2(gb, numericalGradient(b, gy, ls.out, fwd, 0.25)) < 1e-5);
-            Tensor fx(inShape), fw(w.shape()), fb(b.shape());
-            poison(fx);
-            poison(fw);
-            cpu::grad::fast::conv3dData(gy, w, spec, pad, fx);
-            cpu::grad::fast::conv3dWeights(gy, x, spec, pad, fw, &fb);
-            CHECK(relL2(fx, gx) < 1e-5);
-            CHECK(relL2(fw, gw) < 1e-5);
-            CHECK(relL2(fb, gb) < 1e-6);
+            checkConvBackward(x, w, &b, gy,
+                { [&](Tensor& y) { cpu::direct::conv3d(x, w, &b, spec, pad, y); },
+                    [&](bool fast, Tensor& gx) {
+                        fast ? cpu::grad::fast::conv3dData(gy, w, spec, pad, gx)
+                             : cpu::grad::direct::conv3dData(gy, w, spec, pad, gx);
+                    },
+                    [&](bool fast, Tensor& gw, Tensor* gb) {
+                        fast ? cpu::grad::fast::conv3dWeights(gy, x, spec, pad, gw, gb)
+                             : cpu::grad::direct::conv3dWeights(gy, x, spec, pad, gw, gb);
+                    } });
         }
         {
             ConvTranspose3d spec;
@@ -75,18 +70,16 @@ TEST_CASE("conv3d and conv_transpose3d backward match finite differences; the fa
             Tensor b = randomTensor(Shape::nchw(c.cout, 1, 1, 1), ++seed);
             const Tensor gy = randomTensor(ls.out, ++seed);
             const Padding3d& pad = ls.resolvedPadding3d;
-            const auto fwd = [&](Tensor& y) { cpu::direct::convTranspose3d(x, w, &b, spec, pad, y); };
-            Tensor gx(inShape), gw(w.shape()), gb(b.shape());
-            cpu::grad::direct::convTranspose3dData(gy, w, spec, pad, gx);
-            cpu::grad::direct::convTranspose3dWeights(gy, x, spec, pad, gw, &gb);
-            CHECK(relL2(gx, numericalGradient(x, gy, ls.out, fwd, 0.25)) < 1e-5);
-            CHECK(relL2(gw, numericalGradient(w, gy, ls.out, fwd, 0.25)) < 1e-5);
-            CHECK(relL2(gb, numericalGradient(b, gy, ls.out, fwd, 0.25)) < 1e-5);
-            Tensor fx(inShape), fw(w.shape()), fb(b.shape());
-            cpu::grad::fast::convTranspose3dData(gy, w, spec, pad, fx);
-            cpu::grad::fast::convTranspose3dWeights(gy, x, spec, pad, fw, &fb);
-            CHECK(relL2(fx, gx) < 1e-5);
-            CHECK(relL2(fw, gw) < 1e-5);
+            checkConvBackward(x, w, &b, gy,
+                { [&](Tensor& y) { cpu::direct::convTranspose3d(x, w, &b, spec, pad, y); },
+                    [&](bool fast, Tensor& gx) {
+                        fast ? cpu::grad::fast::convTranspose3dData(gy, w, spec, pad, gx)
+                             : cpu::grad::direct::convTranspose3dData(gy, w, spec, pad, gx);
+                    },
+                    [&](bool fast, Tensor& gw, Tensor* gb) {
+                        fast ? cpu::grad::fast::convTranspose3dWeights(gy, x, spec, pad, gw, gb)
+                             : cpu::grad::direct::convTranspose3dWeights(gy, x, spec, pad, gw, gb);
+                    } });
         }
     }
 }
