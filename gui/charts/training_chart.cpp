@@ -3,6 +3,7 @@
 #include "compute/stats.h"
 
 #include <QComboBox>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QLabel>
 
@@ -160,9 +161,16 @@ void TrainingChart::drawPhases()
         }
         top = std::max(top, *std::max_element(stack.begin(), stack.end()));
     }
+    // A label every `every` layers, so that slanted labels (each about 1.2 text heights wide) never touch; the
+    // loss row is always named. Long names are elided in the middle.
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    const QFontMetrics fm(m_plot->xAxis->tickLabelFont());
+    const int room = std::max(600, m_plot->width() - 80);
+    const int every = std::max(1, int(std::ceil(m_ticks.size() * fm.height() * 1.2 / room)));
     for (int i = 0; i < m_ticks.size(); ++i)
-        ticker->addTick(double(i + 1), m_ticks[i]);
+        if (i % every == 0 || i == m_ticks.size() - 1)
+            ticker->addTick(
+                double(i + 1), fm.elidedText(m_ticks[i], Qt::ElideMiddle, fm.horizontalAdvance(QLatin1Char('M')) * 14));
     m_plot->xAxis->setTicker(ticker);
     m_plot->xAxis->setTickLabelRotation(m_ticks.size() > 8 ? 60 : 0);
     m_plot->xAxis->setRange(0.4, double(m_ticks.size()) + 0.6);
