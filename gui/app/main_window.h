@@ -68,7 +68,8 @@ public:
     ExportController* exporter() const { return m_export; }
     RunStatus* runStatus() const { return m_status; }
     // Raises a page's dock by its key: "network", "graph", "input", "run", "shapes", and the analysis pages that share
-    // one dock area, "timing", "roofline", "explorer", "sweep", "device". False for an unknown key.
+    // one dock area, "timing", "roofline", "explorer", "sweep", "device", "interpolation", "trainingTiming",
+    // "gradients", and "train" (tabbed with "run"). False for an unknown key.
     bool showView(const QString& name);
     QDockWidget* dock(const QString& key) const;
     ChartView* currentChart() const;

@@ -248,6 +248,40 @@ TEST_CASE("a training run is cancelled and a superseded one is dropped", "[gui][
     CHECK(done.size() == 1);
 }
 
+TEST_CASE("in the window the Train page's run reaches the training chart and the Gradients page, and opening "
+          "another network clears them",
+    "[gui][train]")
+{
+    auto w = makeWindow();
+    RunSettings s = w->engine()->runSettings();
+    s.selections = { { "cpu", "direct" } };
+    s.livePreview = false; // a live run after the edit would supersede the training run
+    w->engine()->setRunSettings(s);
+    REQUIRE(w->project()->openFile(QString::fromStdString((examplesDir() / "lenet5_trained.json").string())));
+    QTest::qWait(100);
+    REQUIRE(w->showView(QStringLiteral("train")));
+    w->trainPanel()->stepsBox()->setValue(2);
+    QSignalSpy done(w->engine(), &Engine::trainingFinished);
+    REQUIRE(w->trainPanel()->start() > 0);
+    REQUIRE(done.wait(120000));
+    QCoreApplication::processEvents();
+    CHECK(w->trainingChart()->series().size() == 5);
+    CHECK(w->gradientsPanel()->saliency()->tileCount() == 10);
+    CHECK(w->gradientsPanel()->weightGradients()->hasFilters());
+    // The window's selected layer picks the conv layer whose gradient is shown.
+    w->networkPanel()->setCurrentLayer(3);
+    QCoreApplication::processEvents();
+    CHECK(w->gradientsPanel()->weightGradients()->titleText() == QStringLiteral("Weight gradient of c3"));
+
+    REQUIRE(w->project()->openFile(QString::fromStdString((examplesDir() / "lenet5.json").string())));
+    QCoreApplication::processEvents();
+    CHECK(w->trainingChart()->series().isEmpty());
+    CHECK(w->gradientsPanel()->saliency()->tileCount() == 0);
+    CHECK(w->trainPanel()->summary().isEmpty());
+    // lenet5.json has no labels: no class-ordered set, one class for every item.
+    CHECK(w->trainPanel()->targetBox()->currentData().toInt() == int(TargetKind::ClassForAll));
+}
+
 // Not run by CI (hidden tag): the pictures for docs/screenshots. CONVSCOPE_SCREENSHOT_DIR=DIR convscope_tests_gui
 // "[.screenshot]" writes DIR/gradients-lenet5.png (c1's weight gradient and the saliency of the ten digits),
 // DIR/training-timing-lenet5.png and DIR/gradients-colour-cnn.png.
