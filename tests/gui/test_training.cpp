@@ -284,7 +284,9 @@ TEST_CASE("in the window the Train page's run reaches the training chart and the
 
 // Not run by CI (hidden tag): the pictures for docs/screenshots. CONVSCOPE_SCREENSHOT_DIR=DIR convscope_tests_gui
 // "[.screenshot]" writes DIR/gradients-lenet5.png (c1's weight gradient and the saliency of the ten digits),
-// DIR/training-timing-lenet5.png and DIR/gradients-colour-cnn.png.
+// DIR/training-timing-lenet5.png and DIR/gradients-colour-cnn.png. The pictures in docs/screenshots were taken with
+// OMP_NUM_THREADS=1: on a machine shared with other builds the fast path's threads waited on each other for tens of
+// milliseconds, times no training step of LeNet-5 takes.
 TEST_CASE("screenshot: the trained LeNet-5's gradients and saliency, the training step's phases", "[.screenshot]")
 {
     const char* dir = std::getenv("CONVSCOPE_SCREENSHOT_DIR");
