@@ -46,6 +46,10 @@ namespace {
         std::string json;
         std::vector<std::string> backendOptions;
         int threads = 0; // CPU selections' threads; 0: every core (cpu_threads.h)
+        bool train = false; // the training step instead of inference (bench_train.cpp)
+        std::string loss = "mse", optimizer = "sgd";
+        double lr = 0.001;
+        std::string report;
     };
 
     // "0-2", "1,4,5" or "" (all).
@@ -411,6 +415,21 @@ namespace {
             cases.push_back({ n.name, std::move(n) });
         }
         const auto chosen = parseCases(a.cases, cases.size());
+        if (a.train) {
+            TrainBenchOptions t;
+            t.title = a.suite.empty() ? a.network : a.suite;
+            t.selections = parseSelections(a.backends);
+            t.session.math = parseMathMode(a.math);
+            t.session.extra = parseBackendOptions(a.backendOptions);
+            t.loss = a.loss;
+            t.optimizer = a.optimizer;
+            t.lr = a.lr;
+            t.warmup = a.warmup;
+            t.steps = a.repeat;
+            t.report = a.report;
+            t.json = a.json;
+            return runTrainBench(std::move(cases), std::vector<size_t>(chosen.begin(), chosen.end()), t);
+        }
         ProfileOptions opt;
         opt.selections = parseSelections(a.backends, a.fuse);
         opt.warmup = a.warmup;
@@ -467,6 +486,12 @@ Command addBenchCommand(CLI::App& app)
     cmd->add_flag(
         "--fuse", a->fuse, "also run each selection fused (+fused): batch norm folded, activation in the epilogue");
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
+    cmd->add_flag("--train", a->train,
+        "run the training step (forward, loss, backward, update) instead of inference; --repeat is the timed steps");
+    cmd->add_option("--loss", a->loss, "--train: ce, mse or bce (a reproducible target)")->capture_default_str();
+    cmd->add_option("--optimizer", a->optimizer, "--train: sgd or adam")->capture_default_str();
+    cmd->add_option("--lr", a->lr, "--train: learning rate")->capture_default_str();
+    cmd->add_option("--report", a->report, "--train: write FILE.csv, FILE.json or FILE.md");
     cmd->add_option("--threads", a->threads, "threads of the CPU selections (cpu.*, onednn.*; default: every core)")
         ->check(CLI::Range(1, 4096));
     return [a]() {
@@ -474,6 +499,11 @@ Command addBenchCommand(CLI::App& app)
         if (a->network.empty() == a->suite.empty())
             throw InputError("bench needs either a network file or --suite (unet-encoder, lenet5, weak-shapes, fft, "
                              "autoencoder3d, lecture-interpolation)");
+        if (a->train && a->suite == "lecture-interpolation")
+            throw InputError("bench --train: the lecture-interpolation suite decodes only; train a network or another "
+                             "suite");
+        if (!a->train && !a->report.empty())
+            throw InputError("--report is bench --train's; bench writes --json");
         return a->suite == "lecture-interpolation" ? runLectureSuite(*a) : runCaseSuite(*a);
     };
 }

@@ -78,6 +78,12 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
         st.trained = session->trainedNetwork();
         if (options.training.inputGradient)
             st.inputGradient = std::make_shared<const Tensor>(session->inputGradient());
+        if (options.keepWeightGradients) {
+            st.weightGradients.resize(net.layers.size());
+            for (const ParameterRef& p : session->parameters())
+                if (p.name == "weight" && p.layer < st.weightGradients.size())
+                    st.weightGradients[p.layer] = std::make_shared<const Tensor>(session->parameterGradient(p));
+        }
         if (!result.selections.empty()) {
             const Network& ref = result.selections.front().trained;
             for (size_t i = 0; i < ref.layers.size(); ++i)

@@ -20,6 +20,8 @@ struct TrainRunOptions {
     SessionOptions session;
     int warmup = 1;
     int steps = 10;
+    // Keep each layer's ∂L/∂weight of the last step (SelectionTraining::weightGradients): the window's Gradients page.
+    bool keepWeightGradients = false;
     // Called after every timed step (selection index, step from 1, loss): the command line's progress.
     std::function<void(size_t, int, double)> stepDone;
 };
@@ -32,6 +34,9 @@ struct SelectionTraining {
     // ∂L/∂input of the last step (TrainingOptions::inputGradient; empty otherwise): which input pixels the loss
     // depended on, the saliency map of a classifier.
     std::shared_ptr<const Tensor> inputGradient;
+    // ∂L/∂weight of the last step, one entry per layer (null for a layer without a weight); filled with
+    // TrainRunOptions::keepWeightGradients, empty otherwise.
+    std::vector<std::shared_ptr<const Tensor>> weightGradients;
     // Relative L2 of every trained parameter against the first selection's (empty for the first selection); how
     // far the fast path drifted from the reference over the steps.
     double maxParamRelL2 = 0;

@@ -12,16 +12,19 @@
 #include "gui/charts/roofline_chart.h"
 #include "gui/charts/sweep_chart.h"
 #include "gui/charts/timing_chart.h"
+#include "gui/charts/training_chart.h"
 #include "gui/models/shapes_model.h"
 #include "gui/pages/device_panel.h"
 #include "gui/pages/explorer_panel.h"
 #include "gui/pages/feature_map_panel.h"
+#include "gui/pages/gradients_panel.h"
 #include "gui/pages/input_panel.h"
 #include "gui/pages/interpolation_panel.h"
 #include "gui/pages/network_panel.h"
 #include "gui/pages/page.h"
 #include "gui/pages/run_panel.h"
 #include "gui/pages/sweep_panel.h"
+#include "gui/pages/train_panel.h"
 #include "gui/views/feature_map_grid.h"
 #include "gui/views/graph_view.h"
 #include "gui/views/layer_editor.h"
@@ -123,6 +126,12 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
             [this] { return m_device = new DevicePanel(this); } },
         { QStringLiteral("interpolation"), tr("Interpolation"), right, QStringLiteral("timing"), false,
             [this] { return m_interpolation = new InterpolationPanel(m_engine, &m_doc, this); } },
+        { QStringLiteral("train"), tr("Train"), left, QStringLiteral("run"), false,
+            [this] { return scrolled(m_train = new TrainPanel(m_engine, &m_doc, this)); } },
+        { QStringLiteral("trainingTiming"), tr("Training timing"), right, QStringLiteral("timing"), false,
+            [this] { return m_trainingChart = new TrainingChart(m_engine, this); } },
+        { QStringLiteral("gradients"), tr("Gradients"), right, QStringLiteral("timing"), false,
+            [this] { return m_gradients = new GradientsPanel(m_engine, this); } },
     });
     m_export->setSources({ [this] { return m_maps->outcome(); }, [this] { return currentChart(); },
         [this] {

@@ -1,7 +1,7 @@
 // The ConvScope window. It only assembles: the document, the engine façade, the feature maps in the middle, the
 // docks around them from one table of pages (network, graph, input, run, shapes, timing, roofline, explorer,
-// sweep, device: main_window.cpp), the menus (main_window_layout.cpp), and the wiring between panels that no panel
-// owns.
+// sweep, device, interpolation, train, training timing, gradients: main_window.cpp), the menus
+// (main_window_layout.cpp), and the wiring between panels that no panel owns.
 #pragma once
 
 #include "gui/document/engine.h"
@@ -23,7 +23,10 @@ class FeatureMapPanel;
 class GraphView;
 class Page;
 class InputPanel;
+class GradientsPanel;
 class InterpolationPanel;
+class TrainPanel;
+class TrainingChart;
 class MessageBanner;
 class NetworkPanel;
 class ChartView;
@@ -59,10 +62,14 @@ public:
     SweepPanel* sweepPanel() const { return m_sweep; }
     DevicePanel* devicePanel() const { return m_device; }
     InterpolationPanel* interpolationPanel() const { return m_interpolation; }
+    TrainPanel* trainPanel() const { return m_train; }
+    TrainingChart* trainingChart() const { return m_trainingChart; }
+    GradientsPanel* gradientsPanel() const { return m_gradients; }
     ExportController* exporter() const { return m_export; }
     RunStatus* runStatus() const { return m_status; }
     // Raises a page's dock by its key: "network", "graph", "input", "run", "shapes", and the analysis pages that share
-    // one dock area, "timing", "roofline", "explorer", "sweep", "device". False for an unknown key.
+    // one dock area, "timing", "roofline", "explorer", "sweep", "device", "interpolation", "trainingTiming",
+    // "gradients", and "train" (tabbed with "run"). False for an unknown key.
     bool showView(const QString& name);
     QDockWidget* dock(const QString& key) const;
     ChartView* currentChart() const;
@@ -143,6 +150,9 @@ private:
     SweepPanel* m_sweep = nullptr;
     DevicePanel* m_device = nullptr;
     InterpolationPanel* m_interpolation = nullptr;
+    TrainPanel* m_train = nullptr;
+    TrainingChart* m_trainingChart = nullptr;
+    GradientsPanel* m_gradients = nullptr;
     RunStatus* m_status = nullptr;
     std::vector<DockPage> m_docks; // in the table's order
     QAction* m_presentation = nullptr;

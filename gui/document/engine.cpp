@@ -18,6 +18,7 @@ Engine::Engine(QObject* parent)
     qRegisterMetaType<convscope::gui::RunOutcomePtr>();
     qRegisterMetaType<convscope::SweepResultPtr>();
     qRegisterMetaType<convscope::gui::InterpolationResultPtr>();
+    qRegisterMetaType<convscope::gui::TrainOutcomePtr>();
     qRegisterMetaType<convscope::DeviceCeilings>();
     qRegisterMetaType<convscope::RunProgress>();
     // The settings a new window starts with: every algorithm of the CPU backend, three warm-ups, ten repeats.

@@ -12,6 +12,7 @@
 #include "compute/profiler.h"
 #include "compute/shape_inference.h"
 #include "compute/sweep.h"
+#include "compute/training/train_run.h"
 
 #include <QObject>
 #include <QString>
@@ -71,6 +72,28 @@ struct InterpolationRequest {
 };
 using InterpolationResultPtr = std::shared_ptr<const InterpolationResult>;
 
+// A training run (issue 33, engine_training.cpp): trainNetwork (compute/training/train_run.h) on the worker. The
+// selections that cannot train (no backward ops, a fused selection) are left out and named, as a run drops a selection.
+struct TrainRequest {
+    std::vector<Selection> selections;
+    TrainingOptions training;
+    int warmup = 1;
+    int steps = 10;
+    std::shared_ptr<const Tensor> input; // null: the network's own input, loaded on the worker
+    std::shared_ptr<const Tensor> target;
+};
+
+// What a training run produced: the run (the network with its starting parameters, each selection's steps, trained
+// parameters, last step's weight gradients and input gradient), what it trained on, and what was left out.
+struct TrainOutcome {
+    int jobId = 0;
+    TrainResult result;
+    std::shared_ptr<const Tensor> input, target;
+    std::vector<std::pair<Selection, std::string>> skipped; // a selection and why it cannot train
+    double wallMs = 0;
+};
+using TrainOutcomePtr = std::shared_ptr<const TrainOutcome>;
+
 class Engine : public QObject {
     Q_OBJECT
 public:
@@ -98,6 +121,10 @@ public:
     // Runs a latent interpolation on the worker (superseding any job), both decode modes; emits
     // interpolationFinished (or failed). Returns the job id (engine_interpolation.cpp).
     int startInterpolation(const Network& net, const InterpolationRequest& request);
+    // Runs a training run on the worker (superseding any job); emits progress after the steps (throttled), then
+    // trainingFinished (or failed; cancel() stops it after the step at work). Returns the job id
+    // (engine_training.cpp).
+    int startTraining(const Network& net, const TrainRequest& request);
 
     // The run settings every page reads (see RunSettings). Setting different ones emits runSettingsChanged.
     const RunSettings& runSettings() const { return m_settings; }
@@ -118,6 +145,7 @@ Q_SIGNALS:
     void calibrationAvailable(const QString& backend, const convscope::DeviceCeilings& ceilings);
     void calibrationFailed(const QString& backend, const QString& why);
     void interpolationFinished(int jobId, convscope::gui::InterpolationResultPtr result);
+    void trainingFinished(int jobId, convscope::gui::TrainOutcomePtr outcome);
     void runSettingsChanged();
 
 private:
@@ -138,6 +166,7 @@ private:
     void runJob(int jobId, Network net, RunRequest request, CancelFlag cancel);
     void sweepJob(int jobId, Network net, SweepSpec spec, RunRequest request, CancelFlag cancel);
     void interpolationJob(int jobId, Network net, InterpolationRequest request, CancelFlag cancel);
+    void trainJob(int jobId, Network net, TrainRequest request, CancelFlag cancel);
 
     QThread m_thread;
     QObject* m_worker = nullptr; // lives on m_thread; the context jobs are queued to
@@ -152,6 +181,7 @@ private:
 Q_DECLARE_METATYPE(convscope::gui::RunOutcomePtr)
 Q_DECLARE_METATYPE(convscope::SweepResultPtr)
 Q_DECLARE_METATYPE(convscope::gui::InterpolationResultPtr)
+Q_DECLARE_METATYPE(convscope::gui::TrainOutcomePtr)
 Q_DECLARE_METATYPE(convscope::DeviceCeilings)
 Q_DECLARE_METATYPE(convscope::Selection)
 Q_DECLARE_METATYPE(convscope::RunProgress)

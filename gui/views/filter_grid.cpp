@@ -19,7 +19,7 @@ namespace {
     int labelStep(int extent, int pitch) { return std::max(1, (extent + pitch - 1) / std::max(1, pitch)); }
 } // namespace
 
-FilterSet filtersOf(const Network& net, int index, int64_t maxOut, int64_t maxIn)
+FilterSet filtersOf(const Network& net, int index, int64_t maxOut, int64_t maxIn, const Tensor* gradient)
 {
     FilterSet f;
     if (index < 0 || size_t(index) >= net.layers.size())
@@ -29,7 +29,10 @@ FilterSet filtersOf(const Network& net, int index, int64_t maxOut, int64_t maxIn
     const auto* deconv = std::get_if<ConvTranspose2d>(&layer.spec);
     if ((!conv && !deconv) || !layer.weight || layer.weight->empty() || layer.weight->shape().isVolume())
         return f;
-    const Tensor& w = *layer.weight;
+    if (gradient && gradient->shape() != layer.weight->shape())
+        return f;
+    const Tensor& w = gradient ? *gradient : *layer.weight;
+    f.gradient = gradient != nullptr;
     const Shape& s = w.shape();
     f.layerName = QString::fromStdString(layer.name);
     f.transposed = deconv != nullptr;
@@ -275,7 +278,8 @@ void FilterGrid::mouseMoveEvent(QMouseEvent* e)
         float value;
         if (i < 0) {
             value = m_filters.kernel(o, 0)[at];
-            text = tr("output %1 · row %2 · col %3 · weights R %4, G %5, B %6")
+            text = (m_filters.gradient ? tr("output %1 · row %2 · col %3 · ∂L/∂w R %4, G %5, B %6")
+                                       : tr("output %1 · row %2 · col %3 · weights R %4, G %5, B %6"))
                        .arg(o)
                        .arg(row)
                        .arg(col)
@@ -284,7 +288,8 @@ void FilterGrid::mouseMoveEvent(QMouseEvent* e)
                        .arg(double(m_filters.kernel(o, 2)[at]), 0, 'g', 4);
         } else {
             value = m_filters.kernel(o, i)[at];
-            text = tr("output %1 · input %2 · row %3 · col %4 · weight %5")
+            text = (m_filters.gradient ? tr("output %1 · input %2 · row %3 · col %4 · ∂L/∂w %5")
+                                       : tr("output %1 · input %2 · row %3 · col %4 · weight %5"))
                        .arg(o)
                        .arg(i)
                        .arg(row)

@@ -27,14 +27,17 @@ struct FilterSet {
     int64_t kh = 0, kw = 0;
     float absMax = 0; // over every kernel of the layer, shown or not: the shared scale is ±absMax
     bool colourable = false; // three kernels per output reading the network's input (a colour picture)
+    bool gradient = false; // the values are ∂L/∂weight (the Gradients page), not the weights
     std::vector<float> values; // shownOut × shownIn × kh × kw, rows = outputs
     const float* kernel(int64_t out, int64_t in) const { return values.data() + (out * shownIn + in) * kh * kw; }
     bool empty() const { return values.empty(); }
 };
 
 // The filters of layer `index` of a network whose parameters are materialised; empty when the layer is not
-// a 2-D convolution or has no weights yet.
-FilterSet filtersOf(const Network& net, int index, int64_t maxOut = 64, int64_t maxIn = 32);
+// a 2-D convolution or has no weights yet. `gradient`, when given, is drawn instead of the weights: the loss's
+// gradient with respect to them (same shape; empty set when it differs).
+FilterSet filtersOf(
+    const Network& net, int index, int64_t maxOut = 64, int64_t maxIn = 32, const Tensor* gradient = nullptr);
 
 class FilterGrid : public QWidget {
     Q_OBJECT

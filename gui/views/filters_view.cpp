@@ -136,9 +136,9 @@ void FiltersView::clear()
     m_scale->setRange(0, false);
 }
 
-bool FiltersView::setLayer(const Network& net, int index)
+bool FiltersView::setLayer(const Network& net, int index, const Tensor* gradient)
 {
-    FilterSet f = filtersOf(net, index);
+    FilterSet f = filtersOf(net, index, 64, 32, gradient);
     if (f.empty()) {
         clear();
         return false;
@@ -158,7 +158,7 @@ bool FiltersView::setLayer(const Network& net, int index)
 void FiltersView::describe()
 {
     const FilterSet& f = m_grid->filters();
-    m_title->setText(tr("Filters of %1").arg(f.layerName));
+    m_title->setText((f.gradient ? tr("Weight gradient of %1") : tr("Filters of %1")).arg(f.layerName));
     // Short enough for a narrow pane: the numbers, then how to read the grid; the longer story is the tooltip.
     QStringList note;
     note << tr("%1 outputs × %2 inputs, %3×%4").arg(f.outChannels).arg(f.inChannels).arg(f.kh).arg(f.kw);
@@ -171,7 +171,11 @@ void FiltersView::describe()
             : f.shownIn == 1 ? tr("one kernel per output")
                              : tr("rows: outputs, columns: inputs"));
     m_note->setText(note.join(QStringLiteral(" · ")));
-    QString tip = colour
+    QString tip = f.gradient
+        ? tr("∂L/∂w of every kernel on one scale: blue negative, white zero, red positive (±%1, the layer's largest); "
+             "where it is large the step moves the weight most (against its sign).")
+              .arg(double(f.absMax), 0, 'g', 3)
+        : colour
         ? tr("Each output's red, green and blue kernels as one colour image: grey is zero, a channel's colour "
              "brightens where its weight is positive (±%1 over the layer).")
               .arg(double(f.absMax), 0, 'g', 3)

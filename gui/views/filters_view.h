@@ -38,8 +38,9 @@ class FiltersView : public QWidget {
 public:
     explicit FiltersView(QWidget* parent = nullptr);
 
-    // Shows layer `index` of `net` (materialised parameters); false when it has no filters to show.
-    bool setLayer(const Network& net, int index);
+    // Shows layer `index` of `net` (materialised parameters); false when it has no filters to show. With
+    // `gradient` it shows that instead of the weights: ∂L/∂weight of a training step (the Gradients page).
+    bool setLayer(const Network& net, int index, const Tensor* gradient = nullptr);
     void clear();
     bool hasFilters() const { return !m_grid->filters().empty(); }
 

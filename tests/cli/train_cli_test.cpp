@@ -175,3 +175,44 @@ TEST_CASE("a failed --save-weights leaves the good files it would have replaced"
     for (const auto& e : fs::directory_iterator(weights))
         CHECK((e.path().extension() == ".npy" || e.path().filename() == "network.json"));
 }
+
+TEST_CASE("bench --train times a training step per case and selection and reports the phases", "[cli][train]")
+{
+    TrainFolder f;
+    const fs::path json = f.dir / "b.json";
+    const std::string lenet
+        = "bench --suite lenet5 --train --backends cpu.direct,cpu.im2col_gemm --warmup 1 --repeat 3 ";
+    const Result r = cli(lenet + "--report " + quote(f.dir / "r.csv") + " --json " + quote(json));
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    for (const char* text : { "cpu.direct fwd", "cpu.im2col_gemm bwd-weights", "cpu.direct update",
+             "LeNet-5 step:", "t(cpu.direct step) / t(cpu.im2col_gemm step): median", "3 timed steps per selection" })
+        CHECK(r.output.find(text) != std::string::npos);
+    const std::string csv = slurp(f.dir / "r.csv");
+    CHECK(csv.rfind("case,selection,layer_index,layer,type,phase,median_ms", 0) == 0);
+    for (const char* phase : { "forward", "backward-data", "backward-weights", "update" })
+        CHECK(csv.find(std::string("LeNet-5,cpu.im2col_gemm,3,c3,conv2d,") + phase + ",") != std::string::npos);
+    CHECK(csv.find("case,selection,step,loss\nLeNet-5,cpu.direct,1,") != std::string::npos);
+    const auto j = nlohmann::json::parse(slurp(json));
+    CHECK(j["format"] == "convscope-bench-train");
+    REQUIRE(j["cases"].size() == 1);
+    CHECK(j["cases"][0]["report"]["selections"].size() == 2);
+    CHECK(j["ratios"].contains("cpu.direct/cpu.im2col_gemm"));
+
+    REQUIRE(cli(lenet + "--loss ce --optimizer adam --report " + quote(f.dir / "r.md")).status == 0);
+    const std::string md = slurp(f.dir / "r.md");
+    CHECK(md.find("# bench --train: lenet5") == 0);
+    CHECK(md.find("\n## LeNet-5 — training step") != std::string::npos);
+    CHECK(md.find("\n### cpu.im2col_gemm") != std::string::npos);
+
+    const Result html = cli(lenet + "--report " + quote(f.dir / "r.html"));
+    CHECK(html.status == 2);
+    CHECK(html.output.find("bench --train writes .csv, .json or .md") != std::string::npos);
+    const Result fft = cli("bench --suite lenet5 --train --backends cpu.fft --repeat 1");
+    CHECK(fft.status == 3);
+    CHECK(fft.output.find("cpu.fft has no training path") != std::string::npos);
+    const Result ce = cli("bench --suite unet-encoder --cases 0 --train --loss ce --repeat 1");
+    CHECK(ce.status == 2);
+    CHECK(ce.output.find("cross-entropy takes logits") != std::string::npos);
+    CHECK(cli("bench --suite lenet5 --report " + quote(f.dir / "x.csv")).status == 2);
+}
