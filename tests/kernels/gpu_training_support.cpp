@@ -156,7 +156,8 @@ OptimizerSpec adamForTests()
     return o;
 }
 
-std::vector<std::string> runTorchReferenceCases(const std::string& backend, const std::string& algorithm, double tolerance)
+std::vector<std::string> runTorchReferenceCases(
+    const std::string& backend, const std::string& algorithm, double tolerance)
 {
     std::vector<std::string> trained;
     auto gpuBackend = backendOrSkip(backend);

@@ -45,6 +45,7 @@ OptimizerSpec adamForTests(); // lr 1e-3, weight decay 1e-4
 // gradient, every parameter's gradient and the parameters after the step within `tolerance` relative L2. A case the
 // session refuses must be refused with UnsupportedError naming a layer; it is printed and counted out. Returns the
 // names of the cases trained.
-std::vector<std::string> runTorchReferenceCases(const std::string& backend, const std::string& algorithm, double tolerance);
+std::vector<std::string> runTorchReferenceCases(
+    const std::string& backend, const std::string& algorithm, double tolerance);
 
 } // namespace convscope::test

@@ -52,7 +52,8 @@ std::vector<double> referenceWgrad(const WgradShape& g, const std::vector<float>
 }
 
 // conv2d_backward_weights.cu's grid, blocks and loads on the CPU (the same constants: 64×64 tiles, 16-deep steps).
-std::vector<float> emulateWgrad(const WgradShape& g, const std::vector<float>& x, const std::vector<float>& dy, int splits)
+std::vector<float> emulateWgrad(
+    const WgradShape& g, const std::vector<float>& x, const std::vector<float>& dy, int splits)
 {
     constexpr int kTile = 64, kDepth = 16, kThreads = 256;
     const long long count = wgradWeightCount(g);
@@ -82,7 +83,8 @@ std::vector<float> emulateWgrad(const WgradShape& g, const std::vector<float>& x
                 for (int m = 0; m < kTile; ++m)
                     for (int n = 0; n < kTile; ++n)
                         if (m0 + m < wgradRows(g) && n0 + n < wgradColumns(g))
-                            partial[size_t(z * count + wgradIndex(g, grp, m0 + m, n0 + n))] = acc[size_t(m * kTile + n)];
+                            partial[size_t(z * count + wgradIndex(g, grp, m0 + m, n0 + n))]
+                                = acc[size_t(m * kTile + n)];
             }
     std::vector<float> dw(static_cast<size_t>(count));
     for (long long i = 0; i < count; ++i) {
@@ -95,8 +97,8 @@ std::vector<float> emulateWgrad(const WgradShape& g, const std::vector<float>& x
 }
 
 // p and q from the convolution's formula with top/left padding and the given bottom/right padding.
-WgradShape shapeOf(int n, int c, int h, int w, int k, int r, int s, int stride, int padTop, int padBottom, int dil,
-    int groups)
+WgradShape shapeOf(
+    int n, int c, int h, int w, int k, int r, int s, int stride, int padTop, int padBottom, int dil, int groups)
 {
     WgradShape g {};
     g.n = n, g.c = c, g.h = h, g.w = w, g.k = k, g.r = r, g.s = s;
@@ -208,8 +210,8 @@ TEST_CASE("cuda training index math: the pools' windows over an element are the 
                         for (int tap = 0; tap < kernel; ++tap)
                             if (const int o = poolWindowOf(i, tap, pad, dil, stride, out); o >= 0)
                                 got.insert(o);
-                        INFO("kernel " << kernel << ", stride " << stride << ", dilation " << dil << ", padding "
-                                       << pad << ", element " << i);
+                        INFO("kernel " << kernel << ", stride " << stride << ", dilation " << dil << ", padding " << pad
+                                       << ", element " << i);
                         CHECK(got == want);
                     }
                 }

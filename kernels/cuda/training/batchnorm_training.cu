@@ -98,9 +98,9 @@ namespace {
     }
 } // namespace
 
-void batchNormTrainForward(int n, int channels, long long plane, const float* x, const float* gamma,
-    const float* beta, double eps, double momentum, float* runningMean, float* runningVar, double* saveMean,
-    double* saveInvStd, float* y, cudaStream_t st)
+void batchNormTrainForward(int n, int channels, long long plane, const float* x, const float* gamma, const float* beta,
+    double eps, double momentum, float* runningMean, float* runningVar, double* saveMean, double* saveInvStd, float* y,
+    cudaStream_t st)
 {
     forwardKernel<<<unsigned(channels), kThreads, 0, st>>>(
         n, channels, plane, x, gamma, beta, eps, momentum, runningMean, runningVar, saveMean, saveInvStd, y);

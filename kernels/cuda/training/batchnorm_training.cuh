@@ -10,9 +10,9 @@ namespace convscope::cuda::train {
 // y = (x − mean)·invstd·γ + β per channel (γ, β null: 1, 0); mean and invstd = 1/√(biased var + eps) into
 // saveMean / saveInvStd; runningMean = (1 − momentum)·runningMean + momentum·mean, runningVar likewise with the
 // unbiased variance (count n·plane > 1: the caller checks).
-void batchNormTrainForward(int n, int channels, long long plane, const float* x, const float* gamma,
-    const float* beta, double eps, double momentum, float* runningMean, float* runningVar, double* saveMean,
-    double* saveInvStd, float* y, cudaStream_t st);
+void batchNormTrainForward(int n, int channels, long long plane, const float* x, const float* gamma, const float* beta,
+    double eps, double momentum, float* runningMean, float* runningVar, double* saveMean, double* saveInvStd, float* y,
+    cudaStream_t st);
 
 // From Σgy and Σgy·x̂ per channel: dγ = Σgy·x̂, dβ = Σgy (either null: not written) and, when gx is not null,
 // gx = γ·invstd·(gy − Σgy/M − x̂·Σgy·x̂/M) with M = n·plane.

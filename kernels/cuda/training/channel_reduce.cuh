@@ -7,7 +7,7 @@
 namespace convscope::cuda::train {
 
 // out[c] = Σ_{i < n, j < plane} a[(i·channels + c)·plane + j] · (b ? b[same] : 1), summed in double, for c < channels.
-void channelSums(const float* a, const float* b, long long n, long long channels, long long plane, float* out,
-    cudaStream_t st);
+void channelSums(
+    const float* a, const float* b, long long n, long long channels, long long plane, float* out, cudaStream_t st);
 
 } // namespace convscope::cuda::train

@@ -29,16 +29,19 @@ namespace {
     constexpr int kDepth = 16; // k per step
     constexpr int kThreads = 256; // 16 × 16, 4 × 4 outputs each
     constexpr long long kMinRunPerSplit = 1024; // a split walks at least this much of the reduction
+    // A stem's weight gradient is one or two tiles over a reduction of N·H·W (262 144 for 128² at batch 16): it takes
+    // up to 256 parts to give the device two blocks per SM. The workspace stays small — parts × tiles ≈ 2·SMs tiles of
+    // 64×64 floats (≈ 4 MB on 132 SMs) — since a layer with more tiles gets fewer parts.
+    constexpr long long kMaxSplits = 256;
 
     WgradShape shapeOf(const ConvGeometry& g)
     {
-        return { g.n, g.c, g.h, g.w, g.k, g.p, g.q, g.r, g.s, g.strideH, g.strideW, g.padTop, g.padLeft, g.dilH,
-            g.dilW, g.groups };
+        return { g.n, g.c, g.h, g.w, g.k, g.p, g.q, g.r, g.s, g.strideH, g.strideW, g.padTop, g.padLeft, g.dilH, g.dilW,
+            g.groups };
     }
 
-    __global__ void __launch_bounds__(kThreads)
-        wgradKernel(WgradShape g, const float* __restrict__ x, const float* __restrict__ dy, float* __restrict__ out,
-            int splits)
+    __global__ void __launch_bounds__(kThreads) wgradKernel(
+        WgradShape g, const float* __restrict__ x, const float* __restrict__ dy, float* __restrict__ out, int splits)
     {
         __shared__ float as[kDepth][kTile + 4];
         __shared__ float bs[kDepth][kTile + 4];
@@ -105,7 +108,8 @@ int conv2dWgradSplits(const ConvGeometry& g, int sms)
     const WgradShape s = shapeOf(g);
     const long long blocks = tilesOf(s), reduction = wgradReduction(s);
     const long long want = (2LL * std::max(sms, 1) + blocks - 1) / blocks; // about two blocks per multiprocessor
-    long long splits = std::min<long long>({ want, reduction / kMinRunPerSplit, 32, 65535 / std::max(1, g.groups) });
+    long long splits
+        = std::min<long long>({ want, reduction / kMinRunPerSplit, kMaxSplits, 65535 / std::max(1, g.groups) });
     return int(std::max<long long>(splits, 1));
 }
 

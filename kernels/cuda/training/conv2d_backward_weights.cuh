@@ -21,7 +21,7 @@ std::string conv2dWgradNote(const ConvGeometry& g, int sms);
 
 // dW [K, C/G, R, S] = the weight gradient of the convolution g from its input x and output gradient dy (every element
 // written). `workspace` holds conv2dWgradWorkspaceBytes (may be null when that is 0).
-void conv2dBackwardWeights(const ConvGeometry& g, const float* x, const float* dy, float* dw, float* workspace, int sms,
-    cudaStream_t st);
+void conv2dBackwardWeights(
+    const ConvGeometry& g, const float* x, const float* dy, float* dw, float* workspace, int sms, cudaStream_t st);
 
 } // namespace convscope::cuda::train

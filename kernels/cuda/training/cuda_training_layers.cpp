@@ -34,8 +34,9 @@ namespace {
     using gpu::train::ActivationGrad;
 
     // The activations' backward kinds (training_kernels.cuh), each with its parameters.
-    template <typename T> constexpr bool kActivation = layerKindOf<T>().family == KindFamily::Activation
-        && !std::is_same_v<T, PReLU> && !std::is_same_v<T, Softmax>;
+    template <typename T>
+    constexpr bool kActivation
+        = layerKindOf<T>().family == KindFamily::Activation && !std::is_same_v<T, PReLU> && !std::is_same_v<T, Softmax>;
 
     template <typename T> ActivationGrad gradKind(const T& l, float* param, float* param2)
     {
@@ -141,8 +142,8 @@ void CudaTrainingSession::planLayer(size_t i)
                     gemmTable(t.fwd, t.fwdScratch);
                 wgradNeeds(t.wgrad);
                 t.note = std::string(t.fwdGemm ? "forward: implicit GEMM (table-driven tiles)" : "forward: direct")
-                    + "; backward-data: transposed convolution, "
-                    + (t.dataGemm ? "stride-phase form" : "gather form") + "; " + train::conv2dWgradNote(t.wgrad, m_sms);
+                    + "; backward-data: transposed convolution, " + (t.dataGemm ? "stride-phase form" : "gather form")
+                    + "; " + train::conv2dWgradNote(t.wgrad, m_sms);
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
                 t.fwd = makeGeometry(int(s.in.n), int(s.in.c), int(s.in.h), int(s.in.w), int(s.out.c), int(s.out.h),
                     int(s.out.w), geometryOf(l, s));
@@ -250,8 +251,8 @@ void CudaTrainingSession::forward(size_t i)
                 }
                 concatChannels(xs, channels, s.out.n, s.out.h * s.out.w, y, st);
             } else if constexpr (std::is_same_v<T, Pad>) {
-                pad2d(x, s.in.n * s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]), int(l.padding[2]),
-                    int(s.out.h), int(s.out.w), padMode(l.mode), float(l.value), y, st);
+                pad2d(x, s.in.n * s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]), int(l.padding[2]), int(s.out.h),
+                    int(s.out.w), padMode(l.mode), float(l.value), y, st);
             } else if constexpr (std::is_same_v<T, ChannelShuffle>) {
                 channelShuffle(x, s.in.n, s.in.c, l.groups, s.in.h * s.in.w, 4, y, st);
             } else if constexpr (std::is_same_v<T, Slice>) {
@@ -302,7 +303,8 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, float* gx)
                 const ActivationGrad kind = gradKind(l, &param, &param2);
                 gpu::train::activationBackward(kind, param, param2, x, gy, gx, s.in.numel(), st);
             } else if constexpr (std::is_same_v<T, MaxPool2d>) {
-                train::maxPool2dBackward(poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, gy, gx, st);
+                train::maxPool2dBackward(
+                    poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, gy, gx, st);
             } else if constexpr (std::is_same_v<T, AvgPool2d>) {
                 PoolGeometry g = poolGeometry(s, l.kernel_size, l.effectiveStride(), { 1, 1 });
                 g.countIncludePad = l.count_include_pad;
@@ -365,7 +367,8 @@ void CudaTrainingSession::backwardWeights(size_t k)
     else if (std::holds_alternative<ConvTranspose2d>(spec)) // roles swapped: dy is the convolution's input
         train::conv2dBackwardWeights(t.wgrad, gy, x, t.gradWeight.floats(), ws, m_sms, st);
     else if (std::holds_alternative<PReLU>(spec))
-        gpu::train::preluBackwardWeights(t.weightCount, s.in.n, s.in.c, s.in.h * s.in.w, x, gy, t.gradWeight.floats(), st);
+        gpu::train::preluBackwardWeights(
+            t.weightCount, s.in.n, s.in.c, s.in.h * s.in.w, x, gy, t.gradWeight.floats(), st);
     else
         throw Error(trainingLayerLabel(m_net, k) + ": parameters without a weight gradient");
     if (t.trainBias) // Σ of the output's gradient over the batch and the positions, per output channel

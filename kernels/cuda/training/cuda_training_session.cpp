@@ -30,13 +30,15 @@ CudaTrainingSession::CudaTrainingSession(std::string algorithm, SessionOptions o
 {
     if (m_algorithm != "direct" && m_algorithm != "tiled" && m_algorithm != "implicit_gemm" && m_algorithm != "winograd"
         && m_algorithm != "fft" && m_algorithm != "tensor_core")
-        throw UnsupportedError(m_prefix + ": unknown algorithm (direct, tiled, implicit_gemm, winograd, fft, tensor_core)");
+        throw UnsupportedError(
+            m_prefix + ": unknown algorithm (direct, tiled, implicit_gemm, winograd, fft, tensor_core)");
     if (m_options.math != MathMode::FP32)
         throw UnsupportedError(m_prefix + ": training in " + mathModeName(m_options.math)
             + " is unsupported on cuda (the training step runs FP32 math only; leave --math at fp32)");
     if (m_algorithm == "tensor_core")
-        throw UnsupportedError(m_prefix + ": training on Tensor Cores is unsupported (it needs --math tf32, fp16 or "
-                                          "bf16, and the training step runs FP32 only); use cuda.implicit_gemm");
+        throw UnsupportedError(m_prefix
+            + ": training on Tensor Cores is unsupported (it needs --math tf32, fp16 or "
+              "bf16, and the training step runs FP32 only); use cuda.implicit_gemm");
     gpu::requireUsable();
     m_device = gpu::selectDevice();
     CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&m_sms, cudaDevAttrMultiProcessorCount, m_device));
@@ -175,8 +177,8 @@ void CudaTrainingSession::prepare(const Network& net, const ShapeReport& shapes,
               "to train");
     for (size_t i = 0; i < count; ++i)
         if (m_readers[i] > 1) {
-            m_scratchBuf[i] = gpu::DeviceBuffer(
-                floatBytes(shapes.layers[i].out.numel()), "train: " + trainingLayerLabel(net, i) + "'s gradient scratch");
+            m_scratchBuf[i] = gpu::DeviceBuffer(floatBytes(shapes.layers[i].out.numel()),
+                "train: " + trainingLayerLabel(net, i) + "'s gradient scratch");
             m_scratch[i] = m_scratchBuf[i].floats();
         }
     m_flags = gpu::DeviceBuffer(count * sizeof(int), "train: the finiteness flags");
@@ -450,8 +452,9 @@ std::map<std::string, std::string> CudaTrainingSession::metadata() const
     m["optimizer_state"] = "FP32 on the device";
     m["workspace"] = gpu::mib(m_workspaceBytes) + " (the weight gradients' split-K partial sums)";
     if (m_algorithm != "direct" && m_algorithm != "implicit_gemm")
-        m["training_kernels"] = m_prefix + " trains with cuda.implicit_gemm's kernels (the forward's implicit GEMM, "
-                                           "the backward's phase-form data gradient and split-K weight gradient)";
+        m["training_kernels"] = m_prefix
+            + " trains with cuda.implicit_gemm's kernels (the forward's implicit GEMM, "
+              "the backward's phase-form data gradient and split-K weight gradient)";
     for (size_t i = 0; i < m_layers.size(); ++i)
         if (!m_layers[i].note.empty())
             m["layer " + std::to_string(i) + " " + m_net.layers[i].name] = m_layers[i].note;

@@ -76,7 +76,8 @@ namespace {
         }
     }
 
-    __global__ void avgBackwardKernel(PoolGeometry g, const float* __restrict__ gy, float* __restrict__ gx, long long total)
+    __global__ void avgBackwardKernel(
+        PoolGeometry g, const float* __restrict__ gy, float* __restrict__ gx, long long total)
     {
         for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
              idx += (long long)gridDim.x * blockDim.x) {
@@ -109,7 +110,8 @@ namespace {
         }
     }
 
-    __global__ void globalBackwardKernel(long long area, const float* __restrict__ gy, float* __restrict__ gx, long long total)
+    __global__ void globalBackwardKernel(
+        long long area, const float* __restrict__ gy, float* __restrict__ gx, long long total)
     {
         for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
              idx += (long long)gridDim.x * blockDim.x)
