@@ -104,17 +104,31 @@ if has test; then
   else
     note "ctest -L gpu: skipped (no $TESTS)"
   fi
-  # Issue 33: the training step on cudnn beside cpu.direct, LeNet-5 on its ten test digits; the table shows every
-  # layer's forward / backward-data / backward-weights / update on both, and the last line how far cudnn's trained
-  # parameters are from cpu.direct's.
+  # Issue 33: the training step on cudnn and on our kernels (cuda.implicit_gemm) beside cpu.direct, LeNet-5 on its ten
+  # test digits; the table shows every layer's forward / backward-data / backward-weights / update on each, and the
+  # last lines how far cudnn's and cuda's trained parameters are from cpu.direct's.
   if [ -x "$BIN/convscope-cli" ]; then
     timeout 120 "$BIN/convscope-cli" train resources/networks/lenet5.json --batch 10 \
       --input tests/data/training/lenet5_sgd/input.npy --target tests/data/training/lenet5_sgd/target.npy \
-      --loss ce --optimizer sgd --lr 0.05 --momentum 0.9 --steps 20 --backends cpu.direct,cudnn.auto \
+      --loss ce --optimizer sgd --lr 0.05 --momentum 0.9 --steps 20 --backends cpu.direct,cudnn.auto,cuda.implicit_gemm \
       >"$OUT/train-lenet5.log" 2>&1
     rc=$?
-    tail -40 "$OUT/train-lenet5.log"
-    note "train lenet5 on cpu.direct,cudnn.auto: rc $rc, $(grep -E '^loss|param' "$OUT/train-lenet5.log" | tail -2 | tr '\n' ' ')"
+    tail -60 "$OUT/train-lenet5.log"
+    note "train lenet5 on cpu.direct,cudnn.auto,cuda.implicit_gemm: rc $rc, $(grep -E '^loss|param' "$OUT/train-lenet5.log" | tail -3 | tr '\n' ' ')"
+    # Our backward-weights against cuDNN's on the unet-encoder suite's network (batch 16, 128², MSE toward a random
+    # target of the output's shape [16, 128, 32, 32]; input and target written with the torch venv's numpy).
+    PY=${TORCH_PYTHON:-/opt/torch/.venv/bin/python}
+    if "$PY" -c "import numpy as np; g = np.random.default_rng(0)
+np.save('$OUT/unet-input.npy', g.standard_normal((16, 3, 128, 128), dtype=np.float32))
+np.save('$OUT/unet-target.npy', g.standard_normal((16, 128, 32, 32), dtype=np.float32))" 2>/dev/null; then
+      timeout 150 "$BIN/convscope-cli" train resources/networks/unet_encoder_block.json --batch 16 \
+        --input "$OUT/unet-input.npy" --target "$OUT/unet-target.npy" --loss mse --optimizer sgd --lr 0.01 \
+        --momentum 0.9 --steps 10 --warmup 2 \
+        --backends cudnn.auto,cuda.implicit_gemm --report "$OUT/train-unet.md" >"$OUT/train-unet.log" 2>&1
+      rc=$?
+      tail -40 "$OUT/train-unet.log"
+      note "train unet_encoder_block b16 on cudnn.auto,cuda.implicit_gemm: rc $rc (per-layer backward-weights in train-unet.md)"
+    fi
   fi
 fi
 

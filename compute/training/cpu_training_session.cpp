@@ -41,7 +41,7 @@ namespace cpu_training {
                         m_options.batchNormMomentum, *st.mean, *st.var, out, st.stats, fast);
                 } else if constexpr (std::is_same_v<S, Dropout>) {
                     cpu::grad::dropoutForward(
-                        in, spec.p, m_options.dropoutSeed + uint64_t(step) * 1000003u + i, st.mask, out);
+                        in, spec.p, dropoutMaskSeed(m_options.dropoutSeed, step, i), st.mask, out);
                 } else if constexpr (std::is_same_v<S, Flatten> || std::is_same_v<S, Identity>) {
                     cpu::grad::copy(in, out);
                 } else if constexpr (std::is_same_v<S, Softmax>) {

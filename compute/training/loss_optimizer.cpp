@@ -8,7 +8,9 @@
 #include "compute/training/training.h"
 
 #include "compute/error.h"
+#include "compute/layer_kinds.h"
 #include "compute/npy.h"
+#include "compute/random.h"
 
 #include <algorithm>
 #include <cmath>
@@ -175,6 +177,26 @@ void ParameterUpdate::apply(float* param, const float* grad, int64_t step)
         param[i] = static_cast<float>(param[i] - stepSize * m_first[i] / denom);
     }
     m_started = true;
+}
+
+std::string trainingLayerLabel(const Network& net, size_t i)
+{
+    return "layer " + std::to_string(i) + " (" + net.layers[i].name + ", " + layerKind(net.layers[i].spec).type + ")";
+}
+
+uint64_t dropoutMaskSeed(uint64_t dropoutSeed, int64_t step, size_t layer)
+{
+    return dropoutSeed + uint64_t(step) * 1000003u + layer;
+}
+
+void drawDropoutMask(double p, uint64_t seed, std::vector<float>& mask)
+{
+    if (!(p >= 0 && p < 1))
+        throw InputError("dropout's p must be in [0, 1), got " + std::to_string(p));
+    Random rng(seed);
+    const float keep = static_cast<float>(1.0 / (1.0 - p));
+    for (float& m : mask)
+        m = rng.uniform() < p ? 0.0f : keep;
 }
 
 } // namespace convscope

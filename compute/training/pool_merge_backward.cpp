@@ -4,7 +4,7 @@
 #include "compute/training/cpu_backward_ops.h"
 
 #include "compute/cpu/op_common.h"
-#include "compute/random.h"
+#include "compute/training/training.h"
 
 #include <algorithm>
 #include <cmath>
@@ -213,13 +213,10 @@ void accumulate(const Tensor& src, Tensor& dst, bool parallel)
 void dropoutForward(const Tensor& x, double p, uint64_t seed, std::vector<float>& mask, Tensor& y)
 {
     detail::require(p >= 0 && p < 1, "dropout (training)", "p must be in [0, 1), got " + std::to_string(p));
-    Random rng(seed);
-    const float keep = static_cast<float>(1.0 / (1.0 - p));
     mask.resize(size_t(x.numel()));
-    for (int64_t i = 0; i < x.numel(); ++i) {
-        mask[size_t(i)] = rng.uniform() < p ? 0.0f : keep;
+    drawDropoutMask(p, seed, mask);
+    for (int64_t i = 0; i < x.numel(); ++i)
         y.data()[i] = x.data()[i] * mask[size_t(i)];
-    }
 }
 
 void dropoutBackward(const Tensor& gy, const std::vector<float>& mask, Tensor& gx)

@@ -52,7 +52,7 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
         if (!session)
             throw UnsupportedError(sel.str() + ": the " + sel.backend
                 + " backend has no backward ops yet (training is unsupported there); train on cpu.direct, "
-                  "cpu.im2col_gemm or cudnn.auto");
+                  "cpu.im2col_gemm, cudnn.auto or cuda.implicit_gemm");
         session->prepare(net, result.shapes, options.training);
         for (int s = 1; s <= options.warmup; ++s) {
             try {

@@ -69,6 +69,15 @@ struct TrainingOptions {
     bool inputGradient = false; // also compute ∂L/∂input (the first layer's backward-data); else it is skipped
 };
 
+// "layer 3 (c1, conv2d)": how a training session names a layer in its messages.
+std::string trainingLayerLabel(const Network& net, size_t i);
+
+// Dropout's mask in training, the same on every backend: layer `layer` at step `step` draws from ConvScope's seeded
+// generator (compute/random.h) seeded with dropoutMaskSeed, one uniform per element in order, 0 where it is below p,
+// else 1 / (1 − p). `mask` keeps its size.
+uint64_t dropoutMaskSeed(uint64_t dropoutSeed, int64_t step, size_t layer);
+void drawDropoutMask(double p, uint64_t seed, std::vector<float>& mask);
+
 // Milliseconds of one layer's phases in one step; -1 where the phase does not exist for the layer (no weights: no
 // backward-weights or update; the first layer's backward-data unless the input gradient is asked for).
 struct LayerPhaseMs {

@@ -32,6 +32,7 @@
 #include "kernels/cuda/resize.cuh"
 #include "kernels/cuda/softmax.cuh"
 #include "kernels/cuda/stored_dispatch.h"
+#include "kernels/cuda/training/cuda_training_session.h"
 #include "kernels/cuda/volume_geometry.h"
 
 #include <limits>
@@ -571,6 +572,10 @@ namespace {
             return std::make_unique<CudaSession>(algorithm, options, m_pool);
         }
 
+        std::unique_ptr<TrainingSession> createTrainingSession(const std::string& a, const SessionOptions& o) override
+        {
+            return makeTrainingSession(a, o); // training/cuda_training_session.h: FP32, our kernels only
+        }
         std::map<std::string, std::string> info() const override
         {
             auto m = gpu::deviceInfo();

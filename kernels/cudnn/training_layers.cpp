@@ -4,13 +4,12 @@
 #include "kernels/cudnn/training_layers.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
-#include "compute/random.h"
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/training_kernels.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cudnn/conv_geometry.h"
 #include "kernels/cudnn/conv_plan.h"
-#include "kernels/cudnn/training_kernels.cuh"
 
 #include <limits>
 #include <type_traits>
@@ -457,10 +456,7 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
                 }
             } else if constexpr (std::is_same_v<T, Dropout>) {
                 // The CPU's mask for this step and layer (cpu::grad::dropoutForward's seed and rule).
-                Random rng(m_train.dropoutSeed + uint64_t(m_step) * 1000003u + i);
-                const float keep = static_cast<float>(1.0 / (1.0 - l.p));
-                for (float& m : t.hostMask)
-                    m = rng.uniform() < l.p ? 0.0f : keep;
+                drawDropoutMask(l.p, dropoutMaskSeed(m_train.dropoutSeed, m_step, i), t.hostMask);
                 CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
                     t.mask.get(), t.hostMask.data(), t.hostMask.size() * sizeof(float), cudaMemcpyHostToDevice, st));
                 CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, t.op->get(), &kOne, t.yd->get(), x, &kOne, t.yd->get(),

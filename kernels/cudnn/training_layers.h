@@ -37,6 +37,7 @@
 
 #include "compute/training/training.h"
 #include "kernels/common/device_buffer.h"
+#include "kernels/common/training_kernels.cuh"
 #include "kernels/cudnn/cudnn_support.h"
 
 #include <array>
@@ -46,6 +47,9 @@
 #include <vector>
 
 namespace convscope::cudnn {
+
+// The shared training kernels (kernels/common/training_kernels.cuh) under the name this module's sources use.
+namespace train = gpu::train;
 
 // "layer 3 (c1, conv2d)".
 std::string trainLayerLabel(const Network& net, size_t i);

@@ -11,8 +11,8 @@
 #include "compute/nvtx.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
+#include "kernels/common/training_kernels.cuh"
 #include "kernels/cudnn/conv_plan.h"
-#include "kernels/cudnn/training_kernels.cuh"
 #include "kernels/cudnn/training_layers.h"
 
 #include <chrono>
@@ -24,10 +24,7 @@ namespace {
     size_t floatBytes(int64_t count) { return size_t(count) * sizeof(float); }
 } // namespace
 
-std::string trainLayerLabel(const Network& net, size_t i)
-{
-    return "layer " + std::to_string(i) + " (" + net.layers[i].name + ", " + layerKind(net.layers[i].spec).type + ")";
-}
+std::string trainLayerLabel(const Network& net, size_t i) { return trainingLayerLabel(net, i); }
 
 CudnnTrainingSession::CudnnTrainingSession(std::string algorithm, SessionOptions options)
     : m_algorithm(std::move(algorithm))

@@ -7,41 +7,17 @@
 // than the CPU's). PyTorch's reference cases (tests/data/training) on cudnn.auto where the session trains their kinds;
 // the others must be refused naming the layer. Every failure names the selection, the step, the layer and the tensor.
 // Without a usable cuDNN every case prints "SKIPPED: <reason>".
-#include "compute/backend_registry.h"
 #include "compute/error.h"
-#include "compute/materialize.h"
 #include "compute/network_json.h"
-#include "compute/npy.h"
-#include "compute/shape_inference.h"
-#include "compute/training/training.h"
 #include "tests/kernels/gpu_test_support.h"
-#include "tests/test_support.h"
+#include "tests/kernels/gpu_training_support.h"
 
 #include <catch2/catch.hpp>
-
-#include <cmath>
-#include <fstream>
-#include <iostream>
-#include <nlohmann/json.hpp>
-#include <sstream>
 
 using namespace convscope;
 namespace fs = std::filesystem;
 
 namespace {
-
-// Relative L2 of a against b in double; where b is (nearly) zero the absolute L2 counts instead.
-double relDiff(const Tensor& a, const Tensor& b)
-{
-    REQUIRE(a.numel() == b.numel());
-    double d = 0, r = 0;
-    for (int64_t i = 0; i < a.numel(); ++i) {
-        const double x = a.data()[i], y = b.data()[i];
-        d += (x - y) * (x - y);
-        r += y * y;
-    }
-    return std::sqrt(r) > 1e-6 ? std::sqrt(d / r) : std::sqrt(d);
-}
 
 // cudnnFind may pick the FFT or non-fused Winograd backward algorithms (FMA math, no TF32): their FP32 rounding put
 // LeNet-5's c1 gradient 4.5e-4 from cpu.direct's under compute-sanitizer, where Find's timings differ (1.4e-6 with
@@ -53,12 +29,7 @@ constexpr double kTolerance = 1e-3;
 // the first step). Later steps are held to 3e-3.
 constexpr double kLaterStepTolerance = 3e-3;
 
-void expectClose(const Tensor& value, const Tensor& reference, const std::string& what, double tolerance = kTolerance)
-{
-    const double diff = relDiff(value, reference);
-    INFO(what << ": relative L2 " << diff << " (tolerance " << tolerance << ")");
-    CHECK(diff < tolerance);
-}
+constexpr test::StepTolerance kSteps { kTolerance, kLaterStepTolerance };
 
 // The graph the cudnn session must train like cpu.direct: every kind it supports, a tensor with two readers (r1, mp,
 // c1's output through bn1), the gradient summed from them.
@@ -116,144 +87,32 @@ const char* kGenerator = R"({
  ]
 })";
 
-struct Case {
-    Network net;
-    ShapeReport shapes;
-    Tensor input, target;
-    LossKind loss = LossKind::CrossEntropy;
-};
-
-Case makeCase(Network net, uint64_t seed, LossKind loss = LossKind::CrossEntropy)
-{
-    Case c;
-    c.shapes = inferShapes(net);
-    INFO(net.name << ": " << c.shapes.firstError());
-    REQUIRE(c.shapes.ok());
-    materializeParameters(net, c.shapes);
-    c.net = std::move(net);
-    c.input = test::randomTensor(c.shapes.input, seed);
-    const Shape& out = c.shapes.layers.back().out;
-    c.loss = loss;
-    if (loss != LossKind::CrossEntropy) {
-        c.target = test::randomTensor(out, seed + 1);
-        return c;
-    }
-    c.target = Tensor(Shape::features(out.n, 1));
-    for (int64_t n = 0; n < out.n; ++n)
-        c.target.data()[n] = float((n * 7 + 3) % out.c);
-    return c;
-}
-
-// Steps cpu.direct and cudnn.<algorithm> side by side from the same weights and compares everything after each step.
-void trainSideBySide(const Case& c, const OptimizerSpec& optimizer, const std::string& algorithm, int steps)
-{
-    auto cudnn = test::backendOrSkip("cudnn");
-    if (!cudnn)
-        return;
-    TrainingOptions to;
-    to.loss = c.loss;
-    to.optimizer = optimizer;
-    to.inputGradient = true;
-    auto ref = BackendRegistry::instance().find("cpu")->createTrainingSession("direct", {});
-    auto gpu = cudnn->createTrainingSession(algorithm, {});
-    REQUIRE(ref);
-    REQUIRE(gpu);
-    ref->prepare(c.net, c.shapes, to);
-    gpu->prepare(c.net, c.shapes, to);
-    const std::string who = c.net.name + " on cudnn." + algorithm + " ("
-        + (optimizer.kind == OptimizerSpec::Kind::Adam ? "adam" : "sgd momentum") + ")";
-    const auto refParams = ref->parameters();
-    const auto gpuParams = gpu->parameters();
-    REQUIRE(refParams.size() == gpuParams.size());
-    for (int s = 1; s <= steps; ++s) {
-        const StepResult a = ref->step(c.input, c.target, s);
-        const StepResult b = gpu->step(c.input, c.target, s);
-        const std::string at = who + ", step " + std::to_string(s);
-        INFO(at << ": loss " << b.loss << " against cpu.direct's " << a.loss);
-        CHECK(
-            std::abs(b.loss - a.loss) <= (s == 1 ? kTolerance : kLaterStepTolerance) * std::max(1.0, std::abs(a.loss)));
-        REQUIRE(b.layers.size() == c.net.layers.size());
-        for (size_t i = 0; i < b.layers.size(); ++i) {
-            INFO(at << ": layer " << i << " (" << c.net.layers[i].name << ") phase times");
-            CHECK(b.layers[i].forward >= 0);
-            CHECK((b.layers[i].backwardWeights >= 0) == (a.layers[i].backwardWeights >= 0));
-            CHECK((b.layers[i].update >= 0) == (a.layers[i].update >= 0));
-        }
-        const double tolerance = s == 1 ? kTolerance : kLaterStepTolerance;
-        expectClose(gpu->inputGradient(), ref->inputGradient(), at + ": the input gradient", tolerance);
-        for (size_t p = 0; p < refParams.size(); ++p) {
-            REQUIRE(refParams[p].layer == gpuParams[p].layer);
-            REQUIRE(refParams[p].name == gpuParams[p].name);
-            expectClose(gpu->parameterGradient(gpuParams[p]), ref->parameterGradient(refParams[p]),
-                at + ": the gradient of " + c.net.layers[refParams[p].layer].name + "." + refParams[p].name, tolerance);
-        }
-    }
-    const Network a = ref->trainedNetwork(), b = gpu->trainedNetwork();
-    for (size_t i = 0; i < a.layers.size(); ++i)
-        for (const auto& [what, x, y] : { std::tuple { "weight", a.layers[i].weight, b.layers[i].weight },
-                 std::tuple { "bias", a.layers[i].bias, b.layers[i].bias },
-                 std::tuple { "running_mean", a.layers[i].runningMean, b.layers[i].runningMean },
-                 std::tuple { "running_var", a.layers[i].runningVar, b.layers[i].runningVar } }) {
-            const std::string name
-                = who + ": " + a.layers[i].name + "." + what + " after " + std::to_string(steps) + " steps";
-            INFO(name);
-            REQUIRE(bool(x) == bool(y));
-            if (x)
-                expectClose(*y, *x, name, kLaterStepTolerance);
-        }
-    // reset: back to the starting weights, so the first step's loss repeats.
-    gpu->reset();
-    ref->reset();
-    const double again = gpu->step(c.input, c.target, 1).loss;
-    const double first = ref->step(c.input, c.target, 1).loss;
-    INFO(who << ": the loss after reset " << again << " against cpu.direct's " << first);
-    CHECK(std::abs(again - first) <= kTolerance * std::max(1.0, std::abs(first)));
-}
-
-OptimizerSpec sgdMomentum()
-{
-    OptimizerSpec o;
-    o.kind = OptimizerSpec::Kind::SGD;
-    o.lr = 0.05;
-    o.momentum = 0.9;
-    o.weightDecay = 1e-3;
-    return o;
-}
-
-OptimizerSpec adam()
-{
-    OptimizerSpec o;
-    o.kind = OptimizerSpec::Kind::Adam;
-    o.lr = 1e-3;
-    o.weightDecay = 1e-4;
-    return o;
-}
-
 } // namespace
 
 TEST_CASE("cudnn training: LeNet-5 matches cpu.direct over SGD-momentum and Adam steps", "[gpu][cudnn][train]")
 {
     Network net = loadNetwork(fs::path(CONVSCOPE_EXAMPLES_DIR) / "lenet5.json");
     net.input.batch = 8;
-    const Case c = makeCase(std::move(net), 101);
-    trainSideBySide(c, sgdMomentum(), "auto", 3);
-    trainSideBySide(c, adam(), "auto", 3);
+    const test::TrainCase c = test::makeTrainCase(std::move(net), 101);
+    test::trainSideBySide("cudnn", c, test::sgdMomentumForTests(), "auto", 3, kSteps);
+    test::trainSideBySide("cudnn", c, test::adamForTests(), "auto", 3, kSteps);
     // A pinned forward algorithm (the backward algorithms stay cudnnFind's).
-    trainSideBySide(c, sgdMomentum(), "implicit_gemm", 2);
+    test::trainSideBySide("cudnn", c, test::sgdMomentumForTests(), "implicit_gemm", 2, kSteps);
 }
 
 TEST_CASE("cudnn training: a graph of every trainable kind matches cpu.direct", "[gpu][cudnn][train]")
 {
-    const Case c = makeCase(parseNetwork(kGraph, "the cudnn training graph", {}), 202);
-    trainSideBySide(c, sgdMomentum(), "auto", 3);
-    trainSideBySide(c, adam(), "auto", 3);
+    const test::TrainCase c = test::makeTrainCase(parseNetwork(kGraph, "the cudnn training graph", {}), 202);
+    test::trainSideBySide("cudnn", c, test::sgdMomentumForTests(), "auto", 3, kSteps);
+    test::trainSideBySide("cudnn", c, test::adamForTests(), "auto", 3, kSteps);
 }
 
 TEST_CASE("cudnn training: transposed convolutions (a generator) match cpu.direct", "[gpu][cudnn][train]")
 {
-    const Case c = makeCase(parseNetwork(kGenerator, "the cudnn training generator", {}), 303, LossKind::MSE);
-    trainSideBySide(c, sgdMomentum(), "auto", 3);
-    trainSideBySide(c, adam(), "auto", 3);
+    const test::TrainCase c
+        = test::makeTrainCase(parseNetwork(kGenerator, "the cudnn training generator", {}), 303, LossKind::MSE);
+    test::trainSideBySide("cudnn", c, test::sgdMomentumForTests(), "auto", 3, kSteps);
+    test::trainSideBySide("cudnn", c, test::adamForTests(), "auto", 3, kSteps);
 }
 
 TEST_CASE("cudnn training: refusals name the layer and the kind", "[gpu][cudnn][train]")
@@ -270,7 +129,7 @@ TEST_CASE("cudnn training: refusals name the layer and the kind", "[gpu][cudnn][
       "layers": [ { "type": "pad", "name": "edge", "padding": [1, 1, 1, 1], "mode": "reflect" },
         { "type": "conv2d", "name": "c", "out_channels": 2, "kernel_size": [3, 3], "init": { "kind": "he_uniform" } },
         { "type": "global_avgpool2d", "name": "g" }, { "type": "flatten", "name": "f" } ] })";
-    const Case c = makeCase(parseNetwork(padded, "padded", {}), 3);
+    const test::TrainCase c = test::makeTrainCase(parseNetwork(padded, "padded", {}), 3);
     auto session = cudnn->createTrainingSession("auto", {});
     REQUIRE(session);
     try {
@@ -286,71 +145,8 @@ TEST_CASE("cudnn training: refusals name the layer and the kind", "[gpu][cudnn][
 TEST_CASE(
     "cudnn training: PyTorch's reference cases where the session trains their kinds", "[gpu][cudnn][train][torch]")
 {
-    auto cudnn = test::backendOrSkip("cudnn");
-    if (!cudnn)
+    if (!test::backendOrSkip("cudnn"))
         return;
-    const fs::path root = test::dataDir() / "training";
-    std::ifstream in(root / "cases.json");
-    REQUIRE(in);
-    const nlohmann::json index = nlohmann::json::parse(in);
-    int trained = 0;
-    for (const auto& entry : index["cases"]) {
-        const std::string name = entry["name"];
-        const fs::path dir = root / name;
-        Network net = loadNetwork(dir / "network.json");
-        const ShapeReport shapes = inferShapes(net);
-        REQUIRE(shapes.ok());
-        materializeParameters(net, shapes);
-        const auto load = [](const fs::path& path, const Shape& shape) {
-            const NpyArray a = readNpy(path);
-            REQUIRE(a.numel() == shape.numel());
-            Tensor t(shape);
-            std::copy(a.data.begin(), a.data.end(), t.data());
-            return t;
-        };
-        TrainingOptions to;
-        to.loss = parseLossKind(entry["loss"]);
-        to.optimizer.kind = parseOptimizerKind(entry["optimizer"]);
-        to.optimizer.lr = entry["lr"];
-        to.optimizer.momentum = entry["momentum"];
-        to.optimizer.weightDecay = entry["weight_decay"];
-        to.inputGradient = true;
-        const Shape& out = shapes.layers.back().out;
-        const Tensor input = load(dir / "input.npy", shapes.input);
-        const Tensor target
-            = load(dir / "target.npy", to.loss == LossKind::CrossEntropy ? Shape::features(out.n, 1) : out);
-        auto session = cudnn->createTrainingSession("auto", {});
-        try {
-            session->prepare(net, shapes, to);
-        } catch (const UnsupportedError& e) {
-            std::cout << "cudnn training: reference case " << name << " refused: " << e.what() << std::endl;
-            CHECK(std::string(e.what()).find("layer ") != std::string::npos);
-            continue;
-        }
-        ++trained;
-        const StepResult step = session->step(input, target, 1);
-        INFO(name << ": loss " << step.loss << ", PyTorch's " << entry["loss_value"].get<double>());
-        CHECK(step.loss == Approx(entry["loss_value"].get<double>()).epsilon(kTolerance));
-        expectClose(
-            session->inputGradient(), load(dir / "grad.input.npy", shapes.input), name + ": the input gradient");
-        for (const ParameterRef& ref : session->parameters()) {
-            const std::string layer = net.layers[ref.layer].name;
-            const Tensor g = session->parameterGradient(ref);
-            expectClose(g, load(dir / ("grad." + layer + "." + ref.name + ".npy"), g.shape()),
-                name + ": the gradient of " + layer + "." + ref.name);
-        }
-        const Network trainedNet = session->trainedNetwork();
-        for (const Layer& layer : trainedNet.layers)
-            for (const auto& [what, tensor] : { std::pair { "weight", layer.weight }, { "bias", layer.bias },
-                     { "running_mean", layer.runningMean }, { "running_var", layer.runningVar } }) {
-                const fs::path expected = dir / ("after." + layer.name + "." + what + ".npy");
-                if (!fs::exists(expected) || !tensor)
-                    continue;
-                expectClose(*tensor, load(expected, tensor->shape()),
-                    name + ": " + layer.name + "." + what + " after the step");
-            }
-    }
-    std::cout << "cudnn training: " << trained << " of " << index["cases"].size() << " PyTorch reference cases trained"
-              << std::endl;
-    CHECK(trained >= 2); // lenet5_sgd and softmax_linear at least
+    const std::vector<std::string> trained = test::runTorchReferenceCases("cudnn", "auto", kTolerance);
+    CHECK(trained.size() >= 2); // lenet5_sgd and softmax_linear at least
 }

@@ -1,15 +1,16 @@
-// The element-wise pieces of the cudnn training session (training_session.h) that cuDNN and cuBLAS have no call for:
-// the optimizers' updates (torch.optim.SGD with momentum and weight decay, torch.optim.Adam), the sum of a tensor's
-// gradients from several readers, the activations' backward for the kinds cuDNN's activation API lacks (their
-// forward is kernels/cuda/activation.cu), and the finiteness flag the step checks after the backward. FP32 math; one
-// grid-stride kernel each, on the session's stream.
+// The element-wise pieces both GPU training sessions share (kernels/cudnn/training_session.h, kernels/cuda/training/
+// cuda_training_session.h): the optimizers' updates (torch.optim.SGD with momentum and weight decay, torch.optim.Adam),
+// the sum of a tensor's gradients from several readers, the activations' backward (the cudnn session: the kinds
+// cuDNN's activation API lacks; the cuda session: every kind; their forward is kernels/cuda/activation.cu), PReLU's,
+// and the finiteness flag the step checks after the backward. FP32 math; one grid-stride kernel each, on the
+// session's stream. Linked into every module through kernels_common.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
-namespace convscope::cudnn::train {
+namespace convscope::gpu::train {
 
 // g = grad + wd·p; with momentum: buf = g on the first step (started false), else momentum·buf + g; p −= lr·buf.
 // Without momentum (buf null): p −= lr·g.
@@ -24,10 +25,11 @@ void accumulate(float* dst, const float* src, int64_t count, cudaStream_t stream
 // *flag = 1 when any of the `count` values is NaN or infinite (flag is left alone otherwise).
 void flagNonFinite(const float* values, int64_t count, int* flag, cudaStream_t stream);
 
-// The activations whose backward cuDNN has no call for, with PyTorch's value at every kink (as the CPU's
-// compute/training/norm_activation_backward.cpp): gx = f'(x) · gy from the forward's input x.
-// `param` is leaky_relu's negative_slope or hardtanh's lower bound, `param2` hardtanh's upper bound.
-enum class ActivationGrad { LeakyReLU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh };
+// The activations' backward with PyTorch's value at every kink (as the CPU's
+// compute/training/norm_activation_backward.cpp): gx = f'(x) · gy from the forward's input x (sigmoid and tanh
+// recompute f(x) from x). `param` is leaky_relu's negative_slope, elu's alpha or hardtanh's lower bound, `param2`
+// hardtanh's upper bound.
+enum class ActivationGrad { LeakyReLU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh, ReLU, Sigmoid, Tanh, ELU };
 void activationBackward(ActivationGrad kind, float param, float param2, const float* x, const float* gy, float* gx,
     int64_t count, cudaStream_t stream);
 
@@ -38,4 +40,4 @@ void preluBackwardData(const float* slopes, int64_t slopeCount, int64_t n, int64
 void preluBackwardWeights(int64_t slopeCount, int64_t n, int64_t channels, int64_t plane, const float* x,
     const float* gy, float* gslopes, cudaStream_t stream);
 
-} // namespace convscope::cudnn::train
+} // namespace convscope::gpu::train

@@ -1,10 +1,10 @@
-// The cudnn training session's own kernels (training_kernels.cuh): grid-stride loops in FP32.
+// The GPU training sessions' shared element-wise kernels (training_kernels.cuh): grid-stride loops in FP32.
 #include "kernels/common/cuda_check.h"
-#include "kernels/cudnn/training_kernels.cuh"
+#include "kernels/common/training_kernels.cuh"
 
 #include <algorithm>
 
-namespace convscope::cudnn::train {
+namespace convscope::gpu::train {
 
 namespace {
     constexpr int kThreads = 256;
@@ -86,6 +86,22 @@ namespace {
             }
             case ActivationGrad::Hardtanh:
                 d = (v <= param || v >= param2) ? 0.0f : 1.0f;
+                break;
+            case ActivationGrad::ReLU:
+                d = v > 0.0f ? 1.0f : 0.0f;
+                break;
+            case ActivationGrad::Sigmoid: {
+                const float s = 1.0f / (1.0f + expf(-v));
+                d = s * (1.0f - s);
+                break;
+            }
+            case ActivationGrad::Tanh: {
+                const float t = tanhf(v);
+                d = 1.0f - t * t;
+                break;
+            }
+            case ActivationGrad::ELU:
+                d = v > 0.0f ? 1.0f : param * expf(v);
                 break;
             }
             gx[i] = d * gy[i];
@@ -179,4 +195,4 @@ void activationBackward(ActivationGrad kind, float param, float param2, const fl
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::activationBackwardKernel");
 }
 
-} // namespace convscope::cudnn::train
+} // namespace convscope::gpu::train

@@ -1,0 +1,389 @@
+// Per layer kind, what the cuda training session runs (the table is in cuda_training_session.h): the refusal, the
+// plan made once in prepare (the convolutions' three geometries, the implicit GEMM tables, the split-K workspace),
+// and the forward, backward-data and backward-weights launches, all on the session's stream. Our kernels only.
+#include "compute/error.h"
+#include "compute/layer_kinds.h"
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/training_kernels.cuh"
+#include "kernels/cuda/activation_kind.h"
+#include "kernels/cuda/conv2d.cuh"
+#include "kernels/cuda/conv_transpose2d.cuh"
+#include "kernels/cuda/copy_kernels.cuh"
+#include "kernels/cuda/elementwise.cuh"
+#include "kernels/cuda/layer_geometry.h"
+#include "kernels/cuda/linear.cuh"
+#include "kernels/cuda/merge.cuh"
+#include "kernels/cuda/parametric_activation.cuh"
+#include "kernels/cuda/pooling.cuh"
+#include "kernels/cuda/softmax.cuh"
+#include "kernels/cuda/training/batchnorm_training.cuh"
+#include "kernels/cuda/training/channel_reduce.cuh"
+#include "kernels/cuda/training/conv2d_backward_weights.cuh"
+#include "kernels/cuda/training/cuda_training_session.h"
+#include "kernels/cuda/training/pad_backward.cuh"
+#include "kernels/cuda/training/pool2d_backward.cuh"
+#include "kernels/cuda/training/softmax_backward.cuh"
+
+#include <limits>
+#include <type_traits>
+#include <variant>
+
+namespace convscope::cuda {
+
+namespace {
+    using gpu::train::ActivationGrad;
+
+    // The activations' backward kinds (training_kernels.cuh), each with its parameters.
+    template <typename T>
+    constexpr bool kActivation
+        = layerKindOf<T>().family == KindFamily::Activation && !std::is_same_v<T, PReLU> && !std::is_same_v<T, Softmax>;
+
+    template <typename T> ActivationGrad gradKind(const T& l, float* param, float* param2)
+    {
+        *param = 0.0f;
+        *param2 = 0.0f;
+        if constexpr (std::is_same_v<T, ReLU>)
+            return ActivationGrad::ReLU;
+        else if constexpr (std::is_same_v<T, LeakyReLU>) {
+            *param = float(l.negative_slope);
+            return ActivationGrad::LeakyReLU;
+        } else if constexpr (std::is_same_v<T, Sigmoid>)
+            return ActivationGrad::Sigmoid;
+        else if constexpr (std::is_same_v<T, Tanh>)
+            return ActivationGrad::Tanh;
+        else if constexpr (std::is_same_v<T, ELU>) {
+            *param = float(l.alpha);
+            return ActivationGrad::ELU;
+        } else if constexpr (std::is_same_v<T, ReLU6>)
+            return ActivationGrad::ReLU6;
+        else if constexpr (std::is_same_v<T, Hardswish>)
+            return ActivationGrad::Hardswish;
+        else if constexpr (std::is_same_v<T, Hardsigmoid>)
+            return ActivationGrad::Hardsigmoid;
+        else if constexpr (std::is_same_v<T, SiLU>)
+            return ActivationGrad::SiLU;
+        else if constexpr (std::is_same_v<T, Hardtanh>) {
+            *param = float(l.min_val);
+            *param2 = float(l.max_val);
+            return ActivationGrad::Hardtanh;
+        } else
+            static_assert(dependent_false<T>, "cuda training: an activation kind has no backward");
+    }
+
+    ConvGeometry makeGeometry(int n, int c, int h, int w, int k, int p, int q, const ConvGeometry& taps)
+    {
+        ConvGeometry g = taps; // r, s, strides, top/left padding, dilations, groups
+        g.n = n, g.c = c, g.h = h, g.w = w, g.k = k, g.p = p, g.q = q;
+        g.act = -1;
+        g.igemmTile = 0, g.igemmSplits = 1, g.tinyLanes = 0, g.igemmPipe = 0;
+        return g;
+    }
+    // The transposed convolution with conv2d g's taps: from g's output [n, k, p, q] to its input [n, c, h, w] (conv2d's
+    // backward-data; weight [k, c/groups, r, s] read as the transposed layout [c_t = k, k_t/groups = c/groups, r, s]).
+    ConvGeometry transposedOf(const ConvGeometry& g) { return makeGeometry(g.n, g.k, g.p, g.q, g.c, g.h, g.w, g); }
+    // 1×1 geometry of a linear layer [rows, in] → [rows, out].
+    ConvGeometry linearGeometry(int rows, int in, int out)
+    {
+        ConvGeometry taps {};
+        taps.r = taps.s = 1;
+        taps.strideH = taps.strideW = 1;
+        taps.dilH = taps.dilW = 1;
+        taps.groups = 1;
+        return makeGeometry(rows, in, 1, 1, out, 1, 1, taps);
+    }
+} // namespace
+
+std::string cudaTrainingRefusal(const Network& net, const ShapeReport& shapes, size_t i)
+{
+    const LayerSpec& spec = net.layers[i].spec;
+    const LayerShape& s = shapes.layers[i];
+    if (isVolumeLayer(spec) || s.in.isVolume() || s.out.isVolume())
+        return std::string(layerKind(spec).type)
+            + " on volumes has no backward on cuda yet (the volume kinds are unsupported; train on cpu.direct)";
+    constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+    if (s.in.numel() > kMax || s.out.numel() > kMax)
+        return "tensors of more than 2^31 elements are unsupported (32-bit indexing)";
+    if (const auto* c = std::get_if<Conv2d>(&spec)) {
+        if (c->fused_activation)
+            return "a fused activation is unsupported in training (train the unfused network)";
+        if (c->groups > 0 && s.out.c * (s.in.c / c->groups) * c->kernel_size[0] * c->kernel_size[1] > kMax)
+            return "weights of more than 2^31 elements are unsupported (32-bit indexing)";
+    }
+    if (std::holds_alternative<Resize>(spec))
+        return "resize has no backward on cuda yet (unsupported; the CPU refuses it too)";
+    return {};
+}
+
+void CudaTrainingSession::planLayer(size_t i)
+{
+    CudaTrainLayer& t = m_layers[i];
+    const LayerShape& s = m_shapes.layers[i];
+    const cudaStream_t st = m_stream->get();
+    const auto wgradNeeds = [&](const ConvGeometry& g) {
+        m_workspaceBytes = std::max(m_workspaceBytes, train::conv2dWgradWorkspaceBytes(g, m_sms));
+    };
+    // An implicit GEMM forward of geometry g: its table (built once; the tables do not depend on the weights).
+    const auto gemmTable = [&](ConvGeometry& g, gpu::DeviceBuffer& scratch) {
+        const size_t bytes = conv2dImplicitGemmScratchBytes(g, m_sms);
+        scratch = gpu::DeviceBuffer(bytes, "train: an implicit GEMM table");
+        conv2dImplicitGemmPrepare(g, nullptr, scratch.get(), m_sms, st);
+    };
+    std::visit(
+        [&](const auto& l) {
+            using T = std::decay_t<decltype(l)>;
+            if constexpr (std::is_same_v<T, Conv2d>) {
+                t.fwd = makeGeometry(int(s.in.n), int(s.in.c), int(s.in.h), int(s.in.w), int(s.out.c), int(s.out.h),
+                    int(s.out.w), geometryOf(l, s));
+                t.data = transposedOf(t.fwd);
+                t.wgrad = t.fwd;
+                t.fwdGemm = gemmFamily();
+                t.dataGemm = gemmFamily() && convTranspose2dPhaseApplies(t.data);
+                if (t.fwdGemm)
+                    gemmTable(t.fwd, t.fwdScratch);
+                wgradNeeds(t.wgrad);
+                t.note = std::string(t.fwdGemm ? "forward: implicit GEMM (table-driven tiles)" : "forward: direct")
+                    + "; backward-data: transposed convolution, " + (t.dataGemm ? "stride-phase form" : "gather form")
+                    + "; " + train::conv2dWgradNote(t.wgrad, m_sms);
+            } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                t.fwd = makeGeometry(int(s.in.n), int(s.in.c), int(s.in.h), int(s.in.w), int(s.out.c), int(s.out.h),
+                    int(s.out.w), geometryOf(l, s));
+                // The adjoint: a convolution from the output [n, k, p, q] to the input [n, c, h, w], weight
+                // [c, k/groups, r, s] read as conv2d's [K = c, C/G = k/groups, r, s].
+                t.data = makeGeometry(t.fwd.n, t.fwd.k, t.fwd.p, t.fwd.q, t.fwd.c, t.fwd.h, t.fwd.w, t.fwd);
+                t.wgrad = t.data; // dy as its input, x as its output gradient
+                t.fwdGemm = gemmFamily() && convTranspose2dPhaseApplies(t.fwd);
+                t.dataGemm = gemmFamily();
+                if (t.dataGemm)
+                    gemmTable(t.data, t.dataScratch);
+                wgradNeeds(t.wgrad);
+                t.note = std::string(t.fwdGemm ? "forward: stride-phase form" : "forward: gather form")
+                    + "; backward-data: conv2d " + (t.dataGemm ? "implicit GEMM" : "direct")
+                    + "; roles swapped for the " + train::conv2dWgradNote(t.wgrad, m_sms);
+            } else if constexpr (std::is_same_v<T, Linear>) {
+                const int rows = int(s.in.n), in = int(s.in.c * s.in.h * s.in.w), out = int(s.out.c);
+                t.fwd = linearGeometry(rows, in, out);
+                t.data = transposedOf(t.fwd);
+                t.wgrad = t.fwd;
+                const size_t bytes = linearScratchBytes(rows, in, out, m_sms);
+                if (bytes > 0)
+                    t.fwdScratch = gpu::DeviceBuffer(bytes, "train: linear's split-K partial sums");
+                wgradNeeds(t.wgrad);
+                t.note = "forward: linear.cuh's GEMM; backward-data: the 1x1 transposed gather; "
+                    + train::conv2dWgradNote(t.wgrad, m_sms);
+            } else if constexpr (std::is_same_v<T, Dropout>) {
+                if (!(l.p >= 0 && l.p < 1))
+                    throw InputError(
+                        trainingLayerLabel(m_net, i) + ": dropout's p must be in [0, 1), got " + std::to_string(l.p));
+                t.mask = gpu::DeviceBuffer(size_t(s.out.numel()) * sizeof(float), "train: a dropout mask");
+                t.hostMask.assign(size_t(s.out.numel()), 0.0f);
+                t.note = "the mask drawn on the host from ConvScope's seeded generator (the CPU's masks exactly)";
+            } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
+                t.note = "a view (no launch)";
+            }
+        },
+        m_net.layers[i].spec);
+}
+
+void CudaTrainingSession::forward(size_t i)
+{
+    CudaTrainLayer& t = m_layers[i];
+    const LayerShape& s = m_shapes.layers[i];
+    const cudaStream_t st = m_stream->get();
+    const float* x = in(i, 0);
+    float* y = m_out[i];
+    const float* w = t.weight.floats();
+    const float* b = t.bias.get() ? t.bias.floats() : nullptr;
+    std::visit(
+        [&](const auto& l) {
+            using T = std::decay_t<decltype(l)>;
+            if constexpr (std::is_same_v<T, Conv2d>) {
+                if (t.fwdGemm)
+                    conv2dImplicitGemm(t.fwd, x, w, b, y, t.fwdScratch.get(), m_sms, st);
+                else
+                    conv2dDirect(t.fwd, x, w, b, y, st);
+            } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                if (t.fwdGemm)
+                    convTranspose2dPhase(t.fwd, x, w, b, y, st);
+                else
+                    convTranspose2dGather(t.fwd, x, w, b, y, st);
+            } else if constexpr (std::is_same_v<T, Linear>) {
+                linear(t.fwd.n, t.fwd.c, t.fwd.k, x, w, b, y, t.fwdScratch.get(), m_sms, st);
+            } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                train::batchNormTrainForward(int(s.in.n), int(s.in.c), s.in.h * s.in.w, x,
+                    l.affine ? t.weight.floats() : nullptr, l.affine ? t.bias.floats() : nullptr, l.eps,
+                    m_train.batchNormMomentum, t.mean.floats(), t.var.floats(), static_cast<double*>(t.saveMean.get()),
+                    static_cast<double*>(t.saveInvStd.get()), y, st);
+            } else if constexpr (std::is_same_v<T, MaxPool2d>) {
+                maxPool2d(poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, y, st);
+            } else if constexpr (std::is_same_v<T, AvgPool2d>) {
+                PoolGeometry g = poolGeometry(s, l.kernel_size, l.effectiveStride(), { 1, 1 });
+                g.countIncludePad = l.count_include_pad;
+                g.divisorOverride = l.divisor_override ? int(*l.divisor_override) : 0;
+                avgPool2d(g, x, y, st);
+            } else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
+                globalAvgPool2d(int(s.in.n * s.in.c), int(s.in.h * s.in.w), x, y, st);
+            } else if constexpr (std::is_same_v<T, Softmax>) {
+                softmax(int(s.in.n), int(s.in.c), int(s.in.h * s.in.w), x, y, st);
+            } else if constexpr (std::is_same_v<T, Hardtanh>) {
+                hardtanh(float(l.min_val), float(l.max_val), s.in.numel(), x, y, st);
+            } else if constexpr (std::is_same_v<T, PReLU>) {
+                prelu(w, t.weightCount, s.in.n, s.in.c, s.in.h * s.in.w, x, y, st);
+            } else if constexpr (kActivation<T>) {
+                float param = 0;
+                const ActivationKind kind = activationKindOf(l, &param);
+                activation(kind, param, s.in.numel(), x, y, st);
+            } else if constexpr (std::is_same_v<T, Add>) {
+                std::vector<const float*> xs;
+                for (size_t j = 0; j < s.ins.size(); ++j)
+                    xs.push_back(in(i, j));
+                addTensors(xs, s.out.numel(), y, st);
+            } else if constexpr (std::is_same_v<T, Mul>) {
+                const bool gateFirst = s.ins[0] != s.out;
+                const bool broadcast = s.ins[gateFirst ? 0 : 1] != s.out;
+                mulTensors(in(i, gateFirst ? 1 : 0), in(i, gateFirst ? 0 : 1), s.out.numel(),
+                    broadcast ? s.out.h * s.out.w : 0, y, st);
+            } else if constexpr (std::is_same_v<T, Concat>) {
+                std::vector<const float*> xs;
+                std::vector<long long> channels;
+                for (size_t j = 0; j < s.ins.size(); ++j) {
+                    xs.push_back(in(i, j));
+                    channels.push_back(s.ins[j].c);
+                }
+                concatChannels(xs, channels, s.out.n, s.out.h * s.out.w, y, st);
+            } else if constexpr (std::is_same_v<T, Pad>) {
+                pad2d(x, s.in.n * s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]), int(l.padding[2]), int(s.out.h),
+                    int(s.out.w), padMode(l.mode), float(l.value), y, st);
+            } else if constexpr (std::is_same_v<T, ChannelShuffle>) {
+                channelShuffle(x, s.in.n, s.in.c, l.groups, s.in.h * s.in.w, 4, y, st);
+            } else if constexpr (std::is_same_v<T, Slice>) {
+                const AxisRuns r = axisRuns(s.in, l.dim, false);
+                sliceAxis(x, r.outer, r.size, r.inner, l.start, l.end, 4, y, st);
+            } else if constexpr (std::is_same_v<T, Dropout>) {
+                drawDropoutMask(l.p, dropoutMaskSeed(m_train.dropoutSeed, m_step, i), t.hostMask);
+                CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
+                    t.mask.get(), t.hostMask.data(), t.hostMask.size() * sizeof(float), cudaMemcpyHostToDevice, st));
+                mulTensors(x, t.mask.floats(), s.out.numel(), 0, y, st);
+            } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
+                // a view: the output is the input's buffer
+            } else {
+                throw UnsupportedError(m_prefix + ": " + trainingLayerLabel(m_net, i) + " is unsupported in training");
+            }
+        },
+        m_net.layers[i].spec);
+}
+
+void CudaTrainingSession::backwardData(size_t k, size_t j, float* gx)
+{
+    CudaTrainLayer& t = m_layers[k];
+    const LayerShape& s = m_shapes.layers[k];
+    const cudaStream_t st = m_stream->get();
+    const float* x = in(k, 0);
+    const float* y = m_out[k];
+    const float* gy = m_grad[k];
+    const float* w = t.weight.floats();
+    std::visit(
+        [&](const auto& l) {
+            using T = std::decay_t<decltype(l)>;
+            if constexpr (std::is_same_v<T, Conv2d>) {
+                if (t.dataGemm)
+                    convTranspose2dPhase(t.data, gy, w, nullptr, gx, st);
+                else
+                    convTranspose2dGather(t.data, gy, w, nullptr, gx, st);
+            } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                if (t.dataGemm)
+                    conv2dImplicitGemm(t.data, gy, w, nullptr, gx, t.dataScratch.get(), m_sms, st);
+                else
+                    conv2dDirect(t.data, gy, w, nullptr, gx, st);
+            } else if constexpr (std::is_same_v<T, Linear>) {
+                convTranspose2dGather(t.data, gy, w, nullptr, gx, st);
+            } else if constexpr (std::is_same_v<T, PReLU>) {
+                gpu::train::preluBackwardData(w, t.weightCount, s.in.n, s.in.c, s.in.h * s.in.w, x, gy, gx, st);
+            } else if constexpr (kActivation<T>) {
+                float param = 0, param2 = 0;
+                const ActivationGrad kind = gradKind(l, &param, &param2);
+                gpu::train::activationBackward(kind, param, param2, x, gy, gx, s.in.numel(), st);
+            } else if constexpr (std::is_same_v<T, MaxPool2d>) {
+                train::maxPool2dBackward(
+                    poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, gy, gx, st);
+            } else if constexpr (std::is_same_v<T, AvgPool2d>) {
+                PoolGeometry g = poolGeometry(s, l.kernel_size, l.effectiveStride(), { 1, 1 });
+                g.countIncludePad = l.count_include_pad;
+                g.divisorOverride = l.divisor_override ? int(*l.divisor_override) : 0;
+                train::avgPool2dBackward(g, gy, gx, st);
+            } else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
+                train::globalAvgPool2dBackward(s.in.n * s.in.c, s.in.h * s.in.w, gy, gx, st);
+            } else if constexpr (std::is_same_v<T, Softmax>) {
+                train::softmaxBackward(int(s.in.n), int(s.in.c), s.in.h * s.in.w, y, gy, gx, st);
+            } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
+                CONVSCOPE_CUDA_CHECK(
+                    cudaMemcpyAsync(gx, gy, size_t(s.ins[j].numel()) * sizeof(float), cudaMemcpyDeviceToDevice, st));
+            } else if constexpr (std::is_same_v<T, Mul>) {
+                const float* other = in(k, 1 - j);
+                const long long plane = s.out.h * s.out.w;
+                if (s.ins[j] == s.out) // the full factor: gy · the other (broadcast when it is the gate)
+                    mulTensors(gy, other, s.out.numel(), s.ins[1 - j] != s.out ? plane : 0, gx, st);
+                else // the gate [N, C, 1, 1]: Σ over each plane of gy · the full factor
+                    train::channelSums(gy, other, 1, s.out.n * s.out.c, plane, gx, st);
+            } else if constexpr (std::is_same_v<T, Dropout>) {
+                mulTensors(gy, t.mask.floats(), s.out.numel(), 0, gx, st);
+            } else if constexpr (std::is_same_v<T, Concat>) {
+                int64_t offset = 0;
+                for (size_t q = 0; q < j; ++q)
+                    offset += s.ins[q].c;
+                const size_t plane = size_t(s.out.h * s.out.w) * sizeof(float);
+                CONVSCOPE_CUDA_CHECK(cudaMemcpy2DAsync(gx, size_t(s.ins[j].c) * plane, gy + offset * s.out.h * s.out.w,
+                    size_t(s.out.c) * plane, size_t(s.ins[j].c) * plane, size_t(s.out.n), cudaMemcpyDeviceToDevice,
+                    st));
+            } else if constexpr (std::is_same_v<T, Pad>) {
+                train::pad2dBackward(gy, s.in.n * s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]),
+                    int(l.padding[2]), int(s.out.h), int(s.out.w), padMode(l.mode), gx, st);
+            } else if constexpr (std::is_same_v<T, ChannelShuffle>) {
+                // The inverse permutation: the shuffle with C / groups groups.
+                channelShuffle(gy, s.in.n, s.in.c, s.in.c / l.groups, s.in.h * s.in.w, 4, gx, st);
+            } else if constexpr (std::is_same_v<T, Slice>) {
+                const AxisRuns r = axisRuns(s.in, l.dim, false);
+                const size_t run = size_t((l.end - l.start) * r.inner) * sizeof(float);
+                CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(gx, 0, size_t(s.in.numel()) * sizeof(float), st));
+                CONVSCOPE_CUDA_CHECK(cudaMemcpy2DAsync(gx + l.start * r.inner, size_t(r.size * r.inner) * sizeof(float),
+                    gy, run, run, size_t(r.outer), cudaMemcpyDeviceToDevice, st));
+            } else {
+                throw Error(trainingLayerLabel(m_net, k) + ": no backward-data on cuda");
+            }
+        },
+        m_net.layers[k].spec);
+}
+
+void CudaTrainingSession::backwardWeights(size_t k)
+{
+    CudaTrainLayer& t = m_layers[k];
+    const LayerShape& s = m_shapes.layers[k];
+    const cudaStream_t st = m_stream->get();
+    const float* x = in(k, 0);
+    const float* gy = m_grad[k];
+    float* ws = m_workspace.get() ? m_workspace.floats() : nullptr;
+    const LayerSpec& spec = m_net.layers[k].spec;
+    if (std::holds_alternative<Conv2d>(spec) || std::holds_alternative<Linear>(spec))
+        train::conv2dBackwardWeights(t.wgrad, x, gy, t.gradWeight.floats(), ws, m_sms, st);
+    else if (std::holds_alternative<ConvTranspose2d>(spec)) // roles swapped: dy is the convolution's input
+        train::conv2dBackwardWeights(t.wgrad, gy, x, t.gradWeight.floats(), ws, m_sms, st);
+    else if (std::holds_alternative<PReLU>(spec))
+        gpu::train::preluBackwardWeights(
+            t.weightCount, s.in.n, s.in.c, s.in.h * s.in.w, x, gy, t.gradWeight.floats(), st);
+    else
+        throw Error(trainingLayerLabel(m_net, k) + ": parameters without a weight gradient");
+    if (t.trainBias) // Σ of the output's gradient over the batch and the positions, per output channel
+        train::channelSums(gy, nullptr, s.out.n, s.out.c, s.out.h * s.out.w, t.gradBias.floats(), st);
+}
+
+void CudaTrainingSession::batchNormBackward(size_t k, float* gx)
+{
+    CudaTrainLayer& t = m_layers[k];
+    const LayerShape& s = m_shapes.layers[k];
+    const auto& spec = std::get<BatchNorm2d>(m_net.layers[k].spec);
+    train::batchNormTrainBackward(int(s.in.n), int(s.in.c), s.in.h * s.in.w, in(k, 0), m_grad[k],
+        spec.affine ? t.weight.floats() : nullptr, static_cast<const double*>(t.saveMean.get()),
+        static_cast<const double*>(t.saveInvStd.get()), gx, t.trainWeight ? t.gradWeight.floats() : nullptr,
+        t.trainBias ? t.gradBias.floats() : nullptr, m_stream->get());
+}
+
+} // namespace convscope::cuda

@@ -1,0 +1,143 @@
+// The pools' backward (pool2d_backward.cuh) as gathers: one thread per input element, so every element is written
+// once, without atomics, in a fixed order (deterministic).
+//
+// An input row ih lies in the windows of the output rows oh with oh·stride − padTop + i·dil = ih for a tap i < kh:
+// for each i, t = ih + padTop − i·dil must be a non-negative multiple of the stride with t/stride < P (the same
+// enumeration as a transposed convolution's gather). maxpool2d recomputes each such window's argmax from x with the
+// forward's rule (the first in-bounds tap, replaced by a larger value or a NaN) and takes the window's gradient when
+// the argmax is this element; avgpool2d adds each covering window's gradient divided by that window's divisor
+// (divisor_override, the window clipped to the padded input when count_include_pad, else to the input). Windows
+// overlap little in practice (k ≤ 2·stride), so the recomputation costs a few taps per element.
+#include "kernels/common/cuda_check.h"
+#include "kernels/cuda/training/backward_index.h"
+#include "kernels/cuda/training/pool2d_backward.cuh"
+
+#include <algorithm>
+
+namespace convscope::cuda::train {
+
+namespace {
+    constexpr int kThreads = 256;
+
+    unsigned blocksFor(long long count)
+    {
+        return unsigned(std::max<long long>(1, std::min<long long>((count + kThreads - 1) / kThreads, 1 << 20)));
+    }
+
+    __device__ __forceinline__ int windowOf(int i, int tap, int pad, int dil, int stride, int outSize)
+    {
+        return poolWindowOf(i, tap, pad, dil, stride, outSize);
+    }
+
+    __global__ void maxBackwardKernel(PoolGeometry g, const float* __restrict__ x, const float* __restrict__ gy,
+        float* __restrict__ gx, long long total)
+    {
+        for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+             idx += (long long)gridDim.x * blockDim.x) {
+            const long long plane = idx / (g.h * g.w);
+            const int pos = int(idx - plane * g.h * g.w), ih = pos / g.w, iw = pos - ih * g.w;
+            const float* xp = x + plane * g.h * g.w;
+            const float* gp = gy + plane * g.p * g.q;
+            float sum = 0.0f;
+            for (int i = 0; i < g.kh; ++i) {
+                const int oh = windowOf(ih, i, g.padTop, g.dilH, g.strideH, g.p);
+                if (oh < 0)
+                    continue;
+                for (int j = 0; j < g.kw; ++j) {
+                    const int ow = windowOf(iw, j, g.padLeft, g.dilW, g.strideW, g.q);
+                    if (ow < 0)
+                        continue;
+                    // The window (oh, ow)'s argmax, as the forward scans it.
+                    const int h0 = oh * g.strideH - g.padTop, w0 = ow * g.strideW - g.padLeft;
+                    float best = -INFINITY;
+                    int arg = -1;
+                    for (int a = 0; a < g.kh; ++a) {
+                        const int hh = h0 + a * g.dilH;
+                        if (hh < 0 || hh >= g.h)
+                            continue;
+                        for (int b = 0; b < g.kw; ++b) {
+                            const int ww = w0 + b * g.dilW;
+                            if (ww < 0 || ww >= g.w)
+                                continue;
+                            const float v = xp[hh * g.w + ww];
+                            if (arg < 0)
+                                arg = hh * g.w + ww; // the window's first in-bounds tap
+                            if (v > best || isnan(v)) {
+                                best = v;
+                                arg = hh * g.w + ww;
+                            }
+                        }
+                    }
+                    if (arg == pos)
+                        sum += gp[oh * g.q + ow];
+                }
+            }
+            gx[idx] = sum;
+        }
+    }
+
+    __global__ void avgBackwardKernel(
+        PoolGeometry g, const float* __restrict__ gy, float* __restrict__ gx, long long total)
+    {
+        for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+             idx += (long long)gridDim.x * blockDim.x) {
+            const long long plane = idx / (g.h * g.w);
+            const int pos = int(idx - plane * g.h * g.w), ih = pos / g.w, iw = pos - ih * g.w;
+            const float* gp = gy + plane * g.p * g.q;
+            double sum = 0;
+            for (int i = 0; i < g.kh; ++i) {
+                const int oh = windowOf(ih, i, g.padTop, 1, g.strideH, g.p);
+                if (oh < 0)
+                    continue;
+                for (int j = 0; j < g.kw; ++j) {
+                    const int ow = windowOf(iw, j, g.padLeft, 1, g.strideW, g.q);
+                    if (ow < 0)
+                        continue;
+                    int hs = oh * g.strideH - g.padTop, ws = ow * g.strideW - g.padLeft;
+                    int he = min(hs + g.kh, g.h + g.padBottom), we = min(ws + g.kw, g.w + g.padRight);
+                    if (ih >= he || iw >= we)
+                        continue; // the tap lies past the padded input (ceil_mode's last window)
+                    const int pool = (he - hs) * (we - ws);
+                    hs = max(hs, 0), ws = max(ws, 0);
+                    he = min(he, g.h), we = min(we, g.w);
+                    const int divisor = g.divisorOverride ? g.divisorOverride
+                        : g.countIncludePad               ? pool
+                                                          : (he - hs) * (we - ws);
+                    sum += double(gp[oh * g.q + ow]) / double(divisor);
+                }
+            }
+            gx[idx] = float(sum);
+        }
+    }
+
+    __global__ void globalBackwardKernel(
+        long long area, const float* __restrict__ gy, float* __restrict__ gx, long long total)
+    {
+        for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+             idx += (long long)gridDim.x * blockDim.x)
+            gx[idx] = float(double(gy[idx / area]) / double(area));
+    }
+} // namespace
+
+void maxPool2dBackward(const PoolGeometry& g, const float* x, const float* gy, float* gx, cudaStream_t st)
+{
+    const long long total = (long long)g.n * g.c * g.h * g.w;
+    maxBackwardKernel<<<blocksFor(total), kThreads, 0, st>>>(g, x, gy, gx, total);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::maxPool2dBackward");
+}
+
+void avgPool2dBackward(const PoolGeometry& g, const float* gy, float* gx, cudaStream_t st)
+{
+    const long long total = (long long)g.n * g.c * g.h * g.w;
+    avgBackwardKernel<<<blocksFor(total), kThreads, 0, st>>>(g, gy, gx, total);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::avgPool2dBackward");
+}
+
+void globalAvgPool2dBackward(long long planes, long long area, const float* gy, float* gx, cudaStream_t st)
+{
+    const long long total = planes * area;
+    globalBackwardKernel<<<blocksFor(total), kThreads, 0, st>>>(area, gy, gx, total);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::globalAvgPool2dBackward");
+}
+
+} // namespace convscope::cuda::train

@@ -1,0 +1,226 @@
+// The GPU training tests' shared steps (gpu_training_support.h).
+#include "tests/kernels/gpu_training_support.h"
+
+#include "compute/backend_registry.h"
+#include "compute/error.h"
+#include "compute/materialize.h"
+#include "compute/network_json.h"
+#include "compute/npy.h"
+#include "tests/kernels/gpu_test_support.h"
+#include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+namespace convscope::test {
+
+namespace fs = std::filesystem;
+
+namespace {
+    void expectClose(const Tensor& value, const Tensor& reference, const std::string& what, double tolerance)
+    {
+        const double diff = trainRelDiff(value, reference);
+        INFO(what << ": relative L2 " << diff << " (tolerance " << tolerance << ")");
+        CHECK(diff < tolerance);
+    }
+
+    Tensor loadAs(const fs::path& path, const Shape& shape)
+    {
+        const NpyArray a = readNpy(path);
+        REQUIRE(a.numel() == shape.numel());
+        Tensor t(shape);
+        std::copy(a.data.begin(), a.data.end(), t.data());
+        return t;
+    }
+} // namespace
+
+double trainRelDiff(const Tensor& a, const Tensor& b)
+{
+    REQUIRE(a.numel() == b.numel());
+    double d = 0, r = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+        const double x = a.data()[i], y = b.data()[i];
+        d += (x - y) * (x - y);
+        r += y * y;
+    }
+    return std::sqrt(r) > 1e-6 ? std::sqrt(d / r) : std::sqrt(d);
+}
+
+TrainCase makeTrainCase(Network net, uint64_t seed, LossKind loss)
+{
+    TrainCase c;
+    c.shapes = inferShapes(net);
+    INFO(net.name << ": " << c.shapes.firstError());
+    REQUIRE(c.shapes.ok());
+    materializeParameters(net, c.shapes);
+    c.net = std::move(net);
+    c.input = randomTensor(c.shapes.input, seed);
+    const Shape& out = c.shapes.layers.back().out;
+    c.loss = loss;
+    if (loss != LossKind::CrossEntropy) {
+        c.target = randomTensor(out, seed + 1);
+        return c;
+    }
+    c.target = Tensor(Shape::features(out.n, 1));
+    for (int64_t n = 0; n < out.n; ++n)
+        c.target.data()[n] = float((n * 7 + 3) % out.c);
+    return c;
+}
+
+void trainSideBySide(const std::string& backend, const TrainCase& c, const OptimizerSpec& optimizer,
+    const std::string& algorithm, int steps, StepTolerance tolerance)
+{
+    auto gpuBackend = backendOrSkip(backend);
+    if (!gpuBackend)
+        return;
+    TrainingOptions to;
+    to.loss = c.loss;
+    to.optimizer = optimizer;
+    to.inputGradient = true;
+    auto ref = BackendRegistry::instance().find("cpu")->createTrainingSession("direct", {});
+    auto gpu = gpuBackend->createTrainingSession(algorithm, {});
+    REQUIRE(ref);
+    REQUIRE(gpu);
+    ref->prepare(c.net, c.shapes, to);
+    gpu->prepare(c.net, c.shapes, to);
+    const std::string who = c.net.name + " on " + backend + "." + algorithm + " ("
+        + (optimizer.kind == OptimizerSpec::Kind::Adam ? "adam" : "sgd momentum") + ")";
+    const auto refParams = ref->parameters();
+    const auto gpuParams = gpu->parameters();
+    REQUIRE(refParams.size() == gpuParams.size());
+    for (int s = 1; s <= steps; ++s) {
+        const StepResult a = ref->step(c.input, c.target, s);
+        const StepResult b = gpu->step(c.input, c.target, s);
+        const std::string at = who + ", step " + std::to_string(s);
+        const double tol = s == 1 ? tolerance.first : tolerance.later;
+        INFO(at << ": loss " << b.loss << " against cpu.direct's " << a.loss);
+        CHECK(std::abs(b.loss - a.loss) <= tol * std::max(1.0, std::abs(a.loss)));
+        REQUIRE(b.layers.size() == c.net.layers.size());
+        for (size_t i = 0; i < b.layers.size(); ++i) {
+            INFO(at << ": layer " << i << " (" << c.net.layers[i].name << ") phase times");
+            CHECK(b.layers[i].forward >= 0);
+            CHECK((b.layers[i].backwardWeights >= 0) == (a.layers[i].backwardWeights >= 0));
+            CHECK((b.layers[i].update >= 0) == (a.layers[i].update >= 0));
+        }
+        expectClose(gpu->inputGradient(), ref->inputGradient(), at + ": the input gradient", tol);
+        for (size_t p = 0; p < refParams.size(); ++p) {
+            REQUIRE(refParams[p].layer == gpuParams[p].layer);
+            REQUIRE(refParams[p].name == gpuParams[p].name);
+            expectClose(gpu->parameterGradient(gpuParams[p]), ref->parameterGradient(refParams[p]),
+                at + ": the gradient of " + c.net.layers[refParams[p].layer].name + "." + refParams[p].name, tol);
+        }
+    }
+    const Network a = ref->trainedNetwork(), b = gpu->trainedNetwork();
+    for (size_t i = 0; i < a.layers.size(); ++i)
+        for (const auto& [what, x, y] : { std::tuple { "weight", a.layers[i].weight, b.layers[i].weight },
+                 std::tuple { "bias", a.layers[i].bias, b.layers[i].bias },
+                 std::tuple { "running_mean", a.layers[i].runningMean, b.layers[i].runningMean },
+                 std::tuple { "running_var", a.layers[i].runningVar, b.layers[i].runningVar } }) {
+            const std::string name
+                = who + ": " + a.layers[i].name + "." + what + " after " + std::to_string(steps) + " steps";
+            INFO(name);
+            REQUIRE(bool(x) == bool(y));
+            if (x)
+                expectClose(*y, *x, name, tolerance.later);
+        }
+    // reset: back to the starting weights, so the first step's loss repeats.
+    gpu->reset();
+    ref->reset();
+    const double again = gpu->step(c.input, c.target, 1).loss;
+    const double first = ref->step(c.input, c.target, 1).loss;
+    INFO(who << ": the loss after reset " << again << " against cpu.direct's " << first);
+    CHECK(std::abs(again - first) <= tolerance.first * std::max(1.0, std::abs(first)));
+}
+
+OptimizerSpec sgdMomentumForTests()
+{
+    OptimizerSpec o;
+    o.kind = OptimizerSpec::Kind::SGD;
+    o.lr = 0.05;
+    o.momentum = 0.9;
+    o.weightDecay = 1e-3;
+    return o;
+}
+
+OptimizerSpec adamForTests()
+{
+    OptimizerSpec o;
+    o.kind = OptimizerSpec::Kind::Adam;
+    o.lr = 1e-3;
+    o.weightDecay = 1e-4;
+    return o;
+}
+
+std::vector<std::string> runTorchReferenceCases(
+    const std::string& backend, const std::string& algorithm, double tolerance)
+{
+    std::vector<std::string> trained;
+    auto gpuBackend = backendOrSkip(backend);
+    if (!gpuBackend)
+        return trained;
+    const std::string selection = backend + "." + algorithm;
+    const fs::path root = dataDir() / "training";
+    std::ifstream in(root / "cases.json");
+    REQUIRE(in);
+    const nlohmann::json index = nlohmann::json::parse(in);
+    for (const auto& entry : index["cases"]) {
+        const std::string name = entry["name"];
+        const fs::path dir = root / name;
+        Network net = loadNetwork(dir / "network.json");
+        const ShapeReport shapes = inferShapes(net);
+        REQUIRE(shapes.ok());
+        materializeParameters(net, shapes);
+        TrainingOptions to;
+        to.loss = parseLossKind(entry["loss"]);
+        to.optimizer.kind = parseOptimizerKind(entry["optimizer"]);
+        to.optimizer.lr = entry["lr"];
+        to.optimizer.momentum = entry["momentum"];
+        to.optimizer.weightDecay = entry["weight_decay"];
+        to.inputGradient = true;
+        const Shape& out = shapes.layers.back().out;
+        const Tensor input = loadAs(dir / "input.npy", shapes.input);
+        const Tensor target
+            = loadAs(dir / "target.npy", to.loss == LossKind::CrossEntropy ? Shape::features(out.n, 1) : out);
+        auto session = gpuBackend->createTrainingSession(algorithm, {});
+        try {
+            session->prepare(net, shapes, to);
+        } catch (const UnsupportedError& e) {
+            std::cout << selection << " training: reference case " << name << " refused: " << e.what() << std::endl;
+            CHECK(std::string(e.what()).find("layer ") != std::string::npos);
+            continue;
+        }
+        trained.push_back(name);
+        const std::string who = name + " on " + selection;
+        const StepResult step = session->step(input, target, 1);
+        INFO(who << ": loss " << step.loss << ", PyTorch's " << entry["loss_value"].get<double>());
+        CHECK(step.loss == Approx(entry["loss_value"].get<double>()).epsilon(tolerance));
+        expectClose(session->inputGradient(), loadAs(dir / "grad.input.npy", shapes.input),
+            who + ": the input gradient", tolerance);
+        for (const ParameterRef& ref : session->parameters()) {
+            const std::string layer = net.layers[ref.layer].name;
+            const Tensor g = session->parameterGradient(ref);
+            expectClose(g, loadAs(dir / ("grad." + layer + "." + ref.name + ".npy"), g.shape()),
+                who + ": the gradient of " + layer + "." + ref.name, tolerance);
+        }
+        const Network trainedNet = session->trainedNetwork();
+        for (const Layer& layer : trainedNet.layers)
+            for (const auto& [what, tensor] : { std::pair { "weight", layer.weight }, { "bias", layer.bias },
+                     { "running_mean", layer.runningMean }, { "running_var", layer.runningVar } }) {
+                const fs::path expected = dir / ("after." + layer.name + "." + what + ".npy");
+                if (!fs::exists(expected) || !tensor)
+                    continue;
+                expectClose(*tensor, loadAs(expected, tensor->shape()),
+                    who + ": " + layer.name + "." + what + " after the step", tolerance);
+            }
+    }
+    std::cout << selection << " training: " << trained.size() << " of " << index["cases"].size()
+              << " PyTorch reference cases trained" << std::endl;
+    return trained;
+}
+
+} // namespace convscope::test
