@@ -24,8 +24,8 @@ namespace {
         const char* v = get(name);
         if (!v || !*v) {
             if (required)
-                throw InputError(std::string("--distributed: the environment variable ") + name + " is not set"
-                    + kHowToStart);
+                throw InputError(
+                    std::string("--distributed: the environment variable ") + name + " is not set" + kHowToStart);
             return fallback;
         }
         char* end = nullptr;
@@ -49,8 +49,8 @@ DistributedEnv parseDistributedEnv(const std::function<const char*(const char*)>
     if (e.worldSize < 1)
         throw InputError("--distributed: WORLD_SIZE=0; it must be the number of ranks, at least 1");
     if (e.rank >= e.worldSize)
-        throw InputError("--distributed: RANK=" + std::to_string(e.rank) + " but WORLD_SIZE="
-            + std::to_string(e.worldSize) + " (ranks count from 0 to WORLD_SIZE − 1)");
+        throw InputError("--distributed: RANK=" + std::to_string(e.rank)
+            + " but WORLD_SIZE=" + std::to_string(e.worldSize) + " (ranks count from 0 to WORLD_SIZE − 1)");
     if (e.localWorldSize < 1 || e.localWorldSize > e.worldSize)
         throw InputError("--distributed: LOCAL_WORLD_SIZE=" + std::to_string(e.localWorldSize)
             + " must be between 1 and WORLD_SIZE=" + std::to_string(e.worldSize));
@@ -85,9 +85,11 @@ BatchSlice splitBatch(int64_t batch, int rank, int worldSize)
 
 Tensor sliceBatch(const Tensor& t, int64_t batch, const BatchSlice& slice)
 {
-    if (batch < 1 || t.numel() % batch != 0 || slice.offset < 0 || slice.count < 1 || slice.offset + slice.count > batch)
-        throw InputError("a tensor of " + std::to_string(t.numel()) + " values has no rows [" + std::to_string(slice.offset)
-            + ", " + std::to_string(slice.offset + slice.count) + ") of a batch of " + std::to_string(batch));
+    if (batch < 1 || t.numel() % batch != 0 || slice.offset < 0 || slice.count < 1
+        || slice.offset + slice.count > batch)
+        throw InputError("a tensor of " + std::to_string(t.numel()) + " values has no rows ["
+            + std::to_string(slice.offset) + ", " + std::to_string(slice.offset + slice.count) + ") of a batch of "
+            + std::to_string(batch));
     const int64_t row = t.numel() / batch;
     Shape s = t.shape();
     s.n = slice.count;

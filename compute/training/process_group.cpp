@@ -36,10 +36,7 @@ namespace {
         return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
     }
 
-    double left(Clock::time_point deadline)
-    {
-        return std::chrono::duration<double>(deadline - Clock::now()).count();
-    }
+    double left(Clock::time_point deadline) { return std::chrono::duration<double>(deadline - Clock::now()).count(); }
 
     // Waits until fd is readable (or writable); false when the deadline passed.
     bool waitFor(int fd, short events, Clock::time_point deadline)
@@ -198,8 +195,8 @@ std::unique_ptr<ProcessGroup> ProcessGroup::rendezvous(const DistributedEnv& env
             const int r = int(getU32(hello, 4)), world = int(getU32(hello, 8));
             if (world != env.worldSize) {
                 ::close(fd);
-                throw InputError(env.str() + ": rank " + std::to_string(r) + " says WORLD_SIZE="
-                    + std::to_string(world) + " but this rank has " + std::to_string(env.worldSize));
+                throw InputError(env.str() + ": rank " + std::to_string(r) + " says WORLD_SIZE=" + std::to_string(world)
+                    + " but this rank has " + std::to_string(env.worldSize));
             }
             if (r < 1 || r >= env.worldSize || g->m_fds[size_t(r)] >= 0) {
                 ::close(fd);
@@ -243,7 +240,8 @@ std::unique_ptr<ProcessGroup> ProcessGroup::rendezvous(const DistributedEnv& env
                     g->m_fds = { fd };
                     break;
                 }
-                lastError = std::strerror(errno);
+                if (errno != ETIMEDOUT || lastError == "no answer")
+                    lastError = std::strerror(errno); // keep "Connection refused" over the last try's deadline
                 ::close(fd);
             }
             ::freeaddrinfo(res);
