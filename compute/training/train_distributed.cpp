@@ -33,8 +33,8 @@ namespace {
                 layers.push_back({ l.forward, l.backwardData, l.backwardWeights, l.update });
             for (const BucketTiming& b : s.buckets)
                 buckets.push_back({ b.firstLayer, b.lastLayer, b.bytes, b.startMs, b.allReduceMs, b.hiddenMs });
-            steps.push_back({ { "loss", s.loss }, { "loss_ms", s.lossMs }, { "backward_ms", s.backwardMs }, { "wall_ms", s.wallMs },
-                { "layers", layers }, { "buckets", buckets } });
+            steps.push_back({ { "loss", s.loss }, { "loss_ms", s.lossMs }, { "backward_ms", s.backwardMs },
+                { "wall_ms", s.wallMs }, { "layers", layers }, { "buckets", buckets } });
         }
         const std::string head = json { { "steps", steps }, { "metadata", sel.metadata } }.dump();
         std::string out(8, '\0');

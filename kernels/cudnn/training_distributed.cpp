@@ -174,7 +174,8 @@ double DataParallel::finishStep(int* flags, size_t count, double loss, cudaStrea
     CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(m_loss.get(), host, sizeof loss, cudaMemcpyHostToDevice, comm));
     check(ncclGroupStart(), "ncclGroupStart");
     check(ncclAllReduce(flags, flags, count, ncclInt32, ncclMax, m_comm, comm), "ncclAllReduce of the flags");
-    check(ncclAllReduce(m_loss.get(), m_loss.get(), 1, ncclFloat64, ncclAvg, m_comm, comm), "ncclAllReduce of the loss");
+    check(
+        ncclAllReduce(m_loss.get(), m_loss.get(), 1, ncclFloat64, ncclAvg, m_comm, comm), "ncclAllReduce of the loss");
     check(ncclGroupEnd(), "the all-reduce of the finiteness flags and the loss");
     CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(host + 1, m_loss.get(), sizeof loss, cudaMemcpyDeviceToHost, comm));
     m_commDone.record(comm);

@@ -85,23 +85,21 @@ TEST_CASE("train --distributed: the torchrun environment and the rendezvous's ti
     CHECK(noEnv.status == 2);
     CHECK_THAT(noEnv.output, Catch::Matchers::Contains("the environment variable WORLD_SIZE is not set"));
 
-    const test::CliResult badRank
-        = run("RANK=2 WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500",
-            f.train("--backends cudnn.auto --distributed"));
+    const test::CliResult badRank = run("RANK=2 WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500",
+        f.train("--backends cudnn.auto --distributed"));
     CHECK(badRank.status == 2);
     CHECK_THAT(badRank.output, Catch::Matchers::Contains("RANK=2 but WORLD_SIZE=2"));
 
     // Rank 1 alone: nobody listens at the port; it gives up after the timeout and names the address.
     const int port = unusedPort();
     const auto t0 = std::chrono::steady_clock::now();
-    const test::CliResult alone = run("RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT="
-            + std::to_string(port),
-        f.train("--backends cudnn.auto --distributed --rendezvous-timeout 1"));
+    const test::CliResult alone
+        = run("RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port),
+            f.train("--backends cudnn.auto --distributed --rendezvous-timeout 1"));
     const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     CHECK(alone.status == 2);
     CHECK_THAT(alone.output,
-        Catch::Matchers::Contains(
-            "could not reach rank 0 at 127.0.0.1:" + std::to_string(port) + " within 1.0 s"));
+        Catch::Matchers::Contains("could not reach rank 0 at 127.0.0.1:" + std::to_string(port) + " within 1.0 s"));
     CHECK(waited < 30);
 }
 
@@ -114,10 +112,11 @@ TEST_CASE("train --nproc-per-node starts the ranks, which meet and refuse a back
     const test::CliResult r = test::runCli(f.train("--backends cpu.direct --nproc-per-node 2 --rendezvous-timeout 20"));
     CHECK(r.status == 3);
     CHECK_THAT(r.output, Catch::Matchers::Contains("starting 2 ranks"));
-    CHECK_THAT(r.output, Catch::Matchers::Contains("cpu.direct: data-parallel training (--distributed) is unsupported"));
+    CHECK_THAT(
+        r.output, Catch::Matchers::Contains("cpu.direct: data-parallel training (--distributed) is unsupported"));
     // A batch that does not divide among the ranks: each rank says so before training.
-    const test::CliResult odd = test::runCli(
-        "train " + quoted(test::examplesDir() / "lenet5.json") + " --batch 3 --target " + quoted(f.tmp.path / "y3.npy")
+    const test::CliResult odd = test::runCli("train " + quoted(test::examplesDir() / "lenet5.json")
+        + " --batch 3 --target " + quoted(f.tmp.path / "y3.npy")
         + " --steps 1 --backends cpu.direct --nproc-per-node 2 --rendezvous-timeout 20");
     CHECK(odd.status == 2);
     CHECK_THAT(odd.output, Catch::Matchers::Contains("does not divide among 2 ranks"));

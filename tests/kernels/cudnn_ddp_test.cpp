@@ -66,8 +66,8 @@ TEST_CASE("cudnn data parallel on 2 GPUs gives 1 GPU's weights on the whole batc
     for (const std::string optimizer : { "--optimizer sgd --lr 0.05 --momentum 0.9", "--optimizer adam --lr 0.001" }) {
         INFO(optimizer);
         test::TempDir tmp;
-        const test::CliResult one = test::runCli(common + optimizer + " --save-weights '" + (tmp.path / "one").string()
-            + "'");
+        const test::CliResult one
+            = test::runCli(common + optimizer + " --save-weights '" + (tmp.path / "one").string() + "'");
         INFO(one.output);
         if (one.status == 3 && one.output.find("cudnn") != std::string::npos) {
             std::cout << "SKIPPED: the cudnn backend is unavailable: " << one.output << "\n";
