@@ -66,7 +66,8 @@ TrainResult rankResult(int rank)
 }
 } // namespace
 
-TEST_CASE("distributed: rank 0 gathers every rank's steps and its reports show a track per rank", "[training][distributed]")
+TEST_CASE(
+    "distributed: rank 0 gathers every rank's steps and its reports show a track per rank", "[training][distributed]")
 {
     const int port = portNobodyUses();
     DistributedEnv e0 { 0, 2, 0, 2, "127.0.0.1", port }, e1 { 1, 2, 1, 2, "127.0.0.1", port };
@@ -97,7 +98,8 @@ TEST_CASE("distributed: rank 0 gathers every rank's steps and its reports show a
     CHECK(one.maxParamRelL2 > 0);
 
     const std::string csv = trainingReportCsv(r);
-    CHECK_THAT(csv, Catch::Matchers::Contains("cudnn.auto · rank 1,0,\"bucket 0 (L11–L7, 0.004096 MB)\",bucket,all-reduce,1.4,"));
+    CHECK_THAT(csv,
+        Catch::Matchers::Contains("cudnn.auto · rank 1,0,\"bucket 0 (L11–L7, 0.004096 MB)\",bucket,all-reduce,1.4,"));
     CHECK_THAT(csv, Catch::Matchers::Contains("all-reduce-hidden,0.4,"));
     const nlohmann::json j = nlohmann::json::parse(trainingReportJson(r));
     CHECK(j["world_size"] == 2);
