@@ -136,35 +136,47 @@ std::unique_ptr<ProcessGroup> ProcessGroup::rendezvous(const DistributedEnv& env
         return g;
     if (env.rank == 0) {
         g->m_fds.assign(size_t(env.worldSize), -1);
-        const int ls = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        const bool v6 = ls >= 0;
-        const int listener = v6 ? ls : ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        // Every address, IPv6 with IPv4 mapped where the host has IPv6, else IPv4 alone.
+        const auto listenAt = [&](bool v6) {
+            const int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            if (fd < 0)
+                return -1;
+            const int one = 1, zero = 0;
+            ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+            int rc = 0;
+            if (v6) {
+                ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero); // IPv4 clients too
+                sockaddr_in6 a {};
+                a.sin6_family = AF_INET6;
+                a.sin6_addr = in6addr_any;
+                a.sin6_port = htons(uint16_t(env.masterPort));
+                rc = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+            } else {
+                sockaddr_in a {};
+                a.sin_family = AF_INET;
+                a.sin_addr.s_addr = htonl(INADDR_ANY);
+                a.sin_port = htons(uint16_t(env.masterPort));
+                rc = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+            }
+            if (rc != 0 || ::listen(fd, env.worldSize) != 0) {
+                const int err = errno;
+                ::close(fd);
+                errno = err;
+                return -1;
+            }
+            return fd;
+        };
+        int listener = listenAt(true);
+        if (listener < 0 && errno != EADDRINUSE)
+            listener = listenAt(false);
         if (listener < 0)
-            throw Error(std::string("rendezvous: socket() failed: ") + std::strerror(errno));
+            throw InputError(env.str() + ": cannot listen at port " + std::to_string(env.masterPort) + " ("
+                + std::strerror(errno) + "); choose another MASTER_PORT");
         struct Closer {
             int fd;
             ~Closer() { ::close(fd); }
         } closer { listener };
-        const int one = 1, zero = 0;
-        ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        int rc = 0;
-        if (v6) {
-            ::setsockopt(listener, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero); // IPv4 clients too
-            sockaddr_in6 a {};
-            a.sin6_family = AF_INET6;
-            a.sin6_addr = in6addr_any;
-            a.sin6_port = htons(uint16_t(env.masterPort));
-            rc = ::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a);
-        } else {
-            sockaddr_in a {};
-            a.sin_family = AF_INET;
-            a.sin_addr.s_addr = htonl(INADDR_ANY);
-            a.sin_port = htons(uint16_t(env.masterPort));
-            rc = ::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a);
-        }
-        if (rc != 0 || ::listen(listener, env.worldSize) != 0)
-            throw InputError(env.str() + ": cannot listen at port " + std::to_string(env.masterPort) + " ("
-                + std::strerror(errno) + "); choose another MASTER_PORT");
+        const int one = 1;
         int joined = 0;
         while (joined < env.worldSize - 1) {
             if (!waitFor(listener, POLLIN, deadline)) {
