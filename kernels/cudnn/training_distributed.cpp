@@ -138,8 +138,11 @@ void DataParallel::setBuckets(std::vector<GradientBucket> plans)
     m_plans = std::move(plans);
     m_buckets.clear();
     m_buckets.resize(m_plans.size());
-    for (size_t b = 0; b < m_plans.size(); ++b)
+    for (size_t b = 0; b < m_plans.size(); ++b) {
         m_buckets[b].flat = gpu::DeviceBuffer(size_t(m_plans[b].bytes), "train: a gradient bucket");
+        // Zeros: the padding between parameters, and a layer no loss reaches, are averaged too but never written.
+        CONVSCOPE_CUDA_CHECK(cudaMemset(m_buckets[b].flat.get(), 0, size_t(m_plans[b].bytes)));
+    }
 }
 
 void DataParallel::backwardStarts(cudaStream_t compute) { m_bwdStart.record(compute); }

@@ -231,21 +231,21 @@ void CudnnTrainingSession::update(size_t k, int64_t step)
     TrainLayer& t = m_layers[k];
     const OptimizerSpec& o = m_train.optimizer;
     const cudaStream_t st = m_stream->get();
-    const auto one = [&](gpu::DeviceBuffer& p, const gpu::DeviceBuffer& g, gpu::DeviceBuffer& first,
-                         gpu::DeviceBuffer& second, int64_t n) {
-        if (o.kind == OptimizerSpec::Kind::SGD) {
-            train::sgdUpdate(p.floats(), g.floats(), first.floats(), n, float(o.lr), float(o.momentum),
-                float(o.weightDecay), t.started, st);
-            return;
-        }
-        const double c1 = 1 - std::pow(o.beta1, double(step)), c2 = 1 - std::pow(o.beta2, double(step));
-        train::adamUpdate(p.floats(), g.floats(), first.floats(), second.floats(), n, float(o.lr / c1),
-            float(std::sqrt(c2)), float(o.beta1), float(o.beta2), float(o.eps), float(o.weightDecay), st);
-    };
+    const auto one
+        = [&](gpu::DeviceBuffer& p, const float* g, gpu::DeviceBuffer& first, gpu::DeviceBuffer& second, int64_t n) {
+              if (o.kind == OptimizerSpec::Kind::SGD) {
+                  train::sgdUpdate(p.floats(), g, first.floats(), n, float(o.lr), float(o.momentum),
+                      float(o.weightDecay), t.started, st);
+                  return;
+              }
+              const double c1 = 1 - std::pow(o.beta1, double(step)), c2 = 1 - std::pow(o.beta2, double(step));
+              train::adamUpdate(p.floats(), g, first.floats(), second.floats(), n, float(o.lr / c1),
+                  float(std::sqrt(c2)), float(o.beta1), float(o.beta2), float(o.eps), float(o.weightDecay), st);
+          };
     if (t.trainWeight)
-        one(t.weight, t.gradWeight, t.firstW, t.secondW, t.weightCount);
+        one(t.weight, t.gW, t.firstW, t.secondW, t.weightCount);
     if (t.trainBias)
-        one(t.bias, t.gradBias, t.firstB, t.secondB, t.biasCount);
+        one(t.bias, t.gB, t.firstB, t.secondB, t.biasCount);
     t.started = true;
 }
 
