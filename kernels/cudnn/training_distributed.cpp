@@ -119,9 +119,17 @@ DataParallel::~DataParallel()
         ncclCommAbort(m_comm);
         return;
     }
-    (void)cudaStreamSynchronize(m_stream->get());
-    ncclResult_t r = ncclCommFinalize(m_comm);
+    // A step that stopped half-way (an exception on this rank) may leave an all-reduce that the other ranks never
+    // join: wait for the communication stream within the timeout, else abort.
     const auto deadline = Clock::now() + std::chrono::duration<double>(m_timeout);
+    while (cudaStreamQuery(m_stream->get()) == cudaErrorNotReady) {
+        if (Clock::now() > deadline) {
+            ncclCommAbort(m_comm);
+            return;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    ncclResult_t r = ncclCommFinalize(m_comm);
     while (r == ncclInProgress && Clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
         if (ncclCommGetAsyncError(m_comm, &r) != ncclSuccess)
