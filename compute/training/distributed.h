@@ -74,6 +74,10 @@ public:
     void broadcast(std::string& bytes);
     // Every rank's `bytes` on rank 0, in rank order (rank 0's own first); the others get an empty vector.
     std::vector<std::string> gather(const std::string& bytes);
+    // Every rank must pass the same `value` (what it is about to run, e.g. the network, batch, steps and
+    // selections): otherwise every rank throws the same InputError naming the first rank that differs, instead of
+    // the ranks' collectives mismatching later.
+    void requireSame(const std::string& value, const std::string& what);
 
 private:
     ProcessGroup(DistributedEnv env, double timeoutSeconds);

@@ -297,4 +297,19 @@ std::vector<std::string> ProcessGroup::gather(const std::string& bytes)
     return all;
 }
 
+void ProcessGroup::requireSame(const std::string& value, const std::string& what)
+{
+    if (m_env.worldSize == 1)
+        return;
+    const std::vector<std::string> all = gather(value);
+    std::string verdict;
+    for (size_t r = 1; r < all.size() && verdict.empty(); ++r)
+        if (all[r] != value)
+            verdict = "rank " + std::to_string(r) + " runs " + what + " \"" + all[r] + "\" but rank 0 runs \"" + value
+                + "\"; start every rank with the same command";
+    broadcast(verdict);
+    if (!verdict.empty())
+        throw InputError(m_env.str() + ": " + verdict);
+}
+
 } // namespace convscope

@@ -51,6 +51,12 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
     const bool ddp = group && group->worldSize() > 1;
     Tensor localInput, localTarget;
     if (ddp) {
+        // The same run on every rank, or a clear message now rather than mismatched all-reduces later.
+        std::string run = net.name + ", input " + inShape.str() + ", " + lossKindName(options.training.loss) + ", "
+            + std::to_string(options.warmup) + " + " + std::to_string(options.steps) + " steps on";
+        for (const Selection& sel : options.selections)
+            run += " " + sel.str();
+        group->requireSame(run, "the training");
         // Each rank trains on its slice of the batch; its network takes the slice's batch.
         const BatchSlice slice = splitBatch(inShape.n, group->rank(), group->worldSize());
         localInput = sliceBatch(input, inShape.n, slice);

@@ -205,3 +205,24 @@ TEST_CASE("distributed: a rank that cannot reach the others times out with a mes
     CHECK_THROWS_WITH(g0->gather("x"), Catch::Matchers::Contains("waited 1.0 s for rank 1 and nothing came"));
     quiet.join();
 }
+
+TEST_CASE("distributed: ranks started with different runs are told so, all of them", "[training][distributed]")
+{
+    const int port = freePort();
+    std::string error1;
+    std::thread rank1([&] {
+        try {
+            auto g = ProcessGroup::rendezvous(localEnv(1, 2, port), 10);
+            g->requireSame("lenet5, 10 steps", "the training");
+            g->requireSame("resnet18", "the training");
+        } catch (const InputError& e) {
+            error1 = e.what();
+        }
+    });
+    auto g0 = ProcessGroup::rendezvous(localEnv(0, 2, port), 10);
+    g0->requireSame("lenet5, 10 steps", "the training"); // the same: nothing thrown
+    CHECK_THROWS_WITH(g0->requireSame("lenet5", "the training"),
+        Catch::Matchers::Contains("rank 1 runs the training \"resnet18\" but rank 0 runs \"lenet5\""));
+    rank1.join();
+    CHECK_THAT(error1, Catch::Matchers::Contains("rank 1 runs the training \"resnet18\""));
+}
