@@ -14,7 +14,10 @@
 #endif
 
 #include <chrono>
+#include <type_traits>
+
 #include <cstdlib>
+#include <dlfcn.h>
 #include <thread>
 
 namespace convscope::cudnn {
@@ -49,6 +52,61 @@ std::string DataParallel::description() const { return {}; }
 
 #else
 
+namespace {
+    // NCCL is loaded when data parallel first needs it, not linked: the cudnn module (and every single-GPU use of
+    // it) loads on a machine without libnccl.so.2, and only `train --distributed` says that NCCL is missing.
+    struct NcclApi {
+        decltype(&::ncclAllReduce) ncclAllReduce = nullptr;
+        decltype(&::ncclCommAbort) ncclCommAbort = nullptr;
+        decltype(&::ncclCommDestroy) ncclCommDestroy = nullptr;
+        decltype(&::ncclCommFinalize) ncclCommFinalize = nullptr;
+        decltype(&::ncclCommGetAsyncError) ncclCommGetAsyncError = nullptr;
+        decltype(&::ncclCommInitRankConfig) ncclCommInitRankConfig = nullptr;
+        decltype(&::ncclGetErrorString) ncclGetErrorString = nullptr;
+        decltype(&::ncclGetLastError) ncclGetLastError = nullptr;
+        decltype(&::ncclGetUniqueId) ncclGetUniqueId = nullptr;
+        decltype(&::ncclGetVersion) ncclGetVersion = nullptr;
+        decltype(&::ncclGroupEnd) ncclGroupEnd = nullptr;
+        decltype(&::ncclGroupStart) ncclGroupStart = nullptr;
+    };
+
+    const NcclApi& api()
+    {
+        static std::string error;
+        static const NcclApi table = [] {
+            NcclApi a;
+            void* lib = ::dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+            if (!lib) {
+                const char* why = ::dlerror();
+                error = std::string("libnccl.so.2 cannot be loaded (") + (why ? why : "?")
+                    + "); put NCCL's lib folder (e.g. the PyTorch wheel's nvidia/nccl/lib) on LD_LIBRARY_PATH";
+                return a;
+            }
+            const auto load = [&](auto& fn, const char* name) {
+                fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(lib, name));
+                if (!fn && error.empty())
+                    error = std::string("libnccl.so.2 has no ") + name + " (NCCL 2.14 or newer is needed)";
+            };
+            load(a.ncclAllReduce, "ncclAllReduce");
+            load(a.ncclCommAbort, "ncclCommAbort");
+            load(a.ncclCommDestroy, "ncclCommDestroy");
+            load(a.ncclCommFinalize, "ncclCommFinalize");
+            load(a.ncclCommGetAsyncError, "ncclCommGetAsyncError");
+            load(a.ncclCommInitRankConfig, "ncclCommInitRankConfig");
+            load(a.ncclGetErrorString, "ncclGetErrorString");
+            load(a.ncclGetLastError, "ncclGetLastError");
+            load(a.ncclGetUniqueId, "ncclGetUniqueId");
+            load(a.ncclGetVersion, "ncclGetVersion");
+            load(a.ncclGroupEnd, "ncclGroupEnd");
+            load(a.ncclGroupStart, "ncclGroupStart");
+            return a;
+        }();
+        if (!error.empty())
+            throw UnsupportedError("data-parallel training is unavailable: " + error);
+        return table;
+    }
+} // namespace
+
 void DataParallel::check(int code, const char* what)
 {
     ncclResult_t r = ncclResult_t(code);
@@ -60,13 +118,13 @@ void DataParallel::check(int code, const char* what)
                 + std::to_string(int(m_timeout)) + " s; did another rank fail or never start?");
         }
         std::this_thread::sleep_for(std::chrono::microseconds(200));
-        if (ncclCommGetAsyncError(m_comm, &r) != ncclSuccess)
+        if (api().ncclCommGetAsyncError(m_comm, &r) != ncclSuccess)
             break;
     }
     if (r != ncclSuccess) {
         m_failed = true;
-        const char* last = m_comm ? ncclGetLastError(m_comm) : nullptr;
-        throw Error(m_group.env().str() + ": " + what + " failed: " + ncclGetErrorString(r)
+        const char* last = m_comm ? api().ncclGetLastError(m_comm) : nullptr;
+        throw Error(m_group.env().str() + ": " + what + " failed: " + api().ncclGetErrorString(r)
             + (last && *last ? std::string(" (") + last + ")" : std::string()));
     }
 }
@@ -78,13 +136,13 @@ DataParallel::DataParallel(ProcessGroup& group, int device, double timeoutSecond
 {
     // The GPU machines' documentation requires NVLink multicast (NVLS) off; a value the user set wins.
     ::setenv("NCCL_NVLS_ENABLE", "0", 0);
-    ncclGetVersion(&m_version);
+    api().ncclGetVersion(&m_version);
     ncclUniqueId id {};
     std::string bytes(sizeof id.internal, '\0');
     if (group.rank() == 0) {
-        const ncclResult_t r = ncclGetUniqueId(&id);
+        const ncclResult_t r = api().ncclGetUniqueId(&id);
         if (r != ncclSuccess)
-            throw Error(group.env().str() + ": ncclGetUniqueId failed: " + ncclGetErrorString(r));
+            throw Error(group.env().str() + ": ncclGetUniqueId failed: " + api().ncclGetErrorString(r));
         bytes.assign(id.internal, sizeof id.internal);
     }
     group.broadcast(bytes); // the TCP rendezvous: rank 0's id to every rank
@@ -96,13 +154,13 @@ DataParallel::DataParallel(ProcessGroup& group, int device, double timeoutSecond
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0; // so that a rank that never comes cannot hang this one: polled with the timeout
     ncclComm_t comm = nullptr;
-    const ncclResult_t r = ncclCommInitRankConfig(&comm, group.worldSize(), id, group.rank(), &config);
+    const ncclResult_t r = api().ncclCommInitRankConfig(&comm, group.worldSize(), id, group.rank(), &config);
     m_comm = comm;
     try {
         check(r, "ncclCommInitRank");
     } catch (...) {
         if (m_comm)
-            ncclCommAbort(m_comm);
+            api().ncclCommAbort(m_comm);
         m_comm = nullptr;
         throw;
     }
@@ -116,7 +174,7 @@ DataParallel::~DataParallel()
     if (!m_comm)
         return;
     if (m_failed || gpu::isPoisoned()) {
-        ncclCommAbort(m_comm);
+        api().ncclCommAbort(m_comm);
         return;
     }
     // A step that stopped half-way (an exception on this rank) may leave an all-reduce that the other ranks never
@@ -124,21 +182,21 @@ DataParallel::~DataParallel()
     const auto deadline = Clock::now() + std::chrono::duration<double>(m_timeout);
     while (cudaStreamQuery(m_stream->get()) == cudaErrorNotReady) {
         if (Clock::now() > deadline) {
-            ncclCommAbort(m_comm);
+            api().ncclCommAbort(m_comm);
             return;
         }
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
-    ncclResult_t r = ncclCommFinalize(m_comm);
+    ncclResult_t r = api().ncclCommFinalize(m_comm);
     while (r == ncclInProgress && Clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
-        if (ncclCommGetAsyncError(m_comm, &r) != ncclSuccess)
+        if (api().ncclCommGetAsyncError(m_comm, &r) != ncclSuccess)
             break;
     }
     if (r == ncclSuccess)
-        ncclCommDestroy(m_comm);
+        api().ncclCommDestroy(m_comm);
     else
-        ncclCommAbort(m_comm);
+        api().ncclCommAbort(m_comm);
 }
 
 void DataParallel::setBuckets(std::vector<GradientBucket> plans)
@@ -161,7 +219,7 @@ void DataParallel::launch(size_t b, cudaStream_t compute)
     k.ready.record(compute);
     CONVSCOPE_CUDA_CHECK(cudaStreamWaitEvent(m_stream->get(), k.ready.get(), 0));
     k.start.record(m_stream->get());
-    check(ncclAllReduce(k.flat.get(), k.flat.get(), size_t(m_plans[b].bytes) / sizeof(float), ncclFloat, ncclAvg,
+    check(api().ncclAllReduce(k.flat.get(), k.flat.get(), size_t(m_plans[b].bytes) / sizeof(float), ncclFloat, ncclAvg,
               m_comm, m_stream->get()),
         "ncclAllReduce of a gradient bucket");
     k.end.record(m_stream->get());
@@ -183,11 +241,11 @@ double DataParallel::finishStep(int* flags, size_t count, double loss, cudaStrea
     double* host = reinterpret_cast<double*>(m_hostLoss.floats());
     host[0] = loss;
     CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(m_loss.get(), host, sizeof loss, cudaMemcpyHostToDevice, comm));
-    check(ncclGroupStart(), "ncclGroupStart");
-    check(ncclAllReduce(flags, flags, count, ncclInt32, ncclMax, m_comm, comm), "ncclAllReduce of the flags");
-    check(
-        ncclAllReduce(m_loss.get(), m_loss.get(), 1, ncclFloat64, ncclAvg, m_comm, comm), "ncclAllReduce of the loss");
-    check(ncclGroupEnd(), "the all-reduce of the finiteness flags and the loss");
+    check(api().ncclGroupStart(), "ncclGroupStart");
+    check(api().ncclAllReduce(flags, flags, count, ncclInt32, ncclMax, m_comm, comm), "ncclAllReduce of the flags");
+    check(api().ncclAllReduce(m_loss.get(), m_loss.get(), 1, ncclFloat64, ncclAvg, m_comm, comm),
+        "ncclAllReduce of the loss");
+    check(api().ncclGroupEnd(), "the all-reduce of the finiteness flags and the loss");
     CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(host + 1, m_loss.get(), sizeof loss, cudaMemcpyDeviceToHost, comm));
     m_commDone.record(comm);
     // Poll rather than block: a rank that failed leaves the others' all-reduce waiting for ever.
@@ -199,7 +257,7 @@ double DataParallel::finishStep(int* flags, size_t count, double loss, cudaStrea
         if (e != cudaErrorNotReady)
             CONVSCOPE_CUDA_CHECK(e);
         ncclResult_t async = ncclSuccess;
-        ncclCommGetAsyncError(m_comm, &async);
+        api().ncclCommGetAsyncError(m_comm, &async);
         if (async != ncclSuccess && async != ncclInProgress)
             check(async, "a step's all-reduce");
         if (Clock::now() > deadline) {

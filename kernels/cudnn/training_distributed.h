@@ -8,7 +8,8 @@
 // the ranks (ncclAllReduce, ncclAvg) while the compute stream goes on with the backward. Then each layer's update
 // waits for its bucket (waitBucket). finishStep() reduces the finiteness flags (max) and the losses (mean) and waits
 // for everything with a timeout: a rank that stops answering (another rank failed) aborts the communicator with a
-// message instead of hanging. Built without NCCL, the constructor throws UnsupportedError saying why.
+// message instead of hanging. Built without NCCL, or where libnccl.so.2 cannot be loaded (it is loaded with dlopen
+// on first use, not linked), the constructor throws UnsupportedError saying why.
 #pragma once
 
 #include "compute/training/distributed.h"
