@@ -401,7 +401,7 @@ if has ddp; then
     note "train lenet5 --nproc-per-node 2: rc $rc, $(grep -E '^all-reduce' "$OUT/ddp-lenet5.log" | head -1)"
     PY=${TORCH_PYTHON:-/opt/torch/.venv/bin/python}
     if [ -x "$PY" ]; then
-      timeout 420 "$PY" tools/ddp_anchor.py --cli "$CLI" --gpus 1,2 --batch 64 --steps 20 --warmup 5 \
+      timeout 330 "$PY" tools/ddp_anchor.py --cli "$CLI" --gpus 1,2 --batch 64 --steps 20 --warmup 5 \
         >"$OUT/ddp-anchor.log" 2>&1
       rc=$?
       tail -20 "$OUT/ddp-anchor.log"
