@@ -386,6 +386,9 @@ CLI="$BIN/convscope-cli"
 if has ddp; then
   echo "GPUs: $(nvidia-smi -L 2>/dev/null | wc -l)"
   if [ -x "$TESTS" ]; then
+    # The one-GPU training test first: the session's gradients now live where data parallel can bucket them.
+    timeout 120 "$TESTS" "[cudnn][train]~[ddp]" >"$OUT/ddp-train1.log" 2>&1
+    note "cudnn training test (1 GPU): rc $?, $(grep -E 'All tests passed|test cases' "$OUT/ddp-train1.log" | tail -1)"
     timeout 240 "$TESTS" "[ddp]" -s >"$OUT/ddp-test.log" 2>&1
     rc=$?
     grep -E "SKIPPED|FAILED|passed|failed|with expansion|rel" "$OUT/ddp-test.log" | head -30
