@@ -32,6 +32,10 @@ Command addInfoCommand(CLI::App& app)
                   << (CONVSCOPE_WITH_ONNX ? std::string("built (libonnx ") + CONVSCOPE_ONNX_VERSION + ")"
                                           : std::string("not built: ") + CONVSCOPE_ONNX_WHY)
                   << "\n";
+        std::cout << "data-parallel training (train --nproc-per-node / --distributed): "
+                  << (CONVSCOPE_WITH_NCCL ? std::string("built with NCCL (cudnn.auto)")
+                                          : std::string("not built: ") + CONVSCOPE_NCCL_WHY)
+                  << "\n";
         std::cout << "module folders:";
         for (const auto& d : BackendRegistry::defaultModuleDirs())
             std::cout << " " << d.string();

@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/run_support.h"
 #include "cli/text_table.h"
+#include "cli/train_launcher.h"
 
 #include "compute/atomic_file.h"
 #include "compute/error.h"
@@ -12,12 +13,18 @@
 #include "compute/npy.h"
 #include "compute/report.h"
 #include "compute/stats.h"
+#include "compute/training/distributed.h"
 #include "compute/training/train_run.h"
+
+#include "convscope_config.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
+
+#include <stdlib.h>
 
 namespace convscope::cli {
 
@@ -42,6 +49,9 @@ namespace {
         std::string betas = "0.9,0.999";
         std::string eps = "1e-8";
         std::vector<std::string> backendOptions;
+        bool distributed = false;
+        int nprocPerNode = 0;
+        double rendezvousTimeout = 60;
     };
 
     // The input .npy sets the network's input size (as `run --input` does).
@@ -68,10 +78,32 @@ namespace {
 
     std::string cell(const std::vector<double>& v) { return v.empty() ? "—" : formatMs(Stats::of(v).median); }
 
+    // Data parallel: the buckets' all-reduce and how much of it the backward hid (medians over the steps).
+    void printBuckets(std::ostream& out, const SelectionTraining& sel)
+    {
+        if (sel.steps.empty() || sel.steps.front().buckets.empty())
+            return;
+        std::vector<double> total, hidden, backward;
+        for (const StepResult& s : sel.steps) {
+            double t = 0, h = 0;
+            for (const BucketTiming& b : s.buckets) {
+                t += b.allReduceMs;
+                h += b.hiddenMs;
+            }
+            total.push_back(t);
+            hidden.push_back(h);
+            backward.push_back(s.backwardMs);
+        }
+        const double t = Stats::of(total).median, h = Stats::of(hidden).median;
+        out << "all-reduce " << formatMs(t) << " ms in " << sel.steps.front().buckets.size() << " buckets, "
+            << formatMs(h) << " ms of it hidden behind the backward (" << formatMs(Stats::of(backward).median)
+            << " ms), " << formatMs(std::max(0.0, t - h)) << " ms exposed\n";
+    }
+
     void printTable(std::ostream& out, const TrainResult& r)
     {
         for (const SelectionTraining& sel : r.selections) {
-            out << sel.selection.str() << " — medians of " << sel.steps.size() << " steps, ms\n";
+            out << sel.label() << " — medians of " << sel.steps.size() << " steps, ms\n";
             TextTable table({ "#", "layer", "type", "forward", "bwd-data", "bwd-weights", "update" },
                 { true, false, false, true, true, true, true });
             for (size_t i = 0; i < r.network.layers.size(); ++i) {
@@ -88,7 +120,7 @@ namespace {
             }
             table.print(out);
             // The medians of each step's phase sums: what a step costs, split as PyTorch users think of it.
-            std::vector<double> sums[4];
+            std::vector<double> sums[4], wall;
             for (const StepResult& s : sel.steps) {
                 double t[4] = { s.lossMs, 0, 0, 0 };
                 for (const LayerPhaseMs& l : s.layers) {
@@ -97,17 +129,20 @@ namespace {
                     t[2] += std::max(0.0, l.update);
                 }
                 t[3] = t[0] + t[1] + t[2];
+                wall.push_back(s.wallMs);
                 for (int p = 0; p < 4; ++p)
                     sums[p].push_back(t[p]);
             }
             out << "step " << cell(sums[3]) << " ms: forward + loss " << cell(sums[0]) << ", backward " << cell(sums[1])
-                << ", update " << cell(sums[2]) << "\n";
+                << ", update " << cell(sums[2]) << "; wall clock " << cell(wall) << " ms a step\n";
             out << "loss " << sel.steps.front().loss << " (step 1) → " << sel.steps.back().loss << " (step "
                 << sel.steps.size() << ")";
             if (&sel != &r.selections.front())
                 out << "; parameters within " << shortScientific(sel.maxParamRelL2) << " (relative L2) of "
-                    << r.selections.front().selection.str() << "'s";
-            out << "\n\n";
+                    << r.selections.front().label() << "'s";
+            out << "\n";
+            printBuckets(out, sel);
+            out << "\n";
         }
     }
 
@@ -146,7 +181,21 @@ Command addTrainCommand(CLI::App& app)
     cmd->add_option("--save-weights", a->saveWeights,
         "write the trained parameters of the first selection as .npy files and DIR/network.json");
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE (e.g. clock=cpu)");
+    cmd->add_flag("--distributed", a->distributed,
+        "data parallel with NCCL (cudnn.auto): this process is one rank, as torchrun starts them (RANK, WORLD_SIZE, "
+        "LOCAL_RANK, MASTER_ADDR, MASTER_PORT); the batch is split among the ranks");
+    cmd->add_option("--nproc-per-node", a->nprocPerNode,
+        "start this many ranks of this command on this host (one per GPU), like torchrun, and merge their reports");
+    cmd->add_option("--rendezvous-timeout", a->rendezvousTimeout,
+           "seconds a rank waits for the others (the rendezvous, NCCL's setup, each step's all-reduce)")
+        ->capture_default_str();
     return [a]() {
+        if ((a->distributed || a->nprocPerNode > 0) && !CONVSCOPE_WITH_NCCL)
+            throw UnsupportedError(std::string("--distributed is unavailable: ") + CONVSCOPE_NCCL_WHY);
+        if (a->nprocPerNode != 0)
+            return launchLocalRanks(a->nprocPerNode);
+        if (!(a->rendezvousTimeout > 0))
+            throw InputError("--rendezvous-timeout must be a positive number of seconds");
         if (!a->report.empty()) {
             const std::string ext = std::filesystem::path(a->report).extension().string();
             if (ext != ".csv" && ext != ".json" && ext != ".md")
@@ -189,11 +238,30 @@ Command addTrainCommand(CLI::App& app)
         Tensor target(loss == LossKind::CrossEntropy ? Shape::features(out.n, 1) : out);
         std::memcpy(target.data(), t.data.data(), t.data.size() * sizeof(float));
 
+        std::shared_ptr<ProcessGroup> group;
+        if (a->distributed) {
+            const DistributedEnv env = parseDistributedEnv();
+            // Every rank of a host drives the GPU its local rank names; NVLink multicast off unless set.
+            // (A launcher that gives each rank one GPU through CUDA_VISIBLE_DEVICES leaves it device 0.)
+            const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+            const bool oneVisible = visible && *visible && !std::strchr(visible, ',');
+            ::setenv("CONVSCOPE_CUDA_DEVICE", oneVisible ? "0" : std::to_string(env.localRank).c_str(), 1);
+            ::setenv("NCCL_NVLS_ENABLE", "0", 0);
+            group = ProcessGroup::rendezvous(env, a->rendezvousTimeout);
+            opt.training.group = group;
+            opt.training.collectiveTimeoutSeconds = a->rendezvousTimeout;
+        }
+        const bool quiet = group && group->rank() != 0; // rank 0 prints and writes the merged report
         opt.stepDone = [](size_t, int step, double value) {
             if (!std::isfinite(value))
                 std::cerr << "step " << step << ": loss " << value << "\n";
         };
         const TrainResult r = trainNetwork(net, input, target, opt);
+        if (quiet)
+            return 0;
+        if (r.worldSize > 1)
+            std::cout << "data parallel: " << r.worldSize << " ranks, a batch of " << r.globalBatch << " split "
+                      << r.globalBatch / r.worldSize << " per rank\n";
         std::cout << r.network.name << " — input " << r.shapes.input.str() << ", loss " << a->loss << ", "
                   << a->optimizer << " lr " << opt.training.optimizer.lr << "\n\n";
         printTable(std::cout, r);

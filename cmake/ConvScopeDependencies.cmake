@@ -1,5 +1,6 @@
 # The one place where ConvScope finds its dependencies. Required: nlohmann-json, CLI11, OpenBLAS, stb.
-# Optional, "on when found": CUDA (our kernels), cuDNN (the vendor baseline), NVTX, the Qt 6 GUI, tests.
+# Optional, "on when found": CUDA (our kernels), cuDNN (the vendor baseline), NCCL (data parallel), NVTX, the Qt 6
+# GUI, tests.
 
 find_package(Threads REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
@@ -80,6 +81,38 @@ endif()
 option(CONVSCOPE_WITH_CUDNN "Build the cuDNN backend module (on when cuDNN is found)" ${_cudnn_default})
 add_feature_info(CUDA CONVSCOPE_WITH_CUDA "the cuda backend module (our kernels)")
 add_feature_info(cuDNN CONVSCOPE_WITH_CUDNN "the cudnn backend module (cuDNN ${CUDNN_INCLUDE_DIR})")
+
+# --- NCCL: data-parallel training across GPUs (optional; the CUDA toolkit has it here, on the GPU machine it is in
+# the PyTorch wheel, nvidia/nccl, with only libnccl.so.2), found like cuDNN through a root path that can be set ---
+set(NCCL_ROOT "$ENV{NCCL_ROOT}" CACHE PATH "Folder with include/nccl.h and lib/libnccl.so*")
+if(NCCL_ROOT)
+  # A root that is set wins outright, headers and library from the same NCCL (as for cuDNN above).
+  find_path(NCCL_INCLUDE_DIR nccl.h PATHS "${NCCL_ROOT}" PATH_SUFFIXES include NO_DEFAULT_PATH)
+  find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 NAMES_PER_DIR PATHS "${NCCL_ROOT}" PATH_SUFFIXES lib lib64
+    NO_DEFAULT_PATH)
+endif()
+find_path(NCCL_INCLUDE_DIR nccl.h PATHS ${CUDAToolkit_INCLUDE_DIRS} /usr/include /usr/local/cuda/include)
+find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 NAMES_PER_DIR
+  PATHS ${CUDAToolkit_LIBRARY_DIR} /usr/lib/x86_64-linux-gnu /usr/local/cuda/lib64)
+set(_nccl_default OFF)
+if(CONVSCOPE_WITH_CUDNN AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+  set(_nccl_default ON)
+endif()
+option(CONVSCOPE_WITH_NCCL "Data-parallel training across GPUs with NCCL in the cudnn module (on when NCCL is found)"
+  ${_nccl_default})
+if(CONVSCOPE_WITH_NCCL AND NOT (CONVSCOPE_WITH_CUDNN AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY))
+  message(FATAL_ERROR "CONVSCOPE_WITH_NCCL is ON but NCCL (set NCCL_ROOT) or the cudnn module is missing")
+endif()
+add_feature_info(NCCL CONVSCOPE_WITH_NCCL "data-parallel training across GPUs (train --distributed; ${NCCL_LIBRARY})")
+# Why `train --distributed` is unavailable, for its message (through the config header).
+set(CONVSCOPE_NCCL_WHY "")
+if(NOT CONVSCOPE_WITH_CUDNN)
+  set(CONVSCOPE_NCCL_WHY "the cudnn module was not built (convscope-cli info says why)")
+elseif(NOT (NCCL_INCLUDE_DIR AND NCCL_LIBRARY))
+  set(CONVSCOPE_NCCL_WHY "NCCL was not found when ConvScope was configured (set NCCL_ROOT to the folder with include/nccl.h and lib/libnccl.so*)")
+elseif(NOT CONVSCOPE_WITH_NCCL)
+  set(CONVSCOPE_NCCL_WHY "configured with CONVSCOPE_WITH_NCCL=OFF")
+endif()
 
 # --- oneDNN: the CPU library baseline (Debian's libdnnl-dev, API v2.x as in bookworm) --------------------------
 # Probed in a separate CMake process first: a package file that fails to load (dnnl-config.cmake needs OpenCL's

@@ -8,6 +8,8 @@
 #
 # Environment:
 #   CUDNN_ROOT   cuDNN root (default: the PyTorch wheel's, /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn)
+#   NCCL_ROOT    NCCL root for data parallel (default: the PyTorch wheel's .../site-packages/nvidia/nccl when it
+#                exists, else CMake finds the toolkit's)
 #   BUILD_DIR    build folder (default build-gpu)
 #   STAGES       which stages, default "build test sanitize faults bench"; "tc" (issue 20: Tensor Core modes, see TC_PARTS
 #                below the onnx stage), "onnx" (issue 17: ONNX's backend tests on the
@@ -17,6 +19,9 @@
 #                33: the training step of ResNet-18 b32 and the DCGAN loop on TRAIN_BACKENDS beside PyTorch eager) are
 #                extra; TC_PARTS="compile" adds torch.compile (reduce-overhead) as issue 32's anchor on ResNet-18 b32. The sanitize stage alone can take most of
 #                a 10-minute call: STAGES="build test" first, then STAGES="sanitize faults" (the build folder stays).
+#                "ddp" (issue 33, on a 2-GPU machine, kind nvidia-h200-x2): data parallel on 2 GPUs against 1 GPU's
+#                weights (the [ddp] test), LeNet-5 through `train --nproc-per-node 2`, and tools/ddp_anchor.py
+#                (ResNet-18 b64 per GPU, PyTorch DDP against ConvScope on 1 and 2 GPUs): STAGES="build ddp".
 #   SANITIZER_TOOLS     default "memcheck racecheck initcheck synccheck"
 #   SHARD        the sanitize stage's shards, by Catch2 tag (default all: cuda-conv2d cuda-tensor-core cuda-other
 #                cudnn-storage cudnn-other volume rest cross-cuda cross-cudnn; racecheck runs the cuda-* ones only; cross-*
@@ -41,6 +46,8 @@ OUT=${OUT:-$BUILD/gpu-check}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 CUDNN_ROOT=${CUDNN_ROOT:-/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn}
+NCCL_ROOT=${NCCL_ROOT:-/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl}
+[ -f "$NCCL_ROOT/include/nccl.h" ] || NCCL_ROOT="" # then CMake looks in the toolkit
 export PATH=/usr/local/cuda/bin:$PATH
 declare -a SUMMARY=()
 note() { SUMMARY+=("$1"); echo "== $1"; }
@@ -72,16 +79,21 @@ if [ -d "$CARRY/usr" ]; then
 else
   echo "note: no .carry/ (run tools/make-carry.sh first and carry it) — relying on system packages"
 fi
-# cuDNN's libraries live next to each other in the wheel; the loader must find them at run time.
+# cuDNN's libraries live next to each other in the wheel; the loader must find them at run time. NCCL's too.
 [ -d "$CUDNN_ROOT/lib" ] && export LD_LIBRARY_PATH="$CUDNN_ROOT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+[ -n "$NCCL_ROOT" ] && [ -d "$NCCL_ROOT/lib" ] && export LD_LIBRARY_PATH="$NCCL_ROOT/lib:$LD_LIBRARY_PATH"
+echo "NCCL root: ${NCCL_ROOT:-none set, the toolkit} ($(ls "$NCCL_ROOT"/lib 2>/dev/null | tr '\n' ' '))"
+# The GPU machines' documentation requires NVLink multicast off (ConvScope sets it too when it is unset).
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 
 if has build; then
   GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
   if ! cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DCONVSCOPE_WITH_GUI=OFF -DCONVSCOPE_WITH_CUDA=ON \
-      -DCMAKE_CUDA_ARCHITECTURES=90 -DCUDNN_ROOT="$CUDNN_ROOT" "${HINTS[@]}" >"$OUT/configure.log" 2>&1; then
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DCUDNN_ROOT="$CUDNN_ROOT" -DNCCL_ROOT="$NCCL_ROOT" "${HINTS[@]}" \
+      >"$OUT/configure.log" 2>&1; then
     tail -40 "$OUT/configure.log"; note "configure: FAILED (see configure.log)"; exit 1
   fi
-  grep -E "CUDA|cuDNN|Tests|NVTX" "$OUT/configure.log" | grep -v "^--  *$" | head -12
+  grep -E "CUDA|cuDNN|NCCL|Tests|NVTX" "$OUT/configure.log" | grep -v "^--  *$" | head -14
   KEEP=(); [ ${#GEN[@]} -gt 0 ] && KEEP=(-- -k 0) # build every target that can be built, even if one fails
   TARGETS=${TARGETS:-"convscope_tests_kernels convscope_tests_kernels_common convscope_tests_backends convscope_modules convscope-cli"}
   TGT=(); [ "$TARGETS" != all ] && for t in $TARGETS; do TGT+=(--target "$t"); done
@@ -412,6 +424,40 @@ if has faults; then
 fi
 
 CLI="$BIN/convscope-cli"
+# Issue 33: data parallel on 2 GPUs (kind nvidia-h200-x2). The [ddp] test trains LeNet-5 through
+# `train --nproc-per-node 2` and holds the weights to one GPU's on the whole batch; then the table of LeNet-5's ranks,
+# and ResNet-18 b64 per GPU against PyTorch DDP on 1 and 2 GPUs (tools/ddp_anchor.py).
+if has ddp; then
+  echo "GPUs: $(nvidia-smi -L 2>/dev/null | wc -l)"
+  if [ -x "$TESTS" ]; then
+    # The one-GPU training test first: the session's gradients now live where data parallel can bucket them.
+    timeout 120 "$TESTS" "[cudnn][train]~[ddp]" >"$OUT/ddp-train1.log" 2>&1
+    note "cudnn training test (1 GPU): rc $?, $(grep -E 'All tests passed|test cases' "$OUT/ddp-train1.log" | tail -1)"
+    timeout 240 "$TESTS" "[ddp]" -s >"$OUT/ddp-test.log" 2>&1
+    rc=$?
+    grep -E "SKIPPED|FAILED|passed|failed|with expansion|rel" "$OUT/ddp-test.log" | head -30
+    note "ddp test (2 GPUs vs 1, LeNet-5, SGD and Adam): rc $rc, $(grep -E 'All tests passed|test cases' "$OUT/ddp-test.log" | tail -1)"
+  fi
+  if [ -x "$CLI" ]; then
+    timeout 120 "$CLI" train resources/networks/lenet5.json --batch 10 \
+      --input tests/data/training/lenet5_sgd/input.npy --target tests/data/training/lenet5_sgd/target.npy \
+      --loss ce --optimizer sgd --lr 0.05 --momentum 0.9 --steps 20 --backends cudnn.auto --nproc-per-node 2 \
+      --trace "$OUT/ddp-lenet5-trace.json" --report "$OUT/ddp-lenet5.md" >"$OUT/ddp-lenet5.log" 2>&1
+    rc=$?
+    tail -45 "$OUT/ddp-lenet5.log"
+    note "train lenet5 --nproc-per-node 2: rc $rc, $(grep -E '^all-reduce' "$OUT/ddp-lenet5.log" | head -1)"
+    PY=${TORCH_PYTHON:-/opt/torch/.venv/bin/python}
+    if [ -x "$PY" ]; then
+      timeout 330 "$PY" tools/ddp_anchor.py --cli "$CLI" --gpus 1,2 --batch 64 --steps 20 --warmup 5 \
+        >"$OUT/ddp-anchor.log" 2>&1
+      rc=$?
+      tail -20 "$OUT/ddp-anchor.log"
+      while read -r line; do note "ddp anchor: $line"; done < <(grep -E "^(pytorch-ddp|convscope) " "$OUT/ddp-anchor.log")
+      [ $rc -ne 0 ] && note "ddp anchor: rc $rc (see ddp-anchor.log)"
+    fi
+  fi
+fi
+
 if has bench; then
   # Bandwidth of the memory-bound layers and TFLOP/s of the convolutions, straight from the sessions.
   if [ -x "$TESTS" ]; then

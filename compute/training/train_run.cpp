@@ -9,10 +9,17 @@
 #include "compute/materialize.h"
 #include "compute/network_json.h"
 #include "compute/npy.h"
+#include "compute/training/distributed.h"
 
+#include <chrono>
 #include <cmath>
 
 namespace convscope {
+
+std::string SelectionTraining::label() const
+{
+    return rank < 0 ? selection.str() : selection.str() + " · rank " + std::to_string(rank);
+}
 
 TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target, const TrainRunOptions& options)
 {
@@ -39,6 +46,30 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
     else if (target.numel() != outShape.numel())
         throw InputError("the target has " + std::to_string(target.numel()) + " values but the output " + outShape.str()
             + " has " + std::to_string(outShape.numel()));
+    result.globalBatch = inShape.n;
+    const std::shared_ptr<ProcessGroup>& group = options.training.group;
+    const bool ddp = group && group->worldSize() > 1;
+    Tensor localInput, localTarget;
+    if (ddp) {
+        // The same run on every rank, or a clear message now rather than mismatched all-reduces later.
+        std::string run = net.name + ", input " + inShape.str() + ", " + lossKindName(options.training.loss) + ", "
+            + std::to_string(options.warmup) + " + " + std::to_string(options.steps) + " steps on";
+        for (const Selection& sel : options.selections)
+            run += " " + sel.str();
+        group->requireSame(run, "the training");
+        // Each rank trains on its slice of the batch; its network takes the slice's batch.
+        const BatchSlice slice = splitBatch(inShape.n, group->rank(), group->worldSize());
+        localInput = sliceBatch(input, inShape.n, slice);
+        localTarget = sliceBatch(target, inShape.n, slice);
+        net.input.batch = slice.count;
+        result.shapes = inferShapes(net);
+        if (!result.shapes.ok())
+            throw InputError(net.name + " at a batch of " + std::to_string(slice.count)
+                + " per rank: " + result.shapes.firstError());
+        result.worldSize = group->worldSize();
+    }
+    const Tensor& in = ddp ? localInput : input;
+    const Tensor& tgt = ddp ? localTarget : target;
     materializeParameters(net, result.shapes);
     result.network = net;
 
@@ -53,10 +84,14 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
             throw UnsupportedError(sel.str() + ": the " + sel.backend
                 + " backend has no backward ops yet (training is unsupported there); train on cpu.direct, "
                   "cpu.im2col_gemm, cudnn.auto or cuda.implicit_gemm");
+        if (ddp && !session->dataParallel())
+            throw UnsupportedError(sel.str()
+                + ": data-parallel training (--distributed) is unsupported there; it runs on cudnn.auto, built with "
+                  "NCCL");
         session->prepare(net, result.shapes, options.training);
         for (int s = 1; s <= options.warmup; ++s) {
             try {
-                session->step(input, target, s);
+                session->step(in, tgt, s);
             } catch (const InputError& e) {
                 throw InputError(sel.str() + ", warm-up " + e.what());
             }
@@ -67,7 +102,10 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
         st.selection = sel;
         for (int s = 1; s <= options.steps; ++s) {
             try {
-                st.steps.push_back(session->step(input, target, s));
+                const auto t0 = std::chrono::steady_clock::now();
+                st.steps.push_back(session->step(in, tgt, s));
+                st.steps.back().wallMs
+                    = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             } catch (const InputError& e) {
                 throw InputError(sel.str() + ", " + e.what());
             }
@@ -84,7 +122,11 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
                 if (p.name == "weight" && p.layer < st.weightGradients.size())
                     st.weightGradients[p.layer] = std::make_shared<const Tensor>(session->parameterGradient(p));
         }
-        if (!result.selections.empty()) {
+        if (ddp) {
+            st.rank = group->rank();
+            st.worldSize = group->worldSize();
+        }
+        if (!result.selections.empty() && !ddp) {
             const Network& ref = result.selections.front().trained;
             for (size_t i = 0; i < ref.layers.size(); ++i)
                 for (const auto& [a, b] : { std::pair { ref.layers[i].weight, st.trained.layers[i].weight },
@@ -93,6 +135,8 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
                         st.maxParamRelL2 = std::max(st.maxParamRelL2, compare(*b, *a).relL2);
         }
         result.selections.push_back(std::move(st));
+        if (ddp)
+            gatherRanks(result, *group); // rank 0: every rank's steps after its own
     }
     return result;
 }

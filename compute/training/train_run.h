@@ -40,6 +40,13 @@ struct SelectionTraining {
     // Relative L2 of every trained parameter against the first selection's (empty for the first selection); how
     // far the fast path drifted from the reference over the steps.
     double maxParamRelL2 = 0;
+    // Data parallel (TrainingOptions::group): which rank ran these steps (−1: one process). Rank 0's report holds
+    // every rank's steps (gathered over the group); `trained` is rank 0's only, and a rank's maxParamRelL2 is how far
+    // its parameters are from rank 0's after the steps (0 when the all-reduce kept them in step).
+    int rank = -1;
+    int worldSize = 1;
+    // "cudnn.auto", or "cudnn.auto · rank 1" under data parallel: the report's and the trace's name for the track.
+    std::string label() const;
 };
 
 struct TrainResult {
@@ -47,12 +54,22 @@ struct TrainResult {
     ShapeReport shapes;
     TrainRunOptions options;
     std::vector<SelectionTraining> selections;
+    int worldSize = 1; // data parallel: the ranks; shapes are then one rank's (its slice of the batch)
+    int64_t globalBatch = 0; // the whole batch, split among the ranks
 };
 
 // Infers the shapes, materialises the parameters, checks the target against the loss, and runs every selection.
+// With TrainingOptions::group of more than one rank (data parallel), `input` and `target` are the whole batch: each
+// rank trains on its slice (splitBatch), the session all-reduces the gradients, and rank 0's result gathers every
+// rank's steps (the other ranks' results hold their own only).
 // Throws: InputError (bad input, a NaN / infinite gradient naming the step and the layer), UnsupportedError (a
 // backend without training, a layer kind without a backward, naming the kind and the layer).
 TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target, const TrainRunOptions& options);
+
+// Data parallel: sends this rank's last selection (its steps, metadata and trained parameters) to rank 0, which
+// appends one SelectionTraining per other rank, each with maxParamRelL2 against rank 0's parameters
+// (train_distributed.cpp). Every rank calls it once per selection, in the same order.
+void gatherRanks(TrainResult& result, ProcessGroup& group);
 
 // The reports: one row per selection, layer and phase (forward, backward-data, backward-weights, update) with the
 // median / min / mean over the timed steps, and the loss of every step.
@@ -62,6 +79,7 @@ std::string trainingReportMarkdown(const TrainResult& result);
 // The Chrome trace event format (Perfetto, chrome://tracing), as `run --trace` writes it: one track per selection,
 // every step's phases laid end to end from their measured durations in the order they ran (each layer's forward, the
 // loss, then from the last layer down its backward-data, backward-weights and update).
+// Data parallel: one track per rank (its GPU) and beside it the rank's all-reduce buckets on the communication stream.
 std::string trainingChromeTrace(const TrainResult& result);
 // By extension (.csv, .json, .md), atomically; InputError for another extension.
 void writeTrainingReport(const std::filesystem::path& path, const TrainResult& result);

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -61,12 +62,18 @@ private:
     bool m_started = false;
 };
 
+class ProcessGroup; // distributed.h
+
 struct TrainingOptions {
     LossKind loss = LossKind::CrossEntropy;
     OptimizerSpec optimizer;
     double batchNormMomentum = 0.1; // PyTorch's default
     uint64_t dropoutSeed = 1; // step s draws its masks from dropoutSeed + s
     bool inputGradient = false; // also compute ∂L/∂input (the first layer's backward-data); else it is skipped
+    // Data parallel (distributed.h): this process is one rank of the group; the session all-reduces (averages) the
+    // gradients across the ranks, each of which trains on its slice of the batch. Null: one process.
+    std::shared_ptr<ProcessGroup> group;
+    double collectiveTimeoutSeconds = 60; // NCCL's setup and every step's all-reduce end within this, or fail
 };
 
 // "layer 3 (c1, conv2d)": how a training session names a layer in its messages.
@@ -84,10 +91,22 @@ struct LayerPhaseMs {
     double forward = 0, backwardData = -1, backwardWeights = -1, update = -1;
 };
 
+// Data parallel: one bucket's all-reduce in one step, on the session's communication stream. Offsets are from the
+// start of the backward on the compute stream (CUDA events on both streams); hidden is the part of the all-reduce
+// that ran while the backward was still running, the rest (allReduceMs − hiddenMs) is exposed.
+struct BucketTiming {
+    size_t firstLayer = 0, lastLayer = 0; // the highest and the lowest layer index in the bucket
+    int64_t bytes = 0;
+    double startMs = 0, allReduceMs = 0, hiddenMs = 0;
+};
+
 struct StepResult {
-    double loss = 0;
+    double loss = 0; // data parallel: the mean of the ranks' losses (the whole batch's loss)
     double lossMs = 0; // the loss and its gradient
     std::vector<LayerPhaseMs> layers;
+    std::vector<BucketTiming> buckets; // data parallel only, in launch order
+    double backwardMs = -1; // data parallel: from the first backward op to the last (compute stream)
+    double wallMs = -1; // the whole step() call on the host clock (trainNetwork): gaps and waits included
 };
 
 // The trainable parameters of one layer, in PyTorch's state_dict order and names.
@@ -128,6 +147,8 @@ public:
     virtual void zeroGradients();
     virtual void backwardPass(const Tensor& outputGradient, int64_t step, std::vector<LayerPhaseMs>& times);
     virtual void updateParameters(int64_t step, std::vector<LayerPhaseMs>& times);
+    // Whether prepare() accepts TrainingOptions::group with more than one rank (the cudnn session built with NCCL).
+    virtual bool dataParallel() const { return false; }
 };
 
 // The first layer of the network that the CPU's training cannot run, as the message train refuses with

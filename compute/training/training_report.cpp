@@ -68,6 +68,30 @@ namespace {
         return s.str();
     }
 
+    // Data parallel: bucket b's all-reduce and hidden milliseconds over the timed steps.
+    struct BucketSamples {
+        const BucketTiming* first = nullptr; // its layers and bytes (the same every step)
+        std::vector<double> allReduce, hidden;
+    };
+    std::vector<BucketSamples> bucketSamples(const SelectionTraining& sel)
+    {
+        std::vector<BucketSamples> out;
+        for (const StepResult& s : sel.steps)
+            for (size_t b = 0; b < s.buckets.size(); ++b) {
+                if (out.size() <= b)
+                    out.push_back({ &s.buckets[b], {}, {} });
+                out[b].allReduce.push_back(s.buckets[b].allReduceMs);
+                out[b].hidden.push_back(s.buckets[b].hiddenMs);
+            }
+        return out;
+    }
+
+    std::string bucketName(size_t b, const BucketTiming& t)
+    {
+        return "bucket " + std::to_string(b) + " (L" + std::to_string(t.firstLayer) + "–L" + std::to_string(t.lastLayer)
+            + ", " + num(double(t.bytes) / 1e6) + " MB)";
+    }
+
 } // namespace
 
 std::string trainingReportCsv(const TrainResult& r)
@@ -81,7 +105,7 @@ std::string trainingReportCsv(const TrainResult& r)
                 if (v.empty())
                     continue;
                 const Stats st = Stats::of(v);
-                out << csvField(sel.selection.str()) << ',' << i << ',' << csvField(r.network.layers[i].name) << ','
+                out << csvField(sel.label()) << ',' << i << ',' << csvField(r.network.layers[i].name) << ','
                     << layerKind(r.network.layers[i].spec).type << ',' << kPhases[p] << ',' << num(st.median) << ','
                     << num(st.min) << ',' << num(st.mean) << ',' << st.count << '\n';
             }
@@ -91,15 +115,24 @@ std::string trainingReportCsv(const TrainResult& r)
             totals.push_back(stepTotal(s));
         }
         const Stats l = Stats::of(lossMs), t = Stats::of(totals);
-        out << csvField(sel.selection.str()) << ",,(loss)," << lossKindName(r.options.training.loss) << ",loss,"
+        out << csvField(sel.label()) << ",,(loss)," << lossKindName(r.options.training.loss) << ",loss,"
             << num(l.median) << ',' << num(l.min) << ',' << num(l.mean) << ',' << l.count << '\n';
-        out << csvField(sel.selection.str()) << ",,(step),,step," << num(t.median) << ',' << num(t.min) << ','
-            << num(t.mean) << ',' << t.count << '\n';
+        out << csvField(sel.label()) << ",,(step),,step," << num(t.median) << ',' << num(t.min) << ',' << num(t.mean)
+            << ',' << t.count << '\n';
+        const std::vector<BucketSamples> buckets = bucketSamples(sel);
+        for (size_t b = 0; b < buckets.size(); ++b)
+            for (const auto& [phase, v] : { std::pair { "all-reduce", &buckets[b].allReduce },
+                     std::pair { "all-reduce-hidden", &buckets[b].hidden } }) {
+                const Stats st = Stats::of(*v);
+                out << csvField(sel.label()) << ',' << b << ',' << csvField(bucketName(b, *buckets[b].first))
+                    << ",bucket," << phase << ',' << num(st.median) << ',' << num(st.min) << ',' << num(st.mean) << ','
+                    << st.count << '\n';
+            }
     }
     out << "\nselection,step,loss\n";
     for (const SelectionTraining& sel : r.selections)
         for (size_t s = 0; s < sel.steps.size(); ++s)
-            out << csvField(sel.selection.str()) << ',' << s + 1 << ',' << num(sel.steps[s].loss) << '\n';
+            out << csvField(sel.label()) << ',' << s + 1 << ',' << num(sel.steps[s].loss) << '\n';
     return out.str();
 }
 
@@ -114,10 +147,14 @@ std::string trainingReportJson(const TrainResult& r)
     j["optimizer"] = optimizerText(r.options.training.optimizer);
     j["warmup"] = r.options.warmup;
     j["steps"] = r.options.steps;
+    if (r.worldSize > 1) {
+        j["world_size"] = r.worldSize;
+        j["global_batch"] = r.globalBatch;
+    }
     j["selections"] = ordered_json::array();
     for (const SelectionTraining& sel : r.selections) {
         ordered_json s;
-        s["selection"] = sel.selection.str();
+        s["selection"] = sel.label();
         s["metadata"] = sel.metadata;
         s["max_param_rel_l2_vs_first"] = sel.maxParamRelL2;
         ordered_json losses = ordered_json::array(), lossMs = ordered_json::array();
@@ -127,6 +164,10 @@ std::string trainingReportJson(const TrainResult& r)
         }
         s["loss"] = losses;
         s["loss_ms"] = lossMs;
+        ordered_json wall = ordered_json::array();
+        for (const StepResult& st : sel.steps)
+            wall.push_back(st.wallMs);
+        s["step_wall_ms"] = wall; // the host clock around each step, waits and gaps included
         ordered_json layers = ordered_json::array();
         for (size_t i = 0; i < r.network.layers.size(); ++i) {
             ordered_json l;
@@ -144,6 +185,23 @@ std::string trainingReportJson(const TrainResult& r)
             layers.push_back(l);
         }
         s["layers"] = layers;
+        if (sel.rank >= 0) {
+            s["rank"] = sel.rank;
+            s["world_size"] = sel.worldSize;
+            ordered_json buckets = ordered_json::array();
+            for (const BucketSamples& b : bucketSamples(sel)) {
+                const Stats ar = Stats::of(b.allReduce), hid = Stats::of(b.hidden);
+                buckets.push_back({ { "first_layer", b.first->firstLayer }, { "last_layer", b.first->lastLayer },
+                    { "bytes", b.first->bytes }, { "all_reduce_median_ms", ar.median },
+                    { "hidden_median_ms", hid.median }, { "all_reduce_samples_ms", b.allReduce },
+                    { "hidden_samples_ms", b.hidden } });
+            }
+            s["buckets"] = buckets;
+            ordered_json backward = ordered_json::array();
+            for (const StepResult& st : sel.steps)
+                backward.push_back(st.backwardMs);
+            s["backward_span_ms"] = backward;
+        }
         j["selections"].push_back(s);
     }
     return j.dump(2) + "\n";
@@ -153,11 +211,14 @@ std::string trainingReportMarkdown(const TrainResult& r)
 {
     std::ostringstream out;
     out << "# " << r.network.name << " — training step\n\n";
+    if (r.worldSize > 1)
+        out << "Data parallel over " << r.worldSize << " ranks (one GPU each), a batch of " << r.globalBatch
+            << " split among them; the input below is one rank's slice.\n\n";
     out << "Input " << r.shapes.input.str() << ", loss " << lossKindName(r.options.training.loss) << ", "
         << optimizerText(r.options.training.optimizer) << ", " << r.options.steps << " timed steps after "
         << r.options.warmup << " warm-up. Times are medians in ms; — where a layer has no such phase.\n";
     for (const SelectionTraining& sel : r.selections) {
-        out << "\n## " << sel.selection.str() << "\n\n";
+        out << "\n## " << sel.label() << "\n\n";
         out << "| # | layer | type | forward | backward-data | backward-weights | update |\n";
         out << "|---|---|---|---|---|---|---|\n";
         double phaseTotals[4] = {};
@@ -181,9 +242,26 @@ std::string trainingReportMarkdown(const TrainResult& r)
         out << "\n\nLoss: " << num(sel.steps.front().loss) << " (step 1) → " << num(sel.steps.back().loss) << " (step "
             << sel.steps.size() << ")";
         if (&sel != &r.selections.front())
-            out << "; parameters after the steps differ from " << r.selections.front().selection.str()
-                << "'s by at most " << shortScientific(sel.maxParamRelL2) << " (relative L2)";
+            out << "; parameters after the steps differ from " << r.selections.front().label() << "'s by at most "
+                << shortScientific(sel.maxParamRelL2) << " (relative L2)";
         out << ".\n";
+        const std::vector<BucketSamples> buckets = bucketSamples(sel);
+        if (buckets.empty())
+            continue;
+        out << "\nGradient all-reduce (NCCL, average over " << sel.worldSize
+            << " ranks) on the communication stream, medians in ms; hidden = the part that ran while the backward "
+               "was still running.\n\n| bucket | all-reduce | hidden | exposed |\n|---|---|---|---|\n";
+        double total = 0, hidden = 0;
+        for (size_t b = 0; b < buckets.size(); ++b) {
+            const double ar = Stats::of(buckets[b].allReduce).median, hid = Stats::of(buckets[b].hidden).median;
+            total += ar;
+            hidden += hid;
+            out << "| " << bucketName(b, *buckets[b].first) << " | " << formatMs(ar) << " | " << formatMs(hid) << " | "
+                << formatMs(std::max(0.0, ar - hid)) << " |\n";
+        }
+        out << "| **total** | **" << formatMs(total) << "** | **" << formatMs(hidden) << "** ("
+            << num(total > 0 ? 100.0 * hidden / total : 0) << " %) | **" << formatMs(std::max(0.0, total - hidden))
+            << "** |\n";
     }
     return out.str();
 }
@@ -196,7 +274,10 @@ std::string trainingChromeTrace(const TrainResult& r)
         const SelectionTraining& sel = r.selections[k];
         const int tid = int(k) + 1;
         events.push_back({ { "name", "thread_name" }, { "ph", "M" }, { "pid", 1 }, { "tid", tid },
-            { "args", { { "name", sel.selection.str() } } } });
+            { "args", { { "name", sel.label() } } } });
+        if (!sel.steps.empty() && !sel.steps.front().buckets.empty())
+            events.push_back({ { "name", "thread_name" }, { "ph", "M" }, { "pid", 1 }, { "tid", 1000 + tid },
+                { "args", { { "name", sel.label() + " · all-reduce (NCCL stream)" } } } });
         double t = 0;
         const auto emit = [&](const std::string& name, const char* phase, double ms, ordered_json args) {
             events.push_back({ { "name", name }, { "cat", phase }, { "ph", "X" }, { "ts", t * 1000.0 },
@@ -212,6 +293,13 @@ std::string trainingChromeTrace(const TrainResult& r)
                 emit(label(i, 0), kPhases[0], step.layers[i].forward, { { "step", s + 1 } });
             emit("loss (" + lossKindName(r.options.training.loss) + ")", "loss", step.lossMs,
                 { { "step", s + 1 }, { "loss", step.loss } });
+            // Data parallel: the buckets' all-reduces on a track of their own, from the backward's start.
+            for (size_t b = 0; b < step.buckets.size(); ++b) {
+                const BucketTiming& bt = step.buckets[b];
+                events.push_back({ { "name", bucketName(b, bt) }, { "cat", "all-reduce" }, { "ph", "X" },
+                    { "ts", (t + bt.startMs) * 1000.0 }, { "dur", bt.allReduceMs * 1000.0 }, { "pid", 1 },
+                    { "tid", 1000 + tid }, { "args", { { "step", s + 1 }, { "hidden_ms", bt.hiddenMs } } } });
+            }
             for (size_t i = step.layers.size(); i-- > 0;)
                 for (int p = 1; p < 4; ++p)
                     if (phaseOf(step.layers[i], p) >= 0)

@@ -542,22 +542,20 @@ void CudnnTrainingSession::backwardWeights(size_t k, const Handles& h)
     const float* x = in(k, 0);
     const float* gy = m_grad[k];
     if (std::holds_alternative<Conv2d>(m_net.layers[k].spec)) {
-        CONVSCOPE_CUDNN_CHECK(
-            cudnnConvolutionBackwardFilter(h.cudnn, &kOne, t.xd->get(), x, t.yd->get(), gy, t.cd->get(),
-                t.bwdFilterAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.wd->get(), t.gradWeight.get()));
+        CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h.cudnn, &kOne, t.xd->get(), x, t.yd->get(), gy,
+            t.cd->get(), t.bwdFilterAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.wd->get(), t.gW));
     } else if (std::holds_alternative<Linear>(m_net.layers[k].spec)) {
         const int n = int(s.in.n), fin = int(s.in.c * s.in.h * s.in.w), fout = int(s.out.c);
         // gW[out, in] = gyᵀ · x; column-major gWᵀ[in, out] = xᵀ[in, n] · gy[n, out].
-        CONVSCOPE_CUBLAS_CHECK(cublasSgemm(h.cublas, CUBLAS_OP_N, CUBLAS_OP_T, fin, fout, n, &kOne, x, fin, gy, fout,
-            &kZero, t.gradWeight.floats(), fin));
+        CONVSCOPE_CUBLAS_CHECK(
+            cublasSgemm(h.cublas, CUBLAS_OP_N, CUBLAS_OP_T, fin, fout, n, &kOne, x, fin, gy, fout, &kZero, t.gW, fin));
     } else if (std::holds_alternative<ConvTranspose2d>(m_net.layers[k].spec)) {
         // Roles swapped: the output's gradient is the convolution's input, the layer's input its output gradient.
-        CONVSCOPE_CUDNN_CHECK(
-            cudnnConvolutionBackwardFilter(h.cudnn, &kOne, t.xd->get(), gy, t.yd->get(), x, t.cd->get(),
-                t.bwdFilterAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.wd->get(), t.gradWeight.get()));
+        CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h.cudnn, &kOne, t.xd->get(), gy, t.yd->get(), x,
+            t.cd->get(), t.bwdFilterAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.wd->get(), t.gW));
     } else if (std::holds_alternative<PReLU>(m_net.layers[k].spec)) {
         train::preluBackwardWeights(
-            t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, gy, t.gradWeight.floats(), m_stream->get());
+            t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, gy, t.gW, m_stream->get());
     } else {
         throw Error(trainLayerLabel(m_net, k) + ": parameters without a weight gradient");
     }
@@ -566,7 +564,7 @@ void CudnnTrainingSession::backwardWeights(size_t k, const Handles& h)
     const bool transposed = std::holds_alternative<ConvTranspose2d>(m_net.layers[k].spec);
     if (t.trainBias)
         CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardBias(
-            h.cudnn, &kOne, (transposed ? t.xd : t.yd)->get(), gy, &kZero, t.pd->get(), t.gradBias.get()));
+            h.cudnn, &kOne, (transposed ? t.xd : t.yd)->get(), gy, &kZero, t.pd->get(), t.gB));
 }
 
 void CudnnTrainingSession::batchNormBackward(size_t k, float* gx, const Handles& h)
@@ -576,8 +574,8 @@ void CudnnTrainingSession::batchNormBackward(size_t k, float* gx, const Handles&
     // Without an input gradient (the network's input, not asked for) dx still needs somewhere to go: the input
     // gradient's buffer, of the input's shape, which nothing reads then.
     float* dx = gx ? gx : m_inputGrad.floats();
-    void* dScale = t.trainWeight ? t.gradWeight.get() : t.dummyScale.get();
-    void* dBias = t.trainBias ? t.gradBias.get() : t.dummyBias.get();
+    void* dScale = t.trainWeight ? t.gW : t.dummyScale.get();
+    void* dBias = t.trainBias ? t.gB : t.dummyBias.get();
     CONVSCOPE_CUDNN_CHECK(cudnnBatchNormalizationBackward(h.cudnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne,
         &kZero, t.xd->get(), in(k, 0), t.xd->get(), m_grad[k], t.xd->get(), dx, t.pd->get(), t.weight.get(), dScale,
         dBias, spec.eps, t.saveMean.get(), t.saveInvStd.get()));

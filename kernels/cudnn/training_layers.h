@@ -39,8 +39,10 @@
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/training_kernels.cuh"
 #include "kernels/cudnn/cudnn_support.h"
+#include "kernels/cudnn/training_distributed.h"
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +61,9 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
 struct TrainLayer {
     // The session's parameters, running statistics, gradients and optimizer state, on the device.
     gpu::DeviceBuffer weight, bias, mean, var, gradWeight, gradBias;
+    // Where the gradients are written: gradWeight / gradBias, or under data parallel a window of the bucket's flat
+    // buffer (training_distributed.h), so the all-reduce needs no copy.
+    float *gW = nullptr, *gB = nullptr;
     gpu::DeviceBuffer firstW, secondW, firstB, secondB; // SGD: momentum buffer in first; Adam: exp_avg, exp_avg_sq
     int64_t weightCount = 0, biasCount = 0;
     bool trainWeight = false, trainBias = false;
@@ -96,8 +101,16 @@ public:
     Tensor inputGradient() const override;
     std::vector<ParameterRef> parameters() const override;
     std::map<std::string, std::string> metadata() const override;
+    bool dataParallel() const override;
 
 private:
+    // training_distributed.cpp: the communicator (once), the buckets, and the gradients moved into them.
+    void prepareDataParallel();
+    // After layer k's backward: launch the buckets it completes.
+    void bucketsReadyAfter(size_t k);
+    // After the backward: each bucket's layers' updates, each waiting for its bucket's average.
+    void updatesAfterBuckets(const std::vector<char>& has, int64_t step, const std::function<void(size_t)>& update);
+
     // training_layers.cpp
     void planLayer(size_t i, cudnnHandle_t h); // descriptors, algorithms (untimed)
     void forward(size_t i, const Handles& h);
@@ -137,6 +150,9 @@ private:
     bool m_inputHas = false;
     int64_t m_step = 0; // the step being run (dropout's seed)
     bool m_prepared = false;
+    std::unique_ptr<DataParallel> m_ddp; // data parallel only
+    const ProcessGroup* m_ddpGroup = nullptr; // the group m_ddp was made for
+    std::vector<std::vector<size_t>> m_bucketsAfter; // layer k → the buckets its backward completes
 };
 
 } // namespace convscope::cudnn

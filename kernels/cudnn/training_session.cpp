@@ -53,6 +53,9 @@ CudnnTrainingSession::CudnnTrainingSession(std::string algorithm, SessionOptions
 
 CudnnTrainingSession::~CudnnTrainingSession()
 {
+    // Data parallel first: after a failed step the compute stream may wait on an all-reduce that a dead rank never
+    // completes; the communicator's abort ends it, so the synchronisation below cannot hang.
+    m_ddp.reset();
     // Queued work must finish before the buffers it uses are freed.
     if (m_stream && !gpu::isPoisoned())
         (void)cudaStreamSynchronize(m_stream->get());
@@ -138,6 +141,7 @@ void CudnnTrainingSession::prepare(const Network& net, const ShapeReport& shapes
                   if (!on)
                       return;
                   g = gpu::DeviceBuffer(floatBytes(n), "train: a parameter gradient");
+                  (&g == &t.gradWeight ? t.gW : t.gB) = g.floats();
                   if (adam || momentum)
                       first = gpu::DeviceBuffer(floatBytes(n), "train: the optimizer's state");
                   if (adam)
@@ -182,6 +186,13 @@ void CudnnTrainingSession::prepare(const Network& net, const ShapeReport& shapes
         throw InputError(net.name
             + " has no trainable layer (no conv, linear, affine batch norm or prelu with parameters): there is nothing "
               "to train");
+    if (m_train.group && m_train.group->worldSize() > 1)
+        prepareDataParallel(); // the gradients move into the buckets' flat buffers
+    else {
+        m_ddp.reset();
+        m_ddpGroup = nullptr;
+        m_bucketsAfter.assign(count, {});
+    }
     for (size_t i = 0; i < count; ++i)
         if (m_readers[i] > 1) {
             m_scratchBuf[i] = gpu::DeviceBuffer(
@@ -217,21 +228,21 @@ void CudnnTrainingSession::update(size_t k, int64_t step)
     TrainLayer& t = m_layers[k];
     const OptimizerSpec& o = m_train.optimizer;
     const cudaStream_t st = m_stream->get();
-    const auto one = [&](gpu::DeviceBuffer& p, const gpu::DeviceBuffer& g, gpu::DeviceBuffer& first,
-                         gpu::DeviceBuffer& second, int64_t n) {
-        if (o.kind == OptimizerSpec::Kind::SGD) {
-            train::sgdUpdate(p.floats(), g.floats(), first.floats(), n, float(o.lr), float(o.momentum),
-                float(o.weightDecay), t.started, st);
-            return;
-        }
-        const double c1 = 1 - std::pow(o.beta1, double(step)), c2 = 1 - std::pow(o.beta2, double(step));
-        train::adamUpdate(p.floats(), g.floats(), first.floats(), second.floats(), n, float(o.lr / c1),
-            float(std::sqrt(c2)), float(o.beta1), float(o.beta2), float(o.eps), float(o.weightDecay), st);
-    };
+    const auto one
+        = [&](gpu::DeviceBuffer& p, const float* g, gpu::DeviceBuffer& first, gpu::DeviceBuffer& second, int64_t n) {
+              if (o.kind == OptimizerSpec::Kind::SGD) {
+                  train::sgdUpdate(p.floats(), g, first.floats(), n, float(o.lr), float(o.momentum),
+                      float(o.weightDecay), t.started, st);
+                  return;
+              }
+              const double c1 = 1 - std::pow(o.beta1, double(step)), c2 = 1 - std::pow(o.beta2, double(step));
+              train::adamUpdate(p.floats(), g, first.floats(), second.floats(), n, float(o.lr / c1),
+                  float(std::sqrt(c2)), float(o.beta1), float(o.beta2), float(o.eps), float(o.weightDecay), st);
+          };
     if (t.trainWeight)
-        one(t.weight, t.gradWeight, t.firstW, t.secondW, t.weightCount);
+        one(t.weight, t.gW, t.firstW, t.secondW, t.weightCount);
     if (t.trainBias)
-        one(t.bias, t.gradBias, t.firstB, t.secondB, t.biasCount);
+        one(t.bias, t.gB, t.firstB, t.secondB, t.biasCount);
     t.started = true;
 }
 
@@ -241,9 +252,9 @@ void CudnnTrainingSession::flagGradients(size_t k, const std::vector<char>& has,
     int* flag = static_cast<int*>(m_flags.get()) + k;
     const cudaStream_t st = m_stream->get();
     if (t.trainWeight)
-        train::flagNonFinite(t.gradWeight.floats(), t.weightCount, flag, st);
+        train::flagNonFinite(t.gW, t.weightCount, flag, st);
     if (t.trainBias)
-        train::flagNonFinite(t.gradBias.floats(), t.biasCount, flag, st);
+        train::flagNonFinite(t.gB, t.biasCount, flag, st);
     const LayerShape& s = m_shapes.layers[k];
     for (size_t j = 0; j < s.sources.size(); ++j) {
         const int src = s.sources[j];
@@ -303,7 +314,9 @@ StepResult CudnnTrainingSession::step(const Tensor& input, const Tensor& target,
     bool lossFinite = std::isfinite(r.loss);
     for (int64_t e = 0; e < m_hostGrad.numel() && lossFinite; ++e)
         lossFinite = std::isfinite(m_hostGrad.data()[e]);
-    if (!lossFinite)
+    if (!lossFinite && m_ddp) // every rank must reach the all-reduces: flagged, and thrown after them
+        CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(static_cast<int*>(m_flags.get()) + last, 1, 1, st));
+    else if (!lossFinite)
         throw InputError("step " + std::to_string(step) + ": the loss is " + std::to_string(r.loss)
             + "; the first layer whose gradient is not finite is " + trainLayerLabel(m_net, last)
             + " (its output's gradient from the loss)");
@@ -311,9 +324,13 @@ StepResult CudnnTrainingSession::step(const Tensor& input, const Tensor& target,
     std::vector<char> has(count, 0);
     has[last] = 1;
     char inputHas = 0;
+    if (m_ddp)
+        m_ddp->backwardStarts(st);
     for (size_t k = count; k-- > 0;) {
-        if (!has[k])
+        if (!has[k]) {
+            bucketsReadyAfter(k);
             continue; // nothing downstream read this output
+        }
         TrainLayer& t = m_layers[k];
         const LayerShape& s = m_shapes.layers[k];
         const bool bn = std::holds_alternative<BatchNorm2d>(m_net.layers[k].spec);
@@ -356,10 +373,23 @@ StepResult CudnnTrainingSession::step(const Tensor& input, const Tensor& target,
             });
         }
         flagGradients(k, has, inputHas != 0);
-        if (t.trainWeight || t.trainBias)
+        if (m_ddp)
+            bucketsReadyAfter(k); // the update waits for the bucket's average (below)
+        else if (t.trainWeight || t.trainBias)
             phase(k, 3, [&] { update(k, step); });
     }
     m_inputHas = inputHas != 0;
+    if (m_ddp) {
+        m_ddp->backwardEnds(st);
+        updatesAfterBuckets(has, step, [&](size_t k) { phase(k, 3, [&] { update(k, step); }); });
+        r.loss = m_ddp->finishStep(static_cast<int*>(m_flags.get()), count, r.loss, st, step);
+        if (!std::isfinite(r.loss))
+            throw InputError("step " + std::to_string(step) + ": the loss (the mean over the ranks) is "
+                + std::to_string(r.loss) + "; the first layer whose gradient is not finite is "
+                + trainLayerLabel(m_net, last) + " (its output's gradient from the loss)");
+        r.buckets = m_ddp->timings();
+        r.backwardMs = m_ddp->backwardMs();
+    }
     std::vector<int> flags(count, 0);
     CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(flags.data(), m_flags.get(), count * sizeof(int), cudaMemcpyDeviceToHost, st));
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
@@ -453,7 +483,12 @@ Tensor CudnnTrainingSession::parameterGradient(const ParameterRef& ref) const
     if (!(w ? t.trainWeight : ref.name == "bias" && t.trainBias))
         throw Error("train: layer " + std::to_string(ref.layer) + " has no parameter " + ref.name);
     makeCurrent();
-    return std::move(*download(w ? t.gradWeight : t.gradBias, (w ? layer.weight : layer.bias)->shape()));
+    const Shape shape = (w ? layer.weight : layer.bias)->shape();
+    Tensor g(shape);
+    CONVSCOPE_CUDA_CHECK(
+        cudaMemcpyAsync(g.data(), w ? t.gW : t.gB, floatBytes(g.numel()), cudaMemcpyDeviceToHost, m_stream->get()));
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));
+    return g;
 }
 
 Tensor CudnnTrainingSession::inputGradient() const
@@ -474,6 +509,10 @@ std::map<std::string, std::string> CudnnTrainingSession::metadata() const
     m["clock"] = "CUDA events per phase; the loss on the host (steady_clock, copies included)";
     m["optimizer_state"] = "FP32 on the device";
     m["workspace"] = gpu::mib(m_workspaceBytes);
+    if (m_ddp)
+        m["data_parallel"] = m_ddp->description()
+            + "; batch norm on each rank's own batch statistics (no "
+              "SyncBatchNorm, as PyTorch DDP), rank 0's running statistics kept";
     for (size_t i = 0; i < m_layers.size(); ++i)
         if (!m_layers[i].note.empty())
             m["layer " + std::to_string(i) + " " + m_net.layers[i].name] = m_layers[i].note;

@@ -1,0 +1,103 @@
+// Data parallel on two GPUs (issue 33): `convscope-cli train --nproc-per-node 2` on LeNet-5 (no batch norm, so the
+// ranks' batch statistics cannot differ from the whole batch's) gives the same weights as one GPU on the whole batch,
+// within float tolerance, for SGD with momentum and for Adam; the report has a track per rank and the buckets'
+// all-reduce. Runs through the CLI, as a user would, since it needs one process per GPU. Skips without two GPUs, the
+// cudnn backend or NCCL.
+#include "tests/cli/cli_runner.h"
+#include "tests/test_support.h"
+
+#include "compute/npy.h"
+#include "compute/tensor.h"
+
+#include "convscope_config.h"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+using namespace convscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+int gpuCount()
+{
+    FILE* p = popen("nvidia-smi -L 2>/dev/null", "r");
+    if (!p)
+        return 0;
+    int lines = 0;
+    char buf[512];
+    while (fgets(buf, sizeof buf, p))
+        lines += std::string(buf).rfind("GPU ", 0) == 0 ? 1 : 0;
+    pclose(p);
+    return lines;
+}
+
+double relL2(const NpyArray& a, const NpyArray& b)
+{
+    REQUIRE(a.data.size() == b.data.size());
+    double num = 0, den = 0;
+    for (size_t i = 0; i < a.data.size(); ++i) {
+        num += (double(a.data[i]) - b.data[i]) * (double(a.data[i]) - b.data[i]);
+        den += double(b.data[i]) * b.data[i];
+    }
+    return std::sqrt(num / std::max(den, 1e-30));
+}
+
+} // namespace
+
+TEST_CASE("cudnn data parallel on 2 GPUs gives 1 GPU's weights on the whole batch", "[gpu][cudnn][train][ddp]")
+{
+    if (!CONVSCOPE_WITH_NCCL) {
+        std::cout << "SKIPPED: built without NCCL (" << CONVSCOPE_NCCL_WHY << ")\n";
+        return;
+    }
+    if (gpuCount() < 2) {
+        std::cout << "SKIPPED: data parallel needs 2 GPUs; nvidia-smi lists " << gpuCount() << "\n";
+        return;
+    }
+    const fs::path data = test::dataDir() / "training" / "lenet5_sgd"; // input [10, 1, 28, 28], classes [10]
+    const std::string common = "train '" + (test::examplesDir() / "lenet5.json").string() + "' --batch 10 --input '"
+        + (data / "input.npy").string() + "' --target '" + (data / "target.npy").string()
+        + "' --loss ce --steps 5 --warmup 1 --backends cudnn.auto --rendezvous-timeout 60 ";
+    for (const std::string optimizer : { "--optimizer sgd --lr 0.05 --momentum 0.9", "--optimizer adam --lr 0.001" }) {
+        INFO(optimizer);
+        test::TempDir tmp;
+        const test::CliResult one
+            = test::runCli(common + optimizer + " --save-weights '" + (tmp.path / "one").string() + "'");
+        INFO(one.output);
+        if (one.status == 3 && one.output.find("cudnn") != std::string::npos) {
+            std::cout << "SKIPPED: the cudnn backend is unavailable: " << one.output << "\n";
+            return;
+        }
+        REQUIRE(one.status == 0);
+        const test::CliResult two = test::runCli(common + optimizer + " --nproc-per-node 2 --save-weights '"
+            + (tmp.path / "two").string() + "' --report '" + (tmp.path / "two.json").string() + "'");
+        INFO(two.output);
+        REQUIRE(two.status == 0);
+        CHECK_THAT(two.output, Catch::Matchers::Contains("data parallel: 2 ranks, a batch of 10 split 5 per rank"));
+        CHECK_THAT(two.output, Catch::Matchers::Contains("cudnn.auto · rank 1"));
+        CHECK_THAT(two.output, Catch::Matchers::Contains("hidden behind the backward"));
+        int files = 0;
+        for (const auto& e : fs::directory_iterator(tmp.path / "one")) {
+            if (e.path().extension() != ".npy")
+                continue;
+            ++files;
+            const NpyArray a = readNpy(tmp.path / "two" / e.path().filename());
+            const NpyArray b = readNpy(e.path());
+            INFO(e.path().filename().string());
+            CHECK(relL2(a, b) < 1e-4);
+        }
+        CHECK(files == 10); // LeNet-5's five weights and five biases
+        std::ifstream in(tmp.path / "two.json");
+        const nlohmann::json j = nlohmann::json::parse(in);
+        CHECK(j.at("world_size") == 2);
+        REQUIRE(j.at("selections").size() == 2);
+        CHECK(j["selections"][1]["rank"] == 1);
+        CHECK(j["selections"][1]["max_param_rel_l2_vs_first"].get<double>() <= 1e-7); // ranks stay in step
+        CHECK(!j["selections"][0]["buckets"].empty());
+    }
+}

@@ -1,0 +1,126 @@
+// Data parallel's gather and reports without a GPU: two ranks (threads) send rank 0 their steps and parameters over
+// the TCP group (gatherRanks), and rank 0's reports show a track per rank, each bucket's all-reduce and the part
+// hidden behind the backward, and each rank's parameter distance to rank 0's. The step timings here are made up by
+// the test (the GPU test measures real ones); what is checked is that every number reaches every report.
+#include "compute/materialize.h"
+#include "compute/network_json.h"
+#include "compute/training/distributed.h"
+#include "compute/training/train_run.h"
+#include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+using namespace convscope;
+
+namespace {
+int portNobodyUses()
+{
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a {};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(fd);
+    return ntohs(a.sin_port);
+}
+
+// LeNet-5's result on one rank: two steps whose timings depend on the rank, two buckets.
+TrainResult rankResult(int rank)
+{
+    TrainResult r;
+    r.network = loadNetwork(test::examplesDir() / "lenet5.json");
+    r.shapes = inferShapes(r.network);
+    materializeParameters(r.network, r.shapes);
+    r.worldSize = 2;
+    r.globalBatch = 2;
+    SelectionTraining sel;
+    sel.selection = Selection { "cudnn", "auto" };
+    sel.rank = rank;
+    sel.worldSize = 2;
+    sel.trained = r.network;
+    if (rank == 1) { // its first weight a little off rank 0's
+        auto w = std::make_shared<Tensor>(sel.trained.layers[0].weight->clone());
+        w->data()[0] += 0.5f;
+        sel.trained.layers[0].weight = w;
+    }
+    for (int s = 0; s < 2; ++s) {
+        StepResult st;
+        st.loss = 2.0 - s;
+        st.lossMs = 0.1;
+        st.wallMs = 3.0 + rank;
+        st.backwardMs = 1.0;
+        st.layers.assign(r.network.layers.size(), LayerPhaseMs { 0.01, 0.02, 0.03, 0.04 });
+        st.buckets = { { 11, 7, 4096, 0.1, 0.4 + rank, 0.4 }, { 3, 0, 8192, 0.9, 0.5, 0.1 } };
+        sel.steps.push_back(st);
+    }
+    r.selections.push_back(sel);
+    return r;
+}
+} // namespace
+
+TEST_CASE(
+    "distributed: rank 0 gathers every rank's steps and its reports show a track per rank", "[training][distributed]")
+{
+    const int port = portNobodyUses();
+    DistributedEnv e0 { 0, 2, 0, 2, "127.0.0.1", port }, e1 { 1, 2, 1, 2, "127.0.0.1", port };
+    std::string error;
+    std::thread other([&] {
+        try {
+            auto g = ProcessGroup::rendezvous(e1, 10);
+            TrainResult mine = rankResult(1);
+            gatherRanks(mine, *g);
+            CHECK(mine.selections.size() == 1); // a non-zero rank keeps its own only
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+    });
+    auto g = ProcessGroup::rendezvous(e0, 10);
+    TrainResult r = rankResult(0);
+    gatherRanks(r, *g);
+    other.join();
+    REQUIRE(error.empty());
+    REQUIRE(r.selections.size() == 2);
+    const SelectionTraining& one = r.selections[1];
+    CHECK(one.rank == 1);
+    CHECK(one.label() == "cudnn.auto · rank 1");
+    CHECK(one.steps.size() == 2);
+    CHECK(one.steps[1].wallMs == 4.0);
+    CHECK(one.steps[0].buckets[0].allReduceMs == Approx(1.4));
+    CHECK(one.steps[0].buckets[1].firstLayer == 3);
+    CHECK(one.maxParamRelL2 > 0);
+
+    const std::string csv = trainingReportCsv(r);
+    CHECK_THAT(csv,
+        Catch::Matchers::Contains("cudnn.auto · rank 1,0,\"bucket 0 (L11–L7, 0.004096 MB)\",bucket,all-reduce,1.4,"));
+    CHECK_THAT(csv, Catch::Matchers::Contains("all-reduce-hidden,0.4,"));
+    const nlohmann::json j = nlohmann::json::parse(trainingReportJson(r));
+    CHECK(j["world_size"] == 2);
+    CHECK(j["selections"][1]["rank"] == 1);
+    CHECK(j["selections"][0]["buckets"][1]["hidden_median_ms"].get<double>() == Approx(0.1));
+    CHECK(j["selections"][1]["step_wall_ms"][0].get<double>() == 4.0);
+    const std::string md = trainingReportMarkdown(r);
+    CHECK_THAT(md, Catch::Matchers::Contains("Data parallel over 2 ranks"));
+    CHECK_THAT(md, Catch::Matchers::Contains("## cudnn.auto · rank 1"));
+    CHECK_THAT(md, Catch::Matchers::Contains("| bucket 1 (L3–L0, 0.008192 MB) |"));
+    const nlohmann::json trace = nlohmann::json::parse(trainingChromeTrace(r));
+    int rankTracks = 0, commTracks = 0, allReduces = 0;
+    for (const auto& ev : trace["traceEvents"]) {
+        if (ev["name"] == "thread_name") {
+            const std::string name = ev["args"]["name"];
+            rankTracks += name.find("rank") != std::string::npos && name.find("all-reduce") == std::string::npos;
+            commTracks += name.find("all-reduce") != std::string::npos;
+        }
+        allReduces += ev.value("cat", "") == "all-reduce";
+    }
+    CHECK(rankTracks == 2);
+    CHECK(commTracks == 2);
+    CHECK(allReduces == 8); // 2 ranks × 2 steps × 2 buckets
+}

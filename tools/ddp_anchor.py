@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Data-parallel anchor (issue 33): PyTorch DDP against ConvScope's `train --nproc-per-node` on ResNet-18.
+
+A developer tool (PyTorch is never a ConvScope dependency). For 1 and 2 GPUs (--gpus), with a per-GPU batch of 64
+(--batch) at 224², FP32 (TF32 off on both sides, as ConvScope's cudnn training is FP32 only):
+  * PyTorch: torchvision's resnet18 (random init) in DistributedDataParallel (NCCL, default 25 MB buckets), SGD with
+    momentum, cross-entropy; one process per GPU started here with torchrun's environment (RANK, WORLD_SIZE,
+    LOCAL_RANK, MASTER_ADDR, MASTER_PORT), each step timed on the host with a synchronize at its end (ConvScope's
+    cudnn session also synchronises once per step).
+  * ConvScope: `convscope-cli train resources/networks/resnet18.json --backends cudnn.auto` on one GPU, and with
+    `--nproc-per-node N` on N; the step time is the median of rank 0's step_wall_ms from the JSON report.
+Prints one table: step time, images/s and scaling efficiency (t(1 GPU) / t(N GPUs) at the same per-GPU batch), and
+ConvScope's all-reduce time and the part hidden behind the backward.
+
+    /opt/torch/.venv/bin/python tools/ddp_anchor.py --cli build-gpu/bin/convscope-cli
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def worker(args):
+    import torch
+    import torch.distributed as dist
+    import torchvision
+
+    rank, world, local = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local)
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dist.init_process_group("nccl")
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(num_classes=1000).cuda()
+    fmt = torch.channels_last if args.channels_last else torch.contiguous_format
+    model = model.to(memory_format=fmt)
+    ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local])
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    g = torch.Generator().manual_seed(1 + rank)
+    x = torch.randn(args.batch, 3, 224, 224, generator=g).cuda().to(memory_format=fmt)
+    y = torch.randint(0, 1000, (args.batch,), generator=g).cuda()
+    times = []
+    for step in range(args.warmup + args.steps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(ddp(x), y)
+        loss.backward()
+        opt.step()
+        torch.cuda.synchronize()
+        if step >= args.warmup:
+            times.append((time.perf_counter() - t0) * 1000)
+    if rank == 0:
+        print("RESULT " + json.dumps({"median_ms": statistics.median(times), "world": world}), flush=True)
+    dist.destroy_process_group()
+
+
+def run_torch(args, n):
+    port = str(free_port())
+    procs = []
+    for r in range(n):
+        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(n), LOCAL_RANK=str(r), LOCAL_WORLD_SIZE=str(n),
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=port, NCCL_NVLS_ENABLE=os.environ.get("NCCL_NVLS_ENABLE", "0"))
+        cmd = [sys.executable, __file__, "--worker", "--batch", str(args.batch), "--steps", str(args.steps),
+               "--warmup", str(args.warmup)] + (["--channels-last"] if args.channels_last else [])
+        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    outs = [p.communicate(timeout=args.timeout)[0] for p in procs]
+    for line in outs[0].splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])["median_ms"], None
+    return None, outs[0][-2000:]
+
+
+def run_ours(args, n, tmp):
+    import numpy as np
+
+    total = args.batch * n
+    rng = np.random.default_rng(1)
+    x = os.path.join(tmp, f"x{total}.npy")
+    y = os.path.join(tmp, f"y{total}.npy")
+    np.save(x, rng.standard_normal((total, 3, 224, 224), dtype=np.float32))
+    np.save(y, rng.integers(0, 1000, total).astype(np.float32))
+    report = os.path.join(tmp, f"ours{n}.json")
+    cmd = [args.cli, "train", args.net, "--input", x, "--target", y, "--loss", "ce", "--optimizer", "sgd", "--lr",
+           "0.01", "--momentum", "0.9", "--steps", str(args.steps), "--warmup", str(args.warmup), "--backends",
+           "cudnn.auto", "--report", report]
+    if n > 1:
+        cmd += ["--nproc-per-node", str(n)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+    if p.returncode != 0:
+        return None, None, (p.stdout + p.stderr)[-2000:]
+    r = json.load(open(report))
+    sel = r["selections"][0]
+    ms = statistics.median(sel["step_wall_ms"])
+    comm = None
+    if sel.get("buckets"):
+        ar = sum(b["all_reduce_median_ms"] for b in sel["buckets"])
+        hid = sum(b["hidden_median_ms"] for b in sel["buckets"])
+        comm = f"all-reduce {ar:.2f} ms in {len(sel['buckets'])} buckets, {hid:.2f} ms hidden ({100 * hid / ar:.0f} %)"
+    return ms, comm, None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--cli", default="build-gpu/bin/convscope-cli")
+    ap.add_argument("--net", default="resources/networks/resnet18.json")
+    ap.add_argument("--gpus", default="1,2", help="comma-separated GPU counts")
+    ap.add_argument("--batch", type=int, default=64, help="per GPU")
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--channels-last", action="store_true", help="PyTorch in channels_last (ConvScope runs NCHW)")
+    ap.add_argument("--timeout", type=int, default=240, help="seconds per run")
+    ap.add_argument("--skip-torch", action="store_true")
+    ap.add_argument("--skip-ours", action="store_true")
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+    counts = [int(c) for c in args.gpus.split(",")]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for impl in ("pytorch-ddp", "convscope"):
+            if (impl == "pytorch-ddp" and args.skip_torch) or (impl == "convscope" and args.skip_ours):
+                continue
+            base = None
+            for n in counts:
+                if impl == "pytorch-ddp":
+                    ms, err = run_torch(args, n)
+                    comm = None
+                else:
+                    ms, comm, err = run_ours(args, n, tmp)
+                if ms is None:
+                    print(f"{impl} on {n} GPU(s) failed:\n{err}", file=sys.stderr)
+                    rows.append((impl, n, None, None, None, "failed"))
+                    continue
+                if n == 1:
+                    base = ms
+                eff = base / ms if base else None
+                rows.append((impl, n, ms, args.batch * n / ms * 1000, eff, comm or ""))
+    print(f"\nResNet-18, {args.batch} images per GPU, 224², FP32, SGD momentum, median of {args.steps} steps")
+    print(f"{'implementation':<14} {'GPUs':>4} {'step ms':>9} {'img/s':>8} {'scaling':>8}  notes")
+    for impl, n, ms, ips, eff, note in rows:
+        if ms is None:
+            print(f"{impl:<14} {n:>4} {'—':>9} {'—':>8} {'—':>8}  {note}")
+            continue
+        e = f"{100 * eff:.1f} %" if eff else "—"
+        print(f"{impl:<14} {n:>4} {ms:>9.2f} {ips:>8.0f} {e:>8}  {note}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main() or 0)
