@@ -234,8 +234,9 @@ namespace {
         SelectionResult& sr = *l.result;
         auto backend = BackendRegistry::instance().resolve(sr.selection);
         if (sr.selection.fused) {
-            l.fusion = std::make_shared<const FusedNetwork>(
-                fuseNetwork(net, shapes, [&](FusedActivation::Kind k) { return backend->fusesActivation(k); }));
+            l.fusion = std::make_shared<const FusedNetwork>(fuseNetwork(
+                net, shapes, [&](FusedActivation::Kind k) { return backend->fusesActivation(k); },
+                backend->fusesResidual()));
             l.net = &l.fusion->net;
             l.shapes = &l.fusion->shapes;
         }
