@@ -110,6 +110,11 @@ FusedNetwork fuseNetwork(const Network& net, const ShapeReport& shapes,
         if (src.size() != 2)
             return -1;
         const int skip = src[0] == int(last) ? src[1] : src[0];
+        // Folded out of order (other layers between the group and the add), an add that ends the network, or whose
+        // activation does, would leave the fused network ending on another layer: not folded.
+        const bool reorders = reader[last] != int(last) + 1;
+        if (reorders && size_t(reader[last]) + 2 >= n)
+            return -1;
         return skip != int(last) && skip < int(i) ? reader[last] : -1;
     };
     std::vector<bool> absorbed(n, false); // an add (and its activation) folded into an earlier conv, out of order

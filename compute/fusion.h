@@ -12,7 +12,10 @@
 //     backend fuses (else it stays a layer of its own, reading the fused conv). The fused conv stays at the conv's
 //     place in the list, so the skip must exist by then: an add whose skip is produced after the conv (a
 //     downsample branch listed after the main branch) is not folded into that conv — the downsample conv, listed
-//     later, folds it instead, its skip being the main branch. A conv whose own activation was fused keeps its add
+//     later, folds it instead, its skip being the main branch. An add listed after other layers moves up to the conv
+//     (its readers, and any layer that read "the layer above", then name what they read), except where it, or the
+//     activation after it, ends the network (the fused network would end on another layer). A conv whose own
+//     activation was fused keeps its add
 //     (the epilogue applies one activation, after the add). Whether the sum is rounded once (fused) or twice
 //     (unfused, the conv's output stored before the add) is the only difference, within the storage format's
 //     tolerance.

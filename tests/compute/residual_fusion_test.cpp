@@ -200,6 +200,26 @@ TEST_CASE("a projection shortcut listed after the main branch folds the add into
     CHECK(f.shapes.layers[3].sources == std::vector<int> { 2 }); // "after" reads the fused add's output
 }
 
+TEST_CASE("an add folded out of order keeps the network's last layer last", "[fusion]")
+{
+    // c2's add comes after an unrelated layer: folded (c2 moves the add up) while the add is not the network's end.
+    test::NetworkBuilder b("between", 1, 4, 6, 6, false, 5, 370);
+    b.add("c1", conv3x3(4)).add("c2", conv3x3(4)).add("side", Sigmoid {}, { "c1" }).add("sum", Add {}, { "c2", "c1" });
+    Network ends = b.net;
+    CHECK_FALSE(anyResidual(fuse(ends, true, true))); // sum is the last layer: kept
+    Network more = b.add("r", ReLU {}).add("tail", Tanh {}, { "side" }).add("out", Add {}, { "r", "tail" }).net;
+    const FusedNetwork f = fuse(more, true, true);
+    REQUIRE(f.net.layers.size() == 5); // c1, c2(+sum+r), side, tail, out
+    CHECK(convOf(f, 1).fused_residual);
+    CHECK(convOf(f, 1).fused_activation.kind == FusedActivation::Kind::ReLU);
+    CHECK(f.net.layers[2].inputs == std::vector<std::string> { "c1" });
+    CHECK(f.shapes.layers[3].sources == std::vector<int> { 2 }); // tail reads side, by name
+    CHECK(f.shapes.layers[4].sources == std::vector<int> { 1, 3 });
+    CHECK(f.map[3].fusedIndex == 1); // sum
+    CHECK(f.map[4].fusedIndex == 1); // r
+    CHECK(f.map[5].fusedIndex == 3); // tail
+}
+
 TEST_CASE("residual-fused CPU selections agree with the unfused reference, layer by layer", "[fusion]")
 {
     Network net = residualNetwork(2, 11);

@@ -139,7 +139,8 @@ TEST_CASE("cuda residual fusion: the Tensor Core kernels' epilogues, every stora
     // and depthwise ones of cuda.tensor_core.
     checkBlocks("cuda", { "direct", "tensor_core" },
         { blocks[1], { "grouped 32 -> 32, 4 groups", 2, 32, 12, 12, 32, 4 },
-            { "depthwise 24 -> 24", 2, 24, 9, 11, 24, 24 }, { "depthwise 13 -> 13 (one channel a thread)", 1, 13, 6, 7, 13, 13 } },
+            { "depthwise 24 -> 24", 2, 24, 9, 11, 24, 24 },
+            { "depthwise 13 -> 13 (one channel a thread)", 1, 13, 6, 7, 13, 13 } },
         modes);
     // cuda's FP32 algorithms in the Tensor Core modes run on FP32 copies: the skip is a copy too.
     checkBlocks("cuda", { "implicit_gemm", "winograd" }, { blocks[1] }, modes);
