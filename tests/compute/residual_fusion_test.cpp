@@ -250,4 +250,13 @@ TEST_CASE("residual-fused CPU selections agree with the unfused reference, layer
         CHECK(sel.layers[5].computeMs.median == 0);
         CHECK(sel.layers[3].computeMs.median > 0);
     }
+
+    // Option fuse_residual=0 keeps the adds (batch norm and activations still fold).
+    opt.selections = { { "cpu", "direct", true } };
+    opt.session.extra["fuse_residual"] = "0";
+    const RunResult kept = profile(net, input, opt);
+    REQUIRE(kept.selections[0].ok);
+    CHECK(kept.selections[0].layers[5].output); // the add computes its own output again
+    CHECK(kept.selections[0].layers[5].computeMs.median > 0);
+    CHECK(kept.selections[0].layers[5].error.relL2 < 1e-5);
 }
