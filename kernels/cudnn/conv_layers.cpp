@@ -87,7 +87,7 @@ Conv2dPlan::Conv2dPlan(cudnnHandle_t h, const Conv2d& spec, const LayerShape& sh
     if (m_lateSkip)
         m_nchwOut.set(CUDNN_TENSOR_NCHW, l.n, l.cout, l.out[0], l.out[1]);
     const ConvEpilogue epilogue { b.bias, fuseBias,
-        spec.fused_activation.kind == FusedActivation::Kind::ReLU && !m_lateSkip, {} };
+        spec.fused_activation.kind == FusedActivation::Kind::ReLU && !m_lateSkip, m_residual, {} };
     if (pinned)
         m_choice = choosePinned(h, l, m_d, o, *pinned, who);
     else

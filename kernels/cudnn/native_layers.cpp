@@ -73,7 +73,7 @@ std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& sp
     describe(l, mathTypeFor(o.math), p->d);
     const EpilogueAct act = epilogueAct(spec.fused_activation.kind);
     p->actParam = float(spec.fused_activation.param);
-    ConvEpilogue epilogue { p->bias, fuseBias, act == EpilogueAct::ReLU, {} };
+    ConvEpilogue epilogue { p->bias, fuseBias, act == EpilogueAct::ReLU, b.skip != nullptr, {} };
     if (b.bias || b.skip || act != EpilogueAct::None)
         epilogue.pass
             = [y = b.y, bias = b.bias, total = shape.out.numel(), k = l.cout, type, act, param = p->actParam, stream,
