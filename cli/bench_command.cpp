@@ -483,8 +483,8 @@ Command addBenchCommand(CLI::App& app)
     cmd->add_option("--math", a->math, kMathModeHelp)->capture_default_str();
     cmd->add_option("--json", a->json, "write the full result as JSON");
     cmd->add_flag("--graph", a->graph, "GPU sessions replay their layers from a CUDA Graph (option graph=1)");
-    cmd->add_flag(
-        "--fuse", a->fuse, "also run each selection fused (+fused): batch norm folded, activation in the epilogue");
+    cmd->add_flag("--fuse", a->fuse,
+        "also run each selection fused (+fused): batch norm folded, activation and residual add in the epilogue");
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
     cmd->add_flag("--train", a->train,
         "run the training step (forward, loss, backward, update) instead of inference; --repeat is the timed steps");

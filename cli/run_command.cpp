@@ -129,8 +129,8 @@ Command addRunCommand(CLI::App& app)
         ->capture_default_str();
     cmd->add_flag("--no-interleave", a->noInterleave, "run each selection's passes back to back");
     cmd->add_flag("--graph", a->graph, "GPU sessions replay their layers from a CUDA Graph (option graph=1)");
-    cmd->add_flag(
-        "--fuse", a->fuse, "also run each selection fused (+fused): batch norm folded, activation in the epilogue");
+    cmd->add_flag("--fuse", a->fuse,
+        "also run each selection fused (+fused): batch norm folded, activation and residual add in the epilogue");
     cmd->add_flag("--explore", a->explore, "add the backend's algorithm explorer (cudnn) to the JSON report");
     cmd->add_option("--memory-budget", a->memoryBudget,
         "host memory the run and every tensor may use: 8G, 512MiB, 25% of RAM, or a plain number of GiB "

@@ -144,6 +144,9 @@ public:
     // Can a convolution of this backend apply `activation` in its epilogue (Conv2d::fused_activation)? Only then
     // does the fusion pass move an activation layer into the convolution before it for this backend.
     virtual bool fusesActivation(FusedActivation::Kind /*activation*/) const { return false; }
+    // Can a convolution of this backend add a skip tensor in its epilogue (Conv2d::fused_residual: y = act(conv(x) +
+    // b + skip))? Only then does the fusion pass fold a residual add (and the activation after it) into the conv.
+    virtual bool fusesResidual() const { return false; }
     // Device, versions ("device", "driver", "cuda", "cudnn", ...) for `info` and run metadata.
     virtual std::map<std::string, std::string> info() const { return {}; }
     // The roofline ceilings of the device this backend runs on (see DeviceCeilings). Runs on the calling

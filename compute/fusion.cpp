@@ -76,36 +76,65 @@ namespace {
     }
 } // namespace
 
-FusedNetwork fuseNetwork(
-    const Network& net, const ShapeReport& shapes, const std::function<bool(FusedActivation::Kind)>& canFuse)
+FusedNetwork fuseNetwork(const Network& net, const ShapeReport& shapes,
+    const std::function<bool(FusedActivation::Kind)>& canFuse, bool canFuseResidual)
 {
     if (!shapes.ok())
         throw Error("internal error: fusion of a network whose shapes are invalid");
+    const size_t n = net.layers.size();
     FusedNetwork out;
     out.net.name = net.name;
     out.net.input = net.input;
     out.net.baseDir = net.baseDir;
-    out.map.resize(net.layers.size());
+    out.map.resize(n);
     // Never across a skip: layer `next` joins the group only when it reads exactly the group's last layer and
     // nothing else reads that layer, so a tensor that a skip still needs is never fused away.
-    std::vector<int> readers(net.layers.size(), 0);
-    for (const LayerShape& s : shapes.layers)
-        for (int src : s.sources)
-            if (src >= 0)
+    std::vector<int> readers(n, 0), reader(n, -1); // how many layers read each output; the last of them
+    for (size_t k = 0; k < n; ++k)
+        for (int src : shapes.layers[k].sources)
+            if (src >= 0) {
                 ++readers[size_t(src)];
+                reader[size_t(src)] = int(k);
+            }
     const auto chained = [&](size_t last, size_t next) {
-        return next < net.layers.size() && shapes.layers[next].sources == std::vector<int> { int(last) }
-        && readers[last] == 1;
+        return next < n && shapes.layers[next].sources == std::vector<int> { int(last) } && readers[last] == 1;
     };
+    const auto sourceName = [&](int src) { return src < 0 ? std::string(kNetworkInputName) : net.layers[src].name; };
+    // The residual add that may fold into conv `i` whose group ends at `last`: the only reader of `last`, an add of
+    // exactly two inputs whose other input (the skip) exists before the conv runs (produced by an earlier layer or
+    // the network's input), so the fused conv, which stays at the conv's place, can read it. −1 for none.
+    const auto residualAdd = [&](size_t i, size_t last) -> int {
+        if (readers[last] != 1 || !std::holds_alternative<Add>(net.layers[size_t(reader[last])].spec))
+            return -1;
+        const std::vector<int>& src = shapes.layers[size_t(reader[last])].sources;
+        if (src.size() != 2)
+            return -1;
+        const int skip = src[0] == int(last) ? src[1] : src[0];
+        // Folded out of order (other layers between the group and the add), an add that ends the network, or whose
+        // activation does, would leave the fused network ending on another layer: not folded.
+        const bool reorders = reader[last] != int(last) + 1;
+        if (reorders && size_t(reader[last]) + 2 >= n)
+            return -1;
+        return skip != int(last) && skip < int(i) ? reader[last] : -1;
+    };
+    std::vector<bool> absorbed(n, false); // an add (and its activation) folded into an earlier conv, out of order
+    std::vector<size_t> origin; // the original layer each fused layer was made from
+    bool reordered = false;
     std::map<std::string, std::string> renamed; // a folded layer's name → the fused layer that now holds its output
-    for (size_t i = 0; i < net.layers.size();) {
+    for (size_t i = 0; i < n;) {
+        if (absorbed[i]) {
+            ++i;
+            continue;
+        }
         const size_t f = out.net.layers.size();
         out.net.layers.push_back(net.layers[i]);
+        origin.push_back(i);
         out.map[i] = { f, true, true, {} };
         auto* conv = std::get_if<Conv2d>(&out.net.layers.back().spec);
         size_t next = i + 1;
         if (conv) {
             Layer& fused = out.net.layers.back();
+            const auto fold = [&](size_t k) { renamed[net.layers[k].name] = fused.name; };
             if (chained(i, next))
                 if (const auto* bn = std::get_if<BatchNorm2d>(&net.layers[next].spec)) {
                     foldBatchNorm(fused, net.layers[next], *bn);
@@ -115,29 +144,60 @@ FusedNetwork fuseNetwork(
                     out.map[next] = { f, false, true, "fused: folded into " + label(net, i) };
                     ++next;
                 }
-            if (chained(next - 1, next)) {
-                const FusedActivation act = fusedActivationOf(net.layers[next].spec);
-                if (act && canFuse(act.kind)) {
-                    conv->fused_activation = act;
-                    const size_t last = next - 1; // the conv or the folded batch norm
-                    out.map[last].hasOutput = false;
-                    out.map[i].note += std::string(out.map[i].note.empty() ? "fused: " : "; ") + "activation "
-                        + label(net, next) + " applied in the epilogue";
-                    out.map[next] = { f, false, true, "fused: applied in the epilogue of " + label(net, i) };
-                    ++next;
+            const size_t last = next - 1; // the conv or the folded batch norm
+            const auto addNote = [&](const std::string& what) {
+                out.map[i].note += std::string(out.map[i].note.empty() ? "fused: " : "; ") + what;
+            };
+            // An activation after the conv, or after the residual add folded into it (never both: the epilogue
+            // applies one activation, after the add).
+            const auto fuseActivation = [&](size_t before, size_t act) {
+                const FusedActivation a
+                    = chained(before, act) ? fusedActivationOf(net.layers[act].spec) : FusedActivation {};
+                if (!a || !canFuse(a.kind))
+                    return false;
+                conv->fused_activation = a;
+                out.map[before].hasOutput = false;
+                addNote("activation " + label(net, act) + " applied in the epilogue");
+                out.map[act] = { f, false, true, "fused: applied in the epilogue of " + label(net, i) };
+                return true;
+            };
+            if (fuseActivation(last, next)) {
+                ++next;
+            } else if (const int a = canFuseResidual ? residualAdd(i, last) : -1; a >= 0) {
+                const std::vector<int>& src = shapes.layers[size_t(a)].sources;
+                const int skip = src[0] == int(last) ? src[1] : src[0];
+                const std::string skipLabel = skip < 0 ? std::string("the network's input") : label(net, size_t(skip));
+                conv->fused_residual = true;
+                fused.inputs = { sourceName(shapes.layers[i].sources.at(0)), sourceName(skip) };
+                out.map[last].hasOutput = false;
+                addNote("add " + label(net, size_t(a)) + " (skip from " + skipLabel + ") folded into the epilogue");
+                out.map[size_t(a)]
+                    = { f, false, true, "fused: add (skip from " + skipLabel + ") folded into " + label(net, i) };
+                absorbed[size_t(a)] = true;
+                fold(size_t(a));
+                if (fuseActivation(size_t(a), size_t(a) + 1)) {
+                    absorbed[size_t(a) + 1] = true;
+                    fold(size_t(a) + 1);
                 }
+                reordered = reordered || size_t(a) != next;
             }
             if (!out.map[i].hasOutput)
                 out.map[i].note += "; its own output is not computed";
             for (size_t k = i + 1; k < next; ++k)
-                renamed[net.layers[k].name] = fused.name;
+                fold(k);
         }
         i = next;
     }
-    for (Layer& layer : out.net.layers)
+    for (size_t f = 0; f < out.net.layers.size(); ++f) {
+        Layer& layer = out.net.layers[f];
+        // A layer that reads "the layer above" reads it by name once an add was folded out of order (the layer
+        // above it in the fused network may no longer be the one above it in the original).
+        if (reordered && layer.inputs.empty() && origin[f] > 0)
+            layer.inputs = { net.layers[origin[f] - 1].name };
         for (std::string& name : layer.inputs)
             if (auto it = renamed.find(name); it != renamed.end())
                 name = it->second;
+    }
     out.shapes = inferShapes(out.net);
     if (!out.shapes.ok())
         throw Error("internal error: the fused network's shapes are invalid: " + out.shapes.firstError());

@@ -48,6 +48,9 @@ struct Conv2d {
     int64_t groups = 1;
     bool bias = true;
     FusedActivation fused_activation; // set only by the fusion pass
+    // Set only by the fusion pass (compute/fusion.h): the layer reads a second input, the skip tensor of the output's
+    // shape, and its epilogue computes act(conv(x) + bias + skip). Never in a network file (the writer refuses it).
+    bool fused_residual = false;
     bool operator==(const Conv2d&) const = default;
 };
 

@@ -79,6 +79,11 @@ namespace {
 
     Json layerJson(const Layer& layer)
     {
+        // A fused residual conv (compute/fusion.h) is the +fused pass's internal form of conv + add: written as a
+        // conv2d it would read two inputs, which no file's conv2d does, and the add it stands for would be lost.
+        if (const auto* c = std::get_if<Conv2d>(&layer.spec); c && c->fused_residual)
+            throw Error("layer \"" + layer.name + "\": a conv2d with a fused residual add is the +fused pass's "
+                + "internal form and is never written to a network file (write the unfused network)");
         Json o;
         o["type"] = layerTypeName(layer.spec);
         o["name"] = layer.name;

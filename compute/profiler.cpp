@@ -234,8 +234,12 @@ namespace {
         SelectionResult& sr = *l.result;
         auto backend = BackendRegistry::instance().resolve(sr.selection);
         if (sr.selection.fused) {
-            l.fusion = std::make_shared<const FusedNetwork>(
-                fuseNetwork(net, shapes, [&](FusedActivation::Kind k) { return backend->fusesActivation(k); }));
+            // Option fuse_residual=0 keeps the residual adds as layers (to measure what folding them saves).
+            const auto keepAdds = options.session.extra.find("fuse_residual");
+            const bool residual
+                = backend->fusesResidual() && (keepAdds == options.session.extra.end() || keepAdds->second != "0");
+            l.fusion = std::make_shared<const FusedNetwork>(fuseNetwork(
+                net, shapes, [&](FusedActivation::Kind k) { return backend->fusesActivation(k); }, residual));
             l.net = &l.fusion->net;
             l.shapes = &l.fusion->shapes;
         }

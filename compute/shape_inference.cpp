@@ -354,6 +354,21 @@ namespace {
     {
         const LayerKindInfo& kind = layerKind(spec);
         const int n = int(ins.size());
+        const auto* conv = std::get_if<Conv2d>(&spec);
+        if (conv && conv->fused_residual) { // the fusion pass's form (compute/fusion.h): x and the skip
+            if (n != 2)
+                throw InputError("conv2d with a fused residual add reads exactly 2 inputs (x and the skip), but it "
+                                 "has "
+                    + std::to_string(n));
+            requireImage(ins[0], kind.type);
+            LayerShape r = inferConv(*conv, ins[0]);
+            if (!(ins[1] == r.out))
+                throw InputError("the skip " + ins[1].str() + " of a conv2d with a fused residual add must have its "
+                    + "output's shape " + r.out.str());
+            r.cost.flops += double(r.out.numel());
+            r.cost.bytesRead += bytesOf(r.out.numel());
+            return r;
+        }
         if (n < kind.minInputs || n > kind.maxInputs) {
             std::string want = kind.minInputs == kind.maxInputs ? "exactly " + std::to_string(kind.minInputs)
                 : kind.maxInputs >= kUnboundedInputs

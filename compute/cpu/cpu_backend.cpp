@@ -311,7 +311,12 @@ namespace {
                         else
                             m_fast ? cpu::fast::conv2d(in, w, layer.bias.get(), spec, pad, out)
                                    : cpu::direct::conv2d(in, w, layer.bias.get(), spec, pad, out);
-                        // A fused activation (compute/fusion.h), applied in place while the output is in cache.
+                        // A fused residual add and activation (compute/fusion.h), applied in place while the output
+                        // is in cache: the add layer's own code on (conv output, skip), so the sum is the same.
+                        if (spec.fused_residual) {
+                            const std::vector<const Tensor*> sum { &out, ins.at(1) };
+                            m_fast ? cpu::fast::add(sum, out) : cpu::direct::add(sum, out);
+                        }
                         if (spec.fused_activation) {
                             const LayerSpec act = activationSpecOf(spec.fused_activation);
                             m_fast ? cpu::fast::activation(out, act, out) : cpu::direct::activation(out, act, out);
@@ -438,6 +443,7 @@ namespace {
         }
         Availability availability() const override { return { true, {} }; }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }
+        bool fusesResidual() const override { return true; } // every algorithm: runLayer's shared epilogue
         bool takesVolumes(const LayerSpec&) const override { return true; } // every loop here walks N·C·D·H·W
         Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape& shape) const override
         {

@@ -226,6 +226,8 @@ std::string cpuTrainingRefusal(const Network& net)
         const Layer& layer = net.layers[i];
         if (const auto* conv = std::get_if<Conv2d>(&layer.spec); conv && conv->fused_activation)
             return layerLabel(net, i) + ": a fused activation is unsupported in training (train the unfused network)";
+        if (const auto* conv = std::get_if<Conv2d>(&layer.spec); conv && conv->fused_residual)
+            return layerLabel(net, i) + ": a fused residual add is unsupported in training (train the unfused network)";
         if (std::holds_alternative<Resize>(layer.spec))
             return layerLabel(net, i) + ": resize has no backward yet (unsupported in training)";
     }

@@ -2,6 +2,7 @@
 // (activation.cu) and the convolution epilogues that apply a fused activation (compute/fusion.h).
 #pragma once
 
+#include "kernels/common/storage_types.cuh"
 #include "kernels/cuda/elementwise.cuh"
 
 #include <cuda_runtime.h>
@@ -76,6 +77,14 @@ __device__ __forceinline__ float epilogue(int kind, float param, float v)
     if (kind == int(ActivationKind::LeakyReLU))
         return applyActivation<ActivationKind::LeakyReLU>(v, param);
     return epilogueTranscendental(kind, param, v);
+}
+
+// A fused residual add (compute/fusion.h, ConvGeometry::residual): element i of the skip tensor, which is stored like
+// the convolution's output (T, same layout and index), as FP32; 0 without a skip (the branch is uniform across the
+// grid). An epilogue computes act((sum + bias) + skip): the unfused add's operands, in its order.
+template <typename T = float> __device__ __forceinline__ float skipAt(const void* skip, size_t i)
+{
+    return skip ? gpu::toFloat(static_cast<const T*>(skip)[i]) : 0.0f;
 }
 
 } // namespace convscope::cuda

@@ -81,7 +81,7 @@ namespace {
                 }
             }
         }
-        y[idx] = epilogue(g.act, g.actParam, acc);
+        y[idx] = epilogue(g.act, g.actParam, acc + skipAt(g.residual, idx));
     }
 
     constexpr int kSmallThreads = 128; // small blocks spread a tiny layer over more multiprocessors
@@ -124,7 +124,7 @@ namespace {
         for (int offset = L / 2; offset > 0; offset /= 2)
             acc += __shfl_xor_sync(0xffffffffu, acc, offset);
         if (active && lane == 0)
-            y[out] = epilogue(g.act, g.actParam, acc + (bias ? bias[k] : 0.0f));
+            y[out] = epilogue(g.act, g.actParam, acc + (bias ? bias[k] : 0.0f) + skipAt(g.residual, out));
     }
 
     // The compile-time 3×3 / 5×5 version (see the file comment): L lanes per output share its (input channel,
@@ -180,8 +180,10 @@ namespace {
 #pragma unroll
         for (int offset = L / 2; offset > 0; offset /= 2)
             sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-        if (active && lane == 0)
-            y[static_cast<size_t>(blockIdx.y) * pq + pix] = epilogue(g.act, g.actParam, sum + (bias ? bias[k] : 0.0f));
+        if (active && lane == 0) {
+            const size_t at = static_cast<size_t>(blockIdx.y) * pq + pix;
+            y[at] = epilogue(g.act, g.actParam, sum + (bias ? bias[k] : 0.0f) + skipAt(g.residual, at));
+        }
     }
 
     // Lanes per output for the compile-time kernel: the (channel, row) pairs rounded up to a power of two, at most
@@ -314,8 +316,8 @@ namespace {
             const int k = kFirst + kk;
             if (k < kg) {
                 const int kAbs = grp * kg + k;
-                y[((static_cast<long long>(n) * g.k + kAbs) * g.p + p) * g.q + q]
-                    = epilogue(g.act, g.actParam, acc[kk] + (bias ? bias[kAbs] : 0.0f));
+                const long long at = ((static_cast<long long>(n) * g.k + kAbs) * g.p + p) * g.q + q;
+                y[at] = epilogue(g.act, g.actParam, acc[kk] + (bias ? bias[kAbs] : 0.0f) + skipAt(g.residual, at));
             }
         }
     }

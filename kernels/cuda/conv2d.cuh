@@ -26,6 +26,10 @@ struct ConvGeometry {
     // conv2d only: an activation fused into the epilogue (compute/fusion.h), an ActivationKind value; −1 for none.
     int act = -1;
     float actParam = 0.0f;
+    // conv2d only: a residual add fused into the epilogue (compute/fusion.h, Conv2d::fused_residual): the skip tensor,
+    // of the output's shape and stored like the output (FP32 NCHW for the FP32 kernels; the storage format, channels-
+    // last, for the Tensor Core kernel), added after the bias and before the activation. Null for none.
+    const void* residual = nullptr;
     // Implicit GEMM tile override (--option igemm_tile=128x128|64x128|64x64|32x64|128x128cp|64x128cp): 0 lets the
     // launcher choose by the layer's size; 1-6 force those tiles, for measuring what a tile shape buys.
     int igemmTile = 0;

@@ -179,10 +179,10 @@ namespace {
                     ys[((long long)(b0 + i) * g.k + k0 + j) * g.freqs + fl] = acc[i][j];
     }
 
-    // out[n][k][oh][ow] = act(real[b][k][oh − oh0][ow − ow0] + bias[k]) for the exact part of each tile; one plane
-    // (b, k) per blockIdx.y, as padTiles.
+    // out[n][k][oh][ow] = act(real[b][k][oh − oh0][ow − ow0] + bias[k] + skip[n][k][oh][ow]) for the exact part of
+    // each tile (skip: a fused residual add's, or null); one plane (b, k) per blockIdx.y, as padTiles.
     __global__ void cropTiles(TileGeometry t, int first, int batch, const float* __restrict__ real,
-        const float* __restrict__ bias, int act, float actParam, float* __restrict__ y)
+        const float* __restrict__ bias, int act, float actParam, const float* __restrict__ skip, float* __restrict__ y)
     {
         const int valid = t.validH * t.validW;
         for (int bk = blockIdx.y; bk < batch * t.k; bk += gridDim.y) {
@@ -196,8 +196,10 @@ namespace {
             const float b = bias ? bias[k] : 0.0f;
             for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < valid; i += gridDim.x * blockDim.x) {
                 const int r = i / t.validW, s = i - r * t.validW;
-                if (oh0 + r < t.p && ow0 + s < t.q)
-                    dst[(long long)(oh0 + r) * t.q + ow0 + s] = epilogue(act, actParam, src[r * t.tileW + s] + b);
+                if (oh0 + r < t.p && ow0 + s < t.q) {
+                    const long long at = (long long)(oh0 + r) * t.q + ow0 + s;
+                    dst[at] = epilogue(act, actParam, src[r * t.tileW + s] + b + skipAt(skip, dst - y + at));
+                }
             }
         }
     }
@@ -334,7 +336,7 @@ void Conv2dFft::prepare(const float* w, void* scratch, cudaStream_t st)
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st)); // `planes` is freed on return
 }
 
-void Conv2dFft::run(const float* x, const float* bias, float* y, cudaStream_t st)
+void Conv2dFft::run(const float* x, const float* bias, float* y, cudaStream_t st, const float* residual)
 {
     const ConvGeometry& g = m->g;
     checkCufft(cufftSetStream(m->forward, st), "cufftSetStream");
@@ -359,7 +361,7 @@ void Conv2dFft::run(const float* x, const float* bias, float* y, cudaStream_t st
         checkCufft(cufftExecC2R(m->inverse, reinterpret_cast<cufftComplex*>(m->ys), m->real), "the inverse transform");
         const dim3 cropGrid(
             blocksFor((long long)m->t.validH * m->t.validW, 256), unsigned(std::min(m->chunk * g.k, 65535)));
-        cropTiles<<<cropGrid, 256, 0, st>>>(m->t, first, m->chunk, m->real, bias, g.act, g.actParam, y);
+        cropTiles<<<cropGrid, 256, 0, st>>>(m->t, first, m->chunk, m->real, bias, g.act, g.actParam, residual, y);
         CONVSCOPE_CUDA_CHECK_LAUNCH("cuda.fft crop tiles");
     }
 }

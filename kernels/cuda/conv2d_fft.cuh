@@ -36,7 +36,8 @@ public:
     // Transforms the kernels into the scratch's spectra (untimed, once). A temporary buffer for the padded kernels
     // is allocated and freed here.
     void prepare(const float* w, void* scratch, cudaStream_t st);
-    void run(const float* x, const float* bias, float* y, cudaStream_t st);
+    // residual: a fused residual add's skip (ConvGeometry::residual; FP32 NCHW like y), or null.
+    void run(const float* x, const float* bias, float* y, cudaStream_t st, const float* residual = nullptr);
     // "cuFFT r2c/c2r, overlap-save 64×64 FFT tiles (…), 64 tiles per batch, workspace 120 MiB"
     std::string note() const;
 

@@ -55,13 +55,15 @@ namespace {
                     s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
                 }
                 *reinterpret_cast<float4*>(y + i)
-                    = make_float4(epilogue(g.act, g.actParam, s.x), epilogue(g.act, g.actParam, s.y),
-                        epilogue(g.act, g.actParam, s.z), epilogue(g.act, g.actParam, s.w));
+                    = make_float4(epilogue(g.act, g.actParam, s.x + skipAt(g.residual, i)),
+                        epilogue(g.act, g.actParam, s.y + skipAt(g.residual, i + 1)),
+                        epilogue(g.act, g.actParam, s.z + skipAt(g.residual, i + 2)),
+                        epilogue(g.act, g.actParam, s.w + skipAt(g.residual, i + 3)));
             } else {
                 float s = b;
                 for (int z = 0; z < splits; ++z)
                     s += __ldg(partial + z * total + i);
-                y[i] = epilogue(g.act, g.actParam, s);
+                y[i] = epilogue(g.act, g.actParam, s + skipAt(g.residual, i));
             }
         }
     }

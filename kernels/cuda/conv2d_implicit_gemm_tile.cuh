@@ -90,11 +90,13 @@ __device__ __forceinline__ void storeTile(const ConvGeometry& g, const float (&a
     // (col / pq, col % pq), whose channel-0 element lives at planeOf(col).
     auto rowOf = [&](int i) { return mBase + (i < HM ? ty * HM + i : BM / 2 + ty * HM + (i - HM)); };
     auto planeOf = [&](int col) { return y + ((col / pq) * g.k + grp * kg) * pq + col % pq; };
-    auto value = [&](int i, int j, int m) {
+    // `at`: the output's element, for a fused skip (ConvGeometry::residual), read at the same place.
+    auto value = [&](int i, int j, int m, const float* at) {
         if constexpr (Raw)
             return acc[i][j];
         else
-            return epilogue(g.act, g.actParam, acc[i][j] + (bias ? __ldg(&bias[grp * kg + m]) : 0.0f));
+            return epilogue(g.act, g.actParam,
+                acc[i][j] + (bias ? __ldg(&bias[grp * kg + m]) : 0.0f) + skipAt(g.residual, size_t(at - y)));
     };
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
@@ -104,9 +106,10 @@ __device__ __forceinline__ void storeTile(const ConvGeometry& g, const float (&a
 #pragma unroll
             for (int i = 0; i < TM; ++i) {
                 const int m = rowOf(i), j = half * HN;
+                float* const at = yRun + m * pq;
                 if (m < kg)
-                    *reinterpret_cast<float4*>(yRun + m * pq) = make_float4(value(i, j, m), value(i, (j + 1) % TN, m),
-                        value(i, (j + 2) % TN, m), value(i, (j + 3) % TN, m));
+                    *reinterpret_cast<float4*>(at) = make_float4(value(i, j, m, at), value(i, (j + 1) % TN, m, at + 1),
+                        value(i, (j + 2) % TN, m, at + 2), value(i, (j + 3) % TN, m, at + 3));
             }
             continue;
         }
@@ -120,7 +123,7 @@ __device__ __forceinline__ void storeTile(const ConvGeometry& g, const float (&a
             for (int i = 0; i < TM; ++i) {
                 const int m = rowOf(i);
                 if (m < kg)
-                    yCol[m * pq] = value(i, half * HN + jj, m);
+                    yCol[m * pq] = value(i, half * HN + jj, m, yCol + m * pq);
             }
         }
     }

@@ -94,9 +94,12 @@ namespace {
             if (m >= g.k)
                 break;
             const float b = bias ? __ldg(bias + m) : 0.0f;
+            const size_t at = static_cast<size_t>(yp + m * plane - y); // 4 outputs from here (a fused skip's)
             *reinterpret_cast<float4*>(yp + m * plane)
-                = make_float4(epilogue(g.act, g.actParam, acc[0][k] + b), epilogue(g.act, g.actParam, acc[1][k] + b),
-                    epilogue(g.act, g.actParam, acc[2][k] + b), epilogue(g.act, g.actParam, acc[3][k] + b));
+                = make_float4(epilogue(g.act, g.actParam, acc[0][k] + b + skipAt(g.residual, at)),
+                    epilogue(g.act, g.actParam, acc[1][k] + b + skipAt(g.residual, at + 1)),
+                    epilogue(g.act, g.actParam, acc[2][k] + b + skipAt(g.residual, at + 2)),
+                    epilogue(g.act, g.actParam, acc[3][k] + b + skipAt(g.residual, at + 3)));
         }
     }
 } // namespace

@@ -121,6 +121,14 @@ __device__ __forceinline__ void storePair(Element* dst, float v0, float v1, bool
         dst[1] = gpu::fromFloat<Element>(v1);
 }
 
+// A fused residual add (ConvGeometry::residual) in a storage-format epilogue: the sum (with its bias) rounded to the
+// storage type as the unfused conv's output is stored, plus skip element `at`, so the fused layer rounds as the conv
+// and the add layers it replaces do. The activation comes after, as without a skip.
+template <typename Element> __device__ __forceinline__ float residualSum(float v, const void* skip, size_t at)
+{
+    return gpu::toFloat(gpu::fromFloat<Element>(v)) + skipAt<Element>(skip, at);
+}
+
 // The pieces every Tensor Core kernel here shares (the mma.sync kernel below, the wgmma kernels of
 // conv2d_tensor_core_wgmma.cu and conv2d_tensor_core_ws_wgmma.cu): where a thread's im2col rows start, which tap and
 // channel piece a k-tile copies, the weight rows' copy and the output pair's store.
@@ -241,6 +249,11 @@ __device__ __forceinline__ void storeOutputPair(const Params& prm, int z, int m,
     if (bias) {
         v0 += __ldg(&bias[k]);
         v1 += both ? __ldg(&bias[k + 1]) : 0.0f;
+    }
+    if (g.residual) { // a fused residual add: the skip is stored like y
+        const size_t at = size_t(m) * g.k + k;
+        v0 = residualSum<Element>(v0, g.residual, at);
+        v1 = both ? residualSum<Element>(v1, g.residual, at + 1) : v1;
     }
     storePair(
         y + size_t(m) * g.k + k, epilogue(g.act, g.actParam, v0), epilogue(g.act, g.actParam, v1), both, pairAligned);
@@ -372,6 +385,8 @@ __global__ void splitReduceKernel(ConvGeometry g, int m, int splits, const float
     float v = bias ? __ldg(&bias[i % g.k]) : 0.0f;
     for (int z = 0; z < splits; ++z)
         v += partial[z * total + i];
+    if (g.residual)
+        v = residualSum<Element>(v, g.residual, size_t(i));
     y[i] = gpu::fromFloat<Element>(epilogue(g.act, g.actParam, v));
 }
 

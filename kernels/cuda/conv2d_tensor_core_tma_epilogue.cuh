@@ -73,6 +73,29 @@ namespace {
         return b;
     }
 
+    // A fused residual add (ConvGeometry::residual) on 8 outputs read back from the staging area, staged without the
+    // activation: each rounded sum (as the unfused conv stores it) plus the skip's element at the same place, then
+    // the activation, rounded again (as the unfused add and activation store it).
+    template <typename Element>
+    __device__ __forceinline__ uint4 addSkip8(const ConvGeometry& g, uint4 v, const Element* __restrict__ skip)
+    {
+        alignas(16) Element s[8];
+        if ((reinterpret_cast<uintptr_t>(skip) & 15) == 0)
+            *reinterpret_cast<uint4*>(s) = *reinterpret_cast<const uint4*>(skip);
+        else
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+                s[e] = skip[e];
+        const Element* a = reinterpret_cast<const Element*>(&v);
+        uint4 r;
+        uint32_t* o = reinterpret_cast<uint32_t*>(&r);
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            o[e] = packPair<Element>(epilogue(g.act, g.actParam, gpu::toFloat(a[2 * e]) + gpu::toFloat(s[2 * e])),
+                epilogue(g.act, g.actParam, gpu::toFloat(a[2 * e + 1]) + gpu::toFloat(s[2 * e + 1])));
+        return r;
+    }
+
     // The staging area (512 bytes a warp) is 16 rows of 32 bytes, 16 channels of 16 pixels; row r's two 16-byte
     // halves swapped where r mod 8 ≥ 4, so that neither an stmatrix (8 rows of one half a matrix) nor the read back
     // (two halves of 16 rows) has a bank conflict.
@@ -122,6 +145,8 @@ namespace {
         const int rHalf = lane & 1;
         const uint32_t readAt = stagingAt(staging, lane >> 1, rHalf);
         Element* const out = y + size_t(storeRow) * g.k + nBase + 8 * rHalf;
+        const Element* const skip = static_cast<const Element*>(g.residual); // a fused residual add's, or null
+        const int act = skip ? -1 : g.act; // with a skip, the activation comes after the add (addSkip8)
 #pragma unroll
         for (int j = 0; j < BlockN / 8; j += 2) {
             uint32_t x[4];
@@ -132,12 +157,12 @@ namespace {
                 for (int h = 0; h < 2; ++h) {
                     const int a = 4 * (j + b) + 2 * h;
                     x[2 * b + h] = packPair<Element>(
-                        epilogue(g.act, g.actParam, acc[a] + bp.x), epilogue(g.act, g.actParam, acc[a + 1] + bp.y));
+                        epilogue(act, g.actParam, acc[a] + bp.x), epilogue(act, g.actParam, acc[a + 1] + bp.y));
                 }
             }
             const uint4 v = stagingRound<false>(writeAt, readAt, x);
             if (storeValid && nBase + 8 * (j + rHalf) < g.k)
-                *reinterpret_cast<uint4*>(out + 8 * j) = v;
+                *reinterpret_cast<uint4*>(out + 8 * j) = skip ? addSkip8(g, v, skip + (out + 8 * j - y)) : v;
         }
     }
 
@@ -155,13 +180,16 @@ namespace {
             if (nBase + 8 * j + 2 * quad >= g.k)
                 continue;
             const float2 bp = biasPair(hasBias, staging + 512, 8 * j + 2 * quad);
+            // A fused residual add's skip (FP32 like y, so no rounding between): at the same place as the output.
+            const size_t at0 = size_t(row0 + 8 * j - y), at1 = size_t(row1 + 8 * j - y);
             if (valid[0])
-                *reinterpret_cast<float2*>(row0 + 8 * j) = make_float2(
-                    epilogue(g.act, g.actParam, acc[4 * j] + bp.x), epilogue(g.act, g.actParam, acc[4 * j + 1] + bp.y));
+                *reinterpret_cast<float2*>(row0 + 8 * j)
+                    = make_float2(epilogue(g.act, g.actParam, acc[4 * j] + bp.x + skipAt(g.residual, at0)),
+                        epilogue(g.act, g.actParam, acc[4 * j + 1] + bp.y + skipAt(g.residual, at0 + 1)));
             if (valid[1])
                 *reinterpret_cast<float2*>(row1 + 8 * j)
-                    = make_float2(epilogue(g.act, g.actParam, acc[4 * j + 2] + bp.x),
-                        epilogue(g.act, g.actParam, acc[4 * j + 3] + bp.y));
+                    = make_float2(epilogue(g.act, g.actParam, acc[4 * j + 2] + bp.x + skipAt(g.residual, at1)),
+                        epilogue(g.act, g.actParam, acc[4 * j + 3] + bp.y + skipAt(g.residual, at1 + 1)));
         }
     }
 
@@ -188,6 +216,8 @@ namespace {
                 const int rRow = lane >> 1, rHalf = lane & 1;
                 const uint32_t readAt = stagingAt(staging, rRow, rHalf);
                 const int channel = it.nBase + 16 * warp + 8 * rHalf;
+                const Element* const skip = static_cast<const Element*>(g.residual); // a fused residual add's
+                const int act = skip ? -1 : g.act; // with a skip, the activation comes after the add (addSkip8)
 #pragma unroll
                 for (int j = 0; j < 16; j += 2) {
                     uint32_t x[4];
@@ -198,13 +228,14 @@ namespace {
                             const int a = 4 * (j + b) + 2 * h;
                             const float bh = h ? bias1 : bias0;
                             x[2 * b + h] = packPair<Element>(
-                                epilogue(g.act, g.actParam, acc[a] + bh), epilogue(g.act, g.actParam, acc[a + 1] + bh));
+                                epilogue(act, g.actParam, acc[a] + bh), epilogue(act, g.actParam, acc[a + 1] + bh));
                         }
                     const uint4 v = stagingRound<true>(writeAt, readAt, x);
                     bool valid;
                     const int m = blockPixel(g, it, tileShift, pixelBase + 8 * j + rRow, valid);
+                    const size_t at = size_t(m) * g.k + channel;
                     if (valid && channel < g.k)
-                        *reinterpret_cast<uint4*>(y + size_t(m) * g.k + channel) = v;
+                        *reinterpret_cast<uint4*>(y + at) = skip ? addSkip8(g, v, skip + at) : v;
                 }
                 return;
             }
@@ -218,9 +249,13 @@ namespace {
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
                     const int c = it.nBase + c0 + 8 * h;
-                    if (valid && c < g.k)
-                        y[size_t(m) * g.k + c] = gpu::fromFloat<Element>(
-                            epilogue(g.act, g.actParam, acc[4 * j + 2 * h + e] + (h ? bias1 : bias0)));
+                    if (valid && c < g.k) {
+                        const size_t at = size_t(m) * g.k + c;
+                        float v = acc[4 * j + 2 * h + e] + (h ? bias1 : bias0);
+                        if (g.residual) // a fused residual add: rounded as the unfused conv's output, plus the skip
+                            v = residualSum<Element>(v, g.residual, at);
+                        y[at] = gpu::fromFloat<Element>(epilogue(g.act, g.actParam, v));
+                    }
                 }
             }
     }

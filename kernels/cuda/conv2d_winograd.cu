@@ -233,7 +233,8 @@ namespace {
 #pragma unroll
             for (int j = 0; j < M; ++j)
                 if (p0 + i < g.p && q0 + j < g.q)
-                    yp[static_cast<long long>(p0 + i) * g.q + q0 + j] = epilogue(g.act, g.actParam, out[i][j] + b);
+                    yp[static_cast<long long>(p0 + i) * g.q + q0 + j] = epilogue(g.act, g.actParam,
+                        out[i][j] + b + skipAt(g.residual, yp - y + static_cast<long long>(p0 + i) * g.q + q0 + j));
     }
 
     unsigned blocksOf(long long n, int threads) { return static_cast<unsigned>((n + threads - 1) / threads); }

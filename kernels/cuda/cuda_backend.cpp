@@ -290,8 +290,10 @@ namespace {
         void runLayer(size_t i, cudaStream_t st) override
         {
             if (tensorCoreRuns(i)) { // reads and writes the storage format: no FP32 pointers here
-                conv2dTensorCore(geometryOf(std::get<Conv2d>(spec(i)), shape(i)), storageType(), m_tc, tcDevice(),
-                    inputData(i), bias(i), outputData(i), scratch(i), st);
+                ConvGeometry g = geometryOf(std::get<Conv2d>(spec(i)), shape(i));
+                g.residual = inputCount(i) > 1 ? inputData(i, 1) : nullptr; // a fused residual add's skip
+                conv2dTensorCore(
+                    g, storageType(), m_tc, tcDevice(), inputData(i), bias(i), outputData(i), scratch(i), st);
                 return;
             }
             if (!storage().plainFp32() && runsNativelyInStorage(spec(i), algorithm())) { // storage format: above
@@ -305,7 +307,8 @@ namespace {
                 [&](const auto& l) {
                     using T = std::decay_t<decltype(l)>;
                     if constexpr (std::is_same_v<T, Conv2d>) {
-                        const ConvGeometry g = convGeometryOf(l, s);
+                        ConvGeometry g = convGeometryOf(l, s);
+                        g.residual = l.fused_residual ? input(i, 1) : nullptr; // a fused residual add's skip
                         const int sms = deviceProperties().multiProcessorCount;
                         switch (convPath(algorithm(), g, m_winogradTile)) {
                         case ConvPath::Small:
@@ -321,7 +324,7 @@ namespace {
                             conv2dWinograd(g, m_winogradTile, x, weight(i), bias(i), y, scratch(i), sms, st);
                             break;
                         case ConvPath::Fft:
-                            fftOf(i).run(x, bias(i), y, st);
+                            fftOf(i).run(x, bias(i), y, st, static_cast<const float*>(g.residual));
                             break;
                         case ConvPath::Tiled:
                             conv2dTiled(g, x, weight(i), bias(i), y, st);
@@ -504,6 +507,7 @@ namespace {
         }
         Availability availability() const override { return gpu::queryAvailability(); }
         bool fusesActivation(FusedActivation::Kind) const override { return true; }
+        bool fusesResidual() const override { return true; } // every conv2d epilogue: ConvGeometry::residual
         // The 3-D kinds have kernels of their own (conv3d.cuh, pooling3d.cuh); the element-wise, merge and per-channel
         // kernels count D·H·W; resize resizes D, H and W. Pad is 2-D only (shape inference refuses it a volume).
         bool takesVolumes(const LayerSpec&) const override { return true; }

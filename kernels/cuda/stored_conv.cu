@@ -59,9 +59,9 @@ std::string storedConvNote(const Conv3dGeometry& g, bool transposed, DType type)
 }
 
 void convChannelsLast(const Conv3dGeometry& g, int act, float actParam, DType type, const void* x, const float* w,
-    const float* bias, void* y, cudaStream_t st)
+    const float* bias, void* y, cudaStream_t st, const void* skip)
 {
-    stored_conv::launch<false>(g, act, actParam, type, x, w, bias, y, st);
+    stored_conv::launch<false>(g, act, actParam, type, x, w, bias, skip, y, st);
     CONVSCOPE_CUDA_CHECK_LAUNCH("stored conv");
 }
 

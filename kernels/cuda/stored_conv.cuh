@@ -29,9 +29,10 @@ void storedConvPrepare(
 // Which form runs ("depthwise, 8 channels a thread" ...), for the layer note.
 std::string storedConvNote(const Conv3dGeometry& g, bool transposed, DType type);
 // x: [n, d, h, w, c], y: [n, od, oh, ow, k], in `type`; weights as prepared; bias FP32 or null. `act`: a fused
-// activation (ConvGeometry::act, −1 none; conv2d only).
+// activation (ConvGeometry::act, −1 none; conv2d only); `skip`: a fused residual add's skip tensor, like y, or null
+// (ConvGeometry::residual; conv2d only).
 void convChannelsLast(const Conv3dGeometry& g, int act, float actParam, DType type, const void* x, const float* w,
-    const float* bias, void* y, cudaStream_t st);
+    const float* bias, void* y, cudaStream_t st, const void* skip = nullptr);
 void convTransposeChannelsLast(
     const Conv3dGeometry& g, DType type, const void* x, const float* w, const float* bias, void* y, cudaStream_t st);
 

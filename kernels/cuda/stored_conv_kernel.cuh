@@ -107,7 +107,7 @@ namespace stored_conv {
     template <typename T, int V, bool Transposed>
     __global__ void __launch_bounds__(256)
         depthwiseKernel(Conv3dGeometry g, int act, float actParam, const T* __restrict__ x, const float* __restrict__ w,
-            const float* __restrict__ bias, T* __restrict__ y, unsigned total)
+            const float* __restrict__ bias, const T* __restrict__ skip, T* __restrict__ y, unsigned total)
     {
         const unsigned packs = unsigned(g.k / V);
         for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
@@ -128,8 +128,10 @@ namespace stored_conv {
                     acc[v] = fmaf(xv[v], wv[v], acc[v]);
             });
 #pragma unroll
-            for (int v = 0; v < V; ++v)
-                acc[v] = epilogue(act, actParam, acc[v]);
+            for (int v = 0; v < V; ++v) // a fused residual add's skip (stored like y), rounded as residualSum does
+                acc[v] = epilogue(act, actParam,
+                    skip ? gpu::toFloat(gpu::fromFloat<T>(acc[v])) + gpu::toFloat(skip[size_t(pos) * g.k + k0 + v])
+                         : acc[v]);
             storeValues<T, V>(y + size_t(pos) * g.k + k0, acc);
         }
     }
@@ -138,7 +140,7 @@ namespace stored_conv {
     template <typename T, int V, bool Transposed>
     __global__ void __launch_bounds__(256)
         groupedKernel(Conv3dGeometry g, int act, float actParam, const T* __restrict__ x, const float* __restrict__ w,
-            const float* __restrict__ bias, T* __restrict__ y, unsigned total)
+            const float* __restrict__ bias, const T* __restrict__ skip, T* __restrict__ y, unsigned total)
     {
         const int cg = g.c / g.groups, kg = g.k / g.groups;
         const unsigned packs = unsigned(g.k / V);
@@ -165,8 +167,9 @@ namespace stored_conv {
             });
             T* yp = y + size_t(pos) * g.k + k0;
 #pragma unroll
-            for (int v = 0; v < V; ++v)
-                yp[v] = gpu::fromFloat<T>(epilogue(act, actParam, acc[v]));
+            for (int v = 0; v < V; ++v) // a fused residual add's skip (stored like y), rounded as residualSum does
+                yp[v] = gpu::fromFloat<T>(epilogue(act, actParam,
+                    skip ? gpu::toFloat(gpu::fromFloat<T>(acc[v])) + gpu::toFloat(skip[yp - y + v]) : acc[v]));
         }
     }
 
@@ -178,7 +181,7 @@ namespace stored_conv {
     // stored_conv_transpose.cu for transposed ones).
     template <bool Transposed>
     void launch(const Conv3dGeometry& g, int act, float actParam, DType type, const void* xv, const float* w,
-        const float* bias, void* yv, cudaStream_t st)
+        const float* bias, const void* skipv, void* yv, cudaStream_t st)
     {
         const long long positions = static_cast<long long>(g.n) * g.od * g.oh * g.ow;
         if (positions <= 0 || g.k <= 0)
@@ -187,25 +190,26 @@ namespace stored_conv {
             using T = decltype(tag);
             const T* x = static_cast<const T*>(xv);
             T* y = static_cast<T*>(yv);
+            const T* skip = static_cast<const T*>(skipv);
             if (isDepthwise(g)) {
                 constexpr int P = kPack<T>;
                 if (g.k % P == 0 && aligned16(x) && aligned16(y)) {
                     const long long total = positions * (g.k / P);
                     depthwiseKernel<T, P, Transposed>
-                        <<<blocksFor(total), 256, 0, st>>>(g, act, actParam, x, w, bias, y, unsigned(total));
+                        <<<blocksFor(total), 256, 0, st>>>(g, act, actParam, x, w, bias, skip, y, unsigned(total));
                 } else {
                     const long long total = positions * g.k;
                     depthwiseKernel<T, 1, Transposed>
-                        <<<blocksFor(total), 256, 0, st>>>(g, act, actParam, x, w, bias, y, unsigned(total));
+                        <<<blocksFor(total), 256, 0, st>>>(g, act, actParam, x, w, bias, skip, y, unsigned(total));
                 }
             } else if ((g.k / g.groups) % 4 == 0) {
                 const long long total = positions * (g.k / 4);
                 groupedKernel<T, 4, Transposed>
-                    <<<blocksFor(total), 256, 0, st>>>(g, act, actParam, x, w, bias, y, unsigned(total));
+                    <<<blocksFor(total), 256, 0, st>>>(g, act, actParam, x, w, bias, skip, y, unsigned(total));
             } else {
                 const long long total = positions * g.k;
                 groupedKernel<T, 1, Transposed>
-                    <<<blocksFor(total), 256, 0, st>>>(g, act, actParam, x, w, bias, y, unsigned(total));
+                    <<<blocksFor(total), 256, 0, st>>>(g, act, actParam, x, w, bias, skip, y, unsigned(total));
             }
         });
     }

@@ -10,7 +10,7 @@ namespace convscope::cuda {
 void convTransposeChannelsLast(
     const Conv3dGeometry& g, DType type, const void* x, const float* w, const float* bias, void* y, cudaStream_t st)
 {
-    stored_conv::launch<true>(g, -1, 0.0f, type, x, w, bias, y, st);
+    stored_conv::launch<true>(g, -1, 0.0f, type, x, w, bias, nullptr, y, st);
     CONVSCOPE_CUDA_CHECK_LAUNCH("stored conv_transpose");
 }
 

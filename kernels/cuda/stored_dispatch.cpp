@@ -167,8 +167,9 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
             } else if constexpr (std::is_same_v<T, Conv2d>) {
                 float param = 0;
                 const int act = fusedActivationKind(l, &param);
-                convChannelsLast(
-                    imageGeometryOf(l, s), act, param, t, x, static_cast<const float*>(c.scratch), c.bias, y, st);
+                convChannelsLast(imageGeometryOf(l, s), act, param, t, x, static_cast<const float*>(c.scratch), c.bias,
+                    y, st,
+                    l.fused_residual ? c.inputs.at(1) : nullptr); // a fused residual add's skip (compute/fusion.h)
             } else if constexpr (std::is_same_v<T, Conv3d>) {
                 convChannelsLast(
                     volumeGeometryOf(l, s), -1, 0.0f, t, x, static_cast<const float*>(c.scratch), c.bias, y, st);

@@ -82,7 +82,12 @@ Conv2dPlan::Conv2dPlan(cudnnHandle_t h, const Conv2d& spec, const LayerShape& sh
     const void* xs = m_prepared ? m_prepared : b.x;
     const void* ws = l.nhwc ? m_nhwcWeight : b.weight;
     void* ys = l.nhwc ? static_cast<void*>(m_nhwcOut) : static_cast<void*>(b.y);
-    const ConvEpilogue epilogue { b.bias, fuseBias, spec.fused_activation.kind == FusedActivation::Kind::ReLU, {} };
+    m_residual = spec.fused_residual;
+    m_lateSkip = m_residual && l.nhwc; // the skip is NCHW: added after the transpose back, the activation after it
+    if (m_lateSkip)
+        m_nchwOut.set(CUDNN_TENSOR_NCHW, l.n, l.cout, l.out[0], l.out[1]);
+    const ConvEpilogue epilogue { b.bias, fuseBias,
+        spec.fused_activation.kind == FusedActivation::Kind::ReLU && !m_lateSkip, m_residual, {} };
     if (pinned)
         m_choice = choosePinned(h, l, m_d, o, *pinned, who);
     else
@@ -115,6 +120,11 @@ Conv2dPlan::Conv2dPlan(cudnnHandle_t h, const Conv2d& spec, const LayerShape& sh
         note += m_fusedBias
             ? std::string(", bias ") + (reluInCall ? "and relu " : "") + "fused (cudnnConvolutionBiasActivationForward)"
             : ", bias by cudnnAddTensor";
+    if (m_residual)
+        note += m_fusedBias && !m_lateSkip
+            ? ", residual add fused (the z operand of cudnnConvolutionBiasActivationForward)"
+            : std::string(", residual add by cudnnAddTensor in place")
+                + (m_lateSkip ? " after the NHWC→NCHW transpose" : "");
     if (m_epilogue)
         note += ", fused activation by cudnnActivationForward in place";
     if (l.padStep)
@@ -154,23 +164,32 @@ void Conv2dPlan::run(cudnnHandle_t h, const LayerBuffers& b, void* workspace, si
             CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(h, &kOne, m_d.bias.get(), b.bias, &kOne, m_d.y.get(), y));
     } else if (m_fusedBias) {
         // y = identity(conv(x) + 0·y + bias) in one call; cuDNN allows the identity activation only with
-        // implicit_precomp_gemm, so that is the only algorithm fused.
+        // implicit_precomp_gemm, so that is the only algorithm fused. A fused residual add is its z: 1·skip.
+        const bool z = m_residual && !m_lateSkip;
         CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(h, &kOne, m_d.x.get(), x, m_d.w.get(), w,
-            m_d.conv.get(), m_choice.algo, workspace, workspaceBytes, &kZero, m_d.y.get(), y, m_d.bias.get(), b.bias,
-            m_act->get(), m_d.y.get(), y));
+            m_d.conv.get(), m_choice.algo, workspace, workspaceBytes, z ? &kOne : &kZero, m_d.y.get(), z ? b.skip : y,
+            m_d.bias.get(), b.bias, m_act->get(), m_d.y.get(), y));
     } else {
         CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h, &kOne, m_d.x.get(), x, m_d.w.get(), w, m_d.conv.get(),
             m_choice.algo, workspace, workspaceBytes, &kZero, m_d.y.get(), y));
         if (b.bias)
             CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(h, &kOne, m_d.bias.get(), b.bias, &kOne, m_d.y.get(), y));
     }
-    if (m_epilogue)
+    if (m_residual && !m_lateSkip && !m_fusedBias) // the skip after the bias, before the activation
+        CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(h, &kOne, m_d.y.get(), b.skip, &kOne, m_d.y.get(), y));
+    if (m_epilogue && !m_lateSkip)
         CONVSCOPE_CUDNN_CHECK(
             cudnnActivationForward(h, m_epilogue->get(), &kOne, m_d.y.get(), y, &kZero, m_d.y.get(), y));
     if (l.nhwc) {
         m_marks[2].record(st);
         nvtx::Range r("cudnn NHWC→NCHW", "cudnn");
         transpose(m_nhwcOut, b.yf(), l.n, l.out[0] * l.out[1], l.cout, st);
+        if (m_lateSkip) {
+            CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(h, &kOne, m_nchwOut.get(), b.skip, &kOne, m_nchwOut.get(), b.yf()));
+            if (m_epilogue)
+                CONVSCOPE_CUDNN_CHECK(cudnnActivationForward(
+                    h, m_epilogue->get(), &kOne, m_nchwOut.get(), b.yf(), &kZero, m_nchwOut.get(), b.yf()));
+        }
         m_marks[3].record(st);
         m_marksRecorded = true;
     }

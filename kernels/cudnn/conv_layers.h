@@ -68,6 +68,11 @@ private:
     std::unique_ptr<ActivationDesc> m_act; // identity (or relu) for a bias fused into the convolution call
     std::unique_ptr<ActivationDesc> m_epilogue; // a fused activation cuDNN's fused call cannot take
     bool m_fusedBias = false;
+    // A fused residual add (compute/fusion.h): the z operand of cuDNN's fused call where it runs (NCHW), else one
+    // cudnnAddTensor before the activation; in the NHWC layout (the skip is NCHW) after the transpose back, on
+    // m_nchwOut's descriptor, with the activation after it.
+    bool m_residual = false, m_lateSkip = false;
+    TensorDesc m_nchwOut;
     std::string m_note;
     // NHWC split timing: events before the input transpose, after it, after the convolution, after the output
     // transpose; samples of each part from completed passes.

@@ -63,15 +63,16 @@ namespace {
     // bias; with one, the legacy cudnnConvolutionBiasActivationForward fuses it (and a ReLU) for
     // implicit_precomp_gemm, or for any algorithm when a ReLU rides along; otherwise the bias and the ReLU are one
     // pass each (`pass`: cudnnAddTensor's median on this layer).
+    // A residual add on FP32 tensors is one more pass where the call does not take it (its z operand).
     double legacyEpilogueMs(const ConvEpilogue& e, cudnnConvolutionFwdAlgo_t algo, double pass)
     {
         if (!e.bias)
             return 0.0;
-        return legacyFusesBias(e, algo) ? 0.0 : pass * (e.relu && !e.pass ? 2 : 1);
+        return legacyFusesBias(e, algo) ? 0.0 : pass * ((e.relu && !e.pass ? 2 : 1) + (e.residual && !e.pass ? 1 : 0));
     }
     double graphEpilogueMs(const ConvEpilogue& e, double pass)
     {
-        return e.bias ? pass * (e.relu && !e.pass ? 2 : 1) : 0.0;
+        return e.bias ? pass * ((e.relu && !e.pass ? 2 : 1) + (e.residual && !e.pass ? 1 : 0)) : 0.0;
     }
 
     // The legacy choice against the graph API's engine configurations, both timed by medianCallMs with their
@@ -349,7 +350,7 @@ AlgoChoice chooseAuto(cudnnHandle_t h, const ConvLayout& l, ConvDescriptors& d, 
     const void* w, void* y, const ConvEpilogue& epilogue)
 {
     const std::string key = fwdKey(l, o, h) + " api " + o.api + " bias " + (epilogue.bias ? "1" : "0")
-        + (epilogue.fuseBias ? "1" : "0") + (epilogue.relu ? "1" : "0");
+        + (epilogue.fuseBias ? "1" : "0") + (epilogue.relu ? "1" : "0") + (epilogue.residual ? " residual" : "");
     if (auto cached = g_fwdCache.find(key)) {
         d.conv.setMath(cached->math);
         return *cached;

@@ -137,6 +137,9 @@ struct ConvEpilogue {
     const void* bias = nullptr; // device bias, or null
     bool fuseBias = true; // the session's fuse_bias option
     bool relu = false; // a fused ReLU follows
+    // A fused residual add (compute/fusion.h) follows: on FP32 tensors one more cudnnAddTensor pass where the
+    // convolution call does not take it as its z operand (native layers: a term of `pass`).
+    bool residual = false;
     // Native layouts: the bias (and any fused activation) is one pass of our kernel over the output; `pass` runs it
     // on the output buffer so the race times it instead of cudnnAddTensor.
     std::function<void()> pass;

@@ -93,6 +93,9 @@ namespace {
         {
             return kind != FusedActivation::Kind::LeakyReLU;
         }
+        // A fused residual add: the z operand of cudnnConvolutionBiasActivationForward where that call runs, else one
+        // add inside the layer (conv_layers.h, native_layers.h).
+        bool fusesResidual() const override { return true; }
 
         Support supports(const std::string& algorithm, const LayerSpec& spec, const LayerShape& shape) const override
         {

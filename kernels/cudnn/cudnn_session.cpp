@@ -488,9 +488,11 @@ namespace {
         // tensors of a native layer, else the FP32 tensors (or the base's FP32 copies).
         LayerBuffers layerBuffers(size_t i) const
         {
+            const bool skip = inputCount(i) > 1 && std::holds_alternative<Conv2d>(spec(i)); // fused residual add's
             if (native(i))
-                return { inputData(i), weight(i), bias(i), outputData(i), scratch(i) };
-            return { input(i), weight(i), bias(i), output(i), scratch(i) };
+                return { inputData(i), weight(i), bias(i), outputData(i), scratch(i),
+                    skip ? inputData(i, 1) : nullptr };
+            return { input(i), weight(i), bias(i), output(i), scratch(i), skip ? input(i, 1) : nullptr };
         }
 
         void reserveWorkspace(size_t bytes)

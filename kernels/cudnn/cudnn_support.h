@@ -67,6 +67,7 @@ struct LayerBuffers {
     const float* bias = nullptr;
     void* y = nullptr;
     void* scratch = nullptr; // the layer's scratch bytes (convScratchBytes, volumeScratchBytes, ...) of it
+    const void* skip = nullptr; // a conv2d's fused residual add (compute/fusion.h): its second input, stored like y
     // The FP32 view, for the layers on FP32 data.
     const float* xf() const { return static_cast<const float*>(x); }
     float* yf() const { return static_cast<float*>(y); }

@@ -73,10 +73,11 @@ std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& sp
     describe(l, mathTypeFor(o.math), p->d);
     const EpilogueAct act = epilogueAct(spec.fused_activation.kind);
     p->actParam = float(spec.fused_activation.param);
-    ConvEpilogue epilogue { p->bias, fuseBias, act == EpilogueAct::ReLU, {} };
-    if (b.bias || act != EpilogueAct::None)
-        epilogue.pass = [y = b.y, bias = b.bias, total = shape.out.numel(), k = l.cout, type, act, param = p->actParam,
-                            stream] { biasActivation(y, bias, total, k, type, act, param, stream); };
+    ConvEpilogue epilogue { p->bias, fuseBias, act == EpilogueAct::ReLU, b.skip != nullptr, {} };
+    if (b.bias || b.skip || act != EpilogueAct::None)
+        epilogue.pass
+            = [y = b.y, bias = b.bias, total = shape.out.numel(), k = l.cout, type, act, param = p->actParam, stream,
+                  skip = b.skip] { biasActivation(y, bias, total, k, type, act, param, stream, skip); };
     p->choice
         = pinned ? choosePinned(h, l, p->d, o, *pinned, who) : chooseAuto(h, l, p->d, o, x, p->weight, b.y, epilogue);
     p->fusedBias = !p->choice.graph && legacyFusesBias(epilogue, p->choice.algo);
@@ -86,7 +87,8 @@ std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& sp
         p->act->set(reluInCall ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, 0.0);
     }
     p->passAct = reluInCall ? EpilogueAct::None : act;
-    p->pass = (b.bias && !p->fusedBias) || p->passAct != EpilogueAct::None;
+    // A fused residual add (compute/fusion.h, b.skip) is the fused call's z operand, else a term of our pass.
+    p->pass = ((b.bias || b.skip) && !p->fusedBias) || p->passAct != EpilogueAct::None;
 
     const AlgoChoice& c = p->choice;
     const std::string tname = dtypeName(type);
@@ -103,6 +105,9 @@ std::unique_ptr<NativeConvPlan> planNativeConv(cudnnHandle_t h, const Conv2d& sp
         note += std::string(", ") + (b.bias && !p->fusedBias ? "FP32 bias " : "")
             + (b.bias && !p->fusedBias && p->passAct != EpilogueAct::None ? "and " : "")
             + (p->passAct != EpilogueAct::None ? "fused activation " : "") + "in one pass of ours (FP32 math)";
+    if (b.skip)
+        note += p->fusedBias ? ", residual add fused (the z operand of cudnnConvolutionBiasActivationForward)"
+                             : ", residual add in our pass";
     if (l.padStep)
         note += "; pad step for asymmetric padding [" + std::to_string(l.pad.top) + ", " + std::to_string(l.pad.bottom)
             + ", " + std::to_string(l.pad.left) + ", " + std::to_string(l.pad.right) + "] in " + tname
@@ -124,8 +129,8 @@ void runNativeConv(const NativeConvPlan& p, cudnnHandle_t h, const LayerBuffers&
         p.choice.graph->execute(h, x, p.weight, b.y, workspace);
     } else if (p.fusedBias) {
         CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(h, &kOne, d.x.get(), x, d.w.get(), p.weight,
-            d.conv.get(), p.choice.algo, workspace, workspaceBytes, &kZero, d.y.get(), b.y, d.bias.get(), p.bias,
-            p.act->get(), d.y.get(), b.y));
+            d.conv.get(), p.choice.algo, workspace, workspaceBytes, b.skip ? &kOne : &kZero, d.y.get(),
+            b.skip ? b.skip : b.y, d.bias.get(), p.bias, p.act->get(), d.y.get(), b.y)); // z: a fused residual's skip
     } else {
         CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h, &kOne, d.x.get(), x, d.w.get(), p.weight, d.conv.get(),
             p.choice.algo, workspace, workspaceBytes, &kZero, d.y.get(), b.y));
@@ -133,7 +138,7 @@ void runNativeConv(const NativeConvPlan& p, cudnnHandle_t h, const LayerBuffers&
     if (p.pass)
         biasActivation(b.y, p.fusedBias ? nullptr : b.bias,
             int64_t(p.layout.n) * p.layout.cout * p.layout.out[0] * p.layout.out[1], p.layout.cout, p.layout.storage,
-            p.passAct, p.actParam, stream);
+            p.passAct, p.actParam, stream, p.fusedBias ? nullptr : b.skip);
 }
 
 void runNativeLinear(cublasHandle_t h, const LayerShape& s, DType type, MathMode math, const void* w, const void* x,

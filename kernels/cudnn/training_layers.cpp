@@ -128,6 +128,9 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
                                            if (l.fused_activation)
                                                return "a fused activation is unsupported in training (train the "
                                                       "unfused network)";
+                                           if (l.fused_residual)
+                                               return "a fused residual add is unsupported in training (train the "
+                                                      "unfused network)";
                                            const Padding2d& p = s.resolvedPadding;
                                            if (p.top != p.bottom || p.left != p.right)
                                                return "asymmetric padding is unsupported in training on cudnn (cuDNN's "

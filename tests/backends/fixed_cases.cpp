@@ -402,6 +402,17 @@ std::vector<Case> graphCases()
             .add("sum", Add {}, { "bn2", "pbn" })
             .add("out", ReLU {})
             .done("basic block with a projection"),
+        // Residual fusion's main case (compute/fusion.h): the add of the network's input and bn2 folds into c2, the
+        // ReLU after it into c2's epilogue where the backend fuses it; 16 channels so that the Tensor Core paths run.
+        Builder("graph", 2, 16, 10, 12)
+            .add("c1", conv(16, 3, 1, Padding2d::symmetric(1, 1)))
+            .add("bn1", bn)
+            .add("r1", ReLU {})
+            .add("c2", conv(16, 3, 1, Padding2d::symmetric(1, 1)))
+            .add("bn2", bn)
+            .add("sum", Add {}, { "input", "bn2" })
+            .add("out", ReLU {})
+            .done("basic block with an identity skip"),
         Builder("graph", 1, 3, 8, 8)
             .add("e1", conv(4, 3, 1, Padding2d::symmetric(1, 1)))
             .add("er", ReLU {})
