@@ -84,7 +84,7 @@ namespace {
                 throw Error("data parallel: rank " + std::to_string(rank) + " sent fewer parameters than rank 0 has");
             std::memcpy(t->data(), bytes.data() + at, b);
             at += b;
-            sel.maxParamRelL2 = std::max(sel.maxParamRelL2, compare(*t, **slot).relL2);
+            sel.maxParamRelL2 = std::max(sel.maxParamRelL2, parameterDrift(*t, **slot));
         }
         return sel;
     }

@@ -21,6 +21,19 @@ std::string SelectionTraining::label() const
     return rank < 0 ? selection.str() : selection.str() + " · rank " + std::to_string(rank);
 }
 
+double parameterDrift(const Tensor& value, const Tensor& reference)
+{
+    double diff = 0, norm = 0;
+    const int64_t count = std::min(value.numel(), reference.numel());
+    for (int64_t i = 0; i < count; ++i) {
+        const double r = reference.data()[i], d = double(value.data()[i]) - r;
+        diff += d * d;
+        norm += r * r;
+    }
+    const double rms = std::sqrt(norm / double(std::max<int64_t>(count, 1)));
+    return rms < 1e-6 ? std::sqrt(diff / double(std::max<int64_t>(count, 1))) : std::sqrt(diff / norm);
+}
+
 TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target, const TrainRunOptions& options)
 {
     if (net.layers.empty())
@@ -132,7 +145,7 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
                 for (const auto& [a, b] : { std::pair { ref.layers[i].weight, st.trained.layers[i].weight },
                          std::pair { ref.layers[i].bias, st.trained.layers[i].bias } })
                     if (a && b)
-                        st.maxParamRelL2 = std::max(st.maxParamRelL2, compare(*b, *a).relL2);
+                        st.maxParamRelL2 = std::max(st.maxParamRelL2, parameterDrift(*b, *a));
         }
         result.selections.push_back(std::move(st));
         if (ddp)

@@ -37,8 +37,8 @@ struct SelectionTraining {
     // ∂L/∂weight of the last step, one entry per layer (null for a layer without a weight); filled with
     // TrainRunOptions::keepWeightGradients, empty otherwise.
     std::vector<std::shared_ptr<const Tensor>> weightGradients;
-    // Relative L2 of every trained parameter against the first selection's (empty for the first selection); how
-    // far the fast path drifted from the reference over the steps.
+    // The largest parameterDrift of a trained parameter against the first selection's (0 for the first selection);
+    // how far the fast path drifted from the reference over the steps.
     double maxParamRelL2 = 0;
     // Data parallel (TrainingOptions::group): which rank ran these steps (−1: one process). Rank 0's report holds
     // every rank's steps (gathered over the group); `trained` is rank 0's only, and a rank's maxParamRelL2 is how far
@@ -57,6 +57,12 @@ struct TrainResult {
     int worldSize = 1; // data parallel: the ranks; shapes are then one rank's (its slice of the batch)
     int64_t globalBatch = 0; // the whole batch, split among the ranks
 };
+
+// How far a trained parameter is from the reference selection's: the relative L2 error, except for a parameter that
+// is zero by the mathematics (a convolution's zero-initialised bias before batch norm, whose gradient is rounding
+// noise of ~1e-9), whose relative error is noise over noise: there the RMS difference (below 1e-6 RMS of the
+// reference, the error is absolute).
+double parameterDrift(const Tensor& value, const Tensor& reference);
 
 // Infers the shapes, materialises the parameters, checks the target against the loss, and runs every selection.
 // With TrainingOptions::group of more than one rank (data parallel), `input` and `target` are the whole batch: each

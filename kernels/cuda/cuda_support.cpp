@@ -52,11 +52,9 @@ Support cudaSupport(const std::string& algorithm, const LayerSpec& spec, const L
         return { false, sel + ": tensors of more than 2^31 elements are unsupported (32-bit indexing)" };
     if (const auto* c = std::get_if<Conv3d>(&spec)) {
         if (algorithm == kFft)
-            return { false,
-                sel + ": conv3d has no FFT path (the FFT convolution is 2-D); use cuda.implicit_gemm" };
+            return { false, sel + ": conv3d has no FFT path (the FFT convolution is 2-D); use cuda.implicit_gemm" };
         if (c->groups > 0
-            && shape.out.c * (shape.in.c / c->groups) * c->kernel_size[0] * c->kernel_size[1]
-                    * c->kernel_size[2]
+            && shape.out.c * (shape.in.c / c->groups) * c->kernel_size[0] * c->kernel_size[1] * c->kernel_size[2]
                 > kMaxElements)
             return { false, sel + ": weights of more than 2^31 elements are unsupported (32-bit indexing)" };
     }
@@ -67,8 +65,7 @@ Support cudaSupport(const std::string& algorithm, const LayerSpec& spec, const L
         const ConvGeometry g = geometryOf(*c, shape);
         if (algorithm == kTiled && conv2dTiledChannelsPerStage(g) == 0)
             return { false,
-                sel + ": the input tile with its halo needs "
-                    + std::to_string(conv2dTiledSharedBytes(g, 1) / 1024)
+                sel + ": the input tile with its halo needs " + std::to_string(conv2dTiledSharedBytes(g, 1) / 1024)
                     + " KB of shared memory, more than the 48 KB the tiled kernel uses (large stride or "
                       "dilation); use cuda.direct or cuda.implicit_gemm" };
         if (algorithm == kFft)

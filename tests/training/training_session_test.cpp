@@ -230,3 +230,17 @@ TEST_CASE(
     session->step(input, target, 1);
     CHECK_THROWS_WITH(session->step(input, target, 2), Catch::Contains("step 2") && Catch::Contains("not finite"));
 }
+
+TEST_CASE("parameter drift is relative, except for a parameter that is zero by the mathematics", "[training]")
+{
+    Tensor a(Shape::features(1, 4)), b(Shape::features(1, 4));
+    const float ref[] = { 1, -2, 3, 0.5f }, got[] = { 1.001f, -2, 3, 0.5f };
+    std::copy(ref, ref + 4, a.data());
+    std::copy(got, got + 4, b.data());
+    CHECK(parameterDrift(b, a) == Approx(0.001 / std::sqrt(1 + 4 + 9 + 0.25)).epsilon(1e-3));
+    // A zero-initialised bias before batch norm: both hold rounding noise; relative to noise the error would be ~1.
+    const float noiseA[] = { 1e-9f, -2e-9f, 0, 3e-9f }, noiseB[] = { -1e-9f, 1e-9f, 2e-9f, 0 };
+    std::copy(noiseA, noiseA + 4, a.data());
+    std::copy(noiseB, noiseB + 4, b.data());
+    CHECK(parameterDrift(b, a) < 1e-8);
+}
