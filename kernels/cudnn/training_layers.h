@@ -68,6 +68,9 @@ struct TrainLayer {
     int64_t weightCount = 0, biasCount = 0;
     bool trainWeight = false, trainBias = false;
     bool started = false; // the optimizer has stepped (SGD's momentum buffer is set)
+    // The phased step (training_phased.cpp): the gradients summed over backwardPass calls since zeroGradients.
+    gpu::DeviceBuffer sumW, sumB;
+    bool summed = false;
     // batch norm: the forward's batch mean and 1/std (cuDNN's saved results), and dγ, dβ of a non-affine layer
     gpu::DeviceBuffer saveMean, saveInvStd, dummyScale, dummyBias;
     gpu::DeviceBuffer mask; // dropout: this step's mask (0 or 1 / (1 − p)), drawn on the host
@@ -102,6 +105,11 @@ public:
     std::vector<ParameterRef> parameters() const override;
     std::map<std::string, std::string> metadata() const override;
     bool dataParallel() const override;
+    // training_phased.cpp: the phased step (training.h) for loops such as the DCGAN pair's; one GPU only.
+    Tensor forwardPass(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times) override;
+    void zeroGradients() override;
+    void backwardPass(const Tensor& outputGradient, int64_t step, std::vector<LayerPhaseMs>& times) override;
+    void updateParameters(int64_t step, std::vector<LayerPhaseMs>& times) override;
 
 private:
     // training_distributed.cpp: the communicator (once), the buckets, and the gradients moved into them.
@@ -122,6 +130,15 @@ private:
     void chooseConvAlgorithms(size_t i, cudnnHandle_t h);
 
     // training_session.cpp
+    // One phase (0 forward, 1 backward-data, 2 backward-weights, 3 update) of layer i between its two events, inside
+    // its NVTX range.
+    void timedPhase(size_t i, int p, const std::function<void()>& work);
+    // Layer k's backward-data and backward-weights phases and its finiteness flags; `has` / `inputHas` say which
+    // gradients hold a value already (a second reader's is added on through a scratch buffer).
+    void backwardLayer(size_t k, std::vector<char>& has, char& inputHas, const Handles& h);
+    void readTimes(std::vector<LayerPhaseMs>& times) const; // the phases timed since `timed` was cleared
+    // training_phased.cpp: the stream on the handles, `timed` cleared.
+    Handles& beginPass();
     const float* in(size_t i, size_t j) const; // layer i's j-th input (the network's input or an earlier output)
     bool batchNormGivesData(size_t k) const; // the backward-data phase of batch norm k runs cuDNN's call
     void upload(gpu::DeviceBuffer& dst, const std::shared_ptr<const Tensor>& src, const char* what);

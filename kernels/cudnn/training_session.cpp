@@ -285,14 +285,7 @@ StepResult CudnnTrainingSession::step(const Tensor& input, const Tensor& target,
     CONVSCOPE_CUDA_CHECK(
         cudaMemcpyAsync(m_input.get(), input.data(), floatBytes(want.numel()), cudaMemcpyHostToDevice, st));
     CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(m_flags.get(), 0, count * sizeof(int), st));
-    const auto phase = [&](size_t i, int p, auto&& work) {
-        TrainLayer& t = m_layers[i];
-        const nvtx::Range range(t.ranges[size_t(p)], "cudnn");
-        t.events[size_t(2 * p)].record(st);
-        work();
-        t.events[size_t(2 * p + 1)].record(st);
-        t.timed[size_t(p)] = true;
-    };
+    const auto phase = [&](size_t i, int p, const std::function<void()>& work) { timedPhase(i, p, work); };
     m_step = step;
     for (size_t i = 0; i < count; ++i)
         phase(i, 0, [&] { forward(i, h); });
@@ -331,48 +324,8 @@ StepResult CudnnTrainingSession::step(const Tensor& input, const Tensor& target,
             bucketsReadyAfter(k);
             continue; // nothing downstream read this output
         }
-        TrainLayer& t = m_layers[k];
-        const LayerShape& s = m_shapes.layers[k];
-        const bool bn = std::holds_alternative<BatchNorm2d>(m_net.layers[k].spec);
-        // Which inputs get a gradient, and where each is written (the total, or a scratch added on).
-        bool anyData = false;
-        for (int src : s.sources)
-            anyData = anyData || src >= 0 || m_train.inputGradient;
-        if (anyData) {
-            phase(k, 1, [&] {
-                for (size_t j = 0; j < s.sources.size(); ++j) {
-                    const int src = s.sources[j];
-                    if (src < 0 && !m_train.inputGradient)
-                        continue;
-                    char& set = src < 0 ? inputHas : has[size_t(src)];
-                    float* total = src < 0 ? m_inputGrad.floats() : m_grad[size_t(src)];
-                    if (m_gradAlias[k] && src >= 0) {
-                        set = 1; // a view's gradient is its input's buffer already
-                        continue;
-                    }
-                    float* gx = set ? (src < 0 ? m_inputScratch.floats() : m_scratch[size_t(src)]) : total;
-                    if (!gx)
-                        throw Error(trainLayerLabel(m_net, k) + ": no scratch for a gradient with several readers");
-                    if (bn)
-                        batchNormBackward(k, gx, h);
-                    else
-                        backwardData(k, j, gx, h);
-                    if (set)
-                        train::accumulate(total, gx, s.ins[j].numel(), st);
-                    set = 1;
-                }
-            });
-        }
-        if (t.trainWeight || t.trainBias) {
-            phase(k, 2, [&] {
-                if (!bn)
-                    backwardWeights(k, h);
-                else if (!anyData)
-                    batchNormBackward(k, nullptr, h); // dγ and dβ without the input gradient
-                // else: cudnnBatchNormalizationBackward gave dγ and dβ in the backward-data phase
-            });
-        }
-        flagGradients(k, has, inputHas != 0);
+        const TrainLayer& t = m_layers[k];
+        backwardLayer(k, has, inputHas, h);
         if (m_ddp)
             bucketsReadyAfter(k); // the update waits for the bucket's average (below)
         else if (t.trainWeight || t.trainBias)
@@ -397,18 +350,80 @@ StepResult CudnnTrainingSession::step(const Tensor& input, const Tensor& target,
         if (flags[k])
             throw InputError("step " + std::to_string(step) + ": the gradient is not finite; the first layer "
                 + "whose gradient is not finite (in backward order) is " + trainLayerLabel(m_net, k));
-    for (size_t i = 0; i < count; ++i) {
+    readTimes(r.layers);
+    return r;
+}
+
+void CudnnTrainingSession::timedPhase(size_t i, int p, const std::function<void()>& work)
+{
+    TrainLayer& t = m_layers[i];
+    const nvtx::Range range(t.ranges[size_t(p)], "cudnn");
+    t.events[size_t(2 * p)].record(m_stream->get());
+    work();
+    t.events[size_t(2 * p + 1)].record(m_stream->get());
+    t.timed[size_t(p)] = true;
+}
+
+// Which inputs of layer k get a gradient, where each is written (the total, or a scratch added on), its
+// backward-data and backward-weights phases, and its finiteness flags.
+void CudnnTrainingSession::backwardLayer(size_t k, std::vector<char>& has, char& inputHas, const Handles& h)
+{
+    const cudaStream_t st = m_stream->get();
+    TrainLayer& t = m_layers[k];
+    const LayerShape& s = m_shapes.layers[k];
+    const bool bn = std::holds_alternative<BatchNorm2d>(m_net.layers[k].spec);
+    // Which inputs get a gradient, and where each is written (the total, or a scratch added on).
+    bool anyData = false;
+    for (int src : s.sources)
+        anyData = anyData || src >= 0 || m_train.inputGradient;
+    if (anyData) {
+        timedPhase(k, 1, [&] {
+            for (size_t j = 0; j < s.sources.size(); ++j) {
+                const int src = s.sources[j];
+                if (src < 0 && !m_train.inputGradient)
+                    continue;
+                char& set = src < 0 ? inputHas : has[size_t(src)];
+                float* total = src < 0 ? m_inputGrad.floats() : m_grad[size_t(src)];
+                if (m_gradAlias[k] && src >= 0) {
+                    set = 1; // a view's gradient is its input's buffer already
+                    continue;
+                }
+                float* gx = set ? (src < 0 ? m_inputScratch.floats() : m_scratch[size_t(src)]) : total;
+                if (!gx)
+                    throw Error(trainLayerLabel(m_net, k) + ": no scratch for a gradient with several readers");
+                if (bn)
+                    batchNormBackward(k, gx, h);
+                else
+                    backwardData(k, j, gx, h);
+                if (set)
+                    train::accumulate(total, gx, s.ins[j].numel(), st);
+                set = 1;
+            }
+        });
+    }
+    if (t.trainWeight || t.trainBias) {
+        timedPhase(k, 2, [&] {
+            if (!bn)
+                backwardWeights(k, h);
+            else if (!anyData)
+                batchNormBackward(k, nullptr, h); // dγ and dβ without the input gradient
+            // else: cudnnBatchNormalizationBackward gave dγ and dβ in the backward-data phase
+        });
+    }
+    flagGradients(k, has, inputHas != 0);
+}
+
+// The events of the phases that ran since the last reset of `timed`, after the stream has synchronised.
+void CudnnTrainingSession::readTimes(std::vector<LayerPhaseMs>& times) const
+{
+    times.assign(m_layers.size(), {});
+    for (size_t i = 0; i < m_layers.size(); ++i) {
         const TrainLayer& t = m_layers[i];
-        LayerPhaseMs& ms = r.layers[i];
         const auto elapsed = [&](int p) {
             return t.timed[size_t(p)] ? gpu::elapsedMs(t.events[size_t(2 * p)], t.events[size_t(2 * p + 1)]) : -1.0;
         };
-        ms.forward = elapsed(0);
-        ms.backwardData = elapsed(1);
-        ms.backwardWeights = elapsed(2);
-        ms.update = elapsed(3);
+        times[i] = { elapsed(0), elapsed(1), elapsed(2), elapsed(3) };
     }
-    return r;
 }
 
 void CudnnTrainingSession::reset()
