@@ -3,13 +3,29 @@
 #include "compute/random.h"
 
 #include <algorithm>
+#include <arpa/inet.h>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <random>
 #include <sstream>
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace convscope::test {
+
+int freeLoopbackPort()
+{
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a {};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(fd);
+    return ntohs(a.sin_port);
+}
 
 Tensor randomTensor(const Shape& shape, uint64_t seed)
 {

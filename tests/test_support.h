@@ -18,6 +18,8 @@ void poison(Tensor& t);
 std::filesystem::path dataDir(); // tests/data
 std::filesystem::path examplesDir(); // resources/networks
 std::filesystem::path cliPath(); // the built convscope-cli
+// A loopback TCP port nobody listens at now (bound to 0, read back, closed): the rendezvous tests' MASTER_PORT.
+int freeLoopbackPort();
 // conv → batchnorm → act → maxpool → conv (no bias, stride 2×1) → batchnorm (no affine) → conv 1×1 → act, with
 // asymmetric padding on the first conv: two conv+bn(+act) groups and a conv+act group for the fusion tests.
 // Layers whose own output survives fusion: 2, 3, 5, 7.

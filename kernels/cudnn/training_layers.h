@@ -137,6 +137,8 @@ private:
     // gradients hold a value already (a second reader's is added on through a scratch buffer).
     void backwardLayer(size_t k, std::vector<char>& has, char& inputHas, const Handles& h);
     void readTimes(std::vector<LayerPhaseMs>& times) const; // the phases timed since `timed` was cleared
+    // Synchronises; throws InputError naming the step and the first layer (in backward order) whose flag is set.
+    void throwIfGradientFlagged(int64_t step) const;
     // training_phased.cpp: the stream on the handles, `timed` cleared.
     Handles& beginPass();
     const float* in(size_t i, size_t j) const; // layer i's j-th input (the network's input or an earlier output)

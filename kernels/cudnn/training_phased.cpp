@@ -73,8 +73,8 @@ void CudnnTrainingSession::backwardPass(const Tensor& outputGradient, int64_t st
 {
     const size_t count = m_layers.size(), last = count - 1;
     if (outputGradient.numel() != m_hostGrad.numel())
-        throw InputError("train: the output gradient is " + outputGradient.shape().str() + " but the network's output is "
-            + m_hostGrad.shape().str());
+        throw InputError("train: the output gradient is " + outputGradient.shape().str()
+            + " but the network's output is " + m_hostGrad.shape().str());
     for (const TrainLayer& t : m_layers)
         if ((t.trainWeight && !t.sumW.get()) || (t.trainBias && !t.sumB.get())) {
             zeroGradients();
@@ -100,13 +100,7 @@ void CudnnTrainingSession::backwardPass(const Tensor& outputGradient, int64_t st
         t.summed = t.summed || t.trainWeight || t.trainBias;
     }
     m_inputHas = inputHas != 0;
-    std::vector<int> flags(count, 0);
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(flags.data(), m_flags.get(), count * sizeof(int), cudaMemcpyDeviceToHost, st));
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
-    for (size_t k = count; k-- > 0;)
-        if (flags[k])
-            throw InputError("step " + std::to_string(step) + ": the gradient is not finite; the first layer "
-                + "whose gradient is not finite (in backward order) is " + trainLayerLabel(m_net, k));
+    throwIfGradientFlagged(step);
     readTimes(times);
 }
 

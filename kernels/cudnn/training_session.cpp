@@ -343,15 +343,22 @@ StepResult CudnnTrainingSession::step(const Tensor& input, const Tensor& target,
         r.buckets = m_ddp->timings();
         r.backwardMs = m_ddp->backwardMs();
     }
+    throwIfGradientFlagged(step);
+    readTimes(r.layers);
+    return r;
+}
+
+void CudnnTrainingSession::throwIfGradientFlagged(int64_t step) const
+{
+    const size_t count = m_layers.size();
     std::vector<int> flags(count, 0);
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(flags.data(), m_flags.get(), count * sizeof(int), cudaMemcpyDeviceToHost, st));
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
+    CONVSCOPE_CUDA_CHECK(
+        cudaMemcpyAsync(flags.data(), m_flags.get(), count * sizeof(int), cudaMemcpyDeviceToHost, m_stream->get()));
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));
     for (size_t k = count; k-- > 0;)
         if (flags[k])
             throw InputError("step " + std::to_string(step) + ": the gradient is not finite; the first layer "
                 + "whose gradient is not finite (in backward order) is " + trainLayerLabel(m_net, k));
-    readTimes(r.layers);
-    return r;
 }
 
 void CudnnTrainingSession::timedPhase(size_t i, int p, const std::function<void()>& work)

@@ -22,19 +22,6 @@ namespace {
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
 
-int unusedPort()
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a {};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
 // LeNet-5 with a batch of 4 and its class targets, in a fresh folder.
 struct DdpFolder {
     test::TempDir tmp;
@@ -91,7 +78,7 @@ TEST_CASE("train --distributed: the torchrun environment and the rendezvous's ti
     CHECK_THAT(badRank.output, Catch::Matchers::Contains("RANK=2 but WORLD_SIZE=2"));
 
     // Rank 1 alone: nobody listens at the port; it gives up after the timeout and names the address.
-    const int port = unusedPort();
+    const int port = test::freeLoopbackPort();
     const auto t0 = std::chrono::steady_clock::now();
     const test::CliResult alone
         = run("RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port),

@@ -65,7 +65,8 @@ TEST_CASE("cudnn training: two DCGAN steps match PyTorch's losses and parameters
         for (const Layer& layer : net->layers)
             for (const auto& [what, tensor] : { std::pair { "weight", layer.weight }, { "bias", layer.bias },
                      { "running_mean", layer.runningMean }, { "running_var", layer.runningVar } }) {
-                const fs::path expected = dir / ("after." + std::string(prefix) + "." + layer.name + "." + what + ".npy");
+                const fs::path expected
+                    = dir / ("after." + std::string(prefix) + "." + layer.name + "." + what + ".npy");
                 if (!fs::exists(expected))
                     continue;
                 INFO(prefix << " " << layer.name << "." << what);

@@ -19,18 +19,6 @@
 using namespace convscope;
 
 namespace {
-int portNobodyUses()
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a {};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
 
 // LeNet-5's result on one rank: two steps whose timings depend on the rank, two buckets.
 TrainResult rankResult(int rank)
@@ -69,7 +57,7 @@ TrainResult rankResult(int rank)
 TEST_CASE(
     "distributed: rank 0 gathers every rank's steps and its reports show a track per rank", "[training][distributed]")
 {
-    const int port = portNobodyUses();
+    const int port = test::freeLoopbackPort();
     DistributedEnv e0 { 0, 2, 0, 2, "127.0.0.1", port }, e1 { 1, 2, 1, 2, "127.0.0.1", port };
     std::string error;
     std::thread other([&] {

@@ -3,6 +3,7 @@
 // gather back to it, and the timeout message when nobody is listening or a rank never comes).
 #include "compute/error.h"
 #include "compute/training/distributed.h"
+#include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
 
@@ -28,20 +29,6 @@ std::map<std::string, std::string> goodEnv()
 {
     return { { "RANK", "1" }, { "WORLD_SIZE", "2" }, { "LOCAL_RANK", "1" }, { "MASTER_ADDR", "127.0.0.1" },
         { "MASTER_PORT", "29500" } };
-}
-
-// A port nobody listens at now (bound to 0, read back, closed).
-int freePort()
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a {};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
 }
 
 DistributedEnv localEnv(int rank, int world, int port)
@@ -143,7 +130,7 @@ TEST_CASE("distributed: gradient buckets in reverse layer order", "[training][di
 
 TEST_CASE("distributed: the TCP rendezvous on localhost", "[training][distributed]")
 {
-    const int port = freePort();
+    const int port = test::freeLoopbackPort();
     std::string received;
     std::vector<std::string> gathered;
     std::string error;
@@ -188,7 +175,7 @@ TEST_CASE("distributed: the TCP rendezvous on localhost", "[training][distribute
 
 TEST_CASE("distributed: a rank that cannot reach the others times out with a message", "[training][distributed]")
 {
-    const int port = freePort();
+    const int port = test::freeLoopbackPort();
     // Nobody listens: rank 1 names the address and the seconds it waited.
     CHECK_THROWS_WITH(ProcessGroup::rendezvous(localEnv(1, 2, port), 0.5),
         Catch::Matchers::Contains("could not reach rank 0 at 127.0.0.1:" + std::to_string(port) + " within 0.5 s"));
@@ -208,7 +195,7 @@ TEST_CASE("distributed: a rank that cannot reach the others times out with a mes
 
 TEST_CASE("distributed: ranks started with different runs are told so, all of them", "[training][distributed]")
 {
-    const int port = freePort();
+    const int port = test::freeLoopbackPort();
     std::string error1;
     std::thread rank1([&] {
         try {
