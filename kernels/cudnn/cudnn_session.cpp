@@ -261,7 +261,8 @@ namespace {
                         setLayerNote(i, "our CUDA kernel: cuDNN has no padding layer");
                     } else if constexpr (std::is_same_v<T, Resize>) {
                         setLayerNote(i, "our CUDA kernel (kernels/cuda/resize.cu): cuDNN has no resize call");
-                    } else if constexpr (std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice>) {
+                    } else if constexpr (
+                        std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Transpose>) {
                         setLayerNote(
                             i, std::string("our CUDA kernel: cuDNN has no ") + layerKind(l).type + " (a gather copy)");
                     } else if constexpr (std::is_same_v<T, Softmax>) {
@@ -334,9 +335,13 @@ namespace {
                                 outputData(i), bias(i), st);
                         else
                             runLinear(i, p, h, st, s);
-                    } else if constexpr (std::is_same_v<T,
-                                             Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
+                    } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Reshape>) { // view, or copies
+                        CONVSCOPE_CUDA_CHECK(
+                            cudaMemcpyAsync(y, x, size_t(s.out.numel()) * 4, cudaMemcpyDeviceToDevice, st));
+                    } else if constexpr (std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
                         // Views: never called (the session aliases the buffer).
+                    } else if constexpr (std::is_same_v<T, Transpose>) {
+                        cuda::transposeDims(x, s.in.dims(), wrappedDims(l, s.in.ndim()), 4, y, st);
                     } else if constexpr (
                         std::is_same_v<T,
                             ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, SiLU>) {
@@ -375,7 +380,10 @@ namespace {
                             xs.push_back(input(i, k));
                             channels.push_back(s.ins[k].c);
                         }
-                        cuda::concatChannels(xs, channels, s.out.n, s.out.d * s.out.h * s.out.w, y, st);
+                        if (const int64_t dim = wrappedDim(l, s.out.ndim()); dim != 1)
+                            cuda::concatAxis({ xs.begin(), xs.end() }, s.ins, s.out, dim, false, 4, y, st);
+                        else
+                            cuda::concatChannels(xs, channels, s.out.n, s.out.d * s.out.h * s.out.w, y, st);
                     } else if constexpr (std::is_same_v<T, Pad>) {
                         const cuda::PadMode mode = l.mode == Pad::Mode::Reflect ? cuda::PadMode::Reflect
                             : l.mode == Pad::Mode::Replicate                    ? cuda::PadMode::Replicate
@@ -429,7 +437,7 @@ namespace {
                     const LayerSpec& l = spec(i);
                     if (std::holds_alternative<Flatten>(l) || std::holds_alternative<Identity>(l)
                         || std::holds_alternative<Dropout>(l))
-                        continue;
+                        continue; // views (a reshape is one in FP32 only: on copies here, it is counted)
                     (native(i) ? nat : copies) += 1;
                 }
                 m["native_layers"] = std::to_string(nat) + " native in " + storage().str() + ", "
