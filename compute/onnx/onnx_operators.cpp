@@ -72,6 +72,13 @@ namespace {
         double p = c.a.getFloat("ratio", 0.5f);
         if (const ConstTensor* r = c.g.optionalConstant(c.n, 1, c.a, "ratio"); r && r->numel() > 0)
             p = r->at(0);
+        // Opset 12's training_mode: a Dropout that drops (ConvScope's dropout layer is the inference identity), unless
+        // its ratio is 0.
+        if (const ConstTensor* t = c.g.optionalConstant(c.n, 2, c.a, "training_mode");
+            t && t->numel() > 0 && t->at(0) && p > 0)
+            refuse(c.n, c.a, "Dropout with training_mode true (ConvScope runs dropout as at inference: the identity)");
+        if (c.n.input_size() > 2 && !c.n.input(2).empty() && !c.g.isConstant(c.n.input(2)))
+            refuse(c.n, c.a, "Dropout whose training_mode is computed (ConvScope needs it constant false)");
         c.simple(Dropout { p });
     }
 

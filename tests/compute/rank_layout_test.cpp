@@ -84,8 +84,8 @@ TEST_CASE("the layout kinds' shapes follow PyTorch at every rank", "[rank][shape
     CHECK(inferLayer(Flatten { 0, 1 }, { img }).out.dims() == std::vector<int64_t> { 6, 4, 5 });
     CHECK(inferLayer(Flatten { 0, -1 }, { img }).out.dims() == std::vector<int64_t> { 120 });
     CHECK(inferLayer(Reshape { { 2, -1, 5 } }, { img }).out.dims() == std::vector<int64_t> { 2, 12, 5 });
-    CHECK(inferLayer(Reshape { { 1, 2, 3, 2, 2, 5 } }, { img }).out.dims()
-        == std::vector<int64_t> { 1, 2, 3, 2, 2, 5 });
+    CHECK(
+        inferLayer(Reshape { { 1, 2, 3, 2, 2, 5 } }, { img }).out.dims() == std::vector<int64_t> { 1, 2, 3, 2, 2, 5 });
     CHECK(inferLayer(Transpose { { 0, 2, 3, 1 } }, { img }).out.dims() == std::vector<int64_t> { 2, 4, 5, 3 });
     CHECK(inferLayer(Transpose { { -1, 0, 1, 2 } }, { img }).out.dims() == std::vector<int64_t> { 5, 2, 3, 4 });
     const Shape seq = Shape::of({ 2, 7, 5 });
@@ -113,7 +113,8 @@ TEST_CASE("the layout kinds' bad input names the numbers", "[rank][shape]")
     CHECK_THAT(errorOf(Flatten { 3, 1 }, { img }), Contains("start_dim 3 (dim 3) comes after its end_dim 1"));
     CHECK_THAT(errorOf(Flatten { 4, -1 }, { img }), Contains("start_dim 4 is out of range for a 4-D input (-4 to 3)"));
     CHECK_THAT(errorOf(Concat { 2 }, { img, Shape::nchw(2, 4, 4, 5) }),
-        Contains("concat joins dim 2, so every other dim must agree") && Contains("\"b\" gives [2, 4, 4, 5] (dim 1 differs)"));
+        Contains("concat joins dim 2, so every other dim must agree")
+            && Contains("\"b\" gives [2, 4, 4, 5] (dim 1 differs)"));
     CHECK_THAT(errorOf(Concat { 4 }, { img, img }), Contains("concat's dim 4 is out of range"));
 }
 
