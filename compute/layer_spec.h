@@ -117,8 +117,11 @@ struct ELU {
     bool operator==(const ELU&) const = default;
 };
 
-// torch.nn.Flatten() with its defaults (start_dim=1, end_dim=-1): [N, C, H, W] -> [N, C*H*W].
+// torch.nn.Flatten(start_dim, end_dim): the dims start_dim..end_dim (negative: counted from the end) become one. The
+// defaults (1, -1) make [N, C, H, W] -> [N, C*H*W]. A view of its input.
 struct Flatten {
+    int64_t start_dim = 1;
+    int64_t end_dim = -1;
     bool operator==(const Flatten&) const = default;
 };
 
@@ -183,8 +186,10 @@ struct Add {
 struct Mul {
     bool operator==(const Mul&) const = default;
 };
-// torch.cat(inputs, dim=1): the channels of every input, in the order the inputs are named.
+// torch.cat(inputs, dim): the inputs joined along `dim` (1, the default, is the channels; negative counts from the
+// end), in the order the inputs are named; every other dim must agree. One input is a copy (ONNX's Concat of one).
 struct Concat {
+    int64_t dim = 1;
     bool operator==(const Concat&) const = default;
 };
 
@@ -250,6 +255,20 @@ struct Slice {
     int64_t start = 0;
     int64_t end = 1;
     bool operator==(const Slice&) const = default;
+};
+
+// x.reshape(shape) / x.view(shape) of a contiguous tensor: the same elements in the same order under new dims of the
+// same count; one entry may be -1, inferred from the others (ONNX Reshape's 0, Squeeze and Unsqueeze are resolved to
+// these dims at import). A view of its input.
+struct Reshape {
+    std::vector<int64_t> shape { -1 };
+    bool operator==(const Reshape&) const = default;
+};
+
+// x.permute(dims): output axis i is input axis dims[i] (negative: counted from the end); ONNX Transpose's perm.
+struct Transpose {
+    std::vector<int64_t> dims { 0, 1 };
+    bool operator==(const Transpose&) const = default;
 };
 
 // ---- Volumes (NCDHW): the 3-D siblings of the window ops. Triples are {depth, height, width}, as PyTorch's
@@ -341,8 +360,8 @@ struct BatchNorm3d {
 // and checks at compile time that it lists them in this order.
 using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
     LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh, PReLU, Flatten, Linear, Softmax, Add,
-    Mul, Concat, Pad, Resize, Identity, Dropout, ChannelShuffle, Slice, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d,
-    GlobalAvgPool3d, BatchNorm3d>;
+    Mul, Concat, Pad, Resize, Identity, Dropout, ChannelShuffle, Slice, Reshape, Transpose, Conv3d, ConvTranspose3d,
+    MaxPool3d, AvgPool3d, GlobalAvgPool3d, BatchNorm3d>;
 
 // The file-format / PyTorch-style type name: "conv2d", "conv_transpose2d", "maxpool2d", ...
 std::string layerTypeName(const LayerSpec& spec);
@@ -352,6 +371,11 @@ const std::array<const char*, std::variant_size_v<LayerSpec>>& layerTypeNames();
 LayerSpec makeLayerSpec(const std::string& typeName);
 // A short human label: "conv2d 6→16 k5" needs shapes, so this gives "conv2d k5 s1" etc.
 std::string layerSummary(const LayerSpec& spec);
+
+// A transpose's permutation and a concat's axis on a tensor of `rank` dims, negative axes wrapped to 0..rank-1 (shape
+// inference has checked them; an axis out of range here throws InputError).
+std::vector<int64_t> wrappedDims(const Transpose& spec, int rank);
+int64_t wrappedDim(const Concat& spec, int rank);
 
 // Does this layer kind carry learned parameters (weights / batch-norm statistics)?
 bool hasParameters(const LayerSpec& spec);

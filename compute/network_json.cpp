@@ -21,6 +21,13 @@ namespace convscope {
 using namespace network_json;
 
 namespace {
+    // An axis as PyTorch takes it: -6 to 5 (negative counts from the end; shape inference checks the input's rank).
+    int64_t readDim(const Json& v, const std::string& key, const Context& ctx)
+    {
+        if (!isInteger(v) || v.get<int64_t>() < -Shape::kMaxRank || v.get<int64_t>() >= Shape::kMaxRank)
+            ctx.fail("\"" + key + "\" must be an axis from -6 to 5, got " + shown(v));
+        return v.get<int64_t>();
+    }
 
     std::vector<std::string> keysOf(const std::string& type)
     {
@@ -173,6 +180,25 @@ namespace {
                     if (l.end <= l.start)
                         ctx.fail(
                             "\"end\" must be above \"start\", got " + shown(j["start"]) + " and " + shown(j["end"]));
+                } else if constexpr (std::is_same_v<T, Flatten>) {
+                    if (has("start_dim"))
+                        l.start_dim = readDim(j["start_dim"], "start_dim", ctx);
+                    if (has("end_dim"))
+                        l.end_dim = readDim(j["end_dim"], "end_dim", ctx);
+                } else if constexpr (std::is_same_v<T, Concat>) {
+                    if (has("dim"))
+                        l.dim = readDim(j["dim"], "dim", ctx);
+                } else if constexpr (std::is_same_v<T, Reshape>) {
+                    l.shape = readIntList(require("shape"), "shape", -1, 1, size_t(Shape::kMaxRank), ctx);
+                    if (std::count(l.shape.begin(), l.shape.end(), int64_t(-1)) > 1)
+                        ctx.fail("\"shape\" may have one -1 (the dim inferred), got " + shown(j["shape"]));
+                    if (std::count(l.shape.begin(), l.shape.end(), int64_t(0)) > 0)
+                        ctx.fail("\"shape\" must hold positive sizes and at most one -1, got " + shown(j["shape"]));
+                } else if constexpr (std::is_same_v<T, Transpose>) {
+                    l.dims = readIntList(require("dims"), "dims", -Shape::kMaxRank, 1, size_t(Shape::kMaxRank), ctx);
+                    for (const int64_t d : l.dims)
+                        if (d >= Shape::kMaxRank)
+                            ctx.fail("\"dims\" must hold axes from -6 to 5, got " + shown(j["dims"]));
                 } else if constexpr (std::is_same_v<T, Dropout>) {
                     if (has("p")) {
                         l.p = readNumber(j["p"], "p", ctx);
@@ -224,7 +250,15 @@ namespace {
                 + shown(v));
         InputSpec in;
         in.flat = v.contains("features");
-        if (in.flat) {
+        if (v.contains("shape")) { // any rank: [2, 197, 768]
+            checkKeys(v, { "shape", "source" }, ctx, "an input given by its \"shape\" (no batch, channels, ...)");
+            in = InputSpec::ofDims(readIntList(v["shape"], "shape", 1, 1, size_t(Shape::kMaxRank), ctx), "random");
+            try {
+                (void)in.shape().numel();
+            } catch (const InputError& e) {
+                ctx.fail(std::string("\"shape\": ") + e.what());
+            }
+        } else if (in.flat) {
             checkKeys(v, { "batch", "features", "source" }, ctx,
                 "a flat input (\"features\" replaces channels, height, width)");
             in.channels = readInt(v["features"], "features", 1, ctx);
@@ -252,8 +286,9 @@ namespace {
                 names.push_back(v);
             if (!contains(names, s.substr(7)))
                 ctx.fail("\"source\": unknown sample \"" + s.substr(7) + "\" (known: " + joined(names) + ")");
-            if (in.flat)
-                ctx.fail("\"source\": a sample picture needs an image input (channels, height, width), not features");
+            if (in.flat || !in.dims.empty())
+                ctx.fail("\"source\": a sample picture needs an image input (channels, height, width), not "
+                    + in.shape().str());
             if (isVoxelSample(s.substr(7)) && in.depth <= 0)
                 ctx.fail("\"source\": " + s + " is a volume; give the input a \"depth\" (32 for the lecture's 32³)");
         } else if (s.rfind("random:", 0) == 0) {

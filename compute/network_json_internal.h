@@ -35,6 +35,9 @@ void checkKeys(const Json& obj, const std::vector<std::string>& allowed, const C
 
 bool isInteger(const Json& v);
 int64_t readInt(const Json& v, const std::string& key, int64_t minimum, const Context& ctx);
+// A list of minCount to maxCount integers, each at least `minimum`.
+std::vector<int64_t> readIntList(
+    const Json& v, const std::string& key, int64_t minimum, size_t minCount, size_t maxCount, const Context& ctx);
 double readNumber(const Json& v, const std::string& key, const Context& ctx);
 bool readBool(const Json& v, const std::string& key, const Context& ctx);
 std::string readString(const Json& v, const std::string& key, const Context& ctx);

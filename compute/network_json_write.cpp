@@ -144,6 +144,18 @@ namespace {
                     o["init"] = initJson(layer.init);
                 } else if constexpr (std::is_same_v<T, Softmax>) {
                     o["dim"] = 1;
+                } else if constexpr (std::is_same_v<T, Flatten>) {
+                    if (l.start_dim != 1) // the defaults are left out, as files before start_dim had them
+                        o["start_dim"] = l.start_dim;
+                    if (l.end_dim != -1)
+                        o["end_dim"] = l.end_dim;
+                } else if constexpr (std::is_same_v<T, Concat>) {
+                    if (l.dim != 1)
+                        o["dim"] = l.dim;
+                } else if constexpr (std::is_same_v<T, Reshape>) {
+                    o["shape"] = l.shape;
+                } else if constexpr (std::is_same_v<T, Transpose>) {
+                    o["dims"] = l.dims;
                 } else if constexpr (std::is_same_v<T, Dropout>) {
                     o["p"] = l.p;
                 } else if constexpr (std::is_same_v<T, Resize>) {
@@ -209,8 +221,9 @@ namespace {
 std::string serializeNetwork(const Network& net)
 {
     Json input;
-    input["batch"] = net.input.batch;
-    if (net.input.flat) {
+    if (!net.input.dims.empty()) {
+        input["shape"] = net.input.shape().dims();
+    } else if (input["batch"] = net.input.batch; net.input.flat) {
         input["features"] = net.input.channels;
     } else {
         input["channels"] = net.input.channels;

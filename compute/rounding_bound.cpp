@@ -121,7 +121,7 @@ namespace {
     template <typename T> constexpr bool keepsRelativeError()
     {
         return std::is_same_v<T,
-                   ReLU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, PReLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Flatten> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice>;
+                   ReLU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, PReLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Flatten> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Reshape> || std::is_same_v<T, Transpose>;
     }
 
     bool keepsRelativeError(const LayerSpec& spec)

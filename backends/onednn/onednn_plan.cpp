@@ -20,7 +20,9 @@
 //   add               binary_add for two inputs, sum (scales 1) for more
 //   mul               binary_mul; an [N, C, 1, 1] input is oneDNN's broadcast src1
 //   concat            concat over axis 1
-//   flatten, identity, dropout   a copy (a view or nothing everywhere else)
+//   flatten, reshape, identity, dropout   a copy (a view or nothing everywhere else)
+//   transpose                    a reorder from the input viewed with permuted strides to the plain output
+//   concat                       oneDNN's concat on [outer, size, inner] views of any axis
 //   pad               refused: oneDNN has no padding primitive
 //
 // Data types: `act` is the type of the activations (f32, or bf16 / f16 in the half-precision math modes), and of the
@@ -53,6 +55,13 @@ memory::desc anyLayout(const Shape& s, memory::data_type dt)
     return memory::desc({ s.n, s.c, s.h, s.w }, dt, Tag::any);
 }
 memory::desc vector(int64_t c) { return memory::desc({ c }, kF32, Tag::x); }
+Dims plainStrides(const Dims& dims)
+{
+    Dims strides(dims.size(), 1);
+    for (size_t a = dims.size(); a-- > 1;)
+        strides[a - 1] = strides[a] * dims[a];
+    return strides;
+}
 
 namespace {
 
@@ -355,19 +364,55 @@ Plan planLayer(
             } else if constexpr (std::is_same_v<S, Softmax>) {
                 const dnnl::softmax_forward::desc d(kInference, nchw(in, act), 1);
                 plan.pd = dnnl::softmax_forward::primitive_desc(d, eng);
-            } else if constexpr (std::is_same_v<S,
-                                     Flatten> || std::is_same_v<S, Identity> || std::is_same_v<S, Dropout>) {
+            } else if constexpr (
+                std::is_same_v<S,
+                    Flatten> || std::is_same_v<S, Reshape> || std::is_same_v<S, Identity> || std::is_same_v<S, Dropout>) {
                 plan.flatten = true;
-            } else if constexpr (std::is_same_v<S, Add> || std::is_same_v<S, Concat>) {
+            } else if constexpr (std::is_same_v<S, Transpose>) {
+                // The input read in the output's axis order (its strides permuted), reordered into the plain output.
+                // Bound as a one-input "binary" step: DNNL_ARG_SRC_0 is the reorder's DNNL_ARG_FROM.
+                const std::vector<int64_t> perm = wrappedDims(s, in.ndim());
+                const std::vector<int64_t> inDims = in.dims();
+                Dims inStrides(inDims.size(), 1), strides, outDims;
+                for (size_t a = inDims.size() - 1; a > 0; --a)
+                    inStrides[a - 1] = inStrides[a] * inDims[a];
+                for (const int64_t p : perm) {
+                    outDims.push_back(inDims[size_t(p)]);
+                    strides.push_back(inStrides[size_t(p)]);
+                }
+                const memory::desc from(outDims, act, strides);
+                const memory::desc to(outDims, act, plainStrides(outDims));
+                const dnnl::reorder::primitive_desc pd(eng, from, eng, to);
+                plan.multi = plan.binary = true;
+                plan.multiPrimitive = dnnl::reorder(pd);
+                plan.multiImpl = pd.impl_info_str();
+                plan.multiSrcs = { from };
+                plan.multiDst = to;
+            } else if constexpr (std::is_same_v<S, Concat>) {
+                // Every tensor as [outer, size, inner] around the joined axis: one concat for any axis and rank.
+                const int64_t dim = wrappedDim(s, out.ndim());
+                const auto around = [&](const Shape& x) {
+                    const std::vector<int64_t> d = x.dims();
+                    Dims three { 1, d[size_t(dim)], 1 };
+                    for (int64_t a = 0; a < dim; ++a)
+                        three[0] *= d[size_t(a)];
+                    for (size_t a = size_t(dim) + 1; a < d.size(); ++a)
+                        three[2] *= d[a];
+                    return memory::desc(three, act, Tag::abc);
+                };
+                plan.multi = true;
+                for (const Shape& x : shape.ins)
+                    plan.multiSrcs.push_back(around(x));
+                plan.multiDst = around(out);
+                const dnnl::concat::primitive_desc pd(*plan.multiDst, 1, plan.multiSrcs, eng);
+                plan.multiPrimitive = dnnl::concat(pd);
+                plan.multiImpl = pd.impl_info_str();
+            } else if constexpr (std::is_same_v<S, Add>) {
                 plan.multi = true;
                 std::vector<memory::desc> srcs;
                 for (const Shape& x : shape.ins)
                     srcs.push_back(nchw(x, act));
-                if constexpr (std::is_same_v<S, Concat>) {
-                    const dnnl::concat::primitive_desc pd(nchw(out, act), 1, srcs, eng);
-                    plan.multiPrimitive = dnnl::concat(pd);
-                    plan.multiImpl = pd.impl_info_str();
-                } else if (srcs.size() == 2) {
+                if (srcs.size() == 2) {
                     plan.binary = true;
                     const dnnl::binary::desc d(dnnl::algorithm::binary_add, srcs[0], srcs[1], nchw(out, act));
                     const dnnl::binary::primitive_desc pd(d, eng);

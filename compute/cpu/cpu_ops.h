@@ -37,8 +37,8 @@ namespace direct {
     void add(const std::vector<const Tensor*>& ins, Tensor& out);
     // a · b element-wise; either may be [N, C, 1, 1] and is broadcast over the other's H and W.
     void mul(const Tensor& a, const Tensor& b, Tensor& out);
-    // The inputs' channels one after the other (torch.cat dim 1).
-    void concat(const std::vector<const Tensor*>& ins, Tensor& out);
+    // The inputs one after the other along `dim` (torch.cat; dim 0..rank-1, already wrapped).
+    void concat(const std::vector<const Tensor*>& ins, int64_t dim, Tensor& out);
     // Constant, reflect or replicate padding of H and W (Pad::padding is [top, bottom, left, right]).
     void pad(const Tensor& in, const Pad& spec, Tensor& out);
     // Resize of H, W (an image) or D, H, W (a volume) by `plan` (compute/resize.h's resizePlan).
@@ -46,6 +46,8 @@ namespace direct {
     // torch.nn.ChannelShuffle and x.narrow(dim, start, end − start) (shuffle_slice.cpp).
     void channelShuffle(const Tensor& in, const ChannelShuffle& spec, Tensor& out);
     void slice(const Tensor& in, const Slice& spec, Tensor& out);
+    // x.permute(dims) made contiguous (dims already wrapped to 0..rank-1; shuffle_slice.cpp).
+    void transpose(const Tensor& in, const std::vector<int64_t>& dims, Tensor& out);
 } // namespace direct
 
 namespace fast {
@@ -84,11 +86,12 @@ namespace fast {
     // As direct::, in float across OpenMP threads (add sums in the order the inputs are named, as PyTorch's x + y + z).
     void add(const std::vector<const Tensor*>& ins, Tensor& out);
     void mul(const Tensor& a, const Tensor& b, Tensor& out);
-    void concat(const std::vector<const Tensor*>& ins, Tensor& out);
+    void concat(const std::vector<const Tensor*>& ins, int64_t dim, Tensor& out);
     void pad(const Tensor& in, const Pad& spec, Tensor& out);
     void resize(const Tensor& in, const ResizePlan& plan, Tensor& out);
     void channelShuffle(const Tensor& in, const ChannelShuffle& spec, Tensor& out);
     void slice(const Tensor& in, const Slice& spec, Tensor& out);
+    void transpose(const Tensor& in, const std::vector<int64_t>& dims, Tensor& out);
 } // namespace fast
 
 // The 3-D kinds on volumes [N, C, D, H, W] (the volumes issue), with the same two families: `pad` is the resolved

@@ -27,6 +27,16 @@ namespace {
     using ::onnx::NodeProto;
     using ::onnx::TensorProto;
 
+    // A Reshape's shape input for a layer whose output keeps the input's batch: 0 there (ONNX's "copy the dim"), so
+    // the symbolic batch stays symbolic; the output's own dims elsewhere.
+    std::vector<int64_t> reshapeDims(const LayerShape& shape)
+    {
+        std::vector<int64_t> dims = shape.out.dims();
+        if (dims[0] == shape.in.dims()[0])
+            dims[0] = 0;
+        return dims;
+    }
+
     class Writer {
     public:
         Writer(const Network& net, const ShapeReport& shapes, ::onnx::GraphProto* graph)
@@ -288,7 +298,14 @@ namespace {
                         dims.insert(dims.end(), shape.in.isVolume() ? 3 : 2, 1);
                     node("PRelu", l.name, { in[0], tensor(l.name + ".weight", dims, *l.weight) }, out);
                 } else if constexpr (std::is_same_v<T, Flatten>) {
-                    integer(node("Flatten", l.name, { in[0] }, out), "axis", 1);
+                    if (shape.out.ndim() == 2 && (k.start_dim < 0 ? k.start_dim + shape.in.ndim() : k.start_dim) == 1)
+                        integer(node("Flatten", l.name, { in[0] }, out), "axis", 1);
+                    else // ONNX's Flatten only makes [N, F]: any other flatten is a Reshape to the output's dims
+                        node("Reshape", l.name, { in[0], int64s(l.name + ".shape", reshapeDims(shape)) }, out);
+                } else if constexpr (std::is_same_v<T, Reshape>) {
+                    node("Reshape", l.name, { in[0], int64s(l.name + ".shape", reshapeDims(shape)) }, out);
+                } else if constexpr (std::is_same_v<T, Transpose>) {
+                    ints(node("Transpose", l.name, { in[0] }, out), "perm", wrappedDims(k, shape.in.ndim()));
                 } else if constexpr (std::is_same_v<T, Linear>) {
                     std::string x = in[0];
                     if (!shape.in.flat) { // [N, F, 1, 1]: Gemm needs [N, F]
@@ -309,7 +326,7 @@ namespace {
                 } else if constexpr (std::is_same_v<T, Mul>) {
                     node("Mul", l.name, in, out);
                 } else if constexpr (std::is_same_v<T, Concat>) {
-                    integer(node("Concat", l.name, in, out), "axis", 1);
+                    integer(node("Concat", l.name, in, out), "axis", wrappedDim(k, shape.out.ndim()));
                 } else if constexpr (std::is_same_v<T, Pad>) {
                     const auto& p = k.padding; // [top, bottom, left, right]
                     const std::string pads = int64s(l.name + ".pads", { 0, 0, p[0], p[2], 0, 0, p[1], p[3] });

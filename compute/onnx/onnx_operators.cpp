@@ -72,6 +72,13 @@ namespace {
         double p = c.a.getFloat("ratio", 0.5f);
         if (const ConstTensor* r = c.g.optionalConstant(c.n, 1, c.a, "ratio"); r && r->numel() > 0)
             p = r->at(0);
+        // Opset 12's training_mode: a Dropout that drops (ConvScope's dropout layer is the inference identity), unless
+        // its ratio is 0.
+        if (const ConstTensor* t = c.g.optionalConstant(c.n, 2, c.a, "training_mode");
+            t && t->numel() > 0 && t->at(0) && p > 0)
+            refuse(c.n, c.a, "Dropout with training_mode true (ConvScope runs dropout as at inference: the identity)");
+        if (c.n.input_size() > 2 && !c.n.input(2).empty() && !c.g.isConstant(c.n.input(2)))
+            refuse(c.n, c.a, "Dropout whose training_mode is computed (ConvScope needs it constant false)");
         c.simple(Dropout { p });
     }
 
@@ -98,38 +105,6 @@ namespace {
                 "Softmax over axis " + std::to_string(axis) + " of " + in.str()
                     + " (ConvScope's softmax is over dim 1, the channels)");
         c.simple(Softmax {});
-    }
-
-    // Flatten and Reshape to [N, -1].
-    void flatten(const NodeContext& c)
-    {
-        const bool reshape = c.n.op_type() == "Reshape";
-        std::vector<int64_t> shape;
-        if (reshape) {
-            shape = c.g.opset >= 5 ? c.g.constant(c.n.input(1), c.a, "shape").ints(c.a.where())
-                                   : c.a.getInts("shape").value_or(std::vector<int64_t> {});
-            if (readShuffleReshape(c.g, c.n, c.name, c.a, shape))
-                return;
-        }
-        const Shape in = c.inputShape();
-        if (!reshape && c.a.getInt("axis", 1) != 1)
-            refuse(c.n, c.a,
-                "Flatten with axis " + std::to_string(c.a.getInt("axis", 1)) + " (ConvScope flattens from dim 1)");
-        if (reshape) {
-            const int64_t features = in.flat ? in.c : in.c * in.d * in.h * in.w;
-            const bool flat = shape.size() == 2
-                && (shape[0] == in.n || shape[0] == 0 || (shape[0] == -1 && shape[1] > 0))
-                && (shape[1] == -1 || shape[1] == features);
-            if (!flat)
-                refuse(c.n, c.a,
-                    "Reshape of " + in.str() + " to " + npyDimsText(shape)
-                        + " (ConvScope reshapes only to [N, -1], a flatten)");
-        }
-        if (in.flat) { // already [N, F]: nothing to do, the name follows the layer above
-            c.g.activations[c.n.output(0)] = c.g.activation(in0(c.n, c.a), c.a);
-            return;
-        }
-        c.simple(Flatten {});
     }
 
     void reduceMean(const NodeContext& c)
@@ -167,18 +142,12 @@ namespace {
 
     void concat(const NodeContext& c)
     {
+        // Any axis (negative counts from the end); a Concat of one input is valid ONNX (DenseNet-121 exports one per
+        // dense block): a concat layer of one input, a copy.
         const std::vector<std::string> ins = activationInputs(c.g, c.n, c.a);
         if (ins.empty())
             c.a.fail("Concat of no input");
-        const Shape in = c.g.activation(ins.at(0), c.a).shape;
-        const int64_t rank = int64_t(in.dims().size());
-        const int64_t axis = c.a.getInt("axis", 1);
-        if ((axis < 0 ? axis + rank : axis) != 1)
-            refuse(c.n, c.a, "Concat over axis " + std::to_string(axis) + " (ConvScope concatenates channels)");
-        // A Concat of one input is valid ONNX (DenseNet-121 exports one per dense block): its input, unchanged.
-        if (ins.size() == 1)
-            return c.simple(Identity {});
-        c.g.addLayer(c.name, Concat {}, ins, c.n.output(0), c.a);
+        c.g.addLayer(c.name, Concat { c.a.getInt("axis", 1) }, ins, c.n.output(0), c.a);
     }
 
     constexpr int64_t kLast = 21; // the newest opset ConvScope reads (onnx_import.cpp)
@@ -194,7 +163,7 @@ namespace {
         { "ConvTranspose", 6, kLast, with<convTranspose> },
         { "Dropout", 6, kLast, dropout },
         { "Elu", 6, kLast, [](const NodeContext& c) { c.simple(ELU { c.a.getFloat("alpha", 1.0f) }); } },
-        { "Flatten", 6, kLast, flatten },
+        { "Flatten", 6, kLast, with<flatten> },
         { "Gemm", 6, kLast, with<gemm> },
         { "GlobalAveragePool", 6, kLast, globalAveragePool },
         { "GlobalMaxPool", 6, kLast, globalMaxPool },
@@ -209,14 +178,16 @@ namespace {
         { "Pad", 6, kLast, with<pad> },
         { "ReduceMean", 6, kLast, reduceMean },
         { "Relu", 6, kLast, [](const NodeContext& c) { c.simple(ReLU {}); } },
-        { "Reshape", 6, kLast, flatten },
+        { "Reshape", 6, kLast, with<reshape> },
         { "Resize", 10, kLast, with<resize> },
         { "Sigmoid", 6, kLast, [](const NodeContext& c) { c.simple(Sigmoid {}); } },
         { "Slice", 1, kLast, with<slice> },
         { "Softmax", 6, kLast, softmax },
+        { "Squeeze", 6, kLast, with<squeeze> },
         { "Sum", 6, kLast, add },
         { "Tanh", 6, kLast, [](const NodeContext& c) { c.simple(Tanh {}); } },
         { "Transpose", 1, kLast, with<transpose> },
+        { "Unsqueeze", 6, kLast, with<squeeze> },
         { "Upsample", 7, 9, with<resize> },
     };
 

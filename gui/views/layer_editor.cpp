@@ -322,6 +322,7 @@ void LayerEditor::buildSpecFields(const LayerSpec& spec)
     CS_DOUBLE("p", tr("Drop probability"), 0, 1, 3, p)
     if (std::holds_alternative<Pad>(spec))
         buildPadFields();
+    buildLayoutFields(spec);
 #undef CS_PAIR
 #undef CS_INT
 #undef CS_DOUBLE

@@ -20,21 +20,20 @@ namespace {
     // (and a kind added to LayerSpec without a decision here does not compile).
     std::string kindRefusal(const LayerSpec& spec)
     {
-        return std::
-            visit(
-                [&](const auto& l) -> std::string {
-                    using T = std::decay_t<decltype(l)>;
-                    if constexpr (
-                        std::is_same_v<
-                            T, Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU>)
-                        return {};
-                    else if constexpr (isVolumeKind<T>) // the 3-D kinds: conv3d.cuh,
-                                                        // pooling3d.cuh
-                        return {};
-                    else
-                        static_assert(dependent_false<T>, "cuda backend: supports() does not know a layer kind");
-                },
-                spec);
+        return std::visit(
+            [&](const auto& l) -> std::string {
+                using T = std::decay_t<decltype(l)>;
+                if constexpr (
+                    std::is_same_v<T,
+                        Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Reshape> || std::is_same_v<T, Transpose>)
+                    return {};
+                else if constexpr (isVolumeKind<T>) // the 3-D kinds: conv3d.cuh,
+                                                    // pooling3d.cuh
+                    return {};
+                else
+                    static_assert(dependent_false<T>, "cuda backend: supports() does not know a layer kind");
+            },
+            spec);
     }
 
 } // namespace
@@ -52,11 +51,9 @@ Support cudaSupport(const std::string& algorithm, const LayerSpec& spec, const L
         return { false, sel + ": tensors of more than 2^31 elements are unsupported (32-bit indexing)" };
     if (const auto* c = std::get_if<Conv3d>(&spec)) {
         if (algorithm == kFft)
-            return { false,
-                sel + ": conv3d has no FFT path (the FFT convolution is 2-D); use cuda.implicit_gemm" };
+            return { false, sel + ": conv3d has no FFT path (the FFT convolution is 2-D); use cuda.implicit_gemm" };
         if (c->groups > 0
-            && shape.out.c * (shape.in.c / c->groups) * c->kernel_size[0] * c->kernel_size[1]
-                    * c->kernel_size[2]
+            && shape.out.c * (shape.in.c / c->groups) * c->kernel_size[0] * c->kernel_size[1] * c->kernel_size[2]
                 > kMaxElements)
             return { false, sel + ": weights of more than 2^31 elements are unsupported (32-bit indexing)" };
     }
@@ -67,8 +64,7 @@ Support cudaSupport(const std::string& algorithm, const LayerSpec& spec, const L
         const ConvGeometry g = geometryOf(*c, shape);
         if (algorithm == kTiled && conv2dTiledChannelsPerStage(g) == 0)
             return { false,
-                sel + ": the input tile with its halo needs "
-                    + std::to_string(conv2dTiledSharedBytes(g, 1) / 1024)
+                sel + ": the input tile with its halo needs " + std::to_string(conv2dTiledSharedBytes(g, 1) / 1024)
                     + " KB of shared memory, more than the 48 KB the tiled kernel uses (large stride or "
                       "dilation); use cuda.direct or cuda.implicit_gemm" };
         if (algorithm == kFft)

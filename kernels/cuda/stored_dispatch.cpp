@@ -37,7 +37,7 @@ namespace {
         case KindFamily::Copy:
             return true;
         case KindFamily::Convolution: // prepareStoredConvolution's kernels, for the direct and tensor_core algorithms
-        case KindFamily::Reshape: // views: flatten, identity, dropout
+        case KindFamily::Reshape: // flatten and reshape (views), transpose: on FP32 copies in a storage format
         case KindFamily::NoOp:
             return false;
         }
@@ -203,10 +203,14 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
                 mulStored(c.inputs[gateFirst ? 1 : 0], c.inputs[gateFirst ? 0 : 1], s.out.numel(),
                     broadcast ? s.out.c : 0, positionsOf(s.out), t, y, st);
             } else if constexpr (std::is_same_v<T, Concat>) {
-                std::vector<long long> channels;
-                for (const Shape& in : s.ins)
-                    channels.push_back(in.c);
-                concatChannelsLast(c.inputs, channels, s.out.n * positionsOf(s.out), t, y, st);
+                if (const int64_t dim = wrappedDim(l, s.out.ndim()); dim != 1) { // along the channels-last order
+                    concatAxis(c.inputs, s.ins, s.out, dim, true, int(dtypeBytes(t)), y, st);
+                } else {
+                    std::vector<long long> channels;
+                    for (const Shape& in : s.ins)
+                        channels.push_back(in.c);
+                    concatChannelsLast(c.inputs, channels, s.out.n * positionsOf(s.out), t, y, st);
+                }
             } else if constexpr (std::is_same_v<T, Pad>) {
                 pad2dChannelsLast(x, s.in.n, s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]), int(l.padding[2]),
                     int(s.out.h), int(s.out.w), padModeOf(l.mode), static_cast<float>(l.value), t, y, st);

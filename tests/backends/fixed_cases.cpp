@@ -20,6 +20,66 @@ struct Builder : test::NetworkBuilder {
     }
 };
 
+// flatten, reshape and transpose at every rank from 2 to 6 (the input's rank, or the output's), a view read by the
+// next layer, and the transformer patterns: NCHW → NHWC (ConvNeXt), flatten(2) then transpose (ViT's patches), the
+// channel shuffle's Reshape–Transpose–Reshape (ShuffleNet).
+std::vector<Case> layoutCases(const std::string& type, const LayerSpec& kind)
+{
+    if (std::holds_alternative<Flatten>(kind))
+        return { Builder(type, 2, 3, 5, 3).spread("s", 4).add("f", Flatten {}).done("a copy of [2, 4, 5, 3]"),
+            Builder(type, 2, 3, 4, 5)
+                .spread("s", 6)
+                .add("f", Flatten { 2, -1 })
+                .add("t", Transpose { { 0, 2, 1 } })
+                .done("flatten(2) then transpose(1, 2): ViT's patches [2, 20, 6]"),
+            Builder(type, 1, 1, 1, 1).dims({ 2, 3, 2, 4, 5 }).add("f", Flatten { 2, 3 }).done("rank 5 dims 2..3"),
+            Builder(type, 1, 1, 1, 1)
+                .dims({ 2, 3, 2, 2, 3, 2 })
+                .add("f", Flatten { 1, -2 })
+                .add("r", ReLU {})
+                .done("rank 6 dims 1..−2"),
+            Builder(type, 1, 1, 1, 1).dims({ 3, 4, 5 }).add("f", Flatten { 0, 1 }).done("rank 3 dims 0..1"),
+            Builder(type, 1, 1, 1, 1).dims({ 6, 7 }).add("f", Flatten { 0, -1 }).done("rank 2 into rank 1") };
+    if (std::holds_alternative<Reshape>(kind))
+        return { Builder(type, 2, 3, 4, 5).spread("s", 3).add("r", Reshape { { 2, -1 } }).done("rank 4 to [2, -1]"),
+            Builder(type, 1, 1, 1, 1)
+                .dims({ 2, 6, 5 })
+                .add("r", Reshape { { 2, 3, 2, 5 } })
+                .add("s", Sigmoid {})
+                .done("rank 3 to rank 4, read by a sigmoid"),
+            Builder(type, 1, 1, 1, 1).dims({ 6, 10 }).add("r", Reshape { { 3, 2, 5, -1, 1 } }).done("rank 2 to rank 5"),
+            Builder(type, 1, 1, 1, 1)
+                .dims({ 2, 3, 2, 2, 5 })
+                .add("r", Reshape { { 1, 2, 3, 2, 2, 5 } })
+                .add("t", Transpose { { 5, 4, 3, 2, 1, 0 } })
+                .done("rank 5 to rank 6, then reversed"),
+            Builder(type, 1, 1, 1, 1).dims({ 2, 3, 2, 2, 2, 3 }).add("r", Reshape { { 6, -1, 3 } }).done("rank 6 to 3"),
+            Builder(type, 2, 6, 3, 4)
+                .spread("s", 6)
+                .add("g", Reshape { { 2, 2, 3, 3, 4 } })
+                .add("t", Transpose { { 0, 2, 1, 3, 4 } })
+                .add("back", Reshape { { 2, 6, 3, 4 } })
+                .add("c", test::conv2dSpec(3, { 3, 3 }, Padding2d::symmetric(1, 1)))
+                .done("ShuffleNet's channel shuffle, read by a convolution") };
+    return { Builder(type, 1, 1, 1, 1).dims({ 5, 7 }).add("t", Transpose { { 1, 0 } }).done("rank 2"),
+        Builder(type, 1, 1, 1, 1)
+            .dims({ 2, 5, 7 })
+            .add("t", Transpose { { 0, -1, 1 } })
+            .done("rank 3, a negative axis"),
+        Builder(type, 2, 3, 4, 5)
+            .spread("s", 6)
+            .add("t", Transpose { { 0, 2, 3, 1 } })
+            .add("back", Transpose { { 0, 3, 1, 2 } })
+            .add("c", test::conv2dSpec(2, { 1, 1 }, {}))
+            .done("NCHW to NHWC and back (ConvNeXt), read by a convolution"),
+        Builder(type, 1, 1, 1, 1).dims({ 2, 3, 2, 4, 5 }).add("t", Transpose { { 4, 0, 3, 1, 2 } }).done("rank 5"),
+        Builder(type, 1, 1, 1, 1)
+            .dims({ 2, 3, 2, 2, 3, 2 })
+            .add("t", Transpose { { 0, 1, 3, 2, 5, 4 } })
+            .done("rank 6"),
+        Builder(type, 3, 1, 1, 1).dims({ 3, 4 }).add("t", Transpose { { 0, 1 } }).done("the identity permutation") };
+}
+
 // The cases of the 3-D kinds (volumes): asymmetric padding, dilation, groups, odd sizes that differ along D, H, W.
 std::vector<Case> volumeCasesFor(const LayerSpec& kind)
 {
@@ -300,7 +360,7 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                     slopes(Builder(type, 2, 3, 4, 5).depth(3).spread3("s", 3).add("pr", PReLU { 3 }),
                         "volume [2, 3, 3, 4, 5], 3 slopes") };
             } else if constexpr (std::is_same_v<T, Flatten>) {
-                return { Builder(type, 2, 3, 5, 3).spread("s", 4).add("f", k).done("a copy of [2, 4, 5, 3]") };
+                return layoutCases(type, k);
             } else if constexpr (std::is_same_v<T, Linear>) {
                 return { Builder(type, 3, 37, 1, 1, true).add("fc", Linear { 7, true }).done("flat [3, 37]"),
                     Builder(type, 2, 3, 4, 5)
@@ -345,6 +405,33 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                         .add("cat", k, { "input", "a", "b" })
                         .done("3 + 5 + 2 channels"),
                     Builder(type, 1, 1, 9, 4).spread("a", 1).add("cat", k, { "a", "input" }).done("one channel each"),
+                    Builder(type, 2, 3, 4, 5).spread("a", 3).add("cat", k, { "a" }).done("one input (DenseNet's)"),
+                    Builder(type, 2, 3, 4, 5)
+                        .spread("a", 3)
+                        .add("cat", Concat { 2 }, { "a", "input", "a" })
+                        .done("along H: 4 + 4 + 4 rows"),
+                    Builder(type, 3, 2, 3, 5)
+                        .spread("a", 2)
+                        .add("cat", Concat { 0 }, { "input", "a" })
+                        .done("along the batch: 3 + 3"),
+                    Builder(type, 1, 1, 1, 1)
+                        .dims({ 2, 6, 6 })
+                        .add("t", Transpose { { 0, 2, 1 } })
+                        .add("cat", Concat { -1 }, { "input", "t", "input" })
+                        .add("r", Reshape { { 2, 6, 9, 2 } })
+                        .add("cat2", Concat { -2 }, { "r", "r" })
+                        .done("rank 3 along dim −1, then rank 4 along dim −2"),
+                    Builder(type, 1, 1, 1, 1)
+                        .dims({ 2, 3, 2, 2, 3, 2 })
+                        .add("cat", Concat { 3 }, { "input", "input" })
+                        .done("rank 6 along dim 3"),
+                    Builder(type, 1, 1, 1, 1)
+                        .dims({ 2, 3, 2, 4, 5 })
+                        .add("cat", Concat { 4 }, { "input", "input" })
+                        .done("a volume along W"),
+                    Builder(type, 4, 9, 1, 1, true)
+                        .add("cat", Concat { 1 }, { "input", "input" })
+                        .done("flat features"),
                 };
             } else if constexpr (std::is_same_v<T, Pad>) {
                 Pad constant { { 1, 2, 0, 3 }, Pad::Mode::Constant, -0.5 };
@@ -369,6 +456,8 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                     Builder(type, 3, 2, 3, 3).add("x", Slice { 0, 1, 2 }).done("batch [1, 2)"),
                     Builder(type, 1, 2, 4, 3).depth(5).add("x", Slice { 2, 1, 4 }).done("D [1, 4) of a volume"),
                     Builder(type, 2, 10, 1, 1, true).add("x", Slice { 1, 3, 8 }).done("features [3, 8)") };
+            } else if constexpr (std::is_same_v<T, Reshape> || std::is_same_v<T, Transpose>) {
+                return layoutCases(type, k);
             } else if constexpr (std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
                 return {
                     Builder(type, 2, 3, 5, 7).spread("s", 4).add("x", k).add("r", ReLU {}).done("between layers")
