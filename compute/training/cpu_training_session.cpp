@@ -13,6 +13,7 @@
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/layer_clock.h"
 #include "compute/cpu_threads.h"
+#include "compute/elementwise_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/nvtx.h"
@@ -39,7 +40,7 @@ namespace {
     // The activations without weights (cpu::direct::activation and cpu::grad::activation take them all).
     template <typename S>
     constexpr bool kPlainActivation = std::is_same_v<S,
-                                          ReLU> || std::is_same_v<S, LeakyReLU> || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU> || std::is_same_v<S, ReLU6> || std::is_same_v<S, Hardswish> || std::is_same_v<S, Hardsigmoid> || std::is_same_v<S, SiLU> || std::is_same_v<S, Hardtanh>;
+                                          ReLU> || std::is_same_v<S, LeakyReLU> || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU> || std::is_same_v<S, ReLU6> || std::is_same_v<S, Hardswish> || std::is_same_v<S, Hardsigmoid> || std::is_same_v<S, SiLU> || std::is_same_v<S, Hardtanh> || isElementwiseMathKind<S>;
 
     struct LayerState {
         std::unique_ptr<Tensor> weight, bias, mean, var; // the session's parameters and running statistics
@@ -341,6 +342,8 @@ namespace {
                     fast ? cpu::fast::prelu(in, *st.weight, out) : cpu::direct::prelu(in, *st.weight, out);
                 } else if constexpr (std::is_same_v<S, Add>) {
                     fast ? cpu::fast::add(ins, out) : cpu::direct::add(ins, out);
+                } else if constexpr (std::is_same_v<S, Binary>) {
+                    cpu::runBinary(spec, m_shapes.layers[i], ins, st.weight.get(), out, fast);
                 } else if constexpr (std::is_same_v<S, Mul>) {
                     fast ? cpu::fast::mul(*ins.at(0), *ins.at(1), out) : cpu::direct::mul(*ins.at(0), *ins.at(1), out);
                 } else if constexpr (std::is_same_v<S, Concat>) {
@@ -431,6 +434,8 @@ namespace {
                         cpu::grad::softmax(gy, m_outputs[k], gx, fast);
                     } else if constexpr (std::is_same_v<S, PReLU>) {
                         cpu::grad::preluData(gy, x, *st.weight, gx);
+                    } else if constexpr (std::is_same_v<S, Binary>) {
+                        cpu::grad::binaryLayerInput(spec, m_shapes.layers[k], ins, st.weight.get(), j, gy, gx);
                     } else if constexpr (std::is_same_v<S, Mul>) {
                         cpu::grad::mulInput(gy, *ins.at(1 - j), gx);
                     } else if constexpr (std::is_same_v<S, Concat>) {

@@ -4,6 +4,7 @@
 // its last branch does not compile when the kind table gains one without a case.
 #include "tests/backends/backend_cases.h"
 
+#include "compute/binary.h"
 #include "compute/layer_kinds.h"
 
 using namespace convscope;
@@ -126,6 +127,77 @@ Conv2d conv(int64_t out, int64_t k, int64_t stride = 1, Padding2d pad = {}, int6
 Case activationCase(const std::string& type, LayerSpec spec)
 {
     return Builder(type, 2, 3, 7, 9).spread("spread", 4).add("act", std::move(spec)).done("after ±4 1×1 conv");
+}
+
+// gelu, softplus, mish, unary (issue 30): past the bends (±4 after a 1×1 convolution), flat and volume inputs of odd
+// sizes (the float4 path and its tail); log, sqrt and reciprocal read a softplus's positive output.
+std::vector<Case> mathCases(const std::string& type, const LayerSpec& spec, const std::string& variant = {})
+{
+    std::vector<Case> cases;
+    const auto* unary = std::get_if<Unary>(&spec);
+    const bool positive
+        = unary && (unary->op == Unary::Op::Log || unary->op == Unary::Op::Sqrt || unary->op == Unary::Op::Reciprocal);
+    const auto build = [&](test::NetworkBuilder b, const std::string& what) {
+        if (positive)
+            b.add("pos", Softplus {});
+        cases.push_back(b.add("m", spec).done(variant + what));
+    };
+    build(Builder(type, 2, 3, 7, 9).spread("spread", 4), "after ±4 1×1 conv");
+    build(Builder(type, 3, 11, 1, 1, true), "flat [3, 11]");
+    build(Builder(type, 1, 2, 5, 3).depth(3).spread3("s", 3), "volume [1, 3, 3, 5, 3]");
+    return cases;
+}
+
+// binary: NumPy broadcasting both ways (a [N, C, 1, 1] gate second, a one-channel slice first), a constant per channel
+// on the right, a scalar constant on the left, and a flat input; a positive operand where the op needs one (div's
+// denominator, pow's base: a softplus of the ±4 values).
+std::vector<Case> binaryCases(const std::string& type, Binary::Op op)
+{
+    const bool posA = op == Binary::Op::Pow, posB = op == Binary::Op::Div;
+    const auto two = [&](const std::string& what, bool gate, bool slice) {
+        Builder b(type, 2, 3, 7, 9);
+        b.spread("a", 3).spread("b", 3, { "input" });
+        std::string x = "a", y = "b";
+        if (slice) {
+            b.add("sa", Slice { 1, 0, 1 }, { x });
+            x = "sa";
+        }
+        if (gate) {
+            b.add("gb", GlobalAvgPool2d {}, { y });
+            y = "gb";
+        }
+        if (posA) {
+            b.add("pa", Softplus {}, { x });
+            x = "pa";
+        }
+        if (posB) {
+            b.add("pb", Softplus {}, { y });
+            y = "pb";
+        }
+        return b.add("m", Binary { op, {}, {}, false, {} }, { x, y }).done(std::string(binaryOpName(op)) + ", " + what);
+    };
+    const std::vector<float> perChannel
+        = op == Binary::Op::Pow ? std::vector<float> { 2.0f, 0.5f, -1.0f } : std::vector<float> { -1.5f, 0.75f, 2.0f };
+    test::NetworkBuilder right = Builder(type, 2, 3, 5, 6).spread("s", 3);
+    if (posA)
+        right.add("p", Softplus {});
+    right.add("m", Binary { op, perChannel, { 3, 1, 1 }, false, {} });
+    test::NetworkBuilder left = Builder(type, 1, 2, 4, 5).spread("s", 2);
+    if (posB)
+        left.add("p", Softplus {});
+    left.add("m", Binary { op, { 1.5f }, { 1 }, true, {} });
+    std::vector<float> eleven;
+    for (int k = 0; k < 11; ++k)
+        eleven.push_back(0.25f + 0.2f * float(k));
+    test::NetworkBuilder flat = Builder(type, 3, 11, 1, 1, true);
+    if (posA)
+        flat.add("p", Softplus {});
+    flat.add("m", Binary { op, eleven, { 11 }, false, {} });
+    return { two("one shape", false, false), two("[N, C, 1, 1] gate second", true, false),
+        two("one channel first, broadcast over C", false, true),
+        right.done(std::string(binaryOpName(op)) + ", " + "constant [3, 1, 1] on the right"),
+        left.done(std::string(binaryOpName(op)) + ", " + "scalar constant on the left"),
+        flat.done(std::string(binaryOpName(op)) + ", " + "flat [3, 11] with a constant [11]") };
 }
 
 // resize: every mode, coordinate transformation and nearest rounding, by scales and by sizes, up and down, images
@@ -282,6 +354,36 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                 std::is_same_v<T,
                     ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>) {
                 return { activationCase(type, k) };
+            } else if constexpr (std::is_same_v<T, GELU>) {
+                std::vector<Case> cases = mathCases(type, GELU { false });
+                for (Case& c : mathCases(type, GELU { true }, "tanh, "))
+                    cases.push_back(std::move(c));
+                return cases;
+            } else if constexpr (std::is_same_v<T, Softplus>) {
+                std::vector<Case> cases = mathCases(type, k);
+                cases.push_back(Builder(type, 2, 3, 7, 9)
+                                    .spread("s", 4)
+                                    .add("act", Softplus { 2.0, 3.0 })
+                                    .done("β 2, x past threshold 3"));
+                cases.push_back(
+                    Builder(type, 2, 3, 7, 9).spread("s", 4).add("act", Softplus { 0.5, 20.0 }).done("β 0.5"));
+                return cases;
+            } else if constexpr (std::is_same_v<T, Mish>) {
+                return mathCases(type, k);
+            } else if constexpr (std::is_same_v<T, Unary>) {
+                std::vector<Case> cases;
+                for (Unary::Op op : { Unary::Op::Exp, Unary::Op::Log, Unary::Op::Sqrt, Unary::Op::Reciprocal,
+                         Unary::Op::Neg, Unary::Op::Abs, Unary::Op::Erf })
+                    for (Case& c : mathCases(type, Unary { op }, std::string(unaryOpName(op)) + ", "))
+                        cases.push_back(std::move(c));
+                return cases;
+            } else if constexpr (std::is_same_v<T, Binary>) {
+                std::vector<Case> cases;
+                for (Binary::Op op : { Binary::Op::Add, Binary::Op::Sub, Binary::Op::Mul, Binary::Op::Div,
+                         Binary::Op::Pow, Binary::Op::Min, Binary::Op::Max })
+                    for (Case& c : binaryCases(type, op))
+                        cases.push_back(std::move(c));
+                return cases;
             } else if constexpr (std::is_same_v<T, Hardtanh>) {
                 return { activationCase(type, Hardtanh { -1.5, 2.5 }),
                     Builder(type, 3, 11, 1, 1, true).add("ht", k).done("flat [3, 11], default bounds ±1") };
