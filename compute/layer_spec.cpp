@@ -1,5 +1,6 @@
 #include "compute/layer_spec.h"
 
+#include "compute/binary.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 
@@ -47,6 +48,27 @@ const LayerKindInfo* findLayerKind(std::string_view type)
         if (type == k.type)
             return &k;
     return nullptr;
+}
+
+const char* unaryOpName(Unary::Op op)
+{
+    switch (op) {
+    case Unary::Op::Exp:
+        return "exp";
+    case Unary::Op::Log:
+        return "log";
+    case Unary::Op::Sqrt:
+        return "sqrt";
+    case Unary::Op::Reciprocal:
+        return "reciprocal";
+    case Unary::Op::Neg:
+        return "neg";
+    case Unary::Op::Abs:
+        return "abs";
+    case Unary::Op::Erf:
+        return "erf";
+    }
+    return "?";
 }
 
 const char* padModeName(Pad::Mode mode)
@@ -109,6 +131,19 @@ std::string layerSummary(const LayerSpec& spec)
                 s << " " << l.negative_slope;
             } else if constexpr (std::is_same_v<T, Hardtanh>) {
                 s << " [" << l.min_val << ", " << l.max_val << "]";
+            } else if constexpr (std::is_same_v<T, GELU>) {
+                if (l.tanh_approximation)
+                    s << " tanh";
+            } else if constexpr (std::is_same_v<T, Softplus>) {
+                if (l.beta != 1.0 || l.threshold != 20.0)
+                    s << " β" << l.beta << " t" << l.threshold;
+            } else if constexpr (std::is_same_v<T, Unary>) {
+                s << " " << unaryOpName(l.op);
+            } else if constexpr (std::is_same_v<T, Binary>) {
+                s << " " << binaryOpName(l.op)
+                  << (l.constant.empty()        ? ""
+                             : l.constant_first ? " (constant first)"
+                                                : " constant");
             } else if constexpr (std::is_same_v<T, PReLU>) {
                 if (l.num_parameters != 1)
                     s << " ×" << l.num_parameters;

@@ -14,6 +14,7 @@
 #include "compute/voxel_samples.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace convscope {
@@ -156,6 +157,34 @@ namespace {
                     if (!(l.min_val < l.max_val))
                         ctx.fail("\"min_val\" must be below \"max_val\", got " + shown(Json(l.min_val)) + " and "
                             + shown(Json(l.max_val)));
+                } else if constexpr (std::is_same_v<T, GELU>) {
+                    if (has("approximate")) {
+                        const std::string a = readString(j["approximate"], "approximate", ctx);
+                        if (a != "none" && a != "tanh")
+                            ctx.fail("\"approximate\" must be \"none\" or \"tanh\", got " + shown(j["approximate"]));
+                        l.tanh_approximation = a == "tanh";
+                    }
+                } else if constexpr (std::is_same_v<T, Softplus>) {
+                    if (has("beta"))
+                        l.beta = readNumber(j["beta"], "beta", ctx);
+                    if (has("threshold"))
+                        l.threshold = readNumber(j["threshold"], "threshold", ctx);
+                    if (!(l.beta != 0.0) || !std::isfinite(l.beta))
+                        ctx.fail("\"beta\" must be a finite number other than 0, got " + shown(Json(l.beta)));
+                } else if constexpr (std::is_same_v<T, Unary>) {
+                    const std::string op = readString(require("op"), "op", ctx);
+                    bool found = false;
+                    for (Unary::Op o : { Unary::Op::Exp, Unary::Op::Log, Unary::Op::Sqrt, Unary::Op::Reciprocal,
+                             Unary::Op::Neg, Unary::Op::Abs, Unary::Op::Erf })
+                        if (op == unaryOpName(o)) {
+                            l.op = o;
+                            found = true;
+                        }
+                    if (!found)
+                        ctx.fail(
+                            "\"op\" must be one of exp, log, sqrt, reciprocal, neg, abs, erf; got " + shown(j["op"]));
+                } else if constexpr (std::is_same_v<T, Binary>) {
+                    readBinary(j, l, ctx);
                 } else if constexpr (std::is_same_v<T, PReLU>) {
                     if (has("num_parameters"))
                         l.num_parameters = readInt(j["num_parameters"], "num_parameters", 1, ctx);
@@ -455,6 +484,9 @@ Network parseNetwork(const std::string& json, const std::string& what, const std
         ctx.fail("\"layers\" must be a list of layer objects, got " + shown(layers));
     for (size_t i = 0; i < layers.size(); ++i)
         net.layers.push_back(readLayer(layers[i], i, what));
+    for (Layer& layer : net.layers) // binary's constant from an .npy file, beside the network file
+        if (auto* b = std::get_if<Binary>(&layer.spec); b && !b->constant_file.empty())
+            readBinaryConstant(*b, baseDir, Context { what + ": layer " + layer.name });
 
     // Names must be unique: reports, traces and the window refer to layers by name.
     for (size_t i = 0; i < net.layers.size(); ++i)

@@ -4,10 +4,12 @@
 // Every backend allocates from these shapes, so a kernel never re-derives a size on its own.
 // The walk over a whole network (each layer's sources, the totals, the live memory) is in shape_inference_network.cpp.
 #include "compute/shape_inference.h"
+#include "compute/shape_inference_math.h"
 #include "compute/shape_inference_views.h"
 #include "compute/shape_inference_volume.h"
 
 #include "compute/checked_math.h"
+#include "compute/elementwise_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/resize.h"
@@ -430,6 +432,10 @@ namespace {
                     LayerShape r = elementwise(in, 2); // two comparisons
                     r.formula += "\ny = min(max(x, " + numberText(l.min_val) + "), " + numberText(l.max_val) + ")";
                     return r;
+                } else if constexpr (isElementwiseMathKind<T>) {
+                    return inferElementwiseMath(in, l);
+                } else if constexpr (std::is_same_v<T, Binary>) {
+                    return inferBinary(l, ins, names);
                 } else if constexpr (std::is_same_v<T, PReLU>) {
                     // PyTorch's rule: one slope shared by every element, or one per channel (dim 1 of an image, a
                     // volume or a flat [N, F] input: the features).

@@ -18,6 +18,7 @@
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/layer_clock.h"
 #include "compute/cpu_threads.h"
+#include "compute/elementwise_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/nvtx.h"
@@ -352,12 +353,14 @@ namespace {
                         m_fast ? cpu::fast::softmax(in, out) : cpu::direct::softmax(in, out);
                     } else if constexpr (std::
                                              is_same_v<
-                                                 Spec, ReLU> || std::is_same_v<Spec, LeakyReLU> || std::is_same_v<Spec, Sigmoid> || std::is_same_v<Spec, Tanh> || std::is_same_v<Spec, ELU> || std::is_same_v<Spec, ReLU6> || std::is_same_v<Spec, Hardswish> || std::is_same_v<Spec, Hardsigmoid> || std::is_same_v<Spec, SiLU> || std::is_same_v<Spec, Hardtanh>) {
+                                                 Spec, ReLU> || std::is_same_v<Spec, LeakyReLU> || std::is_same_v<Spec, Sigmoid> || std::is_same_v<Spec, Tanh> || std::is_same_v<Spec, ELU> || std::is_same_v<Spec, ReLU6> || std::is_same_v<Spec, Hardswish> || std::is_same_v<Spec, Hardsigmoid> || std::is_same_v<Spec, SiLU> || std::is_same_v<Spec, Hardtanh> || isElementwiseMathKind<Spec>) {
                         m_fast ? cpu::fast::activation(in, layer.spec, out)
                                : cpu::direct::activation(in, layer.spec, out);
                     } else if constexpr (std::is_same_v<Spec, PReLU>) {
                         const Tensor& slopes = requireParameter(layer.weight, layer, "weight (the slopes)");
                         m_fast ? cpu::fast::prelu(in, slopes, out) : cpu::direct::prelu(in, slopes, out);
+                    } else if constexpr (std::is_same_v<Spec, Binary>) {
+                        cpu::runBinary(spec, m_shapes.layers[i], ins, layer.weight.get(), out, m_fast);
                     } else if constexpr (std::is_same_v<Spec, Add>) {
                         m_fast ? cpu::fast::add(ins, out) : cpu::direct::add(ins, out);
                     } else if constexpr (std::is_same_v<Spec, Mul>) {
@@ -466,7 +469,9 @@ namespace {
                             is_same_v<T,
                                 Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d> || std::is_same_v<T, GlobalAvgPool3d> || std::is_same_v<T, BatchNorm3d>)
                         return { true, {} };
-                    else if constexpr (std::is_same_v<T, Reshape> || std::is_same_v<T, Transpose>)
+                    else if constexpr (
+                        std::is_same_v<T,
+                            Reshape> || std::is_same_v<T, Transpose> || isElementwiseMathKind<T> || std::is_same_v<T, Binary>)
                         return { true, {} };
                     else
                         static_assert(dependent_false<T>, "cpu backend: supports() does not know a layer kind");

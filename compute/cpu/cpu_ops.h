@@ -9,8 +9,10 @@
 // (LayerShape::resolvedPadding). Weight layouts are PyTorch's (see compute/network.h).
 #pragma once
 
+#include "compute/binary.h"
 #include "compute/layer_spec.h"
 #include "compute/resize_math.h"
+#include "compute/shape_inference.h"
 #include "compute/tensor.h"
 
 #include <vector>
@@ -48,9 +50,12 @@ namespace direct {
     void slice(const Tensor& in, const Slice& spec, Tensor& out);
     // x.permute(dims) made contiguous (dims already wrapped to 0..rank-1; shuffle_slice.cpp).
     void transpose(const Tensor& in, const std::vector<int64_t>& dims, Tensor& out);
+    // out = a op b by the broadcast plan (binary.cpp), in double.
+    void binary(const float* a, const float* b, const BinaryPlan& plan, Tensor& out);
 } // namespace direct
 
 namespace fast {
+    void binary(const float* a, const float* b, const BinaryPlan& plan, Tensor& out); // float, threaded
     // Workspace bound of conv_transpose2d's column buffer: max(kMinWorkspaceBytes, the bytes of the layer's input +
     // output tensors). conv2d works in tiles of at most max(512, 1 MiB / 4K, 1024) output pixels, one column
     // buffer of K × tile floats per OpenMP thread (K = C_in/g · kh · kw).
@@ -122,5 +127,11 @@ namespace fast {
     void batchNorm3d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight, const Tensor* bias,
         double eps, Tensor& out);
 } // namespace fast
+
+// The binary layer's plan and operand pointers (its inputs and its constant), and the layer run on them.
+BinaryPlan binaryLayerPlan(const Binary& l, const LayerShape& s, const std::vector<const Tensor*>& ins,
+    const Tensor* constant, const float*& a, const float*& b);
+void runBinary(const Binary& l, const LayerShape& s, const std::vector<const Tensor*>& ins, const Tensor* constant,
+    Tensor& out, bool fast);
 
 } // namespace convscope::cpu

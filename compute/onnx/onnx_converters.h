@@ -24,6 +24,9 @@ void batchNorm(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& n
 void pool(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a); // Max, Average
 void gemm(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a); // Gemm, MatMul
 void pad(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+// Add, Sub, Mul, Div, Pow, Min, Max as the binary kind (onnx_convert_binary.cpp): a constant operand or two
+// activations of broadcastable shapes.
+void binary(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a, Binary::Op op);
 // Resize (10 to 21) and Upsample (7 to 9), onnx_convert_resize.cpp.
 void resize(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 // onnx_convert_views.cpp: Slice on an activation; Transpose; Reshape, Flatten (any axis), Squeeze and Unsqueeze as

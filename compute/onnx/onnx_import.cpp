@@ -4,6 +4,7 @@
 
 #include "compute/error.h"
 #include "compute/onnx/onnx_fold.h"
+#include "compute/onnx/onnx_fold_patterns.h"
 #include "compute/onnx/onnx_graph.h"
 
 #include <onnx/onnx_pb.h>
@@ -187,8 +188,12 @@ Network importModel(const std::string& bytes, const std::string& what, const std
     for (const auto& out : graph.output())
         ++g.uses[out.name()];
 
+    // Subgraphs that are one layer (the Erf form of GELU): added where their first node is, the rest skipped.
+    const PatternFolds patterns = findFoldablePatterns(graph, g.constants, g.uses, g.opset, modelDir);
     for (int k = 0; k < graph.node_size(); ++k) {
         const ::onnx::NodeProto& node = graph.node(k);
+        if (patterns.skip.count(k))
+            continue;
         const std::string where = what + ": node " + std::to_string(k) + " ("
             + (node.name().empty() ? std::string("unnamed") : "\"" + node.name() + "\"") + ", " + node.op_type() + ")";
         const Attributes a(node, where);
@@ -211,6 +216,11 @@ Network importModel(const std::string& bytes, const std::string& what, const std
         }
         if (node.output_size() == 0)
             a.fail("a node without outputs");
+        if (auto it = patterns.at.find(k); it != patterns.at.end()) {
+            const FoldedPattern& f = it->second;
+            g.addLayer(g.layerName(node, size_t(k), "_" + layerTypeName(f.spec)), f.spec, { f.input }, f.output, a);
+            continue;
+        }
         if (allConstant && isFoldable(node.op_type())) {
             std::vector<ConstTensor> out = foldNode(node, inputs, a, g.opset, modelDir);
             for (size_t o = 0; o < out.size() && int(o) < node.output_size(); ++o)

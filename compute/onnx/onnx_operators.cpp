@@ -132,12 +132,32 @@ namespace {
     {
         if (c.n.op_type() == "Add" && foldLinearBias(c.g, c.n, c.a))
             return;
+        // The add kind where every input is an activation of one shape; else NumPy's broadcast (binary).
+        bool same = c.n.op_type() == "Sum" || c.n.input_size() != 2;
+        if (!same && c.g.isActivation(c.n.input(0)) && c.g.isActivation(c.n.input(1)))
+            same = c.g.activation(c.n.input(0), c.a).shape == c.g.activation(c.n.input(1), c.a).shape;
+        if (!same)
+            return binary(c.g, c.n, c.name, c.a, Binary::Op::Add);
         c.g.addLayer(c.name, Add {}, activationInputs(c.g, c.n, c.a), c.n.output(0), c.a);
     }
 
     void mul(const NodeContext& c)
     {
-        c.g.addLayer(c.name, Mul {}, activationInputs(c.g, c.n, c.a), c.n.output(0), c.a);
+        // The mul kind where it fits (one shape, or a [N, C, 1, 1] gate); else NumPy's broadcast (binary).
+        if (c.n.input_size() == 2 && c.g.isActivation(c.n.input(0)) && c.g.isActivation(c.n.input(1))) {
+            const Shape a = c.g.activation(c.n.input(0), c.a).shape, b = c.g.activation(c.n.input(1), c.a).shape;
+            // The gate is [N, C, 1, ...] against [N, C, ...] of the same rank (3 or more): the mul kind's rule
+            // (shape_inference.cpp's inferMul) in dims.
+            const auto gate = [](const Shape& big, const Shape& small) {
+                const std::vector<int64_t> bd = big.dims(), sd = small.dims();
+                if (bd.size() < 3 || sd.size() != bd.size() || sd[0] != bd[0] || sd[1] != bd[1])
+                    return false;
+                return std::all_of(sd.begin() + 2, sd.end(), [](int64_t d) { return d == 1; });
+            };
+            if (a == b || gate(a, b) || gate(b, a))
+                return c.g.addLayer(c.name, Mul {}, { c.n.input(0), c.n.input(1) }, c.n.output(0), c.a);
+        }
+        binary(c.g, c.n, c.name, c.a, Binary::Op::Mul);
     }
 
     void concat(const NodeContext& c)
@@ -150,10 +170,36 @@ namespace {
         c.g.addLayer(c.name, Concat { c.a.getInt("axis", 1) }, ins, c.n.output(0), c.a);
     }
 
+    template <Binary::Op Op> void binaryOp(const NodeContext& c) { binary(c.g, c.n, c.name, c.a, Op); }
+
+    // Min and Max take one or more inputs: one is its input unchanged, two a binary layer.
+    template <Binary::Op Op> void minMax(const NodeContext& c)
+    {
+        if (c.n.input_size() == 1)
+            return c.simple(Identity {});
+        binary(c.g, c.n, c.name, c.a, Op);
+    }
+
+    // ONNX Gelu (opset 20): approximate "none" or "tanh".
+    void gelu(const NodeContext& c)
+    {
+        const std::string approximate = c.a.getString("approximate", "none");
+        if (approximate != "none" && approximate != "tanh")
+            refuse(c.n, c.a, "Gelu with approximate \"" + approximate + "\" (ONNX defines \"none\" and \"tanh\")");
+        c.simple(GELU { approximate == "tanh" });
+    }
+
+    // The element-wise operators of one input that are a unary layer.
+    template <Unary::Op Op> void unary(const NodeContext& c) { c.simple(Unary { Op }); }
+
+    // ONNX Softplus is log(1 + e^x) without a threshold: PyTorch's 20 differs from it by under 1e-9 relative.
+    void softplus(const NodeContext& c) { c.simple(Softplus {}); }
+
     constexpr int64_t kLast = 21; // the newest opset ConvScope reads (onnx_import.cpp)
 
     // Sorted by operator; an operator may have rows for disjoint opset ranges.
     const OperatorRow kOperators[] = {
+        { "Abs", 6, kLast, unary<Unary::Op::Abs> },
         { "Add", 6, kLast, add },
         { "AveragePool", 6, kLast, with<pool> },
         { "BatchNormalization", 6, kLast, with<batchNorm> },
@@ -161,9 +207,13 @@ namespace {
         { "Concat", 6, kLast, concat },
         { "Conv", 6, kLast, with<conv> },
         { "ConvTranspose", 6, kLast, with<convTranspose> },
+        { "Div", 6, kLast, binaryOp<Binary::Op::Div> },
         { "Dropout", 6, kLast, dropout },
         { "Elu", 6, kLast, [](const NodeContext& c) { c.simple(ELU { c.a.getFloat("alpha", 1.0f) }); } },
+        { "Erf", 9, kLast, unary<Unary::Op::Erf> },
+        { "Exp", 6, kLast, unary<Unary::Op::Exp> },
         { "Flatten", 6, kLast, with<flatten> },
+        { "Gelu", 20, kLast, gelu },
         { "Gemm", 6, kLast, with<gemm> },
         { "GlobalAveragePool", 6, kLast, globalAveragePool },
         { "GlobalMaxPool", 6, kLast, globalMaxPool },
@@ -171,11 +221,18 @@ namespace {
         { "HardSwish", 14, kLast, [](const NodeContext& c) { c.simple(Hardswish {}); } },
         { "Identity", 6, kLast, [](const NodeContext& c) { c.simple(Identity {}); } },
         { "LeakyRelu", 6, kLast, [](const NodeContext& c) { c.simple(LeakyReLU { c.a.getFloat("alpha", 0.01f) }); } },
+        { "Log", 6, kLast, unary<Unary::Op::Log> },
         { "MatMul", 6, kLast, with<gemm> },
+        { "Max", 8, kLast, minMax<Binary::Op::Max> },
         { "MaxPool", 6, kLast, with<pool> },
+        { "Min", 8, kLast, minMax<Binary::Op::Min> },
+        { "Mish", 18, kLast, [](const NodeContext& c) { c.simple(Mish {}); } },
         { "Mul", 6, kLast, mul },
+        { "Neg", 6, kLast, unary<Unary::Op::Neg> },
         { "PRelu", 6, kLast, with<prelu> },
         { "Pad", 6, kLast, with<pad> },
+        { "Pow", 7, kLast, binaryOp<Binary::Op::Pow> },
+        { "Reciprocal", 6, kLast, unary<Unary::Op::Reciprocal> },
         { "ReduceMean", 6, kLast, reduceMean },
         { "Relu", 6, kLast, [](const NodeContext& c) { c.simple(ReLU {}); } },
         { "Reshape", 6, kLast, with<reshape> },
@@ -183,7 +240,10 @@ namespace {
         { "Sigmoid", 6, kLast, [](const NodeContext& c) { c.simple(Sigmoid {}); } },
         { "Slice", 1, kLast, with<slice> },
         { "Softmax", 6, kLast, softmax },
+        { "Softplus", 6, kLast, softplus },
+        { "Sqrt", 6, kLast, unary<Unary::Op::Sqrt> },
         { "Squeeze", 6, kLast, with<squeeze> },
+        { "Sub", 6, kLast, binaryOp<Binary::Op::Sub> },
         { "Sum", 6, kLast, add },
         { "Tanh", 6, kLast, [](const NodeContext& c) { c.simple(Tanh {}); } },
         { "Transpose", 1, kLast, with<transpose> },

@@ -54,6 +54,8 @@ namespace cpu_training {
                     fast ? cpu::fast::prelu(in, *st.weight, out) : cpu::direct::prelu(in, *st.weight, out);
                 } else if constexpr (std::is_same_v<S, Add>) {
                     fast ? cpu::fast::add(ins, out) : cpu::direct::add(ins, out);
+                } else if constexpr (std::is_same_v<S, Binary>) {
+                    cpu::runBinary(spec, m_shapes.layers[i], ins, st.weight.get(), out, fast);
                 } else if constexpr (std::is_same_v<S, Mul>) {
                     fast ? cpu::fast::mul(*ins.at(0), *ins.at(1), out) : cpu::direct::mul(*ins.at(0), *ins.at(1), out);
                 } else if constexpr (std::is_same_v<S, Concat>) {
@@ -155,6 +157,8 @@ namespace cpu_training {
                         cpu::grad::softmax(gy, m_outputs[k], gx, fast);
                     } else if constexpr (std::is_same_v<S, PReLU>) {
                         cpu::grad::preluData(gy, x, *st.weight, gx);
+                    } else if constexpr (std::is_same_v<S, Binary>) {
+                        cpu::grad::binaryLayerInput(spec, m_shapes.layers[k], ins, st.weight.get(), j, gy, gx);
                     } else if constexpr (std::is_same_v<S, Mul>) {
                         cpu::grad::mulInput(gy, *ins.at(1 - j), gx);
                     } else if constexpr (std::is_same_v<S, Concat>) {

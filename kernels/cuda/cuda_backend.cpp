@@ -33,6 +33,7 @@
 #include "kernels/cuda/resize.cuh"
 #include "kernels/cuda/softmax.cuh"
 #include "kernels/cuda/stored_dispatch.h"
+#include "kernels/cuda/tensor_math.h"
 #include "kernels/cuda/training/cuda_training_session.h"
 #include "kernels/cuda/volume_geometry.h"
 
@@ -334,6 +335,8 @@ namespace {
                         float param = 0;
                         const ActivationKind kind = activationKindOf(l, &param);
                         activation(kind, param, s.in.numel(), x, y, st);
+                    } else if constexpr (isTensorMathKind<T>) {
+                        runTensorMath(l, s, inputs(i), weight(i), y, st);
                     } else if constexpr (std::is_same_v<T, Hardtanh>) {
                         hardtanh(static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), x, y, st);
                     } else if constexpr (std::is_same_v<T, PReLU>) {

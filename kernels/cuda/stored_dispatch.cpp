@@ -14,6 +14,7 @@
 #include "kernels/cuda/resize.cuh"
 #include "kernels/cuda/stored_conv.cuh"
 #include "kernels/cuda/stored_layers.cuh"
+#include "kernels/cuda/tensor_math.h"
 #include "kernels/cuda/volume_geometry.h"
 
 #include <type_traits>
@@ -160,6 +161,8 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
                 float param = 0;
                 const ActivationKind kind = activationKindOf(l, &param);
                 activationStored(kind, param, s.in.numel(), t, x, y, st);
+            } else if constexpr (isTensorMathKind<T>) {
+                runTensorMathStored(l, s, t, c.inputs, c.weight, y, st);
             } else if constexpr (std::is_same_v<T, Hardtanh>) {
                 hardtanhStored(static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), t, x, y, st);
             } else if constexpr (std::is_same_v<T, PReLU>) {

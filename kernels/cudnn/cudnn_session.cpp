@@ -35,6 +35,7 @@
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cuda/pooling.cuh"
 #include "kernels/cuda/resize.cuh"
+#include "kernels/cuda/tensor_math.h"
 #include "kernels/cudnn/conv_layers.h"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/cudnn_support.h"
@@ -234,6 +235,8 @@ namespace {
                     } else if constexpr (std::is_same_v<T, Hardtanh>) {
                         // CUDNN_ACTIVATION_CLIPPED_RELU clips at 0 below; hardtanh's lower bound is any number.
                         setLayerNote(i, "our CUDA kernel: cuDNN has no hardtanh (its clipped ReLU clips at 0)");
+                    } else if constexpr (cuda::isTensorMathKind<T>) {
+                        setLayerNote(i, "our CUDA kernel (elementwise_math.cu): cuDNN has no " + layerSummary(l));
                     } else if constexpr (std::is_same_v<T, PReLU>) {
                         setLayerNote(i, "our CUDA kernel: cuDNN has no prelu (no per-channel slope in either API)");
                     } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Mul>) {
@@ -353,6 +356,8 @@ namespace {
                     } else if constexpr (std::is_same_v<T, Hardtanh>) {
                         cuda::hardtanh(
                             static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), x, y, st);
+                    } else if constexpr (cuda::isTensorMathKind<T>) {
+                        cuda::runTensorMath(l, s, { x, inputCount(i) > 1 ? input(i, 1) : nullptr }, weight(i), y, st);
                     } else if constexpr (std::is_same_v<T, PReLU>) {
                         cuda::prelu(weight(i), l.num_parameters, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, y, st);
                     } else if constexpr (std::is_same_v<T, Add>) {
