@@ -58,7 +58,14 @@ namespace {
         if (ext == ".npy") {
             NpyArray a = readNpy(path);
             InputSpec& in = net.input;
-            if (a.dims.size() == 5) {
+            if (a.dims.empty() || a.dims.size() > size_t(Shape::kMaxRank))
+                throw InputError(path + ": an input .npy has 1 to " + std::to_string(Shape::kMaxRank)
+                    + " dimensions, got " + std::to_string(a.dims.size()));
+            if (!in.dims.empty() || a.dims.size() == 1 || a.dims.size() == 6) {
+                // A general tensor (the network's input is one, or no image reading fits): the array's own dims.
+                in = { a.dims[0], a.dims.size() > 1 ? a.dims[1] : 1, 1, 1, false, path };
+                in.dims = a.dims;
+            } else if (a.dims.size() == 5) {
                 in = { a.dims[0], a.dims[1], a.dims[3], a.dims[4], false, path, a.dims[2] };
             } else if (a.dims.size() == 4) {
                 in = { a.dims[0], a.dims[1], a.dims[2], a.dims[3], false, path };
@@ -75,8 +82,9 @@ namespace {
             std::memcpy(t.data(), a.data.data(), a.data.size() * sizeof(float));
             return t;
         }
-        if (net.input.flat)
-            throw InputError(path + ": this network starts fully connected; give its input as an [N, F] .npy");
+        if (net.input.flat || !net.input.dims.empty())
+            throw InputError(path + ": this network's input is " + net.input.shape().str()
+                + ", not an image; give its input as an .npy of that shape");
         const ImageSize size = imageSize(path);
         net.input.height = size.height;
         net.input.width = size.width;

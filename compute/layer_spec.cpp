@@ -1,5 +1,6 @@
 #include "compute/layer_spec.h"
 
+#include "compute/binary.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 
@@ -47,6 +48,27 @@ const LayerKindInfo* findLayerKind(std::string_view type)
         if (type == k.type)
             return &k;
     return nullptr;
+}
+
+const char* unaryOpName(Unary::Op op)
+{
+    switch (op) {
+    case Unary::Op::Exp:
+        return "exp";
+    case Unary::Op::Log:
+        return "log";
+    case Unary::Op::Sqrt:
+        return "sqrt";
+    case Unary::Op::Reciprocal:
+        return "reciprocal";
+    case Unary::Op::Neg:
+        return "neg";
+    case Unary::Op::Abs:
+        return "abs";
+    case Unary::Op::Erf:
+        return "erf";
+    }
+    return "?";
 }
 
 const char* padModeName(Pad::Mode mode)
@@ -109,6 +131,19 @@ std::string layerSummary(const LayerSpec& spec)
                 s << " " << l.negative_slope;
             } else if constexpr (std::is_same_v<T, Hardtanh>) {
                 s << " [" << l.min_val << ", " << l.max_val << "]";
+            } else if constexpr (std::is_same_v<T, GELU>) {
+                if (l.tanh_approximation)
+                    s << " tanh";
+            } else if constexpr (std::is_same_v<T, Softplus>) {
+                if (l.beta != 1.0 || l.threshold != 20.0)
+                    s << " β" << l.beta << " t" << l.threshold;
+            } else if constexpr (std::is_same_v<T, Unary>) {
+                s << " " << unaryOpName(l.op);
+            } else if constexpr (std::is_same_v<T, Binary>) {
+                s << " " << binaryOpName(l.op)
+                  << (l.constant.empty()        ? ""
+                             : l.constant_first ? " (constant first)"
+                                                : " constant");
             } else if constexpr (std::is_same_v<T, PReLU>) {
                 if (l.num_parameters != 1)
                     s << " ×" << l.num_parameters;
@@ -132,10 +167,47 @@ std::string layerSummary(const LayerSpec& spec)
                 s << " g" << l.groups;
             } else if constexpr (std::is_same_v<T, Slice>) {
                 s << " dim " << l.dim << " [" << l.start << ", " << l.end << ")";
+            } else if constexpr (std::is_same_v<T, Flatten>) {
+                if (l.start_dim != 1 || l.end_dim != -1)
+                    s << " " << l.start_dim << ".." << l.end_dim;
+            } else if constexpr (std::is_same_v<T, Concat>) {
+                if (l.dim != 1)
+                    s << " dim " << l.dim;
+            } else if constexpr (std::is_same_v<T, Reshape> || std::is_same_v<T, Transpose>) {
+                const std::vector<int64_t>& v = [&]() -> const std::vector<int64_t>& {
+                    if constexpr (std::is_same_v<T, Reshape>)
+                        return l.shape;
+                    else
+                        return l.dims;
+                }();
+                s << " [";
+                for (size_t k = 0; k < v.size(); ++k)
+                    s << (k ? ", " : "") << v[k];
+                s << "]";
             }
         },
         spec);
     return s.str();
+}
+
+std::vector<int64_t> wrappedDims(const Transpose& spec, int rank)
+{
+    std::vector<int64_t> out;
+    for (const int64_t d : spec.dims) {
+        if (d < -rank || d >= rank)
+            throw InputError(
+                "transpose: axis " + std::to_string(d) + " is out of range for " + std::to_string(rank) + " dims");
+        out.push_back(d < 0 ? d + rank : d);
+    }
+    return out;
+}
+
+int64_t wrappedDim(const Concat& spec, int rank)
+{
+    if (spec.dim < -rank || spec.dim >= rank)
+        throw InputError(
+            "concat: dim " + std::to_string(spec.dim) + " is out of range for " + std::to_string(rank) + " dims");
+    return spec.dim < 0 ? spec.dim + rank : spec.dim;
 }
 
 bool hasParameters(const LayerSpec& spec) { return (layerKind(spec).needs & (kNeedsWeights | kNeedsStatistics)) != 0; }

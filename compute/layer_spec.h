@@ -117,8 +117,11 @@ struct ELU {
     bool operator==(const ELU&) const = default;
 };
 
-// torch.nn.Flatten() with its defaults (start_dim=1, end_dim=-1): [N, C, H, W] -> [N, C*H*W].
+// torch.nn.Flatten(start_dim, end_dim): the dims start_dim..end_dim (negative: counted from the end) become one. The
+// defaults (1, -1) make [N, C, H, W] -> [N, C*H*W]. A view of its input.
 struct Flatten {
+    int64_t start_dim = 1;
+    int64_t end_dim = -1;
     bool operator==(const Flatten&) const = default;
 };
 
@@ -164,6 +167,45 @@ struct PReLU {
     int64_t num_parameters = 1;
     bool operator==(const PReLU&) const = default;
 };
+// ---- Tensor maths (issue 30): element-wise functions of one input, any rank, every element on its own.
+// torch.nn.GELU(approximate): x·Φ(x) = x/2 · (1 + erf(x/√2)) ("none"), or x/2 · (1 + tanh(√(2/π)·(x + 0.044715·x³)))
+// ("tanh"). ONNX Gelu (opset 20) and the Erf pattern PyTorch exports are read as it.
+struct GELU {
+    bool tanh_approximation = false; // the file's "approximate": "none" (false) or "tanh" (true)
+    bool operator==(const GELU&) const = default;
+};
+// torch.nn.Softplus(beta, threshold): log(1 + e^(β·x)) / β, and x itself where β·x > threshold.
+struct Softplus {
+    double beta = 1.0;
+    double threshold = 20.0;
+    bool operator==(const Softplus&) const = default;
+};
+// torch.nn.Mish: x · tanh(log(1 + e^x)).
+struct Mish {
+    bool operator==(const Mish&) const = default;
+};
+// ONNX's element-wise operators of one input (torch.exp, log, sqrt, reciprocal, neg, abs, erf): IEEE results outside
+// the domain (log of a negative number is NaN, of 0 is −inf; reciprocal of 0 is inf), as both define them.
+struct Unary {
+    enum class Op { Exp, Log, Sqrt, Reciprocal, Neg, Abs, Erf };
+    Op op = Op::Exp;
+    bool operator==(const Unary&) const = default;
+};
+const char* unaryOpName(Unary::Op op); // "exp", "log", "sqrt", "reciprocal", "neg", "abs", "erf"
+// Element-wise x op y with NumPy's broadcasting (torch.add, sub, mul, div, pow, minimum, maximum; ONNX's Add, Sub,
+// Mul, Div, Pow, Min, Max): two inputs of broadcastable shapes, or one input and the layer's constant — `constant`'s
+// values (in the file a list of numbers or an .npy file, `constant_file`) of dims `constant_shape` ([1] when not
+// given), on the left (constant_first: c op x) or the right (x op c). Min and max propagate NaN, as torch's do.
+struct Binary {
+    enum class Op { Add, Sub, Mul, Div, Pow, Min, Max };
+    Op op = Op::Add;
+    std::vector<float> constant; // empty: two inputs
+    std::vector<int64_t> constant_shape;
+    bool constant_first = false;
+    std::string constant_file; // where the file read `constant` from (written back as that path); empty: inline
+    bool operator==(const Binary&) const = default;
+};
+
 // torch.nn.Identity: kept so that an imported network keeps its layer names.
 struct Identity {
     bool operator==(const Identity&) const = default;
@@ -183,8 +225,10 @@ struct Add {
 struct Mul {
     bool operator==(const Mul&) const = default;
 };
-// torch.cat(inputs, dim=1): the channels of every input, in the order the inputs are named.
+// torch.cat(inputs, dim): the inputs joined along `dim` (1, the default, is the channels; negative counts from the
+// end), in the order the inputs are named; every other dim must agree. One input is a copy (ONNX's Concat of one).
 struct Concat {
+    int64_t dim = 1;
     bool operator==(const Concat&) const = default;
 };
 
@@ -250,6 +294,20 @@ struct Slice {
     int64_t start = 0;
     int64_t end = 1;
     bool operator==(const Slice&) const = default;
+};
+
+// x.reshape(shape) / x.view(shape) of a contiguous tensor: the same elements in the same order under new dims of the
+// same count; one entry may be -1, inferred from the others (ONNX Reshape's 0, Squeeze and Unsqueeze are resolved to
+// these dims at import). A view of its input.
+struct Reshape {
+    std::vector<int64_t> shape { -1 };
+    bool operator==(const Reshape&) const = default;
+};
+
+// x.permute(dims): output axis i is input axis dims[i] (negative: counted from the end); ONNX Transpose's perm.
+struct Transpose {
+    std::vector<int64_t> dims { 0, 1 };
+    bool operator==(const Transpose&) const = default;
 };
 
 // ---- Volumes (NCDHW): the 3-D siblings of the window ops. Triples are {depth, height, width}, as PyTorch's
@@ -340,9 +398,9 @@ struct BatchNorm3d {
 // The order of the alternatives is the menu order; compute/layer_kinds.h holds every other fact about each kind
 // and checks at compile time that it lists them in this order.
 using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
-    LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh, PReLU, Flatten, Linear, Softmax, Add,
-    Mul, Concat, Pad, Resize, Identity, Dropout, ChannelShuffle, Slice, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d,
-    GlobalAvgPool3d, BatchNorm3d>;
+    LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh, PReLU, GELU, Softplus, Mish, Unary,
+    Binary, Flatten, Linear, Softmax, Add, Mul, Concat, Pad, Resize, Identity, Dropout, ChannelShuffle, Slice, Reshape,
+    Transpose, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, GlobalAvgPool3d, BatchNorm3d>;
 
 // The file-format / PyTorch-style type name: "conv2d", "conv_transpose2d", "maxpool2d", ...
 std::string layerTypeName(const LayerSpec& spec);
@@ -352,6 +410,11 @@ const std::array<const char*, std::variant_size_v<LayerSpec>>& layerTypeNames();
 LayerSpec makeLayerSpec(const std::string& typeName);
 // A short human label: "conv2d 6→16 k5" needs shapes, so this gives "conv2d k5 s1" etc.
 std::string layerSummary(const LayerSpec& spec);
+
+// A transpose's permutation and a concat's axis on a tensor of `rank` dims, negative axes wrapped to 0..rank-1 (shape
+// inference has checked them; an axis out of range here throws InputError).
+std::vector<int64_t> wrappedDims(const Transpose& spec, int rank);
+int64_t wrappedDim(const Concat& spec, int rank);
 
 // Does this layer kind carry learned parameters (weights / batch-norm statistics)?
 bool hasParameters(const LayerSpec& spec);

@@ -43,9 +43,11 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
                 where + ": a voxel sample is a volume; the input needs a \"depth\" (it is " + shape.str() + ")");
         return makeVoxelSample(source.substr(7), input.batch, input.channels, input.depth, input.height, input.width);
     }
+    const bool image = !input.flat && input.dims.empty();
     if (source.rfind("sample:", 0) == 0) {
-        if (input.flat)
-            throw InputError(where + ": a sample picture needs an image input (channels, height, width), not features");
+        if (!image)
+            throw InputError(
+                where + ": a sample picture needs an image input (channels, height, width), not " + shape.str());
         return makeSampleInput(source.substr(7), input.batch, input.channels, input.height, input.width);
     }
     if (source == "random" || source.rfind("random:", 0) == 0) {
@@ -69,21 +71,21 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
         = { ".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tga", ".pgm", ".ppm", ".pnm" }; // image_input.cpp's decoders
     const std::filesystem::path path = resolveAgainst(source, baseDir);
     if (imageExtensions.count(ext)) {
-        if (input.flat)
-            throw InputError(where + ": an image needs an image input (channels, height, width), not features");
+        if (!image)
+            throw InputError(where + ": an image needs an image input (channels, height, width), not " + shape.str());
         return loadImageInput(path, input.batch, input.channels, input.height, input.width);
     }
     if (ext == ".npy") {
         NpyArray a = readNpy(path);
         const std::vector<int64_t>& d = a.dims;
         const bool volume = !input.flat && input.depth > 0;
-        const std::string expected = input.flat ? npyDimsText({ input.batch, input.channels })
+        const std::string expected = !image ? npyDimsText(shape.dims())
             : volume ? npyDimsText({ input.batch, input.channels, input.depth, input.height, input.width })
                      : npyDimsText({ input.batch, input.channels, input.height, input.width });
         bool matches = false;
         int64_t repeat = 1;
-        if (input.flat) {
-            matches = d == std::vector<int64_t> { input.batch, input.channels };
+        if (!image) {
+            matches = d == shape.dims();
         } else if (volume && d.size() == 5) {
             matches = d == std::vector<int64_t> { input.batch, input.channels, input.depth, input.height, input.width };
         } else if (volume && d.size() == 4) {
@@ -101,7 +103,7 @@ Tensor loadInput(const InputSpec& input, const std::filesystem::path& baseDir)
         }
         if (!matches)
             throw InputError(where + ": the array has shape " + npyDimsText(d) + " but the network input is " + expected
-                + (input.flat    ? ""
+                + (!image        ? ""
                         : volume ? " (or [C, D, H, W] for one volume repeated over the batch)"
                                  : " (or [C, H, W] for one picture repeated over the batch)"));
         Tensor t(shape);

@@ -311,6 +311,14 @@ namespace {
                         } else {
                             weightsAndBias(plan);
                         }
+                    } else if constexpr (std::is_same_v<T, Binary>) {
+                        // The constant operand, as a flat tensor every backend reads by the layer's plan (not a
+                        // parameter: nothing trains it, as a tensor PyTorch holds outside the parameters).
+                        if (!l.constant.empty()) {
+                            Tensor c(Shape::features(1, int64_t(l.constant.size())));
+                            std::copy(l.constant.begin(), l.constant.end(), c.data());
+                            m_layer.weight = std::make_shared<const Tensor>(std::move(c));
+                        }
                     } else if constexpr ((layerKindOf<T>().needs & (kNeedsWeights | kNeedsStatistics)) == 0) {
                         // no parameters to make
                     } else {

@@ -14,6 +14,28 @@
 
 namespace convscope {
 
+InputSpec InputSpec::ofDims(const std::vector<int64_t>& dims, const std::string& source)
+{
+    InputSpec in;
+    in.source = source;
+    if (dims.empty())
+        return in;
+    in.batch = dims[0];
+    in.channels = dims.size() > 1 ? dims[1] : 1;
+    in.height = in.width = 1;
+    if (dims.size() == 2) {
+        in.flat = true;
+    } else if (dims.size() == 4 || dims.size() == 5) {
+        in.height = dims[dims.size() - 2];
+        in.width = dims.back();
+        if (dims.size() == 5)
+            in.depth = dims[2];
+    } else {
+        in.dims = dims;
+    }
+    return in;
+}
+
 bool Network::sameDescription(const Network& o) const
 {
     if (name != o.name || description != o.description || labels != o.labels || !(input == o.input)

@@ -20,19 +20,31 @@ namespace convscope {
 //   "sample:digit", "sample:edges"   built-in pictures (makeSampleInput, compute/image_input.h)
 //   "random" or "random:SEED"         seeded uniform [0, 1) data
 //   "path/to/image.png|.jpg|..."      an image, resized to height x width (relative to the network file)
-//   "path/to/data.npy"                [N,C,H,W], [C,H,W] or [N,F]; its shape must match the input fields
+//   "path/to/data.npy"                [N,C,H,W], [C,H,W] or [N,F], or a general tensor's dims; its shape must match
+//                                     the input fields
 struct InputSpec {
     int64_t batch = 1, channels = 1, height = 28, width = 28;
     bool flat = false; // the network starts fully connected: [batch, channels] ("features" in the file)
     std::string source = "sample:digit";
     int64_t depth = 0; // > 0: the input is a volume [batch, channels, depth, height, width] ("depth" in the file)
+    // Non-empty: a general tensor of rank 1, 3 or 6 ("shape" in the file; ranks 2, 4 and 5 are read into the fields
+    // above). dims[0] is the batch; `batch` wins when they differ (--batch sets it).
+    std::vector<int64_t> dims {};
     Shape shape() const
     {
+        if (!dims.empty()) {
+            std::vector<int64_t> d = dims;
+            d[0] = batch;
+            return Shape::of(d);
+        }
         if (flat)
             return Shape::features(batch, channels);
         return depth > 0 ? Shape::ncdhw(batch, channels, depth, height, width)
                          : Shape::nchw(batch, channels, height, width);
     }
+    // The input of these dims (rank 1 to 6): rank 2 is flat, 4 an image, 5 a volume, any other a general tensor.
+    // Does not check the sizes (shape inference does).
+    static InputSpec ofDims(const std::vector<int64_t>& dims, const std::string& source);
     bool operator==(const InputSpec&) const = default;
 };
 

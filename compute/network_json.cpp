@@ -14,6 +14,7 @@
 #include "compute/voxel_samples.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace convscope {
@@ -21,6 +22,13 @@ namespace convscope {
 using namespace network_json;
 
 namespace {
+    // An axis as PyTorch takes it: -6 to 5 (negative counts from the end; shape inference checks the input's rank).
+    int64_t readDim(const Json& v, const std::string& key, const Context& ctx)
+    {
+        if (!isInteger(v) || v.get<int64_t>() < -Shape::kMaxRank || v.get<int64_t>() >= Shape::kMaxRank)
+            ctx.fail("\"" + key + "\" must be an axis from -6 to 5, got " + shown(v));
+        return v.get<int64_t>();
+    }
 
     std::vector<std::string> keysOf(const std::string& type)
     {
@@ -149,6 +157,34 @@ namespace {
                     if (!(l.min_val < l.max_val))
                         ctx.fail("\"min_val\" must be below \"max_val\", got " + shown(Json(l.min_val)) + " and "
                             + shown(Json(l.max_val)));
+                } else if constexpr (std::is_same_v<T, GELU>) {
+                    if (has("approximate")) {
+                        const std::string a = readString(j["approximate"], "approximate", ctx);
+                        if (a != "none" && a != "tanh")
+                            ctx.fail("\"approximate\" must be \"none\" or \"tanh\", got " + shown(j["approximate"]));
+                        l.tanh_approximation = a == "tanh";
+                    }
+                } else if constexpr (std::is_same_v<T, Softplus>) {
+                    if (has("beta"))
+                        l.beta = readNumber(j["beta"], "beta", ctx);
+                    if (has("threshold"))
+                        l.threshold = readNumber(j["threshold"], "threshold", ctx);
+                    if (!(l.beta != 0.0) || !std::isfinite(l.beta))
+                        ctx.fail("\"beta\" must be a finite number other than 0, got " + shown(Json(l.beta)));
+                } else if constexpr (std::is_same_v<T, Unary>) {
+                    const std::string op = readString(require("op"), "op", ctx);
+                    bool found = false;
+                    for (Unary::Op o : { Unary::Op::Exp, Unary::Op::Log, Unary::Op::Sqrt, Unary::Op::Reciprocal,
+                             Unary::Op::Neg, Unary::Op::Abs, Unary::Op::Erf })
+                        if (op == unaryOpName(o)) {
+                            l.op = o;
+                            found = true;
+                        }
+                    if (!found)
+                        ctx.fail(
+                            "\"op\" must be one of exp, log, sqrt, reciprocal, neg, abs, erf; got " + shown(j["op"]));
+                } else if constexpr (std::is_same_v<T, Binary>) {
+                    readBinary(j, l, ctx);
                 } else if constexpr (std::is_same_v<T, PReLU>) {
                     if (has("num_parameters"))
                         l.num_parameters = readInt(j["num_parameters"], "num_parameters", 1, ctx);
@@ -173,6 +209,25 @@ namespace {
                     if (l.end <= l.start)
                         ctx.fail(
                             "\"end\" must be above \"start\", got " + shown(j["start"]) + " and " + shown(j["end"]));
+                } else if constexpr (std::is_same_v<T, Flatten>) {
+                    if (has("start_dim"))
+                        l.start_dim = readDim(j["start_dim"], "start_dim", ctx);
+                    if (has("end_dim"))
+                        l.end_dim = readDim(j["end_dim"], "end_dim", ctx);
+                } else if constexpr (std::is_same_v<T, Concat>) {
+                    if (has("dim"))
+                        l.dim = readDim(j["dim"], "dim", ctx);
+                } else if constexpr (std::is_same_v<T, Reshape>) {
+                    l.shape = readIntList(require("shape"), "shape", -1, 1, size_t(Shape::kMaxRank), ctx);
+                    if (std::count(l.shape.begin(), l.shape.end(), int64_t(-1)) > 1)
+                        ctx.fail("\"shape\" may have one -1 (the dim inferred), got " + shown(j["shape"]));
+                    if (std::count(l.shape.begin(), l.shape.end(), int64_t(0)) > 0)
+                        ctx.fail("\"shape\" must hold positive sizes and at most one -1, got " + shown(j["shape"]));
+                } else if constexpr (std::is_same_v<T, Transpose>) {
+                    l.dims = readIntList(require("dims"), "dims", -Shape::kMaxRank, 1, size_t(Shape::kMaxRank), ctx);
+                    for (const int64_t d : l.dims)
+                        if (d >= Shape::kMaxRank)
+                            ctx.fail("\"dims\" must hold axes from -6 to 5, got " + shown(j["dims"]));
                 } else if constexpr (std::is_same_v<T, Dropout>) {
                     if (has("p")) {
                         l.p = readNumber(j["p"], "p", ctx);
@@ -224,7 +279,15 @@ namespace {
                 + shown(v));
         InputSpec in;
         in.flat = v.contains("features");
-        if (in.flat) {
+        if (v.contains("shape")) { // any rank: [2, 197, 768]
+            checkKeys(v, { "shape", "source" }, ctx, "an input given by its \"shape\" (no batch, channels, ...)");
+            in = InputSpec::ofDims(readIntList(v["shape"], "shape", 1, 1, size_t(Shape::kMaxRank), ctx), "random");
+            try {
+                (void)in.shape().numel();
+            } catch (const InputError& e) {
+                ctx.fail(std::string("\"shape\": ") + e.what());
+            }
+        } else if (in.flat) {
             checkKeys(v, { "batch", "features", "source" }, ctx,
                 "a flat input (\"features\" replaces channels, height, width)");
             in.channels = readInt(v["features"], "features", 1, ctx);
@@ -252,8 +315,9 @@ namespace {
                 names.push_back(v);
             if (!contains(names, s.substr(7)))
                 ctx.fail("\"source\": unknown sample \"" + s.substr(7) + "\" (known: " + joined(names) + ")");
-            if (in.flat)
-                ctx.fail("\"source\": a sample picture needs an image input (channels, height, width), not features");
+            if (in.flat || !in.dims.empty())
+                ctx.fail("\"source\": a sample picture needs an image input (channels, height, width), not "
+                    + in.shape().str());
             if (isVoxelSample(s.substr(7)) && in.depth <= 0)
                 ctx.fail("\"source\": " + s + " is a volume; give the input a \"depth\" (32 for the lecture's 32³)");
         } else if (s.rfind("random:", 0) == 0) {
@@ -420,6 +484,9 @@ Network parseNetwork(const std::string& json, const std::string& what, const std
         ctx.fail("\"layers\" must be a list of layer objects, got " + shown(layers));
     for (size_t i = 0; i < layers.size(); ++i)
         net.layers.push_back(readLayer(layers[i], i, what));
+    for (Layer& layer : net.layers) // binary's constant from an .npy file, beside the network file
+        if (auto* b = std::get_if<Binary>(&layer.spec); b && !b->constant_file.empty())
+            readBinaryConstant(*b, baseDir, Context { what + ": layer " + layer.name });
 
     // Names must be unique: reports, traces and the window refer to layers by name.
     for (size_t i = 0; i < net.layers.size(); ++i)

@@ -89,6 +89,22 @@ int64_t readInt(const Json& v, const std::string& key, int64_t minimum, const Co
     return v.get<int64_t>();
 }
 
+std::vector<int64_t> readIntList(
+    const Json& v, const std::string& key, int64_t minimum, size_t minCount, size_t maxCount, const Context& ctx)
+{
+    const std::string count = minCount == maxCount ? std::to_string(minCount)
+                                                   : std::to_string(minCount) + " to " + std::to_string(maxCount);
+    if (!v.is_array() || v.size() < minCount || v.size() > maxCount)
+        ctx.fail("\"" + key + "\" must be a list of " + count + " integers, got " + shown(v));
+    std::vector<int64_t> out;
+    for (const Json& x : v) {
+        if (!isInteger(x) || x.get<int64_t>() < minimum)
+            ctx.fail("\"" + key + "\" must hold integers of at least " + std::to_string(minimum) + ", got " + shown(v));
+        out.push_back(x.get<int64_t>());
+    }
+    return out;
+}
+
 double readNumber(const Json& v, const std::string& key, const Context& ctx)
 {
     if (!v.is_number() || !std::isfinite(v.get<double>()))

@@ -34,7 +34,14 @@ struct Context {
 void checkKeys(const Json& obj, const std::vector<std::string>& allowed, const Context& ctx, const std::string& owner);
 
 bool isInteger(const Json& v);
+// The binary kind's fields (network_json_binary.cpp): op, constant (numbers, or an .npy path read after the layers by
+// readBinaryConstant), constant_shape, constant_first.
+void readBinary(const Json& j, Binary& l, const Context& ctx);
+void readBinaryConstant(Binary& l, const std::filesystem::path& baseDir, const Context& ctx);
 int64_t readInt(const Json& v, const std::string& key, int64_t minimum, const Context& ctx);
+// A list of minCount to maxCount integers, each at least `minimum`.
+std::vector<int64_t> readIntList(
+    const Json& v, const std::string& key, int64_t minimum, size_t minCount, size_t maxCount, const Context& ctx);
 double readNumber(const Json& v, const std::string& key, const Context& ctx);
 bool readBool(const Json& v, const std::string& key, const Context& ctx);
 std::string readString(const Json& v, const std::string& key, const Context& ctx);

@@ -1,5 +1,6 @@
 // The network file (docs/ARCHITECTURE.md §4), written: every field explicitly, in PyTorch's constructor order, so a
 // file shows the whole layer and a round trip is lossless; apart from the reader, which is most of network_json.cpp.
+#include "compute/binary.h"
 #include "compute/network_json.h"
 
 #include "compute/atomic_file.h"
@@ -135,6 +136,23 @@ namespace {
                 } else if constexpr (std::is_same_v<T, Hardtanh>) {
                     o["min_val"] = l.min_val;
                     o["max_val"] = l.max_val;
+                } else if constexpr (std::is_same_v<T, GELU>) {
+                    o["approximate"] = l.tanh_approximation ? "tanh" : "none";
+                } else if constexpr (std::is_same_v<T, Softplus>) {
+                    o["beta"] = l.beta;
+                    o["threshold"] = l.threshold;
+                } else if constexpr (std::is_same_v<T, Unary>) {
+                    o["op"] = unaryOpName(l.op);
+                } else if constexpr (std::is_same_v<T, Binary>) {
+                    o["op"] = binaryOpName(l.op);
+                    if (!l.constant_file.empty())
+                        o["constant"] = l.constant_file;
+                    else if (!l.constant.empty())
+                        o["constant"] = l.constant;
+                    if (!l.constant.empty()) {
+                        o["constant_shape"] = constantDims(l);
+                        o["constant_first"] = l.constant_first;
+                    }
                 } else if constexpr (std::is_same_v<T, PReLU>) {
                     o["num_parameters"] = l.num_parameters;
                     o["init"] = initJson(layer.init);
@@ -144,6 +162,18 @@ namespace {
                     o["init"] = initJson(layer.init);
                 } else if constexpr (std::is_same_v<T, Softmax>) {
                     o["dim"] = 1;
+                } else if constexpr (std::is_same_v<T, Flatten>) {
+                    if (l.start_dim != 1) // the defaults are left out, as files before start_dim had them
+                        o["start_dim"] = l.start_dim;
+                    if (l.end_dim != -1)
+                        o["end_dim"] = l.end_dim;
+                } else if constexpr (std::is_same_v<T, Concat>) {
+                    if (l.dim != 1)
+                        o["dim"] = l.dim;
+                } else if constexpr (std::is_same_v<T, Reshape>) {
+                    o["shape"] = l.shape;
+                } else if constexpr (std::is_same_v<T, Transpose>) {
+                    o["dims"] = l.dims;
                 } else if constexpr (std::is_same_v<T, Dropout>) {
                     o["p"] = l.p;
                 } else if constexpr (std::is_same_v<T, Resize>) {
@@ -209,8 +239,9 @@ namespace {
 std::string serializeNetwork(const Network& net)
 {
     Json input;
-    input["batch"] = net.input.batch;
-    if (net.input.flat) {
+    if (!net.input.dims.empty()) {
+        input["shape"] = net.input.shape().dims();
+    } else if (input["batch"] = net.input.batch; net.input.flat) {
         input["features"] = net.input.channels;
     } else {
         input["channels"] = net.input.channels;

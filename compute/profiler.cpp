@@ -34,9 +34,12 @@ namespace {
 
     bool needsParameters(const Network& net)
     {
-        for (const auto& l : net.layers)
-            if (hasParameters(l.spec) && !l.weight && !l.runningMean)
+        for (const auto& l : net.layers) {
+            // binary's constant operand is materialised as its weight too (not a parameter: nothing trains it)
+            const auto* b = std::get_if<Binary>(&l.spec);
+            if ((hasParameters(l.spec) || (b && !b->constant.empty())) && !l.weight && !l.runningMean)
                 return true;
+        }
         return false;
     }
 

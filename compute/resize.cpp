@@ -114,9 +114,9 @@ namespace {
 
 LayerShape inferResize(const Resize& l, const Shape& in)
 {
-    if (in.flat)
+    if (!in.isImage() && !in.isVolume())
         throw InputError("resize needs an image [N, C, H, W] or a volume [N, C, D, H, W], but the layer above gives "
-            + in.str() + " (fully connected)");
+            + in.str() + (in.flat ? " (fully connected)" : " (" + in.rankText() + ")"));
     if (l.size.empty() && l.scale_factor.empty())
         throw InputError("resize needs a size or a scale_factor");
     if (!(l.cubic_coeff_a == l.cubic_coeff_a) || std::isinf(l.cubic_coeff_a))

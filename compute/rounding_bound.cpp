@@ -1,9 +1,12 @@
 #include "compute/rounding_bound.h"
 
+#include "compute/elementwise_math.h"
+
 #include "compute/layer_kinds.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 #include <variant>
 
@@ -121,11 +124,14 @@ namespace {
     template <typename T> constexpr bool keepsRelativeError()
     {
         return std::is_same_v<T,
-                   ReLU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, PReLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Flatten> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice>;
+                   ReLU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, PReLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, Flatten> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Reshape> || std::is_same_v<T, Transpose>;
     }
 
     bool keepsRelativeError(const LayerSpec& spec)
     {
+        if (const auto* u = std::get_if<Unary>(&spec))
+            return u->op == Unary::Op::Neg || u->op == Unary::Op::Abs || u->op == Unary::Op::Reciprocal
+                || u->op == Unary::Op::Sqrt;
         return std::visit([](const auto& l) { return keepsRelativeError<std::decay_t<decltype(l)>>(); }, spec);
     }
 
@@ -143,6 +149,32 @@ namespace {
             g *= std::sqrt(rowSum * column);
         }
         return g;
+    }
+
+    // gelu, softplus, mish, unary: the largest |f'|. neg, abs, reciprocal (1/(x(1+ε)) ≈ (1/x)(1−ε)) and sqrt (halves
+    // it) keep each element's relative error (keepsRelativeError below), whatever their slope; exp and log have no
+    // constant (e^x grows without bound, 1/x near 0): infinity, so no bound is stated after them.
+    double mathLipschitz(const MathOp& op)
+    {
+        switch (op.fn) {
+        case MathFn::GeluErf:
+        case MathFn::GeluTanh:
+            return 1.13; // max of Φ(x) + x·φ(x), at x = √2
+        case MathFn::Softplus: // sigmoid(β·x) ≤ 1
+        case MathFn::Neg:
+        case MathFn::Abs:
+            return 1.0;
+        case MathFn::Mish:
+            return 1.1; // max ≈ 1.0998
+        case MathFn::Erf:
+            return 1.1284; // 2/√π
+        case MathFn::Exp:
+        case MathFn::Log:
+        case MathFn::Sqrt:
+        case MathFn::Reciprocal:
+            return std::numeric_limits<double>::infinity();
+        }
+        return std::numeric_limits<double>::infinity();
     }
 
     // L: the layer's Lipschitz constant in the L2 norm (see the header).
@@ -167,6 +199,14 @@ namespace {
                     return std::max(1.0, maxAbsOf(layer.weight, 1.0));
                 else if constexpr (std::is_same_v<T, Softmax>)
                     return 0.5;
+                else if constexpr (isElementwiseMathKind<T>)
+                    return mathLipschitz(mathOpOf(l));
+                else if constexpr (std::is_same_v<T, Binary>) // add, sub, min, max: the inputs' norms summed; a
+                    // product, quotient or power has no constant without the values' range: no bound after it
+                    return l.op == Binary::Op::Add || l.op == Binary::Op::Sub || l.op == Binary::Op::Min
+                            || l.op == Binary::Op::Max
+                        ? 1.0
+                        : std::numeric_limits<double>::infinity();
                 else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                     if (!layer.runningVar)
                         return 1.0;

@@ -4,10 +4,12 @@
 // Every backend allocates from these shapes, so a kernel never re-derives a size on its own.
 // The walk over a whole network (each layer's sources, the totals, the live memory) is in shape_inference_network.cpp.
 #include "compute/shape_inference.h"
+#include "compute/shape_inference_math.h"
 #include "compute/shape_inference_views.h"
 #include "compute/shape_inference_volume.h"
 
 #include "compute/checked_math.h"
+#include "compute/elementwise_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/resize.h"
@@ -42,6 +44,9 @@ namespace {
         if (in.isVolume())
             throw InputError(type + " is a 2-D layer and needs a 4-D [N, C, H, W] input, but the layer above gives the "
                 + in.rankText() + " volume " + in.str());
+        if (!in.isImage())
+            throw InputError(type + " is a 2-D layer and needs a 4-D [N, C, H, W] input, but the layer above gives the "
+                + in.rankText() + " " + in.str());
     }
 
     Padding2d resolvePadding(const Padding2d& p, const Shape& in, const Pair& k, const Pair& s, const Pair& d)
@@ -294,35 +299,6 @@ namespace {
             + " gives " + b.str());
     }
 
-    LayerShape inferConcat(const std::vector<Shape>& ins, const std::vector<std::string>& names)
-    {
-        Shape out = ins[0];
-        std::string sum = std::to_string(ins[0].c);
-        for (size_t k = 1; k < ins.size(); ++k) {
-            const Shape& s = ins[k];
-            if (s.flat != ins[0].flat || s.rank != ins[0].rank || s.n != ins[0].n
-                || (!s.flat && (s.d != ins[0].d || s.h != ins[0].h || s.w != ins[0].w))) {
-                std::string what = s.flat != ins[0].flat ? "one is flat and the other an image"
-                    : s.rank != ins[0].rank ? "one is " + ins[0].rankText() + " and the other " + s.rankText()
-                    : s.n != ins[0].n       ? "the batch differs"
-                    : s.isVolume()          ? "the depth, height and width differ"
-                                            : "the height and width differ";
-                throw InputError("concat joins channels, so every other dimension must agree, but "
-                    + inputName(names, 0) + " gives " + ins[0].str() + " and " + inputName(names, k) + " gives "
-                    + s.str() + " (" + what + ")");
-            }
-            out.c = checkedAdd(out.c, s.c, "concat channels");
-            sum += " + " + std::to_string(s.c);
-        }
-        LayerShape r;
-        r.out = out;
-        r.formula = "C_out = " + sum + " = " + std::to_string(out.c);
-        for (const Shape& s : ins)
-            r.cost.bytesRead += bytesOf(s.numel());
-        r.cost.bytesWritten = bytesOf(out.numel());
-        return r;
-    }
-
     LayerShape inferPad(const Pad& l, const Shape& in)
     {
         const int64_t* p = l.padding.data();
@@ -417,16 +393,14 @@ namespace {
                 } else if constexpr (std::is_same_v<T, Slice>) {
                     return views::inferSlice(l, in);
                 } else if constexpr (std::is_same_v<T, Flatten>) {
-                    LayerShape r;
-                    const int64_t f = checkedProduct({ in.c, in.d, in.h, in.w }, "flatten");
-                    r.out = Shape::features(in.n, f);
-                    r.formula = "features = " + std::to_string(in.c) + "·"
-                        + (in.isVolume() ? std::to_string(in.d) + "·" : std::string()) + std::to_string(in.h) + "·"
-                        + std::to_string(in.w) + " = " + std::to_string(f);
-                    return r; // a view: no work, no traffic
+                    return views::inferFlatten(l, in);
+                } else if constexpr (std::is_same_v<T, Reshape>) {
+                    return views::inferReshape(l, in);
+                } else if constexpr (std::is_same_v<T, Transpose>) {
+                    return views::inferTranspose(l, in);
                 } else if constexpr (std::is_same_v<T, Linear>) {
-                    if (!in.flat && (in.h != 1 || in.w != 1 || in.d != 1))
-                        throw InputError("linear needs a flat input, but the layer above gives " + in.str()
+                    if (!in.flat && (in.h != 1 || in.w != 1 || in.d != 1 || (!in.isImage() && !in.isVolume())))
+                        throw InputError("linear needs a flat input [N, F], but the layer above gives " + in.str()
                             + "; add a flatten layer before it");
                     if (l.out_features < 1)
                         throw InputError("out_features must be at least 1");
@@ -458,6 +432,10 @@ namespace {
                     LayerShape r = elementwise(in, 2); // two comparisons
                     r.formula += "\ny = min(max(x, " + numberText(l.min_val) + "), " + numberText(l.max_val) + ")";
                     return r;
+                } else if constexpr (isElementwiseMathKind<T>) {
+                    return inferElementwiseMath(in, l);
+                } else if constexpr (std::is_same_v<T, Binary>) {
+                    return inferBinary(l, ins, names);
                 } else if constexpr (std::is_same_v<T, PReLU>) {
                     // PyTorch's rule: one slope shared by every element, or one per channel (dim 1 of an image, a
                     // volume or a flat [N, F] input: the features).
@@ -481,7 +459,7 @@ namespace {
                 } else if constexpr (std::is_same_v<T, Mul>) {
                     return inferMul(ins, names);
                 } else if constexpr (std::is_same_v<T, Concat>) {
-                    return inferConcat(ins, names);
+                    return views::inferConcat(l, ins, names);
                 } else if constexpr (std::is_same_v<T, Pad>) {
                     return inferPad(l, in);
                 } else if constexpr (std::is_same_v<T, Resize>) {

@@ -151,7 +151,11 @@ void requireVolume(const Shape& in, const std::string& type)
     if (in.isVolume())
         return;
     throw InputError(type + " is a 3-D layer and needs a 5-D [N, C, D, H, W] input, but the layer above gives the "
-        + in.rankText() + (in.flat ? " features " : " image ") + in.str());
+        + in.rankText()
+        + (in.flat             ? " features "
+                : in.isImage() ? " image "
+                               : " ")
+        + in.str());
 }
 
 LayerShape inferConv3d(const Conv3d& l, const Shape& in)

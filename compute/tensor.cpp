@@ -15,7 +15,7 @@ namespace convscope {
 
 int64_t Shape::numel() const
 {
-    if (n < 0 || c < 0 || h < 0 || w < 0 || d < 0)
+    if (n < 0 || c < 0 || h < 0 || w < 0 || d < 0 || e < 0)
         throw InputError("shape " + str() + " has a negative size");
     return checkedProduct({ n, c, d, h, w }, "tensor " + str());
 }
@@ -24,29 +24,70 @@ int64_t Shape::bytes() const { return checkedMul(numel(), int64_t(sizeof(float))
 
 std::string Shape::str() const
 {
-    if (flat)
-        return "[" + std::to_string(n) + ", " + std::to_string(c) + "]";
-    if (rank == 5)
-        return "[" + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(d) + ", " + std::to_string(h)
-            + ", " + std::to_string(w) + "]";
-    return "[" + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(h) + ", " + std::to_string(w)
-        + "]";
+    std::string s = "[";
+    for (const int64_t v : dims())
+        s += (s.size() > 1 ? ", " : "") + std::to_string(v);
+    return s + "]";
 }
 
 std::vector<int64_t> Shape::dims() const
 {
     if (flat)
         return { n, c };
-    if (rank == 5)
+    switch (rank) {
+    case 1:
+        return { n };
+    case 3:
+        return { n, c, h };
+    case 5:
         return { n, c, d, h, w };
-    return { n, c, h, w };
+    case 6:
+        return { n, c, e, e > 0 ? d / e : 0, h, w };
+    default:
+        return { n, c, h, w };
+    }
 }
 
 std::string Shape::rankText() const
 {
     if (flat)
         return "2-D [N, F]";
-    return rank == 5 ? "5-D [N, C, D, H, W]" : "4-D [N, C, H, W]";
+    if (rank == 4)
+        return "4-D [N, C, H, W]";
+    if (rank == 5)
+        return "5-D [N, C, D, H, W]";
+    return std::to_string(rank) + "-D tensor";
+}
+
+Shape Shape::of(const std::vector<int64_t>& dims)
+{
+    std::string text = "[";
+    for (const int64_t v : dims)
+        text += (text.size() > 1 ? ", " : "") + std::to_string(v);
+    text += "]";
+    if (dims.empty() || dims.size() > size_t(kMaxRank))
+        throw InputError("a tensor has 1 to " + std::to_string(kMaxRank) + " dims, not " + std::to_string(dims.size())
+            + " (" + text + ")");
+    for (const int64_t v : dims)
+        if (v < 0)
+            throw InputError("shape " + text + " has a negative size");
+    switch (dims.size()) {
+    case 1:
+        return { dims[0], 1, 1, 1, false, 1, 1 };
+    case 2:
+        return features(dims[0], dims[1]);
+    case 3:
+        return { dims[0], dims[1], dims[2], 1, false, 1, 3 };
+    case 4:
+        return nchw(dims[0], dims[1], dims[2], dims[3]);
+    case 5:
+        return ncdhw(dims[0], dims[1], dims[2], dims[3], dims[4]);
+    default:
+        if (dims[2] == 0)
+            throw InputError("shape " + text + ": a 6-D tensor needs a non-zero dim 2");
+        return { dims[0], dims[1], dims[4], dims[5], false, checkedMul(dims[2], dims[3], "tensor " + text), 6,
+            dims[2] };
+    }
 }
 
 void Tensor::FreeDeleter::operator()(float* p) const { std::free(p); }

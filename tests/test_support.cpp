@@ -219,6 +219,12 @@ NetworkBuilder& NetworkBuilder::spread3(const std::string& name, int64_t channel
     return *this;
 }
 
+NetworkBuilder& NetworkBuilder::dims(const std::vector<int64_t>& d)
+{
+    net.input = InputSpec::ofDims(d, net.input.source);
+    return *this;
+}
+
 NetworkBuilder& NetworkBuilder::depth(int64_t d)
 {
     net.input.depth = d;

@@ -63,6 +63,8 @@ struct NetworkBuilder {
     NetworkBuilder& spread3(const std::string& name, int64_t channels);
     // A volume input [n, c, d, h, w].
     NetworkBuilder& depth(int64_t d);
+    // An input of any rank (InputSpec::ofDims), the same random source.
+    NetworkBuilder& dims(const std::vector<int64_t>& d);
     NetworkCase done(const std::string& what) const { return { net.name + ": " + what, net }; }
 };
 

@@ -195,7 +195,33 @@ def slice_case(c, x, rng):
 
 def act_case(c, x, rng):
     kind = rng.choice(["relu", "leaky_relu", "sigmoid", "tanh", "elu", "softmax", "relu6", "hardswish",
-                       "hardsigmoid", "silu", "identity", "dropout"])
+                       "hardsigmoid", "silu", "identity", "dropout", "gelu", "softplus", "mish", "unary", "binary"])
+    if kind == "binary":
+        # x op constant[c] (broadcast over N, H, W) or constant op x; div's constant stays away from 0.
+        op = rng.choice(["add", "sub", "mul", "div", "min", "max"])
+        ch = x.shape[1]
+        vals = [round(rng.choice([-1, 1]) * rng.uniform(0.5, 2.0), 3) for _ in range(ch)]
+        first = op != "div" and rng.random() < 0.5
+        cshape = [ch, 1, 1] if x.dim() == 4 else [ch]  # per channel of an image, per feature of a flat input
+        const = torch.tensor(vals, dtype=torch.float32).double().reshape(cshape)
+        fn = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div, "min": torch.minimum,
+              "max": torch.maximum}[op]
+        layer = {"type": "binary", "op": op, "constant": vals, "constant_shape": cshape, "constant_first": first}
+        return layer, (lambda t: fn(const, t)) if first else (lambda t: fn(t, const))
+    if kind == "gelu":
+        a = rng.choice(["none", "tanh"])
+        return {"type": "gelu", "approximate": a}, lambda t: F.gelu(t, approximate=a)
+    if kind == "softplus":
+        b, th = rng.choice([(1.0, 20.0), (2.0, 3.0), (0.5, 20.0)])
+        return {"type": "softplus", "beta": b, "threshold": th}, lambda t: F.softplus(t, b, th)
+    if kind == "mish":
+        return {"type": "mish"}, F.mish
+    if kind == "unary":
+        # exp of ±4 inputs stays finite; erf, neg and abs take any input (log, sqrt and reciprocal need positive ones:
+        # they are the CPU's and the cross-backend test's).
+        op = rng.choice(["exp", "neg", "abs", "erf"])
+        fn = {"exp": torch.exp, "neg": torch.neg, "abs": torch.abs, "erf": torch.erf}[op]
+        return {"type": "unary", "op": op}, fn
     if kind == "relu6":
         return {"type": "relu6"}, F.relu6
     if kind == "hardswish":

@@ -268,12 +268,15 @@ namespace {
                     std::swap(order[0], order[1]);
                 for (size_t k = 0; k < order.size(); ++k) {
                     const int from = order[k];
-                    run.srcs.push_back(memory(nchw(shape.ins[size_t(from)], m_act), m_engine, nullptr));
+                    run.srcs.push_back(memory(
+                        plan.multiSrcs.empty() ? nchw(shape.ins[size_t(from)], m_act) : plan.multiSrcs.at(size_t(from)),
+                        m_engine, nullptr));
                     run.srcSources.push_back(shape.sources.at(size_t(from)));
                     args[plan.binary ? (k == 0 ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1) : DNNL_ARG_MULTIPLE_SRC + int(k)]
                         = run.srcs.back();
                 }
-                args[DNNL_ARG_DST] = memory(nchw(shape.out, m_act), m_engine, m_outputs[i].data());
+                args[DNNL_ARG_DST]
+                    = memory(plan.multiDst ? *plan.multiDst : nchw(shape.out, m_act), m_engine, m_outputs[i].data());
                 run.steps.push_back({ *plan.multiPrimitive, std::move(args) });
                 run.note = plan.multiImpl;
                 return run;

@@ -20,7 +20,9 @@
 //   add               binary_add for two inputs, sum (scales 1) for more
 //   mul               binary_mul; an [N, C, 1, 1] input is oneDNN's broadcast src1
 //   concat            concat over axis 1
-//   flatten, identity, dropout   a copy (a view or nothing everywhere else)
+//   flatten, reshape, identity, dropout   a copy (a view or nothing everywhere else)
+//   transpose                    a reorder from the input viewed with permuted strides to the plain output
+//   concat                       oneDNN's concat on [outer, size, inner] views of any axis
 //   pad               refused: oneDNN has no padding primitive
 //
 // Data types: `act` is the type of the activations (f32, or bf16 / f16 in the half-precision math modes), and of the
@@ -29,6 +31,8 @@
 // PReLU slopes stay FP32, which oneDNN takes beside half-precision activations (its kernels accumulate in FP32).
 #include "backends/onednn/onednn_plan.h"
 
+#include "compute/binary.h"
+#include "compute/elementwise_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/resize.h"
@@ -53,6 +57,13 @@ memory::desc anyLayout(const Shape& s, memory::data_type dt)
     return memory::desc({ s.n, s.c, s.h, s.w }, dt, Tag::any);
 }
 memory::desc vector(int64_t c) { return memory::desc({ c }, kF32, Tag::x); }
+Dims plainStrides(const Dims& dims)
+{
+    Dims strides(dims.size(), 1);
+    for (size_t a = dims.size(); a-- > 1;)
+        strides[a - 1] = strides[a] * dims[a];
+    return strides;
+}
 
 namespace {
 
@@ -180,6 +191,117 @@ namespace {
     // oneDNN's resampling reads the source at (x + 0.5) · in / out − 0.5: ONNX's half_pixel with the scale out / in.
     // Linear interpolates there with the edge clamped (ONNX's linear); nearest rounds half up (roundf of a coordinate
     // ≥ −0.5: ONNX's round_prefer_ceil, PyTorch's "nearest-exact"). Anything else is refused with its reason.
+    // gelu, softplus, mish, unary (compute/elementwise_math.h) as one eltwise primitive, softplus with β ≠ 1 as
+    // linear(β) → soft_relu → linear(1/β) post-ops. Refused: log (see below), erf and reciprocal (oneDNN 2.6 has no
+    // eltwise for them; pow(x, −1) is not an exact reciprocal of a negative x there), and a softplus threshold below
+    // 15, where PyTorch's switch to x differs from log(1 + e^(β·x)) / β by more than FP32's rounding.
+    void planMath(const MathOp& op, const Shape& in, memory::data_type act, const dnnl::engine& eng, Plan& plan)
+    {
+        dnnl::algorithm alg = dnnl::algorithm::eltwise_linear;
+        float alpha = 0, beta = 0;
+        dnnl::primitive_attr attr;
+        switch (op.fn) {
+        case MathFn::GeluErf:
+            alg = dnnl::algorithm::eltwise_gelu_erf;
+            break;
+        case MathFn::GeluTanh:
+            alg = dnnl::algorithm::eltwise_gelu_tanh;
+            break;
+        case MathFn::Softplus:
+            if (op.b < 15.0)
+                throw UnsupportedError("onednn: softplus with threshold " + std::to_string(op.b)
+                    + " (oneDNN's soft_relu has no threshold; below 15 PyTorch's switch to x shows)");
+            if (op.a == 1.0) {
+                alg = dnnl::algorithm::eltwise_soft_relu;
+            } else {
+                alpha = float(op.a); // β·x, then soft_relu and ·(1/β) as post-ops
+                dnnl::post_ops ops;
+                ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_soft_relu, 0.0f, 0.0f);
+                ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, float(1.0 / op.a), 0.0f);
+                attr.set_post_ops(ops);
+            }
+            break;
+        case MathFn::Mish:
+            alg = dnnl::algorithm::eltwise_mish;
+            break;
+        case MathFn::Exp:
+            alg = dnnl::algorithm::eltwise_exp;
+            break;
+        case MathFn::Log: // measured: 7e-5 relative L2 on a softplus's outputs (log near 0), short of FP32's 1e-5
+            throw UnsupportedError("onednn: unary log: oneDNN 2.6's jit log is not FP32-accurate where log x is "
+                                   "near 0 (7e-5 relative L2 measured); it runs on the cpu.* selections");
+        case MathFn::Sqrt:
+            alg = dnnl::algorithm::eltwise_sqrt;
+            break;
+        case MathFn::Abs:
+            alg = dnnl::algorithm::eltwise_abs;
+            break;
+        case MathFn::Neg:
+            alpha = -1.0f;
+            break;
+        case MathFn::Reciprocal:
+            throw UnsupportedError("onednn: unary reciprocal has no oneDNN 2.6 eltwise (its pow is not an exact "
+                                   "1/x); it runs on the cpu.* selections");
+        case MathFn::Erf:
+            throw UnsupportedError("onednn: unary erf has no oneDNN 2.6 eltwise; it runs on the cpu.* selections");
+        }
+        const dnnl::eltwise_forward::desc d(kInference, alg, nchw(in, act), alpha, beta);
+        plan.pd = dnnl::eltwise_forward::primitive_desc(d, attr, eng);
+    }
+
+    // binary: oneDNN's binary primitive broadcasts its second source only, on descriptors of one rank (nchw(): 4-D,
+    // a volume's D·H one axis), so the operand of the output's shape goes first (swapped for the commutative ops) and
+    // the other is padded to 4-D; a constant is the second source as a parameter. Refused with the reason: pow (no
+    // oneDNN binary), volumes (D and H are folded into one axis), sub and div whose first operand is broadcast.
+    void planBinary(const Binary& s, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng,
+        Plan& plan, const Layer* layer)
+    {
+        using A = dnnl::algorithm;
+        const A algs[] = { A::binary_add, A::binary_sub, A::binary_mul, A::binary_div, A::binary_add, A::binary_min,
+            A::binary_max };
+        if (s.op == Binary::Op::Pow)
+            throw UnsupportedError("onednn: binary pow has no oneDNN 2.6 binary primitive; it runs on the cpu.* "
+                                   "selections");
+        if (shape.out.rank != 4) // a 4-D image, or a flat [N, F] (its nchw() view is [N, F, 1, 1])
+            throw UnsupportedError(std::string("onednn: binary ") + binaryOpName(s.op) + " with output "
+                + shape.out.str() + " (" + shape.out.rankText()
+                + "): the oneDNN plan takes 4-D [N, C, H, W] or 2-D [N, F] outputs only; it runs on the cpu.* "
+                  "selections");
+        const BinaryOperands o = binaryOperands(s, shape.ins);
+        if (o.constantSide < 0 && (o.a.size() != 4 || o.b.size() != 4))
+            throw UnsupportedError(std::string("onednn: binary ") + binaryOpName(s.op) + " of two inputs "
+                + shape.ins[0].str() + " and " + shape.ins[1].str()
+                + ": the oneDNN plan takes two inputs only when both are 4-D [N, C, H, W] (a broadcast between "
+                  "other ranks runs on the cpu.* selections)");
+        const std::vector<int64_t> out = shape.out.dims();
+        const bool commutative = s.op != Binary::Op::Sub && s.op != Binary::Op::Div;
+        const bool swap = o.a != out;
+        if (swap && (!commutative || o.b != out))
+            throw UnsupportedError(std::string("onednn: binary ") + binaryOpName(s.op)
+                + " whose first operand is broadcast (oneDNN broadcasts the second source only)");
+        const std::vector<int64_t>& second = swap ? o.a : o.b;
+        if (second.size() > 4)
+            throw UnsupportedError("onednn: binary with an operand of more than 4 dims");
+        // nchw()'s 4-D view: an image as it is, a flat [N, F] as [N, F, 1, 1] (the operand right-aligned to rank 2).
+        memory::dims d(size_t(shape.out.flat ? 2 : 4) - std::min<size_t>(second.size(), 4), 1);
+        d.insert(d.end(), second.begin(), second.end());
+        if (shape.out.flat)
+            d.insert(d.end(), { 1, 1 });
+        const memory::desc src1(d, o.constantSide >= 0 ? kF32 : act, Tag::nchw);
+        const dnnl::binary::desc desc(algs[int(s.op)], nchw(shape.out, act), src1, nchw(shape.out, act));
+        if (o.constantSide >= 0) {
+            plan.pd = dnnl::binary::primitive_desc(desc, eng);
+            plan.params.emplace_back(DNNL_ARG_SRC_1, src1);
+            plan.paramData.push_back(layer ? layer->weight : nullptr);
+        } else {
+            plan.multi = plan.binary = true;
+            plan.swapped = swap;
+            const dnnl::binary::primitive_desc pd(desc, eng);
+            plan.multiPrimitive = dnnl::binary(pd);
+            plan.multiImpl = pd.impl_info_str();
+        }
+    }
+
     void planResize(
         const Resize& s, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan)
     {
@@ -355,19 +477,55 @@ Plan planLayer(
             } else if constexpr (std::is_same_v<S, Softmax>) {
                 const dnnl::softmax_forward::desc d(kInference, nchw(in, act), 1);
                 plan.pd = dnnl::softmax_forward::primitive_desc(d, eng);
-            } else if constexpr (std::is_same_v<S,
-                                     Flatten> || std::is_same_v<S, Identity> || std::is_same_v<S, Dropout>) {
+            } else if constexpr (
+                std::is_same_v<S,
+                    Flatten> || std::is_same_v<S, Reshape> || std::is_same_v<S, Identity> || std::is_same_v<S, Dropout>) {
                 plan.flatten = true;
-            } else if constexpr (std::is_same_v<S, Add> || std::is_same_v<S, Concat>) {
+            } else if constexpr (std::is_same_v<S, Transpose>) {
+                // The input read in the output's axis order (its strides permuted), reordered into the plain output.
+                // Bound as a one-input "binary" step: DNNL_ARG_SRC_0 is the reorder's DNNL_ARG_FROM.
+                const std::vector<int64_t> perm = wrappedDims(s, in.ndim());
+                const std::vector<int64_t> inDims = in.dims();
+                Dims inStrides(inDims.size(), 1), strides, outDims;
+                for (size_t a = inDims.size() - 1; a > 0; --a)
+                    inStrides[a - 1] = inStrides[a] * inDims[a];
+                for (const int64_t p : perm) {
+                    outDims.push_back(inDims[size_t(p)]);
+                    strides.push_back(inStrides[size_t(p)]);
+                }
+                const memory::desc from(outDims, act, strides);
+                const memory::desc to(outDims, act, plainStrides(outDims));
+                const dnnl::reorder::primitive_desc pd(eng, from, eng, to);
+                plan.multi = plan.binary = true;
+                plan.multiPrimitive = dnnl::reorder(pd);
+                plan.multiImpl = pd.impl_info_str();
+                plan.multiSrcs = { from };
+                plan.multiDst = to;
+            } else if constexpr (std::is_same_v<S, Concat>) {
+                // Every tensor as [outer, size, inner] around the joined axis: one concat for any axis and rank.
+                const int64_t dim = wrappedDim(s, out.ndim());
+                const auto around = [&](const Shape& x) {
+                    const std::vector<int64_t> d = x.dims();
+                    Dims three { 1, d[size_t(dim)], 1 };
+                    for (int64_t a = 0; a < dim; ++a)
+                        three[0] *= d[size_t(a)];
+                    for (size_t a = size_t(dim) + 1; a < d.size(); ++a)
+                        three[2] *= d[a];
+                    return memory::desc(three, act, Tag::abc);
+                };
+                plan.multi = true;
+                for (const Shape& x : shape.ins)
+                    plan.multiSrcs.push_back(around(x));
+                plan.multiDst = around(out);
+                const dnnl::concat::primitive_desc pd(*plan.multiDst, 1, plan.multiSrcs, eng);
+                plan.multiPrimitive = dnnl::concat(pd);
+                plan.multiImpl = pd.impl_info_str();
+            } else if constexpr (std::is_same_v<S, Add>) {
                 plan.multi = true;
                 std::vector<memory::desc> srcs;
                 for (const Shape& x : shape.ins)
                     srcs.push_back(nchw(x, act));
-                if constexpr (std::is_same_v<S, Concat>) {
-                    const dnnl::concat::primitive_desc pd(nchw(out, act), 1, srcs, eng);
-                    plan.multiPrimitive = dnnl::concat(pd);
-                    plan.multiImpl = pd.impl_info_str();
-                } else if (srcs.size() == 2) {
+                if (srcs.size() == 2) {
                     plan.binary = true;
                     const dnnl::binary::desc d(dnnl::algorithm::binary_add, srcs[0], srcs[1], nchw(out, act));
                     const dnnl::binary::primitive_desc pd(d, eng);
@@ -408,6 +566,10 @@ Plan planLayer(
                 // as g × (C/g): oneDNN's group size G is C/g.
                 const dnnl::shuffle_forward::desc d(kInference, nchw(in, act), 1, int(in.c / s.groups));
                 plan.pd = dnnl::shuffle_forward::primitive_desc(d, eng);
+            } else if constexpr (isElementwiseMathKind<S>) {
+                planMath(mathOpOf(s), in, act, eng, plan);
+            } else if constexpr (std::is_same_v<S, Binary>) {
+                planBinary(s, shape, act, eng, plan, layer);
             } else if constexpr (std::is_same_v<S, Slice>) {
                 throw UnsupportedError("onednn: slice is a strided copy, not a oneDNN primitive here (ConvScope's "
                                        "onednn plans run whole tensors); it runs on the cpu.* selections");

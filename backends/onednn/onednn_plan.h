@@ -28,15 +28,20 @@ memory::desc nchw(const Shape& s, memory::data_type dt);
 memory::desc ncdhw(const Shape& s, memory::data_type dt, Tag tag = Tag::ncdhw);
 memory::desc anyLayout(const Shape& s, memory::data_type dt); // [N, C, H, W], oneDNN's choice of layout
 memory::desc vector(int64_t c); // an FP32 per-channel vector (bias, statistics)
+Dims plainStrides(const Dims& dims); // PyTorch's contiguous strides of `dims`, last axis fastest
 
 // What one layer runs: the primitive descriptor and its parameters in PyTorch's layouts.
 struct Plan {
     std::optional<dnnl::primitive_desc> pd;
-    bool flatten = false; // a copy of the one input (flatten, identity, dropout)
+    bool flatten = false; // a copy of the one input (flatten, reshape, identity, dropout)
     // Several NCHW inputs, passed as DNNL_ARG_SRC_0 / _1 (binary) or DNNL_ARG_MULTIPLE_SRC + k (sum, concat);
     // `swapped`: the binary primitive's src0 is the layer's second input (so a broadcast input is src1).
     bool multi = false, binary = false, swapped = false;
     std::optional<dnnl::primitive> multiPrimitive; // multi-input layers (sum and concat have no primitive_desc)
+    // The inputs' and the output's descriptors of a multi-input primitive when they are not nchw() of the shapes:
+    // concat on any axis ([outer, size, inner] views) and transpose (a reorder from the permuted strides).
+    std::vector<memory::desc> multiSrcs;
+    std::optional<memory::desc> multiDst;
     std::string multiImpl;
     bool flatSrc = false; // linear: the source is [N, F]
     bool volume = false; // conv3d, conv_transpose3d, 3-D pools: the user layout is NCDHW

@@ -10,10 +10,12 @@
 //   SiLU       x / (1 + e^−x)
 //   Hardtanh   min(max(x, min_val), max_val)      (NaN stays NaN)
 //   PReLU      x > 0 ? x : a[c] · x               (a: one slope, or one per channel; NaN stays NaN)
+//   GELU, Softplus, Mish and Unary's exp, log, sqrt, reciprocal, neg, abs, erf: compute/elementwise_math.h
 // The layer kind is resolved once with std::visit and the loop runs on a plain function, so the kind is not
 // re-examined per element. direct:: evaluates in double on one thread; fast:: in float across OpenMP threads.
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
+#include "compute/elementwise_math.h"
 #include "compute/layer_kinds.h"
 
 #include <cmath>
@@ -71,11 +73,16 @@ namespace {
                     // Written as two comparisons so that a NaN falls through both and stays NaN (torch.clamp).
                     const Real lo = static_cast<Real>(layer.min_val), hi = static_cast<Real>(layer.max_val);
                     forEach<Real>(in, out, parallel, [lo, hi](Real x) { return x < lo ? lo : (x > hi ? hi : x); });
+                } else if constexpr (isElementwiseMathKind<Spec>) {
+                    // gelu, softplus, mish, unary: compute/elementwise_math.h's formulas, shared with the GPU.
+                    const MathOp op = mathOpOf(layer);
+                    const Real a = static_cast<Real>(op.a), b = static_cast<Real>(op.b);
+                    forEach<Real>(in, out, parallel, [op, a, b](Real x) { return applyMath<Real>(op.fn, a, b, x); });
                 } else if constexpr (std::is_same_v<Spec, PReLU>) {
                     throw InputError("activation: prelu needs its slopes (cpu::prelu)");
                 } else if constexpr (
                     std::is_same_v<Spec,
-                        Conv2d> || std::is_same_v<Spec, ConvTranspose2d> || std::is_same_v<Spec, MaxPool2d> || std::is_same_v<Spec, AvgPool2d> || std::is_same_v<Spec, GlobalAvgPool2d> || std::is_same_v<Spec, BatchNorm2d> || std::is_same_v<Spec, Flatten> || std::is_same_v<Spec, Linear> || std::is_same_v<Spec, Softmax> || std::is_same_v<Spec, Add> || std::is_same_v<Spec, Mul> || std::is_same_v<Spec, Concat> || std::is_same_v<Spec, Pad> || std::is_same_v<Spec, Resize> || std::is_same_v<Spec, Identity> || std::is_same_v<Spec, Dropout> || std::is_same_v<Spec, ChannelShuffle> || std::is_same_v<Spec, Slice> || isVolumeKind<Spec>) {
+                        Conv2d> || std::is_same_v<Spec, ConvTranspose2d> || std::is_same_v<Spec, MaxPool2d> || std::is_same_v<Spec, AvgPool2d> || std::is_same_v<Spec, GlobalAvgPool2d> || std::is_same_v<Spec, BatchNorm2d> || std::is_same_v<Spec, Flatten> || std::is_same_v<Spec, Linear> || std::is_same_v<Spec, Softmax> || std::is_same_v<Spec, Add> || std::is_same_v<Spec, Mul> || std::is_same_v<Spec, Concat> || std::is_same_v<Spec, Pad> || std::is_same_v<Spec, Resize> || std::is_same_v<Spec, Identity> || std::is_same_v<Spec, Dropout> || std::is_same_v<Spec, ChannelShuffle> || std::is_same_v<Spec, Slice> || std::is_same_v<Spec, Reshape> || std::is_same_v<Spec, Transpose> || std::is_same_v<Spec, Binary> || isVolumeKind<Spec>) {
                     throw InputError("activation: " + layerTypeName(spec) + " is not an activation layer");
                 } else {
                     static_assert(dependent_false<Spec>, "cpu activation: a layer kind is not handled");

@@ -18,6 +18,7 @@
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/layer_clock.h"
 #include "compute/cpu_threads.h"
+#include "compute/elementwise_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/nvtx.h"
@@ -340,9 +341,9 @@ namespace {
                                 in, mean, var, layer.weight.get(), layer.bias.get(), spec.eps, out);
                     } else if constexpr (
                         std::is_same_v<Spec,
-                            Flatten> || std::is_same_v<Spec, Identity> || std::is_same_v<Spec, Dropout>) {
-                        // A view (flatten) or nothing (identity, dropout at inference) elsewhere; here a copy into
-                        // the preallocated output, so every layer has an output of its own to show.
+                            Flatten> || std::is_same_v<Spec, Reshape> || std::is_same_v<Spec, Identity> || std::is_same_v<Spec, Dropout>) {
+                        // A view (flatten, reshape) or nothing (identity, dropout at inference) elsewhere; here a copy
+                        // into the preallocated output, so every layer has an output of its own to show.
                         copy(in, out);
                     } else if constexpr (std::is_same_v<Spec, Linear>) {
                         const Tensor& w = requireParameter(layer.weight, layer, "weight");
@@ -352,19 +353,22 @@ namespace {
                         m_fast ? cpu::fast::softmax(in, out) : cpu::direct::softmax(in, out);
                     } else if constexpr (std::
                                              is_same_v<
-                                                 Spec, ReLU> || std::is_same_v<Spec, LeakyReLU> || std::is_same_v<Spec, Sigmoid> || std::is_same_v<Spec, Tanh> || std::is_same_v<Spec, ELU> || std::is_same_v<Spec, ReLU6> || std::is_same_v<Spec, Hardswish> || std::is_same_v<Spec, Hardsigmoid> || std::is_same_v<Spec, SiLU> || std::is_same_v<Spec, Hardtanh>) {
+                                                 Spec, ReLU> || std::is_same_v<Spec, LeakyReLU> || std::is_same_v<Spec, Sigmoid> || std::is_same_v<Spec, Tanh> || std::is_same_v<Spec, ELU> || std::is_same_v<Spec, ReLU6> || std::is_same_v<Spec, Hardswish> || std::is_same_v<Spec, Hardsigmoid> || std::is_same_v<Spec, SiLU> || std::is_same_v<Spec, Hardtanh> || isElementwiseMathKind<Spec>) {
                         m_fast ? cpu::fast::activation(in, layer.spec, out)
                                : cpu::direct::activation(in, layer.spec, out);
                     } else if constexpr (std::is_same_v<Spec, PReLU>) {
                         const Tensor& slopes = requireParameter(layer.weight, layer, "weight (the slopes)");
                         m_fast ? cpu::fast::prelu(in, slopes, out) : cpu::direct::prelu(in, slopes, out);
+                    } else if constexpr (std::is_same_v<Spec, Binary>) {
+                        cpu::runBinary(spec, m_shapes.layers[i], ins, layer.weight.get(), out, m_fast);
                     } else if constexpr (std::is_same_v<Spec, Add>) {
                         m_fast ? cpu::fast::add(ins, out) : cpu::direct::add(ins, out);
                     } else if constexpr (std::is_same_v<Spec, Mul>) {
                         m_fast ? cpu::fast::mul(*ins.at(0), *ins.at(1), out)
                                : cpu::direct::mul(*ins.at(0), *ins.at(1), out);
                     } else if constexpr (std::is_same_v<Spec, Concat>) {
-                        m_fast ? cpu::fast::concat(ins, out) : cpu::direct::concat(ins, out);
+                        const int64_t dim = wrappedDim(spec, out.shape().ndim());
+                        m_fast ? cpu::fast::concat(ins, dim, out) : cpu::direct::concat(ins, dim, out);
                     } else if constexpr (std::is_same_v<Spec, Pad>) {
                         m_fast ? cpu::fast::pad(in, spec, out) : cpu::direct::pad(in, spec, out);
                     } else if constexpr (std::is_same_v<Spec, Resize>) {
@@ -374,6 +378,9 @@ namespace {
                         m_fast ? cpu::fast::channelShuffle(in, spec, out) : cpu::direct::channelShuffle(in, spec, out);
                     } else if constexpr (std::is_same_v<Spec, Slice>) {
                         m_fast ? cpu::fast::slice(in, spec, out) : cpu::direct::slice(in, spec, out);
+                    } else if constexpr (std::is_same_v<Spec, Transpose>) {
+                        const std::vector<int64_t> perm = wrappedDims(spec, in.shape().ndim());
+                        m_fast ? cpu::fast::transpose(in, perm, out) : cpu::direct::transpose(in, perm, out);
                     } else if constexpr (std::is_same_v<Spec, Conv3d>) {
                         const Tensor& w = requireParameter(layer.weight, layer, "weight");
                         m_fast ? cpu::fast::conv3d(in, w, layer.bias.get(), spec, pad3, out)
@@ -461,6 +468,10 @@ namespace {
                         std::
                             is_same_v<T,
                                 Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose3d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d> || std::is_same_v<T, GlobalAvgPool3d> || std::is_same_v<T, BatchNorm3d>)
+                        return { true, {} };
+                    else if constexpr (
+                        std::is_same_v<T,
+                            Reshape> || std::is_same_v<T, Transpose> || isElementwiseMathKind<T> || std::is_same_v<T, Binary>)
                         return { true, {} };
                     else
                         static_assert(dependent_false<T>, "cpu backend: supports() does not know a layer kind");

@@ -9,8 +9,10 @@
 // (LayerShape::resolvedPadding). Weight layouts are PyTorch's (see compute/network.h).
 #pragma once
 
+#include "compute/binary.h"
 #include "compute/layer_spec.h"
 #include "compute/resize_math.h"
+#include "compute/shape_inference.h"
 #include "compute/tensor.h"
 
 #include <vector>
@@ -37,8 +39,8 @@ namespace direct {
     void add(const std::vector<const Tensor*>& ins, Tensor& out);
     // a · b element-wise; either may be [N, C, 1, 1] and is broadcast over the other's H and W.
     void mul(const Tensor& a, const Tensor& b, Tensor& out);
-    // The inputs' channels one after the other (torch.cat dim 1).
-    void concat(const std::vector<const Tensor*>& ins, Tensor& out);
+    // The inputs one after the other along `dim` (torch.cat; dim 0..rank-1, already wrapped).
+    void concat(const std::vector<const Tensor*>& ins, int64_t dim, Tensor& out);
     // Constant, reflect or replicate padding of H and W (Pad::padding is [top, bottom, left, right]).
     void pad(const Tensor& in, const Pad& spec, Tensor& out);
     // Resize of H, W (an image) or D, H, W (a volume) by `plan` (compute/resize.h's resizePlan).
@@ -46,9 +48,14 @@ namespace direct {
     // torch.nn.ChannelShuffle and x.narrow(dim, start, end − start) (shuffle_slice.cpp).
     void channelShuffle(const Tensor& in, const ChannelShuffle& spec, Tensor& out);
     void slice(const Tensor& in, const Slice& spec, Tensor& out);
+    // x.permute(dims) made contiguous (dims already wrapped to 0..rank-1; shuffle_slice.cpp).
+    void transpose(const Tensor& in, const std::vector<int64_t>& dims, Tensor& out);
+    // out = a op b by the broadcast plan (binary.cpp), in double.
+    void binary(const float* a, const float* b, const BinaryPlan& plan, Tensor& out);
 } // namespace direct
 
 namespace fast {
+    void binary(const float* a, const float* b, const BinaryPlan& plan, Tensor& out); // float, threaded
     // Workspace bound of conv_transpose2d's column buffer: max(kMinWorkspaceBytes, the bytes of the layer's input +
     // output tensors). conv2d works in tiles of at most max(512, 1 MiB / 4K, 1024) output pixels, one column
     // buffer of K × tile floats per OpenMP thread (K = C_in/g · kh · kw).
@@ -84,11 +91,12 @@ namespace fast {
     // As direct::, in float across OpenMP threads (add sums in the order the inputs are named, as PyTorch's x + y + z).
     void add(const std::vector<const Tensor*>& ins, Tensor& out);
     void mul(const Tensor& a, const Tensor& b, Tensor& out);
-    void concat(const std::vector<const Tensor*>& ins, Tensor& out);
+    void concat(const std::vector<const Tensor*>& ins, int64_t dim, Tensor& out);
     void pad(const Tensor& in, const Pad& spec, Tensor& out);
     void resize(const Tensor& in, const ResizePlan& plan, Tensor& out);
     void channelShuffle(const Tensor& in, const ChannelShuffle& spec, Tensor& out);
     void slice(const Tensor& in, const Slice& spec, Tensor& out);
+    void transpose(const Tensor& in, const std::vector<int64_t>& dims, Tensor& out);
 } // namespace fast
 
 // The 3-D kinds on volumes [N, C, D, H, W] (the volumes issue), with the same two families: `pad` is the resolved
@@ -119,5 +127,11 @@ namespace fast {
     void batchNorm3d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight, const Tensor* bias,
         double eps, Tensor& out);
 } // namespace fast
+
+// The binary layer's plan and operand pointers (its inputs and its constant), and the layer run on them.
+BinaryPlan binaryLayerPlan(const Binary& l, const LayerShape& s, const std::vector<const Tensor*>& ins,
+    const Tensor* constant, const float*& a, const float*& b);
+void runBinary(const Binary& l, const LayerShape& s, const std::vector<const Tensor*>& ins, const Tensor* constant,
+    Tensor& out, bool fast);
 
 } // namespace convscope::cpu

@@ -1,5 +1,5 @@
-// channel_shuffle and slice on the CPU: both are copies of contiguous runs, so direct:: and fast:: share one loop
-// (fast splits it across the OpenMP team). A tensor's memory is PyTorch's contiguous layout, so an axis splits it
+// channel_shuffle, slice and transpose on the CPU: both are copies of contiguous runs, so direct:: and fast:: share one
+// loop (fast splits it across the OpenMP team). A tensor's memory is PyTorch's contiguous layout, so an axis splits it
 // into outer × size × inner runs (compute/shape.h dims()).
 #include "compute/cpu/cpu_ops.h"
 
@@ -52,7 +52,46 @@ namespace {
         for (int64_t o = 0; o < outer; ++o)
             std::memcpy(y + o * run, x + o * size * inner, size_t(run) * sizeof(float));
     }
+    // y = x.permute(perm): output element at index (i_0, ..., i_r-1) is input element (j with j[perm[a]] = i_a).
+    // The last output axis is walked innermost with the input's stride of that axis; parallel over the rows.
+    void transposeImpl(const Tensor& in, const std::vector<int64_t>& perm, Tensor& out, bool parallel)
+    {
+        const std::vector<int64_t> id = in.shape().dims();
+        const size_t rank = id.size();
+        std::vector<int64_t> inStride(rank, 1);
+        for (size_t a = rank - 1; a > 0; --a)
+            inStride[a - 1] = inStride[a] * id[a];
+        std::vector<int64_t> od(rank), stride(rank);
+        for (size_t a = 0; a < rank; ++a) {
+            od[a] = id[size_t(perm[a])];
+            stride[a] = inStride[size_t(perm[a])];
+        }
+        const int64_t last = od[rank - 1], lastStride = stride[rank - 1];
+        const int64_t rows = last > 0 ? out.numel() / last : 0;
+        const float* x = in.data();
+        float* y = out.data();
+#pragma omp parallel for schedule(static) if (parallel && out.numel() > 65536)
+        for (int64_t r = 0; r < rows; ++r) {
+            int64_t offset = 0, rest = r;
+            for (size_t a = rank - 1; a-- > 0;) { // the row's index along each output axis but the last
+                offset += (rest % od[a]) * stride[a];
+                rest /= od[a];
+            }
+            float* dst = y + r * last;
+            for (int64_t k = 0; k < last; ++k)
+                dst[k] = x[offset + k * lastStride];
+        }
+    }
 } // namespace
+
+void direct::transpose(const Tensor& in, const std::vector<int64_t>& dims, Tensor& out)
+{
+    transposeImpl(in, dims, out, false);
+}
+void fast::transpose(const Tensor& in, const std::vector<int64_t>& dims, Tensor& out)
+{
+    transposeImpl(in, dims, out, true);
+}
 
 void direct::channelShuffle(const Tensor& in, const ChannelShuffle& spec, Tensor& out)
 {

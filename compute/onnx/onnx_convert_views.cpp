@@ -1,13 +1,17 @@
-// The ONNX operators that move data, read into channel_shuffle and slice layers:
+// The ONNX operators that move data:
 //   - Slice on an activation: one slice layer per axis it narrows (steps of 1; ONNX's negative and out-of-range bounds
 //     resolved as ONNX does), none when it keeps everything;
+//   - Reshape (0 copies the input's dim unless allowzero, one -1), Flatten on any axis (always [prod(dims[:axis]),
+//     prod(dims[axis:])]), Squeeze and Unsqueeze: a reshape layer to the resolved dims (dim 0 left free, -1, when it
+//     keeps the batch; a flatten for [N, F]);
+//   - Transpose (perm, default the axes reversed): a transpose layer;
 //   - the channel shuffle PyTorch exports (torchvision's ShuffleNet V2): Reshape [N, C, *] → [N, g, C/g, *],
-//     Transpose of axes 1 and 2, Reshape back to [N, C, *]. The two intermediate tensors are 5-D (6-D for volumes)
-//     views ConvScope does not hold: GraphBuilder::shuffleViews remembers them until the last Reshape makes the layer.
-// A Transpose or Reshape that is not part of that pattern is refused, naming it.
+//     Transpose of axes 1 and 2, Reshape back to [N, C, *], with nothing else reading the two views, becomes one
+//     channel_shuffle layer when its last Reshape is read.
 #include "compute/onnx/onnx_converters.h"
 
 #include "compute/error.h"
+#include "compute/shape_inference.h"
 
 #include <algorithm>
 #include <limits>
@@ -48,64 +52,172 @@ namespace {
         }
         return target;
     }
+    std::string dimsText(const std::vector<int64_t>& d) { return npyDimsText(d); }
+
+    // A reshape layer from `input` to `dims` (resolved), named `name`, bound to `output`. The batch stays free (-1 in
+    // dim 0) when the output keeps the input's; an [N, F] of an image-like input is a flatten, as PyTorch writes it.
+    void addReshape(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a,
+        const std::string& input, std::vector<int64_t> dims)
+    {
+        const Shape in = g.activation(input, a).shape;
+        const std::vector<int64_t> inDims = in.dims();
+        if (dims.empty() || dims.size() > size_t(Shape::kMaxRank))
+            refuse(n, a,
+                "a " + std::to_string(dims.size()) + "-D result " + dimsText(dims) + " (ConvScope's tensors have 1 to "
+                    + std::to_string(Shape::kMaxRank) + " dims)");
+        for (const int64_t d : dims)
+            if (d < 1)
+                refuse(n, a, "an empty result " + dimsText(dims) + " (ConvScope's tensors have no empty axis)");
+        onlyFirstOutput(g, n, a);
+        if (dims.size() == 2 && inDims.size() > 2 && dims[0] == inDims[0])
+            return g.addLayer(name, Flatten {}, { input }, n.output(0), a);
+        if (dims[0] == inDims[0])
+            dims[0] = -1;
+        g.addLayer(name, Reshape { dims }, { input }, n.output(0), a);
+    }
+
+    // PyTorch's channel shuffle as three layers just added — reshape [N, C, *] → [N, g, C/g, *], transpose of dims 1
+    // and 2, reshape back — whose two intermediate tensors nothing else reads: one channel_shuffle layer instead,
+    // named after the last.
+    bool readsOnly(const Layer& l, const std::string& above) // the layer above, by default or by name
+    {
+        return l.inputs.empty() || l.inputs == std::vector<std::string> { above };
+    }
+
+    void collapseShuffle(GraphBuilder& g, const ::onnx::NodeProto& n)
+    {
+        std::vector<Layer>& layers = g.net.layers;
+        if (layers.size() < 3)
+            return;
+        const int last = int(layers.size()) - 1;
+        const auto* swap = std::get_if<Transpose>(&layers[size_t(last - 1)].spec);
+        if (!std::holds_alternative<Reshape>(layers[size_t(last - 2)].spec) || !swap
+            || !std::holds_alternative<Reshape>(layers[size_t(last)].spec)
+            || !readsOnly(layers[size_t(last - 1)], layers[size_t(last - 2)].name)
+            || !readsOnly(layers[size_t(last)], layers[size_t(last - 1)].name))
+            return;
+        std::vector<std::string> views; // the tensors of the first two layers: read once each, by the next
+        for (const auto& [tensor, act] : g.activations)
+            if (act.layer == last - 2 || act.layer == last - 1) {
+                const auto used = g.uses.find(tensor);
+                if (used == g.uses.end() || used->second != 1)
+                    return;
+                views.push_back(tensor);
+            }
+        const ShapeReport shapes = inferShapes(g.net);
+        if (!shapes.ok() || views.size() != 2)
+            return;
+        const std::vector<int64_t> d = shapes.layers[size_t(last - 2)].in.dims();
+        const std::vector<int64_t> mid = shapes.layers[size_t(last - 2)].out.dims();
+        if (d.size() < 3 || mid.size() != d.size() + 1 || mid[0] != d[0] || mid[1] < 2 || mid[1] * mid[2] != d[1]
+            || !std::equal(d.begin() + 2, d.end(), mid.begin() + 3) || shapes.layers[size_t(last)].out.dims() != d)
+            return;
+        std::vector<int64_t> perm(mid.size());
+        for (size_t k = 0; k < perm.size(); ++k)
+            perm[k] = int64_t(k);
+        std::swap(perm[1], perm[2]);
+        if (wrappedDims(*swap, int(mid.size())) != perm)
+            return;
+        Layer shuffle = layers[size_t(last)];
+        shuffle.spec = ChannelShuffle { mid[1] };
+        shuffle.inputs = layers[size_t(last - 2)].inputs;
+        layers.erase(layers.end() - 3, layers.end());
+        layers.push_back(std::move(shuffle));
+        for (const std::string& v : views)
+            g.activations.erase(v);
+        g.activations[n.output(0)].layer = last - 2;
+    }
+
+    std::vector<int64_t> axesOf(GraphBuilder& g, const ::onnx::NodeProto& n, const Attributes& a, bool required)
+    {
+        if (g.opset >= 13) {
+            if (const ConstTensor* c = g.optionalConstant(n, 1, a, "axes"))
+                return c->ints(a.where());
+        } else if (auto v = a.getInts("axes")) {
+            return *v;
+        }
+        if (required)
+            refuse(n, a, n.op_type() + " without axes");
+        return {};
+    }
 } // namespace
 
-bool readShuffleReshape(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a,
-    const std::vector<int64_t>& shape)
+void reshape(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
 {
     const std::string& input = in0(n, a);
-    // The last step: back to [N, C, *] from a transposed view.
-    if (auto it = g.shuffleViews.find(input); it != g.shuffleViews.end()) {
-        const GraphBuilder::ShuffleView view = it->second;
-        const Shape source = g.activation(view.source, a).shape;
-        const std::vector<int64_t> grouped = source.dims();
-        std::vector<int64_t> swapped = { grouped[0], grouped[1] / view.groups, view.groups };
-        swapped.insert(swapped.end(), grouped.begin() + 2, grouped.end());
-        if (!view.transposed || resolveReshape(swapped, shape, a.getInt("allowzero", 0) != 0) != grouped)
-            refuse(n, a,
-                "Reshape of a " + std::to_string(swapped.size()) + "-D view to " + npyDimsText(shape)
-                    + " (ConvScope reads a Reshape–Transpose–Reshape only as a channel shuffle back to "
-                    + npyDimsText(grouped) + ")");
-        onlyFirstOutput(g, n, a);
-        g.addLayer(name, ChannelShuffle { view.groups }, { view.source }, n.output(0), a);
-        return true;
-    }
-    // The first step: [N, C, *] → [N, g, C/g, *] with g > 1.
-    if (!g.isActivation(input))
-        return false;
-    const Shape in = g.activation(input, a).shape;
-    if (in.flat)
-        return false;
-    const std::vector<int64_t> dims = in.dims();
-    const std::vector<int64_t> target = resolveReshape(dims, shape, a.getInt("allowzero", 0) != 0);
-    if (target.size() != dims.size() + 1 || target[0] != dims[0] || target[1] < 2 || target[1] * target[2] != dims[1]
-        || !std::equal(dims.begin() + 2, dims.end(), target.begin() + 3))
-        return false;
-    g.shuffleViews[n.output(0)] = { input, target[1], false };
-    return true;
+    const std::vector<int64_t> target = g.constant(n.input(1), a, "shape").ints(a.where());
+    const std::vector<int64_t> inDims = g.activation(input, a).shape.dims();
+    const bool allowZero = a.getInt("allowzero", 0) != 0;
+    const std::vector<int64_t> dims = resolveReshape(inDims, target, allowZero);
+    if (dims.empty())
+        refuse(n, a,
+            "Reshape of " + dimsText(inDims) + " to " + dimsText(target) + (allowZero ? " with allowzero" : "")
+                + ": the element counts differ, or two -1s");
+    addReshape(g, n, name, a, input, dims);
+    collapseShuffle(g, n);
 }
 
-void transpose(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& /*name*/, const Attributes& a)
+void flatten(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
+{
+    // ONNX's Flatten always makes [prod(dims[:axis]), prod(dims[axis:])], axis in [-r, r].
+    const std::string& input = in0(n, a);
+    const std::vector<int64_t> d = g.activation(input, a).shape.dims();
+    const int64_t r = int64_t(d.size());
+    int64_t axis = a.getInt("axis", 1);
+    if (axis < -r || axis > r)
+        refuse(n, a, "Flatten on axis " + std::to_string(axis) + " of a " + std::to_string(r) + "-D input");
+    axis = axis < 0 ? axis + r : axis;
+    int64_t outer = 1, inner = 1;
+    for (int64_t k = 0; k < r; ++k)
+        (k < axis ? outer : inner) *= d[size_t(k)];
+    addReshape(g, n, name, a, input, { outer, inner });
+}
+
+void squeeze(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
 {
     const std::string& input = in0(n, a);
-    const auto it = g.shuffleViews.find(input);
-    const std::vector<int64_t> perm = a.getInts("perm").value_or(std::vector<int64_t> {});
-    if (it != g.shuffleViews.end() && !it->second.transposed) {
-        const size_t rank = g.activation(it->second.source, a).shape.dims().size() + 1;
-        std::vector<int64_t> swap(rank);
-        for (size_t k = 0; k < rank; ++k)
-            swap[k] = int64_t(k);
-        std::swap(swap[1], swap[2]);
-        if (perm == swap) {
-            onlyFirstOutput(g, n, a);
-            g.shuffleViews[n.output(0)] = { it->second.source, it->second.groups, true };
-            return;
+    const std::vector<int64_t> d = g.activation(input, a).shape.dims();
+    const bool unsqueeze = n.op_type() == "Unsqueeze";
+    std::vector<int64_t> axes = axesOf(g, n, a, unsqueeze);
+    const int64_t r = int64_t(d.size()) + (unsqueeze ? int64_t(axes.size()) : 0);
+    std::vector<bool> marked(size_t(r), false);
+    for (int64_t ax : axes) {
+        const int64_t k = ax < 0 ? ax + r : ax;
+        if (k < 0 || k >= r || marked[size_t(k)])
+            refuse(n, a,
+                n.op_type() + " on axes " + dimsText(axes) + " of " + dimsText(d) + ": axis " + std::to_string(ax)
+                    + " is out of range or repeated");
+        marked[size_t(k)] = true;
+    }
+    std::vector<int64_t> out;
+    if (unsqueeze) {
+        size_t from = 0;
+        for (int64_t k = 0; k < r; ++k)
+            out.push_back(marked[size_t(k)] ? 1 : d[from++]);
+    } else {
+        for (int64_t k = 0; k < r; ++k) {
+            const bool drop = axes.empty() ? d[size_t(k)] == 1 : bool(marked[size_t(k)]);
+            if (drop && d[size_t(k)] != 1)
+                refuse(n, a,
+                    "Squeeze of axis " + std::to_string(k) + " of " + dimsText(d) + ", whose size is "
+                        + std::to_string(d[size_t(k)]) + ", not 1");
+            if (!drop)
+                out.push_back(d[size_t(k)]);
         }
     }
-    refuse(n, a,
-        "Transpose of an activation (perm " + npyDimsText(perm)
-            + "): ConvScope has no transpose layer yet; it reads Reshape [N, g, C/g, *] → Transpose(0, 2, 1, …) → "
-              "Reshape [N, C, *] as a channel shuffle");
+    addReshape(g, n, name, a, input, out);
+}
+
+void transpose(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
+{
+    const std::string& input = in0(n, a);
+    const std::vector<int64_t> d = g.activation(input, a).shape.dims();
+    std::vector<int64_t> perm = a.getInts("perm").value_or(std::vector<int64_t> {});
+    if (perm.empty()) // ONNX's default: the axes reversed
+        for (size_t k = d.size(); k-- > 0;)
+            perm.push_back(int64_t(k));
+    onlyFirstOutput(g, n, a);
+    g.addLayer(name, Transpose { perm }, { input }, n.output(0), a);
 }
 
 void slice(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)

@@ -24,13 +24,18 @@ void batchNorm(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& n
 void pool(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a); // Max, Average
 void gemm(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a); // Gemm, MatMul
 void pad(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+// Add, Sub, Mul, Div, Pow, Min, Max as the binary kind (onnx_convert_binary.cpp): a constant operand or two
+// activations of broadcastable shapes.
+void binary(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a, Binary::Op op);
 // Resize (10 to 21) and Upsample (7 to 9), onnx_convert_resize.cpp.
 void resize(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
-// onnx_convert_views.cpp: Slice on an activation, and the Reshape–Transpose–Reshape channel shuffle. A Reshape to
-// `shape` that is a step of that pattern is read by readShuffleReshape (true), else left to the caller (false).
+// onnx_convert_views.cpp: Slice on an activation; Transpose; Reshape, Flatten (any axis), Squeeze and Unsqueeze as
+// reshape layers (a Reshape–Transpose–Reshape that is PyTorch's channel shuffle becomes one channel_shuffle layer).
 void slice(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 void transpose(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
-bool readShuffleReshape(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a,
-    const std::vector<int64_t>& shape);
+void reshape(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+void flatten(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+void squeeze(
+    GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a); // and Unsqueeze
 
 } // namespace convscope::onnx::convert

@@ -5,6 +5,8 @@
 // names; initializers are "<layer>.weight" etc. The batch dimension is symbolic ("batch"), so a runtime can feed any.
 #include "compute/onnx/onnx_export.h"
 
+#include "compute/binary.h"
+#include "compute/elementwise_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/materialize.h"
@@ -26,6 +28,16 @@ namespace {
     using ::onnx::AttributeProto;
     using ::onnx::NodeProto;
     using ::onnx::TensorProto;
+
+    // A Reshape's shape input for a layer whose output keeps the input's batch: 0 there (ONNX's "copy the dim"), so
+    // the symbolic batch stays symbolic; the output's own dims elsewhere.
+    std::vector<int64_t> reshapeDims(const LayerShape& shape)
+    {
+        std::vector<int64_t> dims = shape.out.dims();
+        if (dims[0] == shape.in.dims()[0])
+            dims[0] = 0;
+        return dims;
+    }
 
     class Writer {
     public:
@@ -115,6 +127,80 @@ namespace {
         }
 
         void layer(size_t i);
+
+        // gelu, softplus, mish, unary in opset 17's operators (Gelu is opset 20's and Mish 18's): GELU as the Erf (or
+        // Tanh) formula PyTorch exports, softplus as Softplus of β·x divided by β with PyTorch's threshold as a Where
+        // (left out for β 1 and a threshold ≥ 15, where log(1 + e^x) and x agree to FP32's precision), mish as
+        // x · tanh(softplus(x)).
+        void writeMath(const MathOp& op, const std::string& name, const std::string& x, const std::string& out)
+        {
+            const auto mul = [&](const std::string& step, const std::string& a, const std::string& b) {
+                node("Mul", name + step, { a, b }, name + step);
+                return name + step;
+            };
+            switch (op.fn) {
+            case MathFn::GeluErf:
+            case MathFn::GeluTanh: {
+                std::string inner;
+                if (op.fn == MathFn::GeluErf) {
+                    node("Div", name + "/div", { x, scalar(name + ".sqrt2", 1.4142135623730951f) }, name + "/div");
+                    node("Erf", name + "/erf", { name + "/div" }, name + "/erf");
+                    inner = name + "/erf";
+                } else {
+                    const std::string cube = mul("/cube", mul("/square", x, x), x);
+                    const std::string term = mul("/term", cube, scalar(name + ".kappa", 0.044715f));
+                    node("Add", name + "/sum", { x, term }, name + "/sum");
+                    const std::string scaled
+                        = mul("/scaled", name + "/sum", scalar(name + ".beta", 0.7978845608028654f));
+                    node("Tanh", name + "/tanh", { scaled }, name + "/tanh");
+                    inner = name + "/tanh";
+                }
+                node("Add", name + "/add", { inner, scalar(name + ".one", 1.0f) }, name + "/add");
+                const std::string prod = mul("/mul", x, name + "/add");
+                node("Mul", name, { prod, scalar(name + ".half", 0.5f) }, out);
+                return;
+            }
+            case MathFn::Softplus: {
+                if (op.a == 1.0 && op.b >= 15.0) {
+                    node("Softplus", name, { x }, out);
+                    return;
+                }
+                const std::string bx = mul("/beta_x", x, scalar(name + ".beta", float(op.a)));
+                node("Softplus", name + "/softplus", { bx }, name + "/softplus");
+                node("Div", name + "/div", { name + "/softplus", scalar(name + ".beta_div", float(op.a)) },
+                    name + "/div");
+                node("Greater", name + "/above", { bx, scalar(name + ".threshold", float(op.b)) }, name + "/above");
+                node("Where", name, { name + "/above", x, name + "/div" }, out);
+                return;
+            }
+            case MathFn::Mish:
+                node("Softplus", name + "/softplus", { x }, name + "/softplus");
+                node("Tanh", name + "/tanh", { name + "/softplus" }, name + "/tanh");
+                node("Mul", name, { x, name + "/tanh" }, out);
+                return;
+            case MathFn::Exp:
+                node("Exp", name, { x }, out);
+                return;
+            case MathFn::Log:
+                node("Log", name, { x }, out);
+                return;
+            case MathFn::Sqrt:
+                node("Sqrt", name, { x }, out);
+                return;
+            case MathFn::Reciprocal:
+                node("Reciprocal", name, { x }, out);
+                return;
+            case MathFn::Neg:
+                node("Neg", name, { x }, out);
+                return;
+            case MathFn::Abs:
+                node("Abs", name, { x }, out);
+                return;
+            case MathFn::Erf:
+                node("Erf", name, { x }, out);
+                return;
+            }
+        }
 
         // resize → Resize (opset 13's): scales when the size follows from them, else sizes (with the network's batch).
         template <typename Fail>
@@ -280,6 +366,8 @@ namespace {
                     node("Clip", l.name,
                         { in[0], scalar(l.name + ".min", float(k.min_val)), scalar(l.name + ".max", float(k.max_val)) },
                         out);
+                } else if constexpr (isElementwiseMathKind<T>) {
+                    writeMath(mathOpOf(k), l.name, in[0], out);
                 } else if constexpr (std::is_same_v<T, PReLU>) {
                     // ONNX's PRelu broadcasts the slope against the input from the right (numpy's rule), so one per
                     // channel is [C, 1, 1] for an image, [C, 1, 1, 1] for a volume and [C] for a flat [N, C].
@@ -288,7 +376,14 @@ namespace {
                         dims.insert(dims.end(), shape.in.isVolume() ? 3 : 2, 1);
                     node("PRelu", l.name, { in[0], tensor(l.name + ".weight", dims, *l.weight) }, out);
                 } else if constexpr (std::is_same_v<T, Flatten>) {
-                    integer(node("Flatten", l.name, { in[0] }, out), "axis", 1);
+                    if (shape.out.ndim() == 2 && (k.start_dim < 0 ? k.start_dim + shape.in.ndim() : k.start_dim) == 1)
+                        integer(node("Flatten", l.name, { in[0] }, out), "axis", 1);
+                    else // ONNX's Flatten only makes [N, F]: any other flatten is a Reshape to the output's dims
+                        node("Reshape", l.name, { in[0], int64s(l.name + ".shape", reshapeDims(shape)) }, out);
+                } else if constexpr (std::is_same_v<T, Reshape>) {
+                    node("Reshape", l.name, { in[0], int64s(l.name + ".shape", reshapeDims(shape)) }, out);
+                } else if constexpr (std::is_same_v<T, Transpose>) {
+                    ints(node("Transpose", l.name, { in[0] }, out), "perm", wrappedDims(k, shape.in.ndim()));
                 } else if constexpr (std::is_same_v<T, Linear>) {
                     std::string x = in[0];
                     if (!shape.in.flat) { // [N, F, 1, 1]: Gemm needs [N, F]
@@ -308,8 +403,17 @@ namespace {
                     node(in.size() == 2 ? "Add" : "Sum", l.name, in, out);
                 } else if constexpr (std::is_same_v<T, Mul>) {
                     node("Mul", l.name, in, out);
+                } else if constexpr (std::is_same_v<T, Binary>) {
+                    static const char* const ops[] = { "Add", "Sub", "Mul", "Div", "Pow", "Min", "Max" };
+                    std::vector<std::string> ins = in;
+                    if (!k.constant.empty()) {
+                        const std::string c
+                            = floats(l.name + ".constant", constantDims(k), k.constant.data(), k.constant.size());
+                        ins.insert(k.constant_first ? ins.begin() : ins.end(), c);
+                    }
+                    node(ops[int(k.op)], l.name, ins, out);
                 } else if constexpr (std::is_same_v<T, Concat>) {
-                    integer(node("Concat", l.name, in, out), "axis", 1);
+                    integer(node("Concat", l.name, in, out), "axis", wrappedDim(k, shape.out.ndim()));
                 } else if constexpr (std::is_same_v<T, Pad>) {
                     const auto& p = k.padding; // [top, bottom, left, right]
                     const std::string pads = int64s(l.name + ".pads", { 0, 0, p[0], p[2], 0, 0, p[1], p[3] });

@@ -27,14 +27,6 @@ public:
     std::unordered_map<std::string, ConstTensor> constants;
     std::unordered_map<std::string, Activation> activations;
     std::unordered_map<std::string, int> uses; // how many nodes (and graph outputs) read each tensor name
-    // A channel shuffle being read (onnx_convert_views.cpp): the tensor names of its first two steps, the grouped
-    // Reshape and the Transpose, with the activation it started from and its groups.
-    struct ShuffleView {
-        std::string source;
-        int64_t groups = 1;
-        bool transposed = false;
-    };
-    std::unordered_map<std::string, ShuffleView> shuffleViews;
 
     bool isConstant(const std::string& name) const { return constants.count(name) != 0; }
     bool isActivation(const std::string& name) const { return activations.count(name) != 0; }

@@ -4,6 +4,7 @@
 
 #include "compute/error.h"
 #include "compute/onnx/onnx_fold.h"
+#include "compute/onnx/onnx_fold_patterns.h"
 #include "compute/onnx/onnx_graph.h"
 
 #include <onnx/onnx_pb.h>
@@ -44,7 +45,7 @@ namespace {
                         : std::to_string(tt.elem_type()))
                 + "; ConvScope takes a FLOAT input");
         if (!tt.has_shape())
-            throw InputError(where + " has no shape; ConvScope needs [N, C, H, W], [N, C, D, H, W] or [N, F]");
+            throw InputError(where + " has no shape; ConvScope needs its dims (1 to 6 of them)");
         std::vector<int64_t> dims;
         for (int k = 0; k < tt.shape().dim_size(); ++k) {
             const auto& d = tt.shape().dim(k);
@@ -60,19 +61,10 @@ namespace {
         }
         if (batch > 0 && !dims.empty())
             dims[0] = batch;
-        InputSpec in;
-        in.source = "random";
-        if (dims.size() == 4) {
-            in.batch = dims[0], in.channels = dims[1], in.height = dims[2], in.width = dims[3];
-        } else if (dims.size() == 5) {
-            in.batch = dims[0], in.channels = dims[1], in.depth = dims[2], in.height = dims[3], in.width = dims[4];
-        } else if (dims.size() == 2) {
-            in.flat = true;
-            in.batch = dims[0], in.channels = dims[1], in.height = 1, in.width = 1;
-        } else {
-            throw InputError(where + " has shape " + npyDimsText(dims)
-                + "; ConvScope takes images [N, C, H, W], volumes [N, C, D, H, W] or feature vectors [N, F]");
-        }
+        if (dims.empty() || dims.size() > size_t(Shape::kMaxRank))
+            throw InputError(where + " has shape " + npyDimsText(dims) + "; ConvScope takes tensors of 1 to "
+                + std::to_string(Shape::kMaxRank) + " dims");
+        InputSpec in = InputSpec::ofDims(dims, "random");
         return in;
     }
 
@@ -196,8 +188,12 @@ Network importModel(const std::string& bytes, const std::string& what, const std
     for (const auto& out : graph.output())
         ++g.uses[out.name()];
 
+    // Subgraphs that are one layer (the Erf form of GELU): added where their first node is, the rest skipped.
+    const PatternFolds patterns = findFoldablePatterns(graph, g.constants, g.uses, g.opset, modelDir);
     for (int k = 0; k < graph.node_size(); ++k) {
         const ::onnx::NodeProto& node = graph.node(k);
+        if (patterns.skip.count(k))
+            continue;
         const std::string where = what + ": node " + std::to_string(k) + " ("
             + (node.name().empty() ? std::string("unnamed") : "\"" + node.name() + "\"") + ", " + node.op_type() + ")";
         const Attributes a(node, where);
@@ -212,8 +208,7 @@ Network importModel(const std::string& bytes, const std::string& what, const std
                 inputs.push_back(&g.constants[in]);
                 continue;
             }
-            // A channel shuffle's intermediate views (onnx_convert_views.cpp) are read only by its next step.
-            if (!g.isActivation(in) && !g.shuffleViews.count(in))
+            if (!g.isActivation(in))
                 a.fail("reads tensor \"" + in + "\", which no graph input, initializer or earlier node defines (an "
                     + "undefined name, a cycle, or nodes out of topological order)");
             allConstant = false;
@@ -221,6 +216,11 @@ Network importModel(const std::string& bytes, const std::string& what, const std
         }
         if (node.output_size() == 0)
             a.fail("a node without outputs");
+        if (auto it = patterns.at.find(k); it != patterns.at.end()) {
+            const FoldedPattern& f = it->second;
+            g.addLayer(g.layerName(node, size_t(k), "_" + layerTypeName(f.spec)), f.spec, { f.input }, f.output, a);
+            continue;
+        }
         if (allConstant && isFoldable(node.op_type())) {
             std::vector<ConstTensor> out = foldNode(node, inputs, a, g.opset, modelDir);
             for (size_t o = 0; o < out.size() && int(o) < node.output_size(); ++o)

@@ -72,6 +72,13 @@ namespace {
         double p = c.a.getFloat("ratio", 0.5f);
         if (const ConstTensor* r = c.g.optionalConstant(c.n, 1, c.a, "ratio"); r && r->numel() > 0)
             p = r->at(0);
+        // Opset 12's training_mode: a Dropout that drops (ConvScope's dropout layer is the inference identity), unless
+        // its ratio is 0.
+        if (const ConstTensor* t = c.g.optionalConstant(c.n, 2, c.a, "training_mode");
+            t && t->numel() > 0 && t->at(0) && p > 0)
+            refuse(c.n, c.a, "Dropout with training_mode true (ConvScope runs dropout as at inference: the identity)");
+        if (c.n.input_size() > 2 && !c.n.input(2).empty() && !c.g.isConstant(c.n.input(2)))
+            refuse(c.n, c.a, "Dropout whose training_mode is computed (ConvScope needs it constant false)");
         c.simple(Dropout { p });
     }
 
@@ -100,38 +107,6 @@ namespace {
         c.simple(Softmax {});
     }
 
-    // Flatten and Reshape to [N, -1].
-    void flatten(const NodeContext& c)
-    {
-        const bool reshape = c.n.op_type() == "Reshape";
-        std::vector<int64_t> shape;
-        if (reshape) {
-            shape = c.g.opset >= 5 ? c.g.constant(c.n.input(1), c.a, "shape").ints(c.a.where())
-                                   : c.a.getInts("shape").value_or(std::vector<int64_t> {});
-            if (readShuffleReshape(c.g, c.n, c.name, c.a, shape))
-                return;
-        }
-        const Shape in = c.inputShape();
-        if (!reshape && c.a.getInt("axis", 1) != 1)
-            refuse(c.n, c.a,
-                "Flatten with axis " + std::to_string(c.a.getInt("axis", 1)) + " (ConvScope flattens from dim 1)");
-        if (reshape) {
-            const int64_t features = in.flat ? in.c : in.c * in.d * in.h * in.w;
-            const bool flat = shape.size() == 2
-                && (shape[0] == in.n || shape[0] == 0 || (shape[0] == -1 && shape[1] > 0))
-                && (shape[1] == -1 || shape[1] == features);
-            if (!flat)
-                refuse(c.n, c.a,
-                    "Reshape of " + in.str() + " to " + npyDimsText(shape)
-                        + " (ConvScope reshapes only to [N, -1], a flatten)");
-        }
-        if (in.flat) { // already [N, F]: nothing to do, the name follows the layer above
-            c.g.activations[c.n.output(0)] = c.g.activation(in0(c.n, c.a), c.a);
-            return;
-        }
-        c.simple(Flatten {});
-    }
-
     void reduceMean(const NodeContext& c)
     {
         const Shape in = c.inputShape();
@@ -157,34 +132,74 @@ namespace {
     {
         if (c.n.op_type() == "Add" && foldLinearBias(c.g, c.n, c.a))
             return;
+        // The add kind where every input is an activation of one shape; else NumPy's broadcast (binary).
+        bool same = c.n.op_type() == "Sum" || c.n.input_size() != 2;
+        if (!same && c.g.isActivation(c.n.input(0)) && c.g.isActivation(c.n.input(1)))
+            same = c.g.activation(c.n.input(0), c.a).shape == c.g.activation(c.n.input(1), c.a).shape;
+        if (!same)
+            return binary(c.g, c.n, c.name, c.a, Binary::Op::Add);
         c.g.addLayer(c.name, Add {}, activationInputs(c.g, c.n, c.a), c.n.output(0), c.a);
     }
 
     void mul(const NodeContext& c)
     {
-        c.g.addLayer(c.name, Mul {}, activationInputs(c.g, c.n, c.a), c.n.output(0), c.a);
+        // The mul kind where it fits (one shape, or a [N, C, 1, 1] gate); else NumPy's broadcast (binary).
+        if (c.n.input_size() == 2 && c.g.isActivation(c.n.input(0)) && c.g.isActivation(c.n.input(1))) {
+            const Shape a = c.g.activation(c.n.input(0), c.a).shape, b = c.g.activation(c.n.input(1), c.a).shape;
+            // The gate is [N, C, 1, ...] against [N, C, ...] of the same rank (3 or more): the mul kind's rule
+            // (shape_inference.cpp's inferMul) in dims.
+            const auto gate = [](const Shape& big, const Shape& small) {
+                const std::vector<int64_t> bd = big.dims(), sd = small.dims();
+                if (bd.size() < 3 || sd.size() != bd.size() || sd[0] != bd[0] || sd[1] != bd[1])
+                    return false;
+                return std::all_of(sd.begin() + 2, sd.end(), [](int64_t d) { return d == 1; });
+            };
+            if (a == b || gate(a, b) || gate(b, a))
+                return c.g.addLayer(c.name, Mul {}, { c.n.input(0), c.n.input(1) }, c.n.output(0), c.a);
+        }
+        binary(c.g, c.n, c.name, c.a, Binary::Op::Mul);
     }
 
     void concat(const NodeContext& c)
     {
+        // Any axis (negative counts from the end); a Concat of one input is valid ONNX (DenseNet-121 exports one per
+        // dense block): a concat layer of one input, a copy.
         const std::vector<std::string> ins = activationInputs(c.g, c.n, c.a);
         if (ins.empty())
             c.a.fail("Concat of no input");
-        const Shape in = c.g.activation(ins.at(0), c.a).shape;
-        const int64_t rank = int64_t(in.dims().size());
-        const int64_t axis = c.a.getInt("axis", 1);
-        if ((axis < 0 ? axis + rank : axis) != 1)
-            refuse(c.n, c.a, "Concat over axis " + std::to_string(axis) + " (ConvScope concatenates channels)");
-        // A Concat of one input is valid ONNX (DenseNet-121 exports one per dense block): its input, unchanged.
-        if (ins.size() == 1)
-            return c.simple(Identity {});
-        c.g.addLayer(c.name, Concat {}, ins, c.n.output(0), c.a);
+        c.g.addLayer(c.name, Concat { c.a.getInt("axis", 1) }, ins, c.n.output(0), c.a);
     }
+
+    template <Binary::Op Op> void binaryOp(const NodeContext& c) { binary(c.g, c.n, c.name, c.a, Op); }
+
+    // Min and Max take one or more inputs: one is its input unchanged, two a binary layer.
+    template <Binary::Op Op> void minMax(const NodeContext& c)
+    {
+        if (c.n.input_size() == 1)
+            return c.simple(Identity {});
+        binary(c.g, c.n, c.name, c.a, Op);
+    }
+
+    // ONNX Gelu (opset 20): approximate "none" or "tanh".
+    void gelu(const NodeContext& c)
+    {
+        const std::string approximate = c.a.getString("approximate", "none");
+        if (approximate != "none" && approximate != "tanh")
+            refuse(c.n, c.a, "Gelu with approximate \"" + approximate + "\" (ONNX defines \"none\" and \"tanh\")");
+        c.simple(GELU { approximate == "tanh" });
+    }
+
+    // The element-wise operators of one input that are a unary layer.
+    template <Unary::Op Op> void unary(const NodeContext& c) { c.simple(Unary { Op }); }
+
+    // ONNX Softplus is log(1 + e^x) without a threshold: PyTorch's 20 differs from it by under 1e-9 relative.
+    void softplus(const NodeContext& c) { c.simple(Softplus {}); }
 
     constexpr int64_t kLast = 21; // the newest opset ConvScope reads (onnx_import.cpp)
 
     // Sorted by operator; an operator may have rows for disjoint opset ranges.
     const OperatorRow kOperators[] = {
+        { "Abs", 6, kLast, unary<Unary::Op::Abs> },
         { "Add", 6, kLast, add },
         { "AveragePool", 6, kLast, with<pool> },
         { "BatchNormalization", 6, kLast, with<batchNorm> },
@@ -192,9 +207,13 @@ namespace {
         { "Concat", 6, kLast, concat },
         { "Conv", 6, kLast, with<conv> },
         { "ConvTranspose", 6, kLast, with<convTranspose> },
+        { "Div", 6, kLast, binaryOp<Binary::Op::Div> },
         { "Dropout", 6, kLast, dropout },
         { "Elu", 6, kLast, [](const NodeContext& c) { c.simple(ELU { c.a.getFloat("alpha", 1.0f) }); } },
-        { "Flatten", 6, kLast, flatten },
+        { "Erf", 9, kLast, unary<Unary::Op::Erf> },
+        { "Exp", 6, kLast, unary<Unary::Op::Exp> },
+        { "Flatten", 6, kLast, with<flatten> },
+        { "Gelu", 20, kLast, gelu },
         { "Gemm", 6, kLast, with<gemm> },
         { "GlobalAveragePool", 6, kLast, globalAveragePool },
         { "GlobalMaxPool", 6, kLast, globalMaxPool },
@@ -202,21 +221,33 @@ namespace {
         { "HardSwish", 14, kLast, [](const NodeContext& c) { c.simple(Hardswish {}); } },
         { "Identity", 6, kLast, [](const NodeContext& c) { c.simple(Identity {}); } },
         { "LeakyRelu", 6, kLast, [](const NodeContext& c) { c.simple(LeakyReLU { c.a.getFloat("alpha", 0.01f) }); } },
+        { "Log", 6, kLast, unary<Unary::Op::Log> },
         { "MatMul", 6, kLast, with<gemm> },
+        { "Max", 8, kLast, minMax<Binary::Op::Max> },
         { "MaxPool", 6, kLast, with<pool> },
+        { "Min", 8, kLast, minMax<Binary::Op::Min> },
+        { "Mish", 18, kLast, [](const NodeContext& c) { c.simple(Mish {}); } },
         { "Mul", 6, kLast, mul },
+        { "Neg", 6, kLast, unary<Unary::Op::Neg> },
         { "PRelu", 6, kLast, with<prelu> },
         { "Pad", 6, kLast, with<pad> },
+        { "Pow", 7, kLast, binaryOp<Binary::Op::Pow> },
+        { "Reciprocal", 6, kLast, unary<Unary::Op::Reciprocal> },
         { "ReduceMean", 6, kLast, reduceMean },
         { "Relu", 6, kLast, [](const NodeContext& c) { c.simple(ReLU {}); } },
-        { "Reshape", 6, kLast, flatten },
+        { "Reshape", 6, kLast, with<reshape> },
         { "Resize", 10, kLast, with<resize> },
         { "Sigmoid", 6, kLast, [](const NodeContext& c) { c.simple(Sigmoid {}); } },
         { "Slice", 1, kLast, with<slice> },
         { "Softmax", 6, kLast, softmax },
+        { "Softplus", 6, kLast, softplus },
+        { "Sqrt", 6, kLast, unary<Unary::Op::Sqrt> },
+        { "Squeeze", 6, kLast, with<squeeze> },
+        { "Sub", 6, kLast, binaryOp<Binary::Op::Sub> },
         { "Sum", 6, kLast, add },
         { "Tanh", 6, kLast, [](const NodeContext& c) { c.simple(Tanh {}); } },
         { "Transpose", 1, kLast, with<transpose> },
+        { "Unsqueeze", 6, kLast, with<squeeze> },
         { "Upsample", 7, 9, with<resize> },
     };
 

@@ -11,6 +11,9 @@
 // results are bit-identical.
 #pragma once
 
+#include "compute/binary.h"
+#include "compute/shape_inference.h"
+
 #include "compute/layer_spec.h"
 #include "compute/tensor.h"
 
@@ -102,6 +105,11 @@ void softmax(const Tensor& gy, const Tensor& y, Tensor& gx, bool parallel = fals
 // The gradient of one factor of y = a · b: gx = gy · other, summed over H and W when this factor was broadcast
 // ([N, C, 1, 1] against a larger gy).
 void mulInput(const Tensor& gy, const Tensor& other, Tensor& gx);
+// binary (binary_backward.cpp): the gradient of operand `which` (0: a, 1: b) of out = a op b by the broadcast plan,
+// summed in double over the outputs a broadcast operand reached; and of the layer's input j (its constant gets none).
+void binaryInput(const Tensor& gy, const float* a, const float* b, const BinaryPlan& plan, int which, Tensor& g);
+void binaryLayerInput(const Binary& l, const LayerShape& s, const std::vector<const Tensor*>& ins,
+    const Tensor* constant, size_t j, const Tensor& gy, Tensor& gx);
 // Input `gx`'s channels of concat's gy, from channel `offset` on.
 void concatInput(const Tensor& gy, int64_t offset, Tensor& gx);
 // Pad: the interior of gy; reflect and replicate add each border pixel's gradient onto the pixel it copied.

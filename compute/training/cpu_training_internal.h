@@ -16,6 +16,7 @@
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/layer_clock.h"
 #include "compute/cpu_threads.h"
+#include "compute/elementwise_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/nvtx.h"
@@ -43,7 +44,7 @@ inline std::unique_ptr<Tensor> cloneOf(const std::shared_ptr<const Tensor>& t)
 template <typename S>
 constexpr bool kPlainActivation = std::
                                       is_same_v<S,
-                                          ReLU> || std::is_same_v<S, LeakyReLU> || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU> || std::is_same_v<S, ReLU6> || std::is_same_v<S, Hardswish> || std::is_same_v<S, Hardsigmoid> || std::is_same_v<S, SiLU> || std::is_same_v<S, Hardtanh>;
+                                          ReLU> || std::is_same_v<S, LeakyReLU> || std::is_same_v<S, Sigmoid> || std::is_same_v<S, Tanh> || std::is_same_v<S, ELU> || std::is_same_v<S, ReLU6> || std::is_same_v<S, Hardswish> || std::is_same_v<S, Hardsigmoid> || std::is_same_v<S, SiLU> || std::is_same_v<S, Hardtanh> || isElementwiseMathKind<S>;
 
 struct LayerState {
     std::unique_ptr<Tensor> weight, bias, mean, var; // the session's parameters and running statistics

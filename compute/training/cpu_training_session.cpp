@@ -42,18 +42,25 @@ namespace cpu_training {
                 } else if constexpr (std::is_same_v<S, Dropout>) {
                     cpu::grad::dropoutForward(
                         in, spec.p, dropoutMaskSeed(m_options.dropoutSeed, step, i), st.mask, out);
-                } else if constexpr (std::is_same_v<S, Flatten> || std::is_same_v<S, Identity>) {
+                } else if constexpr (std::is_same_v<S,
+                                         Flatten> || std::is_same_v<S, Identity> || std::is_same_v<S, Reshape>) {
                     cpu::grad::copy(in, out);
+                } else if constexpr (std::is_same_v<S, Transpose>) {
+                    const std::vector<int64_t> perm = wrappedDims(spec, in.shape().ndim());
+                    fast ? cpu::fast::transpose(in, perm, out) : cpu::direct::transpose(in, perm, out);
                 } else if constexpr (std::is_same_v<S, Softmax>) {
                     fast ? cpu::fast::softmax(in, out) : cpu::direct::softmax(in, out);
                 } else if constexpr (std::is_same_v<S, PReLU>) {
                     fast ? cpu::fast::prelu(in, *st.weight, out) : cpu::direct::prelu(in, *st.weight, out);
                 } else if constexpr (std::is_same_v<S, Add>) {
                     fast ? cpu::fast::add(ins, out) : cpu::direct::add(ins, out);
+                } else if constexpr (std::is_same_v<S, Binary>) {
+                    cpu::runBinary(spec, m_shapes.layers[i], ins, st.weight.get(), out, fast);
                 } else if constexpr (std::is_same_v<S, Mul>) {
                     fast ? cpu::fast::mul(*ins.at(0), *ins.at(1), out) : cpu::direct::mul(*ins.at(0), *ins.at(1), out);
                 } else if constexpr (std::is_same_v<S, Concat>) {
-                    fast ? cpu::fast::concat(ins, out) : cpu::direct::concat(ins, out);
+                    const int64_t dim = wrappedDim(spec, out.shape().ndim());
+                    fast ? cpu::fast::concat(ins, dim, out) : cpu::direct::concat(ins, dim, out);
                 } else if constexpr (std::is_same_v<S, Pad>) {
                     fast ? cpu::fast::pad(in, spec, out) : cpu::direct::pad(in, spec, out);
                 } else if constexpr (kPlainActivation<S>) {
@@ -103,7 +110,9 @@ namespace cpu_training {
         for (size_t j = 0; j < sources.size(); ++j) {
             const int src = sources[j];
             const Tensor& x = *ins[j];
-            const int64_t channels = x.shape().c;
+            // Concat: the input's size along the joined dim (channels, by default); the offset of the next one.
+            const auto* cat = std::get_if<Concat>(&layer.spec);
+            const int64_t channels = cat ? x.shape().dims()[size_t(wrappedDim(*cat, x.shape().ndim()))] : x.shape().c;
             if (src < 0 && !m_options.inputGradient) {
                 channelOffset += channels;
                 continue;
@@ -133,17 +142,30 @@ namespace cpu_training {
                         cpu::grad::batchNorm2dData(gy, x, st.weight.get(), st.stats, gx, fast);
                     } else if constexpr (std::is_same_v<S, Dropout>) {
                         cpu::grad::dropoutBackward(gy, st.mask, gx);
-                    } else if constexpr (std::is_same_v<S,
-                                             Flatten> || std::is_same_v<S, Identity> || std::is_same_v<S, Add>) {
+                    } else if constexpr (
+                        std::is_same_v<S,
+                            Flatten> || std::is_same_v<S, Identity> || std::is_same_v<S, Add> || std::is_same_v<S, Reshape>) {
                         cpu::grad::copy(gy, gx);
+                    } else if constexpr (std::is_same_v<S, Transpose>) {
+                        // The inverse movement: gx = gy.permute(inverse), inverse[perm[a]] = a.
+                        const std::vector<int64_t> perm = wrappedDims(spec, x.shape().ndim());
+                        std::vector<int64_t> inverse(perm.size());
+                        for (size_t a = 0; a < perm.size(); ++a)
+                            inverse[size_t(perm[a])] = int64_t(a);
+                        fast ? cpu::fast::transpose(gy, inverse, gx) : cpu::direct::transpose(gy, inverse, gx);
                     } else if constexpr (std::is_same_v<S, Softmax>) {
                         cpu::grad::softmax(gy, m_outputs[k], gx, fast);
                     } else if constexpr (std::is_same_v<S, PReLU>) {
                         cpu::grad::preluData(gy, x, *st.weight, gx);
+                    } else if constexpr (std::is_same_v<S, Binary>) {
+                        cpu::grad::binaryLayerInput(spec, m_shapes.layers[k], ins, st.weight.get(), j, gy, gx);
                     } else if constexpr (std::is_same_v<S, Mul>) {
                         cpu::grad::mulInput(gy, *ins.at(1 - j), gx);
                     } else if constexpr (std::is_same_v<S, Concat>) {
-                        cpu::grad::concatInput(gy, channelOffset, gx);
+                        // gy narrowed to this input's window along the joined dim (a slice's forward).
+                        const int64_t dim = wrappedDim(spec, x.shape().ndim());
+                        const Slice window { dim, channelOffset, channelOffset + channels };
+                        fast ? cpu::fast::slice(gy, window, gx) : cpu::direct::slice(gy, window, gx);
                     } else if constexpr (std::is_same_v<S, Pad>) {
                         cpu::grad::pad(gy, spec, gx);
                     } else if constexpr (kPlainActivation<S>) {

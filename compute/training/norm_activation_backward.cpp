@@ -5,6 +5,7 @@
 #include "compute/training/cpu_backward_ops.h"
 
 #include "compute/cpu/op_common.h"
+#include "compute/elementwise_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 
@@ -167,6 +168,14 @@ void activation(const Tensor& gy, const Tensor& x, const LayerSpec& spec, Tensor
                 each([](double v) {
                     const double sg = 1.0 / (1.0 + std::exp(-v));
                     return sg * (1 + v * (1 - sg));
+                });
+            } else if constexpr (isElementwiseMathKind<S>) {
+                // gelu, softplus, mish, unary: autograd's formulas (compute/elementwise_math.h); exp, sqrt and
+                // reciprocal differentiate from the float result y, as PyTorch does.
+                const MathOp op = mathOpOf(s);
+                each([op](double v) {
+                    const double y = double(static_cast<float>(applyMath<double>(op.fn, op.a, op.b, v)));
+                    return mathDerivative<double>(op.fn, op.a, op.b, v, y);
                 });
             } else {
                 throw InputError(std::string("activation backward: ") + layerKind(spec).type

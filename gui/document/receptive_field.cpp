@@ -1,5 +1,6 @@
 #include "gui/document/receptive_field.h"
 
+#include "compute/elementwise_math.h"
 #include "compute/layer_kinds.h"
 #include "compute/resize.h"
 
@@ -169,9 +170,26 @@ namespace {
                     };
                     r.rows = s.dim == 2 ? shifted(out.rows, in.h) : out.rows;
                     r.cols = s.dim == 3 ? shifted(out.cols, in.w) : out.cols;
-                } else if constexpr (std::is_same_v<T,
-                                         GlobalAvgPool2d> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear>) {
-                    r.whole = true;
+                } else if constexpr (
+                    std::is_same_v<T,
+                        GlobalAvgPool2d> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Reshape> || std::is_same_v<T, Transpose>) {
+                    r.whole = true; // reshape and transpose: the pixel's place is not a pixel of the input any more
+                } else if constexpr (std::is_same_v<T, Concat>) {
+                    // Along N or C: the same pixel; along another axis the picture is not the input's.
+                    if (in.isImage() && wrappedDim(s, in.ndim()) <= 1)
+                        r.rows = out.rows, r.cols = out.cols;
+                    else
+                        r.whole = true;
+                } else if constexpr (std::is_same_v<T, Binary>) {
+                    // NumPy's broadcast: an input of one row (column) feeds every output row (column). Between
+                    // tensors that are not both images (other ranks: rankn's Shape::of) the axes are not rows and
+                    // columns any more: the whole input.
+                    if (!in.isImage() || !ls.out.isImage()) {
+                        r.whole = true;
+                    } else {
+                        r.rows = in.h == 1 && ls.out.h != 1 ? Mask(1, true) : out.rows;
+                        r.cols = in.w == 1 && ls.out.w != 1 ? Mask(1, true) : out.cols;
+                    }
                 } else if constexpr (std::is_same_v<T, Mul>) {
                     // The broadcast [N, C, 1, 1] gate: its one pixel feeds every output pixel.
                     if (in.h == 1 && in.w == 1 && !(in == ls.out))
@@ -180,7 +198,7 @@ namespace {
                         r.rows = out.rows, r.cols = out.cols;
                 } else if constexpr (std::
                                          is_same_v<
-                                             T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Concat> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle>) {
+                                             T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle> || isElementwiseMathKind<T>) {
                     // Element-wise (softmax over the channels of one pixel; concat along channels): same pixel.
                     r.rows = out.rows;
                     r.cols = out.cols;

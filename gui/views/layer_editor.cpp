@@ -320,8 +320,15 @@ void LayerEditor::buildSpecFields(const LayerSpec& spec)
     CS_DOUBLE("eps", tr("Epsilon"), 0, 1, 8, eps)
     CS_BOOL("affine", tr("Affine"), affine)
     CS_DOUBLE("p", tr("Drop probability"), 0, 1, 3, p)
+    CS_BOOL("approximate", tr("Tanh approximation"), tanh_approximation)
+    CS_DOUBLE("beta", tr("Beta"), -1e3, 1e3, 4, beta)
+    CS_DOUBLE("threshold", tr("Threshold"), -1e6, 1e6, 4, threshold)
+    CS_BOOL("constant_first", tr("Constant first"), constant_first)
+    if (std::holds_alternative<Unary>(spec) || std::holds_alternative<Binary>(spec))
+        buildOpFields(spec); // layer_editor_math.cpp
     if (std::holds_alternative<Pad>(spec))
         buildPadFields();
+    buildLayoutFields(spec);
 #undef CS_PAIR
 #undef CS_INT
 #undef CS_DOUBLE

@@ -45,6 +45,8 @@ private:
     void buildInitFields(const Layer& layer);
     void buildPadFields();
     void buildVolumeFields(const LayerSpec& spec); // layer_editor_volume.cpp
+    void buildLayoutFields(const LayerSpec& spec); // layer_editor_layout.cpp: axes, reshape's shape, transpose's dims
+    void buildOpFields(const LayerSpec& spec); // layer_editor_math.cpp: unary's and binary's op
     void buildInputFields();
     void markFields(const QString& error);
 

@@ -62,10 +62,7 @@ namespace {
     }
 
     // Positions per image: a channels-last tensor with one position is laid out as its NCHW twin.
-    bool hasPositions(const Shape& shape)
-    {
-        return shape.rank == 5 ? shape.d * shape.h * shape.w > 1 : shape.h * shape.w > 1;
-    }
+    bool hasPositions(const Shape& shape) { return shape.n * shape.c > 0 && shape.numel() / (shape.n * shape.c) > 1; }
 
     bool envTrue(const std::map<std::string, std::string>& extra, const char* key)
     {
@@ -198,10 +195,14 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
         const Layer& l = m_net.layers[i];
         LayerState& st = m_layers[i];
         const bool flatten = std::holds_alternative<Flatten>(l.spec);
-        st.view = flatten || std::holds_alternative<Identity>(l.spec) || std::holds_alternative<Dropout>(l.spec);
-        if (flatten && m_storage.channelsLast && hasPositions(sourceShape(i, 0))) {
+        const bool reshape = flatten || std::holds_alternative<Reshape>(l.spec);
+        st.view = reshape || std::holds_alternative<Identity>(l.spec) || std::holds_alternative<Dropout>(l.spec);
+        const bool positions = hasPositions(sourceShape(i, 0)) || hasPositions(shapes.layers[i].out);
+        if (reshape && m_storage.channelsLast && positions) {
+            // Channels-last storage is not PyTorch's element order: a flatten to [N, F] permutes it back (the output
+            // has no positions, so its storage is that order); any other reshape runs on FP32 NCHW copies.
             st.view = false;
-            st.permuteFlatten = true;
+            st.permuteFlatten = flatten && hasPositions(sourceShape(i, 0)) && !hasPositions(shapes.layers[i].out);
         }
         st.inStorage = plain || st.view || st.permuteFlatten || runsInStorage(i);
         if (!st.view)
@@ -284,8 +285,9 @@ void GpuSessionBase::prepare(const Network& net, const ShapeReport& shapes)
         s.scratch = s.scratchBytes ? m_arena->take(s.scratchBytes) : nullptr;
         s.rangeName = m_backend + "." + m_algorithm + " · " + layerLabel(i, l.spec, shapes.layers[i]);
         if (s.view)
-            s.note = std::holds_alternative<Flatten>(l.spec) ? "view of its input (no copy, no launch)"
-                                                             : "nothing at inference: a view of its input (no launch)";
+            s.note = std::holds_alternative<Flatten>(l.spec) || std::holds_alternative<Reshape>(l.spec)
+                ? "view of its input (no copy, no launch)"
+                : "nothing at inference: a view of its input (no launch)";
     }
     for (size_t i = 0; i < n; ++i)
         if (!m_layers[i].view)

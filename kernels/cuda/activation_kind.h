@@ -3,6 +3,7 @@
 // and any other kind does not compile.
 #pragma once
 
+#include "compute/elementwise_math.h"
 #include "compute/layer_kinds.h"
 #include "compute/layer_spec.h"
 #include "kernels/cuda/elementwise.cuh"
@@ -12,11 +13,17 @@
 namespace convscope::cuda {
 
 // The activation-family kinds (compute/layer_kinds.h) that run activation.cu's kernel: all but the three with
-// kernels of their own (hardtanh and prelu in parametric_activation.cuh, softmax). A new activation kind is one
+// kernels of their own (hardtanh and prelu in parametric_activation.cuh, softmax, and the tensor-maths kinds in
+// elementwise_math.cuh). A new activation kind is one
 // of them by its family, and activationKindOf below refuses to compile until it is mapped.
 template <typename T>
 inline constexpr bool hasActivationKernel = layerKindOf<T>().family == KindFamily::Activation
-    && !std::is_same_v<T, Hardtanh> && !std::is_same_v<T, PReLU> && !std::is_same_v<T, Softmax>;
+    && !std::is_same_v<T,
+        Hardtanh> && !std::is_same_v<T, PReLU> && !std::is_same_v<T, Softmax> && !isElementwiseMathKind<T>; // gelu,
+                                                                                                            // softplus,
+                                                                                                            // mish,
+                                                                                                            // unary:
+                                                                                                            // elementwise_math.cu
 
 template <typename T> inline ActivationKind activationKindOf(const T& l, float* param)
 {

@@ -51,6 +51,39 @@ namespace {
         }
     }
 
+    struct Permutation {
+        int rank;
+        long long outDims[6];
+        long long strides[6]; // the input's stride of each output axis
+    };
+
+    template <typename E>
+    __global__ void transposeKernel(const E* __restrict__ x, Permutation p, long long total, E* __restrict__ y)
+    {
+        const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+        for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+            long long rest = i, from = 0;
+            for (int a = p.rank - 1; a >= 0; --a) {
+                from += (rest % p.outDims[a]) * p.strides[a];
+                rest /= p.outDims[a];
+            }
+            y[i] = x[from];
+        }
+    }
+
+    // One block of `run` elements per outer index: y[o·total + offset + j] = x[o·run + j].
+    template <typename E>
+    __global__ void concatKernel(
+        const E* __restrict__ x, long long outer, long long run, long long total, long long offset, E* __restrict__ y)
+    {
+        const long long count = outer * run;
+        const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+        for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+            const long long o = i / run;
+            y[o * total + offset + (i - o * run)] = x[i];
+        }
+    }
+
     void checkElement(int elementBytes)
     {
         if (elementBytes != 2 && elementBytes != 4)
@@ -105,6 +138,58 @@ void sliceAxis(const void* x, long long outer, long long size, long long inner, 
         sliceKernel<<<blocksFor(total), kThreads, 0, st>>>(
             static_cast<const uint16_t*>(x), outer, size, inner, start, end - start, static_cast<uint16_t*>(y));
     CONVSCOPE_CUDA_CHECK_LAUNCH("slice");
+}
+
+void transposeDims(const void* x, const std::vector<int64_t>& inDims, const std::vector<int64_t>& perm,
+    int elementBytes, void* y, cudaStream_t st)
+{
+    checkElement(elementBytes);
+    if (inDims.empty() || inDims.size() > 6 || perm.size() != inDims.size())
+        throw Error("internal error: transpose of " + std::to_string(inDims.size()) + " dims by a permutation of "
+            + std::to_string(perm.size()));
+    Permutation p {};
+    p.rank = int(inDims.size());
+    long long inStride[6];
+    inStride[p.rank - 1] = 1;
+    for (int a = p.rank - 1; a > 0; --a)
+        inStride[a - 1] = inStride[a] * inDims[size_t(a)];
+    long long total = 1;
+    for (int a = 0; a < p.rank; ++a) {
+        p.outDims[a] = inDims[size_t(perm[size_t(a)])];
+        p.strides[a] = inStride[perm[size_t(a)]];
+        total *= p.outDims[a];
+    }
+    if (total == 0)
+        return;
+    if (elementBytes == 4)
+        transposeKernel<<<blocksFor(total), kThreads, 0, st>>>(
+            static_cast<const uint32_t*>(x), p, total, static_cast<uint32_t*>(y));
+    else
+        transposeKernel<<<blocksFor(total), kThreads, 0, st>>>(
+            static_cast<const uint16_t*>(x), p, total, static_cast<uint16_t*>(y));
+    CONVSCOPE_CUDA_CHECK_LAUNCH("transpose");
+}
+
+void concatAxis(const std::vector<const void*>& xs, const std::vector<Shape>& ins, const Shape& out, int64_t dim,
+    bool channelsLast, int elementBytes, void* y, cudaStream_t st)
+{
+    checkElement(elementBytes);
+    const AxisRuns r = axisRuns(out, dim, channelsLast);
+    const long long outer = r.outer, inner = r.inner, total = r.size * r.inner;
+    long long offset = 0;
+    for (size_t k = 0; k < xs.size() && k < ins.size(); ++k) {
+        const long long run = axisRuns(ins[k], dim, channelsLast).size * inner;
+        if (outer * run > 0) {
+            if (elementBytes == 4)
+                concatKernel<<<blocksFor(outer * run), kThreads, 0, st>>>(
+                    static_cast<const uint32_t*>(xs[k]), outer, run, total, offset, static_cast<uint32_t*>(y));
+            else
+                concatKernel<<<blocksFor(outer * run), kThreads, 0, st>>>(
+                    static_cast<const uint16_t*>(xs[k]), outer, run, total, offset, static_cast<uint16_t*>(y));
+            CONVSCOPE_CUDA_CHECK_LAUNCH("concat");
+        }
+        offset += run;
+    }
 }
 
 } // namespace convscope::cuda

@@ -33,6 +33,7 @@
 #include "kernels/cuda/resize.cuh"
 #include "kernels/cuda/softmax.cuh"
 #include "kernels/cuda/stored_dispatch.h"
+#include "kernels/cuda/tensor_math.h"
 #include "kernels/cuda/training/cuda_training_session.h"
 #include "kernels/cuda/volume_geometry.h"
 
@@ -321,15 +322,21 @@ namespace {
                             y, scratch(i), deviceProperties().multiProcessorCount, st);
                     } else if constexpr (std::is_same_v<T, Softmax>) {
                         softmax(int(s.in.n), int(s.in.c), int(s.in.d * s.in.h * s.in.w), x, y, st);
-                    } else if constexpr (std::is_same_v<T,
-                                             Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
+                    } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Reshape>) { // view, or copies
+                        CONVSCOPE_CUDA_CHECK(
+                            cudaMemcpyAsync(y, x, size_t(s.out.numel()) * 4, cudaMemcpyDeviceToDevice, st));
+                    } else if constexpr (std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
                         // Views: never called (the session aliases the buffer).
+                    } else if constexpr (std::is_same_v<T, Transpose>) {
+                        transposeDims(x, s.in.dims(), wrappedDims(l, s.in.ndim()), 4, y, st);
                     } else if constexpr (
                         std::is_same_v<T,
                             ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>) {
                         float param = 0;
                         const ActivationKind kind = activationKindOf(l, &param);
                         activation(kind, param, s.in.numel(), x, y, st);
+                    } else if constexpr (isTensorMathKind<T>) {
+                        runTensorMath(l, s, inputs(i), weight(i), y, st);
                     } else if constexpr (std::is_same_v<T, Hardtanh>) {
                         hardtanh(static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), x, y, st);
                     } else if constexpr (std::is_same_v<T, PReLU>) {
@@ -342,7 +349,10 @@ namespace {
                         std::vector<long long> channels;
                         for (const Shape& in : s.ins)
                             channels.push_back(in.c);
-                        concatChannels(inputs(i), channels, s.out.n, s.out.d * s.out.h * s.out.w, y, st);
+                        if (const int64_t dim = wrappedDim(l, s.out.ndim()); dim != 1)
+                            concatAxis({ inputs(i).begin(), inputs(i).end() }, s.ins, s.out, dim, false, 4, y, st);
+                        else
+                            concatChannels(inputs(i), channels, s.out.n, s.out.d * s.out.h * s.out.w, y, st);
                     } else if constexpr (std::is_same_v<T, Pad>) {
                         pad2d(x, s.in.n * s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]), int(l.padding[2]),
                             int(s.out.h), int(s.out.w), padMode(l.mode), static_cast<float>(l.value), y, st);

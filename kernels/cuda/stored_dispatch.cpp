@@ -14,6 +14,7 @@
 #include "kernels/cuda/resize.cuh"
 #include "kernels/cuda/stored_conv.cuh"
 #include "kernels/cuda/stored_layers.cuh"
+#include "kernels/cuda/tensor_math.h"
 #include "kernels/cuda/volume_geometry.h"
 
 #include <type_traits>
@@ -37,7 +38,7 @@ namespace {
         case KindFamily::Copy:
             return true;
         case KindFamily::Convolution: // prepareStoredConvolution's kernels, for the direct and tensor_core algorithms
-        case KindFamily::Reshape: // views: flatten, identity, dropout
+        case KindFamily::Reshape: // flatten and reshape (views), transpose: on FP32 copies in a storage format
         case KindFamily::NoOp:
             return false;
         }
@@ -160,6 +161,8 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
                 float param = 0;
                 const ActivationKind kind = activationKindOf(l, &param);
                 activationStored(kind, param, s.in.numel(), t, x, y, st);
+            } else if constexpr (isTensorMathKind<T>) {
+                runTensorMathStored(l, s, t, c.inputs, c.weight, y, st);
             } else if constexpr (std::is_same_v<T, Hardtanh>) {
                 hardtanhStored(static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), t, x, y, st);
             } else if constexpr (std::is_same_v<T, PReLU>) {
@@ -203,10 +206,14 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
                 mulStored(c.inputs[gateFirst ? 1 : 0], c.inputs[gateFirst ? 0 : 1], s.out.numel(),
                     broadcast ? s.out.c : 0, positionsOf(s.out), t, y, st);
             } else if constexpr (std::is_same_v<T, Concat>) {
-                std::vector<long long> channels;
-                for (const Shape& in : s.ins)
-                    channels.push_back(in.c);
-                concatChannelsLast(c.inputs, channels, s.out.n * positionsOf(s.out), t, y, st);
+                if (const int64_t dim = wrappedDim(l, s.out.ndim()); dim != 1) { // along the channels-last order
+                    concatAxis(c.inputs, s.ins, s.out, dim, true, int(dtypeBytes(t)), y, st);
+                } else {
+                    std::vector<long long> channels;
+                    for (const Shape& in : s.ins)
+                        channels.push_back(in.c);
+                    concatChannelsLast(c.inputs, channels, s.out.n * positionsOf(s.out), t, y, st);
+                }
             } else if constexpr (std::is_same_v<T, Pad>) {
                 pad2dChannelsLast(x, s.in.n, s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]), int(l.padding[2]),
                     int(s.out.h), int(s.out.w), padModeOf(l.mode), static_cast<float>(l.value), t, y, st);

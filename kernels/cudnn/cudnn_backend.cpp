@@ -6,6 +6,7 @@
 // The module links libcudnn.so.9 and libcublas directly, so on a machine without them the registry's dlopen
 // fails and the backend is listed as unavailable with the loader's message, which names libcudnn.so.9.
 #include "compute/backend_registry.h"
+#include "compute/elementwise_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "kernels/common/calibration.h"
@@ -111,61 +112,60 @@ namespace {
             } catch (const std::exception& e) {
                 return { false, sel + ": " + e.what() };
             }
-            return std::visit(
-                [&](const auto& l) -> Support {
-                    using T = std::decay_t<decltype(l)>;
-                    // Every kind the session dispatches (cudnn_session.cpp): a new kind must be decided on here.
-                    static_assert(
-                        std::
-                                is_same_v<T,
-                                    Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || isVolumeKind<T>,
-                        "cudnn backend: supports() does not know a layer kind");
-                    if constexpr (std::is_same_v<T, Conv3d>) {
-                        try {
-                            const Conv3dLayout layout = conv3dLayout(l, shape);
-                            if (pinned)
-                                if (std::string why
-                                    = conv3dPinnedRefusal(threadHandles().cudnn, layout, ConvOptions {}, *pinned);
-                                    !why.empty())
-                                    return { false, why };
-                        } catch (const std::exception& e) {
-                            return { false, sel + ": " + e.what() };
-                        }
-                    } else if constexpr (std::is_same_v<T, ConvTranspose3d>) {
-                        try {
-                            (void)convTranspose3dLayout(l, shape);
-                        } catch (const std::exception& e) {
-                            return { false, sel + ": " + e.what() };
-                        }
-                    }
-                    if constexpr (std::is_same_v<T, AvgPool2d>) {
-                        if (l.divisor_override)
-                            return { false,
-                                sel
-                                    + ": avgpool2d with divisor_override is unsupported: cuDNN's pooling divides "
-                                      "by the window (with or without padding) and takes no divisor" };
-                    } else if constexpr (std::is_same_v<T, Conv2d>) {
-                        try {
-                            const ConvLayout layout = convLayout(l, shape, false);
-                            if (pinned) {
-                                const std::string why
-                                    = pinnedUnsupportedReason(threadHandles().cudnn, layout, ConvOptions {}, *pinned);
-                                if (!why.empty())
-                                    return { false, why };
+            return std::
+                visit(
+                    [&](const auto& l) -> Support {
+                        using T = std::decay_t<decltype(l)>;
+                        // Every kind the session dispatches (cudnn_session.cpp): a new kind must be decided on here.
+                        static_assert(
+                            std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Reshape> || std::is_same_v<T, Transpose> || isVolumeKind<T> || isElementwiseMathKind<T> || std::is_same_v<T, Binary>,
+                            "cudnn backend: supports() does not know a layer kind");
+                        if constexpr (std::is_same_v<T, Conv3d>) {
+                            try {
+                                const Conv3dLayout layout = conv3dLayout(l, shape);
+                                if (pinned)
+                                    if (std::string why
+                                        = conv3dPinnedRefusal(threadHandles().cudnn, layout, ConvOptions {}, *pinned);
+                                        !why.empty())
+                                        return { false, why };
+                            } catch (const std::exception& e) {
+                                return { false, sel + ": " + e.what() };
                             }
-                        } catch (const std::exception& e) {
-                            return { false, sel + ": " + e.what() };
+                        } else if constexpr (std::is_same_v<T, ConvTranspose3d>) {
+                            try {
+                                (void)convTranspose3dLayout(l, shape);
+                            } catch (const std::exception& e) {
+                                return { false, sel + ": " + e.what() };
+                            }
                         }
-                    } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
-                        try {
-                            (void)convTransposeLayout(l, shape);
-                        } catch (const std::exception& e) {
-                            return { false, sel + ": " + e.what() };
+                        if constexpr (std::is_same_v<T, AvgPool2d>) {
+                            if (l.divisor_override)
+                                return { false,
+                                    sel
+                                        + ": avgpool2d with divisor_override is unsupported: cuDNN's pooling divides "
+                                          "by the window (with or without padding) and takes no divisor" };
+                        } else if constexpr (std::is_same_v<T, Conv2d>) {
+                            try {
+                                const ConvLayout layout = convLayout(l, shape, false);
+                                if (pinned) {
+                                    const std::string why = pinnedUnsupportedReason(
+                                        threadHandles().cudnn, layout, ConvOptions {}, *pinned);
+                                    if (!why.empty())
+                                        return { false, why };
+                                }
+                            } catch (const std::exception& e) {
+                                return { false, sel + ": " + e.what() };
+                            }
+                        } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                            try {
+                                (void)convTransposeLayout(l, shape);
+                            } catch (const std::exception& e) {
+                                return { false, sel + ": " + e.what() };
+                            }
                         }
-                    }
-                    return { true, {} };
-                },
-                spec);
+                        return { true, {} };
+                    },
+                    spec);
         }
 
         std::unique_ptr<BackendSession> createSession(

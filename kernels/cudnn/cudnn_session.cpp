@@ -2,15 +2,7 @@
 // runLayer only enqueues cuDNN / cuBLAS calls on the session's stream. The convolutions' plans live beside it:
 // conv_layers.h (2-D on FP32 NCHW tensors), native_layers.h (2-D on Tensor Core storage), volume_layers.h (3-D).
 //
-// Pooling and PyTorch's rules. cuDNN's pooling descriptor pads both sides equally and its output size is the
-// floor formula; PyTorch adds ceil_mode (one more window at the bottom/right that may hang past the padding) and
-// this project allows asymmetric padding ("same"). Rather than pad the input (which would make padded pixels
-// count as real ones in an exclude-padding average), cuDNN gets the top/left padding and an output descriptor
-// that is a strided window onto the block of outputs whose windows lie inside its own symmetric padding — there
-// its max and both averages are exactly PyTorch's. The remaining bottom rows and right columns (the ceil_mode
-// extra window, the extra bottom/right padding, and any window whose include-padding divisor PyTorch clips at
-// the padded edge while cuDNN divides by the full window) are computed by a small kernel of ours with PyTorch's
-// rule. For floor mode with symmetric padding that kernel never runs. The layer note says when it does.
+// Pooling and PyTorch's rules: pool_plan.h (cuDNN's block of the outputs, a kernel of ours for the edge).
 //
 // Tensor Core modes (tf32, fp16, bf16; compute/storage_format.h): the session stores every tensor channels-last in
 // FP32 / FP16 / BF16, and the layers cuDNN and cuBLAS have calls for run natively on it (runsInStorage, decided by
@@ -43,12 +35,14 @@
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cuda/pooling.cuh"
 #include "kernels/cuda/resize.cuh"
+#include "kernels/cuda/tensor_math.h"
 #include "kernels/cudnn/conv_layers.h"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/cudnn_support.h"
 #include "kernels/cudnn/graph_pointwise.h"
 #include "kernels/cudnn/layout_kernels.cuh"
 #include "kernels/cudnn/native_layers.h"
+#include "kernels/cudnn/pool_plan.h"
 #include "kernels/cudnn/storage_ops.h"
 #include "kernels/cudnn/volume_layers.h"
 
@@ -241,6 +235,8 @@ namespace {
                     } else if constexpr (std::is_same_v<T, Hardtanh>) {
                         // CUDNN_ACTIVATION_CLIPPED_RELU clips at 0 below; hardtanh's lower bound is any number.
                         setLayerNote(i, "our CUDA kernel: cuDNN has no hardtanh (its clipped ReLU clips at 0)");
+                    } else if constexpr (cuda::isTensorMathKind<T>) {
+                        setLayerNote(i, "our CUDA kernel (elementwise_math.cu): cuDNN has no " + layerSummary(l));
                     } else if constexpr (std::is_same_v<T, PReLU>) {
                         setLayerNote(i, "our CUDA kernel: cuDNN has no prelu (no per-channel slope in either API)");
                     } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Mul>) {
@@ -261,7 +257,8 @@ namespace {
                         setLayerNote(i, "our CUDA kernel: cuDNN has no padding layer");
                     } else if constexpr (std::is_same_v<T, Resize>) {
                         setLayerNote(i, "our CUDA kernel (kernels/cuda/resize.cu): cuDNN has no resize call");
-                    } else if constexpr (std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice>) {
+                    } else if constexpr (
+                        std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Transpose>) {
                         setLayerNote(
                             i, std::string("our CUDA kernel: cuDNN has no ") + layerKind(l).type + " (a gather copy)");
                     } else if constexpr (std::is_same_v<T, Softmax>) {
@@ -334,9 +331,13 @@ namespace {
                                 outputData(i), bias(i), st);
                         else
                             runLinear(i, p, h, st, s);
-                    } else if constexpr (std::is_same_v<T,
-                                             Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
+                    } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Reshape>) { // view, or copies
+                        CONVSCOPE_CUDA_CHECK(
+                            cudaMemcpyAsync(y, x, size_t(s.out.numel()) * 4, cudaMemcpyDeviceToDevice, st));
+                    } else if constexpr (std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
                         // Views: never called (the session aliases the buffer).
+                    } else if constexpr (std::is_same_v<T, Transpose>) {
+                        cuda::transposeDims(x, s.in.dims(), wrappedDims(l, s.in.ndim()), 4, y, st);
                     } else if constexpr (
                         std::is_same_v<T,
                             ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, SiLU>) {
@@ -355,6 +356,8 @@ namespace {
                     } else if constexpr (std::is_same_v<T, Hardtanh>) {
                         cuda::hardtanh(
                             static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), x, y, st);
+                    } else if constexpr (cuda::isTensorMathKind<T>) {
+                        cuda::runTensorMath(l, s, { x, inputCount(i) > 1 ? input(i, 1) : nullptr }, weight(i), y, st);
                     } else if constexpr (std::is_same_v<T, PReLU>) {
                         cuda::prelu(weight(i), l.num_parameters, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, y, st);
                     } else if constexpr (std::is_same_v<T, Add>) {
@@ -375,7 +378,10 @@ namespace {
                             xs.push_back(input(i, k));
                             channels.push_back(s.ins[k].c);
                         }
-                        cuda::concatChannels(xs, channels, s.out.n, s.out.d * s.out.h * s.out.w, y, st);
+                        if (const int64_t dim = wrappedDim(l, s.out.ndim()); dim != 1)
+                            cuda::concatAxis({ xs.begin(), xs.end() }, s.ins, s.out, dim, false, 4, y, st);
+                        else
+                            cuda::concatChannels(xs, channels, s.out.n, s.out.d * s.out.h * s.out.w, y, st);
                     } else if constexpr (std::is_same_v<T, Pad>) {
                         const cuda::PadMode mode = l.mode == Pad::Mode::Reflect ? cuda::PadMode::Reflect
                             : l.mode == Pad::Mode::Replicate                    ? cuda::PadMode::Replicate
@@ -429,7 +435,7 @@ namespace {
                     const LayerSpec& l = spec(i);
                     if (std::holds_alternative<Flatten>(l) || std::holds_alternative<Identity>(l)
                         || std::holds_alternative<Dropout>(l))
-                        continue;
+                        continue; // views (a reshape is one in FP32 only: on copies here, it is counted)
                     (native(i) ? nat : copies) += 1;
                 }
                 m["native_layers"] = std::to_string(nat) + " native in " + storage().str() + ", "
@@ -523,40 +529,13 @@ namespace {
 
         void preparePool(size_t i, LayerPlan& p, const Pair& kernel, const Pair& stride, int mode)
         {
-            const LayerShape& s = shape(i);
-            const Padding2d& pad = s.resolvedPadding;
-            const int H = int(s.in.h), W = int(s.in.w), OH = int(s.out.h), OW = int(s.out.w);
-            const int kh = int(kernel[0]), kw = int(kernel[1]), sh = int(stride[0]), sw = int(stride[1]);
-            const int top = int(pad.top), bottom = int(pad.bottom), left = int(pad.left), right = int(pad.right);
-            const PoolBlock block = cudnnPoolBlock(s, kernel, stride, mode);
-            const int hC = block.hC, wC = block.wC;
-            p.xd = tensor4(i, s.in);
-            if (hC > 0 && wC > 0) {
-                p.cudnnPool = true;
-                p.pool = std::make_unique<PoolDesc>();
-                const cudnnPoolingMode_t m = mode == 0 ? CUDNN_POOLING_MAX
-                    : mode == 1                        ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
-                                                       : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
-                p.pool->set(m, kh, kw, top, left, sh, sw);
-                p.yd = std::make_unique<TensorDesc>();
-                const int C = int(s.out.c);
-                if (native(i)) // channels-last: every output is cuDNN's (runsNatively), the block is the whole
-                    p.yd->setStrided(int(s.out.n), C, hC, wC, C * OH * OW, 1, OW * C, C, dataType());
-                else
-                    p.yd->setStrided(int(s.out.n), C, hC, wC, C * OH * OW, OH * OW, OW, 1);
-            }
-            std::string note = std::string("cudnnPoolingForward ")
-                + (mode == 0        ? "max"
-                        : mode == 1 ? "average (count_include_pad)"
-                                    : "average (exclude padding)");
-            if (hC < OH || wC < OW) {
-                p.edge = PoolEdge { int(s.in.n), int(s.in.c), H, W, OH, OW, kh, kw, sh, sw, top, bottom, left, right,
-                    mode, hC, wC };
-                note += "; the last " + std::to_string(OH - hC) + " row(s) and " + std::to_string(OW - wC)
-                    + " column(s) by a ConvScope kernel with PyTorch's rule (ceil_mode / asymmetric padding / "
-                      "include-padding divisor at the edge, which cuDNN's symmetric pooling cannot express)";
-            }
-            setLayerNote(i, note);
+            Pool2dPlan plan = planPool2d(shape(i), kernel, stride, mode, native(i), dataType());
+            p.xd = tensor4(i, shape(i).in);
+            p.cudnnPool = plan.pool != nullptr;
+            p.pool = std::move(plan.pool);
+            p.yd = std::move(plan.yd);
+            p.edge = plan.edge;
+            setLayerNote(i, plan.note);
         }
 
         void runLinear(size_t i, LayerPlan& p, Handles& h, cudaStream_t st, const LayerShape& s)

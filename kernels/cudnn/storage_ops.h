@@ -26,7 +26,7 @@ enum class NativeOp {
 bool cudnnRunsNative(NativeOp op, int mode, DType type);
 
 // The block of a 2-D pool's outputs [0, hC) × [0, wC) that cuDNN's symmetric pooling computes with PyTorch's rules
-// (cudnn_session.cpp explains the rest, which a kernel of ours computes in FP32 NCHW). mode: 0 max, 1 average
+// (pool_plan.h explains the rest, which a kernel of ours computes in FP32 NCHW). mode: 0 max, 1 average
 // counting padding, 2 average over real pixels.
 struct PoolBlock {
     int hC = 0, wC = 0;

@@ -13,6 +13,8 @@ namespace convscope::test {
 
 // Awkward shapes chosen by hand for one layer kind (every kind has at least one).
 std::vector<NetworkCase> fixedCasesFor(const LayerSpec& kind);
+// The fixed cases of a 3-D kind (fixed_cases_volume.cpp); empty for another kind.
+std::vector<NetworkCase> fixedVolumeCasesFor(const LayerSpec& kind);
 // Whole networks with skips through fusable groups (kind "graph"): a ResNet basic block, a U-Net level.
 std::vector<NetworkCase> fixedGraphCases();
 // Random cases of one kind from a seed (the same seed gives the same cases): random padding (asymmetric and "same"),

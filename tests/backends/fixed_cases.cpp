@@ -4,6 +4,7 @@
 // its last branch does not compile when the kind table gains one without a case.
 #include "tests/backends/backend_cases.h"
 
+#include "compute/binary.h"
 #include "compute/layer_kinds.h"
 
 using namespace convscope;
@@ -20,94 +21,64 @@ struct Builder : test::NetworkBuilder {
     }
 };
 
-// The cases of the 3-D kinds (volumes): asymmetric padding, dilation, groups, odd sizes that differ along D, H, W.
-std::vector<Case> volumeCasesFor(const LayerSpec& kind)
+// flatten, reshape and transpose at every rank from 2 to 6 (the input's rank, or the output's), a view read by the
+// next layer, and the transformer patterns: NCHW → NHWC (ConvNeXt), flatten(2) then transpose (ViT's patches), the
+// channel shuffle's Reshape–Transpose–Reshape (ShuffleNet).
+std::vector<Case> layoutCases(const std::string& type, const LayerSpec& kind)
 {
-    const std::string type = layerTypeName(kind);
-    if (std::holds_alternative<Conv3d>(kind))
-        return {
-            Builder(type, 2, 3, 6, 7)
-                .depth(5)
-                .add("c", test::conv3dSpec(4, { 3, 3, 3 }, { 1, 1, 1 }, test::explicitPadding3d(1, 0, 2, 1, 0, 2)))
-                .done("asymmetric padding"),
-            Builder(type, 1, 4, 8, 9)
-                .depth(7)
-                .add("c",
-                    test::conv3dSpec(
-                        6, { 3, 2, 3 }, { 2, 1, 2 }, test::explicitPadding3d(2, 2, 1, 1, 2, 2), { 2, 2, 1 }, 2))
-                .done("strides 2,1,2 dilation 2,2,1 groups 2"),
-            Builder(type, 3, 8, 3, 4).depth(5).add("c", test::conv3dSpec(3, { 1, 1, 1 })).done("1×1×1"),
-            Builder(type, 2, 1, 12, 11)
-                .depth(13)
-                .add("c", test::conv3dSpec(8, { 5, 5, 5 }, { 2, 2, 4 }, { Padding3d::Mode::Same }))
-                .done("5×5×5 same, strides 2,2,4 (the lecture's encoder)"),
-            Builder(type, 2, 8, 6, 5)
-                .depth(4)
-                .add("c", test::conv3dSpec(8, { 3, 3, 3 }, { 1, 2, 1 }, Padding3d::symmetric(1, 1, 1), { 1, 1, 1 }, 8))
-                .done("depthwise 3×3×3, 8 channels"),
-        };
-    if (std::holds_alternative<ConvTranspose3d>(kind)) {
-        ConvTranspose3d a;
-        a.out_channels = 3;
-        a.stride = { 2, 2, 2 };
-        a.padding = Padding3d::symmetric(1, 1, 1);
-        a.output_padding = { 1, 1, 1 };
-        ConvTranspose3d b;
-        b.out_channels = 4;
-        b.kernel_size = { 4, 4, 4 };
-        b.stride = { 2, 2, 2 };
-        b.padding = Padding3d::symmetric(1, 1, 1);
-        b.groups = 2;
-        ConvTranspose3d c;
-        c.out_channels = 2;
-        c.kernel_size = { 2, 3, 3 };
-        c.stride = { 3, 1, 2 };
-        c.padding = test::explicitPadding3d(1, 0, 0, 2, 1, 1);
-        c.output_padding = { 2, 0, 1 };
-        c.dilation = { 1, 2, 2 };
-        return { Builder(type, 2, 4, 5, 6).depth(3).add("t", a).done("stride 2 output_padding 1"),
-            Builder(type, 1, 4, 3, 4).depth(3).add("t", b).done("k4 stride 2 groups 2"),
-            Builder(type, 2, 3, 4, 5).depth(3).add("t", c).done("strides 3,1,2 dilation 1,2,2 asymmetric crop") };
-    }
-    if (std::holds_alternative<MaxPool3d>(kind)) {
-        MaxPool3d a;
-        a.kernel_size = { 3, 3, 3 };
-        a.stride = Triple { 2, 2, 2 };
-        a.padding = Padding3d::symmetric(1, 1, 1);
-        a.ceil_mode = true;
-        MaxPool3d b;
-        b.kernel_size = { 2, 3, 2 };
-        b.dilation = { 2, 1, 2 };
-        return { Builder(type, 2, 3, 8, 7).depth(9).spread3("s", 3).add("p", a).done("k3 s2 pad 1 ceil_mode"),
-            Builder(type, 1, 2, 9, 8).depth(7).spread3("s", 2).add("p", b).done("dilation 2,1,2") };
-    }
-    if (std::holds_alternative<AvgPool3d>(kind)) {
-        AvgPool3d a;
-        a.kernel_size = { 3, 3, 3 };
-        a.stride = Triple { 2, 2, 2 };
-        a.padding = Padding3d::symmetric(1, 1, 1);
-        a.count_include_pad = false;
-        a.ceil_mode = true;
-        AvgPool3d b;
-        b.divisor_override = 3;
-        AvgPool3d c;
-        c.kernel_size = { 3, 2, 3 };
-        c.stride = Triple { 2, 2, 2 };
-        c.padding = Padding3d::symmetric(1, 1, 1);
-        c.ceil_mode = true;
-        return { Builder(type, 2, 3, 8, 7).depth(9).add("p", a).done("k3 s2 pad 1 ceil without the padding"),
-            Builder(type, 1, 2, 6, 5).depth(7).add("p", b).done("divisor_override 3"),
-            Builder(type, 1, 2, 6, 7).depth(8).add("p", c).done("ceil_mode counting the padding") };
-    }
-    if (std::holds_alternative<GlobalAvgPool3d>(kind))
-        return { Builder(type, 3, 5, 7, 5).depth(6).add("g", kind).done("6×7×5") };
-    if (std::holds_alternative<BatchNorm3d>(kind)) {
-        BatchNorm3d plain;
-        plain.affine = false;
-        return { Builder(type, 2, 3, 6, 7).depth(5).spread3("s", 5).add("bn", kind).done("random statistics"),
-            Builder(type, 1, 3, 5, 5).depth(4).add("bn", plain).done("affine false") };
-    }
-    return {};
+    if (std::holds_alternative<Flatten>(kind))
+        return { Builder(type, 2, 3, 5, 3).spread("s", 4).add("f", Flatten {}).done("a copy of [2, 4, 5, 3]"),
+            Builder(type, 2, 3, 4, 5)
+                .spread("s", 6)
+                .add("f", Flatten { 2, -1 })
+                .add("t", Transpose { { 0, 2, 1 } })
+                .done("flatten(2) then transpose(1, 2): ViT's patches [2, 20, 6]"),
+            Builder(type, 1, 1, 1, 1).dims({ 2, 3, 2, 4, 5 }).add("f", Flatten { 2, 3 }).done("rank 5 dims 2..3"),
+            Builder(type, 1, 1, 1, 1)
+                .dims({ 2, 3, 2, 2, 3, 2 })
+                .add("f", Flatten { 1, -2 })
+                .add("r", ReLU {})
+                .done("rank 6 dims 1..−2"),
+            Builder(type, 1, 1, 1, 1).dims({ 3, 4, 5 }).add("f", Flatten { 0, 1 }).done("rank 3 dims 0..1"),
+            Builder(type, 1, 1, 1, 1).dims({ 6, 7 }).add("f", Flatten { 0, -1 }).done("rank 2 into rank 1") };
+    if (std::holds_alternative<Reshape>(kind))
+        return { Builder(type, 2, 3, 4, 5).spread("s", 3).add("r", Reshape { { 2, -1 } }).done("rank 4 to [2, -1]"),
+            Builder(type, 1, 1, 1, 1)
+                .dims({ 2, 6, 5 })
+                .add("r", Reshape { { 2, 3, 2, 5 } })
+                .add("s", Sigmoid {})
+                .done("rank 3 to rank 4, read by a sigmoid"),
+            Builder(type, 1, 1, 1, 1).dims({ 6, 10 }).add("r", Reshape { { 3, 2, 5, -1, 1 } }).done("rank 2 to rank 5"),
+            Builder(type, 1, 1, 1, 1)
+                .dims({ 2, 3, 2, 2, 5 })
+                .add("r", Reshape { { 1, 2, 3, 2, 2, 5 } })
+                .add("t", Transpose { { 5, 4, 3, 2, 1, 0 } })
+                .done("rank 5 to rank 6, then reversed"),
+            Builder(type, 1, 1, 1, 1).dims({ 2, 3, 2, 2, 2, 3 }).add("r", Reshape { { 6, -1, 3 } }).done("rank 6 to 3"),
+            Builder(type, 2, 6, 3, 4)
+                .spread("s", 6)
+                .add("g", Reshape { { 2, 2, 3, 3, 4 } })
+                .add("t", Transpose { { 0, 2, 1, 3, 4 } })
+                .add("back", Reshape { { 2, 6, 3, 4 } })
+                .add("c", test::conv2dSpec(3, { 3, 3 }, Padding2d::symmetric(1, 1)))
+                .done("ShuffleNet's channel shuffle, read by a convolution") };
+    return { Builder(type, 1, 1, 1, 1).dims({ 5, 7 }).add("t", Transpose { { 1, 0 } }).done("rank 2"),
+        Builder(type, 1, 1, 1, 1)
+            .dims({ 2, 5, 7 })
+            .add("t", Transpose { { 0, -1, 1 } })
+            .done("rank 3, a negative axis"),
+        Builder(type, 2, 3, 4, 5)
+            .spread("s", 6)
+            .add("t", Transpose { { 0, 2, 3, 1 } })
+            .add("back", Transpose { { 0, 3, 1, 2 } })
+            .add("c", test::conv2dSpec(2, { 1, 1 }, {}))
+            .done("NCHW to NHWC and back (ConvNeXt), read by a convolution"),
+        Builder(type, 1, 1, 1, 1).dims({ 2, 3, 2, 4, 5 }).add("t", Transpose { { 4, 0, 3, 1, 2 } }).done("rank 5"),
+        Builder(type, 1, 1, 1, 1)
+            .dims({ 2, 3, 2, 2, 3, 2 })
+            .add("t", Transpose { { 0, 1, 3, 2, 5, 4 } })
+            .done("rank 6"),
+        Builder(type, 3, 1, 1, 1).dims({ 3, 4 }).add("t", Transpose { { 0, 1 } }).done("the identity permutation") };
 }
 
 Conv2d conv(int64_t out, int64_t k, int64_t stride = 1, Padding2d pad = {}, int64_t dilation = 1, int64_t groups = 1)
@@ -126,6 +97,77 @@ Conv2d conv(int64_t out, int64_t k, int64_t stride = 1, Padding2d pad = {}, int6
 Case activationCase(const std::string& type, LayerSpec spec)
 {
     return Builder(type, 2, 3, 7, 9).spread("spread", 4).add("act", std::move(spec)).done("after ±4 1×1 conv");
+}
+
+// gelu, softplus, mish, unary (issue 30): past the bends (±4 after a 1×1 convolution), flat and volume inputs of odd
+// sizes (the float4 path and its tail); log, sqrt and reciprocal read a softplus's positive output.
+std::vector<Case> mathCases(const std::string& type, const LayerSpec& spec, const std::string& variant = {})
+{
+    std::vector<Case> cases;
+    const auto* unary = std::get_if<Unary>(&spec);
+    const bool positive
+        = unary && (unary->op == Unary::Op::Log || unary->op == Unary::Op::Sqrt || unary->op == Unary::Op::Reciprocal);
+    const auto build = [&](test::NetworkBuilder b, const std::string& what) {
+        if (positive)
+            b.add("pos", Softplus {});
+        cases.push_back(b.add("m", spec).done(variant + what));
+    };
+    build(Builder(type, 2, 3, 7, 9).spread("spread", 4), "after ±4 1×1 conv");
+    build(Builder(type, 3, 11, 1, 1, true), "flat [3, 11]");
+    build(Builder(type, 1, 2, 5, 3).depth(3).spread3("s", 3), "volume [1, 3, 3, 5, 3]");
+    return cases;
+}
+
+// binary: NumPy broadcasting both ways (a [N, C, 1, 1] gate second, a one-channel slice first), a constant per channel
+// on the right, a scalar constant on the left, and a flat input; a positive operand where the op needs one (div's
+// denominator, pow's base: a softplus of the ±4 values).
+std::vector<Case> binaryCases(const std::string& type, Binary::Op op)
+{
+    const bool posA = op == Binary::Op::Pow, posB = op == Binary::Op::Div;
+    const auto two = [&](const std::string& what, bool gate, bool slice) {
+        Builder b(type, 2, 3, 7, 9);
+        b.spread("a", 3).spread("b", 3, { "input" });
+        std::string x = "a", y = "b";
+        if (slice) {
+            b.add("sa", Slice { 1, 0, 1 }, { x });
+            x = "sa";
+        }
+        if (gate) {
+            b.add("gb", GlobalAvgPool2d {}, { y });
+            y = "gb";
+        }
+        if (posA) {
+            b.add("pa", Softplus {}, { x });
+            x = "pa";
+        }
+        if (posB) {
+            b.add("pb", Softplus {}, { y });
+            y = "pb";
+        }
+        return b.add("m", Binary { op, {}, {}, false, {} }, { x, y }).done(std::string(binaryOpName(op)) + ", " + what);
+    };
+    const std::vector<float> perChannel
+        = op == Binary::Op::Pow ? std::vector<float> { 2.0f, 0.5f, -1.0f } : std::vector<float> { -1.5f, 0.75f, 2.0f };
+    test::NetworkBuilder right = Builder(type, 2, 3, 5, 6).spread("s", 3);
+    if (posA)
+        right.add("p", Softplus {});
+    right.add("m", Binary { op, perChannel, { 3, 1, 1 }, false, {} });
+    test::NetworkBuilder left = Builder(type, 1, 2, 4, 5).spread("s", 2);
+    if (posB)
+        left.add("p", Softplus {});
+    left.add("m", Binary { op, { 1.5f }, { 1 }, true, {} });
+    std::vector<float> eleven;
+    for (int k = 0; k < 11; ++k)
+        eleven.push_back(0.25f + 0.2f * float(k));
+    test::NetworkBuilder flat = Builder(type, 3, 11, 1, 1, true);
+    if (posA)
+        flat.add("p", Softplus {});
+    flat.add("m", Binary { op, eleven, { 11 }, false, {} });
+    return { two("one shape", false, false), two("[N, C, 1, 1] gate second", true, false),
+        two("one channel first, broadcast over C", false, true),
+        right.done(std::string(binaryOpName(op)) + ", " + "constant [3, 1, 1] on the right"),
+        left.done(std::string(binaryOpName(op)) + ", " + "scalar constant on the left"),
+        flat.done(std::string(binaryOpName(op)) + ", " + "flat [3, 11] with a constant [11]") };
 }
 
 // resize: every mode, coordinate transformation and nearest rounding, by scales and by sizes, up and down, images
@@ -282,6 +324,36 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                 std::is_same_v<T,
                     ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU>) {
                 return { activationCase(type, k) };
+            } else if constexpr (std::is_same_v<T, GELU>) {
+                std::vector<Case> cases = mathCases(type, GELU { false });
+                for (Case& c : mathCases(type, GELU { true }, "tanh, "))
+                    cases.push_back(std::move(c));
+                return cases;
+            } else if constexpr (std::is_same_v<T, Softplus>) {
+                std::vector<Case> cases = mathCases(type, k);
+                cases.push_back(Builder(type, 2, 3, 7, 9)
+                                    .spread("s", 4)
+                                    .add("act", Softplus { 2.0, 3.0 })
+                                    .done("β 2, x past threshold 3"));
+                cases.push_back(
+                    Builder(type, 2, 3, 7, 9).spread("s", 4).add("act", Softplus { 0.5, 20.0 }).done("β 0.5"));
+                return cases;
+            } else if constexpr (std::is_same_v<T, Mish>) {
+                return mathCases(type, k);
+            } else if constexpr (std::is_same_v<T, Unary>) {
+                std::vector<Case> cases;
+                for (Unary::Op op : { Unary::Op::Exp, Unary::Op::Log, Unary::Op::Sqrt, Unary::Op::Reciprocal,
+                         Unary::Op::Neg, Unary::Op::Abs, Unary::Op::Erf })
+                    for (Case& c : mathCases(type, Unary { op }, std::string(unaryOpName(op)) + ", "))
+                        cases.push_back(std::move(c));
+                return cases;
+            } else if constexpr (std::is_same_v<T, Binary>) {
+                std::vector<Case> cases;
+                for (Binary::Op op : { Binary::Op::Add, Binary::Op::Sub, Binary::Op::Mul, Binary::Op::Div,
+                         Binary::Op::Pow, Binary::Op::Min, Binary::Op::Max })
+                    for (Case& c : binaryCases(type, op))
+                        cases.push_back(std::move(c));
+                return cases;
             } else if constexpr (std::is_same_v<T, Hardtanh>) {
                 return { activationCase(type, Hardtanh { -1.5, 2.5 }),
                     Builder(type, 3, 11, 1, 1, true).add("ht", k).done("flat [3, 11], default bounds ±1") };
@@ -300,7 +372,7 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                     slopes(Builder(type, 2, 3, 4, 5).depth(3).spread3("s", 3).add("pr", PReLU { 3 }),
                         "volume [2, 3, 3, 4, 5], 3 slopes") };
             } else if constexpr (std::is_same_v<T, Flatten>) {
-                return { Builder(type, 2, 3, 5, 3).spread("s", 4).add("f", k).done("a copy of [2, 4, 5, 3]") };
+                return layoutCases(type, k);
             } else if constexpr (std::is_same_v<T, Linear>) {
                 return { Builder(type, 3, 37, 1, 1, true).add("fc", Linear { 7, true }).done("flat [3, 37]"),
                     Builder(type, 2, 3, 4, 5)
@@ -345,6 +417,33 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                         .add("cat", k, { "input", "a", "b" })
                         .done("3 + 5 + 2 channels"),
                     Builder(type, 1, 1, 9, 4).spread("a", 1).add("cat", k, { "a", "input" }).done("one channel each"),
+                    Builder(type, 2, 3, 4, 5).spread("a", 3).add("cat", k, { "a" }).done("one input (DenseNet's)"),
+                    Builder(type, 2, 3, 4, 5)
+                        .spread("a", 3)
+                        .add("cat", Concat { 2 }, { "a", "input", "a" })
+                        .done("along H: 4 + 4 + 4 rows"),
+                    Builder(type, 3, 2, 3, 5)
+                        .spread("a", 2)
+                        .add("cat", Concat { 0 }, { "input", "a" })
+                        .done("along the batch: 3 + 3"),
+                    Builder(type, 1, 1, 1, 1)
+                        .dims({ 2, 6, 6 })
+                        .add("t", Transpose { { 0, 2, 1 } })
+                        .add("cat", Concat { -1 }, { "input", "t", "input" })
+                        .add("r", Reshape { { 2, 6, 9, 2 } })
+                        .add("cat2", Concat { -2 }, { "r", "r" })
+                        .done("rank 3 along dim −1, then rank 4 along dim −2"),
+                    Builder(type, 1, 1, 1, 1)
+                        .dims({ 2, 3, 2, 2, 3, 2 })
+                        .add("cat", Concat { 3 }, { "input", "input" })
+                        .done("rank 6 along dim 3"),
+                    Builder(type, 1, 1, 1, 1)
+                        .dims({ 2, 3, 2, 4, 5 })
+                        .add("cat", Concat { 4 }, { "input", "input" })
+                        .done("a volume along W"),
+                    Builder(type, 4, 9, 1, 1, true)
+                        .add("cat", Concat { 1 }, { "input", "input" })
+                        .done("flat features"),
                 };
             } else if constexpr (std::is_same_v<T, Pad>) {
                 Pad constant { { 1, 2, 0, 3 }, Pad::Mode::Constant, -0.5 };
@@ -369,12 +468,14 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                     Builder(type, 3, 2, 3, 3).add("x", Slice { 0, 1, 2 }).done("batch [1, 2)"),
                     Builder(type, 1, 2, 4, 3).depth(5).add("x", Slice { 2, 1, 4 }).done("D [1, 4) of a volume"),
                     Builder(type, 2, 10, 1, 1, true).add("x", Slice { 1, 3, 8 }).done("features [3, 8)") };
+            } else if constexpr (std::is_same_v<T, Reshape> || std::is_same_v<T, Transpose>) {
+                return layoutCases(type, k);
             } else if constexpr (std::is_same_v<T, Identity> || std::is_same_v<T, Dropout>) {
                 return {
                     Builder(type, 2, 3, 5, 7).spread("s", 4).add("x", k).add("r", ReLU {}).done("between layers")
                 };
             } else if constexpr (isVolumeKind<T>) {
-                return volumeCasesFor(k);
+                return test::fixedVolumeCasesFor(k);
             } else {
                 static_assert(dependent_false<T>, "cross-backend test: a layer kind has no case generator");
             }

@@ -161,7 +161,7 @@ TEST_CASE("ONNX PRelu, Clip with any bounds and GlobalMaxPool import as prelu, h
     expectError(c, "needs min below max");
 }
 
-TEST_CASE("an ONNX Concat of one input imports as its input (DenseNet-121 has them) and runs", "[onnx]")
+TEST_CASE("an ONNX Concat of one input imports as a concat of one input (DenseNet-121 has them) and runs", "[onnx]")
 {
     ::onnx::ModelProto m = baseModel();
     auto* g = m.mutable_graph();
@@ -174,7 +174,7 @@ TEST_CASE("an ONNX Concat of one input imports as its input (DenseNet-121 has th
     Network net = import(m, {}, 2);
     REQUIRE(net.layers.size() == 3);
     CHECK(net.layers[1].name == "cat");
-    CHECK(std::holds_alternative<Identity>(net.layers[1].spec));
+    CHECK(net.layers[1].spec == LayerSpec(Concat { 1 }));
     const ShapeReport shapes = inferShapes(net);
     REQUIRE(shapes.ok());
     CHECK(shapes.layers[2].out == Shape::nchw(2, 2, 5, 5));
@@ -309,9 +309,9 @@ TEST_CASE("bad ONNX input is an InputError naming the problem", "[onnx]")
     SECTION("an operator ConvScope has no layer for lists what it takes")
     {
         ::onnx::ModelProto m = baseModel();
-        addNode(m.mutable_graph(), "Erf", "e", { "x" }, "y");
+        addNode(m.mutable_graph(), "Sin", "e", { "x" }, "y");
         expectError(
-            m, "node 0 (\"e\", Erf): the operator Erf is not one ConvScope has a layer for. ConvScope takes Add");
+            m, "node 0 (\"e\", Sin): the operator Sin is not one ConvScope has a layer for. ConvScope takes Abs, Add");
     }
     SECTION("dims that overflow")
     {
@@ -415,10 +415,15 @@ TEST_CASE("ONNX Slice and PyTorch's channel shuffle (Reshape, Transpose, Reshape
     REQUIRE(shapes.ok());
     CHECK(shapes.layers[4].out == Shape::nchw(2, 2, 5, 5));
 
-    // A Transpose that is not a channel shuffle's is refused, naming the permutation.
+    // A Transpose that is not a channel shuffle's is a transpose layer; one with a repeated axis is refused, naming it.
     ::onnx::ModelProto t = baseModel();
     addPerm(addNode(t.mutable_graph(), "Transpose", "nhwc", { "x" }, "y"), { 0, 2, 3, 1 });
-    expectError(t, "Transpose of an activation (perm [0, 2, 3, 1])");
+    const Network nhwc = import(t, {}, 2);
+    REQUIRE(nhwc.layers.size() == 1);
+    CHECK(nhwc.layers[0].spec == LayerSpec(Transpose { { 0, 2, 3, 1 } }));
+    ::onnx::ModelProto twice = baseModel();
+    addPerm(addNode(twice.mutable_graph(), "Transpose", "bad", { "x" }, "y"), { 0, 2, 2, 1 });
+    expectError(twice, "name axis 2 twice");
     // A Slice with a step other than 1 too.
     ::onnx::ModelProto s = baseModel();
     auto* sg = s.mutable_graph();

@@ -236,7 +236,7 @@ TEST_CASE("softmax, mul (with a broadcast gate), concat and pad backward match f
         Tensor ga(a.shape()), gb(b.shape());
         cpu::grad::concatInput(gy, 0, ga);
         cpu::grad::concatInput(gy, 1, gb);
-        const auto fwd = [&](Tensor& out) { cpu::direct::concat({ &a, &b }, out); };
+        const auto fwd = [&](Tensor& out) { cpu::direct::concat({ &a, &b }, 1, out); };
         CHECK(relL2(ga, numericalGradient(a, gy, outShape, fwd, 0.25)) < 1e-5);
         CHECK(relL2(gb, numericalGradient(b, gy, outShape, fwd, 0.25)) < 1e-5);
     }

@@ -1,6 +1,7 @@
 // Per layer kind, what the cuda training session runs (the table is in cuda_training_session.h): the refusal, the
 // plan made once in prepare (the convolutions' three geometries, the implicit GEMM tables, the split-K workspace),
 // and the forward, backward-data and backward-weights launches, all on the session's stream. Our kernels only.
+#include "compute/elementwise_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "kernels/common/cuda_check.h"
@@ -33,10 +34,11 @@ namespace convscope::cuda {
 namespace {
     using gpu::train::ActivationGrad;
 
-    // The activations' backward kinds (training_kernels.cuh), each with its parameters.
+    // The activations' backward kinds (training_kernels.cuh), each with its parameters. The tensor-maths kinds (gelu,
+    // softplus, mish, unary) have no backward here: cudaTrainingRefusal refuses them.
     template <typename T>
-    constexpr bool kActivation
-        = layerKindOf<T>().family == KindFamily::Activation && !std::is_same_v<T, PReLU> && !std::is_same_v<T, Softmax>;
+    constexpr bool kActivation = layerKindOf<T>().family == KindFamily::Activation
+        && !std::is_same_v<T, PReLU> && !std::is_same_v<T, Softmax> && !isElementwiseMathKind<T>;
 
     template <typename T> ActivationGrad gradKind(const T& l, float* param, float* param2)
     {
@@ -100,17 +102,31 @@ std::string cudaTrainingRefusal(const Network& net, const ShapeReport& shapes, s
     if (isVolumeLayer(spec) || s.in.isVolume() || s.out.isVolume())
         return std::string(layerKind(spec).type)
             + " on volumes has no backward on cuda yet (the volume kinds are unsupported; train on cpu.direct)";
+    if (s.in.rank == 6 || s.out.rank == 6) // the kernels here read [N, C, H, W] views; rank 6 folds two axes into d
+        return std::string(layerKind(spec).type)
+            + " on a rank-6 tensor has no backward on cuda yet (unsupported; train on cpu.direct)";
     constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
     if (s.in.numel() > kMax || s.out.numel() > kMax)
         return "tensors of more than 2^31 elements are unsupported (32-bit indexing)";
     if (const auto* c = std::get_if<Conv2d>(&spec)) {
         if (c->fused_activation)
             return "a fused activation is unsupported in training (train the unfused network)";
+        if (c->fused_residual)
+            return "a fused residual add is unsupported in training (train the unfused network)";
         if (c->groups > 0 && s.out.c * (s.in.c / c->groups) * c->kernel_size[0] * c->kernel_size[1] > kMax)
             return "weights of more than 2^31 elements are unsupported (32-bit indexing)";
     }
     if (std::holds_alternative<Resize>(spec))
         return "resize has no backward on cuda yet (unsupported; the CPU refuses it too)";
+    if (std::visit([](const auto& l) { return isElementwiseMathKind<std::decay_t<decltype(l)>>; }, spec)
+        || std::holds_alternative<Binary>(spec))
+        return std::string(layerKind(spec).type)
+            + " has no backward on cuda yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
+    if (std::holds_alternative<Transpose>(spec))
+        return "transpose has no backward on cuda yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
+    if (const auto* cat = std::get_if<Concat>(&spec); cat && wrappedDim(*cat, s.out.ndim()) != 1)
+        return "concat along dim " + std::to_string(cat->dim)
+            + " has no backward on cuda yet (only along the channels; train on cpu.direct or cpu.im2col_gemm)";
     return {};
 }
 
@@ -177,7 +193,8 @@ void CudaTrainingSession::planLayer(size_t i)
                 t.mask = gpu::DeviceBuffer(size_t(s.out.numel()) * sizeof(float), "train: a dropout mask");
                 t.hostMask.assign(size_t(s.out.numel()), 0.0f);
                 t.note = "the mask drawn on the host from ConvScope's seeded generator (the CPU's masks exactly)";
-            } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
+            } else if constexpr (std::is_same_v<T,
+                                     Flatten> || std::is_same_v<T, Reshape> || std::is_same_v<T, Identity>) {
                 t.note = "a view (no launch)";
             }
         },
@@ -263,7 +280,8 @@ void CudaTrainingSession::forward(size_t i)
                 CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
                     t.mask.get(), t.hostMask.data(), t.hostMask.size() * sizeof(float), cudaMemcpyHostToDevice, st));
                 mulTensors(x, t.mask.floats(), s.out.numel(), 0, y, st);
-            } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
+            } else if constexpr (std::is_same_v<T,
+                                     Flatten> || std::is_same_v<T, Reshape> || std::is_same_v<T, Identity>) {
                 // a view: the output is the input's buffer
             } else {
                 throw UnsupportedError(m_prefix + ": " + trainingLayerLabel(m_net, i) + " is unsupported in training");
@@ -314,7 +332,9 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, float* gx)
                 train::globalAvgPool2dBackward(s.in.n * s.in.c, s.in.h * s.in.w, gy, gx, st);
             } else if constexpr (std::is_same_v<T, Softmax>) {
                 train::softmaxBackward(int(s.in.n), int(s.in.c), s.in.h * s.in.w, y, gy, gx, st);
-            } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
+            } else if constexpr (
+                std::is_same_v<T,
+                    Add> || std::is_same_v<T, Flatten> || std::is_same_v<T, Reshape> || std::is_same_v<T, Identity>) {
                 CONVSCOPE_CUDA_CHECK(
                     cudaMemcpyAsync(gx, gy, size_t(s.ins[j].numel()) * sizeof(float), cudaMemcpyDeviceToDevice, st));
             } else if constexpr (std::is_same_v<T, Mul>) {

@@ -150,9 +150,11 @@ void CudaTrainingSession::prepare(const Network& net, const ShapeReport& shapes,
             t.saveMean = gpu::DeviceBuffer(size_t(c) * sizeof(double), "train: batch norm's saved mean");
             t.saveInvStd = gpu::DeviceBuffer(size_t(c) * sizeof(double), "train: batch norm's saved 1/std");
         }
-        // Views: flatten and identity read their input's buffer; their gradient is the input's gradient buffer
-        // when the input (an earlier layer) has no other reader.
-        const bool view = std::holds_alternative<Flatten>(layer.spec) || std::holds_alternative<Identity>(layer.spec);
+        // Views: flatten, reshape and identity read their input's buffer (contiguous storage: the same elements in
+        // the same order); their gradient is the input's gradient buffer when the input (an earlier layer) has no
+        // other reader.
+        const bool view = std::holds_alternative<Flatten>(layer.spec) || std::holds_alternative<Reshape>(layer.spec)
+            || std::holds_alternative<Identity>(layer.spec);
         const int src0 = s.sources.empty() ? -1 : s.sources[0];
         if (view) {
             m_out[i] = src0 < 0 ? m_input.floats() : m_out[size_t(src0)];

@@ -1,0 +1,84 @@
+// Tensors of rank 1 to 6 in the window: the shapes table gives every rank's dims, the feature maps of a rank-3 or
+// rank-6 output show without a crash, and the layer editor edits reshape's shape, transpose's dims and the axes.
+#include "gui_helpers.h"
+
+#include "gui/pages/feature_map_panel.h"
+#include "gui/pages/run_panel.h"
+#include "tests/test_support.h"
+
+#include <catch2/catch.hpp>
+
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QUndoStack>
+
+#include <fstream>
+
+using namespace convscope;
+using namespace convscope::gui;
+using namespace convscope::test;
+
+TEST_CASE("a network of rank-3 and rank-6 tensors shows its shapes, runs, shows its maps and edits its layout fields",
+    "[gui][rank]")
+{
+    TempDir dir;
+    const auto path = dir.path / "tokens.json";
+    std::ofstream(path) << R"({ "format": "convscope-network", "version": 1, "name": "tokens",
+  "input": { "shape": [2, 6, 5], "source": "random:4" },
+  "layers": [ { "type": "transpose", "name": "t", "dims": [0, 2, 1] },
+              { "type": "reshape", "name": "r6", "shape": [2, 5, 1, 2, 3, 1] },
+              { "type": "concat", "name": "cat", "inputs": ["r6", "r6"], "dim": 3 },
+              { "type": "flatten", "name": "f", "start_dim": 0, "end_dim": -1 } ] })";
+    auto w = makeWindow();
+    w->runPanel()->setLiveEnabled(false);
+    REQUIRE(w->project()->openFile(QString::fromStdString(path.string())));
+    CHECK(shapeText(*w, 0) == QStringLiteral("[2, 5, 6]"));
+    CHECK(shapeText(*w, 1) == QStringLiteral("[2, 5, 1, 2, 3, 1]"));
+    CHECK(shapeText(*w, 2) == QStringLiteral("[2, 5, 1, 4, 3, 1]"));
+    CHECK(shapeText(*w, 3) == QStringLiteral("[120]"));
+
+    REQUIRE(w->runPanel()->setSelections({ { "cpu", "direct" } }));
+    w->runPanel()->setWarmupRepeat(0, 1);
+    const int job = w->triggerRun();
+    REQUIRE(job > 0);
+    RunOutcomePtr outcome = waitForRun(*w, job);
+    REQUIRE(outcome);
+    REQUIRE(outcome->result.selections.at(0).ok);
+    // Every layer's maps show (whatever the grid makes of the rank) without a crash.
+    for (int layer = 0; layer < 4; ++layer) {
+        w->networkPanel()->setCurrentLayer(layer);
+        CHECK_FALSE(w->featureMaps()->isVolumeShown());
+    }
+
+    // The editor: transpose's dims, reshape's shape, concat's dim.
+    auto* editor = w->networkPanel()->editor();
+    w->networkPanel()->setCurrentLayer(0);
+    auto* dims = qobject_cast<QLineEdit*>(editor->field(QStringLiteral("dims")));
+    REQUIRE(dims);
+    CHECK(dims->text() == QStringLiteral("0, 2, 1"));
+    dims->setText(QStringLiteral("[1, 0, 2]"));
+    Q_EMIT dims->editingFinished();
+    CHECK(std::get<Transpose>(w->document()->network().layers[0].spec).dims == std::vector<int64_t> { 1, 0, 2 });
+    dims->setText(QStringLiteral("1, x"));
+    Q_EMIT dims->editingFinished(); // not a list of integers: not committed
+    CHECK(std::get<Transpose>(w->document()->network().layers[0].spec).dims == std::vector<int64_t> { 1, 0, 2 });
+    w->document()->undoStack()->undo();
+    w->networkPanel()->setCurrentLayer(1);
+    auto* shape = qobject_cast<QLineEdit*>(editor->field(QStringLiteral("shape")));
+    REQUIRE(shape);
+    shape->setText(QStringLiteral("2, -1, 3"));
+    Q_EMIT shape->editingFinished();
+    CHECK(shapeText(*w, 1) == QStringLiteral("[2, 10, 3]"));
+    w->document()->undoStack()->undo();
+    w->networkPanel()->setCurrentLayer(2);
+    auto* dim = qobject_cast<QSpinBox*>(editor->field(QStringLiteral("dim")));
+    REQUIRE(dim);
+    CHECK(dim->value() == 3);
+    dim->setValue(-1);
+    CHECK(shapeText(*w, 2) == QStringLiteral("[2, 5, 1, 2, 3, 2]"));
+    w->networkPanel()->setCurrentLayer(3);
+    auto* start = qobject_cast<QSpinBox*>(editor->field(QStringLiteral("start_dim")));
+    REQUIRE(start);
+    start->setValue(1);
+    CHECK(shapeText(*w, 3) == QStringLiteral("[2, 60]"));
+}
