@@ -349,9 +349,11 @@ namespace {
                         std::vector<long long> channels;
                         for (const Shape& in : s.ins)
                             channels.push_back(in.c);
-                        if (const int64_t dim = wrappedDim(l, s.out.ndim()); dim != 1)
-                            concatAxis({ inputs(i).begin(), inputs(i).end() }, s.ins, s.out, dim, false, 4, y, st);
-                        else
+                        // inputs(i) returns a fresh vector: one copy, or begin and end would be of two vectors.
+                        if (const int64_t dim = wrappedDim(l, s.out.ndim()); dim != 1) {
+                            const auto xs = inputs(i);
+                            concatAxis({ xs.begin(), xs.end() }, s.ins, s.out, dim, false, 4, y, st);
+                        } else
                             concatChannels(inputs(i), channels, s.out.n, s.out.d * s.out.h * s.out.w, y, st);
                     } else if constexpr (std::is_same_v<T, Pad>) {
                         pad2d(x, s.in.n * s.in.c, int(s.in.h), int(s.in.w), int(l.padding[0]), int(l.padding[2]),

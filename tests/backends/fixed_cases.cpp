@@ -120,7 +120,7 @@ std::vector<Case> mathCases(const std::string& type, const LayerSpec& spec, cons
 
 // binary: NumPy broadcasting both ways (a [N, C, 1, 1] gate second, a one-channel slice first), a constant per channel
 // on the right, a scalar constant on the left, and a flat input; a positive operand where the op needs one (div's
-// denominator, pow's base: a softplus of the ±4 values).
+// denominator, pow's base: a softplus of the ±4 values, its exponent clamped to ±2).
 std::vector<Case> binaryCases(const std::string& type, Binary::Op op)
 {
     const bool posA = op == Binary::Op::Pow, posB = op == Binary::Op::Div;
@@ -139,6 +139,9 @@ std::vector<Case> binaryCases(const std::string& type, Binary::Op op)
         if (posA) {
             b.add("pa", Softplus {}, { x });
             x = "pa";
+            // An exponent within ±2 keeps base^exponent inside FP16's range (0.018^−4 would overflow it).
+            b.add("ea", Hardtanh { -2.0, 2.0 }, { y });
+            y = "ea";
         }
         if (posB) {
             b.add("pb", Softplus {}, { y });
