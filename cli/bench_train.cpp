@@ -11,6 +11,7 @@
 #include "compute/load_input.h"
 #include "compute/report.h"
 #include "compute/stats.h"
+#include "compute/training/phase_sums.h"
 
 #include <algorithm>
 #include <cmath>
@@ -62,16 +63,11 @@ namespace {
     {
         std::vector<double> f, b, u, t;
         for (const StepResult& s : sel.steps) {
-            double sum[3] = { s.lossMs, 0, 0 };
-            for (const LayerPhaseMs& l : s.layers) {
-                sum[0] += l.forward;
-                sum[1] += std::max(0.0, l.backwardData) + std::max(0.0, l.backwardWeights);
-                sum[2] += std::max(0.0, l.update);
-            }
-            f.push_back(sum[0]);
-            b.push_back(sum[1]);
-            u.push_back(sum[2]);
-            t.push_back(sum[0] + sum[1] + sum[2]);
+            const PhaseSums p = sumPhases(s.layers);
+            f.push_back(s.lossMs + p.forward);
+            b.push_back(p.backward);
+            u.push_back(p.update);
+            t.push_back(s.lossMs + p.total());
         }
         return { Stats::of(f).median, Stats::of(b).median, Stats::of(u).median, Stats::of(t).median };
     }

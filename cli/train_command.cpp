@@ -14,6 +14,7 @@
 #include "compute/report.h"
 #include "compute/stats.h"
 #include "compute/training/distributed.h"
+#include "compute/training/phase_sums.h"
 #include "compute/training/train_run.h"
 
 #include "convscope_config.h"
@@ -122,13 +123,8 @@ namespace {
             // The medians of each step's phase sums: what a step costs, split as PyTorch users think of it.
             std::vector<double> sums[4], wall;
             for (const StepResult& s : sel.steps) {
-                double t[4] = { s.lossMs, 0, 0, 0 };
-                for (const LayerPhaseMs& l : s.layers) {
-                    t[0] += l.forward;
-                    t[1] += std::max(0.0, l.backwardData) + std::max(0.0, l.backwardWeights);
-                    t[2] += std::max(0.0, l.update);
-                }
-                t[3] = t[0] + t[1] + t[2];
+                const PhaseSums p = sumPhases(s.layers);
+                const double t[4] = { s.lossMs + p.forward, p.backward, p.update, s.lossMs + p.total() };
                 wall.push_back(s.wallMs);
                 for (int p = 0; p < 4; ++p)
                     sums[p].push_back(t[p]);

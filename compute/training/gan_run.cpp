@@ -6,6 +6,7 @@
 #include "compute/layer_kinds.h"
 #include "compute/materialize.h"
 #include "compute/random.h"
+#include "compute/training/phase_sums.h"
 
 #include <algorithm>
 #include <chrono>
@@ -67,30 +68,6 @@ double GanPhaseMs::total() const
 }
 
 namespace {
-
-    double forwardMs(const std::vector<LayerPhaseMs>& t)
-    {
-        double ms = 0;
-        for (const LayerPhaseMs& l : t)
-            ms += l.forward;
-        return ms;
-    }
-
-    double backwardMs(const std::vector<LayerPhaseMs>& t)
-    {
-        double ms = 0;
-        for (const LayerPhaseMs& l : t)
-            ms += std::max(0.0, l.backwardData) + std::max(0.0, l.backwardWeights);
-        return ms;
-    }
-
-    double updateMs(const std::vector<LayerPhaseMs>& t)
-    {
-        double ms = 0;
-        for (const LayerPhaseMs& l : t)
-            ms += std::max(0.0, l.update);
-        return ms;
-    }
 
     // Adds one pass's per-layer times into the step's sums (-1: the phase did not run in any pass).
     void addInto(std::vector<LayerPhaseMs>& sum, const std::vector<LayerPhaseMs>& pass)
@@ -215,42 +192,42 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         // The discriminator step.
         d->zeroGradients();
         Tensor out = d->forwardPass(real, s, t);
-        ph.dRealForward = forwardMs(t);
+        ph.dRealForward = sumPhases(t).forward;
         addInto(st.discriminator, t);
         st.dReal = meanSigmoid(out);
         st.lossD = loss(out, ones, "discriminator's real");
         d->backwardPass(gradScore, s, t);
-        ph.dRealBackward = backwardMs(t);
+        ph.dRealBackward = sumPhases(t).backward;
         addInto(st.discriminator, t);
         const Tensor fake = g->forwardPass(z, s, t);
-        ph.gForward = forwardMs(t);
+        ph.gForward = sumPhases(t).forward;
         addInto(st.generator, t);
         out = d->forwardPass(fake, s, t);
-        ph.dFakeForward = forwardMs(t);
+        ph.dFakeForward = sumPhases(t).forward;
         addInto(st.discriminator, t);
         st.dFake = meanSigmoid(out);
         st.lossD += loss(out, zeros, "discriminator's fake");
         d->backwardPass(gradScore, s, t);
-        ph.dFakeBackward = backwardMs(t);
+        ph.dFakeBackward = sumPhases(t).backward;
         addInto(st.discriminator, t);
         d->updateParameters(s, t);
-        ph.dUpdate = updateMs(t);
+        ph.dUpdate = sumPhases(t).update;
         addInto(st.discriminator, t);
         // The generator step: through the updated discriminator, whose own gradients are dropped.
         g->zeroGradients();
         d->zeroGradients();
         out = d->forwardPass(fake, s, t);
-        ph.gdForward = forwardMs(t);
+        ph.gdForward = sumPhases(t).forward;
         addInto(st.discriminator, t);
         st.lossG = loss(out, ones, "generator's");
         d->backwardPass(gradScore, s, t);
-        ph.gdBackward = backwardMs(t);
+        ph.gdBackward = sumPhases(t).backward;
         addInto(st.discriminator, t);
         g->backwardPass(d->inputGradient(), s, t);
-        ph.gBackward = backwardMs(t);
+        ph.gBackward = sumPhases(t).backward;
         addInto(st.generator, t);
         g->updateParameters(s, t);
-        ph.gUpdate = updateMs(t);
+        ph.gUpdate = sumPhases(t).update;
         addInto(st.generator, t);
         result.lastFake = fake.clone();
         return st;

@@ -8,6 +8,7 @@
 #include "compute/layer_kinds.h"
 #include "compute/report.h"
 #include "compute/stats.h"
+#include "compute/training/phase_sums.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -48,14 +49,7 @@ namespace {
         return v;
     }
 
-    double stepTotal(const StepResult& s)
-    {
-        double total = s.lossMs;
-        for (const LayerPhaseMs& t : s.layers)
-            for (int p = 0; p < 4; ++p)
-                total += std::max(0.0, phaseOf(t, p));
-        return total;
-    }
+    double stepTotal(const StepResult& s) { return s.lossMs + sumPhases(s.layers).total(); }
 
     std::string optimizerText(const OptimizerSpec& o)
     {

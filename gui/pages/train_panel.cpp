@@ -1,6 +1,7 @@
 #include "gui/pages/train_panel.h"
 
 #include "compute/stats.h"
+#include "compute/training/phase_sums.h"
 #include "gui/document/network_document.h"
 
 #include <QCheckBox>
@@ -266,11 +267,7 @@ void TrainPanel::showOutcome(const TrainOutcomePtr& outcome)
     for (const SelectionTraining& sel : r.selections) {
         std::vector<double> step;
         for (const StepResult& s : sel.steps) {
-            double sum = s.lossMs;
-            for (const LayerPhaseMs& l : s.layers)
-                sum += l.forward + std::max(0.0, l.backwardData) + std::max(0.0, l.backwardWeights)
-                    + std::max(0.0, l.update);
-            step.push_back(sum);
+            step.push_back(s.lossMs + sumPhases(s.layers).total());
         }
         QString line = tr("%1: loss %2 → %3 over %4 steps, %5 ms a step (median)")
                            .arg(QString::fromStdString(sel.selection.str()))
