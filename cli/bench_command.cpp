@@ -1,6 +1,7 @@
 // `convscope-cli bench`: the benchmark harness. Built-in suites or a network file; every case is run with
 // all selections interleaved pass by pass, so the ratio columns compare numbers measured side by side in
 // one run. Outputs are validated against the reference before the timings are reported.
+#include "cli/bench_bandwidth.h"
 #include "cli/bench_suites.h"
 #include "cli/commands.h"
 #include "cli/cpu_machine_summary.h"
@@ -171,6 +172,7 @@ namespace {
         std::map<std::string, std::vector<double>> bestRatios;
         // GFLOP/s of each GPU selection (and of the best algorithm of each GPU backend) on conv layers of ≥ 38 GFLOP.
         std::map<std::string, std::vector<double>> bigLayerRates;
+        BandwidthFractions bandwidth; // memory-bound layers against the copy bandwidth
 
         BenchReport(const BenchArgs& args, const ProfileOptions& options)
             : a(args)
@@ -180,6 +182,7 @@ namespace {
                   { "suite", args.suite.empty() ? args.network : args.suite }, { "selections", args.backends },
                   { "cases", nlohmann::ordered_json::array() } })
             , ratios(options.selections.size())
+            , bandwidth(options)
         {
             for (size_t k = 1; k < opt.selections.size(); ++k)
                 if (opt.selections[k].backend != opt.selections[0].backend)
@@ -200,6 +203,7 @@ namespace {
         for (size_t i = 0; i < bc.network.layers.size(); ++i)
             addLayer(bc, run, i);
         addCaseLines(bc, run);
+        bandwidth.addCase(bc.name, bc.network, run);
         json["cases"].push_back(
             { { "name", bc.name }, { "report", nlohmann::ordered_json::parse(reportJson(bc.network, run)) } });
     }
@@ -381,6 +385,7 @@ namespace {
         table.print(std::cout);
         printRatios();
         printGemmFractions();
+        bandwidth.print(std::cout, json);
         for (const auto* lines : { &fastestLines, &totalLines, &graphLines, &clockLines })
             for (const auto& line : *lines)
                 std::cout << line << "\n";
@@ -470,7 +475,8 @@ Command addBenchCommand(CLI::App& app)
     addBatchOption(cmd, a->batch);
     cmd->add_option("--suite", a->suite,
         "built-in suite: unet-encoder, lenet5, weak-shapes, fft, autoencoder3d (its convolutions at batch 64), "
-        "lecture-interpolation (50 chairs, every ordered pair, 11 steps, batched and one by one)");
+        "lecture-interpolation (50 chairs, every ordered pair, 11 steps, batched and one by one), tensor-ops "
+        "(transpose and resize on tensors of 256 MiB or more, against the copy bandwidth)");
     cmd->add_option("--pairs", a->pairs, "lecture-interpolation: only the first N ordered pairs (0: all 2450)")
         ->capture_default_str();
     cmd->add_option("--backends", a->backends, "comma-separated selections; ratios are against the first")
@@ -498,7 +504,7 @@ Command addBenchCommand(CLI::App& app)
         setCpuThreadCount(a->threads);
         if (a->network.empty() == a->suite.empty())
             throw InputError("bench needs either a network file or --suite (unet-encoder, lenet5, weak-shapes, fft, "
-                             "autoencoder3d, lecture-interpolation)");
+                             "autoencoder3d, lecture-interpolation, tensor-ops)");
         if (a->train && a->suite == "lecture-interpolation")
             throw InputError("bench --train: the lecture-interpolation suite decodes only; train a network or another "
                              "suite");

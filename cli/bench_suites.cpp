@@ -142,6 +142,29 @@ namespace {
         return out;
     }
 
+    // Issue 30's memory-bound kinds on tensors of 256 MiB or more, judged against the copy bandwidth measured in the
+    // same run (bench_bandwidth.h): a permutation to channels-last, and 2× upsampling nearest and bilinear.
+    std::vector<BenchCase> tensorOps()
+    {
+        auto one = [](const std::string& name, InputSpec input, LayerSpec spec, uint64_t seed) {
+            Network n;
+            n.name = "tensor-ops " + name;
+            input.source = "random:" + std::to_string(seed);
+            n.input = input;
+            n.layers.push_back({ "op", std::move(spec), {}, {}, {}, {}, {}, {}, {}, {} });
+            return BenchCase { name, std::move(n) };
+        };
+        Resize nearest;
+        Resize bilinear;
+        bilinear.mode = Resize::Mode::Linear;
+        bilinear.coordinate_transformation_mode = Resize::Coordinates::HalfPixel;
+        return {
+            one("transpose NCHW→NHWC 16×64×256²", InputSpec { 16, 64, 256, 256 }, Transpose { { 0, 2, 3, 1 } }, 500),
+            one("resize nearest 2× 4×64×256²", InputSpec { 4, 64, 256, 256 }, nearest, 501),
+            one("resize bilinear 2× 4×64×256²", InputSpec { 4, 64, 256, 256 }, bilinear, 502),
+        };
+    }
+
 } // namespace
 
 Network autoencoder3dNetwork(int64_t batch)
@@ -160,7 +183,7 @@ Network autoencoder3dNetwork(int64_t batch)
 
 std::vector<std::string> suiteNames()
 {
-    return { "unet-encoder", "lenet5", "weak-shapes", "fft", "autoencoder3d", "lecture-interpolation" };
+    return { "unet-encoder", "lenet5", "weak-shapes", "fft", "autoencoder3d", "lecture-interpolation", "tensor-ops" };
 }
 
 std::vector<BenchCase> makeSuite(const std::string& name)
@@ -175,6 +198,8 @@ std::vector<BenchCase> makeSuite(const std::string& name)
         return fftCases();
     if (name == "autoencoder3d")
         return autoencoderLayers();
+    if (name == "tensor-ops")
+        return tensorOps();
     if (name == "lecture-interpolation")
         return { { "lecture-interpolation", autoencoder3dNetwork(1) } }; // run by runLectureTable, not as layers
     std::string known;

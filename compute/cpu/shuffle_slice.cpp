@@ -54,32 +54,91 @@ namespace {
     }
     // y = x.permute(perm): output element at index (i_0, ..., i_r-1) is input element (j with j[perm[a]] = i_a).
     // The last output axis is walked innermost with the input's stride of that axis; parallel over the rows.
-    void transposeImpl(const Tensor& in, const std::vector<int64_t>& perm, Tensor& out, bool parallel)
+    // A permutation with the axes that stay neighbours merged (NCHW → NHWC is [N, C, H·W] → [N, H·W, C]) and the
+    // axes of size 1 dropped: out[a] is the size of output axis a, stride[a] its step in the input.
+    struct Permutation {
+        std::vector<int64_t> out, stride;
+    };
+    Permutation simplify(const std::vector<int64_t>& id, const std::vector<int64_t>& perm)
     {
-        const std::vector<int64_t> id = in.shape().dims();
         const size_t rank = id.size();
         std::vector<int64_t> inStride(rank, 1);
         for (size_t a = rank - 1; a > 0; --a)
             inStride[a - 1] = inStride[a] * id[a];
-        std::vector<int64_t> od(rank), stride(rank);
+        Permutation p;
         for (size_t a = 0; a < rank; ++a) {
-            od[a] = id[size_t(perm[a])];
-            stride[a] = inStride[size_t(perm[a])];
+            const auto axis = size_t(perm[a]);
+            if (id[axis] == 1)
+                continue;
+            // Output axis a continues the previous one when, in the input, it follows it: merge them.
+            if (!p.out.empty() && p.stride.back() == inStride[axis] * id[axis]) {
+                p.out.back() *= id[axis];
+                p.stride.back() = inStride[axis];
+            } else {
+                p.out.push_back(id[axis]);
+                p.stride.push_back(inStride[axis]);
+            }
         }
-        const int64_t last = od[rank - 1], lastStride = stride[rank - 1];
-        const int64_t rows = last > 0 ? out.numel() / last : 0;
+        if (p.out.empty()) {
+            p.out.push_back(1);
+            p.stride.push_back(1);
+        }
+        return p;
+    }
+
+    // out[...] = in[...] through the permutation. Where the input's innermost axis stays last, rows are copied whole;
+    // otherwise the two axes that trade places (the input's innermost, P, and the output's last, L) are transposed
+    // in 32 × 32 tiles, so that both the reads along P and the writes along L stay within a few cache lines, and
+    // the tiles are spread over the OpenMP team.
+    void transposeImpl(const Tensor& in, const std::vector<int64_t>& perm, Tensor& out, bool parallel)
+    {
+        const Permutation p = simplify(in.shape().dims(), perm);
+        const size_t rank = p.out.size(), L = rank - 1;
         const float* x = in.data();
         float* y = out.data();
-#pragma omp parallel for schedule(static) if (parallel && out.numel() > 65536)
-        for (int64_t r = 0; r < rows; ++r) {
-            int64_t offset = 0, rest = r;
-            for (size_t a = rank - 1; a-- > 0;) { // the row's index along each output axis but the last
-                offset += (rest % od[a]) * stride[a];
-                rest /= od[a];
+        const int64_t total = out.numel();
+        std::vector<int64_t> outStride(rank, 1);
+        for (size_t a = rank - 1; a > 0; --a)
+            outStride[a - 1] = outStride[a] * p.out[a];
+        if (p.stride[L] == 1) { // contiguous rows of p.out[L]
+            const int64_t last = p.out[L], rows = last > 0 ? total / last : 0;
+#pragma omp parallel for schedule(static) if (parallel && total > 65536)
+            for (int64_t r = 0; r < rows; ++r) {
+                int64_t offset = 0, rest = r;
+                for (size_t a = L; a-- > 0;) {
+                    offset += (rest % p.out[a]) * p.stride[a];
+                    rest /= p.out[a];
+                }
+                std::memcpy(y + r * last, x + offset, size_t(last) * sizeof(float));
             }
-            float* dst = y + r * last;
-            for (int64_t k = 0; k < last; ++k)
-                dst[k] = x[offset + k * lastStride];
+            return;
+        }
+        size_t P = 0;
+        while (p.stride[P] != 1)
+            ++P;
+        constexpr int64_t kTile = 32;
+        const int64_t sizeP = p.out[P], sizeL = p.out[L], strideL = p.stride[L], outStrideP = outStride[P];
+        const int64_t tilesP = (sizeP + kTile - 1) / kTile, tilesL = (sizeL + kTile - 1) / kTile;
+        const int64_t outer = total / (sizeP * sizeL), units = outer * tilesP * tilesL;
+#pragma omp parallel for schedule(static) if (parallel && total > 65536)
+        for (int64_t u = 0; u < units; ++u) {
+            const int64_t tl = u % tilesL, tp = (u / tilesL) % tilesP;
+            int64_t rest = u / (tilesL * tilesP), src = 0, dst = 0;
+            for (size_t a = L; a-- > 0;) { // the other axes' indices, innermost first
+                if (a == P)
+                    continue;
+                src += (rest % p.out[a]) * p.stride[a];
+                dst += (rest % p.out[a]) * outStride[a];
+                rest /= p.out[a];
+            }
+            const int64_t p0 = tp * kTile, p1 = std::min(sizeP, p0 + kTile);
+            const int64_t l0 = tl * kTile, l1 = std::min(sizeL, l0 + kTile);
+            for (int64_t i = p0; i < p1; ++i) {
+                float* d = y + dst + i * outStrideP;
+                const float* s = x + src + i;
+                for (int64_t j = l0; j < l1; ++j)
+                    d[j] = s[j * strideL];
+            }
         }
     }
 } // namespace

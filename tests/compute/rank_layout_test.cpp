@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace convscope;
 using Catch::Contains;
 
@@ -150,6 +152,35 @@ TEST_CASE("the CPU's transpose and concat on any axis match index arithmetic, an
                 const float want = k < 2 ? x.data()[(o * 2 + k) * 20 + j] : z.data()[o * 20 + j];
                 CHECK(cat.data()[(o * 3 + k) * 20 + j] == want);
             }
+}
+
+TEST_CASE("the CPU's transpose matches index arithmetic for every permutation of 4 axes, across tile edges and "
+          "with axes of size 1",
+    "[rank][cpu]")
+{
+    // 37 and 45 cross the 32 × 32 tiles of the fast path; the axis of size 1 is dropped and its neighbours merge.
+    for (const Shape s : { Shape::of({ 3, 37, 1, 45 }), Shape::of({ 2, 33, 40, 3 }) }) {
+        const Tensor x = iota(s);
+        const std::vector<int64_t> d = s.dims();
+        std::vector<int64_t> perm = { 0, 1, 2, 3 };
+        do {
+            Tensor y(inferLayer(Transpose { perm }, { s }).out);
+            cpu::fast::transpose(x, perm, y);
+            const std::vector<int64_t> o = y.shape().dims();
+            int64_t mismatches = 0;
+            for (int64_t i = 0; i < y.numel(); ++i) {
+                int64_t rest = i, index[4] = {};
+                for (int a = 3; a >= 0; --a) {
+                    index[perm[size_t(a)]] = rest % o[size_t(a)];
+                    rest /= o[size_t(a)];
+                }
+                const float want = float(((index[0] * d[1] + index[1]) * d[2] + index[2]) * d[3] + index[3]);
+                mismatches += y.data()[i] != want;
+            }
+            INFO(s.str() << " permuted by " << perm[0] << perm[1] << perm[2] << perm[3]);
+            CHECK(mismatches == 0);
+        } while (std::next_permutation(perm.begin(), perm.end()));
+    }
 }
 
 TEST_CASE("a network of rank-3 tensors reads, writes and runs: an input \"shape\", reshape, transpose, flatten and "
