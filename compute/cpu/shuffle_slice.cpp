@@ -4,6 +4,7 @@
 #include "compute/cpu/cpu_ops.h"
 
 #include "compute/cpu_threads.h"
+#include "compute/permutation.h"
 
 #include <algorithm>
 #include <cstring>
@@ -53,46 +54,13 @@ namespace {
             std::memcpy(y + o * run, x + o * size * inner, size_t(run) * sizeof(float));
     }
     // y = x.permute(perm): output element at index (i_0, ..., i_r-1) is input element (j with j[perm[a]] = i_a).
-    // The last output axis is walked innermost with the input's stride of that axis; parallel over the rows.
-    // A permutation with the axes that stay neighbours merged (NCHW → NHWC is [N, C, H·W] → [N, H·W, C]) and the
-    // axes of size 1 dropped: out[a] is the size of output axis a, stride[a] its step in the input.
-    struct Permutation {
-        std::vector<int64_t> out, stride;
-    };
-    Permutation simplify(const std::vector<int64_t>& id, const std::vector<int64_t>& perm)
-    {
-        const size_t rank = id.size();
-        std::vector<int64_t> inStride(rank, 1);
-        for (size_t a = rank - 1; a > 0; --a)
-            inStride[a - 1] = inStride[a] * id[a];
-        Permutation p;
-        for (size_t a = 0; a < rank; ++a) {
-            const auto axis = size_t(perm[a]);
-            if (id[axis] == 1)
-                continue;
-            // Output axis a continues the previous one when, in the input, it follows it: merge them.
-            if (!p.out.empty() && p.stride.back() == inStride[axis] * id[axis]) {
-                p.out.back() *= id[axis];
-                p.stride.back() = inStride[axis];
-            } else {
-                p.out.push_back(id[axis]);
-                p.stride.push_back(inStride[axis]);
-            }
-        }
-        if (p.out.empty()) {
-            p.out.push_back(1);
-            p.stride.push_back(1);
-        }
-        return p;
-    }
-
     // out[...] = in[...] through the permutation. Where the input's innermost axis stays last, rows are copied whole;
     // otherwise the two axes that trade places (the input's innermost, P, and the output's last, L) are transposed
     // in 32 × 32 tiles, so that both the reads along P and the writes along L stay within a few cache lines, and
     // the tiles are spread over the OpenMP team.
     void transposeImpl(const Tensor& in, const std::vector<int64_t>& perm, Tensor& out, bool parallel)
     {
-        const Permutation p = simplify(in.shape().dims(), perm);
+        const SimplePermutation p = simplifyPermutation(in.shape().dims(), perm);
         const size_t rank = p.out.size(), L = rank - 1;
         const float* x = in.data();
         float* y = out.data();
@@ -113,9 +81,7 @@ namespace {
             }
             return;
         }
-        size_t P = 0;
-        while (p.stride[P] != 1)
-            ++P;
+        const size_t P = p.innermost();
         constexpr int64_t kTile = 32;
         const int64_t sizeP = p.out[P], sizeL = p.out[L], strideL = p.stride[L], outStrideP = outStride[P];
         const int64_t tilesP = (sizeP + kTile - 1) / kTile, tilesL = (sizeL + kTile - 1) / kTile;

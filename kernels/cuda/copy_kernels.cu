@@ -1,8 +1,10 @@
-// channel_shuffle and slice on the GPU (kernels/cuda/copy_kernels.cuh): one thread per output element, reading the
-// element it comes from; grid-stride loops, so any size runs with a capped grid.
+// channel_shuffle, slice, transpose and concat on the GPU (kernels/cuda/copy_kernels.cuh): one thread per output
+// element, reading the element it comes from, in grid-stride loops so any size runs with a capped grid; a transpose
+// that moves the input's innermost axis goes through shared-memory tiles instead.
 #include "kernels/cuda/copy_kernels.cuh"
 
 #include "compute/error.h"
+#include "compute/permutation.h"
 #include "kernels/common/cuda_check.h"
 
 #include <algorithm>
@@ -68,6 +70,49 @@ namespace {
                 rest /= p.outDims[a];
             }
             y[i] = x[from];
+        }
+    }
+
+    // The tiled transpose: the output's last axis L and the input's innermost P trade places through a 32 × 33
+    // shared-memory tile (the extra column keeps the column reads free of bank conflicts), so that the reads along P
+    // and the writes along L are both coalesced. One tile per block iteration; the other axes index the tiles.
+    struct TiledPermutation {
+        int rank, inner; // inner: P, the output axis of input stride 1 (L is rank - 1)
+        long long outDims[6], strides[6], outStrides[6];
+    };
+    constexpr int kTile = 32, kTileRows = 8;
+
+    template <typename E>
+    __global__ void transposeTiledKernel(
+        const E* __restrict__ x, TiledPermutation p, long long tilesP, long long tilesL, long long units, E* __restrict__ y)
+    {
+        __shared__ E tile[kTile][kTile + 1];
+        const int L = p.rank - 1;
+        const long long sizeP = p.outDims[p.inner], sizeL = p.outDims[L], strideL = p.strides[L],
+                        outStrideP = p.outStrides[p.inner];
+        for (long long u = blockIdx.x; u < units; u += gridDim.x) {
+            const long long tl = u % tilesL, tp = (u / tilesL) % tilesP;
+            long long rest = u / (tilesL * tilesP), src = 0, dst = 0;
+            for (int a = L - 1; a >= 0; --a) {
+                if (a == p.inner)
+                    continue;
+                src += (rest % p.outDims[a]) * p.strides[a];
+                dst += (rest % p.outDims[a]) * p.outStrides[a];
+                rest /= p.outDims[a];
+            }
+            const long long p0 = tp * kTile, l0 = tl * kTile;
+            for (int j = threadIdx.y; j < kTile; j += kTileRows) {
+                const long long l = l0 + j, i = p0 + threadIdx.x;
+                if (l < sizeL && i < sizeP)
+                    tile[j][threadIdx.x] = x[src + l * strideL + i];
+            }
+            __syncthreads();
+            for (int i = threadIdx.y; i < kTile; i += kTileRows) {
+                const long long row = p0 + i, l = l0 + threadIdx.x;
+                if (row < sizeP && l < sizeL)
+                    y[dst + row * outStrideP + l] = tile[threadIdx.x][i];
+            }
+            __syncthreads();
         }
     }
 
@@ -147,26 +192,47 @@ void transposeDims(const void* x, const std::vector<int64_t>& inDims, const std:
     if (inDims.empty() || inDims.size() > 6 || perm.size() != inDims.size())
         throw Error("internal error: transpose of " + std::to_string(inDims.size()) + " dims by a permutation of "
             + std::to_string(perm.size()));
-    Permutation p {};
-    p.rank = int(inDims.size());
-    long long inStride[6];
-    inStride[p.rank - 1] = 1;
-    for (int a = p.rank - 1; a > 0; --a)
-        inStride[a - 1] = inStride[a] * inDims[size_t(a)];
+    const SimplePermutation sp = simplifyPermutation(inDims, perm);
+    const int rank = int(sp.out.size());
     long long total = 1;
-    for (int a = 0; a < p.rank; ++a) {
-        p.outDims[a] = inDims[size_t(perm[size_t(a)])];
-        p.strides[a] = inStride[perm[size_t(a)]];
-        total *= p.outDims[a];
-    }
+    for (int64_t d : sp.out)
+        total *= d;
     if (total == 0)
         return;
+    const auto launch = [&](auto element) {
+        using E = decltype(element);
+        const E* in = static_cast<const E*>(x);
+        E* out = static_cast<E*>(y);
+        if (sp.stride.back() == 1) { // the input's innermost axis stays last: each thread copies along a row
+            Permutation p {};
+            p.rank = rank;
+            for (int a = 0; a < rank; ++a) {
+                p.outDims[a] = sp.out[size_t(a)];
+                p.strides[a] = sp.stride[size_t(a)];
+            }
+            transposeKernel<<<blocksFor(total), kThreads, 0, st>>>(in, p, total, out);
+            return;
+        }
+        TiledPermutation p {};
+        p.rank = rank;
+        p.inner = int(sp.innermost());
+        long long outStride = 1;
+        for (int a = rank - 1; a >= 0; --a) {
+            p.outDims[a] = sp.out[size_t(a)];
+            p.strides[a] = sp.stride[size_t(a)];
+            p.outStrides[a] = outStride;
+            outStride *= sp.out[size_t(a)];
+        }
+        const long long tilesP = (p.outDims[p.inner] + kTile - 1) / kTile;
+        const long long tilesL = (p.outDims[rank - 1] + kTile - 1) / kTile;
+        const long long units = total / (p.outDims[p.inner] * p.outDims[rank - 1]) * tilesP * tilesL;
+        const unsigned blocks = unsigned(std::min<long long>(units, 1LL << 20));
+        transposeTiledKernel<<<blocks, dim3(kTile, kTileRows), 0, st>>>(in, p, tilesP, tilesL, units, out);
+    };
     if (elementBytes == 4)
-        transposeKernel<<<blocksFor(total), kThreads, 0, st>>>(
-            static_cast<const uint32_t*>(x), p, total, static_cast<uint32_t*>(y));
+        launch(uint32_t {});
     else
-        transposeKernel<<<blocksFor(total), kThreads, 0, st>>>(
-            static_cast<const uint16_t*>(x), p, total, static_cast<uint16_t*>(y));
+        launch(uint16_t {});
     CONVSCOPE_CUDA_CHECK_LAUNCH("transpose");
 }
 
