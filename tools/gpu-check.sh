@@ -17,7 +17,8 @@
 #                the GPU, the ResNet example against PyTorch, add/concat bandwidth) and "small" (issue 9's goal 6: LeNet-5 at batch 1,
 #                eager with and without the launch gate, graph mode, and each kernel's duration under ncu) and "train" (issue
 #                33: the training step of ResNet-18 b32 and the DCGAN loop on TRAIN_BACKENDS beside PyTorch eager) are
-#                extra; TC_PARTS="compile" adds torch.compile (reduce-overhead) as issue 32's anchor on ResNet-18 b32. The sanitize stage alone can take most of
+#                extra; "tensor" (issue 30: bench --suite tensor-ops against the copy bandwidth on the GPU and every CPU core,
+#                DeepLabV3 b8 512² against PyTorch eager) is extra too; TC_PARTS="compile" adds torch.compile (reduce-overhead) as issue 32's anchor on ResNet-18 b32. The sanitize stage alone can take most of
 #                a 10-minute call: STAGES="build test" first, then STAGES="sanitize faults" (the build folder stays).
 #                "ddp" (issue 33, on a 2-GPU machine, kind nvidia-h200-x2): data parallel on 2 GPUs against 1 GPU's
 #                weights (the [ddp] test), LeNet-5 through `train --nproc-per-node 2`, and tools/ddp_anchor.py
@@ -278,6 +279,24 @@ if has train; then
       note "gan dcgan b64 on $sel: rc $?; $(grep -E '^step|has no|unsupported' "$OUT/gan-$sel.log" | head -1)"
     done
     note "PyTorch eager training: $(tr '\n' ' ' <"$OUT/torch-train.jsonl")"
+  fi
+fi
+
+if has tensor; then
+  # Issue 30's speed goals: the memory-bound kinds (bench --suite tensor-ops: transpose, resize, and whatever the suite
+  # holds) against each backend's copy bandwidth measured in the same run, on the GPU and on every CPU core; then
+  # DeepLabV3 (MobileNetV3) at batch 8, 512², whole pass, PyTorch eager against cudnn.auto and our kernels.
+  PY=${TORCH_PYTHON:-/opt/torch/.venv/bin/python}
+  if [ -x "$BIN/convscope-cli" ]; then
+    for sels in "${TENSOR_GPU:-cudnn.auto,cuda.auto}" "${TENSOR_CPU:-cpu.im2col_gemm,onednn.auto}"; do
+      timeout 200 "$BIN/convscope-cli" bench --suite tensor-ops --backends "$sels" --warmup 2 --repeat 10 \
+        >"$OUT/tensor-ops-${sels%%,*}.log" 2>&1
+      note "bench tensor-ops on $sels: rc $?"
+      grep -E "GB/s|rel L2|failed|unsupported" "$OUT/tensor-ops-${sels%%,*}.log" | grep -v "^CPU:"
+    done
+    timeout 240 "$PY" tools/torch_model_bench.py --cli "$BIN/convscope-cli" --model deeplabv3_mobilenet_v3_large \
+      --batch 8 --size 512 --out "$OUT/model-bench" 2>&1 | tail -12 | tee "$OUT/deeplabv3.log"
+    note "deeplabv3 b8 512²: $(grep -E "best" "$OUT/deeplabv3.log")"
   fi
 fi
 
