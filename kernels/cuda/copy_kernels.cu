@@ -83,8 +83,8 @@ namespace {
     constexpr int kTile = 32, kTileRows = 8;
 
     template <typename E>
-    __global__ void transposeTiledKernel(
-        const E* __restrict__ x, TiledPermutation p, long long tilesP, long long tilesL, long long units, E* __restrict__ y)
+    __global__ void transposeTiledKernel(const E* __restrict__ x, TiledPermutation p, long long tilesP,
+        long long tilesL, long long units, E* __restrict__ y)
     {
         __shared__ E tile[kTile][kTile + 1];
         const int L = p.rank - 1;

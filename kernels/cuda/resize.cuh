@@ -1,4 +1,4 @@
-// Resize (compute/layer_spec.h's Resize) on the GPU, one thread per output element, its taps computed by
+// Resize (compute/layer_spec.h's Resize) on the GPU, a block per output row, its taps computed by
 // compute/resize_math.h as on the CPU: NCHW / NCDHW FP32 for the cuda backend's FP32 sessions, channels-last in the
 // storage type (FP32, FP16, BF16, FP32 math) for its storage-format sessions. Shared by both GPU modules: cuDNN has
 // no resize call, so the cudnn session runs these (its layer note says so).
