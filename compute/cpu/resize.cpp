@@ -1,6 +1,7 @@
 // Resize (layer_spec.h's Resize; ONNX Resize, torch.nn.functional.interpolate) of an image's H, W or a volume's D, H,
 // W: each output element is the weighted sum of its taps, up to 4 along each axis (resize_math.h computes them, once
-// per output index of each axis, into a table). fast:: spreads the output rows of every plane over the OpenMP team.
+// per output index of each axis, into a table), computed separably: the input rows an output row reads are blended,
+// then each output sums its x taps of the blend. fast:: spreads the output rows of every plane over the OpenMP team.
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
 #include "compute/resize_math.h"
@@ -51,23 +52,37 @@ namespace {
         return p;
     }
 
-    // One output row from the input rows it reads (up to 4 × 4 for a volume's z and y taps, each with its weight):
-    // the sums in the same order for every tap count, so the result does not depend on which loop ran it.
+    // One output row from the input rows it reads (up to 4 × 4 for a volume's z and y taps, each with its weight),
+    // separably: the rows are first blended into `blend` (contiguous, so it vectorises), then each output sums its
+    // x taps of the blend. A row read whole with weight 1 (nearest, or an exact row) is not blended.
     template <int KX>
-    void resizeRow(
-        const float* const* rows, const float* rowWeight, int nRows, const PackedTaps& tx, int64_t width, float* line)
+    void resizeRow(const float* const* rows, const float* rowWeight, int nRows, const PackedTaps& tx, int64_t inWidth,
+        int64_t width, float* blend, float* line)
     {
+        const float* src = rows[0];
+        if (nRows > 1 || rowWeight[0] != 1.0f) {
+            for (int64_t i = 0; i < inWidth; ++i)
+                blend[i] = rowWeight[0] * rows[0][i];
+            for (int r = 1; r < nRows; ++r) {
+                const float* in = rows[r];
+                const float wr = rowWeight[r];
+                for (int64_t i = 0; i < inWidth; ++i)
+                    blend[i] += wr * in[i];
+            }
+            src = blend;
+        }
         const int64_t* idx = tx.idx.data();
         const float* w = tx.weight.data();
-        for (int64_t x = 0; x < width; ++x, idx += KX, w += KX) {
-            float acc = 0;
-            for (int r = 0; r < nRows; ++r) {
+        if constexpr (KX == 1) { // nearest: weight 1, a copy
+            for (int64_t x = 0; x < width; ++x)
+                line[x] = src[idx[x]];
+        } else {
+            for (int64_t x = 0; x < width; ++x, idx += KX, w += KX) {
                 float part = 0;
                 for (int c = 0; c < KX; ++c)
-                    part += w[c] * rows[r][idx[c]];
-                acc += rowWeight[r] * part;
+                    part += w[c] * src[idx[c]];
+                line[x] = part;
             }
-            line[x] = acc;
         }
     }
 
@@ -85,30 +100,34 @@ namespace {
         const int64_t rows = s.n * s.c * o.d * o.h; // one output row: (plane, z, y)
         const float* src = in.data();
         float* dst = out.data();
-#pragma omp parallel for schedule(static) if (parallel && out.numel() >= detail::kMinParallelElements)
-        for (int64_t row = 0; row < rows; ++row) {
-            const int64_t y = row % o.h, z = (row / o.h) % o.d, plane = row / (o.h * o.d);
-            const float* x0 = src + plane * inPlane;
-            float* line = dst + plane * outPlane + (z * o.h + y) * o.w;
-            const size_t zt = size_t(z) * kResizeMaxTaps, yt = size_t(y) * kResizeMaxTaps;
-            const float* inputRows[kResizeMaxTaps * kResizeMaxTaps];
-            float rowWeight[kResizeMaxTaps * kResizeMaxTaps];
-            int nRows = 0;
-            for (int a = 0; a < tz.count[size_t(z)]; ++a)
-                for (int b = 0; b < ty.count[size_t(y)]; ++b, ++nRows) {
-                    inputRows[nRows] = x0 + (tz.idx[zt + a] * s.h + ty.idx[yt + b]) * s.w;
-                    rowWeight[nRows] = tz.weight[zt + a] * ty.weight[yt + b];
+#pragma omp parallel if (parallel && out.numel() >= detail::kMinParallelElements)
+        {
+            std::vector<float> blend(size_t(s.w));
+#pragma omp for schedule(static)
+            for (int64_t row = 0; row < rows; ++row) {
+                const int64_t y = row % o.h, z = (row / o.h) % o.d, plane = row / (o.h * o.d);
+                const float* x0 = src + plane * inPlane;
+                float* line = dst + plane * outPlane + (z * o.h + y) * o.w;
+                const size_t zt = size_t(z) * kResizeMaxTaps, yt = size_t(y) * kResizeMaxTaps;
+                const float* inputRows[kResizeMaxTaps * kResizeMaxTaps] = {};
+                float rowWeight[kResizeMaxTaps * kResizeMaxTaps] = {};
+                int nRows = 0;
+                for (int a = 0; a < tz.count[size_t(z)]; ++a)
+                    for (int b = 0; b < ty.count[size_t(y)]; ++b, ++nRows) {
+                        inputRows[nRows] = x0 + (tz.idx[zt + a] * s.h + ty.idx[yt + b]) * s.w;
+                        rowWeight[nRows] = tz.weight[zt + a] * ty.weight[yt + b];
+                    }
+                switch (tx.taps) {
+                case 1:
+                    resizeRow<1>(inputRows, rowWeight, nRows, tx, s.w, o.w, blend.data(), line);
+                    break;
+                case 2:
+                    resizeRow<2>(inputRows, rowWeight, nRows, tx, s.w, o.w, blend.data(), line);
+                    break;
+                default:
+                    resizeRow<kResizeMaxTaps>(inputRows, rowWeight, nRows, tx, s.w, o.w, blend.data(), line);
+                    break;
                 }
-            switch (tx.taps) {
-            case 1:
-                resizeRow<1>(inputRows, rowWeight, nRows, tx, o.w, line);
-                break;
-            case 2:
-                resizeRow<2>(inputRows, rowWeight, nRows, tx, o.w, line);
-                break;
-            default:
-                resizeRow<kResizeMaxTaps>(inputRows, rowWeight, nRows, tx, o.w, line);
-                break;
             }
         }
     }

@@ -1,9 +1,10 @@
-// Resize kernels (resize.cuh): one block per output row (plane, z, y) at a time, whose z and y taps every thread
-// computes once (resize_math.h, in double as the CPU does); the threads stride along the row, each computing its
-// x taps and summing the weighted inputs in FP32. The tap count is a template parameter (1 nearest, 2 linear, 4 cubic)
-// so the taps stay in registers: with a run-time count the arrays went to local memory and a 2× upsampling reached
-// 5% of the copy bandwidth. The sums run in the CPU's order; an axis of one element (an image's D) has one tap of
-// weight 1 and the others weight 0, which add exact zeros.
+// Resize kernels (resize.cuh): one warp per output row (plane, z, y) at a time; its lanes compute the row's z and y
+// taps together (resize_math.h, in double as the CPU does), then stride along the row, reading each column's x taps
+// from a table the block computed once in shared memory, and sum the weighted inputs in FP32. The tap count is a
+// template parameter (1 nearest, 2 linear, 4 cubic) so the taps stay in registers: with a run-time count they went to
+// local memory, and with every thread computing its own taps a 2× upsampling reached 5% of the copy bandwidth. The
+// sums run in the CPU's order; an axis of one element (an image's D) has one tap of weight 1 and the others weight 0,
+// which add exact zeros.
 #include "kernels/cuda/resize.cuh"
 
 #include "kernels/common/cuda_check.h"
@@ -49,14 +50,53 @@ namespace {
         }
     };
 
+    // The x taps of every output column, computed once per block into shared memory when they fit (kMaxTableBytes)
+    // and read by every row the block runs; otherwise each thread computes its own.
+    constexpr long long kMaxTableBytes = 48 * 1024;
+    template <int K> struct ColumnTaps {
+        const int* idx = nullptr;
+        const float* weight = nullptr;
+        __device__ void at(const ResizePlan& p, long long ox, long long (&ix)[K], float (&wx)[K]) const
+        {
+            if (idx) {
+#pragma unroll
+                for (int k = 0; k < K; ++k) {
+                    ix[k] = idx[ox * K + k];
+                    wx[k] = weight[ox * K + k];
+                }
+            } else {
+                axisTaps<K>(p, p.axis[2], ox, ix, wx);
+            }
+        }
+    };
+    template <int K> __device__ ColumnTaps<K> columnTaps(const ResizePlan& p, bool table, unsigned char* smem)
+    {
+        ColumnTaps<K> t;
+        if (!table)
+            return t;
+        int* idx = reinterpret_cast<int*>(smem);
+        float* weight = reinterpret_cast<float*>(idx + p.axis[2].out * K);
+        for (long long ox = threadIdx.x; ox < p.axis[2].out; ox += blockDim.x) {
+            long long ix[K];
+            float wx[K];
+            axisTaps<K>(p, p.axis[2], ox, ix, wx);
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                idx[ox * K + k] = int(ix[k]);
+                weight[ox * K + k] = wx[k];
+            }
+        }
+        __syncthreads();
+        t.idx = idx;
+        t.weight = weight;
+        return t;
+    }
+
     // Σ_rows weight · Σ_c wx[c] · base[(row · W + ix[c]) · stride]
     template <int K, bool VOLUME, typename T>
-    __device__ __forceinline__ float rowSum(const RowTaps<K, VOLUME>& r, const ResizePlan& p, long long ox,
+    __device__ __forceinline__ float rowSum(const RowTaps<K, VOLUME>& r, const long long (&ix)[K], const float (&wx)[K],
         const T* __restrict__ base, long long width, long long stride)
     {
-        long long ix[K];
-        float wx[K];
-        axisTaps<K>(p, p.axis[2], ox, ix, wx);
         float acc = 0;
 #pragma unroll
         for (int t = 0; t < RowTaps<K, VOLUME>::kZ * K; ++t) {
@@ -70,44 +110,50 @@ namespace {
         return acc;
     }
 
-    template <int K, bool VOLUME>
-    __global__ void resizeNchwKernel(ResizePlan p, long long rows, const float* __restrict__ x, float* __restrict__ y)
+    // One warp per output row: its lanes compute the row's taps together (one computation per warp) and stride along
+    // it. NCHW: a row is (plane, z, y); channels-last ([n, D, H, W, C], LAST): (n, z, y) and its W' · C outputs, the
+    // channels innermost.
+    template <int K, bool VOLUME, bool LAST, typename T>
+    __global__ void resizeKernel(
+        ResizePlan p, long long rows, long long channels, bool table, const T* __restrict__ x, T* __restrict__ y)
     {
-        const long long od = p.axis[0].out, oh = p.axis[1].out, ow = p.axis[2].out;
-        const long long inPlane = p.axis[0].in * p.axis[1].in * p.axis[2].in;
-        for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-            const long long oy = row % oh, oz = (row / oh) % od, plane = row / (oh * od);
+        extern __shared__ __align__(16) unsigned char smem[];
+        const ColumnTaps<K> columns = columnTaps<K>(p, table, smem);
+        const long long od = p.axis[0].out, oh = p.axis[1].out;
+        const long long inBlock = p.axis[0].in * p.axis[1].in * p.axis[2].in * channels; // one plane or one sample
+        const long long run = p.axis[2].out * channels;
+        const int warps = int(blockDim.x / 32), lane = int(threadIdx.x % 32);
+        for (long long row = blockIdx.x * (long long)warps + threadIdx.x / 32; row < rows;
+             row += (long long)gridDim.x * warps) {
+            const long long oy = row % oh, oz = (row / oh) % od, outer = row / (oh * od);
             const RowTaps<K, VOLUME> taps(p, oz, oy);
-            const float* base = x + plane * inPlane;
-            float* out = y + row * ow;
-            for (long long ox = threadIdx.x; ox < ow; ox += blockDim.x)
-                out[ox] = rowSum<K, VOLUME>(taps, p, ox, base, p.axis[2].in, 1);
-        }
-    }
-
-    // [n, D, H, W, C]: a row is (n, z, y) and its W' · C outputs, the channels innermost.
-    template <int K, bool VOLUME, typename T>
-    __global__ void resizeLastKernel(
-        ResizePlan p, long long rows, long long channels, const T* __restrict__ x, T* __restrict__ y)
-    {
-        const long long od = p.axis[0].out, oh = p.axis[1].out, ow = p.axis[2].out;
-        const long long inVolume = p.axis[0].in * p.axis[1].in * p.axis[2].in * channels;
-        const long long run = ow * channels;
-        for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-            const long long oy = row % oh, oz = (row / oh) % od, n = row / (oh * od);
-            const RowTaps<K, VOLUME> taps(p, oz, oy);
+            const T* base = x + outer * inBlock;
             T* out = y + row * run;
-            for (long long j = threadIdx.x; j < run; j += blockDim.x) {
-                const long long ox = j / channels, c = j - ox * channels;
-                out[j]
-                    = gpu::fromFloat<T>(rowSum<K, VOLUME>(taps, p, ox, x + n * inVolume + c, p.axis[2].in, channels));
+            for (long long j = lane; j < run; j += 32) {
+                const long long ox = LAST ? j / channels : j, c = LAST ? j - ox * channels : 0;
+                long long ix[K];
+                float wx[K];
+                columns.at(p, ox, ix, wx);
+                out[j] = gpu::fromFloat<T>(rowSum<K, VOLUME>(taps, ix, wx, base + c, p.axis[2].in, channels));
             }
         }
     }
 
-    // Block size: a row's outputs in warps, 64 to 256 threads; blocks: the rows, capped (the kernels stride).
-    int threadsFor(long long run) { return int(std::clamp<long long>((run + 31) / 32 * 32, 64, 256)); }
-    unsigned blocksFor(long long rows) { return unsigned(std::min<long long>(rows, 1LL << 20)); }
+    constexpr int kThreads = 256;
+    // Enough blocks to fill the device several times over; each strides over the rows by warp.
+    unsigned blocksFor(long long rows)
+    {
+        return unsigned(std::clamp<long long>((rows + kThreads / 32 - 1) / (kThreads / 32), 1, 4096));
+    }
+
+    template <int K, bool V, bool LAST, typename T>
+    void launch(const ResizePlan& p, long long rows, long long channels, const T* x, T* y, cudaStream_t st)
+    {
+        const long long bytes = p.axis[2].out * K * static_cast<long long>(sizeof(int) + sizeof(float));
+        const bool table = bytes <= kMaxTableBytes;
+        resizeKernel<K, V, LAST, T>
+            <<<blocksFor(rows), kThreads, table ? size_t(bytes) : 0, st>>>(p, rows, channels, table, x, y);
+    }
 
     // Calls f.template operator()<K, VOLUME>() for the plan's tap count and whether D is resized.
     template <typename F> void withTaps(const ResizePlan& p, F&& f)
@@ -134,9 +180,7 @@ void resizeNchw(const ResizePlan& plan, long long planes, const float* x, float*
     const long long rows = planes * plan.axis[0].out * plan.axis[1].out;
     if (rows <= 0 || plan.axis[2].out <= 0)
         return;
-    withTaps(plan, [&]<int K, bool V>() {
-        resizeNchwKernel<K, V><<<blocksFor(rows), threadsFor(plan.axis[2].out), 0, st>>>(plan, rows, x, y);
-    });
+    withTaps(plan, [&]<int K, bool V>() { launch<K, V, false>(plan, rows, 1, x, y, st); });
     CONVSCOPE_CUDA_CHECK_LAUNCH("resize");
 }
 
@@ -149,8 +193,7 @@ void resizeChannelsLast(
     gpu::withStorageType(type, [&](auto t) {
         using T = decltype(t);
         withTaps(plan, [&]<int K, bool V>() {
-            resizeLastKernel<K, V, T><<<blocksFor(rows), threadsFor(plan.axis[2].out * channels), 0, st>>>(
-                plan, rows, channels, static_cast<const T*>(x), static_cast<T*>(y));
+            launch<K, V, true>(plan, rows, channels, static_cast<const T*>(x), static_cast<T*>(y), st);
         });
     });
     CONVSCOPE_CUDA_CHECK_LAUNCH("resize");
