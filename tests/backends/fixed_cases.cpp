@@ -78,7 +78,16 @@ std::vector<Case> layoutCases(const std::string& type, const LayerSpec& kind)
             .dims({ 2, 3, 2, 2, 3, 2 })
             .add("t", Transpose { { 0, 1, 3, 2, 5, 4 } })
             .done("rank 6"),
-        Builder(type, 3, 1, 1, 1).dims({ 3, 4 }).add("t", Transpose { { 0, 1 } }).done("the identity permutation") };
+        Builder(type, 3, 1, 1, 1).dims({ 3, 4 }).add("t", Transpose { { 0, 1 } }).done("the identity permutation"),
+        // Sizes across the GPU's 64 × 64 tiles on both traded axes, and a middle axis that merges with its neighbour.
+        Builder(type, 1, 1, 1, 1)
+            .dims({ 2, 70, 3, 67 })
+            .add("t", Transpose { { 0, 3, 1, 2 } })
+            .done("tiles: [2, 70, 3, 67] to [2, 67, 70, 3]"),
+        Builder(type, 1, 1, 1, 1)
+            .dims({ 130, 2, 65 })
+            .add("t", Transpose { { 2, 1, 0 } })
+            .done("tiles: [130, 2, 65] reversed") };
 }
 
 Conv2d conv(int64_t out, int64_t k, int64_t stride = 1, Padding2d pad = {}, int64_t dilation = 1, int64_t groups = 1)
