@@ -65,6 +65,13 @@ std::string conv2dSmallChannelsNote(const ConvGeometry& g);
 void conv2dSmallChannels(
     const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st);
 
+// Depthwise layers (groups = C, any channel multiplier, ≤ 256 taps: conv2d_depthwise.cu), taken by the GEMM-family
+// algorithms, whose GEMM tiles a one-channel reduction leaves nearly empty.
+bool conv2dDepthwiseApplies(const ConvGeometry& g);
+std::string conv2dDepthwiseNote(const ConvGeometry& g);
+void conv2dDepthwise(
+    const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st);
+
 void conv2dDirect(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st);
 
 // Shared memory the tiled kernel needs with `channelsPerStage` input channels staged at once.

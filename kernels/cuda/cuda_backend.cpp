@@ -49,7 +49,7 @@ namespace {
     // How a conv2d layer runs under an algorithm: the tiny-layer kernel wins over every algorithm; the fast
     // algorithms (implicit_gemm, winograd) run a stem with few input channels on its own kernel, and
     // cuda.winograd runs the implicit GEMM on the other layers Winograd cannot take.
-    enum class ConvPath { Small, SmallChannels, Direct, Tiled, ImplicitGemm, Winograd, Fft };
+    enum class ConvPath { Small, SmallChannels, Depthwise, Direct, Tiled, ImplicitGemm, Winograd, Fft };
 
     ConvPath convPath(const std::string& algorithm, const ConvGeometry& g, int winogradTile)
     {
@@ -60,6 +60,9 @@ namespace {
         if ((algorithm == kImplicitGemm || algorithm == kWinograd || algorithm == kTensorCore)
             && conv2dSmallChannelsApplies(g))
             return ConvPath::SmallChannels;
+        if ((algorithm == kImplicitGemm || algorithm == kWinograd || algorithm == kTensorCore)
+            && conv2dDepthwiseApplies(g))
+            return ConvPath::Depthwise;
         if (algorithm == kWinograd)
             return conv2dWinogradRefusal(g, winogradTile).empty() ? ConvPath::Winograd : ConvPath::ImplicitGemm;
         if (algorithm == kImplicitGemm || algorithm == kTensorCore) // tensor_core: the layers it leaves to FP32
@@ -177,6 +180,9 @@ namespace {
                         case ConvPath::SmallChannels:
                             setLayerNote(i, conv2dSmallChannelsNote(g));
                             break;
+                        case ConvPath::Depthwise:
+                            setLayerNote(i, conv2dDepthwiseNote(g));
+                            break;
                         case ConvPath::ImplicitGemm:
                             conv2dImplicitGemmPrepare(g, weight(i), scratch(i), sms, stream);
                             setLayerNote(i,
@@ -283,6 +289,9 @@ namespace {
                             break;
                         case ConvPath::SmallChannels:
                             conv2dSmallChannels(g, x, weight(i), bias(i), y, st);
+                            break;
+                        case ConvPath::Depthwise:
+                            conv2dDepthwise(g, x, weight(i), bias(i), y, st);
                             break;
                         case ConvPath::ImplicitGemm:
                             conv2dImplicitGemm(g, x, weight(i), bias(i), y, scratch(i), sms, st);

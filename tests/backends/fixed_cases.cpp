@@ -262,6 +262,13 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                     Builder(type, 1, 5, 8, 7)
                         .add("c", conv(10, 3, 1, test::explicitPadding(2, 2, 2, 2), 2, 5))
                         .done("depthwise, channel multiplier 2, dilation 2, 5 channels"),
+                    Builder(type, 2, 6, 23, 19)
+                        .add("c", conv(6, 5, 1, test::explicitPadding(2, 2, 2, 2), 1, 6))
+                        .add("r", ReLU {})
+                        .done("depthwise 5×5, planes of several blocks, a ReLU to fuse"),
+                    Builder(type, 1, 3, 9, 8)
+                        .add("c", conv(3, 7, 2, test::explicitPadding(3, 3, 3, 3), 1, 3))
+                        .done("depthwise 7×7 stride 2 (taps not unrolled)"),
                     Builder(type, 2, 12, 8, 7)
                         .add("c", conv(24, 3, 1, test::explicitPadding(1, 1, 1, 1), 1, 3))
                         .done("groups 3, 8 outputs a group"),
