@@ -470,7 +470,8 @@ Command addBenchCommand(CLI::App& app)
     addBatchOption(cmd, a->batch);
     cmd->add_option("--suite", a->suite,
         "built-in suite: unet-encoder, lenet5, weak-shapes, fft, autoencoder3d (its convolutions at batch 64), "
-        "lecture-interpolation (50 chairs, every ordered pair, 11 steps, batched and one by one)");
+        "lecture-interpolation (50 chairs, every ordered pair, 11 steps, batched and one by one), norms (layer_norm, "
+        "group_norm, instance_norm on 256 MiB tensors)");
     cmd->add_option("--pairs", a->pairs, "lecture-interpolation: only the first N ordered pairs (0: all 2450)")
         ->capture_default_str();
     cmd->add_option("--backends", a->backends, "comma-separated selections; ratios are against the first")
@@ -498,7 +499,7 @@ Command addBenchCommand(CLI::App& app)
         setCpuThreadCount(a->threads);
         if (a->network.empty() == a->suite.empty())
             throw InputError("bench needs either a network file or --suite (unet-encoder, lenet5, weak-shapes, fft, "
-                             "autoencoder3d, lecture-interpolation)");
+                             "autoencoder3d, lecture-interpolation, norms)");
         if (a->train && a->suite == "lecture-interpolation")
             throw InputError("bench --train: the lecture-interpolation suite decodes only; train a network or another "
                              "suite");

@@ -160,7 +160,7 @@ Network autoencoder3dNetwork(int64_t batch)
 
 std::vector<std::string> suiteNames()
 {
-    return { "unet-encoder", "lenet5", "weak-shapes", "fft", "autoencoder3d", "lecture-interpolation" };
+    return { "unet-encoder", "lenet5", "weak-shapes", "fft", "autoencoder3d", "lecture-interpolation", "norms" };
 }
 
 std::vector<BenchCase> makeSuite(const std::string& name)
@@ -177,6 +177,8 @@ std::vector<BenchCase> makeSuite(const std::string& name)
         return autoencoderLayers();
     if (name == "lecture-interpolation")
         return { { "lecture-interpolation", autoencoder3dNetwork(1) } }; // run by runLectureTable, not as layers
+    if (name == "norms")
+        return normCases();
     std::string known;
     for (const auto& n : suiteNames())
         known += (known.empty() ? "" : ", ") + n;
