@@ -476,7 +476,8 @@ Command addBenchCommand(CLI::App& app)
     cmd->add_option("--suite", a->suite,
         "built-in suite: unet-encoder, lenet5, weak-shapes, fft, autoencoder3d (its convolutions at batch 64), "
         "lecture-interpolation (50 chairs, every ordered pair, 11 steps, batched and one by one), tensor-ops "
-        "(transpose and resize on tensors of 256 MiB or more, against the copy bandwidth)");
+        "(transpose, resize and the normalisations on tensors of 256 MiB or more, against the copy bandwidth), "
+        "norms (layer_norm, group_norm, instance_norm on 256 MiB tensors)");
     cmd->add_option("--pairs", a->pairs, "lecture-interpolation: only the first N ordered pairs (0: all 2450)")
         ->capture_default_str();
     cmd->add_option("--backends", a->backends, "comma-separated selections; ratios are against the first")
@@ -504,7 +505,7 @@ Command addBenchCommand(CLI::App& app)
         setCpuThreadCount(a->threads);
         if (a->network.empty() == a->suite.empty())
             throw InputError("bench needs either a network file or --suite (unet-encoder, lenet5, weak-shapes, fft, "
-                             "autoencoder3d, lecture-interpolation, tensor-ops)");
+                             "autoencoder3d, lecture-interpolation, tensor-ops, norms)");
         if (a->train && a->suite == "lecture-interpolation")
             throw InputError("bench --train: the lecture-interpolation suite decodes only; train a network or another "
                              "suite");

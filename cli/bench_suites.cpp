@@ -183,7 +183,8 @@ Network autoencoder3dNetwork(int64_t batch)
 
 std::vector<std::string> suiteNames()
 {
-    return { "unet-encoder", "lenet5", "weak-shapes", "fft", "autoencoder3d", "lecture-interpolation", "tensor-ops" };
+    return { "unet-encoder", "lenet5", "weak-shapes", "fft", "autoencoder3d", "lecture-interpolation", "tensor-ops",
+        "norms" };
 }
 
 std::vector<BenchCase> makeSuite(const std::string& name)
@@ -198,10 +199,16 @@ std::vector<BenchCase> makeSuite(const std::string& name)
         return fftCases();
     if (name == "autoencoder3d")
         return autoencoderLayers();
-    if (name == "tensor-ops")
-        return tensorOps();
+    if (name == "tensor-ops") {
+        std::vector<BenchCase> cases = tensorOps();
+        for (BenchCase& c : normCases())
+            cases.push_back(std::move(c));
+        return cases;
+    }
     if (name == "lecture-interpolation")
         return { { "lecture-interpolation", autoencoder3dNetwork(1) } }; // run by runLectureTable, not as layers
+    if (name == "norms")
+        return normCases();
     std::string known;
     for (const auto& n : suiteNames())
         known += (known.empty() ? "" : ", ") + n;

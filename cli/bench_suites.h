@@ -20,6 +20,8 @@ struct BenchCase {
 std::vector<std::string> suiteNames();
 // The lecture's autoencoder (resources/networks/autoencoder3d.json, built here so a suite needs no file) for a batch.
 Network autoencoder3dNetwork(int64_t batch);
+// The "norms" suite (bench_suites_norm.cpp): layer_norm, group_norm and instance_norm on 256 MiB tensors.
+std::vector<BenchCase> normCases();
 // Throws InputError for an unknown suite.
 std::vector<BenchCase> makeSuite(const std::string& name);
 

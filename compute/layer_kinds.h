@@ -149,6 +149,12 @@ inline constexpr std::array<LayerKindInfo, std::variant_size_v<LayerSpec>> kLaye
         kNeedsVolume, {} },
     { kindIndex<BatchNorm3d>, "batchnorm3d", "BatchNorm3d", "bn3d_", KindFamily::Normalization, 1, 1,
         kNeedsStatistics | kNeedsVolume, { "eps", "affine", "running_mean", "running_var", "weight", "bias", "init" } },
+    { kindIndex<LayerNorm>, "layer_norm", "LayerNorm", "ln", KindFamily::Normalization, 1, 1, kNeedsWeights,
+        { "normalized_shape", "eps", "elementwise_affine", "bias", "init" } },
+    { kindIndex<GroupNorm>, "group_norm", "GroupNorm", "gn", KindFamily::Normalization, 1, 1, kNeedsWeights,
+        { "num_groups", "eps", "affine", "init" } },
+    { kindIndex<InstanceNorm>, "instance_norm", "InstanceNorm", "inorm", KindFamily::Normalization, 1, 1,
+        kNeedsWeights, { "eps", "affine", "init" } },
 } };
 // clang-format on
 

@@ -161,6 +161,13 @@ std::string layerSummary(const LayerSpec& spec)
                         s << (k ? "×" : "") << l.scale_factor[k];
                 }
                 s << " " << resizeModeName(l.mode);
+            } else if constexpr (std::is_same_v<T, LayerNorm>) {
+                s << " [";
+                for (size_t k = 0; k < l.normalized_shape.size(); ++k)
+                    s << (k ? ", " : "") << l.normalized_shape[k];
+                s << "]";
+            } else if constexpr (std::is_same_v<T, GroupNorm>) {
+                s << " g" << l.num_groups;
             } else if constexpr (std::is_same_v<T, Dropout>) {
                 s << " p" << l.p;
             } else if constexpr (std::is_same_v<T, ChannelShuffle>) {

@@ -395,12 +395,41 @@ struct BatchNorm3d {
     bool operator==(const BatchNorm3d&) const = default;
 };
 
+// ---- Normalization over each sample's own elements (issue 30): the statistics (mean and biased variance) come from
+// the input itself, at inference as in training; y = (x − mean) / √(var + eps) · weight + bias.
+// torch.nn.LayerNorm(normalized_shape, eps, elementwise_affine, bias): over the last len(normalized_shape) axes, which
+// must equal normalized_shape; weight and bias have dims normalized_shape (bias false: no bias). Any rank 2..6.
+struct LayerNorm {
+    std::vector<int64_t> normalized_shape {}; // required (the file's "normalized_shape": a list, or one number)
+    double eps = 1e-5;
+    bool elementwise_affine = true;
+    bool bias = true;
+    bool operator==(const LayerNorm&) const = default;
+};
+// torch.nn.GroupNorm(num_groups, num_channels, eps, affine) on [N, C, *] (rank 2..6): the C channels in num_groups
+// groups of C / num_groups, each (sample, group) normalised over its channels and every position; weight and bias
+// [C] (num_channels is the input's C, never stored).
+struct GroupNorm {
+    int64_t num_groups = 1;
+    double eps = 1e-5;
+    bool affine = true;
+    bool operator==(const GroupNorm&) const = default;
+};
+// torch.nn.InstanceNorm1d/2d/3d(num_features, eps, affine, track_running_stats=False) on [N, C, *] (rank 3..6): each
+// (sample, channel) normalised over its positions; weight and bias [C]. PyTorch's default affine is false.
+struct InstanceNorm {
+    double eps = 1e-5;
+    bool affine = false;
+    bool operator==(const InstanceNorm&) const = default;
+};
+
 // The order of the alternatives is the menu order; compute/layer_kinds.h holds every other fact about each kind
 // and checks at compile time that it lists them in this order.
 using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
     LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh, PReLU, GELU, Softplus, Mish, Unary,
     Binary, Flatten, Linear, Softmax, Add, Mul, Concat, Pad, Resize, Identity, Dropout, ChannelShuffle, Slice, Reshape,
-    Transpose, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, GlobalAvgPool3d, BatchNorm3d>;
+    Transpose, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, GlobalAvgPool3d, BatchNorm3d, LayerNorm, GroupNorm,
+    InstanceNorm>;
 
 // The file-format / PyTorch-style type name: "conv2d", "conv_transpose2d", "maxpool2d", ...
 std::string layerTypeName(const LayerSpec& spec);

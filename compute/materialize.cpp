@@ -4,6 +4,7 @@
 #include "compute/checked_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/normalization.h"
 #include "compute/npy.h"
 #include "compute/random.h"
 
@@ -239,6 +240,48 @@ namespace {
             m_layer.runningVar = std::make_shared<const Tensor>(std::move(var));
         }
 
+        // layer_norm, group_norm, instance_norm (compute/normalization.h): weight and bias of PyTorch's dims, stored
+        // flat; 1 and 0 where PyTorch has none (affine false, bias false), so every backend runs one formula.
+        void normParameters(const std::vector<int64_t>& dims)
+        {
+            int64_t count = 1;
+            for (const int64_t d : dims)
+                count = checkedMul(count, d, m_where + ": parameters");
+            const Shape shape = Shape::nchw(count, 1, 1, 1);
+            const std::string text = npyDimsText(dims);
+            const InitSpec& init = m_layer.init;
+            const bool hasWeight = normHasWeight(m_layer.spec), hasBias = normHasBias(m_layer.spec);
+            Tensor w = Tensor::filled(shape, 1.0f), b = Tensor::zeros(shape);
+            if (hasWeight && init.kind == "embedded") {
+                const Layer::Embedded* e = m_layer.embedded.get();
+                m_layer.weight = embedded(e ? e->weight : nullptr, "weight", shape, text);
+                m_layer.bias = hasBias ? embedded(e ? e->bias : nullptr, "bias", shape, text)
+                                       : std::make_shared<const Tensor>(std::move(b));
+                return;
+            }
+            if (hasWeight && init.kind == "uniform") {
+                Random rng(init.seed);
+                const double low = init.low.value_or(-1.0), high = init.high.value_or(1.0);
+                for (int64_t i = 0; i < count; ++i)
+                    w.data()[i] = float(rng.uniform(low, high));
+                if (hasBias)
+                    for (int64_t i = 0; i < count; ++i)
+                        b.data()[i] = float(rng.uniform(low, high));
+            } else if (hasWeight && init.kind == "constant") {
+                w.fill(float(init.value.value_or(1.0)));
+            } else if (hasWeight && init.kind == "file") {
+                m_layer.weight = fromFile("init.weight", init.weight_file, dims, shape);
+                m_layer.bias = hasBias && !init.bias_file.empty() ? fromFile("init.bias", init.bias_file, dims, shape)
+                                                                  : std::make_shared<const Tensor>(std::move(b));
+                return;
+            } else if (hasWeight && init.kind != "default") {
+                fail("\"init\": kind \"" + init.kind + "\" does not apply to " + layerTypeName(m_layer.spec)
+                    + " (default, constant, uniform, file)");
+            }
+            m_layer.weight = std::make_shared<const Tensor>(std::move(w));
+            m_layer.bias = std::make_shared<const Tensor>(std::move(b));
+        }
+
         void run(const LayerShape& shape)
         {
             const int64_t cin = shape.in.c;
@@ -311,6 +354,8 @@ namespace {
                         } else {
                             weightsAndBias(plan);
                         }
+                    } else if constexpr (isNormKind<T>) {
+                        normParameters(normParameterDims(l, shape.in));
                     } else if constexpr (std::is_same_v<T, Binary>) {
                         // The constant operand, as a flat tensor every backend reads by the layer's plan (not a
                         // parameter: nothing trains it, as a tensor PyTorch holds outside the parameters).

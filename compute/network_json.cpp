@@ -9,6 +9,7 @@
 #include "compute/image_input.h"
 #include "compute/layer_kinds.h"
 #include "compute/network_json_internal.h"
+#include "compute/normalization.h"
 #include "compute/onnx_model.h"
 #include "compute/resize.h"
 #include "compute/voxel_samples.h"
@@ -234,6 +235,8 @@ namespace {
                         if (l.p < 0 || l.p > 1)
                             ctx.fail("\"p\" must be between 0 and 1, got " + shown(j["p"]));
                     }
+                } else if constexpr (isNormKind<T>) {
+                    readNormalization(j, layer.spec, layer, ctx);
                 } else if constexpr (std::is_same_v<T, Resize>) {
                     readResize(j, l, ctx);
                 } else if constexpr (std::is_same_v<T, Pad>) {

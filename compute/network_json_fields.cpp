@@ -257,6 +257,8 @@ InitSpec readInit(const Json& v, const std::string& type, bool hasBias, const Co
         kinds = { "default", "random" };
     else if (type == "prelu")
         kinds = { "default", "constant", "uniform", "file" }; // default: PyTorch's 0.25 for every slope
+    else if (type == "layer_norm" || type == "group_norm" || type == "instance_norm")
+        kinds = { "default", "constant", "uniform", "file" }; // default: PyTorch's weight 1, bias 0
     else {
         kinds = { "default", "uniform", "he_uniform", "xavier_uniform", "constant" };
         if (type == "conv2d" || type == "conv_transpose2d")

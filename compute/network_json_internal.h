@@ -56,6 +56,11 @@ void readInto(Padding3d& out, const Json& v, const std::string& key, const Conte
 // exclude_outside); a file that gives size and no scale_factor resizes to the size.
 void readResize(const Json& j, Resize& l, const Context& ctx);
 
+// The normalization kinds' fields (layer_norm, group_norm, instance_norm; network_json_norm.cpp): read into `spec`
+// and the layer's init, and written with `init` (the layer's init as initJson writes it).
+void readNormalization(const Json& j, LayerSpec& spec, Layer& layer, const Context& ctx);
+void writeNormalization(const LayerSpec& spec, const Layer& layer, Json& o, const Json& init);
+
 // A batch-norm tensor: a scalar, a list (one per channel) or an .npy path.
 ParamValue readParamValue(const Json& v, const std::string& key, bool nonNegative, const Context& ctx);
 // "init": the kinds that apply to `type`, and only the keys that mean something for the chosen kind.

@@ -5,6 +5,7 @@
 
 #include "compute/atomic_file.h"
 #include "compute/network_json_internal.h"
+#include "compute/normalization.h"
 
 namespace convscope {
 
@@ -201,6 +202,8 @@ namespace {
                     o["dim"] = l.dim;
                     o["start"] = l.start;
                     o["end"] = l.end;
+                } else if constexpr (isNormKind<T>) {
+                    writeNormalization(layer.spec, layer, o, initJson(layer.init));
                 } else if constexpr (std::is_same_v<T, Pad>) {
                     o["padding"] = Json::array({ l.padding[0], l.padding[1], l.padding[2], l.padding[3] });
                     o["mode"] = padModeName(l.mode);

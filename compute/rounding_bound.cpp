@@ -3,6 +3,7 @@
 #include "compute/elementwise_math.h"
 
 #include "compute/layer_kinds.h"
+#include "compute/normalization.h"
 
 #include <algorithm>
 #include <cmath>
@@ -226,6 +227,8 @@ namespace {
                     return 1.0 / std::sqrt(double(std::max<int64_t>(1, shape.in.d * shape.in.h * shape.in.w)));
                 else if constexpr (std::is_same_v<T, Resize>)
                     return resizeLipschitz(l, shape);
+                else if constexpr (isNormKind<T>) // 1/σ of the data itself: no constant without its values
+                    return std::numeric_limits<double>::infinity();
                 else if constexpr (std::is_same_v<T, Tanh> || std::is_same_v<T, Add> || std::is_same_v<T, Mul>)
                     return 1.0; // |tanh'| <= 1; add and mul: the inputs' norms are summed in roundingBounds
                 else if constexpr (keepsRelativeError<T>() || layerKindOf<T>().family == KindFamily::Convolution

@@ -4,6 +4,7 @@
 // Every backend allocates from these shapes, so a kernel never re-derives a size on its own.
 // The walk over a whole network (each layer's sources, the totals, the live memory) is in shape_inference_network.cpp.
 #include "compute/shape_inference.h"
+#include "compute/normalization.h"
 #include "compute/shape_inference_math.h"
 #include "compute/shape_inference_views.h"
 #include "compute/shape_inference_volume.h"
@@ -482,6 +483,8 @@ namespace {
                     if (!(l.p >= 0 && l.p <= 1))
                         throw InputError("p must be between 0 and 1");
                     return passThrough(in, "output = input " + in.str() + " (dropout does nothing at inference)");
+                } else if constexpr (isNormKind<T>) {
+                    return inferNormalization(l, in);
                 } else {
                     static_assert(dependent_false<T>, "shape inference: a layer kind has no rule");
                 }

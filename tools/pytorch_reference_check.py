@@ -5,7 +5,8 @@ For each case it writes a network JSON whose weights and input are .npy files, r
 `convscope-cli run --dump-outputs`, and compares every layer's output with torch.nn.functional evaluated in
 float64 on the same float32 data. Passes when every layer's relative L2 error is <= the tolerance.
 Networks are graphs: besides chains of every single-input kind (relu6, hardswish, hardsigmoid, silu, pad in its three
-modes, resize as F.interpolate's nearest, nearest-exact, bilinear and bicubic, identity and dropout included), layers read earlier layers by name through add (2 or 3 inputs), mul (same
+modes, resize as F.interpolate's nearest, nearest-exact, bilinear and bicubic, identity and dropout, layer_norm,
+group_norm and instance_norm included), layers read earlier layers by name through add (2 or 3 inputs), mul (same
 shape, or a global-average-pool → sigmoid gate broadcast as squeeze-and-excitation does) and concat.
 
     python3 tools/pytorch_reference_check.py --cli build/dev/bin/convscope-cli --cases 200 [--backends cuda.tiled]
@@ -135,6 +136,37 @@ def bn_case(c, x, rng):
              "weight": c.save(weight), "bias": c.save(bias)}
     t = lambda a: torch.from_numpy(a).double()
     return layer, lambda v: F.batch_norm(v, t(mean), t(var), t(weight), t(bias), False, 0.0, eps)
+
+
+def norm_case(c, x, rng):
+    """layer_norm over the last 1 to 3 axes, group_norm, instance_norm, with and without weights (from .npy)."""
+    t = lambda a: torch.from_numpy(a).double()
+    kind = rng.choice(["layer_norm", "group_norm", "instance_norm"])
+    eps = rng.choice([1e-5, 1e-3, 0.1])
+    affine = rng.random() < 0.7
+    if kind == "layer_norm":
+        shape = list(x.shape[4 - rng.randint(1, 3):])
+        bias = rng.random() < 0.7
+        w, b = c.rand(*shape), c.rand(*shape)
+        layer = {"type": "layer_norm", "normalized_shape": shape, "eps": eps, "elementwise_affine": affine, "bias": bias}
+        if affine:
+            layer["init"] = {"weight": c.save(w), **({"bias": c.save(b)} if bias else {})}
+        return layer, lambda v: F.layer_norm(v, shape, t(w) if affine else None, t(b) if affine and bias else None, eps)
+    ch = x.shape[1]
+    w, b = c.rand(ch), c.rand(ch)
+    if kind == "instance_norm":
+        if x.shape[2] * x.shape[3] < 2:  # PyTorch refuses one position
+            return None
+        layer = {"type": "instance_norm", "eps": eps, "affine": affine}
+        if affine:
+            layer["init"] = {"weight": c.save(w), "bias": c.save(b)}
+        return layer, lambda v: F.instance_norm(v, weight=t(w) if affine else None, bias=t(b) if affine else None,
+                                                eps=eps)
+    groups = rng.choice([g for g in range(1, ch + 1) if ch % g == 0])
+    layer = {"type": "group_norm", "num_groups": groups, "eps": eps, "affine": affine}
+    if affine:
+        layer["init"] = {"weight": c.save(w), "bias": c.save(b)}
+    return layer, lambda v: F.group_norm(v, groups, t(w) if affine else None, t(b) if affine else None, eps)
 
 
 def pad_case(c, x, rng):
@@ -272,7 +304,7 @@ def make_case(rng, folder):
     for _ in range(rng.randint(1, 5)):
         cur_name, cur = hist[-1]
         kind = rng.choice(["conv", "conv", "convt", "max", "avg", "bn", "act", "act", "gap", "pad", "add", "mul",
-                           "concat", "resize", "shuffle", "slice"])
+                           "concat", "resize", "shuffle", "slice", "norm"])
         if kind == "add":
             same = [nm for nm, t in hist[:-1] if t.shape == cur.shape] or [cur_name]
             names = [cur_name] + [rng.choice(same) for _ in range(rng.randint(1, 2))]
@@ -309,6 +341,7 @@ def make_case(rng, folder):
                     "bn": lambda: bn_case(c, cur, rng), "act": lambda: act_case(c, cur, rng),
                     "pad": lambda: pad_case(c, cur, rng), "resize": lambda: resize_case(c, cur, rng),
                     "shuffle": lambda: shuffle_case(c, cur, rng), "slice": lambda: slice_case(c, cur, rng),
+                    "norm": lambda: norm_case(c, cur, rng),
                     "gap": lambda: ({"type": "global_avgpool2d"}, lambda t: t.mean((2, 3), keepdim=True))}[kind]()
             if made:
                 break

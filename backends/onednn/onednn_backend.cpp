@@ -282,13 +282,14 @@ namespace {
                 return run;
             }
             const dnnl::primitive_desc& pd = *plan.pd;
-            const memory::desc userSrc = plan.flatSrc ? memory::desc({ in.n, in.c * in.h * in.w }, m_act, Tag::nc)
-                : plan.volume                         ? ncdhw(in, m_act)
-                                                      : nchw(in, m_act);
-            const memory::desc userDst = plan.flatSrc
-                ? memory::desc({ shape.out.n, shape.out.c * shape.out.h * shape.out.w }, m_act, Tag::nc)
-                : plan.volume ? ncdhw(shape.out, m_act)
-                              : nchw(shape.out, m_act);
+            const memory::desc userSrc = plan.rowsDesc ? *plan.rowsDesc
+                : plan.flatSrc                         ? memory::desc({ in.n, in.c * in.h * in.w }, m_act, Tag::nc)
+                : plan.volume                          ? ncdhw(in, m_act)
+                                                       : nchw(in, m_act);
+            const memory::desc userDst = plan.rowsDesc ? *plan.rowsDesc
+                : plan.flatSrc ? memory::desc({ shape.out.n, shape.out.c * shape.out.h * shape.out.w }, m_act, Tag::nc)
+                : plan.volume  ? ncdhw(shape.out, m_act)
+                               : nchw(shape.out, m_act);
             // The input's address is set per pass; start from any valid one.
             run.src = memory(userSrc, m_engine, nullptr);
             memory dst(userDst, m_engine, m_outputs[i].data());

@@ -35,6 +35,7 @@
 #include "compute/elementwise_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/normalization.h"
 #include "compute/resize.h"
 
 #include <variant>
@@ -585,6 +586,8 @@ Plan planLayer(
                 plan.pd = dnnl::pooling_v2_forward::primitive_desc(d, eng);
             } else if constexpr (std::is_same_v<S, BatchNorm3d>) {
                 planBatchNorm(s, in, act, eng, plan, param, layer);
+            } else if constexpr (isNormKind<S>) {
+                planNormalization(s, shape, act, eng, plan, layer);
             } else {
                 static_assert(dependent_false<S>, "onednn backend: a layer kind has no branch");
             }

@@ -45,6 +45,7 @@ struct Plan {
     std::string multiImpl;
     bool flatSrc = false; // linear: the source is [N, F]
     bool volume = false; // conv3d, conv_transpose3d, 3-D pools: the user layout is NCDHW
+    std::optional<memory::desc> rowsDesc; // the norms: input and output seen as [rows, rowLength] (onednn_plan_norm)
     std::vector<std::pair<int, memory::desc>> params; // arg id, user (PyTorch) layout
     std::vector<std::shared_ptr<const Tensor>> paramData; // same order; null when only planning
 };
@@ -54,5 +55,9 @@ struct Plan {
 // implementation).
 Plan planLayer(
     const Layer* layer, const LayerSpec& spec, const LayerShape& shape, const dnnl::engine& eng, memory::data_type act);
+
+// layer_norm, and group_norm / instance_norm without affine, as layer_normalization_forward (onednn_plan_norm.cpp).
+void planNormalization(const LayerSpec& spec, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng,
+    Plan& plan, const Layer* layer);
 
 } // namespace convscope::onednn

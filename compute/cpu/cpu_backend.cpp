@@ -404,6 +404,12 @@ namespace {
                             ? cpu::fast::batchNorm3d(in, mean, var, layer.weight.get(), layer.bias.get(), spec.eps, out)
                             : cpu::direct::batchNorm3d(
                                 in, mean, var, layer.weight.get(), layer.bias.get(), spec.eps, out);
+                    } else if constexpr (isNormKind<Spec>) {
+                        const NormPlan plan = normPlan(spec, in.shape());
+                        const Tensor& w = requireParameter(layer.weight, layer, "weight");
+                        const Tensor& b = requireParameter(layer.bias, layer, "bias");
+                        m_fast ? cpu::fast::normalization(in, w, b, plan, out)
+                               : cpu::direct::normalization(in, w, b, plan, out);
                     } else {
                         static_assert(dependent_false<Spec>, "cpu backend: a layer kind has no branch");
                     }
@@ -472,6 +478,8 @@ namespace {
                     else if constexpr (
                         std::is_same_v<T,
                             Reshape> || std::is_same_v<T, Transpose> || isElementwiseMathKind<T> || std::is_same_v<T, Binary>)
+                        return { true, {} };
+                    else if constexpr (isNormKind<T>)
                         return { true, {} };
                     else
                         static_assert(dependent_false<T>, "cpu backend: supports() does not know a layer kind");

@@ -11,6 +11,7 @@
 
 #include "compute/binary.h"
 #include "compute/layer_spec.h"
+#include "compute/normalization.h"
 #include "compute/resize_math.h"
 #include "compute/shape_inference.h"
 #include "compute/tensor.h"
@@ -127,6 +128,15 @@ namespace fast {
     void batchNorm3d(const Tensor& in, const Tensor& mean, const Tensor& var, const Tensor* weight, const Tensor* bias,
         double eps, Tensor& out);
 } // namespace fast
+
+// layer_norm, group_norm, instance_norm by compute/normalization.h's plan (normalization.cpp); weight and bias hold the
+// plan's parameters (1 and 0 where the layer has none).
+namespace direct {
+    void normalization(const Tensor& in, const Tensor& weight, const Tensor& bias, const NormPlan& plan, Tensor& out);
+}
+namespace fast {
+    void normalization(const Tensor& in, const Tensor& weight, const Tensor& bias, const NormPlan& plan, Tensor& out);
+}
 
 // The binary layer's plan and operand pointers (its inputs and its constant), and the layer run on them.
 BinaryPlan binaryLayerPlan(const Binary& l, const LayerShape& s, const std::vector<const Tensor*>& ins,

@@ -37,5 +37,10 @@ void reshape(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& nam
 void flatten(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 void squeeze(
     GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a); // and Unsqueeze
+// onnx_convert_norm.cpp: LayerNormalization (17), InstanceNormalization (6), GroupNormalization (18: scale and bias per
+// group, expanded to the channels; 21: per channel) as layer_norm, instance_norm and group_norm.
+void layerNormalization(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+void instanceNormalization(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+void groupNormalization(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 
 } // namespace convscope::onnx::convert

@@ -10,6 +10,7 @@
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/materialize.h"
+#include "compute/normalization.h"
 #include "compute/resize.h"
 #include "compute/shape_inference.h"
 
@@ -127,6 +128,48 @@ namespace {
         }
 
         void layer(size_t i);
+
+        // layer_norm → LayerNormalization (opset 17: axis, epsilon, Scale and B of dims normalized_shape);
+        // instance_norm → InstanceNormalization (scale, B of [C]); group_norm → PyTorch's own export before opset 18:
+        // Reshape to [N, G, −1], InstanceNormalization with scale 1 and B 0, Reshape back, Mul by the weight and Add
+        // the bias as [C, 1, …]. Weight and bias are the materialised ones (1 and 0 where the layer has none).
+        void writeNormalization(const Layer& l, const LayerShape& shape, const std::string& x, const std::string& out)
+        {
+            const std::vector<int64_t> dims = shape.in.dims();
+            const int64_t rank = int64_t(dims.size());
+            if (const auto* k = std::get_if<LayerNorm>(&l.spec)) {
+                const auto& ns = k->normalized_shape;
+                NodeProto* n = node("LayerNormalization", l.name,
+                    { x, tensor(l.name + ".weight", ns, *l.weight), tensor(l.name + ".bias", ns, *l.bias) }, out);
+                integer(n, "axis", rank - int64_t(ns.size()));
+                real(n, "epsilon", k->eps);
+                return;
+            }
+            const int64_t c = dims[1];
+            if (const auto* k = std::get_if<InstanceNorm>(&l.spec)) {
+                NodeProto* n = node("InstanceNormalization", l.name,
+                    { x, tensor(l.name + ".weight", { c }, *l.weight), tensor(l.name + ".bias", { c }, *l.bias) }, out);
+                real(n, "epsilon", k->eps);
+                return;
+            }
+            const auto& k = std::get<GroupNorm>(l.spec);
+            const int64_t g = k.num_groups;
+            std::vector<float> one(size_t(g), 1.0f), zero(size_t(g), 0.0f);
+            std::vector<int64_t> back = dims, perChannel(size_t(std::max<int64_t>(rank - 1, 1)), 1);
+            back[0] = 0;
+            perChannel[0] = c;
+            const std::string grouped = l.name + "/grouped", normalized = l.name + "/normalized",
+                              ungrouped = l.name + "/ungrouped", scaled = l.name + "/scaled";
+            node("Reshape", grouped, { x, int64s(l.name + ".grouped_shape", { 0, g, -1 }) }, grouped);
+            real(node("InstanceNormalization", normalized,
+                     { grouped, floats(l.name + ".group_scale", { g }, one.data(), one.size()),
+                         floats(l.name + ".group_bias", { g }, zero.data(), zero.size()) },
+                     normalized),
+                "epsilon", k.eps);
+            node("Reshape", ungrouped, { normalized, int64s(l.name + ".shape", back) }, ungrouped);
+            node("Mul", scaled, { ungrouped, tensor(l.name + ".weight", perChannel, *l.weight) }, scaled);
+            node("Add", l.name, { scaled, tensor(l.name + ".bias", perChannel, *l.bias) }, out);
+        }
 
         // gelu, softplus, mish, unary in opset 17's operators (Gelu is opset 20's and Mish 18's): GELU as the Erf (or
         // Tanh) formula PyTorch exports, softplus as Softplus of β·x divided by β with PyTorch's threshold as a Where
@@ -452,6 +495,8 @@ namespace {
                 } else if constexpr (std::is_same_v<T, Dropout>) {
                     // Inference: the identity (ratio kept for a reader who trains).
                     node("Dropout", l.name, { in[0], scalar(l.name + ".ratio", float(k.p)) }, out);
+                } else if constexpr (isNormKind<T>) {
+                    writeNormalization(l, shape, in[0], out);
                 } else {
                     static_assert(dependent_false<T>, "ONNX export: a layer kind has no operator");
                 }

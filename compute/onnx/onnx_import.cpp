@@ -218,7 +218,9 @@ Network importModel(const std::string& bytes, const std::string& what, const std
             a.fail("a node without outputs");
         if (auto it = patterns.at.find(k); it != patterns.at.end()) {
             const FoldedPattern& f = it->second;
-            g.addLayer(g.layerName(node, size_t(k), "_" + layerTypeName(f.spec)), f.spec, { f.input }, f.output, a);
+            const ResolvedPattern r = resolveFoldedPattern(f, g.activation(f.input, a).shape, g.constants, where);
+            g.addLayer(g.layerName(node, size_t(k), "_" + layerTypeName(f.spec)), r.spec, { f.input }, f.output, a,
+                r.embedded);
             continue;
         }
         if (allConstant && isFoldable(node.op_type())) {

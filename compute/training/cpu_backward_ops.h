@@ -15,6 +15,7 @@
 #include "compute/shape_inference.h"
 
 #include "compute/layer_spec.h"
+#include "compute/normalization.h"
 #include "compute/tensor.h"
 
 #include <cstdint>
@@ -129,5 +130,13 @@ void dropoutBackward(const Tensor& gy, const std::vector<float>& mask, Tensor& g
 
 // Is every element finite?
 bool allFinite(const Tensor& t);
+
+// layer_norm, group_norm, instance_norm (norm_backward.cpp): their forward is cpu::direct/fast::normalization with the
+// session's weight and bias; these recompute each row's statistics from x. gw / gb null: not a parameter (affine false,
+// layer_norm's bias false).
+void normalizationData(
+    const Tensor& gy, const Tensor& x, const Tensor& weight, const NormPlan& plan, Tensor& gx, bool parallel = false);
+void normalizationWeights(
+    const Tensor& gy, const Tensor& x, const NormPlan& plan, Tensor* gw, Tensor* gb, bool parallel = false);
 
 } // namespace convscope::cpu::grad

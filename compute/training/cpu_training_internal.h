@@ -100,14 +100,17 @@ public:
                 throw Error(layerLabel(net, i) + ": running statistics were not materialised");
             // Batch norm's weight and bias are parameters with affine only (without, they are the 1 and 0 that
             // materialisation gives every backend).
-            const bool weighted
-                = (layerKind(layer.spec).needs & kNeedsWeights) != 0 || (bn2 && bn2->affine) || (bn3 && bn3->affine);
+            // The norms' weight and bias likewise with affine (layer_norm: elementwise_affine, and bias for its bias).
+            const bool norm = isNormLayer(layer.spec);
+            const bool weighted = norm
+                ? normHasWeight(layer.spec)
+                : (layerKind(layer.spec).needs & kNeedsWeights) != 0 || (bn2 && bn2->affine) || (bn3 && bn3->affine);
             if (weighted && st.weight) {
                 st.gradWeight = std::make_unique<Tensor>(st.weight->shape());
                 st.updateWeight.emplace(options.optimizer, st.weight->numel());
                 trainable += st.weight->numel();
             }
-            if (weighted && st.bias) {
+            if ((norm ? normHasBias(layer.spec) : weighted) && st.bias) {
                 st.gradBias = std::make_unique<Tensor>(st.bias->shape());
                 st.updateBias.emplace(options.optimizer, st.bias->numel());
                 trainable += st.bias->numel();

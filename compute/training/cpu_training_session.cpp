@@ -4,6 +4,8 @@
 
 #include "compute/training/cpu_training_internal.h"
 
+#include "compute/normalization.h"
+
 namespace convscope {
 
 namespace cpu_training {
@@ -86,6 +88,10 @@ namespace cpu_training {
                     fast ? cpu::fast::channelShuffle(in, spec, out) : cpu::direct::channelShuffle(in, spec, out);
                 } else if constexpr (std::is_same_v<S, Slice>) {
                     fast ? cpu::fast::slice(in, spec, out) : cpu::direct::slice(in, spec, out);
+                } else if constexpr (isNormKind<S>) {
+                    const NormPlan plan = normPlan(spec, in.shape());
+                    fast ? cpu::fast::normalization(in, *st.weight, *st.bias, plan, out)
+                         : cpu::direct::normalization(in, *st.weight, *st.bias, plan, out);
                 } else {
                     static_assert(dependent_false<S>, "cpu training: a layer kind has no forward branch");
                 }
@@ -193,6 +199,8 @@ namespace cpu_training {
                              : cpu::direct::channelShuffle(gy, inverse, gx);
                     } else if constexpr (std::is_same_v<S, Slice>) {
                         cpu::grad::slice(gy, spec, gx);
+                    } else if constexpr (isNormKind<S>) {
+                        cpu::grad::normalizationData(gy, x, *st.weight, normPlan(spec, x.shape()), gx, fast);
                     } else {
                         static_assert(dependent_false<S>, "cpu training: a layer kind has no backward branch");
                     }
@@ -233,6 +241,9 @@ namespace cpu_training {
             cpu::grad::batchNorm2dWeights(gy, x, st.stats, *st.gradWeight, *st.gradBias, m_fast);
         else if (std::holds_alternative<PReLU>(layer.spec))
             cpu::grad::preluWeights(gy, x, *st.gradWeight);
+        else if (isNormLayer(layer.spec))
+            cpu::grad::normalizationWeights(
+                gy, x, normPlan(layer.spec, x.shape()), st.gradWeight.get(), st.gradBias.get(), m_fast);
         else
             throw Error(layerLabel(m_net, k) + ": parameters without a weight gradient");
     }

@@ -8,6 +8,7 @@
 #include "compute/layer_kinds.h"
 #include "compute/materialize.h"
 #include "compute/network_json.h"
+#include "compute/normalization.h"
 #include "compute/npy.h"
 #include "compute/training/distributed.h"
 
@@ -157,6 +158,8 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
 namespace {
     std::vector<int64_t> parameterDims(const Layer& layer, const Tensor& t, bool isWeight)
     {
+        if (const auto* ln = std::get_if<LayerNorm>(&layer.spec)) // weight and bias of dims normalized_shape
+            return ln->normalized_shape;
         if (!isWeight || std::holds_alternative<PReLU>(layer.spec) || std::holds_alternative<BatchNorm2d>(layer.spec))
             return { t.numel() };
         if (std::holds_alternative<Linear>(layer.spec))
@@ -197,10 +200,15 @@ void saveTrainedWeights(const std::filesystem::path& dir, const Network& trained
         }
         if (!(layerKind(layer.spec).needs & kNeedsWeights) || !layer.weight)
             continue;
+        // A norm without affine has no parameter to save (its 1 and 0 are not PyTorch's parameters); layer_norm
+        // without bias saves its weight only.
+        const bool norm = isNormLayer(layer.spec);
+        if (norm && !normHasWeight(layer.spec))
+            continue;
         InitSpec init;
         init.kind = "file";
         init.weight_file = write(layer.weight, "weight", true);
-        if (layer.bias)
+        if (layer.bias && (!norm || normHasBias(layer.spec)))
             init.bias_file = write(layer.bias, "bias", false);
         layer.init = init;
     }

@@ -2,6 +2,7 @@
 
 #include "compute/elementwise_math.h"
 #include "compute/layer_kinds.h"
+#include "compute/normalization.h"
 #include "compute/resize.h"
 
 #include <algorithm>
@@ -202,6 +203,10 @@ namespace {
                     // Element-wise (softmax over the channels of one pixel; concat along channels): same pixel.
                     r.rows = out.rows;
                     r.cols = out.cols;
+                } else if constexpr (isNormKind<T>) {
+                    // Every output reads its row's mean and variance: the whole row (the last axes, or a group's
+                    // or a channel's every position).
+                    r.whole = true;
                 } else if constexpr (isVolumeKind<T>) {
                     // Volumes (the 3-D kinds) have no 2-D picture to mark the field on: the whole input.
                     r.whole = true;

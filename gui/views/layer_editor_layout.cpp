@@ -111,6 +111,13 @@ void LayerEditor::buildLayoutFields(const LayerSpec& spec)
                 auto* r = s ? std::get_if<Reshape>(s) : nullptr;
                 return r ? &r->shape : nullptr;
             });
+    if (std::holds_alternative<LayerNorm>(spec))
+        listField("normalized_shape", tr("Normalized shape"),
+            tr("The sizes of the last axes normalised over, e.g. 768 (PyTorch's LayerNorm(normalized_shape))"),
+            [](LayerSpec* s) -> std::vector<int64_t>* {
+                auto* n = s ? std::get_if<LayerNorm>(s) : nullptr;
+                return n ? &n->normalized_shape : nullptr;
+            });
     if (std::holds_alternative<Transpose>(spec))
         listField("dims", tr("Dims"), tr("Output axis i is input axis dims[i], e.g. 0, 2, 3, 1 (PyTorch's permute)"),
             [](LayerSpec* s) -> std::vector<int64_t>* {

@@ -28,6 +28,7 @@
 #include "kernels/cuda/layer_geometry.h"
 #include "kernels/cuda/linear.cuh"
 #include "kernels/cuda/merge.cuh"
+#include "kernels/cuda/normalization_layer.h"
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cuda/pooling.cuh"
 #include "kernels/cuda/resize.cuh"
@@ -146,6 +147,9 @@ namespace {
                                                                            : 0;
             if (std::holds_alternative<BatchNorm2d>(spec(i)) || std::holds_alternative<BatchNorm3d>(spec(i)))
                 return 2 * static_cast<size_t>(shape(i).in.c) * sizeof(float);
+            if (isNormLayer(spec(i))) // the split-row path's chunk statistics (normalization.cu)
+                return normalizationScratchBytes(
+                    normGeometryOf(spec(i), shape(i).in), deviceProperties().multiProcessorCount);
             if (std::holds_alternative<Linear>(spec(i))) // split-K partial sums (linear.cu)
                 return linearScratchBytes(int(shape(i).in.n),
                     int(shape(i).in.c * shape(i).in.d * shape(i).in.h * shape(i).in.w), int(shape(i).out.c),
@@ -224,6 +228,8 @@ namespace {
                         batchNormFold(int(shape(i).in.c), runningMean(i), runningVar(i), weight(i), bias(i), l.eps,
                             static_cast<float*>(scratch(i)), stream);
                         setLayerNote(i, "statistics folded into scale and shift at prepare");
+                    } else if constexpr (isNormKind<T>) {
+                        setLayerNote(i, normalizationNote(normGeometryOf(l, shape(i).in), sms));
                     } else if constexpr (std::is_same_v<T, Linear>) {
                         const LayerShape& s = shape(i);
                         setLayerNote(
@@ -395,6 +401,9 @@ namespace {
                     } else if constexpr (std::is_same_v<T, BatchNorm3d>) {
                         batchNorm2d(int(s.in.n), int(s.in.c), int(s.in.d * s.in.h * s.in.w), x,
                             static_cast<const float*>(scratch(i)), y, st);
+                    } else if constexpr (isNormKind<T>) {
+                        normalization(normGeometryOf(l, s.in), x, weight(i), bias(i), y, scratch(i),
+                            deviceProperties().multiProcessorCount, st);
                     } else {
                         static_assert(dependent_false<T>, "cuda backend: runLayer has no branch for a layer kind");
                     }

@@ -8,6 +8,7 @@
 
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/normalization.h"
 #include "compute/resize.h"
 #include "kernels/cuda/activation_kind.h"
 #include "kernels/cuda/linear.cuh"
@@ -45,7 +46,9 @@ namespace {
         return false;
     }
 
-    template <typename T> constexpr bool hasStoredKernel = familyHasStoredKernel(layerKindOf<T>().family);
+    // The normalization kinds run their FP32 kernel on FP32 copies in a storage format (normalization.cu).
+    template <typename T>
+    constexpr bool hasStoredKernel = familyHasStoredKernel(layerKindOf<T>().family) && !isNormKind<T>;
     template <typename T> constexpr bool isConvolutionKind = layerKindOf<T>().family == KindFamily::Convolution;
 
     // A 2-D convolution as a volume of depth 1 (stored_conv.cuh takes one geometry for both).

@@ -32,6 +32,7 @@
 #include "kernels/cuda/copy_kernels.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/merge.cuh"
+#include "kernels/cuda/normalization_layer.h"
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cuda/pooling.cuh"
 #include "kernels/cuda/resize.cuh"
@@ -123,6 +124,9 @@ namespace {
 
         size_t layerScratchBytes(size_t i) const override
         {
+            if (isNormLayer(spec(i))) // the split-row path's chunk statistics (kernels/cuda/normalization.cu)
+                return cuda::normalizationScratchBytes(
+                    cuda::normGeometryOf(spec(i), shape(i).in), deviceProperties().multiProcessorCount);
             if (const auto* c = std::get_if<Conv2d>(&spec(i)); c && native(i))
                 return nativeConvScratchBytes(*c, shape(i), storage().dtype);
             // Each is 0 for the other's kinds.
@@ -255,6 +259,11 @@ namespace {
                         setLayerNote(i, "our CUDA kernel: cuDNN has no concatenation (a copy into each channel slice)");
                     } else if constexpr (std::is_same_v<T, Pad>) {
                         setLayerNote(i, "our CUDA kernel: cuDNN has no padding layer");
+                    } else if constexpr (isNormKind<T>) {
+                        setLayerNote(i,
+                            cuda::normalizationNote(
+                                cuda::normGeometryOf(l, s.in), deviceProperties().multiProcessorCount)
+                                + " (kernels/cuda/normalization.cu: cuDNN has no " + layerKind(l).type + " call)");
                     } else if constexpr (std::is_same_v<T, Resize>) {
                         setLayerNote(i, "our CUDA kernel (kernels/cuda/resize.cu): cuDNN has no resize call");
                     } else if constexpr (
@@ -399,6 +408,9 @@ namespace {
                         std::is_same_v<T,
                             Conv3d> || std::is_same_v<T, ConvTranspose3d> || std::is_same_v<T, MaxPool3d> || std::is_same_v<T, AvgPool3d>) {
                         p.volume->run(h.cudnn, layerBuffers(i), m_workspace.get(), m_workspace.bytes(), st);
+                    } else if constexpr (isNormKind<T>) {
+                        cuda::normalization(cuda::normGeometryOf(l, s.in), x, weight(i), bias(i), y, scratch(i),
+                            deviceProperties().multiProcessorCount, st);
                     } else {
                         static_assert(dependent_false<T>, "cudnn backend: runLayer has no branch for a layer kind");
                     }

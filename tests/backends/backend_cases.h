@@ -15,6 +15,10 @@ namespace convscope::test {
 std::vector<NetworkCase> fixedCasesFor(const LayerSpec& kind);
 // The fixed cases of a 3-D kind (fixed_cases_volume.cpp); empty for another kind.
 std::vector<NetworkCase> fixedVolumeCasesFor(const LayerSpec& kind);
+// The cases of a normalization kind (layer_norm, group_norm, instance_norm; norm_cases.cpp), fixed and seeded random;
+// empty for another kind.
+std::vector<NetworkCase> fixedNormCasesFor(const LayerSpec& kind);
+std::vector<NetworkCase> randomNormCasesFor(const LayerSpec& kind, uint64_t seed);
 // Whole networks with skips through fusable groups (kind "graph"): a ResNet basic block, a U-Net level.
 std::vector<NetworkCase> fixedGraphCases();
 // Random cases of one kind from a seed (the same seed gives the same cases): random padding (asymmetric and "same"),

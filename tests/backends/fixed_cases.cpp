@@ -6,6 +6,7 @@
 
 #include "compute/binary.h"
 #include "compute/layer_kinds.h"
+#include "compute/normalization.h"
 
 using namespace convscope;
 
@@ -495,6 +496,8 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                 };
             } else if constexpr (isVolumeKind<T>) {
                 return test::fixedVolumeCasesFor(k);
+            } else if constexpr (isNormKind<T>) {
+                return test::fixedNormCasesFor(k);
             } else {
                 static_assert(dependent_false<T>, "cross-backend test: a layer kind has no case generator");
             }

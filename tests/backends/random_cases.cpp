@@ -276,6 +276,8 @@ std::vector<NetworkCase> randomCasesFor(const LayerSpec& kind, uint64_t seed)
         return padCases(type, r, seed);
     if (std::holds_alternative<Resize>(kind))
         return resizeCases(type, r, seed);
+    if (std::vector<Case> norm = test::randomNormCasesFor(kind, r.gen()); !norm.empty())
+        return norm;
     return resizedCases(kind, r, seed);
 }
 

@@ -4,6 +4,7 @@
 #include "compute/elementwise_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/normalization.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/training_kernels.cuh"
 #include "kernels/cuda/activation_kind.h"
@@ -122,6 +123,8 @@ std::string cudaTrainingRefusal(const Network& net, const ShapeReport& shapes, s
         || std::holds_alternative<Binary>(spec))
         return std::string(layerKind(spec).type)
             + " has no backward on cuda yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
+    if (isNormLayer(spec))
+        return std::string(layerKind(spec).type) + " has no backward on cuda yet (unsupported; the CPU refuses it too)";
     if (std::holds_alternative<Transpose>(spec))
         return "transpose has no backward on cuda yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
     if (const auto* cat = std::get_if<Concat>(&spec); cat && wrappedDim(*cat, s.out.ndim()) != 1)

@@ -1,0 +1,230 @@
+// layer_norm, group_norm and instance_norm (normalization.cuh). The statistics are Welford's running mean and sum of
+// squared deviations, per thread in FP32 over a strided share of the row, merged by Chan's rule across the warp
+// (shuffles) and the block (shared memory): one read of the row for them, stable however far the data are from zero
+// (no E[x²] − E[x]² cancellation). A second read (from L1/L2 for the short rows) writes y = (x − mean) · rstd · w + b.
+// Three paths by the row's length:
+//   warp:  rows of at most 2048 elements (ViT's tokens, ConvNeXt's channels): one warp per row, 8 rows a block.
+//   block: longer rows, when there are enough of them to fill the GPU: one block of 512 threads per row.
+//   split: few long rows (group_norm with one group on a large image, instance_norm on a small batch): the rows are
+//          cut into chunks of 16384 elements, one block per chunk computes its partial statistics into the scratch,
+//          then one block per chunk merges its row's partials and writes the chunk.
+#include "kernels/cuda/normalization.cuh"
+
+#include "kernels/common/cuda_check.h"
+
+#include <algorithm>
+
+namespace convscope::cuda {
+
+namespace {
+    constexpr unsigned kFull = 0xFFFFFFFFu;
+    constexpr int kWarpRowsMax = 2048, kRowsPerBlock = 8, kBlock = 512;
+    constexpr long long kChunk = 16384;
+
+    struct Moments {
+        float n, mean, m2;
+    };
+
+    __device__ __forceinline__ void push(Moments& m, float x)
+    {
+        m.n += 1.0f;
+        const float d = x - m.mean;
+        m.mean += d / m.n;
+        m.m2 += d * (x - m.mean);
+    }
+
+    __device__ __forceinline__ Moments merge(const Moments& a, const Moments& b)
+    {
+        const float n = a.n + b.n;
+        if (n == 0.0f)
+            return a;
+        const float delta = b.mean - a.mean, f = b.n / n;
+        return { n, a.mean + delta * f, a.m2 + b.m2 + delta * delta * a.n * f };
+    }
+
+    // The warp's moments, merged; every lane gets lane 0's result.
+    __device__ __forceinline__ Moments warpMerge(Moments m)
+    {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            const Moments other { __shfl_down_sync(kFull, m.n, o), __shfl_down_sync(kFull, m.mean, o),
+                __shfl_down_sync(kFull, m.m2, o) };
+            m = merge(m, other);
+        }
+        return { __shfl_sync(kFull, m.n, 0), __shfl_sync(kFull, m.mean, 0), __shfl_sync(kFull, m.m2, 0) };
+    }
+
+    // The block's moments (blockDim.x a multiple of 32, at most 1024), returned to every thread.
+    __device__ Moments blockMerge(Moments m)
+    {
+        __shared__ Moments warps[32];
+        __shared__ Moments total;
+        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, count = blockDim.x / 32;
+        m = warpMerge(m);
+        if (lane == 0)
+            warps[warp] = m;
+        __syncthreads();
+        if (warp == 0) {
+            Moments w = lane < count ? warps[lane] : Moments { 0.0f, 0.0f, 0.0f };
+            w = warpMerge(w);
+            if (lane == 0)
+                total = w;
+        }
+        __syncthreads();
+        return total;
+    }
+
+    struct Row {
+        const float* x;
+        float* y;
+        const float* w; // the row's parameters: w[p], p = j / inner
+        const float* b;
+        unsigned inner;
+    };
+
+    __device__ __forceinline__ Row rowOf(
+        const NormGeometry& g, long long r, const float* x, const float* w, const float* b, float* y)
+    {
+        const long long base = (r % g.groups) * (g.rowLength / g.inner);
+        return { x + r * g.rowLength, y + r * g.rowLength, w + base, b + base, unsigned(g.inner) };
+    }
+
+    // Writes elements [begin, end) of the row, `step` apart from `first`.
+    __device__ __forceinline__ void apply(
+        const Row& row, float mean, float rstd, unsigned first, unsigned end, unsigned step)
+    {
+        if (row.inner == 1) {
+            for (unsigned j = first; j < end; j += step)
+                row.y[j] = (row.x[j] - mean) * rstd * row.w[j] + row.b[j];
+        } else {
+            for (unsigned j = first; j < end; j += step) {
+                const unsigned p = j / row.inner;
+                row.y[j] = (row.x[j] - mean) * rstd * row.w[p] + row.b[p];
+            }
+        }
+    }
+
+    __global__ void normWarpKernel(NormGeometry g, const float* __restrict__ x, const float* __restrict__ w,
+        const float* __restrict__ b, float* __restrict__ y)
+    {
+        const long long r = static_cast<long long>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
+        if (r >= g.rows) // a whole warp leaves together: the shuffles below see full warps
+            return;
+        const unsigned lane = threadIdx.x % 32, len = unsigned(g.rowLength);
+        const Row row = rowOf(g, r, x, w, b, y);
+        Moments m { 0.0f, 0.0f, 0.0f };
+        for (unsigned j = lane; j < len; j += 32)
+            push(m, row.x[j]);
+        m = warpMerge(m);
+        apply(row, m.mean, rsqrtf(fmaxf(m.m2 / m.n, 0.0f) + g.eps), lane, len, 32);
+    }
+
+    __global__ void normBlockKernel(NormGeometry g, const float* __restrict__ x, const float* __restrict__ w,
+        const float* __restrict__ b, float* __restrict__ y)
+    {
+        const Row row = rowOf(g, blockIdx.x, x, w, b, y);
+        const unsigned len = unsigned(g.rowLength);
+        Moments m { 0.0f, 0.0f, 0.0f };
+        for (unsigned j = threadIdx.x; j < len; j += blockDim.x)
+            push(m, row.x[j]);
+        m = blockMerge(m);
+        apply(row, m.mean, rsqrtf(fmaxf(m.m2 / m.n, 0.0f) + g.eps), threadIdx.x, len, blockDim.x);
+    }
+
+    // Split rows: block (chunk, row) writes its chunk's moments to partial[row · chunks + chunk].
+    __global__ void normChunkStatsKernel(NormGeometry g, const float* __restrict__ x, Moments* __restrict__ partial)
+    {
+        const long long r = blockIdx.y;
+        const unsigned start = unsigned(blockIdx.x * kChunk),
+                       end = unsigned(min(g.rowLength, (blockIdx.x + 1) * kChunk));
+        const float* xr = x + r * g.rowLength;
+        Moments m { 0.0f, 0.0f, 0.0f };
+        for (unsigned j = start + threadIdx.x; j < end; j += blockDim.x)
+            push(m, xr[j]);
+        m = blockMerge(m);
+        if (threadIdx.x == 0)
+            partial[r * gridDim.x + blockIdx.x] = m;
+    }
+
+    __global__ void normChunkApplyKernel(NormGeometry g, const float* __restrict__ x, const float* __restrict__ w,
+        const float* __restrict__ b, const Moments* __restrict__ partial, float* __restrict__ y)
+    {
+        __shared__ Moments rowMoments;
+        const long long r = blockIdx.y;
+        if (threadIdx.x < 32) { // warp 0 merges the row's chunks, in the same order in every block of the row
+            Moments m { 0.0f, 0.0f, 0.0f };
+            for (unsigned c = threadIdx.x; c < gridDim.x; c += 32)
+                m = merge(m, partial[r * gridDim.x + c]);
+            m = warpMerge(m);
+            if (threadIdx.x == 0)
+                rowMoments = m;
+        }
+        __syncthreads();
+        const Moments m = rowMoments;
+        const unsigned start = unsigned(blockIdx.x * kChunk),
+                       end = unsigned(min(g.rowLength, (blockIdx.x + 1) * kChunk));
+        apply(rowOf(g, r, x, w, b, y), m.mean, rsqrtf(fmaxf(m.m2 / m.n, 0.0f) + g.eps), start + threadIdx.x, end,
+            blockDim.x);
+    }
+
+    enum class Path { Warp, Block, Split };
+
+    long long chunksOf(const NormGeometry& g) { return (g.rowLength + kChunk - 1) / kChunk; }
+
+    Path pathOf(const NormGeometry& g, int sms)
+    {
+        if (g.rowLength <= kWarpRowsMax)
+            return Path::Warp;
+        if (g.rows >= 4LL * std::max(sms, 1) || chunksOf(g) == 1 || g.rows > 65535)
+            return Path::Block;
+        return Path::Split;
+    }
+} // namespace
+
+size_t normalizationScratchBytes(const NormGeometry& g, int sms)
+{
+    return pathOf(g, sms) == Path::Split ? size_t(g.rows * chunksOf(g)) * sizeof(Moments) : 0;
+}
+
+std::string normalizationNote(const NormGeometry& g, int sms)
+{
+    const std::string rows = std::to_string(g.rows) + " rows of " + std::to_string(g.rowLength);
+    switch (pathOf(g, sms)) {
+    case Path::Warp:
+        return "our CUDA kernel: one warp per row (" + rows + "), Welford sums in FP32 merged by shuffles";
+    case Path::Block:
+        return "our CUDA kernel: one block of " + std::to_string(kBlock) + " threads per row (" + rows
+            + "), Welford sums in FP32 merged by shuffles and shared memory";
+    case Path::Split:
+        return "our CUDA kernel: " + rows + " split into " + std::to_string(chunksOf(g))
+            + " chunks each, per-chunk Welford sums in FP32 merged by Chan's rule";
+    }
+    return {};
+}
+
+void normalization(const NormGeometry& g, const float* x, const float* weight, const float* bias, float* y,
+    void* scratch, int sms, cudaStream_t st)
+{
+    if (g.rows <= 0 || g.rowLength <= 0)
+        return;
+    switch (pathOf(g, sms)) {
+    case Path::Warp:
+        normWarpKernel<<<unsigned((g.rows + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0, st>>>(
+            g, x, weight, bias, y);
+        break;
+    case Path::Block:
+        normBlockKernel<<<unsigned(g.rows), kBlock, 0, st>>>(g, x, weight, bias, y);
+        break;
+    case Path::Split: {
+        const dim3 grid(unsigned(chunksOf(g)), unsigned(g.rows));
+        auto* partial = static_cast<Moments*>(scratch);
+        normChunkStatsKernel<<<grid, kBlock, 0, st>>>(g, x, partial);
+        CONVSCOPE_CUDA_CHECK_LAUNCH("normalization (chunk statistics)");
+        normChunkApplyKernel<<<grid, kBlock, 0, st>>>(g, x, weight, bias, partial, y);
+        break;
+    }
+    }
+    CONVSCOPE_CUDA_CHECK_LAUNCH("normalization");
+}
+
+} // namespace convscope::cuda
