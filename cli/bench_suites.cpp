@@ -142,6 +142,37 @@ namespace {
         return out;
     }
 
+    // softmax on 256 MiB tensors (issue 30's bandwidth goal: ≥ 60% of the device's copy bandwidth; a softmax reads its
+    // input twice and writes once, so compare 3 × 256 MiB over the time with the copy rate): the innermost axis (a warp
+    // per row), a strided axis (a thread per column), log_softmax, and the channels of an image.
+    std::vector<BenchCase> softmaxCases()
+    {
+        struct Item {
+            const char* name;
+            std::vector<int64_t> dims;
+            LayerSpec spec;
+        };
+        const Item items[] = {
+            { "softmax [8192, 8192] dim -1", { 8192, 8192 }, Softmax { -1 } },
+            { "softmax [64, 1024, 1024] dim 1", { 64, 1024, 1024 }, Softmax { 1 } },
+            { "log_softmax [8192, 8192] dim -1", { 8192, 8192 }, LogSoftmax { -1 } },
+            { "softmax [16, 256, 128, 128] dim 1", { 16, 256, 128, 128 }, Softmax { 1 } },
+        };
+        std::vector<BenchCase> out;
+        uint64_t seed = 500;
+        for (const Item& i : items) {
+            Network n;
+            n.name = i.name;
+            n.input = InputSpec::ofDims(i.dims, "random:" + std::to_string(seed++));
+            Layer l;
+            l.name = "softmax";
+            l.spec = i.spec;
+            n.layers.push_back(std::move(l));
+            out.push_back({ i.name, std::move(n) });
+        }
+        return out;
+    }
+
 } // namespace
 
 Network autoencoder3dNetwork(int64_t batch)
@@ -160,7 +191,7 @@ Network autoencoder3dNetwork(int64_t batch)
 
 std::vector<std::string> suiteNames()
 {
-    return { "unet-encoder", "lenet5", "weak-shapes", "fft", "autoencoder3d", "lecture-interpolation" };
+    return { "unet-encoder", "lenet5", "weak-shapes", "fft", "autoencoder3d", "lecture-interpolation", "softmax" };
 }
 
 std::vector<BenchCase> makeSuite(const std::string& name)
@@ -175,6 +206,8 @@ std::vector<BenchCase> makeSuite(const std::string& name)
         return fftCases();
     if (name == "autoencoder3d")
         return autoencoderLayers();
+    if (name == "softmax")
+        return softmaxCases();
     if (name == "lecture-interpolation")
         return { { "lecture-interpolation", autoencoder3dNetwork(1) } }; // run by runLectureTable, not as layers
     std::string known;

@@ -5,6 +5,7 @@
 // The walk over a whole network (each layer's sources, the totals, the live memory) is in shape_inference_network.cpp.
 #include "compute/shape_inference.h"
 #include "compute/shape_inference_math.h"
+#include "compute/shape_inference_reduce.h"
 #include "compute/shape_inference_views.h"
 #include "compute/shape_inference_volume.h"
 
@@ -414,8 +415,10 @@ namespace {
                     r.cost.bytesRead = bytesOf(in.numel()) + bytesOf(r.cost.params);
                     r.cost.bytesWritten = bytesOf(r.out.numel());
                     return r;
-                } else if constexpr (std::is_same_v<T, Softmax>) {
-                    return elementwise(in, 4); // max, subtract+exp, sum, divide
+                } else if constexpr (isSoftmaxKind<T>) {
+                    return inferSoftmax(l.dim, isLogSoftmax<T>, in);
+                } else if constexpr (std::is_same_v<T, Reduce>) {
+                    return inferReduce(l, in);
                 } else if constexpr (std::is_same_v<T,
                                          ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, ReLU6>) {
                     return elementwise(in, 1);

@@ -37,5 +37,10 @@ void reshape(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& nam
 void flatten(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 void squeeze(
     GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a); // and Unsqueeze
+// onnx_convert_reduce.cpp: Softmax and LogSoftmax at every opset (before 13 over the axes from `axis` on: a reshape to
+// 2-D, the softmax, a reshape back, unless the axes after `axis` are all 1); ReduceMean/Sum/Max/Min/L2 as reduce.
+void softmax(
+    GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, size_t index, const Attributes& a, bool log);
+void reduce(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a, Reduce::Op op);
 
 } // namespace convscope::onnx::convert

@@ -11,6 +11,7 @@
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cudnn/conv_geometry.h"
 #include "kernels/cudnn/conv_plan.h"
+#include "kernels/cudnn/reduce_layers.h"
 
 #include <limits>
 #include <type_traits>
@@ -170,15 +171,16 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
                             return std::string(layerKind(spec).type)
                                 + " has no backward on cudnn yet (unsupported; train on cpu.direct or "
                                   "cpu.im2col_gemm)";
+                        } else if constexpr (isSoftmaxKind<T> || std::is_same_v<T, Reduce>) {
+                            return reduceTrainingRefusal(spec, s.in); // empty for a softmax along dim 1
                         } else if constexpr (std::is_same_v<T, Concat>) {
                             if (wrappedDim(l, s.out.ndim()) != 1)
                                 return "concat along dim " + std::to_string(l.dim)
                                     + " has no backward on cudnn yet (only along the channels; train "
                                       "on cpu.direct or cpu.im2col_gemm)";
                         } else if constexpr (
-                            std::
-                                is_same_v<T,
-                                    Dropout> || std::is_same_v<T, Linear> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Softmax> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Add> || std::is_same_v<T, Concat> || std::is_same_v<T, PReLU> || kCudnnActivation<T> || kOurActivation<T> || isVolumeKind<T>) {
+                            std::is_same_v<T,
+                                Dropout> || std::is_same_v<T, Linear> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Add> || std::is_same_v<T, PReLU> || kCudnnActivation<T> || kOurActivation<T> || isVolumeKind<T>) {
                             // trains (the volume kinds were refused above)
                         } else {
                             static_assert(dependent_false<T>, "cudnn training: a layer kind is not decided on");

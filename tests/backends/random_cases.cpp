@@ -276,6 +276,8 @@ std::vector<NetworkCase> randomCasesFor(const LayerSpec& kind, uint64_t seed)
         return padCases(type, r, seed);
     if (std::holds_alternative<Resize>(kind))
         return resizeCases(type, r, seed);
+    if (std::vector<Case> axes = randomReduceCasesFor(kind, seed); !axes.empty())
+        return axes; // softmax, log_softmax, reduce: fixed_cases_reduce.cpp
     return resizedCases(kind, r, seed);
 }
 
