@@ -3,6 +3,7 @@
 #include "compute/binary.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/reduce.h"
 
 #include <sstream>
 
@@ -180,6 +181,19 @@ std::string layerSummary(const LayerSpec& spec)
             } else if constexpr (std::is_same_v<T, Concat>) {
                 if (l.dim != 1)
                     s << " dim " << l.dim;
+            } else if constexpr (std::is_same_v<T, Softmax> || std::is_same_v<T, LogSoftmax>) {
+                if (l.dim != 1)
+                    s << " dim " << l.dim;
+            } else if constexpr (std::is_same_v<T, Reduce>) {
+                s << " " << reduceOpName(l.op);
+                if (!l.dim.empty()) {
+                    s << " [";
+                    for (size_t k = 0; k < l.dim.size(); ++k)
+                        s << (k ? ", " : "") << l.dim[k];
+                    s << "]";
+                }
+                if (l.keepdim)
+                    s << " keepdim";
             } else if constexpr (std::is_same_v<T, Reshape> || std::is_same_v<T, Transpose>) {
                 const std::vector<int64_t>& v = [&]() -> const std::vector<int64_t>& {
                     if constexpr (std::is_same_v<T, Reshape>)
@@ -223,7 +237,8 @@ bool isConvolution(const LayerSpec& spec) { return layerKind(spec).family == Kin
 
 bool isActivation(const LayerSpec& spec)
 {
-    return layerKind(spec).family == KindFamily::Activation && !std::holds_alternative<Softmax>(spec);
+    return layerKind(spec).family == KindFamily::Activation && !std::holds_alternative<Softmax>(spec)
+        && !std::holds_alternative<LogSoftmax>(spec);
 }
 
 } // namespace convscope

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -132,10 +133,20 @@ struct Linear {
     bool operator==(const Linear&) const = default;
 };
 
-// Softmax over dim 1: the features of a flat input, or the channels at each pixel of a 4-D one.
+// torch.nn.Softmax(dim): e^(x − m) / Σ e^(x − m) along `dim` (m the maximum along it; negative dims count from the
+// end), at any rank. A file without "dim" is dim 1: the features of a flat input, the channels at each pixel.
 struct Softmax {
+    int64_t dim = 1;
     bool operator==(const Softmax&) const = default;
 };
+// torch.nn.LogSoftmax(dim): x − m − log Σ e^(x − m) along `dim` (compute/layer_spec_reduce.h has both kinds' helpers).
+struct LogSoftmax {
+    int64_t dim = 1;
+    bool operator==(const LogSoftmax&) const = default;
+};
+// softmax and log_softmax: one code path in each backend, `log` told apart by isLogSoftmax<T>.
+template <typename T> inline constexpr bool isSoftmaxKind = std::is_same_v<T, Softmax> || std::is_same_v<T, LogSoftmax>;
+template <typename T> inline constexpr bool isLogSoftmax = std::is_same_v<T, LogSoftmax>;
 
 // torch.nn.ReLU6: min(max(x, 0), 6) (MobileNetV2).
 struct ReLU6 {
@@ -421,35 +432,43 @@ struct InstanceNorm {
     double eps = 1e-5;
     bool affine = false;
     bool operator==(const InstanceNorm&) const = default;
-};
+    // A reduction over `dim` (empty: every axis), keepdim as PyTorch's: torch.mean, torch.sum, torch.amax, torch.amin
+    // and torch.linalg.vector_norm (op l2). ONNX ReduceMean, ReduceSum, ReduceMax, ReduceMin and ReduceL2.
+    struct Reduce {
+        enum class Op { Mean, Sum, Max, Min, L2 };
+        Op op = Op::Mean;
+        std::vector<int64_t> dim; // negative counts from the end; empty: every axis
+        bool keepdim = false;
+        bool operator==(const Reduce&) const = default;
+    };
 
-// The order of the alternatives is the menu order; compute/layer_kinds.h holds every other fact about each kind
-// and checks at compile time that it lists them in this order.
-using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
-    LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh, PReLU, GELU, Softplus, Mish, Unary,
-    Binary, Flatten, Linear, Softmax, Add, Mul, Concat, Pad, Resize, Identity, Dropout, ChannelShuffle, Slice, Reshape,
-    Transpose, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, GlobalAvgPool3d, BatchNorm3d, LayerNorm, GroupNorm,
-    InstanceNorm>;
+    // The order of the alternatives is the menu order; compute/layer_kinds.h holds every other fact about each kind
+    // and checks at compile time that it lists them in this order.
+    using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
+        LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh, PReLU, GELU, Softplus, Mish,
+        Unary, Binary, Flatten, Linear, Softmax, LogSoftmax, Add, Mul, Concat, Pad, Resize, Identity, Dropout,
+        ChannelShuffle, Slice, Reshape, Transpose, Reduce, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d,
+        GlobalAvgPool3d, BatchNorm3d, LayerNorm, GroupNorm, InstanceNorm>;
 
-// The file-format / PyTorch-style type name: "conv2d", "conv_transpose2d", "maxpool2d", ...
-std::string layerTypeName(const LayerSpec& spec);
-// Every type name, in menu order.
-const std::array<const char*, std::variant_size_v<LayerSpec>>& layerTypeNames();
-// A default-constructed spec for a type name; throws InputError for an unknown name.
-LayerSpec makeLayerSpec(const std::string& typeName);
-// A short human label: "conv2d 6→16 k5" needs shapes, so this gives "conv2d k5 s1" etc.
-std::string layerSummary(const LayerSpec& spec);
+    // The file-format / PyTorch-style type name: "conv2d", "conv_transpose2d", "maxpool2d", ...
+    std::string layerTypeName(const LayerSpec& spec);
+    // Every type name, in menu order.
+    const std::array<const char*, std::variant_size_v<LayerSpec>>& layerTypeNames();
+    // A default-constructed spec for a type name; throws InputError for an unknown name.
+    LayerSpec makeLayerSpec(const std::string& typeName);
+    // A short human label: "conv2d 6→16 k5" needs shapes, so this gives "conv2d k5 s1" etc.
+    std::string layerSummary(const LayerSpec& spec);
 
-// A transpose's permutation and a concat's axis on a tensor of `rank` dims, negative axes wrapped to 0..rank-1 (shape
-// inference has checked them; an axis out of range here throws InputError).
-std::vector<int64_t> wrappedDims(const Transpose& spec, int rank);
-int64_t wrappedDim(const Concat& spec, int rank);
+    // A transpose's permutation and a concat's axis on a tensor of `rank` dims, negative axes wrapped to 0..rank-1
+    // (shape inference has checked them; an axis out of range here throws InputError).
+    std::vector<int64_t> wrappedDims(const Transpose& spec, int rank);
+    int64_t wrappedDim(const Concat& spec, int rank);
 
-// Does this layer kind carry learned parameters (weights / batch-norm statistics)?
-bool hasParameters(const LayerSpec& spec);
-// Is this layer a convolution (the ops that have several algorithms)?
-bool isConvolution(const LayerSpec& spec);
-// Is this an element-wise activation of one input (relu, leaky_relu, sigmoid, tanh, elu, relu6, ...)?
-bool isActivation(const LayerSpec& spec);
+    // Does this layer kind carry learned parameters (weights / batch-norm statistics)?
+    bool hasParameters(const LayerSpec& spec);
+    // Is this layer a convolution (the ops that have several algorithms)?
+    bool isConvolution(const LayerSpec& spec);
+    // Is this an element-wise activation of one input (relu, leaky_relu, sigmoid, tanh, elu, relu6, ...)?
+    bool isActivation(const LayerSpec& spec);
 
 } // namespace convscope

@@ -11,6 +11,7 @@
 #include "compute/network_json_internal.h"
 #include "compute/normalization.h"
 #include "compute/onnx_model.h"
+#include "compute/reduce.h"
 #include "compute/resize.h"
 #include "compute/voxel_samples.h"
 
@@ -197,10 +198,29 @@ namespace {
                         l.bias = readBool(j["bias"], "bias", ctx);
                     if (has("init"))
                         layer.init = readInit(j["init"], type, l.bias, ctx);
-                } else if constexpr (std::is_same_v<T, Softmax>) {
-                    if (has("dim") && !(isInteger(j["dim"]) && j["dim"].get<int64_t>() == 1))
-                        ctx.fail(
-                            "\"dim\" must be 1 (softmax runs over the features or channels), got " + shown(j["dim"]));
+                } else if constexpr (isSoftmaxKind<T>) {
+                    if (has("dim")) // without it dim 1, as every file before softmax had a dim
+                        l.dim = readDim(j["dim"], "dim", ctx);
+                } else if constexpr (std::is_same_v<T, Reduce>) {
+                    const std::string op = readString(require("op"), "op", ctx);
+                    if (!parseReduceOp(op, &l.op))
+                        ctx.fail("\"op\" must be one of mean, sum, max, min, l2; got " + shown(j["op"]));
+                    if (has("dim")) {
+                        if (isInteger(j["dim"]))
+                            l.dim = { readDim(j["dim"], "dim", ctx) };
+                        else
+                            l.dim = readIntList(j["dim"], "dim", -Shape::kMaxRank, 0, size_t(Shape::kMaxRank), ctx);
+                        for (size_t a = 0; a < l.dim.size(); ++a) {
+                            if (l.dim[a] >= Shape::kMaxRank)
+                                ctx.fail("\"dim\" must hold axes from -6 to 5, got " + shown(j["dim"]));
+                            for (size_t b = 0; b < a; ++b)
+                                if (l.dim[a] == l.dim[b])
+                                    ctx.fail("\"dim\" names axis " + std::to_string(l.dim[a])
+                                        + " twice: " + shown(j["dim"]));
+                        }
+                    }
+                    if (has("keepdim"))
+                        l.keepdim = readBool(j["keepdim"], "keepdim", ctx);
                 } else if constexpr (std::is_same_v<T, ChannelShuffle>) {
                     l.groups = readInt(require("groups"), "groups", 1, ctx);
                 } else if constexpr (std::is_same_v<T, Slice>) {

@@ -2,6 +2,7 @@
 // file shows the whole layer and a round trip is lossless; apart from the reader, which is most of network_json.cpp.
 #include "compute/binary.h"
 #include "compute/network_json.h"
+#include "compute/reduce.h"
 
 #include "compute/atomic_file.h"
 #include "compute/network_json_internal.h"
@@ -161,8 +162,12 @@ namespace {
                     o["out_features"] = l.out_features;
                     o["bias"] = l.bias;
                     o["init"] = initJson(layer.init);
-                } else if constexpr (std::is_same_v<T, Softmax>) {
-                    o["dim"] = 1;
+                } else if constexpr (isSoftmaxKind<T>) {
+                    o["dim"] = l.dim;
+                } else if constexpr (std::is_same_v<T, Reduce>) {
+                    o["op"] = reduceOpName(l.op);
+                    o["dim"] = l.dim;
+                    o["keepdim"] = l.keepdim;
                 } else if constexpr (std::is_same_v<T, Flatten>) {
                     if (l.start_dim != 1) // the defaults are left out, as files before start_dim had them
                         o["start_dim"] = l.start_dim;

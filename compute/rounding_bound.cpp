@@ -4,6 +4,7 @@
 
 #include "compute/layer_kinds.h"
 #include "compute/normalization.h"
+#include "compute/reduce.h"
 
 #include <algorithm>
 #include <cmath>
@@ -47,8 +48,13 @@ namespace {
                     return { product(l.kernel_size), true };
                 else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>)
                     return { std::max<int64_t>(1, shape.in.d * shape.in.h * shape.in.w), true };
-                else if constexpr (std::is_same_v<T, Softmax>)
-                    return { cin, true };
+                else if constexpr (isSoftmaxKind<T>)
+                    return { softmaxView(shape.in, l.dim).size, true };
+                else if constexpr (std::is_same_v<T, Reduce>) // max and min sum nothing
+                    return l.op == Reduce::Op::Max || l.op == Reduce::Op::Min
+                        ? Reduction { 1, false }
+                        : Reduction { std::max<int64_t>(1, shape.in.numel() / std::max<int64_t>(1, shape.out.numel())),
+                              l.op != Reduce::Op::Sum };
                 else
                     return { 1, false };
             },
@@ -200,7 +206,13 @@ namespace {
                     return std::max(1.0, maxAbsOf(layer.weight, 1.0));
                 else if constexpr (std::is_same_v<T, Softmax>)
                     return 0.5;
-                else if constexpr (isElementwiseMathKind<T>)
+                else if constexpr (std::is_same_v<T, LogSoftmax>) // ‖I − 1·pᵀ‖₂ ≤ 1 + √n along the axis
+                    return 1.0 + std::sqrt(double(softmaxView(shape.in, l.dim).size));
+                else if constexpr (std::is_same_v<T, Reduce>) { // per output: mean 1/√k, sum √k, max, min, l2 1
+                    const double k
+                        = double(std::max<int64_t>(1, shape.in.numel() / std::max<int64_t>(1, shape.out.numel())));
+                    return l.op == Reduce::Op::Mean ? 1.0 / std::sqrt(k) : l.op == Reduce::Op::Sum ? std::sqrt(k) : 1.0;
+                } else if constexpr (isElementwiseMathKind<T>)
                     return mathLipschitz(mathOpOf(l));
                 else if constexpr (std::is_same_v<T, Binary>) // add, sub, min, max: the inputs' norms summed; a
                     // product, quotient or power has no constant without the values' range: no bound after it

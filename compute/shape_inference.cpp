@@ -6,6 +6,7 @@
 #include "compute/shape_inference.h"
 #include "compute/normalization.h"
 #include "compute/shape_inference_math.h"
+#include "compute/shape_inference_reduce.h"
 #include "compute/shape_inference_views.h"
 #include "compute/shape_inference_volume.h"
 
@@ -415,8 +416,10 @@ namespace {
                     r.cost.bytesRead = bytesOf(in.numel()) + bytesOf(r.cost.params);
                     r.cost.bytesWritten = bytesOf(r.out.numel());
                     return r;
-                } else if constexpr (std::is_same_v<T, Softmax>) {
-                    return elementwise(in, 4); // max, subtract+exp, sum, divide
+                } else if constexpr (isSoftmaxKind<T>) {
+                    return inferSoftmax(l.dim, isLogSoftmax<T>, in);
+                } else if constexpr (std::is_same_v<T, Reduce>) {
+                    return inferReduce(l, in);
                 } else if constexpr (std::is_same_v<T,
                                          ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, ReLU6>) {
                     return elementwise(in, 1);

@@ -303,6 +303,20 @@ def make_cases(out_dir):
     c.add("fc", {"type": "linear", "out_features": 6, "init": c.weights("fc", lin)}, lin, lambda xs: lin(xs[0]))
     c.simple("sm", {"type": "softmax"}, lambda xs: F.softmax(xs[0], 1))
     cases.append(write_case(out_dir, c, "ce", "sgd", lr=0.5))
+
+    # softmax, log_softmax and reduce along other axes than 1 (issue 30): log_softmax over H, an L2 norm over the
+    # channels (keepdim), softmax over W, the max over H (ties impossible with random data), and a classifier.
+    c = Case("softmax_axes", (2, 3, 4, 5), 12)
+    c.conv("mix", 3, 4, 1, bias=False)  # a bias per channel is constant along H: log_softmax cancels it
+    c.simple("lsm", {"type": "log_softmax", "dim": 2}, lambda xs: F.log_softmax(xs[0], 2))
+    c.simple("norm", {"type": "reduce", "op": "l2", "dim": [1], "keepdim": True},
+             lambda xs: torch.linalg.vector_norm(xs[0], 2, (1,), keepdim=True))
+    c.simple("sm", {"type": "softmax", "dim": -1}, lambda xs: F.softmax(xs[0], -1))
+    c.simple("peak", {"type": "reduce", "op": "max", "dim": [2]}, lambda xs: xs[0].amax((2,)))
+    c.simple("flat", {"type": "flatten"}, lambda xs: torch.flatten(xs[0], 1))
+    lin = nn.Linear(5, 3)
+    c.add("fc", {"type": "linear", "out_features": 3, "init": c.weights("fc", lin)}, lin, lambda xs: lin(xs[0]))
+    cases.append(write_case(out_dir, c, "mse", "adam", lr=0.01))
     return cases
 
 

@@ -278,7 +278,24 @@ def act_case(c, x, rng):
     if kind == "elu":
         a = rng.choice([1.0, 0.5])
         return {"type": "elu", "alpha": a}, lambda t: F.elu(t, a)
+    if kind == "softmax":  # any axis, negative too; log_softmax as often
+        d = rng.randint(-4, 3)
+        if rng.random() < 0.5:
+            return {"type": "log_softmax", "dim": d}, lambda t: F.log_softmax(t, d)
+        return {"type": "softmax", "dim": d}, lambda t: F.softmax(t, d)
     return {"type": "softmax", "dim": 1}, lambda t: F.softmax(t, 1)
+
+
+def reduce_case(c, x, rng):
+    # torch.mean / sum / amax / amin / linalg.vector_norm over a random set of axes (negative too), keepdim so the
+    # chain stays 4-D; every axis when the set is empty.
+    op = rng.choice(["mean", "sum", "max", "min", "l2"])
+    dims = [a - 4 if rng.random() < 0.5 else a for a in range(4) if rng.random() < 0.5]
+    axes = tuple(dims) if dims else tuple(range(4))
+    fn = {"mean": lambda t: t.mean(axes, keepdim=True), "sum": lambda t: t.sum(axes, keepdim=True),
+          "max": lambda t: t.amax(axes, keepdim=True), "min": lambda t: t.amin(axes, keepdim=True),
+          "l2": lambda t: torch.linalg.vector_norm(t, 2, axes, keepdim=True)}[op]
+    return {"type": "reduce", "op": op, "dim": dims, "keepdim": True}, fn
 
 
 def make_case(rng, folder):
@@ -304,7 +321,7 @@ def make_case(rng, folder):
     for _ in range(rng.randint(1, 5)):
         cur_name, cur = hist[-1]
         kind = rng.choice(["conv", "conv", "convt", "max", "avg", "bn", "act", "act", "gap", "pad", "add", "mul",
-                           "concat", "resize", "shuffle", "slice", "norm"])
+                           "concat", "resize", "shuffle", "slice", "norm", "reduce"])
         if kind == "add":
             same = [nm for nm, t in hist[:-1] if t.shape == cur.shape] or [cur_name]
             names = [cur_name] + [rng.choice(same) for _ in range(rng.randint(1, 2))]
@@ -342,6 +359,7 @@ def make_case(rng, folder):
                     "pad": lambda: pad_case(c, cur, rng), "resize": lambda: resize_case(c, cur, rng),
                     "shuffle": lambda: shuffle_case(c, cur, rng), "slice": lambda: slice_case(c, cur, rng),
                     "norm": lambda: norm_case(c, cur, rng),
+                    "reduce": lambda: reduce_case(c, cur, rng),
                     "gap": lambda: ({"type": "global_avgpool2d"}, lambda t: t.mean((2, 3), keepdim=True))}[kind]()
             if made:
                 break

@@ -475,9 +475,8 @@ Plan planLayer(
                     layer ? layer->weight : nullptr);
                 if (s.bias)
                     param(DNNL_ARG_BIAS, vector(s.out_features), layer ? layer->bias : nullptr);
-            } else if constexpr (std::is_same_v<S, Softmax>) {
-                const dnnl::softmax_forward::desc d(kInference, nchw(in, act), 1);
-                plan.pd = dnnl::softmax_forward::primitive_desc(d, eng);
+            } else if constexpr (isSoftmaxKind<S> || std::is_same_v<S, Reduce>) {
+                planAlongAxes(plan, spec, shape, eng, act); // onednn_reduce.cpp
             } else if constexpr (
                 std::is_same_v<S,
                     Flatten> || std::is_same_v<S, Reshape> || std::is_same_v<S, Identity> || std::is_same_v<S, Dropout>) {

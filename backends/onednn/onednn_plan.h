@@ -50,6 +50,10 @@ struct Plan {
     std::vector<std::shared_ptr<const Tensor>> paramData; // same order; null when only planning
 };
 
+// softmax, log_softmax and reduce (onednn_reduce.cpp): their primitive as a one-input step of the multi-input path.
+void planAlongAxes(
+    Plan& plan, const LayerSpec& spec, const LayerShape& shape, const dnnl::engine& eng, memory::data_type act);
+
 // Builds the plan of a layer (`layer` null: only asks whether oneDNN can run it, no parameters) with activations of
 // type `act`; throws UnsupportedError (PyTorch semantics oneDNN cannot express) or dnnl::error (oneDNN has no
 // implementation).

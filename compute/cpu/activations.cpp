@@ -40,57 +40,58 @@ namespace {
     {
         detail::requireNonEmpty(in, out, "activation");
         detail::require(in.numel() == out.numel(), layerTypeName(spec), "output size differs from the input's");
-        std::
-            visit(
-                [&](const auto& layer) {
-                    using Spec = std::decay_t<decltype(layer)>;
-                    if constexpr (std::is_same_v<Spec, ReLU>) {
-                        forEach<Real>(in, out, parallel, [](Real x) { return x < Real(0) ? Real(0) : x; });
-                    } else if constexpr (std::is_same_v<Spec, LeakyReLU>) {
-                        const Real slope = static_cast<Real>(layer.negative_slope);
-                        forEach<Real>(in, out, parallel, [slope](Real x) { return x > Real(0) ? x : x * slope; });
-                    } else if constexpr (std::is_same_v<Spec, Sigmoid>) {
-                        forEach<Real>(in, out, parallel, [](Real x) { return Real(1) / (Real(1) + std::exp(-x)); });
-                    } else if constexpr (std::is_same_v<Spec, Tanh>) {
-                        forEach<Real>(in, out, parallel, [](Real x) { return std::tanh(x); });
-                    } else if constexpr (std::is_same_v<Spec, ELU>) {
-                        const Real alpha = static_cast<Real>(layer.alpha);
-                        forEach<Real>(
-                            in, out, parallel, [alpha](Real x) { return x > Real(0) ? x : alpha * std::expm1(x); });
-                    } else if constexpr (std::is_same_v<Spec, ReLU6>) {
-                        forEach<Real>(in, out, parallel,
-                            [](Real x) { return x < Real(0) ? Real(0) : (x > Real(6) ? Real(6) : x); });
-                    } else if constexpr (std::is_same_v<Spec, Hardswish>) {
-                        forEach<Real>(in, out, parallel, [](Real x) {
-                            return x <= Real(-3) ? Real(0) : (x >= Real(3) ? x : x * (x + Real(3)) / Real(6));
-                        });
-                    } else if constexpr (std::is_same_v<Spec, Hardsigmoid>) {
-                        forEach<Real>(in, out, parallel, [](Real x) {
-                            return x <= Real(-3) ? Real(0) : (x >= Real(3) ? Real(1) : x / Real(6) + Real(0.5));
-                        });
-                    } else if constexpr (std::is_same_v<Spec, SiLU>) {
-                        forEach<Real>(in, out, parallel, [](Real x) { return x / (Real(1) + std::exp(-x)); });
-                    } else if constexpr (std::is_same_v<Spec, Hardtanh>) {
-                        // Written as two comparisons so that a NaN falls through both and stays NaN (torch.clamp).
-                        const Real lo = static_cast<Real>(layer.min_val), hi = static_cast<Real>(layer.max_val);
-                        forEach<Real>(in, out, parallel, [lo, hi](Real x) { return x < lo ? lo : (x > hi ? hi : x); });
-                    } else if constexpr (isElementwiseMathKind<Spec>) {
-                        // gelu, softplus, mish, unary: compute/elementwise_math.h's formulas, shared with the GPU.
-                        const MathOp op = mathOpOf(layer);
-                        const Real a = static_cast<Real>(op.a), b = static_cast<Real>(op.b);
-                        forEach<Real>(
-                            in, out, parallel, [op, a, b](Real x) { return applyMath<Real>(op.fn, a, b, x); });
-                    } else if constexpr (std::is_same_v<Spec, PReLU>) {
-                        throw InputError("activation: prelu needs its slopes (cpu::prelu)");
-                    } else if constexpr (
-                        std::
-                            is_same_v<Spec, Conv2d> || std::is_same_v<Spec, ConvTranspose2d> || std::is_same_v<Spec, MaxPool2d> || std::is_same_v<Spec, AvgPool2d> || std::is_same_v<Spec, GlobalAvgPool2d> || std::is_same_v<Spec, BatchNorm2d> || std::is_same_v<Spec, Flatten> || std::is_same_v<Spec, Linear> || std::is_same_v<Spec, Softmax> || std::is_same_v<Spec, Add> || std::is_same_v<Spec, Mul> || std::is_same_v<Spec, Concat> || std::is_same_v<Spec, Pad> || std::is_same_v<Spec, Resize> || std::is_same_v<Spec, Identity> || std::is_same_v<Spec, Dropout> || std::is_same_v<Spec, ChannelShuffle> || std::is_same_v<Spec, Slice> || std::is_same_v<Spec, Reshape> || std::is_same_v<Spec, Transpose> || std::is_same_v<Spec, Binary> || isVolumeKind<Spec> || isNormKind<Spec>) {
-                        throw InputError("activation: " + layerTypeName(spec) + " is not an activation layer");
-                    } else {
-                        static_assert(dependent_false<Spec>, "cpu activation: a layer kind is not handled");
-                    }
-                },
-                spec);
+        std::visit(
+            [&](const auto& layer) {
+                using Spec = std::decay_t<decltype(layer)>;
+                if constexpr (std::is_same_v<Spec, ReLU>) {
+                    forEach<Real>(in, out, parallel, [](Real x) { return x < Real(0) ? Real(0) : x; });
+                } else if constexpr (std::is_same_v<Spec, LeakyReLU>) {
+                    const Real slope = static_cast<Real>(layer.negative_slope);
+                    forEach<Real>(in, out, parallel, [slope](Real x) { return x > Real(0) ? x : x * slope; });
+                } else if constexpr (std::is_same_v<Spec, Sigmoid>) {
+                    forEach<Real>(in, out, parallel, [](Real x) { return Real(1) / (Real(1) + std::exp(-x)); });
+                } else if constexpr (std::is_same_v<Spec, Tanh>) {
+                    forEach<Real>(in, out, parallel, [](Real x) { return std::tanh(x); });
+                } else if constexpr (std::is_same_v<Spec, ELU>) {
+                    const Real alpha = static_cast<Real>(layer.alpha);
+                    forEach<Real>(
+                        in, out, parallel, [alpha](Real x) { return x > Real(0) ? x : alpha * std::expm1(x); });
+                } else if constexpr (std::is_same_v<Spec, ReLU6>) {
+                    forEach<Real>(
+                        in, out, parallel, [](Real x) { return x < Real(0) ? Real(0) : (x > Real(6) ? Real(6) : x); });
+                } else if constexpr (std::is_same_v<Spec, Hardswish>) {
+                    forEach<Real>(in, out, parallel, [](Real x) {
+                        return x <= Real(-3) ? Real(0) : (x >= Real(3) ? x : x * (x + Real(3)) / Real(6));
+                    });
+                } else if constexpr (std::is_same_v<Spec, Hardsigmoid>) {
+                    forEach<Real>(in, out, parallel, [](Real x) {
+                        return x <= Real(-3) ? Real(0) : (x >= Real(3) ? Real(1) : x / Real(6) + Real(0.5));
+                    });
+                } else if constexpr (std::is_same_v<Spec, SiLU>) {
+                    forEach<Real>(in, out, parallel, [](Real x) { return x / (Real(1) + std::exp(-x)); });
+                } else if constexpr (std::is_same_v<Spec, Hardtanh>) {
+                    // Written as two comparisons so that a NaN falls through both and stays NaN (torch.clamp).
+                    const Real lo = static_cast<Real>(layer.min_val), hi = static_cast<Real>(layer.max_val);
+                    forEach<Real>(in, out, parallel, [lo, hi](Real x) { return x < lo ? lo : (x > hi ? hi : x); });
+                } else if constexpr (isElementwiseMathKind<Spec>) {
+                    // gelu, softplus, mish, unary: compute/elementwise_math.h's formulas, shared with the GPU.
+                    const MathOp op = mathOpOf(layer);
+                    const Real a = static_cast<Real>(op.a), b = static_cast<Real>(op.b);
+                    forEach<Real>(in, out, parallel, [op, a, b](Real x) { return applyMath<Real>(op.fn, a, b, x); });
+                } else if constexpr (std::is_same_v<Spec, PReLU>) {
+                    throw InputError("activation: prelu needs its slopes (cpu::prelu)");
+                } else if constexpr (
+                    std::is_same_v<Spec,
+                        Conv2d> || std::is_same_v<Spec, ConvTranspose2d> || std::is_same_v<Spec, MaxPool2d> || std::is_same_v<Spec, AvgPool2d> || std::is_same_v<Spec, GlobalAvgPool2d> || std::is_same_v<Spec, BatchNorm2d> || std::is_same_v<Spec, Flatten> || std::is_same_v<Spec, Linear> || std::is_same_v<Spec, Softmax> || std::is_same_v<Spec, Add> || std::is_same_v<Spec, Mul> || std::is_same_v<Spec, Concat> || std::is_same_v<Spec, Pad> || std::is_same_v<Spec, Resize> || std::is_same_v<Spec, Identity> || std::is_same_v<Spec, Dropout> || std::is_same_v<Spec, ChannelShuffle> || std::is_same_v<Spec, Slice> || std::is_same_v<Spec, Reshape> || std::is_same_v<Spec, Transpose> || std::is_same_v<Spec, Binary> || isVolumeKind<Spec>) {
+                    throw InputError("activation: " + layerTypeName(spec) + " is not an activation layer");
+                } else if constexpr (std::is_same_v<Spec,
+                                         LogSoftmax> || std::is_same_v<Spec, Reduce> || isNormKind<Spec>) {
+                    throw InputError("activation: " + layerTypeName(spec) + " is not an activation layer");
+                } else {
+                    static_assert(dependent_false<Spec>, "cpu activation: a layer kind is not handled");
+                }
+            },
+            spec);
     }
 
     // The slope of element i is slopes[(i / plane) % channels] for a per-channel PReLU: NC(D)HW with the plane

@@ -22,6 +22,7 @@
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/nvtx.h"
+#include "compute/reduce.h"
 #include "compute/resize.h"
 #include "compute/training/cpu_training_session.h"
 
@@ -349,8 +350,12 @@ namespace {
                         const Tensor& w = requireParameter(layer.weight, layer, "weight");
                         m_fast ? cpu::fast::linear(in, w, layer.bias.get(), out)
                                : cpu::direct::linear(in, w, layer.bias.get(), out);
-                    } else if constexpr (std::is_same_v<Spec, Softmax>) {
-                        m_fast ? cpu::fast::softmax(in, out) : cpu::direct::softmax(in, out);
+                    } else if constexpr (isSoftmaxKind<Spec>) {
+                        const int64_t axis = wrapAxis(spec.dim, in.shape().ndim(), layerTypeName(spec));
+                        m_fast ? cpu::fast::softmax(in, out, axis, isLogSoftmax<Spec>)
+                               : cpu::direct::softmax(in, out, axis, isLogSoftmax<Spec>);
+                    } else if constexpr (std::is_same_v<Spec, Reduce>) {
+                        m_fast ? cpu::fast::reduce(in, spec, out) : cpu::direct::reduce(in, spec, out);
                     } else if constexpr (std::
                                              is_same_v<
                                                  Spec, ReLU> || std::is_same_v<Spec, LeakyReLU> || std::is_same_v<Spec, Sigmoid> || std::is_same_v<Spec, Tanh> || std::is_same_v<Spec, ELU> || std::is_same_v<Spec, ReLU6> || std::is_same_v<Spec, Hardswish> || std::is_same_v<Spec, Hardsigmoid> || std::is_same_v<Spec, SiLU> || std::is_same_v<Spec, Hardtanh> || isElementwiseMathKind<Spec>) {
@@ -479,7 +484,7 @@ namespace {
                         std::is_same_v<T,
                             Reshape> || std::is_same_v<T, Transpose> || isElementwiseMathKind<T> || std::is_same_v<T, Binary>)
                         return { true, {} };
-                    else if constexpr (isNormKind<T>)
+                    else if constexpr (isNormKind<T> || isSoftmaxKind<T> || std::is_same_v<T, Reduce>)
                         return { true, {} };
                     else
                         static_assert(dependent_false<T>, "cpu backend: supports() does not know a layer kind");

@@ -35,7 +35,10 @@ namespace direct {
     // PReLU: x > 0 ? x : slope[c]·x, c = dim 1 of in (channel, or feature of a flat input); `slopes` holds 1 or C.
     void prelu(const Tensor& in, const Tensor& slopes, Tensor& out);
     void linear(const Tensor& in, const Tensor& weight, const Tensor* bias, Tensor& out);
-    void softmax(const Tensor& in, Tensor& out); // over dim 1
+    // softmax (log: log_softmax) along `axis` (0..rank-1, already wrapped); dim 1 by default.
+    void softmax(const Tensor& in, Tensor& out, int64_t axis = 1, bool log = false);
+    // reduce (mean, sum, max, min, l2) into out's shape (reduceOutputDims), double sums: reduce.cpp.
+    void reduce(const Tensor& in, const Reduce& spec, Tensor& out);
     // Element-wise sum of two or more inputs of out's shape, summed in double.
     void add(const std::vector<const Tensor*>& ins, Tensor& out);
     // a · b element-wise; either may be [N, C, 1, 1] and is broadcast over the other's H and W.
@@ -88,7 +91,8 @@ namespace fast {
     void activation(const Tensor& in, const LayerSpec& spec, Tensor& out);
     void prelu(const Tensor& in, const Tensor& slopes, Tensor& out);
     void linear(const Tensor& in, const Tensor& weight, const Tensor* bias, Tensor& out);
-    void softmax(const Tensor& in, Tensor& out);
+    void softmax(const Tensor& in, Tensor& out, int64_t axis = 1, bool log = false);
+    void reduce(const Tensor& in, const Reduce& spec, Tensor& out);
     // As direct::, in float across OpenMP threads (add sums in the order the inputs are named, as PyTorch's x + y + z).
     void add(const std::vector<const Tensor*>& ins, Tensor& out);
     void mul(const Tensor& a, const Tensor& b, Tensor& out);

@@ -42,5 +42,10 @@ void squeeze(
 void layerNormalization(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 void instanceNormalization(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 void groupNormalization(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+// onnx_convert_reduce.cpp: Softmax and LogSoftmax at every opset (before 13 over the axes from `axis` on: a reshape to
+// 2-D, the softmax, a reshape back, unless the axes after `axis` are all 1); ReduceMean/Sum/Max/Min/L2 as reduce.
+void softmax(
+    GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, size_t index, const Attributes& a, bool log);
+void reduce(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a, Reduce::Op op);
 
 } // namespace convscope::onnx::convert

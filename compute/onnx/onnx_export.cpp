@@ -11,6 +11,7 @@
 #include "compute/layer_kinds.h"
 #include "compute/materialize.h"
 #include "compute/normalization.h"
+#include "compute/reduce.h"
 #include "compute/resize.h"
 #include "compute/shape_inference.h"
 
@@ -440,8 +441,26 @@ namespace {
                         ins.push_back(tensor(l.name + ".bias", { k.out_features }, *l.bias));
                     NodeProto* n = node("Gemm", l.name, ins, out);
                     integer(n, "transB", 1);
-                } else if constexpr (std::is_same_v<T, Softmax>) {
-                    integer(node("Softmax", l.name, { in[0] }, out), "axis", 1);
+                } else if constexpr (isSoftmaxKind<T>) { // opset 13's: one axis
+                    integer(node(isLogSoftmax<T> ? "LogSoftmax" : "Softmax", l.name, { in[0] }, out), "axis",
+                        wrapAxis(k.dim, shape.in.ndim(), layerTypeName(k)));
+                } else if constexpr (std::is_same_v<T, Reduce>) {
+                    // Opset 17: ReduceSum takes its axes as an input, the others as an attribute; every axis is
+                    // written out. Every axis reduced without keepdim is torch's 0-d tensor, [1] here: a Reshape.
+                    static const char* const ops[]
+                        = { "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2" };
+                    const std::vector<int64_t> axes = reduceAxes(k, shape.in.ndim());
+                    const bool scalar = !k.keepdim && int(axes.size()) == shape.in.ndim();
+                    const std::string y = scalar ? l.name + "/kept" : out;
+                    std::vector<std::string> ins = { in[0] };
+                    if (k.op == Reduce::Op::Sum)
+                        ins.push_back(int64s(l.name + ".axes", axes));
+                    NodeProto* n = node(ops[int(k.op)], l.name, ins, y);
+                    if (k.op != Reduce::Op::Sum)
+                        ints(n, "axes", axes);
+                    integer(n, "keepdims", k.keepdim || scalar ? 1 : 0);
+                    if (scalar)
+                        node("Reshape", l.name + "/scalar", { y, int64s(l.name + ".shape", { 1 }) }, out);
                 } else if constexpr (std::is_same_v<T, Add>) {
                     node(in.size() == 2 ? "Add" : "Sum", l.name, in, out);
                 } else if constexpr (std::is_same_v<T, Mul>) {

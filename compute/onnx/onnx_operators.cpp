@@ -92,35 +92,26 @@ namespace {
         c.simple(Hardsigmoid {});
     }
 
-    void softmax(const NodeContext& c)
-    {
-        const Shape in = c.inputShape();
-        const int64_t rank = int64_t(in.dims().size());
-        int64_t axis = c.a.getInt("axis", c.g.opset < 13 ? 1 : -1);
-        axis = axis < 0 ? axis + rank : axis;
-        // Before opset 13 Softmax flattened from `axis` on: the same as over channels only when H = W = 1.
-        const bool spatialOne = in.flat || (in.d == 1 && in.h == 1 && in.w == 1);
-        if (!(axis == 1 && (c.g.opset >= 13 || spatialOne)) && !(spatialOne && axis == rank - 1 && in.flat))
-            refuse(c.n, c.a,
-                "Softmax over axis " + std::to_string(axis) + " of " + in.str()
-                    + " (ConvScope's softmax is over dim 1, the channels)");
-        c.simple(Softmax {});
-    }
+    template <bool Log> void softmaxOp(const NodeContext& c) { convert::softmax(c.g, c.n, c.name, c.index, c.a, Log); }
+
+    template <Reduce::Op Op> void reduceOp(const NodeContext& c) { convert::reduce(c.g, c.n, c.name, c.a, Op); }
 
     void reduceMean(const NodeContext& c)
     {
+        // The mean over H and W of an image is global average pooling (and a flatten without keepdims): kept, as
+        // its kernels are the faster; any other ReduceMean is a reduce layer.
         const Shape in = c.inputShape();
-        need4d(in, c.a);
         const Node& n = c.n;
         std::vector<int64_t> axes = c.g.opset >= 18
-            ? (n.input_size() > 1 && !n.input(1).empty() ? c.g.constant(n.input(1), c.a, "axes").ints(c.a.where())
-                                                         : std::vector<int64_t> {})
+            ? (n.input_size() > 1 && !n.input(1).empty() && c.g.isConstant(n.input(1))
+                    ? c.g.constant(n.input(1), c.a, "axes").ints(c.a.where())
+                    : std::vector<int64_t> {})
             : c.a.getInts("axes").value_or(std::vector<int64_t> {});
         for (int64_t& ax : axes)
             ax = ax < 0 ? ax + 4 : ax;
         std::sort(axes.begin(), axes.end());
-        if (axes != std::vector<int64_t> { 2, 3 })
-            refuse(n, c.a, "ReduceMean over axes " + npyDimsText(axes) + " (ConvScope takes the mean over H and W)");
+        if (!in.isImage() || axes != std::vector<int64_t> { 2, 3 })
+            return reduceOp<Reduce::Op::Mean>(c);
         if (c.a.getInt("keepdims", 1) != 0)
             return c.simple(GlobalAvgPool2d {});
         const std::string pooled = n.output(0) + "#pooled";
@@ -225,6 +216,7 @@ namespace {
         { "LayerNormalization", 17, kLast, with<layerNormalization> },
         { "LeakyRelu", 6, kLast, [](const NodeContext& c) { c.simple(LeakyReLU { c.a.getFloat("alpha", 0.01f) }); } },
         { "Log", 6, kLast, unary<Unary::Op::Log> },
+        { "LogSoftmax", 6, kLast, softmaxOp<true> },
         { "MatMul", 6, kLast, with<gemm> },
         { "Max", 8, kLast, minMax<Binary::Op::Max> },
         { "MaxPool", 6, kLast, with<pool> },
@@ -236,13 +228,17 @@ namespace {
         { "Pad", 6, kLast, with<pad> },
         { "Pow", 7, kLast, binaryOp<Binary::Op::Pow> },
         { "Reciprocal", 6, kLast, unary<Unary::Op::Reciprocal> },
+        { "ReduceL2", 6, kLast, reduceOp<Reduce::Op::L2> },
+        { "ReduceMax", 6, kLast, reduceOp<Reduce::Op::Max> },
         { "ReduceMean", 6, kLast, reduceMean },
+        { "ReduceMin", 6, kLast, reduceOp<Reduce::Op::Min> },
+        { "ReduceSum", 6, kLast, reduceOp<Reduce::Op::Sum> },
         { "Relu", 6, kLast, [](const NodeContext& c) { c.simple(ReLU {}); } },
         { "Reshape", 6, kLast, with<reshape> },
         { "Resize", 10, kLast, with<resize> },
         { "Sigmoid", 6, kLast, [](const NodeContext& c) { c.simple(Sigmoid {}); } },
         { "Slice", 1, kLast, with<slice> },
-        { "Softmax", 6, kLast, softmax },
+        { "Softmax", 6, kLast, softmaxOp<false> },
         { "Softplus", 6, kLast, softplus },
         { "Sqrt", 6, kLast, unary<Unary::Op::Sqrt> },
         { "Squeeze", 6, kLast, with<squeeze> },

@@ -101,8 +101,12 @@ void globalAvgPool2d(const Tensor& gy, Tensor& gx);
 void maxPool3d(const Tensor& gy, const Tensor& x, const MaxPool3d& spec, const Padding3d& pad, Tensor& gx);
 void avgPool3d(const Tensor& gy, const AvgPool3d& spec, const Padding3d& pad, Tensor& gx);
 
-// softmax over dim 1 from its output y: gx = y · (gy − Σ_c gy·y).
-void softmax(const Tensor& gy, const Tensor& y, Tensor& gx, bool parallel = false);
+// softmax along `axis` (wrapped; dim 1 by default) from its output y: gx = y · (gy − Σ gy·y) along the axis; for
+// log_softmax gx = gy − e^y · Σ gy (reduce_backward.cpp).
+void softmax(const Tensor& gy, const Tensor& y, Tensor& gx, bool parallel = false, int64_t axis = 1, bool log = false);
+// reduce from its input x and output y: mean gy / k, sum gy, max and min gy split evenly among the tied extremes
+// (torch.amax's rule), l2 gy · x / y (0 where the norm is 0), broadcast over the reduced axes.
+void reduce(const Tensor& gy, const Tensor& x, const Tensor& y, const Reduce& spec, Tensor& gx);
 // The gradient of one factor of y = a · b: gx = gy · other, summed over H and W when this factor was broadcast
 // ([N, C, 1, 1] against a larger gy).
 void mulInput(const Tensor& gy, const Tensor& other, Tensor& gx);

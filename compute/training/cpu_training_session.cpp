@@ -2,6 +2,7 @@
 // cpu_training_internal.h), the kinds the CPU cannot train, and the session's factory.
 #include "compute/training/cpu_training_session.h"
 
+#include "compute/reduce.h"
 #include "compute/training/cpu_training_internal.h"
 
 #include "compute/normalization.h"
@@ -50,8 +51,12 @@ namespace cpu_training {
                 } else if constexpr (std::is_same_v<S, Transpose>) {
                     const std::vector<int64_t> perm = wrappedDims(spec, in.shape().ndim());
                     fast ? cpu::fast::transpose(in, perm, out) : cpu::direct::transpose(in, perm, out);
-                } else if constexpr (std::is_same_v<S, Softmax>) {
-                    fast ? cpu::fast::softmax(in, out) : cpu::direct::softmax(in, out);
+                } else if constexpr (isSoftmaxKind<S>) {
+                    const int64_t axis = wrapAxis(spec.dim, in.shape().ndim(), layerTypeName(spec));
+                    fast ? cpu::fast::softmax(in, out, axis, isLogSoftmax<S>)
+                         : cpu::direct::softmax(in, out, axis, isLogSoftmax<S>);
+                } else if constexpr (std::is_same_v<S, Reduce>) {
+                    fast ? cpu::fast::reduce(in, spec, out) : cpu::direct::reduce(in, spec, out);
                 } else if constexpr (std::is_same_v<S, PReLU>) {
                     fast ? cpu::fast::prelu(in, *st.weight, out) : cpu::direct::prelu(in, *st.weight, out);
                 } else if constexpr (std::is_same_v<S, Add>) {
@@ -159,8 +164,11 @@ namespace cpu_training {
                         for (size_t a = 0; a < perm.size(); ++a)
                             inverse[size_t(perm[a])] = int64_t(a);
                         fast ? cpu::fast::transpose(gy, inverse, gx) : cpu::direct::transpose(gy, inverse, gx);
-                    } else if constexpr (std::is_same_v<S, Softmax>) {
-                        cpu::grad::softmax(gy, m_outputs[k], gx, fast);
+                    } else if constexpr (isSoftmaxKind<S>) {
+                        const int64_t axis = wrapAxis(spec.dim, x.shape().ndim(), layerTypeName(spec));
+                        cpu::grad::softmax(gy, m_outputs[k], gx, fast, axis, isLogSoftmax<S>);
+                    } else if constexpr (std::is_same_v<S, Reduce>) {
+                        cpu::grad::reduce(gy, x, m_outputs[k], spec, gx);
                     } else if constexpr (std::is_same_v<S, PReLU>) {
                         cpu::grad::preluData(gy, x, *st.weight, gx);
                     } else if constexpr (std::is_same_v<S, Binary>) {

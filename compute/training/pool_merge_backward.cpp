@@ -105,26 +105,6 @@ void globalAvgPool2d(const Tensor& gy, Tensor& gx)
     }
 }
 
-void softmax(const Tensor& gy, const Tensor& y, Tensor& gx, bool parallel)
-{
-    const Shape& s = y.shape();
-    const int64_t area = s.d * s.h * s.w;
-    const int64_t columns = s.n * area; // one softmax per (item, pixel)
-#pragma omp parallel for schedule(static) if (parallel && y.numel() >= detail::kMinParallelElements)
-    for (int64_t column = 0; column < columns; ++column) {
-        const int64_t n = column / area, i = column % area;
-        double dot = 0;
-        for (int64_t c = 0; c < s.c; ++c) {
-            const int64_t k = (n * s.c + c) * area + i;
-            dot += double(gy.data()[k]) * y.data()[k];
-        }
-        for (int64_t c = 0; c < s.c; ++c) {
-            const int64_t k = (n * s.c + c) * area + i;
-            gx.data()[k] = static_cast<float>(double(y.data()[k]) * (gy.data()[k] - dot));
-        }
-    }
-}
-
 void mulInput(const Tensor& gy, const Tensor& other, Tensor& gx)
 {
     const Shape& o = gy.shape();

@@ -3,6 +3,7 @@
 #include "compute/elementwise_math.h"
 #include "compute/layer_kinds.h"
 #include "compute/normalization.h"
+#include "compute/reduce.h"
 #include "compute/resize.h"
 
 #include <algorithm>
@@ -199,7 +200,7 @@ namespace {
                         r.rows = out.rows, r.cols = out.cols;
                 } else if constexpr (std::
                                          is_same_v<
-                                             T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle> || isElementwiseMathKind<T>) {
+                                             T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Add> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle> || isElementwiseMathKind<T>) {
                     // Element-wise (softmax over the channels of one pixel; concat along channels): same pixel.
                     r.rows = out.rows;
                     r.cols = out.cols;
@@ -207,6 +208,16 @@ namespace {
                     // Every output reads its row's mean and variance: the whole row (the last axes, or a group's
                     // or a channel's every position).
                     r.whole = true;
+                } else if constexpr (isSoftmaxKind<T> || std::is_same_v<T, Reduce>) {
+                    // Along N or C of an image (and a reduce that keeps H and W as they are): the same pixel; along
+                    // H or W, or another rank: the whole input.
+                    bool samePixel = in.isImage() && ls.out.isImage() && in.h == ls.out.h && in.w == ls.out.w;
+                    if constexpr (isSoftmaxKind<T>)
+                        samePixel = samePixel && wrapAxis(s.dim, 4, "softmax") <= 1;
+                    if (samePixel)
+                        r.rows = out.rows, r.cols = out.cols;
+                    else
+                        r.whole = true;
                 } else if constexpr (isVolumeKind<T>) {
                     // Volumes (the 3-D kinds) have no 2-D picture to mark the field on: the whole input.
                     r.whole = true;

@@ -331,6 +331,7 @@ void LayerEditor::buildSpecFields(const LayerSpec& spec)
     if (std::holds_alternative<Pad>(spec))
         buildPadFields();
     buildLayoutFields(spec);
+    buildReduceFields(spec); // layer_editor_reduce.cpp
 #undef CS_PAIR
 #undef CS_INT
 #undef CS_DOUBLE

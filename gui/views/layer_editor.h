@@ -47,6 +47,7 @@ private:
     void buildVolumeFields(const LayerSpec& spec); // layer_editor_volume.cpp
     void buildLayoutFields(const LayerSpec& spec); // layer_editor_layout.cpp: axes, reshape's shape, transpose's dims
     void buildOpFields(const LayerSpec& spec); // layer_editor_math.cpp: unary's and binary's op
+    void buildReduceFields(const LayerSpec& spec); // layer_editor_reduce.cpp: reduce's op, dims and keepdim
     void buildInputFields();
     void markFields(const QString& error);
 

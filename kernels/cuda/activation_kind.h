@@ -19,11 +19,11 @@ namespace convscope::cuda {
 template <typename T>
 inline constexpr bool hasActivationKernel = layerKindOf<T>().family == KindFamily::Activation
     && !std::is_same_v<T,
-        Hardtanh> && !std::is_same_v<T, PReLU> && !std::is_same_v<T, Softmax> && !isElementwiseMathKind<T>; // gelu,
-                                                                                                            // softplus,
-                                                                                                            // mish,
-                                                                                                            // unary:
-                                                                                                            // elementwise_math.cu
+        Hardtanh> && !std::is_same_v<T, PReLU> && !isSoftmaxKind<T> && !isElementwiseMathKind<T>; // gelu,
+                                                                                                  // softplus,
+                                                                                                  // mish,
+                                                                                                  // unary:
+                                                                                                  // elementwise_math.cu
 
 template <typename T> inline ActivationKind activationKindOf(const T& l, float* param)
 {

@@ -19,9 +19,9 @@ namespace {
     constexpr int kMaxTaps = 256;
 
     template <int R, int S>
-    __global__ void __launch_bounds__(256) conv2dDepthwiseKernel(ConvGeometry g, const float* __restrict__ x,
-        const float* __restrict__ w, const float* __restrict__ bias, float* __restrict__ y, long long tilesPerPlane,
-        long long blocks)
+    __global__ void __launch_bounds__(256)
+        conv2dDepthwiseKernel(ConvGeometry g, const float* __restrict__ x, const float* __restrict__ w,
+            const float* __restrict__ bias, float* __restrict__ y, long long tilesPerPlane, long long blocks)
     {
         __shared__ float taps[kMaxTaps];
         const int rr = R ? R : g.r, ss = S ? S : g.s;
@@ -61,8 +61,8 @@ namespace {
 
 bool conv2dDepthwiseApplies(const ConvGeometry& g)
 {
-    return g.groups > 1 && g.c == g.groups && g.r * g.s <= kMaxTaps
-        && static_cast<long long>(g.p) * g.q < (1LL << 31) && static_cast<long long>(g.h) * g.w < (1LL << 31);
+    return g.groups > 1 && g.c == g.groups && g.r * g.s <= kMaxTaps && static_cast<long long>(g.p) * g.q < (1LL << 31)
+        && static_cast<long long>(g.h) * g.w < (1LL << 31);
 }
 
 std::string conv2dDepthwiseNote(const ConvGeometry& g)
@@ -72,7 +72,8 @@ std::string conv2dDepthwiseNote(const ConvGeometry& g)
         + std::to_string(g.s) + " taps in shared memory" + (unrolled ? ", unrolled" : "");
 }
 
-void conv2dDepthwise(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st)
+void conv2dDepthwise(
+    const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, cudaStream_t st)
 {
     const int pq = g.p * g.q;
     if (pq <= 0 || g.n <= 0 || g.k <= 0)

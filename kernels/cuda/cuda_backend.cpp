@@ -31,6 +31,7 @@
 #include "kernels/cuda/normalization_layer.h"
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cuda/pooling.cuh"
+#include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/resize.cuh"
 #include "kernels/cuda/softmax.cuh"
 #include "kernels/cuda/stored_dispatch.h"
@@ -335,8 +336,11 @@ namespace {
                     } else if constexpr (std::is_same_v<T, Linear>) {
                         linear(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), x, weight(i), bias(i),
                             y, scratch(i), deviceProperties().multiProcessorCount, st);
-                    } else if constexpr (std::is_same_v<T, Softmax>) {
-                        softmax(int(s.in.n), int(s.in.c), int(s.in.d * s.in.h * s.in.w), x, y, st);
+                    } else if constexpr (isSoftmaxKind<T>) {
+                        const AxisView v = softmaxView(s.in, l.dim);
+                        softmaxAxis(v.outer, v.size, v.inner, isLogSoftmax<T>, DType::F32, x, y, st);
+                    } else if constexpr (std::is_same_v<T, Reduce>) {
+                        reduceTensor(reducePlanNchw(l, s), l.op, DType::F32, x, y, st);
                     } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Reshape>) { // view, or copies
                         CONVSCOPE_CUDA_CHECK(
                             cudaMemcpyAsync(y, x, size_t(s.out.numel()) * 4, cudaMemcpyDeviceToDevice, st));

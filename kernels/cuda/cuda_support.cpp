@@ -29,7 +29,9 @@ namespace {
                     std::is_same_v<T,
                         Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Reshape> || std::is_same_v<T, Transpose> || isTensorMathKind<T>)
                     return {};
-                else if constexpr (isNormKind<T>) // normalization.cu
+                else if constexpr (isNormKind<T> || isSoftmaxKind<T> || std::is_same_v<T, Reduce>) // normalization.cu,
+                                                                                                   // softmax.cuh,
+                                                                                                   // reduce.cuh
                     return {};
                 else if constexpr (isVolumeKind<T>) // the 3-D kinds: conv3d.cuh,
                                                     // pooling3d.cuh

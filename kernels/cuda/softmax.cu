@@ -1,96 +1,158 @@
-// softmax over dim 1, numerically stable: y_i = exp(x_i − max) / Σ_j exp(x_j − max). Subtracting the row's
-// maximum keeps every exponent ≤ 0, so nothing overflows however large the logits are, and the result is the
-// same real number.
+// softmax and log_softmax along any axis, numerically stable: with m the maximum along the axis,
+// y = e^(x − m) / Σ e^(x − m) or y = x − m − log Σ e^(x − m). Subtracting m keeps every exponent ≤ 0, so nothing
+// overflows however large the logits are. The tensor is [outer, size, inner] around the axis (compute/reduce.h).
 //
-// Two layouts, two kernels:
-//   flat input [n, F] (the classifier head): one warp per row. Three passes over the row — max, sum of
-//   exponentials, write — each a strided loop over the lanes plus a shuffle reduction; the row stays in L1/L2
-//   between passes. A warp, not a block, because rows are short (10 to a few thousand) and warps need no
-//   shared memory or barriers.
-//   4-D input [n, C, H, W]: softmax over the channels at each pixel. One thread per (n, pixel): the channel
-//   values are H·W apart, so consecutive threads (consecutive pixels) read consecutive addresses — coalesced —
-//   and each thread does its own three passes over C.
-// In a session's storage format (stored_layers.cuh) the tensor is channels-last, so dim 1 is the innermost axis at
-// every position, as it is for a flat input: the row kernel, templated on the storage type (loads widened to FP32,
-// the max, the exponentials and the sum in FP32, one rounding per stored value), runs N·H·W rows of C.
+// One read for the maximum and the sum together (the online form: when a larger value comes, the sum so far is scaled
+// by e^(m_old − m_new)), a second read for the outputs: two reads and one write of the tensor, the bandwidth floor of
+// a softmax whose row does not fit in registers. Three kernels:
+//   inner = 1, size ≤ 1024 (a classifier's features, the last axis of a transformer's scores): one warp per row,
+//     partial (m, s) pairs merged by shuffles; the row stays in L1/L2 between its two reads.
+//   inner = 1, size > 1024: one block of 256 threads per row, the pairs merged through shared memory.
+//   inner > 1 (an axis that is not the innermost: the channels of an image): one thread per (outer, inner) column,
+//     consecutive threads on consecutive inner positions so each of the `size` loads coalesces across the warp.
+// Templated on the storage type (FP32, FP16, BF16): loads widened to FP32, the maximum, exponentials and sums in
+// FP32, one rounding per stored value.
 #include "kernels/cuda/softmax.cuh"
 #include "kernels/cuda/storage_pack.cuh"
 #include "kernels/cuda/stored_layers.cuh"
 
-#include <cfloat>
+#include "kernels/common/cuda_check.h"
 
 namespace convscope::cuda {
 
 namespace {
-    template <typename T>
-    __global__ void softmaxRowsKernel(long long rows, int features, const T* __restrict__ x, T* __restrict__ y)
+    struct MaxSum {
+        float m, s;
+    };
+
+    __device__ __forceinline__ void addValue(MaxSum& a, float x)
     {
-        const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-        const int lane = threadIdx.x % 32;
-        if (warp >= rows)
-            return;
-        const T* xr = x + warp * features;
-        T* yr = y + warp * features;
-        float m = -INFINITY;
-        for (int i = lane; i < features; i += 32)
-            m = fmaxf(m, gpu::toFloat(xr[i]));
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1)
-            m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
-        float sum = 0.0f;
-        for (int i = lane; i < features; i += 32)
-            sum += expf(gpu::toFloat(xr[i]) - m);
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1)
-            sum += __shfl_xor_sync(0xFFFFFFFFu, sum, o);
-        const float inv = 1.0f / sum;
-        for (int i = lane; i < features; i += 32)
-            yr[i] = gpu::fromFloat<T>(expf(gpu::toFloat(xr[i]) - m) * inv);
+        if (x > a.m) {
+            a.s = a.s * expf(a.m - x) + 1.0f;
+            a.m = x;
+        } else {
+            a.s += expf(x - a.m);
+        }
     }
 
-    __global__ void softmaxChannelsKernel(
-        int n, int c, int planeSize, const float* __restrict__ x, float* __restrict__ y)
+    __device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b)
+    {
+        const float m = fmaxf(a.m, b.m);
+        // A part that saw nothing (s = 0, m = −inf) adds nothing; e^(−inf − −inf) would be NaN.
+        const float sa = a.s == 0.0f ? 0.0f : a.s * expf(a.m - m);
+        const float sb = b.s == 0.0f ? 0.0f : b.s * expf(b.m - m);
+        return { m, sa + sb };
+    }
+
+    __device__ __forceinline__ MaxSum warpMerge(MaxSum v)
+    {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            const MaxSum other { __shfl_xor_sync(0xFFFFFFFFu, v.m, o), __shfl_xor_sync(0xFFFFFFFFu, v.s, o) };
+            v = merge(v, other);
+        }
+        return v;
+    }
+
+    // shift = log Σ e^(x − m): log_softmax is (x − m) − shift, PyTorch's order.
+    template <bool Log> __device__ __forceinline__ float outputOf(float x, MaxSum r, float shift)
+    {
+        if constexpr (Log)
+            return (x - r.m) - shift;
+        else
+            return expf(x - r.m) / r.s;
+    }
+
+    template <typename T, bool Log>
+    __global__ void softmaxWarpRows(long long rows, int size, const T* __restrict__ x, T* __restrict__ y)
+    {
+        const long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+        const int lane = threadIdx.x % 32;
+        if (row >= rows)
+            return;
+        const T* xr = x + row * size;
+        T* yr = y + row * size;
+        MaxSum r { -INFINITY, 0.0f };
+        for (int i = lane; i < size; i += 32)
+            addValue(r, gpu::toFloat(xr[i]));
+        r = warpMerge(r);
+        const float shift = logf(r.s);
+        for (int i = lane; i < size; i += 32)
+            yr[i] = gpu::fromFloat<T>(outputOf<Log>(gpu::toFloat(xr[i]), r, shift));
+    }
+
+    constexpr int kBlockRowThreads = 256;
+
+    template <typename T, bool Log>
+    __global__ void softmaxBlockRows(long long size, const T* __restrict__ x, T* __restrict__ y)
+    {
+        __shared__ MaxSum parts[kBlockRowThreads / 32];
+        const long long row = blockIdx.x;
+        const T* xr = x + row * size;
+        T* yr = y + row * size;
+        MaxSum r { -INFINITY, 0.0f };
+        for (long long i = threadIdx.x; i < size; i += kBlockRowThreads)
+            addValue(r, gpu::toFloat(xr[i]));
+        r = warpMerge(r);
+        if (threadIdx.x % 32 == 0)
+            parts[threadIdx.x / 32] = r;
+        __syncthreads();
+        r = parts[0];
+        for (int k = 1; k < kBlockRowThreads / 32; ++k)
+            r = merge(r, parts[k]);
+        const float shift = logf(r.s);
+        for (long long i = threadIdx.x; i < size; i += kBlockRowThreads)
+            yr[i] = gpu::fromFloat<T>(outputOf<Log>(gpu::toFloat(xr[i]), r, shift));
+    }
+
+    template <typename T, bool Log>
+    __global__ void softmaxColumns(
+        long long outer, long long size, long long inner, const T* __restrict__ x, T* __restrict__ y)
     {
         const long long idx = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-        if (idx >= static_cast<long long>(n) * planeSize)
+        if (idx >= outer * inner)
             return;
-        const long long img = idx / planeSize, pix = idx % planeSize;
-        const float* xp = x + img * c * planeSize + pix;
-        float* yp = y + img * c * planeSize + pix;
-        float m = -INFINITY;
-        for (int i = 0; i < c; ++i)
-            m = fmaxf(m, xp[static_cast<long long>(i) * planeSize]);
-        float sum = 0.0f;
-        for (int i = 0; i < c; ++i)
-            sum += expf(xp[static_cast<long long>(i) * planeSize] - m);
-        const float inv = 1.0f / sum;
-        for (int i = 0; i < c; ++i)
-            yp[static_cast<long long>(i) * planeSize] = expf(xp[static_cast<long long>(i) * planeSize] - m) * inv;
+        const long long o = idx / inner, p = idx % inner;
+        const T* xp = x + o * size * inner + p;
+        T* yp = y + o * size * inner + p;
+        MaxSum r { -INFINITY, 0.0f };
+        for (long long i = 0; i < size; ++i)
+            addValue(r, gpu::toFloat(xp[i * inner]));
+        const float shift = logf(r.s);
+        for (long long i = 0; i < size; ++i)
+            yp[i * inner] = gpu::fromFloat<T>(outputOf<Log>(gpu::toFloat(xp[i * inner]), r, shift));
+    }
+
+    template <typename T, bool Log>
+    void launch(long long outer, long long size, long long inner, const T* x, T* y, cudaStream_t st)
+    {
+        if (inner == 1 && size <= 1024) {
+            constexpr int warpsPerBlock = 8;
+            softmaxWarpRows<T, Log>
+                <<<static_cast<unsigned>((outer + warpsPerBlock - 1) / warpsPerBlock), warpsPerBlock * 32, 0, st>>>(
+                    outer, int(size), x, y);
+        } else if (inner == 1) {
+            softmaxBlockRows<T, Log><<<static_cast<unsigned>(outer), kBlockRowThreads, 0, st>>>(size, x, y);
+        } else {
+            const long long work = outer * inner;
+            softmaxColumns<T, Log><<<static_cast<unsigned>((work + 255) / 256), 256, 0, st>>>(outer, size, inner, x, y);
+        }
     }
 } // namespace
 
-void softmax(int n, int c, int planeSize, const float* x, float* y, cudaStream_t st)
+void softmaxAxis(
+    long long outer, long long size, long long inner, bool log, DType type, const void* x, void* y, cudaStream_t st)
 {
-    if (planeSize == 1) {
-        const int warpsPerBlock = 8;
-        softmaxRowsKernel<float><<<(n + warpsPerBlock - 1) / warpsPerBlock, warpsPerBlock * 32, 0, st>>>(n, c, x, y);
-    } else {
-        const long long work = static_cast<long long>(n) * planeSize;
-        softmaxChannelsKernel<<<static_cast<unsigned>((work + 255) / 256), 256, 0, st>>>(n, c, planeSize, x, y);
-    }
-}
-
-void softmaxRows(long long rows, int features, DType type, const void* x, void* y, cudaStream_t st)
-{
-    if (rows <= 0)
+    if (outer <= 0 || size <= 0 || inner <= 0)
         return;
-    constexpr int warpsPerBlock = 8;
     gpu::withStorageType(type, [&](auto t) {
         using T = decltype(t);
-        softmaxRowsKernel<T>
-            <<<static_cast<unsigned>((rows + warpsPerBlock - 1) / warpsPerBlock), warpsPerBlock * 32, 0, st>>>(
-                rows, features, static_cast<const T*>(x), static_cast<T*>(y));
+        if (log)
+            launch<T, true>(outer, size, inner, static_cast<const T*>(x), static_cast<T*>(y), st);
+        else
+            launch<T, false>(outer, size, inner, static_cast<const T*>(x), static_cast<T*>(y), st);
     });
+    CONVSCOPE_CUDA_CHECK_LAUNCH("softmax");
 }
 
 } // namespace convscope::cuda

@@ -1,12 +1,15 @@
-// Our CUDA softmax over dim 1 (features or channels).
+// Our CUDA softmax and log_softmax along any axis.
 #pragma once
+
+#include "compute/storage_format.h"
 
 #include <cuda_runtime_api.h>
 
 namespace convscope::cuda {
 
-// Softmax over dim 1 of [n, c, h, w]: over the features of a flat input (h·w = 1), or over the channels at
-// every pixel.
-void softmax(int n, int c, int planeSize, const float* x, float* y, cudaStream_t st);
+// softmax (log: log_softmax) along the middle axis of a tensor viewed as [outer, size, inner] (compute/reduce.h's
+// AxisView), in any storage type with FP32 math. The FP32 NCHW path and a session's storage both call it.
+void softmaxAxis(
+    long long outer, long long size, long long inner, bool log, DType type, const void* x, void* y, cudaStream_t st);
 
 } // namespace convscope::cuda

@@ -12,7 +12,9 @@
 #include "compute/resize.h"
 #include "kernels/cuda/activation_kind.h"
 #include "kernels/cuda/linear.cuh"
+#include "kernels/cuda/reduce.cuh"
 #include "kernels/cuda/resize.cuh"
+#include "kernels/cuda/softmax.cuh"
 #include "kernels/cuda/stored_conv.cuh"
 #include "kernels/cuda/stored_layers.cuh"
 #include "kernels/cuda/tensor_math.h"
@@ -228,8 +230,11 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
             } else if constexpr (std::is_same_v<T, Slice>) {
                 const AxisRuns r = axisRuns(s.in, l.dim, true);
                 sliceAxis(x, r.outer, r.size, r.inner, l.start, l.end, int(dtypeBytes(t)), y, st);
-            } else if constexpr (std::is_same_v<T, Softmax>) {
-                softmaxRows(s.in.n * positionsOf(s.in), int(s.in.c), t, x, y, st);
+            } else if constexpr (isSoftmaxKind<T>) { // the axis's place in the channels-last order
+                const AxisRuns r = axisRuns(s.in, wrapAxis(l.dim, s.in.ndim(), layerTypeName(l)), true);
+                softmaxAxis(r.outer, r.size, r.inner, isLogSoftmax<T>, t, x, y, st);
+            } else if constexpr (std::is_same_v<T, Reduce>) {
+                reduceTensor(reducePlanChannelsLast(l, s), l.op, t, x, y, st);
             } else if constexpr (std::is_same_v<T, Linear>) {
                 linearStored(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), t, x, c.weightData,
                     c.bias, y, c.scratch, c.sms, st);

@@ -48,7 +48,5 @@ void concatChannelsLast(const std::vector<const void*>& xs, const std::vector<lo
     DType type, void* y, cudaStream_t st);
 void pad2dChannelsLast(const void* x, long long n, long long channels, int h, int w, int top, int left, int oh, int ow,
     PadMode mode, float value, DType type, void* y, cudaStream_t st);
-// softmax.cu: over the innermost `features` of each of `rows` rows (dim 1 of NHWC, or of [N, F]).
-void softmaxRows(long long rows, int features, DType type, const void* x, void* y, cudaStream_t st);
 
 } // namespace convscope::cuda

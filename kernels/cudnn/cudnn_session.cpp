@@ -44,6 +44,7 @@
 #include "kernels/cudnn/layout_kernels.cuh"
 #include "kernels/cudnn/native_layers.h"
 #include "kernels/cudnn/pool_plan.h"
+#include "kernels/cudnn/reduce_layers.h"
 #include "kernels/cudnn/storage_ops.h"
 #include "kernels/cudnn/volume_layers.h"
 
@@ -72,6 +73,7 @@ namespace {
         std::unique_ptr<OpTensorDesc> op; // add, mul: cudnnOpTensor
         std::shared_ptr<GraphPointwisePlan> pointwise; // leaky ReLU through the graph API (null: our kernel)
         std::unique_ptr<VolumeLayerPlan> volume; // conv3d, conv_transpose3d, the 3-D pools (volume_layers.h)
+        std::unique_ptr<ReduceLayerPlan> reduce; // softmax, log_softmax, reduce (reduce_layers.h)
     };
 
     class CudnnSession final : public gpu::GpuSessionBase {
@@ -270,9 +272,13 @@ namespace {
                         std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Transpose>) {
                         setLayerNote(
                             i, std::string("our CUDA kernel: cuDNN has no ") + layerKind(l).type + " (a gather copy)");
-                    } else if constexpr (std::is_same_v<T, Softmax>) {
-                        p.xd = tensor4(i, s.in);
-                        setLayerNote(i, "cudnnSoftmaxForward (accurate, over channels)");
+                    } else if constexpr (isSoftmaxKind<T> || std::is_same_v<T, Reduce>) {
+                        if constexpr (std::is_same_v<T, Reduce>)
+                            p.reduce = ReduceLayerPlan::reduce(h.cudnn, l, s);
+                        else
+                            p.reduce = ReduceLayerPlan::softmax(l.dim, isLogSoftmax<T>, s.in, nativeType(i));
+                        reserveWorkspace(p.reduce->workspaceBytes());
+                        setLayerNote(i, p.reduce->note());
                     } else if constexpr (std::is_same_v<T, Linear>) {
                         p.yd = tensor4(i, s.out);
                         p.pd = std::make_unique<TensorDesc>();
@@ -331,9 +337,8 @@ namespace {
                         CONVSCOPE_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(h.cudnn, CUDNN_BATCHNORM_SPATIAL,
                             &kOne, &kZero, p.xd->get(), xv, p.xd->get(), yv, p.pd->get(), weight(i), bias(i),
                             runningMean(i), runningVar(i), l.eps));
-                    } else if constexpr (std::is_same_v<T, Softmax>) {
-                        CONVSCOPE_CUDNN_CHECK(cudnnSoftmaxForward(h.cudnn, CUDNN_SOFTMAX_ACCURATE,
-                            CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, p.xd->get(), xv, &kZero, p.xd->get(), yv));
+                    } else if constexpr (isSoftmaxKind<T> || std::is_same_v<T, Reduce>) {
+                        p.reduce->run(h.cudnn, xv, yv, m_workspace.get(), m_workspace.bytes());
                     } else if constexpr (std::is_same_v<T, Linear>) {
                         if (nat)
                             runNativeLinear(h.cublas, s, storage().dtype, options().math, weightData(i), inputData(i),

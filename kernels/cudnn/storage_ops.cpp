@@ -66,8 +66,8 @@ namespace {
                 a.get(), xd.get(), y.get(), pd.get(), p, p + c, p + 2 * c, p + 3 * c, 1e-5);
             break;
         case NativeOp::Softmax:
-            st = cudnnSoftmaxForward(h.cudnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, xd.get(),
-                a.get(), &zero, xd.get(), y.get());
+            st = cudnnSoftmaxForward(h.cudnn, mode == 1 ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
+                CUDNN_SOFTMAX_MODE_CHANNEL, &one, xd.get(), a.get(), &zero, xd.get(), y.get());
             break;
         case NativeOp::OpTensor: {
             OpTensorDesc desc(static_cast<cudnnOpTensorOp_t>(mode));
@@ -215,8 +215,8 @@ bool runsNatively(const LayerSpec& spec, const LayerShape& s, DType type)
                 return cudnnRunsNative(NativeOp::Pooling, int(CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING), type);
             } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                 return cudnnRunsNative(NativeOp::BatchNorm, 0, type);
-            } else if constexpr (std::is_same_v<T, Softmax>) {
-                return cudnnRunsNative(NativeOp::Softmax, 0, type);
+            } else if constexpr (isSoftmaxKind<T>) { // any axis: [outer, size, inner, 1] (reduce_layers.h)
+                return cudnnRunsNative(NativeOp::Softmax, isLogSoftmax<T> ? 1 : 0, type);
             } else if constexpr (std::is_same_v<T, Add>) {
                 return cudnnRunsNative(NativeOp::OpTensor, int(CUDNN_OP_TENSOR_ADD), type)
                     && (s.ins.size() <= 2 || cudnnRunsNative(NativeOp::AddTensor, 0, type));

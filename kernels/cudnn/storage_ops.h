@@ -17,7 +17,7 @@ enum class NativeOp {
     Activation, // cudnnActivationForward (`mode` is the cudnnActivationMode_t)
     Pooling, // cudnnPoolingForward (`mode` is the cudnnPoolingMode_t)
     BatchNorm, // cudnnBatchNormalizationForwardInference, FP32 per-channel parameters
-    Softmax, // cudnnSoftmaxForward over channels
+    Softmax, // cudnnSoftmaxForward over channels (mode 1: CUDNN_SOFTMAX_LOG)
     OpTensor, // cudnnOpTensor (`mode` is the cudnnOpTensorOp_t), FP32 compute
     AddTensor, // cudnnAddTensor
 };

@@ -12,6 +12,7 @@
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cudnn/conv_geometry.h"
 #include "kernels/cudnn/conv_plan.h"
+#include "kernels/cudnn/reduce_layers.h"
 
 #include <limits>
 #include <type_traits>
@@ -121,69 +122,73 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
     constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
     if (s.in.numel() > kMax || s.out.numel() > kMax)
         return "tensors of more than 2^31 elements are unsupported (cuDNN's int sizes)";
-    return std::
-        visit(
-            [&](const auto& l) -> std::
-                                   string {
-                                       using T = std::decay_t<decltype(l)>;
-                                       if constexpr (std::is_same_v<T, Conv2d>) {
-                                           if (l.fused_activation)
-                                               return "a fused activation is unsupported in training (train the "
-                                                      "unfused network)";
-                                           if (l.fused_residual)
-                                               return "a fused residual add is unsupported in training (train the "
-                                                      "unfused network)";
-                                           const Padding2d& p = s.resolvedPadding;
-                                           if (p.top != p.bottom || p.left != p.right)
-                                               return "asymmetric padding is unsupported in training on cudnn (cuDNN's "
-                                                      "convolution "
-                                                      "descriptor "
-                                                      "pads both sides equally)";
-                                       } else if constexpr (std::is_same_v<T, MaxPool2d>) {
-                                           if (l.dilation[0] != 1 || l.dilation[1] != 1)
-                                               return "maxpool2d with dilation is unsupported in training on cudnn "
-                                                      "(cuDNN's pooling "
-                                                      "has none)";
-                                           return poolRefusal(s, l.kernel_size, l.effectiveStride(), l.ceil_mode);
-                                       } else if constexpr (std::is_same_v<T, AvgPool2d>) {
-                                           if (l.divisor_override)
-                                               return "avgpool2d with divisor_override is unsupported in training on "
-                                                      "cudnn (cuDNN's "
-                                                      "pooling "
-                                                      "divides by the window)";
-                                           return poolRefusal(s, l.kernel_size, l.effectiveStride(), l.ceil_mode);
-                                       } else if constexpr (std::is_same_v<T, Mul>) {
-                                           if (s.ins.size() != 2 || s.ins[0] != s.ins[1])
-                                               return "mul with a broadcast gate ([N, C, 1, 1]) is unsupported in "
-                                                      "training on cudnn "
-                                                      "(only "
-                                                      "factors of one shape)";
-                                       } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
-                                           const Padding2d& p = s.resolvedPadding;
-                                           if (p.top != p.bottom || p.left != p.right)
-                                               return "asymmetric padding is unsupported in training on cudnn (cuDNN's "
-                                                      "convolution "
-                                                      "descriptor pads both sides equally)";
-                                       } else if constexpr (
-                                           std::is_same_v<T,
-                                               Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Reshape> || std::is_same_v<T, Transpose> || isElementwiseMathKind<T> || std::is_same_v<T, Binary> || isNormKind<T>) {
-                                           return std::string(layerKind(spec).type)
-                                               + " has no backward on cudnn yet (unsupported; train on cpu.direct or "
-                                                 "cpu.im2col_gemm)";
-                                       } else if constexpr (std::is_same_v<T, Concat>) {
-                                           if (wrappedDim(l, s.out.ndim()) != 1)
-                                               return "concat along dim " + std::to_string(l.dim)
-                                                   + " has no backward on cudnn yet (only along the channels; train "
-                                                     "on cpu.direct or cpu.im2col_gemm)";
-                                       } else if constexpr (std::is_same_v<T, Dropout> || std::is_same_v<T, Linear> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Softmax> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Add> || std::is_same_v<T, Concat> || std::is_same_v<T, PReLU> || kCudnnActivation<T> || kOurActivation<T> || isVolumeKind<T>) {
-                                           // trains (the volume kinds were refused above)
-                                       } else {
-                                           static_assert(
-                                               dependent_false<T>, "cudnn training: a layer kind is not decided on");
-                                       }
-                                       return {};
-                                   },
-            spec);
+    return std::visit(
+        [&](const auto& l)
+            -> std::
+                string {
+                    using T = std::decay_t<decltype(l)>;
+                    if constexpr (std::is_same_v<T, Conv2d>) {
+                        if (l.fused_activation)
+                            return "a fused activation is unsupported in training (train the "
+                                   "unfused network)";
+                        if (l.fused_residual)
+                            return "a fused residual add is unsupported in training (train the "
+                                   "unfused network)";
+                        const Padding2d& p = s.resolvedPadding;
+                        if (p.top != p.bottom || p.left != p.right)
+                            return "asymmetric padding is unsupported in training on cudnn (cuDNN's "
+                                   "convolution "
+                                   "descriptor "
+                                   "pads both sides equally)";
+                    } else if constexpr (std::is_same_v<T, MaxPool2d>) {
+                        if (l.dilation[0] != 1 || l.dilation[1] != 1)
+                            return "maxpool2d with dilation is unsupported in training on cudnn "
+                                   "(cuDNN's pooling "
+                                   "has none)";
+                        return poolRefusal(s, l.kernel_size, l.effectiveStride(), l.ceil_mode);
+                    } else if constexpr (std::is_same_v<T, AvgPool2d>) {
+                        if (l.divisor_override)
+                            return "avgpool2d with divisor_override is unsupported in training on "
+                                   "cudnn (cuDNN's "
+                                   "pooling "
+                                   "divides by the window)";
+                        return poolRefusal(s, l.kernel_size, l.effectiveStride(), l.ceil_mode);
+                    } else if constexpr (std::is_same_v<T, Mul>) {
+                        if (s.ins.size() != 2 || s.ins[0] != s.ins[1])
+                            return "mul with a broadcast gate ([N, C, 1, 1]) is unsupported in "
+                                   "training on cudnn "
+                                   "(only "
+                                   "factors of one shape)";
+                    } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                        const Padding2d& p = s.resolvedPadding;
+                        if (p.top != p.bottom || p.left != p.right)
+                            return "asymmetric padding is unsupported in training on cudnn (cuDNN's "
+                                   "convolution "
+                                   "descriptor pads both sides equally)";
+                    } else if constexpr (
+                        std::is_same_v<T,
+                            Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Reshape> || std::is_same_v<T, Transpose> || isElementwiseMathKind<T> || std::is_same_v<T, Binary> || isNormKind<T>) {
+                        return std::string(layerKind(spec).type)
+                            + " has no backward on cudnn yet (unsupported; train on cpu.direct or "
+                              "cpu.im2col_gemm)";
+                    } else if constexpr (isSoftmaxKind<T> || std::is_same_v<T, Reduce>) {
+                        return reduceTrainingRefusal(spec, s.in); // empty for a softmax along dim 1
+                    } else if constexpr (std::is_same_v<T, Concat>) {
+                        if (wrappedDim(l, s.out.ndim()) != 1)
+                            return "concat along dim " + std::to_string(l.dim)
+                                + " has no backward on cudnn yet (only along the channels; train "
+                                  "on cpu.direct or cpu.im2col_gemm)";
+                    } else if constexpr (
+                        std::
+                            is_same_v<T,
+                                Dropout> || std::is_same_v<T, Linear> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Add> || std::is_same_v<T, PReLU> || kCudnnActivation<T> || kOurActivation<T> || isVolumeKind<T>) {
+                        // trains (the volume kinds were refused above)
+                    } else {
+                        static_assert(dependent_false<T>, "cudnn training: a layer kind is not decided on");
+                    }
+                    return {};
+                },
+        spec);
 }
 
 void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)

@@ -399,9 +399,8 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                         .add("f", Flatten {})
                         .add("fc", Linear { 5, false })
                         .done("after flatten, no bias") };
-            } else if constexpr (std::is_same_v<T, Softmax>) {
-                return { Builder(type, 2, 3, 4, 5).spread("s", 6).add("sm", k).done("over the channels of each pixel"),
-                    Builder(type, 3, 11, 1, 1, true).add("sm", k).done("flat") };
+            } else if constexpr (isSoftmaxKind<T> || std::is_same_v<T, Reduce>) {
+                return test::fixedReduceCasesFor(k); // fixed_cases_reduce.cpp
             } else if constexpr (std::is_same_v<T, Add>) {
                 return {
                     Builder(type, 2, 3, 7, 9)

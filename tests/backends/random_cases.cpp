@@ -278,6 +278,8 @@ std::vector<NetworkCase> randomCasesFor(const LayerSpec& kind, uint64_t seed)
         return resizeCases(type, r, seed);
     if (std::vector<Case> norm = test::randomNormCasesFor(kind, r.gen()); !norm.empty())
         return norm;
+    if (std::vector<Case> axes = randomReduceCasesFor(kind, seed); !axes.empty())
+        return axes; // softmax, log_softmax, reduce: fixed_cases_reduce.cpp
     return resizedCases(kind, r, seed);
 }
 

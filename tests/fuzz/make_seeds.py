@@ -77,6 +77,17 @@ RESIZE_SEED = b"""{ "format": "convscope-network", "version": 1, "name": "resize
 """
 
 
+# softmax, log_softmax and reduce on a rank-3 tensor (issue 30): every axis form and op the file takes.
+AXES_SEED = b"""{ "format": "convscope-network", "version": 1, "name": "axes",
+  "input": { "shape": [2, 3, 5], "source": "random:2" },
+  "layers": [
+    { "type": "softmax", "dim": 0 }, { "type": "log_softmax", "dim": -1 }, { "type": "softmax" },
+    { "type": "reduce", "op": "l2", "dim": [0, -1], "keepdim": true },
+    { "type": "reduce", "op": "max", "dim": 1 }, { "type": "reduce", "op": "min", "dim": [] },
+    { "type": "reduce", "op": "sum" }, { "type": "reduce", "op": "mean", "keepdim": true } ] }
+"""
+
+
 def main():
     for kind in ("npy", "network", "image"):
         shutil.rmtree(os.path.join(HERE, "corpus", kind), ignore_errors=True)
@@ -120,6 +131,7 @@ def main():
     { "type": "concat", "inputs": ["p", "p"] }, { "type": "identity" }, { "type": "dropout", "p": 0.1 } ] }
 """)
     out("network", "resize.json", RESIZE_SEED)
+    out("network", "axes.json", AXES_SEED)
     out("network", "features.json", b"""{ "format": "convscope-network", "version": 1,
   "input": { "batch": 4, "features": 10, "source": "x.npy" },
   "layers": [ { "type": "linear", "out_features": 3, "bias": false }, { "type": "relu", "name": "r" } ] }
@@ -142,7 +154,7 @@ def onnx_seeds():
     import subprocess
     d = os.path.join(HERE, "corpus", "onnx")
     os.makedirs(d, exist_ok=True)  # the inputs the fuzzer found stay beside the seeds
-    for name in ("classic_filters", "features", "padding_stride_dilation", "skips", "resize"):
+    for name in ("classic_filters", "features", "padding_stride_dilation", "skips", "resize", "axes"):
         subprocess.run([cli, "export", os.path.join(HERE, "corpus", "network", name + ".json"),
                         os.path.join(d, name + ".onnx")], check=True)
 

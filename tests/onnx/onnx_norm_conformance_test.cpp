@@ -1,6 +1,6 @@
 // ONNX's LayerNormalization node tests (libonnx-testdata's node/test_layer_normalization_*): each model has three
-// outputs — Y and the optional Mean and InvStdDev — so the backend suite (onnx_backend_suite.h), whose networks have one
-// output, lists them as not applicable. Here the same models are read with Y as their only graph output (Mean and
+// outputs — Y and the optional Mean and InvStdDev — so the backend suite (onnx_backend_suite.h), whose networks have
+// one output, lists them as not applicable. Here the same models are read with Y as their only graph output (Mean and
 // InvStdDev are statistics a ConvScope layer does not output) and Y is compared with the test's output_0 by ONNX's rule
 // (rtol 1e-3, atol 1e-7), on cpu.direct, cpu.im2col_gemm and, where it is built, onednn.auto; the GPU selections in
 // the [gpu] case. Every test of the folder must import and pass.

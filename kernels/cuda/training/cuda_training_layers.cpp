@@ -5,6 +5,7 @@
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
 #include "compute/normalization.h"
+#include "compute/reduce.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/training_kernels.cuh"
 #include "kernels/cuda/activation_kind.h"
@@ -39,7 +40,7 @@ namespace {
     // softplus, mish, unary) have no backward here: cudaTrainingRefusal refuses them.
     template <typename T>
     constexpr bool kActivation = layerKindOf<T>().family == KindFamily::Activation
-        && !std::is_same_v<T, PReLU> && !std::is_same_v<T, Softmax> && !isElementwiseMathKind<T>;
+        && !std::is_same_v<T, PReLU> && !isSoftmaxKind<T> && !isElementwiseMathKind<T>;
 
     template <typename T> ActivationGrad gradKind(const T& l, float* param, float* param2)
     {
@@ -125,6 +126,12 @@ std::string cudaTrainingRefusal(const Network& net, const ShapeReport& shapes, s
             + " has no backward on cuda yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
     if (isNormLayer(spec))
         return std::string(layerKind(spec).type) + " has no backward on cuda yet (unsupported; the CPU refuses it too)";
+    if (std::holds_alternative<LogSoftmax>(spec) || std::holds_alternative<Reduce>(spec))
+        return std::string(layerKind(spec).type)
+            + " has no backward on cuda yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
+    if (const auto* sm = std::get_if<Softmax>(&spec); sm && wrapAxis(sm->dim, s.in.ndim(), "softmax") != 1)
+        return "softmax along dim " + std::to_string(sm->dim)
+            + " has no backward on cuda yet (only along dim 1; train on cpu.direct or cpu.im2col_gemm)";
     if (std::holds_alternative<Transpose>(spec))
         return "transpose has no backward on cuda yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
     if (const auto* cat = std::get_if<Concat>(&spec); cat && wrappedDim(*cat, s.out.ndim()) != 1)
@@ -242,8 +249,8 @@ void CudaTrainingSession::forward(size_t i)
                 avgPool2d(g, x, y, st);
             } else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
                 globalAvgPool2d(int(s.in.n * s.in.c), int(s.in.h * s.in.w), x, y, st);
-            } else if constexpr (std::is_same_v<T, Softmax>) {
-                softmax(int(s.in.n), int(s.in.c), int(s.in.h * s.in.w), x, y, st);
+            } else if constexpr (std::is_same_v<T, Softmax>) { // dim 1 (cudaTrainingRefusal)
+                softmaxAxis(s.in.n, s.in.c, s.in.h * s.in.w, false, DType::F32, x, y, st);
             } else if constexpr (std::is_same_v<T, Hardtanh>) {
                 hardtanh(float(l.min_val), float(l.max_val), s.in.numel(), x, y, st);
             } else if constexpr (std::is_same_v<T, PReLU>) {
