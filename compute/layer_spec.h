@@ -12,6 +12,8 @@
 #include <variant>
 #include <vector>
 
+#include "compute/layer_spec_tensor.h" // matmul, gather (issue 30)
+
 namespace convscope {
 
 // Padding of a 2-D window op. Explicit padding is [top, bottom, left, right]; "same" and "valid" follow
@@ -125,7 +127,10 @@ struct Flatten {
     bool operator==(const Flatten&) const = default;
 };
 
-// Needs a flat input ([N, F], or [N, C, 1, 1]); in_features is inferred.
+// torch.nn.Linear on the last axis of any rank: [*, in_features] -> [*, out_features] (weight [out, in]). One input
+// shape keeps its older meaning: an image [N, C, 1, 1] or a volume [N, C, 1, 1, 1] (global pooling's output) is read as
+// [N, C] and gives [N, out_features], the flatten every network before ranks relied on (compute/linear_geometry.h).
+// in_features is inferred.
 struct Linear {
     int64_t out_features = 10;
     bool bias = true;
@@ -400,7 +405,7 @@ struct BatchNorm3d {
 using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
     LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh, PReLU, GELU, Softplus, Mish, Unary,
     Binary, Flatten, Linear, Softmax, Add, Mul, Concat, Pad, Resize, Identity, Dropout, ChannelShuffle, Slice, Reshape,
-    Transpose, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, GlobalAvgPool3d, BatchNorm3d>;
+    Transpose, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, GlobalAvgPool3d, BatchNorm3d, Matmul, Gather>;
 
 // The file-format / PyTorch-style type name: "conv2d", "conv_transpose2d", "maxpool2d", ...
 std::string layerTypeName(const LayerSpec& spec);

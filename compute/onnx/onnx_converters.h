@@ -37,5 +37,9 @@ void reshape(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& nam
 void flatten(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 void squeeze(
     GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a); // and Unsqueeze
+// onnx_convert_matmul.cpp: MatMul (two activations: matmul; by a constant 2-D B: linear on the last axis) and Gather
+// of an activation by constant indices.
+void matmul(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+void gather(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 
 } // namespace convscope::onnx::convert

@@ -86,6 +86,10 @@ namespace cpu_training {
                     fast ? cpu::fast::channelShuffle(in, spec, out) : cpu::direct::channelShuffle(in, spec, out);
                 } else if constexpr (std::is_same_v<S, Slice>) {
                     fast ? cpu::fast::slice(in, spec, out) : cpu::direct::slice(in, spec, out);
+                } else if constexpr (std::is_same_v<S, Matmul>) {
+                    cpu::runMatmul(m_shapes.layers[i], *ins.at(0), *ins.at(1), out, fast);
+                } else if constexpr (std::is_same_v<S, Gather>) {
+                    cpu::runGather(spec, in, out);
                 } else {
                     static_assert(dependent_false<S>, "cpu training: a layer kind has no forward branch");
                 }
@@ -193,6 +197,10 @@ namespace cpu_training {
                              : cpu::direct::channelShuffle(gy, inverse, gx);
                     } else if constexpr (std::is_same_v<S, Slice>) {
                         cpu::grad::slice(gy, spec, gx);
+                    } else if constexpr (std::is_same_v<S, Matmul>) {
+                        cpu::grad::matmulInput(gy, *ins.at(0), *ins.at(1), j, gx);
+                    } else if constexpr (std::is_same_v<S, Gather>) {
+                        cpu::grad::gatherInput(spec, gy, gx);
                     } else {
                         static_assert(dependent_false<S>, "cpu training: a layer kind has no backward branch");
                     }

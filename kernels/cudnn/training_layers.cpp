@@ -11,6 +11,7 @@
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cudnn/conv_geometry.h"
 #include "kernels/cudnn/conv_plan.h"
+#include "kernels/cudnn/tensor_layers.h"
 
 #include <limits>
 #include <type_traits>
@@ -120,6 +121,8 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
     constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
     if (s.in.numel() > kMax || s.out.numel() > kMax)
         return "tensors of more than 2^31 elements are unsupported (cuDNN's int sizes)";
+    if (const std::string why = tensorTrainingRefusal(spec, s); !why.empty())
+        return why; // matmul, gather, linear on rank 3 and up (tensor_layers.h)
     return std::
         visit(
             [&](const auto& l)
@@ -180,6 +183,7 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
                                 is_same_v<T,
                                     Dropout> || std::is_same_v<T, Linear> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Softmax> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Add> || std::is_same_v<T, Concat> || std::is_same_v<T, PReLU> || kCudnnActivation<T> || kOurActivation<T> || isVolumeKind<T>) {
                             // trains (the volume kinds were refused above)
+                        } else if constexpr (std::is_same_v<T, Matmul> || std::is_same_v<T, Gather>) {
                         } else {
                             static_assert(dependent_false<T>, "cudnn training: a layer kind is not decided on");
                         }

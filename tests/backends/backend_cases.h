@@ -15,6 +15,9 @@ namespace convscope::test {
 std::vector<NetworkCase> fixedCasesFor(const LayerSpec& kind);
 // The fixed cases of a 3-D kind (fixed_cases_volume.cpp); empty for another kind.
 std::vector<NetworkCase> fixedVolumeCasesFor(const LayerSpec& kind);
+// The fixed cases of matmul and gather, and linear's on ranks other than 2 (fixed_cases_tensor.cpp); empty for another
+// kind.
+std::vector<NetworkCase> fixedTensorCasesFor(const LayerSpec& kind);
 // Whole networks with skips through fusable groups (kind "graph"): a ResNet basic block, a U-Net level.
 std::vector<NetworkCase> fixedGraphCases();
 // Random cases of one kind from a seed (the same seed gives the same cases): random padding (asymmetric and "same"),
