@@ -13,6 +13,8 @@
 #include <variant>
 #include <vector>
 
+#include "compute/layer_spec_tensor.h" // matmul, gather (issue 30)
+
 namespace convscope {
 
 // Padding of a 2-D window op. Explicit padding is [top, bottom, left, right]; "same" and "valid" follow
@@ -126,7 +128,10 @@ struct Flatten {
     bool operator==(const Flatten&) const = default;
 };
 
-// Needs a flat input ([N, F], or [N, C, 1, 1]); in_features is inferred.
+// torch.nn.Linear on the last axis of any rank: [*, in_features] -> [*, out_features] (weight [out, in]). One input
+// shape keeps its older meaning: an image [N, C, 1, 1] or a volume [N, C, 1, 1, 1] (global pooling's output) is read as
+// [N, C] and gives [N, out_features], the flatten every network before ranks relied on (compute/linear_geometry.h).
+// in_features is inferred.
 struct Linear {
     int64_t out_features = 10;
     bool bias = true;
@@ -432,43 +437,53 @@ struct InstanceNorm {
     double eps = 1e-5;
     bool affine = false;
     bool operator==(const InstanceNorm&) const = default;
-    // A reduction over `dim` (empty: every axis), keepdim as PyTorch's: torch.mean, torch.sum, torch.amax, torch.amin
-    // and torch.linalg.vector_norm (op l2). ONNX ReduceMean, ReduceSum, ReduceMax, ReduceMin and ReduceL2.
-    struct Reduce {
-        enum class Op { Mean, Sum, Max, Min, L2 };
-        Op op = Op::Mean;
-        std::vector<int64_t> dim; // negative counts from the end; empty: every axis
-        bool keepdim = false;
-        bool operator==(const Reduce&) const = default;
-    };
+};
 
-    // The order of the alternatives is the menu order; compute/layer_kinds.h holds every other fact about each kind
-    // and checks at compile time that it lists them in this order.
-    using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
-        LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh, PReLU, GELU, Softplus, Mish,
-        Unary, Binary, Flatten, Linear, Softmax, LogSoftmax, Add, Mul, Concat, Pad, Resize, Identity, Dropout,
-        ChannelShuffle, Slice, Reshape, Transpose, Reduce, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d,
-        GlobalAvgPool3d, BatchNorm3d, LayerNorm, GroupNorm, InstanceNorm>;
+// A reduction over `dim` (empty: every axis), keepdim as PyTorch's: torch.mean, torch.sum, torch.amax, torch.amin and
+// torch.linalg.vector_norm (op l2). ONNX ReduceMean, ReduceSum, ReduceMax, ReduceMin and ReduceL2.
+struct Reduce {
+    enum class Op { Mean, Sum, Max, Min, L2 };
+    Op op = Op::Mean;
+    std::vector<int64_t> dim; // negative counts from the end; empty: every axis
+    bool keepdim = false;
+    bool operator==(const Reduce&) const = default;
+};
 
-    // The file-format / PyTorch-style type name: "conv2d", "conv_transpose2d", "maxpool2d", ...
-    std::string layerTypeName(const LayerSpec& spec);
-    // Every type name, in menu order.
-    const std::array<const char*, std::variant_size_v<LayerSpec>>& layerTypeNames();
-    // A default-constructed spec for a type name; throws InputError for an unknown name.
-    LayerSpec makeLayerSpec(const std::string& typeName);
-    // A short human label: "conv2d 6→16 k5" needs shapes, so this gives "conv2d k5 s1" etc.
-    std::string layerSummary(const LayerSpec& spec);
+// The order of the alternatives is the menu order; compute/layer_kinds.h holds every other fact about each kind
+// and checks at compile time that it lists them in this order.
+using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
+    LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh, PReLU, GELU, Softplus, Mish, Unary,
+    Binary, Flatten, Linear, Softmax, LogSoftmax, Add, Mul, Concat, Pad, Resize, Identity, Dropout, ChannelShuffle,
+    Slice, Reshape, Transpose, Reduce, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, GlobalAvgPool3d, BatchNorm3d,
+    LayerNorm, GroupNorm, InstanceNorm, Matmul, Gather>;
 
-    // A transpose's permutation and a concat's axis on a tensor of `rank` dims, negative axes wrapped to 0..rank-1
-    // (shape inference has checked them; an axis out of range here throws InputError).
-    std::vector<int64_t> wrappedDims(const Transpose& spec, int rank);
-    int64_t wrappedDim(const Concat& spec, int rank);
+// The order of the alternatives is the menu order; compute/layer_kinds.h holds every other fact about each kind
+// and checks at compile time that it lists them in this order.
+using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
+    LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh, PReLU, GELU, Softplus, Mish, Unary,
+    Binary, Flatten, Linear, Softmax, LogSoftmax, Add, Mul, Concat, Pad, Resize, Identity, Dropout, ChannelShuffle,
+    Slice, Reshape, Transpose, Reduce, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, GlobalAvgPool3d, BatchNorm3d,
+    LayerNorm, GroupNorm, InstanceNorm>;
 
-    // Does this layer kind carry learned parameters (weights / batch-norm statistics)?
-    bool hasParameters(const LayerSpec& spec);
-    // Is this layer a convolution (the ops that have several algorithms)?
-    bool isConvolution(const LayerSpec& spec);
-    // Is this an element-wise activation of one input (relu, leaky_relu, sigmoid, tanh, elu, relu6, ...)?
-    bool isActivation(const LayerSpec& spec);
+// The file-format / PyTorch-style type name: "conv2d", "conv_transpose2d", "maxpool2d", ...
+std::string layerTypeName(const LayerSpec& spec);
+// Every type name, in menu order.
+const std::array<const char*, std::variant_size_v<LayerSpec>>& layerTypeNames();
+// A default-constructed spec for a type name; throws InputError for an unknown name.
+LayerSpec makeLayerSpec(const std::string& typeName);
+// A short human label: "conv2d 6→16 k5" needs shapes, so this gives "conv2d k5 s1" etc.
+std::string layerSummary(const LayerSpec& spec);
+
+// A transpose's permutation and a concat's axis on a tensor of `rank` dims, negative axes wrapped to 0..rank-1
+// (shape inference has checked them; an axis out of range here throws InputError).
+std::vector<int64_t> wrappedDims(const Transpose& spec, int rank);
+int64_t wrappedDim(const Concat& spec, int rank);
+
+// Does this layer kind carry learned parameters (weights / batch-norm statistics)?
+bool hasParameters(const LayerSpec& spec);
+// Is this layer a convolution (the ops that have several algorithms)?
+bool isConvolution(const LayerSpec& spec);
+// Is this an element-wise activation of one input (relu, leaky_relu, sigmoid, tanh, elu, relu6, ...)?
+bool isActivation(const LayerSpec& spec);
 
 } // namespace convscope

@@ -4,6 +4,7 @@
 #include "compute/checked_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/linear_geometry.h"
 #include "compute/normalization.h"
 #include "compute/npy.h"
 #include "compute/random.h"
@@ -312,9 +313,10 @@ namespace {
                         plan.convolution = true;
                         weightsAndBias(plan);
                     } else if constexpr (std::is_same_v<T, Linear>) {
-                        plan.weightDims = { l.out_features, cin };
-                        plan.weightShape = Shape::nchw(l.out_features, cin, 1, 1);
-                        plan.fanIn = cin;
+                        const int64_t features = linearRows(shape.in).inFeatures; // the last axis, any rank
+                        plan.weightDims = { l.out_features, features };
+                        plan.weightShape = Shape::nchw(l.out_features, features, 1, 1);
+                        plan.fanIn = features;
                         plan.fanOut = l.out_features;
                         plan.biasSize = l.bias ? l.out_features : 0;
                         weightsAndBias(plan);

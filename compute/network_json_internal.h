@@ -38,6 +38,10 @@ bool isInteger(const Json& v);
 // readBinaryConstant), constant_shape, constant_first.
 void readBinary(const Json& j, Binary& l, const Context& ctx);
 void readBinaryConstant(Binary& l, const std::filesystem::path& baseDir, const Context& ctx);
+// The gather kind's fields (network_json_tensor.cpp): axis, indices (a list, or one number: a scalar index),
+// indices_shape ([] for a scalar; left out: a list of all the indices).
+void readGather(const Json& j, Gather& l, const Context& ctx);
+void writeGather(Json& o, const Gather& l);
 int64_t readInt(const Json& v, const std::string& key, int64_t minimum, const Context& ctx);
 // A list of minCount to maxCount integers, each at least `minimum`.
 std::vector<int64_t> readIntList(

@@ -145,6 +145,8 @@ namespace {
                     o["threshold"] = l.threshold;
                 } else if constexpr (std::is_same_v<T, Unary>) {
                     o["op"] = unaryOpName(l.op);
+                } else if constexpr (std::is_same_v<T, Gather>) {
+                    writeGather(o, l);
                 } else if constexpr (std::is_same_v<T, Binary>) {
                     o["op"] = binaryOpName(l.op);
                     if (!l.constant_file.empty())

@@ -1,6 +1,8 @@
 #include "compute/rounding_bound.h"
 
 #include "compute/elementwise_math.h"
+#include "compute/gather.h"
+#include "compute/linear_geometry.h"
 
 #include "compute/layer_kinds.h"
 #include "compute/normalization.h"
@@ -9,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <type_traits>
 #include <variant>
 
@@ -43,7 +46,7 @@ namespace {
                         Conv2d> || std::is_same_v<T, Conv3d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, ConvTranspose3d>)
                     return { cin / std::max<int64_t>(1, l.groups) * product(l.kernel_size), false, true };
                 else if constexpr (std::is_same_v<T, Linear>)
-                    return { std::max<int64_t>(1, shape.in.numel() / std::max<int64_t>(1, shape.in.n)), false, true };
+                    return { std::max<int64_t>(1, linearRows(shape.in).inFeatures), false, true };
                 else if constexpr (std::is_same_v<T, AvgPool2d> || std::is_same_v<T, AvgPool3d>)
                     return { product(l.kernel_size), true };
                 else if constexpr (std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, GlobalAvgPool3d>)
@@ -55,6 +58,8 @@ namespace {
                         ? Reduction { 1, false }
                         : Reduction { std::max<int64_t>(1, shape.in.numel() / std::max<int64_t>(1, shape.out.numel())),
                               l.op != Reduce::Op::Sum };
+                else if constexpr (std::is_same_v<T, Matmul>) // a GEMM of K terms: a's last axis
+                    return { std::max<int64_t>(1, shape.in.dims().back()), false, true };
                 else
                     return { 1, false };
             },
@@ -184,6 +189,16 @@ namespace {
         return std::numeric_limits<double>::infinity();
     }
 
+    // gather copies each input element to as many outputs as its index is repeated: ‖y‖₂ ≤ √(most repeats) · ‖x‖₂.
+    double gatherLipschitz(const Gather& l, const LayerShape& shape)
+    {
+        std::map<int64_t, int64_t> repeats;
+        int64_t most = 1;
+        for (const int64_t i : gatherWrappedIndices(l, shape.in.dims()))
+            most = std::max(most, ++repeats[i]);
+        return std::sqrt(double(most));
+    }
+
     // L: the layer's Lipschitz constant in the L2 norm (see the header).
     double lipschitz(const Layer& layer, const LayerShape& shape)
     {
@@ -220,6 +235,11 @@ namespace {
                             || l.op == Binary::Op::Max
                         ? 1.0
                         : std::numeric_limits<double>::infinity();
+                else if constexpr (std::is_same_v<T, Matmul>) // a product of two activations: no constant
+                    // without the values' range (as binary mul), so no bound is stated after it
+                    return std::numeric_limits<double>::infinity();
+                else if constexpr (std::is_same_v<T, Gather>) // a copy; an element read r times counts √r times
+                    return gatherLipschitz(l, shape);
                 else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                     if (!layer.runningVar)
                         return 1.0;

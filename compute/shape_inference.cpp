@@ -7,6 +7,7 @@
 #include "compute/normalization.h"
 #include "compute/shape_inference_math.h"
 #include "compute/shape_inference_reduce.h"
+#include "compute/shape_inference_tensor.h"
 #include "compute/shape_inference_views.h"
 #include "compute/shape_inference_volume.h"
 
@@ -401,21 +402,7 @@ namespace {
                 } else if constexpr (std::is_same_v<T, Transpose>) {
                     return views::inferTranspose(l, in);
                 } else if constexpr (std::is_same_v<T, Linear>) {
-                    if (!in.flat && (in.h != 1 || in.w != 1 || in.d != 1 || (!in.isImage() && !in.isVolume())))
-                        throw InputError("linear needs a flat input [N, F], but the layer above gives " + in.str()
-                            + "; add a flatten layer before it");
-                    if (l.out_features < 1)
-                        throw InputError("out_features must be at least 1");
-                    LayerShape r;
-                    r.out = Shape::features(in.n, l.out_features);
-                    r.formula = "in_features = " + std::to_string(in.c)
-                        + " → out_features = " + std::to_string(l.out_features);
-                    r.cost.params = checkedAdd(checkedMul(in.c, l.out_features, "linear weight"),
-                        l.bias ? l.out_features : 0, "linear parameters");
-                    r.cost.flops = 2.0 * double(in.n) * double(in.c) * double(l.out_features);
-                    r.cost.bytesRead = bytesOf(in.numel()) + bytesOf(r.cost.params);
-                    r.cost.bytesWritten = bytesOf(r.out.numel());
-                    return r;
+                    return inferLinear(l, in); // the last axis, any rank (shape_inference_tensor.cpp)
                 } else if constexpr (isSoftmaxKind<T>) {
                     return inferSoftmax(l.dim, isLogSoftmax<T>, in);
                 } else if constexpr (std::is_same_v<T, Reduce>) {
@@ -488,6 +475,10 @@ namespace {
                     return passThrough(in, "output = input " + in.str() + " (dropout does nothing at inference)");
                 } else if constexpr (isNormKind<T>) {
                     return inferNormalization(l, in);
+                } else if constexpr (std::is_same_v<T, Matmul>) {
+                    return inferMatmul(ins, names);
+                } else if constexpr (std::is_same_v<T, Gather>) {
+                    return inferGather(l, in);
                 } else {
                     static_assert(dependent_false<T>, "shape inference: a layer kind has no rule");
                 }

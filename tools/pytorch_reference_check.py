@@ -321,7 +321,32 @@ def make_case(rng, folder):
     for _ in range(rng.randint(1, 5)):
         cur_name, cur = hist[-1]
         kind = rng.choice(["conv", "conv", "convt", "max", "avg", "bn", "act", "act", "gap", "pad", "add", "mul",
-                           "concat", "resize", "shuffle", "slice", "norm", "reduce"])
+                           "concat", "resize", "shuffle", "slice", "norm", "reduce", "matmul", "gather", "linear_last"])
+        if kind == "matmul":  # torch.matmul over H × W, b = the input's transpose, maybe one batch item broadcast
+            other, other_name = cur, cur_name
+            if rng.random() < 0.5 and cur.shape[0] > 1:
+                other = push({"type": "slice", "dim": 0, "start": 0, "end": 1}, cur[0:1], [cur_name])
+                other_name = hist[-1][0]
+            push({"type": "transpose", "dims": [0, 1, 3, 2]}, other.transpose(2, 3), [other_name])
+            names = [cur_name, hist[-1][0]] if rng.random() < 0.5 else [hist[-1][0], cur_name]
+            tensors = dict(hist)
+            push({"type": "matmul"}, torch.matmul(tensors[names[0]], tensors[names[1]]), names)
+            continue
+        if kind == "gather":  # index_select along C, H or W with negative and repeated indices
+            axis = rng.randint(1, 3)
+            size = cur.shape[axis]
+            idx = [rng.randint(-size, size - 1) for _ in range(rng.randint(1, 4))]
+            wrapped = torch.tensor([i % size for i in idx])
+            push({"type": "gather", "axis": axis, "indices": idx}, torch.index_select(cur, axis, wrapped))
+            continue
+        if kind == "linear_last":  # nn.Linear on the last axis of the 4-D tensor ([N, C, 1, 1] is read as [N, C])
+            if cur.shape[2] == 1 and cur.shape[3] == 1:
+                continue
+            wt = c.rand(rng.randint(1, 7), cur.shape[3], scale=0.5)
+            b = c.rand(wt.shape[0])
+            push({"type": "linear", "out_features": wt.shape[0], "init": {"weight": c.save(wt), "bias": c.save(b)}},
+                 F.linear(cur, torch.from_numpy(wt).double(), torch.from_numpy(b).double()))
+            continue
         if kind == "add":
             same = [nm for nm, t in hist[:-1] if t.shape == cur.shape] or [cur_name]
             names = [cur_name] + [rng.choice(same) for _ in range(rng.randint(1, 2))]

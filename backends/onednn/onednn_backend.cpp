@@ -26,6 +26,7 @@
 #include "compute/cpu_threads.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/linear_geometry.h"
 #include "compute/nvtx.h"
 
 #include <dnnl.hpp>
@@ -272,8 +273,10 @@ namespace {
                         plan.multiSrcs.empty() ? nchw(shape.ins[size_t(from)], m_act) : plan.multiSrcs.at(size_t(from)),
                         m_engine, nullptr));
                     run.srcSources.push_back(shape.sources.at(size_t(from)));
-                    args[plan.binary ? (k == 0 ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1) : DNNL_ARG_MULTIPLE_SRC + int(k)]
-                        = run.srcs.back();
+                    const int arg = !plan.multiArgs.empty() ? plan.multiArgs.at(k)
+                        : plan.binary                       ? (k == 0 ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1)
+                                                            : DNNL_ARG_MULTIPLE_SRC + int(k);
+                    args[arg] = run.srcs.back();
                 }
                 args[DNNL_ARG_DST]
                     = memory(plan.multiDst ? *plan.multiDst : nchw(shape.out, m_act), m_engine, m_outputs[i].data());
@@ -282,14 +285,16 @@ namespace {
                 return run;
             }
             const dnnl::primitive_desc& pd = *plan.pd;
+            const LinearRows rows = linearRows(in); // linear: [rows, in_features] → [rows, out_features]
             const memory::desc userSrc = plan.rowsDesc ? *plan.rowsDesc
-                : plan.flatSrc                         ? memory::desc({ in.n, in.c * in.h * in.w }, m_act, Tag::nc)
+                : plan.flatSrc                         ? memory::desc({ rows.rows, rows.inFeatures }, m_act, Tag::nc)
                 : plan.volume                          ? ncdhw(in, m_act)
                                                        : nchw(in, m_act);
             const memory::desc userDst = plan.rowsDesc ? *plan.rowsDesc
-                : plan.flatSrc ? memory::desc({ shape.out.n, shape.out.c * shape.out.h * shape.out.w }, m_act, Tag::nc)
-                : plan.volume  ? ncdhw(shape.out, m_act)
-                               : nchw(shape.out, m_act);
+                : plan.flatSrc
+                ? memory::desc({ rows.rows, rows.rows ? shape.out.numel() / rows.rows : 0 }, m_act, Tag::nc)
+                : plan.volume ? ncdhw(shape.out, m_act)
+                              : nchw(shape.out, m_act);
             // The input's address is set per pass; start from any valid one.
             run.src = memory(userSrc, m_engine, nullptr);
             memory dst(userDst, m_engine, m_outputs[i].data());

@@ -35,6 +35,7 @@
 #include "compute/elementwise_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/linear_geometry.h"
 #include "compute/normalization.h"
 #include "compute/resize.h"
 
@@ -463,9 +464,10 @@ Plan planLayer(
                 const dnnl::eltwise_forward::desc d(kInference, alg, nchw(in, act), alpha, beta);
                 plan.pd = dnnl::eltwise_forward::primitive_desc(d, attr, eng);
             } else if constexpr (std::is_same_v<S, Linear>) {
-                const int64_t features = in.c * in.h * in.w;
-                const memory::desc src({ in.n, features }, act, Tag::nc);
-                const memory::desc dst({ out.n, out.c * out.h * out.w }, act, Tag::nc);
+                const LinearRows rows = linearRows(in); // [rows, in_features]: any rank's last axis
+                const int64_t features = rows.inFeatures, outF = s.out_features;
+                const memory::desc src({ rows.rows, features }, act, Tag::nc);
+                const memory::desc dst({ rows.rows, outF }, act, Tag::nc);
                 const memory::desc wAny({ s.out_features, features }, act, Tag::any);
                 const auto biasDesc = s.bias ? vector(s.out_features) : memory::desc();
                 const dnnl::inner_product_forward::desc d(kInference, src, wAny, biasDesc, dst);
@@ -587,6 +589,8 @@ Plan planLayer(
                 planBatchNorm(s, in, act, eng, plan, param, layer);
             } else if constexpr (isNormKind<S>) {
                 planNormalization(s, shape, act, eng, plan, layer);
+            } else if constexpr (std::is_same_v<S, Matmul> || std::is_same_v<S, Gather>) {
+                planTensorKind(s, shape, act, eng, plan); // onednn_plan_tensor.cpp
             } else {
                 static_assert(dependent_false<S>, "onednn backend: a layer kind has no branch");
             }

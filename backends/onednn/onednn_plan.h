@@ -43,7 +43,8 @@ struct Plan {
     std::vector<memory::desc> multiSrcs;
     std::optional<memory::desc> multiDst;
     std::string multiImpl;
-    bool flatSrc = false; // linear: the source is [N, F]
+    std::vector<int> multiArgs; // the arg id of each input in order where it is not SRC_k (matmul: SRC, WEIGHTS)
+    bool flatSrc = false; // linear: the source is [rows, in_features] (compute/linear_geometry.h)
     bool volume = false; // conv3d, conv_transpose3d, 3-D pools: the user layout is NCDHW
     std::optional<memory::desc> rowsDesc; // the norms: input and output seen as [rows, rowLength] (onednn_plan_norm)
     std::vector<std::pair<int, memory::desc>> params; // arg id, user (PyTorch) layout
@@ -63,5 +64,8 @@ Plan planLayer(
 // layer_norm, and group_norm / instance_norm without affine, as layer_normalization_forward (onednn_plan_norm.cpp).
 void planNormalization(const LayerSpec& spec, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng,
     Plan& plan, const Layer* layer);
+// onednn_plan_tensor.cpp: matmul on oneDNN's matmul primitive; gather refused with the reason (UnsupportedError).
+void planTensorKind(const Matmul&, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan);
+void planTensorKind(const Gather&, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan);
 
 } // namespace convscope::onednn

@@ -84,8 +84,9 @@ namespace {
                     std::is_same_v<Spec,
                         Conv2d> || std::is_same_v<Spec, ConvTranspose2d> || std::is_same_v<Spec, MaxPool2d> || std::is_same_v<Spec, AvgPool2d> || std::is_same_v<Spec, GlobalAvgPool2d> || std::is_same_v<Spec, BatchNorm2d> || std::is_same_v<Spec, Flatten> || std::is_same_v<Spec, Linear> || std::is_same_v<Spec, Softmax> || std::is_same_v<Spec, Add> || std::is_same_v<Spec, Mul> || std::is_same_v<Spec, Concat> || std::is_same_v<Spec, Pad> || std::is_same_v<Spec, Resize> || std::is_same_v<Spec, Identity> || std::is_same_v<Spec, Dropout> || std::is_same_v<Spec, ChannelShuffle> || std::is_same_v<Spec, Slice> || std::is_same_v<Spec, Reshape> || std::is_same_v<Spec, Transpose> || std::is_same_v<Spec, Binary> || isVolumeKind<Spec>) {
                     throw InputError("activation: " + layerTypeName(spec) + " is not an activation layer");
-                } else if constexpr (std::is_same_v<Spec,
-                                         LogSoftmax> || std::is_same_v<Spec, Reduce> || isNormKind<Spec>) {
+                } else if constexpr (
+                    std::is_same_v<Spec,
+                        LogSoftmax> || std::is_same_v<Spec, Reduce> || isNormKind<Spec> || std::is_same_v<Spec, Matmul> || std::is_same_v<Spec, Gather>) {
                     throw InputError("activation: " + layerTypeName(spec) + " is not an activation layer");
                 } else {
                     static_assert(dependent_false<Spec>, "cpu activation: a layer kind is not handled");

@@ -366,6 +366,10 @@ namespace {
                         m_fast ? cpu::fast::prelu(in, slopes, out) : cpu::direct::prelu(in, slopes, out);
                     } else if constexpr (std::is_same_v<Spec, Binary>) {
                         cpu::runBinary(spec, m_shapes.layers[i], ins, layer.weight.get(), out, m_fast);
+                    } else if constexpr (std::is_same_v<Spec, Matmul>) {
+                        cpu::runMatmul(m_shapes.layers[i], *ins.at(0), *ins.at(1), out, m_fast);
+                    } else if constexpr (std::is_same_v<Spec, Gather>) {
+                        cpu::runGather(spec, in, out);
                     } else if constexpr (std::is_same_v<Spec, Add>) {
                         m_fast ? cpu::fast::add(ins, out) : cpu::direct::add(ins, out);
                     } else if constexpr (std::is_same_v<Spec, Mul>) {
@@ -484,7 +488,9 @@ namespace {
                         std::is_same_v<T,
                             Reshape> || std::is_same_v<T, Transpose> || isElementwiseMathKind<T> || std::is_same_v<T, Binary>)
                         return { true, {} };
-                    else if constexpr (isNormKind<T> || isSoftmaxKind<T> || std::is_same_v<T, Reduce>)
+                    else if constexpr (
+                        isNormKind<
+                            T> || isSoftmaxKind<T> || std::is_same_v<T, Reduce> || std::is_same_v<T, Matmul> || std::is_same_v<T, Gather>)
                         return { true, {} };
                     else
                         static_assert(dependent_false<T>, "cpu backend: supports() does not know a layer kind");

@@ -1,9 +1,9 @@
-// linear: out[n, o] = Σ_i in[n, i] · W[o, i] + b[o], PyTorch's nn.Linear (weight [out, in], stored
-// {out, in, 1, 1}). The input is read flat: its in_features are numel / batch, so [N, C, 1, 1] and [N, F]
-// both work. direct:: is the double-accumulating triple loop; fast:: is out[N, O] = in[N, I] · Wᵀ split across the
-// OpenMP team by blocks of output features, onto the bias. At batch 1 it is a GEMV that reads the weights once:
-// bandwidth-bound, so every core's share of the memory bandwidth counts (our AVX-512 rows, gemv_avx512.cpp, where
-// the CPU has them).
+// linear: out[r, o] = Σ_i in[r, i] · W[o, i] + b[o], PyTorch's nn.Linear (weight [out, in], stored {out, in, 1, 1}) on
+// the last axis of any rank: the rows r are every position of the leading axes, in_features the weight's second dim
+// (so [N, F], [N, C, 1, 1] read as [N, C], and [B, T, F] all work: compute/linear_geometry.h says which axis).
+// direct:: is the double-accumulating triple loop; fast:: is out[R, O] = in[R, I] · Wᵀ split across the OpenMP team by
+// blocks of output features, onto the bias. With one row it is a GEMV that reads the weights once: bandwidth-bound,
+// so every core's share of the memory bandwidth counts (our AVX-512 rows, gemv_avx512.cpp, where the CPU has them).
 #include "compute/cpu/conv2d_tap_avx512.h"
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/gemv_avx512.h"
@@ -23,10 +23,11 @@ namespace {
     {
         const std::string op = "linear";
         detail::requireNonEmpty(in, out, op);
-        const int64_t batch = in.shape().n;
-        detail::require(batch > 0 && out.shape().n == batch, op, "output batch differs from the input batch");
-        const int64_t inFeatures = in.numel() / batch;
-        const int64_t outFeatures = out.numel() / batch;
+        const int64_t outFeatures = weight.shape().n, inFeatures = weight.shape().c;
+        detail::require(inFeatures > 0 && in.numel() % inFeatures == 0, op,
+            "the input's elements are not rows of in_features " + std::to_string(inFeatures));
+        const int64_t batch = in.numel() / inFeatures; // the rows: every position of the leading axes
+        detail::require(out.numel() == batch * outFeatures, op, "the output does not hold rows × out_features");
         detail::requireWeight(weight, outFeatures, inFeatures, 1, 1, op);
         detail::requireVector(bias, outFeatures, op, "bias");
         detail::requireBlasDimensions({ batch, inFeatures, outFeatures }, op);

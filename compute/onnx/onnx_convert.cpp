@@ -265,9 +265,14 @@ namespace convert {
 
     void gemm(GraphBuilder& g, const Node& n, const std::string& name, const Attributes& a)
     {
-        const Shape in = g.activation(in0(n, a), a).shape;
-        if (a.getInt("transA", 0) != 0)
-            a.fail("transA 1 (the layer's input would be transposed)");
+        std::string x = in0(n, a);
+        if (n.op_type() == "Gemm" && a.getInt("transA", 0) != 0) { // Aᵀ: a transpose layer first
+            if (g.activation(x, a).shape.ndim() != 2)
+                a.fail("transA 1 on an input of rank " + std::to_string(g.activation(x, a).shape.ndim()));
+            g.addLayer(name + "_transA", Transpose { { 1, 0 } }, { x }, n.output(0) + "#transA", a);
+            x = n.output(0) + "#transA";
+        }
+        const Shape in = g.activation(x, a).shape;
         if (n.input_size() < 2)
             a.fail("Gemm without B");
         ConstTensor w = g.constant(n.input(1), a, "B");
@@ -294,7 +299,26 @@ namespace convert {
         l.out_features = outF;
         auto e = std::make_shared<Layer::Embedded>();
         e->weight = toTensor(w, Shape::nchw(outF, inF, 1, 1), a, "B");
-        if (const ConstTensor* c = n.op_type() == "Gemm" ? g.optionalConstant(n, 2, a, "C") : nullptr) {
+        if (n.op_type() == "Gemm" && n.input_size() > 2 && g.isActivation(n.input(2))) { // C computed: a binary add
+            if (a.getFloat("beta", 1.0f) != 1.0f)
+                refuse(n, a, "Gemm with a computed C and beta " + std::to_string(a.getFloat("beta", 1.0f)));
+            l.bias = false;
+            g.addLayer(name, l, { x }, n.output(0) + "#product", a, e);
+            g.addLayer(name + "_bias", Binary {}, { n.output(0) + "#product", n.input(2) }, n.output(0), a);
+            return;
+        }
+        const ConstTensor* c = n.op_type() == "Gemm" ? g.optionalConstant(n, 2, a, "C") : nullptr;
+        if (c && c->isFloat && c->numel() != outF && c->numel() != 1) { // a matrix C: a binary add after the product
+            l.bias = false;
+            Binary add;
+            add.constant_shape = c->dims;
+            for (const float v : c->f)
+                add.constant.push_back(a.getFloat("beta", 1.0f) * v);
+            g.addLayer(name, l, { x }, n.output(0) + "#product", a, e);
+            g.addLayer(name + "_bias", add, { n.output(0) + "#product" }, n.output(0), a);
+            return;
+        }
+        if (c) {
             const float beta = a.getFloat("beta", 1.0f);
             if (!c->isFloat || (c->numel() != outF && c->numel() != 1))
                 a.fail("C " + npyDimsText(c->dims) + " is not a bias of " + std::to_string(outF) + " features");
@@ -308,7 +332,7 @@ namespace convert {
         } else {
             l.bias = false;
         }
-        g.addLayer(name, l, { n.input(0) }, n.output(0), a, e);
+        g.addLayer(name, l, { x }, n.output(0), a, e);
     }
 
     // Add of a layer's output and a constant: the bias of a MatMul turned into a bias-less linear layer.

@@ -47,5 +47,9 @@ void groupNormalization(GraphBuilder& g, const ::onnx::NodeProto& n, const std::
 void softmax(
     GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, size_t index, const Attributes& a, bool log);
 void reduce(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a, Reduce::Op op);
+// onnx_convert_matmul.cpp: MatMul (two activations: matmul; by a constant 2-D B: linear on the last axis) and Gather
+// of an activation by constant indices.
+void matmul(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+void gather(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 
 } // namespace convscope::onnx::convert

@@ -9,6 +9,7 @@
 #include "compute/elementwise_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/linear_geometry.h"
 #include "compute/materialize.h"
 #include "compute/normalization.h"
 #include "compute/reduce.h"
@@ -117,6 +118,22 @@ namespace {
             for (int64_t x : v)
                 t->add_int64_data(x);
             return name;
+        }
+
+        // linear on the last axis of a rank other than [N, F] (compute/linear_geometry.h): MatMul(x, Wᵀ) and an Add of
+        // the bias, which the importer folds back into one linear layer.
+        void writeLastAxisLinear(const Layer& l, const Linear& k, const std::string& x, const std::string& out)
+        {
+            const int64_t o = l.weight->shape().n, i = l.weight->shape().c;
+            std::vector<float> wt(size_t(o * i));
+            for (int64_t r = 0; r < o; ++r)
+                for (int64_t c = 0; c < i; ++c)
+                    wt[size_t(c * o + r)] = l.weight->data()[r * i + c];
+            const std::string w = floats(l.name + ".weight_t", { i, o }, wt.data(), wt.size());
+            const bool bias = k.bias && l.bias;
+            node("MatMul", bias ? l.name + "/matmul" : l.name, { x, w }, bias ? l.name + "/matmul" : out);
+            if (bias)
+                node("Add", l.name, { l.name + "/matmul", tensor(l.name + ".bias", { o }, *l.bias) }, out);
         }
 
         // The tensor names layer i reads.
@@ -429,6 +446,10 @@ namespace {
                 } else if constexpr (std::is_same_v<T, Transpose>) {
                     ints(node("Transpose", l.name, { in[0] }, out), "perm", wrappedDims(k, shape.in.ndim()));
                 } else if constexpr (std::is_same_v<T, Linear>) {
+                    if (!linearRowsAreBatch(shape.in)) { // the last axis of another rank: MatMul by Wᵀ, Add the bias
+                        writeLastAxisLinear(l, k, in[0], out);
+                        return;
+                    }
                     std::string x = in[0];
                     if (!shape.in.flat) { // [N, F, 1, 1]: Gemm needs [N, F]
                         x = l.name + "/flatten";
@@ -516,6 +537,15 @@ namespace {
                     node("Dropout", l.name, { in[0], scalar(l.name + ".ratio", float(k.p)) }, out);
                 } else if constexpr (isNormKind<T>) {
                     writeNormalization(l, shape, in[0], out);
+                } else if constexpr (std::is_same_v<T, Matmul>) {
+                    node("MatMul", l.name, in, out);
+                } else if constexpr (std::is_same_v<T, Gather>) {
+                    const std::string idx = int64s(l.name + ".indices", k.indices);
+                    TensorProto* t = m_graph->mutable_initializer(m_graph->initializer_size() - 1);
+                    t->clear_dims(); // the indices' own shape ([] for one scalar index)
+                    for (const int64_t d : k.indices_shape)
+                        t->add_dims(d);
+                    integer(node("Gather", l.name, { in[0], idx }, out), "axis", k.axis);
                 } else {
                     static_assert(dependent_false<T>, "ONNX export: a layer kind has no operator");
                 }

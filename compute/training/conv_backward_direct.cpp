@@ -169,8 +169,9 @@ void convTranspose2dWeights(
 
 void linearData(const Tensor& gy, const Tensor& weight, Tensor& gx)
 {
-    const int64_t batch = gy.shape().n, out = gy.shape().c, in = weight.shape().c;
-    detail::require(weight.shape().n == out && gx.numel() == batch * in, "linear backward",
+    // The rows: every position of the leading axes (linear on the last axis of any rank: compute/linear_geometry.h).
+    const int64_t out = weight.shape().n, in = weight.shape().c, batch = gy.numel() / std::max<int64_t>(out, 1);
+    detail::require(gy.numel() == batch * out && gx.numel() == batch * in, "linear backward",
         "weight " + weight.shape().str() + " does not fit the gradient " + gy.shape().str());
     checkGrad(gx, gx.shape(), "linear backward", "input gradient");
     for (int64_t n = 0; n < batch; ++n)
@@ -184,8 +185,8 @@ void linearData(const Tensor& gy, const Tensor& weight, Tensor& gx)
 
 void linearWeights(const Tensor& gy, const Tensor& x, Tensor& gw, Tensor* gb)
 {
-    const int64_t batch = gy.shape().n, out = gy.shape().c, in = x.numel() / std::max<int64_t>(batch, 1);
-    detail::require(gw.numel() == out * in, "linear backward",
+    const int64_t out = gw.shape().n, in = gw.shape().c, batch = gy.numel() / std::max<int64_t>(out, 1);
+    detail::require(gw.numel() == out * in && x.numel() == batch * in, "linear backward",
         "weight gradient " + gw.shape().str() + " does not fit " + std::to_string(out) + "×" + std::to_string(in));
     detail::requireVector(gb, out, "linear backward", "bias gradient");
     for (int64_t o = 0; o < out; ++o)

@@ -238,8 +238,9 @@ void convTranspose3dWeights(
 
 void linearData(const Tensor& gy, const Tensor& weight, Tensor& gx)
 {
-    const int64_t batch = gy.shape().n, out = gy.shape().c, in = weight.shape().c;
-    detail::require(weight.shape().n == out && gx.numel() == batch * in, "linear backward",
+    // The rows: every position of the leading axes (linear on the last axis of any rank: compute/linear_geometry.h).
+    const int64_t out = weight.shape().n, in = weight.shape().c, batch = gy.numel() / std::max<int64_t>(out, 1);
+    detail::require(gy.numel() == batch * out && gx.numel() == batch * in, "linear backward",
         "weight " + weight.shape().str() + " does not fit the gradient " + gy.shape().str());
     detail::requireBlasDimensions({ batch, in, out }, "linear backward");
     // gx [N, in] = gy [N, out] · W [out, in]
@@ -248,8 +249,8 @@ void linearData(const Tensor& gy, const Tensor& weight, Tensor& gx)
 
 void linearWeights(const Tensor& gy, const Tensor& x, Tensor& gw, Tensor* gb)
 {
-    const int64_t batch = gy.shape().n, out = gy.shape().c, in = x.numel() / std::max<int64_t>(batch, 1);
-    detail::require(gw.numel() == out * in, "linear backward",
+    const int64_t out = gw.shape().n, in = gw.shape().c, batch = gy.numel() / std::max<int64_t>(out, 1);
+    detail::require(gw.numel() == out * in && x.numel() == batch * in, "linear backward",
         "weight gradient " + gw.shape().str() + " does not fit " + std::to_string(out) + "×" + std::to_string(in));
     detail::requireVector(gb, out, "linear backward", "bias gradient");
     detail::requireBlasDimensions({ batch, in, out }, "linear backward");

@@ -115,6 +115,10 @@ void mulInput(const Tensor& gy, const Tensor& other, Tensor& gx);
 void binaryInput(const Tensor& gy, const float* a, const float* b, const BinaryPlan& plan, int which, Tensor& g);
 void binaryLayerInput(const Binary& l, const LayerShape& s, const std::vector<const Tensor*>& ins,
     const Tensor* constant, size_t j, const Tensor& gy, Tensor& gx);
+// matmul (tensor_backward.cpp): the gradient of operand `which` (0: a, 1: b) of c = a · b (torch.matmul), summed in
+// double over the batch matrices a broadcast operand served; gather: dy scattered back by the indices (summed).
+void matmulInput(const Tensor& gy, const Tensor& a, const Tensor& b, size_t which, Tensor& g);
+void gatherInput(const Gather& l, const Tensor& gy, Tensor& gx);
 // Input `gx`'s channels of concat's gy, from channel `offset` on.
 void concatInput(const Tensor& gy, int64_t offset, Tensor& gx);
 // Pad: the interior of gy; reflect and replicate add each border pixel's gradient onto the pixel it copied.

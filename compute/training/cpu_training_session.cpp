@@ -97,6 +97,10 @@ namespace cpu_training {
                     const NormPlan plan = normPlan(spec, in.shape());
                     fast ? cpu::fast::normalization(in, *st.weight, *st.bias, plan, out)
                          : cpu::direct::normalization(in, *st.weight, *st.bias, plan, out);
+                } else if constexpr (std::is_same_v<S, Matmul>) {
+                    cpu::runMatmul(m_shapes.layers[i], *ins.at(0), *ins.at(1), out, fast);
+                } else if constexpr (std::is_same_v<S, Gather>) {
+                    cpu::runGather(spec, in, out);
                 } else {
                     static_assert(dependent_false<S>, "cpu training: a layer kind has no forward branch");
                 }
@@ -209,6 +213,10 @@ namespace cpu_training {
                         cpu::grad::slice(gy, spec, gx);
                     } else if constexpr (isNormKind<S>) {
                         cpu::grad::normalizationData(gy, x, *st.weight, normPlan(spec, x.shape()), gx, fast);
+                    } else if constexpr (std::is_same_v<S, Matmul>) {
+                        cpu::grad::matmulInput(gy, *ins.at(0), *ins.at(1), j, gx);
+                    } else if constexpr (std::is_same_v<S, Gather>) {
+                        cpu::grad::gatherInput(spec, gy, gx);
                     } else {
                         static_assert(dependent_false<S>, "cpu training: a layer kind has no backward branch");
                     }

@@ -221,6 +221,9 @@ namespace {
                 } else if constexpr (isVolumeKind<T>) {
                     // Volumes (the 3-D kinds) have no 2-D picture to mark the field on: the whole input.
                     r.whole = true;
+                } else if constexpr (std::is_same_v<T, Matmul> || std::is_same_v<T, Gather>) {
+                    // A row of a times a column of b; a gather's axis reads other places: the whole input.
+                    r.whole = true;
                 } else {
                     static_assert(dependent_false<T>, "receptive field: a layer kind has no rule");
                 }

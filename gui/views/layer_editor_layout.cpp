@@ -1,6 +1,7 @@
 // The layer editor's fields for the layout kinds and their axes: flatten's start_dim / end_dim, concat's and slice's
-// dim, slice's start and end, reshape's shape and transpose's dims (a list of integers typed as "2, -1, 768"; text
-// that is not a list of integers is refused in place and not committed, shape inference reports the rest).
+// dim, slice's start and end, reshape's shape, transpose's dims and gather's indices and their shape (a list of
+// integers typed as "2, -1, 768"; text that is not a list of integers is refused in place and not committed, shape
+// inference reports the rest).
 #include "gui/views/layer_editor.h"
 
 #include <QLineEdit>
@@ -14,7 +15,8 @@
 namespace convscope::gui {
 
 namespace {
-    std::optional<std::vector<int64_t>> parseIntList(const QString& text)
+    // An empty list only where `allowEmpty` (gather's indices_shape: one scalar index).
+    std::optional<std::vector<int64_t>> parseIntList(const QString& text, bool allowEmpty)
     {
         QString t = text.trimmed();
         if (t.startsWith(QLatin1Char('[')) && t.endsWith(QLatin1Char(']')))
@@ -27,9 +29,19 @@ namespace {
                 return std::nullopt;
             out.push_back(int64_t(v));
         }
-        if (out.empty())
+        if (out.empty() && !allowEmpty)
             return std::nullopt;
         return out;
+    }
+
+    // gather: indices whose count the indices' shape does not hold become a list of them.
+    void fitIndexShape(Gather& g)
+    {
+        int64_t count = 1;
+        for (const int64_t d : g.indices_shape)
+            count *= d;
+        if (count != int64_t(g.indices.size()))
+            g.indices_shape = { int64_t(g.indices.size()) };
     }
 
     QString listText(const std::vector<int64_t>& v)
@@ -78,6 +90,7 @@ void LayerEditor::buildLayoutFields(const LayerSpec& spec)
     CS_LAYOUT_INT("dim", tr("Dim"), -6, 5, dim)
     CS_LAYOUT_INT("start", tr("Start"), 0, 1 << 30, start)
     CS_LAYOUT_INT("end", tr("End"), 1, 1 << 30, end)
+    CS_LAYOUT_INT("axis", tr("Axis"), -6, 5, axis)
 #undef CS_LAYOUT_INT
 
     // reshape's shape and transpose's dims: a line of integers.
@@ -86,7 +99,7 @@ void LayerEditor::buildLayoutFields(const LayerSpec& spec)
         e->setToolTip(tip);
         const QString k = QString::fromLatin1(key);
         connect(e, &QLineEdit::editingFinished, this, [this, e, k, member] {
-            const auto v = parseIntList(e->text());
+            const auto v = parseIntList(e->text(), k == QLatin1String("indices_shape"));
             if (!v) {
                 e->setStyleSheet(QStringLiteral("color: #c0392b;"));
                 return;
@@ -95,6 +108,8 @@ void LayerEditor::buildLayoutFields(const LayerSpec& spec)
             commit(k, tr("Change %1").arg(k), [v, member](Layer& l) {
                 if (auto* p = member(&l.spec))
                     *p = *v;
+                if (auto* g = std::get_if<Gather>(&l.spec))
+                    fitIndexShape(*g);
             });
         });
         addField(k, label, e, [e, member](const Layer& l) {
@@ -124,6 +139,21 @@ void LayerEditor::buildLayoutFields(const LayerSpec& spec)
                 auto* t = s ? std::get_if<Transpose>(s) : nullptr;
                 return t ? &t->dims : nullptr;
             });
+    if (std::holds_alternative<Gather>(spec)) {
+        listField("indices", tr("Indices"),
+            tr("The positions taken along the axis, e.g. 2, 0, -1 (negative counts from the end; repeats allowed)"),
+            [](LayerSpec* s) -> std::vector<int64_t>* {
+                auto* g = s ? std::get_if<Gather>(s) : nullptr;
+                return g ? &g->indices : nullptr;
+            });
+        listField("indices_shape", tr("Indices shape"),
+            tr("The indices' own dims, which replace the axis in the output; empty for one scalar index (the axis is "
+               "removed)"),
+            [](LayerSpec* s) -> std::vector<int64_t>* {
+                auto* g = s ? std::get_if<Gather>(s) : nullptr;
+                return g ? &g->indices_shape : nullptr;
+            });
+    }
 }
 
 } // namespace convscope::gui

@@ -2,6 +2,7 @@
 
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/linear_geometry.h"
 #include "compute/nvtx.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
@@ -81,7 +82,7 @@ std::string layerLabel(size_t index, const LayerSpec& spec, const LayerShape& sh
         label += " " + std::to_string(shape.in.c) + "→" + std::to_string(shape.out.c) + " k"
             + std::to_string(t->kernel_size[0]);
     else if (std::holds_alternative<Linear>(spec))
-        label += " " + std::to_string(shape.in.c * shape.in.h * shape.in.w) + "→" + std::to_string(shape.out.c);
+        label += " " + std::to_string(linearRows(shape.in).inFeatures) + "→" + std::to_string(shape.out.dims().back());
     return label;
 }
 

@@ -11,6 +11,7 @@
 #include "compute/error.h"
 #include "compute/fusion.h"
 #include "compute/layer_kinds.h"
+#include "compute/linear_geometry.h"
 #include "compute/resize.h"
 #include "kernels/common/calibration.h"
 #include "kernels/common/cuda_check.h"
@@ -35,6 +36,7 @@
 #include "kernels/cuda/resize.cuh"
 #include "kernels/cuda/softmax.cuh"
 #include "kernels/cuda/stored_dispatch.h"
+#include "kernels/cuda/tensor_kinds.h"
 #include "kernels/cuda/tensor_math.h"
 #include "kernels/cuda/training/cuda_training_session.h"
 #include "kernels/cuda/volume_geometry.h"
@@ -151,11 +153,12 @@ namespace {
             if (isNormLayer(spec(i))) // the split-row path's chunk statistics (normalization.cu)
                 return normalizationScratchBytes(
                     normGeometryOf(spec(i), shape(i).in), deviceProperties().multiProcessorCount);
-            if (std::holds_alternative<Linear>(spec(i))) // split-K partial sums (linear.cu)
-                return linearScratchBytes(int(shape(i).in.n),
-                    int(shape(i).in.c * shape(i).in.d * shape(i).in.h * shape(i).in.w), int(shape(i).out.c),
-                    deviceProperties().multiProcessorCount);
-            return 0;
+            if (const auto* l = std::get_if<Linear>(&spec(i))) { // split-K partial sums (linear.cu)
+                const LinearRows r = linearRows(shape(i).in);
+                return linearScratchBytes(
+                    int(r.rows), int(r.inFeatures), int(l->out_features), deviceProperties().multiProcessorCount);
+            }
+            return tensorKindScratchBytes(spec(i)); // gather's indices; 0 for the rest
         }
 
         void prepareLayer(size_t i, cudaStream_t stream) override
@@ -232,9 +235,10 @@ namespace {
                     } else if constexpr (isNormKind<T>) {
                         setLayerNote(i, normalizationNote(normGeometryOf(l, shape(i).in), sms));
                     } else if constexpr (std::is_same_v<T, Linear>) {
-                        const LayerShape& s = shape(i);
-                        setLayerNote(
-                            i, linearNote(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), sms));
+                        const LinearRows r = linearRows(shape(i).in);
+                        setLayerNote(i, linearNote(int(r.rows), int(r.inFeatures), int(l.out_features), sms));
+                    } else if constexpr (isGeneralTensorKind<T>) {
+                        setLayerNote(i, prepareTensorKind(l, shape(i), scratch(i), stream));
                     }
                 },
                 spec(i));
@@ -248,6 +252,10 @@ namespace {
         // (cuda.tensor_core adds the conv2d layers its kernel runs: tensorCoreRuns.)
         bool runsInStorage(size_t i) const override
         {
+            // A linear layer on the last axis of rank 3 and up reads rows that channels-last storage does not keep
+            // together: it runs on the FP32 copies.
+            if (std::holds_alternative<Linear>(spec(i)) && !linearRowsAreBatch(shape(i).in))
+                return false;
             return tensorCoreRuns(i) || runsNativelyInStorage(spec(i), algorithm());
         }
 
@@ -334,8 +342,12 @@ namespace {
                         batchNorm2d(int(s.in.n), int(s.in.c), int(s.in.h * s.in.w), x,
                             static_cast<const float*>(scratch(i)), y, st);
                     } else if constexpr (std::is_same_v<T, Linear>) {
-                        linear(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), x, weight(i), bias(i),
-                            y, scratch(i), deviceProperties().multiProcessorCount, st);
+                        const LinearRows r = linearRows(s.in); // the last axis of any rank
+                        linear(int(r.rows), int(r.inFeatures), int(l.out_features), x, weight(i), bias(i), y,
+                            scratch(i), deviceProperties().multiProcessorCount, st);
+                    } else if constexpr (isGeneralTensorKind<T>) {
+                        const std::vector<const float*> xs = inputs(i);
+                        runTensorKind(l, s, DType::F32, false, { xs.begin(), xs.end() }, scratch(i), y, st);
                     } else if constexpr (isSoftmaxKind<T>) {
                         const AxisView v = softmaxView(s.in, l.dim);
                         softmaxAxis(v.outer, v.size, v.inner, isLogSoftmax<T>, DType::F32, x, y, st);

@@ -7,6 +7,7 @@
 #include "kernels/cuda/conv2d.cuh"
 #include "kernels/cuda/conv2d_fft.cuh"
 #include "kernels/cuda/layer_geometry.h"
+#include "kernels/cuda/tensor_kinds.h"
 #include "kernels/cuda/tensor_math.h"
 
 #include <limits>
@@ -35,6 +36,8 @@ namespace {
                     return {};
                 else if constexpr (isVolumeKind<T>) // the 3-D kinds: conv3d.cuh,
                                                     // pooling3d.cuh
+                    return {};
+                else if constexpr (isGeneralTensorKind<T>) // matmul.cu
                     return {};
                 else
                     static_assert(dependent_false<T>, "cuda backend: supports() does not know a layer kind");

@@ -8,6 +8,7 @@
 
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/linear_geometry.h"
 #include "compute/normalization.h"
 #include "compute/resize.h"
 #include "kernels/cuda/activation_kind.h"
@@ -17,6 +18,7 @@
 #include "kernels/cuda/softmax.cuh"
 #include "kernels/cuda/stored_conv.cuh"
 #include "kernels/cuda/stored_layers.cuh"
+#include "kernels/cuda/tensor_kinds.h"
 #include "kernels/cuda/tensor_math.h"
 #include "kernels/cuda/volume_geometry.h"
 
@@ -168,6 +170,8 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
                 activationStored(kind, param, s.in.numel(), t, x, y, st);
             } else if constexpr (isTensorMathKind<T>) {
                 runTensorMathStored(l, s, t, c.inputs, c.weight, y, st);
+            } else if constexpr (isGeneralTensorKind<T>) { // channels-last storage: the plans' strides say so
+                runTensorKind(l, s, t, true, c.inputs, c.scratch, y, st);
             } else if constexpr (std::is_same_v<T, Hardtanh>) {
                 hardtanhStored(static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), t, x, y, st);
             } else if constexpr (std::is_same_v<T, PReLU>) {
@@ -236,8 +240,9 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
             } else if constexpr (std::is_same_v<T, Reduce>) {
                 reduceTensor(reducePlanChannelsLast(l, s), l.op, t, x, y, st);
             } else if constexpr (std::is_same_v<T, Linear>) {
-                linearStored(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), t, x, c.weightData,
-                    c.bias, y, c.scratch, c.sms, st);
+                const LinearRows r = linearRows(s.in); // [N, F] or [N, C, 1, 1]: rank 3 and up run on FP32 copies
+                linearStored(int(r.rows), int(r.inFeatures), int(l.out_features), t, x, c.weightData, c.bias, y,
+                    c.scratch, c.sms, st);
             } else if constexpr (!hasStoredKernel<T>) {
                 throw Error("internal error: cuda: " + layerTypeName(l) + " has no storage-format kernel");
             } else {

@@ -13,6 +13,7 @@
 #include "kernels/common/calibration.h"
 #include "kernels/common/device_info.h"
 #include "kernels/common/gpu_session.h"
+#include "kernels/cuda/tensor_kinds.h"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/cudnn_session.h"
 #include "kernels/cudnn/cudnn_support.h"
@@ -119,7 +120,7 @@ namespace {
                         using T = std::decay_t<decltype(l)>;
                         // Every kind the session dispatches (cudnn_session.cpp): a new kind must be decided on here.
                         static_assert(
-                            std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Reshape> || std::is_same_v<T, Transpose> || isVolumeKind<T> || isElementwiseMathKind<T> || std::is_same_v<T, Binary> || isSoftmaxKind<T> || std::is_same_v<T, Reduce> || isNormKind<T>,
+                            std::is_same_v<T, Conv2d> || std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, ReLU> || std::is_same_v<T, LeakyReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh> || std::is_same_v<T, PReLU> || std::is_same_v<T, Flatten> || std::is_same_v<T, Linear> || std::is_same_v<T, Softmax> || std::is_same_v<T, Add> || std::is_same_v<T, Mul> || std::is_same_v<T, Concat> || std::is_same_v<T, Pad> || std::is_same_v<T, Resize> || std::is_same_v<T, Identity> || std::is_same_v<T, Dropout> || std::is_same_v<T, ChannelShuffle> || std::is_same_v<T, Slice> || std::is_same_v<T, Reshape> || std::is_same_v<T, Transpose> || isVolumeKind<T> || isElementwiseMathKind<T> || std::is_same_v<T, Binary> || isSoftmaxKind<T> || std::is_same_v<T, Reduce> || isNormKind<T> || cuda::isGeneralTensorKind<T>,
                             "cudnn backend: supports() does not know a layer kind");
                         if constexpr (std::is_same_v<T, Conv3d>) {
                             try {

@@ -24,6 +24,7 @@
 
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/linear_geometry.h"
 #include "compute/nvtx.h"
 #include "compute/resize.h"
 #include "kernels/common/cuda_check.h"
@@ -36,6 +37,7 @@
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cuda/pooling.cuh"
 #include "kernels/cuda/resize.cuh"
+#include "kernels/cuda/tensor_kinds.h"
 #include "kernels/cuda/tensor_math.h"
 #include "kernels/cudnn/conv_layers.h"
 #include "kernels/cudnn/conv_plan.h"
@@ -46,6 +48,7 @@
 #include "kernels/cudnn/pool_plan.h"
 #include "kernels/cudnn/reduce_layers.h"
 #include "kernels/cudnn/storage_ops.h"
+#include "kernels/cudnn/tensor_layers.h"
 #include "kernels/cudnn/volume_layers.h"
 
 #include <algorithm>
@@ -133,7 +136,7 @@ namespace {
                 return nativeConvScratchBytes(*c, shape(i), storage().dtype);
             // Each is 0 for the other's kinds.
             return convScratchBytes(spec(i), shape(i), m_conv.nhwc, nativeType(i))
-                + volumeScratchBytes(spec(i), shape(i), nativeType(i));
+                + volumeScratchBytes(spec(i), shape(i), nativeType(i)) + cuda::tensorKindScratchBytes(spec(i));
         }
 
         void prepareLayer(size_t i, cudaStream_t stream) override
@@ -279,8 +282,11 @@ namespace {
                             p.reduce = ReduceLayerPlan::softmax(l.dim, isLogSoftmax<T>, s.in, nativeType(i));
                         reserveWorkspace(p.reduce->workspaceBytes());
                         setLayerNote(i, p.reduce->note());
+                    } else if constexpr (cuda::isGeneralTensorKind<T>) { // matmul, gather: tensor_layers.h
+                        setLayerNote(i, prepareTensorLayer(l, s, options().math, scratch(i), stream));
                     } else if constexpr (std::is_same_v<T, Linear>) {
-                        p.yd = tensor4(i, s.out);
+                        p.yd = std::make_unique<TensorDesc>(); // [rows, out_features, 1, 1]: any rank's last axis
+                        p.yd->set(CUDNN_TENSOR_NCHW, int(linearRows(s.in).rows), int(l.out_features), 1, 1);
                         p.pd = std::make_unique<TensorDesc>();
                         p.pd->set(CUDNN_TENSOR_NCHW, 1, int(s.out.c), 1, 1);
                         if (native(i))
@@ -416,6 +422,9 @@ namespace {
                     } else if constexpr (isNormKind<T>) {
                         cuda::normalization(cuda::normGeometryOf(l, s.in), x, weight(i), bias(i), y, scratch(i),
                             deviceProperties().multiProcessorCount, st);
+                    } else if constexpr (cuda::isGeneralTensorKind<T>) {
+                        runTensorLayer(h.cublas, options().math, l, s, x, inputCount(i) > 1 ? input(i, 1) : nullptr,
+                            scratch(i), y, st);
                     } else {
                         static_assert(dependent_false<T>, "cudnn backend: runLayer has no branch for a layer kind");
                     }
@@ -561,7 +570,8 @@ namespace {
             // Explicit either way: FP32 never silently becomes TF32 through a default.
             CONVSCOPE_CUBLAS_CHECK(cublasSetMathMode(
                 h.cublas, options().math == MathMode::TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
-            const int n = int(s.in.n), in = int(s.in.c * s.in.d * s.in.h * s.in.w), out = int(s.out.c);
+            const LinearRows r = linearRows(s.in); // the last axis of any rank: rows × in_features
+            const int n = int(r.rows), in = int(r.inFeatures), out = int(std::get<Linear>(spec(i)).out_features);
             // Row-major y[n, out] = x[n, in] · W[out, in]ᵀ is, column-major, yᵀ[out, n] = W · xᵀ with W read as
             // the transposed [in, out] column-major matrix.
             CONVSCOPE_CUBLAS_CHECK(cublasSgemm(h.cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &kOne, weight(i), in,

@@ -150,7 +150,8 @@ void runNativeLinear(cublasHandle_t h, const LayerShape& s, DType type, MathMode
         cublasSetMathMode(h, cublasMath_t(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
     const cudaDataType_t t = type == DType::F16 ? CUDA_R_16F : type == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
     const cublasComputeType_t compute = math == MathMode::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-    const int n = int(s.in.n), in = int(s.in.c * s.in.d * s.in.h * s.in.w), out = int(s.out.c);
+    const int n = int(s.in.n), in = int(s.in.c), out = int(s.out.numel() / s.in.n);
+    // [N, F] or [N, C, 1, 1] only (storage_ops.cpp's runsNatively): the rows are the batch.
     // Row-major y[n, out] = x[n, in] · W[out, in]ᵀ is, column-major, yᵀ[out, n] = W · xᵀ with W read as the
     // transposed [in, out] column-major matrix.
     CONVSCOPE_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &kOne, w, t, in, x, t, in, &kZero, y,

@@ -1,5 +1,6 @@
 #include "kernels/cudnn/storage_ops.h"
 
+#include "compute/linear_geometry.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/cudnn/conv_plan.h"
@@ -194,7 +195,7 @@ bool runsNatively(const LayerSpec& spec, const LayerShape& s, DType type)
             } else if constexpr (std::is_same_v<T, ConvTranspose3d>) {
                 return type != DType::F32 && backwardDataAccepted(convTranspose3dLayout(l, s, type), type);
             } else if constexpr (std::is_same_v<T, Linear>) {
-                return s.in.d * s.in.h * s.in.w == 1; // [N, F]: the same in both layouts
+                return linearRowsAreBatch(s.in); // [N, F], [N, C, 1, 1]: the same in both layouts
             } else if constexpr (std::is_same_v<T, ReLU>) {
                 return act(CUDNN_ACTIVATION_RELU);
             } else if constexpr (std::is_same_v<T, Sigmoid>) {

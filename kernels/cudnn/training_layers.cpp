@@ -13,6 +13,7 @@
 #include "kernels/cudnn/conv_geometry.h"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/reduce_layers.h"
+#include "kernels/cudnn/tensor_layers.h"
 
 #include <limits>
 #include <type_traits>
@@ -122,6 +123,8 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
     constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
     if (s.in.numel() > kMax || s.out.numel() > kMax)
         return "tensors of more than 2^31 elements are unsupported (cuDNN's int sizes)";
+    if (const std::string why = tensorTrainingRefusal(spec, s); !why.empty())
+        return why; // matmul, gather, linear on rank 3 and up (tensor_layers.h)
     return std::visit(
         [&](const auto& l)
             -> std::

@@ -22,6 +22,9 @@ std::vector<NetworkCase> randomNormCasesFor(const LayerSpec& kind, uint64_t seed
 // The fixed and the random cases of softmax, log_softmax and reduce (fixed_cases_reduce.cpp); empty for another kind.
 std::vector<NetworkCase> fixedReduceCasesFor(const LayerSpec& kind);
 std::vector<NetworkCase> randomReduceCasesFor(const LayerSpec& kind, uint64_t seed);
+// The fixed cases of matmul and gather, and linear's on ranks other than 2 (fixed_cases_tensor.cpp); empty for another
+// kind.
+std::vector<NetworkCase> fixedTensorCasesFor(const LayerSpec& kind);
 // Whole networks with skips through fusable groups (kind "graph"): a ResNet basic block, a U-Net level.
 std::vector<NetworkCase> fixedGraphCases();
 // Random cases of one kind from a seed (the same seed gives the same cases): random padding (asymmetric and "same"),

@@ -394,11 +394,13 @@ std::vector<Case> casesFor(const LayerSpec& kind)
             } else if constexpr (std::is_same_v<T, Flatten>) {
                 return layoutCases(type, k);
             } else if constexpr (std::is_same_v<T, Linear>) {
-                return { Builder(type, 3, 37, 1, 1, true).add("fc", Linear { 7, true }).done("flat [3, 37]"),
-                    Builder(type, 2, 3, 4, 5)
-                        .add("f", Flatten {})
-                        .add("fc", Linear { 5, false })
-                        .done("after flatten, no bias") };
+                std::vector<Case> cases = {
+                    Builder(type, 3, 37, 1, 1, true).add("fc", Linear { 7, true }).done("flat [3, 37]"),
+                    Builder(type, 2, 3, 4, 5).add("f", Flatten {}).add("fc", Linear { 5, false }).done("after flatten")
+                };
+                for (Case& c : test::fixedTensorCasesFor(k)) // the last axis of other ranks
+                    cases.push_back(std::move(c));
+                return cases;
             } else if constexpr (isSoftmaxKind<T> || std::is_same_v<T, Reduce>) {
                 return test::fixedReduceCasesFor(k); // fixed_cases_reduce.cpp
             } else if constexpr (std::is_same_v<T, Add>) {
@@ -497,6 +499,8 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                 return test::fixedVolumeCasesFor(k);
             } else if constexpr (isNormKind<T>) {
                 return test::fixedNormCasesFor(k);
+            } else if constexpr (std::is_same_v<T, Matmul> || std::is_same_v<T, Gather>) {
+                return test::fixedTensorCasesFor(k);
             } else {
                 static_assert(dependent_false<T>, "cross-backend test: a layer kind has no case generator");
             }

@@ -97,7 +97,8 @@ TEST_CASE("the layout kinds' shapes follow PyTorch at every rank", "[rank][shape
     // A 2-D layer refuses a rank-3 tensor, naming it.
     CHECK_THAT(errorOf(MaxPool2d {}, { seq }), Contains("needs a 4-D [N, C, H, W] input") && Contains("[2, 7, 5]"));
     CHECK_THAT(errorOf(Conv3d {}, { seq }), Contains("5-D [N, C, D, H, W]") && Contains("3-D tensor [2, 7, 5]"));
-    CHECK_THAT(errorOf(Linear {}, { seq }), Contains("linear needs a flat input"));
+    // linear reads the last axis of any rank (issue 30): [2, 7, 5] → [2, 7, out_features].
+    CHECK(inferLayer(Linear { 3, true }, { seq }).out.dims() == std::vector<int64_t> { 2, 7, 3 });
 }
 
 TEST_CASE("the layout kinds' bad input names the numbers", "[rank][shape]")

@@ -174,7 +174,8 @@ TEST_CASE("errors a teacher can read", "[shapes]")
         Catch::Contains("groups 3 does not divide out_channels 4"));
     CHECK_THAT(errorOf(conv(4, { 3, 3 }, { 0, 1 }, P(1, 1), { 1, 1 }), Shape::nchw(1, 6, 8, 8)),
         Catch::Contains("stride must be at least 1"));
-    CHECK_THAT(errorOf(Linear { 10, true }, Shape::nchw(1, 6, 8, 8)), Catch::Contains("add a flatten layer"));
+    CHECK_THAT(
+        errorOf(Linear { 0, true }, Shape::nchw(1, 6, 8, 8)), Catch::Contains("out_features must be at least 1"));
     CHECK_THAT(errorOf(conv(4, { 3, 3 }, { 1, 1 }, P(1, 1), { 1, 1 }), Shape::features(1, 10)),
         Catch::Contains("image-shaped input"));
     // An element count that does not fit in 64 bits is an error, not a wrapped number.

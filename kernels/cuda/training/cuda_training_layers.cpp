@@ -4,6 +4,7 @@
 #include "compute/elementwise_math.h"
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/linear_geometry.h"
 #include "compute/normalization.h"
 #include "compute/reduce.h"
 #include "kernels/common/cuda_check.h"
@@ -134,6 +135,12 @@ std::string cudaTrainingRefusal(const Network& net, const ShapeReport& shapes, s
             + " has no backward on cuda yet (only along dim 1; train on cpu.direct or cpu.im2col_gemm)";
     if (std::holds_alternative<Transpose>(spec))
         return "transpose has no backward on cuda yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
+    if (std::holds_alternative<Matmul>(spec) || std::holds_alternative<Gather>(spec))
+        return std::string(layerKind(spec).type)
+            + " has no backward on cuda yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
+    if (std::holds_alternative<Linear>(spec) && !linearRowsAreBatch(s.in))
+        return "linear on the last axis of " + s.in.str()
+            + " has no backward on cuda yet (only [N, F]; train on cpu.direct or cpu.im2col_gemm)";
     if (const auto* cat = std::get_if<Concat>(&spec); cat && wrappedDim(*cat, s.out.ndim()) != 1)
         return "concat along dim " + std::to_string(cat->dim)
             + " has no backward on cuda yet (only along the channels; train on cpu.direct or cpu.im2col_gemm)";
