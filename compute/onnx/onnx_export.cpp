@@ -11,6 +11,7 @@
 #include "compute/layer_kinds.h"
 #include "compute/linear_geometry.h"
 #include "compute/materialize.h"
+#include "compute/onnx/onnx_attribute_write.h"
 #include "compute/normalization.h"
 #include "compute/reduce.h"
 #include "compute/resize.h"
@@ -61,36 +62,6 @@ namespace {
                 n->add_input(i);
             n->add_output(output);
             return n;
-        }
-
-        static void ints(NodeProto* n, const char* name, std::vector<int64_t> v)
-        {
-            AttributeProto* a = n->add_attribute();
-            a->set_name(name);
-            a->set_type(AttributeProto::INTS);
-            for (int64_t x : v)
-                a->add_ints(x);
-        }
-        static void integer(NodeProto* n, const char* name, int64_t v)
-        {
-            AttributeProto* a = n->add_attribute();
-            a->set_name(name);
-            a->set_type(AttributeProto::INT);
-            a->set_i(v);
-        }
-        static void real(NodeProto* n, const char* name, double v)
-        {
-            AttributeProto* a = n->add_attribute();
-            a->set_name(name);
-            a->set_type(AttributeProto::FLOAT);
-            a->set_f(float(v));
-        }
-        static void text(NodeProto* n, const char* name, const std::string& v)
-        {
-            AttributeProto* a = n->add_attribute();
-            a->set_name(name);
-            a->set_type(AttributeProto::STRING);
-            a->set_s(v);
         }
 
         // An initializer of `dims` from float data (raw little-endian, as PyTorch writes it).

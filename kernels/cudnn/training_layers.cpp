@@ -1,6 +1,5 @@
-// Per layer kind, what the cudnn training session runs (the table is in training_layers.h): the refusal, the plan made
-// once in prepare, and the forward, backward-data and backward-weights calls, all enqueued on the session's stream
-// (the handles point at it). Every cuDNN and cuBLAS status is checked.
+// Per layer kind, what the cudnn training session runs (table: training_layers.h): the refusal, the plan made in
+// prepare, the forward and backward calls, all on the session's stream; every cuDNN and cuBLAS status checked.
 #include "kernels/cudnn/training_layers.h"
 #include "compute/elementwise_math.h"
 #include "compute/error.h"
@@ -123,8 +122,8 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
     constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
     if (s.in.numel() > kMax || s.out.numel() > kMax)
         return "tensors of more than 2^31 elements are unsupported (cuDNN's int sizes)";
-    if (const std::string why = tensorTrainingRefusal(spec, s); !why.empty())
-        return why; // matmul, gather, linear on rank 3 and up (tensor_layers.h)
+    if (std::string why = tensorTrainingRefusal(spec, s); !why.empty()) // matmul, gather, linear on rank ≥ 3
+        return why;
     return std::visit(
         [&](const auto& l)
             -> std::
@@ -462,8 +461,7 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
                 CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(
                     h.cudnn, t.op->get(), &kOne, t.yd->get(), x, &kOne, t.yd->get(), in(i, 1), &kZero, t.yd->get(), y));
             } else if constexpr (std::is_same_v<T, Concat>) {
-                // Image n of input k is one contiguous row of c_k·H·W values, at channel offset_k of image n of the
-                // output (a row of C·H·W values): a 2-D copy, N rows.
+                // Image n of input k (c_k·H·W values) goes to channel offset_k of the output's image n: a 2-D copy.
                 const size_t plane = size_t(s.out.h * s.out.w) * sizeof(float);
                 int64_t offset = 0;
                 for (size_t k = 0; k < s.sources.size(); ++k) {
