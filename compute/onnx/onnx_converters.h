@@ -37,5 +37,12 @@ void reshape(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& nam
 void flatten(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 void squeeze(
     GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a); // and Unsqueeze
+// Split: a slice layer per output read; Expand of an activation: a binary mul by ones that broadcasts.
+void split(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+void expand(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+// The inputs of a Concat on `axis` as activations: each constant one (ViT's class token) made from an activation
+// input by a slice, a pow by 0 and a mul by the constant (exact); fails when no input is an activation.
+std::vector<std::string> concatInputs(
+    GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a, int64_t axis);
 
 } // namespace convscope::onnx::convert

@@ -164,7 +164,7 @@ namespace {
     {
         // Any axis (negative counts from the end); a Concat of one input is valid ONNX (DenseNet-121 exports one per
         // dense block): a concat layer of one input, a copy.
-        const std::vector<std::string> ins = activationInputs(c.g, c.n, c.a);
+        const std::vector<std::string> ins = concatInputs(c.g, c.n, c.name, c.a, c.a.getInt("axis", 1));
         if (ins.empty())
             c.a.fail("Concat of no input");
         c.g.addLayer(c.name, Concat { c.a.getInt("axis", 1) }, ins, c.n.output(0), c.a);
@@ -212,6 +212,7 @@ namespace {
         { "Elu", 6, kLast, [](const NodeContext& c) { c.simple(ELU { c.a.getFloat("alpha", 1.0f) }); } },
         { "Erf", 9, kLast, unary<Unary::Op::Erf> },
         { "Exp", 6, kLast, unary<Unary::Op::Exp> },
+        { "Expand", 8, kLast, with<expand> },
         { "Flatten", 6, kLast, with<flatten> },
         { "Gelu", 20, kLast, gelu },
         { "Gemm", 6, kLast, with<gemm> },
@@ -241,6 +242,7 @@ namespace {
         { "Slice", 1, kLast, with<slice> },
         { "Softmax", 6, kLast, softmax },
         { "Softplus", 6, kLast, softplus },
+        { "Split", 6, kLast, with<split> },
         { "Sqrt", 6, kLast, unary<Unary::Op::Sqrt> },
         { "Squeeze", 6, kLast, with<squeeze> },
         { "Sub", 6, kLast, binaryOp<Binary::Op::Sub> },
