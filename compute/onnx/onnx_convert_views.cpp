@@ -406,4 +406,55 @@ std::vector<std::string> concatInputs(
     return ins;
 }
 
+void padAxes(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a,
+    const std::vector<int64_t>& pads, double value)
+{
+    onlyFirstOutput(g, n, a);
+    const size_t r = pads.size() / 2;
+    std::vector<size_t> axes;
+    for (size_t ax = 0; ax < r; ++ax)
+        if (pads[ax] || pads[ax + r])
+            axes.push_back(ax);
+    std::string current = in0(n, a);
+    if (axes.empty())
+        return g.addLayer(name, Identity {}, { current }, n.output(0), a);
+    for (size_t k = 0; k < axes.size(); ++k) {
+        const size_t ax = axes[k];
+        const std::vector<int64_t> d = g.activation(current, a).shape.dims();
+        const std::string stem = k + 1 == axes.size() ? name : name + "/axis" + std::to_string(ax);
+        const std::string out = k + 1 == axes.size() ? n.output(0) : n.output(0) + "#axis" + std::to_string(ax);
+        std::vector<std::string> parts;
+        for (const int side : { 0, 1 }) {
+            const int64_t count = pads[ax + size_t(side) * r];
+            if (side == 1)
+                parts.push_back(current);
+            if (count == 0)
+                continue;
+            // A block of `count` values along the axis: a slice of one, to the power 0, times the value.
+            const std::string block = out + (side ? "#after" : "#before"), layer = stem + (side ? "_after" : "_before");
+            std::string one = current;
+            if (d[ax] != 1) {
+                g.addLayer(layer + "_slice", Slice { int64_t(ax), 0, 1 }, { current }, block + "#slice", a);
+                one = block + "#slice";
+            }
+            Binary ones;
+            ones.op = Binary::Op::Pow;
+            ones.constant = { 0.0f };
+            ones.constant_shape = { 1 };
+            g.addLayer(layer + "_ones", ones, { one }, block + "#ones", a);
+            if (count > (int64_t(1) << 26))
+                refuse(n, a, "Pad of " + std::to_string(count) + " along axis " + std::to_string(ax));
+            Binary fill;
+            fill.op = Binary::Op::Mul;
+            fill.constant.assign(size_t(count), float(value));
+            fill.constant_shape.assign(r, 1);
+            fill.constant_shape[ax] = count;
+            g.addLayer(layer, fill, { block + "#ones" }, block, a);
+            parts.push_back(block);
+        }
+        g.addLayer(stem, Concat { int64_t(ax) }, parts, out, a);
+        current = out;
+    }
+}
+
 } // namespace convscope::onnx::convert

@@ -42,6 +42,10 @@ void split(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name,
 void expand(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 // The inputs of a Concat on `axis` as activations: each constant one (ViT's class token) made from an activation
 // input by a slice, a pow by 0 and a mul by the constant (exact); fails when no input is an activation.
+// Constant padding of any axes of an activation (pads: ONNX's begins then ends, one per axis, none negative): along
+// each padded axis a concat of the input with blocks of the value made like concatInputs' constants (exact).
+void padAxes(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a,
+    const std::vector<int64_t>& pads, double value);
 std::vector<std::string> concatInputs(
     GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a, int64_t axis);
 

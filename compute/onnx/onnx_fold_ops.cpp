@@ -29,8 +29,8 @@ namespace {
     {
         const int64_t n = elementCount(dims, a.where());
         if (n > kMaxFolded)
-            a.fail("a constant of " + npyDimsText(dims) + " is too large to fold (over "
-                + std::to_string(kMaxFolded) + " elements)");
+            a.fail("a constant of " + npyDimsText(dims) + " is too large to fold (over " + std::to_string(kMaxFolded)
+                + " elements)");
         return n;
     }
 
@@ -120,18 +120,18 @@ namespace {
                 double v = ops[0]->at(size_t(idx[0][e]));
                 for (size_t t = 1; t < ops.size(); ++t) {
                     const double w = ops[t]->at(size_t(idx[t][e]));
-                    v = op == "Min"            ? std::min(v, w)
-                        : op == "Max"          ? std::max(v, w)
-                        : op == "Pow"          ? std::pow(v, w)
-                        : op == "Mod"          ? (a.getInt("fmod", 0) ? std::fmod(v, w) : v - w * std::floor(v / w))
-                        : op == "Equal"        ? double(v == w)
-                        : op == "Less"         ? double(v < w)
-                        : op == "Greater"      ? double(v > w)
-                        : op == "LessOrEqual"  ? double(v <= w)
+                    v = op == "Min"              ? std::min(v, w)
+                        : op == "Max"            ? std::max(v, w)
+                        : op == "Pow"            ? std::pow(v, w)
+                        : op == "Mod"            ? (a.getInt("fmod", 0) ? std::fmod(v, w) : v - w * std::floor(v / w))
+                        : op == "Equal"          ? double(v == w)
+                        : op == "Less"           ? double(v < w)
+                        : op == "Greater"        ? double(v > w)
+                        : op == "LessOrEqual"    ? double(v <= w)
                         : op == "GreaterOrEqual" ? double(v >= w)
-                        : op == "And"          ? double(v != 0 && w != 0)
-                        : op == "Or"           ? double(v != 0 || w != 0)
-                                               : double((v != 0) != (w != 0));
+                        : op == "And"            ? double(v != 0 && w != 0)
+                        : op == "Or"             ? double(v != 0 || w != 0)
+                                                 : double((v != 0) != (w != 0));
                 }
                 if (out.isFloat)
                     out.f.push_back(float(v));
@@ -156,16 +156,16 @@ namespace {
                     const int64_t m = v % w; // fmod's sign (the dividend's); else Python's (the divisor's)
                     v = a.getInt("fmod", 0) || m == 0 || (m < 0) == (w < 0) ? m : m + w;
                 } else {
-                    v = op == "Min"            ? std::min(v, w)
-                        : op == "Max"          ? std::max(v, w)
-                        : op == "Equal"        ? int64_t(v == w)
-                        : op == "Less"         ? int64_t(v < w)
-                        : op == "Greater"      ? int64_t(v > w)
-                        : op == "LessOrEqual"  ? int64_t(v <= w)
+                    v = op == "Min"              ? std::min(v, w)
+                        : op == "Max"            ? std::max(v, w)
+                        : op == "Equal"          ? int64_t(v == w)
+                        : op == "Less"           ? int64_t(v < w)
+                        : op == "Greater"        ? int64_t(v > w)
+                        : op == "LessOrEqual"    ? int64_t(v <= w)
                         : op == "GreaterOrEqual" ? int64_t(v >= w)
-                        : op == "And"          ? int64_t(v != 0 && w != 0)
-                        : op == "Or"           ? int64_t(v != 0 || w != 0)
-                                               : int64_t((v != 0) != (w != 0));
+                        : op == "And"            ? int64_t(v != 0 && w != 0)
+                        : op == "Or"             ? int64_t(v != 0 || w != 0)
+                                                 : int64_t((v != 0) != (w != 0));
                 }
             }
             out.i.push_back(v);
@@ -200,7 +200,7 @@ namespace {
         }
         for (float& v : x.f) {
             const double d = v;
-            v = float(op == "Neg" ? -d
+            v = float(op == "Neg"        ? -d
                     : op == "Abs"        ? std::fabs(d)
                     : op == "Sign"       ? double((d > 0) - (d < 0))
                     : op == "Floor"      ? std::floor(d)
@@ -322,13 +322,64 @@ namespace {
         return outs;
     }
 
+    // ScatterND of constants (Swin's shifted-window mask is built by slice assignment): updates written into a copy
+    // of data at the index tuples, combined by `reduction` (opset 16: add, mul, max, min; none replaces).
+    ConstTensor scatterND(const std::vector<const ConstTensor*>& in, const Attributes& a)
+    {
+        ConstTensor out = need(in, 0, a);
+        const ConstTensor &idx = need(in, 1, a), &upd = need(in, 2, a);
+        const std::vector<int64_t> ids = idx.ints(a.where() + ": indices");
+        const size_t r = out.dims.size();
+        const size_t k = idx.dims.empty() ? 0 : size_t(idx.dims.back());
+        if (idx.dims.empty() || k < 1 || k > r)
+            a.fail("ScatterND indices " + npyDimsText(idx.dims) + " for data " + npyDimsText(out.dims));
+        std::vector<int64_t> want(idx.dims.begin(), idx.dims.end() - 1);
+        want.insert(want.end(), out.dims.begin() + long(k), out.dims.end());
+        if (upd.dims != want || upd.isFloat != out.isFloat)
+            a.fail("ScatterND updates " + npyDimsText(upd.dims) + " for indices " + npyDimsText(idx.dims) + " and data "
+                + npyDimsText(out.dims) + " (expected " + npyDimsText(want) + " of the data's type)");
+        int64_t slice = 1;
+        for (size_t j = k; j < r; ++j)
+            slice *= out.dims[j];
+        const std::string reduction = a.getString("reduction", "none");
+        if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" && reduction != "min")
+            a.fail("ScatterND reduction \"" + reduction + "\"");
+        const size_t tuples = k ? ids.size() / k : 0;
+        for (size_t t = 0; t < tuples; ++t) {
+            int64_t offset = 0;
+            for (size_t j = 0; j < k; ++j) {
+                int64_t v = ids[t * k + j];
+                const int64_t n = out.dims[j];
+                if (v < -n || v >= n)
+                    a.fail("ScatterND index " + std::to_string(v) + " is out of range for a dimension of "
+                        + std::to_string(n));
+                offset = offset * n + (v < 0 ? v + n : v);
+            }
+            for (int64_t e = 0; e < slice; ++e) {
+                const size_t dst = size_t(offset * slice + e), src = t * size_t(slice) + size_t(e);
+                const auto apply = [&](auto& data, const auto& u) {
+                    data[dst] = reduction == "add" ? data[dst] + u[src]
+                        : reduction == "mul"       ? data[dst] * u[src]
+                        : reduction == "max"       ? std::max(data[dst], u[src])
+                        : reduction == "min"       ? std::min(data[dst], u[src])
+                                                   : u[src];
+                };
+                if (out.isFloat)
+                    apply(out.f, upd.f);
+                else
+                    apply(out.i, upd.i);
+            }
+        }
+        return out;
+    }
+
 } // namespace
 
 const std::vector<std::string>& shapeFoldOperators()
 {
     static const std::vector<std::string> ops = { "Abs", "And", "Ceil", "Equal", "Exp", "Expand", "Floor", "Greater",
         "GreaterOrEqual", "Less", "LessOrEqual", "Log", "Max", "Min", "Mod", "Neg", "Not", "Or", "Pow", "Range",
-        "Reciprocal", "Round", "Shape", "Sign", "Size", "Split", "Sqrt", "Tile", "Where", "Xor" };
+        "Reciprocal", "Round", "ScatterND", "Shape", "Sign", "Size", "Split", "Sqrt", "Tile", "Where", "Xor" };
     return ops;
 }
 
@@ -351,8 +402,8 @@ std::vector<int64_t> splitSizes(const ::onnx::NodeProto& node, const std::vector
             sizes.push_back(std::clamp<int64_t>(n - k * chunk, 0, chunk));
     } else if (sizes.empty()) {
         if (outputs < 1 || n % outputs != 0)
-            a.fail("Split of axis " + std::to_string(axis) + " (size " + std::to_string(n) + ") of "
-                + npyDimsText(dims) + " into " + std::to_string(outputs) + " equal parts: it does not divide");
+            a.fail("Split of axis " + std::to_string(axis) + " (size " + std::to_string(n) + ") of " + npyDimsText(dims)
+                + " into " + std::to_string(outputs) + " equal parts: it does not divide");
         sizes.assign(size_t(outputs), n / outputs);
     }
     int64_t sum = 0;
@@ -362,9 +413,10 @@ std::vector<int64_t> splitSizes(const ::onnx::NodeProto& node, const std::vector
         sum = checkedAdd(sum, s, a.where());
     }
     if (sum != n || int64_t(sizes.size()) != outputs)
-        a.fail("Split sizes " + npyDimsText(sizes) + " (sum " + std::to_string(sum) + ", " + std::to_string(sizes.size())
-            + " parts) for axis " + std::to_string(axis) + " of size " + std::to_string(n) + " of " + npyDimsText(dims)
-            + " and " + std::to_string(outputs) + " outputs: they must sum to the axis and match the outputs");
+        a.fail("Split sizes " + npyDimsText(sizes) + " (sum " + std::to_string(sum) + ", "
+            + std::to_string(sizes.size()) + " parts) for axis " + std::to_string(axis) + " of size "
+            + std::to_string(n) + " of " + npyDimsText(dims) + " and " + std::to_string(outputs)
+            + " outputs: they must sum to the axis and match the outputs");
     return sizes;
 }
 
@@ -380,6 +432,8 @@ std::vector<ConstTensor> foldShapeOperator(
         return { tile(need(in, 0, a), need(in, 1, a), a) };
     if (op == "Range")
         return { range(in, a) };
+    if (op == "ScatterND")
+        return { scatterND(in, a) };
     if (op == "Shape" || op == "Size") {
         const ConstTensor& x = need(in, 0, a);
         ConstTensor out;

@@ -224,14 +224,17 @@ namespace {
         { "LeakyRelu", 6, kLast, [](const NodeContext& c) { c.simple(LeakyReLU { c.a.getFloat("alpha", 0.01f) }); } },
         { "Log", 6, kLast, unary<Unary::Op::Log> },
         { "MatMul", 6, kLast, with<gemm> },
+        { "Max", 6, 7, minMax<Binary::Op::Max> }, // one shape for every input: the same as 8's broadcast
         { "Max", 8, kLast, minMax<Binary::Op::Max> },
         { "MaxPool", 6, kLast, with<pool> },
+        { "Min", 6, 7, minMax<Binary::Op::Min> },
         { "Min", 8, kLast, minMax<Binary::Op::Min> },
         { "Mish", 18, kLast, [](const NodeContext& c) { c.simple(Mish {}); } },
         { "Mul", 6, kLast, mul },
         { "Neg", 6, kLast, unary<Unary::Op::Neg> },
         { "PRelu", 6, kLast, with<prelu> },
         { "Pad", 6, kLast, with<pad> },
+        { "Pow", 6, 6, binaryOp<Binary::Op::Pow> }, // Pow-1: binary() refuses its legacy broadcast attributes
         { "Pow", 7, kLast, binaryOp<Binary::Op::Pow> },
         { "Reciprocal", 6, kLast, unary<Unary::Op::Reciprocal> },
         { "ReduceMean", 6, kLast, reduceMean },

@@ -20,8 +20,8 @@
 #include <limits>
 
 using namespace convscope;
-using convscope::onnx::ConstTensor;
 using Catch::Matchers::Contains;
+using convscope::onnx::ConstTensor;
 
 namespace {
 
@@ -173,7 +173,8 @@ TEST_CASE("the folder computes the shape and mask arithmetic of exports", "[onnx
     CHECK(fold("Sub", { ints({ -1 }), ints({ 2 }) })[0].i == std::vector<int64_t> { -3 });
     CHECK_THROWS_WITH(fold("Mul", { ints({ int64_t(1) << 62 }), ints({ -4 }) }), Contains("overflows 64 bits"));
     // Shape (start, end) and Size of a constant; Cast to bool.
-    CHECK(fold("Shape", { ints({ 0, 0, 0, 0, 0, 0 }, { 1, 2, 3 }) }, 17, 1, [](auto& n) { setInt(n, "start", -2); })[0].i
+    CHECK(
+        fold("Shape", { ints({ 0, 0, 0, 0, 0, 0 }, { 1, 2, 3 }) }, 17, 1, [](auto& n) { setInt(n, "start", -2); })[0].i
         == std::vector<int64_t> { 2, 3 });
     const ConstTensor size = fold("Size", { ints({ 0, 0, 0, 0, 0, 0 }, { 1, 2, 3 }) })[0];
     CHECK((size.dims.empty() && size.i == std::vector<int64_t> { 6 }));
@@ -189,13 +190,18 @@ TEST_CASE("the folder computes the shape and mask arithmetic of exports", "[onnx
     const ConstTensor five = ints({ 0, 1, 2, 3, 4 });
     CHECK(parts(fold("Split", { five, ints({ 2, 3 }) }, 13, 2))
         == std::vector<std::vector<int64_t>> { { 0, 1 }, { 2, 3, 4 } });
-    CHECK(parts(fold("Split", { five }, 11, 2, [](auto& n) { setInts(n, "split", { 4, 1 }); }))
-        == std::vector<std::vector<int64_t>> { { 0, 1, 2, 3 }, { 4 } });
+    CHECK(parts(fold("Split", { five }, 11, 2, [](auto& n) {
+        setInts(n, "split", { 4, 1 });
+    })) == std::vector<std::vector<int64_t>> { { 0, 1, 2, 3 }, { 4 } });
     CHECK(parts(fold("Split", { five }, 18, 2, [](auto& n) { setInt(n, "num_outputs", 2); }))
         == std::vector<std::vector<int64_t>> { { 0, 1, 2 }, { 3, 4 } });
     CHECK_THROWS_WITH(fold("Split", { five }, 13, 2), Contains("5") && Contains("2 equal parts"));
     CHECK_THROWS_WITH(fold("Split", { five, ints({ 2, 2 }) }, 13, 2),
         Contains("node 0 (\"n\", Split)") && Contains("[2, 2] (sum 4") && Contains("size 5"));
+    // ScatterND (Swin's mask is built by slice assignment): rows 0 and 2 of a 3×2 replaced, then added to.
+    const ConstTensor sc = fold("ScatterND",
+        { ints({ 0, 0, 0, 0, 0, 0 }, { 3, 2 }), ints({ 2, 0 }, { 2, 1 }), ints({ 1, 2, 3, 4 }, { 2, 2 }) })[0];
+    CHECK(sc.i == std::vector<int64_t> { 3, 4, 0, 0, 1, 2 });
     // Bad input is an InputError naming the numbers.
     CHECK_THROWS_WITH(fold("Expand", { ints({ 1, 2 }), ints({ 3 }) }), Contains("cannot broadcast [2] with [3]"));
     CHECK_THROWS_WITH(fold("Range", { ints({ 0 }), ints({ 5 }), ints({ 0 }) }), Contains("delta 0"));
@@ -203,8 +209,7 @@ TEST_CASE("the folder computes the shape and mask arithmetic of exports", "[onnx
     CHECK_THROWS_WITH(fold("Pow", { ints({ 10 }), ints({ 40 }) }), Contains("overflows"));
 }
 
-TEST_CASE("ONNX Shape and Size of an activation fold; Split and Expand of an activation import and run",
-    "[onnx][fold]")
+TEST_CASE("ONNX Shape and Size of an activation fold; Split and Expand of an activation import and run", "[onnx][fold]")
 {
     // x [2, 6, 4, 5] → Split on the channels into 1, 2, 3 (the last unused) → the first two concatenated; the count
     // of elements and the shape's tail computed from x fold into the Reshape's target.
@@ -281,9 +286,42 @@ TEST_CASE("a constant input of an ONNX Concat (ViT's class token) becomes layers
     const RunResult run = profile(net, x, options);
     REQUIRE(run.selections.at(0).ok);
     const Tensor& y = *run.selections[0].layers.back().output;
-    const std::vector<float> want = { 0.5f, -1, 2, 0, -5, -4, std::numeric_limits<float>::infinity(), -2, -1, 0, 1, 2,
-        3, 4, 5, 6 };
+    const std::vector<float> want
+        = { 0.5f, -1, 2, 0, -5, -4, std::numeric_limits<float>::infinity(), -2, -1, 0, 1, 2, 3, 4, 5, 6 };
     CHECK(std::vector<float>(y.data(), y.data() + y.numel()) == want);
+}
+
+TEST_CASE("ONNX Pad of axes other than H and W (Swin pads [N, H, W, C]) is concats of constant blocks, exactly",
+    "[onnx][fold]")
+{
+    // x [1, 2, 3] padded by 1 before axis 1 and 2 after axis 2 with 7.
+    ::onnx::ModelProto m = model(13, { 1, 2, 3 });
+    auto* g = m.mutable_graph();
+    int64s(g, "pads", { 0, 1, 0, 0, 0, 2 });
+    auto* value = g->add_initializer();
+    value->set_name("v");
+    value->set_data_type(::onnx::TensorProto::FLOAT);
+    value->add_float_data(7.0f);
+    node(g, "Pad", "pad", { "x", "pads", "v" }, { "y" });
+    const Network net = import(m);
+    const ShapeReport shapes = inferShapes(net);
+    REQUIRE(shapes.ok());
+    CHECK(shapes.layers.back().out.dims() == std::vector<int64_t> { 1, 3, 5 });
+    CHECK(net.layers.back().name == "pad");
+    ProfileOptions options;
+    options.warmup = 0;
+    options.repeat = 1;
+    options.keepOutputs = true;
+    options.reference.reset();
+    options.selections = { { "cpu", "direct" } };
+    Tensor x(Shape::of({ 1, 2, 3 }));
+    for (int64_t k = 0; k < x.numel(); ++k)
+        x.data()[k] = float(k + 1);
+    const RunResult run = profile(net, x, options);
+    REQUIRE(run.selections.at(0).ok);
+    const Tensor& y = *run.selections[0].layers.back().output;
+    CHECK(std::vector<float>(y.data(), y.data() + y.numel())
+        == std::vector<float> { 7, 7, 7, 7, 7, 1, 2, 3, 7, 7, 4, 5, 6, 7, 7 });
 }
 
 TEST_CASE("bad Reshape, Transpose, Split, Expand and Resize nodes are InputErrors naming the node and numbers",
@@ -317,8 +355,9 @@ TEST_CASE("bad Reshape, Transpose, Split, Expand and Resize nodes are InputError
     refused(e, "(\"bad\", Expand)", "Expand of [2, 6, 4, 5] to [3, 4, 5]: dimension 1 is 6 and the shape asks 3");
 
     // Resize to nothing, and to more than the memory budget holds.
-    for (const auto& [sizes, words] : { std::pair<std::vector<int64_t>, std::string> { { 2, 6, 0, 5 }, "size along H must be at least 1, got 0" },
-             { { 2, 6, 400000, 400000 }, "memory budget" } }) {
+    for (const auto& [sizes, words] :
+        { std::pair<std::vector<int64_t>, std::string> { { 2, 6, 0, 5 }, "size along H must be at least 1, got 0" },
+            { { 2, 6, 400000, 400000 }, "memory budget" } }) {
         INFO(words);
         setHostMemoryBudget(int64_t(1) << 32);
         ::onnx::ModelProto z = model(13);
