@@ -27,6 +27,10 @@ void pad(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, c
 // Add, Sub, Mul, Div, Pow, Min, Max as the binary kind (onnx_convert_binary.cpp): a constant operand or two
 // activations of broadcastable shapes.
 void binary(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a, Binary::Op op);
+// Max, Min, Sum of any count of inputs (constants too) as a chain of binary layers; Mean the same with Add and a
+// division by the count (scale: the count).
+void binaryChain(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a,
+    Binary::Op op, double scale = 1.0);
 // Resize (10 to 21) and Upsample (7 to 9), onnx_convert_resize.cpp.
 void resize(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 // onnx_convert_views.cpp: Slice on an activation; Transpose; Reshape, Flatten (any axis), Squeeze and Unsqueeze as

@@ -132,7 +132,14 @@ namespace {
     {
         if (c.n.op_type() == "Add" && foldLinearBias(c.g, c.n, c.a))
             return;
-        // The add kind where every input is an activation of one shape; else NumPy's broadcast (binary).
+        // The add kind where every input is an activation of one shape; else NumPy's broadcast (binary). A Sum with a
+        // constant input, or of more than two inputs of different shapes: a chain of binary adds.
+        for (const auto& in : c.n.input())
+            if (c.n.input_size() > 2 && c.g.isConstant(in))
+                return binaryChain(c.g, c.n, c.name, c.a, Binary::Op::Add);
+        if (c.n.op_type() == "Sum" && c.n.input_size() == 2
+            && (c.g.isConstant(c.n.input(0)) || c.g.isConstant(c.n.input(1))))
+            return binary(c.g, c.n, c.name, c.a, Binary::Op::Add);
         bool same = c.n.op_type() == "Sum" || c.n.input_size() != 2;
         if (!same && c.g.isActivation(c.n.input(0)) && c.g.isActivation(c.n.input(1)))
             same = c.g.activation(c.n.input(0), c.a).shape == c.g.activation(c.n.input(1), c.a).shape;
@@ -172,13 +179,18 @@ namespace {
 
     template <Binary::Op Op> void binaryOp(const NodeContext& c) { binary(c.g, c.n, c.name, c.a, Op); }
 
-    // Min and Max take one or more inputs: one is its input unchanged, two a binary layer.
+    // Min and Max take one or more inputs: one is its input unchanged, two a binary layer, more a chain of them.
     template <Binary::Op Op> void minMax(const NodeContext& c)
     {
         if (c.n.input_size() == 1)
             return c.simple(Identity {});
+        if (c.n.input_size() > 2)
+            return binaryChain(c.g, c.n, c.name, c.a, Op);
         binary(c.g, c.n, c.name, c.a, Op);
     }
+
+    // Mean of one or more inputs (constants too): their sum divided by the count.
+    void mean(const NodeContext& c) { binaryChain(c.g, c.n, c.name, c.a, Binary::Op::Add, double(c.n.input_size())); }
 
     // ONNX Gelu (opset 20): approximate "none" or "tanh".
     void gelu(const NodeContext& c)
@@ -227,6 +239,7 @@ namespace {
         { "Max", 6, 7, minMax<Binary::Op::Max> }, // one shape for every input: the same as 8's broadcast
         { "Max", 8, kLast, minMax<Binary::Op::Max> },
         { "MaxPool", 6, kLast, with<pool> },
+        { "Mean", 6, kLast, mean },
         { "Min", 6, 7, minMax<Binary::Op::Min> },
         { "Min", 8, kLast, minMax<Binary::Op::Min> },
         { "Mish", 18, kLast, [](const NodeContext& c) { c.simple(Mish {}); } },

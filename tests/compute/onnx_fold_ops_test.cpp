@@ -324,6 +324,39 @@ TEST_CASE("ONNX Pad of axes other than H and W (Swin pads [N, H, W, C]) is conca
         == std::vector<float> { 7, 7, 7, 7, 7, 1, 2, 3, 7, 7, 4, 5, 6, 7, 7 });
 }
 
+TEST_CASE("ONNX Max, Min, Sum and Mean of more than two inputs, constants among them, are chains of binary layers",
+    "[onnx][fold]")
+{
+    // Max(c1, c2, x) with the activation last; Mean(x, x, c) divides by 3.
+    ::onnx::ModelProto m = model(13, { 1, 4 });
+    auto* g = m.mutable_graph();
+    for (const auto& [name, v] : { std::pair<const char*, float> { "c1", -1.0f }, { "c2", 2.0f }, { "c3", 6.0f } }) {
+        auto* t = g->add_initializer();
+        t->set_name(name);
+        t->set_data_type(::onnx::TensorProto::FLOAT);
+        t->add_dims(1);
+        t->add_float_data(v);
+    }
+    node(g, "Max", "max", { "c1", "c2", "x" }, { "m" });
+    node(g, "Mean", "mean", { "m", "m", "c3" }, { "y" });
+    const Network net = import(m);
+    REQUIRE(net.layers.size() == 5);
+    CHECK(net.layers[4].name == "mean/2");
+    ProfileOptions options;
+    options.warmup = 0;
+    options.repeat = 1;
+    options.keepOutputs = true;
+    options.reference.reset();
+    options.selections = { { "cpu", "direct" } };
+    Tensor x(Shape::of({ 1, 4 }));
+    for (int64_t k = 0; k < 4; ++k)
+        x.data()[k] = float(k); // 0 1 2 3 → max with -1 and 2: 2 2 2 3 → (2m + 6) / 3
+    const RunResult run = profile(net, x, options);
+    REQUIRE(run.selections.at(0).ok);
+    const Tensor& y = *run.selections[0].layers.back().output;
+    CHECK(std::vector<float>(y.data(), y.data() + 4) == std::vector<float> { 10.0f / 3, 10.0f / 3, 10.0f / 3, 4 });
+}
+
 TEST_CASE("bad Reshape, Transpose, Split, Expand and Resize nodes are InputErrors naming the node and numbers",
     "[onnx][fold]")
 {
