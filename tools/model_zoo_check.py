@@ -21,6 +21,7 @@ reason. PyTorch, torchvision, onnx and onnxruntime are developer tools here, nev
     python3 tools/model_zoo_check.py --cli ... --out models/ --reuse --backends cuda.implicit_gemm,cudnn.auto
 """
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -83,12 +84,27 @@ def build(name, group):
     return tvm.get_model(name, **kwargs)
 
 
+@contextlib.contextmanager
+def quiet():
+    """File descriptors 1 and 2 to /dev/null for the block (C++ writes there too, past Python's sys.stderr)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved + [null]:
+            os.close(fd)
+
+
 def export_smallest(model, group, path, seed):
     """Exports the model at the smallest input it runs on in PyTorch and the ONNX exporter takes (AlexNet's adaptive
     pool, for one, exports only where its output size divides its input's); returns the input."""
-    import contextlib
-    import io
-
     import torch
 
     shapes = ([(1, 3, t, s, s) for t, s in VIDEO_SIZES] if group == "video"
@@ -103,7 +119,7 @@ def export_smallest(model, group, path, seed):
             last = e
             continue
         try:
-            with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            with quiet():  # a refused export prints its whole graph from C++
                 torch.onnx.export(model, (x,), path, opset_version=17, input_names=["input"], output_names=["out"],
                                   dynamo=False)
             return x
@@ -195,7 +211,8 @@ def main():
             if "skipped" not in meta:
                 reference(a.out, name)
         shape = "x".join(map(str, meta.get("input", []))) or "-"
-        params = f"{meta['params'] / 1e6:.1f}M" if "params" in meta else "-"
+        params = ("-" if "params" not in meta else f"{meta['params'] / 1e6:.1f}M" if meta["params"] >= 1e5
+                  else f"{meta['params'] / 1e3:.1f}K")
         if "skipped" in meta or a.models_only:
             row = dict(model=name, input=shape, params=params, selection="-", layers="-", rel="-",
                        status=meta.get("skipped", "exported"))
