@@ -439,8 +439,9 @@ def main():
                     failures += 1
                     print(f"case {case} {sel}: exit {p.returncode}: {p.stderr.strip()}\n{json.dumps(layers)}")
                     continue
+                digits = max(2, len(str(len(layers) - 1)))  # --dump-outputs pads the index to the layer count
                 for i, (layer, ref) in enumerate(zip(layers, refs)):
-                    got = np.load(os.path.join(out, f"{i:02d}_{layer['name']}.npy")).astype(np.float64)
+                    got = np.load(os.path.join(out, f"{i:0{digits}d}_{layer['name']}.npy")).astype(np.float64)
                     r = ref.numpy()
                     if got.shape != r.shape:
                         failures += 1

@@ -21,7 +21,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torchvision_onnx_check import add_common_arguments, check_models  # noqa: E402
+from torchvision_onnx_check import add_common_arguments, check_models, randomize_batch_norm  # noqa: E402
 
 MODELS = ["lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50", "unet_bilinear", "fpn_nearest"]
 
@@ -90,15 +90,7 @@ def export(name, out, size, seed):
                 return self.m(x)["out"]
 
         model = Out()
-    model = model.eval()
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                m.weight.copy_(torch.rand(m.weight.shape, generator=g) + 0.5)
-                m.bias.copy_(torch.rand(m.bias.shape, generator=g) - 0.5)
-                m.running_mean.copy_(torch.rand(m.running_mean.shape, generator=g) * 0.2 - 0.1)
-                m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
+    model = randomize_batch_norm(model.eval(), seed)
     x = torch.from_numpy(np.random.default_rng(seed).standard_normal((1, 3, size, size)).astype(np.float32))
     path = os.path.join(out, name + ".onnx")
     torch.onnx.export(model, (x,), path, opset_version=17, input_names=["input"], output_names=["out"], dynamo=False)

@@ -28,6 +28,23 @@ import numpy as np
 MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "googlenet", "mnasnet0_5", "efficientnet_b0"]
 
 
+def randomize_batch_norm(model, seed):
+    """Draws every batch norm's scale, shift and running statistics (1-D, 2-D and 3-D) from a seeded generator, so
+    that batch norm is not the identity it is after weights=None; the other parameters keep their seeded init."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.running_mean is not None:
+                if m.affine:
+                    m.weight.copy_(torch.rand(m.weight.shape, generator=g) + 0.5)
+                    m.bias.copy_(torch.rand(m.bias.shape, generator=g) - 0.5)
+                m.running_mean.copy_(torch.rand(m.running_mean.shape, generator=g) * 0.2 - 0.1)
+                m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
+    return model
+
+
 def export(name, out, size, seed):
     import torch
     import torchvision
@@ -37,14 +54,7 @@ def export(name, out, size, seed):
     if name == "googlenet":
         kwargs.update(aux_logits=False, init_weights=False)
     model = getattr(torchvision.models, name)(**kwargs).eval()
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                m.weight.copy_(torch.rand(m.weight.shape, generator=g) + 0.5)
-                m.bias.copy_(torch.rand(m.bias.shape, generator=g) - 0.5)
-                m.running_mean.copy_(torch.rand(m.running_mean.shape, generator=g) * 0.2 - 0.1)
-                m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
+    randomize_batch_norm(model, seed)
     x = torch.from_numpy(np.random.default_rng(seed).standard_normal((1, 3, size, size)).astype(np.float32))
     path = os.path.join(out, name + ".onnx")
     torch.onnx.export(model, (x,), path, opset_version=17, input_names=["input"], output_names=["logits"],

@@ -213,6 +213,43 @@ namespace convert {
         return p.top < k[0] && p.bottom < k[0] && p.left < k[1] && p.right < k[1];
     }
 
+    // An average that does not count the padding (ONNX's count_include_pad 0, the default), padded beyond half its
+    // kernel: zeros padded, an unpadded average of the whole window, then a mul by kernel area / valid count per
+    // output position (a constant [1, 1, OH, OW] map) — the sum over the valid pixels divided by their count, to
+    // float rounding. A window wholly in the padding has no average (ONNX's reference fails there): refused.
+    void averageOverValid(GraphBuilder& g, const Node& n, const std::string& name, const Attributes& a, const Shape& in,
+        Pair k, Pair s, const Padding2d& p)
+    {
+        const auto counts = [](int64_t size, int64_t before, int64_t after, int64_t kernel, int64_t stride) {
+            std::vector<int64_t> c;
+            for (int64_t start = -before; start + kernel <= size + after; start += stride)
+                c.push_back(std::max<int64_t>(0, std::min(start + kernel, size) - std::max<int64_t>(start, 0)));
+            return c;
+        };
+        const std::vector<int64_t> rows = counts(in.h, p.top, p.bottom, k[0], s[0]),
+                                   cols = counts(in.w, p.left, p.right, k[1], s[1]);
+        Binary scale;
+        scale.op = Binary::Op::Mul;
+        scale.constant_shape = { 1, 1, int64_t(rows.size()), int64_t(cols.size()) };
+        for (const int64_t r : rows)
+            for (const int64_t c : cols) {
+                if (r * c == 0)
+                    refuse(n, a,
+                        "AveragePool whose window lies wholly in the padding (pads " + std::to_string(p.top) + ", "
+                            + std::to_string(p.left) + ", " + std::to_string(p.bottom) + ", " + std::to_string(p.right)
+                            + " for a " + std::to_string(k[0]) + "×" + std::to_string(k[1])
+                            + " kernel): it averages no pixel");
+                scale.constant.push_back(float(double(k[0] * k[1]) / double(r * c)));
+            }
+        Pad pad;
+        pad.padding = { p.top, p.bottom, p.left, p.right };
+        g.addLayer(name + "_pad", pad, { n.input(0) }, n.output(0) + "#padded", a);
+        AvgPool2d m;
+        m.kernel_size = k, m.stride = s;
+        g.addLayer(name + "_sum", m, { n.output(0) + "#padded" }, n.output(0) + "#whole", a);
+        g.addLayer(name, scale, { n.output(0) + "#whole" }, n.output(0), a);
+    }
+
     void pool(GraphBuilder& g, const Node& n, const std::string& name, const Attributes& a)
     {
         const Shape in = g.activation(in0(n, a), a).shape;
@@ -247,6 +284,8 @@ namespace convert {
             m.kernel_size = k, m.stride = s, m.padding = p;
             return g.addLayer(name, m, { padded }, n.output(0), a);
         }
+        if (!isMax && p.mode == Padding2d::Mode::Explicit && !ceil && padsBeyondHalf(p, k, d) && d == Pair { 1, 1 })
+            return averageOverValid(g, n, name, a, in, k, s, p);
         if (isMax) {
             if (a.getInt("storage_order", 0) != 0 && n.output_size() > 1)
                 a.fail("storage_order 1");
@@ -379,7 +418,7 @@ namespace convert {
     void pad(GraphBuilder& g, const Node& n, const std::string& name, const Attributes& a)
     {
         const Shape in = g.activation(in0(n, a), a).shape;
-        need4d(in, a);
+        const int64_t r = int64_t(in.dims().size());
         std::vector<int64_t> p;
         double value = 0;
         if (g.opset < 11) {
@@ -392,28 +431,35 @@ namespace convert {
             if (const ConstTensor* v = g.optionalConstant(n, 2, a, "constant_value"); v && v->numel() > 0)
                 value = v->at(0);
             if (const ConstTensor* axes = g.optionalConstant(n, 3, a, "axes")) {
-                // opset 18: pads for the listed axes only; spread them over all four.
+                // opset 18: pads for the listed axes only; spread them over all.
                 const std::vector<int64_t> ax = axes->ints(a.where() + ": axes");
                 if (p.size() != 2 * ax.size())
                     a.fail("pads and axes differ in length");
-                std::vector<int64_t> full(8, 0);
+                std::vector<int64_t> full(size_t(2 * r), 0);
                 for (size_t k = 0; k < ax.size(); ++k) {
-                    const int64_t d = ax[k] < 0 ? ax[k] + 4 : ax[k];
-                    if (d < 0 || d > 3)
+                    const int64_t d = ax[k] < 0 ? ax[k] + r : ax[k];
+                    if (d < 0 || d >= r)
                         a.fail("axis " + std::to_string(ax[k]) + " out of range");
                     full[size_t(d)] = p[k];
-                    full[size_t(d + 4)] = p[k + ax.size()];
+                    full[size_t(d + r)] = p[k + ax.size()];
                 }
                 p = full;
             }
         }
-        if (p.size() != 8)
-            a.fail("pads " + npyDimsText(p) + " are not those of a 4-D tensor");
-        if (p[0] || p[1] || p[4] || p[5])
-            refuse(n, a, "padding of the batch or channel dimension");
+        if (int64_t(p.size()) != 2 * r)
+            a.fail("pads " + npyDimsText(p) + " are not those of the " + std::to_string(r) + "-D input " + in.str());
         for (int64_t v : p)
             if (v < 0)
                 refuse(n, a, "negative pads (cropping)");
+        if (r != 4 || in.flat || p[0] || p[1] || p[4] || p[5]) {
+            // Not H and W of an image (Swin pads H and W of [N, H, W, C]): constant padding as concats along each
+            // padded axis; the other modes are the pad kind's, on H and W only.
+            if (a.getString("mode", "constant") != "constant")
+                refuse(n, a,
+                    "Pad mode \"" + a.getString("mode", "constant") + "\" of " + in.str() + " by " + npyDimsText(p)
+                        + " (ConvScope reflects and replicates H and W of an image)");
+            return padAxes(g, n, name, a, p, value);
+        }
         const std::string mode = a.getString("mode", "constant");
         Pad l;
         l.padding = { p[2], p[6], p[3], p[7] };

@@ -41,4 +41,57 @@ void binary(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name
     g.addLayer(name, l, { xc ? y : x }, n.output(0), a);
 }
 
+void binaryChain(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a,
+    Binary::Op op, double scale)
+{
+    // Max, Min, Sum and Mean of any count are commutative: start from the first activation and fold every other input
+    // in, in order, as a two-input layer or with a constant operand; Mean divides the sum by the count at the end.
+    onlyFirstOutput(g, n, a);
+    std::string current;
+    for (const auto& in : n.input())
+        if (current.empty() && g.isActivation(in))
+            current = in;
+    if (current.empty())
+        refuse(n, a, n.op_type() + " of constants only, which were not folded");
+    std::vector<int> others; // every input but the first activation, in order
+    for (int k = 0, skipped = 0; k < n.input_size(); ++k) {
+        if (!skipped && n.input(k) == current)
+            skipped = 1;
+        else
+            others.push_back(k);
+    }
+    int step = 0;
+    const auto add = [&](Binary l, const std::vector<std::string>& ins, bool last) {
+        const std::string out = last ? n.output(0) : n.output(0) + "#" + std::to_string(step);
+        g.addLayer(step == 0 ? name : name + "/" + std::to_string(step), std::move(l), ins, out, a);
+        ++step;
+        current = out;
+    };
+    for (size_t j = 0; j < others.size(); ++j) {
+        const int k = others[j];
+        const std::string& in = n.input(k);
+        Binary l;
+        l.op = op;
+        const bool last = j + 1 == others.size() && scale == 1.0;
+        if (g.isActivation(in)) {
+            add(l, { current, in }, last);
+            continue;
+        }
+        const ConstTensor& c = g.constant(in, a, "input " + std::to_string(k));
+        for (int64_t e = 0; e < c.numel(); ++e)
+            l.constant.push_back(static_cast<float>(c.at(size_t(e))));
+        l.constant_shape = c.dims.empty() ? std::vector<int64_t> { 1 } : c.dims;
+        add(l, { current }, last);
+    }
+    if (scale != 1.0) {
+        Binary d;
+        d.op = Binary::Op::Div;
+        d.constant = { static_cast<float>(scale) }; // the count of inputs
+        d.constant_shape = { 1 };
+        add(d, { current }, true);
+    } else if (step == 0) {
+        g.addLayer(name, Identity {}, { current }, n.output(0), a);
+    }
+}
+
 } // namespace convscope::onnx::convert

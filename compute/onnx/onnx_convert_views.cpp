@@ -5,12 +5,19 @@
 //     prod(dims[axis:])]), Squeeze and Unsqueeze: a reshape layer to the resolved dims (dim 0 left free, -1, when it
 //     keeps the batch; a flatten for [N, F]);
 //   - Transpose (perm, default the axes reversed): a transpose layer;
+//   - Split: one slice layer per output that is read (its sizes from the split input or attribute, num_outputs, or
+//     equal parts: onnx_fold_ops.cpp's splitSizes);
+//   - Expand of an activation (NumPy's broadcast of the input to the shape): a binary mul by a constant of ones whose
+//     dims are the ones the expand grows (1 elsewhere), which broadcasts exactly (x · 1 = x, bit for bit);
+//   - a constant input of a Concat with activations (ViT's class token): made an activation from one of them, exactly
+//     (concatInputs);
 //   - the channel shuffle PyTorch exports (torchvision's ShuffleNet V2): Reshape [N, C, *] → [N, g, C/g, *],
 //     Transpose of axes 1 and 2, Reshape back to [N, C, *], with nothing else reading the two views, becomes one
 //     channel_shuffle layer when its last Reshape is read.
 #include "compute/onnx/onnx_converters.h"
 
 #include "compute/error.h"
+#include "compute/onnx/onnx_fold.h"
 #include "compute/shape_inference.h"
 
 #include <algorithm>
@@ -276,6 +283,178 @@ void slice(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name,
         ++layers;
     }
     g.activations[n.output(0)] = g.activation(current, a);
+}
+
+void split(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
+{
+    const std::string& input = in0(n, a);
+    const std::vector<int64_t> dims = g.activation(input, a).shape.dims();
+    const int64_t rank = int64_t(dims.size());
+    int64_t axis = a.getInt("axis", 0);
+    if (axis < -rank || axis >= rank)
+        refuse(
+            n, a, "Split on axis " + std::to_string(axis) + " of the " + std::to_string(rank) + "-D " + dimsText(dims));
+    axis = axis < 0 ? axis + rank : axis;
+    const ConstTensor* given = g.opset >= 13 ? g.optionalConstant(n, 1, a, "split") : nullptr;
+    const std::vector<int64_t> sizes = splitSizes(n, dims, axis, given, a, g.opset);
+    int64_t begin = 0;
+    for (int k = 0; k < n.output_size(); ++k) {
+        const int64_t size = sizes[size_t(k)];
+        const std::string& out = n.output(k);
+        begin += size;
+        if (out.empty() || !g.uses.count(out))
+            continue; // nothing reads this part
+        if (size == 0)
+            refuse(n, a,
+                "Split output " + std::to_string(k) + " is empty (sizes " + dimsText(sizes)
+                    + "; ConvScope's tensors have no empty axis)");
+        const std::string layer = k == 0 ? name : name + "/" + std::to_string(k);
+        if (size == dims[size_t(axis)])
+            g.addLayer(layer, Identity {}, { input }, out, a);
+        else
+            g.addLayer(layer, Slice { axis, begin - size, begin }, { input }, out, a);
+    }
+}
+
+void expand(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
+{
+    onlyFirstOutput(g, n, a);
+    const std::string& input = in0(n, a);
+    const std::vector<int64_t> in = g.activation(input, a).shape.dims();
+    if (n.input_size() < 2 || !g.isConstant(n.input(1)))
+        refuse(n, a, "Expand whose shape is computed from data (ConvScope needs it constant)");
+    const std::vector<int64_t> shape = g.constant(n.input(1), a, "shape").ints(a.where());
+    const size_t r = std::max(in.size(), shape.size());
+    // Both right-aligned, missing dims 1: a dim of 1 on either side takes the other (ONNX's bidirectional rule).
+    std::vector<int64_t> out(r), grow(r, 1);
+    bool same = r == in.size();
+    for (size_t k = 0; k < r; ++k) {
+        const int64_t x = k + in.size() >= r ? in[k + in.size() - r] : 1;
+        const int64_t t = k + shape.size() >= r ? shape[k + shape.size() - r] : 1;
+        if (t < 0 || (x != t && x != 1 && t != 1))
+            a.fail("Expand of " + dimsText(in) + " to " + dimsText(shape) + ": dimension " + std::to_string(k) + " is "
+                + std::to_string(x) + " and the shape asks " + std::to_string(t) + " (only a dimension of 1 expands)");
+        out[k] = x == 1 ? t : x;
+        if (out[k] == 0)
+            refuse(n, a, "Expand to an empty " + dimsText(out) + " (ConvScope's tensors have no empty axis)");
+        if (out[k] != x)
+            grow[k] = out[k];
+        same = same && out[k] == x;
+    }
+    if (same)
+        return g.addLayer(name, Identity {}, { input }, n.output(0), a);
+    const int64_t ones = elementCount(grow, a.where());
+    if (ones > (int64_t(1) << 26))
+        refuse(n, a, "Expand of " + dimsText(in) + " to " + dimsText(out) + " (over 2^26 broadcast elements)");
+    Binary l;
+    l.op = Binary::Op::Mul;
+    l.constant.assign(size_t(ones), 1.0f);
+    l.constant_shape = grow;
+    g.addLayer(name, l, { input }, n.output(0), a);
+}
+
+std::vector<std::string> concatInputs(
+    GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a, int64_t axis)
+{
+    // A constant input becomes a tensor of layers from an activation input `like` of the same concat: a slice of
+    // length 1 along the axis, raised to the power 0 (1 for every value, NaN and infinities included), times the
+    // constant, which broadcasts along the axis (and the batch, where the constant's is 1). Exact, three small layers.
+    std::string like;
+    for (const auto& in : n.input())
+        if (like.empty() && g.isActivation(in))
+            like = in;
+    std::vector<std::string> ins;
+    for (int k = 0; k < n.input_size(); ++k) {
+        const std::string& in = n.input(k);
+        if (g.isActivation(in) || like.empty() || !g.isConstant(in)) {
+            (void)g.activation(in, a); // fails naming an undefined input
+            ins.push_back(in);
+            continue;
+        }
+        const ConstTensor& c = g.constant(in, a, "input " + std::to_string(k));
+        const std::vector<int64_t> d = g.activation(like, a).shape.dims();
+        const int64_t r = int64_t(d.size()), ax = axis < 0 ? axis + r : axis;
+        if (int64_t(c.dims.size()) != r || ax < 0 || ax >= r)
+            a.fail("Concat on axis " + std::to_string(axis) + " of the constant " + dimsText(c.dims) + " and "
+                + dimsText(d) + " (ranks differ or the axis is out of range)");
+        for (int64_t j = 0; j < r; ++j)
+            if (j != ax && c.dims[size_t(j)] != d[size_t(j)] && c.dims[size_t(j)] != 1)
+                a.fail("Concat on axis " + std::to_string(ax) + " of the constant " + dimsText(c.dims) + " and "
+                    + dimsText(d) + ": dimension " + std::to_string(j) + " differs");
+        if (c.numel() > (int64_t(1) << 26))
+            refuse(n, a, "Concat of a constant of " + dimsText(c.dims) + " (over 2^26 elements)");
+        const std::string base = name + "/const" + std::to_string(k),
+                          tensor = n.output(0) + "#const" + std::to_string(k);
+        std::string one = like;
+        if (d[size_t(ax)] != 1) {
+            g.addLayer(base + "_slice", Slice { ax, 0, 1 }, { like }, tensor + "#slice", a);
+            one = tensor + "#slice";
+        }
+        Binary ones;
+        ones.op = Binary::Op::Pow;
+        ones.constant = { 0.0f };
+        ones.constant_shape = { 1 };
+        g.addLayer(base + "_ones", ones, { one }, tensor + "#ones", a);
+        Binary value;
+        value.op = Binary::Op::Mul;
+        for (int64_t e = 0; e < c.numel(); ++e)
+            value.constant.push_back(float(c.at(size_t(e))));
+        value.constant_shape = c.dims;
+        g.addLayer(base, value, { tensor + "#ones" }, tensor, a);
+        ins.push_back(tensor);
+    }
+    return ins;
+}
+
+void padAxes(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a,
+    const std::vector<int64_t>& pads, double value)
+{
+    onlyFirstOutput(g, n, a);
+    const size_t r = pads.size() / 2;
+    std::vector<size_t> axes;
+    for (size_t ax = 0; ax < r; ++ax)
+        if (pads[ax] || pads[ax + r])
+            axes.push_back(ax);
+    std::string current = in0(n, a);
+    if (axes.empty())
+        return g.addLayer(name, Identity {}, { current }, n.output(0), a);
+    for (size_t k = 0; k < axes.size(); ++k) {
+        const size_t ax = axes[k];
+        const std::vector<int64_t> d = g.activation(current, a).shape.dims();
+        const std::string stem = k + 1 == axes.size() ? name : name + "/axis" + std::to_string(ax);
+        const std::string out = k + 1 == axes.size() ? n.output(0) : n.output(0) + "#axis" + std::to_string(ax);
+        std::vector<std::string> parts;
+        for (const int side : { 0, 1 }) {
+            const int64_t count = pads[ax + size_t(side) * r];
+            if (side == 1)
+                parts.push_back(current);
+            if (count == 0)
+                continue;
+            // A block of `count` values along the axis: a slice of one, to the power 0, times the value.
+            const std::string block = out + (side ? "#after" : "#before"), layer = stem + (side ? "_after" : "_before");
+            std::string one = current;
+            if (d[ax] != 1) {
+                g.addLayer(layer + "_slice", Slice { int64_t(ax), 0, 1 }, { current }, block + "#slice", a);
+                one = block + "#slice";
+            }
+            Binary ones;
+            ones.op = Binary::Op::Pow;
+            ones.constant = { 0.0f };
+            ones.constant_shape = { 1 };
+            g.addLayer(layer + "_ones", ones, { one }, block + "#ones", a);
+            if (count > (int64_t(1) << 26))
+                refuse(n, a, "Pad of " + std::to_string(count) + " along axis " + std::to_string(ax));
+            Binary fill;
+            fill.op = Binary::Op::Mul;
+            fill.constant.assign(size_t(count), float(value));
+            fill.constant_shape.assign(r, 1);
+            fill.constant_shape[ax] = count;
+            g.addLayer(layer, fill, { block + "#ones" }, block, a);
+            parts.push_back(block);
+        }
+        g.addLayer(stem, Concat { int64_t(ax) }, parts, out, a);
+        current = out;
+    }
 }
 
 } // namespace convscope::onnx::convert

@@ -27,6 +27,10 @@ void pad(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, c
 // Add, Sub, Mul, Div, Pow, Min, Max as the binary kind (onnx_convert_binary.cpp): a constant operand or two
 // activations of broadcastable shapes.
 void binary(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a, Binary::Op op);
+// Max, Min, Sum of any count of inputs (constants too) as a chain of binary layers; Mean the same with Add and a
+// division by the count (scale: the count).
+void binaryChain(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a,
+    Binary::Op op, double scale = 1.0);
 // Resize (10 to 21) and Upsample (7 to 9), onnx_convert_resize.cpp.
 void resize(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 // onnx_convert_views.cpp: Slice on an activation; Transpose; Reshape, Flatten (any axis), Squeeze and Unsqueeze as
@@ -51,5 +55,16 @@ void reduce(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name
 // of an activation by constant indices.
 void matmul(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 void gather(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+// Split: a slice layer per output read; Expand of an activation: a binary mul by ones that broadcasts.
+void split(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+void expand(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+// The inputs of a Concat on `axis` as activations: each constant one (ViT's class token) made from an activation
+// input by a slice, a pow by 0 and a mul by the constant (exact); fails when no input is an activation.
+// Constant padding of any axes of an activation (pads: ONNX's begins then ends, one per axis, none negative): along
+// each padded axis a concat of the input with blocks of the value made like concatInputs' constants (exact).
+void padAxes(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a,
+    const std::vector<int64_t>& pads, double value);
+std::vector<std::string> concatInputs(
+    GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a, int64_t axis);
 
 } // namespace convscope::onnx::convert

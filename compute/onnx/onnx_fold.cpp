@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace convscope::onnx {
@@ -271,11 +272,18 @@ namespace {
                 const int64_t p = x.i[size_t(ix)], q = y.i[size_t(iy)];
                 if (op == "Div" && q == 0)
                     a.fail("integer division by zero");
-                // Shape arithmetic stays far from overflow; checked anyway, since the numbers come from the file.
-                out.i.push_back(op == "Add" ? checkedAdd(p, q, a.where())
-                        : op == "Sub"       ? checkedAdd(p, -q, a.where())
-                        : op == "Mul"       ? checkedMul(p, q, a.where())
-                                            : p / q);
+                // Shape arithmetic stays far from overflow; checked anyway, since the numbers come from the file (and
+                // may be negative: PyTorch writes -1 · ones for a view's free dims).
+                int64_t r = 0;
+                const bool overflow = op == "Add" ? __builtin_add_overflow(p, q, &r)
+                    : op == "Sub"                 ? __builtin_sub_overflow(p, q, &r)
+                    : op == "Mul"                 ? __builtin_mul_overflow(p, q, &r)
+                                                  : (p == std::numeric_limits<int64_t>::min() && q == -1);
+                if (overflow)
+                    a.fail("integer " + op + " of " + std::to_string(p) + " and " + std::to_string(q)
+                        + " overflows 64 bits");
+                // ONNX's integer Div truncates toward zero, as C++ does.
+                out.i.push_back(op == "Div" ? p / q : r);
             }
             for (size_t k = r; k-- > 0;) {
                 if (++pos[k] < dims[k])
@@ -290,8 +298,13 @@ namespace {
 
 const std::vector<std::string>& foldableOperators()
 {
-    static const std::vector<std::string> ops = { "Add", "Cast", "Concat", "Constant", "ConstantOfShape", "Div",
-        "Gather", "Identity", "Mul", "Reshape", "Slice", "Squeeze", "Sub", "Transpose", "Unsqueeze" };
+    static const std::vector<std::string> ops = [] {
+        std::vector<std::string> v = { "Add", "Cast", "Concat", "Constant", "ConstantOfShape", "Div", "Gather",
+            "Identity", "Mul", "Reshape", "Slice", "Squeeze", "Sub", "Transpose", "Unsqueeze" };
+        v.insert(v.end(), shapeFoldOperators().begin(), shapeFoldOperators().end());
+        std::sort(v.begin(), v.end());
+        return v;
+    }();
     return ops;
 }
 
@@ -305,6 +318,8 @@ std::vector<ConstTensor> foldNode(const ::onnx::NodeProto& node, const std::vect
     const Attributes& a, int64_t opset, const std::filesystem::path& modelDir)
 {
     const std::string& op = node.op_type();
+    if (const auto& more = shapeFoldOperators(); std::binary_search(more.begin(), more.end(), op))
+        return foldShapeOperator(node, in, a, opset);
     if (op == "Constant") {
         if (const auto* t = a.getTensor("value"))
             return { readTensor(*t, modelDir, a.where() + ": value") };
@@ -339,9 +354,19 @@ std::vector<ConstTensor> foldNode(const ::onnx::NodeProto& node, const std::vect
     if (op == "Cast") {
         ConstTensor x = need(in, 0, a);
         const int64_t to = a.getInt("to", ::onnx::TensorProto::FLOAT);
-        const bool toFloat = to == ::onnx::TensorProto::FLOAT || to == ::onnx::TensorProto::DOUBLE;
-        if (!toFloat && to != ::onnx::TensorProto::INT64 && to != ::onnx::TensorProto::INT32)
-            a.fail("Cast to type " + std::to_string(to) + " (ConvScope folds casts to float, double, int32, int64)");
+        using P = ::onnx::TensorProto;
+        const bool toFloat = to == P::FLOAT || to == P::DOUBLE;
+        if (!toFloat && to != P::INT64 && to != P::INT32 && to != P::BOOL)
+            a.fail("Cast to type " + std::to_string(to)
+                + " (ConvScope folds casts to float, double, int32, int64 and bool)");
+        if (to == P::BOOL) { // a mask: 1 where nonzero
+            ConstTensor b;
+            b.dims = x.dims;
+            b.isFloat = false;
+            for (size_t k = 0; k < size_t(x.numel()); ++k)
+                b.i.push_back(x.at(k) != 0 ? 1 : 0);
+            return { b };
+        }
         if (toFloat && !x.isFloat) {
             for (int64_t v : x.i)
                 x.f.push_back(float(v));

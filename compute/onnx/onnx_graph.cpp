@@ -1,6 +1,8 @@
 #include "compute/onnx/onnx_graph.h"
 
+#include "compute/checked_math.h"
 #include "compute/error.h"
+#include "compute/memory_budget.h"
 #include "compute/shape_inference.h"
 
 #include <algorithm>
@@ -74,6 +76,10 @@ void GraphBuilder::addLayer(const std::string& layerName, LayerSpec spec, const 
     const LayerShape s = inferLayer(layer.spec, shapes, names);
     if (!s.ok)
         a.fail(s.error);
+    // Every shape is known here: an output past the memory budget (a Resize or Expand to millions of pixels) is
+    // refused at import, naming the node and the size, rather than when a run allocates it.
+    checkHostAllocation(checkedMul(s.out.numel(), int64_t(sizeof(float)), a.where()),
+        a.where() + ": the output " + s.out.str() + " of layer \"" + layerName + "\"");
     if (embedded) {
         layer.init.kind = "embedded";
         layer.embedded = std::move(embedded);

@@ -229,10 +229,17 @@ Network importModel(const std::string& bytes, const std::string& what, const std
                 g.constants[node.output(int(o))] = std::move(out[o]);
             continue;
         }
-        if (node.op_type() == "Shape" && node.input_size() == 1 && g.isActivation(node.input(0))) {
-            // The shape of a layer's output is known here: the subgraphs PyTorch writes for flatten and padding fold.
+        if ((node.op_type() == "Shape" || node.op_type() == "Size") && node.input_size() == 1
+            && g.isActivation(node.input(0))) {
+            // Every shape is known at import: the shape (start and end: opset 15) or the element count of a layer's
+            // output folds to a constant, and so do the subgraphs exports compute from it (flatten, padding, a
+            // class token's Expand, a mask).
             const Shape s = g.activation(node.input(0), a).shape;
             const std::vector<int64_t> dims = s.dims();
+            if (node.op_type() == "Size") {
+                g.constants[node.output(0)] = ConstTensor { {}, false, {}, { elementCount(dims, a.where()) } };
+                continue;
+            }
             const int64_t r = int64_t(dims.size());
             int64_t start = a.getInt("start", 0), end = a.getInt("end", r);
             start = std::clamp(start < 0 ? start + r : start, int64_t(0), r);

@@ -123,7 +123,14 @@ namespace {
     {
         if (c.n.op_type() == "Add" && foldLinearBias(c.g, c.n, c.a))
             return;
-        // The add kind where every input is an activation of one shape; else NumPy's broadcast (binary).
+        // The add kind where every input is an activation of one shape; else NumPy's broadcast (binary). A Sum with a
+        // constant input, or of more than two inputs of different shapes: a chain of binary adds.
+        for (const auto& in : c.n.input())
+            if (c.n.input_size() > 2 && c.g.isConstant(in))
+                return binaryChain(c.g, c.n, c.name, c.a, Binary::Op::Add);
+        if (c.n.op_type() == "Sum" && c.n.input_size() == 2
+            && (c.g.isConstant(c.n.input(0)) || c.g.isConstant(c.n.input(1))))
+            return binary(c.g, c.n, c.name, c.a, Binary::Op::Add);
         bool same = c.n.op_type() == "Sum" || c.n.input_size() != 2;
         if (!same && c.g.isActivation(c.n.input(0)) && c.g.isActivation(c.n.input(1)))
             same = c.g.activation(c.n.input(0), c.a).shape == c.g.activation(c.n.input(1), c.a).shape;
@@ -155,7 +162,7 @@ namespace {
     {
         // Any axis (negative counts from the end); a Concat of one input is valid ONNX (DenseNet-121 exports one per
         // dense block): a concat layer of one input, a copy.
-        const std::vector<std::string> ins = activationInputs(c.g, c.n, c.a);
+        const std::vector<std::string> ins = concatInputs(c.g, c.n, c.name, c.a, c.a.getInt("axis", 1));
         if (ins.empty())
             c.a.fail("Concat of no input");
         c.g.addLayer(c.name, Concat { c.a.getInt("axis", 1) }, ins, c.n.output(0), c.a);
@@ -163,13 +170,18 @@ namespace {
 
     template <Binary::Op Op> void binaryOp(const NodeContext& c) { binary(c.g, c.n, c.name, c.a, Op); }
 
-    // Min and Max take one or more inputs: one is its input unchanged, two a binary layer.
+    // Min and Max take one or more inputs: one is its input unchanged, two a binary layer, more a chain of them.
     template <Binary::Op Op> void minMax(const NodeContext& c)
     {
         if (c.n.input_size() == 1)
             return c.simple(Identity {});
+        if (c.n.input_size() > 2)
+            return binaryChain(c.g, c.n, c.name, c.a, Op);
         binary(c.g, c.n, c.name, c.a, Op);
     }
+
+    // Mean of one or more inputs (constants too): their sum divided by the count.
+    void mean(const NodeContext& c) { binaryChain(c.g, c.n, c.name, c.a, Binary::Op::Add, double(c.n.input_size())); }
 
     // ONNX Gelu (opset 20): approximate "none" or "tanh".
     void gelu(const NodeContext& c)
@@ -203,6 +215,7 @@ namespace {
         { "Elu", 6, kLast, [](const NodeContext& c) { c.simple(ELU { c.a.getFloat("alpha", 1.0f) }); } },
         { "Erf", 9, kLast, unary<Unary::Op::Erf> },
         { "Exp", 6, kLast, unary<Unary::Op::Exp> },
+        { "Expand", 8, kLast, with<expand> },
         { "Flatten", 6, kLast, with<flatten> },
         { "Gather", 6, kLast, with<gather> },
         { "Gelu", 20, kLast, gelu },
@@ -219,14 +232,18 @@ namespace {
         { "Log", 6, kLast, unary<Unary::Op::Log> },
         { "LogSoftmax", 6, kLast, softmaxOp<true> },
         { "MatMul", 6, kLast, with<matmul> },
+        { "Max", 6, 7, minMax<Binary::Op::Max> }, // one shape for every input: the same as 8's broadcast
         { "Max", 8, kLast, minMax<Binary::Op::Max> },
         { "MaxPool", 6, kLast, with<pool> },
+        { "Mean", 6, kLast, mean },
+        { "Min", 6, 7, minMax<Binary::Op::Min> },
         { "Min", 8, kLast, minMax<Binary::Op::Min> },
         { "Mish", 18, kLast, [](const NodeContext& c) { c.simple(Mish {}); } },
         { "Mul", 6, kLast, mul },
         { "Neg", 6, kLast, unary<Unary::Op::Neg> },
         { "PRelu", 6, kLast, with<prelu> },
         { "Pad", 6, kLast, with<pad> },
+        { "Pow", 6, 6, binaryOp<Binary::Op::Pow> }, // Pow-1: binary() refuses its legacy broadcast attributes
         { "Pow", 7, kLast, binaryOp<Binary::Op::Pow> },
         { "Reciprocal", 6, kLast, unary<Unary::Op::Reciprocal> },
         { "ReduceL2", 6, kLast, reduceOp<Reduce::Op::L2> },
@@ -241,6 +258,7 @@ namespace {
         { "Slice", 1, kLast, with<slice> },
         { "Softmax", 6, kLast, softmaxOp<false> },
         { "Softplus", 6, kLast, softplus },
+        { "Split", 6, kLast, with<split> },
         { "Sqrt", 6, kLast, unary<Unary::Op::Sqrt> },
         { "Squeeze", 6, kLast, with<squeeze> },
         { "Sub", 6, kLast, binaryOp<Binary::Op::Sub> },

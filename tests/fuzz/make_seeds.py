@@ -159,6 +159,57 @@ def onnx_seeds():
                         os.path.join(d, name + ".onnx")], check=True)
 
 
+def onnx_operator_seeds():
+    """One tiny model per family of the operators added for issue 30 (written with the onnx package when it is
+    installed: a developer tool, as PyTorch is), so the fuzzer starts inside each converter and the folder's
+    shape arithmetic rather than having to find the operator names by mutation."""
+    try:
+        import numpy as np
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        return
+
+    def model(name, nodes, shape, inits=(), opset=17):
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [])
+        y.type.tensor_type.ClearField("shape")  # unknown: the importer infers it
+        inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in inits]
+        g = helper.make_graph(nodes, name, [x], [y], initializer=inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        m.ir_version = 8
+        out("onnx", "ops_" + name + ".onnx", m.SerializeToString())
+
+    n = helper.make_node
+    i64 = np.int64
+    model("resize", [n("Resize", ["x", "", "s"], ["y"], mode="linear", coordinate_transformation_mode="half_pixel")],
+          [1, 2, 3, 4], [("s", np.array([1, 1, 2, 1.5], np.float32))])
+    model("reshape_transpose", [n("Reshape", ["x", "t"], ["r"]), n("Transpose", ["r"], ["y"], perm=[0, 2, 1])],
+          [1, 2, 3, 4], [("t", np.array([1, 6, -1], i64))])
+    model("split", [n("Split", ["x", "s"], ["a", "b"], axis=1), n("Concat", ["b", "a"], ["y"], axis=1)],
+          [1, 5, 2, 2], [("s", np.array([2, 3], i64))])
+    model("split18", [n("Split", ["x"], ["a", "b"], axis=-1, num_outputs=2), n("Add", ["a", "b"], ["y"])],
+          [2, 3, 4], opset=18)
+    model("gather_softmax", [n("Gather", ["x", "i"], ["g"], axis=2), n("Softmax", ["g"], ["y"], axis=-1)],
+          [1, 3, 4, 5], [("i", np.array([3, 0, 1], i64))])
+    model("reduce", [n("ReduceMean", ["x"], ["m"], axes=[-1], keepdims=1), n("ReduceSum", ["m", "a"], ["y"])],
+          [2, 3, 4], [("a", np.array([1], i64))], opset=13)
+    model("layer_norm", [n("LayerNormalization", ["x", "w", "b"], ["y"], axis=-1, epsilon=1e-5)], [2, 3, 4],
+          [("w", np.ones(4, np.float32)), ("b", np.zeros(4, np.float32))])
+    model("matmul", [n("MatMul", ["x", "w"], ["y"])], [2, 3, 4], [("w", np.ones((4, 5), np.float32))])
+    model("expand_where",
+          [n("Shape", ["x"], ["s"]), n("Size", ["x"], ["c"]),
+           n("ConstantOfShape", ["k"], ["ones"], value=numpy_helper.from_array(np.array([1], i64))),
+           n("Equal", ["s", "ones"], ["eq"]), n("Where", ["eq", "four", "s"], ["t"]), n("Expand", ["x", "t"], ["e"]),
+           n("Range", ["z", "c", "c"], ["r"]), n("Cast", ["r"], ["rf"], to=1), n("Add", ["e", "rf"], ["y"])],
+          [1, 2, 1, 3], [("k", np.array([4], i64)), ("z", np.array(0, i64)), ("four", np.array([4], i64))])
+    model("maths", [n("Abs", ["x"], ["a"]), n("Sqrt", ["a"], ["b"]), n("Exp", ["b"], ["c"]), n("Log", ["c"], ["d"]),
+                    n("Neg", ["d"], ["e"]), n("Reciprocal", ["e"], ["f"]), n("Erf", ["f"], ["g"]),
+                    n("Pow", ["g", "two"], ["h"]), n("Min", ["h", "x"], ["i"]), n("Max", ["i", "x"], ["j"]),
+                    n("Sub", ["j", "x"], ["k"]), n("Div", ["k", "two"], ["l"]), n("Mul", ["l", "x"], ["y"])],
+          [1, 2, 3, 3], [("two", np.array([2], np.float32))])
+
+
 if __name__ == "__main__":
     main()
     onnx_seeds()
+    onnx_operator_seeds()
