@@ -110,7 +110,7 @@ std::string describeOutputView(const OutputView& v, const std::vector<int64_t>& 
         add("columns " + axis(v.cols));
         break;
     case OutputForm::Bars:
-        add("bars along " + axis(v.cols));
+        add("one per element of " + axis(v.cols));
         break;
     default:
         if (v.tiles >= 0)

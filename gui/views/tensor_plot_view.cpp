@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace convscope::gui {
 
@@ -84,7 +85,7 @@ TensorPlotView::TensorPlotView(QWidget* parent)
     box->addWidget(m_messageLabel, 1);
     connect(m_page, &QSpinBox::valueChanged, this, &TensorPlotView::showPage);
     connect(m_plot, &QCustomPlot::mouseMove, this, &TensorPlotView::onMouseMove);
-    connect(m_plot, &QCustomPlot::beforeReplot, this, &TensorPlotView::placeCellLabels);
+    connect(m_plot, &QCustomPlot::afterLayout, this, &TensorPlotView::fitCells);
     clear(QString());
 }
 
@@ -127,27 +128,45 @@ void TensorPlotView::makeCellLabels()
             t->position->setCoords(double(c), double(r));
             t->setText(QString::number(double(m_heat.at(r, c)), 'g', 3));
             t->setClipToAxisRect(true);
+            QFont small = t->font();
+            small.setPointSizeF(std::max(7.0, small.pointSizeF() - 1));
+            t->setFont(small);
             m_cellLabels.push_back(t);
         }
 }
 
-// Before each replot: the labels show when every cell is wide and tall enough for its text, in black or white
-// against the cell's colour.
-void TensorPlotView::placeCellLabels()
+// After each layout, before drawing: the cell labels show when every cell holds its text (three significant digits,
+// else two, else two decimals), in black or white against the cell's colour.
+void TensorPlotView::fitCells()
 {
+    if (m_mode != Mode::HeatMap)
+        return;
     if (m_cellLabels.empty())
         return;
     const double cellWidth = std::fabs(m_plot->xAxis->coordToPixel(1) - m_plot->xAxis->coordToPixel(0));
     const double cellHeight = std::fabs(m_plot->yAxis->coordToPixel(1) - m_plot->yAxis->coordToPixel(0));
     const QFontMetrics fm(m_cellLabels.front()->font());
-    bool fits = cellHeight >= fm.height() + 2;
-    for (const QCPItemText* t : m_cellLabels)
-        fits = fits && cellWidth >= fm.horizontalAdvance(t->text()) + 4;
+    const std::pair<char, int> formats[] = { { 'g', 3 }, { 'g', 2 }, { 'f', 2 } };
+    const std::pair<char, int>* format = nullptr;
+    for (const auto& f : formats) {
+        bool fits = cellHeight >= fm.height() + 2;
+        for (const float v : m_heat.values) {
+            // Two decimals would print a small value as 0.00.
+            fits = fits && (f.first != 'f' || v == 0 || std::fabs(v) >= 0.01f)
+                && cellWidth >= fm.horizontalAdvance(QString::number(double(v), f.first, f.second)) + 4;
+        }
+        if (fits) {
+            format = &f;
+            break;
+        }
+    }
     QCPColorGradient g = m_map->gradient();
     for (size_t i = 0; i < m_cellLabels.size(); ++i) {
         const QColor bg = QColor::fromRgb(g.color(double(m_heat.values[i]), m_map->dataRange()));
         m_cellLabels[i]->setColor(bg.lightness() > 140 ? Qt::black : Qt::white);
-        m_cellLabels[i]->setVisible(fits);
+        m_cellLabels[i]->setVisible(format != nullptr);
+        if (format)
+            m_cellLabels[i]->setText(QString::number(double(m_heat.values[i]), format->first, format->second));
     }
 }
 
@@ -283,7 +302,8 @@ void TensorPlotView::showPage()
     y.lower = std::min(0.0, y.lower);
     y.upper = std::max(0.0, y.upper);
     m_plot->xAxis->setRange(double(first) - 0.5, double(std::max(first + 1, last)) - 0.5);
-    m_plot->yAxis->setRange(y.lower, y.upper + 0.05 * (y.upper - y.lower));
+    const double margin = 0.05 * (y.upper - y.lower);
+    m_plot->yAxis->setRange(y.lower < 0 ? y.lower - margin : 0.0, y.upper > 0 ? y.upper + margin : 0.0);
     if (n > kBarsPerPage) {
         m_note->setText(tr("elements %1–%2 of %3 (page %4 of %5)")
                             .arg(first)

@@ -64,7 +64,7 @@ private:
     void applyGradient();
     void onMouseMove(QMouseEvent* event);
     void makeCellLabels();
-    void placeCellLabels();
+    void fitCells();
 
     Mode m_mode = Mode::None;
     ColorMapKind m_kind = ColorMapKind::Viridis;
