@@ -386,8 +386,21 @@ void FeatureMapPanel::refreshInput()
     const Tensor& in = m_outcome->input;
     const QString shape = QString::fromStdString(in.shape().str());
     if (!in.shape().isVolume()) {
-        m_input->setPlanes(planesOf(in, m_batch->value()));
-        m_inputTitle->setText(tr("Input %1").arg(shape));
+        if (in.shape().isImage() || in.shape().ndim() == 2) { // an image's channels, or a feature vector's strip
+            m_input->setPlanes(planesOf(in, m_batch->value()));
+            m_inputTitle->setText(tr("Input %1").arg(shape));
+            return;
+        }
+        // A general tensor: one tile of the axes its view would draw (a rank-3 input's two axes after N), at the
+        // batch item and the first index of any other axis.
+        const std::vector<int64_t> dims = in.shape().dims();
+        const AxisNames names = inputAxes(in.shape());
+        const OutputView view = chooseOutputView(dims, names);
+        std::vector<int64_t> index(dims.size(), 0);
+        if (view.item >= 0)
+            index[size_t(view.item)] = m_batch->value();
+        m_input->setPlanes(mapsOf(in, view, index, 0, 64));
+        m_inputTitle->setText(tr("Input %1").arg(QString::fromStdString(shapeWithAxes(in.shape(), names))));
         return;
     }
     const VolumeSet v = volumeOf(in, std::min<int64_t>(m_batch->value(), in.shape().n - 1));
@@ -551,7 +564,13 @@ void FeatureMapPanel::refresh()
                       .arg(m_enlargedTile)
                       .arg(m_view.tiles >= 0 ? dims[size_t(m_view.tiles)] : 1));
     }
+    // Tiles along an axis other than an image's C say which axis they number ("C₁ 3").
+    QStringList tileLabels;
+    if (!(m_view.form == OutputForm::FeatureMaps && axesText().isEmpty()) && m_view.tiles >= 0)
+        for (const int id : planes.channelIds)
+            tileLabels << QStringLiteral("%1 %2").arg(name(m_view.tiles)).arg(id);
     m_grid->setPlanes(std::move(planes));
+    m_grid->setTileLabels(tileLabels);
     if (m_pickRow >= 0)
         pickPixel(m_pickRow, m_pickCol);
     Q_EMIT mapsUpdated();

@@ -53,6 +53,10 @@ TEST_CASE("a network of rank-3 and rank-6 tensors shows its shapes, runs, shows 
         CHECK(w->featureMaps()->outputView().form == forms[layer]);
         CHECK(w->featureMaps()->isPlotShown() == (layer == 0 || layer == 3));
     }
+    // The rank-3 input beside them: one tile of its two axes after N, at the batch item.
+    const PlaneSet& in = w->featureMaps()->inputGrid()->planes();
+    REQUIRE((in.channels == 1 && in.height == 6 && in.width == 5));
+    CHECK(in.values[7] == outcome->input.data()[7]);
 
     // The editor: transpose's dims, reshape's shape, concat's dim.
     auto* editor = w->networkPanel()->editor();

@@ -2,6 +2,9 @@
 // run, and each layer's output is checked for the view chosen, its axis names and the values it draws.
 #include "gui_helpers.h"
 
+#include "compute/network_json.h"
+#include "compute/onnx_model.h"
+#include "gui/app/html_report.h"
 #include "gui/pages/feature_map_panel.h"
 #include "gui/pages/run_panel.h"
 #include "gui/views/axis_picker.h"
@@ -14,9 +17,11 @@
 #include <qcustomplot.h>
 
 #include <QLabel>
+#include <QSet>
 
 #include <algorithm>
 #include <fstream>
+#include <iostream>
 
 using namespace convscope;
 using namespace convscope::gui;
@@ -92,6 +97,7 @@ TEST_CASE("every rank is shown: maps, permuted maps, a volume, a heat map, slice
     CHECK(maps->titleText().contains(QStringLiteral("1×8×8×8 (N, H, W, C)")));
     REQUIRE(maps->grid()->tileCount() == 8);
     CHECK(maps->grid()->planes().values == stem.values);
+    CHECK(maps->grid()->tileLabels().at(2) == QStringLiteral("C 2"));
     const QRect tile = maps->grid()->tileRect(2);
     QTest::mouseMove(maps->grid(), tile.topLeft() + QPoint(tile.width() * 7 / 16, tile.height() * 3 / 16));
     CHECK(maps->statusText().startsWith(QStringLiteral("C 2 · H 1 · W 3 · value ")));
@@ -251,9 +257,26 @@ TEST_CASE("the permute-and-shuffle example shows a channels-last block, a shuffl
     CHECK(shapeText(*w, layer("logits_1d")) == QStringLiteral("10 (features)"));
     CHECK(maps->tensorPlot()->mode() == TensorPlotView::Mode::Bars);
     CHECK(maps->tensorPlot()->bars()->data()->size() == 10);
-    layer("prob");
+    const int prob = layer("prob");
     CHECK(maps->tensorPlot()->mode() == TensorPlotView::Mode::HeatMap);
     CHECK_FALSE(maps->predictionText().isEmpty()); // the classifier's top 5 over its heat map
+
+    // A report draws each layer as the window does, its axes in the title.
+    const int nhwc = layer("to_nhwc"), tokens = layer("tokens"), vector = layer("logits_1d");
+    const ReportMaps report = reportMaps(*run, { nhwc, tokens, vector, prob });
+    REQUIRE(report.size() == 4);
+    CHECK(report[0].title.endsWith(QStringLiteral("output 1×28×28×16 (N, H, W, C) · permuted maps: tiles C (axis 3) · "
+                                                  "rows H (axis 1) · columns W (axis 2) · item N (axis 0)")));
+    CHECK(report[1].title.contains(QStringLiteral("heat map: rows C (axis 1) · columns H·W (axis 2)")));
+    CHECK(report[2].title.contains(QStringLiteral("bars: one per element of features (axis 0)")));
+    for (const auto& m : report) {
+        CHECK(m.image.width() == 880);
+        QSet<QRgb> colours;
+        for (int y = 0; y < m.image.height(); y += 3)
+            for (int x = 0; x < m.image.width(); x += 3)
+                colours.insert(m.image.pixel(x, y));
+        CHECK(colours.size() > 8); // drawn, not blank
+    }
 }
 
 TEST_CASE("a small heat map prints its values on cells wide enough to hold them", "[gui][rank]")
@@ -276,4 +299,34 @@ TEST_CASE("a small heat map prints its values on cells wide enough to hold them"
     QCoreApplication::processEvents();
     view.plot()->replot();
     CHECK(view.cellLabelsShown() == 0);
+}
+
+TEST_CASE(
+    "an ONNX model with a channels-last block and a channel shuffle opens with its axes named", "[gui][rank][onnx]")
+{
+    if (!onnxSupported()) {
+        std::cout << "SKIPPED: " << onnxUnsupportedReason() << std::endl;
+        return;
+    }
+    TempDir dir;
+    const auto model = dir.path / "permute_shuffle.onnx";
+    exportOnnxModel(loadNetwork(examplesDir() / "permute_shuffle.json"), model);
+    auto w = makeWindow();
+    w->runPanel()->setLiveEnabled(false);
+    REQUIRE(w->openAny(QString::fromStdString(model.string())));
+    // However the importer reads the shuffle (a channel_shuffle, or the views and the transpose), the names come
+    // through: find each output by its text.
+    QStringList texts;
+    for (int r = 0; r < w->shapesModel()->rowCount() - 1; ++r)
+        texts << shapeText(*w, r);
+    INFO(texts.join(QStringLiteral(" | ")).toStdString());
+    CHECK(texts.count(QStringLiteral("1×28×28×16 (N, H, W, C)")) >= 3); // transpose, GELU, the scale
+    CHECK(texts.contains(QStringLiteral("1×16×196 (N, C, H·W)")));
+    CHECK(texts.contains(QStringLiteral("1×196×16 (N, H·W, C)")));
+    CHECK(texts.contains(QStringLiteral("1×10 (N, features)")));
+    CHECK(texts.contains(QStringLiteral("10 (features)")));
+    // After the shuffle the channels are C again: every rank-4 output but the channels-last ones is N, C, H, W.
+    for (const QString& t : texts)
+        if (t.count(QChar(0x00D7)) == 3 && !t.contains(QStringLiteral("(N, H, W, C)")))
+            CHECK(t.endsWith(QStringLiteral("(N, C, H, W)")));
 }
