@@ -248,6 +248,9 @@ TEST_CASE("the permute-and-shuffle example shows a channels-last block, a shuffl
     CHECK(shapeText(*w, layer("groups")) == QStringLiteral("1×4×4×28×28 (N, C₁, C₂, H, W)"));
     CHECK(maps->isVolumeShown());
     CHECK(shapeText(*w, layer("shuffled")) == QStringLiteral("1×16×28×28 (N, C, H, W)"));
+    CHECK(shapeText(*w, layer("halves")) == QStringLiteral("1×4×4×2×14×28 (N, C₁, C₂, H₁, H₂, W)"));
+    CHECK(maps->outputView().form == OutputForm::SlicedMaps);
+    CHECK(maps->axisPicker()->text() == QStringLiteral("C₂ = 0 of 0…3 · H₁ = 0 of 0…1"));
     CHECK(shapeText(*w, layer("tokens")) == QStringLiteral("1×16×196 (N, C, H·W)"));
     CHECK(maps->tensorPlot()->mode() == TensorPlotView::Mode::HeatMap);
     CHECK(shapeText(*w, layer("tokens_last")) == QStringLiteral("1×196×16 (N, H·W, C)"));
