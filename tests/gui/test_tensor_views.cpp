@@ -333,3 +333,58 @@ TEST_CASE(
         if (t.count(QChar(0x00D7)) == 3 && !t.contains(QStringLiteral("(N, H, W, C)")))
             CHECK(t.endsWith(QStringLiteral("(N, C, H, W)")));
 }
+
+TEST_CASE("a heat map and bars show |Δ| against the reference, and the pointer reads the named cell", "[gui][rank]")
+{
+    TempDir dir;
+    const auto path = dir.path / "diff.json";
+    std::ofstream(path) << R"({ "format": "convscope-network", "version": 1, "name": "diff",
+  "input": { "batch": 1, "channels": 3, "height": 8, "width": 8, "source": "random:9" },
+  "layers": [ { "type": "conv2d", "name": "stem", "out_channels": 8, "kernel_size": 3, "padding": 1 },
+              { "type": "reshape", "name": "tokens", "shape": [1, 8, 64] },
+              { "type": "flatten", "name": "all", "start_dim": 0 } ] })";
+    auto w = makeWindow();
+    w->runPanel()->setLiveEnabled(false);
+    REQUIRE(w->project()->openFile(QString::fromStdString(path.string())));
+    REQUIRE(w->runPanel()->setSelections({ { "cpu", "direct" }, { "cpu", "im2col_gemm" } }));
+    w->runPanel()->setWarmupRepeat(0, 1);
+    RunOutcomePtr run = waitForRun(*w, w->triggerRun());
+    REQUIRE(run);
+    FeatureMapPanel* maps = w->featureMaps();
+    TensorPlotView* plot = maps->tensorPlot();
+    w->networkPanel()->setCurrentLayer(1);
+    REQUIRE(plot->mode() == TensorPlotView::Mode::HeatMap);
+
+    // The pointer over cell (row 4, column 19) reads it by its axes' names.
+    QCoreApplication::processEvents();
+    plot->plot()->replot();
+    const QPoint at(int(plot->plot()->xAxis->coordToPixel(19)), int(plot->plot()->yAxis->coordToPixel(4)));
+    QTest::mouseMove(plot->plot(), at);
+    CHECK(maps->statusText().startsWith(QStringLiteral("C 4 · H·W 19 · value ")));
+
+    // |Δ| of the second selection against the first: the colour scale says so, the cells are |a − b|.
+    const int other = maps->selectionBox()->findText(QStringLiteral("cpu.im2col_gemm"));
+    REQUIRE(other >= 0);
+    maps->selectionBox()->setCurrentIndex(other);
+    maps->differenceBox()->setChecked(true);
+    CHECK(maps->errorText().startsWith(QStringLiteral("max |Δ|")));
+    REQUIRE(plot->mode() == TensorPlotView::Mode::HeatMap);
+    CHECK(plot->heatMap().difference);
+    CHECK(plot->colorScale()->axis()->label() == QStringLiteral("|Δ| vs reference"));
+    const auto sel = [&](const char* name) -> const Tensor& {
+        for (const auto& s : run->result.selections)
+            if (s.selection.str() == name)
+                return *s.layers[1].output;
+        FAIL("no selection " << name);
+        return *run->result.selections[0].layers[1].output;
+    };
+    CHECK(plot->heatMap().at(4, 19)
+        == std::fabs(sel("cpu.im2col_gemm").data()[4 * 64 + 19] - sel("cpu.direct").data()[4 * 64 + 19]));
+    w->networkPanel()->setCurrentLayer(2);
+    REQUIRE(plot->mode() == TensorPlotView::Mode::Bars);
+    CHECK(plot->plot()->yAxis->label() == QStringLiteral("|Δ| vs reference"));
+    for (double v : plot->barValues())
+        CHECK(v >= 0);
+    maps->differenceBox()->setChecked(false);
+    CHECK(plot->plot()->yAxis->label() == QStringLiteral("value"));
+}
