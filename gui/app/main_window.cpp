@@ -146,7 +146,7 @@ MainWindow::MainWindow(bool restoreLayout, QWidget* parent)
             const int layers = int(m_doc.network().layers.size());
             return shown >= 0 ? QList<int> { shown } : layers > 0 ? QList<int> { layers - 1 } : QList<int> {};
         },
-        m_maps->grid(), [this] { return m_sessionOrigin; }, [this] { return &m_doc.network(); } });
+        m_maps->shownMaps(), [this] { return m_sessionOrigin; }, [this] { return &m_doc.network(); } });
     buildMenus();
     m_status = new RunStatus(m_engine, this);
     statusBar()->addPermanentWidget(m_status);

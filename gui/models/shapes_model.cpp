@@ -1,6 +1,7 @@
 #include "gui/models/shapes_model.h"
 
 #include "compute/report.h"
+#include "gui/document/network_axes.h"
 #include "gui/views/format.h"
 
 #include <QColor>
@@ -21,12 +22,15 @@ void ShapesModel::setNetwork(const Network& net, const ShapeReport& shapes)
 {
     std::vector<Row> rows;
     rows.reserve(net.layers.size());
+    const std::vector<AxisNames> axes = layerAxes(net, shapes);
     for (size_t i = 0; i < net.layers.size(); ++i) {
         Row r;
         r.name = QString::fromStdString(net.layers[i].name);
         r.type = QString::fromStdString(layerTypeName(net.layers[i].spec));
         if (i < shapes.layers.size())
             r.shape = shapes.layers[i];
+        if (i < axes.size())
+            r.axes = axes[i];
         rows.push_back(std::move(r));
     }
     const bool sameCount = rows.size() == m_layers.size();
@@ -152,14 +156,9 @@ QVariant ShapesModel::data(const QModelIndex& index, int role) const
         case OutputShape:
             if (!s.ok)
                 return QStringLiteral("⚠ ") + QString::fromStdString(s.error);
-            // A volume's three spatial sizes spelled out: in a list of five numbers they are easy to misread.
-            if (s.out.isVolume())
-                return tr("%1 · D×H×W %2×%3×%4")
-                    .arg(QString::fromStdString(s.out.str()))
-                    .arg(s.out.d)
-                    .arg(s.out.h)
-                    .arg(s.out.w);
-            return QString::fromStdString(s.out.str());
+            // Each size with its axis's name where the network says it ("1×56×56×96 (N, H, W, C)"): a volume's
+            // D, H, W and a permuted image's axes are easy to misread in a list of numbers.
+            return QString::fromStdString(shapeWithAxes(s.out, r.axes));
         case Params:
             return s.ok ? formatCount(double(s.cost.params)) : QString();
         case Flops:

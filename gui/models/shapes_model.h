@@ -1,10 +1,11 @@
-// The shapes table: per layer its type, output shape, parameters, FLOPs and memory, the measured time of
-// the shown selection when a run has finished, and invalid layers flagged with the engine's reason. The
-// last row holds the totals. It follows the document: every edit re-infers the shapes there.
+// The shapes table: per layer its type, output shape (with its axis names where known), parameters, FLOPs and
+// memory, the measured time of the shown selection when a run has finished, and invalid layers flagged with the
+// engine's reason. The last row holds the totals. It follows the document: every edit re-infers the shapes there.
 #pragma once
 
 #include "compute/network.h"
 #include "compute/shape_inference.h"
+#include "gui/document/axis_names.h"
 #include "gui/document/engine.h"
 #include "gui/document/network_document.h"
 
@@ -36,6 +37,7 @@ private:
     struct Row {
         QString name, type;
         LayerShape shape;
+        AxisNames axes; // what each output axis means (gui/document/network_axes.h)
     };
     std::vector<Row> m_layers;
     ShapeReport m_report;

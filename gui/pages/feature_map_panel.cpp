@@ -2,7 +2,11 @@
 
 #include "compute/report.h"
 #include "gui/document/class_prediction.h"
+#include "gui/document/network_axes.h"
 #include "gui/document/receptive_field.h"
+#include "gui/views/axis_picker.h"
+#include "gui/views/tensor_plot_view.h"
+#include "gui/views/tensor_slices.h"
 #include "gui/views/volume_view.h"
 
 #include <QCheckBox>
@@ -36,6 +40,9 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     , m_grid(new FeatureMapGrid(this))
     , m_big(new FeatureMapGrid(this))
     , m_volume(new VolumeView(this))
+    , m_plot(new TensorPlotView(this))
+    , m_picker(new AxisPicker(this))
+    , m_axesLine(new QLabel(this))
     , m_filters(new FiltersView(this))
     , m_bigTitle(new QLabel(this))
     , m_back(new QPushButton(tr("← All channels"), this))
@@ -114,6 +121,12 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     // The volume page's controls must not widen the panel for image networks, which never show it.
     m_volume->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
     m_stack->addWidget(m_volume);
+    m_plot->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
+    m_stack->addWidget(m_plot);
+    m_axesLine->setObjectName(QStringLiteral("axesLine"));
+    m_axesLine->setWordWrap(true);
+    m_axesLine->hide();
+    m_picker->hide();
 
     auto* mapsBox = new QWidget(this);
     auto* mapsLayout = new QVBoxLayout(mapsBox);
@@ -128,6 +141,8 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     // The error line under the maps' title, as wide as they are (in the controls row a word-wrapping label shrank to
     // a narrow column).
     mapsLayout->addWidget(m_error);
+    mapsLayout->addWidget(m_axesLine);
+    mapsLayout->addWidget(m_picker);
     mapsLayout->addWidget(m_stack, 1);
 
     auto* splitter = new QSplitter(Qt::Horizontal, this);
@@ -146,9 +161,22 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     box->addWidget(splitter, 1);
     box->addWidget(m_status);
 
+    // Plain maps read "channel · row · col"; any other view names its axes ("C 5 · H 3 · W 7").
     auto hover = [this](int c, int r, int col, float v) {
-        m_status->setText(
-            tr("channel %1 · row %2 · col %3 · value %4").arg(c).arg(r).arg(col).arg(double(v), 0, 'g', 6));
+        if (m_view.form == OutputForm::FeatureMaps && axesText().isEmpty()) {
+            m_status->setText(
+                tr("channel %1 · row %2 · col %3 · value %4").arg(c).arg(r).arg(col).arg(double(v), 0, 'g', 6));
+            return;
+        }
+        auto name = [this](int axis) { return QString::fromStdString(m_names.at(size_t(axis)).text(size_t(axis))); };
+        QString text = m_view.tiles >= 0 ? tr("%1 %2 · ").arg(name(m_view.tiles)).arg(c) : QString();
+        m_status->setText(text
+            + tr("%1 %2 · %3 %4 · value %5")
+                  .arg(name(m_view.rows))
+                  .arg(r)
+                  .arg(name(m_view.cols))
+                  .arg(col)
+                  .arg(double(v), 0, 'g', 6));
     };
     connect(m_grid, &FeatureMapGrid::hovered, this, hover);
     connect(m_big, &FeatureMapGrid::hovered, this, hover);
@@ -156,12 +184,14 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
         m_status->setText(
             tr("input channel %1 · row %2 · col %3 · value %4").arg(c).arg(r).arg(col).arg(double(v), 0, 'g', 6));
     });
-    connect(m_grid, &FeatureMapGrid::clicked, this, [this](int tile, int, int row, int col) {
-        enlarge(tile);
+    connect(m_grid, &FeatureMapGrid::clicked, this, [this](int, int channel, int row, int col) {
+        enlarge(channel); // the channel: a grid of more tiles than it draws starts further on
         pickPixel(row, col);
     });
     connect(m_big, &FeatureMapGrid::clicked, this, [this](int, int, int row, int col) { pickPixel(row, col); });
     connect(m_volume, &VolumeView::hovered, m_status, &QLabel::setText);
+    connect(m_plot, &TensorPlotView::hovered, m_status, &QLabel::setText);
+    connect(m_picker, &AxisPicker::changed, this, &FeatureMapPanel::refresh);
     connect(m_volume, &VolumeView::viewChanged, this, &FeatureMapPanel::refreshInput);
     connect(m_back, &QPushButton::clicked, this, &FeatureMapPanel::showGrid);
     connect(m_selection, &QComboBox::currentIndexChanged, this, &FeatureMapPanel::refresh);
@@ -172,6 +202,7 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
         m_grid->setColorMap(kind);
         m_big->setColorMap(kind);
         m_volume->setColorMap(kind);
+        m_plot->setColorMap(kind);
     });
     connect(m_range, &QComboBox::currentIndexChanged, this, [this] {
         m_grid->setSharedRange(m_range->currentData().toBool());
@@ -203,10 +234,15 @@ QString FeatureMapPanel::statusText() const { return m_status->text(); }
 QString FeatureMapPanel::errorText() const { return m_error->text(); }
 bool FeatureMapPanel::isEnlarged() const { return m_stack->currentIndex() == 1; }
 bool FeatureMapPanel::isVolumeShown() const { return m_stack->currentWidget() == m_volume; }
+QWidget* FeatureMapPanel::shownMaps() const { return m_stack; }
+bool FeatureMapPanel::isPlotShown() const { return m_stack->currentWidget() == m_plot; }
+QString FeatureMapPanel::axesText() const { return m_axesLine->isHidden() ? QString() : m_axesLine->text(); }
+QString FeatureMapPanel::titleText() const { return m_title->text(); }
 
 void FeatureMapPanel::setOutcome(RunOutcomePtr outcome)
 {
     m_outcome = std::move(outcome);
+    m_axes = m_outcome ? layerAxes(m_outcome->network, m_outcome->result.shapes) : std::vector<AxisNames>();
     if (!m_outcome) { // another network: the picked pixel and its receptive field belonged to the last one
         m_pickRow = m_pickCol = -1;
         m_input->setHighlight({}, {});
@@ -273,22 +309,6 @@ const Tensor* FeatureMapPanel::outputOf(int selection) const
     return &*sel.layers[size_t(m_layer)].output;
 }
 
-// The run's reference (cpu.direct unless told otherwise) when it ran, else the first other selection.
-int FeatureMapPanel::referenceSelection() const
-{
-    if (!m_outcome)
-        return -1;
-    const int shown = m_selection->currentData().toInt();
-    const auto& sels = m_outcome->result.selections;
-    for (size_t i = 0; i < sels.size(); ++i)
-        if (int(i) != shown && sels[i].ok && sels[i].selection.str() == m_outcome->result.meta.reference)
-            return int(i);
-    for (size_t i = 0; i < sels.size(); ++i)
-        if (int(i) != shown && sels[i].ok)
-            return int(i);
-    return -1;
-}
-
 // A classifier's output (the last layer's [n, classes], or any layer with as many outputs as the network names
 // classes) reads as its five most likely classes.
 void FeatureMapPanel::showPrediction(const Tensor& out, int64_t item)
@@ -337,7 +357,7 @@ void FeatureMapPanel::pickPixel(int row, int col)
     m_pickCol = col;
     m_big->setMarkedPixel(row, col);
     // The receptive field is traced on images; a volume's view has its own voxel pick.
-    if (!m_outcome || m_layer < 0 || isVolumeShown() || m_outcome->input.shape().isVolume())
+    if (!m_outcome || m_layer < 0 || m_view.form != OutputForm::FeatureMaps || m_outcome->input.shape().isVolume())
         return;
     const ReceptiveField rf = receptiveField(m_outcome->network, m_outcome->result.shapes, size_t(m_layer), row, col);
     if (!rf.ok) {
@@ -366,8 +386,21 @@ void FeatureMapPanel::refreshInput()
     const Tensor& in = m_outcome->input;
     const QString shape = QString::fromStdString(in.shape().str());
     if (!in.shape().isVolume()) {
-        m_input->setPlanes(planesOf(in, m_batch->value()));
-        m_inputTitle->setText(tr("Input %1").arg(shape));
+        if (in.shape().isImage() || in.shape().ndim() == 2) { // an image's channels, or a feature vector's strip
+            m_input->setPlanes(planesOf(in, m_batch->value()));
+            m_inputTitle->setText(tr("Input %1").arg(shape));
+            return;
+        }
+        // A general tensor: one tile of the axes its view would draw (a rank-3 input's two axes after N), at the
+        // batch item and the first index of any other axis.
+        const std::vector<int64_t> dims = in.shape().dims();
+        const AxisNames names = inputAxes(in.shape());
+        const OutputView view = chooseOutputView(dims, names);
+        std::vector<int64_t> index(dims.size(), 0);
+        if (view.item >= 0)
+            index[size_t(view.item)] = m_batch->value();
+        m_input->setPlanes(mapsOf(in, view, index, 0, 64));
+        m_inputTitle->setText(tr("Input %1").arg(QString::fromStdString(shapeWithAxes(in.shape(), names))));
         return;
     }
     const VolumeSet v = volumeOf(in, std::min<int64_t>(m_batch->value(), in.shape().n - 1));
@@ -385,6 +418,16 @@ void FeatureMapPanel::refreshInput()
     m_inputTitle->setText(tr("Input %1 · %2 = %3").arg(shape, axisName(axis)).arg(index));
 }
 
+std::vector<int64_t> FeatureMapPanel::shownIndex(const std::vector<int64_t>& dims)
+{
+    std::vector<int64_t> index(dims.size(), 0);
+    if (m_view.item >= 0)
+        index[size_t(m_view.item)] = std::min<int64_t>(m_batch->value(), dims[size_t(m_view.item)] - 1);
+    for (const int a : m_view.picked)
+        index[size_t(a)] = m_picker->index(a);
+    return index;
+}
+
 void FeatureMapPanel::refresh()
 {
     m_error->clear();
@@ -399,7 +442,12 @@ void FeatureMapPanel::refresh()
         m_grid->clear(why);
         m_big->clear(why);
         m_volume->clear(why);
-        if (isVolumeShown())
+        m_plot->clear(why);
+        m_view = {};
+        m_names.clear();
+        m_axesLine->hide();
+        m_picker->setAxes({});
+        if (isVolumeShown() || isPlotShown())
             m_stack->setCurrentIndex(0);
         m_title->setText(QString());
         refreshInput();
@@ -415,60 +463,64 @@ void FeatureMapPanel::refresh()
     if (!out)
         return clearMaps(tr("No output for this layer yet."));
 
+    // How to draw it: by its rank and its axes' names.
+    const std::vector<int64_t> dims = out->shape().dims();
+    m_names = size_t(m_layer) < m_axes.size() && m_axes[size_t(m_layer)].size() == dims.size() ? m_axes[size_t(m_layer)]
+                                                                                               : unknownAxes(dims);
+    m_view = chooseOutputView(dims, m_names);
+    const QString described = QString::fromStdString(describeOutputView(m_view, dims, m_names));
+    m_axesLine->setText(tr("Shown as %1: %2").arg(QString::fromLatin1(outputFormName(m_view.form)), described));
+    m_axesLine->setVisible(!described.isEmpty());
+    auto name = [this](int axis) { return QString::fromStdString(m_names[size_t(axis)].text(size_t(axis))); };
+    auto label = [&](int axis) { return tr("%1 (axis %2)").arg(name(axis)).arg(axis); };
+    std::vector<AxisPicker::Axis> picked;
+    for (const int a : m_view.picked)
+        picked.push_back({ a, name(a), dims[size_t(a)] });
+    const bool grid
+        = m_view.form != OutputForm::Volume && m_view.form != OutputForm::HeatMap && m_view.form != OutputForm::Bars;
+    constexpr int64_t kMaxTiles = 4096; // more would freeze the grid (a tile is an image and a label)
+    m_picker->setAxes(picked, grid && m_view.tiles >= 0 ? dims[size_t(m_view.tiles)] : 0, kMaxTiles);
+    const std::vector<int64_t> index = shownIndex(dims);
+
     const QString layerName = m_layer < int(m_outcome->network.layers.size())
         ? QString::fromStdString(m_outcome->network.layers[size_t(m_layer)].name)
         : QString();
-    QString title = tr("Layer %1 · %2 · %3 · %4")
-                        .arg(m_layer)
-                        .arg(layerName, QString::fromStdString(out->shape().str()), m_selection->currentText());
+    QString title
+        = tr("Layer %1 · %2 · %3 · %4")
+              .arg(m_layer)
+              .arg(layerName, QString::fromStdString(shapeWithAxes(out->shape(), m_names)), m_selection->currentText());
     const int64_t item = std::min<int64_t>(m_batch->value(), out->shape().n - 1);
-    const bool volume = out->shape().isVolume();
+    const Tensor* ref = nullptr;
+    int refSelection = -1;
+    if (m_difference->isChecked()) {
+        refSelection = referenceSelection();
+        ref = outputOf(refSelection);
+        if (ref && ref->shape() != out->shape())
+            ref = nullptr;
+        if (!ref)
+            m_error->setText(tr("no reference output"));
+    }
     PlaneSet planes;
     VolumeSet voxels;
-    if (volume)
+    if (m_view.form == OutputForm::Volume)
         voxels = volumeOf(*out, item);
-    else
-        planes = planesOf(*out, item);
-    std::vector<float>& shownValues = volume ? voxels.values : planes.values;
-    if (m_difference->isChecked()) {
-        const int ref = referenceSelection();
-        const Tensor* r = outputOf(ref);
-        if (r && r->shape() == out->shape()) {
-            const std::vector<float> rv = volume ? volumeOf(*r, item).values : planesOf(*r, item).values;
-            double maxAbs = 0;
-            for (size_t i = 0; i < shownValues.size(); ++i) {
-                shownValues[i] = std::fabs(shownValues[i] - rv[i]);
-                maxAbs = std::max(maxAbs, double(shownValues[i]));
+    else if (grid)
+        planes = mapsOf(*out, m_view, index, m_picker->firstTile(), kMaxTiles);
+    if (ref) {
+        double maxAbs = 0;
+        if (grid || m_view.form == OutputForm::Volume) { // the item shown, as the maps show it
+            std::vector<float>& values = grid ? planes.values : voxels.values;
+            const std::vector<float> rv = grid ? mapsOf(*ref, m_view, index, m_picker->firstTile(), kMaxTiles).values
+                                               : volumeOf(*ref, item).values;
+            for (size_t i = 0; i < values.size(); ++i) {
+                values[i] = std::fabs(values[i] - rv[i]);
+                maxAbs = std::max(maxAbs, double(values[i]));
             }
-            const QString refName = QString::fromStdString(m_outcome->result.selections[size_t(ref)].selection.str());
-            QString text = tr("max |Δ| = %1").arg(maxAbs, 0, 'g', 3);
-            // The layer's relL2 over the whole batch, and the relL2 the math mode's rounding may cause
-            // (compute/rounding_bound.h): only against the run's own reference, which the profiler compared with.
-            const auto& sel = m_outcome->result.selections[size_t(shown)];
-            const ErrorMetrics* e = size_t(m_layer) < sel.layers.size() ? &sel.layers[size_t(m_layer)].error : nullptr;
-            if (e && e->valid && refName.toStdString() == m_outcome->result.meta.reference) {
-                text += tr(" · relL2 %1").arg(QString::fromStdString(relL2Text(*e)));
-                if (exceedsBound(*e)) {
-                    m_aboveBound = true;
-                    text += tr(" ⚠ above the bound");
-                    m_error->setStyleSheet(QStringLiteral("QLabel { color: #b71c1c; font-weight: bold; }"));
-                    m_error->setToolTip(
-                        tr("This layer differs from the FP32 reference by more than the %1 rounding "
-                           "alone explains (compute/rounding_bound.h): a kernel bug, or sums that "
-                           "cancel more than chance")
-                            .arg(QString::fromStdString(sel.metadata.count("math") ? sel.metadata.at("math")
-                                                                                   : m_outcome->result.meta.mathMode)));
-                } else if (e->bound > 0) {
-                    m_error->setToolTip(tr("relL2: ‖Δ‖₂ / ‖reference‖₂ over the whole output; bound: what the math "
-                                           "mode's rounding may cause on this layer"));
-                }
-            }
-            m_error->setText(text);
-            m_error->setToolTip(m_error->toolTip().isEmpty() ? text : text + QStringLiteral("\n") + m_error->toolTip());
-            title = tr("Layer %1 · |%2 − %3|").arg(m_layer).arg(m_selection->currentText(), refName);
-        } else {
-            m_error->setText(tr("no reference output"));
+        } else { // a heat map or bars: the whole tensor
+            for (int64_t i = 0; i < out->numel(); ++i)
+                maxAbs = std::max(maxAbs, std::fabs(double(out->data()[i]) - double(ref->data()[i])));
         }
+        title = showDifferenceLine(maxAbs, refSelection, shown);
     }
     if (m_stale)
         title += tr("  (before the last edit: press Run)");
@@ -476,29 +528,49 @@ void FeatureMapPanel::refresh()
     showPrediction(*out, item);
     // The receptive-field hint is for image pixels; a volume's clicks open its orthogonal cuts instead.
     if (auto* hint = findChild<QLabel*>(QStringLiteral("receptiveFieldInfo")))
-        hint->setVisible(!volume);
-    if (volume) {
-        m_volume->setVolume(std::move(voxels));
-        m_stack->setCurrentWidget(m_volume);
+        hint->setVisible(m_view.form == OutputForm::FeatureMaps);
+    if (!grid) {
+        if (m_view.form == OutputForm::Volume) {
+            m_volume->setVolume(std::move(voxels));
+            m_stack->setCurrentWidget(m_volume);
+        } else {
+            if (m_view.form == OutputForm::HeatMap)
+                m_plot->setHeatMap(heatMapOf(*out, ref, m_view, index), label(m_view.rows), label(m_view.cols));
+            else
+                m_plot->setBars(barsOf(*out, ref), label(m_view.cols), ref != nullptr);
+            m_stack->setCurrentWidget(m_plot);
+        }
         refreshInput();
         Q_EMIT mapsUpdated();
         return;
     }
-    if (isVolumeShown())
+    if (isVolumeShown() || isPlotShown())
         m_stack->setCurrentIndex(m_enlargedTile >= 0 ? 1 : 0);
     refreshInput();
-    if (m_enlargedTile >= 0 && m_enlargedTile < planes.channels) {
+    const int64_t tile = m_enlargedTile - (planes.channelIds.empty() ? 0 : planes.channelIds.front());
+    if (m_enlargedTile >= 0 && tile >= 0 && tile < planes.channels) {
         PlaneSet one;
         one.channels = 1;
         one.height = planes.height;
         one.width = planes.width;
-        one.flat = planes.flat;
-        one.values.assign(planes.plane(m_enlargedTile), planes.plane(m_enlargedTile) + planes.height * planes.width);
+        one.values.assign(planes.plane(tile), planes.plane(tile) + planes.height * planes.width);
         one.channelIds = { m_enlargedTile };
         m_big->setPlanes(std::move(one));
-        m_bigTitle->setText(tr("channel %1 of %2").arg(m_enlargedTile).arg(planes.channels));
+        const QString along = m_view.tiles >= 0 ? name(m_view.tiles) : tr("tile");
+        m_bigTitle->setText(m_view.form == OutputForm::FeatureMaps && axesText().isEmpty()
+                ? tr("channel %1 of %2").arg(m_enlargedTile).arg(m_view.tiles >= 0 ? dims[size_t(m_view.tiles)] : 1)
+                : tr("%1 = %2 of %3")
+                      .arg(along)
+                      .arg(m_enlargedTile)
+                      .arg(m_view.tiles >= 0 ? dims[size_t(m_view.tiles)] : 1));
     }
+    // Tiles along an axis other than an image's C say which axis they number ("C₁ 3").
+    QStringList tileLabels;
+    if (!(m_view.form == OutputForm::FeatureMaps && axesText().isEmpty()) && m_view.tiles >= 0)
+        for (const int id : planes.channelIds)
+            tileLabels << QStringLiteral("%1 %2").arg(name(m_view.tiles)).arg(id);
     m_grid->setPlanes(std::move(planes));
+    m_grid->setTileLabels(tileLabels);
     if (m_pickRow >= 0)
         pickPixel(m_pickRow, m_pickCol);
     Q_EMIT mapsUpdated();

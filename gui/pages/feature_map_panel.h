@@ -1,12 +1,17 @@
 // Feature maps of the selected layer: every channel of one batch item as a heatmap grid, the network
 // input beside it, a choice of whose output to show (any selection that ran), a difference view
 // |selection − reference| with its max error, colour map and range choices, hover read-out, click to
-// enlarge, the receptive field of a clicked output pixel highlighted on the input, and a conv layer's filters. A
-// volume output (rank 5) is shown by a VolumeView instead of the grid (slices, orthogonal cuts, maximum projection),
-// and a volume input beside it follows the view's axis and slice.
+// enlarge, the receptive field of a clicked output pixel highlighted on the input, and a conv layer's filters. Every
+// rank shows (gui/document/output_view.h chooses how, by the output's axis names, network_axes.h): an image's maps
+// in the grid, also when its axes are permuted (N×H×W×C: a tile per C, named in the axes line); a volume (rank 5) in
+// a VolumeView (slices, orthogonal cuts, maximum projection; a volume input beside it follows the view's axis and
+// slice); rank 6 as the grid of one slice; rank 2 and 3 as a heat map and rank 1 as bars (TensorPlotView). Axes
+// the view does not draw are shown at an index picked in an AxisPicker.
 #pragma once
 
+#include "gui/document/axis_names.h"
 #include "gui/document/engine.h"
+#include "gui/document/output_view.h"
 #include "gui/views/feature_map_grid.h"
 #include "gui/views/filters_view.h"
 
@@ -21,6 +26,8 @@ class QStackedWidget;
 
 namespace convscope::gui {
 
+class AxisPicker;
+class TensorPlotView;
 class VolumeView;
 
 class FeatureMapPanel : public QWidget {
@@ -39,10 +46,23 @@ public:
     void setStale(bool stale);
 
     FeatureMapGrid* grid() const { return m_grid; }
+    // Whatever shows the selected layer's output now (the grid, the enlarged tile, the volume view or the heat map or
+    // bars): what File ▸ Export feature maps grabs.
+    QWidget* shownMaps() const;
     FeatureMapGrid* enlarged() const { return m_big; }
     FeatureMapGrid* inputGrid() const { return m_input; }
     VolumeView* volumeView() const { return m_volume; }
     bool isVolumeShown() const;
+    // A rank 1–3 output's heat map or bars.
+    TensorPlotView* tensorPlot() const { return m_plot; }
+    bool isPlotShown() const;
+    AxisPicker* axisPicker() const { return m_picker; }
+    // How the shown output is drawn, and its axis names.
+    const OutputView& outputView() const { return m_view; }
+    const AxisNames& outputAxes() const { return m_names; }
+    // What the drawn axes are ("tiles C (axis 3) · rows H (axis 1) · …"); empty for plain N, C, H, W maps.
+    QString axesText() const;
+    QString titleText() const;
     // The selected conv layer's weights, beside its maps (hidden for layers without filters).
     FiltersView* filters() const { return m_filters; }
     QComboBox* selectionBox() const { return m_selection; }
@@ -74,8 +94,15 @@ private:
     void refreshInput();
     const Tensor* outputOf(int selection) const;
     int referenceSelection() const;
+    // The |Δ| line for the shown selection against `ref`; returns the title of the difference view.
+    QString showDifferenceLine(double maxAbs, int ref, int shown);
+    // The index of every axis of the shown output: the batch item's and the picked ones.
+    std::vector<int64_t> shownIndex(const std::vector<int64_t>& dims);
 
     RunOutcomePtr m_outcome;
+    std::vector<AxisNames> m_axes; // every layer's, for m_outcome
+    OutputView m_view;
+    AxisNames m_names;
     int m_layer = -1;
     QString m_problem;
     bool m_stale = false;
@@ -97,6 +124,9 @@ private:
     FeatureMapGrid* m_grid;
     FeatureMapGrid* m_big;
     VolumeView* m_volume;
+    TensorPlotView* m_plot;
+    AxisPicker* m_picker;
+    QLabel* m_axesLine;
     FiltersView* m_filters;
     QLabel* m_bigTitle;
     QPushButton* m_back;

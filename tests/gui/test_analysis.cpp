@@ -286,7 +286,7 @@ TEST_CASE("a saved session reopens read-only with the same numbers", "[gui][sess
                        .toDouble());
     }
     // Shapes and feature maps come from the folder.
-    CHECK(shapeText(*w, 3) == QStringLiteral("[1, 16, 10, 10]"));
+    CHECK(shapeText(*w, 3) == QStringLiteral("1×16×10×10 (N, C, H, W)"));
     w->networkPanel()->setCurrentLayer(3);
     CHECK(w->featureMaps()->grid()->tileCount() == 16);
     CHECK(w->devicePanel()->text().contains(QStringLiteral("Warm-ups / repeats")));

@@ -6,6 +6,7 @@
 #include "gui/pages/feature_map_panel.h"
 #include "gui/pages/interpolation_panel.h"
 #include "gui/pages/run_panel.h"
+#include "gui/views/tensor_plot_view.h"
 #include "gui/views/volume_param_widgets.h"
 #include "gui/views/volume_view.h"
 #include "tests/test_support.h"
@@ -122,9 +123,9 @@ TEST_CASE(
     auto w = makeWindow();
     RunOutcomePtr outcome = runVolume(*w, writeVolumeNetwork(dir));
 
-    // The shapes table spells out D×H×W; the flattened layer is a plain feature vector.
-    CHECK(shapeText(*w, 0) == QStringLiteral("[1, 2, 6, 5, 4] · D×H×W 6×5×4"));
-    CHECK(shapeText(*w, 2) == QStringLiteral("[1, 240]"));
+    // The shapes table names the axes, D, H and W among them; the flattened layer merges them.
+    CHECK(shapeText(*w, 0) == QStringLiteral("1×2×6×5×4 (N, C, D, H, W)"));
+    CHECK(shapeText(*w, 2) == QStringLiteral("1×240 (N, C·D·H·W)"));
 
     FeatureMapPanel* maps = w->featureMaps();
     VolumeView* view = maps->volumeView();
@@ -204,11 +205,11 @@ TEST_CASE(
     const Tensor& squashed = *outcome->result.selections[0].layers[1].output;
     CHECK(view->orthogonalGrid(VolumeAxis::D)->planes().plane(0)[0] == squashed.at(0, 1, 4, 0, 0));
 
-    // A feature vector after the volume goes back to the grid; the volume input stays a slice.
+    // A feature vector after the volume is a heat map of its features; the volume input stays a slice.
     w->networkPanel()->setCurrentLayer(2);
     CHECK_FALSE(maps->isVolumeShown());
-    CHECK(maps->grid()->planes().flat);
-    CHECK(maps->grid()->planes().width == kC * kD * kH * kW);
+    REQUIRE(maps->isPlotShown());
+    CHECK(maps->tensorPlot()->heatMap().cols == kC * kD * kH * kW);
     CHECK(maps->inputGrid()->planes().height == kH);
 }
 
@@ -304,13 +305,13 @@ TEST_CASE("the layer editor edits a conv3d's kernel, stride and padding as depth
     CHECK_FALSE(kernel->linked()); // the sizes differ
     CHECK(stride->value() == Triple { 2, 2, 2 });
     CHECK(padding->value().mode == Padding3d::Mode::Same);
-    CHECK(shapeText(*w, 0) == QStringLiteral("[1, 4, 4, 4, 4] · D×H×W 4×4×4"));
+    CHECK(shapeText(*w, 0) == QStringLiteral("1×4×4×4×4 (N, C, D, H, W)"));
 
     // Stride 1 along depth only: 'same' keeps D at 8.
     stride->setLinked(false);
     stride->box(0)->setValue(1);
     CHECK(std::get<Conv3d>(w->document()->network().layers[0].spec).stride == Triple { 1, 2, 2 });
-    CHECK(shapeText(*w, 0) == QStringLiteral("[1, 4, 8, 4, 4] · D×H×W 8×4×4"));
+    CHECK(shapeText(*w, 0) == QStringLiteral("1×4×8×4×4 (N, C, D, H, W)"));
     // Explicit padding, all six sides linked.
     padding->modeBox()->setCurrentIndex(0);
     padding->side(0)->setValue(1);

@@ -26,13 +26,14 @@ TEST_CASE("LeNet-5 built through the window's actions has the textbook shapes", 
 {
     auto w = makeWindow();
     buildLeNet(*w);
-    const char* expected[]
-        = { "[1, 6, 28, 28]", "[1, 6, 28, 28]", "[1, 6, 14, 14]", "[1, 16, 10, 10]", "[1, 16, 10, 10]", "[1, 16, 5, 5]",
-              "[1, 400]", "[1, 120]", "[1, 120]", "[1, 84]", "[1, 84]", "[1, 10]", "[1, 10]" };
+    const char* expected[] = { "1×6×28×28 (N, C, H, W)", "1×6×28×28 (N, C, H, W)", "1×6×14×14 (N, C, H, W)",
+        "1×16×10×10 (N, C, H, W)", "1×16×10×10 (N, C, H, W)", "1×16×5×5 (N, C, H, W)", "1×400 (N, C·H·W)",
+        "1×120 (N, features)", "1×120 (N, features)", "1×84 (N, features)", "1×84 (N, features)", "1×10 (N, features)",
+        "1×10 (N, features)" };
     REQUIRE(w->shapesModel()->rowCount() == 14);
     for (int r = 0; r < 13; ++r) {
         INFO("row " << r);
-        CHECK(shapeText(*w, r) == QString::fromLatin1(expected[r]));
+        CHECK(shapeText(*w, r) == QString::fromUtf8(expected[r]));
     }
     // The example shipped with ConvScope describes the same layers.
     const Network lenet = loadNetwork(examplesDir() / "lenet5.json");
@@ -47,10 +48,10 @@ TEST_CASE("changing a stride changes the shapes and the formula at once", "[gui]
     auto w = makeWindow();
     buildLeNet(*w);
     w->networkPanel()->setCurrentLayer(0);
-    CHECK(shapeText(*w, 0) == QStringLiteral("[1, 6, 28, 28]"));
+    CHECK(shapeText(*w, 0) == QStringLiteral("1×6×28×28 (N, C, H, W)"));
     pairField(*w, "stride")->heightBox()->setValue(2); // linked: both directions
-    CHECK(shapeText(*w, 0) == QStringLiteral("[1, 6, 14, 14]"));
-    CHECK(shapeText(*w, 3) == QStringLiteral("[1, 16, 3, 3]"));
+    CHECK(shapeText(*w, 0) == QStringLiteral("1×6×14×14 (N, C, H, W)"));
+    CHECK(shapeText(*w, 3) == QStringLiteral("1×16×3×3 (N, C, H, W)"));
     CHECK(w->networkPanel()->editor()->formulaText().contains(QStringLiteral("= 14")));
     CHECK(std::get<Conv2d>(w->document()->network().layers[0].spec).stride == Pair { 2, 2 });
 }
