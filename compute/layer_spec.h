@@ -457,14 +457,6 @@ using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, Gl
     Slice, Reshape, Transpose, Reduce, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, GlobalAvgPool3d, BatchNorm3d,
     LayerNorm, GroupNorm, InstanceNorm, Matmul, Gather>;
 
-// The order of the alternatives is the menu order; compute/layer_kinds.h holds every other fact about each kind
-// and checks at compile time that it lists them in this order.
-using LayerSpec = std::variant<Conv2d, ConvTranspose2d, MaxPool2d, AvgPool2d, GlobalAvgPool2d, BatchNorm2d, ReLU,
-    LeakyReLU, Sigmoid, Tanh, ELU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hardtanh, PReLU, GELU, Softplus, Mish, Unary,
-    Binary, Flatten, Linear, Softmax, LogSoftmax, Add, Mul, Concat, Pad, Resize, Identity, Dropout, ChannelShuffle,
-    Slice, Reshape, Transpose, Reduce, Conv3d, ConvTranspose3d, MaxPool3d, AvgPool3d, GlobalAvgPool3d, BatchNorm3d,
-    LayerNorm, GroupNorm, InstanceNorm>;
-
 // The file-format / PyTorch-style type name: "conv2d", "conv_transpose2d", "maxpool2d", ...
 std::string layerTypeName(const LayerSpec& spec);
 // Every type name, in menu order.
