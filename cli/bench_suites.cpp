@@ -163,93 +163,91 @@ namespace {
             one("resize nearest 2× 4×64×256²", InputSpec { 4, 64, 256, 256 }, nearest, 501),
             one("resize bilinear 2× 4×64×256²", InputSpec { 4, 64, 256, 256 }, bilinear, 502),
         };
+    }
 
-        // softmax on 256 MiB tensors (issue 30's bandwidth goal: ≥ 60% of the device's copy bandwidth; a softmax reads
-        // its input twice and writes once, so compare 3 × 256 MiB over the time with the copy rate): the innermost axis
-        // (a warp per row), a strided axis (a thread per column), log_softmax, and the channels of an image.
-        std::vector<BenchCase> softmaxCases()
-        {
-            struct Item {
-                const char* name;
-                std::vector<int64_t> dims;
-                LayerSpec spec;
-            };
-            const Item items[] = {
-                { "softmax [8192, 8192] dim -1", { 8192, 8192 }, Softmax { -1 } },
-                { "softmax [64, 1024, 1024] dim 1", { 64, 1024, 1024 }, Softmax { 1 } },
-                { "log_softmax [8192, 8192] dim -1", { 8192, 8192 }, LogSoftmax { -1 } },
-                { "softmax [16, 256, 128, 128] dim 1", { 16, 256, 128, 128 }, Softmax { 1 } },
-            };
-            std::vector<BenchCase> out;
-            uint64_t seed = 500;
-            for (const Item& i : items) {
-                Network n;
-                n.name = i.name;
-                n.input = InputSpec::ofDims(i.dims, "random:" + std::to_string(seed++));
-                Layer l;
-                l.name = "softmax";
-                l.spec = i.spec;
-                n.layers.push_back(std::move(l));
-                out.push_back({ i.name, std::move(n) });
-            }
-            return out;
-        }
-
-    } // namespace
-
-    Network autoencoder3dNetwork(int64_t batch)
+    // softmax on 256 MiB tensors (issue 30's bandwidth goal: ≥ 60% of the device's copy bandwidth; a softmax reads
+    // its input twice and writes once, so compare 3 × 256 MiB over the time with the copy rate): the innermost axis
+    // (a warp per row), a strided axis (a thread per column), log_softmax, and the channels of an image.
+    std::vector<BenchCase> softmaxCases()
     {
-        Network n;
-        n.name = "Autoencoder 3-D: 32³ voxels → 2×2×2×8 latent → 32³";
-        n.input = { batch, 1, 32, 32, false, "sample:voxels:chair", 32 };
-        const auto relu = [](const std::string& name) {
-            return Layer { name, ReLU {}, {}, {}, {}, {}, {}, {}, {}, {} };
+        struct Item {
+            const char* name;
+            std::vector<int64_t> dims;
+            LayerSpec spec;
         };
-        n.layers = { volumeLayer("enc1", encoderConv(32, 2), 1), relu("enc1_relu"),
-            volumeLayer("enc2", encoderConv(16, 2), 2), relu("enc2_relu"), volumeLayer("enc3", encoderConv(8, 4), 3),
-            relu("latent"), volumeLayer("dec1", decoderConv(16, 4, 0, 1), 4), relu("dec1_relu"),
-            volumeLayer("dec2", decoderConv(32, 2, 1, 2), 5), relu("dec2_relu"),
-            volumeLayer("dec3", decoderConv(1, 2, 1, 2), 6),
-            Layer { "output", Tanh {}, {}, {}, {}, {}, {}, {}, {}, {} } };
-        return n;
-    }
-
-    std::vector<std::string> suiteNames()
-    {
-        return { "unet-encoder", "lenet5", "weak-shapes", "fft", "autoencoder3d", "lecture-interpolation", "tensor-ops",
-            "norms", "softmax" };
-    }
-
-    std::vector<BenchCase> makeSuite(const std::string& name)
-    {
-        if (name == "unet-encoder")
-            return unetEncoder();
-        if (name == "lenet5")
-            return { { "LeNet-5", lenet5() } };
-        if (name == "weak-shapes")
-            return weakShapes();
-        if (name == "fft")
-            return fftCases();
-        if (name == "autoencoder3d")
-            return autoencoderLayers();
-        if (name == "tensor-ops") {
-            std::vector<BenchCase> cases = tensorOps();
-            for (BenchCase& c : normCases())
-                cases.push_back(std::move(c));
-            for (BenchCase& c : softmaxCases())
-                cases.push_back(std::move(c));
-            return cases;
+        const Item items[] = {
+            { "softmax [8192, 8192] dim -1", { 8192, 8192 }, Softmax { -1 } },
+            { "softmax [64, 1024, 1024] dim 1", { 64, 1024, 1024 }, Softmax { 1 } },
+            { "log_softmax [8192, 8192] dim -1", { 8192, 8192 }, LogSoftmax { -1 } },
+            { "softmax [16, 256, 128, 128] dim 1", { 16, 256, 128, 128 }, Softmax { 1 } },
+        };
+        std::vector<BenchCase> out;
+        uint64_t seed = 500;
+        for (const Item& i : items) {
+            Network n;
+            n.name = i.name;
+            n.input = InputSpec::ofDims(i.dims, "random:" + std::to_string(seed++));
+            Layer l;
+            l.name = "softmax";
+            l.spec = i.spec;
+            n.layers.push_back(std::move(l));
+            out.push_back({ i.name, std::move(n) });
         }
-        if (name == "softmax")
-            return softmaxCases();
-        if (name == "lecture-interpolation")
-            return { { "lecture-interpolation", autoencoder3dNetwork(1) } }; // run by runLectureTable, not as layers
-        if (name == "norms")
-            return normCases();
-        std::string known;
-        for (const auto& n : suiteNames())
-            known += (known.empty() ? "" : ", ") + n;
-        throw InputError("unknown suite \"" + name + "\" (known: " + known + ")");
+        return out;
     }
+
+} // namespace
+
+Network autoencoder3dNetwork(int64_t batch)
+{
+    Network n;
+    n.name = "Autoencoder 3-D: 32³ voxels → 2×2×2×8 latent → 32³";
+    n.input = { batch, 1, 32, 32, false, "sample:voxels:chair", 32 };
+    const auto relu = [](const std::string& name) { return Layer { name, ReLU {}, {}, {}, {}, {}, {}, {}, {}, {} }; };
+    n.layers = { volumeLayer("enc1", encoderConv(32, 2), 1), relu("enc1_relu"),
+        volumeLayer("enc2", encoderConv(16, 2), 2), relu("enc2_relu"), volumeLayer("enc3", encoderConv(8, 4), 3),
+        relu("latent"), volumeLayer("dec1", decoderConv(16, 4, 0, 1), 4), relu("dec1_relu"),
+        volumeLayer("dec2", decoderConv(32, 2, 1, 2), 5), relu("dec2_relu"),
+        volumeLayer("dec3", decoderConv(1, 2, 1, 2), 6), Layer { "output", Tanh {}, {}, {}, {}, {}, {}, {}, {}, {} } };
+    return n;
+}
+
+std::vector<std::string> suiteNames()
+{
+    return { "unet-encoder", "lenet5", "weak-shapes", "fft", "autoencoder3d", "lecture-interpolation", "tensor-ops",
+        "norms", "softmax" };
+}
+
+std::vector<BenchCase> makeSuite(const std::string& name)
+{
+    if (name == "unet-encoder")
+        return unetEncoder();
+    if (name == "lenet5")
+        return { { "LeNet-5", lenet5() } };
+    if (name == "weak-shapes")
+        return weakShapes();
+    if (name == "fft")
+        return fftCases();
+    if (name == "autoencoder3d")
+        return autoencoderLayers();
+    if (name == "tensor-ops") {
+        std::vector<BenchCase> cases = tensorOps();
+        for (BenchCase& c : normCases())
+            cases.push_back(std::move(c));
+        for (BenchCase& c : softmaxCases())
+            cases.push_back(std::move(c));
+        return cases;
+    }
+    if (name == "softmax")
+        return softmaxCases();
+    if (name == "lecture-interpolation")
+        return { { "lecture-interpolation", autoencoder3dNetwork(1) } }; // run by runLectureTable, not as layers
+    if (name == "norms")
+        return normCases();
+    std::string known;
+    for (const auto& n : suiteNames())
+        known += (known.empty() ? "" : ", ") + n;
+    throw InputError("unknown suite \"" + name + "\" (known: " + known + ")");
+}
 
 } // namespace convscope::cli
