@@ -144,6 +144,8 @@ namespace {
                                                                            : 0;
             if (std::holds_alternative<BatchNorm2d>(spec(i)) || std::holds_alternative<BatchNorm3d>(spec(i)))
                 return 2 * static_cast<size_t>(shape(i).in.c) * sizeof(float);
+            if (const auto* r = std::get_if<Reduce>(&spec(i))) // a split reduction's partial results (reduce.cu)
+                return reduceScratchBytes(reducePlanNchw(*r, shape(i)), deviceProperties().multiProcessorCount);
             if (std::holds_alternative<Linear>(spec(i))) // split-K partial sums (linear.cu)
                 return linearScratchBytes(int(shape(i).in.n),
                     int(shape(i).in.c * shape(i).in.d * shape(i).in.h * shape(i).in.w), int(shape(i).out.c),
@@ -325,7 +327,8 @@ namespace {
                         const AxisView v = softmaxView(s.in, l.dim);
                         softmaxAxis(v.outer, v.size, v.inner, isLogSoftmax<T>, DType::F32, x, y, st);
                     } else if constexpr (std::is_same_v<T, Reduce>) {
-                        reduceTensor(reducePlanNchw(l, s), l.op, DType::F32, x, y, st);
+                        reduceTensor(reducePlanNchw(l, s), l.op, DType::F32, x, y, scratch(i),
+                            deviceProperties().multiProcessorCount, st);
                     } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Reshape>) { // view, or copies
                         CONVSCOPE_CUDA_CHECK(
                             cudaMemcpyAsync(y, x, size_t(s.out.numel()) * 4, cudaMemcpyDeviceToDevice, st));

@@ -231,7 +231,7 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
                 const AxisRuns r = axisRuns(s.in, wrapAxis(l.dim, s.in.ndim(), layerTypeName(l)), true);
                 softmaxAxis(r.outer, r.size, r.inner, isLogSoftmax<T>, t, x, y, st);
             } else if constexpr (std::is_same_v<T, Reduce>) {
-                reduceTensor(reducePlanChannelsLast(l, s), l.op, t, x, y, st);
+                reduceTensor(reducePlanChannelsLast(l, s), l.op, t, x, y, c.scratch, c.sms, st);
             } else if constexpr (std::is_same_v<T, Linear>) {
                 linearStored(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), t, x, c.weightData,
                     c.bias, y, c.scratch, c.sms, st);

@@ -77,6 +77,9 @@ std::vector<Case> reduceCases(const std::string& type)
         at(general({ 9 }), { 0 }, true, "rank 1");
         at(general({ 2, 3, 20, 20 }), { -2, -1 }, false, "400 per output (a block per output)");
         at(general({ 300, 2, 3 }), { 0 }, false, "an outer axis of 300");
+        // Few outputs of many inputs: the GPU's split reduction (slices in parallel, then their parts in order).
+        at(general({ 2, 300, 300 }), {}, false, "every axis of 180000 (a split reduction)");
+        at(general({ 3, 256, 300 }), { 1, 2 }, true, "3 outputs of 76800 (a split reduction)");
     }
     return cases;
 }
