@@ -140,6 +140,29 @@ TEST_CASE("cudnn training: refusals name the layer and the kind", "[gpu][cudnn][
         INFO(what);
         CHECK(what.find("layer 0 (edge, pad)") != std::string::npos);
     }
+    // log_softmax and a softmax off dim 1 (cuDNN's softmax backward runs over the channels here), named.
+    for (const char* layer : { R"({ "type": "log_softmax", "name": "ls", "dim": 1 })",
+             R"({ "type": "softmax", "name": "ls", "dim": -1 })" }) {
+        INFO(layer);
+        const test::TrainCase s = test::makeTrainCase(
+            parseNetwork(std::string(R"({ "format": "convscope-network", "version": 1, "name": "axes",
+              "input": { "batch": 2, "channels": 2, "height": 6, "width": 6, "source": "random" },
+              "layers": [ { "type": "conv2d", "name": "c", "out_channels": 2, "kernel_size": [3, 3],
+                "init": { "kind": "he_uniform" } }, )")
+                    + layer + R"(, { "type": "flatten", "name": "f" } ] })",
+                "axes", {}),
+            4, LossKind::MSE);
+        auto axes = cudnn->createTrainingSession("auto", {});
+        REQUIRE(axes);
+        try {
+            axes->prepare(s.net, s.shapes, {});
+            FAIL("the layer was not refused");
+        } catch (const UnsupportedError& e) {
+            const std::string what = e.what();
+            INFO(what);
+            CHECK(what.find("layer 1 (ls, ") != std::string::npos);
+        }
+    }
 }
 
 TEST_CASE(
