@@ -123,6 +123,42 @@ std::vector<int64_t> channelsLastStrides(const std::vector<int64_t>& dims)
     return s;
 }
 
+namespace {
+    // Axes of size 1 dropped and neighbours that are one run in memory merged, within the kept group (in the input
+    // and in the output) and within the reduced one: the same elements in the same order with fewer index divisions
+    // (a mean over every axis of a contiguous tensor is one axis of stride 1).
+    ReducePlan compactPlan(const ReducePlan& p)
+    {
+        ReducePlan c;
+        c.kept = p.kept;
+        c.reduced = p.reduced;
+        int n = 0;
+        for (int group = 0; group < 2; ++group) {
+            const int first = group == 0 ? 0 : p.keptAxes, last = group == 0 ? p.keptAxes : p.rank;
+            const int start = n;
+            for (int a = first; a < last; ++a) {
+                if (p.dims[a] == 1)
+                    continue;
+                if (n > start && c.strides[n - 1] == p.strides[a] * p.dims[a]
+                    && (group == 1 || c.outStrides[n - 1] == p.outStrides[a] * p.dims[a])) {
+                    c.dims[n - 1] *= p.dims[a]; // the earlier axis steps over whole runs of this one
+                    c.strides[n - 1] = p.strides[a];
+                    c.outStrides[n - 1] = p.outStrides[a];
+                    continue;
+                }
+                c.dims[n] = p.dims[a];
+                c.strides[n] = p.strides[a];
+                c.outStrides[n] = group == 0 ? p.outStrides[a] : 0;
+                ++n;
+            }
+            if (group == 0)
+                c.keptAxes = n;
+        }
+        c.rank = n;
+        return c;
+    }
+} // namespace
+
 ReducePlan reducePlan(const Reduce& r, const std::vector<int64_t>& inDims, const std::vector<int64_t>& inStrides,
     const std::vector<int64_t>& outStrides)
 {
@@ -154,7 +190,7 @@ ReducePlan reducePlan(const Reduce& r, const std::vector<int64_t>& inDims, const
         p.reduced *= inDims[size_t(a)];
         ++k;
     }
-    return p;
+    return compactPlan(p);
 }
 
 } // namespace convscope

@@ -36,9 +36,10 @@ const char* reduceOpName(Reduce::Op op);
 bool parseReduceOp(const std::string& name, Reduce::Op* op);
 
 // A reduction split for a loop: the input's dims permuted so that the kept axes come first (in order) and the reduced
-// last; `kept` elements of the output, each the reduction of `reduced` inputs. strides[k] is the input's stride of
-// permuted axis k (elements), dims[k] its size, outStrides[k] (k < keptAxes) the output's stride of kept axis k.
-// Plain data, so the CUDA kernels take it by value.
+// last (axes of size 1 dropped, neighbours that are one run in memory merged: rank may be below the input's); `kept`
+// elements of the output, each the reduction of `reduced` inputs. strides[k] is the input's stride of permuted axis k
+// (elements), dims[k] its size, outStrides[k] (k < keptAxes) the output's stride of kept axis k. Plain data, so the
+// CUDA kernels take it by value.
 struct ReducePlan {
     int rank = 0, keptAxes = 0;
     long long dims[6] = { 1, 1, 1, 1, 1, 1 };

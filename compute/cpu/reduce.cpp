@@ -1,12 +1,14 @@
 // reduce (mean, sum, max, min, l2) over any axes: every output element is the reduction of the inputs that share its
 // kept coordinates (compute/reduce.h: the plan puts the kept axes first and the reduced ones last, with the input's
 // strides). mean, sum and l2 sum in double on both paths, as torch's CPU sums are accurate to about FP32 rounding;
-// max and min propagate NaN, as torch.amax / amin do. direct:: walks one output after the other; fast:: splits the
-// outputs across the OpenMP team, or, when there are fewer outputs than threads (a global mean), each output's inputs.
+// max and min propagate NaN, as torch.amax / amin do. direct:: walks one output after the other; fast:: reduces whole
+// rows where the kept axes end in a contiguous run, else splits the outputs across the OpenMP team, or, when there are
+// fewer outputs than threads (a global mean), each output's inputs.
 #include "compute/reduce.h"
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -79,17 +81,57 @@ namespace {
         }
     };
 
+    // The op outside the loop, so the sums over a contiguous run vectorise.
     Accumulator reduceOne(const ReducePlan& p, Reduce::Op op, const float* base, int64_t first, int64_t last)
     {
+        const bool strided = p.rank - p.keptAxes == 1; // one reduced axis (after compactPlan): a plain stride
+        const int64_t stride = strided ? p.strides[p.keptAxes] : 0;
+        const auto walk = [&](auto&& f) {
+            if (strided && stride == 1)
+                for (int64_t r = first; r < last; ++r)
+                    f(base[r]);
+            else if (strided)
+                for (int64_t r = first; r < last; ++r)
+                    f(base[r * stride]);
+            else
+                for (int64_t r = first; r < last; ++r)
+                    f(base[offsetOf(p, p.keptAxes, p.rank, r)]);
+        };
         Accumulator acc(op);
-        if (p.rank - p.keptAxes == 1) { // one reduced axis: a strided walk
-            const int64_t stride = p.strides[p.keptAxes];
-            for (int64_t r = first; r < last; ++r)
-                acc.add(base[r * stride]);
-        } else {
-            for (int64_t r = first; r < last; ++r)
-                acc.add(base[offsetOf(p, p.keptAxes, p.rank, r)]);
+        double v = acc.value;
+        if (strided && stride == 1 && op != Reduce::Op::Max && op != Reduce::Op::Min) {
+            // Eight partial sums: one chain of dependent additions would wait on each add's latency.
+            const bool squares = op == Reduce::Op::L2;
+            double part[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+            int64_t r = first;
+            for (; r + 8 <= last; r += 8)
+                for (int j = 0; j < 8; ++j) {
+                    const double x = base[r + j];
+                    part[j] += squares ? x * x : x;
+                }
+            for (; r < last; ++r) {
+                const double x = base[r];
+                part[0] += squares ? x * x : x;
+            }
+            acc.value = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+            return acc;
         }
+        switch (op) {
+        case Reduce::Op::Mean:
+        case Reduce::Op::Sum:
+            walk([&v](float x) { v += double(x); });
+            break;
+        case Reduce::Op::L2:
+            walk([&v](float x) { v += double(x) * double(x); });
+            break;
+        case Reduce::Op::Max:
+            walk([&v](float x) { v = (double(x) > v || std::isnan(x)) && !std::isnan(v) ? double(x) : v; });
+            break;
+        case Reduce::Op::Min:
+            walk([&v](float x) { v = (double(x) < v || std::isnan(x)) && !std::isnan(v) ? double(x) : v; });
+            break;
+        }
+        acc.value = v;
         return acc;
     }
 
@@ -104,10 +146,65 @@ void direct::reduce(const Tensor& in, const Reduce& spec, Tensor& out)
     }
 }
 
+namespace {
+    // The kept axes end in a run of stride 1 (a mean over the channels of NCHW images, a max over the batch): each
+    // output row of `inner` is the element-wise reduction of input rows, so whole rows stream in order (one output at a
+    // time would walk a column at the reduced axes' stride). Blocks of 256 outputs across the team, double sums.
+    template <Reduce::Op Op> void reduceRows(const ReducePlan& p, const float* x, float* y, bool parallel)
+    {
+        constexpr int64_t kBlock = 256;
+        const int64_t inner = p.dims[p.keptAxes - 1], outer = p.kept / inner;
+        const int64_t blocks = (inner + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (parallel)
+        for (int64_t i = 0; i < outer * blocks; ++i) {
+            const int64_t ko = i / blocks, p0 = (i % blocks) * kBlock, count = std::min(kBlock, inner - p0);
+            const float* base = x + offsetOf(p, 0, p.keptAxes - 1, ko) + p0;
+            double acc[kBlock];
+            const double init = Op == Reduce::Op::Max ? -std::numeric_limits<double>::infinity()
+                : Op == Reduce::Op::Min               ? std::numeric_limits<double>::infinity()
+                                                      : 0.0;
+            std::fill(acc, acc + count, init);
+            for (int64_t r = 0; r < p.reduced; ++r) {
+                const float* row = base + offsetOf(p, p.keptAxes, p.rank, r);
+                for (int64_t q = 0; q < count; ++q) {
+                    const double v = row[q];
+                    if constexpr (Op == Reduce::Op::Mean || Op == Reduce::Op::Sum)
+                        acc[q] += v;
+                    else if constexpr (Op == Reduce::Op::L2)
+                        acc[q] += v * v;
+                    else if constexpr (Op == Reduce::Op::Max)
+                        acc[q] = (v > acc[q] || std::isnan(v)) && !std::isnan(acc[q]) ? v : acc[q];
+                    else
+                        acc[q] = (v < acc[q] || std::isnan(v)) && !std::isnan(acc[q]) ? v : acc[q];
+                }
+            }
+            float* dst = y + ko * inner + p0;
+            for (int64_t q = 0; q < count; ++q)
+                dst[q] = static_cast<float>(Op == Reduce::Op::Mean ? acc[q] / double(p.reduced)
+                        : Op == Reduce::Op::L2                     ? std::sqrt(acc[q])
+                                                                   : acc[q]);
+        }
+    }
+} // namespace
+
 void fast::reduce(const Tensor& in, const Reduce& spec, Tensor& out)
 {
     const ReducePlan p = planOf(in, spec, out);
     const bool parallel = in.numel() >= detail::kMinParallelElements;
+    if (p.keptAxes > 0 && p.rank > p.keptAxes && p.strides[p.keptAxes - 1] == 1) {
+        switch (spec.op) {
+        case Reduce::Op::Mean:
+            return reduceRows<Reduce::Op::Mean>(p, in.data(), out.data(), parallel);
+        case Reduce::Op::Sum:
+            return reduceRows<Reduce::Op::Sum>(p, in.data(), out.data(), parallel);
+        case Reduce::Op::Max:
+            return reduceRows<Reduce::Op::Max>(p, in.data(), out.data(), parallel);
+        case Reduce::Op::Min:
+            return reduceRows<Reduce::Op::Min>(p, in.data(), out.data(), parallel);
+        case Reduce::Op::L2:
+            return reduceRows<Reduce::Op::L2>(p, in.data(), out.data(), parallel);
+        }
+    }
     if (p.kept >= 64 || !parallel) {
 #pragma omp parallel for schedule(static) if (parallel)
         for (int64_t k = 0; k < p.kept; ++k) {

@@ -153,6 +153,8 @@ namespace {
             if (isNormLayer(spec(i))) // the split-row path's chunk statistics (normalization.cu)
                 return normalizationScratchBytes(
                     normGeometryOf(spec(i), shape(i).in), deviceProperties().multiProcessorCount);
+            if (const auto* r = std::get_if<Reduce>(&spec(i))) // a split reduction's partial results (reduce.cu)
+                return reduceScratchBytes(reducePlanNchw(*r, shape(i)), deviceProperties().multiProcessorCount);
             if (const auto* l = std::get_if<Linear>(&spec(i))) { // split-K partial sums (linear.cu)
                 const LinearRows r = linearRows(shape(i).in);
                 return linearScratchBytes(
@@ -352,7 +354,8 @@ namespace {
                         const AxisView v = softmaxView(s.in, l.dim);
                         softmaxAxis(v.outer, v.size, v.inner, isLogSoftmax<T>, DType::F32, x, y, st);
                     } else if constexpr (std::is_same_v<T, Reduce>) {
-                        reduceTensor(reducePlanNchw(l, s), l.op, DType::F32, x, y, st);
+                        reduceTensor(reducePlanNchw(l, s), l.op, DType::F32, x, y, scratch(i),
+                            deviceProperties().multiProcessorCount, st);
                     } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Reshape>) { // view, or copies
                         CONVSCOPE_CUDA_CHECK(
                             cudaMemcpyAsync(y, x, size_t(s.out.numel()) * 4, cudaMemcpyDeviceToDevice, st));

@@ -21,7 +21,10 @@ inline ReducePlan reducePlanChannelsLast(const Reduce& r, const LayerShape& s)
     return reducePlan(r, in, channelsLastStrides(in), channelsLastStrides(out));
 }
 
-// Every output of the plan: one block per output when each reduces many inputs, else one thread per output.
-void reduceTensor(const ReducePlan& p, Reduce::Op op, DType type, const void* x, void* y, cudaStream_t st);
+// Every output of the plan: a split reduction when few outputs each reduce many inputs (`scratch` of
+// reduceScratchBytes; null: no split), one block per output when each reduces many inputs, else one thread per output.
+size_t reduceScratchBytes(const ReducePlan& p, int sms);
+void reduceTensor(
+    const ReducePlan& p, Reduce::Op op, DType type, const void* x, void* y, void* scratch, int sms, cudaStream_t st);
 
 } // namespace convscope::cuda

@@ -9,7 +9,8 @@
 //     partial (m, s) pairs merged by shuffles; the row stays in L1/L2 between its two reads.
 //   inner = 1, size > 1024: one block of 256 threads per row, the pairs merged through shared memory.
 //   inner > 1 (an axis that is not the innermost: the channels of an image): one thread per (outer, inner) column,
-//     consecutive threads on consecutive inner positions so each of the `size` loads coalesces across the warp.
+//     consecutive threads on consecutive inner positions so each of the `size` loads coalesces across the warp; with
+//     fewer than 16384 columns along an axis of 64 or more, a block of 8 warps per 32 columns shares each column.
 // Templated on the storage type (FP32, FP16, BF16): loads widened to FP32, the maximum, exponentials and sums in
 // FP32, one rounding per stored value.
 #include "kernels/cuda/softmax.cuh"
@@ -123,6 +124,34 @@ namespace {
             yp[i * inner] = gpu::fromFloat<T>(outputOf<Log>(gpu::toFloat(xp[i * inner]), r, shift));
     }
 
+    // Few columns along a long axis (softmax over the batch of a [4096, 16] tensor: 16 threads above): a block of 8
+    // warps per 32 neighbouring columns, lane = column, the warps striding along the axis; their (m, s) pairs merged
+    // through shared memory.
+    template <typename T, bool Log>
+    __global__ void softmaxColumnsSplit(
+        long long groups, long long size, long long inner, const T* __restrict__ x, T* __restrict__ y)
+    {
+        __shared__ MaxSum parts[8][32];
+        const long long o = blockIdx.x / groups, p = (blockIdx.x % groups) * 32 + threadIdx.x % 32;
+        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+        const bool active = p < inner;
+        const T* xp = x + o * size * inner + p;
+        T* yp = y + o * size * inner + p;
+        MaxSum r { -INFINITY, 0.0f };
+        if (active)
+            for (long long i = warp; i < size; i += 8)
+                addValue(r, gpu::toFloat(xp[i * inner]));
+        parts[warp][lane] = r;
+        __syncthreads();
+        r = parts[0][lane];
+        for (int w = 1; w < 8; ++w)
+            r = merge(r, parts[w][lane]);
+        const float shift = logf(r.s);
+        if (active)
+            for (long long i = warp; i < size; i += 8)
+                yp[i * inner] = gpu::fromFloat<T>(outputOf<Log>(gpu::toFloat(xp[i * inner]), r, shift));
+    }
+
     template <typename T, bool Log>
     void launch(long long outer, long long size, long long inner, const T* x, T* y, cudaStream_t st)
     {
@@ -133,6 +162,10 @@ namespace {
                     outer, int(size), x, y);
         } else if (inner == 1) {
             softmaxBlockRows<T, Log><<<static_cast<unsigned>(outer), kBlockRowThreads, 0, st>>>(size, x, y);
+        } else if (outer * inner < 16384 && size >= 64) {
+            const long long groups = (inner + 31) / 32;
+            softmaxColumnsSplit<T, Log>
+                <<<static_cast<unsigned>(outer * groups), 256, 0, st>>>(groups, size, inner, x, y);
         } else {
             const long long work = outer * inner;
             softmaxColumns<T, Log><<<static_cast<unsigned>((work + 255) / 256), 256, 0, st>>>(outer, size, inner, x, y);

@@ -238,7 +238,7 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
                 const AxisRuns r = axisRuns(s.in, wrapAxis(l.dim, s.in.ndim(), layerTypeName(l)), true);
                 softmaxAxis(r.outer, r.size, r.inner, isLogSoftmax<T>, t, x, y, st);
             } else if constexpr (std::is_same_v<T, Reduce>) {
-                reduceTensor(reducePlanChannelsLast(l, s), l.op, t, x, y, st);
+                reduceTensor(reducePlanChannelsLast(l, s), l.op, t, x, y, c.scratch, c.sms, st);
             } else if constexpr (std::is_same_v<T, Linear>) {
                 const LinearRows r = linearRows(s.in); // [N, F] or [N, C, 1, 1]: rank 3 and up run on FP32 copies
                 linearStored(int(r.rows), int(r.inFeatures), int(l.out_features), t, x, c.weightData, c.bias, y,

@@ -95,15 +95,20 @@ void ReduceLayerPlan::run(cudnnHandle_t h, const void* x, void* y, void* workspa
             cudnnSoftmaxForward(h, m_algorithm, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, m_x.get(), x, &kZero, m_x.get(), y));
 }
 
-std::string reduceTrainingRefusal(const LayerSpec& spec, const Shape& in)
+std::string reduceTrainingRefusal(const LayerSpec& spec)
 {
-    const char* type = layerKind(spec).type;
-    const auto* sm = std::get_if<Softmax>(&spec);
-    if (sm && wrapAxis(sm->dim, in.ndim(), "softmax") == 1)
+    if (!std::holds_alternative<Reduce>(spec))
         return {};
-    return std::string(type) + (sm ? " along dim " + std::to_string(sm->dim) : std::string())
-        + " has no backward on cudnn yet (unsupported" + (sm ? ": only along dim 1" : "")
-        + "; train on cpu.direct or cpu.im2col_gemm)";
+    return std::string(layerKind(spec).type)
+        + " has no backward on cudnn yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
+}
+
+std::unique_ptr<TensorDesc> softmaxTensor(const Shape& in, int64_t dim)
+{
+    const cuda::AxisRuns r = cuda::axisRuns(in, wrapAxis(dim, in.ndim(), "softmax"), false);
+    auto d = std::make_unique<TensorDesc>();
+    d->set(CUDNN_TENSOR_NCHW, toInt(r.outer, "a softmax"), toInt(r.size, "a softmax"), toInt(r.inner, "a softmax"), 1);
+    return d;
 }
 
 } // namespace convscope::cudnn

@@ -41,8 +41,13 @@ private:
     std::string m_note;
 };
 
-// The training sessions' refusal of these kinds: log_softmax, reduce and a softmax along another dim than 1 have no
-// backward on the GPU yet (empty for a softmax along dim 1, which trains).
-std::string reduceTrainingRefusal(const LayerSpec& spec, const Shape& in);
+// The training session's refusal of these kinds: reduce has no backward on cudnn yet (empty for softmax and
+// log_softmax, which train along any axis through cudnnSoftmaxBackward on softmaxTensor's view).
+std::string reduceTrainingRefusal(const LayerSpec& spec);
+// An FP32 tensor as [outer, axis, inner, 1] around softmax's `dim`: CUDNN_SOFTMAX_MODE_CHANNEL runs along the axis.
+std::unique_ptr<TensorDesc> softmaxTensor(const Shape& in, int64_t dim);
+template <typename T>
+inline constexpr cudnnSoftmaxAlgorithm_t kSoftmaxAlgo = isLogSoftmax<T> ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
+template <typename T> inline constexpr const char* softmaxAlgoName = isLogSoftmax<T> ? "CUDNN_SOFTMAX_LOG" : "accurate";
 
 } // namespace convscope::cudnn

@@ -29,7 +29,6 @@ namespace {
         return d;
     }
 
-    // PyTorch's floor-mode window count, which is cuDNN's.
     int64_t floorWindows(int64_t size, int64_t pad, int64_t kernel, int64_t stride)
     {
         return (size + 2 * pad - kernel) / stride + 1;
@@ -174,7 +173,7 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
                             + " has no backward on cudnn yet (unsupported; train on cpu.direct or "
                               "cpu.im2col_gemm)";
                     } else if constexpr (isSoftmaxKind<T> || std::is_same_v<T, Reduce>) {
-                        return reduceTrainingRefusal(spec, s.in); // empty for a softmax along dim 1
+                        return reduceTrainingRefusal(spec); // empty for softmax and log_softmax
                     } else if constexpr (std::is_same_v<T, Concat>) {
                         if (wrappedDim(l, s.out.ndim()) != 1)
                             return "concat along dim " + std::to_string(l.dim)
@@ -360,9 +359,10 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
                         + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(oh) + ", "
                         + std::to_string(ow) + "], not PyTorch's " + s.out.str() + " (unsupported in training)");
                 t.note = "cudnnPoolingForward / cudnnPoolingBackward";
-            } else if constexpr (std::is_same_v<T, Softmax>) {
-                t.xd = desc4(s.in);
-                t.note = "cudnnSoftmaxForward / cudnnSoftmaxBackward (accurate, over channels)";
+            } else if constexpr (isSoftmaxKind<T>) { // any axis: channel mode on [outer, axis, inner, 1]
+                t.xd = softmaxTensor(s.in, l.dim);
+                t.note = std::string("cudnnSoftmaxForward / Backward (")
+                    + softmaxAlgoName<T> + ", [outer, axis, inner, 1])";
             } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Mul>) {
                 t.yd = desc4(s.out);
                 if constexpr (std::is_same_v<T, Mul>) {
@@ -449,9 +449,9 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
                                      MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
                 CONVSCOPE_CUDNN_CHECK(
                     cudnnPoolingForward(h.cudnn, t.pool->get(), &kOne, t.xd->get(), x, &kZero, t.yd->get(), y));
-            } else if constexpr (std::is_same_v<T, Softmax>) {
-                CONVSCOPE_CUDNN_CHECK(cudnnSoftmaxForward(h.cudnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
-                    &kOne, t.xd->get(), x, &kZero, t.xd->get(), y));
+            } else if constexpr (isSoftmaxKind<T>) {
+                CONVSCOPE_CUDNN_CHECK(cudnnSoftmaxForward(h.cudnn, kSoftmaxAlgo<T>, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne,
+                    t.xd->get(), x, &kZero, t.xd->get(), y));
             } else if constexpr (std::is_same_v<T, Add>) {
                 CONVSCOPE_CUDA_CHECK(
                     cudaMemcpyAsync(y, x, size_t(s.out.numel()) * sizeof(float), cudaMemcpyDeviceToDevice, st));
@@ -524,9 +524,9 @@ void CudnnTrainingSession::backwardData(size_t k, size_t j, float* gx, const Han
                                      MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
                 CONVSCOPE_CUDNN_CHECK(cudnnPoolingBackward(h.cudnn, t.pool->get(), &kOne, t.yd->get(), y, t.yd->get(),
                     gy, t.xd->get(), x, &kZero, t.xd->get(), gx));
-            } else if constexpr (std::is_same_v<T, Softmax>) {
-                CONVSCOPE_CUDNN_CHECK(cudnnSoftmaxBackward(h.cudnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
-                    &kOne, t.xd->get(), y, t.xd->get(), gy, &kZero, t.xd->get(), gx));
+            } else if constexpr (isSoftmaxKind<T>) {
+                CONVSCOPE_CUDNN_CHECK(cudnnSoftmaxBackward(h.cudnn, kSoftmaxAlgo<T>, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne,
+                    t.xd->get(), y, t.xd->get(), gy, &kZero, t.xd->get(), gx));
             } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
                 CONVSCOPE_CUDA_CHECK(
                     cudaMemcpyAsync(gx, gy, size_t(s.ins[j].numel()) * sizeof(float), cudaMemcpyDeviceToDevice, st));

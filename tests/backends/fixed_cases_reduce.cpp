@@ -49,6 +49,8 @@ std::vector<Case> softmaxCases(const std::string& type, const LayerSpec& kind)
         Builder(type, 2, 3, 4, 5).spread("s", 4).add("sm", softmaxOf(kind, 0)).done("image, the batch"),
         at({ 7 }, 0, "rank 1"), at({ 3, 4, 5 }, 0, "rank 3, dim 0"), at({ 3, 4, 5 }, -1, "rank 3, dim −1"),
         at({ 2, 1500 }, 1, "rows of 1500 (a block per row)"), at({ 3, 2, 1100 }, 1, "a long strided axis"),
+        at({ 300, 7 }, 0, "7 columns of 300 (warps share a column)"),
+        at({ 2, 100, 40 }, 1, "80 columns of 100, two groups of 32 and a part"),
         at({ 2, 3, 2, 3, 4 }, 2, "rank 5, dim 2"), at({ 2, 3, 2, 2, 3, 2 }, -2, "rank 6, dim −2"),
         at({ 2, 3, 2, 2, 3, 2 }, 3, "rank 6, dim 3") };
 }
@@ -77,6 +79,9 @@ std::vector<Case> reduceCases(const std::string& type)
         at(general({ 9 }), { 0 }, true, "rank 1");
         at(general({ 2, 3, 20, 20 }), { -2, -1 }, false, "400 per output (a block per output)");
         at(general({ 300, 2, 3 }), { 0 }, false, "an outer axis of 300");
+        // Few outputs of many inputs: the GPU's split reduction (slices in parallel, then their parts in order).
+        at(general({ 2, 300, 300 }), {}, false, "every axis of 180000 (a split reduction)");
+        at(general({ 3, 256, 300 }), { 1, 2 }, true, "3 outputs of 76800 (a split reduction)");
     }
     return cases;
 }

@@ -150,6 +150,20 @@ TEST_CASE("cuda training: a long reduction (split-K) and a depthwise layer match
     test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 2, kSteps);
 }
 
+TEST_CASE("cuda training: softmax and log_softmax along any axis match cpu.direct", "[gpu][cuda][train]")
+{
+    const std::string json = R"({ "format": "convscope-network", "version": 1, "name": "cuda_train_softmax_axes",
+      "input": { "batch": 3, "channels": 3, "height": 5, "width": 6, "source": "random" },
+      "layers": [
+        { "type": "conv2d", "name": "c1", "out_channels": 4, "kernel_size": [3, 3], "padding": [1, 1, 1, 1],
+          "init": { "kind": "he_uniform", "seed": 61 } },
+        { "type": "log_softmax", "name": "ls", "dim": 2 }, { "type": "softmax", "name": "sm", "dim": -1 },
+        { "type": "softmax", "name": "sb", "dim": 0 }, { "type": "flatten", "name": "f" },
+        { "type": "linear", "name": "fc", "out_features": 3, "init": { "kind": "he_uniform", "seed": 62 } } ] })";
+    const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "softmax axes", {}), 505, LossKind::MSE);
+    test::trainSideBySide("cuda", c, test::adamForTests(), "implicit_gemm", 3, kSteps);
+}
+
 TEST_CASE("cuda training: refusals name the layer, the kind or the math mode", "[gpu][cuda][train]")
 {
     auto cuda = test::backendOrSkip("cuda");
@@ -170,6 +184,11 @@ TEST_CASE("cuda training: refusals name the layer, the kind or the math mode", "
       "layers": [ { "type": "conv3d", "name": "c", "out_channels": 2, "kernel_size": [3, 3, 3],
         "init": { "kind": "he_uniform" } } ] })",
         "layer 0 (c, conv3d)");
+    refused(*cuda, R"({ "format": "convscope-network", "version": 1, "name": "reduced",
+      "input": { "batch": 2, "channels": 2, "height": 6, "width": 6, "source": "random" },
+      "layers": [ { "type": "conv2d", "name": "c", "out_channels": 2, "kernel_size": [3, 3],
+        "init": { "kind": "he_uniform" } }, { "type": "reduce", "name": "m", "op": "mean", "dim": [2, 3] } ] })",
+        "layer 1 (m, reduce)");
 }
 
 TEST_CASE("cuda training: PyTorch's reference cases within 1e-5", "[gpu][cuda][train][torch]")

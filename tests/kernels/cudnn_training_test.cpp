@@ -140,6 +140,37 @@ TEST_CASE("cudnn training: refusals name the layer and the kind", "[gpu][cudnn][
         INFO(what);
         CHECK(what.find("layer 0 (edge, pad)") != std::string::npos);
     }
+    // reduce has no backward on cudnn yet: refused, named.
+    const test::TrainCase r = test::makeTrainCase(parseNetwork(R"({ "format": "convscope-network", "version": 1,
+      "name": "reduced", "input": { "batch": 2, "channels": 2, "height": 6, "width": 6, "source": "random" },
+      "layers": [ { "type": "conv2d", "name": "c", "out_channels": 2, "kernel_size": [3, 3],
+        "init": { "kind": "he_uniform" } }, { "type": "reduce", "name": "m", "op": "mean", "dim": [2, 3] } ] })",
+                                                      "reduced", {}),
+        4, LossKind::MSE);
+    auto reduced = cudnn->createTrainingSession("auto", {});
+    REQUIRE(reduced);
+    try {
+        reduced->prepare(r.net, r.shapes, {});
+        FAIL("a reduce layer was not refused");
+    } catch (const UnsupportedError& e) {
+        const std::string what = e.what();
+        INFO(what);
+        CHECK(what.find("layer 1 (m, reduce)") != std::string::npos);
+    }
+}
+
+TEST_CASE("cudnn training: softmax and log_softmax along any axis match cpu.direct", "[gpu][cudnn][train]")
+{
+    const std::string json = R"({ "format": "convscope-network", "version": 1, "name": "cudnn_train_softmax_axes",
+      "input": { "batch": 3, "channels": 3, "height": 5, "width": 6, "source": "random" },
+      "layers": [
+        { "type": "conv2d", "name": "c1", "out_channels": 4, "kernel_size": [3, 3], "padding": [1, 1, 1, 1],
+          "init": { "kind": "he_uniform", "seed": 61 } },
+        { "type": "log_softmax", "name": "ls", "dim": 2 }, { "type": "softmax", "name": "sm", "dim": -1 },
+        { "type": "softmax", "name": "sb", "dim": 0 }, { "type": "flatten", "name": "f" },
+        { "type": "linear", "name": "fc", "out_features": 3, "init": { "kind": "he_uniform", "seed": 62 } } ] })";
+    const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "softmax axes", {}), 505, LossKind::MSE);
+    test::trainSideBySide("cudnn", c, test::adamForTests(), "auto", 3, kSteps);
 }
 
 TEST_CASE(

@@ -127,12 +127,8 @@ std::string cudaTrainingRefusal(const Network& net, const ShapeReport& shapes, s
             + " has no backward on cuda yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
     if (isNormLayer(spec))
         return std::string(layerKind(spec).type) + " has no backward on cuda yet (unsupported; the CPU refuses it too)";
-    if (std::holds_alternative<LogSoftmax>(spec) || std::holds_alternative<Reduce>(spec))
-        return std::string(layerKind(spec).type)
-            + " has no backward on cuda yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
-    if (const auto* sm = std::get_if<Softmax>(&spec); sm && wrapAxis(sm->dim, s.in.ndim(), "softmax") != 1)
-        return "softmax along dim " + std::to_string(sm->dim)
-            + " has no backward on cuda yet (only along dim 1; train on cpu.direct or cpu.im2col_gemm)";
+    if (std::holds_alternative<Reduce>(spec))
+        return "reduce has no backward on cuda yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
     if (std::holds_alternative<Transpose>(spec))
         return "transpose has no backward on cuda yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
     if (std::holds_alternative<Matmul>(spec) || std::holds_alternative<Gather>(spec))
@@ -256,8 +252,9 @@ void CudaTrainingSession::forward(size_t i)
                 avgPool2d(g, x, y, st);
             } else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
                 globalAvgPool2d(int(s.in.n * s.in.c), int(s.in.h * s.in.w), x, y, st);
-            } else if constexpr (std::is_same_v<T, Softmax>) { // dim 1 (cudaTrainingRefusal)
-                softmaxAxis(s.in.n, s.in.c, s.in.h * s.in.w, false, DType::F32, x, y, st);
+            } else if constexpr (isSoftmaxKind<T>) { // any axis, as [outer, size, inner]
+                const AxisView v = softmaxView(s.in, l.dim);
+                softmaxAxis(v.outer, v.size, v.inner, isLogSoftmax<T>, DType::F32, x, y, st);
             } else if constexpr (std::is_same_v<T, Hardtanh>) {
                 hardtanh(float(l.min_val), float(l.max_val), s.in.numel(), x, y, st);
             } else if constexpr (std::is_same_v<T, PReLU>) {
@@ -347,8 +344,9 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, float* gx)
                 train::avgPool2dBackward(g, gy, gx, st);
             } else if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
                 train::globalAvgPool2dBackward(s.in.n * s.in.c, s.in.h * s.in.w, gy, gx, st);
-            } else if constexpr (std::is_same_v<T, Softmax>) {
-                train::softmaxBackward(int(s.in.n), int(s.in.c), s.in.h * s.in.w, y, gy, gx, st);
+            } else if constexpr (isSoftmaxKind<T>) {
+                const AxisView v = softmaxView(s.in, l.dim);
+                train::softmaxBackward(int(v.outer), int(v.size), v.inner, y, gy, gx, st, isLogSoftmax<T>);
             } else if constexpr (
                 std::is_same_v<T,
                     Add> || std::is_same_v<T, Flatten> || std::is_same_v<T, Reshape> || std::is_same_v<T, Identity>) {

@@ -1,5 +1,6 @@
-// softmax's backward (softmax_backward.cuh): PyTorch's _softmax_backward_data, gx = y·(gy − ⟨gy, y⟩) along the
-// channels.
+// softmax's and log_softmax's backward (softmax_backward.cuh): PyTorch's _softmax_backward_data,
+// gx = y·(gy − ⟨gy, y⟩), and _log_softmax_backward_data, gx = gy − e^y·Σ gy, along the axis of a tensor viewed as
+// [outer, size, inner] (the channels of an image: [n, c, plane]).
 //
 // Algorithm: one thread per (image, position) — the column softmax normalised — walks its c channels twice: the dot
 // product ⟨gy, y⟩ (in double, as the CPU's reference), then gx. Consecutive threads take consecutive positions of one
@@ -15,6 +16,7 @@ namespace convscope::cuda::train {
 namespace {
     constexpr int kThreads = 256;
 
+    template <bool Log>
     __global__ void softmaxBackwardKernel(int c, long long plane, const float* __restrict__ y,
         const float* __restrict__ gy, float* __restrict__ gx, long long columns)
     {
@@ -22,22 +24,27 @@ namespace {
              col += (long long)gridDim.x * blockDim.x) {
             const long long img = col / plane, pos = col - img * plane;
             const long long base = img * c * plane + pos;
-            double dot = 0;
+            double dot = 0; // ⟨gy, y⟩, or Σ gy for log_softmax
             for (int k = 0; k < c; ++k)
-                dot += double(gy[base + k * plane]) * double(y[base + k * plane]);
+                dot += Log ? double(gy[base + k * plane]) : double(gy[base + k * plane]) * double(y[base + k * plane]);
             for (int k = 0; k < c; ++k) {
                 const long long i = base + k * plane;
-                gx[i] = float(double(y[i]) * (double(gy[i]) - dot));
+                gx[i] = Log ? float(double(gy[i]) - exp(double(y[i])) * dot)
+                            : float(double(y[i]) * (double(gy[i]) - dot));
             }
         }
     }
 } // namespace
 
-void softmaxBackward(int n, int c, long long plane, const float* y, const float* gy, float* gx, cudaStream_t st)
+void softmaxBackward(
+    int n, int c, long long plane, const float* y, const float* gy, float* gx, cudaStream_t st, bool log)
 {
     const long long columns = (long long)n * plane;
     const long long blocks = std::max<long long>(1, std::min<long long>((columns + kThreads - 1) / kThreads, 1 << 20));
-    softmaxBackwardKernel<<<unsigned(blocks), kThreads, 0, st>>>(c, plane, y, gy, gx, columns);
+    if (log)
+        softmaxBackwardKernel<true><<<unsigned(blocks), kThreads, 0, st>>>(c, plane, y, gy, gx, columns);
+    else
+        softmaxBackwardKernel<false><<<unsigned(blocks), kThreads, 0, st>>>(c, plane, y, gy, gx, columns);
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::softmaxBackward");
 }
 
