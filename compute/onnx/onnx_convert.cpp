@@ -191,6 +191,8 @@ namespace convert {
         const double eps = a.getFloat("epsilon", 1e-5f);
         const Shape cs = Shape::nchw(in.c, 1, 1, 1);
         auto e = std::make_shared<Layer::Embedded>();
+        if (n.input_size() < 5)
+            a.fail("BatchNormalization of " + std::to_string(n.input_size()) + " inputs (X, scale, B, mean, var)");
         e->weight = toTensor(g.constant(n.input(1), a, "scale"), cs, a, "scale");
         e->bias = toTensor(g.constant(n.input(2), a, "B"), cs, a, "B");
         e->runningMean = toTensor(g.constant(n.input(3), a, "mean"), cs, a, "mean");

@@ -46,8 +46,8 @@ namespace {
                 inferred = int(k);
             } else if (target[k] < 0) {
                 return {};
-            } else {
-                known *= target[k];
+            } else if (__builtin_mul_overflow(known, target[k], &known)) {
+                return {}; // a target past 2^63 elements (the fuzz preset found one): its counts cannot match
             }
         }
         if (inferred >= 0) {
@@ -152,6 +152,8 @@ namespace {
 void reshape(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
 {
     const std::string& input = in0(n, a);
+    if (n.input_size() < 2 || n.input(1).empty())
+        a.fail("Reshape without its shape input");
     const std::vector<int64_t> target = g.constant(n.input(1), a, "shape").ints(a.where());
     const std::vector<int64_t> inDims = g.activation(input, a).shape.dims();
     const bool allowZero = a.getInt("allowzero", 0) != 0;
@@ -236,6 +238,8 @@ void slice(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name,
     const int64_t rank = int64_t(dims.size());
     std::vector<int64_t> starts, ends, axes, steps;
     if (g.opset >= 10) {
+        if (n.input_size() < 3)
+            a.fail("Slice without starts and ends");
         starts = g.constant(n.input(1), a, "starts").ints(a.where());
         ends = g.constant(n.input(2), a, "ends").ints(a.where());
         if (const ConstTensor* c = g.optionalConstant(n, 3, a, "axes"))
