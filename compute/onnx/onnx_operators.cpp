@@ -132,6 +132,8 @@ namespace {
     {
         if (c.n.op_type() == "Add" && foldLinearBias(c.g, c.n, c.a))
             return;
+        if (c.n.input_size() == 1) // a Sum of one input: that input
+            return c.simple(Identity {});
         // The add kind where every input is an activation of one shape; else NumPy's broadcast (binary). A Sum with a
         // constant input, or of more than two inputs of different shapes: a chain of binary adds.
         for (const auto& in : c.n.input())
