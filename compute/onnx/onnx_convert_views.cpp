@@ -461,4 +461,35 @@ void padAxes(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& nam
     }
 }
 
+void tile(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
+{
+    // Tile of an activation: along each repeated axis, a concat of that many copies (exact; at most 256 a axis).
+    onlyFirstOutput(g, n, a);
+    std::string current = in0(n, a);
+    if (n.input_size() < 2 || !g.isConstant(n.input(1)))
+        refuse(n, a, "Tile whose repeats are computed from data (ConvScope needs them constant)");
+    const std::vector<int64_t> reps = g.constant(n.input(1), a, "repeats").ints(a.where());
+    const std::vector<int64_t> d = g.activation(current, a).shape.dims();
+    if (reps.size() != d.size())
+        a.fail("Tile of " + dimsText(d) + " with repeats " + dimsText(reps) + " of another length");
+    std::vector<size_t> axes;
+    for (size_t k = 0; k < reps.size(); ++k) {
+        if (reps[k] < 1 || reps[k] > 256)
+            refuse(n, a,
+                "Tile of " + dimsText(d) + " by " + dimsText(reps)
+                    + " (ConvScope repeats an axis 1 to 256 times; its tensors have no empty axis)");
+        if (reps[k] > 1)
+            axes.push_back(k);
+    }
+    if (axes.empty())
+        return g.addLayer(name, Identity {}, { current }, n.output(0), a);
+    for (size_t j = 0; j < axes.size(); ++j) {
+        const bool last = j + 1 == axes.size();
+        const std::string out = last ? n.output(0) : n.output(0) + "#tile" + std::to_string(axes[j]);
+        g.addLayer(last ? name : name + "/axis" + std::to_string(axes[j]), Concat { int64_t(axes[j]) },
+            std::vector<std::string>(size_t(reps[axes[j]]), current), out, a);
+        current = out;
+    }
+}
+
 } // namespace convscope::onnx::convert

@@ -266,6 +266,7 @@ namespace {
         { "Sub", 6, kLast, binaryOp<Binary::Op::Sub> },
         { "Sum", 6, kLast, add },
         { "Tanh", 6, kLast, [](const NodeContext& c) { c.simple(Tanh {}); } },
+        { "Tile", 6, kLast, with<tile> },
         { "Transpose", 1, kLast, with<transpose> },
         { "Unsqueeze", 6, kLast, with<squeeze> },
         { "Upsample", 7, 9, with<resize> },
