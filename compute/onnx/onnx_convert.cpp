@@ -189,12 +189,25 @@ namespace convert {
             a.fail("spatial 0 (per-activation statistics); ConvScope takes per-channel batch norm");
         onlyFirstOutput(g, n, a);
         const double eps = a.getFloat("epsilon", 1e-5f);
-        const Shape cs = Shape::nchw(in.c, 1, 1, 1);
+        const std::vector<int64_t> d = in.dims();
+        if (d.size() < 2)
+            a.fail("BatchNormalization of the 1-D " + in.str());
+        const Shape cs = Shape::nchw(d[1], 1, 1, 1);
         auto e = std::make_shared<Layer::Embedded>();
         e->weight = toTensor(g.constant(n.input(1), a, "scale"), cs, a, "scale");
         e->bias = toTensor(g.constant(n.input(2), a, "B"), cs, a, "B");
         e->runningMean = toTensor(g.constant(n.input(3), a, "mean"), cs, a, "mean");
         e->runningVar = toTensor(g.constant(n.input(4), a, "var"), cs, a, "var");
+        if (d.size() < 4) {
+            // PyTorch's BatchNorm1d ([N, C] or [N, C, L]): the same per-channel arithmetic on [N, C, L, 1], reshaped
+            // there and back.
+            const std::string image = n.output(0) + "#nchw", normed = n.output(0) + "#normed";
+            g.addLayer(name + "_nchw", Reshape { { -1, d[1], d.size() == 3 ? d[2] : 1, 1 } }, { n.input(0) }, image, a);
+            g.addLayer(name, BatchNorm2d { eps, true }, { image }, normed, a, e);
+            if (d.size() == 2)
+                return g.addLayer(name + "_back", Flatten {}, { normed }, n.output(0), a);
+            return g.addLayer(name + "_back", Reshape { { -1, d[1], d[2] } }, { normed }, n.output(0), a);
+        }
         // The same operator normalises images and volumes; ConvScope has a kind for each, as PyTorch does.
         const LayerSpec bn
             = in.isVolume() ? LayerSpec { BatchNorm3d { eps, true } } : LayerSpec { BatchNorm2d { eps, true } };

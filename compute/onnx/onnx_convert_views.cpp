@@ -46,8 +46,8 @@ namespace {
                 inferred = int(k);
             } else if (target[k] < 0) {
                 return {};
-            } else {
-                known *= target[k];
+            } else if (__builtin_mul_overflow(known, target[k], &known)) {
+                return {}; // a target past 2^63 elements (the fuzz preset found one): its counts cannot match
             }
         }
         if (inferred >= 0) {
@@ -152,6 +152,8 @@ namespace {
 void reshape(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
 {
     const std::string& input = in0(n, a);
+    if (n.input_size() < 2 || n.input(1).empty())
+        a.fail("Reshape without its shape input");
     const std::vector<int64_t> target = g.constant(n.input(1), a, "shape").ints(a.where());
     const std::vector<int64_t> inDims = g.activation(input, a).shape.dims();
     const bool allowZero = a.getInt("allowzero", 0) != 0;
@@ -236,6 +238,8 @@ void slice(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name,
     const int64_t rank = int64_t(dims.size());
     std::vector<int64_t> starts, ends, axes, steps;
     if (g.opset >= 10) {
+        if (n.input_size() < 3)
+            a.fail("Slice without starts and ends");
         starts = g.constant(n.input(1), a, "starts").ints(a.where());
         ends = g.constant(n.input(2), a, "ends").ints(a.where());
         if (const ConstTensor* c = g.optionalConstant(n, 3, a, "axes"))
@@ -453,6 +457,37 @@ void padAxes(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& nam
             parts.push_back(block);
         }
         g.addLayer(stem, Concat { int64_t(ax) }, parts, out, a);
+        current = out;
+    }
+}
+
+void tile(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
+{
+    // Tile of an activation: along each repeated axis, a concat of that many copies (exact; at most 256 a axis).
+    onlyFirstOutput(g, n, a);
+    std::string current = in0(n, a);
+    if (n.input_size() < 2 || !g.isConstant(n.input(1)))
+        refuse(n, a, "Tile whose repeats are computed from data (ConvScope needs them constant)");
+    const std::vector<int64_t> reps = g.constant(n.input(1), a, "repeats").ints(a.where());
+    const std::vector<int64_t> d = g.activation(current, a).shape.dims();
+    if (reps.size() != d.size())
+        a.fail("Tile of " + dimsText(d) + " with repeats " + dimsText(reps) + " of another length");
+    std::vector<size_t> axes;
+    for (size_t k = 0; k < reps.size(); ++k) {
+        if (reps[k] < 1 || reps[k] > 256)
+            refuse(n, a,
+                "Tile of " + dimsText(d) + " by " + dimsText(reps)
+                    + " (ConvScope repeats an axis 1 to 256 times; its tensors have no empty axis)");
+        if (reps[k] > 1)
+            axes.push_back(k);
+    }
+    if (axes.empty())
+        return g.addLayer(name, Identity {}, { current }, n.output(0), a);
+    for (size_t j = 0; j < axes.size(); ++j) {
+        const bool last = j + 1 == axes.size();
+        const std::string out = last ? n.output(0) : n.output(0) + "#tile" + std::to_string(axes[j]);
+        g.addLayer(last ? name : name + "/axis" + std::to_string(axes[j]), Concat { int64_t(axes[j]) },
+            std::vector<std::string>(size_t(reps[axes[j]]), current), out, a);
         current = out;
     }
 }

@@ -58,6 +58,8 @@ void gather(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name
 // Split: a slice layer per output read; Expand of an activation: a binary mul by ones that broadcasts.
 void split(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 void expand(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+// Tile of an activation: a concat of copies along each repeated axis.
+void tile(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 // The inputs of a Concat on `axis` as activations: each constant one (ViT's class token) made from an activation
 // input by a slice, a pow by 0 and a mul by the constant (exact); fails when no input is an activation.
 // Constant padding of any axes of an activation (pads: ONNX's begins then ends, one per axis, none negative): along

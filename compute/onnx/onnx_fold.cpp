@@ -4,6 +4,7 @@
 
 #include "compute/checked_math.h"
 #include "compute/error.h"
+#include "compute/memory_budget.h"
 
 #include <algorithm>
 #include <cmath>
@@ -392,8 +393,9 @@ std::vector<ConstTensor> foldNode(const ::onnx::NodeProto& node, const std::vect
         ConstTensor out;
         out.dims = dims;
         out.isFloat = value.isFloat;
-        if (n > (int64_t(1) << 28))
+        if (n > (int64_t(1) << 26)) // as the other folds (onnx_fold_ops.cpp): shapes, masks, small constants
             a.fail("ConstantOfShape of " + npyDimsText(dims) + " is too large to fold");
+        checkHostAllocation(n * 8, a.where() + ": ConstantOfShape of " + npyDimsText(dims));
         if (value.isFloat)
             out.f.assign(size_t(n), value.f[0]);
         else

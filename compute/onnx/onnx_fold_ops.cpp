@@ -7,6 +7,7 @@
 
 #include "compute/checked_math.h"
 #include "compute/error.h"
+#include "compute/memory_budget.h"
 
 #include <algorithm>
 #include <cmath>
@@ -31,6 +32,8 @@ namespace {
         if (n > kMaxFolded)
             a.fail("a constant of " + npyDimsText(dims) + " is too large to fold (over " + std::to_string(kMaxFolded)
                 + " elements)");
+        // The result and an index per element (64 bits each), against the memory budget.
+        checkHostAllocation(n * 16, a.where() + ": a constant of " + npyDimsText(dims));
         return n;
     }
 

@@ -58,7 +58,13 @@ void GraphBuilder::addLayer(const std::string& layerName, LayerSpec spec, const 
     const std::string& output, const Attributes& a, std::shared_ptr<const Layer::Embedded> embedded)
 {
     Layer layer;
+    // A converter's second layer (name + "_pad", name + "/axis1", ...) may meet a name a node already took (the fuzz
+    // preset named a node "p/axis0"): layers are told apart by name, so the new one gets a suffix.
     layer.name = layerName;
+    for (int k = 2; layer.name == kNetworkInputName
+         || std::any_of(net.layers.begin(), net.layers.end(), [&](const Layer& l) { return l.name == layer.name; });
+         ++k)
+        layer.name = layerName + "_" + std::to_string(k);
     layer.spec = std::move(spec);
     std::vector<Shape> shapes;
     std::vector<std::string> names;

@@ -7,6 +7,7 @@
 #include "compute/onnx/onnx_fold_patterns.h"
 #include "compute/onnx/onnx_graph.h"
 
+#include <google/protobuf/stubs/common.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/version_converter/convert.h>
 
@@ -252,7 +253,13 @@ Network importModel(const std::string& bytes, const std::string& what, const std
             g.constants[node.output(0)] = std::move(c);
             continue;
         }
-        convertNode(g, node, size_t(k), a);
+        try {
+            convertNode(g, node, size_t(k), a);
+        } catch (const google::protobuf::FatalException& e) {
+            // A converter read an input the node does not have (protobuf checks the index and throws): the fuzz
+            // preset found a Reshape of one input. The node is malformed, not the importer's state.
+            a.fail("the node lacks an input or field its operator needs (" + e.message() + ")");
+        }
     }
 
     if (graph.output_size() != 1)

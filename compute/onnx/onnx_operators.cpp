@@ -123,6 +123,8 @@ namespace {
     {
         if (c.n.op_type() == "Add" && foldLinearBias(c.g, c.n, c.a))
             return;
+        if (c.n.input_size() == 1) // a Sum of one input: that input
+            return c.simple(Identity {});
         // The add kind where every input is an activation of one shape; else NumPy's broadcast (binary). A Sum with a
         // constant input, or of more than two inputs of different shapes: a chain of binary adds.
         for (const auto& in : c.n.input())
@@ -264,6 +266,7 @@ namespace {
         { "Sub", 6, kLast, binaryOp<Binary::Op::Sub> },
         { "Sum", 6, kLast, add },
         { "Tanh", 6, kLast, [](const NodeContext& c) { c.simple(Tanh {}); } },
+        { "Tile", 6, kLast, with<tile> },
         { "Transpose", 1, kLast, with<transpose> },
         { "Unsqueeze", 6, kLast, with<squeeze> },
         { "Upsample", 7, 9, with<resize> },
