@@ -149,7 +149,8 @@ inline constexpr std::array<LayerKindInfo, std::variant_size_v<LayerSpec>> kLaye
         kNeedsVolume, {} },
     { kindIndex<BatchNorm3d>, "batchnorm3d", "BatchNorm3d", "bn3d_", KindFamily::Normalization, 1, 1,
         kNeedsStatistics | kNeedsVolume, { "eps", "affine", "running_mean", "running_var", "weight", "bias", "init" } },
-    { kindIndex<Matmul>, "matmul", "MatMul (batched a · b)", "matmul", KindFamily::Merge, 2, 2, kNeedsNothing, {} },
+    { kindIndex<Matmul>, "matmul", "MatMul (batched a · b)", "matmul", KindFamily::Merge, 1, 2, kNeedsNothing,
+        { "constant", "constant_shape", "constant_first" } },
     { kindIndex<Gather>, "gather", "Gather (index_select)", "gather", KindFamily::Copy, 1, 1, kNeedsNothing,
         { "axis", "indices", "indices_shape" } },
 } };

@@ -470,7 +470,7 @@ namespace {
                         throw InputError("p must be between 0 and 1");
                     return passThrough(in, "output = input " + in.str() + " (dropout does nothing at inference)");
                 } else if constexpr (std::is_same_v<T, Matmul>) {
-                    return inferMatmul(ins, names);
+                    return inferMatmul(l, ins, names);
                 } else if constexpr (std::is_same_v<T, Gather>) {
                     return inferGather(l, in);
                 } else {

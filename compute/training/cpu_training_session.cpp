@@ -87,7 +87,7 @@ namespace cpu_training {
                 } else if constexpr (std::is_same_v<S, Slice>) {
                     fast ? cpu::fast::slice(in, spec, out) : cpu::direct::slice(in, spec, out);
                 } else if constexpr (std::is_same_v<S, Matmul>) {
-                    cpu::runMatmul(m_shapes.layers[i], *ins.at(0), *ins.at(1), out, fast);
+                    cpu::runMatmul(spec, m_shapes.layers[i], ins, st.weight.get(), out, fast);
                 } else if constexpr (std::is_same_v<S, Gather>) {
                     cpu::runGather(spec, in, out);
                 } else {
@@ -198,7 +198,7 @@ namespace cpu_training {
                     } else if constexpr (std::is_same_v<S, Slice>) {
                         cpu::grad::slice(gy, spec, gx);
                     } else if constexpr (std::is_same_v<S, Matmul>) {
-                        cpu::grad::matmulInput(gy, *ins.at(0), *ins.at(1), j, gx);
+                        cpu::grad::matmulLayerInput(spec, m_shapes.layers[k], ins, st.weight.get(), j, gy, gx);
                     } else if constexpr (std::is_same_v<S, Gather>) {
                         cpu::grad::gatherInput(spec, gy, gx);
                     } else {

@@ -12,9 +12,8 @@ using namespace convscope::test;
 
 TEST_CASE("matmul backward matches finite differences, broadcast and 1-D operands", "[training][tensor]")
 {
-    const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> pairs
-        = { { { 2, 3, 4 }, { 2, 4, 5 } }, { { 2, 1, 3, 4 }, { 3, 4, 2 } }, { { 2, 3, 4 }, { 4 } }, { { 3 }, { 2, 3, 5 } },
-              { { 4, 3 }, { 2, 3, 2 } } };
+    const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> pairs = { { { 2, 3, 4 }, { 2, 4, 5 } },
+        { { 2, 1, 3, 4 }, { 3, 4, 2 } }, { { 2, 3, 4 }, { 4 } }, { { 3 }, { 2, 3, 5 } }, { { 4, 3 }, { 2, 3, 2 } } };
     uint64_t seed = 2000;
     for (const auto& [da, db] : pairs) {
         Tensor a = randomTensor(Shape::of(da), ++seed), b = randomTensor(Shape::of(db), ++seed);
@@ -24,7 +23,7 @@ TEST_CASE("matmul backward matches finite differences, broadcast and 1-D operand
         Tensor ga(a.shape()), gb(b.shape());
         cpu::grad::matmulInput(gy, a, b, 0, ga);
         cpu::grad::matmulInput(gy, a, b, 1, gb);
-        const auto fwd = [&](Tensor& y) { cpu::runMatmul(s, a, b, y, false); };
+        const auto fwd = [&](Tensor& y) { cpu::runMatmul(Matmul {}, s, { &a, &b }, nullptr, y, false); };
         INFO(a.shape().str() << " · " << b.shape().str());
         CHECK(relL2(ga, numericalGradient(a, gy, s.out, fwd, 1e-2)) < 1e-4);
         CHECK(relL2(gb, numericalGradient(b, gy, s.out, fwd, 1e-2)) < 1e-4);
