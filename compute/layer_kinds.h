@@ -159,7 +159,8 @@ inline constexpr std::array<LayerKindInfo, std::variant_size_v<LayerSpec>> kLaye
         { "num_groups", "eps", "affine", "init" } },
     { kindIndex<InstanceNorm>, "instance_norm", "InstanceNorm", "inorm", KindFamily::Normalization, 1, 1,
         kNeedsWeights, { "eps", "affine", "init" } },
-    { kindIndex<Matmul>, "matmul", "MatMul (batched a · b)", "matmul", KindFamily::Merge, 2, 2, kNeedsNothing, {} },
+    { kindIndex<Matmul>, "matmul", "MatMul (batched a · b)", "matmul", KindFamily::Merge, 1, 2, kNeedsNothing,
+        { "constant", "constant_shape", "constant_first" } },
     { kindIndex<Gather>, "gather", "Gather (index_select)", "gather", KindFamily::Copy, 1, 1, kNeedsNothing,
         { "axis", "indices", "indices_shape" } },
 } };

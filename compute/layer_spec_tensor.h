@@ -8,12 +8,16 @@
 
 namespace convscope {
 
-// torch.matmul(a, b) of two activations (the layer's two inputs, in order): each operand of rank 1 to 6. A 1-D first
-// operand [K] is read as [1, K] and a 1-D second operand [K] as [K, 1], and the 1 they add is removed from the output
-// afterwards; the last two axes are the matrices ([M, K] · [K, N]); the axes before them are batch axes, broadcast by
-// NumPy's rule. Output: broadcast(batch axes) + [M] (unless a is 1-D) + [N] (unless b is 1-D). ONNX MatMul of two
-// activations (attention's Q·Kᵀ and softmax·V).
+// torch.matmul(a, b): of the layer's two inputs in order, or of its one input and the layer's constant — `constant`'s
+// values of dims `constant_shape` ([constant.size()] when not given), on the left (constant_first: c · x) or the right
+// (x · c). Each operand of rank 1 to 6. A 1-D first operand [K] is read as [1, K] and a 1-D second operand [K] as
+// [K, 1], and the 1 they add is removed from the output afterwards; the last two axes are the matrices ([M, K] ·
+// [K, N]); the axes before them are batch axes, broadcast by NumPy's rule. Output: broadcast(batch axes) + [M] (unless
+// a is 1-D) + [N] (unless b is 1-D). ONNX MatMul (attention's Q·Kᵀ and softmax·V; a batched constant operand).
 struct Matmul {
+    std::vector<float> constant; // empty: two inputs
+    std::vector<int64_t> constant_shape;
+    bool constant_first = false;
     bool operator==(const Matmul&) const = default;
 };
 

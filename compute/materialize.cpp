@@ -366,6 +366,12 @@ namespace {
                             std::copy(l.constant.begin(), l.constant.end(), c.data());
                             m_layer.weight = std::make_shared<const Tensor>(std::move(c));
                         }
+                    } else if constexpr (std::is_same_v<T, Matmul>) {
+                        if (!l.constant.empty()) { // as binary's: the constant operand, read by the layer's plan
+                            Tensor c(Shape::features(1, int64_t(l.constant.size())));
+                            std::copy(l.constant.begin(), l.constant.end(), c.data());
+                            m_layer.weight = std::make_shared<const Tensor>(std::move(c));
+                        }
                     } else if constexpr ((layerKindOf<T>().needs & (kNeedsWeights | kNeedsStatistics)) == 0) {
                         // no parameters to make
                     } else {

@@ -100,6 +100,36 @@ MatmulPlan makeMatmulPlan(const std::vector<int64_t>& a, bool aChannelsLast, con
     return p;
 }
 
+MatmulOperands matmulOperands(const Matmul& l, const std::vector<Shape>& ins)
+{
+    MatmulOperands o;
+    if (l.constant.empty()) {
+        if (ins.size() != 2)
+            throw InputError(
+                "matmul without a \"constant\" reads two inputs, but it has " + std::to_string(ins.size()));
+        o.a = ins[0].dims();
+        o.b = ins[1].dims();
+        return o;
+    }
+    if (ins.size() != 1)
+        throw InputError("matmul with a \"constant\" reads one input, but it has " + std::to_string(ins.size()));
+    const std::vector<int64_t> c
+        = l.constant_shape.empty() ? std::vector<int64_t> { int64_t(l.constant.size()) } : l.constant_shape;
+    int64_t count = 1;
+    for (const int64_t d : c) {
+        if (d < 1)
+            throw InputError("matmul: \"constant_shape\" " + text(c) + " has a size below 1");
+        count *= d;
+    }
+    if (count != int64_t(l.constant.size()) || c.size() > 6)
+        throw InputError("matmul: \"constant\" has " + std::to_string(l.constant.size())
+            + " values but \"constant_shape\" " + text(c) + " holds " + std::to_string(count) + " (ranks 1 to 6)");
+    o.a = l.constant_first ? c : ins[0].dims();
+    o.b = l.constant_first ? ins[0].dims() : c;
+    o.constantSide = l.constant_first ? 0 : 1;
+    return o;
+}
+
 bool matmulUniformBatch(const MatmulPlan& p, int64_t stride[3])
 {
     const MatmulOperandPlan* ops[3] = { &p.a, &p.b, &p.c };

@@ -3,7 +3,9 @@
 // run, for PyTorch's contiguous layout or a GPU session's channels-last storage.
 #pragma once
 
+#include "compute/layer_spec.h"
 #include "compute/matmul_math.h"
+#include "compute/shape.h"
 
 #include <cstdint>
 #include <string>
@@ -15,6 +17,14 @@ namespace convscope {
 // (`aName`, `bName`: how the message calls them) when the inner sizes differ or the batch axes do not broadcast.
 std::vector<int64_t> matmulOutputDims(
     const std::vector<int64_t>& a, const std::vector<int64_t>& b, const std::string& aName, const std::string& bName);
+
+// The dims of the layer's two operands in `a · b` order, from its input shapes (two, or one and its constant).
+// Throws InputError for a constant whose count its shape does not hold, or the wrong number of inputs.
+struct MatmulOperands {
+    std::vector<int64_t> a, b;
+    int constantSide = -1; // 0: a is the constant, 1: b is, -1: two inputs
+};
+MatmulOperands matmulOperands(const Matmul& l, const std::vector<Shape>& ins);
 
 // The plan of out = a · b. Each tensor is laid out contiguously (PyTorch's order, last axis fastest) or, where its
 // flag says so, channels-last as a GPU session's storage format holds ranks above 2 ([n, rest..., c]).

@@ -189,6 +189,8 @@ namespace {
                     readBinary(j, l, ctx);
                 } else if constexpr (std::is_same_v<T, Gather>) {
                     readGather(j, l, ctx);
+                } else if constexpr (std::is_same_v<T, Matmul>) {
+                    readMatmul(j, l, ctx);
                 } else if constexpr (std::is_same_v<T, PReLU>) {
                     if (has("num_parameters"))
                         l.num_parameters = readInt(j["num_parameters"], "num_parameters", 1, ctx);

@@ -42,6 +42,9 @@ void readBinaryConstant(Binary& l, const std::filesystem::path& baseDir, const C
 // indices_shape ([] for a scalar; left out: a list of all the indices).
 void readGather(const Json& j, Gather& l, const Context& ctx);
 void writeGather(Json& o, const Gather& l);
+// matmul's constant operand (network_json_tensor.cpp): constant (a list of numbers), constant_shape, constant_first.
+void readMatmul(const Json& j, Matmul& l, const Context& ctx);
+void writeMatmul(Json& o, const Matmul& l);
 int64_t readInt(const Json& v, const std::string& key, int64_t minimum, const Context& ctx);
 // A list of minCount to maxCount integers, each at least `minimum`.
 std::vector<int64_t> readIntList(

@@ -1,6 +1,9 @@
-// The network file's fields of the gather kind (issue 30): axis, indices, indices_shape (network_json_internal.h).
+// The network file's fields of the gather kind (issue 30): axis, indices, indices_shape; and matmul's constant operand
+// (network_json_internal.h).
 #include "compute/network_json_internal.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace convscope::network_json {
@@ -32,6 +35,42 @@ void readGather(const Json& j, Gather& l, const Context& ctx)
         ctx.fail("\"indices\" has " + std::to_string(l.indices.size()) + " values but \"indices_shape\" "
             + shown(j.contains("indices_shape") ? j["indices_shape"] : Json::array()) + " holds "
             + std::to_string(count));
+}
+
+void readMatmul(const Json& j, Matmul& l, const Context& ctx)
+{
+    if (!j.contains("constant")) {
+        if (j.contains("constant_shape") || j.contains("constant_first"))
+            ctx.fail("\"constant_shape\" and \"constant_first\" describe a \"constant\", which is missing");
+        return;
+    }
+    const Json& c = j["constant"];
+    const auto finite = [](const Json& e) { return e.is_number() && std::isfinite(e.get<double>()); };
+    if (!c.is_array() || c.empty() || !std::all_of(c.begin(), c.end(), finite))
+        ctx.fail("\"constant\" must be a list of numbers (matmul's constant operand), got " + shown(c));
+    for (const Json& e : c)
+        l.constant.push_back(e.get<float>());
+    l.constant_shape = { int64_t(l.constant.size()) };
+    if (j.contains("constant_shape"))
+        l.constant_shape = readIntList(j["constant_shape"], "constant_shape", 1, 1, 6, ctx);
+    if (j.contains("constant_first"))
+        l.constant_first = readBool(j["constant_first"], "constant_first", ctx);
+    int64_t count = 1;
+    for (const int64_t d : l.constant_shape)
+        count *= d;
+    if (count != int64_t(l.constant.size()))
+        ctx.fail("\"constant\" has " + std::to_string(l.constant.size()) + " values but \"constant_shape\" "
+            + shown(j["constant_shape"]) + " holds " + std::to_string(count));
+}
+
+void writeMatmul(Json& o, const Matmul& l)
+{
+    if (l.constant.empty())
+        return;
+    o["constant"] = l.constant;
+    o["constant_shape"]
+        = l.constant_shape.empty() ? std::vector<int64_t> { int64_t(l.constant.size()) } : l.constant_shape;
+    o["constant_first"] = l.constant_first;
 }
 
 void writeGather(Json& o, const Gather& l)

@@ -147,6 +147,8 @@ namespace {
                     o["op"] = unaryOpName(l.op);
                 } else if constexpr (std::is_same_v<T, Gather>) {
                     writeGather(o, l);
+                } else if constexpr (std::is_same_v<T, Matmul>) {
+                    writeMatmul(o, l);
                 } else if constexpr (std::is_same_v<T, Binary>) {
                     o["op"] = binaryOpName(l.op);
                     if (!l.constant_file.empty())

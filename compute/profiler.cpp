@@ -35,9 +35,12 @@ namespace {
     bool needsParameters(const Network& net)
     {
         for (const auto& l : net.layers) {
-            // binary's constant operand is materialised as its weight too (not a parameter: nothing trains it)
+            // binary's and matmul's constant operand is materialised as its weight too (not a parameter: nothing
+            // trains it)
             const auto* b = std::get_if<Binary>(&l.spec);
-            if ((hasParameters(l.spec) || (b && !b->constant.empty())) && !l.weight && !l.runningMean)
+            const auto* m = std::get_if<Matmul>(&l.spec);
+            const bool constant = (b && !b->constant.empty()) || (m && !m->constant.empty());
+            if ((hasParameters(l.spec) || constant) && !l.weight && !l.runningMean)
                 return true;
         }
         return false;

@@ -3,6 +3,7 @@
 #include "compute/elementwise_math.h"
 #include "compute/gather.h"
 #include "compute/linear_geometry.h"
+#include "compute/matmul.h"
 
 #include "compute/layer_kinds.h"
 #include "compute/normalization.h"
@@ -59,7 +60,7 @@ namespace {
                         : Reduction { std::max<int64_t>(1, shape.in.numel() / std::max<int64_t>(1, shape.out.numel())),
                               l.op != Reduce::Op::Sum };
                 else if constexpr (std::is_same_v<T, Matmul>) // a GEMM of K terms: a's last axis
-                    return { std::max<int64_t>(1, shape.in.dims().back()), false, true };
+                    return { std::max<int64_t>(1, matmulOperands(l, shape.ins).a.back()), false, true };
                 else
                     return { 1, false };
             },

@@ -476,7 +476,7 @@ namespace {
                 } else if constexpr (isNormKind<T>) {
                     return inferNormalization(l, in);
                 } else if constexpr (std::is_same_v<T, Matmul>) {
-                    return inferMatmul(ins, names);
+                    return inferMatmul(l, ins, names);
                 } else if constexpr (std::is_same_v<T, Gather>) {
                     return inferGather(l, in);
                 } else {

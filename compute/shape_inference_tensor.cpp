@@ -44,11 +44,16 @@ LayerShape inferLinear(const Linear& l, const Shape& in)
     return r;
 }
 
-LayerShape inferMatmul(const std::vector<Shape>& ins, const std::vector<std::string>& names)
+LayerShape inferMatmul(const Matmul& l, const std::vector<Shape>& ins, const std::vector<std::string>& names)
 {
-    const auto label
-        = [&](size_t k) { return k < names.size() ? "\"" + names[k] + "\"" : "input " + std::to_string(k); };
-    const std::vector<int64_t> a = ins[0].dims(), b = ins[1].dims();
+    const MatmulOperands o = matmulOperands(l, ins);
+    const auto label = [&](int side) {
+        if (o.constantSide == side)
+            return std::string("the constant");
+        const size_t k = o.constantSide >= 0 ? 0 : size_t(side);
+        return k < names.size() ? "\"" + names[k] + "\"" : "input " + std::to_string(k);
+    };
+    const std::vector<int64_t>&a = o.a, &b = o.b;
     const std::vector<int64_t> out = matmulOutputDims(a, b, label(0), label(1));
     const MatmulPlan p = makeMatmulPlan(a, false, b, false, false);
     LayerShape r;
@@ -58,7 +63,7 @@ LayerShape inferMatmul(const std::vector<Shape>& ins, const std::vector<std::str
         + std::to_string(p.k) + ", " + std::to_string(p.n) + "]" + (a.size() == 1 ? " (a read as [1, K])" : "")
         + (b.size() == 1 ? " (b read as [K, 1])" : "") + "\noutput shape = " + r.out.str();
     r.cost.flops = 2.0 * double(p.batch) * double(p.m) * double(p.n) * double(p.k);
-    r.cost.bytesRead = bytesOf(ins[0].numel()) + bytesOf(ins[1].numel());
+    r.cost.bytesRead = bytesOf(Shape::of(a).numel()) + bytesOf(Shape::of(b).numel());
     r.cost.bytesWritten = bytesOf(r.out.numel());
     return r;
 }

@@ -115,7 +115,10 @@ def pool_case(c, x, rng, kind):
             return None
         layer = {"type": "maxpool2d", "kernel_size": [kh, kw], "stride": [sh, sw], "padding": [ph, pw],
                  "dilation": [dh, dw], "ceil_mode": ceil}
-        return layer, lambda t: F.max_pool2d(t, (kh, kw), (sh, sw), (ph, pw), (dh, dw), ceil)
+        f = lambda t: F.max_pool2d(t, (kh, kw), (sh, sw), (ph, pw), (dh, dw), ceil)
+        if torch.isinf(f(x)).any():  # a window of padding only: ConvScope refuses it (no maximum), PyTorch gives -inf
+            return None
+        return layer, f
     if h + 2 * ph < kh or w + 2 * pw < kw:
         return None
     cip = rng.random() < 0.5

@@ -13,8 +13,12 @@ namespace convscope::onednn {
 // every descriptor of one rank (a 1-D operand is [1, K] or [K, 1], an operand of fewer batch axes is padded with 1s,
 // which oneDNN broadcasts); the output's own dims lay out the same elements. Both inputs are bound per pass (SRC,
 // WEIGHTS).
-void planTensorKind(const Matmul&, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan)
+void planTensorKind(
+    const Matmul& l, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan)
 {
+    if (!l.constant.empty())
+        throw UnsupportedError("onednn: matmul by a constant operand is not planned here (the multi-input plan binds "
+                               "activations only); it runs on the cpu.* selections");
     if (shape.ins.size() != 2)
         throw UnsupportedError("onednn: matmul needs the shapes of its two inputs");
     const std::vector<int64_t> a = shape.ins[0].dims(), b = shape.ins[1].dims();

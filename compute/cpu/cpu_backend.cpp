@@ -367,7 +367,7 @@ namespace {
                     } else if constexpr (std::is_same_v<Spec, Binary>) {
                         cpu::runBinary(spec, m_shapes.layers[i], ins, layer.weight.get(), out, m_fast);
                     } else if constexpr (std::is_same_v<Spec, Matmul>) {
-                        cpu::runMatmul(m_shapes.layers[i], *ins.at(0), *ins.at(1), out, m_fast);
+                        cpu::runMatmul(spec, m_shapes.layers[i], ins, layer.weight.get(), out, m_fast);
                     } else if constexpr (std::is_same_v<Spec, Gather>) {
                         cpu::runGather(spec, in, out);
                     } else if constexpr (std::is_same_v<Spec, Add>) {

@@ -148,9 +148,10 @@ BinaryPlan binaryLayerPlan(const Binary& l, const LayerShape& s, const std::vect
 void runBinary(const Binary& l, const LayerShape& s, const std::vector<const Tensor*>& ins, const Tensor* constant,
     Tensor& out, bool fast);
 
-// matmul (torch.matmul, compute/matmul.h) of two contiguous inputs: double sums (fast false) or one sgemm per batch
-// matrix (matmul.cpp); gather with constant indices (compute/gather.h): a copy.
-void runMatmul(const LayerShape& s, const Tensor& a, const Tensor& b, Tensor& out, bool fast);
+// matmul (torch.matmul, compute/matmul.h) of two contiguous inputs, or one and the layer's constant: double sums (fast
+// false) or one sgemm per batch matrix (matmul.cpp); gather with constant indices (compute/gather.h): a copy.
+void runMatmul(const Matmul& l, const LayerShape& s, const std::vector<const Tensor*>& ins, const Tensor* constant,
+    Tensor& out, bool fast);
 void runGather(const Gather& l, const Tensor& in, Tensor& out);
 
 } // namespace convscope::cpu

@@ -14,22 +14,17 @@
 
 namespace convscope::cpu {
 
-namespace {
-    MatmulPlan checkedPlan(const LayerShape& s, const Tensor& a, const Tensor& b, const Tensor& out)
-    {
-        const MatmulPlan p = makeMatmulPlan(a.shape().dims(), false, b.shape().dims(), false, false);
-        detail::require(
-            out.numel() == p.batch * p.m * p.n, "matmul", "the output does not hold the product's elements");
-        detail::require(s.ins.size() == 2, "matmul", "reads two inputs");
-        return p;
-    }
-} // namespace
-
-void runMatmul(const LayerShape& s, const Tensor& a, const Tensor& b, Tensor& out, bool fast)
+void runMatmul(const Matmul& l, const LayerShape& s, const std::vector<const Tensor*>& ins, const Tensor* constant,
+    Tensor& out, bool fast)
 {
-    const MatmulPlan p = checkedPlan(s, a, b, out);
-    const float* x = a.data();
-    const float* y = b.data();
+    const MatmulOperands o = matmulOperands(l, s.ins);
+    if (o.constantSide >= 0 && (!constant || constant->numel() != int64_t(l.constant.size())))
+        throw Error("matmul: the layer's constant was not materialised");
+    size_t next = 0;
+    const float* x = o.constantSide == 0 ? constant->data() : ins.at(next++)->data();
+    const float* y = o.constantSide == 1 ? constant->data() : ins.at(next++)->data();
+    const MatmulPlan p = makeMatmulPlan(o.a, false, o.b, false, false);
+    detail::require(out.numel() == p.batch * p.m * p.n, "matmul", "the output does not hold the product's elements");
     float* z = out.data();
     if (!fast) {
         int64_t coord[kMaxMatmulBatchRank] = {};

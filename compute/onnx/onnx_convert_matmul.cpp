@@ -1,6 +1,7 @@
 // ONNX MatMul and Gather on activations (issue 30). MatMul of two activations is a matmul layer (torch.matmul's rules,
 // which are ONNX's: numpy.matmul); MatMul of an activation by a constant 2-D B [K, N] is a linear layer on the last
-// axis (weight Bᵀ, no bias: an Add of a constant right after it is folded in as its bias, foldLinearBias). The one
+// axis (weight Bᵀ, no bias: an Add of a constant right after it is folded in as its bias, foldLinearBias); a constant
+// A, or a B of another rank (a batched one), is a matmul layer holding the constant on its side. The one
 // input a linear layer reads otherwise — [N, C, 1, 1] or [N, C, 1, 1, 1], which linear takes as [N, C]
 // (compute/linear_geometry.h) — is reshaped to [N, C, 1] first and back after, so ONNX's last-axis product is what
 // runs. Gather of an activation by constant indices is a gather layer (Gather of constants is folded, onnx_fold.cpp);
@@ -24,15 +25,20 @@ void matmul(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name
         (void)g.activation(y, a);
         return g.addLayer(name, Matmul {}, { x, y }, n.output(0), a);
     }
-    if (xc)
-        refuse(n, a,
-            "MatMul of a constant by an activation (ConvScope's linear layer multiplies by a constant on the "
-            "right; matmul reads two activations)");
-    const ConstTensor& w = g.constant(y, a, "B");
-    if (w.dims.size() != 2)
-        refuse(n, a,
-            "MatMul by a constant B " + npyDimsText(w.dims)
-                + " (ConvScope takes a 2-D B [K, N] as a linear layer, or two activations as matmul)");
+    if (xc && yc)
+        refuse(n, a, "MatMul of two constants that were not folded");
+    const ConstTensor& w = g.constant(xc ? x : y, a, xc ? "A" : "B");
+    if (xc || w.dims.size() != 2) { // a constant A, or a B of another rank: a matmul layer holding it
+        if (!w.isFloat)
+            a.fail(std::string(xc ? "A" : "B") + " must be float");
+        if (w.dims.empty() || w.dims.size() > 6)
+            refuse(n, a, "MatMul by a constant of " + std::to_string(w.dims.size()) + " dims (ranks 1 to 6)");
+        Matmul m;
+        m.constant = w.f;
+        m.constant_shape = w.dims;
+        m.constant_first = xc;
+        return g.addLayer(name, m, { xc ? y : x }, n.output(0), a);
+    }
     if (!w.isFloat)
         a.fail("B must be float");
     const int64_t inF = w.dims[0], outF = w.dims[1];

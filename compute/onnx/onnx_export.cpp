@@ -509,7 +509,11 @@ namespace {
                 } else if constexpr (isNormKind<T>) {
                     writeNormalization(l, shape, in[0], out);
                 } else if constexpr (std::is_same_v<T, Matmul>) {
-                    node("MatMul", l.name, in, out);
+                    std::vector<std::string> ins = in;
+                    if (!k.constant.empty()) // the constant operand on its side, an initializer of its dims
+                        ins.insert(k.constant_first ? ins.begin() : ins.end(),
+                            floats(l.name + ".constant", k.constant_shape, k.constant.data(), k.constant.size()));
+                    node("MatMul", l.name, ins, out);
                 } else if constexpr (std::is_same_v<T, Gather>) {
                     const std::string idx = int64s(l.name + ".indices", k.indices);
                     TensorProto* t = m_graph->mutable_initializer(m_graph->initializer_size() - 1);

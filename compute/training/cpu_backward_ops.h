@@ -118,6 +118,8 @@ void binaryLayerInput(const Binary& l, const LayerShape& s, const std::vector<co
 // matmul (tensor_backward.cpp): the gradient of operand `which` (0: a, 1: b) of c = a · b (torch.matmul), summed in
 // double over the batch matrices a broadcast operand served; gather: dy scattered back by the indices (summed).
 void matmulInput(const Tensor& gy, const Tensor& a, const Tensor& b, size_t which, Tensor& g);
+void matmulLayerInput(const Matmul& l, const LayerShape& s, const std::vector<const Tensor*>& ins,
+    const Tensor* constant, size_t j, const Tensor& gy, Tensor& gx); // input j's (the constant gets none)
 void gatherInput(const Gather& l, const Tensor& gy, Tensor& gx);
 // Input `gx`'s channels of concat's gy, from channel `offset` on.
 void concatInput(const Tensor& gy, int64_t offset, Tensor& gx);

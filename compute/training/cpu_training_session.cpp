@@ -98,7 +98,7 @@ namespace cpu_training {
                     fast ? cpu::fast::normalization(in, *st.weight, *st.bias, plan, out)
                          : cpu::direct::normalization(in, *st.weight, *st.bias, plan, out);
                 } else if constexpr (std::is_same_v<S, Matmul>) {
-                    cpu::runMatmul(m_shapes.layers[i], *ins.at(0), *ins.at(1), out, fast);
+                    cpu::runMatmul(spec, m_shapes.layers[i], ins, st.weight.get(), out, fast);
                 } else if constexpr (std::is_same_v<S, Gather>) {
                     cpu::runGather(spec, in, out);
                 } else {
@@ -214,7 +214,7 @@ namespace cpu_training {
                     } else if constexpr (isNormKind<S>) {
                         cpu::grad::normalizationData(gy, x, *st.weight, normPlan(spec, x.shape()), gx, fast);
                     } else if constexpr (std::is_same_v<S, Matmul>) {
-                        cpu::grad::matmulInput(gy, *ins.at(0), *ins.at(1), j, gx);
+                        cpu::grad::matmulLayerInput(spec, m_shapes.layers[k], ins, st.weight.get(), j, gy, gx);
                     } else if constexpr (std::is_same_v<S, Gather>) {
                         cpu::grad::gatherInput(spec, gy, gx);
                     } else {

@@ -255,8 +255,9 @@ namespace {
         bool runsInStorage(size_t i) const override
         {
             // A linear layer on the last axis of rank 3 and up reads rows that channels-last storage does not keep
-            // together: it runs on the FP32 copies.
-            if (std::holds_alternative<Linear>(spec(i)) && !linearRowsAreBatch(shape(i).in))
+            // together, and a matmul by a constant reads an FP32 operand: they run on the FP32 copies.
+            if ((std::holds_alternative<Linear>(spec(i)) && !linearRowsAreBatch(shape(i).in))
+                || !tensorKindRunsInStorage(spec(i)))
                 return false;
             return tensorCoreRuns(i) || runsNativelyInStorage(spec(i), algorithm());
         }
@@ -349,7 +350,7 @@ namespace {
                             scratch(i), deviceProperties().multiProcessorCount, st);
                     } else if constexpr (isGeneralTensorKind<T>) {
                         const std::vector<const float*> xs = inputs(i);
-                        runTensorKind(l, s, DType::F32, false, { xs.begin(), xs.end() }, scratch(i), y, st);
+                        runTensorKind(l, s, DType::F32, false, { xs.begin(), xs.end() }, weight(i), scratch(i), y, st);
                     } else if constexpr (isSoftmaxKind<T>) {
                         const AxisView v = softmaxView(s.in, l.dim);
                         softmaxAxis(v.outer, v.size, v.inner, isLogSoftmax<T>, DType::F32, x, y, st);

@@ -171,7 +171,7 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
             } else if constexpr (isTensorMathKind<T>) {
                 runTensorMathStored(l, s, t, c.inputs, c.weight, y, st);
             } else if constexpr (isGeneralTensorKind<T>) { // channels-last storage: the plans' strides say so
-                runTensorKind(l, s, t, true, c.inputs, c.scratch, y, st);
+                runTensorKind(l, s, t, true, c.inputs, c.weight, c.scratch, y, st);
             } else if constexpr (std::is_same_v<T, Hardtanh>) {
                 hardtanhStored(static_cast<float>(l.min_val), static_cast<float>(l.max_val), s.in.numel(), t, x, y, st);
             } else if constexpr (std::is_same_v<T, PReLU>) {

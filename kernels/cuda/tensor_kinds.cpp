@@ -30,22 +30,36 @@ std::string prepareTensorKind(const LayerSpec& spec, const LayerShape& s, void* 
         CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
         return "our CUDA kernel: a gather copy (" + std::to_string(idx.size()) + " indices, kept on the device)";
     }
-    if (std::holds_alternative<Matmul>(spec))
-        return matmulNote(makeMatmulPlan(s.ins.at(0).dims(), false, s.ins.at(1).dims(), false, false));
+    if (const auto* m = std::get_if<Matmul>(&spec)) {
+        const MatmulOperands o = matmulOperands(*m, s.ins);
+        return matmulNote(makeMatmulPlan(o.a, false, o.b, false, false));
+    }
     throw Error("prepareTensorKind: " + layerTypeName(spec) + " is not matmul or gather");
 }
 
+bool tensorKindRunsInStorage(const LayerSpec& spec)
+{
+    const auto* m = std::get_if<Matmul>(&spec);
+    return !m || m->constant.empty();
+}
+
 void runTensorKind(const LayerSpec& spec, const LayerShape& s, DType type, bool channelsLast,
-    const std::vector<const void*>& inputs, const void* scratch, void* y, cudaStream_t st)
+    const std::vector<const void*>& inputs, const float* constant, const void* scratch, void* y, cudaStream_t st)
 {
     if (const auto* g = std::get_if<Gather>(&spec)) {
         const GatherPlan p = makeGatherPlan(*g, s.in.dims(), channelsLast, channelsLast);
         return gatherCopy(p, type, inputs.at(0), static_cast<const long long*>(scratch), y, st);
     }
-    if (std::holds_alternative<Matmul>(spec)) {
-        const MatmulPlan p
-            = makeMatmulPlan(s.ins.at(0).dims(), channelsLast, s.ins.at(1).dims(), channelsLast, channelsLast);
-        return matmulBatched(p, type, inputs.at(0), inputs.at(1), y, st);
+    if (const auto* m = std::get_if<Matmul>(&spec)) {
+        const MatmulOperands o = matmulOperands(*m, s.ins);
+        if (o.constantSide >= 0 && (!constant || type != DType::F32))
+            throw Error("matmul: a constant operand needs the layer's FP32 constant and FP32 data");
+        size_t next = 0;
+        const void* a = o.constantSide == 0 ? constant : inputs.at(next++);
+        const void* b = o.constantSide == 1 ? constant : inputs.at(next++);
+        const MatmulPlan p = makeMatmulPlan(
+            o.a, channelsLast && o.constantSide != 0, o.b, channelsLast && o.constantSide != 1, channelsLast);
+        return matmulBatched(p, type, a, b, y, st);
     }
     throw Error("runTensorKind: " + layerTypeName(spec) + " is not matmul or gather");
 }

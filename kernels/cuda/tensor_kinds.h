@@ -27,8 +27,10 @@ size_t tensorKindScratchBytes(const LayerSpec& spec);
 // Untimed, at prepare: gather's indices into the scratch (the stream is synchronised). The layer note.
 std::string prepareTensorKind(const LayerSpec& spec, const LayerShape& s, void* scratch, cudaStream_t st);
 // One pass: tensors of `type`, laid out channels-last where `channelsLast` (a session's storage format), else
-// PyTorch's contiguous layout.
+// PyTorch's contiguous layout; `constant` matmul's constant operand (FP32, contiguous: such a layer runs on FP32 data).
 void runTensorKind(const LayerSpec& spec, const LayerShape& s, DType type, bool channelsLast,
-    const std::vector<const void*>& inputs, const void* scratch, void* y, cudaStream_t st);
+    const std::vector<const void*>& inputs, const float* constant, const void* scratch, void* y, cudaStream_t st);
+// Whether the layer runs in a storage format's type: not a matmul by a constant (its FP32 operand would mix types).
+bool tensorKindRunsInStorage(const LayerSpec& spec);
 
 } // namespace convscope::cuda

@@ -424,7 +424,7 @@ namespace {
                             deviceProperties().multiProcessorCount, st);
                     } else if constexpr (cuda::isGeneralTensorKind<T>) {
                         runTensorLayer(h.cublas, options().math, l, s, x, inputCount(i) > 1 ? input(i, 1) : nullptr,
-                            scratch(i), y, st);
+                            weight(i), scratch(i), y, st);
                     } else {
                         static_assert(dependent_false<T>, "cudnn backend: runLayer has no branch for a layer kind");
                     }

@@ -24,9 +24,10 @@ namespace {
         return true;
     }
 
-    MatmulPlan planOf(const LayerShape& s)
+    MatmulPlan planOf(const LayerSpec& spec, const LayerShape& s)
     {
-        return makeMatmulPlan(s.ins.at(0).dims(), false, s.ins.at(1).dims(), false, false);
+        const MatmulOperands o = matmulOperands(std::get<Matmul>(spec), s.ins);
+        return makeMatmulPlan(o.a, false, o.b, false, false);
     }
 } // namespace
 
@@ -35,7 +36,7 @@ std::string prepareTensorLayer(
 {
     if (std::holds_alternative<Matmul>(spec)) {
         int64_t stride[3] = {};
-        if (!cublasFits(planOf(s), stride))
+        if (!cublasFits(planOf(spec, s), stride))
             return cuda::prepareTensorKind(spec, s, scratch, st)
                 + ": cuDNN has no matmul, and this broadcast of the batch axes has no single stride per operand for "
                   "cuBLAS's strided batch";
@@ -47,10 +48,13 @@ std::string prepareTensorLayer(
 }
 
 void runTensorLayer(cublasHandle_t h, MathMode math, const LayerSpec& spec, const LayerShape& s, const float* x,
-    const float* x2, const void* scratch, float* y, cudaStream_t st)
+    const float* x2, const float* constant, const void* scratch, float* y, cudaStream_t st)
 {
-    if (std::holds_alternative<Matmul>(spec)) {
-        const MatmulPlan p = planOf(s);
+    if (const auto* mm = std::get_if<Matmul>(&spec)) {
+        const MatmulPlan p = planOf(spec, s);
+        // The operands: the two inputs, or the input and the constant on its side ((c, x) or (x, c)).
+        const float* a = mm->constant.empty() || !mm->constant_first ? x : constant;
+        const float* b = mm->constant.empty() ? x2 : mm->constant_first ? x : constant;
         int64_t stride[3] = {};
         if (cublasFits(p, stride)) {
             CONVSCOPE_CUBLAS_CHECK(cublasSetStream(h, st));
@@ -61,13 +65,13 @@ void runTensorLayer(cublasHandle_t h, MathMode math, const LayerSpec& spec, cons
             // Row-major C[M, N] = A[M, K] · B[K, N] is, column-major, Cᵀ[N, M] = Bᵀ · Aᵀ: B first, with its rows
             // of N (ldb N; a 1-D b is [K, 1], ldb 1), then A (lda K), C (ldc N).
             const int m = int(p.m), n = int(p.n), k = int(p.k);
-            CONVSCOPE_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &kOne, x2,
-                CUDA_R_32F, n, stride[1], x, CUDA_R_32F, k, stride[0], &kZero, y, CUDA_R_32F, n, stride[2],
+            CONVSCOPE_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &kOne, b,
+                CUDA_R_32F, n, stride[1], a, CUDA_R_32F, k, stride[0], &kZero, y, CUDA_R_32F, n, stride[2],
                 int(p.batch), compute, CUBLAS_GEMM_DEFAULT));
             return;
         }
     }
-    cuda::runTensorKind(spec, s, DType::F32, false, { x, x2 }, scratch, y, st);
+    cuda::runTensorKind(spec, s, DType::F32, false, { x, x2 }, constant, scratch, y, st);
 }
 
 std::string tensorTrainingRefusal(const LayerSpec& spec, const LayerShape& s)

@@ -19,9 +19,10 @@ namespace convscope::cudnn {
 // Untimed, at prepare: gather's indices into `scratch` (kernels/cuda/tensor_kinds.h); the layer note.
 std::string prepareTensorLayer(
     const LayerSpec& spec, const LayerShape& s, MathMode math, void* scratch, cudaStream_t st);
-// One pass on FP32 tensors: x the first input, x2 the second (matmul's b; null for gather).
+// One pass on FP32 tensors: x the first input, x2 the second (null for gather and a matmul by a constant), `constant`
+// matmul's constant operand (the layer's weight).
 void runTensorLayer(cublasHandle_t h, MathMode math, const LayerSpec& spec, const LayerShape& s, const float* x,
-    const float* x2, const void* scratch, float* y, cudaStream_t st);
+    const float* x2, const float* constant, const void* scratch, float* y, cudaStream_t st);
 
 // The cudnn training session's refusal of these kinds and of linear on the last axis of rank 3 and up (no backward on
 // cudnn yet; training_layers.cpp); empty for every other layer.

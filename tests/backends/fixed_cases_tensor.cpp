@@ -17,10 +17,32 @@ struct Builder : test::NetworkBuilder {
     }
 };
 
+// A constant operand of `dims` with values in ±1.5, on the left or the right.
+Matmul constantOperand(const std::vector<int64_t>& dims, bool first)
+{
+    Matmul m;
+    int64_t count = 1;
+    for (const int64_t d : dims)
+        count *= d;
+    for (int64_t i = 0; i < count; ++i)
+        m.constant.push_back(float((i * 7) % 13) / 4.0f - 1.5f);
+    m.constant_shape = dims;
+    m.constant_first = first;
+    return m;
+}
+
 std::vector<Case> matmulCases(const std::string& type)
 {
     const Matmul k;
     return {
+        Builder(type, 1, 1, 1, 1)
+            .dims({ 2, 3, 4 })
+            .add("mm", constantOperand({ 2, 4, 3 }, false))
+            .done("by a batched constant on the right: [2, 3, 4] · [2, 4, 3] (ONNX's matmul_3d)"),
+        Builder(type, 1, 1, 1, 1)
+            .dims({ 2, 3, 4 })
+            .add("mm", constantOperand({ 5, 3 }, true))
+            .done("by a constant on the left: [5, 3] · [2, 3, 4]"),
         Builder(type, 1, 1, 1, 1)
             .dims({ 2, 3, 5, 4 })
             .add("kt", Transpose { { 0, 1, 3, 2 } })

@@ -95,7 +95,7 @@ TEST_CASE("matmul's shapes follow torch.matmul: 1-D operands, broadcast batch ax
     REQUIRE_FALSE(batch.ok);
     CHECK_THAT(batch.error, Contains("do not broadcast"));
     CHECK_THAT(infer(Matmul {}, { Shape::of({ 4 }), Shape::of({ 4 }) }).error, Contains("0-D scalar"));
-    CHECK_THAT(infer(Matmul {}, { Shape::of({ 4 }) }).error, Contains("exactly 2 inputs"));
+    CHECK_THAT(infer(Matmul {}, { Shape::of({ 4 }) }).error, Contains("without a \"constant\" reads two inputs"));
     CHECK(infer(Matmul {}, { Shape::of({ 2, 3, 5, 4 }), Shape::of({ 2, 3, 4, 6 }) }).cost.flops == 2.0 * 6 * 5 * 6 * 4);
 }
 
@@ -114,7 +114,7 @@ TEST_CASE("matmul on the CPU matches torch.matmul written out, both paths, every
         REQUIRE(s.out.dims() == outDims);
         for (const bool fast : { false, true }) {
             Tensor out(s.out);
-            cpu::runMatmul(s, a, b, out, fast);
+            cpu::runMatmul(Matmul {}, s, { &a, &b }, nullptr, out, fast);
             double worst = 0;
             for (size_t i = 0; i < want.size(); ++i)
                 worst = std::max(worst, std::fabs(double(out.data()[i]) - want[i]));
@@ -192,14 +192,19 @@ TEST_CASE("matmul and gather in the network file: read, written back the same, b
         {"type": "matmul", "name": "qk", "inputs": ["input", "kt"]},
         {"type": "gather", "name": "g", "axis": -1, "indices": [4, -1, 0], "indices_shape": [3]},
         {"type": "gather", "name": "one", "axis": 1, "indices": 2},
-        {"type": "linear", "name": "fc", "out_features": 3}]})";
+        {"type": "linear", "name": "fc", "out_features": 3},
+        {"type": "matmul", "name": "byc", "constant": [1, 2, 3, 4, 5, 6], "constant_shape": [3, 2]},
+        {"type": "matmul", "name": "cby", "constant": [0.5, -1, 2, 0, 1], "constant_first": true}]})";
     const Network net = parseNetwork(text, "attn.json", ".");
-    REQUIRE(net.layers.size() == 5);
+    REQUIRE(net.layers.size() == 7);
+    CHECK(std::get<Matmul>(net.layers[5].spec).constant_shape == std::vector<int64_t> { 3, 2 });
     CHECK(std::get<Gather>(net.layers[2].spec) == Gather { -1, { 4, -1, 0 }, { 3 } });
     CHECK(std::get<Gather>(net.layers[3].spec) == Gather { 1, { 2 }, {} });
     const ShapeReport shapes = inferShapes(net);
     REQUIRE(shapes.ok());
     CHECK(shapes.layers[4].out.dims() == std::vector<int64_t> { 2, 5, 3 });
+    CHECK(shapes.layers[5].out.dims() == std::vector<int64_t> { 2, 5, 2 }); // · the constant [3, 2]
+    CHECK(shapes.layers[6].out.dims() == std::vector<int64_t> { 2, 2 }); // [2] · [2, 5, 2]: 1-D a
     const Network back = parseNetwork(serializeNetwork(net), "back.json", ".");
     for (size_t i = 0; i < net.layers.size(); ++i)
         CHECK(back.layers[i].spec == net.layers[i].spec);
@@ -213,6 +218,9 @@ TEST_CASE("matmul and gather in the network file: read, written back the same, b
     CHECK_THROWS_WITH(fails(R"({"type": "gather", "indices": [0, 1], "indices_shape": [3]})"), Contains("holds 3"));
     CHECK_THROWS_WITH(fails(R"({"type": "gather", "indices": [0], "axis": 9})"), Contains("-6 to 5"));
     CHECK_THROWS_WITH(fails(R"({"type": "matmul", "dim": 1})"), Contains("dim"));
+    CHECK_THROWS_WITH(
+        fails(R"({"type": "matmul", "constant": [1, 2, 3], "constant_shape": [2, 2]})"), Contains("holds 4"));
+    CHECK_THROWS_WITH(fails(R"({"type": "matmul", "constant_first": true})"), Contains("which is missing"));
 }
 
 TEST_CASE("a gather index out of range in a network is exit 2's InputError naming the layer", "[tensor]")

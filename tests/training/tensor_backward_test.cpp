@@ -23,7 +23,7 @@ TEST_CASE("matmul backward matches finite differences, broadcast and 1-D operand
         Tensor ga(a.shape()), gb(b.shape());
         cpu::grad::matmulInput(gy, a, b, 0, ga);
         cpu::grad::matmulInput(gy, a, b, 1, gb);
-        const auto fwd = [&](Tensor& y) { cpu::runMatmul(s, a, b, y, false); };
+        const auto fwd = [&](Tensor& y) { cpu::runMatmul(Matmul {}, s, { &a, &b }, nullptr, y, false); };
         INFO(a.shape().str() << " · " << b.shape().str());
         CHECK(relL2(ga, numericalGradient(a, gy, s.out, fwd, 1e-2)) < 1e-4);
         CHECK(relL2(gb, numericalGradient(b, gy, s.out, fwd, 1e-2)) < 1e-4);
