@@ -43,8 +43,8 @@ namespace {
     }
 } // namespace
 
-void normalizationData(const Tensor& gy, const Tensor& x, const Tensor& weight, const NormPlan& p, Tensor& gx,
-    bool parallel)
+void normalizationData(
+    const Tensor& gy, const Tensor& x, const Tensor& weight, const NormPlan& p, Tensor& gx, bool parallel)
 {
     check(gy, x, p, "normalization backward");
     const RowStats s = rowStats(x, p, parallel);
@@ -70,8 +70,7 @@ void normalizationData(const Tensor& gy, const Tensor& x, const Tensor& weight, 
     }
 }
 
-void normalizationWeights(
-    const Tensor& gy, const Tensor& x, const NormPlan& p, Tensor* gw, Tensor* gb, bool parallel)
+void normalizationWeights(const Tensor& gy, const Tensor& x, const NormPlan& p, Tensor* gw, Tensor* gb, bool parallel)
 {
     check(gy, x, p, "normalization weight gradient");
     const RowStats s = rowStats(x, p, parallel);

@@ -30,11 +30,11 @@ test::CliResult runNetwork(const fs::path& dir, const std::string& json, const s
 TEST_CASE("normalization kinds run through the cli, and bad parameters exit 2", "[cli][norm]")
 {
     test::TempDir dir;
-    test::CliResult r = runNetwork(dir.path,
-        network(R"({"type": "layer_norm", "name": "ln", "normalized_shape": [5, 4]},
+    test::CliResult r
+        = runNetwork(dir.path, network(R"({"type": "layer_norm", "name": "ln", "normalized_shape": [5, 4]},
             {"type": "group_norm", "name": "gn", "num_groups": 3, "eps": 1e-3},
             {"type": "instance_norm", "name": "in", "affine": true, "init": {"kind": "uniform", "seed": 2}})"),
-        "run --backends cpu.direct,cpu.im2col_gemm --repeat 1");
+            "run --backends cpu.direct,cpu.im2col_gemm --repeat 1");
     INFO(r.output);
     CHECK(r.status == 0);
     struct Bad {
@@ -56,8 +56,7 @@ TEST_CASE("normalization kinds run through the cli, and bad parameters exit 2", 
     // They train on the CPU (norm_backward.cpp); the GPU sessions refuse them by name (exit 3 there).
     const std::vector<float> target(2 * 6 * 5 * 4, 0.5f);
     writeNpy(dir.path / "t.npy", { 2, 6, 5, 4 }, target.data());
-    r = runNetwork(dir.path,
-        network(R"({"type": "conv2d", "name": "c", "out_channels": 6, "kernel_size": 1},
+    r = runNetwork(dir.path, network(R"({"type": "conv2d", "name": "c", "out_channels": 6, "kernel_size": 1},
             {"type": "layer_norm", "name": "ln", "normalized_shape": [4]})"),
         "train --loss mse --steps 1 --backends cpu.direct --target '" + (dir.path / "t.npy").string() + "'");
     INFO(r.output);

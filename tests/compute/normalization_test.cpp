@@ -125,8 +125,8 @@ Tensor vectorTensor(const std::vector<double>& v)
 
 Network parse(const std::string& input, const std::string& layers)
 {
-    return parseNetwork(R"({"format": "convscope-network", "version": 1, "input": )" + input + R"(, "layers": [)"
-            + layers + "]}",
+    return parseNetwork(
+        R"({"format": "convscope-network", "version": 1, "input": )" + input + R"(, "layers": [)" + layers + "]}",
         "net", ".");
 }
 } // namespace
@@ -172,9 +172,9 @@ TEST_CASE("normalization kinds: PyTorch's values on cpu.direct and the fast path
             const std::vector<double> w = values(count, -1.5, 0.37), b = values(count, 0.8, -0.21);
             const std::vector<double> want = std::holds_alternative<LayerNorm>(c.spec)
                 ? layerNormRef(x, count, w, b, normPlan(c.spec, x.shape()).eps)
-                : groupNormRef(x, std::holds_alternative<GroupNorm>(c.spec) ? std::get<GroupNorm>(c.spec).num_groups
-                                                                            : c.dims[1],
-                    w, b, normPlan(c.spec, x.shape()).eps);
+                : groupNormRef(x,
+                    std::holds_alternative<GroupNorm>(c.spec) ? std::get<GroupNorm>(c.spec).num_groups : c.dims[1], w,
+                    b, normPlan(c.spec, x.shape()).eps);
             Tensor y(x.shape());
             const NormPlan p = normPlan(c.spec, x.shape());
             cpu::direct::normalization(x, vectorTensor(w), vectorTensor(b), p, y);
@@ -239,8 +239,7 @@ TEST_CASE("normalization kinds: file fields, defaults, round trip and errors", "
         Contains("must be the last 1 dims") && Contains("dim 3 is 4"));
     CHECK_THAT(shapeError(image, R"({"type": "layer_norm", "normalized_shape": [1, 2, 6, 3, 4]})"),
         Contains("has 5 axes but the input [2, 6, 3, 4] has only 4"));
-    CHECK_THAT(shapeError(R"({"batch": 2, "features": 6})", R"({"type": "instance_norm"})"),
-        Contains("rank 3 to 6"));
+    CHECK_THAT(shapeError(R"({"batch": 2, "features": 6})", R"({"type": "instance_norm"})"), Contains("rank 3 to 6"));
     const auto fileError = [&](const std::string& layer) {
         try {
             parse(image, layer);
@@ -258,7 +257,9 @@ TEST_CASE("normalization kinds: file fields, defaults, round trip and errors", "
     CHECK_THAT(fileError(R"({"type": "instance_norm", "init": {"kind": "uniform"}})"), Contains("has no weight"));
     CHECK_THAT(fileError(R"({"type": "instance_norm", "affine": true, "init": {"kind": "he_uniform"}})"),
         Contains("does not apply to instance_norm"));
-    CHECK_THAT(fileError(R"({"type": "layer_norm", "normalized_shape": [4], "bias": false, "init": {"weight": "w.npy", "bias": "b.npy"}})"),
+    CHECK_THAT(
+        fileError(
+            R"({"type": "layer_norm", "normalized_shape": [4], "bias": false, "init": {"weight": "w.npy", "bias": "b.npy"}})"),
         Contains("\"bias\": false"));
 }
 
@@ -273,15 +274,16 @@ TEST_CASE("normalization kinds: weights from .npy files of PyTorch's dims", "[no
     writeNpy(dir.path / "w.npy", { 3, 4 }, w.data());
     writeNpy(dir.path / "b.npy", { 3, 4 }, b.data());
     writeNpy(dir.path / "flat.npy", { 12 }, w.data());
-    const std::string head = R"({"format": "convscope-network", "version": 1, "input": {"batch": 2, "channels": 2, "height": 3, "width": 4, "source": "random"}, "layers": [)";
+    const std::string head
+        = R"({"format": "convscope-network", "version": 1, "input": {"batch": 2, "channels": 2, "height": 3, "width": 4, "source": "random"}, "layers": [)";
     Network net = parseNetwork(
         head + R"({"type": "layer_norm", "normalized_shape": [3, 4], "init": {"weight": "w.npy", "bias": "b.npy"}}]})",
         "net", dir.path);
     const Tensor x = randomTensor(net.input.shape(), 8);
     const std::vector<double> wd(w.begin(), w.end()), bd(b.begin(), b.end());
     CHECK(relL2Of(run(net, x), layerNormRef(x, 12, wd, bd, 1e-5)) < 1e-6);
-    net = parseNetwork(
-        head + R"({"type": "layer_norm", "normalized_shape": [3, 4], "init": {"weight": "flat.npy"}}]})", "net", dir.path);
+    net = parseNetwork(head + R"({"type": "layer_norm", "normalized_shape": [3, 4], "init": {"weight": "flat.npy"}}]})",
+        "net", dir.path);
     ProfileOptions o;
     o.selections = { Selection::parse("cpu.direct") };
     CHECK_THROWS_WITH(profile(net, x, o), Contains("flat.npy has shape [12] but layer_norm needs [3, 4]"));
@@ -306,8 +308,8 @@ namespace {
     return m;
 }
 
-void floats(::onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
-    const std::vector<double>& v)
+void floats(
+    ::onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims, const std::vector<double>& v)
 {
     auto* t = g->add_initializer();
     t->set_name(name);
@@ -455,8 +457,8 @@ TEST_CASE("ONNX: PyTorch's decomposed LayerNorm (opset < 17) folds into one laye
             CHECK(l.normalized_shape == std::vector<int64_t> { 6 });
             CHECK(l.elementwise_affine == affine);
             const std::vector<double> ones(6, 1.0), zeros(6, 0.0);
-            CHECK(relL2Of(run(net, x), layerNormRef(x, 6, affine ? w : ones, affine ? b : zeros, double(1e-5f)))
-                < 1e-6);
+            CHECK(
+                relL2Of(run(net, x), layerNormRef(x, 6, affine ? w : ones, affine ? b : zeros, double(1e-5f))) < 1e-6);
         }
     }
 }
@@ -468,17 +470,18 @@ TEST_CASE("ONNX: the normalization kinds export and read back with the same outp
         const char* normalized;
         bool instance; // instance_norm needs a position axis
     };
-    for (const Case& c : { Case { R"({"batch": 2, "channels": 6, "height": 3, "width": 4, "source": "random"})",
-                               "[3, 4]", true },
-             Case { R"({"shape": [2, 6, 5], "source": "random"})", "[6, 5]", true },
-             Case { R"({"batch": 3, "features": 6, "source": "random"})", "[6]", false } }) {
+    for (const Case& c :
+        { Case { R"({"batch": 2, "channels": 6, "height": 3, "width": 4, "source": "random"})", "[3, 4]", true },
+            Case { R"({"shape": [2, 6, 5], "source": "random"})", "[6, 5]", true },
+            Case { R"({"batch": 3, "features": 6, "source": "random"})", "[6]", false } }) {
         INFO(c.input);
         const Network net = parse(c.input,
             std::string(R"({"type": "layer_norm", "name": "ln", "normalized_shape": )") + c.normalized
                 + R"(, "init": {"kind": "uniform", "seed": 2}},)"
                 + R"({"type": "group_norm", "name": "gn", "num_groups": 2, "init": {"kind": "uniform", "seed": 3}})"
-                + (c.instance ? R"(, {"type": "instance_norm", "name": "in", "affine": true, "init": {"kind": "uniform", "seed": 4}})"
-                              : ""));
+                + (c.instance
+                        ? R"(, {"type": "instance_norm", "name": "in", "affine": true, "init": {"kind": "uniform", "seed": 4}})"
+                        : ""));
         const Tensor x = randomTensor(net.input.shape(), 6);
         const Network back = importOnnxBytes(exportOnnxBytes(net), "back.onnx", {}, x.shape().dims()[0]);
         CHECK(relL2Of(run(back, x), run(net, x)) < 1e-6);
