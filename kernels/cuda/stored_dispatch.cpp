@@ -12,6 +12,7 @@
 #include "compute/resize.h"
 #include "kernels/cuda/activation_kind.h"
 #include "kernels/cuda/linear.cuh"
+#include "kernels/cuda/normalization_layer.h"
 #include "kernels/cuda/resize.cuh"
 #include "kernels/cuda/stored_conv.cuh"
 #include "kernels/cuda/stored_layers.cuh"
@@ -46,9 +47,7 @@ namespace {
         return false;
     }
 
-    // The normalization kinds run their FP32 kernel on FP32 copies in a storage format (normalization.cu).
-    template <typename T>
-    constexpr bool hasStoredKernel = familyHasStoredKernel(layerKindOf<T>().family) && !isNormKind<T>;
+    template <typename T> constexpr bool hasStoredKernel = familyHasStoredKernel(layerKindOf<T>().family);
     template <typename T> constexpr bool isConvolutionKind = layerKindOf<T>().family == KindFamily::Convolution;
 
     // A 2-D convolution as a volume of depth 1 (stored_conv.cuh takes one geometry for both).
@@ -233,6 +232,8 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
             } else if constexpr (std::is_same_v<T, Linear>) {
                 linearStored(int(s.in.n), int(s.in.c * s.in.d * s.in.h * s.in.w), int(s.out.c), t, x, c.weightData,
                     c.bias, y, c.scratch, c.sms, st);
+            } else if constexpr (isNormKind<T>) {
+                normalizationStored(normGeometryOf(l, s.in), s.in.c, positionsOf(s.in), t, x, c.weight, c.bias, y, st);
             } else if constexpr (!hasStoredKernel<T>) {
                 throw Error("internal error: cuda: " + layerTypeName(l) + " has no storage-format kernel");
             } else {
