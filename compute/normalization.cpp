@@ -151,7 +151,9 @@ LayerShape inferNormalization(const LayerSpec& spec, const Shape& in)
     r.out = in;
     std::string over;
     if (const auto* l = std::get_if<LayerNorm>(&spec))
-        over = "the last " + std::to_string(l->normalized_shape.size()) + " axes " + npyDimsText(l->normalized_shape);
+        over = (l->normalized_shape.size() == 1 ? std::string("the last axis ")
+                                                : "the last " + std::to_string(l->normalized_shape.size()) + " axes ")
+            + npyDimsText(l->normalized_shape);
     else if (const auto* g = std::get_if<GroupNorm>(&spec))
         over = "each of " + std::to_string(g->num_groups) + " groups of " + std::to_string(in.dims()[1] / g->num_groups)
             + " channels and their positions";

@@ -298,6 +298,32 @@ def make_cases(out_dir):
     c.add("fc", {"type": "linear", "out_features": 5, "init": c.weights("fc", lin)}, lin, lambda xs: lin(xs[0]))
     cases.append(write_case(out_dir, c, "ce", "sgd", lr=0.1, momentum=0.9, weight_decay=5e-4))
 
+    # The normalization kinds (issue 30): InstanceNorm with affine, GroupNorm, LayerNorm over the last two axes, over the
+    # last without bias, InstanceNorm without affine; Adam. A per-channel scale or shift is normalised away by a later
+    # norm over that channel's positions (its gradient would be rounding noise, which Adam amplifies), so a tanh and a
+    # 1×1 convolution without bias mix the channels between them.
+    c = Case("norms", (2, 4, 3, 5), 11)
+    c.conv("c1", 4, 4, 1, bias=False)
+    inorm = nn.InstanceNorm2d(4, affine=True)
+    c.add("in", {"type": "instance_norm", "affine": True, "init": c.weights("in", inorm)}, inorm,
+          lambda xs: inorm(xs[0]))
+    c.simple("t1", {"type": "tanh"}, lambda xs: torch.tanh(xs[0]))
+    c.conv("c2", 4, 4, 1, bias=False)
+    gn = nn.GroupNorm(2, 4, eps=1e-3)
+    c.add("gn", {"type": "group_norm", "num_groups": 2, "eps": 1e-3, "init": c.weights("gn", gn)}, gn,
+          lambda xs: gn(xs[0]))
+    c.simple("t2", {"type": "tanh"}, lambda xs: torch.tanh(xs[0]))
+    c.conv("c3", 4, 4, 1, bias=False)
+    ln = nn.LayerNorm([3, 5])
+    c.add("ln", {"type": "layer_norm", "normalized_shape": [3, 5], "init": c.weights("ln", ln)}, ln,
+          lambda xs: ln(xs[0]))
+    c.simple("t3", {"type": "tanh"}, lambda xs: torch.tanh(xs[0]))
+    ln2 = nn.LayerNorm(5, bias=False)
+    c.add("ln2", {"type": "layer_norm", "normalized_shape": [5], "bias": False, "init": c.weights("ln2", ln2)}, ln2,
+          lambda xs: ln2(xs[0]))
+    c.simple("in2", {"type": "instance_norm"}, lambda xs: F.instance_norm(xs[0]))
+    cases.append(write_case(out_dir, c, "mse", "adam", lr=0.01))
+
     c = Case("softmax_linear", (4, 7), 7)
     lin = nn.Linear(7, 6)
     c.add("fc", {"type": "linear", "out_features": 6, "init": c.weights("fc", lin)}, lin, lambda xs: lin(xs[0]))

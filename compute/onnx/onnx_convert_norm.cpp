@@ -9,6 +9,8 @@
 #include "compute/error.h"
 #include "compute/normalization.h"
 
+#include <algorithm>
+
 namespace convscope::onnx::convert {
 
 namespace {
@@ -80,6 +82,13 @@ void instanceNormalization(GraphBuilder& g, const Node& n, const std::string& na
     auto e = std::make_shared<Layer::Embedded>();
     e->weight = parameter(g, n, 1, a, "scale", c);
     e->bias = parameter(g, n, 2, a, "B", c);
+    // Scale 1 and B 0 (PyTorch's GroupNorm export: Reshape to [N, G, −1], this, Reshape back, Mul, Add) is the same
+    // layer without affine, which oneDNN's layer normalization runs.
+    const auto all = [](const Tensor& t, float v) {
+        return std::all_of(t.data(), t.data() + t.numel(), [v](float x) { return x == v; });
+    };
+    if (all(*e->weight, 1.0f) && all(*e->bias, 0.0f))
+        return g.addLayer(name, InstanceNorm { epsilonOf(n, a), false }, { n.input(0) }, n.output(0), a);
     g.addLayer(name, InstanceNorm { epsilonOf(n, a), true }, { n.input(0) }, n.output(0), a, e);
 }
 

@@ -53,6 +53,15 @@ NetworkPanel::NetworkPanel(NetworkDocument* doc, QWidget* parent)
             Layer layer;
             layer.spec = makeLayerSpec(type);
             const int at = currentLayer() < 0 ? int(m_doc->network().layers.size()) : currentLayer() + 1;
+            // layer_norm has no default normalized_shape (PyTorch requires one): the last axis of what it reads.
+            if (auto* ln = std::get_if<LayerNorm>(&layer.spec)) {
+                const ShapeReport& shapes = m_doc->shapes();
+                const bool above = at > 0 && size_t(at - 1) < shapes.layers.size() && shapes.layers[size_t(at - 1)].ok;
+                const std::vector<int64_t> dims
+                    = above ? shapes.layers[size_t(at - 1)].out.dims() : shapes.input.dims();
+                if (!dims.empty() && dims.back() > 0)
+                    ln->normalized_shape = { dims.back() };
+            }
             m_doc->insertLayer(at, std::move(layer));
         });
         m_addActions.insert(t, a);

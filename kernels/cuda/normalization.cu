@@ -8,9 +8,12 @@
 //   split: few long rows (group_norm with one group on a large image, instance_norm on a small batch): the rows are
 //          cut into chunks of 16384 elements, one block per chunk computes its partial statistics into the scratch,
 //          then one block per chunk merges its row's partials and writes the chunk.
+// In a storage format (channels-last FP32, FP16 or BF16) the same rows are read through the channels-last index of each
+// element, widened to FP32, with the warp and block paths; every sum in FP32, one rounding per stored value.
 #include "kernels/cuda/normalization.cuh"
 
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/storage_types.cuh"
 
 #include <algorithm>
 
@@ -167,6 +170,63 @@ namespace {
             blockDim.x);
     }
 
+    // ---- Storage format: element L of the NCHW order (n, c, position) at its place in [n, positions, channels].
+    struct ChannelsLast {
+        unsigned channels, positions;
+        __device__ __forceinline__ unsigned operator()(unsigned l) const
+        {
+            const unsigned plane = channels * positions;
+            const unsigned n = l / plane, rest = l - n * plane, c = rest / positions, p = rest - c * positions;
+            return (n * positions + p) * channels + c;
+        }
+    };
+
+    // The row r's elements [first, len) `step` apart, through `at`: the moments, then y.
+    template <typename T>
+    __device__ __forceinline__ Moments storedMoments(
+        const NormGeometry& g, ChannelsLast at, const T* x, unsigned base, unsigned first, unsigned step)
+    {
+        Moments m { 0.0f, 0.0f, 0.0f };
+        for (unsigned j = first; j < unsigned(g.rowLength); j += step)
+            push(m, gpu::toFloat(x[at(base + j)]));
+        return m;
+    }
+
+    template <typename T>
+    __device__ __forceinline__ void storedApply(const NormGeometry& g, ChannelsLast at, long long r, const T* x,
+        const float* w, const float* b, T* y, const Moments& m, unsigned first, unsigned step)
+    {
+        const unsigned base = unsigned(r * g.rowLength), inner = unsigned(g.inner);
+        const long long pbase = (r % g.groups) * (g.rowLength / g.inner);
+        const float rstd = rsqrtf(fmaxf(m.m2 / m.n, 0.0f) + g.eps);
+        for (unsigned j = first; j < unsigned(g.rowLength); j += step) {
+            const unsigned i = at(base + j);
+            const long long p = pbase + (inner == 1 ? j : j / inner);
+            y[i] = gpu::fromFloat<T>((gpu::toFloat(x[i]) - m.mean) * rstd * w[p] + b[p]);
+        }
+    }
+
+    template <typename T>
+    __global__ void normStoredWarpKernel(NormGeometry g, ChannelsLast at, const T* __restrict__ x,
+        const float* __restrict__ w, const float* __restrict__ b, T* __restrict__ y)
+    {
+        const long long r = static_cast<long long>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
+        if (r >= g.rows)
+            return;
+        const unsigned lane = threadIdx.x % 32;
+        const Moments m = warpMerge(storedMoments(g, at, x, unsigned(r * g.rowLength), lane, 32));
+        storedApply(g, at, r, x, w, b, y, m, lane, 32);
+    }
+
+    template <typename T>
+    __global__ void normStoredBlockKernel(NormGeometry g, ChannelsLast at, const T* __restrict__ x,
+        const float* __restrict__ w, const float* __restrict__ b, T* __restrict__ y)
+    {
+        const long long r = blockIdx.x;
+        const Moments m = blockMerge(storedMoments(g, at, x, unsigned(r * g.rowLength), threadIdx.x, blockDim.x));
+        storedApply(g, at, r, x, w, b, y, m, threadIdx.x, blockDim.x);
+    }
+
     enum class Path { Warp, Block, Split };
 
     long long chunksOf(const NormGeometry& g) { return (g.rowLength + kChunk - 1) / kChunk; }
@@ -184,6 +244,26 @@ namespace {
 size_t normalizationScratchBytes(const NormGeometry& g, int sms)
 {
     return pathOf(g, sms) == Path::Split ? size_t(g.rows * chunksOf(g)) * sizeof(Moments) : 0;
+}
+
+void normalizationStored(const NormGeometry& g, long long channels, long long positions, DType type, const void* x,
+    const float* weight, const float* bias, void* y, cudaStream_t st)
+{
+    if (g.rows <= 0 || g.rowLength <= 0)
+        return;
+    const ChannelsLast at { unsigned(channels), unsigned(positions) };
+    gpu::withStorageType(type, [&](auto t) {
+        using T = decltype(t);
+        const T* xs = static_cast<const T*>(x);
+        T* ys = static_cast<T*>(y);
+        if (g.rowLength <= kWarpRowsMax)
+            normStoredWarpKernel<T>
+                <<<unsigned((g.rows + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0, st>>>(
+                    g, at, xs, weight, bias, ys);
+        else
+            normStoredBlockKernel<T><<<unsigned(g.rows), kBlock, 0, st>>>(g, at, xs, weight, bias, ys);
+    });
+    CONVSCOPE_CUDA_CHECK_LAUNCH("normalization (storage format)");
 }
 
 std::string normalizationNote(const NormGeometry& g, int sms)

@@ -4,6 +4,8 @@
 // any of the three).
 #pragma once
 
+#include "compute/storage_format.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -23,6 +25,11 @@ size_t normalizationScratchBytes(const NormGeometry& g, int sms);
 // y = (x − mean) / √(var + eps) · weight[p] + bias[p], FP32 in and out, FP32 sums.
 void normalization(const NormGeometry& g, const float* x, const float* weight, const float* bias, float* y,
     void* scratch, int sms, cudaStream_t st);
+// In a session's storage format: x and y channels-last [n, positions, channels] in `type` (FP32, FP16, BF16; the
+// plan's rows are those of the NCHW order, each element found at its channels-last place), loads widened to FP32, FP32
+// sums, one rounding per stored value. A warp per row up to 2048 elements, else a block per row.
+void normalizationStored(const NormGeometry& g, long long channels, long long positions, DType type, const void* x,
+    const float* weight, const float* bias, void* y, cudaStream_t st);
 // Which path runs the layer, for the layer note.
 std::string normalizationNote(const NormGeometry& g, int sms);
 

@@ -14,6 +14,7 @@
 #include "kernels/cuda/activation_kind.h"
 #include "kernels/cuda/linear.cuh"
 #include "kernels/cuda/reduce.cuh"
+#include "kernels/cuda/normalization_layer.h"
 #include "kernels/cuda/resize.cuh"
 #include "kernels/cuda/softmax.cuh"
 #include "kernels/cuda/stored_conv.cuh"
@@ -50,9 +51,7 @@ namespace {
         return false;
     }
 
-    // The normalization kinds run their FP32 kernel on FP32 copies in a storage format (normalization.cu).
-    template <typename T>
-    constexpr bool hasStoredKernel = familyHasStoredKernel(layerKindOf<T>().family) && !isNormKind<T>;
+    template <typename T> constexpr bool hasStoredKernel = familyHasStoredKernel(layerKindOf<T>().family);
     template <typename T> constexpr bool isConvolutionKind = layerKindOf<T>().family == KindFamily::Convolution;
 
     // A 2-D convolution as a volume of depth 1 (stored_conv.cuh takes one geometry for both).
@@ -243,6 +242,8 @@ void runStoredLayer(const LayerSpec& spec, const LayerShape& s, const StoredLaye
                 const LinearRows r = linearRows(s.in); // [N, F] or [N, C, 1, 1]: rank 3 and up run on FP32 copies
                 linearStored(int(r.rows), int(r.inFeatures), int(l.out_features), t, x, c.weightData, c.bias, y,
                     c.scratch, c.sms, st);
+            } else if constexpr (isNormKind<T>) {
+                normalizationStored(normGeometryOf(l, s.in), s.in.c, positionsOf(s.in), t, x, c.weight, c.bias, y, st);
             } else if constexpr (!hasStoredKernel<T>) {
                 throw Error("internal error: cuda: " + layerTypeName(l) + " has no storage-format kernel");
             } else {

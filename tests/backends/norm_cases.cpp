@@ -25,6 +25,17 @@ struct Builder : test::NetworkBuilder {
         : NetworkBuilder(name, n, c, h, w, flat, 7, 11)
     {
     }
+    // NetworkBuilder's steps returning this builder, so that spreadParameters can follow them.
+    Builder& add(const std::string& name, LayerSpec spec, std::vector<std::string> inputs = {})
+    {
+        NetworkBuilder::add(name, std::move(spec), std::move(inputs));
+        return *this;
+    }
+    Builder& spread(const std::string& name, int64_t channels)
+    {
+        NetworkBuilder::spread(name, channels);
+        return *this;
+    }
     // The last layer's weight and bias drawn uniformly in ±2 (PyTorch's default, 1 and 0, would hide a swapped or
     // misindexed parameter).
     Builder& spreadParameters()

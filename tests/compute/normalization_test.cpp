@@ -388,6 +388,11 @@ TEST_CASE("ONNX: LayerNormalization, GroupNormalization and InstanceNormalizatio
         node(m.mutable_graph(), "InstanceNormalization", { "x", "s", "b" }, "y");
         const Network net = import(m);
         CHECK(std::get<InstanceNorm>(net.layers.at(0).spec).affine);
+        ::onnx::ModelProto plain = model(6, dims); // scale 1 and B 0: the layer without affine
+        floats(plain.mutable_graph(), "s", { 4 }, { 1, 1, 1, 1 });
+        floats(plain.mutable_graph(), "b", { 4 }, { 0, 0, 0, 0 });
+        node(plain.mutable_graph(), "InstanceNormalization", { "x", "s", "b" }, "y");
+        CHECK_FALSE(std::get<InstanceNorm>(import(plain).layers.at(0).spec).affine);
         CHECK(relL2Of(run(net, x), groupNormRef(x, 4, w, b, double(1e-5f))) < 1e-6);
     }
     SECTION("GroupNormalization: per group in opset 18, per channel in 21")

@@ -154,7 +154,7 @@ def onnx_seeds():
     import subprocess
     d = os.path.join(HERE, "corpus", "onnx")
     os.makedirs(d, exist_ok=True)  # the inputs the fuzzer found stay beside the seeds
-    for name in ("classic_filters", "features", "padding_stride_dilation", "skips", "resize", "axes"):
+    for name in ("classic_filters", "features", "padding_stride_dilation", "skips", "resize", "axes", "norms"):
         subprocess.run([cli, "export", os.path.join(HERE, "corpus", "network", name + ".json"),
                         os.path.join(d, name + ".onnx")], check=True)
 

@@ -34,15 +34,15 @@ std::string readBytes(const fs::path& p)
     return s.str();
 }
 
-onnx::ConstTensor readPb(const fs::path& p)
+convscope::onnx::ConstTensor readPb(const fs::path& p)
 {
     ::onnx::TensorProto t;
     REQUIRE(t.ParseFromString(readBytes(p)));
-    return onnx::readTensor(t, p.parent_path(), p.filename().string());
+    return convscope::onnx::readTensor(t, p.parent_path(), p.filename().string());
 }
 
 // How many elements break |actual − expected| ≤ 1e-7 + 1e-3·|expected|.
-int64_t outside(const Tensor& actual, const onnx::ConstTensor& expected)
+int64_t outside(const Tensor& actual, const convscope::onnx::ConstTensor& expected)
 {
     int64_t bad = 0;
     for (int64_t k = 0; k < actual.numel(); ++k) {
@@ -77,13 +77,13 @@ void runLayerNormalizationTests(const std::vector<Selection>& selections)
         REQUIRE(model.graph().output_size() >= 1);
         model.mutable_graph()->mutable_output()->DeleteSubrange(1, model.graph().output_size() - 1);
         const fs::path set = e.path() / "test_data_set_0";
-        onnx::ImportOptions options;
+        convscope::onnx::ImportOptions options;
         options.bound[model.graph().input(1).name()] = readPb(set / "input_1.pb");
         if (model.graph().input_size() > 2)
             options.bound[model.graph().input(2).name()] = readPb(set / "input_2.pb");
-        const onnx::ConstTensor x = readPb(set / "input_0.pb"), want = readPb(set / "output_0.pb");
+        const convscope::onnx::ConstTensor x = readPb(set / "input_0.pb"), want = readPb(set / "output_0.pb");
         options.batch = x.dims.at(0);
-        const Network net = onnx::importModel(model.SerializeAsString(), "model.onnx", e.path(), options);
+        const Network net = convscope::onnx::importModel(model.SerializeAsString(), "model.onnx", e.path(), options);
         REQUIRE(std::holds_alternative<LayerNorm>(net.layers.at(0).spec));
         Tensor input(net.input.shape());
         REQUIRE(input.numel() == x.numel());

@@ -4,7 +4,8 @@
 // The cases cover conv2d (groups, dilation, stride, no bias), conv_transpose2d, batch norm (affine and not), every
 // activation, prelu, the pools (ceil_mode, count_include_pad, divisor_override, dilation), global pooling, add, mul,
 // concat, the three pad modes, softmax, linear, the three losses, SGD with momentum and weight decay, Adam, and
-// a ResNet basic block with its downsampling shortcut, the 3-D kinds, and LeNet-5 (trained) on its ten test digits.
+// a ResNet basic block with its downsampling shortcut, the 3-D kinds, layer_norm, group_norm and instance_norm (affine
+// and not, layer_norm without bias), and LeNet-5 (trained) on its ten test digits.
 #include "compute/backend_registry.h"
 #include "compute/materialize.h"
 #include "compute/network_json.h"
