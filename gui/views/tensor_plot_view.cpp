@@ -89,6 +89,19 @@ TensorPlotView::TensorPlotView(QWidget* parent)
     clear(QString());
 }
 
+void TensorPlotView::changeEvent(QEvent* event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() != QEvent::FontChange)
+        return;
+    for (QCPAxis* a : { m_plot->xAxis, m_plot->yAxis, m_scale->axis() }) {
+        a->setLabelFont(font());
+        a->setTickLabelFont(font());
+    }
+    makeCellLabels(); // in the plot's new font
+    m_plot->replot();
+}
+
 void TensorPlotView::applyGradient()
 {
     const ColorMap map(m_kind);

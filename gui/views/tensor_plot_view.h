@@ -59,6 +59,10 @@ public:
 Q_SIGNALS:
     void hovered(const QString& text);
 
+protected:
+    // The application's font changed (presentation mode): the axes' labels and numbers follow it.
+    void changeEvent(QEvent* event) override;
+
 private:
     void showPage();
     void applyGradient();

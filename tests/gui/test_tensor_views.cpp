@@ -297,6 +297,13 @@ TEST_CASE("a small heat map prints its values on cells wide enough to hold them"
     view.plot()->replot();
     CHECK(view.cellLabelsShown() == 10);
     CHECK(view.readout(3, 0) == QStringLiteral("N 0 · features 3 · value -0.5"));
+    // A larger font (presentation mode sets the application's) reaches the axes.
+    const double before = view.plot()->xAxis->labelFont().pointSizeF();
+    QFont big = view.font();
+    big.setPointSizeF(before * 1.4);
+    view.setFont(big);
+    CHECK(view.plot()->xAxis->labelFont().pointSizeF() == Approx(before * 1.4));
+    CHECK(view.colorScale()->axis()->tickLabelFont().pointSizeF() == Approx(before * 1.4));
     // Too narrow for the numbers: none, rather than numbers over each other.
     view.resize(200, 300);
     QCoreApplication::processEvents();
