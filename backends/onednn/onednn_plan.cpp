@@ -16,13 +16,11 @@
 //                     oneDNN 2.6 has no hardsigmoid of its own), clip [min_val, max_val] (hardtanh)
 //   prelu             prelu_forward with {1, C, 1, 1} (or {1, 1, 1, 1}) weights broadcast over the rest
 //   linear            inner_product_forward on [N, F]
-//   softmax           softmax_forward over axis 1
+//   softmax, reduce, layer_norm, matmul  their primitives (onednn_reduce.cpp, onednn_plan_norm.cpp, _tensor.cpp)
 //   add               binary_add for two inputs, sum (scales 1) for more
 //   mul               binary_mul; an [N, C, 1, 1] input is oneDNN's broadcast src1
-//   concat            concat over axis 1
 //   flatten, reshape, identity, dropout   a copy (a view or nothing everywhere else)
-//   transpose                    a reorder from the input viewed with permuted strides to the plain output
-//   concat                       oneDNN's concat on [outer, size, inner] views of any axis
+//   transpose, concat  a reorder of the input viewed with permuted strides; concat on [outer, size, inner] views
 //   pad               refused: oneDNN has no padding primitive
 //
 // Data types: `act` is the type of the activations (f32, or bf16 / f16 in the half-precision math modes), and of the
