@@ -143,8 +143,7 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
                                    "pads both sides equally)";
                     } else if constexpr (std::is_same_v<T, MaxPool2d>) {
                         if (l.dilation[0] != 1 || l.dilation[1] != 1)
-                            return "maxpool2d with dilation is unsupported in training on cudnn "
-                                   "(cuDNN's pooling "
+                            return "maxpool2d with dilation is unsupported in training on cudnn (cuDNN's pooling "
                                    "has none)";
                         return poolRefusal(s, l.kernel_size, l.effectiveStride(), l.ceil_mode);
                     } else if constexpr (std::is_same_v<T, AvgPool2d>) {
@@ -184,6 +183,7 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
                             is_same_v<T,
                                 Dropout> || std::is_same_v<T, Linear> || std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, GlobalAvgPool2d> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity> || std::is_same_v<T, Add> || std::is_same_v<T, PReLU> || kCudnnActivation<T> || kOurActivation<T> || isVolumeKind<T>) {
                         // trains (the volume kinds were refused above)
+                    } else if constexpr (std::is_same_v<T, Matmul> || std::is_same_v<T, Gather>) { // refused above
                     } else {
                         static_assert(dependent_false<T>, "cudnn training: a layer kind is not decided on");
                     }
