@@ -287,7 +287,7 @@ namespace {
                     g, storageType(), m_tc, tcDevice(), inputData(i), bias(i), outputData(i), scratch(i), st);
                 return;
             }
-            if (!storage().plainFp32() && runsNativelyInStorage(spec(i), algorithm())) { // storage format: above
+            if (!storage().plainFp32() && runsInStorage(i)) { // storage format (the base's answer, asked once)
                 runStored(i, st);
                 return;
             }

@@ -288,7 +288,7 @@ namespace {
                         p.yd = std::make_unique<TensorDesc>(); // [rows, out_features, 1, 1]: any rank's last axis
                         p.yd->set(CUDNN_TENSOR_NCHW, int(linearRows(s.in).rows), int(l.out_features), 1, 1);
                         p.pd = std::make_unique<TensorDesc>();
-                        p.pd->set(CUDNN_TENSOR_NCHW, 1, int(s.out.c), 1, 1);
+                        p.pd->set(CUDNN_TENSOR_NCHW, 1, int(l.out_features), 1, 1); // s.out.c is not it at rank 3+
                         if (native(i))
                             setLayerNote(i, nativeLinearNote(storage().dtype, options().math));
                         else

@@ -5,6 +5,7 @@
 // CUDNN_WARN_DEPRECATED is defined), yet they are the library's one reduction call outside the graph API.
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
+#include "kernels/common/cuda_check.h"
 #include "kernels/cuda/copy_kernels.cuh"
 
 #include "compute/error.h"
@@ -42,6 +43,8 @@ ReduceLayerPlan::~ReduceLayerPlan()
 {
     if (m_reduce)
         cudnnDestroyReduceTensorDescriptor(m_reduce);
+    if (m_abs)
+        cudnnDestroyOpTensorDescriptor(m_abs);
 }
 
 std::unique_ptr<ReduceLayerPlan> ReduceLayerPlan::softmax(
@@ -69,6 +72,18 @@ std::unique_ptr<ReduceLayerPlan> ReduceLayerPlan::reduce(cudnnHandle_t h, const 
     kept.keepdim = true;
     setNd(p->m_x.get(), in);
     setNd(p->m_y.get(), reduceOutputDims(kept, in));
+    if (s.in.numel() == s.out.numel()) { // nothing is reduced: every axis in `dim` has size 1
+        if (r.op == Reduce::Op::L2) {
+            CONVSCOPE_CUDNN_CHECK(cudnnCreateOpTensorDescriptor(&p->m_abs));
+            CONVSCOPE_CUDNN_CHECK(
+                cudnnSetOpTensorDescriptor(p->m_abs, CUDNN_OP_TENSOR_MAX, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
+            p->m_note = "reduce over axes of size 1: l2 is |x|, cudnnOpTensor(MAX, x, −x)";
+        } else {
+            p->m_copyBytes = size_t(s.in.numel()) * sizeof(float);
+            p->m_note = "reduce over axes of size 1: a copy (cudnnReduceTensor needs dims that differ)";
+        }
+        return p;
+    }
     static const cudnnReduceTensorOp_t ops[] = { CUDNN_REDUCE_TENSOR_AVG, CUDNN_REDUCE_TENSOR_ADD,
         CUDNN_REDUCE_TENSOR_MAX, CUDNN_REDUCE_TENSOR_MIN, CUDNN_REDUCE_TENSOR_NORM2 };
     CONVSCOPE_CUDNN_CHECK(cudnnCreateReduceTensorDescriptor(&p->m_reduce));
@@ -87,10 +102,18 @@ std::unique_ptr<ReduceLayerPlan> ReduceLayerPlan::reduce(cudnnHandle_t h, const 
 
 void ReduceLayerPlan::run(cudnnHandle_t h, const void* x, void* y, void* workspace, size_t workspaceBytes) const
 {
-    if (m_reduce)
+    static constexpr float kMinusOne = -1.0f;
+    if (m_reduce) {
         CONVSCOPE_CUDNN_CHECK(cudnnReduceTensor(
             h, m_reduce, nullptr, 0, workspace, workspaceBytes, &kOne, m_x.get(), x, &kZero, m_y.get(), y));
-    else
+    } else if (m_abs) {
+        CONVSCOPE_CUDNN_CHECK(
+            cudnnOpTensor(h, m_abs, &kOne, m_x.get(), x, &kMinusOne, m_x.get(), x, &kZero, m_x.get(), y));
+    } else if (m_copyBytes) {
+        cudaStream_t st = nullptr;
+        CONVSCOPE_CUDNN_CHECK(cudnnGetStream(h, &st));
+        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(y, x, m_copyBytes, cudaMemcpyDeviceToDevice, st));
+    } else
         CONVSCOPE_CUDNN_CHECK(
             cudnnSoftmaxForward(h, m_algorithm, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, m_x.get(), x, &kZero, m_x.get(), y));
 }

@@ -35,7 +35,11 @@ public:
 private:
     ReduceLayerPlan() = default;
     TensorDesc m_x, m_y;
-    cudnnReduceTensorDescriptor_t m_reduce = nullptr; // null: a softmax
+    cudnnReduceTensorDescriptor_t m_reduce = nullptr; // null: a softmax, or a reduce over axes of size 1 only
+    // A reduce whose every reduced axis has size 1 (cudnnReduceTensor refuses input and output dims that do not
+    // differ): mean, sum, max and min are a copy of `m_copyBytes`; l2 is |x| = max(x, −x) through m_abs.
+    size_t m_copyBytes = 0;
+    cudnnOpTensorDescriptor_t m_abs = nullptr;
     cudnnSoftmaxAlgorithm_t m_algorithm = CUDNN_SOFTMAX_ACCURATE;
     size_t m_workspace = 0;
     std::string m_note;
