@@ -1,4 +1,5 @@
 #include "cli/bench_bandwidth.h"
+#include "cli/text_table.h"
 
 #include "compute/layer_spec.h"
 #include "compute/shape_inference.h"
@@ -10,13 +11,6 @@
 namespace convscope::cli {
 
 namespace {
-
-    std::string decimals(double v, int digits)
-    {
-        char buf[48];
-        std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-        return buf;
-    }
 
     // Shape inference counts bytes as float32; the GPU backends store activations in 16 bits in fp16 and bf16.
     double storageScale(const std::string& backend, MathMode math)
@@ -61,17 +55,17 @@ void BandwidthFractions::print(std::ostream& out, nlohmann::ordered_json& json) 
                 copy[c.backend] = c.ceilings;
     for (const auto& [backend, c] : copy) {
         out << "copy bandwidth of " << backend << " measured in this run (" << c.bandwidthMethod
-            << "): " << decimals(c.bandwidthGBs, 1) << " GB/s\n";
+            << "): " << fixedDigits(c.bandwidthGBs, 1) << " GB/s\n";
         json["copy_bandwidth"][backend] = { { "gbs", c.bandwidthGBs }, { "method", c.bandwidthMethod } };
     }
     for (const auto& e : entries_) {
         const double gbs = e.bytes / (e.ms * 1e6);
         const auto it = copy.find(e.backend);
-        std::string line = "  " + e.layer + " on " + e.selection + ": " + decimals(gbs, 1) + " GB/s";
+        std::string line = "  " + e.layer + " on " + e.selection + ": " + fixedDigits(gbs, 1) + " GB/s";
         nlohmann::ordered_json j = { { "layer", e.layer }, { "selection", e.selection }, { "bytes", e.bytes },
             { "median_ms", e.ms }, { "gbs", gbs } };
         if (it != copy.end()) {
-            line += ", " + decimals(100.0 * gbs / it->second.bandwidthGBs, 0) + "% of its copy bandwidth";
+            line += ", " + fixedDigits(100.0 * gbs / it->second.bandwidthGBs, 0) + "% of its copy bandwidth";
             j["fraction_of_copy"] = gbs / it->second.bandwidthGBs;
         }
         out << line << "\n";

@@ -82,13 +82,6 @@ namespace {
         return out;
     }
 
-    std::string fixed(double v, int digits)
-    {
-        char buf[48];
-        std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-        return buf;
-    }
-
     // The backends whose layers are judged against the GPU's GEMM rate.
     bool onGpu(const std::string& backend) { return backend == "cuda" || backend == "cudnn"; }
 
@@ -230,7 +223,7 @@ namespace {
             median.push_back(lr.computeMs.median);
             row.push_back(formatMs(lr.computeMs.median));
             // A layer fusion folded into another takes no time of its own: no rate to show.
-            row.push_back(lr.computeMs.median > 0 ? fixed(gflops(lr.computeMs.median), 1) : "—");
+            row.push_back(lr.computeMs.median > 0 ? fixedDigits(gflops(lr.computeMs.median), 1) : "—");
             if (lr.error.valid)
                 worst = std::max(worst, lr.error.relL2);
             else if (!lr.error.note.empty())
@@ -265,7 +258,7 @@ namespace {
             if (best > 0) {
                 const std::string& note = run.selections[bestIndex].layers[i].note;
                 const std::string ratio = median[0] > 0
-                    ? ", t(it) / t(" + opt.selections[0].str() + ") = " + fixed(best / median[0], 2) + "×"
+                    ? ", t(it) / t(" + opt.selections[0].str() + ") = " + fixedDigits(best / median[0], 2) + "×"
                     : "";
                 fastestLines.push_back(bc.name + " " + bc.network.layers[i].name + ": fastest " + backend
                     + " selection " + opt.selections[bestIndex].str() + " " + formatMs(best) + " ms" + ratio
@@ -274,7 +267,7 @@ namespace {
         }
         for (size_t k = 1; k < median.size(); ++k) {
             const bool ok = median[0] > 0 && median[k] > 0;
-            row.push_back(ok ? fixed(median[0] / median[k], 2) + "×" : "");
+            row.push_back(ok ? fixedDigits(median[0] / median[k], 2) + "×" : "");
             if (ok)
                 ratios[k].push_back(median[0] / median[k]);
         }
@@ -299,7 +292,7 @@ namespace {
             for (const auto& sel : run.selections)
                 if (sel.ok)
                     line += " " + sel.selection.str() + " " + formatMs(sel.totalMs.median) + " ms ("
-                        + fixed(run.selections[0].totalMs.median / sel.totalMs.median, 2) + "×)";
+                        + fixedDigits(run.selections[0].totalMs.median / sel.totalMs.median, 2) + "×)";
             totalLines.push_back(line);
         }
         // The GPU's clocks as the case ended (NVML, gpu_clocks.h): a ratio measured at a throttled clock says so.
@@ -340,9 +333,9 @@ namespace {
             for (double v : r)
                 logSum += std::log(v);
             const double median = r.size() % 2 ? r[r.size() / 2] : 0.5 * (r[r.size() / 2 - 1] + r[r.size() / 2]);
-            std::cout << "t(" << opt.selections[0].str() << ") / t(" << name << "): median " << fixed(median, 2)
-                      << "×, geometric mean " << fixed(std::exp(logSum / double(r.size())), 2) << "× over " << r.size()
-                      << " layers\n";
+            std::cout << "t(" << opt.selections[0].str() << ") / t(" << name << "): median " << fixedDigits(median, 2)
+                      << "×, geometric mean " << fixedDigits(std::exp(logSum / double(r.size())), 2) << "× over "
+                      << r.size() << " layers\n";
             out["ratios"][opt.selections[0].str() + "/" + name]
                 = { { "median", median }, { "geomean", std::exp(logSum / double(r.size())) }, { "per_layer", values } };
         }
@@ -362,14 +355,14 @@ namespace {
         const GemmRate rate = gemmRateFor(ceiling->ceilings, opt.session.math);
         const double gemm = rate.gflops;
         std::cout << rate.format << " GEMM rate measured in this run (" << rate.method
-                  << "): " << fixed(gemm / 1000.0, 1) << " TFLOP/s\n";
+                  << "): " << fixedDigits(gemm / 1000.0, 1) << " TFLOP/s\n";
         out["gemm_ceiling"] = { { "gflops", gemm }, { "method", rate.method }, { "format", rate.format },
             { "math", mathModeName(opt.session.math) }, { "backend", ceiling->backend } };
         for (const auto& [name, rates] : bigLayerRates) {
             const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
-            std::cout << "  " << name << " on conv layers of ≥ " << fixed(kEfficiencyMinGflop, 0)
-                      << " GFLOP: " << fixed(100.0 * *lo / gemm, 0) << "–" << fixed(100.0 * *hi / gemm, 0)
-                      << "% of it (" << fixed(*lo / 1000.0, 1) << "–" << fixed(*hi / 1000.0, 1)
+            std::cout << "  " << name << " on conv layers of ≥ " << fixedDigits(kEfficiencyMinGflop, 0)
+                      << " GFLOP: " << fixedDigits(100.0 * *lo / gemm, 0) << "–" << fixedDigits(100.0 * *hi / gemm, 0)
+                      << "% of it (" << fixedDigits(*lo / 1000.0, 1) << "–" << fixedDigits(*hi / 1000.0, 1)
                       << " TFLOP/s counted as direct "
                       << "FLOPs, " << rates.size() << " layers)\n";
             std::vector<double> fractions;

@@ -72,13 +72,6 @@ namespace {
         return { Stats::of(f).median, Stats::of(b).median, Stats::of(u).median, Stats::of(t).median };
     }
 
-    std::string trainFixed(double v, int digits)
-    {
-        char buf[48];
-        std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-        return buf;
-    }
-
     std::string trainCell(double ms) { return ms < 0 ? "—" : formatMs(ms); }
 
     // One report over the cases: CSV (each case's training CSV with a case column), JSON (each case's training JSON),
@@ -177,7 +170,7 @@ int runTrainBench(std::vector<BenchCase> cases, const std::vector<size_t>& chose
                 + formatMs(s.forward) + ", backward " + formatMs(s.backward) + ", update " + formatMs(s.update) + ")";
             if (k > 0 && s.step > 0) {
                 ratios[k].push_back(first.step / s.step);
-                line += " " + trainFixed(first.step / s.step, 2) + "×, parameters within "
+                line += " " + fixedDigits(first.step / s.step, 2) + "×, parameters within "
                     + shortScientific(sel.maxParamRelL2) + " of the first's";
             }
         }
@@ -200,7 +193,7 @@ int runTrainBench(std::vector<BenchCase> cases, const std::vector<size_t>& chose
             logSum += std::log(x);
         const double median = Stats::of(v).median, geomean = std::exp(logSum / double(v.size()));
         std::cout << "t(" << o.selections[0].str() << " step) / t(" << o.selections[k].str() << " step): median "
-                  << trainFixed(median, 2) << "×, geometric mean " << trainFixed(geomean, 2) << "× over " << v.size()
+                  << fixedDigits(median, 2) << "×, geometric mean " << fixedDigits(geomean, 2) << "× over " << v.size()
                   << " cases\n";
         json["ratios"][o.selections[0].str() + "/" + o.selections[k].str()]
             = { { "median", median }, { "geomean", geomean }, { "per_case", ratios[k] } };

@@ -1,6 +1,7 @@
 #include "cli/text_table.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace convscope::cli {
 
@@ -68,6 +69,13 @@ void TextTable::print(std::ostream& out) const
         else
             line(row);
     }
+}
+
+std::string fixedDigits(double v, int digits)
+{
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
 }
 
 } // namespace convscope::cli

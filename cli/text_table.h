@@ -8,6 +8,9 @@
 
 namespace convscope::cli {
 
+// `v` with `digits` decimals ("%.*f"), the way every table of the CLI writes its numbers.
+std::string fixedDigits(double v, int digits);
+
 class TextTable {
 public:
     explicit TextTable(std::vector<std::string> header, std::vector<bool> rightAligned = {});
