@@ -1,16 +1,23 @@
-// layer_norm, group_norm and instance_norm (normalization.cuh). The statistics are Welford's running mean and sum of
-// squared deviations, per thread in FP32 over a strided share of the row, merged by Chan's rule across the warp
-// (shuffles) and the block (shared memory): one read of the row for them, stable however far the data are from zero
-// (no E[x²] − E[x]² cancellation). A second read (from L1/L2 for the short rows) writes y = (x − mean) · rstd · w + b.
-// Three paths by the row's length:
-//   warp:  rows of at most 2048 elements (ViT's tokens, ConvNeXt's channels): one warp per row, 8 rows a block.
+// layer_norm, group_norm and instance_norm (normalization.cuh).
+// Paths, by the row's length:
+//   registers: rows of a whole number of 16-byte packs, at most 32768 elements, with enough rows to fill the GPU
+//          (or rows of at most 2048): the row's threads hold it in registers (row_registers.cuh), so it is read once
+//          and written once. The mean is the row's sum over n, the variance the sum of (x − mean)² over n: two passes
+//          over the registers, exact to FP32 rounding however far the data are from zero.
+//   warp:  other rows of at most 2048 elements: one warp per row, 8 rows a block.
 //   block: longer rows, when there are enough of them to fill the GPU: one block of 512 threads per row.
 //   split: few long rows (group_norm with one group on a large image, instance_norm on a small batch): the rows are
 //          cut into chunks of 16384 elements, one block per chunk computes its partial statistics into the scratch,
 //          then one block per chunk merges its row's partials and writes the chunk.
+// Outside the register path the statistics are Welford's running mean and sum of squared deviations, per thread in
+// FP32 over a strided share of the row (four values at a time where the row is in 16-byte packs: their own mean and
+// squared deviations, merged by Chan's rule, one division per four values), merged by Chan's rule across the warp
+// (shuffles) and the block (shared memory); a second read (from L1/L2 for the short rows) writes
+// y = (x − mean) · rstd · w + b.
 // In a storage format (channels-last FP32, FP16 or BF16) the same rows are read through the channels-last index of each
 // element, widened to FP32, with the warp and block paths; every sum in FP32, one rounding per stored value.
 #include "kernels/cuda/normalization.cuh"
+#include "kernels/cuda/row_registers.cuh"
 
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/storage_types.cuh"
@@ -43,6 +50,29 @@ namespace {
             return a;
         const float delta = b.mean - a.mean, f = b.n / n;
         return { n, a.mean + delta * f, a.m2 + b.m2 + delta * delta * a.n * f };
+    }
+
+    // Four values at once: their own mean and squared deviations, merged (one division instead of four).
+    __device__ __forceinline__ void push4(Moments& m, const float4& q)
+    {
+        const float mean = (q.x + q.y + q.z + q.w) * 0.25f;
+        const float a = q.x - mean, b = q.y - mean, c = q.z - mean, d = q.w - mean;
+        m = merge(m, Moments { 4.0f, mean, a * a + b * b + c * c + d * d });
+    }
+
+    // The moments of x[first, end) `step` apart; with `vec`, first and end are multiples of 4 (x 16-byte aligned) and
+    // the values are taken four at a time from first, 4 · step apart.
+    __device__ __forceinline__ Moments stridedMoments(
+        const float* x, unsigned first, unsigned end, unsigned step, bool vec)
+    {
+        Moments m { 0.0f, 0.0f, 0.0f };
+        if (vec)
+            for (unsigned j = first + 4 * (threadIdx.x % step); j < end; j += 4 * step)
+                push4(m, __ldg(reinterpret_cast<const float4*>(x + j)));
+        else
+            for (unsigned j = first + threadIdx.x % step; j < end; j += step)
+                push(m, x[j]);
+        return m;
     }
 
     // The warp's moments, merged; every lane gets lane 0's result.
@@ -107,7 +137,7 @@ namespace {
         }
     }
 
-    __global__ void normWarpKernel(NormGeometry g, const float* __restrict__ x, const float* __restrict__ w,
+    __global__ void normWarpKernel(NormGeometry g, bool vec, const float* __restrict__ x, const float* __restrict__ w,
         const float* __restrict__ b, float* __restrict__ y)
     {
         const long long r = static_cast<long long>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
@@ -115,35 +145,70 @@ namespace {
             return;
         const unsigned lane = threadIdx.x % 32, len = unsigned(g.rowLength);
         const Row row = rowOf(g, r, x, w, b, y);
-        Moments m { 0.0f, 0.0f, 0.0f };
-        for (unsigned j = lane; j < len; j += 32)
-            push(m, row.x[j]);
+        Moments m = stridedMoments(row.x, 0, len, 32, vec);
         m = warpMerge(m);
         apply(row, m.mean, rsqrtf(fmaxf(m.m2 / m.n, 0.0f) + g.eps), lane, len, 32);
     }
 
-    __global__ void normBlockKernel(NormGeometry g, const float* __restrict__ x, const float* __restrict__ w,
+    __global__ void normBlockKernel(NormGeometry g, bool vec, const float* __restrict__ x, const float* __restrict__ w,
         const float* __restrict__ b, float* __restrict__ y)
     {
         const Row row = rowOf(g, blockIdx.x, x, w, b, y);
         const unsigned len = unsigned(g.rowLength);
-        Moments m { 0.0f, 0.0f, 0.0f };
-        for (unsigned j = threadIdx.x; j < len; j += blockDim.x)
-            push(m, row.x[j]);
+        Moments m = stridedMoments(row.x, 0, len, blockDim.x, vec);
         m = blockMerge(m);
         apply(row, m.mean, rsqrtf(fmaxf(m.m2 / m.n, 0.0f) + g.eps), threadIdx.x, len, blockDim.x);
     }
 
+    // The row in registers (row_registers.cuh): one read, one write.
+    template <int P>
+    __global__ void __launch_bounds__(1024) normRegisterRows(NormGeometry g, int tpr, const float* __restrict__ x,
+        const float* __restrict__ w, const float* __restrict__ b, float* __restrict__ y)
+    {
+        __shared__ float scratch[32];
+        const RowPlace at = rowPlace(tpr);
+        const bool live = at.row < g.rows;
+        const long long packs = g.rowLength / 4;
+        const Row row = rowOf(g, live ? at.row : 0, x, w, b, y);
+        float v[P][4];
+        loadRow<float, P>(row.x, packs, at.t, tpr, live, 0.0f, v);
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < P; ++j)
+            sum += (v[j][0] + v[j][1]) + (v[j][2] + v[j][3]);
+        const float n = float(g.rowLength);
+        const float mean = rowReduce<SumOp>(sum, tpr, scratch) / n;
+        float sq = 0.0f;
+#pragma unroll
+        for (int j = 0; j < P; ++j)
+            if (at.t + static_cast<long long>(j) * tpr < packs) // the packs past the row's end are not the row's
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const float d = v[j][e] - mean;
+                    sq += d * d;
+                }
+        const float rstd = rsqrtf(rowReduce<SumOp>(sq, tpr, scratch) / n + g.eps);
+#pragma unroll
+        for (int j = 0; j < P; ++j) {
+            const unsigned first = unsigned(at.t + j * tpr) * 4;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const unsigned p = row.inner == 1 ? first + e : (first + e) / row.inner;
+                if (live && first + e < unsigned(g.rowLength))
+                    v[j][e] = (v[j][e] - mean) * rstd * __ldg(row.w + p) + __ldg(row.b + p);
+            }
+        }
+        storeRow<float, P>(row.y, packs, at.t, tpr, live, v);
+    }
+
     // Split rows: block (chunk, row) writes its chunk's moments to partial[row · chunks + chunk].
-    __global__ void normChunkStatsKernel(NormGeometry g, const float* __restrict__ x, Moments* __restrict__ partial)
+    __global__ void normChunkStatsKernel(
+        NormGeometry g, bool vec, const float* __restrict__ x, Moments* __restrict__ partial)
     {
         const long long r = blockIdx.y;
         const unsigned start = unsigned(blockIdx.x * kChunk),
                        end = unsigned(min(g.rowLength, (blockIdx.x + 1) * kChunk));
-        const float* xr = x + r * g.rowLength;
-        Moments m { 0.0f, 0.0f, 0.0f };
-        for (unsigned j = start + threadIdx.x; j < end; j += blockDim.x)
-            push(m, xr[j]);
+        Moments m = stridedMoments(x + r * g.rowLength, start, end, blockDim.x, vec);
         m = blockMerge(m);
         if (threadIdx.x == 0)
             partial[r * gridDim.x + blockIdx.x] = m;
@@ -227,12 +292,21 @@ namespace {
         storedApply(g, at, r, x, w, b, y, m, threadIdx.x, blockDim.x);
     }
 
-    enum class Path { Warp, Block, Split };
+    enum class Path { Registers, Warp, Block, Split };
 
     long long chunksOf(const NormGeometry& g) { return (g.rowLength + kChunk - 1) / kChunk; }
 
+    // The register path's split of a row, or tpr = 0 where the row is not in whole packs or does not fit.
+    RowSplit registerSplitOf(const NormGeometry& g)
+    {
+        return g.rowLength % 4 == 0 ? rowSplitOf<float>(g.rowLength / 4) : RowSplit {};
+    }
+
     Path pathOf(const NormGeometry& g, int sms)
     {
+        const RowSplit split = registerSplitOf(g);
+        if (split.tpr != 0 && (g.rowLength <= kWarpRowsMax || g.rows >= 2LL * std::max(sms, 1)))
+            return Path::Registers;
         if (g.rowLength <= kWarpRowsMax)
             return Path::Warp;
         if (g.rows >= 4LL * std::max(sms, 1) || chunksOf(g) == 1 || g.rows > 65535)
@@ -270,6 +344,9 @@ std::string normalizationNote(const NormGeometry& g, int sms)
 {
     const std::string rows = std::to_string(g.rows) + " rows of " + std::to_string(g.rowLength);
     switch (pathOf(g, sms)) {
+    case Path::Registers:
+        return "our CUDA kernel: each row (" + rows + ") held in the registers of "
+            + std::to_string(registerSplitOf(g).tpr) + " threads, read once, FP32 sums";
     case Path::Warp:
         return "our CUDA kernel: one warp per row (" + rows + "), Welford sums in FP32 merged by shuffles";
     case Path::Block:
@@ -287,18 +364,32 @@ void normalization(const NormGeometry& g, const float* x, const float* weight, c
 {
     if (g.rows <= 0 || g.rowLength <= 0)
         return;
-    switch (pathOf(g, sms)) {
+    const bool vec = g.rowLength % 4 == 0 && aligned16(x);
+    Path path = pathOf(g, sms);
+    if (path == Path::Registers && !(vec && aligned16(y)))
+        path = g.rowLength <= kWarpRowsMax ? Path::Warp : Path::Block;
+    switch (path) {
+    case Path::Registers: {
+        const RowSplit split = registerSplitOf(g);
+        const int threads = std::max(split.tpr, 256);
+        const long long rowsPerBlock = threads / split.tpr;
+        withRowPacks(split.packsPerThread, [&]<int P>() {
+            normRegisterRows<P><<<unsigned((g.rows + rowsPerBlock - 1) / rowsPerBlock), threads, 0, st>>>(
+                g, split.tpr, x, weight, bias, y);
+        });
+        break;
+    }
     case Path::Warp:
         normWarpKernel<<<unsigned((g.rows + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0, st>>>(
-            g, x, weight, bias, y);
+            g, vec, x, weight, bias, y);
         break;
     case Path::Block:
-        normBlockKernel<<<unsigned(g.rows), kBlock, 0, st>>>(g, x, weight, bias, y);
+        normBlockKernel<<<unsigned(g.rows), kBlock, 0, st>>>(g, vec, x, weight, bias, y);
         break;
     case Path::Split: {
         const dim3 grid(unsigned(chunksOf(g)), unsigned(g.rows));
         auto* partial = static_cast<Moments*>(scratch);
-        normChunkStatsKernel<<<grid, kBlock, 0, st>>>(g, x, partial);
+        normChunkStatsKernel<<<grid, kBlock, 0, st>>>(g, vec, x, partial);
         CONVSCOPE_CUDA_CHECK_LAUNCH("normalization (chunk statistics)");
         normChunkApplyKernel<<<grid, kBlock, 0, st>>>(g, x, weight, bias, partial, y);
         break;

@@ -1,5 +1,6 @@
-// Resize kernels (resize.cuh): one warp per output row (plane, z, y) at a time; its lanes compute the row's z and y
-// taps together (resize_math.h, in double as the CPU does), then stride along the row, reading each column's x taps
+// Resize kernels (resize.cuh). The 2-D NCHW case runs resizePlanesKernel (below: both tap tables in shared memory,
+// four outputs a thread). Otherwise: one warp per output row (plane, z, y) at a time; its lanes compute the row's z and
+// y taps together (resize_math.h, in double as the CPU does), then stride along the row, reading each column's x taps
 // from a table the block computed once in shared memory, and sum the weighted inputs in FP32. The tap count is a
 // template parameter (1 nearest, 2 linear, 4 cubic) so the taps stay in registers: with a run-time count they went to
 // local memory, and with every thread computing its own taps a 2× upsampling reached 5% of the copy bandwidth. The
@@ -139,6 +140,113 @@ namespace {
         }
     }
 
+    // The 2-D NCHW case (an image's D of one element): both tap tables, rows and columns, in shared memory, filled
+    // once by each of a grid of persistent blocks; then every thread writes kOut neighbouring outputs of a row from
+    // the two tables, independent of the others (the warp-per-row kernel above kept one load in flight per thread and
+    // computed each row's taps in its lanes: a quarter of the copy bandwidth for a 2× upsampling). The row weight is
+    // the D tap's weight (1) times the H tap's, as in RowTaps, and the sums run in the same order: the same result.
+    // The tables are tap-major (tap k of column ox at k · ow + ox), the columns first: a thread reads its kOut columns'
+    // taps as one 16-byte load per tap, which the warp's lanes take without bank conflicts.
+    constexpr int kOut = 4;
+    template <int K, bool VEC>
+    __global__ void __launch_bounds__(256)
+        resizePlanesKernel(ResizePlan p, long long planes, const float* __restrict__ x, float* __restrict__ y)
+    {
+        extern __shared__ __align__(16) unsigned char smem[];
+        const int oh = int(p.axis[1].out), ow = int(p.axis[2].out);
+        const long long ih = p.axis[1].in, iw = p.axis[2].in;
+        int* colIdx = reinterpret_cast<int*>(smem);
+        float* colW = reinterpret_cast<float*>(colIdx + ow * K);
+        int* rowIdx = reinterpret_cast<int*>(colW + ow * K);
+        float* rowW = reinterpret_cast<float*>(rowIdx + oh * K);
+        long long iz[K];
+        float wz[K];
+        axisTaps<K>(p, p.axis[0], 0, iz, wz);
+        for (int i = threadIdx.x; i < oh + ow; i += blockDim.x) {
+            long long idx[K];
+            float w[K];
+            const bool row = i < oh;
+            axisTaps<K>(p, p.axis[row ? 1 : 2], row ? i : i - oh, idx, w);
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                if (row) {
+                    rowIdx[k * oh + i] = int(idx[k]);
+                    rowW[k * oh + i] = wz[0] * w[k];
+                } else {
+                    colIdx[k * ow + i - oh] = int(idx[k]);
+                    colW[k * ow + i - oh] = w[k];
+                }
+            }
+        }
+        __syncthreads();
+        constexpr int per = VEC ? kOut : 1;
+        const int groups = ow / per;
+        const long long items = planes * oh * groups;
+        for (long long q = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; q < items;
+             q += static_cast<long long>(gridDim.x) * blockDim.x) {
+            const long long line = q / groups; // plane · oh + oy
+            const int ox0 = int(q - line * groups) * per, oy = int(line % oh);
+            const float* src = x + (line / oh) * ih * iw;
+            int ci[K][per];
+            float cw[K][per];
+#pragma unroll
+            for (int c = 0; c < K; ++c) {
+                if constexpr (VEC) {
+                    const int4 i4 = *reinterpret_cast<const int4*>(colIdx + c * ow + ox0);
+                    const float4 w4 = *reinterpret_cast<const float4*>(colW + c * ow + ox0);
+                    ci[c][0] = i4.x, ci[c][1] = i4.y, ci[c][2] = i4.z, ci[c][3] = i4.w;
+                    cw[c][0] = w4.x, cw[c][1] = w4.y, cw[c][2] = w4.z, cw[c][3] = w4.w;
+                } else {
+                    ci[c][0] = colIdx[c * ow + ox0];
+                    cw[c][0] = colW[c * ow + ox0];
+                }
+            }
+            float out[per];
+#pragma unroll
+            for (int u = 0; u < per; ++u)
+                out[u] = 0.0f;
+#pragma unroll
+            for (int a = 0; a < K; ++a) {
+                const float* in = src + static_cast<long long>(rowIdx[a * oh + oy]) * iw;
+                const float rw = rowW[a * oh + oy];
+#pragma unroll
+                for (int u = 0; u < per; ++u) {
+                    float part = 0.0f;
+#pragma unroll
+                    for (int c = 0; c < K; ++c)
+                        part += cw[c][u] * in[ci[c][u]];
+                    out[u] += rw * part;
+                }
+            }
+            float* dst = y + line * ow + ox0;
+            if constexpr (VEC)
+                *reinterpret_cast<float4*>(dst) = make_float4(out[0], out[1], out[2], out[3]);
+            else
+                dst[0] = out[0];
+        }
+    }
+
+    template <int K>
+    void launchPlanes(const ResizePlan& p, long long planes, bool vec, const float* x, float* y, cudaStream_t st)
+    {
+        const size_t bytes = size_t((p.axis[1].out + p.axis[2].out) * K * 8);
+        const long long items = planes * p.axis[1].out * p.axis[2].out / (vec ? kOut : 1);
+        const unsigned blocks = unsigned(std::clamp<long long>((items + 255) / 256, 1, 2048));
+        if (vec)
+            resizePlanesKernel<K, true><<<blocks, 256, bytes, st>>>(p, planes, x, y);
+        else
+            resizePlanesKernel<K, false><<<blocks, 256, bytes, st>>>(p, planes, x, y);
+    }
+
+    // The planes kernel's tables fit in shared memory (with room for several blocks an SM).
+    constexpr long long kMaxPlaneTables = 32 * 1024;
+    bool planesKernelFits(const ResizePlan& p, int k)
+    {
+        const bool volume = p.axis[0].in > 1 || p.axis[0].out > 1;
+        return !volume && (p.axis[1].out + p.axis[2].out) * k * 8 <= kMaxPlaneTables && p.axis[1].out < (1LL << 30)
+            && p.axis[2].out < (1LL << 30) && p.axis[1].in * p.axis[2].in < (1LL << 31);
+    }
+
     constexpr int kThreads = 256;
     // Enough blocks to fill the device several times over; each strides over the rows by warp.
     unsigned blocksFor(long long rows)
@@ -180,7 +288,18 @@ void resizeNchw(const ResizePlan& plan, long long planes, const float* x, float*
     const long long rows = planes * plan.axis[0].out * plan.axis[1].out;
     if (rows <= 0 || plan.axis[2].out <= 0)
         return;
-    withTaps(plan, [&]<int K, bool V>() { launch<K, V, false>(plan, rows, 1, x, y, st); });
+    const int k = plan.mode == 0 ? 1 : plan.mode == 1 ? 2 : 4;
+    if (planesKernelFits(plan, k)) {
+        const bool vec = plan.axis[2].out % kOut == 0 && reinterpret_cast<uintptr_t>(y) % 16 == 0;
+        if (k == 1)
+            launchPlanes<1>(plan, planes, vec, x, y, st);
+        else if (k == 2)
+            launchPlanes<2>(plan, planes, vec, x, y, st);
+        else
+            launchPlanes<4>(plan, planes, vec, x, y, st);
+    } else {
+        withTaps(plan, [&]<int K, bool V>() { launch<K, V, false>(plan, rows, 1, x, y, st); });
+    }
     CONVSCOPE_CUDA_CHECK_LAUNCH("resize");
 }
 

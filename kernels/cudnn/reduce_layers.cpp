@@ -56,9 +56,13 @@ std::unique_ptr<ReduceLayerPlan> ReduceLayerPlan::softmax(
     p->m_x.set(CUDNN_TENSOR_NCHW, toInt(r.outer, "a softmax"), toInt(r.size, "a softmax"), toInt(r.inner, "a softmax"),
         1, storage ? cudnnType(*storage) : CUDNN_DATA_FLOAT);
     p->m_algorithm = log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
+    // Along the innermost axis the view is [outer, size, 1, 1], where instance mode (over C·H·W of each n) is the
+    // same softmax as channel mode and is cuDNN's row kernel.
+    p->m_mode = r.inner == 1 ? CUDNN_SOFTMAX_MODE_INSTANCE : CUDNN_SOFTMAX_MODE_CHANNEL;
     p->m_note = std::string("cudnnSoftmaxForward (") + (log ? "CUDNN_SOFTMAX_LOG" : "accurate")
-        + ", channel mode) along dim " + std::to_string(axis) + ": the tensor as [" + std::to_string(r.outer) + ", "
-        + std::to_string(r.size) + ", " + std::to_string(r.inner) + ", 1]";
+        + (r.inner == 1 ? ", instance mode" : ", channel mode") + ") along dim " + std::to_string(axis)
+        + ": the tensor as [" + std::to_string(r.outer) + ", " + std::to_string(r.size) + ", " + std::to_string(r.inner)
+        + ", 1]";
     return p;
 }
 
@@ -114,8 +118,7 @@ void ReduceLayerPlan::run(cudnnHandle_t h, const void* x, void* y, void* workspa
         CONVSCOPE_CUDNN_CHECK(cudnnGetStream(h, &st));
         CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(y, x, m_copyBytes, cudaMemcpyDeviceToDevice, st));
     } else
-        CONVSCOPE_CUDNN_CHECK(
-            cudnnSoftmaxForward(h, m_algorithm, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, m_x.get(), x, &kZero, m_x.get(), y));
+        CONVSCOPE_CUDNN_CHECK(cudnnSoftmaxForward(h, m_algorithm, m_mode, &kOne, m_x.get(), x, &kZero, m_x.get(), y));
 }
 
 std::string reduceTrainingRefusal(const LayerSpec& spec)

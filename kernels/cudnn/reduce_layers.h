@@ -41,6 +41,7 @@ private:
     size_t m_copyBytes = 0;
     cudnnOpTensorDescriptor_t m_abs = nullptr;
     cudnnSoftmaxAlgorithm_t m_algorithm = CUDNN_SOFTMAX_ACCURATE;
+    cudnnSoftmaxMode_t m_mode = CUDNN_SOFTMAX_MODE_CHANNEL;
     size_t m_workspace = 0;
     std::string m_note;
 };
