@@ -113,10 +113,19 @@ void runLayerNormalizationTests(const std::vector<Selection>& selections)
 
 TEST_CASE("ONNX's LayerNormalization node tests pass on the CPU (their Y)", "[onnx][conformance][norm]")
 {
-    std::vector<Selection> selections { Selection::parse("cpu.direct"), Selection::parse("cpu.im2col_gemm") };
-    if (BackendRegistry::instance().find("onednn"))
-        selections.push_back(Selection::parse("onednn.auto"));
-    runLayerNormalizationTests(selections);
+    runLayerNormalizationTests({ Selection::parse("cpu.direct"), Selection::parse("cpu.im2col_gemm") });
+}
+
+// Apart from the CPU case so that the asan preset can leave out this one alone: LeakSanitizer's tracer crashes at exit
+// scanning the dlopen'd oneDNN module's threads and dynamic TLS (the onednn and backends suites run without the leak
+// check for the same reason; CMakePresets.json).
+TEST_CASE("ONNX's LayerNormalization node tests pass on oneDNN (their Y)", "[onnx][conformance][norm][onednn]")
+{
+    if (!BackendRegistry::instance().find("onednn")) {
+        std::cout << "SKIPPED: this build has no onednn module" << std::endl;
+        return;
+    }
+    runLayerNormalizationTests({ Selection::parse("onednn.auto") });
 }
 
 TEST_CASE("ONNX's LayerNormalization node tests pass on the GPUs (their Y)", "[onnx][conformance][norm][gpu]")
