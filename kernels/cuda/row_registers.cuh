@@ -117,7 +117,8 @@ __device__ __forceinline__ void loadRow(
 }
 
 template <typename T, int P>
-__device__ __forceinline__ void storeRow(T* row, long long packs, int t, int tpr, bool live, const float (&v)[P][kPack<T>])
+__device__ __forceinline__ void storeRow(
+    T* row, long long packs, int t, int tpr, bool live, const float (&v)[P][kPack<T>])
 {
     if (!live)
         return;
