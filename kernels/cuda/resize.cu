@@ -9,6 +9,7 @@
 #include "kernels/cuda/resize.cuh"
 
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/fast_divmod.h"
 #include "kernels/common/storage_types.cuh"
 
 #include <algorithm>
@@ -149,8 +150,8 @@ namespace {
     // taps as one 16-byte load per tap, which the warp's lanes take without bank conflicts.
     constexpr int kOut = 4;
     template <int K, bool VEC>
-    __global__ void __launch_bounds__(256)
-        resizePlanesKernel(ResizePlan p, long long planes, const float* __restrict__ x, float* __restrict__ y)
+    __global__ void __launch_bounds__(256) resizePlanesKernel(ResizePlan p, unsigned items, FastDivmod byGroups,
+        FastDivmod byRows, const float* __restrict__ x, float* __restrict__ y)
     {
         extern __shared__ __align__(16) unsigned char smem[];
         const int oh = int(p.axis[1].out), ow = int(p.axis[2].out);
@@ -180,13 +181,13 @@ namespace {
         }
         __syncthreads();
         constexpr int per = VEC ? kOut : 1;
-        const int groups = ow / per;
-        const long long items = planes * oh * groups;
-        for (long long q = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; q < items;
-             q += static_cast<long long>(gridDim.x) * blockDim.x) {
-            const long long line = q / groups; // plane · oh + oy
-            const int ox0 = int(q - line * groups) * per, oy = int(line % oh);
-            const float* src = x + (line / oh) * ih * iw;
+        // 32-bit indices split by FastDivmod: with 64-bit divisions of the flat index the kernel was instruction-bound.
+        for (unsigned q = blockIdx.x * blockDim.x + threadIdx.x; q < items; q += gridDim.x * blockDim.x) {
+            unsigned line, group, plane, oy; // line = plane · oh + oy
+            byGroups.divmod(q, line, group);
+            byRows.divmod(line, plane, oy);
+            const int ox0 = int(group) * per;
+            const float* src = x + static_cast<long long>(plane) * ih * iw;
             int ci[K][per];
             float cw[K][per];
 #pragma unroll
@@ -218,7 +219,7 @@ namespace {
                     out[u] += rw * part;
                 }
             }
-            float* dst = y + line * ow + ox0;
+            float* dst = y + static_cast<long long>(line) * ow + ox0;
             if constexpr (VEC)
                 *reinterpret_cast<float4*>(dst) = make_float4(out[0], out[1], out[2], out[3]);
             else
@@ -232,19 +233,20 @@ namespace {
         const size_t bytes = size_t((p.axis[1].out + p.axis[2].out) * K * 8);
         const long long items = planes * p.axis[1].out * p.axis[2].out / (vec ? kOut : 1);
         const unsigned blocks = unsigned(std::clamp<long long>((items + 255) / 256, 1, 2048));
+        const FastDivmod groups(unsigned(p.axis[2].out / (vec ? kOut : 1))), rows(unsigned(p.axis[1].out));
         if (vec)
-            resizePlanesKernel<K, true><<<blocks, 256, bytes, st>>>(p, planes, x, y);
+            resizePlanesKernel<K, true><<<blocks, 256, bytes, st>>>(p, unsigned(items), groups, rows, x, y);
         else
-            resizePlanesKernel<K, false><<<blocks, 256, bytes, st>>>(p, planes, x, y);
+            resizePlanesKernel<K, false><<<blocks, 256, bytes, st>>>(p, unsigned(items), groups, rows, x, y);
     }
 
     // The planes kernel's tables fit in shared memory (with room for several blocks an SM).
     constexpr long long kMaxPlaneTables = 32 * 1024;
-    bool planesKernelFits(const ResizePlan& p, int k)
+    bool planesKernelFits(const ResizePlan& p, int k, long long planes)
     {
         const bool volume = p.axis[0].in > 1 || p.axis[0].out > 1;
-        return !volume && (p.axis[1].out + p.axis[2].out) * k * 8 <= kMaxPlaneTables && p.axis[1].out < (1LL << 30)
-            && p.axis[2].out < (1LL << 30) && p.axis[1].in * p.axis[2].in < (1LL << 31);
+        return !volume && (p.axis[1].out + p.axis[2].out) * k * 8 <= kMaxPlaneTables
+            && planes * p.axis[1].out * p.axis[2].out < (1LL << 31) && p.axis[1].in * p.axis[2].in < (1LL << 31);
     }
 
     constexpr int kThreads = 256;
@@ -289,7 +291,7 @@ void resizeNchw(const ResizePlan& plan, long long planes, const float* x, float*
     if (rows <= 0 || plan.axis[2].out <= 0)
         return;
     const int k = plan.mode == 0 ? 1 : plan.mode == 1 ? 2 : 4;
-    if (planesKernelFits(plan, k)) {
+    if (planesKernelFits(plan, k, planes)) {
         const bool vec = plan.axis[2].out % kOut == 0 && reinterpret_cast<uintptr_t>(y) % 16 == 0;
         if (k == 1)
             launchPlanes<1>(plan, planes, vec, x, y, st);
