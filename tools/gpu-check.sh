@@ -18,7 +18,10 @@
 #                eager with and without the launch gate, graph mode, and each kernel's duration under ncu) and "train" (issue
 #                33: the training step of ResNet-18 b32 and the DCGAN loop on TRAIN_BACKENDS beside PyTorch eager) are
 #                extra; "tensor" (issue 30: bench --suite tensor-ops against the copy bandwidth on the GPU and every CPU core,
-#                DeepLabV3 b8 512² against PyTorch eager) is extra too; TC_PARTS="compile" adds torch.compile (reduce-overhead) as issue 32's anchor on ResNet-18 b32. The sanitize stage alone can take most of
+#                DeepLabV3 b8 512² against PyTorch eager) is extra too; so is "zoo" (issue 30: tools/model_zoo_check.py,
+#                every torchvision model against onnxruntime on ZOO_BACKENDS (default cuda.implicit_gemm,cudnn.auto), ZOO_JOBS
+#                shards at once (default 4: the exports and onnxruntime are CPU work), ZOO_MODELS a comma list to run
+#                instead of all, ZOO_TIMEOUT the seconds the stage may take (default 300)); TC_PARTS="compile" adds torch.compile (reduce-overhead) as issue 32's anchor on ResNet-18 b32. The sanitize stage alone can take most of
 #                a 10-minute call: STAGES="build test" first, then STAGES="sanitize faults" (the build folder stays).
 #                "ddp" (issue 33, on a 2-GPU machine, kind nvidia-h200-x2): data parallel on 2 GPUs against 1 GPU's
 #                weights (the [ddp] test), LeNet-5 through `train --nproc-per-node 2`, and tools/ddp_anchor.py
@@ -298,6 +301,31 @@ if has tensor; then
     [ "${TENSOR_MODEL:-1}" = 1 ] && timeout 240 "$PY" tools/torch_model_bench.py --cli "$BIN/convscope-cli" --model deeplabv3_mobilenet_v3_large \
       --batch 8 --size 512 --out "$OUT/model-bench" 2>&1 | tail -12 | tee "$OUT/deeplabv3.log"
     [ "${TENSOR_MODEL:-1}" = 1 ] && note "deeplabv3 b8 512²: $(grep -E "best" "$OUT/deeplabv3.log")"
+  fi
+fi
+
+if has zoo; then
+  # Issue 30's model zoo: every model of torchvision's classification, segmentation and video catalogues (plus the
+  # script's own U-Net and FPN neck), seeded random weights, the smallest input each takes, exported to ONNX and run
+  # by onnxruntime and by ConvScope on each selection. The catalogue is dealt round-robin to ZOO_JOBS processes; every
+  # row a process prints goes to its log, so a shard cut by the time limit still reports what it finished.
+  PY=${TORCH_PYTHON:-/opt/torch/.venv/bin/python}
+  if [ -x "$BIN/convscope-cli" ]; then
+    models=${ZOO_MODELS:-$(cd tools && "$PY" -c "import model_zoo_check as m; print(','.join(m.catalogue()))" 2>/dev/null)}
+    jobs=${ZOO_JOBS:-4}
+    IFS=',' read -r -a all <<<"$models"
+    for ((j = 0; j < jobs; j++)); do
+      part=()
+      for ((k = j; k < ${#all[@]}; k += jobs)); do part+=("${all[k]}"); done
+      [ ${#part[@]} -gt 0 ] || continue
+      (IFS=','; export OMP_NUM_THREADS=$(($(nproc) / jobs > 0 ? $(nproc) / jobs : 1))
+        exec timeout "${ZOO_TIMEOUT:-300}" "$PY" tools/model_zoo_check.py --cli "$BIN/convscope-cli" \
+        --out "$OUT/zoo" --backends "${ZOO_BACKENDS:-cuda.implicit_gemm,cudnn.auto}" --models "${part[*]}" \
+        --timeout 120 --json "$OUT/zoo-$j.json" >"$OUT/zoo-$j.log" 2>&1) &
+    done
+    wait
+    cat "$OUT"/zoo-*.log | grep -vE "^model |runs within" | sort
+    note "zoo: $(cat "$OUT"/zoo-*.log | grep -cE " ok$") runs ok, $(cat "$OUT"/zoo-*.log | grep -cE "  (mismatch|failed|refused)") not, of ${#all[@]} models (logs: zoo-*.log)"
   fi
 fi
 
