@@ -1,6 +1,7 @@
 // The ONNX operators that move data:
-//   - Slice on an activation: one slice layer per axis it narrows (steps of 1; ONNX's negative and out-of-range bounds
-//     resolved as ONNX does), none when it keeps everything;
+//   - Slice on an activation: one layer per axis it narrows, none when it keeps everything (ONNX's negative and
+//     out-of-range bounds resolved and clamped as the ONNX spec says, per the step's sign): a slice layer for a step
+//     of 1, a gather of the constant indices start, start + step, … for any other step (negative ones too);
 //   - Reshape (0 copies the input's dim unless allowzero, one -1), Flatten on any axis (always [prod(dims[:axis]),
 //     prod(dims[axis:])]), Squeeze and Unsqueeze: a reshape layer to the resolved dims (dim 0 left free, -1, when it
 //     keeps the batch; a flatten for [N, F]);
@@ -264,24 +265,46 @@ void slice(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name,
         if (axis < 0 || axis >= rank)
             refuse(n, a,
                 "Slice on axis " + std::to_string(axes[k]) + " of the " + std::to_string(rank) + "-D " + in.str());
-        if (!steps.empty() && steps[k] != 1)
-            refuse(n, a, "Slice with step " + std::to_string(steps[k]) + " (ConvScope slices with step 1)");
-        const int64_t size = dims[size_t(axis)];
-        // ONNX: negative bounds count from the end; both are clamped to [0, size].
-        const auto clampIndex = [size](int64_t v) {
+        const int64_t size = dims[size_t(axis)], step = steps.empty() ? 1 : steps[k];
+        const std::string range = "[" + std::to_string(starts[k]) + ", " + std::to_string(ends[k]) + ") step "
+            + std::to_string(step) + " of axis " + std::to_string(axis) + " (size " + std::to_string(size) + ")";
+        if (step == 0)
+            refuse(n, a, "Slice " + range + ": a step of 0");
+        // ONNX: negative bounds count from the end (the size added); then, stepping forward, both are clamped to
+        // [0, size]; stepping backward, the start to [0, size - 1] and the end to [-1, size - 1].
+        const auto adjusted = [size](int64_t v, int64_t lo, int64_t hi) {
             if (v < 0)
-                v += size;
-            return std::clamp<int64_t>(v, 0, size);
+                v += size; // no overflow: v < 0 < size
+            return std::clamp<int64_t>(v, lo, hi);
         };
-        const int64_t start = clampIndex(starts[k]), end = clampIndex(ends[k]);
-        if (start == 0 && end == size)
+        const int64_t start = adjusted(starts[k], 0, step > 0 ? size : size - 1),
+                      end = adjusted(ends[k], step > 0 ? 0 : -1, step > 0 ? size : size - 1);
+        // The count of start, start + step, … before end (written so that no step, however large, overflows).
+        const int64_t count = step > 0                    ? (end > start ? (end - start - 1) / step + 1 : 0)
+            : start <= end                                ? 0
+            : step == std::numeric_limits<int64_t>::min() ? 1
+                                                          : (start - end - 1) / -step + 1;
+        if (count == 0)
+            refuse(n, a, "Slice " + range + " is empty");
+        if (step == 1 && start == 0 && end == size)
             continue; // keeps the whole axis
-        if (start >= end)
-            refuse(n, a,
-                "Slice [" + std::to_string(starts[k]) + ", " + std::to_string(ends[k]) + ") of axis "
-                    + std::to_string(axis) + " (size " + std::to_string(size) + ") is empty");
         const std::string layer = layers == 0 ? name : name + "/axis" + std::to_string(axis);
         const std::string output = layer + "/out";
+        if (step != 1) {
+            // A stepped slice (Swin's patch merging, x[:, 0::2]; a reversal, x[::-1]) is a gather of the indices
+            // start, start + step, … along the axis: exact, on every backend.
+            Gather gl;
+            gl.axis = axis;
+            gl.indices_shape = { count };
+            gl.indices.clear(); // not the kind's default { 0 }
+            gl.indices.reserve(size_t(count));
+            for (int64_t j = 0; j < count; ++j)
+                gl.indices.push_back(start + j * step);
+            g.addLayer(layer, gl, { current }, output, a);
+            current = output;
+            ++layers;
+            continue;
+        }
         g.addLayer(layer, Slice { axis, start, end }, { current }, output, a);
         current = output;
         ++layers;

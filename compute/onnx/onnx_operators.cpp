@@ -214,6 +214,7 @@ namespace {
         { "ConvTranspose", 6, kLast, with<convTranspose> },
         { "Div", 6, kLast, binaryOp<Binary::Op::Div> },
         { "Dropout", 6, kLast, dropout },
+        { "Einsum", 12, kLast, with<einsum> },
         { "Elu", 6, kLast, [](const NodeContext& c) { c.simple(ELU { c.a.getFloat("alpha", 1.0f) }); } },
         { "Erf", 9, kLast, unary<Unary::Op::Erf> },
         { "Exp", 6, kLast, unary<Unary::Op::Exp> },
