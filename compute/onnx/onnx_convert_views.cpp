@@ -1,7 +1,5 @@
 // The ONNX operators that move data:
-//   - Slice on an activation: one layer per axis it narrows, none when it keeps everything (ONNX's negative and
-//     out-of-range bounds resolved and clamped as the ONNX spec says, per the step's sign): a slice layer for a step
-//     of 1, a gather of the constant indices start, start + step, … for any other step (negative ones too);
+//   - (Slice: onnx_convert_slice.cpp, with the wide views that Reshape and Transpose hold back);
 //   - Reshape (0 copies the input's dim unless allowzero, one -1), Flatten on any axis (always [prod(dims[:axis]),
 //     prod(dims[axis:])]), Squeeze and Unsqueeze: a reshape layer to the resolved dims (dim 0 left free, -1, when it
 //     keeps the batch; a flatten for [N, F]);
@@ -152,17 +150,31 @@ namespace {
 
 void reshape(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
 {
-    const std::string& input = in0(n, a);
+    std::string input = in0(n, a);
     if (n.input_size() < 2 || n.input(1).empty())
         a.fail("Reshape without its shape input");
     const std::vector<int64_t> target = g.constant(n.input(1), a, "shape").ints(a.where());
-    const std::vector<int64_t> inDims = g.activation(input, a).shape.dims();
+    if (const auto w = g.wide.find(input); w != g.wide.end() && !g.isActivation(input))
+        input = unwiden(g, n, name, a, w->second); // the wide view and its transpose as layers of at most 6 dims
+    const std::vector<int64_t> inDims
+        = g.wide.count(input) ? wideDims(g.wide.at(input)) : g.activation(input, a).shape.dims();
     const bool allowZero = a.getInt("allowzero", 0) != 0;
     const std::vector<int64_t> dims = resolveReshape(inDims, target, allowZero);
     if (dims.empty())
         refuse(n, a,
             "Reshape of " + dimsText(inDims) + " to " + dimsText(target) + (allowZero ? " with allowzero" : "")
                 + ": the element counts differ, or two -1s");
+    if (dims.size() > size_t(Shape::kMaxRank) && g.uses[n.output(0)] == 1 && n.output_size() == 1) {
+        // Held back until a Transpose and a Reshape read it (GraphBuilder::wide).
+        std::vector<int64_t> identity(dims.size());
+        for (size_t k = 0; k < dims.size(); ++k)
+            identity[k] = int64_t(k);
+        g.wide[n.output(0)] = { input, dims, identity,
+            a.where() + ": a " + std::to_string(dims.size()) + "-D result " + dimsText(dims)
+                + " (ConvScope's tensors have 1 to " + std::to_string(Shape::kMaxRank)
+                + " dims; one is taken when a Transpose and then a Reshape read it)" };
+        return;
+    }
     addReshape(g, n, name, a, input, dims);
     collapseShuffle(g, n);
 }
@@ -221,95 +233,29 @@ void squeeze(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& nam
 void transpose(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
 {
     const std::string& input = in0(n, a);
-    const std::vector<int64_t> d = g.activation(input, a).shape.dims();
+    const bool wide = g.wide.count(input) && !g.isActivation(input);
+    const std::vector<int64_t> d = wide ? wideDims(g.wide.at(input)) : g.activation(input, a).shape.dims();
     std::vector<int64_t> perm = a.getInts("perm").value_or(std::vector<int64_t> {});
     if (perm.empty()) // ONNX's default: the axes reversed
         for (size_t k = d.size(); k-- > 0;)
             perm.push_back(int64_t(k));
     onlyFirstOutput(g, n, a);
-    g.addLayer(name, Transpose { perm }, { input }, n.output(0), a);
-}
-
-void slice(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
-{
-    onlyFirstOutput(g, n, a);
-    const std::string& input = in0(n, a);
-    const Shape in = g.activation(input, a).shape;
-    const std::vector<int64_t> dims = in.dims();
-    const int64_t rank = int64_t(dims.size());
-    std::vector<int64_t> starts, ends, axes, steps;
-    if (g.opset >= 10) {
-        if (n.input_size() < 3)
-            a.fail("Slice without starts and ends");
-        starts = g.constant(n.input(1), a, "starts").ints(a.where());
-        ends = g.constant(n.input(2), a, "ends").ints(a.where());
-        if (const ConstTensor* c = g.optionalConstant(n, 3, a, "axes"))
-            axes = c->ints(a.where());
-        if (const ConstTensor* c = g.optionalConstant(n, 4, a, "steps"))
-            steps = c->ints(a.where());
-    } else {
-        starts = a.getInts("starts").value_or(std::vector<int64_t> {});
-        ends = a.getInts("ends").value_or(std::vector<int64_t> {});
-        axes = a.getInts("axes").value_or(std::vector<int64_t> {});
-    }
-    if (axes.empty())
-        for (size_t k = 0; k < starts.size(); ++k)
-            axes.push_back(int64_t(k));
-    if (starts.size() != ends.size() || axes.size() != starts.size()
-        || (!steps.empty() && steps.size() != starts.size()))
-        refuse(n, a, "Slice with starts, ends, axes and steps of different lengths");
-    std::string current = input;
-    int layers = 0;
-    for (size_t k = 0; k < axes.size(); ++k) {
-        const int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
-        if (axis < 0 || axis >= rank)
-            refuse(n, a,
-                "Slice on axis " + std::to_string(axes[k]) + " of the " + std::to_string(rank) + "-D " + in.str());
-        const int64_t size = dims[size_t(axis)], step = steps.empty() ? 1 : steps[k];
-        const std::string range = "[" + std::to_string(starts[k]) + ", " + std::to_string(ends[k]) + ") step "
-            + std::to_string(step) + " of axis " + std::to_string(axis) + " (size " + std::to_string(size) + ")";
-        if (step == 0)
-            refuse(n, a, "Slice " + range + ": a step of 0");
-        // ONNX: negative bounds count from the end (the size added); then, stepping forward, both are clamped to
-        // [0, size]; stepping backward, the start to [0, size - 1] and the end to [-1, size - 1].
-        const auto adjusted = [size](int64_t v, int64_t lo, int64_t hi) {
-            if (v < 0)
-                v += size; // no overflow: v < 0 < size
-            return std::clamp<int64_t>(v, lo, hi);
-        };
-        const int64_t start = adjusted(starts[k], 0, step > 0 ? size : size - 1),
-                      end = adjusted(ends[k], step > 0 ? 0 : -1, step > 0 ? size : size - 1);
-        // The count of start, start + step, … before end (written so that no step, however large, overflows).
-        const int64_t count = step > 0                    ? (end > start ? (end - start - 1) / step + 1 : 0)
-            : start <= end                                ? 0
-            : step == std::numeric_limits<int64_t>::min() ? 1
-                                                          : (start - end - 1) / -step + 1;
-        if (count == 0)
-            refuse(n, a, "Slice " + range + " is empty");
-        if (step == 1 && start == 0 && end == size)
-            continue; // keeps the whole axis
-        const std::string layer = layers == 0 ? name : name + "/axis" + std::to_string(axis);
-        const std::string output = layer + "/out";
-        if (step != 1) {
-            // A stepped slice (Swin's patch merging, x[:, 0::2]; a reversal, x[::-1]) is a gather of the indices
-            // start, start + step, … along the axis: exact, on every backend.
-            Gather gl;
-            gl.axis = axis;
-            gl.indices_shape = { count };
-            gl.indices.clear(); // not the kind's default { 0 }
-            gl.indices.reserve(size_t(count));
-            for (int64_t j = 0; j < count; ++j)
-                gl.indices.push_back(start + j * step);
-            g.addLayer(layer, gl, { current }, output, a);
-            current = output;
-            ++layers;
-            continue;
+    if (const auto w = g.wide.find(input); wide) {
+        // A transpose of a wide view, read once: held back too (the reshape that reads it makes the layers).
+        std::vector<int64_t> seen(w->second.perm.size(), 0), composed;
+        if (perm.size() != seen.size() || g.uses[n.output(0)] != 1)
+            a.fail(w->second.why);
+        for (int64_t p : perm) {
+            if (p < 0 || p >= int64_t(seen.size()) || seen[size_t(p)]++)
+                refuse(n, a, "Transpose perm " + dimsText(perm) + " of a " + std::to_string(seen.size()) + "-D tensor");
+            composed.push_back(w->second.perm[size_t(p)]);
         }
-        g.addLayer(layer, Slice { axis, start, end }, { current }, output, a);
-        current = output;
-        ++layers;
+        GraphBuilder::WideView t = w->second;
+        t.perm = composed;
+        g.wide[n.output(0)] = t;
+        return;
     }
-    g.activations[n.output(0)] = g.activation(current, a);
+    g.addLayer(name, Transpose { perm }, { input }, n.output(0), a);
 }
 
 void split(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
@@ -393,6 +339,8 @@ std::vector<std::string> concatInputs(
     std::vector<std::string> ins;
     for (int k = 0; k < n.input_size(); ++k) {
         const std::string& in = n.input(k);
+        if (g.empty.count(in) && !g.isActivation(in))
+            continue; // an empty Slice adds nothing
         if (g.isActivation(in) || like.empty() || !g.isConstant(in)) {
             (void)g.activation(in, a); // fails naming an undefined input
             ins.push_back(in);

@@ -166,7 +166,7 @@ namespace {
         // dense block): a concat layer of one input, a copy.
         const std::vector<std::string> ins = concatInputs(c.g, c.n, c.name, c.a, c.a.getInt("axis", 1));
         if (ins.empty())
-            c.a.fail("Concat of no input");
+            c.a.fail("Concat of no input (or of empty Slices only)");
         c.g.addLayer(c.name, Concat { c.a.getInt("axis", 1) }, ins, c.n.output(0), c.a);
     }
 

@@ -403,4 +403,83 @@ TEST_CASE(
         CHECK(y.data()[e] == Approx(x[size_t(e)] + bias[size_t(e % 5)] + gc[size_t(e % 20)]).epsilon(1e-5));
 }
 
+TEST_CASE("an ONNX Reshape over 6 dims, then Transpose, then Reshape (Swin3D's windows) imports as at most 6-D "
+          "layers; an empty Slice is left out of a Concat",
+    "[onnx][slice]")
+{
+    const std::vector<int64_t> wide = { 2, 1, 3, 2, 2, 1, 5, 1 };
+    for (const std::vector<int64_t>& perm : std::vector<std::vector<int64_t>> {
+             { 0, 3, 1, 6, 2, 4, 7, 5 }, { 0, 1, 3, 5, 2, 4, 6, 7 }, { 7, 6, 5, 4, 3, 2, 1, 0 } }) {
+        ::onnx::ModelProto m = model();
+        auto* g = m.mutable_graph();
+        int64s(g, "wide", wide);
+        int64s(g, "flat", { 0, -1 }); // 0: the wide transpose's first dim
+        node(g, "Reshape", "partition", { "x", "wide" }, "w");
+        auto* t = node(g, "Transpose", "windows", { "w" }, "t");
+        auto* at = t->add_attribute();
+        at->set_name("perm");
+        at->set_type(::onnx::AttributeProto::INTS);
+        for (int64_t p : perm)
+            at->add_ints(p);
+        node(g, "Reshape", "merge", { "t", "flat" }, "y");
+        const Network net = import(m);
+        const ShapeReport shapes = inferShapes(net);
+        REQUIRE(shapes.ok());
+        for (const auto& l : shapes.layers)
+            CHECK(l.out.dims().size() <= 6);
+        const int64_t first = wide[size_t(perm[0])];
+        CHECK(shapes.layers.back().out.dims() == std::vector<int64_t> { first, 120 / first });
+        const Tensor y = run(net);
+        const std::vector<double> x = xValues(false);
+        std::vector<int64_t> at8(8, 0); // the output's index over the transposed dims
+        for (int64_t e = 0; e < 120; ++e) {
+            int64_t src = 0;
+            std::vector<int64_t> in8(8);
+            for (size_t i = 0; i < 8; ++i)
+                in8[size_t(perm[i])] = at8[i];
+            for (size_t k = 0; k < 8; ++k)
+                src = src * wide[k] + in8[k];
+            CHECK(y.data()[e] == float(x[size_t(src)]));
+            for (size_t i = 8; i-- > 0;) {
+                if (++at8[i] < wide[size_t(perm[i])])
+                    break;
+                at8[i] = 0;
+            }
+        }
+    }
+    // A wide view read by anything else fails naming it.
+    ::onnx::ModelProto bad = model();
+    int64s(bad.mutable_graph(), "wide", wide);
+    node(bad.mutable_graph(), "Reshape", "partition", { "x", "wide" }, "w");
+    node(bad.mutable_graph(), "Relu", "relu", { "w" }, "y");
+    CHECK_THROWS_WITH(import(bad), Contains("partition") && Contains("8-D result [2, 1, 3, 2, 2, 1, 5, 1]"));
+
+    // torch.roll by 0 along axis 1: Concat(x[:, 3:3], x[:, 0:3]) is x.
+    ::onnx::ModelProto roll = model();
+    auto* g = roll.mutable_graph();
+    int64s(g, "three", { 3 });
+    int64s(g, "zero", { 0 });
+    int64s(g, "one", { 1 });
+    node(g, "Slice", "tail", { "x", "three", "three", "one" }, "a");
+    node(g, "Slice", "head", { "x", "zero", "three", "one" }, "b");
+    auto* cat = node(g, "Concat", "roll", { "a", "b" }, "c");
+    auto* axis = cat->add_attribute();
+    axis->set_name("axis");
+    axis->set_type(::onnx::AttributeProto::INT);
+    axis->set_i(1);
+    node(g, "Relu", "y", { "c" }, "y");
+    const Tensor y = run(import(roll));
+    const std::vector<double> x = xValues(false);
+    REQUIRE(y.numel() == 120);
+    for (int64_t e = 0; e < 120; ++e)
+        CHECK(y.data()[e] == float(std::max(x[size_t(e)], 0.0)));
+    // An empty Slice read by anything but a Concat fails naming it.
+    ::onnx::ModelProto read = model();
+    int64s(read.mutable_graph(), "three", { 3 });
+    int64s(read.mutable_graph(), "one", { 1 });
+    node(read.mutable_graph(), "Slice", "nothing", { "x", "three", "three", "one" }, "a");
+    node(read.mutable_graph(), "Relu", "y", { "a" }, "y");
+    CHECK_THROWS_WITH(import(read), Contains("nothing") && Contains("[3, 3) step 1 of axis 1 (size 3) is empty"));
+}
+
 #endif
