@@ -482,4 +482,31 @@ TEST_CASE("an ONNX Reshape over 6 dims, then Transpose, then Reshape (Swin3D's w
     CHECK_THROWS_WITH(import(read), Contains("nothing") && Contains("[3, 3) step 1 of axis 1 (size 3) is empty"));
 }
 
+TEST_CASE("an ONNX Split of a volume with every output read is the operator table's (MViT's 5-D attention input)",
+    "[onnx][slice]")
+{
+    ::onnx::ModelProto m = model();
+    auto* g = m.mutable_graph();
+    int64s(g, "five", { 2, 3, 2, 2, 5 });
+    node(g, "Reshape", "volume", { "x", "five" }, "v");
+    auto* split = g->add_node();
+    split->set_op_type("Split");
+    split->set_name("qk");
+    split->add_input("v");
+    split->add_output("q");
+    split->add_output("k");
+    auto* axis = split->add_attribute();
+    axis->set_name("axis");
+    axis->set_type(::onnx::AttributeProto::INT);
+    axis->set_i(2);
+    node(g, "Sub", "y", { "q", "k" }, "y");
+    const Tensor y = run(import(m));
+    const std::vector<double> x = xValues(false);
+    REQUIRE(y.numel() == 60);
+    for (int64_t e = 0; e < 60; ++e) { // [2, 3, 1, 2, 5]: q is rows 0–1 of each 4, k rows 2–3
+        const int64_t nc = e / 10, rest = e % 10;
+        CHECK(y.data()[e] == float(x[size_t(nc * 20 + rest)]) - float(x[size_t(nc * 20 + 10 + rest)]));
+    }
+}
+
 #endif
