@@ -3,7 +3,7 @@
 // ConstantOfShape, Transpose, and element-wise Add/Sub/Mul/Div of constants: onnx_fold.cpp), and what exports write
 // around shapes and masks (Shape, Size, Expand, Where, the comparisons and logic, Range, Tile, Split, Min/Max and the
 // element-wise maths of constants: onnx_fold_ops.cpp), and the maths exports write on constant tables (MatMul, Gemm,
-// Relu, Sigmoid, Tanh, Clip: onnx_fold_math.cpp). Shape and Size of an activation fold too (onnx_import.cpp).
+// Relu, Sigmoid, Tanh, Clip, Flatten: onnx_fold_math.cpp). Shape and Size of an activation fold too (onnx_import.cpp).
 #pragma once
 
 #include "compute/onnx/onnx_attributes.h"
@@ -29,7 +29,8 @@ const std::vector<std::string>& shapeFoldOperators();
 std::vector<ConstTensor> foldShapeOperator(const ::onnx::NodeProto& node, const std::vector<const ConstTensor*>& inputs,
     const Attributes& attrs, int64_t opset);
 
-// onnx_fold_math.cpp: MatMul, Gemm, Relu, Sigmoid, Tanh and Clip of constants (sorted; part of foldableOperators).
+// onnx_fold_math.cpp: MatMul, Gemm, Relu, Sigmoid, Tanh, Clip and Flatten of constants (sorted; part of
+// foldableOperators).
 const std::vector<std::string>& mathFoldOperators();
 std::vector<ConstTensor> foldMathOperator(const ::onnx::NodeProto& node, const std::vector<const ConstTensor*>& inputs,
     const Attributes& attrs, int64_t opset);

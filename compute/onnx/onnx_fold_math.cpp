@@ -2,9 +2,10 @@
 // continuous position bias, an MLP run on a constant coordinate table: MatMul, Add, Relu, MatMul, Sigmoid, Mul, and
 // the clamped, exponentiated logit scale: Clip, Exp). MatMul is numpy.matmul (1-D operands promoted and the added
 // axis removed, batch axes broadcast), Gemm is ONNX's alpha · A' · B' + beta · C (C broadcast to [M, N]); Relu,
-// Sigmoid, Tanh and Clip element-wise. Floats are computed in double and rounded once to float (what ConstTensor
-// holds): within half an ulp of ONNX's float result, whatever order the reference sums in; integers (MatMul, Clip,
-// Relu of int32/int64) stay exact, an overflow failing. Sizes come from the file: counts and work are capped.
+// Sigmoid, Tanh and Clip element-wise; Flatten a view. Floats are computed in double and rounded once to float (what
+// ConstTensor holds): within half an ulp of ONNX's float result, whatever order the reference sums in; integers
+// (MatMul, Clip, Relu of int32/int64) stay exact, an overflow failing. Sizes come from the file: counts and work are
+// capped.
 #include "compute/onnx/onnx_fold.h"
 
 #include "compute/checked_math.h"
@@ -204,7 +205,7 @@ namespace {
 
 const std::vector<std::string>& mathFoldOperators()
 {
-    static const std::vector<std::string> ops = { "Clip", "Gemm", "MatMul", "Relu", "Sigmoid", "Tanh" };
+    static const std::vector<std::string> ops = { "Clip", "Flatten", "Gemm", "MatMul", "Relu", "Sigmoid", "Tanh" };
     return ops;
 }
 
@@ -216,6 +217,19 @@ std::vector<ConstTensor> foldMathOperator(
         return { matmul(need(in, 0, a), need(in, 1, a), a) };
     if (op == "Gemm")
         return { gemm(in, a) };
+    if (op == "Flatten") { // [prod(dims[:axis]), prod(dims[axis:])], axis in [-r, r] (MViT's position table)
+        ConstTensor x = need(in, 0, a);
+        const int64_t r = int64_t(x.dims.size());
+        int64_t axis = a.getInt("axis", 1);
+        if (axis < -r || axis > r)
+            a.fail("Flatten on axis " + std::to_string(axis) + " of a constant " + npyDimsText(x.dims));
+        axis = axis < 0 ? axis + r : axis;
+        int64_t outer = 1, inner = 1;
+        for (int64_t k = 0; k < r; ++k)
+            (k < axis ? outer : inner) *= x.dims[size_t(k)];
+        x.dims = { outer, inner };
+        return { x };
+    }
     return { elementwise(op, in, a, opset) };
 }
 

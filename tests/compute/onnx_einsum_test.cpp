@@ -344,12 +344,13 @@ TEST_CASE(
     ::onnx::ModelProto m = model();
     auto* g = m.mutable_graph();
     floats(g, "T", { 5, 2 }, 1);
-    floats(g, "W1", { 2, 3 }, 2);
+    floats(g, "W1", { 2, 1, 3 }, 2); // Flatten (axis 1) of it: [2, 3]
     floats(g, "b", { 3 }, 4);
     floats(g, "W2", { 3 }, 5); // 1-D: numpy's matrix–vector product
     floats(g, "sixteen", {}, 0);
     g->mutable_initializer(4)->set_float_data(0, 16.0f);
-    node(g, "MatMul", "mm1", { "T", "W1" }, "h");
+    node(g, "Flatten", "flat", { "W1" }, "W1f");
+    node(g, "MatMul", "mm1", { "T", "W1f" }, "h");
     node(g, "Add", "bias", { "h", "b" }, "hb");
     node(g, "Relu", "relu", { "hb" }, "r");
     node(g, "MatMul", "mm2", { "r", "W2" }, "t");
