@@ -217,6 +217,14 @@ def onnx_operator_seeds():
     model("slice_step0", [n("Slice", ["x", "s", "e", "a", "st"], ["y"])], [1, 2, 4, 5],
           [("s", np.array([3], i64)), ("e", np.array([1], i64)), ("a", np.array([-1], i64)),
            ("st", np.array([0], i64))])
+    # Swin3D's 8-D window partition (Reshape, Transpose, Reshape: held back, then at most 6-D layers) and torch.roll by
+    # 0 (an empty Slice that a Concat leaves out).
+    model("wide_view", [n("Reshape", ["x", "w"], ["r"]), n("Transpose", ["r"], ["t"], perm=[0, 1, 3, 5, 2, 4, 6, 7]),
+                        n("Reshape", ["t", "f"], ["y"])], [1, 2, 4, 6],
+          [("w", np.array([1, 1, 2, 2, 2, 3, 2, 1], i64)), ("f", np.array([0, -1], i64))])
+    model("roll0", [n("Slice", ["x", "z", "z", "one"], ["a"]), n("Slice", ["x", "z", "big", "one"], ["b"]),
+                    n("Concat", ["a", "b"], ["y"], axis=1)], [1, 3, 2, 2],
+          [("z", np.array([0], i64)), ("one", np.array([1], i64)), ("big", np.array([9], i64))])
     model("slice_step", [n("Slice", ["x", "s", "e", "a", "st"], ["y"])], [1, 2, 4, 5],
           [("s", np.array([0, -1], i64)), ("e", np.array([4, -9223372036854775807], i64)),
            ("a", np.array([2, 3], i64)), ("st", np.array([2, -2], i64))])
