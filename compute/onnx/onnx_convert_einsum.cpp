@@ -180,6 +180,10 @@ void einsum(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name
         if (g.isConstant(in)) {
             ops[k].c = g.constant(in, a, "operand " + std::to_string(k));
             ops[k].dims = ops[k].c.dims;
+            if (ops[k].c.numel() == 0)
+                refuse(n, a,
+                    "Einsum \"" + a.getString("equation", "") + "\" of the empty constant " + npyDimsText(ops[k].dims)
+                        + " (ConvScope's tensors have no empty axis)");
         } else {
             ops[k].tensor = in;
             ops[k].dims = g.activation(in, a).shape.dims();

@@ -277,6 +277,10 @@ TEST_CASE("a malformed or unsupported ONNX Einsum is an InputError naming the no
     floats(m.mutable_graph(), "k", { 4, 3 }, 1);
     text(node(m.mutable_graph(), "Einsum", "sizes", { "x", "k" }, "y"), "equation", "abcd,dx->abcx");
     CHECK_THROWS_WITH(import(m), Contains("label d is 5 in one operand and 4 in the other"));
+    ::onnx::ModelProto empty = model();
+    floats(empty.mutable_graph(), "k", { 5, 0 }, 1);
+    text(node(empty.mutable_graph(), "Einsum", "empty", { "x", "k" }, "y"), "equation", "abcd,dx->abcx");
+    CHECK_THROWS_WITH(import(empty), Contains("of the empty constant [5, 0]"));
     ::onnx::ModelProto three = model();
     text(node(three.mutable_graph(), "Einsum", "three", { "x", "x", "x" }, "y"), "equation", "abcd,abcd,abcd->a");
     CHECK_THROWS_WITH(import(three), Contains("of 3 operands (ConvScope takes 1 or 2)"));
