@@ -4,7 +4,7 @@
 //     "..." may be longer than the other's), with or without "->" (without: the output is the "..." axes, then the
 //     letters that appear once, in ASCII order, as numpy does). A letter repeated inside one term (a diagonal or a
 //     trace) and a letter of the output that no input has are refused naming the equation; so are more than two
-//     operands and a label whose sizes differ between the operands (numpy's size-1 broadcast of a label).
+//     operands and a label whose sizes differ between the operands unless one is 1 (numpy broadcasts that one).
 //   - one operand: a reduce sum over the labels the output lacks, then a transpose to the output's order;
 //   - two operands: each label is batch (both inputs and the output), contracted (both inputs, not the output),
 //     left or right free (one input and the output); a label in one input only and not in the output is summed
@@ -216,11 +216,10 @@ void einsum(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name
         for (size_t j = 0; j < ops[k].labels.size(); ++j) {
             const int l = ops[k].labels[j];
             const int64_t d = ops[k].dims[j];
-            if (sizes.count(l) && sizes[l] != d)
-                refuse(n, a,
-                    why + ": label " + labelText(l) + " is " + std::to_string(sizes[l]) + " in one operand and "
-                        + std::to_string(d) + " in the other (ConvScope does not broadcast a label)");
-            sizes[l] = d;
+            if (sizes.count(l) && sizes[l] != d && sizes[l] != 1 && d != 1)
+                a.fail(why + ": label " + labelText(l) + " is " + std::to_string(sizes[l]) + " in one operand and "
+                    + std::to_string(d) + " in the other (numpy broadcasts only a size of 1)");
+            sizes[l] = std::max(sizes.count(l) ? sizes[l] : 0, d);
             ++count[l];
         }
     }
@@ -249,6 +248,15 @@ void einsum(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name
     }
     if (out.size() > 6)
         refuse(n, a, why + ": an output of " + std::to_string(out.size()) + " axes (ConvScope's tensors have 1 to 6)");
+    // numpy's broadcast of a label of size 1 in one operand against n in the other: that axis is the operand's own,
+    // summed away (a sum over one element: exact), so the label is the other operand's alone.
+    int privateLabel = 2 * kEllipsis;
+    for (Operand& o : ops)
+        for (size_t j = 0; j < o.labels.size(); ++j)
+            if (o.dims[j] == 1 && sizes[o.labels[j]] > 1) {
+                o.labels[j] = privateLabel++;
+                sizes[o.labels[j]] = 1;
+            }
     Builder b { g, n, name, a };
     std::vector<int64_t> outDims;
     for (int l : out)

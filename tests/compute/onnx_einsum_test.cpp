@@ -124,10 +124,10 @@ struct Operand {
 // output's element.
 std::vector<double> einsum(const std::vector<Operand>& ops, const std::string& out)
 {
-    std::map<char, int64_t> size;
+    std::map<char, int64_t> size; // a label of size 1 in one operand broadcasts against the other's
     for (const Operand& o : ops)
         for (size_t k = 0; k < o.labels.size(); ++k)
-            size[o.labels[k]] = o.dims[k];
+            size[o.labels[k]] = std::max(size[o.labels[k]], o.dims[k]);
     std::vector<char> labels;
     for (const auto& [l, s] : size)
         labels.push_back(l);
@@ -138,17 +138,20 @@ std::vector<double> einsum(const std::vector<Operand>& ops, const std::string& o
     std::map<char, int64_t> at;
     for (char l : labels)
         at[l] = 0;
-    const auto offset = [&](const std::string& ls) {
+    const auto offset = [&](const std::string& ls, const std::vector<int64_t>& dims) {
         int64_t o = 0;
-        for (char l : ls)
-            o = o * size[l] + at[l];
+        for (size_t k = 0; k < ls.size(); ++k)
+            o = o * dims[k] + (dims[k] == 1 ? 0 : at[ls[k]]);
         return o;
     };
+    std::vector<int64_t> outDims;
+    for (char l : out)
+        outDims.push_back(size[l]);
     for (;;) {
         double p = 1;
         for (const Operand& o : ops)
-            p *= o.v[size_t(offset(o.labels))];
-        result[size_t(offset(out))] += p;
+            p *= o.v[size_t(offset(o.labels, o.dims))];
+        result[size_t(offset(out, outDims))] += p;
         size_t k = labels.size();
         for (; k-- > 0;) {
             if (++at[labels[k]] < size[labels[k]])
@@ -200,10 +203,8 @@ TEST_CASE("ONNX Einsum of one or two operands imports as transpose, reduce sum, 
     const std::vector<Case> cases = {
         { "B H I D, B H J D -> B H I J", "BHID", "BHJD", 's', {}, "BHIJ", { 2, 3, 4, 4 } }, // MaxViT's Q·Kᵀ
         { "bhij,bhjd->bhid", "bhij", "bhjd", 'c', { 2, 3, 5, 6 }, "bhid", { 2, 3, 4, 6 } }, // its softmax · V
-        { "abcd->dcba", "abcd", "", 0, {}, "dcba", { 5, 4, 3, 2 } },
-        { "abcd->ac", "abcd", "", 0, {}, "ac", { 2, 4 } },
-        { "abcd", "abcd", "", 0, {}, "abcd", { 2, 3, 4, 5 } },
-        { "abcd->", "abcd", "", 0, {}, "", { 1 } },
+        { "abcd->dcba", "abcd", "", 0, {}, "dcba", { 5, 4, 3, 2 } }, { "abcd->ac", "abcd", "", 0, {}, "ac", { 2, 4 } },
+        { "abcd", "abcd", "", 0, {}, "abcd", { 2, 3, 4, 5 } }, { "abcd->", "abcd", "", 0, {}, "", { 1 } },
         { "abcd,dE", "abcd", "dE", 'c', { 5, 3 }, "Eabc", { 3, 2, 3, 4 } }, // implicit: ASCII order, 'E' first
         { "...d,de->...e", "abcd", "de", 'c', { 5, 2 }, "abce", { 2, 3, 4, 2 } },
         { "abcd,cx->xb", "abcd", "cx", 'c', { 4, 3 }, "xb", { 3, 3 } }, // a and d summed first
@@ -213,6 +214,9 @@ TEST_CASE("ONNX Einsum of one or two operands imports as transpose, reduce sum, 
         { "abcd,bd->ca", "abcd", "bd", 'c', { 3, 5 }, "ca", { 4, 2 } },
         { "abcd,e->abcde", "abcd", "e", 'c', { 2 }, "abcde", { 2, 3, 4, 5, 2 } }, // an outer product
         { "abcd,cb", "abcd", "cb", 'c', { 4, 3 }, "ad", { 2, 5 } },
+        { "abcd,ad->abcd", "abcd", "ad", 'c', { 1, 5 }, "abcd", { 2, 3, 4, 5 } }, // a: 1 broadcast against 2
+        { "abcd,dx->abcx", "abcd", "dx", 'c', { 1, 3 }, "abcx", { 2, 3, 4, 3 } }, // d: 1 against 5, summed
+        { "ij,abjd->abid", "ij", "abjd", 'C', { 6, 1 }, "abid", { 2, 3, 6, 5 } }, // j: the constant's 1 against 4
     };
     for (const Case& c : cases) {
         INFO(c.equation);
@@ -276,7 +280,7 @@ TEST_CASE("a malformed or unsupported ONNX Einsum is an InputError naming the no
     ::onnx::ModelProto m = model();
     floats(m.mutable_graph(), "k", { 4, 3 }, 1);
     text(node(m.mutable_graph(), "Einsum", "sizes", { "x", "k" }, "y"), "equation", "abcd,dx->abcx");
-    CHECK_THROWS_WITH(import(m), Contains("label d is 5 in one operand and 4 in the other"));
+    CHECK_THROWS_WITH(import(m), Contains("label d is 5 in one operand and 4 in the other (numpy broadcasts only"));
     ::onnx::ModelProto empty = model();
     floats(empty.mutable_graph(), "k", { 5, 0 }, 1);
     text(node(empty.mutable_graph(), "Einsum", "empty", { "x", "k" }, "y"), "equation", "abcd,dx->abcx");
