@@ -2,7 +2,8 @@
 """Every torchvision model through ConvScope's ONNX import, checked against onnxruntime (issue 30).
 
 Exports, with seeded random weights and no download (weights=None; every batch norm's statistics drawn too, as
-torchvision_onnx_check.py does), every model of torchvision.models (classification), torchvision.models.segmentation
+torchvision_onnx_check.py does; every parameter left all zero, such as ViT's head, drawn too: reseed_zero_parameters),
+every model of torchvision.models (classification), torchvision.models.segmentation
 (FCN, DeepLabV3, LRASPP: the "out" map) and torchvision.models.video (R3D-18, MC3-18, R(2+1)D-18, S3D, MViT, Swin3D),
 plus our own U-Net with bilinear upsampling and FPN / YOLO-style neck (segmentation_onnx_check.py), each at the
 smallest input it accepts (found by running the PyTorch model on growing inputs), to ONNX (opset 17). Runs each in
@@ -12,8 +13,8 @@ and prints one row per model and selection:
     model, input, parameters, layers, status (ok / refused: the message's first line / mismatch / not exported:
     why), relative L2 error of ConvScope's last output against onnxruntime's (goal ≤ 1e-4)
 
-A model ONNX cannot hold (over 2 GB of weights: protobuf's limit) or that the exporter refuses is listed with the
-reason. PyTorch, torchvision, onnx and onnxruntime are developer tools here, never dependencies of ConvScope.
+A model of over 2 GB of weights (protobuf's limit for one file: ViT-H/14, RegNetY-128GF) is written with its weights
+as ONNX external data, NAME.onnx.data beside NAME.onnx; a model the exporter refuses is listed with the reason. PyTorch, torchvision, onnx and onnxruntime are developer tools here, never dependencies of ConvScope.
 
     python3 tools/model_zoo_check.py --cli build/ci/bin/convscope-cli --out /tmp/zoo --skip-large 30e6
     python3 tools/model_zoo_check.py --cli ... --out /tmp/zoo --models resnet18,r3d_18,unet_bilinear
@@ -102,6 +103,26 @@ def quiet():
             os.close(fd)
 
 
+def reseed_zero_parameters(model, seed):
+    """Draws every parameter that weights=None left all zero (ViT's and Swin's classification head, ViT's class
+    token, the zero biases of linear and convolution layers, layer norm shifts) from a seeded generator, so that no
+    part of the output is zero by construction: with ViT's zero head the logits are all zero and any backend
+    "matches". Weights of 2 or more dims: uniform in ±1/sqrt(fan-in) (PyTorch's default for Linear); 1-D: ±0.1."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed + 1)
+    count = 0
+    with torch.no_grad():
+        for _, p in sorted(model.named_parameters()):
+            if p.numel() == 0 or torch.count_nonzero(p) != 0:
+                continue
+            fan_in = max(1, p[0].numel()) if p.dim() >= 2 else 0
+            bound = fan_in ** -0.5 if fan_in else 0.1
+            p.copy_((torch.rand(p.shape, generator=g) * 2 - 1) * bound)
+            count += 1
+    return model, count
+
+
 def export_smallest(model, group, path, seed):
     """Exports the model at the smallest input it runs on in PyTorch and the ONNX exporter takes (AlexNet's adaptive
     pool, for one, exports only where its output size divides its input's); returns the input."""
@@ -130,20 +151,42 @@ def export_smallest(model, group, path, seed):
     raise RuntimeError(f"no input of {shapes[0]}..{shapes[-1]} runs: {str(last).splitlines()[0]}")
 
 
+def gather_external_data(parts, out, name):
+    """The model exported into `parts` with its tensors as external data (the exporter writes one file per tensor)
+    rewritten as out/NAME.onnx and one out/NAME.onnx.data beside it (ONNX external data: location, offset, length),
+    which ConvScope and onnxruntime read from the model's folder."""
+    import onnx
+
+    m = onnx.load(os.path.join(parts, name + ".onnx"))  # reads the external tensors in
+    data = os.path.join(out, name + ".onnx.data")
+    if os.path.exists(data):
+        os.remove(data)
+    onnx.save_model(m, os.path.join(out, name + ".onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=name + ".onnx.data", size_threshold=1024)
+    shutil.rmtree(parts, ignore_errors=True)
+
+
 def export(name, group, out, seed, skip_large):
     """Writes NAME.onnx, NAME.x.npy and NAME.meta.json (input, parameters, or why it was not exported)."""
     import torch
 
     meta = {"name": name, "group": group}
     try:
-        model = randomize_batch_norm(build(name, group).eval(), seed)
+        model, meta["reseeded"] = reseed_zero_parameters(randomize_batch_norm(build(name, group).eval(), seed), seed)
         meta["params"] = sum(p.numel() for p in model.parameters())
         if skip_large and meta["params"] > skip_large:
             meta["skipped"] = f"{meta['params'] / 1e6:.0f} M parameters (over --skip-large)"
-        elif (meta["params"] + sum(b.numel() for b in model.buffers())) * 4 >= PROTOBUF_LIMIT:
-            meta["skipped"] = "over 2 GB of weights: one ONNX protobuf cannot hold them"
         else:
-            x = export_smallest(model, group, os.path.join(out, name + ".onnx"), seed)
+            large = (meta["params"] + sum(b.numel() for b in model.buffers())) * 4 >= PROTOBUF_LIMIT
+            if large:  # over protobuf's 2 GB: exported beside a folder of tensors, then gathered into one data file
+                parts = os.path.join(out, name + ".parts")
+                shutil.rmtree(parts, ignore_errors=True)
+                os.makedirs(parts)
+                x = export_smallest(model, group, os.path.join(parts, name + ".onnx"), seed)
+                gather_external_data(parts, out, name)
+                meta["external_data"] = name + ".onnx.data"
+            else:
+                x = export_smallest(model, group, os.path.join(out, name + ".onnx"), seed)
             meta["input"] = list(x.shape)
             np.save(os.path.join(out, name + ".x.npy"), x.numpy())
             with torch.no_grad():

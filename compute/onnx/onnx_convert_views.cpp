@@ -1,6 +1,5 @@
 // The ONNX operators that move data:
-//   - Slice on an activation: one slice layer per axis it narrows (steps of 1; ONNX's negative and out-of-range bounds
-//     resolved as ONNX does), none when it keeps everything;
+//   - (Slice: onnx_convert_slice.cpp, with the wide views that Reshape and Transpose hold back);
 //   - Reshape (0 copies the input's dim unless allowzero, one -1), Flatten on any axis (always [prod(dims[:axis]),
 //     prod(dims[axis:])]), Squeeze and Unsqueeze: a reshape layer to the resolved dims (dim 0 left free, -1, when it
 //     keeps the batch; a flatten for [N, F]);
@@ -151,17 +150,31 @@ namespace {
 
 void reshape(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
 {
-    const std::string& input = in0(n, a);
+    std::string input = in0(n, a);
     if (n.input_size() < 2 || n.input(1).empty())
         a.fail("Reshape without its shape input");
     const std::vector<int64_t> target = g.constant(n.input(1), a, "shape").ints(a.where());
-    const std::vector<int64_t> inDims = g.activation(input, a).shape.dims();
+    if (const auto w = g.wide.find(input); w != g.wide.end() && !g.isActivation(input))
+        input = unwiden(g, n, name, a, w->second); // the wide view and its transpose as layers of at most 6 dims
+    const std::vector<int64_t> inDims
+        = g.wide.count(input) ? wideDims(g.wide.at(input)) : g.activation(input, a).shape.dims();
     const bool allowZero = a.getInt("allowzero", 0) != 0;
     const std::vector<int64_t> dims = resolveReshape(inDims, target, allowZero);
     if (dims.empty())
         refuse(n, a,
             "Reshape of " + dimsText(inDims) + " to " + dimsText(target) + (allowZero ? " with allowzero" : "")
                 + ": the element counts differ, or two -1s");
+    if (dims.size() > size_t(Shape::kMaxRank) && g.uses[n.output(0)] == 1 && n.output_size() == 1) {
+        // Held back until a Transpose and a Reshape read it (GraphBuilder::wide).
+        std::vector<int64_t> identity(dims.size());
+        for (size_t k = 0; k < dims.size(); ++k)
+            identity[k] = int64_t(k);
+        g.wide[n.output(0)] = { input, dims, identity,
+            a.where() + ": a " + std::to_string(dims.size()) + "-D result " + dimsText(dims)
+                + " (ConvScope's tensors have 1 to " + std::to_string(Shape::kMaxRank)
+                + " dims; one is taken when a Transpose and then a Reshape read it)" };
+        return;
+    }
     addReshape(g, n, name, a, input, dims);
     collapseShuffle(g, n);
 }
@@ -220,73 +233,29 @@ void squeeze(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& nam
 void transpose(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
 {
     const std::string& input = in0(n, a);
-    const std::vector<int64_t> d = g.activation(input, a).shape.dims();
+    const bool wide = g.wide.count(input) && !g.isActivation(input);
+    const std::vector<int64_t> d = wide ? wideDims(g.wide.at(input)) : g.activation(input, a).shape.dims();
     std::vector<int64_t> perm = a.getInts("perm").value_or(std::vector<int64_t> {});
     if (perm.empty()) // ONNX's default: the axes reversed
         for (size_t k = d.size(); k-- > 0;)
             perm.push_back(int64_t(k));
     onlyFirstOutput(g, n, a);
+    if (const auto w = g.wide.find(input); wide) {
+        // A transpose of a wide view, read once: held back too (the reshape that reads it makes the layers).
+        std::vector<int64_t> seen(w->second.perm.size(), 0), composed;
+        if (perm.size() != seen.size() || g.uses[n.output(0)] != 1)
+            a.fail(w->second.why);
+        for (int64_t p : perm) {
+            if (p < 0 || p >= int64_t(seen.size()) || seen[size_t(p)]++)
+                refuse(n, a, "Transpose perm " + dimsText(perm) + " of a " + std::to_string(seen.size()) + "-D tensor");
+            composed.push_back(w->second.perm[size_t(p)]);
+        }
+        GraphBuilder::WideView t = w->second;
+        t.perm = composed;
+        g.wide[n.output(0)] = t;
+        return;
+    }
     g.addLayer(name, Transpose { perm }, { input }, n.output(0), a);
-}
-
-void slice(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
-{
-    onlyFirstOutput(g, n, a);
-    const std::string& input = in0(n, a);
-    const Shape in = g.activation(input, a).shape;
-    const std::vector<int64_t> dims = in.dims();
-    const int64_t rank = int64_t(dims.size());
-    std::vector<int64_t> starts, ends, axes, steps;
-    if (g.opset >= 10) {
-        if (n.input_size() < 3)
-            a.fail("Slice without starts and ends");
-        starts = g.constant(n.input(1), a, "starts").ints(a.where());
-        ends = g.constant(n.input(2), a, "ends").ints(a.where());
-        if (const ConstTensor* c = g.optionalConstant(n, 3, a, "axes"))
-            axes = c->ints(a.where());
-        if (const ConstTensor* c = g.optionalConstant(n, 4, a, "steps"))
-            steps = c->ints(a.where());
-    } else {
-        starts = a.getInts("starts").value_or(std::vector<int64_t> {});
-        ends = a.getInts("ends").value_or(std::vector<int64_t> {});
-        axes = a.getInts("axes").value_or(std::vector<int64_t> {});
-    }
-    if (axes.empty())
-        for (size_t k = 0; k < starts.size(); ++k)
-            axes.push_back(int64_t(k));
-    if (starts.size() != ends.size() || axes.size() != starts.size()
-        || (!steps.empty() && steps.size() != starts.size()))
-        refuse(n, a, "Slice with starts, ends, axes and steps of different lengths");
-    std::string current = input;
-    int layers = 0;
-    for (size_t k = 0; k < axes.size(); ++k) {
-        const int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
-        if (axis < 0 || axis >= rank)
-            refuse(n, a,
-                "Slice on axis " + std::to_string(axes[k]) + " of the " + std::to_string(rank) + "-D " + in.str());
-        if (!steps.empty() && steps[k] != 1)
-            refuse(n, a, "Slice with step " + std::to_string(steps[k]) + " (ConvScope slices with step 1)");
-        const int64_t size = dims[size_t(axis)];
-        // ONNX: negative bounds count from the end; both are clamped to [0, size].
-        const auto clampIndex = [size](int64_t v) {
-            if (v < 0)
-                v += size;
-            return std::clamp<int64_t>(v, 0, size);
-        };
-        const int64_t start = clampIndex(starts[k]), end = clampIndex(ends[k]);
-        if (start == 0 && end == size)
-            continue; // keeps the whole axis
-        if (start >= end)
-            refuse(n, a,
-                "Slice [" + std::to_string(starts[k]) + ", " + std::to_string(ends[k]) + ") of axis "
-                    + std::to_string(axis) + " (size " + std::to_string(size) + ") is empty");
-        const std::string layer = layers == 0 ? name : name + "/axis" + std::to_string(axis);
-        const std::string output = layer + "/out";
-        g.addLayer(layer, Slice { axis, start, end }, { current }, output, a);
-        current = output;
-        ++layers;
-    }
-    g.activations[n.output(0)] = g.activation(current, a);
 }
 
 void split(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a)
@@ -370,6 +339,8 @@ std::vector<std::string> concatInputs(
     std::vector<std::string> ins;
     for (int k = 0; k < n.input_size(); ++k) {
         const std::string& in = n.input(k);
+        if (g.empty.count(in) && !g.isActivation(in))
+            continue; // an empty Slice adds nothing
         if (g.isActivation(in) || like.empty() || !g.isConstant(in)) {
             (void)g.activation(in, a); // fails naming an undefined input
             ins.push_back(in);

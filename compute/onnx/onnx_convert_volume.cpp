@@ -154,7 +154,10 @@ bool convertVolumeNode(GraphBuilder& g, const Node& n, const std::string& name, 
             convTranspose(g, n, name, a, in, w);
         return true;
     }
-    if (!in.isVolume())
+    // The window operators only: any other operator on a volume (a Split of MViT's 5-D attention input) is the
+    // operator table's.
+    if (!in.isVolume()
+        || (op != "MaxPool" && op != "AveragePool" && op != "GlobalAveragePool" && op != "GlobalMaxPool"))
         return false;
     for (int k = 1; k < n.output_size(); ++k)
         if (!n.output(k).empty() && g.uses.count(n.output(k)))

@@ -36,6 +36,12 @@ void resize(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name
 // onnx_convert_views.cpp: Slice on an activation; Transpose; Reshape, Flatten (any axis), Squeeze and Unsqueeze as
 // reshape layers (a Reshape–Transpose–Reshape that is PyTorch's channel shuffle becomes one channel_shuffle layer).
 void slice(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+// onnx_convert_slice.cpp: Slice (any step, an empty one held back as GraphBuilder::empty) and the wide views
+// (GraphBuilder::wide): a wide view's dims after its transpose, and the view as layers of at most 6 dims — returns the
+// tensor its reader reshapes; refuses with the view's message when more than 6 axes remain.
+std::vector<int64_t> wideDims(const GraphBuilder::WideView& w);
+std::string unwiden(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a,
+    GraphBuilder::WideView w);
 void transpose(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 void reshape(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 void flatten(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
@@ -55,6 +61,8 @@ void reduce(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name
 // of an activation by constant indices.
 void matmul(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 void gather(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
+// onnx_convert_einsum.cpp: Einsum of one or two operands (numpy.einsum) as reduce sum, transpose, reshape and matmul.
+void einsum(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 // Split: a slice layer per output read; Expand of an activation: a binary mul by ones that broadcasts.
 void split(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 void expand(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);

@@ -217,7 +217,7 @@ namespace {
                 e = clampIdx(ends[k], 0, n);
                 dims[size_t(ax)] = e > b ? (e - b + s - 1) / s : 0;
             } else {
-                b = clampIdx(starts[k], -1, n - 1);
+                b = clampIdx(starts[k], 0, n - 1); // ONNX: a start before the first is the first (onnxruntime too)
                 e = clampIdx(ends[k], -1, n - 1);
                 if (ends[k] < -n)
                     e = -1;
@@ -303,6 +303,7 @@ const std::vector<std::string>& foldableOperators()
         std::vector<std::string> v = { "Add", "Cast", "Concat", "Constant", "ConstantOfShape", "Div", "Gather",
             "Identity", "Mul", "Reshape", "Slice", "Squeeze", "Sub", "Transpose", "Unsqueeze" };
         v.insert(v.end(), shapeFoldOperators().begin(), shapeFoldOperators().end());
+        v.insert(v.end(), mathFoldOperators().begin(), mathFoldOperators().end());
         std::sort(v.begin(), v.end());
         return v;
     }();
@@ -321,6 +322,8 @@ std::vector<ConstTensor> foldNode(const ::onnx::NodeProto& node, const std::vect
     const std::string& op = node.op_type();
     if (const auto& more = shapeFoldOperators(); std::binary_search(more.begin(), more.end(), op))
         return foldShapeOperator(node, in, a, opset);
+    if (const auto& more = mathFoldOperators(); std::binary_search(more.begin(), more.end(), op))
+        return foldMathOperator(node, in, a, opset);
     if (op == "Constant") {
         if (const auto* t = a.getTensor("value"))
             return { readTensor(*t, modelDir, a.where() + ": value") };

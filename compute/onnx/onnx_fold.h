@@ -2,7 +2,8 @@
 // nn.ZeroPad2d, flatten and reshapes (Constant, Gather, Unsqueeze, Squeeze, Concat, Reshape, Slice, Cast,
 // ConstantOfShape, Transpose, and element-wise Add/Sub/Mul/Div of constants: onnx_fold.cpp), and what exports write
 // around shapes and masks (Shape, Size, Expand, Where, the comparisons and logic, Range, Tile, Split, Min/Max and the
-// element-wise maths of constants: onnx_fold_ops.cpp). Shape and Size of an activation fold too (onnx_import.cpp).
+// element-wise maths of constants: onnx_fold_ops.cpp), and the maths exports write on constant tables (MatMul, Gemm,
+// Relu, Sigmoid, Tanh, Clip, Flatten: onnx_fold_math.cpp). Shape and Size of an activation fold too (onnx_import.cpp).
 #pragma once
 
 #include "compute/onnx/onnx_attributes.h"
@@ -26,6 +27,12 @@ std::vector<ConstTensor> foldNode(const ::onnx::NodeProto& node, const std::vect
 // onnx_fold_ops.cpp: its operators (sorted; part of foldableOperators) and their fold.
 const std::vector<std::string>& shapeFoldOperators();
 std::vector<ConstTensor> foldShapeOperator(const ::onnx::NodeProto& node, const std::vector<const ConstTensor*>& inputs,
+    const Attributes& attrs, int64_t opset);
+
+// onnx_fold_math.cpp: MatMul, Gemm, Relu, Sigmoid, Tanh, Clip and Flatten of constants (sorted; part of
+// foldableOperators).
+const std::vector<std::string>& mathFoldOperators();
+std::vector<ConstTensor> foldMathOperator(const ::onnx::NodeProto& node, const std::vector<const ConstTensor*>& inputs,
     const Attributes& attrs, int64_t opset);
 
 // The sizes of ONNX Split's outputs along `axis` of `dims`: the `split` input (opset 13+, splitInput; nullptr when

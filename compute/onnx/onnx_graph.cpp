@@ -13,6 +13,10 @@ namespace convscope::onnx {
 const Activation& GraphBuilder::activation(const std::string& name, const Attributes& a) const
 {
     const auto it = activations.find(name);
+    if (const auto w = wide.find(name); it == activations.end() && w != wide.end())
+        a.fail(w->second.why);
+    if (const auto e = empty.find(name); it == activations.end() && e != empty.end())
+        a.fail(e->second);
     if (it == activations.end())
         a.fail("input \"" + name + "\" is a constant, but ConvScope needs a layer's output there");
     return it->second;

@@ -27,6 +27,19 @@ public:
     std::unordered_map<std::string, ConstTensor> constants;
     std::unordered_map<std::string, Activation> activations;
     std::unordered_map<std::string, int> uses; // how many nodes (and graph outputs) read each tensor name
+    // A Reshape result of more than 6 dims read once (Swin3D's window partition: [B, D/wd, wd, H/wh, wh, W/ww, ww, C]),
+    // held back with a Transpose of it until a Reshape reads them (onnx_convert_views.cpp): the three are then layers
+    // of at most 6 dims (size-1 axes dropped, axes that stay together merged). Any other reader fails with `why`.
+    struct WideView {
+        std::string input; // the activation reshaped
+        std::vector<int64_t> dims; // the wide reshape's dims
+        std::vector<int64_t> perm; // then a transpose of them (the identity until one is read)
+        std::string why;
+    };
+    std::unordered_map<std::string, WideView> wide;
+    // An empty Slice's output (torch.roll by 0 exports one), with the message for a reader other than Concat, which
+    // leaves it out.
+    std::unordered_map<std::string, std::string> empty;
 
     bool isConstant(const std::string& name) const { return constants.count(name) != 0; }
     bool isActivation(const std::string& name) const { return activations.count(name) != 0; }

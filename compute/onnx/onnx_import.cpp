@@ -209,7 +209,7 @@ Network importModel(const std::string& bytes, const std::string& what, const std
                 inputs.push_back(&g.constants[in]);
                 continue;
             }
-            if (!g.isActivation(in))
+            if (!g.isActivation(in) && !g.wide.count(in) && !g.empty.count(in)) // held back: GraphBuilder::wide, empty
                 a.fail("reads tensor \"" + in + "\", which no graph input, initializer or earlier node defines (an "
                     + "undefined name, a cycle, or nodes out of topological order)");
             allConstant = false;
@@ -267,6 +267,10 @@ Network importModel(const std::string& bytes, const std::string& what, const std
             + " outputs; ConvScope follows networks with one output");
     const std::string& outName = graph.output(0).name();
     const auto it = g.activations.find(outName);
+    if (const auto e = g.empty.find(outName); it == g.activations.end() && e != g.empty.end())
+        throw InputError(e->second);
+    if (const auto w = g.wide.find(outName); it == g.activations.end() && w != g.wide.end())
+        throw InputError(w->second.why);
     if (it == g.activations.end())
         throw InputError(what + ": the output \"" + outName + "\" is "
             + (g.isConstant(outName) ? "a constant" : "not computed by any node"));

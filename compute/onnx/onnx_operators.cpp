@@ -166,7 +166,7 @@ namespace {
         // dense block): a concat layer of one input, a copy.
         const std::vector<std::string> ins = concatInputs(c.g, c.n, c.name, c.a, c.a.getInt("axis", 1));
         if (ins.empty())
-            c.a.fail("Concat of no input");
+            c.a.fail("Concat of no input (or of empty Slices only)");
         c.g.addLayer(c.name, Concat { c.a.getInt("axis", 1) }, ins, c.n.output(0), c.a);
     }
 
@@ -214,6 +214,7 @@ namespace {
         { "ConvTranspose", 6, kLast, with<convTranspose> },
         { "Div", 6, kLast, binaryOp<Binary::Op::Div> },
         { "Dropout", 6, kLast, dropout },
+        { "Einsum", 12, kLast, with<einsum> },
         { "Elu", 6, kLast, [](const NodeContext& c) { c.simple(ELU { c.a.getFloat("alpha", 1.0f) }); } },
         { "Erf", 9, kLast, unary<Unary::Op::Erf> },
         { "Exp", 6, kLast, unary<Unary::Op::Exp> },

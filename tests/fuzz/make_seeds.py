@@ -207,6 +207,32 @@ def onnx_operator_seeds():
                     n("Pow", ["g", "two"], ["h"]), n("Min", ["h", "x"], ["i"]), n("Max", ["i", "x"], ["j"]),
                     n("Sub", ["j", "x"], ["k"]), n("Div", ["k", "two"], ["l"]), n("Mul", ["l", "x"], ["y"])],
           [1, 2, 3, 3], [("two", np.array([2], np.float32))])
+    # Einsum (MaxViT's attention; a constant operand; "..."), stepped and reversed Slice (Swin's patch merging), and
+    # MatMul, Gemm, Relu, Sigmoid, Clip of constants (Swin V2's position bias MLP), folded.
+    model("einsum", [n("Einsum", ["x", "x"], ["a"], equation="bhid,bhjd->bhij"),
+                     n("Einsum", ["a", "w"], ["y"], equation="...j,jk"), ], [1, 2, 3, 4],
+          [("w", np.ones((3, 2), np.float32))], opset=12)
+    model("einsum_bad", [n("Einsum", ["x"], ["a"], equation="a.b..c->cc"), n("Einsum", ["a"], ["y"], equation="iij")],
+          [1, 2, 3, 4], opset=12)  # refused: the fuzzer mutates from a refusal's path too
+    model("slice_step0", [n("Slice", ["x", "s", "e", "a", "st"], ["y"])], [1, 2, 4, 5],
+          [("s", np.array([3], i64)), ("e", np.array([1], i64)), ("a", np.array([-1], i64)),
+           ("st", np.array([0], i64))])
+    # Swin3D's 8-D window partition (Reshape, Transpose, Reshape: held back, then at most 6-D layers) and torch.roll by
+    # 0 (an empty Slice that a Concat leaves out).
+    model("wide_view", [n("Reshape", ["x", "w"], ["r"]), n("Transpose", ["r"], ["t"], perm=[0, 1, 3, 5, 2, 4, 6, 7]),
+                        n("Reshape", ["t", "f"], ["y"])], [1, 2, 4, 6],
+          [("w", np.array([1, 1, 2, 2, 2, 3, 2, 1], i64)), ("f", np.array([0, -1], i64))])
+    model("roll0", [n("Slice", ["x", "z", "z", "one"], ["a"]), n("Slice", ["x", "z", "big", "one"], ["b"]),
+                    n("Concat", ["a", "b"], ["y"], axis=1)], [1, 3, 2, 2],
+          [("z", np.array([0], i64)), ("one", np.array([1], i64)), ("big", np.array([9], i64))])
+    model("slice_step", [n("Slice", ["x", "s", "e", "a", "st"], ["y"])], [1, 2, 4, 5],
+          [("s", np.array([0, -1], i64)), ("e", np.array([4, -9223372036854775807], i64)),
+           ("a", np.array([2, 3], i64)), ("st", np.array([2, -2], i64))])
+    model("fold_mlp", [n("MatMul", ["t", "w1"], ["h"]), n("Relu", ["h"], ["r"]), n("Gemm", ["r", "w2", "c"], ["g"]),
+                       n("Sigmoid", ["g"], ["s"]), n("Clip", ["s", "lo", "hi"], ["k"]), n("Add", ["x", "k"], ["y"])],
+          [1, 2, 3, 4], [("t", np.ones((3, 2), np.float32)), ("w1", np.ones((2, 5), np.float32)),
+                         ("w2", np.ones((5, 4), np.float32)), ("c", np.ones(4, np.float32)),
+                         ("lo", np.array(0.1, np.float32)), ("hi", np.array(0.9, np.float32))])
 
 
 if __name__ == "__main__":
