@@ -49,7 +49,7 @@ namespace {
     {
         const __m512 d = _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x), vh), vl);
         const __m512 v = w ? _mm512_add_ps(_mm512_mul_ps(_mm512_mul_ps(d, vs), _mm512_maskz_loadu_ps(k, w)),
-                                 _mm512_maskz_loadu_ps(k, b))
+                             _mm512_maskz_loadu_ps(k, b))
                            : _mm512_add_ps(_mm512_mul_ps(d, va), vc);
         if (stream && k == 0xFFFF)
             _mm512_stream_ps(y, v);

@@ -130,11 +130,7 @@ namespace {
                         rowWeight[nRows] = tz.weight[zt + a] * ty.weight[yt + b];
                     }
                 if (vx) {
-                    const bool whole = nRows == 1 && rowWeight[0] == 1.0f; // read as it is, not blended
-                    if (!whole)
-                        fast::avx512::blendRows(inputRows, rowWeight, nRows, s.w, blend.data());
-                    fast::avx512::resizeLine(
-                        *vx, whole ? inputRows[0] : blend.data(), whole ? inputRows[0] + s.w : nullptr, line, stream);
+                    fast::avx512::resizeLine(*vx, inputRows, rowWeight, nRows, blend.data(), line, stream);
                     continue;
                 }
                 switch (tx.taps) {
