@@ -2,7 +2,7 @@
 // W: each output element is the weighted sum of its taps, up to 4 along each axis (resize_math.h computes them, once
 // per output index of each axis, into a table), computed separably: the input rows an output row reads are blended,
 // then each output sums its x taps of the blend. fast:: spreads the output rows of every plane over the OpenMP team,
-// and on an AVX-512 CPU computes 16 outputs of a row at a time (resize_avx512.cpp).
+// and on an AVX-512 CPU computes 16 outputs of a row at a time for linear and cubic (resize_avx512.cpp).
 #include "compute/cpu/conv2d_tap_avx512.h"
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
@@ -103,8 +103,10 @@ namespace {
         const AxisTaps tz = tapsOf(p, p.axis[0]), ty = tapsOf(p, p.axis[1]);
         const PackedTaps tx = pack(tapsOf(p, p.axis[2]), o.w);
         // fast:: on an AVX-512 CPU: 16 outputs at a time (resize_avx512.cpp), a large output streamed past the caches.
+        // Not for nearest (one tap), whose scalar copy below was faster on 2 cores (2× of 4×64×256²: 9.5 ms against
+        // 13 ms streamed, 17 ms not).
         std::unique_ptr<fast::avx512::ResizeColumns> vx;
-        if (parallel && fast::avx512::haveAvx512() && fast::avx512::canResize(s.w))
+        if (parallel && tx.taps > 1 && fast::avx512::haveAvx512() && fast::avx512::canResize(s.w))
             vx = std::make_unique<fast::avx512::ResizeColumns>(
                 fast::avx512::resizeColumns(tx.idx.data(), tx.weight.data(), tx.taps, o.w, s.w));
         const bool stream = vx && detail::streamOutput(out.numel());

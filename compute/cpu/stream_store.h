@@ -1,7 +1,7 @@
-// Internal to compute/cpu: when the memory-bound ops (resize, the normalisations, softmax) write their output with
-// non-temporal stores. An ordinary store first reads the line it writes (read for ownership), so an op that reads N
-// bytes and writes N moves 3N through memory where memcpy, which streams its large copies, moves 2N; past the caches
-// streaming the output saves that third. Below the threshold the output stays in cache for the next layer.
+// Internal to compute/cpu: when the memory-bound ops (linear and cubic resize, the normalisations, softmax) write their
+// output with non-temporal stores. An ordinary store first reads the line it writes (read for ownership), so an op that
+// reads N bytes and writes N moves 3N through memory where memcpy, which streams its large copies, moves 2N; past the
+// caches streaming the output saves that third. Below the threshold the output stays in cache for the next layer.
 #pragma once
 
 #include <cstdint>
