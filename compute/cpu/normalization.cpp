@@ -5,14 +5,20 @@
 // row sums x − K and (x − K)² in double, K its first element (the shifted-data algorithm), and the chunks of a row are
 // merged by Chan's rule — then one pass that writes y = (x − mean) · (weight / σ) + bias, the mean subtracted as a
 // float and its float remainder so that data far from zero keep their digits; a row of one chunk is written right
-// after its statistics, while it is in cache. The chunks
-// (fixed in size, so the result does not depend on the thread count) and then the rows are split across the OpenMP
-// team, so one long row (group_norm with one group, a small batch) uses every thread too.
+// after its statistics, while it is in cache, and so is a longer row (group_norm's) when there are rows enough for
+// every thread. Otherwise the chunks (fixed in size, so the result does not depend on the thread count) and then the
+// rows are split across the OpenMP team, so one long row (group_norm with one group, a small batch) uses every thread
+// too. An output larger than the caches is written with non-temporal stores (stream_store.h).
+#include "compute/cpu/conv2d_tap_avx512.h"
 #include "compute/cpu/cpu_ops.h"
+#include "compute/cpu/normalization_avx512.h"
 #include "compute/cpu/op_common.h"
+#include "compute/cpu/stream_store.h"
 
 #include <cmath>
+#include <omp.h>
 #include <vector>
+#include <xmmintrin.h>
 
 namespace convscope::cpu {
 
@@ -43,7 +49,8 @@ namespace {
     {
         const double k = x[0];
         double s1[kLanes] = {}, s2[kLanes] = {};
-        int64_t i = 0;
+        int64_t i
+            = fast::avx512::haveAvx512() ? fast::avx512::normSums(x, n, k, s1, s2) : 0; // the same sums, 16 at a time
         for (; i + kLanes <= n; i += kLanes)
             for (int l = 0; l < kLanes; ++l) {
                 const double d = double(x[i + l]) - k;
@@ -109,26 +116,68 @@ namespace {
         return { hi, float(m.mean - double(hi)), float(1.0 / std::sqrt(m.m2 / double(len) + eps)) };
     }
 
+    // y[j] = ((x[j] − hi) − lo) · s · w[j] + b[j] (layer_norm, perElement) or ((x[j] − hi) − lo) · a + c (a channel
+    // of group_norm or instance_norm) for j < n; `stream`: 4 at a time with non-temporal stores (SSE2, every x86-64),
+    // the same operations in the same order.
+    template <bool perElement>
+    void normSpan(const float* x, float* y, int64_t n, const RowScale& rs, const float* w, const float* b, float a,
+        float c, bool stream)
+    {
+        const float hi = rs.hi, lo = rs.lo, s = rs.rstd;
+        auto one = [&](int64_t j) {
+            if constexpr (perElement)
+                y[j] = ((x[j] - hi) - lo) * s * w[j] + b[j];
+            else
+                y[j] = ((x[j] - hi) - lo) * a + c;
+        };
+        if (fast::avx512::haveAvx512()) { // the same operations, 16 at a time
+            fast::avx512::normWrite(x, y, n, hi, lo, s, w, b, a, c, stream);
+            return;
+        }
+        int64_t j = 0;
+        if (stream) {
+            for (; j < n && (reinterpret_cast<uintptr_t>(y + j) & 15) != 0; ++j)
+                one(j);
+            const __m128 vh = _mm_set1_ps(hi), vl = _mm_set1_ps(lo), vs = _mm_set1_ps(s), va = _mm_set1_ps(a),
+                         vc = _mm_set1_ps(c);
+            for (; j + 4 <= n; j += 4) {
+                const __m128 d = _mm_sub_ps(_mm_sub_ps(_mm_loadu_ps(x + j), vh), vl);
+                if constexpr (perElement)
+                    _mm_stream_ps(
+                        y + j, _mm_add_ps(_mm_mul_ps(_mm_mul_ps(d, vs), _mm_loadu_ps(w + j)), _mm_loadu_ps(b + j)));
+                else
+                    _mm_stream_ps(y + j, _mm_add_ps(_mm_mul_ps(d, va), vc));
+            }
+        }
+        for (; j < n; ++j)
+            one(j);
+    }
+
     // Writes elements [start, end) of row r.
     void writeRow(const Tensor& in, const Tensor& weight, const Tensor& bias, const NormPlan& p, int64_t r,
-        int64_t start, int64_t end, const RowScale& rs, Tensor& out)
+        int64_t start, int64_t end, const RowScale& rs, Tensor& out, bool stream)
     {
         const float* x = in.data() + r * p.rowLength;
         float* y = out.data() + r * p.rowLength;
-        const float hi = rs.hi, lo = rs.lo, s = rs.rstd;
         const float* w = weight.data() + p.paramIndex(r, 0);
         const float* b = bias.data() + p.paramIndex(r, 0);
         if (p.inner == 1) { // layer_norm: a parameter per element
-            for (int64_t j = start; j < end; ++j)
-                y[j] = ((x[j] - hi) - lo) * s * w[j] + b[j];
+            normSpan<true>(x + start, y + start, end - start, rs, w + start, b + start, 0, 0, stream);
             return;
         }
         for (int64_t j = start; j < end;) { // group_norm, instance_norm: a parameter per channel, `inner` long
             const int64_t k = j / p.inner, stop = std::min(end, (k + 1) * p.inner);
-            const float a = s * w[k], c = b[k];
-            for (; j < stop; ++j)
-                y[j] = ((x[j] - hi) - lo) * a + c;
+            normSpan<false>(x + j, y + j, stop - j, rs, nullptr, nullptr, rs.rstd * w[k], b[k], stream);
+            j = stop;
         }
+    }
+
+    Moments rowMoments(const float* x, int64_t len, int64_t chunks)
+    {
+        Moments m;
+        for (int64_t c = 0; c < chunks; ++c)
+            m = merge(m, chunkMoments(x + c * kChunk, std::min(kChunk, len - c * kChunk)));
+        return m;
     }
 } // namespace
 
@@ -137,11 +186,19 @@ void fast::normalization(const Tensor& in, const Tensor& weight, const Tensor& b
     checkNorm(in, weight, bias, p, out);
     const int64_t len = p.rowLength;
     const int64_t chunks = (len + kChunk - 1) / kChunk, pieces = p.rows * chunks;
-    const bool parallel = in.numel() >= detail::kMinParallelElements;
-    if (chunks == 1) { // rows of one chunk: the row's statistics, then its output while it is in cache
-#pragma omp parallel for schedule(static) if (parallel)
-        for (int64_t r = 0; r < p.rows; ++r)
-            writeRow(in, weight, bias, p, r, 0, len, rowScale(chunkMoments(in.data() + r * len, len), len, p.eps), out);
+    const bool parallel = in.numel() >= detail::kMinParallelElements, stream = detail::streamOutput(out.numel());
+    if (chunks == 1 || p.rows >= 4 * int64_t(omp_get_max_threads())) {
+        // Enough rows for every thread: each row's statistics (its chunks merged in order, as below), then its output
+        // while the row is still in cache (2 reads of the input from memory otherwise, and a third of the time).
+#pragma omp parallel if (parallel)
+        {
+#pragma omp for schedule(static)
+            for (int64_t r = 0; r < p.rows; ++r)
+                writeRow(in, weight, bias, p, r, 0, len,
+                    rowScale(rowMoments(in.data() + r * len, len, chunks), len, p.eps), out, stream);
+            if (stream)
+                _mm_sfence();
+        }
         return;
     }
     std::vector<Moments> partial(static_cast<size_t>(pieces));
@@ -157,10 +214,15 @@ void fast::normalization(const Tensor& in, const Tensor& weight, const Tensor& b
             m = merge(m, partial[size_t(r * chunks + c)]);
         scale[size_t(r)] = rowScale(m, len, p.eps);
     }
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t i = 0; i < pieces; ++i) {
-        const int64_t r = i / chunks, start = (i % chunks) * kChunk;
-        writeRow(in, weight, bias, p, r, start, std::min(len, start + kChunk), scale[size_t(r)], out);
+#pragma omp parallel if (parallel)
+    {
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < pieces; ++i) {
+            const int64_t r = i / chunks, start = (i % chunks) * kChunk;
+            writeRow(in, weight, bias, p, r, start, std::min(len, start + kChunk), scale[size_t(r)], out, stream);
+        }
+        if (stream)
+            _mm_sfence();
     }
 }
 

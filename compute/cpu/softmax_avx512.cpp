@@ -6,6 +6,7 @@
 // and NaN in, NaN out (the clamps keep a NaN operand: MAXPS/MINPS return their second operand when one is NaN).
 #include "compute/cpu/softmax_avx512.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -49,14 +50,27 @@ namespace {
         return left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
     }
 
+    // A store of the lanes k of v at y: non-temporal (past the caches, no read for ownership) when `stream` asks and
+    // the vector is whole and aligned, else an ordinary masked store.
+    __attribute__((target("avx512f"))) inline void put(float* y, __m512 v, __mmask16 k, bool stream)
+    {
+        if (stream && k == 0xFFFF && (reinterpret_cast<uintptr_t>(y) & 63) == 0)
+            _mm512_stream_ps(y, v);
+        else
+            _mm512_mask_storeu_ps(y, k, v);
+    }
+
 } // namespace
 
-__attribute__((target("avx512f,fma"))) void softmaxRow(const float* x, float* y, int64_t n, bool log)
+__attribute__((target("avx512f,fma"))) void softmaxRow(const float* x, float* y, int64_t n, bool log, bool stream)
 {
     __m512 mv = _mm512_set1_ps(-INFINITY);
     __mmask16 nan = 0;
     for (int64_t i = 0; i < n; i += 16) {
         const __mmask16 k = tail(n - i);
+        // 4 KiB ahead, the next page (the hardware prefetchers stop at each; past the row it is the next row, or past
+        // the tensor, harmless): 22 → 34 GB/s of CPU time for [8192, 8192] on 2 cores.
+        _mm_prefetch(reinterpret_cast<const char*>(x + i + 1024), _MM_HINT_T0);
         const __m512 v = _mm512_maskz_loadu_ps(k, x + i);
         mv = _mm512_mask_max_ps(mv, k, mv, v);
         nan |= _mm512_mask_cmp_ps_mask(k, v, v, _CMP_UNORD_Q);
@@ -77,26 +91,72 @@ __attribute__((target("avx512f,fma"))) void softmaxRow(const float* x, float* y,
         const __m512 ls = _mm512_set1_ps(std::log(sum));
         for (int64_t i = 0; i < n; i += 16) {
             const __mmask16 k = tail(n - i);
-            _mm512_mask_storeu_ps(y + i, k, _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), mb), ls));
+            put(y + i, _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), mb), ls), k, stream);
         }
     } else {
         const __m512 inv = _mm512_set1_ps(1.0f / sum);
         for (int64_t i = 0; i < n; i += 16) {
             const __mmask16 k = tail(n - i);
-            _mm512_mask_storeu_ps(y + i, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, y + i), inv));
+            put(y + i, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, y + i), inv), k, stream);
         }
     }
+    if (stream)
+        _mm_sfence();
 }
 
-__attribute__((target("avx512f,fma"))) void expShiftedAdd(
-    const float* x, const float* m, float* e, float* sum, int64_t n)
+__attribute__((target("avx512f,fma"))) void softmaxColumns(
+    const float* x, float* y, int64_t size, int64_t stride, int64_t n, bool log, bool stream, float* scratch)
 {
-    for (int64_t i = 0; i < n; i += 16) {
-        const __mmask16 k = tail(n - i);
-        const __m512 v = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), _mm512_maskz_loadu_ps(k, m + i)));
-        _mm512_mask_storeu_ps(e + i, k, v);
-        _mm512_mask_storeu_ps(sum + i, k, _mm512_add_ps(_mm512_maskz_loadu_ps(k, sum + i), v));
+    float* m = scratch; // the running maximum of each position
+    float* s = scratch + ((n + 15) & ~int64_t(15)); // Σ e^(x − m) with that maximum
+    for (int64_t p = 0; p < n; p += 16) {
+        const __mmask16 k = tail(n - p);
+        _mm512_mask_storeu_ps(m + p, k, _mm512_maskz_loadu_ps(k, x + p));
+        _mm512_mask_storeu_ps(s + p, k, _mm512_set1_ps(1.0f));
     }
+    // Each pass asks for the row kAhead rows on while it reads one: without, the loads waited on memory half the time
+    // (the hardware prefetchers do not follow a block's strided rows far enough ahead; 2 cores: 2× faster).
+    constexpr int64_t kAhead = 2;
+    // One pass for both (the online softmax): a value v above the maximum m rescales the sum, s · e^(m − v) + 1,
+    // any other adds e^(v − m) — one exponential of −|v − m| either way. v = m adds 1 exactly, also where both are
+    // −inf (whose difference is NaN); a NaN makes the sum NaN, which stays.
+    const __m512 one = _mm512_set1_ps(1.0f);
+    for (int64_t c = 1; c < size; ++c) {
+        const float* row = x + c * stride;
+        const float* ahead = x + std::min(c + kAhead, size - 1) * stride;
+        for (int64_t p = 0; p < n; p += 16) {
+            const __mmask16 k = tail(n - p);
+            _mm_prefetch(reinterpret_cast<const char*>(ahead + p), _MM_HINT_T0);
+            const __m512 v = _mm512_maskz_loadu_ps(k, row + p), mv = _mm512_maskz_loadu_ps(k, m + p);
+            const __m512 sv = _mm512_maskz_loadu_ps(k, s + p);
+            const __mmask16 above = _mm512_cmp_ps_mask(v, mv, _CMP_GT_OQ);
+            const __mmask16 equal = _mm512_cmp_ps_mask(v, mv, _CMP_EQ_OQ);
+            const __m512 d = _mm512_mask_sub_ps(_mm512_sub_ps(v, mv), above, mv, v);
+            const __m512 t = _mm512_mask_mov_ps(exp16(d), equal, one);
+            const __m512 rescaled = _mm512_fmadd_ps(sv, t, one), added = _mm512_add_ps(sv, t);
+            _mm512_mask_storeu_ps(s + p, k, _mm512_mask_mov_ps(added, above, rescaled));
+            _mm512_mask_storeu_ps(m + p, k, _mm512_mask_mov_ps(mv, above, v));
+        }
+    }
+    // A maximum of +inf gives e^(inf − inf) = NaN in PyTorch's sum: every output of that position is NaN.
+    for (int64_t p = 0; p < n; ++p) {
+        const float sum = m[p] == INFINITY ? std::numeric_limits<float>::quiet_NaN() : s[p];
+        s[p] = log ? std::log(sum) : 1.0f / sum;
+    }
+    for (int64_t c = 0; c < size; ++c) {
+        const float* row = x + c * stride;
+        const float* ahead = x + std::min(c + kAhead, size - 1) * stride;
+        float* out = y + c * stride;
+        for (int64_t p = 0; p < n; p += 16) {
+            const __mmask16 k = tail(n - p);
+            _mm_prefetch(reinterpret_cast<const char*>(ahead + p), _MM_HINT_T0);
+            const __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(k, row + p), _mm512_maskz_loadu_ps(k, m + p));
+            const __m512 sv = _mm512_maskz_loadu_ps(k, s + p);
+            put(out + p, log ? _mm512_sub_ps(d, sv) : _mm512_mul_ps(exp16(d), sv), k, stream);
+        }
+    }
+    if (stream)
+        _mm_sfence();
 }
 
 } // namespace convscope::cpu::fast::avx512

@@ -198,6 +198,14 @@ TEST_CASE("normalization kinds: PyTorch's values on cpu.direct and the fast path
         const std::vector<double> w3(3, 1.0), b3(3, 0.0);
         cpu::fast::normalization(x, vectorTensor(w3), vectorTensor(b3), g, y);
         CHECK(relL2Of(y, groupNormRef(x, 1, w3, b3, 1e-5)) < 1e-5);
+        // Many long rows (group_norm's 32 rows of 18000): each row's statistics and output by one thread.
+        Tensor many = randomTensor(Shape::of({ 16, 4, 9000 }), 10);
+        for (int64_t k = 0; k < many.numel(); ++k)
+            many.data()[k] = 1000.0f + many.data()[k];
+        const std::vector<double> w4 = values(4, -1.5, 0.37), b4 = values(4, 0.8, -0.21);
+        Tensor ym(many.shape());
+        cpu::fast::normalization(many, vectorTensor(w4), vectorTensor(b4), normPlan(GroupNorm { 2 }, many.shape()), ym);
+        CHECK(relL2Of(ym, groupNormRef(many, 2, w4, b4, 1e-5)) < 1e-5);
     }
 }
 

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 using namespace convscope;
 using namespace convscope::test;
@@ -37,6 +38,28 @@ double maxDiff(const Tensor& a, const Tensor& b)
 
 } // namespace
 
+// PyTorch's formulas in double: m the largest along the axis, then e^(x − m) / Σ or (x − m) − log Σ. A NaN, or a
+// maximum of +inf (e^(inf − inf)), makes the sum NaN and so every output of its position.
+Tensor softmaxWant(const Tensor& x, const std::vector<int64_t>& dims, int64_t axis, bool log)
+{
+    Tensor want(x.shape());
+    const AxisView v = axisView(dims, axis);
+    for (int64_t o = 0; o < v.outer; ++o)
+        for (int64_t p = 0; p < v.inner; ++p) {
+            const auto at = [&](int64_t c) { return (o * v.size + c) * v.inner + p; };
+            double m = -INFINITY, sum = 0;
+            for (int64_t c = 0; c < v.size; ++c)
+                m = std::max(m, double(x.data()[at(c)]));
+            for (int64_t c = 0; c < v.size; ++c)
+                sum += std::exp(double(x.data()[at(c)]) - m);
+            for (int64_t c = 0; c < v.size; ++c) {
+                const double d = double(x.data()[at(c)]) - m;
+                want.data()[at(c)] = static_cast<float>(log ? d - std::log(sum) : std::exp(d) / sum);
+            }
+        }
+    return want;
+}
+
 TEST_CASE("softmax and log_softmax along every axis of ranks 1 to 6 match a double computation", "[cpu][softmax]")
 {
     const std::vector<std::vector<int64_t>> shapes
@@ -50,26 +73,61 @@ TEST_CASE("softmax and log_softmax along every axis of ranks 1 to 6 match a doub
                 Tensor x = randomTensor(shape, ++seed);
                 for (int64_t i = 0; i < x.numel(); ++i)
                     x.data()[i] *= 30.0f; // logits far apart: the max subtraction matters
-                Tensor direct(shape), fast(shape), want(shape);
+                Tensor direct(shape), fast(shape);
                 cpu::direct::softmax(x, direct, axis, log);
                 cpu::fast::softmax(x, fast, axis, log);
-                const AxisView v = axisView(dims, axis);
-                for (int64_t o = 0; o < v.outer; ++o)
-                    for (int64_t p = 0; p < v.inner; ++p) {
-                        const auto at = [&](int64_t c) { return (o * v.size + c) * v.inner + p; };
-                        double m = -INFINITY, sum = 0;
-                        for (int64_t c = 0; c < v.size; ++c)
-                            m = std::max(m, double(x.data()[at(c)]));
-                        for (int64_t c = 0; c < v.size; ++c)
-                            sum += std::exp(double(x.data()[at(c)]) - m);
-                        for (int64_t c = 0; c < v.size; ++c) {
-                            const double d = double(x.data()[at(c)]) - m;
-                            want.data()[at(c)] = static_cast<float>(log ? d - std::log(sum) : std::exp(d) / sum);
-                        }
-                    }
+                const Tensor want = softmaxWant(x, dims, axis, log);
                 CHECK(maxDiff(direct, want) == 0.0);
                 CHECK(maxDiff(fast, want) < (log ? 2e-5 : 1e-6));
             }
+}
+
+TEST_CASE("softmax along a strided axis: positions in several blocks, long axes and PyTorch's special values",
+    "[cpu][softmax]")
+{
+    // Wider than the fast path's block of positions and not a multiple of 16; an axis of 300 values (the running
+    // maximum grows and the sum is rescaled many times).
+    for (const std::vector<int64_t>& dims : { std::vector<int64_t> { 2, 37, 1100 }, { 3, 300, 2, 21 } })
+        for (bool log : { false, true }) {
+            INFO(Shape::of(dims).str() << (log ? " log" : ""));
+            Tensor x = randomTensor(Shape::of(dims), 90);
+            for (int64_t i = 0; i < x.numel(); ++i)
+                x.data()[i] *= 30.0f;
+            Tensor fast(x.shape());
+            cpu::fast::softmax(x, fast, 1, log);
+            CHECK(maxDiff(fast, softmaxWant(x, dims, 1, log)) < (log ? 2e-5 : 1e-6));
+        }
+    // Columns of [1, 5, 6] along dim 1: −inf before the finite values, +inf (every output NaN), a NaN, all −inf
+    // (NaN), a maximum first and last, equal values.
+    const float inf = INFINITY, nan = std::numeric_limits<float>::quiet_NaN();
+    const float column[6][5] = { { -inf, -inf, 3, 1, -inf }, { 1, inf, 2, 3, 0 }, { 1, 2, nan, 3, 4 },
+        { -inf, -inf, -inf, -inf, -inf }, { 50, -20, 3, 0, 49.5f }, { 7, 7, 7, 7, 7 } };
+    const std::vector<int64_t> dims = { 1, 5, 6 };
+    Tensor x(Shape::of(dims));
+    for (int64_t c = 0; c < 5; ++c)
+        for (int64_t p = 0; p < 6; ++p)
+            x.data()[c * 6 + p] = column[p][c];
+    for (bool log : { false, true }) {
+        INFO((log ? "log_softmax" : "softmax"));
+        Tensor direct(x.shape()), fast(x.shape());
+        cpu::direct::softmax(x, direct, 1, log);
+        cpu::fast::softmax(x, fast, 1, log);
+        const Tensor want = softmaxWant(x, dims, 1, log);
+        for (int64_t i = 0; i < x.numel(); ++i) {
+            INFO("element " << i << ": want " << want.data()[i] << ", direct " << direct.data()[i] << ", fast "
+                            << fast.data()[i]);
+            if (std::isnan(want.data()[i])) {
+                CHECK(std::isnan(direct.data()[i]));
+                CHECK(std::isnan(fast.data()[i]));
+            } else if (std::isinf(want.data()[i])) { // log_softmax of a term that vanishes
+                CHECK(direct.data()[i] == want.data()[i]);
+                CHECK(fast.data()[i] == want.data()[i]);
+            } else {
+                CHECK(direct.data()[i] == want.data()[i]);
+                CHECK(std::abs(fast.data()[i] - want.data()[i]) <= 2e-6f * std::max(1.0f, std::abs(want.data()[i])));
+            }
+        }
+    }
 }
 
 TEST_CASE("reduce computes torch's mean, sum, amax, amin and vector_norm over any axes", "[cpu][reduce]")

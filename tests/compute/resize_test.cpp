@@ -152,3 +152,26 @@ TEST_CASE("resize: the CPU op on values worked out by hand", "[resize]")
     excl.cubic_coeff_a = -0.5;
     checkClose(run(excl, 1, 3, { 5, 5, 5 }), std::vector<float>(7, 5));
 }
+
+TEST_CASE("resize: the fast path's rows of 16 outputs equal the direct op on every mode", "[resize]")
+{
+    using C = Resize::Coordinates;
+    using M = Resize::Mode;
+    struct Size {
+        int64_t h, w, oh, ow;
+    };
+    // Upsampling (taps within a window of 32 inputs), widths not a multiple of 16, downsampling by 5 (gathered),
+    // the identity, and one input column.
+    const Size sizes[] = { { 7, 37, 15, 80 }, { 9, 100, 5, 21 }, { 3, 50, 3, 50 }, { 4, 1, 6, 19 }, { 5, 33, 11, 66 } };
+    std::vector<float> values(9 * 100);
+    for (size_t k = 0; k < values.size(); ++k)
+        values[k] = float((k * 7919) % 1013) / 101.0f - 5.0f;
+    for (const M m : { M::Nearest, M::Linear, M::Cubic })
+        for (const C c : { C::HalfPixel, C::AlignCorners, C::Asymmetric, C::PytorchHalfPixel })
+            for (const Size& s : sizes) {
+                INFO("mode " << int(m) << ", coordinates " << int(c) << ", " << s.h << "×" << s.w << " → " << s.oh
+                             << "×" << s.ow);
+                const std::vector<float> in(values.begin(), values.begin() + s.h * s.w);
+                run(make(m, c, { s.oh, s.ow }), s.h, s.w, in); // run() checks fast == direct
+            }
+}
