@@ -21,7 +21,8 @@
 #                DeepLabV3 b8 512² against PyTorch eager) is extra too; so is "zoo" (issue 30: tools/model_zoo_check.py,
 #                every torchvision model against onnxruntime on ZOO_BACKENDS (default cuda.implicit_gemm,cudnn.auto), ZOO_JOBS
 #                shards at once (default 4: the exports and onnxruntime are CPU work), ZOO_MODELS a comma list to run
-#                instead of all, ZOO_TIMEOUT the seconds the stage may take (default 300)); TC_PARTS="compile" adds torch.compile (reduce-overhead) as issue 32's anchor on ResNet-18 b32. The sanitize stage alone can take most of
+#                instead of all, ZOO_TIMEOUT the seconds the stage may take (default 300), ZOO_DIR the exported models
+#                (default /tmp/convscope-zoo: gigabytes, kept out of OUT)); TC_PARTS="compile" adds torch.compile (reduce-overhead) as issue 32's anchor on ResNet-18 b32. The sanitize stage alone can take most of
 #                a 10-minute call: STAGES="build test" first, then STAGES="sanitize faults" (the build folder stays).
 #                "ddp" (issue 33, on a 2-GPU machine, kind nvidia-h200-x2): data parallel on 2 GPUs against 1 GPU's
 #                weights (the [ddp] test), LeNet-5 through `train --nproc-per-node 2`, and tools/ddp_anchor.py
@@ -320,7 +321,7 @@ if has zoo; then
       [ ${#part[@]} -gt 0 ] || continue
       (IFS=','; export OMP_NUM_THREADS=$(($(nproc) / jobs > 0 ? $(nproc) / jobs : 1))
         exec timeout "${ZOO_TIMEOUT:-300}" "$PY" tools/model_zoo_check.py --cli "$BIN/convscope-cli" \
-        --out "$OUT/zoo" --backends "${ZOO_BACKENDS:-cuda.implicit_gemm,cudnn.auto}" --models "${part[*]}" \
+        --out "${ZOO_DIR:-/tmp/convscope-zoo}" --backends "${ZOO_BACKENDS:-cuda.implicit_gemm,cudnn.auto}" --models "${part[*]}" \
         --timeout 120 --json "$OUT/zoo-$j.json" >"$OUT/zoo-$j.log" 2>&1) &
     done
     wait
