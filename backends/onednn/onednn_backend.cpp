@@ -106,6 +106,18 @@ namespace {
         std::string note;
     };
 
+    // A parameter tensor of `layer` for a descriptor of FP32 values: there, and of the descriptor's size.
+    const std::shared_ptr<const Tensor>& checkedParam(
+        const Layer& layer, const std::shared_ptr<const Tensor>& t, const memory::desc& desc)
+    {
+        if (!t)
+            throw Error("onednn: layer " + layer.name + " has a missing parameter tensor");
+        if (t->numel() != int64_t(desc.get_size() / sizeof(float)))
+            throw InputError("onednn: layer " + layer.name + ": a parameter has " + std::to_string(t->numel())
+                + " values, the layer needs " + std::to_string(desc.get_size() / sizeof(float)));
+        return t;
+    }
+
     std::string layerLabel(const Layer& layer, size_t i)
     {
         return "onednn.auto · L" + std::to_string(i) + " " + layerSummary(layer.spec);
@@ -318,13 +330,7 @@ namespace {
             args[DNNL_ARG_DST] = innerDst;
             for (size_t k = 0; k < plan.params.size(); ++k) {
                 const auto& [arg, desc] = plan.params[k];
-                if (!plan.paramData[k])
-                    throw Error("onednn: layer " + layer.name + " has a missing parameter tensor");
-                if (plan.paramData[k]->numel() != int64_t(desc.get_size() / sizeof(float)))
-                    throw InputError("onednn: layer " + layer.name + ": a parameter has "
-                        + std::to_string(plan.paramData[k]->numel()) + " values, the layer needs "
-                        + std::to_string(desc.get_size() / sizeof(float)));
-                memory user = wrap(desc, m_engine, plan.paramData[k]);
+                memory user = wrap(desc, m_engine, checkedParam(layer, plan.paramData[k], desc));
                 const memory::desc want = arg == DNNL_ARG_WEIGHTS ? pd.weights_desc() : desc;
                 if (want != desc) { // untimed: weights into oneDNN's blocked layout (and type), once
                     memory packed(want, m_engine);
@@ -343,6 +349,16 @@ namespace {
             run.note = pd.impl_info_str();
             if (!reorders.empty())
                 run.note += "; " + reorders + " reordered NCHW ↔ oneDNN layout (timed)";
+            for (const Plan::InPlace& after : plan.after) { // on the output, in place (the norms' per-channel affine)
+                const memory out(after.view, m_engine, m_outputs[i].data());
+                std::unordered_map<int, memory> args2 { { DNNL_ARG_SRC_0, out }, { DNNL_ARG_DST, out } };
+                for (size_t k = 0; k < after.params.size(); ++k) {
+                    const auto& [arg, desc] = after.params[k];
+                    args2[arg] = wrap(desc, m_engine, checkedParam(layer, after.paramData[k], desc));
+                }
+                run.steps.push_back({ after.primitive, std::move(args2) });
+                run.note += "; then " + after.note;
+            }
             return run;
         }
 
