@@ -271,6 +271,16 @@ namespace {
                 return run;
             }
             const Shape& in = shape.in;
+            if (!plan.copies.empty()) { // gather: reorders from views of the input into the output, in order
+                for (const Plan::Copy& c : plan.copies) {
+                    run.srcs.push_back(memory(c.from, m_engine, nullptr));
+                    run.srcSources.push_back(shape.sources.at(0));
+                    const memory to(c.to, m_engine, m_outputs[i].data());
+                    run.steps.push_back({ c.primitive, { { DNNL_ARG_FROM, run.srcs.back() }, { DNNL_ARG_TO, to } } });
+                }
+                run.note = plan.copiesNote;
+                return run;
+            }
             if (plan.multi) {
                 // NCHW in and out, no reorders: the inputs are bound per pass (see runPass).
                 std::unordered_map<int, memory> args;

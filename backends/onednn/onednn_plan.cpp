@@ -16,7 +16,7 @@
 //                     oneDNN 2.6 has no hardsigmoid of its own), clip [min_val, max_val] (hardtanh)
 //   prelu             prelu_forward with {1, C, 1, 1} (or {1, 1, 1, 1}) weights broadcast over the rest
 //   linear            inner_product_forward on [N, F]
-//   softmax, reduce, norms, matmul  onednn_reduce.cpp, onednn_plan_norm.cpp (affine group norm: 2), _tensor.cpp
+//   softmax, reduce, norms, matmul, gather  onednn_reduce.cpp, onednn_plan_norm.cpp, onednn_plan_tensor.cpp
 //   add               binary_add for two inputs, sum (scales 1) for more
 //   mul               binary_mul; an [N, C, 1, 1] input is oneDNN's broadcast src1
 //   flatten, reshape, identity, dropout   a copy (a view or nothing everywhere else)

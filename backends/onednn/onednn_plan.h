@@ -59,6 +59,14 @@ struct Plan {
         std::string note; // what it runs, for the layer note
     };
     std::vector<InPlace> after;
+    // Reorders from views of the one input to views of the output, in order (gather, onednn_plan_tensor.cpp): the
+    // whole layer, no other primitive.
+    struct Copy {
+        memory::desc from, to;
+        dnnl::primitive primitive;
+    };
+    std::vector<Copy> copies;
+    std::string copiesNote;
 };
 
 // softmax, log_softmax and reduce (onednn_reduce.cpp): their primitive as a one-input step of the multi-input path.
@@ -75,7 +83,7 @@ Plan planLayer(
 // affine) one binary_mul by the per-channel weight with a binary_add post-op of the bias (onednn_plan_norm.cpp).
 void planNormalization(const LayerSpec& spec, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng,
     Plan& plan, const Layer* layer);
-// onednn_plan_tensor.cpp: matmul on oneDNN's matmul primitive; gather refused with the reason (UnsupportedError).
+// onednn_plan_tensor.cpp: matmul on oneDNN's matmul primitive; gather as reorders of runs of evenly spaced indices.
 void planTensorKind(const Matmul&, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan);
 void planTensorKind(const Gather&, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan);
 

@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <random>
 
 using namespace convscope;
@@ -66,8 +67,8 @@ void checkAgainstCpu(Backend& onednn, Network net, uint64_t seed, const std::str
         const Tensor out = session->fetchOutput(i, nullptr);
         const ErrorMetrics m = compare(out, expected);
         INFO("layer " << i << " (" << layerTypeName(net.layers[i].spec) << ") " << shapes.layers[i].in.str() << " -> "
-                      << shapes.layers[i].out.str() << ": relL2 " << m.relL2 << " maxAbs " << m.maxAbs << " "
-                      << m.note << " | " << session->layerNote(i));
+                      << shapes.layers[i].out.str() << ": relL2 " << m.relL2 << " maxAbs " << m.maxAbs << " " << m.note
+                      << " | " << session->layerNote(i));
         CHECK(out.shape() == expected.shape());
         CHECK(m.valid);
         CHECK(m.relL2 <= 1e-5);
@@ -108,4 +109,50 @@ TEST_CASE("onednn: group_norm and instance_norm with affine weights: layer norma
         INFO(session->layerNote(0));
         CHECK_THAT(session->layerNote(0), Catch::Contains("binary_mul by weight[c]"));
     }
+}
+
+TEST_CASE("onednn: gather as reorders of runs of evenly spaced indices: repeated, negative, stepped, random",
+    "[onednn][gather]")
+{
+    auto onednn = test::backendOrSkip("onednn");
+    if (!onednn)
+        return;
+    const uint64_t seed = freshSeed();
+    std::mt19937_64 rng(seed);
+    std::vector<int64_t> random(20);
+    for (int64_t& i : random)
+        i = int64_t(rng() % 18) - 9; // -9 .. 8 along an axis of 9
+    const std::vector<std::tuple<Gather, std::vector<int64_t>, std::string>> cases {
+        { Gather { 1, { 1, 1, 1, 3 }, { 4 } }, { 2, 5, 3, 4 }, "repeated indices on axis 1" },
+        { Gather { -1, { -1, 0, -2, -6 }, { 4 } }, { 2, 3, 4, 6 }, "negative indices on the last axis" },
+        { Gather { 2, { 0, 2, 4, 6 }, { 4 } }, { 1, 3, 8, 8 }, "a stepped slice 0::2 (Swin's patch merging)" },
+        { Gather { 3, { 1, 3, 5, 7 }, { 4 } }, { 1, 3, 8, 8 }, "a stepped slice 1::2 on the innermost axis" },
+        { Gather { 0, { 5, 4, 3, 2, 1, 0 }, { 6 } }, { 6, 4 }, "descending indices on axis 0" },
+        { Gather { 1, { 2 }, { 1 } }, { 2, 4, 3 }, "one index" },
+        { Gather { 0, { 0, 1, 2, 0, 1, 2, 2, 2 }, { 2, 4 } }, { 3, 5 }, "two runs and a repeat, indices [2, 4]" },
+        { Gather { 1, random, { 4, 5 } }, { 2, 9, 5 }, "20 random indices of shape [4, 5]" },
+    };
+    for (const auto& [spec, dims, what] : cases)
+        checkAgainstCpu(*onednn, oneLayerOn(dims, spec), seed, what);
+    // A stepped slice is one reorder, and the layer note says so.
+    Network swin = oneLayerOn({ 1, 3, 8, 8 }, Gather { 2, { 0, 2, 4, 6 }, { 4 } });
+    auto session = onednn->createSession("auto", {});
+    session->prepare(swin, inferShapes(swin));
+    INFO(session->layerNote(0));
+    CHECK_THAT(session->layerNote(0), Catch::StartsWith("gather as 1 reorder of strided views"));
+    CHECK_THAT(session->layerNote(0), Catch::EndsWith(": 0 step 2 ×4"));
+
+    // Seventy runs of one (descending): refused with the count, not planned as seventy primitives.
+    Gather many { 0, {}, { 70 } };
+    for (int64_t i = 69; i >= 0; --i)
+        many.indices.push_back(i);
+    const LayerShape shape = inferLayer(many, Shape::of({ 80, 3 }));
+    REQUIRE(shape.ok);
+    const Support refused = onednn->supports("auto", many, shape);
+    INFO(refused.reason);
+    CHECK_FALSE(refused.supported);
+    CHECK_THAT(refused.reason, Catch::Contains("70 runs"));
+    // The same seventy ascending are one run of step 1.
+    std::reverse(many.indices.begin(), many.indices.end());
+    checkAgainstCpu(*onednn, oneLayerOn({ 80, 3 }, many), seed, "70 ascending indices");
 }
