@@ -571,8 +571,7 @@ Plan planLayer(
             } else if constexpr (std::is_same_v<S, Binary>) {
                 planBinary(s, shape, act, eng, plan, layer);
             } else if constexpr (std::is_same_v<S, Slice>) {
-                throw UnsupportedError("onednn: slice is a strided copy, not a oneDNN primitive here (ConvScope's "
-                                       "onednn plans run whole tensors); it runs on the cpu.* selections");
+                planTensorKind(s, shape, act, eng, plan); // one reorder of a strided view (onednn_plan_tensor.cpp)
             } else if constexpr (std::is_same_v<S, Conv3d> || std::is_same_v<S, ConvTranspose3d>) {
                 planConvolution3d(s, shape, act, eng, plan, param, layer);
             } else if constexpr (std::is_same_v<S, MaxPool3d> || std::is_same_v<S, AvgPool3d>) {

@@ -83,8 +83,10 @@ Plan planLayer(
 // affine) one binary_mul by the per-channel weight with a binary_add post-op of the bias (onednn_plan_norm.cpp).
 void planNormalization(const LayerSpec& spec, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng,
     Plan& plan, const Layer* layer);
-// onednn_plan_tensor.cpp: matmul on oneDNN's matmul primitive; gather as reorders of runs of evenly spaced indices.
+// onednn_plan_tensor.cpp: matmul on oneDNN's matmul primitive; gather (runs of evenly spaced indices) and slice as
+// reorders of strided views.
 void planTensorKind(const Matmul&, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan);
 void planTensorKind(const Gather&, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan);
+void planTensorKind(const Slice&, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan);
 
 } // namespace convscope::onednn

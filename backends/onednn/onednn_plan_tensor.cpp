@@ -1,5 +1,6 @@
 // The oneDNN plans of the general tensor kinds of issue 30 (onednn_plan.h): matmul on oneDNN's matmul primitive, which
-// broadcasts the batch axes itself; gather, which oneDNN 2.6 has no primitive for, as reorders of strided views.
+// broadcasts the batch axes itself; gather and slice, which oneDNN 2.6 has no primitive for, as reorders of strided
+// views.
 #include "backends/onednn/onednn_plan.h"
 
 #include "compute/error.h"
@@ -59,20 +60,40 @@ void planTensorKind(
 // ends before count × step passes the axis's size. More than kMaxGatherRuns runs are refused (one primitive each).
 constexpr size_t kMaxGatherRuns = 64;
 
+namespace {
+    struct Axis {
+        int64_t outer = 1, size = 1, inner = 1; // the tensor as [outer, size, inner] around the axis
+    };
+    Axis around(const std::vector<int64_t>& dims, int64_t axis)
+    {
+        Axis v;
+        for (size_t a = 0; a < dims.size(); ++a)
+            (int64_t(a) < axis ? v.outer : int64_t(a) > axis ? v.inner : v.size) *= dims[a];
+        return v;
+    }
+    // One reorder: `count` positions of the input's axis from `start`, `step` apart, into the output's positions
+    // `at`… of `total`. Returns oneDNN's implementation name.
+    std::string addCopy(Plan& plan, const Axis& in, int64_t total, int64_t at, int64_t start, int64_t step,
+        int64_t count, memory::data_type act, const dnnl::engine& eng)
+    {
+        memory::desc from({ in.outer, count, in.inner }, act, Dims { in.size * in.inner, step * in.inner, 1 });
+        from.data.offset0 = start * in.inner;
+        memory::desc to({ in.outer, count, in.inner }, act, Dims { total * in.inner, in.inner, 1 });
+        to.data.offset0 = at * in.inner;
+        const dnnl::reorder::primitive_desc pd(eng, from, eng, to);
+        plan.copies.push_back({ from, to, dnnl::reorder(pd) });
+        return pd.impl_info_str();
+    }
+} // namespace
+
 void planTensorKind(
     const Gather& g, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan)
 {
     const std::vector<int64_t> data = shape.in.dims();
     const int64_t axis = gatherAxis(g, int(data.size()));
     const std::vector<int64_t> idx = gatherWrappedIndices(g, data);
-    int64_t outer = 1, inner = 1;
-    for (size_t a = 0; a < data.size(); ++a) {
-        if (int64_t(a) < axis)
-            outer *= data[a];
-        else if (int64_t(a) > axis)
-            inner *= data[a];
-    }
-    const int64_t size = data[size_t(axis)], count = int64_t(idx.size());
+    const Axis view = around(data, axis);
+    const int64_t size = view.size, count = int64_t(idx.size());
     struct Run {
         int64_t at, start, step, count;
     };
@@ -94,25 +115,28 @@ void planTensorKind(
             + std::to_string(kMaxGatherRuns)
             + " are refused (too many primitives for one layer); it runs on the "
               "cpu.* selections");
-    std::string listed;
+    std::string listed, impl;
     for (const Run& r : runs) {
-        memory::desc from({ outer, r.count, inner }, act, Dims { size * inner, r.step * inner, 1 });
-        from.data.offset0 = r.start * inner;
-        memory::desc to({ outer, r.count, inner }, act, Dims { count * inner, inner, 1 });
-        to.data.offset0 = r.at * inner;
-        const dnnl::reorder::primitive_desc pd(eng, from, eng, to);
-        plan.copies.push_back({ from, to, dnnl::reorder(pd) });
+        impl = addCopy(plan, view, count, r.at, r.start, r.step, r.count, act, eng);
         if (plan.copies.size() <= 8)
             listed += std::string(listed.empty() ? "" : ", ") + std::to_string(r.start)
                 + (r.count > 1 ? " step " + std::to_string(r.step) + " ×" + std::to_string(r.count) : "");
         else if (plan.copies.size() == 9)
             listed += ", …";
-        if (plan.copiesNote.empty())
-            plan.copiesNote = pd.impl_info_str();
     }
     plan.copiesNote = "gather as " + std::to_string(runs.size()) + " reorder" + (runs.size() == 1 ? "" : "s")
-        + " of strided views (" + plan.copiesNote
-        + "), one per run of evenly spaced indices (start step ×count): " + listed;
+        + " of strided views (" + impl + "), one per run of evenly spaced indices (start step ×count): " + listed;
+}
+
+// x.narrow(dim, start, end − start) as one reorder: the gather of one run of step 1.
+void planTensorKind(const Slice& l, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan)
+{
+    const std::vector<int64_t> dims = shape.in.dims();
+    if (l.dim < 0 || l.dim >= int64_t(dims.size()) || l.start < 0 || l.end > dims[size_t(l.dim)] || l.start >= l.end)
+        throw Error("internal error: onednn: slice outside its input (shape inference checks it)");
+    const std::string impl
+        = addCopy(plan, around(dims, l.dim), l.end - l.start, 0, l.start, 1, l.end - l.start, act, eng);
+    plan.copiesNote = "slice as 1 reorder of a strided view (" + impl + ")";
 }
 
 } // namespace convscope::onednn

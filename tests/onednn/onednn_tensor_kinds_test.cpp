@@ -1,8 +1,8 @@
 // The onednn backend's plans of issue 30's kinds that take more than one primitive, against cpu.direct (relative L2
 // ≤ 1e-5): group_norm and instance_norm with affine weights (layer normalization, then the per-channel weight and
 // bias as one in-place binary; random weights in ±2), and gather with constant indices (one reorder per run of evenly
-// spaced indices: repeated, negative, stepped and random ones; too many runs refused with the count). Without the
-// module (libdnnl not installed) every case prints "SKIPPED: <reason>".
+// spaced indices: repeated, negative, stepped and random ones; too many runs refused with the count), and slice (one
+// such reorder). Without the module (libdnnl not installed) every case prints "SKIPPED: <reason>".
 #include "compute/backend_registry.h"
 #include "compute/error.h"
 #include "compute/materialize.h"
@@ -155,4 +155,22 @@ TEST_CASE("onednn: gather as reorders of runs of evenly spaced indices: repeated
     // The same seventy ascending are one run of step 1.
     std::reverse(many.indices.begin(), many.indices.end());
     checkAgainstCpu(*onednn, oneLayerOn({ 80, 3 }, many), seed, "70 ascending indices");
+}
+
+TEST_CASE("onednn: slice as one reorder of a strided view, on every axis and rank", "[onednn][slice]")
+{
+    auto onednn = test::backendOrSkip("onednn");
+    if (!onednn)
+        return;
+    const uint64_t seed = freshSeed();
+    const std::vector<std::tuple<Slice, std::vector<int64_t>, std::string>> cases {
+        { Slice { 1, 1, 3 }, { 2, 5, 3, 4 }, "channels 1:3 of an image" },
+        { Slice { 0, 2, 3 }, { 4, 3, 5 }, "the batch axis" },
+        { Slice { 3, 0, 5 }, { 2, 3, 4, 7 }, "the innermost axis" },
+        { Slice { 4, 2, 6 }, { 1, 2, 3, 4, 6 }, "a volume's W" },
+        { Slice { 2, 1, 2 }, { 2, 2, 3, 2, 2, 3 }, "rank 6" },
+        { Slice { 1, 0, 4 }, { 3, 4 }, "the whole axis of a flat input" },
+    };
+    for (const auto& [spec, dims, what] : cases)
+        checkAgainstCpu(*onednn, oneLayerOn(dims, spec), seed, what);
 }
