@@ -300,6 +300,16 @@ namespace {
                                                             : DNNL_ARG_MULTIPLE_SRC + int(k);
                     args[arg] = run.srcs.back();
                 }
+                if (plan.constant) { // untimed: the FP32 constant in the activations' type, once
+                    const memory::desc& d = plan.constant->desc;
+                    memory user(memory::desc(d.dims(), kF32, plainStrides(d.dims())), m_engine,
+                        const_cast<float*>(plan.constant->values->data()));
+                    memory held(d, m_engine);
+                    dnnl::reorder(user, held).execute(m_stream, user, held);
+                    m_stream.wait();
+                    m_owned.push_back(held);
+                    args[plan.constant->arg] = held;
+                }
                 args[DNNL_ARG_DST]
                     = memory(plan.multiDst ? *plan.multiDst : nchw(shape.out, m_act), m_engine, m_outputs[i].data());
                 run.steps.push_back({ *plan.multiPrimitive, std::move(args) });

@@ -67,6 +67,14 @@ struct Plan {
     };
     std::vector<Copy> copies;
     std::string copiesNote;
+    // A constant operand of a multi-input primitive (matmul by a constant): its arg id, its descriptor in the
+    // activations' type, and its FP32 values (the layer's own, valid while the layer is), converted once in prepare().
+    struct Constant {
+        int arg = 0;
+        memory::desc desc;
+        const std::vector<float>* values = nullptr;
+    };
+    std::optional<Constant> constant;
 };
 
 // softmax, log_softmax and reduce (onednn_reduce.cpp): their primitive as a one-input step of the multi-input path.

@@ -13,17 +13,14 @@ namespace convscope::onednn {
 
 // torch.matmul as oneDNN's matmul: src [batch…, M, K], weights [batch…, K, N], dst [batch…, M, N] on plain strides,
 // every descriptor of one rank (a 1-D operand is [1, K] or [K, 1], an operand of fewer batch axes is padded with 1s,
-// which oneDNN broadcasts); the output's own dims lay out the same elements. Both inputs are bound per pass (SRC,
-// WEIGHTS).
+// which oneDNN broadcasts); the output's own dims lay out the same elements. The inputs are bound per pass (SRC,
+// WEIGHTS); a constant operand (compute/matmul.h's matmulOperands) is the other argument, converted to the
+// activations' type once when the session prepares (Plan::constant).
 void planTensorKind(
     const Matmul& l, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan)
 {
-    if (!l.constant.empty())
-        throw UnsupportedError("onednn: matmul by a constant operand is not planned here (the multi-input plan binds "
-                               "activations only); it runs on the cpu.* selections");
-    if (shape.ins.size() != 2)
-        throw UnsupportedError("onednn: matmul needs the shapes of its two inputs");
-    const std::vector<int64_t> a = shape.ins[0].dims(), b = shape.ins[1].dims();
+    const MatmulOperands operands = matmulOperands(l, shape.ins.empty() ? std::vector<Shape> { shape.in } : shape.ins);
+    const std::vector<int64_t>&a = operands.a, &b = operands.b;
     const MatmulPlan p = makeMatmulPlan(a, false, b, false, false);
     const auto padded = [&](const std::vector<int64_t>& d, int64_t rows, int64_t cols) {
         Dims out(size_t(p.batchRank), 1);
@@ -45,6 +42,12 @@ void planTensorKind(
     plan.multi = true;
     plan.multiArgs = { DNNL_ARG_SRC, DNNL_ARG_WEIGHTS };
     plan.multiSrcs = { srcD, weiD };
+    if (!l.constant.empty()) { // the input is the other operand
+        const bool first = operands.constantSide == 0;
+        plan.constant = Plan::Constant { first ? DNNL_ARG_SRC : DNNL_ARG_WEIGHTS, first ? srcD : weiD, &l.constant };
+        plan.multiArgs = { first ? DNNL_ARG_WEIGHTS : DNNL_ARG_SRC };
+        plan.multiSrcs = { first ? weiD : srcD };
+    }
     plan.multiDst = dstD;
     plan.multiPrimitive = dnnl::matmul(pd);
     plan.multiImpl = pd.impl_info_str();

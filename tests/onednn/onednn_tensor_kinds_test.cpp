@@ -1,8 +1,9 @@
 // The onednn backend's plans of issue 30's kinds that take more than one primitive, against cpu.direct (relative L2
 // ≤ 1e-5): group_norm and instance_norm with affine weights (layer normalization, then the per-channel weight and
 // bias as one in-place binary; random weights in ±2), and gather with constant indices (one reorder per run of evenly
-// spaced indices: repeated, negative, stepped and random ones; too many runs refused with the count), and slice (one
-// such reorder). Without the module (libdnnl not installed) every case prints "SKIPPED: <reason>".
+// spaced indices: repeated, negative, stepped and random ones; too many runs refused with the count), slice (one
+// such reorder), and matmul by a constant operand (bound beside the input). Without the module (libdnnl not installed)
+// every case prints "SKIPPED: <reason>".
 #include "compute/backend_registry.h"
 #include "compute/error.h"
 #include "compute/materialize.h"
@@ -170,6 +171,37 @@ TEST_CASE("onednn: slice as one reorder of a strided view, on every axis and ran
         { Slice { 4, 2, 6 }, { 1, 2, 3, 4, 6 }, "a volume's W" },
         { Slice { 2, 1, 2 }, { 2, 2, 3, 2, 2, 3 }, "rank 6" },
         { Slice { 1, 0, 4 }, { 3, 4 }, "the whole axis of a flat input" },
+    };
+    for (const auto& [spec, dims, what] : cases)
+        checkAgainstCpu(*onednn, oneLayerOn(dims, spec), seed, what);
+}
+
+TEST_CASE("onednn: matmul by a constant operand on either side", "[onednn][matmul]")
+{
+    auto onednn = test::backendOrSkip("onednn");
+    if (!onednn)
+        return;
+    const uint64_t seed = freshSeed();
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    const auto constant = [&](std::vector<int64_t> dims, bool first) {
+        Matmul m;
+        int64_t count = 1;
+        for (const int64_t d : dims)
+            count *= d;
+        for (int64_t k = 0; k < count; ++k)
+            m.constant.push_back(uniform(rng));
+        m.constant_shape = std::move(dims);
+        m.constant_first = first;
+        return m;
+    };
+    const std::vector<std::tuple<Matmul, std::vector<int64_t>, std::string>> cases {
+        { constant({ 4, 5 }, false), { 2, 3, 4 }, "[2, 3, 4] · c[4, 5]" },
+        { constant({ 5, 3 }, true), { 2, 3, 4 }, "c[5, 3] · [2, 3, 4]" },
+        { constant({ 2, 4, 3 }, false), { 2, 3, 4 }, "[2, 3, 4] · a batched c[2, 4, 3]" },
+        { constant({ 4 }, false), { 2, 3, 4 }, "[2, 3, 4] · a 1-D c[4]" },
+        { constant({ 3 }, true), { 2, 3, 4 }, "a 1-D c[3] · [2, 3, 4]" },
+        { constant({ 1, 6, 4 }, true), { 3, 1, 4, 2 }, "c[1, 6, 4] · [3, 1, 4, 2], both broadcast" },
     };
     for (const auto& [spec, dims, what] : cases)
         checkAgainstCpu(*onednn, oneLayerOn(dims, spec), seed, what);
