@@ -2,8 +2,8 @@
 // ≤ 1e-5): group_norm and instance_norm with affine weights (layer normalization, then the per-channel weight and
 // bias as one in-place binary; random weights in ±2), and gather with constant indices (one reorder per run of evenly
 // spaced indices: repeated, negative, stepped and random ones; too many runs refused with the count), slice (one
-// such reorder), and matmul by a constant operand (bound beside the input). Without the module (libdnnl not installed)
-// every case prints "SKIPPED: <reason>".
+// such reorder), matmul by a constant operand (bound beside the input), and reduce over axes of size 1 (a copy).
+// Without the module (libdnnl not installed) every case prints "SKIPPED: <reason>".
 #include "compute/backend_registry.h"
 #include "compute/error.h"
 #include "compute/materialize.h"
@@ -205,4 +205,17 @@ TEST_CASE("onednn: matmul by a constant operand on either side", "[onednn][matmu
     };
     for (const auto& [spec, dims, what] : cases)
         checkAgainstCpu(*onednn, oneLayerOn(dims, spec), seed, what);
+}
+
+TEST_CASE("onednn: reduce over axes of size 1 only is an eltwise copy (abs for l2)", "[onednn][reduce]")
+{
+    auto onednn = test::backendOrSkip("onednn");
+    if (!onednn)
+        return;
+    const uint64_t seed = freshSeed();
+    for (const Reduce::Op op : { Reduce::Op::Mean, Reduce::Op::Sum, Reduce::Op::Max, Reduce::Op::Min, Reduce::Op::L2 })
+        for (const bool keepdim : { false, true })
+            checkAgainstCpu(*onednn, oneLayerOn({ 2, 1, 3, 1 }, Reduce { op, { 1, -1 }, keepdim }), seed,
+                "reduce op " + std::to_string(int(op)) + " over [2, 1, 3, 1]'s axes 1 and -1, keepdim "
+                    + std::to_string(keepdim));
 }
