@@ -302,8 +302,10 @@ namespace {
                 }
                 if (plan.constant) { // untimed: the FP32 constant in the activations' type, once
                     const memory::desc& d = plan.constant->desc;
-                    memory user(memory::desc(d.dims(), kF32, plainStrides(d.dims())), m_engine,
-                        const_cast<float*>(plan.constant->values->data()));
+                    const memory::desc f32(d.dims(), kF32, plainStrides(d.dims()));
+                    const float* values = plan.constant->values ? plan.constant->values->data()
+                                                                : checkedParam(layer, layer.weight, f32)->data();
+                    memory user(f32, m_engine, const_cast<float*>(values));
                     memory held(d, m_engine);
                     dnnl::reorder(user, held).execute(m_stream, user, held);
                     m_stream.wait();

@@ -67,8 +67,9 @@ struct Plan {
     };
     std::vector<Copy> copies;
     std::string copiesNote;
-    // A constant operand of a multi-input primitive (matmul by a constant): its arg id, its descriptor in the
-    // activations' type, and its FP32 values (the layer's own, valid while the layer is), converted once in prepare().
+    // A constant operand of a multi-input primitive (matmul and binary by a constant): its arg id, its descriptor
+    // (the activations' type or FP32), and its FP32 values (the spec's own, valid while the layer is; null: the
+    // layer's weight tensor), converted once in prepare().
     struct Constant {
         int arg = 0;
         memory::desc desc;

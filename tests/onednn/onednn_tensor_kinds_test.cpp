@@ -2,9 +2,11 @@
 // ≤ 1e-5): group_norm and instance_norm with affine weights (layer normalization, then the per-channel weight and
 // bias as one in-place binary; random weights in ±2), and gather with constant indices (one reorder per run of evenly
 // spaced indices: repeated, negative, stepped and random ones; too many runs refused with the count), slice (one
-// such reorder), matmul by a constant operand (bound beside the input), and reduce over axes of size 1 (a copy).
+// such reorder), matmul by a constant operand (bound beside the input), reduce over axes of size 1 (a copy), and
+// binary at any rank.
 // Without the module (libdnnl not installed) every case prints "SKIPPED: <reason>".
 #include "compute/backend_registry.h"
+#include "compute/binary.h"
 #include "compute/error.h"
 #include "compute/materialize.h"
 #include "compute/shape_inference.h"
@@ -218,4 +220,48 @@ TEST_CASE("onednn: reduce over axes of size 1 only is an eltwise copy (abs for l
             checkAgainstCpu(*onednn, oneLayerOn({ 2, 1, 3, 1 }, Reduce { op, { 1, -1 }, keepdim }), seed,
                 "reduce op " + std::to_string(int(op)) + " over [2, 1, 3, 1]'s axes 1 and -1, keepdim "
                     + std::to_string(keepdim));
+}
+
+TEST_CASE("onednn: binary at any rank, a broadcast first operand of sub negated, constants on either side",
+    "[onednn][binary]")
+{
+    auto onednn = test::backendOrSkip("onednn");
+    if (!onednn)
+        return;
+    const uint64_t seed = freshSeed();
+    // r = mean over `axes` with keepdim (a broadcast operand), then r op x or x op r.
+    const auto twoInputs = [](std::vector<int64_t> dims, std::vector<int64_t> axes, Binary::Op op, bool reducedFirst) {
+        Network net;
+        net.name = "onednn";
+        net.input = InputSpec::ofDims(dims, "random");
+        Layer r;
+        r.name = "r";
+        r.spec = Reduce { Reduce::Op::Mean, std::move(axes), true };
+        Layer b;
+        b.name = "b";
+        b.spec = Binary { op, {}, {}, false, {} };
+        b.inputs = reducedFirst ? std::vector<std::string> { "r", "input" } : std::vector<std::string> { "input", "r" };
+        net.layers = { r, b };
+        return net;
+    };
+    for (const Binary::Op op : { Binary::Op::Sub, Binary::Op::Add, Binary::Op::Max, Binary::Op::Div })
+        for (const bool first : { false, true }) {
+            if (op == Binary::Op::Div && first)
+                continue; // refused: b / a has no exact inverse
+            const std::string what = std::string(binaryOpName(op)) + (first ? ", broadcast first" : "");
+            checkAgainstCpu(*onednn, twoInputs({ 2, 5, 3 }, { 1 }, op, first), seed, what + ", rank 3");
+            checkAgainstCpu(*onednn, twoInputs({ 2, 3, 2, 4, 3 }, { 0, 3 }, op, first), seed, what + ", rank 5");
+            checkAgainstCpu(*onednn, twoInputs({ 2, 1, 3, 2, 2, 3 }, { 2, 5 }, op, first), seed, what + ", rank 6");
+        }
+    const Binary constantLeft { Binary::Op::Sub, { 1.5f, -2.0f, 0.25f }, { 3, 1 }, true, {} };
+    const Binary constantRight { Binary::Op::Div, { 2.0f, -4.0f, 0.5f, 8.0f }, { 4 }, false, {} };
+    const Binary constantFull { Binary::Op::Sub, { 1, 2, 3, 4, 5, 6 }, { 2, 3 }, true, {} };
+    checkAgainstCpu(*onednn, oneLayerOn({ 2, 3, 4 }, constantLeft), seed, "c[3, 1] − [2, 3, 4]: broadcast first");
+    checkAgainstCpu(*onednn, oneLayerOn({ 2, 3, 4 }, constantRight), seed, "[2, 3, 4] / c[4]");
+    checkAgainstCpu(*onednn, oneLayerOn({ 2, 1 }, constantFull), seed, "c[2, 3] − [2, 1]: the constant first");
+    const Network refused = twoInputs({ 2, 5, 3 }, { 1 }, Binary::Op::Div, true);
+    const ShapeReport shapes = inferShapes(refused);
+    const Support s = onednn->supports("auto", refused.layers[1].spec, shapes.layers[1]);
+    CHECK_FALSE(s.supported);
+    CHECK_THAT(s.reason, Catch::Contains("first operand is broadcast"));
 }
