@@ -106,6 +106,18 @@ namespace {
         std::string note;
     };
 
+    // A parameter tensor of `layer` for a descriptor of FP32 values: there, and of the descriptor's size.
+    const std::shared_ptr<const Tensor>& checkedParam(
+        const Layer& layer, const std::shared_ptr<const Tensor>& t, const memory::desc& desc)
+    {
+        if (!t)
+            throw Error("onednn: layer " + layer.name + " has a missing parameter tensor");
+        if (t->numel() != int64_t(desc.get_size() / sizeof(float)))
+            throw InputError("onednn: layer " + layer.name + ": a parameter has " + std::to_string(t->numel())
+                + " values, the layer needs " + std::to_string(desc.get_size() / sizeof(float)));
+        return t;
+    }
+
     std::string layerLabel(const Layer& layer, size_t i)
     {
         return "onednn.auto · L" + std::to_string(i) + " " + layerSummary(layer.spec);
@@ -259,6 +271,16 @@ namespace {
                 return run;
             }
             const Shape& in = shape.in;
+            if (!plan.copies.empty()) { // gather: reorders from views of the input into the output, in order
+                for (const Plan::Copy& c : plan.copies) {
+                    run.srcs.push_back(memory(c.from, m_engine, nullptr));
+                    run.srcSources.push_back(shape.sources.at(0));
+                    const memory to(c.to, m_engine, m_outputs[i].data());
+                    run.steps.push_back({ c.primitive, { { DNNL_ARG_FROM, run.srcs.back() }, { DNNL_ARG_TO, to } } });
+                }
+                run.note = plan.copiesNote;
+                return run;
+            }
             if (plan.multi) {
                 // NCHW in and out, no reorders: the inputs are bound per pass (see runPass).
                 std::unordered_map<int, memory> args;
@@ -277,6 +299,18 @@ namespace {
                         : plan.binary                       ? (k == 0 ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1)
                                                             : DNNL_ARG_MULTIPLE_SRC + int(k);
                     args[arg] = run.srcs.back();
+                }
+                if (plan.constant) { // untimed: the FP32 constant in the activations' type, once
+                    const memory::desc& d = plan.constant->desc;
+                    const memory::desc f32(d.dims(), kF32, plainStrides(d.dims()));
+                    const float* values = plan.constant->values ? plan.constant->values->data()
+                                                                : checkedParam(layer, layer.weight, f32)->data();
+                    memory user(f32, m_engine, const_cast<float*>(values));
+                    memory held(d, m_engine);
+                    dnnl::reorder(user, held).execute(m_stream, user, held);
+                    m_stream.wait();
+                    m_owned.push_back(held);
+                    args[plan.constant->arg] = held;
                 }
                 args[DNNL_ARG_DST]
                     = memory(plan.multiDst ? *plan.multiDst : nchw(shape.out, m_act), m_engine, m_outputs[i].data());
@@ -318,13 +352,7 @@ namespace {
             args[DNNL_ARG_DST] = innerDst;
             for (size_t k = 0; k < plan.params.size(); ++k) {
                 const auto& [arg, desc] = plan.params[k];
-                if (!plan.paramData[k])
-                    throw Error("onednn: layer " + layer.name + " has a missing parameter tensor");
-                if (plan.paramData[k]->numel() != int64_t(desc.get_size() / sizeof(float)))
-                    throw InputError("onednn: layer " + layer.name + ": a parameter has "
-                        + std::to_string(plan.paramData[k]->numel()) + " values, the layer needs "
-                        + std::to_string(desc.get_size() / sizeof(float)));
-                memory user = wrap(desc, m_engine, plan.paramData[k]);
+                memory user = wrap(desc, m_engine, checkedParam(layer, plan.paramData[k], desc));
                 const memory::desc want = arg == DNNL_ARG_WEIGHTS ? pd.weights_desc() : desc;
                 if (want != desc) { // untimed: weights into oneDNN's blocked layout (and type), once
                     memory packed(want, m_engine);
@@ -343,6 +371,16 @@ namespace {
             run.note = pd.impl_info_str();
             if (!reorders.empty())
                 run.note += "; " + reorders + " reordered NCHW ↔ oneDNN layout (timed)";
+            for (const Plan::InPlace& after : plan.after) { // on the output, in place (the norms' per-channel affine)
+                const memory out(after.view, m_engine, m_outputs[i].data());
+                std::unordered_map<int, memory> args2 { { DNNL_ARG_SRC_0, out }, { DNNL_ARG_DST, out } };
+                for (size_t k = 0; k < after.params.size(); ++k) {
+                    const auto& [arg, desc] = after.params[k];
+                    args2[arg] = wrap(desc, m_engine, checkedParam(layer, after.paramData[k], desc));
+                }
+                run.steps.push_back({ after.primitive, std::move(args2) });
+                run.note += "; then " + after.note;
+            }
             return run;
         }
 

@@ -16,7 +16,7 @@
 //                     oneDNN 2.6 has no hardsigmoid of its own), clip [min_val, max_val] (hardtanh)
 //   prelu             prelu_forward with {1, C, 1, 1} (or {1, 1, 1, 1}) weights broadcast over the rest
 //   linear            inner_product_forward on [N, F]
-//   softmax, reduce, layer_norm, matmul  their primitives (onednn_reduce.cpp, onednn_plan_norm.cpp, _tensor.cpp)
+//   softmax, reduce, norms, matmul, gather  onednn_reduce.cpp, onednn_plan_norm.cpp, onednn_plan_tensor.cpp
 //   add               binary_add for two inputs, sum (scales 1) for more
 //   mul               binary_mul; an [N, C, 1, 1] input is oneDNN's broadcast src1
 //   flatten, reshape, identity, dropout   a copy (a view or nothing everywhere else)
@@ -249,56 +249,57 @@ namespace {
         plan.pd = dnnl::eltwise_forward::primitive_desc(d, attr, eng);
     }
 
-    // binary: oneDNN's binary primitive broadcasts its second source only, on descriptors of one rank (nchw(): 4-D,
-    // a volume's D·H one axis), so the operand of the output's shape goes first (swapped for the commutative ops) and
-    // the other is padded to 4-D; a constant is the second source as a parameter. Refused with the reason: pow (no
-    // oneDNN binary), volumes (D and H are folded into one axis), sub and div whose first operand is broadcast.
-    void planBinary(const Binary& s, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng,
-        Plan& plan, const Layer* layer)
+    // binary: oneDNN's binary primitive broadcasts its second source only, so the operand of the output's dims goes
+    // first (swapped for the commutative ops; sub as b − a with an eltwise_linear ·(−1) post-op, exact: rounding is
+    // symmetric) and the other, padded with 1s to the output's rank, second; every descriptor the true dims on plain
+    // strides (any rank). Run as a multi-input step: a constant operand (the layer's weight) is bound beside the input
+    // (Plan::constant: FP32 as the second source, the activations' type as the first). Refused with the reason: pow
+    // (no oneDNN binary), div whose first operand is broadcast, and two broadcast operands.
+    void planBinary(
+        const Binary& s, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan)
     {
         using A = dnnl::algorithm;
         const A algs[] = { A::binary_add, A::binary_sub, A::binary_mul, A::binary_div, A::binary_add, A::binary_min,
             A::binary_max };
+        const std::string op = std::string("onednn: binary ") + binaryOpName(s.op);
         if (s.op == Binary::Op::Pow)
-            throw UnsupportedError("onednn: binary pow has no oneDNN 2.6 binary primitive; it runs on the cpu.* "
-                                   "selections");
-        if (shape.out.rank != 4) // a 4-D image, or a flat [N, F] (its nchw() view is [N, F, 1, 1])
-            throw UnsupportedError(std::string("onednn: binary ") + binaryOpName(s.op) + " with output "
-                + shape.out.str() + " (" + shape.out.rankText()
-                + "): the oneDNN plan takes 4-D [N, C, H, W] or 2-D [N, F] outputs only; it runs on the cpu.* "
-                  "selections");
+            throw UnsupportedError(op + " has no oneDNN 2.6 binary primitive; it runs on the cpu.* selections");
         const BinaryOperands o = binaryOperands(s, shape.ins);
-        if (o.constantSide < 0 && (o.a.size() != 4 || o.b.size() != 4))
-            throw UnsupportedError(std::string("onednn: binary ") + binaryOpName(s.op) + " of two inputs "
-                + shape.ins[0].str() + " and " + shape.ins[1].str()
-                + ": the oneDNN plan takes two inputs only when both are 4-D [N, C, H, W] (a broadcast between "
-                  "other ranks runs on the cpu.* selections)");
         const std::vector<int64_t> out = shape.out.dims();
-        const bool commutative = s.op != Binary::Op::Sub && s.op != Binary::Op::Div;
         const bool swap = o.a != out;
-        if (swap && (!commutative || o.b != out))
-            throw UnsupportedError(std::string("onednn: binary ") + binaryOpName(s.op)
-                + " whose first operand is broadcast (oneDNN broadcasts the second source only)");
+        if (swap && o.b != out)
+            throw UnsupportedError(op + " with both operands broadcast (oneDNN broadcasts the second source only)");
+        if (swap && s.op == Binary::Op::Div)
+            throw UnsupportedError(op
+                + " whose first operand is broadcast (oneDNN broadcasts the second source "
+                  "only; b / a has no exact inverse)");
         const std::vector<int64_t>& second = swap ? o.a : o.b;
-        if (second.size() > 4)
-            throw UnsupportedError("onednn: binary with an operand of more than 4 dims");
-        // nchw()'s 4-D view: an image as it is, a flat [N, F] as [N, F, 1, 1] (the operand right-aligned to rank 2).
-        memory::dims d(size_t(shape.out.flat ? 2 : 4) - std::min<size_t>(second.size(), 4), 1);
+        if (second.size() > out.size())
+            throw Error("internal error: " + op + " has an operand of more dims than its output");
+        Dims d(out.size() - second.size(), 1);
         d.insert(d.end(), second.begin(), second.end());
-        if (shape.out.flat)
-            d.insert(d.end(), { 1, 1 });
-        const memory::desc src1(d, o.constantSide >= 0 ? kF32 : act, Tag::nchw);
-        const dnnl::binary::desc desc(algs[int(s.op)], nchw(shape.out, act), src1, nchw(shape.out, act));
-        if (o.constantSide >= 0) {
-            plan.pd = dnnl::binary::primitive_desc(desc, eng);
-            plan.params.emplace_back(DNNL_ARG_SRC_1, src1);
-            plan.paramData.push_back(layer ? layer->weight : nullptr);
-        } else {
-            plan.multi = plan.binary = true;
+        const bool constantSecond = o.constantSide >= 0 && (o.constantSide == 1) != swap;
+        const memory::desc src0(out, act, plainStrides(out)), src1(d, constantSecond ? kF32 : act, plainStrides(d));
+        dnnl::primitive_attr attr;
+        const bool negate = swap && s.op == Binary::Op::Sub;
+        if (negate) {
+            dnnl::post_ops ops;
+            ops.append_eltwise(1.0f, A::eltwise_linear, -1.0f, 0.0f);
+            attr.set_post_ops(ops);
+        }
+        const dnnl::binary::primitive_desc pd(dnnl::binary::desc(algs[int(s.op)], src0, src1, src0), attr, eng);
+        plan.multi = plan.binary = true;
+        plan.multiPrimitive = dnnl::binary(pd);
+        plan.multiImpl = pd.impl_info_str() + std::string(negate ? "; b − a, negated by a post-op" : "");
+        plan.multiDst = src0;
+        if (o.constantSide < 0) {
             plan.swapped = swap;
-            const dnnl::binary::primitive_desc pd(desc, eng);
-            plan.multiPrimitive = dnnl::binary(pd);
-            plan.multiImpl = pd.impl_info_str();
+            plan.multiSrcs = { swap ? src1 : src0, swap ? src0 : src1 }; // per input, in the layer's order
+        } else {
+            plan.multiArgs = { constantSecond ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1 };
+            plan.multiSrcs = { constantSecond ? src0 : src1 };
+            plan.constant = Plan::Constant { constantSecond ? DNNL_ARG_SRC_1 : DNNL_ARG_SRC_0,
+                constantSecond ? src1 : src0, nullptr };
         }
     }
 
@@ -569,10 +570,9 @@ Plan planLayer(
             } else if constexpr (isElementwiseMathKind<S>) {
                 planMath(mathOpOf(s), in, act, eng, plan);
             } else if constexpr (std::is_same_v<S, Binary>) {
-                planBinary(s, shape, act, eng, plan, layer);
+                planBinary(s, shape, act, eng, plan);
             } else if constexpr (std::is_same_v<S, Slice>) {
-                throw UnsupportedError("onednn: slice is a strided copy, not a oneDNN primitive here (ConvScope's "
-                                       "onednn plans run whole tensors); it runs on the cpu.* selections");
+                planTensorKind(s, shape, act, eng, plan); // one reorder of a strided view (onednn_plan_tensor.cpp)
             } else if constexpr (std::is_same_v<S, Conv3d> || std::is_same_v<S, ConvTranspose3d>) {
                 planConvolution3d(s, shape, act, eng, plan, param, layer);
             } else if constexpr (std::is_same_v<S, MaxPool3d> || std::is_same_v<S, AvgPool3d>) {

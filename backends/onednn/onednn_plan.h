@@ -49,6 +49,33 @@ struct Plan {
     std::optional<memory::desc> rowsDesc; // the norms: input and output seen as [rows, rowLength] (onednn_plan_norm)
     std::vector<std::pair<int, memory::desc>> params; // arg id, user (PyTorch) layout
     std::vector<std::shared_ptr<const Tensor>> paramData; // same order; null when only planning
+    // Primitives run after the main one, in place on the layer's output seen as `view` (their SRC_0 and DST):
+    // group_norm / instance_norm's per-channel weight and bias after the layer normalization (onednn_plan_norm.cpp).
+    struct InPlace {
+        dnnl::primitive primitive;
+        memory::desc view;
+        std::vector<std::pair<int, memory::desc>> params; // arg id, user (PyTorch, FP32) layout
+        std::vector<std::shared_ptr<const Tensor>> paramData; // same order; null when only planning
+        std::string note; // what it runs, for the layer note
+    };
+    std::vector<InPlace> after;
+    // Reorders from views of the one input to views of the output, in order (gather, onednn_plan_tensor.cpp): the
+    // whole layer, no other primitive.
+    struct Copy {
+        memory::desc from, to;
+        dnnl::primitive primitive;
+    };
+    std::vector<Copy> copies;
+    std::string copiesNote;
+    // A constant operand of a multi-input primitive (matmul and binary by a constant): its arg id, its descriptor
+    // (the activations' type or FP32), and its FP32 values (the spec's own, valid while the layer is; null: the
+    // layer's weight tensor), converted once in prepare().
+    struct Constant {
+        int arg = 0;
+        memory::desc desc;
+        const std::vector<float>* values = nullptr;
+    };
+    std::optional<Constant> constant;
 };
 
 // softmax, log_softmax and reduce (onednn_reduce.cpp): their primitive as a one-input step of the multi-input path.
@@ -61,11 +88,14 @@ void planAlongAxes(
 Plan planLayer(
     const Layer* layer, const LayerSpec& spec, const LayerShape& shape, const dnnl::engine& eng, memory::data_type act);
 
-// layer_norm, and group_norm / instance_norm without affine, as layer_normalization_forward (onednn_plan_norm.cpp).
+// layer_norm as layer_normalization_forward; group_norm / instance_norm as the same without scale and shift, then (with
+// affine) one binary_mul by the per-channel weight with a binary_add post-op of the bias (onednn_plan_norm.cpp).
 void planNormalization(const LayerSpec& spec, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng,
     Plan& plan, const Layer* layer);
-// onednn_plan_tensor.cpp: matmul on oneDNN's matmul primitive; gather refused with the reason (UnsupportedError).
+// onednn_plan_tensor.cpp: matmul on oneDNN's matmul primitive; gather (runs of evenly spaced indices) and slice as
+// reorders of strided views.
 void planTensorKind(const Matmul&, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan);
 void planTensorKind(const Gather&, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan);
+void planTensorKind(const Slice&, const LayerShape& shape, memory::data_type act, const dnnl::engine& eng, Plan& plan);
 
 } // namespace convscope::onednn

@@ -1,8 +1,9 @@
 // softmax, log_softmax and reduce on oneDNN 2.6 (onednn_plan.h): the softmax_forward and logsoftmax_forward
 // primitives on the tensor as [outer, size, inner] around the axis (plain abc, axis 1), and the reduction primitive
 // (reduction_mean, _sum, _max, _min, and l2 as reduction_norm_lp_sum with p = 2, eps = 0) from the input's dims to
-// the same dims with the reduced axes 1 (keepdim's shape: the output's memory either way). Run as one-input steps of
-// the multi-input path, whose user descriptors are these rather than nchw() of the shapes.
+// the same dims with the reduced axes 1 (keepdim's shape: the output's memory either way); over axes of size 1 only,
+// an eltwise copy (abs for l2). Run as one-input steps of the multi-input path, whose user descriptors are these
+// rather than nchw() of the shapes.
 #include "backends/onednn/onednn_plan.h"
 
 #include "compute/error.h"
@@ -47,9 +48,17 @@ void planAlongAxes(
                 Reduce kept = s;
                 kept.keepdim = true;
                 const Dims out = reduceOutputDims(kept, in);
-                if (out == in) // oneDNN refuses a reduction whose source and destination have the same dims
-                    throw UnsupportedError("onednn: reduce over axes of size 1 only (oneDNN's reduction needs an axis "
-                                           "that shrinks)");
+                if (out == in) {
+                    // oneDNN refuses a reduction whose source and destination have the same dims. Over axes of size
+                    // 1 only, each output is its one element: mean, sum, max and min copy it (linear 1·x + 0, exact),
+                    // l2 is √(x²) = |x| (abs).
+                    const memory::desc d(in, act, plainStrides(in));
+                    const bool l2 = s.op == Reduce::Op::L2;
+                    const dnnl::eltwise_forward::desc desc(kInference,
+                        l2 ? dnnl::algorithm::eltwise_abs : dnnl::algorithm::eltwise_linear, d, l2 ? 0.0f : 1.0f, 0.0f);
+                    asStep<dnnl::eltwise_forward>(plan, dnnl::eltwise_forward::primitive_desc(desc, eng), d, d);
+                    return;
+                }
                 static const dnnl::algorithm algs[]
                     = { dnnl::algorithm::reduction_mean, dnnl::algorithm::reduction_sum, dnnl::algorithm::reduction_max,
                           dnnl::algorithm::reduction_min, dnnl::algorithm::reduction_norm_lp_sum };
