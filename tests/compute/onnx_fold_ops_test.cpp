@@ -12,6 +12,7 @@
 #include "compute/onnx_model.h"
 #include "compute/profiler.h"
 #include "compute/shape_inference.h"
+#include "tests/compute/onnx_test_graph.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
@@ -23,6 +24,7 @@
 #include <limits>
 
 using namespace convscope;
+using namespace convscope::test;
 using Catch::Matchers::Contains;
 using convscope::onnx::ConstTensor;
 
@@ -97,31 +99,6 @@ std::vector<ConstTensor> fold(const std::string& op, const std::vector<ConstTens
     g->add_output()->set_name("y");
     return m;
 }
-
-void int64s(::onnx::GraphProto* g, const std::string& name, std::vector<int64_t> v)
-{
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(::onnx::TensorProto::INT64);
-    t->add_dims(int64_t(v.size()));
-    for (int64_t i : v)
-        t->add_int64_data(i);
-}
-
-::onnx::NodeProto* node(::onnx::GraphProto* g, const std::string& op, const std::string& name,
-    std::vector<std::string> ins, std::vector<std::string> outs)
-{
-    auto* n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (const auto& i : ins)
-        n->add_input(i);
-    for (const auto& o : outs)
-        n->add_output(o);
-    return n;
-}
-
-Network import(const ::onnx::ModelProto& m) { return importOnnxBytes(m.SerializeAsString(), "model.onnx", {}, 0); }
 
 // Runs the network on cpu.direct with a reference, so the last layer's output is checked against the reference
 // backend's (the relative error is 0 for layers that only move data).

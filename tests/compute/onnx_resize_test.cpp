@@ -10,12 +10,14 @@
 #include "compute/onnx_model.h"
 #include "compute/profiler.h"
 #include "compute/shape_inference.h"
+#include "tests/compute/onnx_test_graph.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
 #include <onnx/onnx_pb.h>
 
 using namespace convscope;
+using namespace convscope::test;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -47,46 +49,6 @@ void floats(::onnx::GraphProto* g, const std::string& name, std::vector<float> v
     for (float f : v)
         t->add_float_data(f);
 }
-
-void int64s(::onnx::GraphProto* g, const std::string& name, std::vector<int64_t> v)
-{
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(::onnx::TensorProto::INT64);
-    t->add_dims(int64_t(v.size()));
-    for (int64_t i : v)
-        t->add_int64_data(i);
-}
-
-::onnx::NodeProto* node(::onnx::GraphProto* g, const std::string& op, const std::string& name,
-    std::vector<std::string> ins, const std::string& out)
-{
-    auto* n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (const auto& i : ins)
-        n->add_input(i);
-    n->add_output(out);
-    return n;
-}
-
-void text(::onnx::NodeProto* n, const std::string& name, const std::string& v)
-{
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(::onnx::AttributeProto::STRING);
-    a->set_s(v);
-}
-
-void integer(::onnx::NodeProto* n, const std::string& name, int64_t v)
-{
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(::onnx::AttributeProto::INT);
-    a->set_i(v);
-}
-
-Network import(const ::onnx::ModelProto& m) { return importOnnxBytes(m.SerializeAsString(), "m.onnx", {}, 0); }
 
 const Resize& resizeOf(const Network& net)
 {
