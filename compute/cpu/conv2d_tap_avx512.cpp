@@ -16,11 +16,7 @@
 // and it ran no faster than OpenBLAS: docs/PERFORMANCE.md.)
 #include "compute/cpu/conv2d_tap_avx512.h"
 
-// GCC 12 warns "__Y is used uninitialized" inside its own avx512fintrin.h when the intrinsics are inlined under a
-// target attribute; the intrinsics are correct.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
+#include "compute/cpu/avx512_intrinsics.h"
 
 namespace convscope::cpu::fast::avx512 {
 

@@ -5,11 +5,7 @@
 // independent FMA chains hide the FMA latency; the loads stream through the rows in order for the prefetchers.
 #include "compute/cpu/gemv_avx512.h"
 
-// GCC 12 warns "__Y is used uninitialized" inside its own avx512fintrin.h when the intrinsics are inlined under a
-// target attribute; the intrinsics are correct (as in conv2d_tap_avx512.cpp).
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
+#include "compute/cpu/avx512_intrinsics.h"
 
 namespace convscope::cpu::fast::avx512 {
 

@@ -2,20 +2,10 @@
 // statistics in double ran at about 2 cycles an element, slower than memory on 2 cores and close to it on 16.
 #include "compute/cpu/normalization_avx512.h"
 
+#include "compute/cpu/avx512_intrinsics.h"
+#include "compute/cpu/no_fp_contract.h"
+
 #include <algorithm>
-
-// The same bits as the scalar loops: a product and a sum stay two roundings.
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
-
-// GCC 12 warns "__Y is used uninitialized" inside its own avx512fintrin.h when the intrinsics are inlined under a
-// target attribute; the intrinsics are correct (as in gemv_avx512.cpp).
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
 
 namespace convscope::cpu::fast::avx512 {
 

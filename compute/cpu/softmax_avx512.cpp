@@ -10,11 +10,7 @@
 #include <cmath>
 #include <limits>
 
-// GCC 12 warns "__Y is used uninitialized" inside its own avx512fintrin.h when the intrinsics are inlined under a
-// target attribute; the intrinsics are correct (as in gemv_avx512.cpp).
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
+#include "compute/cpu/avx512_intrinsics.h"
 
 namespace convscope::cpu::fast::avx512 {
 
