@@ -29,22 +29,7 @@ namespace {
 
 const std::vector<int64_t> kX = { 2, 3, 4, 5 }; // the input of every model here
 
-::onnx::ModelProto model(int opset = 13)
-{
-    ::onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(opset);
-    auto* g = m.mutable_graph();
-    g->set_name("einsum");
-    auto* in = g->add_input();
-    in->set_name("x");
-    auto* tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(::onnx::TensorProto::FLOAT);
-    for (int64_t d : kX)
-        tt->mutable_shape()->add_dim()->set_dim_value(d);
-    g->add_output()->set_name("y");
-    return m;
-}
+::onnx::ModelProto model(int opset = 13) { return oneInputModel("einsum", opset, kX); }
 
 float value(size_t k, int salt) { return float(std::sin(double(k) * 0.37 + salt)) + 0.1f * float(salt); }
 

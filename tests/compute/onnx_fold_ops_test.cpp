@@ -85,19 +85,7 @@ std::vector<ConstTensor> fold(const std::string& op, const std::vector<ConstTens
 
 ::onnx::ModelProto model(int opset, std::vector<int64_t> dims = { 2, 6, 4, 5 })
 {
-    ::onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(opset);
-    auto* g = m.mutable_graph();
-    g->set_name("ops");
-    auto* in = g->add_input();
-    in->set_name("x");
-    auto* tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(::onnx::TensorProto::FLOAT);
-    for (int64_t d : dims)
-        tt->mutable_shape()->add_dim()->set_dim_value(d);
-    g->add_output()->set_name("y");
-    return m;
+    return oneInputModel("ops", opset, dims);
 }
 
 // Runs the network on cpu.direct with a reference, so the last layer's output is checked against the reference

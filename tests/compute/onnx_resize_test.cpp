@@ -25,19 +25,8 @@ namespace {
 // x [1, 2, 4, 5] (or [1, 2, 3, 4, 5]) → one node of `op`.
 ::onnx::ModelProto model(int opset, bool volume = false)
 {
-    ::onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(opset);
-    auto* g = m.mutable_graph();
-    g->set_name("resize");
-    auto* in = g->add_input();
-    in->set_name("x");
-    auto* tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(::onnx::TensorProto::FLOAT);
-    for (int d : volume ? std::vector<int> { 1, 2, 3, 4, 5 } : std::vector<int> { 1, 2, 4, 5 })
-        tt->mutable_shape()->add_dim()->set_dim_value(d);
-    g->add_output()->set_name("y");
-    return m;
+    return oneInputModel(
+        "resize", opset, volume ? std::vector<int64_t> { 1, 2, 3, 4, 5 } : std::vector<int64_t> { 1, 2, 4, 5 });
 }
 
 void floats(::onnx::GraphProto* g, const std::string& name, std::vector<float> v)

@@ -1,6 +1,6 @@
-// Building small ONNX graphs in tests with the generated classes: an INT64 initializer, a node, its string and integer
-// attributes, and importing the model's bytes. Shared by the importer tests that write their models by hand
-// (onnx_resize_test, onnx_einsum_test, onnx_fold_ops_test).
+// Building small ONNX graphs in tests with the generated classes: a one-input model, an INT64 initializer, a node, its
+// string and integer attributes, and importing the model's bytes. Shared by the importer tests that write their models
+// by hand (onnx_resize_test, onnx_einsum_test, onnx_fold_ops_test).
 #pragma once
 
 #include "compute/network.h"
@@ -13,6 +13,24 @@
 #include <vector>
 
 namespace convscope::test {
+
+// A model named `name` at `opset`: one FLOAT input "x" of `dims`, one output "y" (the nodes are the test's to add).
+inline ::onnx::ModelProto oneInputModel(const std::string& name, int opset, const std::vector<int64_t>& dims)
+{
+    ::onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(opset);
+    auto* g = m.mutable_graph();
+    g->set_name(name);
+    auto* in = g->add_input();
+    in->set_name("x");
+    auto* tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(::onnx::TensorProto::FLOAT);
+    for (int64_t d : dims)
+        tt->mutable_shape()->add_dim()->set_dim_value(d);
+    g->add_output()->set_name("y");
+    return m;
+}
 
 // A 1-D INT64 initializer (Reshape's shape, Resize's sizes, Slice's bounds).
 inline void int64s(::onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& v)
