@@ -1,6 +1,9 @@
 #include "tests/test_support.h"
 
+#include "compute/profiler.h"
 #include "compute/random.h"
+
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <arpa/inet.h>
@@ -13,6 +16,20 @@
 #include <unistd.h>
 
 namespace convscope::test {
+
+Tensor cpuDirectOutput(const Network& net, const Tensor& input)
+{
+    ProfileOptions o;
+    o.selections = { Selection::parse("cpu.direct") };
+    o.warmup = 0;
+    o.repeat = 1;
+    o.keepOutputs = true;
+    o.reference.reset();
+    RunResult run = profile(net, input, o);
+    INFO(run.selections.at(0).failure);
+    REQUIRE(run.selections.at(0).ok);
+    return std::move(*run.selections[0].layers.back().output);
+}
 
 int freeLoopbackPort()
 {

@@ -15,6 +15,9 @@ namespace convscope::test {
 Tensor randomTensor(const Shape& shape, uint64_t seed);
 // Fills with NaN so an element a kernel forgot to write fails the comparison.
 void poison(Tensor& t);
+// `net` run once on cpu.direct, outputs kept, no reference: its last layer's output (REQUIREs that the run succeeded,
+// naming the failure).
+Tensor cpuDirectOutput(const Network& net, const Tensor& input);
 std::filesystem::path dataDir(); // tests/data
 std::filesystem::path examplesDir(); // resources/networks
 std::filesystem::path cliPath(); // the built convscope-cli

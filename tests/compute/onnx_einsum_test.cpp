@@ -55,19 +55,7 @@ Tensor input()
     return x;
 }
 
-Tensor run(const Network& net)
-{
-    ProfileOptions o;
-    o.selections = { Selection::parse("cpu.direct") };
-    o.warmup = 0;
-    o.repeat = 1;
-    o.keepOutputs = true;
-    o.reference.reset();
-    RunResult r = profile(net, input(), o);
-    INFO(r.selections.at(0).failure);
-    REQUIRE(r.selections.at(0).ok);
-    return std::move(*r.selections[0].layers.back().output);
-}
+Tensor run(const Network& net) { return cpuDirectOutput(net, input()); }
 
 struct Operand {
     std::string labels; // one letter per axis ("..." written out as letters)

@@ -45,18 +45,7 @@ const Resize& resizeOf(const Network& net)
     return std::get<Resize>(net.layers[0].spec);
 }
 
-Tensor output(const Network& net, const Tensor& input)
-{
-    ProfileOptions o;
-    o.selections = { Selection::parse("cpu.direct") };
-    o.warmup = 0;
-    o.repeat = 1;
-    o.keepOutputs = true;
-    o.reference.reset();
-    RunResult run = profile(net, input, o);
-    REQUIRE(run.selections.at(0).ok);
-    return std::move(*run.selections[0].layers.back().output);
-}
+Tensor output(const Network& net, const Tensor& input) { return cpuDirectOutput(net, input); }
 
 } // namespace
 
