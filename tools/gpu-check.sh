@@ -27,6 +27,7 @@
 #                "ddp" (issue 33, on a 2-GPU machine, kind nvidia-h200-x2): data parallel on 2 GPUs against 1 GPU's
 #                weights (the [ddp] test), LeNet-5 through `train --nproc-per-node 2`, and tools/ddp_anchor.py
 #                (ResNet-18 b64 per GPU, PyTorch DDP against ConvScope on 1 and 2 GPUs): STAGES="build ddp".
+#   TEST_JOBS    the test stage's ctest -j (default 4: the suite passed 300 s run one at a time)
 #   SANITIZER_TOOLS     default "memcheck racecheck initcheck synccheck"
 #   SHARD        the sanitize stage's shards, by Catch2 tag (default all: cuda-conv2d cuda-tensor-core cuda-other
 #                cudnn-storage cudnn-other volume rest cross-cuda cross-cudnn; racecheck runs the cuda-* ones only; cross-*
@@ -58,6 +59,8 @@ declare -a SUMMARY=()
 note() { SUMMARY+=("$1"); echo "== $1"; }
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 T0=$(date +%s)
+# Inputs made on the fly live outside OUT: the device call returns at most 8 files, and the logs come first.
+SCRATCH=$(mktemp -d)
 elapsed() { echo $(($(date +%s) - T0)); }
 
 echo "== machine"
@@ -114,7 +117,7 @@ BIN="$BUILD/bin"
 TESTS="$BIN/convscope_tests_kernels"
 if has test; then
   if [ -x "$TESTS" ]; then
-    (cd "$BUILD" && timeout 300 ctest -L gpu --output-on-failure >"$OUT/ctest-gpu.log" 2>&1)
+    (cd "$BUILD" && timeout 300 ctest -L gpu -j"${TEST_JOBS:-4}" --output-on-failure >"$OUT/ctest-gpu.log" 2>&1)
     tail -25 "$OUT/ctest-gpu.log"
     grep -A30 "FAILED:" "$OUT/ctest-gpu.log" | head -60
     note "ctest -L gpu: $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.log" | tail -1)"
@@ -136,10 +139,10 @@ if has test; then
     # target of the output's shape [16, 128, 32, 32]; input and target written with the torch venv's numpy).
     PY=${TORCH_PYTHON:-/opt/torch/.venv/bin/python}
     if "$PY" -c "import numpy as np; g = np.random.default_rng(0)
-np.save('$OUT/unet-input.npy', g.standard_normal((16, 3, 128, 128), dtype=np.float32))
-np.save('$OUT/unet-target.npy', g.standard_normal((16, 128, 32, 32), dtype=np.float32))" 2>/dev/null; then
+np.save('$SCRATCH/unet-input.npy', g.standard_normal((16, 3, 128, 128), dtype=np.float32))
+np.save('$SCRATCH/unet-target.npy', g.standard_normal((16, 128, 32, 32), dtype=np.float32))" 2>/dev/null; then
       timeout 150 "$BIN/convscope-cli" train resources/networks/unet_encoder_block.json --batch 16 \
-        --input "$OUT/unet-input.npy" --target "$OUT/unet-target.npy" --loss mse --optimizer sgd --lr 0.01 \
+        --input "$SCRATCH/unet-input.npy" --target "$SCRATCH/unet-target.npy" --loss mse --optimizer sgd --lr 0.01 \
         --momentum 0.9 --steps 10 --warmup 2 \
         --backends cudnn.auto,cuda.implicit_gemm --report "$OUT/train-unet.md" >"$OUT/train-unet.log" 2>&1
       rc=$?

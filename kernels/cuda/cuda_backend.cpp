@@ -52,10 +52,11 @@ namespace {
 
     // How a conv2d layer runs under an algorithm: the tiny-layer kernel wins over every algorithm; the fast
     // algorithms (implicit_gemm, winograd) run a stem with few input channels on its own kernel, and
-    // cuda.winograd runs the implicit GEMM on the other layers Winograd cannot take.
+    // cuda.winograd runs the implicit GEMM on the other layers Winograd cannot take. A pinned implicit-GEMM tile
+    // (igemm_tile) keeps depthwise layers on the GEMM: whoever pins a tile is measuring that tile.
     enum class ConvPath { Small, SmallChannels, Depthwise, Direct, Tiled, ImplicitGemm, Winograd, Fft };
 
-    ConvPath convPath(const std::string& algorithm, const ConvGeometry& g, int winogradTile)
+    ConvPath convPath(const std::string& algorithm, const ConvGeometry& g, int winogradTile, bool gemmTilePinned)
     {
         if (algorithm == kFft)
             return ConvPath::Fft;
@@ -64,7 +65,7 @@ namespace {
         if ((algorithm == kImplicitGemm || algorithm == kWinograd || algorithm == kTensorCore)
             && conv2dSmallChannelsApplies(g))
             return ConvPath::SmallChannels;
-        if ((algorithm == kImplicitGemm || algorithm == kWinograd || algorithm == kTensorCore)
+        if ((algorithm == kImplicitGemm || algorithm == kWinograd || algorithm == kTensorCore) && !gemmTilePinned
             && conv2dDepthwiseApplies(g))
             return ConvPath::Depthwise;
         if (algorithm == kWinograd)
@@ -128,7 +129,7 @@ namespace {
                 return storedConvolutionScratchBytes(spec(i), shape(i));
             if (const auto* c = std::get_if<Conv2d>(&spec(i))) {
                 const ConvGeometry g = convGeometryOf(*c, shape(i));
-                switch (convPath(algorithm(), g, m_winogradTile)) {
+                switch (convPath(algorithm(), g, m_winogradTile, m_igemmTile != 0)) {
                 case ConvPath::ImplicitGemm:
                     return conv2dImplicitGemmScratchBytes(g, deviceProperties().multiProcessorCount);
                 case ConvPath::Winograd:
@@ -182,7 +183,7 @@ namespace {
                     using T = std::decay_t<decltype(l)>;
                     if constexpr (std::is_same_v<T, Conv2d>) {
                         const ConvGeometry g = convGeometryOf(l, shape(i));
-                        switch (convPath(algorithm(), g, m_winogradTile)) {
+                        switch (convPath(algorithm(), g, m_winogradTile, m_igemmTile != 0)) {
                         case ConvPath::Small:
                             // runLayer sends every algorithm to the latency-bound kernel (conv2d.cu says why).
                             setLayerNote(i, conv2dSmallNote(g));
@@ -301,7 +302,7 @@ namespace {
                         ConvGeometry g = convGeometryOf(l, s);
                         g.residual = l.fused_residual ? input(i, 1) : nullptr; // a fused residual add's skip
                         const int sms = deviceProperties().multiProcessorCount;
-                        switch (convPath(algorithm(), g, m_winogradTile)) {
+                        switch (convPath(algorithm(), g, m_winogradTile, m_igemmTile != 0)) {
                         case ConvPath::Small:
                             conv2dSmall(g, x, weight(i), bias(i), y, st);
                             break;
