@@ -14,7 +14,6 @@
 #include "kernels/common/storage_types.cuh"
 
 #include <algorithm>
-#include <mutex>
 
 namespace convscope::cuda {
 
@@ -242,8 +241,9 @@ namespace {
 
     // The separable kernel's shared memory for the plan (both tap tables and the tile's blended rows), or 0 when it
     // does not apply: volumes, downsampling along H (a tile would read many rows per output row), or tables and rows
-    // over kMaxSeparableBytes.
-    constexpr size_t kMaxSeparableBytes = 96 * 1024;
+    // over the 48 KB a launch takes without cudaFuncSetAttribute (a per-function, per-context setting that a graph
+    // capture or a fresh context would have to repeat). Bilinear 2× up to 768 columns fits.
+    constexpr size_t kMaxSeparableBytes = 48 * 1024;
     size_t separableBytes(const ResizePlan& p, int k, int per, long long planes)
     {
         const bool volume = p.axis[0].in > 1 || p.axis[0].out > 1;
@@ -252,25 +252,23 @@ namespace {
             return 0;
         int maxRows = 0;
         for (long long y0 = 0; y0 < oh; y0 += kSepRows) {
-            int64_t idx[kResizeMaxTaps];
-            float w[kResizeMaxTaps];
+            // Zeroed as in axisTaps: an axis of one element sets only the first tap, and the kernel reads tap K − 1.
+            int64_t idx[kResizeMaxTaps] = { 0, 0, 0, 0 };
+            float w[kResizeMaxTaps] = { 0, 0, 0, 0 };
             resizeTaps(p, p.axis[1], y0, idx, w);
             const int64_t lo = idx[0];
             resizeTaps(p, p.axis[1], std::min(oh, y0 + kSepRows) - 1, idx, w);
             maxRows = std::max(maxRows, int(idx[k - 1] - lo + 1));
         }
-        const size_t bytes = size_t((oh + ow) * k * 8) + size_t(maxRows) * kSepThreads * per * sizeof(float);
+        // One row of slack: the device computes the taps again, and nvcc may contract their double arithmetic
+        // (multiply-adds) where the host rounds twice, which could move a tile's last tap by one row.
+        const size_t bytes = size_t((oh + ow) * k * 8) + size_t(maxRows + 1) * kSepThreads * per * sizeof(float);
         return bytes <= kMaxSeparableBytes ? bytes : 0;
     }
 
     template <int K, int PER>
     void launchSeparable(const ResizePlan& p, long long planes, size_t bytes, const float* x, float* y, cudaStream_t st)
     {
-        static std::once_flag raised; // past the default 48 KB of dynamic shared memory
-        std::call_once(raised, [] {
-            CONVSCOPE_CUDA_CHECK(cudaFuncSetAttribute(
-                resizeSeparableKernel<K, PER>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxSeparableBytes)));
-        });
         const long long cols = kSepThreads * PER;
         const long long tiles
             = planes * ((p.axis[1].out + kSepRows - 1) / kSepRows) * ((p.axis[2].out + cols - 1) / cols);
