@@ -244,7 +244,7 @@ namespace {
     // over the 48 KB a launch takes without cudaFuncSetAttribute (a per-function, per-context setting that a graph
     // capture or a fresh context would have to repeat). Bilinear 2× up to 768 columns fits.
     constexpr size_t kMaxSeparableBytes = 48 * 1024;
-    size_t separableBytes(const ResizePlan& p, int k, int per, long long planes)
+    size_t separableBytes(const ResizePlan& p, int k, int per)
     {
         const bool volume = p.axis[0].in > 1 || p.axis[0].out > 1;
         const long long oh = p.axis[1].out, ow = p.axis[2].out;
@@ -284,7 +284,7 @@ namespace {
     template <int K> bool trySeparable(const ResizePlan& p, long long planes, const float* x, float* y, cudaStream_t st)
     {
         const int per = p.axis[2].out % 2 == 0 && reinterpret_cast<uintptr_t>(y) % 8 == 0 ? 2 : 1;
-        const size_t bytes = separableBytes(p, K, per, planes);
+        const size_t bytes = separableBytes(p, K, per);
         if (bytes == 0)
             return false;
         if (per == 2)
