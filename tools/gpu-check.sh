@@ -27,7 +27,9 @@
 #                "ddp" (issue 33, on a 2-GPU machine, kind nvidia-h200-x2): data parallel on 2 GPUs against 1 GPU's
 #                weights (the [ddp] test), LeNet-5 through `train --nproc-per-node 2`, and tools/ddp_anchor.py
 #                (ResNet-18 b64 per GPU, PyTorch DDP against ConvScope on 1 and 2 GPUs): STAGES="build ddp".
-#   TEST_JOBS    the test stage's ctest -j (default 4: the suite passed 300 s run one at a time)
+#   TEST_JOBS    the test stage's ctest -j (default 4: the suite passed 300 s run one at a time); TEST_TIMEOUT its
+#                seconds (default 300); TEST_EXCLUDE a ctest -E regex; TEST_TRAIN=0 leaves out its two training runs
+#   "cross"      (extra stage) the cross-backend test alone, filtered by CROSS_BACKENDS and CROSS_OPS (see the stage)
 #   SANITIZER_TOOLS     default "memcheck racecheck initcheck synccheck"
 #   SHARD        the sanitize stage's shards, by Catch2 tag (default all: cuda-conv2d cuda-tensor-core cuda-other
 #                cudnn-storage cudnn-other volume rest cross-cuda cross-cudnn; racecheck runs the cuda-* ones only; cross-*
@@ -117,7 +119,7 @@ BIN="$BUILD/bin"
 TESTS="$BIN/convscope_tests_kernels"
 if has test; then
   if [ -x "$TESTS" ]; then
-    (cd "$BUILD" && timeout 300 ctest -L gpu -j"${TEST_JOBS:-4}" --output-on-failure >"$OUT/ctest-gpu.log" 2>&1)
+    (cd "$BUILD" && timeout "${TEST_TIMEOUT:-300}" ctest -L gpu ${TEST_EXCLUDE:+-E "$TEST_EXCLUDE"} -j"${TEST_JOBS:-4}" --output-on-failure >"$OUT/ctest-gpu.log" 2>&1)
     tail -25 "$OUT/ctest-gpu.log"
     grep -A30 "FAILED:" "$OUT/ctest-gpu.log" | head -60
     note "ctest -L gpu: $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.log" | tail -1)"
@@ -127,7 +129,7 @@ if has test; then
   # Issue 33: the training step on cudnn and on our kernels (cuda.implicit_gemm) beside cpu.direct, LeNet-5 on its ten
   # test digits; the table shows every layer's forward / backward-data / backward-weights / update on each, and the
   # last lines how far cudnn's and cuda's trained parameters are from cpu.direct's.
-  if [ -x "$BIN/convscope-cli" ]; then
+  if [ -x "$BIN/convscope-cli" ] && [ "${TEST_TRAIN:-1}" = 1 ]; then
     timeout 120 "$BIN/convscope-cli" train resources/networks/lenet5.json --batch 10 \
       --input tests/data/training/lenet5_sgd/input.npy --target tests/data/training/lenet5_sgd/target.npy \
       --loss ce --optimizer sgd --lr 0.05 --momentum 0.9 --steps 20 --backends cpu.direct,cudnn.auto,cuda.implicit_gemm \
@@ -149,6 +151,18 @@ np.save('$SCRATCH/unet-target.npy', g.standard_normal((16, 128, 32, 32), dtype=n
       tail -40 "$OUT/train-unet.log"
       note "train unet_encoder_block b16 on cudnn.auto,cuda.implicit_gemm: rc $rc (per-layer backward-weights in train-unet.md)"
     fi
+  fi
+fi
+
+# The cross-backend test alone, filtered (CROSS_BACKENDS, e.g. "cuda,cudnn"; CROSS_OPS, e.g. "resize,softmax"): the
+# check of a changed kind on every GPU algorithm and math mode in a few seconds.
+if has cross; then
+  if [ -x "$BIN/convscope_tests_backends" ]; then
+    CONVSCOPE_TEST_BACKEND=${CROSS_BACKENDS:-cuda,cudnn} CONVSCOPE_TEST_OP=${CROSS_OPS:-} timeout 240 \
+      "$BIN/convscope_tests_backends" "[cross_backend]" >"$OUT/cross.log" 2>&1
+    rc=$?
+    grep -B4 -A14 "FAILED:" "$OUT/cross.log" | head -60
+    note "cross-backend on ${CROSS_BACKENDS:-cuda,cudnn} (${CROSS_OPS:-every kind}): rc $rc, $(grep -E "All tests passed|assertions" "$OUT/cross.log" | tail -1)"
   fi
 fi
 
