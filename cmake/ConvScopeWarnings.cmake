@@ -21,5 +21,10 @@ add_compile_options(
 # member initialisers (50 such places when the tests first got -Wextra). The engine, modules and programs keep it.
 set(CONVSCOPE_TEST_COMPILE_OPTIONS "$<$<COMPILE_LANGUAGE:CXX>:-Wno-missing-field-initializers>")
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+  # GCC 12 with a precompiled header (the tests precompile Catch2's) reports libstdc++'s own inlined memcpy in
+  # std::string's operator+ as -Wstringop-overflow and -Warray-bounds (14 test files), false positives that the
+  # header's system status hides without one. The tests' out-of-bounds accesses are ASan's to find (asan preset).
+  list(APPEND CONVSCOPE_TEST_COMPILE_OPTIONS "$<$<COMPILE_LANGUAGE:CXX>:-Wno-stringop-overflow>"
+    "$<$<COMPILE_LANGUAGE:CXX>:-Wno-array-bounds>")
   add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>" "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wno-restrict>")
 endif()
