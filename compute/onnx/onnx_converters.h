@@ -61,7 +61,8 @@ void reduce(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name
 // of an activation by constant indices.
 void matmul(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 void gather(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
-// onnx_convert_einsum.cpp: Einsum of one or two operands (numpy.einsum) as reduce sum, transpose, reshape and matmul.
+// onnx_convert_einsum.cpp: Einsum (numpy.einsum, any number of operands) as gather, reduce sum, transpose, reshape
+// and matmul.
 void einsum(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);
 // Split: a slice layer per output read; Expand of an activation: a binary mul by ones that broadcasts.
 void split(GraphBuilder& g, const ::onnx::NodeProto& n, const std::string& name, const Attributes& a);

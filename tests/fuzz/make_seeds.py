@@ -214,6 +214,10 @@ def onnx_operator_seeds():
           [("w", np.ones((3, 2), np.float32))], opset=12)
     model("einsum_bad", [n("Einsum", ["x"], ["a"], equation="a.b..c->cc"), n("Einsum", ["a"], ["y"], equation="iij")],
           [1, 2, 3, 4], opset=12)  # refused: the fuzzer mutates from a refusal's path too
+    # Einsum's diagonal (a label repeated in one term: a reshape and a gather) and three operands, left to right.
+    model("einsum_general", [n("Einsum", ["x"], ["a"], equation="bii->bi"),
+                             n("Einsum", ["a", "w", "v"], ["y"], equation="bi,ij,jk->bk")], [2, 3, 3],
+          [("w", np.ones((3, 4), np.float32)), ("v", np.ones((4, 2), np.float32))], opset=12)
     model("slice_step0", [n("Slice", ["x", "s", "e", "a", "st"], ["y"])], [1, 2, 4, 5],
           [("s", np.array([3], i64)), ("e", np.array([1], i64)), ("a", np.array([-1], i64)),
            ("st", np.array([0], i64))])
