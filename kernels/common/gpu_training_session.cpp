@@ -123,18 +123,18 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
             = (layerKind(layer.spec).needs & kNeedsWeights) != 0 || (bn && std::get<BatchNorm2d>(layer.spec).affine);
         const bool adam = options.optimizer.kind == OptimizerSpec::Kind::Adam;
         const bool momentum = !adam && options.optimizer.momentum != 0;
-        const auto state = [&](bool on, DeviceBuffer& g, float*& gp, DeviceBuffer& first, DeviceBuffer& second,
-                               int64_t n) {
-            if (!on)
-                return;
-            g = DeviceBuffer(floatBytes(n), "train: a parameter gradient");
-            gp = g.floats();
-            if (adam || momentum)
-                first = DeviceBuffer(floatBytes(n), "train: the optimizer's state");
-            if (adam)
-                second = DeviceBuffer(floatBytes(n), "train: the optimizer's state");
-            trainable += n;
-        };
+        const auto state
+            = [&](bool on, DeviceBuffer& g, float*& gp, DeviceBuffer& first, DeviceBuffer& second, int64_t n) {
+                  if (!on)
+                      return;
+                  g = DeviceBuffer(floatBytes(n), "train: a parameter gradient");
+                  gp = g.floats();
+                  if (adam || momentum)
+                      first = DeviceBuffer(floatBytes(n), "train: the optimizer's state");
+                  if (adam)
+                      second = DeviceBuffer(floatBytes(n), "train: the optimizer's state");
+                  trainable += n;
+              };
         t.trainWeight = weighted && layer.weight;
         t.trainBias = weighted && layer.bias;
         state(t.trainWeight, t.gradWeight, t.gW, t.firstW, t.secondW, t.weightCount);
@@ -170,8 +170,8 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
     afterLayerBuffers();
     for (size_t i = 0; i < count; ++i)
         if (m_readers[i] > 1) {
-            m_scratchBuf[i] = DeviceBuffer(
-                floatBytes(shapes.layers[i].out.numel()), "train: " + trainingLayerLabel(net, i) + "'s gradient scratch");
+            m_scratchBuf[i] = DeviceBuffer(floatBytes(shapes.layers[i].out.numel()),
+                "train: " + trainingLayerLabel(net, i) + "'s gradient scratch");
             m_scratch[i] = m_scratchBuf[i].floats();
         }
     m_flags = DeviceBuffer(count * sizeof(int), "train: the finiteness flags");
@@ -197,8 +197,8 @@ void GpuTrainingSessionBase::update(size_t k, int64_t step)
     const cudaStream_t st = m_stream->get();
     const auto one = [&](DeviceBuffer& p, const float* g, DeviceBuffer& first, DeviceBuffer& second, int64_t n) {
         if (o.kind == OptimizerSpec::Kind::SGD) {
-            train::sgdUpdate(p.floats(), g, first.floats(), n, float(o.lr), float(o.momentum), float(o.weightDecay),
-                t.started, st);
+            train::sgdUpdate(
+                p.floats(), g, first.floats(), n, float(o.lr), float(o.momentum), float(o.weightDecay), t.started, st);
             return;
         }
         const double c1 = 1 - std::pow(o.beta1, double(step)), c2 = 1 - std::pow(o.beta2, double(step));

@@ -13,7 +13,6 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <tuple>
 
 namespace convscope::test {
 
@@ -87,19 +86,8 @@ void checkPhasedEqualsStep(
             CHECK(update[i].backwardData < 0);
         }
     }
-    const Network a = whole->trainedNetwork(), b = phased->trainedNetwork();
-    for (size_t i = 0; i < a.layers.size(); ++i)
-        for (const auto& [what, x, y] : { std::tuple { "weight", a.layers[i].weight, b.layers[i].weight },
-                 std::tuple { "bias", a.layers[i].bias, b.layers[i].bias },
-                 std::tuple { "running_mean", a.layers[i].runningMean, b.layers[i].runningMean },
-                 std::tuple { "running_var", a.layers[i].runningVar, b.layers[i].runningVar } }) {
-            const std::string name = who + ": " + a.layers[i].name + "." + what + " after " + std::to_string(steps)
-                + " steps";
-            INFO(name);
-            REQUIRE(bool(x) == bool(y));
-            if (x)
-                expectTrainClose(*y, *x, name, tolerance);
-        }
+    expectSameParameters(
+        phased->trainedNetwork(), whole->trainedNetwork(), who, "after " + std::to_string(steps) + " steps", tolerance);
 }
 
 void checkDcganReference(const std::string& backend, const std::string& algorithm, double tolerance)

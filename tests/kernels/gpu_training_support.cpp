@@ -39,6 +39,24 @@ void expectTrainClose(const Tensor& value, const Tensor& reference, const std::s
     CHECK(diff < tolerance);
 }
 
+void expectSameParameters(
+    const Network& value, const Network& reference, const std::string& who, const std::string& when, double tolerance)
+{
+    REQUIRE(value.layers.size() == reference.layers.size());
+    for (size_t i = 0; i < reference.layers.size(); ++i) {
+        const Layer &a = reference.layers[i], &b = value.layers[i];
+        for (const auto& [what, x, y] : { std::tuple { "weight", a.weight, b.weight },
+                 std::tuple { "bias", a.bias, b.bias }, std::tuple { "running_mean", a.runningMean, b.runningMean },
+                 std::tuple { "running_var", a.runningVar, b.runningVar } }) {
+            const std::string name = who + ": " + a.name + "." + what + " " + when;
+            INFO(name);
+            REQUIRE(bool(x) == bool(y));
+            if (x)
+                expectTrainClose(*y, *x, name, tolerance);
+        }
+    }
+}
+
 double trainRelDiff(const Tensor& a, const Tensor& b)
 {
     REQUIRE(a.numel() == b.numel());
@@ -115,19 +133,8 @@ void trainSideBySide(const std::string& backend, const TrainCase& c, const Optim
                 at + ": the gradient of " + c.net.layers[refParams[p].layer].name + "." + refParams[p].name, tol);
         }
     }
-    const Network a = ref->trainedNetwork(), b = gpu->trainedNetwork();
-    for (size_t i = 0; i < a.layers.size(); ++i)
-        for (const auto& [what, x, y] : { std::tuple { "weight", a.layers[i].weight, b.layers[i].weight },
-                 std::tuple { "bias", a.layers[i].bias, b.layers[i].bias },
-                 std::tuple { "running_mean", a.layers[i].runningMean, b.layers[i].runningMean },
-                 std::tuple { "running_var", a.layers[i].runningVar, b.layers[i].runningVar } }) {
-            const std::string name
-                = who + ": " + a.layers[i].name + "." + what + " after " + std::to_string(steps) + " steps";
-            INFO(name);
-            REQUIRE(bool(x) == bool(y));
-            if (x)
-                expectTrainClose(*y, *x, name, tolerance.later);
-        }
+    expectSameParameters(gpu->trainedNetwork(), ref->trainedNetwork(), who, "after " + std::to_string(steps) + " steps",
+        tolerance.later);
     // reset: back to the starting weights, so the first step's loss repeats.
     gpu->reset();
     ref->reset();

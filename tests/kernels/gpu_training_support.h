@@ -62,6 +62,10 @@ Network softmaxAxesNetwork(const std::string& name);
 
 // Relative L2 of `value` against `reference` below `tolerance`, the message naming `what`.
 void expectTrainClose(const Tensor& value, const Tensor& reference, const std::string& what, double tolerance);
+// Every layer's weight, bias and running statistics of `value` against `reference`'s (the same layers), each within
+// `tolerance`; the messages read "<who>: c1.weight <when>".
+void expectSameParameters(
+    const Network& value, const Network& reference, const std::string& who, const std::string& when, double tolerance);
 
 // gpu_gan_support.cpp
 // The phased step (zeroGradients, forwardPass, computeLoss on the host, backwardPass, updateParameters: training.h)
