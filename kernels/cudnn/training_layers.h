@@ -1,6 +1,8 @@
-// The cudnn training session's class (training_session.h), shared by its two sources: training_session.cpp (prepare,
-// the step's flow, timing, reset, the host copies) and training_layers.cpp (per layer kind: the refusal, the plan —
-// descriptors, algorithms — and the forward, backward-data and backward-weights calls).
+// The cudnn training session's class (training_session.h), shared by its sources: training_session.cpp (its
+// algorithms, batch norm's buffers, the data-parallel step) and training_layers.cpp (per layer kind: the refusal, the
+// plan — descriptors, algorithms — and the forward, backward-data and backward-weights calls); the flow (prepare, the
+// step, the phased step, timing, flags, reset, the host copies) is gpu::GpuTrainingSession's
+// (kernels/common/gpu_training_session.h), shared with the cuda session.
 //
 // What each kind runs (FP32 NCHW tensors, FP32 math: CUDNN_FMA_MATH and cuBLAS's pedantic math, never TF32):
 //   conv2d            cudnnConvolutionForward + cudnnAddTensor (bias); cudnnConvolutionBackwardData,
@@ -37,6 +39,7 @@
 
 #include "compute/training/training.h"
 #include "kernels/common/device_buffer.h"
+#include "kernels/common/gpu_training_session.h"
 #include "kernels/common/training_kernels.cuh"
 #include "kernels/cudnn/cudnn_support.h"
 #include "kernels/cudnn/training_distributed.h"
@@ -58,23 +61,10 @@ std::string trainLayerLabel(const Network& net, size_t i);
 // Why the cudnn session cannot train layer i (empty: it can).
 std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, size_t i);
 
-struct TrainLayer {
-    // The session's parameters, running statistics, gradients and optimizer state, on the device.
-    gpu::DeviceBuffer weight, bias, mean, var, gradWeight, gradBias;
-    // Where the gradients are written: gradWeight / gradBias, or under data parallel a window of the bucket's flat
-    // buffer (training_distributed.h), so the all-reduce needs no copy.
-    float *gW = nullptr, *gB = nullptr;
-    gpu::DeviceBuffer firstW, secondW, firstB, secondB; // SGD: momentum buffer in first; Adam: exp_avg, exp_avg_sq
-    int64_t weightCount = 0, biasCount = 0;
-    bool trainWeight = false, trainBias = false;
-    bool started = false; // the optimizer has stepped (SGD's momentum buffer is set)
-    // The phased step (training_phased.cpp): the gradients summed over backwardPass calls since zeroGradients.
-    gpu::DeviceBuffer sumW, sumB;
-    bool summed = false;
-    // batch norm: the forward's batch mean and 1/std (cuDNN's saved results), and dγ, dβ of a non-affine layer
-    gpu::DeviceBuffer saveMean, saveInvStd, dummyScale, dummyBias;
-    gpu::DeviceBuffer mask; // dropout: this step's mask (0 or 1 / (1 − p)), drawn on the host
-    std::vector<float> hostMask;
+// One layer's descriptors and algorithms; its parameters, gradients (gW / gB: a bucket's window under data parallel),
+// optimizer state, masks and timing are gpu::TrainLayerState's (saveMean / saveInvStd: cuDNN's saved results, float).
+struct TrainLayer : gpu::TrainLayerState {
+    gpu::DeviceBuffer dummyScale, dummyBias; // batch norm: dγ, dβ of a non-affine layer
     // descriptors
     std::unique_ptr<TensorDesc> xd, yd, pd;
     std::unique_ptr<FilterDesc> wd;
@@ -85,31 +75,16 @@ struct TrainLayer {
     cudnnConvolutionFwdAlgo_t fwdAlgo {};
     cudnnConvolutionBwdDataAlgo_t bwdDataAlgo {};
     cudnnConvolutionBwdFilterAlgo_t bwdFilterAlgo {};
-    std::string note; // what runs, for metadata
-    std::array<std::string, 4> ranges; // NVTX names of the four phases
-    std::array<gpu::CudaEvent, 8> events; // start and stop of each phase
-    std::array<bool, 4> timed {}; // which phases ran this step
 };
 
-class CudnnTrainingSession final : public TrainingSession {
+class CudnnTrainingSession final : public gpu::GpuTrainingSession<TrainLayer> {
 public:
     CudnnTrainingSession(std::string algorithm, SessionOptions options);
     ~CudnnTrainingSession() override;
 
-    void prepare(const Network& net, const ShapeReport& shapes, const TrainingOptions& options) override;
+    // Under data parallel its own flow (training_session.cpp); otherwise the shared one.
     StepResult step(const Tensor& input, const Tensor& target, int64_t step) override;
-    void reset() override;
-    Network trainedNetwork() const override;
-    Tensor parameterGradient(const ParameterRef& ref) const override;
-    Tensor inputGradient() const override;
-    std::vector<ParameterRef> parameters() const override;
-    std::map<std::string, std::string> metadata() const override;
     bool dataParallel() const override;
-    // training_phased.cpp: the phased step (training.h) for loops such as the DCGAN pair's; one GPU only.
-    Tensor forwardPass(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times) override;
-    void zeroGradients() override;
-    void backwardPass(const Tensor& outputGradient, int64_t step, std::vector<LayerPhaseMs>& times) override;
-    void updateParameters(int64_t step, std::vector<LayerPhaseMs>& times) override;
 
 private:
     // training_distributed.cpp: the communicator (once), the buckets, and the gradients moved into them.
@@ -118,57 +93,38 @@ private:
     void bucketsReadyAfter(size_t k);
     // After the backward: each bucket's layers' updates, each waiting for its bucket's average.
     void updatesAfterBuckets(const std::vector<char>& has, int64_t step, const std::function<void(size_t)>& update);
+    StepResult stepDataParallel(const Tensor& input, const Tensor& target, int64_t step);
 
     // training_layers.cpp
     void planLayer(size_t i, cudnnHandle_t h); // descriptors, algorithms (untimed)
     void forward(size_t i, const Handles& h);
     // The gradient of layer k's input j into `gx` (every element written).
     void backwardData(size_t k, size_t j, float* gx, const Handles& h);
-    // dW and db of layer k (batch norm: also dx into `gx`, null when the input gradient is not needed).
+    // dW and db of layer k (not batch norm).
     void backwardWeights(size_t k, const Handles& h);
+    // dγ, dβ and (gx not null) dx of batch norm k.
     void batchNormBackward(size_t k, float* gx, const Handles& h);
     void chooseConvAlgorithms(size_t i, cudnnHandle_t h);
 
+    // The shared flow's hooks (gpu_training_session.h), on this thread's handles (m_handles, set by passStarts).
+    void planLayer(size_t i) override { planLayer(i, m_handles->cudnn); }
+    void forward(size_t i) override { forward(i, *m_handles); }
+    void backwardData(size_t k, size_t j, float* gx) override { backwardData(k, j, gx, *m_handles); }
+    void backwardWeights(size_t k) override { backwardWeights(k, *m_handles); }
+    void batchNormBackward(size_t k, float* gx) override { batchNormBackward(k, gx, *m_handles); }
     // training_session.cpp
-    // One phase (0 forward, 1 backward-data, 2 backward-weights, 3 update) of layer i between its two events, inside
-    // its NVTX range.
-    void timedPhase(size_t i, int p, const std::function<void()>& work);
-    // Layer k's backward-data and backward-weights phases and its finiteness flags; `has` / `inputHas` say which
-    // gradients hold a value already (a second reader's is added on through a scratch buffer).
-    void backwardLayer(size_t k, std::vector<char>& has, char& inputHas, const Handles& h);
-    void readTimes(std::vector<LayerPhaseMs>& times) const; // the phases timed since `timed` was cleared
-    // Synchronises; throws InputError naming the step and the first layer (in backward order) whose flag is set.
-    void throwIfGradientFlagged(int64_t step) const;
-    // training_phased.cpp: the stream on the handles, `timed` cleared.
-    Handles& beginPass();
-    const float* in(size_t i, size_t j) const; // layer i's j-th input (the network's input or an earlier output)
-    bool batchNormGivesData(size_t k) const; // the backward-data phase of batch norm k runs cuDNN's call
-    void upload(gpu::DeviceBuffer& dst, const std::shared_ptr<const Tensor>& src, const char* what);
-    void update(size_t k, int64_t step);
-    void flagGradients(size_t k, const std::vector<char>& has, bool inputHas);
-    void makeCurrent() const;
-    std::unique_ptr<Tensor> download(const gpu::DeviceBuffer& src, const Shape& shape) const;
+    std::string refusal(const Network& net, const ShapeReport& shapes, size_t i) const override;
+    void prepareLayer(size_t i) override; // batch norm's saved results and a non-affine layer's dγ, dβ
+    void afterLayerBuffers() override; // data parallel: the gradients move into the buckets' flat buffers
+    // This thread's handles on the session's stream, cuBLAS in pedantic FP32 (never TF32 through a default).
+    void passStarts() override;
+    void checkPhased() const override; // refused under data parallel
+    void extraMetadata(std::map<std::string, std::string>& m) const override;
+    std::string workspaceWhat() const override;
 
-    std::string m_algorithm, m_prefix; // "auto", "cudnn.auto"
-    SessionOptions m_options;
     std::optional<cudnnConvolutionFwdAlgo_t> m_pinned;
     size_t m_workspaceLimit = 0;
-    int m_device = 0;
-    std::unique_ptr<gpu::CudaStream> m_stream;
-    Network m_net, m_initial;
-    ShapeReport m_shapes;
-    TrainingOptions m_train;
-    std::vector<TrainLayer> m_layers;
-    std::vector<gpu::DeviceBuffer> m_outBuf, m_gradBuf, m_scratchBuf; // owned storage (empty for views)
-    std::vector<float*> m_out, m_grad, m_scratch; // layer i's output, output gradient and scratch (views resolved)
-    std::vector<int> m_readers;
-    std::vector<char> m_gradAlias; // layer i's gradient is its source's buffer (a view with one reader)
-    gpu::DeviceBuffer m_input, m_inputGrad, m_inputScratch, m_workspace, m_flags;
-    size_t m_workspaceBytes = 0;
-    Tensor m_hostOutput, m_hostGrad;
-    bool m_inputHas = false;
-    int64_t m_step = 0; // the step being run (dropout's seed)
-    bool m_prepared = false;
+    Handles* m_handles = nullptr;
     std::unique_ptr<DataParallel> m_ddp; // data parallel only
     const ProcessGroup* m_ddpGroup = nullptr; // the group m_ddp was made for
     std::vector<std::vector<size_t>> m_bucketsAfter; // layer k → the buckets its backward completes

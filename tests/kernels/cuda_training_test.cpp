@@ -88,23 +88,6 @@ const char* kGenerator = R"({
  ]
 })";
 
-void refused(Backend& cuda, const std::string& json, const std::string& layer)
-{
-    const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "refused", {}), 3, LossKind::MSE);
-    auto session = cuda.createTrainingSession("implicit_gemm", {});
-    REQUIRE(session);
-    try {
-        TrainingOptions to;
-        to.loss = LossKind::MSE;
-        session->prepare(c.net, c.shapes, to);
-        FAIL(layer << " was not refused");
-    } catch (const UnsupportedError& e) {
-        const std::string what = e.what();
-        INFO(what);
-        CHECK(what.find(layer) != std::string::npos);
-    }
-}
-
 } // namespace
 
 TEST_CASE("cuda training: LeNet-5 matches cpu.direct over SGD-momentum and Adam steps", "[gpu][cuda][train]")
@@ -152,17 +135,8 @@ TEST_CASE("cuda training: a long reduction (split-K) and a depthwise layer match
 
 TEST_CASE("cuda training: softmax and log_softmax along any axis match cpu.direct", "[gpu][cuda][train]")
 {
-    // c1 has no bias: log_softmax over H cancels a per-channel bias exactly, so its true gradient is 0 and Adam
-    // would turn each backend's rounding noise into full-size steps of either sign.
-    const std::string json = R"({ "format": "convscope-network", "version": 1, "name": "cuda_train_softmax_axes",
-      "input": { "batch": 3, "channels": 3, "height": 5, "width": 6, "source": "random" },
-      "layers": [
-        { "type": "conv2d", "name": "c1", "out_channels": 4, "kernel_size": [3, 3], "padding": [1, 1, 1, 1], "bias": false,
-          "init": { "kind": "he_uniform", "seed": 61 } },
-        { "type": "log_softmax", "name": "ls", "dim": 2 }, { "type": "softmax", "name": "sm", "dim": -1 },
-        { "type": "softmax", "name": "sb", "dim": 0 }, { "type": "flatten", "name": "f" },
-        { "type": "linear", "name": "fc", "out_features": 3, "init": { "kind": "he_uniform", "seed": 62 } } ] })";
-    const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "softmax axes", {}), 505, LossKind::MSE);
+    const test::TrainCase c
+        = test::makeTrainCase(test::softmaxAxesNetwork("cuda_train_softmax_axes"), 505, LossKind::MSE);
     test::trainSideBySide("cuda", c, test::adamForTests(), "implicit_gemm", 3, kSteps);
 }
 
@@ -176,17 +150,20 @@ TEST_CASE("cuda training: refusals name the layer, the kind or the math mode", "
     CHECK_THROWS_AS(cuda->createTrainingSession("implicit_gemm", half), UnsupportedError);
     CHECK_THROWS_AS(cuda->createTrainingSession("no_such_algorithm", {}), UnsupportedError);
     CHECK_THROWS_AS(cuda->createTrainingSession("tensor_core", {}), UnsupportedError);
-    refused(*cuda, R"({ "format": "convscope-network", "version": 1, "name": "resized",
+    test::expectTrainingRefused(*cuda, "implicit_gemm",
+        R"({ "format": "convscope-network", "version": 1, "name": "resized",
       "input": { "batch": 2, "channels": 2, "height": 6, "width": 6, "source": "random" },
       "layers": [ { "type": "conv2d", "name": "c", "out_channels": 2, "kernel_size": [3, 3],
         "init": { "kind": "he_uniform" } }, { "type": "resize", "name": "up" } ] })",
         "layer 1 (up, resize)");
-    refused(*cuda, R"({ "format": "convscope-network", "version": 1, "name": "volume",
+    test::expectTrainingRefused(*cuda, "implicit_gemm",
+        R"({ "format": "convscope-network", "version": 1, "name": "volume",
       "input": { "batch": 2, "channels": 2, "depth": 4, "height": 6, "width": 6, "source": "random" },
       "layers": [ { "type": "conv3d", "name": "c", "out_channels": 2, "kernel_size": [3, 3, 3],
         "init": { "kind": "he_uniform" } } ] })",
         "layer 0 (c, conv3d)");
-    refused(*cuda, R"({ "format": "convscope-network", "version": 1, "name": "reduced",
+    test::expectTrainingRefused(*cuda, "implicit_gemm",
+        R"({ "format": "convscope-network", "version": 1, "name": "reduced",
       "input": { "batch": 2, "channels": 2, "height": 6, "width": 6, "source": "random" },
       "layers": [ { "type": "conv2d", "name": "c", "out_channels": 2, "kernel_size": [3, 3],
         "init": { "kind": "he_uniform" } }, { "type": "reduce", "name": "m", "op": "mean", "dim": [2, 3] } ] })",

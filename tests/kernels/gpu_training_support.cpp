@@ -22,13 +22,6 @@ namespace convscope::test {
 namespace fs = std::filesystem;
 
 namespace {
-    void expectClose(const Tensor& value, const Tensor& reference, const std::string& what, double tolerance)
-    {
-        const double diff = trainRelDiff(value, reference);
-        INFO(what << ": relative L2 " << diff << " (tolerance " << tolerance << ")");
-        CHECK(diff < tolerance);
-    }
-
     Tensor loadAs(const fs::path& path, const Shape& shape)
     {
         const NpyArray a = readNpy(path);
@@ -38,6 +31,31 @@ namespace {
         return t;
     }
 } // namespace
+
+void expectTrainClose(const Tensor& value, const Tensor& reference, const std::string& what, double tolerance)
+{
+    const double diff = trainRelDiff(value, reference);
+    INFO(what << ": relative L2 " << diff << " (tolerance " << tolerance << ")");
+    CHECK(diff < tolerance);
+}
+
+void expectSameParameters(
+    const Network& value, const Network& reference, const std::string& who, const std::string& when, double tolerance)
+{
+    REQUIRE(value.layers.size() == reference.layers.size());
+    for (size_t i = 0; i < reference.layers.size(); ++i) {
+        const Layer &a = reference.layers[i], &b = value.layers[i];
+        for (const auto& [what, x, y] : { std::tuple { "weight", a.weight, b.weight },
+                 std::tuple { "bias", a.bias, b.bias }, std::tuple { "running_mean", a.runningMean, b.runningMean },
+                 std::tuple { "running_var", a.runningVar, b.runningVar } }) {
+            const std::string name = who + ": " + a.name + "." + what + " " + when;
+            INFO(name);
+            REQUIRE(bool(x) == bool(y));
+            if (x)
+                expectTrainClose(*y, *x, name, tolerance);
+        }
+    }
+}
 
 double trainRelDiff(const Tensor& a, const Tensor& b)
 {
@@ -107,27 +125,16 @@ void trainSideBySide(const std::string& backend, const TrainCase& c, const Optim
             CHECK((b.layers[i].backwardWeights >= 0) == (a.layers[i].backwardWeights >= 0));
             CHECK((b.layers[i].update >= 0) == (a.layers[i].update >= 0));
         }
-        expectClose(gpu->inputGradient(), ref->inputGradient(), at + ": the input gradient", tol);
+        expectTrainClose(gpu->inputGradient(), ref->inputGradient(), at + ": the input gradient", tol);
         for (size_t p = 0; p < refParams.size(); ++p) {
             REQUIRE(refParams[p].layer == gpuParams[p].layer);
             REQUIRE(refParams[p].name == gpuParams[p].name);
-            expectClose(gpu->parameterGradient(gpuParams[p]), ref->parameterGradient(refParams[p]),
+            expectTrainClose(gpu->parameterGradient(gpuParams[p]), ref->parameterGradient(refParams[p]),
                 at + ": the gradient of " + c.net.layers[refParams[p].layer].name + "." + refParams[p].name, tol);
         }
     }
-    const Network a = ref->trainedNetwork(), b = gpu->trainedNetwork();
-    for (size_t i = 0; i < a.layers.size(); ++i)
-        for (const auto& [what, x, y] : { std::tuple { "weight", a.layers[i].weight, b.layers[i].weight },
-                 std::tuple { "bias", a.layers[i].bias, b.layers[i].bias },
-                 std::tuple { "running_mean", a.layers[i].runningMean, b.layers[i].runningMean },
-                 std::tuple { "running_var", a.layers[i].runningVar, b.layers[i].runningVar } }) {
-            const std::string name
-                = who + ": " + a.layers[i].name + "." + what + " after " + std::to_string(steps) + " steps";
-            INFO(name);
-            REQUIRE(bool(x) == bool(y));
-            if (x)
-                expectClose(*y, *x, name, tolerance.later);
-        }
+    expectSameParameters(gpu->trainedNetwork(), ref->trainedNetwork(), who, "after " + std::to_string(steps) + " steps",
+        tolerance.later);
     // reset: back to the starting weights, so the first step's loss repeats.
     gpu->reset();
     ref->reset();
@@ -199,12 +206,12 @@ std::vector<std::string> runTorchReferenceCases(
         const StepResult step = session->step(input, target, 1);
         INFO(who << ": loss " << step.loss << ", PyTorch's " << entry["loss_value"].get<double>());
         CHECK(step.loss == Approx(entry["loss_value"].get<double>()).epsilon(tolerance));
-        expectClose(session->inputGradient(), loadAs(dir / "grad.input.npy", shapes.input),
+        expectTrainClose(session->inputGradient(), loadAs(dir / "grad.input.npy", shapes.input),
             who + ": the input gradient", tolerance);
         for (const ParameterRef& ref : session->parameters()) {
             const std::string layer = net.layers[ref.layer].name;
             const Tensor g = session->parameterGradient(ref);
-            expectClose(g, loadAs(dir / ("grad." + layer + "." + ref.name + ".npy"), g.shape()),
+            expectTrainClose(g, loadAs(dir / ("grad." + layer + "." + ref.name + ".npy"), g.shape()),
                 who + ": the gradient of " + layer + "." + ref.name, tolerance);
         }
         const Network trainedNet = session->trainedNetwork();
@@ -214,13 +221,44 @@ std::vector<std::string> runTorchReferenceCases(
                 const fs::path expected = dir / ("after." + layer.name + "." + what + ".npy");
                 if (!fs::exists(expected) || !tensor)
                     continue;
-                expectClose(*tensor, loadAs(expected, tensor->shape()),
+                expectTrainClose(*tensor, loadAs(expected, tensor->shape()),
                     who + ": " + layer.name + "." + what + " after the step", tolerance);
             }
     }
     std::cout << selection << " training: " << trained.size() << " of " << index["cases"].size()
               << " PyTorch reference cases trained" << std::endl;
     return trained;
+}
+
+void expectTrainingRefused(
+    Backend& backend, const std::string& algorithm, const std::string& json, const std::string& layer)
+{
+    const TrainCase c = makeTrainCase(parseNetwork(json, "refused", {}), 3, LossKind::MSE);
+    auto session = backend.createTrainingSession(algorithm, {});
+    REQUIRE(session);
+    try {
+        TrainingOptions to;
+        to.loss = LossKind::MSE;
+        session->prepare(c.net, c.shapes, to);
+        FAIL(layer << " was not refused");
+    } catch (const UnsupportedError& e) {
+        const std::string what = e.what();
+        INFO(what);
+        CHECK(what.find(layer) != std::string::npos);
+    }
+}
+
+Network softmaxAxesNetwork(const std::string& name)
+{
+    const std::string json = R"({ "format": "convscope-network", "version": 1, "name": ")" + name + R"(",
+      "input": { "batch": 3, "channels": 3, "height": 5, "width": 6, "source": "random" },
+      "layers": [
+        { "type": "conv2d", "name": "c1", "out_channels": 4, "kernel_size": [3, 3], "padding": [1, 1, 1, 1], "bias": false,
+          "init": { "kind": "he_uniform", "seed": 61 } },
+        { "type": "log_softmax", "name": "ls", "dim": 2 }, { "type": "softmax", "name": "sm", "dim": -1 },
+        { "type": "softmax", "name": "sb", "dim": 0 }, { "type": "flatten", "name": "f" },
+        { "type": "linear", "name": "fc", "out_features": 3, "init": { "kind": "he_uniform", "seed": 62 } } ] })";
+    return parseNetwork(json, "softmax axes", {});
 }
 
 } // namespace convscope::test

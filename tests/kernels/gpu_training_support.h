@@ -1,9 +1,11 @@
-// What the GPU backends' training tests share (cudnn_training_test.cpp, cuda_training_test.cpp): a case (a network,
-// its input and target), stepping a GPU session side by side with cpu.direct's and comparing everything after each
-// step, and PyTorch's reference cases (tests/data/training) on a GPU session. Every failure names the selection, the
-// step, the layer and the tensor; without the backend's device every case prints "SKIPPED: <reason>".
+// What the GPU backends' training tests share (cudnn_training_test.cpp, cuda_training_test.cpp, cudnn_gan_test.cpp,
+// cuda_gan_test.cpp): a case (a network, its input and target), stepping a GPU session side by side with cpu.direct's
+// and comparing everything after each step, PyTorch's reference cases (tests/data/training) on a GPU session, the
+// refusals, and (gpu_gan_support.cpp) the phased step against step() and the DCGAN reference. Every failure names the
+// selection, the step, the layer and the tensor; without the backend's device every case prints "SKIPPED: <reason>".
 #pragma once
 
+#include "compute/backend.h"
 #include "compute/network.h"
 #include "compute/shape_inference.h"
 #include "compute/tensor.h"
@@ -47,5 +49,37 @@ OptimizerSpec adamForTests(); // lr 1e-3, weight decay 1e-4
 // names of the cases trained.
 std::vector<std::string> runTorchReferenceCases(
     const std::string& backend, const std::string& algorithm, double tolerance);
+
+// prepare() of the network `json` (MSE, default optimizer) on <backend>.<algorithm> throws UnsupportedError whose
+// message names `layer` ("layer 1 (up, resize)").
+void expectTrainingRefused(
+    Backend& backend, const std::string& algorithm, const std::string& json, const std::string& layer);
+
+// softmax and log_softmax along H, W and the batch after a convolution, then a linear layer: the case both GPU
+// sessions are held to cpu.direct on (c1 has no bias: log_softmax over H cancels a per-channel bias exactly, so its
+// true gradient is 0 and Adam would turn each backend's rounding noise into full-size steps of either sign).
+Network softmaxAxesNetwork(const std::string& name);
+
+// Relative L2 of `value` against `reference` below `tolerance`, the message naming `what`.
+void expectTrainClose(const Tensor& value, const Tensor& reference, const std::string& what, double tolerance);
+// Every layer's weight, bias and running statistics of `value` against `reference`'s (the same layers), each within
+// `tolerance`; the messages read "<who>: c1.weight <when>".
+void expectSameParameters(
+    const Network& value, const Network& reference, const std::string& who, const std::string& when, double tolerance);
+
+// gpu_gan_support.cpp
+// The phased step (zeroGradients, forwardPass, computeLoss on the host, backwardPass, updateParameters: training.h)
+// equals step() on <backend>.<algorithm>, two sessions from the same weights with Adam for `steps` steps: each step's
+// loss, input gradient and parameter gradients, which phases each pass timed, and the parameters and running
+// statistics after the steps, within `tolerance` relative L2.
+void checkPhasedEqualsStep(
+    const std::string& backend, const std::string& algorithm, const TrainCase& c, int steps, double tolerance);
+// The DCGAN loop (compute/training/gan_run.h) on <backend>.<algorithm>: one warm-up step, a reset, and the two steps
+// of tests/data/training/dcgan (tools/make_gan_reference.py, PyTorch in float64) give PyTorch's losses and both
+// networks' parameters and batch-norm statistics within `tolerance` (relative L2; every phase timed).
+void checkDcganReference(const std::string& backend, const std::string& algorithm, double tolerance);
+// The toy DCGAN pair's networks (tests/data/training/dcgan/<name>.json: "generator", "discriminator") as a case
+// trained with MSE toward a random target.
+TrainCase dcganCase(const std::string& name, uint64_t seed);
 
 } // namespace convscope::test

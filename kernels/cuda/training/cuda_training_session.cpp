@@ -1,466 +1,57 @@
-// The cuda TrainingSession's flow (cuda_training_session.h has the kinds): prepare copies the parameters to the
-// device, allocates every output, gradient, scratch and the optimizer's state once, and plans each layer; a step
-// uploads the input, runs the forward, the loss on the host, the backward in reverse layer order with each layer's
-// update right after its gradients (as the CPU's and the cudnn session), and synchronises once at the end to read the
-// events and the finiteness flags. A tensor read by several layers sums their gradients (the first writes the
-// gradient buffer, the others a scratch buffer added on); a layer whose output nothing reads gets no gradient and no
-// update.
+// The cuda TrainingSession's own part (cuda_training_session.h has the kinds; kernels/common/gpu_training_session.h
+// the flow both GPU sessions share): the algorithms it accepts, batch norm's saved statistics, and its metadata.
 #include "kernels/cuda/training/cuda_training_session.h"
 
 #include "compute/error.h"
-#include "compute/layer_kinds.h"
-#include "compute/nvtx.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
-#include "kernels/common/training_kernels.cuh"
-
-#include <chrono>
-#include <cmath>
 
 namespace convscope::cuda {
 
-namespace {
-    size_t floatBytes(int64_t count) { return size_t(count) * sizeof(float); }
-} // namespace
-
 CudaTrainingSession::CudaTrainingSession(std::string algorithm, SessionOptions options)
-    : m_algorithm(std::move(algorithm))
-    , m_prefix("cuda." + m_algorithm)
-    , m_options(std::move(options))
+    : GpuTrainingSession("cuda", std::move(algorithm), std::move(options))
 {
     if (m_algorithm != "direct" && m_algorithm != "tiled" && m_algorithm != "implicit_gemm" && m_algorithm != "winograd"
         && m_algorithm != "fft" && m_algorithm != "tensor_core")
         throw UnsupportedError(
             m_prefix + ": unknown algorithm (direct, tiled, implicit_gemm, winograd, fft, tensor_core)");
-    if (m_options.math != MathMode::FP32)
-        throw UnsupportedError(m_prefix + ": training in " + mathModeName(m_options.math)
-            + " is unsupported on cuda (the training step runs FP32 math only; leave --math at fp32)");
+    requireFp32();
     if (m_algorithm == "tensor_core")
         throw UnsupportedError(m_prefix
             + ": training on Tensor Cores is unsupported (it needs --math tf32, fp16 or "
               "bf16, and the training step runs FP32 only); use cuda.implicit_gemm");
-    gpu::requireUsable();
-    m_device = gpu::selectDevice();
+    openDevice();
     CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&m_sms, cudaDevAttrMultiProcessorCount, m_device));
-    m_stream = std::make_unique<gpu::CudaStream>();
 }
 
-CudaTrainingSession::~CudaTrainingSession()
+std::string CudaTrainingSession::refusal(const Network& net, const ShapeReport& shapes, size_t i) const
 {
-    // Queued work must finish before the buffers it uses are freed.
-    if (m_stream && !gpu::isPoisoned())
-        (void)cudaStreamSynchronize(m_stream->get());
+    return cudaTrainingRefusal(net, shapes, i);
 }
 
-void CudaTrainingSession::makeCurrent() const { CONVSCOPE_CUDA_CHECK(cudaSetDevice(m_device)); }
-
-void CudaTrainingSession::upload(gpu::DeviceBuffer& dst, const std::shared_ptr<const Tensor>& src, const char* what)
+void CudaTrainingSession::prepareLayer(size_t i)
 {
-    if (!src)
+    if (!std::holds_alternative<BatchNorm2d>(m_net.layers[i].spec))
         return;
-    if (!dst.get())
-        dst = gpu::DeviceBuffer(floatBytes(src->numel()), what);
-    CONVSCOPE_CUDA_CHECK(
-        cudaMemcpyAsync(dst.get(), src->data(), floatBytes(src->numel()), cudaMemcpyHostToDevice, m_stream->get()));
+    const Shape& in = m_shapes.layers[i].in;
+    if (in.n * in.h * in.w <= 1)
+        throw InputError(trainingLayerLabel(m_net, i) + ": expected more than 1 value per channel when training, got "
+            + "input " + in.str() + " (PyTorch refuses it too)");
+    CudaTrainLayer& t = m_layers[i];
+    t.saveMean = gpu::DeviceBuffer(size_t(in.c) * sizeof(double), "train: batch norm's saved mean");
+    t.saveInvStd = gpu::DeviceBuffer(size_t(in.c) * sizeof(double), "train: batch norm's saved 1/std");
 }
 
-const float* CudaTrainingSession::in(size_t i, size_t j) const
+std::string CudaTrainingSession::workspaceWhat() const { return "train: the weight gradients' split-K partial sums"; }
+
+void CudaTrainingSession::extraMetadata(std::map<std::string, std::string>& m) const
 {
-    const int src = m_shapes.layers[i].sources.at(j);
-    return src < 0 ? m_input.floats() : m_out[size_t(src)];
-}
-
-void CudaTrainingSession::prepare(const Network& net, const ShapeReport& shapes, const TrainingOptions& options)
-{
-    makeCurrent();
-    if (!shapes.ok())
-        throw InputError("train: the network has a shape error: " + shapes.firstError());
-    for (size_t i = 0; i < net.layers.size(); ++i)
-        if (const std::string why = cudaTrainingRefusal(net, shapes, i); !why.empty())
-            throw UnsupportedError(m_prefix + ": " + trainingLayerLabel(net, i) + ": " + why
-                + "; train refuses the network rather than skip the layer");
-    checkOptimizer(options.optimizer);
-    m_prepared = false;
-    m_net = net;
-    m_shapes = shapes;
-    m_train = options;
-    const size_t count = net.layers.size();
-    m_layers.clear();
-    m_layers.resize(count);
-    m_outBuf.clear();
-    m_gradBuf.clear();
-    m_scratchBuf.clear();
-    m_outBuf.resize(count);
-    m_gradBuf.resize(count);
-    m_scratchBuf.resize(count);
-    m_out.assign(count, nullptr);
-    m_grad.assign(count, nullptr);
-    m_scratch.assign(count, nullptr);
-    m_readers.assign(count, 0);
-    m_gradAlias.assign(count, 0);
-    int inputReaders = 0;
-    for (size_t i = 0; i < count; ++i)
-        for (int src : shapes.layers[i].sources)
-            src < 0 ? ++inputReaders : ++m_readers[size_t(src)];
-    m_input = gpu::DeviceBuffer(floatBytes(shapes.input.numel()), "train: the input");
-    m_inputGrad = gpu::DeviceBuffer(floatBytes(shapes.input.numel()), "train: the input gradient");
-    if (inputReaders > 1)
-        m_inputScratch = gpu::DeviceBuffer(floatBytes(shapes.input.numel()), "train: the input gradient's scratch");
-    int64_t trainable = 0;
-    for (size_t i = 0; i < count; ++i) {
-        const Layer& layer = net.layers[i];
-        const LayerShape& s = shapes.layers[i];
-        CudaTrainLayer& t = m_layers[i];
-        const std::string label = trainingLayerLabel(net, i);
-        const bool bn = std::holds_alternative<BatchNorm2d>(layer.spec);
-        if ((layerKind(layer.spec).needs & kNeedsWeights) && !layer.weight)
-            throw Error(label + ": its weight was not materialised");
-        if (bn && (!layer.weight || !layer.bias || !layer.runningMean || !layer.runningVar))
-            throw Error(label + ": batch norm's parameters or running statistics were not materialised");
-        upload(t.weight, layer.weight, "train: a weight");
-        upload(t.bias, layer.bias, "train: a bias");
-        upload(t.mean, layer.runningMean, "train: a running mean");
-        upload(t.var, layer.runningVar, "train: a running variance");
-        t.weightCount = layer.weight ? layer.weight->numel() : 0;
-        t.biasCount = layer.bias ? layer.bias->numel() : 0;
-        const bool weighted
-            = (layerKind(layer.spec).needs & kNeedsWeights) != 0 || (bn && std::get<BatchNorm2d>(layer.spec).affine);
-        const bool adam = options.optimizer.kind == OptimizerSpec::Kind::Adam;
-        const bool momentum = !adam && options.optimizer.momentum != 0;
-        const auto state
-            = [&](bool on, gpu::DeviceBuffer& g, gpu::DeviceBuffer& first, gpu::DeviceBuffer& second, int64_t n) {
-                  if (!on)
-                      return;
-                  g = gpu::DeviceBuffer(floatBytes(n), "train: a parameter gradient");
-                  if (adam || momentum)
-                      first = gpu::DeviceBuffer(floatBytes(n), "train: the optimizer's state");
-                  if (adam)
-                      second = gpu::DeviceBuffer(floatBytes(n), "train: the optimizer's state");
-                  trainable += n;
-              };
-        t.trainWeight = weighted && layer.weight;
-        t.trainBias = weighted && layer.bias;
-        state(t.trainWeight, t.gradWeight, t.firstW, t.secondW, t.weightCount);
-        state(t.trainBias, t.gradBias, t.firstB, t.secondB, t.biasCount);
-        if (bn) {
-            const int64_t c = s.in.c;
-            if (s.in.n * s.in.h * s.in.w <= 1)
-                throw InputError(label + ": expected more than 1 value per channel when training, got input "
-                    + s.in.str() + " (PyTorch refuses it too)");
-            t.saveMean = gpu::DeviceBuffer(size_t(c) * sizeof(double), "train: batch norm's saved mean");
-            t.saveInvStd = gpu::DeviceBuffer(size_t(c) * sizeof(double), "train: batch norm's saved 1/std");
-        }
-        // Views: flatten, reshape and identity read their input's buffer (contiguous storage: the same elements in
-        // the same order); their gradient is the input's gradient buffer when the input (an earlier layer) has no
-        // other reader.
-        const bool view = std::holds_alternative<Flatten>(layer.spec) || std::holds_alternative<Reshape>(layer.spec)
-            || std::holds_alternative<Identity>(layer.spec);
-        const int src0 = s.sources.empty() ? -1 : s.sources[0];
-        if (view) {
-            m_out[i] = src0 < 0 ? m_input.floats() : m_out[size_t(src0)];
-        } else {
-            m_outBuf[i] = gpu::DeviceBuffer(floatBytes(s.out.numel()), "train: " + label + "'s output");
-            m_out[i] = m_outBuf[i].floats();
-        }
-        if (view && src0 >= 0 && m_readers[size_t(src0)] == 1) {
-            m_gradAlias[i] = 1;
-            m_grad[i] = m_grad[size_t(src0)];
-        } else {
-            m_gradBuf[i] = gpu::DeviceBuffer(floatBytes(s.out.numel()), "train: " + label + "'s gradient");
-            m_grad[i] = m_gradBuf[i].floats();
-        }
-        const std::string base = m_prefix + " · train · L" + std::to_string(i) + " " + layerKind(layer.spec).type + " "
-            + layer.name + " · ";
-        t.ranges = { base + "forward", base + "backward-data", base + "backward-weights", base + "update" };
-    }
-    if (trainable == 0)
-        throw InputError(net.name
-            + " has no trainable layer (no conv, linear, affine batch norm or prelu with parameters): there is nothing "
-              "to train");
-    for (size_t i = 0; i < count; ++i)
-        if (m_readers[i] > 1) {
-            m_scratchBuf[i] = gpu::DeviceBuffer(floatBytes(shapes.layers[i].out.numel()),
-                "train: " + trainingLayerLabel(net, i) + "'s gradient scratch");
-            m_scratch[i] = m_scratchBuf[i].floats();
-        }
-    m_flags = gpu::DeviceBuffer(count * sizeof(int), "train: the finiteness flags");
-    m_hostOutput = Tensor(shapes.layers.back().out);
-    m_hostGrad = Tensor(shapes.layers.back().out);
-    m_workspaceBytes = 0;
-    m_workspace.reset();
-    for (size_t i = 0; i < count; ++i)
-        planLayer(i);
-    if (m_workspaceBytes > 0)
-        m_workspace = gpu::DeviceBuffer(m_workspaceBytes, "train: the weight gradients' split-K partial sums");
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));
-    m_initial = net;
-    m_prepared = true;
-    reset();
-}
-
-void CudaTrainingSession::update(size_t k, int64_t step)
-{
-    CudaTrainLayer& t = m_layers[k];
-    const OptimizerSpec& o = m_train.optimizer;
-    const cudaStream_t st = m_stream->get();
-    const auto one = [&](gpu::DeviceBuffer& p, const gpu::DeviceBuffer& g, gpu::DeviceBuffer& first,
-                         gpu::DeviceBuffer& second, int64_t n) {
-        if (o.kind == OptimizerSpec::Kind::SGD) {
-            gpu::train::sgdUpdate(p.floats(), g.floats(), first.floats(), n, float(o.lr), float(o.momentum),
-                float(o.weightDecay), t.started, st);
-            return;
-        }
-        const double c1 = 1 - std::pow(o.beta1, double(step)), c2 = 1 - std::pow(o.beta2, double(step));
-        gpu::train::adamUpdate(p.floats(), g.floats(), first.floats(), second.floats(), n, float(o.lr / c1),
-            float(std::sqrt(c2)), float(o.beta1), float(o.beta2), float(o.eps), float(o.weightDecay), st);
-    };
-    if (t.trainWeight)
-        one(t.weight, t.gradWeight, t.firstW, t.secondW, t.weightCount);
-    if (t.trainBias)
-        one(t.bias, t.gradBias, t.firstB, t.secondB, t.biasCount);
-    t.started = true;
-}
-
-void CudaTrainingSession::flagGradients(size_t k, const std::vector<char>& has, bool inputHas)
-{
-    const CudaTrainLayer& t = m_layers[k];
-    int* flag = static_cast<int*>(m_flags.get()) + k;
-    const cudaStream_t st = m_stream->get();
-    if (t.trainWeight)
-        gpu::train::flagNonFinite(t.gradWeight.floats(), t.weightCount, flag, st);
-    if (t.trainBias)
-        gpu::train::flagNonFinite(t.gradBias.floats(), t.biasCount, flag, st);
-    const LayerShape& s = m_shapes.layers[k];
-    for (size_t j = 0; j < s.sources.size(); ++j) {
-        const int src = s.sources[j];
-        if (src < 0 ? inputHas : has[size_t(src)] != 0)
-            gpu::train::flagNonFinite(src < 0 ? m_inputGrad.floats() : m_grad[size_t(src)], s.ins[j].numel(), flag, st);
-    }
-}
-
-StepResult CudaTrainingSession::step(const Tensor& input, const Tensor& target, int64_t step)
-{
-    if (!m_prepared)
-        throw Error(m_prefix + ": step() before prepare()");
-    makeCurrent();
-    const Shape& want = m_shapes.input;
-    if (input.shape().numel() != want.numel() || input.shape().n != want.n)
-        throw InputError("train: the input is " + input.shape().str() + " but the network expects " + want.str());
-    const cudaStream_t st = m_stream->get();
-    const size_t count = m_net.layers.size();
-    StepResult r;
-    r.layers.assign(count, {});
-    for (CudaTrainLayer& t : m_layers)
-        t.timed = {};
-    CONVSCOPE_CUDA_CHECK(
-        cudaMemcpyAsync(m_input.get(), input.data(), floatBytes(want.numel()), cudaMemcpyHostToDevice, st));
-    CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(m_flags.get(), 0, count * sizeof(int), st));
-    const auto phase = [&](size_t i, int p, auto&& work) {
-        CudaTrainLayer& t = m_layers[i];
-        const nvtx::Range range(t.ranges[size_t(p)], "cuda");
-        t.events[size_t(2 * p)].record(st);
-        work();
-        t.events[size_t(2 * p + 1)].record(st);
-        t.timed[size_t(p)] = true;
-    };
-    m_step = step;
-    for (size_t i = 0; i < count; ++i)
-        phase(i, 0, [&] { forward(i); });
-
-    // The loss on the host: the output down, computeLoss, its gradient up.
-    const size_t last = count - 1;
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
-    {
-        const auto t0 = std::chrono::steady_clock::now();
-        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
-            m_hostOutput.data(), m_out[last], floatBytes(m_hostOutput.numel()), cudaMemcpyDeviceToHost, st));
-        CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
-        r.loss = computeLoss(m_train.loss, m_hostOutput, target, m_hostGrad);
-        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
-            m_grad[last], m_hostGrad.data(), floatBytes(m_hostGrad.numel()), cudaMemcpyHostToDevice, st));
-        CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
-        r.lossMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    }
-    bool lossFinite = std::isfinite(r.loss);
-    for (int64_t e = 0; e < m_hostGrad.numel() && lossFinite; ++e)
-        lossFinite = std::isfinite(m_hostGrad.data()[e]);
-    if (!lossFinite)
-        throw InputError("step " + std::to_string(step) + ": the loss is " + std::to_string(r.loss)
-            + "; the first layer whose gradient is not finite is " + trainingLayerLabel(m_net, last)
-            + " (its output's gradient from the loss)");
-
-    std::vector<char> has(count, 0);
-    has[last] = 1;
-    char inputHas = 0;
-    for (size_t k = count; k-- > 0;) {
-        if (!has[k])
-            continue; // nothing downstream read this output
-        CudaTrainLayer& t = m_layers[k];
-        const LayerShape& s = m_shapes.layers[k];
-        const bool bn = std::holds_alternative<BatchNorm2d>(m_net.layers[k].spec);
-        // Which inputs get a gradient, and where each is written (the total, or a scratch added on).
-        bool anyData = false;
-        for (int src : s.sources)
-            anyData = anyData || src >= 0 || m_train.inputGradient;
-        if (anyData) {
-            phase(k, 1, [&] {
-                for (size_t j = 0; j < s.sources.size(); ++j) {
-                    const int src = s.sources[j];
-                    if (src < 0 && !m_train.inputGradient)
-                        continue;
-                    char& set = src < 0 ? inputHas : has[size_t(src)];
-                    float* total = src < 0 ? m_inputGrad.floats() : m_grad[size_t(src)];
-                    if (m_gradAlias[k] && src >= 0) {
-                        set = 1; // a view's gradient is its input's buffer already
-                        continue;
-                    }
-                    float* gx = set ? (src < 0 ? m_inputScratch.floats() : m_scratch[size_t(src)]) : total;
-                    if (!gx)
-                        throw Error(trainingLayerLabel(m_net, k) + ": no scratch for a gradient with several readers");
-                    if (bn)
-                        batchNormBackward(k, gx);
-                    else
-                        backwardData(k, j, gx);
-                    if (set)
-                        gpu::train::accumulate(total, gx, s.ins[j].numel(), st);
-                    set = 1;
-                }
-            });
-        }
-        if (t.trainWeight || t.trainBias) {
-            phase(k, 2, [&] {
-                if (!bn)
-                    backwardWeights(k);
-                else if (!anyData)
-                    batchNormBackward(k, nullptr); // dγ and dβ without the input gradient
-                // else: the batch norm kernel gave dγ and dβ in the backward-data phase
-            });
-        }
-        flagGradients(k, has, inputHas != 0);
-        if (t.trainWeight || t.trainBias)
-            phase(k, 3, [&] { update(k, step); });
-    }
-    m_inputHas = inputHas != 0;
-    std::vector<int> flags(count, 0);
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(flags.data(), m_flags.get(), count * sizeof(int), cudaMemcpyDeviceToHost, st));
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
-    for (size_t k = count; k-- > 0;)
-        if (flags[k])
-            throw InputError("step " + std::to_string(step) + ": the gradient is not finite; the first layer "
-                + "whose gradient is not finite (in backward order) is " + trainingLayerLabel(m_net, k));
-    for (size_t i = 0; i < count; ++i) {
-        const CudaTrainLayer& t = m_layers[i];
-        LayerPhaseMs& ms = r.layers[i];
-        const auto elapsed = [&](int p) {
-            return t.timed[size_t(p)] ? gpu::elapsedMs(t.events[size_t(2 * p)], t.events[size_t(2 * p + 1)]) : -1.0;
-        };
-        ms.forward = elapsed(0);
-        ms.backwardData = elapsed(1);
-        ms.backwardWeights = elapsed(2);
-        ms.update = elapsed(3);
-    }
-    return r;
-}
-
-void CudaTrainingSession::reset()
-{
-    if (!m_prepared)
-        return;
-    makeCurrent();
-    const cudaStream_t st = m_stream->get();
-    for (size_t i = 0; i < m_layers.size(); ++i) {
-        const Layer& layer = m_initial.layers[i];
-        CudaTrainLayer& t = m_layers[i];
-        upload(t.weight, layer.weight, "train: a weight");
-        upload(t.bias, layer.bias, "train: a bias");
-        upload(t.mean, layer.runningMean, "train: a running mean");
-        upload(t.var, layer.runningVar, "train: a running variance");
-        for (gpu::DeviceBuffer* b : { &t.firstW, &t.secondW, &t.firstB, &t.secondB })
-            if (b->get())
-                CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(b->get(), 0, b->bytes(), st));
-        t.started = false;
-    }
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
-}
-
-std::unique_ptr<Tensor> CudaTrainingSession::download(const gpu::DeviceBuffer& src, const Shape& shape) const
-{
-    auto t = std::make_unique<Tensor>(shape);
-    if (src.bytes() < floatBytes(t->numel()))
-        throw Error(m_prefix + ": a device tensor is smaller than its shape " + shape.str());
-    CONVSCOPE_CUDA_CHECK(
-        cudaMemcpyAsync(t->data(), src.get(), floatBytes(t->numel()), cudaMemcpyDeviceToHost, m_stream->get()));
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));
-    return t;
-}
-
-Network CudaTrainingSession::trainedNetwork() const
-{
-    makeCurrent();
-    Network net = m_initial;
-    const auto fetch = [&](const gpu::DeviceBuffer& b, const std::shared_ptr<const Tensor>& like) {
-        return like && b.get() ? std::shared_ptr<const Tensor>(download(b, like->shape())) : like;
-    };
-    for (size_t i = 0; i < net.layers.size(); ++i) {
-        Layer& layer = net.layers[i];
-        const CudaTrainLayer& t = m_layers[i];
-        layer.weight = fetch(t.weight, layer.weight);
-        layer.bias = fetch(t.bias, layer.bias);
-        layer.runningMean = fetch(t.mean, layer.runningMean);
-        layer.runningVar = fetch(t.var, layer.runningVar);
-    }
-    return net;
-}
-
-std::vector<ParameterRef> CudaTrainingSession::parameters() const
-{
-    std::vector<ParameterRef> refs;
-    for (size_t i = 0; i < m_layers.size(); ++i) {
-        if (m_layers[i].trainWeight)
-            refs.push_back({ i, "weight" });
-        if (m_layers[i].trainBias)
-            refs.push_back({ i, "bias" });
-    }
-    return refs;
-}
-
-Tensor CudaTrainingSession::parameterGradient(const ParameterRef& ref) const
-{
-    if (ref.layer >= m_layers.size())
-        throw Error("train: no layer " + std::to_string(ref.layer));
-    const CudaTrainLayer& t = m_layers[ref.layer];
-    const Layer& layer = m_initial.layers[ref.layer];
-    const bool w = ref.name == "weight";
-    if (!(w ? t.trainWeight : ref.name == "bias" && t.trainBias))
-        throw Error("train: layer " + std::to_string(ref.layer) + " has no parameter " + ref.name);
-    makeCurrent();
-    return std::move(*download(w ? t.gradWeight : t.gradBias, (w ? layer.weight : layer.bias)->shape()));
-}
-
-Tensor CudaTrainingSession::inputGradient() const
-{
-    if (!m_train.inputGradient || !m_inputHas)
-        throw Error("train: the input gradient was not computed (TrainingOptions::inputGradient)");
-    makeCurrent();
-    return std::move(*download(m_inputGrad, m_shapes.input));
-}
-
-std::map<std::string, std::string> CudaTrainingSession::metadata() const
-{
-    std::map<std::string, std::string> m = gpu::deviceInfo();
-    m["algorithm"] = m_prefix;
     m["math"] = "fp32 (our kernels; no cuDNN, no cuBLAS, no TF32)";
-    m["clock"] = "CUDA events per phase; the loss on the host (steady_clock, copies included)";
-    m["optimizer_state"] = "FP32 on the device";
     m["workspace"] = gpu::mib(m_workspaceBytes) + " (the weight gradients' split-K partial sums)";
     if (m_algorithm != "direct" && m_algorithm != "implicit_gemm")
         m["training_kernels"] = m_prefix
             + " trains with cuda.implicit_gemm's kernels (the forward's implicit GEMM, "
               "the backward's phase-form data gradient and split-K weight gradient)";
-    for (size_t i = 0; i < m_layers.size(); ++i)
-        if (!m_layers[i].note.empty())
-            m["layer " + std::to_string(i) + " " + m_net.layers[i].name] = m_layers[i].note;
-    return m;
 }
 
 std::unique_ptr<TrainingSession> makeTrainingSession(const std::string& algorithm, const SessionOptions& options)

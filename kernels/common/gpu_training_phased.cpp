@@ -1,38 +1,33 @@
-// The cudnn session's phased step (training.h: forwardPass, zeroGradients, backwardPass, updateParameters), which the
-// DCGAN loop (compute/training/gan_run.h) drives: the same forward, per-layer backward and optimizer kernels as step(),
-// with the update deferred and each parameter's gradient added into a sum buffer (allocated at the first
-// zeroGradients) after every backward pass. One GPU only: data parallel averages inside step().
+// The GPU training sessions' phased step (training.h: forwardPass, zeroGradients, backwardPass, updateParameters),
+// which the DCGAN loop (compute/training/gan_run.h) drives on cuda and cudnn alike: the same forward, per-layer
+// backward (backwardLayer) and optimizer kernels as step(), with the update deferred and each parameter's gradient
+// added into a sum buffer (allocated at the first zeroGradients) after every backward pass. One GPU only (the cudnn
+// session refuses it under data parallel, which averages inside step()).
 #include "compute/error.h"
-#include "compute/nvtx.h"
 #include "kernels/common/cuda_check.h"
-#include "kernels/cudnn/training_layers.h"
+#include "kernels/common/gpu_training_session.h"
+#include "kernels/common/training_kernels.cuh"
 
-namespace convscope::cudnn {
+namespace convscope::gpu {
 
 namespace {
     size_t floatBytes(int64_t count) { return size_t(count) * sizeof(float); }
 } // namespace
 
-Handles& CudnnTrainingSession::beginPass()
+void GpuTrainingSessionBase::beginPass()
 {
     if (!m_prepared)
         throw Error(m_prefix + ": the phased step before prepare()");
-    if (m_ddp)
-        throw UnsupportedError(m_prefix + ": the phased training step (a GAN's) is unsupported under data parallel");
+    checkPhased();
     makeCurrent();
-    Handles& h = threadHandles();
-    const cudaStream_t st = m_stream->get();
-    CONVSCOPE_CUDNN_CHECK(cudnnSetStream(h.cudnn, st));
-    CONVSCOPE_CUBLAS_CHECK(cublasSetStream(h.cublas, st));
-    CONVSCOPE_CUBLAS_CHECK(cublasSetMathMode(h.cublas, CUBLAS_PEDANTIC_MATH));
-    for (TrainLayer& t : m_layers)
-        t.timed = {};
-    return h;
+    passStarts();
+    for (size_t i = 0; i < layerCount(); ++i)
+        layerState(i).timed = {};
 }
 
-Tensor CudnnTrainingSession::forwardPass(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times)
+Tensor GpuTrainingSessionBase::forwardPass(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times)
 {
-    Handles& h = beginPass();
+    beginPass();
     const Shape& want = m_shapes.input;
     if (input.shape().numel() != want.numel() || input.shape().n != want.n)
         throw InputError("train: the input is " + input.shape().str() + " but the network expects " + want.str());
@@ -40,9 +35,9 @@ Tensor CudnnTrainingSession::forwardPass(const Tensor& input, int64_t step, std:
     CONVSCOPE_CUDA_CHECK(
         cudaMemcpyAsync(m_input.get(), input.data(), floatBytes(want.numel()), cudaMemcpyHostToDevice, st));
     m_step = step;
-    for (size_t i = 0; i < m_layers.size(); ++i)
-        timedPhase(i, 0, [&] { forward(i, h); });
-    const size_t last = m_layers.size() - 1;
+    for (size_t i = 0; i < layerCount(); ++i)
+        timedPhase(i, 0, [&] { forward(i); });
+    const size_t last = layerCount() - 1;
     CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
         m_hostOutput.data(), m_out[last], floatBytes(m_hostOutput.numel()), cudaMemcpyDeviceToHost, st));
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
@@ -50,16 +45,17 @@ Tensor CudnnTrainingSession::forwardPass(const Tensor& input, int64_t step, std:
     return m_hostOutput.clone();
 }
 
-void CudnnTrainingSession::zeroGradients()
+void GpuTrainingSessionBase::zeroGradients()
 {
     beginPass();
     const cudaStream_t st = m_stream->get();
-    for (TrainLayer& t : m_layers) {
-        const auto zero = [&](gpu::DeviceBuffer& sum, bool trains, int64_t count, const char* what) {
+    for (size_t i = 0; i < layerCount(); ++i) {
+        TrainLayerState& t = layerState(i);
+        const auto zero = [&](DeviceBuffer& sum, bool trains, int64_t count, const char* what) {
             if (!trains)
                 return;
             if (!sum.get())
-                sum = gpu::DeviceBuffer(floatBytes(count), what);
+                sum = DeviceBuffer(floatBytes(count), what);
             CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(sum.get(), 0, sum.bytes(), st));
         };
         zero(t.sumW, t.trainWeight, t.weightCount, "train: a weight gradient's sum");
@@ -69,18 +65,22 @@ void CudnnTrainingSession::zeroGradients()
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
 }
 
-void CudnnTrainingSession::backwardPass(const Tensor& outputGradient, int64_t step, std::vector<LayerPhaseMs>& times)
+void GpuTrainingSessionBase::backwardPass(const Tensor& outputGradient, int64_t step, std::vector<LayerPhaseMs>& times)
 {
-    const size_t count = m_layers.size(), last = count - 1;
+    if (!m_prepared)
+        throw Error(m_prefix + ": the phased step before prepare()");
+    const size_t count = layerCount(), last = count - 1;
     if (outputGradient.numel() != m_hostGrad.numel())
         throw InputError("train: the output gradient is " + outputGradient.shape().str()
             + " but the network's output is " + m_hostGrad.shape().str());
-    for (const TrainLayer& t : m_layers)
+    for (size_t i = 0; i < count; ++i) {
+        const TrainLayerState& t = layerState(i);
         if ((t.trainWeight && !t.sumW.get()) || (t.trainBias && !t.sumB.get())) {
             zeroGradients();
             break;
         }
-    Handles& h = beginPass();
+    }
+    beginPass();
     const cudaStream_t st = m_stream->get();
     CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
         m_grad[last], outputGradient.data(), floatBytes(outputGradient.numel()), cudaMemcpyHostToDevice, st));
@@ -91,8 +91,8 @@ void CudnnTrainingSession::backwardPass(const Tensor& outputGradient, int64_t st
     for (size_t k = count; k-- > 0;) {
         if (!has[k])
             continue;
-        backwardLayer(k, has, inputHas, h);
-        TrainLayer& t = m_layers[k];
+        backwardLayer(k, has, inputHas);
+        TrainLayerState& t = layerState(k);
         if (t.trainWeight)
             train::accumulate(t.sumW.floats(), t.gW, t.weightCount, st);
         if (t.trainBias)
@@ -104,12 +104,12 @@ void CudnnTrainingSession::backwardPass(const Tensor& outputGradient, int64_t st
     readTimes(times);
 }
 
-void CudnnTrainingSession::updateParameters(int64_t step, std::vector<LayerPhaseMs>& times)
+void GpuTrainingSessionBase::updateParameters(int64_t step, std::vector<LayerPhaseMs>& times)
 {
     beginPass();
     const cudaStream_t st = m_stream->get();
-    for (size_t k = 0; k < m_layers.size(); ++k) {
-        TrainLayer& t = m_layers[k];
+    for (size_t k = 0; k < layerCount(); ++k) {
+        TrainLayerState& t = layerState(k);
         if (!t.summed)
             continue; // no gradient reached it: PyTorch's optimizer skips a parameter whose grad is None
         timedPhase(k, 3, [&] {
@@ -127,4 +127,4 @@ void CudnnTrainingSession::updateParameters(int64_t step, std::vector<LayerPhase
     readTimes(times);
 }
 
-} // namespace convscope::cudnn
+} // namespace convscope::gpu

@@ -1,0 +1,491 @@
+// The GPU training sessions' shared flow (gpu_training_session.h): prepare, the step, the phases' timing and flags,
+// reset and the host copies. The per-kind work is the session's (planLayer, forward, backwardData, ...).
+#include "kernels/common/gpu_training_session.h"
+
+#include "compute/error.h"
+#include "compute/layer_kinds.h"
+#include "compute/nvtx.h"
+#include "kernels/common/cuda_check.h"
+#include "kernels/common/device_info.h"
+#include "kernels/common/training_kernels.cuh"
+
+#include <chrono>
+#include <cmath>
+
+namespace convscope::gpu {
+
+namespace {
+    size_t floatBytes(int64_t count) { return size_t(count) * sizeof(float); }
+} // namespace
+
+GpuTrainingSessionBase::GpuTrainingSessionBase(std::string backend, std::string algorithm, SessionOptions options)
+    : m_backend(std::move(backend))
+    , m_algorithm(std::move(algorithm))
+    , m_prefix(m_backend + "." + m_algorithm)
+    , m_options(std::move(options))
+{
+}
+
+GpuTrainingSessionBase::~GpuTrainingSessionBase() { finishQueuedWork(); }
+
+void GpuTrainingSessionBase::finishQueuedWork() noexcept
+{
+    // Queued work must finish before the buffers it uses are freed.
+    if (m_stream && !isPoisoned())
+        (void)cudaStreamSynchronize(m_stream->get());
+}
+
+void GpuTrainingSessionBase::requireFp32() const
+{
+    if (m_options.math != MathMode::FP32)
+        throw UnsupportedError(m_prefix + ": training in " + mathModeName(m_options.math) + " is unsupported on "
+            + m_backend + " (the training step runs FP32 math only; leave --math at fp32)");
+}
+
+void GpuTrainingSessionBase::openDevice()
+{
+    requireUsable();
+    m_device = selectDevice();
+    m_stream = std::make_unique<CudaStream>();
+}
+
+void GpuTrainingSessionBase::makeCurrent() const { CONVSCOPE_CUDA_CHECK(cudaSetDevice(m_device)); }
+
+void GpuTrainingSessionBase::upload(DeviceBuffer& dst, const std::shared_ptr<const Tensor>& src, const char* what)
+{
+    if (!src)
+        return;
+    if (!dst.get())
+        dst = DeviceBuffer(floatBytes(src->numel()), what);
+    CONVSCOPE_CUDA_CHECK(
+        cudaMemcpyAsync(dst.get(), src->data(), floatBytes(src->numel()), cudaMemcpyHostToDevice, m_stream->get()));
+}
+
+const float* GpuTrainingSessionBase::in(size_t i, size_t j) const
+{
+    const int src = m_shapes.layers[i].sources.at(j);
+    return src < 0 ? m_input.floats() : m_out[size_t(src)];
+}
+
+void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shapes, const TrainingOptions& options)
+{
+    makeCurrent();
+    if (!shapes.ok())
+        throw InputError("train: the network has a shape error: " + shapes.firstError());
+    for (size_t i = 0; i < net.layers.size(); ++i)
+        if (const std::string why = refusal(net, shapes, i); !why.empty())
+            throw UnsupportedError(m_prefix + ": " + trainingLayerLabel(net, i) + ": " + why
+                + "; train refuses the network rather than skip the layer");
+    checkOptimizer(options.optimizer);
+    m_prepared = false;
+    m_net = net;
+    m_shapes = shapes;
+    m_train = options;
+    const size_t count = net.layers.size();
+    resetLayers(count);
+    m_outBuf.clear();
+    m_gradBuf.clear();
+    m_scratchBuf.clear();
+    m_outBuf.resize(count);
+    m_gradBuf.resize(count);
+    m_scratchBuf.resize(count);
+    m_out.assign(count, nullptr);
+    m_grad.assign(count, nullptr);
+    m_scratch.assign(count, nullptr);
+    m_readers.assign(count, 0);
+    m_gradAlias.assign(count, 0);
+    int inputReaders = 0;
+    for (size_t i = 0; i < count; ++i)
+        for (int src : shapes.layers[i].sources)
+            src < 0 ? ++inputReaders : ++m_readers[size_t(src)];
+    m_input = DeviceBuffer(floatBytes(shapes.input.numel()), "train: the input");
+    m_inputGrad = DeviceBuffer(floatBytes(shapes.input.numel()), "train: the input gradient");
+    if (inputReaders > 1)
+        m_inputScratch = DeviceBuffer(floatBytes(shapes.input.numel()), "train: the input gradient's scratch");
+    int64_t trainable = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const Layer& layer = net.layers[i];
+        const LayerShape& s = shapes.layers[i];
+        TrainLayerState& t = layerState(i);
+        const std::string label = trainingLayerLabel(net, i);
+        const bool bn = std::holds_alternative<BatchNorm2d>(layer.spec);
+        if ((layerKind(layer.spec).needs & kNeedsWeights) && !layer.weight)
+            throw Error(label + ": its weight was not materialised");
+        if (bn && (!layer.weight || !layer.bias || !layer.runningMean || !layer.runningVar))
+            throw Error(label + ": batch norm's parameters or running statistics were not materialised");
+        upload(t.weight, layer.weight, "train: a weight");
+        upload(t.bias, layer.bias, "train: a bias");
+        upload(t.mean, layer.runningMean, "train: a running mean");
+        upload(t.var, layer.runningVar, "train: a running variance");
+        t.weightCount = layer.weight ? layer.weight->numel() : 0;
+        t.biasCount = layer.bias ? layer.bias->numel() : 0;
+        const bool weighted
+            = (layerKind(layer.spec).needs & kNeedsWeights) != 0 || (bn && std::get<BatchNorm2d>(layer.spec).affine);
+        const bool adam = options.optimizer.kind == OptimizerSpec::Kind::Adam;
+        const bool momentum = !adam && options.optimizer.momentum != 0;
+        const auto state
+            = [&](bool on, DeviceBuffer& g, float*& gp, DeviceBuffer& first, DeviceBuffer& second, int64_t n) {
+                  if (!on)
+                      return;
+                  g = DeviceBuffer(floatBytes(n), "train: a parameter gradient");
+                  gp = g.floats();
+                  if (adam || momentum)
+                      first = DeviceBuffer(floatBytes(n), "train: the optimizer's state");
+                  if (adam)
+                      second = DeviceBuffer(floatBytes(n), "train: the optimizer's state");
+                  trainable += n;
+              };
+        t.trainWeight = weighted && layer.weight;
+        t.trainBias = weighted && layer.bias;
+        state(t.trainWeight, t.gradWeight, t.gW, t.firstW, t.secondW, t.weightCount);
+        state(t.trainBias, t.gradBias, t.gB, t.firstB, t.secondB, t.biasCount);
+        prepareLayer(i);
+        // Views: flatten, reshape and identity read their input's buffer (contiguous storage: the same elements in
+        // the same order); their gradient is the input's gradient buffer when the input (an earlier layer) has no
+        // other reader. (The cudnn session refuses reshape.)
+        const bool view = std::holds_alternative<Flatten>(layer.spec) || std::holds_alternative<Reshape>(layer.spec)
+            || std::holds_alternative<Identity>(layer.spec);
+        const int src0 = s.sources.empty() ? -1 : s.sources[0];
+        if (view) {
+            m_out[i] = src0 < 0 ? m_input.floats() : m_out[size_t(src0)];
+        } else {
+            m_outBuf[i] = DeviceBuffer(floatBytes(s.out.numel()), "train: " + label + "'s output");
+            m_out[i] = m_outBuf[i].floats();
+        }
+        if (view && src0 >= 0 && m_readers[size_t(src0)] == 1) {
+            m_gradAlias[i] = 1;
+            m_grad[i] = m_grad[size_t(src0)];
+        } else {
+            m_gradBuf[i] = DeviceBuffer(floatBytes(s.out.numel()), "train: " + label + "'s gradient");
+            m_grad[i] = m_gradBuf[i].floats();
+        }
+        const std::string base = m_prefix + " · train · L" + std::to_string(i) + " " + layerKind(layer.spec).type + " "
+            + layer.name + " · ";
+        t.ranges = { base + "forward", base + "backward-data", base + "backward-weights", base + "update" };
+    }
+    if (trainable == 0)
+        throw InputError(net.name
+            + " has no trainable layer (no conv, linear, affine batch norm or prelu with parameters): there is nothing "
+              "to train");
+    afterLayerBuffers();
+    for (size_t i = 0; i < count; ++i)
+        if (m_readers[i] > 1) {
+            m_scratchBuf[i] = DeviceBuffer(floatBytes(shapes.layers[i].out.numel()),
+                "train: " + trainingLayerLabel(net, i) + "'s gradient scratch");
+            m_scratch[i] = m_scratchBuf[i].floats();
+        }
+    m_flags = DeviceBuffer(count * sizeof(int), "train: the finiteness flags");
+    m_hostOutput = Tensor(shapes.layers.back().out);
+    m_hostGrad = Tensor(shapes.layers.back().out);
+    passStarts();
+    m_workspaceBytes = 0;
+    m_workspace.reset();
+    for (size_t i = 0; i < count; ++i)
+        planLayer(i);
+    if (m_workspaceBytes > 0)
+        m_workspace = DeviceBuffer(m_workspaceBytes, workspaceWhat());
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));
+    m_initial = net;
+    m_prepared = true;
+    reset();
+}
+
+void GpuTrainingSessionBase::update(size_t k, int64_t step)
+{
+    TrainLayerState& t = layerState(k);
+    const OptimizerSpec& o = m_train.optimizer;
+    const cudaStream_t st = m_stream->get();
+    const auto one = [&](DeviceBuffer& p, const float* g, DeviceBuffer& first, DeviceBuffer& second, int64_t n) {
+        if (o.kind == OptimizerSpec::Kind::SGD) {
+            train::sgdUpdate(
+                p.floats(), g, first.floats(), n, float(o.lr), float(o.momentum), float(o.weightDecay), t.started, st);
+            return;
+        }
+        const double c1 = 1 - std::pow(o.beta1, double(step)), c2 = 1 - std::pow(o.beta2, double(step));
+        train::adamUpdate(p.floats(), g, first.floats(), second.floats(), n, float(o.lr / c1), float(std::sqrt(c2)),
+            float(o.beta1), float(o.beta2), float(o.eps), float(o.weightDecay), st);
+    };
+    if (t.trainWeight)
+        one(t.weight, t.gW, t.firstW, t.secondW, t.weightCount);
+    if (t.trainBias)
+        one(t.bias, t.gB, t.firstB, t.secondB, t.biasCount);
+    t.started = true;
+}
+
+void GpuTrainingSessionBase::flagGradients(size_t k, const std::vector<char>& has, bool inputHas)
+{
+    const TrainLayerState& t = layerState(k);
+    int* flag = static_cast<int*>(m_flags.get()) + k;
+    const cudaStream_t st = m_stream->get();
+    if (t.trainWeight)
+        train::flagNonFinite(t.gW, t.weightCount, flag, st);
+    if (t.trainBias)
+        train::flagNonFinite(t.gB, t.biasCount, flag, st);
+    const LayerShape& s = m_shapes.layers[k];
+    for (size_t j = 0; j < s.sources.size(); ++j) {
+        const int src = s.sources[j];
+        if (src < 0 ? inputHas : has[size_t(src)] != 0)
+            train::flagNonFinite(src < 0 ? m_inputGrad.floats() : m_grad[size_t(src)], s.ins[j].numel(), flag, st);
+    }
+}
+
+void GpuTrainingSessionBase::beginStep(const Tensor& input)
+{
+    if (!m_prepared)
+        throw Error(m_prefix + ": step() before prepare()");
+    makeCurrent();
+    const Shape& want = m_shapes.input;
+    if (input.shape().numel() != want.numel() || input.shape().n != want.n)
+        throw InputError("train: the input is " + input.shape().str() + " but the network expects " + want.str());
+    passStarts();
+    for (size_t i = 0; i < layerCount(); ++i)
+        layerState(i).timed = {};
+}
+
+void GpuTrainingSessionBase::uploadAndForward(const Tensor& input, int64_t step)
+{
+    const cudaStream_t st = m_stream->get();
+    CONVSCOPE_CUDA_CHECK(
+        cudaMemcpyAsync(m_input.get(), input.data(), floatBytes(m_shapes.input.numel()), cudaMemcpyHostToDevice, st));
+    CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(m_flags.get(), 0, layerCount() * sizeof(int), st));
+    m_step = step;
+    for (size_t i = 0; i < layerCount(); ++i)
+        timedPhase(i, 0, [&] { forward(i); });
+}
+
+bool GpuTrainingSessionBase::lossOnHost(const Tensor& target, StepResult& r)
+{
+    // The output down, computeLoss, its gradient up.
+    const cudaStream_t st = m_stream->get();
+    const size_t last = layerCount() - 1;
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
+    const auto t0 = std::chrono::steady_clock::now();
+    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
+        m_hostOutput.data(), m_out[last], floatBytes(m_hostOutput.numel()), cudaMemcpyDeviceToHost, st));
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
+    r.loss = computeLoss(m_train.loss, m_hostOutput, target, m_hostGrad);
+    CONVSCOPE_CUDA_CHECK(
+        cudaMemcpyAsync(m_grad[last], m_hostGrad.data(), floatBytes(m_hostGrad.numel()), cudaMemcpyHostToDevice, st));
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
+    r.lossMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    bool finite = std::isfinite(r.loss);
+    for (int64_t e = 0; e < m_hostGrad.numel() && finite; ++e)
+        finite = std::isfinite(m_hostGrad.data()[e]);
+    return finite;
+}
+
+void GpuTrainingSessionBase::throwLossNotFinite(int64_t step, double loss, const char* what) const
+{
+    throw InputError("step " + std::to_string(step) + ": " + what + " is " + std::to_string(loss)
+        + "; the first layer whose gradient is not finite is " + trainingLayerLabel(m_net, layerCount() - 1)
+        + " (its output's gradient from the loss)");
+}
+
+StepResult GpuTrainingSessionBase::step(const Tensor& input, const Tensor& target, int64_t step)
+{
+    beginStep(input);
+    const size_t count = layerCount();
+    StepResult r;
+    r.layers.assign(count, {});
+    uploadAndForward(input, step);
+    if (!lossOnHost(target, r))
+        throwLossNotFinite(step, r.loss, "the loss");
+    std::vector<char> has(count, 0);
+    has[count - 1] = 1;
+    char inputHas = 0;
+    for (size_t k = count; k-- > 0;) {
+        if (!has[k])
+            continue; // nothing downstream read this output
+        backwardLayer(k, has, inputHas);
+        if (trains(k))
+            timedPhase(k, 3, [&] { update(k, step); });
+    }
+    m_inputHas = inputHas != 0;
+    throwIfGradientFlagged(step);
+    readTimes(r.layers);
+    return r;
+}
+
+void GpuTrainingSessionBase::throwIfGradientFlagged(int64_t step) const
+{
+    const size_t count = layerCount();
+    std::vector<int> flags(count, 0);
+    CONVSCOPE_CUDA_CHECK(
+        cudaMemcpyAsync(flags.data(), m_flags.get(), count * sizeof(int), cudaMemcpyDeviceToHost, m_stream->get()));
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));
+    for (size_t k = count; k-- > 0;)
+        if (flags[k])
+            throw InputError("step " + std::to_string(step) + ": the gradient is not finite; the first layer "
+                + "whose gradient is not finite (in backward order) is " + trainingLayerLabel(m_net, k));
+}
+
+void GpuTrainingSessionBase::timedPhase(size_t i, int p, const std::function<void()>& work)
+{
+    TrainLayerState& t = layerState(i);
+    const nvtx::Range range(t.ranges[size_t(p)], m_backend);
+    t.events[size_t(2 * p)].record(m_stream->get());
+    work();
+    t.events[size_t(2 * p + 1)].record(m_stream->get());
+    t.timed[size_t(p)] = true;
+}
+
+void GpuTrainingSessionBase::backwardLayer(size_t k, std::vector<char>& has, char& inputHas)
+{
+    const cudaStream_t st = m_stream->get();
+    const LayerShape& s = m_shapes.layers[k];
+    const bool bn = std::holds_alternative<BatchNorm2d>(m_net.layers[k].spec);
+    // Which inputs get a gradient, and where each is written (the total, or a scratch added on).
+    bool anyData = false;
+    for (int src : s.sources)
+        anyData = anyData || src >= 0 || m_train.inputGradient;
+    if (anyData) {
+        timedPhase(k, 1, [&] {
+            for (size_t j = 0; j < s.sources.size(); ++j) {
+                const int src = s.sources[j];
+                if (src < 0 && !m_train.inputGradient)
+                    continue;
+                char& set = src < 0 ? inputHas : has[size_t(src)];
+                float* total = src < 0 ? m_inputGrad.floats() : m_grad[size_t(src)];
+                if (m_gradAlias[k] && src >= 0) {
+                    set = 1; // a view's gradient is its input's buffer already
+                    continue;
+                }
+                float* gx = set ? (src < 0 ? m_inputScratch.floats() : m_scratch[size_t(src)]) : total;
+                if (!gx)
+                    throw Error(trainingLayerLabel(m_net, k) + ": no scratch for a gradient with several readers");
+                if (bn)
+                    batchNormBackward(k, gx);
+                else
+                    backwardData(k, j, gx);
+                if (set)
+                    train::accumulate(total, gx, s.ins[j].numel(), st);
+                set = 1;
+            }
+        });
+    }
+    if (trains(k)) {
+        timedPhase(k, 2, [&] {
+            if (!bn)
+                backwardWeights(k);
+            else if (!anyData)
+                batchNormBackward(k, nullptr); // dγ and dβ without the input gradient
+            // else: batch norm's backward gave dγ and dβ in the backward-data phase
+        });
+    }
+    flagGradients(k, has, inputHas != 0);
+}
+
+void GpuTrainingSessionBase::readTimes(std::vector<LayerPhaseMs>& times) const
+{
+    times.assign(layerCount(), {});
+    for (size_t i = 0; i < layerCount(); ++i) {
+        const TrainLayerState& t = layerState(i);
+        const auto elapsed = [&](int p) {
+            return t.timed[size_t(p)] ? elapsedMs(t.events[size_t(2 * p)], t.events[size_t(2 * p + 1)]) : -1.0;
+        };
+        times[i] = { elapsed(0), elapsed(1), elapsed(2), elapsed(3) };
+    }
+}
+
+void GpuTrainingSessionBase::reset()
+{
+    if (!m_prepared)
+        return;
+    makeCurrent();
+    const cudaStream_t st = m_stream->get();
+    for (size_t i = 0; i < layerCount(); ++i) {
+        const Layer& layer = m_initial.layers[i];
+        TrainLayerState& t = layerState(i);
+        upload(t.weight, layer.weight, "train: a weight");
+        upload(t.bias, layer.bias, "train: a bias");
+        upload(t.mean, layer.runningMean, "train: a running mean");
+        upload(t.var, layer.runningVar, "train: a running variance");
+        for (DeviceBuffer* b : { &t.firstW, &t.secondW, &t.firstB, &t.secondB })
+            if (b->get())
+                CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(b->get(), 0, b->bytes(), st));
+        t.started = false;
+    }
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
+}
+
+std::unique_ptr<Tensor> GpuTrainingSessionBase::download(const DeviceBuffer& src, const Shape& shape) const
+{
+    auto t = std::make_unique<Tensor>(shape);
+    if (src.bytes() < floatBytes(t->numel()))
+        throw Error(m_prefix + ": a device tensor is smaller than its shape " + shape.str());
+    CONVSCOPE_CUDA_CHECK(
+        cudaMemcpyAsync(t->data(), src.get(), floatBytes(t->numel()), cudaMemcpyDeviceToHost, m_stream->get()));
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));
+    return t;
+}
+
+Network GpuTrainingSessionBase::trainedNetwork() const
+{
+    makeCurrent();
+    Network net = m_initial;
+    const auto fetch = [&](const DeviceBuffer& b, const std::shared_ptr<const Tensor>& like) {
+        return like && b.get() ? std::shared_ptr<const Tensor>(download(b, like->shape())) : like;
+    };
+    for (size_t i = 0; i < net.layers.size(); ++i) {
+        Layer& layer = net.layers[i];
+        const TrainLayerState& t = layerState(i);
+        layer.weight = fetch(t.weight, layer.weight);
+        layer.bias = fetch(t.bias, layer.bias);
+        layer.runningMean = fetch(t.mean, layer.runningMean);
+        layer.runningVar = fetch(t.var, layer.runningVar);
+    }
+    return net;
+}
+
+std::vector<ParameterRef> GpuTrainingSessionBase::parameters() const
+{
+    std::vector<ParameterRef> refs;
+    for (size_t i = 0; i < layerCount(); ++i) {
+        if (layerState(i).trainWeight)
+            refs.push_back({ i, "weight" });
+        if (layerState(i).trainBias)
+            refs.push_back({ i, "bias" });
+    }
+    return refs;
+}
+
+Tensor GpuTrainingSessionBase::parameterGradient(const ParameterRef& ref) const
+{
+    if (ref.layer >= layerCount())
+        throw Error("train: no layer " + std::to_string(ref.layer));
+    const TrainLayerState& t = layerState(ref.layer);
+    const Layer& layer = m_initial.layers[ref.layer];
+    const bool w = ref.name == "weight";
+    if (!(w ? t.trainWeight : ref.name == "bias" && t.trainBias))
+        throw Error("train: layer " + std::to_string(ref.layer) + " has no parameter " + ref.name);
+    makeCurrent();
+    Tensor g((w ? layer.weight : layer.bias)->shape());
+    CONVSCOPE_CUDA_CHECK(
+        cudaMemcpyAsync(g.data(), w ? t.gW : t.gB, floatBytes(g.numel()), cudaMemcpyDeviceToHost, m_stream->get()));
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));
+    return g;
+}
+
+Tensor GpuTrainingSessionBase::inputGradient() const
+{
+    if (!m_train.inputGradient || !m_inputHas)
+        throw Error("train: the input gradient was not computed (TrainingOptions::inputGradient)");
+    makeCurrent();
+    return std::move(*download(m_inputGrad, m_shapes.input));
+}
+
+std::map<std::string, std::string> GpuTrainingSessionBase::metadata() const
+{
+    std::map<std::string, std::string> m = deviceInfo();
+    m["algorithm"] = m_prefix;
+    m["clock"] = "CUDA events per phase; the loss on the host (steady_clock, copies included)";
+    m["optimizer_state"] = "FP32 on the device";
+    m["workspace"] = mib(m_workspaceBytes);
+    for (size_t i = 0; i < layerCount(); ++i)
+        if (!layerState(i).note.empty())
+            m["layer " + std::to_string(i) + " " + m_net.layers[i].name] = layerState(i).note;
+    extraMetadata(m);
+    return m;
+}
+
+} // namespace convscope::gpu

@@ -1,0 +1,192 @@
+// The flow both GPU training sessions share (issue 33): the cuda session on our kernels
+// (kernels/cuda/training/cuda_training_session.h) and the cudnn session on cuDNN and cuBLAS
+// (kernels/cudnn/training_layers.h) differ only in what runs per layer kind; everything else is here, compiled into
+// kernels_common and so into each module:
+//
+//   prepare   (untimed) the refusals (the session's own rule per layer), every parameter, running statistic, gradient
+//             and optimizer state copied to or allocated on the device once, each layer's output, output gradient and
+//             gradient scratch (views — flatten, reshape, identity — read their input's buffer, and share its
+//             gradient when the input has one reader), then the session plans each layer (planLayer) and the base
+//             allocates the largest workspace a plan asked for (m_workspaceBytes).
+//   step      the input up; the forward in training mode; the loss on the host (the output down, computeLoss, its
+//             gradient up, timed on the host with the copies); the backward in reverse layer order with each layer's
+//             update (our SGD / Adam kernel, FP32 state) right after its gradients, as the CPU's session; one
+//             synchronisation at the end, which reads the events and the finiteness flags (a kernel per gradient,
+//             outside the timed phases; the first flagged layer in backward order is named). A tensor read by several
+//             layers sums their gradients (the first writes the gradient buffer, the others a scratch buffer added
+//             on); a layer whose output nothing reads gets no gradient and no update.
+//   phased    forwardPass / zeroGradients / backwardPass / updateParameters (training.h; gpu_training_phased.cpp): the
+//             same forward, per-layer backward and optimizer kernels as step(), with the update deferred and each
+//             parameter's gradient added into a sum buffer (allocated at the first zeroGradients) after every
+//             backward pass; what the DCGAN loop (compute/training/gan_run.h) drives.
+//
+// Each phase of each layer (0 forward, 1 backward-data, 2 backward-weights, 3 update) runs between two CUDA events
+// inside an NVTX range named as the CPU's ("cuda.implicit_gemm · train · L3 conv2d c1 · backward-data"). FP32 NCHW
+// tensors on the device. A session derives from GpuTrainingSession<its layer struct> and supplies the per-kind work.
+#pragma once
+
+#include "compute/training/training.h"
+#include "kernels/common/device_buffer.h"
+
+#include <array>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace convscope::gpu {
+
+// One layer's device state that every GPU training session keeps; a session's layer struct derives from it and adds
+// its plan (descriptors, geometries, tables).
+struct TrainLayerState {
+    // The session's parameters, running statistics, gradients and optimizer state, on the device.
+    DeviceBuffer weight, bias, mean, var, gradWeight, gradBias;
+    // Where the gradients are written: gradWeight / gradBias, or (the cudnn session under data parallel) a window of
+    // a bucket's flat buffer, so the all-reduce needs no copy.
+    float *gW = nullptr, *gB = nullptr;
+    DeviceBuffer firstW, secondW, firstB, secondB; // SGD: momentum buffer in first; Adam: exp_avg, exp_avg_sq
+    int64_t weightCount = 0, biasCount = 0;
+    bool trainWeight = false, trainBias = false;
+    bool started = false; // the optimizer has stepped (SGD's momentum buffer is set)
+    // The phased step: the gradients summed over backwardPass calls since zeroGradients.
+    DeviceBuffer sumW, sumB;
+    bool summed = false;
+    // Batch norm: the forward's batch mean and 1/std (their element type is the session's: prepareLayer allocates).
+    DeviceBuffer saveMean, saveInvStd;
+    DeviceBuffer mask; // dropout: this step's mask (0 or 1 / (1 − p)), drawn on the host
+    std::vector<float> hostMask;
+    std::string note; // what runs, for metadata
+    std::array<std::string, 4> ranges; // NVTX names of the four phases
+    std::array<CudaEvent, 8> events; // start and stop of each phase
+    std::array<bool, 4> timed {}; // which phases ran since the last pass began
+};
+
+class GpuTrainingSessionBase : public TrainingSession {
+public:
+    ~GpuTrainingSessionBase() override;
+
+    void prepare(const Network& net, const ShapeReport& shapes, const TrainingOptions& options) final;
+    StepResult step(const Tensor& input, const Tensor& target, int64_t step) override;
+    void reset() final;
+    Network trainedNetwork() const final;
+    Tensor parameterGradient(const ParameterRef& ref) const final;
+    Tensor inputGradient() const final;
+    std::vector<ParameterRef> parameters() const final;
+    std::map<std::string, std::string> metadata() const final;
+    // gpu_training_phased.cpp
+    Tensor forwardPass(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times) final;
+    void zeroGradients() final;
+    void backwardPass(const Tensor& outputGradient, int64_t step, std::vector<LayerPhaseMs>& times) final;
+    void updateParameters(int64_t step, std::vector<LayerPhaseMs>& times) final;
+
+protected:
+    // backend "cuda" or "cudnn" (the NVTX colour and the messages); the prefix is "<backend>.<algorithm>".
+    GpuTrainingSessionBase(std::string backend, std::string algorithm, SessionOptions options);
+
+    // For the sessions' constructors: throws UnsupportedError for a math mode other than FP32; the device checked,
+    // selected, and the session's stream made.
+    void requireFp32() const;
+    void openDevice();
+    // Waits for queued work (not on a poisoned device): the most derived destructor calls it before any buffer goes.
+    void finishQueuedWork() noexcept;
+
+    // The session's layers (GpuTrainingSession<Layer> below).
+    virtual TrainLayerState& layerState(size_t i) = 0;
+    virtual const TrainLayerState& layerState(size_t i) const = 0;
+    virtual void resetLayers(size_t count) = 0;
+
+    // What each session does per layer kind.
+    // Why layer i cannot train on this session (empty: it can).
+    virtual std::string refusal(const Network& net, const ShapeReport& shapes, size_t i) const = 0;
+    // In prepare, after layer i's parameters, gradients and optimizer state exist: what else it needs (batch norm's
+    // saved statistics).
+    virtual void prepareLayer(size_t /*i*/) { }
+    // In prepare, after every layer's buffers and before the scratch buffers (the cudnn session's data parallel).
+    virtual void afterLayerBuffers() { }
+    // Layer i's plan, once, every buffer allocated (geometries, tables, algorithms); raises m_workspaceBytes to what
+    // it needs.
+    virtual void planLayer(size_t i) = 0;
+    virtual void forward(size_t i) = 0;
+    // The gradient of layer k's input j into `gx` (every element written).
+    virtual void backwardData(size_t k, size_t j, float* gx) = 0;
+    // dW and db of layer k (not batch norm).
+    virtual void backwardWeights(size_t k) = 0;
+    // dγ, dβ and (gx not null) dx of batch norm k.
+    virtual void batchNormBackward(size_t k, float* gx) = 0;
+    // Before a pass's first launch (and before planning): the libraries' handles on the session's stream.
+    virtual void passStarts() { }
+    // Throws UnsupportedError when the phased step cannot run now (the cudnn session under data parallel).
+    virtual void checkPhased() const { }
+    // The session's own metadata entries (they may replace the base's).
+    virtual void extraMetadata(std::map<std::string, std::string>& /*m*/) const { }
+    virtual std::string workspaceWhat() const = 0; // the workspace buffer's name in an allocation failure
+
+    // Pieces of the step, which the cudnn session's data-parallel step reuses.
+    // Checks the input's shape, makes the device current, clears the phases' `timed` and runs passStarts.
+    void beginStep(const Tensor& input);
+    // The input up, the flags cleared, the forward of every layer (timed).
+    void uploadAndForward(const Tensor& input, int64_t step);
+    // The loss on the host into r.loss and r.lossMs; false when the loss or its gradient is not finite.
+    bool lossOnHost(const Tensor& target, StepResult& r);
+    [[noreturn]] void throwLossNotFinite(int64_t step, double loss, const char* what) const;
+    // One phase of layer i between its two events, inside its NVTX range.
+    void timedPhase(size_t i, int p, const std::function<void()>& work);
+    // Layer k's backward-data and backward-weights phases and its finiteness flags; `has` / `inputHas` say which
+    // gradients hold a value already (a second reader's is added on through a scratch buffer).
+    void backwardLayer(size_t k, std::vector<char>& has, char& inputHas);
+    // The optimizer's step on layer k's gradients (gW, gB).
+    void update(size_t k, int64_t step);
+    bool trains(size_t k) const { return layerState(k).trainWeight || layerState(k).trainBias; }
+    // Synchronises; throws InputError naming the step and the first layer (in backward order) whose flag is set.
+    void throwIfGradientFlagged(int64_t step) const;
+    void readTimes(std::vector<LayerPhaseMs>& times) const; // the phases timed since `timed` was cleared
+
+    const float* in(size_t i, size_t j) const; // layer i's j-th input (the network's input or an earlier output)
+    void upload(DeviceBuffer& dst, const std::shared_ptr<const Tensor>& src, const char* what);
+    std::unique_ptr<Tensor> download(const DeviceBuffer& src, const Shape& shape) const;
+    void makeCurrent() const;
+    size_t layerCount() const { return m_net.layers.size(); }
+
+    std::string m_backend, m_algorithm, m_prefix; // "cuda", "implicit_gemm", "cuda.implicit_gemm"
+    SessionOptions m_options;
+    int m_device = 0;
+    std::unique_ptr<CudaStream> m_stream;
+    Network m_net, m_initial;
+    ShapeReport m_shapes;
+    TrainingOptions m_train;
+    std::vector<DeviceBuffer> m_outBuf, m_gradBuf, m_scratchBuf; // owned storage (empty for views)
+    std::vector<float*> m_out, m_grad, m_scratch; // layer i's output, output gradient and scratch (views resolved)
+    std::vector<int> m_readers;
+    std::vector<char> m_gradAlias; // layer i's gradient is its source's buffer (a view with one reader)
+    DeviceBuffer m_input, m_inputGrad, m_inputScratch, m_workspace, m_flags;
+    size_t m_workspaceBytes = 0;
+    Tensor m_hostOutput, m_hostGrad;
+    bool m_inputHas = false;
+    int64_t m_step = 0; // the step being run (dropout's seed)
+    bool m_prepared = false;
+
+private:
+    void flagGradients(size_t k, const std::vector<char>& has, bool inputHas);
+    void beginPass(); // the phased step's: prepared, checkPhased, current device, passStarts, `timed` cleared
+};
+
+// The base with the session's layer struct (derived from TrainLayerState) in m_layers.
+template <class LayerT> class GpuTrainingSession : public GpuTrainingSessionBase {
+protected:
+    using GpuTrainingSessionBase::GpuTrainingSessionBase;
+    // The queued work ends before m_layers' buffers are freed (the base's destructor runs after they are).
+    ~GpuTrainingSession() override { finishQueuedWork(); }
+
+    TrainLayerState& layerState(size_t i) final { return m_layers[i]; }
+    const TrainLayerState& layerState(size_t i) const final { return m_layers[i]; }
+    void resetLayers(size_t count) final
+    {
+        m_layers.clear();
+        m_layers.resize(count);
+    }
+
+    std::vector<LayerT> m_layers;
+};
+
+} // namespace convscope::gpu

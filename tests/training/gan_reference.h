@@ -1,0 +1,87 @@
+// The DCGAN reference (tests/data/training/dcgan, written by tools/make_gan_reference.py: two steps of PyTorch's DCGAN
+// tutorial loop on a toy generator and discriminator, in float64), shared by the CPU test (gan_test.cpp) and the GPU
+// ones (tests/kernels/gpu_gan_support.cpp): the run that reproduces it on a selection, and the comparison with it.
+#pragma once
+
+#include "compute/network_json.h"
+#include "compute/training/gan_run.h"
+#include "tests/test_support.h"
+#include "tests/training/reference_files.h"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace convscope::test {
+
+struct DcganReference {
+    std::filesystem::path dir;
+    nlohmann::json values; // reference.json: lr, betas, steps, each step's loss_d and loss_g
+    Tensor real, noise; // the real batch [N, C, H, W] and the codes [N, Z, 1, 1] of every step
+};
+
+inline DcganReference loadDcganReference()
+{
+    DcganReference d;
+    d.dir = dataDir() / "training" / "dcgan";
+    std::ifstream in(d.dir / "reference.json");
+    REQUIRE(in);
+    d.values = nlohmann::json::parse(in);
+    const NpyArray real = readNpy(d.dir / "real.npy"), noise = readNpy(d.dir / "noise.npy");
+    REQUIRE(real.dims.size() == 4);
+    REQUIRE(noise.dims.size() >= 2);
+    d.real = fromNpy(d.dir / "real.npy", Shape::nchw(real.dims[0], real.dims[1], real.dims[2], real.dims[3]));
+    d.noise = fromNpy(d.dir / "noise.npy", Shape::nchw(noise.dims[0], noise.dims[1], 1, 1));
+    return d;
+}
+
+// trainGan on `selection` with the reference's Adam (both networks), batch, steps, real images and codes, after
+// `warmup` untimed steps (both networks are reset after them, so the timed steps start from the file's weights).
+inline GanResult runDcganReference(const DcganReference& d, const Selection& selection, int64_t warmup)
+{
+    GanRunOptions o;
+    o.selection = selection;
+    o.generatorOptimizer.kind = OptimizerSpec::Kind::Adam;
+    o.generatorOptimizer.lr = d.values["lr"];
+    o.generatorOptimizer.beta1 = d.values["betas"][0];
+    o.generatorOptimizer.beta2 = d.values["betas"][1];
+    o.discriminatorOptimizer = o.generatorOptimizer;
+    o.batch = d.real.shape().n;
+    o.warmup = warmup;
+    o.steps = d.values["steps"];
+    o.realImages = &d.real;
+    o.noise = &d.noise;
+    return trainGan(loadNetwork(d.dir / "generator.json"), loadNetwork(d.dir / "discriminator.json"), o);
+}
+
+// Each step's two losses, and both networks' parameters and batch-norm statistics after the steps (every file the
+// reference wrote: 13), within `tolerance` (relative, relL2Flat); the messages name `who`.
+inline void checkDcganResult(const DcganReference& d, const GanResult& r, const std::string& who, double tolerance)
+{
+    REQUIRE(r.steps.size() == d.values["losses"].size());
+    for (size_t s = 0; s < r.steps.size(); ++s) {
+        INFO(who << ", step " << s + 1);
+        CHECK(r.steps[s].lossD == Approx(d.values["losses"][s]["loss_d"].get<double>()).epsilon(tolerance));
+        CHECK(r.steps[s].lossG == Approx(d.values["losses"][s]["loss_g"].get<double>()).epsilon(tolerance));
+    }
+    int compared = 0;
+    for (const auto& [prefix, net] : { std::pair { "generator", &r.generator }, { "discriminator", &r.discriminator } })
+        for (const Layer& layer : net->layers)
+            for (const auto& [what, tensor] : { std::pair { "weight", layer.weight }, { "bias", layer.bias },
+                     { "running_mean", layer.runningMean }, { "running_var", layer.runningVar } }) {
+                const std::filesystem::path expected
+                    = d.dir / ("after." + std::string(prefix) + "." + layer.name + "." + what + ".npy");
+                if (!std::filesystem::exists(expected))
+                    continue;
+                INFO(who << ": " << prefix << " " << layer.name << "." << what);
+                REQUIRE(tensor);
+                CHECK(relL2Flat(*tensor, flat(expected)) < tolerance);
+                ++compared;
+            }
+    CHECK(compared == 13); // every file the reference wrote
+}
+
+} // namespace convscope::test
