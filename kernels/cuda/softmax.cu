@@ -5,9 +5,8 @@
 // Where the axis fits in registers (row_registers.cuh) the tensor is read once and written once, the bandwidth floor:
 //   inner = 1, the row a whole number of 16-byte packs, at most 32768 FP32 values: the row's threads hold it in
 //     registers; its maximum and the sum of e^(x − m) are reduced over them, and the outputs written from them.
-//   inner ≥ 32, size ≤ 1024: a block of 4 to 32 warps holds 32 neighbouring columns (16 along an axis over 512),
-//     lane % columns = column, each warp its share of the axis in registers; the maxima and sums are merged through
-//     shared memory.
+//   inner ≥ 32, size ≤ 1024: a block of 4 to 32 warps holds 32 neighbouring columns, lane = column, each warp its
+//     share of the axis in registers; the warps' maxima and sums are merged through shared memory.
 // Otherwise one read for the maximum and the sum together (the online form: when a larger value comes, the sum so far
 // is scaled by e^(m_old − m_new)), a second read for the outputs:
 //   inner = 1, size ≤ 1024: one warp per row, partial (m, s) pairs merged by shuffles.
@@ -200,37 +199,32 @@ namespace {
         storeRow<T, P>(y + base, packs, at.t, tpr, live, v);
     }
 
-    // C (32 or 16) neighbouring columns a block, lane % C = column; the R = 32 / C lanes of a column in a warp and the
-    // block's W warps split the axis: slot k = warp · R + lane / C holds the elements k, k + W·R, … (Q of them) in
-    // registers. The slots' partial maxima and sums meet in shared memory, each thread reading its column's W·R. The
-    // fewest warps that hold the axis: more blocks an SM, so that one block's reads overlap another's writes (a block
-    // of 32 warps filled an SM alone, its read and write phases in turn). An axis over 512 takes 16 columns a block:
-    // 32 columns of 1024 FP32 values are 128 KB, half the register file, one block an SM (53% of the copy on
-    // [64, 1024, 1024] along dim 1); 16 columns halve that, and each warp still loads two full 64-byte segments.
-    template <typename T, bool Log, int Q, int C>
+    // 32 neighbouring columns a block, lane = column; warp w of the block's W holds the axis's elements w, w + W, …
+    // (Q of them) in registers. The warps' partial maxima and sums meet in shared memory, each thread reading its
+    // column's W. The fewest warps that hold the axis: more blocks an SM, so that one block's reads overlap another's
+    // writes (a block of 32 warps filled an SM alone, its read and write phases in turn).
+    template <typename T, bool Log, int Q>
     __global__ void __launch_bounds__(1024) softmaxRegisterColumns(
         long long groups, long long size, long long inner, const T* __restrict__ x, T* __restrict__ y)
     {
-        constexpr int R = 32 / C;
-        __shared__ float parts[32 * R][C + 1];
-        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, col = lane % C;
-        const int slot = warp * R + lane / C, slots = int(blockDim.x / 32) * R;
-        const long long o = blockIdx.x / groups, p = (blockIdx.x % groups) * C + col;
+        __shared__ float parts[32][33];
+        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+        const long long o = blockIdx.x / groups, p = (blockIdx.x % groups) * 32 + lane;
         const bool active = p < inner;
         const long long base = o * size * inner + (active ? p : 0);
         float v[Q];
         float m = -INFINITY;
 #pragma unroll
         for (int q = 0; q < Q; ++q) {
-            const long long i = slot + static_cast<long long>(slots) * q;
+            const long long i = warp + static_cast<long long>(warps) * q;
             v[q] = active && i < size ? gpu::toFloat(x[base + i * inner]) : -INFINITY;
             m = fmaxf(m, v[q]);
         }
-        parts[slot][col] = m;
+        parts[warp][lane] = m;
         __syncthreads();
         m = -INFINITY;
-        for (int k = 0; k < slots; ++k)
-            m = fmaxf(m, parts[k][col]);
+        for (int w = 0; w < warps; ++w)
+            m = fmaxf(m, parts[w][lane]);
         float s = 0.0f;
 #pragma unroll
         for (int q = 0; q < Q; ++q) {
@@ -239,15 +233,15 @@ namespace {
             v[q] = Log ? v[q] - m : ex;
         }
         __syncthreads(); // every thread has read the maxima
-        parts[slot][col] = s;
+        parts[warp][lane] = s;
         __syncthreads();
         s = 0.0f;
-        for (int k = 0; k < slots; ++k)
-            s += parts[k][col];
+        for (int w = 0; w < warps; ++w)
+            s += parts[w][lane];
         const float shift = logf(s);
 #pragma unroll
         for (int q = 0; q < Q; ++q) {
-            const long long i = slot + static_cast<long long>(slots) * q;
+            const long long i = warp + static_cast<long long>(warps) * q;
             if (active && i < size)
                 y[base + i * inner] = gpu::fromFloat<T>(Log ? v[q] - shift : v[q] / s);
         }
@@ -272,28 +266,19 @@ namespace {
             });
             return true;
         }
-        if (inner < 32 || size > 32 * 32 || outer * ((inner + 15) / 16) > 0x7FFFFFFFLL)
+        if (inner < 32 || size > 32 * 32 || outer * ((inner + 31) / 32) > 0x7FFFFFFFLL)
             return false;
-        const auto run = [&]<int C>() {
-            constexpr int slotsPerWarp = 32 / C;
-            const long long groups = (inner + C - 1) / C;
-            const unsigned blocks = static_cast<unsigned>(outer * groups);
-            // each slot 32 values at most; 4 warps at least
-            const long long slotsNeeded = (size + 31) / 32;
-            const long long warps = std::max<long long>(4, (slotsNeeded + slotsPerWarp - 1) / slotsPerWarp);
-            const unsigned threads = unsigned(32 * (warps <= 4 ? 4 : warps <= 8 ? 8 : warps <= 16 ? 16 : 32));
-            const long long q = (size + threads / 32 * slotsPerWarp - 1) / (threads / 32 * slotsPerWarp);
-            if (q <= 8)
-                softmaxRegisterColumns<T, Log, 8, C><<<blocks, threads, 0, st>>>(groups, size, inner, x, y);
-            else if (q <= 16)
-                softmaxRegisterColumns<T, Log, 16, C><<<blocks, threads, 0, st>>>(groups, size, inner, x, y);
-            else
-                softmaxRegisterColumns<T, Log, 32, C><<<blocks, threads, 0, st>>>(groups, size, inner, x, y);
-        };
-        if (size > 512)
-            run.template operator()<16>();
+        const long long groups = (inner + 31) / 32;
+        const unsigned blocks = static_cast<unsigned>(outer * groups);
+        const int warps = int(std::max<long long>(4, (size + 31) / 32)); // each warp 32 values at most
+        const unsigned threads = unsigned(32 * (warps <= 4 ? 4 : warps <= 8 ? 8 : warps <= 16 ? 16 : 32));
+        const long long q = (size + threads / 32 - 1) / (threads / 32);
+        if (q <= 8)
+            softmaxRegisterColumns<T, Log, 8><<<blocks, threads, 0, st>>>(groups, size, inner, x, y);
+        else if (q <= 16)
+            softmaxRegisterColumns<T, Log, 16><<<blocks, threads, 0, st>>>(groups, size, inner, x, y);
         else
-            run.template operator()<32>();
+            softmaxRegisterColumns<T, Log, 32><<<blocks, threads, 0, st>>>(groups, size, inner, x, y);
         return true;
     }
 
