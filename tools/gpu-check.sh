@@ -119,10 +119,20 @@ BIN="$BUILD/bin"
 TESTS="$BIN/convscope_tests_kernels"
 if has test; then
   if [ -x "$TESTS" ]; then
-    (cd "$BUILD" && timeout "${TEST_TIMEOUT:-300}" ctest -L gpu ${TEST_EXCLUDE:+-E "$TEST_EXCLUDE"} -j"${TEST_JOBS:-4}" --output-on-failure >"$OUT/ctest-gpu.log" 2>&1)
+    # In parallel, but the cudnn training tests alone afterwards: cudnn.auto's training session picks its
+    # convolution algorithms by cudnnFind's timings, which other processes on the GPU disturb, and a side-by-side
+    # test against cpu.direct can then meet algorithms of larger rounding (FFT, Winograd) than its bounds are set for.
+    # LeNet-5 under Adam failed at 1.3e-3 against 1e-3 in the first -j4 run, having passed in the serial run before;
+    # that this was the cause is the likeliest reading, not yet confirmed by a serial rerun.
+    serial="cudnn training"
+    (cd "$BUILD" && timeout "${TEST_TIMEOUT:-300}" ctest -L gpu -E "${TEST_EXCLUDE:+$TEST_EXCLUDE|}$serial" \
+      -j"${TEST_JOBS:-4}" --output-on-failure >"$OUT/ctest-gpu.log" 2>&1
+      timeout 120 ctest -L gpu -R "$serial" ${TEST_EXCLUDE:+-E "$TEST_EXCLUDE"} --output-on-failure \
+        >"$OUT/ctest-gpu-serial.log" 2>&1)
+    cat "$OUT/ctest-gpu-serial.log" >>"$OUT/ctest-gpu.log" && rm -f "$OUT/ctest-gpu-serial.log"
     tail -25 "$OUT/ctest-gpu.log"
     grep -A30 "FAILED:" "$OUT/ctest-gpu.log" | head -60
-    note "ctest -L gpu: $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.log" | tail -1)"
+    note "ctest -L gpu: $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.log" | tr '\n' ' ')"
   else
     note "ctest -L gpu: skipped (no $TESTS)"
   fi
