@@ -19,6 +19,7 @@
 // prepare and pass sizes this thread's team to cpuThreadCount(), as the cpu backend's sessions do.
 #include "backends/onednn/onednn_plan.h"
 #include "backends/onednn/onednn_precision.h"
+#include "backends/onednn/onednn_training.h"
 #include "compute/backend.h"
 #include "compute/backend_registry.h"
 #include "compute/cpu/layer_clock.h"
@@ -448,6 +449,18 @@ namespace {
             if (const std::string why = whyNotNative(options.math); !why.empty())
                 throw UnsupportedError(why);
             return std::make_unique<OnednnSession>(options);
+        }
+        // The training step (onednn_training.h): oneDNN's backward primitives where it has them, the CPU's training
+        // code for the other layers, FP32 only.
+        std::unique_ptr<TrainingSession> createTrainingSession(
+            const std::string& algorithm, const SessionOptions& options) override
+        {
+            if (algorithm != kAuto)
+                throw UnsupportedError("onednn." + algorithm + " is unsupported: the onednn backend has auto");
+            if (options.math != MathMode::FP32)
+                throw UnsupportedError("onednn.auto: training runs in FP32 only; --math " + mathModeName(options.math)
+                    + " is unsupported in training (the forward profile takes it)");
+            return makeHostTrainingSession("onednn.auto", options, makeTrainingOps());
         }
         std::map<std::string, std::string> info() const override
         {

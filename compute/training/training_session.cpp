@@ -12,7 +12,7 @@ namespace {
         const auto it = meta.find("algorithm");
         throw UnsupportedError((it != meta.end() ? it->second : std::string("this backend"))
             + ": the phased training step (forward, backward, update apart, which a GAN needs) is unsupported here; "
-              "train on cpu.direct, cpu.im2col_gemm or cudnn.auto");
+              "train on cpu.direct, cpu.im2col_gemm, onednn.auto or cudnn.auto");
     }
 } // namespace
 

@@ -7,7 +7,7 @@
 #include "compute/materialize.h"
 #include "compute/network_json.h"
 #include "compute/training/gan_run.h"
-#include "tests/training/reference_files.h"
+#include "tests/training/session_checks.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -18,98 +18,13 @@ namespace fs = std::filesystem;
 
 TEST_CASE("two DCGAN steps match PyTorch's losses and updated parameters", "[training][gan][torch]")
 {
-    const fs::path dir = dataDir() / "training" / "dcgan";
-    std::ifstream in(dir / "reference.json");
-    REQUIRE(in);
-    const nlohmann::json ref = nlohmann::json::parse(in);
-    const Network g = loadNetwork(dir / "generator.json");
-    const Network d = loadNetwork(dir / "discriminator.json");
-    const NpyArray realArray = readNpy(dir / "real.npy"), noiseArray = readNpy(dir / "noise.npy");
-    const Tensor real = fromNpy(
-        dir / "real.npy", Shape::nchw(realArray.dims[0], realArray.dims[1], realArray.dims[2], realArray.dims[3]));
-    const Tensor noise = fromNpy(dir / "noise.npy", Shape::nchw(noiseArray.dims[0], noiseArray.dims[1], 1, 1));
-    GanRunOptions o;
-    o.generatorOptimizer.kind = OptimizerSpec::Kind::Adam;
-    o.generatorOptimizer.lr = ref["lr"];
-    o.generatorOptimizer.beta1 = ref["betas"][0];
-    o.generatorOptimizer.beta2 = ref["betas"][1];
-    o.discriminatorOptimizer = o.generatorOptimizer;
-    o.batch = realArray.dims[0];
-    o.warmup = 0;
-    o.steps = ref["steps"];
-    o.realImages = &real;
-    o.noise = &noise;
-    for (const char* algorithm : { "direct", "im2col_gemm" }) {
-        INFO("cpu." << algorithm);
-        o.selection = Selection { "cpu", algorithm, false };
-        const GanResult r = trainGan(g, d, o);
-        REQUIRE(r.sigmoidFolded);
-        REQUIRE(r.steps.size() == ref["losses"].size());
-        for (size_t s = 0; s < r.steps.size(); ++s) {
-            CHECK(r.steps[s].lossD == Approx(ref["losses"][s]["loss_d"].get<double>()).epsilon(1e-5));
-            CHECK(r.steps[s].lossG == Approx(ref["losses"][s]["loss_g"].get<double>()).epsilon(1e-5));
-            CHECK(r.steps[s].phases.total() > 0);
-        }
-        REQUIRE(std::holds_alternative<Sigmoid>(r.discriminator.layers.back().spec)); // put back
-        int compared = 0;
-        for (const auto& [prefix, net] :
-            { std::pair { "generator", &r.generator }, { "discriminator", &r.discriminator } })
-            for (const Layer& layer : net->layers)
-                for (const auto& [what, tensor] : { std::pair { "weight", layer.weight }, { "bias", layer.bias },
-                         { "running_mean", layer.runningMean }, { "running_var", layer.runningVar } }) {
-                    const fs::path expected
-                        = dir / ("after." + std::string(prefix) + "." + layer.name + "." + what + ".npy");
-                    if (!fs::exists(expected))
-                        continue;
-                    INFO(prefix << " " << layer.name << "." << what);
-                    REQUIRE(tensor);
-                    CHECK(relL2Flat(*tensor, flat(expected)) < 1e-5);
-                    ++compared;
-                }
-        CHECK(compared == 13); // every file the reference wrote
-        CHECK(r.lastFake.shape().c == 3);
-    }
+    for (const char* algorithm : { "direct", "im2col_gemm" })
+        checkDcganReference(Selection { "cpu", algorithm, false });
 }
 
 TEST_CASE("the phased step (forward, backward, update apart) equals step()", "[training][gan]")
 {
-    const fs::path dir = dataDir() / "training" / "resnet_block";
-    Network net = loadNetwork(dir / "network.json");
-    const ShapeReport shapes = inferShapes(net);
-    REQUIRE(shapes.ok());
-    materializeParameters(net, shapes);
-    const Tensor input = fromNpy(dir / "input.npy", shapes.input);
-    const Shape& out = shapes.layers.back().out;
-    TrainingOptions to;
-    to.loss = LossKind::MSE;
-    to.optimizer.kind = OptimizerSpec::Kind::Adam;
-    to.optimizer.lr = 0.01;
-    Tensor target(out);
-    for (int64_t i = 0; i < target.numel(); ++i)
-        target.data()[i] = float(i % 7) * 0.1f - 0.3f;
-    const auto backend = BackendRegistry::instance().find("cpu");
-    auto whole = backend->createTrainingSession("im2col_gemm", {});
-    auto phased = backend->createTrainingSession("im2col_gemm", {});
-    whole->prepare(net, shapes, to);
-    phased->prepare(net, shapes, to);
-    for (int64_t s = 1; s <= 2; ++s) {
-        const StepResult a = whole->step(input, target, s);
-        std::vector<LayerPhaseMs> times;
-        phased->zeroGradients();
-        const Tensor y = phased->forwardPass(input, s, times);
-        Tensor gy(out);
-        const double loss = computeLoss(to.loss, y, target, gy);
-        CHECK(loss == Approx(a.loss).epsilon(1e-6));
-        phased->backwardPass(gy, s, times);
-        phased->updateParameters(s, times);
-        CHECK(times.size() == net.layers.size());
-    }
-    const Network x = whole->trainedNetwork(), y = phased->trainedNetwork();
-    for (size_t i = 0; i < x.layers.size(); ++i)
-        for (const auto& [p, q] : { std::pair { x.layers[i].weight, y.layers[i].weight },
-                 { x.layers[i].bias, y.layers[i].bias }, { x.layers[i].runningMean, y.layers[i].runningMean } })
-            if (p && q)
-                CHECK(relL2(*q, *p) < 1e-6);
+    checkPhasedEqualsStep(*BackendRegistry::instance().find("cpu"), "im2col_gemm");
 }
 
 TEST_CASE("the DCGAN loop refuses networks that do not fit together", "[training][gan]")

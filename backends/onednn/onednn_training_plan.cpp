@@ -1,0 +1,381 @@
+// The primitives of each layer kind the onednn training session runs on oneDNN (onednn_training.h has the table),
+// and the one helper that binds a call's operands with the reorders its primitive's layouts need.
+#include "backends/onednn/onednn_training.h"
+
+#include "compute/elementwise_math.h"
+#include "compute/error.h"
+#include "compute/layer_kinds.h"
+#include "compute/linear_geometry.h"
+#include "compute/reduce.h"
+
+#include <type_traits>
+#include <variant>
+
+namespace convscope::onednn {
+
+Operand operand(int arg, const memory::desc& user, const memory::desc& want, bool output, const dnnl::engine& eng)
+{
+    Operand op { arg, user, output, std::nullopt, std::nullopt };
+    if (want != user) {
+        op.inner = memory(want, eng);
+        op.reorder = output ? dnnl::reorder(dnnl::reorder::primitive_desc(eng, want, eng, user))
+                            : dnnl::reorder(dnnl::reorder::primitive_desc(eng, user, eng, want));
+    }
+    return op;
+}
+
+void run(Call& call, const std::vector<const void*>& handles, const dnnl::engine& eng, dnnl::stream& stream)
+{
+    if (handles.size() != call.operands.size())
+        throw Error("internal error: onednn training: a primitive call got " + std::to_string(handles.size())
+            + " tensors for " + std::to_string(call.operands.size()) + " operands");
+    std::unordered_map<int, memory> args = call.fixed;
+    std::vector<std::pair<Operand*, memory>> outputs;
+    for (size_t k = 0; k < handles.size(); ++k) {
+        Operand& op = call.operands[k];
+        memory user(op.user, eng, const_cast<void*>(handles[k])); // inputs are only read
+        if (!op.inner) {
+            args[op.arg] = user;
+            continue;
+        }
+        if (op.output)
+            outputs.emplace_back(&op, user);
+        else
+            op.reorder->execute(stream, user, *op.inner);
+        args[op.arg] = *op.inner;
+    }
+    call.primitive->execute(stream, args);
+    for (auto& [op, user] : outputs)
+        op->reorder->execute(stream, *op->inner, user);
+    stream.wait();
+}
+
+namespace {
+
+    using Algorithm = dnnl::algorithm;
+    constexpr auto kTraining = dnnl::prop_kind::forward_training;
+
+    const char* argName(int arg)
+    {
+        switch (arg) {
+        case DNNL_ARG_SRC:
+            return "src";
+        case DNNL_ARG_DST:
+            return "dst";
+        case DNNL_ARG_WEIGHTS:
+            return "weights";
+        case DNNL_ARG_DIFF_SRC:
+            return "diff_src";
+        case DNNL_ARG_DIFF_DST:
+            return "diff_dst";
+        case DNNL_ARG_DIFF_WEIGHTS:
+            return "diff_weights";
+        default:
+            return "an operand";
+        }
+    }
+
+    // impl_info_str and the operands that go through a reorder ("jit:avx512_core (src, weights reordered ...)").
+    template <typename PD> void describe(Call& call, const PD& pd)
+    {
+        call.primitive = dnnl::primitive(pd);
+        call.impl = pd.impl_info_str();
+        std::string reordered;
+        for (const Operand& op : call.operands)
+            if (op.inner)
+                reordered += (reordered.empty() ? "" : ", ") + std::string(argName(op.arg));
+        if (!reordered.empty())
+            call.impl += " (" + reordered + " reordered from / to PyTorch's layout, timed)";
+    }
+
+    // conv2d / conv_transpose2d with the forward plan's geometry (onednn_plan.cpp), the activations and weights in
+    // oneDNN's chosen layouts.
+    template <typename S> TrainPlan planConvolution(const S& s, const LayerShape& shape, const dnnl::engine& eng)
+    {
+        constexpr bool transposed = std::is_same_v<S, ConvTranspose2d>;
+        const Shape& in = shape.in;
+        const Shape& out = shape.out;
+        const Padding2d& pad = shape.resolvedPadding;
+        const int64_t g = s.groups, kh = s.kernel_size[0], kw = s.kernel_size[1];
+        const Dims wDims = g == 1 ? Dims { out.c, in.c, kh, kw } : Dims { g, out.c / g, in.c / g, kh, kw };
+        const Tag wTag = transposed ? (g == 1 ? Tag::iohw : Tag::giohw) : (g == 1 ? Tag::oihw : Tag::goihw);
+        const memory::desc wUser(wDims, kF32, wTag), wAny(wDims, kF32, Tag::any);
+        const memory::desc src = anyLayout(in, kF32), dst = anyLayout(out, kF32);
+        const memory::desc bias = s.bias ? vector(out.c) : memory::desc();
+        const Dims strides { s.stride[0], s.stride[1] }, dilates { s.dilation[0] - 1, s.dilation[1] - 1 };
+        const Dims padL { pad.top, pad.left };
+        Dims padR;
+        if constexpr (transposed) {
+            padR = { pad.bottom - s.output_padding[0], pad.right - s.output_padding[1] };
+            if (padR[0] <= -s.stride[0] || padR[1] <= -s.stride[1])
+                throw UnsupportedError("conv_transpose2d output_padding reaches the stride plus the bottom/right "
+                                       "padding, which oneDNN cannot express");
+        } else {
+            padR = { rightPad(in.h, out.h, s.stride[0], s.dilation[0] * (kh - 1) + 1, pad.top, pad.bottom),
+                rightPad(in.w, out.w, s.stride[1], s.dilation[1] * (kw - 1) + 1, pad.left, pad.right) };
+        }
+        using Fwd = std::conditional_t<transposed, dnnl::deconvolution_forward, dnnl::convolution_forward>;
+        using Data = std::conditional_t<transposed, dnnl::deconvolution_backward_data, dnnl::convolution_backward_data>;
+        using Weights
+            = std::conditional_t<transposed, dnnl::deconvolution_backward_weights, dnnl::convolution_backward_weights>;
+        const Algorithm alg = transposed ? Algorithm::deconvolution_direct : Algorithm::convolution_direct;
+        const typename Fwd::primitive_desc fwd(
+            typename Fwd::desc(kTraining, alg, src, wAny, bias, dst, strides, dilates, padL, padR), eng);
+        const typename Data::primitive_desc data(
+            typename Data::desc(alg, src, wAny, dst, strides, dilates, padL, padR), eng, fwd);
+        const typename Weights::primitive_desc weights(
+            typename Weights::desc(alg, src, wAny, bias, dst, strides, dilates, padL, padR), eng, fwd);
+        TrainPlan p;
+        p.kind = TrainPlan::Kind::Conv;
+        p.hasBias = s.bias;
+        const memory::desc x = nchw(in, kF32), y = nchw(out, kF32);
+        p.forward.operands = { operand(DNNL_ARG_SRC, x, fwd.src_desc(), false, eng),
+            operand(DNNL_ARG_WEIGHTS, wUser, fwd.weights_desc(), false, eng) };
+        if (s.bias)
+            p.forward.operands.push_back(operand(DNNL_ARG_BIAS, bias, fwd.bias_desc(), false, eng));
+        p.forward.operands.push_back(operand(DNNL_ARG_DST, y, fwd.dst_desc(), true, eng));
+        p.data.operands = { operand(DNNL_ARG_DIFF_DST, y, data.diff_dst_desc(), false, eng),
+            operand(DNNL_ARG_WEIGHTS, wUser, data.weights_desc(), false, eng),
+            operand(DNNL_ARG_DIFF_SRC, x, data.diff_src_desc(), true, eng) };
+        p.weights.operands = { operand(DNNL_ARG_SRC, x, weights.src_desc(), false, eng),
+            operand(DNNL_ARG_DIFF_DST, y, weights.diff_dst_desc(), false, eng),
+            operand(DNNL_ARG_DIFF_WEIGHTS, wUser, weights.diff_weights_desc(), true, eng) };
+        if (s.bias)
+            p.weights.operands.push_back(operand(DNNL_ARG_DIFF_BIAS, bias, weights.diff_bias_desc(), true, eng));
+        describe(p.forward, fwd);
+        describe(p.data, data);
+        describe(p.weights, weights);
+        return p;
+    }
+
+    // linear as inner_product on [rows, in_features] → [rows, out_features] (compute/linear_geometry.h).
+    TrainPlan planLinear(const Linear& s, const LayerShape& shape, const dnnl::engine& eng)
+    {
+        const LinearRows rows = linearRows(shape.in);
+        const memory::desc x({ rows.rows, rows.inFeatures }, kF32, Tag::nc);
+        const memory::desc y({ rows.rows, s.out_features }, kF32, Tag::nc);
+        const memory::desc wUser({ s.out_features, rows.inFeatures }, kF32, Tag::oi);
+        const memory::desc wAny({ s.out_features, rows.inFeatures }, kF32, Tag::any);
+        const memory::desc bias = s.bias ? vector(s.out_features) : memory::desc();
+        const dnnl::inner_product_forward::primitive_desc fwd(
+            dnnl::inner_product_forward::desc(kTraining, x, wAny, bias, y), eng);
+        const dnnl::inner_product_backward_data::primitive_desc data(
+            dnnl::inner_product_backward_data::desc(x, wAny, y), eng, fwd);
+        const dnnl::inner_product_backward_weights::primitive_desc weights(
+            dnnl::inner_product_backward_weights::desc(x, wAny, bias, y), eng, fwd);
+        TrainPlan p;
+        p.kind = TrainPlan::Kind::Conv;
+        p.hasBias = s.bias;
+        p.forward.operands = { operand(DNNL_ARG_SRC, x, fwd.src_desc(), false, eng),
+            operand(DNNL_ARG_WEIGHTS, wUser, fwd.weights_desc(), false, eng) };
+        if (s.bias)
+            p.forward.operands.push_back(operand(DNNL_ARG_BIAS, bias, fwd.bias_desc(), false, eng));
+        p.forward.operands.push_back(operand(DNNL_ARG_DST, y, fwd.dst_desc(), true, eng));
+        p.data.operands = { operand(DNNL_ARG_DIFF_DST, y, data.diff_dst_desc(), false, eng),
+            operand(DNNL_ARG_WEIGHTS, wUser, data.weights_desc(), false, eng),
+            operand(DNNL_ARG_DIFF_SRC, x, data.diff_src_desc(), true, eng) };
+        p.weights.operands = { operand(DNNL_ARG_SRC, x, weights.src_desc(), false, eng),
+            operand(DNNL_ARG_DIFF_DST, y, weights.diff_dst_desc(), false, eng),
+            operand(DNNL_ARG_DIFF_WEIGHTS, wUser, weights.diff_weights_desc(), true, eng) };
+        if (s.bias)
+            p.weights.operands.push_back(operand(DNNL_ARG_DIFF_BIAS, bias, weights.diff_bias_desc(), true, eng));
+        describe(p.forward, fwd);
+        describe(p.data, data);
+        describe(p.weights, weights);
+        return p;
+    }
+
+    // Batch norm in training mode on [N, C, D·H, W]: the batch statistics into the plan's mean / variance, which the
+    // backward reads; dγ and dβ into the plan's diffScale / diffShift.
+    TrainPlan planBatchNorm(const Layer& layer, double eps, const LayerShape& shape, const dnnl::engine& eng)
+    {
+        const Shape& in = shape.in;
+        TrainPlan p;
+        p.kind = TrainPlan::Kind::BatchNorm;
+        p.hasScale = bool(layer.weight);
+        p.hasShift = bool(layer.bias);
+        p.count = in.n * in.d * in.h * in.w;
+        p.eps = eps;
+        auto flags = dnnl::normalization_flags::none;
+        if (p.hasScale)
+            flags = flags | dnnl::normalization_flags::use_scale;
+        if (p.hasShift)
+            flags = flags | dnnl::normalization_flags::use_shift;
+        const memory::desc x = nchw(in, kF32), c = vector(in.c);
+        const dnnl::batch_normalization_forward::primitive_desc fwd(
+            dnnl::batch_normalization_forward::desc(kTraining, x, float(eps), flags), eng);
+        const auto bprop = p.hasScale || p.hasShift ? dnnl::prop_kind::backward : dnnl::prop_kind::backward_data;
+        const dnnl::batch_normalization_backward::primitive_desc data(
+            dnnl::batch_normalization_backward::desc(bprop, x, x, float(eps), flags), eng, fwd);
+        p.mean = memory(c, eng);
+        p.variance = memory(c, eng);
+        p.diffScale = memory(c, eng);
+        p.diffShift = memory(c, eng);
+        p.dxScratch = memory(x, eng);
+        p.forward.operands = { operand(DNNL_ARG_SRC, x, fwd.src_desc(), false, eng) };
+        p.data.operands = { operand(DNNL_ARG_SRC, x, data.src_desc(), false, eng),
+            operand(DNNL_ARG_DIFF_DST, x, data.diff_dst_desc(), false, eng) };
+        if (p.hasScale) {
+            p.forward.operands.push_back(operand(DNNL_ARG_SCALE, c, c, false, eng));
+            p.data.operands.push_back(operand(DNNL_ARG_SCALE, c, c, false, eng));
+            p.data.fixed[DNNL_ARG_DIFF_SCALE] = p.diffScale;
+        }
+        if (p.hasShift) { // oneDNN 2.6's backward takes the shift too, though dx does not depend on it
+            p.forward.operands.push_back(operand(DNNL_ARG_SHIFT, c, c, false, eng));
+            p.data.operands.push_back(operand(DNNL_ARG_SHIFT, c, c, false, eng));
+            p.data.fixed[DNNL_ARG_DIFF_SHIFT] = p.diffShift;
+        }
+        p.forward.operands.push_back(operand(DNNL_ARG_DST, x, fwd.dst_desc(), true, eng));
+        p.data.operands.push_back(operand(DNNL_ARG_DIFF_SRC, x, data.diff_src_desc(), true, eng));
+        p.forward.fixed = { { DNNL_ARG_MEAN, p.mean }, { DNNL_ARG_VARIANCE, p.variance } };
+        p.data.fixed[DNNL_ARG_MEAN] = p.mean;
+        p.data.fixed[DNNL_ARG_VARIANCE] = p.variance;
+        describe(p.forward, fwd);
+        describe(p.data, data);
+        return p;
+    }
+
+    TrainPlan planEltwise(Algorithm alg, float alpha, float beta, const LayerShape& shape, const dnnl::engine& eng)
+    {
+        const memory::desc x = nchw(shape.in, kF32);
+        const dnnl::eltwise_forward::primitive_desc fwd(
+            dnnl::eltwise_forward::desc(kTraining, alg, x, alpha, beta), eng);
+        const dnnl::eltwise_backward::primitive_desc data(
+            dnnl::eltwise_backward::desc(alg, x, x, alpha, beta), eng, fwd);
+        TrainPlan p;
+        p.kind = TrainPlan::Kind::Eltwise;
+        p.forward.operands = { operand(DNNL_ARG_SRC, x, x, false, eng), operand(DNNL_ARG_DST, x, x, true, eng) };
+        p.data.operands = { operand(DNNL_ARG_DIFF_DST, x, x, false, eng), operand(DNNL_ARG_SRC, x, x, false, eng),
+            operand(DNNL_ARG_DIFF_SRC, x, x, true, eng) };
+        describe(p.forward, fwd);
+        describe(p.data, data);
+        return p;
+    }
+
+    // Pooling on NCHW (a volume's D·H one axis: global pooling only) with the forward plan's windows.
+    TrainPlan planPool(Algorithm alg, const Dims& strides, const Dims& kernel, const Dims& dilation, const Dims& padL,
+        const Dims& padR, const LayerShape& shape, const dnnl::engine& eng)
+    {
+        const memory::desc x = nchw(shape.in, kF32), y = nchw(shape.out, kF32);
+        const dnnl::pooling_v2_forward::primitive_desc fwd(
+            dnnl::pooling_v2_forward::desc(kTraining, alg, x, y, strides, kernel, dilation, padL, padR), eng);
+        const dnnl::pooling_v2_backward::primitive_desc data(
+            dnnl::pooling_v2_backward::desc(alg, x, y, strides, kernel, dilation, padL, padR), eng, fwd);
+        TrainPlan p;
+        p.kind = TrainPlan::Kind::Pool;
+        p.forward.operands = { operand(DNNL_ARG_SRC, x, fwd.src_desc(), false, eng),
+            operand(DNNL_ARG_DST, y, fwd.dst_desc(), true, eng) };
+        p.data.operands = { operand(DNNL_ARG_DIFF_DST, y, data.diff_dst_desc(), false, eng),
+            operand(DNNL_ARG_DIFF_SRC, x, data.diff_src_desc(), true, eng) };
+        if (fwd.workspace_desc().get_size() > 0) { // max pooling: each window's argmax, from forward to backward
+            const memory workspace(fwd.workspace_desc(), eng);
+            p.forward.fixed[DNNL_ARG_WORKSPACE] = workspace;
+            p.data.fixed[DNNL_ARG_WORKSPACE] = workspace;
+        }
+        describe(p.forward, fwd);
+        describe(p.data, data);
+        return p;
+    }
+
+    template <typename S> TrainPlan planPool2d(const S& s, const LayerShape& shape, const dnnl::engine& eng)
+    {
+        constexpr bool isMax = std::is_same_v<S, MaxPool2d>;
+        const Shape& in = shape.in;
+        const Shape& out = shape.out;
+        const Padding2d& pad = shape.resolvedPadding;
+        const auto [sh, sw] = s.effectiveStride();
+        const int64_t kh = s.kernel_size[0], kw = s.kernel_size[1];
+        Dims dil { 0, 0 };
+        int64_t extH = kh, extW = kw;
+        Algorithm alg = Algorithm::pooling_max;
+        if constexpr (isMax) {
+            dil = { s.dilation[0] - 1, s.dilation[1] - 1 };
+            extH = s.dilation[0] * (kh - 1) + 1;
+            extW = s.dilation[1] * (kw - 1) + 1;
+        } else {
+            if (s.divisor_override)
+                throw UnsupportedError("avgpool2d divisor_override has no oneDNN equivalent");
+            alg = s.count_include_pad ? Algorithm::pooling_avg_include_padding : Algorithm::pooling_avg_exclude_padding;
+            // PyTorch's count_include_pad counts a window only up to the end of the padded input; oneDNN's
+            // include_padding divides every window by kh·kw. They differ only where ceil_mode lets the last window
+            // hang past the padding.
+            if (s.count_include_pad
+                && ((out.h - 1) * sh - pad.top + kh > in.h + pad.bottom
+                    || (out.w - 1) * sw - pad.left + kw > in.w + pad.right))
+                throw UnsupportedError("with ceil_mode the last avgpool2d window hangs past the padding; PyTorch "
+                                       "divides it by the part inside the padded input, oneDNN by the whole kernel");
+        }
+        const Dims padR { rightPad(in.h, out.h, sh, extH, pad.top, pad.bottom),
+            rightPad(in.w, out.w, sw, extW, pad.left, pad.right) };
+        return planPool(alg, { sh, sw }, { kh, kw }, dil, { pad.top, pad.left }, padR, shape, eng);
+    }
+
+    template <typename S> TrainPlan planSoftmax(const S& s, const LayerShape& shape, const dnnl::engine& eng)
+    {
+        const AxisView v = softmaxView(shape.in, s.dim);
+        const memory::desc d({ v.outer, v.size, v.inner }, kF32, Tag::abc);
+        using Fwd = std::conditional_t<isLogSoftmax<S>, dnnl::logsoftmax_forward, dnnl::softmax_forward>;
+        using Bwd = std::conditional_t<isLogSoftmax<S>, dnnl::logsoftmax_backward, dnnl::softmax_backward>;
+        const typename Fwd::primitive_desc fwd(typename Fwd::desc(kTraining, d, 1), eng);
+        const typename Bwd::primitive_desc data(typename Bwd::desc(d, d, 1), eng, fwd);
+        TrainPlan p;
+        p.kind = TrainPlan::Kind::Softmax;
+        p.forward.operands = { operand(DNNL_ARG_SRC, d, d, false, eng), operand(DNNL_ARG_DST, d, d, true, eng) };
+        p.data.operands = { operand(DNNL_ARG_DST, d, d, false, eng), operand(DNNL_ARG_DIFF_DST, d, d, false, eng),
+            operand(DNNL_ARG_DIFF_SRC, d, d, true, eng) };
+        describe(p.forward, fwd);
+        describe(p.data, data);
+        return p;
+    }
+
+} // namespace
+
+TrainPlan planTraining(const Layer& layer, const LayerShape& shape, const dnnl::engine& eng)
+{
+    return std::visit(
+        [&](const auto& s) -> TrainPlan {
+            using S = std::decay_t<decltype(s)>;
+            if constexpr (std::is_same_v<S, Conv2d> || std::is_same_v<S, ConvTranspose2d>) {
+                return planConvolution(s, shape, eng);
+            } else if constexpr (std::is_same_v<S, Linear>) {
+                return planLinear(s, shape, eng);
+            } else if constexpr (std::is_same_v<S, BatchNorm2d> || std::is_same_v<S, BatchNorm3d>) {
+                return planBatchNorm(layer, s.eps, shape, eng);
+            } else if constexpr (std::is_same_v<S, ReLU>) {
+                return planEltwise(Algorithm::eltwise_relu, 0, 0, shape, eng);
+            } else if constexpr (std::is_same_v<S, LeakyReLU>) {
+                return planEltwise(Algorithm::eltwise_relu, float(s.negative_slope), 0, shape, eng);
+            } else if constexpr (std::is_same_v<S, ELU>) {
+                return planEltwise(Algorithm::eltwise_elu, float(s.alpha), 0, shape, eng);
+            } else if constexpr (std::is_same_v<S, Sigmoid>) {
+                return planEltwise(Algorithm::eltwise_logistic, 0, 0, shape, eng);
+            } else if constexpr (std::is_same_v<S, Tanh>) {
+                return planEltwise(Algorithm::eltwise_tanh, 0, 0, shape, eng);
+            } else if constexpr (std::is_same_v<S, SiLU>) {
+                return planEltwise(Algorithm::eltwise_swish, 1, 0, shape, eng);
+            } else if constexpr (std::is_same_v<S, ReLU6>) {
+                return planEltwise(Algorithm::eltwise_clip_v2, 0, 6, shape, eng);
+            } else if constexpr (std::is_same_v<S, Hardtanh>) {
+                return planEltwise(Algorithm::eltwise_clip_v2, float(s.min_val), float(s.max_val), shape, eng);
+            } else if constexpr (std::is_same_v<S, GELU>) {
+                return planEltwise(s.tanh_approximation ? Algorithm::eltwise_gelu_tanh : Algorithm::eltwise_gelu_erf, 0,
+                    0, shape, eng);
+            } else if constexpr (std::is_same_v<S, Hardswish>) {
+                throw UnsupportedError("oneDNN 2.6's hardswish gradient at ±3 differs from PyTorch's");
+            } else if constexpr (std::is_same_v<S, MaxPool2d> || std::is_same_v<S, AvgPool2d>) {
+                return planPool2d(s, shape, eng);
+            } else if constexpr (std::is_same_v<S, GlobalAvgPool2d> || std::is_same_v<S, GlobalAvgPool3d>) {
+                const Dims plane { shape.in.d * shape.in.h, shape.in.w };
+                return planPool(
+                    Algorithm::pooling_avg_exclude_padding, plane, plane, { 0, 0 }, { 0, 0 }, { 0, 0 }, shape, eng);
+            } else if constexpr (isSoftmaxKind<S>) {
+                return planSoftmax(s, shape, eng);
+            } else {
+                throw UnsupportedError("the session runs " + layerTypeName(s)
+                    + " on the CPU's code: its oneDNN forward has no backward primitive to pair with");
+            }
+        },
+        layer.spec);
+}
+
+} // namespace convscope::onednn

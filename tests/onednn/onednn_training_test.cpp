@@ -1,0 +1,191 @@
+// The onednn backend's training session (backends/onednn/onednn_training.h) with the CPU session's checks
+// (tests/training): every PyTorch reference case (float64 gradients, 1e-5 relative L2), LeNet-5 trained beside
+// cpu.direct, the DCGAN loop against PyTorch (the phased step), the phased step against step(); then what is oneDNN's
+// own: every kind oneDNN trains beside cpu.direct with values on the activations' kinks, max pooling's ties, which
+// layers the notes say run where, and the refusals (another math mode, another algorithm, a fused convolution).
+// Without the module (libdnnl not installed) every case prints "SKIPPED: <reason>".
+#include "compute/error.h"
+#include "tests/kernels/gpu_test_support.h"
+#include "tests/training/session_checks.h"
+#include "tests/training/torch_reference_cases.h"
+
+using namespace convscope;
+using namespace convscope::test;
+
+TEST_CASE("onednn.auto: one training step matches PyTorch's gradients and updated parameters", "[onednn][training]")
+{
+    auto onednn = backendOrSkip("onednn");
+    if (!onednn)
+        return;
+    CHECK(checkTorchReferenceCases(*onednn, "auto") >= 8);
+}
+
+TEST_CASE("onednn.auto: LeNet-5 trains beside cpu.direct, and the DCGAN loop matches PyTorch", "[onednn][training]")
+{
+    auto onednn = backendOrSkip("onednn");
+    if (!onednn)
+        return;
+    const TrainResult r = checkLenetBesideDirect(Selection::parse("onednn.auto"));
+    CHECK(r.selections[1].metadata.at("algorithm") == "onednn.auto");
+    checkDcganReference(Selection::parse("onednn.auto"));
+    checkPhasedEqualsStep(*onednn, "auto");
+}
+
+namespace {
+// Two MSE steps of `net` on onednn.auto and cpu.direct (SGD, lr 0.1, the input gradient asked for): the losses, the
+// input and every parameter gradient of the second step, and the parameters and running statistics after it, within
+// `tolerance` (relative L2). Returns the onednn session's metadata.
+// `planes`: the input holds one value per channel plane (else random values).
+std::map<std::string, std::string> stepBesideDirect(Backend& onednn, Network net, double tolerance, bool planes = false)
+{
+    const ShapeReport shapes = inferShapes(net);
+    INFO(net.name << " " << shapes.firstError());
+    REQUIRE(shapes.ok());
+    materializeParameters(net, shapes);
+    Tensor input = randomTensor(shapes.input, 7100);
+    if (planes) {
+        const int64_t area = shapes.input.h * shapes.input.w;
+        for (int64_t i = 0; i < input.numel(); ++i)
+            input.data()[i] = input.data()[i / area * area];
+    }
+    const Tensor target = randomTensor(shapes.layers.back().out, 7101);
+    TrainingOptions to;
+    to.loss = LossKind::MSE;
+    to.optimizer.lr = 0.1;
+    to.inputGradient = true;
+    auto reference = BackendRegistry::instance().find("cpu")->createTrainingSession("direct", {});
+    auto session = onednn.createTrainingSession("auto", {});
+    reference->prepare(net, shapes, to);
+    session->prepare(net, shapes, to);
+    for (int64_t step = 1; step <= 2; ++step) {
+        const double a = reference->step(input, target, step).loss, b = session->step(input, target, step).loss;
+        CHECK(b == Approx(a).epsilon(tolerance));
+    }
+    CHECK(relL2(session->inputGradient(), reference->inputGradient()) < tolerance);
+    for (const ParameterRef& ref : reference->parameters()) {
+        INFO("gradient of " << net.layers[ref.layer].name << "." << ref.name);
+        CHECK(relL2Flat(session->parameterGradient(ref), reference->parameterGradient(ref)) < tolerance);
+    }
+    const Network x = reference->trainedNetwork(), y = session->trainedNetwork();
+    for (size_t i = 0; i < x.layers.size(); ++i)
+        for (const auto& [p, q] : { std::pair { x.layers[i].weight, y.layers[i].weight },
+                 { x.layers[i].bias, y.layers[i].bias }, { x.layers[i].runningMean, y.layers[i].runningMean },
+                 { x.layers[i].runningVar, y.layers[i].runningVar } })
+            if (p && q) {
+                INFO("after the steps: " << x.layers[i].name);
+                CHECK(relL2Flat(*q, *p) < tolerance);
+            }
+    return session->metadata();
+}
+} // namespace
+
+TEST_CASE("onednn.auto trains every kind it maps beside cpu.direct, kinks and ties included", "[onednn][training]")
+{
+    auto onednn = backendOrSkip("onednn");
+    if (!onednn)
+        return;
+    // Spread convolutions push values well past the bends; relu feeds relu6 exact zeros (its lower bound) and relu6
+    // feeds hardtanh exact sixes (its upper bound), where the gradient is 0 in PyTorch.
+    NetworkBuilder b("kinds", 2, 3, 9, 9, false, 1, 7000);
+    Conv2d c1 = conv2dSpec(6, { 3, 3 }, explicitPadding(1, 0, 2, 1));
+    c1.groups = 3;
+    c1.stride = { 1, 2 };
+    c1.bias = false; // before batch norm its true gradient is 0: both sessions would compare rounding noise
+    b.add("c1", c1);
+    b.add("bn", BatchNorm2d {});
+    b.spread("s1", 6);
+    b.add("relu", ReLU {});
+    b.add("relu6", ReLU6 {});
+    Hardtanh ht;
+    ht.min_val = -1;
+    ht.max_val = 6;
+    b.add("ht", ht);
+    MaxPool2d mp;
+    mp.kernel_size = { 3, 3 };
+    mp.stride = Pair { 2, 2 };
+    mp.padding = explicitPadding(1, 1, 1, 1);
+    mp.ceil_mode = true;
+    b.add("mp", mp);
+    b.spread("s2", 4);
+    b.add("leaky", LeakyReLU { 0.2 });
+    Conv2d c2 = conv2dSpec(4, { 3, 3 }, explicitPadding(2, 2, 2, 2));
+    c2.dilation = { 2, 2 };
+    c2.bias = false;
+    b.add("c2", c2);
+    b.add("elu", ELU { 0.7 });
+    ConvTranspose2d ct;
+    ct.out_channels = 4;
+    ct.kernel_size = { 3, 3 };
+    ct.stride = { 2, 2 };
+    ct.padding = explicitPadding(1, 1, 1, 1);
+    ct.output_padding = { 1, 1 };
+    b.add("ct", ct);
+    b.add("tanh", Tanh {});
+    b.spread("s3", 4);
+    b.add("silu", SiLU {});
+    b.add("gelu", GELU {});
+    b.add("hswish", Hardswish {}); // the CPU's code (oneDNN's gradient at ±3 is not PyTorch's)
+    AvgPool2d ap;
+    ap.kernel_size = { 3, 3 };
+    ap.stride = Pair { 2, 2 };
+    ap.padding = explicitPadding(1, 1, 1, 1);
+    ap.count_include_pad = false;
+    b.add("ap", ap);
+    b.add("sig", Sigmoid {});
+    AvgPool2d ai = ap;
+    ai.count_include_pad = true;
+    b.add("ai", ai);
+    b.add("gap", GlobalAvgPool2d {});
+    b.add("flat", Flatten {});
+    Linear fc;
+    fc.out_features = 5;
+    b.add("fc", fc);
+    b.add("lsm", LogSoftmax {});
+    // 1e-4 as the cudnn session's chain of every kind (tests/kernels/cudnn_training_test.cpp): FP32 through 28 layers
+    // and two updates against cpu.direct's double sums; a gradient taken at a kink PyTorch's way or not differs by
+    // far more (one element of a few hundred: ~1e-2).
+    const auto meta = stepBesideDirect(*onednn, b.net, 1e-4);
+    std::map<std::string, std::string> notes; // layer name → note ("layer 3 relu" → "oneDNN: forward ...")
+    for (const auto& [key, note] : meta)
+        if (key.rfind("layer ", 0) == 0)
+            notes[key.substr(key.find(' ', 6) + 1)] = note;
+    for (const char* layer : { "c1", "bn", "s1", "relu", "relu6", "ht", "mp", "leaky", "c2", "elu", "ct", "tanh",
+             "silu", "gelu", "ap", "sig", "ai", "gap", "fc", "lsm" }) {
+        INFO(layer << ": " << notes[layer]);
+        CHECK(notes[layer].rfind("oneDNN: forward", 0) == 0);
+    }
+    CHECK_THAT(notes["hswish"], Catch::Contains("CPU's training code") && Catch::Contains("±3"));
+    CHECK_THAT(notes["flat"], Catch::Contains("CPU's training code"));
+
+    // Max pooling over planes of one value: every window ties, and PyTorch's CPU kernel (and cpu.direct) sends the
+    // gradient to the window's first element; a 1×1 convolution before it carries that into the input gradient.
+    NetworkBuilder t("ties", 2, 2, 6, 6, false, 1, 7200);
+    t.add("c", conv2dSpec(3, { 1, 1 }, explicitPadding(0, 0, 0, 0)));
+    MaxPool2d tp;
+    tp.kernel_size = { 3, 3 };
+    tp.stride = Pair { 2, 2 };
+    tp.padding = explicitPadding(1, 1, 1, 1);
+    t.add("mp", tp);
+    stepBesideDirect(*onednn, t.net, 1e-6, true);
+}
+
+TEST_CASE("onednn.auto training refuses what it cannot train, by name", "[onednn][training]")
+{
+    auto onednn = backendOrSkip("onednn");
+    if (!onednn)
+        return;
+    SessionOptions bf16;
+    bf16.math = MathMode::BF16;
+    CHECK_THROWS_WITH(onednn->createTrainingSession("auto", bf16), Catch::Contains("FP32 only"));
+    CHECK_THROWS_AS(onednn->createTrainingSession("gemm", {}), UnsupportedError);
+    NetworkBuilder fused("fused", 1, 2, 6, 6, false, 1, 7300);
+    Conv2d conv = conv2dSpec(2, { 3, 3 }, explicitPadding(1, 1, 1, 1));
+    conv.fused_activation.kind = FusedActivation::Kind::ReLU;
+    fused.add("c_fused", conv);
+    Network v = fused.net;
+    const ShapeReport vs = inferShapes(v);
+    REQUIRE(vs.ok());
+    materializeParameters(v, vs);
+    auto session = onednn->createTrainingSession("auto", {});
+    CHECK_THROWS_WITH(session->prepare(v, vs, {}), Catch::Contains("onednn.auto") && Catch::Contains("c_fused"));
+}
