@@ -2,7 +2,9 @@
 // counterpart of cuDNN. A loadable module (libconvscope_onednn.so) like the GPU ones, so ConvScope starts
 // without libdnnl installed.
 //
-// What each layer kind runs on is in onednn_plan.cpp; the precision a session computes in, onednn_precision.cpp.
+// What each layer kind runs on is in onednn_plan.cpp; the precision a session computes in, onednn_precision.cpp; the
+// training session (createTrainingSession: oneDNN's backward primitives, the CPU's code for the rest),
+// onednn_training.h.
 //
 // Layout: every layer takes and gives NCHW like every other backend, so layers chain and can be compared: float32,
 // or the half-precision format of a --math bf16 / fp16 session, whose pass converts the input from FP32 once (timed

@@ -79,6 +79,11 @@ namespace {
             case TrainPlan::Kind::BatchNorm:
                 batchNormForward(i, plan, x, p, y);
                 break;
+            case TrainPlan::Kind::Prelu:
+                run(plan.forward, { x.data(), need(p.weight, m_net, i, "weight").data(), y.data() }, m_engine,
+                    m_stream);
+                plan.dataRan = false;
+                break;
             case TrainPlan::Kind::Eltwise:
             case TrainPlan::Kind::Pool:
             case TrainPlan::Kind::Softmax:
@@ -99,6 +104,10 @@ namespace {
                 batchNormBackward(i, plan, x, gy, p, gx.data());
                 plan.dataRan = true;
                 break;
+            case TrainPlan::Kind::Prelu:
+                preluBackward(i, plan, x, gy, p, gx.data());
+                plan.dataRan = true;
+                break;
             case TrainPlan::Kind::Eltwise:
                 run(plan.data, { gy.data(), x.data(), gx.data() }, m_engine, m_stream);
                 break;
@@ -114,11 +123,13 @@ namespace {
         void backwardWeights(size_t i, const Tensor& x, const Tensor& gy, const HostLayerParams& p) override
         {
             TrainPlan& plan = *m_plans.at(i);
-            if (plan.kind == TrainPlan::Kind::BatchNorm) {
-                // The one backward primitive ran in backwardData (dγ, dβ were copied there), or runs here with dx into
-                // scratch: the first layer, whose input gradient is not asked for.
-                if (!plan.dataRan)
+            if (plan.kind == TrainPlan::Kind::BatchNorm || plan.kind == TrainPlan::Kind::Prelu) {
+                // The one backward primitive ran in backwardData (the parameters' gradients were copied there), or
+                // runs here with dx into scratch: the first layer, whose input gradient is not asked for.
+                if (!plan.dataRan && plan.kind == TrainPlan::Kind::BatchNorm)
                     batchNormBackward(i, plan, x, gy, p, plan.dxScratch.get_data_handle());
+                else if (!plan.dataRan)
+                    preluBackward(i, plan, x, gy, p, plan.dxScratch.get_data_handle());
                 plan.dataRan = false;
                 return;
             }
@@ -190,6 +201,16 @@ namespace {
                 copy(plan.diffScale, p.gradWeight);
             if (plan.hasShift)
                 copy(plan.diffShift, p.gradBias);
+        }
+
+        void preluBackward(
+            size_t i, TrainPlan& plan, const Tensor& x, const Tensor& gy, const HostLayerParams& p, void* gx)
+        {
+            run(plan.data, { x.data(), need(p.weight, m_net, i, "weight").data(), gy.data(), gx }, m_engine, m_stream);
+            if (!p.gradWeight)
+                throw Error("onednn.auto training: " + layerName(m_net, i) + " has no weight gradient");
+            std::memcpy(
+                p.gradWeight->data(), plan.diffScale.get_data_handle(), size_t(p.gradWeight->numel()) * sizeof(float));
         }
 
         dnnl::engine m_engine;

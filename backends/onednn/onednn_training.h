@@ -1,10 +1,11 @@
 // The onednn backend's training session (issue 33): the host training session (compute/training/host_layer_ops.h:
 // the CPU session's parameters, loss, optimizer, phased step and per-phase timing) with these layers on oneDNN's
 // forward-training and backward primitives, FP32, on the same host tensors:
-//   conv2d, conv_transpose2d  convolution / deconvolution forward_training, backward_data, backward_weights (with the
-//                     bias); activations and weights in oneDNN's chosen layouts (format_tag::any), the reorders from
-//                     and to PyTorch's NCHW / OIHW inside the timed phase (the weights change at every update, so
-//                     they are reordered at every forward and backward-data: the layer note names what is reordered)
+//   conv2d, conv_transpose2d, conv3d, conv_transpose3d  convolution / deconvolution forward_training, backward_data,
+//                     backward_weights (with the bias); activations and weights in oneDNN's chosen layouts
+//                     (format_tag::any), the reorders from and to PyTorch's NCHW / OIHW inside the timed phase (the
+//                     weights change at every update, so they are reordered at every forward and backward-data: the
+//                     layer note names what is reordered)
 //   linear            inner_product forward_training, backward_data, backward_weights (with the bias) on [rows, F]
 //   batchnorm2d/3d    batch_normalization forward_training (the batch's mean and biased variance, kept for the
 //                     backward; the running averages moved here as PyTorch does: momentum, the unbiased variance) and
@@ -12,8 +13,10 @@
 //                     first layer whose input gradient is not asked for)
 //   relu, leaky_relu, elu, sigmoid, tanh, silu, relu6, hardtanh, gelu   eltwise forward_training / backward from the
 //                     input (relu6 and hardtanh as clip_v2, whose gradient is 0 on both bounds, as PyTorch's)
-//   maxpool2d, avgpool2d, global average pooling   pooling_v2 forward_training / backward (max: the workspace keeps
-//                     each window's argmax; avg: count_include_pad as include / exclude padding)
+//   maxpool2d/3d, avgpool2d/3d, global average pooling   pooling_v2 forward_training / backward (max: the workspace
+//                     keeps each window's argmax; avg: count_include_pad as include / exclude padding)
+//   prelu             prelu forward_training / backward (dx and the slopes' gradient in one primitive, timed as
+//                     backward-data as batch norm's)
 //   softmax, log_softmax  softmax / logsoftmax forward_training and backward from the output
 // Every other layer — and the cases above that oneDNN cannot express as PyTorch computes them (avgpool's
 // divisor_override, hardswish's gradient at ±3, ...) — runs the CPU session's own forward and backward
@@ -55,19 +58,20 @@ void run(Call& call, const std::vector<const void*>& handles, const dnnl::engine
 // What one layer runs in training on oneDNN. The handles of each call, in order:
 //   conv, linear   forward {x, w, [b], y}; data {gy, w, gx}; weights {x, gy, gw, [gb]}
 //   batch norm     forward {x, [w], [b], y}; data {x, gy, [w], [b], gx}
+//   prelu          forward {x, w, y}; data {x, w, gy, gx}
 //   eltwise        forward {x, y}; data {gy, x, gx}
 //   pool           forward {x, y}; data {gy, gx}
 //   softmax        forward {x, y}; data {y, gy, gx}
 struct TrainPlan {
-    enum class Kind { Conv, BatchNorm, Eltwise, Pool, Softmax };
+    enum class Kind { Conv, BatchNorm, Prelu, Eltwise, Pool, Softmax };
     Kind kind = Kind::Conv;
     Call forward, data, weights;
     bool hasBias = false; // conv, linear
     bool hasScale = false, hasShift = false; // batch norm
     int64_t count = 0; // batch norm: values per channel (N·D·H·W)
     double eps = 0;
-    memory mean, variance, diffScale, diffShift, dxScratch; // batch norm
-    bool dataRan = false; // batch norm: this pass's backward ran in backwardData
+    memory mean, variance, diffScale, diffShift, dxScratch; // batch norm (diffScale, dxScratch: prelu's too)
+    bool dataRan = false; // batch norm, prelu: this pass's backward ran in backwardData
     std::string note;
 };
 

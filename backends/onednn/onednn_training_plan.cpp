@@ -88,32 +88,85 @@ namespace {
             call.impl += " (" + reordered + " reordered from / to PyTorch's layout, timed)";
     }
 
-    // conv2d / conv_transpose2d with the forward plan's geometry (onednn_plan.cpp), the activations and weights in
-    // oneDNN's chosen layouts.
+    // The three calls of a layer with weights (conv, deconv, inner product) from their primitive descriptors: x, y and
+    // the weights in PyTorch's layouts (`x`, `y`, `wUser`), each reordered where the primitive chose another.
+    template <typename Fwd, typename Data, typename Weights>
+    TrainPlan withWeights(const Fwd& fwd, const Data& data, const Weights& weights, const memory::desc& x,
+        const memory::desc& y, const memory::desc& wUser, const memory::desc& bias, const dnnl::engine& eng)
+    {
+        TrainPlan p;
+        p.kind = TrainPlan::Kind::Conv;
+        p.hasBias = !bias.is_zero();
+        p.forward.operands = { operand(DNNL_ARG_SRC, x, fwd.src_desc(), false, eng),
+            operand(DNNL_ARG_WEIGHTS, wUser, fwd.weights_desc(), false, eng) };
+        if (p.hasBias)
+            p.forward.operands.push_back(operand(DNNL_ARG_BIAS, bias, fwd.bias_desc(), false, eng));
+        p.forward.operands.push_back(operand(DNNL_ARG_DST, y, fwd.dst_desc(), true, eng));
+        p.data.operands = { operand(DNNL_ARG_DIFF_DST, y, data.diff_dst_desc(), false, eng),
+            operand(DNNL_ARG_WEIGHTS, wUser, data.weights_desc(), false, eng),
+            operand(DNNL_ARG_DIFF_SRC, x, data.diff_src_desc(), true, eng) };
+        p.weights.operands = { operand(DNNL_ARG_SRC, x, weights.src_desc(), false, eng),
+            operand(DNNL_ARG_DIFF_DST, y, weights.diff_dst_desc(), false, eng),
+            operand(DNNL_ARG_DIFF_WEIGHTS, wUser, weights.diff_weights_desc(), true, eng) };
+        if (p.hasBias)
+            p.weights.operands.push_back(operand(DNNL_ARG_DIFF_BIAS, bias, weights.diff_bias_desc(), true, eng));
+        describe(p.forward, fwd);
+        describe(p.data, data);
+        describe(p.weights, weights);
+        return p;
+    }
+
+    // conv2d, conv_transpose2d, conv3d and conv_transpose3d with the forward plan's geometry (onednn_plan.cpp: groups
+    // as a g-first weight, dilation d − 1, the padding after from rightPad, output_padding as a smaller padding after),
+    // the activations and weights in oneDNN's chosen layouts.
     template <typename S> TrainPlan planConvolution(const S& s, const LayerShape& shape, const dnnl::engine& eng)
     {
-        constexpr bool transposed = std::is_same_v<S, ConvTranspose2d>;
+        constexpr bool transposed = std::is_same_v<S, ConvTranspose2d> || std::is_same_v<S, ConvTranspose3d>;
+        constexpr bool volume = std::is_same_v<S, Conv3d> || std::is_same_v<S, ConvTranspose3d>;
+        constexpr size_t axes = volume ? 3 : 2;
         const Shape& in = shape.in;
         const Shape& out = shape.out;
-        const Padding2d& pad = shape.resolvedPadding;
-        const int64_t g = s.groups, kh = s.kernel_size[0], kw = s.kernel_size[1];
-        const Dims wDims = g == 1 ? Dims { out.c, in.c, kh, kw } : Dims { g, out.c / g, in.c / g, kh, kw };
-        const Tag wTag = transposed ? (g == 1 ? Tag::iohw : Tag::giohw) : (g == 1 ? Tag::oihw : Tag::goihw);
-        const memory::desc wUser(wDims, kF32, wTag), wAny(wDims, kF32, Tag::any);
-        const memory::desc src = anyLayout(in, kF32), dst = anyLayout(out, kF32);
-        const memory::desc bias = s.bias ? vector(out.c) : memory::desc();
-        const Dims strides { s.stride[0], s.stride[1] }, dilates { s.dilation[0] - 1, s.dilation[1] - 1 };
-        const Dims padL { pad.top, pad.left };
-        Dims padR;
-        if constexpr (transposed) {
-            padR = { pad.bottom - s.output_padding[0], pad.right - s.output_padding[1] };
-            if (padR[0] <= -s.stride[0] || padR[1] <= -s.stride[1])
-                throw UnsupportedError("conv_transpose2d output_padding reaches the stride plus the bottom/right "
-                                       "padding, which oneDNN cannot express");
-        } else {
-            padR = { rightPad(in.h, out.h, s.stride[0], s.dilation[0] * (kh - 1) + 1, pad.top, pad.bottom),
-                rightPad(in.w, out.w, s.stride[1], s.dilation[1] * (kw - 1) + 1, pad.left, pad.right) };
+        const int64_t g = s.groups;
+        const int64_t ins[3] = { volume ? in.d : in.h, volume ? in.h : in.w, in.w };
+        const int64_t outs[3] = { volume ? out.d : out.h, volume ? out.h : out.w, out.w };
+        Dims wDims = g == 1 ? Dims { out.c, in.c } : Dims { g, out.c / g, in.c / g };
+        Dims strides, dilates, padL, padR;
+        for (size_t a = 0; a < axes; ++a) {
+            int64_t before = 0, after = 0;
+            if constexpr (volume) {
+                const auto around = shape.resolvedPadding3d.along(int(a));
+                before = around[0];
+                after = around[1];
+            } else {
+                const Padding2d& pad = shape.resolvedPadding;
+                before = a == 0 ? pad.top : pad.left;
+                after = a == 0 ? pad.bottom : pad.right;
+            }
+            const int64_t k = s.kernel_size[a], stride = s.stride[a];
+            wDims.push_back(k);
+            strides.push_back(stride);
+            dilates.push_back(s.dilation[a] - 1);
+            padL.push_back(before);
+            if constexpr (transposed) {
+                padR.push_back(after - s.output_padding[a]);
+                if (padR.back() <= -stride)
+                    throw UnsupportedError(layerTypeName(LayerSpec(s))
+                        + " output_padding reaches the stride plus the padding after, which oneDNN cannot express");
+            } else {
+                padR.push_back(rightPad(ins[a], outs[a], stride, s.dilation[a] * (k - 1) + 1, before, after));
+            }
         }
+        Tag wTag = Tag::any;
+        if constexpr (volume)
+            wTag = transposed ? (g == 1 ? Tag::iodhw : Tag::giodhw) : (g == 1 ? Tag::oidhw : Tag::goidhw);
+        else
+            wTag = transposed ? (g == 1 ? Tag::iohw : Tag::giohw) : (g == 1 ? Tag::oihw : Tag::goihw);
+        const memory::desc wUser(wDims, kF32, wTag), wAny(wDims, kF32, Tag::any);
+        const memory::desc x = volume ? ncdhw(in, kF32) : nchw(in, kF32);
+        const memory::desc y = volume ? ncdhw(out, kF32) : nchw(out, kF32);
+        const memory::desc src = volume ? ncdhw(in, kF32, Tag::any) : anyLayout(in, kF32);
+        const memory::desc dst = volume ? ncdhw(out, kF32, Tag::any) : anyLayout(out, kF32);
+        const memory::desc bias = s.bias ? vector(out.c) : memory::desc();
         using Fwd = std::conditional_t<transposed, dnnl::deconvolution_forward, dnnl::convolution_forward>;
         using Data = std::conditional_t<transposed, dnnl::deconvolution_backward_data, dnnl::convolution_backward_data>;
         using Weights
@@ -125,27 +178,7 @@ namespace {
             typename Data::desc(alg, src, wAny, dst, strides, dilates, padL, padR), eng, fwd);
         const typename Weights::primitive_desc weights(
             typename Weights::desc(alg, src, wAny, bias, dst, strides, dilates, padL, padR), eng, fwd);
-        TrainPlan p;
-        p.kind = TrainPlan::Kind::Conv;
-        p.hasBias = s.bias;
-        const memory::desc x = nchw(in, kF32), y = nchw(out, kF32);
-        p.forward.operands = { operand(DNNL_ARG_SRC, x, fwd.src_desc(), false, eng),
-            operand(DNNL_ARG_WEIGHTS, wUser, fwd.weights_desc(), false, eng) };
-        if (s.bias)
-            p.forward.operands.push_back(operand(DNNL_ARG_BIAS, bias, fwd.bias_desc(), false, eng));
-        p.forward.operands.push_back(operand(DNNL_ARG_DST, y, fwd.dst_desc(), true, eng));
-        p.data.operands = { operand(DNNL_ARG_DIFF_DST, y, data.diff_dst_desc(), false, eng),
-            operand(DNNL_ARG_WEIGHTS, wUser, data.weights_desc(), false, eng),
-            operand(DNNL_ARG_DIFF_SRC, x, data.diff_src_desc(), true, eng) };
-        p.weights.operands = { operand(DNNL_ARG_SRC, x, weights.src_desc(), false, eng),
-            operand(DNNL_ARG_DIFF_DST, y, weights.diff_dst_desc(), false, eng),
-            operand(DNNL_ARG_DIFF_WEIGHTS, wUser, weights.diff_weights_desc(), true, eng) };
-        if (s.bias)
-            p.weights.operands.push_back(operand(DNNL_ARG_DIFF_BIAS, bias, weights.diff_bias_desc(), true, eng));
-        describe(p.forward, fwd);
-        describe(p.data, data);
-        describe(p.weights, weights);
-        return p;
+        return withWeights(fwd, data, weights, x, y, wUser, bias, eng);
     }
 
     // linear as inner_product on [rows, in_features] → [rows, out_features] (compute/linear_geometry.h).
@@ -163,26 +196,7 @@ namespace {
             dnnl::inner_product_backward_data::desc(x, wAny, y), eng, fwd);
         const dnnl::inner_product_backward_weights::primitive_desc weights(
             dnnl::inner_product_backward_weights::desc(x, wAny, bias, y), eng, fwd);
-        TrainPlan p;
-        p.kind = TrainPlan::Kind::Conv;
-        p.hasBias = s.bias;
-        p.forward.operands = { operand(DNNL_ARG_SRC, x, fwd.src_desc(), false, eng),
-            operand(DNNL_ARG_WEIGHTS, wUser, fwd.weights_desc(), false, eng) };
-        if (s.bias)
-            p.forward.operands.push_back(operand(DNNL_ARG_BIAS, bias, fwd.bias_desc(), false, eng));
-        p.forward.operands.push_back(operand(DNNL_ARG_DST, y, fwd.dst_desc(), true, eng));
-        p.data.operands = { operand(DNNL_ARG_DIFF_DST, y, data.diff_dst_desc(), false, eng),
-            operand(DNNL_ARG_WEIGHTS, wUser, data.weights_desc(), false, eng),
-            operand(DNNL_ARG_DIFF_SRC, x, data.diff_src_desc(), true, eng) };
-        p.weights.operands = { operand(DNNL_ARG_SRC, x, weights.src_desc(), false, eng),
-            operand(DNNL_ARG_DIFF_DST, y, weights.diff_dst_desc(), false, eng),
-            operand(DNNL_ARG_DIFF_WEIGHTS, wUser, weights.diff_weights_desc(), true, eng) };
-        if (s.bias)
-            p.weights.operands.push_back(operand(DNNL_ARG_DIFF_BIAS, bias, weights.diff_bias_desc(), true, eng));
-        describe(p.forward, fwd);
-        describe(p.data, data);
-        describe(p.weights, weights);
-        return p;
+        return withWeights(fwd, data, weights, x, y, wUser, bias, eng);
     }
 
     // Batch norm in training mode on [N, C, D·H, W]: the batch statistics into the plan's mean / variance, which the
@@ -235,6 +249,32 @@ namespace {
         return p;
     }
 
+    // prelu: one slope per channel ({1, C, 1, 1}) or one for all ({1, 1, 1, 1}), broadcast by oneDNN as in the
+    // forward plan; its backward gives dx and the slopes' gradient (into diffScale) in one primitive.
+    TrainPlan planPrelu(const PReLU& s, const LayerShape& shape, const dnnl::engine& eng)
+    {
+        const memory::desc x = nchw(shape.in, kF32), w({ 1, s.num_parameters, 1, 1 }, kF32, Tag::nchw);
+        const dnnl::prelu_forward::primitive_desc fwd(dnnl::prelu_forward::desc(kTraining, x, w), eng);
+        const dnnl::prelu_backward::primitive_desc data(dnnl::prelu_backward::desc(x, w, x, w), eng, fwd);
+        TrainPlan p;
+        p.kind = TrainPlan::Kind::Prelu;
+        p.diffScale = memory(w, eng);
+        p.dxScratch = memory(x, eng);
+        p.forward.operands = { operand(DNNL_ARG_SRC, x, fwd.src_desc(), false, eng),
+            operand(DNNL_ARG_WEIGHTS, w, fwd.weights_desc(), false, eng),
+            operand(DNNL_ARG_DST, x, fwd.dst_desc(), true, eng) };
+        p.data.operands = { operand(DNNL_ARG_SRC, x, data.src_desc(), false, eng),
+            operand(DNNL_ARG_WEIGHTS, w, data.weights_desc(), false, eng),
+            operand(DNNL_ARG_DIFF_DST, x, data.diff_dst_desc(), false, eng),
+            operand(DNNL_ARG_DIFF_SRC, x, data.diff_src_desc(), true, eng) };
+        if (data.diff_weights_desc() != w)
+            throw UnsupportedError("oneDNN's prelu backward wants the slopes' gradient in another layout");
+        p.data.fixed[DNNL_ARG_DIFF_WEIGHTS] = p.diffScale;
+        describe(p.forward, fwd);
+        describe(p.data, data);
+        return p;
+    }
+
     TrainPlan planEltwise(Algorithm alg, float alpha, float beta, const LayerShape& shape, const dnnl::engine& eng)
     {
         const memory::desc x = nchw(shape.in, kF32);
@@ -252,11 +292,12 @@ namespace {
         return p;
     }
 
-    // Pooling on NCHW (a volume's D·H one axis: global pooling only) with the forward plan's windows.
+    // Pooling with the forward plan's windows: on NCHW (a volume's D·H one axis: global pooling), or NCDHW (`volume`).
     TrainPlan planPool(Algorithm alg, const Dims& strides, const Dims& kernel, const Dims& dilation, const Dims& padL,
-        const Dims& padR, const LayerShape& shape, const dnnl::engine& eng)
+        const Dims& padR, const LayerShape& shape, const dnnl::engine& eng, bool volume = false)
     {
-        const memory::desc x = nchw(shape.in, kF32), y = nchw(shape.out, kF32);
+        const memory::desc x = volume ? ncdhw(shape.in, kF32) : nchw(shape.in, kF32);
+        const memory::desc y = volume ? ncdhw(shape.out, kF32) : nchw(shape.out, kF32);
         const dnnl::pooling_v2_forward::primitive_desc fwd(
             dnnl::pooling_v2_forward::desc(kTraining, alg, x, y, strides, kernel, dilation, padL, padR), eng);
         const dnnl::pooling_v2_backward::primitive_desc data(
@@ -277,37 +318,55 @@ namespace {
         return p;
     }
 
-    template <typename S> TrainPlan planPool2d(const S& s, const LayerShape& shape, const dnnl::engine& eng)
+    // maxpool2d / avgpool2d / maxpool3d / avgpool3d: ceil_mode as the padding after the last window (rightPad), which
+    // max pooling never reads (PyTorch's −∞ padding); avg pooling's count_include_pad as include / exclude padding.
+    template <typename S> TrainPlan planWindowPool(const S& s, const LayerShape& shape, const dnnl::engine& eng)
     {
-        constexpr bool isMax = std::is_same_v<S, MaxPool2d>;
+        constexpr bool isMax = std::is_same_v<S, MaxPool2d> || std::is_same_v<S, MaxPool3d>;
+        constexpr bool volume = std::is_same_v<S, MaxPool3d> || std::is_same_v<S, AvgPool3d>;
+        constexpr size_t axes = volume ? 3 : 2;
         const Shape& in = shape.in;
         const Shape& out = shape.out;
-        const Padding2d& pad = shape.resolvedPadding;
-        const auto [sh, sw] = s.effectiveStride();
-        const int64_t kh = s.kernel_size[0], kw = s.kernel_size[1];
-        Dims dil { 0, 0 };
-        int64_t extH = kh, extW = kw;
+        const int64_t ins[3] = { volume ? in.d : in.h, volume ? in.h : in.w, in.w };
+        const int64_t outs[3] = { volume ? out.d : out.h, volume ? out.h : out.w, out.w };
+        const auto st = s.effectiveStride();
         Algorithm alg = Algorithm::pooling_max;
-        if constexpr (isMax) {
-            dil = { s.dilation[0] - 1, s.dilation[1] - 1 };
-            extH = s.dilation[0] * (kh - 1) + 1;
-            extW = s.dilation[1] * (kw - 1) + 1;
-        } else {
+        if constexpr (!isMax) {
             if (s.divisor_override)
-                throw UnsupportedError("avgpool2d divisor_override has no oneDNN equivalent");
+                throw UnsupportedError(layerTypeName(LayerSpec(s)) + " divisor_override has no oneDNN equivalent");
             alg = s.count_include_pad ? Algorithm::pooling_avg_include_padding : Algorithm::pooling_avg_exclude_padding;
-            // PyTorch's count_include_pad counts a window only up to the end of the padded input; oneDNN's
-            // include_padding divides every window by kh·kw. They differ only where ceil_mode lets the last window
-            // hang past the padding.
-            if (s.count_include_pad
-                && ((out.h - 1) * sh - pad.top + kh > in.h + pad.bottom
-                    || (out.w - 1) * sw - pad.left + kw > in.w + pad.right))
-                throw UnsupportedError("with ceil_mode the last avgpool2d window hangs past the padding; PyTorch "
-                                       "divides it by the part inside the padded input, oneDNN by the whole kernel");
         }
-        const Dims padR { rightPad(in.h, out.h, sh, extH, pad.top, pad.bottom),
-            rightPad(in.w, out.w, sw, extW, pad.left, pad.right) };
-        return planPool(alg, { sh, sw }, { kh, kw }, dil, { pad.top, pad.left }, padR, shape, eng);
+        Dims strides, kernel, dilation, padL, padR;
+        for (size_t a = 0; a < axes; ++a) {
+            int64_t before = 0, after = 0;
+            if constexpr (volume) {
+                const auto around = shape.resolvedPadding3d.along(int(a));
+                before = around[0];
+                after = around[1];
+            } else {
+                const Padding2d& pad = shape.resolvedPadding;
+                before = a == 0 ? pad.top : pad.left;
+                after = a == 0 ? pad.bottom : pad.right;
+            }
+            const int64_t k = s.kernel_size[a];
+            int64_t d = 1;
+            if constexpr (isMax)
+                d = s.dilation[a];
+            if constexpr (!isMax)
+                // PyTorch's count_include_pad counts a window only up to the end of the padded input; oneDNN's
+                // include_padding divides every window by the whole kernel. They differ only where ceil_mode lets the
+                // last window hang past the padding.
+                if (s.count_include_pad && (outs[a] - 1) * st[a] - before + k > ins[a] + after)
+                    throw UnsupportedError("with ceil_mode the last " + layerTypeName(LayerSpec(s))
+                        + " window hangs past the padding; PyTorch divides it by the part inside the padded input, "
+                          "oneDNN by the whole kernel");
+            strides.push_back(st[a]);
+            kernel.push_back(k);
+            dilation.push_back(d - 1);
+            padL.push_back(before);
+            padR.push_back(rightPad(ins[a], outs[a], st[a], d * (k - 1) + 1, before, after));
+        }
+        return planPool(alg, strides, kernel, dilation, padL, padR, shape, eng, volume);
     }
 
     template <typename S> TrainPlan planSoftmax(const S& s, const LayerShape& shape, const dnnl::engine& eng)
@@ -335,7 +394,9 @@ TrainPlan planTraining(const Layer& layer, const LayerShape& shape, const dnnl::
     return std::visit(
         [&](const auto& s) -> TrainPlan {
             using S = std::decay_t<decltype(s)>;
-            if constexpr (std::is_same_v<S, Conv2d> || std::is_same_v<S, ConvTranspose2d>) {
+            if constexpr (
+                std::is_same_v<S,
+                    Conv2d> || std::is_same_v<S, ConvTranspose2d> || std::is_same_v<S, Conv3d> || std::is_same_v<S, ConvTranspose3d>) {
                 return planConvolution(s, shape, eng);
             } else if constexpr (std::is_same_v<S, Linear>) {
                 return planLinear(s, shape, eng);
@@ -360,10 +421,14 @@ TrainPlan planTraining(const Layer& layer, const LayerShape& shape, const dnnl::
             } else if constexpr (std::is_same_v<S, GELU>) {
                 return planEltwise(s.tanh_approximation ? Algorithm::eltwise_gelu_tanh : Algorithm::eltwise_gelu_erf, 0,
                     0, shape, eng);
+            } else if constexpr (std::is_same_v<S, PReLU>) {
+                return planPrelu(s, shape, eng);
             } else if constexpr (std::is_same_v<S, Hardswish>) {
                 throw UnsupportedError("oneDNN 2.6's hardswish gradient at ±3 differs from PyTorch's");
-            } else if constexpr (std::is_same_v<S, MaxPool2d> || std::is_same_v<S, AvgPool2d>) {
-                return planPool2d(s, shape, eng);
+            } else if constexpr (
+                std::is_same_v<S,
+                    MaxPool2d> || std::is_same_v<S, AvgPool2d> || std::is_same_v<S, MaxPool3d> || std::is_same_v<S, AvgPool3d>) {
+                return planWindowPool(s, shape, eng);
             } else if constexpr (std::is_same_v<S, GlobalAvgPool2d> || std::is_same_v<S, GlobalAvgPool3d>) {
                 const Dims plane { shape.in.d * shape.in.h, shape.in.w };
                 return planPool(

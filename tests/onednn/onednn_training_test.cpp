@@ -4,6 +4,7 @@
 // own: every kind oneDNN trains beside cpu.direct with values on the activations' kinks, max pooling's ties, which
 // layers the notes say run where, and the refusals (another math mode, another algorithm, a fused convolution).
 // Without the module (libdnnl not installed) every case prints "SKIPPED: <reason>".
+#include "compute/cpu_threads.h"
 #include "compute/error.h"
 #include "tests/kernels/gpu_test_support.h"
 #include "tests/training/session_checks.h"
@@ -12,11 +13,24 @@
 using namespace convscope;
 using namespace convscope::test;
 
+namespace {
+// One OpenMP thread for the cases of many tiny primitives: each primitive (and reorder) is a parallel region, and on a
+// loaded machine (CI's two cores under ctest -j2) a region can wait a scheduler quantum for a descheduled second
+// thread — seconds in all for these cases, 0.1 s on one thread. LeNet-5 and the DCGAN keep every core.
+struct OneThread {
+    OneThread() { setCpuThreadCount(1); }
+    ~OneThread() { setCpuThreadCount(0); }
+    OneThread(const OneThread&) = delete;
+    OneThread& operator=(const OneThread&) = delete;
+};
+} // namespace
+
 TEST_CASE("onednn.auto: one training step matches PyTorch's gradients and updated parameters", "[onednn][training]")
 {
     auto onednn = backendOrSkip("onednn");
     if (!onednn)
         return;
+    const OneThread one;
     CHECK(checkTorchReferenceCases(*onednn, "auto") >= 8);
 }
 
@@ -77,6 +91,16 @@ std::map<std::string, std::string> stepBesideDirect(Backend& onednn, Network net
             }
     return session->metadata();
 }
+
+// The metadata's layer notes by layer name ("layer 3 relu" → "oneDNN: forward ...").
+std::map<std::string, std::string> notesByLayer(const std::map<std::string, std::string>& meta)
+{
+    std::map<std::string, std::string> notes;
+    for (const auto& [key, note] : meta)
+        if (key.rfind("layer ", 0) == 0)
+            notes[key.substr(key.find(' ', 6) + 1)] = note;
+    return notes;
+}
 } // namespace
 
 TEST_CASE("onednn.auto trains every kind it maps beside cpu.direct, kinks and ties included", "[onednn][training]")
@@ -84,6 +108,7 @@ TEST_CASE("onednn.auto trains every kind it maps beside cpu.direct, kinks and ti
     auto onednn = backendOrSkip("onednn");
     if (!onednn)
         return;
+    const OneThread one;
     // Spread convolutions push values well past the bends; relu feeds relu6 exact zeros (its lower bound) and relu6
     // feeds hardtanh exact sixes (its upper bound), where the gradient is 0 in PyTorch.
     NetworkBuilder b("kinds", 2, 3, 9, 9, false, 1, 7000);
@@ -108,6 +133,7 @@ TEST_CASE("onednn.auto trains every kind it maps beside cpu.direct, kinks and ti
     b.add("mp", mp);
     b.spread("s2", 4);
     b.add("leaky", LeakyReLU { 0.2 });
+    b.add("prelu", PReLU { 4 });
     Conv2d c2 = conv2dSpec(4, { 3, 3 }, explicitPadding(2, 2, 2, 2));
     c2.dilation = { 2, 2 };
     c2.bias = false;
@@ -145,17 +171,50 @@ TEST_CASE("onednn.auto trains every kind it maps beside cpu.direct, kinks and ti
     // and two updates against cpu.direct's double sums; a gradient taken at a kink PyTorch's way or not differs by
     // far more (one element of a few hundred: ~1e-2).
     const auto meta = stepBesideDirect(*onednn, b.net, 1e-4);
-    std::map<std::string, std::string> notes; // layer name → note ("layer 3 relu" → "oneDNN: forward ...")
-    for (const auto& [key, note] : meta)
-        if (key.rfind("layer ", 0) == 0)
-            notes[key.substr(key.find(' ', 6) + 1)] = note;
-    for (const char* layer : { "c1", "bn", "s1", "relu", "relu6", "ht", "mp", "leaky", "c2", "elu", "ct", "tanh",
-             "silu", "gelu", "ap", "sig", "ai", "gap", "fc", "lsm" }) {
+    auto notes = notesByLayer(meta);
+    for (const char* layer : { "c1", "bn", "s1", "relu", "relu6", "ht", "mp", "leaky", "prelu", "c2", "elu", "ct",
+             "tanh", "silu", "gelu", "ap", "sig", "ai", "gap", "fc", "lsm" }) {
         INFO(layer << ": " << notes[layer]);
         CHECK(notes[layer].rfind("oneDNN: forward", 0) == 0);
     }
     CHECK_THAT(notes["hswish"], Catch::Contains("CPU's training code") && Catch::Contains("±3"));
     CHECK_THAT(notes["flat"], Catch::Contains("CPU's training code"));
+
+    // Volumes: conv3d (groups, stride, padding), batchnorm3d, maxpool3d with ceil_mode, conv_transpose3d with
+    // output_padding, avgpool3d without counting the padding, global pooling of the volume.
+    NetworkBuilder v("volume kinds", 2, 2, 5, 6, false, 1, 7400);
+    v.depth(4);
+    Conv3d c3;
+    c3.out_channels = 4;
+    c3.groups = 2;
+    c3.stride = { 1, 2, 1 };
+    c3.padding = explicitPadding3d(1, 0, 1, 1, 0, 1);
+    c3.bias = false;
+    v.add("c3", c3);
+    v.add("bn3", BatchNorm3d {});
+    MaxPool3d m3;
+    m3.kernel_size = { 2, 2, 2 };
+    m3.ceil_mode = true;
+    v.add("mp3", m3);
+    ConvTranspose3d t3;
+    t3.out_channels = 3;
+    t3.stride = { 2, 2, 2 };
+    t3.padding = explicitPadding3d(1, 1, 1, 1, 1, 1);
+    t3.output_padding = { 1, 0, 1 };
+    v.add("ct3", t3);
+    AvgPool3d a3;
+    a3.kernel_size = { 3, 3, 3 };
+    a3.stride = Triple { 2, 2, 2 };
+    a3.padding = explicitPadding3d(1, 1, 1, 1, 1, 1);
+    a3.count_include_pad = false;
+    v.add("ap3", a3);
+    v.add("gap3", GlobalAvgPool3d {});
+    const auto vmeta = stepBesideDirect(*onednn, v.net, 1e-4);
+    const auto vnotes = notesByLayer(vmeta);
+    for (const char* layer : { "c3", "bn3", "mp3", "ct3", "ap3", "gap3" }) {
+        INFO(layer << ": " << vnotes.at(layer));
+        CHECK(vnotes.at(layer).rfind("oneDNN: forward", 0) == 0);
+    }
 
     // Max pooling over planes of one value: every window ties, and PyTorch's CPU kernel (and cpu.direct) sends the
     // gradient to the window's first element; a 1×1 convolution before it carries that into the input gradient.
