@@ -51,7 +51,9 @@ namespace {
                     if (p.kind == TrainPlan::Kind::BatchNorm)
                         note += " (dx, dγ, dβ in one primitive, timed as backward-data when the input gradient "
                                 "is needed)";
-                    p.note = note;
+                    p.forward.label = layerName(net, i) + " forward";
+                    p.data.label = layerName(net, i) + " backward-data";
+                    p.weights.label = layerName(net, i) + " backward-weights";
                     m_notes[i] = note;
                     m_plans[i] = std::move(p);
                 } catch (const UnsupportedError& e) {

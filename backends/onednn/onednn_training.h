@@ -52,7 +52,9 @@ struct Call {
     std::vector<Operand> operands; // bound per call, in this order, to the handles run() is given
     std::unordered_map<int, memory> fixed; // the plan's own memory: batch statistics, workspace, scratch
     std::string impl; // the implementation oneDNN chose, and what is reordered
+    std::string label; // "layer 3 (c3, conv2d) backward-data": what a failed execution names
 };
+// Runs the call on `handles` (one per operand, in order); a oneDNN failure is an Error naming call.label.
 void run(Call& call, const std::vector<const void*>& handles, const dnnl::engine& eng, dnnl::stream& stream);
 
 // What one layer runs in training on oneDNN. The handles of each call, in order:
@@ -72,7 +74,6 @@ struct TrainPlan {
     double eps = 0;
     memory mean, variance, diffScale, diffShift, dxScratch; // batch norm (diffScale, dxScratch: prelu's too)
     bool dataRan = false; // batch norm, prelu: this pass's backward ran in backwardData
-    std::string note;
 };
 
 // Throws UnsupportedError (or dnnl::error) naming why oneDNN cannot train this layer; the session then runs it on the

@@ -29,25 +29,30 @@ void run(Call& call, const std::vector<const void*>& handles, const dnnl::engine
     if (handles.size() != call.operands.size())
         throw Error("internal error: onednn training: a primitive call got " + std::to_string(handles.size())
             + " tensors for " + std::to_string(call.operands.size()) + " operands");
-    std::unordered_map<int, memory> args = call.fixed;
-    std::vector<std::pair<Operand*, memory>> outputs;
-    for (size_t k = 0; k < handles.size(); ++k) {
-        Operand& op = call.operands[k];
-        memory user(op.user, eng, const_cast<void*>(handles[k])); // inputs are only read
-        if (!op.inner) {
-            args[op.arg] = user;
-            continue;
+    try {
+        std::unordered_map<int, memory> args = call.fixed;
+        std::vector<std::pair<Operand*, memory>> outputs;
+        for (size_t k = 0; k < handles.size(); ++k) {
+            Operand& op = call.operands[k];
+            memory user(op.user, eng, const_cast<void*>(handles[k])); // inputs are only read
+            if (!op.inner) {
+                args[op.arg] = user;
+                continue;
+            }
+            if (op.output)
+                outputs.emplace_back(&op, user);
+            else
+                op.reorder->execute(stream, user, *op.inner);
+            args[op.arg] = *op.inner;
         }
-        if (op.output)
-            outputs.emplace_back(&op, user);
-        else
-            op.reorder->execute(stream, user, *op.inner);
-        args[op.arg] = *op.inner;
+        call.primitive->execute(stream, args);
+        for (auto& [op, user] : outputs)
+            op->reorder->execute(stream, *op->inner, user);
+        stream.wait();
+    } catch (const dnnl::error& e) {
+        throw Error("onednn.auto training: " + call.label + ": " + e.what() + " (dnnl status "
+            + std::to_string(int(e.status)) + ")");
     }
-    call.primitive->execute(stream, args);
-    for (auto& [op, user] : outputs)
-        op->reorder->execute(stream, *op->inner, user);
-    stream.wait();
 }
 
 namespace {
