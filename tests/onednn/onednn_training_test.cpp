@@ -49,8 +49,10 @@ namespace {
 // Two MSE steps of `net` on onednn.auto and cpu.direct (SGD, lr 0.1, the input gradient asked for): the losses, the
 // input and every parameter gradient of the second step, and the parameters and running statistics after it, within
 // `tolerance` (relative L2). Returns the onednn session's metadata.
-// `planes`: the input holds one value per channel plane (else random values).
-std::map<std::string, std::string> stepBesideDirect(Backend& onednn, Network net, double tolerance, bool planes = false)
+// `planes`: the input holds one value per channel plane (else random values). `inputGradient` false: the first
+// layer's backward-data is skipped, so a batch norm or prelu there runs its one backward as backward-weights.
+std::map<std::string, std::string> stepBesideDirect(
+    Backend& onednn, Network net, double tolerance, bool planes = false, bool inputGradient = true)
 {
     const ShapeReport shapes = inferShapes(net);
     INFO(net.name << " " << shapes.firstError());
@@ -66,7 +68,7 @@ std::map<std::string, std::string> stepBesideDirect(Backend& onednn, Network net
     TrainingOptions to;
     to.loss = LossKind::MSE;
     to.optimizer.lr = 0.1;
-    to.inputGradient = true;
+    to.inputGradient = inputGradient;
     auto reference = BackendRegistry::instance().find("cpu")->createTrainingSession("direct", {});
     auto session = onednn.createTrainingSession("auto", {});
     reference->prepare(net, shapes, to);
@@ -75,7 +77,8 @@ std::map<std::string, std::string> stepBesideDirect(Backend& onednn, Network net
         const double a = reference->step(input, target, step).loss, b = session->step(input, target, step).loss;
         CHECK(b == Approx(a).epsilon(tolerance));
     }
-    CHECK(relL2(session->inputGradient(), reference->inputGradient()) < tolerance);
+    if (inputGradient)
+        CHECK(relL2(session->inputGradient(), reference->inputGradient()) < tolerance);
     for (const ParameterRef& ref : reference->parameters()) {
         INFO("gradient of " << net.layers[ref.layer].name << "." << ref.name);
         CHECK(relL2Flat(session->parameterGradient(ref), reference->parameterGradient(ref)) < tolerance);
@@ -226,6 +229,14 @@ TEST_CASE("onednn.auto trains every kind it maps beside cpu.direct, kinks and ti
     tp.padding = explicitPadding(1, 1, 1, 1);
     t.add("mp", tp);
     stepBesideDirect(*onednn, t.net, 1e-6, true);
+
+    // Batch norm and prelu as the first layer without the input gradient: their one backward runs as backward-weights.
+    for (const bool bnFirst : { true, false }) {
+        NetworkBuilder f(bnFirst ? "bn first" : "prelu first", 3, 2, 5, 5, false, 1, 7500);
+        bnFirst ? f.add("first", BatchNorm2d {}) : f.add("first", PReLU { 2 });
+        f.add("c", conv2dSpec(3, { 3, 3 }, explicitPadding(1, 1, 1, 1)));
+        stepBesideDirect(*onednn, f.net, 1e-5, false, false);
+    }
 }
 
 TEST_CASE("onednn.auto training refuses what it cannot train, by name", "[onednn][training]")
