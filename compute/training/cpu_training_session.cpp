@@ -141,95 +141,95 @@ namespace cpu_training {
             Tensor& gx = set ? (src < 0 ? m_inputScratch : m_scratch[size_t(src)]) : total;
             if (owned(k))
                 m_ops->backwardData(k, x, m_outputs[k], gy, params(k), gx);
-            else
-                std::visit(
-                    [&](const auto& spec) {
-                        using S = std::decay_t<decltype(spec)>;
-                        if constexpr (std::is_same_v<S, Conv2d>) {
-                            fast ? cpu::grad::fast::conv2dData(gy, *st.weight, spec, pad, gx)
-                                 : cpu::grad::direct::conv2dData(gy, *st.weight, spec, pad, gx);
-                        } else if constexpr (std::is_same_v<S, ConvTranspose2d>) {
-                            fast ? cpu::grad::fast::convTranspose2dData(gy, *st.weight, spec, pad, gx)
-                                 : cpu::grad::direct::convTranspose2dData(gy, *st.weight, spec, pad, gx);
-                        } else if constexpr (std::is_same_v<S, Linear>) {
-                            fast ? cpu::grad::fast::linearData(gy, *st.weight, gx)
-                                 : cpu::grad::direct::linearData(gy, *st.weight, gx);
-                        } else if constexpr (std::is_same_v<S, MaxPool2d>) {
-                            cpu::grad::maxPool2d(gy, x, spec, pad, gx, fast);
-                        } else if constexpr (std::is_same_v<S, AvgPool2d>) {
-                            cpu::grad::avgPool2d(gy, spec, pad, gx, fast);
-                        } else if constexpr (std::is_same_v<S, GlobalAvgPool2d>) {
-                            cpu::grad::globalAvgPool2d(gy, gx);
-                        } else if constexpr (std::is_same_v<S, BatchNorm2d>) {
-                            cpu::grad::batchNorm2dData(gy, x, st.weight.get(), st.stats, gx, fast);
-                        } else if constexpr (std::is_same_v<S, Dropout>) {
-                            cpu::grad::dropoutBackward(gy, st.mask, gx);
-                        } else if constexpr (
-                            std::is_same_v<S,
-                                Flatten> || std::is_same_v<S, Identity> || std::is_same_v<S, Add> || std::is_same_v<S, Reshape>) {
-                            cpu::grad::copy(gy, gx);
-                        } else if constexpr (std::is_same_v<S, Transpose>) {
-                            // The inverse movement: gx = gy.permute(inverse), inverse[perm[a]] = a.
-                            const std::vector<int64_t> perm = wrappedDims(spec, x.shape().ndim());
-                            std::vector<int64_t> inverse(perm.size());
-                            for (size_t a = 0; a < perm.size(); ++a)
-                                inverse[size_t(perm[a])] = int64_t(a);
-                            fast ? cpu::fast::transpose(gy, inverse, gx) : cpu::direct::transpose(gy, inverse, gx);
-                        } else if constexpr (isSoftmaxKind<S>) {
-                            const int64_t axis = wrapAxis(spec.dim, x.shape().ndim(), layerTypeName(spec));
-                            cpu::grad::softmax(gy, m_outputs[k], gx, fast, axis, isLogSoftmax<S>);
-                        } else if constexpr (std::is_same_v<S, Reduce>) {
-                            cpu::grad::reduce(gy, x, m_outputs[k], spec, gx);
-                        } else if constexpr (std::is_same_v<S, PReLU>) {
-                            cpu::grad::preluData(gy, x, *st.weight, gx);
-                        } else if constexpr (std::is_same_v<S, Binary>) {
-                            cpu::grad::binaryLayerInput(spec, m_shapes.layers[k], ins, st.weight.get(), j, gy, gx);
-                        } else if constexpr (std::is_same_v<S, Mul>) {
-                            cpu::grad::mulInput(gy, *ins.at(1 - j), gx);
-                        } else if constexpr (std::is_same_v<S, Concat>) {
-                            // gy narrowed to this input's window along the joined dim (a slice's forward).
-                            const int64_t dim = wrappedDim(spec, x.shape().ndim());
-                            const Slice window { dim, channelOffset, channelOffset + channels };
-                            fast ? cpu::fast::slice(gy, window, gx) : cpu::direct::slice(gy, window, gx);
-                        } else if constexpr (std::is_same_v<S, Pad>) {
-                            cpu::grad::pad(gy, spec, gx);
-                        } else if constexpr (kPlainActivation<S>) {
-                            cpu::grad::activation(gy, x, layer.spec, gx, fast);
-                        } else if constexpr (std::is_same_v<S, Conv3d>) {
-                            fast ? cpu::grad::fast::conv3dData(gy, *st.weight, spec, pad3, gx)
-                                 : cpu::grad::direct::conv3dData(gy, *st.weight, spec, pad3, gx);
-                        } else if constexpr (std::is_same_v<S, ConvTranspose3d>) {
-                            fast ? cpu::grad::fast::convTranspose3dData(gy, *st.weight, spec, pad3, gx)
-                                 : cpu::grad::direct::convTranspose3dData(gy, *st.weight, spec, pad3, gx);
-                        } else if constexpr (std::is_same_v<S, MaxPool3d>) {
-                            cpu::grad::maxPool3d(gy, x, spec, pad3, gx);
-                        } else if constexpr (std::is_same_v<S, AvgPool3d>) {
-                            cpu::grad::avgPool3d(gy, spec, pad3, gx);
-                        } else if constexpr (std::is_same_v<S, GlobalAvgPool3d>) {
-                            cpu::grad::globalAvgPool2d(gy, gx);
-                        } else if constexpr (std::is_same_v<S, BatchNorm3d>) {
-                            cpu::grad::batchNorm2dData(gy, x, st.weight.get(), st.stats, gx, fast);
-                        } else if constexpr (std::is_same_v<S, Resize>) {
-                            throw UnsupportedError(
-                                "resize has no backward on the CPU yet (cpuTrainingRefusal refuses it)");
-                        } else if constexpr (std::is_same_v<S, ChannelShuffle>) {
-                            // The inverse permutation: a shuffle with C/g groups.
-                            const ChannelShuffle inverse { x.shape().c / spec.groups };
-                            fast ? cpu::fast::channelShuffle(gy, inverse, gx)
-                                 : cpu::direct::channelShuffle(gy, inverse, gx);
-                        } else if constexpr (std::is_same_v<S, Slice>) {
-                            cpu::grad::slice(gy, spec, gx);
-                        } else if constexpr (isNormKind<S>) {
-                            cpu::grad::normalizationData(gy, x, *st.weight, normPlan(spec, x.shape()), gx, fast);
-                        } else if constexpr (std::is_same_v<S, Matmul>) {
-                            cpu::grad::matmulLayerInput(spec, m_shapes.layers[k], ins, st.weight.get(), j, gy, gx);
-                        } else if constexpr (std::is_same_v<S, Gather>) {
-                            cpu::grad::gatherInput(spec, gy, gx);
-                        } else {
-                            static_assert(dependent_false<S>, "cpu training: a layer kind has no backward branch");
-                        }
-                    },
-                    layer.spec);
+            std::visit(
+                [&](const auto& spec) {
+                    using S = std::decay_t<decltype(spec)>;
+                    if (owned(k))
+                        return; // the library's ops ran it (host_layer_ops.h)
+                    if constexpr (std::is_same_v<S, Conv2d>) {
+                        fast ? cpu::grad::fast::conv2dData(gy, *st.weight, spec, pad, gx)
+                             : cpu::grad::direct::conv2dData(gy, *st.weight, spec, pad, gx);
+                    } else if constexpr (std::is_same_v<S, ConvTranspose2d>) {
+                        fast ? cpu::grad::fast::convTranspose2dData(gy, *st.weight, spec, pad, gx)
+                             : cpu::grad::direct::convTranspose2dData(gy, *st.weight, spec, pad, gx);
+                    } else if constexpr (std::is_same_v<S, Linear>) {
+                        fast ? cpu::grad::fast::linearData(gy, *st.weight, gx)
+                             : cpu::grad::direct::linearData(gy, *st.weight, gx);
+                    } else if constexpr (std::is_same_v<S, MaxPool2d>) {
+                        cpu::grad::maxPool2d(gy, x, spec, pad, gx, fast);
+                    } else if constexpr (std::is_same_v<S, AvgPool2d>) {
+                        cpu::grad::avgPool2d(gy, spec, pad, gx, fast);
+                    } else if constexpr (std::is_same_v<S, GlobalAvgPool2d>) {
+                        cpu::grad::globalAvgPool2d(gy, gx);
+                    } else if constexpr (std::is_same_v<S, BatchNorm2d>) {
+                        cpu::grad::batchNorm2dData(gy, x, st.weight.get(), st.stats, gx, fast);
+                    } else if constexpr (std::is_same_v<S, Dropout>) {
+                        cpu::grad::dropoutBackward(gy, st.mask, gx);
+                    } else if constexpr (
+                        std::is_same_v<S,
+                            Flatten> || std::is_same_v<S, Identity> || std::is_same_v<S, Add> || std::is_same_v<S, Reshape>) {
+                        cpu::grad::copy(gy, gx);
+                    } else if constexpr (std::is_same_v<S, Transpose>) {
+                        // The inverse movement: gx = gy.permute(inverse), inverse[perm[a]] = a.
+                        const std::vector<int64_t> perm = wrappedDims(spec, x.shape().ndim());
+                        std::vector<int64_t> inverse(perm.size());
+                        for (size_t a = 0; a < perm.size(); ++a)
+                            inverse[size_t(perm[a])] = int64_t(a);
+                        fast ? cpu::fast::transpose(gy, inverse, gx) : cpu::direct::transpose(gy, inverse, gx);
+                    } else if constexpr (isSoftmaxKind<S>) {
+                        const int64_t axis = wrapAxis(spec.dim, x.shape().ndim(), layerTypeName(spec));
+                        cpu::grad::softmax(gy, m_outputs[k], gx, fast, axis, isLogSoftmax<S>);
+                    } else if constexpr (std::is_same_v<S, Reduce>) {
+                        cpu::grad::reduce(gy, x, m_outputs[k], spec, gx);
+                    } else if constexpr (std::is_same_v<S, PReLU>) {
+                        cpu::grad::preluData(gy, x, *st.weight, gx);
+                    } else if constexpr (std::is_same_v<S, Binary>) {
+                        cpu::grad::binaryLayerInput(spec, m_shapes.layers[k], ins, st.weight.get(), j, gy, gx);
+                    } else if constexpr (std::is_same_v<S, Mul>) {
+                        cpu::grad::mulInput(gy, *ins.at(1 - j), gx);
+                    } else if constexpr (std::is_same_v<S, Concat>) {
+                        // gy narrowed to this input's window along the joined dim (a slice's forward).
+                        const int64_t dim = wrappedDim(spec, x.shape().ndim());
+                        const Slice window { dim, channelOffset, channelOffset + channels };
+                        fast ? cpu::fast::slice(gy, window, gx) : cpu::direct::slice(gy, window, gx);
+                    } else if constexpr (std::is_same_v<S, Pad>) {
+                        cpu::grad::pad(gy, spec, gx);
+                    } else if constexpr (kPlainActivation<S>) {
+                        cpu::grad::activation(gy, x, layer.spec, gx, fast);
+                    } else if constexpr (std::is_same_v<S, Conv3d>) {
+                        fast ? cpu::grad::fast::conv3dData(gy, *st.weight, spec, pad3, gx)
+                             : cpu::grad::direct::conv3dData(gy, *st.weight, spec, pad3, gx);
+                    } else if constexpr (std::is_same_v<S, ConvTranspose3d>) {
+                        fast ? cpu::grad::fast::convTranspose3dData(gy, *st.weight, spec, pad3, gx)
+                             : cpu::grad::direct::convTranspose3dData(gy, *st.weight, spec, pad3, gx);
+                    } else if constexpr (std::is_same_v<S, MaxPool3d>) {
+                        cpu::grad::maxPool3d(gy, x, spec, pad3, gx);
+                    } else if constexpr (std::is_same_v<S, AvgPool3d>) {
+                        cpu::grad::avgPool3d(gy, spec, pad3, gx);
+                    } else if constexpr (std::is_same_v<S, GlobalAvgPool3d>) {
+                        cpu::grad::globalAvgPool2d(gy, gx);
+                    } else if constexpr (std::is_same_v<S, BatchNorm3d>) {
+                        cpu::grad::batchNorm2dData(gy, x, st.weight.get(), st.stats, gx, fast);
+                    } else if constexpr (std::is_same_v<S, Resize>) {
+                        throw UnsupportedError("resize has no backward on the CPU yet (cpuTrainingRefusal refuses it)");
+                    } else if constexpr (std::is_same_v<S, ChannelShuffle>) {
+                        // The inverse permutation: a shuffle with C/g groups.
+                        const ChannelShuffle inverse { x.shape().c / spec.groups };
+                        fast ? cpu::fast::channelShuffle(gy, inverse, gx)
+                             : cpu::direct::channelShuffle(gy, inverse, gx);
+                    } else if constexpr (std::is_same_v<S, Slice>) {
+                        cpu::grad::slice(gy, spec, gx);
+                    } else if constexpr (isNormKind<S>) {
+                        cpu::grad::normalizationData(gy, x, *st.weight, normPlan(spec, x.shape()), gx, fast);
+                    } else if constexpr (std::is_same_v<S, Matmul>) {
+                        cpu::grad::matmulLayerInput(spec, m_shapes.layers[k], ins, st.weight.get(), j, gy, gx);
+                    } else if constexpr (std::is_same_v<S, Gather>) {
+                        cpu::grad::gatherInput(spec, gy, gx);
+                    } else {
+                        static_assert(dependent_false<S>, "cpu training: a layer kind has no backward branch");
+                    }
+                },
+                layer.spec);
             if (set)
                 cpu::grad::accumulate(gx, total, fast);
             set = 1;
