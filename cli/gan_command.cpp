@@ -100,8 +100,8 @@ Command addGanCommand(CLI::App& app)
     cmd->add_option("--betas", a->betas, "Adam's beta1,beta2")->capture_default_str();
     cmd->add_option("--seed", a->seed, "seed of the generated real images and codes")->capture_default_str();
     cmd->add_option("--backends", a->backends,
-           "comma-separated selections that have the phased step: cpu.direct, cpu.im2col_gemm, cudnn.auto, "
-           "cuda.implicit_gemm, cuda.direct")
+           "comma-separated selections that have the phased step: cpu.direct, cpu.im2col_gemm, onednn.auto, "
+           "cudnn.auto, cuda.implicit_gemm, cuda.direct")
         ->capture_default_str();
     cmd->add_option("--real", a->real, "real images .npy [N, C, H, W] used at every step instead of generated ones");
     cmd->add_option("--noise", a->noise, "codes .npy [N, Z, 1, 1] used at every step instead of seeded normal ones");

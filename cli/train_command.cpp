@@ -167,8 +167,8 @@ Command addTrainCommand(CLI::App& app)
     cmd->add_option("--warmup", a->warmup, "untimed steps first; the weights are reset after them")
         ->capture_default_str();
     cmd->add_option("--backends", a->backends,
-           "comma-separated selections: cpu.direct, cpu.im2col_gemm, cudnn.auto, cuda.implicit_gemm, cuda.direct "
-           "(FP32)")
+           "comma-separated selections: cpu.direct, cpu.im2col_gemm, onednn.auto, cudnn.auto, "
+           "cuda.implicit_gemm, cuda.direct (FP32)")
         ->capture_default_str();
     cmd->add_option("--report", a->report, "write a report: FILE.csv, FILE.json or FILE.md");
     cmd->add_option("--trace", a->trace, "write a Chrome trace (Perfetto, chrome://tracing) of the steps' phases");

@@ -2,7 +2,9 @@
 // counterpart of cuDNN. A loadable module (libconvscope_onednn.so) like the GPU ones, so ConvScope starts
 // without libdnnl installed.
 //
-// What each layer kind runs on is in onednn_plan.cpp; the precision a session computes in, onednn_precision.cpp.
+// What each layer kind runs on is in onednn_plan.cpp; the precision a session computes in, onednn_precision.cpp; the
+// training session (createTrainingSession: oneDNN's backward primitives, the CPU's code for the rest),
+// onednn_training.h.
 //
 // Layout: every layer takes and gives NCHW like every other backend, so layers chain and can be compared: float32,
 // or the half-precision format of a --math bf16 / fp16 session, whose pass converts the input from FP32 once (timed
@@ -19,6 +21,7 @@
 // prepare and pass sizes this thread's team to cpuThreadCount(), as the cpu backend's sessions do.
 #include "backends/onednn/onednn_plan.h"
 #include "backends/onednn/onednn_precision.h"
+#include "backends/onednn/onednn_training.h"
 #include "compute/backend.h"
 #include "compute/backend_registry.h"
 #include "compute/cpu/layer_clock.h"
@@ -448,6 +451,18 @@ namespace {
             if (const std::string why = whyNotNative(options.math); !why.empty())
                 throw UnsupportedError(why);
             return std::make_unique<OnednnSession>(options);
+        }
+        // The training step (onednn_training.h): oneDNN's backward primitives where it has them, the CPU's training
+        // code for the other layers, FP32 only.
+        std::unique_ptr<TrainingSession> createTrainingSession(
+            const std::string& algorithm, const SessionOptions& options) override
+        {
+            if (algorithm != kAuto)
+                throw UnsupportedError("onednn." + algorithm + " is unsupported: the onednn backend has auto");
+            if (options.math != MathMode::FP32)
+                throw UnsupportedError("onednn.auto: training runs in FP32 only; --math " + mathModeName(options.math)
+                    + " is unsupported in training (the forward profile takes it)");
+            return makeHostTrainingSession("onednn.auto", options, makeTrainingOps());
         }
         std::map<std::string, std::string> info() const override
         {

@@ -65,17 +65,17 @@ Dims plainStrides(const Dims& dims)
     return strides;
 }
 
-namespace {
+// The padding after the last window that makes oneDNN's size rule, out = (in + l + r − extent) / s + 1,
+// give exactly `out`: the last window ends there. PyTorch's floor (or ceil) rule already fixed `out`, so
+// this is the padding that window actually reads; never negative (oneDNN refuses that), the given
+// padding otherwise (floor division then lands on the same size).
+int64_t rightPad(int64_t in, int64_t out, int64_t stride, int64_t extent, int64_t left, int64_t given)
+{
+    const int64_t exact = (out - 1) * stride + extent - in - left;
+    return exact >= 0 ? exact : given;
+}
 
-    // The padding after the last window that makes oneDNN's size rule, out = (in + l + r − extent) / s + 1,
-    // give exactly `out`: the last window ends there. PyTorch's floor (or ceil) rule already fixed `out`, so
-    // this is the padding that window actually reads; never negative (oneDNN refuses that), the given
-    // padding otherwise (floor division then lands on the same size).
-    int64_t rightPad(int64_t in, int64_t out, int64_t stride, int64_t extent, int64_t left, int64_t given)
-    {
-        const int64_t exact = (out - 1) * stride + extent - in - left;
-        return exact >= 0 ? exact : given;
-    }
+namespace {
 
     // Inference: y = (x − running_mean) / √(running_var + eps) · weight + bias (weight 1, bias 0 when not affine,
     // which is what use_scale / use_shift left out means). A volume's D·H is one axis (nchw()).

@@ -29,6 +29,8 @@ memory::desc ncdhw(const Shape& s, memory::data_type dt, Tag tag = Tag::ncdhw);
 memory::desc anyLayout(const Shape& s, memory::data_type dt); // [N, C, H, W], oneDNN's choice of layout
 memory::desc vector(int64_t c); // an FP32 per-channel vector (bias, statistics)
 Dims plainStrides(const Dims& dims); // PyTorch's contiguous strides of `dims`, last axis fastest
+// The padding after the last window that gives exactly `out` windows under oneDNN's size rule (onednn_plan.cpp).
+int64_t rightPad(int64_t in, int64_t out, int64_t stride, int64_t extent, int64_t left, int64_t given);
 
 // What one layer runs: the primitive descriptor and its parameters in PyTorch's layouts.
 struct Plan {

@@ -21,6 +21,7 @@
 #include "compute/layer_kinds.h"
 #include "compute/nvtx.h"
 #include "compute/training/cpu_backward_ops.h"
+#include "compute/training/host_layer_ops.h"
 #include "compute/training/training.h"
 
 #include <algorithm>
@@ -59,10 +60,15 @@ struct LayerState {
 
 class CpuTrainingSession final : public TrainingSession {
 public:
-    CpuTrainingSession(std::string algorithm, const SessionOptions& options)
+    // `label` and `ops` (host_layer_ops.h): another CPU library's session, whose owned layers run on `ops`; then
+    // `algorithm` is the CPU code of the other layers and `label` names the selection ("onednn.auto").
+    CpuTrainingSession(std::string algorithm, const SessionOptions& options, std::string label = {},
+        std::unique_ptr<HostLayerOps> ops = nullptr)
         : m_algorithm(std::move(algorithm))
+        , m_label(label.empty() ? "cpu." + m_algorithm : std::move(label))
         , m_fast(m_algorithm != "direct")
         , m_clock(options)
+        , m_ops(std::move(ops))
     {
     }
 
@@ -72,7 +78,7 @@ public:
         if (!shapes.ok())
             throw InputError("train: the network has a shape error: " + shapes.firstError());
         if (const std::string refusal = cpuTrainingRefusal(net); !refusal.empty())
-            throw UnsupportedError("cpu." + m_algorithm + ": " + refusal);
+            throw UnsupportedError(m_label + ": " + refusal);
         m_net = net;
         m_shapes = shapes;
         m_options = options;
@@ -121,8 +127,8 @@ public:
             m_grads.emplace_back(shapes.layers[i].out);
             for (int src : shapes.layers[i].sources)
                 src < 0 ? ++inputReaders : ++m_readers[size_t(src)];
-            const std::string base = "cpu." + m_algorithm + " · train · L" + std::to_string(i) + " "
-                + layerKind(layer.spec).type + " " + layer.name + " · ";
+            const std::string base = m_label + " · train · L" + std::to_string(i) + " " + layerKind(layer.spec).type
+                + " " + layer.name + " · ";
             st.ranges = { base + "forward", base + "backward-data", base + "backward-weights", base + "update" };
         }
         if (trainable == 0)
@@ -133,6 +139,8 @@ public:
             m_scratch.emplace_back(m_readers[i] > 1 ? shapes.layers[i].out : Shape {});
         m_inputGrad = Tensor(shapes.input);
         m_inputScratch = Tensor(inputReaders > 1 ? shapes.input : Shape {});
+        if (m_ops)
+            m_ops->prepare(net, shapes, options);
         m_initial = trainedNetwork();
     }
 
@@ -273,11 +281,18 @@ public:
 
     std::map<std::string, std::string> metadata() const override
     {
-        return { { "algorithm", "cpu." + m_algorithm }, { "clock", m_clock.name() },
+        std::map<std::string, std::string> m { { "algorithm", m_label }, { "clock", m_clock.name() },
             { "threads", std::to_string(cpuThreadCount()) },
             { "backward",
                 m_fast ? "conv / linear: im2col + parallel sgemm; other layers: loops, double sums"
                        : "plain loops, double sums" } };
+        if (m_ops) {
+            m["backward"] = "the library's primitives where the layer note says so; every other layer cpu."
+                + m_algorithm + "'s code (" + m["backward"] + ") on the same host tensors";
+            for (auto& [key, value] : m_ops->metadata())
+                m[key] = value;
+        }
+        return m;
     }
 
 private:
@@ -352,6 +367,12 @@ private:
     }
 
     void forward(size_t i, const std::vector<const Tensor*>& ins, int64_t step);
+    bool owned(size_t i) const { return m_ops && m_ops->owns(i); }
+    HostLayerParams params(size_t i)
+    {
+        LayerState& st = m_state[i];
+        return { st.weight.get(), st.bias.get(), st.mean.get(), st.var.get(), st.gradWeight.get(), st.gradBias.get() };
+    }
     bool backwardData(size_t k, const std::vector<const Tensor*>& ins, std::vector<char>& has, char& inputHas);
     void backwardWeights(size_t k, const Tensor& x);
 
@@ -368,9 +389,10 @@ private:
                 + "whose gradient is not finite (in backward order) is " + layerLabel(m_net, k));
     }
 
-    std::string m_algorithm;
+    std::string m_algorithm, m_label;
     bool m_fast;
     cpu::LayerClock m_clock;
+    std::unique_ptr<HostLayerOps> m_ops; // null: every layer on the CPU's own code
     Network m_net, m_initial;
     ShapeReport m_shapes;
     TrainingOptions m_options;

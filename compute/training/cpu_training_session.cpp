@@ -21,6 +21,10 @@ namespace cpu_training {
         const Tensor& in = *ins.at(0);
         Tensor& out = m_outputs[i];
         const bool fast = m_fast;
+        if (owned(i)) {
+            m_ops->forward(i, in, params(i), out);
+            return;
+        }
         std::visit(
             [&](const auto& spec) {
                 using S = std::decay_t<decltype(spec)>;
@@ -135,9 +139,13 @@ namespace cpu_training {
             char& set = src < 0 ? inputHas : has[size_t(src)];
             Tensor& total = src < 0 ? m_inputGrad : m_grads[size_t(src)];
             Tensor& gx = set ? (src < 0 ? m_inputScratch : m_scratch[size_t(src)]) : total;
+            if (owned(k))
+                m_ops->backwardData(k, x, m_outputs[k], gy, params(k), gx);
             std::visit(
                 [&](const auto& spec) {
                     using S = std::decay_t<decltype(spec)>;
+                    if (owned(k))
+                        return; // the library's ops ran it (host_layer_ops.h)
                     if constexpr (std::is_same_v<S, Conv2d>) {
                         fast ? cpu::grad::fast::conv2dData(gy, *st.weight, spec, pad, gx)
                              : cpu::grad::direct::conv2dData(gy, *st.weight, spec, pad, gx);
@@ -238,7 +246,9 @@ namespace cpu_training {
         const Padding2d& pad = m_shapes.layers[k].resolvedPadding;
         const Padding3d& pad3 = m_shapes.layers[k].resolvedPadding3d;
         const Tensor& gy = m_grads[k];
-        if (const auto* conv = std::get_if<Conv2d>(&layer.spec))
+        if (owned(k))
+            m_ops->backwardWeights(k, x, gy, params(k));
+        else if (const auto* conv = std::get_if<Conv2d>(&layer.spec))
             m_fast ? cpu::grad::fast::conv2dWeights(gy, x, *conv, pad, *st.gradWeight, st.gradBias.get())
                    : cpu::grad::direct::conv2dWeights(gy, x, *conv, pad, *st.gradWeight, st.gradBias.get());
         else if (const auto* convT = std::get_if<ConvTranspose2d>(&layer.spec))
@@ -281,6 +291,14 @@ std::string cpuTrainingRefusal(const Network& net)
             return layerLabel(net, i) + ": resize has no backward yet (unsupported in training)";
     }
     return {};
+}
+
+std::unique_ptr<TrainingSession> makeHostTrainingSession(
+    const std::string& label, const SessionOptions& options, std::unique_ptr<HostLayerOps> ops)
+{
+    if (!ops)
+        throw Error(label + ": a host training session without its library's ops");
+    return std::make_unique<CpuTrainingSession>("im2col_gemm", options, label, std::move(ops));
 }
 
 std::unique_ptr<TrainingSession> makeCpuTrainingSession(const std::string& algorithm, const SessionOptions& options)

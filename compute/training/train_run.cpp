@@ -97,7 +97,7 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
         if (!session)
             throw UnsupportedError(sel.str() + ": the " + sel.backend
                 + " backend has no backward ops yet (training is unsupported there); train on cpu.direct, "
-                  "cpu.im2col_gemm, cudnn.auto or cuda.implicit_gemm");
+                  "cpu.im2col_gemm, onednn.auto, cudnn.auto or cuda.implicit_gemm");
         if (ddp && !session->dataParallel())
             throw UnsupportedError(sel.str()
                 + ": data-parallel training (--distributed) is unsupported there; it runs on cudnn.auto, built with "

@@ -4,7 +4,8 @@
 // A backend that can train makes a TrainingSession through Backend::createTrainingSession (compute/backend.h); the
 // CPU backend is the first (compute/training/cpu_training_session.cpp, for cpu.direct and the fast CPU algorithms).
 // A GPU backend plugs in the same way: its module's Backend overrides createTrainingSession and returns a session
-// that keeps the tensors on the device; trainNetwork() (train_run.h) times and reports it like the CPU's.
+// that keeps the tensors on the device; trainNetwork() (train_run.h) times and reports it like the CPU's. A CPU library
+// (the onednn module) plugs its own ops into the CPU's session instead (host_layer_ops.h).
 #pragma once
 
 #include "compute/backend.h"

@@ -12,7 +12,7 @@ namespace {
         const auto it = meta.find("algorithm");
         throw UnsupportedError((it != meta.end() ? it->second : std::string("this backend"))
             + ": the phased training step (forward, backward, update apart, which a GAN needs) is unsupported here; "
-              "train on cpu.direct, cpu.im2col_gemm, cudnn.auto, cuda.implicit_gemm or cuda.direct");
+              "train on cpu.direct, cpu.im2col_gemm, onednn.auto, cudnn.auto, cuda.implicit_gemm or cuda.direct");
     }
 } // namespace
 

@@ -1,5 +1,6 @@
 // `convscope-cli train` end to end: LeNet-5 trained a few steps on both CPU algorithms with every report and the saved
-// weights (which load back as a network that runs), and the exit statuses and messages for bad input.
+// weights (which load back as a network that runs), on onednn.auto beside cpu.direct with the DCGAN loop there too
+// (skipped without the module), and the exit statuses and messages for bad input.
 #include "tests/cli/cli_runner.h"
 #include "tests/test_support.h"
 
@@ -11,7 +12,9 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -215,4 +218,36 @@ TEST_CASE("bench --train times a training step per case and selection and report
     CHECK(ce.status == 2);
     CHECK(ce.output.find("cross-entropy takes logits") != std::string::npos);
     CHECK(cli("bench --suite lenet5 --report " + quote(f.dir / "x.csv")).status == 2);
+}
+
+TEST_CASE("train runs LeNet-5 on onednn.auto beside cpu.direct, and gan runs there", "[cli]")
+{
+    if (!fs::exists(test::cliPath().parent_path() / "libconvscope_onednn.so")) {
+        std::cout << "SKIPPED: this build has no onednn module" << std::endl;
+        return;
+    }
+    // LeakSanitizer's tracer crashes at exit with oneDNN's module loaded (tests/CMakeLists.txt): the CLI's own leak
+    // check is off for this run, as for the onednn suites.
+    const char* asan = std::getenv("ASAN_OPTIONS");
+    const std::string saved = asan ? asan : "";
+    setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+    TrainFolder f;
+    const fs::path report = f.dir / "onednn.csv";
+    const Result r = cli(f.lenet("--target " + quote(f.dir / "y.npy") + " --loss ce --lr 0.05 --momentum 0.9 "
+        + "--steps 2 --warmup 1 --backends onednn.auto,cpu.direct --report " + quote(report)));
+    // The DCGAN loop (the phased step) on onednn.auto too.
+    const fs::path dcgan = test::dataDir() / "training" / "dcgan";
+    const Result gan = cli("gan " + quote(dcgan / "generator.json") + " " + quote(dcgan / "discriminator.json")
+        + " --batch 4 --steps 1 --warmup 0 --backends onednn.auto");
+    asan ? setenv("ASAN_OPTIONS", saved.c_str(), 1) : unsetenv("ASAN_OPTIONS");
+    INFO(gan.output);
+    CHECK(gan.status == 0);
+    CHECK(gan.output.find("onednn.auto — batch 4, 1 timed steps") != std::string::npos);
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("onednn.auto — medians of 2 steps") != std::string::npos);
+    CHECK(r.output.find("of onednn.auto's") != std::string::npos); // cpu.direct's parameters against the first's
+    const std::string csv = slurp(report);
+    CHECK(csv.find("onednn.auto,0,c1,conv2d,backward-weights,") != std::string::npos);
+    CHECK(csv.find("onednn.auto,3,c3,conv2d,backward-data,") != std::string::npos);
 }

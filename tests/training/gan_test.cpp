@@ -7,8 +7,8 @@
 #include "compute/materialize.h"
 #include "compute/network_json.h"
 #include "compute/training/gan_run.h"
-#include "tests/training/gan_reference.h"
 #include "tests/training/reference_files.h"
+#include "tests/training/session_checks.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -19,58 +19,13 @@ namespace fs = std::filesystem;
 
 TEST_CASE("two DCGAN steps match PyTorch's losses and updated parameters", "[training][gan][torch]")
 {
-    const DcganReference d = loadDcganReference();
-    for (const char* algorithm : { "direct", "im2col_gemm" }) {
-        const Selection selection { "cpu", algorithm, false };
-        const GanResult r = runDcganReference(d, selection, 0);
-        REQUIRE(r.sigmoidFolded);
-        checkDcganResult(d, r, selection.str(), 1e-5);
-        for (const GanStep& step : r.steps)
-            CHECK(step.phases.total() > 0);
-        REQUIRE(std::holds_alternative<Sigmoid>(r.discriminator.layers.back().spec)); // put back
-        CHECK(r.lastFake.shape().c == 3);
-    }
+    for (const char* algorithm : { "direct", "im2col_gemm" })
+        checkDcganReference(Selection { "cpu", algorithm, false });
 }
 
 TEST_CASE("the phased step (forward, backward, update apart) equals step()", "[training][gan]")
 {
-    const fs::path dir = dataDir() / "training" / "resnet_block";
-    Network net = loadNetwork(dir / "network.json");
-    const ShapeReport shapes = inferShapes(net);
-    REQUIRE(shapes.ok());
-    materializeParameters(net, shapes);
-    const Tensor input = fromNpy(dir / "input.npy", shapes.input);
-    const Shape& out = shapes.layers.back().out;
-    TrainingOptions to;
-    to.loss = LossKind::MSE;
-    to.optimizer.kind = OptimizerSpec::Kind::Adam;
-    to.optimizer.lr = 0.01;
-    Tensor target(out);
-    for (int64_t i = 0; i < target.numel(); ++i)
-        target.data()[i] = float(i % 7) * 0.1f - 0.3f;
-    const auto backend = BackendRegistry::instance().find("cpu");
-    auto whole = backend->createTrainingSession("im2col_gemm", {});
-    auto phased = backend->createTrainingSession("im2col_gemm", {});
-    whole->prepare(net, shapes, to);
-    phased->prepare(net, shapes, to);
-    for (int64_t s = 1; s <= 2; ++s) {
-        const StepResult a = whole->step(input, target, s);
-        std::vector<LayerPhaseMs> times;
-        phased->zeroGradients();
-        const Tensor y = phased->forwardPass(input, s, times);
-        Tensor gy(out);
-        const double loss = computeLoss(to.loss, y, target, gy);
-        CHECK(loss == Approx(a.loss).epsilon(1e-6));
-        phased->backwardPass(gy, s, times);
-        phased->updateParameters(s, times);
-        CHECK(times.size() == net.layers.size());
-    }
-    const Network x = whole->trainedNetwork(), y = phased->trainedNetwork();
-    for (size_t i = 0; i < x.layers.size(); ++i)
-        for (const auto& [p, q] : { std::pair { x.layers[i].weight, y.layers[i].weight },
-                 { x.layers[i].bias, y.layers[i].bias }, { x.layers[i].runningMean, y.layers[i].runningMean } })
-            if (p && q)
-                CHECK(relL2(*q, *p) < 1e-6);
+    checkPhasedEqualsStep(*BackendRegistry::instance().find("cpu"), "im2col_gemm");
 }
 
 TEST_CASE("the DCGAN loop refuses networks that do not fit together", "[training][gan]")

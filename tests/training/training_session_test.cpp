@@ -7,6 +7,7 @@
 #include "compute/network_json.h"
 #include "compute/training/train_run.h"
 #include "tests/training/gradcheck.h"
+#include "tests/training/session_checks.h"
 
 using namespace convscope;
 using namespace convscope::test;
@@ -88,45 +89,10 @@ TEST_CASE("optimizers: SGD with momentum and weight decay, Adam, as torch.optim 
     CHECK_THROWS_WITH(checkOptimizer(bad), Catch::Contains("learning rate"));
 }
 
-namespace {
-Tensor classTargets(int64_t batch, int64_t classes)
-{
-    Tensor t(Shape::features(batch, 1));
-    for (int64_t n = 0; n < batch; ++n)
-        t.data()[n] = static_cast<float>((n * 7 + 3) % classes);
-    return t;
-}
-} // namespace
-
 TEST_CASE(
     "a LeNet-5 training step: the loss goes down, and cpu.im2col_gemm agrees with cpu.direct", "[training][session]")
 {
-    Network net = loadNetwork(examplesDir() / "lenet5.json");
-    net.input.batch = 4;
-    const Tensor input = randomTensor(net.input.shape(), 1000);
-    const Tensor target = classTargets(4, 10);
-    TrainRunOptions opt;
-    opt.selections = { Selection::parse("cpu.direct"), Selection::parse("cpu.im2col_gemm") };
-    opt.training.optimizer.lr = 0.5;
-    opt.training.optimizer.momentum = 0.9;
-    opt.steps = 6;
-    opt.warmup = 1;
-    const TrainResult r = trainNetwork(net, input, target, opt);
-    REQUIRE(r.selections.size() == 2);
-    for (const SelectionTraining& s : r.selections) {
-        INFO(s.selection.str());
-        REQUIRE(s.steps.size() == 6);
-        CHECK(s.steps.back().loss < s.steps.front().loss);
-        for (const StepResult& st : s.steps) {
-            CHECK(st.layers[0].backwardData < 0); // no input gradient asked for
-            CHECK(st.layers[0].backwardWeights >= 0);
-            CHECK(st.layers[0].update >= 0);
-            CHECK(st.layers[1].backwardWeights < 0); // relu has no weights
-        }
-    }
-    // After a reset the first timed step starts from the starting weights: both see the same first loss.
-    CHECK(r.selections[0].steps[0].loss == Approx(r.selections[1].steps[0].loss).epsilon(1e-5));
-    CHECK(r.selections[1].maxParamRelL2 < 1e-4);
+    const TrainResult r = checkLenetBesideDirect(Selection::parse("cpu.im2col_gemm"));
     CHECK(trainingReportCsv(r).find("cpu.im2col_gemm,3,c3,conv2d,backward-weights,") != std::string::npos);
     CHECK(trainingReportJson(r).find("\"backward-data\"") != std::string::npos);
     CHECK(trainingReportMarkdown(r).find("| 0 | c1 | conv2d |") != std::string::npos);
