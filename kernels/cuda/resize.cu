@@ -142,6 +142,46 @@ namespace {
         }
     }
 
+    // Both tap tables of a 2-D NCHW plan in shared memory, tap-major (tap k of column ox at k · ow + ox, of row oy at
+    // k · oh + oy), columns first; each row weight is the D tap's (1) times the H tap's, as in RowTaps. The block's
+    // threads fill them; the caller synchronises.
+    template <int K> struct TapTables {
+        int* colIdx;
+        float* colW;
+        int* rowIdx;
+        float* rowW;
+        __device__ float* end(int oh) const { return reinterpret_cast<float*>(rowW + oh * K); }
+    };
+    template <int K> __device__ TapTables<K> fillTapTables(const ResizePlan& p, unsigned char* smem)
+    {
+        const int oh = int(p.axis[1].out), ow = int(p.axis[2].out);
+        TapTables<K> t;
+        t.colIdx = reinterpret_cast<int*>(smem);
+        t.colW = reinterpret_cast<float*>(t.colIdx + ow * K);
+        t.rowIdx = reinterpret_cast<int*>(t.colW + ow * K);
+        t.rowW = reinterpret_cast<float*>(t.rowIdx + oh * K);
+        long long iz[K];
+        float wz[K];
+        axisTaps<K>(p, p.axis[0], 0, iz, wz);
+        for (int i = threadIdx.x; i < oh + ow; i += blockDim.x) {
+            long long idx[K];
+            float w[K];
+            const bool row = i < oh;
+            axisTaps<K>(p, p.axis[row ? 1 : 2], row ? i : i - oh, idx, w);
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                if (row) {
+                    t.rowIdx[k * oh + i] = int(idx[k]);
+                    t.rowW[k * oh + i] = wz[0] * w[k];
+                } else {
+                    t.colIdx[k * ow + i - oh] = int(idx[k]);
+                    t.colW[k * ow + i - oh] = w[k];
+                }
+            }
+        }
+        return t;
+    }
+
     // 2-D NCHW, upsampling along H: separable tiles. A block takes kSepRows output rows × kSepCols columns of one
     // plane. Phase 1 blends every input row the tile reads with the x taps into shared memory, consecutive lanes on
     // consecutive columns (a warp's loads fall in one or two cache lines); phase 2 blends those rows with the y taps,
@@ -158,30 +198,8 @@ namespace {
         constexpr int cols = kSepThreads * PER;
         const int oh = int(p.axis[1].out), ow = int(p.axis[2].out);
         const long long ih = p.axis[1].in, iw = p.axis[2].in;
-        int* rowIdx = reinterpret_cast<int*>(smem); // [oh][K]
-        float* rowW = reinterpret_cast<float*>(rowIdx + oh * K); // [oh][K]
-        int* colIdx = reinterpret_cast<int*>(rowW + oh * K); // [K][ow]
-        float* colW = reinterpret_cast<float*>(colIdx + ow * K); // [K][ow]
-        float* blended = colW + ow * K; // [rows the tile reads][cols]
-        long long iz[K];
-        float wz[K];
-        axisTaps<K>(p, p.axis[0], 0, iz, wz);
-        for (int i = threadIdx.x; i < oh + ow; i += blockDim.x) {
-            long long idx[K];
-            float w[K];
-            const bool row = i < oh;
-            axisTaps<K>(p, p.axis[row ? 1 : 2], row ? i : i - oh, idx, w);
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                if (row) {
-                    rowIdx[i * K + k] = int(idx[k]);
-                    rowW[i * K + k] = wz[0] * w[k];
-                } else {
-                    colIdx[k * ow + i - oh] = int(idx[k]);
-                    colW[k * ow + i - oh] = w[k];
-                }
-            }
-        }
+        const TapTables<K> taps = fillTapTables<K>(p, smem);
+        float* blended = taps.end(oh); // [rows the tile reads][cols]
         const int tileRows = (oh + kSepRows - 1) / kSepRows, tileCols = (ow + cols - 1) / cols;
         for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
             const int tc = int(tile % tileCols);
@@ -190,7 +208,7 @@ namespace {
             const long long plane = rest / tileRows;
             __syncthreads(); // the tables are written (first tile); the previous tile is done with `blended`
             // The taps are clamped and non-decreasing in the output index: the tile reads rows [rlo, rlo + rows).
-            const int rlo = rowIdx[y0 * K], rows = rowIdx[(y1 - 1) * K + K - 1] - rlo + 1;
+            const int rlo = taps.rowIdx[y0], rows = taps.rowIdx[(K - 1) * oh + y1 - 1] - rlo + 1;
             const float* src = x + (plane * ih + rlo) * iw;
 #pragma unroll
             for (int v = 0; v < PER; ++v) {
@@ -201,8 +219,8 @@ namespace {
                 float cw[K];
 #pragma unroll
                 for (int c = 0; c < K; ++c) {
-                    ci[c] = colIdx[c * ow + col];
-                    cw[c] = colW[c * ow + col];
+                    ci[c] = taps.colIdx[c * ow + col];
+                    cw[c] = taps.colW[c * ow + col];
                 }
                 for (int r = 0; r < rows; ++r) {
                     const float* in = src + r * iw;
@@ -224,8 +242,8 @@ namespace {
                     out[u] = 0.0f;
 #pragma unroll
                 for (int a = 0; a < K; ++a) {
-                    const float rw = rowW[oy * K + a];
-                    const float* line = blended + (rowIdx[oy * K + a] - rlo) * cols + threadIdx.x * PER;
+                    const float rw = taps.rowW[a * oh + oy];
+                    const float* line = blended + (taps.rowIdx[a * oh + oy] - rlo) * cols + threadIdx.x * PER;
 #pragma unroll
                     for (int u = 0; u < PER; ++u)
                         out[u] += rw * line[u];
@@ -309,29 +327,11 @@ namespace {
         extern __shared__ __align__(16) unsigned char smem[];
         const int oh = int(p.axis[1].out), ow = int(p.axis[2].out);
         const long long ih = p.axis[1].in, iw = p.axis[2].in;
-        int* colIdx = reinterpret_cast<int*>(smem);
-        float* colW = reinterpret_cast<float*>(colIdx + ow * K);
-        int* rowIdx = reinterpret_cast<int*>(colW + ow * K);
-        float* rowW = reinterpret_cast<float*>(rowIdx + oh * K);
-        long long iz[K];
-        float wz[K];
-        axisTaps<K>(p, p.axis[0], 0, iz, wz);
-        for (int i = threadIdx.x; i < oh + ow; i += blockDim.x) {
-            long long idx[K];
-            float w[K];
-            const bool row = i < oh;
-            axisTaps<K>(p, p.axis[row ? 1 : 2], row ? i : i - oh, idx, w);
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                if (row) {
-                    rowIdx[k * oh + i] = int(idx[k]);
-                    rowW[k * oh + i] = wz[0] * w[k];
-                } else {
-                    colIdx[k * ow + i - oh] = int(idx[k]);
-                    colW[k * ow + i - oh] = w[k];
-                }
-            }
-        }
+        const TapTables<K> taps = fillTapTables<K>(p, smem);
+        const int* colIdx = taps.colIdx;
+        const float* colW = taps.colW;
+        const int* rowIdx = taps.rowIdx;
+        const float* rowW = taps.rowW;
         __syncthreads();
         constexpr int per = VEC ? kOut : 1;
         // 32-bit indices split by FastDivmod: with 64-bit divisions of the flat index the kernel was instruction-bound.
