@@ -8,6 +8,7 @@
 #include "compute/npy.h"
 #include "tests/kernels/gpu_test_support.h"
 #include "tests/test_support.h"
+#include "tests/training/torch_reference_cases.h"
 
 #include <catch2/catch.hpp>
 
@@ -20,17 +21,6 @@
 namespace convscope::test {
 
 namespace fs = std::filesystem;
-
-namespace {
-    Tensor loadAs(const fs::path& path, const Shape& shape)
-    {
-        const NpyArray a = readNpy(path);
-        REQUIRE(a.numel() == shape.numel());
-        Tensor t(shape);
-        std::copy(a.data.begin(), a.data.end(), t.data());
-        return t;
-    }
-} // namespace
 
 void expectTrainClose(const Tensor& value, const Tensor& reference, const std::string& what, double tolerance)
 {
@@ -171,31 +161,16 @@ std::vector<std::string> runTorchReferenceCases(
     if (!gpuBackend)
         return trained;
     const std::string selection = backend + "." + algorithm;
-    const fs::path root = dataDir() / "training";
-    std::ifstream in(root / "cases.json");
-    REQUIRE(in);
-    const nlohmann::json index = nlohmann::json::parse(in);
-    for (const auto& entry : index["cases"]) {
-        const std::string name = entry["name"];
-        const fs::path dir = root / name;
-        Network net = loadNetwork(dir / "network.json");
-        const ShapeReport shapes = inferShapes(net);
-        REQUIRE(shapes.ok());
-        materializeParameters(net, shapes);
-        TrainingOptions to;
-        to.loss = parseLossKind(entry["loss"]);
-        to.optimizer.kind = parseOptimizerKind(entry["optimizer"]);
-        to.optimizer.lr = entry["lr"];
-        to.optimizer.momentum = entry["momentum"];
-        to.optimizer.weightDecay = entry["weight_decay"];
-        to.inputGradient = true;
-        const Shape& out = shapes.layers.back().out;
-        const Tensor input = loadAs(dir / "input.npy", shapes.input);
-        const Tensor target
-            = loadAs(dir / "target.npy", to.loss == LossKind::CrossEntropy ? Shape::features(out.n, 1) : out);
+    const std::vector<TorchReferenceCase> cases = loadTorchReferenceCases();
+    for (const TorchReferenceCase& c : cases) {
+        const std::string& name = c.name;
+        const fs::path& dir = c.dir;
+        const Network& net = c.net;
+        const ShapeReport& shapes = c.shapes;
+        const nlohmann::json& entry = c.entry;
         auto session = gpuBackend->createTrainingSession(algorithm, {});
         try {
-            session->prepare(net, shapes, to);
+            session->prepare(net, shapes, c.options);
         } catch (const UnsupportedError& e) {
             std::cout << selection << " training: reference case " << name << " refused: " << e.what() << std::endl;
             CHECK(std::string(e.what()).find("layer ") != std::string::npos);
@@ -203,15 +178,15 @@ std::vector<std::string> runTorchReferenceCases(
         }
         trained.push_back(name);
         const std::string who = name + " on " + selection;
-        const StepResult step = session->step(input, target, 1);
+        const StepResult step = session->step(c.input, c.target, 1);
         INFO(who << ": loss " << step.loss << ", PyTorch's " << entry["loss_value"].get<double>());
         CHECK(step.loss == Approx(entry["loss_value"].get<double>()).epsilon(tolerance));
-        expectTrainClose(session->inputGradient(), loadAs(dir / "grad.input.npy", shapes.input),
+        expectTrainClose(session->inputGradient(), fromNpy(dir / "grad.input.npy", shapes.input),
             who + ": the input gradient", tolerance);
         for (const ParameterRef& ref : session->parameters()) {
             const std::string layer = net.layers[ref.layer].name;
             const Tensor g = session->parameterGradient(ref);
-            expectTrainClose(g, loadAs(dir / ("grad." + layer + "." + ref.name + ".npy"), g.shape()),
+            expectTrainClose(g, fromNpy(dir / ("grad." + layer + "." + ref.name + ".npy"), g.shape()),
                 who + ": the gradient of " + layer + "." + ref.name, tolerance);
         }
         const Network trainedNet = session->trainedNetwork();
@@ -221,11 +196,11 @@ std::vector<std::string> runTorchReferenceCases(
                 const fs::path expected = dir / ("after." + layer.name + "." + what + ".npy");
                 if (!fs::exists(expected) || !tensor)
                     continue;
-                expectTrainClose(*tensor, loadAs(expected, tensor->shape()),
+                expectTrainClose(*tensor, fromNpy(expected, tensor->shape()),
                     who + ": " + layer.name + "." + what + " after the step", tolerance);
             }
     }
-    std::cout << selection << " training: " << trained.size() << " of " << index["cases"].size()
+    std::cout << selection << " training: " << trained.size() << " of " << cases.size()
               << " PyTorch reference cases trained" << std::endl;
     return trained;
 }

@@ -16,6 +16,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 using namespace convscope;
@@ -244,14 +245,33 @@ TEST_CASE("onednn: binary at any rank, a broadcast first operand of sub negated,
         net.layers = { r, b };
         return net;
     };
+    // x / mean(x): a mean of a few random values can come arbitrarily close to 0, and the quotient then carries
+    // the mean's rounding (cpu.direct sums in double, oneDNN in float) magnified past any fixed bound (1.2e-5 against
+    // 1e-5 in about one run of ten). The division's cases take the first seed from `seed` on whose means are all
+    // at least 0.05 from 0 (cpu.direct's), so the check measures the division, not the conditioning.
+    const auto divisorSeed = [](const Network& net, uint64_t start) {
+        Network means = net;
+        means.layers.resize(1); // the reduce
+        const ShapeReport shapes = inferShapes(means);
+        REQUIRE(shapes.ok());
+        for (uint64_t s = start;; ++s) { // the input checkAgainstCpu draws for seed s
+            auto cpu = BackendRegistry::instance().find("cpu")->createSession("direct", {});
+            cpu->prepare(means, shapes);
+            cpu->runPass(test::randomTensor(shapes.input, s * 977 + 5));
+            const Tensor r = cpu->fetchOutput(0, nullptr);
+            if (std::all_of(r.data(), r.data() + r.numel(), [](float v) { return std::abs(v) >= 0.05f; }))
+                return s;
+        }
+    };
     for (const Binary::Op op : { Binary::Op::Sub, Binary::Op::Add, Binary::Op::Max, Binary::Op::Div })
         for (const bool first : { false, true }) {
             if (op == Binary::Op::Div && first)
                 continue; // refused: b / a has no exact inverse
             const std::string what = std::string(binaryOpName(op)) + (first ? ", broadcast first" : "");
-            checkAgainstCpu(*onednn, twoInputs({ 2, 5, 3 }, { 1 }, op, first), seed, what + ", rank 3");
-            checkAgainstCpu(*onednn, twoInputs({ 2, 3, 2, 4, 3 }, { 0, 3 }, op, first), seed, what + ", rank 5");
-            checkAgainstCpu(*onednn, twoInputs({ 2, 1, 3, 2, 2, 3 }, { 2, 5 }, op, first), seed, what + ", rank 6");
+            for (const auto& [net, rank] : { std::pair { twoInputs({ 2, 5, 3 }, { 1 }, op, first), ", rank 3" },
+                     { twoInputs({ 2, 3, 2, 4, 3 }, { 0, 3 }, op, first), ", rank 5" },
+                     { twoInputs({ 2, 1, 3, 2, 2, 3 }, { 2, 5 }, op, first), ", rank 6" } })
+                checkAgainstCpu(*onednn, net, op == Binary::Op::Div ? divisorSeed(net, seed) : seed, what + rank);
         }
     const Binary constantLeft { Binary::Op::Sub, { 1.5f, -2.0f, 0.25f }, { 3, 1 }, true, {} };
     const Binary constantRight { Binary::Op::Div, { 2.0f, -4.0f, 0.5f, 8.0f }, { 4 }, false, {} };
