@@ -17,15 +17,21 @@
 
 namespace convscope::test {
 
-Tensor cpuDirectOutput(const Network& net, const Tensor& input)
+ProfileOptions onePassOptions(std::vector<Selection> selections)
 {
     ProfileOptions o;
-    o.selections = { Selection::parse("cpu.direct") };
+    o.selections = std::move(selections);
     o.warmup = 0;
     o.repeat = 1;
+    o.interleave = false;
     o.keepOutputs = true;
     o.reference.reset();
-    RunResult run = profile(net, input, o);
+    return o;
+}
+
+Tensor onePassOutput(const Network& net, const Tensor& input, const std::string& selection)
+{
+    RunResult run = profile(net, input, onePassOptions({ Selection::parse(selection) }));
     INFO(run.selections.at(0).failure);
     REQUIRE(run.selections.at(0).ok);
     return std::move(*run.selections[0].layers.back().output);

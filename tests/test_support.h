@@ -2,6 +2,7 @@
 #pragma once
 
 #include "compute/network.h"
+#include "compute/profiler.h"
 #include "compute/tensor.h"
 
 #include <cstdint>
@@ -15,9 +16,12 @@ namespace convscope::test {
 Tensor randomTensor(const Shape& shape, uint64_t seed);
 // Fills with NaN so an element a kernel forgot to write fails the comparison.
 void poison(Tensor& t);
-// `net` run once on cpu.direct, outputs kept, no reference: its last layer's output (REQUIREs that the run succeeded,
-// naming the failure).
-Tensor cpuDirectOutput(const Network& net, const Tensor& input);
+// One pass on each of `selections` in turn, no warm-up, every layer's output kept, no reference: the options
+// of the tests that compare outputs rather than time them.
+ProfileOptions onePassOptions(std::vector<Selection> selections);
+// `net` run once on `selection` (onePassOptions): its last layer's output (REQUIREs that the run succeeded, naming the
+// failure).
+Tensor onePassOutput(const Network& net, const Tensor& input, const std::string& selection = "cpu.direct");
 std::filesystem::path dataDir(); // tests/data
 std::filesystem::path examplesDir(); // resources/networks
 std::filesystem::path cliPath(); // the built convscope-cli

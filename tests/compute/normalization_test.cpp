@@ -29,16 +29,7 @@ using convscope::test::randomTensor;
 namespace {
 Tensor run(const Network& net, const Tensor& input, const char* selection = "cpu.direct")
 {
-    ProfileOptions o;
-    o.selections = { Selection::parse(selection) };
-    o.warmup = 0;
-    o.repeat = 1;
-    o.keepOutputs = true;
-    o.reference.reset();
-    RunResult r = profile(net, input, o);
-    INFO(r.selections.at(0).failure);
-    REQUIRE(r.selections.at(0).ok);
-    return std::move(*r.selections[0].layers.back().output);
+    return test::onePassOutput(net, input, selection);
 }
 
 double relL2Of(const Tensor& a, const std::vector<double>& b)

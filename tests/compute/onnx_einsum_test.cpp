@@ -57,7 +57,7 @@ Tensor input()
     return x;
 }
 
-Tensor run(const Network& net) { return cpuDirectOutput(net, input()); }
+Tensor run(const Network& net) { return onePassOutput(net, input()); }
 
 std::vector<double> xValues(bool sigmoid)
 {

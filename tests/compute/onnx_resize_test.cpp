@@ -45,7 +45,7 @@ const Resize& resizeOf(const Network& net)
     return std::get<Resize>(net.layers[0].spec);
 }
 
-Tensor output(const Network& net, const Tensor& input) { return cpuDirectOutput(net, input); }
+Tensor output(const Network& net, const Tensor& input) { return onePassOutput(net, input); }
 
 } // namespace
 

@@ -4,6 +4,7 @@
 #include "compute/onnx/onnx_import.h"
 #include "compute/onnx/onnx_tensor.h"
 #include "compute/profiler.h"
+#include "tests/test_support.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -159,13 +160,7 @@ namespace {
             std::copy(x.f.begin(), x.f.end(), input.data());
             const onnx::ConstTensor expected = readPb(outputs[0]);
 
-            ProfileOptions po;
-            po.selections = selections;
-            po.warmup = 0;
-            po.repeat = 1;
-            po.interleave = false;
-            po.keepOutputs = true;
-            po.reference.reset();
+            const ProfileOptions po = test::onePassOptions(selections);
             RunResult run;
             try {
                 run = profile(std::move(net), input, po);

@@ -5,6 +5,7 @@
 #include "compute/backend_registry.h"
 #include "compute/profiler.h"
 #include "tests/compute/einsum_cases.h"
+#include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
 
@@ -28,13 +29,7 @@ void runEinsumCases(const std::vector<Selection>& selections)
         INFO(c.equation << " " << c.kinds);
         std::vector<EinsumOperand> ops;
         const Network net = buildEinsum(c, ops);
-        ProfileOptions po;
-        po.selections = selections;
-        po.warmup = 0;
-        po.repeat = 1;
-        po.interleave = false;
-        po.keepOutputs = true;
-        po.reference.reset();
+        const ProfileOptions po = test::onePassOptions(selections);
         const RunResult run = profile(net, einsumInput(c), po);
         const std::vector<double> want = referenceEinsum(ops, c.out);
         for (const SelectionResult& sr : run.selections) {

@@ -23,15 +23,7 @@ namespace {
 // The network's last output on cpu.im2col_gemm for `input`.
 Tensor finalOutput(const Network& net, const Tensor& input)
 {
-    ProfileOptions o;
-    o.selections = { Selection::parse("cpu.im2col_gemm") };
-    o.warmup = 0;
-    o.repeat = 1;
-    o.keepOutputs = true;
-    o.reference.reset();
-    RunResult run = profile(net, input, o);
-    REQUIRE(run.selections.at(0).ok);
-    return std::move(*run.selections[0].layers.back().output);
+    return test::onePassOutput(net, input, "cpu.im2col_gemm");
 }
 
 void requireSame(const Tensor& a, const Tensor& b, double tolerance)

@@ -11,6 +11,7 @@
 #include "compute/onnx/onnx_import.h"
 #include "compute/onnx/onnx_tensor.h"
 #include "compute/profiler.h"
+#include "tests/test_support.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -88,13 +89,7 @@ void runLayerNormalizationTests(const std::vector<Selection>& selections)
         Tensor input(net.input.shape());
         REQUIRE(input.numel() == x.numel());
         std::copy(x.f.begin(), x.f.end(), input.data());
-        ProfileOptions po;
-        po.selections = selections;
-        po.warmup = 0;
-        po.repeat = 1;
-        po.interleave = false;
-        po.keepOutputs = true;
-        po.reference.reset();
+        const ProfileOptions po = test::onePassOptions(selections);
         const RunResult run = profile(net, input, po);
         for (const SelectionResult& sr : run.selections) {
             INFO(sr.selection.str() << ": " << sr.failure);

@@ -21,15 +21,7 @@ namespace {
 
 Tensor runOn(const Network& net, const Tensor& input, const char* selection = "cpu.direct")
 {
-    ProfileOptions o;
-    o.selections = { Selection::parse(selection) };
-    o.warmup = 0;
-    o.repeat = 1;
-    o.keepOutputs = true;
-    o.reference.reset();
-    RunResult run = profile(net, input, o);
-    REQUIRE(run.selections.at(0).ok);
-    return std::move(*run.selections[0].layers.back().output);
+    return test::onePassOutput(net, input, selection);
 }
 
 } // namespace

@@ -18,7 +18,7 @@ using namespace convscope::test;
 
 namespace {
 
-Tensor lastOutput(const Network& net, const Tensor& input) { return cpuDirectOutput(net, input); }
+Tensor lastOutput(const Network& net, const Tensor& input) { return onePassOutput(net, input); }
 
 } // namespace
 
