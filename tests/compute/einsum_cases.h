@@ -63,14 +63,8 @@ inline Network buildEinsum(const EinsumCase& c, std::vector<EinsumOperand>& ops)
         } else {
             const std::vector<int64_t>& dims = c.constDims.at(nextConst++);
             const std::string name = "k" + std::to_string(k);
-            auto* t = g->add_initializer();
-            t->set_name(name);
-            t->set_data_type(::onnx::TensorProto::FLOAT);
-            for (int64_t d : dims)
-                t->add_dims(d);
             const std::vector<double> v = einsumValues(dims, 3 + int(k));
-            for (double e : v)
-                t->add_float_data(float(e));
+            floatInitializer(g, name, dims, [&v](int64_t e) { return v[size_t(e)]; });
             ins.push_back(name);
             ops.push_back({ c.labels[k], dims, v });
         }

@@ -80,28 +80,13 @@ TEST_CASE("an ONNX Einsum still refused names the equation and why", "[onnx][ein
         auto* g = m.mutable_graph();
         std::vector<std::string> ins = { "x" };
         if (!b.k.empty()) {
-            auto* t = g->add_initializer();
-            t->set_name("k");
-            t->set_data_type(::onnx::TensorProto::FLOAT);
-            int64_t n = 1;
-            for (int64_t d : b.k) {
-                t->add_dims(d);
-                n *= d;
-            }
-            for (int64_t e = 0; e < n; ++e)
-                t->add_float_data(float(e));
+            floatInitializer(g, "k", b.k, [](int64_t e) { return float(e); });
             ins.push_back("k");
         }
         if (b.equation == "iij->j")
             ins.push_back("x");
         if (b.equation.rfind("abcd,efg,", 0) == 0) {
-            auto* t = g->add_initializer(); // abcdefg
-            t->set_name("big");
-            t->set_data_type(::onnx::TensorProto::FLOAT);
-            for (int64_t d : { 2, 1, 2, 1, 2, 1, 2 })
-                t->add_dims(d);
-            for (int e = 0; e < 16; ++e)
-                t->add_float_data(1.0f);
+            floatInitializer(g, "big", { 2, 1, 2, 1, 2, 1, 2 }, [](int64_t) { return 1.0f; }); // abcdefg
             ins.push_back("big");
         }
         text(node(g, "Einsum", "bad_einsum", ins, "y"), "equation", b.equation);

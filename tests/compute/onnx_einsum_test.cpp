@@ -37,16 +37,7 @@ float value(size_t k, int salt) { return float(std::sin(double(k) * 0.37 + salt)
 
 void floats(::onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims, int salt)
 {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(::onnx::TensorProto::FLOAT);
-    int64_t n = 1;
-    for (int64_t d : dims) {
-        t->add_dims(d);
-        n *= d;
-    }
-    for (int64_t k = 0; k < n; ++k)
-        t->add_float_data(value(size_t(k), salt));
+    floatInitializer(g, name, dims, [salt](int64_t k) { return value(size_t(k), salt); });
 }
 
 Tensor input()

@@ -43,6 +43,23 @@ inline void int64s(::onnx::GraphProto* g, const std::string& name, const std::ve
         t->add_int64_data(i);
 }
 
+// A FLOAT initializer of `dims` (none: a scalar), element k (row-major) `value(k)`.
+template <typename Value>
+inline void floatInitializer(
+    ::onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims, Value&& value)
+{
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    int64_t n = 1;
+    for (int64_t d : dims) {
+        t->add_dims(d);
+        n *= d;
+    }
+    for (int64_t k = 0; k < n; ++k)
+        t->add_float_data(float(value(k)));
+}
+
 // `outs` as a braced list: { "y" } and { "a", "b" } pick this overload over the one-output one below (a list that
 // converts to std::initializer_list ranks first).
 inline ::onnx::NodeProto* node(::onnx::GraphProto* g, const std::string& op, const std::string& name,
