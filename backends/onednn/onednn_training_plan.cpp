@@ -121,6 +121,31 @@ namespace {
         return p;
     }
 
+    // The window axes of a 2-D (H, W) or 3-D (D, H, W) convolution or pool: their sizes in and out, and the padding
+    // before and after each, from the shape's resolved padding.
+    template <bool Volume> struct WindowAxes {
+        static constexpr size_t count = Volume ? 3 : 2;
+        int64_t in[3] {}, out[3] {}, before[3] {}, after[3] {};
+        explicit WindowAxes(const LayerShape& shape)
+        {
+            const Shape &x = shape.in, &y = shape.out;
+            const int64_t ins[3] = { x.d, x.h, x.w }, outs[3] = { y.d, y.h, y.w };
+            for (size_t a = 0; a < count; ++a) {
+                in[a] = ins[a + 3 - count];
+                out[a] = outs[a + 3 - count];
+                if constexpr (Volume) {
+                    const auto around = shape.resolvedPadding3d.along(int(a));
+                    before[a] = around[0];
+                    after[a] = around[1];
+                } else {
+                    const Padding2d& pad = shape.resolvedPadding;
+                    before[a] = a == 0 ? pad.top : pad.left;
+                    after[a] = a == 0 ? pad.bottom : pad.right;
+                }
+            }
+        }
+    };
+
     // conv2d, conv_transpose2d, conv3d and conv_transpose3d with the forward plan's geometry (onednn_plan.cpp: groups
     // as a g-first weight, dilation d − 1, the padding after from rightPad, output_padding as a smaller padding after),
     // the activations and weights in oneDNN's chosen layouts.
@@ -128,25 +153,14 @@ namespace {
     {
         constexpr bool transposed = std::is_same_v<S, ConvTranspose2d> || std::is_same_v<S, ConvTranspose3d>;
         constexpr bool volume = std::is_same_v<S, Conv3d> || std::is_same_v<S, ConvTranspose3d>;
-        constexpr size_t axes = volume ? 3 : 2;
+        const WindowAxes<volume> axes(shape);
         const Shape& in = shape.in;
         const Shape& out = shape.out;
         const int64_t g = s.groups;
-        const int64_t ins[3] = { volume ? in.d : in.h, volume ? in.h : in.w, in.w };
-        const int64_t outs[3] = { volume ? out.d : out.h, volume ? out.h : out.w, out.w };
         Dims wDims = g == 1 ? Dims { out.c, in.c } : Dims { g, out.c / g, in.c / g };
         Dims strides, dilates, padL, padR;
-        for (size_t a = 0; a < axes; ++a) {
-            int64_t before = 0, after = 0;
-            if constexpr (volume) {
-                const auto around = shape.resolvedPadding3d.along(int(a));
-                before = around[0];
-                after = around[1];
-            } else {
-                const Padding2d& pad = shape.resolvedPadding;
-                before = a == 0 ? pad.top : pad.left;
-                after = a == 0 ? pad.bottom : pad.right;
-            }
+        for (size_t a = 0; a < axes.count; ++a) {
+            const int64_t before = axes.before[a], after = axes.after[a];
             const int64_t k = s.kernel_size[a], stride = s.stride[a];
             wDims.push_back(k);
             strides.push_back(stride);
@@ -158,7 +172,7 @@ namespace {
                     throw UnsupportedError(layerTypeName(LayerSpec(s))
                         + " output_padding reaches the stride plus the padding after, which oneDNN cannot express");
             } else {
-                padR.push_back(rightPad(ins[a], outs[a], stride, s.dilation[a] * (k - 1) + 1, before, after));
+                padR.push_back(rightPad(axes.in[a], axes.out[a], stride, s.dilation[a] * (k - 1) + 1, before, after));
             }
         }
         Tag wTag = Tag::any;
@@ -329,11 +343,7 @@ namespace {
     {
         constexpr bool isMax = std::is_same_v<S, MaxPool2d> || std::is_same_v<S, MaxPool3d>;
         constexpr bool volume = std::is_same_v<S, MaxPool3d> || std::is_same_v<S, AvgPool3d>;
-        constexpr size_t axes = volume ? 3 : 2;
-        const Shape& in = shape.in;
-        const Shape& out = shape.out;
-        const int64_t ins[3] = { volume ? in.d : in.h, volume ? in.h : in.w, in.w };
-        const int64_t outs[3] = { volume ? out.d : out.h, volume ? out.h : out.w, out.w };
+        const WindowAxes<volume> axes(shape);
         const auto st = s.effectiveStride();
         Algorithm alg = Algorithm::pooling_max;
         if constexpr (!isMax) {
@@ -342,17 +352,8 @@ namespace {
             alg = s.count_include_pad ? Algorithm::pooling_avg_include_padding : Algorithm::pooling_avg_exclude_padding;
         }
         Dims strides, kernel, dilation, padL, padR;
-        for (size_t a = 0; a < axes; ++a) {
-            int64_t before = 0, after = 0;
-            if constexpr (volume) {
-                const auto around = shape.resolvedPadding3d.along(int(a));
-                before = around[0];
-                after = around[1];
-            } else {
-                const Padding2d& pad = shape.resolvedPadding;
-                before = a == 0 ? pad.top : pad.left;
-                after = a == 0 ? pad.bottom : pad.right;
-            }
+        for (size_t a = 0; a < axes.count; ++a) {
+            const int64_t before = axes.before[a], after = axes.after[a];
             const int64_t k = s.kernel_size[a];
             int64_t d = 1;
             if constexpr (isMax)
@@ -361,7 +362,7 @@ namespace {
                 // PyTorch's count_include_pad counts a window only up to the end of the padded input; oneDNN's
                 // include_padding divides every window by the whole kernel. They differ only where ceil_mode lets the
                 // last window hang past the padding.
-                if (s.count_include_pad && (outs[a] - 1) * st[a] - before + k > ins[a] + after)
+                if (s.count_include_pad && (axes.out[a] - 1) * st[a] - before + k > axes.in[a] + after)
                     throw UnsupportedError("with ceil_mode the last " + layerTypeName(LayerSpec(s))
                         + " window hangs past the padding; PyTorch divides it by the part inside the padded input, "
                           "oneDNN by the whole kernel");
@@ -369,7 +370,7 @@ namespace {
             kernel.push_back(k);
             dilation.push_back(d - 1);
             padL.push_back(before);
-            padR.push_back(rightPad(ins[a], outs[a], st[a], d * (k - 1) + 1, before, after));
+            padR.push_back(rightPad(axes.in[a], axes.out[a], st[a], d * (k - 1) + 1, before, after));
         }
         return planPool(alg, strides, kernel, dilation, padL, padR, shape, eng, volume);
     }
