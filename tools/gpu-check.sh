@@ -302,9 +302,9 @@ if has train; then
   if [ -x "$BIN/convscope-cli" ]; then
     timeout 200 "$PY" tools/torch_train_bench.py --device cuda --model resnet18:32 --model dcgan:64 --warmup 3 --repeat 10 \
       | tee "$OUT/torch-train.jsonl"
-    "$PY" -c "import numpy as np; r = np.random.default_rng(0); np.save('$OUT/train_x.npy', r.standard_normal((32, 3, 224, 224)).astype(np.float32)); np.save('$OUT/train_y.npy', r.integers(0, 1000, 32).astype(np.float32))"
-    timeout 240 "$BIN/convscope-cli" train resources/networks/resnet18.json --input "$OUT/train_x.npy" \
-      --target "$OUT/train_y.npy" --loss ce --optimizer sgd --momentum 0.9 --steps 10 --warmup 3 \
+    "$PY" -c "import numpy as np; r = np.random.default_rng(0); np.save('$SCRATCH/train_x.npy', r.standard_normal((32, 3, 224, 224)).astype(np.float32)); np.save('$SCRATCH/train_y.npy', r.integers(0, 1000, 32).astype(np.float32))"
+    timeout 240 "$BIN/convscope-cli" train resources/networks/resnet18.json --input "$SCRATCH/train_x.npy" \
+      --target "$SCRATCH/train_y.npy" --loss ce --optimizer sgd --momentum 0.9 --steps 10 --warmup 3 \
       --backends "$TRAIN_BACKENDS" --report "$OUT/train-resnet18.json" >"$OUT/train-resnet18.log" 2>&1
     note "train resnet18 b32: rc $?; $(grep -E '^step' "$OUT/train-resnet18.log" | tr '\n' ' ')"
     for sel in ${TRAIN_BACKENDS//,/ }; do
