@@ -54,7 +54,8 @@ struct TrainLayerState {
     bool summed = false;
     // Batch norm: the forward's batch mean and 1/std (their element type is the session's: prepareLayer allocates).
     DeviceBuffer saveMean, saveInvStd;
-    DeviceBuffer mask; // dropout: this step's mask (0 or 1 / (1 − p)), drawn on the host
+    DeviceBuffer
+        mask; // dropout: this step's mask (0 or 1 / (1 − p)), drawn on the host; maxpool2d: its windows' argmax
     std::vector<float> hostMask;
     std::string note; // what runs, for metadata
     std::array<std::string, 4> ranges; // NVTX names of the four phases

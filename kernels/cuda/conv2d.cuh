@@ -90,6 +90,9 @@ void conv2dImplicitGemmBuildTable(const ConvGeometry& g, void* table, cudaStream
 // conv2dImplicitGemm then takes that scratch (cuda.winograd's GEMMs: just the table).
 size_t conv2dImplicitGemmScratchBytes(const ConvGeometry& g, int smCount);
 void conv2dImplicitGemmPrepare(const ConvGeometry& g, const float* w, void* scratch, int smCount, cudaStream_t st);
+// Whether that scratch depends on the weights (the pipelined tiles' transposed copy): then Prepare must run again
+// whenever the weights change (the training sessions, after every update), and cannot run without them.
+bool conv2dImplicitGemmPreparesWeights(const ConvGeometry& g, int smCount);
 // Which tile shape the launcher picks for this layer on a device with `smCount` multiprocessors
 // ("128x128 tiles, 8x8 per thread").
 std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount);

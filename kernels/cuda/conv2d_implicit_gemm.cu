@@ -405,6 +405,11 @@ void conv2dImplicitGemmPrepare(const ConvGeometry& g, const float* w, void* scra
     igemm::pipeTransposeWeights(g, w, scratch, st);
 }
 
+bool conv2dImplicitGemmPreparesWeights(const ConvGeometry& g, int smCount)
+{
+    return pipelined(planOf(g, smCount).variant);
+}
+
 std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount)
 {
     const bool vecA = ((g.c / g.groups) * g.r * g.s) % 4 == 0;

@@ -22,6 +22,7 @@
 #include "kernels/cuda/softmax.cuh"
 #include "kernels/cuda/training/batchnorm_training.cuh"
 #include "kernels/cuda/training/channel_reduce.cuh"
+#include "kernels/cuda/training/conv2d_backward_data.cuh"
 #include "kernels/cuda/training/conv2d_backward_weights.cuh"
 #include "kernels/cuda/training/cuda_training_session.h"
 #include "kernels/cuda/training/pad_backward.cuh"
@@ -151,12 +152,17 @@ void CudaTrainingSession::planLayer(size_t i)
     const auto wgradNeeds = [&](const ConvGeometry& g) {
         m_workspaceBytes = std::max(m_workspaceBytes, train::conv2dWgradWorkspaceBytes(g, m_sms));
     };
-    // An implicit GEMM forward of geometry g: its table (built once; the tables do not depend on the weights).
+    // An implicit GEMM of geometry g: its scratch, for whichever variant the launcher picks (g.igemmPipe = 1). A table
+    // is built once here; the pipelined tiles' transposed weights are remade before every launch (gemmRun), since
+    // the update changes the weights.
     const auto gemmTable = [&](ConvGeometry& g, gpu::DeviceBuffer& scratch) {
+        g.igemmPipe = 1;
         const size_t bytes = conv2dImplicitGemmScratchBytes(g, m_sms);
-        scratch = gpu::DeviceBuffer(bytes, "train: an implicit GEMM table");
-        conv2dImplicitGemmPrepare(g, nullptr, scratch.get(), m_sms, st);
+        scratch = gpu::DeviceBuffer(bytes, "train: an implicit GEMM's table or transposed weights");
+        if (!conv2dImplicitGemmPreparesWeights(g, m_sms))
+            conv2dImplicitGemmPrepare(g, nullptr, scratch.get(), m_sms, st);
     };
+    const auto variantOf = [&](const ConvGeometry& g) { return conv2dImplicitGemmVariant(g, m_sms); };
     std::visit(
         [&](const auto& l) {
             using T = std::decay_t<decltype(l)>;
@@ -166,12 +172,21 @@ void CudaTrainingSession::planLayer(size_t i)
                 t.data = transposedOf(t.fwd);
                 t.wgrad = t.fwd;
                 t.fwdGemm = gemmFamily();
-                t.dataGemm = gemmFamily() && convTranspose2dPhaseApplies(t.data);
+                t.dataAsConv = gemmFamily() && train::conv2dBackwardDataAsConvApplies(t.fwd);
+                t.dataGemm = gemmFamily() && !t.dataAsConv && convTranspose2dPhaseApplies(t.data);
                 if (t.fwdGemm)
                     gemmTable(t.fwd, t.fwdScratch);
+                if (t.dataAsConv) {
+                    t.dataConv = train::conv2dBackwardDataGeometry(t.fwd);
+                    gemmTable(t.dataConv, t.dataScratch);
+                    t.flipped = gpu::DeviceBuffer(t.weightCount * sizeof(float), "train: conv2d's flipped weights");
+                }
                 wgradNeeds(t.wgrad);
-                t.note = std::string(t.fwdGemm ? "forward: implicit GEMM (table-driven tiles)" : "forward: direct")
-                    + "; backward-data: transposed convolution, " + (t.dataGemm ? "stride-phase form" : "gather form")
+                t.note = std::string(t.fwdGemm ? "forward: " + variantOf(t.fwd) : "forward: direct")
+                    + "; backward-data: "
+                    + (t.dataAsConv ? "a convolution of dy with the flipped weights, " + variantOf(t.dataConv)
+                                    : std::string("transposed convolution, ")
+                                + (t.dataGemm ? "stride-phase form" : "gather form"))
                     + "; " + train::conv2dWgradNote(t.wgrad, m_sms);
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
                 t.fwd = makeGeometry(int(s.in.n), int(s.in.c), int(s.in.h), int(s.in.w), int(s.out.c), int(s.out.h),
@@ -186,7 +201,7 @@ void CudaTrainingSession::planLayer(size_t i)
                     gemmTable(t.data, t.dataScratch);
                 wgradNeeds(t.wgrad);
                 t.note = std::string(t.fwdGemm ? "forward: stride-phase form" : "forward: gather form")
-                    + "; backward-data: conv2d " + (t.dataGemm ? "implicit GEMM" : "direct")
+                    + "; backward-data: conv2d " + (t.dataGemm ? variantOf(t.data) : "direct")
                     + "; roles swapped for the " + train::conv2dWgradNote(t.wgrad, m_sms);
             } else if constexpr (std::is_same_v<T, Linear>) {
                 const int rows = int(s.in.n), in = int(s.in.c * s.in.h * s.in.w), out = int(s.out.c);
@@ -196,9 +211,18 @@ void CudaTrainingSession::planLayer(size_t i)
                 const size_t bytes = linearScratchBytes(rows, in, out, m_sms);
                 if (bytes > 0)
                     t.fwdScratch = gpu::DeviceBuffer(bytes, "train: linear's split-K partial sums");
+                // Backward-data dx = dy · W is linear's own GEMM with the weight transposed to [in, out].
+                const size_t dataBytes = linearScratchBytes(rows, out, in, m_sms);
+                if (dataBytes > 0)
+                    t.dataScratch = gpu::DeviceBuffer(dataBytes, "train: linear's backward-data split-K sums");
+                t.flipped = gpu::DeviceBuffer(t.weightCount * sizeof(float), "train: linear's transposed weight");
                 wgradNeeds(t.wgrad);
-                t.note = "forward: linear.cuh's GEMM; backward-data: the 1x1 transposed gather; "
+                t.note = "forward: " + linearNote(rows, in, out, m_sms)
+                    + "; backward-data: " + linearNote(rows, out, in, m_sms) + " on the transposed weight; "
                     + train::conv2dWgradNote(t.wgrad, m_sms);
+            } else if constexpr (std::is_same_v<T, MaxPool2d>) {
+                t.mask = gpu::DeviceBuffer(size_t(s.out.numel()) * sizeof(int), "train: maxpool2d's window argmax");
+                t.note = "backward: each window's argmax once, then a gather per input element";
             } else if constexpr (std::is_same_v<T, Dropout>) {
                 if (!(l.p >= 0 && l.p < 1))
                     throw InputError(
@@ -212,6 +236,15 @@ void CudaTrainingSession::planLayer(size_t i)
             }
         },
         m_net.layers[i].spec);
+}
+
+void CudaTrainingSession::gemmRun(
+    const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, void* scratch)
+{
+    const cudaStream_t st = m_stream->get();
+    if (conv2dImplicitGemmPreparesWeights(g, m_sms)) // the pipelined tiles read this pass's weights, transposed
+        conv2dImplicitGemmPrepare(g, w, scratch, m_sms, st);
+    conv2dImplicitGemm(g, x, w, bias, y, scratch, m_sms, st);
 }
 
 void CudaTrainingSession::forward(size_t i)
@@ -228,7 +261,7 @@ void CudaTrainingSession::forward(size_t i)
             using T = std::decay_t<decltype(l)>;
             if constexpr (std::is_same_v<T, Conv2d>) {
                 if (t.fwdGemm)
-                    conv2dImplicitGemm(t.fwd, x, w, b, y, t.fwdScratch.get(), m_sms, st);
+                    gemmRun(t.fwd, x, w, b, y, t.fwdScratch.get());
                 else
                     conv2dDirect(t.fwd, x, w, b, y, st);
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
@@ -317,17 +350,21 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, float* gx)
         [&](const auto& l) {
             using T = std::decay_t<decltype(l)>;
             if constexpr (std::is_same_v<T, Conv2d>) {
-                if (t.dataGemm)
+                if (t.dataAsConv) {
+                    train::flipConvWeights(t.fwd, w, t.flipped.floats(), st);
+                    gemmRun(t.dataConv, gy, t.flipped.floats(), nullptr, gx, t.dataScratch.get());
+                } else if (t.dataGemm)
                     convTranspose2dPhase(t.data, gy, w, nullptr, gx, st);
                 else
                     convTranspose2dGather(t.data, gy, w, nullptr, gx, st);
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
                 if (t.dataGemm)
-                    conv2dImplicitGemm(t.data, gy, w, nullptr, gx, t.dataScratch.get(), m_sms, st);
+                    gemmRun(t.data, gy, w, nullptr, gx, t.dataScratch.get());
                 else
                     conv2dDirect(t.data, gy, w, nullptr, gx, st);
             } else if constexpr (std::is_same_v<T, Linear>) {
-                convTranspose2dGather(t.data, gy, w, nullptr, gx, st);
+                train::flipConvWeights(t.fwd, w, t.flipped.floats(), st); // [out, in] → [in, out]
+                linear(t.fwd.n, t.fwd.k, t.fwd.c, gy, t.flipped.floats(), nullptr, gx, t.dataScratch.get(), m_sms, st);
             } else if constexpr (std::is_same_v<T, PReLU>) {
                 gpu::train::preluBackwardData(w, t.weightCount, s.in.n, s.in.c, s.in.h * s.in.w, x, gy, gx, st);
             } else if constexpr (kActivation<T>) {
@@ -335,8 +372,8 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, float* gx)
                 const ActivationGrad kind = gradKind(l, &param, &param2);
                 gpu::train::activationBackward(kind, param, param2, x, gy, gx, s.in.numel(), st);
             } else if constexpr (std::is_same_v<T, MaxPool2d>) {
-                train::maxPool2dBackward(
-                    poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, gy, gx, st);
+                train::maxPool2dBackward(poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, gy, gx,
+                    static_cast<int*>(t.mask.get()), st);
             } else if constexpr (std::is_same_v<T, AvgPool2d>) {
                 PoolGeometry g = poolGeometry(s, l.kernel_size, l.effectiveStride(), { 1, 1 });
                 g.countIncludePad = l.count_include_pad;

@@ -54,6 +54,12 @@ struct CudaTrainLayer : gpu::TrainLayerState {
     ConvGeometry fwd {}, data {}, wgrad {};
     bool fwdGemm = false, dataGemm = false;
     gpu::DeviceBuffer fwdScratch, dataScratch;
+    // A stride-1 conv2d's backward-data as a forward convolution of dy with the flipped weights (dataConv, on the
+    // pipelined implicit GEMM; conv2d_backward_data.cuh), and linear's transposed weight: `flipped` holds them,
+    // remade from the weights at every backward pass.
+    ConvGeometry dataConv {};
+    bool dataAsConv = false;
+    gpu::DeviceBuffer flipped;
 };
 
 class CudaTrainingSession final : public gpu::GpuTrainingSession<CudaTrainLayer> {
@@ -75,6 +81,8 @@ private:
     void batchNormBackward(size_t k, float* gx) override;
 
     bool gemmFamily() const { return m_algorithm != "direct"; }
+    // conv2dImplicitGemm of g, first remaking the pipelined tiles' transposed weights from w when it runs them.
+    void gemmRun(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, void* scratch);
 
     int m_sms = 1;
 };

@@ -7,7 +7,12 @@
 // forward's rule (the first in-bounds tap, replaced by a larger value or a NaN) and takes the window's gradient when
 // the argmax is this element; avgpool2d adds each covering window's gradient divided by that window's divisor
 // (divisor_override, the window clipped to the padded input when count_include_pad, else to the input). Windows
-// overlap little in practice (k ≤ 2·stride), so the recomputation costs a few taps per element.
+// overlap little in practice (k ≤ 2·stride).
+//
+// maxpool2d runs in two passes: each window's argmax once (a thread per output, into the caller's int scratch), then
+// the per-input gather compares indices. Recomputing the argmax per input element instead rescanned 9 taps for each
+// of the up to 4 windows a ResNet 3×3/2 pool's input lies in (36 loads an element): 2.17 ms against cuDNN's 0.60 at
+// batch 32 on 112² (H200).
 #include "kernels/common/cuda_check.h"
 #include "kernels/cuda/training/backward_index.h"
 #include "kernels/cuda/training/pool2d_backward.cuh"
@@ -29,14 +34,48 @@ namespace {
         return poolWindowOf(i, tap, pad, dil, stride, outSize);
     }
 
-    __global__ void maxBackwardKernel(PoolGeometry g, const float* __restrict__ x, const float* __restrict__ gy,
+    // Pass 1: each window's argmax (its in-plane index, −1 when no tap is in bounds), scanned
+    // as the forward scans it.
+    __global__ void argmaxKernel(PoolGeometry g, const float* __restrict__ x, int* __restrict__ argmax, long long total)
+    {
+        for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+             idx += (long long)gridDim.x * blockDim.x) {
+            const long long plane = idx / (g.p * g.q);
+            const int opos = int(idx - plane * g.p * g.q), oh = opos / g.q, ow = opos - oh * g.q;
+            const float* xp = x + plane * g.h * g.w;
+            const int h0 = oh * g.strideH - g.padTop, w0 = ow * g.strideW - g.padLeft;
+            float best = -INFINITY;
+            int arg = -1;
+            for (int a = 0; a < g.kh; ++a) {
+                const int hh = h0 + a * g.dilH;
+                if (hh < 0 || hh >= g.h)
+                    continue;
+                for (int b = 0; b < g.kw; ++b) {
+                    const int ww = w0 + b * g.dilW;
+                    if (ww < 0 || ww >= g.w)
+                        continue;
+                    const float v = xp[hh * g.w + ww];
+                    if (arg < 0)
+                        arg = hh * g.w + ww;
+                    if (v > best || isnan(v)) {
+                        best = v;
+                        arg = hh * g.w + ww;
+                    }
+                }
+            }
+            argmax[idx] = arg;
+        }
+    }
+
+    // Pass 2: each input element sums the gradients of the windows whose argmax it is, windows in tap order.
+    __global__ void argmaxGatherKernel(PoolGeometry g, const int* __restrict__ argmax, const float* __restrict__ gy,
         float* __restrict__ gx, long long total)
     {
         for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
              idx += (long long)gridDim.x * blockDim.x) {
             const long long plane = idx / (g.h * g.w);
             const int pos = int(idx - plane * g.h * g.w), ih = pos / g.w, iw = pos - ih * g.w;
-            const float* xp = x + plane * g.h * g.w;
+            const int* ap = argmax + plane * g.p * g.q;
             const float* gp = gy + plane * g.p * g.q;
             float sum = 0.0f;
             for (int i = 0; i < g.kh; ++i) {
@@ -45,30 +84,7 @@ namespace {
                     continue;
                 for (int j = 0; j < g.kw; ++j) {
                     const int ow = windowOf(iw, j, g.padLeft, g.dilW, g.strideW, g.q);
-                    if (ow < 0)
-                        continue;
-                    // The window (oh, ow)'s argmax, as the forward scans it.
-                    const int h0 = oh * g.strideH - g.padTop, w0 = ow * g.strideW - g.padLeft;
-                    float best = -INFINITY;
-                    int arg = -1;
-                    for (int a = 0; a < g.kh; ++a) {
-                        const int hh = h0 + a * g.dilH;
-                        if (hh < 0 || hh >= g.h)
-                            continue;
-                        for (int b = 0; b < g.kw; ++b) {
-                            const int ww = w0 + b * g.dilW;
-                            if (ww < 0 || ww >= g.w)
-                                continue;
-                            const float v = xp[hh * g.w + ww];
-                            if (arg < 0)
-                                arg = hh * g.w + ww; // the window's first in-bounds tap
-                            if (v > best || isnan(v)) {
-                                best = v;
-                                arg = hh * g.w + ww;
-                            }
-                        }
-                    }
-                    if (arg == pos)
+                    if (ow >= 0 && ap[oh * g.q + ow] == pos)
                         sum += gp[oh * g.q + ow];
                 }
             }
@@ -119,11 +135,14 @@ namespace {
     }
 } // namespace
 
-void maxPool2dBackward(const PoolGeometry& g, const float* x, const float* gy, float* gx, cudaStream_t st)
+void maxPool2dBackward(const PoolGeometry& g, const float* x, const float* gy, float* gx, int* argmax, cudaStream_t st)
 {
     const long long total = (long long)g.n * g.c * g.h * g.w;
-    maxBackwardKernel<<<blocksFor(total), kThreads, 0, st>>>(g, x, gy, gx, total);
-    CONVSCOPE_CUDA_CHECK_LAUNCH("train::maxPool2dBackward");
+    const long long windows = (long long)g.n * g.c * g.p * g.q;
+    argmaxKernel<<<blocksFor(windows), kThreads, 0, st>>>(g, x, argmax, windows);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::maxPool2dBackward (argmax)");
+    argmaxGatherKernel<<<blocksFor(total), kThreads, 0, st>>>(g, argmax, gy, gx, total);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::maxPool2dBackward (gather)");
 }
 
 void avgPool2dBackward(const PoolGeometry& g, const float* gy, float* gx, cudaStream_t st)

@@ -9,8 +9,9 @@
 namespace convscope::cuda::train {
 
 // gx [n, c, h, w] (every element written) from gy [n, c, p, q]: the gradient of each window goes to its maximum, the
-// first tap that is larger than all before it or NaN (PyTorch's max_pool2d_with_indices), recomputed from x.
-void maxPool2dBackward(const PoolGeometry& g, const float* x, const float* gy, float* gx, cudaStream_t st);
+// first tap that is larger than all before it or NaN (PyTorch's max_pool2d_with_indices), found again from x:
+// each window's argmax into `argmax` (n·c·p·q ints of scratch), then gathered per input element.
+void maxPool2dBackward(const PoolGeometry& g, const float* x, const float* gy, float* gx, int* argmax, cudaStream_t st);
 // Each window's gradient shared over its clipped taps, divided by the forward's divisor.
 void avgPool2dBackward(const PoolGeometry& g, const float* gy, float* gx, cudaStream_t st);
 // gx[plane, i] = gy[plane] / area for `planes` planes of `area` elements.
