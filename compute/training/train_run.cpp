@@ -102,7 +102,9 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
             throw UnsupportedError(sel.str()
                 + ": data-parallel training (--distributed) is unsupported there; it runs on cudnn.auto, built with "
                   "NCCL");
-        session->prepare(net, result.shapes, options.training);
+        TrainingOptions training = options.training;
+        training.sameInputEveryStep = true; // one batch, every step
+        session->prepare(net, result.shapes, training);
         for (int s = 1; s <= options.warmup; ++s) {
             try {
                 session->step(in, tgt, s);

@@ -34,6 +34,7 @@ Tensor GpuTrainingSessionBase::forwardPass(const Tensor& input, int64_t step, st
     const cudaStream_t st = m_stream->get();
     CONVSCOPE_CUDA_CHECK(
         cudaMemcpyAsync(m_input.get(), input.data(), floatBytes(want.numel()), cudaMemcpyHostToDevice, st));
+    m_inputResident = false; // the phased loops pass a different input each time (real, then fake images)
     m_step = step;
     for (size_t i = 0; i < layerCount(); ++i)
         timedPhase(i, 0, [&] { forward(i); });

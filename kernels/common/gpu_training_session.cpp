@@ -78,6 +78,7 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
                 + "; train refuses the network rather than skip the layer");
     checkOptimizer(options.optimizer);
     m_prepared = false;
+    m_inputResident = false;
     m_net = net;
     m_shapes = shapes;
     m_train = options;
@@ -245,8 +246,10 @@ void GpuTrainingSessionBase::beginStep(const Tensor& input)
 void GpuTrainingSessionBase::uploadAndForward(const Tensor& input, int64_t step)
 {
     const cudaStream_t st = m_stream->get();
-    CONVSCOPE_CUDA_CHECK(
-        cudaMemcpyAsync(m_input.get(), input.data(), floatBytes(m_shapes.input.numel()), cudaMemcpyHostToDevice, st));
+    if (!m_inputResident)
+        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
+            m_input.get(), input.data(), floatBytes(m_shapes.input.numel()), cudaMemcpyHostToDevice, st));
+    m_inputResident = m_train.sameInputEveryStep;
     CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(m_flags.get(), 0, layerCount() * sizeof(int), st));
     m_step = step;
     for (size_t i = 0; i < layerCount(); ++i)
@@ -479,6 +482,9 @@ std::map<std::string, std::string> GpuTrainingSessionBase::metadata() const
     std::map<std::string, std::string> m = deviceInfo();
     m["algorithm"] = m_prefix;
     m["clock"] = "CUDA events per phase; the loss on the host (steady_clock, copies included)";
+    m["input"] = m_train.sameInputEveryStep
+        ? "uploaded at the first step and kept on the device (the same batch every step)"
+        : "uploaded at every step (in the wall clock, in no phase)";
     m["optimizer_state"] = "FP32 on the device";
     m["workspace"] = mib(m_workspaceBytes);
     for (size_t i = 0; i < layerCount(); ++i)

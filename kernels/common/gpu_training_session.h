@@ -161,6 +161,7 @@ protected:
     std::vector<int> m_readers;
     std::vector<char> m_gradAlias; // layer i's gradient is its source's buffer (a view with one reader)
     DeviceBuffer m_input, m_inputGrad, m_inputScratch, m_workspace, m_flags;
+    bool m_inputResident = false; // m_input holds the input already (TrainingOptions::sameInputEveryStep)
     size_t m_workspaceBytes = 0;
     Tensor m_hostOutput, m_hostGrad;
     bool m_inputHas = false;

@@ -22,7 +22,6 @@
 #include "kernels/cuda/softmax.cuh"
 #include "kernels/cuda/training/batchnorm_training.cuh"
 #include "kernels/cuda/training/channel_reduce.cuh"
-#include "kernels/cuda/training/conv2d_backward_data.cuh"
 #include "kernels/cuda/training/conv2d_backward_weights.cuh"
 #include "kernels/cuda/training/cuda_training_session.h"
 #include "kernels/cuda/training/pad_backward.cuh"
@@ -81,7 +80,7 @@ namespace {
         ConvGeometry g = taps; // r, s, strides, top/left padding, dilations, groups
         g.n = n, g.c = c, g.h = h, g.w = w, g.k = k, g.p = p, g.q = q;
         g.act = -1;
-        g.igemmTile = 0, g.igemmSplits = 1, g.tinyLanes = 0, g.igemmPipe = 0;
+        g.igemmTile = 0, g.igemmSplits = 0, g.tinyLanes = 0, g.igemmPipe = 0; // the launcher picks tiles and split-K
         return g;
     }
     // The transposed convolution with conv2d g's taps: from g's output [n, k, p, q] to its input [n, c, h, w] (conv2d's
@@ -163,6 +162,17 @@ void CudaTrainingSession::planLayer(size_t i)
             conv2dImplicitGemmPrepare(g, nullptr, scratch.get(), m_sms, st);
     };
     const auto variantOf = [&](const ConvGeometry& g) { return conv2dImplicitGemmVariant(g, m_sms); };
+    // The transposed convolution tg as stride-phase implicit GEMMs, where every phase is an ordinary convolution.
+    const auto phaseGemmOf = [&](const ConvGeometry& tg) {
+        if (!gemmFamily() || !train::transposedPhaseGemmApplies(tg))
+            return;
+        t.phases = train::makeTransposedPhaseGemm(tg, m_sms);
+        t.phaseGemm = true;
+        t.phaseWeights = gpu::DeviceBuffer(t.phases.weightFloats * sizeof(float), "train: a phase's gathered taps");
+        t.phaseScratch = gpu::DeviceBuffer(t.phases.scratchBytes, "train: the phases' implicit GEMM scratch");
+        t.phaseTemp = gpu::DeviceBuffer(t.phases.tempFloats * sizeof(float), "train: a phase's staged outputs");
+        train::transposedPhaseGemmPrepare(t.phases, t.phaseScratch.get(), m_sms, st);
+    };
     std::visit(
         [&](const auto& l) {
             using T = std::decay_t<decltype(l)>;
@@ -172,20 +182,15 @@ void CudaTrainingSession::planLayer(size_t i)
                 t.data = transposedOf(t.fwd);
                 t.wgrad = t.fwd;
                 t.fwdGemm = gemmFamily();
-                t.dataAsConv = gemmFamily() && train::conv2dBackwardDataAsConvApplies(t.fwd);
-                t.dataGemm = gemmFamily() && !t.dataAsConv && convTranspose2dPhaseApplies(t.data);
+                t.dataGemm = gemmFamily() && convTranspose2dPhaseApplies(t.data);
                 if (t.fwdGemm)
                     gemmTable(t.fwd, t.fwdScratch);
-                if (t.dataAsConv) {
-                    t.dataConv = train::conv2dBackwardDataGeometry(t.fwd);
-                    gemmTable(t.dataConv, t.dataScratch);
-                    t.flipped = gpu::DeviceBuffer(t.weightCount * sizeof(float), "train: conv2d's flipped weights");
-                }
+                phaseGemmOf(t.data);
                 wgradNeeds(t.wgrad);
                 t.note = std::string(t.fwdGemm ? "forward: " + variantOf(t.fwd) : "forward: direct")
                     + "; backward-data: "
-                    + (t.dataAsConv ? "a convolution of dy with the flipped weights, " + variantOf(t.dataConv)
-                                    : std::string("transposed convolution, ")
+                    + (t.phaseGemm ? train::transposedPhaseGemmNote(t.phases, m_sms)
+                                   : std::string("transposed convolution, ")
                                 + (t.dataGemm ? "stride-phase form" : "gather form"))
                     + "; " + train::conv2dWgradNote(t.wgrad, m_sms);
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
@@ -199,8 +204,11 @@ void CudaTrainingSession::planLayer(size_t i)
                 t.dataGemm = gemmFamily();
                 if (t.dataGemm)
                     gemmTable(t.data, t.dataScratch);
+                phaseGemmOf(t.fwd);
                 wgradNeeds(t.wgrad);
-                t.note = std::string(t.fwdGemm ? "forward: stride-phase form" : "forward: gather form")
+                t.note = std::string(t.phaseGemm ? "forward: " + train::transposedPhaseGemmNote(t.phases, m_sms)
+                                 : t.fwdGemm     ? "forward: stride-phase form"
+                                                 : "forward: gather form")
                     + "; backward-data: conv2d " + (t.dataGemm ? variantOf(t.data) : "direct")
                     + "; roles swapped for the " + train::conv2dWgradNote(t.wgrad, m_sms);
             } else if constexpr (std::is_same_v<T, Linear>) {
@@ -215,7 +223,8 @@ void CudaTrainingSession::planLayer(size_t i)
                 const size_t dataBytes = linearScratchBytes(rows, out, in, m_sms);
                 if (dataBytes > 0)
                     t.dataScratch = gpu::DeviceBuffer(dataBytes, "train: linear's backward-data split-K sums");
-                t.flipped = gpu::DeviceBuffer(t.weightCount * sizeof(float), "train: linear's transposed weight");
+                t.phases = train::makeTransposedPhaseGemm(t.data, m_sms); // one class of 1×1 taps: the transpose
+                t.phaseWeights = gpu::DeviceBuffer(t.weightCount * sizeof(float), "train: linear's transposed weight");
                 wgradNeeds(t.wgrad);
                 t.note = "forward: " + linearNote(rows, in, out, m_sms)
                     + "; backward-data: " + linearNote(rows, out, in, m_sms) + " on the transposed weight; "
@@ -265,7 +274,10 @@ void CudaTrainingSession::forward(size_t i)
                 else
                     conv2dDirect(t.fwd, x, w, b, y, st);
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
-                if (t.fwdGemm)
+                if (t.phaseGemm)
+                    train::transposedPhaseGemm(t.phases, x, w, b, y, t.phaseWeights.floats(), t.phaseScratch.get(),
+                        t.phaseTemp.floats(), m_sms, st);
+                else if (t.fwdGemm)
                     convTranspose2dPhase(t.fwd, x, w, b, y, st);
                 else
                     convTranspose2dGather(t.fwd, x, w, b, y, st);
@@ -350,10 +362,10 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, float* gx)
         [&](const auto& l) {
             using T = std::decay_t<decltype(l)>;
             if constexpr (std::is_same_v<T, Conv2d>) {
-                if (t.dataAsConv) {
-                    train::flipConvWeights(t.fwd, w, t.flipped.floats(), st);
-                    gemmRun(t.dataConv, gy, t.flipped.floats(), nullptr, gx, t.dataScratch.get());
-                } else if (t.dataGemm)
+                if (t.phaseGemm)
+                    train::transposedPhaseGemm(t.phases, gy, w, nullptr, gx, t.phaseWeights.floats(),
+                        t.phaseScratch.get(), t.phaseTemp.floats(), m_sms, st);
+                else if (t.dataGemm)
                     convTranspose2dPhase(t.data, gy, w, nullptr, gx, st);
                 else
                     convTranspose2dGather(t.data, gy, w, nullptr, gx, st);
@@ -363,8 +375,9 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, float* gx)
                 else
                     conv2dDirect(t.data, gy, w, nullptr, gx, st);
             } else if constexpr (std::is_same_v<T, Linear>) {
-                train::flipConvWeights(t.fwd, w, t.flipped.floats(), st); // [out, in] → [in, out]
-                linear(t.fwd.n, t.fwd.k, t.fwd.c, gy, t.flipped.floats(), nullptr, gx, t.dataScratch.get(), m_sms, st);
+                train::transposedPhaseGatherWeights(t.phases, 0, w, t.phaseWeights.floats(), st); // [in, out]
+                linear(t.fwd.n, t.fwd.k, t.fwd.c, gy, t.phaseWeights.floats(), nullptr, gx, t.dataScratch.get(), m_sms,
+                    st);
             } else if constexpr (std::is_same_v<T, PReLU>) {
                 gpu::train::preluBackwardData(w, t.weightCount, s.in.n, s.in.c, s.in.h * s.in.w, x, gy, gx, st);
             } else if constexpr (kActivation<T>) {

@@ -34,6 +34,7 @@
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/gpu_training_session.h"
 #include "kernels/cuda/conv2d.cuh"
+#include "kernels/cuda/training/transposed_phase_gemm.cuh"
 
 #include <memory>
 #include <string>
@@ -54,12 +55,12 @@ struct CudaTrainLayer : gpu::TrainLayerState {
     ConvGeometry fwd {}, data {}, wgrad {};
     bool fwdGemm = false, dataGemm = false;
     gpu::DeviceBuffer fwdScratch, dataScratch;
-    // A stride-1 conv2d's backward-data as a forward convolution of dy with the flipped weights (dataConv, on the
-    // pipelined implicit GEMM; conv2d_backward_data.cuh), and linear's transposed weight: `flipped` holds them,
-    // remade from the weights at every backward pass.
-    ConvGeometry dataConv {};
-    bool dataAsConv = false;
-    gpu::DeviceBuffer flipped;
+    // The transposed convolution (conv2d's backward-data, conv_transpose2d's forward) as one stride-1 implicit GEMM
+    // per stride phase (transposed_phase_gemm.cuh), with its gathered weights (remade at every pass), GEMM scratch
+    // and staging; linear keeps its transposed weight in phaseWeights.
+    train::TransposedPhaseGemm phases;
+    bool phaseGemm = false;
+    gpu::DeviceBuffer phaseWeights, phaseScratch, phaseTemp;
 };
 
 class CudaTrainingSession final : public gpu::GpuTrainingSession<CudaTrainLayer> {

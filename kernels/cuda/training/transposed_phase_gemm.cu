@@ -1,0 +1,147 @@
+// A transposed convolution as one stride-1 implicit GEMM per stride phase (transposed_phase_gemm.cuh).
+//
+// Per class: its taps are gathered (and flipped, the channel roles exchanged) into the class's weight
+// [k, c/groups, taps_r, taps_s] — a few thousand to a few million floats, once per pass since the update changes
+// the weights — and the forward's implicit GEMM (conv2d_implicit_gemm.cu: the launcher's tiles, the pipelined
+// cp.async tiles and split-K where they apply) computes the class's outputs with the bias. With stride 1 that is the
+// whole output; with a larger stride the class's outputs are staged in `temp` and spread into every s-th row and
+// column of y by a copy kernel (an extra write and read of the output, a few microseconds next to the GEMMs). A class
+// no tap reaches gets the bias alone. Against the stride-phase kernel (conv_transpose2d.cu: 128 pixels × KB channels
+// a block, no reuse of the input across output-channel tiles) the GEMM tiles reuse each loaded value 64–128 times.
+#include "kernels/common/cuda_check.h"
+#include "kernels/cuda/training/transposed_phase_gemm.cuh"
+
+#include <algorithm>
+
+namespace convscope::cuda::train {
+
+namespace {
+    constexpr size_t kAlign = 256; // bytes, each class's scratch
+
+    // A class's weight from the layer's (gatheredTapSource), written consecutively.
+    __global__ void gatherTapsKernel(int groups, int cg, int kg, int r, int s, PhaseAxis row, PhaseAxis col,
+        const float* __restrict__ w, float* __restrict__ wc)
+    {
+        const long long total = (long long)groups * kg * cg * row.taps * col.taps;
+        for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+             e += (long long)gridDim.x * blockDim.x)
+            wc[e] = w[gatheredTapSource(e, cg, kg, r, s, row, col)];
+    }
+
+    // y[plane, first_r + sh·u, first_c + sw·v] = staged[plane, u, v], or the bias (0 without one) for a class no tap
+    // reaches (staged null).
+    __global__ void spreadKernel(long long planes, int channels, PhaseAxis row, PhaseAxis col, int sh, int sw, int p,
+        int q, const float* __restrict__ staged, const float* __restrict__ bias, float* __restrict__ y)
+    {
+        const long long area = (long long)row.count * col.count, total = planes * area;
+        for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+             e += (long long)gridDim.x * blockDim.x) {
+            const long long plane = e / area;
+            const int at = int(e - plane * area), u = at / col.count, v = at - u * col.count;
+            const float value = staged ? staged[e] : (bias ? bias[plane % channels] : 0.0f);
+            y[(plane * p + row.first + (long long)sh * u) * q + col.first + (long long)sw * v] = value;
+        }
+    }
+
+    unsigned blocksFor(long long count) { return unsigned(std::clamp<long long>((count + 255) / 256, 1, 8192)); }
+} // namespace
+
+PhaseShape phaseShapeOf(const ConvGeometry& g)
+{
+    return { g.n, g.c, g.h, g.w, g.k, g.p, g.q, g.r, g.s, g.strideH, g.strideW, g.padTop, g.padLeft, g.dilH, g.dilW,
+        g.groups };
+}
+
+bool transposedPhaseGemmApplies(const ConvGeometry& t) { return transposedPhasePlanApplies(phaseShapeOf(t)); }
+
+TransposedPhaseGemm makeTransposedPhaseGemm(const ConvGeometry& t, int sms)
+{
+    TransposedPhaseGemm p;
+    p.t = t;
+    p.plan = transposedPhasePlan(phaseShapeOf(t));
+    const bool direct = transposedPhasePlanIsDirect(phaseShapeOf(t));
+    for (const PhaseClass& pc : p.plan) {
+        ConvGeometry g = t; // the class's convolution: the layer's input and channels, the class's taps and outputs
+        g.p = pc.conv.p, g.q = pc.conv.q, g.r = pc.conv.r, g.s = pc.conv.s;
+        g.strideH = g.strideW = 1;
+        g.padTop = pc.conv.padTop, g.padLeft = pc.conv.padLeft, g.dilH = pc.conv.dilH, g.dilW = pc.conv.dilW;
+        g.act = -1;
+        g.residual = nullptr;
+        g.igemmTile = 0, g.igemmSplits = 0, g.tinyLanes = 0, g.igemmPipe = 1;
+        p.convs.push_back(g);
+        p.weightOffset.push_back(p.weightFloats);
+        p.scratchOffset.push_back(p.scratchBytes);
+        if (!pc.hasTaps())
+            continue;
+        p.weightFloats += size_t(t.k) * size_t(t.c / t.groups) * size_t(pc.row.taps) * size_t(pc.col.taps);
+        const size_t bytes = conv2dImplicitGemmScratchBytes(g, sms);
+        p.scratchBytes += (bytes + kAlign - 1) / kAlign * kAlign;
+        if (!direct)
+            p.tempFloats
+                = std::max(p.tempFloats, size_t(t.n) * size_t(t.k) * size_t(pc.row.count) * size_t(pc.col.count));
+    }
+    return p;
+}
+
+void transposedPhaseGemmPrepare(const TransposedPhaseGemm& p, void* scratch, int sms, cudaStream_t st)
+{
+    for (size_t i = 0; i < p.plan.size(); ++i)
+        if (p.plan[i].hasTaps() && !conv2dImplicitGemmPreparesWeights(p.convs[i], sms))
+            conv2dImplicitGemmPrepare(p.convs[i], nullptr, static_cast<char*>(scratch) + p.scratchOffset[i], sms, st);
+}
+
+std::string transposedPhaseGemmNote(const TransposedPhaseGemm& p, int sms)
+{
+    size_t withTaps = 0;
+    std::string first;
+    for (size_t i = 0; i < p.plan.size(); ++i)
+        if (p.plan[i].hasTaps() && withTaps++ == 0)
+            first = conv2dImplicitGemmVariant(p.convs[i], sms);
+    if (transposedPhasePlanIsDirect(phaseShapeOf(p.t)))
+        return "a convolution of the gradient with the flipped weights, " + first;
+    return std::to_string(p.plan.size()) + " stride phases, " + std::to_string(withTaps)
+        + " of them stride-1 convolutions on the implicit GEMM (the first: " + first + ")";
+}
+
+void transposedPhaseGatherWeights(
+    const TransposedPhaseGemm& p, size_t cls, const float* w, float* out, cudaStream_t st)
+{
+    const ConvGeometry& t = p.t;
+    const PhaseClass& pc = p.plan.at(cls);
+    const long long count = (long long)t.k * (t.c / t.groups) * pc.row.taps * pc.col.taps;
+    gatherTapsKernel<<<blocksFor(count), 256, 0, st>>>(
+        t.groups, t.c / t.groups, t.k / t.groups, t.r, t.s, pc.row, pc.col, w, out);
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::transposedPhaseGemm (the class's taps)");
+}
+
+void transposedPhaseGemm(const TransposedPhaseGemm& p, const float* x, const float* w, const float* bias, float* y,
+    float* weights, void* scratch, float* temp, int sms, cudaStream_t st)
+{
+    const ConvGeometry& t = p.t;
+    const bool direct = transposedPhasePlanIsDirect(phaseShapeOf(t));
+    const long long planes = (long long)t.n * t.k;
+    for (size_t i = 0; i < p.plan.size(); ++i) {
+        const PhaseClass& pc = p.plan[i];
+        if (!pc.hasTaps()) {
+            spreadKernel<<<blocksFor(planes * pc.row.count * pc.col.count), 256, 0, st>>>(
+                planes, t.k, pc.row, pc.col, t.strideH, t.strideW, t.p, t.q, nullptr, bias, y);
+            CONVSCOPE_CUDA_CHECK_LAUNCH("train::transposedPhaseGemm (a class without taps)");
+            continue;
+        }
+        float* wc = weights + p.weightOffset[i];
+        void* sc = static_cast<char*>(scratch) + p.scratchOffset[i];
+        transposedPhaseGatherWeights(p, i, w, wc, st);
+        const ConvGeometry& g = p.convs[i];
+        if (conv2dImplicitGemmPreparesWeights(g, sms))
+            conv2dImplicitGemmPrepare(g, wc, sc, sms, st);
+        float* out = direct ? y : temp;
+        conv2dImplicitGemm(g, x, wc, bias, out, sc, sms, st);
+        if (!direct) {
+            spreadKernel<<<blocksFor(planes * pc.row.count * pc.col.count), 256, 0, st>>>(
+                planes, t.k, pc.row, pc.col, t.strideH, t.strideW, t.p, t.q, temp, nullptr, y);
+            CONVSCOPE_CUDA_CHECK_LAUNCH("train::transposedPhaseGemm (spread)");
+        }
+    }
+}
+
+} // namespace convscope::cuda::train

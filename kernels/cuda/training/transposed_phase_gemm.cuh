@@ -1,0 +1,45 @@
+// A transposed convolution on the pipelined implicit GEMM, one stride-1 convolution per stride phase
+// (transposed_phase_plan.h says why and how; transposed_phase_gemm.cu runs it). Host-side launchers only.
+#pragma once
+
+#include "kernels/cuda/conv2d.cuh"
+#include "kernels/cuda/training/transposed_phase_plan.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace convscope::cuda::train {
+
+// A layer's plan: the classes, and where each class's gathered weights and implicit-GEMM scratch live in the
+// caller's two buffers; `tempFloats` is the staging a class's output needs before it is spread into every s-th row
+// and column (0 with stride 1: the one class writes y itself).
+struct TransposedPhaseGemm {
+    ConvGeometry t {};
+    std::vector<PhaseClass> plan;
+    std::vector<ConvGeometry> convs; // per class, its convolution for the implicit GEMM's launcher
+    std::vector<size_t> weightOffset; // floats, per class
+    std::vector<size_t> scratchOffset; // bytes, per class
+    size_t weightFloats = 0, scratchBytes = 0, tempFloats = 0;
+};
+
+// The plain-int shape of a ConvGeometry, and whether its plan applies (every class an ordinary convolution).
+PhaseShape phaseShapeOf(const ConvGeometry& g);
+bool transposedPhaseGemmApplies(const ConvGeometry& t);
+TransposedPhaseGemm makeTransposedPhaseGemm(const ConvGeometry& t, int sms);
+// Builds the classes' implicit GEMM tables that do not depend on the weights (once, at prepare).
+void transposedPhaseGemmPrepare(const TransposedPhaseGemm& p, void* scratch, int sms, cudaStream_t st);
+// "4 stride phases as implicit GEMMs (64x128cp tiles, …)"
+std::string transposedPhaseGemmNote(const TransposedPhaseGemm& p, int sms);
+// Class `cls`'s gathered weight [k, c/groups, taps_r, taps_s] from w into out (for linear's backward-data, whose one
+// class of 1×1 taps is the weight transposed).
+void transposedPhaseGatherWeights(
+    const TransposedPhaseGemm& p, size_t cls, const float* w, float* out, cudaStream_t st);
+// y [n, k, p, q] = the transposed convolution of x [n, c, h, w] with w [c, k/groups, r, s], plus bias (null: none).
+// weights, scratch and temp hold weightFloats, scratchBytes and tempFloats.
+void transposedPhaseGemm(const TransposedPhaseGemm& p, const float* x, const float* w, const float* bias, float* y,
+    float* weights, void* scratch, float* temp, int sms, cudaStream_t st);
+
+} // namespace convscope::cuda::train
