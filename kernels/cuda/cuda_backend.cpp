@@ -22,6 +22,7 @@
 #include "kernels/cuda/conv2d_fft.cuh"
 #include "kernels/cuda/conv2d_tensor_core.cuh"
 #include "kernels/cuda/conv_transpose2d.cuh"
+#include "kernels/cuda/conv_transpose3d_phase.cuh"
 #include "kernels/cuda/copy_kernels.cuh"
 #include "kernels/cuda/cuda_algorithms.h"
 #include "kernels/cuda/cuda_options.h"
@@ -97,6 +98,13 @@ namespace {
                 || algorithm() == kTensorCore;
         }
 
+        // A conv_transpose3d the GEMM family runs as stride-phase conv3d GEMMs (FP32; conv_transpose3d_phase.cuh).
+        bool transposed3dPhases(size_t i) const
+        {
+            const auto* c = std::get_if<ConvTranspose3d>(&spec(i));
+            return c && gemmFamily() && storage().plainFp32()
+                && convTranspose3dPhaseApplies(volumeGeometryOf(*c, shape(i)));
+        }
         // cuda.tensor_core: layer i is a conv2d that the Tensor Core kernel runs, in the storage format.
         bool tensorCoreRuns(size_t i) const
         {
@@ -145,6 +153,9 @@ namespace {
                     return 0;
                 }
             }
+            if (transposed3dPhases(i)) // the phases' weights, GEMM scratch and staging
+                return convTranspose3dPhaseScratchBytes(volumeGeometryOf(std::get<ConvTranspose3d>(spec(i)), shape(i)),
+                    deviceProperties().multiProcessorCount);
             if (const auto* c = std::get_if<Conv3d>(&spec(i)))
                 return conv3dPath(algorithm()) == Conv3dPath::ImplicitGemm ? conv3dImplicitGemmScratchBytes(
                            volumeGeometryOf(*c, shape(i)), deviceProperties().multiProcessorCount)
@@ -227,7 +238,10 @@ namespace {
                             conv3dImplicitGemmPrepare(g, scratch(i), stream);
                         setLayerNote(i, conv3dNote(algorithm(), g, sms));
                     } else if constexpr (std::is_same_v<T, ConvTranspose3d>) {
-                        setLayerNote(i, "3-D gather, one thread per output (every algorithm)");
+                        const Conv3dGeometry g = volumeGeometryOf(l, shape(i));
+                        if (transposed3dPhases(i))
+                            convTranspose3dPhasePrepare(g, weight(i), scratch(i), sms, stream);
+                        setLayerNote(i, convTranspose3dNote(g, gemmFamily() && storage().plainFp32(), sms));
                     } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                         if (!runningMean(i) || !runningVar(i))
                             throw InputError("layer " + std::to_string(i) + " (" + layer(i).name
@@ -409,7 +423,8 @@ namespace {
                         else
                             conv3dDirect(g, x, weight(i), bias(i), y, st);
                     } else if constexpr (std::is_same_v<T, ConvTranspose3d>) {
-                        convTranspose3dGather(volumeGeometryOf(l, s), x, weight(i), bias(i), y, st);
+                        convTranspose3d(volumeGeometryOf(l, s), transposed3dPhases(i), x, weight(i), bias(i), y,
+                            scratch(i), deviceProperties().multiProcessorCount, st);
                     } else if constexpr (std::is_same_v<T, MaxPool3d>) {
                         maxPool3d(pool3dGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, y, st);
                     } else if constexpr (std::is_same_v<T, AvgPool3d>) {

@@ -25,7 +25,7 @@ namespace {
         const long long total = (long long)groups * kg * cg * row.taps * col.taps;
         for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
              e += (long long)gridDim.x * blockDim.x)
-            wc[e] = w[gatheredTapSource(e, cg, kg, r, s, row, col)];
+            wc[e] = w[gatheredTapSource(e, cg, kg, 1, r, s, flatAxis(), row, col)];
     }
 
     // y[plane, first_r + sh·u, first_c + sw·v] = staged[plane, u, v], or the bias (0 without one) for a class no tap
@@ -103,8 +103,7 @@ std::string transposedPhaseGemmNote(const TransposedPhaseGemm& p, int sms)
         + " of them stride-1 convolutions on the implicit GEMM (the first: " + first + ")";
 }
 
-void transposedPhaseGatherWeights(
-    const TransposedPhaseGemm& p, size_t cls, const float* w, float* out, cudaStream_t st)
+void transposedPhaseGatherWeights(const TransposedPhaseGemm& p, size_t cls, const float* w, float* out, cudaStream_t st)
 {
     const ConvGeometry& t = p.t;
     const PhaseClass& pc = p.plan.at(cls);

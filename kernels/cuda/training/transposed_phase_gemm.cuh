@@ -3,7 +3,7 @@
 #pragma once
 
 #include "kernels/cuda/conv2d.cuh"
-#include "kernels/cuda/training/transposed_phase_plan.h"
+#include "kernels/cuda/transposed_phase_plan.h"
 
 #include <cuda_runtime_api.h>
 

@@ -1,6 +1,8 @@
-// A transposed convolution as stride-1 convolutions, one per stride phase (host-only arithmetic; the launches are in
-// transposed_phase_gemm.cu). It serves conv2d's backward-data (the transposed convolution of dy with conv2d's weight)
-// and conv_transpose2d's forward in the cuda training session.
+// A transposed convolution as stride-1 convolutions, one per stride phase (host-only arithmetic, and the tap gather as
+// a host-and-device function). It serves the cuda training session's conv2d backward-data (the transposed
+// convolution of dy with conv2d's weight) and conv_transpose2d forward (training/transposed_phase_gemm.cu), and
+// cuda.implicit_gemm's conv_transpose3d (conv_transpose3d_phase.cu): per axis the classes below, a layer's classes
+// their product.
 //
 // Why. y[oh] = Σ_{ih, r : ih·s − pad + r·d = oh} x[ih]·W[r] along one axis (s stride, d dilation, pad the top crop).
 // Which taps reach output oh depends only on b = (oh + pad) mod s: those with r·d ≡ b (mod s), i.e. r_j = r0 + j·rstep
@@ -27,7 +29,7 @@
 #include <numeric>
 #include <vector>
 
-namespace convscope::cuda::train {
+namespace convscope::cuda {
 
 // A convolution's or transposed convolution's geometry as plain ints (ConvGeometry's fields, without CUDA's headers,
 // so the CPU tests can include this): input [n, c, h, w], output [n, k, p, q].
@@ -82,22 +84,31 @@ struct PhaseClass {
     bool hasTaps() const { return row.taps > 0 && col.taps > 0; }
 };
 
-// Where element e of a class's gathered weight [k, c/groups, row.taps, col.taps] comes from in the transposed
-// convolution's weight [c, k/groups, r, s] (cg = c/groups, kg = k/groups): the class's taps in reverse order, the
-// two channel roles exchanged.
-CONVSCOPE_PHASE_HD long long gatheredTapSource(
-    long long e, int cg, int kg, int r, int s, const PhaseAxis& row, const PhaseAxis& col)
+// Where element e of a class's gathered weight [k, c/groups, depth.taps, row.taps, col.taps] comes from in the
+// transposed convolution's weight [c, k/groups, kd, r, s] (cg = c/groups, kg = k/groups): the class's taps in reverse
+// order along each axis, the two channel roles exchanged. A 2-D layer is the 1-deep case (kd = 1, depth one tap 0).
+CONVSCOPE_PHASE_HD long long gatheredTapSource(long long e, int cg, int kg, int kd, int r, int s,
+    const PhaseAxis& depth, const PhaseAxis& row, const PhaseAxis& col)
 {
-    const int taps = row.taps * col.taps;
+    const int plane = row.taps * col.taps, taps = depth.taps * plane;
     const int tap = int(e % taps);
     const long long rest = e / taps;
     const int c = int(rest % cg);
     const long long gk = rest / cg; // grp·kg + k'
     const int grp = int(gk / kg), k = int(gk % kg);
-    const int j = tap / col.taps, l = tap % col.taps;
+    const int i = tap / plane, j = (tap % plane) / col.taps, l = tap % col.taps;
+    const int dd = depth.tap0 + (depth.taps - 1 - i) * depth.tapStep;
     const int rr = row.tap0 + (row.taps - 1 - j) * row.tapStep;
     const int ss = col.tap0 + (col.taps - 1 - l) * col.tapStep;
-    return (((long long)(grp * cg + c) * kg + k) * r + rr) * s + ss;
+    return ((((long long)(grp * cg + c) * kg + k) * kd + dd) * r + rr) * s + ss;
+}
+
+// The one class of an axis of length 1 that is not there (a 2-D layer's depth).
+CONVSCOPE_PHASE_HD PhaseAxis flatAxis()
+{
+    PhaseAxis a;
+    a.count = 1, a.taps = 1;
+    return a;
 }
 
 // The non-empty classes of transposed convolution t (input [n, c, h, w], output [n, k, p, q], weight
@@ -133,4 +144,4 @@ inline bool transposedPhasePlanApplies(const PhaseShape& t)
 // Whether the plan is one class covering the whole output in order (stride 1): its convolution writes y directly.
 inline bool transposedPhasePlanIsDirect(const PhaseShape& t) { return t.strideH == 1 && t.strideW == 1; }
 
-} // namespace convscope::cuda::train
+} // namespace convscope::cuda
