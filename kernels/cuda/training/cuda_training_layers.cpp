@@ -28,6 +28,7 @@
 #include "kernels/cuda/training/pool2d_backward.cuh"
 #include "kernels/cuda/training/softmax_backward.cuh"
 
+#include <algorithm>
 #include <limits>
 #include <type_traits>
 #include <variant>
@@ -151,6 +152,12 @@ void CudaTrainingSession::planLayer(size_t i)
     const auto wgradNeeds = [&](const ConvGeometry& g) {
         m_workspaceBytes = std::max(m_workspaceBytes, train::conv2dWgradWorkspaceBytes(g, m_sms));
     };
+    // The per-channel reductions' partials (channel_reduce.cuh, batchnorm_training.cuh) share the same workspace: every
+    // launch runs on the session's one stream, so no two users overlap.
+    const auto reduceNeeds = [&](size_t bytes) { m_workspaceBytes = std::max(m_workspaceBytes, bytes); };
+    const auto biasNeeds = [&] { // the bias gradient: Σ of gy per output channel
+        reduceNeeds(train::channelSumsWorkspaceBytes(s.out.n, s.out.c, s.out.h * s.out.w, m_sms));
+    };
     // An implicit GEMM forward of geometry g: its table (built once; the tables do not depend on the weights).
     const auto gemmTable = [&](ConvGeometry& g, gpu::DeviceBuffer& scratch) {
         const size_t bytes = conv2dImplicitGemmScratchBytes(g, m_sms);
@@ -170,6 +177,7 @@ void CudaTrainingSession::planLayer(size_t i)
                 if (t.fwdGemm)
                     gemmTable(t.fwd, t.fwdScratch);
                 wgradNeeds(t.wgrad);
+                biasNeeds();
                 t.note = std::string(t.fwdGemm ? "forward: implicit GEMM (table-driven tiles)" : "forward: direct")
                     + "; backward-data: transposed convolution, " + (t.dataGemm ? "stride-phase form" : "gather form")
                     + "; " + train::conv2dWgradNote(t.wgrad, m_sms);
@@ -185,6 +193,7 @@ void CudaTrainingSession::planLayer(size_t i)
                 if (t.dataGemm)
                     gemmTable(t.data, t.dataScratch);
                 wgradNeeds(t.wgrad);
+                biasNeeds();
                 t.note = std::string(t.fwdGemm ? "forward: stride-phase form" : "forward: gather form")
                     + "; backward-data: conv2d " + (t.dataGemm ? "implicit GEMM" : "direct")
                     + "; roles swapped for the " + train::conv2dWgradNote(t.wgrad, m_sms);
@@ -197,8 +206,14 @@ void CudaTrainingSession::planLayer(size_t i)
                 if (bytes > 0)
                     t.fwdScratch = gpu::DeviceBuffer(bytes, "train: linear's split-K partial sums");
                 wgradNeeds(t.wgrad);
+                biasNeeds();
                 t.note = "forward: linear.cuh's GEMM; backward-data: the 1x1 transposed gather; "
                     + train::conv2dWgradNote(t.wgrad, m_sms);
+            } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                reduceNeeds(train::batchNormTrainWorkspaceBytes(s.in.n, s.in.c, s.in.h * s.in.w, m_sms));
+            } else if constexpr (std::is_same_v<T, Mul>) {
+                if (s.ins[0] != s.out || s.ins[1] != s.out) // a broadcast gate: its gradient is per-plane sums
+                    reduceNeeds(train::channelSumsWorkspaceBytes(1, s.out.n * s.out.c, s.out.h * s.out.w, m_sms));
             } else if constexpr (std::is_same_v<T, Dropout>) {
                 if (!(l.p >= 0 && l.p < 1))
                     throw InputError(
@@ -242,7 +257,7 @@ void CudaTrainingSession::forward(size_t i)
                 train::batchNormTrainForward(int(s.in.n), int(s.in.c), s.in.h * s.in.w, x,
                     l.affine ? t.weight.floats() : nullptr, l.affine ? t.bias.floats() : nullptr, l.eps,
                     m_train.batchNormMomentum, t.mean.floats(), t.var.floats(), static_cast<double*>(t.saveMean.get()),
-                    static_cast<double*>(t.saveInvStd.get()), y, st);
+                    static_cast<double*>(t.saveInvStd.get()), y, m_workspace.get(), m_sms, st);
             } else if constexpr (std::is_same_v<T, MaxPool2d>) {
                 maxPool2d(poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, y, st);
             } else if constexpr (std::is_same_v<T, AvgPool2d>) {
@@ -358,7 +373,7 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, float* gx)
                 if (s.ins[j] == s.out) // the full factor: gy · the other (broadcast when it is the gate)
                     mulTensors(gy, other, s.out.numel(), s.ins[1 - j] != s.out ? plane : 0, gx, st);
                 else // the gate [N, C, 1, 1]: Σ over each plane of gy · the full factor
-                    train::channelSums(gy, other, 1, s.out.n * s.out.c, plane, gx, st);
+                    train::channelSums(gy, other, 1, s.out.n * s.out.c, plane, gx, m_workspace.get(), m_sms, st);
             } else if constexpr (std::is_same_v<T, Dropout>) {
                 mulTensors(gy, t.mask.floats(), s.out.numel(), 0, gx, st);
             } else if constexpr (std::is_same_v<T, Concat>) {
@@ -407,7 +422,8 @@ void CudaTrainingSession::backwardWeights(size_t k)
     else
         throw Error(trainingLayerLabel(m_net, k) + ": parameters without a weight gradient");
     if (t.trainBias) // Σ of the output's gradient over the batch and the positions, per output channel
-        train::channelSums(gy, nullptr, s.out.n, s.out.c, s.out.h * s.out.w, t.gradBias.floats(), st);
+        train::channelSums(
+            gy, nullptr, s.out.n, s.out.c, s.out.h * s.out.w, t.gradBias.floats(), m_workspace.get(), m_sms, st);
 }
 
 void CudaTrainingSession::batchNormBackward(size_t k, float* gx)
@@ -418,7 +434,7 @@ void CudaTrainingSession::batchNormBackward(size_t k, float* gx)
     train::batchNormTrainBackward(int(s.in.n), int(s.in.c), s.in.h * s.in.w, in(k, 0), m_grad[k],
         spec.affine ? t.weight.floats() : nullptr, static_cast<const double*>(t.saveMean.get()),
         static_cast<const double*>(t.saveInvStd.get()), gx, t.trainWeight ? t.gradWeight.floats() : nullptr,
-        t.trainBias ? t.gradBias.floats() : nullptr, m_stream->get());
+        t.trainBias ? t.gradBias.floats() : nullptr, m_workspace.get(), m_sms, m_stream->get());
 }
 
 } // namespace convscope::cuda
