@@ -5,12 +5,12 @@
 // sigmoid, tanh, leaky_relu, hardtanh; max pool with ceil_mode, average pool without the padding in the count, global
 // pooling; add, a gate broadcast over H·W, channel_shuffle, slice, replicate pad; flatten, linear, dropout with the
 // CPU's masks, softmax), a generator of transposed convolutions (groups, dilation, output_padding), and per-channel
-// reductions cut into runs (batch norm, bias and gate gradients: float4 and scalar planes, blocks and warps), over SGD
-// with momentum and Adam: each step's loss, the input gradient and every parameter gradient within 1e-4 (the first
-// step; 1e-3 after updates), the parameters and running statistics after the steps. Then PyTorch's reference cases
-// (tests/data/training: float64 autograd and torch.optim) on cuda.implicit_gemm and cuda.direct within 1e-5 relative
-// L2 — every case but the volumes one, which the session refuses naming the layer. Without a GPU every case prints
-// "SKIPPED: <reason>".
+// reductions cut into runs (batch norm, bias, gate and prelu gradients: float4 and scalar planes, blocks and warps),
+// over SGD with momentum and Adam: each step's loss, the input gradient and every parameter gradient within 1e-4 (the
+// first step; 1e-3 after updates), the parameters and running statistics after the steps. Then PyTorch's reference
+// cases (tests/data/training: float64 autograd and torch.optim) on cuda.implicit_gemm and cuda.direct within 1e-5
+// relative L2 — every case but the volumes one, which the session refuses naming the layer. Without a GPU every case
+// prints "SKIPPED: <reason>".
 #include "compute/error.h"
 #include "compute/network_json.h"
 #include "tests/kernels/gpu_test_support.h"
@@ -137,21 +137,24 @@ TEST_CASE("cuda training: a long reduction (split-K) and a depthwise layer match
 TEST_CASE("cuda training: per-channel reductions cut into runs match cpu.direct", "[gpu][cuda][train]")
 {
     // On a GPU of 132 SMs (channel_walk.h's plan): c1's bias and bn1 sum 8·32² per channel in 2 runs of a block each
-    // with float4 loads; c2's bias and bn2 8·33² (an odd plane: scalar loads) in 2 runs of a block; c3's bias and bn3
-    // 8·17² in 4 runs of a warp; gate 1's gradient 128 channels of 32² in 2 runs of a warp (float4), gate 3's 64
-    // channels of 17² a warp each (scalar). Fewer SMs cut fewer runs. A relu between each convolution and its batch
-    // norm keeps the bias gradients away from zero (a bias right before a batch norm has only rounding noise).
+    // with float4 loads, pr1's one slope 8·16·32² in 32; c2's bias, bn2 and pr2's 8 slopes 8·33² (an odd plane: scalar
+    // loads) in 2 runs of a block; c3's bias and bn3 8·17² in 4 runs of a warp; gate 1's gradient 128 channels of 32²
+    // in 2 runs of a warp (float4), gate 3's 64 channels of 17² a warp each (scalar). Fewer SMs cut fewer runs. A relu
+    // between each convolution and its batch norm keeps the bias gradients away from zero (a bias right before a batch
+    // norm has only rounding noise).
     const std::string json = R"({ "format": "convscope-network", "version": 1, "name": "cuda_train_reduce",
       "input": { "batch": 8, "channels": 3, "height": 32, "width": 32, "source": "random" },
       "layers": [
         { "type": "conv2d", "name": "c1", "out_channels": 16, "kernel_size": [3, 3], "padding": [1, 1, 1, 1],
           "init": { "kind": "he_uniform", "seed": 61 } },
         { "type": "relu", "name": "r1" }, { "type": "batchnorm2d", "name": "bn1" },
+        { "type": "prelu", "name": "pr1", "num_parameters": 1, "init": { "kind": "default" } },
         { "type": "global_avgpool2d", "name": "gp1" }, { "type": "sigmoid", "name": "sg1" },
-        { "type": "mul", "name": "gate1", "inputs": ["sg1", "bn1"] },
+        { "type": "mul", "name": "gate1", "inputs": ["sg1", "pr1"] },
         { "type": "conv2d", "name": "c2", "out_channels": 8, "kernel_size": [2, 2], "padding": [1, 1, 1, 1],
           "init": { "kind": "he_uniform", "seed": 62 } },
         { "type": "relu", "name": "r2" }, { "type": "batchnorm2d", "name": "bn2" },
+        { "type": "prelu", "name": "pr2", "num_parameters": 8, "init": { "kind": "default" } },
         { "type": "conv2d", "name": "c3", "out_channels": 8, "kernel_size": [3, 3], "stride": [2, 2],
           "padding": [1, 1, 1, 1], "init": { "kind": "he_uniform", "seed": 63 } },
         { "type": "relu", "name": "r3" }, { "type": "batchnorm2d", "name": "bn3", "affine": false },

@@ -1,5 +1,6 @@
-// Per-channel sums (channel_reduce.cuh): the bias gradient of conv2d, conv_transpose2d and linear, and a broadcast
-// gate's gradient (mul with a [N, C, 1, 1] factor, called with n = 1 and channels = N·C).
+// Per-channel sums (channel_reduce.cuh): the bias gradient of conv2d, conv_transpose2d and linear, a broadcast gate's
+// gradient (mul with a [N, C, 1, 1] factor, called with n = 1 and channels = N·C), and PReLU's slope gradient (one
+// slope: the whole tensor as n runs of C·plane of one channel; a slope per channel: per channel).
 //
 // Algorithm: the engine of channel_reduce_kernels.cuh with the plan of channel_walk.h. Each channel's n·plane
 // elements are cut into runs so that the grid fills the GPU once (1024 threads per multiprocessor: a bias gradient of
@@ -20,8 +21,19 @@
 namespace convscope::cuda::train {
 
 namespace {
-    // Σ a (b null) or Σ a·b per unit.
-    template <bool Vec> struct SumTerm {
+    enum class SumOf { A, AB, NegativeAB }; // Σ a, Σ a·b, Σ a·b where a is not positive (prelu's slopes)
+
+    template <SumOf K> __device__ __forceinline__ double term(float a, float b)
+    {
+        if constexpr (K == SumOf::A)
+            return double(a);
+        else if constexpr (K == SumOf::AB)
+            return double(a) * double(b);
+        else
+            return a > 0.0f ? 0.0 : double(a) * double(b); // NaN: not positive, as the CPU's !(x > 0)
+    }
+
+    template <bool Vec, SumOf K> struct SumTerm {
         static constexpr int kVals = 1;
         const float* __restrict__ a;
         const float* __restrict__ b;
@@ -30,14 +42,10 @@ namespace {
         {
             if constexpr (Vec) {
                 const float4 x = reinterpret_cast<const float4*>(a)[u];
-                if (b) {
-                    const float4 y = reinterpret_cast<const float4*>(b)[u];
-                    acc[0] += double(x.x) * double(y.x) + double(x.y) * double(y.y) + double(x.z) * double(y.z)
-                        + double(x.w) * double(y.w);
-                } else
-                    acc[0] += (double(x.x) + double(x.y)) + (double(x.z) + double(x.w));
+                const float4 y = K == SumOf::A ? x : reinterpret_cast<const float4*>(b)[u];
+                acc[0] += (term<K>(x.x, y.x) + term<K>(x.y, y.y)) + (term<K>(x.z, y.z) + term<K>(x.w, y.w));
             } else
-                acc[0] += b ? double(a[u]) * double(b[u]) : double(a[u]);
+                acc[0] += term<K>(a[u], K == SumOf::A ? 0.0f : b[u]);
         }
     };
 
@@ -45,6 +53,25 @@ namespace {
         float* out;
         __device__ void operator()(long long c, const double (&t)[1]) const { out[c] = float(t[0]); }
     };
+
+    template <SumOf K>
+    void sums(const float* a, const float* b, long long n, long long channels, long long plane, float* out,
+        void* workspace, int sms, cudaStream_t st, const char* what)
+    {
+        if (channels <= 0)
+            return;
+        const ChannelReducePlan p = planChannelReduce(n, channels, plane, sms);
+        if (p.chunks > 1 && !workspace)
+            throw Error(std::string(what) + ": " + std::to_string(p.chunks) + " runs per channel without a workspace");
+        const bool vec = plane % 4 == 0 && reduce::aligned16(a) && (K == SumOf::A || reduce::aligned16(b));
+        const ChannelReduceShape s = reduceShapeOf(p, n, channels, plane, vec);
+        double* partials = static_cast<double*>(workspace);
+        if (vec)
+            reduce::launchReduce(s, SumTerm<true, K> { a, b }, StoreSum { out }, partials, st);
+        else
+            reduce::launchReduce(s, SumTerm<false, K> { a, b }, StoreSum { out }, partials, st);
+        CONVSCOPE_CUDA_CHECK_LAUNCH(what);
+    }
 } // namespace
 
 size_t channelSumsWorkspaceBytes(long long n, long long channels, long long plane, int sms)
@@ -56,19 +83,26 @@ size_t channelSumsWorkspaceBytes(long long n, long long channels, long long plan
 void channelSums(const float* a, const float* b, long long n, long long channels, long long plane, float* out,
     void* workspace, int sms, cudaStream_t st)
 {
-    if (channels <= 0)
-        return;
-    const ChannelReducePlan p = planChannelReduce(n, channels, plane, sms);
-    if (p.chunks > 1 && !workspace)
-        throw Error("train::channelSums: " + std::to_string(p.chunks) + " runs per channel without a workspace");
-    const bool vec = plane % 4 == 0 && reduce::aligned16(a) && (!b || reduce::aligned16(b));
-    const ChannelReduceShape s = reduceShapeOf(p, n, channels, plane, vec);
-    double* partials = static_cast<double*>(workspace);
-    if (vec)
-        reduce::launchReduce(s, SumTerm<true> { a, b }, StoreSum { out }, partials, st);
+    if (b)
+        sums<SumOf::AB>(a, b, n, channels, plane, out, workspace, sms, st, "train::channelSums");
     else
-        reduce::launchReduce(s, SumTerm<false> { a, b }, StoreSum { out }, partials, st);
-    CONVSCOPE_CUDA_CHECK_LAUNCH("train::channelSums");
+        sums<SumOf::A>(a, nullptr, n, channels, plane, out, workspace, sms, st, "train::channelSums");
+}
+
+size_t preluSlopeGradientWorkspaceBytes(long long slopes, long long n, long long channels, long long plane, int sms)
+{
+    return slopes == 1 ? channelSumsWorkspaceBytes(n, 1, channels * plane, sms)
+                       : channelSumsWorkspaceBytes(n, channels, plane, sms);
+}
+
+void preluSlopeGradient(long long slopes, long long n, long long channels, long long plane, const float* x,
+    const float* gy, float* out, void* workspace, int sms, cudaStream_t st)
+{
+    const char* what = "train::preluSlopeGradient";
+    if (slopes == 1) // one slope for every channel: each image's C·plane values are one run of one "channel"
+        sums<SumOf::NegativeAB>(x, gy, n, 1, channels * plane, out, workspace, sms, st, what);
+    else
+        sums<SumOf::NegativeAB>(x, gy, n, channels, plane, out, workspace, sms, st, what);
 }
 
 } // namespace convscope::cuda::train

@@ -152,8 +152,8 @@ void CudaTrainingSession::planLayer(size_t i)
     const auto wgradNeeds = [&](const ConvGeometry& g) {
         m_workspaceBytes = std::max(m_workspaceBytes, train::conv2dWgradWorkspaceBytes(g, m_sms));
     };
-    // The per-channel reductions' partials (channel_reduce.cuh, batchnorm_training.cuh) share the same workspace: every
-    // launch runs on the session's one stream, so no two users overlap.
+    // The per-channel reductions' partials (channel_reduce.cuh, batchnorm_training.cuh: bias, gate and prelu slope
+    // gradients, batch norm) share the same workspace: every launch runs on the session's one stream, no two overlap.
     const auto reduceNeeds = [&](size_t bytes) { m_workspaceBytes = std::max(m_workspaceBytes, bytes); };
     const auto biasNeeds = [&] { // the bias gradient: Σ of gy per output channel
         reduceNeeds(train::channelSumsWorkspaceBytes(s.out.n, s.out.c, s.out.h * s.out.w, m_sms));
@@ -209,6 +209,9 @@ void CudaTrainingSession::planLayer(size_t i)
                 biasNeeds();
                 t.note = "forward: linear.cuh's GEMM; backward-data: the 1x1 transposed gather; "
                     + train::conv2dWgradNote(t.wgrad, m_sms);
+            } else if constexpr (std::is_same_v<T, PReLU>) {
+                reduceNeeds(
+                    train::preluSlopeGradientWorkspaceBytes(t.weightCount, s.in.n, s.in.c, s.in.h * s.in.w, m_sms));
             } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
                 reduceNeeds(train::batchNormTrainWorkspaceBytes(s.in.n, s.in.c, s.in.h * s.in.w, m_sms));
             } else if constexpr (std::is_same_v<T, Mul>) {
@@ -417,8 +420,8 @@ void CudaTrainingSession::backwardWeights(size_t k)
     else if (std::holds_alternative<ConvTranspose2d>(spec)) // roles swapped: dy is the convolution's input
         train::conv2dBackwardWeights(t.wgrad, gy, x, t.gradWeight.floats(), ws, m_sms, st);
     else if (std::holds_alternative<PReLU>(spec))
-        gpu::train::preluBackwardWeights(
-            t.weightCount, s.in.n, s.in.c, s.in.h * s.in.w, x, gy, t.gradWeight.floats(), st);
+        train::preluSlopeGradient(
+            t.weightCount, s.in.n, s.in.c, s.in.h * s.in.w, x, gy, t.gradWeight.floats(), m_workspace.get(), m_sms, st);
     else
         throw Error(trainingLayerLabel(m_net, k) + ": parameters without a weight gradient");
     if (t.trainBias) // Σ of the output's gradient over the batch and the positions, per output channel

@@ -21,7 +21,8 @@
 //                     (training/channel_reduce_kernels.cuh, the partials in the session workspace) and one element-wise
 //                     pass each way; dx, dγ, dβ in one call, timed as backward-data (or as backward-weights when no
 //                     input gradient is needed), as the cudnn session.
-//   activations       forward activation.cu / parametric_activation.cu; backward kernels/common/training_kernels.cuh.
+//   activations       forward activation.cu / parametric_activation.cu; backward kernels/common/training_kernels.cuh
+//                     (prelu's slope gradient: training/channel_reduce.cuh, the per-channel engine).
 //   pools             training/pool2d_backward.cuh (max, avg, global): the forward's windows exactly.
 //   softmax           training/softmax_backward.cuh. pad: training/pad_backward.cuh.
 //   add, concat, slice  copies (cudaMemcpy2DAsync for the channel windows); mul (a broadcast gate too) by merge.cuh's
