@@ -182,8 +182,8 @@ void convTranspose3d(const Conv3dGeometry& t, bool phases, const float* x, const
             CONVSCOPE_CUDA_CHECK_LAUNCH("convTranspose3dPhase (a phase without taps)");
             continue;
         }
-        conv3dImplicitGemm(p.conv, x, reinterpret_cast<const float*>(base + l.weightAt[i]), bias,
-            l.direct ? y : staged, base + l.scratchAt[i], smCount, st);
+        conv3dImplicitGemm(p.conv, x, reinterpret_cast<const float*>(base + l.weightAt[i]), bias, l.direct ? y : staged,
+            base + l.scratchAt[i], smCount, st);
         if (!l.direct) {
             spreadKernel<<<blocksFor(count), 256, 0, st>>>(t, p.depth, p.row, p.col, staged, nullptr, y);
             CONVSCOPE_CUDA_CHECK_LAUNCH("convTranspose3dPhase (spread)");

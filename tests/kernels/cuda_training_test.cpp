@@ -4,12 +4,13 @@
 // (conv2d with asymmetric padding, dilation and groups; batch norm affine and not; relu6, hardswish, silu, elu, prelu,
 // sigmoid, tanh, leaky_relu, hardtanh; max pool with ceil_mode, average pool without the padding in the count, global
 // pooling; add, a gate broadcast over H·W, channel_shuffle, slice, replicate pad; flatten, linear, dropout with the
-// CPU's masks, softmax), and a generator of transposed convolutions (groups, dilation, output_padding), over SGD
-// with momentum and Adam: each step's loss, the input gradient and every parameter gradient within 1e-4 (the first
-// step; 1e-3 after updates), the parameters and running statistics after the steps. Then PyTorch's reference cases
-// (tests/data/training: float64 autograd and torch.optim) on cuda.implicit_gemm and cuda.direct within 1e-5 relative
-// L2 — every case but the volumes one, which the session refuses naming the layer. Without a GPU every case prints
-// "SKIPPED: <reason>".
+// CPU's masks, softmax), a generator of transposed convolutions (groups, dilation, output_padding), and per-channel
+// reductions cut into runs (batch norm, bias, gate and prelu gradients: float4 and scalar planes, blocks and warps),
+// over SGD with momentum and Adam: each step's loss, the input gradient and every parameter gradient within 1e-4 (the
+// first step; 1e-3 after updates), the parameters and running statistics after the steps. Then PyTorch's reference
+// cases (tests/data/training: float64 autograd and torch.optim) on cuda.implicit_gemm and cuda.direct within 1e-5
+// relative L2 — every case but the volumes one, which the session refuses naming the layer. Without a GPU every case
+// prints "SKIPPED: <reason>".
 #include "compute/error.h"
 #include "compute/network_json.h"
 #include "tests/kernels/gpu_test_support.h"
@@ -130,6 +131,38 @@ TEST_CASE("cuda training: a long reduction (split-K) and a depthwise layer match
         { "type": "global_avgpool2d", "name": "g" }, { "type": "flatten", "name": "f" },
         { "type": "linear", "name": "fc", "out_features": 4, "init": { "kind": "he_uniform", "seed": 53 } } ] })";
     const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "split-K", {}), 404);
+    test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 2, kSteps);
+}
+
+TEST_CASE("cuda training: per-channel reductions cut into runs match cpu.direct", "[gpu][cuda][train]")
+{
+    // On a GPU of 132 SMs (channel_walk.h's plan): c1's bias and bn1 sum 8·32² per channel in 2 runs of a block each
+    // with float4 loads, pr1's one slope 8·16·32² in 32; c2's bias, bn2 and pr2's 8 slopes 8·33² (an odd plane: scalar
+    // loads) in 2 runs of a block; c3's bias and bn3 8·17² in 4 runs of a warp; gate 1's gradient 128 channels of 32²
+    // in 2 runs of a warp (float4), gate 3's 64 channels of 17² a warp each (scalar). Fewer SMs cut fewer runs. A relu
+    // between each convolution and its batch norm keeps the bias gradients away from zero (a bias right before a batch
+    // norm has only rounding noise).
+    const std::string json = R"({ "format": "convscope-network", "version": 1, "name": "cuda_train_reduce",
+      "input": { "batch": 8, "channels": 3, "height": 32, "width": 32, "source": "random" },
+      "layers": [
+        { "type": "conv2d", "name": "c1", "out_channels": 16, "kernel_size": [3, 3], "padding": [1, 1, 1, 1],
+          "init": { "kind": "he_uniform", "seed": 61 } },
+        { "type": "relu", "name": "r1" }, { "type": "batchnorm2d", "name": "bn1" },
+        { "type": "prelu", "name": "pr1", "num_parameters": 1, "init": { "kind": "default" } },
+        { "type": "global_avgpool2d", "name": "gp1" }, { "type": "sigmoid", "name": "sg1" },
+        { "type": "mul", "name": "gate1", "inputs": ["sg1", "pr1"] },
+        { "type": "conv2d", "name": "c2", "out_channels": 8, "kernel_size": [2, 2], "padding": [1, 1, 1, 1],
+          "init": { "kind": "he_uniform", "seed": 62 } },
+        { "type": "relu", "name": "r2" }, { "type": "batchnorm2d", "name": "bn2" },
+        { "type": "prelu", "name": "pr2", "num_parameters": 8, "init": { "kind": "default" } },
+        { "type": "conv2d", "name": "c3", "out_channels": 8, "kernel_size": [3, 3], "stride": [2, 2],
+          "padding": [1, 1, 1, 1], "init": { "kind": "he_uniform", "seed": 63 } },
+        { "type": "relu", "name": "r3" }, { "type": "batchnorm2d", "name": "bn3", "affine": false },
+        { "type": "global_avgpool2d", "name": "gp3" }, { "type": "sigmoid", "name": "sg3" },
+        { "type": "mul", "name": "gate3", "inputs": ["bn3", "sg3"] },
+        { "type": "global_avgpool2d", "name": "g" }, { "type": "flatten", "name": "f" },
+        { "type": "linear", "name": "fc", "out_features": 4, "init": { "kind": "he_uniform", "seed": 64 } } ] })";
+    const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "per-channel runs", {}), 606);
     test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 2, kSteps);
 }
 

@@ -28,6 +28,7 @@
 #include "kernels/cuda/training/pool2d_backward.cuh"
 #include "kernels/cuda/training/softmax_backward.cuh"
 
+#include <algorithm>
 #include <limits>
 #include <type_traits>
 #include <variant>
@@ -151,6 +152,12 @@ void CudaTrainingSession::planLayer(size_t i)
     const auto wgradNeeds = [&](const ConvGeometry& g) {
         m_workspaceBytes = std::max(m_workspaceBytes, train::conv2dWgradWorkspaceBytes(g, m_sms));
     };
+    // The per-channel reductions' partials (channel_reduce.cuh, batchnorm_training.cuh: bias, gate and prelu slope
+    // gradients, batch norm) share the same workspace: every launch runs on the session's one stream, no two overlap.
+    const auto reduceNeeds = [&](size_t bytes) { m_workspaceBytes = std::max(m_workspaceBytes, bytes); };
+    const auto biasNeeds = [&] { // the bias gradient: Σ of gy per output channel
+        reduceNeeds(train::channelSumsWorkspaceBytes(s.out.n, s.out.c, s.out.h * s.out.w, m_sms));
+    };
     // An implicit GEMM of geometry g: its scratch, for whichever variant the launcher picks (g.igemmPipe = 1). A table
     // is built once here; the pipelined tiles' transposed weights are remade before every launch (gemmRun), since
     // the update changes the weights.
@@ -187,6 +194,7 @@ void CudaTrainingSession::planLayer(size_t i)
                     gemmTable(t.fwd, t.fwdScratch);
                 phaseGemmOf(t.data);
                 wgradNeeds(t.wgrad);
+                biasNeeds();
                 t.note = std::string(t.fwdGemm ? "forward: " + variantOf(t.fwd) : "forward: direct")
                     + "; backward-data: "
                     + (t.phaseGemm ? train::transposedPhaseGemmNote(t.phases, m_sms)
@@ -206,6 +214,7 @@ void CudaTrainingSession::planLayer(size_t i)
                     gemmTable(t.data, t.dataScratch);
                 phaseGemmOf(t.fwd);
                 wgradNeeds(t.wgrad);
+                biasNeeds();
                 t.note = std::string(t.phaseGemm ? "forward: " + train::transposedPhaseGemmNote(t.phases, m_sms)
                                  : t.fwdGemm     ? "forward: stride-phase form"
                                                  : "forward: gather form")
@@ -226,9 +235,18 @@ void CudaTrainingSession::planLayer(size_t i)
                 t.phases = train::makeTransposedPhaseGemm(t.data, m_sms); // one class of 1×1 taps: the transpose
                 t.phaseWeights = gpu::DeviceBuffer(t.weightCount * sizeof(float), "train: linear's transposed weight");
                 wgradNeeds(t.wgrad);
+                biasNeeds();
                 t.note = "forward: " + linearNote(rows, in, out, m_sms)
                     + "; backward-data: " + linearNote(rows, out, in, m_sms) + " on the transposed weight; "
                     + train::conv2dWgradNote(t.wgrad, m_sms);
+            } else if constexpr (std::is_same_v<T, PReLU>) {
+                reduceNeeds(
+                    train::preluSlopeGradientWorkspaceBytes(t.weightCount, s.in.n, s.in.c, s.in.h * s.in.w, m_sms));
+            } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
+                reduceNeeds(train::batchNormTrainWorkspaceBytes(s.in.n, s.in.c, s.in.h * s.in.w, m_sms));
+            } else if constexpr (std::is_same_v<T, Mul>) {
+                if (s.ins[0] != s.out || s.ins[1] != s.out) // a broadcast gate: its gradient is per-plane sums
+                    reduceNeeds(train::channelSumsWorkspaceBytes(1, s.out.n * s.out.c, s.out.h * s.out.w, m_sms));
             } else if constexpr (std::is_same_v<T, MaxPool2d>) {
                 t.mask = gpu::DeviceBuffer(size_t(s.out.numel()) * sizeof(int), "train: maxpool2d's window argmax");
                 t.note = "backward: each window's argmax once, then a gather per input element";
@@ -287,7 +305,7 @@ void CudaTrainingSession::forward(size_t i)
                 train::batchNormTrainForward(int(s.in.n), int(s.in.c), s.in.h * s.in.w, x,
                     l.affine ? t.weight.floats() : nullptr, l.affine ? t.bias.floats() : nullptr, l.eps,
                     m_train.batchNormMomentum, t.mean.floats(), t.var.floats(), static_cast<double*>(t.saveMean.get()),
-                    static_cast<double*>(t.saveInvStd.get()), y, st);
+                    static_cast<double*>(t.saveInvStd.get()), y, m_workspace.get(), m_sms, st);
             } else if constexpr (std::is_same_v<T, MaxPool2d>) {
                 maxPool2d(poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, y, st);
             } else if constexpr (std::is_same_v<T, AvgPool2d>) {
@@ -408,7 +426,7 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, float* gx)
                 if (s.ins[j] == s.out) // the full factor: gy · the other (broadcast when it is the gate)
                     mulTensors(gy, other, s.out.numel(), s.ins[1 - j] != s.out ? plane : 0, gx, st);
                 else // the gate [N, C, 1, 1]: Σ over each plane of gy · the full factor
-                    train::channelSums(gy, other, 1, s.out.n * s.out.c, plane, gx, st);
+                    train::channelSums(gy, other, 1, s.out.n * s.out.c, plane, gx, m_workspace.get(), m_sms, st);
             } else if constexpr (std::is_same_v<T, Dropout>) {
                 mulTensors(gy, t.mask.floats(), s.out.numel(), 0, gx, st);
             } else if constexpr (std::is_same_v<T, Concat>) {
@@ -452,12 +470,13 @@ void CudaTrainingSession::backwardWeights(size_t k)
     else if (std::holds_alternative<ConvTranspose2d>(spec)) // roles swapped: dy is the convolution's input
         train::conv2dBackwardWeights(t.wgrad, gy, x, t.gradWeight.floats(), ws, m_sms, st);
     else if (std::holds_alternative<PReLU>(spec))
-        gpu::train::preluBackwardWeights(
-            t.weightCount, s.in.n, s.in.c, s.in.h * s.in.w, x, gy, t.gradWeight.floats(), st);
+        train::preluSlopeGradient(
+            t.weightCount, s.in.n, s.in.c, s.in.h * s.in.w, x, gy, t.gradWeight.floats(), m_workspace.get(), m_sms, st);
     else
         throw Error(trainingLayerLabel(m_net, k) + ": parameters without a weight gradient");
     if (t.trainBias) // Σ of the output's gradient over the batch and the positions, per output channel
-        train::channelSums(gy, nullptr, s.out.n, s.out.c, s.out.h * s.out.w, t.gradBias.floats(), st);
+        train::channelSums(
+            gy, nullptr, s.out.n, s.out.c, s.out.h * s.out.w, t.gradBias.floats(), m_workspace.get(), m_sms, st);
 }
 
 void CudaTrainingSession::batchNormBackward(size_t k, float* gx)
@@ -468,7 +487,7 @@ void CudaTrainingSession::batchNormBackward(size_t k, float* gx)
     train::batchNormTrainBackward(int(s.in.n), int(s.in.c), s.in.h * s.in.w, in(k, 0), m_grad[k],
         spec.affine ? t.weight.floats() : nullptr, static_cast<const double*>(t.saveMean.get()),
         static_cast<const double*>(t.saveInvStd.get()), gx, t.trainWeight ? t.gradWeight.floats() : nullptr,
-        t.trainBias ? t.gradBias.floats() : nullptr, m_stream->get());
+        t.trainBias ? t.gradBias.floats() : nullptr, m_workspace.get(), m_sms, m_stream->get());
 }
 
 } // namespace convscope::cuda

@@ -42,12 +42,17 @@ void CudaTrainingSession::prepareLayer(size_t i)
     t.saveInvStd = gpu::DeviceBuffer(size_t(in.c) * sizeof(double), "train: batch norm's saved 1/std");
 }
 
-std::string CudaTrainingSession::workspaceWhat() const { return "train: the weight gradients' split-K partial sums"; }
+std::string CudaTrainingSession::workspaceWhat() const
+{
+    return "train: the weight gradients' split-K partial sums and the per-channel reductions' partials";
+}
 
 void CudaTrainingSession::extraMetadata(std::map<std::string, std::string>& m) const
 {
     m["math"] = "fp32 (our kernels; no cuDNN, no cuBLAS, no TF32)";
-    m["workspace"] = gpu::mib(m_workspaceBytes) + " (the weight gradients' split-K partial sums)";
+    m["workspace"] = gpu::mib(m_workspaceBytes)
+        + " (the weight gradients' split-K partial sums; batch norm's and the bias and gate gradients' per-channel "
+          "partial sums)";
     if (m_algorithm != "direct" && m_algorithm != "implicit_gemm")
         m["training_kernels"] = m_prefix
             + " trains with cuda.implicit_gemm's kernels (the forward's implicit GEMM, "

@@ -10,16 +10,19 @@
 //                     backward-data = the transposed convolution of dy with the same weight (conv_transpose2d.cuh:
 //                     the gather kernel for cuda.direct, the stride-phase form otherwise); backward-weights an
 //                     implicit GEMM over N·P·Q with split-K (training/conv2d_backward_weights.cuh); the bias gradient
-//                     a per-channel sum (training/channel_reduce.cuh).
+//                     a per-channel sum (training/channel_reduce.cuh; the same engine as batch norm's).
 //   conv_transpose2d  forward the gather / phase kernel; backward-data the conv2d forward of dy (the transposed
 //                     convolution's adjoint, same weight); backward-weights conv2d's with the roles swapped (dy as the
 //                     convolution's input, x as its output gradient).
 //   linear            a 1×1 convolution on [N, in, 1, 1]: forward linear.cuh's GEMM, backward-data the 1×1 transposed
 //                     gather, backward-weights the implicit GEMM over the batch.
 //   batchnorm2d       batch statistics, running averages (momentum, unbiased variance) and the backward in
-//                     training/batchnorm_training.cuh; dx, dγ, dβ in one kernel, timed as backward-data (or as
-//                     backward-weights when no input gradient is needed), as the cudnn session.
-//   activations       forward activation.cu / parametric_activation.cu; backward kernels/common/training_kernels.cuh.
+//                     training/batchnorm_training.cuh: per-channel reductions cut into runs across the GPU
+//                     (training/channel_reduce_kernels.cuh, the partials in the session workspace) and one element-wise
+//                     pass each way; dx, dγ, dβ in one call, timed as backward-data (or as backward-weights when no
+//                     input gradient is needed), as the cudnn session.
+//   activations       forward activation.cu / parametric_activation.cu; backward kernels/common/training_kernels.cuh
+//                     (prelu's slope gradient: training/channel_reduce.cuh, the per-channel engine).
 //   pools             training/pool2d_backward.cuh (max, avg, global): the forward's windows exactly.
 //   softmax           training/softmax_backward.cuh. pad: training/pad_backward.cuh.
 //   add, concat, slice  copies (cudaMemcpy2DAsync for the channel windows); mul (a broadcast gate too) by merge.cuh's
