@@ -12,13 +12,16 @@
 //
 // Loads. Slot l of thread t fetches reduction index k0 + t % 8 of panel row / column t / 8 + 32·l: consecutive
 // threads take consecutive q of one output row, so dy's loads coalesce (x's stride by the stride). The index math
-// is done once where it can be: each thread's A rows (a channel offset into dy's image) and B columns (c, r, s → a
-// channel offset into x's image and the tap's row and column offset) are fixed for the whole run and decomposed once
-// before the k loop; per step a thread splits its one k into (img, p, q) with two fast_divmod.h divisions (a
-// multiply-high and a shift each) and each load is then an add, a bounds test and the load. Double buffering: two
-// shared stages; the next step's loads are issued into registers before the current step's products and stored to
-// the other stage after them (one barrier a step), so global latency hides behind the FMAs. The shared panels are
-// k-major with four floats of padding a row: the transposed stores of a warp (8 k × 4 lines) hit 32 banks.
+// is done once where it can be: a block's A rows (a channel offset into dy's image) and B columns (c, r, s → a
+// channel offset into x's image and the tap's row and column offset) are fixed for the whole run, decomposed once
+// into shared tables before the k loop (in registers they pushed the 128×128 kernel past the 128 a thread that two
+// blocks a multiprocessor allow); per step a thread splits its one k into (img, p, q) with two fast_divmod.h
+// divisions (a multiply-high and a shift each), and each load is then a table read, two adds, a bounds test and the
+// load. Double buffering: two shared stages; the next step's loads are issued into registers before the current
+// step's products and stored to the other stage after them (one barrier a step), so global latency hides behind the
+// FMAs. The shared panels are k-major with four floats of padding a row: the transposed stores of a warp (8 k × 4
+// lines) hit 32 banks; a warp covers 4 × 8 of the 16 × 16 thread grid, so its float4 reads of a panel row take one
+// wavefront each.
 //
 // Split-K. The reduction (25 088 deep for a 56² layer at batch 8, 401 408 for ResNet's stem at batch 32) would
 // leave a handful of blocks to walk it alone. It is cut into `splits` runs of whole 8-deep steps so that the grid
