@@ -9,8 +9,9 @@
 // over SGD with momentum and Adam: each step's loss, the input gradient and every parameter gradient within 1e-4 (the
 // first step; 1e-3 after updates), the parameters and running statistics after the steps. Then PyTorch's reference
 // cases (tests/data/training: float64 autograd and torch.optim) on cuda.implicit_gemm and cuda.direct within 1e-5
-// relative L2 — every case but the volumes one, which the session refuses naming the layer. Without a GPU every case
-// prints "SKIPPED: <reason>".
+// relative L2 — every case but the volumes one, which the session refuses naming the layer. The weight gradient's four
+// tilings (conv2d_backward_weights.cu) split-K and not, with a stem, a 1×1 stride-2 projection, dilation, groups and a
+// depthwise layer. Without a GPU every case prints "SKIPPED: <reason>".
 #include "compute/error.h"
 #include "compute/network_json.h"
 #include "tests/kernels/gpu_test_support.h"
@@ -163,6 +164,35 @@ TEST_CASE("cuda training: per-channel reductions cut into runs match cpu.direct"
         { "type": "global_avgpool2d", "name": "g" }, { "type": "flatten", "name": "f" },
         { "type": "linear", "name": "fc", "out_features": 4, "init": { "kind": "he_uniform", "seed": 64 } } ] })";
     const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "per-channel runs", {}), 606);
+    test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 2, kSteps);
+}
+
+TEST_CASE("cuda training: the weight gradient's tilings, split or not, match cpu.direct", "[gpu][cuda][train][wgrad]")
+{
+    // Each layer's backward-weights on its tile (backward_index.h's wgradTiling) and, on a 132-SM H200, split-K:
+    // the stem, 7×7 stride 2 from 3 channels (64×128, 32 parts of 8·32·32), a 1×1 stride-2 projection (128×64, 8
+    // parts), a 3×3 (128×128, 8 parts), a dilated 3×3 in 2 groups (64×128, 8 parts), a depthwise 3×3 stride 2
+    // without padding (64×64 in 128 groups, unsplit: 8·7·7 deep), the linear head (64×128, unsplit).
+    const std::string json = R"({ "format": "convscope-network", "version": 1, "name": "cuda_train_wgrad_tiles",
+      "input": { "batch": 8, "channels": 3, "height": 64, "width": 64, "source": "random" },
+      "layers": [
+        { "type": "conv2d", "name": "stem", "out_channels": 64, "kernel_size": [7, 7], "stride": [2, 2],
+          "padding": [3, 3, 3, 3], "bias": false, "init": { "kind": "he_uniform", "seed": 61 } },
+        { "type": "relu", "name": "r0" },
+        { "type": "conv2d", "name": "proj", "out_channels": 128, "kernel_size": [1, 1], "stride": [2, 2],
+          "init": { "kind": "he_uniform", "seed": 62 } },
+        { "type": "relu", "name": "r1" },
+        { "type": "conv2d", "name": "c3x3", "out_channels": 128, "kernel_size": [3, 3], "padding": [1, 1, 1, 1],
+          "init": { "kind": "he_uniform", "seed": 63 } },
+        { "type": "relu", "name": "r2" },
+        { "type": "conv2d", "name": "dil", "out_channels": 128, "kernel_size": [3, 3], "padding": [2, 2, 2, 2],
+          "dilation": [2, 2], "groups": 2, "bias": false, "init": { "kind": "he_uniform", "seed": 64 } },
+        { "type": "relu", "name": "r3" },
+        { "type": "conv2d", "name": "dw", "out_channels": 128, "kernel_size": [3, 3], "stride": [2, 2], "groups": 128,
+          "init": { "kind": "he_uniform", "seed": 65 } },
+        { "type": "global_avgpool2d", "name": "g" }, { "type": "flatten", "name": "f" },
+        { "type": "linear", "name": "fc", "out_features": 10, "init": { "kind": "he_uniform", "seed": 66 } } ] })";
+    const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "the weight gradient's tilings", {}), 606);
     test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 2, kSteps);
 }
 

@@ -1,15 +1,19 @@
 // The cuda training kernels' index math on the CPU (kernels/cuda/training/backward_index.h), no GPU needed: the
-// weight gradient's implicit GEMM emulated block by block as conv2d_backward_weights.cu runs it — its 64×64 tiles, its
-// 16-deep steps, each split's run of the reduction, the partial slices summed in order — against the convolution's
-// weight gradient by the definition, for strides, padding (asymmetric too), dilation, groups, depthwise and 1×1
-// (linear) shapes and several split counts; pad's preimage and the pools' window enumeration against brute force.
+// weight gradient's implicit GEMM emulated block by block as conv2d_backward_weights.cu runs it — each of its four
+// tilings, the threads' loads through the kernel's own wgradFetch, 8-deep steps, each split's run of the reduction,
+// the partial slices summed in order — against the convolution's weight gradient by the definition, for strides,
+// padding (asymmetric too), dilation, groups, depthwise, a stem, 1×1 stride-2 and linear shapes and several split
+// counts; the threads' ownership of a tile's outputs and loads; the tile and split-K chosen for ResNet-18 layers;
+// pad's preimage and the pools' window enumeration against brute force.
 #include "kernels/cuda/training/backward_index.h"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
+#include <type_traits>
 #include <vector>
 
 using namespace convscope::cuda::train;
@@ -51,40 +55,65 @@ std::vector<double> referenceWgrad(const WgradShape& g, const std::vector<float>
     return dw;
 }
 
-// conv2d_backward_weights.cu's grid, blocks and loads on the CPU (the same constants: 64×64 tiles, 16-deep steps).
+// conv2d_backward_weights.cu's grid, blocks and loads on the CPU for one tiling: each block's tables of row offsets
+// and column taps, every thread's loads of every step through wgradFetch into the k-major panels, the products (each
+// output of the tile, in the kernel's order over k; which thread owns it is wgradFragment's, checked apart), each
+// split's partial slice and the slices summed in order.
 std::vector<float> emulateWgrad(
-    const WgradShape& g, const std::vector<float>& x, const std::vector<float>& dy, int splits)
+    const WgradShape& g, const std::vector<float>& x, const std::vector<float>& dy, WgradTiling tiling, int splits)
 {
-    constexpr int kTile = 64, kDepth = 16, kThreads = 256;
+    const int bm = tiling.bm, bn = tiling.bn;
     const long long count = wgradWeightCount(g);
+    const WgradDivisors d = wgradDivisors(g);
     std::vector<float> partial(size_t(count) * size_t(splits), -12345.0f); // poison: every slot must be written
-    const int gridX = (wgradColumns(g) + kTile - 1) / kTile, gridY = (wgradRows(g) + kTile - 1) / kTile;
+    const int gridX = (wgradColumns(g) + bn - 1) / bn, gridY = (wgradRows(g) + bm - 1) / bm;
+    std::vector<int> rowOffset(size_t(bm), 0);
+    std::vector<WgradColumnTap> tap(static_cast<size_t>(bn));
+    std::vector<float> as(size_t(kWgradDepth * bm)), bs(size_t(kWgradDepth * bn)), acc(size_t(bm * bn));
     for (int bz = 0; bz < g.groups * splits; ++bz)
         for (int by = 0; by < gridY; ++by)
             for (int bx = 0; bx < gridX; ++bx) {
-                const int grp = bz / splits, z = bz % splits;
-                const int m0 = by * kTile, n0 = bx * kTile;
-                const KRange run = wgradSplitRange(g, splits, kDepth, z);
-                std::vector<float> acc(kTile * kTile, 0.0f), as(kDepth * kTile), bs(kDepth * kTile);
-                for (long long k0 = run.begin; k0 < run.end; k0 += kDepth) {
-                    for (int t = 0; t < kThreads; ++t)
-                        for (int l = 0; l < 4; ++l) {
-                            const int e = t + kThreads * l, kk = e % kDepth, mn = e / kDepth;
-                            const long long k = k0 + kk;
-                            const bool in = k < run.end;
-                            as[size_t(kk * kTile + mn)] = in ? wgradA(g, dy.data(), grp, m0 + mn, k) : 0.0f;
-                            bs[size_t(kk * kTile + mn)] = in ? wgradB(g, x.data(), grp, k, n0 + mn) : 0.0f;
+                const int grp = bz / splits, z = bz % splits, m0 = by * bm, n0 = bx * bn;
+                const int mEnd = std::min(bm, wgradRows(g) - m0), nEnd = std::min(bn, wgradColumns(g) - n0);
+                for (int i = 0; i < bm; ++i)
+                    rowOffset[size_t(i)] = wgradRowOffset(g, grp, m0 + i);
+                for (int i = 0; i < bn; ++i)
+                    tap[size_t(i)] = wgradColumnTap(g, grp, n0 + i);
+                const KRange run = wgradSplitRange(g, splits, kWgradDepth, z);
+                std::fill(acc.begin(), acc.end(), 0.0f);
+                for (long long k0 = run.begin; k0 < run.end; k0 += kWgradDepth) {
+                    std::fill(as.begin(), as.end(), std::nanf("")); // every slot of the panels must be loaded
+                    std::fill(bs.begin(), bs.end(), std::nanf(""));
+                    const auto loads = [&](auto la, auto lb) {
+                        for (int t = 0; t < kWgradThreads; ++t) {
+                            float ra[decltype(la)::value], rb[decltype(lb)::value];
+                            wgradFetch(g, d, x.data(), dy.data(), t, k0 + wgradLoadK(t), run.end, rowOffset.data(),
+                                tap.data(), ra, rb);
+                            for (int l = 0; l < decltype(la)::value; ++l)
+                                as[size_t(wgradLoadK(t) * bm + wgradLoadLine(t, l))] = ra[l];
+                            for (int l = 0; l < decltype(lb)::value; ++l)
+                                bs[size_t(wgradLoadK(t) * bn + wgradLoadLine(t, l))] = rb[l];
                         }
-                    for (int kk = 0; kk < kDepth; ++kk)
-                        for (int m = 0; m < kTile; ++m)
-                            for (int n = 0; n < kTile; ++n)
-                                acc[size_t(m * kTile + n)] += as[size_t(kk * kTile + m)] * bs[size_t(kk * kTile + n)];
+                    };
+                    using Two = std::integral_constant<int, 2>;
+                    using Four = std::integral_constant<int, 4>;
+                    if (bm == 128 && bn == 128)
+                        loads(Four {}, Four {});
+                    else if (bm == 128)
+                        loads(Four {}, Two {});
+                    else if (bn == 128)
+                        loads(Two {}, Four {});
+                    else
+                        loads(Two {}, Two {});
+                    for (int kk = 0; kk < kWgradDepth; ++kk)
+                        for (int m = 0; m < mEnd; ++m)
+                            for (int n = 0; n < nEnd; ++n)
+                                acc[size_t(m * bn + n)] = std::fma(
+                                    as[size_t(kk * bm + m)], bs[size_t(kk * bn + n)], acc[size_t(m * bn + n)]);
                 }
-                for (int m = 0; m < kTile; ++m)
-                    for (int n = 0; n < kTile; ++n)
-                        if (m0 + m < wgradRows(g) && n0 + n < wgradColumns(g))
-                            partial[size_t(z * count + wgradIndex(g, grp, m0 + m, n0 + n))]
-                                = acc[size_t(m * kTile + n)];
+                for (int m = 0; m < mEnd; ++m)
+                    for (int n = 0; n < nEnd; ++n)
+                        partial[size_t(z * count + wgradIndex(g, grp, m0 + m, n0 + n))] = acc[size_t(m * bn + n)];
             }
     std::vector<float> dw(static_cast<size_t>(count));
     for (long long i = 0; i < count; ++i) {
@@ -94,6 +123,16 @@ std::vector<float> emulateWgrad(
         dw[size_t(i)] = sum;
     }
     return dw;
+}
+
+double relativeL2(const std::vector<float>& got, const std::vector<double>& want)
+{
+    double err = 0, norm = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        err += (got[i] - want[i]) * (got[i] - want[i]);
+        norm += want[i] * want[i];
+    }
+    return std::sqrt(err / norm);
 }
 
 // p and q from the convolution's formula with top/left padding and the given bottom/right padding.
@@ -118,28 +157,76 @@ TEST_CASE("cuda training index math: the weight gradient's split-K implicit GEMM
         shapeOf(3, 4, 11, 10, 6, 3, 3, 2, 1, 0, 1, 2), // stride 2, asymmetric padding, 2 groups
         shapeOf(2, 6, 12, 12, 6, 3, 3, 1, 2, 2, 2, 3), // dilation 2, 3 groups
         shapeOf(2, 8, 7, 7, 8, 3, 3, 1, 1, 1, 1, 8), // depthwise
-        shapeOf(5, 70, 1, 1, 67, 1, 1, 1, 0, 0, 1, 1), // linear as 1×1: more than one tile each way
+        shapeOf(5, 70, 1, 1, 130, 1, 1, 1, 0, 0, 1, 1), // linear as 1×1: more than one 64-tile each way, rows past 128
         shapeOf(4, 2, 13, 13, 3, 5, 5, 3, 2, 1, 1, 1), // 5×5 stride 3
+        shapeOf(1, 3, 23, 21, 9, 7, 7, 2, 3, 3, 1, 1), // a stem: C = 3, 7×7 stride 2 (147 columns: three 64-tiles)
+        shapeOf(2, 20, 9, 9, 12, 1, 1, 2, 0, 0, 1, 1), // a 1×1 stride-2 projection (Q = 5: steps cross rows and images)
     };
+    const WgradTiling tilings[] = { { 128, 128 }, { 128, 64 }, { 64, 128 }, { 64, 64 } };
     int index = 0;
     for (const WgradShape& g : shapes) {
         const auto x = randomValues(size_t(g.n) * g.c * g.h * g.w, 10u + unsigned(index));
         const auto dy = randomValues(size_t(g.n) * g.k * g.p * g.q, 20u + unsigned(index));
         const std::vector<double> want = referenceWgrad(g, x, dy);
-        for (int splits : { 1, 2, 3, 7 }) {
-            const std::vector<float> got = emulateWgrad(g, x, dy, splits);
-            REQUIRE(got.size() == want.size());
-            double err = 0, norm = 0;
-            for (size_t i = 0; i < got.size(); ++i) {
-                err += (got[i] - want[i]) * (got[i] - want[i]);
-                norm += want[i] * want[i];
+        for (const WgradTiling& tiling : tilings)
+            for (int splits : { 1, 3, 7 }) {
+                const std::vector<float> got = emulateWgrad(g, x, dy, tiling, splits);
+                REQUIRE(got.size() == want.size());
+                INFO("shape " << index << " (reduction " << wgradReduction(g) << "), tile " << tiling.bm << "x"
+                              << tiling.bn << ", split-K " << splits << ": relative L2 " << relativeL2(got, want));
+                CHECK(relativeL2(got, want) < 1e-5);
             }
-            INFO("shape " << index << " (reduction " << wgradReduction(g) << "), split-K " << splits << ": relative L2 "
-                          << std::sqrt(err / norm));
-            CHECK(std::sqrt(err / norm) < 1e-5);
-        }
         ++index;
     }
+}
+
+TEST_CASE("cuda training index math: the weight gradient's threads own each output of a tile once", "[train][cuda]")
+{
+    for (int bm : { 64, 128 })
+        for (int bn : { 64, 128 }) {
+            std::vector<int> owners(size_t(bm * bn), 0), loadsA(size_t(kWgradDepth * bm), 0),
+                loadsB(size_t(kWgradDepth * bn), 0);
+            for (int t = 0; t < kWgradThreads; ++t) {
+                for (int i = 0; i < bm / 16; ++i)
+                    for (int j = 0; j < bn / 16; ++j)
+                        ++owners[size_t(
+                            wgradFragment(wgradThreadRow(t), i) * bn + wgradFragment(wgradThreadCol(t), j))];
+                for (int l = 0; l < bm / 32; ++l)
+                    ++loadsA[size_t(wgradLoadK(t) * bm + wgradLoadLine(t, l))];
+                for (int l = 0; l < bn / 32; ++l)
+                    ++loadsB[size_t(wgradLoadK(t) * bn + wgradLoadLine(t, l))];
+            }
+            INFO("tile " << bm << "x" << bn);
+            CHECK(std::count(owners.begin(), owners.end(), 1) == bm * bn);
+            CHECK(std::count(loadsA.begin(), loadsA.end(), 1) == kWgradDepth * bm);
+            CHECK(std::count(loadsB.begin(), loadsB.end(), 1) == kWgradDepth * bn);
+        }
+}
+
+TEST_CASE("cuda training index math: the weight gradient's tile and split-K per layer", "[train][cuda]")
+{
+    // ResNet-18 at batch 32 and the U-Net encoder at batch 16 on a 132-SM device.
+    const WgradShape stem = shapeOf(32, 3, 224, 224, 64, 7, 7, 2, 3, 3, 1, 1);
+    const WgradShape layer1 = shapeOf(32, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1);
+    const WgradShape layer4 = shapeOf(32, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1);
+    const WgradShape projection = shapeOf(32, 128, 28, 28, 256, 1, 1, 2, 0, 0, 1, 1);
+    const WgradShape enc2 = shapeOf(16, 128, 64, 64, 128, 3, 3, 1, 1, 1, 1, 1);
+    CHECK(wgradTiling(stem).bm == 64); // 64 rows, 147 columns
+    CHECK(wgradTiling(layer1).bm == 64); // no half-empty 128-row tiles for 64 channels
+    CHECK((wgradTiling(layer4).bm == 128 && wgradTiling(layer4).bn == 128));
+    CHECK((wgradTiling(enc2).bm == 128 && wgradTiling(enc2).bn == 128));
+    CHECK(wgradTiling(projection).bm == 128);
+    for (const WgradShape& g : { stem, layer1, layer4, projection, enc2 }) {
+        const WgradTiling t = wgradTiling(g);
+        const int splits = wgradSplits(g, t, 132);
+        INFO("reduction " << wgradReduction(g) << ", tiles " << wgradTiles(g, t) << ", split-K " << splits);
+        CHECK(splits >= 1);
+        CHECK(splits <= kWgradMaxSplits);
+        CHECK((splits == 1 || wgradReduction(g) / splits >= kWgradMinRun));
+        CHECK(wgradTiles(g, t) * splits <= 2 * 132 + wgradTiles(g, t)); // about two blocks a multiprocessor
+    }
+    CHECK(wgradSplits(stem, wgradTiling(stem), 132) > 32); // two tiles over 401 408 positions
+    CHECK(wgradSplits(layer4, wgradTiling(layer4), 132) == 2); // 144 tiles over 1 568: 288 blocks
 }
 
 TEST_CASE("cuda training index math: the split runs tile the reduction exactly once", "[train][cuda]")
@@ -148,11 +235,11 @@ TEST_CASE("cuda training index math: the split runs tile the reduction exactly o
     for (int splits = 1; splits <= 20; ++splits) {
         long long covered = 0, previousEnd = 0;
         for (int z = 0; z < splits; ++z) {
-            const KRange r = wgradSplitRange(g, splits, 16, z);
+            const KRange r = wgradSplitRange(g, splits, kWgradDepth, z);
             INFO("split-K " << splits << ", part " << z << ": [" << r.begin << ", " << r.end << ")");
             CHECK(r.begin == std::min(previousEnd, wgradReduction(g)));
             CHECK(r.begin <= r.end);
-            CHECK((r.end == wgradReduction(g) || (r.end - r.begin) % 16 == 0));
+            CHECK((r.end == wgradReduction(g) || (r.end - r.begin) % kWgradDepth == 0));
             covered += r.end - r.begin;
             previousEnd = r.end;
         }

@@ -17,6 +17,10 @@
 //   source it is; along each axis those outputs form at most three runs (padPreimage).
 #pragma once
 
+#include "kernels/common/fast_divmod.h"
+
+#include <cstdint>
+
 #if defined(__CUDACC__)
 #define CONVSCOPE_HD __host__ __device__ __forceinline__
 #else
@@ -38,36 +42,90 @@ CONVSCOPE_HD long long wgradReduction(const WgradShape& g) { return (long long)g
 CONVSCOPE_HD int wgradColumns(const WgradShape& g) { return (g.c / g.groups) * g.r * g.s; } // the GEMM's N
 CONVSCOPE_HD int wgradRows(const WgradShape& g) { return g.k / g.groups; } // the GEMM's M (per group)
 
-// A[m, k] of group `grp`: the output gradient at reduction index kk (img, p, q); 0 past the end.
-CONVSCOPE_HD float wgradA(const WgradShape& g, const float* dy, int grp, int m, long long kk)
+// The tiled kernel's view of the GEMM (conv2d_backward_weights.cu). A block owns a BM × BN tile of dW (BM, BN ∈
+// {64, 128}) and walks its run of the reduction in kWgradDepth-deep steps with kWgradThreads threads. Loads: slot l
+// of thread t fetches reduction index k0 + t % 8 — consecutive threads, consecutive q of one output row, so dy's
+// loads coalesce — of panel row (A) or column (B) t / 8 + 32·l. Outputs: thread t at (ty, tx) of a 16 × 16 grid owns
+// rows wgradFragment(ty, i) and columns wgradFragment(tx, j), runs of four 64 apart, read from shared memory as
+// float4. A warp covers 4 × 8 of the grid (CUTLASS's SIMT arrangement): its float4 reads of a step's A row touch 4
+// addresses and of B 8 (128 bytes, one shared-memory wavefront each), where 2 × 16 would take two for B.
+constexpr int kWgradDepth = 8;
+constexpr int kWgradThreads = 256;
+CONVSCOPE_HD int wgradLoadK(int t) { return t % kWgradDepth; }
+CONVSCOPE_HD int wgradLoadLine(int t, int l) { return t / kWgradDepth + (kWgradThreads / kWgradDepth) * l; }
+// The 8 warps as 4 × 2 (rows × columns of the grid), each warp 4 × 8 threads.
+CONVSCOPE_HD int wgradThreadRow(int t) { return (t / 64) * 4 + (t % 32) / 8; }
+CONVSCOPE_HD int wgradThreadCol(int t) { return ((t / 32) % 2) * 8 + t % 8; }
+CONVSCOPE_HD int wgradFragment(int t16, int i) { return (i / 4) * 64 + t16 * 4 + i % 4; }
+
+// k = (img, p, q) by two divisions fixed at launch (fast_divmod.h: a multiply-high and a shift each), once per
+// thread per step; pq = p·Q + q.
+struct WgradDivisors {
+    FastDivmod pq, q;
+};
+inline WgradDivisors wgradDivisors(const WgradShape& g)
 {
-    if (m >= wgradRows(g) || kk >= wgradReduction(g))
-        return 0.0f;
-    const int pq = g.p * g.q;
-    const long long img = kk / pq;
-    const int rest = int(kk - img * pq);
-    return dy[((img * g.k + (long long)grp * wgradRows(g) + m) * pq) + rest];
+    return { FastDivmod(uint32_t(g.p) * uint32_t(g.q)), FastDivmod(uint32_t(g.q)) };
+}
+struct WgradPosition {
+    int img, pq, p, q;
+};
+CONVSCOPE_HD WgradPosition wgradPosition(const WgradDivisors& d, uint32_t k)
+{
+    uint32_t img, pq, p, q;
+    d.pq.divmod(k, img, pq);
+    d.q.divmod(pq, p, q);
+    return { int(img), int(pq), int(p), int(q) };
 }
 
-// B[k, n] of group `grp`: the input tap that output position kk reads with weight column n (c, r, s); 0 in padding
-// and past the end.
-CONVSCOPE_HD float wgradB(const WgradShape& g, const float* x, int grp, long long kk, int col)
+// Row m of group grp's A panel: dy's channel grp·Kg + m as an offset into one image of dy (−1 past the rows).
+CONVSCOPE_HD int wgradRowOffset(const WgradShape& g, int grp, int m)
 {
-    if (col >= wgradColumns(g) || kk >= wgradReduction(g))
-        return 0.0f;
-    const int pq = g.p * g.q;
-    const long long img = kk / pq;
-    const int rest = int(kk - img * pq);
-    const int op = rest / g.q, oq = rest - op * g.q;
-    const int rs = g.r * g.s;
-    const int c = col / rs, tap = col - c * rs;
-    const int r = tap / g.s, s = tap - r * g.s;
-    const int ih = op * g.strideH - g.padTop + r * g.dilH;
-    const int iw = oq * g.strideW - g.padLeft + s * g.dilW;
-    if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w)
-        return 0.0f;
+    return m < wgradRows(g) ? (grp * wgradRows(g) + m) * (g.p * g.q) : -1;
+}
+// Column n = (c, r, s) of group grp's B panel, decomposed once per block before the k loop: the channel's offset
+// into one image of x and the tap's offset from an output position's window origin. Past the columns, dh is a row no
+// output position reaches, so the bounds test of every load fails.
+struct alignas(16) WgradColumnTap {
+    int chan, dh, dw, unused;
+};
+CONVSCOPE_HD WgradColumnTap wgradColumnTap(const WgradShape& g, int grp, int col)
+{
+    if (col >= wgradColumns(g))
+        return { 0, -(1 << 30), 0, 0 };
+    const int rs = g.r * g.s, c = col / rs, tap = col - c * rs, r = tap / g.s, s = tap - r * g.s;
     const int cg = g.c / g.groups;
-    return x[((img * g.c + (long long)grp * cg + c) * g.h + ih) * g.w + iw];
+    return { (grp * cg + c) * g.h * g.w, r * g.dilH - g.padTop, s * g.dilW - g.padLeft, 0 };
+}
+
+// One step's loads of thread t into registers: `la` rows of A and `lb` columns of B (wgradLoadLine's) at reduction
+// index k (zeros past `end`, in the padding, past the rows and columns). rowOffset and tap are the block's tables of
+// wgradRowOffset and wgradColumnTap over its panel rows and columns (in shared memory on the GPU: as registers they
+// pushed the 128×128 kernel past 128 a thread, the most for two blocks a multiprocessor).
+template <int la, int lb>
+CONVSCOPE_HD void wgradFetch(const WgradShape& g, const WgradDivisors& d, const float* x, const float* dy, int t,
+    long long k, long long end, const int* rowOffset, const WgradColumnTap* tap, float (&ra)[la], float (&rb)[lb])
+{
+    if (k >= end) {
+        for (int l = 0; l < la; ++l)
+            ra[l] = 0.0f;
+        for (int l = 0; l < lb; ++l)
+            rb[l] = 0.0f;
+        return;
+    }
+    const WgradPosition at = wgradPosition(d, uint32_t(k));
+    const float* dyImg = dy + (long long)at.img * ((long long)g.k * g.p * g.q);
+    const float* xImg = x + (long long)at.img * ((long long)g.c * g.h * g.w);
+    const int ih0 = at.p * g.strideH, iw0 = at.q * g.strideW;
+    for (int l = 0; l < la; ++l) {
+        const int row = rowOffset[wgradLoadLine(t, l)];
+        ra[l] = row >= 0 ? dyImg[row + at.pq] : 0.0f;
+    }
+    for (int l = 0; l < lb; ++l) {
+        const WgradColumnTap c = tap[wgradLoadLine(t, l)];
+        const int ih = ih0 + c.dh, iw = iw0 + c.dw;
+        rb[l] = unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w) ? xImg[c.chan + ih * g.w + iw] : 0.0f;
+    }
 }
 
 // Split z's run of the reduction: [begin, end), whole steps of `depth` (the last split may be short or empty).
@@ -87,6 +145,50 @@ CONVSCOPE_HD KRange wgradSplitRange(const WgradShape& g, int splits, int depth, 
     e = e < total ? e : total;
     return { b, e };
 }
+// The tile a layer's weight gradient runs in, chosen on the host: the one of 128×128, 128×64, 64×128 and 64×64 with
+// the least padded work per unit of speed. 8×8 outputs a thread do 64 FMAs per four float4 loads from shared memory,
+// 8×4 32 per three, 4×4 16 per two; a 64-channel layer (M = 64) would waste half of a 128-row tile.
+struct WgradTiling {
+    int bm, bn;
+};
+inline long long wgradTiles(const WgradShape& g, WgradTiling t)
+{
+    return (long long)((wgradRows(g) + t.bm - 1) / t.bm) * ((wgradColumns(g) + t.bn - 1) / t.bn) * g.groups;
+}
+inline WgradTiling wgradTiling(const WgradShape& g)
+{
+    const WgradTiling options[] = { { 128, 128 }, { 128, 64 }, { 64, 128 }, { 64, 64 } };
+    const double speed[] = { 1.0, 0.8, 0.8, 0.55 };
+    WgradTiling best = options[0];
+    double bestCost = 0;
+    for (int i = 0; i < 4; ++i) {
+        const double cost = double(wgradTiles(g, options[i])) * options[i].bm * options[i].bn / speed[i];
+        if (i == 0 || cost < bestCost)
+            best = options[i], bestCost = cost;
+    }
+    return best;
+}
+
+// Split-K: about two blocks per multiprocessor, each split walking at least kWgradMinRun of the reduction (32 steps:
+// a split's fixed costs, its partial tile written and summed once, stay small against its products; ResNet's 7² layers
+// at batch 32, 1 568 deep, split in 2 to 6 rather than leave most of the device idle). A stem's weight gradient is one
+// or two tiles over a reduction of N·P·Q (401 408 for ResNet's 112² at batch 32): it takes up to kWgradMaxSplits
+// parts. The workspace stays small — parts × tiles ≈ 2·SMs tiles (≤ 17 MB of 128×128 floats on 132 SMs) — since a
+// layer with more tiles gets fewer parts.
+constexpr long long kWgradMinRun = 256;
+constexpr long long kWgradMaxSplits = 256;
+inline int wgradSplits(const WgradShape& g, WgradTiling t, int sms)
+{
+    const long long blocks = wgradTiles(g, t);
+    const long long want = (2LL * (sms > 1 ? sms : 1) + blocks - 1) / blocks;
+    long long splits = want;
+    const long long caps[]
+        = { wgradReduction(g) / kWgradMinRun, kWgradMaxSplits, 65535 / (g.groups > 1 ? g.groups : 1) };
+    for (long long cap : caps)
+        splits = splits < cap ? splits : cap;
+    return int(splits > 1 ? splits : 1);
+}
+
 // Where dW[g·Kg + m, n] lives: in the weight gradient [K, Cg·R·S] and, split z's partial, in the workspace.
 CONVSCOPE_HD long long wgradIndex(const WgradShape& g, int grp, int m, int col)
 {

@@ -1,19 +1,36 @@
 // conv2d's weight gradient as an implicit GEMM over N·P·Q, split-K where that reduction is long.
 //
 // Algorithm. Per group, dW[m, n] = Σ_k A[m, k]·B[k, n] with m an output channel of the group, n = (c, r, s) a weight
-// column and k = (img, p, q) an output position (backward_index.h gives A and B and their index math). Neither
-// operand is materialised: a block owns a 64×64 tile of dW and walks its k-run in 16-deep steps, each thread loading
-// four elements of A (the output gradient) and four of B (the input taps, zero in the padding) into shared memory,
-// then every thread accumulates its 4×4 outputs from the two 16×64 panels. Consecutive threads load consecutive k —
-// consecutive q of one output row — so the output gradient's loads coalesce and the input's stride by the stride.
+// column and k = (img, p, q) an output position: A[m, k] = dy[img, m, p, q], B[k, n] the input tap x[img, c,
+// p·sh − pt + r·dh, q·sw − pl + s·dw] (zero in the padding). Neither operand is materialised. The structure is the
+// classic SIMT SGEMM's (CUTLASS's sgemm, the "how to optimise a CUDA SGEMM" kernels): a block of 256 threads owns a
+// BM × BN tile of dW — 128×128, 128×64, 64×128 or 64×64, chosen per layer on the host (backward_index.h's
+// wgradTiling: the least padded work, so a 64-channel layer does not run half-empty 128-row tiles) — and walks its
+// run of the reduction in 8-deep steps. Each thread owns an (BM/16) × (BN/16) block of outputs (8×8 at 128×128),
+// as runs of four 64 apart, so each of the 8 k of a step costs it BM/64 + BN/64 float4 loads from shared memory
+// against (BM/16)·(BN/16) FMAs: 16 FMAs a load at 128×128 (the first version's 64×64 tile with scalar loads did 2).
 //
-// Split-K. The reduction (25 088 deep for a 56² layer at batch 8, 802 816 at batch 256) would leave a handful of
-// blocks — Kg·Cg·R·S / 64² tiles per group — to walk it alone. The reduction is cut into `splits` runs of whole
-// 16-deep steps so that the grid has about two blocks per multiprocessor; split z writes its partial tile into
+// Loads. Slot l of thread t fetches reduction index k0 + t % 8 of panel row / column t / 8 + 32·l: consecutive
+// threads take consecutive q of one output row, so dy's loads coalesce (x's stride by the stride). The index math
+// is done once where it can be: a block's A rows (a channel offset into dy's image) and B columns (c, r, s → a
+// channel offset into x's image and the tap's row and column offset) are fixed for the whole run, decomposed once
+// into shared tables before the k loop (in registers they pushed the 128×128 kernel past the 128 a thread that two
+// blocks a multiprocessor allow); per step a thread splits its one k into (img, p, q) with two fast_divmod.h
+// divisions (a multiply-high and a shift each), and each load is then a table read, two adds, a bounds test and the
+// load. Double buffering: two shared stages; the next step's loads are issued into registers before the current
+// step's products and stored to the other stage after them (one barrier a step), so global latency hides behind the
+// FMAs. The shared panels are k-major with four floats of padding a row: the transposed stores of a warp (8 k × 4
+// lines) hit 32 banks; a warp covers 4 × 8 of the 16 × 16 thread grid, so its float4 reads of a panel row take one
+// wavefront each.
+//
+// Split-K. The reduction (25 088 deep for a 56² layer at batch 8, 401 408 for ResNet's stem at batch 32) would
+// leave a handful of blocks to walk it alone. It is cut into `splits` runs of whole 8-deep steps so that the grid
+// has about two blocks per multiprocessor (backward_index.h's wgradSplits); split z writes its partial tile into
 // workspace slice z (the weight gradient's layout) and a second kernel sums the slices in the order z = 0, 1, …
 // Deterministic: no atomics, the same sums in the same order on every run.
 //
-// Shapes: x [N, C, H, W], dy [N, K, P, Q], dW [K, C/G, R, S]; the grid is (column tiles, row tiles, G·splits).
+// Shapes: x [N, C, H, W], dy [N, K, P, Q], dW [K, C/G, R, S]; the grid is (column tiles, row tiles, G·splits). k and
+// the offsets within one image are 32-bit (the host refuses a layer whose N·P·Q or image exceeds 2^31 − 1 elements).
 // FP32 throughout (the sums of one thread in FP32 over its run; the runs' partials added in FP32).
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
@@ -25,64 +42,106 @@
 namespace convscope::cuda::train {
 
 namespace {
-    constexpr int kTile = 64; // rows and columns of a block's dW tile
-    constexpr int kDepth = 16; // k per step
-    constexpr int kThreads = 256; // 16 × 16, 4 × 4 outputs each
-    constexpr long long kMinRunPerSplit = 1024; // a split walks at least this much of the reduction
-    // A stem's weight gradient is one or two tiles over a reduction of N·H·W (262 144 for 128² at batch 16): it takes
-    // up to 256 parts to give the device two blocks per SM. The workspace stays small — parts × tiles ≈ 2·SMs tiles of
-    // 64×64 floats (≈ 4 MB on 132 SMs) — since a layer with more tiles gets fewer parts.
-    constexpr long long kMaxSplits = 256;
-
     WgradShape shapeOf(const ConvGeometry& g)
     {
         return { g.n, g.c, g.h, g.w, g.k, g.p, g.q, g.r, g.s, g.strideH, g.strideW, g.padTop, g.padLeft, g.dilH, g.dilW,
             g.groups };
     }
 
-    __global__ void __launch_bounds__(kThreads) wgradKernel(
-        WgradShape g, const float* __restrict__ x, const float* __restrict__ dy, float* __restrict__ out, int splits)
+    // A layer's shape within the kernel's 32-bit index math, or a message saying which count is too large.
+    void checkIndexRange(const WgradShape& s)
     {
-        __shared__ float as[kDepth][kTile + 4];
-        __shared__ float bs[kDepth][kTile + 4];
+        constexpr long long limit = 2147483647LL;
+        const auto refuse = [](const std::string& what, long long count) {
+            throw UnsupportedError("conv2d backward-weights on cuda: " + what + " = " + std::to_string(count)
+                + " exceeds 2^31 - 1 (unsupported: the kernel's index math is 32-bit; use a smaller batch)");
+        };
+        if (wgradReduction(s) > limit)
+            refuse("N*P*Q", wgradReduction(s));
+        if ((long long)s.c * s.h * s.w > limit)
+            refuse("one image of the input, C*H*W", (long long)s.c * s.h * s.w);
+        if ((long long)s.k * s.p * s.q > limit)
+            refuse("one image of the output gradient, K*P*Q", (long long)s.k * s.p * s.q);
+    }
+
+    template <int bm, int bn>
+    __global__ void __launch_bounds__(kWgradThreads, 2) wgradKernel(WgradShape g, WgradDivisors d,
+        const float* __restrict__ x, const float* __restrict__ dy, float* __restrict__ out, int splits)
+    {
+        constexpr int tm = bm / 16, tn = bn / 16; // outputs a thread, each way
+        constexpr int la = bm / 32, lb = bn / 32; // loads a thread a step, of A and of B
+        __shared__ __align__(16) float as[2][kWgradDepth][bm + 4];
+        __shared__ __align__(16) float bs[2][kWgradDepth][bn + 4];
         const int grp = int(blockIdx.z) / splits, z = int(blockIdx.z) % splits;
-        const int m0 = int(blockIdx.y) * kTile, n0 = int(blockIdx.x) * kTile;
-        const int t = int(threadIdx.x), ty = t / 16, tx = t % 16;
-        const KRange run = wgradSplitRange(g, splits, kDepth, z);
-        float acc[4][4] = {};
-        for (long long k0 = run.begin; k0 < run.end; k0 += kDepth) {
-            for (int l = 0; l < 4; ++l) {
-                const int e = t + kThreads * l, kk = e % kDepth, mn = e / kDepth;
-                const long long k = k0 + kk;
-                const bool in = k < run.end;
-                as[kk][mn] = in ? wgradA(g, dy, grp, m0 + mn, k) : 0.0f;
-                bs[kk][mn] = in ? wgradB(g, x, grp, k, n0 + mn) : 0.0f;
-            }
-            __syncthreads();
+        const int m0 = int(blockIdx.y) * bm, n0 = int(blockIdx.x) * bn;
+        const int t = int(threadIdx.x), ty = wgradThreadRow(t), tx = wgradThreadCol(t), lk = wgradLoadK(t);
+        __shared__ int rowOffset[bm];
+        __shared__ WgradColumnTap tap[bn];
+        for (int i = t; i < bm; i += kWgradThreads)
+            rowOffset[i] = wgradRowOffset(g, grp, m0 + i);
+        for (int i = t; i < bn; i += kWgradThreads)
+            tap[i] = wgradColumnTap(g, grp, n0 + i);
+        __syncthreads();
+        const KRange run = wgradSplitRange(g, splits, kWgradDepth, z);
+
+        float ra[la], rb[lb];
+        const auto stage = [&](int buf) {
 #pragma unroll
-            for (int kk = 0; kk < kDepth; ++kk) {
-                float a[4], b[4];
+            for (int l = 0; l < la; ++l)
+                as[buf][lk][wgradLoadLine(t, l)] = ra[l];
 #pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                    a[i] = as[kk][ty + 16 * i];
-                    b[i] = bs[kk][tx + 16 * i];
+            for (int l = 0; l < lb; ++l)
+                bs[buf][lk][wgradLoadLine(t, l)] = rb[l];
+        };
+        wgradFetch(g, d, x, dy, t, run.begin + lk, run.end, rowOffset, tap, ra, rb);
+        stage(0);
+        __syncthreads();
+
+        float acc[tm][tn] = {};
+        int buf = 0;
+        for (long long k0 = run.begin; k0 < run.end; k0 += kWgradDepth) {
+            const bool more = k0 + kWgradDepth < run.end;
+            if (more) // the next step's loads in flight during this step's products
+                wgradFetch(g, d, x, dy, t, k0 + kWgradDepth + lk, run.end, rowOffset, tap, ra, rb);
+#pragma unroll
+            for (int kk = 0; kk < kWgradDepth; ++kk) {
+                float a[tm], b[tn];
+#pragma unroll
+                for (int i = 0; i < tm; i += 4) {
+                    const float4 v = *reinterpret_cast<const float4*>(&as[buf][kk][wgradFragment(ty, i)]);
+                    a[i] = v.x, a[i + 1] = v.y, a[i + 2] = v.z, a[i + 3] = v.w;
                 }
 #pragma unroll
-                for (int i = 0; i < 4; ++i)
+                for (int j = 0; j < tn; j += 4) {
+                    const float4 v = *reinterpret_cast<const float4*>(&bs[buf][kk][wgradFragment(tx, j)]);
+                    b[j] = v.x, b[j + 1] = v.y, b[j + 2] = v.z, b[j + 3] = v.w;
+                }
 #pragma unroll
-                    for (int j = 0; j < 4; ++j)
+                for (int i = 0; i < tm; ++i)
+#pragma unroll
+                    for (int j = 0; j < tn; ++j)
                         acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
             }
+            if (more)
+                stage(buf ^ 1);
             __syncthreads();
+            buf ^= 1;
         }
+
         const int rows = wgradRows(g), cols = wgradColumns(g);
         float* dst = out + (splits > 1 ? z * wgradWeightCount(g) : 0);
-        for (int i = 0; i < 4; ++i)
-            for (int j = 0; j < 4; ++j) {
-                const int m = m0 + ty + 16 * i, n = n0 + tx + 16 * j;
-                if (m < rows && n < cols)
+#pragma unroll
+        for (int i = 0; i < tm; ++i) {
+            const int m = m0 + wgradFragment(ty, i);
+            if (m >= rows)
+                continue;
+#pragma unroll
+            for (int j = 0; j < tn; ++j) {
+                const int n = n0 + wgradFragment(tx, j);
+                if (n < cols)
                     dst[wgradIndex(g, grp, m, n)] = acc[i][j];
             }
+        }
     }
 
     // dW[i] = Σ_z partial[z][i], z in order.
@@ -97,20 +156,13 @@ namespace {
         }
     }
 
-    long long tilesOf(const WgradShape& s)
-    {
-        return (long long)((wgradColumns(s) + kTile - 1) / kTile) * ((wgradRows(s) + kTile - 1) / kTile) * s.groups;
-    }
 } // namespace
 
 int conv2dWgradSplits(const ConvGeometry& g, int sms)
 {
     const WgradShape s = shapeOf(g);
-    const long long blocks = tilesOf(s), reduction = wgradReduction(s);
-    const long long want = (2LL * std::max(sms, 1) + blocks - 1) / blocks; // about two blocks per multiprocessor
-    long long splits
-        = std::min<long long>({ want, reduction / kMinRunPerSplit, kMaxSplits, 65535 / std::max(1, g.groups) });
-    return int(std::max<long long>(splits, 1));
+    checkIndexRange(s);
+    return wgradSplits(s, wgradTiling(s), sms);
 }
 
 size_t conv2dWgradWorkspaceBytes(const ConvGeometry& g, int sms)
@@ -122,8 +174,10 @@ size_t conv2dWgradWorkspaceBytes(const ConvGeometry& g, int sms)
 std::string conv2dWgradNote(const ConvGeometry& g, int sms)
 {
     const WgradShape s = shapeOf(g);
+    const WgradTiling t = wgradTiling(s);
     const int splits = conv2dWgradSplits(g, sms);
-    return "backward-weights: implicit GEMM 64x64 tiles over N*P*Q = " + std::to_string(wgradReduction(s))
+    return "backward-weights: implicit GEMM " + std::to_string(t.bm) + "x" + std::to_string(t.bn)
+        + " tiles (double-buffered, 8-deep steps) over N*P*Q = " + std::to_string(wgradReduction(s))
         + (splits > 1 ? ", split-K " + std::to_string(splits) + " (partials summed in order in a second pass)"
                       : ", unsplit");
 }
@@ -132,12 +186,22 @@ void conv2dBackwardWeights(
     const ConvGeometry& g, const float* x, const float* dy, float* dw, float* workspace, int sms, cudaStream_t st)
 {
     const WgradShape s = shapeOf(g);
+    const WgradTiling t = wgradTiling(s);
     const int splits = conv2dWgradSplits(g, sms);
     if (splits > 1 && !workspace)
         throw Error("conv2d backward-weights: split-K " + std::to_string(splits) + " without a workspace");
-    const dim3 grid(unsigned((wgradColumns(s) + kTile - 1) / kTile), unsigned((wgradRows(s) + kTile - 1) / kTile),
+    const dim3 grid(unsigned((wgradColumns(s) + t.bn - 1) / t.bn), unsigned((wgradRows(s) + t.bm - 1) / t.bm),
         unsigned(g.groups * splits));
-    wgradKernel<<<grid, kThreads, 0, st>>>(s, x, dy, splits > 1 ? workspace : dw, splits);
+    const WgradDivisors d = wgradDivisors(s);
+    float* out = splits > 1 ? workspace : dw;
+    if (t.bm == 128 && t.bn == 128)
+        wgradKernel<128, 128><<<grid, kWgradThreads, 0, st>>>(s, d, x, dy, out, splits);
+    else if (t.bm == 128)
+        wgradKernel<128, 64><<<grid, kWgradThreads, 0, st>>>(s, d, x, dy, out, splits);
+    else if (t.bn == 128)
+        wgradKernel<64, 128><<<grid, kWgradThreads, 0, st>>>(s, d, x, dy, out, splits);
+    else
+        wgradKernel<64, 64><<<grid, kWgradThreads, 0, st>>>(s, d, x, dy, out, splits);
     CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d backward-weights (implicit GEMM)");
     if (splits > 1) {
         const long long count = wgradWeightCount(s);

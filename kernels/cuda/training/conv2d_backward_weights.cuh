@@ -13,10 +13,11 @@
 namespace convscope::cuda::train {
 
 // How many parts the reduction is split into for a device of `sms` multiprocessors (1: none), and the workspace the
-// parts' partial sums need (0 when unsplit).
+// parts' partial sums need (0 when unsplit). Both throw UnsupportedError for a layer past the kernel's 32-bit index
+// math (N·P·Q, or one image of x or dy, beyond 2^31 − 1 elements).
 int conv2dWgradSplits(const ConvGeometry& g, int sms);
 size_t conv2dWgradWorkspaceBytes(const ConvGeometry& g, int sms);
-// "implicit GEMM 64x64 tiles over N·P·Q = 25088, split-K 4 (…)"
+// "backward-weights: implicit GEMM 64x128 tiles (double-buffered, 8-deep steps) over N*P*Q = 100352, split-K 53 (…)"
 std::string conv2dWgradNote(const ConvGeometry& g, int sms);
 
 // dW [K, C/G, R, S] = the weight gradient of the convolution g from its input x and output gradient dy (every element
