@@ -122,6 +122,8 @@ bool convTranspose3dPhaseApplies(const Conv3dGeometry& t)
         && axisOk(t.ow, t.sw, t.pw, t.dw, t.kw);
 }
 
+bool convTranspose3dPhasePays(const Conv3dGeometry& t) { return t.sd * t.sh * t.sw <= 8 && t.k / t.groups >= 8; }
+
 size_t convTranspose3dPhaseScratchBytes(const Conv3dGeometry& t, int smCount) { return layoutOf(t, smCount).total; }
 
 void convTranspose3dPhasePrepare(const Conv3dGeometry& t, const float* w, void* scratch, int smCount, cudaStream_t st)
@@ -147,6 +149,10 @@ std::string convTranspose3dNote(const Conv3dGeometry& t, bool phases, int smCoun
     if (!convTranspose3dPhaseApplies(t))
         return "3-D gather, one thread per output (a stride phase's padding would be negative: the crop lies beyond "
                "the kernel's reach)";
+    if (!convTranspose3dPhasePays(t))
+        return "3-D gather, one thread per output (the stride phases' GEMMs do not pay: "
+            + std::to_string(t.sd * t.sh * t.sw) + " phases of " + std::to_string(t.k / t.groups)
+            + " output channels a group; they take at most 8 phases of at least 8)";
     const Layout l = layoutOf(t, smCount);
     size_t withTaps = 0;
     const Phase* largest = nullptr;

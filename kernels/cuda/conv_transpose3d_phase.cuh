@@ -13,6 +13,10 @@ namespace convscope::cuda {
 
 // Whether every phase of t is an ordinary convolution (transposed_phase_plan.h: no phase's padding negative).
 bool convTranspose3dPhaseApplies(const Conv3dGeometry& t);
+// Whether the phases pay against the gather: at most 8 of them (each a GEMM launch and a spread: the autoencoder's
+// stride-4 layer has 64 phases of 8 outputs and took 0.80 ms against the gather's ~0.1) and at least 8 output
+// channels a group (conv3d's narrowest tile is 8 wide: the 1-channel output layer took 1.64 ms, cuDNN 0.33).
+bool convTranspose3dPhasePays(const Conv3dGeometry& t);
 // The layer's scratch: every phase's gathered weight, its implicit GEMM scratch, and the staging of a phase's outputs.
 size_t convTranspose3dPhaseScratchBytes(const Conv3dGeometry& t, int smCount);
 // Once, at prepare: the phases' weights gathered from w [c, k/groups, kd, kh, kw] and their tap tables.

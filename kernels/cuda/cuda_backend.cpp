@@ -103,7 +103,8 @@ namespace {
         {
             const auto* c = std::get_if<ConvTranspose3d>(&spec(i));
             return c && gemmFamily() && storage().plainFp32()
-                && convTranspose3dPhaseApplies(volumeGeometryOf(*c, shape(i)));
+                && convTranspose3dPhaseApplies(volumeGeometryOf(*c, shape(i)))
+                && convTranspose3dPhasePays(volumeGeometryOf(*c, shape(i)));
         }
         // cuda.tensor_core: layer i is a conv2d that the Tensor Core kernel runs, in the storage format.
         bool tensorCoreRuns(size_t i) const
