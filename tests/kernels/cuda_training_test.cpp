@@ -192,7 +192,11 @@ TEST_CASE("cuda training: the weight gradient's tilings, split or not, match cpu
           "init": { "kind": "he_uniform", "seed": 65 } },
         { "type": "global_avgpool2d", "name": "g" }, { "type": "flatten", "name": "f" },
         { "type": "linear", "name": "fc", "out_features": 10, "init": { "kind": "he_uniform", "seed": 66 } } ] })";
-    const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "the weight gradient's tilings", {}), 606);
+    // Seed 607: with 606's input one pre-activation of dil lies within 1e-7 of the ReLU's kink and FP32 rounds it to
+    // the other side, so every FP32 backend (PyTorch's too: 3.0e-3 against float64 on the input gradient; onednn.auto
+    // and cuda.implicit_gemm agree with it to six digits) parts from cpu.direct's double sums by 1e-3 — the kink, not
+    // the kernels. With 607 onednn.auto and cpu.im2col_gemm stay within 1e-4 of cpu.direct.
+    const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "the weight gradient's tilings", {}), 607);
     test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 2, kSteps);
 }
 
