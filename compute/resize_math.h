@@ -10,10 +10,12 @@
 #include <cmath>
 #include <cstdint>
 
+// Its own macro, not kernels/common/host_device.h's CONVSCOPE_HD (which force-inlines and which compute/ does not
+// see): these keep nvcc's own inlining, with which the GPU resize's bits were checked.
 #if defined(__CUDACC__)
-#define CONVSCOPE_HD __host__ __device__
+#define CONVSCOPE_RESIZE_HD __host__ __device__
 #else
-#define CONVSCOPE_HD
+#define CONVSCOPE_RESIZE_HD
 #endif
 
 namespace convscope {
@@ -36,7 +38,7 @@ struct ResizePlan {
 inline constexpr int kResizeMaxTaps = 4;
 
 // The source coordinate of output index x along one axis (ONNX's coordinate_transformation_mode).
-CONVSCOPE_HD inline double resizeSourceCoordinate(int coordinates, const ResizeAxis& a, int64_t x)
+CONVSCOPE_RESIZE_HD inline double resizeSourceCoordinate(int coordinates, const ResizeAxis& a, int64_t x)
 {
     const double xd = double(x), s = a.scale;
     switch (coordinates) {
@@ -58,10 +60,10 @@ CONVSCOPE_HD inline double resizeSourceCoordinate(int coordinates, const ResizeA
     }
 }
 
-CONVSCOPE_HD inline int64_t resizeClamp(int64_t i, int64_t n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
+CONVSCOPE_RESIZE_HD inline int64_t resizeClamp(int64_t i, int64_t n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
 
 // Keys' cubic convolution kernel with parameter A at distance t ≥ 0.
-CONVSCOPE_HD inline double resizeCubicWeight(double t, double A)
+CONVSCOPE_RESIZE_HD inline double resizeCubicWeight(double t, double A)
 {
     if (t <= 1)
         return ((A + 2) * t - (A + 3)) * t * t + 1;
@@ -72,7 +74,7 @@ CONVSCOPE_HD inline double resizeCubicWeight(double t, double A)
 
 // The taps of output index x along axis a: up to kResizeMaxTaps input indices (clamped into the input) and their
 // weights; returns how many.
-CONVSCOPE_HD inline int resizeTaps(const ResizePlan& p, const ResizeAxis& a, int64_t x, int64_t* idx, float* w)
+CONVSCOPE_RESIZE_HD inline int resizeTaps(const ResizePlan& p, const ResizeAxis& a, int64_t x, int64_t* idx, float* w)
 {
     if (a.in == 1) {
         idx[0] = 0; // one input element (an image's D axis): every mode reads it with weight 1

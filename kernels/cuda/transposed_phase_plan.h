@@ -19,11 +19,7 @@
 // caller keeps its other kernel. The strided layers of ResNet, DCGAN and U-Net all apply (the tests list them).
 #pragma once
 
-#if defined(__CUDACC__)
-#define CONVSCOPE_PHASE_HD __host__ __device__ __forceinline__
-#else
-#define CONVSCOPE_PHASE_HD inline
-#endif
+#include "kernels/common/host_device.h"
 
 #include <algorithm>
 #include <numeric>
@@ -87,8 +83,8 @@ struct PhaseClass {
 // Where element e of a class's gathered weight [k, c/groups, depth.taps, row.taps, col.taps] comes from in the
 // transposed convolution's weight [c, k/groups, kd, r, s] (cg = c/groups, kg = k/groups): the class's taps in reverse
 // order along each axis, the two channel roles exchanged. A 2-D layer is the 1-deep case (kd = 1, depth one tap 0).
-CONVSCOPE_PHASE_HD long long gatheredTapSource(long long e, int cg, int kg, int kd, int r, int s,
-    const PhaseAxis& depth, const PhaseAxis& row, const PhaseAxis& col)
+CONVSCOPE_HD long long gatheredTapSource(long long e, int cg, int kg, int kd, int r, int s, const PhaseAxis& depth,
+    const PhaseAxis& row, const PhaseAxis& col)
 {
     const int plane = row.taps * col.taps, taps = depth.taps * plane;
     const int tap = int(e % taps);
@@ -104,7 +100,7 @@ CONVSCOPE_PHASE_HD long long gatheredTapSource(long long e, int cg, int kg, int 
 }
 
 // The one class of an axis of length 1 that is not there (a 2-D layer's depth).
-CONVSCOPE_PHASE_HD PhaseAxis flatAxis()
+CONVSCOPE_HD PhaseAxis flatAxis()
 {
     PhaseAxis a;
     a.count = 1, a.taps = 1;

@@ -18,14 +18,9 @@
 #pragma once
 
 #include "kernels/common/fast_divmod.h"
+#include "kernels/common/host_device.h"
 
 #include <cstdint>
-
-#if defined(__CUDACC__)
-#define CONVSCOPE_HD __host__ __device__ __forceinline__
-#else
-#define CONVSCOPE_HD inline
-#endif
 
 namespace convscope::cuda::train {
 

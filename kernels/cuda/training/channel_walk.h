@@ -18,11 +18,7 @@
 //   channel, stepping (position, channel) by the grid's stride the same way.
 #pragma once
 
-#if defined(__CUDACC__)
-#define CONVSCOPE_HD __host__ __device__ __forceinline__
-#else
-#define CONVSCOPE_HD inline
-#endif
+#include "kernels/common/host_device.h"
 
 namespace convscope::cuda::train {
 
