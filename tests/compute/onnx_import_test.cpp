@@ -11,6 +11,7 @@
 #include "compute/onnx_model.h"
 #include "compute/profiler.h"
 #include "compute/shape_inference.h"
+#include "tests/compute/onnx_test_graph.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
@@ -45,17 +46,7 @@ namespace {
 
 ::onnx::TensorProto* addWeight(::onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims)
 {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(::onnx::TensorProto::FLOAT);
-    int64_t n = 1;
-    for (int64_t d : dims) {
-        t->add_dims(d);
-        n *= d;
-    }
-    for (int64_t k = 0; k < n; ++k)
-        t->add_float_data(float(k % 7) * 0.1f);
-    return t;
+    return test::floatInitializer(g, name, dims, [](int64_t k) { return float(k % 7) * 0.1f; });
 }
 
 ::onnx::NodeProto* addNode(::onnx::GraphProto* g, const std::string& op, const std::string& name,

@@ -43,9 +43,9 @@ inline void int64s(::onnx::GraphProto* g, const std::string& name, const std::ve
         t->add_int64_data(i);
 }
 
-// A FLOAT initializer of `dims` (none: a scalar), element k (row-major) `value(k)`.
+// A FLOAT initializer of `dims` (none: a scalar), element k (row-major) `value(k)`; returned for later edits.
 template <typename Value>
-inline void floatInitializer(
+inline ::onnx::TensorProto* floatInitializer(
     ::onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims, Value&& value)
 {
     auto* t = g->add_initializer();
@@ -58,6 +58,7 @@ inline void floatInitializer(
     }
     for (int64_t k = 0; k < n; ++k)
         t->add_float_data(float(value(k)));
+    return t;
 }
 
 // `outs` as a braced list: { "y" } and { "a", "b" } pick this overload over the one-output one below (a list that
