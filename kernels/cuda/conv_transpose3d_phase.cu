@@ -11,8 +11,7 @@
 // A phase no tap reaches (a kernel smaller than the stride) gets the bias alone.
 #include "kernels/cuda/conv_transpose3d_phase.cuh"
 
-#include "kernels/common/cuda_check.h"
-#include "kernels/cuda/transposed_phase_plan.h"
+#include "kernels/cuda/transposed_phase_kernels.cuh"
 
 #include <algorithm>
 #include <vector>
@@ -79,35 +78,6 @@ namespace {
         return l;
     }
 
-    __global__ void gatherKernel(
-        Conv3dGeometry t, PhaseAxis d, PhaseAxis h, PhaseAxis w, const float* __restrict__ src, float* __restrict__ dst)
-    {
-        const int cg = t.c / t.groups, kg = t.k / t.groups;
-        const long long total = (long long)t.k * cg * d.taps * h.taps * w.taps;
-        for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
-             e += (long long)gridDim.x * blockDim.x)
-            dst[e] = src[gatheredTapSource(e, cg, kg, t.kd, t.kh, t.kw, d, h, w)];
-    }
-
-    // y[plane, d.first + sd·a, h.first + sh·u, w.first + sw·v] = staged[plane, a, u, v], or the bias (0 without one)
-    // for a phase no tap reaches (staged null).
-    __global__ void spreadKernel(Conv3dGeometry t, PhaseAxis d, PhaseAxis h, PhaseAxis w,
-        const float* __restrict__ staged, const float* __restrict__ bias, float* __restrict__ y)
-    {
-        const long long volume = (long long)d.count * h.count * w.count, total = (long long)t.n * t.k * volume;
-        for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
-             e += (long long)gridDim.x * blockDim.x) {
-            const long long plane = e / volume;
-            const int at = int(e - plane * volume), a = at / (h.count * w.count), u = (at / w.count) % h.count,
-                      v = at % w.count;
-            const float value = staged ? staged[e] : (bias ? bias[plane % t.k] : 0.0f);
-            y[((plane * t.od + d.first + (long long)t.sd * a) * t.oh + h.first + (long long)t.sh * u) * t.ow + w.first
-                + (long long)t.sw * v]
-                = value;
-        }
-    }
-
-    unsigned blocksFor(long long count) { return unsigned(std::clamp<long long>((count + 255) / 256, 1, 8192)); }
 } // namespace
 
 bool convTranspose3dPhaseApplies(const Conv3dGeometry& t)
@@ -134,10 +104,8 @@ void convTranspose3dPhasePrepare(const Conv3dGeometry& t, const float* w, void* 
         const Phase& p = l.phases[i];
         if (!p.hasTaps())
             continue;
-        const long long count = (long long)t.k * (t.c / t.groups) * p.conv.kd * p.conv.kh * p.conv.kw;
-        gatherKernel<<<blocksFor(count), 256, 0, st>>>(
-            t, p.depth, p.row, p.col, w, reinterpret_cast<float*>(base + l.weightAt[i]));
-        CONVSCOPE_CUDA_CHECK_LAUNCH("convTranspose3dPhasePrepare (a phase's taps)");
+        gatherPhaseTaps(t.groups, t.c / t.groups, t.k / t.groups, t.kd, t.kh, t.kw, p.depth, p.row, p.col, w,
+            reinterpret_cast<float*>(base + l.weightAt[i]), st);
         conv3dImplicitGemmPrepare(p.conv, base + l.scratchAt[i], st);
     }
 }
@@ -180,20 +148,17 @@ void convTranspose3d(const Conv3dGeometry& t, bool phases, const float* x, const
     const Layout l = layoutOf(t, smCount);
     char* base = static_cast<char*>(scratch);
     float* staged = reinterpret_cast<float*>(base + l.stagingAt);
+    const PhaseOutput out { (long long)t.n * t.k, t.k, t.od, t.oh, t.ow, t.sd, t.sh, t.sw };
     for (size_t i = 0; i < l.phases.size(); ++i) {
         const Phase& p = l.phases[i];
-        const long long count = (long long)t.n * t.k * p.conv.od * p.conv.oh * p.conv.ow;
         if (!p.hasTaps()) {
-            spreadKernel<<<blocksFor(count), 256, 0, st>>>(t, p.depth, p.row, p.col, nullptr, bias, y);
-            CONVSCOPE_CUDA_CHECK_LAUNCH("convTranspose3dPhase (a phase without taps)");
+            spreadPhase(out, p.depth, p.row, p.col, nullptr, bias, y, st);
             continue;
         }
         conv3dImplicitGemm(p.conv, x, reinterpret_cast<const float*>(base + l.weightAt[i]), bias, l.direct ? y : staged,
             base + l.scratchAt[i], smCount, st);
-        if (!l.direct) {
-            spreadKernel<<<blocksFor(count), 256, 0, st>>>(t, p.depth, p.row, p.col, staged, nullptr, y);
-            CONVSCOPE_CUDA_CHECK_LAUNCH("convTranspose3dPhase (spread)");
-        }
+        if (!l.direct)
+            spreadPhase(out, p.depth, p.row, p.col, staged, nullptr, y, st);
     }
 }
 

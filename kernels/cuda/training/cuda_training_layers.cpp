@@ -27,6 +27,7 @@
 #include "kernels/cuda/training/pad_backward.cuh"
 #include "kernels/cuda/training/pool2d_backward.cuh"
 #include "kernels/cuda/training/softmax_backward.cuh"
+#include "kernels/cuda/transposed_phase_kernels.cuh"
 
 #include <algorithm>
 #include <limits>
@@ -232,7 +233,6 @@ void CudaTrainingSession::planLayer(size_t i)
                 const size_t dataBytes = linearScratchBytes(rows, out, in, m_sms);
                 if (dataBytes > 0)
                     t.dataScratch = gpu::DeviceBuffer(dataBytes, "train: linear's backward-data split-K sums");
-                t.phases = train::makeTransposedPhaseGemm(t.data, m_sms); // one class of 1×1 taps: the transpose
                 t.phaseWeights = gpu::DeviceBuffer(t.weightCount * sizeof(float), "train: linear's transposed weight");
                 wgradNeeds(t.wgrad);
                 biasNeeds();
@@ -393,7 +393,9 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, float* gx)
                 else
                     conv2dDirect(t.data, gy, w, nullptr, gx, st);
             } else if constexpr (std::is_same_v<T, Linear>) {
-                train::transposedPhaseGatherWeights(t.phases, 0, w, t.phaseWeights.floats(), st); // [in, out]
+                // [out, in] → [in, out]: a 1×1 layer's tap gather (transposed_phase_kernels.cuh) is the transpose.
+                gatherPhaseTaps(
+                    1, t.fwd.k, t.fwd.c, 1, 1, 1, flatAxis(), flatAxis(), flatAxis(), w, t.phaseWeights.floats(), st);
                 linear(t.fwd.n, t.fwd.k, t.fwd.c, gy, t.phaseWeights.floats(), nullptr, gx, t.dataScratch.get(), m_sms,
                     st);
             } else if constexpr (std::is_same_v<T, PReLU>) {

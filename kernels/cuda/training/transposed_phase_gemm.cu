@@ -5,11 +5,12 @@
 // the weights — and the forward's implicit GEMM (conv2d_implicit_gemm.cu: the launcher's tiles, the pipelined
 // cp.async tiles and split-K where they apply) computes the class's outputs with the bias. With stride 1 that is the
 // whole output; with a larger stride the class's outputs are staged in `temp` and spread into every s-th row and
-// column of y by a copy kernel (an extra write and read of the output, a few microseconds next to the GEMMs). A class
-// no tap reaches gets the bias alone. Against the stride-phase kernel (conv_transpose2d.cu: 128 pixels × KB channels
-// a block, no reuse of the input across output-channel tiles) the GEMM tiles reuse each loaded value 64–128 times.
-#include "kernels/common/cuda_check.h"
+// column of y by transposed_phase_kernels.cuh's spread (an extra write and read of the output, a few microseconds next
+// to the GEMMs). A class no tap reaches gets the bias alone. Against the stride-phase kernel (conv_transpose2d.cu: 128
+// pixels × KB channels a block, no reuse of the input across output-channel tiles) the GEMM tiles reuse each loaded
+// value 64–128 times.
 #include "kernels/cuda/training/transposed_phase_gemm.cuh"
+#include "kernels/cuda/transposed_phase_kernels.cuh"
 
 #include <algorithm>
 
@@ -17,33 +18,6 @@ namespace convscope::cuda::train {
 
 namespace {
     constexpr size_t kAlign = 256; // bytes, each class's scratch
-
-    // A class's weight from the layer's (gatheredTapSource), written consecutively.
-    __global__ void gatherTapsKernel(int groups, int cg, int kg, int r, int s, PhaseAxis row, PhaseAxis col,
-        const float* __restrict__ w, float* __restrict__ wc)
-    {
-        const long long total = (long long)groups * kg * cg * row.taps * col.taps;
-        for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
-             e += (long long)gridDim.x * blockDim.x)
-            wc[e] = w[gatheredTapSource(e, cg, kg, 1, r, s, flatAxis(), row, col)];
-    }
-
-    // y[plane, first_r + sh·u, first_c + sw·v] = staged[plane, u, v], or the bias (0 without one) for a class no tap
-    // reaches (staged null).
-    __global__ void spreadKernel(long long planes, int channels, PhaseAxis row, PhaseAxis col, int sh, int sw, int p,
-        int q, const float* __restrict__ staged, const float* __restrict__ bias, float* __restrict__ y)
-    {
-        const long long area = (long long)row.count * col.count, total = planes * area;
-        for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
-             e += (long long)gridDim.x * blockDim.x) {
-            const long long plane = e / area;
-            const int at = int(e - plane * area), u = at / col.count, v = at - u * col.count;
-            const float value = staged ? staged[e] : (bias ? bias[plane % channels] : 0.0f);
-            y[(plane * p + row.first + (long long)sh * u) * q + col.first + (long long)sw * v] = value;
-        }
-    }
-
-    unsigned blocksFor(long long count) { return unsigned(std::clamp<long long>((count + 255) / 256, 1, 8192)); }
 } // namespace
 
 PhaseShape phaseShapeOf(const ConvGeometry& g)
@@ -103,43 +77,27 @@ std::string transposedPhaseGemmNote(const TransposedPhaseGemm& p, int sms)
         + " of them stride-1 convolutions on the implicit GEMM (the first: " + first + ")";
 }
 
-void transposedPhaseGatherWeights(const TransposedPhaseGemm& p, size_t cls, const float* w, float* out, cudaStream_t st)
-{
-    const ConvGeometry& t = p.t;
-    const PhaseClass& pc = p.plan.at(cls);
-    const long long count = (long long)t.k * (t.c / t.groups) * pc.row.taps * pc.col.taps;
-    gatherTapsKernel<<<blocksFor(count), 256, 0, st>>>(
-        t.groups, t.c / t.groups, t.k / t.groups, t.r, t.s, pc.row, pc.col, w, out);
-    CONVSCOPE_CUDA_CHECK_LAUNCH("train::transposedPhaseGemm (the class's taps)");
-}
-
 void transposedPhaseGemm(const TransposedPhaseGemm& p, const float* x, const float* w, const float* bias, float* y,
     float* weights, void* scratch, float* temp, int sms, cudaStream_t st)
 {
     const ConvGeometry& t = p.t;
     const bool direct = transposedPhasePlanIsDirect(phaseShapeOf(t));
-    const long long planes = (long long)t.n * t.k;
+    const PhaseOutput out { (long long)t.n * t.k, t.k, 1, t.p, t.q, 1, t.strideH, t.strideW };
     for (size_t i = 0; i < p.plan.size(); ++i) {
         const PhaseClass& pc = p.plan[i];
         if (!pc.hasTaps()) {
-            spreadKernel<<<blocksFor(planes * pc.row.count * pc.col.count), 256, 0, st>>>(
-                planes, t.k, pc.row, pc.col, t.strideH, t.strideW, t.p, t.q, nullptr, bias, y);
-            CONVSCOPE_CUDA_CHECK_LAUNCH("train::transposedPhaseGemm (a class without taps)");
+            spreadPhase(out, flatAxis(), pc.row, pc.col, nullptr, bias, y, st);
             continue;
         }
         float* wc = weights + p.weightOffset[i];
         void* sc = static_cast<char*>(scratch) + p.scratchOffset[i];
-        transposedPhaseGatherWeights(p, i, w, wc, st);
+        gatherPhaseTaps(t.groups, t.c / t.groups, t.k / t.groups, 1, t.r, t.s, flatAxis(), pc.row, pc.col, w, wc, st);
         const ConvGeometry& g = p.convs[i];
         if (conv2dImplicitGemmPreparesWeights(g, sms))
             conv2dImplicitGemmPrepare(g, wc, sc, sms, st);
-        float* out = direct ? y : temp;
-        conv2dImplicitGemm(g, x, wc, bias, out, sc, sms, st);
-        if (!direct) {
-            spreadKernel<<<blocksFor(planes * pc.row.count * pc.col.count), 256, 0, st>>>(
-                planes, t.k, pc.row, pc.col, t.strideH, t.strideW, t.p, t.q, temp, nullptr, y);
-            CONVSCOPE_CUDA_CHECK_LAUNCH("train::transposedPhaseGemm (spread)");
-        }
+        conv2dImplicitGemm(g, x, wc, bias, direct ? y : temp, sc, sms, st);
+        if (!direct)
+            spreadPhase(out, flatAxis(), pc.row, pc.col, temp, nullptr, y, st);
     }
 }
 

@@ -33,10 +33,6 @@ TransposedPhaseGemm makeTransposedPhaseGemm(const ConvGeometry& t, int sms);
 void transposedPhaseGemmPrepare(const TransposedPhaseGemm& p, void* scratch, int sms, cudaStream_t st);
 // "4 stride phases as implicit GEMMs (64x128cp tiles, …)"
 std::string transposedPhaseGemmNote(const TransposedPhaseGemm& p, int sms);
-// Class `cls`'s gathered weight [k, c/groups, taps_r, taps_s] from w into out (for linear's backward-data, whose one
-// class of 1×1 taps is the weight transposed).
-void transposedPhaseGatherWeights(
-    const TransposedPhaseGemm& p, size_t cls, const float* w, float* out, cudaStream_t st);
 // y [n, k, p, q] = the transposed convolution of x [n, c, h, w] with w [c, k/groups, r, s], plus bias (null: none).
 // weights, scratch and temp hold weightFloats, scratchBytes and tempFloats.
 void transposedPhaseGemm(const TransposedPhaseGemm& p, const float* x, const float* w, const float* bias, float* y,
