@@ -71,9 +71,9 @@ struct TrainingOptions {
     double batchNormMomentum = 0.1; // PyTorch's default
     uint64_t dropoutSeed = 1; // step s draws its masks from dropoutSeed + s
     bool inputGradient = false; // also compute ∂L/∂input (the first layer's backward-data); else it is skipped
-    // The caller passes the same input at every step (trainNetwork: one batch, --steps times). The GPU sessions then
-    // upload it at the first step only and keep it on the device, as a training loop keeps a resident batch (and as
-    // the PyTorch anchor does); a changed input must not be passed with this set.
+    // The caller passes the same input and target at every step (trainNetwork: one batch, --steps times). The GPU
+    // sessions then upload them at the first step only and keep them on the device, as a training loop keeps a
+    // resident batch (and as the PyTorch anchor does); a changed input or target must not be passed with this set.
     bool sameInputEveryStep = false;
     // Data parallel (distributed.h): this process is one rank of the group; the session all-reduces (averages) the
     // gradients across the ranks, each of which trains on its slice of the batch. Null: one process.

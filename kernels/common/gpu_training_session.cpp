@@ -9,7 +9,6 @@
 #include "kernels/common/device_info.h"
 #include "kernels/common/training_kernels.cuh"
 
-#include <chrono>
 #include <cmath>
 
 namespace convscope::gpu {
@@ -178,6 +177,7 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
     m_flags = DeviceBuffer(count * sizeof(int), "train: the finiteness flags");
     m_hostOutput = Tensor(shapes.layers.back().out);
     m_hostGrad = Tensor(shapes.layers.back().out);
+    prepareLoss();
     passStarts();
     m_workspaceBytes = 0;
     m_workspace.reset();
@@ -191,20 +191,20 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
     reset();
 }
 
-void GpuTrainingSessionBase::update(size_t k, int64_t step)
+void GpuTrainingSessionBase::update(size_t k, int64_t step, const int* skip)
 {
     TrainLayerState& t = layerState(k);
     const OptimizerSpec& o = m_train.optimizer;
     const cudaStream_t st = m_stream->get();
     const auto one = [&](DeviceBuffer& p, const float* g, DeviceBuffer& first, DeviceBuffer& second, int64_t n) {
         if (o.kind == OptimizerSpec::Kind::SGD) {
-            train::sgdUpdate(
-                p.floats(), g, first.floats(), n, float(o.lr), float(o.momentum), float(o.weightDecay), t.started, st);
+            train::sgdUpdate(p.floats(), g, first.floats(), n, float(o.lr), float(o.momentum), float(o.weightDecay),
+                t.started, skip, st);
             return;
         }
         const double c1 = 1 - std::pow(o.beta1, double(step)), c2 = 1 - std::pow(o.beta2, double(step));
         train::adamUpdate(p.floats(), g, first.floats(), second.floats(), n, float(o.lr / c1), float(std::sqrt(c2)),
-            float(o.beta1), float(o.beta2), float(o.eps), float(o.weightDecay), st);
+            float(o.beta1), float(o.beta2), float(o.eps), float(o.weightDecay), skip, st);
     };
     if (t.trainWeight)
         one(t.weight, t.gW, t.firstW, t.secondW, t.weightCount);
@@ -251,37 +251,10 @@ void GpuTrainingSessionBase::uploadAndForward(const Tensor& input, int64_t step)
             m_input.get(), input.data(), floatBytes(m_shapes.input.numel()), cudaMemcpyHostToDevice, st));
     m_inputResident = m_train.sameInputEveryStep;
     CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(m_flags.get(), 0, layerCount() * sizeof(int), st));
+    clearLossFlag();
     m_step = step;
     for (size_t i = 0; i < layerCount(); ++i)
         timedPhase(i, 0, [&] { forward(i); });
-}
-
-bool GpuTrainingSessionBase::lossOnHost(const Tensor& target, StepResult& r)
-{
-    // The output down, computeLoss, its gradient up.
-    const cudaStream_t st = m_stream->get();
-    const size_t last = layerCount() - 1;
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
-    const auto t0 = std::chrono::steady_clock::now();
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
-        m_hostOutput.data(), m_out[last], floatBytes(m_hostOutput.numel()), cudaMemcpyDeviceToHost, st));
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
-    r.loss = computeLoss(m_train.loss, m_hostOutput, target, m_hostGrad);
-    CONVSCOPE_CUDA_CHECK(
-        cudaMemcpyAsync(m_grad[last], m_hostGrad.data(), floatBytes(m_hostGrad.numel()), cudaMemcpyHostToDevice, st));
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
-    r.lossMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    bool finite = std::isfinite(r.loss);
-    for (int64_t e = 0; e < m_hostGrad.numel() && finite; ++e)
-        finite = std::isfinite(m_hostGrad.data()[e]);
-    return finite;
-}
-
-void GpuTrainingSessionBase::throwLossNotFinite(int64_t step, double loss, const char* what) const
-{
-    throw InputError("step " + std::to_string(step) + ": " + what + " is " + std::to_string(loss)
-        + "; the first layer whose gradient is not finite is " + trainingLayerLabel(m_net, layerCount() - 1)
-        + " (its output's gradient from the loss)");
 }
 
 StepResult GpuTrainingSessionBase::step(const Tensor& input, const Tensor& target, int64_t step)
@@ -291,8 +264,7 @@ StepResult GpuTrainingSessionBase::step(const Tensor& input, const Tensor& targe
     StepResult r;
     r.layers.assign(count, {});
     uploadAndForward(input, step);
-    if (!lossOnHost(target, r))
-        throwLossNotFinite(step, r.loss, "the loss");
+    lossOnDevice(target);
     std::vector<char> has(count, 0);
     has[count - 1] = 1;
     char inputHas = 0;
@@ -301,22 +273,32 @@ StepResult GpuTrainingSessionBase::step(const Tensor& input, const Tensor& targe
             continue; // nothing downstream read this output
         backwardLayer(k, has, inputHas);
         if (trains(k))
-            timedPhase(k, 3, [&] { update(k, step); });
+            timedPhase(k, 3, [&] { update(k, step, lossBad()); });
     }
     m_inputHas = inputHas != 0;
-    throwIfGradientFlagged(step);
+    const std::vector<int> flags = stepFlags(); // the step's one synchronisation
+    readDeviceLoss(r);
+    if (!std::isfinite(r.loss))
+        throwLossNotFinite(step, r.loss, "the loss");
+    throwIfFlagged(step, flags);
     readTimes(r.layers);
     return r;
 }
 
-void GpuTrainingSessionBase::throwIfGradientFlagged(int64_t step) const
+void GpuTrainingSessionBase::throwIfGradientFlagged(int64_t step) const { throwIfFlagged(step, stepFlags()); }
+
+std::vector<int> GpuTrainingSessionBase::stepFlags() const
 {
-    const size_t count = layerCount();
-    std::vector<int> flags(count, 0);
-    CONVSCOPE_CUDA_CHECK(
-        cudaMemcpyAsync(flags.data(), m_flags.get(), count * sizeof(int), cudaMemcpyDeviceToHost, m_stream->get()));
+    std::vector<int> flags(layerCount(), 0);
+    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
+        flags.data(), m_flags.get(), flags.size() * sizeof(int), cudaMemcpyDeviceToHost, m_stream->get()));
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));
-    for (size_t k = count; k-- > 0;)
+    return flags;
+}
+
+void GpuTrainingSessionBase::throwIfFlagged(int64_t step, const std::vector<int>& flags) const
+{
+    for (size_t k = flags.size(); k-- > 0;)
         if (flags[k])
             throw InputError("step " + std::to_string(step) + ": the gradient is not finite; the first layer "
                 + "whose gradient is not finite (in backward order) is " + trainingLayerLabel(m_net, k));
@@ -481,9 +463,10 @@ std::map<std::string, std::string> GpuTrainingSessionBase::metadata() const
 {
     std::map<std::string, std::string> m = deviceInfo();
     m["algorithm"] = m_prefix;
-    m["clock"] = "CUDA events per phase; the loss on the host (steady_clock, copies included)";
+    m["clock"] = "CUDA events per phase and around the loss, which runs on the device (data parallel: on the host, "
+                 "steady_clock, the copies included, as the ranks average it there)";
     m["input"] = m_train.sameInputEveryStep
-        ? "uploaded at the first step and kept on the device (the same batch every step)"
+        ? "uploaded with the target at the first step and kept on the device (the same batch every step)"
         : "uploaded at every step (in the wall clock, in no phase)";
     m["optimizer_state"] = "FP32 on the device";
     m["workspace"] = mib(m_workspaceBytes);

@@ -8,11 +8,13 @@
 //             gradient scratch (views — flatten, reshape, identity — read their input's buffer, and share its
 //             gradient when the input has one reader), then the session plans each layer (planLayer) and the base
 //             allocates the largest workspace a plan asked for (m_workspaceBytes).
-//   step      the input up; the forward in training mode; the loss on the host (the output down, computeLoss, its
-//             gradient up, timed on the host with the copies); the backward in reverse layer order with each layer's
-//             update (our SGD / Adam kernel, FP32 state) right after its gradients, as the CPU's session; one
-//             synchronisation at the end, which reads the events and the finiteness flags (a kernel per gradient,
-//             outside the timed phases; the first flagged layer in backward order is named). A tensor read by several
+//   step      the input up (once, for train's resident batch); the forward in training mode; the loss on the device
+//             (loss_kernels.cuh: its gradient written in place, timed by events; the data-parallel step keeps the
+//             host's computeLoss); the backward in reverse layer order with each layer's update (our SGD / Adam
+//             kernel, FP32 state, skipped on the device when the loss is not finite) right after its gradients, as
+//             the CPU's session; one synchronisation at the end, which reads the events, the loss and the finiteness
+//             flags (a kernel per gradient, outside the timed phases; a loss that is not finite is named first, then
+//             the first flagged layer in backward order). A tensor read by several
 //             layers sums their gradients (the first writes the gradient buffer, the others a scratch buffer added
 //             on); a layer whose output nothing reads gets no gradient and no update.
 //   phased    forwardPass / zeroGradients / backwardPass / updateParameters (training.h; gpu_training_phased.cpp): the
@@ -128,8 +130,18 @@ protected:
     void beginStep(const Tensor& input);
     // The input up, the flags cleared, the forward of every layer (timed).
     void uploadAndForward(const Tensor& input, int64_t step);
-    // The loss on the host into r.loss and r.lossMs; false when the loss or its gradient is not finite.
+    // The loss on the host into r.loss and r.lossMs; false when the loss or its gradient is not finite (the data-
+    // parallel step, whose ranks average their losses on the host).
     bool lossOnHost(const Tensor& target, StepResult& r);
+    // The loss on the device (loss_kernels.cuh): its gradient written, the loss and its flag copied to pinned memory
+    // for the step's one synchronisation at the end (stepFlags), its kernels between two events. The target goes up
+    // once when TrainingOptions::sameInputEveryStep holds.
+    void lossOnDevice(const Tensor& target);
+    // Set on the device when the step's loss is not finite: the optimizer kernels then change nothing.
+    const int* lossBad() const;
+    void prepareLoss(); // the loss's buffers (prepare)
+    void clearLossFlag(); // queued at the step's start
+    void readDeviceLoss(StepResult& r) const; // after the step's synchronisation: r.loss and r.lossMs
     [[noreturn]] void throwLossNotFinite(int64_t step, double loss, const char* what) const;
     // One phase of layer i between its two events, inside its NVTX range.
     void timedPhase(size_t i, int p, const std::function<void()>& work);
@@ -137,10 +149,14 @@ protected:
     // gradients hold a value already (a second reader's is added on through a scratch buffer).
     void backwardLayer(size_t k, std::vector<char>& has, char& inputHas);
     // The optimizer's step on layer k's gradients (gW, gB).
-    void update(size_t k, int64_t step);
+    // skip: lossBad() in step(), null in the phased loops (their loss is the caller's).
+    void update(size_t k, int64_t step, const int* skip = nullptr);
     bool trains(size_t k) const { return layerState(k).trainWeight || layerState(k).trainBias; }
     // Synchronises; throws InputError naming the step and the first layer (in backward order) whose flag is set.
     void throwIfGradientFlagged(int64_t step) const;
+    // The per-layer finiteness flags copied down after the step's work (one synchronisation).
+    std::vector<int> stepFlags() const;
+    void throwIfFlagged(int64_t step, const std::vector<int>& flags) const;
     void readTimes(std::vector<LayerPhaseMs>& times) const; // the phases timed since `timed` was cleared
 
     const float* in(size_t i, size_t j) const; // layer i's j-th input (the network's input or an earlier output)
@@ -164,6 +180,13 @@ protected:
     bool m_inputResident = false; // m_input holds the input already (TrainingOptions::sameInputEveryStep)
     size_t m_workspaceBytes = 0;
     Tensor m_hostOutput, m_hostGrad;
+    // The device loss: the target, the partial sums then the loss (a double) then its flag (an int), the loss and
+    // its flag copied down (pinned), the loss kernels' events.
+    DeviceBuffer m_target, m_lossScratch;
+    PinnedBuffer m_lossHost;
+    CudaEvent m_lossStart, m_lossStop;
+    int64_t m_lossParts = 0;
+    bool m_targetResident = false;
     bool m_inputHas = false;
     int64_t m_step = 0; // the step being run (dropout's seed)
     bool m_prepared = false;

@@ -15,9 +15,11 @@ namespace {
         return int(std::max<int64_t>(1, std::min<int64_t>(blocks, 4096)));
     }
 
-    __global__ void sgdKernel(
-        float* p, const float* grad, float* buf, int64_t count, float lr, float momentum, float wd, bool started)
+    __global__ void sgdKernel(float* p, const float* grad, float* buf, int64_t count, float lr, float momentum,
+        float wd, bool started, const int* skip)
     {
+        if (skip && *skip)
+            return;
         for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
              i += int64_t(gridDim.x) * blockDim.x) {
             float g = grad[i] + wd * p[i];
@@ -31,8 +33,10 @@ namespace {
     }
 
     __global__ void adamKernel(float* p, const float* grad, float* m, float* v, int64_t count, float stepSize,
-        float root2, float b1, float b2, float eps, float wd)
+        float root2, float b1, float b2, float eps, float wd, const int* skip)
     {
+        if (skip && *skip)
+            return;
         for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
              i += int64_t(gridDim.x) * blockDim.x) {
             const float g = grad[i] + wd * p[i];
@@ -162,17 +166,18 @@ void preluBackwardWeights(int64_t slopeCount, int64_t n, int64_t channels, int64
 }
 
 void sgdUpdate(float* param, const float* grad, float* buf, int64_t count, float lr, float momentum, float weightDecay,
-    bool started, cudaStream_t stream)
+    bool started, const int* skip, cudaStream_t stream)
 {
-    sgdKernel<<<blocksFor(count), kThreads, 0, stream>>>(param, grad, buf, count, lr, momentum, weightDecay, started);
+    sgdKernel<<<blocksFor(count), kThreads, 0, stream>>>(
+        param, grad, buf, count, lr, momentum, weightDecay, started, skip);
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::sgdKernel");
 }
 
 void adamUpdate(float* param, const float* grad, float* m, float* v, int64_t count, float stepSize, float root2,
-    float beta1, float beta2, float eps, float weightDecay, cudaStream_t stream)
+    float beta1, float beta2, float eps, float weightDecay, const int* skip, cudaStream_t stream)
 {
     adamKernel<<<blocksFor(count), kThreads, 0, stream>>>(
-        param, grad, m, v, count, stepSize, root2, beta1, beta2, eps, weightDecay);
+        param, grad, m, v, count, stepSize, root2, beta1, beta2, eps, weightDecay, skip);
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::adamKernel");
 }
 

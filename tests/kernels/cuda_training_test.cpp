@@ -200,6 +200,12 @@ TEST_CASE("cuda training: the weight gradient's tilings, split or not, match cpu
     test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 2, kSteps);
 }
 
+TEST_CASE("cuda training: the loss on the device (ce, mse, bce) matches cpu.direct; a NaN loss changes no weight",
+    "[gpu][cuda][train][loss]")
+{
+    test::checkDeviceLosses("cuda", "implicit_gemm", kSteps);
+}
+
 TEST_CASE("cuda training: softmax and log_softmax along any axis match cpu.direct", "[gpu][cuda][train]")
 {
     const test::TrainCase c

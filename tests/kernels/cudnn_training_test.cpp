@@ -138,6 +138,12 @@ TEST_CASE("cudnn training: refusals name the layer and the kind", "[gpu][cudnn][
         "layer 1 (m, reduce)");
 }
 
+TEST_CASE("cudnn training: the loss on the device (ce, mse, bce) matches cpu.direct; a NaN loss changes no weight",
+    "[gpu][cudnn][train][loss]")
+{
+    test::checkDeviceLosses("cudnn", "auto", kSteps);
+}
+
 TEST_CASE("cudnn training: softmax and log_softmax along any axis match cpu.direct", "[gpu][cudnn][train]")
 {
     const test::TrainCase c

@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -221,6 +222,59 @@ void expectTrainingRefused(
         INFO(what);
         CHECK(what.find(layer) != std::string::npos);
     }
+}
+
+void checkDeviceLosses(const std::string& backend, const std::string& algorithm, StepTolerance tolerance)
+{
+    auto gpuBackend = backendOrSkip(backend);
+    if (!gpuBackend)
+        return;
+    const auto net = [](const std::string& name, const std::string& tail) {
+        return parseNetwork(R"({ "format": "convscope-network", "version": 1, "name": ")" + name + R"(",
+          "input": { "batch": 20, "channels": 3, "height": 8, "width": 8, "source": "random" },
+          "layers": [
+            { "type": "conv2d", "name": "c1", "out_channels": 4, "kernel_size": [3, 3], "padding": [1, 1, 1, 1],
+              "init": { "kind": "he_uniform", "seed": 71 } },
+            { "type": "relu", "name": "r1" }, )"
+                + tail + " ] }",
+            name, {});
+    };
+    trainSideBySide(backend,
+        makeTrainCase(net("device_loss_ce",
+                          R"({ "type": "global_avgpool2d", "name": "g" }, { "type": "flatten", "name": "f" },
+            { "type": "linear", "name": "fc", "out_features": 10, "init": { "kind": "he_uniform", "seed": 72 } })"),
+            707),
+        sgdMomentumForTests(), algorithm, 2, tolerance);
+    const Network elementwise = net("device_loss_elementwise",
+        R"({ "type": "conv2d", "name": "c2", "out_channels": 4, "kernel_size": [1, 1],
+            "init": { "kind": "he_uniform", "seed": 73 } })");
+    trainSideBySide(
+        backend, makeTrainCase(elementwise, 708, LossKind::MSE), sgdMomentumForTests(), algorithm, 2, tolerance);
+    TrainCase bce = makeTrainCase(elementwise, 709, LossKind::BCEWithLogits);
+    for (int64_t e = 0; e < bce.target.numel(); ++e) // BCE's targets are probabilities
+        bce.target.data()[e] = std::abs(bce.target.data()[e]) - std::floor(std::abs(bce.target.data()[e]));
+    trainSideBySide(backend, bce, adamForTests(), algorithm, 2, tolerance);
+
+    // A NaN in the input: the loss is NaN, the step says so, and the weights are those the session started from.
+    TrainCase poisoned = makeTrainCase(elementwise, 710, LossKind::MSE);
+    poisoned.input.data()[5] = std::nanf("");
+    TrainingOptions to;
+    to.loss = LossKind::MSE;
+    to.optimizer = sgdMomentumForTests();
+    to.sameInputEveryStep = true;
+    auto session = gpuBackend->createTrainingSession(algorithm, {});
+    session->prepare(poisoned.net, poisoned.shapes, to);
+    CHECK_THROWS_WITH(session->step(poisoned.input, poisoned.target, 1),
+        Catch::Contains("step 1") && Catch::Contains("the loss") && Catch::Contains("not finite"));
+    const Network after = session->trainedNetwork();
+    for (size_t i = 0; i < after.layers.size(); ++i)
+        for (const auto& [mine, start] : { std::pair { after.layers[i].weight, poisoned.net.layers[i].weight },
+                 { after.layers[i].bias, poisoned.net.layers[i].bias } })
+            if (start) {
+                INFO(backend << "." << algorithm << ": " << poisoned.net.layers[i].name << " after a NaN loss");
+                REQUIRE(mine);
+                CHECK(std::equal(mine->data(), mine->data() + mine->numel(), start->data()));
+            }
 }
 
 Network softmaxAxesNetwork(const std::string& name)

@@ -60,6 +60,13 @@ void expectTrainingRefused(
 // true gradient is 0 and Adam would turn each backend's rounding noise into full-size steps of either sign).
 Network softmaxAxesNetwork(const std::string& name);
 
+// The step's loss on the device (kernels/common/loss_kernels.cuh) on <backend>.<algorithm>: cross-entropy over 20
+// rows (three blocks of rows), MSE and BCE-with-logits over 5120 outputs (20 blocks) match cpu.direct's loss and
+// gradients over two steps; a NaN in the input makes the step throw naming the step and "the loss", and no
+// parameter changes (the optimizer kernels read the loss's flag), a second session's first step with the same input
+// again throwing the same.
+void checkDeviceLosses(const std::string& backend, const std::string& algorithm, StepTolerance tolerance);
+
 // Relative L2 of `value` against `reference` below `tolerance`, the message naming `what`.
 void expectTrainClose(const Tensor& value, const Tensor& reference, const std::string& what, double tolerance);
 // Every layer's weight, bias and running statistics of `value` against `reference`'s (the same layers), each within
