@@ -32,6 +32,7 @@ namespace {
         std::string real, noise;
         std::string report, saveWeights, saveSamples;
         std::vector<std::string> backendOptions;
+        std::string math = "fp32";
     };
 
     Tensor readTensor(const std::string& path, const char* option)
@@ -109,6 +110,10 @@ Command addGanCommand(CLI::App& app)
     cmd->add_option("--save-weights", a->saveWeights,
         "write both trained networks of the first selection to DIR/generator and DIR/discriminator");
     cmd->add_option("--save-samples", a->saveSamples, "write the last generated batch as .npy");
+    cmd->add_option("--math", a->math,
+           "fp32 (the reference arithmetic) or tf32 (convolutions and GEMMs on TF32 Tensor Cores where the backend "
+           "has them: cudnn; FP32 elsewhere in the step, as PyTorch's allow_tf32)")
+        ->capture_default_str();
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
     return [a]() {
         if (!a->report.empty()) {
@@ -132,6 +137,7 @@ Command addGanCommand(CLI::App& app)
         opt.warmup = a->warmup;
         opt.seed = a->seed;
         opt.session.extra = parseBackendOptions(a->backendOptions);
+        opt.session.math = parseMathMode(a->math);
         const Network g = openNetwork(a->generator, 0);
         const Network d = openNetwork(a->discriminator, 0);
         Tensor real, noise;

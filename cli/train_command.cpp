@@ -50,6 +50,7 @@ namespace {
         std::string betas = "0.9,0.999";
         std::string eps = "1e-8";
         std::vector<std::string> backendOptions;
+        std::string math = "fp32";
         bool distributed = false;
         int nprocPerNode = 0;
         double rendezvousTimeout = 60;
@@ -176,6 +177,10 @@ Command addTrainCommand(CLI::App& app)
         "write the last step's gradient of the loss with respect to the input (a saliency map) as .npy");
     cmd->add_option("--save-weights", a->saveWeights,
         "write the trained parameters of the first selection as .npy files and DIR/network.json");
+    cmd->add_option("--math", a->math,
+           "fp32 (the reference arithmetic) or tf32 (convolutions and GEMMs on TF32 Tensor Cores where the backend "
+           "has them: cudnn; FP32 elsewhere in the step, as PyTorch's allow_tf32)")
+        ->capture_default_str();
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE (e.g. clock=cpu)");
     cmd->add_flag("--distributed", a->distributed,
         "data parallel with NCCL (cudnn.auto): this process is one rank, as torchrun starts them (RANK, WORLD_SIZE, "
@@ -217,6 +222,7 @@ Command addTrainCommand(CLI::App& app)
         opt.warmup = a->warmup;
         opt.selections = parseSelections(a->backends);
         opt.session.extra = parseBackendOptions(a->backendOptions);
+        opt.session.math = parseMathMode(a->math);
 
         Network net = openNetwork(a->network, a->batch);
         if (net.layers.empty())

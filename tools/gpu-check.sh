@@ -16,7 +16,8 @@
 #                GPU backends, ResNet-18 through ONNX at batch 32 against PyTorch and onnxruntime), "skip" (issue 16: the cross-backend test on
 #                the GPU, the ResNet example against PyTorch, add/concat bandwidth) and "small" (issue 9's goal 6: LeNet-5 at batch 1,
 #                eager with and without the launch gate, graph mode, and each kernel's duration under ncu) and "train" (issue
-#                33: the training step of ResNet-18 b32 and the DCGAN loop on TRAIN_BACKENDS beside PyTorch eager) are
+#                33: the training step of ResNet-18 b32 and the DCGAN loop on TRAIN_BACKENDS beside PyTorch eager, in
+#                TRAIN_MATH: fp32 by default, tf32 for cudnn with PyTorch's allow_tf32) are
 #                extra; "tensor" (issue 30: bench --suite tensor-ops against the copy bandwidth on the GPU and every CPU core,
 #                DeepLabV3 b8 512² against PyTorch eager) is extra too; so is "zoo" (issue 30: tools/model_zoo_check.py,
 #                every torchvision model against onnxruntime on ZOO_BACKENDS (default cuda.implicit_gemm,cudnn.auto), ZOO_JOBS
@@ -299,17 +300,18 @@ fi
 if has train; then
   PY=${TORCH_PYTHON:-/opt/torch/.venv/bin/python}
   TRAIN_BACKENDS=${TRAIN_BACKENDS:-cudnn.auto,cuda.implicit_gemm}
+  TRAIN_MATH=${TRAIN_MATH:-fp32} # tf32: the step with TF32 convolutions and GEMMs (cudnn) beside PyTorch's allow_tf32
   if [ -x "$BIN/convscope-cli" ]; then
     timeout 200 "$PY" tools/torch_train_bench.py --device cuda --model resnet18:32 --model dcgan:64 --warmup 3 --repeat 10 \
-      | tee "$OUT/torch-train.jsonl"
+      --math "$TRAIN_MATH" | tee "$OUT/torch-train.jsonl"
     "$PY" -c "import numpy as np; r = np.random.default_rng(0); np.save('$SCRATCH/train_x.npy', r.standard_normal((32, 3, 224, 224)).astype(np.float32)); np.save('$SCRATCH/train_y.npy', r.integers(0, 1000, 32).astype(np.float32))"
     timeout 240 "$BIN/convscope-cli" train resources/networks/resnet18.json --input "$SCRATCH/train_x.npy" \
-      --target "$SCRATCH/train_y.npy" --loss ce --optimizer sgd --momentum 0.9 --steps 10 --warmup 3 \
+      --target "$SCRATCH/train_y.npy" --loss ce --optimizer sgd --momentum 0.9 --steps 10 --warmup 3 --math "$TRAIN_MATH" \
       --backends "$TRAIN_BACKENDS" --report "$OUT/train-resnet18.json" >"$OUT/train-resnet18.log" 2>&1
     note "train resnet18 b32: rc $?; $(grep -E '^step' "$OUT/train-resnet18.log" | tr '\n' ' ')"
     for sel in ${TRAIN_BACKENDS//,/ }; do
       timeout 120 "$BIN/convscope-cli" gan resources/networks/dcgan_generator.json resources/networks/dcgan_discriminator.json \
-        --batch 64 --steps 10 --warmup 3 --backends "$sel" >"$OUT/gan-$sel.log" 2>&1
+        --batch 64 --steps 10 --warmup 3 --math "$TRAIN_MATH" --backends "$sel" >"$OUT/gan-$sel.log" 2>&1
       note "gan dcgan b64 on $sel: rc $?; $(grep -E '^step|has no|unsupported' "$OUT/gan-$sel.log" | head -1)"
     done
     note "PyTorch eager training: $(tr '\n' ' ' <"$OUT/torch-train.jsonl")"

@@ -98,11 +98,13 @@ def main():
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--size", type=int, default=224)
+    p.add_argument("--math", default="fp32", choices=["fp32", "tf32"],
+                   help="tf32: allow_tf32 for cuDNN's convolutions and cuBLAS's GEMMs (ConvScope's train --math tf32)")
     args = p.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = args.math == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = args.math == "tf32"
     torch.backends.cudnn.benchmark = True
     torch.manual_seed(0)
     device = torch.device(args.device)
@@ -111,7 +113,7 @@ def main():
         step = gan_step(int(batch), device) if name == "dcgan" else classifier_step(name, int(batch), device, args.size)
         ms = timed(step, device, args.warmup, args.repeat)
         print(json.dumps({"model": name, "device": args.device, "batch": int(batch),
-                          "threads": torch.get_num_threads(), "step_ms": ms}), flush=True)
+                          "threads": torch.get_num_threads(), "math": args.math, "step_ms": ms}), flush=True)
 
 
 if __name__ == "__main__":

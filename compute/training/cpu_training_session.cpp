@@ -306,6 +306,9 @@ std::unique_ptr<TrainingSession> makeCpuTrainingSession(const std::string& algor
     if (algorithm != "direct" && algorithm != "im2col_gemm")
         throw UnsupportedError("cpu." + algorithm
             + " has no training path (unsupported): train on cpu.direct (the reference) or cpu.im2col_gemm");
+    if (options.math != MathMode::FP32)
+        throw UnsupportedError("cpu." + algorithm + ": training in " + mathModeName(options.math)
+            + " is unsupported on the CPU (its training step is FP32; tf32 training runs on cudnn)");
     return std::make_unique<CpuTrainingSession>(algorithm, options);
 }
 

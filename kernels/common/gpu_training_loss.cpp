@@ -63,8 +63,8 @@ void GpuTrainingSessionBase::lossOnDevice(const Tensor& target)
         reinterpret_cast<double*>(scratch), reinterpret_cast<double*>(scratch + lossOffset(m_lossParts)),
         reinterpret_cast<int*>(scratch + flagOffset(m_lossParts)), st);
     m_lossStop.record(st);
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(m_lossHost.floats(), scratch + lossOffset(m_lossParts), sizeof(double),
-        cudaMemcpyDeviceToHost, st));
+    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
+        m_lossHost.floats(), scratch + lossOffset(m_lossParts), sizeof(double), cudaMemcpyDeviceToHost, st));
 }
 
 void GpuTrainingSessionBase::readDeviceLoss(StepResult& r) const

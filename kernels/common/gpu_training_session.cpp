@@ -34,11 +34,11 @@ void GpuTrainingSessionBase::finishQueuedWork() noexcept
         (void)cudaStreamSynchronize(m_stream->get());
 }
 
-void GpuTrainingSessionBase::requireFp32() const
+void GpuTrainingSessionBase::requireMath(bool tf32, const std::string& why) const
 {
-    if (m_options.math != MathMode::FP32)
+    if (m_options.math != MathMode::FP32 && !(tf32 && m_options.math == MathMode::TF32))
         throw UnsupportedError(m_prefix + ": training in " + mathModeName(m_options.math) + " is unsupported on "
-            + m_backend + " (the training step runs FP32 math only; leave --math at fp32)");
+            + m_backend + " (" + why + ")");
 }
 
 void GpuTrainingSessionBase::openDevice()

@@ -87,9 +87,10 @@ protected:
     // backend "cuda" or "cudnn" (the NVTX colour and the messages); the prefix is "<backend>.<algorithm>".
     GpuTrainingSessionBase(std::string backend, std::string algorithm, SessionOptions options);
 
-    // For the sessions' constructors: throws UnsupportedError for a math mode other than FP32; the device checked,
-    // selected, and the session's stream made.
-    void requireFp32() const;
+    // For the sessions' constructors: throws UnsupportedError for a math mode other than FP32 (or TF32, where the
+    // session takes it: `why` says what the other modes lack); the device checked, selected, and the session's stream
+    // made.
+    void requireMath(bool tf32, const std::string& why) const;
     void openDevice();
     // Waits for queued work (not on a poisoned device): the most derived destructor calls it before any buffer goes.
     void finishQueuedWork() noexcept;

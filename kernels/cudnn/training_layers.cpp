@@ -100,15 +100,6 @@ namespace {
             return 0.0f;
     }
 
-    // The first acceptable result of a cudnnFind*Algorithm: it ran, in FP32 FMA math (no TF32), within the limit.
-    template <typename Perf> const Perf* firstUsable(const Perf* results, int count, size_t limit)
-    {
-        for (int k = 0; k < count; ++k)
-            if (results[k].status == CUDNN_STATUS_SUCCESS && results[k].mathType == CUDNN_FMA_MATH
-                && results[k].memory <= limit)
-                return &results[k];
-        return nullptr;
-    }
 } // namespace
 
 std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, size_t i)
@@ -192,58 +183,6 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
         spec);
 }
 
-void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
-{
-    TrainLayer& t = m_layers[i];
-    const std::string who = m_prefix + ": " + trainLayerLabel(m_net, i);
-    std::string note;
-    if (m_pinned && std::holds_alternative<Conv2d>(m_net.layers[i].spec)) {
-        size_t bytes = 0;
-        const cudnnStatus_t status = cudnnGetConvolutionForwardWorkspaceSize(
-            h, t.xd->get(), t.wd->get(), t.cd->get(), t.yd->get(), *m_pinned, &bytes);
-        if (status != CUDNN_STATUS_SUCCESS)
-            throw UnsupportedError(who + ": cuDNN cannot run the pinned algorithm " + m_algorithm
-                + " for this convolution: " + reason(status));
-        t.fwdAlgo = *m_pinned;
-        m_workspaceBytes = std::max(m_workspaceBytes, bytes);
-        note = "forward " + m_algorithm + " (pinned)";
-    } else {
-        cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        int n = 0;
-        CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(
-            h, t.xd->get(), t.wd->get(), t.cd->get(), t.yd->get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r));
-        const auto* p = firstUsable(r, n, m_workspaceLimit);
-        if (!p)
-            throw UnsupportedError(who + ": cuDNN has no FP32 (FMA) forward algorithm for it within the workspace "
-                + "limit of " + gpu::mib(m_workspaceLimit) + " (--option workspace_limit=BYTES)");
-        t.fwdAlgo = p->algo;
-        m_workspaceBytes = std::max(m_workspaceBytes, p->memory);
-        note = "forward " + algorithmName(p->algo) + " (cudnnFind)";
-    }
-    cudnnConvolutionBwdDataAlgoPerf_t d[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-    int nd = 0;
-    CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(
-        h, t.wd->get(), t.yd->get(), t.cd->get(), t.xd->get(), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &nd, d));
-    const auto* pd = firstUsable(d, nd, m_workspaceLimit);
-    if (!pd)
-        throw UnsupportedError(who + ": cuDNN has no FP32 (FMA) backward-data algorithm for it within the workspace "
-            + "limit of " + gpu::mib(m_workspaceLimit) + " (--option workspace_limit=BYTES)");
-    t.bwdDataAlgo = pd->algo;
-    m_workspaceBytes = std::max(m_workspaceBytes, pd->memory);
-    cudnnConvolutionBwdFilterAlgoPerf_t f[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-    int nf = 0;
-    CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(
-        h, t.xd->get(), t.yd->get(), t.cd->get(), t.wd->get(), CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &nf, f));
-    const auto* pf = firstUsable(f, nf, m_workspaceLimit);
-    if (!pf)
-        throw UnsupportedError(who + ": cuDNN has no FP32 (FMA) backward-filter algorithm for it within the "
-            + "workspace limit of " + gpu::mib(m_workspaceLimit) + " (--option workspace_limit=BYTES)");
-    t.bwdFilterAlgo = pf->algo;
-    m_workspaceBytes = std::max(m_workspaceBytes, pf->memory);
-    t.note = note + ", backward-data " + bwdDataAlgorithmName(pd->algo) + ", backward-filter algo_"
-        + std::to_string(int(pf->algo)) + " (cudnnFind), FMA math";
-}
-
 void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
 {
     TrainLayer& t = m_layers[i];
@@ -260,7 +199,7 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
                 t.cd = std::make_unique<ConvDesc>();
                 t.cd->set(toInt(s.resolvedPadding.top, "padding"), toInt(s.resolvedPadding.left, "padding"),
                     g.stride[0], g.stride[1], g.dilation[0], g.dilation[1], g.groups);
-                t.cd->setMath(CUDNN_FMA_MATH);
+                t.cd->setMath(convMath());
                 t.pd = std::make_unique<TensorDesc>();
                 t.pd->set(CUDNN_TENSOR_NCHW, 1, g.cout, 1, 1);
                 int n = 0, c = 0, oh = 0, ow = 0;
@@ -282,7 +221,7 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
                 t.cd = std::make_unique<ConvDesc>();
                 t.cd->set(toInt(s.resolvedPadding.top, "padding"), toInt(s.resolvedPadding.left, "padding"),
                     g.stride[0], g.stride[1], g.dilation[0], g.dilation[1], g.groups);
-                t.cd->setMath(CUDNN_FMA_MATH);
+                t.cd->setMath(convMath());
                 t.pd = std::make_unique<TensorDesc>();
                 t.pd->set(CUDNN_TENSOR_NCHW, 1, g.cout, 1, 1);
                 int n = 0, c = 0, oh = 0, ow = 0;

@@ -4,7 +4,8 @@
 // step, the phased step, timing, flags, reset, the host copies) is gpu::GpuTrainingSession's
 // (kernels/common/gpu_training_session.h), shared with the cuda session.
 //
-// What each kind runs (FP32 NCHW tensors, FP32 math: CUDNN_FMA_MATH and cuBLAS's pedantic math, never TF32):
+// What each kind runs (FP32 NCHW tensors; FP32 math: CUDNN_FMA_MATH and cuBLAS's pedantic math, never TF32 — or,
+// with --math tf32, CUDNN_DEFAULT_MATH and CUBLAS_TF32_TENSOR_OP_MATH for the convolutions and GEMMs):
 //   conv2d            cudnnConvolutionForward + cudnnAddTensor (bias); cudnnConvolutionBackwardData,
 //                     cudnnConvolutionBackwardFilter, cudnnConvolutionBackwardBias. The three algorithms are chosen
 //                     once in prepare with cudnnFind*Algorithm (FMA math only, workspace within the limit; a pinned
@@ -104,7 +105,13 @@ private:
     void backwardWeights(size_t k, const Handles& h);
     // dγ, dβ and (gx not null) dx of batch norm k.
     void batchNormBackward(size_t k, float* gx, const Handles& h);
+    // training_conv_algorithms.cpp: the three algorithms of a convolution, by cudnnFind (untimed).
     void chooseConvAlgorithms(size_t i, cudnnHandle_t h);
+    // --math tf32: the convolutions may run on TF32 Tensor Cores (CUDNN_DEFAULT_MATH on FP32 data, as PyTorch's
+    // allow_tf32) and cuBLAS on CUBLAS_TF32_TENSOR_OP_MATH; everything else stays FP32.
+    bool tf32() const { return m_options.math == MathMode::TF32; }
+    cudnnMathType_t convMath() const { return tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH; }
+    std::string mathWords() const { return tf32() ? "FP32 or TF32" : "FP32 (FMA)"; }
 
     // The shared flow's hooks (gpu_training_session.h), on this thread's handles (m_handles, set by passStarts).
     void planLayer(size_t i) override { planLayer(i, m_handles->cudnn); }
@@ -116,7 +123,8 @@ private:
     std::string refusal(const Network& net, const ShapeReport& shapes, size_t i) const override;
     void prepareLayer(size_t i) override; // batch norm's saved results and a non-affine layer's dγ, dβ
     void afterLayerBuffers() override; // data parallel: the gradients move into the buckets' flat buffers
-    // This thread's handles on the session's stream, cuBLAS in pedantic FP32 (never TF32 through a default).
+    // This thread's handles on the session's stream, cuBLAS in pedantic FP32 (never TF32 through a default) or, with
+    // --math tf32, TF32.
     void passStarts() override;
     void checkPhased() const override; // refused under data parallel
     void extraMetadata(std::map<std::string, std::string>& m) const override;

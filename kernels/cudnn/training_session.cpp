@@ -26,7 +26,9 @@ CudnnTrainingSession::CudnnTrainingSession(std::string algorithm, SessionOptions
 {
     if (m_algorithm != "auto" && !m_pinned)
         throw UnsupportedError(m_prefix + ": unknown algorithm");
-    requireFp32();
+    requireMath(true,
+        "the training step runs FP32 or TF32: fp16 and bf16 need mixed-precision storage and loss "
+        "scaling, which it does not have yet");
     m_workspaceLimit = kDefaultWorkspaceLimit;
     if (const auto it = m_options.extra.find("workspace_limit"); it != m_options.extra.end()) {
         try {
@@ -81,8 +83,10 @@ void CudnnTrainingSession::passStarts()
     Handles& h = threadHandles();
     CONVSCOPE_CUDNN_CHECK(cudnnSetStream(h.cudnn, m_stream->get()));
     CONVSCOPE_CUBLAS_CHECK(cublasSetStream(h.cublas, m_stream->get()));
-    // Pedantic FP32: cuBLAS never turns FP32 into TF32 through a default.
-    CONVSCOPE_CUBLAS_CHECK(cublasSetMathMode(h.cublas, CUBLAS_PEDANTIC_MATH));
+    // FP32: pedantic, so cuBLAS never turns FP32 into TF32 through a default; TF32: its Tensor Core GEMMs on FP32
+    // data, as PyTorch's allow_tf32.
+    CONVSCOPE_CUBLAS_CHECK(cublasSetMathMode(
+        h.cublas, m_options.math == MathMode::TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
     m_handles = &h;
 }
 
@@ -138,7 +142,10 @@ void CudnnTrainingSession::extraMetadata(std::map<std::string, std::string>& m) 
 {
     m["cudnn"] = cudnnVersionString();
     m["cublas"] = cublasVersionString();
-    m["math"] = "fp32 (CUDNN_FMA_MATH, CUBLAS_PEDANTIC_MATH: no TF32)";
+    m["math"] = m_options.math == MathMode::TF32
+        ? "tf32 (convolutions CUDNN_DEFAULT_MATH: TF32 Tensor Cores where cudnnFind picks them; cuBLAS "
+          "CUBLAS_TF32_TENSOR_OP_MATH; batch norm, activations, the loss and the update in FP32)"
+        : "fp32 (CUDNN_FMA_MATH, CUBLAS_PEDANTIC_MATH: no TF32)";
     if (m_ddp)
         m["data_parallel"] = m_ddp->description()
             + "; batch norm on each rank's own batch statistics (no "

@@ -221,6 +221,10 @@ TEST_CASE("cuda training: refusals name the layer, the kind or the math mode", "
     SessionOptions half;
     half.math = MathMode::FP16;
     CHECK_THROWS_AS(cuda->createTrainingSession("implicit_gemm", half), UnsupportedError);
+    SessionOptions tf32;
+    tf32.math = MathMode::TF32;
+    CHECK_THROWS_WITH(
+        cuda->createTrainingSession("implicit_gemm", tf32), Catch::Contains("tf32") && Catch::Contains("cudnn"));
     CHECK_THROWS_AS(cuda->createTrainingSession("no_such_algorithm", {}), UnsupportedError);
     CHECK_THROWS_AS(cuda->createTrainingSession("tensor_core", {}), UnsupportedError);
     test::expectTrainingRefused(*cuda, "implicit_gemm",

@@ -115,6 +115,28 @@ TEST_CASE("cudnn training: transposed convolutions (a generator) match cpu.direc
     test::trainSideBySide("cudnn", c, test::adamForTests(), "auto", 3, kSteps);
 }
 
+// --math tf32: the convolutions and GEMMs may round their operands to TF32 (10 explicit mantissa bits, a relative
+// rounding of 2^-11 per operand), so gradients drift from cpu.direct's FP32-in-double by up to ~1e-3 relative L2 on
+// these sizes, and the metadata says TF32.
+TEST_CASE("cudnn training: --math tf32 matches cpu.direct within TF32's rounding", "[gpu][cudnn][train][tf32]")
+{
+    Network net = loadNetwork(fs::path(CONVSCOPE_EXAMPLES_DIR) / "lenet5.json");
+    net.input.batch = 8;
+    SessionOptions tf32;
+    tf32.math = MathMode::TF32;
+    constexpr test::StepTolerance kTf32 { 1e-2, 2e-2 };
+    test::trainSideBySide(
+        "cudnn", test::makeTrainCase(std::move(net), 111), test::sgdMomentumForTests(), "auto", 3, kTf32, tf32);
+    test::trainSideBySide("cudnn", test::makeTrainCase(parseNetwork(kGraph, "the cudnn tf32 graph", {}), 212),
+        test::adamForTests(), "auto", 2, kTf32, tf32);
+    if (auto cudnn = test::backendOrSkip("cudnn")) {
+        auto session = cudnn->createTrainingSession("auto", tf32);
+        const test::TrainCase c = test::makeTrainCase(parseNetwork(kGraph, "the cudnn tf32 graph", {}), 213);
+        session->prepare(c.net, c.shapes, {});
+        CHECK_THAT(session->metadata().at("math"), Catch::StartsWith("tf32"));
+    }
+}
+
 TEST_CASE("cudnn training: refusals name the layer and the kind", "[gpu][cudnn][train]")
 {
     auto cudnn = test::backendOrSkip("cudnn");
@@ -122,7 +144,8 @@ TEST_CASE("cudnn training: refusals name the layer and the kind", "[gpu][cudnn][
         return;
     SessionOptions half;
     half.math = MathMode::FP16;
-    CHECK_THROWS_AS(cudnn->createTrainingSession("auto", half), UnsupportedError);
+    CHECK_THROWS_WITH(
+        cudnn->createTrainingSession("auto", half), Catch::Contains("fp16") && Catch::Contains("FP32 or TF32"));
     CHECK_THROWS_AS(cudnn->createTrainingSession("no_such_algorithm", {}), UnsupportedError);
     test::expectTrainingRefused(*cudnn, "auto", R"({ "format": "convscope-network", "version": 1, "name": "padded",
       "input": { "batch": 2, "channels": 2, "height": 6, "width": 6, "source": "random" },

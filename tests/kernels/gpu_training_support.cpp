@@ -82,7 +82,7 @@ TrainCase makeTrainCase(Network net, uint64_t seed, LossKind loss)
 }
 
 void trainSideBySide(const std::string& backend, const TrainCase& c, const OptimizerSpec& optimizer,
-    const std::string& algorithm, int steps, StepTolerance tolerance)
+    const std::string& algorithm, int steps, StepTolerance tolerance, const SessionOptions& session)
 {
     auto gpuBackend = backendOrSkip(backend);
     if (!gpuBackend)
@@ -92,13 +92,14 @@ void trainSideBySide(const std::string& backend, const TrainCase& c, const Optim
     to.optimizer = optimizer;
     to.inputGradient = true;
     auto ref = BackendRegistry::instance().find("cpu")->createTrainingSession("direct", {});
-    auto gpu = gpuBackend->createTrainingSession(algorithm, {});
+    auto gpu = gpuBackend->createTrainingSession(algorithm, session);
     REQUIRE(ref);
     REQUIRE(gpu);
     ref->prepare(c.net, c.shapes, to);
     gpu->prepare(c.net, c.shapes, to);
     const std::string who = c.net.name + " on " + backend + "." + algorithm + " ("
-        + (optimizer.kind == OptimizerSpec::Kind::Adam ? "adam" : "sgd momentum") + ")";
+        + (optimizer.kind == OptimizerSpec::Kind::Adam ? "adam" : "sgd momentum") + ", " + mathModeName(session.math)
+        + ")";
     const auto refParams = ref->parameters();
     const auto gpuParams = gpu->parameters();
     REQUIRE(refParams.size() == gpuParams.size());

@@ -37,8 +37,9 @@ struct StepTolerance {
 // Steps cpu.direct and <backend>.<algorithm> side by side from the same weights `steps` times and compares each
 // step's loss, phase times, input gradient and parameter gradients, then the parameters and running statistics, then
 // that reset() repeats the first step's loss.
+// `session` is the GPU session's (its math mode); cpu.direct runs FP32.
 void trainSideBySide(const std::string& backend, const TrainCase& c, const OptimizerSpec& optimizer,
-    const std::string& algorithm, int steps, StepTolerance tolerance);
+    const std::string& algorithm, int steps, StepTolerance tolerance, const SessionOptions& session = {});
 
 OptimizerSpec sgdMomentumForTests(); // lr 0.05, momentum 0.9, weight decay 1e-3
 OptimizerSpec adamForTests(); // lr 1e-3, weight decay 1e-4
