@@ -13,8 +13,9 @@
 //             host's computeLoss); the backward in reverse layer order with each layer's update (our SGD / Adam
 //             kernel, FP32 state, skipped on the device when the loss is not finite) right after its gradients, as
 //             the CPU's session; one synchronisation at the end, which reads the events, the loss and the finiteness
-//             flags (a kernel per gradient, outside the timed phases; a loss that is not finite is named first, then
-//             the first flagged layer in backward order). A tensor read by several
+//             flags (the optimizer kernels flag a parameter gradient that is not finite as they read it, one kernel
+//             checks the input gradient; only then is every gradient checked, to name the layer: a loss that is not
+//             finite is named first, then the first flagged layer in backward order). A tensor read by several
 //             layers sums their gradients (the first writes the gradient buffer, the others a scratch buffer added
 //             on); a layer whose output nothing reads gets no gradient and no update.
 //   phased    forwardPass / zeroGradients / backwardPass / updateParameters (training.h; gpu_training_phased.cpp): the
@@ -151,7 +152,8 @@ protected:
     void backwardLayer(size_t k, std::vector<char>& has, char& inputHas);
     // The optimizer's step on layer k's gradients (gW, gB).
     // skip: lossBad() in step(), null in the phased loops (their loss is the caller's).
-    void update(size_t k, int64_t step, const int* skip = nullptr);
+    // nonFinite: where the optimizer kernels flag a gradient that is not finite (step()), or null.
+    void update(size_t k, int64_t step, const int* skip = nullptr, int* nonFinite = nullptr);
     bool trains(size_t k) const { return layerState(k).trainWeight || layerState(k).trainBias; }
     // Synchronises; throws InputError naming the step and the first layer (in backward order) whose flag is set.
     void throwIfGradientFlagged(int64_t step) const;
@@ -189,6 +191,9 @@ protected:
     int64_t m_lossParts = 0;
     bool m_targetResident = false;
     bool m_inputHas = false;
+    // backwardLayer checks each gradient as it is made (the phased and data-parallel steps); step() checks them
+    // through the optimizer kernels instead and only names the layer when one is flagged.
+    bool m_flagEachLayer = true;
     int64_t m_step = 0; // the step being run (dropout's seed)
     bool m_prepared = false;
 

@@ -16,12 +16,14 @@ namespace {
     }
 
     __global__ void sgdKernel(float* p, const float* grad, float* buf, int64_t count, float lr, float momentum,
-        float wd, bool started, const int* skip)
+        float wd, bool started, const int* skip, int* nonFinite)
     {
         if (skip && *skip)
             return;
         for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
              i += int64_t(gridDim.x) * blockDim.x) {
+            if (nonFinite && !isfinite(grad[i]))
+                *nonFinite = 1;
             float g = grad[i] + wd * p[i];
             if (buf) {
                 const float b = started ? momentum * buf[i] + g : g;
@@ -33,12 +35,14 @@ namespace {
     }
 
     __global__ void adamKernel(float* p, const float* grad, float* m, float* v, int64_t count, float stepSize,
-        float root2, float b1, float b2, float eps, float wd, const int* skip)
+        float root2, float b1, float b2, float eps, float wd, const int* skip, int* nonFinite)
     {
         if (skip && *skip)
             return;
         for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
              i += int64_t(gridDim.x) * blockDim.x) {
+            if (nonFinite && !isfinite(grad[i]))
+                *nonFinite = 1;
             const float g = grad[i] + wd * p[i];
             const float mi = b1 * m[i] + (1.0f - b1) * g;
             const float vi = b2 * v[i] + (1.0f - b2) * g * g;
@@ -166,18 +170,18 @@ void preluBackwardWeights(int64_t slopeCount, int64_t n, int64_t channels, int64
 }
 
 void sgdUpdate(float* param, const float* grad, float* buf, int64_t count, float lr, float momentum, float weightDecay,
-    bool started, const int* skip, cudaStream_t stream)
+    bool started, const int* skip, int* nonFinite, cudaStream_t stream)
 {
     sgdKernel<<<blocksFor(count), kThreads, 0, stream>>>(
-        param, grad, buf, count, lr, momentum, weightDecay, started, skip);
+        param, grad, buf, count, lr, momentum, weightDecay, started, skip, nonFinite);
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::sgdKernel");
 }
 
 void adamUpdate(float* param, const float* grad, float* m, float* v, int64_t count, float stepSize, float root2,
-    float beta1, float beta2, float eps, float weightDecay, const int* skip, cudaStream_t stream)
+    float beta1, float beta2, float eps, float weightDecay, const int* skip, int* nonFinite, cudaStream_t stream)
 {
     adamKernel<<<blocksFor(count), kThreads, 0, stream>>>(
-        param, grad, m, v, count, stepSize, root2, beta1, beta2, eps, weightDecay, skip);
+        param, grad, m, v, count, stepSize, root2, beta1, beta2, eps, weightDecay, skip, nonFinite);
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::adamKernel");
 }
 

@@ -14,13 +14,15 @@ namespace convscope::gpu::train {
 
 // g = grad + wd·p; with momentum: buf = g on the first step (started false), else momentum·buf + g; p −= lr·buf.
 // Without momentum (buf null): p −= lr·g. Both optimizers change nothing when `skip` (may be null) points at a
-// non-zero flag: the step's loss was not finite (loss_kernels.cuh), so the parameters must stay as they were.
+// non-zero flag: the step's loss was not finite (loss_kernels.cuh), so the parameters must stay as they were. Both set
+// *nonFinite (when not null) if a gradient they read is NaN or infinite: the step's finiteness check of the parameter
+// gradients at no extra read.
 void sgdUpdate(float* param, const float* grad, float* buf, int64_t count, float lr, float momentum, float weightDecay,
-    bool started, const int* skip, cudaStream_t stream);
+    bool started, const int* skip, int* nonFinite, cudaStream_t stream);
 // g = grad + wd·p; m = β1·m + (1 − β1)·g; v = β2·v + (1 − β2)·g²; p −= stepSize · m / (sqrt(v) / root2 + eps), with
 // stepSize = lr / (1 − β1^t) and root2 = sqrt(1 − β2^t) computed by the caller in double.
 void adamUpdate(float* param, const float* grad, float* m, float* v, int64_t count, float stepSize, float root2,
-    float beta1, float beta2, float eps, float weightDecay, const int* skip, cudaStream_t stream);
+    float beta1, float beta2, float eps, float weightDecay, const int* skip, int* nonFinite, cudaStream_t stream);
 // dst += src.
 void accumulate(float* dst, const float* src, int64_t count, cudaStream_t stream);
 // *flag = 1 when any of the `count` values is NaN or infinite (flag is left alone otherwise).

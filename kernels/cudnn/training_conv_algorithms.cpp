@@ -18,8 +18,7 @@ namespace {
     {
         for (int k = 0; k < count; ++k) {
             const cudnnMathType_t m = results[k].mathType;
-            const bool math
-                = m == CUDNN_FMA_MATH || (tf32 && (m == CUDNN_DEFAULT_MATH || m == CUDNN_TENSOR_OP_MATH));
+            const bool math = m == CUDNN_FMA_MATH || (tf32 && (m == CUDNN_DEFAULT_MATH || m == CUDNN_TENSOR_OP_MATH));
             if (results[k].status == CUDNN_STATUS_SUCCESS && math && results[k].memory <= limit)
                 return &results[k];
         }
@@ -49,8 +48,9 @@ void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
             h, t.xd->get(), t.wd->get(), t.cd->get(), t.yd->get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r));
         const auto* p = firstUsable(r, n, m_workspaceLimit, tf32());
         if (!p)
-            throw UnsupportedError(who + ": cuDNN has no " + mathWords() + " forward algorithm for it within the workspace "
-                + "limit of " + gpu::mib(m_workspaceLimit) + " (--option workspace_limit=BYTES)");
+            throw UnsupportedError(who + ": cuDNN has no " + mathWords()
+                + " forward algorithm for it within the workspace " + "limit of " + gpu::mib(m_workspaceLimit)
+                + " (--option workspace_limit=BYTES)");
         t.fwdAlgo = p->algo;
         m_workspaceBytes = std::max(m_workspaceBytes, p->memory);
         note = "forward " + algorithmName(p->algo) + " (cudnnFind)";
@@ -61,8 +61,9 @@ void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
         h, t.wd->get(), t.yd->get(), t.cd->get(), t.xd->get(), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &nd, d));
     const auto* pd = firstUsable(d, nd, m_workspaceLimit, tf32());
     if (!pd)
-        throw UnsupportedError(who + ": cuDNN has no " + mathWords() + " backward-data algorithm for it within the workspace "
-            + "limit of " + gpu::mib(m_workspaceLimit) + " (--option workspace_limit=BYTES)");
+        throw UnsupportedError(who + ": cuDNN has no " + mathWords()
+            + " backward-data algorithm for it within the workspace " + "limit of " + gpu::mib(m_workspaceLimit)
+            + " (--option workspace_limit=BYTES)");
     t.bwdDataAlgo = pd->algo;
     m_workspaceBytes = std::max(m_workspaceBytes, pd->memory);
     cudnnConvolutionBwdFilterAlgoPerf_t f[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];

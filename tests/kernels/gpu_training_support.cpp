@@ -276,6 +276,23 @@ void checkDeviceLosses(const std::string& backend, const std::string& algorithm,
                 REQUIRE(mine);
                 CHECK(std::equal(mine->data(), mine->data() + mine->numel(), start->data()));
             }
+
+    // A finite loss with a gradient that overflows: c2's weights at ~1e30 keep its output (and the loss, in double)
+    // finite, but its backward-data (w · ∂L/∂y, ~1e30 · 1e26) overflows: the step names c2, as cpu.direct does.
+    TrainCase huge = makeTrainCase(elementwise, 711, LossKind::MSE);
+    Tensor scaled = huge.net.layers[2].weight->clone();
+    for (int64_t e = 0; e < scaled.numel(); ++e)
+        scaled.data()[e] *= 1e30f;
+    huge.net.layers[2].weight = std::make_shared<const Tensor>(std::move(scaled));
+    for (const auto& [name, selection] :
+        { std::pair { std::string("cpu"), std::string("direct") }, { backend, algorithm } }) {
+        auto s = BackendRegistry::instance().find(name)->createTrainingSession(selection, {});
+        s->prepare(huge.net, huge.shapes, to);
+        INFO(name << "." << selection << " with c2's weights at 1e30");
+        CHECK_THROWS_WITH(s->step(huge.input, huge.target, 1),
+            Catch::Contains("step 1") && Catch::Contains("layer 2 (c2") && Catch::Contains("not finite")
+                && !Catch::Contains("the loss"));
+    }
 }
 
 Network softmaxAxesNetwork(const std::string& name)

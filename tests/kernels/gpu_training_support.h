@@ -64,8 +64,8 @@ Network softmaxAxesNetwork(const std::string& name);
 // The step's loss on the device (kernels/common/loss_kernels.cuh) on <backend>.<algorithm>: cross-entropy over 20
 // rows (three blocks of rows), MSE and BCE-with-logits over 5120 outputs (20 blocks) match cpu.direct's loss and
 // gradients over two steps; a NaN in the input makes the step throw naming the step and "the loss", and no
-// parameter changes (the optimizer kernels read the loss's flag), a second session's first step with the same input
-// again throwing the same.
+// parameter changes (the optimizer kernels read the loss's flag); a finite loss whose backward overflows names the
+// layer whose gradient is not finite, as cpu.direct does.
 void checkDeviceLosses(const std::string& backend, const std::string& algorithm, StepTolerance tolerance);
 
 // Relative L2 of `value` against `reference` below `tolerance`, the message naming `what`.
