@@ -249,7 +249,7 @@ void CudaTrainingSession::planLayer(size_t i)
                     reduceNeeds(train::channelSumsWorkspaceBytes(1, s.out.n * s.out.c, s.out.h * s.out.w, m_sms));
             } else if constexpr (std::is_same_v<T, MaxPool2d>) {
                 t.mask = gpu::DeviceBuffer(size_t(s.out.numel()) * sizeof(int), "train: maxpool2d's window argmax");
-                t.note = "backward: each window's argmax once, then a gather per input element";
+                t.note = "forward: each window's argmax kept beside its maximum; backward: a gather per input element";
             } else if constexpr (std::is_same_v<T, Dropout>) {
                 if (!(l.p >= 0 && l.p < 1))
                     throw InputError(
@@ -307,7 +307,8 @@ void CudaTrainingSession::forward(size_t i)
                     m_train.batchNormMomentum, t.mean.floats(), t.var.floats(), static_cast<double*>(t.saveMean.get()),
                     static_cast<double*>(t.saveInvStd.get()), y, m_workspace.get(), m_sms, st);
             } else if constexpr (std::is_same_v<T, MaxPool2d>) {
-                maxPool2d(poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, y, st);
+                train::maxPool2dTrainForward(poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, y,
+                    static_cast<int*>(t.mask.get()), st);
             } else if constexpr (std::is_same_v<T, AvgPool2d>) {
                 PoolGeometry g = poolGeometry(s, l.kernel_size, l.effectiveStride(), { 1, 1 });
                 g.countIncludePad = l.count_include_pad;
@@ -405,8 +406,8 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, float* gx)
                 const ActivationGrad kind = gradKind(l, &param, &param2);
                 gpu::train::activationBackward(kind, param, param2, x, gy, gx, s.in.numel(), st);
             } else if constexpr (std::is_same_v<T, MaxPool2d>) {
-                train::maxPool2dBackward(poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, gy, gx,
-                    static_cast<int*>(t.mask.get()), st);
+                train::maxPool2dBackward(poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation),
+                    static_cast<const int*>(t.mask.get()), gy, gx, st);
             } else if constexpr (std::is_same_v<T, AvgPool2d>) {
                 PoolGeometry g = poolGeometry(s, l.kernel_size, l.effectiveStride(), { 1, 1 });
                 g.countIncludePad = l.count_include_pad;

@@ -9,10 +9,11 @@
 // (divisor_override, the window clipped to the padded input when count_include_pad, else to the input). Windows
 // overlap little in practice (k ≤ 2·stride).
 //
-// maxpool2d runs in two passes: each window's argmax once (a thread per output, into the caller's int scratch), then
-// the per-input gather compares indices. Recomputing the argmax per input element instead rescanned 9 taps for each
-// of the up to 4 windows a ResNet 3×3/2 pool's input lies in (36 loads an element): 2.17 ms against cuDNN's 0.60 at
-// batch 32 on 112² (H200).
+// maxpool2d's training forward writes each window's argmax beside its maximum (a thread per output, into the
+// layer's int buffer), as PyTorch's max_pool2d_with_indices does; its backward is then one gather that compares
+// indices. Recomputing the argmax per input element instead rescanned 9 taps for each of the up to 4 windows a
+// ResNet 3×3/2 pool's input lies in (36 loads an element): 2.17 ms against cuDNN's 0.60 at batch 32 on 112² (H200);
+// the argmax pass in the backward with 64-bit index divisions took 0.68 ms.
 #include "kernels/common/cuda_check.h"
 #include "kernels/cuda/training/backward_index.h"
 #include "kernels/cuda/training/pool2d_backward.cuh"
@@ -34,15 +35,20 @@ namespace {
         return poolWindowOf(i, tap, pad, dil, stride, outSize);
     }
 
-    // Pass 1: each window's argmax (its in-plane index, −1 when no tap is in bounds), scanned
-    // as the forward scans it.
-    __global__ void argmaxKernel(PoolGeometry g, const float* __restrict__ x, int* __restrict__ argmax, long long total)
+    // The training forward: each window's maximum, as maxpool2d.cu's kernel computes it (the first in-bounds tap,
+    // replaced by a larger value or a NaN; −∞ for a window wholly in the padding), and where it is (its in-plane
+    // index, −1 for no tap) for the backward — PyTorch's max_pool2d_with_indices. 32-bit indices (the session refuses
+    // tensors of 2^31 elements); the flat index split by multiply-high divisions, not the 64-bit divisions that made
+    // the two-pass backward cost 0.68 ms on ResNet-18's 112² pool at batch 32.
+    __global__ void forwardWithArgmaxKernel(PoolGeometry g, FastDivmod byQ, FastDivmod byP, const float* __restrict__ x,
+        float* __restrict__ y, int* __restrict__ argmax, unsigned total)
     {
-        for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
-             idx += (long long)gridDim.x * blockDim.x) {
-            const long long plane = idx / (g.p * g.q);
-            const int opos = int(idx - plane * g.p * g.q), oh = opos / g.q, ow = opos - oh * g.q;
-            const float* xp = x + plane * g.h * g.w;
+        for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
+            const unsigned row = byQ.quotient(idx);
+            const int ow = int(idx - row * unsigned(g.q));
+            const unsigned plane = byP.quotient(row);
+            const int oh = int(row - plane * unsigned(g.p));
+            const float* xp = x + size_t(plane) * unsigned(g.h * g.w);
             const int h0 = oh * g.strideH - g.padTop, w0 = ow * g.strideW - g.padLeft;
             float best = -INFINITY;
             int arg = -1;
@@ -54,7 +60,7 @@ namespace {
                     const int ww = w0 + b * g.dilW;
                     if (ww < 0 || ww >= g.w)
                         continue;
-                    const float v = xp[hh * g.w + ww];
+                    const float v = __ldg(xp + hh * g.w + ww);
                     if (arg < 0)
                         arg = hh * g.w + ww;
                     if (v > best || isnan(v)) {
@@ -63,20 +69,23 @@ namespace {
                     }
                 }
             }
+            y[idx] = best;
             argmax[idx] = arg;
         }
     }
 
-    // Pass 2: each input element sums the gradients of the windows whose argmax it is, windows in tap order.
-    __global__ void argmaxGatherKernel(PoolGeometry g, const int* __restrict__ argmax, const float* __restrict__ gy,
-        float* __restrict__ gx, long long total)
+    // The backward: each input element sums the gradients of the windows whose argmax it is, windows in tap order.
+    __global__ void argmaxGatherKernel(PoolGeometry g, FastDivmod byW, FastDivmod byH, const int* __restrict__ argmax,
+        const float* __restrict__ gy, float* __restrict__ gx, unsigned total)
     {
-        for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
-             idx += (long long)gridDim.x * blockDim.x) {
-            const long long plane = idx / (g.h * g.w);
-            const int pos = int(idx - plane * g.h * g.w), ih = pos / g.w, iw = pos - ih * g.w;
-            const int* ap = argmax + plane * g.p * g.q;
-            const float* gp = gy + plane * g.p * g.q;
+        for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
+            const unsigned row = byW.quotient(idx);
+            const int iw = int(idx - row * unsigned(g.w));
+            const unsigned plane = byH.quotient(row);
+            const int ih = int(row - plane * unsigned(g.h));
+            const int pos = ih * g.w + iw;
+            const int* ap = argmax + size_t(plane) * unsigned(g.p * g.q);
+            const float* gp = gy + size_t(plane) * unsigned(g.p * g.q);
             float sum = 0.0f;
             for (int i = 0; i < g.kh; ++i) {
                 const int oh = windowOf(ih, i, g.padTop, g.dilH, g.strideH, g.p);
@@ -84,8 +93,8 @@ namespace {
                     continue;
                 for (int j = 0; j < g.kw; ++j) {
                     const int ow = windowOf(iw, j, g.padLeft, g.dilW, g.strideW, g.q);
-                    if (ow >= 0 && ap[oh * g.q + ow] == pos)
-                        sum += gp[oh * g.q + ow];
+                    if (ow >= 0 && __ldg(ap + oh * g.q + ow) == pos)
+                        sum += __ldg(gp + oh * g.q + ow);
                 }
             }
             gx[idx] = sum;
@@ -135,14 +144,20 @@ namespace {
     }
 } // namespace
 
-void maxPool2dBackward(const PoolGeometry& g, const float* x, const float* gy, float* gx, int* argmax, cudaStream_t st)
+void maxPool2dTrainForward(const PoolGeometry& g, const float* x, float* y, int* argmax, cudaStream_t st)
+{
+    const long long windows = (long long)g.n * g.c * g.p * g.q;
+    forwardWithArgmaxKernel<<<blocksFor(windows), kThreads, 0, st>>>(
+        g, FastDivmod(uint32_t(g.q)), FastDivmod(uint32_t(g.p)), x, y, argmax, unsigned(windows));
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::maxPool2dTrainForward");
+}
+
+void maxPool2dBackward(const PoolGeometry& g, const int* argmax, const float* gy, float* gx, cudaStream_t st)
 {
     const long long total = (long long)g.n * g.c * g.h * g.w;
-    const long long windows = (long long)g.n * g.c * g.p * g.q;
-    argmaxKernel<<<blocksFor(windows), kThreads, 0, st>>>(g, x, argmax, windows);
-    CONVSCOPE_CUDA_CHECK_LAUNCH("train::maxPool2dBackward (argmax)");
-    argmaxGatherKernel<<<blocksFor(total), kThreads, 0, st>>>(g, argmax, gy, gx, total);
-    CONVSCOPE_CUDA_CHECK_LAUNCH("train::maxPool2dBackward (gather)");
+    argmaxGatherKernel<<<blocksFor(total), kThreads, 0, st>>>(
+        g, FastDivmod(uint32_t(g.w)), FastDivmod(uint32_t(g.h)), argmax, gy, gx, unsigned(total));
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::maxPool2dBackward");
 }
 
 void avgPool2dBackward(const PoolGeometry& g, const float* gy, float* gx, cudaStream_t st)
