@@ -124,34 +124,6 @@ namespace {
             gx[i] = x[i] > 0.0f ? gy[i] : a * gy[i];
         }
     }
-
-    // One block per slope: the block's threads stride over the slope's elements, then reduce in shared memory.
-    __global__ void preluWeightsKernel(
-        int64_t slopeCount, int64_t n, int64_t channels, int64_t plane, const float* x, const float* gy, float* gs)
-    {
-        __shared__ double partial[kThreads];
-        const int64_t slope = blockIdx.x;
-        // The slope's elements: every (image, channel, position) whose channel it covers.
-        const int64_t perImage = slopeCount == 1 ? channels * plane : plane;
-        const int64_t total = n * perImage;
-        double sum = 0;
-        for (int64_t k = threadIdx.x; k < total; k += blockDim.x) {
-            const int64_t image = k / perImage, within = k % perImage;
-            const int64_t i
-                = slopeCount == 1 ? image * channels * plane + within : (image * channels + slope) * plane + within;
-            if (!(x[i] > 0.0f))
-                sum += double(x[i]) * double(gy[i]);
-        }
-        partial[threadIdx.x] = sum;
-        __syncthreads();
-        for (int half = kThreads / 2; half > 0; half /= 2) {
-            if (int(threadIdx.x) < half)
-                partial[threadIdx.x] += partial[threadIdx.x + half];
-            __syncthreads();
-        }
-        if (threadIdx.x == 0)
-            gs[slope] = float(partial[0]);
-    }
 } // namespace
 
 void preluBackwardData(const float* slopes, int64_t slopeCount, int64_t n, int64_t channels, int64_t plane,
@@ -160,13 +132,6 @@ void preluBackwardData(const float* slopes, int64_t slopeCount, int64_t n, int64
     const int64_t count = n * channels * plane;
     preluDataKernel<<<blocksFor(count), kThreads, 0, stream>>>(slopes, slopeCount, channels, plane, x, gy, gx, count);
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::preluDataKernel");
-}
-
-void preluBackwardWeights(int64_t slopeCount, int64_t n, int64_t channels, int64_t plane, const float* x,
-    const float* gy, float* gslopes, cudaStream_t stream)
-{
-    preluWeightsKernel<<<unsigned(slopeCount), kThreads, 0, stream>>>(slopeCount, n, channels, plane, x, gy, gslopes);
-    CONVSCOPE_CUDA_CHECK_LAUNCH("train::preluWeightsKernel");
 }
 
 void sgdUpdate(float* param, const float* grad, float* buf, int64_t count, float lr, float momentum, float weightDecay,

@@ -36,11 +36,9 @@ enum class ActivationGrad { LeakyReLU, ReLU6, Hardswish, Hardsigmoid, SiLU, Hard
 void activationBackward(ActivationGrad kind, float param, float param2, const float* x, const float* gy, float* gx,
     int64_t count, cudaStream_t stream);
 
-// PReLU on x [n, channels, plane] with `slopeCount` slopes (1 shared, or one per channel):
-//   gx = x > 0 ? gy : a·gy;   ga[s] = Σ over the slope's elements of (x > 0 ? 0 : x·gy), summed in double.
+// PReLU on x [n, channels, plane] with `slopeCount` slopes (1 shared, or one per channel): gx = x > 0 ? gy : a·gy.
+// (The slopes' gradient is a per-channel reduction: kernels/cuda/training/channel_reduce.cuh.)
 void preluBackwardData(const float* slopes, int64_t slopeCount, int64_t n, int64_t channels, int64_t plane,
     const float* x, const float* gy, float* gx, cudaStream_t stream);
-void preluBackwardWeights(int64_t slopeCount, int64_t n, int64_t channels, int64_t plane, const float* x,
-    const float* gy, float* gslopes, cudaStream_t stream);
 
 } // namespace convscope::gpu::train

@@ -9,6 +9,7 @@
 #include "kernels/common/training_kernels.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/parametric_activation.cuh"
+#include "kernels/cuda/training/channel_reduce.cuh"
 #include "kernels/cudnn/conv_geometry.h"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/reduce_layers.h"
@@ -271,8 +272,13 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
                 if (t.weightCount != 1 && t.weightCount != s.in.c)
                     throw InputError(trainLayerLabel(m_net, i) + ": " + std::to_string(t.weightCount) + " slopes for "
                         + std::to_string(s.in.c) + " channels");
+                int sms = 0;
+                CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, m_device));
+                m_workspaceBytes = std::max(m_workspaceBytes,
+                    cuda::train::preluSlopeGradientWorkspaceBytes(
+                        t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, sms));
                 t.note = "our CUDA kernels (cuDNN has no prelu): the forward, gx, and the slopes' gradient summed in "
-                         "double, one block per slope";
+                         "double over runs that fill the GPU (the cuda session's per-channel reduction)";
             } else if constexpr (std::is_same_v<T,
                                      MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
                 t.xd = desc4(s.in);
@@ -509,8 +515,10 @@ void CudnnTrainingSession::backwardWeights(size_t k, const Handles& h)
         CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h.cudnn, &kOne, t.xd->get(), gy, t.yd->get(), x,
             t.cd->get(), t.bwdFilterAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.wd->get(), t.gW));
     } else if (std::holds_alternative<PReLU>(m_net.layers[k].spec)) {
-        train::preluBackwardWeights(
-            t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, gy, t.gW, m_stream->get());
+        int sms = 0;
+        CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, m_device));
+        cuda::train::preluSlopeGradient(t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, gy, t.gW,
+            m_workspace.get(), sms, m_stream->get());
     } else {
         throw Error(trainLayerLabel(m_net, k) + ": parameters without a weight gradient");
     }

@@ -19,8 +19,8 @@
 //   relu, sigmoid, tanh, elu   cudnnActivationForward / cudnnActivationBackward.
 //   leaky_relu, relu6, hardswish, hardsigmoid, silu, hardtanh   forward by kernels/cuda/activation.cu (hardtanh:
 //                     parametric_activation.cu), backward by our kernel (training_kernels.cuh) with PyTorch's kinks.
-//   prelu             forward by kernels/cuda/parametric_activation.cu; gx and the slopes' gradient (summed in double,
-//                     one block per slope) by our kernels.
+//   prelu             forward by kernels/cuda/parametric_activation.cu; gx by training_kernels.cuh; the slopes'
+//                     gradient summed in double over runs (kernels/cuda/training/channel_reduce.cuh).
 //   maxpool2d, avgpool2d, global_avgpool2d   cudnnPoolingForward / cudnnPoolingBackward (max: the deterministic
 //                     mode) where cuDNN's windows are exactly PyTorch's: symmetric padding, no extra ceil_mode window,
 //                     no dilation, no divisor_override; the rest is refused.
