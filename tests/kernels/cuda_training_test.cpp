@@ -135,6 +135,39 @@ TEST_CASE("cuda training: a long reduction (split-K) and a depthwise layer match
     test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 2, kSteps);
 }
 
+// cuda.winograd trains the 3×3 stride-1 ungrouped layers' forward and backward-data on Winograd F(4×4, 3×3) (the
+// graph's c1, asymmetric padding, and a 16-channel layer at 32² over 8 images), everything else as implicit_gemm:
+// Winograd's transforms round differently from a direct sum (~1e-5 relative on these sizes), so the bounds are
+// cudnn's (whose FP32 algorithms include Winograd too).
+TEST_CASE("cuda training: cuda.winograd's 3x3 layers (Winograd forward and backward-data) match cpu.direct",
+    "[gpu][cuda][train][winograd]")
+{
+    constexpr test::StepTolerance kWinograd { 1e-3, 3e-3 };
+    const test::TrainCase graph = test::makeTrainCase(parseNetwork(kGraph, "the cuda winograd graph", {}), 222);
+    test::trainSideBySide("cuda", graph, test::sgdMomentumForTests(), "winograd", 3, kWinograd);
+    const std::string json = R"({ "format": "convscope-network", "version": 1, "name": "cuda_train_winograd",
+      "input": { "batch": 8, "channels": 16, "height": 32, "width": 32, "source": "random" },
+      "layers": [
+        { "type": "conv2d", "name": "c1", "out_channels": 16, "kernel_size": [3, 3], "padding": [1, 1, 1, 1],
+          "init": { "kind": "he_uniform", "seed": 81 } },
+        { "type": "relu", "name": "r1" },
+        { "type": "conv2d", "name": "c2", "out_channels": 8, "kernel_size": [3, 3],
+          "init": { "kind": "he_uniform", "seed": 82 } },
+        { "type": "global_avgpool2d", "name": "g" }, { "type": "flatten", "name": "f" },
+        { "type": "linear", "name": "fc", "out_features": 4, "init": { "kind": "he_uniform", "seed": 83 } } ] })";
+    const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "winograd", {}), 808);
+    test::trainSideBySide("cuda", c, test::adamForTests(), "winograd", 2, kWinograd);
+    if (auto cuda = test::backendOrSkip("cuda")) {
+        auto session = cuda->createTrainingSession("winograd", {});
+        session->prepare(c.net, c.shapes, {});
+        const auto m = session->metadata();
+        CHECK_THAT(m.at("layer 0 c1"), Catch::Contains("forward: Winograd F(4x4,3x3)"));
+        CHECK_THAT(m.at("layer 0 c1"), Catch::Contains("flipped weights, Winograd F(4x4,3x3)"));
+        CHECK_THAT(m.at("layer 2 c2"), Catch::Contains("forward: Winograd")); // backward-data needs padding 2
+        CHECK_THAT(m.at("training_kernels"), Catch::Contains("Winograd"));
+    }
+}
+
 TEST_CASE("cuda training: per-channel reductions cut into runs match cpu.direct", "[gpu][cuda][train]")
 {
     // On a GPU of 132 SMs (channel_walk.h's plan): c1's bias and bn1 sum 8·32² per channel in 2 runs of a block each

@@ -174,7 +174,7 @@ void CudaTrainingSession::planLayer(size_t i)
     const auto phaseGemmOf = [&](const ConvGeometry& tg) {
         if (!gemmFamily() || !train::transposedPhaseGemmApplies(tg))
             return;
-        t.phases = train::makeTransposedPhaseGemm(tg, m_sms);
+        t.phases = train::makeTransposedPhaseGemm(tg, m_sms, winogradTile());
         t.phaseGemm = true;
         t.phaseWeights = gpu::DeviceBuffer(t.phases.weightFloats * sizeof(float), "train: a phase's gathered taps");
         t.phaseScratch = gpu::DeviceBuffer(t.phases.scratchBytes, "train: the phases' implicit GEMM scratch");
@@ -191,12 +191,20 @@ void CudaTrainingSession::planLayer(size_t i)
                 t.wgrad = t.fwd;
                 t.fwdGemm = gemmFamily();
                 t.dataGemm = gemmFamily() && convTranspose2dPhaseApplies(t.data);
-                if (t.fwdGemm)
+                if (winogradTile() && conv2dWinogradRefusal(t.fwd, winogradTile()).empty()) {
+                    t.fwdWinograd = winogradTile(); // the weights are transformed at every launch: they change
+                    t.fwdScratch = gpu::DeviceBuffer(
+                        conv2dWinogradScratchBytes(t.fwd, t.fwdWinograd), "train: Winograd's transformed tiles");
+                    conv2dWinogradPrepare(t.fwd, t.fwdWinograd, t.fwdScratch.get(), st);
+                } else if (t.fwdGemm) {
                     gemmTable(t.fwd, t.fwdScratch);
+                }
                 phaseGemmOf(t.data);
                 wgradNeeds(t.wgrad);
                 biasNeeds();
-                t.note = std::string(t.fwdGemm ? "forward: " + variantOf(t.fwd) : "forward: direct")
+                t.note = std::string(t.fwdWinograd ? "forward: " + conv2dWinogradNote(t.fwd, t.fwdWinograd, m_sms)
+                                 : t.fwdGemm       ? "forward: " + variantOf(t.fwd)
+                                                   : "forward: direct")
                     + "; backward-data: "
                     + (t.phaseGemm ? train::transposedPhaseGemmNote(t.phases, m_sms)
                                    : std::string("transposed convolution, ")
@@ -287,7 +295,9 @@ void CudaTrainingSession::forward(size_t i)
         [&](const auto& l) {
             using T = std::decay_t<decltype(l)>;
             if constexpr (std::is_same_v<T, Conv2d>) {
-                if (t.fwdGemm)
+                if (t.fwdWinograd)
+                    conv2dWinograd(t.fwd, t.fwdWinograd, x, w, b, y, t.fwdScratch.get(), m_sms, st);
+                else if (t.fwdGemm)
                     gemmRun(t.fwd, x, w, b, y, t.fwdScratch.get());
                 else
                     conv2dDirect(t.fwd, x, w, b, y, st);

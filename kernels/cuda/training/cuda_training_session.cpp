@@ -1,6 +1,7 @@
 // The cuda TrainingSession's own part (cuda_training_session.h has the kinds; kernels/common/gpu_training_session.h
 // the flow both GPU sessions share): the algorithms it accepts, batch norm's saved statistics, and its metadata.
 #include "kernels/cuda/training/cuda_training_session.h"
+#include "kernels/cuda/cuda_options.h"
 
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
@@ -53,11 +54,17 @@ void CudaTrainingSession::extraMetadata(std::map<std::string, std::string>& m) c
     m["workspace"] = gpu::mib(m_workspaceBytes)
         + " (the weight gradients' split-K partial sums; batch norm's and the bias and gate gradients' per-channel "
           "partial sums)";
-    if (m_algorithm != "direct" && m_algorithm != "implicit_gemm")
+    if (m_algorithm == "winograd")
+        m["training_kernels"] = m_prefix + " trains the 3x3 stride-1 ungrouped convolutions' forward and backward-data "
+            + "on Winograd F(" + std::to_string(winogradTile()) + "x" + std::to_string(winogradTile())
+            + ",3x3), everything else with cuda.implicit_gemm's kernels (the weight gradient is the split-K GEMM)";
+    else if (m_algorithm != "direct" && m_algorithm != "implicit_gemm")
         m["training_kernels"] = m_prefix
             + " trains with cuda.implicit_gemm's kernels (the forward's implicit GEMM, "
               "the backward's phase-form data gradient and split-K weight gradient)";
 }
+
+int CudaTrainingSession::winogradTile() const { return m_algorithm == "winograd" ? winogradTileOf(m_options) : 0; }
 
 std::unique_ptr<TrainingSession> makeTrainingSession(const std::string& algorithm, const SessionOptions& options)
 {

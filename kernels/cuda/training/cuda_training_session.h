@@ -1,16 +1,19 @@
 // The cuda backend's TrainingSession (issue 33): the training step on our own kernels — no cuDNN, no cuBLAS. The
 // flow (prepare, step, the phased step the DCGAN loop drives, the timing, the flags, reset) is the one both GPU
 // sessions share (kernels/common/gpu_training_session.h, gpu::GpuTrainingSession); this class supplies what runs per
-// layer kind. NVTX ranges "cuda.implicit_gemm · train · L3 conv2d c1 · backward-data". FP32 math only; the tensors
-// NCHW FP32 on the device.
+// layer kind. NVTX ranges "cuda.implicit_gemm · train · L3 conv2d c1 · backward-data". FP32 math only (Winograd's
+// transforms under cuda.winograd are FP32 too, with its own rounding); the tensors NCHW FP32 on the device.
 //
 // What each kind runs (cuda_training_layers.cpp; the forward kernels are the inference path's, kernels/cuda/):
-//   conv2d            forward conv2dDirect (cuda.direct) or the implicit GEMM (every other algorithm: its table-driven
-//                     tiles, never the pipelined tiles whose transposed weights would go stale at each update);
-//                     backward-data = the transposed convolution of dy with the same weight (conv_transpose2d.cuh:
-//                     the gather kernel for cuda.direct, the stride-phase form otherwise); backward-weights an
-//                     implicit GEMM over N·P·Q with split-K (training/conv2d_backward_weights.cuh); the bias gradient
-//                     a per-channel sum (training/channel_reduce.cuh; the same engine as batch norm's).
+//   conv2d            forward conv2dDirect (cuda.direct) or the implicit GEMM (every other algorithm, the launcher's
+//                     tiles and split-K; the pipelined tiles' transposed weights remade before each launch), or under
+//                     cuda.winograd Winograd F(m×m, 3×3) on 3×3 stride-1 ungrouped layers; backward-data = the
+//                     transposed convolution of dy with the same weight: one stride-1 implicit GEMM per stride phase
+//                     (training/transposed_phase_gemm.cuh; Winograd again for a 3×3 stride-1 layer under
+//                     cuda.winograd), the older stride-phase or gather kernel (conv_transpose2d.cuh) where the plan
+//                     does not apply or on cuda.direct; backward-weights an implicit GEMM over N·P·Q with split-K
+//                     (training/conv2d_backward_weights.cuh); the bias gradient a per-channel sum
+//                     (training/channel_reduce.cuh; the same engine as batch norm's).
 //   conv_transpose2d  forward the gather / phase kernel; backward-data the conv2d forward of dy (the transposed
 //                     convolution's adjoint, same weight); backward-weights conv2d's with the roles swapped (dy as the
 //                     convolution's input, x as its output gradient).
@@ -57,6 +60,7 @@ struct CudaTrainLayer : gpu::TrainLayerState {
     // the implicit GEMM tables or linear's split-K sums of the forward and backward-data.
     ConvGeometry fwd {}, data {}, wgrad {};
     bool fwdGemm = false, dataGemm = false;
+    int fwdWinograd = 0; // cuda.winograd on a 3×3 stride-1 ungrouped conv2d: the forward's Winograd tile m (else 0)
     gpu::DeviceBuffer fwdScratch, dataScratch;
     // The transposed convolution (conv2d's backward-data, conv_transpose2d's forward) as one stride-1 implicit GEMM
     // per stride phase (transposed_phase_gemm.cuh), with its gathered weights (remade at every pass), GEMM scratch
@@ -85,6 +89,9 @@ private:
     void batchNormBackward(size_t k, float* gx) override;
 
     bool gemmFamily() const { return m_algorithm != "direct"; }
+    // cuda.winograd: the Winograd tile (--option winograd_tile, 4 by default) for the 3×3 stride-1 convolutions of
+    // the forward and the backward-data; 0 on every other algorithm.
+    int winogradTile() const;
     // conv2dImplicitGemm of g, first remaking the pipelined tiles' transposed weights from w when it runs them.
     void gemmRun(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, void* scratch);
 

@@ -23,12 +23,17 @@ struct TransposedPhaseGemm {
     std::vector<size_t> weightOffset; // floats, per class
     std::vector<size_t> scratchOffset; // bytes, per class
     size_t weightFloats = 0, scratchBytes = 0, tempFloats = 0;
+    // Stride 1 with one class that is a 3×3, stride-1, ungrouped convolution, under cuda.winograd: that convolution
+    // runs Winograd F(m×m, 3×3) (conv2d_winograd.cu) instead of the implicit GEMM; 0 where it does not.
+    int winograd = 0;
 };
 
 // The plain-int shape of a ConvGeometry, and whether its plan applies (every class an ordinary convolution).
 PhaseShape phaseShapeOf(const ConvGeometry& g);
 bool transposedPhaseGemmApplies(const ConvGeometry& t);
-TransposedPhaseGemm makeTransposedPhaseGemm(const ConvGeometry& t, int sms);
+// winogradTile: 2 or 4 to run a stride-1 layer's one convolution on Winograd where it applies (cuda.winograd's
+// training), 0 for the implicit GEMM always.
+TransposedPhaseGemm makeTransposedPhaseGemm(const ConvGeometry& t, int sms, int winogradTile = 0);
 // Builds the classes' implicit GEMM tables that do not depend on the weights (once, at prepare).
 void transposedPhaseGemmPrepare(const TransposedPhaseGemm& p, void* scratch, int sms, cudaStream_t st);
 // "4 stride phases as implicit GEMMs (64x128cp tiles, …)"
