@@ -205,28 +205,48 @@ TEST_CASE("cuda training index math: the weight gradient's threads own each outp
 
 TEST_CASE("cuda training index math: the weight gradient's tile and split-K per layer", "[train][cuda]")
 {
-    // ResNet-18 at batch 32 and the U-Net encoder at batch 16 on a 132-SM device.
+    // ResNet-18 at batch 32 and the U-Net encoder at batch 16 on a 132-SM device, each tile at the occupancy its
+    // register cap gives on sm_90 (the launcher asks the runtime; wgradMinBlocks is what ptxas reaches there).
     const WgradShape stem = shapeOf(32, 3, 224, 224, 64, 7, 7, 2, 3, 3, 1, 1);
     const WgradShape layer1 = shapeOf(32, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1);
     const WgradShape layer4 = shapeOf(32, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1);
     const WgradShape projection = shapeOf(32, 128, 28, 28, 256, 1, 1, 2, 0, 0, 1, 1);
+    const WgradShape enc1 = shapeOf(16, 64, 128, 128, 64, 3, 3, 1, 1, 1, 1, 1);
+    const WgradShape enc2in = shapeOf(16, 64, 64, 64, 128, 3, 3, 1, 1, 1, 1, 1);
     const WgradShape enc2 = shapeOf(16, 128, 64, 64, 128, 3, 3, 1, 1, 1, 1, 1);
     CHECK(wgradTiling(stem).bm == 64); // 64 rows, 147 columns
     CHECK(wgradTiling(layer1).bm == 64); // no half-empty 128-row tiles for 64 channels
     CHECK((wgradTiling(layer4).bm == 128 && wgradTiling(layer4).bn == 128));
     CHECK((wgradTiling(enc2).bm == 128 && wgradTiling(enc2).bn == 128));
     CHECK(wgradTiling(projection).bm == 128);
-    for (const WgradShape& g : { stem, layer1, layer4, projection, enc2 }) {
+    const auto slotsOf = [](WgradTiling t) { return 132LL * wgradMinBlocks(t.bm, t.bn); };
+    for (const WgradShape& g : { stem, layer1, layer4, projection, enc1, enc2in, enc2 }) {
         const WgradTiling t = wgradTiling(g);
-        const int splits = wgradSplits(g, t, 132);
-        INFO("reduction " << wgradReduction(g) << ", tiles " << wgradTiles(g, t) << ", split-K " << splits);
+        const int splits = wgradSplits(g, t, 132, wgradMinBlocks(t.bm, t.bn));
+        const long long blocks = wgradTiles(g, t) * splits, slots = slotsOf(t);
+        const long long most = std::min({ wgradReduction(g) / kWgradMinRun, kWgradMaxSplits, 65535LL / g.groups });
+        INFO("reduction " << wgradReduction(g) << ", tiles " << wgradTiles(g, t) << ", split-K " << splits << ", "
+                          << blocks << " blocks in " << slots << " slots");
         CHECK(splits >= 1);
         CHECK(splits <= kWgradMaxSplits);
         CHECK((splits == 1 || wgradReduction(g) / splits >= kWgradMinRun));
-        CHECK(wgradTiles(g, t) * splits <= 2 * 132 + wgradTiles(g, t)); // about two blocks a multiprocessor
+        // No last wave of a few blocks (the slowest case: a whole block's time for them alone) unless the caps stop
+        // the split count short of a full wave.
+        CHECK((splits == most || blocks % slots == 0 || blocks % slots >= slots / 4));
+        CHECK(wgradSplitCost(g, t, slots, splits) <= wgradSplitCost(g, t, slots, 1));
     }
-    CHECK(wgradSplits(stem, wgradTiling(stem), 132) > 32); // two tiles over 401 408 positions
-    CHECK(wgradSplits(layer4, wgradTiling(layer4), 132) == 2); // 144 tiles over 1 568: 288 blocks
+    // The U-Net encoder's long reductions fill exactly one wave: the old rule's ⌈2·132 / tiles⌉ parts made 265 and
+    // 270 blocks of 264 slots, one or six blocks left for a second wave.
+    for (const WgradShape& g : { enc1, enc2in, enc2 }) {
+        const WgradTiling t = wgradTiling(g);
+        const long long blocks = wgradTiles(g, t) * wgradSplits(g, t, 132, wgradMinBlocks(t.bm, t.bn));
+        INFO(blocks << " blocks in " << slotsOf(t) << " slots");
+        CHECK(blocks <= slotsOf(t));
+        CHECK(blocks * 100 >= slotsOf(t) * 95);
+    }
+    CHECK(wgradSplits(stem, wgradTiling(stem), 132, 3) > 32); // two tiles over 401 408 positions
+    CHECK(wgradSplits(layer4, wgradTiling(layer4), 132, 2) > 1); // 144 tiles over 1 568
+    CHECK(wgradSplits(enc2, wgradTiling(enc2), 132, 2) == 29); // 9 tiles: 261 blocks in 264 slots
 }
 
 TEST_CASE("cuda training index math: the split runs tile the reduction exactly once", "[train][cuda]")

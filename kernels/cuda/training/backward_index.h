@@ -36,6 +36,7 @@ struct WgradShape {
 CONVSCOPE_HD long long wgradReduction(const WgradShape& g) { return (long long)g.n * g.p * g.q; } // the GEMM's K
 CONVSCOPE_HD int wgradColumns(const WgradShape& g) { return (g.c / g.groups) * g.r * g.s; } // the GEMM's N
 CONVSCOPE_HD int wgradRows(const WgradShape& g) { return g.k / g.groups; } // the GEMM's M (per group)
+CONVSCOPE_HD long long wgradWeightCount(const WgradShape& g) { return (long long)g.k * wgradColumns(g); }
 
 // The tiled kernel's view of the GEMM (conv2d_backward_weights.cu). A block owns a BM × BN tile of dW (BM, BN ∈
 // {64, 128}) and walks its run of the reduction in kWgradDepth-deep steps with kWgradThreads threads. Loads: slot l
@@ -46,6 +47,10 @@ CONVSCOPE_HD int wgradRows(const WgradShape& g) { return g.k / g.groups; } // th
 // addresses and of B 8 (128 bytes, one shared-memory wavefront each), where 2 × 16 would take two for B.
 constexpr int kWgradDepth = 8;
 constexpr int kWgradThreads = 256;
+// The register cap of a tile's kernel (__launch_bounds__'s blocks a multiprocessor): 128×128 (8×8 outputs a thread)
+// needs its 128 registers and runs 2 blocks; the half tiles fit 80 and run 3, 64×64 fits 64 and runs 4 — without a
+// cap nvcc gave the half tiles 95 (2 blocks, 16 warps to hide latency) and 64×64 79 (3).
+constexpr int wgradMinBlocks(int bm, int bn) { return bm * bn >= 128 * 128 ? 2 : bm * bn >= 128 * 64 ? 3 : 4; }
 CONVSCOPE_HD int wgradLoadK(int t) { return t % kWgradDepth; }
 CONVSCOPE_HD int wgradLoadLine(int t, int l) { return t / kWgradDepth + (kWgradThreads / kWgradDepth) * l; }
 // The 8 warps as 4 × 2 (rows × columns of the grid), each warp 4 × 8 threads.
@@ -164,24 +169,46 @@ inline WgradTiling wgradTiling(const WgradShape& g)
     return best;
 }
 
-// Split-K: about two blocks per multiprocessor, each split walking at least kWgradMinRun of the reduction (32 steps:
-// a split's fixed costs, its partial tile written and summed once, stay small against its products; ResNet's 7² layers
-// at batch 32, 1 568 deep, split in 2 to 6 rather than leave most of the device idle). A stem's weight gradient is one
-// or two tiles over a reduction of N·P·Q (401 408 for ResNet's 112² at batch 32): it takes up to kWgradMaxSplits
-// parts. The workspace stays small — parts × tiles ≈ 2·SMs tiles (≤ 17 MB of 128×128 floats on 132 SMs) — since a
-// layer with more tiles gets fewer parts.
+// Split-K, chosen to fill the device's resident blocks (`sms` multiprocessors × `blocksPerSm`, the tile's occupancy
+// that the launcher asks the runtime for) in whole waves. Every block of a launch walks as much of the reduction, so a
+// grid of slots + 1 blocks takes about twice as long as one of slots blocks: the last block runs a second wave alone.
+// The old rule (⌈2·SMs / tiles⌉ parts) hit exactly that on the U-Net encoder at batch 16 — 5 tiles × 53 = 265 and
+// 9 × 30 = 270 blocks against 264 slots — and those layers ran at ~0.4× cuDNN. The count minimises a cost in steps:
+//   waves(s) · (⌈steps / s⌉ + kWgradBlockSteps)  +  the sum pass (s > 1)
+// with waves(s) = ⌈tiles · s / slots⌉, kWgradBlockSteps a block's fixed work (its tables, first loads and the store
+// of its tile) and the sum pass its launch plus reading s slices and writing one, memory turned into steps at
+// kWgradFlopPerByte (the device's FP32 rate reached over its memory bandwidth, about 10 on an H100/H200). Ties go to
+// fewer parts. Each part walks at least kWgradMinRun of the reduction, and at most kWgradMaxSplits parts (a stem's
+// weight gradient is one or two tiles over N·P·Q = 401 408 for ResNet's 112² at batch 32).
 constexpr long long kWgradMinRun = 256;
 constexpr long long kWgradMaxSplits = 256;
-inline int wgradSplits(const WgradShape& g, WgradTiling t, int sms)
+constexpr long long kWgradBlockSteps = 8;
+constexpr double kWgradFlopPerByte = 10.0;
+inline double wgradSplitCost(const WgradShape& g, WgradTiling t, long long slots, long long splits)
 {
-    const long long blocks = wgradTiles(g, t);
-    const long long want = (2LL * (sms > 1 ? sms : 1) + blocks - 1) / blocks;
-    long long splits = want;
-    const long long caps[]
-        = { wgradReduction(g) / kWgradMinRun, kWgradMaxSplits, 65535 / (g.groups > 1 ? g.groups : 1) };
+    const long long steps = (wgradReduction(g) + kWgradDepth - 1) / kWgradDepth;
+    const long long waves = (wgradTiles(g, t) * splits + slots - 1) / slots;
+    double cost = double(waves) * double((steps + splits - 1) / splits + kWgradBlockSteps);
+    if (splits > 1) {
+        const double stepFlop = double(slots) * 2.0 * t.bm * t.bn * kWgradDepth; // one step of a full wave
+        const double sumBytes = double(splits + 1) * double(wgradWeightCount(g)) * 4.0;
+        cost += 2.0 + sumBytes * kWgradFlopPerByte / stepFlop;
+    }
+    return cost;
+}
+inline int wgradSplits(const WgradShape& g, WgradTiling t, int sms, int blocksPerSm)
+{
+    const long long slots = (long long)(sms > 1 ? sms : 1) * (blocksPerSm > 1 ? blocksPerSm : 1);
+    long long most = wgradReduction(g) / kWgradMinRun;
+    const long long caps[] = { kWgradMaxSplits, 65535 / (g.groups > 1 ? g.groups : 1) };
     for (long long cap : caps)
-        splits = splits < cap ? splits : cap;
-    return int(splits > 1 ? splits : 1);
+        most = most < cap ? most : cap;
+    long long best = 1;
+    double bestCost = wgradSplitCost(g, t, slots, 1);
+    for (long long s = 2; s <= most; ++s)
+        if (const double cost = wgradSplitCost(g, t, slots, s); cost < bestCost)
+            best = s, bestCost = cost;
+    return int(best);
 }
 
 // Where dW[g·Kg + m, n] lives: in the weight gradient [K, Cg·R·S] and, split z's partial, in the workspace.
@@ -189,7 +216,6 @@ CONVSCOPE_HD long long wgradIndex(const WgradShape& g, int grp, int m, int col)
 {
     return ((long long)grp * wgradRows(g) + m) * wgradColumns(g) + col;
 }
-CONVSCOPE_HD long long wgradWeightCount(const WgradShape& g) { return (long long)g.k * wgradColumns(g); }
 
 // Along one axis of a window pool (or any window of `taps` taps `dil` apart, `stride` apart, `pad` before): the
 // output index whose window reads input index i at tap `tap`; −1 when none.

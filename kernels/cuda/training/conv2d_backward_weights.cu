@@ -24,10 +24,14 @@
 // wavefront each.
 //
 // Split-K. The reduction (25 088 deep for a 56² layer at batch 8, 401 408 for ResNet's stem at batch 32) would
-// leave a handful of blocks to walk it alone. It is cut into `splits` runs of whole 8-deep steps so that the grid
-// has about two blocks per multiprocessor (backward_index.h's wgradSplits); split z writes its partial tile into
-// workspace slice z (the weight gradient's layout) and a second kernel sums the slices in the order z = 0, 1, …
-// Deterministic: no atomics, the same sums in the same order on every run.
+// leave a handful of blocks to walk it alone. It is cut into `splits` runs of whole 8-deep steps (backward_index.h's
+// wgradSplits), chosen against the blocks the device holds at once — multiprocessors × the tile's occupancy, which
+// the launcher asks the runtime for (wgradBlocksPerSm; the register caps of wgradMinBlocks make it 2 at 128×128, 3 at
+// the half tiles, 4 at 64×64) — so that the grid fills whole waves: one block past a wave runs a second wave alone and
+// nearly doubles the time (the U-Net encoder at batch 16 had 265 and 270 blocks for 264 slots under the former
+// "about two blocks a multiprocessor" rule). Split z writes its partial tile into workspace slice z (the weight
+// gradient's layout) and a second kernel sums the slices in the order z = 0, 1, … Deterministic: no atomics, the
+// same sums in the same order on every run.
 //
 // Shapes: x [N, C, H, W], dy [N, K, P, Q], dW [K, C/G, R, S]; the grid is (column tiles, row tiles, G·splits). k and
 // the offsets within one image are 32-bit (the host refuses a layer whose N·P·Q or image exceeds 2^31 − 1 elements).
@@ -65,7 +69,7 @@ namespace {
     }
 
     template <int bm, int bn>
-    __global__ void __launch_bounds__(kWgradThreads, 2) wgradKernel(WgradShape g, WgradDivisors d,
+    __global__ void __launch_bounds__(kWgradThreads, wgradMinBlocks(bm, bn)) wgradKernel(WgradShape g, WgradDivisors d,
         const float* __restrict__ x, const float* __restrict__ dy, float* __restrict__ out, int splits)
     {
         constexpr int tm = bm / 16, tn = bn / 16; // outputs a thread, each way
@@ -144,6 +148,29 @@ namespace {
         }
     }
 
+    // The kernel of a tiling, for its launch and its occupancy.
+    using WgradKernelFn = void (*)(WgradShape, WgradDivisors, const float*, const float*, float*, int);
+    WgradKernelFn wgradKernelFor(WgradTiling t)
+    {
+        if (t.bm == 128 && t.bn == 128)
+            return wgradKernel<128, 128>;
+        if (t.bm == 128)
+            return wgradKernel<128, 64>;
+        if (t.bn == 128)
+            return wgradKernel<64, 128>;
+        return wgradKernel<64, 64>;
+    }
+
+    // How many blocks of the tiling's kernel a multiprocessor holds at once (the runtime's answer for this device:
+    // 2 at 128×128, 3 at 128×64 and 64×128, 4 at 64×64 on sm_90 with the register caps above).
+    int wgradBlocksPerSm(WgradTiling t)
+    {
+        int blocks = 0;
+        CONVSCOPE_CUDA_CHECK(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, wgradKernelFor(t), kWgradThreads, 0));
+        return std::max(blocks, 1);
+    }
+
     // dW[i] = Σ_z partial[z][i], z in order.
     __global__ void sumSplitsKernel(const float* __restrict__ partial, long long count, int splits, float* dw)
     {
@@ -162,7 +189,8 @@ int conv2dWgradSplits(const ConvGeometry& g, int sms)
 {
     const WgradShape s = shapeOf(g);
     checkIndexRange(s);
-    return wgradSplits(s, wgradTiling(s), sms);
+    const WgradTiling t = wgradTiling(s);
+    return wgradSplits(s, t, sms, wgradBlocksPerSm(t));
 }
 
 size_t conv2dWgradWorkspaceBytes(const ConvGeometry& g, int sms)
@@ -176,8 +204,9 @@ std::string conv2dWgradNote(const ConvGeometry& g, int sms)
     const WgradShape s = shapeOf(g);
     const WgradTiling t = wgradTiling(s);
     const int splits = conv2dWgradSplits(g, sms);
-    return "backward-weights: implicit GEMM " + std::to_string(t.bm) + "x" + std::to_string(t.bn)
-        + " tiles (double-buffered, 8-deep steps) over N*P*Q = " + std::to_string(wgradReduction(s))
+    return "backward-weights: implicit GEMM " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + " tiles ("
+        + std::to_string(wgradBlocksPerSm(t))
+        + " blocks a multiprocessor, double-buffered, 8-deep steps) over N*P*Q = " + std::to_string(wgradReduction(s))
         + (splits > 1 ? ", split-K " + std::to_string(splits) + " (partials summed in order in a second pass)"
                       : ", unsplit");
 }
@@ -194,14 +223,7 @@ void conv2dBackwardWeights(
         unsigned(g.groups * splits));
     const WgradDivisors d = wgradDivisors(s);
     float* out = splits > 1 ? workspace : dw;
-    if (t.bm == 128 && t.bn == 128)
-        wgradKernel<128, 128><<<grid, kWgradThreads, 0, st>>>(s, d, x, dy, out, splits);
-    else if (t.bm == 128)
-        wgradKernel<128, 64><<<grid, kWgradThreads, 0, st>>>(s, d, x, dy, out, splits);
-    else if (t.bn == 128)
-        wgradKernel<64, 128><<<grid, kWgradThreads, 0, st>>>(s, d, x, dy, out, splits);
-    else
-        wgradKernel<64, 64><<<grid, kWgradThreads, 0, st>>>(s, d, x, dy, out, splits);
+    wgradKernelFor(t)<<<grid, kWgradThreads, 0, st>>>(s, d, x, dy, out, splits);
     CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d backward-weights (implicit GEMM)");
     if (splits > 1) {
         const long long count = wgradWeightCount(s);
