@@ -10,8 +10,9 @@
 // first step; 1e-3 after updates), the parameters and running statistics after the steps. Then PyTorch's reference
 // cases (tests/data/training: float64 autograd and torch.optim) on cuda.implicit_gemm and cuda.direct within 1e-5
 // relative L2 — every case but the volumes one, which the session refuses naming the layer. The weight gradient's four
-// tilings (conv2d_backward_weights.cu) split-K and not, with a stem, a 1×1 stride-2 projection, dilation, groups and a
-// depthwise layer. Without a GPU every case prints "SKIPPED: <reason>".
+// tilings (conv2d_backward_weights.cu) split-K and not, on both its pipelines (cp.async and register-staged), with a
+// stem, a 1×1 stride-2 projection, dilation, groups and a depthwise layer. Without a GPU every case prints "SKIPPED:
+// <reason>".
 #include "compute/error.h"
 #include "compute/network_json.h"
 #include "tests/kernels/gpu_test_support.h"
@@ -20,6 +21,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 
 using namespace convscope;
 namespace fs = std::filesystem;
@@ -197,7 +199,15 @@ TEST_CASE("cuda training: the weight gradient's tilings, split or not, match cpu
     // and cuda.implicit_gemm agree with it to six digits) parts from cpu.direct's double sums by 1e-3 — the kink, not
     // the kernels. With 607 onednn.auto and cpu.im2col_gemm stay within 1e-4 of cpu.direct.
     const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "the weight gradient's tilings", {}), 607);
-    test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 2, kSteps);
+    // Both pipelines (conv2d_backward_weights.cu): cp.async, the default, then the register-staged one.
+    for (const char* pipeline : { "async", "registers" }) {
+        INFO("CONVSCOPE_WGRAD_PIPELINE=" << pipeline);
+        setenv("CONVSCOPE_WGRAD_PIPELINE", pipeline, 1);
+        struct Restore {
+            ~Restore() { unsetenv("CONVSCOPE_WGRAD_PIPELINE"); }
+        } restore;
+        test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 2, kSteps);
+    }
 }
 
 TEST_CASE("cuda training: softmax and log_softmax along any axis match cpu.direct", "[gpu][cuda][train]")

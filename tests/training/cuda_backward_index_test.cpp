@@ -1,6 +1,7 @@
 // The cuda training kernels' index math on the CPU (kernels/cuda/training/backward_index.h), no GPU needed: the
 // weight gradient's implicit GEMM emulated block by block as conv2d_backward_weights.cu runs it — each of its four
-// tilings, the threads' loads through the kernel's own wgradFetch, 8-deep steps, each split's run of the reduction,
+// tilings and two pipelines (the cp.async ring's schedule too), the threads' loads through the kernel's own
+// wgradSources / wgradFetch, 8-deep steps, each split's run of the reduction,
 // the partial slices summed in order — against the convolution's weight gradient by the definition, for strides,
 // padding (asymmetric too), dilation, groups, depthwise, a stem, 1×1 stride-2 and linear shapes and several split
 // counts; the threads' ownership of a tile's outputs and loads; the tile and split-K chosen for ResNet-18 layers;
@@ -55,21 +56,25 @@ std::vector<double> referenceWgrad(const WgradShape& g, const std::vector<float>
     return dw;
 }
 
-// conv2d_backward_weights.cu's grid, blocks and loads on the CPU for one tiling: each block's tables of row offsets
-// and column taps, every thread's loads of every step through wgradFetch into the k-major panels, the products (each
-// output of the tile, in the kernel's order over k; which thread owns it is wgradFragment's, checked apart), each
-// split's partial slice and the slices summed in order.
-std::vector<float> emulateWgrad(
-    const WgradShape& g, const std::vector<float>& x, const std::vector<float>& dy, WgradTiling tiling, int splits)
+// conv2d_backward_weights.cu's grid, blocks and loads on the CPU for one tiling and pipeline: each block's tables of
+// row offsets and column taps, every thread's loads of every step through wgradSources (wgradFetch for the register
+// pipeline) into the k-major panels — for the cp.async pipeline into its ring of stages in the kernel's order, each
+// stage poisoned before it is refilled — the products (each output of the tile, in the kernel's order over k; which
+// thread owns it is wgradFragment's, checked apart), each split's partial slice and the slices summed in order.
+std::vector<float> emulateWgrad(const WgradShape& g, const std::vector<float>& x, const std::vector<float>& dy,
+    WgradTiling tiling, int splits, WgradPipeline pipeline)
 {
     const int bm = tiling.bm, bn = tiling.bn;
+    const bool ring = pipeline == WgradPipeline::Async;
+    const int stages = ring ? kWgradStages : 1;
     const long long count = wgradWeightCount(g);
     const WgradDivisors d = wgradDivisors(g);
     std::vector<float> partial(size_t(count) * size_t(splits), -12345.0f); // poison: every slot must be written
     const int gridX = (wgradColumns(g) + bn - 1) / bn, gridY = (wgradRows(g) + bm - 1) / bm;
     std::vector<int> rowOffset(size_t(bm), 0);
     std::vector<WgradColumnTap> tap(static_cast<size_t>(bn));
-    std::vector<float> as(size_t(kWgradDepth * bm)), bs(size_t(kWgradDepth * bn)), acc(size_t(bm * bn));
+    std::vector<float> as(size_t(stages * kWgradDepth * bm)), bs(size_t(stages * kWgradDepth * bn)),
+        acc(size_t(bm * bn));
     for (int bz = 0; bz < g.groups * splits; ++bz)
         for (int by = 0; by < gridY; ++by)
             for (int bx = 0; bx < gridX; ++bx) {
@@ -80,19 +85,35 @@ std::vector<float> emulateWgrad(
                 for (int i = 0; i < bn; ++i)
                     tap[size_t(i)] = wgradColumnTap(g, grp, n0 + i);
                 const KRange run = wgradSplitRange(g, splits, kWgradDepth, z);
-                std::fill(acc.begin(), acc.end(), 0.0f);
-                for (long long k0 = run.begin; k0 < run.end; k0 += kWgradDepth) {
-                    std::fill(as.begin(), as.end(), std::nanf("")); // every slot of the panels must be loaded
-                    std::fill(bs.begin(), bs.end(), std::nanf(""));
+                const int steps = int((run.end - run.begin + kWgradDepth - 1) / kWgradDepth);
+                // Every thread's loads of step s into stage `stage` (NaN first: every slot must be loaded).
+                const auto issue = [&](int s, int stage) {
+                    float* a = as.data() + size_t(stage * kWgradDepth * bm);
+                    float* b = bs.data() + size_t(stage * kWgradDepth * bn);
+                    std::fill(a, a + kWgradDepth * bm, std::nanf(""));
+                    std::fill(b, b + kWgradDepth * bn, std::nanf(""));
+                    const long long k0 = run.begin + (long long)s * kWgradDepth;
                     const auto loads = [&](auto la, auto lb) {
                         for (int t = 0; t < kWgradThreads; ++t) {
-                            float ra[decltype(la)::value], rb[decltype(lb)::value];
-                            wgradFetch(g, d, x.data(), dy.data(), t, k0 + wgradLoadK(t), run.end, rowOffset.data(),
-                                tap.data(), ra, rb);
-                            for (int l = 0; l < decltype(la)::value; ++l)
-                                as[size_t(wgradLoadK(t) * bm + wgradLoadLine(t, l))] = ra[l];
-                            for (int l = 0; l < decltype(lb)::value; ++l)
-                                bs[size_t(wgradLoadK(t) * bn + wgradLoadLine(t, l))] = rb[l];
+                            constexpr int nA = decltype(la)::value, nB = decltype(lb)::value;
+                            float ra[nA], rb[nB];
+                            if (ring) {
+                                const float* sa[nA];
+                                const float* sb[nB];
+                                wgradSources(g, d, x.data(), dy.data(), t, k0 + wgradLoadK(t), run.end,
+                                    rowOffset.data(), tap.data(), sa, sb);
+                                for (int l = 0; l < nA; ++l)
+                                    ra[l] = sa[l] ? *sa[l] : 0.0f; // a zero-filled copy where null
+                                for (int l = 0; l < nB; ++l)
+                                    rb[l] = sb[l] ? *sb[l] : 0.0f;
+                            } else {
+                                wgradFetch(g, d, x.data(), dy.data(), t, k0 + wgradLoadK(t), run.end, rowOffset.data(),
+                                    tap.data(), ra, rb);
+                            }
+                            for (int l = 0; l < nA; ++l)
+                                a[size_t(wgradLoadK(t) * bm + wgradLoadLine(t, l))] = ra[l];
+                            for (int l = 0; l < nB; ++l)
+                                b[size_t(wgradLoadK(t) * bn + wgradLoadLine(t, l))] = rb[l];
                         }
                     };
                     using Two = std::integral_constant<int, 2>;
@@ -105,11 +126,34 @@ std::vector<float> emulateWgrad(
                         loads(Two {}, Four {});
                     else
                         loads(Two {}, Two {});
+                };
+                const auto products = [&](int stage) {
+                    const float* a = as.data() + size_t(stage * kWgradDepth * bm);
+                    const float* b = bs.data() + size_t(stage * kWgradDepth * bn);
                     for (int kk = 0; kk < kWgradDepth; ++kk)
                         for (int m = 0; m < mEnd; ++m)
                             for (int n = 0; n < nEnd; ++n)
-                                acc[size_t(m * bn + n)] = std::fma(
-                                    as[size_t(kk * bm + m)], bs[size_t(kk * bn + n)], acc[size_t(m * bn + n)]);
+                                acc[size_t(m * bn + n)]
+                                    = std::fma(a[size_t(kk * bm + m)], b[size_t(kk * bn + n)], acc[size_t(m * bn + n)]);
+                };
+                std::fill(acc.begin(), acc.end(), 0.0f);
+                if (ring) { // the kernel's schedule: steps issued kWgradStages − 1 ahead into the stage just read
+                    for (int s = 0; s < kWgradStages - 1; ++s)
+                        if (s < steps)
+                            issue(s, s);
+                    int buf = 0, next = kWgradStages - 1;
+                    for (int s = 0; s < steps; ++s) {
+                        if (s + kWgradStages - 1 < steps)
+                            issue(s + kWgradStages - 1, next);
+                        products(buf);
+                        buf = wgradRingNext(buf);
+                        next = wgradRingNext(next);
+                    }
+                } else {
+                    for (int s = 0; s < steps; ++s) {
+                        issue(s, 0);
+                        products(0);
+                    }
                 }
                 for (int m = 0; m < mEnd; ++m)
                     for (int n = 0; n < nEnd; ++n)
@@ -169,13 +213,16 @@ TEST_CASE("cuda training index math: the weight gradient's split-K implicit GEMM
         const auto dy = randomValues(size_t(g.n) * g.k * g.p * g.q, 20u + unsigned(index));
         const std::vector<double> want = referenceWgrad(g, x, dy);
         for (const WgradTiling& tiling : tilings)
-            for (int splits : { 1, 3, 7 }) {
-                const std::vector<float> got = emulateWgrad(g, x, dy, tiling, splits);
-                REQUIRE(got.size() == want.size());
-                INFO("shape " << index << " (reduction " << wgradReduction(g) << "), tile " << tiling.bm << "x"
-                              << tiling.bn << ", split-K " << splits << ": relative L2 " << relativeL2(got, want));
-                CHECK(relativeL2(got, want) < 1e-5);
-            }
+            for (int splits : { 1, 3, 7 })
+                for (WgradPipeline pipeline : { WgradPipeline::Registers, WgradPipeline::Async }) {
+                    const std::vector<float> got = emulateWgrad(g, x, dy, tiling, splits, pipeline);
+                    REQUIRE(got.size() == want.size());
+                    INFO("shape " << index << " (reduction " << wgradReduction(g) << "), tile " << tiling.bm << "x"
+                                  << tiling.bn << ", split-K " << splits << ", "
+                                  << (pipeline == WgradPipeline::Async ? "cp.async" : "registers") << ": relative L2 "
+                                  << relativeL2(got, want));
+                    CHECK(relativeL2(got, want) < 1e-5);
+                }
         ++index;
     }
 }

@@ -47,6 +47,15 @@ CONVSCOPE_HD long long wgradWeightCount(const WgradShape& g) { return (long long
 // addresses and of B 8 (128 bytes, one shared-memory wavefront each), where 2 × 16 would take two for B.
 constexpr int kWgradDepth = 8;
 constexpr int kWgradThreads = 256;
+// Two pipelines over the same tiles and loads: the register-staged one (two shared stages, the next step's loads in
+// registers during a step's products) and the cp.async one (kWgradStages shared stages, three steps' copies in
+// flight, no staging registers).
+enum class WgradPipeline { Registers, Async };
+constexpr int kWgradStages = 4;
+// The cp.async ring: step s goes to stage s % kWgradStages. The prologue issues steps 0 … kWgradStages − 2; at the top
+// of step s, after the barrier that ends every thread's reads of step s − 1's stage, the kernel issues step
+// s + kWgradStages − 1 into that stage, then multiplies out stage s % kWgradStages.
+CONVSCOPE_HD int wgradRingNext(int stage) { return stage + 1 == kWgradStages ? 0 : stage + 1; }
 // The register cap of a tile's kernel (__launch_bounds__'s blocks a multiprocessor): 128×128 (8×8 outputs a thread)
 // needs its 128 registers and runs 2 blocks; the half tiles fit 80 and run 3, 64×64 fits 64 and runs 4 — without a
 // cap nvcc gave the half tiles 95 (2 blocks, 16 warps to hide latency) and 64×64 79 (3).
@@ -98,19 +107,22 @@ CONVSCOPE_HD WgradColumnTap wgradColumnTap(const WgradShape& g, int grp, int col
     return { (grp * cg + c) * g.h * g.w, r * g.dilH - g.padTop, s * g.dilW - g.padLeft, 0 };
 }
 
-// One step's loads of thread t into registers: `la` rows of A and `lb` columns of B (wgradLoadLine's) at reduction
-// index k (zeros past `end`, in the padding, past the rows and columns). rowOffset and tap are the block's tables of
-// wgradRowOffset and wgradColumnTap over its panel rows and columns (in shared memory on the GPU: as registers they
-// pushed the 128×128 kernel past 128 a thread, the most for two blocks a multiprocessor).
+// One step's loads of thread t: `la` rows of A and `lb` columns of B (wgradLoadLine's) at reduction index k — each the
+// element's address, or null where the operand is zero (past `end`, in the padding, past the rows and columns).
+// rowOffset and tap are the block's tables of wgradRowOffset and wgradColumnTap over its panel rows and columns (in
+// shared memory on the GPU: as registers they pushed the 128×128 kernel past 128 a thread, the most for two blocks a
+// multiprocessor). The register-staged kernel loads them (wgradFetch); the cp.async one copies them to shared memory,
+// the nulls as zero-filled copies.
 template <int la, int lb>
-CONVSCOPE_HD void wgradFetch(const WgradShape& g, const WgradDivisors& d, const float* x, const float* dy, int t,
-    long long k, long long end, const int* rowOffset, const WgradColumnTap* tap, float (&ra)[la], float (&rb)[lb])
+CONVSCOPE_HD void wgradSources(const WgradShape& g, const WgradDivisors& d, const float* x, const float* dy, int t,
+    long long k, long long end, const int* rowOffset, const WgradColumnTap* tap, const float* (&sa)[la],
+    const float* (&sb)[lb])
 {
     if (k >= end) {
         for (int l = 0; l < la; ++l)
-            ra[l] = 0.0f;
+            sa[l] = nullptr;
         for (int l = 0; l < lb; ++l)
-            rb[l] = 0.0f;
+            sb[l] = nullptr;
         return;
     }
     const WgradPosition at = wgradPosition(d, uint32_t(k));
@@ -119,13 +131,25 @@ CONVSCOPE_HD void wgradFetch(const WgradShape& g, const WgradDivisors& d, const 
     const int ih0 = at.p * g.strideH, iw0 = at.q * g.strideW;
     for (int l = 0; l < la; ++l) {
         const int row = rowOffset[wgradLoadLine(t, l)];
-        ra[l] = row >= 0 ? dyImg[row + at.pq] : 0.0f;
+        sa[l] = row >= 0 ? dyImg + row + at.pq : nullptr;
     }
     for (int l = 0; l < lb; ++l) {
         const WgradColumnTap c = tap[wgradLoadLine(t, l)];
         const int ih = ih0 + c.dh, iw = iw0 + c.dw;
-        rb[l] = unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w) ? xImg[c.chan + ih * g.w + iw] : 0.0f;
+        sb[l] = unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w) ? xImg + c.chan + ih * g.w + iw : nullptr;
     }
+}
+template <int la, int lb>
+CONVSCOPE_HD void wgradFetch(const WgradShape& g, const WgradDivisors& d, const float* x, const float* dy, int t,
+    long long k, long long end, const int* rowOffset, const WgradColumnTap* tap, float (&ra)[la], float (&rb)[lb])
+{
+    const float* sa[la];
+    const float* sb[lb];
+    wgradSources(g, d, x, dy, t, k, end, rowOffset, tap, sa, sb);
+    for (int l = 0; l < la; ++l)
+        ra[l] = sa[l] ? *sa[l] : 0.0f;
+    for (int l = 0; l < lb; ++l)
+        rb[l] = sb[l] ? *sb[l] : 0.0f;
 }
 
 // Split z's run of the reduction: [begin, end), whole steps of `depth` (the last split may be short or empty).
