@@ -64,7 +64,7 @@ std::vector<double> referenceWgrad(const WgradShape& g, const std::vector<float>
 std::vector<float> emulateWgrad(const WgradShape& g, const std::vector<float>& x, const std::vector<float>& dy,
     WgradTiling tiling, int splits, WgradPipeline pipeline)
 {
-    const int bm = tiling.bm, bn = tiling.bn;
+    const int bm = tiling.bm, bn = tiling.bn, threads = tiling.threads;
     const bool ring = pipeline == WgradPipeline::Async;
     const int stages = ring ? kWgradStages : 1;
     const long long count = wgradWeightCount(g);
@@ -93,15 +93,16 @@ std::vector<float> emulateWgrad(const WgradShape& g, const std::vector<float>& x
                     std::fill(a, a + kWgradDepth * bm, std::nanf(""));
                     std::fill(b, b + kWgradDepth * bn, std::nanf(""));
                     const long long k0 = run.begin + (long long)s * kWgradDepth;
-                    const auto loads = [&](auto la, auto lb) {
-                        for (int t = 0; t < kWgradThreads; ++t) {
+                    const auto loads = [&](auto la, auto lb, auto threadCount) {
+                        using Threads = decltype(threadCount);
+                        for (int t = 0; t < threads; ++t) {
                             constexpr int nA = decltype(la)::value, nB = decltype(lb)::value;
                             float ra[nA], rb[nB];
                             if (ring) {
                                 const float* sa[nA];
                                 const float* sb[nB];
-                                wgradSources(g, d, x.data(), dy.data(), t, k0 + wgradLoadK(t), run.end,
-                                    rowOffset.data(), tap.data(), sa, sb);
+                                wgradSources<nA, nB, Threads::value>(g, d, x.data(), dy.data(), t, k0 + wgradLoadK(t),
+                                    run.end, rowOffset.data(), tap.data(), sa, sb);
                                 for (int l = 0; l < nA; ++l)
                                     ra[l] = sa[l] ? *sa[l] : 0.0f; // a zero-filled copy where null
                                 for (int l = 0; l < nB; ++l)
@@ -111,21 +112,26 @@ std::vector<float> emulateWgrad(const WgradShape& g, const std::vector<float>& x
                                     tap.data(), ra, rb);
                             }
                             for (int l = 0; l < nA; ++l)
-                                a[size_t(wgradLoadK(t) * bm + wgradLoadLine(t, l))] = ra[l];
+                                a[size_t(wgradLoadK(t) * bm + wgradLoadLine(t, l, threads))] = ra[l];
                             for (int l = 0; l < nB; ++l)
-                                b[size_t(wgradLoadK(t) * bn + wgradLoadLine(t, l))] = rb[l];
+                                b[size_t(wgradLoadK(t) * bn + wgradLoadLine(t, l, threads))] = rb[l];
                         }
                     };
                     using Two = std::integral_constant<int, 2>;
                     using Four = std::integral_constant<int, 4>;
-                    if (bm == 128 && bn == 128)
-                        loads(Four {}, Four {});
+                    using Eight = std::integral_constant<int, 8>;
+                    using Wide = std::integral_constant<int, kWgradThreads>;
+                    using Narrow = std::integral_constant<int, kWgradNarrowThreads>;
+                    if (threads == kWgradNarrowThreads) // 64×128 on 128 threads: 4 rows and 8 columns a thread
+                        loads(Four {}, Eight {}, Narrow {});
+                    else if (bm == 128 && bn == 128)
+                        loads(Four {}, Four {}, Wide {});
                     else if (bm == 128)
-                        loads(Four {}, Two {});
+                        loads(Four {}, Two {}, Wide {});
                     else if (bn == 128)
-                        loads(Two {}, Four {});
+                        loads(Two {}, Four {}, Wide {});
                     else
-                        loads(Two {}, Two {});
+                        loads(Two {}, Two {}, Wide {});
                 };
                 const auto products = [&](int stage) {
                     const float* a = as.data() + size_t(stage * kWgradDepth * bm);
@@ -206,7 +212,8 @@ TEST_CASE("cuda training index math: the weight gradient's split-K implicit GEMM
         shapeOf(1, 3, 23, 21, 9, 7, 7, 2, 3, 3, 1, 1), // a stem: C = 3, 7×7 stride 2 (147 columns: three 64-tiles)
         shapeOf(2, 20, 9, 9, 12, 1, 1, 2, 0, 0, 1, 1), // a 1×1 stride-2 projection (Q = 5: steps cross rows and images)
     };
-    const WgradTiling tilings[] = { { 128, 128 }, { 128, 64 }, { 64, 128 }, { 64, 64 } };
+    const WgradTiling tilings[]
+        = { { 128, 128 }, { 128, 64 }, { 64, 128 }, { 64, 64 }, { 64, 128, kWgradNarrowThreads } };
     int index = 0;
     for (const WgradShape& g : shapes) {
         const auto x = randomValues(size_t(g.n) * g.c * g.h * g.w, 10u + unsigned(index));
@@ -215,10 +222,12 @@ TEST_CASE("cuda training index math: the weight gradient's split-K implicit GEMM
         for (const WgradTiling& tiling : tilings)
             for (int splits : { 1, 3, 7 })
                 for (WgradPipeline pipeline : { WgradPipeline::Registers, WgradPipeline::Async }) {
+                    if (tiling.threads != kWgradThreads && pipeline != WgradPipeline::Async)
+                        continue; // the narrow tile runs on the cp.async pipeline only
                     const std::vector<float> got = emulateWgrad(g, x, dy, tiling, splits, pipeline);
                     REQUIRE(got.size() == want.size());
                     INFO("shape " << index << " (reduction " << wgradReduction(g) << "), tile " << tiling.bm << "x"
-                                  << tiling.bn << ", split-K " << splits << ", "
+                                  << tiling.bn << " on " << tiling.threads << " threads, split-K " << splits << ", "
                                   << (pipeline == WgradPipeline::Async ? "cp.async" : "registers") << ": relative L2 "
                                   << relativeL2(got, want));
                     CHECK(relativeL2(got, want) < 1e-5);
@@ -229,25 +238,28 @@ TEST_CASE("cuda training index math: the weight gradient's split-K implicit GEMM
 
 TEST_CASE("cuda training index math: the weight gradient's threads own each output of a tile once", "[train][cuda]")
 {
-    for (int bm : { 64, 128 })
-        for (int bn : { 64, 128 }) {
-            std::vector<int> owners(size_t(bm * bn), 0), loadsA(size_t(kWgradDepth * bm), 0),
-                loadsB(size_t(kWgradDepth * bn), 0);
-            for (int t = 0; t < kWgradThreads; ++t) {
-                for (int i = 0; i < bm / 16; ++i)
-                    for (int j = 0; j < bn / 16; ++j)
-                        ++owners[size_t(
-                            wgradFragment(wgradThreadRow(t), i) * bn + wgradFragment(wgradThreadCol(t), j))];
-                for (int l = 0; l < bm / 32; ++l)
-                    ++loadsA[size_t(wgradLoadK(t) * bm + wgradLoadLine(t, l))];
-                for (int l = 0; l < bn / 32; ++l)
-                    ++loadsB[size_t(wgradLoadK(t) * bn + wgradLoadLine(t, l))];
-            }
-            INFO("tile " << bm << "x" << bn);
-            CHECK(std::count(owners.begin(), owners.end(), 1) == bm * bn);
-            CHECK(std::count(loadsA.begin(), loadsA.end(), 1) == kWgradDepth * bm);
-            CHECK(std::count(loadsB.begin(), loadsB.end(), 1) == kWgradDepth * bn);
+    const WgradTiling tilings[]
+        = { { 128, 128 }, { 128, 64 }, { 64, 128 }, { 64, 64 }, { 64, 128, kWgradNarrowThreads } };
+    for (const WgradTiling& tiling : tilings) {
+        const int bm = tiling.bm, bn = tiling.bn, threads = tiling.threads;
+        const int tm = bm * 16 / threads, tn = bn / 16, halfM = threads / 4; // the kernel's Grid
+        std::vector<int> owners(size_t(bm * bn), 0), loadsA(size_t(kWgradDepth * bm), 0),
+            loadsB(size_t(kWgradDepth * bn), 0);
+        for (int t = 0; t < threads; ++t) {
+            for (int i = 0; i < tm; ++i)
+                for (int j = 0; j < tn; ++j)
+                    ++owners[size_t(
+                        wgradFragment(wgradThreadRow(t), i, halfM) * bn + wgradFragment(wgradThreadCol(t), j))];
+            for (int l = 0; l < bm * kWgradDepth / threads; ++l)
+                ++loadsA[size_t(wgradLoadK(t) * bm + wgradLoadLine(t, l, threads))];
+            for (int l = 0; l < bn * kWgradDepth / threads; ++l)
+                ++loadsB[size_t(wgradLoadK(t) * bn + wgradLoadLine(t, l, threads))];
         }
+        INFO("tile " << bm << "x" << bn << " on " << threads << " threads");
+        CHECK(std::count(owners.begin(), owners.end(), 1) == bm * bn);
+        CHECK(std::count(loadsA.begin(), loadsA.end(), 1) == kWgradDepth * bm);
+        CHECK(std::count(loadsB.begin(), loadsB.end(), 1) == kWgradDepth * bn);
+    }
 }
 
 TEST_CASE("cuda training index math: the weight gradient's tile and split-K per layer", "[train][cuda]")
@@ -266,10 +278,16 @@ TEST_CASE("cuda training index math: the weight gradient's tile and split-K per 
     CHECK((wgradTiling(layer4).bm == 128 && wgradTiling(layer4).bn == 128));
     CHECK((wgradTiling(enc2).bm == 128 && wgradTiling(enc2).bn == 128));
     CHECK(wgradTiling(projection).bm == 128);
-    const auto slotsOf = [](WgradTiling t) { return 132LL * wgradMinBlocks(t.bm, t.bn); };
+    // 64-channel layers on the cp.async pipeline: 64×128 on 128 threads, 8×8 outputs a thread; the register pipeline
+    // keeps its four 256-thread tiles.
+    for (const WgradShape& g : { stem, layer1, enc1 }) {
+        CHECK((wgradTiling(g).bn == 128 && wgradTiling(g).threads == kWgradNarrowThreads));
+        CHECK(wgradTiling(g, WgradPipeline::Registers).threads == kWgradThreads);
+    }
+    const auto slotsOf = [](WgradTiling t) { return 132LL * wgradMinBlocks(t.bm, t.bn, t.threads); };
     for (const WgradShape& g : { stem, layer1, layer4, projection, enc1, enc2in, enc2 }) {
         const WgradTiling t = wgradTiling(g);
-        const int splits = wgradSplits(g, t, 132, wgradMinBlocks(t.bm, t.bn));
+        const int splits = wgradSplits(g, t, 132, wgradMinBlocks(t.bm, t.bn, t.threads));
         const long long blocks = wgradTiles(g, t) * splits, slots = slotsOf(t);
         const long long most = std::min({ wgradReduction(g) / kWgradMinRun, kWgradMaxSplits, 65535LL / g.groups });
         INFO("reduction " << wgradReduction(g) << ", tiles " << wgradTiles(g, t) << ", split-K " << splits << ", "
@@ -286,7 +304,7 @@ TEST_CASE("cuda training index math: the weight gradient's tile and split-K per 
     // 270 blocks of 264 slots, one or six blocks left for a second wave.
     for (const WgradShape& g : { enc1, enc2in, enc2 }) {
         const WgradTiling t = wgradTiling(g);
-        const long long blocks = wgradTiles(g, t) * wgradSplits(g, t, 132, wgradMinBlocks(t.bm, t.bn));
+        const long long blocks = wgradTiles(g, t) * wgradSplits(g, t, 132, wgradMinBlocks(t.bm, t.bn, t.threads));
         INFO(blocks << " blocks in " << slotsOf(t) << " slots");
         CHECK(blocks <= slotsOf(t));
         CHECK(blocks * 100 >= slotsOf(t) * 95);

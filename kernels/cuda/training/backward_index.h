@@ -56,16 +56,28 @@ constexpr int kWgradStages = 4;
 // of step s, after the barrier that ends every thread's reads of step s − 1's stage, the kernel issues step
 // s + kWgradStages − 1 into that stage, then multiplies out stage s % kWgradStages.
 CONVSCOPE_HD int wgradRingNext(int stage) { return stage + 1 == kWgradStages ? 0 : stage + 1; }
-// The register cap of a tile's kernel (__launch_bounds__'s blocks a multiprocessor): 128×128 (8×8 outputs a thread)
-// needs its 128 registers and runs 2 blocks; the half tiles fit 80 and run 3, 64×64 fits 64 and runs 4 — without a
-// cap nvcc gave the half tiles 95 (2 blocks, 16 warps to hide latency) and 64×64 79 (3).
-constexpr int wgradMinBlocks(int bm, int bn) { return bm * bn >= 128 * 128 ? 2 : bm * bn >= 128 * 64 ? 3 : 4; }
+// The narrow blocks: a 64×128 tile also runs with 128 threads (cp.async pipeline only), 8×8 outputs a thread as at
+// 128×128 — 64 FMAs per four float4 shared reads instead of the 256-thread 64×128's 32 per three — on a thread grid
+// of (threads / 16) × 16: the same formulas, t / 64 spanning 2 warps' rows instead of 4. A thread's rows are then
+// runs of four 32 apart (wgradFragment's `half`: four times the grid's threads that way), its columns 64 apart.
+constexpr int kWgradNarrowThreads = 128;
+// The register cap of a tile's kernel (__launch_bounds__'s blocks a multiprocessor): 8×8 outputs a thread (128×128,
+// and 64×128 on 128 threads) need 128 registers and run 2 blocks of 256 or 4 of 128 (16 warps); the 256-thread half
+// tiles fit 80 and run 3, 64×64 fits 64 and runs 4 — without a cap nvcc gave the half tiles 95 (2 blocks, 16 warps
+// to hide latency) and 64×64 79 (3).
+constexpr int wgradMinBlocks(int bm, int bn, int threads = kWgradThreads)
+{
+    return threads == kWgradNarrowThreads ? 4 : bm * bn >= 128 * 128 ? 2 : bm * bn >= 128 * 64 ? 3 : 4;
+}
 CONVSCOPE_HD int wgradLoadK(int t) { return t % kWgradDepth; }
-CONVSCOPE_HD int wgradLoadLine(int t, int l) { return t / kWgradDepth + (kWgradThreads / kWgradDepth) * l; }
-// The 8 warps as 4 × 2 (rows × columns of the grid), each warp 4 × 8 threads.
+CONVSCOPE_HD int wgradLoadLine(int t, int l, int threads = kWgradThreads)
+{
+    return t / kWgradDepth + (threads / kWgradDepth) * l;
+}
+// The 8 warps as 4 × 2 (rows × columns of the grid), each warp 4 × 8 threads (4 warps as 2 × 2 at 128 threads).
 CONVSCOPE_HD int wgradThreadRow(int t) { return (t / 64) * 4 + (t % 32) / 8; }
 CONVSCOPE_HD int wgradThreadCol(int t) { return ((t / 32) % 2) * 8 + t % 8; }
-CONVSCOPE_HD int wgradFragment(int t16, int i) { return (i / 4) * 64 + t16 * 4 + i % 4; }
+CONVSCOPE_HD int wgradFragment(int t16, int i, int half = 64) { return (i / 4) * half + t16 * 4 + i % 4; }
 
 // k = (img, p, q) by two divisions fixed at launch (fast_divmod.h: a multiply-high and a shift each), once per
 // thread per step; pq = p·Q + q.
@@ -113,7 +125,7 @@ CONVSCOPE_HD WgradColumnTap wgradColumnTap(const WgradShape& g, int grp, int col
 // shared memory on the GPU: as registers they pushed the 128×128 kernel past 128 a thread, the most for two blocks a
 // multiprocessor). The register-staged kernel loads them (wgradFetch); the cp.async one copies them to shared memory,
 // the nulls as zero-filled copies.
-template <int la, int lb>
+template <int la, int lb, int threads = kWgradThreads>
 CONVSCOPE_HD void wgradSources(const WgradShape& g, const WgradDivisors& d, const float* x, const float* dy, int t,
     long long k, long long end, const int* rowOffset, const WgradColumnTap* tap, const float* (&sa)[la],
     const float* (&sb)[lb])
@@ -130,11 +142,11 @@ CONVSCOPE_HD void wgradSources(const WgradShape& g, const WgradDivisors& d, cons
     const float* xImg = x + (long long)at.img * ((long long)g.c * g.h * g.w);
     const int ih0 = at.p * g.strideH, iw0 = at.q * g.strideW;
     for (int l = 0; l < la; ++l) {
-        const int row = rowOffset[wgradLoadLine(t, l)];
+        const int row = rowOffset[wgradLoadLine(t, l, threads)];
         sa[l] = row >= 0 ? dyImg + row + at.pq : nullptr;
     }
     for (int l = 0; l < lb; ++l) {
-        const WgradColumnTap c = tap[wgradLoadLine(t, l)];
+        const WgradColumnTap c = tap[wgradLoadLine(t, l, threads)];
         const int ih = ih0 + c.dh, iw = iw0 + c.dw;
         sb[l] = unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w) ? xImg + c.chan + ih * g.w + iw : nullptr;
     }
@@ -169,23 +181,29 @@ CONVSCOPE_HD KRange wgradSplitRange(const WgradShape& g, int splits, int depth, 
     e = e < total ? e : total;
     return { b, e };
 }
-// The tile a layer's weight gradient runs in, chosen on the host: the one of 128×128, 128×64, 64×128 and 64×64 with
-// the least padded work per unit of speed. 8×8 outputs a thread do 64 FMAs per four float4 loads from shared memory,
-// 8×4 32 per three, 4×4 16 per two; a 64-channel layer (M = 64) would waste half of a 128-row tile.
+// The tile a layer's weight gradient runs in, chosen on the host: the one of 128×128, 128×64, 64×128 and 64×64 (and
+// with the cp.async pipeline 64×128 on 128 threads) with the least padded work per unit of speed. 8×8 outputs a
+// thread do 64 FMAs per four float4 loads from shared memory, 8×4 32 per three, 4×4 16 per two; a 64-channel layer
+// (M = 64) would waste half of a 128-row tile. The narrow 64×128 has 128×128's FMAs per shared read but half again
+// its global loads per FMA (12 a thread a step for 512 FMAs against 8): 0.9.
 struct WgradTiling {
     int bm, bn;
+    int threads = kWgradThreads;
 };
 inline long long wgradTiles(const WgradShape& g, WgradTiling t)
 {
     return (long long)((wgradRows(g) + t.bm - 1) / t.bm) * ((wgradColumns(g) + t.bn - 1) / t.bn) * g.groups;
 }
-inline WgradTiling wgradTiling(const WgradShape& g)
+inline WgradTiling wgradTiling(const WgradShape& g, WgradPipeline pipeline = WgradPipeline::Async)
 {
-    const WgradTiling options[] = { { 128, 128 }, { 128, 64 }, { 64, 128 }, { 64, 64 } };
-    const double speed[] = { 1.0, 0.8, 0.8, 0.55 };
+    const WgradTiling options[]
+        = { { 128, 128 }, { 64, 128, kWgradNarrowThreads }, { 128, 64 }, { 64, 128 }, { 64, 64 } };
+    const double speed[] = { 1.0, 0.9, 0.8, 0.8, 0.55 };
     WgradTiling best = options[0];
     double bestCost = 0;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 5; ++i) {
+        if (options[i].threads != kWgradThreads && pipeline != WgradPipeline::Async)
+            continue;
         const double cost = double(wgradTiles(g, options[i])) * options[i].bm * options[i].bn / speed[i];
         if (i == 0 || cost < bestCost)
             best = options[i], bestCost = cost;

@@ -9,6 +9,9 @@
 // run of the reduction in 8-deep steps. Each thread owns an (BM/16) × (BN/16) block of outputs (8×8 at 128×128),
 // as runs of four 64 apart, so each of the 8 k of a step costs it BM/64 + BN/64 float4 loads from shared memory
 // against (BM/16)·(BN/16) FMAs: 16 FMAs a load at 128×128 (the first version's 64×64 tile with scalar loads did 2).
+// 64-channel layers (M = 64: U-Net's first stage, ResNet's stem and layer1) take the narrow 64×128 tile on 128 threads
+// instead (cp.async pipeline only): 8×8 outputs a thread as at 128×128, where 256 threads on 64×128 own 4×8 each and
+// spend a shared read on every 10.7 FMAs; its thread grid is 8 × 16 (two warps' rows), a thread's rows four 32 apart.
 //
 // Loads. Slot l of thread t fetches reduction index k0 + t % 8 of panel row / column t / 8 + 32·l: consecutive
 // threads take consecutive q of one output row, so dy's loads coalesce (x's stride by the stride). The index math
@@ -78,18 +81,25 @@ namespace {
             refuse("one image of the output gradient, K*P*Q", (long long)s.k * s.p * s.q);
     }
 
-    // One step's products on a shared stage: the thread's (bm/16) × (bn/16) outputs, 8 k deep.
-    template <int bm, int bn>
+    // A tile's thread grid: (threads / 16) × 16 threads, each owning tm × tn outputs; a thread's rows are runs of four
+    // halfM apart (wgradFragment), its columns 64 apart.
+    template <int bm, int bn, int threads> struct Grid {
+        static constexpr int tm = bm * 16 / threads, tn = bn / 16, halfM = threads / 4;
+        static constexpr int la = bm * kWgradDepth / threads, lb = bn * kWgradDepth / threads; // loads a step
+    };
+
+    // One step's products on a shared stage: the thread's tm × tn outputs, 8 k deep.
+    template <int bm, int bn, int threads, int tm = Grid<bm, bn, threads>::tm, int tn = Grid<bm, bn, threads>::tn>
     __device__ __forceinline__ void wgradProducts(const float (&as)[kWgradDepth][bm + 4],
-        const float (&bs)[kWgradDepth][bn + 4], int ty, int tx, float (&acc)[bm / 16][bn / 16])
+        const float (&bs)[kWgradDepth][bn + 4], int ty, int tx, float (&acc)[tm][tn])
     {
-        constexpr int tm = bm / 16, tn = bn / 16;
+        constexpr int halfM = Grid<bm, bn, threads>::halfM;
 #pragma unroll
         for (int kk = 0; kk < kWgradDepth; ++kk) {
             float a[tm], b[tn];
 #pragma unroll
             for (int i = 0; i < tm; i += 4) {
-                const float4 v = *reinterpret_cast<const float4*>(&as[kk][wgradFragment(ty, i)]);
+                const float4 v = *reinterpret_cast<const float4*>(&as[kk][wgradFragment(ty, i, halfM)]);
                 a[i] = v.x, a[i + 1] = v.y, a[i + 2] = v.z, a[i + 3] = v.w;
             }
 #pragma unroll
@@ -106,31 +116,31 @@ namespace {
     }
 
     // The block's tables of its panel rows and columns (backward_index.h), before the k loop.
-    template <int bm, int bn>
+    template <int bm, int bn, int threads>
     __device__ __forceinline__ void wgradTables(
         const WgradShape& g, int grp, int m0, int n0, int t, int (&rowOffset)[bm], WgradColumnTap (&tap)[bn])
     {
-        for (int i = t; i < bm; i += kWgradThreads)
+        for (int i = t; i < bm; i += threads)
             rowOffset[i] = wgradRowOffset(g, grp, m0 + i);
-        for (int i = t; i < bn; i += kWgradThreads)
+        for (int i = t; i < bn; i += threads)
             tap[i] = wgradColumnTap(g, grp, n0 + i);
         __syncthreads();
     }
 
     // The thread's outputs into dW (unsplit) or split z's workspace slice.
-    template <int bm, int bn>
+    template <int bm, int bn, int threads, int tm = Grid<bm, bn, threads>::tm, int tn = Grid<bm, bn, threads>::tn>
     __device__ __forceinline__ void wgradStore(const WgradShape& g, int grp, int z, int splits, int m0, int n0, int ty,
-        int tx, const float (&acc)[bm / 16][bn / 16], float* out)
+        int tx, const float (&acc)[tm][tn], float* out)
     {
         const int rows = wgradRows(g), cols = wgradColumns(g);
         float* dst = out + (splits > 1 ? z * wgradWeightCount(g) : 0);
 #pragma unroll
-        for (int i = 0; i < bm / 16; ++i) {
-            const int m = m0 + wgradFragment(ty, i);
+        for (int i = 0; i < tm; ++i) {
+            const int m = m0 + wgradFragment(ty, i, Grid<bm, bn, threads>::halfM);
             if (m >= rows)
                 continue;
 #pragma unroll
-            for (int j = 0; j < bn / 16; ++j) {
+            for (int j = 0; j < tn; ++j) {
                 const int n = n0 + wgradFragment(tx, j);
                 if (n < cols)
                     dst[wgradIndex(g, grp, m, n)] = acc[i][j];
@@ -151,7 +161,7 @@ namespace {
         const int grp = int(blockIdx.z) / splits, z = int(blockIdx.z) % splits;
         const int m0 = int(blockIdx.y) * bm, n0 = int(blockIdx.x) * bn;
         const int t = int(threadIdx.x), ty = wgradThreadRow(t), tx = wgradThreadCol(t), lk = wgradLoadK(t);
-        wgradTables<bm, bn>(g, grp, m0, n0, t, rowOffset, tap);
+        wgradTables<bm, bn, kWgradThreads>(g, grp, m0, n0, t, rowOffset, tap);
         const KRange run = wgradSplitRange(g, splits, kWgradDepth, z);
 
         float ra[la], rb[lb];
@@ -173,13 +183,13 @@ namespace {
             const bool more = k0 + kWgradDepth < run.end;
             if (more) // the next step's loads in flight during this step's products
                 wgradFetch(g, d, x, dy, t, k0 + kWgradDepth + lk, run.end, rowOffset, tap, ra, rb);
-            wgradProducts<bm, bn>(as[buf], bs[buf], ty, tx, acc);
+            wgradProducts<bm, bn, kWgradThreads>(as[buf], bs[buf], ty, tx, acc);
             if (more)
                 stage(buf ^ 1);
             __syncthreads();
             buf ^= 1;
         }
-        wgradStore<bm, bn>(g, grp, z, splits, m0, n0, ty, tx, acc, out);
+        wgradStore<bm, bn, kWgradThreads>(g, grp, z, splits, m0, n0, ty, tx, acc, out);
     }
 
     // A 4-byte global → shared copy by cp.async (Ampere and later), zero-filled where `src` is null.
@@ -197,11 +207,12 @@ namespace {
 
     // The cp.async pipeline: a ring of kWgradStages shared stages, the copies of the next kWgradStages − 1 steps in
     // flight during a step's products and no staging registers (the loads go global → shared directly).
-    template <int bm, int bn>
-    __global__ void __launch_bounds__(kWgradThreads, wgradMinBlocks(bm, bn)) wgradAsyncKernel(WgradShape g,
+    template <int bm, int bn, int threads>
+    __global__ void __launch_bounds__(threads, wgradMinBlocks(bm, bn, threads)) wgradAsyncKernel(WgradShape g,
         WgradDivisors d, const float* __restrict__ x, const float* __restrict__ dy, float* __restrict__ out, int splits)
     {
-        constexpr int la = bm / 32, lb = bn / 32;
+        using G = Grid<bm, bn, threads>;
+        constexpr int la = G::la, lb = G::lb;
         __shared__ __align__(16) float as[kWgradStages][kWgradDepth][bm + 4];
         __shared__ __align__(16) float bs[kWgradStages][kWgradDepth][bn + 4];
         __shared__ int rowOffset[bm];
@@ -209,7 +220,7 @@ namespace {
         const int grp = int(blockIdx.z) / splits, z = int(blockIdx.z) % splits;
         const int m0 = int(blockIdx.y) * bm, n0 = int(blockIdx.x) * bn;
         const int t = int(threadIdx.x), ty = wgradThreadRow(t), tx = wgradThreadCol(t), lk = wgradLoadK(t);
-        wgradTables<bm, bn>(g, grp, m0, n0, t, rowOffset, tap);
+        wgradTables<bm, bn, threads>(g, grp, m0, n0, t, rowOffset, tap);
         const KRange run = wgradSplitRange(g, splits, kWgradDepth, z);
         const int steps = int((run.end - run.begin + kWgradDepth - 1) / kWgradDepth);
 
@@ -218,14 +229,14 @@ namespace {
             if (s < steps) {
                 const float* sa[la];
                 const float* sb[lb];
-                wgradSources(
+                wgradSources<la, lb, threads>(
                     g, d, x, dy, t, run.begin + (long long)s * kWgradDepth + lk, run.end, rowOffset, tap, sa, sb);
 #pragma unroll
                 for (int l = 0; l < la; ++l)
-                    copyAsync(&as[buf][lk][wgradLoadLine(t, l)], sa[l], dy);
+                    copyAsync(&as[buf][lk][wgradLoadLine(t, l, threads)], sa[l], dy);
 #pragma unroll
                 for (int l = 0; l < lb; ++l)
-                    copyAsync(&bs[buf][lk][wgradLoadLine(t, l)], sb[l], dy);
+                    copyAsync(&bs[buf][lk][wgradLoadLine(t, l, threads)], sb[l], dy);
             }
             commitCopies();
         };
@@ -233,28 +244,30 @@ namespace {
         for (int s = 0; s < kWgradStages - 1; ++s)
             issue(s, s);
 
-        float acc[bm / 16][bn / 16] = {};
+        float acc[G::tm][G::tn] = {};
         int buf = 0, next = kWgradStages - 1; // the stage step s reads; the one step s + kWgradStages − 1 fills
         for (int s = 0; s < steps; ++s) {
             waitCopies<kWgradStages - 2>(); // this thread's copies of step s landed
             __syncthreads(); // everyone's, and everyone is done with step s − 1's stage, the one refilled now
             issue(s + kWgradStages - 1, next);
-            wgradProducts<bm, bn>(as[buf], bs[buf], ty, tx, acc);
+            wgradProducts<bm, bn, threads>(as[buf], bs[buf], ty, tx, acc);
             buf = wgradRingNext(buf);
             next = wgradRingNext(next);
         }
         waitCopies<0>(); // no copy outlives the block (the groups past the last step are empty)
-        wgradStore<bm, bn>(g, grp, z, splits, m0, n0, ty, tx, acc, out);
+        wgradStore<bm, bn, threads>(g, grp, z, splits, m0, n0, ty, tx, acc, out);
     }
 
     // The kernel of a tiling and pipeline, for its launch and its occupancy.
     using WgradKernelFn = void (*)(WgradShape, WgradDivisors, const float*, const float*, float*, int);
     template <int bm, int bn> WgradKernelFn wgradKernelOf(WgradPipeline p)
     {
-        return p == WgradPipeline::Async ? wgradAsyncKernel<bm, bn> : wgradKernel<bm, bn>;
+        return p == WgradPipeline::Async ? wgradAsyncKernel<bm, bn, kWgradThreads> : wgradKernel<bm, bn>;
     }
     WgradKernelFn wgradKernelFor(WgradTiling t, WgradPipeline p)
     {
+        if (t.threads == kWgradNarrowThreads) // wgradTiling offers it with the cp.async pipeline only
+            return wgradAsyncKernel<64, 128, kWgradNarrowThreads>;
         if (t.bm == 128 && t.bn == 128)
             return wgradKernelOf<128, 128>(p);
         if (t.bm == 128)
@@ -283,7 +296,7 @@ namespace {
     {
         int blocks = 0;
         CONVSCOPE_CUDA_CHECK(
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, wgradKernelFor(t, p), kWgradThreads, 0));
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, wgradKernelFor(t, p), t.threads, 0));
         return std::max(blocks, 1);
     }
 
@@ -305,7 +318,7 @@ int conv2dWgradSplits(const ConvGeometry& g, int sms)
 {
     const WgradShape s = shapeOf(g);
     checkIndexRange(s);
-    const WgradTiling t = wgradTiling(s);
+    const WgradTiling t = wgradTiling(s, wgradPipeline());
     return wgradSplits(s, t, sms, wgradBlocksPerSm(t, wgradPipeline()));
 }
 
@@ -318,11 +331,12 @@ size_t conv2dWgradWorkspaceBytes(const ConvGeometry& g, int sms)
 std::string conv2dWgradNote(const ConvGeometry& g, int sms)
 {
     const WgradShape s = shapeOf(g);
-    const WgradTiling t = wgradTiling(s);
+    const WgradTiling t = wgradTiling(s, wgradPipeline());
     const int splits = conv2dWgradSplits(g, sms);
     const WgradPipeline p = wgradPipeline();
     return "backward-weights: implicit GEMM " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + " tiles ("
-        + std::to_string(wgradBlocksPerSm(t, p)) + " blocks a multiprocessor, 8-deep steps, "
+        + std::to_string(t.threads) + " threads, " + std::to_string(wgradBlocksPerSm(t, p))
+        + " blocks a multiprocessor, 8-deep steps, "
         + (p == WgradPipeline::Async ? std::to_string(kWgradStages) + "-stage cp.async" : "register double-buffered")
         + ") over N*P*Q = " + std::to_string(wgradReduction(s))
         + (splits > 1 ? ", split-K " + std::to_string(splits) + " (partials summed in order in a second pass)"
@@ -333,7 +347,7 @@ void conv2dBackwardWeights(
     const ConvGeometry& g, const float* x, const float* dy, float* dw, float* workspace, int sms, cudaStream_t st)
 {
     const WgradShape s = shapeOf(g);
-    const WgradTiling t = wgradTiling(s);
+    const WgradTiling t = wgradTiling(s, wgradPipeline());
     const int splits = conv2dWgradSplits(g, sms);
     if (splits > 1 && !workspace)
         throw Error("conv2d backward-weights: split-K " + std::to_string(splits) + " without a workspace");
@@ -341,7 +355,7 @@ void conv2dBackwardWeights(
         unsigned(g.groups * splits));
     const WgradDivisors d = wgradDivisors(s);
     float* out = splits > 1 ? workspace : dw;
-    wgradKernelFor(t, wgradPipeline())<<<grid, kWgradThreads, 0, st>>>(s, d, x, dy, out, splits);
+    wgradKernelFor(t, wgradPipeline())<<<grid, unsigned(t.threads), 0, st>>>(s, d, x, dy, out, splits);
     CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d backward-weights (implicit GEMM)");
     if (splits > 1) {
         const long long count = wgradWeightCount(s);
