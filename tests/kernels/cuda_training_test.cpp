@@ -175,7 +175,7 @@ TEST_CASE("cuda training: the weight gradient's tilings, split or not, match cpu
     // the stem, 7×7 stride 2 from 3 channels (64×128, 32 parts of 8·32·32), a 1×1 stride-2 projection (128×64, 8
     // parts), a 3×3 (128×128, 8 parts), a dilated 3×3 in 2 groups (64×128, 8 parts), a depthwise 3×3 stride 2
     // without padding (64×64 in 128 groups, unsplit: 8·7·7 deep), the linear head (64×128, unsplit). The 64×128
-    // tiles run on 128 threads (8×8 outputs each) on the cp.async pipeline, on 256 (4×8) on the register one.
+    // tiles run on 128 threads (8×8 outputs each) on the default pipeline, on 256 (4×8) on the other two.
     const std::string json = R"({ "format": "convscope-network", "version": 1, "name": "cuda_train_wgrad_tiles",
       "input": { "batch": 8, "channels": 3, "height": 64, "width": 64, "source": "random" },
       "layers": [
@@ -200,8 +200,9 @@ TEST_CASE("cuda training: the weight gradient's tilings, split or not, match cpu
     // and cuda.implicit_gemm agree with it to six digits) parts from cpu.direct's double sums by 1e-3 — the kink, not
     // the kernels. With 607 onednn.auto and cpu.im2col_gemm stay within 1e-4 of cpu.direct.
     const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "the weight gradient's tilings", {}), 607);
-    // Both pipelines (conv2d_backward_weights.cu): cp.async, the default, then the register-staged one.
-    for (const char* pipeline : { "async", "registers" }) {
+    // Each pipeline (conv2d_backward_weights.cu): cp.async with the narrow tile, the default; cp.async on the
+    // 256-thread tiles; the register-staged one.
+    for (const char* pipeline : { "async", "async-wide", "registers" }) {
         INFO("CONVSCOPE_WGRAD_PIPELINE=" << pipeline);
         setenv("CONVSCOPE_WGRAD_PIPELINE", pipeline, 1);
         struct Restore {

@@ -1,7 +1,7 @@
 // The cuda training kernels' index math on the CPU (kernels/cuda/training/backward_index.h), no GPU needed: the
 // weight gradient's implicit GEMM emulated block by block as conv2d_backward_weights.cu runs it — each of its four
 // tilings and two pipelines (the cp.async ring's schedule too), the threads' loads through the kernel's own
-// wgradSources / wgradFetch, 8-deep steps, each split's run of the reduction,
+// wgradSources (each load's offset into its image) / wgradFetch, 8-deep steps, each split's run of the reduction,
 // the partial slices summed in order — against the convolution's weight gradient by the definition, for strides,
 // padding (asymmetric too), dilation, groups, depthwise, a stem, 1×1 stride-2 and linear shapes and several split
 // counts; the threads' ownership of a tile's outputs and loads; the tile and split-K chosen for ResNet-18 layers;
@@ -65,7 +65,7 @@ std::vector<float> emulateWgrad(const WgradShape& g, const std::vector<float>& x
     WgradTiling tiling, int splits, WgradPipeline pipeline)
 {
     const int bm = tiling.bm, bn = tiling.bn, threads = tiling.threads;
-    const bool ring = pipeline == WgradPipeline::Async;
+    const bool ring = pipeline != WgradPipeline::Registers;
     const int stages = ring ? kWgradStages : 1;
     const long long count = wgradWeightCount(g);
     const WgradDivisors d = wgradDivisors(g);
@@ -99,14 +99,13 @@ std::vector<float> emulateWgrad(const WgradShape& g, const std::vector<float>& x
                             constexpr int nA = decltype(la)::value, nB = decltype(lb)::value;
                             float ra[nA], rb[nB];
                             if (ring) {
-                                const float* sa[nA];
-                                const float* sb[nB];
-                                wgradSources<nA, nB, Threads::value>(g, d, x.data(), dy.data(), t, k0 + wgradLoadK(t),
-                                    run.end, rowOffset.data(), tap.data(), sa, sb);
-                                for (int l = 0; l < nA; ++l)
-                                    ra[l] = sa[l] ? *sa[l] : 0.0f; // a zero-filled copy where null
+                                int oa[nA], ob[nB];
+                                const WgradImages images = wgradSources<nA, nB, Threads::value>(g, d, x.data(),
+                                    dy.data(), t, k0 + wgradLoadK(t), run.end, rowOffset.data(), tap.data(), oa, ob);
+                                for (int l = 0; l < nA; ++l) // the copy: image[offset], zero-filled at −1
+                                    ra[l] = oa[l] >= 0 ? images.dy[oa[l]] : 0.0f;
                                 for (int l = 0; l < nB; ++l)
-                                    rb[l] = sb[l] ? *sb[l] : 0.0f;
+                                    rb[l] = ob[l] >= 0 ? images.x[ob[l]] : 0.0f;
                             } else {
                                 wgradFetch(g, d, x.data(), dy.data(), t, k0 + wgradLoadK(t), run.end, rowOffset.data(),
                                     tap.data(), ra, rb);
@@ -222,7 +221,7 @@ TEST_CASE("cuda training index math: the weight gradient's split-K implicit GEMM
         for (const WgradTiling& tiling : tilings)
             for (int splits : { 1, 3, 7 })
                 for (WgradPipeline pipeline : { WgradPipeline::Registers, WgradPipeline::Async }) {
-                    if (tiling.threads != kWgradThreads && pipeline != WgradPipeline::Async)
+                    if (tiling.threads != kWgradThreads && pipeline == WgradPipeline::Registers)
                         continue; // the narrow tile runs on the cp.async pipeline only
                     const std::vector<float> got = emulateWgrad(g, x, dy, tiling, splits, pipeline);
                     REQUIRE(got.size() == want.size());
@@ -283,6 +282,7 @@ TEST_CASE("cuda training index math: the weight gradient's tile and split-K per 
     for (const WgradShape& g : { stem, layer1, enc1 }) {
         CHECK((wgradTiling(g).bn == 128 && wgradTiling(g).threads == kWgradNarrowThreads));
         CHECK(wgradTiling(g, WgradPipeline::Registers).threads == kWgradThreads);
+        CHECK(wgradTiling(g, WgradPipeline::AsyncWide).threads == kWgradThreads);
     }
     const auto slotsOf = [](WgradTiling t) { return 132LL * wgradMinBlocks(t.bm, t.bn, t.threads); };
     for (const WgradShape& g : { stem, layer1, layer4, projection, enc1, enc2in, enc2 }) {

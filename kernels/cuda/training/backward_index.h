@@ -49,8 +49,9 @@ constexpr int kWgradDepth = 8;
 constexpr int kWgradThreads = 256;
 // Two pipelines over the same tiles and loads: the register-staged one (two shared stages, the next step's loads in
 // registers during a step's products) and the cp.async one (kWgradStages shared stages, three steps' copies in
-// flight, no staging registers).
-enum class WgradPipeline { Registers, Async };
+// flight, no staging registers). Async also offers the narrow 64×128 tile on 128 threads (below); AsyncWide is the
+// cp.async pipeline on the register pipeline's four 256-thread tiles (to measure the two changes apart).
+enum class WgradPipeline { Registers, Async, AsyncWide };
 constexpr int kWgradStages = 4;
 // The cp.async ring: step s goes to stage s % kWgradStages. The prologue issues steps 0 … kWgradStages − 2; at the top
 // of step s, after the barrier that ends every thread's reads of step s − 1's stage, the kernel issues step
@@ -104,60 +105,87 @@ CONVSCOPE_HD int wgradRowOffset(const WgradShape& g, int grp, int m)
 {
     return m < wgradRows(g) ? (grp * wgradRows(g) + m) * (g.p * g.q) : -1;
 }
-// Column n = (c, r, s) of group grp's B panel, decomposed once per block before the k loop: the channel's offset
-// into one image of x and the tap's offset from an output position's window origin. Past the columns, dh is a row no
-// output position reaches, so the bounds test of every load fails.
+// Column n = (c, r, s) of group grp's B panel, decomposed once per block before the k loop: the tap's offset into one
+// image of x from an output position's window origin (p·sh, q·sw) — the channel's plane plus dh·W + dw — and its row
+// and column offsets dh, dw for the bounds test. Past the columns, dh is a row no output position reaches, so the
+// bounds test of every load fails.
 struct alignas(16) WgradColumnTap {
-    int chan, dh, dw, unused;
+    int offset, dh, dw, unused;
 };
 CONVSCOPE_HD WgradColumnTap wgradColumnTap(const WgradShape& g, int grp, int col)
 {
     if (col >= wgradColumns(g))
         return { 0, -(1 << 30), 0, 0 };
     const int rs = g.r * g.s, c = col / rs, tap = col - c * rs, r = tap / g.s, s = tap - r * g.s;
-    const int cg = g.c / g.groups;
-    return { (grp * cg + c) * g.h * g.w, r * g.dilH - g.padTop, s * g.dilW - g.padLeft, 0 };
+    const int cg = g.c / g.groups, dh = r * g.dilH - g.padTop, dw = s * g.dilW - g.padLeft;
+    return { (grp * cg + c) * g.h * g.w + dh * g.w + dw, dh, dw, 0 };
 }
 
-// One step's loads of thread t: `la` rows of A and `lb` columns of B (wgradLoadLine's) at reduction index k — each the
-// element's address, or null where the operand is zero (past `end`, in the padding, past the rows and columns).
-// rowOffset and tap are the block's tables of wgradRowOffset and wgradColumnTap over its panel rows and columns (in
-// shared memory on the GPU: as registers they pushed the 128×128 kernel past 128 a thread, the most for two blocks a
-// multiprocessor). The register-staged kernel loads them (wgradFetch); the cp.async one copies them to shared memory,
-// the nulls as zero-filled copies.
+// One step's loads of thread t: `la` rows of A and `lb` columns of B (wgradLoadLine's) at reduction index k — the
+// images of dy and x that k reads, and each load's offset into its image (32-bit: the host refuses larger images), −1
+// where the operand is zero (past `end`, in the padding, past the rows and columns). rowOffset and tap are the block's
+// tables of wgradRowOffset and wgradColumnTap over its panel rows and columns (in shared memory on the GPU: as
+// registers they pushed the 128×128 kernel past 128 a thread, the most for two blocks a multiprocessor). The
+// register-staged kernel loads them (wgradFetch); the cp.async one copies them to shared memory, the −1s as
+// zero-filled copies. Offsets rather than pointers: a 64-bit address is made once per load, and the zero test is one
+// compare of a 32-bit value.
+struct WgradImages {
+    const float* dy;
+    const float* x;
+};
 template <int la, int lb, int threads = kWgradThreads>
-CONVSCOPE_HD void wgradSources(const WgradShape& g, const WgradDivisors& d, const float* x, const float* dy, int t,
-    long long k, long long end, const int* rowOffset, const WgradColumnTap* tap, const float* (&sa)[la],
-    const float* (&sb)[lb])
+CONVSCOPE_HD WgradImages wgradSources(const WgradShape& g, const WgradDivisors& d, const float* x, const float* dy,
+    int t, long long k, long long end, const int* rowOffset, const WgradColumnTap* tap, int (&oa)[la], int (&ob)[lb])
 {
     if (k >= end) {
         for (int l = 0; l < la; ++l)
-            sa[l] = nullptr;
+            oa[l] = -1;
         for (int l = 0; l < lb; ++l)
-            sb[l] = nullptr;
-        return;
+            ob[l] = -1;
+        return { dy, x };
     }
     const WgradPosition at = wgradPosition(d, uint32_t(k));
-    const float* dyImg = dy + (long long)at.img * ((long long)g.k * g.p * g.q);
-    const float* xImg = x + (long long)at.img * ((long long)g.c * g.h * g.w);
-    const int ih0 = at.p * g.strideH, iw0 = at.q * g.strideW;
+    const int ih0 = at.p * g.strideH, iw0 = at.q * g.strideW, origin = ih0 * g.w + iw0;
     for (int l = 0; l < la; ++l) {
         const int row = rowOffset[wgradLoadLine(t, l, threads)];
-        sa[l] = row >= 0 ? dyImg + row + at.pq : nullptr;
+        oa[l] = row >= 0 ? row + at.pq : -1;
     }
     for (int l = 0; l < lb; ++l) {
         const WgradColumnTap c = tap[wgradLoadLine(t, l, threads)];
         const int ih = ih0 + c.dh, iw = iw0 + c.dw;
-        sb[l] = unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w) ? xImg + c.chan + ih * g.w + iw : nullptr;
+        ob[l] = unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w) ? c.offset + origin : -1;
     }
+    return { dy + (long long)at.img * ((long long)g.k * g.p * g.q),
+        x + (long long)at.img * ((long long)g.c * g.h * g.w) };
 }
 template <int la, int lb>
 CONVSCOPE_HD void wgradFetch(const WgradShape& g, const WgradDivisors& d, const float* x, const float* dy, int t,
     long long k, long long end, const int* rowOffset, const WgradColumnTap* tap, float (&ra)[la], float (&rb)[lb])
 {
+    // As wgradSources, with each load's address made and loaded at once (through wgradSources' offset arrays the
+    // 128×128 kernel, at its 128-register cap, spilled).
     const float* sa[la];
     const float* sb[lb];
-    wgradSources(g, d, x, dy, t, k, end, rowOffset, tap, sa, sb);
+    if (k >= end) {
+        for (int l = 0; l < la; ++l)
+            sa[l] = nullptr;
+        for (int l = 0; l < lb; ++l)
+            sb[l] = nullptr;
+    } else {
+        const WgradPosition at = wgradPosition(d, uint32_t(k));
+        const float* dyImg = dy + (long long)at.img * ((long long)g.k * g.p * g.q);
+        const float* xImg = x + (long long)at.img * ((long long)g.c * g.h * g.w);
+        const int ih0 = at.p * g.strideH, iw0 = at.q * g.strideW, origin = ih0 * g.w + iw0;
+        for (int l = 0; l < la; ++l) {
+            const int row = rowOffset[wgradLoadLine(t, l)];
+            sa[l] = row >= 0 ? dyImg + row + at.pq : nullptr;
+        }
+        for (int l = 0; l < lb; ++l) {
+            const WgradColumnTap c = tap[wgradLoadLine(t, l)];
+            const int ih = ih0 + c.dh, iw = iw0 + c.dw;
+            sb[l] = unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w) ? xImg + c.offset + origin : nullptr;
+        }
+    }
     for (int l = 0; l < la; ++l)
         ra[l] = sa[l] ? *sa[l] : 0.0f;
     for (int l = 0; l < lb; ++l)

@@ -20,9 +20,10 @@
 // into shared tables before the k loop (in registers they pushed the 128×128 kernel past the 128 a thread that two
 // blocks a multiprocessor allow); per step a thread splits its one k into (img, p, q) with two fast_divmod.h
 // divisions (a multiply-high and a shift each), and each load is then a table read, two adds, a bounds test and the
-// load (backward_index.h's wgradSources: the element's address, or null where the operand is zero).
+// load (backward_index.h's wgradSources: the element's 32-bit offset into its image, or −1 where the operand is zero).
 //
-// Pipelines, two over the same tiles, loads and products (CONVSCOPE_WGRAD_PIPELINE picks; cp.async by default):
+// Pipelines, two over the same tiles, loads and products (CONVSCOPE_WGRAD_PIPELINE = async, the default: cp.async
+// with the narrow tile below; async-wide: cp.async on the 256-thread tiles only; registers: the register-staged one):
 //   - cp.async (wgradAsyncKernel): a ring of kWgradStages = 4 shared stages; each load is a 4-byte cp.async straight
 //     from global to shared memory (zero-filled where the source is null), the copies of the next three steps in
 //     flight during a step's products, one barrier a step (after a step's wait, before the refill of the stage the
@@ -192,12 +193,13 @@ namespace {
         wgradStore<bm, bn, kWgradThreads>(g, grp, z, splits, m0, n0, ty, tx, acc, out);
     }
 
-    // A 4-byte global → shared copy by cp.async (Ampere and later), zero-filled where `src` is null.
-    __device__ __forceinline__ void copyAsync(float* dst, const float* src, const float* anyValid)
+    // A 4-byte global → shared copy by cp.async (Ampere and later) of image[offset], zero-filled where offset is −1.
+    __device__ __forceinline__ void copyAsync(float* dst, const float* image, int offset)
     {
         const unsigned to = unsigned(__cvta_generic_to_shared(dst));
-        asm volatile(
-            "cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(to), "l"(src ? src : anyValid), "r"(src ? 4 : 0));
+        const bool valid = offset >= 0;
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(to), "l"(image + (valid ? offset : 0)),
+            "r"(valid ? 4 : 0));
     }
     __device__ __forceinline__ void commitCopies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
     template <int pending> __device__ __forceinline__ void waitCopies()
@@ -227,16 +229,15 @@ namespace {
         // Step s's copies into stage `buf`, as one commit group (an empty group past the last step keeps the count).
         const auto issue = [&](int s, int buf) {
             if (s < steps) {
-                const float* sa[la];
-                const float* sb[lb];
-                wgradSources<la, lb, threads>(
-                    g, d, x, dy, t, run.begin + (long long)s * kWgradDepth + lk, run.end, rowOffset, tap, sa, sb);
+                int oa[la], ob[lb];
+                const WgradImages images = wgradSources<la, lb, threads>(
+                    g, d, x, dy, t, run.begin + (long long)s * kWgradDepth + lk, run.end, rowOffset, tap, oa, ob);
 #pragma unroll
                 for (int l = 0; l < la; ++l)
-                    copyAsync(&as[buf][lk][wgradLoadLine(t, l, threads)], sa[l], dy);
+                    copyAsync(&as[buf][lk][wgradLoadLine(t, l, threads)], images.dy, oa[l]);
 #pragma unroll
                 for (int l = 0; l < lb; ++l)
-                    copyAsync(&bs[buf][lk][wgradLoadLine(t, l, threads)], sb[l], dy);
+                    copyAsync(&bs[buf][lk][wgradLoadLine(t, l, threads)], images.x, ob[l]);
             }
             commitCopies();
         };
@@ -262,7 +263,7 @@ namespace {
     using WgradKernelFn = void (*)(WgradShape, WgradDivisors, const float*, const float*, float*, int);
     template <int bm, int bn> WgradKernelFn wgradKernelOf(WgradPipeline p)
     {
-        return p == WgradPipeline::Async ? wgradAsyncKernel<bm, bn, kWgradThreads> : wgradKernel<bm, bn>;
+        return p == WgradPipeline::Registers ? wgradKernel<bm, bn> : wgradAsyncKernel<bm, bn, kWgradThreads>;
     }
     WgradKernelFn wgradKernelFor(WgradTiling t, WgradPipeline p)
     {
@@ -277,17 +278,21 @@ namespace {
         return wgradKernelOf<64, 64>(p);
     }
 
-    // The pipeline: cp.async unless CONVSCOPE_WGRAD_PIPELINE=registers asks for the register-staged one (the two side
-    // by side on a GPU; any other value is refused by name).
+    // The pipeline: cp.async with the narrow tile unless CONVSCOPE_WGRAD_PIPELINE asks for "async-wide" (cp.async on
+    // the 256-thread tiles only) or "registers" (the register-staged pipeline on those tiles): the variants side by
+    // side on a GPU. Any other value is refused by name.
     WgradPipeline wgradPipeline()
     {
         const char* env = std::getenv("CONVSCOPE_WGRAD_PIPELINE");
-        if (!env || std::string(env).empty() || std::string(env) == "async")
+        const std::string name = env ? env : "";
+        if (name.empty() || name == "async")
             return WgradPipeline::Async;
-        if (std::string(env) == "registers")
+        if (name == "async-wide")
+            return WgradPipeline::AsyncWide;
+        if (name == "registers")
             return WgradPipeline::Registers;
-        throw UnsupportedError(std::string("conv2d backward-weights on cuda: CONVSCOPE_WGRAD_PIPELINE = '") + env
-            + "' (unsupported: 'async' or 'registers')");
+        throw UnsupportedError("conv2d backward-weights on cuda: CONVSCOPE_WGRAD_PIPELINE = '" + name
+            + "' (unsupported: 'async', 'async-wide' or 'registers')");
     }
 
     // How many blocks of the tiling's kernel a multiprocessor holds at once (the runtime's answer for this device:
@@ -337,7 +342,8 @@ std::string conv2dWgradNote(const ConvGeometry& g, int sms)
     return "backward-weights: implicit GEMM " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + " tiles ("
         + std::to_string(t.threads) + " threads, " + std::to_string(wgradBlocksPerSm(t, p))
         + " blocks a multiprocessor, 8-deep steps, "
-        + (p == WgradPipeline::Async ? std::to_string(kWgradStages) + "-stage cp.async" : "register double-buffered")
+        + (p == WgradPipeline::Registers ? std::string("register double-buffered")
+                                         : std::to_string(kWgradStages) + "-stage cp.async")
         + ") over N*P*Q = " + std::to_string(wgradReduction(s))
         + (splits > 1 ? ", split-K " + std::to_string(splits) + " (partials summed in order in a second pass)"
                       : ", unsplit");
