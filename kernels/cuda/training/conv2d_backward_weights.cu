@@ -23,9 +23,9 @@
 // load (backward_index.h's wgradSources: the element's 32-bit offset into its image, or −1 where the operand is zero).
 //
 // Pipelines, two over the same tiles, loads and products (CONVSCOPE_WGRAD_PIPELINE = async, the default: cp.async
-// with the narrow tile below; async-wide: cp.async on the 256-thread tiles only; registers: the register-staged one):
+// with the narrow tile above; async-wide: cp.async on the 256-thread tiles only; registers: the register-staged one):
 //   - cp.async (wgradAsyncKernel): a ring of kWgradStages = 4 shared stages; each load is a 4-byte cp.async straight
-//     from global to shared memory (zero-filled where the source is null), the copies of the next three steps in
+//     from global to shared memory (zero-filled where the offset is −1), the copies of the next three steps in
 //     flight during a step's products, one barrier a step (after a step's wait, before the refill of the stage the
 //     previous step read). No staging registers and no shared stores (at 128×128 the register-staged kernel holds 8
 //     staging registers beside 64 accumulators at the 128-register cap), and three steps of latency hidden, not one.
@@ -40,11 +40,11 @@
 // leave a handful of blocks to walk it alone. It is cut into `splits` runs of whole 8-deep steps (backward_index.h's
 // wgradSplits), chosen against the blocks the device holds at once — multiprocessors × the tile's occupancy, which
 // the launcher asks the runtime for (wgradBlocksPerSm; the register caps of wgradMinBlocks make it 2 at 128×128, 3 at
-// the half tiles, 4 at 64×64) — so that the grid fills whole waves: one block past a wave runs a second wave alone and
-// nearly doubles the time (the U-Net encoder at batch 16 had 265 and 270 blocks for 264 slots under the former
-// "about two blocks a multiprocessor" rule). Split z writes its partial tile into workspace slice z (the weight
-// gradient's layout) and a second kernel sums the slices in the order z = 0, 1, … Deterministic: no atomics, the
-// same sums in the same order on every run.
+// the 256-thread half tiles, 4 at 64×64 and at the narrow 64×128) — so that the grid fills whole waves: one block past
+// a wave runs a second wave alone and nearly doubles the time (the U-Net encoder at batch 16 had 265 and 270 blocks for
+// 264 slots under the former "about two blocks a multiprocessor" rule). Split z writes its partial tile into workspace
+// slice z (the weight gradient's layout) and a second kernel sums the slices in the order z = 0, 1, … Deterministic: no
+// atomics, the same sums in the same order on every run.
 //
 // Shapes: x [N, C, H, W], dy [N, K, P, Q], dW [K, C/G, R, S]; the grid is (column tiles, row tiles, G·splits). k and
 // the offsets within one image are 32-bit (the host refuses a layer whose N·P·Q or image exceeds 2^31 − 1 elements).
