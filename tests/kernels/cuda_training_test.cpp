@@ -171,11 +171,12 @@ TEST_CASE("cuda training: per-channel reductions cut into runs match cpu.direct"
 
 TEST_CASE("cuda training: the weight gradient's tilings, split or not, match cpu.direct", "[gpu][cuda][train][wgrad]")
 {
-    // Each layer's backward-weights on its tile (backward_index.h's wgradTiling) and, on a 132-SM H200, split-K:
-    // the stem, 7×7 stride 2 from 3 channels (64×128, 32 parts of 8·32·32), a 1×1 stride-2 projection (128×64, 8
-    // parts), a 3×3 (128×128, 8 parts), a dilated 3×3 in 2 groups (64×128, 8 parts), a depthwise 3×3 stride 2
-    // without padding (64×64 in 128 groups, unsplit: 8·7·7 deep), the linear head (64×128, unsplit). The 64×128
-    // tiles run on 128 threads (8×8 outputs each) on the default pipeline, on 256 (4×8) on the other two.
+    // Each layer's backward-weights on its tile (backward_index.h's wgradTiling) and, on a 132-SM H200, split-K (the
+    // default pipeline's counts): the stem, 7×7 stride 2 from 3 channels (64×128, 128 parts of 8·32·32), a 1×1
+    // stride-2 projection (128×64, 32 parts), a 3×3 (128×128, 29 parts, the last one short), a dilated 3×3 in 2 groups
+    // (64×128, 32 parts), a depthwise 3×3 stride 2 without padding (64×64 in 128 groups, 4 parts of 8·7·7), the
+    // linear head (64×128, unsplit). The 64×128 tiles run on 128 threads (8×8 outputs each) on the default pipeline,
+    // on 256 (4×8) on the other two.
     const std::string json = R"({ "format": "convscope-network", "version": 1, "name": "cuda_train_wgrad_tiles",
       "input": { "batch": 8, "channels": 3, "height": 64, "width": 64, "source": "random" },
       "layers": [

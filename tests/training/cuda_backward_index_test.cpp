@@ -312,6 +312,9 @@ TEST_CASE("cuda training index math: the weight gradient's tile and split-K per 
     CHECK(wgradSplits(stem, wgradTiling(stem), 132, 3) > 32); // two tiles over 401 408 positions
     CHECK(wgradSplits(layer4, wgradTiling(layer4), 132, 2) > 1); // 144 tiles over 1 568
     CHECK(wgradSplits(enc2, wgradTiling(enc2), 132, 2) == 29); // 9 tiles: 261 blocks in 264 slots
+    // Two tiles over 6 272: every multiprocessor busy (a floor of 256 a part left it at 48 blocks).
+    CHECK(wgradTiles(projection, wgradTiling(projection)) * wgradSplits(projection, wgradTiling(projection), 132, 2)
+        >= 132);
 }
 
 TEST_CASE("cuda training index math: the split runs tile the reduction exactly once", "[train][cuda]")

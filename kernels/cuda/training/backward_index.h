@@ -248,9 +248,11 @@ inline WgradTiling wgradTiling(const WgradShape& g, WgradPipeline pipeline = Wgr
 // with waves(s) = ⌈tiles · s / slots⌉, kWgradBlockSteps a block's fixed work (its tables, first loads and the store
 // of its tile) and the sum pass its launch plus reading s slices and writing one, memory turned into steps at
 // kWgradFlopPerByte (the device's FP32 rate reached over its memory bandwidth, about 10 on an H100/H200). Ties go to
-// fewer parts. Each part walks at least kWgradMinRun of the reduction, and at most kWgradMaxSplits parts (a stem's
-// weight gradient is one or two tiles over N·P·Q = 401 408 for ResNet's 112² at batch 32).
-constexpr long long kWgradMinRun = 256;
+// fewer parts. Each part walks at least kWgradMinRun of the reduction (8 steps; the cost's fixed term already keeps
+// parts long where blocks are plenty — a floor of 256 left ResNet-18's 1×1 stride-2 projections at batch 32 on 98 and
+// 48 blocks for 396 and 264 slots), and at most kWgradMaxSplits parts (a stem's weight gradient is one or two tiles
+// over N·P·Q = 401 408 for ResNet's 112² at batch 32).
+constexpr long long kWgradMinRun = 64;
 constexpr long long kWgradMaxSplits = 256;
 constexpr long long kWgradBlockSteps = 8;
 constexpr double kWgradFlopPerByte = 10.0;
