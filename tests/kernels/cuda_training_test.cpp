@@ -10,8 +10,9 @@
 // first step; 1e-3 after updates), the parameters and running statistics after the steps. Then PyTorch's reference
 // cases (tests/data/training: float64 autograd and torch.optim) on cuda.implicit_gemm and cuda.direct within 1e-5
 // relative L2 — every case but the volumes one, which the session refuses naming the layer. The weight gradient's four
-// tilings (conv2d_backward_weights.cu) split-K and not, with a stem, a 1×1 stride-2 projection, dilation, groups and a
-// depthwise layer. Without a GPU every case prints "SKIPPED: <reason>".
+// tilings (conv2d_backward_weights.cu) split-K and not, on both its pipelines (cp.async and register-staged), with a
+// stem, a 1×1 stride-2 projection, dilation, groups and a depthwise layer. Without a GPU every case prints "SKIPPED:
+// <reason>".
 #include "compute/error.h"
 #include "compute/network_json.h"
 #include "tests/kernels/gpu_test_support.h"
@@ -20,6 +21,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 
 using namespace convscope;
 namespace fs = std::filesystem;
@@ -202,10 +204,12 @@ TEST_CASE("cuda training: per-channel reductions cut into runs match cpu.direct"
 
 TEST_CASE("cuda training: the weight gradient's tilings, split or not, match cpu.direct", "[gpu][cuda][train][wgrad]")
 {
-    // Each layer's backward-weights on its tile (backward_index.h's wgradTiling) and, on a 132-SM H200, split-K:
-    // the stem, 7×7 stride 2 from 3 channels (64×128, 32 parts of 8·32·32), a 1×1 stride-2 projection (128×64, 8
-    // parts), a 3×3 (128×128, 8 parts), a dilated 3×3 in 2 groups (64×128, 8 parts), a depthwise 3×3 stride 2
-    // without padding (64×64 in 128 groups, unsplit: 8·7·7 deep), the linear head (64×128, unsplit).
+    // Each layer's backward-weights on its tile (backward_index.h's wgradTiling) and, on a 132-SM H200, split-K (the
+    // default pipeline's counts): the stem, 7×7 stride 2 from 3 channels (64×128, 128 parts of 8·32·32), a 1×1
+    // stride-2 projection (128×64, 32 parts), a 3×3 (128×128, 29 parts, the last one short), a dilated 3×3 in 2 groups
+    // (64×128, 32 parts), a depthwise 3×3 stride 2 without padding (64×64 in 128 groups, 4 parts of 8·7·7), the
+    // linear head (64×128, unsplit). The 64×128 tiles run on 128 threads (8×8 outputs each) on the default pipeline,
+    // on 256 (4×8) on the other two.
     const std::string json = R"({ "format": "convscope-network", "version": 1, "name": "cuda_train_wgrad_tiles",
       "input": { "batch": 8, "channels": 3, "height": 64, "width": 64, "source": "random" },
       "layers": [
@@ -230,7 +234,16 @@ TEST_CASE("cuda training: the weight gradient's tilings, split or not, match cpu
     // and cuda.implicit_gemm agree with it to six digits) parts from cpu.direct's double sums by 1e-3 — the kink, not
     // the kernels. With 607 onednn.auto and cpu.im2col_gemm stay within 1e-4 of cpu.direct.
     const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "the weight gradient's tilings", {}), 607);
-    test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 2, kSteps);
+    // Each pipeline (conv2d_backward_weights.cu): cp.async with the narrow tile, the default; cp.async on the
+    // 256-thread tiles; the register-staged one.
+    for (const char* pipeline : { "async", "async-wide", "registers" }) {
+        INFO("CONVSCOPE_WGRAD_PIPELINE=" << pipeline);
+        setenv("CONVSCOPE_WGRAD_PIPELINE", pipeline, 1);
+        struct Restore {
+            ~Restore() { unsetenv("CONVSCOPE_WGRAD_PIPELINE"); }
+        } restore;
+        test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 2, kSteps);
+    }
 }
 
 TEST_CASE("cuda training: the loss on the device (ce, mse, bce) matches cpu.direct; a NaN loss changes no weight",

@@ -1,6 +1,7 @@
 // The cuda training kernels' index math on the CPU (kernels/cuda/training/backward_index.h), no GPU needed: the
 // weight gradient's implicit GEMM emulated block by block as conv2d_backward_weights.cu runs it — each of its four
-// tilings, the threads' loads through the kernel's own wgradFetch, 8-deep steps, each split's run of the reduction,
+// tilings and two pipelines (the cp.async ring's schedule too), the threads' loads through the kernel's own
+// wgradSources (each load's offset into its image) / wgradFetch, 8-deep steps, each split's run of the reduction,
 // the partial slices summed in order — against the convolution's weight gradient by the definition, for strides,
 // padding (asymmetric too), dilation, groups, depthwise, a stem, 1×1 stride-2 and linear shapes and several split
 // counts; the threads' ownership of a tile's outputs and loads; the tile and split-K chosen for ResNet-18 layers;
@@ -55,21 +56,25 @@ std::vector<double> referenceWgrad(const WgradShape& g, const std::vector<float>
     return dw;
 }
 
-// conv2d_backward_weights.cu's grid, blocks and loads on the CPU for one tiling: each block's tables of row offsets
-// and column taps, every thread's loads of every step through wgradFetch into the k-major panels, the products (each
-// output of the tile, in the kernel's order over k; which thread owns it is wgradFragment's, checked apart), each
-// split's partial slice and the slices summed in order.
-std::vector<float> emulateWgrad(
-    const WgradShape& g, const std::vector<float>& x, const std::vector<float>& dy, WgradTiling tiling, int splits)
+// conv2d_backward_weights.cu's grid, blocks and loads on the CPU for one tiling and pipeline: each block's tables of
+// row offsets and column taps, every thread's loads of every step through wgradSources (wgradFetch for the register
+// pipeline) into the k-major panels — for the cp.async pipeline into its ring of stages in the kernel's order, each
+// stage poisoned before it is refilled — the products (each output of the tile, in the kernel's order over k; which
+// thread owns it is wgradFragment's, checked apart), each split's partial slice and the slices summed in order.
+std::vector<float> emulateWgrad(const WgradShape& g, const std::vector<float>& x, const std::vector<float>& dy,
+    WgradTiling tiling, int splits, WgradPipeline pipeline)
 {
-    const int bm = tiling.bm, bn = tiling.bn;
+    const int bm = tiling.bm, bn = tiling.bn, threads = tiling.threads;
+    const bool ring = pipeline != WgradPipeline::Registers;
+    const int stages = ring ? kWgradStages : 1;
     const long long count = wgradWeightCount(g);
     const WgradDivisors d = wgradDivisors(g);
     std::vector<float> partial(size_t(count) * size_t(splits), -12345.0f); // poison: every slot must be written
     const int gridX = (wgradColumns(g) + bn - 1) / bn, gridY = (wgradRows(g) + bm - 1) / bm;
     std::vector<int> rowOffset(size_t(bm), 0);
     std::vector<WgradColumnTap> tap(static_cast<size_t>(bn));
-    std::vector<float> as(size_t(kWgradDepth * bm)), bs(size_t(kWgradDepth * bn)), acc(size_t(bm * bn));
+    std::vector<float> as(size_t(stages * kWgradDepth * bm)), bs(size_t(stages * kWgradDepth * bn)),
+        acc(size_t(bm * bn));
     for (int bz = 0; bz < g.groups * splits; ++bz)
         for (int by = 0; by < gridY; ++by)
             for (int bx = 0; bx < gridX; ++bx) {
@@ -80,36 +85,80 @@ std::vector<float> emulateWgrad(
                 for (int i = 0; i < bn; ++i)
                     tap[size_t(i)] = wgradColumnTap(g, grp, n0 + i);
                 const KRange run = wgradSplitRange(g, splits, kWgradDepth, z);
-                std::fill(acc.begin(), acc.end(), 0.0f);
-                for (long long k0 = run.begin; k0 < run.end; k0 += kWgradDepth) {
-                    std::fill(as.begin(), as.end(), std::nanf("")); // every slot of the panels must be loaded
-                    std::fill(bs.begin(), bs.end(), std::nanf(""));
-                    const auto loads = [&](auto la, auto lb) {
-                        for (int t = 0; t < kWgradThreads; ++t) {
-                            float ra[decltype(la)::value], rb[decltype(lb)::value];
-                            wgradFetch(g, d, x.data(), dy.data(), t, k0 + wgradLoadK(t), run.end, rowOffset.data(),
-                                tap.data(), ra, rb);
-                            for (int l = 0; l < decltype(la)::value; ++l)
-                                as[size_t(wgradLoadK(t) * bm + wgradLoadLine(t, l))] = ra[l];
-                            for (int l = 0; l < decltype(lb)::value; ++l)
-                                bs[size_t(wgradLoadK(t) * bn + wgradLoadLine(t, l))] = rb[l];
+                const int steps = int((run.end - run.begin + kWgradDepth - 1) / kWgradDepth);
+                // Every thread's loads of step s into stage `stage` (NaN first: every slot must be loaded).
+                const auto issue = [&](int s, int stage) {
+                    float* a = as.data() + size_t(stage * kWgradDepth * bm);
+                    float* b = bs.data() + size_t(stage * kWgradDepth * bn);
+                    std::fill(a, a + kWgradDepth * bm, std::nanf(""));
+                    std::fill(b, b + kWgradDepth * bn, std::nanf(""));
+                    const long long k0 = run.begin + (long long)s * kWgradDepth;
+                    const auto loads = [&](auto la, auto lb, auto threadCount) {
+                        using Threads = decltype(threadCount);
+                        for (int t = 0; t < threads; ++t) {
+                            constexpr int nA = decltype(la)::value, nB = decltype(lb)::value;
+                            float ra[nA], rb[nB];
+                            if (ring) {
+                                int oa[nA], ob[nB];
+                                const WgradImages images = wgradSources<nA, nB, Threads::value>(g, d, x.data(),
+                                    dy.data(), t, k0 + wgradLoadK(t), run.end, rowOffset.data(), tap.data(), oa, ob);
+                                for (int l = 0; l < nA; ++l) // the copy: image[offset], zero-filled at −1
+                                    ra[l] = oa[l] >= 0 ? images.dy[oa[l]] : 0.0f;
+                                for (int l = 0; l < nB; ++l)
+                                    rb[l] = ob[l] >= 0 ? images.x[ob[l]] : 0.0f;
+                            } else {
+                                wgradFetch(g, d, x.data(), dy.data(), t, k0 + wgradLoadK(t), run.end, rowOffset.data(),
+                                    tap.data(), ra, rb);
+                            }
+                            for (int l = 0; l < nA; ++l)
+                                a[size_t(wgradLoadK(t) * bm + wgradLoadLine(t, l, threads))] = ra[l];
+                            for (int l = 0; l < nB; ++l)
+                                b[size_t(wgradLoadK(t) * bn + wgradLoadLine(t, l, threads))] = rb[l];
                         }
                     };
                     using Two = std::integral_constant<int, 2>;
                     using Four = std::integral_constant<int, 4>;
-                    if (bm == 128 && bn == 128)
-                        loads(Four {}, Four {});
+                    using Eight = std::integral_constant<int, 8>;
+                    using Wide = std::integral_constant<int, kWgradThreads>;
+                    using Narrow = std::integral_constant<int, kWgradNarrowThreads>;
+                    if (threads == kWgradNarrowThreads) // 64×128 on 128 threads: 4 rows and 8 columns a thread
+                        loads(Four {}, Eight {}, Narrow {});
+                    else if (bm == 128 && bn == 128)
+                        loads(Four {}, Four {}, Wide {});
                     else if (bm == 128)
-                        loads(Four {}, Two {});
+                        loads(Four {}, Two {}, Wide {});
                     else if (bn == 128)
-                        loads(Two {}, Four {});
+                        loads(Two {}, Four {}, Wide {});
                     else
-                        loads(Two {}, Two {});
+                        loads(Two {}, Two {}, Wide {});
+                };
+                const auto products = [&](int stage) {
+                    const float* a = as.data() + size_t(stage * kWgradDepth * bm);
+                    const float* b = bs.data() + size_t(stage * kWgradDepth * bn);
                     for (int kk = 0; kk < kWgradDepth; ++kk)
                         for (int m = 0; m < mEnd; ++m)
                             for (int n = 0; n < nEnd; ++n)
-                                acc[size_t(m * bn + n)] = std::fma(
-                                    as[size_t(kk * bm + m)], bs[size_t(kk * bn + n)], acc[size_t(m * bn + n)]);
+                                acc[size_t(m * bn + n)]
+                                    = std::fma(a[size_t(kk * bm + m)], b[size_t(kk * bn + n)], acc[size_t(m * bn + n)]);
+                };
+                std::fill(acc.begin(), acc.end(), 0.0f);
+                if (ring) { // the kernel's schedule: steps issued kWgradStages − 1 ahead into the stage just read
+                    for (int s = 0; s < kWgradStages - 1; ++s)
+                        if (s < steps)
+                            issue(s, s);
+                    int buf = 0, next = kWgradStages - 1;
+                    for (int s = 0; s < steps; ++s) {
+                        if (s + kWgradStages - 1 < steps)
+                            issue(s + kWgradStages - 1, next);
+                        products(buf);
+                        buf = wgradRingNext(buf);
+                        next = wgradRingNext(next);
+                    }
+                } else {
+                    for (int s = 0; s < steps; ++s) {
+                        issue(s, 0);
+                        products(0);
+                    }
                 }
                 for (int m = 0; m < mEnd; ++m)
                     for (int n = 0; n < nEnd; ++n)
@@ -162,71 +211,110 @@ TEST_CASE("cuda training index math: the weight gradient's split-K implicit GEMM
         shapeOf(1, 3, 23, 21, 9, 7, 7, 2, 3, 3, 1, 1), // a stem: C = 3, 7×7 stride 2 (147 columns: three 64-tiles)
         shapeOf(2, 20, 9, 9, 12, 1, 1, 2, 0, 0, 1, 1), // a 1×1 stride-2 projection (Q = 5: steps cross rows and images)
     };
-    const WgradTiling tilings[] = { { 128, 128 }, { 128, 64 }, { 64, 128 }, { 64, 64 } };
+    const WgradTiling tilings[]
+        = { { 128, 128 }, { 128, 64 }, { 64, 128 }, { 64, 64 }, { 64, 128, kWgradNarrowThreads } };
     int index = 0;
     for (const WgradShape& g : shapes) {
         const auto x = randomValues(size_t(g.n) * g.c * g.h * g.w, 10u + unsigned(index));
         const auto dy = randomValues(size_t(g.n) * g.k * g.p * g.q, 20u + unsigned(index));
         const std::vector<double> want = referenceWgrad(g, x, dy);
         for (const WgradTiling& tiling : tilings)
-            for (int splits : { 1, 3, 7 }) {
-                const std::vector<float> got = emulateWgrad(g, x, dy, tiling, splits);
-                REQUIRE(got.size() == want.size());
-                INFO("shape " << index << " (reduction " << wgradReduction(g) << "), tile " << tiling.bm << "x"
-                              << tiling.bn << ", split-K " << splits << ": relative L2 " << relativeL2(got, want));
-                CHECK(relativeL2(got, want) < 1e-5);
-            }
+            for (int splits : { 1, 3, 7 })
+                for (WgradPipeline pipeline : { WgradPipeline::Registers, WgradPipeline::Async }) {
+                    if (tiling.threads != kWgradThreads && pipeline == WgradPipeline::Registers)
+                        continue; // the narrow tile runs on the cp.async pipeline only
+                    const std::vector<float> got = emulateWgrad(g, x, dy, tiling, splits, pipeline);
+                    REQUIRE(got.size() == want.size());
+                    INFO("shape " << index << " (reduction " << wgradReduction(g) << "), tile " << tiling.bm << "x"
+                                  << tiling.bn << " on " << tiling.threads << " threads, split-K " << splits << ", "
+                                  << (pipeline == WgradPipeline::Async ? "cp.async" : "registers") << ": relative L2 "
+                                  << relativeL2(got, want));
+                    CHECK(relativeL2(got, want) < 1e-5);
+                }
         ++index;
     }
 }
 
 TEST_CASE("cuda training index math: the weight gradient's threads own each output of a tile once", "[train][cuda]")
 {
-    for (int bm : { 64, 128 })
-        for (int bn : { 64, 128 }) {
-            std::vector<int> owners(size_t(bm * bn), 0), loadsA(size_t(kWgradDepth * bm), 0),
-                loadsB(size_t(kWgradDepth * bn), 0);
-            for (int t = 0; t < kWgradThreads; ++t) {
-                for (int i = 0; i < bm / 16; ++i)
-                    for (int j = 0; j < bn / 16; ++j)
-                        ++owners[size_t(
-                            wgradFragment(wgradThreadRow(t), i) * bn + wgradFragment(wgradThreadCol(t), j))];
-                for (int l = 0; l < bm / 32; ++l)
-                    ++loadsA[size_t(wgradLoadK(t) * bm + wgradLoadLine(t, l))];
-                for (int l = 0; l < bn / 32; ++l)
-                    ++loadsB[size_t(wgradLoadK(t) * bn + wgradLoadLine(t, l))];
-            }
-            INFO("tile " << bm << "x" << bn);
-            CHECK(std::count(owners.begin(), owners.end(), 1) == bm * bn);
-            CHECK(std::count(loadsA.begin(), loadsA.end(), 1) == kWgradDepth * bm);
-            CHECK(std::count(loadsB.begin(), loadsB.end(), 1) == kWgradDepth * bn);
+    const WgradTiling tilings[]
+        = { { 128, 128 }, { 128, 64 }, { 64, 128 }, { 64, 64 }, { 64, 128, kWgradNarrowThreads } };
+    for (const WgradTiling& tiling : tilings) {
+        const int bm = tiling.bm, bn = tiling.bn, threads = tiling.threads;
+        const int tm = bm * 16 / threads, tn = bn / 16, halfM = threads / 4; // the kernel's Grid
+        std::vector<int> owners(size_t(bm * bn), 0), loadsA(size_t(kWgradDepth * bm), 0),
+            loadsB(size_t(kWgradDepth * bn), 0);
+        for (int t = 0; t < threads; ++t) {
+            for (int i = 0; i < tm; ++i)
+                for (int j = 0; j < tn; ++j)
+                    ++owners[size_t(
+                        wgradFragment(wgradThreadRow(t), i, halfM) * bn + wgradFragment(wgradThreadCol(t), j))];
+            for (int l = 0; l < bm * kWgradDepth / threads; ++l)
+                ++loadsA[size_t(wgradLoadK(t) * bm + wgradLoadLine(t, l, threads))];
+            for (int l = 0; l < bn * kWgradDepth / threads; ++l)
+                ++loadsB[size_t(wgradLoadK(t) * bn + wgradLoadLine(t, l, threads))];
         }
+        INFO("tile " << bm << "x" << bn << " on " << threads << " threads");
+        CHECK(std::count(owners.begin(), owners.end(), 1) == bm * bn);
+        CHECK(std::count(loadsA.begin(), loadsA.end(), 1) == kWgradDepth * bm);
+        CHECK(std::count(loadsB.begin(), loadsB.end(), 1) == kWgradDepth * bn);
+    }
 }
 
 TEST_CASE("cuda training index math: the weight gradient's tile and split-K per layer", "[train][cuda]")
 {
-    // ResNet-18 at batch 32 and the U-Net encoder at batch 16 on a 132-SM device.
+    // ResNet-18 at batch 32 and the U-Net encoder at batch 16 on a 132-SM device, each tile at the occupancy its
+    // register cap gives on sm_90 (the launcher asks the runtime; wgradMinBlocks is what ptxas reaches there).
     const WgradShape stem = shapeOf(32, 3, 224, 224, 64, 7, 7, 2, 3, 3, 1, 1);
     const WgradShape layer1 = shapeOf(32, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1);
     const WgradShape layer4 = shapeOf(32, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1);
     const WgradShape projection = shapeOf(32, 128, 28, 28, 256, 1, 1, 2, 0, 0, 1, 1);
+    const WgradShape enc1 = shapeOf(16, 64, 128, 128, 64, 3, 3, 1, 1, 1, 1, 1);
+    const WgradShape enc2in = shapeOf(16, 64, 64, 64, 128, 3, 3, 1, 1, 1, 1, 1);
     const WgradShape enc2 = shapeOf(16, 128, 64, 64, 128, 3, 3, 1, 1, 1, 1, 1);
     CHECK(wgradTiling(stem).bm == 64); // 64 rows, 147 columns
     CHECK(wgradTiling(layer1).bm == 64); // no half-empty 128-row tiles for 64 channels
     CHECK((wgradTiling(layer4).bm == 128 && wgradTiling(layer4).bn == 128));
     CHECK((wgradTiling(enc2).bm == 128 && wgradTiling(enc2).bn == 128));
     CHECK(wgradTiling(projection).bm == 128);
-    for (const WgradShape& g : { stem, layer1, layer4, projection, enc2 }) {
+    // 64-channel layers on the cp.async pipeline: 64×128 on 128 threads, 8×8 outputs a thread; the register pipeline
+    // keeps its four 256-thread tiles.
+    for (const WgradShape& g : { stem, layer1, enc1 }) {
+        CHECK((wgradTiling(g).bn == 128 && wgradTiling(g).threads == kWgradNarrowThreads));
+        CHECK(wgradTiling(g, WgradPipeline::Registers).threads == kWgradThreads);
+        CHECK(wgradTiling(g, WgradPipeline::AsyncWide).threads == kWgradThreads);
+    }
+    const auto slotsOf = [](WgradTiling t) { return 132LL * wgradMinBlocks(t.bm, t.bn, t.threads); };
+    for (const WgradShape& g : { stem, layer1, layer4, projection, enc1, enc2in, enc2 }) {
         const WgradTiling t = wgradTiling(g);
-        const int splits = wgradSplits(g, t, 132);
-        INFO("reduction " << wgradReduction(g) << ", tiles " << wgradTiles(g, t) << ", split-K " << splits);
+        const int splits = wgradSplits(g, t, 132, wgradMinBlocks(t.bm, t.bn, t.threads));
+        const long long blocks = wgradTiles(g, t) * splits, slots = slotsOf(t);
+        const long long most = std::min({ wgradReduction(g) / kWgradMinRun, kWgradMaxSplits, 65535LL / g.groups });
+        INFO("reduction " << wgradReduction(g) << ", tiles " << wgradTiles(g, t) << ", split-K " << splits << ", "
+                          << blocks << " blocks in " << slots << " slots");
         CHECK(splits >= 1);
         CHECK(splits <= kWgradMaxSplits);
         CHECK((splits == 1 || wgradReduction(g) / splits >= kWgradMinRun));
-        CHECK(wgradTiles(g, t) * splits <= 2 * 132 + wgradTiles(g, t)); // about two blocks a multiprocessor
+        // No last wave of a few blocks (the slowest case: a whole block's time for them alone) unless the caps stop
+        // the split count short of a full wave.
+        CHECK((splits == most || blocks % slots == 0 || blocks % slots >= slots / 4));
+        CHECK(wgradSplitCost(g, t, slots, splits) <= wgradSplitCost(g, t, slots, 1));
     }
-    CHECK(wgradSplits(stem, wgradTiling(stem), 132) > 32); // two tiles over 401 408 positions
-    CHECK(wgradSplits(layer4, wgradTiling(layer4), 132) == 2); // 144 tiles over 1 568: 288 blocks
+    // The U-Net encoder's long reductions fill exactly one wave: the old rule's ⌈2·132 / tiles⌉ parts made 265 and
+    // 270 blocks of 264 slots, one or six blocks left for a second wave.
+    for (const WgradShape& g : { enc1, enc2in, enc2 }) {
+        const WgradTiling t = wgradTiling(g);
+        const long long blocks = wgradTiles(g, t) * wgradSplits(g, t, 132, wgradMinBlocks(t.bm, t.bn, t.threads));
+        INFO(blocks << " blocks in " << slotsOf(t) << " slots");
+        CHECK(blocks <= slotsOf(t));
+        CHECK(blocks * 100 >= slotsOf(t) * 95);
+    }
+    CHECK(wgradSplits(stem, wgradTiling(stem), 132, 3) > 32); // two tiles over 401 408 positions
+    CHECK(wgradSplits(layer4, wgradTiling(layer4), 132, 2) > 1); // 144 tiles over 1 568
+    CHECK(wgradSplits(enc2, wgradTiling(enc2), 132, 2) == 29); // 9 tiles: 261 blocks in 264 slots
+    // Two tiles over 6 272: every multiprocessor busy (a floor of 256 a part left it at 48 blocks).
+    CHECK(wgradTiles(projection, wgradTiling(projection)) * wgradSplits(projection, wgradTiling(projection), 132, 2)
+        >= 132);
 }
 
 TEST_CASE("cuda training index math: the split runs tile the reduction exactly once", "[train][cuda]")

@@ -17,7 +17,8 @@ namespace convscope::cuda::train {
 // math (N·P·Q, or one image of x or dy, beyond 2^31 − 1 elements).
 int conv2dWgradSplits(const ConvGeometry& g, int sms);
 size_t conv2dWgradWorkspaceBytes(const ConvGeometry& g, int sms);
-// "backward-weights: implicit GEMM 64x128 tiles (double-buffered, 8-deep steps) over N*P*Q = 100352, split-K 53 (…)"
+// "backward-weights: implicit GEMM 64x128 tiles (128 threads, 4 blocks a multiprocessor, 8-deep steps, 4-stage
+// cp.async) over N*P*Q = 100352, split-K 105 (…)"
 std::string conv2dWgradNote(const ConvGeometry& g, int sms);
 
 // dW [K, C/G, R, S] = the weight gradient of the convolution g from its input x and output gradient dy (every element
