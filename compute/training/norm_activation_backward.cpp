@@ -2,6 +2,7 @@
 // computes them (aten/src/ATen/native: batch_norm_cpu_update_stats / batch_norm_backward_cpu, threshold_backward,
 // leaky_relu_backward, elu_backward, hardtanh_backward, hardswish_backward, hardsigmoid_backward, silu_backward,
 // sigmoid_backward and tanh_backward from the result). Sums in double.
+#include "compute/training/batch_norm_fast.h"
 #include "compute/training/cpu_backward_ops.h"
 
 #include "compute/cpu/op_common.h"
@@ -12,19 +13,6 @@
 #include <cmath>
 
 namespace convscope::cpu::grad {
-
-namespace {
-    // The channel of flat element i of a tensor of shape s (dim 1).
-    struct Planes {
-        int64_t batch, channels, area;
-        explicit Planes(const Shape& s)
-            : batch(s.n)
-            , channels(s.c)
-            , area(s.d * s.h * s.w)
-        {
-        }
-    };
-} // namespace
 
 void batchNorm2dTrainForward(const Tensor& x, const Tensor* weight, const Tensor* bias, double eps, double momentum,
     Tensor& runningMean, Tensor& runningVar, Tensor& y, BatchStats& stats, bool parallel)
@@ -38,9 +26,13 @@ void batchNorm2dTrainForward(const Tensor& x, const Tensor* weight, const Tensor
     detail::requireVector(&runningVar, p.channels, "batch norm (training)", "running_var");
     detail::requireVector(weight, p.channels, "batch norm (training)", "weight");
     detail::requireVector(bias, p.channels, "batch norm (training)", "bias");
+    if (parallel) {
+        fast_bn::trainForward(p, x.data(), weight ? weight->data() : nullptr, bias ? bias->data() : nullptr, eps,
+            momentum, runningMean.data(), runningVar.data(), y.data(), stats);
+        return;
+    }
     stats.mean.assign(size_t(p.channels), 0.0);
     stats.invstd.assign(size_t(p.channels), 0.0);
-#pragma omp parallel for schedule(static) if (parallel && x.numel() >= detail::kMinParallelElements)
     for (int64_t c = 0; c < p.channels; ++c) {
         double sum = 0;
         for (int64_t n = 0; n < p.batch; ++n)
@@ -93,8 +85,11 @@ void batchNorm2dData(
     const Tensor& gy, const Tensor& x, const Tensor* weight, const BatchStats& stats, Tensor& gx, bool parallel)
 {
     const Planes p(x.shape());
+    if (parallel) {
+        fast_bn::data(p, gy.data(), x.data(), weight ? weight->data() : nullptr, stats, gx.data());
+        return;
+    }
     const double count = double(p.batch * p.area);
-#pragma omp parallel for schedule(static) if (parallel && x.numel() >= detail::kMinParallelElements)
     for (int64_t c = 0; c < p.channels; ++c) {
         const auto [sum, dot] = channelSums(gy, x, stats, c);
         const double mean = stats.mean[size_t(c)], invstd = stats.invstd[size_t(c)];
@@ -114,7 +109,14 @@ void batchNorm2dWeights(
     const Tensor& gy, const Tensor& x, const BatchStats& stats, Tensor& gw, Tensor& gb, bool parallel)
 {
     const Planes p(x.shape());
-#pragma omp parallel for schedule(static) if (parallel && x.numel() >= detail::kMinParallelElements)
+    if (parallel) {
+        const std::vector<double> sums = fast_bn::gradientSums(p, gy.data(), x.data(), stats);
+        for (int64_t c = 0; c < p.channels; ++c) {
+            gw.data()[c] = static_cast<float>(sums[size_t(2 * c + 1)]);
+            gb.data()[c] = static_cast<float>(sums[size_t(2 * c)]);
+        }
+        return;
+    }
     for (int64_t c = 0; c < p.channels; ++c) {
         const auto [sum, dot] = channelSums(gy, x, stats, c);
         gw.data()[c] = static_cast<float>(dot);

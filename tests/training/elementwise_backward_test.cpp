@@ -1,6 +1,7 @@
 // The backward of batch norm (training mode), the activations, PReLU, the pools, softmax, mul, concat, pad and dropout
 // against finite differences of their forward, with PyTorch's rules where a derivative has a choice (kinks, ties).
 #include "compute/cpu/cpu_ops.h"
+#include "compute/cpu_threads.h"
 #include "compute/layer_kinds.h"
 #include "compute/training/cpu_backward_ops.h"
 #include "tests/training/gradcheck.h"
@@ -315,14 +316,49 @@ TEST_CASE("the threaded element-wise backward (the fast path's) is bit-identical
     cpu::grad::avgPool2d(g, ap, ls.resolvedPadding, one, false);
     cpu::grad::avgPool2d(g, ap, ls.resolvedPadding, many, true);
     CHECK(same(one, many));
-    Tensor rm = Tensor::zeros(Shape::nchw(8, 1, 1, 1)), rv = Tensor::filled(Shape::nchw(8, 1, 1, 1), 1.0f);
-    Tensor rm2 = rm.clone(), rv2 = rv.clone(), y1(shape), y2(shape);
-    cpu::grad::BatchStats s1, s2;
-    cpu::grad::batchNorm2dTrainForward(x, nullptr, nullptr, 1e-5, 0.1, rm, rv, y1, s1, false);
-    cpu::grad::batchNorm2dTrainForward(x, nullptr, nullptr, 1e-5, 0.1, rm2, rv2, y2, s2, true);
+}
+
+// Batch norm's fast path (batch_norm_fast.cpp) is its own arithmetic: float lanes over (channel, image) planes, the
+// planes' partials added in a fixed order. It must give the same bits on one thread as on many, and agree with the
+// reference's double loops to float rounding — on data far from zero too, where a one-pass Σx² would cancel.
+TEST_CASE("batch norm's fast training path is thread-count independent and within float rounding of the reference",
+    "[training][parallel]")
+{
+    const Shape shape = Shape::nchw(4, 8, 40, 36); // 46080 elements: above the threshold that wakes the team
+    Tensor x = randomTensor(shape, 3000);
+    const Tensor gy = randomTensor(shape, 3001);
+    for (int64_t i = 0; i < x.numel(); ++i)
+        x.data()[i] = 100.0f + 3.0f * x.data()[i]; // mean 100: the squares about a float mean, corrected
+    const Tensor w = randomTensor(Shape::nchw(8, 1, 1, 1), 3003), b = randomTensor(Shape::nchw(8, 1, 1, 1), 3004);
+    const auto run = [&](bool fast, Tensor& y, Tensor& rv, Tensor& gx, Tensor& gw, Tensor& gb) {
+        Tensor rm = Tensor::zeros(Shape::nchw(8, 1, 1, 1));
+        rv = Tensor::filled(Shape::nchw(8, 1, 1, 1), 1.0f);
+        cpu::grad::BatchStats stats;
+        cpu::grad::batchNorm2dTrainForward(x, &w, &b, 1e-5, 0.1, rm, rv, y, stats, fast);
+        cpu::grad::batchNorm2dData(gy, x, &w, stats, gx, fast);
+        cpu::grad::batchNorm2dWeights(gy, x, stats, gw, gb, fast);
+    };
+    const Shape vec = Shape::nchw(8, 1, 1, 1);
+    Tensor y0(shape), rv0, gx0(shape), gw0(vec), gb0(vec); // the reference
+    Tensor y1(shape), rv1, gx1(shape), gw1(vec), gb1(vec); // fast, every thread
+    Tensor y2(shape), rv2, gx2(shape), gw2(vec), gb2(vec); // fast, one thread
+    run(false, y0, rv0, gx0, gw0, gb0);
+    run(true, y1, rv1, gx1, gw1, gb1);
+    const int threads = cpuThreadCount();
+    setCpuThreadCount(1);
+    run(true, y2, rv2, gx2, gw2, gb2);
+    setCpuThreadCount(threads);
+    const auto same = [](const Tensor& a, const Tensor& b) {
+        return a.numel() == b.numel() && std::equal(a.data(), a.data() + a.numel(), b.data());
+    };
     CHECK(same(y1, y2));
-    CHECK(same(rv, rv2));
-    cpu::grad::batchNorm2dData(gy, x, nullptr, s1, one, false);
-    cpu::grad::batchNorm2dData(gy, x, nullptr, s2, many, true);
-    CHECK(same(one, many));
+    CHECK(same(rv1, rv2));
+    CHECK(same(gx1, gx2));
+    CHECK(same(gw1, gw2));
+    CHECK(same(gb1, gb2));
+    CHECK(relL2(y1, y0) < 1e-6);
+    CHECK(relL2(rv1, rv0) < 1e-6);
+    CHECK(relL2(gx1, gx0) < 1e-5);
+    CHECK(relL2(gw1, gw0) < 1e-5);
+    CHECK(relL2(gb1, gb0) < 1e-5);
 }
