@@ -311,7 +311,7 @@ if has train; then
     note "train resnet18 b32: rc $?; $(grep -E '^step' "$OUT/train-resnet18.log" | tr '\n' ' ')"
     for sel in ${TRAIN_BACKENDS//,/ }; do
       timeout 120 "$BIN/convscope-cli" gan resources/networks/dcgan_generator.json resources/networks/dcgan_discriminator.json \
-        --batch 64 --steps 10 --warmup 3 --math "$TRAIN_MATH" --backends "$sel" >"$OUT/gan-$sel.log" 2>&1
+        --batch 64 --steps 10 --warmup 3 --math "$TRAIN_MATH" --backends "$sel" --report "$OUT/gan-$sel.md" >"$OUT/gan-$sel.log" 2>&1
       note "gan dcgan b64 on $sel: rc $?; $(grep -E '^step|has no|unsupported' "$OUT/gan-$sel.log" | head -1)"
     done
     note "PyTorch eager training: $(tr '\n' ' ' <"$OUT/torch-train.jsonl")"
