@@ -1,6 +1,6 @@
 // A transposed convolution as stride-1 convolutions, one per stride phase (host-only arithmetic, and the tap gather as
 // a host-and-device function). It serves the cuda training session's conv2d backward-data (the transposed
-// convolution of dy with conv2d's weight) and conv_transpose2d forward (training/transposed_phase_gemm.cu), and
+// convolution of dy with conv2d's weight) and conv_transpose2d forward (transposed_phase_gemm.cu), and
 // cuda.implicit_gemm's conv_transpose3d (conv_transpose3d_phase.cu): per axis the classes below, a layer's classes
 // their product.
 //

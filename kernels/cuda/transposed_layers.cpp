@@ -1,0 +1,98 @@
+// The cuda backend's transposed convolutions in inference (transposed_layers.h): conv_transpose2d's forms first,
+// conv_transpose3d's next, the backend's four entries last.
+#include "kernels/cuda/transposed_layers.h"
+
+#include "kernels/cuda/conv_transpose2d.cuh"
+#include "kernels/cuda/conv_transpose3d_phase.cuh"
+#include "kernels/cuda/layer_geometry.h"
+#include "kernels/cuda/transposed_phase_gemm.cuh"
+#include "kernels/cuda/volume_geometry.h"
+
+#include <variant>
+
+namespace convscope::cuda {
+
+// ---- conv_transpose2d
+namespace {
+    size_t scratch2d(const ConvGeometry&, TransposedMode, int) { return 0; }
+
+    std::string prepare2d(const ConvGeometry& t, TransposedMode m, const float*, void*, int, cudaStream_t)
+    {
+        return convTranspose2dNote(t, m.gemmFamily);
+    }
+
+    void run2d(const ConvGeometry& t, TransposedMode m, const float* x, const float* w, const float* bias, float* y,
+        void*, int, cudaStream_t st)
+    {
+        if (m.gemmFamily)
+            convTranspose2dPhase(t, x, w, bias, y, st);
+        else
+            convTranspose2dGather(t, x, w, bias, y, st);
+    }
+} // namespace
+
+// ---- conv_transpose3d
+
+namespace {
+    // The FP32 stride phases as conv3d GEMMs (conv_transpose3d_phase.cuh's predicates), else the gather.
+    bool phases3d(const Conv3dGeometry& t, TransposedMode m)
+    {
+        return m.gemmFamily && m.fp32 && convTranspose3dPhaseApplies(t) && convTranspose3dPhasePays(t);
+    }
+
+    size_t scratch3d(const Conv3dGeometry& t, TransposedMode m, int sms)
+    {
+        return phases3d(t, m) ? convTranspose3dPhaseScratchBytes(t, sms) : 0; // weights, GEMM scratch, staging
+    }
+
+    std::string prepare3d(
+        const Conv3dGeometry& t, TransposedMode m, const float* w, void* scratch, int sms, cudaStream_t st)
+    {
+        if (phases3d(t, m))
+            convTranspose3dPhasePrepare(t, w, scratch, sms, st);
+        return convTranspose3dNote(t, m.gemmFamily && m.fp32, sms);
+    }
+
+    void run3d(const Conv3dGeometry& t, TransposedMode m, const float* x, const float* w, const float* bias, float* y,
+        void* scratch, int sms, cudaStream_t st)
+    {
+        convTranspose3d(t, phases3d(t, m), x, w, bias, y, scratch, sms, st);
+    }
+} // namespace
+
+// ---- the backend's entries
+
+bool isTransposedConvolution(const LayerSpec& spec)
+{
+    return std::holds_alternative<ConvTranspose2d>(spec) || std::holds_alternative<ConvTranspose3d>(spec);
+}
+
+size_t transposedScratchBytes(const LayerSpec& spec, const LayerShape& shape, TransposedMode m, int sms)
+{
+    if (const auto* c = std::get_if<ConvTranspose2d>(&spec))
+        return scratch2d(geometryOf(*c, shape), m, sms);
+    if (const auto* c = std::get_if<ConvTranspose3d>(&spec))
+        return scratch3d(volumeGeometryOf(*c, shape), m, sms);
+    return 0;
+}
+
+std::string prepareTransposed(const LayerSpec& spec, const LayerShape& shape, TransposedMode m, const float* w,
+    void* scratch, int sms, cudaStream_t st)
+{
+    if (const auto* c = std::get_if<ConvTranspose2d>(&spec))
+        return prepare2d(geometryOf(*c, shape), m, w, scratch, sms, st);
+    if (const auto* c = std::get_if<ConvTranspose3d>(&spec))
+        return prepare3d(volumeGeometryOf(*c, shape), m, w, scratch, sms, st);
+    return {};
+}
+
+void runTransposed(const LayerSpec& spec, const LayerShape& shape, TransposedMode m, const float* x, const float* w,
+    const float* bias, float* y, void* scratch, int sms, cudaStream_t st)
+{
+    if (const auto* c = std::get_if<ConvTranspose2d>(&spec))
+        run2d(geometryOf(*c, shape), m, x, w, bias, y, scratch, sms, st);
+    else if (const auto* c = std::get_if<ConvTranspose3d>(&spec))
+        run3d(volumeGeometryOf(*c, shape), m, x, w, bias, y, scratch, sms, st);
+}
+
+} // namespace convscope::cuda

@@ -1,0 +1,37 @@
+// The cuda backend's transposed convolutions in inference (conv_transpose2d, conv_transpose3d): which kernel runs a
+// layer under the session's algorithm, its scratch, its prepare (which returns the layer note) and its run — the
+// backend's dispatch for these two kinds (cuda_backend.cpp calls the four entries below and nothing else for them).
+//
+// conv_transpose2d: cuda.direct and cuda.tiled run the gather kernel; the GEMM family (implicit_gemm, winograd, fft,
+// tensor_core's FP32 layers) the hand-written phase kernel (conv_transpose2d.cuh), which takes every geometry.
+//
+// conv_transpose3d (conv_transpose3d_phase.cuh): the gather for cuda.direct and cuda.tiled; for the GEMM family the
+// stride phases as conv3d GEMMs in FP32 where they apply and pay, else the gather.
+#pragma once
+
+#include "compute/layer_spec.h"
+#include "compute/shape_inference.h"
+#include "kernels/cuda/conv2d.cuh"
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string>
+
+namespace convscope::cuda {
+
+// What the session's algorithm and storage allow: the GEMM family's forms, and the GEMMs in plain FP32 only.
+struct TransposedMode {
+    bool gemmFamily = false;
+    bool fp32 = false;
+};
+
+bool isTransposedConvolution(const LayerSpec& spec);
+size_t transposedScratchBytes(const LayerSpec& spec, const LayerShape& shape, TransposedMode m, int sms);
+// Once, at prepare: the phases' gathered weights and GEMM tables where they run; returns the layer note.
+std::string prepareTransposed(const LayerSpec& spec, const LayerShape& shape, TransposedMode m, const float* w,
+    void* scratch, int sms, cudaStream_t st);
+void runTransposed(const LayerSpec& spec, const LayerShape& shape, TransposedMode m, const float* x, const float* w,
+    const float* bias, float* y, void* scratch, int sms, cudaStream_t st);
+
+} // namespace convscope::cuda
