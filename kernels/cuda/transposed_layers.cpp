@@ -14,17 +14,73 @@ namespace convscope::cuda {
 
 // ---- conv_transpose2d
 namespace {
-    size_t scratch2d(const ConvGeometry&, TransposedMode, int) { return 0; }
+    constexpr size_t kAlign = 256;
 
-    std::string prepare2d(const ConvGeometry& t, TransposedMode m, const float*, void*, int, cudaStream_t)
+    size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+    // conv_transpose2d's phase GEMMs in one scratch: [gathered weights | the classes' GEMM scratch | staging].
+    struct Gemm2d {
+        TransposedPhaseGemm plan;
+        size_t scratchAt = 0, tempAt = 0, total = 0;
+    };
+
+    Gemm2d gemm2dOf(const ConvGeometry& t, int sms)
     {
-        return convTranspose2dNote(t, m.gemmFamily);
+        Gemm2d g;
+        g.plan = makeTransposedPhaseGemm(t, sms);
+        g.scratchAt = aligned(g.plan.weightFloats * sizeof(float));
+        g.tempAt = g.scratchAt + aligned(g.plan.scratchBytes);
+        g.total = g.tempAt + g.plan.tempFloats * sizeof(float);
+        return g;
+    }
+
+    char* at(void* scratch, size_t offset) { return static_cast<char*>(scratch) + offset; }
+} // namespace
+
+bool convTranspose2dPhaseGemmPays(const ConvGeometry& t)
+{
+    return t.strideH * t.strideW <= 16 && t.k / t.groups >= 32 && t.c / t.groups >= 8;
+}
+
+bool convTranspose2dPhaseGemmRuns(const ConvGeometry& t, TransposedMode m)
+{
+    return m.gemmFamily && m.fp32 && convTranspose2dPhaseGemmPays(t) && transposedPhaseGemmApplies(t);
+}
+
+namespace {
+    size_t scratch2d(const ConvGeometry& t, TransposedMode m, int sms)
+    {
+        return convTranspose2dPhaseGemmRuns(t, m) ? gemm2dOf(t, sms).total : 0;
+    }
+
+    std::string prepare2d(
+        const ConvGeometry& t, TransposedMode m, const float* w, void* scratch, int sms, cudaStream_t st)
+    {
+        if (!convTranspose2dPhaseGemmRuns(t, m)) {
+            std::string note = convTranspose2dNote(t, m.gemmFamily);
+            if (m.gemmFamily && m.fp32 && !convTranspose2dPhaseGemmPays(t))
+                note += " (the phase GEMMs do not pay: " + std::to_string(t.strideH * t.strideW) + " phases, "
+                    + std::to_string(t.k / t.groups) + " output and " + std::to_string(t.c / t.groups)
+                    + " input channels a group; they take at most 16 phases, 32 and 8 channels)";
+            else if (m.gemmFamily && m.fp32)
+                note += " (no phase GEMMs: a stride phase's padding would be negative, the crop beyond the kernel's "
+                        "reach)";
+            return note;
+        }
+        const Gemm2d g = gemm2dOf(t, sms); // once: the taps gathered, the GEMMs' tables and transposed weights made
+        transposedPhaseGemmPrepare(g.plan, at(scratch, g.scratchAt), sms, st);
+        transposedPhaseGemmWeights(g.plan, w, reinterpret_cast<float*>(scratch), at(scratch, g.scratchAt), sms, st);
+        return transposedPhaseGemmNote(g.plan, sms);
     }
 
     void run2d(const ConvGeometry& t, TransposedMode m, const float* x, const float* w, const float* bias, float* y,
-        void*, int, cudaStream_t st)
+        void* scratch, int sms, cudaStream_t st)
     {
-        if (m.gemmFamily)
+        if (convTranspose2dPhaseGemmRuns(t, m)) {
+            const Gemm2d g = gemm2dOf(t, sms);
+            transposedPhaseGemmRun(g.plan, x, reinterpret_cast<const float*>(scratch), bias, y,
+                at(scratch, g.scratchAt), reinterpret_cast<float*>(at(scratch, g.tempAt)), sms, st);
+        } else if (m.gemmFamily)
             convTranspose2dPhase(t, x, w, bias, y, st);
         else
             convTranspose2dGather(t, x, w, bias, y, st);

@@ -1,8 +1,8 @@
 // A transposed convolution on the pipelined implicit GEMM, one stride-1 convolution per stride phase
 // (transposed_phase_plan.h says why and how; transposed_phase_gemm.cu runs it). It serves the cuda training session
 // (conv2d's backward-data, conv_transpose2d's forward: the weights change at every pass, so they are gathered at every
-// pass); transposedPhaseGemmWeights and transposedPhaseGemmRun let a caller whose weights are fixed gather them once.
-// Host-side launchers only.
+// pass) and cuda.implicit_gemm's conv_transpose2d in inference (transposed_layers.cpp: the weights gathered once, at
+// prepare). Host-side launchers only.
 #pragma once
 
 #include "kernels/cuda/conv2d.cuh"
