@@ -90,29 +90,31 @@ namespace {
 // ---- conv_transpose3d
 
 namespace {
-    // The FP32 stride phases as conv3d GEMMs (conv_transpose3d_phase.cuh's predicates), else the gather.
-    bool phases3d(const Conv3dGeometry& t, TransposedMode m)
+    // The gather, the FP32 stride phases as conv3d GEMMs or the phase-tiled kernel (conv_transpose3d_phase.cuh).
+    Transposed3dForm form3d(const Conv3dGeometry& t, TransposedMode m)
     {
-        return m.gemmFamily && m.fp32 && convTranspose3dPhaseApplies(t) && convTranspose3dPhasePays(t);
+        return convTranspose3dForm(t, m.gemmFamily, m.fp32);
     }
 
     size_t scratch3d(const Conv3dGeometry& t, TransposedMode m, int sms)
     {
-        return phases3d(t, m) ? convTranspose3dPhaseScratchBytes(t, sms) : 0; // weights, GEMM scratch, staging
+        return form3d(t, m) == Transposed3dForm::PhaseGemm ? convTranspose3dPhaseScratchBytes(t, sms)
+                                                           : 0; // weights, GEMM scratch, staging
     }
 
     std::string prepare3d(
         const Conv3dGeometry& t, TransposedMode m, const float* w, void* scratch, int sms, cudaStream_t st)
     {
-        if (phases3d(t, m))
+        const Transposed3dForm form = form3d(t, m);
+        if (form == Transposed3dForm::PhaseGemm)
             convTranspose3dPhasePrepare(t, w, scratch, sms, st);
-        return convTranspose3dNote(t, m.gemmFamily && m.fp32, sms);
+        return convTranspose3dNote(t, form, sms);
     }
 
     void run3d(const Conv3dGeometry& t, TransposedMode m, const float* x, const float* w, const float* bias, float* y,
         void* scratch, int sms, cudaStream_t st)
     {
-        convTranspose3d(t, phases3d(t, m), x, w, bias, y, scratch, sms, st);
+        convTranspose3d(t, form3d(t, m), x, w, bias, y, scratch, sms, st);
     }
 } // namespace
 

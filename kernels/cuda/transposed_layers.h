@@ -9,7 +9,8 @@
 // geometry.
 //
 // conv_transpose3d (conv_transpose3d_phase.cuh): the gather for cuda.direct and cuda.tiled; for the GEMM family the
-// stride phases as conv3d GEMMs in FP32 where they apply and pay, else the gather.
+// stride phases as conv3d GEMMs in FP32 where they apply and pay, else the phase-tiled kernel
+// (transposed_phase_tiled.h).
 #pragma once
 
 #include "compute/layer_spec.h"
