@@ -234,7 +234,9 @@ TEST_CASE("cuda conv_transpose2d: the stride phases as implicit GEMMs where they
         c.kernel_size = { r(1, 5), r(1, 5) };
         c.stride = { r(1, 4), r(1, 4) };
         c.dilation = { r(1, 3), r(1, 3) };
-        c.padding = randomPadding(r, 4, 4);
+        // Crops within the dilated kernel's reach mostly (the GEMMs), now and then one past it (the phase kernel).
+        c.padding = randomPadding(r, c.dilation[0] * (c.kernel_size[0] - 1) + (r(0, 4) == 0 ? 1 : 0),
+            c.dilation[1] * (c.kernel_size[1] - 1) + (r(0, 4) == 0 ? 1 : 0));
         c.output_padding
             = { r(0, std::max(c.stride[0], c.dilation[0]) - 1), r(0, std::max(c.stride[1], c.dilation[1]) - 1) };
         c.bias = r.coin();
@@ -246,7 +248,7 @@ TEST_CASE("cuda conv_transpose2d: the stride phases as implicit GEMMs where they
         ++done;
     }
     CHECK(done >= 15);
-    CHECK(gemm >= 8);
+    CHECK(gemm >= 5);
     // The phase kernel where the GEMMs do not pay: DCGAN's 64→3 output layer, and 25 phases.
     const Network out = oneLayer(
         Shape::nchw(2, 64, 8, 8), ConvTranspose2d { 3, { 4, 4 }, { 2, 2 }, { Padding2d::Mode::Explicit, 1, 1, 1, 1 } });
