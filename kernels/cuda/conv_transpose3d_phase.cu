@@ -112,29 +112,30 @@ void convTranspose3dPhasePrepare(const Conv3dGeometry& t, const float* w, void* 
     }
 }
 
-Transposed3dForm convTranspose3dForm(const Conv3dGeometry& t, bool gemmFamily, bool fp32)
+Transposed3dForm convTranspose3dForm(const Conv3dGeometry& t, bool gemmFamily, bool fp32, int gemm)
 {
     if (!gemmFamily)
         return Transposed3dForm::Gather;
-    if (fp32 && convTranspose3dPhaseApplies(t) && convTranspose3dPhasePays(t))
+    if (fp32 && gemm >= 0 && convTranspose3dPhaseApplies(t) && (gemm > 0 || convTranspose3dPhasePays(t)))
         return Transposed3dForm::PhaseGemm;
     return convTranspose3dTiledApplies(t) ? Transposed3dForm::Tiled : Transposed3dForm::Gather;
 }
 
-std::string convTranspose3dNote(const Conv3dGeometry& t, Transposed3dForm form, int smCount)
+std::string convTranspose3dNote(const Conv3dGeometry& t, Transposed3dForm form, int smCount, int gemm, int tileKt)
 {
     if (form == Transposed3dForm::Gather)
         return convTranspose3dTiledApplies(t) ? "3-D gather, one thread per output"
                                               : "3-D gather, one thread per output (a stride above 8 or more than "
                                                 "4096 taps a phase: the phase-tiled kernel does not take it)";
     if (form == Transposed3dForm::Tiled) {
-        const std::string why = !convTranspose3dPhaseApplies(t)
+        const std::string why = gemm < 0 ? "transposed_gemm=off"
+            : !convTranspose3dPhaseApplies(t)
             ? "a stride phase's padding would be negative: the crop lies beyond the kernel's reach"
             : !convTranspose3dPhasePays(t)
             ? "the stride phases' GEMMs do not pay: " + std::to_string(t.sd * t.sh * t.sw) + " phases of "
                 + std::to_string(t.k / t.groups) + " output channels a group; they take at most 8 phases of at least 8"
             : "the phase GEMMs run in FP32 only";
-        return "phase-tiled kernel: " + convTranspose3dTiledNote(t, smCount) + " (" + why + ")";
+        return "phase-tiled kernel: " + convTranspose3dTiledNote(t, smCount, tileKt) + " (" + why + ")";
     }
     const Layout l = layoutOf(t, smCount);
     size_t withTaps = 0;
@@ -154,14 +155,14 @@ std::string convTranspose3dNote(const Conv3dGeometry& t, Transposed3dForm form, 
 }
 
 void convTranspose3d(const Conv3dGeometry& t, Transposed3dForm form, const float* x, const float* w, const float* bias,
-    float* y, void* scratch, int smCount, cudaStream_t st)
+    float* y, void* scratch, int smCount, cudaStream_t st, int tileKt)
 {
     if (form == Transposed3dForm::Gather) {
         convTranspose3dGather(t, x, w, bias, y, st);
         return;
     }
     if (form == Transposed3dForm::Tiled) {
-        convTranspose3dTiled(t, x, w, bias, y, smCount, st);
+        convTranspose3dTiled(t, x, w, bias, y, smCount, st, tileKt);
         return;
     }
     const Layout l = layoutOf(t, smCount);

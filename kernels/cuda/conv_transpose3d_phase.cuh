@@ -27,20 +27,23 @@ void convTranspose3dPhasePrepare(const Conv3dGeometry& t, const float* w, void* 
 // groups and output padding; strides up to 8 and at most 4096 taps a phase (else the gather).
 bool convTranspose3dTiledApplies(const Conv3dGeometry& t);
 // "64 stride phases in one launch, 8 taps each at most, …; 4 rows x 4 channels a thread"
-std::string convTranspose3dTiledNote(const Conv3dGeometry& t, int smCount);
-void convTranspose3dTiled(
-    const Conv3dGeometry& t, const float* x, const float* w, const float* bias, float* y, int smCount, cudaStream_t st);
+// tileKt: 1, 4 or 16 output channels a block (--option transposed_tile) where the taps fit, 0 for the kernel's rule.
+std::string convTranspose3dTiledNote(const Conv3dGeometry& t, int smCount, int tileKt = 0);
+void convTranspose3dTiled(const Conv3dGeometry& t, const float* x, const float* w, const float* bias, float* y,
+    int smCount, cudaStream_t st, int tileKt = 0);
 
 // Which kernel runs a layer: the gather (cuda.direct, cuda.tiled), the stride phases as conv3d GEMMs (the GEMM family
 // in FP32, where they apply and pay), else the phase-tiled kernel (the GEMM family).
 enum class Transposed3dForm { Gather, Tiled, PhaseGemm };
-Transposed3dForm convTranspose3dForm(const Conv3dGeometry& t, bool gemmFamily, bool fp32);
+// gemm (--option transposed_gemm): 1 takes the GEMMs wherever they apply, −1 never, 0 where they pay.
+Transposed3dForm convTranspose3dForm(const Conv3dGeometry& t, bool gemmFamily, bool fp32, int gemm = 0);
 // The layer note: "8 stride phases, 8 of them stride-1 conv3d implicit GEMMs (the largest, …)", or the phase-tiled
 // kernel's with why the GEMMs do not run, or the gather's.
-std::string convTranspose3dNote(const Conv3dGeometry& t, Transposed3dForm form, int smCount);
+std::string convTranspose3dNote(
+    const Conv3dGeometry& t, Transposed3dForm form, int smCount, int gemm = 0, int tileKt = 0);
 // y [n, k, od, oh, ow] = the transposed convolution of x with w plus bias (null: none): the phase GEMMs from the
 // prepared scratch (w unused), the phase-tiled kernel or the gather kernel (conv3d.cuh).
 void convTranspose3d(const Conv3dGeometry& t, Transposed3dForm form, const float* x, const float* w, const float* bias,
-    float* y, void* scratch, int smCount, cudaStream_t st);
+    float* y, void* scratch, int smCount, cudaStream_t st, int tileKt = 0);
 
 } // namespace convscope::cuda

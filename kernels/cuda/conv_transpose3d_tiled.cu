@@ -66,9 +66,11 @@ namespace {
         return blocks * t.sd * t.sh * t.sw * t.groups * ((t.k / t.groups + tl.kt - 1) / tl.kt);
     }
 
-    Tiling tilingOf(const Conv3dGeometry& t, int sms)
+    Tiling tilingOf(const Conv3dGeometry& t, int sms, int pinned)
     {
         const int kg = t.k / t.groups, taps = tiledMaxTaps(t);
+        if (pinned > 0 && taps * pinned <= kTiledSharedFloats) // --option transposed_tile, where the taps fit
+            return { pinned, pinned == 16 ? 2 : pinned == 4 ? 4 : 8 };
         if (kg >= 16 && taps * 16 <= kTiledSharedFloats && blocksOf(t, { 16, 2 }) >= 2LL * sms)
             return { 16, 2 };
         if (kg >= 2 && taps * 4 <= kTiledSharedFloats)
@@ -95,19 +97,19 @@ bool convTranspose3dTiledApplies(const Conv3dGeometry& t)
         && tiledMaxTaps(t) <= kTiledSharedFloats && zBlocks <= 65535 && positions / kTiledThreads < (1LL << 31) - 1;
 }
 
-std::string convTranspose3dTiledNote(const Conv3dGeometry& t, int smCount)
+std::string convTranspose3dTiledNote(const Conv3dGeometry& t, int smCount, int tileKt)
 {
-    const Tiling tl = tilingOf(t, smCount);
+    const Tiling tl = tilingOf(t, smCount, tileKt);
     const TiledPhases p = tiledPhasesOf(t, tl.kt, tl.u);
     return std::to_string(t.sd * t.sh * t.sw) + " stride phases in one launch, " + std::to_string(tiledMaxTaps(t))
         + " taps each at most, staged " + std::to_string(p.chunk) + " input channels at a time; " + std::to_string(tl.u)
         + " rows x " + std::to_string(tl.kt) + " channels a thread";
 }
 
-void convTranspose3dTiled(
-    const Conv3dGeometry& t, const float* x, const float* w, const float* bias, float* y, int smCount, cudaStream_t st)
+void convTranspose3dTiled(const Conv3dGeometry& t, const float* x, const float* w, const float* bias, float* y,
+    int smCount, cudaStream_t st, int tileKt)
 {
-    const Tiling tl = tilingOf(t, smCount);
+    const Tiling tl = tilingOf(t, smCount, tileKt);
     const TiledPhases p = tiledPhasesOf(t, tl.kt, tl.u);
     const int zBlocks = t.groups * ((t.k / t.groups + tl.kt - 1) / tl.kt);
     if (tl.kt == 16)

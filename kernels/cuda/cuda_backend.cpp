@@ -84,6 +84,8 @@ namespace {
             , m_igemmTile(igemmTileOf(options))
             , m_igemmSplits(igemmSplitsOf(options))
             , m_tinyLanes(tinyLanesOf(options))
+            , m_transposedGemm(transposedGemmOf(options))
+            , m_transposedTile(transposedTileOf(options))
             , m_fftTile(parseFftTileOption(options.extra))
             , m_fftBatch(fftBatchOf(options))
             , m_tc(conv2dTensorCoreParseOptions(options.extra))
@@ -97,7 +99,7 @@ namespace {
         {
             return { algorithm() == kImplicitGemm || algorithm() == kWinograd || algorithm() == kFft
                     || algorithm() == kTensorCore,
-                storage().plainFp32() };
+                storage().plainFp32(), m_transposedGemm, m_transposedTile };
         }
         // cuda.tensor_core: layer i is a conv2d that the Tensor Core kernel runs, in the storage format.
         bool tensorCoreRuns(size_t i) const
@@ -492,6 +494,7 @@ namespace {
         int m_igemmTile;
         int m_igemmSplits;
         int m_tinyLanes;
+        int m_transposedGemm, m_transposedTile; // --option transposed_gemm, transposed_tile (cuda_options.h)
         int64_t m_fftTile;
         int m_fftBatch;
         TensorCoreOptions m_tc; // cuda.tensor_core's --option tc_kernel / tc_tile / tc_kbytes (conv2d_tensor_core.cuh)

@@ -44,7 +44,8 @@ bool convTranspose2dPhaseGemmPays(const ConvGeometry& t)
 
 bool convTranspose2dPhaseGemmRuns(const ConvGeometry& t, TransposedMode m)
 {
-    return m.gemmFamily && m.fp32 && convTranspose2dPhaseGemmPays(t) && transposedPhaseGemmApplies(t);
+    return m.gemmFamily && m.fp32 && m.gemm >= 0 && (m.gemm > 0 || convTranspose2dPhaseGemmPays(t))
+        && transposedPhaseGemmApplies(t);
 }
 
 namespace {
@@ -58,7 +59,9 @@ namespace {
     {
         if (!convTranspose2dPhaseGemmRuns(t, m)) {
             std::string note = convTranspose2dNote(t, m.gemmFamily);
-            if (m.gemmFamily && m.fp32 && !convTranspose2dPhaseGemmPays(t))
+            if (m.gemmFamily && m.fp32 && m.gemm < 0)
+                note += " (no phase GEMMs: transposed_gemm=off)";
+            else if (m.gemmFamily && m.fp32 && !convTranspose2dPhaseGemmPays(t) && m.gemm == 0)
                 note += " (the phase GEMMs do not pay: " + std::to_string(t.strideH * t.strideW) + " phases, "
                     + std::to_string(t.k / t.groups) + " output and " + std::to_string(t.c / t.groups)
                     + " input channels a group; they take at most 16 phases, 32 and 8 channels)";
@@ -93,7 +96,7 @@ namespace {
     // The gather, the FP32 stride phases as conv3d GEMMs or the phase-tiled kernel (conv_transpose3d_phase.cuh).
     Transposed3dForm form3d(const Conv3dGeometry& t, TransposedMode m)
     {
-        return convTranspose3dForm(t, m.gemmFamily, m.fp32);
+        return convTranspose3dForm(t, m.gemmFamily, m.fp32, m.gemm);
     }
 
     size_t scratch3d(const Conv3dGeometry& t, TransposedMode m, int sms)
@@ -108,13 +111,13 @@ namespace {
         const Transposed3dForm form = form3d(t, m);
         if (form == Transposed3dForm::PhaseGemm)
             convTranspose3dPhasePrepare(t, w, scratch, sms, st);
-        return convTranspose3dNote(t, form, sms);
+        return convTranspose3dNote(t, form, sms, m.gemm, m.tile);
     }
 
     void run3d(const Conv3dGeometry& t, TransposedMode m, const float* x, const float* w, const float* bias, float* y,
         void* scratch, int sms, cudaStream_t st)
     {
-        convTranspose3d(t, form3d(t, m), x, w, bias, y, scratch, sms, st);
+        convTranspose3d(t, form3d(t, m), x, w, bias, y, scratch, sms, st, m.tile);
     }
 } // namespace
 

@@ -25,9 +25,12 @@
 namespace convscope::cuda {
 
 // What the session's algorithm and storage allow: the GEMM family's forms, and the GEMMs in plain FP32 only.
+// gemm and tile: --option transposed_gemm and transposed_tile (cuda_options.h), 0 for the kernels' own rules.
 struct TransposedMode {
     bool gemmFamily = false;
     bool fp32 = false;
+    int gemm = 0;
+    int tile = 0;
 };
 
 bool isTransposedConvolution(const LayerSpec& spec);

@@ -257,6 +257,14 @@ TEST_CASE("cuda conv_transpose2d: the stride phases as implicit GEMMs where they
         checkAgainstCpu(*cuda, *net, seed + 1, "conv_transpose2d phase kernel");
         CHECK(gemmNote(*net).find("do not pay") != std::string::npos);
     }
+    // --option transposed_gemm: the GEMMs wherever the plan applies (the two layers above), or never (DCGAN's 4×4).
+    const std::map<std::string, std::string> on { { "transposed_gemm", "on" } }, off { { "transposed_gemm", "off" } };
+    for (const Network* net : { &out, &wide }) {
+        checkAgainstCpu(*cuda, *net, seed + 2, "conv_transpose2d transposed_gemm=on", on);
+        CHECK(layerNoteOf(*cuda, *net, "implicit_gemm", on).find("implicit GEMM") != std::string::npos);
+    }
+    checkAgainstCpu(*cuda, dcgan, seed + 3, "conv_transpose2d transposed_gemm=off", off);
+    CHECK(layerNoteOf(*cuda, dcgan, "implicit_gemm", off).find("transposed_gemm=off") != std::string::npos);
 }
 
 namespace {

@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include <iostream>
+#include <map>
 
 using namespace convscope;
 
@@ -48,7 +49,8 @@ Reference reference(const std::string& layers, const std::string& input, uint64_
 }
 
 // Runs `algorithm` of `backend` on the reference's network; returns false when supports() refused (with a reason).
-bool check(Backend& backend, const std::string& algorithm, const Reference& r)
+bool check(Backend& backend, const std::string& algorithm, const Reference& r,
+    const std::map<std::string, std::string>& extra = {})
 {
     for (size_t i = 0; i < r.net.layers.size(); ++i) {
         const Support s = backend.supports(algorithm, r.net.layers[i].spec, r.shapes.layers[i]);
@@ -60,6 +62,7 @@ bool check(Backend& backend, const std::string& algorithm, const Reference& r)
         }
     }
     SessionOptions options;
+    options.extra = extra;
     options.extra["poison_outputs"] = "1";
     auto session = backend.createSession(algorithm, options);
     session->prepare(r.net, r.shapes);
@@ -199,6 +202,15 @@ TEST_CASE("volume gpu: conv_transpose3d on the phase-tiled kernel (the decoder's
         INFO(r.net.layers[i].name << ": " << session->layerNote(i));
         CHECK(session->layerNote(i).find("phase-tiled") != std::string::npos);
     }
+    // Every tiling pinned (--option transposed_tile), the phase GEMMs wherever they apply (the 64-phase layer) and
+    // never; a value the options do not take is refused by name.
+    for (const char* tile : { "1x8", "4x4", "16x2" })
+        CHECK(check(*cuda, "implicit_gemm", r, { { "transposed_tile", tile } }));
+    CHECK(check(*cuda, "implicit_gemm", r, { { "transposed_gemm", "on" } }));
+    CHECK(check(*cuda, "implicit_gemm", r, { { "transposed_gemm", "off" } }));
+    SessionOptions bad;
+    bad.extra["transposed_tile"] = "8x8";
+    CHECK_THROWS_WITH(cuda->createSession("implicit_gemm", bad), Catch::Contains("transposed_tile=8x8"));
 }
 
 TEST_CASE("volume gpu: transposed convolutions, pools, batch norm and element-wise layers on volumes", "[gpu][volume]")
