@@ -8,8 +8,8 @@
 //     channel in image order, so the result does not depend on the thread count;
 //   - the element-wise passes are one float FMA per element, their per-channel coefficients computed in double.
 // The rounding differs from the reference's by a few float ulps (the tests hold the fast path to the reference).
-#include "compute/cpu/op_common.h"
 #include "compute/training/batch_norm_fast.h"
+#include "compute/cpu/op_common.h"
 
 #include <algorithm>
 #include <cmath>
@@ -88,8 +88,8 @@ namespace {
     }
 } // namespace
 
-void trainForward(const Planes& p, const float* x, const float* weight, const float* bias, double eps,
-    double momentum, float* runningMean, float* runningVar, float* y, BatchStats& stats)
+void trainForward(const Planes& p, const float* x, const float* weight, const float* bias, double eps, double momentum,
+    float* runningMean, float* runningVar, float* y, BatchStats& stats)
 {
     const double count = double(p.batch * p.area);
     const auto plane = [&](int64_t c, int64_t n) { return x + (n * p.channels + c) * p.area; };

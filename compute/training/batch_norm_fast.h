@@ -29,7 +29,8 @@ namespace fast_bn {
     // Per channel {Σ gy, Σ gy·x̂} (dβ and dγ), interleaved.
     std::vector<double> gradientSums(const Planes& p, const float* gy, const float* x, const BatchStats& stats);
     // gx from gy, x and the forward's statistics.
-    void data(const Planes& p, const float* gy, const float* x, const float* weight, const BatchStats& stats, float* gx);
+    void data(
+        const Planes& p, const float* gy, const float* x, const float* weight, const BatchStats& stats, float* gx);
 } // namespace fast_bn
 
 } // namespace convscope::cpu::grad

@@ -8,7 +8,9 @@
 // loaded value reused across a tile's output channels and positions. The weights are fixed in inference, so the
 // phases' gathered weights and tables are made once at prepare. A phase's outputs are staged and spread into every
 // s-th depth, row and column of y (a copy of the output's size in all); with stride 1 the one phase writes y itself.
-// A phase no tap reaches (a kernel smaller than the stride) gets the bias alone.
+// A phase no tap reaches (a kernel smaller than the stride) gets the bias alone. Where the GEMMs do not pay (many
+// phases of few outputs, or few output channels a group) or the plan does not apply, the GEMM family runs the
+// phase-tiled kernel (conv_transpose3d_tiled.cu) instead; convTranspose3dForm picks.
 #include "kernels/cuda/conv_transpose3d_phase.cuh"
 
 #include "kernels/cuda/transposed_phase_kernels.cuh"
@@ -110,17 +112,31 @@ void convTranspose3dPhasePrepare(const Conv3dGeometry& t, const float* w, void* 
     }
 }
 
-std::string convTranspose3dNote(const Conv3dGeometry& t, bool phases, int smCount)
+Transposed3dForm convTranspose3dForm(const Conv3dGeometry& t, bool gemmFamily, bool fp32, int gemm)
 {
-    if (!phases)
-        return "3-D gather, one thread per output";
-    if (!convTranspose3dPhaseApplies(t))
-        return "3-D gather, one thread per output (a stride phase's padding would be negative: the crop lies beyond "
-               "the kernel's reach)";
-    if (!convTranspose3dPhasePays(t))
-        return "3-D gather, one thread per output (the stride phases' GEMMs do not pay: "
-            + std::to_string(t.sd * t.sh * t.sw) + " phases of " + std::to_string(t.k / t.groups)
-            + " output channels a group; they take at most 8 phases of at least 8)";
+    if (!gemmFamily)
+        return Transposed3dForm::Gather;
+    if (fp32 && gemm >= 0 && convTranspose3dPhaseApplies(t) && (gemm > 0 || convTranspose3dPhasePays(t)))
+        return Transposed3dForm::PhaseGemm;
+    return convTranspose3dTiledApplies(t) ? Transposed3dForm::Tiled : Transposed3dForm::Gather;
+}
+
+std::string convTranspose3dNote(const Conv3dGeometry& t, Transposed3dForm form, int smCount, int gemm, int tileKt)
+{
+    if (form == Transposed3dForm::Gather)
+        return convTranspose3dTiledApplies(t) ? "3-D gather, one thread per output"
+                                              : "3-D gather, one thread per output (a stride above 8 or more than "
+                                                "4096 taps a phase: the phase-tiled kernel does not take it)";
+    if (form == Transposed3dForm::Tiled) {
+        const std::string why = gemm < 0 ? "transposed_gemm=off"
+            : !convTranspose3dPhaseApplies(t)
+            ? "a stride phase's padding would be negative: the crop lies beyond the kernel's reach"
+            : !convTranspose3dPhasePays(t)
+            ? "the stride phases' GEMMs do not pay: " + std::to_string(t.sd * t.sh * t.sw) + " phases of "
+                + std::to_string(t.k / t.groups) + " output channels a group; they take at most 8 phases of at least 8"
+            : "the phase GEMMs run in FP32 only";
+        return "phase-tiled kernel: " + convTranspose3dTiledNote(t, smCount, tileKt) + " (" + why + ")";
+    }
     const Layout l = layoutOf(t, smCount);
     size_t withTaps = 0;
     const Phase* largest = nullptr;
@@ -138,11 +154,15 @@ std::string convTranspose3dNote(const Conv3dGeometry& t, bool phases, int smCoun
     return note;
 }
 
-void convTranspose3d(const Conv3dGeometry& t, bool phases, const float* x, const float* w, const float* bias, float* y,
-    void* scratch, int smCount, cudaStream_t st)
+void convTranspose3d(const Conv3dGeometry& t, Transposed3dForm form, const float* x, const float* w, const float* bias,
+    float* y, void* scratch, int smCount, cudaStream_t st, int tileKt)
 {
-    if (!phases) {
+    if (form == Transposed3dForm::Gather) {
         convTranspose3dGather(t, x, w, bias, y, st);
+        return;
+    }
+    if (form == Transposed3dForm::Tiled) {
+        convTranspose3dTiled(t, x, w, bias, y, smCount, st, tileKt);
         return;
     }
     const Layout l = layoutOf(t, smCount);

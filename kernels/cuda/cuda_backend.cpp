@@ -1,8 +1,9 @@
 // The "cuda" backend: our own kernels, one .cu/.cuh pair per op in this folder, behind the shared GPU session
 // flow (kernels/common/gpu_session.h). The algorithm picks the conv2d kernel — direct, tiled, implicit_gemm or
 // winograd, except on tiny latency-bound layers, which all take conv2dSmall, and winograd on layers it cannot
-// run (not 3×3 stride 1), which take implicit_gemm with a note saying why — and the conv_transpose2d kernel
-// (gather, or the phase form for implicit_gemm, winograd and fft); every other layer runs its one implementation.
+// run (not 3×3 stride 1), which take implicit_gemm with a note saying why — and the transposed convolutions' kernels
+// (transposed_layers.h: the gather, or for the GEMM family the stride phases); every other layer runs its one
+// implementation.
 // cuda.fft runs every conv2d layer as an FFT convolution (conv2d_fft.cu), tiny ones included: it is there to be
 // compared, and supports() refuses the layers it cannot run (stride > 1). This file is the module's
 // entry point, the backend's answers and the per-layer dispatch; what each algorithm supports is cuda_support.cpp's,
@@ -21,8 +22,6 @@
 #include "kernels/cuda/conv2d.cuh"
 #include "kernels/cuda/conv2d_fft.cuh"
 #include "kernels/cuda/conv2d_tensor_core.cuh"
-#include "kernels/cuda/conv_transpose2d.cuh"
-#include "kernels/cuda/conv_transpose3d_phase.cuh"
 #include "kernels/cuda/copy_kernels.cuh"
 #include "kernels/cuda/cuda_algorithms.h"
 #include "kernels/cuda/cuda_options.h"
@@ -40,6 +39,7 @@
 #include "kernels/cuda/tensor_kinds.h"
 #include "kernels/cuda/tensor_math.h"
 #include "kernels/cuda/training/cuda_training_session.h"
+#include "kernels/cuda/transposed_layers.h"
 #include "kernels/cuda/volume_geometry.h"
 
 #include <limits>
@@ -84,6 +84,8 @@ namespace {
             , m_igemmTile(igemmTileOf(options))
             , m_igemmSplits(igemmSplitsOf(options))
             , m_tinyLanes(tinyLanesOf(options))
+            , m_transposedGemm(transposedGemmOf(options))
+            , m_transposedTile(transposedTileOf(options))
             , m_fftTile(parseFftTileOption(options.extra))
             , m_fftBatch(fftBatchOf(options))
             , m_tc(conv2dTensorCoreParseOptions(options.extra))
@@ -91,20 +93,13 @@ namespace {
         }
 
     protected:
-        // The GEMM-based algorithms share the phase kernel for conv_transpose2d.
-        bool gemmFamily() const
+        // The transposed convolutions' forms (transposed_layers.h): the GEMM-based algorithms' stride phases, their
+        // GEMMs in FP32 only.
+        TransposedMode transposedMode() const
         {
-            return algorithm() == kImplicitGemm || algorithm() == kWinograd || algorithm() == kFft
-                || algorithm() == kTensorCore;
-        }
-
-        // A conv_transpose3d the GEMM family runs as stride-phase conv3d GEMMs (FP32; conv_transpose3d_phase.cuh).
-        bool transposed3dPhases(size_t i) const
-        {
-            const auto* c = std::get_if<ConvTranspose3d>(&spec(i));
-            return c && gemmFamily() && storage().plainFp32()
-                && convTranspose3dPhaseApplies(volumeGeometryOf(*c, shape(i)))
-                && convTranspose3dPhasePays(volumeGeometryOf(*c, shape(i)));
+            return { algorithm() == kImplicitGemm || algorithm() == kWinograd || algorithm() == kFft
+                    || algorithm() == kTensorCore,
+                storage().plainFp32(), m_transposedGemm, m_transposedTile };
         }
         // cuda.tensor_core: layer i is a conv2d that the Tensor Core kernel runs, in the storage format.
         bool tensorCoreRuns(size_t i) const
@@ -154,9 +149,9 @@ namespace {
                     return 0;
                 }
             }
-            if (transposed3dPhases(i)) // the phases' weights, GEMM scratch and staging
-                return convTranspose3dPhaseScratchBytes(volumeGeometryOf(std::get<ConvTranspose3d>(spec(i)), shape(i)),
-                    deviceProperties().multiProcessorCount);
+            if (isTransposedConvolution(spec(i))) // the phase GEMMs' weights, scratch and staging
+                return transposedScratchBytes(
+                    spec(i), shape(i), transposedMode(), deviceProperties().multiProcessorCount);
             if (const auto* c = std::get_if<Conv3d>(&spec(i)))
                 return conv3dPath(algorithm()) == Conv3dPath::ImplicitGemm ? conv3dImplicitGemmScratchBytes(
                            volumeGeometryOf(*c, shape(i)), deviceProperties().multiProcessorCount)
@@ -188,6 +183,11 @@ namespace {
             if (storedConvolution(i)) {
                 setLayerNote(
                     i, prepareStoredConvolution(spec(i), shape(i), storageType(), weight(i), scratch(i), stream));
+                return;
+            }
+            if (isTransposedConvolution(spec(i))) { // once: the phase GEMMs' gathered weights and tables
+                setLayerNote(
+                    i, prepareTransposed(spec(i), shape(i), transposedMode(), weight(i), scratch(i), sms, stream));
                 return;
             }
             std::visit(
@@ -231,18 +231,11 @@ namespace {
                             setLayerNote(i, "one thread per output element");
                             break;
                         }
-                    } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
-                        setLayerNote(i, convTranspose2dNote(geometryOf(l, shape(i)), gemmFamily()));
                     } else if constexpr (std::is_same_v<T, Conv3d>) {
                         const Conv3dGeometry g = volumeGeometryOf(l, shape(i));
                         if (conv3dPath(algorithm()) == Conv3dPath::ImplicitGemm)
                             conv3dImplicitGemmPrepare(g, scratch(i), stream);
                         setLayerNote(i, conv3dNote(algorithm(), g, sms));
-                    } else if constexpr (std::is_same_v<T, ConvTranspose3d>) {
-                        const Conv3dGeometry g = volumeGeometryOf(l, shape(i));
-                        if (transposed3dPhases(i))
-                            convTranspose3dPhasePrepare(g, weight(i), scratch(i), sms, stream);
-                        setLayerNote(i, convTranspose3dNote(g, gemmFamily() && storage().plainFp32(), sms));
                     } else if constexpr (std::is_same_v<T, BatchNorm2d> || std::is_same_v<T, BatchNorm3d>) {
                         if (!runningMean(i) || !runningVar(i))
                             throw InputError("layer " + std::to_string(i) + " (" + layer(i).name
@@ -343,11 +336,9 @@ namespace {
                             conv2dDirect(g, x, weight(i), bias(i), y, st);
                             break;
                         }
-                    } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
-                        if (gemmFamily())
-                            convTranspose2dPhase(geometryOf(l, s), x, weight(i), bias(i), y, st);
-                        else
-                            convTranspose2dGather(geometryOf(l, s), x, weight(i), bias(i), y, st);
+                    } else if constexpr (std::is_same_v<T, ConvTranspose2d> || std::is_same_v<T, ConvTranspose3d>) {
+                        runTransposed(spec(i), s, transposedMode(), x, weight(i), bias(i), y, scratch(i),
+                            deviceProperties().multiProcessorCount, st);
                     } else if constexpr (std::is_same_v<T, MaxPool2d>) {
                         maxPool2d(poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, y, st);
                     } else if constexpr (std::is_same_v<T, AvgPool2d>) {
@@ -423,9 +414,6 @@ namespace {
                                 g, x, weight(i), bias(i), y, scratch(i), deviceProperties().multiProcessorCount, st);
                         else
                             conv3dDirect(g, x, weight(i), bias(i), y, st);
-                    } else if constexpr (std::is_same_v<T, ConvTranspose3d>) {
-                        convTranspose3d(volumeGeometryOf(l, s), transposed3dPhases(i), x, weight(i), bias(i), y,
-                            scratch(i), deviceProperties().multiProcessorCount, st);
                     } else if constexpr (std::is_same_v<T, MaxPool3d>) {
                         maxPool3d(pool3dGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, y, st);
                     } else if constexpr (std::is_same_v<T, AvgPool3d>) {
@@ -506,6 +494,7 @@ namespace {
         int m_igemmTile;
         int m_igemmSplits;
         int m_tinyLanes;
+        int m_transposedGemm, m_transposedTile; // --option transposed_gemm, transposed_tile (cuda_options.h)
         int64_t m_fftTile;
         int m_fftBatch;
         TensorCoreOptions m_tc; // cuda.tensor_core's --option tc_kernel / tc_tile / tc_kbytes (conv2d_tensor_core.cuh)

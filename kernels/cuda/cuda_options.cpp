@@ -61,4 +61,25 @@ int fftBatchOf(const SessionOptions& options)
     return v;
 }
 
+int transposedGemmOf(const SessionOptions& options)
+{
+    const auto it = options.extra.find("transposed_gemm");
+    if (it == options.extra.end() || it->second == "auto")
+        return 0;
+    if (it->second == "on" || it->second == "off")
+        return it->second == "on" ? 1 : -1;
+    throw InputError("transposed_gemm=" + it->second + ": the stride phases as GEMMs take auto, on or off");
+}
+
+int transposedTileOf(const SessionOptions& options)
+{
+    const auto it = options.extra.find("transposed_tile");
+    if (it == options.extra.end())
+        return 0;
+    for (const auto& [name, channels] : { std::pair { "1x8", 1 }, { "4x4", 4 }, { "16x2", 16 } })
+        if (it->second == name)
+            return channels;
+    throw InputError("transposed_tile=" + it->second + ": the phase-tiled kernel takes 1x8, 4x4 or 16x2");
+}
+
 } // namespace convscope::cuda

@@ -12,5 +12,10 @@ int igemmTileOf(const SessionOptions& options); // igemm_tile: conv2d.cuh's pars
 int igemmSplitsOf(const SessionOptions& options); // igemm_splits: conv2d.cuh's parseImplicitGemmSplits
 int tinyLanesOf(const SessionOptions& options); // tiny_lanes: 1, 2, 4, 8, 16 or 32
 int fftBatchOf(const SessionOptions& options); // fft_batch: tiles per batch of transforms, ≥ 1
+// transposed_gemm: the transposed convolutions' stride phases as GEMMs wherever they apply (on: 1), never (off: −1),
+// or where they pay (auto: 0, the default); transposed_tile: conv_transpose3d's phase-tiled kernel at 1x8, 4x4 or 16x2
+// (output channels a block × rows a thread; returns the channels), 0 for its own rule.
+int transposedGemmOf(const SessionOptions& options);
+int transposedTileOf(const SessionOptions& options);
 
 } // namespace convscope::cuda

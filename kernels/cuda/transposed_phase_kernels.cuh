@@ -1,5 +1,6 @@
 // The two copy kernels of a transposed convolution run as stride phases (transposed_phase_plan.h), shared by the 2-D
-// training path (training/transposed_phase_gemm.cu) and cuda.implicit_gemm's conv_transpose3d
+// phase GEMMs (transposed_phase_gemm.cu: the training session and cuda.implicit_gemm's conv_transpose2d) and
+// cuda.implicit_gemm's conv_transpose3d
 // (conv_transpose3d_phase.cu); a 2-D layer is the 1-deep case (flatAxis() for depth, depth 1, stride 1).
 // Host-side launchers only.
 #pragma once

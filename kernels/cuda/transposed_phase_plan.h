@@ -1,8 +1,8 @@
 // A transposed convolution as stride-1 convolutions, one per stride phase (host-only arithmetic, and the tap gather as
 // a host-and-device function). It serves the cuda training session's conv2d backward-data (the transposed
-// convolution of dy with conv2d's weight) and conv_transpose2d forward (training/transposed_phase_gemm.cu), and
-// cuda.implicit_gemm's conv_transpose3d (conv_transpose3d_phase.cu): per axis the classes below, a layer's classes
-// their product.
+// convolution of dy with conv2d's weight) and conv_transpose2d forward (transposed_phase_gemm.cu), cuda.implicit_gemm's
+// conv_transpose2d in inference (the same launches) and conv_transpose3d (conv_transpose3d_phase.cu): per axis the
+// classes below, a layer's classes their product.
 //
 // Why. y[oh] = Σ_{ih, r : ih·s − pad + r·d = oh} x[ih]·W[r] along one axis (s stride, d dilation, pad the top crop).
 // Which taps reach output oh depends only on b = (oh + pad) mod s: those with r·d ≡ b (mod s), i.e. r_j = r0 + j·rstep

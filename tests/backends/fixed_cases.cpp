@@ -302,7 +302,19 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                 dw.stride = { 2, 2 };
                 dw.padding = Padding2d::symmetric(1, 1);
                 dw.groups = 16;
+                // cuda.implicit_gemm's phase GEMMs (at least 32 output and 8 input channels a group): DCGAN's k4 s2,
+                // strides 3,4 with dilation, groups, output padding, an asymmetric crop and phases no tap reaches,
+                // and stride 1 (one phase written in place).
+                ConvTranspose2d gemm { 32, { 4, 4 }, { 2, 2 }, Padding2d::symmetric(1, 1) };
+                ConvTranspose2d mixed { 64, { 5, 3 }, { 3, 4 }, test::explicitPadding(3, 0, 0, 1), { 1, 2 }, { 2, 1 },
+                    2 };
+                ConvTranspose2d dilated { 32, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 0, 0 }, { 2, 2 } };
                 return { Builder(type, 2, 4, 5, 6).add("t", a).done("stride 2 output_padding 1"),
+                    Builder(type, 2, 8, 3, 4).add("t", gemm).done("k4 stride 2, 32 outputs (the phase GEMMs)"),
+                    Builder(type, 1, 16, 3, 3)
+                        .add("t", mixed)
+                        .done("strides 3,4 dilation 2,1 groups 2, 32 outputs a group, crop, output_padding 1,2"),
+                    Builder(type, 1, 8, 4, 5).add("t", dilated).done("stride 1 dilation 2, 32 outputs"),
                     Builder(type, 1, 4, 6, 6).add("t", b).done("k4 stride 2 groups 2 (U-Net's upsampling)"),
                     Builder(type, 2, 5, 4, 5)
                         .add("t", c)

@@ -63,7 +63,20 @@ std::vector<Case> fixedVolumeCasesFor(const LayerSpec& kind)
         c.padding = test::explicitPadding3d(1, 0, 0, 2, 1, 1);
         c.output_padding = { 2, 0, 1 };
         c.dilation = { 1, 2, 2 };
+        // The autoencoder decoder's two layers that cuda.implicit_gemm runs on its phase-tiled kernel: 64 phases of 16
+        // output channels, and one output channel.
+        ConvTranspose3d d;
+        d.out_channels = 16;
+        d.kernel_size = { 5, 5, 5 };
+        d.stride = { 4, 4, 4 };
+        d.padding = test::explicitPadding3d(0, 1, 0, 1, 0, 1);
+        ConvTranspose3d e = d;
+        e.out_channels = 1;
+        e.stride = { 2, 2, 2 };
+        e.padding = test::explicitPadding3d(1, 2, 1, 2, 1, 2);
         return { Builder(type, 2, 4, 5, 6).depth(3).add("t", a).done("stride 2 output_padding 1"),
+            Builder(type, 2, 8, 2, 2).depth(2).add("t", d).done("5³ stride 4, 16 outputs (the decoder's first layer)"),
+            Builder(type, 1, 8, 4, 3).depth(3).add("t", e).done("5³ stride 2, one output (the decoder's last layer)"),
             Builder(type, 1, 4, 3, 4).depth(3).add("t", b).done("k4 stride 2 groups 2"),
             Builder(type, 2, 3, 4, 5).depth(3).add("t", c).done("strides 3,1,2 dilation 1,2,2 asymmetric crop") };
     }

@@ -208,6 +208,65 @@ TEST_CASE("cuda conv_transpose2d: stride 2-3 through the phase kernel", "[gpu][c
     checkAgainstCpu(*cuda, huge, seed + 5, "conv_transpose2d 29x29 gather fallback");
 }
 
+TEST_CASE("cuda conv_transpose2d: the stride phases as implicit GEMMs where they pay", "[gpu][cuda][conv_transpose2d]")
+{
+    auto cuda = cudaOrSkip();
+    if (!cuda)
+        return;
+    const uint64_t seed = freshSeed();
+    const auto gemmNote = [&](const Network& net) { return layerNoteOf(*cuda, net, "implicit_gemm"); };
+    // DCGAN's 4×4 stride 2 crop 1 and its 1² → 4² first layer (stride 1: the one phase written in place).
+    const Network dcgan = oneLayer(Shape::nchw(2, 48, 6, 5),
+        ConvTranspose2d { 64, { 4, 4 }, { 2, 2 }, { Padding2d::Mode::Explicit, 1, 1, 1, 1 } });
+    const Network first = oneLayer(Shape::nchw(3, 40, 1, 1), ConvTranspose2d { 64, { 4, 4 } });
+    for (const Network* net : { &dcgan, &first }) {
+        checkAgainstCpu(*cuda, *net, seed, "conv_transpose2d phase GEMMs");
+        CHECK(gemmNote(*net).find("implicit GEMM") != std::string::npos);
+    }
+    // Strides 1–4, dilation 1–3, groups, output padding, crops (some beyond the kernel's reach: the phase kernel),
+    // kernels smaller than the stride (phases of the bias alone); 32–40 output channels a group.
+    Rng r(seed);
+    int done = 0, gemm = 0;
+    for (int attempt = 0; attempt < 400 && done < 24; ++attempt) {
+        ConvTranspose2d c;
+        c.groups = r.coin() ? 1 : 2;
+        c.out_channels = c.groups * r(32, 40);
+        c.kernel_size = { r(1, 5), r(1, 5) };
+        c.stride = { r(1, 4), r(1, 4) };
+        c.dilation = { r(1, 3), r(1, 3) };
+        // Crops within the dilated kernel's reach mostly (the GEMMs), now and then one past it (the phase kernel).
+        c.padding = randomPadding(r, c.dilation[0] * (c.kernel_size[0] - 1) + (r(0, 4) == 0 ? 1 : 0),
+            c.dilation[1] * (c.kernel_size[1] - 1) + (r(0, 4) == 0 ? 1 : 0));
+        c.output_padding
+            = { r(0, std::max(c.stride[0], c.dilation[0]) - 1), r(0, std::max(c.stride[1], c.dilation[1]) - 1) };
+        c.bias = r.coin();
+        Network net = oneLayer(Shape::nchw(r(1, 2), c.groups * r(8, 20), r(1, 9), r(1, 9)), c);
+        if (!inferShapes(net).ok())
+            continue;
+        checkAgainstCpu(*cuda, net, seed + attempt, "conv_transpose2d phase GEMM case " + std::to_string(attempt));
+        gemm += gemmNote(net).find("implicit GEMM") != std::string::npos;
+        ++done;
+    }
+    CHECK(done >= 15);
+    CHECK(gemm >= 5);
+    // The phase kernel where the GEMMs do not pay: DCGAN's 64→3 output layer, and 25 phases.
+    const Network out = oneLayer(
+        Shape::nchw(2, 64, 8, 8), ConvTranspose2d { 3, { 4, 4 }, { 2, 2 }, { Padding2d::Mode::Explicit, 1, 1, 1, 1 } });
+    const Network wide = oneLayer(Shape::nchw(1, 16, 4, 4), ConvTranspose2d { 32, { 5, 5 }, { 5, 5 } });
+    for (const Network* net : { &out, &wide }) {
+        checkAgainstCpu(*cuda, *net, seed + 1, "conv_transpose2d phase kernel");
+        CHECK(gemmNote(*net).find("do not pay") != std::string::npos);
+    }
+    // --option transposed_gemm: the GEMMs wherever the plan applies (the two layers above), or never (DCGAN's 4×4).
+    const std::map<std::string, std::string> on { { "transposed_gemm", "on" } }, off { { "transposed_gemm", "off" } };
+    for (const Network* net : { &out, &wide }) {
+        checkAgainstCpu(*cuda, *net, seed + 2, "conv_transpose2d transposed_gemm=on", on);
+        CHECK(layerNoteOf(*cuda, *net, "implicit_gemm", on).find("implicit GEMM") != std::string::npos);
+    }
+    checkAgainstCpu(*cuda, dcgan, seed + 3, "conv_transpose2d transposed_gemm=off", off);
+    CHECK(layerNoteOf(*cuda, dcgan, "implicit_gemm", off).find("transposed_gemm=off") != std::string::npos);
+}
+
 namespace {
 Tensor cheapTensor(const Shape& shape, uint32_t seed)
 {

@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include <iostream>
+#include <map>
 
 using namespace convscope;
 
@@ -48,7 +49,8 @@ Reference reference(const std::string& layers, const std::string& input, uint64_
 }
 
 // Runs `algorithm` of `backend` on the reference's network; returns false when supports() refused (with a reason).
-bool check(Backend& backend, const std::string& algorithm, const Reference& r)
+bool check(Backend& backend, const std::string& algorithm, const Reference& r,
+    const std::map<std::string, std::string>& extra = {})
 {
     for (size_t i = 0; i < r.net.layers.size(); ++i) {
         const Support s = backend.supports(algorithm, r.net.layers[i].spec, r.shapes.layers[i]);
@@ -60,6 +62,7 @@ bool check(Backend& backend, const std::string& algorithm, const Reference& r)
         }
     }
     SessionOptions options;
+    options.extra = extra;
     options.extra["poison_outputs"] = "1";
     auto session = backend.createSession(algorithm, options);
     session->prepare(r.net, r.shapes);
@@ -154,9 +157,9 @@ TEST_CASE("volume gpu: conv3d on every tile of the implicit GEMM and its split r
     }
 }
 
-// conv_transpose3d_phase.cu's stride phases (the GEMM family; the layers of the cases above keep the gather: 64 phases,
-// or fewer than 8 output channels a group): the decoder's 16→32 layer, then a grouped, dilated layer with output
-// padding and a stride of 1 along one axis.
+// conv_transpose3d_phase.cu's stride phases (the GEMM family; the layers of the cases above take the phase-tiled
+// kernel: 64 phases, or fewer than 8 output channels a group): the decoder's 16→32 layer, then a grouped, dilated layer
+// with output padding and a stride of 1 along one axis.
 TEST_CASE(
     "volume gpu: conv_transpose3d on its stride phases (the decoder's middle layer, groups, dilation)", "[gpu][volume]")
 {
@@ -170,6 +173,44 @@ TEST_CASE(
                  "dilation": [1, 2, 1], "groups": 2, "init": {"kind": "he_uniform", "seed": 13}}])",
             volumeInput(2, 16, 4, 5, 3), 25),
         false);
+}
+
+// conv_transpose3d_tiled.cu's phase-tiled kernel (the GEMM family where the phase GEMMs do not pay or apply): the
+// decoder's 8→16 5³ stride-4 layer (64 phases) and its one-channel 5³ stride-2 output layer at batch 2, between them a
+// grouped, dilated layer whose crop lies beyond a row phase's taps (a GEMM padding of −1), with output padding and
+// phases no tap reaches (the bias alone); every layer's note must name the kernel.
+TEST_CASE("volume gpu: conv_transpose3d on the phase-tiled kernel (the decoder's first and last layers, crops)",
+    "[gpu][volume]")
+{
+    const Reference r = reference(
+        R"([{"type": "conv_transpose3d", "name": "d1", "out_channels": 16, "kernel_size": [5, 5, 5],
+             "stride": [4, 4, 4], "padding": [0, 1, 0, 1, 0, 1], "init": {"kind": "he_uniform", "seed": 31}},
+            {"type": "relu", "name": "r"},
+            {"type": "conv_transpose3d", "name": "g", "out_channels": 6, "kernel_size": [3, 2, 1],
+             "stride": [2, 3, 3], "padding": [3, 0, 1, 0, 0, 0], "output_padding": [1, 2, 2], "dilation": [2, 1, 1],
+             "groups": 2, "init": {"kind": "uniform", "seed": 32}},
+            {"type": "conv_transpose3d", "name": "d3", "out_channels": 1, "kernel_size": [5, 5, 5],
+             "stride": [2, 2, 2], "padding": [1, 2, 1, 2, 1, 2], "init": {"kind": "he_uniform", "seed": 33}}])",
+        volumeInput(2, 8, 2, 2, 2), 35);
+    checkEveryGpuBackend(r, false);
+    auto cuda = test::backendOrSkip("cuda");
+    if (!cuda)
+        return;
+    auto session = cuda->createSession("implicit_gemm", {});
+    session->prepare(r.net, r.shapes);
+    for (const size_t i : { size_t(0), size_t(2), size_t(3) }) {
+        INFO(r.net.layers[i].name << ": " << session->layerNote(i));
+        CHECK(session->layerNote(i).find("phase-tiled") != std::string::npos);
+    }
+    // Every tiling pinned (--option transposed_tile), the phase GEMMs wherever they apply (the 64-phase layer) and
+    // never; a value the options do not take is refused by name.
+    for (const char* tile : { "1x8", "4x4", "16x2" })
+        CHECK(check(*cuda, "implicit_gemm", r, { { "transposed_tile", tile } }));
+    CHECK(check(*cuda, "implicit_gemm", r, { { "transposed_gemm", "on" } }));
+    CHECK(check(*cuda, "implicit_gemm", r, { { "transposed_gemm", "off" } }));
+    SessionOptions bad;
+    bad.extra["transposed_tile"] = "8x8";
+    CHECK_THROWS_WITH(cuda->createSession("implicit_gemm", bad), Catch::Contains("transposed_tile=8x8"));
 }
 
 TEST_CASE("volume gpu: transposed convolutions, pools, batch norm and element-wise layers on volumes", "[gpu][volume]")

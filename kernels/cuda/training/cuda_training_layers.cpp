@@ -172,14 +172,14 @@ void CudaTrainingSession::planLayer(size_t i)
     const auto variantOf = [&](const ConvGeometry& g) { return conv2dImplicitGemmVariant(g, m_sms); };
     // The transposed convolution tg as stride-phase implicit GEMMs, where every phase is an ordinary convolution.
     const auto phaseGemmOf = [&](const ConvGeometry& tg) {
-        if (!gemmFamily() || !train::transposedPhaseGemmApplies(tg))
+        if (!gemmFamily() || !transposedPhaseGemmApplies(tg))
             return;
-        t.phases = train::makeTransposedPhaseGemm(tg, m_sms, winogradTile());
+        t.phases = makeTransposedPhaseGemm(tg, m_sms, winogradTile());
         t.phaseGemm = true;
         t.phaseWeights = gpu::DeviceBuffer(t.phases.weightFloats * sizeof(float), "train: a phase's gathered taps");
         t.phaseScratch = gpu::DeviceBuffer(t.phases.scratchBytes, "train: the phases' implicit GEMM scratch");
         t.phaseTemp = gpu::DeviceBuffer(t.phases.tempFloats * sizeof(float), "train: a phase's staged outputs");
-        train::transposedPhaseGemmPrepare(t.phases, t.phaseScratch.get(), m_sms, st);
+        transposedPhaseGemmPrepare(t.phases, t.phaseScratch.get(), m_sms, st);
     };
     std::visit(
         [&](const auto& l) {
@@ -206,7 +206,7 @@ void CudaTrainingSession::planLayer(size_t i)
                                  : t.fwdGemm       ? "forward: " + variantOf(t.fwd)
                                                    : "forward: direct")
                     + "; backward-data: "
-                    + (t.phaseGemm ? train::transposedPhaseGemmNote(t.phases, m_sms)
+                    + (t.phaseGemm ? transposedPhaseGemmNote(t.phases, m_sms)
                                    : std::string("transposed convolution, ")
                                 + (t.dataGemm ? "stride-phase form" : "gather form"))
                     + "; " + train::conv2dWgradNote(t.wgrad, m_sms);
@@ -224,7 +224,7 @@ void CudaTrainingSession::planLayer(size_t i)
                 phaseGemmOf(t.fwd);
                 wgradNeeds(t.wgrad);
                 biasNeeds();
-                t.note = std::string(t.phaseGemm ? "forward: " + train::transposedPhaseGemmNote(t.phases, m_sms)
+                t.note = std::string(t.phaseGemm ? "forward: " + transposedPhaseGemmNote(t.phases, m_sms)
                                  : t.fwdGemm     ? "forward: stride-phase form"
                                                  : "forward: gather form")
                     + "; backward-data: conv2d " + (t.dataGemm ? variantOf(t.data) : "direct")
@@ -303,7 +303,7 @@ void CudaTrainingSession::forward(size_t i)
                     conv2dDirect(t.fwd, x, w, b, y, st);
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
                 if (t.phaseGemm)
-                    train::transposedPhaseGemm(t.phases, x, w, b, y, t.phaseWeights.floats(), t.phaseScratch.get(),
+                    transposedPhaseGemm(t.phases, x, w, b, y, t.phaseWeights.floats(), t.phaseScratch.get(),
                         t.phaseTemp.floats(), m_sms, st);
                 else if (t.fwdGemm)
                     convTranspose2dPhase(t.fwd, x, w, b, y, st);
@@ -392,8 +392,8 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, float* gx)
             using T = std::decay_t<decltype(l)>;
             if constexpr (std::is_same_v<T, Conv2d>) {
                 if (t.phaseGemm)
-                    train::transposedPhaseGemm(t.phases, gy, w, nullptr, gx, t.phaseWeights.floats(),
-                        t.phaseScratch.get(), t.phaseTemp.floats(), m_sms, st);
+                    transposedPhaseGemm(t.phases, gy, w, nullptr, gx, t.phaseWeights.floats(), t.phaseScratch.get(),
+                        t.phaseTemp.floats(), m_sms, st);
                 else if (t.dataGemm)
                     convTranspose2dPhase(t.data, gy, w, nullptr, gx, st);
                 else

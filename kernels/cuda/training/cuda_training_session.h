@@ -40,7 +40,7 @@
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/gpu_training_session.h"
 #include "kernels/cuda/conv2d.cuh"
-#include "kernels/cuda/training/transposed_phase_gemm.cuh"
+#include "kernels/cuda/transposed_phase_gemm.cuh"
 
 #include <memory>
 #include <string>
@@ -65,7 +65,7 @@ struct CudaTrainLayer : gpu::TrainLayerState {
     // The transposed convolution (conv2d's backward-data, conv_transpose2d's forward) as one stride-1 implicit GEMM
     // per stride phase (transposed_phase_gemm.cuh), with its gathered weights (remade at every pass), GEMM scratch
     // and staging; linear keeps its transposed weight in phaseWeights.
-    train::TransposedPhaseGemm phases;
+    TransposedPhaseGemm phases;
     bool phaseGemm = false;
     gpu::DeviceBuffer phaseWeights, phaseScratch, phaseTemp;
 };

@@ -1,22 +1,23 @@
 // A transposed convolution as one stride-1 implicit GEMM per stride phase (transposed_phase_gemm.cuh).
 //
 // Per class: its taps are gathered (and flipped, the channel roles exchanged) into the class's weight
-// [k, c/groups, taps_r, taps_s] — a few thousand to a few million floats, once per pass since the update changes
-// the weights — and the forward's implicit GEMM (conv2d_implicit_gemm.cu: the launcher's tiles, the pipelined
-// cp.async tiles and split-K where they apply) computes the class's outputs with the bias. With stride 1 that is the
-// whole output; with a larger stride the class's outputs are staged in `temp` and spread into every s-th row and
-// column of y by transposed_phase_kernels.cuh's spread (an extra write and read of the output, a few microseconds next
-// to the GEMMs). A class no tap reaches gets the bias alone. Under cuda.winograd a stride-1 layer's one class, when it
-// is a 3×3 ungrouped convolution (the backward-data of ResNet's and VGG's 3×3 layers), runs Winograd F(m×m, 3×3) on
-// the gathered weights instead: 2.25× (m = 2) to 4× (m = 4) fewer multiplies, as cuDNN's FP32 backward-data does.
-// Against the stride-phase kernel (conv_transpose2d.cu: 128 pixels × KB channels a block, no reuse of the input across
-// output-channel tiles) the GEMM tiles reuse each loaded value 64–128 times.
-#include "kernels/cuda/training/transposed_phase_gemm.cuh"
+// [k, c/groups, taps_r, taps_s] — a few thousand to a few million floats: once per pass in training, since the update
+// changes the weights, once at prepare in inference — and the forward's implicit GEMM (conv2d_implicit_gemm.cu: the
+// launcher's tiles, the pipelined cp.async tiles and split-K where they apply) computes the class's outputs with the
+// bias. With stride 1 that is the whole output; with a larger stride the class's outputs are staged in `temp` and
+// spread into every s-th row and column of y by transposed_phase_kernels.cuh's spread (an extra write and read of the
+// output, a few microseconds next to the GEMMs). A class no tap reaches gets the bias alone. Under cuda.winograd's
+// training a stride-1 layer's one class, when it is a 3×3 ungrouped convolution (the backward-data of ResNet's and
+// VGG's 3×3 layers), runs Winograd F(m×m, 3×3) on the gathered weights instead: 2.25× (m = 2) to 4× (m = 4) fewer
+// multiplies, as cuDNN's FP32 backward-data does. Against the stride-phase kernel (conv_transpose2d.cu: 128 pixels ×
+// KB channels a block, no reuse of the input across output-channel tiles) the GEMM tiles reuse each loaded value
+// 64–128 times.
+#include "kernels/cuda/transposed_phase_gemm.cuh"
 #include "kernels/cuda/transposed_phase_kernels.cuh"
 
 #include <algorithm>
 
-namespace convscope::cuda::train {
+namespace convscope::cuda {
 
 namespace {
     constexpr size_t kAlign = 256; // bytes, each class's scratch
@@ -81,14 +82,30 @@ std::string transposedPhaseGemmNote(const TransposedPhaseGemm& p, int sms)
         if (p.plan[i].hasTaps() && withTaps++ == 0)
             first = conv2dImplicitGemmVariant(p.convs[i], sms);
     if (transposedPhasePlanIsDirect(phaseShapeOf(p.t)))
-        return "a convolution of the gradient with the flipped weights, "
-            + (p.winograd ? conv2dWinogradNote(p.convs.front(), p.winograd, sms) : first);
+        return p.winograd ? "one stride-1 convolution with the flipped weights, "
+                + conv2dWinogradNote(p.convs.front(), p.winograd, sms)
+                          : "one stride-1 convolution with the flipped weights on the implicit GEMM, " + first;
     return std::to_string(p.plan.size()) + " stride phases, " + std::to_string(withTaps)
         + " of them stride-1 convolutions on the implicit GEMM (the first: " + first + ")";
 }
 
-void transposedPhaseGemm(const TransposedPhaseGemm& p, const float* x, const float* w, const float* bias, float* y,
-    float* weights, void* scratch, float* temp, int sms, cudaStream_t st)
+void transposedPhaseGemmWeights(
+    const TransposedPhaseGemm& p, const float* w, float* weights, void* scratch, int sms, cudaStream_t st)
+{
+    const ConvGeometry& t = p.t;
+    for (size_t i = 0; i < p.plan.size(); ++i) {
+        const PhaseClass& pc = p.plan[i];
+        if (!pc.hasTaps())
+            continue;
+        float* wc = weights + p.weightOffset[i];
+        gatherPhaseTaps(t.groups, t.c / t.groups, t.k / t.groups, 1, t.r, t.s, flatAxis(), pc.row, pc.col, w, wc, st);
+        if (!p.winograd && conv2dImplicitGemmPreparesWeights(p.convs[i], sms))
+            conv2dImplicitGemmPrepare(p.convs[i], wc, static_cast<char*>(scratch) + p.scratchOffset[i], sms, st);
+    }
+}
+
+void transposedPhaseGemmRun(const TransposedPhaseGemm& p, const float* x, const float* weights, const float* bias,
+    float* y, void* scratch, float* temp, int sms, cudaStream_t st)
 {
     const ConvGeometry& t = p.t;
     const bool direct = transposedPhasePlanIsDirect(phaseShapeOf(t));
@@ -99,20 +116,23 @@ void transposedPhaseGemm(const TransposedPhaseGemm& p, const float* x, const flo
             spreadPhase(out, flatAxis(), pc.row, pc.col, nullptr, bias, y, st);
             continue;
         }
-        float* wc = weights + p.weightOffset[i];
-        void* sc = static_cast<char*>(scratch) + p.scratchOffset[i];
-        gatherPhaseTaps(t.groups, t.c / t.groups, t.k / t.groups, 1, t.r, t.s, flatAxis(), pc.row, pc.col, w, wc, st);
-        const ConvGeometry& g = p.convs[i];
         if (p.winograd) { // stride 1: the one class is the whole output
-            conv2dWinograd(g, p.winograd, x, wc, bias, y, sc, sms, st);
+            conv2dWinograd(p.convs[i], p.winograd, x, weights + p.weightOffset[i], bias, y,
+                static_cast<char*>(scratch) + p.scratchOffset[i], sms, st);
             continue;
         }
-        if (conv2dImplicitGemmPreparesWeights(g, sms))
-            conv2dImplicitGemmPrepare(g, wc, sc, sms, st);
-        conv2dImplicitGemm(g, x, wc, bias, direct ? y : temp, sc, sms, st);
+        conv2dImplicitGemm(p.convs[i], x, weights + p.weightOffset[i], bias, direct ? y : temp,
+            static_cast<char*>(scratch) + p.scratchOffset[i], sms, st);
         if (!direct)
             spreadPhase(out, flatAxis(), pc.row, pc.col, temp, nullptr, y, st);
     }
 }
 
-} // namespace convscope::cuda::train
+void transposedPhaseGemm(const TransposedPhaseGemm& p, const float* x, const float* w, const float* bias, float* y,
+    float* weights, void* scratch, float* temp, int sms, cudaStream_t st)
+{
+    transposedPhaseGemmWeights(p, w, weights, scratch, sms, st);
+    transposedPhaseGemmRun(p, x, weights, bias, y, scratch, temp, sms, st);
+}
+
+} // namespace convscope::cuda
