@@ -139,7 +139,7 @@ void dropoutForward(const Tensor& x, double p, uint64_t seed, std::vector<float>
 void dropoutBackward(const Tensor& gy, const std::vector<float>& mask, Tensor& gx);
 
 // Is every element finite?
-bool allFinite(const Tensor& t);
+bool allFinite(const Tensor& t, bool parallel = false);
 
 // layer_norm, group_norm, instance_norm (norm_backward.cpp): their forward is cpu::direct/fast::normalization with the
 // session's weight and bias; these recompute each row's statistics from x. gw / gb null: not a parameter (affine false,

@@ -379,11 +379,11 @@ private:
     void checkFinite(size_t k, int64_t step, const std::vector<char>& has, char inputHas) const
     {
         const LayerState& st = m_state[k];
-        bool finite = (!st.gradWeight || cpu::grad::allFinite(*st.gradWeight))
-            && (!st.gradBias || cpu::grad::allFinite(*st.gradBias));
+        bool finite = (!st.gradWeight || cpu::grad::allFinite(*st.gradWeight, m_fast))
+            && (!st.gradBias || cpu::grad::allFinite(*st.gradBias, m_fast));
         for (int src : m_shapes.layers[k].sources)
             if (src < 0 ? inputHas : has[size_t(src)])
-                finite = finite && cpu::grad::allFinite(src < 0 ? m_inputGrad : m_grads[size_t(src)]);
+                finite = finite && cpu::grad::allFinite(src < 0 ? m_inputGrad : m_grads[size_t(src)], m_fast);
         if (!finite)
             throw InputError("step " + std::to_string(step) + ": the gradient is not finite; the first layer "
                 + "whose gradient is not finite (in backward order) is " + layerLabel(m_net, k));

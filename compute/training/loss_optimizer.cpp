@@ -147,16 +147,23 @@ void ParameterUpdate::reset()
     m_started = false;
 }
 
+namespace {
+    constexpr size_t kParallelUpdate = size_t(1) << 15; // below it the team's wake-up costs more than the loop
+} // namespace
+
 void ParameterUpdate::apply(float* param, const float* grad, int64_t step)
 {
     const size_t count = m_first.size();
     const double lr = m_spec.lr, wd = m_spec.weightDecay;
     if (m_spec.kind == OptimizerSpec::Kind::SGD) {
         const double mu = m_spec.momentum;
+        const bool started = m_started;
+        // Element by element, so the team's split changes no bit; a large layer's state is hundreds of MB a step.
+#pragma omp parallel for schedule(static) if (count >= kParallelUpdate)
         for (size_t i = 0; i < count; ++i) {
             double g = double(grad[i]) + wd * param[i];
             if (mu != 0) {
-                m_first[i] = m_started ? mu * m_first[i] + g : g;
+                m_first[i] = started ? mu * m_first[i] + g : g;
                 g = m_first[i];
             }
             param[i] = static_cast<float>(param[i] - lr * g);
@@ -169,6 +176,7 @@ void ParameterUpdate::apply(float* param, const float* grad, int64_t step)
     const double correction2 = 1 - std::pow(b2, double(step));
     const double stepSize = lr / correction1;
     const double root2 = std::sqrt(correction2);
+#pragma omp parallel for schedule(static) if (count >= kParallelUpdate)
     for (size_t i = 0; i < count; ++i) {
         const double g = double(grad[i]) + wd * param[i];
         m_first[i] = b1 * m_first[i] + (1 - b1) * g;

@@ -206,12 +206,30 @@ void dropoutBackward(const Tensor& gy, const std::vector<float>& mask, Tensor& g
         gx.data()[i] = gy.data()[i] * mask[size_t(i)];
 }
 
-bool allFinite(const Tensor& t)
+bool allFinite(const Tensor& t, bool parallel)
 {
-    for (int64_t i = 0; i < t.numel(); ++i)
-        if (!std::isfinite(t.data()[i]))
-            return false;
-    return true;
+    // x·0 is 0 for a finite x and NaN for ±∞ or NaN, so 16 lanes of such products stay 0 unless a value is not
+    // finite: a loop the compiler vectorises (isfinite's branch per element kept the check of ResNet-18's gradients at
+    // ~80 ms a CPU step, outside every timed phase), over blocks split across the team on the fast path.
+    const float* x = t.data();
+    const int64_t n = t.numel();
+    constexpr int64_t kBlock = int64_t(1) << 16;
+    const int64_t blocks = (n + kBlock - 1) / kBlock;
+    bool bad = false;
+#pragma omp parallel for schedule(static) reduction(|| : bad) if (parallel && n >= detail::kMinParallelElements)
+    for (int64_t b = 0; b < blocks; ++b) {
+        const int64_t end = std::min(n, (b + 1) * kBlock);
+        float lane[16] = {};
+        int64_t i = b * kBlock;
+        for (; i + 16 <= end; i += 16)
+            for (int k = 0; k < 16; ++k)
+                lane[k] += x[i + k] * 0.0f;
+        for (; i < end; ++i)
+            lane[0] += x[i] * 0.0f;
+        for (int k = 0; k < 16; ++k)
+            bad = bad || lane[k] != 0.0f;
+    }
+    return !bad;
 }
 
 void slice(const Tensor& gy, const Slice& spec, Tensor& gx)

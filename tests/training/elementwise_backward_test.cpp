@@ -362,3 +362,21 @@ TEST_CASE("batch norm's fast training path is thread-count independent and withi
     CHECK(relL2(gw1, gw0) < 1e-5);
     CHECK(relL2(gb1, gb0) < 1e-5);
 }
+
+TEST_CASE("allFinite finds one NaN or infinity anywhere, on one thread and on the team", "[training][parallel]")
+{
+    Tensor t = randomTensor(Shape::nchw(3, 7, 61, 59), 3100); // 75579 elements: whole blocks, lanes and a tail
+    for (const bool team : { false, true }) {
+        CHECK(cpu::grad::allFinite(t, team));
+        for (const int64_t at : { int64_t(0), int64_t(17), int64_t(65536), t.numel() - 1 })
+            for (const float bad : { std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                     -std::numeric_limits<float>::infinity() }) {
+                const float keep = t.data()[at];
+                t.data()[at] = bad;
+                INFO("element " << at << " = " << bad << (team ? ", the team" : ", one thread"));
+                CHECK_FALSE(cpu::grad::allFinite(t, team));
+                t.data()[at] = keep;
+            }
+    }
+    CHECK(cpu::grad::allFinite(Tensor(Shape {}), true)); // empty
+}
