@@ -6,6 +6,8 @@
 #include "compute/training/cpu_backward_ops.h"
 #include "tests/training/gradcheck.h"
 
+#include <limits>
+
 using namespace convscope;
 using namespace convscope::test;
 
