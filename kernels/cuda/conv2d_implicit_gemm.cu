@@ -307,8 +307,12 @@ namespace {
         // split it (split-K) rather than fall back to the small tiles (VGG-16's 512→512 layers on 14×14: 52 tiles
         // of 128×128 on 132 multiprocessors, 0.61 ms on 32×64 tiles against cuDNN's 0.185). igemm_splits=1 keeps
         // the small tiles, as before split-K.
+        // Few output channels on a tiny grid split too: DCGAN's last discriminator layer (512→1, 4×4 on 4×4, batch
+        // 64: one 32×64 tile walking 8192 taps alone, 1.07 ms against cuDNN's 0.04) runs its reduction in parts
+        // across the device; most of the 64×128 tile's rows are padding there, which costs nothing next to that.
         const int kg = g.k / g.groups;
-        if (pipe && g.c / g.groups >= 32 && g.igemmSplits != 1 && kg > 32) {
+        const bool tinyGrid = blocksFor(g, 64, 128) * 8 <= smCount;
+        if (pipe && g.c / g.groups >= 32 && g.igemmSplits != 1 && (kg > 32 || tinyGrid)) {
             const Plan p = pipePlan(g, kg > 64 ? Variant::PipeBig : Variant::PipeMid, smCount);
             if (p.splits > 1)
                 return p;

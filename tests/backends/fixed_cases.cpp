@@ -254,6 +254,10 @@ std::vector<Case> casesFor(const LayerSpec& kind)
                         .add("c", conv(6, 3, 2, test::explicitPadding(2, 2, 2, 2), 2, 2))
                         .done("stride 2 dilation 2 groups 2"),
                     Builder(type, 3, 8, 5, 5).add("c", conv(3, 1)).done("1×1"),
+                    Builder(type, 8, 64, 4, 4)
+                        .add("c", conv(1, 4))
+                        .done("64→1 4×4 on 4×4: one output per image, a long reduction on a tiny grid (DCGAN's last "
+                              "layer, split-K)"),
                     Builder(type, 1, 17, 12, 13)
                         .add("c", conv(8, 5, 1, { Padding2d::Mode::Same, 0, 0, 0, 0 }))
                         .done("5×5 same, 17 channels (the per-tap GEMM)"),
