@@ -38,7 +38,16 @@ const char* kAutoencoder = R"({ "format": "convscope-network", "version": 1, "na
 
 // Six 3×3 convolutions of 32 channels on 128²: a cpu.direct pass takes long enough (tens of ms a layer) for the
 // profiler to report from inside it. A smaller side gives the same six layers, quicker.
-Network slowNetwork(int side = 128)
+// The side at which each of slowNetwork's layers takes well over the 50 ms (ProfileOptions::layerProgressMs) between
+// two reports from inside a pass: 128² in an optimised build; under AddressSanitizer (the asan preset), whose engine is
+// about ten times slower, 64² is as slow (the 128² runs took 30 s of that preset's tests).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int kSlowSide = 64;
+#else
+constexpr int kSlowSide = 128;
+#endif
+
+Network slowNetwork(int side = kSlowSide)
 {
     std::string layers;
     for (int i = 0; i < 6; ++i)
@@ -228,7 +237,7 @@ TEST_CASE("a cancelled run stops between two layers of a CPU pass", "[gui][run][
 {
     // Every layer reports as it starts (layerProgressMs 0) and the cancel comes from a report, so nothing in this
     // half depends on how long a layer takes: the six layers on 16² instead of 128² (under the asan preset the 128²
-    // runs of this test took 40 s). The quiet run below keeps 128², where layers are slow enough to be reported.
+    // runs of this test took 40 s). The quiet run below keeps kSlowSide, where layers are slow enough to be reported.
     const Network net = slowNetwork(16);
     ProfileOptions o;
     o.selections = { { "cpu", "direct" } };
