@@ -23,7 +23,6 @@ void GpuTrainingSessionBase::beginPass()
     passStarts();
     for (size_t i = 0; i < layerCount(); ++i)
         layerState(i).timed = {};
-    m_flagEachLayer = true;
 }
 
 Tensor GpuTrainingSessionBase::forwardPass(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times)

@@ -242,7 +242,6 @@ void GpuTrainingSessionBase::beginStep(const Tensor& input)
     passStarts();
     for (size_t i = 0; i < layerCount(); ++i)
         layerState(i).timed = {};
-    m_flagEachLayer = true; // step() turns it off for its backward
 }
 
 void GpuTrainingSessionBase::uploadAndForward(const Tensor& input, int64_t step)
@@ -275,15 +274,13 @@ StepResult GpuTrainingSessionBase::step(const Tensor& input, const Tensor& targe
     // gradients checked, to name the layer. Checking each gradient as it was made read every activation gradient
     // again (~2.8 GB a ResNet-18 b32 step, ~100 kernels).
     int* anyFlag = static_cast<int*>(m_flags.get()) + count;
-    m_flagEachLayer = false;
     for (size_t k = count; k-- > 0;) {
         if (!has[k])
             continue; // nothing downstream read this output
-        backwardLayer(k, has, inputHas);
+        backwardLayer(k, has, inputHas, false);
         if (trains(k))
             timedPhase(k, 3, [&] { update(k, step, lossBad(), anyFlag); });
     }
-    m_flagEachLayer = true;
     m_inputHas = inputHas != 0;
     if (m_inputHas)
         train::flagNonFinite(m_inputGrad.floats(), m_shapes.input.numel(), anyFlag, m_stream->get());
@@ -334,7 +331,7 @@ void GpuTrainingSessionBase::timedPhase(size_t i, int p, const std::function<voi
     t.timed[size_t(p)] = true;
 }
 
-void GpuTrainingSessionBase::backwardLayer(size_t k, std::vector<char>& has, char& inputHas)
+void GpuTrainingSessionBase::backwardLayer(size_t k, std::vector<char>& has, char& inputHas, bool flagEach)
 {
     const cudaStream_t st = m_stream->get();
     const LayerShape& s = m_shapes.layers[k];
@@ -377,7 +374,7 @@ void GpuTrainingSessionBase::backwardLayer(size_t k, std::vector<char>& has, cha
             // else: batch norm's backward gave dγ and dβ in the backward-data phase
         });
     }
-    if (m_flagEachLayer)
+    if (flagEach)
         flagGradients(k, has, inputHas != 0);
 }
 

@@ -149,7 +149,9 @@ protected:
     void timedPhase(size_t i, int p, const std::function<void()>& work);
     // Layer k's backward-data and backward-weights phases and its finiteness flags; `has` / `inputHas` say which
     // gradients hold a value already (a second reader's is added on through a scratch buffer).
-    void backwardLayer(size_t k, std::vector<char>& has, char& inputHas);
+    // flagEach: check each gradient as it is made (the phased and data-parallel steps); step() passes false, as it
+    // checks them through the optimizer kernels and names the layer only when one is flagged.
+    void backwardLayer(size_t k, std::vector<char>& has, char& inputHas, bool flagEach = true);
     // The optimizer's step on layer k's gradients (gW, gB).
     // skip: lossBad() in step(), null in the phased loops (their loss is the caller's).
     // nonFinite: where the optimizer kernels flag a gradient that is not finite (step()), or null.
@@ -191,9 +193,6 @@ protected:
     int64_t m_lossParts = 0;
     bool m_targetResident = false;
     bool m_inputHas = false;
-    // backwardLayer checks each gradient as it is made (the phased and data-parallel steps); step() checks them
-    // through the optimizer kernels instead and only names the layer when one is flagged.
-    bool m_flagEachLayer = true;
     int64_t m_step = 0; // the step being run (dropout's seed)
     bool m_prepared = false;
 

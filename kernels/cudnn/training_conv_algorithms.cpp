@@ -30,6 +30,11 @@ void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
 {
     TrainLayer& t = m_layers[i];
     const std::string who = m_prefix + ": " + trainLayerLabel(m_net, i);
+    const auto none = [&](const char* what) {
+        return UnsupportedError(who + ": cuDNN has no " + mathWords() + " " + what
+            + " algorithm for it within the workspace limit of " + gpu::mib(m_workspaceLimit)
+            + " (--option workspace_limit=BYTES)");
+    };
     std::string note;
     if (m_pinned && std::holds_alternative<Conv2d>(m_net.layers[i].spec)) {
         size_t bytes = 0;
@@ -48,9 +53,7 @@ void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
             h, t.xd->get(), t.wd->get(), t.cd->get(), t.yd->get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r));
         const auto* p = firstUsable(r, n, m_workspaceLimit, tf32());
         if (!p)
-            throw UnsupportedError(who + ": cuDNN has no " + mathWords()
-                + " forward algorithm for it within the workspace " + "limit of " + gpu::mib(m_workspaceLimit)
-                + " (--option workspace_limit=BYTES)");
+            throw none("forward");
         t.fwdAlgo = p->algo;
         m_workspaceBytes = std::max(m_workspaceBytes, p->memory);
         note = "forward " + algorithmName(p->algo) + " (cudnnFind)";
@@ -61,9 +64,7 @@ void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
         h, t.wd->get(), t.yd->get(), t.cd->get(), t.xd->get(), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &nd, d));
     const auto* pd = firstUsable(d, nd, m_workspaceLimit, tf32());
     if (!pd)
-        throw UnsupportedError(who + ": cuDNN has no " + mathWords()
-            + " backward-data algorithm for it within the workspace " + "limit of " + gpu::mib(m_workspaceLimit)
-            + " (--option workspace_limit=BYTES)");
+        throw none("backward-data");
     t.bwdDataAlgo = pd->algo;
     m_workspaceBytes = std::max(m_workspaceBytes, pd->memory);
     cudnnConvolutionBwdFilterAlgoPerf_t f[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
@@ -72,8 +73,7 @@ void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
         h, t.xd->get(), t.yd->get(), t.cd->get(), t.wd->get(), CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &nf, f));
     const auto* pf = firstUsable(f, nf, m_workspaceLimit, tf32());
     if (!pf)
-        throw UnsupportedError(who + ": cuDNN has no " + mathWords() + " backward-filter algorithm for it within the "
-            + "workspace limit of " + gpu::mib(m_workspaceLimit) + " (--option workspace_limit=BYTES)");
+        throw none("backward-filter");
     t.bwdFilterAlgo = pf->algo;
     m_workspaceBytes = std::max(m_workspaceBytes, pf->memory);
     t.note = note + ", backward-data " + bwdDataAlgorithmName(pd->algo) + ", backward-filter algo_"

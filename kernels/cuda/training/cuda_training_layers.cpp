@@ -174,7 +174,7 @@ void CudaTrainingSession::planLayer(size_t i)
     const auto phaseGemmOf = [&](const ConvGeometry& tg) {
         if (!gemmFamily() || !transposedPhaseGemmApplies(tg))
             return;
-        t.phases = makeTransposedPhaseGemm(tg, m_sms, winogradTile());
+        t.phases = makeTransposedPhaseGemm(tg, m_sms, m_winogradTile);
         t.phaseGemm = true;
         t.phaseWeights = gpu::DeviceBuffer(t.phases.weightFloats * sizeof(float), "train: a phase's gathered taps");
         t.phaseScratch = gpu::DeviceBuffer(t.phases.scratchBytes, "train: the phases' implicit GEMM scratch");
@@ -191,8 +191,8 @@ void CudaTrainingSession::planLayer(size_t i)
                 t.wgrad = t.fwd;
                 t.fwdGemm = gemmFamily();
                 t.dataGemm = gemmFamily() && convTranspose2dPhaseApplies(t.data);
-                if (winogradTile() && conv2dWinogradRefusal(t.fwd, winogradTile()).empty()) {
-                    t.fwdWinograd = winogradTile(); // the weights are transformed at every launch: they change
+                if (m_winogradTile && conv2dWinogradRefusal(t.fwd, m_winogradTile).empty()) {
+                    t.fwdWinograd = m_winogradTile; // the weights are transformed at every launch: they change
                     t.fwdScratch = gpu::DeviceBuffer(
                         conv2dWinogradScratchBytes(t.fwd, t.fwdWinograd), "train: Winograd's transformed tiles");
                     conv2dWinogradPrepare(t.fwd, t.fwdWinograd, t.fwdScratch.get(), st);

@@ -21,6 +21,7 @@ CudaTrainingSession::CudaTrainingSession(std::string algorithm, SessionOptions o
         throw UnsupportedError(m_prefix
             + ": training on Tensor Cores is unsupported (it needs --math tf32, fp16 or "
               "bf16, and the training step runs FP32 only); use cuda.implicit_gemm");
+    m_winogradTile = m_algorithm == "winograd" ? winogradTileOf(m_options) : 0; // a bad winograd_tile fails here
     openDevice();
     CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&m_sms, cudaDevAttrMultiProcessorCount, m_device));
 }
@@ -56,15 +57,13 @@ void CudaTrainingSession::extraMetadata(std::map<std::string, std::string>& m) c
           "partial sums)";
     if (m_algorithm == "winograd")
         m["training_kernels"] = m_prefix + " trains the 3x3 stride-1 ungrouped convolutions' forward and backward-data "
-            + "on Winograd F(" + std::to_string(winogradTile()) + "x" + std::to_string(winogradTile())
+            + "on Winograd F(" + std::to_string(m_winogradTile) + "x" + std::to_string(m_winogradTile)
             + ",3x3), everything else with cuda.implicit_gemm's kernels (the weight gradient is the split-K GEMM)";
     else if (m_algorithm != "direct" && m_algorithm != "implicit_gemm")
         m["training_kernels"] = m_prefix
             + " trains with cuda.implicit_gemm's kernels (the forward's implicit GEMM, "
               "the backward's phase-form data gradient and split-K weight gradient)";
 }
-
-int CudaTrainingSession::winogradTile() const { return m_algorithm == "winograd" ? winogradTileOf(m_options) : 0; }
 
 std::unique_ptr<TrainingSession> makeTrainingSession(const std::string& algorithm, const SessionOptions& options)
 {

@@ -89,13 +89,13 @@ private:
     void batchNormBackward(size_t k, float* gx) override;
 
     bool gemmFamily() const { return m_algorithm != "direct"; }
-    // cuda.winograd: the Winograd tile (--option winograd_tile, 4 by default) for the 3×3 stride-1 convolutions of
-    // the forward and the backward-data; 0 on every other algorithm.
-    int winogradTile() const;
     // conv2dImplicitGemm of g, first remaking the pipelined tiles' transposed weights from w when it runs them.
     void gemmRun(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, void* scratch);
 
     int m_sms = 1;
+    // cuda.winograd: the Winograd tile (--option winograd_tile, 4 by default) for the 3×3 stride-1 convolutions of
+    // the forward and the backward-data, read once at construction; 0 on every other algorithm.
+    int m_winogradTile = 0;
 };
 
 } // namespace convscope::cuda
