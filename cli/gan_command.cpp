@@ -111,8 +111,9 @@ Command addGanCommand(CLI::App& app)
         "write both trained networks of the first selection to DIR/generator and DIR/discriminator");
     cmd->add_option("--save-samples", a->saveSamples, "write the last generated batch as .npy");
     cmd->add_option("--math", a->math,
-           "fp32 (the reference arithmetic) or tf32 (convolutions and GEMMs on TF32 Tensor Cores where the backend "
-           "has them: cudnn; FP32 elsewhere in the step, as PyTorch's allow_tf32)")
+           "fp32 (the reference arithmetic); tf32 (convolutions and GEMMs on TF32 Tensor Cores where the backend "
+           "has them: cudnn; FP32 elsewhere in the step, as PyTorch's allow_tf32); bf16 (mixed precision on cudnn, "
+           "as PyTorch's autocast; fp16 is refused: its loss scale would span both optimizers)")
         ->capture_default_str();
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
     return [a]() {

@@ -102,6 +102,20 @@ namespace {
             << " ms), " << formatMs(std::max(0.0, t - h)) << " ms exposed\n";
     }
 
+    // FP16 mixed precision: the loss scale over the timed steps and the steps whose update was skipped (a gradient
+    // overflowed), as torch.cuda.amp.GradScaler would have skipped them.
+    void printLossScale(std::ostream& out, const SelectionTraining& sel)
+    {
+        if (sel.steps.empty() || sel.steps.front().lossScale <= 0)
+            return;
+        int skipped = 0;
+        for (const StepResult& s : sel.steps)
+            skipped += s.skipped ? 1 : 0;
+        out << "loss scale " << sel.steps.front().lossScale << " (step 1) → " << sel.steps.back().lossScale << " (step "
+            << sel.steps.size() << "); " << skipped << " of " << sel.steps.size()
+            << " steps skipped (a gradient overflowed FP16: no update, the scale halved)\n";
+    }
+
     void printTable(std::ostream& out, const TrainResult& r)
     {
         for (const SelectionTraining& sel : r.selections) {
@@ -138,6 +152,7 @@ namespace {
                 out << "; parameters within " << shortScientific(sel.maxParamRelL2) << " (relative L2) of "
                     << r.selections.front().label() << "'s";
             out << "\n";
+            printLossScale(out, sel);
             printBuckets(out, sel);
             out << "\n";
         }
@@ -178,8 +193,9 @@ Command addTrainCommand(CLI::App& app)
     cmd->add_option("--save-weights", a->saveWeights,
         "write the trained parameters of the first selection as .npy files and DIR/network.json");
     cmd->add_option("--math", a->math,
-           "fp32 (the reference arithmetic) or tf32 (convolutions and GEMMs on TF32 Tensor Cores where the backend "
-           "has them: cudnn; FP32 elsewhere in the step, as PyTorch's allow_tf32)")
+           "fp32 (the reference arithmetic); tf32 (convolutions and GEMMs on TF32 Tensor Cores where the backend "
+           "has them: cudnn; FP32 elsewhere in the step, as PyTorch's allow_tf32); fp16 or bf16 (mixed precision on "
+           "cudnn, as PyTorch's autocast: half activations, FP32 parameters; fp16 with GradScaler's loss scaling)")
         ->capture_default_str();
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE (e.g. clock=cpu)");
     cmd->add_flag("--distributed", a->distributed,

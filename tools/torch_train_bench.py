@@ -11,6 +11,7 @@ never a dependency of ConvScope.
     /opt/torch/.venv/bin/python tools/torch_train_bench.py --model resnet18:8 --model dcgan:16 --device cpu --threads 16
 """
 import argparse
+import contextlib
 import json
 import statistics
 import time
@@ -53,22 +54,34 @@ def timed(step, device, warmup, repeat):
     return statistics.median(samples)
 
 
-def classifier_step(name, batch, device, size):
+def autocast(device, math):
+    """fp16 / bf16: PyTorch's mixed precision (autocast), what ConvScope's train --math fp16 / bf16 is; else nothing."""
+    if math in ("fp16", "bf16"):
+        return torch.autocast(device.type, dtype=torch.float16 if math == "fp16" else torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def classifier_step(name, batch, device, size, math):
     import torchvision
     model = getattr(torchvision.models, name)(weights=None).to(device).train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x = torch.randn(batch, 3, size, size, device=device)
     y = torch.randint(0, 1000, (batch,), device=device)
     loss = nn.CrossEntropyLoss()
+    # fp16: GradScaler (init_scale 65536, ConvScope's too); bf16 runs unscaled, as ConvScope.
+    scaler = torch.amp.GradScaler(device.type, enabled=math == "fp16")
 
     def step():
         opt.zero_grad(set_to_none=False)
-        loss(model(x), y).backward()
-        opt.step()
+        with autocast(device, math):
+            value = loss(model(x), y)
+        scaler.scale(value).backward()
+        scaler.step(opt)
+        scaler.update()
     return step
 
 
-def gan_step(batch, device):
+def gan_step(batch, device, math):
     g, d = dcgan()
     g, d = g.to(device).train(), d.to(device).train()
     opt_g = torch.optim.Adam(g.parameters(), lr=2e-4, betas=(0.5, 0.999))
@@ -77,14 +90,19 @@ def gan_step(batch, device):
     real = torch.rand(batch, 3, 64, 64, device=device) * 2 - 1
     ones, zeros = torch.ones(batch, device=device), torch.zeros(batch, device=device)
 
+    def judged(images):  # autocast refuses BCELoss inside it: the networks in it, the loss in FP32 outside
+        with autocast(device, math):
+            return d(images)
+
     def step():  # the tutorial's loop
         d.zero_grad()
-        bce(d(real).view(-1), ones).backward()
-        fake = g(torch.randn(batch, 100, 1, 1, device=device))
-        bce(d(fake.detach()).view(-1), zeros).backward()
+        bce(judged(real).float().view(-1), ones).backward()
+        with autocast(device, math):
+            fake = g(torch.randn(batch, 100, 1, 1, device=device))
+        bce(judged(fake.detach()).float().view(-1), zeros).backward()
         opt_d.step()
         g.zero_grad()
-        bce(d(fake).view(-1), ones).backward()
+        bce(judged(fake).float().view(-1), ones).backward()
         opt_g.step()
     return step
 
@@ -98,8 +116,10 @@ def main():
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--size", type=int, default=224)
-    p.add_argument("--math", default="fp32", choices=["fp32", "tf32"],
-                   help="tf32: allow_tf32 for cuDNN's convolutions and cuBLAS's GEMMs (ConvScope's train --math tf32)")
+    p.add_argument("--math", default="fp32", choices=["fp32", "tf32", "fp16", "bf16"],
+                   help="tf32: allow_tf32 for cuDNN's convolutions and cuBLAS's GEMMs (ConvScope's train --math tf32); "
+                   "fp16 / bf16: autocast, fp16 with GradScaler (ConvScope's mixed precision on cudnn); the DCGAN "
+                   "loop has no GradScaler: run it in bf16")
     args = p.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -110,7 +130,10 @@ def main():
     device = torch.device(args.device)
     for spec in args.model:
         name, batch = spec.split(":")
-        step = gan_step(int(batch), device) if name == "dcgan" else classifier_step(name, int(batch), device, args.size)
+        if name == "dcgan":
+            step = gan_step(int(batch), device, args.math)
+        else:
+            step = classifier_step(name, int(batch), device, args.size, args.math)
         ms = timed(step, device, args.warmup, args.repeat)
         print(json.dumps({"model": name, "device": args.device, "batch": int(batch),
                           "threads": torch.get_num_threads(), "math": args.math, "step_ms": ms}), flush=True)

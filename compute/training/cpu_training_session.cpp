@@ -308,7 +308,7 @@ std::unique_ptr<TrainingSession> makeCpuTrainingSession(const std::string& algor
             + " has no training path (unsupported): train on cpu.direct (the reference) or cpu.im2col_gemm");
     if (options.math != MathMode::FP32)
         throw UnsupportedError("cpu." + algorithm + ": training in " + mathModeName(options.math)
-            + " is unsupported on the CPU (its training step is FP32; tf32 training runs on cudnn)");
+            + " is unsupported on the CPU (its training step is FP32; tf32, fp16 and bf16 training run on cudnn)");
     return std::make_unique<CpuTrainingSession>(algorithm, options);
 }
 

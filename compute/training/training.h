@@ -112,6 +112,10 @@ struct StepResult {
     std::vector<BucketTiming> buckets; // data parallel only, in launch order
     double backwardMs = -1; // data parallel: from the first backward op to the last (compute stream)
     double wallMs = -1; // the whole step() call on the host clock (trainNetwork): gaps and waits included
+    // FP16 mixed precision (torch.cuda.amp.GradScaler's rule): the loss scale this step ran with (0: no loss
+    // scaling), and whether a gradient overflowed, so the update was skipped and the scale halved.
+    double lossScale = 0;
+    bool skipped = false;
 };
 
 // The trainable parameters of one layer, in PyTorch's state_dict order and names.

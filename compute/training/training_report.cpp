@@ -162,6 +162,15 @@ std::string trainingReportJson(const TrainResult& r)
         for (const StepResult& st : sel.steps)
             wall.push_back(st.wallMs);
         s["step_wall_ms"] = wall; // the host clock around each step, waits and gaps included
+        if (!sel.steps.empty() && sel.steps.front().lossScale > 0) { // FP16: GradScaler's scale and skipped steps
+            ordered_json scale = ordered_json::array(), skipped = ordered_json::array();
+            for (const StepResult& st : sel.steps) {
+                scale.push_back(st.lossScale);
+                skipped.push_back(st.skipped);
+            }
+            s["loss_scale"] = scale;
+            s["step_skipped"] = skipped;
+        }
         ordered_json layers = ordered_json::array();
         for (size_t i = 0; i < r.network.layers.size(); ++i) {
             ordered_json l;

@@ -61,7 +61,7 @@ void GpuTrainingSessionBase::lossOnDevice(const Tensor& target)
     m_lossStart.record(st);
     train::deviceLoss(m_train.loss, m_out[last], m_target.floats(), out.numel(), out.n, m_grad[last],
         reinterpret_cast<double*>(scratch), reinterpret_cast<double*>(scratch + lossOffset(m_lossParts)),
-        reinterpret_cast<int*>(scratch + flagOffset(m_lossParts)), st);
+        reinterpret_cast<int*>(scratch + flagOffset(m_lossParts)), st, m_storage, m_lossScale);
     m_lossStop.record(st);
     CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
         m_lossHost.floats(), scratch + lossOffset(m_lossParts), sizeof(double), cudaMemcpyDeviceToHost, st));
@@ -78,6 +78,8 @@ void GpuTrainingSessionBase::readDeviceLoss(StepResult& r) const
 bool GpuTrainingSessionBase::lossOnHost(const Tensor& target, StepResult& r)
 {
     // The output down, computeLoss, its gradient up.
+    if (mixed())
+        throw UnsupportedError(m_prefix + ": the loss on the host (data parallel) takes FP32 outputs only");
     const cudaStream_t st = m_stream->get();
     const size_t last = layerCount() - 1;
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));

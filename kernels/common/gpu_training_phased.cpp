@@ -2,7 +2,10 @@
 // which the DCGAN loop (compute/training/gan_run.h) drives on cuda and cudnn alike: the same forward, per-layer
 // backward (backwardLayer) and optimizer kernels as step(), with the update deferred and each parameter's gradient
 // added into a sum buffer (allocated at the first zeroGradients) after every backward pass. One GPU only (the cudnn
-// session refuses it under data parallel, which averages inside step()).
+// session refuses it under data parallel, which averages inside step()). Mixed precision: BF16 (the input and the
+// output gradient converted on the device, the output converted back, the sums FP32); FP16 is refused, as its loss
+// scale would have to span the loop's two optimizers (torch.cuda.amp.GradScaler's scale, step and update per
+// optimizer).
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/gpu_training_session.h"
@@ -19,6 +22,10 @@ void GpuTrainingSessionBase::beginPass()
     if (!m_prepared)
         throw Error(m_prefix + ": the phased step before prepare()");
     checkPhased();
+    if (lossScaled())
+        throw UnsupportedError(m_prefix
+            + ": the phased training step (a GAN's) in fp16 is unsupported: its loss scale would have to span the "
+              "loop's two optimizers; use --math bf16 (no loss scaling) or fp32");
     makeCurrent();
     passStarts();
     for (size_t i = 0; i < layerCount(); ++i)
@@ -31,19 +38,14 @@ Tensor GpuTrainingSessionBase::forwardPass(const Tensor& input, int64_t step, st
     const Shape& want = m_shapes.input;
     if (input.shape().numel() != want.numel() || input.shape().n != want.n)
         throw InputError("train: the input is " + input.shape().str() + " but the network expects " + want.str());
-    const cudaStream_t st = m_stream->get();
-    CONVSCOPE_CUDA_CHECK(
-        cudaMemcpyAsync(m_input.get(), input.data(), floatBytes(want.numel()), cudaMemcpyHostToDevice, st));
+    uploadInput(input);
     m_inputResident = false; // the phased loops pass a different input each time (real, then fake images)
     m_step = step;
     for (size_t i = 0; i < layerCount(); ++i)
         timedPhase(i, 0, [&] { forward(i); });
-    const size_t last = layerCount() - 1;
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
-        m_hostOutput.data(), m_out[last], floatBytes(m_hostOutput.numel()), cudaMemcpyDeviceToHost, st));
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
+    Tensor output = downloadAs(m_out[layerCount() - 1], m_storage, m_hostOutput.shape(), 1.0f);
     readTimes(times);
-    return m_hostOutput.clone();
+    return output;
 }
 
 void GpuTrainingSessionBase::zeroGradients()
@@ -83,8 +85,16 @@ void GpuTrainingSessionBase::backwardPass(const Tensor& outputGradient, int64_t 
     }
     beginPass();
     const cudaStream_t st = m_stream->get();
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
-        m_grad[last], outputGradient.data(), floatBytes(outputGradient.numel()), cudaMemcpyHostToDevice, st));
+    if (!mixed()) {
+        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
+            m_grad[last], outputGradient.data(), floatBytes(outputGradient.numel()), cudaMemcpyHostToDevice, st));
+    } else {
+        if (!m_gradStage.get())
+            m_gradStage = DeviceBuffer(floatBytes(outputGradient.numel()), "train: the FP32 output gradient");
+        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
+            m_gradStage.get(), outputGradient.data(), floatBytes(outputGradient.numel()), cudaMemcpyHostToDevice, st));
+        train::convertScaled(m_gradStage.get(), DType::F32, m_grad[last], m_storage, outputGradient.numel(), 1.0f, st);
+    }
     CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(m_flags.get(), 0, count * sizeof(int), st));
     std::vector<char> has(count, 0);
     has[last] = 1;
@@ -95,9 +105,9 @@ void GpuTrainingSessionBase::backwardPass(const Tensor& outputGradient, int64_t 
         backwardLayer(k, has, inputHas);
         TrainLayerState& t = layerState(k);
         if (t.trainWeight)
-            train::accumulate(t.sumW.floats(), t.gW, t.weightCount, st);
+            train::addInto(t.sumW.floats(), t.gW, t.gradType, t.weightCount, st);
         if (t.trainBias)
-            train::accumulate(t.sumB.floats(), t.gB, t.biasCount, st);
+            train::addInto(t.sumB.floats(), t.gB, t.gradType, t.biasCount, st);
         t.summed = t.summed || t.trainWeight || t.trainBias;
     }
     m_inputHas = inputHas != 0;
@@ -113,16 +123,7 @@ void GpuTrainingSessionBase::updateParameters(int64_t step, std::vector<LayerPha
         TrainLayerState& t = layerState(k);
         if (!t.summed)
             continue; // no gradient reached it: PyTorch's optimizer skips a parameter whose grad is None
-        timedPhase(k, 3, [&] {
-            // The optimizer kernel reads the gradient buffers: the sums go there first (device to device).
-            if (t.trainWeight)
-                CONVSCOPE_CUDA_CHECK(
-                    cudaMemcpyAsync(t.gW, t.sumW.get(), floatBytes(t.weightCount), cudaMemcpyDeviceToDevice, st));
-            if (t.trainBias)
-                CONVSCOPE_CUDA_CHECK(
-                    cudaMemcpyAsync(t.gB, t.sumB.get(), floatBytes(t.biasCount), cudaMemcpyDeviceToDevice, st));
-            update(k, step);
-        });
+        timedPhase(k, 3, [&] { update(k, step, nullptr, nullptr, true); }); // the optimizer reads the FP32 sums
     }
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
     readTimes(times);

@@ -35,11 +35,14 @@ void GpuTrainingSessionBase::finishQueuedWork() noexcept
         (void)cudaStreamSynchronize(m_stream->get());
 }
 
-void GpuTrainingSessionBase::requireMath(bool tf32, const std::string& why) const
+void GpuTrainingSessionBase::requireMath(bool tf32, bool mixed, const std::string& why)
 {
-    if (m_options.math != MathMode::FP32 && !(tf32 && m_options.math == MathMode::TF32))
-        throw UnsupportedError(m_prefix + ": training in " + mathModeName(m_options.math) + " is unsupported on "
-            + m_backend + " (" + why + ")");
+    const MathMode m = m_options.math;
+    const bool half = m == MathMode::FP16 || m == MathMode::BF16;
+    if (m != MathMode::FP32 && !(tf32 && m == MathMode::TF32) && !(mixed && half))
+        throw UnsupportedError(
+            m_prefix + ": training in " + mathModeName(m) + " is unsupported on " + m_backend + " (" + why + ")");
+    m_storage = m == MathMode::FP16 ? DType::F16 : m == MathMode::BF16 ? DType::BF16 : DType::F32;
 }
 
 void GpuTrainingSessionBase::openDevice()
@@ -61,10 +64,10 @@ void GpuTrainingSessionBase::upload(DeviceBuffer& dst, const std::shared_ptr<con
         cudaMemcpyAsync(dst.get(), src->data(), floatBytes(src->numel()), cudaMemcpyHostToDevice, m_stream->get()));
 }
 
-const float* GpuTrainingSessionBase::in(size_t i, size_t j) const
+const void* GpuTrainingSessionBase::in(size_t i, size_t j) const
 {
     const int src = m_shapes.layers[i].sources.at(j);
-    return src < 0 ? m_input.floats() : m_out[size_t(src)];
+    return src < 0 ? m_input.get() : m_out[size_t(src)];
 }
 
 void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shapes, const TrainingOptions& options)
@@ -99,10 +102,17 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
     for (size_t i = 0; i < count; ++i)
         for (int src : shapes.layers[i].sources)
             src < 0 ? ++inputReaders : ++m_readers[size_t(src)];
-    m_input = DeviceBuffer(floatBytes(shapes.input.numel()), "train: the input");
-    m_inputGrad = DeviceBuffer(floatBytes(shapes.input.numel()), "train: the input gradient");
+    m_input = DeviceBuffer(storageBytes(shapes.input.numel()), "train: the input");
+    m_inputStage.reset();
+    m_gradStage.reset();
+    if (mixed())
+        m_inputStage
+            = DeviceBuffer(floatBytes(shapes.input.numel()), "train: the FP32 input (converted on the device)");
+    m_inputGrad = DeviceBuffer(storageBytes(shapes.input.numel()), "train: the input gradient");
     if (inputReaders > 1)
-        m_inputScratch = DeviceBuffer(floatBytes(shapes.input.numel()), "train: the input gradient's scratch");
+        m_inputScratch = DeviceBuffer(storageBytes(shapes.input.numel()), "train: the input gradient's scratch");
+    m_lossScale = initialLossScale();
+    m_cleanSteps = 0;
     int64_t trainable = 0;
     for (size_t i = 0; i < count; ++i) {
         const Layer& layer = net.layers[i];
@@ -124,12 +134,16 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
             = (layerKind(layer.spec).needs & kNeedsWeights) != 0 || (bn && std::get<BatchNorm2d>(layer.spec).affine);
         const bool adam = options.optimizer.kind == OptimizerSpec::Kind::Adam;
         const bool momentum = !adam && options.optimizer.momentum != 0;
+        // Mixed precision: a layer that reads its parameters in the storage type gets their copies and writes its
+        // gradients in that type (batch norm keeps FP32 parameters and gradients, as cuDNN's batch norm takes them).
+        const bool copies = mixed() && storageParameters(i);
+        t.gradType = copies ? m_storage : DType::F32;
         const auto state
-            = [&](bool on, DeviceBuffer& g, float*& gp, DeviceBuffer& first, DeviceBuffer& second, int64_t n) {
+            = [&](bool on, DeviceBuffer& g, void*& gp, DeviceBuffer& first, DeviceBuffer& second, int64_t n) {
                   if (!on)
                       return;
-                  g = DeviceBuffer(floatBytes(n), "train: a parameter gradient");
-                  gp = g.floats();
+                  g = DeviceBuffer(size_t(n) * dtypeBytes(t.gradType), "train: a parameter gradient");
+                  gp = g.get();
                   if (adam || momentum)
                       first = DeviceBuffer(floatBytes(n), "train: the optimizer's state");
                   if (adam)
@@ -140,6 +154,10 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
         t.trainBias = weighted && layer.bias;
         state(t.trainWeight, t.gradWeight, t.gW, t.firstW, t.secondW, t.weightCount);
         state(t.trainBias, t.gradBias, t.gB, t.firstB, t.secondB, t.biasCount);
+        if (copies && layer.weight)
+            t.weightCopy = DeviceBuffer(storageBytes(t.weightCount), "train: a weight's storage copy");
+        if (copies && layer.bias)
+            t.biasCopy = DeviceBuffer(storageBytes(t.biasCount), "train: a bias's storage copy");
         prepareLayer(i);
         // Views: flatten, reshape and identity read their input's buffer (contiguous storage: the same elements in
         // the same order); their gradient is the input's gradient buffer when the input (an earlier layer) has no
@@ -148,17 +166,17 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
             || std::holds_alternative<Identity>(layer.spec);
         const int src0 = s.sources.empty() ? -1 : s.sources[0];
         if (view) {
-            m_out[i] = src0 < 0 ? m_input.floats() : m_out[size_t(src0)];
+            m_out[i] = src0 < 0 ? m_input.get() : m_out[size_t(src0)];
         } else {
-            m_outBuf[i] = DeviceBuffer(floatBytes(s.out.numel()), "train: " + label + "'s output");
-            m_out[i] = m_outBuf[i].floats();
+            m_outBuf[i] = DeviceBuffer(storageBytes(s.out.numel()), "train: " + label + "'s output");
+            m_out[i] = m_outBuf[i].get();
         }
         if (view && src0 >= 0 && m_readers[size_t(src0)] == 1) {
             m_gradAlias[i] = 1;
             m_grad[i] = m_grad[size_t(src0)];
         } else {
-            m_gradBuf[i] = DeviceBuffer(floatBytes(s.out.numel()), "train: " + label + "'s gradient");
-            m_grad[i] = m_gradBuf[i].floats();
+            m_gradBuf[i] = DeviceBuffer(storageBytes(s.out.numel()), "train: " + label + "'s gradient");
+            m_grad[i] = m_gradBuf[i].get();
         }
         const std::string base = m_prefix + " · train · L" + std::to_string(i) + " " + layerKind(layer.spec).type + " "
             + layer.name + " · ";
@@ -171,9 +189,9 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
     afterLayerBuffers();
     for (size_t i = 0; i < count; ++i)
         if (m_readers[i] > 1) {
-            m_scratchBuf[i] = DeviceBuffer(floatBytes(shapes.layers[i].out.numel()),
+            m_scratchBuf[i] = DeviceBuffer(storageBytes(shapes.layers[i].out.numel()),
                 "train: " + trainingLayerLabel(net, i) + "'s gradient scratch");
-            m_scratch[i] = m_scratchBuf[i].floats();
+            m_scratch[i] = m_scratchBuf[i].get();
         }
     m_flags = DeviceBuffer((count + 1) * sizeof(int), "train: the finiteness flags"); // a layer's each, then any
     m_hostOutput = Tensor(shapes.layers.back().out);
@@ -192,25 +210,32 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
     reset();
 }
 
-void GpuTrainingSessionBase::update(size_t k, int64_t step, const int* skip, int* nonFinite)
+void GpuTrainingSessionBase::update(size_t k, int64_t step, const int* skip, int* nonFinite, bool fromSums)
 {
     TrainLayerState& t = layerState(k);
     const OptimizerSpec& o = m_train.optimizer;
     const cudaStream_t st = m_stream->get();
-    const auto one = [&](DeviceBuffer& p, const float* g, DeviceBuffer& first, DeviceBuffer& second, int64_t n) {
+    // The gradient divided by the loss scale as it is read (FP16); the storage copy rewritten (mixed precision).
+    const float unscale = float(1.0 / m_lossScale);
+    const auto one = [&](DeviceBuffer& p, const void* g, DeviceBuffer& copy, DeviceBuffer& first, DeviceBuffer& second,
+                         int64_t n) {
+        const train::GradientIn grad
+            = fromSums ? train::GradientIn { g, DType::F32, 1.0f } : train::GradientIn { g, t.gradType, unscale };
+        const train::ParameterCopy out { copy.get(), m_storage };
         if (o.kind == OptimizerSpec::Kind::SGD) {
-            train::sgdUpdate(p.floats(), g, first.floats(), n, float(o.lr), float(o.momentum), float(o.weightDecay),
-                t.started, skip, nonFinite, st);
+            train::sgdUpdate(p.floats(), grad, out, first.floats(), n, float(o.lr), float(o.momentum),
+                float(o.weightDecay), t.started, skip, nonFinite, st);
             return;
         }
         const double c1 = 1 - std::pow(o.beta1, double(step)), c2 = 1 - std::pow(o.beta2, double(step));
-        train::adamUpdate(p.floats(), g, first.floats(), second.floats(), n, float(o.lr / c1), float(std::sqrt(c2)),
-            float(o.beta1), float(o.beta2), float(o.eps), float(o.weightDecay), skip, nonFinite, st);
+        train::adamUpdate(p.floats(), grad, out, first.floats(), second.floats(), n, float(o.lr / c1),
+            float(std::sqrt(c2)), float(o.beta1), float(o.beta2), float(o.eps), float(o.weightDecay), skip, nonFinite,
+            st);
     };
     if (t.trainWeight)
-        one(t.weight, t.gW, t.firstW, t.secondW, t.weightCount);
+        one(t.weight, fromSums ? t.sumW.get() : t.gW, t.weightCopy, t.firstW, t.secondW, t.weightCount);
     if (t.trainBias)
-        one(t.bias, t.gB, t.firstB, t.secondB, t.biasCount);
+        one(t.bias, fromSums ? t.sumB.get() : t.gB, t.biasCopy, t.firstB, t.secondB, t.biasCount);
     t.started = true;
 }
 
@@ -220,14 +245,15 @@ void GpuTrainingSessionBase::flagGradients(size_t k, const std::vector<char>& ha
     int* flag = static_cast<int*>(m_flags.get()) + k;
     const cudaStream_t st = m_stream->get();
     if (t.trainWeight)
-        train::flagNonFinite(t.gW, t.weightCount, flag, st);
+        train::flagNonFinite(t.gW, t.weightCount, flag, st, t.gradType);
     if (t.trainBias)
-        train::flagNonFinite(t.gB, t.biasCount, flag, st);
+        train::flagNonFinite(t.gB, t.biasCount, flag, st, t.gradType);
     const LayerShape& s = m_shapes.layers[k];
     for (size_t j = 0; j < s.sources.size(); ++j) {
         const int src = s.sources[j];
         if (src < 0 ? inputHas : has[size_t(src)] != 0)
-            train::flagNonFinite(src < 0 ? m_inputGrad.floats() : m_grad[size_t(src)], s.ins[j].numel(), flag, st);
+            train::flagNonFinite(
+                src < 0 ? m_inputGrad.get() : m_grad[size_t(src)], s.ins[j].numel(), flag, st, m_storage);
     }
 }
 
@@ -248,8 +274,7 @@ void GpuTrainingSessionBase::uploadAndForward(const Tensor& input, int64_t step)
 {
     const cudaStream_t st = m_stream->get();
     if (!m_inputResident)
-        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
-            m_input.get(), input.data(), floatBytes(m_shapes.input.numel()), cudaMemcpyHostToDevice, st));
+        uploadInput(input);
     m_inputResident = m_train.sameInputEveryStep;
     CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(m_flags.get(), 0, (layerCount() + 1) * sizeof(int), st));
     clearLossFlag();
@@ -274,6 +299,8 @@ StepResult GpuTrainingSessionBase::step(const Tensor& input, const Tensor& targe
     // gradients checked, to name the layer. Checking each gradient as it was made read every activation gradient
     // again (~2.8 GB a ResNet-18 b32 step, ~100 kernels).
     int* anyFlag = static_cast<int*>(m_flags.get()) + count;
+    if (lossScaled())
+        return stepLossScaled(step, has, r);
     for (size_t k = count; k-- > 0;) {
         if (!has[k])
             continue; // nothing downstream read this output
@@ -283,7 +310,7 @@ StepResult GpuTrainingSessionBase::step(const Tensor& input, const Tensor& targe
     }
     m_inputHas = inputHas != 0;
     if (m_inputHas)
-        train::flagNonFinite(m_inputGrad.floats(), m_shapes.input.numel(), anyFlag, m_stream->get());
+        train::flagNonFinite(m_inputGrad.get(), m_shapes.input.numel(), anyFlag, m_stream->get(), m_storage);
     std::vector<int> flags = stepFlags(); // the step's one synchronisation
     readDeviceLoss(r);
     if (!std::isfinite(r.loss))
@@ -347,12 +374,12 @@ void GpuTrainingSessionBase::backwardLayer(size_t k, std::vector<char>& has, cha
                 if (src < 0 && !m_train.inputGradient)
                     continue;
                 char& set = src < 0 ? inputHas : has[size_t(src)];
-                float* total = src < 0 ? m_inputGrad.floats() : m_grad[size_t(src)];
+                void* total = src < 0 ? m_inputGrad.get() : m_grad[size_t(src)];
                 if (m_gradAlias[k] && src >= 0) {
                     set = 1; // a view's gradient is its input's buffer already
                     continue;
                 }
-                float* gx = set ? (src < 0 ? m_inputScratch.floats() : m_scratch[size_t(src)]) : total;
+                void* gx = set ? (src < 0 ? m_inputScratch.get() : m_scratch[size_t(src)]) : total;
                 if (!gx)
                     throw Error(trainingLayerLabel(m_net, k) + ": no scratch for a gradient with several readers");
                 if (bn)
@@ -360,7 +387,7 @@ void GpuTrainingSessionBase::backwardLayer(size_t k, std::vector<char>& has, cha
                 else
                     backwardData(k, j, gx);
                 if (set)
-                    train::accumulate(total, gx, s.ins[j].numel(), st);
+                    train::accumulate(total, gx, s.ins[j].numel(), st, m_storage);
                 set = 1;
             }
         });
@@ -408,6 +435,10 @@ void GpuTrainingSessionBase::reset()
                 CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(b->get(), 0, b->bytes(), st));
         t.started = false;
     }
+    refreshParameterCopies();
+    m_lossScale = initialLossScale();
+    m_cleanSteps = 0;
+    m_stepScale = 1;
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
 }
 
@@ -462,11 +493,8 @@ Tensor GpuTrainingSessionBase::parameterGradient(const ParameterRef& ref) const
     if (!(w ? t.trainWeight : ref.name == "bias" && t.trainBias))
         throw Error("train: layer " + std::to_string(ref.layer) + " has no parameter " + ref.name);
     makeCurrent();
-    Tensor g((w ? layer.weight : layer.bias)->shape());
-    CONVSCOPE_CUDA_CHECK(
-        cudaMemcpyAsync(g.data(), w ? t.gW : t.gB, floatBytes(g.numel()), cudaMemcpyDeviceToHost, m_stream->get()));
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));
-    return g;
+    // FP16: the gradient as GradScaler's unscale_ leaves it (divided by the scale the step ran with).
+    return downloadAs(w ? t.gW : t.gB, t.gradType, (w ? layer.weight : layer.bias)->shape(), float(1.0 / m_stepScale));
 }
 
 Tensor GpuTrainingSessionBase::inputGradient() const
@@ -474,7 +502,7 @@ Tensor GpuTrainingSessionBase::inputGradient() const
     if (!m_train.inputGradient || !m_inputHas)
         throw Error("train: the input gradient was not computed (TrainingOptions::inputGradient)");
     makeCurrent();
-    return std::move(*download(m_inputGrad, m_shapes.input));
+    return downloadAs(m_inputGrad.get(), m_storage, m_shapes.input, float(1.0 / m_stepScale));
 }
 
 std::map<std::string, std::string> GpuTrainingSessionBase::metadata() const
@@ -487,6 +515,14 @@ std::map<std::string, std::string> GpuTrainingSessionBase::metadata() const
         ? "uploaded with the target at the first step and kept on the device (the same batch every step)"
         : "uploaded at every step (in the wall clock, in no phase)";
     m["optimizer_state"] = "FP32 on the device";
+    if (mixed())
+        m["storage"] = std::string(dtypeName(m_storage))
+            + " activations and gradients (NCHW); FP32 parameters, batch norm statistics and optimizer state, the "
+              "convolutions' and linear layers' parameters also kept in "
+            + dtypeName(m_storage) + " (rewritten by each update)"
+            + (lossScaled() ? "; the loss scaled as torch.cuda.amp.GradScaler (65536 at first, halved at an "
+                              "overflow, the step then skipped; doubled after 2000 clean steps)"
+                            : "; no loss scaling (BF16 has FP32's range)");
     m["workspace"] = mib(m_workspaceBytes);
     for (size_t i = 0; i < layerCount(); ++i)
         if (!layerState(i).note.empty())

@@ -24,10 +24,21 @@
 //             backward pass; what the DCGAN loop (compute/training/gan_run.h) drives.
 //
 // Each phase of each layer (0 forward, 1 backward-data, 2 backward-weights, 3 update) runs between two CUDA events
-// inside an NVTX range named as the CPU's ("cuda.implicit_gemm · train · L3 conv2d c1 · backward-data"). FP32 NCHW
-// tensors on the device. A session derives from GpuTrainingSession<its layer struct> and supplies the per-kind work.
+// inside an NVTX range named as the CPU's ("cuda.implicit_gemm · train · L3 conv2d c1 · backward-data"). NCHW tensors
+// on the device, FP32, or under mixed precision (--math fp16 / bf16, the cudnn session) in the storage type m_storage:
+//   activations, their gradients and the input in FP16 / BF16; parameters, batch norm's statistics and the
+//   optimizer's state FP32; the layers that read a parameter in the storage type (storageParameters: convolutions,
+//   linear) keep a storage copy (weightCopy / biasCopy) that the optimizer kernels rewrite as they update, and write
+//   their parameter gradients in the storage type (gradType).
+//   FP16 scales the loss as torch.cuda.amp.GradScaler: the loss gradient is multiplied by the scale (65536 at first, or
+//   --option loss_scale=S),
+//   the backward runs whole, every parameter gradient is checked, and only then do the updates run, with the
+//   gradients divided by the scale — or, if one is not finite, change nothing (the step is skipped and reported) and
+//   the scale halves; after 2000 clean steps in a row it doubles. BF16 has FP32's range and runs unscaled.
+// A session derives from GpuTrainingSession<its layer struct> and supplies the per-kind work.
 #pragma once
 
+#include "compute/storage_format.h"
 #include "compute/training/training.h"
 #include "kernels/common/device_buffer.h"
 
@@ -46,8 +57,13 @@ struct TrainLayerState {
     // The session's parameters, running statistics, gradients and optimizer state, on the device.
     DeviceBuffer weight, bias, mean, var, gradWeight, gradBias;
     // Where the gradients are written: gradWeight / gradBias, or (the cudnn session under data parallel) a window of
-    // a bucket's flat buffer, so the all-reduce needs no copy.
-    float *gW = nullptr, *gB = nullptr;
+    // a bucket's flat buffer, so the all-reduce needs no copy. Elements of gradType.
+    void *gW = nullptr, *gB = nullptr;
+    DType gradType = DType::F32;
+    // Mixed precision: the parameters in the storage type, rewritten by every update (layers with storageParameters).
+    DeviceBuffer weightCopy, biasCopy;
+    const void* weightIn() const { return weightCopy.get() ? weightCopy.get() : weight.get(); }
+    const void* biasIn() const { return biasCopy.get() ? biasCopy.get() : bias.get(); }
     DeviceBuffer firstW, secondW, firstB, secondB; // SGD: momentum buffer in first; Adam: exp_avg, exp_avg_sq
     int64_t weightCount = 0, biasCount = 0;
     bool trainWeight = false, trainBias = false;
@@ -88,10 +104,9 @@ protected:
     // backend "cuda" or "cudnn" (the NVTX colour and the messages); the prefix is "<backend>.<algorithm>".
     GpuTrainingSessionBase(std::string backend, std::string algorithm, SessionOptions options);
 
-    // For the sessions' constructors: throws UnsupportedError for a math mode other than FP32 (or TF32, where the
-    // session takes it: `why` says what the other modes lack); the device checked, selected, and the session's stream
-    // made.
-    void requireMath(bool tf32, const std::string& why) const;
+    // For the sessions' constructors: throws UnsupportedError for a math mode other than FP32 (or TF32, or FP16 and
+    // BF16 as mixed precision, where the session takes them: `why` says what the other modes lack); sets m_storage.
+    void requireMath(bool tf32, bool mixed, const std::string& why);
     void openDevice();
     // Waits for queued work (not on a poisoned device): the most derived destructor calls it before any buffer goes.
     void finishQueuedWork() noexcept;
@@ -114,11 +129,13 @@ protected:
     virtual void planLayer(size_t i) = 0;
     virtual void forward(size_t i) = 0;
     // The gradient of layer k's input j into `gx` (every element written).
-    virtual void backwardData(size_t k, size_t j, float* gx) = 0;
+    virtual void backwardData(size_t k, size_t j, void* gx) = 0;
     // dW and db of layer k (not batch norm).
     virtual void backwardWeights(size_t k) = 0;
     // dγ, dβ and (gx not null) dx of batch norm k.
-    virtual void batchNormBackward(size_t k, float* gx) = 0;
+    virtual void batchNormBackward(size_t k, void* gx) = 0;
+    // Mixed precision: does layer i read its parameters in the storage type (and write their gradients in it)?
+    virtual bool storageParameters(size_t /*i*/) const { return false; }
     // Before a pass's first launch (and before planning): the libraries' handles on the session's stream.
     virtual void passStarts() { }
     // Throws UnsupportedError when the phased step cannot run now (the cudnn session under data parallel).
@@ -139,8 +156,13 @@ protected:
     // for the step's one synchronisation at the end (stepFlags), its kernels between two events. The target goes up
     // once when TrainingOptions::sameInputEveryStep holds.
     void lossOnDevice(const Tensor& target);
+    // FP16's step after the loss (GradScaler's): the backward, the check, the updates; r.lossScale and r.skipped.
+    StepResult stepLossScaled(int64_t step, std::vector<char>& has, StepResult& r);
+    // The input into m_input: a copy, or (mixed precision) a copy into m_inputStage and a conversion.
+    void uploadInput(const Tensor& input);
     // Set on the device when the step's loss is not finite: the optimizer kernels then change nothing.
     const int* lossBad() const;
+    int* lossFlag() { return const_cast<int*>(lossBad()); } // FP16: a gradient that overflowed sets it too
     void prepareLoss(); // the loss's buffers (prepare)
     void clearLossFlag(); // queued at the step's start
     void readDeviceLoss(StepResult& r) const; // after the step's synchronisation: r.loss and r.lossMs
@@ -155,7 +177,8 @@ protected:
     // The optimizer's step on layer k's gradients (gW, gB).
     // skip: lossBad() in step(), null in the phased loops (their loss is the caller's).
     // nonFinite: where the optimizer kernels flag a gradient that is not finite (step()), or null.
-    void update(size_t k, int64_t step, const int* skip = nullptr, int* nonFinite = nullptr);
+    // fromSums: the phased step's FP32 sums (sumW, sumB) instead.
+    void update(size_t k, int64_t step, const int* skip = nullptr, int* nonFinite = nullptr, bool fromSums = false);
     bool trains(size_t k) const { return layerState(k).trainWeight || layerState(k).trainBias; }
     // Synchronises; throws InputError naming the step and the first layer (in backward order) whose flag is set.
     void throwIfGradientFlagged(int64_t step) const;
@@ -164,7 +187,17 @@ protected:
     void throwIfFlagged(int64_t step, const std::vector<int>& flags) const;
     void readTimes(std::vector<LayerPhaseMs>& times) const; // the phases timed since `timed` was cleared
 
-    const float* in(size_t i, size_t j) const; // layer i's j-th input (the network's input or an earlier output)
+    const void* in(size_t i, size_t j) const; // layer i's j-th input (the network's input or an earlier output)
+    size_t storageBytes(int64_t count) const { return size_t(count) * dtypeBytes(m_storage); }
+    bool mixed() const { return m_storage != DType::F32; }
+    // FP16's loss scale (1 otherwise) and torch.cuda.amp.GradScaler's rule for it after a step.
+    bool lossScaled() const { return m_storage == DType::F16; }
+    void updateLossScale(bool overflowed);
+    double initialLossScale() const; // 65536, or --option loss_scale=S; 1 without loss scaling
+    // A device tensor of the storage type (or gradType) as FP32 on the host, multiplied by `factor`.
+    Tensor downloadAs(const void* src, DType type, const Shape& shape, float factor) const;
+    // The parameters' storage copies from the FP32 masters (prepare, reset).
+    void refreshParameterCopies();
     void upload(DeviceBuffer& dst, const std::shared_ptr<const Tensor>& src, const char* what);
     std::unique_ptr<Tensor> download(const DeviceBuffer& src, const Shape& shape) const;
     void makeCurrent() const;
@@ -178,7 +211,14 @@ protected:
     ShapeReport m_shapes;
     TrainingOptions m_train;
     std::vector<DeviceBuffer> m_outBuf, m_gradBuf, m_scratchBuf; // owned storage (empty for views)
-    std::vector<float*> m_out, m_grad, m_scratch; // layer i's output, output gradient and scratch (views resolved)
+    // Layer i's output, output gradient and scratch (views resolved), elements of m_storage.
+    std::vector<void*> m_out, m_grad, m_scratch;
+    DType m_storage = DType::F32; // the activations' and their gradients' type (mixed precision: F16 or BF16)
+    double m_lossScale = 1; // FP16: GradScaler's scale (the loss gradient is multiplied by it)
+    int m_cleanSteps = 0; // FP16: steps since the scale last changed without a gradient that overflowed
+    double m_stepScale = 1; // the scale the gradients in their buffers carry (the last step's)
+    DeviceBuffer m_inputStage; // mixed precision: the FP32 input, converted on the device into m_input
+    DeviceBuffer m_gradStage; // mixed precision, the phased step: the FP32 output gradient, converted likewise
     std::vector<int> m_readers;
     std::vector<char> m_gradAlias; // layer i's gradient is its source's buffer (a view with one reader)
     DeviceBuffer m_input, m_inputGrad, m_inputScratch, m_workspace, m_flags;

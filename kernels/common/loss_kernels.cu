@@ -2,6 +2,7 @@
 // them in a fixed order.
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/loss_kernels.cuh"
+#include "kernels/common/storage_types.cuh"
 
 #include <algorithm>
 
@@ -28,30 +29,34 @@ namespace {
 
     // Cross-entropy from logits: one warp per row (sample); the row's loss log Σ exp(x − top) + top − x[t] and its
     // gradient (softmax − one-hot) / batch, in double as computeLoss.
+    // T: the output's and the gradient's element type (mixed precision: FP16 or BF16, read widened); `gradScale`
+    // multiplies the gradient only (the loss scale of an FP16 step, else 1).
+    template <typename T>
     __global__ void crossEntropyKernel(
-        const float* x, const float* target, int64_t batch, int64_t classes, float* g, double* partials)
+        const T* x, const float* target, int64_t batch, int64_t classes, T* g, double gradScale, double* partials)
     {
         const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
         const int64_t n = int64_t(blockIdx.x) * kWarpsPerBlock + warp;
         double rowLoss = 0;
         if (n < batch) {
-            const float* row = x + n * classes;
+            const T* row = x + n * classes;
             float top = -INFINITY;
             for (int64_t c = lane; c < classes; c += 32)
-                top = fmaxf(top, row[c]);
+                top = fmaxf(top, toFloat(row[c]));
             for (int off = 16; off > 0; off /= 2)
                 top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, off));
             double sum = 0;
             for (int64_t c = lane; c < classes; c += 32)
-                sum += exp(double(row[c]) - double(top));
+                sum += exp(double(toFloat(row[c])) - double(top));
             for (int off = 16; off > 0; off /= 2)
                 sum += __shfl_xor_sync(0xffffffffu, sum, off);
             const auto t = static_cast<int64_t>(target[n]);
             for (int64_t c = lane; c < classes; c += 32)
                 g[n * classes + c]
-                    = float((exp(double(row[c]) - double(top)) / sum - (c == t ? 1.0 : 0.0)) / double(batch));
+                    = fromFloat<T>(float((exp(double(toFloat(row[c])) - double(top)) / sum - (c == t ? 1.0 : 0.0))
+                        / double(batch) * gradScale));
             if (lane == 0)
-                rowLoss = double(top) + log(sum) - double(row[t]);
+                rowLoss = double(top) + log(sum) - double(toFloat(row[t]));
         }
         // Lane 0 of each warp holds its row's loss (the others 0): the block's partial.
         const double total = blockSum(rowLoss);
@@ -61,21 +66,22 @@ namespace {
 
     // MSE ((x − y)², gradient 2(x − y)/count) or BCE with logits (max(x, 0) − x·y + log1p(e^−|x|), gradient
     // (σ(x) − y)/count), each thread over a grid-stride run, in double.
-    template <bool Bce>
-    __global__ void elementLossKernel(const float* x, const float* y, int64_t count, float* g, double* partials)
+    template <bool Bce, typename T>
+    __global__ void elementLossKernel(
+        const T* x, const float* y, int64_t count, T* g, double gradScale, double* partials)
     {
         double mine = 0;
-        const double scale = 1.0 / double(count);
+        const double scale = gradScale / double(count);
         for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
              i += int64_t(gridDim.x) * blockDim.x) {
-            const double v = x[i], t = y[i];
+            const double v = toFloat(x[i]), t = y[i];
             if constexpr (Bce) {
                 mine += fmax(v, 0.0) - v * t + log1p(exp(-fabs(v)));
-                g[i] = float((1.0 / (1.0 + exp(-v)) - t) * scale);
+                g[i] = fromFloat<T>(float((1.0 / (1.0 + exp(-v)) - t) * scale));
             } else {
                 const double d = v - t;
                 mine += d * d;
-                g[i] = float(2 * d * scale);
+                g[i] = fromFloat<T>(float(2 * d * scale));
             }
         }
         const double total = blockSum(mine);
@@ -109,24 +115,29 @@ int64_t lossPartialCount(LossKind kind, int64_t count, int64_t batch)
     return kind == LossKind::CrossEntropy ? (batch + kWarpsPerBlock - 1) / kWarpsPerBlock : elementBlocks(count);
 }
 
-void deviceLoss(LossKind kind, const float* output, const float* target, int64_t count, int64_t batch, float* gradient,
-    double* partials, double* loss, int* bad, cudaStream_t stream)
+void deviceLoss(LossKind kind, const void* output, const float* target, int64_t count, int64_t batch, void* gradient,
+    double* partials, double* loss, int* bad, cudaStream_t stream, DType type, double gradScale)
 {
     const int64_t parts = lossPartialCount(kind, count, batch);
-    double divisor = double(count);
-    switch (kind) {
-    case LossKind::CrossEntropy:
-        crossEntropyKernel<<<unsigned(parts), kThreads, 0, stream>>>(
-            output, target, batch, count / batch, gradient, partials);
-        divisor = double(batch);
-        break;
-    case LossKind::MSE:
-        elementLossKernel<false><<<unsigned(parts), kThreads, 0, stream>>>(output, target, count, gradient, partials);
-        break;
-    case LossKind::BCEWithLogits:
-        elementLossKernel<true><<<unsigned(parts), kThreads, 0, stream>>>(output, target, count, gradient, partials);
-        break;
-    }
+    const double divisor = kind == LossKind::CrossEntropy ? double(batch) : double(count);
+    withStorageType(type, [&](auto v) {
+        using T = decltype(v);
+        const auto* x = static_cast<const T*>(output);
+        auto* g = static_cast<T*>(gradient);
+        switch (kind) {
+        case LossKind::CrossEntropy:
+            crossEntropyKernel<<<unsigned(parts), kThreads, 0, stream>>>(
+                x, target, batch, count / batch, g, gradScale, partials);
+            break;
+        case LossKind::MSE:
+            elementLossKernel<false>
+                <<<unsigned(parts), kThreads, 0, stream>>>(x, target, count, g, gradScale, partials);
+            break;
+        case LossKind::BCEWithLogits:
+            elementLossKernel<true><<<unsigned(parts), kThreads, 0, stream>>>(x, target, count, g, gradScale, partials);
+            break;
+        }
+    });
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::lossKernel");
     finishLossKernel<<<1, kThreads, 0, stream>>>(partials, parts, divisor, loss, bad);
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::finishLossKernel");

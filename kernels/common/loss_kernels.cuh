@@ -12,6 +12,7 @@
 // finite changes no weight — as the host version, which threw before the backward.
 #pragma once
 
+#include "compute/storage_format.h"
 #include "compute/training/training.h"
 
 #include <cuda_runtime_api.h>
@@ -23,11 +24,13 @@ namespace convscope::gpu::train {
 // The partial sums a loss of this kind and size needs (doubles), for the caller's scratch.
 int64_t lossPartialCount(LossKind kind, int64_t count, int64_t batch);
 
-// output and gradient hold `count` floats; cross-entropy reads them as [batch, count / batch] logits and `target` as
+// output and gradient hold `count` values of `type` (FP32, or a mixed-precision step's FP16 / BF16, read widened, the
+// gradient rounded once); the gradient is multiplied by gradScale (an FP16 step's loss scale; the loss is not).
+// Cross-entropy reads them as [batch, count / batch] logits and `target` as
 // `batch` class indices (floats holding integers, checked on the host: checkClassIndices), MSE and BCE-with-logits
 // read `target` as `count` floats. partials holds lossPartialCount doubles; loss one double; bad one int (set, never
 // cleared here).
-void deviceLoss(LossKind kind, const float* output, const float* target, int64_t count, int64_t batch, float* gradient,
-    double* partials, double* loss, int* bad, cudaStream_t stream);
+void deviceLoss(LossKind kind, const void* output, const float* target, int64_t count, int64_t batch, void* gradient,
+    double* partials, double* loss, int* bad, cudaStream_t stream, DType type = DType::F32, double gradScale = 1.0);
 
 } // namespace convscope::gpu::train

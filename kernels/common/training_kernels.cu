@@ -1,5 +1,7 @@
-// The GPU training sessions' shared element-wise kernels (training_kernels.cuh): grid-stride loops in FP32.
+// The GPU training sessions' shared element-wise kernels (training_kernels.cuh): grid-stride loops, FP32 math on
+// elements of the step's storage type (storage_types.cuh's widening loads and rounding stores).
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/storage_types.cuh"
 #include "kernels/common/training_kernels.cuh"
 
 #include <algorithm>
@@ -15,64 +17,94 @@ namespace {
         return int(std::max<int64_t>(1, std::min<int64_t>(blocks, 4096)));
     }
 
-    __global__ void sgdKernel(float* p, const float* grad, float* buf, int64_t count, float lr, float momentum,
-        float wd, bool started, const int* skip, int* nonFinite)
+    // The updated parameter's storage copy (mixed precision), or nothing.
+    template <typename C> __device__ __forceinline__ void storeCopy(C* copy, int64_t i, float p)
+    {
+        if (copy)
+            copy[i] = fromFloat<C>(p);
+    }
+
+    template <typename G, typename C>
+    __global__ void sgdKernel(float* p, const G* grad, float unscale, C* copy, float* buf, int64_t count, float lr,
+        float momentum, float wd, bool started, const int* skip, int* nonFinite)
     {
         if (skip && *skip)
             return;
         for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
              i += int64_t(gridDim.x) * blockDim.x) {
-            if (nonFinite && !isfinite(grad[i]))
+            const float raw = toFloat(grad[i]) * unscale;
+            if (nonFinite && !isfinite(raw))
                 *nonFinite = 1;
-            float g = grad[i] + wd * p[i];
+            float g = raw + wd * p[i];
             if (buf) {
                 const float b = started ? momentum * buf[i] + g : g;
                 buf[i] = b;
                 g = b;
             }
-            p[i] -= lr * g;
+            const float updated = p[i] - lr * g;
+            p[i] = updated;
+            storeCopy(copy, i, updated);
         }
     }
 
-    __global__ void adamKernel(float* p, const float* grad, float* m, float* v, int64_t count, float stepSize,
-        float root2, float b1, float b2, float eps, float wd, const int* skip, int* nonFinite)
+    template <typename G, typename C>
+    __global__ void adamKernel(float* p, const G* grad, float unscale, C* copy, float* m, float* v, int64_t count,
+        float stepSize, float root2, float b1, float b2, float eps, float wd, const int* skip, int* nonFinite)
     {
         if (skip && *skip)
             return;
         for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
              i += int64_t(gridDim.x) * blockDim.x) {
-            if (nonFinite && !isfinite(grad[i]))
+            const float raw = toFloat(grad[i]) * unscale;
+            if (nonFinite && !isfinite(raw))
                 *nonFinite = 1;
-            const float g = grad[i] + wd * p[i];
+            const float g = raw + wd * p[i];
             const float mi = b1 * m[i] + (1.0f - b1) * g;
             const float vi = b2 * v[i] + (1.0f - b2) * g * g;
             m[i] = mi;
             v[i] = vi;
-            p[i] -= stepSize * mi / (sqrtf(vi) / root2 + eps);
+            const float updated = p[i] - stepSize * mi / (sqrtf(vi) / root2 + eps);
+            p[i] = updated;
+            storeCopy(copy, i, updated);
         }
     }
 
-    __global__ void accumulateKernel(float* dst, const float* src, int64_t count)
+    template <typename T> __global__ void accumulateKernel(T* dst, const T* src, int64_t count)
     {
         for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
              i += int64_t(gridDim.x) * blockDim.x)
-            dst[i] += src[i];
+            dst[i] = fromFloat<T>(toFloat(dst[i]) + toFloat(src[i]));
     }
 
-    __global__ void nonFiniteKernel(const float* x, int64_t count, int* flag)
+    template <typename T> __global__ void addIntoKernel(float* dst, const T* src, int64_t count)
     {
         for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
              i += int64_t(gridDim.x) * blockDim.x)
-            if (!isfinite(x[i]))
+            dst[i] += toFloat(src[i]);
+    }
+
+    template <typename T> __global__ void nonFiniteKernel(const T* x, int64_t count, int* flag)
+    {
+        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+             i += int64_t(gridDim.x) * blockDim.x)
+            if (!isfinite(toFloat(x[i])))
                 *flag = 1;
     }
 
+    template <typename S, typename D> __global__ void convertKernel(const S* src, D* dst, int64_t count, float factor)
+    {
+        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
+             i += int64_t(gridDim.x) * blockDim.x)
+            dst[i] = fromFloat<D>(toFloat(src[i]) * factor);
+    }
+
+    template <typename T>
     __global__ void activationBackwardKernel(
-        ActivationGrad kind, float param, float param2, const float* x, const float* gy, float* gx, int64_t count)
+        ActivationGrad kind, float param, float param2, const T* x, const T* gy, T* gx, int64_t count)
     {
         for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
              i += int64_t(gridDim.x) * blockDim.x) {
-            const float v = x[i];
+            const float v = toFloat(x[i]);
             float d = 0.0f;
             switch (kind) {
             case ActivationGrad::LeakyReLU:
@@ -112,7 +144,7 @@ namespace {
                 d = v > 0.0f ? 1.0f : param * expf(v);
                 break;
             }
-            gx[i] = d * gy[i];
+            gx[i] = fromFloat<T>(d * toFloat(gy[i]));
         }
     }
     __global__ void preluDataKernel(const float* slopes, int64_t slopeCount, int64_t channels, int64_t plane,
@@ -134,38 +166,86 @@ void preluBackwardData(const float* slopes, int64_t slopeCount, int64_t n, int64
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::preluDataKernel");
 }
 
-void sgdUpdate(float* param, const float* grad, float* buf, int64_t count, float lr, float momentum, float weightDecay,
-    bool started, const int* skip, int* nonFinite, cudaStream_t stream)
+// The optimizers' kernels for the gradient's type G and the copy's type C (no copy: C = float with a null pointer).
+template <typename F> static void withGradientAndCopy(const GradientIn& grad, const ParameterCopy& copy, F&& f)
 {
-    sgdKernel<<<blocksFor(count), kThreads, 0, stream>>>(
-        param, grad, buf, count, lr, momentum, weightDecay, started, skip, nonFinite);
+    withStorageType(grad.type, [&](auto g) {
+        using G = decltype(g);
+        if (!copy.data)
+            return f(static_cast<const G*>(grad.data), static_cast<float*>(nullptr));
+        withStorageType(
+            copy.type, [&](auto c) { f(static_cast<const G*>(grad.data), static_cast<decltype(c)*>(copy.data)); });
+    });
+}
+
+void sgdUpdate(float* param, GradientIn grad, ParameterCopy copy, float* buf, int64_t count, float lr, float momentum,
+    float weightDecay, bool started, const int* skip, int* nonFinite, cudaStream_t stream)
+{
+    withGradientAndCopy(grad, copy, [&](const auto* g, auto* c) {
+        sgdKernel<<<blocksFor(count), kThreads, 0, stream>>>(
+            param, g, grad.unscale, c, buf, count, lr, momentum, weightDecay, started, skip, nonFinite);
+    });
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::sgdKernel");
 }
 
-void adamUpdate(float* param, const float* grad, float* m, float* v, int64_t count, float stepSize, float root2,
-    float beta1, float beta2, float eps, float weightDecay, const int* skip, int* nonFinite, cudaStream_t stream)
+void adamUpdate(float* param, GradientIn grad, ParameterCopy copy, float* m, float* v, int64_t count, float stepSize,
+    float root2, float beta1, float beta2, float eps, float weightDecay, const int* skip, int* nonFinite,
+    cudaStream_t stream)
 {
-    adamKernel<<<blocksFor(count), kThreads, 0, stream>>>(
-        param, grad, m, v, count, stepSize, root2, beta1, beta2, eps, weightDecay, skip, nonFinite);
+    withGradientAndCopy(grad, copy, [&](const auto* g, auto* c) {
+        adamKernel<<<blocksFor(count), kThreads, 0, stream>>>(
+            param, g, grad.unscale, c, m, v, count, stepSize, root2, beta1, beta2, eps, weightDecay, skip, nonFinite);
+    });
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::adamKernel");
 }
 
-void accumulate(float* dst, const float* src, int64_t count, cudaStream_t stream)
+void accumulate(void* dst, const void* src, int64_t count, cudaStream_t stream, DType type)
 {
-    accumulateKernel<<<blocksFor(count), kThreads, 0, stream>>>(dst, src, count);
+    withStorageType(type, [&](auto v) {
+        using T = decltype(v);
+        accumulateKernel<<<blocksFor(count), kThreads, 0, stream>>>(
+            static_cast<T*>(dst), static_cast<const T*>(src), count);
+    });
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::accumulateKernel");
 }
 
-void flagNonFinite(const float* values, int64_t count, int* flag, cudaStream_t stream)
+void addInto(float* dst, const void* src, DType type, int64_t count, cudaStream_t stream)
 {
-    nonFiniteKernel<<<blocksFor(count), kThreads, 0, stream>>>(values, count, flag);
+    withStorageType(type, [&](auto v) {
+        addIntoKernel<<<blocksFor(count), kThreads, 0, stream>>>(dst, static_cast<const decltype(v)*>(src), count);
+    });
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::addIntoKernel");
+}
+
+void flagNonFinite(const void* values, int64_t count, int* flag, cudaStream_t stream, DType type)
+{
+    withStorageType(type, [&](auto v) {
+        using T = decltype(v);
+        nonFiniteKernel<<<blocksFor(count), kThreads, 0, stream>>>(static_cast<const T*>(values), count, flag);
+    });
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::nonFiniteKernel");
 }
 
-void activationBackward(ActivationGrad kind, float param, float param2, const float* x, const float* gy, float* gx,
-    int64_t count, cudaStream_t stream)
+void convertScaled(
+    const void* src, DType srcType, void* dst, DType dstType, int64_t count, float factor, cudaStream_t stream)
 {
-    activationBackwardKernel<<<blocksFor(count), kThreads, 0, stream>>>(kind, param, param2, x, gy, gx, count);
+    withStorageType(srcType, [&](auto s) {
+        withStorageType(dstType, [&](auto d) {
+            convertKernel<<<blocksFor(count), kThreads, 0, stream>>>(
+                static_cast<const decltype(s)*>(src), static_cast<decltype(d)*>(dst), count, factor);
+        });
+    });
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::convertKernel");
+}
+
+void activationBackward(ActivationGrad kind, float param, float param2, const void* x, const void* gy, void* gx,
+    int64_t count, cudaStream_t stream, DType type)
+{
+    withStorageType(type, [&](auto v) {
+        using T = decltype(v);
+        activationBackwardKernel<<<blocksFor(count), kThreads, 0, stream>>>(
+            kind, param, param2, static_cast<const T*>(x), static_cast<const T*>(gy), static_cast<T*>(gx), count);
+    });
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::activationBackwardKernel");
 }
 

@@ -129,11 +129,12 @@ std::string reduceTrainingRefusal(const LayerSpec& spec)
         + " has no backward on cudnn yet (unsupported; train on cpu.direct or cpu.im2col_gemm)";
 }
 
-std::unique_ptr<TensorDesc> softmaxTensor(const Shape& in, int64_t dim)
+std::unique_ptr<TensorDesc> softmaxTensor(const Shape& in, int64_t dim, cudnnDataType_t type)
 {
     const cuda::AxisRuns r = cuda::axisRuns(in, wrapAxis(dim, in.ndim(), "softmax"), false);
     auto d = std::make_unique<TensorDesc>();
-    d->set(CUDNN_TENSOR_NCHW, toInt(r.outer, "a softmax"), toInt(r.size, "a softmax"), toInt(r.inner, "a softmax"), 1);
+    d->set(CUDNN_TENSOR_NCHW, toInt(r.outer, "a softmax"), toInt(r.size, "a softmax"), toInt(r.inner, "a softmax"), 1,
+        type);
     return d;
 }
 

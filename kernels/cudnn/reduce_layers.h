@@ -50,7 +50,7 @@ private:
 // log_softmax, which train along any axis through cudnnSoftmaxBackward on softmaxTensor's view).
 std::string reduceTrainingRefusal(const LayerSpec& spec);
 // An FP32 tensor as [outer, axis, inner, 1] around softmax's `dim`: CUDNN_SOFTMAX_MODE_CHANNEL runs along the axis.
-std::unique_ptr<TensorDesc> softmaxTensor(const Shape& in, int64_t dim);
+std::unique_ptr<TensorDesc> softmaxTensor(const Shape& in, int64_t dim, cudnnDataType_t type = CUDNN_DATA_FLOAT);
 template <typename T>
 inline constexpr cudnnSoftmaxAlgorithm_t kSoftmaxAlgo = isLogSoftmax<T> ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
 template <typename T> inline constexpr const char* softmaxAlgoName = isLogSoftmax<T> ? "CUDNN_SOFTMAX_LOG" : "accurate";

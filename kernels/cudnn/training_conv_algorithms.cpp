@@ -12,13 +12,14 @@ namespace convscope::cudnn {
 
 namespace {
     // The first acceptable result of a cudnnFind*Algorithm: it ran within the limit, in FP32 FMA math (no TF32), or
-    // under --math tf32 also on TF32 Tensor Cores (CUDNN_DEFAULT_MATH or CUDNN_TENSOR_OP_MATH on FP32 data; never
-    // ..._ALLOW_CONVERSION, which may round to FP16).
-    template <typename Perf> const Perf* firstUsable(const Perf* results, int count, size_t limit, bool tf32)
+    // under --math tf32 (and in mixed precision) also on Tensor Cores (CUDNN_DEFAULT_MATH or CUDNN_TENSOR_OP_MATH;
+    // never ..._ALLOW_CONVERSION, which on FP32 data may round to FP16).
+    template <typename Perf> const Perf* firstUsable(const Perf* results, int count, size_t limit, bool tensorCores)
     {
         for (int k = 0; k < count; ++k) {
             const cudnnMathType_t m = results[k].mathType;
-            const bool math = m == CUDNN_FMA_MATH || (tf32 && (m == CUDNN_DEFAULT_MATH || m == CUDNN_TENSOR_OP_MATH));
+            const bool math
+                = m == CUDNN_FMA_MATH || (tensorCores && (m == CUDNN_DEFAULT_MATH || m == CUDNN_TENSOR_OP_MATH));
             if (results[k].status == CUDNN_STATUS_SUCCESS && math && results[k].memory <= limit)
                 return &results[k];
         }
@@ -51,7 +52,7 @@ void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
         int n = 0;
         CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(
             h, t.xd->get(), t.wd->get(), t.cd->get(), t.yd->get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r));
-        const auto* p = firstUsable(r, n, m_workspaceLimit, tf32());
+        const auto* p = firstUsable(r, n, m_workspaceLimit, tensorCores());
         if (!p)
             throw none("forward");
         t.fwdAlgo = p->algo;
@@ -62,7 +63,7 @@ void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
     int nd = 0;
     CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(
         h, t.wd->get(), t.yd->get(), t.cd->get(), t.xd->get(), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &nd, d));
-    const auto* pd = firstUsable(d, nd, m_workspaceLimit, tf32());
+    const auto* pd = firstUsable(d, nd, m_workspaceLimit, tensorCores());
     if (!pd)
         throw none("backward-data");
     t.bwdDataAlgo = pd->algo;
@@ -71,13 +72,16 @@ void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
     int nf = 0;
     CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(
         h, t.xd->get(), t.yd->get(), t.cd->get(), t.wd->get(), CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &nf, f));
-    const auto* pf = firstUsable(f, nf, m_workspaceLimit, tf32());
+    const auto* pf = firstUsable(f, nf, m_workspaceLimit, tensorCores());
     if (!pf)
         throw none("backward-filter");
     t.bwdFilterAlgo = pf->algo;
     m_workspaceBytes = std::max(m_workspaceBytes, pf->memory);
     t.note = note + ", backward-data " + bwdDataAlgorithmName(pd->algo) + ", backward-filter algo_"
-        + std::to_string(int(pf->algo)) + " (cudnnFind), " + (tf32() ? "TF32 allowed" : "FMA math");
+        + std::to_string(int(pf->algo)) + " (cudnnFind), "
+        + (mixed()       ? std::string(dtypeName(m_storage)) + " Tensor Core math"
+                : tf32() ? "TF32 allowed"
+                         : "FMA math");
 }
 
 } // namespace convscope::cudnn

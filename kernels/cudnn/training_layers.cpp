@@ -9,6 +9,7 @@
 #include "kernels/common/training_kernels.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/parametric_activation.cuh"
+#include "kernels/cuda/stored_layers.cuh"
 #include "kernels/cuda/training/channel_reduce.cuh"
 #include "kernels/cudnn/conv_geometry.h"
 #include "kernels/cudnn/conv_plan.h"
@@ -22,11 +23,18 @@
 namespace convscope::cudnn {
 
 namespace {
-    std::unique_ptr<TensorDesc> desc4(const Shape& s)
+    std::unique_ptr<TensorDesc> desc4(const Shape& s, cudnnDataType_t type)
     {
         auto d = std::make_unique<TensorDesc>();
         d->set(CUDNN_TENSOR_NCHW, toInt(s.n, "batch"), toInt(s.c, "channels"), toInt(s.d * s.h, "height"),
-            toInt(s.w, "width"));
+            toInt(s.w, "width"), type);
+        return d;
+    }
+    // A per-channel parameter tensor [1, C, 1, 1].
+    std::unique_ptr<TensorDesc> channelDesc(int64_t c, cudnnDataType_t type)
+    {
+        auto d = std::make_unique<TensorDesc>();
+        d->set(CUDNN_TENSOR_NCHW, 1, toInt(c, "channels"), 1, 1, type);
         return d;
     }
 
@@ -100,6 +108,28 @@ namespace {
         else
             return 0.0f;
     }
+
+    // C = op(A) · op(B), column-major (cuBLAS's): cublasSgemm on FP32, else cublasGemmEx on the storage type with FP32
+    // sums (PyTorch's half GEMMs).
+    void gemm(cublasHandle_t h, DType type, cublasOperation_t opA, cublasOperation_t opB, int m, int n, int k,
+        const void* a, int lda, const void* b, int ldb, void* c, int ldc)
+    {
+        if (type == DType::F32) {
+            CONVSCOPE_CUBLAS_CHECK(cublasSgemm(h, opA, opB, m, n, k, &kOne, static_cast<const float*>(a), lda,
+                static_cast<const float*>(b), ldb, &kZero, static_cast<float*>(c), ldc));
+            return;
+        }
+        const cudaDataType_t t = type == DType::F16 ? CUDA_R_16F : CUDA_R_16BF;
+        CONVSCOPE_CUBLAS_CHECK(cublasGemmEx(h, opA, opB, m, n, k, &kOne, a, t, lda, b, t, ldb, &kZero, c, t, ldc,
+            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    }
+
+    // Element i of a device array of `type` (the concat windows' offsets).
+    const void* at(const void* p, int64_t i, DType type)
+    {
+        return static_cast<const char*>(p) + i * int64_t(dtypeBytes(type));
+    }
+    void* at(void* p, int64_t i, DType type) { return static_cast<char*>(p) + i * int64_t(dtypeBytes(type)); }
 
 } // namespace
 
@@ -188,21 +218,21 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
 {
     TrainLayer& t = m_layers[i];
     const LayerShape& s = m_shapes.layers[i];
+    const cudnnDataType_t dt = cudnnType(m_storage); // the activations' type (mixed precision: HALF or BFLOAT16)
     std::visit(
         [&](const auto& l) {
             using T = std::decay_t<decltype(l)>;
             if constexpr (std::is_same_v<T, Conv2d>) {
                 const ConvGeometry<2> g = convGeometry(l, s);
-                t.xd = desc4(s.in);
-                t.yd = desc4(s.out);
+                t.xd = desc4(s.in, dt);
+                t.yd = desc4(s.out, dt);
                 t.wd = std::make_unique<FilterDesc>();
-                t.wd->set(CUDNN_TENSOR_NCHW, g.cout, g.cin / g.groups, g.kernel[0], g.kernel[1]);
+                t.wd->set(CUDNN_TENSOR_NCHW, g.cout, g.cin / g.groups, g.kernel[0], g.kernel[1], dt);
                 t.cd = std::make_unique<ConvDesc>();
                 t.cd->set(toInt(s.resolvedPadding.top, "padding"), toInt(s.resolvedPadding.left, "padding"),
                     g.stride[0], g.stride[1], g.dilation[0], g.dilation[1], g.groups);
                 t.cd->setMath(convMath());
-                t.pd = std::make_unique<TensorDesc>();
-                t.pd->set(CUDNN_TENSOR_NCHW, 1, g.cout, 1, 1);
+                t.pd = channelDesc(g.cout, dt);
                 int n = 0, c = 0, oh = 0, ow = 0;
                 CONVSCOPE_CUDNN_CHECK(
                     cudnnGetConvolution2dForwardOutputDim(t.cd->get(), t.xd->get(), t.wd->get(), &n, &c, &oh, &ow));
@@ -215,16 +245,15 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
                 // The data gradient of the convolution from the layer's output to its input: cuDNN's convolution
                 // roles are swapped (xd: the layer's output, yd: its input), the filter is [C_in, C_out/g, kh, kw].
                 const ConvGeometry<2> g = convGeometry(l, s);
-                t.xd = desc4(s.out);
-                t.yd = desc4(s.in);
+                t.xd = desc4(s.out, dt);
+                t.yd = desc4(s.in, dt);
                 t.wd = std::make_unique<FilterDesc>();
-                t.wd->set(CUDNN_TENSOR_NCHW, g.cin, g.cout / g.groups, g.kernel[0], g.kernel[1]);
+                t.wd->set(CUDNN_TENSOR_NCHW, g.cin, g.cout / g.groups, g.kernel[0], g.kernel[1], dt);
                 t.cd = std::make_unique<ConvDesc>();
                 t.cd->set(toInt(s.resolvedPadding.top, "padding"), toInt(s.resolvedPadding.left, "padding"),
                     g.stride[0], g.stride[1], g.dilation[0], g.dilation[1], g.groups);
                 t.cd->setMath(convMath());
-                t.pd = std::make_unique<TensorDesc>();
-                t.pd->set(CUDNN_TENSOR_NCHW, 1, g.cout, 1, 1);
+                t.pd = channelDesc(g.cout, dt);
                 int n = 0, c = 0, oh = 0, ow = 0;
                 CONVSCOPE_CUDNN_CHECK(
                     cudnnGetConvolution2dForwardOutputDim(t.cd->get(), t.xd->get(), t.wd->get(), &n, &c, &oh, &ow));
@@ -239,22 +268,20 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
                     + t.note;
             } else if constexpr (std::is_same_v<T, Linear>) {
                 const Shape bias = Shape::nchw(s.out.n, s.out.c, 1, 1);
-                t.yd = desc4(bias);
-                t.pd = std::make_unique<TensorDesc>();
-                t.pd->set(CUDNN_TENSOR_NCHW, 1, toInt(s.out.c, "features"), 1, 1);
-                t.note = "cublasSgemm (pedantic FP32) forward, backward-data and backward-weights; bias gradient by "
-                         "cudnnConvolutionBackwardBias";
+                t.yd = desc4(bias, dt);
+                t.pd = channelDesc(s.out.c, dt);
+                t.note = std::string(mixed() ? "cublasGemmEx (FP32 sums)" : "cublasSgemm")
+                    + " forward, backward-data and backward-weights; bias gradient by cudnnConvolutionBackwardBias";
             } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
                 if (s.in.n * s.in.h * s.in.w <= 1)
                     throw InputError(trainLayerLabel(m_net, i) + ": expected more than 1 value per channel when "
                         + "training, got input " + s.in.str() + " (PyTorch refuses it too)");
-                t.xd = desc4(s.in);
-                t.pd = std::make_unique<TensorDesc>();
-                t.pd->set(CUDNN_TENSOR_NCHW, 1, toInt(s.in.c, "channels"), 1, 1);
+                t.xd = desc4(s.in, dt);
+                t.pd = channelDesc(s.in.c, CUDNN_DATA_FLOAT); // FP32 γ, β and statistics for any data type
                 t.note = "cudnnBatchNormalizationForwardTraining / Backward (spatial; dx, dγ, dβ in one call, timed as "
                          "backward-data)";
             } else if constexpr (kCudnnActivation<T>) {
-                t.xd = desc4(s.in);
+                t.xd = desc4(s.in, dt);
                 t.act = std::make_unique<ActivationDesc>();
                 if constexpr (std::is_same_v<T, ReLU>)
                     t.act->set(CUDNN_ACTIVATION_RELU, 0.0);
@@ -281,8 +308,8 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
                          "double over runs that fill the GPU (the cuda session's per-channel reduction)";
             } else if constexpr (std::is_same_v<T,
                                      MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
-                t.xd = desc4(s.in);
-                t.yd = desc4(s.out);
+                t.xd = desc4(s.in, dt);
+                t.yd = desc4(s.out, dt);
                 t.pool = std::make_unique<PoolDesc>();
                 if constexpr (std::is_same_v<T, GlobalAvgPool2d>) {
                     t.pool->set(CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, toInt(s.in.h, "height"),
@@ -305,11 +332,11 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
                         + std::to_string(ow) + "], not PyTorch's " + s.out.str() + " (unsupported in training)");
                 t.note = "cudnnPoolingForward / cudnnPoolingBackward";
             } else if constexpr (isSoftmaxKind<T>) { // any axis: channel mode on [outer, axis, inner, 1]
-                t.xd = softmaxTensor(s.in, l.dim);
+                t.xd = softmaxTensor(s.in, l.dim, dt);
                 t.note = std::string("cudnnSoftmaxForward / Backward (")
                     + softmaxAlgoName<T> + ", [outer, axis, inner, 1])";
             } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Mul>) {
-                t.yd = desc4(s.out);
+                t.yd = desc4(s.out, dt);
                 if constexpr (std::is_same_v<T, Mul>) {
                     t.op = std::make_unique<OpTensorDesc>(CUDNN_OP_TENSOR_MUL);
                     t.note = "cudnnOpTensor (mul) forward and each factor's gradient";
@@ -330,9 +357,11 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
                 if (!(l.p >= 0 && l.p < 1))
                     throw InputError(
                         trainLayerLabel(m_net, i) + ": dropout's p must be in [0, 1), got " + std::to_string(l.p));
-                t.yd = desc4(s.out);
+                t.yd = desc4(s.out, dt);
                 t.op = std::make_unique<OpTensorDesc>(CUDNN_OP_TENSOR_MUL);
                 t.mask = gpu::DeviceBuffer(size_t(s.out.numel()) * sizeof(float), "train: a dropout mask");
+                if (mixed())
+                    t.maskStorage = gpu::DeviceBuffer(storageBytes(s.out.numel()), "train: a dropout mask (storage)");
                 t.hostMask.assign(size_t(s.out.numel()), 0.0f);
                 t.note = "the mask drawn on the host from ConvScope's seeded generator (the CPU's masks exactly) and "
                          "copied up inside the forward; y = x·mask and gx = gy·mask by cudnnOpTensor";
@@ -350,33 +379,32 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
     TrainLayer& t = m_layers[i];
     const LayerShape& s = m_shapes.layers[i];
     const cudaStream_t st = m_stream->get();
-    const float* x = in(i, 0);
-    float* y = m_out[i];
+    const void* x = in(i, 0);
+    void* y = m_out[i];
+    const size_t bytes = storageBytes(s.out.numel());
     std::visit(
         [&](const auto& l) {
             using T = std::decay_t<decltype(l)>;
             if constexpr (std::is_same_v<T, Conv2d>) {
-                CONVSCOPE_CUDNN_CHECK(
-                    cudnnConvolutionForward(h.cudnn, &kOne, t.xd->get(), x, t.wd->get(), t.weight.get(), t.cd->get(),
-                        t.fwdAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.yd->get(), y));
+                CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h.cudnn, &kOne, t.xd->get(), x, t.wd->get(), t.weightIn(),
+                    t.cd->get(), t.fwdAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.yd->get(), y));
                 if (t.bias.get())
                     CONVSCOPE_CUDNN_CHECK(
-                        cudnnAddTensor(h.cudnn, &kOne, t.pd->get(), t.bias.get(), &kOne, t.yd->get(), y));
+                        cudnnAddTensor(h.cudnn, &kOne, t.pd->get(), t.biasIn(), &kOne, t.yd->get(), y));
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
                 CONVSCOPE_CUDNN_CHECK(
-                    cudnnConvolutionBackwardData(h.cudnn, &kOne, t.wd->get(), t.weight.get(), t.yd->get(), x,
-                        t.cd->get(), t.bwdDataAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.xd->get(), y));
+                    cudnnConvolutionBackwardData(h.cudnn, &kOne, t.wd->get(), t.weightIn(), t.yd->get(), x, t.cd->get(),
+                        t.bwdDataAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.xd->get(), y));
                 if (t.bias.get())
                     CONVSCOPE_CUDNN_CHECK(
-                        cudnnAddTensor(h.cudnn, &kOne, t.pd->get(), t.bias.get(), &kOne, t.xd->get(), y));
+                        cudnnAddTensor(h.cudnn, &kOne, t.pd->get(), t.biasIn(), &kOne, t.xd->get(), y));
             } else if constexpr (std::is_same_v<T, Linear>) {
                 const int n = int(s.in.n), fin = int(s.in.c * s.in.h * s.in.w), fout = int(s.out.c);
                 // Row-major y[n, out] = x[n, in] · W[out, in]ᵀ is, column-major, yᵀ[out, n] = W · xᵀ.
-                CONVSCOPE_CUBLAS_CHECK(cublasSgemm(h.cublas, CUBLAS_OP_T, CUBLAS_OP_N, fout, n, fin, &kOne,
-                    t.weight.floats(), fin, x, fin, &kZero, y, fout));
+                gemm(h.cublas, m_storage, CUBLAS_OP_T, CUBLAS_OP_N, fout, n, fin, t.weightIn(), fin, x, fin, y, fout);
                 if (t.bias.get())
                     CONVSCOPE_CUDNN_CHECK(
-                        cudnnAddTensor(h.cudnn, &kOne, t.pd->get(), t.bias.get(), &kOne, t.yd->get(), y));
+                        cudnnAddTensor(h.cudnn, &kOne, t.pd->get(), t.biasIn(), &kOne, t.yd->get(), y));
             } else if constexpr (std::is_same_v<T, BatchNorm2d>) {
                 CONVSCOPE_CUDNN_CHECK(cudnnBatchNormalizationForwardTraining(h.cudnn, CUDNN_BATCHNORM_SPATIAL, &kOne,
                     &kZero, t.xd->get(), x, t.xd->get(), y, t.pd->get(), t.weight.get(), t.bias.get(),
@@ -385,11 +413,12 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
                 CONVSCOPE_CUDNN_CHECK(
                     cudnnActivationForward(h.cudnn, t.act->get(), &kOne, t.xd->get(), x, &kZero, t.xd->get(), y));
             } else if constexpr (std::is_same_v<T, Hardtanh>) {
-                cuda::hardtanh(float(l.min_val), float(l.max_val), s.in.numel(), x, y, st);
+                cuda::hardtanhStored(float(l.min_val), float(l.max_val), s.in.numel(), m_storage, x, y, st);
             } else if constexpr (kOurActivation<T>) {
-                cuda::activation(forwardKind<T>(), activationParam(l), s.in.numel(), x, y, st);
-            } else if constexpr (std::is_same_v<T, PReLU>) {
-                cuda::prelu(t.weight.floats(), t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, y, st);
+                cuda::activationStored(forwardKind<T>(), activationParam(l), s.in.numel(), m_storage, x, y, st);
+            } else if constexpr (std::is_same_v<T, PReLU>) { // FP32 only (refused in mixed precision)
+                cuda::prelu(t.weight.floats(), t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w,
+                    static_cast<const float*>(x), static_cast<float*>(y), st);
             } else if constexpr (std::is_same_v<T,
                                      MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
                 CONVSCOPE_CUDNN_CHECK(
@@ -398,8 +427,7 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
                 CONVSCOPE_CUDNN_CHECK(cudnnSoftmaxForward(h.cudnn, kSoftmaxAlgo<T>, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne,
                     t.xd->get(), x, &kZero, t.xd->get(), y));
             } else if constexpr (std::is_same_v<T, Add>) {
-                CONVSCOPE_CUDA_CHECK(
-                    cudaMemcpyAsync(y, x, size_t(s.out.numel()) * sizeof(float), cudaMemcpyDeviceToDevice, st));
+                CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, st));
                 for (size_t k = 1; k < s.sources.size(); ++k)
                     CONVSCOPE_CUDNN_CHECK(cudnnAddTensor(h.cudnn, &kOne, t.yd->get(), in(i, k), &kOne, t.yd->get(), y));
             } else if constexpr (std::is_same_v<T, Mul>) {
@@ -407,12 +435,12 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
                     h.cudnn, t.op->get(), &kOne, t.yd->get(), x, &kOne, t.yd->get(), in(i, 1), &kZero, t.yd->get(), y));
             } else if constexpr (std::is_same_v<T, Concat>) {
                 // Image n of input k (c_k·H·W values) goes to channel offset_k of the output's image n: a 2-D copy.
-                const size_t plane = size_t(s.out.h * s.out.w) * sizeof(float);
+                const size_t plane = storageBytes(s.out.h * s.out.w);
                 int64_t offset = 0;
                 for (size_t k = 0; k < s.sources.size(); ++k) {
-                    CONVSCOPE_CUDA_CHECK(cudaMemcpy2DAsync(y + offset * s.out.h * s.out.w, size_t(s.out.c) * plane,
-                        in(i, k), size_t(s.ins[k].c) * plane, size_t(s.ins[k].c) * plane, size_t(s.out.n),
-                        cudaMemcpyDeviceToDevice, st));
+                    CONVSCOPE_CUDA_CHECK(cudaMemcpy2DAsync(at(y, offset * s.out.h * s.out.w, m_storage),
+                        size_t(s.out.c) * plane, in(i, k), size_t(s.ins[k].c) * plane, size_t(s.ins[k].c) * plane,
+                        size_t(s.out.n), cudaMemcpyDeviceToDevice, st));
                     offset += s.ins[k].c;
                 }
             } else if constexpr (std::is_same_v<T, Dropout>) {
@@ -420,8 +448,11 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
                 drawDropoutMask(l.p, dropoutMaskSeed(m_train.dropoutSeed, m_step, i), t.hostMask);
                 CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
                     t.mask.get(), t.hostMask.data(), t.hostMask.size() * sizeof(float), cudaMemcpyHostToDevice, st));
+                if (mixed()) // the mask in the storage type: 0 or 1 / (1 − p) rounded once
+                    train::convertScaled(
+                        t.mask.get(), DType::F32, t.maskStorage.get(), m_storage, int64_t(t.hostMask.size()), 1.0f, st);
                 CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, t.op->get(), &kOne, t.yd->get(), x, &kOne, t.yd->get(),
-                    t.mask.get(), &kZero, t.yd->get(), y));
+                    t.maskIn(), &kZero, t.yd->get(), y));
             } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
                 // a view: the output is the input's buffer
             } else {
@@ -431,40 +462,39 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
         m_net.layers[i].spec);
 }
 
-void CudnnTrainingSession::backwardData(size_t k, size_t j, float* gx, const Handles& h)
+void CudnnTrainingSession::backwardData(size_t k, size_t j, void* gx, const Handles& h)
 {
     TrainLayer& t = m_layers[k];
     const LayerShape& s = m_shapes.layers[k];
     const cudaStream_t st = m_stream->get();
-    const float* x = in(k, 0);
-    const float* y = m_out[k];
-    const float* gy = m_grad[k];
+    const void* x = in(k, 0);
+    const void* y = m_out[k];
+    const void* gy = m_grad[k];
     std::visit(
         [&](const auto& l) {
             using T = std::decay_t<decltype(l)>;
             if constexpr (std::is_same_v<T, Conv2d>) {
                 CONVSCOPE_CUDNN_CHECK(
-                    cudnnConvolutionBackwardData(h.cudnn, &kOne, t.wd->get(), t.weight.get(), t.yd->get(), gy,
+                    cudnnConvolutionBackwardData(h.cudnn, &kOne, t.wd->get(), t.weightIn(), t.yd->get(), gy,
                         t.cd->get(), t.bwdDataAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.xd->get(), gx));
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
                 // The convolution's forward, from the output's gradient (cuDNN's x) to the input's (cuDNN's y).
                 CONVSCOPE_CUDNN_CHECK(
-                    cudnnConvolutionForward(h.cudnn, &kOne, t.xd->get(), gy, t.wd->get(), t.weight.get(), t.cd->get(),
+                    cudnnConvolutionForward(h.cudnn, &kOne, t.xd->get(), gy, t.wd->get(), t.weightIn(), t.cd->get(),
                         t.fwdAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.yd->get(), gx));
             } else if constexpr (std::is_same_v<T, Linear>) {
                 const int n = int(s.in.n), fin = int(s.in.c * s.in.h * s.in.w), fout = int(s.out.c);
                 // gx[n, in] = gy[n, out] · W[out, in]; column-major gxᵀ[in, n] = Wᵀ[in, out] · gyᵀ[out, n].
-                CONVSCOPE_CUBLAS_CHECK(cublasSgemm(h.cublas, CUBLAS_OP_N, CUBLAS_OP_N, fin, n, fout, &kOne,
-                    t.weight.floats(), fin, gy, fout, &kZero, gx, fin));
+                gemm(h.cublas, m_storage, CUBLAS_OP_N, CUBLAS_OP_N, fin, n, fout, t.weightIn(), fin, gy, fout, gx, fin);
             } else if constexpr (kCudnnActivation<T>) {
                 CONVSCOPE_CUDNN_CHECK(cudnnActivationBackward(h.cudnn, t.act->get(), &kOne, t.xd->get(), y, t.xd->get(),
                     gy, t.xd->get(), x, &kZero, t.xd->get(), gx));
             } else if constexpr (kOurActivation<T>) {
                 train::activationBackward(
-                    backwardKind<T>(), activationParam(l), activationParam2(l), x, gy, gx, s.in.numel(), st);
-            } else if constexpr (std::is_same_v<T, PReLU>) {
-                train::preluBackwardData(
-                    t.weight.floats(), t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, gy, gx, st);
+                    backwardKind<T>(), activationParam(l), activationParam2(l), x, gy, gx, s.in.numel(), st, m_storage);
+            } else if constexpr (std::is_same_v<T, PReLU>) { // FP32 only (refused in mixed precision)
+                train::preluBackwardData(t.weight.floats(), t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w,
+                    static_cast<const float*>(x), static_cast<const float*>(gy), static_cast<float*>(gx), st);
             } else if constexpr (std::is_same_v<T,
                                      MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
                 CONVSCOPE_CUDNN_CHECK(cudnnPoolingBackward(h.cudnn, t.pool->get(), &kOne, t.yd->get(), y, t.yd->get(),
@@ -474,21 +504,21 @@ void CudnnTrainingSession::backwardData(size_t k, size_t j, float* gx, const Han
                     t.xd->get(), y, t.xd->get(), gy, &kZero, t.xd->get(), gx));
             } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
                 CONVSCOPE_CUDA_CHECK(
-                    cudaMemcpyAsync(gx, gy, size_t(s.ins[j].numel()) * sizeof(float), cudaMemcpyDeviceToDevice, st));
+                    cudaMemcpyAsync(gx, gy, storageBytes(s.ins[j].numel()), cudaMemcpyDeviceToDevice, st));
             } else if constexpr (std::is_same_v<T, Mul>) {
                 CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, t.op->get(), &kOne, t.yd->get(), gy, &kOne, t.yd->get(),
                     in(k, 1 - j), &kZero, t.yd->get(), gx));
             } else if constexpr (std::is_same_v<T, Dropout>) {
                 CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, t.op->get(), &kOne, t.yd->get(), gy, &kOne, t.yd->get(),
-                    t.mask.get(), &kZero, t.yd->get(), gx));
+                    t.maskIn(), &kZero, t.yd->get(), gx));
             } else if constexpr (std::is_same_v<T, Concat>) {
                 int64_t offset = 0;
                 for (size_t q = 0; q < j; ++q)
                     offset += s.ins[q].c;
-                const size_t plane = size_t(s.out.h * s.out.w) * sizeof(float);
-                CONVSCOPE_CUDA_CHECK(cudaMemcpy2DAsync(gx, size_t(s.ins[j].c) * plane, gy + offset * s.out.h * s.out.w,
-                    size_t(s.out.c) * plane, size_t(s.ins[j].c) * plane, size_t(s.out.n), cudaMemcpyDeviceToDevice,
-                    st));
+                const size_t plane = storageBytes(s.out.h * s.out.w);
+                CONVSCOPE_CUDA_CHECK(cudaMemcpy2DAsync(gx, size_t(s.ins[j].c) * plane,
+                    at(gy, offset * s.out.h * s.out.w, m_storage), size_t(s.out.c) * plane, size_t(s.ins[j].c) * plane,
+                    size_t(s.out.n), cudaMemcpyDeviceToDevice, st));
             } else {
                 throw Error(trainLayerLabel(m_net, k) + ": no backward-data on cudnn");
             }
@@ -500,16 +530,15 @@ void CudnnTrainingSession::backwardWeights(size_t k, const Handles& h)
 {
     TrainLayer& t = m_layers[k];
     const LayerShape& s = m_shapes.layers[k];
-    const float* x = in(k, 0);
-    const float* gy = m_grad[k];
+    const void* x = in(k, 0);
+    const void* gy = m_grad[k];
     if (std::holds_alternative<Conv2d>(m_net.layers[k].spec)) {
         CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h.cudnn, &kOne, t.xd->get(), x, t.yd->get(), gy,
             t.cd->get(), t.bwdFilterAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.wd->get(), t.gW));
     } else if (std::holds_alternative<Linear>(m_net.layers[k].spec)) {
         const int n = int(s.in.n), fin = int(s.in.c * s.in.h * s.in.w), fout = int(s.out.c);
         // gW[out, in] = gyᵀ · x; column-major gWᵀ[in, out] = xᵀ[in, n] · gy[n, out].
-        CONVSCOPE_CUBLAS_CHECK(
-            cublasSgemm(h.cublas, CUBLAS_OP_N, CUBLAS_OP_T, fin, fout, n, &kOne, x, fin, gy, fout, &kZero, t.gW, fin));
+        gemm(h.cublas, m_storage, CUBLAS_OP_N, CUBLAS_OP_T, fin, fout, n, x, fin, gy, fout, t.gW, fin);
     } else if (std::holds_alternative<ConvTranspose2d>(m_net.layers[k].spec)) {
         // Roles swapped: the output's gradient is the convolution's input, the layer's input its output gradient.
         CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h.cudnn, &kOne, t.xd->get(), gy, t.yd->get(), x,
@@ -517,8 +546,9 @@ void CudnnTrainingSession::backwardWeights(size_t k, const Handles& h)
     } else if (std::holds_alternative<PReLU>(m_net.layers[k].spec)) {
         int sms = 0;
         CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, m_device));
-        cuda::train::preluSlopeGradient(t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, x, gy, t.gW,
-            m_workspace.get(), sms, m_stream->get());
+        cuda::train::preluSlopeGradient(t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w,
+            static_cast<const float*>(x), static_cast<const float*>(gy), static_cast<float*>(t.gW), m_workspace.get(),
+            sms, m_stream->get());
     } else {
         throw Error(trainLayerLabel(m_net, k) + ": parameters without a weight gradient");
     }
@@ -530,13 +560,13 @@ void CudnnTrainingSession::backwardWeights(size_t k, const Handles& h)
             h.cudnn, &kOne, (transposed ? t.xd : t.yd)->get(), gy, &kZero, t.pd->get(), t.gB));
 }
 
-void CudnnTrainingSession::batchNormBackward(size_t k, float* gx, const Handles& h)
+void CudnnTrainingSession::batchNormBackward(size_t k, void* gx, const Handles& h)
 {
     TrainLayer& t = m_layers[k];
     const auto& spec = std::get<BatchNorm2d>(m_net.layers[k].spec);
     // Without an input gradient (the network's input, not asked for) dx still needs somewhere to go: the input
     // gradient's buffer, of the input's shape, which nothing reads then.
-    float* dx = gx ? gx : m_inputGrad.floats();
+    void* dx = gx ? gx : m_inputGrad.get();
     void* dScale = t.trainWeight ? t.gW : t.dummyScale.get();
     void* dBias = t.trainBias ? t.gB : t.dummyBias.get();
     CONVSCOPE_CUDNN_CHECK(cudnnBatchNormalizationBackward(h.cudnn, CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne,

@@ -5,7 +5,10 @@
 // (kernels/common/gpu_training_session.h), shared with the cuda session.
 //
 // What each kind runs (FP32 NCHW tensors; FP32 math: CUDNN_FMA_MATH and cuBLAS's pedantic math, never TF32 — or,
-// with --math tf32, CUDNN_DEFAULT_MATH and CUBLAS_TF32_TENSOR_OP_MATH for the convolutions and GEMMs):
+// with --math tf32, CUDNN_DEFAULT_MATH and CUBLAS_TF32_TENSOR_OP_MATH for the convolutions and GEMMs; with --math fp16
+// or bf16, mixed precision as PyTorch's autocast: HALF / BFLOAT16 tensors with FP32 sums, CUDNN_TENSOR_OP_MATH,
+// cublasGemmEx, batch norm on FP32 γ, β and statistics, FP32 masters for every parameter (gpu_training_session.h);
+// prelu, whose slope kernels take FP32 only, is refused there):
 //   conv2d            cudnnConvolutionForward + cudnnAddTensor (bias); cudnnConvolutionBackwardData,
 //                     cudnnConvolutionBackwardFilter, cudnnConvolutionBackwardBias. The three algorithms are chosen
 //                     once in prepare with cudnnFind*Algorithm (FMA math only, workspace within the limit; a pinned
@@ -66,6 +69,8 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
 // optimizer state, masks and timing are gpu::TrainLayerState's (saveMean / saveInvStd: cuDNN's saved results, float).
 struct TrainLayer : gpu::TrainLayerState {
     gpu::DeviceBuffer dummyScale, dummyBias; // batch norm: dγ, dβ of a non-affine layer
+    gpu::DeviceBuffer maskStorage; // dropout in mixed precision: the mask in the storage type
+    const void* maskIn() const { return maskStorage.get() ? maskStorage.get() : mask.get(); }
     // descriptors
     std::unique_ptr<TensorDesc> xd, yd, pd;
     std::unique_ptr<FilterDesc> wd;
@@ -100,25 +105,35 @@ private:
     void planLayer(size_t i, cudnnHandle_t h); // descriptors, algorithms (untimed)
     void forward(size_t i, const Handles& h);
     // The gradient of layer k's input j into `gx` (every element written).
-    void backwardData(size_t k, size_t j, float* gx, const Handles& h);
+    void backwardData(size_t k, size_t j, void* gx, const Handles& h);
     // dW and db of layer k (not batch norm).
     void backwardWeights(size_t k, const Handles& h);
     // dγ, dβ and (gx not null) dx of batch norm k.
-    void batchNormBackward(size_t k, float* gx, const Handles& h);
+    void batchNormBackward(size_t k, void* gx, const Handles& h);
     // training_conv_algorithms.cpp: the three algorithms of a convolution, by cudnnFind (untimed).
     void chooseConvAlgorithms(size_t i, cudnnHandle_t h);
     // --math tf32: the convolutions may run on TF32 Tensor Cores (CUDNN_DEFAULT_MATH on FP32 data, as PyTorch's
     // allow_tf32) and cuBLAS on CUBLAS_TF32_TENSOR_OP_MATH; everything else stays FP32.
+    // --math fp16 / bf16: mixed precision, Tensor Core convolutions (CUDNN_TENSOR_OP_MATH on HALF / BFLOAT16 data).
     bool tf32() const { return m_options.math == MathMode::TF32; }
-    cudnnMathType_t convMath() const { return tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH; }
-    std::string mathWords() const { return tf32() ? "FP32 or TF32" : "FP32 (FMA)"; }
+    bool tensorCores() const { return tf32() || mixed(); }
+    cudnnMathType_t convMath() const
+    {
+        return mixed() ? CUDNN_TENSOR_OP_MATH : tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+    }
+    std::string mathWords() const
+    {
+        return mixed() ? std::string(dtypeName(m_storage)) : tf32() ? "FP32 or TF32" : "FP32 (FMA)";
+    }
 
     // The shared flow's hooks (gpu_training_session.h), on this thread's handles (m_handles, set by passStarts).
     void planLayer(size_t i) override { planLayer(i, m_handles->cudnn); }
     void forward(size_t i) override { forward(i, *m_handles); }
-    void backwardData(size_t k, size_t j, float* gx) override { backwardData(k, j, gx, *m_handles); }
+    void backwardData(size_t k, size_t j, void* gx) override { backwardData(k, j, gx, *m_handles); }
     void backwardWeights(size_t k) override { backwardWeights(k, *m_handles); }
-    void batchNormBackward(size_t k, float* gx) override { batchNormBackward(k, gx, *m_handles); }
+    void batchNormBackward(size_t k, void* gx) override { batchNormBackward(k, gx, *m_handles); }
+    // Mixed precision: the convolutions and linear layers read their parameters in the storage type.
+    bool storageParameters(size_t i) const override;
     // training_session.cpp
     std::string refusal(const Network& net, const ShapeReport& shapes, size_t i) const override;
     void prepareLayer(size_t i) override; // batch norm's saved results and a non-affine layer's dγ, dβ

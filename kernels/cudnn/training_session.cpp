@@ -5,6 +5,7 @@
 #include "kernels/cudnn/training_session.h"
 
 #include "compute/error.h"
+#include "compute/layer_kinds.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
 #include "kernels/cudnn/conv_plan.h"
@@ -26,9 +27,7 @@ CudnnTrainingSession::CudnnTrainingSession(std::string algorithm, SessionOptions
 {
     if (m_algorithm != "auto" && !m_pinned)
         throw UnsupportedError(m_prefix + ": unknown algorithm");
-    requireMath(true,
-        "the training step runs FP32 or TF32: fp16 and bf16 need mixed-precision storage and loss "
-        "scaling, which it does not have yet");
+    requireMath(true, true, "it trains in fp32, tf32, fp16 and bf16");
     m_workspaceLimit = kDefaultWorkspaceLimit;
     if (const auto it = m_options.extra.find("workspace_limit"); it != m_options.extra.end()) {
         try {
@@ -50,7 +49,21 @@ CudnnTrainingSession::~CudnnTrainingSession()
 
 std::string CudnnTrainingSession::refusal(const Network& net, const ShapeReport& shapes, size_t i) const
 {
+    if (mixed()) {
+        const LayerSpec& spec = net.layers[i].spec;
+        if (std::holds_alternative<PReLU>(spec))
+            return std::string(
+                       "prelu trains in fp32 or tf32 only on cudnn (its slope kernels take FP32; unsupported in ")
+                + dtypeName(m_storage) + ")";
+    }
     return cudnnTrainingRefusal(net, shapes, i);
+}
+
+bool CudnnTrainingSession::storageParameters(size_t i) const
+{
+    const LayerSpec& spec = m_net.layers[i].spec;
+    return std::holds_alternative<Conv2d>(spec) || std::holds_alternative<ConvTranspose2d>(spec)
+        || std::holds_alternative<Linear>(spec);
 }
 
 void CudnnTrainingSession::prepareLayer(size_t i)
@@ -69,9 +82,12 @@ void CudnnTrainingSession::prepareLayer(size_t i)
 
 void CudnnTrainingSession::afterLayerBuffers()
 {
-    if (m_train.group && m_train.group->worldSize() > 1)
+    if (m_train.group && m_train.group->worldSize() > 1) {
+        if (mixed())
+            throw UnsupportedError(m_prefix + ": data-parallel training in " + dtypeName(m_storage)
+                + " is unsupported (its buckets all-reduce FP32 gradients); train data parallel in fp32 or tf32");
         prepareDataParallel(); // the gradients move into the buckets' flat buffers
-    else {
+    } else {
         m_ddp.reset();
         m_ddpGroup = nullptr;
         m_bucketsAfter.assign(m_layers.size(), {});
@@ -85,8 +101,11 @@ void CudnnTrainingSession::passStarts()
     CONVSCOPE_CUBLAS_CHECK(cublasSetStream(h.cublas, m_stream->get()));
     // FP32: pedantic, so cuBLAS never turns FP32 into TF32 through a default; TF32: its Tensor Core GEMMs on FP32
     // data, as PyTorch's allow_tf32.
-    CONVSCOPE_CUBLAS_CHECK(cublasSetMathMode(
-        h.cublas, m_options.math == MathMode::TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
+    // Mixed precision: cublasGemmEx on FP16 / BF16 with FP32 sums, Tensor Cores allowed (the default math).
+    CONVSCOPE_CUBLAS_CHECK(cublasSetMathMode(h.cublas,
+        mixed()                                ? CUBLAS_DEFAULT_MATH
+            : m_options.math == MathMode::TF32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                               : CUBLAS_PEDANTIC_MATH));
     m_handles = &h;
 }
 
@@ -142,10 +161,16 @@ void CudnnTrainingSession::extraMetadata(std::map<std::string, std::string>& m) 
 {
     m["cudnn"] = cudnnVersionString();
     m["cublas"] = cublasVersionString();
-    m["math"] = m_options.math == MathMode::TF32
-        ? "tf32 (convolutions CUDNN_DEFAULT_MATH: TF32 Tensor Cores where cudnnFind picks them; cuBLAS "
-          "CUBLAS_TF32_TENSOR_OP_MATH; batch norm, activations, the loss and the update in FP32)"
-        : "fp32 (CUDNN_FMA_MATH, CUBLAS_PEDANTIC_MATH: no TF32)";
+    if (mixed())
+        m["math"] = std::string(dtypeName(m_storage))
+            + " mixed precision, as PyTorch's autocast (convolutions CUDNN_TENSOR_OP_MATH on "
+            + cudnnTypeName(m_storage) + " with FP32 sums; cublasGemmEx, CUBLAS_COMPUTE_32F; batch norm on FP32 "
+            + "parameters; the loss in double from the " + dtypeName(m_storage) + " output; the update in FP32)";
+    else
+        m["math"] = m_options.math == MathMode::TF32
+            ? "tf32 (convolutions CUDNN_DEFAULT_MATH: TF32 Tensor Cores where cudnnFind picks them; cuBLAS "
+              "CUBLAS_TF32_TENSOR_OP_MATH; batch norm, activations, the loss and the update in FP32)"
+            : "fp32 (CUDNN_FMA_MATH, CUBLAS_PEDANTIC_MATH: no TF32)";
     if (m_ddp)
         m["data_parallel"] = m_ddp->description()
             + "; batch norm on each rank's own batch statistics (no "

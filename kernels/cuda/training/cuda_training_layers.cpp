@@ -287,8 +287,8 @@ void CudaTrainingSession::forward(size_t i)
     CudaTrainLayer& t = m_layers[i];
     const LayerShape& s = m_shapes.layers[i];
     const cudaStream_t st = m_stream->get();
-    const float* x = in(i, 0);
-    float* y = m_out[i];
+    const auto* x = static_cast<const float*>(in(i, 0)); // FP32 storage: the session never takes mixed precision
+    auto* y = static_cast<float*>(m_out[i]);
     const float* w = t.weight.floats();
     const float* b = t.bias.get() ? t.bias.floats() : nullptr;
     std::visit(
@@ -340,18 +340,19 @@ void CudaTrainingSession::forward(size_t i)
             } else if constexpr (std::is_same_v<T, Add>) {
                 std::vector<const float*> xs;
                 for (size_t j = 0; j < s.ins.size(); ++j)
-                    xs.push_back(in(i, j));
+                    xs.push_back(static_cast<const float*>(in(i, j)));
                 addTensors(xs, s.out.numel(), y, st);
             } else if constexpr (std::is_same_v<T, Mul>) {
                 const bool gateFirst = s.ins[0] != s.out;
                 const bool broadcast = s.ins[gateFirst ? 0 : 1] != s.out;
-                mulTensors(in(i, gateFirst ? 1 : 0), in(i, gateFirst ? 0 : 1), s.out.numel(),
+                mulTensors(static_cast<const float*>(in(i, gateFirst ? 1 : 0)),
+                    static_cast<const float*>(in(i, gateFirst ? 0 : 1)), s.out.numel(),
                     broadcast ? s.out.h * s.out.w : 0, y, st);
             } else if constexpr (std::is_same_v<T, Concat>) {
                 std::vector<const float*> xs;
                 std::vector<long long> channels;
                 for (size_t j = 0; j < s.ins.size(); ++j) {
-                    xs.push_back(in(i, j));
+                    xs.push_back(static_cast<const float*>(in(i, j)));
                     channels.push_back(s.ins[j].c);
                 }
                 concatChannels(xs, channels, s.out.n, s.out.h * s.out.w, y, st);
@@ -378,14 +379,15 @@ void CudaTrainingSession::forward(size_t i)
         m_net.layers[i].spec);
 }
 
-void CudaTrainingSession::backwardData(size_t k, size_t j, float* gx)
+void CudaTrainingSession::backwardData(size_t k, size_t j, void* gxStorage)
 {
+    auto* gx = static_cast<float*>(gxStorage);
     CudaTrainLayer& t = m_layers[k];
     const LayerShape& s = m_shapes.layers[k];
     const cudaStream_t st = m_stream->get();
-    const float* x = in(k, 0);
-    const float* y = m_out[k];
-    const float* gy = m_grad[k];
+    const auto* x = static_cast<const float*>(in(k, 0));
+    const auto* y = static_cast<const float*>(m_out[k]);
+    const auto* gy = static_cast<const float*>(m_grad[k]);
     const float* w = t.weight.floats();
     std::visit(
         [&](const auto& l) {
@@ -434,7 +436,7 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, float* gx)
                 CONVSCOPE_CUDA_CHECK(
                     cudaMemcpyAsync(gx, gy, size_t(s.ins[j].numel()) * sizeof(float), cudaMemcpyDeviceToDevice, st));
             } else if constexpr (std::is_same_v<T, Mul>) {
-                const float* other = in(k, 1 - j);
+                const auto* other = static_cast<const float*>(in(k, 1 - j));
                 const long long plane = s.out.h * s.out.w;
                 if (s.ins[j] == s.out) // the full factor: gy · the other (broadcast when it is the gate)
                     mulTensors(gy, other, s.out.numel(), s.ins[1 - j] != s.out ? plane : 0, gx, st);
@@ -474,8 +476,8 @@ void CudaTrainingSession::backwardWeights(size_t k)
     CudaTrainLayer& t = m_layers[k];
     const LayerShape& s = m_shapes.layers[k];
     const cudaStream_t st = m_stream->get();
-    const float* x = in(k, 0);
-    const float* gy = m_grad[k];
+    const auto* x = static_cast<const float*>(in(k, 0));
+    const auto* gy = static_cast<const float*>(m_grad[k]);
     float* ws = m_workspace.get() ? m_workspace.floats() : nullptr;
     const LayerSpec& spec = m_net.layers[k].spec;
     if (std::holds_alternative<Conv2d>(spec) || std::holds_alternative<Linear>(spec))
@@ -492,15 +494,17 @@ void CudaTrainingSession::backwardWeights(size_t k)
             gy, nullptr, s.out.n, s.out.c, s.out.h * s.out.w, t.gradBias.floats(), m_workspace.get(), m_sms, st);
 }
 
-void CudaTrainingSession::batchNormBackward(size_t k, float* gx)
+void CudaTrainingSession::batchNormBackward(size_t k, void* gxStorage)
 {
+    auto* gx = static_cast<float*>(gxStorage);
     CudaTrainLayer& t = m_layers[k];
     const LayerShape& s = m_shapes.layers[k];
     const auto& spec = std::get<BatchNorm2d>(m_net.layers[k].spec);
-    train::batchNormTrainBackward(int(s.in.n), int(s.in.c), s.in.h * s.in.w, in(k, 0), m_grad[k],
-        spec.affine ? t.weight.floats() : nullptr, static_cast<const double*>(t.saveMean.get()),
-        static_cast<const double*>(t.saveInvStd.get()), gx, t.trainWeight ? t.gradWeight.floats() : nullptr,
-        t.trainBias ? t.gradBias.floats() : nullptr, m_workspace.get(), m_sms, m_stream->get());
+    train::batchNormTrainBackward(int(s.in.n), int(s.in.c), s.in.h * s.in.w, static_cast<const float*>(in(k, 0)),
+        static_cast<const float*>(m_grad[k]), spec.affine ? t.weight.floats() : nullptr,
+        static_cast<const double*>(t.saveMean.get()), static_cast<const double*>(t.saveInvStd.get()), gx,
+        t.trainWeight ? t.gradWeight.floats() : nullptr, t.trainBias ? t.gradBias.floats() : nullptr, m_workspace.get(),
+        m_sms, m_stream->get());
 }
 
 } // namespace convscope::cuda

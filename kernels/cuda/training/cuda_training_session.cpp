@@ -16,7 +16,8 @@ CudaTrainingSession::CudaTrainingSession(std::string algorithm, SessionOptions o
         && m_algorithm != "fft" && m_algorithm != "tensor_core")
         throw UnsupportedError(
             m_prefix + ": unknown algorithm (direct, tiled, implicit_gemm, winograd, fft, tensor_core)");
-    requireMath(false, "our training kernels are FP32 SIMT: train with --math fp32, or tf32 on cudnn");
+    requireMath(
+        false, false, "our training kernels are FP32 SIMT: train with --math fp32, or tf32, fp16 and bf16 on cudnn");
     if (m_algorithm == "tensor_core")
         throw UnsupportedError(m_prefix
             + ": training on Tensor Cores is unsupported (it needs --math tf32, fp16 or "

@@ -84,9 +84,9 @@ private:
     // cuda_training_layers.cpp
     void planLayer(size_t i) override; // geometries, tables, masks (untimed)
     void forward(size_t i) override;
-    void backwardData(size_t k, size_t j, float* gx) override;
+    void backwardData(size_t k, size_t j, void* gxStorage) override;
     void backwardWeights(size_t k) override;
-    void batchNormBackward(size_t k, float* gx) override;
+    void batchNormBackward(size_t k, void* gxStorage) override;
 
     bool gemmFamily() const { return m_algorithm != "direct"; }
     // conv2dImplicitGemm of g, first remaking the pipelined tiles' transposed weights from w when it runs them.

@@ -1,0 +1,174 @@
+// The cudnn training session in mixed precision (--math fp16 and bf16, kernels/common/gpu_training_session.h): half
+// activations and gradients, FP32 master parameters, FP16's loss scaled as torch.cuda.amp.GradScaler. Held to
+// cpu.direct's FP32 step within each type's rounding on LeNet-5 and on a graph of every kind the session trains in
+// half (a tensor with two readers, concat, mul, dropout, transposed convolutions), with the loss scale set low enough
+// that no gradient overflows (a skipped step would leave the CPU's trajectory). Then GradScaler's rule itself: a
+// scale so large that the gradients overflow skips the update (no parameter changes) and halves the scale, step after
+// step; and the refusals. Without a usable cuDNN every case prints "SKIPPED: <reason>".
+#include "compute/error.h"
+#include "compute/network_json.h"
+#include "tests/kernels/gpu_test_support.h"
+#include "tests/kernels/gpu_training_support.h"
+
+#include <catch2/catch.hpp>
+
+using namespace convscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Each element of an FP16 tensor is rounded to 11 significant bits (relative 2^-11 ≈ 4.9e-4), BF16's to 8 (3.9e-3);
+// through a handful of layers and an update the relative L2 of a gradient against FP32 grows to a few times that.
+// A wrong loss scale or a type mix-up is off by orders of magnitude, not by these.
+constexpr test::StepTolerance kFp16 { 1e-2, 3e-2 };
+constexpr test::StepTolerance kBf16 { 5e-2, 1e-1 };
+
+SessionOptions mixedSession(MathMode math, const char* lossScale = "256")
+{
+    SessionOptions o;
+    o.math = math;
+    o.extra["loss_scale"] = lossScale; // read by FP16 only
+    return o;
+}
+
+// Every kind the cudnn session trains in half precision: conv2d with stride, groups and dilation, batch norm (affine
+// and not), relu, elu, leaky_relu, hardtanh, sigmoid, max and average pools, a residual add (r1 read twice), concat,
+// mul, flatten, global average pool, linear, dropout and a transposed convolution.
+const char* kMixedGraph = R"({
+ "format": "convscope-network", "version": 1, "name": "cudnn_mixed_graph",
+ "input": { "batch": 4, "channels": 3, "height": 12, "width": 12, "source": "random" },
+ "layers": [
+  { "type": "conv2d", "name": "c1", "out_channels": 8, "kernel_size": [3, 3], "padding": [1, 1, 1, 1], "bias": false,
+    "init": { "kind": "he_uniform", "seed": 31 } },
+  { "type": "batchnorm2d", "name": "bn1" },
+  { "type": "relu", "name": "r1" },
+  { "type": "conv2d", "name": "c2", "out_channels": 8, "kernel_size": [3, 3], "padding": [2, 2, 2, 2],
+    "dilation": [2, 2], "groups": 2, "bias": true, "init": { "kind": "he_uniform", "seed": 32 } },
+  { "type": "batchnorm2d", "name": "bn2", "affine": false },
+  { "type": "add", "name": "res", "inputs": ["r1", "bn2"] },
+  { "type": "leaky_relu", "name": "lk", "negative_slope": 0.1 },
+  { "type": "maxpool2d", "name": "mp", "kernel_size": [2, 2], "stride": [2, 2] },
+  { "type": "conv2d", "name": "c3", "out_channels": 6, "kernel_size": [3, 3], "stride": [2, 2],
+    "padding": [1, 1, 1, 1], "bias": true, "init": { "kind": "he_uniform", "seed": 33 } },
+  { "type": "elu", "name": "e3" },
+  { "type": "conv_transpose2d", "name": "up", "out_channels": 4, "kernel_size": [4, 4], "stride": [2, 2],
+    "padding": [1, 1, 1, 1], "bias": true, "init": { "kind": "he_uniform", "seed": 34 } },
+  { "type": "avgpool2d", "name": "ap", "kernel_size": [3, 3], "stride": [1, 1], "padding": [1, 1, 1, 1],
+    "inputs": ["mp"] },
+  { "type": "concat", "name": "cat", "inputs": ["up", "ap"] },
+  { "type": "sigmoid", "name": "sg" },
+  { "type": "mul", "name": "gate", "inputs": ["cat", "sg"] },
+  { "type": "hardtanh", "name": "ht", "min_val": -0.5, "max_val": 0.75 },
+  { "type": "global_avgpool2d", "name": "gap" },
+  { "type": "flatten", "name": "flat" },
+  { "type": "linear", "name": "fc1", "out_features": 16, "bias": true, "init": { "kind": "he_uniform", "seed": 35 } },
+  { "type": "dropout", "name": "drop", "p": 0.25 },
+  { "type": "relu", "name": "r4" },
+  { "type": "linear", "name": "fc2", "out_features": 5, "bias": true, "init": { "kind": "xavier_uniform", "seed": 36 } }
+ ]
+})";
+
+} // namespace
+
+TEST_CASE("cudnn training: --math fp16 and bf16 (mixed precision) match cpu.direct within their rounding",
+    "[gpu][cudnn][train][mixed]")
+{
+    Network lenet = loadNetwork(fs::path(CONVSCOPE_EXAMPLES_DIR) / "lenet5.json");
+    lenet.input.batch = 8;
+    const test::TrainCase c = test::makeTrainCase(std::move(lenet), 121);
+    const test::TrainCase g = test::makeTrainCase(parseNetwork(kMixedGraph, "the mixed graph", {}), 222);
+    SECTION("fp16, loss scaled")
+    {
+        test::trainSideBySide("cudnn", c, test::sgdMomentumForTests(), "auto", 3, kFp16, mixedSession(MathMode::FP16));
+        test::trainSideBySide("cudnn", g, test::adamForTests(), "auto", 3, kFp16, mixedSession(MathMode::FP16));
+    }
+    SECTION("bf16")
+    {
+        test::trainSideBySide("cudnn", c, test::sgdMomentumForTests(), "auto", 3, kBf16, mixedSession(MathMode::BF16));
+        test::trainSideBySide("cudnn", g, test::adamForTests(), "auto", 3, kBf16, mixedSession(MathMode::BF16));
+    }
+    if (auto cudnn = test::backendOrSkip("cudnn")) {
+        for (const MathMode m : { MathMode::FP16, MathMode::BF16 }) {
+            auto session = cudnn->createTrainingSession("auto", mixedSession(m));
+            session->prepare(g.net, g.shapes, {});
+            const auto meta = session->metadata();
+            CHECK_THAT(meta.at("math"), Catch::StartsWith(mathModeName(m)));
+            CHECK_THAT(meta.at("storage"), Catch::Contains(m == MathMode::FP16 ? "GradScaler" : "no loss scaling"));
+            const StepResult r = session->step(g.input, g.target, 1);
+            CHECK(r.lossScale == (m == MathMode::FP16 ? 256.0 : 0.0));
+            CHECK_FALSE(r.skipped);
+        }
+    }
+}
+
+TEST_CASE("cudnn training: fp16's gradients overflowing skip the update and halve the loss scale (GradScaler)",
+    "[gpu][cudnn][train][mixed]")
+{
+    auto cudnn = test::backendOrSkip("cudnn");
+    if (!cudnn)
+        return;
+    Network lenet = loadNetwork(fs::path(CONVSCOPE_EXAMPLES_DIR) / "lenet5.json");
+    lenet.input.batch = 8;
+    const test::TrainCase c = test::makeTrainCase(std::move(lenet), 131);
+    // 2^100 times the loss gradient is past FP16's 65504 at once: every step overflows.
+    auto session = cudnn->createTrainingSession("auto", mixedSession(MathMode::FP16, "1.2676506002282294e30"));
+    session->prepare(c.net, c.shapes, {});
+    const Network before = session->trainedNetwork();
+    for (int s = 1; s <= 3; ++s) {
+        const StepResult r = session->step(c.input, c.target, s);
+        INFO("step " << s);
+        CHECK(std::isfinite(r.loss)); // the loss itself is FP32 from the output: finite
+        CHECK(r.skipped);
+        CHECK(r.lossScale == 1.2676506002282294e30 / double(1 << (s - 1)));
+    }
+    // No update ran: every parameter is where it started (LeNet-5 has no batch norm, whose running statistics the
+    // forward would move, as PyTorch's does before GradScaler decides).
+    test::expectSameParameters(session->trainedNetwork(), before, "cudnn.auto fp16", "after three skipped steps", 0.0);
+    // A usable scale trains: the loss falls from its first value.
+    auto usable = cudnn->createTrainingSession("auto", mixedSession(MathMode::FP16, "128"));
+    usable->prepare(c.net, c.shapes, {});
+    double first = 0, last = 0;
+    for (int s = 1; s <= 6; ++s) {
+        const StepResult r = usable->step(c.input, c.target, s);
+        CHECK_FALSE(r.skipped);
+        (s == 1 ? first : last) = r.loss;
+    }
+    CHECK(last < first);
+}
+
+TEST_CASE("cudnn training: mixed precision's refusals and options", "[gpu][cudnn][train][mixed]")
+{
+    auto cudnn = test::backendOrSkip("cudnn");
+    if (!cudnn)
+        return;
+    // prelu's slope kernels take FP32: refused in half, named.
+    for (const MathMode m : { MathMode::FP16, MathMode::BF16 }) {
+        auto session = cudnn->createTrainingSession("auto", mixedSession(m));
+        const test::TrainCase c = test::makeTrainCase(parseNetwork(R"({ "format": "convscope-network", "version": 1,
+          "name": "sloped", "input": { "batch": 2, "channels": 2, "height": 6, "width": 6, "source": "random" },
+          "layers": [ { "type": "conv2d", "name": "c", "out_channels": 2, "kernel_size": [3, 3],
+            "init": { "kind": "he_uniform" } }, { "type": "prelu", "name": "slope", "num_parameters": 2 },
+            { "type": "global_avgpool2d", "name": "g" }, { "type": "flatten", "name": "f" } ] })",
+                                                          "sloped", {}),
+            141, LossKind::MSE);
+        CHECK_THROWS_WITH(session->prepare(c.net, c.shapes, {}),
+            Catch::Contains("layer 1 (slope, prelu)") && Catch::Contains(mathModeName(m)));
+    }
+    // The loss scale must be a positive number.
+    Network lenet = loadNetwork(fs::path(CONVSCOPE_EXAMPLES_DIR) / "lenet5.json");
+    lenet.input.batch = 2;
+    const test::TrainCase c = test::makeTrainCase(std::move(lenet), 142);
+    for (const char* bad : { "zero", "0", "-4", "inf", "12x" }) {
+        auto session = cudnn->createTrainingSession("auto", mixedSession(MathMode::FP16, bad));
+        CHECK_THROWS_AS(session->prepare(c.net, c.shapes, {}), InputError);
+    }
+    // The phased step (a GAN's) in fp16 would need one loss scale across two optimizers: refused; bf16 runs it.
+    auto fp16 = cudnn->createTrainingSession("auto", mixedSession(MathMode::FP16));
+    fp16->prepare(c.net, c.shapes, {});
+    std::vector<LayerPhaseMs> times;
+    CHECK_THROWS_WITH(fp16->forwardPass(c.input, 1, times), Catch::Contains("fp16") && Catch::Contains("bf16"));
+    auto bf16 = cudnn->createTrainingSession("auto", mixedSession(MathMode::BF16));
+    bf16->prepare(c.net, c.shapes, {});
+    const Tensor out = bf16->forwardPass(c.input, 1, times);
+    CHECK(out.shape() == c.shapes.layers.back().out);
+}
