@@ -219,6 +219,9 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
     TrainLayer& t = m_layers[i];
     const LayerShape& s = m_shapes.layers[i];
     const cudnnDataType_t dt = cudnnType(m_storage); // the activations' type (mixed precision: HALF or BFLOAT16)
+    if (mixed() && t.trainBias && storageParameters(i)) // the bias gradient's per-channel sums (backwardWeights)
+        m_workspaceBytes = std::max(m_workspaceBytes,
+            cuda::train::channelSumsWorkspaceBytes(s.out.n, s.out.c, s.out.d * s.out.h * s.out.w, smCount()));
     std::visit(
         [&](const auto& l) {
             using T = std::decay_t<decltype(l)>;
@@ -299,11 +302,9 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
                 if (t.weightCount != 1 && t.weightCount != s.in.c)
                     throw InputError(trainLayerLabel(m_net, i) + ": " + std::to_string(t.weightCount) + " slopes for "
                         + std::to_string(s.in.c) + " channels");
-                int sms = 0;
-                CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, m_device));
                 m_workspaceBytes = std::max(m_workspaceBytes,
                     cuda::train::preluSlopeGradientWorkspaceBytes(
-                        t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, sms));
+                        t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, smCount()));
                 t.note = "our CUDA kernels (cuDNN has no prelu): the forward, gx, and the slopes' gradient summed in "
                          "double over runs that fill the GPU (the cuda session's per-channel reduction)";
             } else if constexpr (std::is_same_v<T,
@@ -544,18 +545,19 @@ void CudnnTrainingSession::backwardWeights(size_t k, const Handles& h)
         CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h.cudnn, &kOne, t.xd->get(), gy, t.yd->get(), x,
             t.cd->get(), t.bwdFilterAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.wd->get(), t.gW));
     } else if (std::holds_alternative<PReLU>(m_net.layers[k].spec)) {
-        int sms = 0;
-        CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, m_device));
         cuda::train::preluSlopeGradient(t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w,
             static_cast<const float*>(x), static_cast<const float*>(gy), static_cast<float*>(t.gW), m_workspace.get(),
-            sms, m_stream->get());
+            smCount(), m_stream->get());
     } else {
         throw Error(trainLayerLabel(m_net, k) + ": parameters without a weight gradient");
     }
     // The bias gradient sums gy over N, H, W: described by the layer output's descriptor (xd for conv_transpose2d,
     // whose convolution roles are swapped).
     const bool transposed = std::holds_alternative<ConvTranspose2d>(m_net.layers[k].spec);
-    if (t.trainBias)
+    if (t.trainBias && mixed()) // our per-channel sums in double (cuDNN's backward bias has no BFLOAT16)
+        cuda::train::channelSumsStored(gy, m_storage, s.out.n, s.out.c, s.out.d * s.out.h * s.out.w, t.gB,
+            m_workspace.get(), smCount(), m_stream->get());
+    else if (t.trainBias)
         CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardBias(
             h.cudnn, &kOne, (transposed ? t.xd : t.yd)->get(), gy, &kZero, t.pd->get(), t.gB));
 }

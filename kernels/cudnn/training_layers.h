@@ -145,7 +145,10 @@ private:
     void extraMetadata(std::map<std::string, std::string>& m) const override;
     std::string workspaceWhat() const override;
 
+    int smCount() const { return m_sms; } // the device's multiprocessors (the per-channel sums' plan)
+
     std::optional<cudnnConvolutionFwdAlgo_t> m_pinned;
+    int m_sms = 0;
     size_t m_workspaceLimit = 0;
     Handles* m_handles = nullptr;
     std::unique_ptr<DataParallel> m_ddp; // data parallel only

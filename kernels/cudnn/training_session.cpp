@@ -37,6 +37,7 @@ CudnnTrainingSession::CudnnTrainingSession(std::string algorithm, SessionOptions
         }
     }
     openDevice();
+    CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&m_sms, cudaDevAttrMultiProcessorCount, m_device));
     threadHandles(); // fail here, with cuDNN's reason, rather than in the middle of prepare
 }
 

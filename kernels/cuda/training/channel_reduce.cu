@@ -13,6 +13,7 @@
 // running sum would lose the small ones.
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/storage_types.cuh"
 #include "kernels/cuda/training/channel_reduce.cuh"
 #include "kernels/cuda/training/channel_reduce_kernels.cuh"
 
@@ -54,6 +55,18 @@ namespace {
         __device__ void operator()(long long c, const double (&t)[1]) const { out[c] = float(t[0]); }
     };
 
+    // Σ a over elements of a storage type (mixed precision), widened to double; the sum stored in that type.
+    template <typename T> struct StoredTerm {
+        static constexpr int kVals = 1;
+        const T* __restrict__ a;
+        __device__ void start(long long) { }
+        __device__ void add(double (&acc)[1], long long u) const { acc[0] += double(gpu::toFloat(a[u])); }
+    };
+    template <typename T> struct StoreAs {
+        T* out;
+        __device__ void operator()(long long c, const double (&t)[1]) const { out[c] = gpu::fromFloat<T>(float(t[0])); }
+    };
+
     template <SumOf K>
     void sums(const float* a, const float* b, long long n, long long channels, long long plane, float* out,
         void* workspace, int sms, cudaStream_t st, const char* what)
@@ -87,6 +100,23 @@ void channelSums(const float* a, const float* b, long long n, long long channels
         sums<SumOf::AB>(a, b, n, channels, plane, out, workspace, sms, st, "train::channelSums");
     else
         sums<SumOf::A>(a, nullptr, n, channels, plane, out, workspace, sms, st, "train::channelSums");
+}
+
+void channelSumsStored(const void* a, DType type, long long n, long long channels, long long plane, void* out,
+    void* workspace, int sms, cudaStream_t st)
+{
+    if (channels <= 0)
+        return;
+    const ChannelReducePlan p = planChannelReduce(n, channels, plane, sms);
+    if (p.chunks > 1 && !workspace)
+        throw Error("train::channelSumsStored: " + std::to_string(p.chunks) + " runs per channel without a workspace");
+    const ChannelReduceShape s = reduceShapeOf(p, n, channels, plane, false);
+    gpu::withStorageType(type, [&](auto v) {
+        using T = decltype(v);
+        reduce::launchReduce(s, StoredTerm<T> { static_cast<const T*>(a) }, StoreAs<T> { static_cast<T*>(out) },
+            static_cast<double*>(workspace), st);
+    });
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::channelSumsStored");
 }
 
 size_t preluSlopeGradientWorkspaceBytes(long long slopes, long long n, long long channels, long long plane, int sms)

@@ -3,6 +3,8 @@
 // slopes'.
 #pragma once
 
+#include "compute/storage_format.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -15,6 +17,11 @@ size_t channelSumsWorkspaceBytes(long long n, long long channels, long long plan
 // out[c] = Σ_{i < n, j < plane} a[(i·channels + c)·plane + j] · (b ? b[same] : 1), summed in double, for c < channels.
 // `workspace`: channelSumsWorkspaceBytes(n, channels, plane, sms) bytes (may be null when that is 0), the same `sms`.
 void channelSums(const float* a, const float* b, long long n, long long channels, long long plane, float* out,
+    void* workspace, int sms, cudaStream_t st);
+
+// The same sums of `a` alone (b = 1) over elements of `type` (a mixed-precision step's FP16 / BF16 bias gradient:
+// cuDNN's backward bias has no BFLOAT16), in double, each stored in `type`. The same workspace.
+void channelSumsStored(const void* a, DType type, long long n, long long channels, long long plane, void* out,
     void* workspace, int sms, cudaStream_t st);
 
 // PReLU's slope gradient: out[k] = Σ x·gy over the elements with x not positive (NaN included) that slope k covers —
