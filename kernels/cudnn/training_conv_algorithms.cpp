@@ -1,6 +1,8 @@
 // The cudnn training session's convolution algorithms (training_layers.h): forward, backward-data and backward-
 // filter each chosen once in prepare by cudnnFind*Algorithm (measured on this device, this layer's shapes), the first
-// result that ran in the session's math within the workspace limit; a pinned forward algorithm is taken as given.
+// result that ran in the session's math within the workspace limit; a pinned forward algorithm is taken as given. Each
+// runs in the math type Find measured it in (TrainLayer::fwdMath, ...), with the larger of Find's workspace and
+// cudnnGet*WorkspaceSize's for it.
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/cudnn/conv_plan.h"
@@ -45,6 +47,7 @@ void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
             throw UnsupportedError(who + ": cuDNN cannot run the pinned algorithm " + m_algorithm
                 + " for this convolution: " + reason(status));
         t.fwdAlgo = *m_pinned;
+        t.fwdMath = convMath();
         m_workspaceBytes = std::max(m_workspaceBytes, bytes);
         note = "forward " + m_algorithm + " (pinned)";
     } else {
@@ -56,7 +59,12 @@ void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
         if (!p)
             throw none("forward");
         t.fwdAlgo = p->algo;
-        m_workspaceBytes = std::max(m_workspaceBytes, p->memory);
+        t.fwdMath = p->mathType;
+        t.cd->setMath(t.fwdMath);
+        size_t bytes = 0;
+        CONVSCOPE_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
+            h, t.xd->get(), t.wd->get(), t.cd->get(), t.yd->get(), p->algo, &bytes));
+        m_workspaceBytes = std::max({ m_workspaceBytes, p->memory, bytes });
         note = "forward " + algorithmName(p->algo) + " (cudnnFind)";
     }
     cudnnConvolutionBwdDataAlgoPerf_t d[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
@@ -67,7 +75,12 @@ void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
     if (!pd)
         throw none("backward-data");
     t.bwdDataAlgo = pd->algo;
-    m_workspaceBytes = std::max(m_workspaceBytes, pd->memory);
+    t.bwdDataMath = pd->mathType;
+    t.cd->setMath(t.bwdDataMath);
+    size_t dataBytes = 0;
+    CONVSCOPE_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
+        h, t.wd->get(), t.yd->get(), t.cd->get(), t.xd->get(), pd->algo, &dataBytes));
+    m_workspaceBytes = std::max({ m_workspaceBytes, pd->memory, dataBytes });
     cudnnConvolutionBwdFilterAlgoPerf_t f[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     int nf = 0;
     CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(
@@ -76,7 +89,12 @@ void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
     if (!pf)
         throw none("backward-filter");
     t.bwdFilterAlgo = pf->algo;
-    m_workspaceBytes = std::max(m_workspaceBytes, pf->memory);
+    t.bwdFilterMath = pf->mathType;
+    t.cd->setMath(t.bwdFilterMath);
+    size_t filterBytes = 0;
+    CONVSCOPE_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+        h, t.xd->get(), t.yd->get(), t.cd->get(), t.wd->get(), pf->algo, &filterBytes));
+    m_workspaceBytes = std::max({ m_workspaceBytes, pf->memory, filterBytes });
     t.note = note + ", backward-data " + bwdDataAlgorithmName(pd->algo) + ", backward-filter algo_"
         + std::to_string(int(pf->algo)) + " (cudnnFind), "
         + (mixed()       ? std::string(dtypeName(m_storage)) + " Tensor Core math"

@@ -387,12 +387,14 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
         [&](const auto& l) {
             using T = std::decay_t<decltype(l)>;
             if constexpr (std::is_same_v<T, Conv2d>) {
+                t.cd->setMath(t.fwdMath);
                 CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(h.cudnn, &kOne, t.xd->get(), x, t.wd->get(), t.weightIn(),
                     t.cd->get(), t.fwdAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.yd->get(), y));
                 if (t.bias.get())
                     CONVSCOPE_CUDNN_CHECK(
                         cudnnAddTensor(h.cudnn, &kOne, t.pd->get(), t.biasIn(), &kOne, t.yd->get(), y));
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
+                t.cd->setMath(t.bwdDataMath);
                 CONVSCOPE_CUDNN_CHECK(
                     cudnnConvolutionBackwardData(h.cudnn, &kOne, t.wd->get(), t.weightIn(), t.yd->get(), x, t.cd->get(),
                         t.bwdDataAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.xd->get(), y));
@@ -475,11 +477,13 @@ void CudnnTrainingSession::backwardData(size_t k, size_t j, void* gx, const Hand
         [&](const auto& l) {
             using T = std::decay_t<decltype(l)>;
             if constexpr (std::is_same_v<T, Conv2d>) {
+                t.cd->setMath(t.bwdDataMath);
                 CONVSCOPE_CUDNN_CHECK(
                     cudnnConvolutionBackwardData(h.cudnn, &kOne, t.wd->get(), t.weightIn(), t.yd->get(), gy,
                         t.cd->get(), t.bwdDataAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.xd->get(), gx));
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
                 // The convolution's forward, from the output's gradient (cuDNN's x) to the input's (cuDNN's y).
+                t.cd->setMath(t.fwdMath);
                 CONVSCOPE_CUDNN_CHECK(
                     cudnnConvolutionForward(h.cudnn, &kOne, t.xd->get(), gy, t.wd->get(), t.weightIn(), t.cd->get(),
                         t.fwdAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.yd->get(), gx));
@@ -534,6 +538,7 @@ void CudnnTrainingSession::backwardWeights(size_t k, const Handles& h)
     const void* x = in(k, 0);
     const void* gy = m_grad[k];
     if (std::holds_alternative<Conv2d>(m_net.layers[k].spec)) {
+        t.cd->setMath(t.bwdFilterMath);
         CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h.cudnn, &kOne, t.xd->get(), x, t.yd->get(), gy,
             t.cd->get(), t.bwdFilterAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.wd->get(), t.gW));
     } else if (std::holds_alternative<Linear>(m_net.layers[k].spec)) {
@@ -542,6 +547,7 @@ void CudnnTrainingSession::backwardWeights(size_t k, const Handles& h)
         gemm(h.cublas, m_storage, CUBLAS_OP_N, CUBLAS_OP_T, fin, fout, n, x, fin, gy, fout, t.gW, fin);
     } else if (std::holds_alternative<ConvTranspose2d>(m_net.layers[k].spec)) {
         // Roles swapped: the output's gradient is the convolution's input, the layer's input its output gradient.
+        t.cd->setMath(t.bwdFilterMath);
         CONVSCOPE_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h.cudnn, &kOne, t.xd->get(), gy, t.yd->get(), x,
             t.cd->get(), t.bwdFilterAlgo, m_workspace.get(), m_workspaceBytes, &kZero, t.wd->get(), t.gW));
     } else if (std::holds_alternative<PReLU>(m_net.layers[k].spec)) {

@@ -81,6 +81,10 @@ struct TrainLayer : gpu::TrainLayerState {
     cudnnConvolutionFwdAlgo_t fwdAlgo {};
     cudnnConvolutionBwdDataAlgo_t bwdDataAlgo {};
     cudnnConvolutionBwdFilterAlgo_t bwdFilterAlgo {};
+    // The math type cudnnFind measured each algorithm in (its perf result's), set on the descriptor before each call,
+    // as PyTorch does: run in another math type, an algorithm may need more workspace than Find reported (cuDNN said
+    // so for a backward-data algorithm under --math fp16 under compute-sanitizer on the H200, 2026-11-29).
+    cudnnMathType_t fwdMath = CUDNN_FMA_MATH, bwdDataMath = CUDNN_FMA_MATH, bwdFilterMath = CUDNN_FMA_MATH;
 };
 
 class CudnnTrainingSession final : public gpu::GpuTrainingSession<TrainLayer> {
