@@ -9,6 +9,7 @@
 #include "kernels/cudnn/training_layers.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace convscope::cudnn {
 
@@ -27,6 +28,26 @@ namespace {
         }
         return nullptr;
     }
+
+    // One cudnnFind*Algorithm (`find(count, &returned, results)`) and the first usable result: its math type set on the
+    // descriptor, the workspace raised to the larger of Find's figure and cudnnGet*WorkspaceSize's for it
+    // (`size(algo, &bytes)`) in that math.
+    template <typename Perf, int Count, typename Find, typename Size>
+    Perf findAlgorithm(Find&& find, Size&& size, ConvDesc& cd, size_t limit, bool tensorCores, size_t& workspace,
+        const std::function<UnsupportedError()>& none)
+    {
+        Perf results[Count];
+        int returned = 0;
+        CONVSCOPE_CUDNN_CHECK(find(Count, &returned, results));
+        const Perf* p = firstUsable(results, returned, limit, tensorCores);
+        if (!p)
+            throw none();
+        cd.setMath(p->mathType);
+        size_t bytes = 0;
+        CONVSCOPE_CUDNN_CHECK(size(p->algo, &bytes));
+        workspace = std::max({ workspace, p->memory, bytes });
+        return *p;
+    }
 } // namespace
 
 void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
@@ -39,6 +60,8 @@ void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
             + " (--option workspace_limit=BYTES)");
     };
     std::string note;
+    const auto fail
+        = [&](const char* what) { return std::function<UnsupportedError()>([&none, what] { return none(what); }); };
     if (m_pinned && std::holds_alternative<Conv2d>(m_net.layers[i].spec)) {
         size_t bytes = 0;
         const cudnnStatus_t status = cudnnGetConvolutionForwardWorkspaceSize(
@@ -51,52 +74,46 @@ void CudnnTrainingSession::chooseConvAlgorithms(size_t i, cudnnHandle_t h)
         m_workspaceBytes = std::max(m_workspaceBytes, bytes);
         note = "forward " + m_algorithm + " (pinned)";
     } else {
-        cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        int n = 0;
-        CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(
-            h, t.xd->get(), t.wd->get(), t.cd->get(), t.yd->get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r));
-        const auto* p = firstUsable(r, n, m_workspaceLimit, tensorCores());
-        if (!p)
-            throw none("forward");
-        t.fwdAlgo = p->algo;
-        t.fwdMath = p->mathType;
-        t.cd->setMath(t.fwdMath);
-        size_t bytes = 0;
-        CONVSCOPE_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
-            h, t.xd->get(), t.wd->get(), t.cd->get(), t.yd->get(), p->algo, &bytes));
-        m_workspaceBytes = std::max({ m_workspaceBytes, p->memory, bytes });
-        note = "forward " + algorithmName(p->algo) + " (cudnnFind)";
+        const auto p = findAlgorithm<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
+            [&](int count, int* returned, cudnnConvolutionFwdAlgoPerf_t* r) {
+                return cudnnFindConvolutionForwardAlgorithm(
+                    h, t.xd->get(), t.wd->get(), t.cd->get(), t.yd->get(), count, returned, r);
+            },
+            [&](cudnnConvolutionFwdAlgo_t algo, size_t* bytes) {
+                return cudnnGetConvolutionForwardWorkspaceSize(
+                    h, t.xd->get(), t.wd->get(), t.cd->get(), t.yd->get(), algo, bytes);
+            },
+            *t.cd, m_workspaceLimit, tensorCores(), m_workspaceBytes, fail("forward"));
+        t.fwdAlgo = p.algo;
+        t.fwdMath = p.mathType;
+        note = "forward " + algorithmName(p.algo) + " (cudnnFind)";
     }
-    cudnnConvolutionBwdDataAlgoPerf_t d[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-    int nd = 0;
-    CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(
-        h, t.wd->get(), t.yd->get(), t.cd->get(), t.xd->get(), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &nd, d));
-    const auto* pd = firstUsable(d, nd, m_workspaceLimit, tensorCores());
-    if (!pd)
-        throw none("backward-data");
-    t.bwdDataAlgo = pd->algo;
-    t.bwdDataMath = pd->mathType;
-    t.cd->setMath(t.bwdDataMath);
-    size_t dataBytes = 0;
-    CONVSCOPE_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
-        h, t.wd->get(), t.yd->get(), t.cd->get(), t.xd->get(), pd->algo, &dataBytes));
-    m_workspaceBytes = std::max({ m_workspaceBytes, pd->memory, dataBytes });
-    cudnnConvolutionBwdFilterAlgoPerf_t f[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-    int nf = 0;
-    CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(
-        h, t.xd->get(), t.yd->get(), t.cd->get(), t.wd->get(), CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &nf, f));
-    const auto* pf = firstUsable(f, nf, m_workspaceLimit, tensorCores());
-    if (!pf)
-        throw none("backward-filter");
-    t.bwdFilterAlgo = pf->algo;
-    t.bwdFilterMath = pf->mathType;
-    t.cd->setMath(t.bwdFilterMath);
-    size_t filterBytes = 0;
-    CONVSCOPE_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-        h, t.xd->get(), t.yd->get(), t.cd->get(), t.wd->get(), pf->algo, &filterBytes));
-    m_workspaceBytes = std::max({ m_workspaceBytes, pf->memory, filterBytes });
-    t.note = note + ", backward-data " + bwdDataAlgorithmName(pd->algo) + ", backward-filter algo_"
-        + std::to_string(int(pf->algo)) + " (cudnnFind), "
+    const auto pd = findAlgorithm<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
+        [&](int count, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* r) {
+            return cudnnFindConvolutionBackwardDataAlgorithm(
+                h, t.wd->get(), t.yd->get(), t.cd->get(), t.xd->get(), count, returned, r);
+        },
+        [&](cudnnConvolutionBwdDataAlgo_t algo, size_t* bytes) {
+            return cudnnGetConvolutionBackwardDataWorkspaceSize(
+                h, t.wd->get(), t.yd->get(), t.cd->get(), t.xd->get(), algo, bytes);
+        },
+        *t.cd, m_workspaceLimit, tensorCores(), m_workspaceBytes, fail("backward-data"));
+    t.bwdDataAlgo = pd.algo;
+    t.bwdDataMath = pd.mathType;
+    const auto pf = findAlgorithm<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
+        [&](int count, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* r) {
+            return cudnnFindConvolutionBackwardFilterAlgorithm(
+                h, t.xd->get(), t.yd->get(), t.cd->get(), t.wd->get(), count, returned, r);
+        },
+        [&](cudnnConvolutionBwdFilterAlgo_t algo, size_t* bytes) {
+            return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                h, t.xd->get(), t.yd->get(), t.cd->get(), t.wd->get(), algo, bytes);
+        },
+        *t.cd, m_workspaceLimit, tensorCores(), m_workspaceBytes, fail("backward-filter"));
+    t.bwdFilterAlgo = pf.algo;
+    t.bwdFilterMath = pf.mathType;
+    t.note = note + ", backward-data " + bwdDataAlgorithmName(pd.algo) + ", backward-filter algo_"
+        + std::to_string(int(pf.algo)) + " (cudnnFind), "
         + (mixed()       ? std::string(dtypeName(m_storage)) + " Tensor Core math"
                 : tf32() ? "TF32 allowed"
                          : "FMA math");
