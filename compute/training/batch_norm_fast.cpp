@@ -147,10 +147,10 @@ std::vector<double> gradientSums(const Planes& p, const float* gy, const float* 
     return sums;
 }
 
-void data(const Planes& p, const float* gy, const float* x, const float* weight, const BatchStats& stats, float* gx)
+void data(const Planes& p, const float* gy, const float* x, const float* weight, const BatchStats& stats,
+    const std::vector<double>& sums, float* gx)
 {
     const double count = double(p.batch * p.area);
-    const std::vector<double> sums = gradientSums(p, gy, x, stats);
     std::vector<Affine> k(size_t(p.channels));
     for (int64_t c = 0; c < p.channels; ++c) {
         const double sum = sums[size_t(2 * c)], dot = sums[size_t(2 * c + 1)];

@@ -28,9 +28,9 @@ namespace fast_bn {
         double momentum, float* runningMean, float* runningVar, float* y, BatchStats& stats);
     // Per channel {Σ gy, Σ gy·x̂} (dβ and dγ), interleaved.
     std::vector<double> gradientSums(const Planes& p, const float* gy, const float* x, const BatchStats& stats);
-    // gx from gy, x and the forward's statistics.
-    void data(
-        const Planes& p, const float* gy, const float* x, const float* weight, const BatchStats& stats, float* gx);
+    // gx from gy, x, the forward's statistics and gradientSums's `sums` of the same gy and x.
+    void data(const Planes& p, const float* gy, const float* x, const float* weight, const BatchStats& stats,
+        const std::vector<double>& sums, float* gx);
 } // namespace fast_bn
 
 } // namespace convscope::cpu::grad

@@ -72,13 +72,17 @@ namespace fast {
 // affine = false.
 struct BatchStats {
     std::vector<double> mean, invstd;
+    // The fast path's per-channel {Σ gy, Σ gy·x̂} (dβ, dγ), kept by batchNorm2dData for the batchNorm2dWeights that
+    // follows it on the same gy and x (one read of both instead of two); batchNorm2dWeights takes them once.
+    std::vector<double> gradientSums;
+    const float* sumsOf[2] = { nullptr, nullptr }; // the gy and x they were summed from (null: none kept)
 };
 void batchNorm2dTrainForward(const Tensor& x, const Tensor* weight, const Tensor* bias, double eps, double momentum,
     Tensor& runningMean, Tensor& runningVar, Tensor& y, BatchStats& stats, bool parallel = false);
-void batchNorm2dData(const Tensor& gy, const Tensor& x, const Tensor* weight, const BatchStats& stats, Tensor& gx,
-    bool parallel = false);
+void batchNorm2dData(
+    const Tensor& gy, const Tensor& x, const Tensor* weight, BatchStats& stats, Tensor& gx, bool parallel = false);
 void batchNorm2dWeights(
-    const Tensor& gy, const Tensor& x, const BatchStats& stats, Tensor& gw, Tensor& gb, bool parallel = false);
+    const Tensor& gy, const Tensor& x, BatchStats& stats, Tensor& gw, Tensor& gb, bool parallel = false);
 
 // The activations without weights (relu, leaky_relu, sigmoid, tanh, elu, relu6, hardswish, hardsigmoid, silu,
 // hardtanh), from the forward's input x, with PyTorch's value at every kink (relu'(0) = 0, hardtanh' = 0 on its

@@ -26,6 +26,8 @@ void batchNorm2dTrainForward(const Tensor& x, const Tensor* weight, const Tensor
     detail::requireVector(&runningVar, p.channels, "batch norm (training)", "running_var");
     detail::requireVector(weight, p.channels, "batch norm (training)", "weight");
     detail::requireVector(bias, p.channels, "batch norm (training)", "bias");
+    stats.sumsOf[0] = stats.sumsOf[1] = nullptr; // new statistics: no backward's sums are kept
+    stats.gradientSums.clear();
     if (parallel) {
         fast_bn::trainForward(p, x.data(), weight ? weight->data() : nullptr, bias ? bias->data() : nullptr, eps,
             momentum, runningMean.data(), runningVar.data(), y.data(), stats);
@@ -82,11 +84,15 @@ namespace {
 } // namespace
 
 void batchNorm2dData(
-    const Tensor& gy, const Tensor& x, const Tensor* weight, const BatchStats& stats, Tensor& gx, bool parallel)
+    const Tensor& gy, const Tensor& x, const Tensor* weight, BatchStats& stats, Tensor& gx, bool parallel)
 {
     const Planes p(x.shape());
     if (parallel) {
-        fast_bn::data(p, gy.data(), x.data(), weight ? weight->data() : nullptr, stats, gx.data());
+        // The sums stay for the weights' gradient of the same backward (batchNorm2dWeights).
+        stats.gradientSums = fast_bn::gradientSums(p, gy.data(), x.data(), stats);
+        stats.sumsOf[0] = gy.data();
+        stats.sumsOf[1] = x.data();
+        fast_bn::data(p, gy.data(), x.data(), weight ? weight->data() : nullptr, stats, stats.gradientSums, gx.data());
         return;
     }
     const double count = double(p.batch * p.area);
@@ -105,12 +111,17 @@ void batchNorm2dData(
     }
 }
 
-void batchNorm2dWeights(
-    const Tensor& gy, const Tensor& x, const BatchStats& stats, Tensor& gw, Tensor& gb, bool parallel)
+void batchNorm2dWeights(const Tensor& gy, const Tensor& x, BatchStats& stats, Tensor& gw, Tensor& gb, bool parallel)
 {
     const Planes p(x.shape());
     if (parallel) {
-        const std::vector<double> sums = fast_bn::gradientSums(p, gy.data(), x.data(), stats);
+        // batchNorm2dData's sums of this gy and x when it ran just before (the backward-data phase), else summed now.
+        const bool kept = stats.sumsOf[0] == gy.data() && stats.sumsOf[1] == x.data()
+            && stats.gradientSums.size() == size_t(2 * p.channels);
+        const std::vector<double> sums
+            = kept ? std::move(stats.gradientSums) : fast_bn::gradientSums(p, gy.data(), x.data(), stats);
+        stats.sumsOf[0] = stats.sumsOf[1] = nullptr;
+        stats.gradientSums.clear();
         for (int64_t c = 0; c < p.channels; ++c) {
             gw.data()[c] = static_cast<float>(sums[size_t(2 * c + 1)]);
             gb.data()[c] = static_cast<float>(sums[size_t(2 * c)]);

@@ -94,7 +94,8 @@ StepResult GpuTrainingSessionBase::stepLossScaled(int64_t step, std::vector<char
 {
     // GradScaler's step: the whole backward on the scaled loss, each parameter gradient checked as it is made (into
     // the loss's flag, which the optimizer kernels read), then the updates, which divide by the scale or, if the loss
-    // or a gradient is not finite, change nothing.
+    // or a gradient is not finite, change nothing. As GradScaler skips optimizer.step(), a skipped step does not count
+    // as one of the optimizer's: Adam's bias correction takes the updates done, not the step's number.
     const size_t count = layerCount();
     const cudaStream_t st = m_stream->get();
     int* overflow = lossFlag();
@@ -112,7 +113,7 @@ StepResult GpuTrainingSessionBase::stepLossScaled(int64_t step, std::vector<char
     m_inputHas = inputHas != 0;
     for (size_t k = count; k-- > 0;)
         if (has[k] && trains(k))
-            timedPhase(k, 3, [&] { update(k, step, overflow, nullptr); });
+            timedPhase(k, 3, [&] { update(k, m_updatesDone + 1, overflow, nullptr); });
     int* anyFlag = static_cast<int*>(m_flags.get()) + count;
     CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(anyFlag, overflow, sizeof(int), cudaMemcpyDeviceToDevice, st));
     const bool skipped = stepFlags()[count] != 0; // the step's one synchronisation
@@ -123,6 +124,8 @@ StepResult GpuTrainingSessionBase::stepLossScaled(int64_t step, std::vector<char
     r.skipped = skipped;
     m_stepScale = m_lossScale; // what the gradients now in their buffers are scaled by
     updateLossScale(r.skipped);
+    if (!r.skipped)
+        ++m_updatesDone;
     readTimes(r.layers);
     return r;
 }

@@ -439,6 +439,7 @@ void GpuTrainingSessionBase::reset()
     m_lossScale = initialLossScale();
     m_cleanSteps = 0;
     m_stepScale = 1;
+    m_updatesDone = 0;
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
 }
 

@@ -217,6 +217,7 @@ protected:
     double m_lossScale = 1; // FP16: GradScaler's scale (the loss gradient is multiplied by it)
     int m_cleanSteps = 0; // FP16: steps since the scale last changed without a gradient that overflowed
     double m_stepScale = 1; // the scale the gradients in their buffers carry (the last step's)
+    int64_t m_updatesDone = 0; // FP16: the optimizer steps taken (skipped steps excluded; Adam's t)
     DeviceBuffer m_inputStage; // mixed precision: the FP32 input, converted on the device into m_input
     DeviceBuffer m_gradStage; // mixed precision, the phased step: the FP32 output gradient, converted likewise
     std::vector<int> m_readers;

@@ -363,6 +363,19 @@ TEST_CASE("batch norm's fast training path is thread-count independent and withi
     CHECK(relL2(gx1, gx0) < 1e-5);
     CHECK(relL2(gw1, gw0) < 1e-5);
     CHECK(relL2(gb1, gb0) < 1e-5);
+    // The weights' gradient reuses the sums the data gradient kept (one read of gy and x): the same bits as summing
+    // afresh, which it does when no data gradient ran before it (a first layer) and after a new forward.
+    cpu::grad::BatchStats fresh;
+    Tensor rm = Tensor::zeros(vec), rv3 = Tensor::filled(vec, 1.0f), y3(shape), gw3(vec), gb3(vec);
+    cpu::grad::batchNorm2dTrainForward(x, &w, &b, 1e-5, 0.1, rm, rv3, y3, fresh, true);
+    cpu::grad::batchNorm2dWeights(gy, x, fresh, gw3, gb3, true);
+    CHECK(same(gw3, gw1));
+    CHECK(same(gb3, gb1));
+    Tensor gx3(shape);
+    cpu::grad::batchNorm2dData(gy, x, &w, fresh, gx3, true);
+    CHECK(fresh.sumsOf[0] == gy.data()); // kept for the weights' gradient
+    cpu::grad::batchNorm2dTrainForward(x, &w, &b, 1e-5, 0.1, rm, rv3, y3, fresh, true);
+    CHECK(fresh.sumsOf[0] == nullptr); // a new forward drops them
 }
 
 TEST_CASE("allFinite finds one NaN or infinity anywhere, on one thread and on the team", "[training][parallel]")
