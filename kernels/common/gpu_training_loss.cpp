@@ -35,9 +35,11 @@ void GpuTrainingSessionBase::clearLossFlag()
         static_cast<char*>(m_lossScratch.get()) + flagOffset(m_lossParts), 0, sizeof(int), m_stream->get()));
 }
 
-const int* GpuTrainingSessionBase::lossBad() const
+const int* GpuTrainingSessionBase::lossBad() const { return lossFlag(); }
+
+int* GpuTrainingSessionBase::lossFlag() const
 {
-    return reinterpret_cast<const int*>(static_cast<const char*>(m_lossScratch.get()) + flagOffset(m_lossParts));
+    return reinterpret_cast<int*>(static_cast<char*>(m_lossScratch.get()) + flagOffset(m_lossParts));
 }
 
 void GpuTrainingSessionBase::lossOnDevice(const Tensor& target)

@@ -4,6 +4,7 @@
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/gpu_training_session.h"
+#include "kernels/common/storage_convert.cuh"
 #include "kernels/common/training_kernels.cuh"
 
 #include <cmath>
@@ -14,16 +15,23 @@ namespace {
     size_t floatBytes(int64_t count) { return size_t(count) * sizeof(float); }
 } // namespace
 
-void GpuTrainingSessionBase::uploadInput(const Tensor& input)
+void GpuTrainingSessionBase::uploadStorage(const Tensor& host, void* dst, DeviceBuffer& stage, const char* what)
 {
     const cudaStream_t st = m_stream->get();
-    const int64_t n = m_shapes.input.numel();
+    const int64_t n = host.numel();
     if (!mixed()) {
-        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(m_input.get(), input.data(), floatBytes(n), cudaMemcpyHostToDevice, st));
+        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst, host.data(), floatBytes(n), cudaMemcpyHostToDevice, st));
         return;
     }
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(m_inputStage.get(), input.data(), floatBytes(n), cudaMemcpyHostToDevice, st));
-    train::convertScaled(m_inputStage.get(), DType::F32, m_input.get(), m_storage, n, 1.0f, st);
+    if (!stage.get())
+        stage = DeviceBuffer(floatBytes(n), what);
+    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(stage.get(), host.data(), floatBytes(n), cudaMemcpyHostToDevice, st));
+    convertValues(stage.floats(), dst, n, m_storage, st);
+}
+
+void GpuTrainingSessionBase::uploadInput(const Tensor& input)
+{
+    uploadStorage(input, m_input.get(), m_inputStage, "train: the FP32 input (converted on the device)");
 }
 
 void GpuTrainingSessionBase::refreshParameterCopies()
@@ -31,11 +39,9 @@ void GpuTrainingSessionBase::refreshParameterCopies()
     for (size_t i = 0; i < layerCount(); ++i) {
         TrainLayerState& t = layerState(i);
         if (t.weightCopy.get())
-            train::convertScaled(
-                t.weight.get(), DType::F32, t.weightCopy.get(), m_storage, t.weightCount, 1.0f, m_stream->get());
+            convertValues(t.weight.floats(), t.weightCopy.get(), t.weightCount, m_storage, m_stream->get());
         if (t.biasCopy.get())
-            train::convertScaled(
-                t.bias.get(), DType::F32, t.biasCopy.get(), m_storage, t.biasCount, 1.0f, m_stream->get());
+            convertValues(t.bias.floats(), t.biasCopy.get(), t.biasCount, m_storage, m_stream->get());
     }
 }
 
@@ -78,15 +84,14 @@ Tensor GpuTrainingSessionBase::downloadAs(const void* src, DType type, const Sha
 {
     Tensor t(shape);
     const cudaStream_t st = m_stream->get();
-    if (type == DType::F32 && factor == 1.0f) {
-        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(t.data(), src, floatBytes(t.numel()), cudaMemcpyDeviceToHost, st));
-    } else {
-        DeviceBuffer wide(floatBytes(t.numel()), "train: a tensor converted to FP32");
+    DeviceBuffer wide; // the FP32 copy when the tensor needs converting or scaling
+    if (type != DType::F32 || factor != 1.0f) {
+        wide = DeviceBuffer(floatBytes(t.numel()), "train: a tensor converted to FP32");
         train::convertScaled(src, type, wide.get(), DType::F32, t.numel(), factor, st);
-        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(t.data(), wide.get(), floatBytes(t.numel()), cudaMemcpyDeviceToHost, st));
-        CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st)); // before `wide` goes
     }
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
+    CONVSCOPE_CUDA_CHECK(
+        cudaMemcpyAsync(t.data(), wide.get() ? wide.get() : src, floatBytes(t.numel()), cudaMemcpyDeviceToHost, st));
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st)); // before `wide` goes
     return t;
 }
 
@@ -97,25 +102,20 @@ StepResult GpuTrainingSessionBase::stepLossScaled(int64_t step, std::vector<char
     // or a gradient is not finite, change nothing. As GradScaler skips optimizer.step(), a skipped step does not count
     // as one of the optimizer's: Adam's bias correction takes the updates done, not the step's number.
     const size_t count = layerCount();
-    const cudaStream_t st = m_stream->get();
     int* overflow = lossFlag();
     char inputHas = 0;
     for (size_t k = count; k-- > 0;) {
         if (!has[k])
             continue;
         backwardLayer(k, has, inputHas, false);
-        const TrainLayerState& t = layerState(k);
-        if (t.trainWeight)
-            train::flagNonFinite(t.gW, t.weightCount, overflow, st, t.gradType);
-        if (t.trainBias)
-            train::flagNonFinite(t.gB, t.biasCount, overflow, st, t.gradType);
+        flagParameterGradients(k, overflow);
     }
     m_inputHas = inputHas != 0;
     for (size_t k = count; k-- > 0;)
         if (has[k] && trains(k))
             timedPhase(k, 3, [&] { update(k, m_updatesDone + 1, overflow, nullptr); });
     int* anyFlag = static_cast<int*>(m_flags.get()) + count;
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(anyFlag, overflow, sizeof(int), cudaMemcpyDeviceToDevice, st));
+    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(anyFlag, overflow, sizeof(int), cudaMemcpyDeviceToDevice, m_stream->get()));
     const bool skipped = stepFlags()[count] != 0; // the step's one synchronisation
     readDeviceLoss(r);
     if (!std::isfinite(r.loss)) // the loss itself (FP32 from the FP16 output) is not finite: no scale makes it so

@@ -85,16 +85,7 @@ void GpuTrainingSessionBase::backwardPass(const Tensor& outputGradient, int64_t 
     }
     beginPass();
     const cudaStream_t st = m_stream->get();
-    if (!mixed()) {
-        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
-            m_grad[last], outputGradient.data(), floatBytes(outputGradient.numel()), cudaMemcpyHostToDevice, st));
-    } else {
-        if (!m_gradStage.get())
-            m_gradStage = DeviceBuffer(floatBytes(outputGradient.numel()), "train: the FP32 output gradient");
-        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
-            m_gradStage.get(), outputGradient.data(), floatBytes(outputGradient.numel()), cudaMemcpyHostToDevice, st));
-        train::convertScaled(m_gradStage.get(), DType::F32, m_grad[last], m_storage, outputGradient.numel(), 1.0f, st);
-    }
+    uploadStorage(outputGradient, m_grad[last], m_gradStage, "train: the FP32 output gradient");
     CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(m_flags.get(), 0, count * sizeof(int), st));
     std::vector<char> has(count, 0);
     has[last] = 1;

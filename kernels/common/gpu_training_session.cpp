@@ -104,15 +104,13 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
             src < 0 ? ++inputReaders : ++m_readers[size_t(src)];
     m_input = DeviceBuffer(storageBytes(shapes.input.numel()), "train: the input");
     m_inputStage.reset();
-    m_gradStage.reset();
+    m_gradStage.reset(); // the phased step's, allocated by its first upload (uploadStorage)
     if (mixed())
         m_inputStage
             = DeviceBuffer(floatBytes(shapes.input.numel()), "train: the FP32 input (converted on the device)");
     m_inputGrad = DeviceBuffer(storageBytes(shapes.input.numel()), "train: the input gradient");
     if (inputReaders > 1)
         m_inputScratch = DeviceBuffer(storageBytes(shapes.input.numel()), "train: the input gradient's scratch");
-    m_lossScale = initialLossScale();
-    m_cleanSteps = 0;
     int64_t trainable = 0;
     for (size_t i = 0; i < count; ++i) {
         const Layer& layer = net.layers[i];
@@ -239,15 +237,20 @@ void GpuTrainingSessionBase::update(size_t k, int64_t step, const int* skip, int
     t.started = true;
 }
 
-void GpuTrainingSessionBase::flagGradients(size_t k, const std::vector<char>& has, bool inputHas)
+void GpuTrainingSessionBase::flagParameterGradients(size_t k, int* flag)
 {
     const TrainLayerState& t = layerState(k);
+    if (t.trainWeight)
+        train::flagNonFinite(t.gW, t.weightCount, flag, m_stream->get(), t.gradType);
+    if (t.trainBias)
+        train::flagNonFinite(t.gB, t.biasCount, flag, m_stream->get(), t.gradType);
+}
+
+void GpuTrainingSessionBase::flagGradients(size_t k, const std::vector<char>& has, bool inputHas)
+{
     int* flag = static_cast<int*>(m_flags.get()) + k;
     const cudaStream_t st = m_stream->get();
-    if (t.trainWeight)
-        train::flagNonFinite(t.gW, t.weightCount, flag, st, t.gradType);
-    if (t.trainBias)
-        train::flagNonFinite(t.gB, t.biasCount, flag, st, t.gradType);
+    flagParameterGradients(k, flag);
     const LayerShape& s = m_shapes.layers[k];
     for (size_t j = 0; j < s.sources.size(); ++j) {
         const int src = s.sources[j];
@@ -445,13 +448,9 @@ void GpuTrainingSessionBase::reset()
 
 std::unique_ptr<Tensor> GpuTrainingSessionBase::download(const DeviceBuffer& src, const Shape& shape) const
 {
-    auto t = std::make_unique<Tensor>(shape);
-    if (src.bytes() < floatBytes(t->numel()))
+    if (src.bytes() < floatBytes(shape.numel()))
         throw Error(m_prefix + ": a device tensor is smaller than its shape " + shape.str());
-    CONVSCOPE_CUDA_CHECK(
-        cudaMemcpyAsync(t->data(), src.get(), floatBytes(t->numel()), cudaMemcpyDeviceToHost, m_stream->get()));
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));
-    return t;
+    return std::make_unique<Tensor>(downloadAs(src.get(), DType::F32, shape, 1.0f));
 }
 
 Network GpuTrainingSessionBase::trainedNetwork() const

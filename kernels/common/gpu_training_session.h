@@ -158,11 +158,13 @@ protected:
     void lossOnDevice(const Tensor& target);
     // FP16's step after the loss (GradScaler's): the backward, the check, the updates; r.lossScale and r.skipped.
     StepResult stepLossScaled(int64_t step, std::vector<char>& has, StepResult& r);
-    // The input into m_input: a copy, or (mixed precision) a copy into m_inputStage and a conversion.
-    void uploadInput(const Tensor& input);
+    // FP32 host values into `dst` of the storage type: a copy, or (mixed precision) a copy into `stage` (allocated
+    // here the first time, named `what`) and a conversion on the device.
+    void uploadStorage(const Tensor& host, void* dst, DeviceBuffer& stage, const char* what);
+    void uploadInput(const Tensor& input); // into m_input through m_inputStage
     // Set on the device when the step's loss is not finite: the optimizer kernels then change nothing.
     const int* lossBad() const;
-    int* lossFlag() { return const_cast<int*>(lossBad()); } // FP16: a gradient that overflowed sets it too
+    int* lossFlag() const; // the same flag, to set: under FP16 a gradient that overflowed sets it too
     void prepareLoss(); // the loss's buffers (prepare)
     void clearLossFlag(); // queued at the step's start
     void readDeviceLoss(StepResult& r) const; // after the step's synchronisation: r.loss and r.lossMs
@@ -239,6 +241,7 @@ protected:
 
 private:
     void flagGradients(size_t k, const std::vector<char>& has, bool inputHas);
+    void flagParameterGradients(size_t k, int* flag); // layer k's gW and gB checked into *flag
     void beginPass(); // the phased step's: prepared, checkPhased, current device, passStarts, `timed` cleared
 };
 

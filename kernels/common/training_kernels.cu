@@ -69,18 +69,12 @@ namespace {
         }
     }
 
-    template <typename T> __global__ void accumulateKernel(T* dst, const T* src, int64_t count)
+    // dst += src in FP32, each of its own type (accumulate: both the storage type; addInto: an FP32 sum).
+    template <typename D, typename S> __global__ void addKernel(D* dst, const S* src, int64_t count)
     {
         for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
              i += int64_t(gridDim.x) * blockDim.x)
-            dst[i] = fromFloat<T>(toFloat(dst[i]) + toFloat(src[i]));
-    }
-
-    template <typename T> __global__ void addIntoKernel(float* dst, const T* src, int64_t count)
-    {
-        for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
-             i += int64_t(gridDim.x) * blockDim.x)
-            dst[i] += toFloat(src[i]);
+            dst[i] = fromFloat<D>(toFloat(dst[i]) + toFloat(src[i]));
     }
 
     template <typename T> __global__ void nonFiniteKernel(const T* x, int64_t count, int* flag)
@@ -203,18 +197,17 @@ void accumulate(void* dst, const void* src, int64_t count, cudaStream_t stream, 
 {
     withStorageType(type, [&](auto v) {
         using T = decltype(v);
-        accumulateKernel<<<blocksFor(count), kThreads, 0, stream>>>(
-            static_cast<T*>(dst), static_cast<const T*>(src), count);
+        addKernel<<<blocksFor(count), kThreads, 0, stream>>>(static_cast<T*>(dst), static_cast<const T*>(src), count);
     });
-    CONVSCOPE_CUDA_CHECK_LAUNCH("train::accumulateKernel");
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::accumulate");
 }
 
 void addInto(float* dst, const void* src, DType type, int64_t count, cudaStream_t stream)
 {
     withStorageType(type, [&](auto v) {
-        addIntoKernel<<<blocksFor(count), kThreads, 0, stream>>>(dst, static_cast<const decltype(v)*>(src), count);
+        addKernel<<<blocksFor(count), kThreads, 0, stream>>>(dst, static_cast<const decltype(v)*>(src), count);
     });
-    CONVSCOPE_CUDA_CHECK_LAUNCH("train::addIntoKernel");
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::addInto");
 }
 
 void flagNonFinite(const void* values, int64_t count, int* flag, cudaStream_t stream, DType type)

@@ -6,6 +6,7 @@
 #include "compute/layer_kinds.h"
 #include "compute/normalization.h"
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/storage_convert.cuh"
 #include "kernels/common/training_kernels.cuh"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/parametric_activation.cuh"
@@ -452,8 +453,7 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
                 CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
                     t.mask.get(), t.hostMask.data(), t.hostMask.size() * sizeof(float), cudaMemcpyHostToDevice, st));
                 if (mixed()) // the mask in the storage type: 0 or 1 / (1 − p) rounded once
-                    train::convertScaled(
-                        t.mask.get(), DType::F32, t.maskStorage.get(), m_storage, int64_t(t.hostMask.size()), 1.0f, st);
+                    gpu::convertValues(t.mask.floats(), t.maskStorage.get(), int64_t(t.hostMask.size()), m_storage, st);
                 CONVSCOPE_CUDNN_CHECK(cudnnOpTensor(h.cudnn, t.op->get(), &kOne, t.yd->get(), x, &kOne, t.yd->get(),
                     t.maskIn(), &kZero, t.yd->get(), y));
             } else if constexpr (std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
