@@ -1,11 +1,10 @@
-// The training step's loss (gpu_training_session.h): on the device for the one-process step, on the host for the
-// data-parallel one, whose ranks average their losses there.
+// The training step's loss on the device (gpu_training_session.h); the data-parallel step averages it across the
+// ranks where it lies.
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/gpu_training_session.h"
 #include "kernels/common/loss_kernels.cuh"
 
-#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -36,6 +35,11 @@ void GpuTrainingSessionBase::clearLossFlag()
 }
 
 const int* GpuTrainingSessionBase::lossBad() const { return lossFlag(); }
+
+double* GpuTrainingSessionBase::deviceLoss() const
+{
+    return reinterpret_cast<double*>(static_cast<char*>(m_lossScratch.get()) + lossOffset(m_lossParts));
+}
 
 int* GpuTrainingSessionBase::lossFlag() const
 {
@@ -75,29 +79,6 @@ void GpuTrainingSessionBase::readDeviceLoss(StepResult& r) const
     std::memcpy(&loss, m_lossHost.floats(), sizeof(double));
     r.loss = loss;
     r.lossMs = elapsedMs(m_lossStart, m_lossStop);
-}
-
-bool GpuTrainingSessionBase::lossOnHost(const Tensor& target, StepResult& r)
-{
-    // The output down, computeLoss, its gradient up.
-    if (mixed())
-        throw UnsupportedError(m_prefix + ": the loss on the host (data parallel) takes FP32 outputs only");
-    const cudaStream_t st = m_stream->get();
-    const size_t last = layerCount() - 1;
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
-    const auto t0 = std::chrono::steady_clock::now();
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
-        m_hostOutput.data(), m_out[last], floatBytes(m_hostOutput.numel()), cudaMemcpyDeviceToHost, st));
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
-    r.loss = computeLoss(m_train.loss, m_hostOutput, target, m_hostGrad);
-    CONVSCOPE_CUDA_CHECK(
-        cudaMemcpyAsync(m_grad[last], m_hostGrad.data(), floatBytes(m_hostGrad.numel()), cudaMemcpyHostToDevice, st));
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
-    r.lossMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    bool finite = std::isfinite(r.loss);
-    for (int64_t e = 0; e < m_hostGrad.numel() && finite; ++e)
-        finite = std::isfinite(m_hostGrad.data()[e]);
-    return finite;
 }
 
 void GpuTrainingSessionBase::throwLossNotFinite(int64_t step, double loss, const char* what) const

@@ -318,18 +318,21 @@ StepResult GpuTrainingSessionBase::step(const Tensor& input, const Tensor& targe
     readDeviceLoss(r);
     if (!std::isfinite(r.loss))
         throwLossNotFinite(step, r.loss, "the loss");
-    if (flags[count]) {
-        // Every gradient is still in its buffer: check them now, in backward order. (A gradient summed from several
-        // readers is checked as the total, so it is named at its first reader in backward order.)
-        for (size_t k = count; k-- > 0;)
-            if (has[k])
-                flagGradients(k, has, inputHas != 0);
-        flags = stepFlags();
-        throwIfFlagged(step, flags);
-        throw InputError("step " + std::to_string(step) + ": a gradient is not finite");
-    }
+    if (flags[count])
+        throwFirstNonFiniteGradient(step, has, inputHas != 0);
     readTimes(r.layers);
     return r;
+}
+
+void GpuTrainingSessionBase::throwFirstNonFiniteGradient(int64_t step, const std::vector<char>& has, bool inputHas)
+{
+    // Every gradient is still in its buffer: check them now, in backward order. (A gradient summed from several
+    // readers is checked as the total, so it is named at its first reader in backward order.)
+    for (size_t k = layerCount(); k-- > 0;)
+        if (has[k])
+            flagGradients(k, has, inputHas);
+    throwIfFlagged(step, stepFlags());
+    throw InputError("step " + std::to_string(step) + ": a gradient is not finite");
 }
 
 void GpuTrainingSessionBase::throwIfGradientFlagged(int64_t step) const { throwIfFlagged(step, stepFlags()); }
@@ -509,8 +512,7 @@ std::map<std::string, std::string> GpuTrainingSessionBase::metadata() const
 {
     std::map<std::string, std::string> m = deviceInfo();
     m["algorithm"] = m_prefix;
-    m["clock"] = "CUDA events per phase and around the loss, which runs on the device (data parallel: on the host, "
-                 "steady_clock, the copies included, as the ranks average it there)";
+    m["clock"] = "CUDA events per phase and around the loss, which runs on the device";
     m["input"] = m_train.sameInputEveryStep
         ? "uploaded with the target at the first step and kept on the device (the same batch every step)"
         : "uploaded at every step (in the wall clock, in no phase)";

@@ -149,9 +149,6 @@ protected:
     void beginStep(const Tensor& input);
     // The input up, the flags cleared, the forward of every layer (timed).
     void uploadAndForward(const Tensor& input, int64_t step);
-    // The loss on the host into r.loss and r.lossMs; false when the loss or its gradient is not finite (the data-
-    // parallel step, whose ranks average their losses on the host).
-    bool lossOnHost(const Tensor& target, StepResult& r);
     // The loss on the device (loss_kernels.cuh): its gradient written, the loss and its flag copied to pinned memory
     // for the step's one synchronisation at the end (stepFlags), its kernels between two events. The target goes up
     // once when TrainingOptions::sameInputEveryStep holds.
@@ -165,6 +162,7 @@ protected:
     // Set on the device when the step's loss is not finite: the optimizer kernels then change nothing.
     const int* lossBad() const;
     int* lossFlag() const; // the same flag, to set: under FP16 a gradient that overflowed sets it too
+    double* deviceLoss() const; // the step's loss on the device (a double; data parallel averages it in place)
     void prepareLoss(); // the loss's buffers (prepare)
     void clearLossFlag(); // queued at the step's start
     void readDeviceLoss(StepResult& r) const; // after the step's synchronisation: r.loss and r.lossMs
@@ -173,8 +171,8 @@ protected:
     void timedPhase(size_t i, int p, const std::function<void()>& work);
     // Layer k's backward-data and backward-weights phases and its finiteness flags; `has` / `inputHas` say which
     // gradients hold a value already (a second reader's is added on through a scratch buffer).
-    // flagEach: check each gradient as it is made (the phased and data-parallel steps); step() passes false, as it
-    // checks them through the optimizer kernels and names the layer only when one is flagged.
+    // flagEach: check each gradient as it is made (the phased steps); step() and the data-parallel step pass false,
+    // as they check them through the optimizer kernels and name the layer only when one is flagged.
     void backwardLayer(size_t k, std::vector<char>& has, char& inputHas, bool flagEach = true);
     // The optimizer's step on layer k's gradients (gW, gB).
     // skip: lossBad() in step(), null in the phased loops (their loss is the caller's).
@@ -187,6 +185,9 @@ protected:
     // The per-layer finiteness flags copied down after the step's work (one synchronisation).
     std::vector<int> stepFlags() const;
     void throwIfFlagged(int64_t step, const std::vector<int>& flags) const;
+    // After the optimizer kernels flagged a gradient that is not finite: checks every gradient still in its buffer,
+    // in backward order, and throws InputError naming the step and the first layer flagged.
+    [[noreturn]] void throwFirstNonFiniteGradient(int64_t step, const std::vector<char>& has, bool inputHas);
     void readTimes(std::vector<LayerPhaseMs>& times) const; // the phases timed since `timed` was cleared
 
     const void* in(size_t i, size_t j) const; // layer i's j-th input (the network's input or an earlier output)

@@ -45,7 +45,7 @@ void DataParallel::backwardStarts(cudaStream_t) { }
 void DataParallel::launch(size_t, cudaStream_t) { }
 void DataParallel::waitBucket(size_t, cudaStream_t) { }
 void DataParallel::backwardEnds(cudaStream_t) { }
-double DataParallel::finishStep(int*, size_t, double loss, cudaStream_t, int64_t) { return loss; }
+double DataParallel::finishStep(int*, size_t, double*, cudaStream_t, int64_t) { return 0; }
 std::vector<BucketTiming> DataParallel::timings() const { return {}; }
 double DataParallel::backwardMs() const { return -1; }
 std::string DataParallel::description() const { return {}; }
@@ -165,8 +165,7 @@ DataParallel::DataParallel(ProcessGroup& group, int device, double timeoutSecond
         throw;
     }
     m_stream = std::make_unique<gpu::CudaStream>();
-    m_loss = gpu::DeviceBuffer(sizeof(double), "train: the ranks' mean loss");
-    m_hostLoss.reserve(2 * sizeof(double));
+    m_hostLoss.reserve(sizeof(double));
 }
 
 DataParallel::~DataParallel()
@@ -232,21 +231,18 @@ void DataParallel::waitBucket(size_t b, cudaStream_t compute)
 
 void DataParallel::backwardEnds(cudaStream_t compute) { m_bwdEnd.record(compute); }
 
-double DataParallel::finishStep(int* flags, size_t count, double loss, cudaStream_t compute, int64_t step)
+double DataParallel::finishStep(int* flags, size_t count, double* loss, cudaStream_t compute, int64_t step)
 {
     const cudaStream_t comm = m_stream->get();
     m_computeDone.record(compute);
     CONVSCOPE_CUDA_CHECK(cudaStreamWaitEvent(comm, m_computeDone.get(), 0));
-    // Pinned host memory: a pageable device-to-host copy would block here, before the polling below.
-    double* host = reinterpret_cast<double*>(m_hostLoss.floats());
-    host[0] = loss;
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(m_loss.get(), host, sizeof loss, cudaMemcpyHostToDevice, comm));
     check(api().ncclGroupStart(), "ncclGroupStart");
     check(api().ncclAllReduce(flags, flags, count, ncclInt32, ncclMax, m_comm, comm), "ncclAllReduce of the flags");
-    check(api().ncclAllReduce(m_loss.get(), m_loss.get(), 1, ncclFloat64, ncclAvg, m_comm, comm),
-        "ncclAllReduce of the loss");
+    check(api().ncclAllReduce(loss, loss, 1, ncclFloat64, ncclAvg, m_comm, comm), "ncclAllReduce of the loss");
     check(api().ncclGroupEnd(), "the all-reduce of the finiteness flags and the loss");
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(host + 1, m_loss.get(), sizeof loss, cudaMemcpyDeviceToHost, comm));
+    // Pinned host memory: a pageable device-to-host copy would block here, before the polling below.
+    double* host = reinterpret_cast<double*>(m_hostLoss.floats());
+    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(host, loss, sizeof(double), cudaMemcpyDeviceToHost, comm));
     m_commDone.record(comm);
     // Poll rather than block: a rank that failed leaves the others' all-reduce waiting for ever.
     const auto deadline = Clock::now() + std::chrono::duration<double>(m_timeout);
@@ -269,7 +265,7 @@ double DataParallel::finishStep(int* flags, size_t count, double loss, cudaStrea
         std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute));
-    return host[1];
+    return host[0];
 }
 
 std::vector<BucketTiming> DataParallel::timings() const

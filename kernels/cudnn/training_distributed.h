@@ -6,7 +6,7 @@
 // A step: the backward runs on the compute stream as on one GPU; right after the last layer of a bucket has its
 // gradients, launch() records an event there, the communication stream waits for it and averages the bucket across
 // the ranks (ncclAllReduce, ncclAvg) while the compute stream goes on with the backward. Then each layer's update
-// waits for its bucket (waitBucket). finishStep() reduces the finiteness flags (max) and the losses (mean) and waits
+// waits for its bucket (waitBucket). finishStep() reduces the finiteness flags (max) and the losses (mean) on the device and waits
 // for everything with a timeout: a rank that stops answering (another rank failed) aborts the communicator with a
 // message instead of hanging. Built without NCCL, or where libnccl.so.2 cannot be loaded (it is loaded with dlopen
 // on first use, not linked), the constructor throws UnsupportedError saying why.
@@ -44,9 +44,10 @@ public:
     void launch(size_t b, cudaStream_t compute); // bucket b's gradients are all written on `compute`
     void waitBucket(size_t b, cudaStream_t compute); // `compute` waits for bucket b's average
     void backwardEnds(cudaStream_t compute); // after the last backward op (before the updates)
-    // After the updates: the flags (int per layer, on the device) become every rank's maximum, `loss` the ranks'
-    // mean (returned); waits for both streams within the timeout. Throws InputError naming the step on a timeout.
-    double finishStep(int* flags, size_t count, double loss, cudaStream_t compute, int64_t step);
+    // After the updates: the flags (ints on the device) become every rank's maximum, the loss (a double on the
+    // device) the ranks' mean, in place; returns the mean after waiting for both streams within the timeout. Throws
+    // InputError naming the step on a timeout.
+    double finishStep(int* flags, size_t count, double* loss, cudaStream_t compute, int64_t step);
     // The last step's bucket timings and backward span (events read after finishStep).
     std::vector<BucketTiming> timings() const;
     double backwardMs() const;
@@ -67,8 +68,7 @@ private:
     std::vector<GradientBucket> m_plans;
     std::vector<Bucket> m_buckets;
     gpu::CudaEvent m_bwdStart, m_bwdEnd, m_computeDone, m_commDone;
-    gpu::DeviceBuffer m_loss; // one double
-    gpu::PinnedBuffer m_hostLoss; // this rank's loss, then the mean
+    gpu::PinnedBuffer m_hostLoss; // the ranks' mean loss
     int m_version = 0;
 };
 

@@ -123,37 +123,44 @@ StepResult CudnnTrainingSession::step(const Tensor& input, const Tensor& target,
     return m_ddp ? stepDataParallel(input, target, step) : GpuTrainingSession::step(input, target, step);
 }
 
-// The shared step with the all-reduces: each bucket launched as soon as the backward has written its gradients, the
-// updates after the averages, and a loss that is not finite flagged rather than thrown (every rank must reach the
-// all-reduces) and thrown after them.
+// The shared step with the all-reduces: the loss on the device as on one GPU, each bucket launched as soon as the
+// backward has written its gradients, the updates after the averages. Finiteness as on one GPU (the updates flag a
+// parameter gradient that is not finite, the input gradient gets one check), with the flags and the loss all-reduced
+// so that every rank reaches the same verdict after the same collectives: none throws before the others are done.
 StepResult CudnnTrainingSession::stepDataParallel(const Tensor& input, const Tensor& target, int64_t step)
 {
     beginStep(input);
     const cudaStream_t st = m_stream->get();
-    const size_t count = m_layers.size(), last = count - 1;
+    const size_t count = m_layers.size();
     StepResult r;
     r.layers.assign(count, {});
     uploadAndForward(input, step);
-    if (!lossOnHost(target, r))
-        CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(static_cast<int*>(m_flags.get()) + last, 1, 1, st));
+    lossOnDevice(target);
     std::vector<char> has(count, 0);
-    has[last] = 1;
+    has[count - 1] = 1;
     char inputHas = 0;
+    int* anyFlag = static_cast<int*>(m_flags.get()) + count;
     m_ddp->backwardStarts(st);
     for (size_t k = count; k-- > 0;) {
         if (has[k]) // else nothing downstream read this output
-            backwardLayer(k, has, inputHas);
+            backwardLayer(k, has, inputHas, false);
         bucketsReadyAfter(k); // the update waits for the bucket's average (below)
     }
     m_inputHas = inputHas != 0;
+    if (m_inputHas)
+        train::flagNonFinite(m_inputGrad.get(), m_shapes.input.numel(), anyFlag, st, m_storage);
     m_ddp->backwardEnds(st);
-    updatesAfterBuckets(has, step, [&](size_t k) { timedPhase(k, 3, [&] { update(k, step); }); });
-    r.loss = m_ddp->finishStep(static_cast<int*>(m_flags.get()), count, r.loss, st, step);
+    updatesAfterBuckets(has, step, [&](size_t k) { timedPhase(k, 3, [&] { update(k, step, lossBad(), anyFlag); }); });
+    // Every rank's flags (the layers' and the step's any) become their maximum, the loss the ranks' mean.
+    const double mean = m_ddp->finishStep(static_cast<int*>(m_flags.get()), count + 1, deviceLoss(), st, step);
+    readDeviceLoss(r); // this rank's loss and its kernels' time
+    r.loss = mean;
     if (!std::isfinite(r.loss))
         throwLossNotFinite(step, r.loss, "the loss (the mean over the ranks)");
     r.buckets = m_ddp->timings();
     r.backwardMs = m_ddp->backwardMs();
-    throwIfGradientFlagged(step);
+    if (stepFlags()[count]) // a parameter gradient (averaged: the same on every rank) or some rank's input gradient
+        throwFirstNonFiniteGradient(step, has, inputHas != 0);
     readTimes(r.layers);
     return r;
 }

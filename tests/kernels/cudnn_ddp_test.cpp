@@ -1,8 +1,9 @@
 // Data parallel on two GPUs (issue 33): `convscope-cli train --nproc-per-node 2` on LeNet-5 (no batch norm, so the
 // ranks' batch statistics cannot differ from the whole batch's) gives the same weights as one GPU on the whole batch,
 // within float tolerance, for SGD with momentum and for Adam; the report has a track per rank and the buckets'
-// all-reduce. Runs through the CLI, as a user would, since it needs one process per GPU. Skips without two GPUs, the
-// cudnn backend or NCCL.
+// all-reduce. A NaN in one rank's slice of the batch stops both ranks at the same step with the same message. Runs
+// through the CLI, as a user would, since it needs one process per GPU. Skips without two GPUs, the cudnn backend or
+// NCCL.
 #include "tests/cli/cli_runner.h"
 #include "tests/test_support.h"
 
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 using namespace convscope;
@@ -47,22 +49,35 @@ double relL2(const NpyArray& a, const NpyArray& b)
     return std::sqrt(num / std::max(den, 1e-30));
 }
 
+bool twoGpusOrSkip()
+{
+    if (!CONVSCOPE_WITH_NCCL) {
+        std::cout << "SKIPPED: built without NCCL (" << CONVSCOPE_NCCL_WHY << ")\n";
+        return false;
+    }
+    if (gpuCount() < 2) {
+        std::cout << "SKIPPED: data parallel needs 2 GPUs; nvidia-smi lists " << gpuCount() << "\n";
+        return false;
+    }
+    return true;
+}
+
+// LeNet-5 on the training reference's batch (input [10, 1, 28, 28], classes [10]), `input` in its place if given.
+std::string lenetTraining(const fs::path& input = {})
+{
+    const fs::path data = test::dataDir() / "training" / "lenet5_sgd";
+    return "train '" + (test::examplesDir() / "lenet5.json").string() + "' --batch 10 --input '"
+        + (input.empty() ? data / "input.npy" : input).string() + "' --target '" + (data / "target.npy").string()
+        + "' --loss ce --steps 5 --warmup 1 --backends cudnn.auto --rendezvous-timeout 60 ";
+}
+
 } // namespace
 
 TEST_CASE("cudnn data parallel on 2 GPUs gives 1 GPU's weights on the whole batch", "[gpu][cudnn][train][ddp]")
 {
-    if (!CONVSCOPE_WITH_NCCL) {
-        std::cout << "SKIPPED: built without NCCL (" << CONVSCOPE_NCCL_WHY << ")\n";
+    if (!twoGpusOrSkip())
         return;
-    }
-    if (gpuCount() < 2) {
-        std::cout << "SKIPPED: data parallel needs 2 GPUs; nvidia-smi lists " << gpuCount() << "\n";
-        return;
-    }
-    const fs::path data = test::dataDir() / "training" / "lenet5_sgd"; // input [10, 1, 28, 28], classes [10]
-    const std::string common = "train '" + (test::examplesDir() / "lenet5.json").string() + "' --batch 10 --input '"
-        + (data / "input.npy").string() + "' --target '" + (data / "target.npy").string()
-        + "' --loss ce --steps 5 --warmup 1 --backends cudnn.auto --rendezvous-timeout 60 ";
+    const std::string common = lenetTraining();
     for (const std::string optimizer : { "--optimizer sgd --lr 0.05 --momentum 0.9", "--optimizer adam --lr 0.001" }) {
         INFO(optimizer);
         test::TempDir tmp;
@@ -100,4 +115,26 @@ TEST_CASE("cudnn data parallel on 2 GPUs gives 1 GPU's weights on the whole batc
         CHECK(j["selections"][1]["max_param_rel_l2_vs_first"].get<double>() <= 1e-7); // ranks stay in step
         CHECK(!j["selections"][0]["buckets"].empty());
     }
+}
+
+TEST_CASE("cudnn data parallel: a NaN in one rank's images stops every rank at that step, named", "[gpu][cudnn][train][ddp]")
+{
+    if (!twoGpusOrSkip())
+        return;
+    test::TempDir tmp;
+    NpyArray x = readNpy(test::dataDir() / "training" / "lenet5_sgd" / "input.npy");
+    x.data[size_t(7 * 28 * 28 + 100)] = std::numeric_limits<float>::quiet_NaN(); // image 7: rank 1's half
+    writeNpy(tmp.path / "nan.npy", x.dims, x.data.data());
+    const test::CliResult r = test::runCli(lenetTraining(tmp.path / "nan.npy") + "--optimizer sgd --lr 0.05 "
+        + "--nproc-per-node 2 --save-weights '" + (tmp.path / "w").string() + "'");
+    INFO(r.output);
+    if (r.status == 3 && r.output.find("cudnn") != std::string::npos) {
+        std::cout << "SKIPPED: the cudnn backend is unavailable: " << r.output << "\n";
+        return;
+    }
+    CHECK(r.status == 2);
+    // The warm-up's first step: the mean of the ranks' losses is NaN on both, so both stop there (neither waits).
+    CHECK_THAT(r.output, Catch::Matchers::Contains("warm-up step 1: the loss (the mean over the ranks) is"));
+    CHECK_THAT(r.output, Catch::Matchers::Contains("nan"));
+    CHECK_FALSE(fs::exists(tmp.path / "w"));
 }
