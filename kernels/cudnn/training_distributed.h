@@ -6,10 +6,10 @@
 // A step: the backward runs on the compute stream as on one GPU; right after the last layer of a bucket has its
 // gradients, launch() records an event there, the communication stream waits for it and averages the bucket across
 // the ranks (ncclAllReduce, ncclAvg) while the compute stream goes on with the backward. Then each layer's update
-// waits for its bucket (waitBucket). finishStep() reduces the finiteness flags (max) and the losses (mean) on the device and waits
-// for everything with a timeout: a rank that stops answering (another rank failed) aborts the communicator with a
-// message instead of hanging. Built without NCCL, or where libnccl.so.2 cannot be loaded (it is loaded with dlopen
-// on first use, not linked), the constructor throws UnsupportedError saying why.
+// waits for its bucket (waitBucket). finishStep() reduces the finiteness flags (max) and the losses (mean) on the
+// device and waits for everything with a timeout: a rank that stops answering (another rank failed) aborts the
+// communicator with a message instead of hanging. Built without NCCL, or where libnccl.so.2 cannot be loaded (it is
+// loaded with dlopen on first use, not linked), the constructor throws UnsupportedError saying why.
 #pragma once
 
 #include "compute/training/distributed.h"

@@ -117,7 +117,8 @@ TEST_CASE("cudnn data parallel on 2 GPUs gives 1 GPU's weights on the whole batc
     }
 }
 
-TEST_CASE("cudnn data parallel: a NaN in one rank's images stops every rank at that step, named", "[gpu][cudnn][train][ddp]")
+TEST_CASE(
+    "cudnn data parallel: a NaN in one rank's images stops every rank at that step, named", "[gpu][cudnn][train][ddp]")
 {
     if (!twoGpusOrSkip())
         return;
