@@ -2,7 +2,8 @@
 """Data-parallel anchor (issue 33): PyTorch DDP against ConvScope's `train --nproc-per-node` on ResNet-18.
 
 A developer tool (PyTorch is never a ConvScope dependency). For 1 and 2 GPUs (--gpus), with a per-GPU batch of 64
-(--batch) at 224², FP32 (TF32 off on both sides, as ConvScope's cudnn training is FP32 only):
+(--batch) at 224², in --math fp32 (TF32 off on both sides, the default), tf32, or fp16 / bf16 (PyTorch's autocast,
+GradScaler in fp16; ConvScope's `train --math`, its gradients widened to FP32 for the all-reduce as DDP's are):
   * PyTorch: torchvision's resnet18 (random init) in DistributedDataParallel (NCCL, default 25 MB buckets), SGD with
     momentum, cross-entropy; one process per GPU started here with torchrun's environment (RANK, WORLD_SIZE,
     LOCAL_RANK, MASTER_ADDR, MASTER_PORT), each step timed on the host with a synchronize at its end (ConvScope's
@@ -39,8 +40,10 @@ def worker(args):
     rank, world, local = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(local)
     torch.backends.cudnn.benchmark = True
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = args.math == "tf32"
+    torch.backends.cudnn.allow_tf32 = args.math == "tf32"
+    half = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.math)
+    scaler = torch.amp.GradScaler("cuda") if args.math == "fp16" else None
     dist.init_process_group("nccl")
     torch.manual_seed(0)
     model = torchvision.models.resnet18(num_classes=1000).cuda()
@@ -57,9 +60,15 @@ def worker(args):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(ddp(x), y)
-        loss.backward()
-        opt.step()
+        with torch.autocast("cuda", dtype=half, enabled=half is not None):
+            loss = loss_fn(ddp(x), y)
+        if scaler:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
         torch.cuda.synchronize()
         if step >= args.warmup:
             times.append((time.perf_counter() - t0) * 1000)
@@ -75,7 +84,7 @@ def run_torch(args, n):
         env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(n), LOCAL_RANK=str(r), LOCAL_WORLD_SIZE=str(n),
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=port, NCCL_NVLS_ENABLE=os.environ.get("NCCL_NVLS_ENABLE", "0"))
         cmd = [sys.executable, __file__, "--worker", "--batch", str(args.batch), "--steps", str(args.steps),
-               "--warmup", str(args.warmup)] + (["--channels-last"] if args.channels_last else [])
+               "--warmup", str(args.warmup), "--math", args.math] + (["--channels-last"] if args.channels_last else [])
         procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     outs = [p.communicate(timeout=args.timeout)[0] for p in procs]
     for line in outs[0].splitlines():
@@ -96,7 +105,7 @@ def run_ours(args, n, tmp):
     report = os.path.join(tmp, f"ours{n}.json")
     cmd = [args.cli, "train", args.net, "--input", x, "--target", y, "--loss", "ce", "--optimizer", "sgd", "--lr",
            "0.01", "--momentum", "0.9", "--steps", str(args.steps), "--warmup", str(args.warmup), "--backends",
-           "cudnn.auto", "--report", report]
+           "cudnn.auto", "--math", args.math, "--report", report]
     if n > 1:
         cmd += ["--nproc-per-node", str(n)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
@@ -122,6 +131,7 @@ def main():
     ap.add_argument("--batch", type=int, default=64, help="per GPU")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--math", choices=["fp32", "tf32", "fp16", "bf16"], default="fp32")
     ap.add_argument("--channels-last", action="store_true", help="PyTorch in channels_last (ConvScope runs NCHW)")
     ap.add_argument("--timeout", type=int, default=240, help="seconds per run")
     ap.add_argument("--skip-torch", action="store_true")
@@ -150,7 +160,7 @@ def main():
                     base = ms
                 eff = base / ms if base else None
                 rows.append((impl, n, ms, args.batch * n / ms * 1000, eff, comm or ""))
-    print(f"\nResNet-18, {args.batch} images per GPU, 224², FP32, SGD momentum, median of {args.steps} steps")
+    print(f"\nResNet-18, {args.batch} images per GPU, 224², {args.math}, SGD momentum, median of {args.steps} steps")
     print(f"{'implementation':<14} {'GPUs':>4} {'step ms':>9} {'img/s':>8} {'scaling':>8}  notes")
     for impl, n, ms, ips, eff, note in rows:
         if ms is None:

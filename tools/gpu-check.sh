@@ -27,7 +27,8 @@
 #                a 10-minute call: STAGES="build test" first, then STAGES="sanitize faults" (the build folder stays).
 #                "ddp" (issue 33, on a 2-GPU machine, kind nvidia-h200-x2): data parallel on 2 GPUs against 1 GPU's
 #                weights (the [ddp] test), LeNet-5 through `train --nproc-per-node 2`, and tools/ddp_anchor.py
-#                (ResNet-18 b64 per GPU, PyTorch DDP against ConvScope on 1 and 2 GPUs): STAGES="build ddp".
+#                (ResNet-18 b64 per GPU, PyTorch DDP against ConvScope on 1 and 2 GPUs; DDP_MATH="fp32 bf16 fp16" for
+#                each math mode, fp32 alone by default): STAGES="build ddp".
 #   TEST_JOBS    the test stage's ctest -j (default 4: the suite passed 300 s run one at a time); TEST_TIMEOUT its
 #                seconds (default 300); TEST_EXCLUDE a ctest -E regex; TEST_TRAIN=0 leaves out its two training runs
 #   "cross"      (extra stage) the cross-backend test alone, filtered by CROSS_BACKENDS and CROSS_OPS (see the stage)
@@ -538,12 +539,14 @@ if has ddp; then
     note "train lenet5 --nproc-per-node 2: rc $rc, $(grep -E '^all-reduce' "$OUT/ddp-lenet5.log" | head -1)"
     PY=${TORCH_PYTHON:-/opt/torch/.venv/bin/python}
     if [ -x "$PY" ]; then
-      timeout 330 "$PY" tools/ddp_anchor.py --cli "$CLI" --gpus 1,2 --batch 64 --steps 20 --warmup 5 \
-        >"$OUT/ddp-anchor.log" 2>&1
-      rc=$?
-      tail -20 "$OUT/ddp-anchor.log"
-      while read -r line; do note "ddp anchor: $line"; done < <(grep -E "^(pytorch-ddp|convscope) " "$OUT/ddp-anchor.log")
-      [ $rc -ne 0 ] && note "ddp anchor: rc $rc (see ddp-anchor.log)"
+      for math in ${DDP_MATH:-fp32}; do
+        timeout 330 "$PY" tools/ddp_anchor.py --cli "$CLI" --gpus 1,2 --batch 64 --steps 20 --warmup 5 --math "$math" \
+          >"$OUT/ddp-anchor-$math.log" 2>&1
+        rc=$?
+        tail -20 "$OUT/ddp-anchor-$math.log"
+        while read -r line; do note "ddp anchor $math: $line"; done < <(grep -E "^(pytorch-ddp|convscope) " "$OUT/ddp-anchor-$math.log")
+        [ $rc -ne 0 ] && note "ddp anchor $math: rc $rc (see ddp-anchor-$math.log)"
+      done
     fi
   fi
 fi

@@ -34,7 +34,8 @@ namespace {
             for (const BucketTiming& b : s.buckets)
                 buckets.push_back({ b.firstLayer, b.lastLayer, b.bytes, b.startMs, b.allReduceMs, b.hiddenMs });
             steps.push_back({ { "loss", s.loss }, { "loss_ms", s.lossMs }, { "backward_ms", s.backwardMs },
-                { "wall_ms", s.wallMs }, { "layers", layers }, { "buckets", buckets } });
+                { "wall_ms", s.wallMs }, { "loss_scale", s.lossScale }, { "skipped", s.skipped }, { "layers", layers },
+                { "buckets", buckets } });
         }
         const std::string head = json { { "steps", steps }, { "metadata", sel.metadata } }.dump();
         std::string out(8, '\0');
@@ -67,6 +68,8 @@ namespace {
             r.lossMs = s.at("loss_ms").get<double>();
             r.backwardMs = s.at("backward_ms").get<double>();
             r.wallMs = s.at("wall_ms").get<double>();
+            r.lossScale = s.at("loss_scale").get<double>();
+            r.skipped = s.at("skipped").get<bool>();
             for (const json& l : s.at("layers"))
                 r.layers.push_back({ l[0].get<double>(), l[1].get<double>(), l[2].get<double>(), l[3].get<double>() });
             for (const json& b : s.at("buckets"))

@@ -120,14 +120,28 @@ StepResult GpuTrainingSessionBase::stepLossScaled(int64_t step, std::vector<char
     readDeviceLoss(r);
     if (!std::isfinite(r.loss)) // the loss itself (FP32 from the FP16 output) is not finite: no scale makes it so
         throwLossNotFinite(step, r.loss, "the loss");
+    recordLossScaledStep(r, skipped);
+    readTimes(r.layers);
+    return r;
+}
+
+void GpuTrainingSessionBase::recordLossScaledStep(StepResult& r, bool skipped)
+{
     r.lossScale = m_lossScale;
     r.skipped = skipped;
     m_stepScale = m_lossScale; // what the gradients now in their buffers are scaled by
-    updateLossScale(r.skipped);
-    if (!r.skipped)
+    updateLossScale(skipped);
+    if (!skipped)
         ++m_updatesDone;
-    readTimes(r.layers);
-    return r;
+}
+
+void GpuTrainingSessionBase::widenGradients(size_t k)
+{
+    const TrainLayerState& t = layerState(k);
+    if (t.trainWeight && t.reducedW)
+        train::convertScaled(t.gW, t.gradType, t.reducedW, DType::F32, t.weightCount, 1.0f, m_stream->get());
+    if (t.trainBias && t.reducedB)
+        train::convertScaled(t.gB, t.gradType, t.reducedB, DType::F32, t.biasCount, 1.0f, m_stream->get());
 }
 
 } // namespace convscope::gpu

@@ -218,7 +218,7 @@ void GpuTrainingSessionBase::update(size_t k, int64_t step, const int* skip, int
     const auto one = [&](DeviceBuffer& p, const void* g, DeviceBuffer& copy, DeviceBuffer& first, DeviceBuffer& second,
                          int64_t n) {
         const train::GradientIn grad
-            = fromSums ? train::GradientIn { g, DType::F32, 1.0f } : train::GradientIn { g, t.gradType, unscale };
+            = fromSums ? train::GradientIn { g, DType::F32, 1.0f } : train::GradientIn { g, t.gradReadType(), unscale };
         const train::ParameterCopy out { copy.get(), m_storage };
         if (o.kind == OptimizerSpec::Kind::SGD) {
             train::sgdUpdate(p.floats(), grad, out, first.floats(), n, float(o.lr), float(o.momentum),
@@ -231,9 +231,9 @@ void GpuTrainingSessionBase::update(size_t k, int64_t step, const int* skip, int
             st);
     };
     if (t.trainWeight)
-        one(t.weight, fromSums ? t.sumW.get() : t.gW, t.weightCopy, t.firstW, t.secondW, t.weightCount);
+        one(t.weight, fromSums ? t.sumW.get() : t.gradWeightRead(), t.weightCopy, t.firstW, t.secondW, t.weightCount);
     if (t.trainBias)
-        one(t.bias, fromSums ? t.sumB.get() : t.gB, t.biasCopy, t.firstB, t.secondB, t.biasCount);
+        one(t.bias, fromSums ? t.sumB.get() : t.gradBiasRead(), t.biasCopy, t.firstB, t.secondB, t.biasCount);
     t.started = true;
 }
 
@@ -241,9 +241,9 @@ void GpuTrainingSessionBase::flagParameterGradients(size_t k, int* flag)
 {
     const TrainLayerState& t = layerState(k);
     if (t.trainWeight)
-        train::flagNonFinite(t.gW, t.weightCount, flag, m_stream->get(), t.gradType);
+        train::flagNonFinite(t.gradWeightRead(), t.weightCount, flag, m_stream->get(), t.gradReadType());
     if (t.trainBias)
-        train::flagNonFinite(t.gB, t.biasCount, flag, m_stream->get(), t.gradType);
+        train::flagNonFinite(t.gradBiasRead(), t.biasCount, flag, m_stream->get(), t.gradReadType());
 }
 
 void GpuTrainingSessionBase::flagGradients(size_t k, const std::vector<char>& has, bool inputHas)
@@ -497,7 +497,8 @@ Tensor GpuTrainingSessionBase::parameterGradient(const ParameterRef& ref) const
         throw Error("train: layer " + std::to_string(ref.layer) + " has no parameter " + ref.name);
     makeCurrent();
     // FP16: the gradient as GradScaler's unscale_ leaves it (divided by the scale the step ran with).
-    return downloadAs(w ? t.gW : t.gB, t.gradType, (w ? layer.weight : layer.bias)->shape(), float(1.0 / m_stepScale));
+    return downloadAs(w ? t.gradWeightRead() : t.gradBiasRead(), t.gradReadType(),
+        (w ? layer.weight : layer.bias)->shape(), float(1.0 / m_stepScale));
 }
 
 Tensor GpuTrainingSessionBase::inputGradient() const

@@ -60,6 +60,13 @@ struct TrainLayerState {
     // a bucket's flat buffer, so the all-reduce needs no copy. Elements of gradType.
     void *gW = nullptr, *gB = nullptr;
     DType gradType = DType::F32;
+    // Data parallel in mixed precision: the bucket's FP32 windows that the half gradients are widened into before the
+    // all-reduce (PyTorch DDP under autocast all-reduces the FP32 parameters' gradients); the update, the overflow
+    // check and parameterGradient read these. Null otherwise.
+    float *reducedW = nullptr, *reducedB = nullptr;
+    const void* gradWeightRead() const { return reducedW ? static_cast<const void*>(reducedW) : gW; }
+    const void* gradBiasRead() const { return reducedB ? static_cast<const void*>(reducedB) : gB; }
+    DType gradReadType() const { return reducedW || reducedB ? DType::F32 : gradType; }
     // Mixed precision: the parameters in the storage type, rewritten by every update (layers with storageParameters).
     DeviceBuffer weightCopy, biasCopy;
     const void* weightIn() const { return weightCopy.get() ? weightCopy.get() : weight.get(); }
@@ -155,6 +162,11 @@ protected:
     void lossOnDevice(const Tensor& target);
     // FP16's step after the loss (GradScaler's): the backward, the check, the updates; r.lossScale and r.skipped.
     StepResult stepLossScaled(int64_t step, std::vector<char>& has, StepResult& r);
+    // GradScaler's bookkeeping after an FP16 step whose loss is in r (synchronised): r.lossScale and r.skipped, the
+    // scale the gradients now carry, the next scale, and the optimizer's count of updates done.
+    void recordLossScaledStep(StepResult& r, bool skipped);
+    // Data parallel in mixed precision: layer k's half gradients widened into their FP32 windows (reducedW / B).
+    void widenGradients(size_t k);
     // FP32 host values into `dst` of the storage type: a copy, or (mixed precision) a copy into `stage` (allocated
     // here the first time, named `what`) and a conversion on the device.
     void uploadStorage(const Tensor& host, void* dst, DeviceBuffer& stage, const char* what);
@@ -242,7 +254,11 @@ protected:
 
 private:
     void flagGradients(size_t k, const std::vector<char>& has, bool inputHas);
-    void flagParameterGradients(size_t k, int* flag); // layer k's gW and gB checked into *flag
+
+protected:
+    void flagParameterGradients(size_t k, int* flag); // layer k's gradients (as the update reads them) into *flag
+
+private:
     void beginPass(); // the phased step's: prepared, checkPhased, current device, passStarts, `timed` cleared
 };
 

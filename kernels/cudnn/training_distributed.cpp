@@ -45,6 +45,7 @@ void DataParallel::backwardStarts(cudaStream_t) { }
 void DataParallel::launch(size_t, cudaStream_t) { }
 void DataParallel::waitBucket(size_t, cudaStream_t) { }
 void DataParallel::backwardEnds(cudaStream_t) { }
+void DataParallel::allReduceMax(int*, size_t, cudaStream_t) { }
 double DataParallel::finishStep(int*, size_t, double*, cudaStream_t, int64_t) { return 0; }
 std::vector<BucketTiming> DataParallel::timings() const { return {}; }
 double DataParallel::backwardMs() const { return -1; }
@@ -231,6 +232,16 @@ void DataParallel::waitBucket(size_t b, cudaStream_t compute)
 
 void DataParallel::backwardEnds(cudaStream_t compute) { m_bwdEnd.record(compute); }
 
+void DataParallel::allReduceMax(int* values, size_t count, cudaStream_t compute)
+{
+    const cudaStream_t comm = m_stream->get();
+    m_computeDone.record(compute);
+    CONVSCOPE_CUDA_CHECK(cudaStreamWaitEvent(comm, m_computeDone.get(), 0));
+    check(api().ncclAllReduce(values, values, count, ncclInt32, ncclMax, m_comm, comm), "ncclAllReduce of the flags");
+    m_maxDone.record(comm);
+    CONVSCOPE_CUDA_CHECK(cudaStreamWaitEvent(compute, m_maxDone.get(), 0));
+}
+
 double DataParallel::finishStep(int* flags, size_t count, double* loss, cudaStream_t compute, int64_t step)
 {
     const cudaStream_t comm = m_stream->get();
@@ -329,16 +340,22 @@ void CudnnTrainingSession::prepareDataParallel()
         float* at = m_ddp->bucketData(b);
         for (size_t k : plans[b].layers) {
             TrainLayer& t = m_layers[k];
-            if (t.trainWeight) {
-                t.gradWeight = gpu::DeviceBuffer();
-                t.gW = at;
-                at += padded(t.weightCount);
-            }
-            if (t.trainBias) {
-                t.gradBias = gpu::DeviceBuffer();
-                t.gB = at;
-                at += padded(t.biasCount);
-            }
+            // FP32 gradients are written into the bucket; half ones (mixed precision) where they were, then widened
+            // into the bucket (widenGradients) for an FP32 all-reduce, as PyTorch DDP under autocast does.
+            const bool direct = t.gradType == DType::F32;
+            const auto place = [&](bool on, gpu::DeviceBuffer& own, void*& g, float*& reduced, int64_t n) {
+                if (!on)
+                    return;
+                if (direct) {
+                    own = gpu::DeviceBuffer();
+                    g = at;
+                } else {
+                    reduced = at;
+                }
+                at += padded(n);
+            };
+            place(t.trainWeight, t.gradWeight, t.gW, t.reducedW, t.weightCount);
+            place(t.trainBias, t.gradBias, t.gB, t.reducedB, t.biasCount);
         }
         m_bucketsAfter[plans[b].readyAfter()].push_back(b);
     }
@@ -348,8 +365,15 @@ void CudnnTrainingSession::bucketsReadyAfter(size_t k)
 {
     if (!m_ddp)
         return;
+    widenGradients(k);
     for (size_t b : m_bucketsAfter.at(k))
         m_ddp->launch(b, m_stream->get());
+}
+
+void CudnnTrainingSession::waitAllBuckets()
+{
+    for (size_t b = 0; b < m_ddp->plans().size(); ++b)
+        m_ddp->waitBucket(b, m_stream->get());
 }
 
 void CudnnTrainingSession::updatesAfterBuckets(

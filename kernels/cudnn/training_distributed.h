@@ -43,6 +43,9 @@ public:
     void backwardStarts(cudaStream_t compute); // before the first backward op of a step
     void launch(size_t b, cudaStream_t compute); // bucket b's gradients are all written on `compute`
     void waitBucket(size_t b, cudaStream_t compute); // `compute` waits for bucket b's average
+    // `count` ints on the device become every rank's maximum, in place, before `compute` goes on (FP16's overflow
+    // flag under GradScaler, so that every rank skips the same steps).
+    void allReduceMax(int* values, size_t count, cudaStream_t compute);
     void backwardEnds(cudaStream_t compute); // after the last backward op (before the updates)
     // After the updates: the flags (ints on the device) become every rank's maximum, the loss (a double on the
     // device) the ranks' mean, in place; returns the mean after waiting for both streams within the timeout. Throws
@@ -67,7 +70,7 @@ private:
     std::unique_ptr<gpu::CudaStream> m_stream;
     std::vector<GradientBucket> m_plans;
     std::vector<Bucket> m_buckets;
-    gpu::CudaEvent m_bwdStart, m_bwdEnd, m_computeDone, m_commDone;
+    gpu::CudaEvent m_bwdStart, m_bwdEnd, m_computeDone, m_commDone, m_maxDone;
     gpu::PinnedBuffer m_hostLoss; // the ranks' mean loss
     int m_version = 0;
 };

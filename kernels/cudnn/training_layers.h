@@ -99,8 +99,10 @@ public:
 private:
     // training_distributed.cpp: the communicator (once), the buckets, and the gradients moved into them.
     void prepareDataParallel();
-    // After layer k's backward: launch the buckets it completes.
+    // After layer k's backward: its half gradients widened into the bucket (mixed precision), then the buckets it
+    // completes launched.
     void bucketsReadyAfter(size_t k);
+    void waitAllBuckets(); // the compute stream waits for every bucket's average
     // After the backward: each bucket's layers' updates, each waiting for its bucket's average.
     void updatesAfterBuckets(const std::vector<char>& has, int64_t step, const std::function<void(size_t)>& update);
     StepResult stepDataParallel(const Tensor& input, const Tensor& target, int64_t step);

@@ -84,10 +84,7 @@ void CudnnTrainingSession::prepareLayer(size_t i)
 void CudnnTrainingSession::afterLayerBuffers()
 {
     if (m_train.group && m_train.group->worldSize() > 1) {
-        if (mixed())
-            throw UnsupportedError(m_prefix + ": data-parallel training in " + dtypeName(m_storage)
-                + " is unsupported (its buckets all-reduce FP32 gradients); train data parallel in fp32 or tf32");
-        prepareDataParallel(); // the gradients move into the buckets' flat buffers
+        prepareDataParallel(); // the gradients move into the buckets' flat buffers (or widen into them)
     } else {
         m_ddp.reset();
         m_ddpGroup = nullptr;
@@ -147,10 +144,26 @@ StepResult CudnnTrainingSession::stepDataParallel(const Tensor& input, const Ten
         bucketsReadyAfter(k); // the update waits for the bucket's average (below)
     }
     m_inputHas = inputHas != 0;
-    if (m_inputHas)
-        train::flagNonFinite(m_inputGrad.get(), m_shapes.input.numel(), anyFlag, st, m_storage);
     m_ddp->backwardEnds(st);
-    updatesAfterBuckets(has, step, [&](size_t k) { timedPhase(k, 3, [&] { update(k, step, lossBad(), anyFlag); }); });
+    if (lossScaled()) {
+        // GradScaler under DDP: every averaged gradient checked (the same on every rank) and the loss's flags made
+        // the ranks' maximum before any update, so all ranks skip the same steps; then the updates, unscaling.
+        int* overflow = lossFlag();
+        waitAllBuckets();
+        for (size_t k = count; k-- > 0;)
+            if (has[k] && trains(k))
+                flagParameterGradients(k, overflow);
+        m_ddp->allReduceMax(overflow, 1, st);
+        for (size_t k = count; k-- > 0;)
+            if (has[k] && trains(k))
+                timedPhase(k, 3, [&] { update(k, m_updatesDone + 1, overflow, nullptr); });
+        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(anyFlag, overflow, sizeof(int), cudaMemcpyDeviceToDevice, st));
+    } else {
+        if (m_inputHas)
+            train::flagNonFinite(m_inputGrad.get(), m_shapes.input.numel(), anyFlag, st, m_storage);
+        updatesAfterBuckets(
+            has, step, [&](size_t k) { timedPhase(k, 3, [&] { update(k, step, lossBad(), anyFlag); }); });
+    }
     // Every rank's flags (the layers' and the step's any) become their maximum, the loss the ranks' mean.
     const double mean = m_ddp->finishStep(static_cast<int*>(m_flags.get()), count + 1, deviceLoss(), st, step);
     readDeviceLoss(r); // this rank's loss and its kernels' time
@@ -159,6 +172,11 @@ StepResult CudnnTrainingSession::stepDataParallel(const Tensor& input, const Ten
         throwLossNotFinite(step, r.loss, "the loss (the mean over the ranks)");
     r.buckets = m_ddp->timings();
     r.backwardMs = m_ddp->backwardMs();
+    if (lossScaled()) {
+        recordLossScaledStep(r, stepFlags()[count] != 0); // a gradient that overflowed skips the step
+        readTimes(r.layers);
+        return r;
+    }
     if (stepFlags()[count]) // a parameter gradient (averaged: the same on every rank) or some rank's input gradient
         throwFirstNonFiniteGradient(step, has, inputHas != 0);
     readTimes(r.layers);

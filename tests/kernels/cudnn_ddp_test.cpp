@@ -1,9 +1,10 @@
 // Data parallel on two GPUs (issue 33): `convscope-cli train --nproc-per-node 2` on LeNet-5 (no batch norm, so the
 // ranks' batch statistics cannot differ from the whole batch's) gives the same weights as one GPU on the whole batch,
 // within float tolerance, for SGD with momentum and for Adam; the report has a track per rank and the buckets'
-// all-reduce. A NaN in one rank's slice of the batch stops both ranks at the same step with the same message. Runs
-// through the CLI, as a user would, since it needs one process per GPU. Skips without two GPUs, the cudnn backend or
-// NCCL.
+// all-reduce. In mixed precision (bf16, and fp16 with its loss scale) the ranks train as one GPU does within the
+// storage type's rounding, and every rank skips the same steps. A NaN in one rank's slice of the batch stops both ranks
+// at the same step with the same message. Runs through the CLI, as a user would, since it needs one process per GPU.
+// Skips without two GPUs, the cudnn backend or NCCL.
 #include "tests/cli/cli_runner.h"
 #include "tests/test_support.h"
 
@@ -138,4 +139,53 @@ TEST_CASE(
     CHECK_THAT(r.output, Catch::Matchers::Contains("warm-up step 1: the loss (the mean over the ranks) is"));
     CHECK_THAT(r.output, Catch::Matchers::Contains("nan"));
     CHECK_FALSE(fs::exists(tmp.path / "w"));
+}
+
+TEST_CASE("cudnn data parallel in mixed precision: 2 GPUs follow 1 GPU within half rounding, skipping the same steps",
+    "[gpu][cudnn][train][ddp][mixed]")
+{
+    if (!twoGpusOrSkip())
+        return;
+    // bf16 unscaled; fp16 with a loss scale low enough that no step overflows on either side, then one so large that
+    // every step does: both skip all three (the parameters stay the initial ones) and the scale halves each time.
+    struct Mode {
+        const char* flags;
+        double tolerance;
+        bool allSkipped;
+    };
+    for (const Mode m :
+        { Mode { "--math bf16", 3e-2, false }, Mode { "--math fp16 --option loss_scale=1024", 1e-2, false },
+            Mode { "--math fp16 --option loss_scale=1e30", 0.0, true } }) {
+        INFO(m.flags);
+        test::TempDir tmp;
+        const std::string common = lenetTraining() + "--optimizer sgd --lr 0.05 --momentum 0.9 " + m.flags;
+        const test::CliResult one = test::runCli(common + " --save-weights '" + (tmp.path / "one").string() + "'");
+        INFO(one.output);
+        if (one.status == 3 && one.output.find("cudnn") != std::string::npos) {
+            std::cout << "SKIPPED: the cudnn backend is unavailable: " << one.output << "\n";
+            return;
+        }
+        REQUIRE(one.status == 0);
+        const test::CliResult two = test::runCli(common + " --nproc-per-node 2 --save-weights '"
+            + (tmp.path / "two").string() + "' --report '" + (tmp.path / "two.json").string() + "'");
+        INFO(two.output);
+        REQUIRE(two.status == 0);
+        double worst = 0;
+        for (const auto& e : fs::directory_iterator(tmp.path / "one"))
+            if (e.path().extension() == ".npy")
+                worst = std::max(worst, relL2(readNpy(tmp.path / "two" / e.path().filename()), readNpy(e.path())));
+        std::cout << m.flags << ": 2 GPUs' weights within " << worst << " of 1 GPU's (relative L2, worst tensor)\n";
+        CHECK(worst <= m.tolerance);
+        std::ifstream in(tmp.path / "two.json");
+        const nlohmann::json j = nlohmann::json::parse(in);
+        REQUIRE(j.at("selections").size() == 2);
+        for (const auto& sel : j["selections"]) {
+            CHECK(sel["max_param_rel_l2_vs_first"].get<double>() <= 1e-7); // the ranks stay in step
+            if (sel.contains("step_skipped"))
+                for (const auto& skipped : sel["step_skipped"])
+                    CHECK(skipped.get<bool>() == m.allSkipped);
+        }
+        if (m.allSkipped)
+            CHECK_THAT(two.output, Catch::Matchers::Contains("5 of 5 steps skipped"));
+    }
 }
