@@ -147,14 +147,18 @@ TEST_CASE("cudnn data parallel in mixed precision: 2 GPUs follow 1 GPU within ha
     if (!twoGpusOrSkip())
         return;
     // bf16 unscaled; fp16 with a loss scale low enough that no step overflows on either side, then one so large that
-    // every step does: both skip all three (the parameters stay the initial ones) and the scale halves each time.
+    // every step does: both skip all five (the parameters stay the initial ones) and the scale halves each time.
+    // Bounds from the H200 pair (2026-11-29): after 5 SGD steps the worst weight tensor was 4.5e-3 from one GPU's in
+    // fp16 and 7.8e-2 in bf16 (LeNet-5's softmax feeds the loss in the storage type; bf16's first-step gradients
+    // alone sit up to 0.17 from FP32's, tests/kernels/cudnn_mixed_training_test.cpp). The ranks' own agreement is
+    // held to 1e-7 below, and a missing or summed all-reduce moves the weights by far more.
     struct Mode {
         const char* flags;
         double tolerance;
         bool allSkipped;
     };
     for (const Mode m :
-        { Mode { "--math bf16", 3e-2, false }, Mode { "--math fp16 --option loss_scale=1024", 1e-2, false },
+        { Mode { "--math bf16", 1.5e-1, false }, Mode { "--math fp16 --option loss_scale=1024", 1e-2, false },
             Mode { "--math fp16 --option loss_scale=1e30", 0.0, true } }) {
         INFO(m.flags);
         test::TempDir tmp;
