@@ -79,6 +79,9 @@ struct TrainRequest {
     TrainingOptions training;
     int warmup = 1;
     int steps = 10;
+    // The Run panel's Math (RunSettings::math): tf32, fp16 and bf16 train on cudnn; a selection that refuses the mode
+    // (the CPU's, onednn's, our CUDA kernels') is left out and named.
+    MathMode math = MathMode::FP32;
     std::shared_ptr<const Tensor> input; // null: the network's own input, loaded on the worker
     std::shared_ptr<const Tensor> target;
 };

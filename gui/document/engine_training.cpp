@@ -57,6 +57,7 @@ void Engine::trainJob(int jobId, Network net, TrainRequest request, CancelFlag c
         o.training = request.training;
         o.warmup = request.warmup;
         o.steps = request.steps;
+        o.session.math = request.math;
         o.keepWeightGradients = true;
         std::vector<std::string> refusals;
         for (const Selection& s : request.selections) {
@@ -72,7 +73,8 @@ void Engine::trainJob(int jobId, Network net, TrainRequest request, CancelFlag c
             std::string all;
             for (const std::string& r : refusals)
                 all += (all.empty() ? "" : "; ") + r;
-            throw UnsupportedError("no selection can train (" + all + "); train on cpu.direct or cpu.im2col_gemm");
+            throw UnsupportedError("no selection can train (" + all + "); train on cpu.direct or cpu.im2col_gemm"
+                + (request.math == MathMode::FP32 ? std::string() : " in fp32, or on cudnn.auto"));
         }
 
         outcome->input

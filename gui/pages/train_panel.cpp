@@ -204,11 +204,15 @@ void TrainPanel::updateFields()
     QStringList names;
     for (const Selection& s : m_engine->runSettings().request().selections)
         names << QString::fromStdString(s.str());
+    const MathMode math = m_engine->runSettings().math;
     m_selections->setText(names.isEmpty()
             ? tr("No selection: check one in the Run panel.")
-            : tr("On the Run panel's selections: %1 (one without a training path is left out and named)")
-                  .arg(names.join(QStringLiteral(", "))));
+            : tr("On the Run panel's selections in %1: %2 (one without a training path in that math is left out and "
+                 "named)")
+                  .arg(QString::fromStdString(mathModeName(math)), names.join(QStringLiteral(", "))));
 }
+
+QString TrainPanel::selectionsNote() const { return m_selections->text(); }
 
 TrainingData TrainPanel::data() const
 {
@@ -232,6 +236,7 @@ TrainRequest TrainPanel::request(const TrainingData& d) const
     r.training.inputGradient = m_inputGradient->isChecked();
     r.steps = m_steps->value();
     r.warmup = m_warmup->value();
+    r.math = m_engine->runSettings().math;
     r.input = d.input;
     r.target = d.target;
     return r;

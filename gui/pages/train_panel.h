@@ -51,6 +51,7 @@ public:
     QPushButton* trainButton() const { return m_go; }
     QString targetText() const;
     QString message() const;
+    QString selectionsNote() const; // which of the Run panel's selections train, and in which math
     QString summary() const;
 
 private:

@@ -220,6 +220,34 @@ TEST_CASE(
     REQUIRE(pages.gradients.saliency()->tileCount() == 9);
 }
 
+TEST_CASE("the Train page trains in the Run panel's math, and names a selection that refuses it", "[gui][train]")
+{
+    TrainingPages pages("lenet5_trained.json", { { "cpu", "direct" }, { "cpu", "im2col_gemm" } });
+    RunSettings s = pages.engine.runSettings();
+    s.math = MathMode::BF16;
+    pages.engine.setRunSettings(s);
+    CHECK(pages.panel.selectionsNote().contains(QStringLiteral("in bf16")));
+    // The CPU trains in FP32 only: both selections are left out, named, and the run fails saying where bf16 trains.
+    QSignalSpy failed(&pages.engine, &Engine::failed);
+    REQUIRE(pages.panel.start() > 0);
+    for (int i = 0; i < 300 && failed.isEmpty(); ++i)
+        failed.wait(100);
+    REQUIRE(failed.size() == 1);
+    const QString why = failed.first().at(1).toString();
+    INFO(why.toStdString());
+    CHECK(why.contains(QStringLiteral("cpu.direct: cpu.direct: training in bf16 is unsupported on the CPU")));
+    CHECK(why.contains(QStringLiteral("cpu.im2col_gemm")));
+    CHECK(why.contains(QStringLiteral("on cudnn.auto")));
+    // Back in fp32 the same page trains, and the run says so.
+    s.math = MathMode::FP32;
+    pages.engine.setRunSettings(s);
+    CHECK(pages.panel.selectionsNote().contains(QStringLiteral("in fp32")));
+    const TrainOutcomePtr out = pages.train(1);
+    REQUIRE(out);
+    CHECK(out->result.selections.size() == 2);
+    CHECK(out->skipped.empty());
+}
+
 TEST_CASE("a training run is cancelled and a superseded one is dropped", "[gui][train]")
 {
     // LeNet-5: a cancel stops a run after the step at work, so the steps' cost is the test's (the colour CNN's steps
