@@ -453,16 +453,20 @@ namespace {
             return std::make_unique<OnednnSession>(options);
         }
         // The training step (onednn_training.h): oneDNN's backward primitives where it has them, the CPU's training
-        // code for the other layers, FP32 only.
+        // code for the other layers; --math bf16 rounds the convolutions and linear layers as CPU autocast does.
         std::unique_ptr<TrainingSession> createTrainingSession(
             const std::string& algorithm, const SessionOptions& options) override
         {
             if (algorithm != kAuto)
                 throw UnsupportedError("onednn." + algorithm + " is unsupported: the onednn backend has auto");
-            if (options.math != MathMode::FP32)
-                throw UnsupportedError("onednn.auto: training runs in FP32 only; --math " + mathModeName(options.math)
-                    + " is unsupported in training (the forward profile takes it)");
-            return makeHostTrainingSession("onednn.auto", options, makeTrainingOps());
+            // bf16 as PyTorch's CPU autocast where the CPU computes bf16 natively; tf32 is fp32 here, as in the
+            // forward.
+            if (options.math == MathMode::FP16)
+                throw UnsupportedError("onednn.auto: training in fp16 is unsupported (oneDNN " + versionString()
+                    + " has no f16 convolution backward on the CPU); train in bf16 or fp32");
+            if (const std::string why = whyNotNative(options.math); !why.empty())
+                throw UnsupportedError("onednn.auto training: " + why);
+            return makeHostTrainingSession("onednn.auto", options, makeTrainingOps(options.math));
         }
         std::map<std::string, std::string> info() const override
         {

@@ -28,9 +28,10 @@ namespace {
 
     class OnednnTrainingOps final : public HostLayerOps {
     public:
-        OnednnTrainingOps()
+        explicit OnednnTrainingOps(MathMode math)
             : m_engine(dnnl::engine::kind::cpu, 0)
             , m_stream(m_engine)
+            , m_math(math)
         {
         }
 
@@ -44,10 +45,12 @@ namespace {
             for (size_t i = 0; i < net.layers.size(); ++i) {
                 const std::string cpu = "the CPU's training code (cpu.im2col_gemm's, on the same host tensors): ";
                 try {
-                    TrainPlan p = planTraining(net.layers[i], shapes.layers[i], m_engine);
+                    TrainPlan p = planTraining(net.layers[i], shapes.layers[i], m_engine, productType(m_math));
                     std::string note = "oneDNN: forward " + p.forward.impl + "; backward-data " + p.data.impl;
                     if (p.weights.primitive)
                         note += "; backward-weights " + p.weights.impl;
+                    if (p.kind == TrainPlan::Kind::Conv && m_math == MathMode::BF16)
+                        note += "; bf16 operands (the reorders round them), fp32 sums, fp32 weight gradients";
                     if (p.kind == TrainPlan::Kind::BatchNorm)
                         note += " (dx, dγ, dβ in one primitive, timed as backward-data when the input gradient "
                                 "is needed)";
@@ -149,7 +152,7 @@ namespace {
             std::map<std::string, std::string> m { { "onednn",
                                                        std::to_string(v->major) + "." + std::to_string(v->minor) + "."
                                                            + std::to_string(v->patch) },
-                { "isa", isaName() }, { "math", "fp32" } };
+                { "isa", isaName() }, { "math", trainingMathDescription(m_math) } };
             for (size_t i = 0; i < m_notes.size(); ++i)
                 m["layer " + std::to_string(i) + " " + m_net.layers[i].name] = m_notes[i];
             return m;
@@ -217,6 +220,7 @@ namespace {
 
         dnnl::engine m_engine;
         dnnl::stream m_stream;
+        MathMode m_math = MathMode::FP32;
         Network m_net;
         double m_momentum = 0.1;
         std::vector<std::optional<TrainPlan>> m_plans;
@@ -225,6 +229,19 @@ namespace {
 
 } // namespace
 
-std::unique_ptr<HostLayerOps> makeTrainingOps() { return std::make_unique<OnednnTrainingOps>(); }
+memory::data_type productType(MathMode math) { return math == MathMode::BF16 ? memory::data_type::bf16 : kF32; }
+
+std::string trainingMathDescription(MathMode math)
+{
+    if (math == MathMode::BF16)
+        return "bf16 mixed precision, as PyTorch's CPU autocast: the convolutions and linear layers on oneDNN read "
+               "their input, weights and output gradient rounded to bf16, write their output and input gradient "
+               "rounded to bf16 (bf16 products, fp32 sums), and their weight and bias gradients in fp32; every other "
+               "layer, the loss, the parameters and the optimizer stay fp32 ("
+            + isaName() + ")";
+    return math == MathMode::TF32 ? "fp32 (the CPU has no TF32)" : "fp32";
+}
+
+std::unique_ptr<HostLayerOps> makeTrainingOps(MathMode math) { return std::make_unique<OnednnTrainingOps>(math); }
 
 } // namespace convscope::onednn

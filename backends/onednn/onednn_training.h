@@ -78,8 +78,13 @@ struct TrainPlan {
 
 // Throws UnsupportedError (or dnnl::error) naming why oneDNN cannot train this layer; the session then runs it on the
 // CPU's code.
-TrainPlan planTraining(const Layer& layer, const LayerShape& shape, const dnnl::engine& eng);
+// `products`: the convolutions' and linear layers' element type inside the primitive (f32, or bf16 under --math bf16:
+// the reorders from and to the session's FP32 tensors round), their weight and bias gradients FP32 either way.
+TrainPlan planTraining(
+    const Layer& layer, const LayerShape& shape, const dnnl::engine& eng, memory::data_type products = kF32);
 
-std::unique_ptr<HostLayerOps> makeTrainingOps();
+memory::data_type productType(MathMode math); // bf16 under --math bf16, else f32
+std::string trainingMathDescription(MathMode math); // the metadata's "math"
+std::unique_ptr<HostLayerOps> makeTrainingOps(MathMode math);
 
 } // namespace convscope::onednn

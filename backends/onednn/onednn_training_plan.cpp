@@ -149,7 +149,8 @@ namespace {
     // conv2d, conv_transpose2d, conv3d and conv_transpose3d with the forward plan's geometry (onednn_plan.cpp: groups
     // as a g-first weight, dilation d − 1, the padding after from rightPad, output_padding as a smaller padding after),
     // the activations and weights in oneDNN's chosen layouts.
-    template <typename S> TrainPlan planConvolution(const S& s, const LayerShape& shape, const dnnl::engine& eng)
+    template <typename S>
+    TrainPlan planConvolution(const S& s, const LayerShape& shape, const dnnl::engine& eng, memory::data_type products)
     {
         constexpr bool transposed = std::is_same_v<S, ConvTranspose2d> || std::is_same_v<S, ConvTranspose3d>;
         constexpr bool volume = std::is_same_v<S, Conv3d> || std::is_same_v<S, ConvTranspose3d>;
@@ -180,11 +181,11 @@ namespace {
             wTag = transposed ? (g == 1 ? Tag::iodhw : Tag::giodhw) : (g == 1 ? Tag::oidhw : Tag::goidhw);
         else
             wTag = transposed ? (g == 1 ? Tag::iohw : Tag::giohw) : (g == 1 ? Tag::oihw : Tag::goihw);
-        const memory::desc wUser(wDims, kF32, wTag), wAny(wDims, kF32, Tag::any);
+        const memory::desc wUser(wDims, kF32, wTag), wAny(wDims, products, Tag::any), wDiff(wDims, kF32, Tag::any);
         const memory::desc x = volume ? ncdhw(in, kF32) : nchw(in, kF32);
         const memory::desc y = volume ? ncdhw(out, kF32) : nchw(out, kF32);
-        const memory::desc src = volume ? ncdhw(in, kF32, Tag::any) : anyLayout(in, kF32);
-        const memory::desc dst = volume ? ncdhw(out, kF32, Tag::any) : anyLayout(out, kF32);
+        const memory::desc src = volume ? ncdhw(in, products, Tag::any) : anyLayout(in, products);
+        const memory::desc dst = volume ? ncdhw(out, products, Tag::any) : anyLayout(out, products);
         const memory::desc bias = s.bias ? vector(out.c) : memory::desc();
         using Fwd = std::conditional_t<transposed, dnnl::deconvolution_forward, dnnl::convolution_forward>;
         using Data = std::conditional_t<transposed, dnnl::deconvolution_backward_data, dnnl::convolution_backward_data>;
@@ -196,25 +197,29 @@ namespace {
         const typename Data::primitive_desc data(
             typename Data::desc(alg, src, wAny, dst, strides, dilates, padL, padR), eng, fwd);
         const typename Weights::primitive_desc weights(
-            typename Weights::desc(alg, src, wAny, bias, dst, strides, dilates, padL, padR), eng, fwd);
+            typename Weights::desc(alg, src, wDiff, bias, dst, strides, dilates, padL, padR), eng, fwd);
         return withWeights(fwd, data, weights, x, y, wUser, bias, eng);
     }
 
     // linear as inner_product on [rows, in_features] → [rows, out_features] (compute/linear_geometry.h).
-    TrainPlan planLinear(const Linear& s, const LayerShape& shape, const dnnl::engine& eng)
+    TrainPlan planLinear(const Linear& s, const LayerShape& shape, const dnnl::engine& eng, memory::data_type products)
     {
         const LinearRows rows = linearRows(shape.in);
         const memory::desc x({ rows.rows, rows.inFeatures }, kF32, Tag::nc);
         const memory::desc y({ rows.rows, s.out_features }, kF32, Tag::nc);
         const memory::desc wUser({ s.out_features, rows.inFeatures }, kF32, Tag::oi);
-        const memory::desc wAny({ s.out_features, rows.inFeatures }, kF32, Tag::any);
+        const memory::desc wAny({ s.out_features, rows.inFeatures }, products, Tag::any);
+        const memory::desc wDiff({ s.out_features, rows.inFeatures }, kF32, Tag::any);
+        // The primitive's own activations: the session's FP32 rows, or bf16 ones the reorders round into.
+        const memory::desc src({ rows.rows, rows.inFeatures }, products, Tag::any);
+        const memory::desc dst({ rows.rows, s.out_features }, products, Tag::any);
         const memory::desc bias = s.bias ? vector(s.out_features) : memory::desc();
         const dnnl::inner_product_forward::primitive_desc fwd(
-            dnnl::inner_product_forward::desc(kTraining, x, wAny, bias, y), eng);
+            dnnl::inner_product_forward::desc(kTraining, src, wAny, bias, dst), eng);
         const dnnl::inner_product_backward_data::primitive_desc data(
-            dnnl::inner_product_backward_data::desc(x, wAny, y), eng, fwd);
+            dnnl::inner_product_backward_data::desc(src, wAny, dst), eng, fwd);
         const dnnl::inner_product_backward_weights::primitive_desc weights(
-            dnnl::inner_product_backward_weights::desc(x, wAny, bias, y), eng, fwd);
+            dnnl::inner_product_backward_weights::desc(src, wDiff, bias, dst), eng, fwd);
         return withWeights(fwd, data, weights, x, y, wUser, bias, eng);
     }
 
@@ -395,7 +400,7 @@ namespace {
 
 } // namespace
 
-TrainPlan planTraining(const Layer& layer, const LayerShape& shape, const dnnl::engine& eng)
+TrainPlan planTraining(const Layer& layer, const LayerShape& shape, const dnnl::engine& eng, memory::data_type products)
 {
     return std::visit(
         [&](const auto& s) -> TrainPlan {
@@ -403,9 +408,9 @@ TrainPlan planTraining(const Layer& layer, const LayerShape& shape, const dnnl::
             if constexpr (
                 std::is_same_v<S,
                     Conv2d> || std::is_same_v<S, ConvTranspose2d> || std::is_same_v<S, Conv3d> || std::is_same_v<S, ConvTranspose3d>) {
-                return planConvolution(s, shape, eng);
+                return planConvolution(s, shape, eng, products);
             } else if constexpr (std::is_same_v<S, Linear>) {
-                return planLinear(s, shape, eng);
+                return planLinear(s, shape, eng, products);
             } else if constexpr (std::is_same_v<S, BatchNorm2d> || std::is_same_v<S, BatchNorm3d>) {
                 return planBatchNorm(layer, s.eps, shape, eng);
             } else if constexpr (std::is_same_v<S, ReLU>) {
