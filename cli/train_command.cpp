@@ -281,7 +281,8 @@ Command addTrainCommand(CLI::App& app)
             std::cout << "data parallel: " << r.worldSize << " ranks, a batch of " << r.globalBatch << " split "
                       << r.globalBatch / r.worldSize << " per rank\n";
         std::cout << r.network.name << " — input " << r.shapes.input.str() << ", loss " << a->loss << ", "
-                  << a->optimizer << " lr " << opt.training.optimizer.lr << "\n\n";
+                  << a->optimizer << " lr " << opt.training.optimizer.lr << ", math " << mathModeName(opt.session.math)
+                  << "\n\n";
         printTable(std::cout, r);
         if (!a->report.empty())
             writeTrainingReport(a->report, r);

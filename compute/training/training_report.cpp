@@ -139,6 +139,7 @@ std::string trainingReportJson(const TrainResult& r)
     j["input"] = r.shapes.input.str();
     j["loss"] = lossKindName(r.options.training.loss);
     j["optimizer"] = optimizerText(r.options.training.optimizer);
+    j["math"] = mathModeName(r.options.session.math);
     j["warmup"] = r.options.warmup;
     j["steps"] = r.options.steps;
     if (r.worldSize > 1) {
@@ -218,8 +219,9 @@ std::string trainingReportMarkdown(const TrainResult& r)
         out << "Data parallel over " << r.worldSize << " ranks (one GPU each), a batch of " << r.globalBatch
             << " split among them; the input below is one rank's slice.\n\n";
     out << "Input " << r.shapes.input.str() << ", loss " << lossKindName(r.options.training.loss) << ", "
-        << optimizerText(r.options.training.optimizer) << ", " << r.options.steps << " timed steps after "
-        << r.options.warmup << " warm-up. Times are medians in ms; — where a layer has no such phase.\n";
+        << optimizerText(r.options.training.optimizer) << ", math " << mathModeName(r.options.session.math) << ", "
+        << r.options.steps << " timed steps after " << r.options.warmup
+        << " warm-up. Times are medians in ms; — where a layer has no such phase.\n";
     for (const SelectionTraining& sel : r.selections) {
         out << "\n## " << sel.label() << "\n\n";
         out << "| # | layer | type | forward | backward-data | backward-weights | update |\n";

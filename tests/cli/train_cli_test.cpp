@@ -73,13 +73,18 @@ TEST_CASE("train runs LeNet-5 on both CPU algorithms, writes every report and we
         REQUIRE(r.status == 0);
         CHECK(r.output.find("bwd-weights") != std::string::npos);
         CHECK(r.output.find("cpu.im2col_gemm") != std::string::npos);
+        CHECK(r.output.find("sgd lr 0.05, math fp32") != std::string::npos); // the math mode is named
         const std::string text = slurp(report);
         if (std::string(ext) == ".csv")
             CHECK(text.find("cpu.direct,0,c1,conv2d,backward-weights,") != std::string::npos);
-        if (std::string(ext) == ".json")
+        if (std::string(ext) == ".json") {
             CHECK(nlohmann::json::parse(text)["selections"].size() == 2);
-        if (std::string(ext) == ".md")
+            CHECK(nlohmann::json::parse(text)["math"] == "fp32");
+        }
+        if (std::string(ext) == ".md") {
             CHECK(text.find("## cpu.im2col_gemm") != std::string::npos);
+            CHECK(text.find(", math fp32, 3 timed steps") != std::string::npos);
+        }
     }
     // Adam with its options, a trace and the input gradient (one value per input pixel).
     const Result adam = cli(f.lenet("--target " + quote(f.dir / "y.npy")
