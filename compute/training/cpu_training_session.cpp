@@ -309,8 +309,7 @@ std::unique_ptr<TrainingSession> makeCpuTrainingSession(const std::string& algor
     if (options.math != MathMode::FP32)
         throw UnsupportedError("cpu." + algorithm + ": training in " + mathModeName(options.math)
             + " is unsupported on the CPU (its training step is FP32; tf32, fp16 and bf16 training run on cudnn.auto, "
-              "and bf16 on onednn.auto "
-              "where the CPU computes bf16)");
+              "and bf16 on onednn.auto where the CPU computes bf16)");
     return std::make_unique<CpuTrainingSession>(algorithm, options);
 }
 

@@ -111,11 +111,7 @@ StepResult GpuTrainingSessionBase::stepLossScaled(int64_t step, std::vector<char
         flagParameterGradients(k, overflow);
     }
     m_inputHas = inputHas != 0;
-    for (size_t k = count; k-- > 0;)
-        if (has[k] && trains(k))
-            timedPhase(k, 3, [&] { update(k, m_updatesDone + 1, overflow, nullptr); });
-    int* anyFlag = static_cast<int*>(m_flags.get()) + count;
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(anyFlag, overflow, sizeof(int), cudaMemcpyDeviceToDevice, m_stream->get()));
+    updatesLossScaled(has);
     const bool skipped = stepFlags()[count] != 0; // the step's one synchronisation
     readDeviceLoss(r);
     if (!std::isfinite(r.loss)) // the loss itself (FP32 from the FP16 output) is not finite: no scale makes it so
@@ -123,6 +119,16 @@ StepResult GpuTrainingSessionBase::stepLossScaled(int64_t step, std::vector<char
     recordLossScaledStep(r, skipped);
     readTimes(r.layers);
     return r;
+}
+
+void GpuTrainingSessionBase::updatesLossScaled(const std::vector<char>& has)
+{
+    int* overflow = lossFlag();
+    for (size_t k = layerCount(); k-- > 0;)
+        if (has[k] && trains(k))
+            timedPhase(k, 3, [&] { update(k, m_updatesDone + 1, overflow, nullptr); });
+    int* anyFlag = static_cast<int*>(m_flags.get()) + layerCount();
+    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(anyFlag, overflow, sizeof(int), cudaMemcpyDeviceToDevice, m_stream->get()));
 }
 
 void GpuTrainingSessionBase::recordLossScaledStep(StepResult& r, bool skipped)

@@ -162,6 +162,9 @@ protected:
     void lossOnDevice(const Tensor& target);
     // FP16's step after the loss (GradScaler's): the backward, the check, the updates; r.lossScale and r.skipped.
     StepResult stepLossScaled(int64_t step, std::vector<char>& has, StepResult& r);
+    // GradScaler's updates after the checks: each trained layer's, skipped on the device where the loss's flag says a
+    // gradient overflowed, Adam counting the updates done; the flag copied into the step's "any" for stepFlags.
+    void updatesLossScaled(const std::vector<char>& has);
     // GradScaler's bookkeeping after an FP16 step whose loss is in r (synchronised): r.lossScale and r.skipped, the
     // scale the gradients now carry, the next scale, and the optimizer's count of updates done.
     void recordLossScaledStep(StepResult& r, bool skipped);
@@ -200,6 +203,7 @@ protected:
     // After the optimizer kernels flagged a gradient that is not finite: checks every gradient still in its buffer,
     // in backward order, and throws InputError naming the step and the first layer flagged.
     [[noreturn]] void throwFirstNonFiniteGradient(int64_t step, const std::vector<char>& has, bool inputHas);
+    void flagParameterGradients(size_t k, int* flag); // layer k's gradients (as the update reads them) into *flag
     void readTimes(std::vector<LayerPhaseMs>& times) const; // the phases timed since `timed` was cleared
 
     const void* in(size_t i, size_t j) const; // layer i's j-th input (the network's input or an earlier output)
@@ -254,11 +258,6 @@ protected:
 
 private:
     void flagGradients(size_t k, const std::vector<char>& has, bool inputHas);
-
-protected:
-    void flagParameterGradients(size_t k, int* flag); // layer k's gradients (as the update reads them) into *flag
-
-private:
     void beginPass(); // the phased step's: prepared, checkPhased, current device, passStarts, `timed` cleared
 };
 

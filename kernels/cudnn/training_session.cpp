@@ -154,10 +154,7 @@ StepResult CudnnTrainingSession::stepDataParallel(const Tensor& input, const Ten
             if (has[k] && trains(k))
                 flagParameterGradients(k, overflow);
         m_ddp->allReduceMax(overflow, 1, st);
-        for (size_t k = count; k-- > 0;)
-            if (has[k] && trains(k))
-                timedPhase(k, 3, [&] { update(k, m_updatesDone + 1, overflow, nullptr); });
-        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(anyFlag, overflow, sizeof(int), cudaMemcpyDeviceToDevice, st));
+        updatesLossScaled(has);
     } else {
         if (m_inputHas)
             train::flagNonFinite(m_inputGrad.get(), m_shapes.input.numel(), anyFlag, st, m_storage);
