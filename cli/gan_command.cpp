@@ -79,7 +79,10 @@ namespace {
         const GanStep& first = r.steps.front();
         const GanStep& last = r.steps.back();
         out << "loss D " << first.lossD << " → " << last.lossD << ", loss G " << first.lossG << " → " << last.lossG
-            << "; D(real) " << last.dReal << ", D(fake) " << last.dFake << " at the last step\n\n";
+            << "; D(real) " << last.dReal << ", D(fake) " << last.dFake << " at the last step\n";
+        if (const std::string scale = ganLossScaleLine(r); !scale.empty())
+            out << scale << "\n";
+        out << "\n";
     }
 
 } // namespace
@@ -112,8 +115,9 @@ Command addGanCommand(CLI::App& app)
     cmd->add_option("--save-samples", a->saveSamples, "write the last generated batch as .npy");
     cmd->add_option("--math", a->math,
            "fp32 (the reference arithmetic); tf32 (convolutions and GEMMs on TF32 Tensor Cores where the backend "
-           "has them: cudnn; FP32 elsewhere in the step, as PyTorch's allow_tf32); bf16 (mixed precision on cudnn, "
-           "as PyTorch's autocast; fp16 is refused: its loss scale would span both optimizers)")
+           "has them: cudnn; FP32 elsewhere in the step, as PyTorch's allow_tf32); fp16 / bf16 (mixed precision on "
+           "cudnn, as PyTorch's autocast; fp16 with one GradScaler across both optimizers, --option loss_scale=S "
+           "its initial scale)")
         ->capture_default_str();
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
     return [a]() {

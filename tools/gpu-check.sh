@@ -302,12 +302,11 @@ if has train; then
   PY=${TORCH_PYTHON:-/opt/torch/.venv/bin/python}
   TRAIN_BACKENDS=${TRAIN_BACKENDS:-cudnn.auto,cuda.implicit_gemm}
   # TRAIN_MATH: fp32; tf32 (TF32 convolutions and GEMMs on cudnn beside PyTorch's allow_tf32); fp16 or bf16 (mixed
-  # precision on cudnn beside PyTorch's autocast, fp16 with GradScaler; the DCGAN loop is left out in fp16, which the
-  # phased step refuses)
+  # precision on cudnn beside PyTorch's autocast, fp16 with GradScaler: in the DCGAN loop one scaler for both
+  # optimizers on both sides)
   TRAIN_MATH=${TRAIN_MATH:-fp32}
-  GAN_MODEL=(--model dcgan:64); [ "$TRAIN_MATH" = fp16 ] && GAN_MODEL=()
   if [ -x "$BIN/convscope-cli" ]; then
-    timeout 200 "$PY" tools/torch_train_bench.py --device cuda --model resnet18:32 "${GAN_MODEL[@]}" --warmup 3 --repeat 10 \
+    timeout 200 "$PY" tools/torch_train_bench.py --device cuda --model resnet18:32 --model dcgan:64 --warmup 3 --repeat 10 \
       --math "$TRAIN_MATH" | tee "$OUT/torch-train.jsonl"
     "$PY" -c "import numpy as np; r = np.random.default_rng(0); np.save('$SCRATCH/train_x.npy', r.standard_normal((32, 3, 224, 224)).astype(np.float32)); np.save('$SCRATCH/train_y.npy', r.integers(0, 1000, 32).astype(np.float32))"
     timeout 240 "$BIN/convscope-cli" train resources/networks/resnet18.json --input "$SCRATCH/train_x.npy" \
@@ -315,10 +314,9 @@ if has train; then
       --backends "$TRAIN_BACKENDS" --report "$OUT/train-resnet18.json" >"$OUT/train-resnet18.log" 2>&1
     note "train resnet18 b32: rc $?; $(grep -E '^step|^loss scale|nsupported' "$OUT/train-resnet18.log" | tr '\n' ' ')"
     for sel in ${TRAIN_BACKENDS//,/ }; do
-      [ ${#GAN_MODEL[@]} -gt 0 ] || break
       timeout 120 "$BIN/convscope-cli" gan resources/networks/dcgan_generator.json resources/networks/dcgan_discriminator.json \
         --batch 64 --steps 10 --warmup 3 --math "$TRAIN_MATH" --backends "$sel" --report "$OUT/gan-$sel.md" >"$OUT/gan-$sel.log" 2>&1
-      note "gan dcgan b64 on $sel: rc $?; $(grep -E '^step|has no|unsupported' "$OUT/gan-$sel.log" | head -1)"
+      note "gan dcgan b64 on $sel: rc $?; $(grep -E '^step|^loss scale|has no|unsupported' "$OUT/gan-$sel.log" | head -2 | tr '\n' ' ')"
     done
     note "PyTorch eager training: $(tr '\n' ' ' <"$OUT/torch-train.jsonl")"
   fi

@@ -90,20 +90,25 @@ def gan_step(batch, device, math):
     real = torch.rand(batch, 3, 64, 64, device=device) * 2 - 1
     ones, zeros = torch.ones(batch, device=device), torch.zeros(batch, device=device)
 
+    # fp16: one GradScaler for both optimizers (PyTorch's AMP recipe for several models and optimizers: each backward
+    # on its scaled loss, scaler.step per optimizer, one scaler.update a step), as ConvScope's gan --math fp16.
+    scaler = torch.amp.GradScaler(device.type, enabled=math == "fp16")
+
     def judged(images):  # autocast refuses BCELoss inside it: the networks in it, the loss in FP32 outside
         with autocast(device, math):
             return d(images)
 
     def step():  # the tutorial's loop
         d.zero_grad()
-        bce(judged(real).float().view(-1), ones).backward()
+        scaler.scale(bce(judged(real).float().view(-1), ones)).backward()
         with autocast(device, math):
             fake = g(torch.randn(batch, 100, 1, 1, device=device))
-        bce(judged(fake.detach()).float().view(-1), zeros).backward()
-        opt_d.step()
+        scaler.scale(bce(judged(fake.detach()).float().view(-1), zeros)).backward()
+        scaler.step(opt_d)
         g.zero_grad()
-        bce(judged(fake).float().view(-1), ones).backward()
-        opt_g.step()
+        scaler.scale(bce(judged(fake).float().view(-1), ones)).backward()
+        scaler.step(opt_g)
+        scaler.update()
     return step
 
 
@@ -118,8 +123,8 @@ def main():
     p.add_argument("--size", type=int, default=224)
     p.add_argument("--math", default="fp32", choices=["fp32", "tf32", "fp16", "bf16"],
                    help="tf32: allow_tf32 for cuDNN's convolutions and cuBLAS's GEMMs (ConvScope's train --math tf32); "
-                   "fp16 / bf16: autocast, fp16 with GradScaler (ConvScope's mixed precision on cudnn); the DCGAN "
-                   "loop has no GradScaler: run it in bf16")
+                   "fp16 / bf16: autocast, fp16 with GradScaler (ConvScope's mixed precision on cudnn; the DCGAN "
+                   "loop's one scaler spans both optimizers)")
     args = p.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)

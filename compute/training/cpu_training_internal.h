@@ -200,7 +200,7 @@ public:
         runBackward(m_phasedInput, step, times, false);
     }
 
-    void updateParameters(int64_t step, std::vector<LayerPhaseMs>& times) override
+    bool updateParameters(int64_t step, std::vector<LayerPhaseMs>& times) override
     {
         times.assign(m_state.size(), {});
         for (size_t k = 0; k < m_state.size(); ++k) {
@@ -214,6 +214,7 @@ public:
                 st.updateBias->apply(st.bias->data(), st.sumBias->data(), step);
             times[k].update = m_clock.nowMs() - t0;
         }
+        return true; // no loss scaling on the CPU: an update is never skipped
     }
 
     void reset() override

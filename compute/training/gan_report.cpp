@@ -85,7 +85,24 @@ namespace {
         return netOf(r, generator).layers.size() - (!generator && r.sigmoidFolded ? 1 : 0);
     }
 
+    bool lossScaled(const GanResult& r) { return !r.steps.empty() && r.steps.front().lossScale > 0; }
+
 } // namespace
+
+std::string ganLossScaleLine(const GanResult& r)
+{
+    if (!lossScaled(r))
+        return {};
+    int dSkipped = 0, gSkipped = 0;
+    for (const GanStep& s : r.steps) {
+        dSkipped += s.dSkipped ? 1 : 0;
+        gSkipped += s.gSkipped ? 1 : 0;
+    }
+    return "loss scale " + num(r.steps.front().lossScale) + " (step 1) → " + num(r.steps.back().lossScale) + " (step "
+        + std::to_string(r.steps.size()) + "); updates skipped (a gradient overflowed FP16, the scale halved): the "
+        + "discriminator's at " + std::to_string(dSkipped) + " of " + std::to_string(r.steps.size())
+        + " steps, the generator's at " + std::to_string(gSkipped);
+}
 
 std::string ganReportCsv(const GanResult& r)
 {
@@ -111,10 +128,15 @@ std::string ganReportCsv(const GanResult& r)
                     << ',' << layerKind(l.spec).type << ',' << name << ',' << num(ms) << ",,," << r.steps.size()
                     << '\n';
             }
-    out << "\nstep,loss_d,loss_g,d_real,d_fake\n";
-    for (size_t s = 0; s < r.steps.size(); ++s)
-        out << s + 1 << ',' << num(r.steps[s].lossD) << ',' << num(r.steps[s].lossG) << ',' << num(r.steps[s].dReal)
-            << ',' << num(r.steps[s].dFake) << '\n';
+    const bool scaled = lossScaled(r);
+    out << "\nstep,loss_d,loss_g,d_real,d_fake" << (scaled ? ",loss_scale,d_skipped,g_skipped" : "") << "\n";
+    for (size_t s = 0; s < r.steps.size(); ++s) {
+        const GanStep& st = r.steps[s];
+        out << s + 1 << ',' << num(st.lossD) << ',' << num(st.lossG) << ',' << num(st.dReal) << ',' << num(st.dFake);
+        if (scaled)
+            out << ',' << num(st.lossScale) << ',' << (st.dSkipped ? 1 : 0) << ',' << (st.gSkipped ? 1 : 0);
+        out << '\n';
+    }
     return out.str();
 }
 
@@ -138,6 +160,11 @@ std::string ganReportJson(const GanResult& r)
         o["loss_g"] = s.lossG;
         o["d_real"] = s.dReal;
         o["d_fake"] = s.dFake;
+        if (lossScaled(r)) { // FP16: GradScaler's scale this step ran with, and the updates it skipped
+            o["loss_scale"] = s.lossScale;
+            o["d_skipped"] = s.dSkipped;
+            o["g_skipped"] = s.gSkipped;
+        }
         for (const PhaseField& p : kPhases)
             o["ms"][p.name] = s.phases.*(p.ms);
         o["ms"]["step"] = s.phases.total();
@@ -174,8 +201,10 @@ std::string ganReportMarkdown(const GanResult& r)
         out << "| " << p.name << " | " << num(st.median) << " | " << num(st.min) << " | " << num(st.mean) << " |\n";
     }
     const Stats total = stepStats(r);
-    out << "| **step** | " << num(total.median) << " | " << num(total.min) << " | " << num(total.mean) << " |\n\n"
-        << "| step | loss D | loss G | D(real) | D(fake) |\n|---:|---:|---:|---:|---:|\n";
+    out << "| **step** | " << num(total.median) << " | " << num(total.min) << " | " << num(total.mean) << " |\n\n";
+    if (const std::string scale = ganLossScaleLine(r); !scale.empty())
+        out << "FP16: " << scale << ".\n\n";
+    out << "| step | loss D | loss G | D(real) | D(fake) |\n|---:|---:|---:|---:|---:|\n";
     for (size_t s = 0; s < r.steps.size(); ++s)
         out << "| " << s + 1 << " | " << num(r.steps[s].lossD) << " | " << num(r.steps[s].lossG) << " | "
             << num(r.steps[s].dReal) << " | " << num(r.steps[s].dFake) << " |\n";

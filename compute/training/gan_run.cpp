@@ -6,6 +6,7 @@
 #include "compute/layer_kinds.h"
 #include "compute/materialize.h"
 #include "compute/random.h"
+#include "compute/training/grad_scaler.h"
 #include "compute/training/phase_sums.h"
 
 #include <algorithm>
@@ -102,6 +103,12 @@ namespace {
 
     void setBatch(Network& net, int64_t batch) { net.input.batch = batch; }
 
+    void multiplyBy(Tensor& t, double factor)
+    {
+        for (int64_t i = 0; i < t.numel(); ++i)
+            t.data()[i] = float(double(t.data()[i]) * factor);
+    }
+
 } // namespace
 
 GanResult trainGan(Network generator, Network discriminator, const GanRunOptions& o)
@@ -173,10 +180,20 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         = sessionFor(discriminator, result.discriminatorShapes, o.discriminatorOptimizer, true);
     const Tensor ones = labels(scoreShape, 1.0f), zeros = labels(scoreShape, 0.0f);
     Tensor gradScore(scoreShape);
+    // FP16: one GradScaler for both networks' optimizers, starting where the sessions' math starts (0: no scaling).
+    const double initialScale = d->lossScale();
+    const bool scaling = initialScale > 0;
+    GradScaler scaler(scaling ? initialScale : 1.0);
 
     const auto runStep = [&](int64_t s) {
         GanStep st;
         GanPhaseMs& ph = st.phases;
+        const double scale = scaler.scale();
+        if (scaling) {
+            g->setLossScale(scale);
+            d->setLossScale(scale);
+            st.lossScale = scale;
+        }
         const Tensor real
             = o.realImages ? o.realImages->clone() : ganRealImages(o.batch, dIn.c, dIn.h, dIn.w, o.seed + s);
         const Tensor z = o.noise ? o.noise->clone() : ganNoise(zShape, o.seed + uint64_t(s) + 1000000u);
@@ -186,6 +203,8 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
             ph.loss += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             if (!std::isfinite(l))
                 throw InputError("step " + std::to_string(s) + ": the " + what + " loss is " + std::to_string(l));
+            if (scaling)
+                multiplyBy(gradScore, scale); // scaler.scale(loss).backward()
             return l;
         };
         std::vector<LayerPhaseMs> t;
@@ -210,7 +229,7 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         d->backwardPass(gradScore, s, t);
         ph.dFakeBackward = sumPhases(t).backward;
         addInto(st.discriminator, t);
-        d->updateParameters(s, t);
+        st.dSkipped = !d->updateParameters(s, t);
         ph.dUpdate = sumPhases(t).update;
         addInto(st.discriminator, t);
         // The generator step: through the updated discriminator, whose own gradients are dropped.
@@ -223,12 +242,17 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         d->backwardPass(gradScore, s, t);
         ph.gdBackward = sumPhases(t).backward;
         addInto(st.discriminator, t);
-        g->backwardPass(d->inputGradient(), s, t);
+        Tensor gradFake = d->inputGradient(); // unscaled by the session; the generator's backward runs scaled
+        if (scaling)
+            multiplyBy(gradFake, scale);
+        g->backwardPass(gradFake, s, t);
         ph.gBackward = sumPhases(t).backward;
         addInto(st.generator, t);
-        g->updateParameters(s, t);
+        st.gSkipped = !g->updateParameters(s, t);
         ph.gUpdate = sumPhases(t).update;
         addInto(st.generator, t);
+        if (scaling)
+            scaler.update(st.dSkipped || st.gSkipped);
         result.lastFake = fake.clone();
         return st;
     };
@@ -237,6 +261,7 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
     if (o.warmup > 0) {
         g->reset();
         d->reset();
+        scaler.reset(scaling ? initialScale : 1.0);
     }
     for (int s = 1; s <= o.steps; ++s) {
         result.steps.push_back(runStep(s));

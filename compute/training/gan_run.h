@@ -6,7 +6,10 @@
 // Losses are BCE; a discriminator that ends in a sigmoid is trained without it, on BCE-with-logits, which is the same
 // loss and gradient as Sigmoid + BCELoss (PyTorch's tutorial) without the log's clamp, and is put back in the trained
 // network. Batch norm runs in training mode in every D pass, so its running statistics move three times a step, as
-// in PyTorch. Both networks run on one selection through TrainingSession's phased step (training.h).
+// in PyTorch. Both networks run on one selection through TrainingSession's phased step (training.h). In fp16 one
+// GradScaler spans both optimizers, as PyTorch's recipe for several models and optimizers: every backward runs on its
+// loss times the scale, the discriminator's and the generator's updates are each skipped when their own gradients
+// overflowed, and the scale is updated once a step, halving when either overflowed (grad_scaler.h).
 #pragma once
 
 #include "compute/training/training.h"
@@ -55,6 +58,10 @@ struct GanStep {
     double lossD = 0; // loss(D(real), 1) + loss(D(fake), 0), as the tutorial's errD
     double lossG = 0; // loss(D(G(z)), 1)
     double dReal = 0, dFake = 0; // mean probability D gives the real and the fake batch
+    // FP16: the loss scale the step ran with (0: no loss scaling) and whether each network's update was skipped
+    // because one of its summed gradients overflowed (the scale then halves for the next step).
+    double lossScale = 0;
+    bool dSkipped = false, gSkipped = false;
     GanPhaseMs phases;
     std::vector<LayerPhaseMs> generator, discriminator; // per layer, summed over the step's passes
 };
@@ -79,5 +86,8 @@ std::string ganReportMarkdown(const GanResult& result);
 std::string ganReportJson(const GanResult& result);
 std::string ganReportCsv(const GanResult& result);
 void writeGanReport(const std::filesystem::path& path, const GanResult& result); // by extension, atomically
+// FP16: "loss scale A (step 1) → B (step N); updates skipped (a gradient overflowed FP16): the discriminator's at k of
+// N steps, the generator's at j" — empty without loss scaling.
+std::string ganLossScaleLine(const GanResult& result);
 
 } // namespace convscope

@@ -150,12 +150,22 @@ public:
     // backward needs and returns the output; backwardPass takes the gradient of the output, computes every layer's
     // gradients (and the input's with TrainingOptions::inputGradient) and ADDS the parameter gradients to sums that
     // zeroGradients clears, so two passes before one update accumulate as loss.backward() twice does;
-    // updateParameters applies the optimizer to those sums. Each fills `times` (one per layer) with its own phases.
+    // updateParameters applies the optimizer to those sums and returns whether it did (false: FP16 skipped it, below).
+    // Each fills `times` (one per layer) with its own phases.
     // The default throws UnsupportedError: a backend that only has step() cannot run such a loop.
     virtual Tensor forwardPass(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times);
     virtual void zeroGradients();
     virtual void backwardPass(const Tensor& outputGradient, int64_t step, std::vector<LayerPhaseMs>& times);
-    virtual void updateParameters(int64_t step, std::vector<LayerPhaseMs>& times);
+    virtual bool updateParameters(int64_t step, std::vector<LayerPhaseMs>& times);
+    // FP16 in the phased step, as torch.amp.GradScaler with one scaler across the loop's optimizers (grad_scaler.h):
+    // lossScale() is the scale the session's math starts from (65536, or --option loss_scale=S), 0 when its math mode
+    // has no loss scaling (the default). The loop owns the scaler: it calls setLossScale with the scaler's scale before
+    // a step's passes and passes backwardPass output gradients multiplied by it (scaler.scale(loss).backward()); the
+    // backward then runs whole whatever overflows, and updateParameters divides the sums by the scale (unscale_) or,
+    // when one is not finite, changes nothing and returns false (scaler.step skipping optimizer.step, which Adam's
+    // bias correction does not count). parameterGradient and inputGradient return the gradients divided by the scale.
+    virtual double lossScale() const { return 0; }
+    virtual void setLossScale(double /*scale*/) { }
     // Whether prepare() accepts TrainingOptions::group with more than one rank (the cudnn session built with NCCL).
     virtual bool dataParallel() const { return false; }
 };

@@ -19,6 +19,6 @@ namespace {
 Tensor TrainingSession::forwardPass(const Tensor&, int64_t, std::vector<LayerPhaseMs>&) { refusePhased(*this); }
 void TrainingSession::zeroGradients() { refusePhased(*this); }
 void TrainingSession::backwardPass(const Tensor&, int64_t, std::vector<LayerPhaseMs>&) { refusePhased(*this); }
-void TrainingSession::updateParameters(int64_t, std::vector<LayerPhaseMs>&) { refusePhased(*this); }
+bool TrainingSession::updateParameters(int64_t, std::vector<LayerPhaseMs>&) { refusePhased(*this); }
 
 } // namespace convscope

@@ -52,7 +52,7 @@ double GpuTrainingSessionBase::initialLossScale() const
     // GradScaler's init_scale, 65536 unless --option loss_scale=S (its constructor argument).
     const auto it = m_options.extra.find("loss_scale");
     if (it == m_options.extra.end())
-        return 65536.0;
+        return GradScaler::kInitialScale;
     double scale = 0;
     try {
         size_t used = 0;
@@ -65,19 +65,6 @@ double GpuTrainingSessionBase::initialLossScale() const
     if (!(scale > 0) || !std::isfinite(scale))
         throw InputError("loss_scale=" + it->second + ": expected a positive number (FP16's initial loss scale)");
     return scale;
-}
-
-void GpuTrainingSessionBase::updateLossScale(bool overflowed)
-{
-    // torch.cuda.amp.GradScaler's defaults: backoff 0.5 at an overflow, growth 2 after 2000 clean steps.
-    constexpr int kGrowthInterval = 2000;
-    if (overflowed) {
-        m_lossScale *= 0.5;
-        m_cleanSteps = 0;
-    } else if (++m_cleanSteps == kGrowthInterval) {
-        m_lossScale *= 2;
-        m_cleanSteps = 0;
-    }
 }
 
 Tensor GpuTrainingSessionBase::downloadAs(const void* src, DType type, const Shape& shape, float factor) const
@@ -133,10 +120,10 @@ void GpuTrainingSessionBase::updatesLossScaled(const std::vector<char>& has)
 
 void GpuTrainingSessionBase::recordLossScaledStep(StepResult& r, bool skipped)
 {
-    r.lossScale = m_lossScale;
+    r.lossScale = m_scaler.scale();
     r.skipped = skipped;
-    m_stepScale = m_lossScale; // what the gradients now in their buffers are scaled by
-    updateLossScale(skipped);
+    m_stepScale = m_scaler.scale(); // what the gradients now in their buffers are scaled by
+    m_scaler.update(skipped);
     if (!skipped)
         ++m_updatesDone;
 }

@@ -1,15 +1,19 @@
 // The GPU training sessions' phased step (training.h: forwardPass, zeroGradients, backwardPass, updateParameters),
 // which the DCGAN loop (compute/training/gan_run.h) drives on cuda and cudnn alike: the same forward, per-layer
 // backward (backwardLayer) and optimizer kernels as step(), with the update deferred and each parameter's gradient
-// added into a sum buffer (allocated at the first zeroGradients) after every backward pass. One GPU only (the cudnn
-// session refuses it under data parallel, which averages inside step()). Mixed precision: BF16 (the input and the
-// output gradient converted on the device, the output converted back, the sums FP32); FP16 is refused, as its loss
-// scale would have to span the loop's two optimizers (torch.cuda.amp.GradScaler's scale, step and update per
-// optimizer).
+// added into a FP32 sum buffer (allocated at the first zeroGradients) after every backward pass. One GPU only (the
+// cudnn session refuses it under data parallel, which averages inside step()). Mixed precision: the input and the
+// output gradient converted on the device, the output converted back. FP16 scales the loss with the loop's GradScaler
+// (setLossScale; one scaler spans the loop's two optimizers): the output gradients come scaled, the backward runs
+// whole without a per-layer check (an overflow is expected there, and is not an error), and updateParameters checks
+// the sums, then divides them by the scale as the optimizer reads them or, where one is not finite, skips the update
+// on the device and reports it.
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/gpu_training_session.h"
 #include "kernels/common/training_kernels.cuh"
+
+#include <cmath>
 
 namespace convscope::gpu {
 
@@ -22,10 +26,6 @@ void GpuTrainingSessionBase::beginPass()
     if (!m_prepared)
         throw Error(m_prefix + ": the phased step before prepare()");
     checkPhased();
-    if (lossScaled())
-        throw UnsupportedError(m_prefix
-            + ": the phased training step (a GAN's) in fp16 is unsupported: its loss scale would have to span the "
-              "loop's two optimizers; use --math bf16 (no loss scaling) or fp32");
     makeCurrent();
     passStarts();
     for (size_t i = 0; i < layerCount(); ++i)
@@ -93,7 +93,7 @@ void GpuTrainingSessionBase::backwardPass(const Tensor& outputGradient, int64_t 
     for (size_t k = count; k-- > 0;) {
         if (!has[k])
             continue;
-        backwardLayer(k, has, inputHas);
+        backwardLayer(k, has, inputHas, !lossScaled());
         TrainLayerState& t = layerState(k);
         if (t.trainWeight)
             train::addInto(t.sumW.floats(), t.gW, t.gradType, t.weightCount, st);
@@ -102,22 +102,57 @@ void GpuTrainingSessionBase::backwardPass(const Tensor& outputGradient, int64_t 
         t.summed = t.summed || t.trainWeight || t.trainBias;
     }
     m_inputHas = inputHas != 0;
-    throwIfGradientFlagged(step);
+    if (lossScaled())
+        CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st)); // overflows are updateParameters' to find
+    else
+        throwIfGradientFlagged(step);
     readTimes(times);
 }
 
-void GpuTrainingSessionBase::updateParameters(int64_t step, std::vector<LayerPhaseMs>& times)
+bool GpuTrainingSessionBase::updateParameters(int64_t step, std::vector<LayerPhaseMs>& times)
 {
     beginPass();
     const cudaStream_t st = m_stream->get();
+    // FP16: GradScaler's step — every sum checked into one flag, which the optimizer kernels read (skip on the device);
+    // Adam counts the updates done, not the loop's steps.
+    int* overflow = nullptr;
+    if (lossScaled()) {
+        overflow = lossFlag();
+        clearLossFlag();
+        for (size_t k = 0; k < layerCount(); ++k) {
+            const TrainLayerState& t = layerState(k);
+            if (t.summed && t.trainWeight)
+                train::flagNonFinite(t.sumW.get(), t.weightCount, overflow, st, DType::F32);
+            if (t.summed && t.trainBias)
+                train::flagNonFinite(t.sumB.get(), t.biasCount, overflow, st, DType::F32);
+        }
+    }
+    const int64_t optimizerStep = lossScaled() ? m_updatesDone + 1 : step;
     for (size_t k = 0; k < layerCount(); ++k) {
         TrainLayerState& t = layerState(k);
         if (!t.summed)
             continue; // no gradient reached it: PyTorch's optimizer skips a parameter whose grad is None
-        timedPhase(k, 3, [&] { update(k, step, nullptr, nullptr, true); }); // the optimizer reads the FP32 sums
+        timedPhase(k, 3, [&] { update(k, optimizerStep, overflow, nullptr, true); }); // reads the FP32 sums
     }
+    int overflowed = 0;
+    if (overflow)
+        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(&overflowed, overflow, sizeof(int), cudaMemcpyDeviceToHost, st));
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
     readTimes(times);
+    if (overflowed)
+        return false;
+    ++m_updatesDone;
+    return true;
+}
+
+void GpuTrainingSessionBase::setLossScale(double scale)
+{
+    if (!lossScaled())
+        return; // no loss scaling in this math mode: gradients are never scaled
+    if (!(scale > 0) || !std::isfinite(scale))
+        throw InputError(m_prefix + ": a loss scale must be a positive number, got " + std::to_string(scale));
+    m_scaler.reset(scale);
+    m_stepScale = scale; // parameterGradient and inputGradient divide by it
 }
 
 } // namespace convscope::gpu

@@ -213,12 +213,12 @@ void GpuTrainingSessionBase::update(size_t k, int64_t step, const int* skip, int
     TrainLayerState& t = layerState(k);
     const OptimizerSpec& o = m_train.optimizer;
     const cudaStream_t st = m_stream->get();
-    // The gradient divided by the loss scale as it is read (FP16); the storage copy rewritten (mixed precision).
-    const float unscale = float(1.0 / m_lossScale);
+    // The gradient (or the phased step's FP32 sum) divided by the loss scale as it is read (FP16); the storage copy
+    // rewritten (mixed precision).
+    const float unscale = float(1.0 / m_scaler.scale());
     const auto one = [&](DeviceBuffer& p, const void* g, DeviceBuffer& copy, DeviceBuffer& first, DeviceBuffer& second,
                          int64_t n) {
-        const train::GradientIn grad
-            = fromSums ? train::GradientIn { g, DType::F32, 1.0f } : train::GradientIn { g, t.gradReadType(), unscale };
+        const train::GradientIn grad { g, fromSums ? DType::F32 : t.gradReadType(), unscale };
         const train::ParameterCopy out { copy.get(), m_storage };
         if (o.kind == OptimizerSpec::Kind::SGD) {
             train::sgdUpdate(p.floats(), grad, out, first.floats(), n, float(o.lr), float(o.momentum),
@@ -442,8 +442,7 @@ void GpuTrainingSessionBase::reset()
         t.started = false;
     }
     refreshParameterCopies();
-    m_lossScale = initialLossScale();
-    m_cleanSteps = 0;
+    m_scaler.reset(initialLossScale());
     m_stepScale = 1;
     m_updatesDone = 0;
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));

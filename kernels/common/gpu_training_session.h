@@ -39,6 +39,7 @@
 #pragma once
 
 #include "compute/storage_format.h"
+#include "compute/training/grad_scaler.h"
 #include "compute/training/training.h"
 #include "kernels/common/device_buffer.h"
 
@@ -105,7 +106,9 @@ public:
     Tensor forwardPass(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times) final;
     void zeroGradients() final;
     void backwardPass(const Tensor& outputGradient, int64_t step, std::vector<LayerPhaseMs>& times) final;
-    void updateParameters(int64_t step, std::vector<LayerPhaseMs>& times) final;
+    bool updateParameters(int64_t step, std::vector<LayerPhaseMs>& times) final;
+    double lossScale() const final { return lossScaled() ? initialLossScale() : 0; }
+    void setLossScale(double scale) final;
 
 protected:
     // backend "cuda" or "cudnn" (the NVTX colour and the messages); the prefix is "<backend>.<algorithm>".
@@ -209,9 +212,8 @@ protected:
     const void* in(size_t i, size_t j) const; // layer i's j-th input (the network's input or an earlier output)
     size_t storageBytes(int64_t count) const { return size_t(count) * dtypeBytes(m_storage); }
     bool mixed() const { return m_storage != DType::F32; }
-    // FP16's loss scale (1 otherwise) and torch.cuda.amp.GradScaler's rule for it after a step.
+    // FP16 scales the loss (m_scaler; its scale is 1 otherwise).
     bool lossScaled() const { return m_storage == DType::F16; }
-    void updateLossScale(bool overflowed);
     double initialLossScale() const; // 65536, or --option loss_scale=S; 1 without loss scaling
     // A device tensor of the storage type (or gradType) as FP32 on the host, multiplied by `factor`.
     Tensor downloadAs(const void* src, DType type, const Shape& shape, float factor) const;
@@ -233,8 +235,9 @@ protected:
     // Layer i's output, output gradient and scratch (views resolved), elements of m_storage.
     std::vector<void*> m_out, m_grad, m_scratch;
     DType m_storage = DType::F32; // the activations' and their gradients' type (mixed precision: F16 or BF16)
-    double m_lossScale = 1; // FP16: GradScaler's scale (the loss gradient is multiplied by it)
-    int m_cleanSteps = 0; // FP16: steps since the scale last changed without a gradient that overflowed
+    // FP16: GradScaler's scale, which the loss gradient is multiplied by, and its rule after step(); in the phased step
+    // the caller's scaler sets it (setLossScale) and the session never changes it. 1 without loss scaling.
+    GradScaler m_scaler { 1.0 };
     double m_stepScale = 1; // the scale the gradients in their buffers carry (the last step's)
     int64_t m_updatesDone = 0; // FP16: the optimizer steps taken (skipped steps excluded; Adam's t)
     DeviceBuffer m_inputStage; // mixed precision: the FP32 input, converted on the device into m_input

@@ -23,8 +23,11 @@ namespace {
     bool acceptable(cudnnMathType_t m, MathMode mode)
     {
         // FP32 must never run on tensor cores: with float data DEFAULT_MATH and the TENSOR_OP types may use TF32.
-        // The other modes ask for tensor cores and accept any math type cuDNN picks.
-        return mode != MathMode::FP32 || m == CUDNN_FMA_MATH;
+        // TF32 must never round FP32 data to FP16 (..._ALLOW_CONVERSION: FP16's range, 65504). The half modes accept
+        // any math type cuDNN picks.
+        if (mode == MathMode::FP32)
+            return m == CUDNN_FMA_MATH;
+        return mode != MathMode::TF32 || m != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
     }
 
     constexpr int kRetimeRuns = 5;
@@ -207,11 +210,11 @@ std::string mathTypeName(cudnnMathType_t math)
 {
     switch (math) {
     case CUDNN_DEFAULT_MATH:
-        return "default";
+        return "default (tf32 on float data)";
     case CUDNN_TENSOR_OP_MATH:
         return "tensor_op";
     case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
-        return "tensor_op_allow_conversion (tf32)";
+        return "tensor_op_allow_conversion (float data rounded to fp16)";
     case CUDNN_FMA_MATH:
         return "fma (fp32)";
     default:
@@ -230,7 +233,7 @@ cudnnMathType_t mathTypeFor(MathMode mode)
 {
     switch (mode) {
     case MathMode::TF32:
-        return CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+        return CUDNN_DEFAULT_MATH; // TF32 on FP32 data, as PyTorch's allow_tf32; never ..._ALLOW_CONVERSION (FP16)
     case MathMode::FP16:
     case MathMode::BF16:
         return CUDNN_TENSOR_OP_MATH; // on FP16/BF16 data; FP32 sums (the convolution's compute type)

@@ -48,7 +48,8 @@ std::optional<cudnnConvolutionFwdAlgo_t> algorithmFromName(const std::string& na
 std::string algorithmName(cudnnConvolutionFwdAlgo_t algo); // "winograd_nonfused"
 std::string bwdDataAlgorithmName(cudnnConvolutionBwdDataAlgo_t algo); // "algo_1", "fft_tiling", ...
 std::string mathTypeName(cudnnMathType_t math); // "fma", "tensor_op", ...
-// FP32 → CUDNN_FMA_MATH, TF32 → ..._ALLOW_CONVERSION, FP16/BF16 → CUDNN_TENSOR_OP_MATH.
+// FP32 → CUDNN_FMA_MATH, TF32 → CUDNN_DEFAULT_MATH (TF32 on FP32 data, as PyTorch's allow_tf32; never
+// ..._ALLOW_CONVERSION, which may round FP32 data to FP16), FP16/BF16 → CUDNN_TENSOR_OP_MATH.
 cudnnMathType_t mathTypeFor(MathMode mode);
 
 // What a layer note says of a convolution that ran natively on a session's storage (the brackets name the weight

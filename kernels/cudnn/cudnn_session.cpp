@@ -441,7 +441,7 @@ namespace {
                 break;
             case MathMode::TF32:
                 m["math"] = "tf32 (FP32 NHWC tensors; cuDNN CUDNN_DATA_FLOAT, compute CUDNN_DATA_FLOAT, "
-                            "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION; cuBLAS cublasGemmEx CUDA_R_32F, "
+                            "CUDNN_DEFAULT_MATH; cuBLAS cublasGemmEx CUDA_R_32F, "
                             "CUBLAS_COMPUTE_32F_FAST_TF32)";
                 break;
             case MathMode::FP16:

@@ -43,6 +43,7 @@ struct Check {
     std::string layout = "nchw";
     bool allPinned = false; // every pinned algorithm that supports() accepts, plus auto
     std::map<std::string, std::string> extra;
+    double inputScale = 1; // the random input's values (in [-1, 1]) multiplied by this
 };
 
 // Runs `net` on cpu.direct and on the cudnn algorithms asked for; compares every layer's output with the
@@ -53,7 +54,9 @@ void checkAgainstCpu(Backend& cudnn, Network net, uint64_t seed, const std::stri
     INFO(what << "  " << shapes.firstError());
     REQUIRE(shapes.ok());
     randomParameters(net, shapes, seed);
-    const Tensor input = test::randomTensor(shapes.input, seed * 977 + 5);
+    Tensor input = test::randomTensor(shapes.input, seed * 977 + 5);
+    for (int64_t i = 0; i < input.numel(); ++i)
+        input.data()[i] = float(double(input.data()[i]) * check.inputScale);
     auto ref = BackendRegistry::instance().find("cpu")->createSession("direct", {});
     ref->prepare(net, shapes);
     ref->runPass(input);
@@ -203,6 +206,13 @@ TEST_CASE("cudnn conv2d: NHWC layout and TF32", "[gpu][cudnn][conv2d][nhwc]")
     tf32.math = MathMode::TF32;
     tf32.allPinned = true;
     checkAgainstCpu(*cudnn, net, seed + 1002, "wide 3x3 tf32", tf32);
+    // TF32 keeps FP32's 8-bit exponent: inputs near 1e6 (beyond FP16's 65504) stay finite and within TF32's rounding
+    // on every algorithm. The descriptors ask for CUDNN_DEFAULT_MATH, as PyTorch's allow_tf32, not
+    // ..._ALLOW_CONVERSION, which lets cuDNN round FP32 data to FP16.
+    tf32.inputScale = 1e6;
+    checkAgainstCpu(*cudnn, net, seed + 1005, "wide 3x3 tf32 on inputs near 1e6", tf32);
+    tf32.layout = "nhwc";
+    checkAgainstCpu(*cudnn, net, seed + 1006, "wide 3x3 tf32 nhwc on inputs near 1e6", tf32);
     // The bias is fused into implicit_precomp_gemm by default (every case above); the separate pass too.
     Check separate;
     separate.algorithms = { "auto", "implicit_precomp_gemm" };

@@ -2,11 +2,19 @@
 // (kernels/common/gpu_training_phased.cpp): two steps of the toy pair of tests/data/training/dcgan
 // (tools/make_gan_reference.py, PyTorch in float64) give PyTorch's losses and both networks' parameters and batch-norm
 // statistics, within 1e-4 relative L2; and the phased step on the GPU equals its step() on both networks of the pair.
-// The checks are shared with cuda_gan_test.cpp (gpu_gan_support.cpp). Without a usable cuDNN every case prints
+// The checks are shared with cuda_gan_test.cpp (gpu_gan_support.cpp). In mixed precision the same two steps stay
+// within the half types' rounding of the reference (fp16 with the loop's one GradScaler), and a loss scale that
+// overflows skips both networks' updates and halves the scale. Without a usable cuDNN every case prints
 // "SKIPPED: <reason>".
+#include "compute/network_json.h"
 #include "tests/kernels/gpu_training_support.h"
+#include "tests/training/gan_reference.h"
 
 #include <catch2/catch.hpp>
+
+#include <cmath>
+#include <tuple>
+#include <utility>
 
 using namespace convscope;
 
@@ -21,4 +29,75 @@ TEST_CASE("cudnn training: the phased step equals step()", "[gpu][cudnn][train][
     // in the first step's gradients and more after Adam's updates: the bound of the cpu.direct comparison.
     test::checkPhasedEqualsStep("cudnn", "auto", test::dcganCase("generator", 71), 2, 3e-3);
     test::checkPhasedEqualsStep("cudnn", "auto", test::dcganCase("discriminator", 72), 2, 3e-3);
+}
+
+namespace {
+
+SessionOptions halfSession(MathMode math, const char* lossScale)
+{
+    SessionOptions o;
+    o.math = math;
+    o.extra["loss_scale"] = lossScale; // read by FP16 only
+    return o;
+}
+
+} // namespace
+
+TEST_CASE("cudnn training: the DCGAN loop in fp16 (one GradScaler for both optimizers) and bf16 stays within the "
+          "half types' rounding of PyTorch's",
+    "[gpu][cudnn][train][gan][mixed]")
+{
+    if (!test::backendOrSkip("cudnn"))
+        return;
+    const test::DcganReference d = test::loadDcganReference();
+    // The float64 reference against half activations and gradients (FP32 masters, Adam). Its toy pair's gradients stay
+    // far below FP16's range at a scale of 256, so no step is skipped and the trajectory is PyTorch's within rounding.
+    for (const auto& [math, bound] : { std::pair { MathMode::FP16, 3e-2 }, { MathMode::BF16, 1e-1 } }) {
+        const GanResult r = test::runDcganReference(d, { "cudnn", "auto", false }, 1, halfSession(math, "256"));
+        const std::string who = "the DCGAN pair on cudnn.auto in " + mathModeName(math);
+        const double worst = test::checkDcganResult(d, r, who, bound);
+        WARN(who << ": the worst parameter or statistic is " << worst << " (relative L2) from PyTorch's float64");
+        for (const GanStep& step : r.steps) {
+            CHECK(step.lossScale == (math == MathMode::FP16 ? 256.0 : 0.0));
+            CHECK_FALSE(step.dSkipped);
+            CHECK_FALSE(step.gSkipped);
+        }
+    }
+}
+
+TEST_CASE("cudnn training: the DCGAN loop's GradScaler skips the updates whose gradients overflow and halves the scale",
+    "[gpu][cudnn][train][gan][mixed]")
+{
+    if (!test::backendOrSkip("cudnn"))
+        return;
+    const test::DcganReference d = test::loadDcganReference();
+    // 1e30 overflows FP16 at the loss's gradient already: both networks' updates are skipped at every step, the scale
+    // halves once a step (one scaler for both), and no parameter moves (batch norm's running statistics do: they move
+    // in the forward, as in PyTorch).
+    const GanResult r = test::runDcganReference(d, { "cudnn", "auto", false }, 0, halfSession(MathMode::FP16, "1e30"));
+    REQUIRE(r.steps.size() == 2);
+    CHECK(r.steps[0].lossScale == 1e30);
+    CHECK(r.steps[1].lossScale == 5e29);
+    for (const GanStep& step : r.steps) {
+        CHECK(step.dSkipped);
+        CHECK(step.gSkipped);
+        CHECK(std::isfinite(step.lossD));
+        CHECK(std::isfinite(step.lossG));
+    }
+    CHECK(ganLossScaleLine(r).find("discriminator's at 2 of 2 steps, the generator's at 2") != std::string::npos);
+    for (const auto& [file, trained] :
+        { std::pair { "generator.json", &r.generator }, { "discriminator.json", &r.discriminator } }) {
+        const Network initial = loadNetwork(d.dir / file);
+        REQUIRE(initial.layers.size() == trained->layers.size());
+        for (size_t i = 0; i < initial.layers.size(); ++i)
+            for (const auto& [what, before, after] :
+                { std::tuple { "weight", initial.layers[i].weight, trained->layers[i].weight },
+                    { "bias", initial.layers[i].bias, trained->layers[i].bias } }) {
+                if (!before)
+                    continue;
+                INFO(file << ": " << initial.layers[i].name << "." << what);
+                REQUIRE(after);
+                CHECK(test::relL2Flat(*after, *before) == 0.0);
+            }
+    }
 }

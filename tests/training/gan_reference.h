@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -40,10 +41,12 @@ inline DcganReference loadDcganReference()
 
 // trainGan on `selection` with the reference's Adam (both networks), batch, steps, real images and codes, after
 // `warmup` untimed steps (both networks are reset after them, so the timed steps start from the file's weights).
-inline GanResult runDcganReference(const DcganReference& d, const Selection& selection, int64_t warmup)
+inline GanResult runDcganReference(
+    const DcganReference& d, const Selection& selection, int64_t warmup, const SessionOptions& session = {})
 {
     GanRunOptions o;
     o.selection = selection;
+    o.session = session;
     o.generatorOptimizer.kind = OptimizerSpec::Kind::Adam;
     o.generatorOptimizer.lr = d.values["lr"];
     o.generatorOptimizer.beta1 = d.values["betas"][0];
@@ -58,9 +61,11 @@ inline GanResult runDcganReference(const DcganReference& d, const Selection& sel
 }
 
 // Each step's two losses, and both networks' parameters and batch-norm statistics after the steps (every file the
-// reference wrote: 13), within `tolerance` (relative, relL2Flat); the messages name `who`.
-inline void checkDcganResult(const DcganReference& d, const GanResult& r, const std::string& who, double tolerance)
+// reference wrote: 13), within `tolerance` (relative, relL2Flat); the messages name `who`. Returns the worst
+// tensor's relative L2 distance, for the tests that report what they measured.
+inline double checkDcganResult(const DcganReference& d, const GanResult& r, const std::string& who, double tolerance)
 {
+    double worst = 0;
     REQUIRE(r.steps.size() == d.values["losses"].size());
     for (size_t s = 0; s < r.steps.size(); ++s) {
         INFO(who << ", step " << s + 1);
@@ -78,10 +83,13 @@ inline void checkDcganResult(const DcganReference& d, const GanResult& r, const 
                     continue;
                 INFO(who << ": " << prefix << " " << layer.name << "." << what);
                 REQUIRE(tensor);
-                CHECK(relL2Flat(*tensor, flat(expected)) < tolerance);
+                const double distance = relL2Flat(*tensor, flat(expected));
+                CHECK(distance < tolerance);
+                worst = std::max(worst, distance);
                 ++compared;
             }
     CHECK(compared == 13); // every file the reference wrote
+    return worst;
 }
 
 } // namespace convscope::test

@@ -1,12 +1,14 @@
 // The DCGAN loop (compute/training/gan_run.h) against PyTorch: two steps of the tutorial's loop on a toy generator
 // and discriminator (tests/data/training/dcgan, written by tools/make_gan_reference.py in float64) give the same
 // losses and the same parameters and batch-norm statistics of both networks, within 1e-5 relative L2, on cpu.direct
-// and cpu.im2col_gemm. Also: the phased step equals step(), the generated data, and the refusals.
+// and cpu.im2col_gemm. Also: the phased step equals step(), the generated data, the refusals, GradScaler's rule (which
+// the GPU sessions and the loop's fp16 run share) and how the reports show an fp16 run's loss scale.
 #include "compute/backend_registry.h"
 #include "compute/error.h"
 #include "compute/materialize.h"
 #include "compute/network_json.h"
 #include "compute/training/gan_run.h"
+#include "compute/training/grad_scaler.h"
 #include "tests/training/reference_files.h"
 #include "tests/training/session_checks.h"
 
@@ -88,4 +90,57 @@ TEST_CASE("the DCGAN loop's generated images and codes", "[training][gan]")
     mean /= double(z.numel());
     CHECK(std::abs(mean) < 0.05);
     CHECK(std::sqrt(square / double(z.numel()) - mean * mean) == Approx(1.0).epsilon(0.05));
+}
+
+TEST_CASE("GradScaler: halves at an overflow, doubles after 2000 clean steps", "[training][gan]")
+{
+    GradScaler scaler;
+    CHECK(scaler.scale() == 65536.0); // torch.amp.GradScaler's init_scale
+    for (int i = 1; i < GradScaler::kGrowthInterval; ++i)
+        scaler.update(false);
+    CHECK(scaler.scale() == 65536.0);
+    scaler.update(false); // the 2000th clean step in a row
+    CHECK(scaler.scale() == 131072.0);
+    scaler.update(true);
+    CHECK(scaler.scale() == 65536.0);
+    for (int i = 1; i < GradScaler::kGrowthInterval; ++i)
+        scaler.update(false);
+    scaler.update(true); // an overflow restarts the count of clean steps
+    CHECK(scaler.scale() == 32768.0);
+    for (int i = 1; i < GradScaler::kGrowthInterval; ++i)
+        scaler.update(false);
+    CHECK(scaler.scale() == 32768.0);
+    scaler.reset(256);
+    CHECK(scaler.scale() == 256.0);
+}
+
+TEST_CASE("the DCGAN reports show an fp16 run's loss scale and skipped updates", "[training][gan]")
+{
+    GanResult r;
+    r.options.selection = Selection { "cudnn", "auto", false };
+    r.generator.name = "g";
+    r.discriminator.name = "d";
+    r.steps.resize(3);
+    r.steps[0].lossScale = 65536;
+    r.steps[0].dSkipped = true;
+    r.steps[1].lossScale = 32768;
+    r.steps[1].gSkipped = true;
+    r.steps[2].lossScale = 16384;
+    const std::string line = ganLossScaleLine(r);
+    CHECK(line.find("loss scale 65536 (step 1) → 16384 (step 3)") != std::string::npos);
+    CHECK(line.find("the discriminator's at 1 of 3 steps, the generator's at 1") != std::string::npos);
+    CHECK(ganReportMarkdown(r).find(line) != std::string::npos);
+    const nlohmann::json j = nlohmann::json::parse(ganReportJson(r));
+    CHECK(j["step_results"][0]["loss_scale"] == 65536.0);
+    CHECK(j["step_results"][0]["d_skipped"] == true);
+    CHECK(j["step_results"][1]["g_skipped"] == true);
+    CHECK(
+        ganReportCsv(r).find("step,loss_d,loss_g,d_real,d_fake,loss_scale,d_skipped,g_skipped\n") != std::string::npos);
+    CHECK(ganReportCsv(r).find("\n2,0,0,0,0,32768,0,1\n") != std::string::npos);
+    // Without loss scaling none of it appears.
+    for (GanStep& s : r.steps)
+        s = GanStep {};
+    CHECK(ganLossScaleLine(r).empty());
+    CHECK(ganReportMarkdown(r).find("loss scale") == std::string::npos);
+    CHECK(ganReportJson(r).find("loss_scale") == std::string::npos);
 }
