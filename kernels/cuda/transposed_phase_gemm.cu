@@ -20,7 +20,8 @@
 namespace convscope::cuda {
 
 namespace {
-    constexpr size_t kAlign = 256; // bytes, each class's scratch
+    constexpr size_t kAlign = 256; // bytes, each class's scratch and each class's gathered weights
+    constexpr size_t kWeightAlign = kAlign / sizeof(float); // floats
 } // namespace
 
 PhaseShape phaseShapeOf(const ConvGeometry& g)
@@ -50,7 +51,11 @@ TransposedPhaseGemm makeTransposedPhaseGemm(const ConvGeometry& t, int sms, int 
         p.scratchOffset.push_back(p.scratchBytes);
         if (!pc.hasTaps())
             continue;
-        p.weightFloats += size_t(t.k) * size_t(t.c / t.groups) * size_t(pc.row.taps) * size_t(pc.col.taps);
+        // Each class's weights start 256-byte aligned: the implicit GEMM loads them as float4 where C/g·R·S is a
+        // multiple of 4, and the classes before it may hold any number of floats (33 output channels of one input
+        // channel, 5×5 stride 2: 297 + 198 + 198 before the 2×2 class's; misaligned, cudaErrorMisalignedAddress).
+        const size_t floats = size_t(t.k) * size_t(t.c / t.groups) * size_t(pc.row.taps) * size_t(pc.col.taps);
+        p.weightFloats += (floats + kWeightAlign - 1) / kWeightAlign * kWeightAlign;
         if (direct && winogradTile && conv2dWinogradRefusal(g, winogradTile).empty())
             p.winograd = winogradTile;
         const size_t bytes

@@ -265,6 +265,12 @@ TEST_CASE("cuda conv_transpose2d: the stride phases as implicit GEMMs where they
     }
     checkAgainstCpu(*cuda, dcgan, seed + 3, "conv_transpose2d transposed_gemm=off", off);
     CHECK(layerNoteOf(*cuda, dcgan, "implicit_gemm", off).find("transposed_gemm=off") != std::string::npos);
+    // Classes whose gathered weights hold an odd number of floats before one the GEMM reads as float4 (33 output
+    // channels of one input channel, 5×5 stride 2: 297 + 198 + 198 floats before the 2×2 class's, C/g·R·S = 4): each
+    // class's weights must start aligned (it ran into cudaErrorMisalignedAddress, a random case of the loop above).
+    const Network odd = oneLayer(Shape::nchw(1, 1, 5, 5), ConvTranspose2d { 33, { 5, 5 }, { 2, 2 } });
+    checkAgainstCpu(*cuda, odd, seed + 4, "conv_transpose2d 1->33 5x5/2, odd class sizes, transposed_gemm=on", on);
+    CHECK(layerNoteOf(*cuda, odd, "implicit_gemm", on).find("implicit GEMM") != std::string::npos);
 }
 
 namespace {

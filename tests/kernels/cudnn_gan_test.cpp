@@ -52,7 +52,8 @@ TEST_CASE("cudnn training: the DCGAN loop in fp16 (one GradScaler for both optim
     const test::DcganReference d = test::loadDcganReference();
     // The float64 reference against half activations and gradients (FP32 masters, Adam). Its toy pair's gradients stay
     // far below FP16's range at a scale of 256, so no step is skipped and the trajectory is PyTorch's within rounding.
-    for (const auto& [math, bound] : { std::pair { MathMode::FP16, 3e-2 }, { MathMode::BF16, 1e-1 } }) {
+    // Measured on the H200 (2026-11-29): the worst tensor 8.5e-4 from PyTorch's in fp16, 1.2e-2 in bf16.
+    for (const auto& [math, bound] : { std::pair { MathMode::FP16, 5e-3 }, { MathMode::BF16, 5e-2 } }) {
         const GanResult r = test::runDcganReference(d, { "cudnn", "auto", false }, 1, halfSession(math, "256"));
         const std::string who = "the DCGAN pair on cudnn.auto in " + mathModeName(math);
         const double worst = test::checkDcganResult(d, r, who, bound);
