@@ -246,6 +246,37 @@ TEST_CASE("cuda training: the weight gradient's tilings, split or not, match cpu
     }
 }
 
+TEST_CASE("cuda training: the weight gradient's pipelines on a small batch (the racecheck case)",
+    "[gpu][cuda][train][wgrad-small]")
+{
+    // The same kinds of layer as the tilings case at batch 2 and 16², one step: every wgrad pipeline's shared-memory
+    // ring (the cp.async stages, the register-staged double buffer) runs on the same tiles in far fewer blocks, so
+    // compute-sanitizer's racecheck (which instruments every shared access, ~50× slower) finishes within a device
+    // call: tools/gpu-check.sh STAGES=sanitize TAGS="[wgrad-small]" SANITIZER_TOOLS=racecheck.
+    const std::string json = R"({ "format": "convscope-network", "version": 1, "name": "cuda_train_wgrad_small",
+      "input": { "batch": 2, "channels": 3, "height": 16, "width": 16, "source": "random" },
+      "layers": [
+        { "type": "conv2d", "name": "stem", "out_channels": 64, "kernel_size": [7, 7], "stride": [2, 2],
+          "padding": [3, 3, 3, 3], "bias": false, "init": { "kind": "he_uniform", "seed": 71 } },
+        { "type": "relu", "name": "r0" },
+        { "type": "conv2d", "name": "c3x3", "out_channels": 128, "kernel_size": [3, 3], "padding": [1, 1, 1, 1],
+          "init": { "kind": "he_uniform", "seed": 72 } },
+        { "type": "relu", "name": "r1" },
+        { "type": "conv2d", "name": "dw", "out_channels": 128, "kernel_size": [3, 3], "stride": [2, 2], "groups": 128,
+          "init": { "kind": "he_uniform", "seed": 73 } },
+        { "type": "global_avgpool2d", "name": "g" }, { "type": "flatten", "name": "f" },
+        { "type": "linear", "name": "fc", "out_features": 10, "init": { "kind": "he_uniform", "seed": 74 } } ] })";
+    const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "the weight gradient, small", {}), 611);
+    for (const char* pipeline : { "async", "async-wide", "registers" }) {
+        INFO("CONVSCOPE_WGRAD_PIPELINE=" << pipeline);
+        setenv("CONVSCOPE_WGRAD_PIPELINE", pipeline, 1);
+        struct Restore {
+            ~Restore() { unsetenv("CONVSCOPE_WGRAD_PIPELINE"); }
+        } restore;
+        test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 1, kSteps);
+    }
+}
+
 TEST_CASE("cuda training: the loss on the device (ce, mse, bce) matches cpu.direct; a NaN loss changes no weight",
     "[gpu][cuda][train][loss]")
 {
