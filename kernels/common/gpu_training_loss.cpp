@@ -67,7 +67,7 @@ void GpuTrainingSessionBase::lossOnDevice(const Tensor& target)
     m_lossStart.record(st);
     train::deviceLoss(m_train.loss, m_out[last], m_target.floats(), out.numel(), out.n, m_grad[last],
         reinterpret_cast<double*>(scratch), reinterpret_cast<double*>(scratch + lossOffset(m_lossParts)),
-        reinterpret_cast<int*>(scratch + flagOffset(m_lossParts)), st, m_storage, m_scaler.scale());
+        reinterpret_cast<int*>(scratch + flagOffset(m_lossParts)), st, m_outputType, m_scaler.scale());
     m_lossStop.record(st);
     CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
         m_lossHost.floats(), scratch + lossOffset(m_lossParts), sizeof(double), cudaMemcpyDeviceToHost, st));

@@ -15,23 +15,24 @@ namespace {
     size_t floatBytes(int64_t count) { return size_t(count) * sizeof(float); }
 } // namespace
 
-void GpuTrainingSessionBase::uploadStorage(const Tensor& host, void* dst, DeviceBuffer& stage, const char* what)
+void GpuTrainingSessionBase::uploadStorage(
+    const Tensor& host, void* dst, DType type, DeviceBuffer& stage, const char* what)
 {
     const cudaStream_t st = m_stream->get();
     const int64_t n = host.numel();
-    if (!mixed()) {
+    if (type == DType::F32) {
         CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst, host.data(), floatBytes(n), cudaMemcpyHostToDevice, st));
         return;
     }
     if (!stage.get())
         stage = DeviceBuffer(floatBytes(n), what);
     CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(stage.get(), host.data(), floatBytes(n), cudaMemcpyHostToDevice, st));
-    convertValues(stage.floats(), dst, n, m_storage, st);
+    convertValues(stage.floats(), dst, n, type, st);
 }
 
 void GpuTrainingSessionBase::uploadInput(const Tensor& input)
 {
-    uploadStorage(input, m_input.get(), m_inputStage, "train: the FP32 input (converted on the device)");
+    uploadStorage(input, m_input.get(), m_storage, m_inputStage, "train: the FP32 input (converted on the device)");
 }
 
 void GpuTrainingSessionBase::refreshParameterCopies()

@@ -43,7 +43,7 @@ Tensor GpuTrainingSessionBase::forwardPass(const Tensor& input, int64_t step, st
     m_step = step;
     for (size_t i = 0; i < layerCount(); ++i)
         timedPhase(i, 0, [&] { forward(i); });
-    Tensor output = downloadAs(m_out[layerCount() - 1], m_storage, m_hostOutput.shape(), 1.0f);
+    Tensor output = downloadAs(m_out[layerCount() - 1], m_outputType, m_hostOutput.shape(), 1.0f);
     readTimes(times);
     return output;
 }
@@ -85,7 +85,7 @@ void GpuTrainingSessionBase::backwardPass(const Tensor& outputGradient, int64_t 
     }
     beginPass();
     const cudaStream_t st = m_stream->get();
-    uploadStorage(outputGradient, m_grad[last], m_gradStage, "train: the FP32 output gradient");
+    uploadStorage(outputGradient, m_grad[last], m_outputType, m_gradStage, "train: the FP32 output gradient");
     CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(m_flags.get(), 0, count * sizeof(int), st));
     std::vector<char> has(count, 0);
     has[last] = 1;

@@ -102,6 +102,12 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
     for (size_t i = 0; i < count; ++i)
         for (int src : shapes.layers[i].sources)
             src < 0 ? ++inputReaders : ++m_readers[size_t(src)];
+    // Autocast's FP32 list at the network's end: softmax and log_softmax write FP32 for the loss (outputInFp32).
+    const LayerSpec& lastSpec = net.layers.back().spec;
+    m_outputType
+        = mixed() && (std::holds_alternative<Softmax>(lastSpec) || std::holds_alternative<LogSoftmax>(lastSpec))
+        ? DType::F32
+        : m_storage;
     m_input = DeviceBuffer(storageBytes(shapes.input.numel()), "train: the input");
     m_inputStage.reset();
     m_gradStage.reset(); // the phased step's, allocated by its first upload (uploadStorage)
@@ -166,14 +172,16 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
         if (view) {
             m_out[i] = src0 < 0 ? m_input.get() : m_out[size_t(src0)];
         } else {
-            m_outBuf[i] = DeviceBuffer(storageBytes(s.out.numel()), "train: " + label + "'s output");
+            const size_t bytes = size_t(s.out.numel()) * dtypeBytes(i + 1 == count ? m_outputType : m_storage);
+            m_outBuf[i] = DeviceBuffer(bytes, "train: " + label + "'s output");
             m_out[i] = m_outBuf[i].get();
         }
         if (view && src0 >= 0 && m_readers[size_t(src0)] == 1) {
             m_gradAlias[i] = 1;
             m_grad[i] = m_grad[size_t(src0)];
         } else {
-            m_gradBuf[i] = DeviceBuffer(storageBytes(s.out.numel()), "train: " + label + "'s gradient");
+            m_gradBuf[i] = DeviceBuffer(size_t(s.out.numel()) * dtypeBytes(i + 1 == count ? m_outputType : m_storage),
+                "train: " + label + "'s gradient");
             m_grad[i] = m_gradBuf[i].get();
         }
         const std::string base = m_prefix + " · train · L" + std::to_string(i) + " " + layerKind(layer.spec).type + " "

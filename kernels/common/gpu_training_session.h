@@ -173,9 +173,9 @@ protected:
     void recordLossScaledStep(StepResult& r, bool skipped);
     // Data parallel in mixed precision: layer k's half gradients widened into their FP32 windows (reducedW / B).
     void widenGradients(size_t k);
-    // FP32 host values into `dst` of the storage type: a copy, or (mixed precision) a copy into `stage` (allocated
-    // here the first time, named `what`) and a conversion on the device.
-    void uploadStorage(const Tensor& host, void* dst, DeviceBuffer& stage, const char* what);
+    // FP32 host values into `dst` of `type`: a copy, or (FP16 / BF16) a copy into `stage` (allocated here the first
+    // time, named `what`) and a conversion on the device.
+    void uploadStorage(const Tensor& host, void* dst, DType type, DeviceBuffer& stage, const char* what);
     void uploadInput(const Tensor& input); // into m_input through m_inputStage
     // Set on the device when the step's loss is not finite: the optimizer kernels then change nothing.
     const int* lossBad() const;
@@ -235,6 +235,11 @@ protected:
     // Layer i's output, output gradient and scratch (views resolved), elements of m_storage.
     std::vector<void*> m_out, m_grad, m_scratch;
     DType m_storage = DType::F32; // the activations' and their gradients' type (mixed precision: F16 or BF16)
+    // The network's output and its gradient: m_storage, but FP32 under mixed precision when the last layer is on
+    // autocast's FP32 list (softmax, log_softmax: autocast runs them on an FP32 copy of their input and the loss reads
+    // their FP32 output). That layer then reads a half input and writes FP32 (outputInFp32).
+    DType m_outputType = DType::F32;
+    bool outputInFp32(size_t i) const { return i + 1 == layerCount() && mixed() && m_outputType == DType::F32; }
     // FP16: GradScaler's scale, which the loss gradient is multiplied by, and its rule after step(); in the phased step
     // the caller's scaler sets it (setLossScale) and the session never changes it. 1 without loss scaling.
     GradScaler m_scaler { 1.0 };

@@ -337,6 +337,12 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
                 t.xd = softmaxTensor(s.in, l.dim, dt);
                 t.note = std::string("cudnnSoftmaxForward / Backward (")
                     + softmaxAlgoName<T> + ", [outer, axis, inner, 1])";
+                if (outputInFp32(i)) { // autocast's FP32 list: an FP32 copy of the input in the workspace, FP32 out
+                    t.yd = softmaxTensor(s.in, l.dim, CUDNN_DATA_FLOAT);
+                    m_workspaceBytes = std::max(m_workspaceBytes, size_t(s.in.numel()) * sizeof(float));
+                    t.note += ", in FP32 on an FP32 copy of its " + std::string(dtypeName(m_storage))
+                        + " input, as autocast runs it; its FP32 output read by the loss";
+                }
             } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Mul>) {
                 t.yd = desc4(s.out, dt);
                 if constexpr (std::is_same_v<T, Mul>) {
@@ -428,8 +434,12 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
                 CONVSCOPE_CUDNN_CHECK(
                     cudnnPoolingForward(h.cudnn, t.pool->get(), &kOne, t.xd->get(), x, &kZero, t.yd->get(), y));
             } else if constexpr (isSoftmaxKind<T>) {
+                const bool wide = outputInFp32(i); // then on the input widened into the workspace, in FP32
+                if (wide)
+                    train::convertScaled(x, m_storage, m_workspace.get(), DType::F32, s.in.numel(), 1.0f, st);
+                const cudnnTensorDescriptor_t d = (wide ? t.yd : t.xd)->get();
                 CONVSCOPE_CUDNN_CHECK(cudnnSoftmaxForward(h.cudnn, kSoftmaxAlgo<T>, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne,
-                    t.xd->get(), x, &kZero, t.xd->get(), y));
+                    d, wide ? m_workspace.get() : x, &kZero, d, y));
             } else if constexpr (std::is_same_v<T, Add>) {
                 CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, st));
                 for (size_t k = 1; k < s.sources.size(); ++k)
@@ -505,8 +515,12 @@ void CudnnTrainingSession::backwardData(size_t k, size_t j, void* gx, const Hand
                 CONVSCOPE_CUDNN_CHECK(cudnnPoolingBackward(h.cudnn, t.pool->get(), &kOne, t.yd->get(), y, t.yd->get(),
                     gy, t.xd->get(), x, &kZero, t.xd->get(), gx));
             } else if constexpr (isSoftmaxKind<T>) {
+                const bool wide = outputInFp32(k); // then the input's gradient in FP32 in the workspace, rounded after
+                const cudnnTensorDescriptor_t d = (wide ? t.yd : t.xd)->get();
                 CONVSCOPE_CUDNN_CHECK(cudnnSoftmaxBackward(h.cudnn, kSoftmaxAlgo<T>, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne,
-                    t.xd->get(), y, t.xd->get(), gy, &kZero, t.xd->get(), gx));
+                    d, y, d, gy, &kZero, d, wide ? m_workspace.get() : gx));
+                if (wide)
+                    gpu::convertValues(m_workspace.floats(), gx, s.in.numel(), m_storage, st);
             } else if constexpr (std::is_same_v<T, Add> || std::is_same_v<T, Flatten> || std::is_same_v<T, Identity>) {
                 CONVSCOPE_CUDA_CHECK(
                     cudaMemcpyAsync(gx, gy, storageBytes(s.ins[j].numel()), cudaMemcpyDeviceToDevice, st));

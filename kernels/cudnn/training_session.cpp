@@ -188,7 +188,8 @@ void CudnnTrainingSession::extraMetadata(std::map<std::string, std::string>& m) 
         m["math"] = std::string(dtypeName(m_storage))
             + " mixed precision, as PyTorch's autocast (convolutions CUDNN_TENSOR_OP_MATH on "
             + cudnnTypeName(m_storage) + " with FP32 sums; cublasGemmEx, CUBLAS_COMPUTE_32F; batch norm on FP32 "
-            + "parameters; the loss in double from the " + dtypeName(m_storage) + " output; the update in FP32)";
+            + "parameters; a final softmax or log_softmax in FP32, as autocast; the loss in double from the "
+            + dtypeName(m_outputType) + " output; the update in FP32)";
     else
         m["math"] = m_options.math == MathMode::TF32
             ? "tf32 (convolutions CUDNN_DEFAULT_MATH: TF32 Tensor Cores where cudnnFind picks them; cuBLAS "

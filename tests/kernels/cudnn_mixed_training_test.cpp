@@ -12,6 +12,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <cstring>
+
 using namespace convscope;
 namespace fs = std::filesystem;
 
@@ -155,6 +158,41 @@ TEST_CASE("cudnn training: fp16's gradients overflowing skip the update and halv
         (s == 1 ? first : last) = r.loss;
     }
     CHECK(last < first);
+}
+
+TEST_CASE("cudnn training: a final softmax runs in FP32 under mixed precision, as autocast runs it",
+    "[gpu][cudnn][train][mixed]")
+{
+    auto cudnn = test::backendOrSkip("cudnn");
+    if (!cudnn)
+        return;
+    // LeNet-5 as the example file has it, ending in a softmax: autocast runs softmax on an FP32 copy of its input and
+    // gives the loss an FP32 output, so the probabilities are FP32 values, not FP16's 11 or BF16's 8 significant bits.
+    Network lenet = loadNetwork(fs::path(CONVSCOPE_EXAMPLES_DIR) / "lenet5.json");
+    lenet.input.batch = 8;
+    REQUIRE(std::holds_alternative<Softmax>(lenet.layers.back().spec));
+    const test::TrainCase c = test::makeTrainCase(lenet, 151);
+    for (const auto& [math, dropped] : { std::pair { MathMode::FP16, 13 }, { MathMode::BF16, 16 } }) {
+        INFO(mathModeName(math));
+        auto session = cudnn->createTrainingSession("auto", mixedSession(math));
+        session->prepare(c.net, c.shapes, {});
+        std::vector<LayerPhaseMs> times;
+        const Tensor out = session->forwardPass(c.input, 1, times);
+        int finer = 0; // probabilities above FP16's subnormals with bits the half type would have dropped
+        for (int64_t i = 0; i < out.numel(); ++i) {
+            uint32_t bits = 0;
+            std::memcpy(&bits, out.data() + i, sizeof bits);
+            finer += out.data()[i] > 1e-4f && (bits & ((1u << dropped) - 1)) != 0;
+        }
+        CHECK(finer > out.numel() / 2);
+        CHECK(session->metadata().at("math").find("softmax or log_softmax in FP32") != std::string::npos);
+    }
+    // Trained through it, the first step stays within the half types' rounding of cpu.direct's FP32 step (the logits'
+    // rounding dominates, as on LeNet-5 without its softmax above).
+    test::trainSideBySide(
+        "cudnn", c, test::sgdMomentumForTests(), "auto", 1, { 1e-1, 1e-1 }, mixedSession(MathMode::FP16));
+    test::trainSideBySide(
+        "cudnn", c, test::sgdMomentumForTests(), "auto", 1, { 3e-1, 3e-1 }, mixedSession(MathMode::BF16));
 }
 
 TEST_CASE("cudnn training: mixed precision's refusals and options", "[gpu][cudnn][train][mixed]")
