@@ -67,15 +67,23 @@ namespace {
         __device__ void operator()(long long c, const double (&t)[1]) const { out[c] = gpu::fromFloat<T>(float(t[0])); }
     };
 
+    // The reduction's plan; a plan of several runs per channel needs the workspace for their partial sums.
+    ChannelReducePlan checkedPlan(
+        long long n, long long channels, long long plane, int sms, const void* workspace, const char* what)
+    {
+        const ChannelReducePlan p = planChannelReduce(n, channels, plane, sms);
+        if (p.chunks > 1 && !workspace)
+            throw Error(std::string(what) + ": " + std::to_string(p.chunks) + " runs per channel without a workspace");
+        return p;
+    }
+
     template <SumOf K>
     void sums(const float* a, const float* b, long long n, long long channels, long long plane, float* out,
         void* workspace, int sms, cudaStream_t st, const char* what)
     {
         if (channels <= 0)
             return;
-        const ChannelReducePlan p = planChannelReduce(n, channels, plane, sms);
-        if (p.chunks > 1 && !workspace)
-            throw Error(std::string(what) + ": " + std::to_string(p.chunks) + " runs per channel without a workspace");
+        const ChannelReducePlan p = checkedPlan(n, channels, plane, sms, workspace, what);
         const bool vec = plane % 4 == 0 && reduce::aligned16(a) && (K == SumOf::A || reduce::aligned16(b));
         const ChannelReduceShape s = reduceShapeOf(p, n, channels, plane, vec);
         double* partials = static_cast<double*>(workspace);
@@ -107,9 +115,7 @@ void channelSumsStored(const void* a, DType type, long long n, long long channel
 {
     if (channels <= 0)
         return;
-    const ChannelReducePlan p = planChannelReduce(n, channels, plane, sms);
-    if (p.chunks > 1 && !workspace)
-        throw Error("train::channelSumsStored: " + std::to_string(p.chunks) + " runs per channel without a workspace");
+    const ChannelReducePlan p = checkedPlan(n, channels, plane, sms, workspace, "train::channelSumsStored");
     const ChannelReduceShape s = reduceShapeOf(p, n, channels, plane, false);
     gpu::withStorageType(type, [&](auto v) {
         using T = decltype(v);
