@@ -26,7 +26,8 @@
 // Each phase of each layer (0 forward, 1 backward-data, 2 backward-weights, 3 update) runs between two CUDA events
 // inside an NVTX range named as the CPU's ("cuda.implicit_gemm · train · L3 conv2d c1 · backward-data"). NCHW tensors
 // on the device, FP32, or under mixed precision (--math fp16 / bf16, the cudnn session) in the storage type m_storage:
-//   activations, their gradients and the input in FP16 / BF16; parameters, batch norm's statistics and the
+//   activations, their gradients and the input in FP16 / BF16 (but a final softmax or log_softmax writes FP32, as
+//   autocast runs it: m_outputType); parameters, batch norm's statistics and the
 //   optimizer's state FP32; the layers that read a parameter in the storage type (storageParameters: convolutions,
 //   linear) keep a storage copy (weightCopy / biasCopy) that the optimizer kernels rewrite as they update, and write
 //   their parameter gradients in the storage type (gradType).

@@ -36,9 +36,8 @@ constexpr test::StepTolerance kLenetFp16 { 6e-2, 6e-2 };
 constexpr test::StepTolerance kGraphBf16 { 1e-1, 4e-1 };
 
 // LeNet-5 without its last layer, the softmax: cross-entropy then reads logits, as a classifier trained in mixed
-// precision does. (Through the softmax, the loss's gradient is a difference of near-equal probabilities stored in
-// FP16: 2.5-7% from FP32's in the first step on the H200. PyTorch's autocast would run that softmax in FP32; the
-// session stores every activation in the one storage type.)
+// precision does. (With the softmax, which the session runs in FP32 as autocast does, the loss's gradient on
+// probabilities is ~100× smaller: the case "a final softmax runs in FP32" below.)
 Network lenetLogits(int64_t batch)
 {
     Network net = loadNetwork(fs::path(CONVSCOPE_EXAMPLES_DIR) / "lenet5.json");
