@@ -202,6 +202,24 @@ TEST_CASE("cuda training: per-channel reductions cut into runs match cpu.direct"
     test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 2, kSteps);
 }
 
+namespace {
+
+// `steps` SGD steps of `c` beside cpu.direct on each weight-gradient pipeline (conv2d_backward_weights.cu): cp.async
+// with the narrow tile, the default; cp.async on the 256-thread tiles; the register-staged one.
+void trainOnEveryWgradPipeline(const test::TrainCase& c, int steps)
+{
+    for (const char* pipeline : { "async", "async-wide", "registers" }) {
+        INFO("CONVSCOPE_WGRAD_PIPELINE=" << pipeline);
+        setenv("CONVSCOPE_WGRAD_PIPELINE", pipeline, 1);
+        struct Restore {
+            ~Restore() { unsetenv("CONVSCOPE_WGRAD_PIPELINE"); }
+        } restore;
+        test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", steps, kSteps);
+    }
+}
+
+} // namespace
+
 TEST_CASE("cuda training: the weight gradient's tilings, split or not, match cpu.direct", "[gpu][cuda][train][wgrad]")
 {
     // Each layer's backward-weights on its tile (backward_index.h's wgradTiling) and, on a 132-SM H200, split-K (the
@@ -234,16 +252,7 @@ TEST_CASE("cuda training: the weight gradient's tilings, split or not, match cpu
     // and cuda.implicit_gemm agree with it to six digits) parts from cpu.direct's double sums by 1e-3 — the kink, not
     // the kernels. With 607 onednn.auto and cpu.im2col_gemm stay within 1e-4 of cpu.direct.
     const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "the weight gradient's tilings", {}), 607);
-    // Each pipeline (conv2d_backward_weights.cu): cp.async with the narrow tile, the default; cp.async on the
-    // 256-thread tiles; the register-staged one.
-    for (const char* pipeline : { "async", "async-wide", "registers" }) {
-        INFO("CONVSCOPE_WGRAD_PIPELINE=" << pipeline);
-        setenv("CONVSCOPE_WGRAD_PIPELINE", pipeline, 1);
-        struct Restore {
-            ~Restore() { unsetenv("CONVSCOPE_WGRAD_PIPELINE"); }
-        } restore;
-        test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 2, kSteps);
-    }
+    trainOnEveryWgradPipeline(c, 2);
 }
 
 TEST_CASE("cuda training: the weight gradient's pipelines on a small batch (the racecheck case)",
@@ -267,14 +276,7 @@ TEST_CASE("cuda training: the weight gradient's pipelines on a small batch (the 
         { "type": "global_avgpool2d", "name": "g" }, { "type": "flatten", "name": "f" },
         { "type": "linear", "name": "fc", "out_features": 10, "init": { "kind": "he_uniform", "seed": 74 } } ] })";
     const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "the weight gradient, small", {}), 611);
-    for (const char* pipeline : { "async", "async-wide", "registers" }) {
-        INFO("CONVSCOPE_WGRAD_PIPELINE=" << pipeline);
-        setenv("CONVSCOPE_WGRAD_PIPELINE", pipeline, 1);
-        struct Restore {
-            ~Restore() { unsetenv("CONVSCOPE_WGRAD_PIPELINE"); }
-        } restore;
-        test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 1, kSteps);
-    }
+    trainOnEveryWgradPipeline(c, 1);
 }
 
 TEST_CASE("cuda training: the loss on the device (ce, mse, bce) matches cpu.direct; a NaN loss changes no weight",
