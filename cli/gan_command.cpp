@@ -117,7 +117,7 @@ Command addGanCommand(CLI::App& app)
            "fp32 (the reference arithmetic); tf32 (convolutions and GEMMs on TF32 Tensor Cores where the backend "
            "has them: cudnn; FP32 elsewhere in the step, as PyTorch's allow_tf32); fp16 / bf16 (mixed precision on "
            "cudnn, as PyTorch's autocast; fp16 with one GradScaler across both optimizers, --option loss_scale=S "
-           "its initial scale)")
+           "its initial scale); bf16 also on onednn.auto where the CPU computes bf16)")
         ->capture_default_str();
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
     return [a]() {
