@@ -21,6 +21,11 @@
 // im2col copies each row segment with one memcpy (stride 1) or a strided loop, zero-filling the padding
 // outside it instead of testing every element. A 1×1 convolution with stride 1 and no padding needs no im2col
 // at all: the tile of the input plane already is the column matrix.
+// Small maps (v4): a map of fewer pixels than a tile is one sgemm per image of few columns, and every sgemm packs the
+// weight block again — ResNet's 7² layer4 (512 × 4608 weights for 49 columns) and DCGAN's 4² layer (512 × 4096 for 16)
+// spent most of their time packing. Such layers bundle several images into one tile: their columns side by side in
+// the thread's buffer (the pointwise ones copied too), one sgemm into a per-thread product, copied to each image's
+// rows with the bias.
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/op_common.h"
 #include "compute/cpu_threads.h"
@@ -50,16 +55,17 @@ namespace {
         *hi = std::clamp<int64_t>(last + 1, *lo, g.outW);
     }
 
-    // Writes the columns of output pixels [p0, p0 + count) for `channels` input planes into col[K, count]
-    // (one thread: it runs inside the caller's parallel loop).
-    void im2colTile(const float* planes, int64_t channels, const ConvGeometry& g, int64_t p0, int64_t count, float* col)
+    // Writes the columns of output pixels [p0, p0 + count) for `channels` input planes into col[K, count], rows `ld`
+    // floats apart (one thread: it runs inside the caller's parallel loop).
+    void im2colTile(
+        const float* planes, int64_t channels, const ConvGeometry& g, int64_t p0, int64_t count, float* col, int64_t ld)
     {
         const int64_t taps = g.kh * g.kw;
         for (int64_t ic = 0; ic < channels; ++ic) {
             const float* plane = planes + ic * g.inH * g.inW;
             for (int64_t ki = 0; ki < g.kh; ++ki) {
                 for (int64_t kj = 0; kj < g.kw; ++kj) {
-                    float* dst = col + (ic * taps + ki * g.kw + kj) * count;
+                    float* dst = col + (ic * taps + ki * g.kw + kj) * ld;
                     int64_t lo, hi;
                     validColumns(g, kj, &lo, &hi);
                     const int64_t shift = kj * g.dw - g.padLeft;
@@ -88,6 +94,57 @@ namespace {
                     }
                 }
             }
+        }
+    }
+
+    // Small maps: `bundle` images a task, their columns side by side in one K × (bundle · P) matrix and one sgemm
+    // (the weights packed once for them all), the product copied to each image's rows with the bias. Tasks are
+    // (bundle of images, group, chunk of output channels), the chunks filling the threads.
+    void conv2dBundled(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec,
+        const ConvGeometry& geometry, const detail::ConvSizes& g, int64_t bundle, int maxThreads, Tensor& out)
+    {
+        const int64_t groups = spec.groups, inPerGroup = g.inPerGroup, outPerGroup = g.outPerGroup;
+        const int64_t depth = inPerGroup * g.kh * g.kw, pixels = g.outH * g.outW, inPlane = g.inH * g.inW;
+        const int64_t columns = bundle * pixels;
+        const int64_t bundles = (g.batch + bundle - 1) / bundle;
+        const int64_t pixelTasks = bundles * groups;
+        const int64_t ocChunks = std::clamp<int64_t>(
+            (maxThreads + pixelTasks - 1) / pixelTasks, 1, std::max<int64_t>(1, outPerGroup / 16));
+        const int64_t ocStep = (outPerGroup + ocChunks - 1) / ocChunks;
+        const int64_t tasks = pixelTasks * ocChunks;
+        const int threads = int(std::min<int64_t>(maxThreads, tasks));
+        detail::requireBlasDimensions({ depth, columns, ocStep }, "conv2d");
+        const std::unique_ptr<float[]> col = detail::allocateWorkspace(int64_t(threads) * depth * columns, "conv2d");
+        const std::unique_ptr<float[]> product
+            = detail::allocateWorkspace(int64_t(threads) * ocStep * columns, "conv2d");
+        keepBlasOnCallingThread();
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+        for (int64_t task = 0; task < tasks; ++task) {
+            const int64_t chunk = task % ocChunks;
+            const int64_t gr = (task / ocChunks) % groups;
+            const int64_t n0 = task / (ocChunks * groups) * bundle;
+            const int64_t images = std::min(bundle, g.batch - n0);
+            const int64_t oc0 = chunk * ocStep, ocCount = std::min(ocStep, outPerGroup - oc0);
+            if (ocCount <= 0)
+                continue;
+            const int64_t ld = images * pixels;
+            const int me = omp_get_thread_num();
+            float* mine = col.get() + int64_t(me) * depth * columns;
+            float* result = product.get() + int64_t(me) * ocStep * columns;
+            for (int64_t b = 0; b < images; ++b)
+                im2colTile(in.data() + ((n0 + b) * g.inC + gr * inPerGroup) * inPlane, inPerGroup, geometry, 0, pixels,
+                    mine + b * pixels, ld);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(ocCount), blasint(ld), blasint(depth), 1.0f,
+                weight.data() + (gr * outPerGroup + oc0) * depth, blasint(depth), mine, blasint(ld), 0.0f, result,
+                blasint(ld));
+            for (int64_t b = 0; b < images; ++b)
+                for (int64_t oc = 0; oc < ocCount; ++oc) {
+                    const float* from = result + oc * ld + b * pixels;
+                    float* to = out.data() + ((n0 + b) * g.outC + gr * outPerGroup + oc0 + oc) * pixels;
+                    const float add = bias ? bias->data()[gr * outPerGroup + oc0 + oc] : 0.0f;
+                    for (int64_t i = 0; i < pixels; ++i)
+                        to[i] = from[i] + add;
+                }
         }
     }
 
@@ -124,6 +181,12 @@ void conv2d(
     // split too (each part repeats its tile's im2col, which is the cheaper of the two only when the tile cannot
     // shrink).
     const int maxThreads = omp_get_max_threads();
+    // Small maps: `bundle` images a tile, up to a tile's columns and 4 MiB of them (a thread's buffer).
+    const int64_t bundleColumns = std::min(std::max<int64_t>(512, std::min<int64_t>(outPerGroup, 1024)),
+        std::max<int64_t>(16, (int64_t(1) << 20) / depth));
+    const int64_t bundle = pixels * 4 <= bundleColumns ? std::min(batch, bundleColumns / pixels) : 1;
+    if (bundle > 1)
+        return conv2dBundled(in, weight, bias, spec, geometry, g, bundle, maxThreads, out);
     const int64_t images = batch * groups;
     if (images * ((pixels + tile - 1) / tile) < maxThreads) {
         const int64_t perImage = (maxThreads + images - 1) / images;
@@ -160,7 +223,7 @@ void conv2d(
                 1.0f, w, blasint(depth), planes + p0, blasint(inPlane), 0.0f, dst, blasint(pixels));
         } else {
             float* mine = col.get() + int64_t(omp_get_thread_num()) * depth * tile;
-            im2colTile(planes, inPerGroup, geometry, p0, count, mine);
+            im2colTile(planes, inPerGroup, geometry, p0, count, mine, count);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(ocCount), blasint(count), blasint(depth),
                 1.0f, w, blasint(depth), mine, blasint(count), 0.0f, dst, blasint(pixels));
         }

@@ -120,6 +120,19 @@ TEST_CASE("conv2d: fast (im2col + sgemm) matches direct on a fixed sweep", "[cpu
         checkConvFastAgainstDirect(c.in, c.spec, seed += 10);
 }
 
+TEST_CASE("conv2d: fast bundles the images of a small map into one product", "[cpu][conv2d]")
+{
+    // Maps of at most a quarter of a bundle's 512 columns take several images a sgemm (their columns side by side,
+    // the product copied to each image): 81 pixels → 6 images, so 7 images are a bundle of 6 and one of 1; groups,
+    // padding and bias on the way. A pointwise 4² map (no im2col otherwise: copied into the bundle), and DCGAN's 4×4
+    // stride-2 pattern at batch 40 (bundles of 32 and 8).
+    checkConvFastAgainstDirect(
+        Shape::nchw(7, 6, 9, 9), conv(8, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 2, true), 51);
+    checkConvFastAgainstDirect(Shape::nchw(5, 16, 4, 4), conv(24, { 1, 1 }, { 1, 1 }, {}, { 1, 1 }, 1, true), 52);
+    checkConvFastAgainstDirect(
+        Shape::nchw(40, 8, 8, 8), conv(16, { 4, 4 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, false), 53);
+}
+
 TEST_CASE("conv2d: fast processes a large layer in tiles that split output rows", "[cpu][conv2d]")
 {
     // K = 64·3·3 = 576 rows: a tile is max(512, 1 MiB / (4·576) = 455) → 512 pixels, which is not a multiple of
