@@ -97,6 +97,24 @@ namespace {
         }
     }
 
+    // The output channels cut into chunks so that `pixelTasks` units of pixels fill the threads (chunks of at least 16
+    // channels): tasks are (pixel unit, chunk). The callers copy the fields into locals, not structured bindings,
+    // which clang's OpenMP regions cannot capture.
+    struct ChannelSplit {
+        int64_t chunks, step, tasks;
+        int threads;
+    };
+    ChannelSplit splitChannels(int64_t pixelTasks, int64_t outPerGroup, int maxThreads)
+    {
+        ChannelSplit c;
+        c.chunks = std::clamp<int64_t>(
+            (maxThreads + pixelTasks - 1) / pixelTasks, 1, std::max<int64_t>(1, outPerGroup / 16));
+        c.step = (outPerGroup + c.chunks - 1) / c.chunks;
+        c.tasks = pixelTasks * c.chunks;
+        c.threads = int(std::min<int64_t>(maxThreads, c.tasks));
+        return c;
+    }
+
     // Small maps: `bundle` images a task, their columns side by side in one K × (bundle · P) matrix and one sgemm
     // (the weights packed once for them all), the product copied to each image's rows with the bias. Tasks are
     // (bundle of images, group, chunk of output channels), the chunks filling the threads.
@@ -107,12 +125,9 @@ namespace {
         const int64_t depth = inPerGroup * g.kh * g.kw, pixels = g.outH * g.outW, inPlane = g.inH * g.inW;
         const int64_t columns = bundle * pixels;
         const int64_t bundles = (g.batch + bundle - 1) / bundle;
-        const int64_t pixelTasks = bundles * groups;
-        const int64_t ocChunks = std::clamp<int64_t>(
-            (maxThreads + pixelTasks - 1) / pixelTasks, 1, std::max<int64_t>(1, outPerGroup / 16));
-        const int64_t ocStep = (outPerGroup + ocChunks - 1) / ocChunks;
-        const int64_t tasks = pixelTasks * ocChunks;
-        const int threads = int(std::min<int64_t>(maxThreads, tasks));
+        const ChannelSplit split = splitChannels(bundles * groups, outPerGroup, maxThreads);
+        const int64_t ocChunks = split.chunks, ocStep = split.step, tasks = split.tasks;
+        const int threads = split.threads;
         detail::requireBlasDimensions({ depth, columns, ocStep }, "conv2d");
         const std::unique_ptr<float[]> col = detail::allocateWorkspace(int64_t(threads) * depth * columns, "conv2d");
         const std::unique_ptr<float[]> product
@@ -193,12 +208,9 @@ void conv2d(
         tile = std::min(tile, std::max<int64_t>(64, ((pixels + perImage - 1) / perImage + 15) / 16 * 16));
     }
     const int64_t tiles = (pixels + tile - 1) / tile;
-    const int64_t pixelTasks = images * tiles;
-    const int64_t ocChunks
-        = std::clamp<int64_t>((maxThreads + pixelTasks - 1) / pixelTasks, 1, std::max<int64_t>(1, outPerGroup / 16));
-    const int64_t ocStep = (outPerGroup + ocChunks - 1) / ocChunks;
-    const int64_t tasks = pixelTasks * ocChunks;
-    const int threads = int(std::min<int64_t>(maxThreads, tasks));
+    const ChannelSplit split = splitChannels(images * tiles, outPerGroup, maxThreads);
+    const int64_t ocChunks = split.chunks, ocStep = split.step, tasks = split.tasks;
+    const int threads = split.threads;
     std::unique_ptr<float[]> col;
     if (!pointwise)
         col = detail::allocateWorkspace(int64_t(threads) * depth * tile, op);

@@ -119,13 +119,9 @@ bool GpuTrainingSessionBase::updateParameters(int64_t step, std::vector<LayerPha
     if (lossScaled()) {
         overflow = lossFlag();
         clearLossFlag();
-        for (size_t k = 0; k < layerCount(); ++k) {
-            const TrainLayerState& t = layerState(k);
-            if (t.summed && t.trainWeight)
-                train::flagNonFinite(t.sumW.get(), t.weightCount, overflow, st, DType::F32);
-            if (t.summed && t.trainBias)
-                train::flagNonFinite(t.sumB.get(), t.biasCount, overflow, st, DType::F32);
-        }
+        for (size_t k = 0; k < layerCount(); ++k)
+            if (layerState(k).summed)
+                flagParameterGradients(k, overflow, true);
     }
     const int64_t optimizerStep = lossScaled() ? m_updatesDone + 1 : step;
     for (size_t k = 0; k < layerCount(); ++k) {

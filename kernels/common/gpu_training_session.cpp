@@ -169,10 +169,11 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
         const bool view = std::holds_alternative<Flatten>(layer.spec) || std::holds_alternative<Reshape>(layer.spec)
             || std::holds_alternative<Identity>(layer.spec);
         const int src0 = s.sources.empty() ? -1 : s.sources[0];
+        // The output and its gradient: the storage type, the last layer's m_outputType.
+        const size_t bytes = size_t(s.out.numel()) * dtypeBytes(i + 1 == count ? m_outputType : m_storage);
         if (view) {
             m_out[i] = src0 < 0 ? m_input.get() : m_out[size_t(src0)];
         } else {
-            const size_t bytes = size_t(s.out.numel()) * dtypeBytes(i + 1 == count ? m_outputType : m_storage);
             m_outBuf[i] = DeviceBuffer(bytes, "train: " + label + "'s output");
             m_out[i] = m_outBuf[i].get();
         }
@@ -180,8 +181,7 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
             m_gradAlias[i] = 1;
             m_grad[i] = m_grad[size_t(src0)];
         } else {
-            m_gradBuf[i] = DeviceBuffer(size_t(s.out.numel()) * dtypeBytes(i + 1 == count ? m_outputType : m_storage),
-                "train: " + label + "'s gradient");
+            m_gradBuf[i] = DeviceBuffer(bytes, "train: " + label + "'s gradient");
             m_grad[i] = m_gradBuf[i].get();
         }
         const std::string base = m_prefix + " · train · L" + std::to_string(i) + " " + layerKind(layer.spec).type + " "
@@ -245,13 +245,14 @@ void GpuTrainingSessionBase::update(size_t k, int64_t step, const int* skip, int
     t.started = true;
 }
 
-void GpuTrainingSessionBase::flagParameterGradients(size_t k, int* flag)
+void GpuTrainingSessionBase::flagParameterGradients(size_t k, int* flag, bool fromSums)
 {
     const TrainLayerState& t = layerState(k);
+    const DType type = fromSums ? DType::F32 : t.gradReadType();
     if (t.trainWeight)
-        train::flagNonFinite(t.gradWeightRead(), t.weightCount, flag, m_stream->get(), t.gradReadType());
+        train::flagNonFinite(fromSums ? t.sumW.get() : t.gradWeightRead(), t.weightCount, flag, m_stream->get(), type);
     if (t.trainBias)
-        train::flagNonFinite(t.gradBiasRead(), t.biasCount, flag, m_stream->get(), t.gradReadType());
+        train::flagNonFinite(fromSums ? t.sumB.get() : t.gradBiasRead(), t.biasCount, flag, m_stream->get(), type);
 }
 
 void GpuTrainingSessionBase::flagGradients(size_t k, const std::vector<char>& has, bool inputHas)

@@ -207,7 +207,8 @@ protected:
     // After the optimizer kernels flagged a gradient that is not finite: checks every gradient still in its buffer,
     // in backward order, and throws InputError naming the step and the first layer flagged.
     [[noreturn]] void throwFirstNonFiniteGradient(int64_t step, const std::vector<char>& has, bool inputHas);
-    void flagParameterGradients(size_t k, int* flag); // layer k's gradients (as the update reads them) into *flag
+    // Layer k's gradients (as the update reads them; fromSums: the phased step's FP32 sums) into *flag.
+    void flagParameterGradients(size_t k, int* flag, bool fromSums = false);
     void readTimes(std::vector<LayerPhaseMs>& times) const; // the phases timed since `timed` was cleared
 
     const void* in(size_t i, size_t j) const; // layer i's j-th input (the network's input or an earlier output)
