@@ -245,8 +245,15 @@ add_feature_info(Tests CONVSCOPE_BUILD_TESTS "Catch2 tests registered with CTest
 
 # --- Sanitizers (the asan preset) ------------------------------------------------------------------------------
 option(CONVSCOPE_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+# UBSan without its four pointer checks (null, alignment, object-size, pointer-overflow): they instrument every
+# dereference and took 58 % of an engine file's compile under both sanitizers (68 s → 29 s for one unity file), while
+# AddressSanitizer already reports a null or out-of-bounds access with its stack. The arithmetic checks (signed
+# overflow, shifts, division, float casts, bounds, enums, vptr) stay: sizes that overflow are what UBSan is here for.
+set(CONVSCOPE_UBSAN_SKIPPED_CHECKS -fno-sanitize=null,alignment,object-size,pointer-overflow)
 if(CONVSCOPE_SANITIZE)
-  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined> $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>)
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined>
+                      $<$<COMPILE_LANGUAGE:CXX>:${CONVSCOPE_UBSAN_SKIPPED_CHECKS}>
+                      $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>)
   add_link_options(-fsanitize=address,undefined)
 endif()
 add_feature_info(Sanitizers CONVSCOPE_SANITIZE "ASan + UBSan")
