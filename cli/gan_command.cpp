@@ -5,11 +5,13 @@
 #include "cli/commands.h"
 #include "cli/run_support.h"
 #include "cli/text_table.h"
+#include "cli/train_launcher.h"
 
 #include "compute/error.h"
 #include "compute/npy.h"
 #include "compute/report.h"
 #include "compute/stats.h"
+#include "compute/training/distributed.h"
 #include "compute/training/gan_run.h"
 #include "compute/training/train_run.h"
 
@@ -33,6 +35,7 @@ namespace {
         std::string report, saveWeights, saveSamples;
         std::vector<std::string> backendOptions;
         std::string math = "fp32";
+        DistributedArgs ranks;
     };
 
     Tensor readTensor(const std::string& path, const char* option)
@@ -73,9 +76,16 @@ namespace {
             totals.push_back(s.phases.total());
         const Stats t = Stats::of(totals);
         table.addRow({ "step", formatMs(t.median), formatMs(t.min) });
+        std::vector<double> walls;
+        for (const GanStep& s : r.steps)
+            walls.push_back(s.wallMs);
+        const Stats w = Stats::of(walls);
+        table.addRow({ "step (wall clock)", formatMs(w.median), formatMs(w.min) });
         out << r.options.selection.str() << " — batch " << r.options.batch << ", " << r.steps.size()
             << " timed steps\n";
         table.print(out);
+        if (const std::string ranks = ganDataParallelLine(r); !ranks.empty())
+            out << ranks << "\n";
         const GanStep& first = r.steps.front();
         const GanStep& last = r.steps.back();
         out << "loss D " << first.lossD << " → " << last.lossD << ", loss G " << first.lossG << " → " << last.lossG
@@ -120,7 +130,10 @@ Command addGanCommand(CLI::App& app)
            "its initial scale); bf16 also on onednn.auto where the CPU computes bf16)")
         ->capture_default_str();
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
+    addDistributedOptions(cmd, a->ranks);
     return [a]() {
+        if (const std::optional<int> launched = launchRanksIfAsked(a->ranks))
+            return *launched;
         if (!a->report.empty()) {
             const std::string ext = std::filesystem::path(a->report).extension().string();
             if (ext != ".csv" && ext != ".json" && ext != ".md")
@@ -154,12 +167,18 @@ Command addGanCommand(CLI::App& app)
             noise = readTensor(a->noise, "--noise");
             opt.noise = &noise;
         }
+        opt.group = joinRanksIfAsked(a->ranks);
+        opt.collectiveTimeoutSeconds = a->ranks.rendezvousTimeout;
+        const bool quiet = opt.group && opt.group->rank() != 0; // rank 0 prints and writes the merged report
         std::vector<GanResult> results;
         for (const Selection& sel : parseSelections(a->backends)) {
             opt.selection = sel;
             results.push_back(trainGan(g, d, opt));
-            printGanTable(std::cout, results.back());
+            if (!quiet)
+                printGanTable(std::cout, results.back());
         }
+        if (quiet)
+            return 0;
         const GanResult& first = results.front();
         if (!a->report.empty())
             writeGanReport(a->report, first);
@@ -171,7 +190,8 @@ Command addGanCommand(CLI::App& app)
         }
         if (!a->saveSamples.empty()) {
             writeNpy(a->saveSamples, first.lastFake.shape().dims(), first.lastFake.data());
-            std::cout << "the last generated batch saved to " << a->saveSamples << "\n";
+            std::cout << "the last generated batch" << (first.worldSize > 1 ? " (rank 0's slice)" : "") << " saved to "
+                      << a->saveSamples << "\n";
         }
         return 0;
     };

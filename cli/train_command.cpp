@@ -17,15 +17,10 @@
 #include "compute/training/phase_sums.h"
 #include "compute/training/train_run.h"
 
-#include "convscope_config.h"
-
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <iostream>
-
-#include <stdlib.h>
 
 namespace convscope::cli {
 
@@ -51,9 +46,7 @@ namespace {
         std::string eps = "1e-8";
         std::vector<std::string> backendOptions;
         std::string math = "fp32";
-        bool distributed = false;
-        int nprocPerNode = 0;
-        double rendezvousTimeout = 60;
+        DistributedArgs ranks;
     };
 
     // The input .npy sets the network's input size (as `run --input` does).
@@ -200,21 +193,10 @@ Command addTrainCommand(CLI::App& app)
            "autocast")
         ->capture_default_str();
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE (e.g. clock=cpu)");
-    cmd->add_flag("--distributed", a->distributed,
-        "data parallel with NCCL (cudnn.auto): this process is one rank, as torchrun starts them (RANK, WORLD_SIZE, "
-        "LOCAL_RANK, MASTER_ADDR, MASTER_PORT); the batch is split among the ranks");
-    cmd->add_option("--nproc-per-node", a->nprocPerNode,
-        "start this many ranks of this command on this host (one per GPU), like torchrun, and merge their reports");
-    cmd->add_option("--rendezvous-timeout", a->rendezvousTimeout,
-           "seconds a rank waits for the others (the rendezvous, NCCL's setup, each step's all-reduce)")
-        ->capture_default_str();
+    addDistributedOptions(cmd, a->ranks);
     return [a]() {
-        if ((a->distributed || a->nprocPerNode > 0) && !CONVSCOPE_WITH_NCCL)
-            throw UnsupportedError(std::string("--distributed is unavailable: ") + CONVSCOPE_NCCL_WHY);
-        if (a->nprocPerNode != 0)
-            return launchLocalRanks(a->nprocPerNode);
-        if (!(a->rendezvousTimeout > 0))
-            throw InputError("--rendezvous-timeout must be a positive number of seconds");
+        if (const std::optional<int> launched = launchRanksIfAsked(a->ranks))
+            return *launched;
         if (!a->report.empty()) {
             const std::string ext = std::filesystem::path(a->report).extension().string();
             if (ext != ".csv" && ext != ".json" && ext != ".md")
@@ -258,19 +240,9 @@ Command addTrainCommand(CLI::App& app)
         Tensor target(loss == LossKind::CrossEntropy ? Shape::features(out.n, 1) : out);
         std::memcpy(target.data(), t.data.data(), t.data.size() * sizeof(float));
 
-        std::shared_ptr<ProcessGroup> group;
-        if (a->distributed) {
-            const DistributedEnv env = parseDistributedEnv();
-            // Every rank of a host drives the GPU its local rank names; NVLink multicast off unless set.
-            // (A launcher that gives each rank one GPU through CUDA_VISIBLE_DEVICES leaves it device 0.)
-            const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-            const bool oneVisible = visible && *visible && !std::strchr(visible, ',');
-            ::setenv("CONVSCOPE_CUDA_DEVICE", oneVisible ? "0" : std::to_string(env.localRank).c_str(), 1);
-            ::setenv("NCCL_NVLS_ENABLE", "0", 0);
-            group = ProcessGroup::rendezvous(env, a->rendezvousTimeout);
-            opt.training.group = group;
-            opt.training.collectiveTimeoutSeconds = a->rendezvousTimeout;
-        }
+        const std::shared_ptr<ProcessGroup> group = joinRanksIfAsked(a->ranks);
+        opt.training.group = group;
+        opt.training.collectiveTimeoutSeconds = a->ranks.rendezvousTimeout;
         const bool quiet = group && group->rank() != 0; // rank 0 prints and writes the merged report
         opt.stepDone = [](size_t, int step, double value) {
             if (!std::isfinite(value))

@@ -4,6 +4,9 @@
 #include "cli/train_launcher.h"
 
 #include "compute/error.h"
+#include "compute/training/distributed.h"
+
+#include "convscope_config.h"
 
 #include <cerrno>
 #include <chrono>
@@ -134,6 +137,43 @@ int launchLocalRanks(int nproc)
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return result;
+}
+
+void addDistributedOptions(CLI::App* cmd, DistributedArgs& a)
+{
+    cmd->add_flag("--distributed", a.distributed,
+        "data parallel with NCCL (cudnn.auto): this process is one rank, as torchrun starts them (RANK, WORLD_SIZE, "
+        "LOCAL_RANK, MASTER_ADDR, MASTER_PORT); the batch is split among the ranks");
+    cmd->add_option("--nproc-per-node", a.nprocPerNode,
+        "start this many ranks of this command on this host (one per GPU), like torchrun, and merge their reports");
+    cmd->add_option("--rendezvous-timeout", a.rendezvousTimeout,
+           "seconds a rank waits for the others (the rendezvous, NCCL's setup, each step's all-reduce)")
+        ->capture_default_str();
+}
+
+std::optional<int> launchRanksIfAsked(const DistributedArgs& a)
+{
+    if ((a.distributed || a.nprocPerNode > 0) && !CONVSCOPE_WITH_NCCL)
+        throw UnsupportedError(std::string("--distributed is unavailable: ") + CONVSCOPE_NCCL_WHY);
+    if (a.nprocPerNode != 0)
+        return launchLocalRanks(a.nprocPerNode);
+    if (!(a.rendezvousTimeout > 0))
+        throw InputError("--rendezvous-timeout must be a positive number of seconds");
+    return std::nullopt;
+}
+
+std::shared_ptr<ProcessGroup> joinRanksIfAsked(const DistributedArgs& a)
+{
+    if (!a.distributed)
+        return nullptr;
+    const DistributedEnv env = parseDistributedEnv();
+    // Every rank of a host drives the GPU its local rank names; NVLink multicast off unless set.
+    // (A launcher that gives each rank one GPU through CUDA_VISIBLE_DEVICES leaves it device 0.)
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    const bool oneVisible = visible && *visible && !std::strchr(visible, ',');
+    ::setenv("CONVSCOPE_CUDA_DEVICE", oneVisible ? "0" : std::to_string(env.localRank).c_str(), 1);
+    ::setenv("NCCL_NVLS_ENABLE", "0", 0);
+    return ProcessGroup::rendezvous(env, a.rendezvousTimeout);
 }
 
 } // namespace convscope::cli

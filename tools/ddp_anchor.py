@@ -13,6 +13,10 @@ GradScaler in fp16; ConvScope's `train --math`, its gradients widened to FP32 fo
 Prints one table: step time, images/s and scaling efficiency (t(1 GPU) / t(N GPUs) at the same per-GPU batch), and
 ConvScope's all-reduce time and the part hidden behind the backward.
 
+--model dcgan: the DCGAN loop instead (the report's wish), 64² images: PyTorch's tutorial loop with both networks in
+DDP (Adam, BCE; fp16 with one GradScaler) against `convscope-cli gan resources/networks/dcgan_{generator,discriminator}.json`
+(--nproc-per-node N), whose step time is the median of rank 0's "step (wall clock)".
+
     /opt/torch/.venv/bin/python tools/ddp_anchor.py --cli build-gpu/bin/convscope-cli
 """
 import argparse
@@ -32,6 +36,52 @@ def free_port():
         return s.getsockname()[1]
 
 
+def gan_worker(args, rank, local, half, scaler):
+    import torch
+    import torch.distributed as dist
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from torch_train_bench import dcgan
+
+    torch.manual_seed(0)
+    g, d = dcgan()
+    g = torch.nn.parallel.DistributedDataParallel(g.cuda(), device_ids=[local])
+    d = torch.nn.parallel.DistributedDataParallel(d.cuda(), device_ids=[local])
+    opt_g = torch.optim.Adam(g.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    opt_d = torch.optim.Adam(d.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    bce = torch.nn.BCELoss()
+    gen = torch.Generator().manual_seed(1 + rank)
+    real = (torch.rand(args.batch, 3, 64, 64, generator=gen) * 2 - 1).cuda()
+    ones, zeros = torch.ones(args.batch, device="cuda"), torch.zeros(args.batch, device="cuda")
+    scale = (lambda v: scaler.scale(v)) if scaler else (lambda v: v)
+
+    def judged(images):  # autocast refuses BCELoss inside it
+        with torch.autocast("cuda", dtype=half, enabled=half is not None):
+            return d(images)
+
+    times = []
+    for step in range(args.warmup + args.steps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        d.zero_grad()
+        scale(bce(judged(real).float().view(-1), ones)).backward()
+        with torch.autocast("cuda", dtype=half, enabled=half is not None):
+            fake = g(torch.randn(args.batch, 100, 1, 1, device="cuda"))
+        scale(bce(judged(fake.detach()).float().view(-1), zeros)).backward()
+        scaler.step(opt_d) if scaler else opt_d.step()
+        g.zero_grad()
+        scale(bce(judged(fake).float().view(-1), ones)).backward()
+        scaler.step(opt_g) if scaler else opt_g.step()
+        if scaler:
+            scaler.update()
+        torch.cuda.synchronize()
+        if step >= args.warmup:
+            times.append((time.perf_counter() - t0) * 1000)
+    if rank == 0:
+        print("RESULT " + json.dumps({"median_ms": statistics.median(times), "world": dist.get_world_size()}),
+              flush=True)
+    dist.destroy_process_group()
+
+
 def worker(args):
     import torch
     import torch.distributed as dist
@@ -45,6 +95,8 @@ def worker(args):
     half = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.math)
     scaler = torch.amp.GradScaler("cuda") if args.math == "fp16" else None
     dist.init_process_group("nccl")
+    if args.model == "dcgan":
+        return gan_worker(args, rank, local, half, scaler)
     torch.manual_seed(0)
     model = torchvision.models.resnet18(num_classes=1000).cuda()
     fmt = torch.channels_last if args.channels_last else torch.contiguous_format
@@ -84,7 +136,8 @@ def run_torch(args, n):
         env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(n), LOCAL_RANK=str(r), LOCAL_WORLD_SIZE=str(n),
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=port, NCCL_NVLS_ENABLE=os.environ.get("NCCL_NVLS_ENABLE", "0"))
         cmd = [sys.executable, __file__, "--worker", "--batch", str(args.batch), "--steps", str(args.steps),
-               "--warmup", str(args.warmup), "--math", args.math] + (["--channels-last"] if args.channels_last else [])
+               "--warmup", str(args.warmup), "--math", args.math, "--model", args.model] + (
+                   ["--channels-last"] if args.channels_last else [])
         procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     outs = [p.communicate(timeout=args.timeout)[0] for p in procs]
     for line in outs[0].splitlines():
@@ -93,7 +146,30 @@ def run_torch(args, n):
     return None, outs[0][-2000:]
 
 
+def run_ours_gan(args, n, tmp):
+    report = os.path.join(tmp, f"gan{n}.json")
+    nets = [os.path.join(os.path.dirname(args.net), f"dcgan_{k}.json") for k in ("generator", "discriminator")]
+    cmd = [args.cli, "gan", *nets, "--batch", str(args.batch * n), "--steps", str(args.steps), "--warmup",
+           str(args.warmup), "--backends", "cudnn.auto", "--math", args.math, "--report", report]
+    if n > 1:
+        cmd += ["--nproc-per-node", str(n)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+    if p.returncode != 0:
+        return None, None, (p.stdout + p.stderr)[-2000:]
+    r = json.load(open(report))
+    ms = statistics.median(s["ms"]["step (wall clock)"] for s in r["step_results"])
+    comm = None
+    if "data_parallel" in r:
+        ar = statistics.median(s["ms"]["all-reduce"] for s in r["step_results"])
+        hid = statistics.median(s["ms"]["all-reduce hidden"] for s in r["step_results"])
+        comm = (f"all-reduce {ar:.2f} ms a step (4 backward passes), {hid:.2f} ms hidden ({100 * hid / ar:.0f} %); "
+                f"ranks differ by {r['data_parallel']['max_param_rel_l2']:.1e}")
+    return ms, comm, None
+
+
 def run_ours(args, n, tmp):
+    if args.model == "dcgan":
+        return run_ours_gan(args, n, tmp)
     import numpy as np
 
     total = args.batch * n
@@ -127,6 +203,8 @@ def main():
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--cli", default="build-gpu/bin/convscope-cli")
     ap.add_argument("--net", default="resources/networks/resnet18.json")
+    ap.add_argument("--model", choices=["resnet18", "dcgan"], default="resnet18",
+                    help="dcgan: the DCGAN loop (both networks in DDP), its files next to --net")
     ap.add_argument("--gpus", default="1,2", help="comma-separated GPU counts")
     ap.add_argument("--batch", type=int, default=64, help="per GPU")
     ap.add_argument("--steps", type=int, default=20)
@@ -160,7 +238,8 @@ def main():
                     base = ms
                 eff = base / ms if base else None
                 rows.append((impl, n, ms, args.batch * n / ms * 1000, eff, comm or ""))
-    print(f"\nResNet-18, {args.batch} images per GPU, 224², {args.math}, SGD momentum, median of {args.steps} steps")
+    what = ("DCGAN loop, 64², Adam" if args.model == "dcgan" else "ResNet-18, 224², SGD momentum")
+    print(f"\n{what}, {args.batch} images per GPU, {args.math}, median of {args.steps} steps")
     print(f"{'implementation':<14} {'GPUs':>4} {'step ms':>9} {'img/s':>8} {'scaling':>8}  notes")
     for impl, n, ms, ips, eff, note in rows:
         if ms is None:

@@ -28,7 +28,8 @@
 #                "ddp" (issue 33, on a 2-GPU machine, kind nvidia-h200-x2): data parallel on 2 GPUs against 1 GPU's
 #                weights (the [ddp] test), LeNet-5 through `train --nproc-per-node 2`, and tools/ddp_anchor.py
 #                (ResNet-18 b64 per GPU, PyTorch DDP against ConvScope on 1 and 2 GPUs; DDP_MATH="fp32 bf16 fp16" for
-#                each math mode, fp32 alone by default): STAGES="build ddp".
+#                each math mode, fp32 alone by default; DDP_MODELS="resnet18 dcgan" adds the DCGAN loop, b64 per GPU):
+#                STAGES="build ddp".
 #   TEST_JOBS    the test stage's ctest -j (default 4: the suite passed 300 s run one at a time); TEST_TIMEOUT its
 #                seconds (default 300); TEST_EXCLUDE a ctest -E regex; TEST_TRAIN=0 leaves out its two training runs
 #   "cross"      (extra stage) the cross-backend test alone, filtered by CROSS_BACKENDS and CROSS_OPS (see the stage)
@@ -316,7 +317,7 @@ if has train; then
     for sel in ${TRAIN_BACKENDS//,/ }; do
       timeout 120 "$BIN/convscope-cli" gan resources/networks/dcgan_generator.json resources/networks/dcgan_discriminator.json \
         --batch 64 --steps 10 --warmup 3 --math "$TRAIN_MATH" --backends "$sel" --report "$OUT/gan-$sel.md" >"$OUT/gan-$sel.log" 2>&1
-      note "gan dcgan b64 on $sel: rc $?; $(grep -E '^step|^loss scale|has no|unsupported' "$OUT/gan-$sel.log" | head -2 | tr '\n' ' ')"
+      note "gan dcgan b64 on $sel: rc $?; $(grep -E '^step|^loss scale|has no|unsupported' "$OUT/gan-$sel.log" | head -3 | tr '\n' ' ')"
     done
     note "PyTorch eager training: $(tr '\n' ' ' <"$OUT/torch-train.jsonl")"
   fi
@@ -537,13 +538,16 @@ if has ddp; then
     note "train lenet5 --nproc-per-node 2: rc $rc, $(grep -E '^all-reduce' "$OUT/ddp-lenet5.log" | head -1)"
     PY=${TORCH_PYTHON:-/opt/torch/.venv/bin/python}
     if [ -x "$PY" ]; then
-      for math in ${DDP_MATH:-fp32}; do
-        timeout 330 "$PY" tools/ddp_anchor.py --cli "$CLI" --gpus 1,2 --batch 64 --steps 20 --warmup 5 --math "$math" \
-          >"$OUT/ddp-anchor-$math.log" 2>&1
-        rc=$?
-        tail -20 "$OUT/ddp-anchor-$math.log"
-        while read -r line; do note "ddp anchor $math: $line"; done < <(grep -E "^(pytorch-ddp|convscope) " "$OUT/ddp-anchor-$math.log")
-        [ $rc -ne 0 ] && note "ddp anchor $math: rc $rc (see ddp-anchor-$math.log)"
+      for model in ${DDP_MODELS:-resnet18}; do
+        for math in ${DDP_MATH:-fp32}; do
+          log="$OUT/ddp-anchor-$model-$math.log"
+          timeout 330 "$PY" tools/ddp_anchor.py --cli "$CLI" --model "$model" --gpus 1,2 --batch 64 --steps 20 \
+            --warmup 5 --math "$math" >"$log" 2>&1
+          rc=$?
+          tail -20 "$log"
+          while read -r line; do note "ddp anchor $model $math: $line"; done < <(grep -E "^(pytorch-ddp|convscope) " "$log")
+          [ $rc -ne 0 ] && note "ddp anchor $model $math: rc $rc (see $(basename "$log"))"
+        done
       done
     fi
   fi

@@ -44,19 +44,28 @@ namespace {
         return s.str();
     }
 
-    Stats phaseStats(const GanResult& r, double GanPhaseMs::*ms)
+    Stats phaseStatsOf(const std::vector<GanStep>& steps, double GanPhaseMs::*ms)
     {
         std::vector<double> v;
-        for (const GanStep& s : r.steps)
+        for (const GanStep& s : steps)
             v.push_back(s.phases.*ms);
         return Stats::of(v);
     }
+    Stats phaseStats(const GanResult& r, double GanPhaseMs::*ms) { return phaseStatsOf(r.steps, ms); }
 
-    Stats stepStats(const GanResult& r)
+    Stats stepStatsOf(const std::vector<GanStep>& steps)
     {
         std::vector<double> v;
-        for (const GanStep& s : r.steps)
+        for (const GanStep& s : steps)
             v.push_back(s.phases.total());
+        return Stats::of(v);
+    }
+    Stats stepStats(const GanResult& r) { return stepStatsOf(r.steps); }
+    Stats wallStatsOf(const std::vector<GanStep>& steps)
+    {
+        std::vector<double> v;
+        for (const GanStep& s : steps)
+            v.push_back(s.wallMs);
         return Stats::of(v);
     }
 
@@ -87,7 +96,31 @@ namespace {
 
     bool lossScaled(const GanResult& r) { return !r.steps.empty() && r.steps.front().lossScale > 0; }
 
+    // Data parallel: the all-reduces, which overlap the backward phases (not part of the step's total).
+    const PhaseField kAllReducePhases[] = {
+        { "all-reduce", &GanPhaseMs::allReduce },
+        { "all-reduce hidden", &GanPhaseMs::allReduceHidden },
+    };
+    bool dataParallel(const GanResult& r) { return r.worldSize > 1; }
+
 } // namespace
+
+std::string ganDataParallelLine(const GanResult& r)
+{
+    if (!dataParallel(r))
+        return {};
+    std::string line = "data parallel: " + std::to_string(r.worldSize) + " ranks, a batch of "
+        + std::to_string(r.options.batch) + " split " + std::to_string(r.localBatch()) + " per rank; all-reduce "
+        + num(phaseStats(r, &GanPhaseMs::allReduce).median) + " ms a step (median, 4 backward passes), "
+        + num(phaseStats(r, &GanPhaseMs::allReduceHidden).median) + " of it hidden behind the backward";
+    if (!r.rankSteps.empty()) {
+        line += "; step median by rank:";
+        for (size_t k = 0; k < r.rankSteps.size(); ++k)
+            line += (k ? ", " : " ") + num(stepStatsOf(r.rankSteps[k]).median) + " ms";
+        line += "; the ranks' parameters differ by " + num(r.maxParamRelL2) + " (relative L2, at most)";
+    }
+    return line;
+}
 
 std::string ganLossScaleLine(const GanResult& r)
 {
@@ -114,9 +147,23 @@ std::string ganReportCsv(const GanResult& r)
         out << sel << ",,,,," << csvField(p.name) << ',' << num(st.median) << ',' << num(st.min) << ',' << num(st.mean)
             << ',' << st.count << '\n';
     }
-    const Stats total = stepStats(r);
+    const Stats total = stepStats(r), wall = wallStatsOf(r.steps);
     out << sel << ",,,,,step," << num(total.median) << ',' << num(total.min) << ',' << num(total.mean) << ','
         << total.count << '\n';
+    out << sel << ",,,,,step (wall clock)," << num(wall.median) << ',' << num(wall.min) << ',' << num(wall.mean) << ','
+        << wall.count << '\n';
+    if (dataParallel(r)) { // the all-reduces (overlapping the backward) and each rank's step
+        for (const PhaseField& p : kAllReducePhases) {
+            const Stats st = phaseStats(r, p.ms);
+            out << sel << ",,,,," << csvField(p.name) << ',' << num(st.median) << ',' << num(st.min) << ','
+                << num(st.mean) << ',' << st.count << '\n';
+        }
+        for (size_t k = 0; k < r.rankSteps.size(); ++k) {
+            const Stats st = stepStatsOf(r.rankSteps[k]);
+            out << sel << ",,,,,rank " << k << " step," << num(st.median) << ',' << num(st.min) << ',' << num(st.mean)
+                << ',' << st.count << '\n';
+        }
+    }
     for (const bool generator : { true, false })
         for (size_t i = 0; i < trainedLayers(r, generator); ++i)
             for (const auto& [name, phase] : kLayerPhases) {
@@ -153,6 +200,22 @@ std::string ganReportJson(const GanResult& r)
     j["steps"] = r.options.steps;
     j["loss"] = r.sigmoidFolded ? "bce_with_logits (the discriminator's sigmoid folded in)" : "bce_with_logits";
     j["metadata"] = r.metadata;
+    if (dataParallel(r)) {
+        ordered_json dp;
+        dp["world_size"] = r.worldSize;
+        dp["batch_per_rank"] = r.localBatch();
+        dp["max_param_rel_l2"] = r.maxParamRelL2;
+        ordered_json ranks = ordered_json::array();
+        for (size_t k = 0; k < r.rankSteps.size(); ++k) {
+            const Stats st = stepStatsOf(r.rankSteps[k]);
+            ranks.push_back({ { "rank", k }, { "step_median_ms", st.median }, { "step_min_ms", st.min },
+                { "wall_median_ms", wallStatsOf(r.rankSteps[k]).median },
+                { "all_reduce_median_ms", phaseStatsOf(r.rankSteps[k], &GanPhaseMs::allReduce).median },
+                { "hidden_median_ms", phaseStatsOf(r.rankSteps[k], &GanPhaseMs::allReduceHidden).median } });
+        }
+        dp["ranks"] = ranks;
+        j["data_parallel"] = dp;
+    }
     ordered_json steps = ordered_json::array();
     for (const GanStep& s : r.steps) {
         ordered_json o;
@@ -168,6 +231,10 @@ std::string ganReportJson(const GanResult& r)
         for (const PhaseField& p : kPhases)
             o["ms"][p.name] = s.phases.*(p.ms);
         o["ms"]["step"] = s.phases.total();
+        o["ms"]["step (wall clock)"] = s.wallMs;
+        if (dataParallel(r))
+            for (const PhaseField& p : kAllReducePhases)
+                o["ms"][p.name] = s.phases.*(p.ms);
         steps.push_back(o);
     }
     j["step_results"] = steps;
@@ -200,10 +267,25 @@ std::string ganReportMarkdown(const GanResult& r)
         const Stats st = phaseStats(r, p.ms);
         out << "| " << p.name << " | " << num(st.median) << " | " << num(st.min) << " | " << num(st.mean) << " |\n";
     }
-    const Stats total = stepStats(r);
-    out << "| **step** | " << num(total.median) << " | " << num(total.min) << " | " << num(total.mean) << " |\n\n";
+    const Stats total = stepStats(r), wall = wallStatsOf(r.steps);
+    out << "| **step** | " << num(total.median) << " | " << num(total.min) << " | " << num(total.mean) << " |\n";
+    out << "| step (wall clock) | " << num(wall.median) << " | " << num(wall.min) << " | " << num(wall.mean)
+        << " |\n\n";
     if (const std::string scale = ganLossScaleLine(r); !scale.empty())
         out << "FP16: " << scale << ".\n\n";
+    if (dataParallel(r)) {
+        out << "Data parallel: " << r.worldSize << " ranks, a batch of " << r.options.batch << " split "
+            << r.localBatch() << " per rank (the losses below are the ranks' mean); the ranks' parameters differ by "
+            << num(r.maxParamRelL2) << " (relative L2, at most).\n\n"
+            << "| rank | step median ms | step min ms | wall clock median ms | all-reduce ms | hidden ms |\n"
+            << "|---:|---:|---:|---:|---:|---:|\n";
+        for (size_t k = 0; k < r.rankSteps.size(); ++k)
+            out << "| " << k << " | " << num(stepStatsOf(r.rankSteps[k]).median) << " | "
+                << num(stepStatsOf(r.rankSteps[k]).min) << " | " << num(wallStatsOf(r.rankSteps[k]).median) << " | "
+                << num(phaseStatsOf(r.rankSteps[k], &GanPhaseMs::allReduce).median) << " | "
+                << num(phaseStatsOf(r.rankSteps[k], &GanPhaseMs::allReduceHidden).median) << " |\n";
+        out << "\n";
+    }
     out << "| step | loss D | loss G | D(real) | D(fake) |\n|---:|---:|---:|---:|---:|\n";
     for (size_t s = 0; s < r.steps.size(); ++s)
         out << "| " << s + 1 << " | " << num(r.steps[s].lossD) << " | " << num(r.steps[s].lossG) << " | "

@@ -1,5 +1,6 @@
 // trainGan: the DCGAN loop of gan_run.h on one selection, and the generated data it trains on.
 #include "compute/training/gan_run.h"
+#include "compute/training/distributed.h"
 
 #include "compute/backend_registry.h"
 #include "compute/error.h"
@@ -103,6 +104,15 @@ namespace {
 
     void setBatch(Network& net, int64_t batch) { net.input.batch = batch; }
 
+    // Data parallel: a backward pass's all-reduces added into the step's.
+    void addAllReduce(GanPhaseMs& ph, const TrainingSession& session)
+    {
+        for (const BucketTiming& b : session.passBuckets()) {
+            ph.allReduce += b.allReduceMs;
+            ph.allReduceHidden += b.hiddenMs;
+        }
+    }
+
     void multiplyBy(Tensor& t, double factor)
     {
         for (int64_t i = 0; i < t.numel(); ++i)
@@ -128,8 +138,20 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
     GanResult result;
     result.options = o;
     result.options.realImages = result.options.noise = nullptr; // not kept past this call
-    setBatch(generator, o.batch);
-    setBatch(discriminator, o.batch);
+    // Data parallel: this rank's slice of every batch (the same size on every rank).
+    const bool ddp = o.group && o.group->worldSize() > 1;
+    const BatchSlice slice
+        = ddp ? splitBatch(o.batch, o.group->rank(), o.group->worldSize()) : BatchSlice { 0, o.batch };
+    if (ddp) {
+        result.rank = o.group->rank();
+        result.worldSize = o.group->worldSize();
+        o.group->requireSame(generator.name + " and " + discriminator.name + ", batch " + std::to_string(o.batch) + ", "
+                + std::to_string(o.warmup) + " + " + std::to_string(o.steps) + " steps on " + o.selection.str()
+                + ", seed " + std::to_string(o.seed),
+            "the GAN training");
+    }
+    setBatch(generator, slice.count);
+    setBatch(discriminator, slice.count);
     // A final sigmoid goes into the loss (BCE-with-logits).
     Layer sigmoid;
     if (std::holds_alternative<Sigmoid>(discriminator.layers.back().spec) && discriminator.layers.size() > 1) {
@@ -148,15 +170,17 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
     if (fakeShape.numel() != dIn.numel() || fakeShape.c != dIn.c || fakeShape.h != dIn.h || fakeShape.w != dIn.w)
         throw InputError("the generator makes " + fakeShape.str() + " but the discriminator reads " + dIn.str());
     const Shape scoreShape = result.discriminatorShapes.layers.back().out;
-    if (scoreShape.numel() != o.batch)
+    if (scoreShape.numel() != slice.count)
         throw InputError("the discriminator must give one score per image, but its output is " + scoreShape.str()
-            + " for a batch of " + std::to_string(o.batch));
+            + " for a batch of " + std::to_string(slice.count));
     const Shape& zShape = result.generatorShapes.input;
-    if (o.realImages && o.realImages->numel() != dIn.numel())
+    Shape wholeIn = dIn, wholeZ = zShape; // the whole batch's, which every rank makes before taking its slice
+    wholeIn.n = wholeZ.n = o.batch;
+    if (o.realImages && o.realImages->numel() != wholeIn.numel())
         throw InputError(
-            "the real images are " + o.realImages->shape().str() + " but the discriminator reads " + dIn.str());
-    if (o.noise && o.noise->numel() != zShape.numel())
-        throw InputError("the codes are " + o.noise->shape().str() + " but the generator reads " + zShape.str());
+            "the real images are " + o.realImages->shape().str() + " but the discriminator reads " + wholeIn.str());
+    if (o.noise && o.noise->numel() != wholeZ.numel())
+        throw InputError("the codes are " + o.noise->shape().str() + " but the generator reads " + wholeZ.str());
     materializeParameters(generator, result.generatorShapes);
     materializeParameters(discriminator, result.discriminatorShapes);
 
@@ -166,7 +190,13 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         if (!s)
             throw UnsupportedError(o.selection.str() + ": the " + o.selection.backend
                 + " backend has no backward ops (training is unsupported there)");
+        if (ddp && !s->dataParallel())
+            throw UnsupportedError(o.selection.str()
+                + ": data-parallel training (--distributed) is unsupported there; it runs on cudnn.auto, built with "
+                  "NCCL");
         TrainingOptions to;
+        to.group = o.group;
+        to.collectiveTimeoutSeconds = o.collectiveTimeoutSeconds;
         to.loss = LossKind::BCEWithLogits;
         to.optimizer = opt;
         to.batchNormMomentum = o.batchNormMomentum;
@@ -194,9 +224,12 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
             d->setLossScale(scale);
             st.lossScale = scale;
         }
-        const Tensor real
-            = o.realImages ? o.realImages->clone() : ganRealImages(o.batch, dIn.c, dIn.h, dIn.w, o.seed + s);
-        const Tensor z = o.noise ? o.noise->clone() : ganNoise(zShape, o.seed + uint64_t(s) + 1000000u);
+        Tensor real = o.realImages ? o.realImages->clone() : ganRealImages(o.batch, dIn.c, dIn.h, dIn.w, o.seed + s);
+        Tensor z = o.noise ? o.noise->clone() : ganNoise(wholeZ, o.seed + uint64_t(s) + 1000000u);
+        if (ddp) {
+            real = sliceBatch(real, o.batch, slice);
+            z = sliceBatch(z, o.batch, slice);
+        }
         const auto loss = [&](const Tensor& logits, const Tensor& label, const char* what) {
             const auto t0 = std::chrono::steady_clock::now();
             const double l = computeLoss(LossKind::BCEWithLogits, logits, label, gradScore);
@@ -217,6 +250,7 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         st.lossD = loss(out, ones, "discriminator's real");
         d->backwardPass(gradScore, s, t);
         ph.dRealBackward = sumPhases(t).backward;
+        addAllReduce(ph, *d);
         addInto(st.discriminator, t);
         const Tensor fake = g->forwardPass(z, s, t);
         ph.gForward = sumPhases(t).forward;
@@ -228,6 +262,7 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         st.lossD += loss(out, zeros, "discriminator's fake");
         d->backwardPass(gradScore, s, t);
         ph.dFakeBackward = sumPhases(t).backward;
+        addAllReduce(ph, *d);
         addInto(st.discriminator, t);
         st.dSkipped = !d->updateParameters(s, t);
         ph.dUpdate = sumPhases(t).update;
@@ -241,12 +276,14 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         st.lossG = loss(out, ones, "generator's");
         d->backwardPass(gradScore, s, t);
         ph.gdBackward = sumPhases(t).backward;
+        addAllReduce(ph, *d);
         addInto(st.discriminator, t);
         Tensor gradFake = d->inputGradient(); // unscaled by the session; the generator's backward runs scaled
         if (scaling)
             multiplyBy(gradFake, scale);
         g->backwardPass(gradFake, s, t);
         ph.gBackward = sumPhases(t).backward;
+        addAllReduce(ph, *g);
         addInto(st.generator, t);
         st.gSkipped = !g->updateParameters(s, t);
         ph.gUpdate = sumPhases(t).update;
@@ -264,7 +301,10 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         scaler.reset(scaling ? initialScale : 1.0);
     }
     for (int s = 1; s <= o.steps; ++s) {
+        const auto t0 = std::chrono::steady_clock::now();
         result.steps.push_back(runStep(s));
+        result.steps.back().wallMs
+            = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         if (o.stepDone)
             o.stepDone(s, result.steps.back().lossD, result.steps.back().lossG);
     }
@@ -273,6 +313,8 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
     result.discriminator = d->trainedNetwork();
     if (result.sigmoidFolded)
         result.discriminator.layers.push_back(sigmoid);
+    if (ddp)
+        gatherGanRanks(result, *o.group); // rank 0: the whole batch's losses, every rank's steps
     return result;
 }
 

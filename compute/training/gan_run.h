@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,12 @@ struct GanRunOptions {
     // Fixed data instead of the generated images and codes (the PyTorch reference check): every step uses these.
     const Tensor* realImages = nullptr;
     const Tensor* noise = nullptr;
+    // Data parallel (distributed.h; the cudnn selection built with NCCL), as PyTorch DDP wraps both networks: every
+    // rank makes the whole batch's images and codes from the same seed and trains on its slice of `batch`; each
+    // backward pass averages its gradients across the ranks, so the updates, FP16's skips and the weights stay the same
+    // on every rank; batch norm uses each rank's own batch statistics (DDP without SyncBatchNorm). Null: one process.
+    std::shared_ptr<ProcessGroup> group;
+    double collectiveTimeoutSeconds = 60;
     std::function<void(int, double, double)> stepDone; // step, loss D, loss G
 };
 
@@ -51,10 +58,14 @@ struct GanPhaseMs {
     double gdForward = 0, gdBackward = 0; // the generator step's pass through the updated D
     double gBackward = 0, gUpdate = 0;
     double loss = 0; // the three BCE losses and their gradients
+    // Data parallel: the step's all-reduces (every bucket of its four backward passes, both networks) and the part of
+    // them hidden behind the backward; they overlap the backward phases above and are not added to total().
+    double allReduce = 0, allReduceHidden = 0;
     double total() const;
 };
 
 struct GanStep {
+    // Data parallel: the whole batch's, the mean of the ranks' (each rank's losses are over its slice).
     double lossD = 0; // loss(D(real), 1) + loss(D(fake), 0), as the tutorial's errD
     double lossG = 0; // loss(D(G(z)), 1)
     double dReal = 0, dFake = 0; // mean probability D gives the real and the fake batch
@@ -63,6 +74,9 @@ struct GanStep {
     double lossScale = 0;
     bool dSkipped = false, gSkipped = false;
     GanPhaseMs phases;
+    // The whole step on the host clock (data made, copies, the losses, every wait, and under data parallel the
+    // all-reduces that the backward did not hide): what a training loop sees; phases.total() is the GPU's work.
+    double wallMs = 0;
     std::vector<LayerPhaseMs> generator, discriminator; // per layer, summed over the step's passes
 };
 
@@ -73,13 +87,24 @@ struct GanResult {
     std::vector<GanStep> steps; // the timed steps
     std::map<std::string, std::string> metadata;
     bool sigmoidFolded = false; // the discriminator's last sigmoid went into the loss
-    Tensor lastFake; // the last step's generated batch
+    Tensor lastFake; // the last step's generated batch (data parallel: this rank's slice of it)
+    // Data parallel: this rank and the group's size; on rank 0, every rank's timed steps in rank order (rank 0's own
+    // first, as `steps` but with this rank's losses) and the largest relative L2 distance between a rank's trained
+    // parameters and rank 0's (0 when the ranks stayed equal, as they must).
+    int rank = 0, worldSize = 1;
+    std::vector<std::vector<GanStep>> rankSteps;
+    double maxParamRelL2 = 0;
+    int64_t localBatch() const { return options.batch / worldSize; }
 };
 
 // Throws InputError for networks that do not fit together (G's output is not D's input, D does not give one score
 // per image), a batch or step count out of range, or a non-finite loss (naming the step and the phase);
 // UnsupportedError for a selection that cannot train or has no phased step.
 GanResult trainGan(Network generator, Network discriminator, const GanRunOptions& options);
+
+// Data parallel, rank 0: every rank's steps (losses and times) and trained parameters gathered, `steps`' losses made
+// the ranks' mean, rankSteps and maxParamRelL2 filled; the other ranks send theirs and return (gan_distributed.cpp).
+void gatherGanRanks(GanResult& result, ProcessGroup& group);
 
 // Reports: the phases' median / min / mean over the timed steps and the losses of every step.
 std::string ganReportMarkdown(const GanResult& result);
@@ -89,5 +114,9 @@ void writeGanReport(const std::filesystem::path& path, const GanResult& result);
 // FP16: "loss scale A (step 1) → B (step N); updates skipped (a gradient overflowed FP16): the discriminator's at k of
 // N steps, the generator's at j" — empty without loss scaling.
 std::string ganLossScaleLine(const GanResult& result);
+// Data parallel: "data parallel: 2 ranks, a batch of 64 split 32 per rank; all-reduce A ms a step (median, 4 backward
+// passes), B of it hidden behind the backward; step median by rank: …; the ranks' parameters differ by D" — empty
+// on one process.
+std::string ganDataParallelLine(const GanResult& result);
 
 } // namespace convscope

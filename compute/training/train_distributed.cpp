@@ -14,16 +14,6 @@ namespace convscope {
 namespace {
     using nlohmann::json;
 
-    std::vector<std::shared_ptr<const Tensor>*> parameterSlots(Network& net)
-    {
-        std::vector<std::shared_ptr<const Tensor>*> slots;
-        for (Layer& l : net.layers)
-            for (auto* t : { &l.weight, &l.bias })
-                if (*t)
-                    slots.push_back(t);
-        return slots;
-    }
-
     std::string encode(const SelectionTraining& sel)
     {
         json steps = json::array();
@@ -42,9 +32,7 @@ namespace {
         const uint64_t n = head.size();
         std::memcpy(out.data(), &n, 8);
         out += head;
-        Network trained = sel.trained;
-        for (auto* slot : parameterSlots(trained))
-            out.append(reinterpret_cast<const char*>((*slot)->data()), size_t((*slot)->numel()) * sizeof(float));
+        appendParameters(out, sel.trained);
         return out;
     }
 
@@ -78,20 +66,45 @@ namespace {
             sel.steps.push_back(std::move(r));
         }
         // Its parameters against rank 0's.
-        Network theirs = rank0.trained;
         size_t at = size_t(8 + n);
-        for (auto* slot : parameterSlots(theirs)) {
-            auto t = std::make_shared<Tensor>((*slot)->shape());
-            const size_t b = size_t(t->numel()) * sizeof(float);
-            if (bytes.size() < at + b)
-                throw Error("data parallel: rank " + std::to_string(rank) + " sent fewer parameters than rank 0 has");
-            std::memcpy(t->data(), bytes.data() + at, b);
-            at += b;
-            sel.maxParamRelL2 = std::max(sel.maxParamRelL2, parameterDrift(*t, **slot));
-        }
+        sel.maxParamRelL2 = parametersDrift(bytes, at, rank0.trained, rank);
         return sel;
     }
 } // namespace
+
+namespace {
+    std::vector<std::shared_ptr<const Tensor>*> parameterSlots(Network& net)
+    {
+        std::vector<std::shared_ptr<const Tensor>*> slots;
+        for (Layer& l : net.layers)
+            for (auto* t : { &l.weight, &l.bias })
+                if (*t)
+                    slots.push_back(t);
+        return slots;
+    }
+} // namespace
+
+void appendParameters(std::string& out, Network net)
+{
+    for (auto* slot : parameterSlots(net))
+        out.append(reinterpret_cast<const char*>((*slot)->data()), size_t((*slot)->numel()) * sizeof(float));
+}
+
+double parametersDrift(const std::string& bytes, size_t& at, const Network& reference, int rank)
+{
+    Network ref = reference;
+    double drift = 0;
+    for (auto* slot : parameterSlots(ref)) {
+        Tensor t((*slot)->shape());
+        const size_t b = size_t(t.numel()) * sizeof(float);
+        if (bytes.size() < at + b)
+            throw Error("data parallel: rank " + std::to_string(rank) + " sent fewer parameters than rank 0 has");
+        std::memcpy(t.data(), bytes.data() + at, b);
+        at += b;
+        drift = std::max(drift, parameterDrift(t, **slot));
+    }
+    return drift;
+}
 
 void gatherRanks(TrainResult& result, ProcessGroup& group)
 {

@@ -63,6 +63,11 @@ struct TrainResult {
 // noise of ~1e-9), whose relative error is noise over noise: there the RMS difference (below 1e-6 RMS of the
 // reference, the error is absolute).
 double parameterDrift(const Tensor& value, const Tensor& reference);
+// Data parallel (train_distributed.cpp): a network's parameters (weights and biases, in layer order) as raw floats
+// appended to `out`, for rank 0; and, on rank 0, the largest parameterDrift of such floats read from bytes[at...]
+// (`at` moves past them) against `reference`'s. Throws Error when the bytes end too early.
+void appendParameters(std::string& out, Network net);
+double parametersDrift(const std::string& bytes, size_t& at, const Network& reference, int rank);
 
 // Infers the shapes, materialises the parameters, checks the target against the loss, and runs every selection.
 // With TrainingOptions::group of more than one rank (data parallel), `input` and `target` are the whole batch: each

@@ -167,7 +167,11 @@ public:
     virtual double lossScale() const { return 0; }
     virtual void setLossScale(double /*scale*/) { }
     // Whether prepare() accepts TrainingOptions::group with more than one rank (the cudnn session built with NCCL).
+    // Data parallel covers step() and the phased step alike: every backwardPass averages the pass's gradients across
+    // the ranks (PyTorch DDP's all-reduce at every backward()) before they are added to the sums.
     virtual bool dataParallel() const { return false; }
+    // Data parallel: the last backwardPass's all-reduces, one per bucket, as StepResult::buckets (empty otherwise).
+    virtual std::vector<BucketTiming> passBuckets() const { return {}; }
 };
 
 // The first layer of the network that the CPU's training cannot run, as the message train refuses with

@@ -1,8 +1,10 @@
 // The GPU training sessions' phased step (training.h: forwardPass, zeroGradients, backwardPass, updateParameters),
 // which the DCGAN loop (compute/training/gan_run.h) drives on cuda and cudnn alike: the same forward, per-layer
 // backward (backwardLayer) and optimizer kernels as step(), with the update deferred and each parameter's gradient
-// added into a FP32 sum buffer (allocated at the first zeroGradients) after every backward pass. One GPU only (the
-// cudnn session refuses it under data parallel, which averages inside step()). Mixed precision: the input and the
+// added into a FP32 sum buffer (allocated at the first zeroGradients) after every backward pass. Under data parallel
+// (the cudnn session with NCCL) every backward pass averages its gradients across the ranks in buckets that overlap
+// with the rest of the pass, as PyTorch DDP does at every backward(), and the averages are what is summed; the sums,
+// and so the updates and FP16's skips, are then the same on every rank. Mixed precision: the input and the
 // output gradient converted on the device, the output converted back. FP16 scales the loss with the loop's GradScaler
 // (setLossScale; one scaler spans the loop's two optimizers): the output gradients come scaled, the backward runs
 // whole without a per-layer check (an overflow is expected there, and is not an error), and updateParameters checks
@@ -90,17 +92,29 @@ void GpuTrainingSessionBase::backwardPass(const Tensor& outputGradient, int64_t 
     std::vector<char> has(count, 0);
     has[last] = 1;
     char inputHas = 0;
-    for (size_t k = count; k-- > 0;) {
-        if (!has[k])
-            continue;
-        backwardLayer(k, has, inputHas, !lossScaled());
+    // Layer k's gradients (as the update reads them: averaged under data parallel) added into its sums.
+    const auto addSum = [&](size_t k) {
         TrainLayerState& t = layerState(k);
         if (t.trainWeight)
-            train::addInto(t.sumW.floats(), t.gW, t.gradType, t.weightCount, st);
+            train::addInto(t.sumW.floats(), t.gradWeightRead(), t.gradReadType(), t.weightCount, st);
         if (t.trainBias)
-            train::addInto(t.sumB.floats(), t.gB, t.gradType, t.biasCount, st);
+            train::addInto(t.sumB.floats(), t.gradBiasRead(), t.gradReadType(), t.biasCount, st);
         t.summed = t.summed || t.trainWeight || t.trainBias;
+    };
+    const bool averaged = averagesGradients();
+    if (averaged)
+        passBackwardStarts();
+    for (size_t k = count; k-- > 0;) {
+        if (has[k]) {
+            backwardLayer(k, has, inputHas, !lossScaled());
+            if (!averaged)
+                addSum(k);
+        }
+        if (averaged)
+            gradientsReady(k); // launches the buckets this layer completes, while the backward goes on
     }
+    if (averaged) // the same flags on every rank after this (a rank's own input gradient's included)
+        finishAveragedPass(has, addSum, static_cast<int*>(m_flags.get()), count, step);
     m_inputHas = inputHas != 0;
     if (lossScaled())
         CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st)); // overflows are updateParameters' to find

@@ -149,8 +149,22 @@ protected:
     virtual bool storageParameters(size_t /*i*/) const { return false; }
     // Before a pass's first launch (and before planning): the libraries' handles on the session's stream.
     virtual void passStarts() { }
-    // Throws UnsupportedError when the phased step cannot run now (the cudnn session under data parallel).
+    // Throws UnsupportedError when the phased step cannot run now.
     virtual void checkPhased() const { }
+    // Data parallel in the phased step (the cudnn session with NCCL; the DCGAN loop across GPUs), as PyTorch DDP
+    // all-reduces every backward(): averagesGradients() says whether the session averages the gradients across ranks;
+    // then backwardPass calls passBackwardStarts before the first layer, gradientsReady(k) after each layer k (with a
+    // gradient or not: the buckets launch in layer order), and, after the last one, finishAveragedPass, which must
+    // call addSum(k) for every layer k of `has` once its gradients hold the ranks' average, make the `count`
+    // finiteness flags every rank's maximum (so that all ranks stop at the same pass), and wait for the ranks within
+    // the collective timeout (InputError naming the step when one does not answer: never hang).
+    virtual bool averagesGradients() const { return false; }
+    virtual void passBackwardStarts() { }
+    virtual void gradientsReady(size_t /*k*/) { }
+    virtual void finishAveragedPass(const std::vector<char>& /*has*/, const std::function<void(size_t)>& /*addSum*/,
+        int* /*flags*/, size_t /*count*/, int64_t /*step*/)
+    {
+    }
     // The session's own metadata entries (they may replace the base's).
     virtual void extraMetadata(std::map<std::string, std::string>& /*m*/) const { }
     virtual std::string workspaceWhat() const = 0; // the workspace buffer's name in an allocation failure

@@ -47,6 +47,8 @@ void DataParallel::waitBucket(size_t, cudaStream_t) { }
 void DataParallel::backwardEnds(cudaStream_t) { }
 void DataParallel::allReduceMax(int*, size_t, cudaStream_t) { }
 double DataParallel::finishStep(int*, size_t, double*, cudaStream_t, int64_t) { return 0; }
+void DataParallel::finishPass(int*, size_t, cudaStream_t, int64_t) { }
+void DataParallel::awaitCommunication(int64_t) { }
 std::vector<BucketTiming> DataParallel::timings() const { return {}; }
 double DataParallel::backwardMs() const { return -1; }
 std::string DataParallel::description() const { return {}; }
@@ -255,12 +257,26 @@ double DataParallel::finishStep(int* flags, size_t count, double* loss, cudaStre
     double* host = reinterpret_cast<double*>(m_hostLoss.floats());
     CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(host, loss, sizeof(double), cudaMemcpyDeviceToHost, comm));
     m_commDone.record(comm);
+    awaitCommunication(step);
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute));
+    return host[0];
+}
+
+void DataParallel::finishPass(int* flags, size_t count, cudaStream_t compute, int64_t step)
+{
+    allReduceMax(flags, count, compute); // after the pass's work on `compute`, which waited for every bucket
+    m_commDone.record(m_stream->get());
+    awaitCommunication(step);
+}
+
+void DataParallel::awaitCommunication(int64_t step)
+{
     // Poll rather than block: a rank that failed leaves the others' all-reduce waiting for ever.
     const auto deadline = Clock::now() + std::chrono::duration<double>(m_timeout);
     for (;;) {
         const cudaError_t e = cudaEventQuery(m_commDone.get());
         if (e == cudaSuccess)
-            break;
+            return;
         if (e != cudaErrorNotReady)
             CONVSCOPE_CUDA_CHECK(e);
         ncclResult_t async = ncclSuccess;
@@ -275,8 +291,6 @@ double DataParallel::finishStep(int* flags, size_t count, double* loss, cudaStre
         }
         std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute));
-    return host[0];
 }
 
 std::vector<BucketTiming> DataParallel::timings() const
@@ -374,6 +388,28 @@ void CudnnTrainingSession::waitAllBuckets()
 {
     for (size_t b = 0; b < m_ddp->plans().size(); ++b)
         m_ddp->waitBucket(b, m_stream->get());
+}
+
+void CudnnTrainingSession::passBackwardStarts() { m_ddp->backwardStarts(m_stream->get()); }
+
+void CudnnTrainingSession::finishAveragedPass(
+    const std::vector<char>& has, const std::function<void(size_t)>& addSum, int* flags, size_t count, int64_t step)
+{
+    const cudaStream_t st = m_stream->get();
+    m_ddp->backwardEnds(st);
+    const std::vector<GradientBucket>& plans = m_ddp->plans();
+    for (size_t b = 0; b < plans.size(); ++b) {
+        m_ddp->waitBucket(b, st);
+        for (size_t k : plans[b].layers)
+            if (has[k] && (m_layers[k].trainWeight || m_layers[k].trainBias))
+                addSum(k);
+    }
+    m_ddp->finishPass(flags, count, st, step);
+}
+
+std::vector<BucketTiming> CudnnTrainingSession::passBuckets() const
+{
+    return m_ddp ? m_ddp->timings() : std::vector<BucketTiming> {};
 }
 
 void CudnnTrainingSession::updatesAfterBuckets(

@@ -51,13 +51,17 @@ public:
     // device) the ranks' mean, in place; returns the mean after waiting for both streams within the timeout. Throws
     // InputError naming the step on a timeout.
     double finishStep(int* flags, size_t count, double* loss, cudaStream_t compute, int64_t step);
-    // The last step's bucket timings and backward span (events read after finishStep).
+    // The phased step's end of a backward pass (after the compute stream waited for every bucket): the flags become
+    // every rank's maximum, and the host waits for the communication within the timeout (InputError as finishStep).
+    void finishPass(int* flags, size_t count, cudaStream_t compute, int64_t step);
+    // The last step's (or pass's) bucket timings and backward span (events read after finishStep or finishPass).
     std::vector<BucketTiming> timings() const;
     double backwardMs() const;
     std::string description() const; // "NCCL 2.28.9, 2 ranks, 3 buckets (1.0 / 25.1 / 18.6 MB)"
 
 private:
     void check(int result, const char* what); // an ncclResult_t; polls ncclInProgress (non-blocking communicator)
+    void awaitCommunication(int64_t step); // polls m_commDone until the timeout (then aborts, InputError)
     struct Bucket {
         gpu::DeviceBuffer flat;
         gpu::CudaEvent ready, start, end;

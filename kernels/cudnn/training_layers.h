@@ -95,6 +95,7 @@ public:
     // Under data parallel its own flow (training_session.cpp); otherwise the shared one.
     StepResult step(const Tensor& input, const Tensor& target, int64_t step) override;
     bool dataParallel() const override;
+    std::vector<BucketTiming> passBuckets() const override; // the last phased backward pass's all-reduces
 
 private:
     // training_distributed.cpp: the communicator (once), the buckets, and the gradients moved into them.
@@ -147,7 +148,13 @@ private:
     // This thread's handles on the session's stream, cuBLAS in pedantic FP32 (never TF32 through a default) or, with
     // --math tf32, TF32.
     void passStarts() override;
-    void checkPhased() const override; // refused under data parallel
+    // The phased step under data parallel (the DCGAN loop across GPUs; training_distributed.cpp): each backward pass's
+    // buckets launched as the pass completes them, the sums taken from their averages.
+    bool averagesGradients() const override { return m_ddp != nullptr; }
+    void passBackwardStarts() override;
+    void gradientsReady(size_t k) override { bucketsReadyAfter(k); }
+    void finishAveragedPass(const std::vector<char>& has, const std::function<void(size_t)>& addSum, int* flags,
+        size_t count, int64_t step) override;
     void extraMetadata(std::map<std::string, std::string>& m) const override;
     std::string workspaceWhat() const override;
 

@@ -107,12 +107,6 @@ void CudnnTrainingSession::passStarts()
     m_handles = &h;
 }
 
-void CudnnTrainingSession::checkPhased() const
-{
-    if (m_ddp)
-        throw UnsupportedError(m_prefix + ": the phased training step (a GAN's) is unsupported under data parallel");
-}
-
 std::string CudnnTrainingSession::workspaceWhat() const { return "train: the convolutions' workspace"; }
 
 StepResult CudnnTrainingSession::step(const Tensor& input, const Tensor& target, int64_t step)

@@ -1,6 +1,7 @@
 // `convscope-cli train --distributed` and `--nproc-per-node` without a GPU: the torchrun environment's errors, a rank
 // that cannot reach rank 0 (a timeout naming the address, never a hang), and the launcher starting two ranks that
-// meet at the rendezvous and then refuse a backend without data parallel (cpu.direct), with the ranks' exit status.
+// meet at the rendezvous and then refuse a backend without data parallel (cpu.direct), with the ranks' exit status;
+// the same for `gan` (the DCGAN loop under data parallel).
 // Built without NCCL, --distributed says why it is unavailable.
 #include "tests/cli/cli_runner.h"
 #include "tests/test_support.h"
@@ -105,6 +106,24 @@ TEST_CASE("train --nproc-per-node starts the ranks, which meet and refuse a back
     const test::CliResult odd = test::runCli("train " + quoted(test::examplesDir() / "lenet5.json")
         + " --batch 3 --target " + quoted(f.tmp.path / "y3.npy")
         + " --steps 1 --backends cpu.direct --nproc-per-node 2 --rendezvous-timeout 20");
+    CHECK(odd.status == 2);
+    CHECK_THAT(odd.output, Catch::Matchers::Contains("does not divide among 2 ranks"));
+}
+
+TEST_CASE("gan --nproc-per-node starts the ranks, which meet and refuse a backend without data parallel",
+    "[cli][distributed]")
+{
+    if (!CONVSCOPE_WITH_NCCL)
+        return; // the environment test above checks the message
+    const fs::path data = test::dataDir() / "training" / "dcgan";
+    const std::string gan = "gan " + quoted(data / "generator.json") + " " + quoted(data / "discriminator.json")
+        + " --steps 1 --warmup 0 --rendezvous-timeout 20 --nproc-per-node 2 --backends cpu.im2col_gemm ";
+    const test::CliResult r = test::runCli(gan + "--batch 4");
+    CHECK(r.status == 3);
+    CHECK_THAT(r.output, Catch::Matchers::Contains("starting 2 ranks"));
+    CHECK_THAT(
+        r.output, Catch::Matchers::Contains("cpu.im2col_gemm: data-parallel training (--distributed) is unsupported"));
+    const test::CliResult odd = test::runCli(gan + "--batch 3");
     CHECK(odd.status == 2);
     CHECK_THAT(odd.output, Catch::Matchers::Contains("does not divide among 2 ranks"));
 }

@@ -3,7 +3,8 @@
 // within float tolerance, for SGD with momentum and for Adam; the report has a track per rank and the buckets'
 // all-reduce. In mixed precision (bf16, and fp16 with its loss scale) the ranks train as one GPU does within the
 // storage type's rounding, and every rank skips the same steps. A NaN in one rank's slice of the batch stops both ranks
-// at the same step with the same message. Runs through the CLI, as a user would, since it needs one process per GPU.
+// at the same step with the same message. The DCGAN loop (`gan --nproc-per-node 2`, a pair without batch norm) matches
+// one GPU on the whole batch too. Runs through the CLI, as a user would, since it needs one process per GPU.
 // Skips without two GPUs, the cudnn backend or NCCL.
 #include "tests/cli/cli_runner.h"
 #include "tests/test_support.h"
@@ -192,4 +193,76 @@ TEST_CASE("cudnn data parallel in mixed precision: 2 GPUs follow 1 GPU within ha
         if (m.allSkipped)
             CHECK_THAT(two.output, Catch::Matchers::Contains("5 of 5 steps skipped"));
     }
+}
+
+TEST_CASE("cudnn data parallel: the DCGAN loop on 2 GPUs gives 1 GPU's weights on the whole batch",
+    "[gpu][cudnn][train][ddp][gan]")
+{
+    if (!twoGpusOrSkip())
+        return;
+    // The toy pair without batch norm (each rank's batch statistics would differ from the whole batch's, as in PyTorch
+    // DDP without SyncBatchNorm), so that 2 GPUs on halves must match 1 GPU on the whole batch: both networks' four
+    // backward passes a step average their gradients across the ranks. Adam at lr 0.01 moves every weight by ~0.01 a
+    // step, far more than the tolerance, and a missing or summed all-reduce moves them by as much.
+    test::TempDir tmp;
+    const auto write = [&](const char* name, const nlohmann::json& j) {
+        std::ofstream(tmp.path / name) << j.dump();
+        return "'" + (tmp.path / name).string() + "'";
+    };
+    const std::string g = write("g.json",
+        { { "format", "convscope-network" }, { "version", 1 }, { "name", "generator without batch norm" },
+            { "input", { { "batch", 8 }, { "channels", 8 }, { "height", 1 }, { "width", 1 } } },
+            { "layers",
+                { { { "type", "conv_transpose2d" }, { "out_channels", 16 }, { "kernel_size", { 4, 4 } },
+                      { "name", "g1" } },
+                    { { "type", "relu" }, { "name", "g1_relu" } },
+                    { { "type", "conv_transpose2d" }, { "out_channels", 3 }, { "kernel_size", { 4, 4 } },
+                        { "stride", { 2, 2 } }, { "padding", { 1, 1 } }, { "name", "g2" } },
+                    { { "type", "tanh" }, { "name", "image" } } } } });
+    const std::string d = write("d.json",
+        { { "format", "convscope-network" }, { "version", 1 }, { "name", "discriminator without batch norm" },
+            { "input", { { "batch", 8 }, { "channels", 3 }, { "height", 8 }, { "width", 8 } } },
+            { "layers",
+                { { { "type", "conv2d" }, { "out_channels", 8 }, { "kernel_size", { 4, 4 } }, { "stride", { 2, 2 } },
+                      { "padding", { 1, 1 } }, { "name", "d1" } },
+                    { { "type", "leaky_relu" }, { "negative_slope", 0.2 }, { "name", "d1_relu" } },
+                    { { "type", "conv2d" }, { "out_channels", 1 }, { "kernel_size", { 4, 4 } }, { "name", "d2" } },
+                    { { "type", "sigmoid" }, { "name", "score" } } } } });
+    const std::string common = "gan " + g + " " + d
+        + " --batch 8 --steps 3 --warmup 1 --lr 0.01 --backends cudnn.auto --rendezvous-timeout 60 ";
+    const test::CliResult one = test::runCli(common + "--save-weights '" + (tmp.path / "one").string() + "'");
+    INFO(one.output);
+    if (one.status == 3 && one.output.find("cudnn") != std::string::npos) {
+        std::cout << "SKIPPED: the cudnn backend is unavailable: " << one.output << "\n";
+        return;
+    }
+    REQUIRE(one.status == 0);
+    const test::CliResult two = test::runCli(common + "--nproc-per-node 2 --save-weights '"
+        + (tmp.path / "two").string() + "' --report '" + (tmp.path / "two.json").string() + "'");
+    INFO(two.output);
+    REQUIRE(two.status == 0);
+    CHECK_THAT(two.output, Catch::Matchers::Contains("data parallel: 2 ranks, a batch of 8 split 4 per rank"));
+    int files = 0;
+    double worst = 0;
+    for (const char* net : { "generator", "discriminator" })
+        for (const auto& e : fs::directory_iterator(tmp.path / "one" / net)) {
+            if (e.path().extension() != ".npy")
+                continue;
+            ++files;
+            INFO(net << "/" << e.path().filename().string());
+            const double err = relL2(readNpy(tmp.path / "two" / net / e.path().filename()), readNpy(e.path()));
+            worst = std::max(worst, err);
+            CHECK(err < 1e-4);
+        }
+    std::cout << "the DCGAN loop on 2 GPUs: weights within " << worst << " of 1 GPU's (relative L2, worst tensor)\n";
+    CHECK(files == 8); // four convolutions, each a weight and a bias
+    std::ifstream in(tmp.path / "two.json");
+    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json& dp = j.at("data_parallel");
+    CHECK(dp.at("world_size") == 2);
+    CHECK(dp.at("batch_per_rank") == 4);
+    CHECK(dp.at("ranks").size() == 2);
+    CHECK(dp.at("max_param_rel_l2").get<double>() <= 1e-7); // the ranks stay in step
+    for (const auto& step : j.at("step_results"))
+        CHECK(step.at("ms").at("all-reduce").get<double>() > 0);
 }
