@@ -76,11 +76,14 @@ namespace {
             totals.push_back(s.phases.total());
         const Stats t = Stats::of(totals);
         table.addRow({ "step", formatMs(t.median), formatMs(t.min) });
-        std::vector<double> walls;
-        for (const GanStep& s : r.steps)
+        std::vector<double> walls, data;
+        for (const GanStep& s : r.steps) {
             walls.push_back(s.wallMs);
-        const Stats w = Stats::of(walls);
+            data.push_back(s.dataMs);
+        }
+        const Stats w = Stats::of(walls), dm = Stats::of(data);
         table.addRow({ "step (wall clock)", formatMs(w.median), formatMs(w.min) });
+        table.addRow({ "data (host, not in the step)", formatMs(dm.median), formatMs(dm.min) });
         out << r.options.selection.str() << " — batch " << r.options.batch << ", " << r.steps.size()
             << " timed steps\n";
         table.print(out);

@@ -16,7 +16,9 @@
 #   device: tools/cpu-scaling.sh             # there, carry [".carry"]
 #
 # Environment: PYTHON (default /opt/torch/.venv/bin/python, else python3), STEPS ("build anchor lecture scaling"),
-# SELECTIONS (default "cpu.tap_gemm,cpu.im2col_gemm,onednn.auto"), REPEAT (10).
+# SELECTIONS (default "cpu.tap_gemm,cpu.im2col_gemm,onednn.auto"), REPEAT (10); the train step's TRAIN_SELECTIONS
+# (default cpu.im2col_gemm, comma-separated) and TRAIN_MATH (fp32, or bf16 for onednn.auto beside PyTorch's CPU
+# autocast).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -103,16 +105,18 @@ fi
 
 if has train; then
   echo "== training step, $CORES threads ($(elapsed) s)"
+  TRAIN_MATH=${TRAIN_MATH:-fp32} # bf16: PyTorch's CPU autocast beside onednn.auto's (TRAIN_SELECTIONS=onednn.auto)
   timeout 300 "$PYTHON" tools/torch_train_bench.py --model resnet18:8 --model dcgan:16 --device cpu --threads "$CORES" \
-    | tee "$OUT/torch_train.jsonl"
+    --math "$TRAIN_MATH" | tee "$OUT/torch_train.jsonl"
   "$PYTHON" -c "import numpy as np; r = np.random.default_rng(0); np.save('$OUT/train_x.npy', r.standard_normal((8, 3, 224, 224)).astype(np.float32)); np.save('$OUT/train_y.npy', r.integers(0, 1000, 8).astype(np.float32))"
   TRAIN_SEL=${TRAIN_SELECTIONS:-cpu.im2col_gemm}
   timeout 300 "$CLI" train resources/networks/resnet18.json --input "$OUT/train_x.npy" --target "$OUT/train_y.npy" \
-    --loss ce --optimizer sgd --momentum 0.9 --steps 5 --warmup 2 --backends "$TRAIN_SEL" \
+    --loss ce --optimizer sgd --momentum 0.9 --steps 5 --warmup 2 --backends "$TRAIN_SEL" --math "$TRAIN_MATH" \
     >"$OUT/train_resnet18.log" 2>&1 || echo "== train ResNet-18: failed (see train_resnet18.log)"
   grep -E "^step" "$OUT/train_resnet18.log"
   timeout 300 "$CLI" gan resources/networks/dcgan_generator.json resources/networks/dcgan_discriminator.json --batch 16 \
-    --steps 5 --warmup 2 --backends "$TRAIN_SEL" --report "$OUT/gan_dcgan.json" >"$OUT/gan_dcgan.log" 2>&1 ||
+    --steps 5 --warmup 2 --backends "$TRAIN_SEL" --math "$TRAIN_MATH" --report "$OUT/gan_dcgan.json" \
+    >"$OUT/gan_dcgan.log" 2>&1 ||
     echo "== gan: failed (see gan_dcgan.log)"
   grep -E "^step|^loss" "$OUT/gan_dcgan.log"
 fi

@@ -22,10 +22,10 @@ namespace {
         const GanPhaseMs& p = s.phases;
         return { { "loss_d", s.lossD }, { "loss_g", s.lossG }, { "d_real", s.dReal }, { "d_fake", s.dFake },
             { "loss_scale", s.lossScale }, { "d_skipped", s.dSkipped }, { "g_skipped", s.gSkipped },
-            { "wall_ms", s.wallMs },
+            { "wall_ms", s.wallMs }, { "data_ms", s.dataMs },
             { "phases",
-                { p.dRealForward, p.dRealBackward, p.gForward, p.dFakeForward, p.dFakeBackward, p.dUpdate,
-                    p.gdForward, p.gdBackward, p.gBackward, p.gUpdate, p.loss, p.allReduce, p.allReduceHidden } } };
+                { p.dRealForward, p.dRealBackward, p.gForward, p.dFakeForward, p.dFakeBackward, p.dUpdate, p.gdForward,
+                    p.gdBackward, p.gBackward, p.gUpdate, p.loss, p.allReduce, p.allReduceHidden } } };
     }
 
     GanStep ganStepFrom(const json& j)
@@ -39,6 +39,7 @@ namespace {
         s.dSkipped = j.at("d_skipped").get<bool>();
         s.gSkipped = j.at("g_skipped").get<bool>();
         s.wallMs = j.at("wall_ms").get<double>();
+        s.dataMs = j.at("data_ms").get<double>();
         const std::vector<double> v = j.at("phases").get<std::vector<double>>();
         if (v.size() != 13)
             throw Error("data parallel: a rank sent a GAN step with " + std::to_string(v.size()) + " phases, not 13");
@@ -84,8 +85,7 @@ void gatherGanRanks(GanResult& result, ProcessGroup& group)
                 + " steps, rank 0 " + std::to_string(result.steps.size()));
         size_t at = size_t(8 + len);
         result.maxParamRelL2 = std::max(result.maxParamRelL2, parametersDrift(bytes, at, result.generator, int(r)));
-        result.maxParamRelL2
-            = std::max(result.maxParamRelL2, parametersDrift(bytes, at, result.discriminator, int(r)));
+        result.maxParamRelL2 = std::max(result.maxParamRelL2, parametersDrift(bytes, at, result.discriminator, int(r)));
         result.rankSteps.push_back(std::move(theirs));
     }
     // The whole batch's losses: the mean of the ranks' (equal slices).

@@ -232,6 +232,7 @@ std::string ganReportJson(const GanResult& r)
             o["ms"][p.name] = s.phases.*(p.ms);
         o["ms"]["step"] = s.phases.total();
         o["ms"]["step (wall clock)"] = s.wallMs;
+        o["ms"]["data (host, not in the step)"] = s.dataMs;
         if (dataParallel(r))
             for (const PhaseField& p : kAllReducePhases)
                 o["ms"][p.name] = s.phases.*(p.ms);

@@ -17,12 +17,17 @@
 
 namespace convscope {
 
-Tensor ganRealImages(int64_t batch, int64_t channels, int64_t height, int64_t width, uint64_t seed)
+namespace {
+    // Row `row` of a generated batch: its own stream, so that any slice of the batch can be made alone.
+    uint64_t rowSeed(uint64_t seed, int64_t row) { return seed * 0x9E3779B97F4A7C15ull + uint64_t(row); }
+} // namespace
+
+Tensor ganRealImages(int64_t batch, int64_t channels, int64_t height, int64_t width, uint64_t seed, int64_t first)
 {
     Tensor t(Shape::nchw(batch, channels, height, width));
-    Random rng(seed);
     const int64_t plane = height * width;
     for (int64_t n = 0; n < batch; ++n) {
+        Random rng(rowSeed(seed, first + n));
         float* img = t.data() + n * channels * plane;
         for (int64_t c = 0; c < channels; ++c)
             std::fill(img + c * plane, img + (c + 1) * plane, float(rng.uniform(-1.0, -0.4)));
@@ -47,18 +52,20 @@ Tensor ganRealImages(int64_t batch, int64_t channels, int64_t height, int64_t wi
     return t;
 }
 
-Tensor ganNoise(const Shape& shape, uint64_t seed)
+Tensor ganNoise(const Shape& shape, uint64_t seed, int64_t first)
 {
     Tensor t(shape);
-    Random rng(seed);
-    float* p = t.data();
-    const int64_t count = t.numel();
-    for (int64_t i = 0; i < count; i += 2) {
-        const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform(); // u1 in (0, 1]: the log is finite
-        const double radius = std::sqrt(-2.0 * std::log(u1));
-        p[i] = float(radius * std::cos(2.0 * std::numbers::pi * u2));
-        if (i + 1 < count)
-            p[i + 1] = float(radius * std::sin(2.0 * std::numbers::pi * u2));
+    const int64_t rows = std::max<int64_t>(shape.n, 1), row = t.numel() / rows;
+    for (int64_t n = 0; n < rows; ++n) {
+        Random rng(rowSeed(seed, first + n));
+        float* p = t.data() + n * row;
+        for (int64_t i = 0; i < row; i += 2) {
+            const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform(); // u1 in (0, 1]: the log is finite
+            const double radius = std::sqrt(-2.0 * std::log(u1));
+            p[i] = float(radius * std::cos(2.0 * std::numbers::pi * u2));
+            if (i + 1 < row)
+                p[i + 1] = float(radius * std::sin(2.0 * std::numbers::pi * u2));
+        }
     }
     return t;
 }
@@ -174,7 +181,7 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         throw InputError("the discriminator must give one score per image, but its output is " + scoreShape.str()
             + " for a batch of " + std::to_string(slice.count));
     const Shape& zShape = result.generatorShapes.input;
-    Shape wholeIn = dIn, wholeZ = zShape; // the whole batch's, which every rank makes before taking its slice
+    Shape wholeIn = dIn, wholeZ = zShape; // the whole batch's (--real and --noise hold it; a rank takes its slice)
     wholeIn.n = wholeZ.n = o.batch;
     if (o.realImages && o.realImages->numel() != wholeIn.numel())
         throw InputError(
@@ -224,12 +231,14 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
             d->setLossScale(scale);
             st.lossScale = scale;
         }
-        Tensor real = o.realImages ? o.realImages->clone() : ganRealImages(o.batch, dIn.c, dIn.h, dIn.w, o.seed + s);
-        Tensor z = o.noise ? o.noise->clone() : ganNoise(wholeZ, o.seed + uint64_t(s) + 1000000u);
-        if (ddp) {
-            real = sliceBatch(real, o.batch, slice);
-            z = sliceBatch(z, o.batch, slice);
-        }
+        // This rank's slice of the whole batch's data (all of it on one process).
+        const auto d0 = std::chrono::steady_clock::now();
+        const Tensor real = o.realImages ? sliceBatch(*o.realImages, o.batch, slice)
+                                         : ganRealImages(slice.count, dIn.c, dIn.h, dIn.w, o.seed + s, slice.offset);
+        const Tensor z = o.noise ? sliceBatch(*o.noise, o.batch, slice)
+                                 : ganNoise(zShape, o.seed + uint64_t(s) + 1000000u, slice.offset);
+        const auto t0 = std::chrono::steady_clock::now();
+        st.dataMs = std::chrono::duration<double, std::milli>(t0 - d0).count();
         const auto loss = [&](const Tensor& logits, const Tensor& label, const char* what) {
             const auto t0 = std::chrono::steady_clock::now();
             const double l = computeLoss(LossKind::BCEWithLogits, logits, label, gradScore);
@@ -290,6 +299,7 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         addInto(st.generator, t);
         if (scaling)
             scaler.update(st.dSkipped || st.gSkipped);
+        st.wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         result.lastFake = fake.clone();
         return st;
     };
@@ -301,10 +311,7 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         scaler.reset(scaling ? initialScale : 1.0);
     }
     for (int s = 1; s <= o.steps; ++s) {
-        const auto t0 = std::chrono::steady_clock::now();
         result.steps.push_back(runStep(s));
-        result.steps.back().wallMs
-            = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         if (o.stepDone)
             o.stepDone(s, result.steps.back().lossD, result.steps.back().lossG);
     }

@@ -24,9 +24,12 @@ namespace convscope {
 
 // A batch of `batch` seeded "real" colour images for the discriminator: 1 to 3 filled discs and squares of random
 // colours on a random dark background, values in [-1, 1] (the generator's tanh range), [batch, channels, h, w].
-Tensor ganRealImages(int64_t batch, int64_t channels, int64_t height, int64_t width, uint64_t seed);
-// A batch of the generator's codes: standard normal values (Box-Muller over ConvScope's seeded generator), of `shape`.
-Tensor ganNoise(const Shape& shape, uint64_t seed);
+// Image i of the batch is drawn from its own generator (seed and first + i), so a rank of a data-parallel run makes
+// only its slice of the whole batch (first: the slice's first row), the same images one process makes.
+Tensor ganRealImages(int64_t batch, int64_t channels, int64_t height, int64_t width, uint64_t seed, int64_t first = 0);
+// A batch of the generator's codes: standard normal values (Box-Muller over ConvScope's seeded generator), of `shape`,
+// each row (shape.n of them) from its own generator, as the images.
+Tensor ganNoise(const Shape& shape, uint64_t seed, int64_t first = 0);
 
 struct GanRunOptions {
     Selection selection;
@@ -74,9 +77,11 @@ struct GanStep {
     double lossScale = 0;
     bool dSkipped = false, gSkipped = false;
     GanPhaseMs phases;
-    // The whole step on the host clock (data made, copies, the losses, every wait, and under data parallel the
-    // all-reduces that the backward did not hide): what a training loop sees; phases.total() is the GPU's work.
-    double wallMs = 0;
+    // The whole step on the host clock (copies, the losses, every wait, and under data parallel the all-reduces that
+    // the backward did not hide): what a training loop sees; phases.total() is the GPU's work. Making the step's real
+    // images and codes on the host (a data loader's work; the PyTorch anchor's real batch is fixed) is dataMs, not in
+    // it.
+    double wallMs = 0, dataMs = 0;
     std::vector<LayerPhaseMs> generator, discriminator; // per layer, summed over the step's passes
 };
 

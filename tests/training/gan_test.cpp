@@ -81,6 +81,13 @@ TEST_CASE("the DCGAN loop's generated images and codes", "[training][gan]")
     CHECK(lo >= -1.0f);
     CHECK(hi <= 1.0f);
     CHECK(hi - lo > 0.5f); // shapes on a background, not a flat picture
+    // A data-parallel rank makes its slice alone: rows 1 and 2 of the batch, the same as the whole batch's.
+    const auto sameRows = [](const Tensor& whole, const Tensor& slice, int64_t first) {
+        const int64_t row = whole.numel() / whole.shape().n;
+        return std::equal(slice.data(), slice.data() + slice.numel(), whole.data() + first * row);
+    };
+    CHECK(sameRows(a, ganRealImages(2, 3, 16, 16, 5, 1), 1));
+    CHECK(sameRows(ganNoise(Shape::nchw(4, 7, 1, 1), 9), ganNoise(Shape::nchw(2, 7, 1, 1), 9, 2), 2));
     const Tensor z = ganNoise(Shape::nchw(64, 100, 1, 1), 9);
     double mean = 0, square = 0;
     for (int64_t i = 0; i < z.numel(); ++i) {
