@@ -146,17 +146,24 @@ def run_torch(args, n):
     return None, outs[0][-2000:]
 
 
+def run_cli_report(args, cmd, n, report):
+    """Runs ConvScope's command (with --nproc-per-node n when n > 1); its JSON report, or None and the output's tail."""
+    if n > 1:
+        cmd = cmd + ["--nproc-per-node", str(n)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+    if p.returncode != 0:
+        return None, (p.stdout + p.stderr)[-2000:]
+    return json.load(open(report)), None
+
+
 def run_ours_gan(args, n, tmp):
     report = os.path.join(tmp, f"gan{n}.json")
     nets = [os.path.join(os.path.dirname(args.net), f"dcgan_{k}.json") for k in ("generator", "discriminator")]
     cmd = [args.cli, "gan", *nets, "--batch", str(args.batch * n), "--steps", str(args.steps), "--warmup",
            str(args.warmup), "--backends", "cudnn.auto", "--math", args.math, "--report", report]
-    if n > 1:
-        cmd += ["--nproc-per-node", str(n)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-    if p.returncode != 0:
-        return None, None, (p.stdout + p.stderr)[-2000:]
-    r = json.load(open(report))
+    r, err = run_cli_report(args, cmd, n, report)
+    if r is None:
+        return None, None, err
     ms = statistics.median(s["ms"]["step (wall clock)"] for s in r["step_results"])
     comm = None
     if "data_parallel" in r:
@@ -182,12 +189,9 @@ def run_ours(args, n, tmp):
     cmd = [args.cli, "train", args.net, "--input", x, "--target", y, "--loss", "ce", "--optimizer", "sgd", "--lr",
            "0.01", "--momentum", "0.9", "--steps", str(args.steps), "--warmup", str(args.warmup), "--backends",
            "cudnn.auto", "--math", args.math, "--report", report]
-    if n > 1:
-        cmd += ["--nproc-per-node", str(n)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-    if p.returncode != 0:
-        return None, None, (p.stdout + p.stderr)[-2000:]
-    r = json.load(open(report))
+    r, err = run_cli_report(args, cmd, n, report)
+    if r is None:
+        return None, None, err
     sel = r["selections"][0]
     ms = statistics.median(sel["step_wall_ms"])
     comm = None
