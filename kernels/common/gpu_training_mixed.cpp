@@ -72,14 +72,18 @@ Tensor GpuTrainingSessionBase::downloadAs(const void* src, DType type, const Sha
 {
     Tensor t(shape);
     const cudaStream_t st = m_stream->get();
-    DeviceBuffer wide; // the FP32 copy when the tensor needs converting or scaling
-    if (type != DType::F32 || factor != 1.0f) {
-        wide = DeviceBuffer(floatBytes(t.numel()), "train: a tensor converted to FP32");
-        train::convertScaled(src, type, wide.get(), DType::F32, t.numel(), factor, st);
+    // The FP32 copy when the tensor needs converting or scaling, in a buffer kept for the session's life: the phased
+    // loops download the network's output and the input's gradient every pass, and a cudaMalloc / cudaFree there
+    // synchronises the whole device (under data parallel, with the other ranks' all-reduces too).
+    const bool wide = type != DType::F32 || factor != 1.0f;
+    if (wide) {
+        if (m_downloadStage.bytes() < floatBytes(t.numel()))
+            m_downloadStage = DeviceBuffer(floatBytes(t.numel()), "train: a tensor converted to FP32 for the host");
+        train::convertScaled(src, type, m_downloadStage.get(), DType::F32, t.numel(), factor, st);
     }
-    CONVSCOPE_CUDA_CHECK(
-        cudaMemcpyAsync(t.data(), wide.get() ? wide.get() : src, floatBytes(t.numel()), cudaMemcpyDeviceToHost, st));
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st)); // before `wide` goes
+    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
+        t.data(), wide ? m_downloadStage.get() : src, floatBytes(t.numel()), cudaMemcpyDeviceToHost, st));
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
     return t;
 }
 

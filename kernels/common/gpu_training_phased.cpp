@@ -67,7 +67,7 @@ void GpuTrainingSessionBase::zeroGradients()
         zero(t.sumB, t.trainBias, t.biasCount, "train: a bias gradient's sum");
         t.summed = false;
     }
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
+    // No synchronisation: everything that reads the sums runs on the same stream, after the clears.
 }
 
 void GpuTrainingSessionBase::backwardPass(const Tensor& outputGradient, int64_t step, std::vector<LayerPhaseMs>& times)

@@ -263,6 +263,7 @@ protected:
     int64_t m_updatesDone = 0; // FP16: the optimizer steps taken (skipped steps excluded; Adam's t)
     DeviceBuffer m_inputStage; // mixed precision: the FP32 input, converted on the device into m_input
     DeviceBuffer m_gradStage; // mixed precision, the phased step: the FP32 output gradient, converted likewise
+    mutable DeviceBuffer m_downloadStage; // downloadAs' FP32 copy of a converted or scaled tensor (grows, never freed)
     std::vector<int> m_readers;
     std::vector<char> m_gradAlias; // layer i's gradient is its source's buffer (a view with one reader)
     DeviceBuffer m_input, m_inputGrad, m_inputScratch, m_workspace, m_flags;
