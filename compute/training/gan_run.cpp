@@ -221,6 +221,12 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
     const double initialScale = d->lossScale();
     const bool scaling = initialScale > 0;
     GradScaler scaler(scaling ? initialScale : 1.0);
+    // Two GPU sessions hand the fake batch (G's output, D's input) and its gradient (D's input gradient, G's output
+    // gradient) over on the device; otherwise they go through the host.
+    const bool onDevice = g->handsOffTo(*d) && d->handsOffTo(*g);
+    result.metadata["gan_handoff"] = onDevice
+        ? "on the device: the fake batch and its gradient never leave the GPU (only D's scores come to the host)"
+        : "through the host";
 
     const auto runStep = [&](int64_t s) {
         GanStep st;
@@ -261,10 +267,14 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         ph.dRealBackward = sumPhases(t).backward;
         addAllReduce(ph, *d);
         addInto(st.discriminator, t);
-        const Tensor fake = g->forwardPass(z, s, t);
+        Tensor fake;
+        if (onDevice)
+            g->forwardPassResident(z, s, t);
+        else
+            fake = g->forwardPass(z, s, t);
         ph.gForward = sumPhases(t).forward;
         addInto(st.generator, t);
-        out = d->forwardPass(fake, s, t);
+        out = onDevice ? d->forwardPassOn(*g, s, t) : d->forwardPass(fake, s, t);
         ph.dFakeForward = sumPhases(t).forward;
         addInto(st.discriminator, t);
         st.dFake = meanSigmoid(out);
@@ -279,7 +289,7 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         // The generator step: through the updated discriminator, whose own gradients are dropped.
         g->zeroGradients();
         d->zeroGradients();
-        out = d->forwardPass(fake, s, t);
+        out = onDevice ? d->forwardPassOn(*g, s, t) : d->forwardPass(fake, s, t);
         ph.gdForward = sumPhases(t).forward;
         addInto(st.discriminator, t);
         st.lossG = loss(out, ones, "generator's");
@@ -287,10 +297,14 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         ph.gdBackward = sumPhases(t).backward;
         addAllReduce(ph, *d);
         addInto(st.discriminator, t);
-        Tensor gradFake = d->inputGradient(); // unscaled by the session; the generator's backward runs scaled
-        if (scaling)
-            multiplyBy(gradFake, scale);
-        g->backwardPass(gradFake, s, t);
+        if (onDevice) {
+            g->backwardPassOn(*d, s, t); // D's input gradient as it lies, scaled as G's backward runs
+        } else {
+            Tensor gradFake = d->inputGradient(); // unscaled by the session; the generator's backward runs scaled
+            if (scaling)
+                multiplyBy(gradFake, scale);
+            g->backwardPass(gradFake, s, t);
+        }
         ph.gBackward = sumPhases(t).backward;
         addAllReduce(ph, *g);
         addInto(st.generator, t);
@@ -300,7 +314,8 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         if (scaling)
             scaler.update(st.dSkipped || st.gSkipped);
         st.wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        result.lastFake = fake.clone();
+        if (!onDevice)
+            result.lastFake = std::move(fake);
         return st;
     };
     for (int s = 1; s <= o.warmup; ++s)
@@ -315,7 +330,11 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         if (o.stepDone)
             o.stepDone(s, result.steps.back().lossD, result.steps.back().lossG);
     }
+    if (onDevice)
+        result.lastFake = g->lastOutput(); // the last step's (G has not run since)
+    const std::string handoff = result.metadata["gan_handoff"];
     result.metadata = g->metadata();
+    result.metadata["gan_handoff"] = handoff;
     result.generator = g->trainedNetwork();
     result.discriminator = d->trainedNetwork();
     if (result.sigmoidFolded)

@@ -166,6 +166,20 @@ public:
     // bias correction does not count). parameterGradient and inputGradient return the gradients divided by the scale.
     virtual double lossScale() const { return 0; }
     virtual void setLossScale(double /*scale*/) { }
+    // Handing tensors between two sessions of one loop without the host (the DCGAN loop: G's output is D's input, D's
+    // input gradient is G's output gradient). handsOffTo(other): whether this session can read `other`'s tensors where
+    // they lie (two GPU sessions of one backend, device and storage type); then
+    //   forwardPassResident: forwardPass, its output left on the device (nothing downloaded; lastOutput() gets it);
+    //   forwardPassOn(producer): forwardPass on `producer`'s last forward output;
+    //   backwardPassOn(consumer): backwardPass from `consumer`'s last input gradient (its
+    //   TrainingOptions::inputGradient
+    //     set), as it lies: under FP16 it carries the loss scale both sessions run with (the loop sets both).
+    // The defaults: handsOffTo false, the others throw UnsupportedError (the loop then goes through the host).
+    virtual bool handsOffTo(const TrainingSession& /*other*/) const { return false; }
+    virtual void forwardPassResident(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times);
+    virtual Tensor forwardPassOn(const TrainingSession& producer, int64_t step, std::vector<LayerPhaseMs>& times);
+    virtual void backwardPassOn(const TrainingSession& consumer, int64_t step, std::vector<LayerPhaseMs>& times);
+    virtual Tensor lastOutput() const; // the last forward pass's output, on the host
     // Whether prepare() accepts TrainingOptions::group with more than one rank (the cudnn session built with NCCL).
     // Data parallel covers step() and the phased step alike: every backwardPass averages the pass's gradients across
     // the ranks (PyTorch DDP's all-reduce at every backward()) before they are added to the sums.

@@ -1,5 +1,5 @@
 // TrainingSession's phased step for a backend that has only step(): refused, naming the backend, so that a GAN loop
-// on it fails with a message instead of training something else.
+// on it fails with a message instead of training something else; and the device hand-off for one that has none.
 #include "compute/error.h"
 #include "compute/training/training.h"
 
@@ -20,5 +20,18 @@ Tensor TrainingSession::forwardPass(const Tensor&, int64_t, std::vector<LayerPha
 void TrainingSession::zeroGradients() { refusePhased(*this); }
 void TrainingSession::backwardPass(const Tensor&, int64_t, std::vector<LayerPhaseMs>&) { refusePhased(*this); }
 bool TrainingSession::updateParameters(int64_t, std::vector<LayerPhaseMs>&) { refusePhased(*this); }
+
+namespace {
+    [[noreturn]] void refuseHandOff()
+    {
+        throw UnsupportedError("this session cannot hand tensors to another on the device (handsOffTo is false): "
+                               "pass them through the host with forwardPass and backwardPass");
+    }
+} // namespace
+
+void TrainingSession::forwardPassResident(const Tensor&, int64_t, std::vector<LayerPhaseMs>&) { refuseHandOff(); }
+Tensor TrainingSession::forwardPassOn(const TrainingSession&, int64_t, std::vector<LayerPhaseMs>&) { refuseHandOff(); }
+void TrainingSession::backwardPassOn(const TrainingSession&, int64_t, std::vector<LayerPhaseMs>&) { refuseHandOff(); }
+Tensor TrainingSession::lastOutput() const { refuseHandOff(); }
 
 } // namespace convscope

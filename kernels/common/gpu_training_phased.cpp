@@ -34,20 +34,97 @@ void GpuTrainingSessionBase::beginPass()
         layerState(i).timed = {};
 }
 
-Tensor GpuTrainingSessionBase::forwardPass(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times)
+void GpuTrainingSessionBase::phasedForward(int64_t step, std::vector<LayerPhaseMs>& times)
+{
+    m_inputResident = false; // the phased loops pass a different input each time (real, then fake images)
+    m_step = step;
+    for (size_t i = 0; i < layerCount(); ++i)
+        timedPhase(i, 0, [&] { forward(i); });
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(m_stream->get())); // the events, before they are read
+    readTimes(times);
+}
+
+void GpuTrainingSessionBase::forwardPassResident(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times)
 {
     beginPass();
     const Shape& want = m_shapes.input;
     if (input.shape().numel() != want.numel() || input.shape().n != want.n)
         throw InputError("train: the input is " + input.shape().str() + " but the network expects " + want.str());
     uploadInput(input);
-    m_inputResident = false; // the phased loops pass a different input each time (real, then fake images)
-    m_step = step;
-    for (size_t i = 0; i < layerCount(); ++i)
-        timedPhase(i, 0, [&] { forward(i); });
-    Tensor output = downloadAs(m_out[layerCount() - 1], m_outputType, m_hostOutput.shape(), 1.0f);
-    readTimes(times);
-    return output;
+    phasedForward(step, times);
+}
+
+Tensor GpuTrainingSessionBase::forwardPass(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times)
+{
+    forwardPassResident(input, step, times);
+    return lastOutput();
+}
+
+Tensor GpuTrainingSessionBase::lastOutput() const
+{
+    return downloadAs(m_out[layerCount() - 1], m_outputType, m_hostOutput.shape(), 1.0f);
+}
+
+bool GpuTrainingSessionBase::handsOffTo(const TrainingSession& other) const
+{
+    const auto* peer = dynamic_cast<const GpuTrainingSessionBase*>(&other);
+    return peer && peer != this && m_prepared && peer->m_prepared && peer->m_backend == m_backend
+        && peer->m_device == m_device && peer->m_storage == m_storage;
+}
+
+const GpuTrainingSessionBase& GpuTrainingSessionBase::handOffPeer(const TrainingSession& other, const char* what) const
+{
+    if (!handsOffTo(other))
+        throw Error(m_prefix + ": " + what
+            + " needs a prepared GPU session of the same backend, device and storage type (handsOffTo)");
+    return static_cast<const GpuTrainingSessionBase&>(other);
+}
+
+void GpuTrainingSessionBase::copyFromPeer(
+    const GpuTrainingSessionBase& peer, const void* src, DType srcType, void* dst, DType dstType, int64_t count)
+{
+    const cudaStream_t st = m_stream->get();
+    peer.m_handOff.record(peer.m_stream->get()); // after the peer's queued work, which wrote `src`
+    CONVSCOPE_CUDA_CHECK(cudaStreamWaitEvent(st, peer.m_handOff.get(), 0));
+    if (srcType == dstType)
+        CONVSCOPE_CUDA_CHECK(
+            cudaMemcpyAsync(dst, src, size_t(count) * dtypeBytes(srcType), cudaMemcpyDeviceToDevice, st));
+    else
+        train::convertScaled(src, srcType, dst, dstType, count, 1.0f, st);
+}
+
+Tensor GpuTrainingSessionBase::forwardPassOn(
+    const TrainingSession& producer, int64_t step, std::vector<LayerPhaseMs>& times)
+{
+    const GpuTrainingSessionBase& peer = handOffPeer(producer, "forwardPassOn");
+    beginPass();
+    const size_t last = peer.layerCount() - 1;
+    const Shape& given = peer.m_shapes.layers[last].out;
+    if (given.numel() != m_shapes.input.numel() || given.n != m_shapes.input.n)
+        throw InputError("train: the input is " + given.str() + " but the network expects " + m_shapes.input.str());
+    copyFromPeer(peer, peer.m_out[last], peer.m_outputType, m_input.get(), m_storage, given.numel());
+    phasedForward(step, times); // synchronised: the producer may write its output again after this returns
+    return lastOutput();
+}
+
+void GpuTrainingSessionBase::backwardPassOn(
+    const TrainingSession& consumer, int64_t step, std::vector<LayerPhaseMs>& times)
+{
+    const GpuTrainingSessionBase& peer = handOffPeer(consumer, "backwardPassOn");
+    if (!peer.m_train.inputGradient || !peer.m_inputHas)
+        throw Error(m_prefix + ": backwardPassOn needs the consumer's input gradient (TrainingOptions::inputGradient)");
+    if (peer.m_stepScale != m_stepScale)
+        throw Error(m_prefix + ": backwardPassOn between sessions with different loss scales");
+    if (peer.m_shapes.input.numel() != m_hostGrad.numel())
+        throw InputError("train: the output gradient is " + peer.m_shapes.input.str() + " but the network's output is "
+            + m_hostGrad.shape().str());
+    if (!m_prepared)
+        throw Error(m_prefix + ": the phased step before prepare()");
+    ensureSums();
+    beginPass();
+    copyFromPeer(
+        peer, peer.m_inputGrad.get(), peer.m_storage, m_grad[layerCount() - 1], m_outputType, m_hostGrad.numel());
+    phasedBackward(step, times); // synchronised at its end, as the consumer's next pass may overwrite its gradient
 }
 
 void GpuTrainingSessionBase::zeroGradients()
@@ -70,24 +147,35 @@ void GpuTrainingSessionBase::zeroGradients()
     // No synchronisation: everything that reads the sums runs on the same stream, after the clears.
 }
 
+void GpuTrainingSessionBase::ensureSums()
+{
+    for (size_t i = 0; i < layerCount(); ++i) {
+        const TrainLayerState& t = layerState(i);
+        if ((t.trainWeight && !t.sumW.get()) || (t.trainBias && !t.sumB.get())) {
+            zeroGradients();
+            return;
+        }
+    }
+}
+
 void GpuTrainingSessionBase::backwardPass(const Tensor& outputGradient, int64_t step, std::vector<LayerPhaseMs>& times)
 {
     if (!m_prepared)
         throw Error(m_prefix + ": the phased step before prepare()");
-    const size_t count = layerCount(), last = count - 1;
     if (outputGradient.numel() != m_hostGrad.numel())
         throw InputError("train: the output gradient is " + outputGradient.shape().str()
             + " but the network's output is " + m_hostGrad.shape().str());
-    for (size_t i = 0; i < count; ++i) {
-        const TrainLayerState& t = layerState(i);
-        if ((t.trainWeight && !t.sumW.get()) || (t.trainBias && !t.sumB.get())) {
-            zeroGradients();
-            break;
-        }
-    }
+    ensureSums();
     beginPass();
+    uploadStorage(
+        outputGradient, m_grad[layerCount() - 1], m_outputType, m_gradStage, "train: the FP32 output gradient");
+    phasedBackward(step, times);
+}
+
+void GpuTrainingSessionBase::phasedBackward(int64_t step, std::vector<LayerPhaseMs>& times)
+{
     const cudaStream_t st = m_stream->get();
-    uploadStorage(outputGradient, m_grad[last], m_outputType, m_gradStage, "train: the FP32 output gradient");
+    const size_t count = layerCount(), last = count - 1;
     CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(m_flags.get(), 0, count * sizeof(int), st));
     std::vector<char> has(count, 0);
     has[last] = 1;

@@ -108,6 +108,14 @@ public:
     void zeroGradients() final;
     void backwardPass(const Tensor& outputGradient, int64_t step, std::vector<LayerPhaseMs>& times) final;
     bool updateParameters(int64_t step, std::vector<LayerPhaseMs>& times) final;
+    // The device hand-off (training.h), between two GPU sessions of one backend, device and storage type. The tensor
+    // is copied on this session's stream after an event recorded on the other's, so the other's queued work comes
+    // first; both calls end synchronised (the output's download, the gradient checks), so the other may then run on.
+    bool handsOffTo(const TrainingSession& other) const final;
+    void forwardPassResident(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times) final;
+    Tensor forwardPassOn(const TrainingSession& producer, int64_t step, std::vector<LayerPhaseMs>& times) final;
+    void backwardPassOn(const TrainingSession& consumer, int64_t step, std::vector<LayerPhaseMs>& times) final;
+    Tensor lastOutput() const final;
     double lossScale() const final { return lossScaled() ? initialLossScale() : 0; }
     void setLossScale(double scale) final;
 
@@ -284,6 +292,16 @@ protected:
 private:
     void flagGradients(size_t k, const std::vector<char>& has, bool inputHas);
     void beginPass(); // the phased step's: prepared, checkPhased, current device, passStarts, `timed` cleared
+    // The phased forward once the input is in m_input, and the backward once the output gradient is in place.
+    void phasedForward(int64_t step, std::vector<LayerPhaseMs>& times);
+    void phasedBackward(int64_t step, std::vector<LayerPhaseMs>& times);
+    void ensureSums(); // zeroGradients when a trained parameter has no sum buffer yet
+    // The other session of a hand-off, checked (handsOffTo), and `bytes` of its tensor at `src` of `type` copied into
+    // `dst` of `dstType` on this stream after the other's queued work.
+    const GpuTrainingSessionBase& handOffPeer(const TrainingSession& other, const char* what) const;
+    void copyFromPeer(
+        const GpuTrainingSessionBase& peer, const void* src, DType srcType, void* dst, DType dstType, int64_t count);
+    mutable CudaEvent m_handOff; // recorded on this stream when a peer reads this session's tensor
 };
 
 // The base with the session's layer struct (derived from TrainLayerState) in m_layers.
