@@ -224,7 +224,7 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
     // Two GPU sessions hand the fake batch (G's output, D's input) and its gradient (D's input gradient, G's output
     // gradient) over on the device; otherwise they go through the host.
     const bool onDevice = g->handsOffTo(*d) && d->handsOffTo(*g);
-    result.metadata["gan_handoff"] = onDevice
+    const char* const handoff = onDevice
         ? "on the device: the fake batch and its gradient never leave the GPU (only D's scores come to the host)"
         : "through the host";
 
@@ -332,7 +332,6 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
     }
     if (onDevice)
         result.lastFake = g->lastOutput(); // the last step's (G has not run since)
-    const std::string handoff = result.metadata["gan_handoff"];
     result.metadata = g->metadata();
     result.metadata["gan_handoff"] = handoff;
     result.generator = g->trainedNetwork();

@@ -397,13 +397,7 @@ void CudnnTrainingSession::finishAveragedPass(
 {
     const cudaStream_t st = m_stream->get();
     m_ddp->backwardEnds(st);
-    const std::vector<GradientBucket>& plans = m_ddp->plans();
-    for (size_t b = 0; b < plans.size(); ++b) {
-        m_ddp->waitBucket(b, st);
-        for (size_t k : plans[b].layers)
-            if (has[k] && (m_layers[k].trainWeight || m_layers[k].trainBias))
-                addSum(k);
-    }
+    afterEachBucket(has, addSum);
     m_ddp->finishPass(flags, count, st, step);
 }
 
@@ -412,15 +406,14 @@ std::vector<BucketTiming> CudnnTrainingSession::passBuckets() const
     return m_ddp ? m_ddp->timings() : std::vector<BucketTiming> {};
 }
 
-void CudnnTrainingSession::updatesAfterBuckets(
-    const std::vector<char>& has, int64_t, const std::function<void(size_t)>& update)
+void CudnnTrainingSession::afterEachBucket(const std::vector<char>& has, const std::function<void(size_t)>& work)
 {
     const std::vector<GradientBucket>& plans = m_ddp->plans();
     for (size_t b = 0; b < plans.size(); ++b) {
         m_ddp->waitBucket(b, m_stream->get());
         for (size_t k : plans[b].layers)
             if (has[k] && (m_layers[k].trainWeight || m_layers[k].trainBias))
-                update(k);
+                work(k);
     }
 }
 

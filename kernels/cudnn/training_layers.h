@@ -104,8 +104,9 @@ private:
     // completes launched.
     void bucketsReadyAfter(size_t k);
     void waitAllBuckets(); // the compute stream waits for every bucket's average
-    // After the backward: each bucket's layers' updates, each waiting for its bucket's average.
-    void updatesAfterBuckets(const std::vector<char>& has, int64_t step, const std::function<void(size_t)>& update);
+    // After the backward: `work` on each trained layer of `has` (its update, or the phased step's sum), each after the
+    // compute stream waits for its bucket's average.
+    void afterEachBucket(const std::vector<char>& has, const std::function<void(size_t)>& work);
     StepResult stepDataParallel(const Tensor& input, const Tensor& target, int64_t step);
 
     // training_layers.cpp

@@ -152,8 +152,7 @@ StepResult CudnnTrainingSession::stepDataParallel(const Tensor& input, const Ten
     } else {
         if (m_inputHas)
             train::flagNonFinite(m_inputGrad.get(), m_shapes.input.numel(), anyFlag, st, m_storage);
-        updatesAfterBuckets(
-            has, step, [&](size_t k) { timedPhase(k, 3, [&] { update(k, step, lossBad(), anyFlag); }); });
+        afterEachBucket(has, [&](size_t k) { timedPhase(k, 3, [&] { update(k, step, lossBad(), anyFlag); }); });
     }
     // Every rank's flags (the layers' and the step's any) become their maximum, the loss the ranks' mean.
     const double mean = m_ddp->finishStep(static_cast<int*>(m_flags.get()), count + 1, deviceLoss(), st, step);
