@@ -118,6 +118,11 @@ namespace {
     // Small maps: `bundle` images a task, their columns side by side in one K × (bundle · P) matrix and one sgemm
     // (the weights packed once for them all), the product copied to each image's rows with the bias. Tasks are
     // (bundle of images, group, chunk of output channels), the chunks filling the threads.
+    // With more threads than (bundle, group) units the output channels split into chunks, and each chunk's task used
+    // to build its unit's columns again: on 16 threads ResNet-18's 7² layer4 at batch 8 (2 bundles, 8 chunks each)
+    // wrote every column matrix (3.6 MB) eight times and ran slower than on 2 threads (10.5 ms against 7.6). Then the
+    // columns are built once, by all the threads (an image and a block of input channels a task), into one matrix per
+    // unit that every chunk's sgemm reads.
     void conv2dBundled(const Tensor& in, const Tensor& weight, const Tensor* bias, const Conv2d& spec,
         const ConvGeometry& geometry, const detail::ConvSizes& g, int64_t bundle, int maxThreads, Tensor& out)
     {
@@ -129,10 +134,33 @@ namespace {
         const int64_t ocChunks = split.chunks, ocStep = split.step, tasks = split.tasks;
         const int threads = split.threads;
         detail::requireBlasDimensions({ depth, columns, ocStep }, "conv2d");
-        const std::unique_ptr<float[]> col = detail::allocateWorkspace(int64_t(threads) * depth * columns, "conv2d");
+        const bool shared = ocChunks > 1; // then bundles · groups < threads: the shared matrices take no more memory
+        const int64_t matrices = shared ? bundles * groups : int64_t(threads);
+        const std::unique_ptr<float[]> col = detail::allocateWorkspace(matrices * depth * columns, "conv2d");
         const std::unique_ptr<float[]> product
             = detail::allocateWorkspace(int64_t(threads) * ocStep * columns, "conv2d");
         keepBlasOnCallingThread();
+        // Image n of group gr into its unit's matrix (ld: the unit's columns), input channels [ic0, ic0 + count).
+        const auto columnsOf = [&](int64_t n, int64_t gr, int64_t ic0, int64_t count, float* unit, int64_t ld) {
+            const int64_t b = n % bundle, taps = g.kh * g.kw;
+            im2colTile(in.data() + (n * g.inC + gr * inPerGroup + ic0) * inPlane, count, geometry, 0, pixels,
+                unit + ic0 * taps * ld + b * pixels, ld);
+        };
+        const auto unitColumns = [&](int64_t n0) { return std::min(bundle, g.batch - n0) * pixels; };
+        if (shared) {
+            const int64_t blocks
+                = std::clamp<int64_t>((threads + g.batch * groups - 1) / (g.batch * groups), 1, inPerGroup),
+                blockStep = (inPerGroup + blocks - 1) / blocks;
+#pragma omp parallel for schedule(static) num_threads(threads)
+            for (int64_t task = 0; task < g.batch * groups * blocks; ++task) {
+                const int64_t block = task % blocks, gr = (task / blocks) % groups, n = task / (blocks * groups);
+                const int64_t ic0 = block * blockStep, count = std::min(blockStep, inPerGroup - ic0);
+                const int64_t n0 = n / bundle * bundle;
+                if (count > 0)
+                    columnsOf(
+                        n, gr, ic0, count, col.get() + (n0 / bundle * groups + gr) * depth * columns, unitColumns(n0));
+            }
+        }
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
         for (int64_t task = 0; task < tasks; ++task) {
             const int64_t chunk = task % ocChunks;
@@ -142,13 +170,13 @@ namespace {
             const int64_t oc0 = chunk * ocStep, ocCount = std::min(ocStep, outPerGroup - oc0);
             if (ocCount <= 0)
                 continue;
-            const int64_t ld = images * pixels;
+            const int64_t ld = unitColumns(n0);
             const int me = omp_get_thread_num();
-            float* mine = col.get() + int64_t(me) * depth * columns;
+            float* mine = col.get() + (shared ? n0 / bundle * groups + gr : int64_t(me)) * depth * columns;
             float* result = product.get() + int64_t(me) * ocStep * columns;
-            for (int64_t b = 0; b < images; ++b)
-                im2colTile(in.data() + ((n0 + b) * g.inC + gr * inPerGroup) * inPlane, inPerGroup, geometry, 0, pixels,
-                    mine + b * pixels, ld);
+            if (!shared)
+                for (int64_t b = 0; b < images; ++b)
+                    columnsOf(n0 + b, gr, 0, inPerGroup, mine, ld);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(ocCount), blasint(ld), blasint(depth), 1.0f,
                 weight.data() + (gr * outPerGroup + oc0) * depth, blasint(depth), mine, blasint(ld), 0.0f, result,
                 blasint(ld));

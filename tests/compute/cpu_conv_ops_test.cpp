@@ -2,6 +2,7 @@
 // col2im + OpenBLAS) against the direct:: reference on fixed sweeps with poisoned outputs (random shapes on every cpu
 // algorithm: the cross-backend test, tests/backends).
 #include "compute/cpu/cpu_ops.h"
+#include "compute/cpu_threads.h"
 #include "compute/error.h"
 #include "compute/random.h"
 #include "tests/compute/cpu_test_helpers.h"
@@ -131,6 +132,20 @@ TEST_CASE("conv2d: fast bundles the images of a small map into one product", "[c
     checkConvFastAgainstDirect(Shape::nchw(5, 16, 4, 4), conv(24, { 1, 1 }, { 1, 1 }, {}, { 1, 1 }, 1, true), 52);
     checkConvFastAgainstDirect(
         Shape::nchw(40, 8, 8, 8), conv(16, { 4, 4 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, false), 53);
+    // More threads than (bundle, group) units: the output channels split into chunks that share each unit's columns,
+    // built once by all the threads (an image and a block of input channels a task). 2 bundles (6 + 1 images) × 2
+    // groups of 32 output channels on 16 threads; one bundle of 5 on 2 and 16 threads; DCGAN's 4² layer at batch 16.
+    for (const int threads : { 2, 16 }) {
+        INFO(threads << " threads");
+        setCpuThreadCount(threads);
+        checkConvFastAgainstDirect(
+            Shape::nchw(7, 6, 9, 9), conv(64, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 2, true), 54);
+        checkConvFastAgainstDirect(
+            Shape::nchw(5, 8, 6, 6), conv(64, { 3, 3 }, { 1, 1 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, true), 55);
+        checkConvFastAgainstDirect(Shape::nchw(16, 32, 8, 8),
+            conv(64, { 4, 4 }, { 2, 2 }, Padding2d::symmetric(1, 1), { 1, 1 }, 1, false), 56);
+    }
+    setCpuThreadCount(0);
 }
 
 TEST_CASE("conv2d: fast processes a large layer in tiles that split output rows", "[cpu][conv2d]")
