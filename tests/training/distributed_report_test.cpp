@@ -1,10 +1,12 @@
 // Data parallel's gather and reports without a GPU: two ranks (threads) send rank 0 their steps and parameters over
 // the TCP group (gatherRanks), and rank 0's reports show a track per rank, each bucket's all-reduce and the part
 // hidden behind the backward, and each rank's parameter distance to rank 0's. The step timings here are made up by
-// the test (the GPU test measures real ones); what is checked is that every number reaches every report.
+// the test (the GPU test measures real ones); what is checked is that every number reaches every report. The same for
+// the DCGAN loop's ranks (gatherGanRanks): the whole batch's losses on rank 0 and every GAN report.
 #include "compute/materialize.h"
 #include "compute/network_json.h"
 #include "compute/training/distributed.h"
+#include "compute/training/gan_run.h"
 #include "compute/training/train_run.h"
 #include "tests/test_support.h"
 
@@ -111,4 +113,92 @@ TEST_CASE(
     CHECK(rankTracks == 2);
     CHECK(commTracks == 2);
     CHECK(allReduces == 8); // 2 ranks × 2 steps × 2 buckets
+}
+
+namespace {
+
+// The toy DCGAN pair's result on one rank: two steps whose losses and times depend on the rank.
+GanResult ganRankResult(int rank)
+{
+    GanResult r;
+    for (auto [net, file] :
+        { std::pair { &r.generator, "generator.json" }, { &r.discriminator, "discriminator.json" } }) {
+        *net = loadNetwork(test::dataDir() / "training" / "dcgan" / file);
+        materializeParameters(*net, inferShapes(*net));
+    }
+    r.options.selection = Selection { "cudnn", "auto" };
+    r.options.batch = 8;
+    r.options.steps = 2;
+    r.rank = rank;
+    r.worldSize = 2;
+    if (rank == 1) { // its first weight a little off rank 0's
+        auto w = std::make_shared<Tensor>(r.generator.layers[0].weight->clone());
+        w->data()[0] += 0.5f;
+        r.generator.layers[0].weight = w;
+    }
+    for (int s = 0; s < 2; ++s) {
+        GanStep st;
+        st.lossD = 1.0 + rank;
+        st.lossG = 2.0 + 2 * rank;
+        st.dReal = 0.5 + 0.1 * rank;
+        st.dFake = 0.25;
+        st.phases.dRealForward = 0.1;
+        st.phases.gBackward = 0.2;
+        st.phases.allReduce = 0.3 + rank;
+        st.phases.allReduceHidden = 0.2;
+        st.wallMs = 5.0 + rank;
+        st.dataMs = 0.5;
+        r.steps.push_back(st);
+    }
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("distributed: rank 0 gathers the DCGAN loop's ranks, the whole batch's losses, and its reports show them",
+    "[training][distributed][gan]")
+{
+    const int port = test::freeLoopbackPort();
+    DistributedEnv e0 { 0, 2, 0, 2, "127.0.0.1", port }, e1 { 1, 2, 1, 2, "127.0.0.1", port };
+    std::string error;
+    std::thread other([&] {
+        try {
+            auto g = ProcessGroup::rendezvous(e1, 10);
+            GanResult mine = ganRankResult(1);
+            gatherGanRanks(mine, *g);
+            CHECK(mine.rankSteps.empty()); // a non-zero rank keeps its own only
+            CHECK(mine.steps[0].lossD == 2.0);
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+    });
+    auto g = ProcessGroup::rendezvous(e0, 10);
+    GanResult r = ganRankResult(0);
+    gatherGanRanks(r, *g);
+    other.join();
+    REQUIRE(error.empty());
+    REQUIRE(r.rankSteps.size() == 2);
+    CHECK(r.rankSteps[1][1].wallMs == 6.0);
+    CHECK(r.rankSteps[1][0].phases.allReduce == Approx(1.3));
+    CHECK(r.steps[0].lossD == Approx(1.5)); // the ranks' mean: the whole batch's loss
+    CHECK(r.steps[1].lossG == Approx(3.0));
+    CHECK(r.steps[0].dReal == Approx(0.55));
+    CHECK(r.maxParamRelL2 > 0);
+
+    CHECK_THAT(
+        ganDataParallelLine(r), Catch::Matchers::Contains("data parallel: 2 ranks, a batch of 8 split 4 per rank"));
+    CHECK_THAT(ganDataParallelLine(r), Catch::Matchers::Contains("step median by rank:"));
+    const nlohmann::json j = nlohmann::json::parse(ganReportJson(r));
+    CHECK(j["data_parallel"]["world_size"] == 2);
+    CHECK(j["data_parallel"]["batch_per_rank"] == 4);
+    CHECK(j["data_parallel"]["ranks"][1]["wall_median_ms"].get<double>() == 6.0);
+    CHECK(j["data_parallel"]["max_param_rel_l2"].get<double>() > 0);
+    CHECK(j["step_results"][0]["ms"]["all-reduce"].get<double>() == Approx(0.3));
+    CHECK(j["step_results"][0]["ms"]["step (wall clock)"].get<double>() == 5.0);
+    const std::string csv = ganReportCsv(r);
+    CHECK_THAT(csv, Catch::Matchers::Contains("cudnn.auto,,,,,rank 1 step,"));
+    CHECK_THAT(csv, Catch::Matchers::Contains("cudnn.auto,,,,,all-reduce hidden,0.2,"));
+    const std::string md = ganReportMarkdown(r);
+    CHECK_THAT(md, Catch::Matchers::Contains("Data parallel: 2 ranks, a batch of 8 split 4 per rank"));
+    CHECK_THAT(md, Catch::Matchers::Contains("| rank | step median ms |"));
 }
