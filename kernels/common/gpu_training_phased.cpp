@@ -62,6 +62,9 @@ Tensor GpuTrainingSessionBase::forwardPass(const Tensor& input, int64_t step, st
 
 Tensor GpuTrainingSessionBase::lastOutput() const
 {
+    if (!m_prepared)
+        throw Error(m_prefix + ": lastOutput() before prepare()");
+    makeCurrent();
     return downloadAs(m_out[layerCount() - 1], m_outputType, m_hostOutput.shape(), 1.0f);
 }
 
