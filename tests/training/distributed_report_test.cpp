@@ -11,6 +11,7 @@
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -21,6 +22,31 @@
 using namespace convscope;
 
 namespace {
+
+// Rank 1's part on a thread and rank 0's here, over a TCP group on a free loopback port; rank 1's exception, if any,
+// as text (empty: none).
+std::string withTwoRanks(
+    const std::function<void(ProcessGroup&)>& rank1, const std::function<void(ProcessGroup&)>& rank0)
+{
+    const int port = test::freeLoopbackPort();
+    const DistributedEnv e0 { 0, 2, 0, 2, "127.0.0.1", port }, e1 { 1, 2, 1, 2, "127.0.0.1", port };
+    std::string error;
+    std::thread other([&] {
+        try {
+            rank1(*ProcessGroup::rendezvous(e1, 10));
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+    });
+    try {
+        rank0(*ProcessGroup::rendezvous(e0, 10));
+    } catch (...) {
+        other.join(); // never leave the thread joinable: rank 0's failure is the test's
+        throw;
+    }
+    other.join();
+    return error;
+}
 
 // LeNet-5's result on one rank: two steps whose timings depend on the rank, two buckets.
 TrainResult rankResult(int rank)
@@ -59,23 +85,17 @@ TrainResult rankResult(int rank)
 TEST_CASE(
     "distributed: rank 0 gathers every rank's steps and its reports show a track per rank", "[training][distributed]")
 {
-    const int port = test::freeLoopbackPort();
-    DistributedEnv e0 { 0, 2, 0, 2, "127.0.0.1", port }, e1 { 1, 2, 1, 2, "127.0.0.1", port };
-    std::string error;
-    std::thread other([&] {
-        try {
-            auto g = ProcessGroup::rendezvous(e1, 10);
+    TrainResult r;
+    const std::string error = withTwoRanks(
+        [](ProcessGroup& g) {
             TrainResult mine = rankResult(1);
-            gatherRanks(mine, *g);
+            gatherRanks(mine, g);
             CHECK(mine.selections.size() == 1); // a non-zero rank keeps its own only
-        } catch (const std::exception& e) {
-            error = e.what();
-        }
-    });
-    auto g = ProcessGroup::rendezvous(e0, 10);
-    TrainResult r = rankResult(0);
-    gatherRanks(r, *g);
-    other.join();
+        },
+        [&](ProcessGroup& g) {
+            r = rankResult(0);
+            gatherRanks(r, g);
+        });
     REQUIRE(error.empty());
     REQUIRE(r.selections.size() == 2);
     const SelectionTraining& one = r.selections[1];
@@ -158,24 +178,18 @@ GanResult ganRankResult(int rank)
 TEST_CASE("distributed: rank 0 gathers the DCGAN loop's ranks, the whole batch's losses, and its reports show them",
     "[training][distributed][gan]")
 {
-    const int port = test::freeLoopbackPort();
-    DistributedEnv e0 { 0, 2, 0, 2, "127.0.0.1", port }, e1 { 1, 2, 1, 2, "127.0.0.1", port };
-    std::string error;
-    std::thread other([&] {
-        try {
-            auto g = ProcessGroup::rendezvous(e1, 10);
+    GanResult r;
+    const std::string error = withTwoRanks(
+        [](ProcessGroup& g) {
             GanResult mine = ganRankResult(1);
-            gatherGanRanks(mine, *g);
+            gatherGanRanks(mine, g);
             CHECK(mine.rankSteps.empty()); // a non-zero rank keeps its own only
             CHECK(mine.steps[0].lossD == 2.0);
-        } catch (const std::exception& e) {
-            error = e.what();
-        }
-    });
-    auto g = ProcessGroup::rendezvous(e0, 10);
-    GanResult r = ganRankResult(0);
-    gatherGanRanks(r, *g);
-    other.join();
+        },
+        [&](ProcessGroup& g) {
+            r = ganRankResult(0);
+            gatherGanRanks(r, g);
+        });
     REQUIRE(error.empty());
     REQUIRE(r.rankSteps.size() == 2);
     CHECK(r.rankSteps[1][1].wallMs == 6.0);
