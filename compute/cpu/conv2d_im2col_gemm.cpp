@@ -147,6 +147,9 @@ namespace {
                 unit + ic0 * taps * ld + b * pixels, ld);
         };
         const auto unitColumns = [&](int64_t n0) { return std::min(bundle, g.batch - n0) * pixels; };
+        // The shared matrix of the unit (bundle starting at image n0, group gr).
+        const auto unitMatrix
+            = [&](int64_t n0, int64_t gr) { return col.get() + (n0 / bundle * groups + gr) * depth * columns; };
         if (shared) {
             const int64_t blocks
                 = std::clamp<int64_t>((threads + g.batch * groups - 1) / (g.batch * groups), 1, inPerGroup),
@@ -157,8 +160,7 @@ namespace {
                 const int64_t ic0 = block * blockStep, count = std::min(blockStep, inPerGroup - ic0);
                 const int64_t n0 = n / bundle * bundle;
                 if (count > 0)
-                    columnsOf(
-                        n, gr, ic0, count, col.get() + (n0 / bundle * groups + gr) * depth * columns, unitColumns(n0));
+                    columnsOf(n, gr, ic0, count, unitMatrix(n0, gr), unitColumns(n0));
             }
         }
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
@@ -172,7 +174,7 @@ namespace {
                 continue;
             const int64_t ld = unitColumns(n0);
             const int me = omp_get_thread_num();
-            float* mine = col.get() + (shared ? n0 / bundle * groups + gr : int64_t(me)) * depth * columns;
+            float* mine = shared ? unitMatrix(n0, gr) : col.get() + int64_t(me) * depth * columns;
             float* result = product.get() + int64_t(me) * ocStep * columns;
             if (!shared)
                 for (int64_t b = 0; b < images; ++b)

@@ -10,6 +10,7 @@
 #include "compute/error.h"
 
 #include <cstring>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 namespace convscope {
@@ -17,15 +18,20 @@ namespace convscope {
 namespace {
     using nlohmann::json;
 
+    // The phases a rank sends, in the order they travel (one list for both ends).
+    constexpr double GanPhaseMs::*kSentPhases[] = { &GanPhaseMs::dRealForward, &GanPhaseMs::dRealBackward,
+        &GanPhaseMs::gForward, &GanPhaseMs::dFakeForward, &GanPhaseMs::dFakeBackward, &GanPhaseMs::dUpdate,
+        &GanPhaseMs::gdForward, &GanPhaseMs::gdBackward, &GanPhaseMs::gBackward, &GanPhaseMs::gUpdate,
+        &GanPhaseMs::loss, &GanPhaseMs::allReduce, &GanPhaseMs::allReduceHidden };
+
     json ganStepJson(const GanStep& s)
     {
-        const GanPhaseMs& p = s.phases;
+        json phases = json::array();
+        for (double GanPhaseMs::*field : kSentPhases)
+            phases.push_back(s.phases.*field);
         return { { "loss_d", s.lossD }, { "loss_g", s.lossG }, { "d_real", s.dReal }, { "d_fake", s.dFake },
             { "loss_scale", s.lossScale }, { "d_skipped", s.dSkipped }, { "g_skipped", s.gSkipped },
-            { "wall_ms", s.wallMs }, { "data_ms", s.dataMs },
-            { "phases",
-                { p.dRealForward, p.dRealBackward, p.gForward, p.dFakeForward, p.dFakeBackward, p.dUpdate, p.gdForward,
-                    p.gdBackward, p.gBackward, p.gUpdate, p.loss, p.allReduce, p.allReduceHidden } } };
+            { "wall_ms", s.wallMs }, { "data_ms", s.dataMs }, { "phases", phases } };
     }
 
     GanStep ganStepFrom(const json& j)
@@ -41,15 +47,11 @@ namespace {
         s.wallMs = j.at("wall_ms").get<double>();
         s.dataMs = j.at("data_ms").get<double>();
         const std::vector<double> v = j.at("phases").get<std::vector<double>>();
-        if (v.size() != 13)
-            throw Error("data parallel: a rank sent a GAN step with " + std::to_string(v.size()) + " phases, not 13");
-        GanPhaseMs& p = s.phases;
-        for (auto [field, i] : { std::pair { &GanPhaseMs::dRealForward, 0 }, { &GanPhaseMs::dRealBackward, 1 },
-                 { &GanPhaseMs::gForward, 2 }, { &GanPhaseMs::dFakeForward, 3 }, { &GanPhaseMs::dFakeBackward, 4 },
-                 { &GanPhaseMs::dUpdate, 5 }, { &GanPhaseMs::gdForward, 6 }, { &GanPhaseMs::gdBackward, 7 },
-                 { &GanPhaseMs::gBackward, 8 }, { &GanPhaseMs::gUpdate, 9 }, { &GanPhaseMs::loss, 10 },
-                 { &GanPhaseMs::allReduce, 11 }, { &GanPhaseMs::allReduceHidden, 12 } })
-            p.*field = v[size_t(i)];
+        if (v.size() != std::size(kSentPhases))
+            throw Error("data parallel: a rank sent a GAN step with " + std::to_string(v.size()) + " phases, not "
+                + std::to_string(std::size(kSentPhases)));
+        for (size_t i = 0; i < v.size(); ++i)
+            s.phases.*kSentPhases[i] = v[i];
         return s;
     }
 } // namespace

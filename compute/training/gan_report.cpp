@@ -44,29 +44,27 @@ namespace {
         return s.str();
     }
 
-    Stats phaseStatsOf(const std::vector<GanStep>& steps, double GanPhaseMs::*ms)
+    // The statistics of one value of every step (a phase, the step's total, its wall clock).
+    template <typename Value> Stats statsOf(const std::vector<GanStep>& steps, Value value)
     {
         std::vector<double> v;
         for (const GanStep& s : steps)
-            v.push_back(s.phases.*ms);
+            v.push_back(value(s));
         return Stats::of(v);
     }
+    Stats phaseStatsOf(const std::vector<GanStep>& steps, double GanPhaseMs::*ms)
+    {
+        return statsOf(steps, [ms](const GanStep& s) { return s.phases.*ms; });
+    }
     Stats phaseStats(const GanResult& r, double GanPhaseMs::*ms) { return phaseStatsOf(r.steps, ms); }
-
     Stats stepStatsOf(const std::vector<GanStep>& steps)
     {
-        std::vector<double> v;
-        for (const GanStep& s : steps)
-            v.push_back(s.phases.total());
-        return Stats::of(v);
+        return statsOf(steps, [](const GanStep& s) { return s.phases.total(); });
     }
     Stats stepStats(const GanResult& r) { return stepStatsOf(r.steps); }
     Stats wallStatsOf(const std::vector<GanStep>& steps)
     {
-        std::vector<double> v;
-        for (const GanStep& s : steps)
-            v.push_back(s.wallMs);
-        return Stats::of(v);
+        return statsOf(steps, [](const GanStep& s) { return s.wallMs; });
     }
 
     // Median of one layer's phase over the steps (-1 where it never ran).

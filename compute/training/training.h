@@ -171,9 +171,8 @@ public:
     // they lie (two GPU sessions of one backend, device and storage type); then
     //   forwardPassResident: forwardPass, its output left on the device (nothing downloaded; lastOutput() gets it);
     //   forwardPassOn(producer): forwardPass on `producer`'s last forward output;
-    //   backwardPassOn(consumer): backwardPass from `consumer`'s last input gradient (its
-    //   TrainingOptions::inputGradient
-    //     set), as it lies: under FP16 it carries the loss scale both sessions run with (the loop sets both).
+    //   backwardPassOn(consumer): backwardPass from `consumer`'s last input gradient (TrainingOptions::inputGradient
+    //     set there), as it lies: under FP16 it carries the loss scale both sessions run with (the loop sets both).
     // The defaults: handsOffTo false, the others throw UnsupportedError (the loop then goes through the host).
     virtual bool handsOffTo(const TrainingSession& /*other*/) const { return false; }
     virtual void forwardPassResident(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times);

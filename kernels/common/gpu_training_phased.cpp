@@ -27,7 +27,6 @@ void GpuTrainingSessionBase::beginPass()
 {
     if (!m_prepared)
         throw Error(m_prefix + ": the phased step before prepare()");
-    checkPhased();
     makeCurrent();
     passStarts();
     for (size_t i = 0; i < layerCount(); ++i)
@@ -121,8 +120,6 @@ void GpuTrainingSessionBase::backwardPassOn(
     if (peer.m_shapes.input.numel() != m_hostGrad.numel())
         throw InputError("train: the output gradient is " + peer.m_shapes.input.str() + " but the network's output is "
             + m_hostGrad.shape().str());
-    if (!m_prepared)
-        throw Error(m_prefix + ": the phased step before prepare()");
     ensureSums();
     beginPass();
     copyFromPeer(

@@ -157,8 +157,6 @@ protected:
     virtual bool storageParameters(size_t /*i*/) const { return false; }
     // Before a pass's first launch (and before planning): the libraries' handles on the session's stream.
     virtual void passStarts() { }
-    // Throws UnsupportedError when the phased step cannot run now.
-    virtual void checkPhased() const { }
     // Data parallel in the phased step (the cudnn session with NCCL; the DCGAN loop across GPUs), as PyTorch DDP
     // all-reduces every backward(): averagesGradients() says whether the session averages the gradients across ranks;
     // then backwardPass calls passBackwardStarts before the first layer, gradientsReady(k) after each layer k (with a
@@ -291,13 +289,13 @@ protected:
 
 private:
     void flagGradients(size_t k, const std::vector<char>& has, bool inputHas);
-    void beginPass(); // the phased step's: prepared, checkPhased, current device, passStarts, `timed` cleared
+    void beginPass(); // the phased step's: prepared, current device, passStarts, `timed` cleared
     // The phased forward once the input is in m_input, and the backward once the output gradient is in place.
     void phasedForward(int64_t step, std::vector<LayerPhaseMs>& times);
     void phasedBackward(int64_t step, std::vector<LayerPhaseMs>& times);
     void ensureSums(); // zeroGradients when a trained parameter has no sum buffer yet
-    // The other session of a hand-off, checked (handsOffTo), and `bytes` of its tensor at `src` of `type` copied into
-    // `dst` of `dstType` on this stream after the other's queued work.
+    // The other session of a hand-off, checked (handsOffTo), and `count` elements of its tensor at `src` (of srcType)
+    // copied or converted into `dst` (of dstType) on this stream after the other's queued work.
     const GpuTrainingSessionBase& handOffPeer(const TrainingSession& other, const char* what) const;
     void copyFromPeer(
         const GpuTrainingSessionBase& peer, const void* src, DType srcType, void* dst, DType dstType, int64_t count);
