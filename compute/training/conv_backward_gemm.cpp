@@ -13,11 +13,16 @@
 #include "compute/training/cpu_backward_ops.h"
 
 #include "compute/cpu/op_common.h"
+#include "compute/cpu_threads.h"
+
+#include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 namespace convscope::cpu::grad::fast {
 
@@ -63,14 +68,20 @@ namespace {
     // element added onto the source element it was read from (col2im / col2vol; dst zeroed first). Split across the
     // OpenMP team: by row when reading (rows are independent), by channel when adding (a channel's rows all add onto
     // its own plane, so no two threads write one element and each element's additions keep their order: bit-identical
-    // to one thread). Without the split this serial copy capped the backward's speed-up on many cores.
+    // to one thread). Without the split this serial copy capped the backward's speed-up on many cores. Reading can
+    // take only the lines (a line: one (depth, row) of the position grid, pos[2] positions) [firstLine, lastLine), into
+    // a matrix of that many positions a row; the OpenMP split is then left to the caller (`parallel` false).
     template <bool Add>
     void columns(const Geometry& g, std::conditional_t<Add, const float*, float*> col,
-        std::conditional_t<Add, float*, const float*> src)
+        std::conditional_t<Add, float*, const float*> src, int64_t firstLine = 0, int64_t lastLine = -1,
+        bool parallel = true)
     {
+        if (lastLine < 0)
+            lastLine = g.pos[0] * g.pos[1];
         const int64_t taps = g.k[0] * g.k[1] * g.k[2];
         const int64_t units = Add ? g.channels : g.channels * taps;
-        const bool parallel = g.rows() * g.positions() >= detail::kMinParallelElements;
+        const int64_t width = (lastLine - firstLine) * g.pos[2]; // a column row's positions
+        parallel = parallel && g.rows() * width >= detail::kMinParallelElements;
 #pragma omp parallel for schedule(static) if (parallel)
         for (int64_t u = 0; u < units; ++u) {
             const int64_t c = Add ? u : u / taps;
@@ -80,30 +91,114 @@ namespace {
             for (int64_t tap = firstTap; tap < lastTap; ++tap) {
                 const int64_t a = tap / (g.k[1] * g.k[2]), b = tap / g.k[2] % g.k[1], e = tap % g.k[2];
                 const int64_t row = c * taps + tap;
-                for (int64_t pd = 0; pd < g.pos[0]; ++pd) {
-                    const int64_t sd = source(g, 0, pd, a);
-                    for (int64_t ph = 0; ph < g.pos[1]; ++ph) {
-                        const int64_t sh = source(g, 1, ph, b);
-                        auto line = col + row * g.positions() + (pd * g.pos[1] + ph) * g.pos[2];
-                        if (sd < 0 || sh < 0) {
-                            if constexpr (!Add)
-                                std::fill(line, line + g.pos[2], 0.0f);
-                            continue;
-                        }
-                        auto plane = src + ((c * g.src[0] + sd) * g.src[1] + sh) * g.src[2];
-                        for (int64_t pw = 0; pw < g.pos[2]; ++pw) {
-                            const int64_t sw = source(g, 2, pw, e);
-                            if constexpr (Add) {
-                                if (sw >= 0)
-                                    plane[sw] += line[pw];
-                            } else {
-                                line[pw] = sw < 0 ? 0.0f : plane[sw];
-                            }
+                for (int64_t l = firstLine; l < lastLine; ++l) {
+                    const int64_t sd = source(g, 0, l / g.pos[1], a), sh = source(g, 1, l % g.pos[1], b);
+                    auto line = col + row * width + (l - firstLine) * g.pos[2];
+                    if (sd < 0 || sh < 0) {
+                        if constexpr (!Add)
+                            std::fill(line, line + g.pos[2], 0.0f);
+                        continue;
+                    }
+                    auto plane = src + ((c * g.src[0] + sd) * g.src[1] + sh) * g.src[2];
+                    for (int64_t pw = 0; pw < g.pos[2]; ++pw) {
+                        const int64_t sw = source(g, 2, pw, e);
+                        if constexpr (Add) {
+                            if (sw >= 0)
+                                plane[sw] += line[pw];
+                        } else {
+                            line[pw] = sw < 0 ? 0.0f : plane[sw];
                         }
                     }
                 }
             }
         }
+    }
+
+    // One convolution weight gradient: gw_g (rows × K) += Σ_n A_{n,g} (rows × P) · colᵀ(src_{n,g}) for every item n and
+    // group g, where A is conv2d's output gradient (rows = output channels a group) over its input's columns, or a
+    // transposed convolution's input over its output gradient's columns.
+    struct WeightGradient {
+        const Geometry& g;
+        int64_t items, groups, rows;
+        const float* a; // item n, group g: a + n · aItem + g · rows · P (rows × P, row-major)
+        int64_t aItem;
+        const float* src; // item n, group g: src + n · srcItem + g · channels · srcSize()
+        int64_t srcItem;
+        float* gw; // group g: gw + g · rows · K
+        const char* op;
+    };
+
+    // Item by item, each product split across the team by parallelSgemm's blocks of C.
+    void weightGradientByItem(const WeightGradient& w)
+    {
+        const int64_t K = w.g.rows(), P = w.g.positions();
+        auto col = detail::allocateWorkspace(K * P, w.op);
+        for (int64_t n = 0; n < w.items; ++n)
+            for (int64_t grp = 0; grp < w.groups; ++grp) {
+                columns<false>(w.g, col.get(), w.src + n * w.srcItem + grp * w.g.channels * w.g.srcSize());
+                detail::parallelSgemm(false, true, w.rows, K, P, w.a + n * w.aItem + grp * w.rows * P, P, col.get(), P,
+                    n == 0 ? 0.0f : 1.0f, w.gw + grp * w.rows * K, K);
+            }
+    }
+
+    // Where a product is too small to split (fewer blocks of C than threads: conv1 of ResNet is 64 × 147 with a 12544
+    // positions' reduction, DCGAN's first and last layers 64 × 48), the reduction is split instead: the team takes
+    // tasks of one item and a run of lines each, static-scheduled, every thread summing its tasks into its own
+    // partial gradient, and the partials are added in thread order. The sums so depend on the thread count, not on
+    // which thread ran first. False when the split would not pay or its buffers would be large (then by item).
+    bool weightGradientByTasks(const WeightGradient& w)
+    {
+        const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+        const int64_t K = w.g.rows(), P = w.g.positions(), lines = w.g.pos[0] * w.g.pos[1];
+        const int64_t blocksOfC = std::max<int64_t>(1, std::max(w.rows, K) / 16); // parallelSgemm's split, at most
+        const int64_t gwSize = w.groups * w.rows * K;
+        if (threads < 2 || blocksOfC >= threads || w.items * w.groups * w.rows * K * P < int64_t(threads) << 18
+            || gwSize * threads > (int64_t(1) << 24))
+            return false;
+        // Tasks: every item cut into `cuts` runs of lines, enough for every thread, each run's columns at most 2^20
+        // floats (4 MiB) so that the team's column buffers stay small.
+        const int64_t byThreads = (threads + w.items - 1) / w.items;
+        const int64_t bySize = (K * P + (int64_t(1) << 20) - 1) >> 20;
+        const int64_t cuts = std::min(lines, std::max(byThreads, bySize));
+        const int64_t linesPerCut = (lines + cuts - 1) / cuts, tasks = w.items * cuts;
+        const int64_t colSize = K * linesPerCut * w.g.pos[2];
+        auto partials = detail::allocateWorkspace(gwSize * threads, w.op);
+        auto cols = detail::allocateWorkspace(colSize * threads, w.op);
+        std::vector<char> used(size_t(threads), 0);
+        keepBlasOnCallingThread();
+#pragma omp parallel for schedule(static) num_threads(threads)
+        for (int64_t t = 0; t < tasks; ++t) {
+            const int me = omp_get_thread_num();
+            float* partial = partials.get() + me * gwSize;
+            float* col = cols.get() + me * colSize;
+            const int64_t n = t / cuts, first = (t % cuts) * linesPerCut, last = std::min(lines, first + linesPerCut);
+            if (first >= last)
+                continue;
+            const int64_t width = (last - first) * w.g.pos[2], offset = first * w.g.pos[2];
+            for (int64_t grp = 0; grp < w.groups; ++grp) {
+                columns<false>(
+                    w.g, col, w.src + n * w.srcItem + grp * w.g.channels * w.g.srcSize(), first, last, false);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blasint(w.rows), blasint(K), blasint(width), 1.0f,
+                    w.a + n * w.aItem + grp * w.rows * P + offset, blasint(P), col, blasint(width),
+                    used[size_t(me)] ? 1.0f : 0.0f, partial + grp * w.rows * K, blasint(K));
+            }
+            used[size_t(me)] = 1;
+        }
+#pragma omp parallel for schedule(static) num_threads(threads)
+        for (int64_t i = 0; i < gwSize; ++i) {
+            float sum = 0.0f;
+            for (int t = 0; t < threads; ++t)
+                if (used[size_t(t)])
+                    sum += partials[size_t(t * gwSize + i)];
+            w.gw[i] = sum;
+        }
+        return true;
+    }
+
+    void weightGradient(const WeightGradient& w)
+    {
+        if (!weightGradientByTasks(w))
+            weightGradientByItem(w);
     }
 
     int64_t volume(const Shape& s) { return s.d * s.h * s.w; }
@@ -113,6 +208,8 @@ namespace {
         if (!gb)
             return;
         const Shape& s = gy.shape();
+        // A channel a thread: each channel's sum keeps its order (ResNet's conv1 has 6.4 million terms at batch 8).
+#pragma omp parallel for schedule(static) if (s.numel() >= detail::kMinParallelElements)
         for (int64_t c = 0; c < s.c; ++c) {
             double sum = 0;
             for (int64_t n = 0; n < s.n; ++n)
@@ -157,14 +254,7 @@ namespace {
         detail::require(gw.numel() == os.c * K, op, "weight gradient " + gw.shape().str() + " does not fit the layer");
         detail::requireVector(gb, os.c, op, "bias gradient");
         detail::requireBlasDimensions({ K, P, ocpg }, op);
-        auto col = detail::allocateWorkspace(K * P, op);
-        for (int64_t n = 0; n < is.n; ++n)
-            for (int64_t grp = 0; grp < spec.groups; ++grp) {
-                columns<false>(g, col.get(), x.data() + (n * is.c + grp * icpg) * volume(is));
-                const float* dy = gy.data() + (n * os.c + grp * ocpg) * P;
-                detail::parallelSgemm(
-                    false, true, ocpg, K, P, dy, P, col.get(), P, n == 0 ? 0.0f : 1.0f, gw.data() + grp * ocpg * K, K);
-            }
+        weightGradient({ g, is.n, spec.groups, ocpg, gy.data(), os.c * P, x.data(), is.c * volume(is), gw.data(), op });
         biasGrad(gy, gb);
     }
 
@@ -182,19 +272,19 @@ namespace {
         detail::require((weight ? weight->numel() : gw->numel()) == is.c * K, op, "the weight does not fit the layer");
         detail::requireVector(gb, os.c, op, "bias gradient");
         detail::requireBlasDimensions({ K, P, icpg }, op);
+        if (gw) {
+            weightGradient(
+                { g, is.n, spec.groups, icpg, x->data(), is.c * P, gy.data(), os.c * volume(os), gw->data(), op });
+            biasGrad(gy, gb);
+            return;
+        }
         auto col = detail::allocateWorkspace(K * P, op);
         for (int64_t n = 0; n < is.n; ++n)
             for (int64_t grp = 0; grp < spec.groups; ++grp) {
                 columns<false>(g, col.get(), gy.data() + (n * os.c + grp * ocpg) * volume(os));
-                if (gx)
-                    detail::parallelSgemm(false, false, icpg, P, K, weight->data() + grp * icpg * K, K, col.get(), P,
-                        0.0f, gx->data() + (n * is.c + grp * icpg) * P, P);
-                else
-                    detail::parallelSgemm(false, true, icpg, K, P, x->data() + (n * is.c + grp * icpg) * P, P,
-                        col.get(), P, n == 0 ? 0.0f : 1.0f, gw->data() + grp * icpg * K, K);
+                detail::parallelSgemm(false, false, icpg, P, K, weight->data() + grp * icpg * K, K, col.get(), P, 0.0f,
+                    gx->data() + (n * is.c + grp * icpg) * P, P);
             }
-        if (gw)
-            biasGrad(gy, gb);
     }
 
 } // namespace

@@ -2,7 +2,9 @@
 // double) over many small shapes (strides, asymmetric padding, dilation, groups, bias), and the fast path (im2col +
 // parallel sgemm) against cpu.direct.
 #include "compute/cpu/cpu_ops.h"
+#include "compute/cpu_threads.h"
 #include "compute/training/cpu_backward_ops.h"
+#include "tests/test_support.h"
 #include "tests/training/gradcheck.h"
 
 #include <sstream>
@@ -129,6 +131,75 @@ TEST_CASE(
                          : cpu::grad::direct::convTranspose2dWeights(gy, x, spec, pad, gw, gb);
                 } });
     }
+}
+
+TEST_CASE("the fast weight gradient split across its reduction matches cpu.direct on 2 and 16 threads",
+    "[training][conv][threads]")
+{
+    // Products with fewer blocks of C than threads split the items and their runs of lines across the team instead
+    // (conv_backward_gemm.cpp, weightGradientByTasks): ResNet's stem at batch 3 (fewer items than threads), DCGAN's
+    // first layer and its last transposed layer (64 × 48), two groups, and a volume; on 2 threads the 3 → 16 layer.
+    const auto check = [](const char* what, const Tensor& fast, const Tensor& direct) {
+        INFO(what);
+        CHECK(relL2(fast, direct) < 1e-5);
+    };
+    for (const int threads : { 2, 16 }) {
+        INFO(threads << " threads");
+        setCpuThreadCount(threads);
+        enterCpuThreadPolicy(); // the ops are called directly here, not through a session that sizes the team
+        uint64_t seed = 900;
+        const auto conv2d = [&](Shape in, int64_t out, Pair k, Pair s, int64_t pad, int64_t groups) {
+            Conv2d spec;
+            spec.out_channels = out;
+            spec.kernel_size = k;
+            spec.stride = s;
+            spec.padding = Padding2d::symmetric(pad, pad);
+            spec.groups = groups;
+            spec.bias = true;
+            const LayerShape ls = inferLayer(spec, in);
+            REQUIRE(ls.ok);
+            const Tensor x = randomTensor(in, ++seed), gy = randomTensor(ls.out, ++seed);
+            const Shape ws = Shape::nchw(out, in.c / groups, k[0], k[1]), bs = Shape::nchw(out, 1, 1, 1);
+            Tensor gwFast(ws), gwDirect(ws), gbFast(bs), gbDirect(bs);
+            cpu::grad::fast::conv2dWeights(gy, x, spec, ls.resolvedPadding, gwFast, &gbFast);
+            cpu::grad::direct::conv2dWeights(gy, x, spec, ls.resolvedPadding, gwDirect, &gbDirect);
+            check("conv2d weight", gwFast, gwDirect);
+            check("conv2d bias", gbFast, gbDirect);
+        };
+        conv2d(Shape::nchw(3, 3, 40, 40), 64, { 7, 7 }, { 2, 2 }, 3, 1);
+        conv2d(Shape::nchw(5, 3, 64, 64), 64, { 4, 4 }, { 2, 2 }, 1, 1);
+        conv2d(Shape::nchw(2, 8, 64, 64), 16, { 3, 3 }, { 1, 1 }, 1, 2);
+        conv2d(Shape::nchw(3, 3, 64, 64), 16, { 3, 3 }, { 1, 1 }, 1, 1);
+        {
+            ConvTranspose2d spec;
+            spec.out_channels = 3;
+            spec.kernel_size = { 4, 4 };
+            spec.stride = { 2, 2 };
+            spec.padding = Padding2d::symmetric(1, 1);
+            spec.bias = false;
+            const Shape in = Shape::nchw(4, 64, 24, 24);
+            const LayerShape ls = inferLayer(spec, in);
+            REQUIRE(ls.ok);
+            const Tensor x = randomTensor(in, ++seed), gy = randomTensor(ls.out, ++seed);
+            Tensor gwFast(Shape::nchw(64, 3, 4, 4)), gwDirect(Shape::nchw(64, 3, 4, 4));
+            cpu::grad::fast::convTranspose2dWeights(gy, x, spec, ls.resolvedPadding, gwFast, nullptr);
+            cpu::grad::direct::convTranspose2dWeights(gy, x, spec, ls.resolvedPadding, gwDirect, nullptr);
+            check("conv_transpose2d weight", gwFast, gwDirect);
+        }
+        {
+            const Conv3d spec = conv3dSpec(8, { 3, 3, 3 }, { 1, 1, 1 }, explicitPadding3d(1, 1, 1, 1, 1, 1));
+            const Shape in = Shape::ncdhw(3, 2, 16, 16, 16);
+            const LayerShape ls = inferLayer(spec, in);
+            REQUIRE(ls.ok);
+            const Tensor x = randomTensor(in, ++seed), gy = randomTensor(ls.out, ++seed);
+            Tensor gwFast(Shape::ncdhw(8, 2, 3, 3, 3)), gwDirect(Shape::ncdhw(8, 2, 3, 3, 3));
+            cpu::grad::fast::conv3dWeights(gy, x, spec, ls.resolvedPadding3d, gwFast, nullptr);
+            cpu::grad::direct::conv3dWeights(gy, x, spec, ls.resolvedPadding3d, gwDirect, nullptr);
+            check("conv3d weight", gwFast, gwDirect);
+        }
+    }
+    setCpuThreadCount(0);
+    enterCpuThreadPolicy();
 }
 
 TEST_CASE("linear backward matches finite differences, and the fast path matches cpu.direct", "[training][linear]")
