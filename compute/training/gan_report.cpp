@@ -109,7 +109,7 @@ std::string ganDataParallelLine(const GanResult& r)
         return {};
     std::string line = "data parallel: " + std::to_string(r.worldSize) + " ranks, a batch of "
         + std::to_string(r.options.batch) + " split " + std::to_string(r.localBatch()) + " per rank; all-reduce "
-        + num(phaseStats(r, &GanPhaseMs::allReduce).median) + " ms a step (median, 4 backward passes), "
+        + num(phaseStats(r, &GanPhaseMs::allReduce).median) + " ms a step (median, D's fake pass and G's), "
         + num(phaseStats(r, &GanPhaseMs::allReduceHidden).median) + " of it hidden behind the backward";
     if (!r.rankSteps.empty()) {
         line += "; step median by rank:";

@@ -256,13 +256,16 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
             return l;
         };
         std::vector<LayerPhaseMs> t;
-        // The discriminator step.
+        // The discriminator step. Data parallel: its real pass accumulates on each rank and the fake pass averages
+        // both (DDP's no_sync); the generator step's pass through D averages nothing, as D's gradients from it are
+        // dropped. One all-reduce of each network a step (gan_run.h).
         d->zeroGradients();
         Tensor out = d->forwardPass(real, s, t);
         ph.dRealForward = sumPhases(t).forward;
         addInto(st.discriminator, t);
         st.dReal = meanSigmoid(out);
         st.lossD = loss(out, ones, "discriminator's real");
+        d->setGradientSync(false);
         d->backwardPass(gradScore, s, t);
         ph.dRealBackward = sumPhases(t).backward;
         addAllReduce(ph, *d);
@@ -279,6 +282,7 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         addInto(st.discriminator, t);
         st.dFake = meanSigmoid(out);
         st.lossD += loss(out, zeros, "discriminator's fake");
+        d->setGradientSync(true);
         d->backwardPass(gradScore, s, t);
         ph.dFakeBackward = sumPhases(t).backward;
         addAllReduce(ph, *d);
@@ -293,6 +297,7 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
         ph.gdForward = sumPhases(t).forward;
         addInto(st.discriminator, t);
         st.lossG = loss(out, ones, "generator's");
+        d->setGradientSync(false);
         d->backwardPass(gradScore, s, t);
         ph.gdBackward = sumPhases(t).backward;
         addAllReduce(ph, *d);

@@ -10,6 +10,11 @@
 // GradScaler spans both optimizers, as PyTorch's recipe for several models and optimizers: every backward runs on its
 // loss times the scale, the discriminator's and the generator's updates are each skipped when their own gradients
 // overflowed, and the scale is updated once a step, halving when either overflowed (grad_scaler.h).
+// Data parallel (GanRunOptions::group): each rank runs the loop on its slice of the batch. D's real-batch backward adds
+// to the rank's own sums and its fake-batch backward averages both across the ranks (DDP's no_sync, setGradientSync);
+// the generator step's pass through D averages nothing, since D's gradients from it are dropped; G's backward averages
+// G's. So each network is all-reduced once a step (PyTorch's recipe with both networks in DDP all-reduces at all four
+// backward() calls): the same sums to rounding, half the traffic, and two points a step where the ranks wait.
 #pragma once
 
 #include "compute/training/training.h"
@@ -61,7 +66,7 @@ struct GanPhaseMs {
     double gdForward = 0, gdBackward = 0; // the generator step's pass through the updated D
     double gBackward = 0, gUpdate = 0;
     double loss = 0; // the three BCE losses and their gradients
-    // Data parallel: the step's all-reduces (every bucket of its four backward passes, both networks) and the part of
+    // Data parallel: the step's all-reduces (every bucket of its two averaging backward passes) and the part of
     // them hidden behind the backward; they overlap the backward phases above and are not added to total().
     double allReduce = 0, allReduceHidden = 0;
     double total() const;
@@ -119,8 +124,8 @@ void writeGanReport(const std::filesystem::path& path, const GanResult& result);
 // FP16: "loss scale A (step 1) → B (step N); updates skipped (a gradient overflowed FP16): the discriminator's at k of
 // N steps, the generator's at j" — empty without loss scaling.
 std::string ganLossScaleLine(const GanResult& result);
-// Data parallel: "data parallel: 2 ranks, a batch of 64 split 32 per rank; all-reduce A ms a step (median, 4 backward
-// passes), B of it hidden behind the backward; step median by rank: …; the ranks' parameters differ by D" — empty
+// Data parallel: "data parallel: 2 ranks, a batch of 64 split 32 per rank; all-reduce A ms a step (median, D's fake
+// pass and G's), B of it hidden behind the backward; step median by rank: …; the ranks' parameters differ by D" — empty
 // on one process.
 std::string ganDataParallelLine(const GanResult& result);
 

@@ -183,8 +183,16 @@ public:
     // Data parallel covers step() and the phased step alike: every backwardPass averages the pass's gradients across
     // the ranks (PyTorch DDP's all-reduce at every backward()) before they are added to the sums.
     virtual bool dataParallel() const { return false; }
-    // Data parallel: the last backwardPass's all-reduces, one per bucket, as StepResult::buckets (empty otherwise).
+    // Data parallel: the last backwardPass's all-reduces, one per bucket, as StepResult::buckets (empty otherwise, and
+    // after a pass that did not synchronise).
     virtual std::vector<BucketTiming> passBuckets() const { return {}; }
+    // Data parallel in the phased step, as PyTorch DDP's no_sync(): with false, the backward passes that follow add
+    // this rank's own gradients to the sums and talk to no other rank; the next pass with true (the default) averages
+    // the sums so far together with its own gradients, in the same buckets. The sums before an update are then the
+    // ranks' average as with every pass synchronised (to rounding), with fewer all-reduces and fewer points where the
+    // ranks wait for each other. An unsynchronised pass checks its gradients on this rank only. No effect without data
+    // parallel.
+    virtual void setGradientSync(bool /*sync*/) { }
 };
 
 // The first layer of the network that the CPU's training cannot run, as the message train refuses with

@@ -144,6 +144,7 @@ void GpuTrainingSessionBase::zeroGradients()
         zero(t.sumB, t.trainBias, t.biasCount, "train: a bias gradient's sum");
         t.summed = false;
     }
+    m_sumsLocal = false;
     // No synchronisation: everything that reads the sums runs on the same stream, after the clears.
 }
 
@@ -189,20 +190,26 @@ void GpuTrainingSessionBase::phasedBackward(int64_t step, std::vector<LayerPhase
             train::addInto(t.sumB.floats(), t.gradBiasRead(), t.gradReadType(), t.biasCount, st);
         t.summed = t.summed || t.trainWeight || t.trainBias;
     };
-    const bool averaged = averagesGradients();
+    // Data parallel: averaged across the ranks, or (setGradientSync(false)) this rank's own gradients summed here.
+    const bool averaged = averagesGradients() && m_gradientSync, local = averagesGradients() && !m_gradientSync;
+    const bool fold = averaged && m_sumsLocal;
     if (averaged)
         passBackwardStarts();
     for (size_t k = count; k-- > 0;) {
         if (has[k]) {
             backwardLayer(k, has, inputHas, !lossScaled());
+            if (local)
+                widenGradients(k); // mixed precision: the FP32 window addSum reads (the bucket's, not sent)
             if (!averaged)
                 addSum(k);
         }
         if (averaged)
-            gradientsReady(k); // launches the buckets this layer completes, while the backward goes on
+            gradientsReady(k, has, fold); // launches the buckets this layer completes, while the backward goes on
     }
     if (averaged) // the same flags on every rank after this (a rank's own input gradient's included)
-        finishAveragedPass(has, addSum, static_cast<int*>(m_flags.get()), count, step);
+        finishAveragedPass(has, addSum, static_cast<int*>(m_flags.get()), count, step, fold);
+    m_sumsLocal = local || (m_sumsLocal && !averaged);
+    m_lastPassLocal = local;
     m_inputHas = inputHas != 0;
     if (lossScaled())
         CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st)); // overflows are updateParameters' to find

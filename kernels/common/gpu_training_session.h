@@ -118,6 +118,7 @@ public:
     Tensor lastOutput() const final;
     double lossScale() const final { return lossScaled() ? initialLossScale() : 0; }
     void setLossScale(double scale) final;
+    void setGradientSync(bool sync) final { m_gradientSync = sync; }
 
 protected:
     // backend "cuda" or "cudnn" (the NVTX colour and the messages); the prefix is "<backend>.<algorithm>".
@@ -164,13 +165,18 @@ protected:
     // call addSum(k) for every layer k of `has` once its gradients hold the ranks' average, make the `count`
     // finiteness flags every rank's maximum (so that all ranks stop at the same pass), and wait for the ranks within
     // the collective timeout (InputError naming the step when one does not answer: never hang).
+    // `fold`: the sums hold this rank's own gradients of passes run without synchronising (setGradientSync(false)).
+    // Each bucket then averages, per trained layer, this pass's gradient (zero where `has` has none) plus its sum, and
+    // the sum is cleared before the launch; addSum(k) then runs for every trained layer, so the sums end as the ranks'
+    // average of everything since zeroGradients.
     virtual bool averagesGradients() const { return false; }
     virtual void passBackwardStarts() { }
-    virtual void gradientsReady(size_t /*k*/) { }
+    virtual void gradientsReady(size_t /*k*/, const std::vector<char>& /*has*/, bool /*fold*/) { }
     virtual void finishAveragedPass(const std::vector<char>& /*has*/, const std::function<void(size_t)>& /*addSum*/,
-        int* /*flags*/, size_t /*count*/, int64_t /*step*/)
+        int* /*flags*/, size_t /*count*/, int64_t /*step*/, bool /*fold*/)
     {
     }
+    bool lastPassLocal() const { return m_lastPassLocal; } // the last backward pass did not synchronise
     // The session's own metadata entries (they may replace the base's).
     virtual void extraMetadata(std::map<std::string, std::string>& /*m*/) const { }
     virtual std::string workspaceWhat() const = 0; // the workspace buffer's name in an allocation failure
@@ -284,6 +290,10 @@ protected:
     int64_t m_lossParts = 0;
     bool m_targetResident = false;
     bool m_inputHas = false;
+    // Data parallel in the phased step (setGradientSync): whether the next backward pass synchronises, whether the sums
+    // hold unsynchronised gradients (cleared by zeroGradients and by a synchronised pass), whether the last pass was
+    // one of those (passBuckets is then empty).
+    bool m_gradientSync = true, m_sumsLocal = false, m_lastPassLocal = false;
     int64_t m_step = 0; // the step being run (dropout's seed)
     bool m_prepared = false;
 

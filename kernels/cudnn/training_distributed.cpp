@@ -6,6 +6,7 @@
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
+#include "kernels/common/training_kernels.cuh"
 
 #include "convscope_config.h"
 
@@ -375,13 +376,35 @@ void CudnnTrainingSession::prepareDataParallel()
     }
 }
 
-void CudnnTrainingSession::bucketsReadyAfter(size_t k)
+void CudnnTrainingSession::bucketsReadyAfter(size_t k, const std::vector<char>* has)
 {
     if (!m_ddp)
         return;
     widenGradients(k);
-    for (size_t b : m_bucketsAfter.at(k))
+    for (size_t b : m_bucketsAfter.at(k)) {
+        if (has)
+            foldSumsInto(b, *has);
         m_ddp->launch(b, m_stream->get());
+    }
+}
+
+void CudnnTrainingSession::foldSumsInto(size_t bucket, const std::vector<char>& has)
+{
+    const cudaStream_t st = m_stream->get();
+    for (size_t k : m_ddp->plans()[bucket].layers) {
+        TrainLayer& t = m_layers[k];
+        const auto fold = [&](bool on, float* window, gpu::DeviceBuffer& sum, int64_t n) {
+            if (!on)
+                return;
+            if (!has[k]) // a stale gradient of an earlier pass lies there
+                CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(window, 0, size_t(n) * sizeof(float), st));
+            gpu::train::addInto(window, sum.get(), DType::F32, n, st);
+            CONVSCOPE_CUDA_CHECK(cudaMemsetAsync(sum.get(), 0, sum.bytes(), st));
+        };
+        // The FP32 window of each gradient in the bucket: the gradient itself, or its widened copy (mixed precision).
+        fold(t.trainWeight, t.reducedW ? t.reducedW : static_cast<float*>(t.gW), t.sumW, t.weightCount);
+        fold(t.trainBias, t.reducedB ? t.reducedB : static_cast<float*>(t.gB), t.sumB, t.biasCount);
+    }
 }
 
 void CudnnTrainingSession::waitAllBuckets()
@@ -392,18 +415,23 @@ void CudnnTrainingSession::waitAllBuckets()
 
 void CudnnTrainingSession::passBackwardStarts() { m_ddp->backwardStarts(m_stream->get()); }
 
-void CudnnTrainingSession::finishAveragedPass(
-    const std::vector<char>& has, const std::function<void(size_t)>& addSum, int* flags, size_t count, int64_t step)
+void CudnnTrainingSession::finishAveragedPass(const std::vector<char>& has, const std::function<void(size_t)>& addSum,
+    int* flags, size_t count, int64_t step, bool fold)
 {
     const cudaStream_t st = m_stream->get();
     m_ddp->backwardEnds(st);
-    afterEachBucket(has, addSum);
+    // Folded: the window of a layer with a gradient in this pass or an earlier one holds the average of both.
+    std::vector<char> summed = has;
+    if (fold)
+        for (size_t k = 0; k < summed.size(); ++k)
+            summed[k] = char(has[k] || m_layers[k].summed);
+    afterEachBucket(summed, addSum);
     m_ddp->finishPass(flags, count, st, step);
 }
 
 std::vector<BucketTiming> CudnnTrainingSession::passBuckets() const
 {
-    return m_ddp ? m_ddp->timings() : std::vector<BucketTiming> {};
+    return m_ddp && !lastPassLocal() ? m_ddp->timings() : std::vector<BucketTiming> {};
 }
 
 void CudnnTrainingSession::afterEachBucket(const std::vector<char>& has, const std::function<void(size_t)>& work)

@@ -101,8 +101,10 @@ private:
     // training_distributed.cpp: the communicator (once), the buckets, and the gradients moved into them.
     void prepareDataParallel();
     // After layer k's backward: its half gradients widened into the bucket (mixed precision), then the buckets it
-    // completes launched.
-    void bucketsReadyAfter(size_t k);
+    // completes launched; with `has` (the phased step's fold, gpu_training_session.h) each bucket's layers first add
+    // their sums into their windows (zeroed where `has` has no gradient) and clear them.
+    void bucketsReadyAfter(size_t k, const std::vector<char>* has = nullptr);
+    void foldSumsInto(size_t bucket, const std::vector<char>& has);
     void waitAllBuckets(); // the compute stream waits for every bucket's average
     // After the backward: `work` on each trained layer of `has` (its update, or the phased step's sum), each after the
     // compute stream waits for its bucket's average.
@@ -153,9 +155,12 @@ private:
     // buckets launched as the pass completes them, the sums taken from their averages.
     bool averagesGradients() const override { return m_ddp != nullptr; }
     void passBackwardStarts() override;
-    void gradientsReady(size_t k) override { bucketsReadyAfter(k); }
+    void gradientsReady(size_t k, const std::vector<char>& has, bool fold) override
+    {
+        bucketsReadyAfter(k, fold ? &has : nullptr);
+    }
     void finishAveragedPass(const std::vector<char>& has, const std::function<void(size_t)>& addSum, int* flags,
-        size_t count, int64_t step) override;
+        size_t count, int64_t step, bool fold) override;
     void extraMetadata(std::map<std::string, std::string>& m) const override;
     std::string workspaceWhat() const override;
 
