@@ -139,6 +139,7 @@ TEST_CASE("the fast weight gradient split across its reduction matches cpu.direc
     // Products with fewer blocks of C than threads split the items and their runs of lines across the team instead
     // (conv_backward_gemm.cpp, weightGradientByTasks): ResNet's stem at batch 3 (fewer items than threads), DCGAN's
     // first layer and its last transposed layer (64 × 48), two groups, and a volume; on 2 threads the 3 → 16 layer.
+    // And the other path's bundles of items where an item has few positions.
     const auto check = [](const char* what, const Tensor& fast, const Tensor& direct) {
         INFO(what);
         CHECK(relL2(fast, direct) < 1e-5);
@@ -170,6 +171,9 @@ TEST_CASE("the fast weight gradient split across its reduction matches cpu.direc
         conv2d(Shape::nchw(5, 3, 64, 64), 64, { 4, 4 }, { 2, 2 }, 1, 1);
         conv2d(Shape::nchw(2, 8, 64, 64), 16, { 3, 3 }, { 1, 1 }, 1, 2);
         conv2d(Shape::nchw(3, 3, 64, 64), 16, { 3, 3 }, { 1, 1 }, 1, 1);
+        // Few positions an item (DCGAN's 4² layer): items in bundles, one product over 16 of them
+        // (weightGradientByItem).
+        conv2d(Shape::nchw(19, 64, 8, 8), 128, { 4, 4 }, { 2, 2 }, 1, 1);
         {
             ConvTranspose2d spec;
             spec.out_channels = 3;
