@@ -169,7 +169,7 @@ def run_ours_gan(args, n, tmp):
     if "data_parallel" in r:
         ar = statistics.median(s["ms"]["all-reduce"] for s in r["step_results"])
         hid = statistics.median(s["ms"]["all-reduce hidden"] for s in r["step_results"])
-        comm = (f"all-reduce {ar:.2f} ms a step (4 backward passes), {hid:.2f} ms hidden ({100 * hid / ar:.0f} %); "
+        comm = (f"all-reduce {ar:.2f} ms a step (D's fake pass and G's), {hid:.2f} ms hidden ({100 * hid / ar:.0f} %); "
                 f"ranks differ by {r['data_parallel']['max_param_rel_l2']:.1e}")
     return ms, comm, None
 

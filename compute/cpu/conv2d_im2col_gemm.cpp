@@ -27,6 +27,7 @@
 // the thread's buffer (the pointwise ones copied too), one sgemm into a per-thread product, copied to each image's
 // rows with the bias.
 #include "compute/cpu/cpu_ops.h"
+#include "compute/cpu/dense_convolution.h"
 #include "compute/cpu/op_common.h"
 #include "compute/cpu_threads.h"
 
@@ -200,6 +201,8 @@ void conv2d(
 {
     const std::string op = "conv2d";
     const detail::ConvSizes g = detail::checkConvolution(in, weight, bias, spec, out, op, false);
+    if (conv2dIsDense(spec, pad, in.shape(), out.shape()))
+        return denseConv2d(in, weight, bias, out); // a window over the whole input: a linear layer
     const int64_t batch = g.batch, inC = g.inC, inH = g.inH, inW = g.inW;
     const int64_t outC = g.outC, outH = g.outH, outW = g.outW, kh = g.kh, kw = g.kw;
     const int64_t inPerGroup = g.inPerGroup, outPerGroup = g.outPerGroup, groups = spec.groups;

@@ -15,6 +15,7 @@
 // The scatter adds into overlapping output pixels, so it is split across OpenMP threads by output channel and
 // slab of output rows, where no two threads ever touch the same element. The output starts as the bias (or zero).
 #include "compute/cpu/cpu_ops.h"
+#include "compute/cpu/dense_convolution.h"
 #include "compute/cpu/op_common.h"
 
 #include <omp.h>
@@ -28,6 +29,8 @@ void convTranspose2d(const Tensor& in, const Tensor& weight, const Tensor* bias,
 {
     const std::string op = "conv_transpose2d";
     const detail::ConvSizes g = detail::checkConvolution(in, weight, bias, spec, out, op, true);
+    if (convTranspose2dIsDense(spec, pad, in.shape(), out.shape()))
+        return denseConvTranspose2d(in, weight, bias, out); // a one-pixel input: a linear layer
     const int64_t batch = g.batch, inC = g.inC, inH = g.inH, inW = g.inW;
     const int64_t outC = g.outC, outH = g.outH, outW = g.outW, kh = g.kh, kw = g.kw;
     const int64_t inPerGroup = g.inPerGroup, outPerGroup = g.outPerGroup;

@@ -12,6 +12,7 @@
 // The column buffer is K × positions floats for one item and group at a time.
 #include "compute/training/cpu_backward_ops.h"
 
+#include "compute/cpu/dense_convolution.h"
 #include "compute/cpu/op_common.h"
 #include "compute/cpu_threads.h"
 
@@ -266,6 +267,9 @@ namespace {
         const int64_t K = g.rows(), P = g.positions();
         detail::require(weight.numel() == os.c * K, op, "weight " + weight.shape().str() + " does not fit the layer");
         detail::requireBlasDimensions({ K, P, ocpg }, op);
+        if constexpr (std::is_same_v<Spec, Conv2d>)
+            if (cpu::fast::conv2dIsDense(spec, pad, is, os))
+                return cpu::fast::denseConv2dData(gy, weight, gx);
         // Items in bundles where an item has few positions (as weightGradientByItem): one product per bundle, whose
         // columns are then added item by item onto their images.
         const int64_t bundle = bundleOf(P, is.n), wide = bundle * P;
@@ -304,6 +308,11 @@ namespace {
         detail::require(gw.numel() == os.c * K, op, "weight gradient " + gw.shape().str() + " does not fit the layer");
         detail::requireVector(gb, os.c, op, "bias gradient");
         detail::requireBlasDimensions({ K, P, ocpg }, op);
+        if constexpr (std::is_same_v<Spec, Conv2d>)
+            if (cpu::fast::conv2dIsDense(spec, pad, is, os)) {
+                cpu::fast::denseConv2dWeights(gy, x, gw);
+                return biasGrad(gy, gb);
+            }
         weightGradient({ g, is.n, spec.groups, ocpg, gy.data(), os.c * P, x.data(), is.c * volume(is), gw.data(), op });
         biasGrad(gy, gb);
     }
@@ -322,6 +331,13 @@ namespace {
         detail::require((weight ? weight->numel() : gw->numel()) == is.c * K, op, "the weight does not fit the layer");
         detail::requireVector(gb, os.c, op, "bias gradient");
         detail::requireBlasDimensions({ K, P, icpg }, op);
+        if constexpr (std::is_same_v<Spec, ConvTranspose2d>)
+            if (cpu::fast::convTranspose2dIsDense(spec, pad, is, os)) {
+                if (gx)
+                    return cpu::fast::denseConvTranspose2dData(gy, *weight, *gx);
+                cpu::fast::denseConvTranspose2dWeights(gy, *x, *gw);
+                return biasGrad(gy, gb);
+            }
         if (gw) {
             weightGradient(
                 { g, is.n, spec.groups, icpg, x->data(), is.c * P, gy.data(), os.c * volume(os), gw->data(), op });

@@ -2,6 +2,7 @@
 // double) over many small shapes (strides, asymmetric padding, dilation, groups, bias), and the fast path (im2col +
 // parallel sgemm) against cpu.direct.
 #include "compute/cpu/cpu_ops.h"
+#include "compute/cpu/dense_convolution.h"
 #include "compute/cpu_threads.h"
 #include "compute/training/cpu_backward_ops.h"
 #include "tests/test_support.h"
@@ -129,6 +130,67 @@ TEST_CASE(
                 [&](bool fast, Tensor& gw, Tensor* gb) {
                     fast ? cpu::grad::fast::convTranspose2dWeights(gy, x, spec, pad, gw, gb)
                          : cpu::grad::direct::convTranspose2dWeights(gy, x, spec, pad, gw, gb);
+                } });
+    }
+}
+
+TEST_CASE("convolutions that are linear layers take one GEMM each way, and match cpu.direct", "[training][conv]")
+{
+    // A conv2d window over the whole input (DCGAN's discriminator head) and a conv_transpose2d from one pixel (its
+    // generator's stem), with a stride that does not matter and a bias; the same with padding stays on im2col.
+    uint64_t seed = 700;
+    for (const bool padded : { false, true }) {
+        INFO((padded ? "padded" : "dense"));
+        ConvCase head { 3, 6, 4, 3, 5, { 4, 3 }, { 2, 2 }, explicitPadding(0, 0, 0, 0), { 1, 1 }, 1, true };
+        if (padded)
+            head.pad = explicitPadding(1, 0, 0, 1);
+        const Conv2d conv = convSpec(head);
+        const Shape convIn = Shape::nchw(head.n, head.cin, head.h, head.w);
+        const LayerShape cs = inferLayer(conv, convIn);
+        REQUIRE(cs.ok);
+        CHECK(cpu::fast::conv2dIsDense(conv, cs.resolvedPadding, convIn, cs.out) == !padded);
+        Tensor x = randomTensor(convIn, ++seed), w = randomTensor(Shape::nchw(5, 6, 4, 3), ++seed);
+        Tensor b = randomTensor(Shape::nchw(5, 1, 1, 1), ++seed);
+        Tensor gy = randomTensor(cs.out, ++seed);
+        Tensor yFast(cs.out), yDirect(cs.out);
+        cpu::fast::conv2d(x, w, &b, conv, cs.resolvedPadding, yFast);
+        cpu::direct::conv2d(x, w, &b, conv, cs.resolvedPadding, yDirect);
+        CHECK(relL2(yFast, yDirect) < 1e-6);
+        checkConvBackward(x, w, &b, gy,
+            { [&](Tensor& y) { cpu::direct::conv2d(x, w, &b, conv, cs.resolvedPadding, y); },
+                [&](bool fast, Tensor& gx) {
+                    fast ? cpu::grad::fast::conv2dData(gy, w, conv, cs.resolvedPadding, gx)
+                         : cpu::grad::direct::conv2dData(gy, w, conv, cs.resolvedPadding, gx);
+                },
+                [&](bool fast, Tensor& gw, Tensor* gb) {
+                    fast ? cpu::grad::fast::conv2dWeights(gy, x, conv, cs.resolvedPadding, gw, gb)
+                         : cpu::grad::direct::conv2dWeights(gy, x, conv, cs.resolvedPadding, gw, gb);
+                } });
+
+        ConvCase stem { 3, 7, 1, 1, 4, { 4, 3 }, { 2, 2 }, explicitPadding(0, 0, 0, 0), { 1, 1 }, 1, true };
+        if (padded)
+            stem.pad = explicitPadding(1, 1, 0, 0);
+        const ConvTranspose2d convT = convTSpec(stem, { 0, 0 });
+        const Shape tIn = Shape::nchw(stem.n, stem.cin, 1, 1);
+        const LayerShape ts = inferLayer(convT, tIn);
+        REQUIRE(ts.ok);
+        CHECK(cpu::fast::convTranspose2dIsDense(convT, ts.resolvedPadding, tIn, ts.out) == !padded);
+        Tensor tx = randomTensor(tIn, ++seed), tw = randomTensor(Shape::nchw(7, 4, 4, 3), ++seed);
+        Tensor tb = randomTensor(Shape::nchw(4, 1, 1, 1), ++seed);
+        Tensor tgy = randomTensor(ts.out, ++seed);
+        Tensor tFast(ts.out), tDirect(ts.out);
+        cpu::fast::convTranspose2d(tx, tw, &tb, convT, ts.resolvedPadding, tFast);
+        cpu::direct::convTranspose2d(tx, tw, &tb, convT, ts.resolvedPadding, tDirect);
+        CHECK(relL2(tFast, tDirect) < 1e-6);
+        checkConvBackward(tx, tw, &tb, tgy,
+            { [&](Tensor& y) { cpu::direct::convTranspose2d(tx, tw, &tb, convT, ts.resolvedPadding, y); },
+                [&](bool fast, Tensor& gx) {
+                    fast ? cpu::grad::fast::convTranspose2dData(tgy, tw, convT, ts.resolvedPadding, gx)
+                         : cpu::grad::direct::convTranspose2dData(tgy, tw, convT, ts.resolvedPadding, gx);
+                },
+                [&](bool fast, Tensor& gw, Tensor* gb) {
+                    fast ? cpu::grad::fast::convTranspose2dWeights(tgy, tx, convT, ts.resolvedPadding, gw, gb)
+                         : cpu::grad::direct::convTranspose2dWeights(tgy, tx, convT, ts.resolvedPadding, gw, gb);
                 } });
     }
 }
