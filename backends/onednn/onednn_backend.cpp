@@ -466,7 +466,12 @@ namespace {
                     + " has no f16 convolution backward on the CPU); train in bf16 or fp32");
             if (const std::string why = whyNotNative(options.math); !why.empty())
                 throw UnsupportedError("onednn.auto training: " + why);
-            return makeHostTrainingSession("onednn.auto", options, makeTrainingOps(options.math));
+            const auto pinned = options.extra.find("weight_gradient");
+            const std::string weightGradient = pinned == options.extra.end() ? "auto" : pinned->second;
+            if (weightGradient != "auto" && weightGradient != "bf16" && weightGradient != "fp32")
+                throw InputError("onednn.auto: --option weight_gradient=" + weightGradient
+                    + " is not one of auto, bf16, fp32 (under --math bf16: which weight-gradient primitive runs)");
+            return makeHostTrainingSession("onednn.auto", options, makeTrainingOps(options.math, weightGradient));
         }
         std::map<std::string, std::string> info() const override
         {

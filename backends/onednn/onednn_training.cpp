@@ -7,7 +7,10 @@
 #include "compute/layer_kinds.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <utility>
 
 namespace convscope::onednn {
 
@@ -28,10 +31,11 @@ namespace {
 
     class OnednnTrainingOps final : public HostLayerOps {
     public:
-        explicit OnednnTrainingOps(MathMode math)
+        OnednnTrainingOps(MathMode math, std::string weightGradient)
             : m_engine(dnnl::engine::kind::cpu, 0)
             , m_stream(m_engine)
             , m_math(math)
+            , m_weightGradient(std::move(weightGradient))
         {
         }
 
@@ -57,6 +61,9 @@ namespace {
                     p.forward.label = layerName(net, i) + " forward";
                     p.data.label = layerName(net, i) + " backward-data";
                     p.weights.label = layerName(net, i) + " backward-weights";
+                    p.weightsFp32.label = p.weights.label + " (FP32)";
+                    if (p.weightsFp32.primitive)
+                        note += "; " + chooseWeightGradient(p, shapes.layers[i]);
                     m_notes[i] = note;
                     m_plans[i] = std::move(p);
                 } catch (const UnsupportedError& e) {
@@ -143,7 +150,7 @@ namespace {
             std::vector<const void*> h { x.data(), gy.data(), need(p.gradWeight, m_net, i, "weight gradient").data() };
             if (plan.hasBias)
                 h.push_back(need(p.gradBias, m_net, i, "bias gradient").data());
-            run(plan.weights, h, m_engine, m_stream);
+            run(plan.weightsInFp32 ? plan.weightsFp32 : plan.weights, h, m_engine, m_stream);
         }
 
         std::map<std::string, std::string> metadata() const override
@@ -159,6 +166,44 @@ namespace {
         }
 
     private:
+        // --math bf16: oneDNN's bf16 weight-gradient primitive and the FP32 one on bf16-rounded operands, each run on
+        // zero-filled tensors of the layer's sizes (once to warm up, then the best of three), the faster kept; the
+        // note's words say which and the two times.
+        std::string chooseWeightGradient(TrainPlan& p, const LayerShape& shape)
+        {
+            if (m_weightGradient != "auto") {
+                p.weightsInFp32 = m_weightGradient == "fp32";
+                return "backward-weights: " + m_weightGradient + " (--option weight_gradient=" + m_weightGradient + ")"
+                    + (p.weightsInFp32 ? ", FP32 on bf16-rounded operands: " + p.weightsFp32.impl : "");
+            }
+            std::vector<float> x(size_t(shape.in.numel())), gy(size_t(shape.out.numel()));
+            std::vector<float> gw(size_t(p.weights.operands[2].user.get_size() / sizeof(float)));
+            std::vector<float> gb(p.hasBias ? size_t(shape.out.c) : 0);
+            std::vector<const void*> h { x.data(), gy.data(), gw.data() };
+            if (p.hasBias)
+                h.push_back(gb.data());
+            const auto best = [&](Call& call) {
+                run(call, h, m_engine, m_stream);
+                double ms = 1e300;
+                for (int k = 0; k < 3; ++k) {
+                    const auto t0 = std::chrono::steady_clock::now();
+                    run(call, h, m_engine, m_stream);
+                    ms = std::min(
+                        ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+                }
+                return ms;
+            };
+            const double bf16 = best(p.weights), fp32 = best(p.weightsFp32);
+            p.weightsInFp32 = fp32 < bf16;
+            const auto ms = [](double v) {
+                char b[32];
+                std::snprintf(b, sizeof b, "%.3f ms", v);
+                return std::string(b);
+            };
+            return "backward-weights measured at prepare: bf16 " + ms(bf16) + ", FP32 on bf16-rounded operands "
+                + ms(fp32) + " (" + p.weightsFp32.impl + "): " + (p.weightsInFp32 ? "FP32" : "bf16") + " kept";
+        }
+
         // The batch's statistics normalise; the running averages move as torch.nn.BatchNorm2d.train() moves them:
         // running = (1 − momentum)·running + momentum·batch, with the unbiased variance (N·D·H·W / (N·D·H·W − 1)).
         void batchNormForward(size_t i, TrainPlan& plan, const Tensor& x, const HostLayerParams& p, Tensor& y)
@@ -221,6 +266,7 @@ namespace {
         dnnl::engine m_engine;
         dnnl::stream m_stream;
         MathMode m_math = MathMode::FP32;
+        std::string m_weightGradient; // --option weight_gradient: auto, bf16 or fp32
         Network m_net;
         double m_momentum = 0.1;
         std::vector<std::optional<TrainPlan>> m_plans;
@@ -242,6 +288,9 @@ std::string trainingMathDescription(MathMode math)
     return math == MathMode::TF32 ? "fp32 (the CPU has no TF32)" : "fp32";
 }
 
-std::unique_ptr<HostLayerOps> makeTrainingOps(MathMode math) { return std::make_unique<OnednnTrainingOps>(math); }
+std::unique_ptr<HostLayerOps> makeTrainingOps(MathMode math, const std::string& weightGradient)
+{
+    return std::make_unique<OnednnTrainingOps>(math, weightGradient);
+}
 
 } // namespace convscope::onednn

@@ -38,14 +38,21 @@ namespace convscope::onednn {
 
 // One argument of a primitive call, given in the user's (PyTorch's) layout; where the primitive wants another layout
 // it goes through `reorder` (prepared once): an input into `inner` before the call, an output out of it after.
+// `rounded`: an input first rounded to bf16 (into `rounded`, PyTorch's layout) and then widened into `inner` (the
+// FP32 primitive of a bf16 layer's weight gradient, below).
 struct Operand {
     int arg = 0;
     memory::desc user;
     bool output = false;
     std::optional<memory> inner;
     std::optional<dnnl::reorder> reorder;
+    std::optional<memory> rounded;
+    std::optional<dnnl::reorder> toRounded;
 };
 Operand operand(int arg, const memory::desc& user, const memory::desc& want, bool output, const dnnl::engine& eng);
+// An FP32 input `user` rounded to bf16 (`roundedUser`: the same dims and layout in bf16), then into `want`.
+Operand roundedOperand(int arg, const memory::desc& user, const memory::desc& roundedUser, const memory::desc& want,
+    const dnnl::engine& eng);
 
 struct Call {
     std::optional<dnnl::primitive> primitive;
@@ -68,6 +75,13 @@ struct TrainPlan {
     enum class Kind { Conv, BatchNorm, Prelu, Eltwise, Pool, Softmax };
     Kind kind = Kind::Conv;
     Call forward, data, weights;
+    // --math bf16, conv and linear: the weight gradient also as an FP32 primitive on the same operands rounded to bf16
+    // (the products of bf16 values are exact in FP32, and both sum in FP32: the same arithmetic as the bf16
+    // primitive's, to the order of the sums). oneDNN's bf16 kernel for it is slower on some layers (DCGAN's 4² one:
+    // 2.4 ms against FP32's 1.0 on 16 AMX cores); the session times both at prepare and keeps the faster
+    // (weightsInFp32), as cuDNN's Find does, unless --option weight_gradient pins one.
+    Call weightsFp32;
+    bool weightsInFp32 = false;
     bool hasBias = false; // conv, linear
     bool hasScale = false, hasShift = false; // batch norm
     int64_t count = 0; // batch norm: values per channel (N·D·H·W)
@@ -85,6 +99,8 @@ TrainPlan planTraining(
 
 memory::data_type productType(MathMode math); // bf16 under --math bf16, else f32
 std::string trainingMathDescription(MathMode math); // the metadata's "math"
-std::unique_ptr<HostLayerOps> makeTrainingOps(MathMode math);
+// weightGradient (--option weight_gradient): under --math bf16, "auto" times both weight-gradient primitives of each
+// conv and linear layer at prepare and keeps the faster (TrainPlan::weightsFp32); "bf16" or "fp32" pins one.
+std::unique_ptr<HostLayerOps> makeTrainingOps(MathMode math, const std::string& weightGradient = "auto");
 
 } // namespace convscope::onednn

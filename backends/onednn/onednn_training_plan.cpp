@@ -15,12 +15,21 @@ namespace convscope::onednn {
 
 Operand operand(int arg, const memory::desc& user, const memory::desc& want, bool output, const dnnl::engine& eng)
 {
-    Operand op { arg, user, output, std::nullopt, std::nullopt };
+    Operand op { arg, user, output, std::nullopt, std::nullopt, std::nullopt, std::nullopt };
     if (want != user) {
         op.inner = memory(want, eng);
         op.reorder = output ? dnnl::reorder(dnnl::reorder::primitive_desc(eng, want, eng, user))
                             : dnnl::reorder(dnnl::reorder::primitive_desc(eng, user, eng, want));
     }
+    return op;
+}
+
+Operand roundedOperand(int arg, const memory::desc& user, const memory::desc& roundedUser, const memory::desc& want,
+    const dnnl::engine& eng)
+{
+    Operand op { arg, user, false, memory(want, eng),
+        dnnl::reorder(dnnl::reorder::primitive_desc(eng, roundedUser, eng, want)), memory(roundedUser, eng),
+        dnnl::reorder(dnnl::reorder::primitive_desc(eng, user, eng, roundedUser)) };
     return op;
 }
 
@@ -39,10 +48,14 @@ void run(Call& call, const std::vector<const void*>& handles, const dnnl::engine
                 args[op.arg] = user;
                 continue;
             }
-            if (op.output)
+            if (op.output) {
                 outputs.emplace_back(&op, user);
-            else
+            } else if (op.rounded) {
+                op.toRounded->execute(stream, user, *op.rounded);
+                op.reorder->execute(stream, *op.rounded, *op.inner);
+            } else {
                 op.reorder->execute(stream, user, *op.inner);
+            }
             args[op.arg] = *op.inner;
         }
         call.primitive->execute(stream, args);
@@ -119,6 +132,22 @@ namespace {
         describe(p.data, data);
         describe(p.weights, weights);
         return p;
+    }
+
+    // The FP32 weight-gradient call of a bf16 layer (TrainPlan::weightsFp32): x and gy rounded to bf16 (`xBf16`,
+    // `yBf16`: their user descriptors in bf16), then into the FP32 primitive's layouts.
+    template <typename Weights>
+    void addFp32Weights(TrainPlan& p, const Weights& weights, const memory::desc& x, const memory::desc& xBf16,
+        const memory::desc& y, const memory::desc& yBf16, const memory::desc& wUser, const memory::desc& bias,
+        const dnnl::engine& eng)
+    {
+        p.weightsFp32.operands = { roundedOperand(DNNL_ARG_SRC, x, xBf16, weights.src_desc(), eng),
+            roundedOperand(DNNL_ARG_DIFF_DST, y, yBf16, weights.diff_dst_desc(), eng),
+            operand(DNNL_ARG_DIFF_WEIGHTS, wUser, weights.diff_weights_desc(), true, eng) };
+        if (p.hasBias)
+            p.weightsFp32.operands.push_back(operand(DNNL_ARG_DIFF_BIAS, bias, weights.diff_bias_desc(), true, eng));
+        describe(p.weightsFp32, weights);
+        p.weightsFp32.impl += " on operands rounded to bf16";
     }
 
     // The window axes of a 2-D (H, W) or 3-D (D, H, W) convolution or pool: their sizes in and out, and the padding
@@ -198,7 +227,19 @@ namespace {
             typename Data::desc(alg, src, wAny, dst, strides, dilates, padL, padR), eng, fwd);
         const typename Weights::primitive_desc weights(
             typename Weights::desc(alg, src, wDiff, bias, dst, strides, dilates, padL, padR), eng, fwd);
-        return withWeights(fwd, data, weights, x, y, wUser, bias, eng);
+        TrainPlan p = withWeights(fwd, data, weights, x, y, wUser, bias, eng);
+        if (products != kF32) {
+            const memory::desc src32 = volume ? ncdhw(in, kF32, Tag::any) : anyLayout(in, kF32);
+            const memory::desc dst32 = volume ? ncdhw(out, kF32, Tag::any) : anyLayout(out, kF32);
+            const memory::desc w32(wDims, kF32, Tag::any);
+            const typename Fwd::primitive_desc hint(
+                typename Fwd::desc(kTraining, alg, src32, w32, bias, dst32, strides, dilates, padL, padR), eng);
+            const typename Weights::primitive_desc weights32(
+                typename Weights::desc(alg, src32, wDiff, bias, dst32, strides, dilates, padL, padR), eng, hint);
+            addFp32Weights(p, weights32, x, volume ? ncdhw(in, products) : nchw(in, products), y,
+                volume ? ncdhw(out, products) : nchw(out, products), wUser, bias, eng);
+        }
+        return p;
     }
 
     // linear as inner_product on [rows, in_features] → [rows, out_features] (compute/linear_geometry.h).
@@ -220,7 +261,19 @@ namespace {
             dnnl::inner_product_backward_data::desc(src, wAny, dst), eng, fwd);
         const dnnl::inner_product_backward_weights::primitive_desc weights(
             dnnl::inner_product_backward_weights::desc(src, wDiff, bias, dst), eng, fwd);
-        return withWeights(fwd, data, weights, x, y, wUser, bias, eng);
+        TrainPlan p = withWeights(fwd, data, weights, x, y, wUser, bias, eng);
+        if (products != kF32) {
+            const memory::desc src32({ rows.rows, rows.inFeatures }, kF32, Tag::any);
+            const memory::desc dst32({ rows.rows, s.out_features }, kF32, Tag::any);
+            const memory::desc w32({ s.out_features, rows.inFeatures }, kF32, Tag::any);
+            const dnnl::inner_product_forward::primitive_desc hint(
+                dnnl::inner_product_forward::desc(kTraining, src32, w32, bias, dst32), eng);
+            const dnnl::inner_product_backward_weights::primitive_desc weights32(
+                dnnl::inner_product_backward_weights::desc(src32, wDiff, bias, dst32), eng, hint);
+            addFp32Weights(p, weights32, x, memory::desc({ rows.rows, rows.inFeatures }, products, Tag::nc), y,
+                memory::desc({ rows.rows, s.out_features }, products, Tag::nc), wUser, bias, eng);
+        }
+        return p;
     }
 
     // Batch norm in training mode on [N, C, D·H, W]: the batch statistics into the plan's mean / variance, which the

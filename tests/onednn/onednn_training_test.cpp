@@ -303,12 +303,26 @@ TEST_CASE("onednn.auto --math bf16 trains as PyTorch's CPU autocast, within bf16
     // gradients of the second step and the parameters after it was 1.18e-2 from FP32's (ten of them above 1e-3), the
     // second step's loss 0.6 % off. The bound leaves room over that: it holds the path near FP32 within bf16's
     // rounding; the notes below check that the primitives do take bf16.
-    const auto meta = stepBesideDirect(*onednn, b.net, 4e-2, false, true, bf16);
-    CHECK_THAT(meta.at("math"), Catch::StartsWith("bf16 mixed precision"));
-    const auto notes = notesByLayer(meta);
-    for (const char* layer : { "c1", "up", "fc" }) {
-        INFO(layer << ": " << notes.at(layer));
-        CHECK_THAT(notes.at(layer), Catch::Contains("bf16 operands"));
+    // The weight gradient each way (--option weight_gradient): oneDNN's bf16 primitive, the FP32 one on operands
+    // rounded to bf16, and the faster of the two as timed at prepare (the default).
+    for (const char* weightGradient : { "bf16", "fp32", "auto" }) {
+        INFO("--option weight_gradient=" << weightGradient);
+        SessionOptions pinned = bf16;
+        pinned.extra["weight_gradient"] = weightGradient;
+        const auto meta = stepBesideDirect(*onednn, b.net, 4e-2, false, true, pinned);
+        CHECK_THAT(meta.at("math"), Catch::StartsWith("bf16 mixed precision"));
+        const auto notes = notesByLayer(meta);
+        for (const char* layer : { "c1", "up", "fc" }) {
+            INFO(layer << ": " << notes.at(layer));
+            CHECK_THAT(notes.at(layer), Catch::Contains("bf16 operands"));
+            if (std::string(weightGradient) == "auto")
+                CHECK_THAT(notes.at(layer), Catch::Contains("measured at prepare") && Catch::Contains(" kept"));
+            else
+                CHECK_THAT(notes.at(layer), Catch::Contains(std::string("weight_gradient=") + weightGradient));
+        }
+        CHECK_THAT(notes.at("bn"), !Catch::Contains("bf16")); // batch norm stays FP32 here
     }
-    CHECK_THAT(notes.at("bn"), !Catch::Contains("bf16")); // batch norm stays FP32 here
+    SessionOptions wrong = bf16;
+    wrong.extra["weight_gradient"] = "fp64";
+    CHECK_THROWS_WITH(onednn->createTrainingSession("auto", wrong), Catch::Contains("weight_gradient=fp64"));
 }
