@@ -35,6 +35,7 @@ namespace {
         std::string report, saveWeights, saveSamples;
         std::vector<std::string> backendOptions;
         std::string math = "fp32";
+        bool syncEachPass = false;
         DistributedArgs ranks;
     };
 
@@ -133,6 +134,9 @@ Command addGanCommand(CLI::App& app)
            "its initial scale); bf16 also on onednn.auto where the CPU computes bf16)")
         ->capture_default_str();
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
+    cmd->add_flag("--sync-each-pass", a->syncEachPass,
+        "on a GPU pair, wait for every pass and read its times and D's scores as it ends, instead of once a step "
+        "(the losses' gradients then come from the host): to see what those waits cost");
     addDistributedOptions(cmd, a->ranks);
     return [a]() {
         if (const std::optional<int> launched = launchRanksIfAsked(a->ranks))
@@ -157,6 +161,7 @@ Command addGanCommand(CLI::App& app)
         opt.steps = a->steps;
         opt.warmup = a->warmup;
         opt.seed = a->seed;
+        opt.syncEachPass = a->syncEachPass;
         opt.session.extra = parseBackendOptions(a->backendOptions);
         opt.session.math = parseMathMode(a->math);
         const Network g = openNetwork(a->generator, 0);

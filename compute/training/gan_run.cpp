@@ -112,13 +112,14 @@ namespace {
     void setBatch(Network& net, int64_t batch) { net.input.batch = batch; }
 
     // Data parallel: a backward pass's all-reduces added into the step's.
-    void addAllReduce(GanPhaseMs& ph, const TrainingSession& session)
+    void addBuckets(GanPhaseMs& ph, const std::vector<BucketTiming>& buckets)
     {
-        for (const BucketTiming& b : session.passBuckets()) {
+        for (const BucketTiming& b : buckets) {
             ph.allReduce += b.allReduceMs;
             ph.allReduceHidden += b.hiddenMs;
         }
     }
+    void addAllReduce(GanPhaseMs& ph, const TrainingSession& session) { addBuckets(ph, session.passBuckets()); }
 
     void multiplyBy(Tensor& t, double factor)
     {
@@ -227,24 +228,43 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
     const char* const handoff = onDevice
         ? "on the device: the fake batch and its gradient never leave the GPU (only D's scores come to the host)"
         : "through the host";
+    // Deferred reads: both sessions queue the step's passes and are read once at its end.
+    const bool deferred = onDevice && !o.syncEachPass && d->deferReads(true) && g->deferReads(true);
+    if (!deferred) {
+        d->deferReads(false);
+        g->deferReads(false);
+    }
 
-    const auto runStep = [&](int64_t s) {
+    // A step's start: the loss scale set on both sessions, and this rank's slice of the whole batch's data (all of it
+    // on one process), made on the host before the step's clock starts.
+    struct StepStart {
         GanStep st;
+        Tensor real, z;
+        std::chrono::steady_clock::time_point t0;
+    };
+    const auto startStep = [&](int64_t s) {
+        StepStart b;
+        if (scaling) {
+            g->setLossScale(scaler.scale());
+            d->setLossScale(scaler.scale());
+            b.st.lossScale = scaler.scale();
+        }
+        const auto d0 = std::chrono::steady_clock::now();
+        b.real = o.realImages ? sliceBatch(*o.realImages, o.batch, slice)
+                              : ganRealImages(slice.count, dIn.c, dIn.h, dIn.w, o.seed + s, slice.offset);
+        b.z = o.noise ? sliceBatch(*o.noise, o.batch, slice)
+                      : ganNoise(zShape, o.seed + uint64_t(s) + 1000000u, slice.offset);
+        b.t0 = std::chrono::steady_clock::now();
+        b.st.dataMs = std::chrono::duration<double, std::milli>(b.t0 - d0).count();
+        return b;
+    };
+    const auto runStep = [&](int64_t s) {
+        StepStart b = startStep(s);
+        GanStep& st = b.st;
         GanPhaseMs& ph = st.phases;
         const double scale = scaler.scale();
-        if (scaling) {
-            g->setLossScale(scale);
-            d->setLossScale(scale);
-            st.lossScale = scale;
-        }
-        // This rank's slice of the whole batch's data (all of it on one process).
-        const auto d0 = std::chrono::steady_clock::now();
-        const Tensor real = o.realImages ? sliceBatch(*o.realImages, o.batch, slice)
-                                         : ganRealImages(slice.count, dIn.c, dIn.h, dIn.w, o.seed + s, slice.offset);
-        const Tensor z = o.noise ? sliceBatch(*o.noise, o.batch, slice)
-                                 : ganNoise(zShape, o.seed + uint64_t(s) + 1000000u, slice.offset);
-        const auto t0 = std::chrono::steady_clock::now();
-        st.dataMs = std::chrono::duration<double, std::milli>(t0 - d0).count();
+        const Tensor &real = b.real, &z = b.z;
+        const auto t0 = b.t0;
         const auto loss = [&](const Tensor& logits, const Tensor& label, const char* what) {
             const auto t0 = std::chrono::steady_clock::now();
             const double l = computeLoss(LossKind::BCEWithLogits, logits, label, gradScore);
@@ -323,22 +343,104 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
             result.lastFake = std::move(fake);
         return st;
     };
+    // The same step, every pass queued and read at its end (deferReads): the losses' gradients are made on the
+    // device from D's scores where they lie, and the losses, D(x) and the checks come from the scores read back.
+    const auto runDeferredStep = [&](int64_t s) {
+        StepStart b = startStep(s);
+        GanStep& st = b.st;
+        GanPhaseMs& ph = st.phases;
+        const Tensor &real = b.real, &z = b.z;
+        const auto t0 = b.t0;
+        std::vector<LayerPhaseMs> t; // empty: the times come from collectPasses
+        d->zeroGradients();
+        d->forwardPassResident(real, s, t);
+        d->labelLoss(1.0f);
+        d->setGradientSync(false);
+        d->backwardPassFromLoss(s, t);
+        g->forwardPassResident(z, s, t);
+        d->forwardPassOn(*g, s, t);
+        d->labelLoss(0.0f);
+        d->setGradientSync(true);
+        d->backwardPassFromLoss(s, t);
+        d->updateParameters(s, t);
+        g->zeroGradients();
+        d->zeroGradients();
+        d->forwardPassOn(*g, s, t);
+        d->labelLoss(1.0f);
+        d->setGradientSync(false);
+        d->backwardPassFromLoss(s, t);
+        g->backwardPassOn(*d, s, t);
+        g->updateParameters(s, t);
+        const std::vector<DeferredPass> dp = d->collectPasses(s), gp = g->collectPasses(s);
+        // D's calls: forward, loss, backward (real); forward, loss, backward, update (fake); forward, loss, backward
+        // (the generator step). G's: forward, backward, update.
+        enum { dRealF, dRealLoss, dRealB, dFakeF, dFakeLoss, dFakeB, dUpd, gdF, gdLoss, gdB, dCalls };
+        enum { gF, gB, gUpd, gCalls };
+        if (dp.size() != dCalls || gp.size() != gCalls || dp[dUpd].kind != DeferredPass::Kind::Update
+            || dp[gdLoss].kind != DeferredPass::Kind::Loss || gp[gUpd].kind != DeferredPass::Kind::Update)
+            throw Error("internal error: the GAN step collected " + std::to_string(dp.size()) + " and "
+                + std::to_string(gp.size()) + " calls, not in the loop's order");
+        const auto lossOf = [&](const DeferredPass& p, float label, const char* what) {
+            ph.loss += p.lossMs;
+            const double l = computeLoss(LossKind::BCEWithLogits, p.logits, labels(scoreShape, label), gradScore);
+            if (!std::isfinite(l))
+                throw InputError("step " + std::to_string(s) + ": the " + what + " loss is " + std::to_string(l));
+            return l;
+        };
+        st.dReal = meanSigmoid(dp[dRealLoss].logits);
+        st.lossD = lossOf(dp[dRealLoss], 1.0f, "discriminator's real");
+        st.dFake = meanSigmoid(dp[dFakeLoss].logits);
+        st.lossD += lossOf(dp[dFakeLoss], 0.0f, "discriminator's fake");
+        st.lossG = lossOf(dp[gdLoss], 1.0f, "generator's");
+        const auto sums = [](const DeferredPass& p) { return sumPhases(p.times); };
+        ph.dRealForward = sums(dp[dRealF]).forward;
+        ph.dRealBackward = sums(dp[dRealB]).backward;
+        ph.gForward = sums(gp[gF]).forward;
+        ph.dFakeForward = sums(dp[dFakeF]).forward;
+        ph.dFakeBackward = sums(dp[dFakeB]).backward;
+        ph.dUpdate = sums(dp[dUpd]).update;
+        ph.gdForward = sums(dp[gdF]).forward;
+        ph.gdBackward = sums(dp[gdB]).backward;
+        ph.gBackward = sums(gp[gB]).backward;
+        ph.gUpdate = sums(gp[gUpd]).update;
+        for (const auto& [calls, layers] : { std::pair { &dp, &st.discriminator }, std::pair { &gp, &st.generator } })
+            for (const DeferredPass& p : *calls) {
+                if (p.kind != DeferredPass::Kind::Loss)
+                    addInto(*layers, p.times);
+                addBuckets(ph, p.buckets);
+            }
+        st.dSkipped = dp[dUpd].skipped;
+        st.gSkipped = gp[gUpd].skipped;
+        if (scaling)
+            scaler.update(st.dSkipped || st.gSkipped);
+        st.wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        return st;
+    };
+    const auto oneStep = [&](int64_t s) { return deferred ? runDeferredStep(s) : runStep(s); };
     for (int s = 1; s <= o.warmup; ++s)
-        runStep(s);
+        oneStep(s);
     if (o.warmup > 0) {
         g->reset();
         d->reset();
         scaler.reset(scaling ? initialScale : 1.0);
     }
     for (int s = 1; s <= o.steps; ++s) {
-        result.steps.push_back(runStep(s));
+        result.steps.push_back(oneStep(s));
         if (o.stepDone)
             o.stepDone(s, result.steps.back().lossD, result.steps.back().lossG);
+    }
+    if (deferred) {
+        d->deferReads(false);
+        g->deferReads(false);
     }
     if (onDevice)
         result.lastFake = g->lastOutput(); // the last step's (G has not run since)
     result.metadata = g->metadata();
     result.metadata["gan_handoff"] = handoff;
+    result.metadata["gan_reads"] = deferred
+        ? "once a step: the passes are queued without waiting, the losses' gradients made on the device, and every "
+          "pass's times and D's scores read at the step's end"
+        : "after every pass (the host waits for each pass's times and D's scores)";
     result.generator = g->trainedNetwork();
     result.discriminator = d->trainedNetwork();
     if (result.sigmoidFolded)

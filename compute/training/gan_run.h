@@ -54,6 +54,10 @@ struct GanRunOptions {
     // on every rank; batch norm uses each rank's own batch statistics (DDP without SyncBatchNorm). Null: one process.
     std::shared_ptr<ProcessGroup> group;
     double collectiveTimeoutSeconds = 60;
+    // A GPU pair runs each step without waiting until its end (TrainingSession::deferReads: the losses' gradients on
+    // the device, every pass's times and D's scores read once a step). True reads them after every pass instead (one
+    // synchronisation a pass, the loop as it was before; `gan --sync-each-pass`), to see what those waits cost.
+    bool syncEachPass = false;
     std::function<void(int, double, double)> stepDone; // step, loss D, loss G
 };
 

@@ -105,6 +105,17 @@ struct BucketTiming {
     double startMs = 0, allReduceMs = 0, hiddenMs = 0;
 };
 
+// One call of a deferred phased step (TrainingSession::deferReads), as collectPasses returns it.
+struct DeferredPass {
+    enum class Kind { Forward, Loss, Backward, Update };
+    Kind kind = Kind::Forward;
+    std::vector<LayerPhaseMs> times; // Forward, Backward, Update: the layers' phases, as the per-pass calls fill them
+    Tensor logits; // Loss: the output it read, FP32
+    double lossMs = 0; // Loss: its kernels
+    bool skipped = false; // Update: FP16 skipped it (a gradient overflowed)
+    std::vector<BucketTiming> buckets; // Backward under data parallel: its all-reduces (the collect's last such pass)
+};
+
 struct StepResult {
     double loss = 0; // data parallel: the mean of the ranks' losses (the whole batch's loss)
     double lossMs = 0; // the loss and its gradient
@@ -193,6 +204,18 @@ public:
     // ranks wait for each other. An unsynchronised pass checks its gradients on this rank only. No effect without data
     // parallel.
     virtual void setGradientSync(bool /*sync*/) { }
+    // The phased step read once (the DCGAN loop on a GPU pair): deferReads(true) returns whether the session defers
+    // (the GPU sessions; false, changing nothing, elsewhere). Then no call waits for its work: forwardPass* return an
+    // empty tensor, `times` comes back empty, updateParameters returns true; labelLoss(label) puts the gradient of
+    // BCE-with-logits of the last output against `label` (times the loss scale) where backwardPassFromLoss reads it,
+    // without the host; collectPasses(step) waits once (and for the ranks, within the collective timeout) and returns
+    // every call's record in order. It throws InputError, as the passes would have, for a gradient that is not finite
+    // (naming the step and the first layer; the update after it was skipped on the device). One update a collect
+    // under FP16 (its skip is known only then). deferReads(false) goes back to the per-pass calls.
+    virtual bool deferReads(bool /*on*/) { return false; }
+    virtual void labelLoss(float label);
+    virtual void backwardPassFromLoss(int64_t step, std::vector<LayerPhaseMs>& times);
+    virtual std::vector<DeferredPass> collectPasses(int64_t step);
 };
 
 // The first layer of the network that the CPU's training cannot run, as the message train refuses with

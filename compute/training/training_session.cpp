@@ -34,4 +34,16 @@ Tensor TrainingSession::forwardPassOn(const TrainingSession&, int64_t, std::vect
 void TrainingSession::backwardPassOn(const TrainingSession&, int64_t, std::vector<LayerPhaseMs>&) { refuseHandOff(); }
 Tensor TrainingSession::lastOutput() const { refuseHandOff(); }
 
+namespace {
+    [[noreturn]] void refuseDeferred()
+    {
+        throw UnsupportedError("this session runs every pass to its end (deferReads is false): compute the loss from "
+                               "forwardPass's output and pass its gradient to backwardPass");
+    }
+} // namespace
+
+void TrainingSession::labelLoss(float) { refuseDeferred(); }
+void TrainingSession::backwardPassFromLoss(int64_t, std::vector<LayerPhaseMs>&) { refuseDeferred(); }
+std::vector<DeferredPass> TrainingSession::collectPasses(int64_t) { refuseDeferred(); }
+
 } // namespace convscope

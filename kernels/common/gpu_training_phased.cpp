@@ -37,8 +37,14 @@ void GpuTrainingSessionBase::phasedForward(int64_t step, std::vector<LayerPhaseM
 {
     m_inputResident = false; // the phased loops pass a different input each time (real, then fake images)
     m_step = step;
+    if (m_deferred)
+        pendingPass(DeferredPass::Kind::Forward);
     for (size_t i = 0; i < layerCount(); ++i)
         timedPhase(i, 0, [&] { forward(i); });
+    if (m_deferred) {
+        times.clear();
+        return;
+    }
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(m_stream->get())); // the events, before they are read
     readTimes(times);
 }
@@ -56,7 +62,7 @@ void GpuTrainingSessionBase::forwardPassResident(const Tensor& input, int64_t st
 Tensor GpuTrainingSessionBase::forwardPass(const Tensor& input, int64_t step, std::vector<LayerPhaseMs>& times)
 {
     forwardPassResident(input, step, times);
-    return lastOutput();
+    return m_deferred ? Tensor() : lastOutput();
 }
 
 Tensor GpuTrainingSessionBase::lastOutput() const
@@ -93,6 +99,9 @@ void GpuTrainingSessionBase::copyFromPeer(
             cudaMemcpyAsync(dst, src, size_t(count) * dtypeBytes(srcType), cudaMemcpyDeviceToDevice, st));
     else
         train::convertScaled(src, srcType, dst, dstType, count, 1.0f, st);
+    // The peer's next write of `src` waits for this copy (without the host between them: deferred reads).
+    m_copyDone.record(st);
+    CONVSCOPE_CUDA_CHECK(cudaStreamWaitEvent(peer.m_stream->get(), m_copyDone.get(), 0));
 }
 
 Tensor GpuTrainingSessionBase::forwardPassOn(
@@ -105,8 +114,8 @@ Tensor GpuTrainingSessionBase::forwardPassOn(
     if (given.numel() != m_shapes.input.numel() || given.n != m_shapes.input.n)
         throw InputError("train: the input is " + given.str() + " but the network expects " + m_shapes.input.str());
     copyFromPeer(peer, peer.m_out[last], peer.m_outputType, m_input.get(), m_storage, given.numel());
-    phasedForward(step, times); // synchronised: the producer may write its output again after this returns
-    return lastOutput();
+    phasedForward(step, times);
+    return m_deferred ? Tensor() : lastOutput();
 }
 
 void GpuTrainingSessionBase::backwardPassOn(
@@ -124,7 +133,7 @@ void GpuTrainingSessionBase::backwardPassOn(
     beginPass();
     copyFromPeer(
         peer, peer.m_inputGrad.get(), peer.m_storage, m_grad[layerCount() - 1], m_outputType, m_hostGrad.numel());
-    phasedBackward(step, times); // synchronised at its end, as the consumer's next pass may overwrite its gradient
+    phasedBackward(step, times);
 }
 
 void GpuTrainingSessionBase::zeroGradients()
@@ -193,6 +202,8 @@ void GpuTrainingSessionBase::phasedBackward(int64_t step, std::vector<LayerPhase
     // Data parallel: averaged across the ranks, or (setGradientSync(false)) this rank's own gradients summed here.
     const bool averaged = averagesGradients() && m_gradientSync, local = averagesGradients() && !m_gradientSync;
     const bool fold = averaged && m_sumsLocal;
+    if (m_deferred)
+        pendingPass(DeferredPass::Kind::Backward).averaged = averaged;
     if (averaged)
         passBackwardStarts();
     for (size_t k = count; k-- > 0;) {
@@ -211,6 +222,16 @@ void GpuTrainingSessionBase::phasedBackward(int64_t step, std::vector<LayerPhase
     m_sumsLocal = local || (m_sumsLocal && !averaged);
     m_lastPassLocal = local;
     m_inputHas = inputHas != 0;
+    if (m_deferred) { // the flags kept for collectPasses (overflows under FP16 are updateParameters' to find)
+        if (!lossScaled()) {
+            const size_t slot = takeFlagSlot();
+            m_pending.back().flagSlot = slot;
+            CONVSCOPE_CUDA_CHECK(
+                cudaMemcpyAsync(flagSlot(slot), m_flags.get(), count * sizeof(int), cudaMemcpyDeviceToDevice, st));
+        }
+        times.clear();
+        return;
+    }
     if (lossScaled())
         CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st)); // overflows are updateParameters' to find
     else
@@ -223,9 +244,16 @@ bool GpuTrainingSessionBase::updateParameters(int64_t step, std::vector<LayerPha
     beginPass();
     const cudaStream_t st = m_stream->get();
     // FP16: GradScaler's step — every sum checked into one flag, which the optimizer kernels read (skip on the device);
-    // Adam counts the updates done, not the loop's steps.
+    // Adam counts the updates done, not the loop's steps. Deferred reads check the sums so in every mode: a gradient
+    // that is not finite is found at collectPasses, after the update it would have spoilt was skipped.
     int* overflow = nullptr;
-    if (lossScaled()) {
+    if (m_deferred) {
+        for (const PendingPass& p : m_pending)
+            if (lossScaled() && p.kind == DeferredPass::Kind::Update)
+                throw Error(m_prefix + ": two FP16 updates between collectPasses (the first's skip is not known yet)");
+        pendingPass(DeferredPass::Kind::Update);
+    }
+    if (lossScaled() || m_deferred) {
         overflow = lossFlag();
         clearLossFlag();
         for (size_t k = 0; k < layerCount(); ++k)
@@ -238,6 +266,13 @@ bool GpuTrainingSessionBase::updateParameters(int64_t step, std::vector<LayerPha
         if (!t.summed)
             continue; // no gradient reached it: PyTorch's optimizer skips a parameter whose grad is None
         timedPhase(k, 3, [&] { update(k, optimizerStep, overflow, nullptr, true); }); // reads the FP32 sums
+    }
+    if (m_deferred) { // the skip flag kept for collectPasses, which counts the update if it ran
+        const size_t slot = takeFlagSlot();
+        m_pending.back().flagSlot = slot;
+        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(flagSlot(slot), overflow, sizeof(int), cudaMemcpyDeviceToDevice, st));
+        times.clear();
+        return true;
     }
     int overflowed = 0;
     if (overflow)

@@ -367,6 +367,16 @@ void GpuTrainingSessionBase::timedPhase(size_t i, int p, const std::function<voi
 {
     TrainLayerState& t = layerState(i);
     const nvtx::Range range(t.ranges[size_t(p)], m_backend);
+    if (m_deferred) { // the pass's own events, read at collectPasses
+        if (m_pending.empty())
+            throw Error(m_prefix + ": step() under deferReads(true); call deferReads(false) first");
+        const size_t e = takeEvents();
+        m_pending.back().timed.push_back({ i, size_t(p), e });
+        m_eventPool[e].record(m_stream->get());
+        work();
+        m_eventPool[e + 1].record(m_stream->get());
+        return;
+    }
     t.events[size_t(2 * p)].record(m_stream->get());
     work();
     t.events[size_t(2 * p + 1)].record(m_stream->get());

@@ -45,6 +45,7 @@
 #include "kernels/common/device_buffer.h"
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -119,6 +120,14 @@ public:
     double lossScale() const final { return lossScaled() ? initialLossScale() : 0; }
     void setLossScale(double scale) final;
     void setGradientSync(bool sync) final { m_gradientSync = sync; }
+    // gpu_training_deferred.cpp: the phased step read once (training.h). Each pass records its events from a pool
+    // that grows to what one collect needs; a loss keeps the logits it read in a pooled FP32 buffer, a backward pass
+    // its finiteness flags in a slot of m_passFlags, an update its skip flag; collectPasses reads them all after one
+    // synchronisation.
+    bool deferReads(bool on) final;
+    void labelLoss(float label) final;
+    void backwardPassFromLoss(int64_t step, std::vector<LayerPhaseMs>& times) final;
+    std::vector<DeferredPass> collectPasses(int64_t step) final;
 
 protected:
     // backend "cuda" or "cudnn" (the NVTX colour and the messages); the prefix is "<backend>.<algorithm>".
@@ -177,6 +186,11 @@ protected:
     {
     }
     bool lastPassLocal() const { return m_lastPassLocal; } // the last backward pass did not synchronise
+    // Deferred reads (collectPasses): an averaged pass does not wait for the ranks (readsDeferred()); collect first
+    // waits for the last one's communication within the collective timeout, then takes its buckets' timings.
+    bool readsDeferred() const { return m_deferred; }
+    virtual void awaitDeferredCommunication(int64_t /*step*/) { }
+    virtual std::vector<BucketTiming> averagedPassBuckets() const { return {}; }
     // The session's own metadata entries (they may replace the base's).
     virtual void extraMetadata(std::map<std::string, std::string>& /*m*/) const { }
     virtual std::string workspaceWhat() const = 0; // the workspace buffer's name in an allocation failure
@@ -294,6 +308,24 @@ protected:
     // hold unsynchronised gradients (cleared by zeroGradients and by a synchronised pass), whether the last pass was
     // one of those (passBuckets is then empty).
     bool m_gradientSync = true, m_sumsLocal = false, m_lastPassLocal = false;
+    // Deferred reads: the calls since the last collect, in order; the pools they draw from.
+    struct PendingPass {
+        DeferredPass::Kind kind = DeferredPass::Kind::Forward;
+        std::vector<std::array<size_t, 3>> timed; // layer, phase, first of its two events in m_eventPool
+        size_t logits = 0, lossEvents = 0; // Loss: its buffer in m_logitPool, its two events
+        size_t flagSlot = SIZE_MAX; // Backward without loss scaling, Update: its flags in m_passFlags
+        bool averaged = false; // Backward: averaged across the ranks
+    };
+    bool m_deferred = false;
+    std::vector<PendingPass> m_pending;
+    std::vector<CudaEvent> m_eventPool;
+    size_t m_eventsUsed = 0;
+    std::vector<DeviceBuffer> m_logitPool;
+    size_t m_logitsUsed = 0;
+    DeviceBuffer m_passFlags; // slots of layerCount() + 1 ints
+    size_t m_flagSlotsUsed = 0;
+    std::vector<std::pair<float, DeviceBuffer>> m_labels; // labelLoss's targets, by value
+    CudaEvent m_copyDone; // copyFromPeer: after the copy on this stream, which the producer's stream then waits for
     int64_t m_step = 0; // the step being run (dropout's seed)
     bool m_prepared = false;
 
@@ -304,6 +336,11 @@ private:
     void phasedForward(int64_t step, std::vector<LayerPhaseMs>& times);
     void phasedBackward(int64_t step, std::vector<LayerPhaseMs>& times);
     void ensureSums(); // zeroGradients when a trained parameter has no sum buffer yet
+    // Deferred reads: the next two events of the pool (grown as needed), recorded by the caller; a new pending pass.
+    size_t takeEvents();
+    PendingPass& pendingPass(DeferredPass::Kind kind);
+    size_t takeFlagSlot(); // a slot of m_passFlags (grown between collects only)
+    int* flagSlot(size_t slot) const;
     // The other session of a hand-off, checked (handsOffTo), and `count` elements of its tensor at `src` (of srcType)
     // copied or converted into `dst` (of dstType) on this stream after the other's queued work.
     const GpuTrainingSessionBase& handOffPeer(const TrainingSession& other, const char* what) const;

@@ -48,7 +48,7 @@ void DataParallel::waitBucket(size_t, cudaStream_t) { }
 void DataParallel::backwardEnds(cudaStream_t) { }
 void DataParallel::allReduceMax(int*, size_t, cudaStream_t) { }
 double DataParallel::finishStep(int*, size_t, double*, cudaStream_t, int64_t) { return 0; }
-void DataParallel::finishPass(int*, size_t, cudaStream_t, int64_t) { }
+void DataParallel::finishPass(int*, size_t, cudaStream_t, int64_t, bool) { }
 void DataParallel::awaitCommunication(int64_t) { }
 std::vector<BucketTiming> DataParallel::timings() const { return {}; }
 double DataParallel::backwardMs() const { return -1; }
@@ -263,11 +263,12 @@ double DataParallel::finishStep(int* flags, size_t count, double* loss, cudaStre
     return host[0];
 }
 
-void DataParallel::finishPass(int* flags, size_t count, cudaStream_t compute, int64_t step)
+void DataParallel::finishPass(int* flags, size_t count, cudaStream_t compute, int64_t step, bool wait)
 {
     allReduceMax(flags, count, compute); // after the pass's work on `compute`, which waited for every bucket
     m_commDone.record(m_stream->get());
-    awaitCommunication(step);
+    if (wait)
+        awaitCommunication(step);
 }
 
 void DataParallel::awaitCommunication(int64_t step)
@@ -426,7 +427,18 @@ void CudnnTrainingSession::finishAveragedPass(const std::vector<char>& has, cons
         for (size_t k = 0; k < summed.size(); ++k)
             summed[k] = char(has[k] || m_layers[k].summed);
     afterEachBucket(summed, addSum);
-    m_ddp->finishPass(flags, count, st, step);
+    m_ddp->finishPass(flags, count, st, step, !readsDeferred());
+}
+
+void CudnnTrainingSession::awaitDeferredCommunication(int64_t step)
+{
+    if (m_ddp)
+        m_ddp->awaitCommunication(step);
+}
+
+std::vector<BucketTiming> CudnnTrainingSession::averagedPassBuckets() const
+{
+    return m_ddp ? m_ddp->timings() : std::vector<BucketTiming> {};
 }
 
 std::vector<BucketTiming> CudnnTrainingSession::passBuckets() const

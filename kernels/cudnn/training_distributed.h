@@ -53,7 +53,9 @@ public:
     double finishStep(int* flags, size_t count, double* loss, cudaStream_t compute, int64_t step);
     // The phased step's end of a backward pass (after the compute stream waited for every bucket): the flags become
     // every rank's maximum, and the host waits for the communication within the timeout (InputError as finishStep).
-    void finishPass(int* flags, size_t count, cudaStream_t compute, int64_t step);
+    // wait false (deferred reads): the host does not wait here; awaitCommunication does, later.
+    void finishPass(int* flags, size_t count, cudaStream_t compute, int64_t step, bool wait = true);
+    void awaitCommunication(int64_t step); // polls m_commDone until the timeout (then aborts, InputError)
     // The last step's (or pass's) bucket timings and backward span (events read after finishStep or finishPass).
     std::vector<BucketTiming> timings() const;
     double backwardMs() const;
@@ -61,7 +63,6 @@ public:
 
 private:
     void check(int result, const char* what); // an ncclResult_t; polls ncclInProgress (non-blocking communicator)
-    void awaitCommunication(int64_t step); // polls m_commDone until the timeout (then aborts, InputError)
     struct Bucket {
         gpu::DeviceBuffer flat;
         gpu::CudaEvent ready, start, end;

@@ -161,6 +161,8 @@ private:
     }
     void finishAveragedPass(const std::vector<char>& has, const std::function<void(size_t)>& addSum, int* flags,
         size_t count, int64_t step, bool fold) override;
+    void awaitDeferredCommunication(int64_t step) override;
+    std::vector<BucketTiming> averagedPassBuckets() const override;
     void extraMetadata(std::map<std::string, std::string>& m) const override;
     std::string workspaceWhat() const override;
 

@@ -78,12 +78,20 @@ void checkDcganReference(const std::string& backend, const std::string& algorith
         return;
     const DcganReference d = loadDcganReference();
     const Selection selection { backend, algorithm, false };
-    // One warm-up step and a reset: the timed steps start again from the file's weights.
-    const GanResult r = runDcganReference(d, selection, 1);
-    checkDcganResult(d, r, "the DCGAN pair on " + selection.str(), tolerance);
-    for (const GanStep& step : r.steps) {
-        CHECK(step.phases.gBackward > 0);
-        CHECK(step.phases.dUpdate > 0);
+    // One warm-up step and a reset: the timed steps start again from the file's weights. The pair read once a step
+    // (its losses' gradients made on the device), and after every pass (through the host).
+    for (const bool syncEachPass : { false, true }) {
+        const GanResult r = runDcganReference(d, selection, 1, {}, syncEachPass);
+        const std::string reads = syncEachPass ? "after every pass" : "once a step";
+        checkDcganResult(d, r, "the DCGAN pair on " + selection.str() + ", read " + reads, tolerance);
+        CHECK_THAT(r.metadata.at("gan_reads"), Catch::StartsWith(reads));
+        for (const GanStep& step : r.steps) {
+            CHECK(step.phases.gBackward > 0);
+            CHECK(step.phases.dUpdate > 0);
+            CHECK(step.phases.gdForward > 0);
+            CHECK(step.phases.dFakeBackward > 0);
+            CHECK(step.wallMs >= step.phases.total() * 0.5); // the phases are the step's own
+        }
     }
 }
 

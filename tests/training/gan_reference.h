@@ -40,11 +40,13 @@ inline DcganReference loadDcganReference()
 }
 
 // trainGan on `selection` with the reference's Adam (both networks), batch, steps, real images and codes, after
-// `warmup` untimed steps (both networks are reset after them, so the timed steps start from the file's weights).
-inline GanResult runDcganReference(
-    const DcganReference& d, const Selection& selection, int64_t warmup, const SessionOptions& session = {})
+// `warmup` untimed steps (both networks are reset after them, so the timed steps start from the file's weights);
+// syncEachPass: GanRunOptions', a GPU pair read after every pass instead of once a step.
+inline GanResult runDcganReference(const DcganReference& d, const Selection& selection, int64_t warmup,
+    const SessionOptions& session = {}, bool syncEachPass = false)
 {
     GanRunOptions o;
+    o.syncEachPass = syncEachPass;
     o.selection = selection;
     o.session = session;
     o.generatorOptimizer.kind = OptimizerSpec::Kind::Adam;
