@@ -75,8 +75,8 @@ void GpuTrainingSessionBase::labelLoss(float label)
         std::fill(host.data(), host.data() + host.numel(), label);
         m_labels.emplace_back(label, DeviceBuffer(size_t(out.numel()) * sizeof(float), "train: a loss's labels"));
         target = m_labels.end() - 1;
-        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(target->second.get(), host.data(), size_t(out.numel()) * sizeof(float),
-            cudaMemcpyHostToDevice, st));
+        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(
+            target->second.get(), host.data(), size_t(out.numel()) * sizeof(float), cudaMemcpyHostToDevice, st));
         CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st)); // `host` goes out of scope
     }
     PendingPass& p = pendingPass(DeferredPass::Kind::Loss);
@@ -114,7 +114,8 @@ std::vector<DeferredPass> GpuTrainingSessionBase::collectPasses(int64_t step)
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(st));
     std::vector<int> flags(m_flagSlotsUsed * (layerCount() + 1));
     if (!flags.empty())
-        CONVSCOPE_CUDA_CHECK(cudaMemcpy(flags.data(), m_passFlags.get(), flags.size() * sizeof(int), cudaMemcpyDeviceToHost));
+        CONVSCOPE_CUDA_CHECK(
+            cudaMemcpy(flags.data(), m_passFlags.get(), flags.size() * sizeof(int), cudaMemcpyDeviceToHost));
     const std::vector<PendingPass> pending = std::move(m_pending);
     m_pending.clear();
     m_eventsUsed = m_logitsUsed = m_flagSlotsUsed = 0;

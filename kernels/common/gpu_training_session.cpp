@@ -208,6 +208,7 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
     m_workspace.reset();
     for (size_t i = 0; i < count; ++i)
         planLayer(i);
+    afterPlanning();
     if (m_workspaceBytes > 0)
         m_workspace = DeviceBuffer(m_workspaceBytes, workspaceWhat());
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(m_stream->get()));

@@ -153,6 +153,9 @@ protected:
     virtual void prepareLayer(size_t /*i*/) { }
     // In prepare, after every layer's buffers and before the scratch buffers (the cudnn session's data parallel).
     virtual void afterLayerBuffers() { }
+    // In prepare, after every layer's plan and before the workspace is allocated (the cudnn session's data parallel:
+    // every rank takes rank 0's algorithms).
+    virtual void afterPlanning() { }
     // Layer i's plan, once, every buffer allocated (geometries, tables, algorithms); raises m_workspaceBytes to what
     // it needs.
     virtual void planLayer(size_t i) = 0;

@@ -148,6 +148,10 @@ private:
     std::string refusal(const Network& net, const ShapeReport& shapes, size_t i) const override;
     void prepareLayer(size_t i) override; // batch norm's saved results and a non-affine layer's dγ, dβ
     void afterLayerBuffers() override; // data parallel: the gradients move into the buckets' flat buffers
+    // Data parallel: rank 0's convolution algorithms on every rank (training_distributed.cpp). Each rank's cudnnFind
+    // times its own GPU, and two ranks that pick differently for one layer (bf16's DCGAN: one rank's step 25 % longer
+    // in its GPU time) run at the slower one's pace, since every all-reduce waits for both.
+    void afterPlanning() override;
     // This thread's handles on the session's stream, cuBLAS in pedantic FP32 (never TF32 through a default) or, with
     // --math tf32, TF32.
     void passStarts() override;
