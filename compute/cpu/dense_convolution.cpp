@@ -39,7 +39,7 @@ void denseConv2d(const Tensor& in, const Tensor& weight, const Tensor* bias, Ten
 {
     const int64_t n = in.shape().n, k = in.numel() / n, o = out.shape().c;
     detail::requireBlasDimensions({ n, k, o }, "conv2d");
-    detail::parallelSgemm(false, true, n, o, k, in.data(), k, weight.data(), k, 0.0f, out.data(), o);
+    detail::linearForwardProduct(in.data(), weight.data(), out.data(), n, k, o);
     addBias(bias, n, o, 1, out.data());
 }
 
@@ -47,32 +47,33 @@ void denseConvTranspose2d(const Tensor& in, const Tensor& weight, const Tensor* 
 {
     const int64_t n = in.shape().n, c = in.shape().c, m = out.numel() / n;
     detail::requireBlasDimensions({ n, c, m }, "conv_transpose2d");
-    detail::parallelSgemm(false, false, n, m, c, in.data(), c, weight.data(), m, 0.0f, out.data(), m);
+    detail::linearDataProduct(
+        in.data(), weight.data(), out.data(), n, m, c); // y = x · W: a linear layer's data product
     addBias(bias, n, m, out.shape().h * out.shape().w, out.data());
 }
 
 void denseConv2dData(const Tensor& gy, const Tensor& weight, Tensor& gx)
 {
     const int64_t n = gx.shape().n, k = gx.numel() / n, o = gy.numel() / n;
-    detail::parallelSgemm(false, false, n, k, o, gy.data(), o, weight.data(), k, 0.0f, gx.data(), k);
+    detail::linearDataProduct(gy.data(), weight.data(), gx.data(), n, k, o);
 }
 
 void denseConv2dWeights(const Tensor& gy, const Tensor& x, Tensor& gw)
 {
     const int64_t n = x.shape().n, k = x.numel() / n, o = gy.numel() / n;
-    detail::parallelSgemm(true, false, o, k, n, gy.data(), o, x.data(), k, 0.0f, gw.data(), k);
+    detail::linearWeightsProduct(gy.data(), x.data(), gw.data(), n, k, o);
 }
 
 void denseConvTranspose2dData(const Tensor& gy, const Tensor& weight, Tensor& gx)
 {
     const int64_t n = gx.shape().n, c = gx.numel() / n, m = gy.numel() / n;
-    detail::parallelSgemm(false, true, n, c, m, gy.data(), m, weight.data(), m, 0.0f, gx.data(), c);
+    detail::linearForwardProduct(gy.data(), weight.data(), gx.data(), n, m, c); // gx = gy · Wᵀ
 }
 
 void denseConvTranspose2dWeights(const Tensor& gy, const Tensor& x, Tensor& gw)
 {
     const int64_t n = x.shape().n, c = x.numel() / n, m = gy.numel() / n;
-    detail::parallelSgemm(true, false, c, m, n, x.data(), c, gy.data(), m, 0.0f, gw.data(), m);
+    detail::linearWeightsProduct(x.data(), gy.data(), gw.data(), n, m, c); // gw = xᵀ · gy
 }
 
 } // namespace convscope::cpu::fast

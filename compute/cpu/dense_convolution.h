@@ -5,8 +5,8 @@
 // the flattened images they take microseconds. The weight's flat layout is already the matrix:
 //   conv2d            W [O, C·kh·kw]:  y = x · Wᵀ (+ b)          gx = gy · W          gW = gyᵀ · x
 //   conv_transpose2d  W [C, O·kh·kw]:  y = x · W  (+ b per O)    gx = gy · Wᵀ         gW = xᵀ · gy
-// Each product is one detail::parallelSgemm. cpu.im2col_gemm's forward and the fast backward (conv_backward_gemm.cpp)
-// take this path when it applies.
+// Each is one of a linear layer's products (op_common.h), a transposed convolution's forward and data swapped.
+// cpu.im2col_gemm's forward and the fast backward (conv_backward_gemm.cpp) take this path when it applies.
 #pragma once
 
 #include "compute/layer_spec.h"

@@ -68,8 +68,8 @@ void fast::linear(const Tensor& in, const Tensor& weight, const Tensor* bias, Te
         for (int64_t n = 0; n < batch; ++n)
             std::copy(bias->data(), bias->data() + outFeatures, out.data() + n * outFeatures);
     }
-    detail::parallelSgemm(false, true, batch, outFeatures, inFeatures, in.data(), inFeatures, weight.data(), inFeatures,
-        bias ? 1.0f : 0.0f, out.data(), outFeatures);
+    detail::linearForwardProduct(
+        in.data(), weight.data(), out.data(), batch, inFeatures, outFeatures, bias ? 1.0f : 0.0f);
 }
 
 } // namespace convscope::cpu

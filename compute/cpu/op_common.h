@@ -148,6 +148,26 @@ inline constexpr int64_t kMinParallelElements = int64_t(1) << 15;
 void parallelSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
     const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
+// A linear layer's three products on row-major [rows, in] activations and an [out, in] weight, each one
+// parallelSgemm. A transposed convolution that is a linear layer (dense_convolution.h) uses them with the roles of
+// forward and data swapped: its forward is the data product, its data gradient the forward product.
+//   forward   y [rows, out] = x · Wᵀ (+ beta · y)
+//   data      gx [rows, in] = gy · W
+//   weights   gw [out, in]  = gyᵀ · x
+inline void linearForwardProduct(
+    const float* x, const float* w, float* y, int64_t rows, int64_t in, int64_t out, float beta = 0.0f)
+{
+    parallelSgemm(false, true, rows, out, in, x, in, w, in, beta, y, out);
+}
+inline void linearDataProduct(const float* gy, const float* w, float* gx, int64_t rows, int64_t in, int64_t out)
+{
+    parallelSgemm(false, false, rows, in, out, gy, out, w, in, 0.0f, gx, in);
+}
+inline void linearWeightsProduct(const float* gy, const float* x, float* gw, int64_t rows, int64_t in, int64_t out)
+{
+    parallelSgemm(true, false, out, in, rows, gy, out, x, in, 0.0f, gw, in);
+}
+
 // Batch norm's inference formula folded per channel (in double) into y = x · scale + shift and applied in float over
 // the N·C planes of `planeSize` elements (H·W of an image, D·H·W of a volume), split across OpenMP threads: fast::
 // batchNorm2d and batchNorm3d after their own checks (batchnorm2d.cpp).

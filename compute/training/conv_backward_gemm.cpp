@@ -399,8 +399,7 @@ void linearData(const Tensor& gy, const Tensor& weight, Tensor& gx)
     detail::require(gy.numel() == batch * out && gx.numel() == batch * in, "linear backward",
         "weight " + weight.shape().str() + " does not fit the gradient " + gy.shape().str());
     detail::requireBlasDimensions({ batch, in, out }, "linear backward");
-    // gx [N, in] = gy [N, out] · W [out, in]
-    detail::parallelSgemm(false, false, batch, in, out, gy.data(), out, weight.data(), in, 0.0f, gx.data(), in);
+    detail::linearDataProduct(gy.data(), weight.data(), gx.data(), batch, in, out);
 }
 
 void linearWeights(const Tensor& gy, const Tensor& x, Tensor& gw, Tensor* gb)
@@ -410,8 +409,7 @@ void linearWeights(const Tensor& gy, const Tensor& x, Tensor& gw, Tensor* gb)
         "weight gradient " + gw.shape().str() + " does not fit " + std::to_string(out) + "×" + std::to_string(in));
     detail::requireVector(gb, out, "linear backward", "bias gradient");
     detail::requireBlasDimensions({ batch, in, out }, "linear backward");
-    // gw [out, in] = gyᵀ [out, N] · x [N, in]
-    detail::parallelSgemm(true, false, out, in, batch, gy.data(), out, x.data(), in, 0.0f, gw.data(), in);
+    detail::linearWeightsProduct(gy.data(), x.data(), gw.data(), batch, in, out);
     if (gb)
         for (int64_t o = 0; o < out; ++o) {
             double acc = 0;

@@ -380,18 +380,18 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
             || dp[gdLoss].kind != DeferredPass::Kind::Loss || gp[gUpd].kind != DeferredPass::Kind::Update)
             throw Error("internal error: the GAN step collected " + std::to_string(dp.size()) + " and "
                 + std::to_string(gp.size()) + " calls, not in the loop's order");
-        const auto lossOf = [&](const DeferredPass& p, float label, const char* what) {
+        const auto lossOf = [&](const DeferredPass& p, const Tensor& label, const char* what) {
             ph.loss += p.lossMs;
-            const double l = computeLoss(LossKind::BCEWithLogits, p.logits, labels(scoreShape, label), gradScore);
+            const double l = computeLoss(LossKind::BCEWithLogits, p.logits, label, gradScore);
             if (!std::isfinite(l))
                 throw InputError("step " + std::to_string(s) + ": the " + what + " loss is " + std::to_string(l));
             return l;
         };
         st.dReal = meanSigmoid(dp[dRealLoss].logits);
-        st.lossD = lossOf(dp[dRealLoss], 1.0f, "discriminator's real");
+        st.lossD = lossOf(dp[dRealLoss], ones, "discriminator's real");
         st.dFake = meanSigmoid(dp[dFakeLoss].logits);
-        st.lossD += lossOf(dp[dFakeLoss], 0.0f, "discriminator's fake");
-        st.lossG = lossOf(dp[gdLoss], 1.0f, "generator's");
+        st.lossD += lossOf(dp[dFakeLoss], zeros, "discriminator's fake");
+        st.lossG = lossOf(dp[gdLoss], ones, "generator's");
         const auto sums = [](const DeferredPass& p) { return sumPhases(p.times); };
         ph.dRealForward = sums(dp[dRealF]).forward;
         ph.dRealBackward = sums(dp[dRealB]).backward;

@@ -23,6 +23,15 @@ using namespace convscope;
 
 namespace {
 
+// Rank 1's trained parameters a little off rank 0's (its first weight's first element), for the drift the gathers
+// must report.
+void offsetFirstWeight(Network& net)
+{
+    auto w = std::make_shared<Tensor>(net.layers[0].weight->clone());
+    w->data()[0] += 0.5f;
+    net.layers[0].weight = w;
+}
+
 // Rank 1's part on a thread and rank 0's here, over a TCP group on a free loopback port; rank 1's exception, if any,
 // as text (empty: none).
 std::string withTwoRanks(
@@ -62,11 +71,8 @@ TrainResult rankResult(int rank)
     sel.rank = rank;
     sel.worldSize = 2;
     sel.trained = r.network;
-    if (rank == 1) { // its first weight a little off rank 0's
-        auto w = std::make_shared<Tensor>(sel.trained.layers[0].weight->clone());
-        w->data()[0] += 0.5f;
-        sel.trained.layers[0].weight = w;
-    }
+    if (rank == 1)
+        offsetFirstWeight(sel.trained);
     for (int s = 0; s < 2; ++s) {
         StepResult st;
         st.loss = 2.0 - s;
@@ -151,11 +157,8 @@ GanResult ganRankResult(int rank)
     r.options.steps = 2;
     r.rank = rank;
     r.worldSize = 2;
-    if (rank == 1) { // its first weight a little off rank 0's
-        auto w = std::make_shared<Tensor>(r.generator.layers[0].weight->clone());
-        w->data()[0] += 0.5f;
-        r.generator.layers[0].weight = w;
-    }
+    if (rank == 1)
+        offsetFirstWeight(r.generator);
     for (int s = 0; s < 2; ++s) {
         GanStep st;
         st.lossD = 1.0 + rank;
