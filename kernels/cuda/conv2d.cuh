@@ -42,6 +42,10 @@ struct ConvGeometry {
     // pipelined tiles (which read transposed weights from it) may run. 0 (cuda.winograd's batched GEMMs, which
     // build only the table): never.
     int igemmPipe = 0;
+    // 1: the implicit GEMM's pipelined tiles multiply on TF32 Tensor Cores (tf32_mma.cuh; cuda.tensor_core's training
+    // step under --math tf32), and take every layer they can (pointwise ones too); 0: FP32 FFMA. Layers the pipelined
+    // tiles cannot take run FP32 either way.
+    int tf32 = 0;
 };
 
 // "128x128" → 1 … "32x64" → 4; throws InputError naming the choices for anything else.

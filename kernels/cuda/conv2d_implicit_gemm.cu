@@ -32,7 +32,9 @@
 // and, where the tiles would leave multiprocessors idle, with the reduction split over grid z (split-K,
 // conv2d_implicit_gemm_split.cu). The thread tile's inner step and epilogue, shared by both kernels, are in
 // conv2d_implicit_gemm_tile.cuh.
-// Everything is FP32 FFMA (no tensor cores): TF32 is not used, so results match cpu.direct to ~1e-7.
+// Everything is FP32 FFMA (no tensor cores), so results match cpu.direct to ~1e-7 — unless the caller sets
+// ConvGeometry::tf32 (cuda.tensor_core's training step under --math tf32): then the pipelined tiles take every layer
+// they can and multiply on TF32 Tensor Cores (conv2d_implicit_gemm_pipe.cu, tf32_mma.cuh).
 #include "kernels/cuda/conv2d.cuh"
 
 #include "compute/error.h"
@@ -250,10 +252,11 @@ namespace {
     bool pipelined(Variant v) { return v == Variant::PipeBig || v == Variant::PipeMid; }
 
     // The pipelined kernel can run: the caller built its transposed weights (ConvGeometry::igemmPipe), the layer
-    // is not a pointwise one with the float4 input path, and its indices stay in 32 bits (padding included).
+    // is not a pointwise one with the float4 input path (under TF32 it is: the Tensor Cores are only there), and its
+    // indices stay in 32 bits (padding included).
     bool pipeApplies(const ConvGeometry& g)
     {
-        if (!g.igemmPipe || pointwiseVecB(g))
+        if (!g.igemmPipe || (pointwiseVecB(g) && !g.tf32))
             return false;
         const PipeWeights pw = pipeWeightsOf(g);
         const long long hw = static_cast<long long>(g.h) * g.w;
@@ -297,6 +300,10 @@ namespace {
         }
         if (g.igemmTile >= 1 && g.igemmTile <= 4)
             return { static_cast<Variant>(g.igemmTile) };
+        // TF32 multiplies in the pipelined tiles only, so they take every layer they can, split where the grid is
+        // short (a stem's 16 padded channels a tap cost less there than FFMA on the exact three).
+        if (g.tf32 && pipe)
+            return pipePlan(g, g.k / g.groups > 64 ? Variant::PipeBig : Variant::PipeMid, smCount);
         const Variant v = pickUnsplit(g, smCount, pipe);
         // A full grid, which split-K may still balance better (H100, igemm_splits=1 against the model's choice):
         // VGG's 28×28 layers at batch 8, 196 tiles of 128×128 for 132 SMs, 2 parts 0.876 → 0.671 ms; 3×3 64→64 @56²
@@ -419,7 +426,9 @@ std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount)
     const bool vecA = ((g.c / g.groups) * g.r * g.s) % 4 == 0;
     const Plan plan = planOf(g, smCount);
     const std::string pipeDetail
-        = ", 8x8 per thread, 16-deep steps in a 3-stage cp.async pipeline, weights transposed at prepare";
+        = std::string(g.tf32 && pipelined(plan.variant) ? ", TF32 mma.sync m16n8k8 (operands rounded to nearest)"
+                                                        : ", 8x8 per thread")
+        + ", 16-deep steps in a 3-stage cp.async pipeline, weights transposed at prepare";
     const std::string split = plan.splits > 1 ? ", split-K " + std::to_string(plan.splits) + " ("
             + std::to_string(blocksFor(g, plan.variant == Variant::PipeBig ? 128 : 64, 128)) + " tiles on "
             + std::to_string(smCount) + " multiprocessors; the parts summed in a second pass)"
@@ -444,7 +453,8 @@ std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount)
         break;
     }
     return "implicit GEMM " + v + (vecA ? ", float4 weight loads" : ", scalar weight loads")
-        + (pointwiseVecB(g) ? ", float4 input loads (pointwise)" : "");
+        + (pointwiseVecB(g) ? ", float4 input loads (pointwise)" : "")
+        + (g.tf32 ? ", FP32 FFMA (the TF32 tiles do not take this layer)" : "");
 }
 
 void conv2dImplicitGemm(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y,

@@ -8,11 +8,17 @@
 // 16 channels and 4 outputs with zeros: a per-layer copy built at prepare (the weights are on the device by
 // then), whose rows of k are the A tile's rows as they sit in shared memory, so A moves in 16-byte copies.
 // Split-K (the Split template flag) and how many parts: conv2d_implicit_gemm_split.cu.
+// TF32 (ConvGeometry::tf32, the Tf32 template flag; cuda.tensor_core's training step): the same loads into swizzled
+// panels, each 8-deep half of a stage multiplied by the block's warps on mma.sync m16n8k8 (tf32_mma.cuh: 128×128 as
+// 2 × 4 warps of 64 × 32, 64×128 as 2 × 2 of 32 × 64), the weights rounded to TF32 as they are transposed and the
+// input as its fragments are read; the epilogue stores the fragments (storeFragments below) with the same bias,
+// skip and activation, or raw into split-K's slice.
 #include "kernels/cuda/conv2d_implicit_gemm_pipe.cuh"
 
 #include "kernels/common/cuda_check.h"
 #include "kernels/cuda/conv2d_implicit_gemm_split.cuh"
 #include "kernels/cuda/conv2d_implicit_gemm_tile.cuh"
+#include "kernels/cuda/tf32_mma.cuh"
 
 #include <algorithm>
 
@@ -58,8 +64,44 @@ namespace {
             const int c = static_cast<int>(t % cPad);
             t /= cPad;
             const int tap = static_cast<int>(t % rs), grp = static_cast<int>(t / rs);
-            wt[i] = k < kg && c < cg ? w[((static_cast<long long>(grp) * kg + k) * cg + c) * rs + tap] : 0.0f;
+            const float v = k < kg && c < cg ? w[((static_cast<long long>(grp) * kg + k) * cg + c) * rs + tap] : 0.0f;
+            wt[i] = g.tf32 ? tf32::roundedFloat(v) : v; // TF32: rounded once here, not at every fragment read
         }
+    }
+
+    // The TF32 kernel's epilogue: the warp's MT × NT fragments (tf32_mma.cuh's layout) into y, whose rows start at
+    // output channel m0 of the group and columns at output pixel c0, with bias, skip and activation as storeTile's —
+    // or (Raw, a split-K part) the sums as they are into the part's slice, shaped like y. A lane's two columns of a
+    // fragment are adjacent pixels, so a warp's store covers eight rows of 32 consecutive bytes each.
+    template <int MT, int NT, bool Raw>
+    __device__ __forceinline__ void storeFragments(const ConvGeometry& g, const float (&acc)[MT][NT][4],
+        const float* __restrict__ bias, float* __restrict__ y, int m0, int c0, int grp, int lane)
+    {
+        const int kg = g.k / g.groups, pq = g.p * g.q, npqTotal = g.n * pq;
+#pragma unroll
+        for (int ni = 0; ni < NT; ++ni)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int col = c0 + tf32::fragmentCol(lane, ni, e);
+                if (col >= npqTotal)
+                    continue;
+                float* plane = y + (static_cast<long long>(col / pq) * g.k + grp * kg) * pq + col % pq;
+#pragma unroll
+                for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int m = m0 + tf32::fragmentRow(lane, mi, h * 2);
+                        if (m >= kg)
+                            continue;
+                        float* at = plane + static_cast<long long>(m) * pq;
+                        const float v = acc[mi][ni][h * 2 + e];
+                        if constexpr (Raw)
+                            *at = v;
+                        else
+                            *at = epilogue(g.act, g.actParam,
+                                v + (bias ? __ldg(&bias[grp * kg + m]) : 0.0f) + skipAt(g.residual, size_t(at - y)));
+                    }
+            }
     }
 
     // The pipelined implicit GEMM (see the top of the file). Same thread tile and epilogue as conv2dIgemmKernel
@@ -69,7 +111,7 @@ namespace {
     // slice z of `partial`. A template flag, so the unsplit kernel's code (and register count) is exactly what it was.
     // One group, because a group index kept as blockIdx.z % groups next to the part's stays live through the loop and
     // spilled (32 bytes); grouped layers' reductions are short anyway.
-    template <int BM, int BN, int TM, int TN, bool Split>
+    template <int BM, int BN, int TM, int TN, bool Split, bool Tf32>
     __global__ void __launch_bounds__((BM / TM) * (BN / TN), 65536 / ((BM / TM) * (BN / TN) * 128))
         conv2dIgemmPipeKernel(ConvGeometry g, const float* __restrict__ x, const float* __restrict__ wt,
             const float* __restrict__ bias, float* __restrict__ y, int stepsPerPart, float* __restrict__ partial)
@@ -104,7 +146,12 @@ namespace {
         const GatherColumn col = gatherColumn(g, colBase + bCol, pq, npqTotal);
         const bool colValid = col.valid;
         const int ihBase = col.ihBase, iwBase = col.iwBase, colOff = colValid ? col.offset + bRow0 * hw : 0;
-        const unsigned bDst0 = smemAddr(&Bs[0][bRow0][bCol]);
+        const unsigned bDst0 = smemAddr(&Bs[0][0][0]);
+        // Row i·BRowsPerPass + bRow0's element of this thread's column: its place in a stage (swizzled under TF32).
+        const auto bAt = [&](int i) {
+            const int row = bRow0 + i * BRowsPerPass;
+            return unsigned(row * BN + (Tf32 ? tf32::swizzle(row, bCol) : bCol)) * 4u;
+        };
 
         // The next stage to load: tap (lr, ls), number lrs, channels lc0 … lc0 + BK − 1. Stages are loaded in order,
         // so the position advances by counting, with no division (a split-K part divides once, for its first step).
@@ -129,7 +176,7 @@ namespace {
 #pragma unroll
             for (int i = 0; i < BLoads; ++i) {
                 const bool ok = i * BRowsPerPass < rowsLeft;
-                cpAsync4(bDst + i * (BRowsPerPass * BN * 4), ok ? xg + off + i * BRowsPerPass * hw : xg, ok ? 4 : 0);
+                cpAsync4(bDst + bAt(i), ok ? xg + off + i * BRowsPerPass * hw : xg, ok ? 4 : 0);
             }
             const float* aSrc = wg + (lrs * cPad + lc0) * kPad + mBase;
 #pragma unroll
@@ -137,7 +184,8 @@ namespace {
                 const int idx = tid + i * T;
                 const int row = idx / (BM / 4), col = (idx % (BM / 4)) * 4;
                 const bool ok = mBase + col < kPad; // kPad is a multiple of 4: a group is all in or all out
-                cpAsync16(smemAddr(&As[stage][row][col]), ok ? aSrc + row * kPad + col : wg, ok ? 16 : 0);
+                cpAsync16(smemAddr(&As[stage][row][Tf32 ? tf32::swizzle(row, col) : col]),
+                    ok ? aSrc + row * kPad + col : wg, ok ? 16 : 0);
             }
             lc0 += BK;
             if (lc0 == cPad) {
@@ -149,12 +197,24 @@ namespace {
         };
 
         const int tx = tid % (BN / TN), ty = tid / (BN / TN);
+        // FFMA: the thread's TM × TN outputs; TF32: its warp's fragments (the same count of registers).
+        using Warps = tf32::WarpGrid<BM, BN, T>;
+        constexpr int MT = Warps::mt, NT = Warps::nt;
+        const int lane = tid % 32, warp = tid / 32;
         float acc[TM][TN];
+        float frag[MT][NT][4];
 #pragma unroll
         for (int i = 0; i < TM; ++i)
 #pragma unroll
             for (int j = 0; j < TN; ++j)
                 acc[i][j] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int j = 0; j < NT; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    frag[i][j][e] = 0.0f;
 
 #pragma unroll
         for (int s = 0; s < STAGES - 1; ++s) {
@@ -171,15 +231,25 @@ namespace {
             cpAsyncCommit();
             const float* aS = &As[readStage][0][0];
             const float* bS = &Bs[readStage][0][0];
+            if constexpr (Tf32) {
 #pragma unroll
-            for (int kk = 0; kk < BK; ++kk)
-                outerProductStep<BM, BN>(aS + kk * BM, bS + kk * BN, tx, ty, acc);
+                for (int kk = 0; kk < BK; kk += 8) // the weights were rounded when transposed
+                    tf32::warpSlice<MT, NT, false, true>(
+                        aS + kk * BM, BM, Warps::m0(warp), bS + kk * BN, BN, Warps::n0(warp), lane, frag);
+            } else {
+#pragma unroll
+                for (int kk = 0; kk < BK; ++kk)
+                    outerProductStep<BM, BN>(aS + kk * BM, bS + kk * BN, tx, ty, acc);
+            }
             readStage = readStage == STAGES - 1 ? 0 : readStage + 1;
             writeStage = writeStage == STAGES - 1 ? 0 : writeStage + 1;
         }
-        if constexpr (Split)
-            storeTile<BM, BN, TM, TN, true>(g, acc, nullptr,
-                partial + static_cast<long long>(blockIdx.z) * g.n * g.k * pq, mBase, colBase, grp, tx, ty);
+        float* const slice = Split ? partial + static_cast<long long>(blockIdx.z) * g.n * g.k * pq : nullptr;
+        if constexpr (Tf32)
+            storeFragments<MT, NT, Split>(g, frag, Split ? nullptr : bias, Split ? slice : y, mBase + Warps::m0(warp),
+                colBase + Warps::n0(warp), grp, lane);
+        else if constexpr (Split)
+            storeTile<BM, BN, TM, TN, true>(g, acc, nullptr, slice, mBase, colBase, grp, tx, ty);
         else
             storeTile<BM, BN, TM, TN>(g, acc, bias, y, mBase, colBase, grp, tx, ty);
     }
@@ -195,12 +265,22 @@ namespace {
         const auto* wt = static_cast<const float*>(scratch);
         constexpr int threads = (BM / TM) * (BN / TN);
         if (splits <= 1) {
-            conv2dIgemmPipeKernel<BM, BN, TM, TN, false><<<grid, threads, 0, st>>>(g, x, wt, bias, y, 0, nullptr);
+            if (g.tf32)
+                conv2dIgemmPipeKernel<BM, BN, TM, TN, false, true>
+                    <<<grid, threads, 0, st>>>(g, x, wt, bias, y, 0, nullptr);
+            else
+                conv2dIgemmPipeKernel<BM, BN, TM, TN, false, false>
+                    <<<grid, threads, 0, st>>>(g, x, wt, bias, y, 0, nullptr);
             return;
         }
         auto* partial = reinterpret_cast<float*>(static_cast<char*>(scratch) + workspaceOffset(g));
-        conv2dIgemmPipeKernel<BM, BN, TM, TN, true>
-            <<<grid, threads, 0, st>>>(g, x, wt, nullptr, nullptr, igemm::stepsPerSplit(pipeSteps(g), splits), partial);
+        const int perPart = igemm::stepsPerSplit(pipeSteps(g), splits);
+        if (g.tf32)
+            conv2dIgemmPipeKernel<BM, BN, TM, TN, true, true>
+                <<<grid, threads, 0, st>>>(g, x, wt, nullptr, nullptr, perPart, partial);
+        else
+            conv2dIgemmPipeKernel<BM, BN, TM, TN, true, false>
+                <<<grid, threads, 0, st>>>(g, x, wt, nullptr, nullptr, perPart, partial);
         CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d implicit GEMM split-K parts");
         igemm::splitKReduce(g, splits, partial, bias, y, st);
     }

@@ -11,8 +11,9 @@
 // cases (tests/data/training: float64 autograd and torch.optim) on cuda.implicit_gemm and cuda.direct within 1e-5
 // relative L2 — every case but the volumes one, which the session refuses naming the layer. The weight gradient's four
 // tilings (conv2d_backward_weights.cu) split-K and not, on both its pipelines (cp.async and register-staged), with a
-// stem, a 1×1 stride-2 projection, dilation, groups and a depthwise layer. Without a GPU every case prints "SKIPPED:
-// <reason>".
+// stem, a 1×1 stride-2 projection, dilation, groups and a depthwise layer. cuda.tensor_core under --math tf32 (the
+// convolutions on TF32 Tensor Cores) on LeNet-5, the graph, the generator and the tilings within TF32's rounding.
+// Without a GPU every case prints "SKIPPED: <reason>".
 #include "compute/error.h"
 #include "compute/network_json.h"
 #include "tests/kernels/gpu_test_support.h"
@@ -92,6 +93,28 @@ const char* kGenerator = R"({
  ]
 })";
 
+// The weight gradient's tilings case (below): a stem, a 1×1 stride-2 projection, a 3×3, a dilated 3×3 in 2 groups, a
+// depthwise 3×3 stride 2 and a linear head.
+const char* kWgradTiles = R"({ "format": "convscope-network", "version": 1, "name": "cuda_train_wgrad_tiles",
+  "input": { "batch": 8, "channels": 3, "height": 64, "width": 64, "source": "random" },
+  "layers": [
+    { "type": "conv2d", "name": "stem", "out_channels": 64, "kernel_size": [7, 7], "stride": [2, 2],
+      "padding": [3, 3, 3, 3], "bias": false, "init": { "kind": "he_uniform", "seed": 61 } },
+    { "type": "relu", "name": "r0" },
+    { "type": "conv2d", "name": "proj", "out_channels": 128, "kernel_size": [1, 1], "stride": [2, 2],
+      "init": { "kind": "he_uniform", "seed": 62 } },
+    { "type": "relu", "name": "r1" },
+    { "type": "conv2d", "name": "c3x3", "out_channels": 128, "kernel_size": [3, 3], "padding": [1, 1, 1, 1],
+      "init": { "kind": "he_uniform", "seed": 63 } },
+    { "type": "relu", "name": "r2" },
+    { "type": "conv2d", "name": "dil", "out_channels": 128, "kernel_size": [3, 3], "padding": [2, 2, 2, 2],
+      "dilation": [2, 2], "groups": 2, "bias": false, "init": { "kind": "he_uniform", "seed": 64 } },
+    { "type": "relu", "name": "r3" },
+    { "type": "conv2d", "name": "dw", "out_channels": 128, "kernel_size": [3, 3], "stride": [2, 2], "groups": 128,
+      "init": { "kind": "he_uniform", "seed": 65 } },
+    { "type": "global_avgpool2d", "name": "g" }, { "type": "flatten", "name": "f" },
+    { "type": "linear", "name": "fc", "out_features": 10, "init": { "kind": "he_uniform", "seed": 66 } } ] })";
+
 } // namespace
 
 TEST_CASE("cuda training: LeNet-5 matches cpu.direct over SGD-momentum and Adam steps", "[gpu][cuda][train]")
@@ -170,6 +193,55 @@ TEST_CASE("cuda training: cuda.winograd's 3x3 layers (Winograd forward and backw
     }
 }
 
+// cuda.tensor_core trains under --math tf32 only: cuda.implicit_gemm's kernels with the convolutions' pipelined tiles
+// (forward, the backward-data's stride phases) and the weight gradient's tiles multiplying on TF32 Tensor Cores
+// (kernels/cuda/tf32_mma.cuh). TF32 rounds each operand to 10 explicit mantissa bits (2^-11 relative), so the bounds
+// are cudnn's under --math tf32. Cases: LeNet-5 (5×5 layers, C = 1 and 6, split-K weight gradients), the graph of
+// every kind (asymmetric padding, dilation, groups, stride 2), the generator (transposed convolutions: the forward's
+// stride phases, groups, output_padding), and the weight gradient's five tilings (a C = 3 stem, a 1×1 stride-2
+// projection, a 3×3 of 128 channels, a dilated 3×3 in groups, a depthwise layer). Then the proof that the Tensor
+// Cores ran: one step's 3×3 weight gradient differs from cuda.implicit_gemm's FP32 one by TF32's rounding (FP32
+// kernels agree to ~1e-7), and the notes say TF32.
+TEST_CASE("cuda training: cuda.tensor_core under --math tf32 matches cpu.direct within TF32's rounding",
+    "[gpu][cuda][train][tf32]")
+{
+    SessionOptions tf32;
+    tf32.math = MathMode::TF32;
+    constexpr test::StepTolerance kTf32 { 1e-2, 2e-2 };
+    Network lenet = loadNetwork(fs::path(CONVSCOPE_EXAMPLES_DIR) / "lenet5.json");
+    lenet.input.batch = 8;
+    test::trainSideBySide(
+        "cuda", test::makeTrainCase(std::move(lenet), 121), test::sgdMomentumForTests(), "tensor_core", 3, kTf32, tf32);
+    test::trainSideBySide("cuda", test::makeTrainCase(parseNetwork(kGraph, "the cuda tf32 graph", {}), 212),
+        test::adamForTests(), "tensor_core", 2, kTf32, tf32);
+    test::trainSideBySide("cuda",
+        test::makeTrainCase(parseNetwork(kGenerator, "the cuda tf32 generator", {}), 313, LossKind::MSE),
+        test::sgdMomentumForTests(), "tensor_core", 2, kTf32, tf32);
+    const test::TrainCase tiles = test::makeTrainCase(parseNetwork(kWgradTiles, "the tf32 tilings", {}), 607);
+    test::trainSideBySide("cuda", tiles, test::sgdMomentumForTests(), "tensor_core", 2, kTf32, tf32);
+
+    auto cuda = test::backendOrSkip("cuda");
+    if (!cuda)
+        return;
+    const auto weightGradient = [&](const std::string& algorithm, const SessionOptions& options) {
+        auto session = cuda->createTrainingSession(algorithm, options);
+        session->prepare(tiles.net, tiles.shapes, {});
+        (void)session->step(tiles.input, tiles.target, 1);
+        return std::make_pair(session->parameterGradient({ 4, "weight" }), session->metadata()); // c3x3
+    };
+    const auto [onTensorCores, notes] = weightGradient("tensor_core", tf32);
+    const auto [inFp32, fp32Notes] = weightGradient("implicit_gemm", {});
+    const double apart = test::trainRelDiff(onTensorCores, inFp32);
+    INFO("c3x3's weight gradient, TF32 against FP32: " << apart);
+    CHECK(apart > 1e-5); // FP32 kernels agree to ~1e-7: the products did round to TF32
+    CHECK(apart < 1e-2);
+    CHECK_THAT(notes.at("math"), Catch::StartsWith("tf32"));
+    CHECK_THAT(notes.at("layer 4 c3x3"), Catch::Contains("TF32 mma.sync"));
+    CHECK_THAT(notes.at("layer 4 c3x3"), Catch::Contains("backward-weights: implicit GEMM 128x128 tiles (TF32"));
+    CHECK_THAT(notes.at("layer 2 proj"), Catch::Contains("forward: implicit GEMM 128x128cp tiles, TF32"));
+    CHECK_THAT(fp32Notes.at("layer 4 c3x3"), !Catch::Contains("TF32"));
+}
+
 TEST_CASE("cuda training: per-channel reductions cut into runs match cpu.direct", "[gpu][cuda][train]")
 {
     // On a GPU of 132 SMs (channel_walk.h's plan): c1's bias and bn1 sum 8·32² per channel in 2 runs of a block each
@@ -228,25 +300,7 @@ TEST_CASE("cuda training: the weight gradient's tilings, split or not, match cpu
     // (64×128, 32 parts), a depthwise 3×3 stride 2 without padding (64×64 in 128 groups, 4 parts of 8·7·7), the
     // linear head (64×128, unsplit). The 64×128 tiles run on 128 threads (8×8 outputs each) on the default pipeline,
     // on 256 (4×8) on the other two.
-    const std::string json = R"({ "format": "convscope-network", "version": 1, "name": "cuda_train_wgrad_tiles",
-      "input": { "batch": 8, "channels": 3, "height": 64, "width": 64, "source": "random" },
-      "layers": [
-        { "type": "conv2d", "name": "stem", "out_channels": 64, "kernel_size": [7, 7], "stride": [2, 2],
-          "padding": [3, 3, 3, 3], "bias": false, "init": { "kind": "he_uniform", "seed": 61 } },
-        { "type": "relu", "name": "r0" },
-        { "type": "conv2d", "name": "proj", "out_channels": 128, "kernel_size": [1, 1], "stride": [2, 2],
-          "init": { "kind": "he_uniform", "seed": 62 } },
-        { "type": "relu", "name": "r1" },
-        { "type": "conv2d", "name": "c3x3", "out_channels": 128, "kernel_size": [3, 3], "padding": [1, 1, 1, 1],
-          "init": { "kind": "he_uniform", "seed": 63 } },
-        { "type": "relu", "name": "r2" },
-        { "type": "conv2d", "name": "dil", "out_channels": 128, "kernel_size": [3, 3], "padding": [2, 2, 2, 2],
-          "dilation": [2, 2], "groups": 2, "bias": false, "init": { "kind": "he_uniform", "seed": 64 } },
-        { "type": "relu", "name": "r3" },
-        { "type": "conv2d", "name": "dw", "out_channels": 128, "kernel_size": [3, 3], "stride": [2, 2], "groups": 128,
-          "init": { "kind": "he_uniform", "seed": 65 } },
-        { "type": "global_avgpool2d", "name": "g" }, { "type": "flatten", "name": "f" },
-        { "type": "linear", "name": "fc", "out_features": 10, "init": { "kind": "he_uniform", "seed": 66 } } ] })";
+    const std::string json = kWgradTiles;
     // Seed 607: with 606's input one pre-activation of dil lies within 1e-7 of the ReLU's kink and FP32 rounds it to
     // the other side, so every FP32 backend (PyTorch's too: 3.0e-3 against float64 on the input gradient; onednn.auto
     // and cuda.implicit_gemm agree with it to six digits) parts from cpu.direct's double sums by 1e-3 — the kink, not
@@ -305,7 +359,8 @@ TEST_CASE("cuda training: refusals name the layer, the kind or the math mode", "
     CHECK_THROWS_WITH(
         cuda->createTrainingSession("implicit_gemm", tf32), Catch::Contains("tf32") && Catch::Contains("cudnn"));
     CHECK_THROWS_AS(cuda->createTrainingSession("no_such_algorithm", {}), UnsupportedError);
-    CHECK_THROWS_AS(cuda->createTrainingSession("tensor_core", {}), UnsupportedError);
+    CHECK_THROWS_WITH(cuda->createTrainingSession("tensor_core", {}), Catch::Contains("--math tf32"));
+    CHECK_THROWS_WITH(cuda->createTrainingSession("tensor_core", half), Catch::Contains("fp16"));
     test::expectTrainingRefused(*cuda, "implicit_gemm",
         R"({ "format": "convscope-network", "version": 1, "name": "resized",
       "input": { "batch": 2, "channels": 2, "height": 6, "width": 6, "source": "random" },

@@ -49,8 +49,14 @@
 // Shapes: x [N, C, H, W], dy [N, K, P, Q], dW [K, C/G, R, S]; the grid is (column tiles, row tiles, G·splits). k and
 // the offsets within one image are 32-bit (the host refuses a layer whose N·P·Q or image exceeds 2^31 − 1 elements).
 // FP32 throughout (the sums of one thread in FP32 over its run; the runs' partials added in FP32).
+//
+// TF32 (ConvGeometry::tf32: cuda.tensor_core's training step under --math tf32): the cp.async kernel on the same
+// tilings, loads and split-K, its panels unpadded and swizzled and each 8-deep step multiplied by the block's warps on
+// mma.sync m16n8k8 (tf32_mma.cuh; both operands rounded to TF32 as the fragments are read, FP32 sums): 128×128 as
+// 2 × 4 warps of 64 × 32, the 64×128 narrow tile as 2 × 2 of 32 × 64. The register-staged pipeline has no TF32 form.
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
+#include "kernels/cuda/tf32_mma.cuh"
 #include "kernels/cuda/training/backward_index.h"
 #include "kernels/cuda/training/conv2d_backward_weights.cuh"
 
@@ -207,16 +213,38 @@ namespace {
         asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
     }
 
+    // The TF32 kernel's outputs: the warp's fragments (rows from m0, columns from n0 of the group's dW) into dW or
+    // split z's slice.
+    template <int MT, int NT>
+    __device__ __forceinline__ void wgradStoreFragments(const WgradShape& g, int grp, int z, int splits, int m0, int n0,
+        int lane, const float (&acc)[MT][NT][4], float* out)
+    {
+        const int rows = wgradRows(g), cols = wgradColumns(g);
+        float* dst = out + (splits > 1 ? z * wgradWeightCount(g) : 0);
+#pragma unroll
+        for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+            for (int ni = 0; ni < NT; ++ni)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int m = m0 + tf32::fragmentRow(lane, mi, e), n = n0 + tf32::fragmentCol(lane, ni, e);
+                    if (m < rows && n < cols)
+                        dst[wgradIndex(g, grp, m, n)] = acc[mi][ni][e];
+                }
+    }
+
     // The cp.async pipeline: a ring of kWgradStages shared stages, the copies of the next kWgradStages − 1 steps in
-    // flight during a step's products and no staging registers (the loads go global → shared directly).
-    template <int bm, int bn, int threads>
+    // flight during a step's products and no staging registers (the loads go global → shared directly). Tf32: the
+    // products on Tensor Cores over swizzled, unpadded panels (the top of the file).
+    template <int bm, int bn, int threads, bool Tf32 = false>
     __global__ void __launch_bounds__(threads, wgradMinBlocks(bm, bn, threads)) wgradAsyncKernel(WgradShape g,
         WgradDivisors d, const float* __restrict__ x, const float* __restrict__ dy, float* __restrict__ out, int splits)
     {
         using G = Grid<bm, bn, threads>;
-        constexpr int la = G::la, lb = G::lb;
-        __shared__ __align__(16) float as[kWgradStages][kWgradDepth][bm + 4];
-        __shared__ __align__(16) float bs[kWgradStages][kWgradDepth][bn + 4];
+        using Warps = tf32::WarpGrid<bm, bn, threads>;
+        constexpr int la = G::la, lb = G::lb, pad = Tf32 ? 0 : 4;
+        __shared__ __align__(16) float as[kWgradStages][kWgradDepth][bm + pad];
+        __shared__ __align__(16) float bs[kWgradStages][kWgradDepth][bn + pad];
         __shared__ int rowOffset[bm];
         __shared__ WgradColumnTap tap[bn];
         const int grp = int(blockIdx.z) / splits, z = int(blockIdx.z) % splits;
@@ -232,12 +260,13 @@ namespace {
                 int oa[la], ob[lb];
                 const WgradImages images = wgradSources<la, lb, threads>(
                     g, d, x, dy, t, run.begin + (long long)s * kWgradDepth + lk, run.end, rowOffset, tap, oa, ob);
+                const auto at = [&](int line) { return Tf32 ? tf32::swizzle(lk, line) : line; };
 #pragma unroll
                 for (int l = 0; l < la; ++l)
-                    copyAsync(&as[buf][lk][wgradLoadLine(t, l, threads)], images.dy, oa[l]);
+                    copyAsync(&as[buf][lk][at(wgradLoadLine(t, l, threads))], images.dy, oa[l]);
 #pragma unroll
                 for (int l = 0; l < lb; ++l)
-                    copyAsync(&bs[buf][lk][wgradLoadLine(t, l, threads)], images.x, ob[l]);
+                    copyAsync(&bs[buf][lk][at(wgradLoadLine(t, l, threads))], images.x, ob[l]);
             }
             commitCopies();
         };
@@ -246,17 +275,26 @@ namespace {
             issue(s, s);
 
         float acc[G::tm][G::tn] = {};
+        float frag[Warps::mt][Warps::nt][4] = {};
+        const int lane = t % 32, warp = t / 32;
         int buf = 0, next = kWgradStages - 1; // the stage step s reads; the one step s + kWgradStages − 1 fills
         for (int s = 0; s < steps; ++s) {
             waitCopies<kWgradStages - 2>(); // this thread's copies of step s landed
             __syncthreads(); // everyone's, and everyone is done with step s − 1's stage, the one refilled now
             issue(s + kWgradStages - 1, next);
-            wgradProducts<bm, bn, threads>(as[buf], bs[buf], ty, tx, acc);
+            if constexpr (Tf32)
+                tf32::warpSlice<Warps::mt, Warps::nt, true, true>(
+                    &as[buf][0][0], bm, Warps::m0(warp), &bs[buf][0][0], bn, Warps::n0(warp), lane, frag);
+            else
+                wgradProducts<bm, bn, threads>(as[buf], bs[buf], ty, tx, acc);
             buf = wgradRingNext(buf);
             next = wgradRingNext(next);
         }
         waitCopies<0>(); // no copy outlives the block (the groups past the last step are empty)
-        wgradStore<bm, bn, threads>(g, grp, z, splits, m0, n0, ty, tx, acc, out);
+        if constexpr (Tf32)
+            wgradStoreFragments(g, grp, z, splits, m0 + Warps::m0(warp), n0 + Warps::n0(warp), lane, frag, out);
+        else
+            wgradStore<bm, bn, threads>(g, grp, z, splits, m0, n0, ty, tx, acc, out);
     }
 
     // The kernel of a tiling and pipeline, for its launch and its occupancy.
@@ -265,8 +303,23 @@ namespace {
     {
         return p == WgradPipeline::Registers ? wgradKernel<bm, bn> : wgradAsyncKernel<bm, bn, kWgradThreads>;
     }
-    WgradKernelFn wgradKernelFor(WgradTiling t, WgradPipeline p)
+    // The TF32 kernel of a tiling (cp.async only).
+    WgradKernelFn wgradTf32KernelFor(WgradTiling t)
     {
+        if (t.threads == kWgradNarrowThreads)
+            return wgradAsyncKernel<64, 128, kWgradNarrowThreads, true>;
+        if (t.bm == 128 && t.bn == 128)
+            return wgradAsyncKernel<128, 128, kWgradThreads, true>;
+        if (t.bm == 128)
+            return wgradAsyncKernel<128, 64, kWgradThreads, true>;
+        if (t.bn == 128)
+            return wgradAsyncKernel<64, 128, kWgradThreads, true>;
+        return wgradAsyncKernel<64, 64, kWgradThreads, true>;
+    }
+    WgradKernelFn wgradKernelFor(WgradTiling t, WgradPipeline p, bool tf32 = false)
+    {
+        if (tf32)
+            return wgradTf32KernelFor(t);
         if (t.threads == kWgradNarrowThreads) // wgradTiling offers it with the cp.async pipeline only
             return wgradAsyncKernel<64, 128, kWgradNarrowThreads>;
         if (t.bm == 128 && t.bn == 128)
@@ -297,13 +350,16 @@ namespace {
 
     // How many blocks of the tiling's kernel a multiprocessor holds at once (the runtime's answer for this device:
     // 2 at 128×128, 3 at 128×64 and 64×128, 4 at 64×64 on sm_90 with the register caps above).
-    int wgradBlocksPerSm(WgradTiling t, WgradPipeline p)
+    int wgradBlocksPerSm(WgradTiling t, WgradPipeline p, bool tf32)
     {
         int blocks = 0;
         CONVSCOPE_CUDA_CHECK(
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, wgradKernelFor(t, p), t.threads, 0));
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, wgradKernelFor(t, p, tf32), t.threads, 0));
         return std::max(blocks, 1);
     }
+
+    // The layer's pipeline: TF32 runs the cp.async one (its only form), FP32 the one CONVSCOPE_WGRAD_PIPELINE names.
+    WgradPipeline pipelineOf(const ConvGeometry& g) { return g.tf32 ? WgradPipeline::Async : wgradPipeline(); }
 
     // dW[i] = Σ_z partial[z][i], z in order.
     __global__ void sumSplitsKernel(const float* __restrict__ partial, long long count, int splits, float* dw)
@@ -323,8 +379,8 @@ int conv2dWgradSplits(const ConvGeometry& g, int sms)
 {
     const WgradShape s = shapeOf(g);
     checkIndexRange(s);
-    const WgradTiling t = wgradTiling(s, wgradPipeline());
-    return wgradSplits(s, t, sms, wgradBlocksPerSm(t, wgradPipeline()));
+    const WgradTiling t = wgradTiling(s, pipelineOf(g));
+    return wgradSplits(s, t, sms, wgradBlocksPerSm(t, pipelineOf(g), g.tf32 != 0));
 }
 
 size_t conv2dWgradWorkspaceBytes(const ConvGeometry& g, int sms)
@@ -336,12 +392,12 @@ size_t conv2dWgradWorkspaceBytes(const ConvGeometry& g, int sms)
 std::string conv2dWgradNote(const ConvGeometry& g, int sms)
 {
     const WgradShape s = shapeOf(g);
-    const WgradTiling t = wgradTiling(s, wgradPipeline());
+    const WgradPipeline p = pipelineOf(g);
+    const WgradTiling t = wgradTiling(s, p);
     const int splits = conv2dWgradSplits(g, sms);
-    const WgradPipeline p = wgradPipeline();
     return "backward-weights: implicit GEMM " + std::to_string(t.bm) + "x" + std::to_string(t.bn) + " tiles ("
-        + std::to_string(t.threads) + " threads, " + std::to_string(wgradBlocksPerSm(t, p))
-        + " blocks a multiprocessor, 8-deep steps, "
+        + (g.tf32 ? "TF32 mma.sync m16n8k8, " : "") + std::to_string(t.threads) + " threads, "
+        + std::to_string(wgradBlocksPerSm(t, p, g.tf32 != 0)) + " blocks a multiprocessor, 8-deep steps, "
         + (p == WgradPipeline::Registers ? std::string("register double-buffered")
                                          : std::to_string(kWgradStages) + "-stage cp.async")
         + ") over N*P*Q = " + std::to_string(wgradReduction(s))
@@ -353,7 +409,7 @@ void conv2dBackwardWeights(
     const ConvGeometry& g, const float* x, const float* dy, float* dw, float* workspace, int sms, cudaStream_t st)
 {
     const WgradShape s = shapeOf(g);
-    const WgradTiling t = wgradTiling(s, wgradPipeline());
+    const WgradTiling t = wgradTiling(s, pipelineOf(g));
     const int splits = conv2dWgradSplits(g, sms);
     if (splits > 1 && !workspace)
         throw Error("conv2d backward-weights: split-K " + std::to_string(splits) + " without a workspace");
@@ -361,7 +417,7 @@ void conv2dBackwardWeights(
         unsigned(g.groups * splits));
     const WgradDivisors d = wgradDivisors(s);
     float* out = splits > 1 ? workspace : dw;
-    wgradKernelFor(t, wgradPipeline())<<<grid, unsigned(t.threads), 0, st>>>(s, d, x, dy, out, splits);
+    wgradKernelFor(t, pipelineOf(g), g.tf32 != 0)<<<grid, unsigned(t.threads), 0, st>>>(s, d, x, dy, out, splits);
     CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d backward-weights (implicit GEMM)");
     if (splits > 1) {
         const long long count = wgradWeightCount(s);

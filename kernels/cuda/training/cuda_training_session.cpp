@@ -16,12 +16,18 @@ CudaTrainingSession::CudaTrainingSession(std::string algorithm, SessionOptions o
         && m_algorithm != "fft" && m_algorithm != "tensor_core")
         throw UnsupportedError(
             m_prefix + ": unknown algorithm (direct, tiled, implicit_gemm, winograd, fft, tensor_core)");
-    requireMath(
-        false, false, "our training kernels are FP32 SIMT: train with --math fp32, or tf32, fp16 and bf16 on cudnn");
-    if (m_algorithm == "tensor_core")
-        throw UnsupportedError(m_prefix
-            + ": training on Tensor Cores is unsupported (it needs --math tf32, fp16 or "
-              "bf16, and the training step runs FP32 only); use cuda.implicit_gemm");
+    m_tf32 = m_algorithm == "tensor_core";
+    if (m_tf32) {
+        requireMath(true, false,
+            "our Tensor Core training kernels are TF32 on FP32 tensors: train fp16 and bf16 on cudnn for now");
+        if (m_options.math != MathMode::TF32)
+            throw UnsupportedError(m_prefix
+                + ": training on Tensor Cores needs --math tf32 (fp32 trains on cuda.implicit_gemm, fp16 and bf16 on "
+                  "cudnn)");
+    } else {
+        requireMath(false, false,
+            "these training kernels are FP32 FFMA: train --math tf32 on cuda.tensor_core, fp16 and bf16 on cudnn");
+    }
     m_winogradTile = m_algorithm == "winograd" ? winogradTileOf(m_options) : 0; // a bad winograd_tile fails here
     openDevice();
     CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&m_sms, cudaDevAttrMultiProcessorCount, m_device));
@@ -52,7 +58,11 @@ std::string CudaTrainingSession::workspaceWhat() const
 
 void CudaTrainingSession::extraMetadata(std::map<std::string, std::string>& m) const
 {
-    m["math"] = "fp32 (our kernels; no cuDNN, no cuBLAS, no TF32)";
+    m["math"] = m_tf32
+        ? "tf32 (our kernels: the convolutions' forward, backward-data and backward-weights on TF32 "
+          "Tensor Cores, mma.sync m16n8k8, FP32 sums, where the pipelined implicit GEMM takes the layer; "
+          "linear, batch norm, activations, the loss and the update in FP32)"
+        : "fp32 (our kernels; no cuDNN, no cuBLAS, no TF32)";
     m["workspace"] = gpu::mib(m_workspaceBytes)
         + " (the weight gradients' split-K partial sums; batch norm's and the bias and gate gradients' per-channel "
           "partial sums)";
@@ -60,6 +70,11 @@ void CudaTrainingSession::extraMetadata(std::map<std::string, std::string>& m) c
         m["training_kernels"] = m_prefix + " trains the 3x3 stride-1 ungrouped convolutions' forward and backward-data "
             + "on Winograd F(" + std::to_string(m_winogradTile) + "x" + std::to_string(m_winogradTile)
             + ",3x3), everything else with cuda.implicit_gemm's kernels (the weight gradient is the split-K GEMM)";
+    else if (m_tf32)
+        m["training_kernels"] = m_prefix
+            + " trains with cuda.implicit_gemm's kernels, their pipelined tiles and the weight gradient's cp.async "
+              "tiles "
+              "multiplying on TF32 Tensor Cores";
     else if (m_algorithm != "direct" && m_algorithm != "implicit_gemm")
         m["training_kernels"] = m_prefix
             + " trains with cuda.implicit_gemm's kernels (the forward's implicit GEMM, "

@@ -32,8 +32,12 @@
 //                     mulTensors and the gate's per-plane sums; channel_shuffle's backward is the inverse shuffle
 //                     (groups C/g); dropout the CPU's mask exactly (drawn on the host), y = x·mask, gx = gy·mask.
 //   flatten, identity views (the output is the input's buffer).
+// Math: FP32 on every algorithm but cuda.tensor_core, which takes --math tf32 only: the same kernels, the convolutions'
+// pipelined implicit GEMM tiles (forward, the backward-data's phases) and the weight gradient's cp.async tiles
+// multiplying on TF32 Tensor Cores (kernels/cuda/tf32_mma.cuh); linear and the layers the pipelined tiles do not take
+// stay FP32. FP16 and BF16 are refused (their storage needs every kind's kernels in half precision).
 // Refused in prepare with the layer and kind named: resize, the volume kinds, a fused activation, tensors of more than
-// 2^31 elements, and every math mode but FP32.
+// 2^31 elements.
 #pragma once
 
 #include "compute/training/training.h"
@@ -50,7 +54,8 @@ namespace convscope::cuda {
 // Why the cuda session cannot train layer i (empty: it can).
 std::string cudaTrainingRefusal(const Network& net, const ShapeReport& shapes, size_t i);
 
-// Throws UnsupportedError for an unknown algorithm, a math mode other than FP32, or an unusable device.
+// Throws UnsupportedError for an unknown algorithm, a math mode the algorithm does not train in (FP32; TF32 on
+// cuda.tensor_core), or an unusable device.
 std::unique_ptr<TrainingSession> makeTrainingSession(const std::string& algorithm, const SessionOptions& options);
 
 // One layer's plan; its parameters, gradients, optimizer state, masks and timing are gpu::TrainLayerState's
@@ -93,6 +98,9 @@ private:
     void gemmRun(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, void* scratch);
 
     int m_sms = 1;
+    // cuda.tensor_core (--math tf32 only): the convolutions' implicit GEMMs multiply on TF32 Tensor Cores
+    // (ConvGeometry::tf32); everything else runs as under cuda.implicit_gemm.
+    bool m_tf32 = false;
     // cuda.winograd: the Winograd tile (--option winograd_tile, 4 by default) for the 3×3 stride-1 convolutions of
     // the forward and the backward-data, read once at construction; 0 on every other algorithm.
     int m_winogradTile = 0;

@@ -1,0 +1,99 @@
+// TF32 Tensor Core products for our FP32-storage implicit GEMMs (issue 33: cuda.tensor_core's training step under
+// --math tf32): the forward's and the backward-data's pipelined tiles (conv2d_implicit_gemm_pipe.cu) and the weight
+// gradient's (training/conv2d_backward_weights.cu) keep their loads, pipelines and shared panels, and multiply each
+// 8-deep slice of a stage with mma.sync m16n8k8 (sm_80 and later; the build targets 80 and 90) instead of FFMA.
+//
+// The panels are k-major (row k of a stage holds the tile's BM rows of A, or BN columns of B), as the FFMA tiles read
+// them. mma's fragments read column-wise from them — lane (g, t) = (lane / 4, lane % 4) takes A[m = g (+8)][k = t
+// (+4)] and B[k = t (+4)][n = g] — so in a plain panel the four t of one g hit one bank (4-way conflicts on every
+// read). The panels are therefore swizzled: element (k, col) sits at column col ^ ((k & 3) << 3). g fills a bank
+// index's low three bits and t the next two, so each fragment read touches 32 banks; the flip keeps four consecutive
+// columns consecutive (the 16-byte copies of A) and a row's 32 aligned columns a permutation of one 128-byte line (the
+// 4-byte copies of B, one warp a row). Panel rows are a multiple of 32 floats.
+//
+// Rounding: the operands go to TF32 by cvt.rna (to nearest, ties away from zero: cuBLAS's and CUTLASS's conversion;
+// the Tensor Cores alone would drop the low 13 bits), the products and sums stay FP32 — PyTorch's allow_tf32. A
+// panel whose values were rounded when written (the forward's transposed weights) skips the conversion.
+#pragma once
+
+#include <cstdint>
+
+namespace convscope::cuda::tf32 {
+
+// Where element (k, col) of a k-major swizzled panel sits in its row.
+__host__ __device__ constexpr int swizzle(int k, int col) { return col ^ ((k & 3) << 3); }
+
+// FP32 → TF32, to nearest (cvt.rna); the result is an FP32 bit pattern with the low 13 bits zero.
+__device__ __forceinline__ uint32_t rounded(float v)
+{
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+    return r;
+}
+__device__ __forceinline__ float roundedFloat(float v) { return __uint_as_float(rounded(v)); }
+
+// d += a · b: a 16×8 row-major tile, b 8×8 column-major, d 16×8 in FP32 (lane (g, t) holds d[g][2t], d[g][2t + 1],
+// d[g + 8][2t], d[g + 8][2t + 1]).
+__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+template <bool Round> __device__ __forceinline__ uint32_t operand(float v)
+{
+    if constexpr (Round)
+        return rounded(v);
+    else
+        return __float_as_uint(v);
+}
+
+// One 8-deep slice of a warp's MT × NT tiles of 16 × 8: `a` and `b` are the slice's first panel rows (8 rows of
+// aStride and bStride floats), the warp's rows start at column m0 of A and its columns at column n0 of B.
+// RoundA / RoundB: convert that operand to TF32 here (false: it was rounded when written).
+template <int MT, int NT, bool RoundA, bool RoundB>
+__device__ __forceinline__ void warpSlice(
+    const float* a, int aStride, int m0, const float* b, int bStride, int n0, int lane, float (&acc)[MT][NT][4])
+{
+    const int g = lane >> 2, t = lane & 3;
+    const float* aLo = a + t * aStride; // k = t
+    const float* aHi = a + (t + 4) * aStride; // k = t + 4 (the same swizzle: (t + 4) & 3 == t)
+    const float* bLo = b + t * bStride;
+    const float* bHi = b + (t + 4) * bStride;
+    uint32_t bf[NT][2];
+#pragma unroll
+    for (int ni = 0; ni < NT; ++ni) {
+        const int n = swizzle(t, n0 + ni * 8 + g);
+        bf[ni][0] = operand<RoundB>(bLo[n]);
+        bf[ni][1] = operand<RoundB>(bHi[n]);
+    }
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) {
+        const int m = swizzle(t, m0 + mi * 16 + g), m8 = swizzle(t, m0 + mi * 16 + g + 8);
+        const uint32_t af[4]
+            = { operand<RoundA>(aLo[m]), operand<RoundA>(aLo[m8]), operand<RoundA>(aHi[m]), operand<RoundA>(aHi[m8]) };
+#pragma unroll
+        for (int ni = 0; ni < NT; ++ni)
+            mma(acc[mi][ni], af, bf[ni]);
+    }
+}
+
+// The tile element accumulator acc[mi][ni][e] holds: its row within the warp's rows and its column within the warp's
+// columns.
+__device__ __forceinline__ int fragmentRow(int lane, int mi, int e) { return mi * 16 + (lane >> 2) + (e >> 1) * 8; }
+__device__ __forceinline__ int fragmentCol(int lane, int ni, int e) { return ni * 8 + (lane & 3) * 2 + (e & 1); }
+
+// A block's warps over its BM × BN tile: two warp rows, the rest across the columns (8 warps: 2 × 4; 4 warps: 2 × 2),
+// each warp MT × NT tiles of 16 × 8.
+template <int BM, int BN, int Threads> struct WarpGrid {
+    static constexpr int warps = Threads / 32, rows = 2, cols = warps / rows;
+    static constexpr int warpM = BM / rows, warpN = BN / cols;
+    static constexpr int mt = warpM / 16, nt = warpN / 8;
+    static_assert(warpM % 16 == 0 && warpN % 8 == 0, "a warp's share of the tile is whole 16 x 8 tiles");
+    __device__ static int m0(int warp) { return (warp / cols) * warpM; }
+    __device__ static int n0(int warp) { return (warp % cols) * warpN; }
+};
+
+} // namespace convscope::cuda::tf32
