@@ -95,19 +95,20 @@ find_path(NCCL_INCLUDE_DIR nccl.h PATHS ${CUDAToolkit_INCLUDE_DIRS} /usr/include
 find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 NAMES_PER_DIR
   PATHS ${CUDAToolkit_LIBRARY_DIR} /usr/lib/x86_64-linux-gnu /usr/local/cuda/lib64)
 set(_nccl_default OFF)
-if(CONVSCOPE_WITH_CUDNN AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+if(CONVSCOPE_WITH_CUDA AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
   set(_nccl_default ON)
 endif()
-option(CONVSCOPE_WITH_NCCL "Data-parallel training across GPUs with NCCL in the cudnn module (on when NCCL is found)"
+option(CONVSCOPE_WITH_NCCL
+  "Data-parallel training across GPUs with NCCL in the GPU modules (cuda and cudnn; on when NCCL is found)"
   ${_nccl_default})
-if(CONVSCOPE_WITH_NCCL AND NOT (CONVSCOPE_WITH_CUDNN AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY))
-  message(FATAL_ERROR "CONVSCOPE_WITH_NCCL is ON but NCCL (set NCCL_ROOT) or the cudnn module is missing")
+if(CONVSCOPE_WITH_NCCL AND NOT (CONVSCOPE_WITH_CUDA AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY))
+  message(FATAL_ERROR "CONVSCOPE_WITH_NCCL is ON but NCCL (set NCCL_ROOT) or CUDA is missing")
 endif()
 add_feature_info(NCCL CONVSCOPE_WITH_NCCL "data-parallel training across GPUs (train --distributed; ${NCCL_LIBRARY})")
 # Why `train --distributed` is unavailable, for its message (through the config header).
 set(CONVSCOPE_NCCL_WHY "")
-if(NOT CONVSCOPE_WITH_CUDNN)
-  set(CONVSCOPE_NCCL_WHY "the cudnn module was not built (convscope-cli info says why)")
+if(NOT CONVSCOPE_WITH_CUDA)
+  set(CONVSCOPE_NCCL_WHY "the GPU modules were not built (convscope-cli info says why)")
 elseif(NOT (NCCL_INCLUDE_DIR AND NCCL_LIBRARY))
   set(CONVSCOPE_NCCL_WHY "NCCL was not found when ConvScope was configured (set NCCL_ROOT to the folder with include/nccl.h and lib/libnccl.so*)")
 elseif(NOT CONVSCOPE_WITH_NCCL)

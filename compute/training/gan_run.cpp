@@ -200,7 +200,8 @@ GanResult trainGan(Network generator, Network discriminator, const GanRunOptions
                 + " backend has no backward ops (training is unsupported there)");
         if (ddp && !s->dataParallel())
             throw UnsupportedError(o.selection.str()
-                + ": data-parallel training (--distributed) is unsupported there; it runs on cudnn.auto, built with "
+                + ": data-parallel training (--distributed) is unsupported there; it runs on the GPU backends (cudnn, "
+                  "cuda), built with "
                   "NCCL");
         TrainingOptions to;
         to.group = o.group;

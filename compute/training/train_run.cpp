@@ -100,7 +100,8 @@ TrainResult trainNetwork(Network net, const Tensor& input, const Tensor& target,
                   "cpu.im2col_gemm, onednn.auto, cudnn.auto or cuda.implicit_gemm");
         if (ddp && !session->dataParallel())
             throw UnsupportedError(sel.str()
-                + ": data-parallel training (--distributed) is unsupported there; it runs on cudnn.auto, built with "
+                + ": data-parallel training (--distributed) is unsupported there; it runs on the GPU backends (cudnn, "
+                  "cuda), built with "
                   "NCCL");
         TrainingOptions training = options.training;
         training.sameInputEveryStep = true; // one batch, every step

@@ -1,6 +1,7 @@
 // The GPU training sessions' shared flow (gpu_training_session.h): prepare, the step, the phases' timing and flags,
 // reset and the host copies. The per-kind work is the session's (planLayer, forward, backwardData, ...).
 #include "kernels/common/gpu_training_session.h"
+#include "kernels/common/data_parallel.h"
 
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
@@ -192,7 +193,7 @@ void GpuTrainingSessionBase::prepare(const Network& net, const ShapeReport& shap
         throw InputError(net.name
             + " has no trainable layer (no conv, linear, affine batch norm or prelu with parameters): there is nothing "
               "to train");
-    afterLayerBuffers();
+    setUpDataParallel(); // data parallel: the gradients move into the buckets (gpu_training_parallel.cpp)
     for (size_t i = 0; i < count; ++i)
         if (m_readers[i] > 1) {
             m_scratchBuf[i] = DeviceBuffer(storageBytes(shapes.layers[i].out.numel()),
@@ -296,7 +297,7 @@ void GpuTrainingSessionBase::uploadAndForward(const Tensor& input, int64_t step)
         timedPhase(i, 0, [&] { forward(i); });
 }
 
-StepResult GpuTrainingSessionBase::step(const Tensor& input, const Tensor& target, int64_t step)
+StepResult GpuTrainingSessionBase::stepOnOneGpu(const Tensor& input, const Tensor& target, int64_t step)
 {
     beginStep(input);
     const size_t count = layerCount();

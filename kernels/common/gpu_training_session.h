@@ -54,6 +54,8 @@
 
 namespace convscope::gpu {
 
+class DataParallel; // data_parallel.h
+
 // One layer's device state that every GPU training session keeps; a session's layer struct derives from it and adds
 // its plan (descriptors, geometries, tables).
 struct TrainLayerState {
@@ -97,7 +99,12 @@ public:
     ~GpuTrainingSessionBase() override;
 
     void prepare(const Network& net, const ShapeReport& shapes, const TrainingOptions& options) final;
-    StepResult step(const Tensor& input, const Tensor& target, int64_t step) override;
+    // One GPU's step (gpu_training_session.cpp), or under data parallel the one with the all-reduces
+    // (gpu_training_parallel.cpp).
+    StepResult step(const Tensor& input, const Tensor& target, int64_t step) final;
+    // Data parallel (gpu_training_parallel.cpp, data_parallel.h): built with NCCL, every GPU session takes it.
+    bool dataParallel() const final;
+    std::vector<BucketTiming> passBuckets() const final; // the last phased backward pass's all-reduces
     void reset() final;
     Network trainedNetwork() const final;
     Tensor parameterGradient(const ParameterRef& ref) const final;
@@ -151,11 +158,10 @@ protected:
     // In prepare, after layer i's parameters, gradients and optimizer state exist: what else it needs (batch norm's
     // saved statistics).
     virtual void prepareLayer(size_t /*i*/) { }
-    // In prepare, after every layer's buffers and before the scratch buffers (the cudnn session's data parallel).
-    virtual void afterLayerBuffers() { }
     // In prepare, after every layer's plan and before the workspace is allocated (the cudnn session's data parallel:
-    // every rank takes rank 0's algorithms).
+    // every rank takes rank 0's algorithms; dataParallelRunning() says whether this prepare runs data parallel).
     virtual void afterPlanning() { }
+    bool dataParallelRunning() const { return m_ddp != nullptr; }
     // Layer i's plan, once, every buffer allocated (geometries, tables, algorithms); raises m_workspaceBytes to what
     // it needs.
     virtual void planLayer(size_t i) = 0;
@@ -170,30 +176,32 @@ protected:
     virtual bool storageParameters(size_t /*i*/) const { return false; }
     // Before a pass's first launch (and before planning): the libraries' handles on the session's stream.
     virtual void passStarts() { }
-    // Data parallel in the phased step (the cudnn session with NCCL; the DCGAN loop across GPUs), as PyTorch DDP
+    // Data parallel in the phased step (the DCGAN loop across GPUs; gpu_training_parallel.cpp), as PyTorch DDP
     // all-reduces every backward(): averagesGradients() says whether the session averages the gradients across ranks;
     // then backwardPass calls passBackwardStarts before the first layer, gradientsReady(k) after each layer k (with a
-    // gradient or not: the buckets launch in layer order), and, after the last one, finishAveragedPass, which must
-    // call addSum(k) for every layer k of `has` once its gradients hold the ranks' average, make the `count`
-    // finiteness flags every rank's maximum (so that all ranks stop at the same pass), and wait for the ranks within
-    // the collective timeout (InputError naming the step when one does not answer: never hang).
+    // gradient or not: the buckets launch in layer order), and, after the last one, finishAveragedPass, which calls
+    // addSum(k) for every layer k of `has` once its gradients hold the ranks' average, makes the `count` finiteness
+    // flags every rank's maximum (so that all ranks stop at the same pass), and waits for the ranks within the
+    // collective timeout (InputError naming the step when one does not answer: never hang).
     // `fold`: the sums hold this rank's own gradients of passes run without synchronising (setGradientSync(false)).
     // Each bucket then averages, per trained layer, this pass's gradient (zero where `has` has none) plus its sum, and
     // the sum is cleared before the launch; addSum(k) then runs for every trained layer, so the sums end as the ranks'
     // average of everything since zeroGradients.
-    virtual bool averagesGradients() const { return false; }
-    virtual void passBackwardStarts() { }
-    virtual void gradientsReady(size_t /*k*/, const std::vector<char>& /*has*/, bool /*fold*/) { }
-    virtual void finishAveragedPass(const std::vector<char>& /*has*/, const std::function<void(size_t)>& /*addSum*/,
-        int* /*flags*/, size_t /*count*/, int64_t /*step*/, bool /*fold*/)
-    {
-    }
+    bool averagesGradients() const;
+    void passBackwardStarts();
+    void gradientsReady(size_t k, const std::vector<char>& has, bool fold);
+    void finishAveragedPass(const std::vector<char>& has, const std::function<void(size_t)>& addSum, int* flags,
+        size_t count, int64_t step, bool fold);
     bool lastPassLocal() const { return m_lastPassLocal; } // the last backward pass did not synchronise
     // Deferred reads (collectPasses): an averaged pass does not wait for the ranks (readsDeferred()); collect first
     // waits for the last one's communication within the collective timeout, then takes its buckets' timings.
     bool readsDeferred() const { return m_deferred; }
-    virtual void awaitDeferredCommunication(int64_t /*step*/) { }
-    virtual std::vector<BucketTiming> averagedPassBuckets() const { return {}; }
+    void awaitDeferredCommunication(int64_t step);
+    std::vector<BucketTiming> averagedPassBuckets() const;
+    // The communicator's abort before the derived session's buffers go: after a failed step the compute stream may
+    // wait on an all-reduce that a dead rank never completes, and the abort ends it, so the destructor's
+    // synchronisation cannot hang.
+    void endDataParallel() noexcept;
     // The session's own metadata entries (they may replace the base's).
     virtual void extraMetadata(std::map<std::string, std::string>& /*m*/) const { }
     virtual std::string workspaceWhat() const = 0; // the workspace buffer's name in an allocation failure
@@ -333,6 +341,26 @@ protected:
     bool m_prepared = false;
 
 private:
+    // gpu_training_parallel.cpp
+    StepResult stepOnOneGpu(const Tensor& input, const Tensor& target, int64_t step); // gpu_training_session.cpp
+    // The shared step with the all-reduces: each bucket launched as soon as the backward has written its gradients,
+    // the updates after the averages; the flags and the loss all-reduced so every rank reaches the same verdict.
+    StepResult stepDataParallel(const Tensor& input, const Tensor& target, int64_t step);
+    void setUpDataParallel(); // prepare: the communicator (once) and the buckets with a group of 2+ ranks, else none
+    void prepareDataParallel(); // the buckets, the gradients moved into their flat buffers (or widened into them)
+    // After layer k's backward: its half gradients widened into the bucket (mixed precision), then the buckets it
+    // completes launched; with `has` (the phased step's fold) each bucket's layers first add their sums into their
+    // windows (zeroed where `has` has no gradient) and clear them.
+    void bucketsReadyAfter(size_t k, const std::vector<char>* has = nullptr);
+    void foldSumsInto(size_t bucket, const std::vector<char>& has);
+    void waitAllBuckets(); // the compute stream waits for every bucket's average
+    // After the backward: `work` on each trained layer of `has` (its update, or the phased step's sum), each after the
+    // compute stream waits for its bucket's average.
+    void afterEachBucket(const std::vector<char>& has, const std::function<void(size_t)>& work);
+    std::unique_ptr<DataParallel> m_ddp; // data parallel only
+    const ProcessGroup* m_ddpGroup = nullptr; // the group m_ddp was made for
+    std::vector<std::vector<size_t>> m_bucketsAfter; // layer k → the buckets its backward completes
+
     void flagGradients(size_t k, const std::vector<char>& has, bool inputHas);
     void beginPass(); // the phased step's: prepared, current device, passStarts, `timed` cleared
     // The phased forward once the input is in m_input, and the backward once the output gradient is in place.
@@ -357,7 +385,11 @@ template <class LayerT> class GpuTrainingSession : public GpuTrainingSessionBase
 protected:
     using GpuTrainingSessionBase::GpuTrainingSessionBase;
     // The queued work ends before m_layers' buffers are freed (the base's destructor runs after they are).
-    ~GpuTrainingSession() override { finishQueuedWork(); }
+    ~GpuTrainingSession() override
+    {
+        endDataParallel();
+        finishQueuedWork();
+    }
 
     TrainLayerState& layerState(size_t i) final { return m_layers[i]; }
     const TrainLayerState& layerState(size_t i) const final { return m_layers[i]; }

@@ -46,7 +46,6 @@
 #include "kernels/common/gpu_training_session.h"
 #include "kernels/common/training_kernels.cuh"
 #include "kernels/cudnn/cudnn_support.h"
-#include "kernels/cudnn/training_distributed.h"
 
 #include <array>
 #include <functional>
@@ -90,27 +89,8 @@ struct TrainLayer : gpu::TrainLayerState {
 class CudnnTrainingSession final : public gpu::GpuTrainingSession<TrainLayer> {
 public:
     CudnnTrainingSession(std::string algorithm, SessionOptions options);
-    ~CudnnTrainingSession() override;
-
-    // Under data parallel its own flow (training_session.cpp); otherwise the shared one.
-    StepResult step(const Tensor& input, const Tensor& target, int64_t step) override;
-    bool dataParallel() const override;
-    std::vector<BucketTiming> passBuckets() const override; // the last phased backward pass's all-reduces
 
 private:
-    // training_distributed.cpp: the communicator (once), the buckets, and the gradients moved into them.
-    void prepareDataParallel();
-    // After layer k's backward: its half gradients widened into the bucket (mixed precision), then the buckets it
-    // completes launched; with `has` (the phased step's fold, gpu_training_session.h) each bucket's layers first add
-    // their sums into their windows (zeroed where `has` has no gradient) and clear them.
-    void bucketsReadyAfter(size_t k, const std::vector<char>* has = nullptr);
-    void foldSumsInto(size_t bucket, const std::vector<char>& has);
-    void waitAllBuckets(); // the compute stream waits for every bucket's average
-    // After the backward: `work` on each trained layer of `has` (its update, or the phased step's sum), each after the
-    // compute stream waits for its bucket's average.
-    void afterEachBucket(const std::vector<char>& has, const std::function<void(size_t)>& work);
-    StepResult stepDataParallel(const Tensor& input, const Tensor& target, int64_t step);
-
     // training_layers.cpp
     void planLayer(size_t i, cudnnHandle_t h); // descriptors, algorithms (untimed)
     void forward(size_t i, const Handles& h);
@@ -147,7 +127,6 @@ private:
     // training_session.cpp
     std::string refusal(const Network& net, const ShapeReport& shapes, size_t i) const override;
     void prepareLayer(size_t i) override; // batch norm's saved results and a non-affine layer's dγ, dβ
-    void afterLayerBuffers() override; // data parallel: the gradients move into the buckets' flat buffers
     // Data parallel: rank 0's convolution algorithms on every rank (training_distributed.cpp). Each rank's cudnnFind
     // times its own GPU, and two ranks that pick differently for one layer (bf16's DCGAN: one rank's step 25 % longer
     // in its GPU time) run at the slower one's pace, since every all-reduce waits for both.
@@ -155,18 +134,6 @@ private:
     // This thread's handles on the session's stream, cuBLAS in pedantic FP32 (never TF32 through a default) or, with
     // --math tf32, TF32.
     void passStarts() override;
-    // The phased step under data parallel (the DCGAN loop across GPUs; training_distributed.cpp): each backward pass's
-    // buckets launched as the pass completes them, the sums taken from their averages.
-    bool averagesGradients() const override { return m_ddp != nullptr; }
-    void passBackwardStarts() override;
-    void gradientsReady(size_t k, const std::vector<char>& has, bool fold) override
-    {
-        bucketsReadyAfter(k, fold ? &has : nullptr);
-    }
-    void finishAveragedPass(const std::vector<char>& has, const std::function<void(size_t)>& addSum, int* flags,
-        size_t count, int64_t step, bool fold) override;
-    void awaitDeferredCommunication(int64_t step) override;
-    std::vector<BucketTiming> averagedPassBuckets() const override;
     void extraMetadata(std::map<std::string, std::string>& m) const override;
     std::string workspaceWhat() const override;
 
@@ -176,9 +143,6 @@ private:
     int m_sms = 0;
     size_t m_workspaceLimit = 0;
     Handles* m_handles = nullptr;
-    std::unique_ptr<DataParallel> m_ddp; // data parallel only
-    const ProcessGroup* m_ddpGroup = nullptr; // the group m_ddp was made for
-    std::vector<std::vector<size_t>> m_bucketsAfter; // layer k → the buckets its backward completes
 };
 
 } // namespace convscope::cudnn

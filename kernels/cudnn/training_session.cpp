@@ -1,7 +1,8 @@
 // The cudnn TrainingSession's own part (training_layers.h has the kinds; kernels/common/gpu_training_session.h the
 // flow both GPU sessions share): its algorithms and workspace limit, this thread's cuDNN and cuBLAS handles on the
-// session's stream, batch norm's buffers, and the data-parallel step (the gradients all-reduced in buckets while the
-// backward runs, each bucket's updates after its average; training_distributed.h).
+// session's stream, batch norm's buffers. Data parallel is the shared flow's
+// (kernels/common/gpu_training_parallel.cpp); what is the cudnn session's own there — every rank running rank 0's
+// algorithms — is in training_distributed.cpp.
 #include "kernels/cudnn/training_session.h"
 
 #include "compute/error.h"
@@ -41,13 +42,6 @@ CudnnTrainingSession::CudnnTrainingSession(std::string algorithm, SessionOptions
     threadHandles(); // fail here, with cuDNN's reason, rather than in the middle of prepare
 }
 
-CudnnTrainingSession::~CudnnTrainingSession()
-{
-    // Data parallel first: after a failed step the compute stream may wait on an all-reduce that a dead rank never
-    // completes; the communicator's abort ends it, so the synchronisation (GpuTrainingSession's) cannot hang.
-    m_ddp.reset();
-}
-
 std::string CudnnTrainingSession::refusal(const Network& net, const ShapeReport& shapes, size_t i) const
 {
     if (mixed()) {
@@ -81,17 +75,6 @@ void CudnnTrainingSession::prepareLayer(size_t i)
     }
 }
 
-void CudnnTrainingSession::afterLayerBuffers()
-{
-    if (m_train.group && m_train.group->worldSize() > 1) {
-        prepareDataParallel(); // the gradients move into the buckets' flat buffers (or widen into them)
-    } else {
-        m_ddp.reset();
-        m_ddpGroup = nullptr;
-        m_bucketsAfter.assign(m_layers.size(), {});
-    }
-}
-
 void CudnnTrainingSession::passStarts()
 {
     Handles& h = threadHandles();
@@ -109,70 +92,6 @@ void CudnnTrainingSession::passStarts()
 
 std::string CudnnTrainingSession::workspaceWhat() const { return "train: the convolutions' workspace"; }
 
-StepResult CudnnTrainingSession::step(const Tensor& input, const Tensor& target, int64_t step)
-{
-    return m_ddp ? stepDataParallel(input, target, step) : GpuTrainingSession::step(input, target, step);
-}
-
-// The shared step with the all-reduces: the loss on the device as on one GPU, each bucket launched as soon as the
-// backward has written its gradients, the updates after the averages. Finiteness as on one GPU (the updates flag a
-// parameter gradient that is not finite, the input gradient gets one check), with the flags and the loss all-reduced
-// so that every rank reaches the same verdict after the same collectives: none throws before the others are done.
-StepResult CudnnTrainingSession::stepDataParallel(const Tensor& input, const Tensor& target, int64_t step)
-{
-    beginStep(input);
-    const cudaStream_t st = m_stream->get();
-    const size_t count = m_layers.size();
-    StepResult r;
-    r.layers.assign(count, {});
-    uploadAndForward(input, step);
-    lossOnDevice(target);
-    std::vector<char> has(count, 0);
-    has[count - 1] = 1;
-    char inputHas = 0;
-    int* anyFlag = static_cast<int*>(m_flags.get()) + count;
-    m_ddp->backwardStarts(st);
-    for (size_t k = count; k-- > 0;) {
-        if (has[k]) // else nothing downstream read this output
-            backwardLayer(k, has, inputHas, false);
-        bucketsReadyAfter(k); // the update waits for the bucket's average (below)
-    }
-    m_inputHas = inputHas != 0;
-    m_ddp->backwardEnds(st);
-    if (lossScaled()) {
-        // GradScaler under DDP: every averaged gradient checked (the same on every rank) and the loss's flags made
-        // the ranks' maximum before any update, so all ranks skip the same steps; then the updates, unscaling.
-        int* overflow = lossFlag();
-        waitAllBuckets();
-        for (size_t k = count; k-- > 0;)
-            if (has[k] && trains(k))
-                flagParameterGradients(k, overflow);
-        m_ddp->allReduceMax(overflow, 1, st);
-        updatesLossScaled(has);
-    } else {
-        if (m_inputHas)
-            train::flagNonFinite(m_inputGrad.get(), m_shapes.input.numel(), anyFlag, st, m_storage);
-        afterEachBucket(has, [&](size_t k) { timedPhase(k, 3, [&] { update(k, step, lossBad(), anyFlag); }); });
-    }
-    // Every rank's flags (the layers' and the step's any) become their maximum, the loss the ranks' mean.
-    const double mean = m_ddp->finishStep(static_cast<int*>(m_flags.get()), count + 1, deviceLoss(), st, step);
-    readDeviceLoss(r); // this rank's loss and its kernels' time
-    r.loss = mean;
-    if (!std::isfinite(r.loss))
-        throwLossNotFinite(step, r.loss, "the loss (the mean over the ranks)");
-    r.buckets = m_ddp->timings();
-    r.backwardMs = m_ddp->backwardMs();
-    if (lossScaled()) {
-        recordLossScaledStep(r, stepFlags()[count] != 0); // a gradient that overflowed skips the step
-        readTimes(r.layers);
-        return r;
-    }
-    if (stepFlags()[count]) // a parameter gradient (averaged: the same on every rank) or some rank's input gradient
-        throwFirstNonFiniteGradient(step, has, inputHas != 0);
-    readTimes(r.layers);
-    return r;
-}
-
 void CudnnTrainingSession::extraMetadata(std::map<std::string, std::string>& m) const
 {
     m["cudnn"] = cudnnVersionString();
@@ -188,10 +107,6 @@ void CudnnTrainingSession::extraMetadata(std::map<std::string, std::string>& m) 
             ? "tf32 (convolutions CUDNN_DEFAULT_MATH: TF32 Tensor Cores where cudnnFind picks them; cuBLAS "
               "CUBLAS_TF32_TENSOR_OP_MATH; batch norm, activations, the loss and the update in FP32)"
             : "fp32 (CUDNN_FMA_MATH, CUBLAS_PEDANTIC_MATH: no TF32)";
-    if (m_ddp)
-        m["data_parallel"] = m_ddp->description()
-            + "; batch norm on each rank's own batch statistics (no "
-              "SyncBatchNorm, as PyTorch DDP), rank 0's running statistics kept";
 }
 
 std::unique_ptr<TrainingSession> makeTrainingSession(const std::string& algorithm, const SessionOptions& options)

@@ -473,6 +473,7 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, void* gxStorage)
         m_net.layers[k].spec);
 }
 
+// The gradients go where gW / gB point: the layer's own buffers, or under data parallel its windows of a bucket.
 void CudaTrainingSession::backwardWeights(size_t k)
 {
     CudaTrainLayer& t = m_layers[k];
@@ -483,17 +484,17 @@ void CudaTrainingSession::backwardWeights(size_t k)
     float* ws = m_workspace.get() ? m_workspace.floats() : nullptr;
     const LayerSpec& spec = m_net.layers[k].spec;
     if (std::holds_alternative<Conv2d>(spec) || std::holds_alternative<Linear>(spec))
-        train::conv2dBackwardWeights(t.wgrad, x, gy, t.gradWeight.floats(), ws, m_sms, st);
+        train::conv2dBackwardWeights(t.wgrad, x, gy, static_cast<float*>(t.gW), ws, m_sms, st);
     else if (std::holds_alternative<ConvTranspose2d>(spec)) // roles swapped: dy is the convolution's input
-        train::conv2dBackwardWeights(t.wgrad, gy, x, t.gradWeight.floats(), ws, m_sms, st);
+        train::conv2dBackwardWeights(t.wgrad, gy, x, static_cast<float*>(t.gW), ws, m_sms, st);
     else if (std::holds_alternative<PReLU>(spec))
-        train::preluSlopeGradient(
-            t.weightCount, s.in.n, s.in.c, s.in.h * s.in.w, x, gy, t.gradWeight.floats(), m_workspace.get(), m_sms, st);
+        train::preluSlopeGradient(t.weightCount, s.in.n, s.in.c, s.in.h * s.in.w, x, gy, static_cast<float*>(t.gW),
+            m_workspace.get(), m_sms, st);
     else
         throw Error(trainingLayerLabel(m_net, k) + ": parameters without a weight gradient");
     if (t.trainBias) // Σ of the output's gradient over the batch and the positions, per output channel
         train::channelSums(
-            gy, nullptr, s.out.n, s.out.c, s.out.h * s.out.w, t.gradBias.floats(), m_workspace.get(), m_sms, st);
+            gy, nullptr, s.out.n, s.out.c, s.out.h * s.out.w, static_cast<float*>(t.gB), m_workspace.get(), m_sms, st);
 }
 
 void CudaTrainingSession::batchNormBackward(size_t k, void* gxStorage)
@@ -505,8 +506,8 @@ void CudaTrainingSession::batchNormBackward(size_t k, void* gxStorage)
     train::batchNormTrainBackward(int(s.in.n), int(s.in.c), s.in.h * s.in.w, static_cast<const float*>(in(k, 0)),
         static_cast<const float*>(m_grad[k]), spec.affine ? t.weight.floats() : nullptr,
         static_cast<const double*>(t.saveMean.get()), static_cast<const double*>(t.saveInvStd.get()), gx,
-        t.trainWeight ? t.gradWeight.floats() : nullptr, t.trainBias ? t.gradBias.floats() : nullptr, m_workspace.get(),
-        m_sms, m_stream->get());
+        t.trainWeight ? static_cast<float*>(t.gW) : nullptr, t.trainBias ? static_cast<float*>(t.gB) : nullptr,
+        m_workspace.get(), m_sms, m_stream->get());
 }
 
 } // namespace convscope::cuda

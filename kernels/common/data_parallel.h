@@ -1,7 +1,8 @@
-// Data parallel for the cudnn training session (issue 33): an NCCL communicator over the ranks of a ProcessGroup
-// (compute/training/distributed.h, whose TCP rendezvous carries NCCL's unique id from rank 0), a communication
-// stream, and the gradient buckets (DDP's: reverse layer order, ~25 MiB, a 1 MiB first bucket), each a flat device
-// buffer that the bucket's layers' gradients live in, so its all-reduce needs no copy.
+// Data parallel for the GPU training sessions (issue 33; gpu_training_session.h runs it for cudnn and for our
+// kernels alike): an NCCL communicator over the ranks of a ProcessGroup (compute/training/distributed.h, whose TCP
+// rendezvous carries NCCL's unique id from rank 0), a communication stream, and the gradient buckets (DDP's: reverse
+// layer order, ~25 MiB, a 1 MiB first bucket), each a flat device buffer that the bucket's layers' gradients live in,
+// so its all-reduce needs no copy.
 //
 // A step: the backward runs on the compute stream as on one GPU; right after the last layer of a bucket has its
 // gradients, launch() records an event there, the communication stream waits for it and averages the bucket across
@@ -24,7 +25,7 @@
 
 struct ncclComm; // nccl.h's ncclComm_t is a ncclComm*
 
-namespace convscope::cudnn {
+namespace convscope::gpu {
 
 class DataParallel {
 public:
@@ -64,20 +65,20 @@ public:
 private:
     void check(int result, const char* what); // an ncclResult_t; polls ncclInProgress (non-blocking communicator)
     struct Bucket {
-        gpu::DeviceBuffer flat;
-        gpu::CudaEvent ready, start, end;
+        DeviceBuffer flat;
+        CudaEvent ready, start, end;
     };
     ProcessGroup& m_group;
     int m_device = 0;
     double m_timeout = 60;
     ncclComm* m_comm = nullptr;
     bool m_failed = false;
-    std::unique_ptr<gpu::CudaStream> m_stream;
+    std::unique_ptr<CudaStream> m_stream;
     std::vector<GradientBucket> m_plans;
     std::vector<Bucket> m_buckets;
-    gpu::CudaEvent m_bwdStart, m_bwdEnd, m_computeDone, m_commDone, m_maxDone;
-    gpu::PinnedBuffer m_hostLoss; // the ranks' mean loss
+    CudaEvent m_bwdStart, m_bwdEnd, m_computeDone, m_commDone, m_maxDone;
+    PinnedBuffer m_hostLoss; // the ranks' mean loss
     int m_version = 0;
 };
 
-} // namespace convscope::cudnn
+} // namespace convscope::gpu

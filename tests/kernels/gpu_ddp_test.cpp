@@ -4,8 +4,10 @@
 // all-reduce. In mixed precision (bf16, and fp16 with its loss scale) the ranks train as one GPU does within the
 // storage type's rounding, and every rank skips the same steps. A NaN in one rank's slice of the batch stops both ranks
 // at the same step with the same message. The DCGAN loop (`gan --nproc-per-node 2`, a pair without batch norm) matches
-// one GPU on the whole batch too. Runs through the CLI, as a user would, since it needs one process per GPU.
-// Skips without two GPUs, the cudnn backend or NCCL.
+// one GPU on the whole batch too. The same flow runs our own kernels (cuda.implicit_gemm in FP32, cuda.tensor_core
+// in TF32; the data-parallel machinery is the shared session's, kernels/common/gpu_training_parallel.cpp): LeNet-5
+// and the DCGAN pair on 2 GPUs give 1 GPU's weights there too. Runs through the CLI, as a user would, since it needs
+// one process per GPU. Skips without two GPUs, the backend or NCCL.
 #include "tests/cli/cli_runner.h"
 #include "tests/test_support.h"
 
@@ -66,13 +68,46 @@ bool twoGpusOrSkip()
     return true;
 }
 
-// LeNet-5 on the training reference's batch (input [10, 1, 28, 28], classes [10]), `input` in its place if given.
-std::string lenetTraining(const fs::path& input = {})
+// LeNet-5 on the training reference's batch (input [10, 1, 28, 28], classes [10]), `input` in its place if given,
+// on `selection`.
+std::string lenetTraining(const fs::path& input = {}, const std::string& selection = "cudnn.auto")
 {
     const fs::path data = test::dataDir() / "training" / "lenet5_sgd";
     return "train '" + (test::examplesDir() / "lenet5.json").string() + "' --batch 10 --input '"
         + (input.empty() ? data / "input.npy" : input).string() + "' --target '" + (data / "target.npy").string()
-        + "' --loss ce --steps 5 --warmup 1 --backends cudnn.auto --rendezvous-timeout 60 ";
+        + "' --loss ce --steps 5 --warmup 1 --backends " + selection + " --rendezvous-timeout 60 ";
+}
+
+// 1 GPU on the whole batch, then 2 on halves, both saving their weights into `tmp` ("one", "two"); the worst weight
+// tensor's relative L2 between them, or -1 when the backend is unavailable here (printed as SKIPPED).
+double oneAgainstTwo(const std::string& common, const test::TempDir& tmp, const std::string& backend)
+{
+    const test::CliResult one = test::runCli(common + " --save-weights '" + (tmp.path / "one").string() + "'");
+    INFO(one.output);
+    if (one.status == 3 && one.output.find(backend) != std::string::npos) {
+        std::cout << "SKIPPED: the " << backend << " backend is unavailable: " << one.output << "\n";
+        return -1;
+    }
+    REQUIRE(one.status == 0);
+    const test::CliResult two = test::runCli(common + " --nproc-per-node 2 --save-weights '"
+        + (tmp.path / "two").string() + "' --report '" + (tmp.path / "two.json").string() + "'");
+    INFO(two.output);
+    REQUIRE(two.status == 0);
+    CHECK_THAT(two.output, Catch::Matchers::Contains("rank 1"));
+    double worst = 0;
+    int files = 0;
+    for (const auto& e : fs::directory_iterator(tmp.path / "one"))
+        if (e.path().extension() == ".npy") {
+            ++files;
+            worst = std::max(worst, relL2(readNpy(tmp.path / "two" / e.path().filename()), readNpy(e.path())));
+        }
+    CHECK(files > 0);
+    std::ifstream in(tmp.path / "two.json");
+    const nlohmann::json j = nlohmann::json::parse(in);
+    REQUIRE(j.at("selections").size() == 2);
+    CHECK(j["selections"][1]["max_param_rel_l2_vs_first"].get<double>() <= 1e-7); // the ranks stay in step
+    CHECK(!j["selections"][0]["buckets"].empty()); // the gradients were all-reduced in buckets
+    return worst;
 }
 
 } // namespace
@@ -197,8 +232,8 @@ TEST_CASE("cudnn data parallel in mixed precision: 2 GPUs follow 1 GPU within ha
     }
 }
 
-TEST_CASE("cudnn data parallel: the DCGAN loop on 2 GPUs gives 1 GPU's weights on the whole batch",
-    "[gpu][cudnn][train][ddp][gan]")
+TEST_CASE("data parallel: the DCGAN loop on 2 GPUs gives 1 GPU's weights on the whole batch (cudnn, our kernels)",
+    "[gpu][cudnn][cuda][train][ddp][gan]")
 {
     if (!twoGpusOrSkip())
         return;
@@ -235,20 +270,22 @@ TEST_CASE("cudnn data parallel: the DCGAN loop on 2 GPUs gives 1 GPU's weights o
     // weight by about lr whatever its gradient's size, so a near-zero gradient that bf16 rounds differently for halves
     // than for the whole batch flips a step: up to 0.09 was seen on the generator's first weight. There the bound only
     // catches a broken path (NaN, garbage); the ranks must still agree exactly.
-    // FP32 also with --sync-each-pass (every pass read as it ends; by default a step is read once, at its end).
-    for (const auto& [math, tolerance, flags] : { std::tuple { "fp32", 1e-4, "" },
-             std::tuple { "fp32", 1e-4, "--sync-each-pass" }, std::tuple { "bf16", 0.3, "" } }) {
-        INFO("--math " << math << " " << flags);
-        const fs::path dir = tmp.path / (std::string(math) + (*flags ? "-sync" : ""));
+    // FP32 also with --sync-each-pass (every pass read as it ends; by default a step is read once, at its end), and
+    // on our kernels (cuda.implicit_gemm: the same shared data-parallel flow under other per-layer kernels).
+    for (const auto& [selection, math, tolerance, flags] :
+        { std::tuple { "cudnn.auto", "fp32", 1e-4, "" }, std::tuple { "cudnn.auto", "fp32", 1e-4, "--sync-each-pass" },
+            std::tuple { "cudnn.auto", "bf16", 0.3, "" }, std::tuple { "cuda.implicit_gemm", "fp32", 1e-4, "" } }) {
+        INFO(selection << " --math " << math << " " << flags);
+        const std::string backend = std::string(selection).substr(0, std::string(selection).find('.'));
+        const fs::path dir = tmp.path / (std::string(selection) + "-" + math + (*flags ? "-sync" : ""));
         fs::create_directories(dir);
-        const std::string common = "gan " + g + " " + d
-            + " --batch 8 --steps 3 --warmup 1 --lr 0.01 --backends cudnn.auto --rendezvous-timeout 60 --math " + math
-            + " " + flags + " ";
+        const std::string common = "gan " + g + " " + d + " --batch 8 --steps 3 --warmup 1 --lr 0.01 --backends "
+            + selection + " --rendezvous-timeout 60 --math " + math + " " + flags + " ";
         const test::CliResult one = test::runCli(common + "--save-weights '" + (dir / "one").string() + "'");
         INFO(one.output);
-        if (one.status == 3 && one.output.find("cudnn") != std::string::npos) {
-            std::cout << "SKIPPED: the cudnn backend is unavailable: " << one.output << "\n";
-            return;
+        if (one.status == 3 && one.output.find(backend) != std::string::npos) {
+            std::cout << "SKIPPED: the " << backend << " backend is unavailable: " << one.output << "\n";
+            continue;
         }
         REQUIRE(one.status == 0);
         const test::CliResult two = test::runCli(common + "--nproc-per-node 2 --save-weights '" + (dir / "two").string()
@@ -268,8 +305,8 @@ TEST_CASE("cudnn data parallel: the DCGAN loop on 2 GPUs gives 1 GPU's weights o
                 worst = std::max(worst, err);
                 CHECK(err < tolerance);
             }
-        std::cout << "the DCGAN loop on 2 GPUs, " << math << " " << flags << ": weights within " << worst
-                  << " of 1 GPU's (relative L2, worst tensor)\n";
+        std::cout << "the DCGAN loop on 2 GPUs, " << selection << " " << math << " " << flags << ": weights within "
+                  << worst << " of 1 GPU's (relative L2, worst tensor)\n";
         CHECK(files == 8); // four convolutions, each a weight and a bias
         std::ifstream in(dir / "two.json");
         const nlohmann::json j = nlohmann::json::parse(in);
@@ -280,5 +317,26 @@ TEST_CASE("cudnn data parallel: the DCGAN loop on 2 GPUs gives 1 GPU's weights o
         CHECK(dp.at("max_param_rel_l2").get<double>() <= 1e-7); // the ranks stay in step
         for (const auto& step : j.at("step_results"))
             CHECK(step.at("ms").at("all-reduce").get<double>() > 0);
+    }
+}
+
+TEST_CASE("our kernels in data parallel: 2 GPUs give 1 GPU's weights (cuda.implicit_gemm fp32, cuda.tensor_core tf32)",
+    "[gpu][cuda][train][ddp]")
+{
+    if (!twoGpusOrSkip())
+        return;
+    // LeNet-5, SGD with momentum: FP32 as cudnn's bound. TF32's products round the same way on the whole batch and on
+    // halves; only the FP32 sums' grouping differs (the weight gradient's reduction runs over 10 images or 5), so the
+    // bound is FP32's too, with room for the tiles' split-K choice changing with the batch.
+    for (const auto& [selection, flags, tolerance] :
+        { std::tuple { "cuda.implicit_gemm", "", 1e-4 }, std::tuple { "cuda.tensor_core", "--math tf32", 1e-3 } }) {
+        INFO(selection << " " << flags);
+        test::TempDir tmp;
+        const double worst = oneAgainstTwo(
+            lenetTraining({}, selection) + "--optimizer sgd --lr 0.05 --momentum 0.9 " + flags, tmp, "cuda");
+        if (worst < 0)
+            return;
+        std::cout << selection << " " << flags << ": 2 GPUs' weights within " << worst << " of 1 GPU's\n";
+        CHECK(worst < tolerance);
     }
 }
