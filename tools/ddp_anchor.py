@@ -8,7 +8,8 @@ GradScaler in fp16; ConvScope's `train --math`, its gradients widened to FP32 fo
     momentum, cross-entropy; one process per GPU started here with torchrun's environment (RANK, WORLD_SIZE,
     LOCAL_RANK, MASTER_ADDR, MASTER_PORT), each step timed on the host with a synchronize at its end (ConvScope's
     cudnn session also synchronises once per step).
-  * ConvScope: `convscope-cli train resources/networks/resnet18.json --backends cudnn.auto` on one GPU, and with
+  * ConvScope: `convscope-cli train resources/networks/resnet18.json --backends cudnn.auto` (or --backend's selection,
+    e.g. our own kernels: cuda.implicit_gemm, cuda.tensor_core under --math tf32) on one GPU, and with
     `--nproc-per-node N` on N; the step time is the median of rank 0's step_wall_ms from the JSON report.
 Prints one table: step time, images/s and scaling efficiency (t(1 GPU) / t(N GPUs) at the same per-GPU batch), and
 ConvScope's all-reduce time and the part hidden behind the backward.
@@ -160,7 +161,7 @@ def run_ours_gan(args, n, tmp):
     report = os.path.join(tmp, f"gan{n}.json")
     nets = [os.path.join(os.path.dirname(args.net), f"dcgan_{k}.json") for k in ("generator", "discriminator")]
     cmd = [args.cli, "gan", *nets, "--batch", str(args.batch * n), "--steps", str(args.steps), "--warmup",
-           str(args.warmup), "--backends", "cudnn.auto", "--math", args.math, "--report", report]
+           str(args.warmup), "--backends", args.backend, "--math", args.math, "--report", report]
     r, err = run_cli_report(args, cmd, n, report)
     if r is None:
         return None, None, err
@@ -188,7 +189,7 @@ def run_ours(args, n, tmp):
     report = os.path.join(tmp, f"ours{n}.json")
     cmd = [args.cli, "train", args.net, "--input", x, "--target", y, "--loss", "ce", "--optimizer", "sgd", "--lr",
            "0.01", "--momentum", "0.9", "--steps", str(args.steps), "--warmup", str(args.warmup), "--backends",
-           "cudnn.auto", "--math", args.math, "--report", report]
+           args.backend, "--math", args.math, "--report", report]
     r, err = run_cli_report(args, cmd, n, report)
     if r is None:
         return None, None, err
@@ -214,6 +215,8 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--math", choices=["fp32", "tf32", "fp16", "bf16"], default="fp32")
+    ap.add_argument("--backend", default="cudnn.auto",
+                    help="ConvScope's selection (cudnn.auto; our kernels: cuda.implicit_gemm, cuda.tensor_core --math tf32)")
     ap.add_argument("--channels-last", action="store_true", help="PyTorch in channels_last (ConvScope runs NCHW)")
     ap.add_argument("--timeout", type=int, default=240, help="seconds per run")
     ap.add_argument("--skip-torch", action="store_true")
