@@ -169,7 +169,6 @@ void GpuTrainingSessionBase::afterEachBucket(const std::vector<char>& has, const
     }
 }
 
-
 // The shared step with the all-reduces: the loss on the device as on one GPU, each bucket launched as soon as the
 // backward has written its gradients, the updates after the averages. Finiteness as on one GPU (the updates flag a
 // parameter gradient that is not finite, the input gradient gets one check), with the flags and the loss all-reduced

@@ -8,11 +8,13 @@
 // 16 channels and 4 outputs with zeros: a per-layer copy built at prepare (the weights are on the device by
 // then), whose rows of k are the A tile's rows as they sit in shared memory, so A moves in 16-byte copies.
 // Split-K (the Split template flag) and how many parts: conv2d_implicit_gemm_split.cu.
-// TF32 (ConvGeometry::tf32, the Tf32 template flag; cuda.tensor_core's training step): the same loads into swizzled
-// panels, each 8-deep half of a stage multiplied by the block's warps on mma.sync m16n8k8 (tf32_mma.cuh: 128×128 as
-// 2 × 4 warps of 64 × 32, 64×128 as 2 × 2 of 32 × 64), the weights rounded to TF32 as they are transposed and the
-// input as its fragments are read; the epilogue stores the fragments (storeFragments below) with the same bias,
-// skip and activation, or raw into split-K's slice.
+// TF32 (ConvGeometry::tf32, the Tf32 template flag; cuda.tensor_core's training step): each 8-deep half of a stage
+// multiplied by the block's warps on mma.sync m16n8k8 (tf32_mma.cuh: 128×128 as 2 × 4 warps of 64 × 32, 64×128 as
+// 2 × 2 of 32 × 64). The weights are transposed straight into the order mma's A fragments are read in — per tap, per
+// 8 channels, per 16 outputs, each lane's four values side by side (tf32::packedA) — and rounded to TF32 there, so a
+// stage's A is two contiguous runs copied 16 bytes at a time and a lane reads its fragment in one 16-byte load; the
+// gathered input goes into a swizzled panel and is rounded as its fragments are read. The epilogue stores the
+// fragments (storeFragments below) with the same bias, skip and activation, or raw into split-K's slice.
 #include "kernels/cuda/conv2d_implicit_gemm_pipe.cuh"
 
 #include "kernels/common/cuda_check.h"
@@ -53,19 +55,34 @@ namespace {
         return (static_cast<size_t>(pipeWeightsOf(g).elements) * sizeof(float) + 255) / 256 * 256;
     }
 
+    // FFMA: wt[group][r·s][cPad][kPad], k fastest. TF32: wt[group][r·s][cPad / 8][kPad / 16][lane][4], mma's A
+    // fragments in order (tf32::packedA), rounded to TF32 once here rather than at every fragment read.
     __global__ void transposeWeightsKernel(
         ConvGeometry g, int kPad, int cPad, long long total, const float* __restrict__ w, float* __restrict__ wt)
     {
         const int kg = g.k / g.groups, cg = g.c / g.groups, rs = g.r * g.s;
         for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
              i += static_cast<long long>(gridDim.x) * blockDim.x) {
-            const int k = static_cast<int>(i % kPad);
-            long long t = i / kPad;
-            const int c = static_cast<int>(t % cPad);
-            t /= cPad;
+            int k, c;
+            long long t;
+            if (g.tf32) {
+                const int inTile = static_cast<int>(i % 128); // lane · 4 + e within a 16 × 8 tile
+                t = i / 128;
+                const int mTile = static_cast<int>(t % (kPad / 16));
+                t /= kPad / 16;
+                const int slice = static_cast<int>(t % (cPad / 8));
+                t /= cPad / 8;
+                k = mTile * 16 + tf32::packedRow(inTile);
+                c = slice * 8 + tf32::packedCol(inTile);
+            } else {
+                k = static_cast<int>(i % kPad);
+                t = i / kPad;
+                c = static_cast<int>(t % cPad);
+                t /= cPad;
+            }
             const int tap = static_cast<int>(t % rs), grp = static_cast<int>(t / rs);
             const float v = k < kg && c < cg ? w[((static_cast<long long>(grp) * kg + k) * cg + c) * rs + tap] : 0.0f;
-            wt[i] = g.tf32 ? tf32::roundedFloat(v) : v; // TF32: rounded once here, not at every fragment read
+            wt[i] = g.tf32 ? tf32::roundedFloat(v) : v;
         }
     }
 
@@ -132,7 +149,7 @@ namespace {
         const int tid = threadIdx.x;
         const int grp = Split ? 0 : blockIdx.z;
         const int kg = g.k / g.groups, cg = g.c / g.groups;
-        const int kPad = (kg + 3) / 4 * 4, cPad = (cg + BK - 1) / BK * BK;
+        const int kPad = Tf32 ? (kg + 15) / 16 * 16 : (kg + 3) / 4 * 4, cPad = (cg + BK - 1) / BK * BK;
         const int hw = g.h * g.w;
         const int pq = g.p * g.q;
         const int npqTotal = g.n * pq;
@@ -178,14 +195,27 @@ namespace {
                 const bool ok = i * BRowsPerPass < rowsLeft;
                 cpAsync4(bDst + bAt(i), ok ? xg + off + i * BRowsPerPass * hw : xg, ok ? 4 : 0);
             }
-            const float* aSrc = wg + (lrs * cPad + lc0) * kPad + mBase;
+            if constexpr (Tf32) {
+                // Two runs of BM·8 packed floats (this stage's two 8-channel slices, the block's 16-row tiles), each
+                // into its half of the stage; a tile past kPad (the last block's rows past the padded outputs) is 0.
+                const float* aSrc = wg + (static_cast<long long>(lrs) * (cPad / 8) + lc0 / 8) * (kPad * 8) + mBase * 8;
 #pragma unroll
-            for (int i = 0; i < AVecLoads; ++i) {
-                const int idx = tid + i * T;
-                const int row = idx / (BM / 4), col = (idx % (BM / 4)) * 4;
-                const bool ok = mBase + col < kPad; // kPad is a multiple of 4: a group is all in or all out
-                cpAsync16(smemAddr(&As[stage][row][Tf32 ? tf32::swizzle(row, col) : col]),
-                    ok ? aSrc + row * kPad + col : wg, ok ? 16 : 0);
+                for (int i = 0; i < AVecLoads; ++i) {
+                    const int idx = tid + i * T;
+                    const int half = idx / (BM * 2), at = (idx % (BM * 2)) * 4;
+                    const bool ok = mBase + at / 8 < kPad;
+                    cpAsync16(smemAddr(&As[stage][0][0] + half * BM * 8 + at), ok ? aSrc + half * (kPad * 8) + at : wg,
+                        ok ? 16 : 0);
+                }
+            } else {
+                const float* aSrc = wg + (lrs * cPad + lc0) * kPad + mBase;
+#pragma unroll
+                for (int i = 0; i < AVecLoads; ++i) {
+                    const int idx = tid + i * T;
+                    const int row = idx / (BM / 4), col = (idx % (BM / 4)) * 4;
+                    const bool ok = mBase + col < kPad; // kPad is a multiple of 4: a group is all in or all out
+                    cpAsync16(smemAddr(&As[stage][row][col]), ok ? aSrc + row * kPad + col : wg, ok ? 16 : 0);
+                }
             }
             lc0 += BK;
             if (lc0 == cPad) {
@@ -233,9 +263,9 @@ namespace {
             const float* bS = &Bs[readStage][0][0];
             if constexpr (Tf32) {
 #pragma unroll
-                for (int kk = 0; kk < BK; kk += 8) // the weights were rounded when transposed
-                    tf32::warpSlice<MT, NT, false, true>(
-                        aS + kk * BM, BM, Warps::m0(warp), bS + kk * BN, BN, Warps::n0(warp), lane, frag);
+                for (int kk = 0; kk < BK; kk += 8) // A packed (and rounded) when the weights were transposed
+                    tf32::warpSlicePackedA<MT, NT>(
+                        aS + kk * BM, Warps::m0(warp) / 16, bS + kk * BN, BN, Warps::n0(warp), lane, frag);
             } else {
 #pragma unroll
                 for (int kk = 0; kk < BK; ++kk)
@@ -289,7 +319,8 @@ namespace {
 PipeWeights pipeWeightsOf(const ConvGeometry& g)
 {
     const int kg = g.k / g.groups, cg = g.c / g.groups;
-    const int kPad = (kg + 3) / 4 * 4, cPad = (cg + kPipeBK - 1) / kPipeBK * kPipeBK;
+    // TF32: whole 16-row tiles of mma's A fragments (transposeWeightsKernel).
+    const int kPad = g.tf32 ? (kg + 15) / 16 * 16 : (kg + 3) / 4 * 4, cPad = (cg + kPipeBK - 1) / kPipeBK * kPipeBK;
     return { kPad, cPad, static_cast<long long>(g.groups) * g.r * g.s * cPad * kPad };
 }
 

@@ -4,24 +4,19 @@
 // 8-deep slice of a stage with mma.sync m16n8k8 (sm_80 and later; the build targets 80 and 90) instead of FFMA.
 //
 // The panels are k-major (row k of a stage holds the tile's BM rows of A, or BN columns of B), as the FFMA tiles read
-// them. mma's fragments read column-wise from them — lane (g, t) = (lane / 4, lane % 4) takes A[m = g (+8)][k = t
-// (+4)] and B[k = t (+4)][n = g] — so in a plain panel the four t of one g hit one bank (4-way conflicts on every
-// read). The panels are therefore swizzled: element (k, col) sits at column col ^ ((k & 3) << 3). g fills a bank
-// index's low three bits and t the next two, so each fragment read touches 32 banks; the flip keeps four consecutive
-// columns consecutive (the 16-byte copies of A) and a row's 32 aligned columns a permutation of one 128-byte line (the
-// 4-byte copies of B, one warp a row). Panel rows are a multiple of 32 floats.
+// them, and swizzled so that mma's column-wise fragment reads hit 32 banks; the forward's weights are instead packed
+// in fragment order. Both layouts are tf32_layout.h's.
 //
 // Rounding: the operands go to TF32 by cvt.rna (to nearest, ties away from zero: cuBLAS's and CUTLASS's conversion;
 // the Tensor Cores alone would drop the low 13 bits), the products and sums stay FP32 — PyTorch's allow_tf32. A
 // panel whose values were rounded when written (the forward's transposed weights) skips the conversion.
 #pragma once
 
+#include "kernels/cuda/tf32_layout.h"
+
 #include <cstdint>
 
 namespace convscope::cuda::tf32 {
-
-// Where element (k, col) of a k-major swizzled panel sits in its row.
-__host__ __device__ constexpr int swizzle(int k, int col) { return col ^ ((k & 3) << 3); }
 
 // FP32 → TF32, to nearest (cvt.rna); the result is an FP32 bit pattern with the low 13 bits zero.
 __device__ __forceinline__ uint32_t rounded(float v)
@@ -74,6 +69,33 @@ __device__ __forceinline__ void warpSlice(
         const int m = swizzle(t, m0 + mi * 16 + g), m8 = swizzle(t, m0 + mi * 16 + g + 8);
         const uint32_t af[4]
             = { operand<RoundA>(aLo[m]), operand<RoundA>(aLo[m8]), operand<RoundA>(aHi[m]), operand<RoundA>(aHi[m8]) };
+#pragma unroll
+        for (int ni = 0; ni < NT; ++ni)
+            mma(acc[mi][ni], af, bf[ni]);
+    }
+}
+
+// warpSlice with A packed: `a` is the slice's run of 16-row tiles (128 floats each), the warp's first at tile mTile0;
+// A was rounded when packed, B is rounded here.
+template <int MT, int NT>
+__device__ __forceinline__ void warpSlicePackedA(
+    const float* a, int mTile0, const float* b, int bStride, int n0, int lane, float (&acc)[MT][NT][4])
+{
+    const int g = lane >> 2, t = lane & 3;
+    const float* bLo = b + t * bStride;
+    const float* bHi = b + (t + 4) * bStride;
+    uint32_t bf[NT][2];
+#pragma unroll
+    for (int ni = 0; ni < NT; ++ni) {
+        const int n = swizzle(t, n0 + ni * 8 + g);
+        bf[ni][0] = rounded(bLo[n]);
+        bf[ni][1] = rounded(bHi[n]);
+    }
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) {
+        const float4 v = *reinterpret_cast<const float4*>(a + (mTile0 + mi) * 128 + lane * 4);
+        const uint32_t af[4]
+            = { __float_as_uint(v.x), __float_as_uint(v.y), __float_as_uint(v.z), __float_as_uint(v.w) };
 #pragma unroll
         for (int ni = 0; ni < NT; ++ni)
             mma(acc[mi][ni], af, bf[ni]);

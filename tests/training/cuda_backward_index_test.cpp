@@ -6,6 +6,7 @@
 // padding (asymmetric too), dilation, groups, depthwise, a stem, 1×1 stride-2 and linear shapes and several split
 // counts; the threads' ownership of a tile's outputs and loads; the tile and split-K chosen for ResNet-18 layers;
 // pad's preimage and the pools' window enumeration against brute force.
+#include "kernels/cuda/tf32_layout.h"
 #include "kernels/cuda/training/backward_index.h"
 
 #include <catch2/catch.hpp>
@@ -390,4 +391,45 @@ TEST_CASE("cuda training index math: the pools' windows over an element are the 
                         CHECK(got == want);
                     }
                 }
+}
+
+// The TF32 tiles' shared-memory layouts (kernels/cuda/tf32_layout.h): the swizzle keeps each panel row a permutation,
+// keeps 16-byte groups whole, and makes a warp's fragment reads (lane (g, t) at k = t or t + 4, column base + g or
+// base + g + 8) touch 32 different banks, where the plain layout takes 4; the packed A layout places every element of a
+// 16 × 8 tile once, each lane's four values being mma's a0 … a3.
+TEST_CASE("cuda TF32 tiles: the swizzled panels and the packed A fragments", "[train][cuda][tf32]")
+{
+    using namespace convscope::cuda::tf32;
+    for (int k = 0; k < 8; ++k) {
+        std::set<int> row;
+        for (int col = 0; col < 128; ++col) {
+            row.insert(swizzle(k, col));
+            CHECK(swizzle(k, col) / 4 == swizzle(k, col - col % 4) / 4); // a 16-byte group stays whole
+            CHECK(swizzle(k, col) / 32 == col / 32); // within its 128-byte line
+        }
+        CHECK(row.size() == 128);
+    }
+    for (int base : { 0, 16, 48, 96 })
+        for (int hi : { 0, 4 })
+            for (int plus : { 0, 8 }) {
+                std::set<int> banks, plainBanks;
+                for (int lane = 0; lane < 32; ++lane) {
+                    const int g = lane / 4, t = lane % 4, k = t + hi, col = base + g + plus;
+                    banks.insert((k * 128 + swizzle(k, col)) % 32);
+                    plainBanks.insert((k * 128 + col) % 32);
+                }
+                CHECK(banks.size() == 32);
+                CHECK(plainBanks.size() == 8);
+            }
+    std::set<std::pair<int, int>> tile;
+    for (int lane = 0; lane < 32; ++lane) {
+        const int g = lane / 4, t = lane % 4;
+        const std::pair<int, int> want[4] = { { g, t }, { g + 8, t }, { g, t + 4 }, { g + 8, t + 4 } };
+        for (int e = 0; e < 4; ++e) {
+            const int at = lane * 4 + e;
+            CHECK(std::pair(packedRow(at), packedCol(at)) == want[e]);
+            tile.insert({ packedRow(at), packedCol(at) });
+        }
+    }
+    CHECK(tile.size() == 128);
 }
