@@ -263,9 +263,12 @@ namespace {
             const float* bS = &Bs[readStage][0][0];
             if constexpr (Tf32) {
 #pragma unroll
-                for (int kk = 0; kk < BK; kk += 8) // A packed (and rounded) when the weights were transposed
-                    tf32::warpSlicePackedA<MT, NT>(
-                        aS + kk * BM, Warps::m0(warp) / 16, bS + kk * BN, BN, Warps::n0(warp), lane, frag);
+                for (int kk = 0; kk < BK; kk += 8) { // A packed (and rounded) when the weights were transposed
+                    const float* a = aS + kk * BM;
+                    const int tile0 = Warps::m0(warp) / 16;
+                    tf32::warpSlice<MT, NT>([&](int mi, uint32_t(&af)[4]) { tf32::packedA(a, tile0 + mi, lane, af); },
+                        bS + kk * BN, BN, Warps::n0(warp), lane, frag);
+                }
             } else {
 #pragma unroll
                 for (int kk = 0; kk < BK; ++kk)

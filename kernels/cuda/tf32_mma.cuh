@@ -37,65 +37,54 @@ __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], const
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-template <bool Round> __device__ __forceinline__ uint32_t operand(float v)
+// B's fragments of a warp's NT column tiles (its columns from n0) in an 8-deep slice of a swizzled k-major panel (8
+// rows of bStride floats from `b`), rounded to TF32.
+template <int NT>
+__device__ __forceinline__ void swizzledB(const float* b, int bStride, int n0, int lane, uint32_t (&bf)[NT][2])
 {
-    if constexpr (Round)
-        return rounded(v);
-    else
-        return __float_as_uint(v);
+    const int g = lane >> 2, t = lane & 3;
+    const float* lo = b + t * bStride; // k = t
+    const float* hi = b + (t + 4) * bStride; // k = t + 4 (the same swizzle: (t + 4) & 3 == t)
+#pragma unroll
+    for (int ni = 0; ni < NT; ++ni) {
+        const int n = swizzle(t, n0 + ni * 8 + g);
+        bf[ni][0] = rounded(lo[n]);
+        bf[ni][1] = rounded(hi[n]);
+    }
 }
 
-// One 8-deep slice of a warp's MT × NT tiles of 16 × 8: `a` and `b` are the slice's first panel rows (8 rows of
-// aStride and bStride floats), the warp's rows start at column m0 of A and its columns at column n0 of B.
-// RoundA / RoundB: convert that operand to TF32 here (false: it was rounded when written).
-template <int MT, int NT, bool RoundA, bool RoundB>
+// A's fragment of the 16-row tile whose rows start at column m of a swizzled k-major panel's slice (8 rows of aStride
+// floats from `a`), rounded to TF32.
+__device__ __forceinline__ void swizzledA(const float* a, int aStride, int m, int lane, uint32_t (&af)[4])
+{
+    const int g = lane >> 2, t = lane & 3;
+    const float* lo = a + t * aStride;
+    const float* hi = a + (t + 4) * aStride;
+    const int r = swizzle(t, m + g), r8 = swizzle(t, m + g + 8);
+    af[0] = rounded(lo[r]), af[1] = rounded(lo[r8]), af[2] = rounded(hi[r]), af[3] = rounded(hi[r8]);
+}
+
+// A's fragment of 16-row tile `tile` of a packed slice (tf32_layout.h's packedRow / packedCol; rounded when packed):
+// one 16-byte load.
+__device__ __forceinline__ void packedA(const float* a, int tile, int lane, uint32_t (&af)[4])
+{
+    const float4 v = *reinterpret_cast<const float4*>(a + tile * 128 + lane * 4);
+    af[0] = __float_as_uint(v.x), af[1] = __float_as_uint(v.y), af[2] = __float_as_uint(v.z),
+    af[3] = __float_as_uint(v.w);
+}
+
+// One 8-deep slice of a warp's MT × NT tiles of 16 × 8: B's fragments from the swizzled panel as above, A's for row
+// tile mi from loadA(mi, af) (swizzledA or packedA), then the MT · NT products.
+template <int MT, int NT, class LoadA>
 __device__ __forceinline__ void warpSlice(
-    const float* a, int aStride, int m0, const float* b, int bStride, int n0, int lane, float (&acc)[MT][NT][4])
+    const LoadA& loadA, const float* b, int bStride, int n0, int lane, float (&acc)[MT][NT][4])
 {
-    const int g = lane >> 2, t = lane & 3;
-    const float* aLo = a + t * aStride; // k = t
-    const float* aHi = a + (t + 4) * aStride; // k = t + 4 (the same swizzle: (t + 4) & 3 == t)
-    const float* bLo = b + t * bStride;
-    const float* bHi = b + (t + 4) * bStride;
     uint32_t bf[NT][2];
-#pragma unroll
-    for (int ni = 0; ni < NT; ++ni) {
-        const int n = swizzle(t, n0 + ni * 8 + g);
-        bf[ni][0] = operand<RoundB>(bLo[n]);
-        bf[ni][1] = operand<RoundB>(bHi[n]);
-    }
+    swizzledB(b, bStride, n0, lane, bf);
 #pragma unroll
     for (int mi = 0; mi < MT; ++mi) {
-        const int m = swizzle(t, m0 + mi * 16 + g), m8 = swizzle(t, m0 + mi * 16 + g + 8);
-        const uint32_t af[4]
-            = { operand<RoundA>(aLo[m]), operand<RoundA>(aLo[m8]), operand<RoundA>(aHi[m]), operand<RoundA>(aHi[m8]) };
-#pragma unroll
-        for (int ni = 0; ni < NT; ++ni)
-            mma(acc[mi][ni], af, bf[ni]);
-    }
-}
-
-// warpSlice with A packed: `a` is the slice's run of 16-row tiles (128 floats each), the warp's first at tile mTile0;
-// A was rounded when packed, B is rounded here.
-template <int MT, int NT>
-__device__ __forceinline__ void warpSlicePackedA(
-    const float* a, int mTile0, const float* b, int bStride, int n0, int lane, float (&acc)[MT][NT][4])
-{
-    const int g = lane >> 2, t = lane & 3;
-    const float* bLo = b + t * bStride;
-    const float* bHi = b + (t + 4) * bStride;
-    uint32_t bf[NT][2];
-#pragma unroll
-    for (int ni = 0; ni < NT; ++ni) {
-        const int n = swizzle(t, n0 + ni * 8 + g);
-        bf[ni][0] = rounded(bLo[n]);
-        bf[ni][1] = rounded(bHi[n]);
-    }
-#pragma unroll
-    for (int mi = 0; mi < MT; ++mi) {
-        const float4 v = *reinterpret_cast<const float4*>(a + (mTile0 + mi) * 128 + lane * 4);
-        const uint32_t af[4]
-            = { __float_as_uint(v.x), __float_as_uint(v.y), __float_as_uint(v.z), __float_as_uint(v.w) };
+        uint32_t af[4];
+        loadA(mi, af);
 #pragma unroll
         for (int ni = 0; ni < NT; ++ni)
             mma(acc[mi][ni], af, bf[ni]);

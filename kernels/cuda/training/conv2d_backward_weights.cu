@@ -283,8 +283,11 @@ namespace {
             __syncthreads(); // everyone's, and everyone is done with step s − 1's stage, the one refilled now
             issue(s + kWgradStages - 1, next);
             if constexpr (Tf32)
-                tf32::warpSlice<Warps::mt, Warps::nt, true, true>(
-                    &as[buf][0][0], bm, Warps::m0(warp), &bs[buf][0][0], bn, Warps::n0(warp), lane, frag);
+                tf32::warpSlice<Warps::mt, Warps::nt>(
+                    [&](int mi, uint32_t(&af)[4]) {
+                        tf32::swizzledA(&as[buf][0][0], bm, Warps::m0(warp) + mi * 16, lane, af);
+                    },
+                    &bs[buf][0][0], bn, Warps::n0(warp), lane, frag);
             else
                 wgradProducts<bm, bn, threads>(as[buf], bs[buf], ty, tx, acc);
             buf = wgradRingNext(buf);
