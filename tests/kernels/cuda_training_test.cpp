@@ -118,6 +118,17 @@ const char* kWgradTiles = R"({ "format": "convscope-network", "version": 1, "nam
     { "type": "global_avgpool2d", "name": "g" }, { "type": "flatten", "name": "f" },
     { "type": "linear", "name": "fc", "out_features": 10, "init": { "kind": "he_uniform", "seed": 66 } } ] })";
 
+// A network's kinks smoothed for TF32 (the [tf32] case says why): ReLU → `activation` (tanh or SiLU), max pool →
+// average pool of the same window.
+std::string smooth(std::string json, const std::string& activation)
+{
+    for (const auto& [from, to] : { std::pair<std::string, std::string> { R"("type": "relu")", activation },
+             { R"("type": "maxpool2d")", R"("type": "avgpool2d")" } })
+        for (size_t at = json.find(from); at != std::string::npos; at = json.find(from, at + to.size()))
+            json.replace(at, from.size(), to);
+    return json;
+}
+
 } // namespace
 
 TEST_CASE("cuda training: LeNet-5 matches cpu.direct over SGD-momentum and Adam steps", "[gpu][cuda][train]")
@@ -216,14 +227,6 @@ TEST_CASE("cuda training: cuda.tensor_core under --math tf32 matches cpu.direct 
     SessionOptions tf32;
     tf32.math = MathMode::TF32;
     constexpr test::StepTolerance kTf32 { 1e-2, 2e-2 };
-    // The network's kinks smoothed: ReLU → tanh (or SiLU), max pool → average pool of the same window.
-    const auto smooth = [](std::string json, const std::string& activation) {
-        for (const auto& [from, to] : { std::pair<std::string, std::string> { R"("type": "relu")", activation },
-                 { R"("type": "maxpool2d")", R"("type": "avgpool2d")" } })
-            for (size_t at = json.find(from); at != std::string::npos; at = json.find(from, at + to.size()))
-                json.replace(at, from.size(), to);
-        return json;
-    };
     std::ifstream lenetFile(fs::path(CONVSCOPE_EXAMPLES_DIR) / "lenet5.json");
     const std::string lenetJson((std::istreambuf_iterator<char>(lenetFile)), std::istreambuf_iterator<char>());
     Network lenet = parseNetwork(smooth(lenetJson, R"("type": "tanh")"), "LeNet-5, smoothed", {});
@@ -335,7 +338,8 @@ TEST_CASE("cuda training: the weight gradient's pipelines on a small batch (the 
     // The same kinds of layer as the tilings case at batch 2 and 16², one step: every wgrad pipeline's shared-memory
     // ring (the cp.async stages, the register-staged double buffer) runs on the same tiles in far fewer blocks, so
     // compute-sanitizer's racecheck (which instruments every shared access, ~50× slower) finishes within a device
-    // call: tools/gpu-check.sh STAGES=sanitize TAGS="[wgrad-small]" SANITIZER_TOOLS=racecheck.
+    // call: tools/gpu-check.sh STAGES=sanitize TAGS="[wgrad-small]" SANITIZER_TOOLS=racecheck. The same network
+    // smoothed on cuda.tensor_core in tf32 runs the TF32 tiles (forward, backward-data, weight gradient) likewise.
     const std::string json = R"({ "format": "convscope-network", "version": 1, "name": "cuda_train_wgrad_small",
       "input": { "batch": 2, "channels": 3, "height": 16, "width": 16, "source": "random" },
       "layers": [
@@ -351,6 +355,11 @@ TEST_CASE("cuda training: the weight gradient's pipelines on a small batch (the 
         { "type": "linear", "name": "fc", "out_features": 10, "init": { "kind": "he_uniform", "seed": 74 } } ] })";
     const test::TrainCase c = test::makeTrainCase(parseNetwork(json, "the weight gradient, small", {}), 611);
     trainOnEveryWgradPipeline(c, 1);
+    SessionOptions tf32;
+    tf32.math = MathMode::TF32;
+    test::trainSideBySide("cuda",
+        test::makeTrainCase(parseNetwork(smooth(json, R"("type": "silu")"), "the TF32 tiles, small", {}), 611),
+        test::sgdMomentumForTests(), "tensor_core", 1, { 1e-2, 2e-2 }, tf32);
 }
 
 TEST_CASE("cuda training: the loss on the device (ce, mse, bce) matches cpu.direct; a NaN loss changes no weight",
