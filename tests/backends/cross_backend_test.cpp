@@ -25,11 +25,11 @@
 #include "compute/profiler.h"
 #include "compute/storage_format.h"
 #include "tests/backends/backend_cases.h"
+#include "tests/backends/case_selection.h"
 #include "tests/test_support.h"
 
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
 #include <iostream>
 #include <set>
 
@@ -38,39 +38,6 @@ using namespace convscope;
 namespace {
 
 using Case = test::NetworkCase;
-
-constexpr uint64_t kDefaultSeed = 34;
-
-uint64_t caseSeed()
-{
-    static const uint64_t seed = [] {
-        if (Catch::rngSeed())
-            return uint64_t(Catch::rngSeed());
-        if (const char* s = std::getenv("CONVSCOPE_TEST_SEED"))
-            return uint64_t(std::strtoull(s, nullptr, 10));
-        return kDefaultSeed;
-    }();
-    return seed;
-}
-
-// Every selected kind's fixed and random cases, and the networks.
-std::vector<Case> allCases(uint64_t seed)
-{
-    std::vector<Case> cases;
-    for (const LayerKindInfo& kind : kLayerKinds) {
-        if (!test::opSelected(kind.type))
-            continue;
-        for (auto&& more :
-            { test::fixedCasesFor(makeLayerSpec(kind.type)), test::randomCasesFor(makeLayerSpec(kind.type), seed) }) {
-            REQUIRE_FALSE(more.empty());
-            cases.insert(cases.end(), more.begin(), more.end());
-        }
-    }
-    if (test::opSelected("graph"))
-        for (Case& c : test::fixedGraphCases())
-            cases.push_back(std::move(c));
-    return cases;
-}
 
 // relL2 bound against cpu.direct (double sums): float reorderings on the CPU; the GPUs' FP32 kernels, and
 // Winograd's transforms, round more.
@@ -193,10 +160,10 @@ void runEveryCase(Backend& backend, MathMode math, const std::vector<Case>& case
 // Every registered backend the filter selects, in each of `modes` it takes.
 void runRegistry(const std::vector<MathMode>& modes)
 {
-    const uint64_t seed = caseSeed();
+    const uint64_t seed = test::caseSeed();
     std::cout << "cross-backend: random cases from seed " << seed << " (replay with --rng-seed " << seed << ")"
               << std::endl;
-    const std::vector<Case> cases = allCases(seed);
+    const std::vector<Case> cases = test::allCases(seed);
     Tally tally;
     for (const auto& backend : BackendRegistry::instance().backends()) {
         if (!test::backendSelected(backend->name()))
@@ -236,7 +203,7 @@ TEST_CASE("cross-backend: the case generators cover every layer kind, fixed and 
         for (const Case& c : test::fixedCasesFor(makeLayerSpec(kind.type)))
             for (const Layer& l : c.net.layers)
                 fixed.insert(layerTypeName(l.spec));
-        const std::vector<Case> drawn = test::randomCasesFor(makeLayerSpec(kind.type), caseSeed());
+        const std::vector<Case> drawn = test::randomCasesFor(makeLayerSpec(kind.type), test::caseSeed());
         INFO("kind " << kind.type << " has no random case");
         CHECK_FALSE(drawn.empty());
         for (const Case& c : drawn)
