@@ -63,7 +63,7 @@ namespace {
                     p.weights.label = layerName(net, i) + " backward-weights";
                     p.weightsFp32.label = p.weights.label + " (FP32)";
                     if (p.weightsFp32.primitive)
-                        note += "; " + chooseWeightGradient(p, shapes.layers[i]);
+                        note += "; " + chooseWeightGradient(p);
                     m_notes[i] = note;
                     m_plans[i] = std::move(p);
                 } catch (const UnsupportedError& e) {
@@ -169,19 +169,22 @@ namespace {
         // --math bf16: oneDNN's bf16 weight-gradient primitive and the FP32 one on bf16-rounded operands, each run on
         // zero-filled tensors of the layer's sizes (once to warm up, then the best of three), the faster kept; the
         // note's words say which and the two times.
-        std::string chooseWeightGradient(TrainPlan& p, const LayerShape& shape)
+        std::string chooseWeightGradient(TrainPlan& p)
         {
             if (m_weightGradient != "auto") {
                 p.weightsInFp32 = m_weightGradient == "fp32";
                 return "backward-weights: " + m_weightGradient + " (--option weight_gradient=" + m_weightGradient + ")"
                     + (p.weightsInFp32 ? ", FP32 on bf16-rounded operands: " + p.weightsFp32.impl : "");
             }
-            std::vector<float> x(size_t(shape.in.numel())), gy(size_t(shape.out.numel()));
-            std::vector<float> gw(size_t(p.weights.operands[2].user.get_size() / sizeof(float)));
-            std::vector<float> gb(p.hasBias ? size_t(shape.out.c) : 0);
-            std::vector<const void*> h { x.data(), gy.data(), gw.data() };
-            if (p.hasBias)
-                h.push_back(gb.data());
+            // Each argument as large as the primitive's user descriptor says (src, diff_dst, diff_weights, and
+            // diff_bias: a linear layer's out_features, which is not the output shape's c on a rank other than 2 —
+            // sizing it from c overran the buffer, found by the cross-backend training test).
+            std::vector<std::vector<float>> args;
+            std::vector<const void*> h;
+            for (const Operand& op : p.weights.operands) {
+                args.emplace_back(op.user.get_size() / sizeof(float));
+                h.push_back(args.back().data());
+            }
             const auto best = [&](Call& call) {
                 run(call, h, m_engine, m_stream);
                 double ms = 1e300;

@@ -268,28 +268,6 @@ double trainingToleranceFor(const std::string& algorithm, MathMode math, const s
     return winograd ? 5e-3 : 1e-4;
 }
 
-// A backend bug, worked around here until its fix lands (the one place a case is treated differently): onednn.auto in
-// bf16 on a linear layer with a bias whose output's shape.out.c is below out_features (a rank other than 2: [9] → [9]
-// has c = 1, [2, 3, 4, 5] → [2, 3, 4, 6] has c = 3). prepare() times its two weight-gradient primitives
-// (onednn_training.cpp, chooseWeightGradient) on scratch whose bias gradient is sized by shape.out.c instead of
-// out_features, and the primitive writes past it: a linear 9 → 9 in front of softmax's random case "[9], dim 0" made
-// free() abort ("invalid next size (fast)") in the next layer's prepare; the fixed cases' [9] → [4] and
-// [2, 3, 4, 5] → [.., 6] write 12 bytes past their 4- and 12-byte buffers, inside malloc's 24-byte chunks, and went
-// unnoticed (libdnnl's own code writes them, which AddressSanitizer does not instrument). Pinning the weight gradient
-// (--option weight_gradient=bf16) skips that timing, so those cases still run. Returns the note, or empty.
-std::string workAroundKnownBug(const std::string& backend, MathMode math, const StepCase& c, SessionOptions& options)
-{
-    if (backend == "onednn" && math == MathMode::BF16)
-        for (size_t i = 0; i < c.net.layers.size(); ++i)
-            if (const auto* fc = std::get_if<Linear>(&c.net.layers[i].spec);
-                fc && fc->bias && c.shapes.layers[i].out.c < fc->out_features) {
-                options.extra["weight_gradient"] = "bf16";
-                return "weight_gradient=bf16 pinned: the auto choice's timing writes past " + c.net.layers[i].name
-                    + "'s bias gradient scratch on " + c.shapes.layers[i].in.str();
-            }
-    return {};
-}
-
 struct TrainTally {
     int checked = 0, refused = 0, beyond = 0;
     std::vector<std::string> notRun;
@@ -301,7 +279,7 @@ void stepEveryCase(Backend& backend, const std::string& algorithm, MathMode math
 {
     const std::string selection = backend.name() + "." + algorithm;
     const bool fp32 = math == MathMode::FP32;
-    int checked = 0, refused = 0, workedAround = 0;
+    int checked = 0, refused = 0;
     double worst = 0; // the largest error of the selection, and where
     std::string worstWhere;
     std::map<std::string, std::pair<int, std::vector<std::string>>> groups; // cases run, and those beyond the bound
@@ -309,10 +287,6 @@ void stepEveryCase(Backend& backend, const std::string& algorithm, MathMode math
         INFO(c.name << " on " << selection << " in " << mathModeName(math) << ", seed " << seed
                     << "; the network: " << serializeNetwork(c.net));
         SessionOptions options = crossSessionOptions(math);
-        if (const std::string note = workAroundKnownBug(backend.name(), math, c, options); !note.empty())
-            if (++workedAround == 1) // the first; the count follows in the selection's line
-                std::cout << "known bug worked around: " << c.name << " on " << selection << " (" << mathModeName(math)
-                          << "): " << note << "\n";
         const auto session = backend.createTrainingSession(algorithm, options);
         REQUIRE(session);
         try {
@@ -395,8 +369,6 @@ void stepEveryCase(Backend& backend, const std::string& algorithm, MathMode math
               << " cases refused by prepare()";
     if (!fp32)
         std::cout << ", " << beyondCount << " beyond the bound";
-    if (workedAround)
-        std::cout << ", " << workedAround << " run around a known bug";
     std::cout << std::endl;
     tally.checked += checked;
     tally.refused += refused;

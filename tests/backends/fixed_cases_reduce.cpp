@@ -106,6 +106,11 @@ std::vector<NetworkCase> fixedReduceCasesFor(const LayerSpec& kind)
 
 std::vector<NetworkCase> randomReduceCasesFor(const LayerSpec& kind, uint64_t seed)
 {
+    // Empty for another kind, as the header says: random_cases.cpp asks this first, so softmax networks under another
+    // kind's name had taken the place of 31 kinds' own random cases (found by the cross-backend training test).
+    if (!std::holds_alternative<Reduce>(kind) && !std::holds_alternative<Softmax>(kind)
+        && !std::holds_alternative<LogSoftmax>(kind))
+        return {};
     const std::string type = layerTypeName(kind);
     std::mt19937_64 gen(seed ^ 0x5EDC0DEULL ^ (std::holds_alternative<Reduce>(kind) ? 1 : 0));
     const auto r = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(gen); };
