@@ -2,14 +2,14 @@
 // which the DCGAN loop (compute/training/gan_run.h) drives on cuda and cudnn alike: the same forward, per-layer
 // backward (backwardLayer) and optimizer kernels as step(), with the update deferred and each parameter's gradient
 // added into a FP32 sum buffer (allocated at the first zeroGradients) after every backward pass. Under data parallel
-// (the cudnn session with NCCL) every backward pass averages its gradients across the ranks in buckets that overlap
-// with the rest of the pass, as PyTorch DDP does at every backward(), and the averages are what is summed; the sums,
-// and so the updates and FP16's skips, are then the same on every rank. Mixed precision: the input and the
-// output gradient converted on the device, the output converted back. FP16 scales the loss with the loop's GradScaler
-// (setLossScale; one scaler spans the loop's two optimizers): the output gradients come scaled, the backward runs
-// whole without a per-layer check (an overflow is expected there, and is not an error), and updateParameters checks
-// the sums, then divides them by the scale as the optimizer reads them or, where one is not finite, skips the update
-// on the device and reports it.
+// (any GPU session, built with NCCL; gpu_training_parallel.cpp) every backward pass averages its gradients across the
+// ranks in buckets that overlap with the rest of the pass, as PyTorch DDP does at every backward(), and the averages
+// are what is summed; the sums, and so the updates and FP16's skips, are then the same on every rank. Mixed precision:
+// the input and the output gradient converted on the device, the output converted back. FP16 scales the loss with the
+// loop's GradScaler (setLossScale; one scaler spans the loop's two optimizers): the output gradients come scaled, the
+// backward runs whole without a per-layer check (an overflow is expected there, and is not an error), and
+// updateParameters checks the sums, then divides them by the scale as the optimizer reads them or, where one is not
+// finite, skips the update on the device and reports it.
 #include "compute/error.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/gpu_training_session.h"

@@ -61,7 +61,7 @@ class DataParallel; // data_parallel.h
 struct TrainLayerState {
     // The session's parameters, running statistics, gradients and optimizer state, on the device.
     DeviceBuffer weight, bias, mean, var, gradWeight, gradBias;
-    // Where the gradients are written: gradWeight / gradBias, or (the cudnn session under data parallel) a window of
+    // Where the gradients are written: gradWeight / gradBias, or (under data parallel, any session) a window of
     // a bucket's flat buffer, so the all-reduce needs no copy. Elements of gradType.
     void *gW = nullptr, *gB = nullptr;
     DType gradType = DType::F32;
@@ -158,8 +158,8 @@ protected:
     // In prepare, after layer i's parameters, gradients and optimizer state exist: what else it needs (batch norm's
     // saved statistics).
     virtual void prepareLayer(size_t /*i*/) { }
-    // In prepare, after every layer's plan and before the workspace is allocated (the cudnn session's data parallel:
-    // every rank takes rank 0's algorithms; dataParallelRunning() says whether this prepare runs data parallel).
+    // In prepare, after every layer's plan and before the workspace is allocated (the cudnn session under data
+    // parallel: every rank takes rank 0's algorithms; dataParallelRunning() says whether this prepare runs it).
     virtual void afterPlanning() { }
     bool dataParallelRunning() const { return m_ddp != nullptr; }
     // Layer i's plan, once, every buffer allocated (geometries, tables, algorithms); raises m_workspaceBytes to what
@@ -206,7 +206,7 @@ protected:
     virtual void extraMetadata(std::map<std::string, std::string>& /*m*/) const { }
     virtual std::string workspaceWhat() const = 0; // the workspace buffer's name in an allocation failure
 
-    // Pieces of the step, which the cudnn session's data-parallel step reuses.
+    // Pieces of the step, which the data-parallel step (gpu_training_parallel.cpp) reuses.
     // Checks the input's shape, makes the device current, clears the phases' `timed` and runs passStarts.
     void beginStep(const Tensor& input);
     // The input up, the flags cleared, the forward of every layer (timed).
@@ -341,10 +341,10 @@ protected:
     bool m_prepared = false;
 
 private:
-    // gpu_training_parallel.cpp
     StepResult stepOnOneGpu(const Tensor& input, const Tensor& target, int64_t step); // gpu_training_session.cpp
-    // The shared step with the all-reduces: each bucket launched as soon as the backward has written its gradients,
-    // the updates after the averages; the flags and the loss all-reduced so every rank reaches the same verdict.
+    // gpu_training_parallel.cpp. The shared step with the all-reduces: each bucket launched as soon as the backward has
+    // written its gradients, the updates after the averages; the flags and the loss all-reduced so every rank reaches
+    // the same verdict.
     StepResult stepDataParallel(const Tensor& input, const Tensor& target, int64_t step);
     void setUpDataParallel(); // prepare: the communicator (once) and the buckets with a group of 2+ ranks, else none
     void prepareDataParallel(); // the buckets, the gradients moved into their flat buffers (or widened into them)
