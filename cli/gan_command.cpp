@@ -129,9 +129,10 @@ Command addGanCommand(CLI::App& app)
     cmd->add_option("--save-samples", a->saveSamples, "write the last generated batch as .npy");
     cmd->add_option("--math", a->math,
            "fp32 (the reference arithmetic); tf32 (convolutions and GEMMs on TF32 Tensor Cores where the backend "
-           "has them: cudnn; FP32 elsewhere in the step, as PyTorch's allow_tf32); fp16 / bf16 (mixed precision on "
-           "cudnn, as PyTorch's autocast; fp16 with one GradScaler across both optimizers, --option loss_scale=S "
-           "its initial scale); bf16 also on onednn.auto where the CPU computes bf16)")
+           "has them: cudnn, and our kernels as cuda.tensor_core; FP32 elsewhere in the step, as PyTorch's "
+           "allow_tf32); fp16 / bf16 (mixed precision on cudnn, as PyTorch's autocast; fp16 with one GradScaler "
+           "across both optimizers, --option loss_scale=S its initial scale); bf16 also on onednn.auto where the CPU "
+           "computes bf16)")
         ->capture_default_str();
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
     cmd->add_flag("--sync-each-pass", a->syncEachPass,

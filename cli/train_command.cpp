@@ -187,10 +187,10 @@ Command addTrainCommand(CLI::App& app)
         "write the trained parameters of the first selection as .npy files and DIR/network.json");
     cmd->add_option("--math", a->math,
            "fp32 (the reference arithmetic); tf32 (convolutions and GEMMs on TF32 Tensor Cores where the backend "
-           "has them: cudnn; FP32 elsewhere in the step, as PyTorch's allow_tf32); fp16 or bf16 (mixed precision on "
-           "cudnn, as PyTorch's autocast: half activations, a final softmax in FP32, FP32 parameters; fp16 with "
-           "GradScaler's loss scaling); bf16 also on onednn.auto where the CPU computes bf16, as PyTorch's CPU "
-           "autocast")
+           "has them: cudnn, and our kernels as cuda.tensor_core; FP32 elsewhere in the step, as PyTorch's "
+           "allow_tf32); fp16 or bf16 (mixed precision on cudnn, as PyTorch's autocast: half activations, a final "
+           "softmax in FP32, FP32 parameters; fp16 with GradScaler's loss scaling); bf16 also on onednn.auto where "
+           "the CPU computes bf16, as PyTorch's CPU autocast")
         ->capture_default_str();
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE (e.g. clock=cpu)");
     addDistributedOptions(cmd, a->ranks);
