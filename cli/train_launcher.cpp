@@ -142,7 +142,8 @@ int launchLocalRanks(int nproc)
 void addDistributedOptions(CLI::App* cmd, DistributedArgs& a)
 {
     cmd->add_flag("--distributed", a.distributed,
-        "data parallel with NCCL (cudnn.auto): this process is one rank, as torchrun starts them (RANK, WORLD_SIZE, "
+        "data parallel with NCCL (the GPU backends: cudnn, cuda): this process is one rank, as torchrun starts them "
+        "(RANK, WORLD_SIZE, "
         "LOCAL_RANK, MASTER_ADDR, MASTER_PORT); the batch is split among the ranks");
     cmd->add_option("--nproc-per-node", a.nprocPerNode,
         "start this many ranks of this command on this host (one per GPU), like torchrun, and merge their reports");
