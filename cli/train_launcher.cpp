@@ -143,8 +143,7 @@ void addDistributedOptions(CLI::App* cmd, DistributedArgs& a)
 {
     cmd->add_flag("--distributed", a.distributed,
         "data parallel with NCCL (the GPU backends: cudnn, cuda): this process is one rank, as torchrun starts them "
-        "(RANK, WORLD_SIZE, "
-        "LOCAL_RANK, MASTER_ADDR, MASTER_PORT); the batch is split among the ranks");
+        "(RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT); the batch is split among the ranks");
     cmd->add_option("--nproc-per-node", a.nprocPerNode,
         "start this many ranks of this command on this host (one per GPU), like torchrun, and merge their reports");
     cmd->add_option("--rendezvous-timeout", a.rendezvousTimeout,
