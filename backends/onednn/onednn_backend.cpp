@@ -466,12 +466,18 @@ namespace {
                     + " has no f16 convolution backward on the CPU); train in bf16 or fp32");
             if (const std::string why = whyNotNative(options.math); !why.empty())
                 throw UnsupportedError("onednn.auto training: " + why);
-            const auto pinned = options.extra.find("weight_gradient");
-            const std::string weightGradient = pinned == options.extra.end() ? "auto" : pinned->second;
-            if (weightGradient != "auto" && weightGradient != "bf16" && weightGradient != "fp32")
-                throw InputError("onednn.auto: --option weight_gradient=" + weightGradient
-                    + " is not one of auto, bf16, fp32 (under --math bf16: which weight-gradient primitive runs)");
-            return makeHostTrainingSession("onednn.auto", options, makeTrainingOps(options.math, weightGradient));
+            // Under --math bf16, which primitive of each gradient runs (auto: the faster, timed at prepare).
+            const auto choice = [&](const std::string& key, const char* what) {
+                const auto pinned = options.extra.find(key);
+                const std::string value = pinned == options.extra.end() ? "auto" : pinned->second;
+                if (value != "auto" && value != "bf16" && value != "fp32")
+                    throw InputError("onednn.auto: --option " + key + "=" + value
+                        + " is not one of auto, bf16, fp32 (under --math bf16: which " + what + " primitive runs)");
+                return value;
+            };
+            return makeHostTrainingSession("onednn.auto", options,
+                makeTrainingOps(options.math, choice("weight_gradient", "weight-gradient"),
+                    choice("data_gradient", "data-gradient")));
         }
         std::map<std::string, std::string> info() const override
         {

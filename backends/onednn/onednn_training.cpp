@@ -31,11 +31,12 @@ namespace {
 
     class OnednnTrainingOps final : public HostLayerOps {
     public:
-        OnednnTrainingOps(MathMode math, std::string weightGradient)
+        OnednnTrainingOps(MathMode math, std::string weightGradient, std::string dataGradient)
             : m_engine(dnnl::engine::kind::cpu, 0)
             , m_stream(m_engine)
             , m_math(math)
             , m_weightGradient(std::move(weightGradient))
+            , m_dataGradient(std::move(dataGradient))
         {
         }
 
@@ -62,8 +63,13 @@ namespace {
                     p.data.label = layerName(net, i) + " backward-data";
                     p.weights.label = layerName(net, i) + " backward-weights";
                     p.weightsFp32.label = p.weights.label + " (FP32)";
+                    p.dataFp32.label = p.data.label + " (FP32)";
+                    if (p.dataFp32.primitive)
+                        note += "; " + chooseFaster(p.data, p.dataFp32, p.dataInFp32, m_dataGradient, "backward-data");
                     if (p.weightsFp32.primitive)
-                        note += "; " + chooseWeightGradient(p);
+                        note += "; "
+                            + chooseFaster(
+                                p.weights, p.weightsFp32, p.weightsInFp32, m_weightGradient, "backward-weights");
                     m_notes[i] = note;
                     m_plans[i] = std::move(p);
                 } catch (const UnsupportedError& e) {
@@ -110,7 +116,8 @@ namespace {
             TrainPlan& plan = *m_plans.at(i);
             switch (plan.kind) {
             case TrainPlan::Kind::Conv:
-                run(plan.data, { gy.data(), need(p.weight, m_net, i, "weight").data(), gx.data() }, m_engine, m_stream);
+                run(plan.dataInFp32 ? plan.dataFp32 : plan.data,
+                    { gy.data(), need(p.weight, m_net, i, "weight").data(), gx.data() }, m_engine, m_stream);
                 break;
             case TrainPlan::Kind::BatchNorm:
                 batchNormBackward(i, plan, x, gy, p, gx.data());
@@ -166,22 +173,25 @@ namespace {
         }
 
     private:
-        // --math bf16: oneDNN's bf16 weight-gradient primitive and the FP32 one on bf16-rounded operands, each run on
-        // zero-filled tensors of the layer's sizes (once to warm up, then the best of three), the faster kept; the
-        // note's words say which and the two times.
-        std::string chooseWeightGradient(TrainPlan& p)
+        // --math bf16: oneDNN's bf16 primitive of a gradient (`what`: "backward-weights" or "backward-data") and the
+        // FP32 one on bf16-rounded operands, each run on zero-filled tensors of the layer's sizes (once to warm up,
+        // then the best of three), the faster kept — or the one `setting` (--option weight_gradient / data_gradient)
+        // pins; the note's words say which and the two times.
+        std::string chooseFaster(
+            Call& bf16Call, Call& fp32Call, bool& inFp32, const std::string& setting, const std::string& what)
         {
-            if (m_weightGradient != "auto") {
-                p.weightsInFp32 = m_weightGradient == "fp32";
-                return "backward-weights: " + m_weightGradient + " (--option weight_gradient=" + m_weightGradient + ")"
-                    + (p.weightsInFp32 ? ", FP32 on bf16-rounded operands: " + p.weightsFp32.impl : "");
+            if (setting != "auto") {
+                inFp32 = setting == "fp32";
+                const std::string option = what == "backward-data" ? "data_gradient" : "weight_gradient";
+                return what + ": " + setting + " (--option " + option + "=" + setting + ")"
+                    + (inFp32 ? ", FP32 on bf16-rounded operands: " + fp32Call.impl : "");
             }
-            // Each argument as large as the primitive's user descriptor says (src, diff_dst, diff_weights, and
-            // diff_bias: a linear layer's out_features, which is not the output shape's c on a rank other than 2 —
-            // sizing it from c overran the buffer, found by the cross-backend training test).
+            // Each argument as large as the primitive's user descriptor says (a linear layer's bias gradient is
+            // out_features long, not the output shape's c on a rank other than 2: sizing it from c overran the
+            // buffer, found by the cross-backend training test).
             std::vector<std::vector<float>> args;
             std::vector<const void*> h;
-            for (const Operand& op : p.weights.operands) {
+            for (const Operand& op : bf16Call.operands) {
                 args.emplace_back(op.user.get_size() / sizeof(float));
                 h.push_back(args.back().data());
             }
@@ -196,15 +206,15 @@ namespace {
                 }
                 return ms;
             };
-            const double bf16 = best(p.weights), fp32 = best(p.weightsFp32);
-            p.weightsInFp32 = fp32 < bf16;
+            const double bf16 = best(bf16Call), fp32 = best(fp32Call);
+            inFp32 = fp32 < bf16;
             const auto ms = [](double v) {
                 char b[32];
                 std::snprintf(b, sizeof b, "%.3f ms", v);
                 return std::string(b);
             };
-            return "backward-weights measured at prepare: bf16 " + ms(bf16) + ", FP32 on bf16-rounded operands "
-                + ms(fp32) + " (" + p.weightsFp32.impl + "): " + (p.weightsInFp32 ? "FP32" : "bf16") + " kept";
+            return what + " measured at prepare: bf16 " + ms(bf16) + ", FP32 on bf16-rounded operands " + ms(fp32)
+                + " (" + fp32Call.impl + "): " + (inFp32 ? "FP32" : "bf16") + " kept";
         }
 
         // The batch's statistics normalise; the running averages move as torch.nn.BatchNorm2d.train() moves them:
@@ -270,6 +280,7 @@ namespace {
         dnnl::stream m_stream;
         MathMode m_math = MathMode::FP32;
         std::string m_weightGradient; // --option weight_gradient: auto, bf16 or fp32
+        std::string m_dataGradient; // --option data_gradient: auto, bf16 or fp32
         Network m_net;
         double m_momentum = 0.1;
         std::vector<std::optional<TrainPlan>> m_plans;
@@ -291,9 +302,10 @@ std::string trainingMathDescription(MathMode math)
     return math == MathMode::TF32 ? "fp32 (the CPU has no TF32)" : "fp32";
 }
 
-std::unique_ptr<HostLayerOps> makeTrainingOps(MathMode math, const std::string& weightGradient)
+std::unique_ptr<HostLayerOps> makeTrainingOps(
+    MathMode math, const std::string& weightGradient, const std::string& dataGradient)
 {
-    return std::make_unique<OnednnTrainingOps>(math, weightGradient);
+    return std::make_unique<OnednnTrainingOps>(math, weightGradient, dataGradient);
 }
 
 } // namespace convscope::onednn

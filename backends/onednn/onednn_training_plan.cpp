@@ -25,12 +25,15 @@ Operand operand(int arg, const memory::desc& user, const memory::desc& want, boo
 }
 
 Operand roundedOperand(int arg, const memory::desc& user, const memory::desc& roundedUser, const memory::desc& want,
-    const dnnl::engine& eng)
+    const dnnl::engine& eng, bool output)
 {
-    Operand op { arg, user, false, memory(want, eng),
+    if (output)
+        return { arg, user, true, memory(want, eng),
+            dnnl::reorder(dnnl::reorder::primitive_desc(eng, roundedUser, eng, user)), memory(roundedUser, eng),
+            dnnl::reorder(dnnl::reorder::primitive_desc(eng, want, eng, roundedUser)) };
+    return { arg, user, false, memory(want, eng),
         dnnl::reorder(dnnl::reorder::primitive_desc(eng, roundedUser, eng, want)), memory(roundedUser, eng),
         dnnl::reorder(dnnl::reorder::primitive_desc(eng, user, eng, roundedUser)) };
-    return op;
 }
 
 void run(Call& call, const std::vector<const void*>& handles, const dnnl::engine& eng, dnnl::stream& stream)
@@ -59,8 +62,14 @@ void run(Call& call, const std::vector<const void*>& handles, const dnnl::engine
             args[op.arg] = *op.inner;
         }
         call.primitive->execute(stream, args);
-        for (auto& [op, user] : outputs)
-            op->reorder->execute(stream, *op->inner, user);
+        for (auto& [op, user] : outputs) {
+            if (op->rounded) {
+                op->toRounded->execute(stream, *op->inner, *op->rounded);
+                op->reorder->execute(stream, *op->rounded, user);
+            } else {
+                op->reorder->execute(stream, *op->inner, user);
+            }
+        }
         stream.wait();
     } catch (const dnnl::error& e) {
         throw Error("onednn.auto training: " + call.label + ": " + e.what() + " (dnnl status "
@@ -150,6 +159,21 @@ namespace {
         p.weightsFp32.impl += " on operands rounded to bf16";
     }
 
+    // The FP32 data-gradient call of a bf16 layer (TrainPlan::dataFp32): gy and the weights rounded to bf16, the
+    // result rounded to bf16 (the bf16 primitive's diff_src is bf16) before it widens into the session's gx. `*Bf16`:
+    // the user descriptors in bf16.
+    template <typename Data>
+    void addFp32Data(TrainPlan& p, const Data& data, const memory::desc& x, const memory::desc& xBf16,
+        const memory::desc& y, const memory::desc& yBf16, const memory::desc& wUser, const memory::desc& wBf16,
+        const dnnl::engine& eng)
+    {
+        p.dataFp32.operands = { roundedOperand(DNNL_ARG_DIFF_DST, y, yBf16, data.diff_dst_desc(), eng),
+            roundedOperand(DNNL_ARG_WEIGHTS, wUser, wBf16, data.weights_desc(), eng),
+            roundedOperand(DNNL_ARG_DIFF_SRC, x, xBf16, data.diff_src_desc(), eng, true) };
+        describe(p.dataFp32, data);
+        p.dataFp32.impl += " on operands rounded to bf16, its result rounded to bf16";
+    }
+
     // The window axes of a 2-D (H, W) or 3-D (D, H, W) convolution or pool: their sizes in and out, and the padding
     // before and after each, from the shape's resolved padding.
     template <bool Volume> struct WindowAxes {
@@ -236,8 +260,12 @@ namespace {
                 typename Fwd::desc(kTraining, alg, src32, w32, bias, dst32, strides, dilates, padL, padR), eng);
             const typename Weights::primitive_desc weights32(
                 typename Weights::desc(alg, src32, wDiff, bias, dst32, strides, dilates, padL, padR), eng, hint);
-            addFp32Weights(p, weights32, x, volume ? ncdhw(in, products) : nchw(in, products), y,
-                volume ? ncdhw(out, products) : nchw(out, products), wUser, bias, eng);
+            const memory::desc xBf16 = volume ? ncdhw(in, products) : nchw(in, products);
+            const memory::desc yBf16 = volume ? ncdhw(out, products) : nchw(out, products);
+            addFp32Weights(p, weights32, x, xBf16, y, yBf16, wUser, bias, eng);
+            const typename Data::primitive_desc data32(
+                typename Data::desc(alg, src32, w32, dst32, strides, dilates, padL, padR), eng, hint);
+            addFp32Data(p, data32, x, xBf16, y, yBf16, wUser, memory::desc(wDims, products, wTag), eng);
         }
         return p;
     }
@@ -270,8 +298,13 @@ namespace {
                 dnnl::inner_product_forward::desc(kTraining, src32, w32, bias, dst32), eng);
             const dnnl::inner_product_backward_weights::primitive_desc weights32(
                 dnnl::inner_product_backward_weights::desc(src32, wDiff, bias, dst32), eng, hint);
-            addFp32Weights(p, weights32, x, memory::desc({ rows.rows, rows.inFeatures }, products, Tag::nc), y,
-                memory::desc({ rows.rows, s.out_features }, products, Tag::nc), wUser, bias, eng);
+            const memory::desc xBf16({ rows.rows, rows.inFeatures }, products, Tag::nc);
+            const memory::desc yBf16({ rows.rows, s.out_features }, products, Tag::nc);
+            addFp32Weights(p, weights32, x, xBf16, y, yBf16, wUser, bias, eng);
+            const dnnl::inner_product_backward_data::primitive_desc data32(
+                dnnl::inner_product_backward_data::desc(src32, w32, dst32), eng, hint);
+            addFp32Data(p, data32, x, xBf16, y, yBf16, wUser,
+                memory::desc({ s.out_features, rows.inFeatures }, products, Tag::oi), eng);
         }
         return p;
     }

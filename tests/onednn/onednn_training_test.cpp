@@ -303,26 +303,33 @@ TEST_CASE("onednn.auto --math bf16 trains as PyTorch's CPU autocast, within bf16
     // gradients of the second step and the parameters after it was 1.18e-2 from FP32's (ten of them above 1e-3), the
     // second step's loss 0.6 % off. The bound leaves room over that: it holds the path near FP32 within bf16's
     // rounding; the notes below check that the primitives do take bf16.
-    // The weight gradient each way (--option weight_gradient): oneDNN's bf16 primitive, the FP32 one on operands
-    // rounded to bf16, and the faster of the two as timed at prepare (the default).
-    for (const char* weightGradient : { "bf16", "fp32", "auto" }) {
-        INFO("--option weight_gradient=" << weightGradient);
-        SessionOptions pinned = bf16;
-        pinned.extra["weight_gradient"] = weightGradient;
-        const auto meta = stepBesideDirect(*onednn, b.net, 4e-2, false, true, pinned);
-        CHECK_THAT(meta.at("math"), Catch::StartsWith("bf16 mixed precision"));
-        const auto notes = notesByLayer(meta);
-        for (const char* layer : { "c1", "up", "fc" }) {
-            INFO(layer << ": " << notes.at(layer));
-            CHECK_THAT(notes.at(layer), Catch::Contains("bf16 operands"));
-            if (std::string(weightGradient) == "auto")
-                CHECK_THAT(notes.at(layer), Catch::Contains("measured at prepare") && Catch::Contains(" kept"));
-            else
-                CHECK_THAT(notes.at(layer), Catch::Contains(std::string("weight_gradient=") + weightGradient));
+    // The weight and the data gradient each way (--option weight_gradient, data_gradient): oneDNN's bf16 primitive,
+    // the FP32 one on operands rounded to bf16 (the data gradient's result rounded to bf16 too), and the faster of the
+    // two as timed at prepare (the default).
+    for (const std::string key : { "weight_gradient", "data_gradient" })
+        for (const std::string setting : { "bf16", "fp32", "auto" }) {
+            INFO("--option " << key << "=" << setting);
+            SessionOptions pinned = bf16;
+            pinned.extra[key] = setting;
+            const auto meta = stepBesideDirect(*onednn, b.net, 4e-2, false, true, pinned);
+            CHECK_THAT(meta.at("math"), Catch::StartsWith("bf16 mixed precision"));
+            const auto notes = notesByLayer(meta);
+            const std::string what = key == "data_gradient" ? "backward-data" : "backward-weights";
+            for (const char* layer : { "c1", "up", "fc" }) {
+                INFO(layer << ": " << notes.at(layer));
+                CHECK_THAT(notes.at(layer), Catch::Contains("bf16 operands"));
+                if (setting == "auto")
+                    CHECK_THAT(
+                        notes.at(layer), Catch::Contains(what + " measured at prepare") && Catch::Contains(" kept"));
+                else
+                    CHECK_THAT(
+                        notes.at(layer), Catch::Contains(what + ": " + setting + " (--option " + key + "=" + setting));
+            }
+            CHECK_THAT(notes.at("bn"), !Catch::Contains("bf16")); // batch norm stays FP32 here
         }
-        CHECK_THAT(notes.at("bn"), !Catch::Contains("bf16")); // batch norm stays FP32 here
+    for (const char* key : { "weight_gradient", "data_gradient" }) {
+        SessionOptions wrong = bf16;
+        wrong.extra[key] = "fp64";
+        CHECK_THROWS_WITH(onednn->createTrainingSession("auto", wrong), Catch::Contains(std::string(key) + "=fp64"));
     }
-    SessionOptions wrong = bf16;
-    wrong.extra["weight_gradient"] = "fp64";
-    CHECK_THROWS_WITH(onednn->createTrainingSession("auto", wrong), Catch::Contains("weight_gradient=fp64"));
 }
