@@ -143,13 +143,20 @@ namespace {
         return p;
     }
 
-    // The FP32 weight-gradient call of a bf16 layer (TrainPlan::weightsFp32): x and gy rounded to bf16 (`xBf16`,
-    // `yBf16`: their user descriptors in bf16), then into the FP32 primitive's layouts.
-    template <typename Weights>
-    void addFp32Weights(TrainPlan& p, const Weights& weights, const memory::desc& x, const memory::desc& xBf16,
-        const memory::desc& y, const memory::desc& yBf16, const memory::desc& wUser, const memory::desc& bias,
-        const dnnl::engine& eng)
+    // A bf16 layer's FP32 gradient calls (TrainPlan::dataFp32, weightsFp32), as withWeights makes the bf16 ones: the
+    // data gradient with gy and the weights rounded to bf16 and its result rounded to bf16 (the bf16 primitive's
+    // diff_src is bf16) before it widens into the session's gx; the weight gradient with x and gy rounded to bf16.
+    // `*Bf16`: the user descriptors in bf16.
+    template <typename Data, typename Weights>
+    void addFp32Gradients(TrainPlan& p, const Data& data, const Weights& weights, const memory::desc& x,
+        const memory::desc& xBf16, const memory::desc& y, const memory::desc& yBf16, const memory::desc& wUser,
+        const memory::desc& wBf16, const memory::desc& bias, const dnnl::engine& eng)
     {
+        p.dataFp32.operands = { roundedOperand(DNNL_ARG_DIFF_DST, y, yBf16, data.diff_dst_desc(), eng),
+            roundedOperand(DNNL_ARG_WEIGHTS, wUser, wBf16, data.weights_desc(), eng),
+            roundedOperand(DNNL_ARG_DIFF_SRC, x, xBf16, data.diff_src_desc(), eng, true) };
+        describe(p.dataFp32, data);
+        p.dataFp32.impl += " on operands rounded to bf16, its result rounded to bf16";
         p.weightsFp32.operands = { roundedOperand(DNNL_ARG_SRC, x, xBf16, weights.src_desc(), eng),
             roundedOperand(DNNL_ARG_DIFF_DST, y, yBf16, weights.diff_dst_desc(), eng),
             operand(DNNL_ARG_DIFF_WEIGHTS, wUser, weights.diff_weights_desc(), true, eng) };
@@ -157,21 +164,6 @@ namespace {
             p.weightsFp32.operands.push_back(operand(DNNL_ARG_DIFF_BIAS, bias, weights.diff_bias_desc(), true, eng));
         describe(p.weightsFp32, weights);
         p.weightsFp32.impl += " on operands rounded to bf16";
-    }
-
-    // The FP32 data-gradient call of a bf16 layer (TrainPlan::dataFp32): gy and the weights rounded to bf16, the
-    // result rounded to bf16 (the bf16 primitive's diff_src is bf16) before it widens into the session's gx. `*Bf16`:
-    // the user descriptors in bf16.
-    template <typename Data>
-    void addFp32Data(TrainPlan& p, const Data& data, const memory::desc& x, const memory::desc& xBf16,
-        const memory::desc& y, const memory::desc& yBf16, const memory::desc& wUser, const memory::desc& wBf16,
-        const dnnl::engine& eng)
-    {
-        p.dataFp32.operands = { roundedOperand(DNNL_ARG_DIFF_DST, y, yBf16, data.diff_dst_desc(), eng),
-            roundedOperand(DNNL_ARG_WEIGHTS, wUser, wBf16, data.weights_desc(), eng),
-            roundedOperand(DNNL_ARG_DIFF_SRC, x, xBf16, data.diff_src_desc(), eng, true) };
-        describe(p.dataFp32, data);
-        p.dataFp32.impl += " on operands rounded to bf16, its result rounded to bf16";
     }
 
     // The window axes of a 2-D (H, W) or 3-D (D, H, W) convolution or pool: their sizes in and out, and the padding
@@ -258,14 +250,13 @@ namespace {
             const memory::desc w32(wDims, kF32, Tag::any);
             const typename Fwd::primitive_desc hint(
                 typename Fwd::desc(kTraining, alg, src32, w32, bias, dst32, strides, dilates, padL, padR), eng);
-            const typename Weights::primitive_desc weights32(
-                typename Weights::desc(alg, src32, wDiff, bias, dst32, strides, dilates, padL, padR), eng, hint);
-            const memory::desc xBf16 = volume ? ncdhw(in, products) : nchw(in, products);
-            const memory::desc yBf16 = volume ? ncdhw(out, products) : nchw(out, products);
-            addFp32Weights(p, weights32, x, xBf16, y, yBf16, wUser, bias, eng);
             const typename Data::primitive_desc data32(
                 typename Data::desc(alg, src32, w32, dst32, strides, dilates, padL, padR), eng, hint);
-            addFp32Data(p, data32, x, xBf16, y, yBf16, wUser, memory::desc(wDims, products, wTag), eng);
+            const typename Weights::primitive_desc weights32(
+                typename Weights::desc(alg, src32, wDiff, bias, dst32, strides, dilates, padL, padR), eng, hint);
+            addFp32Gradients(p, data32, weights32, x, volume ? ncdhw(in, products) : nchw(in, products), y,
+                volume ? ncdhw(out, products) : nchw(out, products), wUser, memory::desc(wDims, products, wTag), bias,
+                eng);
         }
         return p;
     }
@@ -296,15 +287,13 @@ namespace {
             const memory::desc w32({ s.out_features, rows.inFeatures }, kF32, Tag::any);
             const dnnl::inner_product_forward::primitive_desc hint(
                 dnnl::inner_product_forward::desc(kTraining, src32, w32, bias, dst32), eng);
-            const dnnl::inner_product_backward_weights::primitive_desc weights32(
-                dnnl::inner_product_backward_weights::desc(src32, wDiff, bias, dst32), eng, hint);
-            const memory::desc xBf16({ rows.rows, rows.inFeatures }, products, Tag::nc);
-            const memory::desc yBf16({ rows.rows, s.out_features }, products, Tag::nc);
-            addFp32Weights(p, weights32, x, xBf16, y, yBf16, wUser, bias, eng);
             const dnnl::inner_product_backward_data::primitive_desc data32(
                 dnnl::inner_product_backward_data::desc(src32, w32, dst32), eng, hint);
-            addFp32Data(p, data32, x, xBf16, y, yBf16, wUser,
-                memory::desc({ s.out_features, rows.inFeatures }, products, Tag::oi), eng);
+            const dnnl::inner_product_backward_weights::primitive_desc weights32(
+                dnnl::inner_product_backward_weights::desc(src32, wDiff, bias, dst32), eng, hint);
+            addFp32Gradients(p, data32, weights32, x, memory::desc({ rows.rows, rows.inFeatures }, products, Tag::nc),
+                y, memory::desc({ rows.rows, s.out_features }, products, Tag::nc), wUser,
+                memory::desc({ s.out_features, rows.inFeatures }, products, Tag::oi), bias, eng);
         }
         return p;
     }
