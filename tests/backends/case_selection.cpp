@@ -1,6 +1,7 @@
 // The cross-backend tests' cases and seed (case_selection.h).
 #include "tests/backends/case_selection.h"
 
+#include "compute/backend_registry.h"
 #include "compute/layer_kinds.h"
 #include "tests/backends/backend_cases.h"
 
@@ -44,6 +45,20 @@ std::vector<NetworkCase> allCases(uint64_t seed)
         for (NetworkCase& c : fixedGraphCases())
             cases.push_back(std::move(c));
     return cases;
+}
+
+std::vector<std::shared_ptr<Backend>> availableSelectedBackends(std::vector<std::string>& notRun)
+{
+    std::vector<std::shared_ptr<Backend>> out;
+    for (const auto& backend : BackendRegistry::instance().backends()) {
+        if (!backendSelected(backend->name()))
+            continue;
+        if (const Availability a = backend->availability(); !a.available)
+            notRun.push_back(backend->name() + ": " + a.reason);
+        else
+            out.push_back(backend);
+    }
+    return out;
 }
 
 } // namespace convscope::test

@@ -165,13 +165,7 @@ void runRegistry(const std::vector<MathMode>& modes)
               << std::endl;
     const std::vector<Case> cases = test::allCases(seed);
     Tally tally;
-    for (const auto& backend : BackendRegistry::instance().backends()) {
-        if (!test::backendSelected(backend->name()))
-            continue;
-        if (const Availability a = backend->availability(); !a.available) {
-            tally.notRun.push_back(backend->name() + ": " + a.reason);
-            continue;
-        }
+    for (const auto& backend : test::availableSelectedBackends(tally.notRun)) {
         for (MathMode math : modes) {
             if (const std::string why = whyNotTaken(*backend, math); !why.empty()) {
                 tally.notRun.push_back(backend->name() + " " + mathModeName(math) + ": " + why);

@@ -405,13 +405,7 @@ void trainRegistry(const std::vector<MathMode>& modes)
     };
     std::vector<Run> runs;
     TrainTally tally;
-    for (const auto& backend : BackendRegistry::instance().backends()) {
-        if (!test::backendSelected(backend->name()))
-            continue;
-        if (const Availability a = backend->availability(); !a.available) {
-            tally.notRun.push_back(backend->name() + ": " + a.reason);
-            continue;
-        }
+    for (const auto& backend : test::availableSelectedBackends(tally.notRun)) {
         for (MathMode math : modes)
             for (const AlgorithmInfo& a : backend->algorithms()) {
                 if (!test::algorithmSelected(backend->name(), a.name))
