@@ -119,6 +119,8 @@ namespace {
     void runPlan(
         const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st)
     {
+        if (p.stem)
+            return runStemTyped<Element>(g, p, x, bias, y, scratch, st);
 #if defined(CONVSCOPE_HAVE_WGMMA)
         if (p.tma)
             return runTmaTyped<Element>(g, p, x, bias, y, scratch, st);
@@ -138,12 +140,13 @@ TensorCoreOptions conv2dTensorCoreParseOptions(const std::map<std::string, std::
     if (auto it = extra.find("tc_kbytes"); it != extra.end())
         o.kBytes = parseKBytes(it->second);
     if (auto it = extra.find("tc_kernel"); it != extra.end()) {
-        if (it->second != "tma" && it->second != "wgmma" && it->second != "mma")
+        if (it->second != "tma" && it->second != "wgmma" && it->second != "mma" && it->second != "stem")
             throw InputError("tc_kernel=" + it->second
-                + ": the Tensor Core kernel is tma (wgmma fed by TMA, sm_90), wgmma (fed by cp.async, sm_90) or mma "
-                  "(mma.sync)");
+                + ": the Tensor Core kernel is tma (wgmma fed by TMA, sm_90), wgmma (fed by cp.async, sm_90), mma "
+                  "(mma.sync) or stem (mma.sync on a window of few channels: C < 16, fp16 / bf16)");
         o.kernel = int(it->second == "mma" ? KernelChoice::Mma
                 : it->second == "tma"      ? KernelChoice::Tma
+                : it->second == "stem"     ? KernelChoice::Stem
                                            : KernelChoice::Wgmma);
     }
     if (auto it = extra.find("tc_probe"); it != extra.end()) {
@@ -205,6 +208,14 @@ std::string conv2dTensorCoreNote(
     const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d)
 {
     const Plan p = planFor(g, type, o, d);
+    if (p.stem) {
+        const StemShape s = stemShapeOf(g);
+        return std::string(dtypeName(type)) + " mma.sync m16n8k16 stem kernel: 128 pixels (" + std::to_string(s.tp)
+            + "x" + std::to_string(s.tq) + ") x 64 channels a block of 4 warps, persistent (" + std::to_string(p.ctas)
+            + " blocks x " + std::to_string(p.nTiles) + "), the input window of " + std::to_string(s.fr) + "x"
+            + std::to_string(s.fc) + " pixels in shared memory at " + std::to_string(s.cpad)
+            + " halves a pixel, reduction " + std::to_string(g.r * g.s * g.c) + " padded to " + std::to_string(s.kpad);
+    }
     const int tk = p.rowPieces * p.pieceElems;
     const TileShape& t = kTiles[p.tile];
     const std::string format = type == DType::F32 ? "tf32" : std::string(dtypeName(type));

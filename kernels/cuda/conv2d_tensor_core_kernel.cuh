@@ -520,6 +520,11 @@ CONVSCOPE_TENSOR_CORE_EXTERN(float)
 CONVSCOPE_TENSOR_CORE_EXTERN(__half)
 CONVSCOPE_TENSOR_CORE_EXTERN(__nv_bfloat16)
 
+// The stem kernel (conv2d_tensor_core_stem.cu): fp16 / bf16 where planOf set Plan::stem.
+template <typename Element>
+void runStemTyped(
+    const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st);
+
 // The wgmma kernel (conv2d_tensor_core_wgmma.cu, built only where the build targets sm_90: CONVSCOPE_HAVE_WGMMA).
 template <typename Element>
 void runWgmmaTyped(

@@ -6,6 +6,7 @@
 
 #include "compute/storage_format.h"
 #include "kernels/cuda/conv2d.cuh"
+#include "kernels/cuda/conv2d_tensor_core_stem.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -118,7 +119,7 @@ constexpr int wgmmaMinBlocks(int bn, int rowPieces) { return bn == 64 || (bn == 
 
 // Which kernel (--option tc_kernel=tma|wgmma|mma; 0: the launcher's choice). Tma: wgmma fed by TMA; Wgmma: wgmma fed by
 // cp.async.
-enum class KernelChoice { Auto = 0, Mma = 1, Wgmma = 2, Tma = 3 };
+enum class KernelChoice { Auto = 0, Mma = 1, Wgmma = 2, Tma = 3, Stem = 4 };
 // The choice that names a tile's kernel (the warp-specialized kernel is one of the cp.async wgmma kernels).
 constexpr KernelChoice kernelChoiceOf(TileKernel kernel)
 {
@@ -185,6 +186,9 @@ struct Plan {
     int early; // TMA kernel: give a stage back once its products retired (TensorCoreOptions::release)
     int ctas; // the persistent kernel's grid (specialized tiles): min(work items, multiprocessors)
     const char* fallback; // why a requested wgmma runs mma.sync instead (null otherwise)
+    // The stem kernel (conv2d_tensor_core_stem.h) runs the layer: cp is its window pixel (cpad), ldw its packed row
+    // (kpad), mTiles its pixel tiles, nTiles its 64-channel slices, ctas the persistent grid along the pixels.
+    bool stem;
 };
 
 inline size_t align256(size_t b) { return (b + 255) / 256 * 256; }
@@ -335,11 +339,45 @@ inline int defaultWgmmaTile(const ConvGeometry& g, DType type, int64_t m, int sm
 
 // `tileOverride`: tile index + 1 (0: the default); `kBytes`: 64 or 128 bytes of reduction a k-tile row (0: the
 // default); `wgmmaRuns`: the wgmma kernel is built and the device is sm_90 (conv2d_tensor_core.cu decides).
+// The stem kernel's plan: its packing (cp = cpad, ldw = kpad), tiles and persistent grid. A block holds 128 threads
+// of at most 128 registers (4 a multiprocessor) and its shared memory (228 KB a multiprocessor, 1 KB of it reserved a
+// block).
+inline Plan stemPlanOf(const ConvGeometry& g, int smCount)
+{
+    const StemShape s = stemShapeOf(g);
+    Plan p {};
+    p.stem = true;
+    p.pieceElems = 8;
+    p.cp = s.cpad;
+    p.piecesPerTap = 0;
+    p.ldw = s.kpad;
+    p.kTiles = s.kpad / 16;
+    p.rowPieces = 0;
+    p.bm = kStemPixels;
+    p.bn = kStemChannels;
+    p.mTiles = g.n * s.tilesP * s.tilesQ;
+    p.nTiles = (g.k + kStemChannels - 1) / kStemChannels;
+    p.splits = 1;
+    p.tilesPerSplit = p.kTiles;
+    const int resident = std::max(1, std::min(4, int(size_t(228 * 1024) / (s.sharedBytes + 1024))));
+    p.ctas = std::max(1, std::min(p.mTiles, smCount * resident / p.nTiles));
+    p.packedBytes = align256(size_t(g.k) * p.ldw * 2);
+    return p;
+}
+
 inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverride, int kBytes,
     KernelChoice kernel = KernelChoice::Mma, bool wgmmaRuns = false)
 {
     Plan p {};
     const int bytes = int(dtypeBytes(type));
+    // The stem kernel wherever it takes the layer, unless another kernel or a tile is asked for.
+    if (kernel == KernelChoice::Auto || kernel == KernelChoice::Stem) {
+        const char* stemWhyNot = tileOverride > 0 ? "a tile was asked for" : stemRefusal(g, bytes);
+        if (!stemWhyNot)
+            return stemPlanOf(g, smCount);
+        if (kernel == KernelChoice::Stem)
+            p.fallback = stemWhyNot;
+    }
     p.pieceElems = 16 / bytes;
     p.cp = (g.c + p.pieceElems - 1) / p.pieceElems * p.pieceElems;
     p.piecesPerTap = p.cp / p.pieceElems;

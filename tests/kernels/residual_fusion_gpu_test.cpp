@@ -130,6 +130,8 @@ TEST_CASE("cuda residual fusion: the Tensor Core kernels' epilogues, every stora
         { "128 -> 96 at 30x100, batch 5 (window tiles)", 5, 128, 30, 100, 96 },
         { "64 -> 40 at 140x256 (transposed tile, 16-byte stores)", 1, 64, 140, 256, 40 },
         { "128 -> 36 at 50x200, batch 3 (transposed tile, one-value stores)", 3, 128, 50, 200, 36 },
+        { "3 -> 64 at 36x150, batch 2 (the fp16 / bf16 stem kernel, 16-byte stores)", 2, 3, 36, 150, 64 },
+        { "5 -> 36 at 20x20 (the stem kernel, one-value stores)", 1, 5, 20, 20, 36 },
     };
     const std::vector<MathMode> modes { MathMode::TF32, MathMode::FP16, MathMode::BF16 };
     checkBlocks("cuda", { "tensor_core" }, blocks, modes); // the kernel the plan picks

@@ -192,6 +192,17 @@ std::vector<Case> cases()
             conv(36, { 3, 3 }, pads(1, 1, 1, 1)) },
         { "128 -> 256 at 16x16, batch 2, a fused leaky ReLU", Shape::nchw(2, 128, 16, 16),
             conv(256, { 3, 3 }, pads(1, 1, 1, 1)) },
+        // The fp16 / bf16 stem kernel (C < 16, not a multiple of 8; conv2d_tensor_core_stem.h): rows of several
+        // 128-pixel blocks and a partial one, one channel, 8- and 16-half window pixels, dilation, stride 4 with
+        // 11×11 taps and two channel slices (the second partial), 1×3 taps, four slices.
+        { "stem 3 -> 64 at 40x300, 3x3, batch 2", Shape::nchw(2, 3, 40, 300), conv(64, { 3, 3 }, pads(1, 1, 1, 1)) },
+        { "stem 1 -> 16, 5x5, dilation 2", Shape::nchw(3, 1, 30, 33),
+            conv(16, { 5, 5 }, pads(4, 4, 4, 4), { 1, 1 }, { 2, 2 }) },
+        { "stem 5 -> 24, stride 2, asymmetric padding", Shape::nchw(2, 5, 41, 37),
+            conv(24, { 3, 3 }, pads(1, 0, 2, 1), { 2, 2 }) },
+        { "stem 3 -> 96, 11x11 stride 4", Shape::nchw(2, 3, 99, 99), conv(96, { 11, 11 }, pads(2, 2, 2, 2), { 4, 4 }) },
+        { "stem 7 -> 200, 1x3, stride (1, 2), no bias", Shape::nchw(1, 7, 20, 70),
+            conv(200, { 1, 3 }, pads(0, 0, 1, 1), { 1, 2 }, { 1, 1 }, false) },
         { "12 -> 20 with a fused leaky ReLU", Shape::nchw(2, 12, 10, 10), conv(20, { 3, 3 }, pads(1, 1, 1, 1)) },
     };
     LeakyReLU leaky;
@@ -250,6 +261,7 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
         for (const char* kBytes : { "64", "128" })
             variants.push_back({ { "tc_tile", tile }, { "tc_kbytes", kBytes } });
     variants.push_back({ { "tc_kernel", "wgmma" } });
+    variants.push_back({ { "tc_kernel", "stem" } });
     for (const char* tile :
         { "wg128x64", "wg128x128", "wg128x256", "wg128x128r64", "wg128x256r64", "ws128x128", "ws128x256" })
         variants.push_back({ { "tc_tile", tile } });
@@ -285,14 +297,26 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
         const std::string tile = variant.count("tc_tile") ? variant.at("tc_tile") : "";
         const bool asksTma = kernel == "tma" || tile.rfind("tma", 0) == 0;
         const bool asksCpAsync = kernel == "wgmma" || tile.rfind("w", 0) == 0;
-        const bool asksWgmma = variant.empty() || asksTma || asksCpAsync;
+        // The stem kernel (conv2d_tensor_core_stem.h's stemRefusal, restated; every case here fits its shared memory
+        // and packed row): by default and when asked, in fp16 / bf16 on C < 16 not a multiple of 8. Asked for where
+        // it does not run, the launcher's choice runs and the note says why.
+        const bool stemTakes = mode != MathMode::TF32 && tc.in.c < 16 && tc.in.c % 8 != 0;
+        const bool asksStem = kernel == "stem";
+        const bool stemRuns = stemTakes && (variant.empty() || asksStem);
+        CHECK((note.find("stem kernel:") != std::string::npos) == stemRuns);
+        if (asksStem && !stemTakes)
+            CHECK(note.find("(the stem kernel") != std::string::npos);
+        const bool asDefault = variant.empty() || (asksStem && !stemTakes);
+        const bool asksWgmma = asDefault || asksTma || asksCpAsync;
         // The launcher's policy (conv2d_tensor_core_plan.h, planOf): the TMA kernel wherever it takes the layer,
         // else the cp.async wgmma kernel wherever that does in fp16/bf16; in tf32 on K ≤ 64 and on reductions of
         // ≥ 72 k-tiles of 128 bytes.
         const int64_t pieces = tc.conv.kernel_size[0] * tc.conv.kernel_size[1] * ((tc.in.c + 3) / 4);
         const bool defaultWgmma
             = tmaAny || mode != MathMode::TF32 || tc.conv.out_channels <= 64 || (pieces + 7) / 8 >= 72;
-        if (asksWgmma && wgmmaTakes && (!variant.empty() || defaultWgmma))
+        if (stemRuns)
+            CHECK(note.find("mma.sync m16n8k16") != std::string::npos);
+        else if (asksWgmma && wgmmaTakes && (!asDefault || defaultWgmma))
             CHECK(note.find("wgmma m64") != std::string::npos);
         else
             CHECK(note.find("mma.sync") != std::string::npos);
@@ -301,7 +325,7 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
         const bool tmaFits = tile.rfind("tma", 0) == 0
             ? tmaTakes(tc, s, mode, tile.find("r64") != std::string::npos ? 64 : 128)
             : tmaAny;
-        const bool tmaRuns = wgmmaTakes && !asksCpAsync && (variant.empty() || asksTma) && tmaFits;
+        const bool tmaRuns = wgmmaTakes && !asksCpAsync && (asDefault || asksTma) && tmaFits;
         CHECK((note.find("copied by TMA") != std::string::npos) == tmaRuns);
         if (asksTma && wgmmaTakes && !tmaFits)
             CHECK(note.find("TMA") != std::string::npos);
@@ -317,7 +341,7 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
         const bool windows = note.find("input windows") != std::string::npos;
         if (windows)
             CHECK(windowShape);
-        if (variant.empty() && tmaRuns && windowShape && blocks >= 200 && (K > 64 || mode == MathMode::TF32))
+        if (asDefault && tmaRuns && windowShape && blocks >= 200 && (K > 64 || mode == MathMode::TF32))
             CHECK(windows);
         if (tmaRuns && tile.size() > 1 && tile.back() == 'w' && !windowShape)
             CHECK(note.find("window tiles need") != std::string::npos);
@@ -329,13 +353,13 @@ void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)
         if (transposed)
             CHECK(transposedShape);
         const int64_t rowBlocks = (s.out.w + 255) / 256;
-        if (variant.empty() && tmaRuns && transposedShape && 4 * s.out.w >= 3 * 256 * rowBlocks
+        if (asDefault && tmaRuns && transposedShape && 4 * s.out.w >= 3 * 256 * rowBlocks
             && s.out.n * s.out.h * rowBlocks >= 140)
             CHECK(transposed);
         if (tmaRuns && tile == "tma256x64t" && !transposedShape)
             CHECK(
                 (note.find("transposed tile") != std::string::npos || note.find("window tiles") != std::string::npos));
-        if (asksWgmma && !wgmmaTakes && !variant.empty())
+        if (asksWgmma && !wgmmaTakes && !asDefault)
             CHECK(note.find("wgmma needs") != std::string::npos); // a forced wgmma says why it did not run
         checkOutput(out, same, exact, mode, s.in.c * tc.conv.kernel_size[0] * tc.conv.kernel_size[1]);
     }

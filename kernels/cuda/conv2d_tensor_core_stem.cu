@@ -1,0 +1,186 @@
+// cuda.tensor_core's stem kernel: a convolution of few input channels (C < 16, not a multiple of 8) on mma.sync in
+// fp16 or bf16. The shape, the rule that picks it and the reasons are in conv2d_tensor_core_stem.h; the plan
+// (conv2d_tensor_core_plan.h, planOf) sets Plan::stem and packs the weights as [K][kpad] with cp = cpad.
+#include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
+#include "kernels/cuda/conv2d_tensor_core_stem.h"
+
+namespace convscope::cuda::tc {
+
+namespace {
+
+    // Blocks a multiprocessor holds: 128 threads at ≤ 128 registers (64 accumulators, 16 B-fragment words) leave room
+    // for 4; the shared memory (a 7×7 stem: 28 + 15 + 18 KB) for 3.
+    constexpr int kStemMinBlocks = 3;
+
+    template <typename Element>
+    __global__ void __launch_bounds__(kStemThreads, kStemMinBlocks)
+        stemKernel(ConvGeometry g, StemShape s, int tiles, const Element* __restrict__ x,
+            const Element* __restrict__ wp, const float* __restrict__ bias, Element* __restrict__ y)
+    {
+        extern __shared__ __align__(16) unsigned char smem[];
+        Element* weights = reinterpret_cast<Element*>(smem); // [64][wStride]
+        Element* window = reinterpret_cast<Element*>(smem + s.weightBytes); // [fr][rowHalves]: [fc][cpad], padding
+        int* table = reinterpret_cast<int*>(smem + s.weightBytes + s.windowBytes); // [kpad / 2]
+        Element* stage = reinterpret_cast<Element*>(smem + s.weightBytes + s.windowBytes + s.tableBytes); // [128][72]
+        const uint32_t* windowWords = reinterpret_cast<const uint32_t*>(window);
+
+        const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, grp = lane >> 2, tig = lane & 3;
+        const int k0 = blockIdx.y * kStemChannels;
+
+        // The block's 64 weight rows (zero past K) and the tap table, once.
+        const int rowPieces = s.kpad / 8;
+        for (int i = tid; i < kStemChannels * rowPieces; i += kStemThreads) {
+            const int row = i / rowPieces, piece = i % rowPieces;
+            uint4 v = make_uint4(0, 0, 0, 0);
+            if (k0 + row < g.k)
+                v = __ldg(reinterpret_cast<const uint4*>(wp + size_t(k0 + row) * s.kpad) + piece);
+            *reinterpret_cast<uint4*>(weights + row * s.wStride + piece * 8) = v;
+        }
+        for (int i = tid; i < s.kpad / 2; i += kStemThreads)
+            table[i] = stemTapWord(g, s, i);
+
+        // The window words of the thread's A rows: pixels warp·32 + mi·16 + grp (+ 8).
+        int pixelWord[2][2];
+#pragma unroll
+        for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+                pixelWord[mi][h] = stemPixelWord(g, s, warp * 32 + mi * 16 + grp + 8 * h);
+        // ldmatrix.x4 over 16 weight rows × 16 positions: lanes 0-7 address matrix 0 (rows 0-7, positions 0-7), 8-15
+        // matrix 1 (rows 0-7, positions 8-15), 16-23 and 24-31 the same for rows 8-15, so its four registers are the
+        // b0, b1 of two n8 tiles.
+        const uint32_t bLane = sharedAddress(weights)
+            + uint32_t(((((lane >> 4) & 1) * 8 + (lane & 7)) * s.wStride + ((lane >> 3) & 1) * 8) * 2);
+        const int steps = s.kpad / 16, perImage = s.tilesP * s.tilesQ, rowElems = s.fc * s.cpad; // + padding
+        const Element zero = gpu::fromFloat<Element>(0.0f);
+
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            const int n = tile / perImage, rest = tile % perImage;
+            const int p0 = rest / s.tilesQ * s.tp, q0 = rest % s.tilesQ * s.tq;
+            __syncthreads(); // the previous tile's window and stage are read (and, at first, the weights written)
+
+            // The window: input rows p0·sh − top …, columns q0·sw − left …, zero off the image and past C.
+            const int ih0 = p0 * g.strideH - g.padTop, iw0 = q0 * g.strideW - g.padLeft;
+            for (int fr = 0; fr < s.fr; ++fr) {
+                const int ih = ih0 + fr;
+                const bool rowIn = ih >= 0 && ih < g.h;
+                const Element* xRow = x + (size_t(n) * g.h + (rowIn ? ih : 0)) * g.w * g.c;
+                for (int e = tid; e < rowElems; e += kStemThreads) {
+                    const int iw = iw0 + (e >> s.cshift), c = e & (s.cpad - 1);
+                    window[fr * s.rowHalves + e] = rowIn && c < g.c && iw >= 0 && iw < g.w ? xRow[iw * g.c + c] : zero;
+                }
+            }
+            __syncthreads();
+
+            float acc[2][8][4] = {};
+            for (int step = 0; step < steps; ++step) {
+                const int e0 = table[step * 8 + tig], e1 = table[step * 8 + 4 + tig];
+                const int t0 = stemEntryWord(e0), t1 = stemEntryWord(e1);
+                const uint32_t keep0 = stemEntryReal(e0) ? ~0u : 0u, keep1 = stemEntryReal(e1) ? ~0u : 0u;
+                uint32_t a[2][4];
+#pragma unroll
+                for (int mi = 0; mi < 2; ++mi) {
+                    a[mi][0] = windowWords[pixelWord[mi][0] + t0] & keep0;
+                    a[mi][1] = windowWords[pixelWord[mi][1] + t0] & keep0;
+                    a[mi][2] = windowWords[pixelWord[mi][0] + t1] & keep1;
+                    a[mi][3] = windowWords[pixelWord[mi][1] + t1] & keep1;
+                }
+                uint32_t b[8][2];
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    uint32_t r[4];
+                    ldmatrixX4(r, bLane + uint32_t((j * 16 * s.wStride + step * 16) * 2));
+                    b[2 * j][0] = r[0], b[2 * j][1] = r[1], b[2 * j + 1][0] = r[2], b[2 * j + 1][1] = r[3];
+                }
+#pragma unroll
+                for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+                    for (int nj = 0; nj < 8; ++nj)
+                        mma<Element>(acc[mi][nj], a[mi], b[nj]);
+            }
+
+            // Stage the tile: with the bias, the activation and the rounding; with a skip to add, the rounded sum
+            // (as the conv's stored output, residualSum's order), the add and the activation come at the write.
+#pragma unroll
+            for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+                for (int nj = 0; nj < 8; ++nj) {
+                    const int k = nj * 8 + 2 * tig;
+                    const float b0 = bias && k0 + k < g.k ? __ldg(&bias[k0 + k]) : 0.0f;
+                    const float b1 = bias && k0 + k + 1 < g.k ? __ldg(&bias[k0 + k + 1]) : 0.0f;
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        float v0 = acc[mi][nj][2 * h] + b0, v1 = acc[mi][nj][2 * h + 1] + b1;
+                        if (!g.residual)
+                            v0 = epilogue(g.act, g.actParam, v0), v1 = epilogue(g.act, g.actParam, v1);
+                        Element* dst = stage + (warp * 32 + mi * 16 + grp + 8 * h) * kStemStageStride + k;
+                        dst[0] = gpu::fromFloat<Element>(v0);
+                        dst[1] = gpu::fromFloat<Element>(v1);
+                    }
+                }
+            __syncthreads();
+
+            // The write: 16-byte pieces of 8 channels, 8 threads a pixel's 64.
+            for (int i = tid; i < kStemPixels * 8; i += kStemThreads) {
+                const int m = i >> 3, piece = i & 7;
+                const int p = p0 + (m >> s.tqShift), q = q0 + (m & (s.tq - 1)), k = k0 + piece * 8;
+                if (p >= g.p || q >= g.q || k >= g.k)
+                    continue;
+                const size_t at = ((size_t(n) * g.p + p) * g.q + q) * g.k + k;
+                const uint4 piece8 = *reinterpret_cast<const uint4*>(stage + m * kStemStageStride + piece * 8);
+                const int count = g.k - k < 8 ? g.k - k : 8;
+                if (!g.residual && count == 8 && g.k % 8 == 0) { // whole, aligned, final: the common case
+                    *reinterpret_cast<uint4*>(y + at) = piece8;
+                    continue;
+                }
+                Element v[8];
+                memcpy(v, &piece8, sizeof(v));
+                if (g.residual)
+                    for (int e = 0; e < count; ++e)
+                        v[e] = gpu::fromFloat<Element>(epilogue(
+                            g.act, g.actParam, gpu::toFloat(v[e]) + skipAt<Element>(g.residual, at + e)));
+                if (count == 8 && g.k % 8 == 0)
+                    *reinterpret_cast<uint4*>(y + at) = *reinterpret_cast<const uint4*>(v);
+                else
+                    for (int e = 0; e < count; ++e)
+                        y[at + e] = v[e];
+            }
+        }
+    }
+
+    template <typename Element>
+    void launchStem(const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch,
+        cudaStream_t st)
+    {
+        const StemShape s = stemShapeOf(g);
+        auto* kernel = stemKernel<Element>;
+        if (!y) { // prepare: the shared memory above 48 KB, on this device, outside any capture (launch() says why)
+            CONVSCOPE_CUDA_CHECK(
+                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(s.sharedBytes)));
+            return;
+        }
+        kernel<<<dim3(p.ctas, p.nTiles), kStemThreads, s.sharedBytes, st>>>(g, s, p.mTiles,
+            static_cast<const Element*>(x), static_cast<const Element*>(scratch), bias, static_cast<Element*>(y));
+        CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core stem");
+    }
+
+} // namespace
+
+template <typename Element>
+void runStemTyped(
+    const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st)
+{
+    if constexpr (std::is_same_v<Element, float>)
+        throw Error("cuda.tensor_core: the stem kernel is fp16 / bf16 only"); // planOf never plans it for tf32
+    else
+        launchStem<Element>(g, p, x, bias, y, scratch, st);
+}
+
+template void runStemTyped<float>(
+    const ConvGeometry&, const Plan&, const void*, const float*, void*, void*, cudaStream_t);
+template void runStemTyped<__half>(
+    const ConvGeometry&, const Plan&, const void*, const float*, void*, void*, cudaStream_t);
+template void runStemTyped<__nv_bfloat16>(
+    const ConvGeometry&, const Plan&, const void*, const float*, void*, void*, cudaStream_t);
+
+} // namespace convscope::cuda::tc
