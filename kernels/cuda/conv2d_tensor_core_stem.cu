@@ -11,6 +11,7 @@ namespace {
     // Blocks a multiprocessor holds: 128 threads at ≤ 128 registers (64 accumulators, 16 B-fragment words) leave room
     // for 4; the shared memory (a 7×7 stem: 28 + 15 + 18 KB) for 3.
     constexpr int kStemMinBlocks = 3;
+    constexpr int kFillBatch = 16; // window elements a thread loads before it stores them
 
     template <typename Element>
     __global__ void __launch_bounds__(kStemThreads, kStemMinBlocks)
@@ -22,6 +23,7 @@ namespace {
         Element* window = reinterpret_cast<Element*>(smem + s.weightBytes); // [fr][rowHalves]: [fc][cpad], padding
         int* table = reinterpret_cast<int*>(smem + s.weightBytes + s.windowBytes); // [kpad / 2]
         Element* stage = reinterpret_cast<Element*>(smem + s.weightBytes + s.windowBytes + s.tableBytes); // [128][72]
+        float* biasOf = reinterpret_cast<float*>(smem + s.weightBytes + s.windowBytes + s.tableBytes + s.stageBytes);
         const uint32_t* windowWords = reinterpret_cast<const uint32_t*>(window);
 
         const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, grp = lane >> 2, tig = lane & 3;
@@ -38,6 +40,8 @@ namespace {
         }
         for (int i = tid; i < s.kpad / 2; i += kStemThreads)
             table[i] = stemTapWord(g, s, i);
+        if (tid < kStemChannels)
+            biasOf[tid] = bias && k0 + tid < g.k ? __ldg(&bias[k0 + tid]) : 0.0f;
 
         // The window words of the thread's A rows: pixels warp·32 + mi·16 + grp (+ 8).
         int pixelWord[2][2];
@@ -59,16 +63,31 @@ namespace {
             const int p0 = rest / s.tilesQ * s.tp, q0 = rest % s.tilesQ * s.tq;
             __syncthreads(); // the previous tile's window and stage are read (and, at first, the weights written)
 
-            // The window: input rows p0·sh − top …, columns q0·sw − left …, zero off the image and past C.
+            // The window: input rows p0·sh − top …, columns q0·sw − left …, zero off the image and past C. A thread
+            // walks element tid, tid + 128, … of the rows, kFillBatch at a time: the batch's loads are all issued
+            // before the first is stored, so a tile waits for a few round trips to memory, not one per element.
             const int ih0 = p0 * g.strideH - g.padTop, iw0 = q0 * g.strideW - g.padLeft;
-            for (int fr = 0; fr < s.fr; ++fr) {
-                const int ih = ih0 + fr;
-                const bool rowIn = ih >= 0 && ih < g.h;
-                const Element* xRow = x + (size_t(n) * g.h + (rowIn ? ih : 0)) * g.w * g.c;
-                for (int e = tid; e < rowElems; e += kStemThreads) {
-                    const int iw = iw0 + (e >> s.cshift), c = e & (s.cpad - 1);
-                    window[fr * s.rowHalves + e] = rowIn && c < g.c && iw >= 0 && iw < g.w ? xRow[iw * g.c + c] : zero;
+            const Element* xImage = x + size_t(n) * g.h * g.w * g.c;
+            int fr = 0, e = tid;
+            while (e >= rowElems) // rows shorter than the block (a 16-column tile of 1 channel: 64 halves)
+                e -= rowElems, ++fr;
+            while (fr < s.fr) {
+                Element v[kFillBatch];
+                int at[kFillBatch];
+#pragma unroll
+                for (int b = 0; b < kFillBatch; ++b) {
+                    const int ih = ih0 + fr, iw = iw0 + (e >> s.cshift), c = e & (s.cpad - 1);
+                    at[b] = fr < s.fr ? fr * s.rowHalves + e : -1;
+                    v[b] = fr < s.fr && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w && c < g.c
+                        ? xImage[(size_t(ih) * g.w + iw) * g.c + c]
+                        : zero;
+                    for (e += kStemThreads; e >= rowElems && fr < s.fr;)
+                        e -= rowElems, ++fr;
                 }
+#pragma unroll
+                for (int b = 0; b < kFillBatch; ++b)
+                    if (at[b] >= 0)
+                        window[at[b]] = v[b];
             }
             __syncthreads();
 
@@ -106,16 +125,13 @@ namespace {
 #pragma unroll
                 for (int nj = 0; nj < 8; ++nj) {
                     const int k = nj * 8 + 2 * tig;
-                    const float b0 = bias && k0 + k < g.k ? __ldg(&bias[k0 + k]) : 0.0f;
-                    const float b1 = bias && k0 + k + 1 < g.k ? __ldg(&bias[k0 + k + 1]) : 0.0f;
+                    const float2 b = *reinterpret_cast<const float2*>(biasOf + k);
 #pragma unroll
                     for (int h = 0; h < 2; ++h) {
-                        float v0 = acc[mi][nj][2 * h] + b0, v1 = acc[mi][nj][2 * h + 1] + b1;
+                        float v0 = acc[mi][nj][2 * h] + b.x, v1 = acc[mi][nj][2 * h + 1] + b.y;
                         if (!g.residual)
                             v0 = epilogue(g.act, g.actParam, v0), v1 = epilogue(g.act, g.actParam, v1);
-                        Element* dst = stage + (warp * 32 + mi * 16 + grp + 8 * h) * kStemStageStride + k;
-                        dst[0] = gpu::fromFloat<Element>(v0);
-                        dst[1] = gpu::fromFloat<Element>(v1);
+                        storePair(stage + (warp * 32 + mi * 16 + grp + 8 * h) * kStemStageStride + k, v0, v1, true, true);
                     }
                 }
             __syncthreads();

@@ -47,7 +47,7 @@ struct StemShape {
     int rowHalves; // a window row in shared memory: fc·cpad, padded so a k-step that crosses kernel rows keeps the
                    // A loads on distinct banks (stemWindowPadding)
     int tilesP, tilesQ; // blocks along P and Q of one image
-    size_t weightBytes, windowBytes, tableBytes, stageBytes, sharedBytes;
+    size_t weightBytes, windowBytes, tableBytes, stageBytes, sharedBytes; // + the block's 64 biases (FP32)
 };
 
 CONVSCOPE_HD size_t stemAlign16(size_t bytes) { return (bytes + 15) / 16 * 16; }
@@ -79,7 +79,7 @@ inline StemShape stemShapeOf(const ConvGeometry& g)
     s.windowBytes = stemAlign16(size_t(s.fr) * s.rowHalves * 2);
     s.tableBytes = stemAlign16(size_t(s.kpad / 2) * sizeof(int));
     s.stageBytes = size_t(kStemPixels) * kStemStageStride * 2;
-    s.sharedBytes = s.weightBytes + s.windowBytes + s.tableBytes + s.stageBytes;
+    s.sharedBytes = s.weightBytes + s.windowBytes + s.tableBytes + s.stageBytes + kStemChannels * sizeof(float);
     return s;
 }
 
