@@ -9,11 +9,12 @@ namespace convscope::cuda::tc {
 namespace {
 
     // Blocks a multiprocessor holds: 128 threads at ≤ 128 registers (64 accumulators, 16 B-fragment words) leave room
-    // for 4; the shared memory (a 7×7 stem: 28 + 15 + 18 KB) for 3.
-    constexpr int kStemMinBlocks = 3;
-    constexpr int kFillBatch = 16; // window elements a thread loads before it stores them
+    // for 4 (stemPlanOf's persistent grid counts on it); the shared memory (a 7×7 stem: 28 + 15 + 18 KB) for 3.
+    constexpr int kStemMinBlocks = 4;
 
-    template <typename Element>
+    // Cpad: the window's halves a pixel (StemShape::cpad); kFillPixels the pixels a thread loads before it stores them
+    // (32 words in flight).
+    template <typename Element, int Cpad>
     __global__ void __launch_bounds__(kStemThreads, kStemMinBlocks)
         stemKernel(ConvGeometry g, StemShape s, int tiles, const Element* __restrict__ x,
             const Element* __restrict__ wp, const float* __restrict__ bias, Element* __restrict__ y)
@@ -25,6 +26,8 @@ namespace {
         Element* stage = reinterpret_cast<Element*>(smem + s.weightBytes + s.windowBytes + s.tableBytes); // [128][72]
         float* biasOf = reinterpret_cast<float*>(smem + s.weightBytes + s.windowBytes + s.tableBytes + s.stageBytes);
         const uint32_t* windowWords = reinterpret_cast<const uint32_t*>(window);
+        uint32_t* windowWordsOut = reinterpret_cast<uint32_t*>(window);
+        constexpr int kFillPixels = 64 / Cpad;
 
         const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, grp = lane >> 2, tig = lane & 3;
         const int k0 = blockIdx.y * kStemChannels;
@@ -55,7 +58,7 @@ namespace {
         // b0, b1 of two n8 tiles.
         const uint32_t bLane = sharedAddress(weights)
             + uint32_t(((((lane >> 4) & 1) * 8 + (lane & 7)) * s.wStride + ((lane >> 3) & 1) * 8) * 2);
-        const int steps = s.kpad / 16, perImage = s.tilesP * s.tilesQ, rowElems = s.fc * s.cpad; // + padding
+        const int steps = s.kpad / 16, perImage = s.tilesP * s.tilesQ;
         const Element zero = gpu::fromFloat<Element>(0.0f);
 
         for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -64,30 +67,38 @@ namespace {
             __syncthreads(); // the previous tile's window and stage are read (and, at first, the weights written)
 
             // The window: input rows p0·sh − top …, columns q0·sw − left …, zero off the image and past C. A thread
-            // walks element tid, tid + 128, … of the rows, kFillBatch at a time: the batch's loads are all issued
-            // before the first is stored, so a tile waits for a few round trips to memory, not one per element.
+            // fills pixel tid, tid + 128, … of it (a pixel: its C halves loaded, Cpad halves stored as words),
+            // kFillPixels at a time: the batch's loads are all issued before the first is stored, so a tile waits for
+            // a few round trips to memory, not one a pixel.
             const int ih0 = p0 * g.strideH - g.padTop, iw0 = q0 * g.strideW - g.padLeft;
             const Element* xImage = x + size_t(n) * g.h * g.w * g.c;
-            int fr = 0, e = tid;
-            while (e >= rowElems) // rows shorter than the block (a 16-column tile of 1 channel: 64 halves)
-                e -= rowElems, ++fr;
+            int fr = 0, fc = tid;
+            while (fc >= s.fc) // windows narrower than the block (16 output columns at stride 1)
+                fc -= s.fc, ++fr;
             while (fr < s.fr) {
-                Element v[kFillBatch];
-                int at[kFillBatch];
+                uint32_t words[kFillPixels][Cpad / 2];
+                int at[kFillPixels];
 #pragma unroll
-                for (int b = 0; b < kFillBatch; ++b) {
-                    const int ih = ih0 + fr, iw = iw0 + (e >> s.cshift), c = e & (s.cpad - 1);
-                    at[b] = fr < s.fr ? fr * s.rowHalves + e : -1;
-                    v[b] = fr < s.fr && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w && c < g.c
-                        ? xImage[(size_t(ih) * g.w + iw) * g.c + c]
-                        : zero;
-                    for (e += kStemThreads; e >= rowElems && fr < s.fr;)
-                        e -= rowElems, ++fr;
+                for (int b = 0; b < kFillPixels; ++b) {
+                    const int ih = ih0 + fr, iw = iw0 + fc;
+                    const bool in = fr < s.fr && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
+                    const Element* src = xImage + (size_t(in ? ih : 0) * g.w + (in ? iw : 0)) * g.c;
+                    at[b] = fr < s.fr ? (fr * s.rowHalves + fc * Cpad) / 2 : -1;
+#pragma unroll
+                    for (int c = 0; c < Cpad; c += 2) {
+                        const Element lo = in && c < g.c ? src[c] : zero, hi = in && c + 1 < g.c ? src[c + 1] : zero;
+                        words[b][c / 2] = uint32_t(*reinterpret_cast<const uint16_t*>(&lo))
+                            | uint32_t(*reinterpret_cast<const uint16_t*>(&hi)) << 16;
+                    }
+                    for (fc += kStemThreads; fc >= s.fc && fr < s.fr;)
+                        fc -= s.fc, ++fr;
                 }
 #pragma unroll
-                for (int b = 0; b < kFillBatch; ++b)
+                for (int b = 0; b < kFillPixels; ++b)
                     if (at[b] >= 0)
-                        window[at[b]] = v[b];
+#pragma unroll
+                        for (int c = 0; c < Cpad / 2; ++c)
+                            windowWordsOut[at[b] + c] = words[b][c];
             }
             __syncthreads();
 
@@ -131,7 +142,8 @@ namespace {
                         float v0 = acc[mi][nj][2 * h] + b.x, v1 = acc[mi][nj][2 * h + 1] + b.y;
                         if (!g.residual)
                             v0 = epilogue(g.act, g.actParam, v0), v1 = epilogue(g.act, g.actParam, v1);
-                        storePair(stage + (warp * 32 + mi * 16 + grp + 8 * h) * kStemStageStride + k, v0, v1, true, true);
+                        storePair(
+                            stage + (warp * 32 + mi * 16 + grp + 8 * h) * kStemStageStride + k, v0, v1, true, true);
                     }
                 }
             __syncthreads();
@@ -153,8 +165,8 @@ namespace {
                 memcpy(v, &piece8, sizeof(v));
                 if (g.residual)
                     for (int e = 0; e < count; ++e)
-                        v[e] = gpu::fromFloat<Element>(epilogue(
-                            g.act, g.actParam, gpu::toFloat(v[e]) + skipAt<Element>(g.residual, at + e)));
+                        v[e] = gpu::fromFloat<Element>(
+                            epilogue(g.act, g.actParam, gpu::toFloat(v[e]) + skipAt<Element>(g.residual, at + e)));
                 if (count == 8 && g.k % 8 == 0)
                     *reinterpret_cast<uint4*>(y + at) = *reinterpret_cast<const uint4*>(v);
                 else
@@ -165,11 +177,13 @@ namespace {
     }
 
     template <typename Element>
-    void launchStem(const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch,
-        cudaStream_t st)
+    void launchStem(
+        const ConvGeometry& g, const Plan& p, const void* x, const float* bias, void* y, void* scratch, cudaStream_t st)
     {
         const StemShape s = stemShapeOf(g);
-        auto* kernel = stemKernel<Element>;
+        auto* kernel = s.cpad == 4 ? stemKernel<Element, 4>
+            : s.cpad == 8          ? stemKernel<Element, 8>
+                                   : stemKernel<Element, 16>;
         if (!y) { // prepare: the shared memory above 48 KB, on this device, outside any capture (launch() says why)
             CONVSCOPE_CUDA_CHECK(
                 cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(s.sharedBytes)));

@@ -97,7 +97,7 @@ void checkIm2col(const ConvGeometry& g)
 
 TEST_CASE("cuda.tensor_core stem kernel: the window and tap table read the im2col of the layer", "[tensor_core][stem]")
 {
-    checkIm2col(stem(2, 3, 33, 35, 64, 7, 2, 3)); // ResNet's stem, partial tiles (Q = 18: 4 rows of 32)
+    checkIm2col(stem(2, 3, 33, 35, 64, 7, 2, 3)); // ResNet's stem, partial tiles
     checkIm2col(stem(1, 3, 20, 150, 64, 3, 1, 1)); // VGG's, rows longer than a tile
     checkIm2col(stem(1, 1, 9, 11, 8, 5, 1, 2)); // one channel, 16-pixel rows (8 a tile)
     checkIm2col(stem(1, 5, 12, 12, 16, 3, 1, 2, 2)); // cpad 8, dilation 2
@@ -131,9 +131,14 @@ TEST_CASE("cuda.tensor_core stem kernel: planOf gives it the 16-bit layers of fe
     CHECK(p.stem);
     CHECK(p.cp == 4);
     CHECK(p.ldw == 208); // 7·7·4 = 196, rounded up to 16
-    CHECK(p.mTiles == 32 * 112 * 1); // one 128-pixel block a row of 112
+    const StemShape s = stemShapeOf(resnet);
+    CHECK(s.tp == 8); // 8×16 pixels: a window of 21×37 (1×128 would read 7×261)
+    CHECK(s.tq == 16);
+    CHECK(s.fr == 21);
+    CHECK(s.fc == 37);
+    CHECK(p.mTiles == 32 * 14 * 7);
     CHECK(p.nTiles == 1);
-    CHECK(p.ctas == 132 * 3); // 3 blocks a multiprocessor: 28 + 15 + 18 KB of shared memory and the stage
+    CHECK(p.ctas == 132 * 4); // 4 blocks a multiprocessor: 28 KB of weights, 6 of window, 18 of stage
     CHECK(p.packedBytes >= size_t(64) * 208 * 2);
     CHECK(planOf(resnet, DType::BF16, 132, 0, 0, KernelChoice::Auto, true).stem);
     CHECK(planOf(resnet, DType::F16, 132, 0, 0, KernelChoice::Stem, true).stem);
