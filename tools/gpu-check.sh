@@ -23,7 +23,7 @@
 #                every torchvision model against onnxruntime on ZOO_BACKENDS (default cuda.implicit_gemm,cudnn.auto), ZOO_JOBS
 #                shards at once (default 4: the exports and onnxruntime are CPU work), ZOO_MODELS a comma list to run
 #                instead of all, ZOO_TIMEOUT the seconds the stage may take (default 300), ZOO_DIR the exported models
-#                (default /tmp/convscope-zoo: gigabytes, kept out of OUT)); TC_PARTS="compile" adds torch.compile (reduce-overhead) as issue 32's anchor on ResNet-18 b32. The sanitize stage alone can take most of
+#                (default /tmp/convscope-zoo: gigabytes, kept out of OUT)); TC_PARTS="compile" adds torch.compile (reduce-overhead) as issue 32's anchor on ResNet-18 b32, TC_PARTS="goals" issue 32's whole table (GOAL_NETS, GOAL_MATHS: see the part). The sanitize stage alone can take most of
 #                a 10-minute call: STAGES="build test" first, then STAGES="sanitize faults" (the build folder stays).
 #                "ddp" (issue 33, on a 2-GPU machine, kind nvidia-h200-x2): data parallel on 2 GPUs against 1 GPU's
 #                weights (the [ddp] test), LeNet-5 through `train --nproc-per-node 2`, and tools/ddp_anchor.py
@@ -287,6 +287,27 @@ if has tc; then
       --batch 32 --warmup 5 --repeat 20 --maths ${COMPILE_MATHS:-fp16,bf16,tf32,fp32} --compile \
       --backends ${TC_NET_BACKENDS:-cudnn.auto+fused,cuda.tensor_core+fused} >"$OUT/tc-compile-resnet18.log" 2>&1
     tail -9 "$OUT/tc-compile-resnet18.log"
+  fi
+  # Issue 32's whole-network table: each of GOAL_NETS (default "resnet18 resnet50 vgg16"; batch 32, 32, 8) in each of
+  # GOAL_MATHS (default "fp16,bf16,tf32,fp32") against torch.compile (reduce-overhead, channels_last) and eager, our
+  # kernels (cuda.tensor_core in the 16-bit modes and tf32, cuda.implicit_gemm and cuda.winograd in fp32; +fused) beside
+  # cudnn.auto+fused. torch.compile compiles every network and mode anew: one network a call fits the 10 minutes.
+  # tools/networks/resnet50.json is tools/make_resnet_example.py --depth 50.
+  if part goals && [ -x "$BIN/convscope-cli" ]; then
+    for net in ${GOAL_NETS:-resnet18 resnet50 vgg16}; do
+      case $net in
+        resnet18) file=resources/networks/resnet18.json; batch=32 ;;
+        resnet50) file=tools/networks/resnet50.json; batch=32 ;;
+        vgg16) file=tools/networks/vgg16.json; batch=8 ;;
+        *) note "goals: unknown network $net (resnet18, resnet50, vgg16)"; continue ;;
+      esac
+      timeout "${GOAL_TIMEOUT:-540}" "$PY" tools/torch_graph_bench.py --cli "$BIN/convscope-cli" --net "$file" \
+        --batch "$batch" --warmup 5 --repeat 20 --maths "${GOAL_MATHS:-fp16,bf16,tf32,fp32}" --compile \
+        --backends cudnn.auto+fused,cuda.tensor_core+fused,cuda.implicit_gemm+fused,cuda.winograd+fused \
+        >"$OUT/tc-goals-$net.log" 2>&1
+      note "goals $net: rc $?"
+      tail -8 "$OUT/tc-goals-$net.log"
+    done
   fi
   if part lenet && [ -x "$BIN/convscope-cli" ]; then
     for m in fp32 fp16; do
