@@ -5,7 +5,8 @@
 //       · W[oc, ic, a, b, c]
 //
 // where g = oc / (C_out / groups) and taps in the padding read zero. Sums in double: this is the reference every
-// other 3-D algorithm (cpu's vol2col GEMM, oneDNN, the GPU kernels) is checked against. Single-threaded on purpose.
+// other 3-D algorithm (cpu's vol2col GEMM, oneDNN, the GPU kernels) is checked against. The two outer loops are
+// shared across the CPU team, as conv2d's.
 #include "compute/cpu/cpu_ops.h"
 #include "compute/cpu/volume_common.h"
 
@@ -18,6 +19,9 @@ void conv3d(
     const auto [sd, sh, sw] = spec.stride;
     const auto [dd, dh, dw] = spec.dilation;
 
+    // One output plane (an image's output channel) a task across the CPU team: every element is still one double sum
+    // in the loops' order, computed by one thread, so the result does not depend on the thread count.
+#pragma omp parallel for collapse(2) schedule(static)
     for (int64_t n = 0; n < g.batch; ++n) {
         for (int64_t oc = 0; oc < g.outC; ++oc) {
             const int64_t firstIn = (oc / g.outPerGroup) * g.inPerGroup;

@@ -25,6 +25,9 @@ void convTranspose2d(const Tensor& in, const Tensor& weight, const Tensor* bias,
     const int64_t inPerGroup = g.inPerGroup, outPerGroup = g.outPerGroup;
     const int64_t sh = spec.stride[0], sw = spec.stride[1];
 
+    // One output plane (an image's output channel) a task across the CPU team: every element is still one double sum
+    // in the loops' order, computed by one thread, so the result does not depend on the thread count.
+#pragma omp parallel for collapse(2) schedule(static)
     for (int64_t n = 0; n < batch; ++n) {
         for (int64_t oc = 0; oc < outC; ++oc) {
             const int64_t firstIn = (oc / outPerGroup) * inPerGroup;

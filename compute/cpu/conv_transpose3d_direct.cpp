@@ -30,6 +30,9 @@ void convTranspose3d(const Tensor& in, const Tensor& weight, const Tensor* bias,
     const auto [sd, sh, sw] = spec.stride;
     const auto [dd, dh, dw] = spec.dilation;
 
+    // One output plane (an image's output channel) a task across the CPU team: every element is still one double sum
+    // in the loops' order, computed by one thread, so the result does not depend on the thread count.
+#pragma omp parallel for collapse(2) schedule(static)
     for (int64_t n = 0; n < g.batch; ++n) {
         for (int64_t oc = 0; oc < g.outC; ++oc) {
             const int64_t firstIn = (oc / g.outPerGroup) * g.inPerGroup;
