@@ -21,7 +21,7 @@ void conv2d(
     const detail::ConvSizes g = detail::checkConvolution(in, weight, bias, spec, out, op, false);
     const int64_t batch = g.batch, inH = g.inH, inW = g.inW;
     const int64_t outC = g.outC, outH = g.outH, outW = g.outW, kh = g.kh, kw = g.kw;
-    const int64_t inPerGroup = g.inPerGroup, outPerGroup = g.outPerGroup;
+    const int64_t inPerGroup = g.inPerGroup, outPerGroup = g.outPerGroup, inC = in.shape().c;
 
     // One output plane (an image's output channel) a task across the CPU team: every element is still one double sum
     // in the loops' order, computed by one thread, so the result does not depend on the thread count.
@@ -37,11 +37,14 @@ void conv2d(
                             const int64_t ih = oh * spec.stride[0] - pad.top + ki * spec.dilation[0];
                             if (ih < 0 || ih >= inH)
                                 continue; // zero padding
+                            // The input row in[n, firstIn + ic, ih, ·] and the kernel row W[oc, ic, ki, ·].
+                            const float* inRow = in.data() + ((n * inC + firstIn + ic) * inH + ih) * inW;
+                            const float* wRow = weight.data() + ((oc * inPerGroup + ic) * kh + ki) * kw;
                             for (int64_t kj = 0; kj < kw; ++kj) {
                                 const int64_t iw = ow * spec.stride[1] - pad.left + kj * spec.dilation[1];
                                 if (iw < 0 || iw >= inW)
                                     continue;
-                                acc += double(in.at(n, firstIn + ic, ih, iw)) * double(weight.at(oc, ic, ki, kj));
+                                acc += double(inRow[iw]) * double(wRow[kj]);
                             }
                         }
                     }
