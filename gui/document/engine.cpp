@@ -57,6 +57,7 @@ RunRequest RunSettings::request() const
     r.repeat = repeat;
     r.explore = explore;
     r.math = math;
+    r.withReference = checkReference;
     return r;
 }
 

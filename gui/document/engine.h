@@ -46,6 +46,9 @@ struct RunSettings {
     bool explore = false; // ask the backends' algorithm explorers (cudnn) about every conv layer
     MathMode math = MathMode::FP32;
     bool livePreview = true; // rerun small networks after every edit
+    // Check every layer's output against cpu.direct (the error columns, the |Δ| view). It costs a cpu.direct pass,
+    // which on a large network takes longer than the run itself, so a person may switch it off.
+    bool checkReference = true;
     RunRequest request() const; // a measured run with these settings (the reference's selection first)
     bool operator==(const RunSettings&) const = default;
 };

@@ -27,6 +27,7 @@ RunPanel::RunPanel(Engine* engine, QWidget* parent)
     , m_repeat(new QSpinBox(this))
     , m_live(new QCheckBox(tr("Live preview after every edit"), this))
     , m_explore(new QCheckBox(tr("Explore cuDNN algorithms"), this))
+    , m_reference(new QCheckBox(tr("Check every layer against cpu.direct"), this))
     , m_math(new QComboBox(this))
     , m_run(new QPushButton(style()->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), this))
     , m_cancel(new QPushButton(style()->standardIcon(QStyle::SP_MediaStop), tr("Cancel"), this))
@@ -109,6 +110,12 @@ RunPanel::RunPanel(Engine* engine, QWidget* parent)
     m_explore->setObjectName(QStringLiteral("exploreAlgorithms"));
     m_explore->setToolTip(tr("After timing, ask cuDNN about every algorithm for each conv layer (the Explorer page)"));
     box->addWidget(m_explore);
+    m_reference->setObjectName(QStringLiteral("checkReference"));
+    m_reference->setToolTip(
+        tr("Compare each layer's output with cpu.direct's (double sums): the error columns and the |Δ| view. It is "
+           "one more pass on the CPU, which on a large network takes longer than the run (ResNet-50 at batch 1: "
+           "about 7 s on 2 cores); switch it off to time big networks quickly."));
+    box->addWidget(m_reference);
     m_live->setToolTip(tr("Networks that run within a quarter of a second on this CPU (cpu.tap_gemm, every core) "
                           "rerun after every edit, so the feature maps follow the parameters"));
     m_live->setObjectName(QStringLiteral("livePreview"));
@@ -138,6 +145,7 @@ RunPanel::RunPanel(Engine* engine, QWidget* parent)
     for (QSpinBox* spin : { m_warmup, m_repeat })
         connect(spin, &QSpinBox::valueChanged, this, &RunPanel::writeSettings);
     connect(m_explore, &QCheckBox::toggled, this, &RunPanel::writeSettings);
+    connect(m_reference, &QCheckBox::toggled, this, &RunPanel::writeSettings);
     connect(m_live, &QCheckBox::toggled, this, &RunPanel::writeSettings);
     connect(m_math, &QComboBox::currentIndexChanged, this, &RunPanel::writeSettings);
     connect(engine, &Engine::runSettingsChanged, this, &RunPanel::showSettings);
@@ -171,6 +179,7 @@ void RunPanel::writeSettings()
     s.warmup = m_warmup->value();
     s.repeat = m_repeat->value();
     s.explore = m_explore->isChecked();
+    s.checkReference = m_reference->isChecked();
     s.math = MathMode(m_math->currentData().toInt());
     s.livePreview = m_live->isChecked();
     m_engine->setRunSettings(s);
@@ -188,10 +197,11 @@ void RunPanel::showSettings()
         it.value()->setChecked(
             it.value()->isEnabled() && std::find(s.selections.begin(), s.selections.end(), sel) != s.selections.end());
     }
-    const QSignalBlocker b1(m_warmup), b2(m_repeat), b3(m_explore), b4(m_math);
+    const QSignalBlocker b1(m_warmup), b2(m_repeat), b3(m_explore), b4(m_math), b6(m_reference);
     m_warmup->setValue(s.warmup);
     m_repeat->setValue(s.repeat);
     m_explore->setChecked(s.explore);
+    m_reference->setChecked(s.checkReference);
     m_math->setCurrentIndex(m_math->findData(int(s.math)));
     if (m_live->isChecked() != s.livePreview) {
         const QSignalBlocker b5(m_live);

@@ -34,6 +34,7 @@ public:
     void setExplore(bool on);
     void setMathMode(MathMode m);
     QCheckBox* exploreBox() const { return m_explore; }
+    QCheckBox* referenceBox() const { return m_reference; }
     bool liveEnabled() const;
     void setLiveEnabled(bool on);
     QPushButton* runButton() const { return m_run; }
@@ -61,6 +62,7 @@ private:
     QSpinBox* m_repeat;
     QCheckBox* m_live;
     QCheckBox* m_explore;
+    QCheckBox* m_reference;
     QComboBox* m_math;
     QPushButton* m_run;
     QPushButton* m_cancel;

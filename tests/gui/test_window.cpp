@@ -130,6 +130,35 @@ TEST_CASE("a CPU run reports through signals and feature maps show one tile per 
     CHECK(maps->grid()->tileCount() == 16);
 }
 
+TEST_CASE(
+    "the check against cpu.direct can be switched off, and the run then has no error columns", "[gui][window][run]")
+{
+    auto w = makeWindow();
+    w->runPanel()->setLiveEnabled(false);
+    REQUIRE(w->project()->openFile(QString::fromStdString((examplesDir() / "lenet5.json").string())));
+    REQUIRE(w->runPanel()->setSelections({ { "cpu", "im2col_gemm" } }));
+    w->runPanel()->setWarmupRepeat(0, 1);
+    const auto errorsValid = [](const RunOutcome& o) {
+        int valid = 0;
+        for (const LayerResult& l : o.result.selections.at(0).layers)
+            valid += l.error.valid;
+        return valid;
+    };
+    CHECK(w->runPanel()->referenceBox()->isChecked()); // on by default
+    RunOutcomePtr checked = waitForRun(*w, w->triggerRun());
+    REQUIRE(checked);
+    CHECK(checked->result.meta.reference == "cpu.direct");
+    CHECK(errorsValid(*checked) == 13);
+
+    w->runPanel()->referenceBox()->setChecked(false);
+    CHECK_FALSE(w->engine()->runSettings().checkReference);
+    RunOutcomePtr unchecked = waitForRun(*w, w->triggerRun());
+    REQUIRE(unchecked);
+    REQUIRE(unchecked->result.selections.at(0).ok);
+    CHECK(unchecked->result.meta.reference == "none");
+    CHECK(errorsValid(*unchecked) == 0);
+}
+
 TEST_CASE("an edit reruns a small network live and supersedes older jobs", "[gui][window][run]")
 {
     auto w = makeWindow();
