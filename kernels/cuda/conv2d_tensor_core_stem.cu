@@ -9,7 +9,8 @@ namespace convscope::cuda::tc {
 namespace {
 
     // Blocks a multiprocessor holds: 128 threads at ≤ 128 registers (64 accumulators, 16 B-fragment words) leave room
-    // for 4 (stemPlanOf's persistent grid counts on it); the shared memory (a 7×7 stem: 28 + 15 + 18 KB) for 3.
+    // for 4, which stemPlanOf's persistent grid counts on where the shared memory allows it (ResNet's 7×7 stem: 28 KB
+    // of weights, 6 of window, 18 of stage).
     constexpr int kStemMinBlocks = 4;
 
     // Cpad: the window's halves a pixel (StemShape::cpad); kFillPixels the pixels a thread loads before it stores them
