@@ -45,6 +45,8 @@ void conv2dData(const Tensor& gy, const Tensor& weight, const Conv2d& spec, cons
     const int64_t inPerGroup = is.c / spec.groups, outPerGroup = os.c / spec.groups;
     detail::requireWeight(weight, os.c, inPerGroup, spec.kernel_size[0], spec.kernel_size[1], "conv2d backward");
     const int64_t sh = spec.stride[0], sw = spec.stride[1];
+    // One (image, channel) plane a task across the CPU team: each element one thread's double sum, in the same order.
+#pragma omp parallel for collapse(2) schedule(static)
     for (int64_t n = 0; n < is.n; ++n)
         for (int64_t ic = 0; ic < is.c; ++ic) {
             const int64_t group = ic / inPerGroup, j = ic % inPerGroup;
@@ -78,6 +80,8 @@ void conv2dWeights(const Tensor& gy, const Tensor& x, const Conv2d& spec, const 
     const int64_t inPerGroup = is.c / spec.groups, outPerGroup = os.c / spec.groups;
     detail::requireWeight(gw, os.c, inPerGroup, spec.kernel_size[0], spec.kernel_size[1], "conv2d backward");
     detail::requireVector(gb, os.c, "conv2d backward", "bias gradient");
+    // One output channel's weight rows a task across the CPU team: each element one thread's double sum, same order.
+#pragma omp parallel for schedule(static)
     for (int64_t oc = 0; oc < os.c; ++oc) {
         const int64_t firstIn = (oc / outPerGroup) * inPerGroup;
         for (int64_t j = 0; j < inPerGroup; ++j)
@@ -111,6 +115,8 @@ void convTranspose2dData(
     const int64_t inPerGroup = is.c / spec.groups, outPerGroup = os.c / spec.groups;
     detail::requireWeight(
         weight, is.c, outPerGroup, spec.kernel_size[0], spec.kernel_size[1], "conv_transpose2d backward");
+    // One (image, channel) plane a task across the CPU team: each element one thread's double sum, in the same order.
+#pragma omp parallel for collapse(2) schedule(static)
     for (int64_t n = 0; n < is.n; ++n)
         for (int64_t ic = 0; ic < is.c; ++ic) {
             const int64_t firstOut = (ic / inPerGroup) * outPerGroup;
@@ -143,6 +149,8 @@ void convTranspose2dWeights(
     const int64_t inPerGroup = is.c / spec.groups, outPerGroup = os.c / spec.groups;
     detail::requireWeight(gw, is.c, outPerGroup, spec.kernel_size[0], spec.kernel_size[1], "conv_transpose2d backward");
     detail::requireVector(gb, os.c, "conv_transpose2d backward", "bias gradient");
+    // One input channel's weight rows a task across the CPU team: each element one thread's double sum, same order.
+#pragma omp parallel for schedule(static)
     for (int64_t ic = 0; ic < is.c; ++ic) {
         const int64_t firstOut = (ic / inPerGroup) * outPerGroup;
         for (int64_t o = 0; o < outPerGroup; ++o)

@@ -8,7 +8,8 @@
 // `pad` is the resolved padding (LayerShape::resolvedPadding), as in the forward ops (compute/cpu/cpu_ops.h).
 // `parallel` (the fast CPU algorithms pass true; cpu.direct stays on one thread): split across the OpenMP team above
 // detail::kMinParallelElements elements. Each element is computed by one thread in the same order either way, so the
-// results are bit-identical.
+// results are bit-identical. cpu.direct's 2-D convolution gradients (and its forward convolutions, compute/cpu/) are
+// split across the team by planes and weight rows in the same way: on a deep network they are most of its step.
 #pragma once
 
 #include "compute/binary.h"
