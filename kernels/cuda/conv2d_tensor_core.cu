@@ -36,7 +36,9 @@
 //     order differs from a reference on the same rounded operands;
 //   - the epilogue adds the FP32 bias, applies a fused activation (compute/fusion.h) and rounds to the storage type.
 // A C that is not a multiple of the 16-byte piece (a 3-channel stem) is read element by element into the piece
-// (zero past C) instead of by cp.async: 64-byte rows and the 4-warp tiles, a slower copy, only on such layers.
+// (zero past C) instead of by cp.async: 64-byte rows and the 4-warp tiles, a slower copy, only on such layers. In fp16
+// and bf16 those of C < 16 take the stem kernel instead (conv2d_tensor_core_stem.h: the block's input window in shared
+// memory, no im2col); the element-by-element copy is left to tf32 and to tc_kernel=mma.
 // Split-K: when the tiles would not fill the device (the 14×14 layers of VGG-16 make 52 tiles on 132
 // multiprocessors), the reduction is split over blockIdx.z; each part writes FP32 partial sums to the scratch and a
 // second kernel adds them with the bias and activation.

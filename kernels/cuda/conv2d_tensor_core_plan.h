@@ -337,8 +337,6 @@ inline int defaultWgmmaTile(const ConvGeometry& g, DType type, int64_t m, int sm
     return g.k <= 128 ? kWgTile128 : kWgTile256;
 }
 
-// `tileOverride`: tile index + 1 (0: the default); `kBytes`: 64 or 128 bytes of reduction a k-tile row (0: the
-// default); `wgmmaRuns`: the wgmma kernel is built and the device is sm_90 (conv2d_tensor_core.cu decides).
 // The stem kernel's plan: its packing (cp = cpad, ldw = kpad), tiles and persistent grid. A block holds 128 threads
 // of at most 128 registers (4 a multiprocessor) and its shared memory (228 KB a multiprocessor, 1 KB of it reserved a
 // block).
@@ -365,6 +363,8 @@ inline Plan stemPlanOf(const ConvGeometry& g, int smCount)
     return p;
 }
 
+// `tileOverride`: tile index + 1 (0: the default); `kBytes`: 64 or 128 bytes of reduction a k-tile row (0: the
+// default); `wgmmaRuns`: the wgmma kernel is built and the device is sm_90 (conv2d_tensor_core.cu decides).
 inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverride, int kBytes,
     KernelChoice kernel = KernelChoice::Mma, bool wgmmaRuns = false)
 {

@@ -26,8 +26,11 @@
 #include "kernels/common/host_device.h"
 #include "kernels/cuda/conv2d.cuh"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <mutex>
 
 namespace convscope::cuda::tc {
 
@@ -145,15 +148,15 @@ inline int stemBankWays(const ConvGeometry& g, const StemShape& s, int warp, int
         for (int lane = 0; lane < 32; ++lane)
             words[lane] = stemPixelWord(g, s, warp * 32 + (load & 1) * 16 + (lane >> 2) + ((load >> 1) & 1) * 8)
                 + stemEntryWord(stemTapWord(g, s, step * 8 + ((load >> 2) & 1) * 4 + (lane & 3)));
+        int distinct[32] = {}; // per bank, the different words read from it
         for (int lane = 0; lane < 32; ++lane) {
-            int ways = 0; // the distinct words read from this lane's bank
-            for (int other = 0; other < 32; ++other) {
-                bool first = (words[other] - words[lane]) % 32 == 0;
-                for (int earlier = 0; earlier < other && first; ++earlier)
-                    first = words[earlier] != words[other];
-                ways += first;
+            bool first = true; // no earlier lane reads this word
+            for (int earlier = 0; earlier < lane && first; ++earlier)
+                first = words[earlier] != words[lane];
+            if (first) {
+                const int ways = ++distinct[words[lane] % 32];
+                worst = worst > ways ? worst : ways;
             }
-            worst = worst > ways ? worst : ways;
         }
     }
     return worst;
@@ -163,19 +166,32 @@ inline int stemBankWays(const ConvGeometry& g, const StemShape& s, int warp, int
 // kernel row the pixels' words are consecutive (stride 1: 2 apart, the 4 positions of a lane group overlapping the
 // next pixel's; stride 2: 4 apart), so only a step that crosses into the next kernel row can conflict, by the row's
 // length modulo 32 words: padding picks one that puts the next row's words on the banks the first row leaves free.
+// Warp 0 stands for all four: another warp's pixels sit at a constant word offset from warp 0's (a warp never
+// straddles a row of the block), which moves every bank alike. The search is remembered per layer shape, since the
+// launcher plans every launch (stemShapeOf) and an 11×11 stem's search takes milliseconds.
 inline int stemWindowPadding(const ConvGeometry& g, StemShape s)
 {
+    const std::array<int, 11> key { s.cpad, s.kpad, s.tq, s.fc, g.r, g.s, g.strideH, g.strideW, g.dilH, g.dilW,
+        s.rowHalves };
+    static std::mutex mutex;
+    static std::map<std::array<int, 11>, int> searched;
+    {
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (const auto it = searched.find(key); it != searched.end())
+            return it->second;
+    }
     const int base = s.rowHalves;
     int best = 0, bestCost = 1 << 30;
     for (int pad = 0; pad < 32 && bestCost > 0; ++pad) {
         s.rowHalves = base + 2 * pad;
         int cost = 0;
-        for (int warp = 0; warp < 4; ++warp)
-            for (int step = 0; step < s.kpad / 16; ++step)
-                cost += stemBankWays(g, s, warp, step) - 1;
+        for (int step = 0; step < s.kpad / 16; ++step)
+            cost += stemBankWays(g, s, 0, step) - 1;
         if (cost < bestCost)
             best = pad, bestCost = cost;
     }
+    const std::lock_guard<std::mutex> lock(mutex);
+    searched.emplace(key, best);
     return best;
 }
 
