@@ -142,7 +142,9 @@ std::vector<StorageCase> storageCases()
                             .add("sm", Softmax {}, { "fc2" })
                             .done("flatten of channels-last, linear, softmax"));
     }
-    // Linear layers on every path: one launch, split-K (≥ 2^20 weights), unaligned `in`, the tiled GEMM (> 8 rows).
+    // Linear layers on every path: one launch, split-K (≥ 2^20 weights), unaligned `in`, the tiled GEMM (> 8 rows), and
+    // the tiled GEMM split along `in` (ResNet-50's classifier at batch 32; 1030 inputs in 13 slices of 80, the last
+    // 70).
     cases.push_back(NetBuilder("fc-split", 8, 2048, 1, 1, true)
                         .add("fc", linearOf(1024), {})
                         .add("sm", Softmax {})
@@ -159,6 +161,12 @@ std::vector<StorageCase> storageCases()
                         .add("fc", linearOf(50), {})
                         .add("h", Hardswish {})
                         .done("100→50 at batch 12"));
+    cases.push_back(
+        NetBuilder("fc-gemm-split", 32, 2048, 1, 1, true).add("fc", linearOf(1000), {}).done("2048→1000 at batch 32"));
+    cases.push_back(NetBuilder("fc-gemm-uneven", 20, 1030, 1, 1, true)
+                        .add("fc", linearOf(70, false), {})
+                        .add("r", ReLU {})
+                        .done("1030→70 at batch 20"));
     return cases;
 }
 
