@@ -53,6 +53,7 @@
 
 #include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -107,6 +108,8 @@ namespace {
         p.probe = p.tma ? o.probe : 0;
         if (p.probe && kTiles[p.tile].windows)
             p.tile = tmaWindowTwin(p.tile); // the probes are the one-box-a-k-tile kernel's (same block, same grid)
+        if (o.splits > 0 && !p.stem)
+            splitReduction(p, g, d.smCount, o.splits);
         p.spin = p.tma ? o.spin : 0;
         if (p.tma) {
             const TileShape& s = kTiles[p.tile];
@@ -174,6 +177,13 @@ TensorCoreOptions conv2dTensorCoreParseOptions(const std::map<std::string, std::
                 + ": the TMA kernel gives a stage back late (after the next k-tile's products are issued) or early "
                   "(once its own products retired)");
         o.release = it->second == "early" ? 2 : 1;
+    }
+    if (auto it = extra.find("tc_split"); it != extra.end()) {
+        const std::string& t = it->second;
+        const bool digits = !t.empty() && t.size() <= 2 && std::all_of(t.begin(), t.end(), ::isdigit);
+        o.splits = digits ? std::stoi(t) : 0;
+        if (o.splits < 1 || o.splits > 16)
+            throw InputError("tc_split=" + t + ": the Tensor Core reduction splits in 1 to 16 parts");
     }
     if (o.tile > 0 && o.kernel != 0) {
         const TileShape& t = kTiles[o.tile - 1];

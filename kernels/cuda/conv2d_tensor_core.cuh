@@ -45,6 +45,9 @@ struct TensorCoreOptions {
     // one stage more in flight, no products queued behind the running ones). 0: the launcher's choice, early where
     // two blocks share a multiprocessor (the other block's products fill the gap; docs/PERFORMANCE.md "Version 6").
     int release = 0; // 0 the launcher's choice, 1 late, 2 early
+    // --option tc_split=N (1 to 16; not the stem, nor the window tiles): split the reduction in N parts instead of by
+    // the rule (splitReduction in conv2d_tensor_core_plan.h), to measure the rule against.
+    int splits = 0;
 };
 TensorCoreOptions conv2dTensorCoreParseOptions(const std::map<std::string, std::string>& extra);
 // The device the plan is for: its multiprocessors (grid fill, split-K) and compute capability (major·10 + minor).

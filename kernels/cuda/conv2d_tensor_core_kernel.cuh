@@ -227,11 +227,33 @@ __device__ __forceinline__ void copyPixelRows(uint32_t aStage, const Params& prm
     }
 }
 
+// A fused residual add's skip at output channels k, k + 1 of pixel m (storeOutputPair's `skip`; zeros without one,
+// past K, or in a split-K part, whose skip the reduction adds).
+template <typename Element>
+__device__ __forceinline__ float2 loadSkipPair(const Params& prm, int m, int k, const float* partial)
+{
+    const ConvGeometry& g = prm.g;
+    if (!g.residual || partial || k >= g.k)
+        return make_float2(0.0f, 0.0f);
+    const size_t at = size_t(m) * g.k + k;
+    const bool both = k + 1 < g.k;
+    if (both && g.k % 2 == 0) {
+        const Element* p = static_cast<const Element*>(g.residual) + at;
+        if constexpr (std::is_same_v<Element, float>)
+            return *reinterpret_cast<const float2*>(p);
+        else if constexpr (std::is_same_v<Element, __half>)
+            return __half22float2(*reinterpret_cast<const __half2*>(p));
+        else
+            return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p));
+    }
+    return make_float2(skipAt<Element>(g.residual, at), both ? skipAt<Element>(g.residual, at + 1) : 0.0f);
+}
+
 // Output channels k, k + 1 of pixel m from their FP32 sums: split-K part z's partial sums, or bias, activation and
-// the storage type.
+// the storage type; `skip`: a fused residual add's, from loadSkipPair.
 template <typename Element>
 __device__ __forceinline__ void storeOutputPair(const Params& prm, int z, int m, int k, float v0, float v1,
-    const float* __restrict__ bias, Element* __restrict__ y, float* __restrict__ partial)
+    const float* __restrict__ bias, Element* __restrict__ y, float* __restrict__ partial, float2 skip)
 {
     const ConvGeometry& g = prm.g;
     const bool both = k + 1 < g.k, pairAligned = g.k % 2 == 0;
@@ -250,13 +272,41 @@ __device__ __forceinline__ void storeOutputPair(const Params& prm, int z, int m,
         v0 += __ldg(&bias[k]);
         v1 += both ? __ldg(&bias[k + 1]) : 0.0f;
     }
-    if (g.residual) { // a fused residual add: the skip is stored like y
-        const size_t at = size_t(m) * g.k + k;
-        v0 = residualSum<Element>(v0, g.residual, at);
-        v1 = both ? residualSum<Element>(v1, g.residual, at + 1) : v1;
+    if (g.residual) { // a fused residual add: the sum rounded as the unfused conv's output (residualSum), plus the skip
+        v0 = gpu::toFloat(gpu::fromFloat<Element>(v0)) + skip.x;
+        v1 = both ? gpu::toFloat(gpu::fromFloat<Element>(v1)) + skip.y : v1;
     }
     storePair(
         y + size_t(m) * g.k + k, epilogue(g.act, g.actParam, v0), epilogue(g.act, g.actParam, v1), both, pairAligned);
+}
+
+// One output row (pixel m < N·P·Q) of a warp's accumulators: n8 blocks j = 0 … Blocks − 1 at channels kFirst + 8·j,
+// their sums pair(j). A fused residual add's skip pairs are loaded up to 8 at a time before their stores, so their
+// latencies overlap: loaded by each store in turn they waited one after another (the compiler cannot move a load above
+// a store to y, which might be the skip), and a residual layer took 1.4-1.6x its plain twin (ResNet-50 b32 fp16,
+// 1x1 convolutions with the add in the epilogue; docs/PERFORMANCE.md, session 29).
+// MaxBatch: the most pairs loaded at once (the TMA kernel's two blocks a multiprocessor leave it fewer registers).
+template <typename Element, int Blocks, int MaxBatch = 8, typename Pair>
+__device__ __forceinline__ void storeOutputRow(const Params& prm, int z, int m, int kFirst, Pair pair,
+    const float* __restrict__ bias, Element* __restrict__ y, float* __restrict__ partial)
+{
+    constexpr int Batch = Blocks < MaxBatch ? Blocks : MaxBatch;
+    static_assert(Blocks % Batch == 0, "whole batches of n8 blocks");
+#pragma unroll
+    for (int j0 = 0; j0 < Blocks; j0 += Batch) {
+        float2 skip[Batch];
+#pragma unroll
+        for (int b = 0; b < Batch; ++b)
+            skip[b] = loadSkipPair<Element>(prm, m, kFirst + 8 * (j0 + b), partial);
+#pragma unroll
+        for (int b = 0; b < Batch; ++b) {
+            const int k = kFirst + 8 * (j0 + b);
+            if (k < prm.g.k) {
+                const float2 v = pair(j0 + b);
+                storeOutputPair(prm, z, m, k, v.x, v.y, bias, y, partial, skip[b]);
+            }
+        }
+    }
 }
 
 // Registers cap the blocks a multiprocessor holds: 64 accumulators a thread leave room for 3 blocks of 4 warps
@@ -277,7 +327,6 @@ __global__ void __launch_bounds__(32 * WarpsM * WarpsN, minBlocks(WarpsM* WarpsN
     static_assert(A_ROWS * THREADS == BlockM * RowPieces && B_ROWS * THREADS == BlockN * RowPieces, "copies divide");
     constexpr uint32_t A_BYTES = BlockM * ROW_BYTES, STAGE_BYTES = (BlockM + BlockN) * ROW_BYTES;
     extern __shared__ __align__(128) unsigned char smem[];
-    const ConvGeometry& g = prm.g;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int warpM = warp / WarpsN, warpN = warp % WarpsN;
     const int mBase = blockIdx.x * BlockM, nBase = blockIdx.y * BlockN;
@@ -363,13 +412,9 @@ __global__ void __launch_bounds__(32 * WarpsM * WarpsN, minBlocks(WarpsM* WarpsN
             const int m = mBase + warpM * kWarpM + mi * 16 + (lane >> 2) + h * 8;
             if (m >= prm.m)
                 continue;
-#pragma unroll
-            for (int ni = 0; ni < N8PerWarp; ++ni) {
-                const int k = nBase + warpN * WARP_N + ni * 8 + 2 * (lane & 3);
-                if (k < g.k)
-                    storeOutputPair(
-                        prm, blockIdx.z, m, k, acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1], bias, y, partial);
-            }
+            storeOutputRow<Element, N8PerWarp>(
+                prm, blockIdx.z, m, nBase + warpN * WARP_N + 2 * (lane & 3),
+                [&](int ni) { return make_float2(acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]); }, bias, y, partial);
         }
 }
 

@@ -268,6 +268,10 @@ inline const char* tmaWindowRefusal(const ConvGeometry& g, int bm, int bn, int s
 // Where the transposed tile takes the layer (tmaTransposedRefusal null) it runs on K ≤ 64 (docs/PERFORMANCE.md
 // "Version 7": m64n64 products a k-tile left the 64-channel layers at ~50% of the GEMM rate).
 inline const char* tmaTransposedRefusal(const ConvGeometry& g, int smCount);
+// Where the 128×128 blocks would not fill one wave of the device (splitReduction would split the reduction), the
+// 128×64 tile instead: twice the blocks, no partial sums (ResNet-50 b32 fp16, H200, the 14×14 layers, 128 blocks of
+// 128×128: 1024→256 1×1 18.1 µs against 32.4 split in two, 20.2 unsplit; 256→256 3×3 29.1 against 34.4 and 29.4;
+// docs/PERFORMANCE.md, session 29). Not where they fill it: 28×28, 512→128 1×1 (224 blocks) 23.2 against 19.2.
 inline int defaultTmaTile(const ConvGeometry& g, int bytes, int smCount)
 {
     const bool rows128 = !tmaRefusal(g, bytes, 8);
@@ -278,6 +282,9 @@ inline int defaultTmaTile(const ConvGeometry& g, int bytes, int smCount)
             : bytes == 2 || tmaWindowRefusal(g, 128, 64, smCount) ? kTmaTile64
                                                                   : kTmaTile64w;
     }
+    const TmaPixelTile t = tmaPixelTile(g);
+    if (int64_t(g.n) * t.tilesP * t.tilesQ * ((g.k + 127) / 128) < smCount)
+        return rows128 ? kTmaTile64 : kTmaTile64r64;
     return !rows128 ? kTmaTile128r64 : tmaWindowRefusal(g, 128, 128, smCount) ? kTmaTile128 : kTmaTile128w;
 }
 // The window tiles' twin: one box a k-tile, the same channels a block (the transposed tile's: 128×64).
@@ -363,6 +370,32 @@ inline Plan stemPlanOf(const ConvGeometry& g, int smCount)
     return p;
 }
 
+// The split of a GEMM plan's reduction (not the stem's, nor a window tile's: those never split) and what follows from
+// it: the persistent grid and the partial sums' workspace. `forced` (--option tc_split; 0: the rule) asks for that
+// many parts, at least one k-tile each. The rule: split while the tiles fill less than one wave of the device and each
+// part keeps at least 8 k-tiles (fewer would leave the pipeline mostly prologue).
+inline void splitReduction(Plan& p, const ConvGeometry& g, int smCount, int forced)
+{
+    const int64_t tiles = int64_t(p.mTiles) * p.nTiles;
+    p.splits = 1;
+    if (forced > 0 && !kTiles[p.tile].windows)
+        p.splits = std::min(forced, p.kTiles);
+    else
+        while (p.splits < 8 && tiles * p.splits < smCount && p.kTiles / (p.splits * 2) >= 8)
+            p.splits *= 2;
+    p.tilesPerSplit = (p.kTiles + p.splits - 1) / p.splits;
+    p.splits = (p.kTiles + p.tilesPerSplit - 1) / p.tilesPerSplit;
+    // The persistent kernels' grid: as many blocks as run at once (the TMA kernel's tiles fit 1 or 2 a
+    // multiprocessor), each looping over work items.
+    const TileShape& shape = kTiles[p.tile];
+    const int resident = p.tma && !shape.pingpong
+        ? tmaMinBlocks(shape.bn(), shape.rowPieces, shape.stages, shape.windows, shape.transposed)
+        : 1;
+    p.ctas = int(std::min<int64_t>(tiles * p.splits, int64_t(smCount) * resident));
+    const int64_t m = int64_t(g.n) * g.p * g.q;
+    p.workspaceBytes = p.splits > 1 ? align256(size_t(p.splits) * size_t(m) * g.k * sizeof(float)) : 0;
+}
+
 // `tileOverride`: tile index + 1 (0: the default); `kBytes`: 64 or 128 bytes of reduction a k-tile row (0: the
 // default); `wgmmaRuns`: the wgmma kernel is built and the device is sm_90 (conv2d_tensor_core.cu decides).
 inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverride, int kBytes,
@@ -446,23 +479,8 @@ inline Plan planOf(const ConvGeometry& g, DType type, int smCount, int tileOverr
     p.bn = kTiles[p.tile].bn();
     p.mTiles = p.tma ? g.n * p.tilesP * p.tilesQ : int((m + p.bm - 1) / p.bm);
     p.nTiles = (g.k + p.bn - 1) / p.bn;
-    // Split the reduction while the tiles fill less than one wave of the device and each part keeps at least 8
-    // k-tiles (fewer would leave the pipeline mostly prologue).
-    const int64_t tiles = int64_t(p.mTiles) * p.nTiles;
-    p.splits = 1;
-    while (p.splits < 8 && tiles * p.splits < smCount && p.kTiles / (p.splits * 2) >= 8)
-        p.splits *= 2;
-    p.tilesPerSplit = (p.kTiles + p.splits - 1) / p.splits;
-    p.splits = (p.kTiles + p.tilesPerSplit - 1) / p.tilesPerSplit;
-    // The persistent kernels' grid: as many blocks as run at once (the TMA kernel's tiles fit 1 or 2 a
-    // multiprocessor), each looping over work items.
-    const TileShape& shape = kTiles[p.tile];
-    const int resident = p.tma && !shape.pingpong
-        ? tmaMinBlocks(shape.bn(), shape.rowPieces, shape.stages, shape.windows, shape.transposed)
-        : 1;
-    p.ctas = int(std::min<int64_t>(tiles * p.splits, int64_t(smCount) * resident));
     p.packedBytes = align256(size_t(g.k) * p.ldw * bytes);
-    p.workspaceBytes = p.splits > 1 ? align256(size_t(p.splits) * size_t(m) * g.k * sizeof(float)) : 0;
+    splitReduction(p, g, smCount, 0);
     return p;
 }
 

@@ -73,19 +73,29 @@ namespace {
         return b;
     }
 
-    // A fused residual add (ConvGeometry::residual) on 8 outputs read back from the staging area, staged without the
-    // activation: each rounded sum (as the unfused conv stores it) plus the skip's element at the same place, then
-    // the activation, rounded again (as the unfused add and activation store it).
-    template <typename Element>
-    __device__ __forceinline__ uint4 addSkip8(const ConvGeometry& g, uint4 v, const Element* __restrict__ skip)
+    // A fused residual add's 8 skip values from `skip` (16 bytes where aligned). The epilogues load a batch of them
+    // before the batch's staging rounds, so their latencies overlap (storeOutputRow says why).
+    template <typename Element> __device__ __forceinline__ uint4 loadSkip8(const Element* __restrict__ skip)
     {
-        alignas(16) Element s[8];
         if ((reinterpret_cast<uintptr_t>(skip) & 15) == 0)
-            *reinterpret_cast<uint4*>(s) = *reinterpret_cast<const uint4*>(skip);
-        else
+            return *reinterpret_cast<const uint4*>(skip);
+        uint4 r;
+        Element* s = reinterpret_cast<Element*>(&r);
 #pragma unroll
-            for (int e = 0; e < 8; ++e)
-                s[e] = skip[e];
+        for (int e = 0; e < 8; ++e)
+            s[e] = skip[e];
+        return r;
+    }
+    // Rounds of 16 channels (storeTile16) or 16 pixels (storeTileT) whose skips are loaded together (more spilled
+    // registers in the two-blocks-a-multiprocessor kernels).
+    constexpr int kSkipBatch = 2;
+
+    // A fused residual add (ConvGeometry::residual) on 8 outputs read back from the staging area, staged without the
+    // activation: each rounded sum (as the unfused conv stores it) plus the skip's element at the same place (`skip8`,
+    // from loadSkip8), then the activation, rounded again (as the unfused add and activation store it).
+    template <typename Element> __device__ __forceinline__ uint4 addSkip8(const ConvGeometry& g, uint4 v, uint4 skip8)
+    {
+        const Element* s = reinterpret_cast<const Element*>(&skip8);
         const Element* a = reinterpret_cast<const Element*>(&v);
         uint4 r;
         uint32_t* o = reinterpret_cast<uint32_t*>(&r);
@@ -147,22 +157,35 @@ namespace {
         Element* const out = y + size_t(storeRow) * g.k + nBase + 8 * rHalf;
         const Element* const skip = static_cast<const Element*>(g.residual); // a fused residual add's, or null
         const int act = skip ? -1 : g.act; // with a skip, the activation comes after the add (addSkip8)
+        constexpr int Rounds = BlockN / 16, Batch = Rounds < kSkipBatch ? Rounds : kSkipBatch;
+        static_assert(Rounds % Batch == 0, "whole batches of rounds");
 #pragma unroll
-        for (int j = 0; j < BlockN / 8; j += 2) {
-            uint32_t x[4];
+        for (int r0 = 0; r0 < Rounds; r0 += Batch) {
+            uint4 skip8[Batch];
 #pragma unroll
-            for (int b = 0; b < 2; ++b) {
-                const float2 bp = biasPair(hasBias, staging + 512, 8 * (j + b) + 2 * quad);
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int a = 4 * (j + b) + 2 * h;
-                    x[2 * b + h] = packPair<Element>(
-                        epilogue(act, g.actParam, acc[a] + bp.x), epilogue(act, g.actParam, acc[a + 1] + bp.y));
-                }
+            for (int i = 0; i < Batch; ++i) {
+                const int j = 2 * (r0 + i);
+                skip8[i] = skip && storeValid && nBase + 8 * (j + rHalf) < g.k ? loadSkip8(skip + (out + 8 * j - y))
+                                                                               : make_uint4(0, 0, 0, 0);
             }
-            const uint4 v = stagingRound<false>(writeAt, readAt, x);
-            if (storeValid && nBase + 8 * (j + rHalf) < g.k)
-                *reinterpret_cast<uint4*>(out + 8 * j) = skip ? addSkip8(g, v, skip + (out + 8 * j - y)) : v;
+#pragma unroll
+            for (int i = 0; i < Batch; ++i) {
+                const int j = 2 * (r0 + i);
+                uint32_t x[4];
+#pragma unroll
+                for (int b = 0; b < 2; ++b) {
+                    const float2 bp = biasPair(hasBias, staging + 512, 8 * (j + b) + 2 * quad);
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int a = 4 * (j + b) + 2 * h;
+                        x[2 * b + h] = packPair<Element>(
+                            epilogue(act, g.actParam, acc[a] + bp.x), epilogue(act, g.actParam, acc[a + 1] + bp.y));
+                    }
+                }
+                const uint4 v = stagingRound<false>(writeAt, readAt, x);
+                if (storeValid && nBase + 8 * (j + rHalf) < g.k)
+                    *reinterpret_cast<uint4*>(out + 8 * j) = skip ? addSkip8<Element>(g, v, skip8[i]) : v;
+            }
         }
     }
 
@@ -219,23 +242,35 @@ namespace {
                 const Element* const skip = static_cast<const Element*>(g.residual); // a fused residual add's
                 const int act = skip ? -1 : g.act; // with a skip, the activation comes after the add (addSkip8)
 #pragma unroll
-                for (int j = 0; j < 16; j += 2) {
-                    uint32_t x[4];
+                for (int r0 = 0; r0 < 8; r0 += kSkipBatch) {
+                    size_t at[kSkipBatch];
+                    bool valid[kSkipBatch];
+                    uint4 skip8[kSkipBatch];
 #pragma unroll
-                    for (int b = 0; b < 2; ++b)
+                    for (int i = 0; i < kSkipBatch; ++i) {
+                        const int j = 2 * (r0 + i);
+                        at[i]
+                            = size_t(blockPixel(g, it, tileShift, pixelBase + 8 * j + rRow, valid[i])) * g.k + channel;
+                        valid[i] = valid[i] && channel < g.k;
+                        skip8[i] = skip && valid[i] ? loadSkip8(skip + at[i]) : make_uint4(0, 0, 0, 0);
+                    }
 #pragma unroll
-                        for (int h = 0; h < 2; ++h) {
-                            const int a = 4 * (j + b) + 2 * h;
-                            const float bh = h ? bias1 : bias0;
-                            x[2 * b + h] = packPair<Element>(
-                                epilogue(act, g.actParam, acc[a] + bh), epilogue(act, g.actParam, acc[a + 1] + bh));
-                        }
-                    const uint4 v = stagingRound<true>(writeAt, readAt, x);
-                    bool valid;
-                    const int m = blockPixel(g, it, tileShift, pixelBase + 8 * j + rRow, valid);
-                    const size_t at = size_t(m) * g.k + channel;
-                    if (valid && channel < g.k)
-                        *reinterpret_cast<uint4*>(y + at) = skip ? addSkip8(g, v, skip + at) : v;
+                    for (int i = 0; i < kSkipBatch; ++i) {
+                        const int j = 2 * (r0 + i);
+                        uint32_t x[4];
+#pragma unroll
+                        for (int b = 0; b < 2; ++b)
+#pragma unroll
+                            for (int h = 0; h < 2; ++h) {
+                                const int a = 4 * (j + b) + 2 * h;
+                                const float bh = h ? bias1 : bias0;
+                                x[2 * b + h] = packPair<Element>(
+                                    epilogue(act, g.actParam, acc[a] + bh), epilogue(act, g.actParam, acc[a + 1] + bh));
+                            }
+                        const uint4 v = stagingRound<true>(writeAt, readAt, x);
+                        if (valid[i])
+                            *reinterpret_cast<uint4*>(y + at[i]) = skip ? addSkip8<Element>(g, v, skip8[i]) : v;
+                    }
                 }
                 return;
             }

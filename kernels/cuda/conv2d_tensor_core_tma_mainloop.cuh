@@ -379,15 +379,11 @@ __global__ void __launch_bounds__(
                 }
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
-                    if (!valid[h])
-                        continue;
-#pragma unroll
-                    for (int jn = 0; jn < BlockN / 8; ++jn) {
-                        const int k = it.nBase + jn * 8 + 2 * (lane & 3);
-                        if (k < g.k)
-                            storeOutputPair(tp.base, it.z, m[h], k, acc[mh][4 * jn + 2 * h],
-                                acc[mh][4 * jn + 2 * h + 1], bias, y, partial);
-                    }
+                    if (valid[h])
+                        storeOutputRow<Element, BlockN / 8, 2>(
+                            tp.base, it.z, m[h], it.nBase + 2 * (lane & 3),
+                            [&](int jn) { return make_float2(acc[mh][4 * jn + 2 * h], acc[mh][4 * jn + 2 * h + 1]); },
+                            bias, y, partial);
                 }
             }
         }

@@ -40,7 +40,6 @@ __global__ void __launch_bounds__(256, wgmmaMinBlocks(BlockN, RowPieces))
     constexpr uint32_t A_BYTES = BlockM * ROW_BYTES, STAGE_BYTES = (BlockM + BlockN) * ROW_BYTES;
     static_assert(STAGE_BYTES % (8 * ROW_BYTES) == 0, "every tile starts on a swizzle atom");
     extern __shared__ __align__(1024) unsigned char smem[];
-    const ConvGeometry& g = prm.g;
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7;
     const int mBase = blockIdx.x * BlockM, nBase = blockIdx.y * BlockN;
     const int ktBegin = blockIdx.z * prm.tilesPerSplit;
@@ -115,12 +114,9 @@ __global__ void __launch_bounds__(256, wgmmaMinBlocks(BlockN, RowPieces))
         const int m = rowBase + h * 8;
         if (m >= prm.m)
             continue;
-#pragma unroll
-        for (int j = 0; j < BlockN / 8; ++j) {
-            const int k = nBase + j * 8 + 2 * (lane & 3);
-            if (k < g.k)
-                storeOutputPair(prm, blockIdx.z, m, k, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1], bias, y, partial);
-        }
+        storeOutputRow<Element, BlockN / 8>(
+            prm, blockIdx.z, m, nBase + 2 * (lane & 3),
+            [&](int j) { return make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]); }, bias, y, partial);
     }
 #endif
 }

@@ -55,7 +55,6 @@ __global__ void __launch_bounds__(384, 1) specializedConvKernel(Params prm, int 
     static_assert(STAGE_BYTES % 1024 == 0 && LAG <= Stages - 2, "swizzle atoms; the ring cannot deadlock");
     extern __shared__ __align__(1024) unsigned char smem[];
     __shared__ __align__(8) uint64_t bars[2 * Stages]; // full[0..Stages), empty[Stages..2·Stages)
-    const ConvGeometry& g = prm.g;
     const int tid = threadIdx.x, lane = tid & 31, wg = tid >> 7;
     const uint32_t smemBase = (sharedAddress(smem) + 1023u) & ~1023u;
     const uint32_t fullBar = sharedAddress(bars), emptyBar = fullBar + 8 * Stages;
@@ -157,12 +156,9 @@ __global__ void __launch_bounds__(384, 1) specializedConvKernel(Params prm, int 
             const int m = rowBase + h * 8;
             if (m >= prm.m)
                 continue;
-#pragma unroll
-            for (int jn = 0; jn < BlockN / 8; ++jn) {
-                const int k = it.nBase + jn * 8 + 2 * (lane & 3);
-                if (k < g.k)
-                    storeOutputPair(prm, it.z, m, k, acc[4 * jn + 2 * h], acc[4 * jn + 2 * h + 1], bias, y, partial);
-            }
+            storeOutputRow<Element, BlockN / 8>(
+                prm, it.z, m, it.nBase + 2 * (lane & 3),
+                [&](int jn) { return make_float2(acc[4 * jn + 2 * h], acc[4 * jn + 2 * h + 1]); }, bias, y, partial);
         }
     }
 #endif

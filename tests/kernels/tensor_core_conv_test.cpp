@@ -429,6 +429,43 @@ TEST_CASE("cuda.tensor_core: the split reduction of a grid that under-fills the 
     session->prepare(net, shapes);
     INFO(session->layerNote(0));
     CHECK(session->layerNote(0).find("split-K") != std::string::npos);
+
+    // --option tc_split: the parts asked for (3: 36 k-tiles in parts of 12; 1: none), on each kernel that splits,
+    // against cpu.direct. Batch 4 with a bias and a ReLU: the reduction kernel's epilogue.
+    Network wide = test::oneLayer(Shape::nchw(4, 256, 14, 14), conv(256, { 3, 3 }, pads(1, 1, 1, 1)));
+    std::get<Conv2d>(wide.layers[0].spec).bias = true;
+    wide.layers.push_back(Layer { "relu", ReLU {}, {} });
+    const ShapeReport wideShapes = inferShapes(wide);
+    REQUIRE(wideShapes.ok());
+    test::randomParameters(wide, wideShapes, 4);
+    const Tensor input = test::randomTensor(wideShapes.input, 5);
+    auto cpu = BackendRegistry::instance().find("cpu");
+    REQUIRE(cpu);
+    auto ref = cpu->createSession("direct", {});
+    ref->prepare(wide, wideShapes);
+    ref->runPass(input);
+    const Tensor want = ref->fetchOutput(1, nullptr);
+    for (const char* kernel : { "tma", "wgmma", "mma" })
+        for (const char* parts : { "3", "1" }) {
+            SessionOptions forced = options;
+            forced.extra = { { "tc_kernel", kernel }, { "tc_split", parts } };
+            auto s = cuda->createSession("tensor_core", forced);
+            s->prepare(wide, wideShapes);
+            s->runPass(input);
+            const Tensor got = s->fetchOutput(1, nullptr);
+            const std::string note = s->layerNote(0);
+            INFO("tc_kernel=" << kernel << " tc_split=" << parts << ": " << note);
+            CHECK((note.find("split-K 3") != std::string::npos) == (std::string(parts) == "3"));
+            CHECK((note.find("split-K") == std::string::npos || std::string(parts) == "3"));
+            REQUIRE(got.numel() == want.numel());
+            double num = 0, den = 0;
+            for (int64_t i = 0; i < got.numel(); ++i) {
+                const double d = double(got.data()[i]) - double(want.data()[i]);
+                num += d * d;
+                den += double(want.data()[i]) * double(want.data()[i]);
+            }
+            CHECK(std::sqrt(num / den) < 2e-3); // fp16 operands and output, FP32 sums of 2304 products
+        }
 }
 
 TEST_CASE("cuda.tensor_core: FP32 math is refused, grouped layers run the direct kernel in the storage format",
@@ -452,6 +489,10 @@ TEST_CASE("cuda.tensor_core: FP32 math is refused, grouped layers run the direct
     CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
     bad.extra = { { "tc_release", "soon" } };
     CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
+    for (const char* parts : { "0", "17", "two", "-1" }) { // 1 to 16
+        bad.extra = { { "tc_split", parts } };
+        CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
+    }
     bad.extra = { { "tc_probe", "epilogue" } }; // loads, math, no_epilogue or math_no_epilogue
     CHECK_THROWS_AS(cuda->createSession("tensor_core", bad), InputError);
 

@@ -103,3 +103,26 @@ TEST_CASE("tensor_core plan: the TMA tiles' shared memory", "[tensor_core][plan]
         CHECK(tmaSmemBytes(t.bn(), t.rowPieces, t.stages, t.windows, t.transposed) + 1024 <= 227 * 1024);
     }
 }
+
+TEST_CASE("tensor_core plan: small maps of wide layers take the 128x64 tile instead of a split", "[tensor_core][plan]")
+{
+    // ResNet-50 at batch 32, 14×14 (3×3 256 → 256): two 8×16 blocks an image, 128 of 128×128 on 132 multiprocessors;
+    // 256 of 128×64, whole.
+    const Plan small = plan(conv3x3(32, 256, 14, 256), DType::F16);
+    CHECK(small.tma);
+    CHECK(small.tile == kTmaTile64);
+    CHECK(small.mTiles * small.nTiles == 256);
+    CHECK(small.splits == 1);
+    // 1×1, 1024 → 256, the same map: the same.
+    ConvGeometry pointwise = conv3x3(32, 1024, 14, 256);
+    pointwise.r = pointwise.s = 1, pointwise.padTop = pointwise.padLeft = 0;
+    CHECK(plan(pointwise, DType::BF16).tile == kTmaTile64);
+    // 28×28, 3×3 128 → 128: 224 blocks of 128×128 (7 of 4×32 an image) fill the device, and keep them.
+    const Plan filled = plan(conv3x3(32, 128, 28, 128), DType::F16);
+    CHECK(filled.tile == kTmaTile128);
+    CHECK(filled.splits == 1);
+    // Too few even at 128×64 (batch 2, 14×14: 4 blocks × 4): the 128×64 blocks, the reduction split.
+    const Plan tiny = plan(conv3x3(2, 256, 14, 256), DType::F16);
+    CHECK(tiny.tile == kTmaTile64);
+    CHECK(tiny.splits > 1);
+}
