@@ -192,6 +192,14 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
     connect(m_volume, &VolumeView::hovered, m_status, &QLabel::setText);
     connect(m_plot, &TensorPlotView::hovered, m_status, &QLabel::setText);
     connect(m_picker, &AxisPicker::changed, this, &FeatureMapPanel::refresh);
+    // A new size of the grid may fit another number of readable tiles: redraw where that changes what is drawn.
+    connect(m_grid, &FeatureMapGrid::resized, this, [this] {
+        if (m_tileTotal <= 0)
+            return;
+        const int64_t page = tilesPerPage(m_mapHeight, m_mapWidth);
+        if (page != m_tilesPerPage && std::min(page, m_tileTotal) != std::min(m_tilesPerPage, m_tileTotal))
+            refresh();
+    });
     connect(m_volume, &VolumeView::viewChanged, this, &FeatureMapPanel::refreshInput);
     connect(m_back, &QPushButton::clicked, this, &FeatureMapPanel::showGrid);
     connect(m_selection, &QComboBox::currentIndexChanged, this, &FeatureMapPanel::refresh);
@@ -428,6 +436,13 @@ std::vector<int64_t> FeatureMapPanel::shownIndex(const std::vector<int64_t>& dim
     return index;
 }
 
+int64_t FeatureMapPanel::tilesPerPage(int64_t mapHeight, int64_t mapWidth) const
+{
+    constexpr int64_t kMaxTiles = 4096; // more would freeze the grid (a tile is an image and a label)
+    const int64_t fit = m_grid->tilesThatFit(mapHeight, mapWidth);
+    return fit > 0 ? std::min(fit, kMaxTiles) : kMaxTiles;
+}
+
 void FeatureMapPanel::refresh()
 {
     m_error->clear();
@@ -444,6 +459,7 @@ void FeatureMapPanel::refresh()
         m_volume->clear(why);
         m_plot->clear(why);
         m_view = {};
+        m_tileTotal = 0;
         m_names.clear();
         m_axesLine->hide();
         m_picker->setAxes({});
@@ -478,8 +494,11 @@ void FeatureMapPanel::refresh()
         picked.push_back({ a, name(a), dims[size_t(a)] });
     const bool grid
         = m_view.form != OutputForm::Volume && m_view.form != OutputForm::HeatMap && m_view.form != OutputForm::Bars;
-    constexpr int64_t kMaxTiles = 4096; // more would freeze the grid (a tile is an image and a label)
-    m_picker->setAxes(picked, grid && m_view.tiles >= 0 ? dims[size_t(m_view.tiles)] : 0, kMaxTiles);
+    m_tileTotal = grid && m_view.tiles >= 0 ? dims[size_t(m_view.tiles)] : 0;
+    m_mapHeight = m_view.rows >= 0 ? dims[size_t(m_view.rows)] : 1;
+    m_mapWidth = m_view.cols >= 0 ? dims[size_t(m_view.cols)] : 1;
+    m_tilesPerPage = tilesPerPage(m_mapHeight, m_mapWidth);
+    m_picker->setAxes(picked, m_tileTotal, m_tilesPerPage);
     const std::vector<int64_t> index = shownIndex(dims);
 
     const QString layerName = m_layer < int(m_outcome->network.layers.size())
@@ -505,13 +524,14 @@ void FeatureMapPanel::refresh()
     if (m_view.form == OutputForm::Volume)
         voxels = volumeOf(*out, item);
     else if (grid)
-        planes = mapsOf(*out, m_view, index, m_picker->firstTile(), kMaxTiles);
+        planes = mapsOf(*out, m_view, index, m_picker->firstTile(), m_tilesPerPage);
     if (ref) {
         double maxAbs = 0;
         if (grid || m_view.form == OutputForm::Volume) { // the item shown, as the maps show it
             std::vector<float>& values = grid ? planes.values : voxels.values;
-            const std::vector<float> rv = grid ? mapsOf(*ref, m_view, index, m_picker->firstTile(), kMaxTiles).values
-                                               : volumeOf(*ref, item).values;
+            const std::vector<float> rv = grid
+                ? mapsOf(*ref, m_view, index, m_picker->firstTile(), m_tilesPerPage).values
+                : volumeOf(*ref, item).values;
             for (size_t i = 0; i < values.size(); ++i) {
                 values[i] = std::fabs(values[i] - rv[i]);
                 maxAbs = std::max(maxAbs, double(values[i]));

@@ -107,6 +107,10 @@ private:
     QString m_problem;
     bool m_stale = false;
     int m_enlargedTile = -1;
+    // The grid's page: tiles drawn at once (FeatureMapGrid::tilesThatFit, at most kMaxTiles) for maps of mapHeight ×
+    // mapWidth; a resize that changes it redraws.
+    int64_t m_tilesPerPage = 0, m_mapHeight = 0, m_mapWidth = 0, m_tileTotal = 0;
+    int64_t tilesPerPage(int64_t mapHeight, int64_t mapWidth) const;
     int m_pickRow = -1, m_pickCol = -1;
 
     QComboBox* m_selection;

@@ -164,7 +164,23 @@ void FeatureMapGrid::rebuild()
     Q_EMIT rendered();
 }
 
-void FeatureMapGrid::resizeEvent(QResizeEvent*) { relayout(); }
+void FeatureMapGrid::resizeEvent(QResizeEvent*)
+{
+    relayout();
+    Q_EMIT resized();
+}
+
+int64_t FeatureMapGrid::tilesThatFit(int64_t mapHeight, int64_t mapWidth) const
+{
+    if (!isVisible() || width() <= minimumSizeHint().width() || height() <= minimumSizeHint().height())
+        return 0;
+    const double shorter = double(std::max<int64_t>(1, std::min(mapHeight, mapWidth)));
+    const double scale = kMinTile / shorter; // the map's shorter side at kMinTile pixels
+    const double tw = std::max(1.0, double(mapWidth) * scale), th = std::max(1.0, double(mapHeight) * scale);
+    const int64_t cols = std::max<int64_t>(1, int64_t((width() - kGap) / (tw + kGap)));
+    const int64_t rows = std::max<int64_t>(1, int64_t((height() - kGap) / (th + kGap + kLabel)));
+    return cols * rows;
+}
 
 // Picks the column count that gives the largest tiles, keeping whole-pixel scale factors where the tiles
 // are larger than the map (pixel-exact) and shrinking smoothly where they are not.

@@ -56,6 +56,13 @@ public:
     QStringList tileLabels() const { return m_tileLabels; }
     bool hasComposite() const { return m_composite && m_planes.channels == 3 && !m_planes.flat; }
 
+    // How many tiles of a mapHeight × mapWidth map fit the grid's area with each at least kMinTile pixels on its
+    // shorter side (and its label row): beyond that a layer's tiles shrink to a few pixels each (ResNet-50's 2048
+    // channels of 7×7 drew as dots under their numbers), so the feature-map panel pages through them instead. 0
+    // before the grid has been laid out.
+    int64_t tilesThatFit(int64_t mapHeight, int64_t mapWidth) const;
+    static constexpr int kMinTile = 16;
+
     int tileCount() const { return int(m_images.size()); }
     QRect tileRect(int index) const; // widget coordinates of a tile's image
     QString message() const { return m_message; }
@@ -70,6 +77,7 @@ Q_SIGNALS:
     void left();
     void clicked(int tile, int channel, int row, int col);
     void rendered(); // images rebuilt (for latency measurement)
+    void resized(); // the area changed: tilesThatFit may have
 
 protected:
     void paintEvent(QPaintEvent*) override;

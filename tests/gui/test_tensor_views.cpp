@@ -8,6 +8,7 @@
 #include "gui/pages/feature_map_panel.h"
 #include "gui/pages/run_panel.h"
 #include "gui/views/axis_picker.h"
+#include "gui/views/feature_map_grid.h"
 #include "gui/views/tensor_plot_view.h"
 #include "gui/views/volume_view.h"
 #include "tests/test_support.h"
@@ -16,6 +17,7 @@
 
 #include <qcustomplot.h>
 
+#include <QApplication>
 #include <QLabel>
 #include <QSet>
 
@@ -205,17 +207,31 @@ TEST_CASE("a tensor too large to draw whole is downsampled or paged, and says so
     CHECK(h.at(3, 1) == Approx((double(x[25]) + x[27] + x[29] + x[31]) / 4));
     CHECK(plot->note().startsWith(QStringLiteral("4096 × 2 shown as 1024 × 2 cells: each cell the mean of 4 × 1")));
 
-    // 8192 tiles: the grid draws 4096 and pages through the rest.
+    // 8192 tiles: the grid draws a page of as many as fit at a readable size (kMinTile pixels, at most 4096) and pages
+    // through the rest.
     w->networkPanel()->setCurrentLayer(1);
     CHECK(maps->outputView().form == OutputForm::FeatureMaps);
     CHECK(maps->axesText().startsWith(QStringLiteral("Shown as feature maps: tiles C·H·W (axis 1)")));
-    REQUIRE(maps->grid()->tileCount() == 4096);
+    const int64_t page = maps->grid()->tilesThatFit(1, 1);
+    REQUIRE(page > 0);
+    REQUIRE(page < 4096);
+    REQUIRE(maps->grid()->tileCount() == page);
+    CHECK(maps->grid()->tileRect(0).height() >= FeatureMapGrid::kMinTile);
     QSpinBox* first = maps->axisPicker()->tileBox();
     CHECK(first->isVisible());
-    first->setValue(5000);
-    CHECK(maps->grid()->planes().channelIds.front() == 5000);
-    CHECK(maps->grid()->tileCount() == 3192);
-    CHECK(maps->grid()->planes().plane(0)[0] == outputOf(*run, 1).data()[5000]);
+    CHECK(first->suffix() == QStringLiteral(" (%1 of 8192 shown)").arg(page));
+    CHECK(first->singleStep() == page);
+    first->setValue(8000);
+    CHECK(maps->grid()->planes().channelIds.front() == 8000);
+    CHECK(maps->grid()->tileCount() == std::min<int64_t>(page, 192));
+    CHECK(maps->grid()->planes().plane(0)[0] == outputOf(*run, 1).data()[8000]);
+    // A smaller window fits fewer: the page follows the grid's size.
+    w->resize(w->width() * 2 / 3, w->height() * 2 / 3);
+    QApplication::processEvents();
+    const int64_t smaller = maps->grid()->tilesThatFit(1, 1);
+    CHECK(smaller < page);
+    first->setValue(0);
+    CHECK(maps->grid()->tileCount() == smaller);
 }
 
 TEST_CASE("the permute-and-shuffle example shows a channels-last block, a shuffle, tokens and a 1-D vector",
