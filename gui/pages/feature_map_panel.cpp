@@ -197,7 +197,7 @@ FeatureMapPanel::FeatureMapPanel(QWidget* parent)
         if (m_tileTotal <= 0)
             return;
         const int64_t page = tilesPerPage(m_mapHeight, m_mapWidth);
-        if (page != m_tilesPerPage && std::min(page, m_tileTotal) != std::min(m_tilesPerPage, m_tileTotal))
+        if (std::min(page, m_tileTotal) != std::min(m_tilesPerPage, m_tileTotal))
             refresh();
     });
     connect(m_volume, &VolumeView::viewChanged, this, &FeatureMapPanel::refreshInput);

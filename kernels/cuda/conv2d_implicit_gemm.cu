@@ -42,6 +42,7 @@
 #include "kernels/cuda/conv2d_implicit_gemm_pipe.cuh"
 #include "kernels/cuda/conv2d_implicit_gemm_split.cuh"
 #include "kernels/cuda/conv2d_implicit_gemm_tile.cuh"
+#include "kernels/cuda/cuda_options.h"
 
 #include <algorithm>
 #include <string>
@@ -379,9 +380,8 @@ int parseImplicitGemmTile(const std::string& text)
 
 int parseImplicitGemmSplits(const std::string& text)
 {
-    const bool digits = !text.empty() && text.size() <= 2 && text.find_first_not_of("0123456789") == std::string::npos;
-    const int n = digits ? std::stoi(text) : 0;
-    if (n < 1 || n > 64)
+    const int n = wholeNumberIn(text, 1, 64);
+    if (n == 0)
         throw InputError(
             "igemm_splits=" + text + ": the implicit GEMM's split-K parts are a whole number from 1 (no split) to 64");
     return n;

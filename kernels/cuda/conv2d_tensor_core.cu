@@ -52,8 +52,8 @@
 #include "kernels/cuda/conv2d_tensor_core.cuh"
 
 #include "kernels/cuda/conv2d_tensor_core_kernel.cuh"
+#include "kernels/cuda/cuda_options.h"
 
-#include <algorithm>
 #include <map>
 #include <string>
 
@@ -179,11 +179,9 @@ TensorCoreOptions conv2dTensorCoreParseOptions(const std::map<std::string, std::
         o.release = it->second == "early" ? 2 : 1;
     }
     if (auto it = extra.find("tc_split"); it != extra.end()) {
-        const std::string& t = it->second;
-        const bool digits = !t.empty() && t.size() <= 2 && std::all_of(t.begin(), t.end(), ::isdigit);
-        o.splits = digits ? std::stoi(t) : 0;
-        if (o.splits < 1 || o.splits > 16)
-            throw InputError("tc_split=" + t + ": the Tensor Core reduction splits in 1 to 16 parts");
+        o.splits = wholeNumberIn(it->second, 1, 16);
+        if (o.splits == 0)
+            throw InputError("tc_split=" + it->second + ": the Tensor Core reduction splits in 1 to 16 parts");
     }
     if (o.tile > 0 && o.kernel != 0) {
         const TileShape& t = kTiles[o.tile - 1];

@@ -122,11 +122,15 @@ __device__ __forceinline__ void storePair(Element* dst, float v0, float v1, bool
 }
 
 // A fused residual add (ConvGeometry::residual) in a storage-format epilogue: the sum (with its bias) rounded to the
-// storage type as the unfused conv's output is stored, plus skip element `at`, so the fused layer rounds as the conv
-// and the add layers it replaces do. The activation comes after, as without a skip.
+// storage type as the unfused conv's output is stored, plus the skip's value (or its element `at`), so the fused layer
+// rounds as the conv and the add layers it replaces do. The activation comes after, as without a skip.
+template <typename Element> __device__ __forceinline__ float residualSum(float v, float skip)
+{
+    return gpu::toFloat(gpu::fromFloat<Element>(v)) + skip;
+}
 template <typename Element> __device__ __forceinline__ float residualSum(float v, const void* skip, size_t at)
 {
-    return gpu::toFloat(gpu::fromFloat<Element>(v)) + skipAt<Element>(skip, at);
+    return residualSum<Element>(v, skipAt<Element>(skip, at));
 }
 
 // The pieces every Tensor Core kernel here shares (the mma.sync kernel below, the wgmma kernels of
@@ -272,9 +276,9 @@ __device__ __forceinline__ void storeOutputPair(const Params& prm, int z, int m,
         v0 += __ldg(&bias[k]);
         v1 += both ? __ldg(&bias[k + 1]) : 0.0f;
     }
-    if (g.residual) { // a fused residual add: the sum rounded as the unfused conv's output (residualSum), plus the skip
-        v0 = gpu::toFloat(gpu::fromFloat<Element>(v0)) + skip.x;
-        v1 = both ? gpu::toFloat(gpu::fromFloat<Element>(v1)) + skip.y : v1;
+    if (g.residual) { // a fused residual add
+        v0 = residualSum<Element>(v0, skip.x);
+        v1 = both ? residualSum<Element>(v1, skip.y) : v1;
     }
     storePair(
         y + size_t(m) * g.k + k, epilogue(g.act, g.actParam, v0), epilogue(g.act, g.actParam, v1), both, pairAligned);

@@ -61,6 +61,15 @@ int fftBatchOf(const SessionOptions& options)
     return v;
 }
 
+int wholeNumberIn(const std::string& text, int low, int high)
+{
+    if (text.empty() || text.size() > std::to_string(high).size()
+        || text.find_first_not_of("0123456789") != std::string::npos)
+        return 0;
+    const int n = std::stoi(text);
+    return n >= low && n <= high ? n : 0;
+}
+
 int transposedGemmOf(const SessionOptions& options)
 {
     const auto it = options.extra.find("transposed_gemm");

@@ -5,6 +5,8 @@
 
 #include "compute/backend.h"
 
+#include <string>
+
 namespace convscope::cuda {
 
 int winogradTileOf(const SessionOptions& options); // winograd_tile: 4 (default) or 2
@@ -17,5 +19,9 @@ int fftBatchOf(const SessionOptions& options); // fft_batch: tiles per batch of 
 // (output channels a block × rows a thread; returns the channels), 0 for its own rule.
 int transposedGemmOf(const SessionOptions& options);
 int transposedTileOf(const SessionOptions& options);
+
+// `text` as a whole number from `low` to `high`, in decimal digits and no more of them than `high` has; 0 where it is
+// not one (the callers throw the InputError that names their key and range: igemm_splits, tc_split).
+int wholeNumberIn(const std::string& text, int low, int high);
 
 } // namespace convscope::cuda
