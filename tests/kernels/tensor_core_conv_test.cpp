@@ -16,7 +16,6 @@
 // multiprocessors (the persistent kernels' loop over work items), and a grouped layer (which the
 // Tensor Core kernel leaves to the channels-last direct kernel in the storage format). Prints SKIPPED without a usable
 // GPU.
-#include "compute/backend_registry.h"
 #include "compute/error.h"
 #include "compute/fusion.h"
 #include "compute/rounding_bound.h"
@@ -439,12 +438,7 @@ TEST_CASE("cuda.tensor_core: the split reduction of a grid that under-fills the 
     REQUIRE(wideShapes.ok());
     test::randomParameters(wide, wideShapes, 4);
     const Tensor input = test::randomTensor(wideShapes.input, 5);
-    auto cpu = BackendRegistry::instance().find("cpu");
-    REQUIRE(cpu);
-    auto ref = cpu->createSession("direct", {});
-    ref->prepare(wide, wideShapes);
-    ref->runPass(input);
-    const Tensor want = ref->fetchOutput(1, nullptr);
+    const Tensor want = test::onePassOutput(wide, input);
     for (const char* kernel : { "tma", "wgmma", "mma" })
         for (const char* parts : { "3", "1" }) {
             SessionOptions forced = options;
@@ -502,12 +496,7 @@ TEST_CASE("cuda.tensor_core: FP32 math is refused, grouped layers run the direct
     REQUIRE(shapes.ok());
     test::randomParameters(net, shapes, 5);
     const Tensor input = test::randomTensor(shapes.input, 6);
-    auto cpu = BackendRegistry::instance().find("cpu");
-    REQUIRE(cpu);
-    auto ref = cpu->createSession("direct", {});
-    ref->prepare(net, shapes);
-    ref->runPass(input);
-    const Tensor want = ref->fetchOutput(0, nullptr);
+    const Tensor want = test::onePassOutput(net, input);
     for (MathMode mode : kModes) {
         SessionOptions options;
         options.math = mode;
