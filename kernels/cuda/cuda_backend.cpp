@@ -165,8 +165,8 @@ namespace {
                 return reduceScratchBytes(reducePlanNchw(*r, shape(i)), deviceProperties().multiProcessorCount);
             if (const auto* l = std::get_if<Linear>(&spec(i))) { // split-K partial sums (linear.cu)
                 const LinearRows r = linearRows(shape(i).in);
-                return linearScratchBytes(
-                    int(r.rows), int(r.inFeatures), int(l->out_features), deviceProperties().multiProcessorCount);
+                return linearScratchBytes(int(r.rows), int(r.inFeatures), int(l->out_features),
+                    deviceProperties().multiProcessorCount, runsInStorage(i) ? storageType() : DType::F32);
             }
             return tensorKindScratchBytes(spec(i)); // gather's indices; 0 for the rest
         }
@@ -247,7 +247,9 @@ namespace {
                         setLayerNote(i, normalizationNote(normGeometryOf(l, shape(i).in), sms));
                     } else if constexpr (std::is_same_v<T, Linear>) {
                         const LinearRows r = linearRows(shape(i).in);
-                        setLayerNote(i, linearNote(int(r.rows), int(r.inFeatures), int(l.out_features), sms));
+                        setLayerNote(i,
+                            linearNote(int(r.rows), int(r.inFeatures), int(l.out_features), sms,
+                                runsInStorage(i) ? storageType() : DType::F32));
                     } else if constexpr (isGeneralTensorKind<T>) {
                         setLayerNote(i, prepareTensorKind(l, shape(i), scratch(i), stream));
                     }

@@ -1,4 +1,5 @@
-// Our CUDA fully connected layer: a GEMV with split-K for small batches, a tiled SGEMM otherwise.
+// Our CUDA fully connected layer: a GEMV with split-K for small batches (on Tensor Cores in FP16 and BF16), a tiled
+// SGEMM otherwise.
 #pragma once
 
 #include "compute/storage_format.h"
@@ -17,10 +18,11 @@ void linear(int rows, int in, int out, const float* x, const float* w, const flo
 // The same in a session's storage format: x, W and y in `type` (FP32, FP16, BF16), the bias and the sums FP32.
 void linearStored(int rows, int in, int out, DType type, const void* x, const void* w, const float* bias, void* y,
     void* scratch, int sms, cudaStream_t st);
-// Slices of `in` the GEMV path splits a layer into (1: none), and the FP32 partial sums they need.
-int linearSplits(int rows, int in, int out, int sms);
-size_t linearScratchBytes(int rows, int in, int out, int sms);
-// "warp per 4 outputs (GEMV), 16-byte loads, split-K over 5 slices of the inputs" or "tiled SGEMM 64x64"
-std::string linearNote(int rows, int in, int out, int sms);
+// Slices of `in` a layer is split into (1: none) in storage type `type`, and the FP32 partial sums they need.
+int linearSplits(int rows, int in, int out, int sms, DType type = DType::F32);
+size_t linearScratchBytes(int rows, int in, int out, int sms, DType type = DType::F32);
+// "warp per 4 outputs (GEMV), 16-byte loads, split-K over 5 slices of the inputs", "tiled SGEMM 64x64", or the
+// Tensor Core path's ("Tensor Cores (mma.sync m16n8k16, FP32 sums), ...") for FP16 and BF16 at up to 32 rows.
+std::string linearNote(int rows, int in, int out, int sms, DType type = DType::F32);
 
 } // namespace convscope::cuda

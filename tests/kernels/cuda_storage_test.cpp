@@ -167,6 +167,17 @@ std::vector<StorageCase> storageCases()
                         .add("fc", linearOf(70, false), {})
                         .add("r", ReLU {})
                         .done("1030→70 at batch 20"));
+    // The Tensor Core path of FP16 and BF16 (up to 32 rows, `in` a multiple of 8; "fc-mma" in the name: the test checks
+    // the note): a step cut short (1032 inputs) with outputs past the last warp's 16 (70) at 13 rows (two 8-row tiles),
+    // VGG-16's fc1 width split in 64 slices, and 17 rows (four tiles, the last with one row).
+    cases.push_back(NetBuilder("fc-mma-rows", 13, 1032, 1, 1, true)
+                        .add("fc", linearOf(70), {})
+                        .add("r", ReLU {})
+                        .done("1032→70 at batch 13"));
+    cases.push_back(
+        NetBuilder("fc-mma-wide", 5, 25088, 1, 1, true).add("fc", linearOf(48, false), {}).done("25088→48 at batch 5"));
+    cases.push_back(
+        NetBuilder("fc-mma-17", 17, 256, 1, 1, true).add("fc", linearOf(1000), {}).done("256→1000 at batch 17"));
     return cases;
 }
 
@@ -210,6 +221,8 @@ TEST_CASE("cuda: non-convolution layers run natively in tf32, fp16 and bf16 stor
                     CHECK(l.note.find(std::string("native ") + dtypeName(gpuStorageFor(mode).dtype))
                         != std::string::npos);
                 }
+                if (std::holds_alternative<Linear>(c.net.layers[i].spec) && c.name.rfind("fc-mma", 0) == 0)
+                    CHECK((l.note.find("Tensor Cores") != std::string::npos) == (mode != MathMode::TF32));
                 ++checked;
             }
         }
