@@ -166,7 +166,7 @@ namespace {
             if (const auto* l = std::get_if<Linear>(&spec(i))) { // split-K partial sums (linear.cu)
                 const LinearRows r = linearRows(shape(i).in);
                 return linearScratchBytes(int(r.rows), int(r.inFeatures), int(l->out_features),
-                    deviceProperties().multiProcessorCount, runsInStorage(i) ? storageType() : DType::F32);
+                    deviceProperties().multiProcessorCount, runsInStorage(i) ? options().math : MathMode::FP32);
             }
             return tensorKindScratchBytes(spec(i)); // gather's indices; 0 for the rest
         }
@@ -249,7 +249,7 @@ namespace {
                         const LinearRows r = linearRows(shape(i).in);
                         setLayerNote(i,
                             linearNote(int(r.rows), int(r.inFeatures), int(l.out_features), sms,
-                                runsInStorage(i) ? storageType() : DType::F32));
+                                runsInStorage(i) ? options().math : MathMode::FP32));
                     } else if constexpr (isGeneralTensorKind<T>) {
                         setLayerNote(i, prepareTensorKind(l, shape(i), scratch(i), stream));
                     }

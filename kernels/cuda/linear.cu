@@ -2,16 +2,18 @@
 // contiguous along the reduction dimension `in` (an "NT" product). Every kernel is templated on the storage type T
 // (FP32, or FP16/BF16 in those math modes: x, W and y in T, the bias and every sum in FP32).
 //
-// Three kernels, chosen by the batch and the storage type:
-//   FP16 and BF16, rows ≤ 32 (a classifier at batch 1 to 32): Tensor Cores (mma.sync m16n8k16, FP32 sums). A warp
-//   owns 16 outputs; per 32-deep step each lane loads 16 bytes of two W rows (o0 + g and o0 + g + 8, inputs 8t to
-//   8t + 7 of the step) and 16 bytes of x row g of each 8-row tile, and multiplies them with two mma.sync. The sum
-//   over the step does not depend on the order of its 32 inputs, so the lane's 8 contiguous inputs are the mma's
-//   fragment columns 2t, 2t + 1, 2t + 8, 2t + 9 of the first product and the same of the second: the fragments
-//   are the loads' registers as they come, with no shuffle, no shared memory and no conversion. Where the FP32 GEMV
-//   below spent ~350 instructions of FMAs and widening on every 64 bytes of W a lane read, this spends two mma.sync a
-//   16-byte x load: what is left is streaming W, U steps of loads in flight a lane, split along `in` as the GEMV is
-//   (about 32 warps an SM). VGG-16's fc1 at batch 8 in fp16 (205 MB of weights): 164 µs on the GEMV, cuBLAS 62.
+// Three kernels, chosen by the batch and the math mode:
+//   the Tensor Core math modes (fp16, bf16: mma.sync m16n8k16; tf32: m16n8k8 on operands rounded to TF32, as cuBLAS's
+//   CUBLAS_COMPUTE_32F_FAST_TF32 is in cudnn's), rows ≤ 32 (a classifier at batch 1 to 32), FP32 sums. A warp owns 16
+//   outputs; per step of 64 bytes a row (32 16-bit inputs, 16 FP32) each lane loads 16 bytes of two W rows (o0 + g
+//   and o0 + g + 8, pack t of the step) and 16 bytes of x row g of each 8-row tile, and multiplies them with two
+//   mma.sync. The sum over a step does not depend on the order of its inputs, so the lane's pack is taken as the
+//   fragment columns that lane holds (tensor_core_mma.cuh: 2t, 2t + 1, 2t + 8, 2t + 9 of each 16-bit product; t, t + 4
+//   of each TF32 one): the fragments are the loads' registers as they come, with no shuffle and no shared memory.
+//   Where the GEMV below spends ~350 instructions of FMAs and widening on every 64 bytes of FP16 weights a lane reads,
+//   this spends two mma.sync: what is left is streaming W, 4 steps of loads in flight a lane, split along `in` as the
+//   GEMV is (about 32 warps an SM). VGG-16's fc1 at batch 8 in fp16 (205 MB of weights): 164 µs on the GEMV, 88-94
+//   here, cuBLAS 62; ResNet-50's fc at batch 32: 28.6 µs on the SGEMM, 15 here, cuBLAS 11.
 //   rows ≤ 8 (a classifier at batch 1 to 8): a matrix–vector product in disguise, bound by reading W once — VGG's
 //   fc1 (25088→4096) is 411 MB of FP32 weights for 1.6 GFLOP. Each warp makes kOutputsPerWarp = 4 outputs: its lanes
 //   stride along `in` with 16-byte loads (4 FP32 or 8 FP16/BF16 values) of the four W rows, streamed (__ldcs: read
@@ -34,6 +36,7 @@
 #include "kernels/cuda/linear.cuh"
 #include "kernels/cuda/storage_pack.cuh"
 #include "kernels/cuda/tensor_core_mma.cuh"
+#include "kernels/cuda/tf32_mma.cuh"
 
 #include <algorithm>
 #include <string>
@@ -128,9 +131,19 @@ namespace {
         y[i] = gpu::fromFloat<T>(v + (bias ? __ldg(bias + i % out) : 0.0f));
     }
 
-    // The Tensor Core path (16-bit storage): kMmaOutputs outputs a warp, kMmaWarps warps a block, kMmaDepth inputs a
-    // step; rows ≤ 8·NT (NT tiles of 8 rows).
-    constexpr int kMmaOutputs = 16, kMmaWarps = 4, kMmaDepth = 32, kMmaMaxRows = 32;
+    // The Tensor Core path: kMmaOutputs outputs a warp, kMmaWarps warps a block, rows ≤ kMmaMaxRows; a step is a
+    // 16-byte pack a lane, kMmaDepth<T> inputs.
+    constexpr int kMmaOutputs = 16, kMmaWarps = 4, kMmaMaxRows = 32;
+    template <typename T> constexpr int kMmaDepth = 4 * kPack<T>;
+
+    // A loaded register as an mma operand: 16-bit pairs as they are, FP32 rounded to TF32.
+    template <typename T> __device__ __forceinline__ uint32_t operand(uint32_t v)
+    {
+        if constexpr (std::is_same_v<T, float>)
+            return tf32::rounded(__uint_as_float(v));
+        else
+            return v;
+    }
 
     template <typename T> __device__ __forceinline__ uint4 loadOrZero(const T* p, bool ok, bool streamed)
     {
@@ -139,7 +152,7 @@ namespace {
         return streamed ? __ldcs(reinterpret_cast<const uint4*>(p)) : __ldg(reinterpret_cast<const uint4*>(p));
     }
 
-    // `chunk` steps of kMmaDepth inputs a slice (blockIdx.y); `in` a multiple of 8 and x, W 16-byte aligned.
+    // `chunk` steps a slice (blockIdx.y); `in` a whole number of packs and x, W 16-byte aligned.
     template <typename T, int NT>
     __global__ void __launch_bounds__(kMmaWarps * 32)
         linearMmaKernel(int rows, int in, int out, int chunk, const T* __restrict__ x, const T* __restrict__ w,
@@ -152,22 +165,23 @@ namespace {
         if (o0 >= out)
             return;
         const int lane = int(threadIdx.x % 32), g = lane / 4, t = lane % 4;
-        const int steps = (in + kMmaDepth - 1) / kMmaDepth;
+        constexpr int P = kPack<T>, Depth = kMmaDepth<T>;
+        const int steps = (in + Depth - 1) / Depth;
         const int s0 = int(blockIdx.y) * chunk, s1 = min(steps, s0 + chunk);
         // Past the last output or row: read a valid row (W) or zeros (x), and discard the sums.
-        const T* w0 = w + static_cast<long long>(min(o0 + g, out - 1)) * in + t * 8;
-        const T* w1 = w + static_cast<long long>(min(o0 + g + 8, out - 1)) * in + t * 8;
+        const T* w0 = w + static_cast<long long>(min(o0 + g, out - 1)) * in + t * P;
+        const T* w1 = w + static_cast<long long>(min(o0 + g + 8, out - 1)) * in + t * P;
         const T* xr[NT];
 #pragma unroll
         for (int j = 0; j < NT; ++j)
-            xr[j] = x + static_cast<long long>(min(j * 8 + g, rows - 1)) * in + t * 8;
+            xr[j] = x + static_cast<long long>(min(j * 8 + g, rows - 1)) * in + t * P;
         float acc[NT][4] = {};
         for (int s = s0; s < s1; s += U) {
             uint4 a0[U], a1[U], b[U][NT];
 #pragma unroll
             for (int u = 0; u < U; ++u) {
-                const int k = (s + u) * kMmaDepth;
-                const bool ok = s + u < s1 && k + t * 8 < in;
+                const int k = (s + u) * Depth;
+                const bool ok = s + u < s1 && k + t * P < in;
                 a0[u] = loadOrZero(w0 + k, ok, true);
                 a1[u] = loadOrZero(w1 + k, ok, true);
 #pragma unroll
@@ -178,8 +192,12 @@ namespace {
             for (int u = 0; u < U; ++u)
 #pragma unroll
                 for (int j = 0; j < NT; ++j) {
-                    tc::mma<T>(acc[j], { a0[u].x, a1[u].x, a0[u].y, a1[u].y }, { b[u][j].x, b[u][j].y });
-                    tc::mma<T>(acc[j], { a0[u].z, a1[u].z, a0[u].w, a1[u].w }, { b[u][j].z, b[u][j].w });
+                    tc::mma<T>(acc[j],
+                        { operand<T>(a0[u].x), operand<T>(a1[u].x), operand<T>(a0[u].y), operand<T>(a1[u].y) },
+                        { operand<T>(b[u][j].x), operand<T>(b[u][j].y) });
+                    tc::mma<T>(acc[j],
+                        { operand<T>(a0[u].z), operand<T>(a1[u].z), operand<T>(a0[u].w), operand<T>(a1[u].w) },
+                        { operand<T>(b[u][j].z), operand<T>(b[u][j].w) });
                 }
         }
 #pragma unroll
@@ -292,13 +310,18 @@ namespace {
 } // namespace
 
 namespace {
-    // A 16-bit layer the Tensor Core kernel takes (given 16-byte aligned operands, checked at the launch).
-    bool mmaShape(DType type, int rows, int in) { return type != DType::F32 && rows <= kMmaMaxRows && in % 8 == 0; }
+    // A layer the Tensor Core kernel takes (given 16-byte aligned operands, checked at the launch).
+    int packOf(MathMode math) { return math == MathMode::TF32 ? kPack<float> : kPack<__half>; }
+    bool mmaShape(MathMode math, int rows, int in)
+    {
+        return math != MathMode::FP32 && rows <= kMmaMaxRows && in % packOf(math) == 0;
+    }
 
     // About 32 warps an SM, each slice at least 8 steps.
-    int mmaSplits(int in, int out, int sms)
+    int mmaSplits(MathMode math, int in, int out, int sms)
     {
-        const int warps = (out + kMmaOutputs - 1) / kMmaOutputs, steps = (in + kMmaDepth - 1) / kMmaDepth;
+        const int warps = (out + kMmaOutputs - 1) / kMmaOutputs, depth = 4 * packOf(math);
+        const int steps = (in + depth - 1) / depth;
         return std::max(1, std::min({ (32 * sms + warps - 1) / warps, steps / 8, 64 }));
     }
 
@@ -308,10 +331,10 @@ namespace {
     }
 } // namespace
 
-int linearSplits(int rows, int in, int out, int sms, DType type)
+int linearSplits(int rows, int in, int out, int sms, MathMode math)
 {
-    if (mmaShape(type, rows, in))
-        return mmaSplits(in, out, sms);
+    if (mmaShape(math, rows, in))
+        return mmaSplits(math, in, out, sms);
     if (rows > kGemvMaxRows) {
         // The SGEMM: about two blocks an SM where its tiles make fewer, each slice at least 4 steps of kTk.
         const long long blocks = static_cast<long long>((out + kTn - 1) / kTn) * ((rows + kTm - 1) / kTm);
@@ -328,18 +351,19 @@ int linearSplits(int rows, int in, int out, int sms, DType type)
     return std::max(1, std::min({ wanted, in / (32 * 4 * 4), 64 }));
 }
 
-size_t linearScratchBytes(int rows, int in, int out, int sms, DType type)
+size_t linearScratchBytes(int rows, int in, int out, int sms, MathMode math)
 {
-    // A 16-bit layer whose operands turn out not to be 16-byte aligned runs the FP32-path kernels: room for either.
-    const int splits = std::max(linearSplits(rows, in, out, sms, type), linearSplits(rows, in, out, sms));
+    // A layer whose operands turn out not to be 16-byte aligned runs the GEMV or SGEMM: room for either.
+    const int splits = std::max(linearSplits(rows, in, out, sms, math), linearSplits(rows, in, out, sms));
     return splits > 1 ? static_cast<size_t>(splits) * rows * out * sizeof(float) : 0;
 }
 
-std::string linearNote(int rows, int in, int out, int sms, DType type)
+std::string linearNote(int rows, int in, int out, int sms, MathMode math)
 {
-    const int splits = linearSplits(rows, in, out, sms, type);
-    if (mmaShape(type, rows, in))
-        return "Tensor Cores (mma.sync m16n8k16, FP32 sums), warp per 16 outputs, 16-byte loads" + splitNote(splits);
+    const int splits = linearSplits(rows, in, out, sms, math);
+    if (mmaShape(math, rows, in))
+        return std::string("Tensor Cores (mma.sync ") + (math == MathMode::TF32 ? "m16n8k8 TF32" : "m16n8k16")
+            + ", FP32 sums), warp per 16 outputs, 16-byte loads" + splitNote(splits);
     if (rows > kGemvMaxRows)
         return "tiled SGEMM 64x64" + splitNote(splits);
     if (static_cast<long long>(in) * out < kSplitMinWeights)
@@ -349,32 +373,26 @@ std::string linearNote(int rows, int in, int out, int sms, DType type)
 
 namespace {
     template <typename T>
-    void linearOf(int rows, int in, int out, const T* x, const T* w, const float* bias, T* y, void* scratch, int sms,
-        cudaStream_t st)
+    void linearOf(MathMode math, int rows, int in, int out, const T* x, const T* w, const float* bias, T* y,
+        void* scratch, int sms, cudaStream_t st)
     {
         float* partial = static_cast<float*>(scratch);
-        if constexpr (!std::is_same_v<T, float>) {
-            if (rows <= kMmaMaxRows && in % 8 == 0 && aligned16(x) && aligned16(w)) {
-                const int steps = (in + kMmaDepth - 1) / kMmaDepth;
-                const int splits = scratch ? mmaSplits(in, out, sms) : 1;
-                const int chunk = (steps + splits - 1) / splits;
-                const int slices = (steps + chunk - 1) / chunk;
-                const int warps = (out + kMmaOutputs - 1) / kMmaOutputs;
-                const dim3 grid(unsigned((warps + kMmaWarps - 1) / kMmaWarps), unsigned(slices));
-                if (rows <= 8)
-                    linearMmaKernel<T, 1>
-                        <<<grid, kMmaWarps * 32, 0, st>>>(rows, in, out, chunk, x, w, bias, partial, y);
-                else if (rows <= 16)
-                    linearMmaKernel<T, 2>
-                        <<<grid, kMmaWarps * 32, 0, st>>>(rows, in, out, chunk, x, w, bias, partial, y);
-                else
-                    linearMmaKernel<T, 4>
-                        <<<grid, kMmaWarps * 32, 0, st>>>(rows, in, out, chunk, x, w, bias, partial, y);
-                if (slices > 1)
-                    linearSplitSumKernel<T>
-                        <<<(rows * out + 255) / 256, 256, 0, st>>>(rows, out, slices, partial, bias, y);
-                return;
-            }
+        if (math != MathMode::FP32 && rows <= kMmaMaxRows && in % kPack<T> == 0 && aligned16(x) && aligned16(w)) {
+            const int steps = (in + kMmaDepth<T> - 1) / kMmaDepth<T>;
+            const int splits = scratch ? mmaSplits(math, in, out, sms) : 1;
+            const int chunk = (steps + splits - 1) / splits;
+            const int slices = (steps + chunk - 1) / chunk;
+            const int warps = (out + kMmaOutputs - 1) / kMmaOutputs;
+            const dim3 grid(unsigned((warps + kMmaWarps - 1) / kMmaWarps), unsigned(slices));
+            if (rows <= 8)
+                linearMmaKernel<T, 1><<<grid, kMmaWarps * 32, 0, st>>>(rows, in, out, chunk, x, w, bias, partial, y);
+            else if (rows <= 16)
+                linearMmaKernel<T, 2><<<grid, kMmaWarps * 32, 0, st>>>(rows, in, out, chunk, x, w, bias, partial, y);
+            else
+                linearMmaKernel<T, 4><<<grid, kMmaWarps * 32, 0, st>>>(rows, in, out, chunk, x, w, bias, partial, y);
+            if (slices > 1)
+                linearSplitSumKernel<T><<<(rows * out + 255) / 256, 256, 0, st>>>(rows, out, slices, partial, bias, y);
+            return;
         }
         const int splits = scratch ? linearSplits(rows, in, out, sms) : 1; // the FP32-path kernels'
         if (rows > kGemvMaxRows) {
@@ -401,16 +419,18 @@ namespace {
 void linear(int rows, int in, int out, const float* x, const float* w, const float* bias, float* y, void* scratch,
     int sms, cudaStream_t st)
 {
-    linearOf(rows, in, out, x, w, bias, y, scratch, sms, st);
+    linearOf(MathMode::FP32, rows, in, out, x, w, bias, y, scratch, sms, st);
 }
 
 void linearStored(int rows, int in, int out, DType type, const void* x, const void* w, const float* bias, void* y,
     void* scratch, int sms, cudaStream_t st)
 {
+    // The storage formats (compute/storage_format.h): FP32 here is tf32's channels-last (plain FP32 runs `linear`).
+    const MathMode math = type == DType::F16 ? MathMode::FP16 : type == DType::BF16 ? MathMode::BF16 : MathMode::TF32;
     gpu::withStorageType(type, [&](auto t) {
         using T = decltype(t);
-        linearOf(rows, in, out, static_cast<const T*>(x), static_cast<const T*>(w), bias, static_cast<T*>(y), scratch,
-            sms, st);
+        linearOf(math, rows, in, out, static_cast<const T*>(x), static_cast<const T*>(w), bias, static_cast<T*>(y),
+            scratch, sms, st);
     });
 }
 
