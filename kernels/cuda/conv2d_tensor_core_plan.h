@@ -282,9 +282,17 @@ inline int defaultTmaTile(const ConvGeometry& g, int bytes, int smCount)
             : bytes == 2 || tmaWindowRefusal(g, 128, 64, smCount) ? kTmaTile64
                                                                   : kTmaTile64w;
     }
+    // Under one wave of 128×128 blocks, a short reduction takes 128×64 whole (twice the blocks, no partial sums:
+    // ResNet-50's 14×14 layers at b32, C·R·S ≤ 2304, 1024 → 256 1×1 18.1 µs against 20.2 at 128×128 whole and 32.4
+    // split in two) and a long one keeps 128×128 with its reduction split (VGG-16's 512 → 512 3×3 at 14×14, b8, C·R·S =
+    // 4608: 33 µs against 37 at 128×64 split in two, tf32 41 against 59). H200, docs/PERFORMANCE.md, sessions 29
+    // and 30.
     const TmaPixelTile t = tmaPixelTile(g);
-    if (int64_t(g.n) * t.tilesP * t.tilesQ * ((g.k + 127) / 128) < smCount)
-        return rows128 ? kTmaTile64 : kTmaTile64r64;
+    if (int64_t(g.n) * t.tilesP * t.tilesQ * ((g.k + 127) / 128) < smCount) {
+        if (int64_t(g.c) * g.r * g.s < 4096)
+            return rows128 ? kTmaTile64 : kTmaTile64r64;
+        return rows128 ? kTmaTile128 : kTmaTile128r64;
+    }
     return !rows128 ? kTmaTile128r64 : tmaWindowRefusal(g, 128, 128, smCount) ? kTmaTile128 : kTmaTile128w;
 }
 // The window tiles' twin: one box a k-tile, the same channels a block (the transposed tile's: 128×64).

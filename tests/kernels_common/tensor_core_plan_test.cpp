@@ -104,7 +104,9 @@ TEST_CASE("tensor_core plan: the TMA tiles' shared memory", "[tensor_core][plan]
     }
 }
 
-TEST_CASE("tensor_core plan: small maps of wide layers take the 128x64 tile instead of a split", "[tensor_core][plan]")
+TEST_CASE(
+    "tensor_core plan: small maps of wide layers take the 128x64 tile instead of a split where the reduction is short",
+    "[tensor_core][plan]")
 {
     // ResNet-50 at batch 32, 14×14 (3×3 256 → 256): two 8×16 blocks an image, 128 of 128×128 on 132 multiprocessors;
     // 256 of 128×64, whole.
@@ -125,4 +127,12 @@ TEST_CASE("tensor_core plan: small maps of wide layers take the 128x64 tile inst
     const Plan tiny = plan(conv3x3(2, 256, 14, 256), DType::F16);
     CHECK(tiny.tile == kTmaTile64);
     CHECK(tiny.splits > 1);
+    // A long reduction keeps 128×128 and splits it: VGG-16's 3×3 512 → 512 at 14×14, batch 8 (C·R·S = 4608; 26 blocks
+    // of 128×128), in fp16 and tf32.
+    for (const DType type : { DType::F16, DType::F32 }) {
+        const Plan longer = plan(conv3x3(8, 512, 14, 512), type);
+        CHECK(longer.tma);
+        CHECK(longer.tile == kTmaTile128);
+        CHECK(longer.splits > 1);
+    }
 }
