@@ -50,6 +50,18 @@ namespace {
         return true;
     }
 
+    // A run or sweep past --timeout: cancelled, and no picture of a half-finished run. The message comes first, as the
+    // window's engine lets the layer at work finish before the program ends (cpu.direct's can take minutes).
+    int timedOut(MainWindow& window, const QString& what, int timeoutMs)
+    {
+        window.engine()->cancel();
+        return fail(
+            QStringLiteral("the %1 did not finish within %2 s: cancelled, no screenshot written (--timeout SECONDS "
+                           "allows longer; the layer at work finishes before the program ends)")
+                .arg(what)
+                .arg(timeoutMs / 1000));
+    }
+
     void settle(int ms)
     {
         QElapsedTimer t;
@@ -126,7 +138,7 @@ int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
         if (job == 0)
             return fail(window.runPanel()->message());
         if (!waitFor([&] { return finished || failed; }, o.timeoutMs))
-            return fail(QStringLiteral("the run did not finish within %1 s").arg(o.timeoutMs / 1000));
+            return timedOut(window, QStringLiteral("run"), o.timeoutMs);
         if (failed)
             return fail(failure);
     } else if (o.session.isEmpty() && window.document()->shapes().ok()
@@ -158,7 +170,7 @@ int runScreenshot(MainWindow& window, const ScreenshotOptions& o)
         if (job == 0)
             return fail(window.sweepPanel()->message());
         if (!waitFor([&] { return swept || failed; }, o.timeoutMs))
-            return fail(QStringLiteral("the sweep did not finish within %1 s").arg(o.timeoutMs / 1000));
+            return timedOut(window, QStringLiteral("sweep"), o.timeoutMs);
         if (failed)
             return fail(failure);
     }

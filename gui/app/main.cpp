@@ -116,8 +116,11 @@ int main(int argc, char** argv)
         QStringLiteral("For --screenshot: toggle presentation mode N times before the shot and say whether the layout "
                        "is as it was."),
         QStringLiteral("N"));
+    const QCommandLineOption timeout(QStringLiteral("timeout"),
+        QStringLiteral("For --screenshot: the seconds --run or --sweep-preset may take before it is cancelled."),
+        QStringLiteral("SECONDS"), QStringLiteral("120"));
     parser.addOptions({ open, run, select, item, difference, screenshot, size, warmup, repeat, bench, iterations,
-        openSession, view, sweepPreset, explore, presentation, exportReport, graph, toggles });
+        openSession, view, sweepPreset, explore, presentation, exportReport, graph, toggles, timeout });
     parser.process(app);
 
     auto intOption = [&](const QCommandLineOption& o, int* out) {
@@ -164,6 +167,15 @@ int main(int argc, char** argv)
         o.difference = parser.isSet(difference);
         if (!intOption(warmup, &o.warmup) || !intOption(repeat, &o.repeat))
             return 2;
+        int seconds = 0;
+        if (!intOption(timeout, &seconds))
+            return 2;
+        if (seconds < 1 || seconds > 86400) {
+            std::fprintf(stderr, "convscope: --timeout expects seconds from 1 to 86400, got \"%s\"\n",
+                qPrintable(parser.value(timeout)));
+            return 2;
+        }
+        o.timeoutMs = seconds * 1000;
         const QStringList wh = parser.value(size).split(QLatin1Char('x'));
         if (wh.size() != 2 || wh[0].toInt() < 320 || wh[1].toInt() < 240) {
             std::fprintf(stderr, "convscope: --size expects WxH (at least 320x240), got \"%s\"\n",

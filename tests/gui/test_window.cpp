@@ -12,6 +12,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
 #include <QPushButton>
 #include <QTimer>
@@ -266,6 +267,29 @@ TEST_CASE("screenshot mode renders the window after a run and writes a PNG", "[g
     REQUIRE(p.waitForFinished(120000));
     CHECK(p.exitCode() != 0);
     CHECK(p.readAll().contains("cpu.nonsense"));
+
+    // A run past --timeout is cancelled with a message naming the option, and writes no picture; a timeout that is
+    // not a number of seconds is refused.
+    const QString late = QString::fromStdString((dir.path / "late.png").string());
+    p.start(QStringLiteral(CONVSCOPE_GUI_PATH),
+        { QStringLiteral("--open"), QString::fromStdString((examplesDir() / "resnet18.json").string()),
+            QStringLiteral("--run"), QStringLiteral("cpu.direct"), QStringLiteral("--warmup"), QStringLiteral("0"),
+            QStringLiteral("--repeat"), QStringLiteral("200"), QStringLiteral("--timeout"), QStringLiteral("1"),
+            QStringLiteral("--screenshot"), late });
+    REQUIRE(p.waitForFinished(120000));
+    const QByteArray said = p.readAll();
+    INFO(said.toStdString());
+    CHECK(p.exitCode() != 0);
+    CHECK(said.contains("the run did not finish within 1 s: cancelled, no screenshot written (--timeout SECONDS"));
+    CHECK_FALSE(QFileInfo::exists(late));
+    for (const char* bad : { "0", "soon" }) {
+        p.start(QStringLiteral(CONVSCOPE_GUI_PATH),
+            { QStringLiteral("--open"), QString::fromStdString((examplesDir() / "lenet5.json").string()),
+                QStringLiteral("--timeout"), QString::fromLatin1(bad), QStringLiteral("--screenshot"), late });
+        REQUIRE(p.waitForFinished(120000));
+        CHECK(p.exitCode() == 2);
+        CHECK(p.readAll().contains("--timeout"));
+    }
 }
 
 TEST_CASE("screenshot mode expands or collapses the graph and toggles presentation mode, saying the layout held",
