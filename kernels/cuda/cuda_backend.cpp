@@ -109,6 +109,8 @@ namespace {
                 && conv2dTensorCoreRefusal(geometryOf(*c, shape(i))).empty();
         }
         DType storageType() const { return storage().dtype; }
+        // The math a linear layer runs in: the session's where it runs in the storage format, else FP32 (its copies).
+        MathMode linearMath(size_t i) const { return runsInStorage(i) ? options().math : MathMode::FP32; }
         TensorCoreDevice tcDevice() const
         {
             const cudaDeviceProp& d = deviceProperties();
@@ -166,7 +168,7 @@ namespace {
             if (const auto* l = std::get_if<Linear>(&spec(i))) { // split-K partial sums (linear.cu)
                 const LinearRows r = linearRows(shape(i).in);
                 return linearScratchBytes(int(r.rows), int(r.inFeatures), int(l->out_features),
-                    deviceProperties().multiProcessorCount, runsInStorage(i) ? options().math : MathMode::FP32);
+                    deviceProperties().multiProcessorCount, linearMath(i));
             }
             return tensorKindScratchBytes(spec(i)); // gather's indices; 0 for the rest
         }
@@ -247,9 +249,8 @@ namespace {
                         setLayerNote(i, normalizationNote(normGeometryOf(l, shape(i).in), sms));
                     } else if constexpr (std::is_same_v<T, Linear>) {
                         const LinearRows r = linearRows(shape(i).in);
-                        setLayerNote(i,
-                            linearNote(int(r.rows), int(r.inFeatures), int(l.out_features), sms,
-                                runsInStorage(i) ? options().math : MathMode::FP32));
+                        setLayerNote(
+                            i, linearNote(int(r.rows), int(r.inFeatures), int(l.out_features), sms, linearMath(i)));
                     } else if constexpr (isGeneralTensorKind<T>) {
                         setLayerNote(i, prepareTensorKind(l, shape(i), scratch(i), stream));
                     }

@@ -131,6 +131,13 @@ namespace {
         y[i] = gpu::fromFloat<T>(v + (bias ? __ldg(bias + i % out) : 0.0f));
     }
 
+    // Its launch, shared by the three kernels' split paths.
+    template <typename T>
+    void addSlices(int rows, int out, int slices, const float* partial, const float* bias, T* y, cudaStream_t st)
+    {
+        linearSplitSumKernel<T><<<(rows * out + 255) / 256, 256, 0, st>>>(rows, out, slices, partial, bias, y);
+    }
+
     // The Tensor Core path: kMmaOutputs outputs a warp, kMmaWarps warps a block, rows ≤ kMmaMaxRows; a step is a
     // 16-byte pack a lane, kMmaDepth<T> inputs.
     constexpr int kMmaOutputs = 16, kMmaWarps = 4, kMmaMaxRows = 32;
@@ -246,7 +253,7 @@ namespace {
                     <<<grid, kSmallWarpsPerBlock * 32, 0, st>>>(rows, in, out, units, x, w, bias, partial, y);
         }
         if (splits > 1)
-            linearSplitSumKernel<T><<<(rows * out + 255) / 256, 256, 0, st>>>(rows, out, splits, partial, bias, y);
+            addSlices(rows, out, splits, partial, bias, y, st);
     }
 
     constexpr int kTm = 64, kTn = 64, kTk = 16;
@@ -377,7 +384,7 @@ namespace {
         void* scratch, int sms, cudaStream_t st)
     {
         float* partial = static_cast<float*>(scratch);
-        if (math != MathMode::FP32 && rows <= kMmaMaxRows && in % kPack<T> == 0 && aligned16(x) && aligned16(w)) {
+        if (mmaShape(math, rows, in) && aligned16(x) && aligned16(w)) {
             const int steps = (in + kMmaDepth<T> - 1) / kMmaDepth<T>;
             const int splits = scratch ? mmaSplits(math, in, out, sms) : 1;
             const int chunk = (steps + splits - 1) / splits;
@@ -391,7 +398,7 @@ namespace {
             else
                 linearMmaKernel<T, 4><<<grid, kMmaWarps * 32, 0, st>>>(rows, in, out, chunk, x, w, bias, partial, y);
             if (slices > 1)
-                linearSplitSumKernel<T><<<(rows * out + 255) / 256, 256, 0, st>>>(rows, out, slices, partial, bias, y);
+                addSlices(rows, out, slices, partial, bias, y, st);
             return;
         }
         const int splits = scratch ? linearSplits(rows, in, out, sms) : 1; // the FP32-path kernels'
@@ -402,7 +409,7 @@ namespace {
             const dim3 grid((out + kTn - 1) / kTn, (rows + kTm - 1) / kTm, unsigned(slices));
             linearSgemmKernel<T><<<grid, 256, 0, st>>>(rows, in, out, chunkSteps, x, w, bias, partial, y);
             if (slices > 1)
-                linearSplitSumKernel<T><<<(rows * out + 255) / 256, 256, 0, st>>>(rows, out, slices, partial, bias, y);
+                addSlices(rows, out, slices, partial, bias, y, st);
             return;
         }
         if (rows == 1)
