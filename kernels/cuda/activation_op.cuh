@@ -79,6 +79,38 @@ __device__ __forceinline__ float epilogue(int kind, float param, float v)
     return epilogueTranscendental(kind, param, v);
 }
 
+// A tile epilogue's activation, chosen once per tile instead of per output: `epilogue`'s tests and its call (which
+// the compiler cannot move out of a loop) cost about 8 instructions an output, most of a 16-bit epilogue's
+// instructions (ncu, docs/PERFORMANCE.md, session 31). No activation and ReLU compile to their own instructions; the
+// other kinds go through `epilogue`. `Kind`: −1, int(ActivationKind::ReLU) or kAnyActivation.
+constexpr int kAnyActivation = 1000;
+template <int Kind> struct TileActivation {
+    int kind;
+    float param;
+    static constexpr bool kNone = Kind < 0, kReLU = Kind == int(ActivationKind::ReLU);
+    __device__ __forceinline__ float operator()(float v) const
+    {
+        if constexpr (kNone)
+            return v;
+        else if constexpr (kReLU) { // max(v, 0) keeping NaN: applyActivation<ReLU> in one instruction
+            float r;
+            asm("max.NaN.f32 %0, %1, 0f00000000;\n" : "=f"(r) : "f"(v));
+            return r;
+        } else
+            return epilogue(kind, param, v);
+    }
+};
+// Calls f(TileActivation<…>) for activation `kind` (−1: none) with `param`.
+template <typename F> __device__ __forceinline__ void withTileActivation(int kind, float param, F&& f)
+{
+    if (kind < 0)
+        f(TileActivation<-1> { kind, param });
+    else if (kind == int(ActivationKind::ReLU))
+        f(TileActivation<int(ActivationKind::ReLU)> { kind, param });
+    else
+        f(TileActivation<kAnyActivation> { kind, param });
+}
+
 // A fused residual add (compute/fusion.h, ConvGeometry::residual): element i of the skip tensor, which is stored like
 // the convolution's output (T, same layout and index), as FP32; 0 without a skip (the branch is uniform across the
 // grid). An epilogue computes act((sum + bias) + skip): the unfused add's operands, in its order.

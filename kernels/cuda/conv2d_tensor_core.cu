@@ -197,15 +197,17 @@ TensorCoreOptions conv2dTensorCoreParseOptions(const std::map<std::string, std::
 }
 
 size_t conv2dTensorCoreScratchBytes(
-    const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d)
+    const ConvGeometry& layer, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d)
 {
+    const ConvGeometry g = pointwiseAsRow(layer);
     const Plan p = planFor(g, type, o, d);
     return p.packedBytes + p.workspaceBytes;
 }
 
-void conv2dTensorCorePrepare(const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d,
-    const void* w, void* scratch, cudaStream_t st)
+void conv2dTensorCorePrepare(const ConvGeometry& layer, DType type, const TensorCoreOptions& o,
+    const TensorCoreDevice& d, const void* w, void* scratch, cudaStream_t st)
 {
+    const ConvGeometry g = pointwiseAsRow(layer);
     const Plan p = planFor(g, type, o, d);
     gpu::withStorageType(type, [&](auto tag) {
         packTyped<decltype(tag)>(g, p, w, scratch, st);
@@ -215,8 +217,10 @@ void conv2dTensorCorePrepare(const ConvGeometry& g, DType type, const TensorCore
 }
 
 std::string conv2dTensorCoreNote(
-    const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d)
+    const ConvGeometry& layer, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d, bool fusedResidual)
 {
+    const ConvGeometry g = pointwiseAsRow(layer);
+    const bool asRow = g.w != layer.w;
     const Plan p = planFor(g, type, o, d);
     if (p.stem) {
         const StemShape s = stemShapeOf(g);
@@ -235,15 +239,20 @@ std::string conv2dTensorCoreNote(
             + (type == DType::F32 ? "k8" : "k16")
             + (t.transposed ? " transposed (the 64 output channels the m64 operand, a warpgroup's 128 pixels the n128)"
                             : "")
-            + ", " + std::to_string(t.bm()) + "x" + std::to_string(t.bn()) + " tiles (" + std::to_string(p.tileH) + "x"
-            + std::to_string(p.tileW) + " pixels) of 2 warpgroups, operands copied by TMA (zero-filled borders) into "
-            + std::to_string(16 * t.rowPieces) + "-byte-swizzled shared memory, k-tile " + std::to_string(tk) + ", "
-            + std::to_string(t.stages) + "-stage mbarrier pipeline"
+            + ", " + std::to_string(t.bm()) + "x" + std::to_string(t.bn()) + " tiles ("
+            + (asRow ? "pointwise: " + std::to_string(t.bm()) + " consecutive of the N·H·W pixels"
+                     : std::to_string(p.tileH) + "x" + std::to_string(p.tileW) + " pixels")
+            + ") of 2 warpgroups, operands copied by TMA (zero-filled borders) into " + std::to_string(16 * t.rowPieces)
+            + "-byte-swizzled shared memory, k-tile " + std::to_string(tk) + ", " + std::to_string(t.stages)
+            + "-stage mbarrier pipeline"
             + (t.windows ? " of weight tiles beside " + std::to_string(t.windows) + " input windows ("
                         + std::to_string(tmaWindowRows(g)) + " pixels copied once a kernel row, read by each of its "
                         + std::to_string(g.s) + " taps)"
                          : "")
-            + (p.early ? ", a stage given back once its products retire" : "");
+            + (p.early ? ", a stage given back once its products retire" : "")
+            + (fusedResidual && tmaSkipInRing(g, p, int(dtypeBytes(type)))
+                    ? ", the fused skip's tile copied by TMA into the ring after the operands"
+                    : "");
     else if (p.wgmma)
         note = format + " wgmma m64n" + std::to_string(t.bn()) + (type == DType::F32 ? "k8" : "k16") + ", "
             + std::to_string(t.bm()) + "x" + std::to_string(t.bn())
@@ -273,11 +282,12 @@ std::string conv2dTensorCoreNote(
     return note;
 }
 
-void conv2dTensorCore(const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d,
+void conv2dTensorCore(const ConvGeometry& layer, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d,
     const void* x, const float* bias, void* y, void* scratch, cudaStream_t st)
 {
-    if (!conv2dTensorCoreRefusal(g).empty())
-        throw Error("cuda.tensor_core: " + conv2dTensorCoreRefusal(g));
+    if (!conv2dTensorCoreRefusal(layer).empty())
+        throw Error("cuda.tensor_core: " + conv2dTensorCoreRefusal(layer));
+    const ConvGeometry g = pointwiseAsRow(layer);
     const Plan p = planFor(g, type, o, d);
     gpu::withStorageType(type, [&](auto tag) { runPlan<decltype(tag)>(g, p, x, bias, y, scratch, st); });
 }

@@ -63,9 +63,10 @@ size_t conv2dTensorCoreScratchBytes(
 // Packs `w` ([K, C, R, S] in the storage type, on the device) into the scratch. Once per layer.
 void conv2dTensorCorePrepare(const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d,
     const void* w, void* scratch, cudaStream_t st);
-// Which kernel, tile and split the launcher picks ("fp16 wgmma m64n256k16, 128x256 tiles of 2 warpgroups, ...").
-std::string conv2dTensorCoreNote(
-    const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d);
+// Which kernel, tile and split the launcher picks ("fp16 wgmma m64n256k16, 128x256 tiles of 2 warpgroups, ...");
+// `fusedResidual`: the layer adds a skip in its epilogue (the note says how the skip is read).
+std::string conv2dTensorCoreNote(const ConvGeometry& g, DType type, const TensorCoreOptions& o,
+    const TensorCoreDevice& d, bool fusedResidual = false);
 // x: [N, H, W, C] and y: [N, P, Q, K] in `type` (channels-last); bias FP32 (or null); scratch as prepared.
 void conv2dTensorCore(const ConvGeometry& g, DType type, const TensorCoreOptions& o, const TensorCoreDevice& d,
     const void* x, const float* bias, void* y, void* scratch, cudaStream_t st);

@@ -156,6 +156,12 @@ constexpr size_t tmaSmemBytes(int bn, int rowPieces, int stages, int windows, bo
                     : tmaStageBytes(bn, rowPieces) * stages)
         + tmaEpilogueBytes(bn);
 }
+// The tiles whose copy warp brings a fused residual add's skip through the ring (tmaConvKernel): one box a k-tile,
+// 128-byte rows, cooperative.
+constexpr bool tmaSkipRingTile(bool pingpong, int windows, bool transposed, int rowPieces)
+{
+    return !pingpong && windows == 0 && !transposed && rowPieces == 8;
+}
 constexpr int kTmaThreads = 288; // two wgmma warpgroups and the warp that issues the copies
 constexpr int tmaMinBlocks(int bn, int rowPieces, int stages, int windows = 0, bool transposed = false)
 {
@@ -190,6 +196,16 @@ struct Plan {
     // (kpad), mTiles its pixel tiles, nTiles its 64-channel slices, ctas the persistent grid along the pixels.
     bool stem;
 };
+
+// Does the TMA kernel bring a fused residual add's skip through its ring on this plan: a tile that takes it, the
+// reduction whole (the lean epilogues, storeTile16 and storeTile32, read it) and the skip's pixel rows a multiple of
+// 16 bytes (TMA's strides). The launcher also needs the skip 16-byte aligned.
+inline bool tmaSkipInRing(const ConvGeometry& g, const Plan& p, int bytes)
+{
+    const TileShape& t = kTiles[p.tile];
+    return p.tma && tmaSkipRingTile(t.pingpong, t.windows, t.transposed, t.rowPieces) && p.splits == 1
+        && (int64_t(g.k) * bytes) % 16 == 0;
+}
 
 inline size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 
@@ -229,6 +245,22 @@ static_assert(kTiles[kTmaTile64].usesTma() && kTiles[kTmaTile64].n8PerWarp == 8 
         && tmaMinBlocks(128, 8, 4, 2) == 2 && kTiles[kTmaTile64t].transposed && kTiles[kTmaTile64t].bm() == 256
         && kTiles[kTmaTile64t].bn() == 64 && tmaMinBlocks(64, 8, 4, 2, true) == 2,
     "the default TMA tiles");
+
+// A pointwise layer (1×1, stride 1, no padding, C ≥ 16) is a plain GEMM over its N·H·W pixels, NHWC in and out: it is
+// planned and run as one image of one row of N·H·W pixels. So the TMA kernel's pixel blocks are 128 consecutive
+// pixels whatever the map (a 7×7 map fills 49 of a 16×8 block's 128, which tmaRefusal turns down; a 56×56 one 7/8 of
+// its 64×2 blocks) and each copy one run of 16 KB; the other kernels index pixels the same either way. Stems (C < 16)
+// keep their map: the stem kernel tiles it.
+inline ConvGeometry pointwiseAsRow(ConvGeometry g)
+{
+    const bool pointwise = g.r == 1 && g.s == 1 && g.strideH == 1 && g.strideW == 1 && g.padTop == 0 && g.padLeft == 0
+        && g.p == g.h && g.q == g.w && g.groups == 1 && g.c >= 16;
+    if (pointwise && int64_t(g.n) * g.h * g.w <= INT32_MAX && (g.n > 1 || g.h > 1)) {
+        g.w = g.q = g.n * g.h * g.w;
+        g.n = g.h = g.p = 1;
+    }
+    return g;
+}
 
 // The TMA kernel's block of output pixels: tileH rows × tileW columns of one image, tileW the power of two ≥ Q up to
 // the block's pixels `bm` (128; 256 for the transposed tile), so bm pixels exactly; the box the TMA copies is the same

@@ -18,6 +18,7 @@ namespace {
         int probe; // bits: 1 copies only, 2 products only, 4 no epilogue (TensorCoreOptions::probe)
         int spin; // wait by test_wait (TensorCoreOptions::spin)
         int early; // give a stage back once its products retired (TensorCoreOptions::release)
+        int skipRing; // a fused residual add's skip comes through the ring (tmaConvKernel's skip entries)
         int windowBytes; // window tiles: the bytes of a slot's boxes, (128 + (S − 1)·dilW) rows of 128 bytes (+ 128
                          // rows for the transposed tile's)
     };

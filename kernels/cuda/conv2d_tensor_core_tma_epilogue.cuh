@@ -23,6 +23,30 @@ namespace {
         }
     }
 
+    // packPair with ReLU on the way (NaN kept): one conversion for two outputs. ReLU commutes with rounding to nearest.
+    template <typename Element> __device__ __forceinline__ uint32_t packPairReLU(float v0, float v1)
+    {
+        uint32_t r;
+        if constexpr (std::is_same_v<Element, __half>)
+            asm("cvt.rn.relu.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(v1), "f"(v0));
+        else
+            asm("cvt.rn.relu.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(v1), "f"(v0));
+        return r;
+    }
+
+    // Two outputs of a 16-bit lean epilogue's staging round, packed: with the activation `act`, or without where a
+    // fused residual add comes first (`skip`; its activation follows the add, addSkip8).
+    template <typename Element, typename Act>
+    __device__ __forceinline__ uint32_t stagedPair(const Act& act, bool skip, float v0, float v1)
+    {
+        if constexpr (Act::kNone)
+            return packPair<Element>(v0, v1);
+        else if constexpr (Act::kReLU)
+            return skip ? packPair<Element>(v0, v1) : packPairReLU<Element>(v0, v1);
+        else
+            return skip ? packPair<Element>(v0, v1) : packPair<Element>(act(v0), act(v1));
+    }
+
     // The bias of a work item's BlockN output channels, copied global → shared by cp.async at the item's start into the
     // warp's own area (zero past K), so the epilogue reads it from shared memory: read from global memory there,
     // each load's latency stood between the accumulators and their stores (ncu: the epilogue's largest stalls,
@@ -90,19 +114,54 @@ namespace {
     // registers in the two-blocks-a-multiprocessor kernels).
     constexpr int kSkipBatch = 2;
 
+    // A fused residual add's skip tile where the copy warp brought it into the ring (tmaConvKernel's skip entries):
+    // the item's 128 pixels × BlockN channels, as TMA boxes of 128 pixel rows × 128 bytes of channels in the 128-byte
+    // swizzle, `perEntry` boxes in each entry's stage. entry[0] == 0: the epilogue loads the skip from global memory.
+    struct SkipTile {
+        static constexpr int kMaxEntries = 4;
+        uint32_t entry[kMaxEntries];
+        int perEntry;
+        __device__ __forceinline__ bool inRing() const { return entry[0] != 0; }
+        // The shared address of the item's block row `row`, byte `byte` of its BlockN channels: box byte / 128, its
+        // 16-byte chunk (byte / 16) mod 8 swizzled by the row (the stages start on 1024-byte swizzle atoms).
+        __device__ __forceinline__ uint32_t at(int row, int byte) const
+        {
+            const int box = byte >> 7, e = box / perEntry, chunk = (byte >> 4) & 7;
+            return entry[e]
+                + uint32_t((box - e * perEntry) * 128 * 128 + row * 128 + ((chunk ^ (row & 7)) << 4) + (byte & 15));
+        }
+    };
+
     // A fused residual add (ConvGeometry::residual) on 8 outputs read back from the staging area, staged without the
     // activation: each rounded sum (as the unfused conv stores it) plus the skip's element at the same place (`skip8`,
-    // from loadSkip8), then the activation, rounded again (as the unfused add and activation store it).
-    template <typename Element> __device__ __forceinline__ uint4 addSkip8(const ConvGeometry& g, uint4 v, uint4 skip8)
+    // from loadSkip8), then the activation `act`, rounded again (as the unfused add and activation store it). Without
+    // an activation or with ReLU, in pairs of the 16-bit type: its add rounds the exact sum once, which is what the sum
+    // in FP32 rounded to it gives (FP32 holds over twice the bits, so the second rounding changes nothing), and ReLU
+    // (NaN kept) is exact in any type.
+    template <typename Element, typename Act>
+    __device__ __forceinline__ uint4 addSkip8(const Act& act, uint4 v, uint4 skip8)
     {
-        const Element* s = reinterpret_cast<const Element*>(&skip8);
-        const Element* a = reinterpret_cast<const Element*>(&v);
         uint4 r;
         uint32_t* o = reinterpret_cast<uint32_t*>(&r);
+        if constexpr (Act::kNone || Act::kReLU) {
+            using Pair = std::conditional_t<std::is_same_v<Element, __half>, __half2, __nv_bfloat162>;
+            const Pair* a = reinterpret_cast<const Pair*>(&v);
+            const Pair* s = reinterpret_cast<const Pair*>(&skip8);
+            Pair* out = reinterpret_cast<Pair*>(&r);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                out[e] = __hadd2(a[e], s[e]);
+                if constexpr (Act::kReLU)
+                    out[e] = __hmax2_nan(out[e], Pair {});
+            }
+            return r;
+        }
+        const Element* s = reinterpret_cast<const Element*>(&skip8);
+        const Element* a = reinterpret_cast<const Element*>(&v);
 #pragma unroll
         for (int e = 0; e < 4; ++e)
-            o[e] = packPair<Element>(epilogue(g.act, g.actParam, gpu::toFloat(a[2 * e]) + gpu::toFloat(s[2 * e])),
-                epilogue(g.act, g.actParam, gpu::toFloat(a[2 * e + 1]) + gpu::toFloat(s[2 * e + 1])));
+            o[e] = packPair<Element>(act(gpu::toFloat(a[2 * e]) + gpu::toFloat(s[2 * e])),
+                act(gpu::toFloat(a[2 * e + 1]) + gpu::toFloat(s[2 * e + 1])));
         return r;
     }
 
@@ -144,9 +203,12 @@ namespace {
     // 32-byte sectors. ~6 instructions for 8 outputs where the quad exchange of shuffles and selects took ~16
     // (docs/PERFORMANCE.md "Version 7": the epilogue was 42% of the time of 64→128 @256², fp16). `storeRow`:
     // the pixel index of row lane / 2 of the warp's 16, `storeValid` whether it is on the output map.
-    template <typename Element, int BlockN>
-    __device__ __forceinline__ void storeTile16(const ConvGeometry& g, int nBase, int storeRow, bool storeValid,
-        const float (&acc)[BlockN / 2], bool hasBias, Element* __restrict__ y, uint32_t staging)
+    // `tileRow`: that row's place in the block, where a skip tile in the ring (`skipTile`) holds its skip.
+    // `act`: the layer's activation (TileActivation).
+    template <typename Element, int BlockN, typename Act>
+    __device__ __forceinline__ void storeTile16(const ConvGeometry& g, const Act& act, int nBase, int storeRow,
+        bool storeValid, int tileRow, const SkipTile& skipTile, const float (&acc)[BlockN / 2], bool hasBias,
+        Element* __restrict__ y, uint32_t staging)
     {
         const int lane = threadIdx.x & 31, quad = lane & 3;
         // stmatrix: lane l gives the address of row l % 8 of matrix l / 8 (matrix i: rows 8·(i % 2) …, channels
@@ -156,7 +218,6 @@ namespace {
         const uint32_t readAt = stagingAt(staging, lane >> 1, rHalf);
         Element* const out = y + size_t(storeRow) * g.k + nBase + 8 * rHalf;
         const Element* const skip = static_cast<const Element*>(g.residual); // a fused residual add's, or null
-        const int act = skip ? -1 : g.act; // with a skip, the activation comes after the add (addSkip8)
         constexpr int Rounds = BlockN / 16, Batch = Rounds < kSkipBatch ? Rounds : kSkipBatch;
         static_assert(Rounds % Batch == 0, "whole batches of rounds");
 #pragma unroll
@@ -165,8 +226,14 @@ namespace {
 #pragma unroll
             for (int i = 0; i < Batch; ++i) {
                 const int j = 2 * (r0 + i);
-                skip8[i] = skip && storeValid && nBase + 8 * (j + rHalf) < g.k ? loadSkip8(skip + (out + 8 * j - y))
-                                                                               : make_uint4(0, 0, 0, 0);
+                if (skip && skipTile.inRing())
+                    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                                 : "=r"(skip8[i].x), "=r"(skip8[i].y), "=r"(skip8[i].z), "=r"(skip8[i].w)
+                                 : "r"(skipTile.at(tileRow, 16 * (j + rHalf)))
+                                 : "memory");
+                else
+                    skip8[i] = skip && storeValid && nBase + 8 * (j + rHalf) < g.k ? loadSkip8(skip + (out + 8 * j - y))
+                                                                                   : make_uint4(0, 0, 0, 0);
             }
 #pragma unroll
             for (int i = 0; i < Batch; ++i) {
@@ -178,24 +245,39 @@ namespace {
 #pragma unroll
                     for (int h = 0; h < 2; ++h) {
                         const int a = 4 * (j + b) + 2 * h;
-                        x[2 * b + h] = packPair<Element>(
-                            epilogue(act, g.actParam, acc[a] + bp.x), epilogue(act, g.actParam, acc[a + 1] + bp.y));
+                        x[2 * b + h] = stagedPair<Element>(act, skip != nullptr, acc[a] + bp.x, acc[a + 1] + bp.y);
                     }
                 }
                 const uint4 v = stagingRound<false>(writeAt, readAt, x);
                 if (storeValid && nBase + 8 * (j + rHalf) < g.k)
-                    *reinterpret_cast<uint4*>(out + 8 * j) = skip ? addSkip8<Element>(g, v, skip8[i]) : v;
+                    *reinterpret_cast<uint4*>(out + 8 * j) = skip ? addSkip8<Element>(act, v, skip8[i]) : v;
             }
         }
     }
 
     // The epilogue of an FP32 output (tf32; no split, K even): the pair stores of storeOutputPair, a warp's store 8
     // whole 32-byte sectors, with the row pointers and each block's bias pair computed once instead of per value.
-    template <int BlockN>
-    __device__ __forceinline__ void storeTile32(const ConvGeometry& g, int nBase, const int (&m)[2],
-        const bool (&valid)[2], const float (&acc)[BlockN / 2], bool hasBias, float* __restrict__ y, uint32_t staging)
+    // `tileRow`: the block rows of m[0] and m[1], where a skip tile in the ring (`skipTile`) holds their skips.
+    template <int BlockN, typename Act>
+    __device__ __forceinline__ void storeTile32(const ConvGeometry& g, const Act& act, int nBase, const int (&m)[2],
+        const bool (&valid)[2], const int (&tileRow)[2], const SkipTile& skipTile, const float (&acc)[BlockN / 2],
+        bool hasBias, float* __restrict__ y, uint32_t staging)
     {
         const int quad = threadIdx.x & 3;
+        // A fused residual add's skip pair (FP32 like y, so no rounding between) at the same place as the output:
+        // from the ring's skip tile, else from global memory.
+        const auto skipPair = [&](int h, size_t at, int j) {
+            if (!g.residual)
+                return make_float2(0.0f, 0.0f);
+            if (!skipTile.inRing())
+                return make_float2(skipAt<float>(g.residual, at), skipAt<float>(g.residual, at + 1));
+            float2 v;
+            asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n"
+                         : "=f"(v.x), "=f"(v.y)
+                         : "r"(skipTile.at(tileRow[h], 4 * (8 * j + 2 * quad)))
+                         : "memory");
+            return v;
+        };
         float* const row0 = y + size_t(m[0]) * g.k + nBase + 2 * quad;
         float* const row1 = y + size_t(m[1]) * g.k + nBase + 2 * quad;
 #pragma unroll
@@ -203,16 +285,16 @@ namespace {
             if (nBase + 8 * j + 2 * quad >= g.k)
                 continue;
             const float2 bp = biasPair(hasBias, staging + 512, 8 * j + 2 * quad);
-            // A fused residual add's skip (FP32 like y, so no rounding between): at the same place as the output.
-            const size_t at0 = size_t(row0 + 8 * j - y), at1 = size_t(row1 + 8 * j - y);
-            if (valid[0])
+            if (valid[0]) {
+                const float2 s = skipPair(0, size_t(row0 + 8 * j - y), j);
                 *reinterpret_cast<float2*>(row0 + 8 * j)
-                    = make_float2(epilogue(g.act, g.actParam, acc[4 * j] + bp.x + skipAt(g.residual, at0)),
-                        epilogue(g.act, g.actParam, acc[4 * j + 1] + bp.y + skipAt(g.residual, at0 + 1)));
-            if (valid[1])
+                    = make_float2(act(acc[4 * j] + bp.x + s.x), act(acc[4 * j + 1] + bp.y + s.y));
+            }
+            if (valid[1]) {
+                const float2 s = skipPair(1, size_t(row1 + 8 * j - y), j);
                 *reinterpret_cast<float2*>(row1 + 8 * j)
-                    = make_float2(epilogue(g.act, g.actParam, acc[4 * j + 2] + bp.x + skipAt(g.residual, at1)),
-                        epilogue(g.act, g.actParam, acc[4 * j + 3] + bp.y + skipAt(g.residual, at1 + 1)));
+                    = make_float2(act(acc[4 * j + 2] + bp.x + s.x), act(acc[4 * j + 3] + bp.y + s.y));
+            }
         }
     }
 
@@ -223,9 +305,9 @@ namespace {
     // pixel rows of 8 channels, written as storeTile16's staging rows (16 pixels × 16 channels) and stored 16 bytes a
     // lane. Otherwise one value a store (a warp's store is 4 pixels × 8 consecutive channels). `pixelBase`: the
     // warpgroup's first pixel in the block.
-    template <typename Element>
-    __device__ __forceinline__ void storeTileT(const ConvGeometry& g, const TmaItem& it, int tileShift, int pixelBase,
-        const float (&acc)[64], bool hasBias, Element* __restrict__ y, uint32_t staging)
+    template <typename Element, typename Act>
+    __device__ __forceinline__ void storeTileT(const ConvGeometry& g, const Act& act, const TmaItem& it, int tileShift,
+        int pixelBase, const float (&acc)[64], bool hasBias, Element* __restrict__ y, uint32_t staging)
     {
         const int lane = threadIdx.x & 31, quad = lane & 3, warp = (threadIdx.x >> 5) & 3;
         const int c0 = 16 * warp + (lane >> 2);
@@ -240,7 +322,6 @@ namespace {
                 const uint32_t readAt = stagingAt(staging, rRow, rHalf);
                 const int channel = it.nBase + 16 * warp + 8 * rHalf;
                 const Element* const skip = static_cast<const Element*>(g.residual); // a fused residual add's
-                const int act = skip ? -1 : g.act; // with a skip, the activation comes after the add (addSkip8)
 #pragma unroll
                 for (int r0 = 0; r0 < 8; r0 += kSkipBatch) {
                     size_t at[kSkipBatch];
@@ -264,12 +345,11 @@ namespace {
                             for (int h = 0; h < 2; ++h) {
                                 const int a = 4 * (j + b) + 2 * h;
                                 const float bh = h ? bias1 : bias0;
-                                x[2 * b + h] = packPair<Element>(
-                                    epilogue(act, g.actParam, acc[a] + bh), epilogue(act, g.actParam, acc[a + 1] + bh));
+                                x[2 * b + h] = stagedPair<Element>(act, skip != nullptr, acc[a] + bh, acc[a + 1] + bh);
                             }
                         const uint4 v = stagingRound<true>(writeAt, readAt, x);
                         if (valid[i])
-                            *reinterpret_cast<uint4*>(y + at[i]) = skip ? addSkip8<Element>(g, v, skip8[i]) : v;
+                            *reinterpret_cast<uint4*>(y + at[i]) = skip ? addSkip8<Element>(act, v, skip8[i]) : v;
                     }
                 }
                 return;
@@ -289,7 +369,7 @@ namespace {
                         float v = acc[4 * j + 2 * h + e] + (h ? bias1 : bias0);
                         if (g.residual) // a fused residual add: rounded as the unfused conv's output, plus the skip
                             v = residualSum<Element>(v, g.residual, at);
-                        y[at] = gpu::fromFloat<Element>(epilogue(g.act, g.actParam, v));
+                        y[at] = gpu::fromFloat<Element>(act(v));
                     }
                 }
             }

@@ -41,6 +41,12 @@
 // (checked by tensor_core_conv_test against the host reference). The input bytes copied fall by ~S×.
 // The epilogue and split-K are the cp.async kernels' (storeOutputPair), with the pixel's (p, q) from its place in the
 // rectangle; pixels past P or Q were computed on whatever the box held there and are not stored.
+// A fused residual add's skip through the ring (TmaParams::skipRing; the one-box-a-k-tile tiles with 128-byte rows,
+// no split): after an item's k-tiles the copy warp copies the item's skip tile, 128 pixels × BlockN channels of the
+// NHWC skip in boxes of 128 bytes of channels, into the ring's next entries (SkipEntries, as many boxes an entry as
+// its stage holds), and the consumers read it from there in the epilogue and give the entries back after it. So the
+// skip arrives during the mainloop instead of each epilogue round waiting on its global loads (latency-bound: ncu,
+// docs/PERFORMANCE.md, session 29), in shared memory the stages already have.
 // Files: this one (the kernel), conv2d_tensor_core_tma.cuh (its parameters and work items),
 // conv2d_tensor_core_tma_epilogue.cuh (the stores) and conv2d_tensor_core_tma_wgmma.cu (the host launcher, the one
 // translation unit that includes them).
@@ -148,8 +154,8 @@ template <typename Element, int BlockN, int Stages, int RowPieces, bool PingPong
 __global__ void __launch_bounds__(
     kTmaThreads, PingPong ? 1 : tmaMinBlocks(BlockN, RowPieces, Stages, WindowSlots, Transposed))
     tmaConvKernel(const __grid_constant__ CUtensorMap xMap, const __grid_constant__ CUtensorMap xHeadMap,
-        const __grid_constant__ CUtensorMap wMap, TmaParams tp, const float* __restrict__ bias, Element* __restrict__ y,
-        float* __restrict__ partial)
+        const __grid_constant__ CUtensorMap wMap, const __grid_constant__ CUtensorMap skipMap, TmaParams tp,
+        const float* __restrict__ bias, Element* __restrict__ y, float* __restrict__ partial)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     constexpr int BlockM = Transposed ? 256 : 128, ROW_BYTES = 16 * RowPieces,
@@ -163,6 +169,14 @@ __global__ void __launch_bounds__(
     static_assert(
         !Transposed || (WindowSlots > 0 && BlockN == 64), "the transposed tile: a window tile of 64 channels");
     constexpr uint32_t SLOT_BYTES = tmaSlotBytes(Transposed);
+    // The skip tile's boxes (128 pixels × 128 bytes), how many a stage holds, and the ring entries they take.
+    constexpr int SKIP_BOX_BYTES = 128 * 128, SKIP_BOXES = BlockN * int(sizeof(Element)) / 128,
+                  SKIP_PER_ENTRY = int(STAGE_BYTES) >= SKIP_BOX_BYTES ? int(STAGE_BYTES) / SKIP_BOX_BYTES : 1,
+                  SKIP_ENTRIES = (SKIP_BOXES + SKIP_PER_ENTRY - 1) / SKIP_PER_ENTRY;
+    constexpr bool SKIP_TILE = tmaSkipRingTile(PingPong, WindowSlots, Transposed, RowPieces);
+    static_assert(!SKIP_TILE || (SKIP_ENTRIES <= Stages && SKIP_ENTRIES <= SkipTile::kMaxEntries),
+        "a skip tile takes at most the ring's stages");
+    const bool skipRing = SKIP_TILE && tp.skipRing;
     const ConvGeometry& g = tp.base.g;
     // The warpgroup through a shuffle, as CUTLASS does: the compiler then knows it is the same in every lane of a warp
     // and keeps it, the stage addresses and the wgmma descriptors in uniform registers (fewer instructions a k-tile).
@@ -250,6 +264,20 @@ __global__ void __launch_bounds__(
                 tmaLoad4d(aStage, &xMap, c0, wc, h, it.n, bar);
                 tmaLoad2d(aStage + A_BYTES, &wMap, kt * ROW_ELEMS, it.nBase, bar);
             }
+            // The item's skip tile into the next entries: box b is channels nBase + b·ROW_ELEMS …, the block's
+            // tileW × tileH pixels (the engine fills what lies off the map or past K with zeros).
+            if constexpr (SKIP_TILE)
+                for (int e = 0; e < (skipRing ? SKIP_ENTRIES : 0); ++e, ++j) {
+                    const int stage = j % Stages, first = e * SKIP_PER_ENTRY;
+                    const int boxes = min(SKIP_PER_ENTRY, SKIP_BOXES - first);
+                    if (j >= Stages)
+                        barrierWait(emptyBar + 8 * stage, ((j / Stages) - 1) & 1, tp.spin);
+                    const uint32_t at = smemBase + stage * STAGE_BYTES, bar = fullBar + 8 * stage;
+                    barrierExpectBytes(bar, uint32_t(boxes * SKIP_BOX_BYTES));
+                    for (int b = 0; b < boxes; ++b)
+                        tmaLoad4d(at + b * SKIP_BOX_BYTES, &skipMap, it.nBase + (first + b) * ROW_ELEMS, it.q0, it.p0,
+                            it.n, bar);
+                }
         }
         return;
     }
@@ -343,39 +371,68 @@ __global__ void __launch_bounds__(
         // own back).
         if (WindowSlots == 0 && it.nk > 0 && lane == 0 && !tp.early)
             barrierArrive(emptyBar + 8 * lastStage);
-        if (tp.probe & 4)
+        // The skip tile's entries (after the item's k-tiles), once landed.
+        SkipTile skipTile {};
+        if (skipRing) {
+            skipTile.perEntry = SKIP_PER_ENTRY;
+#pragma unroll
+            for (int e = 0; e < SKIP_ENTRIES; ++e, ++t) {
+                barrierWait(fullBar + 8 * (t % Stages), (t / Stages) & 1, tp.spin);
+                skipTile.entry[e] = smemBase + uint32_t(t % Stages) * STAGE_BYTES;
+            }
+        }
+        // Each warp gives the skip tile's entries back once its epilogue has read them.
+        const auto releaseSkip = [&] {
+            if (!skipRing)
+                return;
+            __syncwarp();
+            if (lane == 0)
+#pragma unroll
+                for (int e = 0; e < SKIP_ENTRIES; ++e)
+                    barrierArrive(emptyBar + 8 * ((t - SKIP_ENTRIES + e) % Stages));
+        };
+        if (tp.probe & 4) {
+            releaseSkip();
             continue; // the probe without the epilogue
+        }
         if (stagedBias)
             biasReady();
 
         // Accumulator 4·j + e of an m64 half: pixel row 16·(warp in the warpgroup) + lane / 4 + 8·(e / 2) of its 64,
         // channel 8·j + 2·(lane % 4) + e % 2 (conv2d_tensor_core_wgmma.cu); row i of the block is pixel
         // (p0 + i / tileW, q0 + i % tileW). The transposed tile's: storeTileT.
+        // The lean epilogues take the activation chosen once (withTileActivation); storeOutputRow (split-K, odd K)
+        // keeps its per-output test.
         if constexpr (Transposed)
-            storeTileT<Element>(g, it, tp.tileShift, wg * 128, acc[0], stagedBias, y, staging);
+            withTileActivation(g.act, g.actParam, [&](const auto& act) {
+                storeTileT<Element>(g, act, it, tp.tileShift, wg * 128, acc[0], stagedBias, y, staging);
+            });
         else {
+            constexpr bool Wide = !std::is_same_v<Element, float>;
+            const bool lean = !partial && g.k % (Wide ? 8 : 2) == 0; // storeTile16's or storeTile32's
 #pragma unroll
             for (int mh = 0; mh < MH; ++mh) {
                 const int warpRow
                     = (PingPong ? mh : wg) * 64 + ((tid & 127) >> 5) * 16; // the warp's 16 rows of the block
-                int m[2];
+                int m[2], tileRow[2];
                 bool valid[2];
 #pragma unroll
-                for (int h = 0; h < 2; ++h)
-                    m[h] = blockPixel(g, it, tp.tileShift, warpRow + (lane >> 2) + h * 8, valid[h]);
-                if constexpr (!std::is_same_v<Element, float>) {
-                    if (!partial && g.k % 8 == 0) {
-                        bool storeValid; // storeTile16 stores row lane / 2 of the warp's 16
-                        const int storeRow = blockPixel(g, it, tp.tileShift, warpRow + (lane >> 1), storeValid);
-                        storeTile16<Element, BlockN>(
-                            g, it.nBase, storeRow, storeValid, acc[mh], bias != nullptr, y, staging);
-                        continue;
-                    }
-                } else {
-                    if (!partial && g.k % 2 == 0) {
-                        storeTile32<BlockN>(g, it.nBase, m, valid, acc[mh], bias != nullptr, y, staging);
-                        continue;
-                    }
+                for (int h = 0; h < 2; ++h) {
+                    tileRow[h] = warpRow + (lane >> 2) + h * 8;
+                    m[h] = blockPixel(g, it, tp.tileShift, tileRow[h], valid[h]);
+                }
+                if (lean) {
+                    withTileActivation(g.act, g.actParam, [&](const auto& act) {
+                        if constexpr (Wide) {
+                            bool storeValid; // storeTile16 stores row lane / 2 of the warp's 16
+                            const int storeRow = blockPixel(g, it, tp.tileShift, warpRow + (lane >> 1), storeValid);
+                            storeTile16<Element, BlockN>(g, act, it.nBase, storeRow, storeValid, warpRow + (lane >> 1),
+                                skipTile, acc[mh], bias != nullptr, y, staging);
+                        } else
+                            storeTile32<BlockN>(
+                                g, act, it.nBase, m, valid, tileRow, skipTile, acc[mh], bias != nullptr, y, staging);
+                    });
+                    continue;
                 }
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
@@ -387,6 +444,7 @@ __global__ void __launch_bounds__(
                 }
             }
         }
+        releaseSkip();
     }
 #endif
 }

@@ -39,15 +39,16 @@ namespace {
             return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     }
 
+    // `type`: the copy's element type, the operands' by default (the skip's is FP32 as it is: no TF32 rounding).
     template <typename Element>
     CUtensorMap encode(const char* what, const void* base, int rank, const cuuint64_t* dims, const cuuint64_t* strides,
-        const cuuint32_t* box, const cuuint32_t* steps, int rowPieces)
+        const cuuint32_t* box, const cuuint32_t* steps, int rowPieces, CUtensorMapDataType type = tmaType<Element>())
     {
         CUtensorMap map;
-        const CUresult rc = encodeTiled()(&map, tmaType<Element>(), cuuint32_t(rank), const_cast<void*>(base), dims,
-            strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
-            rowPieces == 8 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        const CUresult rc
+            = encodeTiled()(&map, type, cuuint32_t(rank), const_cast<void*>(base), dims, strides, box, steps,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, rowPieces == 8 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         if (rc != CUDA_SUCCESS)
             throw Error(std::string("cuda.tensor_core: cuTensorMapEncodeTiled refused the ") + what + " (CUresult "
                 + std::to_string(int(rc)) + ")");
@@ -57,7 +58,7 @@ namespace {
 } // namespace
 
 template <typename Element, int BlockN, int Stages, int RowPieces, bool PingPong, int WindowSlots, bool Transposed>
-void launchTma(const ConvGeometry& g, const Plan& p, const TmaParams& tp, const Element* x, const Element* wp,
+void launchTma(const ConvGeometry& g, const Plan& p, TmaParams tp, const Element* x, const Element* wp,
     const float* bias, Element* y, float* partial, cudaStream_t st)
 {
     constexpr size_t smemBytes = tmaSmemBytes(BlockN, RowPieces, Stages, WindowSlots, Transposed) + 1024;
@@ -85,7 +86,19 @@ void launchTma(const ConvGeometry& g, const Plan& p, const TmaParams& tp, const 
     const cuuint64_t wStrides[1] = { cuuint64_t(p.ldw) * e };
     const cuuint32_t wBox[2] = { rowElems, BlockN }, wSteps[2] = { 1, 1 };
     const CUtensorMap wMap = encode<Element>("weights' box", wp, 2, wDims, wStrides, wBox, wSteps, RowPieces);
-    kernel<<<p.ctas, kTmaThreads, smemBytes, st>>>(xMap, xHeadMap, wMap, tp, bias, y, partial);
+    // A fused residual add's skip through the ring (the mainloop says how; tmaSkipInRing where): the skip NHWC like y,
+    // its box 128 bytes of channels × the block's pixels.
+    const bool skipRing
+        = g.residual && tmaSkipInRing(g, p, int(e)) && (reinterpret_cast<uintptr_t>(g.residual) & 15) == 0;
+    tp.skipRing = skipRing;
+    const cuuint64_t sDims[4] = { cuuint64_t(g.k), cuuint64_t(g.q), cuuint64_t(g.p), cuuint64_t(g.n) };
+    const cuuint64_t sStrides[3] = { g.k * e, cuuint64_t(g.q) * g.k * e, cuuint64_t(g.p) * g.q * g.k * e };
+    const cuuint32_t sBox[4] = { rowElems, cuuint32_t(p.tileW), cuuint32_t(p.tileH), 1 }, sSteps[4] = { 1, 1, 1, 1 };
+    const CUtensorMap skipMap = skipRing
+        ? encode<Element>("skip's box", g.residual, 4, sDims, sStrides, sBox, sSteps, 8,
+            std::is_same_v<Element, float> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : tmaType<Element>())
+        : xMap;
+    kernel<<<p.ctas, kTmaThreads, smemBytes, st>>>(xMap, xHeadMap, wMap, skipMap, tp, bias, y, partial);
     CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d tensor core (wgmma, TMA)");
 }
 
@@ -96,7 +109,7 @@ void runTmaTyped(
     const LaunchArgs<Element> a(g, p, xv, yv, scratch);
     const int rowElems = 16 * p.rowPieces / int(sizeof(Element));
     const TmaParams tp { a.prm, std::countr_zero(unsigned(p.tileW)), p.tilesP, p.tilesQ, g.c / rowElems, p.mTiles,
-        p.nTiles, p.mTiles * p.nTiles * p.splits, p.probe, p.spin, p.early,
+        p.nTiles, p.mTiles * p.nTiles * p.splits, p.probe, p.spin, p.early, 0 /* skipRing: launchTma's */,
         (tmaWindowRows(g) + (kTiles[p.tile].transposed ? 128 : 0)) * 128 };
     // One instantiation a tma… tile of kTiles (block width, stages, row and windows from the table): the one p.tile
     // names, found among the last kTileCount − kTmaTile64 entries (the tma… tiles).

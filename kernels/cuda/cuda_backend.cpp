@@ -179,7 +179,8 @@ namespace {
             if (tensorCoreRuns(i)) {
                 const ConvGeometry g = geometryOf(std::get<Conv2d>(spec(i)), shape(i));
                 conv2dTensorCorePrepare(g, storageType(), m_tc, tcDevice(), weightData(i), scratch(i), stream);
-                setLayerNote(i, conv2dTensorCoreNote(g, storageType(), m_tc, tcDevice()));
+                setLayerNote(i,
+                    conv2dTensorCoreNote(g, storageType(), m_tc, tcDevice(), std::get<Conv2d>(spec(i)).fused_residual));
                 return;
             }
             if (storedConvolution(i)) {

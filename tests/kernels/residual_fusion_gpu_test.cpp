@@ -22,6 +22,7 @@ struct Block {
     std::string what;
     int64_t n, c, h, w, k;
     int64_t groups = 1; // of the 3×3 conv
+    bool skipInRing = false; // cuda.tensor_core's note must say the TMA kernel copied the skip into its ring
 };
 
 // 0 skip (1×1 C→K of the input), 1 c (3×3 C→K of the input), 2 bn, 3 sum (skip + bn), 4 out (ReLU).
@@ -86,6 +87,8 @@ void checkBlocks(const std::string& backendName, const std::vector<std::string>&
                     CHECK(sr.layers[3].note.find("fused: add (skip from layer 0 (skip)) folded into layer 1 (c)")
                         != std::string::npos);
                     CHECK(sr.layers[1].note.find("add layer 3 (sum)") != std::string::npos);
+                    if (b.skipInRing)
+                        CHECK(sr.layers[1].note.find("skip's tile copied by TMA into the ring") != std::string::npos);
                 }
                 for (size_t i = 0; i < net.layers.size(); ++i) {
                     const ErrorMetrics& m = sr.layers[i].error;
@@ -137,6 +140,16 @@ TEST_CASE("cuda residual fusion: the Tensor Core kernels' epilogues, every stora
     checkBlocks("cuda", { "tensor_core" }, blocks, modes); // the kernel the plan picks
     for (const char* kernel : { "mma", "wgmma" })
         checkBlocks("cuda", { "tensor_core" }, { blocks[0], blocks[1], blocks[2] }, modes, { { "tc_kernel", kernel } });
+    // The TMA kernel's skip through its ring, on the tiles that take it (one entry or two, 16-bit or FP32): a channel
+    // block past K (its boxes partly or wholly off the skip), pixels off the map, several items a block; and K not a
+    // multiple of 16 bytes' channels (the skip from global memory).
+    for (const char* tile : { "tma128x128", "tma128x64" })
+        checkBlocks("cuda", { "tensor_core" },
+            { { "128 -> 200 at 28x30, batch 3 (the skip through the ring)", 3, 128, 28, 30, 200, 1, true },
+                { "64 -> 256 at 56x56, batch 4 (the skip through the ring, several items a block)", 4, 64, 56, 56, 256,
+                    1, true },
+                { "64 -> 36 at 30x30, batch 2 (16-bit: the skip from global memory)", 2, 64, 30, 30, 36 } },
+            modes, { { "tc_tile", tile }, { "tc_split", "1" } });
     // The storage-format direct kernels (stored_conv.cuh): every conv of cuda.direct in these modes, and the grouped
     // and depthwise ones of cuda.tensor_core.
     checkBlocks("cuda", { "direct", "tensor_core" },

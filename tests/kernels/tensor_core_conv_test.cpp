@@ -222,14 +222,21 @@ bool tmaTakes(const Case& tc, const LayerShape& s, MathMode mode, int rowBytes)
     const int64_t bytes = mode == MathMode::TF32 ? 4 : 2, sh = tc.conv.stride[0], sw = tc.conv.stride[1];
     if (tc.in.c % (rowBytes / bytes) != 0)
         return false;
+    // pointwiseAsRow (conv2d_tensor_core_plan.h), restated: a 1×1 layer of stride 1, no padding and C ≥ 16 is planned
+    // as one row of its N·H·W pixels.
+    const Padding2d& pad = tc.conv.padding;
+    const bool pointwise = tc.conv.kernel_size[0] == 1 && tc.conv.kernel_size[1] == 1 && sh == 1 && sw == 1
+        && pad.top == 0 && pad.bottom == 0 && pad.left == 0 && pad.right == 0 && tc.conv.groups == 1 && tc.in.c >= 16
+        && (s.out.n > 1 || s.out.h > 1);
+    const int64_t outH = pointwise ? 1 : s.out.h, outW = pointwise ? s.out.n * s.out.h * s.out.w : s.out.w;
     int64_t tileW = 1;
-    while (tileW < s.out.w && tileW < 128)
+    while (tileW < outW && tileW < 128)
         tileW *= 2;
     const int64_t tileH = 128 / tileW;
     if (sh > 8 || sw > 8 || tileW * sw > 256 || tileH * sh > 256)
         return false;
-    const int64_t rows = (s.out.h + tileH - 1) / tileH * tileH, cols = (s.out.w + tileW - 1) / tileW * tileW;
-    return 4 * s.out.h * s.out.w >= 3 * rows * cols;
+    const int64_t rows = (outH + tileH - 1) / tileH * tileH, cols = (outW + tileW - 1) / tileW * tileW;
+    return 4 * outH * outW >= 3 * rows * cols;
 }
 
 void checkCase(Backend& cuda, const Case& tc, MathMode mode, uint64_t seed)

@@ -136,3 +136,38 @@ TEST_CASE(
         CHECK(longer.splits > 1);
     }
 }
+
+TEST_CASE("tensor_core plan: a pointwise layer runs as one row of its N·H·W pixels", "[tensor_core][plan]")
+{
+    // ResNet-50 at batch 32, 7×7, 1×1 512 → 2048: as a map, 8×16 blocks hold 49 pixels of 128 and the TMA kernel
+    // turns it down; as one row of 1568 pixels, 13 blocks of 128 consecutive pixels take it.
+    ConvGeometry g = conv3x3(32, 512, 7, 2048);
+    g.r = g.s = 1, g.padTop = g.padLeft = 0;
+    CHECK(tmaRefusal(g, 2, 8) != nullptr);
+    CHECK_FALSE(plan(g, DType::F16).tma);
+    const ConvGeometry row = pointwiseAsRow(g);
+    CHECK(row.n == 1);
+    CHECK(row.h == 1);
+    CHECK(row.p == 1);
+    CHECK(row.w == 32 * 49);
+    CHECK(row.q == 32 * 49);
+    CHECK(row.c == 512);
+    CHECK(row.k == 2048);
+    const Plan p = plan(row, DType::F16);
+    CHECK(p.tma);
+    CHECK(p.tileW == 128);
+    CHECK(p.tileH == 1);
+    CHECK(p.mTiles == 13);
+    // Not pointwise, left as they are: a 3×3, a strided 1×1, a padded 1×1, a stem (C < 16), one pixel row already.
+    const ConvGeometry threes = conv3x3(32, 512, 7, 512);
+    CHECK(pointwiseAsRow(threes).w == 7);
+    ConvGeometry strided = g;
+    strided.strideH = strided.strideW = 2, strided.p = strided.q = 4;
+    CHECK(pointwiseAsRow(strided).w == 7);
+    ConvGeometry padded = g;
+    padded.padTop = padded.padLeft = 1, padded.p = padded.q = 9;
+    CHECK(pointwiseAsRow(padded).w == 7);
+    ConvGeometry stem = g;
+    stem.c = 3;
+    CHECK(pointwiseAsRow(stem).w == 7);
+}
