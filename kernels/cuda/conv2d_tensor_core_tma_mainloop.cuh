@@ -43,7 +43,7 @@
 // rectangle; pixels past P or Q were computed on whatever the box held there and are not stored.
 // A fused residual add's skip through the ring (TmaParams::skipRing; the one-box-a-k-tile tiles with 128-byte rows,
 // no split): after an item's k-tiles the copy warp copies the item's skip tile, 128 pixels × BlockN channels of the
-// NHWC skip in boxes of 128 bytes of channels, into the ring's next entries (SkipEntries, as many boxes an entry as
+// NHWC skip in boxes of 128 bytes of channels, into the ring's next entries (SKIP_ENTRIES, as many boxes an entry as
 // its stage holds), and the consumers read it from there in the epilogue and give the entries back after it. So the
 // skip arrives during the mainloop instead of each epilogue round waiting on its global loads (latency-bound: ncu,
 // docs/PERFORMANCE.md, session 29), in shared memory the stages already have.
