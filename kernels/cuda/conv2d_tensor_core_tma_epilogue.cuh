@@ -23,6 +23,23 @@ namespace {
         }
     }
 
+    // 16 bytes, and two floats, from shared memory at `addr` (the staging area, the staged bias, the skip tile).
+    __device__ __forceinline__ uint4 sharedLoad16(uint32_t addr)
+    {
+        uint4 v;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "r"(addr)
+                     : "memory");
+        return v;
+    }
+    __device__ __forceinline__ float2 sharedLoadFloat2(uint32_t addr)
+    {
+        float2 v;
+        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
+        return v;
+    }
+
     // packPair with ReLU on the way (NaN kept): one conversion for two outputs. ReLU commutes with rounding to nearest.
     template <typename Element> __device__ __forceinline__ uint32_t packPairReLU(float v0, float v1)
     {
@@ -82,10 +99,7 @@ namespace {
     // The staged bias of the item's channels c, c + 1 (zero without a bias).
     __device__ __forceinline__ float2 biasPair(bool hasBias, uint32_t area, int c)
     {
-        float2 b = make_float2(0.0f, 0.0f);
-        if (hasBias)
-            asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(b.x), "=f"(b.y) : "r"(area + 4 * c) : "memory");
-        return b;
+        return hasBias ? sharedLoadFloat2(area + 4 * c) : make_float2(0.0f, 0.0f);
     }
 
     // The staged bias of the item's channel c (zero without a bias).
@@ -187,12 +201,7 @@ namespace {
                          "r"(x[1]), "r"(x[2]), "r"(x[3])
                          : "memory");
         __syncwarp();
-        uint4 v;
-        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                     : "r"(readAt)
-                     : "memory");
-        return v;
+        return sharedLoad16(readAt);
     }
 
     // The epilogue of a 16-bit output (no split, K a multiple of 8): bias, activation and rounding as storeOutputPair,
@@ -227,10 +236,7 @@ namespace {
             for (int i = 0; i < Batch; ++i) {
                 const int j = 2 * (r0 + i);
                 if (skip && skipTile.inRing())
-                    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                                 : "=r"(skip8[i].x), "=r"(skip8[i].y), "=r"(skip8[i].z), "=r"(skip8[i].w)
-                                 : "r"(skipTile.at(tileRow, 16 * (j + rHalf)))
-                                 : "memory");
+                    skip8[i] = sharedLoad16(skipTile.at(tileRow, 16 * (j + rHalf)));
                 else
                     skip8[i] = skip && storeValid && nBase + 8 * (j + rHalf) < g.k ? loadSkip8(skip + (out + 8 * j - y))
                                                                                    : make_uint4(0, 0, 0, 0);
@@ -271,12 +277,7 @@ namespace {
                 return make_float2(0.0f, 0.0f);
             if (!skipTile.inRing())
                 return make_float2(skipAt<float>(g.residual, at), skipAt<float>(g.residual, at + 1));
-            float2 v;
-            asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n"
-                         : "=f"(v.x), "=f"(v.y)
-                         : "r"(skipTile.at(tileRow[h], 4 * (8 * j + 2 * quad)))
-                         : "memory");
-            return v;
+            return sharedLoadFloat2(skipTile.at(tileRow[h], 4 * (8 * j + 2 * quad)));
         };
         float* const row0 = y + size_t(m[0]) * g.k + nBase + 2 * quad;
         float* const row1 = y + size_t(m[1]) * g.k + nBase + 2 * quad;
