@@ -6,14 +6,18 @@
 //   the Tensor Core math modes (fp16, bf16: mma.sync m16n8k16; tf32: m16n8k8 on operands rounded to TF32, as cuBLAS's
 //   CUBLAS_COMPUTE_32F_FAST_TF32 is in cudnn's), rows ≤ 32 (a classifier at batch 1 to 32), FP32 sums. A warp owns 16
 //   outputs; per step of 64 bytes a row (32 16-bit inputs, 16 FP32) each lane loads 16 bytes of two W rows (o0 + g
-//   and o0 + g + 8, pack t of the step) and 16 bytes of x row g of each 8-row tile, and multiplies them with two
-//   mma.sync. The sum over a step does not depend on the order of its inputs, so the lane's pack is taken as the
-//   fragment columns that lane holds (tensor_core_mma.cuh: 2t, 2t + 1, 2t + 8, 2t + 9 of each 16-bit product; t, t + 4
-//   of each TF32 one): the fragments are the loads' registers as they come, with no shuffle and no shared memory.
+//   and o0 + g + 8) and 16 bytes of x row g of each 8-row tile, and multiplies them with two mma.sync. The sum over a
+//   step pair does not depend on the order of its inputs, so the lane's pack is taken as the fragment columns that
+//   lane holds (tensor_core_mma.cuh: 2t, 2t + 1, 2t + 8, 2t + 9 of each 16-bit product; t, t + 4 of each TF32 one):
+//   the fragments are the loads' registers as they come, with no shuffle and no shared memory. Steps go in pairs, and
+//   lane t's two packs of a pair are bytes 32t … 32t + 31 of its 128 (kPairOfSteps): a row's four lanes read one whole
+//   128-byte line over the pair's two loads. With pack t of each step instead (64 bytes of a row per load, the pair
+//   two half-lines apart) VGG-16's fc1 took 95 µs in fp16 and 195 in tf32; with the pairs, 72 and 133 (cuBLAS 63 and
+//   117); a lane's four steps contiguous was slower than either (130, 278: each load then hits four lines a row).
 //   Where the GEMV below spends ~350 instructions of FMAs and widening on every 64 bytes of FP16 weights a lane reads,
 //   this spends two mma.sync: what is left is streaming W, 4 steps of loads in flight a lane, split along `in` as the
-//   GEMV is (about 32 warps an SM). VGG-16's fc1 at batch 8 in fp16 (205 MB of weights): 164 µs on the GEMV, 88-94
-//   here, cuBLAS 62; ResNet-50's fc at batch 32: 28.6 µs on the SGEMM, 15 here, cuBLAS 11.
+//   GEMV is (about 32 warps an SM, each slice a whole number of pairs). VGG-16's fc1 at batch 8 in fp16 (205 MB of
+//   weights): 164 µs on the GEMV, 72 here; ResNet-50's fc at batch 32: 28.6 µs on the SGEMM, 15 here, cuBLAS 11.
 //   rows ≤ 8 (a classifier at batch 1 to 8): a matrix–vector product in disguise, bound by reading W once — VGG's
 //   fc1 (25088→4096) is 411 MB of FP32 weights for 1.6 GFLOP. Each warp makes kOutputsPerWarp = 4 outputs: its lanes
 //   stride along `in` with 16-byte loads (4 FP32 or 8 FP16/BF16 values) of the four W rows, streamed (__ldcs: read
@@ -141,6 +145,8 @@ namespace {
     // The Tensor Core path: kMmaOutputs outputs a warp, kMmaWarps warps a block, rows ≤ kMmaMaxRows; a step is a
     // 16-byte pack a lane, kMmaDepth<T> inputs.
     constexpr int kMmaOutputs = 16, kMmaWarps = 4, kMmaMaxRows = 32;
+    // Steps whose packs a lane reads back to back (two 16-byte loads: a row's four lanes cover a 128-byte line).
+    constexpr int kPairOfSteps = 2;
     template <typename T> constexpr int kMmaDepth = 4 * kPack<T>;
 
     // A loaded register as an mma operand: 16-bit pairs as they are, FP32 rounded to TF32.
@@ -159,7 +165,8 @@ namespace {
         return streamed ? __ldcs(reinterpret_cast<const uint4*>(p)) : __ldg(reinterpret_cast<const uint4*>(p));
     }
 
-    // `chunk` steps a slice (blockIdx.y); `in` a whole number of packs and x, W 16-byte aligned.
+    // `chunk` steps a slice (blockIdx.y), a whole number of pairs; `in` a whole number of packs and x, W 16-byte
+    // aligned.
     template <typename T, int NT>
     __global__ void __launch_bounds__(kMmaWarps * 32)
         linearMmaKernel(int rows, int in, int out, int chunk, const T* __restrict__ x, const T* __restrict__ w,
@@ -176,19 +183,22 @@ namespace {
         const int steps = (in + Depth - 1) / Depth;
         const int s0 = int(blockIdx.y) * chunk, s1 = min(steps, s0 + chunk);
         // Past the last output or row: read a valid row (W) or zeros (x), and discard the sums.
-        const T* w0 = w + static_cast<long long>(min(o0 + g, out - 1)) * in + t * P;
-        const T* w1 = w + static_cast<long long>(min(o0 + g + 8, out - 1)) * in + t * P;
+        constexpr int Pair = kPairOfSteps;
+        static_assert(U % Pair == 0, "whole pairs of steps in flight");
+        const T* w0 = w + static_cast<long long>(min(o0 + g, out - 1)) * in + t * Pair * P;
+        const T* w1 = w + static_cast<long long>(min(o0 + g + 8, out - 1)) * in + t * Pair * P;
         const T* xr[NT];
 #pragma unroll
         for (int j = 0; j < NT; ++j)
-            xr[j] = x + static_cast<long long>(min(j * 8 + g, rows - 1)) * in + t * P;
+            xr[j] = x + static_cast<long long>(min(j * 8 + g, rows - 1)) * in + t * Pair * P;
         float acc[NT][4] = {};
         for (int s = s0; s < s1; s += U) {
             uint4 a0[U], a1[U], b[U][NT];
 #pragma unroll
             for (int u = 0; u < U; ++u) {
-                const int k = (s + u) * Depth;
-                const bool ok = s + u < s1 && k + t * P < in;
+                // Pack u % Pair of this lane's in the pair that starts at step `first`; a pair past `in` reads zeros.
+                const int first = s + u / Pair * Pair, k = first * Depth + u % Pair * P;
+                const bool ok = first < s1 && k + t * Pair * P < in;
                 a0[u] = loadOrZero(w0 + k, ok, true);
                 a1[u] = loadOrZero(w1 + k, ok, true);
 #pragma unroll
@@ -332,6 +342,18 @@ namespace {
         return std::max(1, std::min({ (32 * sms + warps - 1) / warps, steps / 8, 64 }));
     }
 
+    // The Tensor Core kernel's slices: `chunk` steps each (whole pairs), `slices` of them.
+    struct MmaSlices {
+        int chunk, slices;
+    };
+    MmaSlices mmaSlices(MathMode math, int in, int out, int sms, bool split)
+    {
+        const int depth = 4 * packOf(math), steps = (in + depth - 1) / depth;
+        const int splits = split ? mmaSplits(math, in, out, sms) : 1;
+        const int chunk = ((steps + splits - 1) / splits + kPairOfSteps - 1) / kPairOfSteps * kPairOfSteps;
+        return { chunk, (steps + chunk - 1) / chunk };
+    }
+
     std::string splitNote(int splits)
     {
         return splits > 1 ? ", split-K over " + std::to_string(splits) + " slices of the inputs" : std::string();
@@ -370,7 +392,8 @@ std::string linearNote(int rows, int in, int out, int sms, MathMode math)
     const int splits = linearSplits(rows, in, out, sms, math);
     if (mmaShape(math, rows, in))
         return std::string("Tensor Cores (mma.sync ") + (math == MathMode::TF32 ? "m16n8k8 TF32" : "m16n8k16")
-            + ", FP32 sums), warp per 16 outputs, 16-byte loads" + splitNote(splits);
+            + ", FP32 sums), warp per 16 outputs, 16-byte loads"
+            + splitNote(mmaSlices(math, in, out, sms, true).slices);
     if (rows > kGemvMaxRows)
         return "tiled SGEMM 64x64" + splitNote(splits);
     if (static_cast<long long>(in) * out < kSplitMinWeights)
@@ -385,10 +408,7 @@ namespace {
     {
         float* partial = static_cast<float*>(scratch);
         if (mmaShape(math, rows, in) && aligned16(x) && aligned16(w)) {
-            const int steps = (in + kMmaDepth<T> - 1) / kMmaDepth<T>;
-            const int splits = scratch ? mmaSplits(math, in, out, sms) : 1;
-            const int chunk = (steps + splits - 1) / splits;
-            const int slices = (steps + chunk - 1) / chunk;
+            const auto [chunk, slices] = mmaSlices(math, in, out, sms, scratch != nullptr);
             const int warps = (out + kMmaOutputs - 1) / kMmaOutputs;
             const dim3 grid(unsigned((warps + kMmaWarps - 1) / kMmaWarps), unsigned(slices));
             if (rows <= 8)
