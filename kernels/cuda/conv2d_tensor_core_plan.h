@@ -410,16 +410,39 @@ inline Plan stemPlanOf(const ConvGeometry& g, int smCount)
     return p;
 }
 
+// The parts of a reduction split over blocks that each run once (the cp.async and mma.sync kernels), where the tiles
+// fill less than one wave: of 1 … 8 parts of at least 8 k-tiles each, the one whose blocks make the fewest waves of
+// multiprocessors per part, ceil(tiles·s / smCount) / s (the time of the longest multiprocessor's share, in unsplit
+// blocks), the fewest parts among equals (each part writes and reads back its partial sums). The doubling rule this
+// replaced left the last wave part-empty: 3×3 512 → 512 at 7×7, b32 (52 tiles of 128×128, 26 of 128×256; ResNet-50's
+// and ResNet-18's last stage) took split 4 in fp16 (208 blocks: 2 waves, the second 58 % full) and 8 in tf32 (208 of
+// 128×256: 2 waves); 5 makes 260 and 130 blocks. Swept on the H200 (docs/PERFORMANCE.md, session 32), fp16:
+// split 3 / 4 / 5 / 6 38.2 / 32.7 / 31.1 / 38.2 µs; tf32 128×256: 59.9 / 53.9 / 50.9 / 75.9, split 8 67.4.
+inline int wavePartsOf(int64_t tiles, int kTiles, int smCount)
+{
+    int best = 1;
+    int64_t bestWaves = (tiles + smCount - 1) / smCount;
+    for (int s = 2; s <= 8 && kTiles / s >= 8; ++s) {
+        const int64_t waves = (tiles * s + smCount - 1) / smCount;
+        if (waves * best < bestWaves * s)
+            best = s, bestWaves = waves;
+    }
+    return best;
+}
+
 // The split of a GEMM plan's reduction (not the stem's, nor a window tile's: those never split) and what follows from
 // it: the persistent grid and the partial sums' workspace. `forced` (--option tc_split; 0: the rule) asks for that
-// many parts, at least one k-tile each. The rule: split while the tiles fill less than one wave of the device and each
-// part keeps at least 8 k-tiles (fewer would leave the pipeline mostly prologue).
+// many parts, at least one k-tile each. The rule, where the tiles fill less than one wave of the device: the TMA
+// kernel's (persistent, up to two blocks a multiprocessor) doubles the parts while they fill less than one wave and
+// each keeps at least 8 k-tiles (fewer would leave the pipeline mostly prologue); the others take wavePartsOf.
 inline void splitReduction(Plan& p, const ConvGeometry& g, int smCount, int forced)
 {
     const int64_t tiles = int64_t(p.mTiles) * p.nTiles;
     p.splits = 1;
     if (forced > 0 && !kTiles[p.tile].windows)
         p.splits = std::min(forced, p.kTiles);
+    else if (!p.tma && tiles < smCount)
+        p.splits = wavePartsOf(tiles, p.kTiles, smCount);
     else
         while (p.splits < 8 && tiles * p.splits < smCount && p.kTiles / (p.splits * 2) >= 8)
             p.splits *= 2;

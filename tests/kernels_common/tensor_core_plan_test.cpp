@@ -137,6 +137,29 @@ TEST_CASE(
     }
 }
 
+TEST_CASE("tensor_core plan: the cp.async kernels split a reduction into the parts that fill whole waves",
+    "[tensor_core][plan]")
+{
+    // ResNet-50's and ResNet-18's last stage, 3×3 512 → 512 at 7×7, batch 32: 52 blocks of 128×128 (fp16) and 26 of
+    // 128×256 (tf32) on 132 multiprocessors. 5 parts make 260 and 130 blocks: two full waves, and one.
+    for (const DType type : { DType::F16, DType::F32 }) {
+        INFO(dtypeName(type));
+        const Plan last = plan(conv3x3(32, 512, 7, 512), type);
+        CHECK(!last.tma);
+        CHECK(last.wgmma);
+        CHECK(last.mTiles * last.nTiles == (type == DType::F16 ? 52 : 26));
+        CHECK(last.splits == 5);
+        CHECK(last.tilesPerSplit * last.splits >= last.kTiles);
+    }
+    // The rule itself: waves per part, the fewest parts among equals, each part at least 8 k-tiles.
+    CHECK(wavePartsOf(52, 144, kSms) == 5); // 2 waves / 5, against 2 / 4 and 3 / 6
+    CHECK(wavePartsOf(26, 144, kSms) == 5); // 130 blocks: one wave
+    CHECK(wavePartsOf(104, 32, kSms) == 1); // 2, 3 and 4 parts make as many waves as parts
+    CHECK(wavePartsOf(52, 24, kSms) == 2); // at most 3 parts of 8 k-tiles
+    CHECK(wavePartsOf(10, 7, kSms) == 1); // too short to split
+    CHECK(wavePartsOf(1, 1000, kSms) == 8); // at most 8
+}
+
 TEST_CASE("tensor_core plan: a pointwise layer runs as one row of its N·H·W pixels", "[tensor_core][plan]")
 {
     // ResNet-50 at batch 32, 7×7, 1×1 512 → 2048: as a map, 8×16 blocks hold 49 pixels of 128 and the TMA kernel
