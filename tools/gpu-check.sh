@@ -23,7 +23,7 @@
 #                every torchvision model against onnxruntime on ZOO_BACKENDS (default cuda.implicit_gemm,cudnn.auto), ZOO_JOBS
 #                shards at once (default 4: the exports and onnxruntime are CPU work), ZOO_MODELS a comma list to run
 #                instead of all, ZOO_TIMEOUT the seconds the stage may take (default 300), ZOO_DIR the exported models
-#                (default /tmp/convscope-zoo: gigabytes, kept out of OUT)); TC_PARTS="compile" adds torch.compile (reduce-overhead) as issue 32's anchor on ResNet-18 b32, TC_PARTS="goals" issue 32's whole table (GOAL_NETS, GOAL_MATHS: see the part). The sanitize stage alone can take most of
+#                (default /tmp/convscope-zoo: gigabytes, kept out of OUT)); TC_PARTS="compile" adds torch.compile (reduce-overhead) as issue 32's anchor on ResNet-18 b32, TC_PARTS="goals" issue 32's whole table (GOAL_NETS, GOAL_MATHS: see the part), TC_PARTS="layers" single layers over every Tensor Core tile and split (LAYER_MATHS, LAYER_TILES, LAYER_SPLITS). The sanitize stage alone can take most of
 #                a 10-minute call: STAGES="build test" first, then STAGES="sanitize faults" (the build folder stays).
 #                "ddp" (issue 33, on a 2-GPU machine, kind nvidia-h200-x2): data parallel on 2 GPUs against 1 GPU's
 #                weights (the [ddp] test), LeNet-5 through `train --nproc-per-node 2`, and tools/ddp_anchor.py
@@ -307,6 +307,17 @@ if has tc; then
         >"$OUT/tc-goals-$net.log" 2>&1
       note "goals $net: rc $?"
       tail -8 "$OUT/tc-goals-$net.log"
+    done
+  fi
+  # The plan's split and tile rules on single layers (tools/tc_layer_sweep.py; not a default part): ResNet's last
+  # stage, its layer4 downsample and VGG-16's conv5 shape, every tile x split against cuDNN in fp16 and tf32.
+  if part layers && [ -x "$BIN/convscope-cli" ]; then
+    for net in last_stage7 downsample7 vgg_conv5; do
+      timeout 200 "$PY" tools/tc_layer_sweep.py --cli "$BIN/convscope-cli" --net "tools/networks/$net.json" \
+        --maths "${LAYER_MATHS:-fp16,tf32}" --tiles "${LAYER_TILES:-wg128x128,wg128x128r64,wg128x256,tma128x64,tma128x128}" \
+        --splits "${LAYER_SPLITS:-1,2,3,4,5,6}" >"$OUT/tc-layers-$net.log" 2>&1
+      note "layers $net: rc $?"
+      grep -E "^\| (default|cudnn)" "$OUT/tc-layers-$net.log"
     done
   fi
   if part lenet && [ -x "$BIN/convscope-cli" ]; then
