@@ -21,7 +21,9 @@
 #include "compute/layer_kinds.h"
 #include "compute/nvtx.h"
 #include "compute/training/cpu_backward_ops.h"
+#include "compute/training/grad_scaler.h"
 #include "compute/training/host_layer_ops.h"
+#include "compute/training/mixed_products.h"
 #include "compute/training/training.h"
 
 #include <algorithm>
@@ -55,6 +57,7 @@ struct LayerState {
     std::optional<ParameterUpdate> updateWeight, updateBias;
     cpu::grad::BatchStats stats; // batch norm: the last forward's batch mean and 1/std
     std::vector<float> mask; // dropout: the last forward's mask
+    Tensor productWeight; // mixed precision: the weight rounded to the 16-bit type at this step's forward
     std::array<std::string, 4> ranges; // NVTX names of the four phases
 };
 
@@ -69,6 +72,10 @@ public:
         , m_fast(m_algorithm != "direct")
         , m_clock(options)
         , m_ops(std::move(ops))
+        , m_math(options.math)
+        , m_scaled(options.math == MathMode::FP16)
+        , m_initialScale(m_scaled ? GradScaler::initialScaleFrom(options.extra) : 1.0)
+        , m_scaler(m_initialScale)
     {
     }
 
@@ -158,7 +165,22 @@ public:
             throw InputError("step " + std::to_string(step) + ": the loss is " + std::to_string(r.loss)
                 + "; the first layer whose gradient is not finite is " + layerLabel(m_net, last)
                 + " (its output's gradient from the loss)");
-        runBackward(input, step, r.layers, true);
+        if (!m_scaled) {
+            runBackward(input, step, r.layers, true);
+            return r;
+        }
+        // FP16: GradScaler's step. The loss's gradient scaled, the whole backward, then the updates unless a gradient
+        // overflowed (the step skipped, the scale halved).
+        r.lossScale = m_scaler.scale();
+        scaleBy(m_grads[last], float(r.lossScale));
+        zeroGradients();
+        runBackward(input, step, r.layers, false);
+        m_phaseScale = r.lossScale;
+        std::vector<LayerPhaseMs> updates;
+        r.skipped = !updateParameters(step, updates);
+        for (size_t k = 0; k < updates.size(); ++k)
+            r.layers[k].update = updates[k].update;
+        m_scaler.update(r.skipped);
         return r;
     }
 
@@ -192,7 +214,7 @@ public:
             throw InputError("train: the output gradient is " + outputGradient.shape().str()
                 + " but the network's output is " + gy.shape().str());
         std::copy(outputGradient.data(), outputGradient.data() + gy.numel(), gy.data());
-        if (!cpu::grad::allFinite(gy))
+        if (!m_scaled && !cpu::grad::allFinite(gy)) // FP16: the loop's scaler finds an overflow at the update
             throw InputError("step " + std::to_string(step) + ": the output gradient is not finite");
         if (m_state.front().gradWeight && !m_state.front().sumWeight)
             zeroGradients();
@@ -203,6 +225,8 @@ public:
     bool updateParameters(int64_t step, std::vector<LayerPhaseMs>& times) override
     {
         times.assign(m_state.size(), {});
+        if (m_scaled && !unscaleGradients())
+            return false; // a gradient overflowed: nothing changes (scaler.step skipping optimizer.step)
         for (size_t k = 0; k < m_state.size(); ++k) {
             LayerState& st = m_state[k];
             if (!st.summed)
@@ -214,8 +238,11 @@ public:
                 st.updateBias->apply(st.bias->data(), st.sumBias->data(), step);
             times[k].update = m_clock.nowMs() - t0;
         }
-        return true; // no loss scaling on the CPU: an update is never skipped
+        return true;
     }
+
+    double lossScale() const override { return m_scaled ? m_initialScale : 0; }
+    void setLossScale(double scale) override { m_phaseScale = scale; }
 
     void reset() override
     {
@@ -235,6 +262,7 @@ public:
             if (st.updateBias)
                 st.updateBias->reset();
         }
+        m_scaler.reset(m_initialScale);
     }
 
     Network trainedNetwork() const override
@@ -287,6 +315,7 @@ public:
             { "backward",
                 m_fast ? "conv / linear: im2col + parallel sgemm; other layers: loops, double sums"
                        : "plain loops, double sums" } };
+        m["math"] = mathDescription();
         if (m_ops) {
             m["backward"] = "the library's primitives where the layer note says so; every other layer cpu."
                 + m_algorithm + "'s code (" + m["backward"] + ") on the same host tensors";
@@ -369,6 +398,54 @@ private:
 
     void forward(size_t i, const std::vector<const Tensor*>& ins, int64_t step);
     bool owned(size_t i) const { return m_ops && m_ops->owns(i); }
+    // Layer i's tensors rounded as mixed precision says (a product on the CPU's own code in fp16 or bf16).
+    bool roundsProducts(size_t i) const
+    {
+        return mixedProducts(m_math) && !owned(i) && isProductLayer(m_net.layers[i].spec);
+    }
+    static void scaleBy(Tensor& t, float factor)
+    {
+        float* p = t.data();
+        for (int64_t i = 0; i < t.numel(); ++i)
+            p[i] *= factor;
+    }
+    // FP16: whether every summed parameter gradient is finite; if so, the sums, the last pass's gradients and the
+    // input gradient divided by m_phaseScale (GradScaler's unscale_).
+    bool unscaleGradients()
+    {
+        for (const LayerState& st : m_state)
+            if (st.summed
+                && (!cpu::grad::allFinite(*st.sumWeight, m_fast)
+                    || (st.sumBias && !cpu::grad::allFinite(*st.sumBias, m_fast))))
+                return false;
+        const float inverse = float(1.0 / m_phaseScale);
+        for (LayerState& st : m_state)
+            if (st.summed)
+                for (Tensor* t : { st.sumWeight.get(), st.sumBias.get(), st.gradWeight.get(), st.gradBias.get() })
+                    if (t)
+                        scaleBy(*t, inverse);
+        if (m_inputHas)
+            scaleBy(m_inputGrad, inverse);
+        return true;
+    }
+    static std::string scaleText(double scale)
+    {
+        return scale == std::floor(scale) && scale < 1e15 ? std::to_string(int64_t(scale)) : std::to_string(scale);
+    }
+    std::string mathDescription() const
+    {
+        if (!mixedProducts(m_math))
+            return m_math == MathMode::TF32 ? "fp32 (the CPU has no TF32)" : "fp32";
+        const std::string mode = mathModeName(m_math);
+        return mode + " mixed precision, as PyTorch's CPU autocast: the convolutions and linear layers read their "
+            + "input, weights and output gradient rounded to " + mode + ", write their output and input gradient "
+            + "rounded to " + mode + " (exact products, " + (m_fast ? "FP32" : "double") + " sums), and their weight "
+            + "and bias gradients in fp32; every other layer, the loss, the parameters and the optimizer stay fp32"
+            + (m_scaled ? "; the loss scaled as torch.amp.GradScaler (" + scaleText(m_initialScale)
+                        + " at first, halved at a step whose gradients overflow, whose update is skipped; doubled "
+                          "after 2000 steps without one)"
+                        : "");
+    }
     HostLayerParams params(size_t i)
     {
         LayerState& st = m_state[i];
@@ -379,6 +456,8 @@ private:
 
     void checkFinite(size_t k, int64_t step, const std::vector<char>& has, char inputHas) const
     {
+        if (m_scaled)
+            return; // FP16: an overflow skips the update (unscaleGradients), as GradScaler's
         const LayerState& st = m_state[k];
         bool finite = (!st.gradWeight || cpu::grad::allFinite(*st.gradWeight, m_fast))
             && (!st.gradBias || cpu::grad::allFinite(*st.gradBias, m_fast));
@@ -394,6 +473,13 @@ private:
     bool m_fast;
     cpu::LayerClock m_clock;
     std::unique_ptr<HostLayerOps> m_ops; // null: every layer on the CPU's own code
+    // Mixed precision (mixed_products.h): the math mode; FP16's loss scaling, as torch.amp.GradScaler (step()'s
+    // scaler; m_phaseScale: the scale this step's gradients carry, step()'s or the phased loop's setLossScale).
+    MathMode m_math;
+    bool m_scaled;
+    double m_initialScale;
+    GradScaler m_scaler;
+    double m_phaseScale = 1;
     Network m_net, m_initial;
     ShapeReport m_shapes;
     TrainingOptions m_options;

@@ -18,25 +18,33 @@ namespace cpu_training {
         LayerState& st = m_state[i];
         const Padding2d& pad = m_shapes.layers[i].resolvedPadding;
         const Padding3d& pad3 = m_shapes.layers[i].resolvedPadding3d;
-        const Tensor& in = *ins.at(0);
         Tensor& out = m_outputs[i];
         const bool fast = m_fast;
         if (owned(i)) {
-            m_ops->forward(i, in, params(i), out);
+            m_ops->forward(i, *ins.at(0), params(i), out);
             return;
         }
+        // Mixed precision (mixed_products.h): a product reads its input and weight rounded, its output is rounded.
+        const bool rounded = roundsProducts(i);
+        Tensor roundedIn;
+        if (rounded) {
+            roundedIn = roundedCopy(*ins.at(0), m_math);
+            st.productWeight = roundedCopy(*st.weight, m_math);
+        }
+        const Tensor& in = rounded ? roundedIn : *ins.at(0);
+        const auto weight = [&]() -> const Tensor& { return rounded ? st.productWeight : *st.weight; };
         std::visit(
             [&](const auto& spec) {
                 using S = std::decay_t<decltype(spec)>;
                 if constexpr (std::is_same_v<S, Conv2d>) {
-                    fast ? cpu::fast::conv2d(in, *st.weight, st.bias.get(), spec, pad, out)
-                         : cpu::direct::conv2d(in, *st.weight, st.bias.get(), spec, pad, out);
+                    fast ? cpu::fast::conv2d(in, weight(), st.bias.get(), spec, pad, out)
+                         : cpu::direct::conv2d(in, weight(), st.bias.get(), spec, pad, out);
                 } else if constexpr (std::is_same_v<S, ConvTranspose2d>) {
-                    fast ? cpu::fast::convTranspose2d(in, *st.weight, st.bias.get(), spec, pad, out)
-                         : cpu::direct::convTranspose2d(in, *st.weight, st.bias.get(), spec, pad, out);
+                    fast ? cpu::fast::convTranspose2d(in, weight(), st.bias.get(), spec, pad, out)
+                         : cpu::direct::convTranspose2d(in, weight(), st.bias.get(), spec, pad, out);
                 } else if constexpr (std::is_same_v<S, Linear>) {
-                    fast ? cpu::fast::linear(in, *st.weight, st.bias.get(), out)
-                         : cpu::direct::linear(in, *st.weight, st.bias.get(), out);
+                    fast ? cpu::fast::linear(in, weight(), st.bias.get(), out)
+                         : cpu::direct::linear(in, weight(), st.bias.get(), out);
                 } else if constexpr (std::is_same_v<S, MaxPool2d>) {
                     fast ? cpu::fast::maxPool2d(in, spec, pad, out) : cpu::direct::maxPool2d(in, spec, pad, out);
                 } else if constexpr (std::is_same_v<S, AvgPool2d>) {
@@ -77,11 +85,11 @@ namespace cpu_training {
                 } else if constexpr (kPlainActivation<S>) {
                     fast ? cpu::fast::activation(in, layer.spec, out) : cpu::direct::activation(in, layer.spec, out);
                 } else if constexpr (std::is_same_v<S, Conv3d>) {
-                    fast ? cpu::fast::conv3d(in, *st.weight, st.bias.get(), spec, pad3, out)
-                         : cpu::direct::conv3d(in, *st.weight, st.bias.get(), spec, pad3, out);
+                    fast ? cpu::fast::conv3d(in, weight(), st.bias.get(), spec, pad3, out)
+                         : cpu::direct::conv3d(in, weight(), st.bias.get(), spec, pad3, out);
                 } else if constexpr (std::is_same_v<S, ConvTranspose3d>) {
-                    fast ? cpu::fast::convTranspose3d(in, *st.weight, st.bias.get(), spec, pad3, out)
-                         : cpu::direct::convTranspose3d(in, *st.weight, st.bias.get(), spec, pad3, out);
+                    fast ? cpu::fast::convTranspose3d(in, weight(), st.bias.get(), spec, pad3, out)
+                         : cpu::direct::convTranspose3d(in, weight(), st.bias.get(), spec, pad3, out);
                 } else if constexpr (std::is_same_v<S, MaxPool3d>) {
                     fast ? cpu::fast::maxPool3d(in, spec, pad3, out) : cpu::direct::maxPool3d(in, spec, pad3, out);
                 } else if constexpr (std::is_same_v<S, AvgPool3d>) {
@@ -110,6 +118,8 @@ namespace cpu_training {
                 }
             },
             layer.spec);
+        if (rounded)
+            roundInPlace(out, m_math);
     }
 
     // The gradients of layer k's inputs; returns whether any was computed (the network's input is skipped unless
@@ -121,7 +131,12 @@ namespace cpu_training {
         LayerState& st = m_state[k];
         const Padding2d& pad = m_shapes.layers[k].resolvedPadding;
         const Padding3d& pad3 = m_shapes.layers[k].resolvedPadding3d;
-        const Tensor& gy = m_grads[k];
+        // Mixed precision: a product reads its output gradient and weight rounded (the forward's), writes its input
+        // gradients rounded.
+        const bool rounded = roundsProducts(k);
+        const Tensor roundedGy = rounded ? roundedCopy(m_grads[k], m_math) : Tensor();
+        const Tensor& gy = rounded ? roundedGy : m_grads[k];
+        const auto weight = [&]() -> const Tensor& { return rounded ? st.productWeight : *st.weight; };
         const std::vector<int>& sources = m_shapes.layers[k].sources;
         const bool fast = m_fast;
         bool ran = false;
@@ -147,14 +162,14 @@ namespace cpu_training {
                     if (owned(k))
                         return; // the library's ops ran it (host_layer_ops.h)
                     if constexpr (std::is_same_v<S, Conv2d>) {
-                        fast ? cpu::grad::fast::conv2dData(gy, *st.weight, spec, pad, gx)
-                             : cpu::grad::direct::conv2dData(gy, *st.weight, spec, pad, gx);
+                        fast ? cpu::grad::fast::conv2dData(gy, weight(), spec, pad, gx)
+                             : cpu::grad::direct::conv2dData(gy, weight(), spec, pad, gx);
                     } else if constexpr (std::is_same_v<S, ConvTranspose2d>) {
-                        fast ? cpu::grad::fast::convTranspose2dData(gy, *st.weight, spec, pad, gx)
-                             : cpu::grad::direct::convTranspose2dData(gy, *st.weight, spec, pad, gx);
+                        fast ? cpu::grad::fast::convTranspose2dData(gy, weight(), spec, pad, gx)
+                             : cpu::grad::direct::convTranspose2dData(gy, weight(), spec, pad, gx);
                     } else if constexpr (std::is_same_v<S, Linear>) {
-                        fast ? cpu::grad::fast::linearData(gy, *st.weight, gx)
-                             : cpu::grad::direct::linearData(gy, *st.weight, gx);
+                        fast ? cpu::grad::fast::linearData(gy, weight(), gx)
+                             : cpu::grad::direct::linearData(gy, weight(), gx);
                     } else if constexpr (std::is_same_v<S, MaxPool2d>) {
                         cpu::grad::maxPool2d(gy, x, spec, pad, gx, fast);
                     } else if constexpr (std::is_same_v<S, AvgPool2d>) {
@@ -197,11 +212,11 @@ namespace cpu_training {
                     } else if constexpr (kPlainActivation<S>) {
                         cpu::grad::activation(gy, x, layer.spec, gx, fast);
                     } else if constexpr (std::is_same_v<S, Conv3d>) {
-                        fast ? cpu::grad::fast::conv3dData(gy, *st.weight, spec, pad3, gx)
-                             : cpu::grad::direct::conv3dData(gy, *st.weight, spec, pad3, gx);
+                        fast ? cpu::grad::fast::conv3dData(gy, weight(), spec, pad3, gx)
+                             : cpu::grad::direct::conv3dData(gy, weight(), spec, pad3, gx);
                     } else if constexpr (std::is_same_v<S, ConvTranspose3d>) {
-                        fast ? cpu::grad::fast::convTranspose3dData(gy, *st.weight, spec, pad3, gx)
-                             : cpu::grad::direct::convTranspose3dData(gy, *st.weight, spec, pad3, gx);
+                        fast ? cpu::grad::fast::convTranspose3dData(gy, weight(), spec, pad3, gx)
+                             : cpu::grad::direct::convTranspose3dData(gy, weight(), spec, pad3, gx);
                     } else if constexpr (std::is_same_v<S, MaxPool3d>) {
                         cpu::grad::maxPool3d(gy, x, spec, pad3, gx);
                     } else if constexpr (std::is_same_v<S, AvgPool3d>) {
@@ -230,6 +245,8 @@ namespace cpu_training {
                     }
                 },
                 layer.spec);
+            if (rounded)
+                roundInPlace(gx, m_math);
             if (set)
                 cpu::grad::accumulate(gx, total, fast);
             set = 1;
@@ -239,13 +256,18 @@ namespace cpu_training {
         return ran;
     }
 
-    void CpuTrainingSession::backwardWeights(size_t k, const Tensor& x)
+    void CpuTrainingSession::backwardWeights(size_t k, const Tensor& input)
     {
         const Layer& layer = m_net.layers[k];
         LayerState& st = m_state[k];
         const Padding2d& pad = m_shapes.layers[k].resolvedPadding;
         const Padding3d& pad3 = m_shapes.layers[k].resolvedPadding3d;
-        const Tensor& gy = m_grads[k];
+        // Mixed precision: a product's weight gradient from its input and output gradient rounded, itself in FP32.
+        const bool rounded = roundsProducts(k);
+        const Tensor roundedGy = rounded ? roundedCopy(m_grads[k], m_math) : Tensor();
+        const Tensor roundedX = rounded ? roundedCopy(input, m_math) : Tensor();
+        const Tensor& gy = rounded ? roundedGy : m_grads[k];
+        const Tensor& x = rounded ? roundedX : input;
         if (owned(k))
             m_ops->backwardWeights(k, x, gy, params(k));
         else if (const auto* conv = std::get_if<Conv2d>(&layer.spec))
@@ -306,10 +328,7 @@ std::unique_ptr<TrainingSession> makeCpuTrainingSession(const std::string& algor
     if (algorithm != "direct" && algorithm != "im2col_gemm")
         throw UnsupportedError("cpu." + algorithm
             + " has no training path (unsupported): train on cpu.direct (the reference) or cpu.im2col_gemm");
-    if (options.math != MathMode::FP32)
-        throw UnsupportedError("cpu." + algorithm + ": training in " + mathModeName(options.math)
-            + " is unsupported on the CPU (its training step is FP32; tf32, fp16 and bf16 training run on cudnn.auto, "
-              "and bf16 on onednn.auto where the CPU computes bf16)");
+    // Every math mode the forward takes: fp16 and bf16 as mixed precision (mixed_products.h), tf32 as FP32.
     return std::make_unique<CpuTrainingSession>(algorithm, options);
 }
 

@@ -73,9 +73,8 @@ void Engine::trainJob(int jobId, Network net, TrainRequest request, CancelFlag c
             std::string all;
             for (const std::string& r : refusals)
                 all += (all.empty() ? "" : "; ") + r;
-            throw UnsupportedError("no selection can train (" + all + "); train on cpu.direct or cpu.im2col_gemm"
-                + (request.math == MathMode::FP32 ? std::string()
-                                                  : " in fp32, or on cudnn.auto (bf16 also on onednn.auto)"));
+            throw UnsupportedError("no selection can train (" + all
+                + "); train on cpu.direct or cpu.im2col_gemm (every math mode), or on cudnn.auto");
         }
 
         outcome->input

@@ -48,24 +48,7 @@ void GpuTrainingSessionBase::refreshParameterCopies()
 
 double GpuTrainingSessionBase::initialLossScale() const
 {
-    if (!lossScaled())
-        return 1.0;
-    // GradScaler's init_scale, 65536 unless --option loss_scale=S (its constructor argument).
-    const auto it = m_options.extra.find("loss_scale");
-    if (it == m_options.extra.end())
-        return GradScaler::kInitialScale;
-    double scale = 0;
-    try {
-        size_t used = 0;
-        scale = std::stod(it->second, &used);
-        if (used != it->second.size())
-            scale = 0;
-    } catch (const std::exception&) {
-        scale = 0;
-    }
-    if (!(scale > 0) || !std::isfinite(scale))
-        throw InputError("loss_scale=" + it->second + ": expected a positive number (FP16's initial loss scale)");
-    return scale;
+    return lossScaled() ? GradScaler::initialScaleFrom(m_options.extra) : 1.0;
 }
 
 Tensor GpuTrainingSessionBase::downloadAs(const void* src, DType type, const Shape& shape, float factor) const

@@ -227,7 +227,29 @@ TEST_CASE("the Train page trains in the Run panel's math, and names a selection 
     s.math = MathMode::BF16;
     pages.engine.setRunSettings(s);
     CHECK(pages.panel.selectionsNote().contains(QStringLiteral("in bf16")));
-    // The CPU trains in FP32 only: both selections are left out, named, and the run fails saying where bf16 trains.
+    // The CPU trains bf16 as mixed precision (compute/training/mixed_products.h), and each selection says so.
+    const TrainOutcomePtr mixed = pages.train(1);
+    REQUIRE(mixed);
+    REQUIRE(mixed->result.selections.size() == 2);
+    CHECK(mixed->skipped.empty());
+    for (const SelectionTraining& t : mixed->result.selections) {
+        INFO(t.selection.str());
+        CHECK(t.metadata.at("math").rfind("bf16 mixed precision", 0) == 0);
+    }
+    // A selection without a training path is left out and named; the others train.
+    s.selections = { { "cpu", "direct" }, { "cpu", "fft" } };
+    s.math = MathMode::FP16;
+    pages.engine.setRunSettings(s);
+    const TrainOutcomePtr some = pages.train(1);
+    REQUIRE(some);
+    REQUIRE(some->result.selections.size() == 1);
+    CHECK(some->result.selections[0].metadata.at("math").rfind("fp16 mixed precision", 0) == 0);
+    REQUIRE(some->skipped.size() == 1);
+    CHECK(some->skipped[0].first.str() == "cpu.fft");
+    CHECK(some->skipped[0].second.find("no training path") != std::string::npos);
+    // None left: the run fails naming each selection and why.
+    s.selections = { { "cpu", "fft" } };
+    pages.engine.setRunSettings(s);
     QSignalSpy failed(&pages.engine, &Engine::failed);
     REQUIRE(pages.panel.start() > 0);
     for (int i = 0; i < 300 && failed.isEmpty(); ++i)
@@ -235,17 +257,9 @@ TEST_CASE("the Train page trains in the Run panel's math, and names a selection 
     REQUIRE(failed.size() == 1);
     const QString why = failed.first().at(1).toString();
     INFO(why.toStdString());
-    CHECK(why.contains(QStringLiteral("cpu.direct: cpu.direct: training in bf16 is unsupported on the CPU")));
-    CHECK(why.contains(QStringLiteral("cpu.im2col_gemm")));
-    CHECK(why.contains(QStringLiteral("on cudnn.auto")));
-    // Back in fp32 the same page trains, and the run says so.
-    s.math = MathMode::FP32;
-    pages.engine.setRunSettings(s);
-    CHECK(pages.panel.selectionsNote().contains(QStringLiteral("in fp32")));
-    const TrainOutcomePtr out = pages.train(1);
-    REQUIRE(out);
-    CHECK(out->result.selections.size() == 2);
-    CHECK(out->skipped.empty());
+    CHECK(why.contains(QStringLiteral("no selection can train")));
+    CHECK(why.contains(QStringLiteral("cpu.fft")));
+    CHECK(why.contains(QStringLiteral("train on cpu.direct or cpu.im2col_gemm")));
 }
 
 TEST_CASE("a training run is cancelled and a superseded one is dropped", "[gui][train]")
