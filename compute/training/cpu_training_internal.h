@@ -58,6 +58,7 @@ struct LayerState {
     cpu::grad::BatchStats stats; // batch norm: the last forward's batch mean and 1/std
     std::vector<float> mask; // dropout: the last forward's mask
     Tensor productWeight; // mixed precision: the weight rounded to the 16-bit type at this step's forward
+    Tensor productGrad; // and the output gradient rounded, by this pass's backwardData for backwardWeights
     std::array<std::string, 4> ranges; // NVTX names of the four phases
 };
 
@@ -172,7 +173,7 @@ public:
         // FP16: GradScaler's step. The loss's gradient scaled, the whole backward, then the updates unless a gradient
         // overflowed (the step skipped, the scale halved).
         r.lossScale = m_scaler.scale();
-        scaleBy(m_grads[last], float(r.lossScale));
+        scaleInPlace(m_grads[last], float(r.lossScale));
         zeroGradients();
         runBackward(input, step, r.layers, false);
         m_phaseScale = r.lossScale;
@@ -403,12 +404,6 @@ private:
     {
         return mixedProducts(m_math) && !owned(i) && isProductLayer(m_net.layers[i].spec);
     }
-    static void scaleBy(Tensor& t, float factor)
-    {
-        float* p = t.data();
-        for (int64_t i = 0; i < t.numel(); ++i)
-            p[i] *= factor;
-    }
     // FP16: whether every summed parameter gradient is finite; if so, the sums, the last pass's gradients and the
     // input gradient divided by m_phaseScale (GradScaler's unscale_).
     bool unscaleGradients()
@@ -423,9 +418,9 @@ private:
             if (st.summed)
                 for (Tensor* t : { st.sumWeight.get(), st.sumBias.get(), st.gradWeight.get(), st.gradBias.get() })
                     if (t)
-                        scaleBy(*t, inverse);
+                        scaleInPlace(*t, inverse);
         if (m_inputHas)
-            scaleBy(m_inputGrad, inverse);
+            scaleInPlace(m_inputGrad, inverse);
         return true;
     }
     static std::string scaleText(double scale)

@@ -134,8 +134,9 @@ namespace cpu_training {
         // Mixed precision: a product reads its output gradient and weight rounded (the forward's), writes its input
         // gradients rounded.
         const bool rounded = roundsProducts(k);
-        const Tensor roundedGy = rounded ? roundedCopy(m_grads[k], m_math) : Tensor();
-        const Tensor& gy = rounded ? roundedGy : m_grads[k];
+        if (rounded)
+            st.productGrad = roundedCopy(m_grads[k], m_math); // backwardWeights reads it too
+        const Tensor& gy = rounded ? st.productGrad : m_grads[k];
         const auto weight = [&]() -> const Tensor& { return rounded ? st.productWeight : *st.weight; };
         const std::vector<int>& sources = m_shapes.layers[k].sources;
         const bool fast = m_fast;
@@ -264,9 +265,8 @@ namespace cpu_training {
         const Padding3d& pad3 = m_shapes.layers[k].resolvedPadding3d;
         // Mixed precision: a product's weight gradient from its input and output gradient rounded, itself in FP32.
         const bool rounded = roundsProducts(k);
-        const Tensor roundedGy = rounded ? roundedCopy(m_grads[k], m_math) : Tensor();
         const Tensor roundedX = rounded ? roundedCopy(input, m_math) : Tensor();
-        const Tensor& gy = rounded ? roundedGy : m_grads[k];
+        const Tensor& gy = rounded ? st.productGrad : m_grads[k]; // backwardData's, of this pass
         const Tensor& x = rounded ? roundedX : input;
         if (owned(k))
             m_ops->backwardWeights(k, x, gy, params(k));
@@ -294,6 +294,7 @@ namespace cpu_training {
                 gy, x, normPlan(layer.spec, x.shape()), st.gradWeight.get(), st.gradBias.get(), m_fast);
         else
             throw Error(layerLabel(m_net, k) + ": parameters without a weight gradient");
+        st.productGrad = Tensor(); // its memory back until the next pass
     }
 
 } // namespace cpu_training

@@ -28,4 +28,13 @@ Tensor roundedCopy(const Tensor& t, MathMode math)
     return r;
 }
 
+void scaleInPlace(Tensor& t, float factor)
+{
+    float* p = t.data();
+    const int64_t n = t.numel();
+#pragma omp parallel for schedule(static) if (n >= kParallelFrom)
+    for (int64_t i = 0; i < n; ++i)
+        p[i] *= factor;
+}
+
 } // namespace convscope::cpu_training

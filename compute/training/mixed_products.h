@@ -54,5 +54,7 @@ inline float roundedTo(float v, MathMode math)
 // The tensor's values rounded (roundedTo), in place or into a new tensor; across the CPU's threads when large.
 void roundInPlace(Tensor& t, MathMode math);
 Tensor roundedCopy(const Tensor& t, MathMode math);
+// t times `factor` (FP16's loss scale and its inverse), across the threads when large.
+void scaleInPlace(Tensor& t, float factor);
 
 } // namespace convscope::cpu_training
