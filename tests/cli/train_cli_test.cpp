@@ -128,6 +128,7 @@ TEST_CASE("train's bad input is exit 2 with a message that names what is wrong",
         { f.lenet(target + " --optimizer adam --betas 0.9"), "expected two numbers" },
         { f.lenet(target + " --optimizer adam --betas 0.9,1.5"), "betas must be in [0, 1)" },
         { f.lenet(target + " --report out.html"), "train writes .csv, .json or .md" },
+        { f.lenet(target + " --math fp16 --option loss_scale=abc"), "loss_scale=abc: expected a positive number" },
         // lr 1e30: the first update overflows the weights, so step 2's loss is not finite (warm-up named too).
         { f.lenet(target + " --lr 1e30 --steps 3 --warmup 0"), "step 2" },
     };
