@@ -5,6 +5,7 @@
 
 #include "compute/error.h"
 #include "compute/layer_kinds.h"
+#include "compute/training/mixed_products.h"
 
 #include <algorithm>
 #include <chrono>
@@ -293,13 +294,11 @@ memory::data_type productType(MathMode math) { return math == MathMode::BF16 ? m
 
 std::string trainingMathDescription(MathMode math)
 {
-    if (math == MathMode::BF16)
-        return "bf16 mixed precision, as PyTorch's CPU autocast: the convolutions and linear layers on oneDNN read "
-               "their input, weights and output gradient rounded to bf16, write their output and input gradient "
-               "rounded to bf16 (bf16 products, fp32 sums), and their weight and bias gradients in fp32; every other "
-               "layer, the loss, the parameters and the optimizer stay fp32 ("
-            + isaName() + ")";
-    return math == MathMode::TF32 ? "fp32 (the CPU has no TF32)" : "fp32";
+    using cpu_training::mixedTrainingMath;
+    if (math != MathMode::BF16) // fp16 never reaches a session (no f16 convolution on the CPU in oneDNN 2.6)
+        return mixedTrainingMath(math == MathMode::TF32 ? math : MathMode::FP32, {}, {});
+    return mixedTrainingMath(math, "the convolutions and linear layers on oneDNN", "bf16 products, fp32 sums") + " ("
+        + isaName() + ")";
 }
 
 std::unique_ptr<HostLayerOps> makeTrainingOps(

@@ -316,7 +316,8 @@ public:
             { "backward",
                 m_fast ? "conv / linear: im2col + parallel sgemm; other layers: loops, double sums"
                        : "plain loops, double sums" } };
-        m["math"] = mathDescription();
+        m["math"] = mixedTrainingMath(m_math, "the convolutions and linear layers",
+            std::string("exact products, ") + (m_fast ? "FP32" : "double") + " sums", m_scaled ? m_initialScale : 0);
         if (m_ops) {
             m["backward"] = "the library's primitives where the layer note says so; every other layer cpu."
                 + m_algorithm + "'s code (" + m["backward"] + ") on the same host tensors";
@@ -422,24 +423,6 @@ private:
         if (m_inputHas)
             scaleInPlace(m_inputGrad, inverse);
         return true;
-    }
-    static std::string scaleText(double scale)
-    {
-        return scale == std::floor(scale) && scale < 1e15 ? std::to_string(int64_t(scale)) : std::to_string(scale);
-    }
-    std::string mathDescription() const
-    {
-        if (!mixedProducts(m_math))
-            return m_math == MathMode::TF32 ? "fp32 (the CPU has no TF32)" : "fp32";
-        const std::string mode = mathModeName(m_math);
-        return mode + " mixed precision, as PyTorch's CPU autocast: the convolutions and linear layers read their "
-            + "input, weights and output gradient rounded to " + mode + ", write their output and input gradient "
-            + "rounded to " + mode + " (exact products, " + (m_fast ? "FP32" : "double") + " sums), and their weight "
-            + "and bias gradients in fp32; every other layer, the loss, the parameters and the optimizer stay fp32"
-            + (m_scaled ? "; the loss scaled as torch.amp.GradScaler (" + scaleText(m_initialScale)
-                        + " at first, halved at a step whose gradients overflow, whose update is skipped; doubled "
-                          "after 2000 steps without one)"
-                        : "");
     }
     HostLayerParams params(size_t i)
     {

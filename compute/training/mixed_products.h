@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <variant>
 
 namespace convscope::cpu_training {
@@ -35,7 +36,7 @@ inline bool isProductLayer(const LayerSpec& spec)
 // one), so the loops over a tensor vectorise; the tests hold FP16's to _Float16's over the whole float range.
 inline float roundedTo(float v, MathMode math)
 {
-    if (math != MathMode::FP16 && math != MathMode::BF16)
+    if (!mixedProducts(math))
         return v;
     const uint32_t bits = std::bit_cast<uint32_t>(v);
     const uint32_t magnitude = bits & 0x7FFFFFFFu;
@@ -56,5 +57,11 @@ void roundInPlace(Tensor& t, MathMode math);
 Tensor roundedCopy(const Tensor& t, MathMode math);
 // t times `factor` (FP16's loss scale and its inverse), across the threads when large.
 void scaleInPlace(Tensor& t, float factor);
+
+// The metadata's "math" of a CPU training session (the CPU's own, onednn.auto's): "fp32"; tf32 trains as FP32 and says
+// so; fp16 and bf16 as the mixed precision above, `layers` naming where the products run ("the convolutions and linear
+// layers", "… on oneDNN") and `sums` how ("exact products, double sums"); `lossScale` > 0: FP16's GradScaler, from
+// that scale.
+std::string mixedTrainingMath(MathMode math, const std::string& layers, const std::string& sums, double lossScale = 0);
 
 } // namespace convscope::cpu_training

@@ -38,6 +38,7 @@
 #include "compute/network_json.h"
 #include "compute/reduce.h"
 #include "compute/shape_inference.h"
+#include "compute/training/cpu_backward_ops.h"
 #include "compute/training/training.h"
 #include "tests/backends/backend_cases.h"
 #include "tests/backends/case_selection.h"
@@ -87,11 +88,6 @@ struct StepCase {
 
 // FP16's largest finite value: a gradient beyond it overflows fp16 at any loss scale of 1 or more.
 constexpr double kFp16Max = 65504;
-
-bool allFinite(const Tensor& t)
-{
-    return std::all_of(t.data(), t.data() + t.numel(), [](float v) { return std::isfinite(v); });
-}
 
 TrainingOptions crossStepOptions()
 {
@@ -344,7 +340,7 @@ void stepEveryCase(Backend& backend, const std::string& algorithm, MathMode math
             }
             // The input gradient is no parameter, so GradScaler does not check it; scaled, it can overflow where
             // the parameters' do not (a reciprocal's, on the CPU's fp16): tried again at a lower scale too.
-            const bool inputOverflowed = math == MathMode::FP16 && !allFinite(session->inputGradient());
+            const bool inputOverflowed = math == MathMode::FP16 && !cpu::grad::allFinite(session->inputGradient());
             if ((!step.skipped && !inputOverflowed) || math != MathMode::FP16 || scale < 2)
                 break;
             std::cout << "fp16: " << c.name << " on " << selection << " overflowed at loss scale " << int(scale)

@@ -268,21 +268,5 @@ TEST_CASE(
     SessionOptions o;
     o.math = MathMode::FP16;
     o.extra["loss_scale"] = "1e30";
-    const GanResult r = runDcganReference(d, { "cpu", "im2col_gemm", false }, 0, o);
-    REQUIRE(r.steps.size() == 2);
-    CHECK(r.steps[0].lossScale == 1e30);
-    CHECK(r.steps[1].lossScale == 5e29);
-    for (const GanStep& step : r.steps) {
-        CHECK(step.dSkipped);
-        CHECK(step.gSkipped);
-    }
-    for (const auto& [file, trained] :
-        { std::pair { "generator.json", &r.generator }, { "discriminator.json", &r.discriminator } }) {
-        const Network initial = loadNetwork(d.dir / file);
-        for (size_t i = 0; i < initial.layers.size(); ++i)
-            if (initial.layers[i].weight) {
-                INFO(file << ": " << initial.layers[i].name);
-                CHECK(relL2Flat(*trained->layers[i].weight, *initial.layers[i].weight) == 0.0);
-            }
-    }
+    checkDcganOverflowSkipsEveryStep(d, runDcganReference(d, { "cpu", "im2col_gemm", false }, 0, o));
 }

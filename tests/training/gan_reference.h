@@ -11,10 +11,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
+#include <utility>
 
 namespace convscope::test {
 
@@ -92,6 +95,39 @@ inline double checkDcganResult(const DcganReference& d, const GanResult& r, cons
             }
     CHECK(compared == 13); // every file the reference wrote
     return worst;
+}
+
+// A run of the reference at a loss scale of 1e30 in fp16, no warm-up: 1e30 overflows FP16 at the loss's gradient
+// already, so both networks' updates are skipped at every step, the scale halves once a step (one scaler for both),
+// the losses stay finite and no parameter moves (batch norm's running statistics do: they move in the forward, as in
+// PyTorch).
+inline void checkDcganOverflowSkipsEveryStep(const DcganReference& d, const GanResult& r)
+{
+    REQUIRE(r.steps.size() == 2);
+    CHECK(r.steps[0].lossScale == 1e30);
+    CHECK(r.steps[1].lossScale == 5e29);
+    for (const GanStep& step : r.steps) {
+        CHECK(step.dSkipped);
+        CHECK(step.gSkipped);
+        CHECK(std::isfinite(step.lossD));
+        CHECK(std::isfinite(step.lossG));
+    }
+    CHECK(ganLossScaleLine(r).find("discriminator's at 2 of 2 steps, the generator's at 2") != std::string::npos);
+    for (const auto& [file, trained] :
+        { std::pair { "generator.json", &r.generator }, { "discriminator.json", &r.discriminator } }) {
+        const Network initial = loadNetwork(d.dir / file);
+        REQUIRE(initial.layers.size() == trained->layers.size());
+        for (size_t i = 0; i < initial.layers.size(); ++i)
+            for (const auto& [what, before, after] :
+                { std::tuple { "weight", initial.layers[i].weight, trained->layers[i].weight },
+                    { "bias", initial.layers[i].bias, trained->layers[i].bias } }) {
+                if (!before)
+                    continue;
+                INFO(file << ": " << initial.layers[i].name << "." << what);
+                REQUIRE(after);
+                CHECK(relL2Flat(*after, *before) == 0.0);
+            }
+    }
 }
 
 } // namespace convscope::test
