@@ -39,7 +39,8 @@ void scaleInPlace(Tensor& t, float factor)
         p[i] *= factor;
 }
 
-std::string mixedTrainingMath(MathMode math, const std::string& layers, const std::string& sums, double lossScale)
+std::string mixedTrainingMath(
+    MathMode math, const std::string& layers, const std::string& sums, double lossScale, const std::string& model)
 {
     if (!mixedProducts(math))
         return math == MathMode::TF32 ? "fp32 (the CPU has no TF32)" : "fp32";
@@ -47,7 +48,7 @@ std::string mixedTrainingMath(MathMode math, const std::string& layers, const st
     const auto scaleText = [](double scale) {
         return scale == std::floor(scale) && scale < 1e15 ? std::to_string(int64_t(scale)) : std::to_string(scale);
     };
-    return mode + " mixed precision, as PyTorch's CPU autocast: " + layers
+    return mode + " mixed precision, " + model + ": " + layers
         + " read their input, weights and output gradient rounded to " + mode
         + ", write their output and input gradient rounded to " + mode + " (" + sums
         + "), and their weight and bias gradients in fp32; every other layer, the loss, the parameters and the "

@@ -61,7 +61,8 @@ void scaleInPlace(Tensor& t, float factor);
 // The metadata's "math" of a CPU training session (the CPU's own, onednn.auto's): "fp32"; tf32 trains as FP32 and says
 // so; fp16 and bf16 as the mixed precision above, `layers` naming where the products run ("the convolutions and linear
 // layers", "… on oneDNN") and `sums` how ("exact products, double sums"); `lossScale` > 0: FP16's GradScaler, from
-// that scale.
-std::string mixedTrainingMath(MathMode math, const std::string& layers, const std::string& sums, double lossScale = 0);
+// that scale; `model` what the semantics are (the GPU's cuda session says they are the CPU's).
+std::string mixedTrainingMath(MathMode math, const std::string& layers, const std::string& sums, double lossScale = 0,
+    const std::string& model = "as PyTorch's CPU autocast");
 
 } // namespace convscope::cpu_training

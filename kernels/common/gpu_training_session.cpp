@@ -36,14 +36,16 @@ void GpuTrainingSessionBase::finishQueuedWork() noexcept
         (void)cudaStreamSynchronize(m_stream->get());
 }
 
-void GpuTrainingSessionBase::requireMath(bool tf32, bool mixed, const std::string& why)
+void GpuTrainingSessionBase::requireMath(bool tf32, HalfMath half, const std::string& why)
 {
     const MathMode m = m_options.math;
-    const bool half = m == MathMode::FP16 || m == MathMode::BF16;
-    if (m != MathMode::FP32 && !(tf32 && m == MathMode::TF32) && !(mixed && half))
+    const bool halfMode = m == MathMode::FP16 || m == MathMode::BF16;
+    if (m != MathMode::FP32 && !(tf32 && m == MathMode::TF32) && !(half != HalfMath::Refused && halfMode))
         throw UnsupportedError(
             m_prefix + ": training in " + mathModeName(m) + " is unsupported on " + m_backend + " (" + why + ")");
-    m_storage = m == MathMode::FP16 ? DType::F16 : m == MathMode::BF16 ? DType::BF16 : DType::F32;
+    const bool storage = halfMode && half == HalfMath::HalfStorage;
+    m_storage = !storage ? DType::F32 : m == MathMode::FP16 ? DType::F16 : DType::BF16;
+    m_roundsProducts = halfMode && half == HalfMath::RoundedProducts;
 }
 
 void GpuTrainingSessionBase::openDevice()

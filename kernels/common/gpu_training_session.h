@@ -25,7 +25,9 @@
 //
 // Each phase of each layer (0 forward, 1 backward-data, 2 backward-weights, 3 update) runs between two CUDA events
 // inside an NVTX range named as the CPU's ("cuda.implicit_gemm · train · L3 conv2d c1 · backward-data"). NCHW tensors
-// on the device, FP32, or under mixed precision (--math fp16 / bf16, the cudnn session) in the storage type m_storage:
+// on the device, FP32, or under mixed precision (--math fp16 / bf16) either as the cuda session takes it (FP32
+// tensors, the products' operands and results rounded by the session: HalfMath::RoundedProducts) or as the cudnn
+// session does, in the storage type m_storage:
 //   activations, their gradients and the input in FP16 / BF16 (but a final softmax or log_softmax writes FP32, as
 //   autocast runs it: m_outputType); parameters, batch norm's statistics and the
 //   optimizer's state FP32; the layers that read a parameter in the storage type (storageParameters: convolutions,
@@ -140,9 +142,21 @@ protected:
     // backend "cuda" or "cudnn" (the NVTX colour and the messages); the prefix is "<backend>.<algorithm>".
     GpuTrainingSessionBase(std::string backend, std::string algorithm, SessionOptions options);
 
+    // How a session takes --math fp16 / bf16.
+    enum class HalfMath {
+        Refused,
+        // The cudnn session: activations and their gradients in the half type, the products' parameters in storage
+        // copies (PyTorch's CUDA autocast; m_storage is the half type).
+        HalfStorage,
+        // The cuda session: FP32 tensors; the convolutions and linear layers read their input, weight and output
+        // gradient rounded to the half type and write their output and input gradient rounded (the CPU's mixed
+        // precision, compute/training/mixed_products.h; roundsProducts()).
+        RoundedProducts,
+    };
     // For the sessions' constructors: throws UnsupportedError for a math mode other than FP32 (or TF32, or FP16 and
-    // BF16 as mixed precision, where the session takes them: `why` says what the other modes lack); sets m_storage.
-    void requireMath(bool tf32, bool mixed, const std::string& why);
+    // BF16 as `half` says, where the session takes them: `why` says what the other modes lack); sets m_storage and
+    // m_roundsProducts.
+    void requireMath(bool tf32, HalfMath half, const std::string& why);
     void openDevice();
     // Waits for queued work (not on a poisoned device): the most derived destructor calls it before any buffer goes.
     void finishQueuedWork() noexcept;
@@ -264,9 +278,11 @@ protected:
 
     const void* in(size_t i, size_t j) const; // layer i's j-th input (the network's input or an earlier output)
     size_t storageBytes(int64_t count) const { return size_t(count) * dtypeBytes(m_storage); }
-    bool mixed() const { return m_storage != DType::F32; }
-    // FP16 scales the loss (m_scaler; its scale is 1 otherwise).
-    bool lossScaled() const { return m_storage == DType::F16; }
+    bool mixed() const { return m_storage != DType::F32; } // half storage (HalfMath::HalfStorage)
+    // HalfMath::RoundedProducts in fp16 or bf16: the session rounds its products' tensors (FP32 storage).
+    bool roundsProducts() const { return m_roundsProducts; }
+    // FP16 scales the loss (m_scaler; its scale is 1 otherwise), whichever way the session takes it.
+    bool lossScaled() const { return m_options.math == MathMode::FP16; }
     double initialLossScale() const; // 65536, or --option loss_scale=S; 1 without loss scaling
     // A device tensor of the storage type (or gradType) as FP32 on the host, multiplied by `factor`.
     Tensor downloadAs(const void* src, DType type, const Shape& shape, float factor) const;
@@ -288,6 +304,7 @@ protected:
     // Layer i's output, output gradient and scratch (views resolved), elements of m_storage.
     std::vector<void*> m_out, m_grad, m_scratch;
     DType m_storage = DType::F32; // the activations' and their gradients' type (mixed precision: F16 or BF16)
+    bool m_roundsProducts = false; // HalfMath::RoundedProducts in fp16 / bf16 (m_storage stays F32)
     // The network's output and its gradient: m_storage, but FP32 under mixed precision when the last layer is on
     // autocast's FP32 list (softmax, log_softmax: autocast runs them on an FP32 copy of their input and the loss reads
     // their FP32 output). That layer then reads a half input and writes FP32 (outputInFp32).

@@ -5,6 +5,7 @@
 #include "kernels/common/training_kernels.cuh"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace convscope::gpu::train {
 
@@ -90,6 +91,24 @@ namespace {
         for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
              i += int64_t(gridDim.x) * blockDim.x)
             dst[i] = fromFloat<D>(toFloat(src[i]) * factor);
+    }
+
+    // Four values a thread per load where the buffers are 16-byte aligned (every device buffer is; a window of one
+    // may not be), then the tail.
+    template <typename H> __global__ void roundThroughKernel(const float* src, float* dst, int64_t count)
+    {
+        const auto round = [](float v) { return toFloat(fromFloat<H>(v)); };
+        const bool aligned = ((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) & 15) == 0;
+        const int64_t quads = aligned ? count / 4 : 0;
+        const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+        const int64_t first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+        for (int64_t i = first; i < quads; i += stride) {
+            float4 v = reinterpret_cast<const float4*>(src)[i];
+            v = make_float4(round(v.x), round(v.y), round(v.z), round(v.w));
+            reinterpret_cast<float4*>(dst)[i] = v;
+        }
+        for (int64_t i = quads * 4 + first; i < count; i += stride)
+            dst[i] = round(src[i]);
     }
 
     template <typename T>
@@ -229,6 +248,16 @@ void convertScaled(
         });
     });
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::convertKernel");
+}
+
+void roundThrough(const float* src, float* dst, int64_t count, DType type, cudaStream_t stream)
+{
+    if (type == DType::F32)
+        throw Error("train::roundThrough: FP32 is not a half type");
+    withStorageType(type, [&](auto h) {
+        roundThroughKernel<decltype(h)><<<blocksFor((count + 3) / 4), kThreads, 0, stream>>>(src, dst, count);
+    });
+    CONVSCOPE_CUDA_CHECK_LAUNCH("train::roundThroughKernel");
 }
 
 void activationBackward(ActivationGrad kind, float param, float param2, const void* x, const void* gy, void* gx,

@@ -55,6 +55,10 @@ void addInto(float* dst, const void* src, DType type, int64_t count, cudaStream_
 // output and gradients down, the loss scale applied or removed).
 void convertScaled(
     const void* src, DType srcType, void* dst, DType dstType, int64_t count, float factor, cudaStream_t stream);
+// dst = src rounded to nearest even in `type` (FP16: ±inf past 65504, its subnormals below 2^-14; BF16: FP32's
+// range) and widened back to FP32; dst may be src. The cuda session's mixed precision (HalfMath::RoundedProducts in
+// gpu_training_session.h): the same values as the CPU's roundedTo (compute/training/mixed_products.h).
+void roundThrough(const float* src, float* dst, int64_t count, DType type, cudaStream_t stream);
 
 // The activations' backward with PyTorch's value at every kink (as the CPU's
 // compute/training/norm_activation_backward.cpp): gx = f'(x) · gy from the forward's input x (sigmoid and tanh

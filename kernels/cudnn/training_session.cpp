@@ -28,7 +28,7 @@ CudnnTrainingSession::CudnnTrainingSession(std::string algorithm, SessionOptions
 {
     if (m_algorithm != "auto" && !m_pinned)
         throw UnsupportedError(m_prefix + ": unknown algorithm");
-    requireMath(true, true, "it trains in fp32, tf32, fp16 and bf16");
+    requireMath(true, HalfMath::HalfStorage, "it trains in fp32, tf32, fp16 and bf16");
     m_workspaceLimit = kDefaultWorkspaceLimit;
     if (const auto it = m_options.extra.find("workspace_limit"); it != m_options.extra.end()) {
         try {

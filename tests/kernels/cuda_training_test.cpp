@@ -22,6 +22,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -375,21 +376,90 @@ TEST_CASE("cuda training: softmax and log_softmax along any axis match cpu.direc
     test::trainSideBySide("cuda", c, test::adamForTests(), "implicit_gemm", 3, kSteps);
 }
 
+// fp16 and bf16 on our kernels are the CPU's mixed precision (cuda_training_session.h): the same rounding points on
+// FP32 tensors, the products exact in FP32 (cuda.implicit_gemm) or TF32 (cuda.tensor_core), so what differs from
+// cpu.direct's fp16 / bf16 is the sums' order (FP32 against double), which moves an output across a rounding
+// boundary of the half type now and then: one ulp (2^-11 in fp16, 2^-8 in bf16) on a few elements. The networks are
+// the [tf32] case's, smoothed (a ReLU's or max pool's flip would move a gradient wholly); fp16 scales the loss from
+// 256 on both sides, where none of them overflows. Then the notes and the metadata say what ran.
+TEST_CASE("cuda training: fp16 and bf16 on cuda.implicit_gemm and cuda.tensor_core match cpu.direct's mixed precision",
+    "[gpu][cuda][train][mixed]")
+{
+    std::ifstream lenetFile(fs::path(CONVSCOPE_EXAMPLES_DIR) / "lenet5.json");
+    const std::string lenetJson((std::istreambuf_iterator<char>(lenetFile)), std::istreambuf_iterator<char>());
+    Network lenet = parseNetwork(smooth(lenetJson, R"("type": "tanh")"), "LeNet-5, smoothed", {});
+    lenet.input.batch = 8;
+    const test::TrainCase cases[] = { test::makeTrainCase(std::move(lenet), 121),
+        test::makeTrainCase(parseNetwork(smooth(kGraph, R"("type": "silu")"), "the cuda mixed graph", {}), 212),
+        test::makeTrainCase(parseNetwork(kGenerator, "the cuda mixed generator", {}), 313, LossKind::MSE) };
+    for (const auto& [math, tolerance] : { std::pair { MathMode::FP16, test::StepTolerance { 2e-4, 2e-3 } },
+             { MathMode::BF16, test::StepTolerance { 1e-3, 1e-2 } } }) {
+        SessionOptions options;
+        options.math = math;
+        options.extra["loss_scale"] = "256"; // read by FP16 only
+        for (const char* algorithm : { "implicit_gemm", "tensor_core" })
+            for (const test::TrainCase& c : cases)
+                test::trainSideBySide("cuda", c, test::adamForTests(), algorithm, 2, tolerance, options, options);
+    }
+
+    auto cuda = test::backendOrSkip("cuda");
+    if (!cuda)
+        return;
+    SessionOptions fp16;
+    fp16.math = MathMode::FP16;
+    auto session = cuda->createTrainingSession("tensor_core", fp16);
+    session->prepare(cases[0].net, cases[0].shapes, {});
+    const auto m = session->metadata();
+    CHECK_THAT(m.at("math"), Catch::StartsWith("fp16 mixed precision") && Catch::Contains("TF32 Tensor Cores"));
+    CHECK_THAT(m.at("math"), Catch::Contains("GradScaler (65536"));
+    CHECK_THAT(m.at("layer 0 c1"), Catch::Contains("rounded to fp16"));
+    CHECK(m.count("storage") == 0); // FP32 tensors: the half-storage note is the cudnn session's
+    CHECK(session->lossScale() == 65536);
+    SessionOptions bf16;
+    bf16.math = MathMode::BF16;
+    auto plain = cuda->createTrainingSession("implicit_gemm", bf16);
+    plain->prepare(cases[0].net, cases[0].shapes, {});
+    CHECK_THAT(plain->metadata().at("math"), Catch::StartsWith("bf16 mixed precision") && !Catch::Contains("TF32"));
+    CHECK(plain->lossScale() == 0); // bf16 runs unscaled
+}
+
+TEST_CASE("cuda training: fp16 skips a step whose scaled gradients overflow and halves the scale, as the CPU",
+    "[gpu][cuda][train][mixed]")
+{
+    auto cuda = test::backendOrSkip("cuda");
+    if (!cuda)
+        return;
+    Network net = parseNetwork(kGraph, "the cuda overflow graph", {});
+    const test::TrainCase c = test::makeTrainCase(std::move(net), 222);
+    SessionOptions options;
+    options.math = MathMode::FP16;
+    options.extra["loss_scale"] = "1e30"; // FP16 overflows at the first rounded gradient
+    auto session = cuda->createTrainingSession("implicit_gemm", options);
+    TrainingOptions to;
+    to.optimizer = test::sgdMomentumForTests();
+    session->prepare(c.net, c.shapes, to);
+    const Network before = session->trainedNetwork();
+    const StepResult first = session->step(c.input, c.target, 1);
+    CHECK(first.skipped);
+    CHECK(first.lossScale == 1e30);
+    CHECK(std::isfinite(first.loss));
+    CHECK(session->step(c.input, c.target, 2).lossScale == 5e29);
+    test::expectSameParameters(session->trainedNetwork(), before, "the overflow graph", "after two skipped steps", 0.0);
+    session->reset(); // a new GradScaler
+    CHECK(session->step(c.input, c.target, 1).lossScale == 1e30);
+}
+
 TEST_CASE("cuda training: refusals name the layer, the kind or the math mode", "[gpu][cuda][train]")
 {
     auto cuda = test::backendOrSkip("cuda");
     if (!cuda)
         return;
-    SessionOptions half;
-    half.math = MathMode::FP16;
-    CHECK_THROWS_AS(cuda->createTrainingSession("implicit_gemm", half), UnsupportedError);
     SessionOptions tf32;
     tf32.math = MathMode::TF32;
-    CHECK_THROWS_WITH(
-        cuda->createTrainingSession("implicit_gemm", tf32), Catch::Contains("tf32") && Catch::Contains("cudnn"));
+    CHECK_THROWS_WITH(cuda->createTrainingSession("implicit_gemm", tf32),
+        Catch::Contains("tf32") && Catch::Contains("cuda.tensor_core"));
     CHECK_THROWS_AS(cuda->createTrainingSession("no_such_algorithm", {}), UnsupportedError);
-    CHECK_THROWS_WITH(cuda->createTrainingSession("tensor_core", {}), Catch::Contains("--math tf32"));
-    CHECK_THROWS_WITH(cuda->createTrainingSession("tensor_core", half), Catch::Contains("fp16"));
+    CHECK_THROWS_WITH(cuda->createTrainingSession("tensor_core", {}), Catch::Contains("--math tf32, fp16 or bf16"));
     test::expectTrainingRefused(*cuda, "implicit_gemm",
         R"({ "format": "convscope-network", "version": 1, "name": "resized",
       "input": { "batch": 2, "channels": 2, "height": 6, "width": 6, "source": "random" },

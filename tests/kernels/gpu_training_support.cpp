@@ -82,7 +82,8 @@ TrainCase makeTrainCase(Network net, uint64_t seed, LossKind loss)
 }
 
 void trainSideBySide(const std::string& backend, const TrainCase& c, const OptimizerSpec& optimizer,
-    const std::string& algorithm, int steps, StepTolerance tolerance, const SessionOptions& session)
+    const std::string& algorithm, int steps, StepTolerance tolerance, const SessionOptions& session,
+    const SessionOptions& reference)
 {
     auto gpuBackend = backendOrSkip(backend);
     if (!gpuBackend)
@@ -91,7 +92,7 @@ void trainSideBySide(const std::string& backend, const TrainCase& c, const Optim
     to.loss = c.loss;
     to.optimizer = optimizer;
     to.inputGradient = true;
-    auto ref = BackendRegistry::instance().find("cpu")->createTrainingSession("direct", {});
+    auto ref = BackendRegistry::instance().find("cpu")->createTrainingSession("direct", reference);
     auto gpu = gpuBackend->createTrainingSession(algorithm, session);
     REQUIRE(ref);
     REQUIRE(gpu);

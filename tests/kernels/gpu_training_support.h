@@ -38,8 +38,10 @@ struct StepTolerance {
 // step's loss, phase times, input gradient and parameter gradients, then the parameters and running statistics, then
 // that reset() repeats the first step's loss.
 // `session` is the GPU session's (its math mode); cpu.direct runs FP32.
+// `reference`: cpu.direct's own options (FP32 by default; the cuda session's fp16 and bf16 are held to cpu.direct's).
 void trainSideBySide(const std::string& backend, const TrainCase& c, const OptimizerSpec& optimizer,
-    const std::string& algorithm, int steps, StepTolerance tolerance, const SessionOptions& session = {});
+    const std::string& algorithm, int steps, StepTolerance tolerance, const SessionOptions& session = {},
+    const SessionOptions& reference = {});
 
 OptimizerSpec sgdMomentumForTests(); // lr 0.05, momentum 0.9, weight decay 1e-3
 OptimizerSpec adamForTests(); // lr 1e-3, weight decay 1e-4

@@ -97,6 +97,39 @@ inline double checkDcganResult(const DcganReference& d, const GanResult& r, cons
     return worst;
 }
 
+// Session options for the reference in a half mode; FP16 reads the loss scale (the GradScaler's initial one).
+inline SessionOptions dcganHalfSession(MathMode math, const char* lossScale)
+{
+    SessionOptions o;
+    o.math = math;
+    o.extra["loss_scale"] = lossScale;
+    return o;
+}
+
+// The reference on `selection` in fp16 (one GradScaler for both optimizers, from 256: the toy pair's gradients stay
+// far below FP16's range there, so no step is skipped and the trajectory is PyTorch's within rounding) and in bf16,
+// one warm-up step: every tensor within 5e-3 and 5e-2 (relative L2) of PyTorch's float64, each step's scale reported
+// and nothing skipped. The worst tensor of each mode is reported (WARN) and returned, fp16's first.
+inline std::pair<double, double> checkDcganHalfModes(const DcganReference& d, const Selection& selection)
+{
+    double worst[2] = { 0, 0 };
+    int m = 0;
+    for (const auto& [math, bound] : { std::pair { MathMode::FP16, 5e-3 }, { MathMode::BF16, 5e-2 } }) {
+        const GanResult r = runDcganReference(d, selection, 1, dcganHalfSession(math, "256"));
+        const std::string who = "the DCGAN pair on " + selection.str() + " in " + mathModeName(math);
+        worst[m] = checkDcganResult(d, r, who, bound);
+        WARN(who << ": the worst parameter or statistic is " << worst[m] << " (relative L2) from PyTorch's float64");
+        CHECK(worst[m] > 0); // the half type did round: FP32 is ~1e-7 from the reference
+        for (const GanStep& step : r.steps) {
+            CHECK(step.lossScale == (math == MathMode::FP16 ? 256.0 : 0.0));
+            CHECK_FALSE(step.dSkipped);
+            CHECK_FALSE(step.gSkipped);
+        }
+        ++m;
+    }
+    return { worst[0], worst[1] };
+}
+
 // A run of the reference at a loss scale of 1e30 in fp16, no warm-up: 1e30 overflows FP16 at the loss's gradient
 // already, so both networks' updates are skipped at every step, the scale halves once a step (one scaler for both),
 // the losses stay finite and no parameter moves (batch norm's running statistics do: they move in the forward, as in

@@ -7,6 +7,7 @@
 #include "compute/linear_geometry.h"
 #include "compute/normalization.h"
 #include "compute/reduce.h"
+#include "compute/training/mixed_products.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/training_kernels.cuh"
 #include "kernels/cuda/activation_kind.h"
@@ -273,6 +274,38 @@ void CudaTrainingSession::planLayer(size_t i)
             }
         },
         m_net.layers[i].spec);
+    if (rounds(i)) {
+        const std::string mode = mathModeName(m_options.math);
+        t.roundedIn = gpu::DeviceBuffer(size_t(s.in.numel()) * sizeof(float), "train: a product's rounded input");
+        t.roundedWeight = gpu::DeviceBuffer(size_t(t.weightCount) * sizeof(float), "train: a product's rounded weight");
+        m_roundedGradCount = std::max(m_roundedGradCount, s.out.numel());
+        t.note += "; input, weight and output gradient rounded to " + mode + ", output and input gradient "
+            + "rounded in place";
+    }
+}
+
+void CudaTrainingSession::afterPlanning()
+{
+    m_roundedGrad.reset();
+    m_roundedGradOf = SIZE_MAX;
+    if (m_roundedGradCount > 0)
+        m_roundedGrad = gpu::DeviceBuffer(
+            size_t(m_roundedGradCount) * sizeof(float), "train: a product's rounded output gradient");
+}
+
+bool CudaTrainingSession::rounds(size_t i) const
+{
+    return roundsProducts() && cpu_training::isProductLayer(m_net.layers[i].spec);
+}
+
+const float* CudaTrainingSession::roundedGradient(size_t k)
+{
+    if (m_roundedGradOf != k) {
+        gpu::train::roundThrough(static_cast<const float*>(m_grad[k]), m_roundedGrad.floats(),
+            m_shapes.layers[k].out.numel(), halfType(), m_stream->get());
+        m_roundedGradOf = k;
+    }
+    return m_roundedGrad.floats();
 }
 
 void CudaTrainingSession::gemmRun(
@@ -289,10 +322,17 @@ void CudaTrainingSession::forward(size_t i)
     CudaTrainLayer& t = m_layers[i];
     const LayerShape& s = m_shapes.layers[i];
     const cudaStream_t st = m_stream->get();
-    const auto* x = static_cast<const float*>(in(i, 0)); // FP32 storage: the session never takes mixed precision
+    const auto* x = static_cast<const float*>(in(i, 0)); // FP32 storage, in every math mode
     auto* y = static_cast<float*>(m_out[i]);
     const float* w = t.weight.floats();
     const float* b = t.bias.get() ? t.bias.floats() : nullptr;
+    const bool rounded = rounds(i); // mixed precision: a product reads its input and weight rounded
+    if (rounded) {
+        gpu::train::roundThrough(x, t.roundedIn.floats(), s.in.numel(), halfType(), st);
+        gpu::train::roundThrough(w, t.roundedWeight.floats(), t.weightCount, halfType(), st);
+        x = t.roundedIn.floats();
+        w = t.roundedWeight.floats();
+    }
     std::visit(
         [&](const auto& l) {
             using T = std::decay_t<decltype(l)>;
@@ -379,6 +419,8 @@ void CudaTrainingSession::forward(size_t i)
             }
         },
         m_net.layers[i].spec);
+    if (rounded) // ... and writes its output rounded
+        gpu::train::roundThrough(y, y, s.out.numel(), halfType(), st);
 }
 
 void CudaTrainingSession::backwardData(size_t k, size_t j, void* gxStorage)
@@ -389,8 +431,10 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, void* gxStorage)
     const cudaStream_t st = m_stream->get();
     const auto* x = static_cast<const float*>(in(k, 0));
     const auto* y = static_cast<const float*>(m_out[k]);
-    const auto* gy = static_cast<const float*>(m_grad[k]);
-    const float* w = t.weight.floats();
+    const bool rounded = rounds(k); // mixed precision: a product reads its output gradient and weight rounded
+    m_roundedGradOf = SIZE_MAX; // rounded afresh: this pass's gradient
+    const float* gy = rounded ? roundedGradient(k) : static_cast<const float*>(m_grad[k]);
+    const float* w = rounded ? t.roundedWeight.floats() : t.weight.floats();
     std::visit(
         [&](const auto& l) {
             using T = std::decay_t<decltype(l)>;
@@ -471,6 +515,8 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, void* gxStorage)
             }
         },
         m_net.layers[k].spec);
+    if (rounded) // ... and writes its input gradient rounded
+        gpu::train::roundThrough(gx, gx, s.ins[j].numel(), halfType(), st);
 }
 
 // The gradients go where gW / gB point: the layer's own buffers, or under data parallel its windows of a bucket.
@@ -479,8 +525,10 @@ void CudaTrainingSession::backwardWeights(size_t k)
     CudaTrainLayer& t = m_layers[k];
     const LayerShape& s = m_shapes.layers[k];
     const cudaStream_t st = m_stream->get();
-    const auto* x = static_cast<const float*>(in(k, 0));
-    const auto* gy = static_cast<const float*>(m_grad[k]);
+    // Mixed precision: a product's weight and bias gradients (FP32) from its input and output gradient rounded.
+    const bool rounded = rounds(k);
+    const auto* x = rounded ? t.roundedIn.floats() : static_cast<const float*>(in(k, 0));
+    const float* gy = rounded ? roundedGradient(k) : static_cast<const float*>(m_grad[k]);
     float* ws = m_workspace.get() ? m_workspace.floats() : nullptr;
     const LayerSpec& spec = m_net.layers[k].spec;
     if (std::holds_alternative<Conv2d>(spec) || std::holds_alternative<Linear>(spec))
@@ -495,6 +543,7 @@ void CudaTrainingSession::backwardWeights(size_t k)
     if (t.trainBias) // Σ of the output's gradient over the batch and the positions, per output channel
         train::channelSums(
             gy, nullptr, s.out.n, s.out.c, s.out.h * s.out.w, static_cast<float*>(t.gB), m_workspace.get(), m_sms, st);
+    m_roundedGradOf = SIZE_MAX; // the next pass's output gradient is another
 }
 
 void CudaTrainingSession::batchNormBackward(size_t k, void* gxStorage)

@@ -4,6 +4,7 @@
 #include "kernels/cuda/cuda_options.h"
 
 #include "compute/error.h"
+#include "compute/training/mixed_products.h"
 #include "kernels/common/cuda_check.h"
 #include "kernels/common/device_info.h"
 
@@ -16,17 +17,19 @@ CudaTrainingSession::CudaTrainingSession(std::string algorithm, SessionOptions o
         && m_algorithm != "fft" && m_algorithm != "tensor_core")
         throw UnsupportedError(
             m_prefix + ": unknown algorithm (direct, tiled, implicit_gemm, winograd, fft, tensor_core)");
+    // cuda.tensor_core multiplies on TF32 Tensor Cores: in tf32, or in fp16 / bf16 on operands rounded to the half
+    // type, whose products TF32 then holds exactly (11 and 8 significant bits, FP32's exponent range).
     m_tf32 = m_algorithm == "tensor_core";
     if (m_tf32) {
-        requireMath(true, false,
-            "our Tensor Core training kernels are TF32 on FP32 tensors: train fp16 and bf16 on cudnn for now");
-        if (m_options.math != MathMode::TF32)
+        requireMath(true, HalfMath::RoundedProducts,
+            "our Tensor Core training kernels multiply in TF32: train --math tf32, fp16 or bf16 here, fp32 on "
+            "cuda.implicit_gemm");
+        if (m_options.math == MathMode::FP32)
             throw UnsupportedError(m_prefix
-                + ": training on Tensor Cores needs --math tf32 (fp32 trains on cuda.implicit_gemm, fp16 and bf16 on "
-                  "cudnn)");
+                + ": training on Tensor Cores needs --math tf32, fp16 or bf16 (fp32 trains on cuda.implicit_gemm)");
     } else {
-        requireMath(false, false,
-            "these training kernels are FP32 FFMA: train --math tf32 on cuda.tensor_core, fp16 and bf16 on cudnn");
+        requireMath(false, HalfMath::RoundedProducts,
+            "these training kernels are FP32 FFMA: train --math tf32 on cuda.tensor_core");
     }
     m_winogradTile = m_algorithm == "winograd" ? winogradTileOf(m_options) : 0; // a bad winograd_tile fails here
     openDevice();
@@ -58,11 +61,18 @@ std::string CudaTrainingSession::workspaceWhat() const
 
 void CudaTrainingSession::extraMetadata(std::map<std::string, std::string>& m) const
 {
-    m["math"] = m_tf32
-        ? "tf32 (our kernels: the convolutions' forward, backward-data and backward-weights on TF32 "
-          "Tensor Cores, mma.sync m16n8k8, FP32 sums, where the pipelined implicit GEMM takes the layer; "
-          "linear, batch norm, activations, the loss and the update in FP32)"
-        : "fp32 (our kernels; no cuDNN, no cuBLAS, no TF32)";
+    if (roundsProducts())
+        m["math"] = cpu_training::mixedTrainingMath(m_options.math, "the convolutions and linear layers",
+            m_tf32 ? "exact products on TF32 Tensor Cores where the pipelined implicit GEMM takes the layer, FMA "
+                     "elsewhere; FP32 sums"
+                   : "exact products, FP32 sums",
+            lossScaled() ? initialLossScale() : 0, "as the CPU's (PyTorch's CPU autocast lists), on our kernels");
+    else
+        m["math"] = m_tf32
+            ? "tf32 (our kernels: the convolutions' forward, backward-data and backward-weights on TF32 "
+              "Tensor Cores, mma.sync m16n8k8, FP32 sums, where the pipelined implicit GEMM takes the layer; "
+              "linear, batch norm, activations, the loss and the update in FP32)"
+            : "fp32 (our kernels; no cuDNN, no cuBLAS, no TF32)";
     m["workspace"] = gpu::mib(m_workspaceBytes)
         + " (the weight gradients' split-K partial sums; batch norm's and the bias and gate gradients' per-channel "
           "partial sums)";

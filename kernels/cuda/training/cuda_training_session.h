@@ -1,8 +1,9 @@
 // The cuda backend's TrainingSession (issue 33): the training step on our own kernels — no cuDNN, no cuBLAS. The
 // flow (prepare, step, the phased step the DCGAN loop drives, the timing, the flags, reset) is the one both GPU
 // sessions share (kernels/common/gpu_training_session.h, gpu::GpuTrainingSession); this class supplies what runs per
-// layer kind. NVTX ranges "cuda.implicit_gemm · train · L3 conv2d c1 · backward-data". FP32 math only (Winograd's
-// transforms under cuda.winograd are FP32 too, with its own rounding); the tensors NCHW FP32 on the device.
+// layer kind. NVTX ranges "cuda.implicit_gemm · train · L3 conv2d c1 · backward-data". FP32 math (Winograd's
+// transforms under cuda.winograd are FP32 too, with its own rounding; TF32 and the half types: "Math" below); the
+// tensors NCHW FP32 on the device.
 //
 // What each kind runs (cuda_training_layers.cpp; the forward kernels are the inference path's, kernels/cuda/):
 //   conv2d            forward conv2dDirect (cuda.direct) or the implicit GEMM (every other algorithm, the launcher's
@@ -32,10 +33,16 @@
 //                     mulTensors and the gate's per-plane sums; channel_shuffle's backward is the inverse shuffle
 //                     (groups C/g); dropout the CPU's mask exactly (drawn on the host), y = x·mask, gx = gy·mask.
 //   flatten, identity views (the output is the input's buffer).
-// Math: FP32 on every algorithm but cuda.tensor_core, which takes --math tf32 only: the same kernels, the convolutions'
+// Math: FP32 on every algorithm but cuda.tensor_core, which takes --math tf32: the same kernels, the convolutions'
 // pipelined implicit GEMM tiles (forward, the backward-data's phases) and the weight gradient's cp.async tiles
 // multiplying on TF32 Tensor Cores (kernels/cuda/tf32_mma.cuh); linear and the layers the pipelined tiles do not take
-// stay FP32. FP16 and BF16 are refused (their storage needs every kind's kernels in half precision).
+// stay FP32. FP16 and BF16 (every algorithm) are the CPU's mixed precision (compute/training/mixed_products.h), on FP32
+// tensors: a convolution's or linear layer's forward reads its input and weight rounded to the half type (copies kept
+// for its backward) and rounds its output in place; its backward reads the output gradient rounded (one copy for both
+// phases) and rounds the input gradient in place; the weight and bias gradients, every other layer, the loss and the
+// update stay FP32; fp16 scales the loss as GradScaler (the base's step). The kernels are the FP32 ones: their
+// products of rounded operands are exact in FP32, and in TF32 on cuda.tensor_core, so the sums are what differ from
+// the CPU's. (The half-storage kernels of inference take channels-last tensors; the backward has none yet.)
 // Refused in prepare with the layer and kind named: resize, the volume kinds, a fused activation, tensors of more than
 // 2^31 elements.
 #pragma once
@@ -46,6 +53,7 @@
 #include "kernels/cuda/conv2d.cuh"
 #include "kernels/cuda/transposed_phase_gemm.cuh"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -73,6 +81,9 @@ struct CudaTrainLayer : gpu::TrainLayerState {
     TransposedPhaseGemm phases;
     bool phaseGemm = false;
     gpu::DeviceBuffer phaseWeights, phaseScratch, phaseTemp;
+    // Mixed precision on a convolution or linear layer: its input and weight rounded by the forward, which the
+    // backward reads too (the update comes after both).
+    gpu::DeviceBuffer roundedIn, roundedWeight;
 };
 
 class CudaTrainingSession final : public gpu::GpuTrainingSession<CudaTrainLayer> {
@@ -92,6 +103,14 @@ private:
     void backwardData(size_t k, size_t j, void* gxStorage) override;
     void backwardWeights(size_t k) override;
     void batchNormBackward(size_t k, void* gxStorage) override;
+    void afterPlanning() override; // the rounded output gradients' buffer (mixed precision)
+
+    // Mixed precision: does layer i round its tensors (a convolution or linear layer, in fp16 / bf16)?
+    bool rounds(size_t i) const;
+    DType halfType() const { return m_options.math == MathMode::FP16 ? DType::F16 : DType::BF16; }
+    // Layer k's output gradient rounded into m_roundedGrad, once for its two backward phases: backward-data rounds it,
+    // backward-weights reads that (or rounds it itself when no data gradient ran) and then lets it go.
+    const float* roundedGradient(size_t k);
 
     bool gemmFamily() const { return m_algorithm != "direct"; }
     // conv2dImplicitGemm of g, first remaking the pipelined tiles' transposed weights from w when it runs them.
@@ -104,6 +123,11 @@ private:
     // cuda.winograd: the Winograd tile (--option winograd_tile, 4 by default) for the 3×3 stride-1 convolutions of
     // the forward and the backward-data, read once at construction; 0 on every other algorithm.
     int m_winogradTile = 0;
+    // Mixed precision: the rounded output gradient of the layer m_roundedGradOf (SIZE_MAX: none), sized for the
+    // largest product layer's output (one layer's two backward phases use it at a time).
+    gpu::DeviceBuffer m_roundedGrad;
+    size_t m_roundedGradOf = SIZE_MAX;
+    int64_t m_roundedGradCount = 0;
 };
 
 } // namespace convscope::cuda
