@@ -132,7 +132,8 @@ Command addGanCommand(CLI::App& app)
            "has them: cudnn, and our kernels as cuda.tensor_core; FP32 elsewhere in the step, as PyTorch's "
            "allow_tf32); fp16 / bf16 (mixed precision on cudnn, as PyTorch's autocast; fp16 with one GradScaler "
            "across both optimizers, --option loss_scale=S its initial scale); bf16 also on onednn.auto where the CPU "
-           "computes bf16, fp16 and bf16 on cpu.direct and cpu.im2col_gemm as PyTorch's CPU autocast)")
+           "computes bf16, fp16 and bf16 on cpu.direct, cpu.im2col_gemm and every cuda algorithm as PyTorch's CPU "
+           "autocast)")
         ->capture_default_str();
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE");
     cmd->add_flag("--sync-each-pass", a->syncEachPass,

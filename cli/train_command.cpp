@@ -190,9 +190,9 @@ Command addTrainCommand(CLI::App& app)
            "has them: cudnn, and our kernels as cuda.tensor_core; FP32 elsewhere in the step, as PyTorch's "
            "allow_tf32); fp16 or bf16 (mixed precision on cudnn, as PyTorch's autocast: half activations, a final "
            "softmax in FP32, FP32 parameters; fp16 with GradScaler's loss scaling); bf16 also on onednn.auto where "
-           "the CPU computes bf16, and fp16 and bf16 on cpu.direct and cpu.im2col_gemm, as PyTorch's CPU autocast "
-           "(the convolutions' and linear layers' tensors rounded, the rest FP32; fp16 with GradScaler's loss "
-           "scaling); tf32 on the CPU trains FP32")
+           "the CPU computes bf16, and fp16 and bf16 on cpu.direct, cpu.im2col_gemm and every cuda algorithm, as "
+           "PyTorch's CPU autocast (the convolutions' and linear layers' tensors rounded, the rest FP32; fp16 with "
+           "GradScaler's loss scaling); tf32 on the CPU trains FP32")
         ->capture_default_str();
     cmd->add_option("--option", a->backendOptions, "backend option KEY=VALUE (e.g. clock=cpu)");
     addDistributedOptions(cmd, a->ranks);

@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <tuple>
 #include <utility>
 
 using namespace convscope;
@@ -379,9 +380,12 @@ TEST_CASE("cuda training: softmax and log_softmax along any axis match cpu.direc
 // fp16 and bf16 on our kernels are the CPU's mixed precision (cuda_training_session.h): the same rounding points on
 // FP32 tensors, the products exact in FP32 (cuda.implicit_gemm) or TF32 (cuda.tensor_core), so what differs from
 // cpu.direct's fp16 / bf16 is the sums' order (FP32 against double), which moves an output across a rounding
-// boundary of the half type now and then: one ulp (2^-11 in fp16, 2^-8 in bf16) on a few elements. The networks are
-// the [tf32] case's, smoothed (a ReLU's or max pool's flip would move a gradient wholly); fp16 scales the loss from
-// 256 on both sides, where none of them overflows. Then the notes and the metadata say what ran.
+// boundary of the half type now and then. The networks are the [tf32] case's, smoothed (a ReLU's or max pool's flip
+// would move a gradient wholly); fp16 scales the loss from 256 on both sides, where none of them overflows. The
+// bounds are the CPU's own spread: on this LeNet-5 (batch 8, seed 121) cpu.im2col_gemm's first-step gradients in fp16
+// are 1.7e-4 to 6.9e-4 (relative L2) from cpu.direct's, their losses 1.4e-6 apart, while in bf16 they are equal (and
+// 1e-7 apart in FP32); ours measured 2.0e-4 to 7.5e-4 in fp16 on both algorithms, and in bf16 under 1e-3 at the first
+// step and 1.0e-2 at the second (H200, session 33). Then the notes and the metadata say what ran.
 TEST_CASE("cuda training: fp16 and bf16 on cuda.implicit_gemm and cuda.tensor_core match cpu.direct's mixed precision",
     "[gpu][cuda][train][mixed]")
 {
@@ -392,8 +396,8 @@ TEST_CASE("cuda training: fp16 and bf16 on cuda.implicit_gemm and cuda.tensor_co
     const test::TrainCase cases[] = { test::makeTrainCase(std::move(lenet), 121),
         test::makeTrainCase(parseNetwork(smooth(kGraph, R"("type": "silu")"), "the cuda mixed graph", {}), 212),
         test::makeTrainCase(parseNetwork(kGenerator, "the cuda mixed generator", {}), 313, LossKind::MSE) };
-    for (const auto& [math, tolerance] : { std::pair { MathMode::FP16, test::StepTolerance { 2e-4, 2e-3 } },
-             { MathMode::BF16, test::StepTolerance { 1e-3, 1e-2 } } }) {
+    for (const auto& [math, tolerance] : { std::pair { MathMode::FP16, test::StepTolerance { 2e-3, 1e-2 } },
+             { MathMode::BF16, test::StepTolerance { 2e-3, 3e-2 } } }) {
         SessionOptions options;
         options.math = math;
         options.extra["loss_scale"] = "256"; // read by FP16 only
@@ -444,7 +448,16 @@ TEST_CASE("cuda training: fp16 skips a step whose scaled gradients overflow and 
     CHECK(first.lossScale == 1e30);
     CHECK(std::isfinite(first.loss));
     CHECK(session->step(c.input, c.target, 2).lossScale == 5e29);
-    test::expectSameParameters(session->trainedNetwork(), before, "the overflow graph", "after two skipped steps", 0.0);
+    // No weight or bias moved (batch norm's running statistics do: they move in the forward, as in PyTorch).
+    const Network after = session->trainedNetwork();
+    for (size_t i = 0; i < before.layers.size(); ++i)
+        for (const auto& [what, was, now] : { std::tuple { "weight", before.layers[i].weight, after.layers[i].weight },
+                 { "bias", before.layers[i].bias, after.layers[i].bias } })
+            if (was) {
+                INFO(before.layers[i].name << "." << what);
+                REQUIRE(now);
+                CHECK(test::trainRelDiff(*now, *was) == 0.0);
+            }
     session->reset(); // a new GradScaler
     CHECK(session->step(c.input, c.target, 1).lossScale == 1e30);
 }
