@@ -320,16 +320,21 @@ TEST_CASE("data parallel: the DCGAN loop on 2 GPUs gives 1 GPU's weights on the 
     }
 }
 
-TEST_CASE("our kernels in data parallel: 2 GPUs give 1 GPU's weights (cuda.implicit_gemm fp32, cuda.tensor_core tf32)",
+TEST_CASE("our kernels in data parallel: 2 GPUs give 1 GPU's weights (cuda.implicit_gemm fp32 and bf16, "
+          "cuda.tensor_core tf32 and fp16)",
     "[gpu][cuda][train][ddp]")
 {
     if (!twoGpusOrSkip())
         return;
     // LeNet-5, SGD with momentum: FP32 as cudnn's bound. TF32's products round the same way on the whole batch and on
     // halves; only the FP32 sums' grouping differs (the weight gradient's reduction runs over 10 images or 5), so the
-    // bound is FP32's too, with room for the tiles' split-K choice changing with the batch.
+    // bound is FP32's too, with room for the tiles' split-K choice changing with the batch. In fp16 and bf16 (the
+    // products' tensors rounded) that grouping moves a rounded output by one step of the half type now and then: the
+    // cudnn session's mixed-precision bounds (1e-2 and 1.5e-1), fp16 at a loss scale where no step overflows.
     for (const auto& [selection, flags, tolerance] :
-        { std::tuple { "cuda.implicit_gemm", "", 1e-4 }, std::tuple { "cuda.tensor_core", "--math tf32", 1e-3 } }) {
+        { std::tuple { "cuda.implicit_gemm", "", 1e-4 }, std::tuple { "cuda.tensor_core", "--math tf32", 1e-3 },
+            std::tuple { "cuda.tensor_core", "--math fp16 --option loss_scale=1024", 1e-2 },
+            std::tuple { "cuda.implicit_gemm", "--math bf16", 1.5e-1 } }) {
         INFO(selection << " " << flags);
         test::TempDir tmp;
         const double worst = oneAgainstTwo(
