@@ -40,5 +40,6 @@ TEST_CASE("cuda training: the DCGAN loop in fp16 (one GradScaler for both optimi
     for (const char* algorithm : { "implicit_gemm", "tensor_core" })
         test::checkDcganHalfModes(d, { "cuda", algorithm, false });
     test::checkDcganOverflowSkipsEveryStep(d,
-        test::runDcganReference(d, { "cuda", "implicit_gemm", false }, 0, test::dcganHalfSession(MathMode::FP16, "1e30")));
+        test::runDcganReference(
+            d, { "cuda", "implicit_gemm", false }, 0, test::dcganHalfSession(MathMode::FP16, "1e30")));
 }
