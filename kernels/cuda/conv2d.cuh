@@ -44,7 +44,9 @@ struct ConvGeometry {
     int igemmPipe = 0;
     // 1: the implicit GEMM's pipelined tiles multiply on TF32 Tensor Cores (tf32_mma.cuh; cuda.tensor_core's training
     // step under --math tf32), and take every layer they can (pointwise ones too); 0: FP32 FFMA. Layers the pipelined
-    // tiles cannot take run FP32 either way.
+    // tiles cannot take run FP32 either way. 2 / 3: as 1, but the operands are exact in FP16 / BF16 (cuda.tensor_core's
+    // training step under --math fp16 / bf16, whose products read rounded tensors), so the pipelined tiles multiply in
+    // that type on m16n8k16 (half_mma.cuh; the same exact products) and everything else takes the TF32 path.
     int tf32 = 0;
 };
 

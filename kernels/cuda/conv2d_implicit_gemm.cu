@@ -425,9 +425,10 @@ std::string conv2dImplicitGemmVariant(const ConvGeometry& g, int smCount)
 {
     const bool vecA = ((g.c / g.groups) * g.r * g.s) % 4 == 0;
     const Plan plan = planOf(g, smCount);
-    const std::string pipeDetail
-        = std::string(g.tf32 && pipelined(plan.variant) ? ", TF32 mma.sync m16n8k8 (operands rounded to nearest)"
-                                                        : ", 8x8 per thread")
+    const std::string pipeDetail = std::string(!g.tf32 || !pipelined(plan.variant) ? ", 8x8 per thread"
+                                           : g.tf32 == 1 ? ", TF32 mma.sync m16n8k8 (operands rounded to nearest)"
+                                                         : std::string(", ") + (g.tf32 == 2 ? "FP16" : "BF16")
+                                               + " mma.sync m16n8k16 (operands exact in that type, FP32 sums)")
         + ", 16-deep steps in a 3-stage cp.async pipeline, weights transposed at prepare";
     const std::string split = plan.splits > 1 ? ", split-K " + std::to_string(plan.splits) + " ("
             + std::to_string(blocksFor(g, plan.variant == Variant::PipeBig ? 128 : 64, 128)) + " tiles on "

@@ -14,15 +14,19 @@
 // 8 channels, per 16 outputs, each lane's four values side by side (tf32::packedA) — and rounded to TF32 there, so a
 // stage's A is two contiguous runs copied 16 bytes at a time and a lane reads its fragment in one 16-byte load; the
 // gathered input goes into a swizzled panel and is rounded as its fragments are read. The epilogue stores the
-// fragments (storeFragments below) with the same bias, skip and activation, or raw into split-K's slice.
+// fragments (storeFragments below) with the same bias, skip and activation, or raw into split-K's slice. FP16 / BF16
+// (ConvGeometry::tf32 = 2 / 3: the training session's fp16 / bf16, operands exact in that type): the same layout, each
+// stage's two slices paired into one mma.sync m16n8k16 in that type (half_mma.cuh).
 #include "kernels/cuda/conv2d_implicit_gemm_pipe.cuh"
 
 #include "kernels/common/cuda_check.h"
 #include "kernels/cuda/conv2d_implicit_gemm_split.cuh"
 #include "kernels/cuda/conv2d_implicit_gemm_tile.cuh"
+#include "kernels/cuda/half_mma.cuh"
 #include "kernels/cuda/tf32_mma.cuh"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace convscope::cuda::igemm {
 
@@ -128,11 +132,14 @@ namespace {
     // slice z of `partial`. A template flag, so the unsplit kernel's code (and register count) is exactly what it was.
     // One group, because a group index kept as blockIdx.z % groups next to the part's stays live through the loop and
     // spilled (32 bytes); grouped layers' reductions are short anyway.
-    template <int BM, int BN, int TM, int TN, bool Split, bool Tf32>
+    // Mma: 0 FP32 FFMA; 1 TF32 mma.sync m16n8k8 (the Tensor Core layout: packed A, swizzled B, fragments); 2 and 3
+    // the same layout multiplied in FP16 or BF16 on m16n8k16 (half_mma.cuh: operands exact in that type).
+    template <int BM, int BN, int TM, int TN, bool Split, int Mma>
     __global__ void __launch_bounds__((BM / TM) * (BN / TN), 65536 / ((BM / TM) * (BN / TN) * 128))
         conv2dIgemmPipeKernel(ConvGeometry g, const float* __restrict__ x, const float* __restrict__ wt,
             const float* __restrict__ bias, float* __restrict__ y, int stepsPerPart, float* __restrict__ partial)
     {
+        constexpr bool Tf32 = Mma != 0; // the Tensor Core layout, whichever type multiplies
         constexpr int BK = kPipeBK, STAGES = kPipeStages;
         constexpr int T = (BM / TM) * (BN / TN);
         static_assert(T % BN == 0, "each thread gathers one column of B");
@@ -261,7 +268,16 @@ namespace {
             cpAsyncCommit();
             const float* aS = &As[readStage][0][0];
             const float* bS = &Bs[readStage][0][0];
-            if constexpr (Tf32) {
+            if constexpr (Mma >= 2) { // both 8-deep slices in one m16n8k16 a tile
+                using H = std::conditional_t<Mma == 2, __half, __nv_bfloat16>;
+                static_assert(BK == 16, "a stage is one m16n8k16 step");
+                const int tile0 = Warps::m0(warp) / 16;
+                halfmma::warpStage<H, MT, NT>(
+                    [&](int mi, int slice, uint32_t(&af)[4]) {
+                        tf32::packedA(aS + slice * 8 * BM, tile0 + mi, lane, af);
+                    },
+                    bS, bS + 8 * BN, BN, Warps::n0(warp), lane, frag);
+            } else if constexpr (Tf32) {
 #pragma unroll
                 for (int kk = 0; kk < BK; kk += 8) { // A packed (and rounded) when the weights were transposed
                     const float* a = aS + kk * BM;
@@ -297,23 +313,30 @@ namespace {
             static_cast<unsigned>((g.k / g.groups + BM - 1) / BM), static_cast<unsigned>(g.groups * splits));
         const auto* wt = static_cast<const float*>(scratch);
         constexpr int threads = (BM / TM) * (BN / TN);
+        // The kernel of g's multiply (ConvGeometry::tf32: 0 FFMA, 1 TF32, 2 FP16, 3 BF16) and split flag.
+        const auto launch = [&](auto split, const float* b, float* out, int perPart, float* parts) {
+            constexpr bool S = decltype(split)::value;
+            switch (g.tf32) {
+            case 0:
+                conv2dIgemmPipeKernel<BM, BN, TM, TN, S, 0><<<grid, threads, 0, st>>>(g, x, wt, b, out, perPart, parts);
+                break;
+            case 2:
+                conv2dIgemmPipeKernel<BM, BN, TM, TN, S, 2><<<grid, threads, 0, st>>>(g, x, wt, b, out, perPart, parts);
+                break;
+            case 3:
+                conv2dIgemmPipeKernel<BM, BN, TM, TN, S, 3><<<grid, threads, 0, st>>>(g, x, wt, b, out, perPart, parts);
+                break;
+            default:
+                conv2dIgemmPipeKernel<BM, BN, TM, TN, S, 1><<<grid, threads, 0, st>>>(g, x, wt, b, out, perPart, parts);
+            }
+        };
         if (splits <= 1) {
-            if (g.tf32)
-                conv2dIgemmPipeKernel<BM, BN, TM, TN, false, true>
-                    <<<grid, threads, 0, st>>>(g, x, wt, bias, y, 0, nullptr);
-            else
-                conv2dIgemmPipeKernel<BM, BN, TM, TN, false, false>
-                    <<<grid, threads, 0, st>>>(g, x, wt, bias, y, 0, nullptr);
+            launch(std::false_type {}, bias, y, 0, nullptr);
             return;
         }
         auto* partial = reinterpret_cast<float*>(static_cast<char*>(scratch) + workspaceOffset(g));
         const int perPart = igemm::stepsPerSplit(pipeSteps(g), splits);
-        if (g.tf32)
-            conv2dIgemmPipeKernel<BM, BN, TM, TN, true, true>
-                <<<grid, threads, 0, st>>>(g, x, wt, nullptr, nullptr, perPart, partial);
-        else
-            conv2dIgemmPipeKernel<BM, BN, TM, TN, true, false>
-                <<<grid, threads, 0, st>>>(g, x, wt, nullptr, nullptr, perPart, partial);
+        launch(std::true_type {}, nullptr, nullptr, perPart, partial);
         CONVSCOPE_CUDA_CHECK_LAUNCH("conv2d implicit GEMM split-K parts");
         igemm::splitKReduce(g, splits, partial, bias, y, st);
     }

@@ -379,7 +379,8 @@ TEST_CASE("cuda training: softmax and log_softmax along any axis match cpu.direc
 
 // fp16 and bf16 on our kernels are the CPU's mixed precision (cuda_training_session.h): the same rounding points on
 // FP32 tensors, the products exact in FP32 (cuda.implicit_gemm) or TF32 (cuda.tensor_core), so what differs from
-// cpu.direct's fp16 / bf16 is the sums' order (FP32 against double), which moves an output across a rounding
+// cpu.direct's fp16 / bf16 is the sums' order (FP32 against double; cuda.tensor_core's pipelined tiles multiply the
+// rounded operands in that type on m16n8k16, half_mma.cuh), which moves an output across a rounding
 // boundary of the half type now and then. The networks are the [tf32] case's, smoothed (a ReLU's or max pool's flip
 // would move a gradient wholly); fp16 scales the loss from 256 on both sides, where none of them overflows. The
 // bounds are the CPU's own spread: on this LeNet-5 (batch 8, seed 121) cpu.im2col_gemm's first-step gradients in fp16
@@ -395,7 +396,8 @@ TEST_CASE("cuda training: fp16 and bf16 on cuda.implicit_gemm and cuda.tensor_co
     lenet.input.batch = 8;
     const test::TrainCase cases[] = { test::makeTrainCase(std::move(lenet), 121),
         test::makeTrainCase(parseNetwork(smooth(kGraph, R"("type": "silu")"), "the cuda mixed graph", {}), 212),
-        test::makeTrainCase(parseNetwork(kGenerator, "the cuda mixed generator", {}), 313, LossKind::MSE) };
+        test::makeTrainCase(parseNetwork(kGenerator, "the cuda mixed generator", {}), 313, LossKind::MSE),
+        test::makeTrainCase(parseNetwork(smooth(kWgradTiles, R"("type": "silu")"), "the mixed tilings", {}), 607) };
     for (const auto& [math, tolerance] : { std::pair { MathMode::FP16, test::StepTolerance { 2e-3, 1e-2 } },
              { MathMode::BF16, test::StepTolerance { 2e-3, 3e-2 } } }) {
         SessionOptions options;
@@ -412,18 +414,26 @@ TEST_CASE("cuda training: fp16 and bf16 on cuda.implicit_gemm and cuda.tensor_co
     SessionOptions fp16;
     fp16.math = MathMode::FP16;
     auto session = cuda->createTrainingSession("tensor_core", fp16);
-    session->prepare(cases[0].net, cases[0].shapes, {});
+    session->prepare(cases[3].net, cases[3].shapes, {}); // the tilings
     const auto m = session->metadata();
-    CHECK_THAT(m.at("math"), Catch::StartsWith("fp16 mixed precision") && Catch::Contains("TF32 Tensor Cores"));
+    CHECK_THAT(m.at("math"), Catch::StartsWith("fp16 mixed precision") && Catch::Contains("fp16 on mma.sync m16n8k16"));
+    // The pipelined tiles multiply in FP16 on the rounded operands (half_mma.cuh), the weight gradient in TF32.
+    CHECK_THAT(m.at("layer 4 c3x3"), Catch::Contains("FP16 mma.sync m16n8k16"));
+    CHECK_THAT(m.at("layer 4 c3x3"), Catch::Contains("(TF32"));
+    CHECK_THAT(m.at("layer 2 proj"), Catch::Contains("forward: implicit GEMM 128x128cp tiles, FP16"));
     CHECK_THAT(m.at("math"), Catch::Contains("GradScaler (65536"));
-    CHECK_THAT(m.at("layer 0 c1"), Catch::Contains("rounded to fp16"));
+    CHECK_THAT(m.at("layer 4 c3x3"), Catch::Contains("rounded to fp16"));
     CHECK(m.count("storage") == 0); // FP32 tensors: the half-storage note is the cudnn session's
     CHECK(session->lossScale() == 65536);
     SessionOptions bf16;
     bf16.math = MathMode::BF16;
     auto plain = cuda->createTrainingSession("implicit_gemm", bf16);
-    plain->prepare(cases[0].net, cases[0].shapes, {});
+    plain->prepare(cases[3].net, cases[3].shapes, {});
     CHECK_THAT(plain->metadata().at("math"), Catch::StartsWith("bf16 mixed precision") && !Catch::Contains("TF32"));
+    CHECK_THAT(plain->metadata().at("layer 4 c3x3"), !Catch::Contains("mma.sync"));
+    auto bf16Tiles = cuda->createTrainingSession("tensor_core", bf16);
+    bf16Tiles->prepare(cases[3].net, cases[3].shapes, {});
+    CHECK_THAT(bf16Tiles->metadata().at("layer 4 c3x3"), Catch::Contains("BF16 mma.sync m16n8k16"));
     CHECK(plain->lossScale() == 0); // bf16 runs unscaled
 }
 

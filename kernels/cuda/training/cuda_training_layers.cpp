@@ -188,7 +188,7 @@ void CudaTrainingSession::planLayer(size_t i)
             if constexpr (std::is_same_v<T, Conv2d>) {
                 t.fwd = makeGeometry(int(s.in.n), int(s.in.c), int(s.in.h), int(s.in.w), int(s.out.c), int(s.out.h),
                     int(s.out.w), geometryOf(l, s));
-                t.fwd.tf32 = m_tf32; // the geometries below are made from it
+                t.fwd.tf32 = tensorCoreMode(); // the geometries below are made from it
                 t.data = transposedOf(t.fwd);
                 t.wgrad = t.fwd;
                 t.fwdGemm = gemmFamily();
@@ -215,7 +215,7 @@ void CudaTrainingSession::planLayer(size_t i)
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
                 t.fwd = makeGeometry(int(s.in.n), int(s.in.c), int(s.in.h), int(s.in.w), int(s.out.c), int(s.out.h),
                     int(s.out.w), geometryOf(l, s));
-                t.fwd.tf32 = m_tf32;
+                t.fwd.tf32 = tensorCoreMode();
                 // The adjoint: a convolution from the output [n, k, p, q] to the input [n, c, h, w], weight
                 // [c, k/groups, r, s] read as conv2d's [K = c, C/G = k/groups, r, s].
                 t.data = makeGeometry(t.fwd.n, t.fwd.k, t.fwd.p, t.fwd.q, t.fwd.c, t.fwd.h, t.fwd.w, t.fwd);

@@ -63,9 +63,11 @@ void CudaTrainingSession::extraMetadata(std::map<std::string, std::string>& m) c
 {
     if (roundsProducts())
         m["math"] = cpu_training::mixedTrainingMath(m_options.math, "the convolutions and linear layers",
-            m_tf32 ? "exact products on TF32 Tensor Cores where the pipelined implicit GEMM takes the layer, FMA "
-                     "elsewhere; FP32 sums"
-                   : "exact products, FP32 sums",
+            m_tf32 ? "exact products on Tensor Cores where the pipelined implicit GEMM takes the layer (its tiles in "
+                    + mathModeName(m_options.math)
+                    + " on mma.sync m16n8k16, the weight gradient's in TF32), FMA "
+                      "elsewhere; FP32 sums"
+                   : std::string("exact products, FP32 sums"),
             lossScaled() ? initialLossScale() : 0, "as the CPU's (PyTorch's CPU autocast lists), on our kernels");
     else
         m["math"] = m_tf32
@@ -83,8 +85,11 @@ void CudaTrainingSession::extraMetadata(std::map<std::string, std::string>& m) c
     else if (m_tf32)
         m["training_kernels"] = m_prefix
             + " trains with cuda.implicit_gemm's kernels, their pipelined tiles and the weight gradient's cp.async "
-              "tiles "
-              "multiplying on TF32 Tensor Cores";
+              "tiles multiplying on Tensor Cores ("
+            + (roundsProducts()
+                    ? "the pipelined tiles in " + mathModeName(m_options.math) + ", the weight gradient's in TF32"
+                    : std::string("TF32"))
+            + ")";
     else if (m_algorithm != "direct" && m_algorithm != "implicit_gemm")
         m["training_kernels"] = m_prefix
             + " trains with cuda.implicit_gemm's kernels (the forward's implicit GEMM, "

@@ -108,6 +108,9 @@ private:
     // Mixed precision: does layer i round its tensors (a convolution or linear layer, in fp16 / bf16)?
     bool rounds(size_t i) const;
     DType halfType() const { return m_options.math == MathMode::FP16 ? DType::F16 : DType::BF16; }
+    // ConvGeometry::tf32 of the convolutions: 0 FFMA; on cuda.tensor_core 1 (TF32), or 2 / 3 in fp16 / bf16, whose
+    // rounded operands the pipelined tiles multiply in that type (conv2d.cuh).
+    int tensorCoreMode() const { return !m_tf32 ? 0 : !roundsProducts() ? 1 : halfType() == DType::F16 ? 2 : 3; }
     // Layer k's output gradient rounded into m_roundedGrad, once for its two backward phases: backward-data rounds it,
     // backward-weights reads that (or rounds it itself when no data gradient ran) and then lets it go.
     const float* roundedGradient(size_t k);
