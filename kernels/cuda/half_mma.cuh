@@ -34,7 +34,8 @@ template <> __device__ __forceinline__ uint32_t pack<__nv_bfloat16>(float lo, fl
 }
 
 // d += a · b: m16n8k16, a row-major, b column-major, in H, FP32 sums (d as tf32::mma's).
-template <typename H> __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
+template <typename H>
+__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
 template <> __device__ __forceinline__ void mma<__half>(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
 {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "

@@ -386,7 +386,9 @@ TEST_CASE("cuda training: softmax and log_softmax along any axis match cpu.direc
 // bounds are the CPU's own spread: on this LeNet-5 (batch 8, seed 121) cpu.im2col_gemm's first-step gradients in fp16
 // are 1.7e-4 to 6.9e-4 (relative L2) from cpu.direct's, their losses 1.4e-6 apart, while in bf16 they are equal (and
 // 1e-7 apart in FP32); ours measured 2.0e-4 to 7.5e-4 in fp16 on both algorithms, and in bf16 under 1e-3 at the first
-// step and 1.0e-2 at the second (H200, session 33). Then the notes and the metadata say what ran.
+// step and 1.0e-2 at the second (H200, session 33). The tilings network's long sums (a 3×3 of 128 channels) flip more
+// in bf16, whose steps are 8× coarser: 2.1e-3 on cuda.implicit_gemm's FFMA and 2.6e-3 on cuda.tensor_core at the first
+// step, so bf16's first bound is 5e-3. Then the notes and the metadata say what ran.
 TEST_CASE("cuda training: fp16 and bf16 on cuda.implicit_gemm and cuda.tensor_core match cpu.direct's mixed precision",
     "[gpu][cuda][train][mixed]")
 {
@@ -399,7 +401,7 @@ TEST_CASE("cuda training: fp16 and bf16 on cuda.implicit_gemm and cuda.tensor_co
         test::makeTrainCase(parseNetwork(kGenerator, "the cuda mixed generator", {}), 313, LossKind::MSE),
         test::makeTrainCase(parseNetwork(smooth(kWgradTiles, R"("type": "silu")"), "the mixed tilings", {}), 607) };
     for (const auto& [math, tolerance] : { std::pair { MathMode::FP16, test::StepTolerance { 2e-3, 1e-2 } },
-             { MathMode::BF16, test::StepTolerance { 2e-3, 3e-2 } } }) {
+             { MathMode::BF16, test::StepTolerance { 5e-3, 3e-2 } } }) {
         SessionOptions options;
         options.math = math;
         options.extra["loss_scale"] = "256"; // read by FP16 only
