@@ -291,6 +291,7 @@ void CudaTrainingSession::afterPlanning()
     if (m_roundedGradCount > 0)
         m_roundedGrad = gpu::DeviceBuffer(
             size_t(m_roundedGradCount) * sizeof(float), "train: a product's rounded output gradient");
+    m_roundedGradCount = 0; // the next prepare's planLayer calls size it afresh
 }
 
 bool CudaTrainingSession::rounds(size_t i) const
