@@ -8,9 +8,10 @@
 // paired: m16n8k16's k positions 2t, 2t + 1, 2t + 8 and 2t + 9 of lane (g, t) take slice 0's taps t and t + 4 and slice
 // 1's t and t + 4 — one permutation of the 16 taps, the same for A and B, so each product pairs the same operands and
 // only the order of the FP32 sum inside the instruction differs. The accumulator layout is m16n8k8's, so the epilogue
-// is TF32's.
+// is TF32's. The instruction is tensor_core_mma.cuh's (tc::mma), whose fragment table this file's pairing follows.
 #pragma once
 
+#include "kernels/cuda/tensor_core_mma.cuh"
 #include "kernels/cuda/tf32_mma.cuh"
 
 #include <cuda_bf16.h>
@@ -31,25 +32,6 @@ template <> __device__ __forceinline__ uint32_t pack<__nv_bfloat16>(float lo, fl
 {
     const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
     return *reinterpret_cast<const uint32_t*>(&v);
-}
-
-// d += a · b: m16n8k16, a row-major, b column-major, in H, FP32 sums (d as tf32::mma's).
-template <typename H>
-__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
-template <> __device__ __forceinline__ void mma<__half>(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                 "{%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-template <>
-__device__ __forceinline__ void mma<__nv_bfloat16>(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                 "{%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 // One 16-deep stage of a warp's MT × NT tiles of 16 × 8: B's values from the two swizzled k-major slices at b0 and b1
@@ -78,7 +60,7 @@ __device__ __forceinline__ void warpStage(
             pack<H>(__uint_as_float(s1[1]), __uint_as_float(s1[3])) };
 #pragma unroll
         for (int ni = 0; ni < NT; ++ni)
-            mma<H>(acc[mi][ni], af, bf[ni]);
+            tc::mma<H>(acc[mi][ni], af, bf[ni]); // m16n8k16 in H, FP32 sums
     }
 }
 
