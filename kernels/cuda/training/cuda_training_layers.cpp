@@ -278,7 +278,6 @@ void CudaTrainingSession::planLayer(size_t i)
         const std::string mode = mathModeName(m_options.math);
         t.roundedIn = gpu::DeviceBuffer(size_t(s.in.numel()) * sizeof(float), "train: a product's rounded input");
         t.roundedWeight = gpu::DeviceBuffer(size_t(t.weightCount) * sizeof(float), "train: a product's rounded weight");
-        m_roundedGradCount = std::max(m_roundedGradCount, s.out.numel());
         t.note += "; input, weight and output gradient rounded to " + mode + ", output and input gradient "
             + "rounded in place";
     }
@@ -288,10 +287,13 @@ void CudaTrainingSession::afterPlanning()
 {
     m_roundedGrad.reset();
     m_roundedGradOf = SIZE_MAX;
-    if (m_roundedGradCount > 0)
-        m_roundedGrad = gpu::DeviceBuffer(
-            size_t(m_roundedGradCount) * sizeof(float), "train: a product's rounded output gradient");
-    m_roundedGradCount = 0; // the next prepare's planLayer calls size it afresh
+    int64_t largest = 0; // the largest rounding layer's output
+    for (size_t i = 0; i < layerCount(); ++i)
+        if (rounds(i))
+            largest = std::max(largest, m_shapes.layers[i].out.numel());
+    if (largest > 0)
+        m_roundedGrad
+            = gpu::DeviceBuffer(size_t(largest) * sizeof(float), "train: a product's rounded output gradient");
 }
 
 bool CudaTrainingSession::rounds(size_t i) const

@@ -17,13 +17,12 @@ CudaTrainingSession::CudaTrainingSession(std::string algorithm, SessionOptions o
         && m_algorithm != "fft" && m_algorithm != "tensor_core")
         throw UnsupportedError(
             m_prefix + ": unknown algorithm (direct, tiled, implicit_gemm, winograd, fft, tensor_core)");
-    // cuda.tensor_core multiplies on TF32 Tensor Cores: in tf32, or in fp16 / bf16 on operands rounded to the half
-    // type, whose products TF32 then holds exactly (11 and 8 significant bits, FP32's exponent range).
+    // cuda.tensor_core multiplies on Tensor Cores: in TF32, or in fp16 / bf16 on operands rounded to the half type
+    // (its pipelined tiles in that type, the weight gradient's in TF32, which holds those products exactly too). It
+    // takes every mode requireMath lets through but FP32, which the next check refuses.
     m_tf32 = m_algorithm == "tensor_core";
     if (m_tf32) {
-        requireMath(true, HalfMath::RoundedProducts,
-            "our Tensor Core training kernels multiply in TF32: train --math tf32, fp16 or bf16 here, fp32 on "
-            "cuda.implicit_gemm");
+        requireMath(true, HalfMath::RoundedProducts, "it trains tf32, fp16 and bf16");
         if (m_options.math == MathMode::FP32)
             throw UnsupportedError(m_prefix
                 + ": training on Tensor Cores needs --math tf32, fp16 or bf16 (fp32 trains on cuda.implicit_gemm)");

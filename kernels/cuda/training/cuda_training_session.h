@@ -41,8 +41,9 @@
 // for its backward) and rounds its output in place; its backward reads the output gradient rounded (one copy for both
 // phases) and rounds the input gradient in place; the weight and bias gradients, every other layer, the loss and the
 // update stay FP32; fp16 scales the loss as GradScaler (the base's step). The kernels are the FP32 ones: their
-// products of rounded operands are exact in FP32, and in TF32 on cuda.tensor_core, so the sums are what differ from
-// the CPU's. (The half-storage kernels of inference take channels-last tensors; the backward has none yet.)
+// products of rounded operands are exact in FP32, and in TF32 on cuda.tensor_core, whose pipelined tiles multiply them
+// in the half type itself (m16n8k16, kernels/cuda/half_mma.cuh; exact too), so the sums are what differ from the
+// CPU's. (The half-storage kernels of inference take channels-last tensors; the backward has none yet.)
 // Refused in prepare with the layer and kind named: resize, the volume kinds, a fused activation, tensors of more than
 // 2^31 elements.
 #pragma once
@@ -120,8 +121,8 @@ private:
     void gemmRun(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, void* scratch);
 
     int m_sms = 1;
-    // cuda.tensor_core (--math tf32 only): the convolutions' implicit GEMMs multiply on TF32 Tensor Cores
-    // (ConvGeometry::tf32); everything else runs as under cuda.implicit_gemm.
+    // cuda.tensor_core (--math tf32, fp16 or bf16): the convolutions' implicit GEMMs multiply on Tensor Cores
+    // (ConvGeometry::tf32, tensorCoreMode); everything else runs as under cuda.implicit_gemm.
     bool m_tf32 = false;
     // cuda.winograd: the Winograd tile (--option winograd_tile, 4 by default) for the 3×3 stride-1 convolutions of
     // the forward and the backward-data, read once at construction; 0 on every other algorithm.
@@ -130,7 +131,6 @@ private:
     // largest product layer's output (one layer's two backward phases use it at a time).
     gpu::DeviceBuffer m_roundedGrad;
     size_t m_roundedGradOf = SIZE_MAX;
-    int64_t m_roundedGradCount = 0;
 };
 
 } // namespace convscope::cuda
