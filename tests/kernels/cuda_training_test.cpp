@@ -405,9 +405,12 @@ TEST_CASE("cuda training: fp16 and bf16 on cuda.implicit_gemm and cuda.tensor_co
         SessionOptions options;
         options.math = math;
         options.extra["loss_scale"] = "256"; // read by FP16 only
-        for (const char* algorithm : { "implicit_gemm", "tensor_core" })
+        SessionOptions pipelined = options; // cuda.tensor_core's convolutions on the pipelined tiles
+        pipelined.extra["train_tiles"] = "pipelined";
+        for (const auto& [algorithm, session] :
+            { std::pair { "implicit_gemm", options }, { "tensor_core", options }, { "tensor_core", pipelined } })
             for (const test::TrainCase& c : cases)
-                test::trainSideBySide("cuda", c, test::adamForTests(), algorithm, 2, tolerance, options, options);
+                test::trainSideBySide("cuda", c, test::adamForTests(), algorithm, 2, tolerance, session, options);
     }
 
     auto cuda = test::backendOrSkip("cuda");
@@ -418,11 +421,19 @@ TEST_CASE("cuda training: fp16 and bf16 on cuda.implicit_gemm and cuda.tensor_co
     auto session = cuda->createTrainingSession("tensor_core", fp16);
     session->prepare(cases[3].net, cases[3].shapes, {}); // the tilings
     const auto m = session->metadata();
-    CHECK_THAT(m.at("math"), Catch::StartsWith("fp16 mixed precision") && Catch::Contains("fp16 on mma.sync m16n8k16"));
-    // The pipelined tiles multiply in FP16 on the rounded operands (half_mma.cuh), the weight gradient in TF32.
-    CHECK_THAT(m.at("layer 4 c3x3"), Catch::Contains("FP16 mma.sync m16n8k16"));
+    CHECK_THAT(m.at("math"),
+        Catch::StartsWith("fp16 mixed precision")
+            && Catch::Contains("inference Tensor Core kernel over channels-last"));
+    // The forward and the stride-1 backward-data on the inference Tensor Core kernel over channels-last fp16 copies,
+    // the strided layers' backward-data on the pipelined tiles in FP16 (half_mma.cuh), the weight gradient in TF32;
+    // the grouped layers keep the pipelined tiles.
+    CHECK_THAT(
+        m.at("layer 4 c3x3"), Catch::Contains("forward: fp16 ") && Catch::Contains("on channels-last fp16 copies"));
+    CHECK_THAT(m.at("layer 4 c3x3"), Catch::Contains("backward-data: the forward kernel on the flipped weight, fp16 "));
     CHECK_THAT(m.at("layer 4 c3x3"), Catch::Contains("(TF32"));
-    CHECK_THAT(m.at("layer 2 proj"), Catch::Contains("forward: implicit GEMM 128x128cp tiles, FP16"));
+    CHECK_THAT(
+        m.at("layer 2 proj"), Catch::Contains("forward: fp16 ") && Catch::Contains("backward-data: 4 stride phases"));
+    CHECK_THAT(m.at("layer 6 dil"), Catch::Contains("forward: implicit GEMM") && !Catch::Contains("channels-last"));
     CHECK_THAT(m.at("math"), Catch::Contains("GradScaler (65536"));
     CHECK_THAT(m.at("layer 4 c3x3"), Catch::Contains("rounded to fp16"));
     CHECK(m.count("storage") == 0); // FP32 tensors: the half-storage note is the cudnn session's
@@ -433,9 +444,17 @@ TEST_CASE("cuda training: fp16 and bf16 on cuda.implicit_gemm and cuda.tensor_co
     plain->prepare(cases[3].net, cases[3].shapes, {});
     CHECK_THAT(plain->metadata().at("math"), Catch::StartsWith("bf16 mixed precision") && !Catch::Contains("TF32"));
     CHECK_THAT(plain->metadata().at("layer 4 c3x3"), !Catch::Contains("mma.sync"));
+    auto bf16Kernel = cuda->createTrainingSession("tensor_core", bf16);
+    bf16Kernel->prepare(cases[3].net, cases[3].shapes, {});
+    CHECK_THAT(bf16Kernel->metadata().at("layer 4 c3x3"), Catch::Contains("on channels-last bf16 copies"));
+    // train_tiles=pipelined: every convolution on the pipelined implicit GEMM, its tiles in the half type.
+    bf16.extra["train_tiles"] = "pipelined";
     auto bf16Tiles = cuda->createTrainingSession("tensor_core", bf16);
     bf16Tiles->prepare(cases[3].net, cases[3].shapes, {});
     CHECK_THAT(bf16Tiles->metadata().at("layer 4 c3x3"), Catch::Contains("BF16 mma.sync m16n8k16"));
+    CHECK_THAT(
+        bf16Tiles->metadata().at("layer 2 proj"), Catch::Contains("forward: implicit GEMM 128x128cp tiles, BF16"));
+    CHECK_THAT(bf16Tiles->metadata().at("math"), Catch::Contains("bf16 on mma.sync m16n8k16"));
     CHECK(plain->lossScale() == 0); // bf16 runs unscaled
 }
 

@@ -9,6 +9,7 @@
 #include "compute/reduce.h"
 #include "compute/training/mixed_products.h"
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/storage_convert.cuh"
 #include "kernels/common/training_kernels.cuh"
 #include "kernels/cuda/activation_kind.h"
 #include "kernels/cuda/conv2d.cuh"
@@ -23,6 +24,7 @@
 #include "kernels/cuda/softmax.cuh"
 #include "kernels/cuda/training/batchnorm_training.cuh"
 #include "kernels/cuda/training/channel_reduce.cuh"
+#include "kernels/cuda/training/channels_last_copies.cuh"
 #include "kernels/cuda/training/conv2d_backward_weights.cuh"
 #include "kernels/cuda/training/cuda_training_session.h"
 #include "kernels/cuda/training/pad_backward.cuh"
@@ -193,7 +195,11 @@ void CudaTrainingSession::planLayer(size_t i)
                 t.wgrad = t.fwd;
                 t.fwdGemm = gemmFamily();
                 t.dataGemm = gemmFamily() && convTranspose2dPhaseApplies(t.data);
-                if (m_winogradTile && conv2dWinogradRefusal(t.fwd, m_winogradTile).empty()) {
+                if (m_tcKernel)
+                    planTensorCoreKernel(i);
+                if (t.tcFwd) {
+                    // the inference Tensor Core kernel's scratch, made in planTensorCoreKernel
+                } else if (m_winogradTile && conv2dWinogradRefusal(t.fwd, m_winogradTile).empty()) {
                     t.fwdWinograd = m_winogradTile; // the weights are transformed at every launch: they change
                     t.fwdScratch = gpu::DeviceBuffer(
                         conv2dWinogradScratchBytes(t.fwd, t.fwdWinograd), "train: Winograd's transformed tiles");
@@ -201,15 +207,22 @@ void CudaTrainingSession::planLayer(size_t i)
                 } else if (t.fwdGemm) {
                     gemmTable(t.fwd, t.fwdScratch);
                 }
-                phaseGemmOf(t.data);
+                if (!t.tcData)
+                    phaseGemmOf(t.data);
                 wgradNeeds(t.wgrad);
                 biasNeeds();
-                t.note = std::string(t.fwdWinograd ? "forward: " + conv2dWinogradNote(t.fwd, t.fwdWinograd, m_sms)
-                                 : t.fwdGemm       ? "forward: " + variantOf(t.fwd)
-                                                   : "forward: direct")
+                const std::string onCopies = " on channels-last " + std::string(dtypeName(halfType())) + " copies";
+                t.note = std::string(t.tcFwd ? "forward: "
+                                     + conv2dTensorCoreNote(t.tcFwdGeometry, halfType(), m_tcOptions, m_tcDevice)
+                                     + onCopies
+                                 : t.fwdWinograd ? "forward: " + conv2dWinogradNote(t.fwd, t.fwdWinograd, m_sms)
+                                 : t.fwdGemm     ? "forward: " + variantOf(t.fwd)
+                                                 : "forward: direct")
                     + "; backward-data: "
-                    + (t.phaseGemm ? transposedPhaseGemmNote(t.phases, m_sms)
-                                   : std::string("transposed convolution, ")
+                    + (t.tcData ? "the forward kernel on the flipped weight, "
+                                + conv2dTensorCoreNote(t.tcDataGeometry, halfType(), m_tcOptions, m_tcDevice) + onCopies
+                            : t.phaseGemm ? transposedPhaseGemmNote(t.phases, m_sms)
+                                          : std::string("transposed convolution, ")
                                 + (t.dataGemm ? "stride-phase form" : "gather form"))
                     + "; " + train::conv2dWgradNote(t.wgrad, m_sms);
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
@@ -283,17 +296,99 @@ void CudaTrainingSession::planLayer(size_t i)
     }
 }
 
+void CudaTrainingSession::planTensorCoreKernel(size_t i)
+{
+    CudaTrainLayer& t = m_layers[i];
+    ConvGeometry g = t.fwd;
+    g.tf32 = 0; // the inference kernel's math is its storage type's
+    if (!conv2dTensorCoreRefusal(g).empty())
+        return; // grouped: the pipelined implicit GEMM
+    t.tcFwd = true;
+    t.tcFwdGeometry = g;
+    t.tcFwdScratch = gpu::DeviceBuffer(conv2dTensorCoreScratchBytes(g, halfType(), m_tcOptions, m_tcDevice),
+        "train: the Tensor Core kernel's packed weights and split-K sums");
+    // A stride-1 layer's data gradient is the forward convolution of dy with the weight flipped and transposed, the
+    // padding dil·(R−1) − pad (the taps past the output gradient's edge read zeros, as the forward's do). Strided
+    // layers keep the stride phases' GEMMs.
+    const int padTop = g.dilH * (g.r - 1) - g.padTop, padLeft = g.dilW * (g.s - 1) - g.padLeft;
+    if (g.strideH != 1 || g.strideW != 1 || padTop < 0 || padLeft < 0)
+        return;
+    ConvGeometry d = makeGeometry(g.n, g.k, g.p, g.q, g.c, g.h, g.w, g);
+    d.padTop = padTop, d.padLeft = padLeft, d.tf32 = 0;
+    t.tcData = true;
+    t.tcDataGeometry = d;
+    t.tcDataScratch = gpu::DeviceBuffer(conv2dTensorCoreScratchBytes(d, halfType(), m_tcOptions, m_tcDevice),
+        "train: the Tensor Core kernel's packed weights and split-K sums (backward-data)");
+}
+
 void CudaTrainingSession::afterPlanning()
 {
     m_roundedGrad.reset();
     m_roundedGradOf = SIZE_MAX;
+    m_halfIn.reset(), m_halfOut.reset(), m_halfWeight.reset();
     int64_t largest = 0; // the largest rounding layer's output
-    for (size_t i = 0; i < layerCount(); ++i)
-        if (rounds(i))
-            largest = std::max(largest, m_shapes.layers[i].out.numel());
+    int64_t largestCopy = 0, largestWeight = 0; // the Tensor Core kernel's layers: tensors and weights
+    for (size_t i = 0; i < layerCount(); ++i) {
+        if (!rounds(i))
+            continue;
+        const LayerShape& s = m_shapes.layers[i];
+        largest = std::max(largest, s.out.numel());
+        if (m_layers[i].tcFwd) {
+            largestCopy = std::max({ largestCopy, s.in.numel(), s.out.numel() });
+            largestWeight = std::max(largestWeight, m_layers[i].weightCount);
+        }
+    }
     if (largest > 0)
         m_roundedGrad
             = gpu::DeviceBuffer(size_t(largest) * sizeof(float), "train: a product's rounded output gradient");
+    if (largestCopy > 0) {
+        const size_t half = dtypeBytes(halfType());
+        m_halfIn = gpu::DeviceBuffer(size_t(largestCopy) * half, "train: a convolution's channels-last input copy");
+        m_halfOut = gpu::DeviceBuffer(size_t(largestCopy) * half, "train: a convolution's channels-last output");
+        m_halfWeight = gpu::DeviceBuffer(size_t(largestWeight) * half, "train: a convolution's half weight");
+    }
+}
+
+void CudaTrainingSession::tensorCoreForward(size_t i)
+{
+    CudaTrainLayer& t = m_layers[i];
+    const LayerShape& s = m_shapes.layers[i];
+    const cudaStream_t st = m_stream->get();
+    const DType type = halfType();
+    // The input rounded into the kernel's channels-last copy and, in the same pass, into roundedIn (the weight
+    // gradient's operand); the weight rounded into the kernel's packing. The strided layers' backward-data (stride
+    // phases) reads the FP32 rounded weight.
+    train::packChannelsLast(static_cast<const float*>(in(i, 0)), s.in.n, s.in.c, s.in.h * s.in.w, type, m_halfIn.get(),
+        t.roundedIn.floats(), st);
+    if (!t.tcData)
+        gpu::train::roundThrough(t.weight.floats(), t.roundedWeight.floats(), t.weightCount, type, st);
+    gpu::convertValues(t.weight.floats(), m_halfWeight.get(), t.weightCount, type, st);
+    conv2dTensorCorePrepare(
+        t.tcFwdGeometry, type, m_tcOptions, m_tcDevice, m_halfWeight.get(), t.tcFwdScratch.get(), st);
+    conv2dTensorCore(t.tcFwdGeometry, type, m_tcOptions, m_tcDevice, m_halfIn.get(),
+        t.bias.get() ? t.bias.floats() : nullptr, m_halfOut.get(), t.tcFwdScratch.get(), st);
+    // The kernel rounded its FP32 sums (and bias) to the half type: the output is the rounded one, widened exactly.
+    train::unpackChannelsLast(
+        m_halfOut.get(), s.out.n, s.out.c, s.out.h * s.out.w, type, static_cast<float*>(m_out[i]), st);
+}
+
+void CudaTrainingSession::tensorCoreBackwardData(size_t k, float* gx)
+{
+    CudaTrainLayer& t = m_layers[k];
+    const LayerShape& s = m_shapes.layers[k];
+    const cudaStream_t st = m_stream->get();
+    const DType type = halfType();
+    // dy rounded into the kernel's copy and into m_roundedGrad, which the weight gradient then reads.
+    train::packChannelsLast(static_cast<const float*>(m_grad[k]), s.out.n, s.out.c, s.out.h * s.out.w, type,
+        m_halfIn.get(), m_roundedGrad.floats(), st);
+    m_roundedGradOf = k;
+    const ConvGeometry& g = t.fwd;
+    train::flippedTransposedWeight(t.weight.floats(), g.k, g.c, g.r, g.s, type, m_halfWeight.get(), st);
+    conv2dTensorCorePrepare(
+        t.tcDataGeometry, type, m_tcOptions, m_tcDevice, m_halfWeight.get(), t.tcDataScratch.get(), st);
+    conv2dTensorCore(t.tcDataGeometry, type, m_tcOptions, m_tcDevice, m_halfIn.get(), nullptr, m_halfOut.get(),
+        t.tcDataScratch.get(), st);
+    train::unpackChannelsLast(m_halfOut.get(), s.in.n, s.in.c, s.in.h * s.in.w, type, gx, st);
 }
 
 bool CudaTrainingSession::rounds(size_t i) const
@@ -330,6 +425,10 @@ void CudaTrainingSession::forward(size_t i)
     const float* w = t.weight.floats();
     const float* b = t.bias.get() ? t.bias.floats() : nullptr;
     const bool rounded = rounds(i); // mixed precision: a product reads its input and weight rounded
+    if (rounded && t.tcFwd) {
+        tensorCoreForward(i);
+        return;
+    }
     if (rounded) {
         gpu::train::roundThrough(x, t.roundedIn.floats(), s.in.numel(), halfType(), st);
         gpu::train::roundThrough(w, t.roundedWeight.floats(), t.weightCount, halfType(), st);
@@ -436,6 +535,10 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, void* gxStorage)
     const auto* y = static_cast<const float*>(m_out[k]);
     const bool rounded = rounds(k); // mixed precision: a product reads its output gradient and weight rounded
     m_roundedGradOf = SIZE_MAX; // rounded afresh: this pass's gradient
+    if (rounded && t.tcData) {
+        tensorCoreBackwardData(k, gx);
+        return;
+    }
     const float* gy = rounded ? roundedGradient(k) : static_cast<const float*>(m_grad[k]);
     const float* w = rounded ? t.roundedWeight.floats() : t.weight.floats();
     std::visit(

@@ -31,8 +31,25 @@ CudaTrainingSession::CudaTrainingSession(std::string algorithm, SessionOptions o
             "these training kernels are FP32 FFMA: train --math tf32 on cuda.tensor_core");
     }
     m_winogradTile = m_algorithm == "winograd" ? winogradTileOf(m_options) : 0; // a bad winograd_tile fails here
+    // fp16 / bf16 on cuda.tensor_core: the convolutions on the inference Tensor Core kernel (train_tiles=inference,
+    // the default) or on the pipelined implicit GEMM's m16n8k16 tiles (pipelined), to measure one against the other.
+    if (auto it = m_options.extra.find("train_tiles"); it != m_options.extra.end()) {
+        if (it->second != "inference" && it->second != "pipelined")
+            throw InputError("train_tiles=" + it->second
+                + ": cuda.tensor_core's fp16 / bf16 convolutions run on the inference Tensor Core kernel (inference, "
+                  "the default) or on the pipelined implicit GEMM (pipelined)");
+        m_tcKernel = it->second == "inference";
+    } else {
+        m_tcKernel = true;
+    }
+    m_tcKernel = m_tcKernel && m_tf32 && roundsProducts();
+    m_tcOptions = conv2dTensorCoreParseOptions(m_options.extra); // a bad tc_* option fails here
     openDevice();
     CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&m_sms, cudaDevAttrMultiProcessorCount, m_device));
+    int major = 0, minor = 0;
+    CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, m_device));
+    CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, m_device));
+    m_tcDevice = { m_sms, major * 10 + minor };
 }
 
 std::string CudaTrainingSession::refusal(const Network& net, const ShapeReport& shapes, size_t i) const
@@ -62,11 +79,18 @@ void CudaTrainingSession::extraMetadata(std::map<std::string, std::string>& m) c
 {
     if (roundsProducts())
         m["math"] = cpu_training::mixedTrainingMath(m_options.math, "the convolutions and linear layers",
-            m_tf32 ? "exact products on Tensor Cores where the pipelined implicit GEMM takes the layer (its tiles in "
+            m_tcKernel ? "exact products on Tensor Cores: the convolutions' forward and stride-1 backward-data on the "
+                         "inference Tensor Core kernel over channels-last "
+                    + mathModeName(m_options.math)
+                    + " copies, the strided ones' backward-data on the pipelined tiles in "
+                    + mathModeName(m_options.math)
+                    + " (mma.sync m16n8k16), the weight gradient's in TF32; linear FMA; FP32 sums"
+                : m_tf32
+                ? "exact products on Tensor Cores where the pipelined implicit GEMM takes the layer (its tiles in "
                     + mathModeName(m_options.math)
                     + " on mma.sync m16n8k16, the weight gradient's in TF32), FMA "
                       "elsewhere; FP32 sums"
-                   : std::string("exact products, FP32 sums"),
+                : std::string("exact products, FP32 sums"),
             lossScaled() ? initialLossScale() : 0, "as the CPU's (PyTorch's CPU autocast lists), on our kernels");
     else
         m["math"] = m_tf32
@@ -81,6 +105,14 @@ void CudaTrainingSession::extraMetadata(std::map<std::string, std::string>& m) c
         m["training_kernels"] = m_prefix + " trains the 3x3 stride-1 ungrouped convolutions' forward and backward-data "
             + "on Winograd F(" + std::to_string(m_winogradTile) + "x" + std::to_string(m_winogradTile)
             + ",3x3), everything else with cuda.implicit_gemm's kernels (the weight gradient is the split-K GEMM)";
+    else if (m_tcKernel)
+        m["training_kernels"] = m_prefix
+            + " trains the convolutions' forward and stride-1 backward-data on the inference Tensor Core kernel "
+              "(channels-last "
+            + mathModeName(m_options.math)
+            + " copies of the FP32 tensors), everything else with cuda.implicit_gemm's kernels (the strided layers' "
+              "backward-data on the pipelined tiles in "
+            + mathModeName(m_options.math) + ", the weight gradient's cp.async tiles in TF32)";
     else if (m_tf32)
         m["training_kernels"] = m_prefix
             + " trains with cuda.implicit_gemm's kernels, their pipelined tiles and the weight gradient's cp.async "

@@ -52,6 +52,7 @@
 #include "kernels/common/device_buffer.h"
 #include "kernels/common/gpu_training_session.h"
 #include "kernels/cuda/conv2d.cuh"
+#include "kernels/cuda/conv2d_tensor_core.cuh"
 #include "kernels/cuda/transposed_phase_gemm.cuh"
 
 #include <cstdint>
@@ -85,6 +86,13 @@ struct CudaTrainLayer : gpu::TrainLayerState {
     // Mixed precision on a convolution or linear layer: its input and weight rounded by the forward, which the
     // backward reads too (the update comes after both).
     gpu::DeviceBuffer roundedIn, roundedWeight;
+    // cuda.tensor_core in fp16 / bf16: a conv2d's forward, and a stride-1 conv2d's backward-data (the forward
+    // convolution of the output gradient with the weight flipped and transposed), on the inference Tensor Core kernel
+    // (conv2d_tensor_core.cuh) over channels-last half copies (training/channels_last_copies.cuh), each with the
+    // kernel's scratch (packed weights, remade at every pass; split-K sums).
+    bool tcFwd = false, tcData = false;
+    ConvGeometry tcFwdGeometry {}, tcDataGeometry {};
+    gpu::DeviceBuffer tcFwdScratch, tcDataScratch;
 };
 
 class CudaTrainingSession final : public gpu::GpuTrainingSession<CudaTrainLayer> {
@@ -119,6 +127,12 @@ private:
     bool gemmFamily() const { return m_algorithm != "direct"; }
     // conv2dImplicitGemm of g, first remaking the pipelined tiles' transposed weights from w when it runs them.
     void gemmRun(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, void* scratch);
+    // The inference Tensor Core kernel on layer i's channels-last half copies (CudaTrainLayer::tcFwd, tcData): plans
+    // them in planLayer, runs the forward (writing the rounded input copy the weight gradient reads) and the stride-1
+    // backward-data (writing the rounded output gradient the weight gradient reads).
+    void planTensorCoreKernel(size_t i);
+    void tensorCoreForward(size_t i);
+    void tensorCoreBackwardData(size_t k, float* gx);
 
     int m_sms = 1;
     // cuda.tensor_core (--math tf32, fp16 or bf16): the convolutions' implicit GEMMs multiply on Tensor Cores
@@ -131,6 +145,14 @@ private:
     // largest product layer's output (one layer's two backward phases use it at a time).
     gpu::DeviceBuffer m_roundedGrad;
     size_t m_roundedGradOf = SIZE_MAX;
+    // cuda.tensor_core in fp16 / bf16: whether the convolutions take the inference Tensor Core kernel (--option
+    // train_tiles=inference, the default; pipelined keeps them on the pipelined implicit GEMM), its options (tc_tile,
+    // tc_kernel, ... as in inference) and device, and the channels-last half copies one layer uses at a time: its
+    // input (or output gradient), its output (or input gradient) and its weight, sized for the largest such layer.
+    bool m_tcKernel = false;
+    TensorCoreOptions m_tcOptions;
+    TensorCoreDevice m_tcDevice {};
+    gpu::DeviceBuffer m_halfIn, m_halfOut, m_halfWeight;
 };
 
 } // namespace convscope::cuda
