@@ -244,6 +244,9 @@ TEST_CASE("cuda training: cuda.tensor_core under --math tf32 matches cpu.direct 
     const test::TrainCase tiles
         = test::makeTrainCase(parseNetwork(smooth(kWgradTiles, R"("type": "silu")"), "the tf32 tilings", {}), 607);
     test::trainSideBySide("cuda", tiles, test::sgdMomentumForTests(), "tensor_core", 2, kTf32, tf32);
+    SessionOptions tf32Tiles = tf32; // the convolutions on the pipelined tiles instead of the inference kernel
+    tf32Tiles.extra["train_tiles"] = "pipelined";
+    test::trainSideBySide("cuda", tiles, test::sgdMomentumForTests(), "tensor_core", 2, kTf32, tf32Tiles);
 
     auto cuda = test::backendOrSkip("cuda");
     if (!cuda)
@@ -261,10 +264,20 @@ TEST_CASE("cuda training: cuda.tensor_core under --math tf32 matches cpu.direct 
     CHECK(apart > 1e-5); // FP32 kernels agree to ~1e-7: the products did round to TF32
     CHECK(apart < 1e-2);
     CHECK_THAT(notes.at("math"), Catch::StartsWith("tf32"));
-    CHECK_THAT(notes.at("layer 4 c3x3"), Catch::Contains("TF32 mma.sync"));
+    // The forward and the stride-1 backward-data on the inference Tensor Core kernel over channels-last FP32 copies,
+    // the weight gradient on the TF32 tiles.
+    CHECK_THAT(notes.at("layer 4 c3x3"),
+        Catch::Contains("forward: tf32 ") && Catch::Contains("on channels-last fp32 copies")
+            && Catch::Contains("backward-data: the forward kernel on the flipped weight, tf32 "));
     CHECK_THAT(notes.at("layer 4 c3x3"), Catch::Contains("backward-weights: implicit GEMM 128x128 tiles (TF32"));
-    CHECK_THAT(notes.at("layer 2 proj"), Catch::Contains("forward: implicit GEMM 128x128cp tiles, TF32"));
     CHECK_THAT(fp32Notes.at("layer 4 c3x3"), !Catch::Contains("TF32"));
+    // train_tiles=pipelined: every convolution on the pipelined implicit GEMM's TF32 tiles.
+    SessionOptions pipelined = tf32;
+    pipelined.extra["train_tiles"] = "pipelined";
+    const auto [onTiles, tileNotes] = weightGradient("tensor_core", pipelined);
+    CHECK(test::trainRelDiff(onTiles, onTensorCores) < 1e-2);
+    CHECK_THAT(tileNotes.at("layer 4 c3x3"), Catch::Contains("TF32 mma.sync"));
+    CHECK_THAT(tileNotes.at("layer 2 proj"), Catch::Contains("forward: implicit GEMM 128x128cp tiles, TF32"));
 }
 
 TEST_CASE("cuda training: per-channel reductions cut into runs match cpu.direct", "[gpu][cuda][train]")

@@ -89,8 +89,8 @@ void packChannelsLast(
     requireGrid(n, c, "train: a channels-last copy");
     gpu::withStorageType(type, [&](auto h) {
         using H = decltype(h);
-        packKernel<H><<<tilesOf(n, c, positions), dim3(kTile, kRows), 0, st>>>(
-            x, c, positions, static_cast<H*>(xh), rounded);
+        packKernel<H>
+            <<<tilesOf(n, c, positions), dim3(kTile, kRows), 0, st>>>(x, c, positions, static_cast<H*>(xh), rounded);
     });
     CONVSCOPE_CUDA_CHECK_LAUNCH("train: a channels-last copy");
 }
@@ -102,8 +102,8 @@ void unpackChannelsLast(const void* yh, int64_t n, int64_t c, int64_t positions,
     requireGrid(n, c, "train: a channels-last output");
     gpu::withStorageType(type, [&](auto h) {
         using H = decltype(h);
-        unpackKernel<H><<<tilesOf(n, c, positions), dim3(kTile, kRows), 0, st>>>(
-            static_cast<const H*>(yh), c, positions, y);
+        unpackKernel<H>
+            <<<tilesOf(n, c, positions), dim3(kTile, kRows), 0, st>>>(static_cast<const H*>(yh), c, positions, y);
     });
     CONVSCOPE_CUDA_CHECK_LAUNCH("train: a channels-last output");
 }

@@ -211,16 +211,16 @@ void CudaTrainingSession::planLayer(size_t i)
                     phaseGemmOf(t.data);
                 wgradNeeds(t.wgrad);
                 biasNeeds();
-                const std::string onCopies = " on channels-last " + std::string(dtypeName(halfType())) + " copies";
-                t.note = std::string(t.tcFwd ? "forward: "
-                                     + conv2dTensorCoreNote(t.tcFwdGeometry, halfType(), m_tcOptions, m_tcDevice)
-                                     + onCopies
-                                 : t.fwdWinograd ? "forward: " + conv2dWinogradNote(t.fwd, t.fwdWinograd, m_sms)
-                                 : t.fwdGemm     ? "forward: " + variantOf(t.fwd)
-                                                 : "forward: direct")
+                const std::string onCopies = " on channels-last " + std::string(dtypeName(tcType())) + " copies";
+                t.note
+                    = std::string(t.tcFwd ? "forward: "
+                                  + conv2dTensorCoreNote(t.tcFwdGeometry, tcType(), m_tcOptions, m_tcDevice) + onCopies
+                              : t.fwdWinograd ? "forward: " + conv2dWinogradNote(t.fwd, t.fwdWinograd, m_sms)
+                              : t.fwdGemm     ? "forward: " + variantOf(t.fwd)
+                                              : "forward: direct")
                     + "; backward-data: "
                     + (t.tcData ? "the forward kernel on the flipped weight, "
-                                + conv2dTensorCoreNote(t.tcDataGeometry, halfType(), m_tcOptions, m_tcDevice) + onCopies
+                                + conv2dTensorCoreNote(t.tcDataGeometry, tcType(), m_tcOptions, m_tcDevice) + onCopies
                             : t.phaseGemm ? transposedPhaseGemmNote(t.phases, m_sms)
                                           : std::string("transposed convolution, ")
                                 + (t.dataGemm ? "stride-phase form" : "gather form"))
@@ -235,7 +235,9 @@ void CudaTrainingSession::planLayer(size_t i)
                 t.wgrad = t.data; // dy as its input, x as its output gradient
                 t.fwdGemm = gemmFamily() && convTranspose2dPhaseApplies(t.fwd);
                 t.dataGemm = gemmFamily();
-                if (t.dataGemm)
+                if (m_tcKernel)
+                    planTensorCoreKernel(i);
+                if (t.dataGemm && !t.tcData)
                     gemmTable(t.data, t.dataScratch);
                 phaseGemmOf(t.fwd);
                 wgradNeeds(t.wgrad);
@@ -243,7 +245,11 @@ void CudaTrainingSession::planLayer(size_t i)
                 t.note = std::string(t.phaseGemm ? "forward: " + transposedPhaseGemmNote(t.phases, m_sms)
                                  : t.fwdGemm     ? "forward: stride-phase form"
                                                  : "forward: gather form")
-                    + "; backward-data: conv2d " + (t.dataGemm ? variantOf(t.data) : "direct")
+                    + "; backward-data: conv2d "
+                    + (t.tcData ? conv2dTensorCoreNote(t.tcDataGeometry, tcType(), m_tcOptions, m_tcDevice)
+                                + " on channels-last " + dtypeName(tcType()) + " copies"
+                            : t.dataGemm ? variantOf(t.data)
+                                         : "direct")
                     + "; roles swapped for the " + train::conv2dWgradNote(t.wgrad, m_sms);
             } else if constexpr (std::is_same_v<T, Linear>) {
                 const int rows = int(s.in.n), in = int(s.in.c * s.in.h * s.in.w), out = int(s.out.c);
@@ -299,14 +305,27 @@ void CudaTrainingSession::planLayer(size_t i)
 void CudaTrainingSession::planTensorCoreKernel(size_t i)
 {
     CudaTrainLayer& t = m_layers[i];
+    const auto scratchFor = [&](const ConvGeometry& g, const char* what) {
+        return gpu::DeviceBuffer(conv2dTensorCoreScratchBytes(g, tcType(), m_tcOptions, m_tcDevice), what);
+    };
+    if (std::holds_alternative<ConvTranspose2d>(m_net.layers[i].spec)) {
+        // Its backward-data is conv2d's forward of dy with the same weight (t.data); its forward keeps the phases.
+        ConvGeometry d = t.data;
+        d.tf32 = 0;
+        if (!conv2dTensorCoreRefusal(d).empty())
+            return;
+        t.tcData = true;
+        t.tcDataGeometry = d;
+        t.tcDataScratch = scratchFor(d, "train: the Tensor Core kernel's packed weights and split-K sums");
+        return;
+    }
     ConvGeometry g = t.fwd;
     g.tf32 = 0; // the inference kernel's math is its storage type's
     if (!conv2dTensorCoreRefusal(g).empty())
         return; // grouped: the pipelined implicit GEMM
     t.tcFwd = true;
     t.tcFwdGeometry = g;
-    t.tcFwdScratch = gpu::DeviceBuffer(conv2dTensorCoreScratchBytes(g, halfType(), m_tcOptions, m_tcDevice),
-        "train: the Tensor Core kernel's packed weights and split-K sums");
+    t.tcFwdScratch = scratchFor(g, "train: the Tensor Core kernel's packed weights and split-K sums");
     // A stride-1 layer's data gradient is the forward convolution of dy with the weight flipped and transposed, the
     // padding dil·(R−1) − pad (the taps past the output gradient's edge read zeros, as the forward's do). Strided
     // layers keep the stride phases' GEMMs.
@@ -317,23 +336,21 @@ void CudaTrainingSession::planTensorCoreKernel(size_t i)
     d.padTop = padTop, d.padLeft = padLeft, d.tf32 = 0;
     t.tcData = true;
     t.tcDataGeometry = d;
-    t.tcDataScratch = gpu::DeviceBuffer(conv2dTensorCoreScratchBytes(d, halfType(), m_tcOptions, m_tcDevice),
-        "train: the Tensor Core kernel's packed weights and split-K sums (backward-data)");
+    t.tcDataScratch = scratchFor(d, "train: the Tensor Core kernel's packed weights and split-K sums (backward-data)");
 }
 
 void CudaTrainingSession::afterPlanning()
 {
     m_roundedGrad.reset();
     m_roundedGradOf = SIZE_MAX;
-    m_halfIn.reset(), m_halfOut.reset(), m_halfWeight.reset();
+    m_tcIn.reset(), m_tcOut.reset(), m_tcWeight.reset();
     int64_t largest = 0; // the largest rounding layer's output
     int64_t largestCopy = 0, largestWeight = 0; // the Tensor Core kernel's layers: tensors and weights
     for (size_t i = 0; i < layerCount(); ++i) {
-        if (!rounds(i))
-            continue;
         const LayerShape& s = m_shapes.layers[i];
-        largest = std::max(largest, s.out.numel());
-        if (m_layers[i].tcFwd) {
+        if (rounds(i))
+            largest = std::max(largest, s.out.numel());
+        if (m_layers[i].tcFwd || m_layers[i].tcData) {
             largestCopy = std::max({ largestCopy, s.in.numel(), s.out.numel() });
             largestWeight = std::max(largestWeight, m_layers[i].weightCount);
         }
@@ -342,10 +359,10 @@ void CudaTrainingSession::afterPlanning()
         m_roundedGrad
             = gpu::DeviceBuffer(size_t(largest) * sizeof(float), "train: a product's rounded output gradient");
     if (largestCopy > 0) {
-        const size_t half = dtypeBytes(halfType());
-        m_halfIn = gpu::DeviceBuffer(size_t(largestCopy) * half, "train: a convolution's channels-last input copy");
-        m_halfOut = gpu::DeviceBuffer(size_t(largestCopy) * half, "train: a convolution's channels-last output");
-        m_halfWeight = gpu::DeviceBuffer(size_t(largestWeight) * half, "train: a convolution's half weight");
+        const size_t bytes = dtypeBytes(tcType());
+        m_tcIn = gpu::DeviceBuffer(size_t(largestCopy) * bytes, "train: a convolution's channels-last input copy");
+        m_tcOut = gpu::DeviceBuffer(size_t(largestCopy) * bytes, "train: a convolution's channels-last output");
+        m_tcWeight = gpu::DeviceBuffer(size_t(largestWeight) * bytes, "train: a convolution's weight for its kernel");
     }
 }
 
@@ -354,22 +371,28 @@ void CudaTrainingSession::tensorCoreForward(size_t i)
     CudaTrainLayer& t = m_layers[i];
     const LayerShape& s = m_shapes.layers[i];
     const cudaStream_t st = m_stream->get();
-    const DType type = halfType();
-    // The input rounded into the kernel's channels-last copy and, in the same pass, into roundedIn (the weight
-    // gradient's operand); the weight rounded into the kernel's packing. The strided layers' backward-data (stride
-    // phases) reads the FP32 rounded weight.
-    train::packChannelsLast(static_cast<const float*>(in(i, 0)), s.in.n, s.in.c, s.in.h * s.in.w, type, m_halfIn.get(),
-        t.roundedIn.floats(), st);
-    if (!t.tcData)
-        gpu::train::roundThrough(t.weight.floats(), t.roundedWeight.floats(), t.weightCount, type, st);
-    gpu::convertValues(t.weight.floats(), m_halfWeight.get(), t.weightCount, type, st);
-    conv2dTensorCorePrepare(
-        t.tcFwdGeometry, type, m_tcOptions, m_tcDevice, m_halfWeight.get(), t.tcFwdScratch.get(), st);
-    conv2dTensorCore(t.tcFwdGeometry, type, m_tcOptions, m_tcDevice, m_halfIn.get(),
-        t.bias.get() ? t.bias.floats() : nullptr, m_halfOut.get(), t.tcFwdScratch.get(), st);
-    // The kernel rounded its FP32 sums (and bias) to the half type: the output is the rounded one, widened exactly.
+    const DType type = tcType();
+    const bool rounded = rounds(i);
+    // The input into the kernel's channels-last copy: in fp16 / bf16 rounded, and in the same pass into roundedIn
+    // (the weight gradient's operand); in tf32 as it is (the kernel rounds its operands to TF32). The weight goes into
+    // the kernel's packing (rounded by the conversion in fp16 / bf16, to TF32 by the packing); the strided layers'
+    // backward-data (stride phases) reads the FP32 rounded weight in fp16 / bf16.
+    train::packChannelsLast(static_cast<const float*>(in(i, 0)), s.in.n, s.in.c, s.in.h * s.in.w, type, m_tcIn.get(),
+        rounded ? t.roundedIn.floats() : nullptr, st);
+    const void* w = t.weight.get();
+    if (type != DType::F32) {
+        if (!t.tcData)
+            gpu::train::roundThrough(t.weight.floats(), t.roundedWeight.floats(), t.weightCount, type, st);
+        gpu::convertValues(t.weight.floats(), m_tcWeight.get(), t.weightCount, type, st);
+        w = m_tcWeight.get();
+    }
+    conv2dTensorCorePrepare(t.tcFwdGeometry, type, m_tcOptions, m_tcDevice, w, t.tcFwdScratch.get(), st);
+    conv2dTensorCore(t.tcFwdGeometry, type, m_tcOptions, m_tcDevice, m_tcIn.get(),
+        t.bias.get() ? t.bias.floats() : nullptr, m_tcOut.get(), t.tcFwdScratch.get(), st);
+    // In fp16 / bf16 the kernel rounded its FP32 sums (and the bias) to the half type: the output is the rounded one,
+    // widened exactly.
     train::unpackChannelsLast(
-        m_halfOut.get(), s.out.n, s.out.c, s.out.h * s.out.w, type, static_cast<float*>(m_out[i]), st);
+        m_tcOut.get(), s.out.n, s.out.c, s.out.h * s.out.w, type, static_cast<float*>(m_out[i]), st);
 }
 
 void CudaTrainingSession::tensorCoreBackwardData(size_t k, float* gx)
@@ -377,18 +400,27 @@ void CudaTrainingSession::tensorCoreBackwardData(size_t k, float* gx)
     CudaTrainLayer& t = m_layers[k];
     const LayerShape& s = m_shapes.layers[k];
     const cudaStream_t st = m_stream->get();
-    const DType type = halfType();
-    // dy rounded into the kernel's copy and into m_roundedGrad, which the weight gradient then reads.
+    const DType type = tcType();
+    // dy into the kernel's copy; in fp16 / bf16 rounded, and into m_roundedGrad, which the weight gradient reads.
+    const bool rounded = rounds(k);
     train::packChannelsLast(static_cast<const float*>(m_grad[k]), s.out.n, s.out.c, s.out.h * s.out.w, type,
-        m_halfIn.get(), m_roundedGrad.floats(), st);
-    m_roundedGradOf = k;
-    const ConvGeometry& g = t.fwd;
-    train::flippedTransposedWeight(t.weight.floats(), g.k, g.c, g.r, g.s, type, m_halfWeight.get(), st);
-    conv2dTensorCorePrepare(
-        t.tcDataGeometry, type, m_tcOptions, m_tcDevice, m_halfWeight.get(), t.tcDataScratch.get(), st);
-    conv2dTensorCore(t.tcDataGeometry, type, m_tcOptions, m_tcDevice, m_halfIn.get(), nullptr, m_halfOut.get(),
+        m_tcIn.get(), rounded ? m_roundedGrad.floats() : nullptr, st);
+    if (rounded)
+        m_roundedGradOf = k;
+    // conv2d: the weight flipped and transposed; conv_transpose2d: its own weight is conv2d's of the adjoint.
+    const void* w = t.weight.get();
+    if (std::holds_alternative<Conv2d>(m_net.layers[k].spec)) {
+        const ConvGeometry& g = t.fwd;
+        train::flippedTransposedWeight(t.weight.floats(), g.k, g.c, g.r, g.s, type, m_tcWeight.get(), st);
+        w = m_tcWeight.get();
+    } else if (type != DType::F32) {
+        gpu::convertValues(t.weight.floats(), m_tcWeight.get(), t.weightCount, type, st);
+        w = m_tcWeight.get();
+    }
+    conv2dTensorCorePrepare(t.tcDataGeometry, type, m_tcOptions, m_tcDevice, w, t.tcDataScratch.get(), st);
+    conv2dTensorCore(t.tcDataGeometry, type, m_tcOptions, m_tcDevice, m_tcIn.get(), nullptr, m_tcOut.get(),
         t.tcDataScratch.get(), st);
-    train::unpackChannelsLast(m_halfOut.get(), s.in.n, s.in.c, s.in.h * s.in.w, type, gx, st);
+    train::unpackChannelsLast(m_tcOut.get(), s.in.n, s.in.c, s.in.h * s.in.w, type, gx, st);
 }
 
 bool CudaTrainingSession::rounds(size_t i) const
@@ -425,7 +457,7 @@ void CudaTrainingSession::forward(size_t i)
     const float* w = t.weight.floats();
     const float* b = t.bias.get() ? t.bias.floats() : nullptr;
     const bool rounded = rounds(i); // mixed precision: a product reads its input and weight rounded
-    if (rounded && t.tcFwd) {
+    if (t.tcFwd) {
         tensorCoreForward(i);
         return;
     }
@@ -535,7 +567,7 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, void* gxStorage)
     const auto* y = static_cast<const float*>(m_out[k]);
     const bool rounded = rounds(k); // mixed precision: a product reads its output gradient and weight rounded
     m_roundedGradOf = SIZE_MAX; // rounded afresh: this pass's gradient
-    if (rounded && t.tcData) {
+    if (t.tcData) {
         tensorCoreBackwardData(k, gx);
         return;
     }

@@ -31,18 +31,19 @@ CudaTrainingSession::CudaTrainingSession(std::string algorithm, SessionOptions o
             "these training kernels are FP32 FFMA: train --math tf32 on cuda.tensor_core");
     }
     m_winogradTile = m_algorithm == "winograd" ? winogradTileOf(m_options) : 0; // a bad winograd_tile fails here
-    // fp16 / bf16 on cuda.tensor_core: the convolutions on the inference Tensor Core kernel (train_tiles=inference,
-    // the default) or on the pipelined implicit GEMM's m16n8k16 tiles (pipelined), to measure one against the other.
+    // cuda.tensor_core: the convolutions on the inference Tensor Core kernel (train_tiles=inference, the default) or
+    // on the pipelined implicit GEMM's tiles (pipelined: TF32 m16n8k8, or m16n8k16 in the half type), to measure one
+    // against the other.
     if (auto it = m_options.extra.find("train_tiles"); it != m_options.extra.end()) {
         if (it->second != "inference" && it->second != "pipelined")
             throw InputError("train_tiles=" + it->second
-                + ": cuda.tensor_core's fp16 / bf16 convolutions run on the inference Tensor Core kernel (inference, "
+                + ": cuda.tensor_core's convolutions run on the inference Tensor Core kernel (inference, "
                   "the default) or on the pipelined implicit GEMM (pipelined)");
         m_tcKernel = it->second == "inference";
     } else {
         m_tcKernel = true;
     }
-    m_tcKernel = m_tcKernel && m_tf32 && roundsProducts();
+    m_tcKernel = m_tcKernel && m_tf32;
     m_tcOptions = conv2dTensorCoreParseOptions(m_options.extra); // a bad tc_* option fails here
     openDevice();
     CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&m_sms, cudaDevAttrMultiProcessorCount, m_device));
@@ -93,11 +94,15 @@ void CudaTrainingSession::extraMetadata(std::map<std::string, std::string>& m) c
                 : std::string("exact products, FP32 sums"),
             lossScaled() ? initialLossScale() : 0, "as the CPU's (PyTorch's CPU autocast lists), on our kernels");
     else
-        m["math"] = m_tf32
-            ? "tf32 (our kernels: the convolutions' forward, backward-data and backward-weights on TF32 "
-              "Tensor Cores, mma.sync m16n8k8, FP32 sums, where the pipelined implicit GEMM takes the layer; "
-              "linear, batch norm, activations, the loss and the update in FP32)"
-            : "fp32 (our kernels; no cuDNN, no cuBLAS, no TF32)";
+        m["math"] = m_tcKernel
+            ? "tf32 (our kernels: the convolutions' forward and stride-1 backward-data on the inference Tensor Core "
+              "kernel over channels-last FP32 copies, operands rounded to TF32 (to nearest even), the strided layers' "
+              "backward-data and every weight gradient on TF32 mma.sync m16n8k8 (operands rounded to nearest), FP32 "
+              "sums; linear, batch norm, activations, the loss and the update in FP32)"
+            : m_tf32 ? "tf32 (our kernels: the convolutions' forward, backward-data and backward-weights on TF32 "
+                       "Tensor Cores, mma.sync m16n8k8, FP32 sums, where the pipelined implicit GEMM takes the layer; "
+                       "linear, batch norm, activations, the loss and the update in FP32)"
+                     : "fp32 (our kernels; no cuDNN, no cuBLAS, no TF32)";
     m["workspace"] = gpu::mib(m_workspaceBytes)
         + " (the weight gradients' split-K partial sums; batch norm's and the bias and gate gradients' per-channel "
           "partial sums)";
@@ -109,7 +114,7 @@ void CudaTrainingSession::extraMetadata(std::map<std::string, std::string>& m) c
         m["training_kernels"] = m_prefix
             + " trains the convolutions' forward and stride-1 backward-data on the inference Tensor Core kernel "
               "(channels-last "
-            + mathModeName(m_options.math)
+            + dtypeName(tcType())
             + " copies of the FP32 tensors), everything else with cuda.implicit_gemm's kernels (the strided layers' "
               "backward-data on the pipelined tiles in "
             + mathModeName(m_options.math) + ", the weight gradient's cp.async tiles in TF32)";

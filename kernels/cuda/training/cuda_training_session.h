@@ -86,10 +86,11 @@ struct CudaTrainLayer : gpu::TrainLayerState {
     // Mixed precision on a convolution or linear layer: its input and weight rounded by the forward, which the
     // backward reads too (the update comes after both).
     gpu::DeviceBuffer roundedIn, roundedWeight;
-    // cuda.tensor_core in fp16 / bf16: a conv2d's forward, and a stride-1 conv2d's backward-data (the forward
-    // convolution of the output gradient with the weight flipped and transposed), on the inference Tensor Core kernel
-    // (conv2d_tensor_core.cuh) over channels-last half copies (training/channels_last_copies.cuh), each with the
-    // kernel's scratch (packed weights, remade at every pass; split-K sums).
+    // cuda.tensor_core: a conv2d's forward, and a stride-1 conv2d's backward-data (the forward convolution of the
+    // output gradient with the weight flipped and transposed), on the inference Tensor Core kernel
+    // (conv2d_tensor_core.cuh) over channels-last copies in the math mode's storage type (FP32 in tf32;
+    // training/channels_last_copies.cuh), each with the kernel's scratch (packed weights, remade at every pass;
+    // split-K sums).
     bool tcFwd = false, tcData = false;
     ConvGeometry tcFwdGeometry {}, tcDataGeometry {};
     gpu::DeviceBuffer tcFwdScratch, tcDataScratch;
@@ -117,6 +118,8 @@ private:
     // Mixed precision: does layer i round its tensors (a convolution or linear layer, in fp16 / bf16)?
     bool rounds(size_t i) const;
     DType halfType() const { return m_options.math == MathMode::FP16 ? DType::F16 : DType::BF16; }
+    // The inference Tensor Core kernel's storage type: the half type, or FP32 (TF32 math) in tf32.
+    DType tcType() const { return roundsProducts() ? halfType() : DType::F32; }
     // ConvGeometry::tf32 of the convolutions: 0 FFMA; on cuda.tensor_core 1 (TF32), or 2 / 3 in fp16 / bf16, whose
     // rounded operands the pipelined tiles multiply in that type (conv2d.cuh).
     int tensorCoreMode() const { return !m_tf32 ? 0 : !roundsProducts() ? 1 : halfType() == DType::F16 ? 2 : 3; }
@@ -127,9 +130,9 @@ private:
     bool gemmFamily() const { return m_algorithm != "direct"; }
     // conv2dImplicitGemm of g, first remaking the pipelined tiles' transposed weights from w when it runs them.
     void gemmRun(const ConvGeometry& g, const float* x, const float* w, const float* bias, float* y, void* scratch);
-    // The inference Tensor Core kernel on layer i's channels-last half copies (CudaTrainLayer::tcFwd, tcData): plans
-    // them in planLayer, runs the forward (writing the rounded input copy the weight gradient reads) and the stride-1
-    // backward-data (writing the rounded output gradient the weight gradient reads).
+    // The inference Tensor Core kernel on layer i's channels-last copies (CudaTrainLayer::tcFwd, tcData): plans them
+    // in planLayer, runs the forward (in fp16 / bf16 writing the rounded input copy the weight gradient reads) and the
+    // stride-1 backward-data (in fp16 / bf16 writing the rounded output gradient the weight gradient reads).
     void planTensorCoreKernel(size_t i);
     void tensorCoreForward(size_t i);
     void tensorCoreBackwardData(size_t k, float* gx);
@@ -145,14 +148,14 @@ private:
     // largest product layer's output (one layer's two backward phases use it at a time).
     gpu::DeviceBuffer m_roundedGrad;
     size_t m_roundedGradOf = SIZE_MAX;
-    // cuda.tensor_core in fp16 / bf16: whether the convolutions take the inference Tensor Core kernel (--option
+    // cuda.tensor_core: whether the convolutions take the inference Tensor Core kernel (--option
     // train_tiles=inference, the default; pipelined keeps them on the pipelined implicit GEMM), its options (tc_tile,
-    // tc_kernel, ... as in inference) and device, and the channels-last half copies one layer uses at a time: its
-    // input (or output gradient), its output (or input gradient) and its weight, sized for the largest such layer.
+    // tc_kernel, ... as in inference) and device, and the channels-last copies one layer uses at a time in tcType():
+    // its input (or output gradient), its output (or input gradient) and its weight, sized for the largest such layer.
     bool m_tcKernel = false;
     TensorCoreOptions m_tcOptions;
     TensorCoreDevice m_tcDevice {};
-    gpu::DeviceBuffer m_halfIn, m_halfOut, m_halfWeight;
+    gpu::DeviceBuffer m_tcIn, m_tcOut, m_tcWeight;
 };
 
 } // namespace convscope::cuda
