@@ -176,8 +176,9 @@ TEST_CASE("cuda training: a long reduction (split-K) and a depthwise layer match
     test::trainSideBySide("cuda", c, test::sgdMomentumForTests(), "implicit_gemm", 2, kSteps);
 }
 
-// cuda.winograd trains the 3×3 stride-1 ungrouped layers' forward and backward-data on Winograd F(4×4, 3×3) (the
-// graph's c1, asymmetric padding, and a 16-channel layer at 32² over 8 images), everything else as implicit_gemm:
+// cuda.winograd trains the 3×3 stride-1 ungrouped layers' forward and backward-data on Winograd F(4×4, 3×3) and their
+// weight gradient on F(3×3, 2×2) (the graph's c1, asymmetric padding, and a 16-channel layer at 32² over 8 images,
+// then one unpadded to 30², whose 2×2 blocks end on the edge), everything else as implicit_gemm:
 // Winograd's transforms round differently from a direct sum (~1e-5 relative on these sizes), so the bounds are
 // cudnn's (whose FP32 algorithms include Winograd too).
 TEST_CASE("cuda training: cuda.winograd's 3x3 layers (Winograd forward and backward-data) match cpu.direct",
@@ -206,6 +207,23 @@ TEST_CASE("cuda training: cuda.winograd's 3x3 layers (Winograd forward and backw
         CHECK_THAT(m.at("layer 0 c1"), Catch::Contains("flipped weights, Winograd F(4x4,3x3)"));
         CHECK_THAT(m.at("layer 2 c2"), Catch::Contains("forward: Winograd")); // backward-data needs padding 2
         CHECK_THAT(m.at("training_kernels"), Catch::Contains("Winograd"));
+        // The weight gradients on Winograd F(3×3, 2×2), against the implicit GEMM's (winograd_wgrad=off) after one
+        // step from the same weights: the two sums differ only in their order and the transforms' ±1 and ½.
+        CHECK_THAT(m.at("layer 0 c1"), Catch::Contains("backward-weights: Winograd F(3x3,2x2)"));
+        CHECK_THAT(m.at("layer 2 c2"), Catch::Contains("backward-weights: Winograd F(3x3,2x2)"));
+        SessionOptions off;
+        off.extra["winograd_wgrad"] = "off";
+        auto plain = cuda->createTrainingSession("winograd", off);
+        plain->prepare(c.net, c.shapes, {});
+        CHECK_THAT(plain->metadata().at("layer 0 c1"), !Catch::Contains("F(3x3,2x2)"));
+        (void)session->step(c.input, c.target, 1);
+        (void)plain->step(c.input, c.target, 1);
+        for (const size_t layer : { size_t(0), size_t(2) }) {
+            const double apart = test::trainRelDiff(
+                session->parameterGradient({ layer, "weight" }), plain->parameterGradient({ layer, "weight" }));
+            INFO("layer " << layer << ": the Winograd weight gradient against the implicit GEMM's: " << apart);
+            CHECK(apart < 2e-5);
+        }
     }
 }
 

@@ -26,6 +26,7 @@
 #include "kernels/cuda/training/channel_reduce.cuh"
 #include "kernels/cuda/training/channels_last_copies.cuh"
 #include "kernels/cuda/training/conv2d_backward_weights.cuh"
+#include "kernels/cuda/training/conv2d_winograd_wgrad.cuh"
 #include "kernels/cuda/training/cuda_training_session.h"
 #include "kernels/cuda/training/pad_backward.cuh"
 #include "kernels/cuda/training/pool2d_backward.cuh"
@@ -209,7 +210,8 @@ void CudaTrainingSession::planLayer(size_t i)
                 }
                 if (!t.tcData)
                     phaseGemmOf(t.data);
-                wgradNeeds(t.wgrad);
+                t.wgradWinograd = m_winogradWgrad && train::conv2dWinogradWgradRefusal(t.wgrad).empty();
+                wgradNeeds(t.wgradWinograd ? train::conv2dWinogradWgradGemm(t.wgrad) : t.wgrad);
                 biasNeeds();
                 const std::string onCopies = " on channels-last " + std::string(dtypeName(tcType())) + " copies";
                 t.note
@@ -224,7 +226,9 @@ void CudaTrainingSession::planLayer(size_t i)
                             : t.phaseGemm ? transposedPhaseGemmNote(t.phases, m_sms)
                                           : std::string("transposed convolution, ")
                                 + (t.dataGemm ? "stride-phase form" : "gather form"))
-                    + "; " + train::conv2dWgradNote(t.wgrad, m_sms);
+                    + "; "
+                    + (t.wgradWinograd ? train::conv2dWinogradWgradNote(t.wgrad, m_sms)
+                                       : train::conv2dWgradNote(t.wgrad, m_sms));
             } else if constexpr (std::is_same_v<T, ConvTranspose2d>) {
                 t.fwd = makeGeometry(int(s.in.n), int(s.in.c), int(s.in.h), int(s.in.w), int(s.out.c), int(s.out.h),
                     int(s.out.w), geometryOf(l, s));
@@ -355,6 +359,13 @@ void CudaTrainingSession::afterPlanning()
             largestWeight = std::max(largestWeight, m_layers[i].weightCount);
         }
     }
+    size_t winogradBytes = 0;
+    for (size_t i = 0; i < layerCount(); ++i)
+        if (m_layers[i].wgradWinograd)
+            winogradBytes = std::max(winogradBytes, train::conv2dWinogradWgradScratchBytes(m_layers[i].wgrad));
+    m_winogradWgradScratch.reset();
+    if (winogradBytes > 0)
+        m_winogradWgradScratch = gpu::DeviceBuffer(winogradBytes, "train: the Winograd weight gradient's tiles");
     if (largest > 0)
         m_roundedGrad
             = gpu::DeviceBuffer(size_t(largest) * sizeof(float), "train: a product's rounded output gradient");
@@ -669,7 +680,10 @@ void CudaTrainingSession::backwardWeights(size_t k)
     const float* gy = rounded ? roundedGradient(k) : static_cast<const float*>(m_grad[k]);
     float* ws = m_workspace.get() ? m_workspace.floats() : nullptr;
     const LayerSpec& spec = m_net.layers[k].spec;
-    if (std::holds_alternative<Conv2d>(spec) || std::holds_alternative<Linear>(spec))
+    if (t.wgradWinograd)
+        train::conv2dWinogradBackwardWeights(
+            t.wgrad, x, gy, static_cast<float*>(t.gW), m_winogradWgradScratch.get(), ws, m_sms, st);
+    else if (std::holds_alternative<Conv2d>(spec) || std::holds_alternative<Linear>(spec))
         train::conv2dBackwardWeights(t.wgrad, x, gy, static_cast<float*>(t.gW), ws, m_sms, st);
     else if (std::holds_alternative<ConvTranspose2d>(spec)) // roles swapped: dy is the convolution's input
         train::conv2dBackwardWeights(t.wgrad, gy, x, static_cast<float*>(t.gW), ws, m_sms, st);
