@@ -193,7 +193,7 @@ TEST_CASE("cuda training: cuda.winograd's 3x3 layers (Winograd forward and backw
         { "type": "conv2d", "name": "c1", "out_channels": 16, "kernel_size": [3, 3], "padding": [1, 1, 1, 1],
           "init": { "kind": "he_uniform", "seed": 81 } },
         { "type": "relu", "name": "r1" },
-        { "type": "conv2d", "name": "c2", "out_channels": 8, "kernel_size": [3, 3],
+        { "type": "conv2d", "name": "c2", "out_channels": 16, "kernel_size": [3, 3],
           "init": { "kind": "he_uniform", "seed": 82 } },
         { "type": "global_avgpool2d", "name": "g" }, { "type": "flatten", "name": "f" },
         { "type": "linear", "name": "fc", "out_features": 4, "init": { "kind": "he_uniform", "seed": 83 } } ] })";
@@ -287,13 +287,24 @@ TEST_CASE("cuda training: cuda.tensor_core under --math tf32 matches cpu.direct 
     CHECK_THAT(notes.at("layer 4 c3x3"),
         Catch::Contains("forward: tf32 ") && Catch::Contains("on channels-last fp32 copies")
             && Catch::Contains("backward-data: the forward kernel on the flipped weight, tf32 "));
-    CHECK_THAT(notes.at("layer 4 c3x3"), Catch::Contains("backward-weights: implicit GEMM 128x128 tiles (TF32"));
+    // The 3×3 of 128 channels: its weight gradient on Winograd F(3×3, 2×2), the 16 products on the TF32 tiles; the
+    // 1×1 projection's on the implicit GEMM's TF32 tiles.
+    CHECK_THAT(
+        notes.at("layer 4 c3x3"), Catch::Contains("backward-weights: Winograd F(3x3,2x2)") && Catch::Contains("(TF32"));
+    CHECK_THAT(
+        notes.at("layer 2 proj"), Catch::Contains("backward-weights: implicit GEMM") && Catch::Contains("(TF32"));
     CHECK_THAT(fp32Notes.at("layer 4 c3x3"), !Catch::Contains("TF32"));
     // train_tiles=pipelined: every convolution on the pipelined implicit GEMM's TF32 tiles.
     SessionOptions pipelined = tf32;
     pipelined.extra["train_tiles"] = "pipelined";
     const auto [onTiles, tileNotes] = weightGradient("tensor_core", pipelined);
     CHECK(test::trainRelDiff(onTiles, onTensorCores) < 1e-2);
+    SessionOptions gemmWgrad = tf32; // winograd_wgrad=off: the 3×3's weight gradient on the implicit GEMM's tiles
+    gemmWgrad.extra["winograd_wgrad"] = "off";
+    const auto [onGemm, gemmNotes] = weightGradient("tensor_core", gemmWgrad);
+    CHECK(test::trainRelDiff(onGemm, onTensorCores) < 1e-2);
+    CHECK(test::trainRelDiff(onGemm, inFp32) > 1e-5);
+    CHECK_THAT(gemmNotes.at("layer 4 c3x3"), Catch::Contains("backward-weights: implicit GEMM 128x128 tiles (TF32"));
     CHECK_THAT(tileNotes.at("layer 4 c3x3"), Catch::Contains("TF32 mma.sync"));
     CHECK_THAT(tileNotes.at("layer 2 proj"), Catch::Contains("forward: implicit GEMM 128x128cp tiles, TF32"));
 }

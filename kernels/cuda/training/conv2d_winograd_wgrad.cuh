@@ -6,7 +6,9 @@
 // weight gradient's A dy, so the roles swap). The sum over the N·⌈P/2⌉·⌈Q/2⌉ blocks is, for each of the 16 transformed
 // positions, a K × C matrix product with that long reduction, which conv2d_backward_weights.cuh's split-K implicit GEMM
 // runs, posed as the weight gradient of a 1×1 convolution with 16 groups. 16 multiplies a (k, c) pair and block
-// instead of 36: 2.25× fewer, against the transformed tensors' traffic (4× the input and the output gradient).
+// instead of 36: 2.25× fewer, against the transformed tensors' traffic (4× the input and the output gradient). Runs on
+// cuda.winograd (FFMA) and on cuda.tensor_core in tf32 (the products on its TF32 tiles: the transformed operands
+// rounded to TF32, as cuDNN's TF32 Winograd rounds them).
 // Host-side launchers only.
 #pragma once
 

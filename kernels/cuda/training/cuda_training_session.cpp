@@ -34,13 +34,14 @@ CudaTrainingSession::CudaTrainingSession(std::string algorithm, SessionOptions o
     if (auto it = m_options.extra.find("winograd_wgrad"); it != m_options.extra.end()) {
         if (it->second != "on" && it->second != "off")
             throw InputError("winograd_wgrad=" + it->second
-                + ": cuda.winograd's 3x3 stride-1 weight gradients run Winograd F(3x3,2x2) (on, the default) or the "
-                  "implicit GEMM (off)");
+                + ": the 3x3 stride-1 weight gradients of cuda.winograd and of cuda.tensor_core in tf32 run Winograd "
+                  "F(3x3,2x2) (on, the default) or the implicit GEMM (off)");
         m_winogradWgrad = it->second == "on";
     } else {
         m_winogradWgrad = true;
     }
-    m_winogradWgrad = m_winogradWgrad && m_algorithm == "winograd";
+    m_winogradWgrad = m_winogradWgrad
+        && (m_algorithm == "winograd" || (m_algorithm == "tensor_core" && m_options.math == MathMode::TF32));
     // cuda.tensor_core: the convolutions on the inference Tensor Core kernel (train_tiles=inference, the default) or
     // on the pipelined implicit GEMM's tiles (pipelined: TF32 m16n8k8, or m16n8k16 in the half type), to measure one
     // against the other.

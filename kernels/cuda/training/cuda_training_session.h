@@ -92,7 +92,8 @@ struct CudaTrainLayer : gpu::TrainLayerState {
     // training/channels_last_copies.cuh), each with the kernel's scratch (packed weights, remade at every pass;
     // split-K sums).
     bool tcFwd = false, tcData = false;
-    // cuda.winograd on a 3×3 stride-1 ungrouped conv2d: the weight gradient by Winograd F(3×3, 2×2)
+    // cuda.winograd (and cuda.tensor_core in tf32) on a 3×3 stride-1 ungrouped conv2d of 16 or more channels: the
+    // weight gradient by Winograd F(3×3, 2×2)
     // (training/conv2d_winograd_wgrad.cuh), its transformed tiles in the session's m_winogradWgradScratch.
     bool wgradWinograd = false;
     ConvGeometry tcFwdGeometry {}, tcDataGeometry {};
@@ -147,9 +148,9 @@ private:
     // cuda.winograd: the Winograd tile (--option winograd_tile, 4 by default) for the 3×3 stride-1 convolutions of
     // the forward and the backward-data, read once at construction; 0 on every other algorithm.
     int m_winogradTile = 0;
-    // cuda.winograd: whether the 3×3 stride-1 layers' weight gradient runs Winograd F(3×3, 2×2) (--option
-    // winograd_wgrad=on, the default; off keeps the implicit GEMM), and the transformed tiles one layer uses at a
-    // time, sized for the largest.
+    // cuda.winograd, and cuda.tensor_core in tf32: whether the 3×3 stride-1 layers' weight gradient runs Winograd
+    // F(3×3, 2×2) (--option winograd_wgrad=on, the default; off keeps the implicit GEMM), and the transformed tiles
+    // one layer uses at a time, sized for the largest.
     bool m_winogradWgrad = false;
     gpu::DeviceBuffer m_winogradWgradScratch;
     // Mixed precision: the rounded output gradient of the layer m_roundedGradOf (SIZE_MAX: none), sized for the
