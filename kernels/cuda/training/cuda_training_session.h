@@ -43,7 +43,12 @@
 // update stay FP32; fp16 scales the loss as GradScaler (the base's step). The kernels are the FP32 ones: their
 // products of rounded operands are exact in FP32, and in TF32 on cuda.tensor_core, whose pipelined tiles multiply them
 // in the half type itself (m16n8k16, kernels/cuda/half_mma.cuh; exact too), so the sums are what differ from the
-// CPU's. (The half-storage kernels of inference take channels-last tensors; the backward has none yet.)
+// CPU's. cuda.tensor_core (tf32, fp16, bf16) runs an ungrouped conv2d's forward and stride-1 backward-data, and a
+// conv_transpose2d's backward-data, on the inference Tensor Core kernel instead (conv2d_tensor_core.cuh, wgmma on
+// sm_90) over channels-last copies of the FP32 tensors in the mode's type (training/channels_last_copies.cuh), whose
+// output rounding is the mixed semantics' (--option train_tiles=pipelined keeps the pipelined tiles). cuda.winograd
+// (from 16 channels) and cuda.tensor_core in tf32 (from 128) take a 3×3 stride-1 layer's weight gradient as Winograd
+// F(3×3, 2×2) (training/conv2d_winograd_wgrad.cuh; --option winograd_wgrad=off keeps the implicit GEMM).
 // Refused in prepare with the layer and kind named: resize, the volume kinds, a fused activation, tensors of more than
 // 2^31 elements.
 #pragma once
