@@ -91,4 +91,33 @@ int transposedTileOf(const SessionOptions& options)
     throw InputError("transposed_tile=" + it->second + ": the phase-tiled kernel takes 1x8, 4x4 or 16x2");
 }
 
+namespace {
+    // The value of `key`, which must be `first` or `second`; `first` when the run does not set it.
+    bool firstOf(
+        const SessionOptions& options, const char* key, const char* first, const char* second, const char* what)
+    {
+        const auto it = options.extra.find(key);
+        if (it == options.extra.end() || it->second == first)
+            return true;
+        if (it->second == second)
+            return false;
+        throw InputError(
+            std::string(key) + "=" + it->second + ": " + what + " (" + first + ", the default) or " + second);
+    }
+} // namespace
+
+bool trainsOnInferenceKernel(const SessionOptions& options)
+{
+    return firstOf(options, "train_tiles", "inference", "pipelined",
+        "cuda.tensor_core's training convolutions run on the inference Tensor Core kernel or on the pipelined implicit "
+        "GEMM's tiles");
+}
+
+bool winogradWeightGradientOf(const SessionOptions& options)
+{
+    return firstOf(options, "winograd_wgrad", "on", "off",
+        "the 3x3 stride-1 weight gradients of cuda.winograd and of cuda.tensor_core in tf32 run Winograd F(3x3,2x2) "
+        "or the implicit GEMM");
+}
+
 } // namespace convscope::cuda

@@ -20,6 +20,12 @@ int fftBatchOf(const SessionOptions& options); // fft_batch: tiles per batch of 
 int transposedGemmOf(const SessionOptions& options);
 int transposedTileOf(const SessionOptions& options);
 
+// Training: train_tiles=inference|pipelined (cuda.tensor_core's convolutions on the inference Tensor Core kernel, the
+// default, or on the implicit GEMM's pipelined tiles) and winograd_wgrad=on|off (the Winograd weight gradient, on by
+// default where it applies).
+bool trainsOnInferenceKernel(const SessionOptions& options);
+bool winogradWeightGradientOf(const SessionOptions& options);
+
 // `text` as a whole number from `low` to `high`, in decimal digits and no more of them than `high` has; 0 where it is
 // not one (the callers throw the InputError that names their key and range: igemm_splits, tc_split).
 int wholeNumberIn(const std::string& text, int low, int high);

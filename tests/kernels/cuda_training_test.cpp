@@ -212,6 +212,9 @@ TEST_CASE("cuda training: cuda.winograd's 3x3 layers (Winograd forward and backw
         CHECK_THAT(m.at("layer 0 c1"), Catch::Contains("backward-weights: Winograd F(3x3,2x2)"));
         CHECK_THAT(m.at("layer 2 c2"), Catch::Contains("backward-weights: Winograd F(3x3,2x2)"));
         SessionOptions off;
+        off.extra["winograd_wgrad"] = "maybe";
+        CHECK_THROWS_WITH(cuda->createTrainingSession("winograd", off),
+            Catch::Contains("winograd_wgrad=maybe") && Catch::Contains("(on, the default) or off"));
         off.extra["winograd_wgrad"] = "off";
         auto plain = cuda->createTrainingSession("winograd", off);
         plain->prepare(c.net, c.shapes, {});
@@ -460,6 +463,10 @@ TEST_CASE("cuda training: fp16 and bf16 on cuda.implicit_gemm and cuda.tensor_co
         return;
     SessionOptions fp16;
     fp16.math = MathMode::FP16;
+    SessionOptions badTiles = fp16;
+    badTiles.extra["train_tiles"] = "fast";
+    CHECK_THROWS_WITH(cuda->createTrainingSession("tensor_core", badTiles),
+        Catch::Contains("train_tiles=fast") && Catch::Contains("inference, the default) or pipelined"));
     auto session = cuda->createTrainingSession("tensor_core", fp16);
     session->prepare(cases[3].net, cases[3].shapes, {}); // the tilings
     const auto m = session->metadata();

@@ -18,8 +18,8 @@ CudaTrainingSession::CudaTrainingSession(std::string algorithm, SessionOptions o
         throw UnsupportedError(
             m_prefix + ": unknown algorithm (direct, tiled, implicit_gemm, winograd, fft, tensor_core)");
     // cuda.tensor_core multiplies on Tensor Cores: in TF32, or in fp16 / bf16 on operands rounded to the half type
-    // (its pipelined tiles in that type, the weight gradient's in TF32, which holds those products exactly too). It
-    // takes every mode requireMath lets through but FP32, which the next check refuses.
+    // (the inference kernel or the pipelined tiles in that type, the weight gradient's in TF32, which holds those
+    // products exactly too). It takes every mode requireMath lets through but FP32, which the next check refuses.
     m_tf32 = m_algorithm == "tensor_core";
     if (m_tf32) {
         requireMath(true, HalfMath::RoundedProducts, "it trains tf32, fp16 and bf16");
@@ -31,30 +31,11 @@ CudaTrainingSession::CudaTrainingSession(std::string algorithm, SessionOptions o
             "these training kernels are FP32 FFMA: train --math tf32 on cuda.tensor_core");
     }
     m_winogradTile = m_algorithm == "winograd" ? winogradTileOf(m_options) : 0; // a bad winograd_tile fails here
-    if (auto it = m_options.extra.find("winograd_wgrad"); it != m_options.extra.end()) {
-        if (it->second != "on" && it->second != "off")
-            throw InputError("winograd_wgrad=" + it->second
-                + ": the 3x3 stride-1 weight gradients of cuda.winograd and of cuda.tensor_core in tf32 run Winograd "
-                  "F(3x3,2x2) (on, the default) or the implicit GEMM (off)");
-        m_winogradWgrad = it->second == "on";
-    } else {
-        m_winogradWgrad = true;
-    }
-    m_winogradWgrad = m_winogradWgrad
-        && (m_algorithm == "winograd" || (m_algorithm == "tensor_core" && m_options.math == MathMode::TF32));
-    // cuda.tensor_core: the convolutions on the inference Tensor Core kernel (train_tiles=inference, the default) or
-    // on the pipelined implicit GEMM's tiles (pipelined: TF32 m16n8k8, or m16n8k16 in the half type), to measure one
-    // against the other.
-    if (auto it = m_options.extra.find("train_tiles"); it != m_options.extra.end()) {
-        if (it->second != "inference" && it->second != "pipelined")
-            throw InputError("train_tiles=" + it->second
-                + ": cuda.tensor_core's convolutions run on the inference Tensor Core kernel (inference, "
-                  "the default) or on the pipelined implicit GEMM (pipelined)");
-        m_tcKernel = it->second == "inference";
-    } else {
-        m_tcKernel = true;
-    }
-    m_tcKernel = m_tcKernel && m_tf32;
+    // The Winograd weight gradient (cuda.winograd; cuda.tensor_core in tf32) and, on cuda.tensor_core, the
+    // convolutions on the inference Tensor Core kernel: on unless the run turns them off to measure the other path.
+    m_winogradWgrad = winogradWeightGradientOf(m_options)
+        && (m_algorithm == "winograd" || (m_tf32 && m_options.math == MathMode::TF32));
+    m_tcKernel = trainsOnInferenceKernel(m_options) && m_tf32;
     m_tcOptions = conv2dTensorCoreParseOptions(m_options.extra); // a bad tc_* option fails here
     openDevice();
     CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&m_sms, cudaDevAttrMultiProcessorCount, m_device));
