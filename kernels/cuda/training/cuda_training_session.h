@@ -122,8 +122,11 @@ private:
     void backwardData(size_t k, size_t j, void* gxStorage) override;
     void backwardWeights(size_t k) override;
     void batchNormBackward(size_t k, void* gxStorage) override;
-    void afterPlanning() override; // the rounded output gradients' buffer (mixed precision)
 
+    // cuda_training_products.cpp
+    // The session buffers one layer uses at a time: mixed precision's rounded output gradient, the inference Tensor
+    // Core kernel's copies, the Winograd weight gradient's tiles.
+    void afterPlanning() override;
     // Mixed precision: does layer i round its tensors (a convolution or linear layer, in fp16 / bf16)?
     bool rounds(size_t i) const;
     DType halfType() const { return m_options.math == MathMode::FP16 ? DType::F16 : DType::BF16; }
