@@ -100,8 +100,9 @@ void CudaTrainingSession::extraMetadata(std::map<std::string, std::string>& m) c
           "partial sums)";
     if (m_algorithm == "winograd")
         m["training_kernels"] = m_prefix + " trains the 3x3 stride-1 ungrouped convolutions' forward and backward-data "
-            + "on Winograd F(" + std::to_string(m_winogradTile) + "x" + std::to_string(m_winogradTile)
-            + ",3x3), everything else with cuda.implicit_gemm's kernels (the weight gradient is the split-K GEMM)";
+            + "on Winograd F(" + std::to_string(m_winogradTile) + "x" + std::to_string(m_winogradTile) + ",3x3)"
+            + (m_winogradWgrad ? " and, from 16 channels, their weight gradient on Winograd F(3x3,2x2)" : "")
+            + ", everything else with cuda.implicit_gemm's kernels (the weight gradient is the split-K GEMM)";
     else if (m_tcKernel)
         m["training_kernels"] = m_prefix
             + " trains the convolutions' forward and stride-1 backward-data on the inference Tensor Core kernel "
@@ -109,7 +110,9 @@ void CudaTrainingSession::extraMetadata(std::map<std::string, std::string>& m) c
             + dtypeName(tcType())
             + " copies of the FP32 tensors), everything else with cuda.implicit_gemm's kernels (the strided layers' "
               "backward-data on the pipelined tiles in "
-            + mathModeName(m_options.math) + ", the weight gradient's cp.async tiles in TF32)";
+            + mathModeName(m_options.math) + ", the weight gradient's cp.async tiles in TF32"
+            + (m_winogradWgrad ? "; a 3x3 stride-1 layer's of 128 or more channels as Winograd F(3x3,2x2) on them" : "")
+            + ")";
     else if (m_tf32)
         m["training_kernels"] = m_prefix
             + " trains with cuda.implicit_gemm's kernels, their pipelined tiles and the weight gradient's cp.async "
