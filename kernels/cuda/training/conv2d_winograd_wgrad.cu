@@ -129,10 +129,11 @@ size_t conv2dWinogradWgradScratchBytes(const ConvGeometry& g)
 std::string conv2dWinogradWgradNote(const ConvGeometry& g, int sms)
 {
     const Layout l = layoutOf(g);
+    const std::string prefix = "backward-weights: "; // the GEMM's note names the phase; this note names it once
     std::string gemm = conv2dWgradNote(conv2dWinogradWgradGemm(g), sms);
-    if (gemm.rfind("backward-weights: ", 0) == 0)
-        gemm = gemm.substr(18);
-    return "backward-weights: Winograd F(3x3,2x2): " + std::to_string(l.tiles) + " blocks of 2x2, 16 products "
+    if (gemm.rfind(prefix, 0) == 0)
+        gemm.erase(0, prefix.size());
+    return prefix + "Winograd F(3x3,2x2): " + std::to_string(l.tiles) + " blocks of 2x2, 16 products "
         + std::to_string(g.k) + "x" + std::to_string(g.c) + " over them (" + gemm + "), "
         + std::to_string(conv2dWinogradWgradScratchBytes(g) >> 20) + " MiB of transformed tiles";
 }

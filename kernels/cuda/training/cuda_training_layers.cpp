@@ -171,6 +171,10 @@ void CudaTrainingSession::planLayer(size_t i)
             conv2dImplicitGemmPrepare(g, nullptr, scratch.get(), m_sms, st);
     };
     const auto variantOf = [&](const ConvGeometry& g) { return conv2dImplicitGemmVariant(g, m_sms); };
+    const auto onTensorCoresNote = [&](const ConvGeometry& g) {
+        return conv2dTensorCoreNote(g, tcType(), m_tcOptions, m_tcDevice) + " on channels-last " + dtypeName(tcType())
+            + " copies";
+    };
     // The transposed convolution tg as stride-phase implicit GEMMs, where every phase is an ordinary convolution.
     const auto phaseGemmOf = [&](const ConvGeometry& tg) {
         if (!gemmFamily() || !transposedPhaseGemmApplies(tg))
@@ -191,13 +195,11 @@ void CudaTrainingSession::planLayer(size_t i)
                 t.fwd.tf32 = tensorCoreMode(); // the geometries below are made from it
                 t.data = transposedOf(t.fwd);
                 t.wgrad = t.fwd;
-                t.fwdGemm = gemmFamily();
-                t.dataGemm = gemmFamily() && convTranspose2dPhaseApplies(t.data);
-                if (m_tcKernel)
+                if (m_tcKernel) // may take the forward and the backward-data
                     planTensorCoreKernel(i);
-                if (t.tcFwd) {
-                    // the inference Tensor Core kernel's scratch, made in planTensorCoreKernel
-                } else if (m_winogradTile && conv2dWinogradRefusal(t.fwd, m_winogradTile).empty()) {
+                t.fwdGemm = gemmFamily() && !t.tcFwd;
+                t.dataGemm = gemmFamily() && convTranspose2dPhaseApplies(t.data);
+                if (m_winogradTile && conv2dWinogradRefusal(t.fwd, m_winogradTile).empty()) {
                     t.fwdWinograd = m_winogradTile; // the weights are transformed at every launch: they change
                     t.fwdScratch = gpu::DeviceBuffer(
                         conv2dWinogradScratchBytes(t.fwd, t.fwdWinograd), "train: Winograd's transformed tiles");
@@ -210,16 +212,12 @@ void CudaTrainingSession::planLayer(size_t i)
                 t.wgradWinograd = m_winogradWgrad && train::conv2dWinogradWgradRefusal(t.wgrad).empty();
                 wgradNeeds(t.wgradWinograd ? train::conv2dWinogradWgradGemm(t.wgrad) : t.wgrad);
                 biasNeeds();
-                const std::string onCopies = " on channels-last " + std::string(dtypeName(tcType())) + " copies";
-                t.note
-                    = std::string(t.tcFwd ? "forward: "
-                                  + conv2dTensorCoreNote(t.tcFwdGeometry, tcType(), m_tcOptions, m_tcDevice) + onCopies
-                              : t.fwdWinograd ? "forward: " + conv2dWinogradNote(t.fwd, t.fwdWinograd, m_sms)
-                              : t.fwdGemm     ? "forward: " + variantOf(t.fwd)
-                                              : "forward: direct")
+                t.note = std::string(t.tcFwd     ? "forward: " + onTensorCoresNote(t.tcFwdGeometry)
+                                 : t.fwdWinograd ? "forward: " + conv2dWinogradNote(t.fwd, t.fwdWinograd, m_sms)
+                                 : t.fwdGemm     ? "forward: " + variantOf(t.fwd)
+                                                 : "forward: direct")
                     + "; backward-data: "
-                    + (t.tcData ? "the forward kernel on the flipped weight, "
-                                + conv2dTensorCoreNote(t.tcDataGeometry, tcType(), m_tcOptions, m_tcDevice) + onCopies
+                    + (t.tcData ? "the forward kernel on the flipped weight, " + onTensorCoresNote(t.tcDataGeometry)
                             : t.phaseGemm ? transposedPhaseGemmNote(t.phases, m_sms)
                                           : std::string("transposed convolution, ")
                                 + (t.dataGemm ? "stride-phase form" : "gather form"))
@@ -235,10 +233,10 @@ void CudaTrainingSession::planLayer(size_t i)
                 t.data = makeGeometry(t.fwd.n, t.fwd.k, t.fwd.p, t.fwd.q, t.fwd.c, t.fwd.h, t.fwd.w, t.fwd);
                 t.wgrad = t.data; // dy as its input, x as its output gradient
                 t.fwdGemm = gemmFamily() && convTranspose2dPhaseApplies(t.fwd);
-                t.dataGemm = gemmFamily();
-                if (m_tcKernel)
+                if (m_tcKernel) // may take the backward-data
                     planTensorCoreKernel(i);
-                if (t.dataGemm && !t.tcData)
+                t.dataGemm = gemmFamily() && !t.tcData;
+                if (t.dataGemm)
                     gemmTable(t.data, t.dataScratch);
                 phaseGemmOf(t.fwd);
                 wgradNeeds(t.wgrad);
@@ -247,8 +245,7 @@ void CudaTrainingSession::planLayer(size_t i)
                                  : t.fwdGemm     ? "forward: stride-phase form"
                                                  : "forward: gather form")
                     + "; backward-data: conv2d "
-                    + (t.tcData ? conv2dTensorCoreNote(t.tcDataGeometry, tcType(), m_tcOptions, m_tcDevice)
-                                + " on channels-last " + dtypeName(tcType()) + " copies"
+                    + (t.tcData          ? onTensorCoresNote(t.tcDataGeometry)
                             : t.dataGemm ? variantOf(t.data)
                                          : "direct")
                     + "; roles swapped for the " + train::conv2dWgradNote(t.wgrad, m_sms);
@@ -306,6 +303,10 @@ void CudaTrainingSession::planLayer(size_t i)
 void CudaTrainingSession::forward(size_t i)
 {
     CudaTrainLayer& t = m_layers[i];
+    if (t.tcFwd) {
+        tensorCoreForward(i);
+        return;
+    }
     const LayerShape& s = m_shapes.layers[i];
     const cudaStream_t st = m_stream->get();
     const auto* x = static_cast<const float*>(in(i, 0)); // FP32 storage, in every math mode
@@ -313,10 +314,6 @@ void CudaTrainingSession::forward(size_t i)
     const float* w = t.weight.floats();
     const float* b = t.bias.get() ? t.bias.floats() : nullptr;
     const bool rounded = rounds(i); // mixed precision: a product reads its input and weight rounded
-    if (t.tcFwd) {
-        tensorCoreForward(i);
-        return;
-    }
     if (rounded) {
         gpu::train::roundThrough(x, t.roundedIn.floats(), s.in.numel(), halfType(), st);
         gpu::train::roundThrough(w, t.roundedWeight.floats(), t.weightCount, halfType(), st);

@@ -56,27 +56,24 @@ void CudaTrainingSession::planTensorCoreKernel(size_t i)
 
 void CudaTrainingSession::afterPlanning()
 {
-    m_roundedGrad.reset();
+    // Freed first: a second prepare() must not hold the old buffers while it makes the new ones.
+    m_roundedGrad.reset(), m_tcIn.reset(), m_tcOut.reset(), m_tcWeight.reset(), m_winogradWgradScratch.reset();
     m_roundedGradOf = SIZE_MAX;
-    m_tcIn.reset(), m_tcOut.reset(), m_tcWeight.reset();
     int64_t largest = 0; // the largest rounding layer's output
     int64_t largestCopy = 0, largestWeight = 0; // the Tensor Core kernel's layers: tensors and weights
+    size_t winogradBytes = 0; // the Winograd weight gradient's largest tiles
     for (size_t i = 0; i < layerCount(); ++i) {
+        const CudaTrainLayer& t = m_layers[i];
         const LayerShape& s = m_shapes.layers[i];
         if (rounds(i))
             largest = std::max(largest, s.out.numel());
-        if (m_layers[i].tcFwd || m_layers[i].tcData) {
+        if (t.tcFwd || t.tcData) {
             largestCopy = std::max({ largestCopy, s.in.numel(), s.out.numel() });
-            largestWeight = std::max(largestWeight, m_layers[i].weightCount);
+            largestWeight = std::max(largestWeight, t.weightCount);
         }
+        if (t.wgradWinograd)
+            winogradBytes = std::max(winogradBytes, train::conv2dWinogradWgradScratchBytes(t.wgrad));
     }
-    size_t winogradBytes = 0;
-    for (size_t i = 0; i < layerCount(); ++i)
-        if (m_layers[i].wgradWinograd)
-            winogradBytes = std::max(winogradBytes, train::conv2dWinogradWgradScratchBytes(m_layers[i].wgrad));
-    m_winogradWgradScratch.reset();
-    if (winogradBytes > 0)
-        m_winogradWgradScratch = gpu::DeviceBuffer(winogradBytes, "train: the Winograd weight gradient's tiles");
     if (largest > 0)
         m_roundedGrad
             = gpu::DeviceBuffer(size_t(largest) * sizeof(float), "train: a product's rounded output gradient");
@@ -86,63 +83,66 @@ void CudaTrainingSession::afterPlanning()
         m_tcOut = gpu::DeviceBuffer(size_t(largestCopy) * bytes, "train: a convolution's channels-last output");
         m_tcWeight = gpu::DeviceBuffer(size_t(largestWeight) * bytes, "train: a convolution's weight for its kernel");
     }
+    if (winogradBytes > 0)
+        m_winogradWgradScratch = gpu::DeviceBuffer(winogradBytes, "train: the Winograd weight gradient's tiles");
+}
+
+void CudaTrainingSession::onTensorCores(const ConvGeometry& g, void* scratch, const float* x, const Shape& in,
+    float* rounded, const void* w, const float* bias, float* y, const Shape& out)
+{
+    const cudaStream_t st = m_stream->get();
+    const DType type = tcType();
+    train::packChannelsLast(x, in.n, in.c, in.h * in.w, type, m_tcIn.get(), rounded, st);
+    conv2dTensorCorePrepare(g, type, m_tcOptions, m_tcDevice, w, scratch, st);
+    conv2dTensorCore(g, type, m_tcOptions, m_tcDevice, m_tcIn.get(), bias, m_tcOut.get(), scratch, st);
+    // In fp16 / bf16 the kernel rounded its FP32 sums (and the bias) to the half type: the output is the rounded one,
+    // widened exactly.
+    train::unpackChannelsLast(m_tcOut.get(), out.n, out.c, out.h * out.w, type, y, st);
+}
+
+const void* CudaTrainingSession::tensorCoreWeight(const CudaTrainLayer& t)
+{
+    if (tcType() == DType::F32) // tf32: the packing rounds it
+        return t.weight.get();
+    gpu::convertValues(t.weight.floats(), m_tcWeight.get(), t.weightCount, tcType(), m_stream->get());
+    return m_tcWeight.get();
 }
 
 void CudaTrainingSession::tensorCoreForward(size_t i)
 {
     CudaTrainLayer& t = m_layers[i];
     const LayerShape& s = m_shapes.layers[i];
-    const cudaStream_t st = m_stream->get();
-    const DType type = tcType();
-    const bool rounded = rounds(i);
     // The input into the kernel's channels-last copy: in fp16 / bf16 rounded, and in the same pass into roundedIn
-    // (the weight gradient's operand); in tf32 as it is (the kernel rounds its operands to TF32). The weight goes into
-    // the kernel's packing (rounded by the conversion in fp16 / bf16, to TF32 by the packing); the strided layers'
+    // (the weight gradient's operand); in tf32 as it is (the kernel rounds its operands to TF32). The strided layers'
     // backward-data (stride phases) reads the FP32 rounded weight in fp16 / bf16.
-    train::packChannelsLast(static_cast<const float*>(in(i, 0)), s.in.n, s.in.c, s.in.h * s.in.w, type, m_tcIn.get(),
-        rounded ? t.roundedIn.floats() : nullptr, st);
-    const void* w = t.weight.get();
-    if (type != DType::F32) {
-        if (!t.tcData)
-            gpu::train::roundThrough(t.weight.floats(), t.roundedWeight.floats(), t.weightCount, type, st);
-        gpu::convertValues(t.weight.floats(), m_tcWeight.get(), t.weightCount, type, st);
-        w = m_tcWeight.get();
-    }
-    conv2dTensorCorePrepare(t.tcFwdGeometry, type, m_tcOptions, m_tcDevice, w, t.tcFwdScratch.get(), st);
-    conv2dTensorCore(t.tcFwdGeometry, type, m_tcOptions, m_tcDevice, m_tcIn.get(),
-        t.bias.get() ? t.bias.floats() : nullptr, m_tcOut.get(), t.tcFwdScratch.get(), st);
-    // In fp16 / bf16 the kernel rounded its FP32 sums (and the bias) to the half type: the output is the rounded one,
-    // widened exactly.
-    train::unpackChannelsLast(
-        m_tcOut.get(), s.out.n, s.out.c, s.out.h * s.out.w, type, static_cast<float*>(m_out[i]), st);
+    const bool rounded = rounds(i);
+    if (rounded && !t.tcData)
+        gpu::train::roundThrough(t.weight.floats(), t.roundedWeight.floats(), t.weightCount, tcType(), m_stream->get());
+    onTensorCores(t.tcFwdGeometry, t.tcFwdScratch.get(), static_cast<const float*>(in(i, 0)), s.in,
+        rounded ? t.roundedIn.floats() : nullptr, tensorCoreWeight(t), t.bias.get() ? t.bias.floats() : nullptr,
+        static_cast<float*>(m_out[i]), s.out);
 }
 
 void CudaTrainingSession::tensorCoreBackwardData(size_t k, float* gx)
 {
     CudaTrainLayer& t = m_layers[k];
     const LayerShape& s = m_shapes.layers[k];
-    const cudaStream_t st = m_stream->get();
-    const DType type = tcType();
-    // dy into the kernel's copy; in fp16 / bf16 rounded, and into m_roundedGrad, which the weight gradient reads.
-    const bool rounded = rounds(k);
-    train::packChannelsLast(static_cast<const float*>(m_grad[k]), s.out.n, s.out.c, s.out.h * s.out.w, type,
-        m_tcIn.get(), rounded ? m_roundedGrad.floats() : nullptr, st);
-    if (rounded)
-        m_roundedGradOf = k;
     // conv2d: the weight flipped and transposed; conv_transpose2d: its own weight is conv2d's of the adjoint.
-    const void* w = t.weight.get();
+    const void* w = nullptr;
     if (std::holds_alternative<Conv2d>(m_net.layers[k].spec)) {
         const ConvGeometry& g = t.fwd;
-        train::flippedTransposedWeight(t.weight.floats(), g.k, g.c, g.r, g.s, type, m_tcWeight.get(), st);
+        train::flippedTransposedWeight(
+            t.weight.floats(), g.k, g.c, g.r, g.s, tcType(), m_tcWeight.get(), m_stream->get());
         w = m_tcWeight.get();
-    } else if (type != DType::F32) {
-        gpu::convertValues(t.weight.floats(), m_tcWeight.get(), t.weightCount, type, st);
-        w = m_tcWeight.get();
+    } else {
+        w = tensorCoreWeight(t);
     }
-    conv2dTensorCorePrepare(t.tcDataGeometry, type, m_tcOptions, m_tcDevice, w, t.tcDataScratch.get(), st);
-    conv2dTensorCore(t.tcDataGeometry, type, m_tcOptions, m_tcDevice, m_tcIn.get(), nullptr, m_tcOut.get(),
-        t.tcDataScratch.get(), st);
-    train::unpackChannelsLast(m_tcOut.get(), s.in.n, s.in.c, s.in.h * s.in.w, type, gx, st);
+    // dy into the kernel's copy; in fp16 / bf16 rounded, and into m_roundedGrad, which the weight gradient reads.
+    const bool rounded = rounds(k);
+    onTensorCores(t.tcDataGeometry, t.tcDataScratch.get(), static_cast<const float*>(m_grad[k]), s.out,
+        rounded ? m_roundedGrad.floats() : nullptr, w, nullptr, gx, s.in);
+    if (rounded)
+        m_roundedGradOf = k;
 }
 
 bool CudaTrainingSession::rounds(size_t i) const

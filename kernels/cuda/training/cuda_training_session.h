@@ -97,12 +97,12 @@ struct CudaTrainLayer : gpu::TrainLayerState {
     // training/channels_last_copies.cuh), each with the kernel's scratch (packed weights, remade at every pass;
     // split-K sums).
     bool tcFwd = false, tcData = false;
-    // cuda.winograd (and cuda.tensor_core in tf32) on a 3×3 stride-1 ungrouped conv2d of 16 or more channels: the
-    // weight gradient by Winograd F(3×3, 2×2)
-    // (training/conv2d_winograd_wgrad.cuh), its transformed tiles in the session's m_winogradWgradScratch.
-    bool wgradWinograd = false;
     ConvGeometry tcFwdGeometry {}, tcDataGeometry {};
     gpu::DeviceBuffer tcFwdScratch, tcDataScratch;
+    // A 3×3 stride-1 ungrouped conv2d on cuda.winograd (16 or more channels) or cuda.tensor_core in tf32 (128 or
+    // more): the weight gradient by Winograd F(3×3, 2×2) (training/conv2d_winograd_wgrad.cuh), its transformed tiles
+    // in the session's m_winogradWgradScratch.
+    bool wgradWinograd = false;
 };
 
 class CudaTrainingSession final : public gpu::GpuTrainingSession<CudaTrainLayer> {
@@ -148,6 +148,13 @@ private:
     void planTensorCoreKernel(size_t i);
     void tensorCoreForward(size_t i);
     void tensorCoreBackwardData(size_t k, float* gx);
+    // One launch of the kernel of geometry g: x (FP32 NCHW of shape `in`) into the channels-last copy (and, where
+    // `rounded` is not null, its rounded FP32 values there), the weight w (in tcType(), [K, C, R, S]) packed into
+    // `scratch`, the kernel, its output widened into y (FP32 NCHW of shape `out`).
+    void onTensorCores(const ConvGeometry& g, void* scratch, const float* x, const Shape& in, float* rounded,
+        const void* w, const float* bias, float* y, const Shape& out);
+    // Layer t's weight in tcType(): converted into m_tcWeight, or the FP32 weight itself in tf32.
+    const void* tensorCoreWeight(const CudaTrainLayer& t);
 
     int m_sms = 1;
     // cuda.tensor_core (--math tf32, fp16 or bf16): the convolutions' implicit GEMMs multiply on Tensor Cores
