@@ -9,9 +9,11 @@
 #include "kernels/common/storage_convert.cuh"
 #include "kernels/common/training_kernels.cuh"
 #include "kernels/cuda/elementwise.cuh"
+#include "kernels/cuda/layer_geometry.h"
 #include "kernels/cuda/parametric_activation.cuh"
 #include "kernels/cuda/stored_layers.cuh"
 #include "kernels/cuda/training/channel_reduce.cuh"
+#include "kernels/cuda/training/pool2d_backward.cuh"
 #include "kernels/cudnn/conv_geometry.h"
 #include "kernels/cudnn/conv_plan.h"
 #include "kernels/cudnn/reduce_layers.h"
@@ -308,6 +310,11 @@ void CudnnTrainingSession::planLayer(size_t i, cudnnHandle_t h)
                         t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w, smCount()));
                 t.note = "our CUDA kernels (cuDNN has no prelu): the forward, gx, and the slopes' gradient summed in "
                          "double over runs that fill the GPU (the cuda session's per-channel reduction)";
+            } else if (std::is_same_v<T, MaxPool2d> && !m_maxPoolOnCudnn) {
+                t.mask = gpu::DeviceBuffer(size_t(s.out.numel()) * sizeof(int), "train: maxpool2d's window argmax");
+                t.note = "our CUDA kernels, as PyTorch runs its own max_pool2d_with_indices (--option max_pool=cudnn: "
+                         "cuDNN's pooling): the forward keeps each window's argmax, the backward gathers per input "
+                         "element";
             } else if constexpr (std::is_same_v<T,
                                      MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
                 t.xd = desc4(s.in, dt);
@@ -429,6 +436,11 @@ void CudnnTrainingSession::forward(size_t i, const Handles& h)
             } else if constexpr (std::is_same_v<T, PReLU>) { // FP32 only (refused in mixed precision)
                 cuda::prelu(t.weight.floats(), t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w,
                     static_cast<const float*>(x), static_cast<float*>(y), st);
+            } else if (std::is_same_v<T, MaxPool2d> && !m_maxPoolOnCudnn) {
+                if constexpr (std::is_same_v<T, MaxPool2d>)
+                    cuda::train::maxPool2dTrainForward(
+                        cuda::poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), m_storage, x, y,
+                        static_cast<int*>(t.mask.get()), st);
             } else if constexpr (std::is_same_v<T,
                                      MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
                 CONVSCOPE_CUDNN_CHECK(
@@ -510,6 +522,11 @@ void CudnnTrainingSession::backwardData(size_t k, size_t j, void* gx, const Hand
             } else if constexpr (std::is_same_v<T, PReLU>) { // FP32 only (refused in mixed precision)
                 train::preluBackwardData(t.weight.floats(), t.weightCount, s.in.n, s.in.c, s.in.d * s.in.h * s.in.w,
                     static_cast<const float*>(x), static_cast<const float*>(gy), static_cast<float*>(gx), st);
+            } else if (std::is_same_v<T, MaxPool2d> && !m_maxPoolOnCudnn) {
+                if constexpr (std::is_same_v<T, MaxPool2d>)
+                    cuda::train::maxPool2dBackward(
+                        cuda::poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), m_storage,
+                        static_cast<const int*>(t.mask.get()), gy, gx, st);
             } else if constexpr (std::is_same_v<T,
                                      MaxPool2d> || std::is_same_v<T, AvgPool2d> || std::is_same_v<T, GlobalAvgPool2d>) {
                 CONVSCOPE_CUDNN_CHECK(cudnnPoolingBackward(h.cudnn, t.pool->get(), &kOne, t.yd->get(), y, t.yd->get(),

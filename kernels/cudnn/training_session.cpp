@@ -37,6 +37,14 @@ CudnnTrainingSession::CudnnTrainingSession(std::string algorithm, SessionOptions
             throw InputError("workspace_limit=" + it->second + ": expected a number of bytes");
         }
     }
+    if (const auto it = m_options.extra.find("max_pool"); it != m_options.extra.end()) {
+        if (it->second != "ours" && it->second != "cudnn")
+            throw InputError("max_pool=" + it->second
+                + ": maxpool2d trains on ConvScope's kernels (ours, the default, as PyTorch runs its own) or on "
+                  "cuDNN's "
+                  "pooling (cudnn)");
+        m_maxPoolOnCudnn = it->second == "cudnn";
+    }
     openDevice();
     CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&m_sms, cudaDevAttrMultiProcessorCount, m_device));
     threadHandles(); // fail here, with cuDNN's reason, rather than in the middle of prepare
@@ -51,6 +59,8 @@ std::string CudnnTrainingSession::refusal(const Network& net, const ShapeReport&
                        "prelu trains in fp32 or tf32 only on cudnn (its slope kernels take FP32; unsupported in ")
                 + dtypeName(m_storage) + ")";
     }
+    if (!m_maxPoolOnCudnn && std::holds_alternative<MaxPool2d>(net.layers[i].spec))
+        return {}; // our kernel takes every window: dilation, ceil_mode, asymmetric padding
     return cudnnTrainingRefusal(net, shapes, i);
 }
 

@@ -6,7 +6,8 @@
 // gradient, then the parameters and running statistics, within 1e-4 relative L2 (cuDNN's algorithms sum in other orders
 // than the CPU's). PyTorch's reference cases (tests/data/training) on cudnn.auto where the session trains their kinds;
 // the others must be refused naming the layer. Every failure names the selection, the step, the layer and the tensor.
-// Without a usable cuDNN every case prints "SKIPPED: <reason>".
+// maxpool2d on our kernels (the default) and on cuDNN's pooling. Without a usable cuDNN every case prints
+// "SKIPPED: <reason>".
 #include "compute/error.h"
 #include "compute/network_json.h"
 #include "tests/kernels/gpu_test_support.h"
@@ -87,6 +88,24 @@ const char* kGenerator = R"({
  ]
 })";
 
+// Max pools cuDNN cannot run (dilation; ceil_mode's extra window) beside ResNet's overlapping 3×3/2 window: maxpool2d
+// trains on our kernels by default (max_pool=ours, as PyTorch runs its own), on cuDNN's pooling with max_pool=cudnn.
+const char* kPools = R"({
+ "format": "convscope-network", "version": 1, "name": "cudnn_train_pools",
+ "input": { "batch": 3, "channels": 3, "height": 15, "width": 15, "source": "random" },
+ "layers": [
+  { "type": "conv2d", "name": "c1", "out_channels": 4, "kernel_size": [3, 3], "padding": [1, 1, 1, 1],
+    "init": { "kind": "he_uniform", "seed": 31 } },
+  { "type": "maxpool2d", "name": "mp1", "kernel_size": [3, 3], "stride": [2, 2], "padding": [1, 1, 1, 1] },
+  { "type": "conv2d", "name": "c2", "out_channels": 4, "kernel_size": [3, 3], "padding": [1, 1, 1, 1],
+    "init": { "kind": "he_uniform", "seed": 32 } },
+  { "type": "maxpool2d", "name": "mp2", "kernel_size": [2, 2], "stride": [2, 2], "dilation": [2, 2],
+    "ceil_mode": true },
+  { "type": "flatten", "name": "f" },
+  { "type": "linear", "name": "fc", "out_features": 5, "init": { "kind": "he_uniform", "seed": 33 } }
+ ]
+})";
+
 } // namespace
 
 TEST_CASE("cudnn training: LeNet-5 matches cpu.direct over SGD-momentum and Adam steps", "[gpu][cudnn][train]")
@@ -135,6 +154,38 @@ TEST_CASE("cudnn training: --math tf32 matches cpu.direct within TF32's rounding
         session->prepare(c.net, c.shapes, {});
         CHECK_THAT(session->metadata().at("math"), Catch::StartsWith("tf32"));
     }
+}
+
+TEST_CASE("cudnn training: maxpool2d on our kernels (any window) or on cuDNN's pooling (max_pool=cudnn)",
+    "[gpu][cudnn][train]")
+{
+    const test::TrainCase pools = test::makeTrainCase(parseNetwork(kPools, "the cudnn pools", {}), 404);
+    test::trainSideBySide("cudnn", pools, test::sgdMomentumForTests(), "auto", 3, kSteps);
+    SessionOptions bf16;
+    bf16.math = MathMode::BF16;
+    constexpr test::StepTolerance kBf16 { 1e-1, 4e-1 }; // against FP32: the mixed tests' bounds
+    test::trainSideBySide("cudnn", pools, test::sgdMomentumForTests(), "auto", 2, kBf16, bf16);
+
+    auto cudnn = test::backendOrSkip("cudnn");
+    if (!cudnn)
+        return;
+    SessionOptions onCudnn;
+    onCudnn.extra["max_pool"] = "cudnn";
+    { // cuDNN's pooling has no dilation: refused, naming the layer
+        auto session = cudnn->createTrainingSession("auto", onCudnn);
+        TrainingOptions to;
+        to.loss = LossKind::MSE;
+        CHECK_THROWS_WITH(session->prepare(pools.net, pools.shapes, to),
+            Catch::Contains("layer 3 (mp2, maxpool2d)") && Catch::Contains("dilation"));
+    }
+    Network resnetPool = parseNetwork(kPools, "the cudnn pools", {}); // without mp2: ResNet's window, which cuDNN takes
+    resnetPool.layers.erase(resnetPool.layers.begin() + 3);
+    test::trainSideBySide("cudnn", test::makeTrainCase(std::move(resnetPool), 405), test::sgdMomentumForTests(), "auto",
+        2, kSteps, onCudnn);
+    SessionOptions bad;
+    bad.extra["max_pool"] = "maybe";
+    CHECK_THROWS_WITH(
+        cudnn->createTrainingSession("auto", bad), Catch::Contains("max_pool=maybe") && Catch::Contains("cudnn"));
 }
 
 TEST_CASE("cudnn training: refusals name the layer and the kind", "[gpu][cudnn][train]")

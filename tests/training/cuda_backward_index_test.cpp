@@ -383,12 +383,20 @@ TEST_CASE("cuda training index math: the pools' windows over an element are the 
                             for (int tap = 0; tap < kernel; ++tap)
                                 if (o * stride - pad + tap * dil == i)
                                     want.insert(o);
+                        std::vector<int> inTapOrder, inRange;
                         for (int tap = 0; tap < kernel; ++tap)
-                            if (const int o = poolWindowOf(i, tap, pad, dil, stride, out); o >= 0)
+                            if (const int o = poolWindowOf(i, tap, pad, dil, stride, out); o >= 0) {
                                 got.insert(o);
+                                inTapOrder.push_back(o);
+                            }
+                        const PoolWindowRange range = poolWindowsOver(i, kernel, pad, dil, stride, out);
+                        for (int o = range.last; o >= range.first; --o)
+                            if (poolWindowCovers(i, o, pad, dil, stride))
+                                inRange.push_back(o);
                         INFO("kernel " << kernel << ", stride " << stride << ", dilation " << dil << ", padding " << pad
                                        << ", element " << i);
                         CHECK(got == want);
+                        CHECK(inRange == inTapOrder); // the same windows, in the same (tap) order
                     }
                 }
 }

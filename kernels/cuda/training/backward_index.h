@@ -12,7 +12,7 @@
 //   of whole BK-deep steps; split z writes its partial dW into workspace slice z and a second kernel sums the
 //   slices in order z = 0, 1, … (deterministic: no atomics).
 //
-//   The pools' backward (pool2d_backward.cu) gathers over the windows that read an element (poolWindowOf).
+//   The pools' backward (pool2d_backward.cu) gathers over the windows that read an element (poolWindowsOver).
 //   Pad's backward (pad_backward.cu) gathers: an input element receives the gradient of every output element whose
 //   source it is; along each axis those outputs form at most three runs (padPreimage).
 #pragma once
@@ -297,6 +297,26 @@ CONVSCOPE_HD int poolWindowOf(int i, int tap, int pad, int dil, int stride, int 
     if (t < 0 || t % stride != 0 || t / stride >= outSize)
         return -1;
     return t / stride;
+}
+
+// Along one axis, every window over input index i at once: the output indices o in [first, last] with
+// i + pad − o·stride a multiple of `dil` (poolWindowCovers) are exactly the o that poolWindowOf returns for some tap;
+// first > last when there are none. Two divisions for the whole axis, where asking poolWindowOf tap by tap costs two a
+// tap: the gathers' loops over ResNet's 3×3/2 pool were bound by those divisions (0.53 ms at batch 32 on 112², H200).
+// Descending o is ascending tap order.
+struct PoolWindowRange {
+    int first, last;
+};
+CONVSCOPE_HD PoolWindowRange poolWindowsOver(int i, int taps, int pad, int dil, int stride, int outSize)
+{
+    const int farthest = i + pad - (taps - 1) * dil; // the tap offset of the last tap
+    const int first = farthest <= 0 ? 0 : (farthest + stride - 1) / stride;
+    const int last = i + pad < 0 ? -1 : (i + pad) / stride;
+    return { first, last < outSize - 1 ? last : outSize - 1 };
+}
+CONVSCOPE_HD bool poolWindowCovers(int i, int o, int pad, int dil, int stride)
+{
+    return dil == 1 || (i + pad - o * stride) % dil == 0;
 }
 
 // Along one axis of pad: the output indices o in [0, outSize) whose source (merge.cu's sourceIndex: o − before,

@@ -13,8 +13,11 @@
 // layer's int buffer), as PyTorch's max_pool2d_with_indices does; its backward is then one gather that compares
 // indices. Recomputing the argmax per input element instead rescanned 9 taps for each of the up to 4 windows a
 // ResNet 3×3/2 pool's input lies in (36 loads an element): 2.17 ms against cuDNN's 0.60 at batch 32 on 112² (H200);
-// the argmax pass in the backward with 64-bit index divisions took 0.68 ms.
+// the argmax pass in the backward with 64-bit index divisions took 0.68 ms; the gather finding its windows tap by tap
+// (two 32-bit divisions a tap, 12 an element) took 0.53 ms, and with each axis's windows as one range
+// (poolWindowsOver) TODO.
 #include "kernels/common/cuda_check.h"
+#include "kernels/common/storage_types.cuh"
 #include "kernels/cuda/training/backward_index.h"
 #include "kernels/cuda/training/pool2d_backward.cuh"
 
@@ -30,25 +33,21 @@ namespace {
         return unsigned(std::max<long long>(1, std::min<long long>((count + kThreads - 1) / kThreads, 1 << 20)));
     }
 
-    __device__ __forceinline__ int windowOf(int i, int tap, int pad, int dil, int stride, int outSize)
-    {
-        return poolWindowOf(i, tap, pad, dil, stride, outSize);
-    }
-
     // The training forward: each window's maximum, as maxpool2d.cu's kernel computes it (the first in-bounds tap,
     // replaced by a larger value or a NaN; −∞ for a window wholly in the padding), and where it is (its in-plane
     // index, −1 for no tap) for the backward — PyTorch's max_pool2d_with_indices. 32-bit indices (the session refuses
     // tensors of 2^31 elements); the flat index split by multiply-high divisions, not the 64-bit divisions that made
     // the two-pass backward cost 0.68 ms on ResNet-18's 112² pool at batch 32.
-    __global__ void forwardWithArgmaxKernel(PoolGeometry g, FastDivmod byQ, FastDivmod byP, const float* __restrict__ x,
-        float* __restrict__ y, int* __restrict__ argmax, unsigned total)
+    template <typename T>
+    __global__ void forwardWithArgmaxKernel(PoolGeometry g, FastDivmod byQ, FastDivmod byP, const T* __restrict__ x,
+        T* __restrict__ y, int* __restrict__ argmax, unsigned total)
     {
         for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
             const unsigned row = byQ.quotient(idx);
             const int ow = int(idx - row * unsigned(g.q));
             const unsigned plane = byP.quotient(row);
             const int oh = int(row - plane * unsigned(g.p));
-            const float* xp = x + size_t(plane) * unsigned(g.h * g.w);
+            const T* xp = x + size_t(plane) * unsigned(g.h * g.w);
             const int h0 = oh * g.strideH - g.padTop, w0 = ow * g.strideW - g.padLeft;
             float best = -INFINITY;
             int arg = -1;
@@ -60,7 +59,7 @@ namespace {
                     const int ww = w0 + b * g.dilW;
                     if (ww < 0 || ww >= g.w)
                         continue;
-                    const float v = __ldg(xp + hh * g.w + ww);
+                    const float v = gpu::toFloat(xp[hh * g.w + ww]); // widening is exact: the same argmax
                     if (arg < 0)
                         arg = hh * g.w + ww;
                     if (v > best || isnan(v)) {
@@ -69,14 +68,15 @@ namespace {
                     }
                 }
             }
-            y[idx] = best;
+            y[idx] = gpu::fromFloat<T>(best);
             argmax[idx] = arg;
         }
     }
 
     // The backward: each input element sums the gradients of the windows whose argmax it is, windows in tap order.
+    template <typename T>
     __global__ void argmaxGatherKernel(PoolGeometry g, FastDivmod byW, FastDivmod byH, const int* __restrict__ argmax,
-        const float* __restrict__ gy, float* __restrict__ gx, unsigned total)
+        const T* __restrict__ gy, T* __restrict__ gx, unsigned total)
     {
         for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
             const unsigned row = byW.quotient(idx);
@@ -85,19 +85,18 @@ namespace {
             const int ih = int(row - plane * unsigned(g.h));
             const int pos = ih * g.w + iw;
             const int* ap = argmax + size_t(plane) * unsigned(g.p * g.q);
-            const float* gp = gy + size_t(plane) * unsigned(g.p * g.q);
+            const T* gp = gy + size_t(plane) * unsigned(g.p * g.q);
+            const PoolWindowRange rows = poolWindowsOver(ih, g.kh, g.padTop, g.dilH, g.strideH, g.p);
+            const PoolWindowRange cols = poolWindowsOver(iw, g.kw, g.padLeft, g.dilW, g.strideW, g.q);
             float sum = 0.0f;
-            for (int i = 0; i < g.kh; ++i) {
-                const int oh = windowOf(ih, i, g.padTop, g.dilH, g.strideH, g.p);
-                if (oh < 0)
+            for (int oh = rows.last; oh >= rows.first; --oh) { // descending: tap order
+                if (!poolWindowCovers(ih, oh, g.padTop, g.dilH, g.strideH))
                     continue;
-                for (int j = 0; j < g.kw; ++j) {
-                    const int ow = windowOf(iw, j, g.padLeft, g.dilW, g.strideW, g.q);
-                    if (ow >= 0 && __ldg(ap + oh * g.q + ow) == pos)
-                        sum += __ldg(gp + oh * g.q + ow);
-                }
+                for (int ow = cols.last; ow >= cols.first; --ow)
+                    if (poolWindowCovers(iw, ow, g.padLeft, g.dilW, g.strideW) && __ldg(ap + oh * g.q + ow) == pos)
+                        sum += gpu::toFloat(gp[oh * g.q + ow]);
             }
-            gx[idx] = sum;
+            gx[idx] = gpu::fromFloat<T>(sum);
         }
     }
 
@@ -110,14 +109,10 @@ namespace {
             const int pos = int(idx - plane * g.h * g.w), ih = pos / g.w, iw = pos - ih * g.w;
             const float* gp = gy + plane * g.p * g.q;
             double sum = 0;
-            for (int i = 0; i < g.kh; ++i) {
-                const int oh = windowOf(ih, i, g.padTop, 1, g.strideH, g.p);
-                if (oh < 0)
-                    continue;
-                for (int j = 0; j < g.kw; ++j) {
-                    const int ow = windowOf(iw, j, g.padLeft, 1, g.strideW, g.q);
-                    if (ow < 0)
-                        continue;
+            const PoolWindowRange rows = poolWindowsOver(ih, g.kh, g.padTop, 1, g.strideH, g.p);
+            const PoolWindowRange cols = poolWindowsOver(iw, g.kw, g.padLeft, 1, g.strideW, g.q);
+            for (int oh = rows.last; oh >= rows.first; --oh) { // descending: tap order
+                for (int ow = cols.last; ow >= cols.first; --ow) {
                     int hs = oh * g.strideH - g.padTop, ws = ow * g.strideW - g.padLeft;
                     int he = min(hs + g.kh, g.h + g.padBottom), we = min(ws + g.kw, g.w + g.padRight);
                     if (ih >= he || iw >= we)
@@ -146,17 +141,33 @@ namespace {
 
 void maxPool2dTrainForward(const PoolGeometry& g, const float* x, float* y, int* argmax, cudaStream_t st)
 {
+    maxPool2dTrainForward(g, DType::F32, x, y, argmax, st);
+}
+
+void maxPool2dTrainForward(const PoolGeometry& g, DType type, const void* x, void* y, int* argmax, cudaStream_t st)
+{
     const long long windows = (long long)g.n * g.c * g.p * g.q;
-    forwardWithArgmaxKernel<<<blocksFor(windows), kThreads, 0, st>>>(
-        g, FastDivmod(uint32_t(g.q)), FastDivmod(uint32_t(g.p)), x, y, argmax, unsigned(windows));
+    gpu::withStorageType(type, [&](auto tag) {
+        using T = decltype(tag);
+        forwardWithArgmaxKernel<T><<<blocksFor(windows), kThreads, 0, st>>>(g, FastDivmod(uint32_t(g.q)),
+            FastDivmod(uint32_t(g.p)), static_cast<const T*>(x), static_cast<T*>(y), argmax, unsigned(windows));
+    });
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::maxPool2dTrainForward");
 }
 
 void maxPool2dBackward(const PoolGeometry& g, const int* argmax, const float* gy, float* gx, cudaStream_t st)
 {
+    maxPool2dBackward(g, DType::F32, argmax, gy, gx, st);
+}
+
+void maxPool2dBackward(const PoolGeometry& g, DType type, const int* argmax, const void* gy, void* gx, cudaStream_t st)
+{
     const long long total = (long long)g.n * g.c * g.h * g.w;
-    argmaxGatherKernel<<<blocksFor(total), kThreads, 0, st>>>(
-        g, FastDivmod(uint32_t(g.w)), FastDivmod(uint32_t(g.h)), argmax, gy, gx, unsigned(total));
+    gpu::withStorageType(type, [&](auto tag) {
+        using T = decltype(tag);
+        argmaxGatherKernel<T><<<blocksFor(total), kThreads, 0, st>>>(g, FastDivmod(uint32_t(g.w)),
+            FastDivmod(uint32_t(g.h)), argmax, static_cast<const T*>(gy), static_cast<T*>(gx), unsigned(total));
+    });
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::maxPool2dBackward");
 }
 

@@ -2,6 +2,7 @@
 // forward's windows, clipping, divisor rule and NaN rule (pooling.cuh's PoolGeometry; maxpool2d.cu, avgpool2d.cu).
 #pragma once
 
+#include "compute/storage_format.h"
 #include "kernels/cuda/pooling.cuh"
 
 #include <cuda_runtime_api.h>
@@ -15,6 +16,10 @@ void maxPool2dTrainForward(const PoolGeometry& g, const float* x, float* y, int*
 // gx [n, c, h, w] (every element written) from gy [n, c, p, q]: the gradient of each window goes to the element the
 // forward's argmax names, gathered per input element.
 void maxPool2dBackward(const PoolGeometry& g, const int* argmax, const float* gy, float* gx, cudaStream_t st);
+// The same on tensors in a storage type (the cudnn session's mixed precision): the maximum is exact in any type; the
+// gradients are summed in FP32 and rounded once.
+void maxPool2dTrainForward(const PoolGeometry& g, DType type, const void* x, void* y, int* argmax, cudaStream_t st);
+void maxPool2dBackward(const PoolGeometry& g, DType type, const int* argmax, const void* gy, void* gx, cudaStream_t st);
 // Each window's gradient shared over its clipped taps, divided by the forward's divisor.
 void avgPool2dBackward(const PoolGeometry& g, const float* gy, float* gx, cudaStream_t st);
 // gx[plane, i] = gy[plane] / area for `planes` planes of `area` elements.
