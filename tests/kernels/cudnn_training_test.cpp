@@ -163,8 +163,11 @@ TEST_CASE("cudnn training: maxpool2d on our kernels (any window) or on cuDNN's p
     test::trainSideBySide("cudnn", pools, test::sgdMomentumForTests(), "auto", 3, kSteps);
     SessionOptions bf16;
     bf16.math = MathMode::BF16;
-    constexpr test::StepTolerance kBf16 { 1e-1, 4e-1 }; // against FP32: the mixed tests' bounds
-    test::trainSideBySide("cudnn", pools, test::sgdMomentumForTests(), "auto", 2, kBf16, bf16);
+    // Against cpu.direct in bf16 too (the same rounding points): what is left is the sums' order before a rounding,
+    // which can move a window's argmax between two values one bf16 step apart. Against FP32 the input gradient was
+    // 0.199 apart at step 1 (H200).
+    constexpr test::StepTolerance kBf16 { 5e-2, 1e-1 };
+    test::trainSideBySide("cudnn", pools, test::sgdMomentumForTests(), "auto", 2, kBf16, bf16, bf16);
 
     auto cudnn = test::backendOrSkip("cudnn");
     if (!cudnn)
