@@ -88,8 +88,7 @@ const char* kGenerator = R"({
  ]
 })";
 
-// Max pools cuDNN cannot run (dilation; ceil_mode's extra window; strides 2 × 3) beside ResNet's overlapping 3×3/2
-// window and a 3×3/1 one (the backward's gather has kernels for strides 2, 1 and any): maxpool2d
+// Max pools cuDNN cannot run (dilation; ceil_mode's extra window) beside ResNet's overlapping 3×3/2 window: maxpool2d
 // trains on our kernels by default (max_pool=ours, as PyTorch runs its own), on cuDNN's pooling with max_pool=cudnn.
 const char* kPools = R"({
  "format": "convscope-network", "version": 1, "name": "cudnn_train_pools",
@@ -100,9 +99,8 @@ const char* kPools = R"({
   { "type": "maxpool2d", "name": "mp1", "kernel_size": [3, 3], "stride": [2, 2], "padding": [1, 1, 1, 1] },
   { "type": "conv2d", "name": "c2", "out_channels": 4, "kernel_size": [3, 3], "padding": [1, 1, 1, 1],
     "init": { "kind": "he_uniform", "seed": 32 } },
-  { "type": "maxpool2d", "name": "mp2", "kernel_size": [2, 2], "stride": [2, 3], "dilation": [2, 2],
+  { "type": "maxpool2d", "name": "mp2", "kernel_size": [2, 2], "stride": [2, 2], "dilation": [2, 2],
     "ceil_mode": true },
-  { "type": "maxpool2d", "name": "mp3", "kernel_size": [3, 3], "stride": [1, 1], "padding": [1, 1, 1, 1] },
   { "type": "flatten", "name": "f" },
   { "type": "linear", "name": "fc", "out_features": 5, "init": { "kind": "he_uniform", "seed": 33 } }
  ]
