@@ -52,6 +52,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace convscope::cudnn {
@@ -63,6 +64,15 @@ namespace train = gpu::train;
 std::string trainLayerLabel(const Network& net, size_t i);
 // Why the cudnn session cannot train layer i (empty: it can).
 std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, size_t i);
+
+// The activations that train through cuDNN's activation API, and those on our kernels (PyTorch's kinks).
+template <typename T>
+inline constexpr bool kCudnnActivation
+    = std::is_same_v<T, ReLU> || std::is_same_v<T, Sigmoid> || std::is_same_v<T, Tanh> || std::is_same_v<T, ELU>;
+template <typename T>
+inline constexpr bool kOurActivation
+    = std::is_same_v<T,
+          LeakyReLU> || std::is_same_v<T, ReLU6> || std::is_same_v<T, Hardswish> || std::is_same_v<T, Hardsigmoid> || std::is_same_v<T, SiLU> || std::is_same_v<T, Hardtanh>;
 
 // One layer's descriptors and algorithms; its parameters, gradients (gW / gB: a bucket's window under data parallel),
 // optimizer state, masks and timing are gpu::TrainLayerState's (saveMean / saveInvStd: cuDNN's saved results, float).
