@@ -62,8 +62,8 @@ namespace train = gpu::train;
 
 // "layer 3 (c1, conv2d)".
 std::string trainLayerLabel(const Network& net, size_t i);
-// Why the cudnn session cannot train layer i (empty: it can).
-std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, size_t i);
+// Why the cudnn session cannot train layer i (empty: it can); maxpool2d's windows matter only on cuDNN's pooling.
+std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, size_t i, bool maxPoolOnCudnn);
 
 // The activations that train through cuDNN's activation API, and those on our kernels (PyTorch's kinks).
 template <typename T>

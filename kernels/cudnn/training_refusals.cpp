@@ -1,7 +1,7 @@
 // Which layers the cudnn training session refuses (training_layers.h: cudnnTrainingRefusal), and why: the kinds with
 // no backward on cudnn yet, and the shapes cuDNN's descriptors cannot make PyTorch's (asymmetric padding, pools
-// whose windows are not the floor formula's, a broadcast mul). maxpool2d trains on our kernels unless
-// --option max_pool=cudnn (CudnnTrainingSession::refusal).
+// whose windows are not the floor formula's, a broadcast mul). maxpool2d trains on our kernels, any window, unless
+// --option max_pool=cudnn.
 #include "compute/elementwise_math.h"
 #include "compute/layer_kinds.h"
 #include "compute/normalization.h"
@@ -35,7 +35,7 @@ namespace {
     }
 } // namespace
 
-std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, size_t i)
+std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, size_t i, bool maxPoolOnCudnn)
 {
     const LayerSpec& spec = net.layers[i].spec;
     const LayerShape& s = shapes.layers[i];
@@ -66,6 +66,8 @@ std::string cudnnTrainingRefusal(const Network& net, const ShapeReport& shapes, 
                                    "descriptor "
                                    "pads both sides equally)";
                     } else if constexpr (std::is_same_v<T, MaxPool2d>) {
+                        if (!maxPoolOnCudnn)
+                            return {}; // our kernel takes every window: dilation, ceil_mode, asymmetric padding
                         if (l.dilation[0] != 1 || l.dilation[1] != 1)
                             return "maxpool2d with dilation is unsupported in training on cudnn (cuDNN's pooling "
                                    "has none)";

@@ -59,9 +59,7 @@ std::string CudnnTrainingSession::refusal(const Network& net, const ShapeReport&
                        "prelu trains in fp32 or tf32 only on cudnn (its slope kernels take FP32; unsupported in ")
                 + dtypeName(m_storage) + ")";
     }
-    if (!m_maxPoolOnCudnn && std::holds_alternative<MaxPool2d>(net.layers[i].spec))
-        return {}; // our kernel takes every window: dilation, ceil_mode, asymmetric padding
-    return cudnnTrainingRefusal(net, shapes, i);
+    return cudnnTrainingRefusal(net, shapes, i, m_maxPoolOnCudnn);
 }
 
 bool CudnnTrainingSession::storageParameters(size_t i) const
