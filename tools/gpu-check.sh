@@ -16,8 +16,9 @@
 #                GPU backends, ResNet-18 through ONNX at batch 32 against PyTorch and onnxruntime), "skip" (issue 16: the cross-backend test on
 #                the GPU, the ResNet example against PyTorch, add/concat bandwidth) and "small" (issue 9's goal 6: LeNet-5 at batch 1,
 #                eager with and without the launch gate, graph mode, and each kernel's duration under ncu) and "train" (issue
-#                33: the training step of ResNet-18 b32 and the DCGAN loop on TRAIN_BACKENDS beside PyTorch eager, in
-#                TRAIN_MATH: fp32 by default, tf32 for cudnn with PyTorch's allow_tf32) are
+#                33: the training step of ResNet-18 b32 and the DCGAN loop beside PyTorch eager, in each mode of
+#                TRAIN_MATH (fp32 by default; e.g. "fp32 tf32 fp16 bf16", about 25 s a mode), on TRAIN_BACKENDS (default
+#                cudnn.auto and our fastest kernels in the mode), a note a network and mode with the ratios) are
 #                extra; "tensor" (issue 30: bench --suite tensor-ops against the copy bandwidth on the GPU and every CPU core,
 #                DeepLabV3 b8 512² against PyTorch eager) is extra too; so is "zoo" (issue 30: tools/model_zoo_check.py,
 #                every torchvision model against onnxruntime on ZOO_BACKENDS (default cuda.implicit_gemm,cudnn.auto), ZOO_JOBS
@@ -330,28 +331,49 @@ if has tc; then
 fi
 
 # Issue 33: the training step against PyTorch eager in the same call (tools/torch_train_bench.py): ResNet-18 b32 at 224²
-# (cross-entropy, SGD momentum 0.9) and the DCGAN tutorial's loop at batch 64, FP32.
+# (cross-entropy, SGD momentum 0.9) and the DCGAN tutorial's loop at batch 64, in each mode of TRAIN_MATH, one note a
+# network and mode with every selection's ms a step and its ratio to PyTorch's: issue 33's table in one call (session
+# 35 ran it so: about 25 s a mode).
 if has train; then
   PY=${TORCH_PYTHON:-/opt/torch/.venv/bin/python}
-  TRAIN_BACKENDS=${TRAIN_BACKENDS:-cudnn.auto,cuda.implicit_gemm}
-  # TRAIN_MATH: fp32; tf32 (TF32 convolutions and GEMMs on cudnn beside PyTorch's allow_tf32); fp16 or bf16 (mixed
-  # precision on cudnn beside PyTorch's autocast, fp16 with GradScaler: in the DCGAN loop one scaler for both
-  # optimizers on both sides)
+  # TRAIN_MATH: one or more of fp32, tf32 (TF32 convolutions and GEMMs beside PyTorch's allow_tf32), fp16 and bf16
+  # (mixed precision beside PyTorch's autocast, fp16 with GradScaler: in the DCGAN loop one scaler for both optimizers
+  # on both sides), space-separated. TRAIN_BACKENDS: the selections (default cudnn.auto and our fastest kernels in
+  # that mode: cuda.winograd in fp32, cuda.tensor_core otherwise).
   TRAIN_MATH=${TRAIN_MATH:-fp32}
   if [ -x "$BIN/convscope-cli" ]; then
-    timeout 200 "$PY" tools/torch_train_bench.py --device cuda --model resnet18:32 --model dcgan:64 --warmup 3 --repeat 10 \
-      --math "$TRAIN_MATH" | tee "$OUT/torch-train.jsonl"
     "$PY" -c "import numpy as np; r = np.random.default_rng(0); np.save('$SCRATCH/train_x.npy', r.standard_normal((32, 3, 224, 224)).astype(np.float32)); np.save('$SCRATCH/train_y.npy', r.integers(0, 1000, 32).astype(np.float32))"
-    timeout 240 "$BIN/convscope-cli" train resources/networks/resnet18.json --input "$SCRATCH/train_x.npy" \
-      --target "$SCRATCH/train_y.npy" --loss ce --optimizer sgd --momentum 0.9 --steps 10 --warmup 3 --math "$TRAIN_MATH" \
-      --backends "$TRAIN_BACKENDS" --report "$OUT/train-resnet18.json" >"$OUT/train-resnet18.log" 2>&1
-    note "train resnet18 b32: rc $?; $(grep -E '^step|^loss scale|nsupported' "$OUT/train-resnet18.log" | tr '\n' ' ')"
-    for sel in ${TRAIN_BACKENDS//,/ }; do
-      timeout 120 "$BIN/convscope-cli" gan resources/networks/dcgan_generator.json resources/networks/dcgan_discriminator.json \
-        --batch 64 --steps 10 --warmup 3 --math "$TRAIN_MATH" --backends "$sel" --report "$OUT/gan-$sel.md" >"$OUT/gan-$sel.log" 2>&1
-      note "gan dcgan b64 on $sel: rc $?; $(grep -E '^step|^loss scale|has no|unsupported' "$OUT/gan-$sel.log" | head -3 | tr '\n' ' ')"
+    ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f×", a / b; else printf "?" }'; }
+    for m in $TRAIN_MATH; do
+      if [ "$(elapsed)" -gt "${TRAIN_BUDGET:-500}" ]; then
+        note "train $m: not run (no time left in this call; TRAIN_BUDGET=${TRAIN_BUDGET:-500} s)"
+        continue
+      fi
+      ours=cuda.tensor_core
+      [ "$m" = fp32 ] && ours=cuda.winograd
+      sels=${TRAIN_BACKENDS:-cudnn.auto,$ours}
+      timeout 200 "$PY" tools/torch_train_bench.py --device cuda --model resnet18:32 --model dcgan:64 --warmup 3 \
+        --repeat 10 --math "$m" >"$OUT/torch-train-$m.jsonl" 2>&1
+      torchMs() { grep "\"model\": \"$1\"" "$OUT/torch-train-$m.jsonl" | tail -1 | sed 's/.*step_ms": \([0-9.]*\).*/\1/'; }
+      tr=$(torchMs resnet18)
+      tg=$(torchMs dcgan)
+      r18="train resnet18 b32 $m: PyTorch eager ${tr:-failed}"
+      gan="gan dcgan b64 $m: PyTorch eager ${tg:-failed}"
+      for sel in ${sels//,/ }; do
+        timeout 120 "$BIN/convscope-cli" train resources/networks/resnet18.json --input "$SCRATCH/train_x.npy" \
+          --target "$SCRATCH/train_y.npy" --loss ce --optimizer sgd --momentum 0.9 --steps 10 --warmup 3 --math "$m" \
+          --backends "$sel" >"$SCRATCH/train-$m-$sel.log" 2>&1 || tail -3 "$SCRATCH/train-$m-$sel.log"
+        t=$(grep -E 'wall clock' "$SCRATCH/train-$m-$sel.log" | head -1 | sed 's/.*wall clock \([0-9.]*\) ms.*/\1/')
+        r18="$r18; $sel ${t:-failed} ($(ratio "$t" "$tr"))"
+        timeout 120 "$BIN/convscope-cli" gan resources/networks/dcgan_generator.json \
+          resources/networks/dcgan_discriminator.json --batch 64 --steps 10 --warmup 3 --math "$m" --backends "$sel" \
+          --report "$SCRATCH/gan-$m-$sel.md" >"$SCRATCH/gan-$m-$sel.log" 2>&1 || tail -3 "$SCRATCH/gan-$m-$sel.log"
+        t=$(grep -E '^\| step \(wall clock\)' "$SCRATCH/gan-$m-$sel.md" 2>/dev/null | awk -F'|' '{gsub(/ /, "", $3); print $3}')
+        gan="$gan; $sel ${t:-failed} ($(ratio "$t" "$tg"))"
+      done
+      note "$r18 (ms a step, wall clock)"
+      note "$gan (median wall clock)"
     done
-    note "PyTorch eager training: $(tr '\n' ' ' <"$OUT/torch-train.jsonl")"
   fi
 fi
 
