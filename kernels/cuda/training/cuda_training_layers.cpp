@@ -346,8 +346,8 @@ void CudaTrainingSession::forward(size_t i)
                     m_train.batchNormMomentum, t.mean.floats(), t.var.floats(), static_cast<double*>(t.saveMean.get()),
                     static_cast<double*>(t.saveInvStd.get()), y, m_workspace.get(), m_sms, st);
             } else if constexpr (std::is_same_v<T, MaxPool2d>) {
-                train::maxPool2dTrainForward(poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), x, y,
-                    static_cast<int*>(t.mask.get()), st);
+                train::maxPool2dTrainForward(poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation),
+                    DType::F32, x, y, static_cast<int*>(t.mask.get()), st);
             } else if constexpr (std::is_same_v<T, AvgPool2d>) {
                 PoolGeometry g = poolGeometry(s, l.kernel_size, l.effectiveStride(), { 1, 1 });
                 g.countIncludePad = l.count_include_pad;
@@ -455,7 +455,7 @@ void CudaTrainingSession::backwardData(size_t k, size_t j, void* gxStorage)
                 const ActivationGrad kind = gradKind(l, &param, &param2);
                 gpu::train::activationBackward(kind, param, param2, x, gy, gx, s.in.numel(), st);
             } else if constexpr (std::is_same_v<T, MaxPool2d>) {
-                train::maxPool2dBackward(poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation),
+                train::maxPool2dBackward(poolGeometry(s, l.kernel_size, l.effectiveStride(), l.dilation), DType::F32,
                     static_cast<const int*>(t.mask.get()), gy, gx, st);
             } else if constexpr (std::is_same_v<T, AvgPool2d>) {
                 PoolGeometry g = poolGeometry(s, l.kernel_size, l.effectiveStride(), { 1, 1 });

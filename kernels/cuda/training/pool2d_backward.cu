@@ -141,11 +141,6 @@ namespace {
     }
 } // namespace
 
-void maxPool2dTrainForward(const PoolGeometry& g, const float* x, float* y, int* argmax, cudaStream_t st)
-{
-    maxPool2dTrainForward(g, DType::F32, x, y, argmax, st);
-}
-
 void maxPool2dTrainForward(const PoolGeometry& g, DType type, const void* x, void* y, int* argmax, cudaStream_t st)
 {
     const long long windows = (long long)g.n * g.c * g.p * g.q;
@@ -155,11 +150,6 @@ void maxPool2dTrainForward(const PoolGeometry& g, DType type, const void* x, voi
             FastDivmod(uint32_t(g.p)), static_cast<const T*>(x), static_cast<T*>(y), argmax, unsigned(windows));
     });
     CONVSCOPE_CUDA_CHECK_LAUNCH("train::maxPool2dTrainForward");
-}
-
-void maxPool2dBackward(const PoolGeometry& g, const int* argmax, const float* gy, float* gx, cudaStream_t st)
-{
-    maxPool2dBackward(g, DType::F32, argmax, gy, gx, st);
 }
 
 void maxPool2dBackward(const PoolGeometry& g, DType type, const int* argmax, const void* gy, void* gx, cudaStream_t st)

@@ -12,13 +12,11 @@ namespace convscope::cuda::train {
 // maxpool2d in training: y as maxpool2d.cu's forward computes it, and each window's argmax (its in-plane index:
 // the first tap that is larger than all before it or NaN, PyTorch's max_pool2d_with_indices; −1 for a window with no
 // tap in the input) into `argmax` (n·c·p·q ints). Tensors below 2^31 elements.
-void maxPool2dTrainForward(const PoolGeometry& g, const float* x, float* y, int* argmax, cudaStream_t st);
-// gx [n, c, h, w] (every element written) from gy [n, c, p, q]: the gradient of each window goes to the element the
-// forward's argmax names, gathered per input element.
-void maxPool2dBackward(const PoolGeometry& g, const int* argmax, const float* gy, float* gx, cudaStream_t st);
-// The same on tensors in a storage type (the cudnn session's mixed precision): the maximum is exact in any type; the
-// gradients are summed in FP32 and rounded once.
+// Tensors in `type` (FP32 for the cuda session; the cudnn session's storage type in mixed precision): the maximum is
+// exact in any type.
 void maxPool2dTrainForward(const PoolGeometry& g, DType type, const void* x, void* y, int* argmax, cudaStream_t st);
+// gx [n, c, h, w] (every element written) from gy [n, c, p, q]: the gradient of each window goes to the element the
+// forward's argmax names, gathered per input element, summed in FP32 and rounded once to `type`.
 void maxPool2dBackward(const PoolGeometry& g, DType type, const int* argmax, const void* gy, void* gx, cudaStream_t st);
 // Each window's gradient shared over its clipped taps, divided by the forward's divisor.
 void avgPool2dBackward(const PoolGeometry& g, const float* gy, float* gx, cudaStream_t st);
