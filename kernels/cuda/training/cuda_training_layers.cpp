@@ -28,6 +28,7 @@
 #include "kernels/cuda/training/pad_backward.cuh"
 #include "kernels/cuda/training/pool2d_backward.cuh"
 #include "kernels/cuda/training/softmax_backward.cuh"
+#include "kernels/cuda/training/training_geometry.h"
 #include "kernels/cuda/transposed_phase_kernels.cuh"
 
 #include <algorithm>
@@ -76,28 +77,6 @@ namespace {
             return ActivationGrad::Hardtanh;
         } else
             static_assert(dependent_false<T>, "cuda training: an activation kind has no backward");
-    }
-
-    ConvGeometry makeGeometry(int n, int c, int h, int w, int k, int p, int q, const ConvGeometry& taps)
-    {
-        ConvGeometry g = taps; // r, s, strides, top/left padding, dilations, groups
-        g.n = n, g.c = c, g.h = h, g.w = w, g.k = k, g.p = p, g.q = q;
-        g.act = -1;
-        g.igemmTile = 0, g.igemmSplits = 0, g.tinyLanes = 0, g.igemmPipe = 0; // the launcher picks tiles and split-K
-        return g;
-    }
-    // The transposed convolution with conv2d g's taps: from g's output [n, k, p, q] to its input [n, c, h, w] (conv2d's
-    // backward-data; weight [k, c/groups, r, s] read as the transposed layout [c_t = k, k_t/groups = c/groups, r, s]).
-    ConvGeometry transposedOf(const ConvGeometry& g) { return makeGeometry(g.n, g.k, g.p, g.q, g.c, g.h, g.w, g); }
-    // 1×1 geometry of a linear layer [rows, in] → [rows, out].
-    ConvGeometry linearGeometry(int rows, int in, int out)
-    {
-        ConvGeometry taps {};
-        taps.r = taps.s = 1;
-        taps.strideH = taps.strideW = 1;
-        taps.dilH = taps.dilW = 1;
-        taps.groups = 1;
-        return makeGeometry(rows, in, 1, 1, out, 1, 1, taps);
     }
 } // namespace
 
@@ -230,7 +209,7 @@ void CudaTrainingSession::planLayer(size_t i)
                 t.fwd.tf32 = tensorCoreMode();
                 // The adjoint: a convolution from the output [n, k, p, q] to the input [n, c, h, w], weight
                 // [c, k/groups, r, s] read as conv2d's [K = c, C/G = k/groups, r, s].
-                t.data = makeGeometry(t.fwd.n, t.fwd.k, t.fwd.p, t.fwd.q, t.fwd.c, t.fwd.h, t.fwd.w, t.fwd);
+                t.data = transposedOf(t.fwd);
                 t.wgrad = t.data; // dy as its input, x as its output gradient
                 t.fwdGemm = gemmFamily() && convTranspose2dPhaseApplies(t.fwd);
                 if (m_tcKernel) // may take the backward-data

@@ -10,6 +10,7 @@
 #include "kernels/cuda/training/channels_last_copies.cuh"
 #include "kernels/cuda/training/conv2d_winograd_wgrad.cuh"
 #include "kernels/cuda/training/cuda_training_session.h"
+#include "kernels/cuda/training/training_geometry.h"
 
 #include <algorithm>
 #include <variant>
@@ -46,8 +47,7 @@ void CudaTrainingSession::planTensorCoreKernel(size_t i)
     const int padTop = g.dilH * (g.r - 1) - g.padTop, padLeft = g.dilW * (g.s - 1) - g.padLeft;
     if (g.strideH != 1 || g.strideW != 1 || padTop < 0 || padLeft < 0)
         return;
-    ConvGeometry d = g; // the taps, strides and dilation; the channels and sizes exchanged
-    d.c = g.k, d.h = g.p, d.w = g.q, d.k = g.c, d.p = g.h, d.q = g.w;
+    ConvGeometry d = transposedOf(g);
     d.padTop = padTop, d.padLeft = padLeft;
     t.tcData = true;
     t.tcDataGeometry = d;
