@@ -344,6 +344,8 @@ if has train; then
   if [ -x "$BIN/convscope-cli" ]; then
     "$PY" -c "import numpy as np; r = np.random.default_rng(0); np.save('$SCRATCH/train_x.npy', r.standard_normal((32, 3, 224, 224)).astype(np.float32)); np.save('$SCRATCH/train_y.npy', r.integers(0, 1000, 32).astype(np.float32))"
     ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f×", a / b; else printf "?" }'; }
+    # PyTorch's ms a step for model $1 in mode $2, from tools/torch_train_bench.py's JSON lines.
+    torchMs() { grep "\"model\": \"$1\"" "$OUT/torch-train-$2.jsonl" | tail -1 | sed 's/.*step_ms": \([0-9.]*\).*/\1/'; }
     for m in $TRAIN_MATH; do
       if [ "$(elapsed)" -gt "${TRAIN_BUDGET:-500}" ]; then
         note "train $m: not run (no time left in this call; TRAIN_BUDGET=${TRAIN_BUDGET:-500} s)"
@@ -354,9 +356,8 @@ if has train; then
       sels=${TRAIN_BACKENDS:-cudnn.auto,$ours}
       timeout 200 "$PY" tools/torch_train_bench.py --device cuda --model resnet18:32 --model dcgan:64 --warmup 3 \
         --repeat 10 --math "$m" >"$OUT/torch-train-$m.jsonl" 2>&1
-      torchMs() { grep "\"model\": \"$1\"" "$OUT/torch-train-$m.jsonl" | tail -1 | sed 's/.*step_ms": \([0-9.]*\).*/\1/'; }
-      tr=$(torchMs resnet18)
-      tg=$(torchMs dcgan)
+      tr=$(torchMs resnet18 "$m")
+      tg=$(torchMs dcgan "$m")
       r18="train resnet18 b32 $m: PyTorch eager ${tr:-failed}"
       gan="gan dcgan b64 $m: PyTorch eager ${tg:-failed}"
       for sel in ${sels//,/ }; do
